@@ -1,0 +1,81 @@
+# atomssd top-level Makefile. A newcomer types `make demo` or `make test`; both set up first.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+ROOT := $(abspath .)
+VENV := $(ROOT)/.venv
+PY := $(VENV)/bin/python
+SETUP_STAMP := .stamps/setup
+export PATH := $(VENV)/bin:$(PATH)
+export YOWASP_CACHE_DIR := $(ROOT)/.cache/yowasp
+export OBJCACHE := ccache
+export CCACHE_DIR := $(ROOT)/.cache/ccache
+JOBS ?= 2
+
+.PHONY: help setup gen lint synth-check test test-rtl test-long demo wave-remap bench-remap synth clean distclean
+
+help:
+	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
+	@echo "make test        lint, generation, synthesis check, every cocotb test (sets up first)"
+	@echo "make test-long   longer random campaigns (ATS_LONG=1)"
+	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
+	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
+	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F, out of context): LUT/FF/BRAM/Fmax"
+	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
+
+# ---- setup: runs once (stamp), again when its inputs change --------------------------------------
+setup:
+	bash tools/setup.sh
+	mkdir -p $(dir $(SETUP_STAMP)) && touch $(SETUP_STAMP)
+
+$(SETUP_STAMP): tools/setup.sh tools/requirements.txt spinal/pom.xml
+	$(MAKE) setup
+
+# ---- SpinalHDL generation -> build/gen/<block>_<preset>/ -----------------------------------------
+SCALA_SRC := $(shell find spinal/src -name '*.scala')
+GEN_STAMP := build/gen/.stamp
+$(GEN_STAMP): $(SETUP_STAMP) $(SCALA_SRC) spinal/pom.xml
+	cd spinal && mvn -q -B compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+	rm -rf build/gen && mkdir -p build/gen
+	java -cp spinal/target/classes:$$(cat spinal/target/cp.txt) atomssd.remap.RemapEngineVerilog build/gen \
+	  > build/gen/spinal.log 2>&1 || { cat build/gen/spinal.log; exit 1; }
+	touch $@
+gen: $(GEN_STAMP)
+
+# ---- checks --------------------------------------------------------------------------------------
+lint: $(GEN_STAMP)
+	bash tools/lint.sh
+
+synth-check: $(GEN_STAMP)
+	$(PY) synth/run_synth.py --all --check
+
+test-rtl: $(GEN_STAMP)
+	$(PY) -m pytest -n $(JOBS) -q cocotb_tests
+
+test: $(SETUP_STAMP) lint synth-check test-rtl
+	@echo "make test: all checks passed"
+
+test-long: $(GEN_STAMP)
+	ATS_LONG=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests
+
+# ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------
+demo: $(GEN_STAMP)
+	$(PY) bench/remap/bench_remap.py --preset default --sizes 1,8,16,32,64 \
+	  --gtkw build/waves/remap_commit_default.gtkw
+
+wave-remap: $(GEN_STAMP)
+	$(PY) bench/remap/bench_remap.py --preset bench --sizes 1,8,64,512,1024,4096 \
+	  --gtkw build/waves/remap_commit.gtkw --check-gtkw sim/waves/remap_commit.gtkw
+
+build/synth/remap/report.json: $(GEN_STAMP)
+	$(PY) synth/run_synth.py --name remap --top ats_remap_engine --sources build/gen/remap_default/ats_remap_engine.v
+
+bench-remap: $(GEN_STAMP) build/synth/remap/report.json
+	$(PY) bench/remap/bench_remap.py --preset bench --sizes 1,8,64,512,1024,4096 --json build/bench/remap.json
+
+synth: $(GEN_STAMP)
+	$(PY) synth/run_synth.py --all
+
+clean:
+	rm -rf build
+distclean: clean
+	rm -rf .venv .cache .stamps spinal/target

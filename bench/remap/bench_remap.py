@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Benchmark B1 / `make demo` / `make wave-remap`: commit-remap latency read from the waveform.
+
+Runs the commit scenario (scenario_remap_commit.py) on a generated configuration with FST tracing,
+then reads the FST itself (not the testbench's counters): for every COMMIT it finds the cycle the
+request was accepted (s_req_valid & s_req_ready & op == COMMIT) and the cycle its response appears
+(m_rsp_valid with the same tag); likewise for TX_LOOKUP. Cycles are converted to ns at the
+synthesized Fmax (build/synth/remap/report.json) when one is available.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
+
+TXSSD_FIRMWARE_REMAP_US = 2474.0   # TxSSD (IEEE Access 2019), firmware remap function per commit
+TXSSD_FLUSH_US = 30.0               # the same device's FLUSH with supercapacitor
+
+
+def run_scenario(preset: str, sizes: list[int], fst: Path) -> None:
+    from atstb.runner import run
+    gen = ROOT / "build" / "gen" / f"remap_{preset}"
+    run(toplevel="ats_remap_engine", sources=[gen / "ats_remap_engine.v"],
+        test_module="scenario_remap_commit", test_dir=Path(__file__).parent, build_key=preset,
+        extra_env={"ATS_GEN_DIR": str(gen), "ATS_COMMIT_SIZES": ",".join(map(str, sizes))},
+        waves=str(fst))
+
+
+class Trace:
+    """Port values of the engine sampled at each rising clock edge, read from an FST."""
+
+    PORTS = ("s_req_valid", "s_req_ready", "s_req_op", "s_req_tag", "m_rsp_valid", "m_rsp_ready", "m_rsp_tag",
+             "m_rsp_count", "commit_active")
+
+    def __init__(self, fst: Path):
+        import pywellen
+        w = pywellen.Waveform(str(fst))
+        tv = {}
+        self.widths = {}
+        for var in w.all_vars():
+            scope, _, leaf = var.full_name.rpartition(".")
+            if scope == "ats_remap_engine":
+                self.widths[leaf] = var.bitwidth
+                if leaf in self.PORTS or leaf == "clk":
+                    tv[leaf] = var.tv
+        missing = [p for p in self.PORTS + ("clk",) if p not in tv]
+        if missing:
+            raise SystemExit(f"{fst}: signals missing from the waveform: {missing}")
+        self.edges = [t for (t, v), (_, prev) in zip(tv["clk"][1:], tv["clk"]) if v == 1 and prev == 0]
+        self.period_ps = self.edges[1] - self.edges[0]
+        # value during the cycle that ends at each edge = the last change strictly before the edge
+        self.at = {}
+        for port in self.PORTS:
+            changes = tv[port]
+            vals, j, cur = [], 0, 0
+            for t in self.edges:
+                while j < len(changes) and changes[j][0] < t:
+                    cur = changes[j][1]
+                    j += 1
+                vals.append(int(cur) if cur is not None else 0)
+            self.at[port] = vals
+
+    def handshakes(self, prefix: str) -> list[int]:
+        v, r = self.at[f"{prefix}_valid"], self.at[f"{prefix}_ready"]
+        return [i for i in range(len(self.edges)) if v[i] and r[i]]
+
+    def latencies(self, op: int) -> list[dict]:
+        """Every request of `op`: the accepting edge, and the first edge presenting its response."""
+        out = []
+        rsp_edges = [i for i in range(len(self.edges)) if self.at["m_rsp_valid"][i]]
+        for i in self.handshakes("s_req"):
+            if self.at["s_req_op"][i] != op:
+                continue
+            tag = self.at["s_req_tag"][i]
+            j = next(k for k in rsp_edges if k > i and self.at["m_rsp_tag"][k] == tag)
+            out.append({"accept_edge": i, "rsp_edge": j, "cycles": j - i, "count": self.at["m_rsp_count"][j],
+                        "t_accept_ps": self.edges[i], "t_rsp_ps": self.edges[j]})
+        return out
+
+
+def fmax_from_synth() -> float | None:
+    rpt = ROOT / "build" / "synth" / "remap" / "report.json"
+    if rpt.exists():
+        f = json.loads(rpt.read_text()).get("fmax_mhz")
+        return float(f) if f else None
+    return None
+
+
+def write_gtkw(path: Path, fst: Path, start_ps: int, end_ps: int, widths: dict[str, int]) -> None:
+    """GTKWave save file: the commit's signals in groups, markers A (accepted) and B (response)."""
+    e = "ats_remap_engine."
+    groups = [
+        ("Request", ["s_req_valid", "s_req_ready", "s_req_op", "s_req_tag", "s_req_txid", "s_req_lpn", "s_req_ppn"]),
+        ("Commit walk", ["commit_active", "commit_txid", "core_wPhase", "core_wN", "core_wIdx", "core_ovActive",
+                          "core_w1Valid", "core_w2Valid"]),
+        ("Mapping-table writes", ["core_mapWrEn", "core_mapWrIdx", "core_mapWrData_valid", "core_mapWrData_ppn"]),
+        ("Events", ["m_map_valid", "m_map_ready", "m_map_lpn", "m_map_ppn", "m_map_last",
+                    "m_inval_valid", "m_inval_ready", "m_inval_ppn"]),
+        ("Response", ["m_rsp_valid", "m_rsp_ready", "m_rsp_tag", "m_rsp_status", "m_rsp_count"]),
+    ]
+    markers = [start_ps, end_ps] + [-1] * 24
+    rel = fst.relative_to(ROOT) if fst.is_relative_to(ROOT) else fst
+    span = max(end_ps - start_ps, 1)
+    lines = [
+        "[*] atomssd remap engine: commit-remap latency. Written by bench/remap/bench_remap.py.",
+        f"[*] Marker A = COMMIT accepted (s_req handshake), marker B = its response on m_rsp.",
+        f"[*] Open from the repository root: gtkwave {rel} <this file>",
+        f'[dumpfile] "{rel}"',
+        "[size] 1600 900",
+        "[pos] -1 -1",
+        "*" + f"{math.log2(1200.0 / (span * 1.15)):.6f} {start_ps} " + " ".join(str(m) for m in markers),
+        f"[timestart] {max(start_ps - span // 20, 0)}",
+        "[sst_width] 250",
+        "[signals_width] 320",
+        "[sst_expanded] 1",
+        "[sst_vpaned_height] 250",
+        "@28",
+        e + "clk",
+    ]
+    for title, sigs in groups:
+        lines += ["@800200", f"-{title}"]
+        for s in sigs:
+            w = widths.get(s, 1)
+            lines += ["@28", e + s] if w == 1 else ["@22", f"{e}{s}[{w - 1}:0]"]
+        lines += ["@1000200", f"-{title}"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="bench")
+    ap.add_argument("--sizes", default="1,8,64,512,1024,4096")
+    ap.add_argument("--fst", default=None)
+    ap.add_argument("--json", default=None, help="write the machine-readable result here")
+    ap.add_argument("--gtkw", default=None, help="write a GTKWave save file marking the largest commit")
+    ap.add_argument("--check-gtkw", default=None, help="committed save file that should match --gtkw")
+    ap.add_argument("--no-run", action="store_true", help="analyse an existing FST")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    fst = Path(args.fst or ROOT / "build" / "waves" / f"remap_commit_{args.preset}.fst").resolve()
+    if not args.no_run:
+        run_scenario(args.preset, sizes, fst)
+    params = json.loads((ROOT / "build" / "gen" / f"remap_{args.preset}" / "params.json").read_text())
+    tr = Trace(fst)
+    commits = tr.latencies(params["ops"]["COMMIT"])
+    lookups = tr.latencies(params["ops"]["TX_LOOKUP"])
+    # the scenario's rounds, then one more commit (concurrency phase) and a LOOKUP burst
+    if [c["count"] for c in commits[:len(sizes)]] != sizes or len(commits) != len(sizes) + 1:
+        raise SystemExit(f"commits in the waveform {[c['count'] for c in commits]} != scenario {sizes} + 1")
+    conc = commits.pop()
+    active = [i for i in range(conc["accept_edge"], conc["rsp_edge"] + 1) if tr.at["commit_active"][i]]
+    acc = set(tr.handshakes("s_req"))
+    during = sum(1 for i in active if i in acc)
+    lk_edges = [i for i in sorted(acc) if i > conc["rsp_edge"] and tr.at["s_req_op"][i] == params["ops"]["LOOKUP"]]
+    lk_burst = lk_edges[-128:]
+    lookup_rate = len(lk_burst) / (lk_burst[-1] - lk_burst[0] + 1)
+    # TX_LOOKUPs of round k were issued against a table holding sizes[k] entries
+    lookups = lookups[:3 * len(sizes)]            # the rounds' probes (3 per round)
+    per = 3
+    lk_by_n = [max(l["cycles"] for l in lookups[k * per:(k + 1) * per]) for k in range(len(sizes))]
+    fmax = fmax_from_synth()
+    clock_mhz = fmax or 1e6 / tr.period_ps
+    clock_src = f"synthesized Fmax {fmax:.1f} MHz" if fmax else f"simulation clock {clock_mhz:.0f} MHz (no synthesis report yet: make synth)"
+    ns = [c["cycles"] * 1000.0 / clock_mhz for c in commits]
+
+    print()
+    print(f"B1 commit-remap latency, read from {fst.relative_to(ROOT) if fst.is_relative_to(ROOT) else fst}")
+    print(f"   preset '{args.preset}', times at the {clock_src}")
+    hdr = f"{'entries':>8} {'cycles':>8} {'bound N+16':>10} {'ns':>10} {'us':>9} {'TxSSD fw us':>12} {'speed-up':>9}"
+    print(hdr)
+    print("-" * len(hdr))
+    for n, c, t in zip(sizes, commits, ns):
+        print(f"{n:>8} {c['cycles']:>8} {n + 16:>10} {t:>10.1f} {t / 1000:>9.3f} {TXSSD_FIRMWARE_REMAP_US:>12.0f} "
+              f"{TXSSD_FIRMWARE_REMAP_US * 1000 / t:>8.0f}x")
+    print(f"   limit: one entry a cycle (N cycles); TxSSD firmware remap {TXSSD_FIRMWARE_REMAP_US:.0f} us per commit, "
+          f"its FLUSH {TXSSD_FLUSH_US:.0f} us")
+    print(f"TX_LOOKUP latency (accept -> response), worst case per table size: "
+          + ", ".join(f"N={n}: {l}" for n, l in zip(sizes, lk_by_n)) + " cycles")
+    print(f"during a {conc['count']}-entry commit ({len(active)} cycles of commit_active), the engine accepted "
+          f"{during} other requests (LOOKUP / TX_WRITE / TX_LOOKUP of another tx): {during / len(active):.2f} per cycle")
+    print(f"LOOKUP throughput, 128 back-to-back: {lookup_rate:.2f} per cycle (limit 1.00)")
+    over = [c["cycles"] - n for n, c in zip(sizes, commits)]
+    ok = all(o <= 16 for o in over)
+    print(f"bound check: commit cycles - N = {sorted(set(over))} -> {'within' if ok else 'VIOLATES'} N + 16")
+    result = {"entries": sizes, "commit_cycles": [c["cycles"] for c in commits], "tx_lookup_cycles": max(lk_by_n),
+              "tx_lookup_cycles_by_entries": lk_by_n, "lookups_per_cycle": round(lookup_rate, 3),
+              "accepted_per_cycle_during_commit": round(during / len(active), 3), "commit_ns": [round(x, 2) for x in ns],
+              "fmax_mhz": fmax, "clock_mhz_used": clock_mhz, "preset": args.preset,
+              "txssd_firmware_remap_us": TXSSD_FIRMWARE_REMAP_US, "fst": str(fst)}
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.gtkw:
+        big = max(commits, key=lambda c: c["count"])
+        write_gtkw(Path(args.gtkw), fst, big["t_accept_ps"], big["t_rsp_ps"], tr.widths)
+        print(f"waveform: {fst}\n  open it: gtkwave {fst} {args.gtkw}  (markers A/B = commit of {big['count']} entries)")
+        if args.check_gtkw:
+            committed = Path(args.check_gtkw)
+            if committed.exists() and committed.read_text() == Path(args.gtkw).read_text():
+                print(f"  {committed} (committed save file) matches this run: gtkwave {fst.relative_to(ROOT)} {committed}")
+            else:
+                print(f"  NOTE: {committed} differs from this run's save file (markers moved?); "
+                      f"copy {args.gtkw} over it if the change is intended")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

