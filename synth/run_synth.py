@@ -128,7 +128,10 @@ def yosys_script(top: str, sources: list[Path], include_dirs: list[Path],
     # (Yosys treats a quoted "-I..." as a file name, so options stay unquoted.)
     rd += [f"-I{tp(d)}" for d in include_dirs]
     rd += [f"-D{d}" for d in defines]
-    lines = [" ".join(rd + [f'"{tp(s)}"' for s in sources])]
+    # ECP5 primitives instantiated directly (DP16KD with its output register, see
+    # rtl/common/ats_ram_sdp.sv) are black boxes from Yosys's own cell library.
+    lines = ["read_verilog -lib -specify +/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v"]
+    lines.append(" ".join(rd + [f'"{tp(s)}"' for s in sources]))
     lines.append(f"hierarchy -check -top {top}")
     # Elaborate processes here so latches can be listed and rejected with a clear
     # message (synth_ecp5 would turn them into LUT feedback loops; Yosys >= 0.5x

@@ -11,11 +11,13 @@ for f in $(find rtl -name '*.f' 2>/dev/null | sort); do
   verilator --lint-only -Wall --top-module "$top" rtl/lint/*.vlt -f "$f"
   n=$((n+1))
 done
-# generated blocks
-for v in build/gen/*/ats_*.v; do
+# generated blocks: every build/gen/<block>_<preset>/ with its sources.f (paths from the repo root)
+for d in build/gen/*/; do
+  [ -f "$d/sources.f" ] || continue
+  v="$(head -1 "$d/sources.f")"
   top="$(basename "$v" .v)"
-  echo "[lint] $top ($v)"
-  verilator --lint-only -Wall --top-module "$top" rtl/lint/*.vlt "$v"
+  echo "[lint] $top ($d)"
+  verilator --lint-only -Wall --top-module "$top" rtl/lint/*.vlt -f "$d/sources.f"
   n=$((n+1))
 done
 echo "[lint] $n configurations clean"

@@ -24,9 +24,9 @@ TXSSD_FLUSH_US = 30.0               # the same device's FLUSH with supercapacito
 
 
 def run_scenario(preset: str, sizes: list[int], fst: Path) -> None:
-    from atstb.runner import run
+    from atstb.runner import load_sources, run
     gen = ROOT / "build" / "gen" / f"remap_{preset}"
-    run(toplevel="ats_remap_engine", sources=[gen / "ats_remap_engine.v"],
+    run(toplevel="ats_remap_engine", sources=load_sources(gen),
         test_module="scenario_remap_commit", test_dir=Path(__file__).parent, build_key=preset,
         extra_env={"ATS_GEN_DIR": str(gen), "ATS_COMMIT_SIZES": ",".join(map(str, sizes))},
         waves=str(fst))

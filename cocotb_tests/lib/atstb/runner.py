@@ -54,6 +54,12 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
     return xml
 
 
+def load_sources(gen_dir: Path) -> list[Path]:
+    """Every source of a generated block (its `sources.f`, paths relative to the repository)."""
+    lines = (Path(gen_dir) / "sources.f").read_text().split()
+    return [ROOT / line for line in lines]
+
+
 def load_params(gen_dir: Path) -> dict:
     """Parameters of a generated SpinalHDL configuration (written by its generator)."""
     import json

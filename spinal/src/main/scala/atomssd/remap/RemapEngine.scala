@@ -21,7 +21,7 @@ case class RemapConfig(
     hashBuckets: Int = 1024,  // index buckets; power of two
     tagWidth: Int = 8,        // request tag width
     rspFifoDepth: Int = 16,   // response FIFO (pipeline responses)
-    evtFifoDepth: Int = 8     // m_inval / m_map FIFOs
+    evtFifoDepth: Int = 16    // m_inval / m_map FIFOs
 ) {
   require(isPow2(numTx) && numTx >= 2, s"numTx must be a power of two >= 2 ($name)")
   require(isPow2(txEntries) && txEntries >= 2, s"txEntries must be a power of two >= 2 ($name)")
@@ -44,7 +44,7 @@ object RemapPresets {
   val default = RemapConfig()
   /** Tiny: fills every table in a few operations (tests of TX_FULL, INDEX_FULL, BAD_LPN). */
   val tiny = RemapConfig(name = "tiny", numTx = 4, txEntries = 8, lpnWidth = 8, ppnWidth = 8, mapDepth = 40,
-    hashWays = 2, hashBuckets = 4, tagWidth = 6, rspFifoDepth = 8, evtFifoDepth = 8)
+    hashWays = 2, hashBuckets = 4, tagWidth = 6, rspFifoDepth = 8, evtFifoDepth = 16)
   /** Mid: a sweep point between tiny and default. */
   val mid = RemapConfig(name = "mid", numTx = 8, txEntries = 32, lpnWidth = 16, ppnWidth = 12, mapDepth = 1000,
     hashWays = 4, hashBuckets = 64)
@@ -121,7 +121,55 @@ case class IndexSlot(c: RemapConfig) extends Bundle {
   val eidx = UInt(c.eW bits)        // latest entry of (tx, lpn)
 }
 
-/** One write port shared by several writers (never in the same cycle), and its last write. */
+/** rtl/common/ats_ram_sdp.sv: one write port, one read port, read latency 2, one DP16KD on ECP5
+  * (the second read stage is the block RAM's output register). */
+class AtsRamSdp(width: Int, depth: Int) extends BlackBox {
+  addGeneric("WIDTH", width)
+  addGeneric("DEPTH", depth)
+  val clk = in Bool()
+  val wr_en = in Bool()
+  val wr_addr = in UInt (log2Up(depth) bits)
+  val wr_data = in Bits (width bits)
+  val rd_addr = in UInt (log2Up(depth) bits)
+  val rd_data = out Bits (width bits)
+  noIoPrefix()
+  setDefinitionName("ats_ram_sdp")
+  mapCurrentClockDomain(clk)
+}
+
+/** A table split into bit slices, each one ats_ram_sdp shaped like an ECP5 DP16KD (16K x 1, 8K x 2,
+  * 4K x 4, 2K x 9, 1K x 18): no read ever needs a multiplexer across cascaded block RAMs, and every
+  * read is registered twice (block RAM read and output registers) before any logic. What a read
+  * returns when it collides with a write of the same cycle is not relied on (see fwdRead). */
+class SlicedMem[T <: Data](gen: HardType[T], depth: Int, memName: String) extends Area {
+  require(depth >= 2 && depth <= 16384, s"$memName: depth $depth does not fit a DP16KD shape")
+  val width: Int = gen.getBitsWidth
+  val sliceW: Int = if (depth <= 1024) 18 else if (depth <= 2048) 9 else if (depth <= 4096) 4
+    else if (depth <= 8192) 2 else 1
+  val slices: Seq[AtsRamSdp] = (0 until (width + sliceW - 1) / sliceW).map { i =>
+    val r = new AtsRamSdp(scala.math.min(sliceW, width - i * sliceW), depth)
+    r.setName(s"u_${memName}_s$i")
+    r
+  }
+  /** Data of `addr` two cycles later. */
+  def read2(addr: UInt): T = {
+    val t = gen()
+    for (r <- slices) r.rd_addr := addr
+    t.assignFromBits(Cat(slices.map(_.rd_data)))   // Cat: first argument in the LSBs
+    t
+  }
+  def write(addr: UInt, data: T, en: Bool): Unit = {
+    val b = data.asBits
+    var lo = 0
+    for (r <- slices) {
+      r.wr_en := en
+      r.wr_addr := addr
+      r.wr_data := b(lo, widthOf(r.wr_data) bits)
+      lo += widthOf(r.wr_data)
+    }
+  }
+}
+
 /** A forwarded read: the registered memory data, replaced by the write of cycle r (old) or r+1 (new). */
 case class Fwd[T <: Data](raw: T, newHit: Bool, oldHit: Bool, oldData: T, newData: T) {
   def value: T = {
@@ -133,32 +181,7 @@ case class Fwd[T <: Data](raw: T, newHit: Bool, oldHit: Bool, oldData: T, newDat
   }
 }
 
-/** A memory split into bit slices, each shaped like one ECP5 DP16KD (16K x 1 ... 512 x 36), so a
-  * read never needs an output multiplexer across cascaded block RAMs (their clock-to-out is already
-  * most of a 125 MHz cycle). One synchronous read port and one write port; what a read returns when
-  * it collides with a write in the same cycle is not relied on (see fwdRead). */
-class SlicedMem[T <: Data](gen: HardType[T], depth: Int, memName: String) extends Area {
-  val width: Int = gen.getBitsWidth
-  val sliceW: Int = if (depth <= 512) 36 else if (depth <= 1024) 18 else if (depth <= 2048) 9
-    else if (depth <= 4096) 4 else if (depth <= 8192) 2 else 1
-  val slices: Seq[Mem[Bits]] = (0 until (width + sliceW - 1) / sliceW).map { i =>
-    val m = Mem(Bits(scala.math.min(sliceW, width - i * sliceW) bits), depth).setName(s"${memName}_s$i")
-    // Every user of a read that may collide with a write of the same cycle forwards that write
-    // itself (fwdRead), so Yosys need not emulate read-first behaviour across the two ports.
-    m.addAttribute("no_rw_check")
-    m
-  }
-  def readSync(addr: UInt): T = {
-    val t = gen()
-    t.assignFromBits(Cat(slices.map(_.readSync(addr))))   // Cat: first argument in the LSBs
-    t
-  }
-  def write(addr: UInt, data: T, en: Bool): Unit = {
-    val b = data.asBits
-    for ((m, i) <- slices.zipWithIndex) m.write(addr, b(i * sliceW, widthOf(m.wordType) bits), en)
-  }
-}
-
+/** One write port shared by several writers (never in the same cycle), and its last write. */
 class WritePort[T <: Data](gen: HardType[T], aw: Int, lanes: Int) extends Area {
   val en = Vec.fill(lanes)(False)
   val addr = UInt(aw bits).assignDontCare()
@@ -250,9 +273,8 @@ class RemapEngine(val c: RemapConfig) extends Component {
       * the writes of cycles r and r+1 that the read-first memory cannot see. Address compares are
       * done a cycle early so that stage C only selects. Returns (value, selectNew, selectOld, old). */
     def fwdRead[T <: Data](mem: SlicedMem[T], wp: WritePort[T], lane: Int, addr: UInt): Fwd[T] = {
-      val rawB = mem.readSync(addr)
+      val rawC = mem.read2(addr)
       val addrB = RegNext(addr)
-      val rawC = RegNext(rawB)
       val oldHit = RegNext(wp.en1(lane) && wp.addr1 === addrB) init (False)   // the write of cycle r
       val oldData = RegNext(wp.data1)
       val nextAddrHit = RegNext(wp.addrHitNow(addrB)) init (False)            // the write of cycle r+1
@@ -302,7 +324,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
     // issue, and A leaves one idle cycle after an accepted writer, so a read issued in cycle r can
     // only miss writes of cycles r and r+1, which fwdRead forwards.
     val bV, cV, c2V, dV, eV, fV = RegInit(False)
-    val bCmtAbt, cCmtAbt, c2CmtAbt = RegInit(False)
     val bTx, cTx, c2Tx = Reg(UInt(c.txIdxW bits)) init (0)
 
     val req = s_req.payload
@@ -331,7 +352,9 @@ class RemapEngine(val c: RemapConfig) extends Component {
       err := st(RemapStatus.BAD_LPN)
     }
     val ok = err === RemapStatus.OK
-    val isWriter = ok && (isTxWrite || isMapWrite || isUnmap)
+    // ops after which A leaves one idle cycle: writers (see above) and COMMIT (its overlay is armed
+    // from stage B, in time for the next accepted request)
+    val needsBubble = ok && (isTxWrite || isMapWrite || isUnmap || isCommit)
 
     // Response credits: requests accepted whose response has not left the FIFO (in the pipeline or
     // in the FIFO) = accepted - released, two counters whose increments are clock enables. The
@@ -340,11 +363,12 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val rspAcc = Reg(UInt(rspCw bits)) init (0)
     val rspRel = Reg(UInt(rspCw bits)) init (0)
     val rspCredit = RegNext((rspAcc - rspRel) <= c.rspFifoDepth - 2) init (False)
-    val pendingOnTx = (bV && bCmtAbt && bTx === txIdx) || (cV && cCmtAbt && cTx === txIdx) ||
-      (c2V && c2CmtAbt && c2Tx === txIdx)
-    val busyNow = treeMux(txIdx, txBusy.toList) || pendingOnTx
-    val walkFree = wPhase === Phase.IDLE && !wRspValid && !(bV && bCmtAbt) && !(cV && cCmtAbt) &&
-      !(c2V && c2CmtAbt)
+    // txBusy is set when a COMMIT/ABORT is accepted, walkRes from then until C2 starts the walk (or
+    // finds the tx empty): both are single registers, so acceptance needs no pipeline compares.
+    val busyNow = treeMux(txIdx, txBusy.toList)
+    val walkRes = RegInit(False)
+    val w5Busy = Bool()                    // the APPLY tail (W5) is still emitting (walk section)
+    val walkFree = wPhase === Phase.IDLE && !wRspValid && !w5Busy && !walkRes
     val writerLast = RegInit(False)        // a writer was accepted last cycle: leave a bubble
     val txwTurn = RegInit(False)           // a TX_WRITE is being held back by CLEAR steps
     val clearIssue = Bool()                // the CLEAR walk issues a step this cycle (walk section)
@@ -357,7 +381,11 @@ class RemapEngine(val c: RemapConfig) extends Component {
     s_req.ready := !block
     val fire = s_req.fire
     val fireTxWrite = fire && ok && isTxWrite
-    writerLast := fire && isWriter
+    writerLast := fire && needsBubble
+    when(fire && ok && (isCommit || isAbort)) {
+      txBusy(txIdx) := True
+      walkRes := True
+    }
 
     val bucketP = bucketOf(txIdx, lpnIdx)
     val bucketO = bucketOf(ovTx, lpnIdx)
@@ -365,10 +393,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val slotPF = (0 until c.hashWays).map(w => fwdRead(idxP(w), idxWr, w, bucketP))
     val slotOF = (0 until c.hashWays).map(w => fwdRead(idxO(w), idxWr, w, bucketO))
 
-    when(fire && ok && isCommit) {
-      ovActive := True
-      ovTx := txIdx
-    }
 
     // ---- B: registers only (memory data lands), plus the tx's entry count
     bV := fire
@@ -381,8 +405,12 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val bOv = RegNext(ovActive)
     val bOvTx = RegNext(ovTx)
     bTx := txIdx
-    bCmtAbt := ok && (isCommit || isAbort)
     val bCnt = treeMux(bTx, txCount.toList)
+    val bCommit = RegNext(fire && ok && isCommit) init (False)
+    when(bCommit) {
+      ovActive := True
+      ovTx := bTx
+    }
 
     // ---- C: select forwarded slots, compare keys, register the match vectors
     cV := bV
@@ -399,7 +427,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val cCntFullM1 = cCntQ === c.txEntries - 1
     val cCntZero = cCntQ === 0
     cTx := bTx
-    cCmtAbt := bCmtAbt
     // count: B read it before the previous writer's increment (C2 of the op accepted 2 cycles
     // earlier) landed
     val incLast = RegInit(False)
@@ -429,7 +456,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val c2Full = RegNext(Mux(cInc, cCntFullM1, cCntFull)) init (False)
     val c2Empty = RegNext(!cInc && cCntZero) init (False)
     c2Tx := cTx
-    c2CmtAbt := cCmtAbt
 
     // C also prepares the TX_WRITE decision so that C2's write enables are two LUT levels deep.
     val cFull = Mux(cInc, cCntFullM1, cCntFull)
@@ -473,17 +499,17 @@ class RemapEngine(val c: RemapConfig) extends Component {
       idxWr.data.tx := c2Tx
       idxWr.data.lpn := c2Lpn
       idxWr.data.eidx := c2Cnt.resize(c.eW)
-      entWr.addr := entAddr(c2Tx, c2Cnt.resize(c.eW))
-      entWr.data.lpn := c2Lpn
-      entWr.data.ppn := c2Ppn
-      entWr.data.way := way
-      entWr.data.first := !hitP
     }
     for (w <- 0 until c.hashWays) when(wayEn(w)) { idxWr.en(w) := True }
-    when(insertOk) {
-      entWr.en(0) := True
-      txCount(c2Tx) := c2Cnt + 1
-    }
+    when(insertOk) { txCount(c2Tx) := c2Cnt + 1 }
+    // The entry itself is written a cycle later (C3), from registers: nothing reads a new entry
+    // sooner (a TX_LOOKUP hit reads it in D, 3 cycles after the earliest following acceptance).
+    when(RegNext(insertOk) init (False)) { entWr.en(0) := True }
+    entWr.addr := RegNext(entAddr(c2Tx, c2Cnt.resize(c.eW)))
+    entWr.data.lpn := RegNext(c2Lpn)
+    entWr.data.ppn := RegNext(c2Ppn)
+    entWr.data.way := RegNext(way)
+    entWr.data.first := RegNext(!hitP)
     when(c2IsMapWr) {
       mapWr.en(0) := True
       mapWr.addr := c2Lpn
@@ -508,8 +534,10 @@ class RemapEngine(val c: RemapConfig) extends Component {
           }
         }
         is(COMMIT, ABORT) {
+          walkRes := False
           when(c2Empty) {
             c2Status := st(RemapStatus.TX_EMPTY)
+            txBusy(c2Tx) := False
             when(c2Op === COMMIT) { ovActive := False }
           } otherwise {
             c2NeedsRsp := False
@@ -532,7 +560,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val dUseEnt = RegNext(c2V && c2Ok && (useOwn || useOv)) init (False)
     val dFromTx = RegNext(c2V && c2Ok && useOwn) init (False)
     val dEntAddr = RegNext(Mux(useOwn, entAddr(c2Tx, eidxP), entAddr(c2OvTx, eidxO)))
-    val entRaw = entX.readSync(dEntAddr)
+    val entF = entX.read2(dEntAddr)        // lands in F
 
     // ---- E: registers; F: response
     eV := dV
@@ -543,7 +571,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val eCount = RegNext(dCount)
     val eUseEnt = RegNext(dUseEnt) init (False)
     val eFromTx = RegNext(dFromTx) init (False)
-    val eEnt = RegNext(entRaw)
     fV := eV
     val fTag = RegNext(eTag)
     val fStatus = RegNext(eStatus)
@@ -555,7 +582,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
     rspFifo.io.push.valid := fV
     rspFifo.io.push.payload.tag := fTag
     rspFifo.io.push.payload.status := fStatus
-    rspFifo.io.push.payload.ppn := Mux(fUseEnt, eEnt.ppn, fPpn)
+    rspFifo.io.push.payload.ppn := Mux(fUseEnt, entF.ppn, fPpn)
     rspFifo.io.push.payload.mapped := fUseEnt || fMapped
     rspFifo.io.push.payload.from_tx := fFromTx
     rspFifo.io.push.payload.count := fCount
@@ -576,7 +603,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
       wTag := c2Tag
       wN := c2Cnt
       wIdx := 0
-      txBusy(c2Tx) := True
     }
     commit_active := wPhase === Phase.APPLY
     commit_txid := (wTx.resize(c.txidW) + 1)
@@ -602,17 +628,16 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val walkIssue = applyIssue || clearIssue
     clearLast := clearIssue
     txwTurn := txwWaiting && !fireTxWrite
-    val entW1 = entY.readSync(entAddr(wTx, wIdx.resize(c.eW)))
+    val entW2 = entY.read2(entAddr(wTx, wIdx.resize(c.eW)))     // lands in W2
     when(walkIssue) { wIdx := wIdx + 1 }
     w1V := walkIssue
     w1Last := wIdx === wN - 1
     w1Clr := clearIssue
 
-    // W1: register the entry
+    // W1: the entry is in the RAM's output register
     w2V := w1V
     w2Last := w1Last
     w2Clr := w1Clr
-    val entW2 = RegNext(entW1)
 
     invalFifo.io.push.valid := False
     invalFifo.io.push.payload.assignDontCare()
@@ -674,19 +699,29 @@ class RemapEngine(val c: RemapConfig) extends Component {
     }
     when(w4V) {
       mapWr.en(0) := True
-      invalFifo.io.push.valid := oldMap.valid
-      invalFifo.io.push.payload.ppn := oldMap.ppn
-      invalFifo.io.push.payload.txid := wTxid
-      invalFifo.io.push.payload.aborted := False
-      mapFifo.io.push.valid := True
-      mapFifo.io.push.payload.txid := wTxid
-      mapFifo.io.push.payload.lpn := entW4.lpn.resize(c.lpnWidth)
-      mapFifo.io.push.payload.ppn := entW4.ppn
-      mapFifo.io.push.payload.last := w4Last
       when(w4Last) {
         ovActive := False       // the table now holds the whole commit
         wPhase := Phase.CLEAR
         wIdx := 0
+      }
+    }
+    // W5: emit the superseded PPN and the mapping (from registers), then the commit response
+    val w5V = RegNext(w4V) init (False)
+    w5Busy := w5V
+    val w5Last = RegNext(w4Last) init (False)
+    val entW5 = RegNext(entW4)
+    val oldW5 = RegNext(oldMap)
+    when(w5V) {
+      invalFifo.io.push.valid := oldW5.valid
+      invalFifo.io.push.payload.ppn := oldW5.ppn
+      invalFifo.io.push.payload.txid := wTxid
+      invalFifo.io.push.payload.aborted := False
+      mapFifo.io.push.valid := True
+      mapFifo.io.push.payload.txid := wTxid
+      mapFifo.io.push.payload.lpn := entW5.lpn.resize(c.lpnWidth)
+      mapFifo.io.push.payload.ppn := entW5.ppn
+      mapFifo.io.push.payload.last := w5Last
+      when(w5Last) {
         wRspValid := True
         wRsp.tag := wTag
         wRsp.status := st(RemapStatus.OK)
@@ -696,6 +731,13 @@ class RemapEngine(val c: RemapConfig) extends Component {
         wRsp.count := wN
       }
     }
+
+    // a step that pushes nothing into a FIFO returns its credit when it would have pushed
+    val invNoPush = (w3V && w3Clr && !wAbort) || (w5V && !oldW5.valid)
+    val mapNoPush = w3V && w3Clr
+    when(walkIssue) { evtIss := evtIss + 1 }
+    invRel := invRel + (invalFifo.io.pop.fire.asUInt +^ invNoPush.asUInt).resize(evtCw)
+    mapRel := mapRel + (mapFifo.io.pop.fire.asUInt +^ mapNoPush.asUInt).resize(evtCw)
 
     // ---------------------------------------------------------------------------------------
     // Initialisation after reset: clear the mapping table and the index (last: it overrides the
@@ -722,19 +764,13 @@ class RemapEngine(val c: RemapConfig) extends Component {
     }
     init_done := initDone
 
-    // a step that pushes nothing into a FIFO returns its credit when it would have pushed
-    val invNoPush = (w3V && w3Clr && !wAbort) || (w4V && !oldMap.valid)
-    val mapNoPush = w3V && w3Clr
-    when(walkIssue) { evtIss := evtIss + 1 }
-    invRel := invRel + (invalFifo.io.pop.fire.asUInt +^ invNoPush.asUInt).resize(evtCw)
-    mapRel := mapRel + (mapFifo.io.pop.fire.asUInt +^ mapNoPush.asUInt).resize(evtCw)
-
     // ---------------------------------------------------------------------------------------
     // Simulation checks of the structural promises (the credits and the write-port sharing)
     assert(!(rspFifo.io.push.valid && !rspFifo.io.push.ready), "ats_remap_engine: response FIFO overflow")
     assert(!(invalFifo.io.push.valid && !invalFifo.io.push.ready), "ats_remap_engine: m_inval FIFO overflow")
     assert(!(mapFifo.io.push.valid && !mapFifo.io.push.ready), "ats_remap_engine: m_map FIFO overflow")
     assert(!(c2IsMapWr && w4V), "ats_remap_engine: L2P write collision")
+    assert(!(w5V && w3V && w3Clr && wAbort), "ats_remap_engine: m_inval push collision")
     assert(!(c2IsTxWrite && w3V && w3Clr), "ats_remap_engine: index write collision")
 
     // ---------------------------------------------------------------------------------------
@@ -774,6 +810,10 @@ object RemapEngineVerilog {
       val p = new java.io.PrintWriter(s"$dir/params.json")
       p.write(paramsJson(c))
       p.close()
+      // every source a simulator or synthesiser needs, relative to the repository root
+      val f = new java.io.PrintWriter(s"$dir/sources.f")
+      f.write(s"$dir/ats_remap_engine.v\nrtl/common/ats_ram_sdp.sv\n")
+      f.close()
     }
   }
 }

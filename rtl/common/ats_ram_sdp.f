@@ -1,0 +1,1 @@
+rtl/common/ats_ram_sdp.sv
