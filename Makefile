@@ -19,7 +19,7 @@ help:
 	@echo "make test-long   longer random campaigns (ATS_LONG=1)"
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
 	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
-	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F, out of context): LUT/FF/BRAM/Fmax"
+	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
 # ---- setup: runs once (stamp), again when its inputs change --------------------------------------
@@ -66,14 +66,15 @@ wave-remap: $(GEN_STAMP)
 	$(PY) bench/remap/bench_remap.py --preset bench --sizes 1,8,64,512,1024,4096 \
 	  --gtkw build/waves/remap_commit.gtkw --check-gtkw sim/waves/remap_commit.gtkw
 
-build/synth/remap/report.json: $(GEN_STAMP)
-	$(PY) synth/run_synth.py --name remap --top ats_remap_engine --sources build/gen/remap_default/ats_remap_engine.v
+SEEDS ?= 1,2,3
+build/synth/remap/report.json: $(GEN_STAMP) rtl/common/ats_ram_sdp.sv
+	$(PY) synth/run_synth.py --all --only remap --seeds $(SEEDS)
 
 bench-remap: $(GEN_STAMP) build/synth/remap/report.json
 	$(PY) bench/remap/bench_remap.py --preset bench --sizes 1,8,64,512,1024,4096 --json build/bench/remap.json
 
 synth: $(GEN_STAMP)
-	$(PY) synth/run_synth.py --all
+	$(PY) synth/run_synth.py --all --seeds $(SEEDS)
 
 clean:
 	rm -rf build

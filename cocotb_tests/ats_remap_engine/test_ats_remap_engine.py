@@ -30,7 +30,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.remap_model import Req, RemapModel, xor_fold, _clog2
-from atstb.runner import ROOT, load_params, run
+from atstb.runner import ROOT, load_params, load_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -300,9 +300,9 @@ class TB:
                 self.err(f"{ctx}: response latency {lat} cycles (bound {self.lat_bound})")
             # event streams
             last_cycle = rec.rsp["_cycle"]
-            if st.inval:
+            if rec.op in (OP["COMMIT"], OP["ABORT"]) and status == ST["OK"]:
+                key = (rec.txid, int(rec.op == OP["ABORT"]))
                 got = self.inval_beats[self.inval_pos:self.inval_pos + len(st.inval)]
-                self.inval_pos += len(st.inval)
                 got_t = [(b["ppn"], b["txid"], b["aborted"]) for b in got]
                 if st.inval_unordered:
                     ok = sorted(got_t) == sorted(st.inval)
@@ -310,15 +310,34 @@ class TB:
                         self.log.info(f"{rec}: abort m_inval not in append order (allowed)")
                 else:
                     ok = got_t == st.inval
-                if not ok:
+                if ok:
+                    self.inval_pos += len(st.inval)
+                else:
+                    # resynchronise on this op's own beats (same txid and aborted flag), so that
+                    # one missing or extra beat is reported once, not for every later commit
+                    end = self.inval_pos
+                    while end < len(self.inval_beats) and end - self.inval_pos < len(st.inval) + self.n \
+                            and (self.inval_beats[end]["txid"], self.inval_beats[end]["aborted"]) == key:
+                        end += 1
+                    got = self.inval_beats[self.inval_pos:end]
+                    got_t = [(b["ppn"], b["txid"], b["aborted"]) for b in got]
+                    self.inval_pos = end
                     self.err(f"{ctx}: m_inval beats {got_t}, expected {st.inval}")
                 if got:
                     last_cycle = max(last_cycle, got[-1]["_cycle"])
             if st.map:
                 got = self.map_beats[self.map_pos:self.map_pos + len(st.map)]
-                self.map_pos += len(st.map)
                 got_t = [(b["txid"], b["lpn"], b["ppn"], b["last"]) for b in got]
-                if got_t != st.map:
+                if got_t == st.map:
+                    self.map_pos += len(st.map)
+                else:
+                    end = self.map_pos                 # resynchronise on `last`
+                    while end < len(self.map_beats) and end - self.map_pos < len(st.map) + self.n:
+                        end += 1
+                        if self.map_beats[end - 1]["last"]:
+                            break
+                    got_t = [(b["txid"], b["lpn"], b["ppn"], b["last"]) for b in self.map_beats[self.map_pos:end]]
+                    self.map_pos = end
                     self.err(f"{ctx}: m_map beats {got_t}, expected {st.map}")
             # when the CLEAR of a COMMIT/ABORT has surely ended (README: N more cycles, halved
             # throughput when TX_WRITEs compete for the index port)
@@ -331,7 +350,7 @@ class TB:
             if len(self.errors) > 30:
                 break
         if final:
-            if self.checked < len(self.accepted):
+            if self.checked < len(self.accepted) and self.accepted[self.checked].rsp is None:
                 self.err(f"{len(self.accepted) - self.checked} accepted requests not checked "
                          f"(missing responses)")
             if self.outstanding:
@@ -1124,21 +1143,10 @@ def _ensure_generated(preset: str) -> Path:
 
 
 def _sources(gen: Path) -> list[Path]:
-    """The generated Verilog plus what it instantiates: `sources.f` (paths relative to the repo
-    root) when the generator writes one."""
-    f = gen / "sources.f"
-    if not f.exists():
-        return [gen / "ats_remap_engine.v"]
-    out = []
-    for line in f.read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        # paths are relative to the repo root, or to spinal/ (where the generator runs); the
-        # generated file itself is always in gen/
-        cands = [ROOT / line, ROOT / "spinal" / line, gen / Path(line).name]
-        out.append(next((c.resolve() for c in cands if c.exists()), ROOT / line))
-    return out
+    """The generated Verilog plus what it instantiates (the generator's `sources.f`)."""
+    if (gen / "sources.f").exists():
+        return load_sources(gen)
+    return [gen / "ats_remap_engine.v"]
 
 
 @pytest.mark.parametrize("preset", PRESETS)

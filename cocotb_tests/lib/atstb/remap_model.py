@@ -273,7 +273,10 @@ class RemapModel:
                                 self.eliminated[n] = (f"model seq {self.seq}: TX_WRITE tx={t} lpn={r.lpn} "
                                                       f"answered {observed_status}, reading allows {sorted(per[n])}")
                                 del self.cands[n]
-                    status = observed_status if observed_status in allowed else min(allowed)
+                    # follow the engine's OK/INDEX_FULL even when it is wrong (reported by the
+                    # caller), so that one error does not cascade into every later check
+                    status = observed_status if observed_status in (ST["OK"], ST["INDEX_FULL"]) \
+                        else min(allowed)
                 else:
                     status = ST["OK"] if ST["OK"] in allowed else ST["INDEX_FULL"]
                 if status == ST["INDEX_FULL"]:

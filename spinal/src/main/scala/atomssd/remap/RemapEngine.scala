@@ -36,6 +36,7 @@ case class RemapConfig(
   val mapIdxW: Int = log2Up(mapDepth)
   val bW: Int = log2Up(hashBuckets)
   val wayW: Int = scala.math.max(1, log2Up(hashWays))
+  val lpnHiW: Int = scala.math.max(1, mapIdxW - bW)   // LPN bits above the bucket index (1 if none)
   def indexSlots: Int = hashWays * hashBuckets
 }
 
@@ -114,10 +115,13 @@ case class TxEntry(c: RemapConfig) extends Bundle {
   val first = Bool()                // this entry allocated the slot (the clear pass frees it once)
 }
 
+/** An index slot. Only the LPN's quotient (the bits above the bucket index) is stored: the bucket is
+  * lpn[bW-1:0] xor fold(higher bits) xor f(tx), so inside one bucket (tx, quotient) determines the
+  * LPN, and comparing them is comparing the key. */
 case class IndexSlot(c: RemapConfig) extends Bundle {
   val valid = Bool()
   val tx = UInt(c.txIdxW bits)
-  val lpn = UInt(c.mapIdxW bits)
+  val lpnHi = UInt(c.lpnHiW bits)
   val eidx = UInt(c.eW bits)        // latest entry of (tx, lpn)
 }
 
@@ -193,8 +197,19 @@ class WritePort[T <: Data](gen: HardType[T], aw: Int, lanes: Int) extends Area {
   // Writers declare (registered select, registered address) so that "does this cycle's write hit
   // address a" is a compare of registers, not of the port's address multiplexer.
   private val sources = scala.collection.mutable.ArrayBuffer[(Bool, UInt)]()
+  private val hitReqs = scala.collection.mutable.ArrayBuffer[(UInt, Bool)]()
   def addSource(sel: Bool, a: UInt): Unit = sources += ((sel, a))
-  def addrHitNow(a: UInt): Bool = sources.map { case (sel, sa) => sel && sa === a }.foldLeft(False: Bool)(_ || _)
+  /** "This cycle's write hits address a". Readers ask before the writers are elaborated, so the
+    * compare is built by [[finish]], once every source is known. */
+  def addrHitNow(a: UInt): Bool = {
+    val hit = Bool()
+    hitReqs += ((a, hit))
+    hit
+  }
+  def finish(): Unit = {
+    require(hitReqs.isEmpty || sources.nonEmpty, "WritePort: forwarded reads but no declared writer")
+    for ((a, hit) <- hitReqs) hit := sources.map { case (sel, sa) => sel && sa === a }.foldLeft(False: Bool)(_ || _)
+  }
 }
 
 class RemapEngine(val c: RemapConfig) extends Component {
@@ -237,6 +252,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
       fold ^ txPart
     }
     def entAddr(tx: UInt, e: UInt): UInt = (tx @@ e.resize(c.eW))
+    def lpnHi(lpn: UInt): UInt = if (c.mapIdxW > c.bW) lpn(c.mapIdxW - 1 downto c.bW) else U(0, 1 bits)
     /** Balanced binary multiplexer (a Vec read with a dynamic index becomes a long priority chain). */
     def treeMux[T <: Data](sel: UInt, items: Seq[T]): T = {
       def go(level: Int, xs: Seq[T]): T =
@@ -448,8 +464,18 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val c2BucketP = RegNext(cBucketP)
     val c2OvTx = RegNext(cOvTx)
     val c2Map = RegNext(mapCur)
-    val c2MatchP = RegNext(Vec(slotP.map(s => s.valid && s.tx === cTx && s.lpn === cLpn)))
-    val c2MatchO = RegNext(Vec(slotO.map(s => cOv && s.valid && s.tx === cOvTx && s.lpn === cLpn)))
+    // Key compares of the three candidates run in parallel (the forwarded writes' compares from
+    // registers, the one against last cycle's write even a stage early), then one select: the
+    // block-RAM path is one compare deep.
+    def keyMatch(sl: IndexSlot, tx: UInt, lpn: UInt): Bool = sl.valid && sl.tx === tx && sl.lpnHi === lpnHi(lpn)
+    def fwdMatch(f: Fwd[IndexSlot], oldM: Bool, newM: Bool, rawM: Bool): Bool =
+      Mux(f.newHit, newM, Mux(f.oldHit, oldM, rawM))
+    val oldMatchP = RegNext(keyMatch(idxWr.data1, bTx, bLpn)) init (False)
+    val oldMatchO = RegNext(bOv && keyMatch(idxWr.data1, bOvTx, bLpn)) init (False)
+    val newMatchP = keyMatch(idxWr.data1, cTx, cLpn)
+    val newMatchO = cOv && keyMatch(idxWr.data1, cOvTx, cLpn)
+    val c2MatchP = RegNext(Vec(slotPF.map(f => fwdMatch(f, oldMatchP, newMatchP, keyMatch(f.raw, cTx, cLpn)))))
+    val c2MatchO = RegNext(Vec(slotOF.map(f => fwdMatch(f, oldMatchO, newMatchO, cOv && keyMatch(f.raw, cOvTx, cLpn)))))
     val c2EidxP = RegNext(Vec(slotP.map(_.eidx)))
     val c2EidxO = RegNext(Vec(slotO.map(_.eidx)))
     val c2Cnt = RegNext(cCntQ + cInc.asUInt.resize(c.cntW))
@@ -497,7 +523,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
       idxWr.addr := c2BucketP
       idxWr.data.valid := True
       idxWr.data.tx := c2Tx
-      idxWr.data.lpn := c2Lpn
+      idxWr.data.lpnHi := lpnHi(c2Lpn)
       idxWr.data.eidx := c2Cnt.resize(c.eW)
     }
     for (w <- 0 until c.hashWays) when(wayEn(w)) { idxWr.en(w) := True }
@@ -627,7 +653,9 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val applyIssue = wPhase === Phase.APPLY && more && evtCredit
     val walkIssue = applyIssue || clearIssue
     clearLast := clearIssue
-    txwTurn := txwWaiting && !fireTxWrite
+    // only a TX_WRITE held back *by a clear step* claims the next turn; one waiting for its own tx
+    // (busy until this very CLEAR ends) must not stop the CLEAR
+    txwTurn := txwWaiting && !busyNow && (clearIssue || clearLast) && !fireTxWrite
     val entW2 = entY.read2(entAddr(wTx, wIdx.resize(c.eW)))     // lands in W2
     when(walkIssue) { wIdx := wIdx + 1 }
     w1V := walkIssue
@@ -656,7 +684,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
       idxWr.addr := clrBucket
       idxWr.data.valid := False
       idxWr.data.tx := 0
-      idxWr.data.lpn := 0
+      idxWr.data.lpnHi := 0
       idxWr.data.eidx := 0
     }
     when(w3V && w3Clr) {
@@ -759,7 +787,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
       idxWr.addr := initCnt.resized
       idxWr.data.valid := False
       idxWr.data.tx := 0
-      idxWr.data.lpn := 0
+      idxWr.data.lpnHi := 0
       idxWr.data.eidx := 0
     }
     init_done := initDone
@@ -772,6 +800,11 @@ class RemapEngine(val c: RemapConfig) extends Component {
     assert(!(c2IsMapWr && w4V), "ats_remap_engine: L2P write collision")
     assert(!(w5V && w3V && w3Clr && wAbort), "ats_remap_engine: m_inval push collision")
     assert(!(c2IsTxWrite && w3V && w3Clr), "ats_remap_engine: index write collision")
+
+    // every writer is declared by now: build the forwarding compares
+    mapWr.finish()
+    idxWr.finish()
+    entWr.finish()
 
     // ---------------------------------------------------------------------------------------
     // Outputs
