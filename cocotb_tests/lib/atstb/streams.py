@@ -29,19 +29,29 @@ def never_pause() -> Iterator[bool]:
     return itertools.repeat(False)
 
 
-class StreamSource:
-    """Drives `<prefix>_valid` and the payload fields, honouring `<prefix>_ready`."""
+class _StreamEnd:
+    """What both ends share: the handshake and payload handles of `<prefix>_*`, a clock, a pause pattern."""
 
-    def __init__(self, dut, prefix: str, clk, fields: list[str], pause: Iterator[bool] | None = None):
+    def __init__(self, dut, prefix: str, clk, fields: list[str], pause: Iterator[bool] | None):
         self.valid = getattr(dut, f"{prefix}_valid")
         self.ready = getattr(dut, f"{prefix}_ready")
         self.fields = {f: getattr(dut, f"{prefix}_{f}") for f in fields}
         self.clk = clk
         self.pause = pause or never_pause()
         self.queue: deque[dict] = deque()
+        self.cycle = 0
+
+    def set_pause(self, pause: Iterator[bool] | None) -> None:
+        self.pause = pause or never_pause()
+
+
+class StreamSource(_StreamEnd):
+    """Drives `<prefix>_valid` and the payload fields, honouring `<prefix>_ready`."""
+
+    def __init__(self, dut, prefix: str, clk, fields: list[str], pause: Iterator[bool] | None = None):
+        super().__init__(dut, prefix, clk, fields, pause)
         self.sent = 0
         self.accept_cycles: list[int] = []   # cycle number of each accepted item
-        self.cycle = 0
         self._idle = Event()
         self.on_accept = None                # optional callback(item, cycle) at each acceptance
         self._driving = False
@@ -55,9 +65,6 @@ class StreamSource:
     async def wait_idle(self) -> None:
         while self.queue or self.valid.value:
             await RisingEdge(self.clk)
-
-    def set_pause(self, pause: Iterator[bool] | None) -> None:
-        self.pause = pause or never_pause()
 
     def flush(self) -> int:
         """Drop every item not yet accepted (including the one being driven) and deassert valid
@@ -90,23 +97,14 @@ class StreamSource:
                     self.valid.value = 0
 
 
-class StreamSink:
+class StreamSink(_StreamEnd):
     """Collects beats from `<prefix>_valid`/fields, driving `<prefix>_ready` with backpressure."""
 
     def __init__(self, dut, prefix: str, clk, fields: list[str], pause: Iterator[bool] | None = None):
-        self.valid = getattr(dut, f"{prefix}_valid")
-        self.ready = getattr(dut, f"{prefix}_ready")
-        self.fields = {f: getattr(dut, f"{prefix}_{f}") for f in fields}
-        self.clk = clk
-        self.pause = pause or never_pause()
-        self.queue: deque[dict] = deque()
-        self.cycle = 0
+        super().__init__(dut, prefix, clk, fields, pause)
         self.event = Event()
         self.ready.value = 0
         self._task = cocotb.start_soon(self._run())
-
-    def set_pause(self, pause: Iterator[bool] | None) -> None:
-        self.pause = pause or never_pause()
 
     async def _run(self) -> None:
         ready = False

@@ -630,6 +630,16 @@ class RemapEngine(val c: RemapConfig) extends Component {
       wN := c2Cnt
       wIdx := 0
     }
+    /** The walk's own response (COMMIT after APPLY, ABORT after CLEAR): OK with the entry count. */
+    def walkRespond(): Unit = {
+      wRspValid := True
+      wRsp.tag := wTag
+      wRsp.status := st(RemapStatus.OK)
+      wRsp.ppn := 0
+      wRsp.mapped := False
+      wRsp.from_tx := False
+      wRsp.count := wN
+    }
     commit_active := wPhase === Phase.APPLY
     commit_txid := (wTx.resize(c.txidW) + 1)
     val wTxid = (wTx.resize(c.txidW) + 1)
@@ -701,15 +711,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
         wPhase := Phase.IDLE
         txBusy(wTx) := False
         txCount(wTx) := U(0, c.cntW bits)
-        when(wAbort) {
-          wRspValid := True
-          wRsp.tag := wTag
-          wRsp.status := st(RemapStatus.OK)
-          wRsp.ppn := 0
-          wRsp.mapped := False
-          wRsp.from_tx := False
-          wRsp.count := wN
-        }
+        when(wAbort) { walkRespond() }
       }
     }
 
@@ -749,15 +751,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
       mapFifo.io.push.payload.lpn := entW5.lpn.resize(c.lpnWidth)
       mapFifo.io.push.payload.ppn := entW5.ppn
       mapFifo.io.push.payload.last := w5Last
-      when(w5Last) {
-        wRspValid := True
-        wRsp.tag := wTag
-        wRsp.status := st(RemapStatus.OK)
-        wRsp.ppn := 0
-        wRsp.mapped := False
-        wRsp.from_tx := False
-        wRsp.count := wN
-      }
+      when(w5Last) { walkRespond() }
     }
 
     // a step that pushes nothing into a FIFO returns its credit when it would have pushed
