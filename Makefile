@@ -27,7 +27,7 @@ setup:
 	bash tools/setup.sh
 	mkdir -p $(dir $(SETUP_STAMP)) && touch $(SETUP_STAMP)
 
-$(SETUP_STAMP): tools/setup.sh tools/requirements.txt spinal/pom.xml
+$(SETUP_STAMP): tools/setup.sh tools/requirements.txt tools/constraints.txt spinal/pom.xml
 	$(MAKE) setup
 
 # ---- SpinalHDL generation -> build/gen/<block>_<preset>/ -----------------------------------------

@@ -33,11 +33,13 @@ if [ ! -x "$venv/bin/python" ]; then
   log "venv: creating $venv"
   "$py" -m venv "$venv"
 fi
-req_hash="$(sha256sum tools/requirements.txt | cut -c1-16)"
+# requirements.txt: what we use; constraints.txt: every package of the resolved set, pinned
+# (transitive dependencies included), regenerated with `pip freeze` when requirements change.
+req_hash="$(cat tools/requirements.txt tools/constraints.txt | sha256sum | cut -c1-16)"
 if [ "$(cat "$venv/.req_hash" 2>/dev/null)" != "$req_hash" ]; then
   log "venv: installing pinned requirements"
   "$venv/bin/pip" install -q --upgrade pip==24.3.1
-  "$venv/bin/pip" install -q -r tools/requirements.txt
+  "$venv/bin/pip" install -q -r tools/requirements.txt -c tools/constraints.txt
   echo "$req_hash" > "$venv/.req_hash"
 else
   log "venv: requirements up to date"
