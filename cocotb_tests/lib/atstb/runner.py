@@ -13,8 +13,10 @@ LIB = ROOT / "cocotb_tests" / "lib"
 
 def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, build_key: str,
         parameters: dict | None = None, extra_env: dict | None = None, waves: str | None = None,
-        testcase: str | None = None, seed: int | None = None) -> Path:
-    """Build (once per build_key) and run `test_module`. `waves`: FST path to write, or None."""
+        testcase: str | None = None, seed: int | None = None,
+        build_args: list[str] | None = None) -> Path:
+    """Build (once per build_key) and run `test_module`. `waves`: FST path to write, or None.
+    `build_args`: extra Verilator arguments (C++ sources, `-CFLAGS ...`), after the defaults."""
     build_dir = ROOT / "build" / "sim" / toplevel / build_key
     runner = get_runner("verilator")
     runner.build(
@@ -23,7 +25,7 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
         build_dir=build_dir,
         parameters=parameters or {},
         build_args=["--trace-fst", "--trace-structs", "--assert", "-Wno-fatal", "-Wno-lint",
-                    "-Wno-style", "--x-assign", "unique", "--x-initial", "unique"],
+                    "-Wno-style", "--x-assign", "unique", "--x-initial", "unique"] + list(build_args or []),
         waves=True,          # compiled with trace support; a run only traces when asked
         always=False,
     )

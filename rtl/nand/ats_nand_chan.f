@@ -1,0 +1,1 @@
+rtl/nand/ats_nand_chan.sv

@@ -1,0 +1,1 @@
+sim/nand/ats_nand_die.sv

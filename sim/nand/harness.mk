@@ -1,0 +1,18 @@
+# Plain Verilator C++ harness for the NAND die model (no cocotb): builds and runs the smoke
+# sequence of harness_main.cpp. From the repository root:
+#   make -f sim/nand/harness.mk            # build + run (build/sim/ats_nand_die/harness/)
+# Another design includes the model the same way: ats_nand_die.sv + ats_nand_store.cpp on the
+# Verilator command line and -CFLAGS -I<sim/nand>.
+VERILATOR ?= $(if $(wildcard .venv/bin/verilator),.venv/bin/verilator,verilator)
+NAND_DIR  := sim/nand
+NAND_OUT  := build/sim/ats_nand_die/harness
+NAND_GEOM := -GPLANES=2 -GBLOCKS=16 -GPAGES_PER_BLOCK=8 -GPAGE_BYTES=512 -GSPARE_BYTES=16 -GARRAY_TIME_DIV=100
+
+.PHONY: nand-harness
+nand-harness: $(NAND_OUT)/harness
+	cd $(NAND_OUT) && ./harness +save=die0.img
+
+$(NAND_OUT)/harness: $(NAND_DIR)/ats_nand_die.sv $(NAND_DIR)/ats_nand_store.cpp $(NAND_DIR)/ats_nand_store.h $(NAND_DIR)/harness_main.cpp
+	$(VERILATOR) --cc --exe --build -j 2 -Mdir $(NAND_OUT) --top-module ats_nand_die -o harness \
+	  -Wno-fatal -Wno-lint -Wno-style $(NAND_GEOM) -CFLAGS -I$(abspath $(NAND_DIR)) \
+	  $(NAND_DIR)/ats_nand_die.sv $(abspath $(NAND_DIR)/ats_nand_store.cpp) $(abspath $(NAND_DIR)/harness_main.cpp)
