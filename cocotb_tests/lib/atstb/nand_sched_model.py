@@ -1,0 +1,247 @@
+"""Reference model of the NAND scheduler (rtl/nand/README_sched.md), plain Python.
+
+Written from the README's rules, not from the RTL: per die a list of queued requests in arrival
+order; the die's front is its oldest HEAD request if it has one, otherwise its oldest request; a
+channel takes, among the fronts of its idle dies, the HEAD ones first, then priority reads
+(`prio_read`, or any read while `reads_first` is high), then the oldest. A die is busy from the
+dispatch of a command until that command's completion is accepted on s_ccpl.
+
+`check_trace` replays a cycle-by-cycle trace of every port (values as sampled at each rising edge,
+i.e. as the RTL sees them) against the model with the README's timing contract:
+  - a request accepted at edge e takes part in selections from edge e+2 on;
+  - a completion accepted at edge e frees its die for selections from edge e+2 on;
+  - channel c selects at edge e when its output is free (valid low, or ready high at e) and the
+    command appears on m_ccmd[c] after that edge (sampled at e+1);
+  - a dispatch at edge e makes the die busy for every later selection;
+and checks, exactly: every m_ccmd beat (payload and timing), s_nreq_ready, s_ccpl_ready, every
+m_ncpl beat, err_spurious. It returns a list of error strings (empty = pass) and coverage counts.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
+
+READ, PROGRAM, ERASE = 0, 1, 2
+ST_BAD_REQ = 4
+CCMD_FIELDS = ("tag", "op", "way", "block", "page", "slot")
+
+
+@dataclass
+class Req:
+    seq: int          # arrival order
+    edge: int         # edge it was accepted
+    tag: int
+    op: int
+    chan: int
+    way: int
+    block: int
+    page: int
+    head: int
+    prio_read: int
+    slot: int
+
+
+@dataclass
+class Die:
+    queue: list = field(default_factory=list)   # queued Req, arrival order
+    inflight: Optional[Req] = None              # dispatched, completion not yet accepted
+    free_edge: int = -10                        # edge its last completion was accepted
+
+
+class NandSchedModel:
+    """Dispatch rules. `depth`: table entries (queued requests)."""
+
+    def __init__(self, num_chan: int, num_ways: int, depth: int):
+        self.num_chan, self.num_ways, self.depth = num_chan, num_ways, depth
+        self.dies = {(c, w): Die() for c in range(num_chan) for w in range(num_ways)}
+        self.seq = 0
+        self.outstanding: dict[int, Req] = {}     # tag -> request (accepted, m_ncpl not yet taken)
+        self.cov = Counter()
+
+    # -- request classification -------------------------------------------------------------
+    def bad_reason(self, tag: int, op: int, chan: int, way: int) -> Optional[str]:
+        if tag in self.outstanding:
+            return "dup_tag"
+        if op not in (READ, PROGRAM, ERASE):
+            return "bad_op"
+        if chan >= self.num_chan:
+            return "bad_chan"
+        if way >= self.num_ways:
+            return "bad_way"
+        return None
+
+    def queued(self) -> int:
+        return sum(len(d.queue) for d in self.dies.values())
+
+    def accept(self, edge: int, f: dict) -> Req:
+        r = Req(self.seq, edge, f["tag"], f["op"], f["chan"], f["way"], f["block"], f["page"],
+                f["head"], f["prio_read"], f["slot"])
+        self.seq += 1
+        self.dies[(r.chan, r.way)].queue.append(r)
+        self.outstanding[r.tag] = r
+        return r
+
+    # -- dispatch rules ---------------------------------------------------------------------
+    def front(self, die: Die, edge: int) -> Optional[Req]:
+        """The die's next request among those visible at `edge`: oldest HEAD, else oldest."""
+        vis = [r for r in die.queue if r.edge <= edge - 2]
+        heads = [r for r in vis if r.head]
+        return heads[0] if heads else (vis[0] if vis else None)
+
+    def idle(self, die: Die, edge: int) -> bool:
+        return die.inflight is None and die.free_edge <= edge - 2
+
+    def choose(self, chan: int, edge: int, reads_first: int) -> Optional[Req]:
+        cands = []
+        for w in range(self.num_ways):
+            d = self.dies[(chan, w)]
+            if self.idle(d, edge):
+                r = self.front(d, edge)
+                if r is not None:
+                    cands.append(r)
+        if not cands:
+            return None
+
+        def key(r):
+            cls = 2 if r.head else (1 if r.op == READ and (r.prio_read or reads_first) else 0)
+            return (-cls, r.seq)
+        best = min(cands, key=key)
+        # coverage: what the rules made happen
+        older = [r for w in range(self.num_ways) for r in self.dies[(chan, w)].queue
+                 if r.seq < best.seq and r.edge <= edge - 2]
+        if best.head and any(r.way == best.way for r in older):
+            self.cov["head_overtakes_same_die"] += 1
+        if best.head and any(r.way != best.way for r in older):
+            self.cov["head_overtakes_other_die"] += 1
+        if not best.head and best.op == READ and any(r.op != READ and r.seq < best.seq for r in cands):
+            self.cov["read_overtakes_program_erase" + ("_rf" if (reads_first and not best.prio_read) else "")] += 1
+        if len(cands) > 1:
+            self.cov["choice_among_%d" % min(len(cands), 4)] += 1
+        return best
+
+    def dispatch(self, r: Req, edge: int) -> None:
+        d = self.dies[(r.chan, r.way)]
+        assert d.inflight is None
+        d.queue.remove(r)
+        d.inflight = r
+
+    def complete(self, tag: int, edge: int) -> bool:
+        """A completion accepted on s_ccpl at `edge`; False if no die has this tag in flight."""
+        for d in self.dies.values():
+            if d.inflight is not None and d.inflight.tag == tag:
+                d.inflight = None
+                d.free_edge = edge
+                return True
+        return False
+
+
+def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
+                max_errors: int = 10) -> tuple[list[str], Counter, list[dict]]:
+    """Replay `trace` (one dict per rising edge, see the test's monitor) against the model.
+    Returns (errors, coverage, log of requests with their outcome)."""
+    m = NandSchedModel(num_chan, num_ways, depth)
+    errs: list[str] = []
+    cov = m.cov
+    exp_cmd = [None] * num_chan          # expected m_ccmd register per channel (dict or None)
+    err_pending = None                   # tag of a BAD_REQ completion waiting for m_ncpl
+    exp_out = None                       # expected m_ncpl register (tuple) or None
+    exp_out_real = False                 # the expected m_ncpl beat comes from a channel
+    exp_spur = 0
+    log: list[dict] = []
+
+    def err(msg):
+        if len(errs) < max_errors:
+            errs.append(msg)
+
+    for e, s in enumerate(trace):
+        # ---- compare the registered outputs with what the model expects after edge e-1
+        for c in range(num_chan):
+            got = s["ccmd"][c]
+            exp = exp_cmd[c]
+            if (got is None) != (exp is None) or (got is not None and got != exp):
+                err(f"edge {e} m_ccmd[{c}]: got {got}, expected {exp}")
+                exp_cmd[c] = got          # resynchronise so that one error is not reported forever
+        got_out = s["ncpl"]
+        if got_out != exp_out:
+            err(f"edge {e} m_ncpl: got {got_out}, expected {exp_out}")
+        if s["spur"] != exp_spur:
+            err(f"edge {e} err_spurious: got {s['spur']}, expected {exp_spur}")
+        exp_nreq_ready = int(m.queued() < depth and err_pending is None)
+        if s["nreq_ready"] != exp_nreq_ready:
+            err(f"edge {e} s_nreq_ready: got {s['nreq_ready']}, expected {exp_nreq_ready} "
+                f"(queued {m.queued()}, error pending {err_pending is not None})")
+        out_free = got_out is None or s["ncpl_ready"]
+        exp_ccpl_ready = int(out_free and err_pending is None)
+        if s["ccpl_ready"] != exp_ccpl_ready:
+            err(f"edge {e} s_ccpl_ready: got {s['ccpl_ready']}, expected {exp_ccpl_ready}")
+        if m.queued() >= depth:
+            cov["table_full_cycles"] += 1
+
+        # ---- selections at edge e (state before the edge)
+        picks = []
+        for c in range(num_chan):
+            got = s["ccmd"][c]
+            if got is None or s["ccmd_ready"][c]:
+                r = m.choose(c, e, s["reads_first"])
+                if r is not None:
+                    picks.append(r)
+                    exp_cmd[c] = {"tag": r.tag, "op": r.op, "way": r.way, "block": r.block,
+                                  "page": r.page, "slot": r.slot}
+                else:
+                    exp_cmd[c] = None
+        if len(picks) > 1:
+            cov["multi_channel_dispatch"] += 1
+        for r in picks:
+            m.dispatch(r, e)
+            cov["dispatch"] += 1
+
+        # ---- completion accepted on s_ccpl at e, and the m_ncpl register
+        ncpl_fire = got_out is not None and s["ncpl_ready"]
+        fired_real = exp_out_real
+        new_out = exp_out if (got_out is not None and not s["ncpl_ready"]) else None
+        new_real = exp_out_real if new_out is not None else False
+        exp_spur = 0
+        ccpl_fire = s["ccpl"] is not None and s["ccpl_ready"]
+        hit = False
+        if ccpl_fire:
+            tag, status, corr = s["ccpl"]
+            hit = m.complete(tag, e)
+            if not hit:
+                exp_spur = 1
+                cov["spurious_completion"] += 1
+        if out_free:
+            if err_pending is not None:
+                new_out, new_real = (err_pending, ST_BAD_REQ, 0), False
+                err_pending = None
+            elif ccpl_fire and hit:
+                new_out, new_real = s["ccpl"], True
+        exp_out, exp_out_real = new_out, new_real
+
+        # ---- request accepted on s_nreq at e (a tag whose completion is taken at e is still
+        # outstanding at e)
+        if s["nreq"] is not None and s["nreq_ready"]:
+            f = s["nreq"]
+            why = m.bad_reason(f["tag"], f["op"], f["chan"], f["way"])
+            log.append({"edge": e, **f, "bad": why})
+            if why is not None:
+                cov["bad_" + why] += 1
+                err_pending = f["tag"]
+            else:
+                r = m.accept(e, f)
+                cov["accept_" + ("head" if r.head else ("read" if r.op == READ else "prog_erase"))] += 1
+
+        # ---- m_ncpl handshake at e: a real completion ends its tag's outstanding time
+        if ncpl_fire:
+            cov["ncpl_" + ("real" if fired_real else "bad_req")] += 1
+            if fired_real:
+                m.outstanding.pop(got_out[0], None)
+
+    # at the end of a trace that drained, nothing may be left behind
+    left = [(k, [r.tag for r in d.queue], d.inflight.tag if d.inflight else None)
+            for k, d in m.dies.items() if d.queue or d.inflight]
+    if left:
+        err(f"end of trace: requests left (die, queued tags, in-flight tag): {left[:8]}")
+    if m.outstanding:
+        err(f"end of trace: tags still outstanding: {sorted(m.outstanding)[:16]}")
+    return errs, cov, log

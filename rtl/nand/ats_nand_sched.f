@@ -1,0 +1,1 @@
+rtl/nand/ats_nand_sched.sv
