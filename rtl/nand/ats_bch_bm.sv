@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_bch_bm: inversionless Berlekamp-Massey for binary BCH codes (t iterations: the odd steps of
+// the full algorithm have zero discrepancy and are folded into the even ones). Takes the odd
+// syndromes S_1, S_3, .., S_(2T-1) of a sector, derives the even ones (S_2j = S_j^2), and returns the
+// error-locator polynomial Lambda(x) (a non-zero multiple of the normalised one) and the LFSR length
+// L. Four cycles an iteration (discrepancy products, discrepancy sum, update products, update),
+// 4*T + 1 cycles from start to done. Lambda holds T+1 coefficients: when L > T it is truncated, and
+// the caller must treat the sector as uncorrectable (which it does).
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_bch_bm #(
+    parameter int M = 13,   // GF(2^M)
+    parameter int POLY = 'h201B, // primitive polynomial of GF(2^M), with its x^M term
+    parameter int T = 8     // correctable errors
+) (
+    input  wire logic                 clk,
+    input  wire logic                 rst,        // synchronous, active high
+    input  wire logic                 start,      // one cycle; ignored unless idle (busy low)
+    input  wire logic [T*M-1:0]       syn_odd,    // S_(2i+1) at [i*M +: M]
+    output wire logic                 busy,
+    output wire logic                 done,       // one cycle: lambda/len valid until the next start
+    output wire logic [(T+1)*M-1:0]   lambda,     // Lambda_j at [j*M +: M]
+    output wire logic [LEN_W-1:0]     len         // LFSR length L
+);
+    localparam int LEN_W = $clog2(2 * T + 1);     // L <= 2T-1
+    localparam int K_W   = $clog2(T + 1);
+    localparam int QN    = 2 * T - 2;             // queued syndromes S_2 .. S_(2T-1)
+
+    if (T < 2) begin : g_check_t
+        $fatal(1, "ats_bch_bm: T must be at least 2 (%m)");
+    end
+    if (POLY >> M != 1) begin : g_check_poly
+        $fatal(1, "ats_bch_bm: POLY must have degree M (%m)");
+    end
+
+    // GF(2^M) product by shift-and-add (reduced by POLY), for elaboration-time constants
+    function automatic logic [M-1:0] gf_mul_c(input logic [M-1:0] a, input logic [M-1:0] b);
+        logic [M-1:0] p, x;
+        p = '0;
+        x = a;
+        for (int i = 0; i < M; i++) begin
+            if (b[i]) p = p ^ x;
+            x = x[M-1] ? ({x[M-2:0], 1'b0} ^ POLY[M-1:0]) : {x[M-2:0], 1'b0};
+        end
+        gf_mul_c = p;
+    endfunction
+
+    // the part of a*b from the bits b[i], LO <= i < HI (a multiplier split in two halves, each half
+    // registered: half the logic depth of a full GF(2^M) product between registers)
+    localparam int HALF = M / 2;
+    function automatic logic [M-1:0] gf_mul_part(input logic [M-1:0] a, input logic [M-1:0] b,
+                                                input int lo, input int hi);
+        logic [M-1:0] p, x;
+        p = '0;
+        x = a;
+        for (int i = 0; i < M; i++) begin
+            if (i >= lo && i < hi && b[i]) p = p ^ x;
+            x = x[M-1] ? ({x[M-2:0], 1'b0} ^ POLY[M-1:0]) : {x[M-2:0], 1'b0};
+        end
+        gf_mul_part = p;
+    endfunction
+
+    // alpha^(2i), i = 0..M-1: the columns of the squaring map (linear over GF(2))
+    function automatic logic [M*M-1:0] tab_sq();
+        logic [M*M-1:0] v;
+        logic [M-1:0] x;
+        x = 1;
+        for (int i = 0; i < M; i++) begin
+            v[i*M +: M] = x;
+            x = gf_mul_c(x, M'(4));
+        end
+        tab_sq = v;
+    endfunction
+    localparam logic [M*M-1:0] SQ = tab_sq();
+
+    // a^(2^e): e squarings, a constant XOR matrix
+    function automatic logic [M-1:0] gf_frob(input logic [M-1:0] a, input int e);
+        logic [M-1:0] r, s;
+        r = a;
+        for (int k = 0; k < e; k++) begin
+            s = '0;
+            for (int i = 0; i < M; i++) s = s ^ (r[i] ? SQ[i*M +: M] : '0);
+            r = s;
+        end
+        gf_frob = r;
+    endfunction
+
+    // odd part and power of two of i (i = o * 2^e)
+    function automatic int odd_part(input int i);
+        int o;
+        o = i;
+        while (o % 2 == 0) o = o / 2;
+        odd_part = o;
+    endfunction
+    function automatic int two_exp(input int i);
+        int o, e;
+        o = i;
+        e = 0;
+        while (o % 2 == 0) begin
+            o = o / 2;
+            e++;
+        end
+        two_exp = e;
+    endfunction
+
+    typedef enum logic [2:0] {ST_IDLE, ST_MUL, ST_SUM, ST_PRD, ST_UPD} bm_state_e;
+    bm_state_e state_q, state_d;
+
+    logic [M-1:0]     lam_q [T+1];        // Lambda
+    logic [M-1:0]     b_q   [T+1];        // correction polynomial B
+    logic [M-1:0]     win_q [T+1];        // win_q[j] = S_(2k+1-j) (0 for indices < 1)
+    logic [M-1:0]     que_q [QN];         // S_(2k+2), S_(2k+3), ...
+    // products as two registered halves (_l: low bits of the second operand, _h: high bits)
+    logic [M-1:0]     prod_l_q [T+1];     // Lambda_j * S_(2k+1-j)
+    logic [M-1:0]     prod_h_q [T+1];
+    logic [M-1:0]     pa_l_q   [T+1];     // gamma * Lambda_j
+    logic [M-1:0]     pa_h_q   [T+1];
+    logic [M-1:0]     pb_l_q   [T+1];     // delta * B_(j-1)
+    logic [M-1:0]     pb_h_q   [T+1];
+    logic [M-1:0]     gam_q;              // gamma (previous non-zero discrepancy)
+    logic [M-1:0]     del_q;              // discrepancy
+    logic [LEN_W-1:0] len_q;
+    logic [K_W-1:0]   k_q;                // iteration
+    logic             done_q;
+
+    // all syndromes S_1 .. S_(2T-1) from the odd ones
+    logic [M-1:0] syn_all [2*T];          // index i = S_i (index 0 unused)
+    assign syn_all[0] = '0;
+    for (genvar i = 1; i < 2 * T; i++) begin : g_syn
+        localparam int O = odd_part(i);       // S_i = S_O^(2^E)
+        localparam int E = two_exp(i);
+        assign syn_all[i] = gf_frob(syn_odd[((O - 1) / 2) * M +: M], E);
+    end
+
+    logic [M-1:0] del_sum;
+    always_comb begin
+        del_sum = '0;
+        for (int j = 0; j <= T; j++) del_sum = del_sum ^ prod_l_q[j] ^ prod_h_q[j];
+    end
+
+    logic upd_len, upd_len_q;              // length change: delta != 0 and 2L <= 2k
+    assign upd_len = (del_q != '0) && ({1'b0, len_q} <= {1'b0, LEN_W'(k_q)});
+
+    always_comb begin
+        state_d = state_q;
+        case (state_q)
+            ST_IDLE: if (start) state_d = ST_MUL;
+            ST_MUL:  state_d = ST_SUM;
+            ST_SUM:  state_d = ST_PRD;
+            ST_PRD:  state_d = ST_UPD;
+            ST_UPD:  state_d = (k_q == K_W'(T - 1)) ? ST_IDLE : ST_MUL;
+            default: state_d = ST_IDLE;
+        endcase
+    end
+
+    always_ff @(posedge clk) begin
+        case (state_q)
+            ST_IDLE: if (start) begin
+                for (int j = 0; j <= T; j++) begin
+                    lam_q[j] <= (j == 0) ? M'(1) : '0;
+                    b_q[j]   <= (j == 0) ? M'(1) : '0;
+                    win_q[j] <= (j == 0) ? syn_all[1] : '0;
+                end
+                for (int i = 0; i < QN; i++) que_q[i] <= syn_all[i + 2];
+                gam_q <= M'(1);
+                len_q <= '0;
+                k_q   <= '0;
+            end
+            ST_MUL: for (int j = 0; j <= T; j++) begin
+                prod_l_q[j] <= gf_mul_part(lam_q[j], win_q[j], 0, HALF);
+                prod_h_q[j] <= gf_mul_part(lam_q[j], win_q[j], HALF, M);
+            end
+            ST_SUM: del_q <= del_sum;
+            ST_PRD: for (int j = 0; j <= T; j++) begin
+                upd_len_q <= upd_len;                   // registered for ST_UPD (Fmax)
+                pa_l_q[j] <= gf_mul_part(lam_q[j], gam_q, 0, HALF);
+                pa_h_q[j] <= gf_mul_part(lam_q[j], gam_q, HALF, M);
+                pb_l_q[j] <= (j == 0) ? '0 : gf_mul_part(b_q[j-1], del_q, 0, HALF);
+                pb_h_q[j] <= (j == 0) ? '0 : gf_mul_part(b_q[j-1], del_q, HALF, M);
+            end
+            ST_UPD: begin
+                // Lambda <- gamma*Lambda + delta*x*B
+                for (int j = 0; j <= T; j++) lam_q[j] <= pa_l_q[j] ^ pa_h_q[j] ^ pb_l_q[j] ^ pb_h_q[j];
+                if (upd_len_q) begin                    // B <- x*Lambda, L <- 2k+1-L
+                    for (int j = 0; j <= T; j++) b_q[j] <= (j == 0) ? '0 : lam_q[j-1];
+                    len_q <= LEN_W'(2 * k_q + 1) - len_q;
+                    gam_q <= del_q;
+                end else begin                          // B <- x^2*B
+                    for (int j = 0; j <= T; j++) b_q[j] <= (j < 2) ? '0 : b_q[j-2];
+                end
+                // next window: S_(2k+3-j)
+                for (int j = 2; j <= T; j++) win_q[j] <= win_q[j-2];
+                win_q[1] <= que_q[0];
+                win_q[0] <= que_q[1];
+                for (int i = 0; i < QN; i++) que_q[i] <= (i + 2 < QN) ? que_q[i+2] : '0;
+                k_q <= k_q + 1'b1;
+            end
+            default: ;
+        endcase
+        done_q <= (state_q == ST_UPD) && (k_q == K_W'(T - 1));
+        if (rst) begin
+            state_q <= ST_IDLE;
+            done_q  <= 1'b0;
+        end else begin
+            state_q <= state_d;
+        end
+    end
+
+    assign busy = (state_q != ST_IDLE);
+    assign done = done_q;
+    for (genvar j = 0; j <= T; j++) begin : g_lam
+        assign lambda[j*M +: M] = lam_q[j];
+    end
+    assign len = len_q;
+endmodule
+
+`resetall

@@ -1,0 +1,3 @@
+rtl/common/ats_ram_sdp.sv
+rtl/nand/ats_bch_bm.sv
+rtl/nand/ats_bch_dec.sv

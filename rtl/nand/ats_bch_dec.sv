@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_bch_dec: binary BCH decoder for one NAND sector (codeword = K data bytes + P = M*T/8 parity
+// bytes, as ats_bch_enc writes it), one byte a cycle in and out. Stages:
+//   1. input: the odd syndromes S_1, S_3, .. S_(2T-1) are computed byte-parallel (Horner) while the
+//      codeword streams in; the K data bytes go to one of two sector slots of a block RAM.
+//   2. ats_bch_bm: inversionless Berlekamp-Massey, error locator Lambda and its length L.
+//   3. Chien search, 8 positions a cycle, parity positions after the data ones, in step with the
+//      read of the buffered sector: every data bit at a root of Lambda is flipped as it streams out
+//      (m_data_*, K bytes, m_data_last on the last), then one status beat per sector (m_status_*).
+// Status: corrected = bits corrected (data and parity), uncorrectable = 1 when L > T, deg(Lambda) !=
+// L, or the number of roots in the codeword != L; corrected is then 0, and the sector's data (which
+// streamed out before the verdict, raw if L > T or deg != L, else with the flips at the roots found)
+// must be discarded by the user. The status beat is offered once the sector's last data byte is in
+// the output FIFO (sector order; the n-th status belongs to the n-th sector).
+// Throughput: the back end needs 4*T + K + P + ~8 cycles a sector, the input K + P; the next
+// sector streams in while the current one is decoded. Details: rtl/nand/README_ecc.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_bch_dec #(
+    parameter int M         = 13,   // Galois field GF(2^M): 13 (512 B sectors) or 14 (1 KiB sectors)
+    parameter int T         = 8,    // correctable bits per sector; M*T a multiple of 8
+    parameter int K         = 512,  // data bytes per sector; power of two
+    parameter int OUT_DEPTH = 4     // output FIFO entries (4 sustains a byte a cycle); power of two
+) (
+    input  wire logic       clk,
+    input  wire logic       rst,                 // synchronous, active high
+    // codeword in: K data bytes then P parity bytes, s_data_last on the last (checked in simulation)
+    input  wire logic       s_data_valid,
+    output wire logic       s_data_ready,
+    input  wire logic [7:0] s_data_data,
+    input  wire logic       s_data_last,
+    // corrected sector data out: K bytes, m_data_last on the last
+    output wire logic       m_data_valid,
+    input  wire logic       m_data_ready,
+    output wire logic [7:0] m_data_data,
+    output wire logic       m_data_last,
+    // one status beat per sector, after its data
+    output wire logic       m_status_valid,
+    input  wire logic       m_status_ready,
+    output wire logic [7:0] m_status_corrected,
+    output wire logic       m_status_uncorrectable
+);
+    localparam int POLY   = (M == 13) ? 'h201B : (M == 14) ? 'h4443 : 0;  // primitive polynomials
+    localparam int Q      = (1 << M) - 1;       // multiplicative order of alpha
+    localparam int R      = M * T;              // parity bits
+    localparam int P      = R / 8;              // parity bytes
+    localparam int NB     = K + P;              // codeword bytes
+    localparam int NBITS  = 8 * NB;             // shortened code length n
+    localparam int AW     = $clog2(K);          // byte address inside a slot
+    localparam int CNT_W  = $clog2(NB);
+    localparam int LEN_W  = $clog2(2 * T + 1);
+    localparam int ROOT_W = $clog2(NBITS + 1);
+    localparam int CR_W   = $clog2(OUT_DEPTH + 1);
+    localparam int FP_W   = $clog2(OUT_DEPTH);
+
+    if (POLY == 0) begin : g_check_m
+        $fatal(1, "ats_bch_dec: M must be 13 or 14 (%m)");
+    end
+    if (R % 8 != 0 || T < 2 || T > 255) begin : g_check_t
+        $fatal(1, "ats_bch_dec: T must be in 2..255 with M*T a multiple of 8 (%m)");
+    end
+    if (K < 2 || (K & (K - 1)) != 0) begin : g_check_k
+        $fatal(1, "ats_bch_dec: K must be a power of two, at least 2 (%m)");
+    end
+    if (NBITS > Q) begin : g_check_len
+        $fatal(1, "ats_bch_dec: K + parity exceeds the code length 2^M-1 (%m)");
+    end
+    if (OUT_DEPTH < 4 || (OUT_DEPTH & (OUT_DEPTH - 1)) != 0) begin : g_check_depth
+        $fatal(1, "ats_bch_dec: OUT_DEPTH must be a power of two, at least 4 (%m)");
+    end
+
+    // ---- GF(2^M) helpers ----------------------------------------------------------------------
+    // GF(2^M) product by shift-and-add, for elaboration-time constants only
+    function automatic logic [M-1:0] gf_mul_c(input logic [M-1:0] a, input logic [M-1:0] b);
+        logic [M-1:0] p, x;
+        p = '0;
+        x = a;
+        for (int i = 0; i < M; i++) begin
+            if (b[i]) p = p ^ x;
+            x = x[M-1] ? ({x[M-2:0], 1'b0} ^ POLY[M-1:0]) : {x[M-2:0], 1'b0};
+        end
+        gf_mul_c = p;
+    endfunction
+
+    function automatic logic [M-1:0] gf_pow(input int e);   // alpha^e, e >= 0
+        logic [M-1:0] r, b;
+        int x;
+        r = 1;
+        b = 2;
+        x = e % Q;
+        for (int i = 0; i < M; i++) begin
+            if (((x >> i) & 1) != 0) r = gf_mul_c(r, b);
+            b = gf_mul_c(b, b);
+        end
+        gf_pow = r;
+    endfunction
+
+    // columns c*alpha^i (i = 0..M-1) of the GF(2)-linear map "times c"
+    function automatic logic [M*M-1:0] cols(input logic [M-1:0] c);
+        logic [M*M-1:0] v;
+        logic [M-1:0] x;
+        x = c;
+        for (int i = 0; i < M; i++) begin
+            v[i*M +: M] = x;
+            x = gf_mul_c(x, M'(2));
+        end
+        cols = v;
+    endfunction
+
+    // product with a constant given by its columns: a constant XOR matrix
+    function automatic logic [M-1:0] gf_cmul(input logic [M-1:0] a, input logic [M*M-1:0] cc);
+        logic [M-1:0] p;
+        p = '0;
+        for (int i = 0; i < M; i++) p = p ^ (a[i] ? cc[i*M +: M] : '0);
+        gf_cmul = p;
+    endfunction
+
+    // constant tables, entry e at [e*W +: W] (W = M*M for multiplier columns, M for elements)
+    localparam int MM = M * M;
+    function automatic logic [8*(T+1)*MM-1:0] tab_ajk();  // cols(alpha^(j*k)), entry k*(T+1)+j
+        logic [8*(T+1)*MM-1:0] v;                          // every bit set below
+        for (int k = 0; k < 8; k++)
+            for (int j = 0; j <= T; j++) v[(k*(T+1)+j)*MM +: MM] = cols(gf_pow(j * k));
+        tab_ajk = v;
+    endfunction
+    function automatic logic [(T+1)*MM-1:0] tab_a8j();    // cols(alpha^(8j))
+        logic [(T+1)*MM-1:0] v;
+        v = '0;
+        for (int j = 0; j <= T; j++) v[j*MM +: MM] = cols(gf_pow(8 * j));
+        tab_a8j = v;
+    endfunction
+    function automatic logic [(T+1)*MM-1:0] tab_cst();    // cols(alpha^(-j(n-1))): Chien start
+        logic [(T+1)*MM-1:0] v;
+        v = '0;
+        for (int j = 0; j <= T; j++) v[j*MM +: MM] = cols(gf_pow((Q - (j * (NBITS - 1)) % Q) % Q));
+        tab_cst = v;
+    endfunction
+    function automatic logic [8*T*M-1:0] tab_syn();       // alpha^((2i+1)*b), entry i*8+b
+        logic [8*T*M-1:0] v;
+        v = '0;
+        for (int i = 0; i < T; i++)
+            for (int b = 0; b < 8; b++) v[(i*8+b)*M +: M] = gf_pow((2 * i + 1) * b);
+        tab_syn = v;
+    endfunction
+    function automatic logic [T*MM-1:0] tab_a8e();        // cols(alpha^(8(2i+1)))
+        logic [T*MM-1:0] v;
+        v = '0;
+        for (int i = 0; i < T; i++) v[i*MM +: MM] = cols(gf_pow(8 * (2 * i + 1)));
+        tab_a8e = v;
+    endfunction
+    localparam logic [8*(T+1)*MM-1:0] AJK = tab_ajk();
+    localparam logic [(T+1)*MM-1:0]   A8J = tab_a8j();
+    localparam logic [(T+1)*MM-1:0]   CST = tab_cst();
+    localparam logic [8*T*M-1:0]      SYB = tab_syn();
+    localparam logic [T*MM-1:0]       A8E = tab_a8e();
+
+    // ---- stage 1: input, syndromes, sector buffer ---------------------------------------------
+    logic [CNT_W-1:0] icnt_q;           // byte index in the incoming codeword
+    logic             wslot_q;          // slot being filled
+    logic             rslot_q;          // slot being read by the back end
+    logic [1:0]       full_q;           // slot holds a sector not yet read out
+    logic             syn_full_q;       // syn_q holds a complete sector's syndromes
+    logic [T*M-1:0]   syn_q;            // S_(2i+1) at [i*M +: M]
+    logic [T*M-1:0]   syn_d;
+    logic             s_fire;
+    logic             fire_q;           // a byte was accepted in the previous cycle (wr_data_q)
+    logic             wr_en_q;
+    logic [AW:0]      wr_addr_q, rd_addr;
+    logic [7:0]       wr_data_q, rd_data;
+    logic             bm_start;
+    logic             slot_free;        // back end has read the last data byte of slot rslot_q
+    logic             ready_q;          // registered s_data_ready
+    logic             last_in_q;        // icnt_q == NB-1
+    logic             in_done;          // last byte of a codeword accepted
+    logic             syn_full_d, wslot_d;
+    logic [1:0]       full_d;
+
+    assign s_data_ready = ready_q;
+    assign s_fire       = s_data_valid && ready_q;
+    assign in_done      = s_fire && last_in_q;
+    // next-cycle slot state, so that s_data_ready comes straight from a register
+    always_comb begin
+        syn_full_d = in_done ? 1'b1 : (bm_start ? 1'b0 : syn_full_q);
+        wslot_d    = wslot_q ^ in_done;
+        full_d     = full_q;
+        if (in_done)   full_d[wslot_q] = 1'b1;
+        if (slot_free) full_d[rslot_q] = 1'b0;
+    end
+
+    for (genvar i = 0; i < T; i++) begin : g_syn
+        logic [M-1:0] acc;                                   // Horner step at alpha^(2i+1)
+        always_comb begin
+            acc = gf_cmul(syn_q[i*M +: M], A8E[i*MM +: MM]);   // syn_q is 0 at a sector start
+            for (int b = 0; b < 8; b++) begin                // bit b has degree b in the byte
+                if (wr_data_q[b]) acc = acc ^ SYB[(i*8+b)*M +: M];
+            end
+        end
+        assign syn_d[i*M +: M] = acc;
+    end
+
+    // one cycle after acceptance (fire_q, wr_data_q: keeps the fan-out off the ready loop); cleared
+    // when Berlekamp-Massey takes the syndromes (the input is stalled until then)
+    always_ff @(posedge clk) begin
+        if (rst || bm_start) syn_q <= '0;
+        else if (fire_q)     syn_q <= syn_d;
+    end
+
+    // buffer writes are registered once (the slot is read only after its sector has left BM)
+    always_ff @(posedge clk) begin
+        fire_q    <= !rst && s_fire;
+        wr_en_q   <= !rst && s_fire && (icnt_q < CNT_W'(K));
+        wr_addr_q <= {wslot_q, icnt_q[AW-1:0]};
+        wr_data_q <= s_data_data;
+    end
+
+    ats_ram_sdp #(
+        .WIDTH(8),
+        .DEPTH(2 * K)
+    ) u_buf (
+        .clk    (clk),
+        .wr_en  (wr_en_q),
+        .wr_addr(wr_addr_q),
+        .wr_data(wr_data_q),
+        .rd_addr(rd_addr),
+        .rd_data(rd_data)
+    );
+
+    // ---- stage 2: Berlekamp-Massey -----------------------------------------------------------
+    typedef enum logic [2:0] {BE_IDLE, BE_BM, BE_DEG, BE_CINIT, BE_CHIEN, BE_DRAIN, BE_STAT} be_state_e;
+    be_state_e be_q, be_d;
+
+    logic                 bm_busy, bm_done;
+    logic [(T+1)*M-1:0]   bm_lambda;
+    logic [LEN_W-1:0]     bm_len;
+    // registered: BM starts in the first BE_BM cycle (syn_q holds the last byte's update by then)
+    logic bm_go_q;
+    assign bm_start = bm_go_q;
+
+    ats_bch_bm #(
+        .M   (M),
+        .POLY(POLY),
+        .T   (T)
+    ) u_bm (
+        .clk    (clk),
+        .rst    (rst),
+        .start  (bm_start),
+        .syn_odd(syn_q),
+        .busy   (bm_busy),
+        .done   (bm_done),
+        .lambda (bm_lambda),
+        .len    (bm_len)
+    );
+
+    // ---- stage 3: Chien search and output ----------------------------------------------------
+    logic [M-1:0]      r_q [1:T];        // Lambda_j * alpha^(-j(n-1)) * alpha^(8jc) at byte c
+    logic [M-1:0]      lam0_q;
+    logic              apply_q;          // L <= T and deg(Lambda) == L: flip bits at roots
+    logic [LEN_W-1:0]  len_q;
+    logic [CNT_W-1:0]  ccnt_q;           // byte index of the Chien search / read
+    logic [ROOT_W-1:0] roots_q;
+    logic [CR_W-1:0]   credit_q;         // output FIFO entries + reads in flight
+    logic              issue, issue_data;
+
+    // degree of Lambda
+    logic [LEN_W-1:0] deg, deg_q;
+    always_comb begin
+        deg = '0;
+        for (int j = 1; j <= T; j++) begin
+            if (bm_lambda[j*M +: M] != '0) deg = LEN_W'(j);
+        end
+    end
+
+    // chien_q = (be_q == BE_CHIEN), data_ph_q = (ccnt_q < K), both as registers (Fmax: issue is the
+    // clock enable of every Chien register)
+    logic chien_q, data_ph_q, credit_ok;
+    assign credit_ok  = (credit_q != CR_W'(OUT_DEPTH));
+    assign issue_data = chien_q && data_ph_q && credit_ok;
+    assign issue      = chien_q && (!data_ph_q || credit_ok);
+    assign rd_addr    = {rslot_q, ccnt_q[AW-1:0]};
+    assign slot_free  = issue_data && (ccnt_q == CNT_W'(K - 1));
+
+    // Chien evaluations of the 8 bits of byte ccnt_q (k = 0 is bit 7, the higher degree), as two
+    // registered partial sums (terms 1..TH, and Lambda_0 + terms TH+1..T)
+    localparam int TH = T / 2;
+    logic [M-1:0] ev_a [8];
+    logic [M-1:0] ev_b [8];
+    for (genvar k = 0; k < 8; k++) begin : g_ev
+        always_comb begin
+            ev_a[k] = '0;
+            ev_b[k] = lam0_q;
+            for (int j = 1; j <= T; j++) begin
+                if (j <= TH) ev_a[k] = ev_a[k] ^ gf_cmul(r_q[j], AJK[(k*(T+1)+j)*MM +: MM]);
+                else         ev_b[k] = ev_b[k] ^ gf_cmul(r_q[j], AJK[(k*(T+1)+j)*MM +: MM]);
+            end
+        end
+    end
+
+    logic             s1_valid_q, s1_out_q, s1_last_q;
+    logic [M-1:0]     ev_a_q [8];
+    logic [M-1:0]     ev_b_q [8];
+    logic             s2_valid_q, s2_out_q, s2_last_q;
+    logic [7:0]       mask_q;
+
+    logic [3:0] mask_pop;
+    always_comb begin
+        mask_pop = '0;
+        for (int b = 0; b < 8; b++) mask_pop = mask_pop + 4'(mask_q[b]);
+    end
+
+    // status
+    logic       st_valid_q;
+    logic [7:0] st_corr_q;
+    logic       st_unc_q;
+    logic       verdict_ok;
+    assign verdict_ok = apply_q && (roots_q == ROOT_W'(len_q));
+
+    always_comb begin
+        be_d = be_q;
+        case (be_q)
+            BE_IDLE:  if (syn_full_q && !bm_go_q) be_d = BE_BM;
+            BE_BM:    if (bm_done) be_d = BE_DEG;
+            BE_DEG:   be_d = BE_CINIT;
+            BE_CINIT: be_d = BE_CHIEN;
+            BE_CHIEN: if (issue && ccnt_q == CNT_W'(NB - 1)) be_d = BE_DRAIN;
+            BE_DRAIN: if (!s1_valid_q && !s2_valid_q) be_d = BE_STAT;
+            BE_STAT:  if (!st_valid_q || m_status_ready) be_d = BE_IDLE;
+            default:  be_d = BE_IDLE;
+        endcase
+    end
+
+    // output FIFO
+    logic [8:0]      fifo_q [OUT_DEPTH];
+    logic [FP_W-1:0] fwp_q, frp_q;
+    logic [CR_W-1:0] fcnt_q;
+    logic            pop;
+    assign m_data_valid = (fcnt_q != '0);
+    assign pop          = m_data_valid && m_data_ready;
+    assign m_data_data  = fifo_q[frp_q][7:0];
+    assign m_data_last  = fifo_q[frp_q][8];
+
+    always_ff @(posedge clk) begin
+        // datapath
+        if (be_q == BE_CINIT) begin
+            for (int j = 1; j <= T; j++) begin
+                r_q[j] <= gf_cmul(bm_lambda[j*M +: M], CST[j*MM +: MM]);
+            end
+            lam0_q  <= bm_lambda[M-1:0];
+            len_q   <= bm_len;
+            apply_q <= ({1'b0, bm_len} <= (LEN_W + 1)'(T)) && (deg_q == bm_len);
+        end else if (issue) begin
+            for (int j = 1; j <= T; j++) r_q[j] <= gf_cmul(r_q[j], A8J[j*MM +: MM]);
+        end
+        for (int k = 0; k < 8; k++) begin
+            ev_a_q[k] <= ev_a[k];
+            ev_b_q[k] <= ev_b[k];
+        end
+        s1_out_q  <= issue_data;
+        s1_last_q <= (ccnt_q == CNT_W'(K - 1));
+        for (int k = 0; k < 8; k++) mask_q[7-k] <= ((ev_a_q[k] ^ ev_b_q[k]) == '0);
+        s2_out_q  <= s1_valid_q && s1_out_q;
+        s2_last_q <= s1_last_q;
+        if (s2_out_q) fifo_q[fwp_q] <= {s2_last_q, rd_data ^ (apply_q ? mask_q : 8'h00)};
+        if (be_q == BE_STAT && (!st_valid_q || m_status_ready)) begin
+            st_unc_q  <= !verdict_ok;
+            st_corr_q <= verdict_ok ? 8'(roots_q) : 8'h00;
+        end
+
+        // control
+        if (s_fire) begin
+            icnt_q    <= last_in_q ? '0 : icnt_q + 1'b1;
+            last_in_q <= (icnt_q == CNT_W'(NB - 2));
+        end
+        deg_q <= deg;                         // BE_DEG: degree of Lambda, used in BE_CINIT
+        full_q     <= full_d;
+        wslot_q    <= wslot_d;
+        syn_full_q <= syn_full_d;
+        ready_q    <= !syn_full_d && !full_d[wslot_d];
+        if (be_q == BE_CINIT) begin
+            ccnt_q    <= '0;
+            roots_q   <= '0;
+            data_ph_q <= 1'b1;
+        end
+        if (issue && ccnt_q == CNT_W'(K - 1)) data_ph_q <= 1'b0;
+        chien_q <= (be_d == BE_CHIEN);
+        bm_go_q <= (be_q == BE_IDLE) && (be_d == BE_BM);
+        if (issue) ccnt_q <= ccnt_q + 1'b1;
+        if (slot_free) rslot_q <= !rslot_q;
+        if (s2_valid_q) roots_q <= roots_q + ROOT_W'(mask_pop);
+        s1_valid_q <= issue;
+        s2_valid_q <= s1_valid_q;
+        credit_q <= credit_q + CR_W'(issue_data) - CR_W'(pop);
+        if (s2_out_q) fwp_q <= fwp_q + 1'b1;
+        if (pop) frp_q <= frp_q + 1'b1;
+        fcnt_q <= fcnt_q + CR_W'(s2_out_q) - CR_W'(pop);
+        if (m_status_ready) st_valid_q <= 1'b0;
+        if (be_q == BE_STAT && (!st_valid_q || m_status_ready)) st_valid_q <= 1'b1;
+        be_q <= be_d;
+
+        if (rst) begin
+            icnt_q     <= '0;
+            last_in_q  <= 1'b0;
+            wslot_q    <= 1'b0;
+            rslot_q    <= 1'b0;
+            full_q     <= '0;
+            syn_full_q <= 1'b0;
+            ready_q    <= 1'b0;
+            be_q       <= BE_IDLE;
+            chien_q    <= 1'b0;
+            bm_go_q    <= 1'b0;
+            s1_valid_q <= 1'b0;
+            s2_valid_q <= 1'b0;
+            s2_out_q   <= 1'b0;
+            credit_q   <= '0;
+            fwp_q      <= '0;
+            frp_q      <= '0;
+            fcnt_q     <= '0;
+            st_valid_q <= 1'b0;
+        end
+    end
+
+    assign m_status_valid         = st_valid_q;
+    assign m_status_corrected     = st_corr_q;
+    assign m_status_uncorrectable = st_unc_q;
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && s_fire && (s_data_last != (icnt_q == CNT_W'(NB - 1)))) begin
+            $error("ats_bch_dec: s_data_last does not match the codeword length %0d (%m)", NB);
+        end
+        if (!rst && bm_start && bm_busy) begin
+            $error("ats_bch_dec: Berlekamp-Massey started while busy (%m)");
+        end
+    end
+`endif
+endmodule
+
+`resetall

@@ -1,0 +1,1 @@
+rtl/nand/ats_bch_enc.sv

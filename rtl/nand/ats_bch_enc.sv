@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_bch_enc: systematic binary BCH encoder for one NAND sector, one byte a cycle. Passes the K
+// data bytes of a sector through (registered) while a byte-parallel LFSR divides them by the
+// generator polynomial g(x), then appends the P = M*T/8 parity bytes (remainder, x^(R-1) first) and
+// marks the last parity byte with m_data_last. Bit 7 of a byte is sent first (higher degree).
+// Code, bit order and generator polynomials: rtl/nand/README_ecc.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_bch_enc #(
+    parameter int M = 13,   // Galois field GF(2^M): 13 (512 B sectors) or 14 (1 KiB sectors)
+    parameter int T = 8,    // correctable bits per sector; M*T must be a multiple of 8
+    parameter int K = 512   // data bytes per sector
+) (
+    input  wire logic       clk,
+    input  wire logic       rst,             // synchronous, active high
+    // sector data in: K bytes, s_data_last on the K-th (checked in simulation only)
+    input  wire logic       s_data_valid,
+    output wire logic       s_data_ready,
+    input  wire logic [7:0] s_data_data,
+    input  wire logic       s_data_last,
+    // codeword out: K data bytes then P parity bytes, m_data_last on the last parity byte
+    output wire logic       m_data_valid,
+    input  wire logic       m_data_ready,
+    output wire logic [7:0] m_data_data,
+    output wire logic       m_data_last
+);
+    localparam int R    = M * T;                  // parity bits (= deg g for the supported codes)
+    localparam int P    = R / 8;                  // parity bytes
+    localparam int CNT_W = $clog2((K > P) ? K : P);
+
+    // generator polynomials without their x^R term (computed by cocotb_tests/lib/atstb/bch_model.py,
+    // which the tests use to check every codeword; the decoder never uses g, so a wrong entry fails
+    // the decoder tests too)
+    function automatic logic [255:0] gen_low(input int m, input int t);
+        logic [255:0] g;
+        g = '0;
+        if (m == 13 && t == 8)  g = 256'h15f914e07b0c138741c5c4fb23;
+        if (m == 13 && t == 16) g = 256'hcbbe3f0dbec563b5fb20ff07f7aa45ff026fb378a601cdd0fdd1;
+        if (m == 14 && t == 4)  g = 256'h4274b322a225b3;
+        if (m == 14 && t == 8)  g = 256'hfe7b97fe53843c7659e273cd5c2d;
+        if (m == 14 && t == 12) g = 256'h20bba549566ba23004bf345d7adc79eae3330c560d;
+        if (m == 14 && t == 16) g = 256'hcc240c704aa34914c2a29120594f7fd7e3c3d59844e9ed89aa8376cf;
+        gen_low = g;
+    endfunction
+    localparam logic [255:0] GEN_ALL = gen_low(M, T);
+    localparam logic [R-1:0] GEN     = GEN_ALL[R-1:0];
+
+    if (GEN_ALL == '0) begin : g_check_code
+        $fatal(1, "ats_bch_enc: no generator polynomial for M=%0d T=%0d (%m)", M, T);
+    end
+    if (8 * (K + P) > (1 << M) - 1) begin : g_check_len
+        $fatal(1, "ats_bch_enc: K + parity exceeds the code length 2^M-1 (%m)");
+    end
+    if (K < 2) begin : g_check_k
+        $fatal(1, "ats_bch_enc: K must be at least 2 (%m)");
+    end
+
+    // remainder after one more byte, bit 7 first: r <- (r*x + d_b*x^R) mod g, eight times
+    function automatic logic [R-1:0] lfsr8(input logic [R-1:0] r, input logic [7:0] d);
+        logic [R-1:0] x;
+        logic fb;
+        x = r;
+        for (int b = 7; b >= 0; b--) begin
+            fb = x[R-1] ^ d[b];
+            x  = {x[R-2:0], 1'b0} ^ (fb ? GEN : '0);
+        end
+        lfsr8 = x;
+    endfunction
+
+    logic             par_mode_q, par_mode_d;    // emitting parity bytes
+    logic [CNT_W-1:0] cnt_q, cnt_d;              // byte index in the data / parity part
+    logic [R-1:0]     rem_q, rem_d;              // LFSR remainder
+    logic             out_valid_q, out_valid_d;
+    logic [7:0]       out_data_q, out_data_d;
+    logic             out_last_q, out_last_d;
+
+    logic out_free, s_fire;
+    assign out_free     = !out_valid_q || m_data_ready;
+    assign s_data_ready = !par_mode_q && out_free;
+    assign s_fire       = s_data_valid && s_data_ready;
+
+    always_comb begin
+        par_mode_d  = par_mode_q;
+        cnt_d       = cnt_q;
+        rem_d       = rem_q;
+        out_valid_d = out_valid_q && !m_data_ready;
+        out_data_d  = out_data_q;
+        out_last_d  = out_last_q;
+        if (s_fire) begin
+            out_valid_d = 1'b1;
+            out_data_d  = s_data_data;
+            out_last_d  = 1'b0;
+            rem_d       = lfsr8(rem_q, s_data_data);   // rem_q is 0 at a sector start
+            cnt_d       = cnt_q + 1'b1;
+            if (cnt_q == CNT_W'(K - 1)) begin
+                par_mode_d = 1'b1;
+                cnt_d      = '0;
+            end
+        end else if (par_mode_q && out_free) begin
+            out_valid_d = 1'b1;
+            out_data_d  = rem_q[R-1 -: 8];
+            out_last_d  = (cnt_q == CNT_W'(P - 1));
+            rem_d       = {rem_q[R-9:0], 8'h00};
+            cnt_d       = cnt_q + 1'b1;
+            if (cnt_q == CNT_W'(P - 1)) begin
+                par_mode_d = 1'b0;
+                cnt_d      = '0;
+            end
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        // the remainder is 0 after reset and after its last parity byte has been shifted out
+        rem_q      <= rst ? '0 : rem_d;
+        out_data_q <= out_data_d;
+        out_last_q <= out_last_d;
+        if (rst) begin
+            par_mode_q  <= 1'b0;
+            cnt_q       <= '0;
+            out_valid_q <= 1'b0;
+        end else begin
+            par_mode_q  <= par_mode_d;
+            cnt_q       <= cnt_d;
+            out_valid_q <= out_valid_d;
+        end
+    end
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && s_fire && (s_data_last != (cnt_q == CNT_W'(K - 1)))) begin
+            $error("ats_bch_enc: s_data_last does not match the sector length K=%0d (%m)", K);
+        end
+    end
+`endif
+
+    assign m_data_valid = out_valid_q;
+    assign m_data_data  = out_data_q;
+    assign m_data_last  = out_last_q;
+endmodule
+
+`resetall
