@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, 
 from atstb.nand_sched_model import CCMD_FIELDS, ERASE, PROGRAM, READ, check_trace
 from atstb.runner import ROOT, run
 from atstb.streams import StreamSink, StreamSource, random_pause
+from atstb.streams import pause_gen as streams_pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
@@ -39,21 +40,8 @@ NCPL_FIELDS = ["tag", "status", "corrected"]
 FIELD_W = {"tag": 8, "op": 2, "way": 2, "block": 12, "page": 8}
 
 
-def heavy_pause(rng: random.Random):
-    """Long stalls (up to 60 cycles, half the time): fills the table, holds dies busy."""
-    while True:
-        if rng.random() < 0.5:
-            for _ in range(rng.randint(1, 60)):
-                yield True
-        else:
-            for _ in range(rng.randint(1, 8)):
-                yield False
-
-
 def pause_gen(rng, kind, p=0.3):
-    if kind == "heavy":
-        return heavy_pause(rng)
-    return random_pause(rng, p) if kind else None
+    return streams_pause_gen(rng, kind, p, max_stall=60)   # longer stalls: fill the table, hold dies busy
 
 
 class TB:

@@ -31,7 +31,7 @@ from cocotb.triggers import RisingEdge
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.remap_model import Req, RemapModel, xor_fold, _clog2
 from atstb.runner import ROOT, load_params, load_sources, run
-from atstb.streams import StreamSink, StreamSource, random_pause
+from atstb.streams import StreamSink, StreamSource, pause_gen, random_pause
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 GEN = os.environ.get("ATS_REMAP_GEN")
@@ -46,24 +46,6 @@ MAP_FIELDS = ["txid", "lpn", "ppn", "last"]
 def always_pause():
     while True:
         yield True
-
-
-def heavy_pause(rng: random.Random):
-    """Long stalls (up to 40 cycles, half the time): fills every FIFO, stretches commits."""
-    while True:
-        if rng.random() < 0.5:
-            for _ in range(rng.randint(1, 40)):
-                yield True
-        else:
-            for _ in range(rng.randint(1, 8)):
-                yield False
-
-
-def pause_gen(rng: random.Random, kind, p: float = 0.3):
-    """kind: False (never), True (random short bursts), "heavy" (long stalls)."""
-    if kind == "heavy":
-        return heavy_pause(rng)
-    return random_pause(rng, p) if kind else None
 
 
 @dataclass

@@ -104,7 +104,7 @@ module ats_nand_chan #(
     typedef enum logic [2:0] {B_IDLE, B_CMD, B_ADDR, B_DIN, B_DOUT, B_WAIT} bus_kind_e;
     typedef enum logic [3:0] {
         T_NONE, T_START_READ, T_START_PROG, T_START_ERASE, T_START_RESET, T_RDID, T_START_PARAM,
-        T_FETCH, T_STATUS, T_RHWAIT
+        T_FETCH, T_STATUS, T_DOUT, T_RHWAIT
     } txn_e;
 
     txn_e                txn_q, txn_d;       // transaction being executed on the bus
@@ -195,6 +195,7 @@ module ats_nand_chan #(
 
     // program data is consumed only in the DIN data phase
     logic din_take;
+    logic end_txn;   // the bus transaction ends this cycle (tRHW wait first if it read data)
     assign s_wdata_ready = din_take;
 
     // Start-transaction tables: first command, confirm command
@@ -223,6 +224,7 @@ module ats_nand_chan #(
         rd_v_d = rd_v_q && !m_rdata_ready; rd_data_d = rd_data_q; rd_tag_d = rd_tag_q;
         rd_last_d = rd_last_q;
         din_take = 1'b0;
+        end_txn = 1'b0;
 
         if (cmd_take_bad) begin
             cpl_v_d = 1'b1;
@@ -296,7 +298,7 @@ module ats_nand_chan #(
                 T_START_READ, T_START_PROG, T_START_ERASE, T_START_PARAM, T_START_RESET, T_RDID: begin
                     // step 0: command; 1..n_addr: address cycles; then per transaction:
                     // PROG 10 (tADL) 11 (data) 13 (confirm); READ/ERASE 13 (confirm);
-                    // RDID 12 (tWHR) 15 (data out, completion); 14: hand the die to its busy wait
+                    // RDID 12 (tWHR, then T_DOUT); 14: hand the die to its busy wait
                     if (step_q == 4'd0) begin
                         cle_d = 1'b1; dq_d = start_c0; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1);
                         step_d = (naddr_q == 3'd0) ? 4'd14 : 4'd1;
@@ -324,29 +326,20 @@ module ats_nand_chan #(
                             blen_d = blen_q - 1'b1;
                         end
                     end else if (step_q == 4'd12) begin
-                        cnt_d = CNT_W'(T_WHR); step_d = 4'd15;
+                        cnt_d = CNT_W'(T_WHR); txn_d = T_DOUT;
                     end else if (step_q == 4'd13) begin
                         cle_d = 1'b1; dq_d = start_c1; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1);
                         step_d = 4'd14;
                     end else if (step_q == 4'd14) begin
-                        txn_d = rhw_q ? T_RHWAIT : T_NONE; ce_on_d = rhw_q; if (rhw_q) begin cnt_d = CNT_W'(T_RHW); rhw_d = 1'b0; end
-                    end else begin
-                        if (blen_q == '0) begin
-                            // the completion follows the last data byte out of the channel
-                            if (!cpl_v_d && !rd_v_q) begin
-                                txn_d = rhw_q ? T_RHWAIT : T_NONE; ce_on_d = rhw_q; if (rhw_q) begin cnt_d = CNT_W'(T_RHW); rhw_d = 1'b0; end
-                                cpl_v_d = 1'b1; cpl_tag_d = btag_q; cpl_st_d = ST_OK;
-                            end
-                        end else if (!rd_v_q || m_rdata_ready) begin
-                            re_n_d = 1'b0; cnt_d = CNT_W'(T_RP - 1); blen_d = blen_q - 1'b1;
-                        end
+                        end_txn = 1'b1;
                     end
                 end
                 T_FETCH: begin
                     // a ready READ/PARAM: tRR, CHANGE READ COLUMN 05h col col E0h, tWHR, data out
                     if (step_q == 4'd0) begin
                         // READ PARAMETER PAGE has no column change: straight to the data
-                        cnt_d = CNT_W'(T_RR); step_d = (bop_q == OP_PARAM) ? 4'd6 : 4'd1;
+                        cnt_d = CNT_W'(T_RR);
+                        if (bop_q == OP_PARAM) txn_d = T_DOUT; else step_d = 4'd1;
                     end else if (step_q == 4'd1) begin
                         cle_d = 1'b1; dq_d = 8'h05; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1); step_d = 4'd2;
                     end else if (step_q == 4'd2 || step_q == 4'd3) begin
@@ -355,18 +348,20 @@ module ats_nand_chan #(
                         step_d = step_q + 1'b1;
                     end else if (step_q == 4'd4) begin
                         cle_d = 1'b1; dq_d = 8'hE0; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1); step_d = 4'd5;
-                    end else if (step_q == 4'd5) begin
-                        cnt_d = CNT_W'(T_WHR); step_d = 4'd6;
                     end else begin
-                        if (blen_q == '0) begin
-                            // the completion follows the last data byte out of the channel
-                            if (!cpl_v_d && !rd_v_q) begin          // else wait for the completion slot
-                                txn_d = rhw_q ? T_RHWAIT : T_NONE; ce_on_d = rhw_q; if (rhw_q) begin cnt_d = CNT_W'(T_RHW); rhw_d = 1'b0; end
-                                cpl_v_d = 1'b1; cpl_tag_d = btag_q; cpl_st_d = ST_OK;
-                            end
-                        end else if (!rd_v_q || m_rdata_ready) begin
-                            re_n_d = 1'b0; cnt_d = CNT_W'(T_RP - 1); blen_d = blen_q - 1'b1;
+                        cnt_d = CNT_W'(T_WHR); txn_d = T_DOUT;
+                    end
+                end
+                T_DOUT: begin
+                    // data-out cycles of READ ID and of a fetched READ / READ_PARAM; the
+                    // completion follows the last data byte out of the channel
+                    if (blen_q == '0) begin
+                        if (!cpl_v_d && !rd_v_q) begin
+                            end_txn = 1'b1;
+                            cpl_v_d = 1'b1; cpl_tag_d = btag_q; cpl_st_d = ST_OK;
                         end
+                    end else if (!rd_v_q || m_rdata_ready) begin
+                        re_n_d = 1'b0; cnt_d = CNT_W'(T_RP - 1); blen_d = blen_q - 1'b1;
                     end
                 end
                 T_STATUS: begin
@@ -378,7 +373,7 @@ module ats_nand_chan #(
                     end else if (step_q == 4'd2) begin
                         re_n_d = 1'b0; cnt_d = CNT_W'(T_RP - 1); step_d = 4'd3;
                     end else if (!cpl_v_d) begin
-                        txn_d = rhw_q ? T_RHWAIT : T_NONE; ce_on_d = rhw_q; if (rhw_q) begin cnt_d = CNT_W'(T_RHW); rhw_d = 1'b0; end
+                        end_txn = 1'b1;
                         cpl_v_d = 1'b1; cpl_tag_d = btag_q;
                         cpl_st_d = (status_q[0] && bop_q == OP_PROG)  ? ST_PFAIL :
                                    (status_q[0] && bop_q == OP_ERASE) ? ST_EFAIL : ST_OK;
@@ -391,6 +386,14 @@ module ats_nand_chan #(
                     txn_d = T_NONE; ce_on_d = 1'b0;
                 end
             endcase
+        end
+        if (end_txn) begin
+            txn_d = rhw_q ? T_RHWAIT : T_NONE;
+            ce_on_d = rhw_q;
+            if (rhw_q) begin
+                cnt_d = CNT_W'(T_RHW);
+                rhw_d = 1'b0;
+            end
         end
     end
 

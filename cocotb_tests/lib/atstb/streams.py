@@ -25,6 +25,24 @@ def random_pause(rng: random.Random, p: float = 0.3) -> Iterator[bool]:
             yield False
 
 
+def heavy_pause(rng: random.Random, max_stall: int = 40) -> Iterator[bool]:
+    """Long stalls (up to max_stall cycles, half the time): fills FIFOs and tables."""
+    while True:
+        if rng.random() < 0.5:
+            for _ in range(rng.randint(1, max_stall)):
+                yield True
+        else:
+            for _ in range(rng.randint(1, 8)):
+                yield False
+
+
+def pause_gen(rng: random.Random, kind, p: float = 0.3, max_stall: int = 40) -> Iterator[bool] | None:
+    """kind: False (never stall), True (random short bursts), "heavy" (long stalls)."""
+    if kind == "heavy":
+        return heavy_pause(rng, max_stall)
+    return random_pause(rng, p) if kind else None
+
+
 def never_pause() -> Iterator[bool]:
     return itertools.repeat(False)
 
