@@ -100,42 +100,61 @@ module ats_nand_chan #(
     logic [CNT_W-1:0]    way_wb_q   [WAYS];   // tWB countdown before R/B# is looked at
 
     // ------------------------------------------------------------------------------------------
-    // Bus micro-sequencer: executes one byte cycle (or a wait) at a time from a small program.
-    typedef enum logic [2:0] {B_IDLE, B_CMD, B_ADDR, B_DIN, B_DOUT, B_WAIT} bus_kind_e;
+    // The bus has two parts (README_chan.md): a transaction sequencer that walks the steps of one
+    // ONFI transaction and emits micro-ops (command, address, data-in, data-out, status or wait)
+    // into a one-entry register, and a byte engine that executes them one after another on the
+    // pins. The sequencer prepares the next micro-op while the engine executes the current one
+    // (every byte cycle lasts at least two clocks), so neither sees the other's combinational
+    // logic and back-to-back byte cycles have no bubble.
+    typedef enum logic [2:0] {U_CMD, U_ADDR, U_DIN, U_DOUT, U_STAT, U_WAIT} uop_e;
     typedef enum logic [3:0] {
         T_NONE, T_START_READ, T_START_PROG, T_START_ERASE, T_START_RESET, T_RDID, T_START_PARAM,
         T_FETCH, T_STATUS, T_DOUT, T_RHWAIT
     } txn_e;
 
+    // micro-op register (sequencer -> engine)
+    logic                uop_v_q, uop_v_d;
+    uop_e                uop_kind_q, uop_kind_d;
+    logic [7:0]          uop_byte_q, uop_byte_d;  // CMD/ADDR: the byte; WAIT: cycles
+    logic                uop_last_q, uop_last_d;  // DOUT: last byte of the transfer
+    logic                uop_z_q, uop_z_d;        // WAIT: zero cycles
+
+    // sequencer state
     txn_e                txn_q, txn_d;       // transaction being executed on the bus
     logic [3:0]          step_q, step_d;     // step within the transaction
     logic [WAY_W-1:0]    bway_q, bway_d;     // way owning the bus
     logic [2:0]          bop_q, bop_d;       // op of that way's request
     logic [TAG_W-1:0]    btag_q, btag_d;
     logic [COL_W-1:0]    bcol_q, bcol_d;
-    logic [LEN_W-1:0]    blen_q, blen_d;     // bytes left in a data phase
-    logic [CNT_W-1:0]    cnt_q, cnt_d;       // cycle counter inside a byte cycle or wait
-    logic                phase_q, phase_d;   // 0: WE#/RE# low part, 1: high part
-    logic [7:0]          dq_q, dq_d;
-    logic                cle_q, cle_d, ale_q, ale_d, we_n_q, we_n_d, re_n_q, re_n_d;
+    logic [LEN_W-1:0]    blen_q, blen_d;     // bytes left to emit in a data phase
     logic                ce_on_q, ce_on_d;
-    logic [7:0]          status_q, status_d;
-    logic [39:0]         abytes_q, abytes_d;  // address cycles still to send, next one in [7:0]
-    logic [2:0]          naddr_q, naddr_d;    // how many
-    logic                rhw_q, rhw_d;        // the transaction read data: hold the bus tRHW at its end
+    logic [39:0]         abytes_q, abytes_d; // address cycles still to send, next one in [7:0]
+    logic [2:0]          naddr_q, naddr_d;   // how many
+
+    // byte engine state
+    logic                eng_busy_q;
+    logic                eng_high_q;         // 0: strobe-low part, 1: strobe-high part (or a wait)
+    logic [CNT_W-1:0]    cnt_q;              // cycles left in the current part
+    logic                cnt_z_q;            // cnt_q == 0
+    logic                eng_rd_q;           // the op in flight samples DQ at the end of RE# low
+    logic                eng_stat_q;         // ... into the status register
+    logic                eng_last_q;
+    logic [7:0]          dq_q;
+    logic                cle_q, ale_q, we_n_q, re_n_q;
+    logic                fail_q;             // READ STATUS bit 0 (FAIL) of the last status read
 
     // completion and read-data output registers (one beat each, backpressured)
     logic                cpl_v_q, cpl_v_d;
     logic [TAG_W-1:0]    cpl_tag_q, cpl_tag_d;
     logic [2:0]          cpl_st_q, cpl_st_d;
-    logic                rd_v_q, rd_v_d;
-    logic [7:0]          rd_data_q, rd_data_d;
-    logic [TAG_W-1:0]    rd_tag_q, rd_tag_d;
-    logic                rd_last_q, rd_last_d;
+    logic                rd_v_q;
+    logic [7:0]          rd_data_q;
+    logic [TAG_W-1:0]    rd_tag_q;
+    logic                rd_last_q;
 
-    assign m_cpl_valid  = cpl_v_q;
-    assign m_cpl_tag    = cpl_tag_q;
-    assign m_cpl_status = cpl_st_q;
+    assign m_cpl_valid   = cpl_v_q;
+    assign m_cpl_tag     = cpl_tag_q;
+    assign m_cpl_status  = cpl_st_q;
     assign m_rdata_valid = rd_v_q;
     assign m_rdata_data  = rd_data_q;
     assign m_rdata_tag   = rd_tag_q;
@@ -152,16 +171,59 @@ module ats_nand_chan #(
     end
 
     // ------------------------------------------------------------------------------------------
-    // Request checks: a bad request completes at once with BAD_REQ (never a hang).
+    // Request stage: s_cmd is registered and decoded here (check, address bytes, first
+    // transaction), so that starting a transaction depends on registers only. One request is held;
+    // the next is accepted once it has left (requests are microseconds apart on a NAND channel).
+    logic                pend_v_q;
+    logic                pend_bad_q;         // completes with BAD_REQ, never reaches the pins
+    logic [2:0]          pend_op_q;
+    logic [TAG_W-1:0]    pend_tag_q;
+    logic [WAY_W-1:0]    pend_way_q;
+    logic [COL_W-1:0]    pend_col_q;
+    logic [LEN_W-1:0]    pend_len_q;
+    logic [39:0]         pend_abytes_q;      // address cycles, first in [7:0]
+    logic [2:0]          pend_naddr_q;
+    txn_e                pend_txn_q;         // first bus transaction of the request
+    logic                pend_take;          // the held request leaves the stage this cycle
+
     logic cmd_bad;
     always_comb begin
         cmd_bad = (s_cmd_op > OP_PARAM) || (32'(s_cmd_way) >= WAYS) ||
                   ((s_cmd_op == OP_READ || s_cmd_op == OP_PROG || s_cmd_op == OP_RDID ||
                     s_cmd_op == OP_PARAM) && (s_cmd_len == '0 || 32'(s_cmd_len) > MAX_LEN));
     end
+    assign s_cmd_ready = !pend_v_q;
+    always_ff @(posedge clk) begin
+        if (s_cmd_valid && !pend_v_q) begin
+            pend_v_q   <= 1'b1;
+            pend_bad_q <= cmd_bad;
+            pend_op_q  <= s_cmd_op;
+            pend_tag_q <= s_cmd_tag;
+            pend_way_q <= s_cmd_way;
+            pend_col_q <= s_cmd_col;
+            pend_len_q <= s_cmd_len;
+            // address cycles: READ/PROGRAM col (2) + row (3); ERASE row (3); ID/PARAM 00h
+            pend_abytes_q <= (s_cmd_op == OP_ERASE) ? {16'b0, 24'(s_cmd_row)} :
+                             (s_cmd_op == OP_READ || s_cmd_op == OP_PROG) ?
+                                 {24'(s_cmd_row), 16'(s_cmd_col)} : 40'b0;
+            pend_naddr_q <= (s_cmd_op == OP_READ || s_cmd_op == OP_PROG) ? 3'd5 :
+                            (s_cmd_op == OP_ERASE) ? 3'd3 : (s_cmd_op == OP_RESET) ? 3'd0 : 3'd1;
+            unique case (s_cmd_op)
+                OP_READ:  pend_txn_q <= T_START_READ;
+                OP_PROG:  pend_txn_q <= T_START_PROG;
+                OP_ERASE: pend_txn_q <= T_START_ERASE;
+                OP_RESET: pend_txn_q <= T_START_RESET;
+                OP_RDID:  pend_txn_q <= T_RDID;
+                default:  pend_txn_q <= T_START_PARAM;
+            endcase
+        end else if (pend_take) begin
+            pend_v_q <= 1'b0;
+        end
+        if (rst) pend_v_q <= 1'b0;
+    end
     // A request for an idle way starts when the bus is free; a bad one needs only the cpl register.
     logic way_idle_sel;
-    assign way_idle_sel = (32'(s_cmd_way) < WAYS) && (way_st_q[s_cmd_way] == W_IDLE);
+    assign way_idle_sel = (way_st_q[pend_way_q] == W_IDLE);
 
     // Which ready way to serve next (lowest index; fairness is the scheduler's business). A
     // register: a pick keeps the bus busy for at least T_CS cycles, so it is never stale when used.
@@ -180,23 +242,27 @@ module ats_nand_chan #(
 
     logic bus_free;
     assign bus_free = (txn_q == T_NONE);
-    // completion slot free (or freeing this cycle)
-    logic cpl_free;
-    assign cpl_free = !cpl_v_q || m_cpl_ready;
+    logic cpl_free;    // completion register free (registered state only)
+    assign cpl_free = !cpl_v_q;
 
     // new request accepted: bad ones straight to completion; good ones when the bus is free and no
     // ready way waits for the bus (finishing work frees dies first)
     logic cmd_take_bad, cmd_take_good;
-    assign cmd_take_bad  = s_cmd_valid && cmd_bad && cpl_free && bus_free;
-    assign cmd_take_good = s_cmd_valid && !cmd_bad && bus_free && !ready_any_q && way_idle_sel;
+    logic take_base;    // a good request may start if its way is idle (the way FSMs know that locally)
+    assign cmd_take_bad  = pend_v_q && pend_bad_q && cpl_free && bus_free;
+    assign take_base     = pend_v_q && !pend_bad_q && bus_free && !ready_any_q;
+    assign cmd_take_good = take_base && way_idle_sel;
+    assign pend_take     = cmd_take_bad || cmd_take_good;
     logic pick_ready;   // the bus starts finishing a ready way this cycle
-    assign pick_ready = bus_free && ready_any_q && cpl_free && way_st_q[ready_way_q] == W_READY;
-    assign s_cmd_ready   = cmd_take_bad || cmd_take_good;
-
-    // program data is consumed only in the DIN data phase
-    logic din_take;
-    logic end_txn;   // the bus transaction ends this cycle (tRHW wait first if it read data)
-    assign s_wdata_ready = din_take;
+    // (ready_way_q is one cycle old, never stale here: only a pick takes a way out of READY, and a
+    // pick keeps the bus busy for many cycles)
+    assign pick_ready = bus_free && ready_any_q && cpl_free;
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && pick_ready && way_st_q[ready_way_q] != W_READY)
+            $error("ats_nand_chan: picked way %0d is not ready", ready_way_q);
+    end
+`endif
 
     // Start-transaction tables: first command, confirm command
     logic [7:0] start_c0, start_c1;
@@ -212,100 +278,75 @@ module ats_nand_chan #(
     end
 
     // ------------------------------------------------------------------------------------------
-    // Byte-cycle engine helpers (in the combinational block): start a command/address/data-in
-    // cycle (WE# pulse), a data-out cycle (RE# pulse), or a wait.
+    // Transaction sequencer: one micro-op per cycle into the empty micro-op register.
+    logic eng_idle;     // engine done with everything it was given (registered state only)
+    assign eng_idle = !uop_v_q && !eng_busy_q;
+    logic emit;
+    assign emit = !uop_v_q;
+
     always_comb begin
         txn_d = txn_q; step_d = step_q; bway_d = bway_q; bop_d = bop_q; btag_d = btag_q;
-        bcol_d = bcol_q; blen_d = blen_q; cnt_d = cnt_q; phase_d = phase_q;
-        dq_d = dq_q; cle_d = cle_q; ale_d = ale_q; we_n_d = we_n_q; re_n_d = re_n_q;
-        ce_on_d = ce_on_q; status_d = status_q; abytes_d = abytes_q; naddr_d = naddr_q;
-        rhw_d = rhw_q;
+        bcol_d = bcol_q; blen_d = blen_q; ce_on_d = ce_on_q; abytes_d = abytes_q;
+        naddr_d = naddr_q;
+        uop_v_d = uop_v_q; uop_kind_d = uop_kind_q; uop_byte_d = uop_byte_q;
+        uop_last_d = uop_last_q; uop_z_d = uop_z_q;
         cpl_v_d = cpl_v_q && !m_cpl_ready; cpl_tag_d = cpl_tag_q; cpl_st_d = cpl_st_q;
-        rd_v_d = rd_v_q && !m_rdata_ready; rd_data_d = rd_data_q; rd_tag_d = rd_tag_q;
-        rd_last_d = rd_last_q;
-        din_take = 1'b0;
-        end_txn = 1'b0;
 
         if (cmd_take_bad) begin
             cpl_v_d = 1'b1;
-            cpl_tag_d = s_cmd_tag;
+            cpl_tag_d = pend_tag_q;
             cpl_st_d = ST_BAD;
         end
 
-        if (txn_q == T_NONE) begin
-            // pick work: a ready way first, else a new request
-            if (pick_ready) begin
-                bway_d = ready_way_q;
-                bop_d = way_op_q[ready_way_q];
-                btag_d = way_tag_q[ready_way_q];
-                bcol_d = way_col_q[ready_way_q];
-                blen_d = way_len_q[ready_way_q];
-                txn_d = (way_op_q[ready_way_q] == OP_PROG || way_op_q[ready_way_q] == OP_ERASE ||
-                         way_op_q[ready_way_q] == OP_RESET) ? T_STATUS : T_FETCH;
+        unique case (txn_q)
+            T_NONE: begin
+                // pick work: a ready way first, else a new request; CE# low, then tCS. The
+                // operands are loaded every idle cycle (they matter only once a transaction
+                // starts), so only the start itself waits for the full start condition.
+                if (ready_any_q) begin
+                    bway_d = ready_way_q;
+                    bop_d = way_op_q[ready_way_q];
+                    btag_d = way_tag_q[ready_way_q];
+                    bcol_d = way_col_q[ready_way_q];
+                    blen_d = way_len_q[ready_way_q];
+                end else begin
+                    bway_d = pend_way_q;
+                    bop_d = pend_op_q;
+                    btag_d = pend_tag_q;
+                    bcol_d = pend_col_q;
+                    blen_d = pend_len_q;
+                end
+                abytes_d = pend_abytes_q;
+                naddr_d = pend_naddr_q;
                 step_d = '0;
-                cnt_d = CNT_W'(T_CS);
-                ce_on_d = 1'b1;
-            end else if (cmd_take_good) begin
-                bway_d = s_cmd_way;
-                bop_d = s_cmd_op;
-                btag_d = s_cmd_tag;
-                bcol_d = s_cmd_col;
-                blen_d = s_cmd_len;
-                // address cycles: READ/PROGRAM col (2) + row (3); ERASE row (3); ID/PARAM 00h
-                abytes_d = (s_cmd_op == OP_ERASE) ? {16'b0, 24'(s_cmd_row)} :
-                           (s_cmd_op == OP_READ || s_cmd_op == OP_PROG) ? {24'(s_cmd_row), 16'(s_cmd_col)}
-                                                                          : 40'b0;
-                naddr_d = (s_cmd_op == OP_READ || s_cmd_op == OP_PROG) ? 3'd5 :
-                          (s_cmd_op == OP_ERASE) ? 3'd3 : (s_cmd_op == OP_RESET) ? 3'd0 : 3'd1;
-                case (s_cmd_op)
-                    OP_READ:  txn_d = T_START_READ;
-                    OP_PROG:  txn_d = T_START_PROG;
-                    OP_ERASE: txn_d = T_START_ERASE;
-                    OP_RESET: txn_d = T_START_RESET;
-                    OP_RDID:  txn_d = T_RDID;
-                    default:  txn_d = T_START_PARAM;
-                endcase
-                step_d = '0;
-                cnt_d = CNT_W'(T_CS);
-                ce_on_d = 1'b1;
-            end
-        end else if (cnt_q != '0) begin
-            // inside a byte cycle or a wait
-            cnt_d = cnt_q - 1'b1;
-        end else if (phase_q == 1'b0 && (!we_n_q || !re_n_q)) begin
-            // end of the low part of a WE#/RE# pulse: sample read data, raise the strobe
-            if (!re_n_q) begin
-                if (txn_q == T_STATUS) status_d = nand_dq_i;
-                else begin
-                    rd_v_d = 1'b1;
-                    rd_data_d = nand_dq_i;
-                    rd_tag_d = btag_q;
-                    rd_last_d = (blen_q == LEN_W'(1));
+                uop_kind_d = U_WAIT; uop_byte_d = 8'(T_CS); uop_z_d = (T_CS == 0);
+                if (pick_ready) begin
+                    txn_d = (way_op_q[ready_way_q] == OP_PROG || way_op_q[ready_way_q] == OP_ERASE ||
+                             way_op_q[ready_way_q] == OP_RESET) ? T_STATUS : T_FETCH;
+                end else if (cmd_take_good) begin
+                    txn_d = pend_txn_q;
+                end
+                if (pick_ready || cmd_take_good) begin
+                    ce_on_d = 1'b1;
+                    uop_v_d = 1'b1;
                 end
             end
-            if (!re_n_q) rhw_d = 1'b1;
-            we_n_d = 1'b1;
-            re_n_d = 1'b1;
-            phase_d = 1'b1;
-            cnt_d = CNT_W'((!re_n_q ? T_REH : T_WH) - 1);
-        end else begin
-            // the previous cycle is complete: next step of the transaction
-            phase_d = 1'b0;
-            cle_d = 1'b0;
-            ale_d = 1'b0;
-            // each transaction is a list of steps; helpers below set the strobes
-            unique case (txn_q)
-                T_START_READ, T_START_PROG, T_START_ERASE, T_START_PARAM, T_START_RESET, T_RDID: begin
-                    // step 0: command; 1..n_addr: address cycles; then per transaction:
-                    // PROG 10 (tADL) 11 (data) 13 (confirm); READ/ERASE 13 (confirm);
-                    // RDID 12 (tWHR, then T_DOUT); 14: hand the die to its busy wait
+            T_START_READ, T_START_PROG, T_START_ERASE, T_START_PARAM, T_START_RESET, T_RDID: begin
+                // step 0: command; 1: address cycles; then per transaction:
+                // PROG 10 (tADL) 11 (data) 13 (confirm); READ/ERASE 13 (confirm);
+                // RDID 12 (tWHR, then T_DOUT); 14: end (the die starts its busy wait)
+                if (step_q == 4'd14) begin
+                    if (eng_idle) begin
+                        txn_d = T_NONE; ce_on_d = 1'b0;
+                    end
+                end else if (emit) begin
+                    uop_v_d = 1'b1;
+                    uop_last_d = 1'b0;
                     if (step_q == 4'd0) begin
-                        cle_d = 1'b1; dq_d = start_c0; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1);
+                        uop_kind_d = U_CMD; uop_byte_d = start_c0;
                         step_d = (naddr_q == 3'd0) ? 4'd14 : 4'd1;
                     end else if (step_q == 4'd1) begin
-                        // address cycles from the shift register
-                        ale_d = 1'b1; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1);
-                        dq_d = abytes_q[7:0];
+                        uop_kind_d = U_ADDR; uop_byte_d = abytes_q[7:0];
                         abytes_d = abytes_q >> 8;
                         naddr_d = naddr_q - 1'b1;
                         if (naddr_q == 3'd1) begin
@@ -314,94 +355,179 @@ module ats_nand_chan #(
                                      (txn_q == T_START_PARAM) ? 4'd14 : 4'd13;
                         end
                     end else if (step_q == 4'd10) begin
-                        cnt_d = CNT_W'(T_ADL); step_d = 4'd11;
+                        uop_kind_d = U_WAIT; uop_byte_d = 8'(T_ADL); uop_z_d = (T_ADL == 0);
+                        step_d = 4'd11;
                     end else if (step_q == 4'd11) begin
-                        if (blen_q == '0) begin
-                            step_d = 4'd13;
-                        end else if (s_wdata_valid) begin
-                            din_take = 1'b1;
-                            dq_d = s_wdata_data;
-                            we_n_d = 1'b0;
-                            cnt_d = CNT_W'(T_WP - 1);
-                            blen_d = blen_q - 1'b1;
-                        end
+                        uop_kind_d = U_DIN;
+                        blen_d = blen_q - 1'b1;
+                        if (blen_q == LEN_W'(1)) step_d = 4'd13;
                     end else if (step_q == 4'd12) begin
-                        cnt_d = CNT_W'(T_WHR); txn_d = T_DOUT;
-                    end else if (step_q == 4'd13) begin
-                        cle_d = 1'b1; dq_d = start_c1; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1);
-                        step_d = 4'd14;
-                    end else if (step_q == 4'd14) begin
-                        end_txn = 1'b1;
-                    end
-                end
-                T_FETCH: begin
-                    // a ready READ/PARAM: tRR, CHANGE READ COLUMN 05h col col E0h, tWHR, data out
-                    if (step_q == 4'd0) begin
-                        // READ PARAMETER PAGE has no column change: straight to the data
-                        cnt_d = CNT_W'(T_RR);
-                        if (bop_q == OP_PARAM) txn_d = T_DOUT; else step_d = 4'd1;
-                    end else if (step_q == 4'd1) begin
-                        cle_d = 1'b1; dq_d = 8'h05; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1); step_d = 4'd2;
-                    end else if (step_q == 4'd2 || step_q == 4'd3) begin
-                        ale_d = 1'b1; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1);
-                        dq_d = (step_q == 4'd2) ? bcol_q[7:0] : 8'(bcol_q >> 8);
-                        step_d = step_q + 1'b1;
-                    end else if (step_q == 4'd4) begin
-                        cle_d = 1'b1; dq_d = 8'hE0; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1); step_d = 4'd5;
+                        uop_kind_d = U_WAIT; uop_byte_d = 8'(T_WHR); uop_z_d = (T_WHR == 0);
+                        txn_d = T_DOUT;
                     end else begin
-                        cnt_d = CNT_W'(T_WHR); txn_d = T_DOUT;
+                        uop_kind_d = U_CMD; uop_byte_d = start_c1;
+                        step_d = 4'd14;
                     end
                 end
-                T_DOUT: begin
-                    // data-out cycles of READ ID and of a fetched READ / READ_PARAM; the
-                    // completion follows the last data byte out of the channel
-                    if (blen_q == '0) begin
-                        if (!cpl_v_d && !rd_v_q) begin
-                            end_txn = 1'b1;
-                            cpl_v_d = 1'b1; cpl_tag_d = btag_q; cpl_st_d = ST_OK;
+            end
+            T_FETCH: begin
+                // a ready READ/PARAM: tRR, CHANGE READ COLUMN 05h col col E0h, tWHR, data out
+                // (READ PARAMETER PAGE has no column change: straight to the data)
+                if (emit) begin
+                    uop_v_d = 1'b1;
+                    uop_last_d = 1'b0;
+                    unique case (step_q)
+                        4'd0: begin
+                            uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RR); uop_z_d = (T_RR == 0);
+                            if (bop_q == OP_PARAM) txn_d = T_DOUT; else step_d = 4'd1;
                         end
-                    end else if (!rd_v_q || m_rdata_ready) begin
-                        re_n_d = 1'b0; cnt_d = CNT_W'(T_RP - 1); blen_d = blen_q - 1'b1;
-                    end
+                        4'd1: begin uop_kind_d = U_CMD; uop_byte_d = 8'h05; step_d = 4'd2; end
+                        4'd2: begin uop_kind_d = U_ADDR; uop_byte_d = bcol_q[7:0]; step_d = 4'd3; end
+                        4'd3: begin uop_kind_d = U_ADDR; uop_byte_d = 8'(bcol_q >> 8); step_d = 4'd4; end
+                        4'd4: begin uop_kind_d = U_CMD; uop_byte_d = 8'hE0; step_d = 4'd5; end
+                        default: begin
+                            uop_kind_d = U_WAIT; uop_byte_d = 8'(T_WHR); uop_z_d = (T_WHR == 0);
+                            txn_d = T_DOUT;
+                        end
+                    endcase
                 end
-                T_STATUS: begin
-                    // a ready PROGRAM/ERASE/RESET: READ STATUS 70h, tWHR, one status byte
-                    if (step_q == 4'd0) begin
-                        cle_d = 1'b1; dq_d = 8'h70; we_n_d = 1'b0; cnt_d = CNT_W'(T_WP - 1); step_d = 4'd1;
-                    end else if (step_q == 4'd1) begin
-                        cnt_d = CNT_W'(T_WHR); step_d = 4'd2;
-                    end else if (step_q == 4'd2) begin
-                        re_n_d = 1'b0; cnt_d = CNT_W'(T_RP - 1); step_d = 4'd3;
-                    end else if (!cpl_v_d) begin
-                        end_txn = 1'b1;
+            end
+            T_DOUT: begin
+                // data-out cycles of READ ID and of a fetched READ / READ_PARAM; the completion
+                // follows the last data byte out of the channel
+                if (blen_q == '0) begin
+                    if (eng_idle && !cpl_v_q && !rd_v_q) begin
+                        cpl_v_d = 1'b1; cpl_tag_d = btag_q; cpl_st_d = ST_OK;
+                        txn_d = T_RHWAIT;
+                        uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
+                        uop_z_d = (T_RHW == 0);
+                    end
+                end else if (emit) begin
+                    uop_v_d = 1'b1; uop_kind_d = U_DOUT; uop_last_d = (blen_q == LEN_W'(1));
+                    blen_d = blen_q - 1'b1;
+                end
+            end
+            T_STATUS: begin
+                // a ready PROGRAM/ERASE/RESET: READ STATUS 70h, tWHR, one status byte
+                if (step_q == 4'd3) begin
+                    if (eng_idle && !cpl_v_q) begin
                         cpl_v_d = 1'b1; cpl_tag_d = btag_q;
-                        cpl_st_d = (status_q[0] && bop_q == OP_PROG)  ? ST_PFAIL :
-                                   (status_q[0] && bop_q == OP_ERASE) ? ST_EFAIL : ST_OK;
+                        cpl_st_d = (fail_q && bop_q == OP_PROG)  ? ST_PFAIL :
+                                   (fail_q && bop_q == OP_ERASE) ? ST_EFAIL : ST_OK;
+                        txn_d = T_RHWAIT;
+                        uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
+                        uop_z_d = (T_RHW == 0);
+                    end
+                end else if (emit) begin
+                    uop_v_d = 1'b1;
+                    uop_last_d = 1'b0;
+                    if (step_q == 4'd0) begin
+                        uop_kind_d = U_CMD; uop_byte_d = 8'h70; step_d = 4'd1;
+                    end else if (step_q == 4'd1) begin
+                        uop_kind_d = U_WAIT; uop_byte_d = 8'(T_WHR); uop_z_d = (T_WHR == 0);
+                        step_d = 4'd2;
+                    end else begin
+                        uop_kind_d = U_STAT; step_d = 4'd3;
                     end
                 end
-                T_RHWAIT: begin
-                    txn_d = T_NONE; ce_on_d = 1'b0;   // tRHW has elapsed
-                end
-                default: begin
+            end
+            T_RHWAIT: begin
+                // RE# high since the last data/status byte: tRHW before the bus is released
+                if (eng_idle) begin
                     txn_d = T_NONE; ce_on_d = 1'b0;
                 end
-            endcase
-        end
-        if (end_txn) begin
-            txn_d = rhw_q ? T_RHWAIT : T_NONE;
-            ce_on_d = rhw_q;
-            if (rhw_q) begin
-                cnt_d = CNT_W'(T_RHW);
-                rhw_d = 1'b0;
             end
+            default: begin
+                txn_d = T_NONE; ce_on_d = 1'b0;
+            end
+        endcase
+        if (eng_take) uop_v_d = 1'b0;
+    end
+
+    // ------------------------------------------------------------------------------------------
+    // Byte engine: executes the micro-op register. Strobe ops: strobe low for T_WP (WE#) or T_RP
+    // (RE#, DQ sampled in its last cycle) cycles, then high for T_WH / T_REH cycles; a WAIT of n
+    // holds the bus n+1 cycles. The next micro-op starts in the cycle the current one ends.
+    logic eng_free, eng_take, eng_start_ok;
+    assign eng_free = !eng_busy_q || (eng_high_q && cnt_z_q);
+    always_comb begin
+        unique case (uop_kind_q)
+            U_DIN:   eng_start_ok = s_wdata_valid;
+            U_DOUT:  eng_start_ok = !rd_v_q;
+            default: eng_start_ok = 1'b1;
+        endcase
+    end
+    assign eng_take = uop_v_q && eng_free && eng_start_ok;
+    assign s_wdata_ready = eng_take && uop_kind_q == U_DIN;
+
+    always_ff @(posedge clk) begin
+        if (rd_v_q && m_rdata_ready) rd_v_q <= 1'b0;
+        if (eng_take) begin
+            eng_busy_q <= 1'b1;
+            eng_rd_q   <= (uop_kind_q == U_DOUT);
+            eng_stat_q <= (uop_kind_q == U_STAT);
+            eng_last_q <= uop_last_q;
+            cle_q      <= (uop_kind_q == U_CMD);
+            ale_q      <= (uop_kind_q == U_ADDR);
+            unique case (uop_kind_q)
+                U_CMD, U_ADDR: begin
+                    dq_q <= uop_byte_q; we_n_q <= 1'b0; eng_high_q <= 1'b0;
+                    cnt_q <= CNT_W'(T_WP - 1); cnt_z_q <= (T_WP == 1);
+                end
+                U_DIN: begin
+                    dq_q <= s_wdata_data; we_n_q <= 1'b0; eng_high_q <= 1'b0;
+                    cnt_q <= CNT_W'(T_WP - 1); cnt_z_q <= (T_WP == 1);
+                end
+                U_DOUT, U_STAT: begin
+                    re_n_q <= 1'b0; eng_high_q <= 1'b0;
+                    cnt_q <= CNT_W'(T_RP - 1); cnt_z_q <= (T_RP == 1);
+                end
+                default: begin   // U_WAIT
+                    eng_high_q <= 1'b1;
+                    cnt_q <= CNT_W'(uop_byte_q); cnt_z_q <= uop_z_q;
+                end
+            endcase
+        end else if (eng_busy_q) begin
+            if (!cnt_z_q) begin
+                cnt_q <= cnt_q - 1'b1;
+                cnt_z_q <= (cnt_q == CNT_W'(1));
+            end else if (!eng_high_q) begin
+                // end of the strobe-low part: sample read data, raise the strobe
+                if (eng_stat_q) fail_q <= nand_dq_i[0];
+                if (eng_rd_q) begin
+                    rd_v_q <= 1'b1;
+                    rd_data_q <= nand_dq_i;
+                    rd_tag_q <= btag_q;
+                    rd_last_q <= eng_last_q;
+                end
+                we_n_q <= 1'b1;
+                re_n_q <= 1'b1;
+                eng_high_q <= 1'b1;
+                cnt_q <= CNT_W'((!re_n_q ? T_REH : T_WH) - 1);
+                cnt_z_q <= ((!re_n_q ? T_REH : T_WH) == 1);
+            end else begin
+                // done, nothing to take: release CLE/ALE (they were held through tCLH/tALH)
+                eng_busy_q <= 1'b0;
+                cle_q <= 1'b0;
+                ale_q <= 1'b0;
+            end
+        end
+        if (rst) begin
+            eng_busy_q <= 1'b0; eng_high_q <= 1'b1; cnt_q <= '0; cnt_z_q <= 1'b1;
+            cle_q <= 1'b0; ale_q <= 1'b0; we_n_q <= 1'b1; re_n_q <= 1'b1; rd_v_q <= 1'b0;
         end
     end
 
     // The data phase length is the request's len; `last` must agree (caller bug otherwise).
 `ifndef SYNTHESIS
+    logic [LEN_W-1:0] din_left_q;   // simulation only: bytes of the PROGRAM still to take
     always_ff @(posedge clk) begin
-        if (!rst && din_take && (s_wdata_last != (blen_q == LEN_W'(1))))
-            $error("ats_nand_chan: s_wdata_last disagrees with the PROGRAM length (tag %0d)", btag_q);
+        if (txn_q == T_START_PROG && step_q == 4'd10 && emit) din_left_q <= blen_q;
+        if (s_wdata_ready) begin
+            din_left_q <= din_left_q - 1'b1;
+            if (!rst && (s_wdata_last != (din_left_q == LEN_W'(1))))
+                $error("ats_nand_chan: s_wdata_last disagrees with the PROGRAM length (tag %0d)", btag_q);
+        end
     end
 `else
     logic unused_last;
@@ -413,13 +539,15 @@ module ats_nand_chan #(
     always_ff @(posedge clk) begin
         for (int w = 0; w < WAYS; w++) begin
             unique case (way_st_q[w])
-                W_IDLE: if (cmd_take_good && s_cmd_way == WAY_W'(w) && s_cmd_op != OP_RDID) begin
-                    way_st_q[w] <= W_BUSY;
-                    way_op_q[w] <= s_cmd_op;
-                    way_tag_q[w] <= s_cmd_tag;
-                    way_col_q[w] <= s_cmd_col;
-                    way_len_q[w] <= s_cmd_len;
+                W_IDLE: begin
+                    // operands loaded while idle (used only once the request starts)
+                    way_op_q[w] <= pend_op_q;
+                    way_tag_q[w] <= pend_tag_q;
+                    way_col_q[w] <= pend_col_q;
+                    way_len_q[w] <= pend_len_q;
                     way_wb_q[w] <= CNT_W'(T_WB);
+                    if (take_base && pend_way_q == WAY_W'(w) && pend_op_q != OP_RDID)
+                        way_st_q[w] <= W_BUSY;
                 end
                 W_BUSY: begin
                     // the tWB countdown starts once this way's start transaction has left the bus
@@ -441,17 +569,15 @@ module ats_nand_chan #(
 
     always_ff @(posedge clk) begin
         txn_q <= txn_d; step_q <= step_d; bway_q <= bway_d; bop_q <= bop_d; btag_q <= btag_d;
-        bcol_q <= bcol_d; blen_q <= blen_d; cnt_q <= cnt_d; phase_q <= phase_d;
-        dq_q <= dq_d; cle_q <= cle_d; ale_q <= ale_d; we_n_q <= we_n_d; re_n_q <= re_n_d;
-        ce_on_q <= ce_on_d; status_q <= status_d;
+        bcol_q <= bcol_d; blen_q <= blen_d; ce_on_q <= ce_on_d;
         ready_any_q <= ready_any_d; ready_way_q <= ready_way_d;
-        abytes_q <= abytes_d; naddr_q <= naddr_d; rhw_q <= rhw_d;
+        abytes_q <= abytes_d; naddr_q <= naddr_d;
+        uop_v_q <= uop_v_d; uop_kind_q <= uop_kind_d; uop_byte_q <= uop_byte_d;
+        uop_last_q <= uop_last_d; uop_z_q <= uop_z_d;
         cpl_v_q <= cpl_v_d; cpl_tag_q <= cpl_tag_d; cpl_st_q <= cpl_st_d;
-        rd_v_q <= rd_v_d; rd_data_q <= rd_data_d; rd_tag_q <= rd_tag_d; rd_last_q <= rd_last_d;
         if (rst) begin
-            txn_q <= T_NONE; step_q <= '0; cnt_q <= '0; phase_q <= 1'b0;
-            cle_q <= 1'b0; ale_q <= 1'b0; we_n_q <= 1'b1; re_n_q <= 1'b1; ce_on_q <= 1'b0;
-            cpl_v_q <= 1'b0; rd_v_q <= 1'b0; ready_any_q <= 1'b0; rhw_q <= 1'b0;
+            txn_q <= T_NONE; step_q <= '0; ce_on_q <= 1'b0; uop_v_q <= 1'b0;
+            cpl_v_q <= 1'b0; ready_any_q <= 1'b0;
         end
     end
 endmodule
