@@ -1,0 +1,1 @@
+rtl/cmdq/ats_cmdq.sv

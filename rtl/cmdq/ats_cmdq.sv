@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_cmdq: ordered command queue. Validates command descriptors (architecture.md section 1),
+// holds up to DEPTH of them and dispatches them one at a time on m_disp (section 9) following
+// INV-QUEUE: HEAD_OF_QUEUE first (arrival order among HEADs), an ORDERED command alone (every
+// earlier command done before it is dispatched, no later one dispatched before it is done),
+// SIMPLE commands in any order that keeps data hazards (overlapping LBA ranges with a write or
+// trim), FLUSH/RFLUSH after earlier writes, tx control after the same tx's commands; among the
+// eligible: HEAD, then higher prio, then reads, then oldest. Assigns barrier epochs in arrival
+// order. Completes by tag out of order (s_done -> m_cpl); bad descriptors complete with an error
+// status and are never dispatched. Full contract: rtl/cmdq/README.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_cmdq #(
+    parameter int          DEPTH   = 32,         // table entries (queued + in service), 2..64
+    parameter logic [48:0] NUM_LBA = 49'd16384,  // capacity in blocks: lba + nlb < NUM_LBA
+    parameter int          NUM_TX  = 32          // transactions: txid 1..NUM_TX, 1..63
+) (
+    input  wire logic                       clk,
+    input  wire logic                       rst,              // synchronous, active high
+    // command descriptors in (architecture.md section 1)
+    input  wire logic                       s_cmd_valid,
+    output wire logic                       s_cmd_ready,
+    input  wire logic [3:0]                 s_cmd_op,
+    input  wire logic [7:0]                 s_cmd_tag,
+    input  wire logic [47:0]                s_cmd_lba,
+    input  wire logic [15:0]                s_cmd_nlb,
+    input  wire logic [5:0]                 s_cmd_txid,
+    input  wire logic [3:0]                 s_cmd_flags,
+    input  wire logic [1:0]                 s_cmd_attr,
+    input  wire logic [1:0]                 s_cmd_prio,
+    input  wire logic [31:0]                s_cmd_dptr,
+    input  wire logic [31:0]                s_cmd_aux,
+    // dispatch to the execution units (section 9)
+    output wire logic                       m_disp_valid,
+    input  wire logic                       m_disp_ready,
+    output wire logic [3:0]                 m_disp_op,
+    output wire logic [7:0]                 m_disp_tag,
+    output wire logic [47:0]                m_disp_lba,
+    output wire logic [15:0]                m_disp_nlb,
+    output wire logic [5:0]                 m_disp_txid,
+    output wire logic [3:0]                 m_disp_flags,
+    output wire logic [1:0]                 m_disp_attr,
+    output wire logic [1:0]                 m_disp_prio,
+    output wire logic [31:0]                m_disp_dptr,
+    output wire logic [31:0]                m_disp_aux,
+    output wire logic [15:0]                m_disp_epoch,
+    // done reports from the units, by tag, any order (section 9)
+    input  wire logic                       s_done_valid,
+    output wire logic                       s_done_ready,
+    input  wire logic [7:0]                 s_done_tag,
+    input  wire logic [7:0]                 s_done_status,
+    input  wire logic [31:0]                s_done_result,
+    // completions to the front ends (section 2)
+    output wire logic                       m_cpl_valid,
+    input  wire logic                       m_cpl_ready,
+    output wire logic [7:0]                 m_cpl_tag,
+    output wire logic [7:0]                 m_cpl_status,
+    output wire logic [31:0]                m_cpl_result,
+    // status
+    output wire logic [15:0]                epoch,            // current (open) barrier epoch
+    output wire logic [$clog2(DEPTH+1)-1:0] occupancy,        // table entries in use
+    output wire logic                       err_spurious      // pulse: a done for no command in service was dropped
+);
+    localparam int IDX_W = $clog2(DEPTH);
+    localparam int CNT_W = $clog2(DEPTH + 1);
+    // stored LBA width: commands out of range never enter the table
+    localparam int LW    = (NUM_LBA > 49'd2) ? $clog2(NUM_LBA) : 1;
+    // payload kept per entry for m_disp: {op, tag, lba, nlb, txid, flags, attr, prio, dptr, aux, epoch}
+    localparam int PAY_W = 4 + 8 + 48 + 16 + 6 + 4 + 2 + 2 + 32 + 32 + 16;
+    // opcodes (section 1)
+    localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_DIFFWRITE = 4'd2, OP_TX_BEGIN = 4'd3,
+                           OP_TX_COMMIT = 4'd4, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6,
+                           OP_RFLUSH = 4'd7, OP_TRIM = 4'd8, OP_LAST = 4'd10;
+    localparam logic [1:0] ATTR_ORDERED = 2'd1, ATTR_HEAD = 2'd2, ATTR_RSVD = 2'd3;
+    // status codes (section 2)
+    localparam logic [7:0] ST_BAD_OP = 8'h01, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
+                           ST_BAD_FIELD = 8'h07;
+    // rejection reasons, in precedence order; a rejection's result is {8'hCE, 20'h0, reason}
+    localparam logic [3:0] RS_BAD_OP = 4'd1, RS_RSVD = 4'd2, RS_FLAG = 4'd3, RS_TXID_RANGE = 4'd4,
+                           RS_TXID_NEEDED = 4'd5, RS_LBA = 4'd6, RS_DIFF = 4'd7, RS_RFLUSH = 4'd8,
+                           RS_DUP_TAG = 4'd9;
+
+    if (DEPTH < 2 || DEPTH > 64) begin : g_check_depth
+        $fatal(1, "ats_cmdq: DEPTH must be 2..64 (%m)");
+    end
+    if (NUM_LBA < 49'd1 || NUM_LBA > (49'd1 << 48)) begin : g_check_lba
+        $fatal(1, "ats_cmdq: NUM_LBA must be 1..2^48 (%m)");
+    end
+    if (NUM_TX < 1 || NUM_TX > 63) begin : g_check_tx
+        $fatal(1, "ats_cmdq: NUM_TX must be 1..63 (%m)");
+    end
+
+    // ================================================================ stage 1: field checks
+    logic        s1_v_q;
+    logic [3:0]  s1_op_q, s1_flags_q;
+    logic [7:0]  s1_tag_q;
+    logic [47:0] s1_lba_q;
+    logic [15:0] s1_nlb_q;
+    logic [5:0]  s1_txid_q;
+    logic [1:0]  s1_attr_q, s1_prio_q;
+    logic [31:0] s1_dptr_q, s1_aux_q;
+    logic [CNT_W-1:0] res_q;                 // slots reserved: table entries + stages 1, 2 + queued rejections
+    logic        acc;
+    assign s_cmd_ready = (res_q < CNT_W'(DEPTH));
+    assign acc         = s_cmd_valid && s_cmd_ready;
+
+    logic        s1_rng, s1_wr, s1_fl, s1_txop, s1_dup;
+    logic [3:0]  s1_err_hi, s1_err_lo, s1_err;
+    logic [48:0] s1_end;                     // lba + nlb (last block), full width
+    logic [16:0] s1_dend;                    // DIFFWRITE offset + length
+    always_comb begin
+        s1_rng  = (s1_op_q == OP_READ) || (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) ||
+                  (s1_op_q == OP_TRIM);
+        s1_wr   = (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) || (s1_op_q == OP_TRIM);
+        s1_fl   = (s1_op_q == OP_FLUSH) || (s1_op_q == OP_RFLUSH);
+        s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT);
+        s1_dend = 17'(s1_aux_q[15:0]) + 17'(s1_aux_q[31:16]);
+        // reasons checked before the LBA range
+        if (s1_op_q > OP_LAST) begin
+            s1_err_hi = RS_BAD_OP;
+        end else if (s1_attr_q == ATTR_RSVD || s1_flags_q[3]) begin
+            s1_err_hi = RS_RSVD;
+        end else if ((s1_op_q == OP_WRITE) ? 1'b0 :
+                     (s1_op_q == OP_DIFFWRITE) ? (s1_flags_q[2:1] != 2'b0) : (s1_flags_q[2:0] != 3'b0)) begin
+            s1_err_hi = RS_FLAG;
+        end else if (int'(s1_txid_q) > NUM_TX) begin
+            s1_err_hi = RS_TXID_RANGE;
+        end else if (s1_txid_q == 6'd0 && (s1_txop || s1_op_q == OP_DIFFWRITE ||
+                                           (s1_op_q == OP_WRITE && s1_flags_q[2]))) begin
+            s1_err_hi = RS_TXID_NEEDED;
+        end else begin
+            s1_err_hi = 4'd0;
+        end
+        s1_end  = 49'(s1_lba_q) + 49'(s1_nlb_q);
+        // reasons checked after it
+        if (s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend > 17'd4096)) begin
+            s1_err_lo = RS_DIFF;
+        end else if (s1_op_q == OP_RFLUSH && s1_nlb_q > 16'd7) begin
+            s1_err_lo = RS_RFLUSH;
+        end else begin
+            s1_err_lo = 4'd0;
+        end
+        if (s1_err_hi != 4'd0) begin
+            s1_err = s1_err_hi;
+        end else if (s1_rng && (s1_end >= NUM_LBA)) begin
+            s1_err = RS_LBA;
+        end else begin
+            s1_err = s1_err_lo;
+        end
+    end
+
+    // ================================================================ stage 2: table compare, insert
+    logic        s2_v_q, s2_rng_q, s2_wr_q, s2_fl_q, s2_txop_q, s2_read_q;
+    logic [3:0]  s2_err_pre_q;               // rejection reason before the duplicate-tag check
+    logic        s2_dup_q;                   // tag in the table after edge a, or inserted at a+1
+    logic [LW-1:0] s2_last_q;                // lba + nlb (last block; in range when inserted)
+    logic [3:0]  s2_op_q, s2_flags_q;
+    logic [7:0]  s2_tag_q;
+    logic [47:0] s2_lba_q;
+    logic [15:0] s2_nlb_q;
+    logic [5:0]  s2_txid_q;
+    logic [1:0]  s2_attr_q, s2_prio_q;
+    logic [31:0] s2_dptr_q, s2_aux_q;
+
+    // table state, per entry
+    logic [DEPTH-1:0] valid_q;               // entry in use (queued or in service)
+    logic [DEPTH-1:0] queued_q;              // not yet picked for dispatch
+    logic [DEPTH-1:0] sent_q;                // accepted on m_disp (a done may now come)
+    logic [DEPTH-1:0] ord_q, head_q, rng_q, wr_q, txop_q;
+    logic [3:0]       key_q   [DEPTH];       // pick key: HEAD 15, else {0, prio, read}
+    logic [7:0]       tag_q   [DEPTH];
+    logic [5:0]       txid_q  [DEPTH];
+    logic [LW-1:0]    lba_q   [DEPTH];
+    logic [LW-1:0]    last_q  [DEPTH];
+    logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
+    logic [DEPTH-1:0] prec_q  [DEPTH];       // prec_q[i][j]: entry j goes before entry i
+    logic [PAY_W-1:0] pay_mem [DEPTH];       // m_disp payload (distributed RAM)
+    logic [15:0]      epoch_q;
+
+    logic [3:0]       s2_err;
+    logic             s2_ins, s2_rej;
+    logic [DEPTH-1:0] tag_hit, new_dep, free_oh, done_hit, freed;
+    logic [IDX_W-1:0] free_idx;
+    logic [3:0]       s2_key;
+    logic [LW-1:0]    s2_lba_t, s2_last_t;
+    assign s2_key    = (s2_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s2_prio_q, s2_read_q};
+    assign s2_lba_t  = s2_lba_q[LW-1:0];
+    assign s2_last_t = s2_last_q;
+    assign free_oh   = ~valid_q & (valid_q + DEPTH'(1));
+
+    always_comb begin
+        free_idx = '0;
+        for (int i = 0; i < DEPTH; i++) begin
+            free_idx = free_idx | ({IDX_W{free_oh[i]}} & IDX_W'(i));
+        end
+        for (int i = 0; i < DEPTH; i++) begin
+            logic ovl, same_tx;
+            tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_q);   // stage 1 vs the table
+            ovl        = (s2_lba_t <= last_q[i]) && (lba_q[i] <= s2_last_t);
+            same_tx    = (s2_txid_q != 6'd0) && (txid_q[i] == s2_txid_q);
+            new_dep[i] = valid_q[i] && (s2_attr_q != ATTR_HEAD) &&
+                         ((s2_attr_q == ATTR_ORDERED) || ord_q[i] ||
+                          (s2_rng_q && rng_q[i] && (s2_wr_q || wr_q[i]) && ovl) ||
+                          (s2_fl_q && wr_q[i]) ||
+                          (same_tx && (s2_txop_q || txop_q[i])));
+        end
+        s2_err = (s2_err_pre_q != 4'd0) ? s2_err_pre_q : RS_DUP_TAG;   // used when rejected
+    end
+    // the insert decision is one gate from registers: it enables most of the table's flip-flops
+    assign s2_ins = s2_v_q && (s2_err_pre_q == 4'd0) && !s2_dup_q;
+    assign s2_rej = s2_v_q && !s2_ins;
+    assign s1_dup = (|tag_hit) || (s2_ins && (s2_tag_q == s1_tag_q));
+
+    // ================================================================ eligibility and pick
+    logic             ord_busy, any_svc;
+    logic [DEPTH-1:0] elig_d, elig_q, cand, win;
+    logic             pick_v_q, disp_v_q, out_ld, pick_ld, pick;
+    logic [DEPTH-1:0] pick_oh_q;
+    logic [IDX_W-1:0] pick_idx, disp_idx_q;
+    logic [PAY_W-1:0] disp_pay_q;
+    assign ord_busy = |(valid_q & ~queued_q & ord_q);   // an ORDERED command is in service
+    assign any_svc  = |(valid_q & ~queued_q);           // any command is in service
+
+    always_comb begin
+        for (int i = 0; i < DEPTH; i++) begin
+            elig_d[i] = queued_q[i] && !ord_busy &&
+                        (head_q[i] || (!(|dep_q[i]) && (!ord_q[i] || !any_svc)));
+            // re-check what may have changed since elig_q was computed (a pick, an ORDERED start)
+            cand[i]   = elig_q[i] && queued_q[i] && !ord_busy && !(ord_q[i] && any_svc);
+        end
+        for (int i = 0; i < DEPTH; i++) begin
+            win[i] = cand[i] && !(|(cand & prec_q[i]));
+        end
+        pick_idx = '0;
+        for (int i = 0; i < DEPTH; i++) begin
+            pick_idx = pick_idx | ({IDX_W{pick_oh_q[i]}} & IDX_W'(i));
+        end
+    end
+    assign out_ld  = !disp_v_q || m_disp_ready;
+    assign pick_ld = !pick_v_q || out_ld;
+    assign pick    = pick_ld && (|cand);
+
+    // ================================================================ done and completions
+    logic             dbuf_v_q, dbuf_ld, done_acc, done_any;
+    logic [7:0]       dbuf_tag_q, dbuf_status_q;
+    logic [31:0]      dbuf_result_q;
+    logic             cpl_v_q, cpl_ld, turn_q, take_rej, take_done, spur_q;
+    logic [7:0]       cpl_tag_q, cpl_status_q;
+    logic [31:0]      cpl_result_q;
+    // queued rejections (tag, reason): at most DEPTH, as they hold reserved slots
+    logic [11:0]      rq_mem [DEPTH];
+    logic [IDX_W-1:0] rq_wr_q, rq_rd_q;
+    logic [CNT_W-1:0] rq_cnt_q, occ_q;
+    logic [11:0]      rq_head;
+    logic [7:0]       rej_status;
+
+    always_comb begin
+        for (int i = 0; i < DEPTH; i++) begin
+            done_hit[i] = valid_q[i] && sent_q[i] && (tag_q[i] == s_done_tag);
+        end
+    end
+    assign cpl_ld       = !cpl_v_q || m_cpl_ready;
+    assign rq_head      = rq_mem[rq_rd_q];
+    assign take_rej     = cpl_ld && (rq_cnt_q != '0) && (!dbuf_v_q || !turn_q);
+    assign take_done    = cpl_ld && dbuf_v_q && !take_rej;
+    assign dbuf_ld      = take_done;
+    assign s_done_ready = !dbuf_v_q || dbuf_ld;
+    assign done_acc     = s_done_valid && s_done_ready;
+    assign done_any     = |done_hit;
+    assign freed        = done_acc ? done_hit : '0;
+    always_comb begin
+        case (rq_head[3:0])
+            RS_BAD_OP:                      rej_status = ST_BAD_OP;
+            RS_TXID_RANGE, RS_TXID_NEEDED:  rej_status = ST_BAD_TXID;
+            RS_LBA:                         rej_status = ST_BAD_LBA;
+            default:                        rej_status = ST_BAD_FIELD;
+        endcase
+    end
+
+    // ================================================================ registers
+    always_ff @(posedge clk) begin
+        // stage 1
+        s1_v_q <= acc;
+        if (acc) begin
+            s1_op_q    <= s_cmd_op;
+            s1_tag_q   <= s_cmd_tag;
+            s1_lba_q   <= s_cmd_lba;
+            s1_nlb_q   <= s_cmd_nlb;
+            s1_txid_q  <= s_cmd_txid;
+            s1_flags_q <= s_cmd_flags;
+            s1_attr_q  <= s_cmd_attr;
+            s1_prio_q  <= s_cmd_prio;
+            s1_dptr_q  <= s_cmd_dptr;
+            s1_aux_q   <= s_cmd_aux;
+        end
+        // stage 2
+        s2_v_q      <= s1_v_q;
+        s2_err_pre_q <= s1_err;
+        s2_dup_q    <= s1_dup;
+        s2_last_q   <= s1_end[LW-1:0];
+        s2_rng_q    <= s1_rng;
+        s2_wr_q     <= s1_wr;
+        s2_fl_q     <= s1_fl;
+        s2_txop_q   <= s1_txop;
+        s2_read_q   <= (s1_op_q == OP_READ);
+        s2_op_q     <= s1_op_q;
+        s2_tag_q    <= s1_tag_q;
+        s2_lba_q    <= s1_lba_q;
+        s2_nlb_q    <= s1_nlb_q;
+        s2_txid_q   <= s1_txid_q;
+        s2_flags_q  <= s1_flags_q;
+        s2_attr_q   <= s1_attr_q;
+        s2_prio_q   <= s1_prio_q;
+        s2_dptr_q   <= s1_dptr_q;
+        s2_aux_q    <= s1_aux_q;
+
+        // epochs: every command carries the open epoch; a BARRIER write closes it
+        if (s2_ins && s2_op_q == OP_WRITE && s2_flags_q[1]) epoch_q <= epoch_q + 16'd1;
+
+        // table: insert, pick, send, free
+        for (int k = 0; k < DEPTH; k++) begin
+            if (s2_ins && free_oh[k]) begin
+                valid_q[k]  <= 1'b1;
+                queued_q[k] <= 1'b1;
+                sent_q[k]   <= 1'b0;
+                ord_q[k]    <= (s2_attr_q == ATTR_ORDERED);
+                head_q[k]   <= (s2_attr_q == ATTR_HEAD);
+                rng_q[k]    <= s2_rng_q;
+                wr_q[k]     <= s2_wr_q;
+                txop_q[k]   <= s2_txop_q;
+                key_q[k]    <= s2_key;
+                tag_q[k]    <= s2_tag_q;
+                txid_q[k]   <= s2_txid_q;
+                lba_q[k]    <= s2_lba_t;
+                last_q[k]   <= s2_last_t;
+            end else begin
+                if (pick && win[k]) queued_q[k] <= 1'b0;
+                if (disp_v_q && m_disp_ready && disp_idx_q == IDX_W'(k)) sent_q[k] <= 1'b1;
+                if (freed[k]) valid_q[k] <= 1'b0;
+            end
+            for (int j = 0; j < DEPTH; j++) begin
+                if (s2_ins && free_oh[k]) begin            // row k: the new entry
+                    dep_q[k][j]  <= new_dep[j] && !freed[j];
+                    prec_q[k][j] <= valid_q[j] && (key_q[j] >= s2_key);  // older win ties; never itself
+                end else if (s2_ins && free_oh[j]) begin   // column j: the new entry
+                    dep_q[k][j]  <= 1'b0;
+                    prec_q[k][j] <= s2_key > key_q[k];
+                end else if (freed[j]) begin
+                    dep_q[k][j]  <= 1'b0;
+                end
+            end
+        end
+        elig_q <= elig_d;
+
+        // pick, then the m_disp register (payload read from the table RAM)
+        if (pick_ld) begin
+            pick_v_q  <= pick;
+            pick_oh_q <= win;
+        end
+        if (out_ld) begin
+            disp_v_q   <= pick_v_q;
+            disp_idx_q <= pick_idx;
+            disp_pay_q <= pay_mem[pick_idx];
+        end
+
+        // done buffer, rejection queue, completion register (alternating when both wait)
+        if (done_acc && done_any) begin
+            dbuf_v_q      <= 1'b1;
+            dbuf_tag_q    <= s_done_tag;
+            dbuf_status_q <= s_done_status;
+            dbuf_result_q <= s_done_result;
+        end else if (dbuf_ld) begin
+            dbuf_v_q <= 1'b0;
+        end
+        spur_q <= done_acc && !done_any;
+        if (s2_rej) begin
+            rq_mem[rq_wr_q] <= {s2_tag_q, s2_err};
+            rq_wr_q <= (rq_wr_q == IDX_W'(DEPTH - 1)) ? '0 : rq_wr_q + IDX_W'(1);
+        end
+        if (take_rej) begin
+            rq_rd_q <= (rq_rd_q == IDX_W'(DEPTH - 1)) ? '0 : rq_rd_q + IDX_W'(1);
+        end
+        rq_cnt_q <= rq_cnt_q + CNT_W'(s2_rej) - CNT_W'(take_rej);
+        if (cpl_ld) begin
+            cpl_v_q <= take_rej || take_done;
+            if (take_rej) begin
+                cpl_tag_q    <= rq_head[11:4];
+                cpl_status_q <= rej_status;
+                cpl_result_q <= {8'hCE, 20'h0, rq_head[3:0]};
+                turn_q       <= 1'b1;
+            end else if (take_done) begin
+                cpl_tag_q    <= dbuf_tag_q;
+                cpl_status_q <= dbuf_status_q;
+                cpl_result_q <= dbuf_result_q;
+                turn_q       <= 1'b0;
+            end
+        end
+        res_q <= res_q + CNT_W'(acc) - CNT_W'(done_acc && done_any) - CNT_W'(take_rej);
+        occ_q <= occ_q + CNT_W'(s2_ins) - CNT_W'(done_acc && done_any);
+
+        if (rst) begin
+            s1_v_q   <= 1'b0;
+            s2_v_q   <= 1'b0;
+            epoch_q  <= '0;
+            valid_q  <= '0;
+            queued_q <= '0;
+            sent_q   <= '0;
+            elig_q   <= '0;
+            pick_v_q <= 1'b0;
+            disp_v_q <= 1'b0;
+            dbuf_v_q <= 1'b0;
+            spur_q   <= 1'b0;
+            rq_wr_q  <= '0;
+            rq_rd_q  <= '0;
+            rq_cnt_q <= '0;
+            cpl_v_q  <= 1'b0;
+            turn_q   <= 1'b0;
+            res_q    <= '0;
+            occ_q    <= '0;
+        end
+    end
+
+    // payload RAM: written at insert (with the epoch the command belongs to)
+    always_ff @(posedge clk) begin
+        if (s2_ins) pay_mem[free_idx] <= {s2_op_q, s2_tag_q, s2_lba_q, s2_nlb_q, s2_txid_q, s2_flags_q,
+                                          s2_attr_q, s2_prio_q, s2_dptr_q, s2_aux_q, epoch_q};
+    end
+
+    // ================================================================ outputs
+    assign m_disp_valid = disp_v_q;
+    assign {m_disp_op, m_disp_tag, m_disp_lba, m_disp_nlb, m_disp_txid, m_disp_flags, m_disp_attr,
+            m_disp_prio, m_disp_dptr, m_disp_aux, m_disp_epoch} = disp_pay_q;
+    assign m_cpl_valid  = cpl_v_q;
+    assign m_cpl_tag    = cpl_tag_q;
+    assign m_cpl_status = cpl_status_q;
+    assign m_cpl_result = cpl_result_q;
+    assign epoch        = epoch_q;
+    assign occupancy    = occ_q;
+    assign err_spurious = spur_q;
+endmodule
+
+`resetall
