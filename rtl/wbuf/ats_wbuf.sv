@@ -1,0 +1,949 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_wbuf: write buffer. Page slots in on-chip buffer memory with per-slot LBA, state, epoch,
+// txid, priority; write coalescing; read hits from the buffer; background writeback above a
+// threshold; FLUSH, FUA and RFLUSH; epoch-ordered writeback ("in-order recovery with a durable
+// prefix": pages are issued to the media in epoch order, the media completes them in issue order and
+// a completion means durable); optional power-loss protection (PLP: on pwr_fail the dirty slots are
+// dumped in epoch order within an energy budget, FLUSH/FUA/RFLUSH complete at once).
+// Commands are executed one at a time (one page at a time); writeback runs beside them.
+// Theory of operation, interfaces and timing: rtl/wbuf/README.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_wbuf #(
+    parameter int NUM_SLOTS        = 16,     // page slots; power of two, 2..128
+    parameter int PAGE_BYTES       = 4096,   // bytes per page; power of two, 8..32768
+    parameter int NUM_LBAS         = 16384,  // logical pages; LBA + NLB must stay below; 2..2^32
+    parameter int THRESH_PCT       = 90,     // background writeback when dirty slots >= this % (1..100)
+    parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
+    parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
+    parameter int PLP_BUDGET_PAGES = 0       // pages the supercapacitor can program after pwr_fail
+) (
+    input  wire logic        clk,
+    input  wire logic        rst,              // synchronous, active high
+    // dispatched commands (docs/architecture.md section 9)
+    input  wire logic        s_disp_valid,
+    output wire logic        s_disp_ready,
+    input  wire logic [3:0]  s_disp_op,
+    input  wire logic [7:0]  s_disp_tag,
+    input  wire logic [47:0] s_disp_lba,
+    input  wire logic [15:0] s_disp_nlb,
+    input  wire logic [5:0]  s_disp_txid,
+    input  wire logic [3:0]  s_disp_flags,
+    input  wire logic [1:0]  s_disp_attr,
+    input  wire logic [1:0]  s_disp_prio,
+    input  wire logic [31:0] s_disp_dptr,
+    input  wire logic [31:0] s_disp_aux,
+    input  wire logic [15:0] s_disp_epoch,
+    // completions
+    output wire logic        m_done_valid,
+    input  wire logic        m_done_ready,
+    output wire logic [7:0]  m_done_tag,
+    output wire logic [7:0]  m_done_status,
+    output wire logic [31:0] m_done_result,
+    // host memory: read requests, read data, writes
+    output wire logic        m_hrd_valid,
+    input  wire logic        m_hrd_ready,
+    output wire logic [31:0] m_hrd_addr,
+    output wire logic [15:0] m_hrd_len,
+    input  wire logic        s_hrd_valid,
+    output wire logic        s_hrd_ready,
+    input  wire logic [31:0] s_hrd_data,
+    input  wire logic        s_hrd_last,
+    output wire logic        m_hwr_valid,
+    input  wire logic        m_hwr_ready,
+    output wire logic [31:0] m_hwr_addr,
+    output wire logic [31:0] m_hwr_data,
+    output wire logic        m_hwr_last,
+    // media: writeback requests (section 4), then PAGE_BYTES/4 data words for a PROGRAM
+    output wire logic        m_wb_valid,
+    input  wire logic        m_wb_ready,
+    output wire logic        m_wb_op,          // 0 PROGRAM (data follows), 1 UNMAP (TRIM, no data)
+    output wire logic [7:0]  m_wb_slot,
+    output wire logic [31:0] m_wb_lpn,
+    output wire logic [5:0]  m_wb_txid,
+    output wire logic [15:0] m_wb_epoch,
+    output wire logic [1:0]  m_wb_kind,        // always 0 (data) here
+    output wire logic        m_wb_fua,         // page written for an RFLUSH (hint: dispatch first)
+    output wire logic [7:0]  m_wb_tag,         // = slot
+    output wire logic        m_wbd_valid,
+    input  wire logic        m_wbd_ready,
+    output wire logic [31:0] m_wbd_data,
+    output wire logic        m_wbd_last,
+    // media: writeback completions, in issue order; a completion means durable
+    input  wire logic        s_wbc_valid,
+    output wire logic        s_wbc_ready,
+    input  wire logic [7:0]  s_wbc_tag,
+    input  wire logic [7:0]  s_wbc_status,
+    input  wire logic [15:0] s_wbc_ppn,
+    // media: read requests (read miss), answered by PAGE_BYTES/4 data words
+    output wire logic        m_rd_valid,
+    input  wire logic        m_rd_ready,
+    output wire logic [31:0] m_rd_lpn,
+    output wire logic [5:0]  m_rd_txid,
+    output wire logic [7:0]  m_rd_tag,
+    input  wire logic        s_rdd_valid,
+    output wire logic        s_rdd_ready,
+    input  wire logic [31:0] s_rdd_data,
+    input  wire logic        s_rdd_last,
+    input  wire logic [7:0]  s_rdd_status,
+    // power loss
+    input  wire logic        pwr_fail,         // level; sticky until rst
+    output wire logic        dump_done,        // buffer safe (PLP) or frozen (no PLP) after pwr_fail
+    output wire logic        dump_short,       // PLP budget ran out before the dump finished
+    // counters (since reset) and status
+    output wire logic [31:0] cnt_host_pages,   // write pages accepted into the buffer
+    output wire logic [31:0] cnt_coalesced,    // write/trim pages that replaced a dirty page in place
+    output wire logic [31:0] cnt_wb_pages,     // PROGRAM requests issued to the media
+    output wire logic [31:0] cnt_wb_unmaps,    // UNMAP requests issued to the media
+    output wire logic [47:0] cnt_media_bytes,  // bytes sent to the media (PROGRAM data)
+    output wire logic [31:0] cnt_read_hits,    // read pages served from the buffer
+    output wire logic [31:0] cnt_read_misses,  // read pages read from the media
+    output wire logic [31:0] cnt_wb_fail,      // writebacks completed with an error status
+    output wire logic [31:0] cnt_proto_err,    // media completions without an outstanding writeback
+    output wire logic [7:0]  dirty_pages       // dirty slots not yet issued
+);
+    // ---------------------------------------------------------------- parameters
+    localparam int PWORDS = PAGE_BYTES / 4;
+    localparam int WI_W   = $clog2(PWORDS);
+    localparam int SLOT_W = $clog2(NUM_SLOTS);
+    localparam int FD     = 2 * NUM_SLOTS;          // writeback order FIFO: live + stale entries
+    localparam int FI_W   = SLOT_W + 1;
+    localparam int QP_W   = SLOT_W + 2;             // FIFO position bits kept per slot
+    localparam int LPN_W  = $clog2(NUM_LBAS);
+    localparam int MA_W   = SLOT_W + WI_W;
+    localparam int THRESH = (NUM_SLOTS * THRESH_PCT + 99) / 100;
+    localparam int WT_W   = $clog2(NUM_WAITERS);
+    localparam int DC_W   = SLOT_W + 1;
+    localparam int MAX_RANGES = 8;
+
+    if (NUM_SLOTS < 2 || NUM_SLOTS > 128 || (NUM_SLOTS & (NUM_SLOTS - 1)) != 0) begin : g_chk_slots
+        $fatal(1, "ats_wbuf: NUM_SLOTS must be a power of two in 2..128 (%m)");
+    end
+    if (PAGE_BYTES < 8 || PAGE_BYTES > 32768 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_chk_page
+        $fatal(1, "ats_wbuf: PAGE_BYTES must be a power of two in 8..32768 (%m)");
+    end
+    if (NUM_LBAS < 2 || longint'(NUM_LBAS) > 64'h1_0000_0000) begin : g_chk_lbas
+        $fatal(1, "ats_wbuf: NUM_LBAS must be in 2..2^32 (%m)");
+    end
+    if (THRESH_PCT < 1 || THRESH_PCT > 100) begin : g_chk_thresh
+        $fatal(1, "ats_wbuf: THRESH_PCT must be in 1..100 (%m)");
+    end
+    if (NUM_WAITERS < 2 || (NUM_WAITERS & (NUM_WAITERS - 1)) != 0) begin : g_chk_waiters
+        $fatal(1, "ats_wbuf: NUM_WAITERS must be a power of two >= 2 (%m)");
+    end
+    if (PLP && PLP_BUDGET_PAGES < NUM_SLOTS) begin : g_chk_plp
+        $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES >= NUM_SLOTS (a full dirty buffer) (%m)");
+    end
+
+    // opcodes and status codes (docs/architecture.md sections 1 and 2)
+    localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_FLUSH = 4'd6, OP_RFLUSH = 4'd7,
+                           OP_TRIM = 4'd8;
+    localparam logic [7:0] ST_OK = 8'h00, ST_BAD_OP = 8'h01, ST_BAD_LBA = 8'h03,
+                           ST_BAD_FIELD = 8'h07, ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11;
+
+    // slot states
+    typedef enum logic [2:0] {SL_FREE, SL_FILL, SL_DIRTY, SL_WB, SL_CLEAN} slot_state_e;
+
+    // ---------------------------------------------------------------- slot metadata
+    slot_state_e        sl_st_q  [NUM_SLOTS];
+    logic [LPN_W-1:0]   sl_lpn_q [NUM_SLOTS];
+    logic [15:0]        sl_ep_q  [NUM_SLOTS];
+    logic [5:0]         sl_tx_q  [NUM_SLOTS];
+    logic [1:0]         sl_pr_q  [NUM_SLOTS];
+    logic [QP_W-1:0]    sl_qp_q  [NUM_SLOTS];
+    logic [NUM_SLOTS-1:0] sl_new_q;    // newest version of its LBA in the buffer (lookup target)
+    logic [NUM_SLOTS-1:0] sl_trim_q;   // tombstone (TRIM): reads zero, written back as UNMAP
+    logic [NUM_SLOTS-1:0] sl_urg_q;    // targeted by an RFLUSH, not yet issued
+
+    // writeback order FIFO (slot numbers in the order they became dirty = epoch order)
+    logic [SLOT_W-1:0]  fifo_q [FD];
+    logic [31:0]        head_pos_q, tail_pos_q;
+    logic [FI_W:0]      fifo_cnt_q;                 // entries (live + stale), 0..FD
+    logic               fifo_space_q;               // fifo_cnt_q < FD, registered
+
+    // sequence counters: pages issued, pages durable (completed)
+    logic [31:0]        issue_cnt_q, dur_cnt_q, fail_cnt_q;
+    logic [DC_W-1:0]    dirty_cnt_q;
+    logic [DC_W-1:0]    urg_cnt_q;
+
+    // outstanding writebacks in issue order
+    logic [SLOT_W-1:0]  out_q [NUM_SLOTS];
+    logic [SLOT_W:0]    out_wr_q, out_rd_q;
+    logic               out_empty;
+    assign out_empty = (out_wr_q == out_rd_q);
+
+    logic               dump_q;        // power failed
+    logic [31:0]        dump_cnt_q;    // pages issued since
+
+    // ---------------------------------------------------------------- helpers
+    function automatic logic [SLOT_W-1:0] first_one(input logic [NUM_SLOTS-1:0] v);
+        first_one = '0;
+        for (int i = NUM_SLOTS - 1; i >= 0; i--) begin
+            if (v[i]) first_one = SLOT_W'(i);
+        end
+    endfunction
+
+    logic [NUM_SLOTS-1:0] free_vec, clean_vec, dirty_vec;
+    always_comb begin
+        for (int i = 0; i < NUM_SLOTS; i++) begin
+            free_vec[i]  = (sl_st_q[i] == SL_FREE);
+            clean_vec[i] = (sl_st_q[i] == SL_CLEAN);
+            dirty_vec[i] = (sl_st_q[i] == SL_DIRTY);
+        end
+    end
+
+    // allocation candidate, registered: a FREE slot, else a CLEAN one (evicted). Only the command
+    // FSM consumes FREE/CLEAN slots, so a candidate stays valid; it is re-checked anyway.
+    logic               alloc_v_q;
+    logic [SLOT_W-1:0]  alloc_q;
+    always_ff @(posedge clk) begin
+        alloc_v_q <= (|free_vec) || (|clean_vec);
+        alloc_q   <= (|free_vec) ? first_one(free_vec) : first_one(clean_vec);
+        if (rst) alloc_v_q <= 1'b0;
+    end
+
+    // ---------------------------------------------------------------- page memory and reader
+    logic               mem_we;
+    logic [MA_W-1:0]    mem_wa, mem_ra;
+    logic [31:0]        mem_wd, mem_rd;
+    ats_wbuf_mem #(.DEPTH(NUM_SLOTS * PWORDS)) u_mem (
+        .clk    (clk),
+        .wr_en  (mem_we),
+        .wr_addr(mem_wa),
+        .wr_data(mem_wd),
+        .rd_addr(mem_ra),
+        .rd_data(mem_rd)
+    );
+
+    // reader: streams one slot's page out of the memory to the media (dest 0) or to the host (1)
+    logic               rdr_busy_q, rdr_dest_q;
+    logic [SLOT_W-1:0]  rdr_slot_q;
+    logic [WI_W:0]      rdr_iss_q;                 // words read
+    logic [WI_W-1:0]    rdr_out_q;                 // words delivered
+    logic [1:0]         rdr_pipe_q;                // reads in flight (latency 2)
+    logic [31:0]        rdf_q [4];                 // output FIFO
+    logic [2:0]         rdf_cnt_q;
+    logic [1:0]         rdf_rd_q, rdf_wr_q;
+    logic               rdr_issue, rdf_pop, rdr_req_eng, rdr_req_main, rdr_grant_eng, rdr_grant_main;
+    logic               rdr_out_ready;
+    logic [2:0]         rdr_inflight;
+    assign rdr_inflight = {2'b0, rdr_pipe_q[0]} + {2'b0, rdr_pipe_q[1]};
+    assign rdr_issue = rdr_busy_q && !rdr_iss_q[WI_W] && (rdf_cnt_q + rdr_inflight < 3'd4);
+    assign mem_ra = {rdr_slot_q, rdr_iss_q[WI_W-1:0]};
+    assign rdr_grant_eng  = !rdr_busy_q && rdr_req_eng;
+    assign rdr_grant_main = !rdr_busy_q && rdr_req_main && !rdr_req_eng;
+    assign rdf_pop = (rdf_cnt_q != 0) && rdr_out_ready;
+
+    // ---------------------------------------------------------------- command FSM
+    typedef enum logic [4:0] {
+        ST_IDLE, ST_DEC, ST_DEC2, ST_LK1, ST_LK2, ST_LK3, ST_ACT, ST_HRD_REQ, ST_FILL, ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_NEXT,
+        ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_MISS, ST_FIN, ST_WPUSH,
+        ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN
+    } main_state_e;
+    main_state_e        state_q, state_d;
+
+    logic [3:0]         op_q;
+    logic [7:0]         tag_q;
+    logic               fua_q;
+    logic [5:0]         txid_q;
+    logic [1:0]         prio_q;
+    logic [15:0]        epoch_q;
+    logic [31:0]        addr_q, addr_d;           // host address of the current page / range list
+    logic [15:0]        nlb_q;
+    logic [15:0]        page_q, page_d;
+    logic [LPN_W-1:0]   lpn_q, lpn_d;
+    logic [7:0]         status_q, status_d;
+    logic [31:0]        result_q, result_d;
+    logic [SLOT_W-1:0]  fill_q, fill_d;
+    logic               hit_q, hit_d;
+    logic [SLOT_W-1:0]  hit_slot_q, hit_slot_d;
+    logic [NUM_SLOTS-1:0] match_q;
+    logic [WI_W:0]      widx_q, widx_d;
+    logic               rd_err_q, rd_err_d;
+    // RFLUSH ranges
+    logic [31:0]        rf_lo_q [MAX_RANGES];
+    logic [31:0]        rf_hi_q [MAX_RANGES];
+    logic [LPN_W-1:0]   rf_end_q [MAX_RANGES];
+    logic [2:0]         rf_n_q;                   // ranges - 1
+    logic [3:0]         rf_k_q, rf_k_d;
+    logic [SLOT_W:0]    scan_q, scan_d;
+    logic               sc_v_q, sc2_v_q, sc3_v_q, sc_in_q;
+    logic [SLOT_W-1:0]  sc_slot_q, sc2_slot_q, sc3_slot_q;
+    logic [MAX_RANGES-1:0] sc_ge_q, sc_le_q;
+    logic [LPN_W-1:0]   sc_lpn_q;
+
+    // metadata events from the command FSM
+    logic               alloc_fire, commit_fire, mark_fire, wpush_fire, rfarm_fire, rf_store;
+    // commit: what happens to the old version, decided in ST_PRECOMMIT (writeback engine held)
+    logic               c_take_q, c_free_old_q, c_urg_q;
+    logic               rd_hit_q, rd_tomb_q;
+    slot_state_e        hit_st_q;
+    logic [15:0]        hit_ep_q;          // READ: hit on a readable slot / on a tombstone
+    logic [QP_W-1:0]    c_qp_q;
+    slot_state_e        hit_st;
+    assign hit_st = sl_st_q[hit_slot_q];
+
+    logic               meta_busy;               // command FSM rewrites the FIFO or marks slots
+    assign meta_busy = (state_q == ST_PRECOMMIT) || (state_q == ST_PRECOMMIT2) || (state_q == ST_COMMIT) ||
+                       (state_q == ST_RF_SCAN);
+
+    // waiters (FLUSH / FUA): FIFO ordered by target position
+    logic [7:0]         wt_tag_q [NUM_WAITERS];
+    logic [31:0]        wt_tgt_q [NUM_WAITERS];
+    logic [31:0]        wt_fs_q  [NUM_WAITERS];
+    logic [16:0]        wt_res_q [NUM_WAITERS];    // result: pages of a FUA write, 0 for FLUSH
+    logic [WT_W:0]      wt_wr_q, wt_rd_q;
+    logic               wt_conv_q;
+    logic [31:0]        wt_seq_q, last_tgt_q;
+    logic               wt_full, wt_empty, wt_done_v, flush_pending_q, wt_passed_q, wt_durok_q;
+    logic               wt_pop, wt_conv_set;
+    assign wt_empty = (wt_wr_q == wt_rd_q);
+    // registered (one cycle late): pushes come from ST_WPUSH, at least four cycles apart
+    logic               wt_full_q;
+    assign wt_full  = wt_full_q;
+    // wt_durok_q implies wt_conv_q (only a pop clears it, and a pop clears wt_durok_q too), which
+    // implies a non-empty FIFO
+    assign wt_done_v = wt_durok_q;
+    assign wt_pop = sel_wt && m_done_ready;
+    assign wt_conv_set = !wt_empty && !wt_conv_q && wt_passed_q;
+
+    // RFLUSH waiter
+    typedef enum logic [1:0] {RW_IDLE, RW_URG, RW_DUR, RW_DONE} rflush_state_e;
+    rflush_state_e      rw_st_q;
+    logic [7:0]         rw_tag_q;
+    logic [31:0]        rw_seq_q, rw_fs_q;
+    logic               rw_durok_q;
+
+    // completion arbiter: waiters first, then RFLUSH, then the command FSM
+    logic               sel_wt, sel_rw, sel_main;
+    assign sel_wt   = !dump_q && wt_done_v;
+    assign sel_rw   = !dump_q && !wt_done_v && rw_st_q == RW_DONE;
+    assign sel_main = !dump_q && !wt_done_v && rw_st_q != RW_DONE && state_q == ST_DONE;
+    assign m_done_valid  = sel_wt || sel_rw || sel_main;
+    assign m_done_tag    = sel_wt ? wt_tag_q[wt_rd_q[WT_W-1:0]] : sel_rw ? rw_tag_q : tag_q;
+    assign m_done_status = sel_wt ? ((fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
+                         : sel_rw ? ((fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK) : status_q;
+    assign m_done_result = sel_wt ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : sel_rw ? 32'd0 : result_q;
+
+    // decode of the accepted descriptor (registered: lba_q, nlb_q, bad_field_q)
+    logic [47:0]        lba_q;
+    logic               bad_field_q;
+    logic [48:0]        last_lba_q;
+    logic               lba_bad;
+    logic [7:0]         dec_status;
+    main_state_e        dec_next;
+    assign lba_bad  = last_lba_q >= 49'(NUM_LBAS);
+    always_comb begin
+        dec_status = ST_OK;
+        dec_next   = ST_DONE;
+        unique case (op_q)
+            OP_READ, OP_WRITE, OP_TRIM: begin
+                if (bad_field_q) dec_status = ST_BAD_FIELD;
+                else if (lba_bad) dec_status = ST_BAD_LBA;
+                else dec_next = ST_LK1;
+            end
+            OP_FLUSH: begin
+                if (bad_field_q) dec_status = ST_BAD_FIELD;
+                else if (!PLP) dec_next = ST_WPUSH;
+            end
+            OP_RFLUSH: begin
+                if (bad_field_q || nlb_q > 16'd7) dec_status = ST_BAD_FIELD;
+                else dec_next = ST_RF_HRD;
+            end
+            default: dec_status = ST_BAD_OP;
+        endcase
+    end
+
+    // RFLUSH range k, checked in three registered steps: load, add, compare
+    logic [47:0]        ck_start_q;
+    logic [15:0]        ck_cnt_q;
+    logic [48:0]        ck_last_q;
+
+    // range test of the scanned slot against every range (compares registered, then combined)
+    logic               sc_in;
+    always_comb begin
+        sc_in = 1'b0;
+        for (int k = 0; k < MAX_RANGES; k++) begin
+            if (3'(k) <= rf_n_q && sc_ge_q[k] && sc_le_q[k]) sc_in = 1'b1;
+        end
+    end
+
+    logic               hwr_from_rdr;
+    assign hwr_from_rdr = (state_q == ST_RD_HIT);
+
+    always_comb begin
+        state_d   = state_q;
+        addr_d    = addr_q;
+        page_d    = page_q;
+        lpn_d     = lpn_q;
+        status_d  = status_q;
+        result_d  = result_q;
+        fill_d    = fill_q;
+        hit_d     = hit_q;
+        hit_slot_d = hit_slot_q;
+        widx_d    = widx_q;
+        rd_err_d  = rd_err_q;
+        rf_k_d    = rf_k_q;
+        scan_d    = scan_q;
+        alloc_fire = 1'b0;
+        commit_fire = 1'b0;
+        mark_fire = 1'b0;
+        wpush_fire = 1'b0;
+        rfarm_fire = 1'b0;
+        rf_store = 1'b0;
+        rdr_req_main = 1'b0;
+        unique case (state_q)
+            ST_IDLE: if (s_disp_valid) begin
+                state_d  = ST_DEC;
+                result_d = 32'd0;
+                addr_d   = (s_disp_op == OP_RFLUSH) ? s_disp_aux : s_disp_dptr;
+                page_d   = 16'd0;
+                lpn_d    = s_disp_lba[LPN_W-1:0];
+                rd_err_d = 1'b0;
+                rf_k_d   = 4'd0;
+                widx_d   = '0;
+            end
+            ST_DEC: state_d = ST_DEC2;                     // last_lba_q registered
+            ST_DEC2: begin
+                state_d  = dec_next;
+                status_d = dec_status;
+            end
+            ST_LK1: state_d = ST_LK2;                       // match_q registered
+            ST_LK2: begin                                   // hit encoded
+                hit_d      = |match_q;
+                hit_slot_d = first_one(match_q);
+                state_d    = ST_LK3;
+            end
+            ST_LK3: state_d = ST_ACT;                       // rd_hit_q, rd_tomb_q registered
+            ST_ACT: begin
+                widx_d = '0;
+                if (op_q == OP_READ) begin
+                    // a READ hit: the slot's data stays put while this FSM streams it (only this
+                    // FSM allocates slots); a state change since LK3 (WB -> CLEAN) does not matter
+                    if (rd_hit_q) begin
+                        state_d = rd_tomb_q ? ST_RD_ZERO : ST_RD_JOB;
+                    end else begin
+                        state_d = ST_RD_REQ;
+                    end
+                end else if (alloc_v_q && fifo_space_q) begin
+                    // alloc_q is FREE or CLEAN: it was computed last cycle and only this FSM
+                    // consumes such slots (at most once every few cycles)
+                    alloc_fire = 1'b1;
+                    fill_d     = alloc_q;
+                    if (hit_slot_q == alloc_q) hit_d = 1'b0;   // evicting the clean old version
+                    state_d    = (op_q == OP_WRITE) ? ST_HRD_REQ : ST_PRECOMMIT;
+                end
+            end
+            ST_HRD_REQ: if (m_hrd_ready) state_d = ST_FILL;
+            ST_FILL: if (s_hrd_valid) begin
+                widx_d = widx_q + 1'b1;
+                if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_PRECOMMIT;
+            end
+            ST_PRECOMMIT: state_d = ST_PRECOMMIT2;          // old version's metadata registered
+            ST_PRECOMMIT2: state_d = ST_COMMIT;             // commit decision registered
+            ST_COMMIT: begin
+                commit_fire = 1'b1;
+                state_d = ST_NEXT;
+            end
+            ST_NEXT: begin
+                if (page_q == nlb_q) begin
+                    state_d = ST_FIN;
+                end else begin
+                    page_d  = page_q + 1'b1;
+                    lpn_d   = lpn_q + 1'b1;
+                    addr_d  = addr_q + 32'(PAGE_BYTES);
+                    state_d = ST_LK1;
+                end
+            end
+            ST_RD_JOB: begin
+                rdr_req_main = 1'b1;
+                if (rdr_grant_main) state_d = ST_RD_HIT;
+            end
+            ST_RD_HIT: if (!rdr_busy_q) state_d = ST_NEXT;
+            ST_RD_ZERO: if (m_hwr_ready) begin
+                widx_d = widx_q + 1'b1;
+                if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_NEXT;
+            end
+            ST_RD_REQ: if (m_rd_ready) state_d = ST_RD_MISS;
+            ST_RD_MISS: if (s_rdd_valid && m_hwr_ready) begin
+                widx_d = widx_q + 1'b1;
+                if (s_rdd_status != ST_OK) rd_err_d = 1'b1;
+                if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_NEXT;
+            end
+            ST_FIN: begin
+                result_d = {16'd0, nlb_q} + 32'd1;
+                if (op_q == OP_READ && rd_err_q) status_d = ST_MEDIA_ERROR;
+                state_d = (op_q == OP_WRITE && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
+            end
+            ST_WPUSH: if (!wt_full) begin
+                wpush_fire = 1'b1;
+                state_d = ST_IDLE;
+            end
+            ST_RF_HRD: if (m_hrd_ready) state_d = ST_RF_RECV;
+            ST_RF_RECV: if (s_hrd_valid) begin
+                rf_store = 1'b1;
+                widx_d = widx_q + 1'b1;
+                if (widx_q[3:0] == {rf_n_q, 1'b1}) state_d = ST_RF_CHECK;
+            end
+            ST_RF_CHECK: state_d = ST_RF_CHECK2;          // ck_start_q, ck_cnt_q of range rf_k_q
+            ST_RF_CHECK2: state_d = ST_RF_CHECK3;         // ck_last_q
+            ST_RF_CHECK3: begin
+                state_d = ST_RF_CHECK;
+                if (ck_last_q >= 49'(NUM_LBAS)) begin
+                    status_d = ST_BAD_LBA;
+                    state_d  = ST_DONE;
+                end else if (rf_k_q[2:0] == rf_n_q) begin
+                    state_d  = PLP ? ST_DONE : ST_RF_WAIT;
+                end
+                rf_k_d = rf_k_q + 1'b1;
+            end
+            ST_RF_WAIT: if (rw_st_q == RW_IDLE) begin
+                scan_d  = '0;
+                state_d = ST_RF_SCAN;
+            end
+            ST_RF_SCAN: begin
+                // pipeline: sample slot scan_q, test it against the ranges, then mark it
+                if (!scan_q[SLOT_W]) scan_d = scan_q + 1'b1;
+                mark_fire = sc3_v_q && sc_in_q && sl_st_q[sc3_slot_q] == SL_DIRTY && !sl_urg_q[sc3_slot_q];
+                if (scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q) state_d = ST_RF_ARM;
+            end
+            ST_RF_ARM: begin
+                rfarm_fire = 1'b1;
+                state_d = ST_IDLE;
+            end
+            ST_DONE: if (sel_main && m_done_ready) state_d = ST_IDLE;
+            ST_FROZEN: ;
+            default: state_d = ST_IDLE;
+        endcase
+        if (dump_q) state_d = ST_FROZEN;
+    end
+
+    assign s_disp_ready = (state_q == ST_IDLE) && !dump_q;
+    assign m_hrd_valid  = (state_q == ST_HRD_REQ) || (state_q == ST_RF_HRD);
+    assign m_hrd_addr   = addr_q;
+    assign m_hrd_len    = (state_q == ST_RF_HRD) ? {9'd0, {1'b0, rf_n_q} + 4'd1, 3'd0} : 16'(PAGE_BYTES);
+    assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV);
+    assign mem_we = (state_q == ST_FILL) && s_hrd_valid;
+    assign mem_wa = {fill_q, widx_q[WI_W-1:0]};
+    assign mem_wd = s_hrd_data;
+
+    assign m_rd_valid = (state_q == ST_RD_REQ);
+    assign m_rd_lpn   = 32'(lpn_q);
+    assign m_rd_txid  = txid_q;
+    assign m_rd_tag   = tag_q;
+    assign s_rdd_ready = (state_q == ST_RD_MISS) && m_hwr_ready;
+
+    assign m_hwr_valid = hwr_from_rdr ? (rdf_cnt_q != 0 && rdr_dest_q)
+                       : (state_q == ST_RD_ZERO) || ((state_q == ST_RD_MISS) && s_rdd_valid);
+    assign m_hwr_addr  = addr_q;
+    assign m_hwr_data  = hwr_from_rdr ? rdf_q[rdf_rd_q] : (state_q == ST_RD_MISS) ? s_rdd_data : 32'd0;
+    assign m_hwr_last  = hwr_from_rdr ? (rdr_out_q == WI_W'(PWORDS - 1))
+                       : (widx_q == (WI_W + 1)'(PWORDS - 1));
+
+    always_ff @(posedge clk) begin
+        state_q   <= state_d;
+        addr_q    <= addr_d;
+        page_q    <= page_d;
+        lpn_q     <= lpn_d;
+        status_q  <= status_d;
+        result_q  <= result_d;
+        fill_q    <= fill_d;
+        hit_q     <= hit_d;
+        hit_slot_q <= hit_slot_d;
+        widx_q    <= widx_d;
+        rd_err_q  <= rd_err_d;
+        rf_k_q    <= rf_k_d;
+        scan_q    <= scan_d;
+        rd_hit_q     <= hit_q && hit_st != SL_FREE && hit_st != SL_FILL;
+        rd_tomb_q    <= sl_trim_q[hit_slot_q];
+        hit_st_q     <= hit_st;
+        hit_ep_q     <= sl_ep_q[hit_slot_q];
+        c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q;
+        c_free_old_q <= hit_q && hit_st_q == SL_CLEAN;
+        c_urg_q      <= sl_urg_q[hit_slot_q];
+        c_qp_q       <= sl_qp_q[hit_slot_q];
+        if (state_q == ST_IDLE && s_disp_valid && !dump_q) begin
+            lba_q   <= s_disp_lba;
+            bad_field_q <= (s_disp_attr == 2'd3) || s_disp_flags[3];
+            op_q    <= s_disp_op;
+            tag_q   <= s_disp_tag;
+            fua_q   <= s_disp_flags[0];
+            txid_q  <= s_disp_txid;
+            prio_q  <= s_disp_prio;
+            epoch_q <= s_disp_epoch;
+            nlb_q   <= s_disp_nlb;
+            rf_n_q  <= s_disp_nlb[2:0];
+        end
+        for (int i = 0; i < NUM_SLOTS; i++) begin
+            match_q[i] <= sl_new_q[i] && sl_lpn_q[i] == lpn_q;
+        end
+        if (rf_store) begin
+            if (widx_q[0]) rf_hi_q[widx_q[3:1]] <= s_hrd_data;
+            else           rf_lo_q[widx_q[3:1]] <= s_hrd_data;
+        end
+        ck_start_q <= {rf_hi_q[rf_k_q[2:0]][15:0], rf_lo_q[rf_k_q[2:0]]};
+        ck_cnt_q   <= rf_hi_q[rf_k_q[2:0]][31:16];
+        ck_last_q  <= {1'b0, ck_start_q} + {33'b0, ck_cnt_q};
+        last_lba_q <= {1'b0, lba_q} + {33'b0, nlb_q};
+        if (state_q == ST_RF_CHECK3) rf_end_q[rf_k_q[2:0]] <= ck_last_q[LPN_W-1:0];
+        sc_v_q    <= (state_q == ST_RF_SCAN) && !scan_q[SLOT_W];
+        sc_slot_q <= scan_q[SLOT_W-1:0];
+        sc_lpn_q  <= sl_lpn_q[scan_q[SLOT_W-1:0]];
+        sc2_v_q   <= sc_v_q;
+        sc2_slot_q <= sc_slot_q;
+        for (int k = 0; k < MAX_RANGES; k++) begin
+            sc_ge_q[k] <= sc_lpn_q >= rf_lo_q[k][LPN_W-1:0];
+            sc_le_q[k] <= sc_lpn_q <= rf_end_q[k];
+        end
+        sc3_v_q   <= sc2_v_q;
+        sc3_slot_q <= sc2_slot_q;
+        sc_in_q   <= sc_in;
+        if (rst) begin
+            state_q <= ST_IDLE;
+            sc_v_q  <= 1'b0;
+            sc2_v_q <= 1'b0;
+            sc3_v_q <= 1'b0;
+        end
+    end
+
+    // ---------------------------------------------------------------- writeback engine
+    // Five-cycle decision pipeline: A samples the FIFO head and the first urgent dirty slot, B
+    // reads their metadata, B2 compares, C decides, D issues. Anything the command FSM rewrites (FIFO, urgent marks) holds
+    // the pipeline (meta_busy) and restarts it; completions only touch slots in SL_WB, never the
+    // DIRTY slots the pipeline looks at, and allocations only FREE/CLEAN ones.
+    typedef enum logic [2:0] {EN_A, EN_B, EN_B2, EN_C, EN_D, EN_REQ, EN_JOB, EN_DATA} eng_state_e;
+    eng_state_e         en_q;
+    logic [SLOT_W-1:0]  hs_q, uc_q, es_q;
+    logic               uc_v_q, es_urg_q, fifo_ne_q, live_q, ucok_q, hs_urg_q;
+    logic               wb_go_q, budget_ok_q, issue_fire, pop_fire, issue_urg;
+    slot_state_e        hs_st_q, uc_st_q;
+    logic [QP_W-1:0]    hs_qp_q;
+    logic [15:0]        hs_ep_q, uc_ep_q;
+    logic               uc_urg_q;
+    logic               d_issue_q, d_pop_q, d_urg_q;
+    logic [SLOT_W-1:0]  d_slot_q;
+    logic               c_issue, c_pop, c_urg;
+    logic [SLOT_W-1:0]  c_slot;
+    logic [SLOT_W-1:0]  issue_slot;
+    always_comb begin
+        c_issue = 1'b0;
+        c_pop   = 1'b0;
+        c_slot  = hs_q;
+        c_urg   = hs_urg_q;
+        if (fifo_ne_q && (!dump_q || PLP)) begin
+            if (!live_q) begin
+                c_pop = 1'b1;                             // stale entry
+            end else if (wb_go_q && budget_ok_q) begin
+                c_issue = 1'b1;
+                if (ucok_q && !dump_q) begin
+                    c_slot = uc_q;
+                    c_urg  = 1'b1;
+                    c_pop  = (uc_q == hs_q);
+                end else begin
+                    c_pop = 1'b1;
+                end
+            end
+        end
+    end
+    assign issue_fire = (en_q == EN_D) && !meta_busy && d_issue_q;
+    assign pop_fire   = (en_q == EN_D) && !meta_busy && d_pop_q;
+    assign issue_slot = d_slot_q;
+    assign issue_urg  = d_urg_q;
+    assign rdr_req_eng = (en_q == EN_JOB);
+
+    always_ff @(posedge clk) begin
+        wb_go_q <= (dump_q && PLP) || (dirty_cnt_q >= DC_W'(THRESH)) || flush_pending_q ||
+                   (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q;
+        budget_ok_q <= !dump_q || (PLP && dump_cnt_q < 32'(PLP_BUDGET_PAGES));
+        fifo_space_q <= fifo_cnt_q < (FI_W + 1)'(FD - 1);   // one cycle of margin for an enqueue
+        unique case (en_q)
+            EN_A: if (!meta_busy) begin
+                hs_q      <= fifo_q[head_pos_q[FI_W-1:0]];
+                uc_v_q    <= |(sl_urg_q & dirty_vec);
+                uc_q      <= first_one(sl_urg_q & dirty_vec);
+                fifo_ne_q <= fifo_cnt_q != 0;
+                en_q      <= EN_B;
+            end
+            EN_B: begin
+                hs_st_q  <= sl_st_q[hs_q];
+                hs_qp_q  <= sl_qp_q[hs_q];
+                hs_ep_q  <= sl_ep_q[hs_q];
+                hs_urg_q <= sl_urg_q[hs_q];
+                uc_st_q  <= sl_st_q[uc_q];
+                uc_ep_q  <= sl_ep_q[uc_q];
+                uc_urg_q <= sl_urg_q[uc_q];
+                en_q     <= meta_busy ? EN_A : EN_B2;
+            end
+            EN_B2: begin
+                live_q   <= hs_st_q == SL_DIRTY && hs_qp_q == head_pos_q[QP_W-1:0];
+                ucok_q   <= uc_v_q && uc_st_q == SL_DIRTY && uc_urg_q && uc_ep_q == hs_ep_q;
+                en_q     <= meta_busy ? EN_A : EN_C;
+            end
+            EN_C: begin
+                d_issue_q <= c_issue;
+                d_pop_q   <= c_pop;
+                d_slot_q  <= c_slot;
+                d_urg_q   <= c_urg;
+                en_q      <= meta_busy ? EN_A : EN_D;
+            end
+            EN_D: begin
+                if (issue_fire) begin
+                    es_q     <= issue_slot;
+                    es_urg_q <= issue_urg;
+                    en_q     <= EN_REQ;
+                end else begin
+                    en_q     <= EN_A;
+                end
+            end
+            EN_REQ: if (m_wb_ready) en_q <= sl_trim_q[es_q] ? EN_A : EN_JOB;
+            EN_JOB: if (rdr_grant_eng) en_q <= EN_DATA;
+            EN_DATA: if (!rdr_busy_q) en_q <= EN_A;
+            default: en_q <= EN_A;
+        endcase
+        if (rst) begin
+            en_q    <= EN_A;
+            wb_go_q <= 1'b0;
+            fifo_space_q <= 1'b0;
+        end
+    end
+
+    assign m_wb_valid = (en_q == EN_REQ);
+    assign m_wb_op    = sl_trim_q[es_q];
+    assign m_wb_slot  = 8'(es_q);
+    assign m_wb_lpn   = 32'(sl_lpn_q[es_q]);
+    assign m_wb_txid  = sl_tx_q[es_q];
+    assign m_wb_epoch = sl_ep_q[es_q];
+    assign m_wb_kind  = 2'd0;
+    assign m_wb_fua   = es_urg_q;
+    assign m_wb_tag   = 8'(es_q);
+    assign m_wbd_valid = (rdf_cnt_q != 0) && !rdr_dest_q;
+    assign m_wbd_data  = rdf_q[rdf_rd_q];
+    assign m_wbd_last  = (rdr_out_q == WI_W'(PWORDS - 1));
+    // after a power failure a host-bound page is dropped (the command FSM is frozen)
+    assign rdr_out_ready = rdr_dest_q ? ((hwr_from_rdr && m_hwr_ready) || dump_q) : m_wbd_ready;
+
+    // completions from the media, in issue order
+    logic               cpl_fire, cpl_ok;
+    logic [SLOT_W-1:0]  cpl_slot;
+    assign s_wbc_ready = 1'b1;
+    assign cpl_fire = s_wbc_valid && !out_empty;
+    assign cpl_slot = out_q[out_rd_q[SLOT_W-1:0]];
+    assign cpl_ok   = (s_wbc_status == ST_OK);
+
+    // ---------------------------------------------------------------- reader
+    always_ff @(posedge clk) begin
+        rdr_pipe_q <= {rdr_pipe_q[0], rdr_issue};
+        if (rdr_grant_eng || rdr_grant_main) begin
+            rdr_busy_q <= 1'b1;
+            rdr_dest_q <= rdr_grant_main;
+            rdr_slot_q <= rdr_grant_main ? hit_slot_q : es_q;
+            rdr_iss_q  <= '0;
+            rdr_out_q  <= '0;
+        end
+        if (rdr_issue) rdr_iss_q <= rdr_iss_q + 1'b1;
+        if (rdr_pipe_q[1]) begin
+            rdf_q[rdf_wr_q] <= mem_rd;
+            rdf_wr_q <= rdf_wr_q + 1'b1;
+        end
+        if (rdf_pop) begin
+            rdf_rd_q  <= rdf_rd_q + 1'b1;
+            rdr_out_q <= rdr_out_q + 1'b1;
+            if (rdr_out_q == WI_W'(PWORDS - 1)) rdr_busy_q <= 1'b0;
+        end
+        rdf_cnt_q <= rdf_cnt_q + {2'b0, rdr_pipe_q[1]} - {2'b0, rdf_pop};
+        if (rst) begin
+            rdr_busy_q <= 1'b0;
+            rdr_pipe_q <= '0;
+            rdf_cnt_q  <= '0;
+            rdf_rd_q   <= '0;
+            rdf_wr_q   <= '0;
+        end
+    end
+
+    // ---------------------------------------------------------------- metadata, FIFO, counters
+    for (genvar i = 0; i < NUM_SLOTS; i++) begin : g_slot
+        always_ff @(posedge clk) begin
+            if (alloc_fire && alloc_q == SLOT_W'(i)) begin
+                sl_st_q[i]  <= SL_FILL;
+                sl_new_q[i] <= 1'b0;
+                sl_urg_q[i] <= 1'b0;
+            end
+            if (commit_fire && hit_q && hit_slot_q == SLOT_W'(i)) begin
+                if (c_take_q || c_free_old_q) begin
+                    sl_st_q[i]  <= SL_FREE;
+                    sl_urg_q[i] <= 1'b0;
+                end
+                sl_new_q[i] <= 1'b0;
+            end
+            if (commit_fire && fill_q == SLOT_W'(i)) begin
+                sl_st_q[i]   <= SL_DIRTY;
+                sl_lpn_q[i]  <= lpn_q;
+                sl_ep_q[i]   <= epoch_q;
+                sl_tx_q[i]   <= txid_q;
+                sl_pr_q[i]   <= prio_q;
+                sl_new_q[i]  <= 1'b1;
+                sl_trim_q[i] <= (op_q == OP_TRIM);
+                sl_urg_q[i]  <= c_take_q ? c_urg_q : 1'b0;
+                sl_qp_q[i]   <= c_take_q ? c_qp_q : tail_pos_q[QP_W-1:0];
+            end
+            if (issue_fire && issue_slot == SLOT_W'(i)) begin
+                sl_st_q[i]  <= SL_WB;
+                sl_urg_q[i] <= 1'b0;
+            end
+            if (mark_fire && sc3_slot_q == SLOT_W'(i)) sl_urg_q[i] <= 1'b1;
+            if (cpl_fire && cpl_slot == SLOT_W'(i)) begin
+                sl_st_q[i] <= (cpl_ok && sl_new_q[i]) ? SL_CLEAN : SL_FREE;
+                if (!cpl_ok) sl_new_q[i] <= 1'b0;
+            end
+            if (rst) begin
+                sl_st_q[i]  <= SL_FREE;
+                sl_new_q[i] <= 1'b0;
+                sl_urg_q[i] <= 1'b0;
+            end
+        end
+    end
+
+    logic [31:0] c_host_q, c_coal_q, c_wbp_q, c_wbu_q, c_hit_q, c_miss_q, c_perr_q;
+    logic [47:0] c_bytes_q;
+    logic        wb_accept;
+    assign wb_accept = m_wb_valid && m_wb_ready;
+
+    always_ff @(posedge clk) begin
+        // FIFO: enqueue at commit, or take over the old version's position
+        if (commit_fire) begin
+            if (c_take_q) begin
+                fifo_q[c_qp_q[FI_W-1:0]] <= fill_q;
+            end else begin
+                fifo_q[tail_pos_q[FI_W-1:0]] <= fill_q;
+                tail_pos_q <= tail_pos_q + 1'b1;
+            end
+        end
+        if (pop_fire) head_pos_q <= head_pos_q + 1'b1;
+        fifo_cnt_q <= fifo_cnt_q + (FI_W + 1)'(commit_fire && !c_take_q) - (FI_W + 1)'(pop_fire);
+        if (issue_fire) begin
+            issue_cnt_q <= issue_cnt_q + 1'b1;
+            out_q[out_wr_q[SLOT_W-1:0]] <= issue_slot;
+            out_wr_q <= out_wr_q + 1'b1;
+            if (dump_q) dump_cnt_q <= dump_cnt_q + 1'b1;
+        end
+        dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire);
+        urg_cnt_q   <= urg_cnt_q + DC_W'(mark_fire) - DC_W'(issue_fire && issue_urg);
+        if (s_wbc_valid) begin
+            if (out_empty) begin
+                c_perr_q <= c_perr_q + 1'b1;
+            end else begin
+                out_rd_q  <= out_rd_q + 1'b1;
+                dur_cnt_q <= dur_cnt_q + 1'b1;
+                if (!cpl_ok) fail_cnt_q <= fail_cnt_q + 1'b1;
+                if (s_wbc_tag != 8'(cpl_slot)) c_perr_q <= c_perr_q + 1'b1;
+            end
+        end
+        // counters
+        if (commit_fire && op_q == OP_WRITE) c_host_q <= c_host_q + 1'b1;
+        if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
+        if (wb_accept && !m_wb_op) begin
+            c_wbp_q   <= c_wbp_q + 1'b1;
+            c_bytes_q <= c_bytes_q + 48'(PAGE_BYTES);
+        end
+        if (wb_accept && m_wb_op) c_wbu_q <= c_wbu_q + 1'b1;
+        if (state_q == ST_ACT && op_q == OP_READ) begin
+            if (rd_hit_q) c_hit_q <= c_hit_q + 1'b1;
+            else c_miss_q <= c_miss_q + 1'b1;
+        end
+        // waiters
+        if (wpush_fire) begin
+            wt_tag_q[wt_wr_q[WT_W-1:0]] <= tag_q;
+            wt_tgt_q[wt_wr_q[WT_W-1:0]] <= tail_pos_q;
+            wt_fs_q[wt_wr_q[WT_W-1:0]]  <= fail_cnt_q;
+            wt_res_q[wt_wr_q[WT_W-1:0]] <= result_q[16:0];
+            wt_wr_q    <= wt_wr_q + 1'b1;
+            last_tgt_q <= tail_pos_q;
+        end
+        // registered comparisons; a flag computed for the previous head or sequence is cleared
+        flush_pending_q <= $signed(last_tgt_q - head_pos_q) > 0;
+        wt_full_q <= (wt_wr_q[WT_W-1:0] == wt_rd_q[WT_W-1:0]) && (wt_wr_q[WT_W] != wt_rd_q[WT_W]);
+        wt_passed_q <= !wt_pop && !(wpush_fire && wt_empty) &&
+                       $signed(head_pos_q - wt_tgt_q[wt_rd_q[WT_W-1:0]]) >= 0;
+        wt_durok_q  <= !wt_pop && wt_conv_q && $signed(dur_cnt_q - wt_seq_q) >= 0;
+        if (wt_conv_set) begin
+            wt_conv_q <= 1'b1;
+            wt_seq_q  <= issue_cnt_q;
+        end
+        if (wt_pop) begin
+            wt_rd_q   <= wt_rd_q + 1'b1;
+            wt_conv_q <= 1'b0;
+        end
+        // RFLUSH waiter
+        unique case (rw_st_q)
+            RW_IDLE: if (rfarm_fire) begin
+                rw_st_q  <= RW_URG;
+                rw_tag_q <= tag_q;
+                rw_fs_q  <= fail_cnt_q;
+            end
+            RW_URG: if (urg_cnt_q == 0) begin
+                rw_st_q  <= RW_DUR;
+                rw_seq_q <= issue_cnt_q;
+            end
+            RW_DUR: if (rw_durok_q) rw_st_q <= RW_DONE;
+            RW_DONE: if (sel_rw && m_done_ready) rw_st_q <= RW_IDLE;
+            default: rw_st_q <= RW_IDLE;
+        endcase
+        rw_durok_q <= rw_st_q == RW_DUR && $signed(dur_cnt_q - rw_seq_q) >= 0;
+        if (pwr_fail) dump_q <= 1'b1;
+        if (rst) begin
+            head_pos_q <= '0;
+            tail_pos_q <= '0;
+            fifo_cnt_q <= '0;
+            flush_pending_q <= 1'b0;
+            wt_passed_q <= 1'b0;
+            wt_durok_q <= 1'b0;
+            wt_full_q <= 1'b0;
+            rw_durok_q <= 1'b0;
+            issue_cnt_q <= '0;
+            dur_cnt_q  <= '0;
+            fail_cnt_q <= '0;
+            out_wr_q   <= '0;
+            out_rd_q   <= '0;
+            dirty_cnt_q <= '0;
+            urg_cnt_q  <= '0;
+            dump_q     <= 1'b0;
+            dump_cnt_q <= '0;
+            wt_wr_q    <= '0;
+            wt_rd_q    <= '0;
+            wt_conv_q  <= 1'b0;
+            last_tgt_q <= '0;
+            rw_st_q    <= RW_IDLE;
+            c_host_q   <= '0;
+            c_coal_q   <= '0;
+            c_wbp_q    <= '0;
+            c_wbu_q    <= '0;
+            c_hit_q    <= '0;
+            c_miss_q   <= '0;
+            c_perr_q   <= '0;
+            c_bytes_q  <= '0;
+        end
+    end
+
+    assign dump_done  = dump_q && (!PLP || (en_q == EN_A && (fifo_cnt_q == 0 || !budget_ok_q) && out_empty &&
+                                            !rdr_busy_q));
+    assign dump_short = dump_q && PLP && !budget_ok_q && fifo_cnt_q != 0;
+
+    assign cnt_host_pages  = c_host_q;
+    assign cnt_coalesced   = c_coal_q;
+    assign cnt_wb_pages    = c_wbp_q;
+    assign cnt_wb_unmaps   = c_wbu_q;
+    assign cnt_media_bytes = c_bytes_q;
+    assign cnt_read_hits   = c_hit_q;
+    assign cnt_read_misses = c_miss_q;
+    assign cnt_wb_fail     = fail_cnt_q;
+    assign cnt_proto_err   = c_perr_q;
+    assign dirty_pages     = 8'(dirty_cnt_q);
+
+    // inputs only used for checks or reserved
+    logic unused_ok;
+    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[2:1], sl_pr_q[0]};
+endmodule
+
+`resetall
