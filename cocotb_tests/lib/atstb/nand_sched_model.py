@@ -4,15 +4,24 @@ Written from the README's rules, not from the RTL: per die a list of queued requ
 order; the die's front is its oldest HEAD request if it has one, otherwise its oldest request; a
 channel takes, among the fronts of its idle dies, the HEAD ones first, then priority reads
 (`prio_read`, or any read while `reads_first` is high), then the oldest. A die is busy from the
-dispatch of a command until that command's completion is accepted on s_ccpl.
+dispatch of a command until that command's completion is taken (forwarded to m_ncpl).
 
 `check_trace` replays a cycle-by-cycle trace of every port (values as sampled at each rising edge,
 i.e. as the RTL sees them) against the model with the README's timing contract:
-  - a request accepted at edge e takes part in selections from edge e+2 on;
-  - a completion accepted at edge e frees its die for selections from edge e+2 on;
-  - channel c selects at edge e when its output is free (valid low, or ready high at e) and the
-    command appears on m_ccmd[c] after that edge (sampled at e+1);
-  - a dispatch at edge e makes the die busy for every later selection;
+  - a request accepted at edge e takes part in selections from edge e+3 on;
+  - s_nreq_ready = table not full, no BAD_REQ waiting, no bad request accepted at e-1; a bad
+    request accepted at e waits as BAD_REQ from e+1 and leaves at the first edge from e+2 on where
+    the m_ncpl register is free;
+  - a completion accepted at edge e waits in a one-deep buffer (s_ccpl_ready = buffer empty or
+    taken at this edge), matched against the in-flight tags at e; it is taken at the first edge
+    t > e where the m_ncpl register is free and no BAD_REQ waits: it then frees its die for
+    selections from t+2 on and goes to m_ncpl, or, unmatched, is dropped with err_spurious;
+  - channel c selects at edge e when its output is free (valid low, or ready high at e) and it did
+    not select at edge e-1; the class of a read uses `reads_first` as sampled at edge e-1;
+  - the command selected at edge e appears on m_ccmd[c] after edge e+1 (sampled at e+2);
+  - a selection at edge e makes the die busy for every later selection; its tag can be matched by
+    a completion from edge e+2 on (an earlier completion with that tag is spurious);
+  - the table holds the queued requests plus those selected at the two previous edges;
 and checks, exactly: every m_ccmd beat (payload and timing), s_nreq_ready, s_ccpl_ready, every
 m_ncpl beat, err_spurious. It returns a list of error strings (empty = pass) and coverage counts.
 """
@@ -24,6 +33,10 @@ from typing import Optional
 
 READ, PROGRAM, ERASE = 0, 1, 2
 ST_BAD_REQ = 4
+# timing constants of the contract (README_sched.md, "Timing"), in edges
+REQ_VISIBLE = 3   # a request accepted at edge e can be selected from edge e+3 on
+DIE_FREE = 2      # a die whose completion was taken at edge t can be selected from t+2 on
+TAG_MATCH = 2     # a command selected at edge e can be matched by a completion from e+2 on
 CCMD_FIELDS = ("tag", "op", "way", "block", "page", "slot")
 
 
@@ -46,6 +59,7 @@ class Req:
 class Die:
     queue: list = field(default_factory=list)   # queued Req, arrival order
     inflight: Optional[Req] = None              # dispatched, completion not yet accepted
+    pick_edge: int = -10                        # edge the in-flight request was selected
     free_edge: int = -10                        # edge its last completion was accepted
 
 
@@ -85,12 +99,12 @@ class NandSchedModel:
     # -- dispatch rules ---------------------------------------------------------------------
     def front(self, die: Die, edge: int) -> Optional[Req]:
         """The die's next request among those visible at `edge`: oldest HEAD, else oldest."""
-        vis = [r for r in die.queue if r.edge <= edge - 2]
+        vis = [r for r in die.queue if r.edge <= edge - REQ_VISIBLE]
         heads = [r for r in vis if r.head]
         return heads[0] if heads else (vis[0] if vis else None)
 
     def idle(self, die: Die, edge: int) -> bool:
-        return die.inflight is None and die.free_edge <= edge - 2
+        return die.inflight is None and die.free_edge <= edge - DIE_FREE
 
     def choose(self, chan: int, edge: int, reads_first: int) -> Optional[Req]:
         cands = []
@@ -109,7 +123,7 @@ class NandSchedModel:
         best = min(cands, key=key)
         # coverage: what the rules made happen
         older = [r for w in range(self.num_ways) for r in self.dies[(chan, w)].queue
-                 if r.seq < best.seq and r.edge <= edge - 2]
+                 if r.seq < best.seq and r.edge <= edge - REQ_VISIBLE]
         if best.head and any(r.way == best.way for r in older):
             self.cov["head_overtakes_same_die"] += 1
         if best.head and any(r.way != best.way for r in older):
@@ -125,15 +139,20 @@ class NandSchedModel:
         assert d.inflight is None
         d.queue.remove(r)
         d.inflight = r
+        d.pick_edge = edge
 
-    def complete(self, tag: int, edge: int) -> bool:
-        """A completion accepted on s_ccpl at `edge`; False if no die has this tag in flight."""
-        for d in self.dies.values():
-            if d.inflight is not None and d.inflight.tag == tag:
-                d.inflight = None
-                d.free_edge = edge
-                return True
-        return False
+    def match(self, tag: int, edge: int) -> Optional[tuple]:
+        """The die a completion accepted on s_ccpl at `edge` belongs to (None: spurious)."""
+        for k, d in self.dies.items():
+            if d.inflight is not None and d.inflight.tag == tag and edge >= d.pick_edge + TAG_MATCH:
+                return k
+        return None
+
+    def complete(self, die: tuple, edge: int) -> None:
+        """The completion of `die`'s command is taken (forwarded) at `edge`: the die is free."""
+        d = self.dies[die]
+        d.inflight = None
+        d.free_edge = edge
 
 
 def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
@@ -144,7 +163,11 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
     errs: list[str] = []
     cov = m.cov
     exp_cmd = [None] * num_chan          # expected m_ccmd register per channel (dict or None)
+    picked = [None] * num_chan           # command selected at the previous edge, per channel
+    n_picked_prev = 0                    # number of commands selected at edge e-2
     err_pending = None                   # tag of a BAD_REQ completion waiting for m_ncpl
+    bad_prev = None                      # tag of a bad request accepted at the previous edge
+    c1 = None                            # channel completion waiting: (fields, matched die)
     exp_out = None                       # expected m_ncpl register (tuple) or None
     exp_out_real = False                 # the expected m_ncpl beat comes from a channel
     exp_spur = 0
@@ -167,29 +190,39 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
             err(f"edge {e} m_ncpl: got {got_out}, expected {exp_out}")
         if s["spur"] != exp_spur:
             err(f"edge {e} err_spurious: got {s['spur']}, expected {exp_spur}")
-        exp_nreq_ready = int(m.queued() < depth and err_pending is None)
+        # selected at e-1 or e-2: their entries are not yet free
+        held = sum(1 for p in picked if p is not None) + n_picked_prev
+        exp_nreq_ready = int(m.queued() + held < depth and err_pending is None and bad_prev is None)
         if s["nreq_ready"] != exp_nreq_ready:
             err(f"edge {e} s_nreq_ready: got {s['nreq_ready']}, expected {exp_nreq_ready} "
                 f"(queued {m.queued()}, error pending {err_pending is not None})")
         out_free = got_out is None or s["ncpl_ready"]
-        exp_ccpl_ready = int(out_free and err_pending is None)
+        take = c1 is not None and out_free and err_pending is None
+        exp_ccpl_ready = int(c1 is None or take)
         if s["ccpl_ready"] != exp_ccpl_ready:
             err(f"edge {e} s_ccpl_ready: got {s['ccpl_ready']}, expected {exp_ccpl_ready}")
-        if m.queued() >= depth:
+        if m.queued() + held >= depth:
             cov["table_full_cycles"] += 1
 
-        # ---- selections at edge e (state before the edge)
+        # ---- the m_ccmd register at edge e: taken, and/or loaded with the previous selection
+        rf_prev = trace[e - 1]["reads_first"] if e > 0 else s["reads_first"]
+        n_picked_prev = sum(1 for p in picked if p is not None)
         picks = []
         for c in range(num_chan):
             got = s["ccmd"][c]
-            if got is None or s["ccmd_ready"][c]:
-                r = m.choose(c, e, s["reads_first"])
+            out_free_c = got is None or s["ccmd_ready"][c]
+            if out_free_c:
+                exp_cmd[c] = None
+            prev, picked[c] = picked[c], None
+            if prev is not None:
+                exp_cmd[c] = {"tag": prev.tag, "op": prev.op, "way": prev.way,
+                              "block": prev.block, "page": prev.page, "slot": prev.slot}
+            # ---- selection at edge e (state before the edge)
+            elif out_free_c:
+                r = m.choose(c, e, rf_prev)
                 if r is not None:
                     picks.append(r)
-                    exp_cmd[c] = {"tag": r.tag, "op": r.op, "way": r.way, "block": r.block,
-                                  "page": r.page, "slot": r.slot}
-                else:
-                    exp_cmd[c] = None
+                    picked[c] = r
         if len(picks) > 1:
             cov["multi_channel_dispatch"] += 1
         for r in picks:
@@ -202,21 +235,26 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
         new_out = exp_out if (got_out is not None and not s["ncpl_ready"]) else None
         new_real = exp_out_real if new_out is not None else False
         exp_spur = 0
-        ccpl_fire = s["ccpl"] is not None and s["ccpl_ready"]
-        hit = False
-        if ccpl_fire:
-            tag, status, corr = s["ccpl"]
-            hit = m.complete(tag, e)
-            if not hit:
+        if take:                          # the waiting completion frees its die, or is dropped
+            fields, die = c1
+            c1 = None
+            if die is not None:
+                m.complete(die, e)
+            else:
                 exp_spur = 1
                 cov["spurious_completion"] += 1
         if out_free:
             if err_pending is not None:
                 new_out, new_real = (err_pending, ST_BAD_REQ, 0), False
                 err_pending = None
-            elif ccpl_fire and hit:
-                new_out, new_real = s["ccpl"], True
+            elif take and die is not None:
+                new_out, new_real = fields, True
         exp_out, exp_out_real = new_out, new_real
+        if s["ccpl"] is not None and s["ccpl_ready"]:      # matched against the dies after `take`
+            c1 = (s["ccpl"], m.match(s["ccpl"][0], e))
+        # a bad request accepted at e-1 becomes the waiting BAD_REQ completion at e
+        if bad_prev is not None:
+            err_pending, bad_prev = bad_prev, None
 
         # ---- request accepted on s_nreq at e (a tag whose completion is taken at e is still
         # outstanding at e)
@@ -226,7 +264,7 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
             log.append({"edge": e, **f, "bad": why})
             if why is not None:
                 cov["bad_" + why] += 1
-                err_pending = f["tag"]
+                bad_prev = f["tag"]
             else:
                 r = m.accept(e, f)
                 cov["accept_" + ("head" if r.head else ("read" if r.op == READ else "prog_erase"))] += 1
