@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-long demo wave-remap bench-remap synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-long demo wave-remap bench-remap bench-nand synth clean distclean
 
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
@@ -19,6 +19,7 @@ help:
 	@echo "make test-long   longer random campaigns (ATS_LONG=1)"
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
 	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
+	@echo "make bench-nand  B7: NAND bandwidth vs channels x ways (NAND_PRESET=femu) -> build/bench/nand.json, nand.png"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
@@ -72,6 +73,10 @@ build/synth/remap/report.json: $(GEN_STAMP) rtl/common/ats_ram_sdp.sv
 
 bench-remap: $(GEN_STAMP) build/synth/remap/report.json
 	$(PY) bench/remap/bench_remap.py --preset bench --sizes 1,8,64,512,1024,4096 --json build/bench/remap.json
+
+NAND_PRESET ?= femu
+bench-nand: $(SETUP_STAMP)
+	$(PY) bench/nand/bench_nand.py --preset $(NAND_PRESET)
 
 synth: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --seeds $(SEEDS)
