@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-long demo wave-remap bench-remap bench-nand synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush synth clean distclean
 
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
@@ -20,6 +20,8 @@ help:
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
 	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
 	@echo "make bench-nand  B7: NAND bandwidth vs channels x ways (NAND_PRESET=femu) -> build/bench/nand.json, nand.png"
+	@echo "make bench-order B2: 4 KiB random writes orderless/barrier/wait-on-transfer/transfer-and-flush -> build/bench/order.json"
+	@echo "make bench-rflush B3: 1 syncing + 12 bulk writers, FLUSH/RFLUSH/NOFLUSH fsync sweep -> build/bench/rflush.json"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
@@ -50,13 +52,13 @@ synth-check: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --check
 
 test-rtl: $(GEN_STAMP)
-	$(PY) -m pytest -n $(JOBS) -q cocotb_tests
+	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
 
 test: $(SETUP_STAMP) lint synth-check test-rtl
 	@echo "make test: all checks passed"
 
 test-long: $(GEN_STAMP)
-	ATS_LONG=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests
+	ATS_LONG=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
 
 # ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------
 demo: $(GEN_STAMP)
@@ -77,6 +79,12 @@ bench-remap: $(GEN_STAMP) build/synth/remap/report.json
 NAND_PRESET ?= femu
 bench-nand: $(SETUP_STAMP)
 	$(PY) bench/nand/bench_nand.py --preset $(NAND_PRESET)
+
+bench-order: $(SETUP_STAMP)
+	$(PY) bench/order/bench_order.py --jobs $(JOBS)
+
+bench-rflush: $(SETUP_STAMP)
+	$(PY) bench/rflush/bench_rflush.py --jobs $(JOBS)
 
 synth: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --seeds $(SEEDS)

@@ -5,7 +5,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 n=0
 # hand-written blocks and simulation models: one .f file list per top, named like the top
-for f in $(find rtl sim -name '*.f' 2>/dev/null | sort); do
+for f in $(find rtl sim bench -name '*.f' 2>/dev/null | sort); do
   top="$(basename "$f" .f)"
   echo "[lint] $top ($f)"
   verilator --lint-only -Wall --top-module "$top" rtl/lint/*.vlt -f "$f"

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Benchmark B3 (`make bench-rflush`): 1 syncing writer + 12 bulk writers on the command queue + write
+buffer (bench/ssd/ats_ssd_bench_top.sv) with the behavioural media; fsync period sweep, FLUSH vs
+RFLUSH vs NOFLUSH: syncing-writer IOPS and p99/p99.9 latency, bulk throughput, bytes written to NAND.
+
+Workload (RFLUSH, FAST'18, section 5, scaled down; see bench/rflush/README.md): every thread does
+4 KiB random direct writes, one outstanding; the syncing writer has its own file, the 12 bulk writers
+share 4 files (3 each); after every `period` KiB the syncing writer syncs with FLUSH, RFLUSH of its
+file's range, or nothing (NOFLUSH). Writes build/bench/rflush.json and build/bench/rflush.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "ssd"))
+import run_bench  # noqa: E402
+
+MODES = ["flush", "rflush", "noflush"]
+DEVICE = {"DEPTH": 32, "NUM_SLOTS": 64, "NUM_LBAS": 16384, "PAGE_BYTES": 4096, "THRESH_PCT": 90}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--periods-kib", default="4,16,64", help="fsync periods (KiB written between syncs)")
+    ap.add_argument("--sync-writes", default="4=12,16=32,64=48,256=128",
+                    help="syncing-writer writes per period (period_kib=n,...): the run length")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--sync-file-pages", type=int, default=64)
+    ap.add_argument("--bulk-file-pages", type=int, default=32)
+    ap.add_argument("--chan", type=int, default=8)
+    ap.add_argument("--ways", type=int, default=4)
+    ap.add_argument("--preset", default="femu")
+    ap.add_argument("--clk-ns", type=float, default=8.0)
+    ap.add_argument("--t-submit-us", type=float, default=2.0)
+    ap.add_argument("--t-complete-us", type=float, default=6.0)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "rflush.json"))
+    ap.add_argument("--plot", default=str(ROOT / "build" / "bench" / "rflush.png"))
+    a = ap.parse_args()
+    periods = [int(x) for x in a.periods_kib.split(",")]
+    nsw = {int(k): int(v) for k, v in (x.split("=") for x in a.sync_writes.split(","))}
+    modes = a.modes.split(",")
+    page_kib = DEVICE["PAGE_BYTES"] // 1024
+
+    t = time.time()
+    bd = run_bench.build("ssd_bench", DEVICE)
+    runs = []
+    for p in periods:
+        for m in modes:
+            runs.append((f"rflush_{m}_{p}k", {
+                "workload": "rflush", "mode": m, "period_pages": max(1, p // page_kib),
+                "n_sync_writes": nsw.get(p, 96), "sync_file_pages": a.sync_file_pages,
+                "bulk_file_pages": a.bulk_file_pages, "bulk_writers": 12, "bulk_files": 4,
+                "num_chan": a.chan, "ways": a.ways, "preset": a.preset, "clk_ns": a.clk_ns,
+                "t_submit_us": a.t_submit_us, "t_complete_us": a.t_complete_us, "seed": a.seed}))
+    # longest runs first so that the two workers finish together
+    runs.sort(key=lambda x: (x[1]["mode"] != "flush", -x[1]["n_sync_writes"]))
+    res = run_bench.run_many(bd, runs, jobs=a.jobs)
+    r = {(x["mode"], x["period_kib"]): x for x in res.values()}
+
+    dev = next(iter(res.values()))["device"]
+    print()
+    print(f"B3: 1 syncing + 12 bulk writers (4 files), 4 KiB random direct writes; ats_cmdq (DEPTH "
+          f"{dev['depth']}) -> ats_wbuf ({dev['num_slots']} slots = {dev['num_slots'] * dev['page_bytes'] // 1024} KiB, "
+          f"writeback above {DEVICE['THRESH_PCT']} %), {1000 / dev['clk_ns']:.0f} MHz; media {dev['preset']} "
+          f"{dev['num_chan']} ch x {dev['ways']} ways; sync file {a.sync_file_pages} pages, bulk files "
+          f"4 x {a.bulk_file_pages} pages; host submit {a.t_submit_us} us, completion {a.t_complete_us} us")
+    hdr = (f"{'period':>7s} {'mode':8s} {'syncW':>5s} {'sync IOPS':>9s} {'xFLUSH':>6s} {'p99 us':>8s} "
+           f"{'p99.9 us':>8s} {'fsync us':>8s} {'bulk MiB/s':>10s} {'NAND MiB':>8s} {'NAND/host':>9s} "
+           f"{'vs FLUSH':>8s} {'coalesced':>9s} {'cpu s':>5s}")
+    print(hdr)
+    print("-" * len(hdr))
+    for p in periods:
+        for m in modes:
+            x = r[(m, p)]
+            f = r.get(("flush", p))
+            gain = x["sync_iops"] / f["sync_iops"] if f else float("nan")
+            red = 1 - x["nand_per_host"] / f["nand_per_host"] if f and f["nand_per_host"] else float("nan")
+            print(f"{p:5d}Ki {m:8s} {x['n_sync_writes']:5d} {x['sync_iops']:9.0f} {gain:6.2f} "
+                  f"{x['sync_p99_us']:8.0f} {x['sync_p999_us']:8.0f} {x['fsync_mean_us']:8.0f} "
+                  f"{x['bulk_mib_s']:10.1f} {x['nand_bytes'] / 2**20:8.2f} {x['nand_per_host']:9.3f} "
+                  f"{100 * red:7.1f}% {x['coalesced']:9d} {x.get('cpu_s', 0):5.0f}")
+    print("xFLUSH: syncing-writer IOPS / FLUSH's; vs FLUSH: NAND bytes per host byte, reduction vs FLUSH.")
+    print("paper (RFLUSH, FAST'18): syncing IOPS up to 6.5x, 24-43 % less NAND traffic, RFLUSH can lose "
+          "to FLUSH at very frequent syncs")
+    print(f"wall {time.time() - t:.0f} s")
+
+    def series(key):
+        return {m: [r[(m, p)][key] for p in periods] for m in modes}
+
+    out = {"fsync_period_kib": periods, "sync_iops": series("sync_iops"), "sync_p99_us": series("sync_p99_us"),
+           "nand_bytes": series("nand_bytes"), "sync_p999_us": series("sync_p999_us"),
+           "sync_mean_us": series("sync_mean_us"), "fsync_mean_us": series("fsync_mean_us"),
+           "fsync_p99_us": series("fsync_p99_us"), "bulk_iops": series("bulk_iops"),
+           "bulk_mib_s": series("bulk_mib_s"), "host_bytes": series("host_bytes"),
+           "nand_per_host": series("nand_per_host"), "coalesced": series("coalesced"),
+           "n_sync_writes": series("n_sync_writes"), "n_syncs": series("n_syncs"),
+           "window_us": series("window_us"), "cpu_s": series("cpu_s"),
+           "device": dev, "layout": next(iter(res.values()))["layout"],
+           "host": {"t_submit_us": a.t_submit_us, "t_complete_us": a.t_complete_us},
+           "verify": {k: v["verify"] for k, v in res.items()}}
+    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.json).write_text(json.dumps(out, indent=1))
+    plot(out, modes, Path(a.plot))
+    print(f"wrote {a.json} and {a.plot}")
+    return 0
+
+
+def plot(out: dict, modes: list[str], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    per = out["fsync_period_kib"]
+    fig, axs = plt.subplots(1, 4, figsize=(16, 3.8))
+    colors = {"flush": "tab:red", "rflush": "tab:green", "noflush": "grey"}
+    for ax, key, label in [(axs[0], "sync_iops", "syncing-writer IOPS"),
+                           (axs[1], "sync_p99_us", "syncing writer p99 latency (us)"),
+                           (axs[2], "bulk_mib_s", "bulk writers MiB/s"),
+                           (axs[3], "nand_per_host", "NAND bytes / host bytes")]:
+        for m in modes:
+            ax.plot(per, out[key][m], marker="o", label=m.upper(), color=colors.get(m))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(per)
+        ax.set_xticklabels([str(p) for p in per])
+        ax.set_xlabel("fsync period (KiB)")
+        ax.set_title(label, fontsize=9)
+        ax.grid(alpha=0.3)
+    axs[1].set_yscale("log")
+    axs[0].legend(fontsize=8)
+    d = out["device"]
+    fig.suptitle(f"B3: 1 syncing + 12 bulk writers; cmdq+wbuf {d['num_slots']} slots, {d['preset']} "
+                 f"{d['num_chan']}ch x {d['ways']}w", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

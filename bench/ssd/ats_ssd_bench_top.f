@@ -1,0 +1,5 @@
+rtl/common/ats_ram_sdp.sv
+rtl/wbuf/ats_wbuf_mem.sv
+rtl/wbuf/ats_wbuf.sv
+rtl/cmdq/ats_cmdq.sv
+bench/ssd/ats_ssd_bench_top.sv

@@ -1,0 +1,93 @@
+"""Self-test of the SSD benchmark harness (bench/ssd): small device, scaled media times, random idle on
+the inputs the host and media drive and random backpressure on the outputs they consume.
+
+Each run ends with the end-to-end checks of bench_ssd_tb.py (FLUSH, durable contents in the media
+against the host's plain-Python record of the last accepted version of each LBA, READ-back of a
+sample through the device); the rflush workload also checks INV-DUR after every FLUSH/RFLUSH; the
+barrier mode checks that the media's durable log is exactly the writes in acceptance order, one
+epoch each. This file adds checks of the statistics (queue depth bounds of the QD-1 modes,
+percentile and time-average helpers against brute-force definitions).
+
+Run: python -m pytest -q -n 1 bench/ssd/test_bench_ssd.py   (testplan: bench/ssd/testplan.md)
+"""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "cocotb_tests" / "lib"))
+
+SMALL = {"DEPTH": 8, "NUM_SLOTS": 16, "NUM_LBAS": 1024, "PAGE_BYTES": 4096, "THRESH_PCT": 75}
+COMMON = {"num_chan": 2, "ways": 2, "preset": "femu", "time_scale": 0.05, "clk_ns": 8.0,
+          "t_submit_us": 0.5, "t_complete_us": 1.0, "idle": True, "backpressure": True, "n_read": 6}
+
+
+@pytest.fixture(scope="module")
+def build_dir():
+    import run_bench
+    return run_bench.build("ssd_selftest", SMALL)
+
+
+@pytest.mark.parametrize("mode,n,qd", [("orderless", 40, 8), ("barrier", 40, 8),
+                                        ("wait_on_transfer", 12, 1), ("transfer_and_flush", 6, 1)])
+def test_order_modes(build_dir, mode, n, qd):
+    import run_bench
+    seed = 11 + len(mode)
+    r = run_bench.run_one(build_dir, f"t_order_{mode}", {**COMMON, "workload": "order", "mode": mode,
+                                                           "n_ops": n, "warmup": 4 if n > 10 else 1,
+                                                           "qd": qd, "lba_space": 64, "seed": seed})
+    v = r["verify"]
+    assert v["durable_bad"] == 0 and v["durable_checked"] > 0 and v["reads_checked"] > 0
+    assert r["iops"] > 0 and 0 <= r["mean_qd"] <= SMALL["DEPTH"]
+    if mode == "barrier":
+        assert v["order_checked"] == n, "every barrier write must reach the media, none coalesced"
+        assert r["counters"]["coalesced"] == 0
+    if mode in ("wait_on_transfer", "transfer_and_flush"):
+        assert r["max_qd"] <= 1 and r["mean_outstanding"] <= 1.0
+    if mode == "transfer_and_flush":
+        # each write made durable by its own FLUSH: nothing left to coalesce, one program per write
+        assert r["counters"]["nand_programs"] >= n - 1
+
+
+@pytest.mark.parametrize("mode", ["flush", "rflush", "noflush"])
+def test_rflush_modes(build_dir, mode):
+    import run_bench
+    r = run_bench.run_one(build_dir, f"t_rflush_{mode}", {
+        **COMMON, "workload": "rflush", "mode": mode, "period_pages": 1, "n_sync_writes": 4,
+        "sync_file_pages": 8, "bulk_file_pages": 16, "bulk_writers": 12, "bulk_files": 4,
+        "warmup_pages": 8, "seed": 5})
+    assert r["verify"]["durable_bad"] == 0
+    assert r["n_syncs"] == 4 and r["sync_iops"] > 0 and r["bulk_iops"] > 0
+    if mode != "noflush":
+        assert r["durability_checked"] > 0
+    assert r["sync_p999_us"] >= r["sync_p99_us"] >= 0
+    assert r["nand_bytes"] == r["nand_bytes"] // 4096 * 4096
+
+
+def test_percentile_and_time_average():
+    from host import Host, percentile
+    rng = random.Random(3)
+    for _ in range(200):
+        vals = [rng.randrange(1000) for _ in range(rng.randint(1, 50))]
+        p = rng.choice([50, 90, 99, 99.9, 100])
+        got = percentile(vals, p)
+        # nearest rank: the smallest value with at least p % of the values <= it
+        exp = min(v for v in vals if sum(1 for w in vals if w <= v) * 100 >= p * len(vals))
+        assert got == exp, (vals, p)
+    # time average of a step function against a per-cycle expansion
+    h = Host.__new__(Host)
+    t, q, trace = 0, 0, [(0, 0)]
+    for _ in range(50):
+        t += rng.randint(1, 20)
+        q = max(0, q + rng.choice([-1, 1]))
+        trace.append((t, q))
+    h.qd_trace = trace
+    per_cycle = []
+    for c in range(5, t + 7):
+        per_cycle.append([qq for tt, qq in trace if tt <= c][-1])
+    assert abs(h.mean_outstanding(5, t + 7) - sum(per_cycle) / len(per_cycle)) < 1e-9
