@@ -181,14 +181,20 @@ module ats_cmdq #(
 
     logic [3:0]       s2_err;
     logic             s2_ins, s2_rej;
-    logic [DEPTH-1:0] tag_hit, new_dep, free_oh, done_hit, freed;
+    logic [DEPTH-1:0] tag_hit, new_dep, free_oh, done_hit, freed, occ_vec;
     logic [IDX_W-1:0] free_idx;
+    // the slot the next insert uses, registered: the lowest slot free after this edge, not
+    // counting slots freed at this edge (a command accepted at edge a inserts at a+2 and its
+    // reservation only counted frees up to edge a, which valid_q shows by edge a+1)
+    logic [DEPTH-1:0] free_q;
+    logic [IDX_W-1:0] free_idx_q;
     logic [3:0]       s2_key;
     logic [LW-1:0]    s2_lba_t, s2_last_t;
     assign s2_key    = (s2_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s2_prio_q, s2_read_q};
     assign s2_lba_t  = s2_lba_q[LW-1:0];
     assign s2_last_t = s2_last_q;
-    assign free_oh   = ~valid_q & (valid_q + DEPTH'(1));
+    assign occ_vec   = valid_q | (s2_ins ? free_q : '0);
+    assign free_oh   = ~occ_vec & (occ_vec + DEPTH'(1));
 
     always_comb begin
         free_idx = '0;
@@ -214,33 +220,49 @@ module ats_cmdq #(
     assign s1_dup = (|tag_hit) || (s2_ins && (s2_tag_q == s1_tag_q));
 
     // ================================================================ eligibility and pick
-    logic             ord_busy, any_svc;
-    logic [DEPTH-1:0] elig_d, elig_q, cand, win;
+    // The pick at edge p chooses among cand_q, loaded at edge p-1 with the eligibility of the
+    // state after edge p-2 (elig_d) re-checked against the state after edge p-1: the command
+    // picked at p-1 is removed, and "ORDERED in service" / "anything in service" are the exact
+    // registered flags of the state after p-1 (ord_busy_q, any_svc_q, kept from the pick and
+    // the frees instead of 32-input ORs over the table). The pick itself is then one AND-OR
+    // level over registered bits.
+    logic             ord_busy_q, any_svc_q, ord_busy_nx, any_svc_nx, pick_ord, free_any;
+    logic [CNT_W-1:0] svc_cnt_q;                         // commands in service (picked, not done)
+    logic [DEPTH-1:0] elig_d, cand_d, cand_q, win;
     logic             pick_v_q, disp_v_q, out_ld, pick_ld, pick;
     logic [DEPTH-1:0] pick_oh_q;
     logic [IDX_W-1:0] pick_idx, disp_idx_q;
     logic [PAY_W-1:0] disp_pay_q;
-    assign ord_busy = |(valid_q & ~queued_q & ord_q);   // an ORDERED command is in service
-    assign any_svc  = |(valid_q & ~queued_q);           // any command is in service
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
-            elig_d[i] = queued_q[i] && !ord_busy &&
-                        (head_q[i] || (!(|dep_q[i]) && (!ord_q[i] || !any_svc)));
-            // re-check what may have changed since elig_q was computed (a pick, an ORDERED start)
-            cand[i]   = elig_q[i] && queued_q[i] && !ord_busy && !(ord_q[i] && any_svc);
-        end
-        for (int i = 0; i < DEPTH; i++) begin
-            win[i] = cand[i] && !(|(cand & prec_q[i]));
+            win[i] = cand_q[i] && !(|(cand_q & prec_q[i]));
         end
         pick_idx = '0;
         for (int i = 0; i < DEPTH; i++) begin
             pick_idx = pick_idx | ({IDX_W{pick_oh_q[i]}} & IDX_W'(i));
         end
     end
-    assign out_ld  = !disp_v_q || m_disp_ready;
-    assign pick_ld = !pick_v_q || out_ld;
-    assign pick    = pick_ld && (|cand);
+    assign out_ld   = !disp_v_q || m_disp_ready;
+    assign pick_ld  = !pick_v_q || out_ld;
+    assign pick     = pick_ld && (|cand_q);
+    // the winner is ORDERED: cand_q comes from one snapshot of the table, in which an eligible
+    // ORDERED command has no earlier command left and every later non-HEAD command waits for it,
+    // so the other candidates are HEAD commands (key 15, they win). Hence "an ORDERED candidate
+    // and no HEAD candidate" is "the pick is ORDERED", computed in parallel with win.
+    assign pick_ord = pick && (|(cand_q & ord_q)) && !(|(cand_q & head_q));
+    // in-service state after this edge (a done only frees a command in service; while an
+    // ORDERED command is in service it is the only one, so any free ends it)
+    assign ord_busy_nx = pick_ord || (ord_busy_q && !free_any);
+    assign any_svc_nx  = pick || (svc_cnt_q > CNT_W'(1)) || (svc_cnt_q == CNT_W'(1) && !free_any);
+
+    always_comb begin
+        for (int i = 0; i < DEPTH; i++) begin
+            elig_d[i] = queued_q[i] && !ord_busy_q &&
+                        (head_q[i] || (!(|dep_q[i]) && (!ord_q[i] || !any_svc_q)));
+            cand_d[i] = elig_d[i] && !(pick && win[i]) && !ord_busy_nx && !(ord_q[i] && any_svc_nx);
+        end
+    end
 
     // ================================================================ done and completions
     logic             dbuf_v_q, dbuf_ld, done_acc, done_any;
@@ -254,6 +276,8 @@ module ats_cmdq #(
     logic [IDX_W-1:0] rq_wr_q, rq_rd_q;
     logic [CNT_W-1:0] rq_cnt_q, occ_q;
     logic [11:0]      rq_head;
+    logic [CNT_W-1:0] rq_cnt_d;
+    logic             turn_d, dpass_q;
     logic [7:0]       rej_status;
 
     always_comb begin
@@ -266,10 +290,15 @@ module ats_cmdq #(
     assign take_rej     = cpl_ld && (rq_cnt_q != '0) && (!dbuf_v_q || !turn_q);
     assign take_done    = cpl_ld && dbuf_v_q && !take_rej;
     assign dbuf_ld      = take_done;
-    assign s_done_ready = !dbuf_v_q || dbuf_ld;
+    // = !dbuf_v_q || dbuf_ld, as one LUT from registers and m_cpl_ready: dpass_q registers
+    // "no queued rejection, or it is the done's turn" (a buffered done would win the arbitration)
+    assign s_done_ready = !dbuf_v_q || (cpl_ld && dpass_q);
+    assign rq_cnt_d     = rq_cnt_q + CNT_W'(s2_rej) - CNT_W'(take_rej);
+    assign turn_d       = take_rej ? 1'b1 : take_done ? 1'b0 : turn_q;
     assign done_acc     = s_done_valid && s_done_ready;
     assign done_any     = |done_hit;
     assign freed        = done_acc ? done_hit : '0;
+    assign free_any     = done_acc && done_any;
     always_comb begin
         case (rq_head[3:0])
             RS_BAD_OP:                      rej_status = ST_BAD_OP;
@@ -321,7 +350,7 @@ module ats_cmdq #(
 
         // table: insert, pick, send, free
         for (int k = 0; k < DEPTH; k++) begin
-            if (s2_ins && free_oh[k]) begin
+            if (s2_ins && free_q[k]) begin
                 valid_q[k]  <= 1'b1;
                 queued_q[k] <= 1'b1;
                 sent_q[k]   <= 1'b0;
@@ -341,10 +370,10 @@ module ats_cmdq #(
                 if (freed[k]) valid_q[k] <= 1'b0;
             end
             for (int j = 0; j < DEPTH; j++) begin
-                if (s2_ins && free_oh[k]) begin            // row k: the new entry
+                if (s2_ins && free_q[k]) begin            // row k: the new entry
                     dep_q[k][j]  <= new_dep[j] && !freed[j];
                     prec_q[k][j] <= valid_q[j] && (key_q[j] >= s2_key);  // older win ties; never itself
-                end else if (s2_ins && free_oh[j]) begin   // column j: the new entry
+                end else if (s2_ins && free_q[j]) begin   // column j: the new entry
                     dep_q[k][j]  <= 1'b0;
                     prec_q[k][j] <= s2_key > key_q[k];
                 end else if (freed[j]) begin
@@ -352,7 +381,12 @@ module ats_cmdq #(
                 end
             end
         end
-        elig_q <= elig_d;
+        cand_q     <= cand_d;
+        free_q     <= free_oh;
+        free_idx_q <= free_idx;
+        ord_busy_q <= ord_busy_nx;
+        any_svc_q  <= any_svc_nx;
+        svc_cnt_q  <= svc_cnt_q + CNT_W'(pick) - CNT_W'(free_any);
 
         // pick, then the m_disp register (payload read from the table RAM)
         if (pick_ld) begin
@@ -366,7 +400,7 @@ module ats_cmdq #(
         end
 
         // done buffer, rejection queue, completion register (alternating when both wait)
-        if (done_acc && done_any) begin
+        if (free_any) begin
             dbuf_v_q      <= 1'b1;
             dbuf_tag_q    <= s_done_tag;
             dbuf_status_q <= s_done_status;
@@ -382,23 +416,23 @@ module ats_cmdq #(
         if (take_rej) begin
             rq_rd_q <= (rq_rd_q == IDX_W'(DEPTH - 1)) ? '0 : rq_rd_q + IDX_W'(1);
         end
-        rq_cnt_q <= rq_cnt_q + CNT_W'(s2_rej) - CNT_W'(take_rej);
+        rq_cnt_q <= rq_cnt_d;
+        dpass_q  <= (rq_cnt_d == '0) || turn_d;
+        turn_q   <= turn_d;
         if (cpl_ld) begin
             cpl_v_q <= take_rej || take_done;
             if (take_rej) begin
                 cpl_tag_q    <= rq_head[11:4];
                 cpl_status_q <= rej_status;
                 cpl_result_q <= {8'hCE, 20'h0, rq_head[3:0]};
-                turn_q       <= 1'b1;
             end else if (take_done) begin
                 cpl_tag_q    <= dbuf_tag_q;
                 cpl_status_q <= dbuf_status_q;
                 cpl_result_q <= dbuf_result_q;
-                turn_q       <= 1'b0;
             end
         end
-        res_q <= res_q + CNT_W'(acc) - CNT_W'(done_acc && done_any) - CNT_W'(take_rej);
-        occ_q <= occ_q + CNT_W'(s2_ins) - CNT_W'(done_acc && done_any);
+        res_q <= res_q + CNT_W'(acc) - CNT_W'(free_any) - CNT_W'(take_rej);
+        occ_q <= occ_q + CNT_W'(s2_ins) - CNT_W'(free_any);
 
         if (rst) begin
             s1_v_q   <= 1'b0;
@@ -407,7 +441,12 @@ module ats_cmdq #(
             valid_q  <= '0;
             queued_q <= '0;
             sent_q   <= '0;
-            elig_q   <= '0;
+            cand_q     <= '0;
+            free_q     <= DEPTH'(1);
+            free_idx_q <= '0;
+            ord_busy_q <= 1'b0;
+            any_svc_q  <= 1'b0;
+            svc_cnt_q  <= '0;
             pick_v_q <= 1'b0;
             disp_v_q <= 1'b0;
             dbuf_v_q <= 1'b0;
@@ -417,6 +456,7 @@ module ats_cmdq #(
             rq_cnt_q <= '0;
             cpl_v_q  <= 1'b0;
             turn_q   <= 1'b0;
+            dpass_q  <= 1'b1;
             res_q    <= '0;
             occ_q    <= '0;
         end
@@ -424,7 +464,7 @@ module ats_cmdq #(
 
     // payload RAM: written at insert (with the epoch the command belongs to)
     always_ff @(posedge clk) begin
-        if (s2_ins) pay_mem[free_idx] <= {s2_op_q, s2_tag_q, s2_lba_q, s2_nlb_q, s2_txid_q, s2_flags_q,
+        if (s2_ins) pay_mem[free_idx_q] <= {s2_op_q, s2_tag_q, s2_lba_q, s2_nlb_q, s2_txid_q, s2_flags_q,
                                           s2_attr_q, s2_prio_q, s2_dptr_q, s2_aux_q, epoch_q};
     end
 
