@@ -167,6 +167,7 @@ module ats_wbuf #(
     logic [31:0]        issue_cnt_q, dur_cnt_q, fail_cnt_q;
     logic [DC_W-1:0]    dirty_cnt_q;
     logic [DC_W-1:0]    urg_cnt_q;
+    logic               mark_fire_q;
 
     // outstanding writebacks in issue order
     logic [SLOT_W-1:0]  out_q [NUM_SLOTS];
@@ -198,9 +199,13 @@ module ats_wbuf #(
     // FSM consumes FREE/CLEAN slots, so a candidate stays valid; it is re-checked anyway.
     logic               alloc_v_q;
     logic [SLOT_W-1:0]  alloc_q;
+    logic [NUM_SLOTS-1:0] alloc_oh_q;               // alloc_q one-hot (per-slot enables)
+    logic [SLOT_W-1:0]  alloc_next;
+    assign alloc_next = (|free_vec) ? first_one(free_vec) : first_one(clean_vec);
     always_ff @(posedge clk) begin
         alloc_v_q <= (|free_vec) || (|clean_vec);
-        alloc_q   <= (|free_vec) ? first_one(free_vec) : first_one(clean_vec);
+        alloc_q   <= alloc_next;
+        for (int i = 0; i < NUM_SLOTS; i++) alloc_oh_q[i] <= (alloc_next == SLOT_W'(i));
         if (rst) alloc_v_q <= 1'b0;
     end
 
@@ -270,14 +275,15 @@ module ats_wbuf #(
     logic [3:0]         rf_k_q, rf_k_d;
     logic [SLOT_W:0]    scan_q, scan_d;
     logic               sc_v_q, sc2_v_q, sc3_v_q, sc_in_q;
-    logic [SLOT_W-1:0]  sc_slot_q, sc2_slot_q, sc3_slot_q;
+    logic [SLOT_W-1:0]  sc_slot_q, sc2_slot_q;
     logic [MAX_RANGES-1:0] sc_ge_q, sc_le_q;
     logic [LPN_W-1:0]   sc_lpn_q;
 
     // metadata events from the command FSM
-    logic               alloc_fire, commit_fire, mark_fire, wpush_fire, rfarm_fire, rf_store;
+    logic               commit_fire, mark_fire, wpush_fire, rfarm_fire, rf_store;
     // commit: what happens to the old version, decided in ST_PRECOMMIT (writeback engine held)
     logic               c_take_q, c_free_old_q, c_urg_q;
+    logic [NUM_SLOTS-1:0] cm_fill_oh_q, cm_old_oh_q;   // fill_q / hit slot one-hot (registered)
     logic               rd_hit_q, rd_tomb_q;
     slot_state_e        hit_st_q;
     logic [15:0]        hit_ep_q;          // READ: hit on a readable slot / on a tombstone
@@ -285,9 +291,11 @@ module ats_wbuf #(
     slot_state_e        hit_st;
     assign hit_st = sl_st_q[hit_slot_q];
 
+    // State decodes used by the per-slot metadata and the engine, registered from state_d (so each
+    // equals the decode of state_q, without its logic levels in front of the per-slot registers)
     logic               meta_busy;               // command FSM rewrites the FIFO or marks slots
-    assign meta_busy = (state_q == ST_PRECOMMIT) || (state_q == ST_PRECOMMIT2) || (state_q == ST_COMMIT) ||
-                       (state_q == ST_RF_SCAN);
+    logic               meta_busy_q, st_act_w_q, st_commit_q, st_scan_q;
+    assign meta_busy = meta_busy_q;
 
     // waiters (FLUSH / FUA): FIFO ordered by target position
     logic [7:0]         wt_tag_q [NUM_WAITERS];
@@ -330,11 +338,11 @@ module ats_wbuf #(
     // decode of the accepted descriptor (registered: lba_q, nlb_q, bad_field_q)
     logic [47:0]        lba_q;
     logic               bad_field_q;
-    logic [48:0]        last_lba_q;
+    logic               lba_bad_q;       // lba + nlb >= NUM_LBAS (registered add and compare)
     logic               lba_bad;
     logic [7:0]         dec_status;
     main_state_e        dec_next;
-    assign lba_bad  = last_lba_q >= 49'(NUM_LBAS);
+    assign lba_bad  = lba_bad_q;
     always_comb begin
         dec_status = ST_OK;
         dec_next   = ST_DONE;
@@ -359,10 +367,17 @@ module ats_wbuf #(
     // RFLUSH range k, checked in three registered steps: load, add, compare
     logic [47:0]        ck_start_q;
     logic [15:0]        ck_cnt_q;
-    logic [48:0]        ck_last_q;
+    logic [LPN_W-1:0]   ck_last_q;
+    logic               ck_bad_q;                 // ck_start + ck_cnt >= NUM_LBAS, same cycle as ck_last_q
 
     // range test of the scanned slot against every range (compares registered, then combined)
     logic               sc_in;
+    logic [NUM_SLOTS-1:0] sc3_oh_q, mark_vec;     // scanned slot one-hot; per-slot mark enables
+    always_comb begin
+        for (int i = 0; i < NUM_SLOTS; i++) begin
+            mark_vec[i] = st_scan_q && sc3_v_q && sc_in_q && sc3_oh_q[i] && dirty_vec[i] && !sl_urg_q[i];
+        end
+    end
     always_comb begin
         sc_in = 1'b0;
         for (int k = 0; k < MAX_RANGES; k++) begin
@@ -387,7 +402,6 @@ module ats_wbuf #(
         rd_err_d  = rd_err_q;
         rf_k_d    = rf_k_q;
         scan_d    = scan_q;
-        alloc_fire = 1'b0;
         commit_fire = 1'b0;
         mark_fire = 1'b0;
         wpush_fire = 1'b0;
@@ -405,7 +419,7 @@ module ats_wbuf #(
                 rf_k_d   = 4'd0;
                 widx_d   = '0;
             end
-            ST_DEC: state_d = ST_DEC2;                     // last_lba_q registered
+            ST_DEC: state_d = ST_DEC2;                     // lba_bad_q registered
             ST_DEC2: begin
                 state_d  = dec_next;
                 status_d = dec_status;
@@ -430,7 +444,6 @@ module ats_wbuf #(
                 end else if (alloc_v_q && fifo_space_q) begin
                     // alloc_q is FREE or CLEAN: it was computed last cycle and only this FSM
                     // consumes such slots (at most once every few cycles)
-                    alloc_fire = 1'b1;
                     fill_d     = alloc_q;
                     if (hit_slot_q == alloc_q) hit_d = 1'b0;   // evicting the clean old version
                     state_d    = (op_q == OP_WRITE) ? ST_HRD_REQ : ST_PRECOMMIT;
@@ -491,7 +504,7 @@ module ats_wbuf #(
             ST_RF_CHECK2: state_d = ST_RF_CHECK3;         // ck_last_q
             ST_RF_CHECK3: begin
                 state_d = ST_RF_CHECK;
-                if (ck_last_q >= 49'(NUM_LBAS)) begin
+                if (ck_bad_q) begin
                     status_d = ST_BAD_LBA;
                     state_d  = ST_DONE;
                 end else if (rf_k_q[2:0] == rf_n_q) begin
@@ -506,7 +519,7 @@ module ats_wbuf #(
             ST_RF_SCAN: begin
                 // pipeline: sample slot scan_q, test it against the ranges, then mark it
                 if (!scan_q[SLOT_W]) scan_d = scan_q + 1'b1;
-                mark_fire = sc3_v_q && sc_in_q && sl_st_q[sc3_slot_q] == SL_DIRTY && !sl_urg_q[sc3_slot_q];
+                mark_fire = |mark_vec;
                 if (scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q) state_d = ST_RF_ARM;
             end
             ST_RF_ARM: begin
@@ -585,9 +598,10 @@ module ats_wbuf #(
         end
         ck_start_q <= {rf_hi_q[rf_k_q[2:0]][15:0], rf_lo_q[rf_k_q[2:0]]};
         ck_cnt_q   <= rf_hi_q[rf_k_q[2:0]][31:16];
-        ck_last_q  <= {1'b0, ck_start_q} + {33'b0, ck_cnt_q};
-        last_lba_q <= {1'b0, lba_q} + {33'b0, nlb_q};
-        if (state_q == ST_RF_CHECK3) rf_end_q[rf_k_q[2:0]] <= ck_last_q[LPN_W-1:0];
+        ck_last_q  <= ck_start_q[LPN_W-1:0] + LPN_W'(ck_cnt_q);      // range end (if in bounds)
+        ck_bad_q   <= ({1'b0, ck_start_q} + {33'b0, ck_cnt_q}) >= 49'(NUM_LBAS);
+        lba_bad_q  <= ({1'b0, lba_q} + {33'b0, nlb_q}) >= 49'(NUM_LBAS);
+        if (state_q == ST_RF_CHECK3) rf_end_q[rf_k_q[2:0]] <= ck_last_q;
         sc_v_q    <= (state_q == ST_RF_SCAN) && !scan_q[SLOT_W];
         sc_slot_q <= scan_q[SLOT_W-1:0];
         sc_lpn_q  <= sl_lpn_q[scan_q[SLOT_W-1:0]];
@@ -598,13 +612,26 @@ module ats_wbuf #(
             sc_le_q[k] <= sc_lpn_q <= rf_end_q[k];
         end
         sc3_v_q   <= sc2_v_q;
-        sc3_slot_q <= sc2_slot_q;
+        for (int i = 0; i < NUM_SLOTS; i++) begin
+            sc3_oh_q[i]     <= (sc2_slot_q == SLOT_W'(i));
+            cm_fill_oh_q[i] <= (fill_q == SLOT_W'(i));
+            cm_old_oh_q[i]  <= hit_q && (hit_slot_q == SLOT_W'(i));
+        end
+        meta_busy_q <= (state_d == ST_PRECOMMIT) || (state_d == ST_PRECOMMIT2) || (state_d == ST_COMMIT) ||
+                       (state_d == ST_RF_SCAN);
+        st_act_w_q  <= (state_d == ST_ACT) && (op_q != OP_READ);
+        st_commit_q <= (state_d == ST_COMMIT);
+        st_scan_q   <= (state_d == ST_RF_SCAN);
         sc_in_q   <= sc_in;
         if (rst) begin
             state_q <= ST_IDLE;
             sc_v_q  <= 1'b0;
             sc2_v_q <= 1'b0;
             sc3_v_q <= 1'b0;
+            meta_busy_q <= 1'b0;
+            st_act_w_q  <= 1'b0;
+            st_commit_q <= 1'b0;
+            st_scan_q   <= 1'b0;
         end
     end
 
@@ -624,6 +651,8 @@ module ats_wbuf #(
     logic               uc_urg_q;
     logic               d_issue_q, d_pop_q, d_urg_q;
     logic [SLOT_W-1:0]  d_slot_q;
+    logic [NUM_SLOTS-1:0] d_oh_q;                 // d_slot_q one-hot
+    logic               en_is_d_q;               // en_q == EN_D
     logic               c_issue, c_pop, c_urg;
     logic [SLOT_W-1:0]  c_slot;
     logic [SLOT_W-1:0]  issue_slot;
@@ -647,8 +676,8 @@ module ats_wbuf #(
             end
         end
     end
-    assign issue_fire = (en_q == EN_D) && !meta_busy && d_issue_q;
-    assign pop_fire   = (en_q == EN_D) && !meta_busy && d_pop_q;
+    assign issue_fire = en_is_d_q && !meta_busy && d_issue_q;
+    assign pop_fire   = en_is_d_q && !meta_busy && d_pop_q;
     assign issue_slot = d_slot_q;
     assign issue_urg  = d_urg_q;
     assign rdr_req_eng = (en_q == EN_JOB);
@@ -658,6 +687,7 @@ module ats_wbuf #(
                    (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q;
         budget_ok_q <= !dump_q || (PLP && dump_cnt_q < 32'(PLP_BUDGET_PAGES));
         fifo_space_q <= fifo_cnt_q < (FI_W + 1)'(FD - 1);   // one cycle of margin for an enqueue
+        en_is_d_q <= (en_q == EN_C) && !meta_busy && !rst;
         unique case (en_q)
             EN_A: if (!meta_busy) begin
                 hs_q      <= fifo_q[head_pos_q[FI_W-1:0]];
@@ -685,6 +715,7 @@ module ats_wbuf #(
                 d_issue_q <= c_issue;
                 d_pop_q   <= c_pop;
                 d_slot_q  <= c_slot;
+                for (int i = 0; i < NUM_SLOTS; i++) d_oh_q[i] <= (c_slot == SLOT_W'(i));
                 d_urg_q   <= c_urg;
                 en_q      <= meta_busy ? EN_A : EN_D;
             end
@@ -731,6 +762,15 @@ module ats_wbuf #(
     assign cpl_fire = s_wbc_valid && !out_empty;
     assign cpl_slot = out_q[out_rd_q[SLOT_W-1:0]];
     assign cpl_ok   = (s_wbc_status == ST_OK);
+    // the slot update of a completion is applied one cycle later, from registered one-hot enables
+    // (the slot stays SL_WB one cycle longer; nothing else touches an SL_WB slot's state)
+    logic [NUM_SLOTS-1:0] cpl_oh_q;
+    logic               cpl_ok_q;
+    always_ff @(posedge clk) begin
+        for (int i = 0; i < NUM_SLOTS; i++) cpl_oh_q[i] <= cpl_fire && (cpl_slot == SLOT_W'(i));
+        cpl_ok_q <= cpl_ok;
+        if (rst) cpl_oh_q <= '0;
+    end
 
     // ---------------------------------------------------------------- reader
     always_ff @(posedge clk) begin
@@ -763,21 +803,28 @@ module ats_wbuf #(
     end
 
     // ---------------------------------------------------------------- metadata, FIFO, counters
+    // Per-slot updates from registered one-hot enables: each enable equals the original event decode
+    // (alloc_v_q (registered allocation enable), commit_fire, issue_fire, mark_fire: same cycle; completion: one cycle later).
     for (genvar i = 0; i < NUM_SLOTS; i++) begin : g_slot
+        logic alloc_en, cm_old_en, cm_fill_en, iss_en;
+        assign alloc_en   = st_act_w_q && alloc_v_q && fifo_space_q && alloc_oh_q[i];
+        assign cm_old_en  = st_commit_q && cm_old_oh_q[i];
+        assign cm_fill_en = st_commit_q && cm_fill_oh_q[i];
+        assign iss_en     = en_is_d_q && !meta_busy_q && d_issue_q && d_oh_q[i];
         always_ff @(posedge clk) begin
-            if (alloc_fire && alloc_q == SLOT_W'(i)) begin
+            if (alloc_en) begin
                 sl_st_q[i]  <= SL_FILL;
                 sl_new_q[i] <= 1'b0;
                 sl_urg_q[i] <= 1'b0;
             end
-            if (commit_fire && hit_q && hit_slot_q == SLOT_W'(i)) begin
+            if (cm_old_en) begin
                 if (c_take_q || c_free_old_q) begin
                     sl_st_q[i]  <= SL_FREE;
                     sl_urg_q[i] <= 1'b0;
                 end
                 sl_new_q[i] <= 1'b0;
             end
-            if (commit_fire && fill_q == SLOT_W'(i)) begin
+            if (cm_fill_en) begin
                 sl_st_q[i]   <= SL_DIRTY;
                 sl_lpn_q[i]  <= lpn_q;
                 sl_ep_q[i]   <= epoch_q;
@@ -788,14 +835,14 @@ module ats_wbuf #(
                 sl_urg_q[i]  <= c_take_q ? c_urg_q : 1'b0;
                 sl_qp_q[i]   <= c_take_q ? c_qp_q : tail_pos_q[QP_W-1:0];
             end
-            if (issue_fire && issue_slot == SLOT_W'(i)) begin
+            if (iss_en) begin
                 sl_st_q[i]  <= SL_WB;
                 sl_urg_q[i] <= 1'b0;
             end
-            if (mark_fire && sc3_slot_q == SLOT_W'(i)) sl_urg_q[i] <= 1'b1;
-            if (cpl_fire && cpl_slot == SLOT_W'(i)) begin
-                sl_st_q[i] <= (cpl_ok && sl_new_q[i]) ? SL_CLEAN : SL_FREE;
-                if (!cpl_ok) sl_new_q[i] <= 1'b0;
+            if (mark_vec[i]) sl_urg_q[i] <= 1'b1;
+            if (cpl_oh_q[i]) begin
+                sl_st_q[i] <= (cpl_ok_q && sl_new_q[i]) ? SL_CLEAN : SL_FREE;
+                if (!cpl_ok_q) sl_new_q[i] <= 1'b0;
             end
             if (rst) begin
                 sl_st_q[i]  <= SL_FREE;
@@ -829,7 +876,10 @@ module ats_wbuf #(
             if (dump_q) dump_cnt_q <= dump_cnt_q + 1'b1;
         end
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire);
-        urg_cnt_q   <= urg_cnt_q + DC_W'(mark_fire) - DC_W'(issue_fire && issue_urg);
+        // marks counted one cycle late (mark_fire_q): the engine is held during the scan and the
+        // RFLUSH waiter looks at urg_cnt_q at least two cycles after the last mark
+        mark_fire_q <= mark_fire;
+        urg_cnt_q   <= urg_cnt_q + DC_W'(mark_fire_q) - DC_W'(issue_fire && issue_urg);
         if (s_wbc_valid) begin
             if (out_empty) begin
                 c_perr_q <= c_perr_q + 1'b1;
@@ -908,6 +958,7 @@ module ats_wbuf #(
             out_rd_q   <= '0;
             dirty_cnt_q <= '0;
             urg_cnt_q  <= '0;
+            mark_fire_q <= 1'b0;
             dump_q     <= 1'b0;
             dump_cnt_q <= '0;
             wt_wr_q    <= '0;
