@@ -53,6 +53,7 @@ class TB:
         self.nways = int(dut.NUM_WAYS.value)
         self.depth = int(dut.DEPTH.value)
         self.slot_w = int(dut.SLOT_W.value)
+        self.stamp_w = int(dut.STAMP_W.value)
         self.lat_scale = lat_scale
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
         dut.rst.value = 1
@@ -199,7 +200,8 @@ class TB:
 
     def check(self, min_cov: dict | None = None):
         self.recording = False
-        errs, cov, log = check_trace(self.trace, self.nch, self.nways, self.depth)
+        errs, cov, log = check_trace(self.trace, self.nch, self.nways, self.depth,
+                                     stamp_w=self.stamp_w)
         self.dut._log.info("edges %d, commands %d, coverage %s", len(self.trace), self.commands,
                            dict(sorted(cov.items())))
         assert not errs, "trace mismatches:\n  " + "\n  ".join(errs)
@@ -261,7 +263,11 @@ async def run_random_mix(dut, idle, backpressure):
     await tb.reset()
     n = (1500 if LONG else 300) * (2 if tb.nch * tb.nways <= 4 else 1)
     await random_traffic(tb, n, p_bad=0.03, p_dup=0.03, gap_every=97)
-    tb.check(min_cov={"dispatch": n // 2, "head_overtakes_same_die": 1})
+    cov, _ = tb.check(min_cov={"dispatch": n // 2, "head_overtakes_same_die": 1})
+    if tb.stamp_w <= 8:   # the arrival stamps wrapped at least once during the checked trace
+        accepted = sum(v for k, v in cov.items() if k.startswith("accept_"))
+        assert accepted > (1 << tb.stamp_w), f"{accepted} requests: the stamps did not wrap"
+    dut._log.info("widest arrival gap between compared fronts: %d", cov["stamp_max_gap"])
 
 
 @cocotb.test()
@@ -429,15 +435,16 @@ async def run_reset_midway(dut):
     tb.check()
 
 
-# (num_chan, num_ways, depth)
-CONFIGS = [(2, 2, 8), (3, 3, 12), (8, 4, 32)]
+# (num_chan, num_ways, depth, stamp_w): the small configuration uses 8-bit arrival stamps, so
+# its runs wrap the stamp counter several times (run_random_mix: 600 requests per variant)
+CONFIGS = [(2, 2, 8, 8), (3, 3, 12, 16), (8, 4, 32, 16)]
 
 
-@pytest.mark.parametrize("nch,nways,depth", CONFIGS)
-def test_ats_nand_sched(nch, nways, depth):
+@pytest.mark.parametrize("nch,nways,depth,stamp_w", CONFIGS)
+def test_ats_nand_sched(nch, nways, depth, stamp_w):
     run(toplevel="ats_nand_sched", sources=[ROOT / "rtl/nand/ats_nand_sched.sv"],
-        test_module="test_ats_nand_sched", test_dir=HERE, build_key=f"c{nch}_w{nways}_d{depth}",
-        parameters={"NUM_CHAN": nch, "NUM_WAYS": nways, "DEPTH": depth},
+        test_module="test_ats_nand_sched", test_dir=HERE, build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}",
+        parameters={"NUM_CHAN": nch, "NUM_WAYS": nways, "DEPTH": depth, "STAMP_W": stamp_w},
         extra_env={"ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}
                       if os.environ.get("ATS_TEST_FILTER") else {})})

@@ -7,9 +7,11 @@
 // oldest. A die is busy from dispatch until its completion is taken. Completions are forwarded
 // on m_ncpl by tag, out of order. Bad requests (tag outstanding, channel or way out of range,
 // unknown op) complete with BAD_REQ. Full contract and timing: rtl/nand/README_sched.md.
-// Structure (timing-closed for 150 MHz on ECP5): per die a normal and a HEAD list linked through
-// the entry table, the list heads in registers with their class bits and arrival rank; per die a
-// registered candidate and pairwise "goes first" bits; per channel pick -> payload read pipeline.
+// Structure (pipelined for Fmax, figures in the README): per die a normal and a HEAD list linked
+// through the entry table, the list heads in registers with their class bits and arrival stamp;
+// per die a registered candidate and pairwise "goes first" bits; per channel pick -> payload read.
+// Arrival order is a free-running STAMP_W-bit insert counter stamped into each entry, compared
+// modulo 2^STAMP_W (exact while compared requests arrived < 2^(STAMP_W-1) requests apart).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -18,7 +20,8 @@ module ats_nand_sched #(
     parameter int DEPTH    = 32,  // request table entries (queued, not yet dispatched), 2..64
     parameter int NUM_CHAN = 8,   // channels, 1..8 (s_nreq_chan is 3 bits)
     parameter int NUM_WAYS = 4,   // ways (dies) per channel, 1..4 (s_nreq_way is 2 bits)
-    parameter int SLOT_W   = 8    // page-buffer slot number, passed through to the channel
+    parameter int SLOT_W   = 8,   // page-buffer slot number, passed through to the channel
+    parameter int STAMP_W  = 16   // arrival stamp; order exact for requests < 2^(STAMP_W-1) apart
 ) (
     input  wire logic                         clk,
     input  wire logic                         rst,              // synchronous, active high
@@ -63,8 +66,8 @@ module ats_nand_sched #(
     localparam int WAY_W     = 2;
     localparam int NUM_DIES  = NUM_CHAN * NUM_WAYS;
     localparam int NUM_LISTS = 2 * NUM_DIES;           // per die: list 2d normal, 2d+1 HEAD
-    localparam int IDX_W     = $clog2(DEPTH);          // entry index and arrival rank
-    localparam int CNT_W     = $clog2(DEPTH + 1);      // entries per channel, 0..DEPTH
+    localparam int IDX_W     = $clog2(DEPTH);          // entry index
+    localparam int CNT_W     = $clog2(DEPTH + 1);      // free entries, 0..DEPTH
     localparam int LIST_W    = $clog2(NUM_LISTS);
     // payload kept per entry and handed to the channel: {tag, op, way, block, page, slot}
     localparam int PAY_W     = TAG_W + 2 + WAY_W + 12 + 8 + SLOT_W;
@@ -81,6 +84,9 @@ module ats_nand_sched #(
     if (NUM_WAYS < 1 || NUM_WAYS > 4) begin : g_check_ways
         $fatal(1, "ats_nand_sched: NUM_WAYS must be 1..4 (%m)");
     end
+    if (STAMP_W < 8 || STAMP_W > 32) begin : g_check_stamp
+        $fatal(1, "ats_nand_sched: STAMP_W must be 8..32 (%m)");
+    end
     if (SLOT_W < 1) begin : g_check_slot
         $fatal(1, "ats_nand_sched: SLOT_W must be at least 1 (%m)");
     end
@@ -88,19 +94,19 @@ module ats_nand_sched #(
     // ---------------------------------------------------------------- state
     // entries: queued requests, and a picked one until the edge its payload is read
     logic [DEPTH-1:0]     valid_q;
-    logic [IDX_W-1:0]     rank_q  [DEPTH];     // arrival rank in its channel's entries, 0 oldest
-    logic [NUM_CHAN-1:0]  echan_q [DEPTH];     // channel, one-hot
     logic [PAY_W-1:0]     pay_mem  [DEPTH];    // LUT RAM, one read port per channel
-    // LUT RAM: successor in the entry's list, with the successor's read and prio_read bits
+    // LUT RAM: successor in the entry's list, with the successor's read, prio_read bits and stamp
     (* ram_style = "distributed" *)
-    logic [IDX_W+1:0]     next_mem [DEPTH];
+    logic [IDX_W+2+STAMP_W-1:0] next_mem [DEPTH];
+    logic [STAMP_W-1:0]   stamp_q;             // arrival stamp of the next insert
     logic [CNT_W-1:0]     nfree_q;             // entries neither valid nor reserved by rq
+    logic                 nf_ge1_q, nf_ge2_q;  // nfree_q >= 1, >= 2 (registered with it)
     // accepted good request, inserted into the table at the next edge
     logic                 rq_v_q, rq_prio_q;
     logic                 rq_bad_q;            // rq holds a bad request (becomes a BAD_REQ)
-    logic [2:0]           rq_chan_q;
-    logic [NUM_CHAN-1:0]  rq_choh_q;           // rq_chan_q one-hot
     logic [LIST_W-1:0]    rq_list_q;
+    logic                 rq_link_q;           // rq's list is not empty when rq is inserted
+    logic [IDX_W-1:0]     rq_tail_q;           // and this is its tail then (link address)
     // entry the next insert takes (lowest free, computed one edge ahead)
     logic [DEPTH-1:0]     free_oh_q;
     logic [IDX_W-1:0]     free_idx_q;
@@ -110,10 +116,8 @@ module ats_nand_sched #(
     logic [NUM_LISTS-1:0] lne_q;               // list not empty
     logic [IDX_W-1:0]     lhead_q [NUM_LISTS];
     logic [IDX_W-1:0]     ltail_q [NUM_LISTS];
-    logic [IDX_W-1:0]     lrank_q [NUM_LISTS]; // rank of the list's head entry (kept like rank_q)
+    logic [STAMP_W-1:0]   lstamp_q [NUM_LISTS]; // arrival stamp of the list's head entry
     logic [NUM_LISTS-1:0] lread_q, lprio_q;    // the head entry is a read / has prio_read
-    logic [CNT_W-1:0]     rcnt_q  [NUM_CHAN];  // ranks in use per channel
-    logic [IDX_W-1:0]     nrank_q;            // rank for rq: its channel's rcnt_q, and minus 1
     // dies
     logic [NUM_DIES-1:0]  busy_q;              // picked, completion not yet taken from c1
     logic [NUM_DIES-1:0]  tv_q;                // infl_tag_q holds the in-flight tag
@@ -126,10 +130,6 @@ module ats_nand_sched #(
     logic [NUM_CHAN-1:0]  sv_q, sh_q;
     logic [WAY_W-1:0]     sway_q  [NUM_CHAN];
     logic [IDX_W-1:0]     sidx_q  [NUM_CHAN];
-    logic [IDX_W-1:0]     srank_q [NUM_CHAN];
-    logic [NUM_CHAN-1:0]  rv_q, rh_q;          // refresh the head rank of a popped list
-    logic [WAY_W-1:0]     rway_q  [NUM_CHAN];
-    logic [IDX_W-1:0]     ridx_q  [NUM_CHAN];
     logic [NUM_CHAN-1:0]  cv_q;
     logic [PAY_W-1:0]     cpay_q  [NUM_CHAN];
     logic [TAG_W-1:0]     etag_q  [DEPTH];     // tag of each entry (duplicate check)
@@ -147,13 +147,12 @@ module ats_nand_sched #(
     // keeps room for it: ready needs a free entry besides the one rq will take.
     logic             acc, bad, dup, ins, new_read;
     logic [DEPTH-1:0] taken, free_oh_d;        // entries valid or being taken; next free one
-    logic [IDX_W-1:0] free_idx_d, new_rank, nrank_d;
-    logic             sv_rq;
-    logic [DEPTH-1:0] epdec_q;
-    logic [NUM_LISTS-1:0] lpdec_q;
-    logic [CNT_W-1:0] rcnt_d [NUM_CHAN];
+    logic [IDX_W-1:0] free_idx_d;
     logic [3:0]       n_sel;                   // entries leaving this edge (one per channel max)
-    assign s_nreq_ready = !err_valid_q && !rq_bad_q && (nfree_q > CNT_W'(rq_v_q));
+    logic [CNT_W-1:0] nfree_d;
+    assign nfree_d = CNT_W'(32'(nfree_q) - 32'(ins) + 32'(n_sel_q));
+    // = !err_valid_q && !rq_bad_q && (nfree_q > rq_v_q), from registered flags only
+    assign s_nreq_ready = !err_valid_q && !rq_bad_q && (nf_ge2_q || (nf_ge1_q && !rq_v_q));
     assign acc          = s_nreq_valid && s_nreq_ready;
     assign bad          = dup || (s_nreq_op == 2'd3) ||
                           (int'(s_nreq_chan) >= NUM_CHAN) || (int'(s_nreq_way) >= NUM_WAYS);
@@ -169,32 +168,21 @@ module ats_nand_sched #(
         for (int i = 0; i < DEPTH; i++) begin
             free_idx_d = free_idx_d | ({IDX_W{free_oh_d[i]}} & IDX_W'(i));
         end
-        // rank of the new entry: the channel's ranks in use, minus the pick leaving this edge
-        // rank of the entry inserted now: its channel's ranks in use, minus the pick leaving
-        // at this edge (rcnt_q of rq's channel is registered ahead in nrank_q / nrank_m1_q)
-        new_rank = nrank_q;                    // minus 1 at the next edge if sv_rq (pdec)
-        sv_rq    = |(sv_q & rq_choh_q);
-        n_sel    = '0;
-        nrank_d  = '0;
-        for (int c = 0; c < NUM_CHAN; c++) begin
-            rcnt_d[c] = rcnt_q[c] + CNT_W'(ins && (int'(rq_chan_q) == c)) - CNT_W'(sv_q[c]);
-            n_sel     = n_sel + 4'(sv_q[c]);
-            nrank_d   = nrank_d | ({IDX_W{int'(s_nreq_chan) == c}} & IDX_W'(rcnt_d[c]));
-        end
+        n_sel = '0;
+        for (int c = 0; c < NUM_CHAN; c++) n_sel = n_sel + 4'(sv_q[c]);
     end
 
     // ---------------------------------------------------------------- per-list events
-    logic [NUM_LISTS-1:0] l_new, l_ins, l_pop, l_last, l_ref;
-    logic [IDX_W+1:0]     pop_next [NUM_CHAN];   // successor of the picked entry, its read, prio
-    logic [NUM_CHAN-1:0]  sel_last;              // the picked entry was alone in its list
-    logic [IDX_W-1:0]     ref_rank [NUM_CHAN];   // rank of the new head after a pop
+    logic [NUM_LISTS-1:0] l_new, l_ins, l_pop, l_last;
+    logic [IDX_W+2+STAMP_W-1:0] pop_next [NUM_CHAN]; // picked entry's successor, read, prio, stamp
     logic                 link_we;               // link the new entry behind its list's tail
     logic [IDX_W-1:0]     link_addr;
+    logic [LIST_W-1:0]    acc_list;              // list of the request on s_nreq
+    logic                 acc_link;              // its list's lne_q after this edge
+    logic [IDX_W-1:0]     acc_tail;              // its list's ltail_q after this edge
     always_comb begin
         for (int c = 0; c < NUM_CHAN; c++) begin
             pop_next[c] = next_mem[sidx_q[c]];
-            ref_rank[c] = rank_q[ridx_q[c]];
-            sel_last[c] = 1'b0;
         end
         // list l: channel l / (2 * NUM_WAYS), way (l / 2) % NUM_WAYS, HEAD list if l is odd
         for (int l = 0; l < NUM_LISTS; l++) begin
@@ -204,48 +192,53 @@ module ats_nand_sched #(
                         (int'(sway_q[l / (2 * NUM_WAYS)]) == (l / 2) % NUM_WAYS) &&
                         (int'(sh_q[l / (2 * NUM_WAYS)]) == l % 2);
             l_last[l] = (lhead_q[l] == ltail_q[l]);
-            l_ref[l]  = rv_q[l / (2 * NUM_WAYS)] &&
-                        (int'(rway_q[l / (2 * NUM_WAYS)]) == (l / 2) % NUM_WAYS) &&
-                        (int'(rh_q[l / (2 * NUM_WAYS)]) == l % 2);
-            sel_last[l / (2 * NUM_WAYS)] = sel_last[l / (2 * NUM_WAYS)] | (l_pop[l] && l_last[l]);
         end
-        link_we   = ins && lne_q[rq_list_q];
-        link_addr = ltail_q[rq_list_q];
-    end
-
-    // rank update of each entry: a pick of its channel leaving at this edge closes the gap
-    logic [DEPTH-1:0] e_dec;
-    always_comb begin
-        for (int k = 0; k < DEPTH; k++) begin
-            logic             sv;
-            logic [IDX_W-1:0] sr;
-            sv = |(echan_q[k] & sv_q);
-            sr = '0;
-            for (int c = 0; c < NUM_CHAN; c++) sr = sr | ({IDX_W{echan_q[k][c]}} & srank_q[c]);
-            e_dec[k] = sv && (rank_q[k] > sr);
+        // the new entry is linked behind its list's tail at the insert edge; lne_q and ltail_q
+        // of its list as they are then (i.e. their next values at the acceptance edge) are
+        // registered with the request, so no 64:1 mux sits on the LUT-RAM write port
+        link_we   = ins && rq_link_q;
+        link_addr = rq_tail_q;
+        acc_list  = LIST_W'((int'(s_nreq_chan) * NUM_WAYS + int'(s_nreq_way)) * 2 +
+                            int'(s_nreq_head));
+        acc_link  = 1'b0;
+        acc_tail  = '0;
+        for (int l = 0; l < NUM_LISTS; l++) begin
+            if (int'(acc_list) == l) begin
+                acc_link = l_ins[l] || (lne_q[l] && !(l_pop[l] && l_last[l]));
+                acc_tail = l_ins[l] ? free_idx_q : ltail_q[l];
+            end
         end
     end
 
     // ---------------------------------------------------------------- candidates
+    // a arrived before b: (a - b) modulo 2^STAMP_W is negative (exact for < 2^(STAMP_W-1) apart)
+    function automatic logic stamp_older(input logic [STAMP_W-1:0] a,
+                                         input logic [STAMP_W-1:0] b);
+        logic [STAMP_W-1:0] diff;
+        diff        = a - b;
+        stamp_older = diff[STAMP_W-1];
+    endfunction
+
     logic [1:0]          fcls  [NUM_DIES];
-    logic [IDX_W-1:0]    frank [NUM_DIES];
+    logic [STAMP_W-1:0]  fstamp [NUM_DIES];
     logic [NUM_DIES-1:0] cand_d;
     logic [NUM_WAYS-1:0] beats_d [NUM_DIES];
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin
             fcls[d]   = lne_q[2*d+1] ? 2'd2 :
                         (lread_q[2*d] && (lprio_q[2*d] || reads_first)) ? 2'd1 : 2'd0;
-            frank[d]  = lne_q[2*d+1] ? lrank_q[2*d+1] : lrank_q[2*d];
+            fstamp[d] = lne_q[2*d+1] ? lstamp_q[2*d+1] : lstamp_q[2*d];
             cand_d[d] = (lne_q[2*d+1] || lne_q[2*d]) && !busy_q[d];
         end
-        // fronts of two dies of a channel are distinct entries with distinct ranks: one of the
-        // two always beats the other, so each pair is compared once
+        // fronts of two dies of a channel are distinct entries with distinct stamps: one of the
+        // two always beats the other, so each pair is compared once; older = stamp difference
+        // negative modulo 2^STAMP_W
         for (int d = 0; d < NUM_DIES; d++) beats_d[d] = '0;
         for (int d = 0; d < NUM_DIES; d++) begin
             for (int v = d % NUM_WAYS + 1; v < NUM_WAYS; v++) begin
                 beats_d[d][v] = (fcls[d - d % NUM_WAYS + v] > fcls[d]) ||
                                 ((fcls[d - d % NUM_WAYS + v] == fcls[d]) &&
-                                 (frank[d - d % NUM_WAYS + v] < frank[d]));
+                                 stamp_older(fstamp[d - d % NUM_WAYS + v], fstamp[d]));
                 beats_d[d - d % NUM_WAYS + v][d % NUM_WAYS] = !beats_d[d][v];
             end
         end
@@ -256,7 +249,6 @@ module ats_nand_sched #(
     logic [WAY_W-1:0]    pway [NUM_CHAN];
     logic [NUM_CHAN-1:0] phead;
     logic [IDX_W-1:0]    pidx  [NUM_CHAN];
-    logic [IDX_W-1:0]    prank [NUM_CHAN];
     always_comb begin
         for (int c = 0; c < NUM_CHAN; c++) begin
             logic [NUM_WAYS-1:0] cv, win;
@@ -264,7 +256,6 @@ module ats_nand_sched #(
             pway[c]  = '0;
             phead[c] = 1'b0;
             pidx[c]  = '0;
-            prank[c] = '0;
             for (int w = 0; w < NUM_WAYS; w++) begin
                 int d;
                 d      = c * NUM_WAYS + w;
@@ -274,8 +265,6 @@ module ats_nand_sched #(
                 // the winner's list head (it is the front the candidate was built from)
                 pidx[c]  = pidx[c]  | ({IDX_W{win[w]}} &
                                        (chead_q[d] ? lhead_q[2*d+1] : lhead_q[2*d]));
-                prank[c] = prank[c] | ({IDX_W{win[w]}} &
-                                       (chead_q[d] ? lrank_q[2*d+1] : lrank_q[2*d]));
             end
             pick[c] = !sv_q[c] && (!cv_q[c] || m_ccmd_ready[c]) && (|cv);
         end
@@ -329,66 +318,47 @@ module ats_nand_sched #(
     always_ff @(posedge clk) begin
         if (ins) pay_mem[free_idx_q] <= rq_pay_q;
         // link behind the list's tail (not for an empty list: its tail register is stale)
-        if (link_we) next_mem[link_addr] <= {free_idx_q, new_read, rq_prio_q};
+        if (link_we) next_mem[link_addr] <= {free_idx_q, new_read, rq_prio_q, stamp_q};
     end
 
     always_ff @(posedge clk) begin
-        // entries: insert; ranks of younger entries of a channel close up behind its pick
-        if (acc) begin
-            nrank_q    <= nrank_d;
+        // entries: insert (the stamp counts inserts: arrival order)
+        // rq's fields are loaded every cycle: they are only used at the edge after an
+        // acceptance (insert, or BAD_REQ), when they hold the accepted request (no enable fan-out)
+        begin
             rq_pay_q  <= {s_nreq_tag, s_nreq_op, s_nreq_way, s_nreq_block, s_nreq_page,
                           s_nreq_slot};
-            rq_chan_q <= s_nreq_chan;
-            rq_choh_q <= NUM_CHAN'(1) << s_nreq_chan;
-            rq_list_q <= LIST_W'((int'(s_nreq_chan) * NUM_WAYS + int'(s_nreq_way)) * 2 +
-                                 int'(s_nreq_head));
+            rq_list_q <= acc_list;
+            rq_link_q <= acc_link && !rst;
+            rq_tail_q <= acc_tail;
             rq_prio_q <= s_nreq_prio_read;
         end
         rq_v_q     <= rst ? 1'b0 : (acc && !bad);
         rq_bad_q   <= rst ? 1'b0 : (acc && bad);
         n_sel_q    <= rst ? '0 : n_sel;
-        nfree_q    <= rst ? CNT_W'(DEPTH) : CNT_W'(32'(nfree_q) - 32'(ins) + 32'(n_sel_q));
+        nfree_q    <= rst ? CNT_W'(DEPTH) : nfree_d;
+        nf_ge1_q   <= rst ? 1'b1 : (nfree_d >= CNT_W'(1));
+        nf_ge2_q   <= rst ? 1'b1 : (nfree_d >= CNT_W'(2));
         valid_q    <= rst ? '0 : ((valid_q & ~freed) | (ins ? free_oh_q : '0));
         free_oh_q  <= rst ? DEPTH'(1) : free_oh_d;
         free_idx_q <= rst ? '0 : free_idx_d;
+        stamp_q    <= rst ? '0 : stamp_q + STAMP_W'(ins);
         for (int k = 0; k < DEPTH; k++) begin
-            epdec_q[k] <= ins && free_oh_q[k] && sv_rq;
-            if (ins && free_oh_q[k]) begin
-                rank_q[k]  <= new_rank;
-                echan_q[k] <= NUM_CHAN'(1) << rq_chan_q;
-                etag_q[k]  <= rq_pay_q[POS_TAG +: TAG_W];
-            end else if (e_dec[k] || epdec_q[k]) begin
-                rank_q[k]  <= rank_q[k] - IDX_W'(1);
-            end
-        end
-        for (int c = 0; c < NUM_CHAN; c++) begin
-            rcnt_q[c] <= rcnt_d[c];
-        end
-        if (rst) begin
-            for (int c = 0; c < NUM_CHAN; c++) rcnt_q[c] <= '0;
+            if (ins && free_oh_q[k]) etag_q[k] <= rq_pay_q[POS_TAG +: TAG_W];
         end
 
         // lists
         for (int l = 0; l < NUM_LISTS; l++) begin
-            lpdec_q[l] <= l_ins[l] && (!lne_q[l] || (l_pop[l] && l_last[l])) && sv_rq;
             if (l_ins[l] && (!lne_q[l] || (l_pop[l] && l_last[l]))) begin
                 lne_q[l]   <= 1'b1;               // the new entry becomes the head
                 lhead_q[l] <= free_idx_q;
-                lrank_q[l] <= new_rank;
+                lstamp_q[l] <= stamp_q;
                 lread_q[l] <= new_read;
                 lprio_q[l] <= rq_prio_q;
             end else if (l_pop[l] && l_last[l]) begin
                 lne_q[l]   <= 1'b0;
-            end else begin
-                if (l_pop[l]) begin
-                    {lhead_q[l], lread_q[l], lprio_q[l]} <= pop_next[l / (2 * NUM_WAYS)];
-                end
-                if (l_ref[l]) begin               // one edge after a pop: the new head's rank
-                    lrank_q[l] <= ref_rank[l / (2 * NUM_WAYS)];
-                end else if (lpdec_q[l] || (sv_q[l / (2 * NUM_WAYS)] &&
-                             (lrank_q[l] > srank_q[l / (2 * NUM_WAYS)]))) begin
-                    lrank_q[l] <= lrank_q[l] - IDX_W'(1);
-                end
+            end else if (l_pop[l]) begin
+                {lhead_q[l], lread_q[l], lprio_q[l], lstamp_q[l]} <= pop_next[l / (2 * NUM_WAYS)];
             end
             if (l_ins[l]) ltail_q[l] <= free_idx_q;
         end
@@ -408,12 +378,7 @@ module ats_nand_sched #(
                 sh_q[c]    <= phead[c];
                 sway_q[c]  <= pway[c];
                 sidx_q[c]  <= pidx[c];
-                srank_q[c] <= prank[c];
             end
-            rv_q[c]   <= sv_q[c] && !sel_last[c];
-            rh_q[c]   <= sh_q[c];
-            rway_q[c] <= sway_q[c];
-            ridx_q[c] <= pop_next[c][2 +: IDX_W];
             if (sv_q[c]) begin
                 cv_q[c]   <= 1'b1;
                 cpay_q[c] <= spay[c];
@@ -423,7 +388,6 @@ module ats_nand_sched #(
         end
         if (rst) begin
             cv_q <= '0;
-            rv_q <= '0;
         end
 
         // dies: a pick makes the die busy; the sel stage records the tag; a completion frees it

@@ -22,6 +22,11 @@ i.e. as the RTL sees them) against the model with the README's timing contract:
   - a selection at edge e makes the die busy for every later selection; its tag can be matched by
     a completion from edge e+2 on (an earlier completion with that tag is spurious);
   - the table holds the queued requests plus those selected at the two previous edges;
+Arrival order is exact in the README's contract as long as two requests compared for a
+channel (fronts of two idle dies) arrived fewer than 2^(STAMP_W-1) good requests apart (the RTL
+compares STAMP_W-bit arrival stamps modulo 2^STAMP_W). `check_trace(stamp_w=...)` reports a
+trace that leaves this bound as an error of the test itself (the contract does not define the
+order then), and records the widest gap seen as coverage `stamp_max_gap`.
 and checks, exactly: every m_ccmd beat (payload and timing), s_nreq_ready, s_ccpl_ready, every
 m_ncpl beat, err_spurious. It returns a list of error strings (empty = pass) and coverage counts.
 """
@@ -66,8 +71,10 @@ class Die:
 class NandSchedModel:
     """Dispatch rules. `depth`: table entries (queued requests)."""
 
-    def __init__(self, num_chan: int, num_ways: int, depth: int):
+    def __init__(self, num_chan: int, num_ways: int, depth: int, stamp_w: int = 16):
         self.num_chan, self.num_ways, self.depth = num_chan, num_ways, depth
+        self.stamp_bound = 1 << (stamp_w - 1)     # arrival order defined within this gap
+        self.bound_violations = 0
         self.dies = {(c, w): Die() for c in range(num_chan) for w in range(num_ways)}
         self.seq = 0
         self.outstanding: dict[int, Req] = {}     # tag -> request (accepted, m_ncpl not yet taken)
@@ -121,6 +128,11 @@ class NandSchedModel:
             cls = 2 if r.head else (1 if r.op == READ and (r.prio_read or reads_first) else 0)
             return (-cls, r.seq)
         best = min(cands, key=key)
+        if len(cands) > 1:
+            gap = max(r.seq for r in cands) - min(r.seq for r in cands)
+            self.cov["stamp_max_gap"] = max(self.cov["stamp_max_gap"], gap)
+            if gap >= self.stamp_bound:
+                self.bound_violations += 1
         # coverage: what the rules made happen
         older = [r for w in range(self.num_ways) for r in self.dies[(chan, w)].queue
                  if r.seq < best.seq and r.edge <= edge - REQ_VISIBLE]
@@ -156,10 +168,10 @@ class NandSchedModel:
 
 
 def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
-                max_errors: int = 10) -> tuple[list[str], Counter, list[dict]]:
+                max_errors: int = 10, stamp_w: int = 16) -> tuple[list[str], Counter, list[dict]]:
     """Replay `trace` (one dict per rising edge, see the test's monitor) against the model.
     Returns (errors, coverage, log of requests with their outcome)."""
-    m = NandSchedModel(num_chan, num_ways, depth)
+    m = NandSchedModel(num_chan, num_ways, depth, stamp_w)
     errs: list[str] = []
     cov = m.cov
     exp_cmd = [None] * num_chan          # expected m_ccmd register per channel (dict or None)
@@ -282,4 +294,7 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
         err(f"end of trace: requests left (die, queued tags, in-flight tag): {left[:8]}")
     if m.outstanding:
         err(f"end of trace: tags still outstanding: {sorted(m.outstanding)[:16]}")
+    if m.bound_violations:
+        err(f"test outside the contract: {m.bound_violations} selections compared requests "
+            f"{m.stamp_bound} or more arrivals apart (STAMP_W = {stamp_w})")
     return errs, cov, log
