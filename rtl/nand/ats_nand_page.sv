@@ -281,12 +281,45 @@ module ats_nand_page #(
     logic way_free;
     assign way_free = (32'(s_cmd_way) < WAYS) && !busy_q[s_cmd_way];
 
+    // A BAD_REQ is parked in a register (bad_v_q) until the completion register takes it, so the
+    // request handshake never depends on the completion arbitration (Fmax). The chan's s_cmd_ready
+    // is a register (its request stage) and wr_idle is a register: acceptance is a few LUT levels
+    // from registers and inputs only.
     logic user_good_valid, user_take_good, cmd_take_bad, p2_take;
+    logic             bad_v_q;           // a BAD_REQ completion is waiting for the cpl register
+    logic [TAG_W-1:0]  bad_tag_q;
+    logic [SLOT_W-1:0] bad_slot_q;
     assign user_good_valid = s_cmd_valid && !cmd_bad && way_free && (!cmd_is_prog || wr_idle) && !p2_any;
-    assign cmd_take_bad    = s_cmd_valid && cmd_bad && cpl_bad_ok && (!cmd_is_prog || wr_idle);
+    assign cmd_take_bad    = s_cmd_valid && cmd_bad && !bad_v_q && (!cmd_is_prog || wr_idle);
     assign user_take_good  = user_good_valid && ch_cmd_ready;
     assign p2_take         = p2_any && ch_cmd_ready;
     assign s_cmd_ready     = user_take_good || cmd_take_bad;
+
+    // write-path job start, one cycle after acceptance (registered: the acceptance logic does not
+    // fan out into every write-path register in the same cycle)
+    typedef enum logic [1:0] {WS_NONE, WS_PROG, WS_PRAW, WS_DRAIN} wr_start_e;
+    wr_start_e         ws_q;
+    logic [WAY_W-1:0]  ws_way_q;
+    logic              ws_drain_prog_q;  // WS_DRAIN: the rejected request was a PROGRAM (not RAW)
+    always_ff @(posedge clk) begin
+        ws_q <= WS_NONE;
+        if (user_take_good && s_cmd_op == OP_PROG) ws_q <= WS_PROG;
+        else if (user_take_good && s_cmd_op == OP_PRAW) ws_q <= WS_PRAW;
+        else if (cmd_take_bad && cmd_is_prog) ws_q <= WS_DRAIN;
+        ws_way_q <= s_cmd_way;
+        ws_drain_prog_q <= (s_cmd_op == OP_PROG);
+        if (cmd_take_bad) begin
+            bad_v_q <= 1'b1;
+            bad_tag_q <= s_cmd_tag;
+            bad_slot_q <= s_cmd_slot;
+        end else if (cpl_bad_ok) begin
+            bad_v_q <= 1'b0;
+        end
+        if (rst) begin
+            ws_q <= WS_NONE;
+            bad_v_q <= 1'b0;
+        end
+    end
 
     logic [23:0] cmd_row;
     assign cmd_row = 24'({s_cmd_block[BLK_W-1:0], s_cmd_page[PG_W-1:0]});
@@ -366,7 +399,15 @@ module ats_nand_page #(
     assign par_rd = par_mem[pidx_q];
     always_ff @(posedge clk) if (par_we) par_mem[pidx_q] <= enc_out_data;
 
-    assign wr_idle = (wi_st_q == WI_IDLE) && (wo_st_q == WO_IDLE);
+    // registered: free next cycle if both sides are idle then and no job start is pending
+    logic wr_idle_q;
+    assign wr_idle = wr_idle_q;
+    always_ff @(posedge clk) begin
+        wr_idle_q <= (wi_st_d == WI_IDLE) && (wo_st_d == WO_IDLE) && (ws_q == WS_NONE) &&
+                     !(user_take_good && (s_cmd_op == OP_PROG || s_cmd_op == OP_PRAW)) &&
+                     !(cmd_take_bad && cmd_is_prog);
+        if (rst) wr_idle_q <= 1'b1;
+    end
 
     logic wd_take;   // a word is taken from s_wdata
     always_comb begin
@@ -538,15 +579,15 @@ module ats_nand_page #(
         endcase
 
         // ---- job start ---------------------------------------------------------------------------
-        if (user_take_good && s_cmd_op == OP_PROG) begin
-            wi_st_d = WI_DATA; wo_st_d = WO_DATA; wr_way_d = s_cmd_way; wr_poison_d = 1'b0;
+        if (ws_q == WS_PROG) begin
+            wi_st_d = WI_DATA; wo_st_d = WO_DATA; wr_way_d = ws_way_q; wr_poison_d = 1'b0;
             wbyte_d = '0; wpos_d = '0; opos_d = '0; osec_d = '0; pidx_d = '0; opar_d = 1'b0;
             wcrc_d = 32'hFFFF_FFFF; up_v_d = 1'b0;
-        end else if (user_take_good && s_cmd_op == OP_PRAW) begin
+        end else if (ws_q == WS_PRAW) begin
             wi_st_d = WI_RAW; wcnt_d = WCNT_W'(RAW_WORDS); up_v_d = 1'b0;
-        end else if (cmd_take_bad && cmd_is_prog) begin
+        end else if (ws_q == WS_DRAIN) begin
             wi_st_d = WI_DRAIN;
-            wcnt_d = WCNT_W'((s_cmd_op == OP_PROG) ? PAGE_WORDS + META_WORDS : RAW_WORDS);
+            wcnt_d = WCNT_W'(ws_drain_prog_q ? PAGE_WORDS + META_WORDS : RAW_WORDS);
         end
     end
     assign s_wdata_ready = wd_take;
@@ -637,10 +678,11 @@ module ats_nand_page #(
     logic [7:0]        pp1_d_q, pp2_d_q;
     logic              pp_push, pp_ram, pp_cnt;
     logic [7:0]        pp_d;
-    logic [8:0]        fifo_q [FIFO_D];     // {count zeros, byte}
+    logic [11:0]       fifo_q [FIFO_D];     // {zero bits to count (0 for the implicit zeros), byte}
     logic [$clog2(FIFO_D+1)-1:0] fifo_n_q;
     logic              fifo_push, fifo_pop;
-    logic [8:0]        fifo_in;
+    logic [11:0]       fifo_in;
+    logic [7:0]        fifo_in_b;
     logic              credit;
     assign credit = (32'(fifo_n_q) + 32'(pp1_v_q) + 32'(pp2_v_q)) < FIFO_D;
 
@@ -706,7 +748,8 @@ module ats_nand_page #(
     end
 
     assign fifo_push = pp2_v_q;
-    assign fifo_in   = {pp2_cnt_q, pp2_ram_q ? sp_rdata : pp2_d_q};
+    assign fifo_in_b = pp2_ram_q ? sp_rdata : pp2_d_q;
+    assign fifo_in   = {pp2_cnt_q ? zeros8(fifo_in_b) : 4'd0, fifo_in_b};
     assign fifo_pop  = dec_in_valid && dec_in_ready;
     assign dec_in_valid = (fifo_n_q != '0);
     assign dec_in_data  = fifo_q[0][7:0];
@@ -720,7 +763,7 @@ module ats_nand_page #(
     logic [ZC_W-1:0]   di_zc_next;
     always_comb begin
         logic [ZC_W+3:0] s;
-        s = (ZC_W + 4)'(di_zc_q) + (fifo_q[0][8] ? (ZC_W + 4)'(zeros8(fifo_q[0][7:0])) : '0);
+        s = (ZC_W + 4)'(di_zc_q) + (ZC_W + 4)'(fifo_q[0][11:8]);
         di_zc_next = (32'(s) > ERASED_THR) ? ZC_W'(ERASED_THR + 1) : ZC_W'(s);
     end
 
@@ -781,11 +824,36 @@ module ats_nand_page #(
     logic              cpl_free;
     assign cpl_free = !cpl_v_q || m_cpl_ready;
 
+    // decoder output bytes pass a 2-entry FIFO with their class, decided from the registered
+    // output position when the byte leaves the decoder: the decoder sees a registered ready and
+    // the packer / metadata / CRC logic sees registered bytes (Fmax)
+    localparam logic [1:0] DB_DATA = 2'd0, DB_META = 2'd1, DB_SCRC = 2'd2, DB_DROP = 2'd3;
     logic [7:0] do_byte;
     logic       do_er, do_meta_cw;
+    logic [1:0] do_kind;
     assign do_meta_cw = (32'(do_sec_q) == SECT);
     assign do_er      = (32'(do_sec_q) <= SECT) && er_vec_q[do_sec_q];
-    assign do_byte    = do_er ? 8'hFF : dec_out_data;
+    always_comb begin
+        if (32'(do_sec_q) < SECT)                              do_kind = DB_DATA;
+        else if (!do_meta_cw || 32'(do_pos_q) < MCW_PAD)       do_kind = DB_DROP;
+        else if (32'(do_pos_q) < MCW_PAD + META_B)             do_kind = DB_META;
+        else                                                   do_kind = DB_SCRC;
+    end
+    logic [9:0] db_q [2];                   // {kind, byte}
+    logic [1:0] db_n_q;
+    logic       db_push, db_pop;
+    logic [1:0] db_kind;
+    logic [7:0] db_byte;
+    assign {db_kind, db_byte} = db_q[0];
+    assign db_push = dec_out_valid && dec_out_ready;
+    always_ff @(posedge clk) begin
+        if (db_pop) db_q[0] <= db_q[1];
+        if (db_push) db_q[(db_n_q == 2'd0 || (db_n_q == 2'd1 && db_pop)) ? 0 : 1] <=
+            {do_kind, do_er ? 8'hFF : dec_out_data};
+        db_n_q <= db_n_q + {1'b0, db_push} - {1'b0, db_pop};
+        if (rst) db_n_q <= '0;
+    end
+    assign do_byte = db_byte;
 
     logic [31:0] meta_word;
     always_comb begin
@@ -811,6 +879,7 @@ module ats_nand_page #(
         cpl_v_d1 = cpl_v_q && !m_cpl_ready; cpl_tag_d1 = cpl_tag_q; cpl_slot_d1 = cpl_slot_q;
         cpl_st_d1 = cpl_st_q; cpl_corr_d1 = cpl_corr_q; cpl_bbm_d1 = cpl_bbm_q;
         dec_out_ready = 1'b0;
+        db_pop = 1'b0;
         dec_st_ready = 1'b0;
         dj_done = 1'b0;
         chan_cpl_out = 1'b0;
@@ -841,12 +910,21 @@ module ats_nand_page #(
                             corr_d = (9'(corr_q) + 9'(dec_st_corr) > 9'd255) ? 8'd255 : corr_q + dec_st_corr;
                         end
                     end
-                    // data bytes
-                    if (32'(do_sec_q) < SECT) dec_out_ready = (pk_n_q != 2'd3) || !ro_v_q;
-                    else if (do_meta_cw) dec_out_ready = 1'b1;
+                    // decoder output position (bytes into the class FIFO)
+                    dec_out_ready = (db_n_q != 2'd2) && (32'(do_sec_q) <= SECT);
                     if (dec_out_valid && dec_out_ready) begin
                         do_pos_d = do_pos_q + 1'b1;
-                        if (!do_meta_cw) begin
+                        if (do_pos_q == 10'(K - 1)) begin
+                            do_pos_d = '0;
+                            do_sec_d = do_sec_q + 1'b1;
+                        end
+                    end
+                    // bytes out of the class FIFO
+                    if (db_n_q != 2'd0) begin
+                        db_pop = (db_kind != DB_DATA) || (pk_n_q != 2'd3) || !ro_v_q;
+                    end
+                    if (db_pop) begin
+                        if (db_kind == DB_DATA) begin
                             rcrc_d = crc_byte(rcrc_q, do_byte);
                             pk_d = {do_byte, pk_q[23:8]};
                             pk_n_d = pk_n_q + 1'b1;
@@ -857,19 +935,15 @@ module ats_nand_page #(
                                 ro_slot_d = slot_q[dj_way_q];
                                 ro_last_d = 1'b0;
                             end
-                        end else if (32'(do_pos_q) >= MCW_PAD && 32'(do_pos_q) < MCW_PAD + META_B) begin
+                        end else if (db_kind == DB_META) begin
                             rcrc_d = crc_byte(rcrc_q, do_byte);
                             rmeta_d = {do_byte, rmeta_q[8*META_B-1:8]};
-                        end else if (32'(do_pos_q) >= MCW_PAD + META_B) begin
+                        end else if (db_kind == DB_SCRC) begin
                             scrc_d = {do_byte, scrc_q[31:8]};
-                        end
-                        if (do_pos_q == 10'(K - 1)) begin
-                            do_pos_d = '0;
-                            do_sec_d = do_sec_q + 1'b1;
                         end
                     end
                     // all codewords out and all verdicts in: the page verdict
-                    if (32'(do_sec_q) == SECT + 1 && 32'(st_n_q) == SECT + 1) begin
+                    if (32'(do_sec_q) == SECT + 1 && 32'(st_n_q) == SECT + 1 && db_n_q == 2'd0) begin
                         do_st_d = DO_META;
                         mw_d = '0;
                         if (&er_vec_q[SECT:0]) vst_d = ST_ERASED;
@@ -928,10 +1002,10 @@ module ats_nand_page #(
     always_comb begin
         cpl_v_d = cpl_v_d1; cpl_tag_d = cpl_tag_d1; cpl_slot_d = cpl_slot_d1; cpl_st_d = cpl_st_d1;
         cpl_corr_d = cpl_corr_d1; cpl_bbm_d = cpl_bbm_d1;
-        if (cmd_take_bad) begin
+        if (bad_v_q && cpl_bad_ok) begin
             cpl_v_d = 1'b1;
-            cpl_tag_d = s_cmd_tag;
-            cpl_slot_d = s_cmd_slot;
+            cpl_tag_d = bad_tag_q;
+            cpl_slot_d = bad_slot_q;
             cpl_st_d = ST_BAD;
             cpl_corr_d = '0;
             cpl_bbm_d = 1'b0;
