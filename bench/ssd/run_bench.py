@@ -23,7 +23,7 @@ def sources() -> list[Path]:
     return [ROOT / line for line in (HERE / f"{TOP}.f").read_text().split()]
 
 
-def build(key: str, parameters: dict) -> Path:
+def _build_unlocked(key: str, parameters: dict) -> Path:
     from cocotb_tools.runner import get_runner
     build_dir = ROOT / "build" / "bench" / "sim" / key
     runner = get_runner("verilator")
@@ -33,6 +33,20 @@ def build(key: str, parameters: dict) -> Path:
                              "--x-initial", "unique"],
                  always=False)
     return build_dir
+
+
+def build(key: str, parameters: dict) -> Path:
+    """Build once per key; concurrent callers (pytest-xdist workers, --jobs) serialise on a file
+    lock so that two compilers never write the same build directory."""
+    import fcntl
+    lock_dir = ROOT / "build" / "bench" / "sim"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / f".{key}.lock", "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            return _build_unlocked(key, parameters)
+        finally:
+            fcntl.flock(lk, fcntl.LOCK_UN)
 
 
 def run_one(build_dir: Path, name: str, cfg: dict) -> dict:

@@ -327,7 +327,7 @@ async def run_simple_reorder(dut):
     await tb.run_random(1200 if LONG else 300, p_bad=0.0, attrs=(100, 0, 0), lba_span=4000,
                         p_barrier=0.3)
     await tb.drain()
-    tb.check({"overtook": 20, "pick_choice": 20, "barrier": 20})
+    tb.check({"overtook": 20, "pick_choice": 20, "barrier": 15})
 
 
 @cocotb.test()

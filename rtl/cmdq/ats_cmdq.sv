@@ -175,6 +175,8 @@ module ats_cmdq #(
     logic [LW-1:0]    lba_q   [DEPTH];
     logic [LW-1:0]    last_q  [DEPTH];
     logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
+    logic [DEPTH-1:0] epc_q;                 // entry is a write of a closed epoch (a BARRIER write
+                                             // arrived at or after it): later writes wait for it
     logic [DEPTH-1:0] prec_q  [DEPTH];       // prec_q[i][j]: entry j goes before entry i
     logic [PAY_W-1:0] pay_mem [DEPTH];       // m_disp payload (distributed RAM)
     logic [15:0]      epoch_q;
@@ -206,11 +208,12 @@ module ats_cmdq #(
             tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_q);   // stage 1 vs the table
             ovl        = (s2_lba_t <= last_q[i]) && (lba_q[i] <= s2_last_t);
             same_tx    = (s2_txid_q != 6'd0) && (txid_q[i] == s2_txid_q);
-            new_dep[i] = valid_q[i] && (s2_attr_q != ATTR_HEAD) &&
+            // epoch order at dispatch (architecture.md section 9), HEAD included
+            new_dep[i] = valid_q[i] && ((s2_wr_q && wr_q[i] && epc_q[i]) || (s2_attr_q != ATTR_HEAD) &&
                          ((s2_attr_q == ATTR_ORDERED) || ord_q[i] ||
                           (s2_rng_q && rng_q[i] && (s2_wr_q || wr_q[i]) && ovl) ||
                           (s2_fl_q && wr_q[i]) ||
-                          (same_tx && (s2_txop_q || txop_q[i])));
+                          (same_tx && (s2_txop_q || txop_q[i]))));
         end
         s2_err = (s2_err_pre_q != 4'd0) ? s2_err_pre_q : RS_DUP_TAG;   // used when rejected
     end
@@ -258,8 +261,9 @@ module ats_cmdq #(
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
-            elig_d[i] = queued_q[i] && !ord_busy_q &&
-                        (head_q[i] || (!(|dep_q[i]) && (!ord_q[i] || !any_svc_q)));
+            // a HEAD entry's dependencies are only the epoch-order ones (new_dep)
+            elig_d[i] = queued_q[i] && !ord_busy_q && !(|dep_q[i]) &&
+                        (head_q[i] || !ord_q[i] || !any_svc_q);
             cand_d[i] = elig_d[i] && !(pick && win[i]) && !ord_busy_nx && !(ord_q[i] && any_svc_nx);
         end
     end
@@ -358,6 +362,7 @@ module ats_cmdq #(
                 head_q[k]   <= (s2_attr_q == ATTR_HEAD);
                 rng_q[k]    <= s2_rng_q;
                 wr_q[k]     <= s2_wr_q;
+                epc_q[k]    <= s2_op_q == OP_WRITE && s2_flags_q[1];   // a barrier closes its own epoch
                 txop_q[k]   <= s2_txop_q;
                 key_q[k]    <= s2_key;
                 tag_q[k]    <= s2_tag_q;
@@ -365,6 +370,7 @@ module ats_cmdq #(
                 lba_q[k]    <= s2_lba_t;
                 last_q[k]   <= s2_last_t;
             end else begin
+                if (s2_ins && s2_op_q == OP_WRITE && s2_flags_q[1] && wr_q[k]) epc_q[k] <= 1'b1;
                 if (pick && win[k]) queued_q[k] <= 1'b0;
                 if (disp_v_q && m_disp_ready && disp_idx_q == IDX_W'(k)) sent_q[k] <= 1'b1;
                 if (freed[k]) valid_q[k] <= 1'b0;

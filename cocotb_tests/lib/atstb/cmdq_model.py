@@ -82,8 +82,12 @@ def reject_reason(c: dict, num_lba: int, num_tx: int, tag_live: bool) -> int:
     return 0
 
 
-def must_wait(x: dict, y: dict) -> bool:
-    """Does the later command x wait until the earlier command y is done?"""
+def must_wait(x: dict, y: dict, ex: int | None = None, ey: int | None = None) -> bool:
+    """Does the later command x (epoch ex) wait until the earlier command y (epoch ey) is done?
+    Epoch order (architecture.md section 9): a write never goes before an earlier write of a
+    lower epoch, whatever its attribute (HEAD included)."""
+    if ex is not None and ey is not None and x["op"] in WRITE_OPS and y["op"] in WRITE_OPS and ey < ex:
+        return True
     if x["attr"] == HEAD:
         return False
     if x["attr"] == ORDERED or y["attr"] == ORDERED:
@@ -148,7 +152,7 @@ class CmdqModel:
             if e.state != "q":
                 continue
             a = e.desc["attr"]
-            if a == HEAD or (not e.waits and (a != ORDERED or not svc)):
+            if not e.waits and (a == HEAD or a != ORDERED or not svc):
                 out.add(e.seq)
         return out
 
@@ -214,7 +218,8 @@ class CmdqModel:
                 self.rejq.append((c["tag"], r))
                 self.cov[f"reject_{r}"] += 1
             else:
-                waits = {x.seq for x in self.live.values() if x.seq != freed and must_wait(c, x.desc)}
+                waits = {x.seq for x in self.live.values()
+                         if x.seq != freed and must_wait(c, x.desc, self.epoch, x.epoch)}
                 ent = Ent(self.seq, dict(c), self.epoch, waits=waits)
                 self.seq += 1
                 self.live[ent.seq] = ent
@@ -324,7 +329,7 @@ def check_invariants(trace: list[dict]) -> list[str]:
         dx = disp[x][0]
         cx = arrivals[x][1]
         for y in kept[:xi]:
-            if must_wait(cx, arrivals[y][1]) and not done.get(y, inf) < dx:
+            if must_wait(cx, arrivals[y][1], disp[x][1], disp[y][1]) and not done.get(y, inf) < dx:
                 errs.append(f"command {x} {cx} dispatched at {dx} before earlier {arrivals[y][1]} "
                             f"was done ({done.get(y)})")
                 break
@@ -338,6 +343,12 @@ def check_invariants(trace: list[dict]) -> list[str]:
                 errs.append(f"ORDERED {arrivals[o][1]['tag']} in service {d0}..{d1} overlaps "
                             f"{arrivals[z][1]['tag']} ({disp[z][0]}..{done.get(z)})")
                 break
+    # epoch order at dispatch: the writes reach the write buffer with non-decreasing epochs
+    wlast = None
+    for i in sorted((i for i in kept if arrivals[i][1]["op"] in WRITE_OPS), key=lambda i: disp[i][0]):
+        if wlast is not None and disp[i][1] < wlast:
+            errs.append(f"write {i} of epoch {disp[i][1]} dispatched after a write of epoch {wlast}")
+        wlast = disp[i][1] if wlast is None else max(wlast, disp[i][1])
     # epochs: in arrival order, dispatched commands carry non-decreasing epochs, a barrier write's
     # successor carries a larger one
     prev = None
