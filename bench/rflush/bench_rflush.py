@@ -7,6 +7,10 @@ Workload (RFLUSH, FAST'18, section 5, scaled down; see bench/rflush/README.md): 
 4 KiB random direct writes, one outstanding; the syncing writer has its own file, the 12 bulk writers
 share 4 files (3 each); after every `period` KiB the syncing writer syncs with FLUSH, RFLUSH of its
 file's range, or nothing (NOFLUSH). Writes build/bench/rflush.json and build/bench/rflush.png.
+
+Scaling (bench/rflush/README.md): a 512-slot buffer (2 MiB of 4 KiB pages), bulk files of 256 pages
+(hot set 2x the buffer), simulated with 1 KiB pages and every media and host time divided by 4
+(time compression; results converted back to the 4 KiB device).
 """
 from __future__ import annotations
 
@@ -21,24 +25,51 @@ sys.path.insert(0, str(ROOT / "bench" / "ssd"))
 import run_bench  # noqa: E402
 
 MODES = ["flush", "rflush", "noflush"]
-DEVICE = {"DEPTH": 32, "NUM_SLOTS": 64, "NUM_LBAS": 16384, "PAGE_BYTES": 4096, "THRESH_PCT": 90}
+REF_PAGE = 4096          # the modelled device's page; a smaller simulation page compresses time
+TIME_KEYS = ["window_us", "sync_p99_us", "sync_p999_us", "sync_mean_us", "write_p99_us", "fsync_mean_us",
+             "fsync_p99_us"]
+RATE_KEYS = ["sync_iops", "bulk_iops"]
+BYTE_KEYS = ["nand_bytes", "host_bytes"]
+
+
+def to_ref(x: dict, k: float) -> dict:
+    """Results of a time-compressed run (page REF_PAGE / k simulated, every time / k) in the units of
+    the modelled 4 KiB device: times x k, rates / k, bytes x k (ratios and MiB/s unchanged)."""
+    y = dict(x)
+    for key in TIME_KEYS:
+        y[key] = x[key] * k
+    for key in RATE_KEYS:
+        y[key] = x[key] / k
+    for key in BYTE_KEYS:
+        y[key] = x[key] * k
+    return y
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--periods-kib", default="4,16,64", help="fsync periods (KiB written between syncs)")
-    ap.add_argument("--sync-writes", default="4=12,16=32,64=48,256=128",
+    ap.add_argument("--sync-writes", default="4=160,16=160,64=192,256=256",
                     help="syncing-writer writes per period (period_kib=n,...): the run length")
+    ap.add_argument("--max-window-ms", type=float, default=20.0,
+                    help="stop a run once its window passes this (4 KiB-equivalent ms), after --min-syncs")
+    ap.add_argument("--min-syncs", type=int, default=12)
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--slots", type=int, default=512, help="write buffer slots (power of two, <= 1024)")
+    ap.add_argument("--thresh-pct", type=int, default=90)
+    ap.add_argument("--page-bytes", type=int, default=1024,
+                    help="simulated page; 4096/page-bytes = time compression (media and host times "
+                         "scaled by the same factor; results reported for 4 KiB pages)")
+    ap.add_argument("--window", type=int, default=None, help="media request window (default one per die)")
+    ap.add_argument("--warmup-pages", type=int, default=None, help="bulk writes before the window (default 1.25 x slots)")
     ap.add_argument("--sync-file-pages", type=int, default=64)
-    ap.add_argument("--bulk-file-pages", type=int, default=32)
+    ap.add_argument("--bulk-file-pages", type=int, default=None, help="pages per bulk file (default slots / 2)")
     ap.add_argument("--chan", type=int, default=8)
     ap.add_argument("--ways", type=int, default=4)
     ap.add_argument("--preset", default="femu")
     ap.add_argument("--clk-ns", type=float, default=8.0)
     ap.add_argument("--t-submit-us", type=float, default=2.0)
     ap.add_argument("--t-complete-us", type=float, default=6.0)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "rflush.json"))
     ap.add_argument("--plot", default=str(ROOT / "build" / "bench" / "rflush.png"))
@@ -46,31 +77,46 @@ def main() -> int:
     periods = [int(x) for x in a.periods_kib.split(",")]
     nsw = {int(k): int(v) for k, v in (x.split("=") for x in a.sync_writes.split(","))}
     modes = a.modes.split(",")
-    page_kib = DEVICE["PAGE_BYTES"] // 1024
+    page_kib = REF_PAGE // 1024          # the period counts 4 KiB pages of the modelled device
+    k = REF_PAGE / a.page_bytes          # time compression
+    bulk_pages = a.bulk_file_pages or a.slots // 2
+    warm = a.warmup_pages if a.warmup_pages is not None else a.slots * 5 // 4
+    device = {"DEPTH": 32, "NUM_SLOTS": a.slots, "NUM_LBAS": 16384, "PAGE_BYTES": a.page_bytes,
+              "THRESH_PCT": a.thresh_pct}
 
     t = time.time()
-    bd = run_bench.build("ssd_bench", DEVICE)
+    bd = run_bench.build(f"ssd_b3_s{a.slots}_p{a.page_bytes}_t{a.thresh_pct}", device)
     runs = []
     for p in periods:
         for m in modes:
             runs.append((f"rflush_{m}_{p}k", {
                 "workload": "rflush", "mode": m, "period_pages": max(1, p // page_kib),
                 "n_sync_writes": nsw.get(p, 96), "sync_file_pages": a.sync_file_pages,
-                "bulk_file_pages": a.bulk_file_pages, "bulk_writers": 12, "bulk_files": 4,
+                "bulk_file_pages": bulk_pages, "bulk_writers": 12, "bulk_files": 4,
+                "warmup_pages": warm, "max_window_us": a.max_window_ms * 1000 / k, "min_syncs": a.min_syncs,
                 "num_chan": a.chan, "ways": a.ways, "preset": a.preset, "clk_ns": a.clk_ns,
-                "t_submit_us": a.t_submit_us, "t_complete_us": a.t_complete_us, "seed": a.seed}))
+                "time_scale": 1 / k, "window": a.window,
+                "t_submit_us": a.t_submit_us / k, "t_complete_us": a.t_complete_us / k, "seed": a.seed}))
     # longest runs first so that the two workers finish together
     runs.sort(key=lambda x: (x[1]["mode"] != "flush", -x[1]["n_sync_writes"]))
     res = run_bench.run_many(bd, runs, jobs=a.jobs)
-    r = {(x["mode"], x["period_kib"]): x for x in res.values()}
+    r = {}
+    for name, cfg in runs:
+        p = next(pp for pp in periods if name == f"rflush_{cfg['mode']}_{pp}k")
+        r[(cfg["mode"], p)] = to_ref(res[name], k)
+        r[(cfg["mode"], p)]["period_kib"] = p
 
     dev = next(iter(res.values()))["device"]
     print()
     print(f"B3: 1 syncing + 12 bulk writers (4 files), 4 KiB random direct writes; ats_cmdq (DEPTH "
-          f"{dev['depth']}) -> ats_wbuf ({dev['num_slots']} slots = {dev['num_slots'] * dev['page_bytes'] // 1024} KiB, "
-          f"writeback above {DEVICE['THRESH_PCT']} %), {1000 / dev['clk_ns']:.0f} MHz; media {dev['preset']} "
-          f"{dev['num_chan']} ch x {dev['ways']} ways; sync file {a.sync_file_pages} pages, bulk files "
-          f"4 x {a.bulk_file_pages} pages; host submit {a.t_submit_us} us, completion {a.t_complete_us} us")
+          f"{dev['depth']}) -> ats_wbuf ({dev['num_slots']} slots = {dev['num_slots'] * REF_PAGE // 1024} KiB "
+          f"of 4 KiB pages, writeback when >= {a.thresh_pct} % not durable), {1000 / dev['clk_ns']:.0f} MHz; "
+          f"media {dev['preset']} {dev['num_chan']} ch x {dev['ways']} ways, window {dev['media_window']}; "
+          f"sync file {a.sync_file_pages} pages, bulk files 4 x {bulk_pages} pages, warm-up {warm} bulk writes; "
+          f"host submit {a.t_submit_us} us, completion {a.t_complete_us} us")
+    if k != 1:
+        print(f"time-compressed simulation: {a.page_bytes} B pages with media and host times / {k:g}; "
+              f"figures below converted to the 4 KiB device (times x {k:g}, rates / {k:g})")
     hdr = (f"{'period':>7s} {'mode':8s} {'syncW':>5s} {'sync IOPS':>9s} {'xFLUSH':>6s} {'p99 us':>8s} "
            f"{'p99.9 us':>8s} {'fsync us':>8s} {'bulk MiB/s':>10s} {'NAND MiB':>8s} {'NAND/host':>9s} "
            f"{'vs FLUSH':>8s} {'coalesced':>9s} {'cpu s':>5s}")
@@ -89,7 +135,7 @@ def main() -> int:
     print("xFLUSH: syncing-writer IOPS / FLUSH's; vs FLUSH: NAND bytes per host byte, reduction vs FLUSH.")
     print("paper (RFLUSH, FAST'18): syncing IOPS up to 6.5x, 24-43 % less NAND traffic, RFLUSH can lose "
           "to FLUSH at very frequent syncs")
-    print(f"wall {time.time() - t:.0f} s")
+    print(f"wall {time.time() - t:.0f} s, cpu {sum(x.get('cpu_s', 0) for x in res.values()):.0f} s")
 
     def series(key):
         return {m: [r[(m, p)][key] for p in periods] for m in modes}
@@ -104,7 +150,11 @@ def main() -> int:
            "window_us": series("window_us"), "cpu_s": series("cpu_s"),
            "device": dev, "layout": next(iter(res.values()))["layout"],
            "host": {"t_submit_us": a.t_submit_us, "t_complete_us": a.t_complete_us},
-           "verify": {k: v["verify"] for k, v in res.items()}}
+           "verify": {name: v["verify"] for name, v in res.items()},
+           "media": {name: v.get("media") for name, v in res.items()},
+           "simulation": {"page_bytes": a.page_bytes, "time_compression": k, "ref_page_bytes": REF_PAGE,
+                          "max_window_ms": a.max_window_ms, "min_syncs": a.min_syncs,
+                          "cpu_s_total": sum(v.get("cpu_s", 0) for v in res.values())}}
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(out, indent=1))
     plot(out, modes, Path(a.plot))

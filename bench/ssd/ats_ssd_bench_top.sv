@@ -12,10 +12,12 @@ module ats_ssd_bench_top #(
     parameter int DEPTH       = 32,     // command queue entries (2..64)
     parameter int NUM_LBAS    = 16384,  // logical pages (4 KiB LBAs)
     parameter int NUM_TX      = 32,     // transactions accepted by the queue
-    parameter int NUM_SLOTS   = 64,     // write buffer page slots (power of two)
+    parameter int NUM_SLOTS   = 64,     // write buffer page slots (power of two, 2..1024)
     parameter int PAGE_BYTES  = 4096,   // bytes per page
-    parameter int THRESH_PCT  = 90,     // background writeback threshold, % of slots dirty
-    parameter int NUM_WAITERS = 8       // FLUSH/FUA waiters in the write buffer
+    parameter int THRESH_PCT  = 90,     // background writeback threshold, % of slots not yet durable
+    parameter int NUM_WAITERS = 8,      // FLUSH/FUA waiters in the write buffer
+    parameter bit PLP         = 1'b0,   // write buffer power-loss protection (supercapacitor)
+    parameter int PLP_BUDGET_PAGES = 0  // pages the PLP dump may program (>= NUM_SLOTS with PLP)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -91,7 +93,11 @@ module ats_ssd_bench_top #(
     output wire logic [31:0] cnt_wb_pages,
     output wire logic [47:0] cnt_media_bytes,
     output wire logic [31:0] cnt_proto_err,
-    output wire logic [7:0]  dirty_pages
+    output wire logic [7:0]  dirty_pages,
+    // power loss (write buffer): level, sticky until rst; dump finished / budget exhausted
+    input  wire logic        pwr_fail,
+    output wire logic        dump_done,
+    output wire logic        dump_short
 );
     if (NUM_LBAS < 2) begin : g_check_lbas
         $fatal(1, "ats_ssd_bench_top: NUM_LBAS must be >= 2 (%m)");
@@ -157,7 +163,6 @@ module ats_ssd_bench_top #(
         .err_spurious (q_err_spurious)
     );
 
-    logic        dump_done, dump_short;
     logic [31:0] cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail;
 
     ats_wbuf #(
@@ -165,7 +170,9 @@ module ats_ssd_bench_top #(
         .PAGE_BYTES (PAGE_BYTES),
         .NUM_LBAS   (NUM_LBAS),
         .THRESH_PCT (THRESH_PCT),
-        .NUM_WAITERS(NUM_WAITERS)
+        .NUM_WAITERS(NUM_WAITERS),
+        .PLP        (PLP),
+        .PLP_BUDGET_PAGES(PLP_BUDGET_PAGES)
     ) u_wbuf (
         .clk            (clk),
         .rst            (rst),
@@ -229,7 +236,7 @@ module ats_ssd_bench_top #(
         .s_rdd_data     (s_rdd_data),
         .s_rdd_last     (s_rdd_last),
         .s_rdd_status   (s_rdd_status),
-        .pwr_fail       (1'b0),
+        .pwr_fail       (pwr_fail),
         .dump_done      (dump_done),
         .dump_short     (dump_short),
         .cnt_host_pages (cnt_host_pages),
@@ -246,7 +253,7 @@ module ats_ssd_bench_top #(
 
     // counters the benches do not report (power loss is not part of B2/B3)
     logic unused_ok;
-    assign unused_ok = ^{dump_done, dump_short, cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail};
+    assign unused_ok = ^{cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail};
 endmodule
 
 `resetall

@@ -39,6 +39,7 @@ class Bench:
         self.depth = int(dut.DEPTH.value)
         cocotb.start_soon(Clock(dut.clk, self.clk_ns, unit="ns").start())
         dut.rst.value = 1
+        dut.pwr_fail.value = 0
         idle, bp = cfg.get("idle", False), cfg.get("backpressure", False)
         self.host = Host(dut, HostConfig(clk_ns=self.clk_ns, page_bytes=self.page_bytes,
                                          t_submit_us=cfg.get("t_submit_us", 2.0),
@@ -46,7 +47,8 @@ class Bench:
                                          idle=idle, backpressure=bp, seed=cfg.get("seed", 1)))
         self.mcfg = MediaConfig(page_bytes=self.page_bytes, num_chan=cfg.get("num_chan", 4),
                                 ways=cfg.get("ways", 2), preset=cfg.get("preset", "femu"),
-                                time_scale=cfg.get("time_scale", 1.0), clk_ns=self.clk_ns)
+                                time_scale=cfg.get("time_scale", 1.0), clk_ns=self.clk_ns,
+                                window=cfg.get("window"))
         r = self.rng
         self.media = MediaModel(dut, dut.clk, self.mcfg, r,
                                 wb_pause=pause_gen(r, bp), wbd_pause=pause_gen(r, bp),
@@ -139,7 +141,9 @@ async def run_bench(dut):
                      "page_bytes": b.page_bytes, "clk_ns": b.clk_ns, "num_chan": b.mcfg.num_chan,
                      "ways": b.mcfg.ways, "preset": b.mcfg.preset,
                      "t_read_us": b.mcfg.t_read * b.clk_ns / 1000, "t_prog_us": b.mcfg.t_prog * b.clk_ns / 1000,
-                     "t_xfer_us": b.mcfg.t_xfer * b.clk_ns / 1000}
+                     "t_xfer_us": b.mcfg.t_xfer * b.clk_ns / 1000, "thresh_pct": int(dut.THRESH_PCT.value),
+                     "media_window": b.mcfg.window_size}
+    res["media"] = b.media.summary()
     res["cpu_s"] = time.process_time() - cpu0
     res["sim_cycles"] = b.host.cycle
     out = os.environ.get("ATS_BENCH_OUT")

@@ -193,49 +193,55 @@ class Host:
         pos = 0
         hw_base = None
         hw_words: list[int] = []
-        dut.s_cmd_valid.value = 0
-        dut.s_hrd_valid.value = 0
-        dut.m_hrd_ready.value = 0
-        dut.m_hwr_ready.value = 0
-        dut.m_cpl_ready.value = 0
+        # handles looked up once (attribute access on the design object is slow)
+        cmd_valid, cmd_ready = dut.s_cmd_valid, dut.s_cmd_ready
+        cmd_fields = [getattr(dut, f"s_cmd_{f}") for f in
+                      ("op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux")]
+        cpl_valid, cpl_ready = dut.m_cpl_valid, dut.m_cpl_ready
+        cpl_tag, cpl_status, cpl_result = dut.m_cpl_tag, dut.m_cpl_status, dut.m_cpl_result
+        hrd_valid, hrd_ready, hrd_addr, hrd_len = dut.m_hrd_valid, dut.m_hrd_ready, dut.m_hrd_addr, dut.m_hrd_len
+        hd_valid, hd_ready, hd_data, hd_last = dut.s_hrd_valid, dut.s_hrd_ready, dut.s_hrd_data, dut.s_hrd_last
+        hwr_valid, hwr_ready, hwr_addr, hwr_data, hwr_last = (dut.m_hwr_valid, dut.m_hwr_ready, dut.m_hwr_addr,
+                                                              dut.m_hwr_data, dut.m_hwr_last)
+        cpl_pause, hrd_pause, hrdd_pause, hwr_pause = self.cpl_pause, self.hrd_pause, self.hrdd_pause, self.hwr_pause
+        cmd_valid.value = 0
+        hd_valid.value = 0
+        hrd_ready.value = 0
+        hwr_ready.value = 0
+        cpl_ready.value = 0
+        cmd_v = hd_v = False          # what we drive on s_cmd_valid / s_hrd_valid
+        hd_l = 0                      # what we drive on s_hrd_last
         edge = RisingEdge(dut.clk)
         while True:
             await edge
             self.cycle += 1
             cyc = self.cycle
             # ---- submission queue -> s_cmd
-            if sq_drv and dut.s_cmd_ready.value:
+            if sq_drv and cmd_ready.value:
                 self._accepted(sq.popleft(), cyc)
                 sq_drv = False
             if not sq_drv:
                 if sq:
                     c = sq[0]
-                    dut.s_cmd_op.value = c.op
-                    dut.s_cmd_tag.value = c.tag
-                    dut.s_cmd_lba.value = c.lba
-                    dut.s_cmd_nlb.value = c.nlb
-                    dut.s_cmd_txid.value = 0
-                    dut.s_cmd_flags.value = c.flags
-                    dut.s_cmd_attr.value = c.attr
-                    dut.s_cmd_prio.value = c.prio
-                    dut.s_cmd_dptr.value = c.dptr
-                    dut.s_cmd_aux.value = c.aux
-                    dut.s_cmd_valid.value = 1
-                    sq_drv = True
-                elif dut.s_cmd_valid.value:
-                    dut.s_cmd_valid.value = 0
+                    for h, v in zip(cmd_fields, (c.op, c.tag, c.lba, c.nlb, 0, c.flags, c.attr, c.prio,
+                                                 c.dptr, c.aux)):
+                        h.value = v
+                    cmd_valid.value = 1
+                    cmd_v = sq_drv = True
+                elif cmd_v:
+                    cmd_valid.value = 0
+                    cmd_v = False
             # ---- completions
-            if cpl_rdy and dut.m_cpl_valid.value:
-                self._completed(int(dut.m_cpl_tag.value), int(dut.m_cpl_status.value),
-                                int(dut.m_cpl_result.value), cyc)
-            r = not next(self.cpl_pause)
+            if cpl_rdy and cpl_valid.value:
+                self._completed(int(cpl_tag.value), int(cpl_status.value), int(cpl_result.value), cyc)
+            r = not next(cpl_pause)
             if r != cpl_rdy:
-                dut.m_cpl_ready.value = int(r)
+                cpl_ready.value = int(r)
                 cpl_rdy = r
             # ---- host memory reads
-            if hrd_rdy and dut.m_hrd_valid.value:
-                reqs.append((int(dut.m_hrd_addr.value), int(dut.m_hrd_len.value)))
-            if hd_drv and dut.s_hrd_ready.value:
+            if hrd_rdy and hrd_valid.value:
+                reqs.append((int(hrd_addr.value), int(hrd_len.value)))
+            if hd_drv and hd_ready.value:
                 pos += 1
                 hd_drv = False
                 if pos == len(cur):
@@ -244,31 +250,37 @@ class Host:
                 cur = self._read_mem(*reqs.popleft())
                 pos = 0
             if not hd_drv:
-                if cur is not None and not next(self.hrdd_pause):
-                    dut.s_hrd_data.value = cur[pos]
-                    dut.s_hrd_last.value = int(pos == len(cur) - 1)
-                    dut.s_hrd_valid.value = 1
+                if cur is not None and not next(hrdd_pause):
+                    hd_data.value = cur[pos]
+                    lst = int(pos == len(cur) - 1)
+                    if lst != hd_l:
+                        hd_last.value = lst
+                        hd_l = lst
+                    if not hd_v:
+                        hd_valid.value = 1
+                        hd_v = True
                     hd_drv = True
-                else:
-                    dut.s_hrd_valid.value = 0
-            r = not next(self.hrd_pause)
+                elif hd_v:
+                    hd_valid.value = 0
+                    hd_v = False
+            r = not next(hrd_pause)
             if r != hrd_rdy:
-                dut.m_hrd_ready.value = int(r)
+                hrd_ready.value = int(r)
                 hrd_rdy = r
             # ---- host memory writes (READ data)
-            if hwr_rdy and dut.m_hwr_valid.value:
-                addr = int(dut.m_hwr_addr.value)
+            if hwr_rdy and hwr_valid.value:
+                addr = int(hwr_addr.value)
                 if hw_base is None:
                     hw_base = addr
                 elif addr != hw_base:
                     self.errors.append(f"m_hwr burst address changed {hw_base:#x} -> {addr:#x}")
-                hw_words.append(int(dut.m_hwr_data.value))
-                if dut.m_hwr_last.value:
+                hw_words.append(int(hwr_data.value))
+                if hwr_last.value:
                     self.read_pages[hw_base] = hw_words
                     hw_base, hw_words = None, []
-            r = not next(self.hwr_pause)
+            r = not next(hwr_pause)
             if r != hwr_rdy:
-                dut.m_hwr_ready.value = int(r)
+                hwr_ready.value = int(r)
                 hwr_rdy = r
 
     def _completed(self, tag: int, status: int, result: int, cyc: int) -> None:

@@ -166,7 +166,13 @@ async def rflush(b, cfg: dict) -> dict:
     op_lat: list[int] = []       # syncing writer: write latency, + the sync it triggers
     wr_lat: list[int] = []
     sync_lat: list[int] = []
+    # run length: n_sync syncing-writer writes, or fewer when the window passes max_window_us
+    # (simulated time; at least min_syncs syncs): FLUSH at short periods is slow to simulate
+    max_cyc = int(float(cfg.get("max_window_us", 0)) * 1000 / b.clk_ns)
+    min_syncs = int(cfg.get("min_syncs", 0))
     for i in range(n_sync):
+        if max_cyc and host.cycle - t0 > max_cyc and len(sync_lat) >= min_syncs and (i % period) == 0:
+            break
         c = await host.submit(Cmd(WRITE, lba=rng.randrange(sync_pages)))
         _check(c, "syncing writer")
         done_ver[c.lba] = max(done_ver.get(c.lba, 0), c.version)
@@ -190,6 +196,7 @@ async def rflush(b, cfg: dict) -> dict:
             dur_checked[0] += len(must)
             lat += host.cycle - t
         op_lat.append(lat)
+    n_sync = len(op_lat)
     t1 = host.cycle
     nand1 = b.media.stats.bytes_programmed
     c1 = b.counters()

@@ -70,6 +70,7 @@ class TB:
             for i, b in enumerate(cw):
                 self.src.send_nowait(data=b, last=int(i == len(cw) - 1))
         stats = {"corrected": 0, "uncorrectable": 0, "miscorrected": 0}
+        self.status_cycles: list[int] = []            # sink cycle of each status beat
         for idx, (what, cw) in enumerate(self.cases):
             exp = self.code.decode(cw)
             got = bytearray()
@@ -78,6 +79,7 @@ class TB:
                 assert beat["last"] == int(i == self.k - 1), f"sector {idx} ({what}): last flag on byte {i}"
                 got.append(beat["data"])
             st = await self.stat.recv(timeout_cycles=50_000)
+            self.status_cycles.append(st["_cycle"])
             if bytes(got) != exp.data:
                 bad = [i for i in range(self.k) if got[i] != exp.data[i]]
                 raise AssertionError(f"sector {idx} ({what}): data differs from the model at bytes {bad[:8]} "
@@ -106,6 +108,12 @@ async def correctable(dut, idle, backpressure):
             tb.add(tb.rand_data(), tb.rng.sample(range(tb.n), ne), f"{ne}")
     stats = await tb.run()
     assert stats["uncorrectable"] == 0
+    if not idle and not backpressure:
+        # throughput contract (README_ecc.md): back to back, a sector every K + P + 4T + 11 cycles
+        period = tb.n // 8 + 4 * tb.t + 11
+        gaps = [b - a for a, b in zip(tb.status_cycles, tb.status_cycles[1:])]
+        dut._log.info(f"status beats {gaps} cycles apart (contract {period})")
+        assert gaps and max(gaps) <= period, f"status beats {gaps} cycles apart, contract {period}"
 
 
 @cocotb.test()
@@ -141,7 +149,7 @@ async def parity_and_edges(dut):
 @pytest.mark.parametrize("m,t,k", CONFIGS)
 def test_ats_bch_dec(m, t, k):
     run(toplevel="ats_bch_dec",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nand/ats_bch_bm.sv",
-                 ROOT / "rtl/nand/ats_bch_dec.sv"],
+        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nand/ats_gf_pkg.sv",
+                 ROOT / "rtl/nand/ats_bch_bm.sv", ROOT / "rtl/nand/ats_bch_dec.sv"],
         test_module="test_ats_bch_dec", test_dir=Path(__file__).parent, build_key=f"m{m}_t{t}_k{k}",
         parameters={"M": m, "T": t, "K": k}, extra_env={"ATS_BCH": f"{m},{t},{k}"})

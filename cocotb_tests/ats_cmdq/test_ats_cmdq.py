@@ -60,6 +60,7 @@ class TB:
         self.disp_pause = pause_gen(self.rng, backpressure)
         self.cpl_pause = pause_gen(self.rng, backpressure)
         self.hold_disp = False                 # unit refuses every command (fills the table)
+        self.p_double = 0.0                    # unit reports a done twice in a row (2nd is spurious)
         self.trace: list[dict] = []
         self.recording = False
         self.outstanding = Counter()           # tag -> commands sent, completion not yet seen
@@ -142,6 +143,8 @@ class TB:
                 item = heapq.heappop(self.pending)[2]
                 self.inflight.discard(item["tag"])
                 self.done.send_nowait(**item)
+                if self.p_double and self.rng.random() < self.p_double:
+                    self.done.send_nowait(**item)
             d.m_disp_ready.value = 0 if (self.hold_disp or next(self.disp_pause)) else 1
             d.m_cpl_ready.value = 0 if next(self.cpl_pause) else 1
 
@@ -305,7 +308,7 @@ async def run_random_mix(dut, idle, backpressure):
     await tb.reset()
     await tb.run_random(2000 if LONG else 350)
     await tb.drain()
-    tb.check({"accepted": 100, "disp_attr0": 30, "disp_attr1": 10, "disp_attr2": 10, "barrier": 5,
+    tb.check({"accepted": 100, "disp_attr0": 30, "disp_attr1": 10, "disp_attr2": 10, "barrier": 3,
               "overtook": 5, "pick_choice": 5})
 
 
@@ -398,10 +401,50 @@ async def run_full_queue(dut):
 async def run_spurious_done(dut):
     """Dones with tags not in service are dropped with err_spurious, the rest is unaffected."""
     tb = TB(dut, _seed() + 23, True, True)
+    tb.p_double = 0.1                          # also: the same done twice (the entry is being freed)
     await tb.reset()
     await tb.run_random(600 if LONG else 200, p_spur=0.15)
     await tb.drain()
-    tb.check({"spurious": 10})
+    tb.check({"spurious": 10, "spurious_double": 3})
+
+
+@cocotb.test()
+async def run_spurious_queued(dut):
+    """Dones carrying the tag of a command that is in the table but not accepted on m_disp (queued,
+    or picked and waiting in the m_disp register): dropped with err_spurious, the command is neither
+    completed nor freed, and is dispatched and completed normally afterwards."""
+    tb = TB(dut, _seed() + 31, True, True)
+    await tb.reset()
+    for rnd in range(8):
+        tb.hold_disp = True                    # nothing is accepted on m_disp: nothing is in service
+        tags = []
+        for _ in range(tb.rng.randint(2, 2 * tb.depth)):
+            tag = tb.free_tag(ntags=200)
+            tags.append(tag)
+            await tb.send(tb.rand_cmd(tag, p_bad=0.0))
+        # until every command is accepted or the table is full (then some still wait in s_cmd)
+        for _ in range(5000):
+            await RisingEdge(dut.clk)
+            if (not tb.cmd.queue and not tb.cmd._driving) or not int(dut.s_cmd_ready.value):
+                break
+        for _ in range(tb.rng.randint(0, 10)):
+            await RisingEdge(dut.clk)
+        # mostly tags of accepted commands (in the table), a few of commands still in s_cmd
+        n_acc = len(tags) - len(tb.cmd.queue) - int(bool(tb.cmd._driving))
+        pool = tags[:n_acc] * 4 + tags
+        for tag in {tb.rng.choice(pool) for _ in range(tb.rng.randint(4, 12))}:
+            tb.done.send_nowait(tag=tag, status=tb.rng.choice([0, 0x10]),
+                                result=tb.rng.randrange(0xCE000000))
+        for _ in range(tb.rng.randint(5, 60)):
+            await RisingEdge(dut.clk)
+        while tb.done.queue or tb.done._driving:   # every fake done seen while nothing is in service
+            await RisingEdge(dut.clk)
+        tb.hold_disp = False
+        await tb.wait_sent()
+        if rnd % 2:
+            await tb.drain()
+    await tb.drain()
+    tb.check({"spurious_live_tag": 15})
 
 
 @cocotb.test()

@@ -4,6 +4,7 @@
 // geometry; array times divided by 100. The dies use the FAST (timing-mode-5 class) interface
 // minimums of atstb.onfi at a 10 ns clock; the controller's cycle counts meet them with margin and
 // the dies check them (viol_count). Faults come from ATS_NAND_FAULTS at run time (no rebuild).
+// arr_rd_<w> counts the array reads started on die w (READ PAGE confirm 30h latched on the pins).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -48,7 +49,11 @@ module ats_nand_page_tb #(
     output wire logic [31:0]       viol_0,
     output wire logic [31:0]       viol_1,
     output wire logic [31:0]       viol_2,
-    output wire logic [31:0]       viol_3
+    output wire logic [31:0]       viol_3,
+    output wire logic [31:0]       arr_rd_0,
+    output wire logic [31:0]       arr_rd_1,
+    output wire logic [31:0]       arr_rd_2,
+    output wire logic [31:0]       arr_rd_3
 );
     localparam int WAY_W = (WAYS > 1) ? $clog2(WAYS) : 1;
     logic [WAYS-1:0] ce_n, rb_n, oe;
@@ -81,6 +86,10 @@ module ats_nand_page_tb #(
         ats_nand_die #(
             .DIE_ID(w), .PLANES(1), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
             .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(100),
+            // every die its own fault generators (the model's default seeds are the same for all
+            // dies, so every die would fail the same program / erase numbers)
+            .BAD_SEED(1 + 16 * w), .PFAIL_SEED(2 + 16 * w), .EFAIL_SEED(3 + 16 * w),
+            .FLIP_SEED(4 + 16 * w), .TEAR_SEED(5 + 16 * w),
             .T_WP_PS(10000), .T_WH_PS(7000), .T_RP_PS(10000), .T_REH_PS(7000), .T_CLS_PS(10000),
             .T_CLH_PS(5000), .T_CS_PS(15000), .T_DS_PS(7000), .T_DH_PS(5000), .T_WB_PS(100000),
             .T_RR_PS(20000), .T_ADL_PS(70000), .T_WHR_PS(60000), .T_RHW_PS(100000)
@@ -95,6 +104,17 @@ module ats_nand_page_tb #(
         dq_bus = 8'h00;
         for (int w = 0; w < WAYS; w++) if (oe[w]) dq_bus = dq_bus | dq_d[w];
     end
+    // array reads per die, counted on the pins: a command cycle 30h (CLE, WE# rising, CE# low)
+    logic [31:0] arr_rd [4];
+    initial for (int w = 0; w < 4; w++) arr_rd[w] = 32'd0;
+    always @(posedge we_n) begin
+        for (int w = 0; w < WAYS && w < 4; w++)
+            if (!ce_n[w] && cle && !ale && dq_c == 8'h30) arr_rd[w] <= arr_rd[w] + 32'd1;
+    end
+    assign arr_rd_0 = arr_rd[0];
+    assign arr_rd_1 = arr_rd[1];
+    assign arr_rd_2 = arr_rd[2];
+    assign arr_rd_3 = arr_rd[3];
     assign viol_0 = viol[0];
     assign viol_1 = (WAYS > 1) ? viol[(WAYS > 1) ? 1 : 0] : 32'd0;
     assign viol_2 = (WAYS > 2) ? viol[(WAYS > 2) ? 2 : 0] : 32'd0;

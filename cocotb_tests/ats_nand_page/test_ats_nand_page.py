@@ -20,6 +20,7 @@ import cocotb
 import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_time
 
 from atstb.nand_page_model import (ERASED_META, K, OP_ERASE, OP_PARAM, OP_PRAW, OP_PROG, OP_RDID,
                                    OP_READ, OP_RESET, OP_RRAW, ST_BAD, ST_EFAIL, ST_ERASED, ST_OK,
@@ -101,6 +102,7 @@ class TB:
         self.done: list[dict] = []
         self.corrected_total = 0
         self.seq = 0
+        self.arr_base = self.array_reads()   # the pin counters run over the tests of a simulation
 
     async def reset(self, cycles: int = 5):
         self.dut.rst.value = 1
@@ -295,6 +297,22 @@ class TB:
     def violations(self) -> int:
         return sum(int(getattr(self.dut, f"viol_{w}").value) for w in range(min(self.ways, 4)))
 
+    def array_reads(self) -> list[int]:
+        """Array reads started on each die so far (READ PAGE confirms 30h seen on the pins)."""
+        return [int(getattr(self.dut, f"arr_rd_{w}").value) for w in range(min(self.ways, 4))]
+
+    def check_array_reads(self, base: list[int] | None = None, done_from: int = 0) -> int:
+        """Exactly one array read per READ / READ_RAW that reached the dies (not BAD_REQ), per way,
+        counting the requests of tb.done[done_from:] against the pin counters minus `base`."""
+        base = base or self.arr_base
+        exp = [0] * len(base)
+        for r in self.done[done_from:]:
+            if r["op"] in (OP_READ, OP_RRAW) and r["cpl"]["status"] != ST_BAD and r["way"] < len(exp):
+                exp[r["way"]] += 1
+        got = [g - b for g, b in zip(self.array_reads(), base)]
+        assert got == exp, f"array reads per way {got}, READ/READ_RAW requests per way {exp}"
+        return sum(exp)
+
     # ---- random traffic -------------------------------------------------------------------------------
     async def random_ops(self, n_ops: int, blocks_used: int, p_erase=0.08, p_prog=0.5,
                          faults=False) -> None:
@@ -334,6 +352,7 @@ def faults_env() -> dict:
 
 # =====================================================================================================
 async def traffic(dut, tb):
+    base, done_from = tb.array_reads(), len(tb.done)
     await tb.reset()
     await tb.reset_dies()
     for w in range(tb.ways):
@@ -362,6 +381,7 @@ async def traffic(dut, tb):
     assert any(r["status"] == ST_ERASED for r in reads)
     assert tb.corrected_total == 0, "corrections without any bit flip"
     assert tb.violations() == 0, f"{tb.violations()} protocol violations seen by the dies"
+    return tb.check_array_reads(base, done_from)
 
 
 @cocotb.test()
@@ -369,7 +389,8 @@ async def run_traffic(dut):
     """RESET and READ ID on every way; random erase / program / read over all ways at once; reads
     of programmed pages return data + metadata exactly (OK, corrected 0), of never-programmed pages
     in erased blocks ERASED with all-FF data and lpn 0xFFFFFFFF. Random idle and backpressure."""
-    await traffic(dut, TB(dut, seeded(dut), True, True))
+    n = await traffic(dut, TB(dut, seeded(dut), True, True))
+    dut._log.info(f"{n} READs, one array read each")
 
 
 @cocotb.test(skip=not LONG)
@@ -483,6 +504,7 @@ async def run_raw_format_and_ecc(dut):
     tb.read(0, 1, 1)
     await tb.collect()
     assert tb.violations() == 0
+    tb.check_array_reads()
 
 
 @cocotb.test()
@@ -528,6 +550,7 @@ async def run_bad_requests(dut):
     await tb.collect()
     assert sum(1 for r in tb.done if r["cpl"]["status"] == ST_BAD) == len(bad)
     assert tb.violations() == v0 == 0
+    tb.check_array_reads()
 
 
 @cocotb.test()
@@ -584,12 +607,56 @@ async def run_faults(dut):
         await tb.random_ops(20, min(blocks_used, 4), p_erase=0.3, p_prog=0.6, faults=True)
     st = counts()
     dut._log.info(f"faults {f}: (op, status) counts {dict(st)}, corrected {tb.corrected_total}")
+    n_prog = sum(v for (op, _), v in st.items() if op == OP_PROG)
+    n_erase = sum(v for (op, _), v in st.items() if op == OP_ERASE)
+    dut._log.info(f"PROGRAM_FAIL {st[(OP_PROG, ST_PFAIL)]} of {n_prog} programs, "
+                  f"ERASE_FAIL {st[(OP_ERASE, ST_EFAIL)]} of {n_erase} erases")
+    tb.check_array_reads()
     if f.get("flip_ppb"):
         assert tb.corrected_total > 0, "bit flips injected but nothing corrected"
     if f.get("pfail_ppm"):
         assert st[(OP_PROG, ST_PFAIL)] > 0
     if f.get("efail_ppm"):
         assert st[(OP_ERASE, ST_EFAIL)] > 0
+    assert tb.violations() == 0
+
+
+@cocotb.test()
+async def run_array_reads(dut):
+    """One array read per page READ: each READ (programmed page, erased page, on every way, alone
+    and with all ways at once) starts exactly one READ PAGE (00h-30h) on its die, counted on the
+    pins; data and metadata are checked as everywhere. Logs the latency of a lone READ."""
+    tb = TB(dut, seeded(dut), True, True)
+    await tb.reset()
+    await tb.reset_dies()
+    for w in range(tb.ways):
+        tb.erase(w, 0)
+    await tb.collect()
+    for w in range(tb.ways):
+        for p in range(2):
+            tb.program(w, 0, p)
+    await tb.collect()
+    # alone: one READ at a time, the pin counter of its die moves by exactly one
+    for w in range(tb.ways):
+        for p in (0, 1, 2):          # 2: erased
+            before = tb.array_reads()
+            t0 = get_sim_time("ns")
+            tb.read(w, 0, p)
+            await tb.collect()
+            dt = int(get_sim_time("ns") - t0) // CLK_NS
+            after = tb.array_reads()
+            exp = [b + (1 if i == w else 0) for i, b in enumerate(before)]
+            assert after == exp, f"READ way {w} page {p}: array reads {before} -> {after}"
+            if w == 0 and p == 0:
+                dut._log.info(f"lone READ (page {tb.page_bytes} + spare): {dt} cycles to completion")
+    # all ways at once, several rounds: still one array read per READ
+    base, done_from = tb.array_reads(), len(tb.done)
+    for _ in range(3):
+        for w in range(tb.ways):
+            await tb.wait_way(w)
+            tb.read(w, 0, tb.rng.randrange(3))
+    await tb.collect()
+    assert tb.check_array_reads(base, done_from) == 3 * tb.ways
     assert tb.violations() == 0
 
 
@@ -670,10 +737,16 @@ async def run_power_cut(dut):
 def _run(build_key, params, testcase=None, faults=None):
     here = Path(__file__).parent
     env = {"ATS_NAND_FAULTS": faults} if faults else {}
+    # ATS_NAND_ECC_DIR: take the BCH and chan sources from another directory (e.g. a snapshot of
+    # committed versions while those blocks are being edited); own build directory
+    ecc = Path(os.environ.get("ATS_NAND_ECC_DIR", ROOT / "rtl/nand"))
+    if ecc.resolve() != (ROOT / "rtl/nand").resolve():
+        build_key += "_ecc"
+    pkg = [ecc / "ats_gf_pkg.sv"] if (ecc / "ats_gf_pkg.sv").exists() else []
     run(toplevel="ats_nand_page_tb",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nand/ats_bch_bm.sv",
-                 ROOT / "rtl/nand/ats_bch_enc.sv", ROOT / "rtl/nand/ats_bch_dec.sv",
-                 ROOT / "rtl/nand/ats_nand_chan.sv", ROOT / "rtl/nand/ats_nand_page.sv",
+        sources=[ROOT / "rtl/common/ats_ram_sdp.sv"] + pkg + [ecc / "ats_bch_bm.sv",
+                 ecc / "ats_bch_enc.sv", ecc / "ats_bch_dec.sv",
+                 ecc / "ats_nand_chan.sv", ROOT / "rtl/nand/ats_nand_page.sv",
                  ROOT / "sim/nand/ats_nand_die.sv", here / "ats_nand_page_tb.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_page", test_dir=here, build_key=build_key, parameters=params,
@@ -682,7 +755,7 @@ def _run(build_key, params, testcase=None, faults=None):
 
 
 BASE = ["run_traffic", "run_traffic_streams", "run_raw_format_and_ecc", "run_bad_requests",
-        "run_power_cut"]
+        "run_array_reads", "run_power_cut"]
 # default: one build (3 ways: way 3 is representable and must be rejected; debug ops on);
 # ATS_LONG adds 4 ways without the debug ops (ops 6/7 -> BAD_REQ)
 CONFIGS = [(3, 1)] + ([(4, 0)] if LONG else [])
@@ -691,7 +764,7 @@ FAULTS = ["flip_ppb=400000", "pfail_ppm=300000,efail_ppm=200000", "bad_ppm=25000
 
 @pytest.mark.parametrize("ways,debug_ops", CONFIGS)
 def test_ats_nand_page(ways, debug_ops):
-    tests = BASE if debug_ops else ["run_traffic", "run_bad_requests"]
+    tests = BASE if debug_ops else ["run_traffic", "run_bad_requests", "run_array_reads"]
     _run(f"w{ways}d{debug_ops}", {"WAYS": ways, "DEBUG_OPS": debug_ops}, tests)
 
 

@@ -129,6 +129,7 @@ class TB:
                 "ncpl_ready": int(d.m_ncpl_ready.value),
                 "reads_first": int(d.reads_first.value),
                 "spur": int(d.err_spurious.value),
+                "rst": int(d.rst.value),
             }
             if self.recording:
                 self.trace.append(s)
@@ -400,6 +401,8 @@ async def run_errors(dut, backpressure):
         assert cov["bad_bad_chan"] == 8 - tb.nch
     if tb.nways < 4:
         assert cov["bad_bad_way"] == 4 - tb.nways
+    if backpressure:   # m_ncpl held: several BAD_REQs wait at once (the queue fills up)
+        assert cov["bad_req_queue_2"] >= 1, cov
 
 
 @cocotb.test()

@@ -27,7 +27,8 @@ from atstb.media_model import MediaConfig, MediaModel
 from atstb.runner import ROOT, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, OK,
-                              PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, WbufModel, page_words)
+                              PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, WbufModel,
+                              WritebackPolicyModel, page_words)
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
@@ -478,23 +479,114 @@ async def run_b2_preview(dut):
         assert res["xnf"] < res["barrier"], res
 
 
+@cocotb.test()
+async def run_writeback_threshold(dut):
+    """Background writeback policy at its boundary, against `WritebackPolicyModel`: THRESH - 1 pages
+    held cause no writeback; the THRESH-th starts it; pages in flight (issued, completion not taken)
+    keep counting, so with an unbounded backend that withholds completions every dirty page is
+    issued; completed (clean) pages stop counting; with a bounded media window (backpressure on
+    m_wb_ready) only window + 1 pages leave the dirty set and the rest keep coalescing; completions
+    released one at a time restart writeback exactly while held >= THRESH. Compared at every quiet
+    point: pages the media accepted, `dirty_pages`, coalesced pages, the staged request, outstanding."""
+    tb = TB(dut, seed_of(dut, 130), True, True)
+    await tb.reset()
+    media = tb.media
+    media.cfg.window = 0
+    m = WritebackPolicyModel(tb.nslots, int(dut.THRESH_PCT.value), 0)
+    T = m.thresh
+    assert 2 <= T < tb.nslots and 2 * T + 1 < tb.num_lbas, "configuration too small for this test"
+    coal0 = int(dut.cnt_coalesced.value)
+    steps = [0]
+
+    async def quiet():
+        """Wait until nothing moves for 100 cycles (engine decisions take < 10 cycles)."""
+        q = 0
+        while q < 100:
+            await RisingEdge(dut.clk)
+            tb.process_done()
+            moving = (int(dut.m_wbd_valid.value) or media.receiving or media.wbc.queue or media._release
+                      or (not media.hold and media.inflight))
+            q = 0 if moving else q + 1
+
+    async def check(what: str):
+        await quiet()
+        got = {"programs": media.stats.programs, "dirty": int(dut.dirty_pages.value),
+               "coalesced": int(dut.cnt_coalesced.value) - coal0, "staged": int(dut.m_wb_valid.value),
+               "outstanding": media.outstanding}
+        exp = {"programs": m.programs, "dirty": len(m.dirty), "coalesced": m.coalesced,
+               "staged": int(m.staged is not None), "outstanding": len(m.inflight)}
+        assert got == exp, f"{what}: RTL/media {got} != model {exp} (held {m.held}, THRESH {T})"
+        steps[0] += 1
+
+    async def write(lba: int, what: str):
+        await tb.run_cmds([tb.make(WRITE, lba=lba)])
+        m.write(lba, tb.epoch)
+        await check(what)
+
+    # 1. THRESH - 1 pages held: no background writeback, however long we wait
+    for lba in range(T - 1):
+        await write(lba, f"below threshold, page {lba}")
+    await tb.idle(2000)
+    await check("below threshold after a long wait")
+    assert m.programs == 0
+    # 2. the THRESH-th page starts writeback; the media withholds completions: in-flight pages still
+    #    count, so every dirty page is issued (unbounded backend), and a further page goes at once
+    media.hold = True
+    await write(T - 1, "at threshold, completions withheld")
+    assert m.programs == T and not m.dirty
+    await write(T, "above threshold, every page in flight")
+    # 3. completions taken: clean pages do not count; THRESH - 1 new pages cause no writeback
+    media.hold = False
+    while m.inflight:
+        m.complete_one()
+    await check("all completed")
+    for lba in range(T + 1, 2 * T):
+        await write(lba, f"below threshold again, page {lba}")
+    assert m.programs == T + 1
+    # 4. bounded window of 2: the THRESH-th page issues 2, stages one, the rest stays dirty and
+    #    coalesces; a write to an in-flight LBA adds a new dirty version
+    media.cfg.window = 2
+    m.set_window(2)
+    media.hold = True
+    await write(2 * T, "at threshold, window 2")
+    assert m.programs == T + 3 and m.staged is not None
+    await write(m.dirty[-1][0], "coalescing under a full window")
+    await write(m.inflight[0], "overwrite of an in-flight page")
+    # completions one at a time: writeback continues exactly while held >= THRESH
+    while m.inflight:
+        media.release(1)
+        m.complete_one()
+        await check(f"completion released, held {m.held}")
+    assert m.held < T and m.staged is None
+    await tb.idle(2000)
+    await check("final, below threshold")
+    media.hold = False
+    media.cfg.window = None
+    await tb.run_cmds([tb.make(FLUSH)])
+    await tb.idle(20)
+    await tb.check_counters()
+    cov = await tb.power_cut()
+    dut._log.info("writeback threshold: THRESH %d, %d checkpoints, %d programs, coverage %s",
+                  T, steps[0], media.stats.programs, cov)
+
+
 CONFIGS = [
-    # (NUM_SLOTS, PAGE_BYTES, PLP)
-    (8, 64, 0),
-    (16, 64, 1),
-    (32, 256, 0),
+    # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT)
+    (8, 64, 0, 75),
+    (16, 64, 1, 90),
+    (32, 256, 0, 90),
 ]
 
 
-@pytest.mark.parametrize("slots,page,plp", CONFIGS)
-def test_ats_wbuf(slots, page, plp):
-    params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
+@pytest.mark.parametrize("slots,page,plp,thresh", CONFIGS)
+def test_ats_wbuf(slots, page, plp, thresh):
+    params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
               "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": slots if plp else 0}
     run(toplevel="ats_wbuf",
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
                  ROOT / "rtl/wbuf/ats_wbuf.sv"],
         test_module="test_ats_wbuf", test_dir=HERE,
-        build_key=f"s{slots}_p{page}_plp{plp}", parameters=params)
+        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}", parameters=params)
 
 
 @pytest.mark.parametrize("params,msg", [

@@ -69,6 +69,8 @@ module ats_cmdq #(
     localparam int LW    = (NUM_LBA > 49'd2) ? $clog2(NUM_LBA) : 1;
     // payload kept per entry for m_disp: {op, tag, lba, nlb, txid, flags, attr, prio, dptr, aux, epoch}
     localparam int PAY_W = 4 + 8 + 48 + 16 + 6 + 4 + 2 + 2 + 32 + 32 + 16;
+    // entry pairs (i < j) of the triangular precedence matrix
+    localparam int NPAIR = DEPTH * (DEPTH - 1) / 2;
     // opcodes (section 1)
     localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_DIFFWRITE = 4'd2, OP_TX_BEGIN = 4'd3,
                            OP_TX_COMMIT = 4'd4, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6,
@@ -81,6 +83,28 @@ module ats_cmdq #(
     localparam logic [3:0] RS_BAD_OP = 4'd1, RS_RSVD = 4'd2, RS_FLAG = 4'd3, RS_TXID_RANGE = 4'd4,
                            RS_TXID_NEEDED = 4'd5, RS_LBA = 4'd6, RS_DIFF = 4'd7, RS_RFLUSH = 4'd8,
                            RS_DUP_TAG = 4'd9;
+
+    // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1)
+    function automatic integer pidx(input integer i, input integer j);
+        pidx = i * DEPTH - (i * (i + 1)) / 2 + (j - i - 1);
+    endfunction
+
+    // ordering rules 1-5 and the epoch order (README "Ordering", "Epochs"): does the later
+    // command x wait until the earlier command y is done? (y_epc: y is a write of a closed epoch)
+    function automatic logic waits_for(
+        input logic [1:0] x_attr, input logic x_rng, input logic x_wr, input logic x_fl,
+        input logic x_txop, input logic [5:0] x_txid, input logic [LW-1:0] x_lba,
+        input logic [LW-1:0] x_last,
+        input logic y_ord, input logic y_rng, input logic y_wr, input logic y_txop, input logic y_epc,
+        input logic [5:0] y_txid, input logic [LW-1:0] y_lba, input logic [LW-1:0] y_last);
+        logic ovl, same_tx;
+        ovl     = (x_lba <= y_last) && (y_lba <= x_last);
+        same_tx = (x_txid != 6'd0) && (y_txid == x_txid);
+        // epoch order at dispatch (architecture.md section 9), HEAD included
+        waits_for = (x_wr && y_wr && y_epc) || (x_attr != ATTR_HEAD) &&
+               ((x_attr == ATTR_ORDERED) || y_ord || (x_rng && y_rng && (x_wr || y_wr) && ovl) ||
+                (x_fl && y_wr) || (same_tx && (x_txop || y_txop)));
+    endfunction
 
     if (DEPTH < 2 || DEPTH > 64) begin : g_check_depth
         $fatal(1, "ats_cmdq: DEPTH must be 2..64 (%m)");
@@ -106,7 +130,8 @@ module ats_cmdq #(
     assign s_cmd_ready = (res_q < CNT_W'(DEPTH));
     assign acc         = s_cmd_valid && s_cmd_ready;
 
-    logic        s1_rng, s1_wr, s1_fl, s1_txop, s1_dup;
+    logic        s1_rng, s1_wr, s1_fl, s1_txop, s1_dup, s1_bad;
+    logic        s1_b_op, s1_b_rsvd, s1_b_flag, s1_b_txr, s1_b_txn, s1_b_lba, s1_b_diff, s1_b_rfl;
     logic [3:0]  s1_err_hi, s1_err_lo, s1_err;
     logic [48:0] s1_end;                     // lba + nlb (last block), full width
     logic [16:0] s1_dend;                    // DIFFWRITE offset + length
@@ -117,34 +142,46 @@ module ats_cmdq #(
         s1_fl   = (s1_op_q == OP_FLUSH) || (s1_op_q == OP_RFLUSH);
         s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT);
         s1_dend = 17'(s1_aux_q[15:0]) + 17'(s1_aux_q[31:16]);
+        s1_end  = 49'(s1_lba_q) + 49'(s1_nlb_q);
+        // each rule on its own (the insert decision only needs "any", a flat OR); the reason
+        // code applies them in precedence order
+        s1_b_op   = s1_op_q > OP_LAST;
+        s1_b_rsvd = s1_attr_q == ATTR_RSVD || s1_flags_q[3];
+        s1_b_flag = (s1_op_q == OP_WRITE) ? 1'b0 :
+                    (s1_op_q == OP_DIFFWRITE) ? (s1_flags_q[2:1] != 2'b0) : (s1_flags_q[2:0] != 3'b0);
+        s1_b_txr  = int'(s1_txid_q) > NUM_TX;
+        s1_b_txn  = s1_txid_q == 6'd0 && (s1_txop || s1_op_q == OP_DIFFWRITE ||
+                                          (s1_op_q == OP_WRITE && s1_flags_q[2]));
+        s1_b_lba  = s1_rng && (s1_end >= NUM_LBA);
+        s1_b_diff = s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend > 17'd4096);
+        s1_b_rfl  = s1_op_q == OP_RFLUSH && s1_nlb_q > 16'd7;
+        s1_bad    = s1_b_op || s1_b_rsvd || s1_b_flag || s1_b_txr || s1_b_txn || s1_b_lba ||
+                    s1_b_diff || s1_b_rfl;
         // reasons checked before the LBA range
-        if (s1_op_q > OP_LAST) begin
+        if (s1_b_op) begin
             s1_err_hi = RS_BAD_OP;
-        end else if (s1_attr_q == ATTR_RSVD || s1_flags_q[3]) begin
+        end else if (s1_b_rsvd) begin
             s1_err_hi = RS_RSVD;
-        end else if ((s1_op_q == OP_WRITE) ? 1'b0 :
-                     (s1_op_q == OP_DIFFWRITE) ? (s1_flags_q[2:1] != 2'b0) : (s1_flags_q[2:0] != 3'b0)) begin
+        end else if (s1_b_flag) begin
             s1_err_hi = RS_FLAG;
-        end else if (int'(s1_txid_q) > NUM_TX) begin
+        end else if (s1_b_txr) begin
             s1_err_hi = RS_TXID_RANGE;
-        end else if (s1_txid_q == 6'd0 && (s1_txop || s1_op_q == OP_DIFFWRITE ||
-                                           (s1_op_q == OP_WRITE && s1_flags_q[2]))) begin
+        end else if (s1_b_txn) begin
             s1_err_hi = RS_TXID_NEEDED;
         end else begin
             s1_err_hi = 4'd0;
         end
-        s1_end  = 49'(s1_lba_q) + 49'(s1_nlb_q);
         // reasons checked after it
-        if (s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend > 17'd4096)) begin
+        if (s1_b_diff) begin
             s1_err_lo = RS_DIFF;
-        end else if (s1_op_q == OP_RFLUSH && s1_nlb_q > 16'd7) begin
+        end else if (s1_b_rfl) begin
             s1_err_lo = RS_RFLUSH;
         end else begin
             s1_err_lo = 4'd0;
         end
         if (s1_err_hi != 4'd0) begin
             s1_err = s1_err_hi;
-        end else if (s1_rng && (s1_end >= NUM_LBA)) begin
+        end else if (s1_b_lba) begin
             s1_err = RS_LBA;
         end else begin
             s1_err = s1_err_lo;
@@ -152,9 +189,14 @@ module ats_cmdq #(
     end
 
     // ================================================================ stage 2: table compare, insert
-    logic        s2_v_q, s2_rng_q, s2_wr_q, s2_fl_q, s2_txop_q, s2_read_q;
+    logic        s2_v_q, s2_rng_q, s2_wr_q, s2_txop_q;
     logic [3:0]  s2_err_pre_q;               // rejection reason before the duplicate-tag check
-    logic        s2_dup_q;                   // tag in the table after edge a, or inserted at a+1
+    logic        s2_bar_q;                   // a WRITE with BARRIER (closes the epoch when inserted)
+    logic [3:0]  s2_key_q;                   // pick key: HEAD 15, else {0, prio, read}
+    // computed in stage 1 against the table as it is after the next edge (the command then in
+    // stage 2 inserted, this edge's frees removed, a barrier then in stage 2 applied):
+    logic [DEPTH-1:0] s2_dep_q;              // the command waits for entry j
+    logic [DEPTH-1:0] s2_prec_q;             // entry j (in use) goes before the command
     logic [LW-1:0] s2_last_q;                // lba + nlb (last block; in range when inserted)
     logic [3:0]  s2_op_q, s2_flags_q;
     logic [7:0]  s2_tag_q;
@@ -177,25 +219,41 @@ module ats_cmdq #(
     logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
     logic [DEPTH-1:0] epc_q;                 // entry is a write of a closed epoch (a BARRIER write
                                              // arrived at or after it): later writes wait for it
-    logic [DEPTH-1:0] prec_q  [DEPTH];       // prec_q[i][j]: entry j goes before entry i
+    // precedence, a strict total order over the entries in use (key, then arrival), kept as the
+    // upper triangle only: prec_q[pidx(i, j)] for i < j is "entry j goes before entry i", and
+    // "entry i goes before entry j" is its complement (both entries in use; a pair is rewritten
+    // when either entry is inserted)
+    logic [NPAIR-1:0] prec_q;
+    logic [DEPTH-1:0] prec    [DEPTH];       // prec[i][j]: entry j goes before entry i (decoded)
     logic [PAY_W-1:0] pay_mem [DEPTH];       // m_disp payload (distributed RAM)
+    logic [DEPTH-1:0] hit_q;                 // entry freed at this edge: matched by the done
+                                             // accepted at the last edge (at most one bit: tags
+                                             // in the table are unique)
     logic [15:0]      epoch_q;
 
     logic [3:0]       s2_err;
     logic             s2_ins, s2_rej;
-    logic [DEPTH-1:0] tag_hit, new_dep, free_oh, done_hit, freed, occ_vec;
+    logic [DEPTH-1:0] tag_hit, free_oh, done_hit, freed, occ_vec;
     logic [IDX_W-1:0] free_idx;
-    // the slot the next insert uses, registered: the lowest slot free after this edge, not
-    // counting slots freed at this edge (a command accepted at edge a inserts at a+2 and its
-    // reservation only counted frees up to edge a, which valid_q shows by edge a+1)
-    logic [DEPTH-1:0] free_q;
+    // The insert, registered per row: ins_row_q[k] = "the command in stage 2 is inserted into
+    // slot k at this edge" (one-hot or zero), loaded one edge earlier from the stage-1 decision
+    // and the lowest slot free after that edge, not counting slots freed at that edge (a command
+    // accepted at edge a inserts at a+2 and its reservation only counted frees up to edge a,
+    // which valid_q shows by edge a+1). Each bit enables one row and one column of the table
+    // (about 200 flip-flops) instead of one decision net enabling all of them. s2_ins_q is the
+    // same decision as a single bit (epoch, payload RAM, counters, duplicate check).
+    logic [DEPTH-1:0] ins_row_q;
+    logic             s2_ins_q, s1_ins;
     logic [IDX_W-1:0] free_idx_q;
-    logic [3:0]       s2_key;
+    logic [3:0]       s2_key, s1_key;
     logic [LW-1:0]    s2_lba_t, s2_last_t;
-    assign s2_key    = (s2_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s2_prio_q, s2_read_q};
+    logic [DEPTH-1:0] s1_dep, s1_prec;
+    logic             s1_dep_s2, s1_prec_s2;
+    assign s1_key    = (s1_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == OP_READ};
+    assign s2_key    = s2_key_q;
     assign s2_lba_t  = s2_lba_q[LW-1:0];
     assign s2_last_t = s2_last_q;
-    assign occ_vec   = valid_q | (s2_ins ? free_q : '0);
+    assign occ_vec   = valid_q | ins_row_q;   // slots in use after this edge, minus this edge's frees
     assign free_oh   = ~occ_vec & (occ_vec + DEPTH'(1));
 
     always_comb begin
@@ -203,24 +261,30 @@ module ats_cmdq #(
         for (int i = 0; i < DEPTH; i++) begin
             free_idx = free_idx | ({IDX_W{free_oh[i]}} & IDX_W'(i));
         end
+        // stage 1 vs the command in stage 2 (inserted at the next edge when s2_ins)
+        s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
+                               s1_end[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
+                               s2_bar_q, s2_txid_q, s2_lba_t, s2_last_t);
+        s1_prec_s2 = s2_key >= s1_key;                      // older wins ties
         for (int i = 0; i < DEPTH; i++) begin
-            logic ovl, same_tx;
             tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_q);   // stage 1 vs the table
-            ovl        = (s2_lba_t <= last_q[i]) && (lba_q[i] <= s2_last_t);
-            same_tx    = (s2_txid_q != 6'd0) && (txid_q[i] == s2_txid_q);
-            // epoch order at dispatch (architecture.md section 9), HEAD included
-            new_dep[i] = valid_q[i] && ((s2_wr_q && wr_q[i] && epc_q[i]) || (s2_attr_q != ATTR_HEAD) &&
-                         ((s2_attr_q == ATTR_ORDERED) || ord_q[i] ||
-                          (s2_rng_q && rng_q[i] && (s2_wr_q || wr_q[i]) && ovl) ||
-                          (s2_fl_q && wr_q[i]) ||
-                          (same_tx && (s2_txop_q || txop_q[i]))));
+            // stage 1 vs entry i as it is after the next edge: still in use (not freed at that
+            // edge), its epoch closed by a barrier inserted at that edge; or the stage-2 command
+            // inserted into slot i at that edge
+            s1_dep[i]  = (valid_q[i] && !hit_q[i] &&
+                          waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
+                                    s1_end[LW-1:0], ord_q[i], rng_q[i], wr_q[i], txop_q[i],
+                                    epc_q[i] || (s2_ins && s2_bar_q), txid_q[i], lba_q[i], last_q[i])) ||
+                         (ins_row_q[i] && s1_dep_s2);
+            s1_prec[i] = (valid_q[i] && !hit_q[i] && (key_q[i] >= s1_key)) || (ins_row_q[i] && s1_prec_s2);
         end
         s2_err = (s2_err_pre_q != 4'd0) ? s2_err_pre_q : RS_DUP_TAG;   // used when rejected
     end
-    // the insert decision is one gate from registers: it enables most of the table's flip-flops
-    assign s2_ins = s2_v_q && (s2_err_pre_q == 4'd0) && !s2_dup_q;
+    // the insert decision is a register (s2_ins_q = s2_v_q && no reason && no duplicate tag)
+    assign s2_ins = s2_ins_q;
     assign s2_rej = s2_v_q && !s2_ins;
     assign s1_dup = (|tag_hit) || (s2_ins && (s2_tag_q == s1_tag_q));
+    assign s1_ins = s1_v_q && !s1_bad && !s1_dup;
 
     // ================================================================ eligibility and pick
     // The pick at edge p chooses among cand_q, loaded at edge p-1 with the eligibility of the
@@ -239,7 +303,10 @@ module ats_cmdq #(
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
-            win[i] = cand_q[i] && !(|(cand_q & prec_q[i]));
+            for (int j = 0; j < DEPTH; j++) begin
+                prec[i][j] = (j > i) ? prec_q[pidx(i, j)] : (j < i) ? !prec_q[pidx(j, i)] : 1'b0;
+            end
+            win[i] = cand_q[i] && !(|(cand_q & prec[i]));
         end
         pick_idx = '0;
         for (int i = 0; i < DEPTH; i++) begin
@@ -269,9 +336,16 @@ module ats_cmdq #(
     end
 
     // ================================================================ done and completions
-    logic             dbuf_v_q, dbuf_ld, done_acc, done_any;
+    logic             dbuf_v_q, dbuf_ld, done_acc;
     logic [7:0]       dbuf_tag_q, dbuf_status_q;
     logic [31:0]      dbuf_result_q;
+    // done stage: a done accepted at edge d is matched against the table at d (hit_q, declared
+    // with the table), frees its entry at d+1 (hit_q drives the column clears directly), and
+    // waits in dst_* until the done buffer takes it (or drops it: no match)
+    logic             free_any_q;                // a free at the last edge, for the counters
+    logic             dst_v_q, dst_new_q, dst_hit_q, dst_any, dst_go;
+    logic [7:0]       dst_tag_q, dst_status_q;
+    logic [31:0]      dst_result_q;
     logic             cpl_v_q, cpl_ld, turn_q, take_rej, take_done, spur_q;
     logic [7:0]       cpl_tag_q, cpl_status_q;
     logic [31:0]      cpl_result_q;
@@ -286,7 +360,8 @@ module ats_cmdq #(
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
-            done_hit[i] = valid_q[i] && sent_q[i] && (tag_q[i] == s_done_tag);
+            // an entry freed at this edge (hit_q) no longer counts
+            done_hit[i] = valid_q[i] && sent_q[i] && !hit_q[i] && (tag_q[i] == s_done_tag);
         end
     end
     assign cpl_ld       = !cpl_v_q || m_cpl_ready;
@@ -294,15 +369,18 @@ module ats_cmdq #(
     assign take_rej     = cpl_ld && (rq_cnt_q != '0) && (!dbuf_v_q || !turn_q);
     assign take_done    = cpl_ld && dbuf_v_q && !take_rej;
     assign dbuf_ld      = take_done;
-    // = !dbuf_v_q || dbuf_ld, as one LUT from registers and m_cpl_ready: dpass_q registers
-    // "no queued rejection, or it is the done's turn" (a buffered done would win the arbitration)
-    assign s_done_ready = !dbuf_v_q || (cpl_ld && dpass_q);
+    // the done stage moves on when the done buffer is empty or leaving (a dropped done too)
+    assign dst_go       = !dbuf_v_q || dbuf_ld;
+    // = !dst_v_q || dst_go, from registers and m_cpl_ready only: dpass_q registers "no queued
+    // rejection, or it is the done's turn" (a buffered done would win the arbitration)
+    assign s_done_ready = !dst_v_q || !dbuf_v_q || (cpl_ld && dpass_q);
     assign rq_cnt_d     = rq_cnt_q + CNT_W'(s2_rej) - CNT_W'(take_rej);
     assign turn_d       = take_rej ? 1'b1 : take_done ? 1'b0 : turn_q;
     assign done_acc     = s_done_valid && s_done_ready;
-    assign done_any     = |done_hit;
-    assign freed        = done_acc ? done_hit : '0;
-    assign free_any     = done_acc && done_any;
+    assign freed        = hit_q;
+    assign free_any     = |hit_q;
+    // the staged done matched a command: known from hit_q the cycle after its accept, then held
+    assign dst_any      = free_any || (dst_hit_q && !dst_new_q);
     always_comb begin
         case (rq_head[3:0])
             RS_BAD_OP:                      rej_status = ST_BAD_OP;
@@ -331,13 +409,14 @@ module ats_cmdq #(
         // stage 2
         s2_v_q      <= s1_v_q;
         s2_err_pre_q <= s1_err;
-        s2_dup_q    <= s1_dup;
+        s2_bar_q    <= (s1_op_q == OP_WRITE) && s1_flags_q[1];
         s2_last_q   <= s1_end[LW-1:0];
         s2_rng_q    <= s1_rng;
         s2_wr_q     <= s1_wr;
-        s2_fl_q     <= s1_fl;
         s2_txop_q   <= s1_txop;
-        s2_read_q   <= (s1_op_q == OP_READ);
+        s2_key_q    <= s1_key;
+        s2_dep_q    <= s1_dep;
+        s2_prec_q   <= s1_prec;
         s2_op_q     <= s1_op_q;
         s2_tag_q    <= s1_tag_q;
         s2_lba_q    <= s1_lba_q;
@@ -350,11 +429,11 @@ module ats_cmdq #(
         s2_aux_q    <= s1_aux_q;
 
         // epochs: every command carries the open epoch; a BARRIER write closes it
-        if (s2_ins && s2_op_q == OP_WRITE && s2_flags_q[1]) epoch_q <= epoch_q + 16'd1;
+        if (s2_ins && s2_bar_q) epoch_q <= epoch_q + 16'd1;
 
         // table: insert, pick, send, free
         for (int k = 0; k < DEPTH; k++) begin
-            if (s2_ins && free_q[k]) begin
+            if (ins_row_q[k]) begin
                 valid_q[k]  <= 1'b1;
                 queued_q[k] <= 1'b1;
                 sent_q[k]   <= 1'b0;
@@ -362,7 +441,7 @@ module ats_cmdq #(
                 head_q[k]   <= (s2_attr_q == ATTR_HEAD);
                 rng_q[k]    <= s2_rng_q;
                 wr_q[k]     <= s2_wr_q;
-                epc_q[k]    <= s2_op_q == OP_WRITE && s2_flags_q[1];   // a barrier closes its own epoch
+                epc_q[k]    <= s2_bar_q;                       // a barrier closes its own epoch
                 txop_q[k]   <= s2_txop_q;
                 key_q[k]    <= s2_key;
                 tag_q[k]    <= s2_tag_q;
@@ -370,25 +449,30 @@ module ats_cmdq #(
                 lba_q[k]    <= s2_lba_t;
                 last_q[k]   <= s2_last_t;
             end else begin
-                if (s2_ins && s2_op_q == OP_WRITE && s2_flags_q[1] && wr_q[k]) epc_q[k] <= 1'b1;
+                if (s2_ins && s2_bar_q && wr_q[k]) epc_q[k] <= 1'b1;
                 if (pick && win[k]) queued_q[k] <= 1'b0;
                 if (disp_v_q && m_disp_ready && disp_idx_q == IDX_W'(k)) sent_q[k] <= 1'b1;
                 if (freed[k]) valid_q[k] <= 1'b0;
             end
             for (int j = 0; j < DEPTH; j++) begin
-                if (s2_ins && free_q[k]) begin            // row k: the new entry
-                    dep_q[k][j]  <= new_dep[j] && !freed[j];
-                    prec_q[k][j] <= valid_q[j] && (key_q[j] >= s2_key);  // older win ties; never itself
-                end else if (s2_ins && free_q[j]) begin   // column j: the new entry
+                if (ins_row_q[k]) begin                   // row k: the new entry
+                    dep_q[k][j]  <= s2_dep_q[j] && !freed[j];
+                end else if (ins_row_q[j] || freed[j]) begin   // column j: the new entry or a free
                     dep_q[k][j]  <= 1'b0;
-                    prec_q[k][j] <= s2_key > key_q[k];
-                end else if (freed[j]) begin
-                    dep_q[k][j]  <= 1'b0;
+                end
+                // pair (k, j), k < j: does j go before k? Older entries win ties.
+                if (j > k) begin
+                    if (ins_row_q[k]) begin               // k is new: j (in use) goes first unless lower
+                        prec_q[pidx(k, j)] <= s2_prec_q[j];
+                    end else if (ins_row_q[j]) begin      // j is new: it goes first only when higher
+                        prec_q[pidx(k, j)] <= !s2_prec_q[k];   // = s2_key > key_q[k] (k in use)
+                    end
                 end
             end
         end
         cand_q     <= cand_d;
-        free_q     <= free_oh;
+        s2_ins_q   <= s1_ins;
+        ins_row_q  <= s1_ins ? free_oh : '0;
         free_idx_q <= free_idx;
         ord_busy_q <= ord_busy_nx;
         any_svc_q  <= any_svc_nx;
@@ -406,15 +490,26 @@ module ats_cmdq #(
         end
 
         // done buffer, rejection queue, completion register (alternating when both wait)
-        if (free_any) begin
-            dbuf_v_q      <= 1'b1;
-            dbuf_tag_q    <= s_done_tag;
-            dbuf_status_q <= s_done_status;
-            dbuf_result_q <= s_done_result;
+        hit_q     <= done_acc ? done_hit : '0;
+        dst_new_q <= done_acc;
+        dst_hit_q <= dst_any;
+        if (done_acc) begin
+            dst_v_q      <= 1'b1;
+            dst_tag_q    <= s_done_tag;
+            dst_status_q <= s_done_status;
+            dst_result_q <= s_done_result;
+        end else if (dst_go) begin
+            dst_v_q <= 1'b0;
+        end
+        if (dst_v_q && dst_go) begin
+            dbuf_v_q      <= dst_any;                     // no match: dropped
+            dbuf_tag_q    <= dst_tag_q;
+            dbuf_status_q <= dst_status_q;
+            dbuf_result_q <= dst_result_q;
         end else if (dbuf_ld) begin
             dbuf_v_q <= 1'b0;
         end
-        spur_q <= done_acc && !done_any;
+        spur_q <= dst_new_q && !free_any;
         if (s2_rej) begin
             rq_mem[rq_wr_q] <= {s2_tag_q, s2_err};
             rq_wr_q <= (rq_wr_q == IDX_W'(DEPTH - 1)) ? '0 : rq_wr_q + IDX_W'(1);
@@ -437,8 +532,11 @@ module ats_cmdq #(
                 cpl_result_q <= dbuf_result_q;
             end
         end
-        res_q <= res_q + CNT_W'(acc) - CNT_W'(free_any) - CNT_W'(take_rej);
-        occ_q <= occ_q + CNT_W'(s2_ins) - CNT_W'(free_any);
+        // the counters see a free one edge late (a 32-input OR less in front of the adders):
+        // s_cmd_ready and occupancy lag a free by one cycle (conservative)
+        free_any_q <= free_any;
+        res_q <= res_q + CNT_W'(acc) - CNT_W'(free_any_q) - CNT_W'(take_rej);
+        occ_q <= occ_q + CNT_W'(s2_ins) - CNT_W'(free_any_q);
 
         if (rst) begin
             s1_v_q   <= 1'b0;
@@ -448,7 +546,8 @@ module ats_cmdq #(
             queued_q <= '0;
             sent_q   <= '0;
             cand_q     <= '0;
-            free_q     <= DEPTH'(1);
+            s2_ins_q   <= 1'b0;
+            ins_row_q  <= '0;
             free_idx_q <= '0;
             ord_busy_q <= 1'b0;
             any_svc_q  <= 1'b0;
@@ -456,6 +555,11 @@ module ats_cmdq #(
             pick_v_q <= 1'b0;
             disp_v_q <= 1'b0;
             dbuf_v_q <= 1'b0;
+            hit_q     <= '0;
+            free_any_q <= 1'b0;
+            dst_v_q   <= 1'b0;
+            dst_new_q <= 1'b0;
+            dst_hit_q <= 1'b0;
             spur_q   <= 1'b0;
             rq_wr_q  <= '0;
             rq_rd_q  <= '0;

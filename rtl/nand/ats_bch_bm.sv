@@ -35,74 +35,20 @@ module ats_bch_bm #(
         $fatal(1, "ats_bch_bm: POLY must have degree M (%m)");
     end
 
-    // GF(2^M) product by shift-and-add (reduced by POLY), for elaboration-time constants
-    function automatic logic [M-1:0] gf_mul_c(input logic [M-1:0] a, input logic [M-1:0] b);
-        logic [M-1:0] p, x;
-        p = '0;
-        x = a;
-        for (int i = 0; i < M; i++) begin
-            if (b[i]) p = p ^ x;
-            x = x[M-1] ? ({x[M-2:0], 1'b0} ^ POLY[M-1:0]) : {x[M-2:0], 1'b0};
-        end
-        gf_mul_c = p;
-    endfunction
+    // GF(2^M) helpers: ats_gf_pkg (elements GF_W bits wide there, M here)
+    localparam int GF_W  = ats_gf_pkg::GF_W;
+    localparam int GF_WW = ats_gf_pkg::GF_WW;
+    localparam logic [GF_WW-1:0] SQ = ats_gf_pkg::gf_sq_cols(M, POLY);   // squaring map
+    if (M < 2 || M > GF_W) begin : g_check_m
+        $fatal(1, "ats_bch_bm: M must be in 2..%0d (ats_gf_pkg::GF_W) (%m)", GF_W);
+    end
 
     // the part of a*b from the bits b[i], LO <= i < HI (a multiplier split in two halves, each half
     // registered: half the logic depth of a full GF(2^M) product between registers)
     localparam int HALF = M / 2;
-    function automatic logic [M-1:0] gf_mul_part(input logic [M-1:0] a, input logic [M-1:0] b,
-                                                input int lo, input int hi);
-        logic [M-1:0] p, x;
-        p = '0;
-        x = a;
-        for (int i = 0; i < M; i++) begin
-            if (i >= lo && i < hi && b[i]) p = p ^ x;
-            x = x[M-1] ? ({x[M-2:0], 1'b0} ^ POLY[M-1:0]) : {x[M-2:0], 1'b0};
-        end
-        gf_mul_part = p;
-    endfunction
-
-    // alpha^(2i), i = 0..M-1: the columns of the squaring map (linear over GF(2))
-    function automatic logic [M*M-1:0] tab_sq();
-        logic [M*M-1:0] v;
-        logic [M-1:0] x;
-        x = 1;
-        for (int i = 0; i < M; i++) begin
-            v[i*M +: M] = x;
-            x = gf_mul_c(x, M'(4));
-        end
-        tab_sq = v;
-    endfunction
-    localparam logic [M*M-1:0] SQ = tab_sq();
-
-    // a^(2^e): e squarings, a constant XOR matrix
-    function automatic logic [M-1:0] gf_frob(input logic [M-1:0] a, input int e);
-        logic [M-1:0] r, s;
-        r = a;
-        for (int k = 0; k < e; k++) begin
-            s = '0;
-            for (int i = 0; i < M; i++) s = s ^ (r[i] ? SQ[i*M +: M] : '0);
-            r = s;
-        end
-        gf_frob = r;
-    endfunction
-
-    // odd part and power of two of i (i = o * 2^e)
-    function automatic int odd_part(input int i);
-        int o;
-        o = i;
-        while (o % 2 == 0) o = o / 2;
-        odd_part = o;
-    endfunction
-    function automatic int two_exp(input int i);
-        int o, e;
-        o = i;
-        e = 0;
-        while (o % 2 == 0) begin
-            o = o / 2;
-            e++;
-        end
-        two_exp = e;
+    function automatic logic [M-1:0] mul_part(input logic [M-1:0] a, input logic [M-1:0] b,
+                                             input int lo, input int hi);
+        mul_part = M'(ats_gf_pkg::gf_mul_part(GF_W'(a), GF_W'(b), M, POLY, lo, hi));
     endfunction
 
     typedef enum logic [2:0] {ST_IDLE, ST_MUL, ST_SUM, ST_PRD, ST_UPD} bm_state_e;
@@ -129,9 +75,9 @@ module ats_bch_bm #(
     logic [M-1:0] syn_all [2*T];          // index i = S_i (index 0 unused)
     assign syn_all[0] = '0;
     for (genvar i = 1; i < 2 * T; i++) begin : g_syn
-        localparam int O = odd_part(i);       // S_i = S_O^(2^E)
-        localparam int E = two_exp(i);
-        assign syn_all[i] = gf_frob(syn_odd[((O - 1) / 2) * M +: M], E);
+        localparam int O = ats_gf_pkg::odd_part(i);   // S_i = S_O^(2^E)
+        localparam int E = ats_gf_pkg::two_exp(i);
+        assign syn_all[i] = M'(ats_gf_pkg::gf_frob(GF_W'(syn_odd[((O - 1) / 2) * M +: M]), E, SQ));
     end
 
     logic [M-1:0] del_sum;
@@ -169,16 +115,16 @@ module ats_bch_bm #(
                 k_q   <= '0;
             end
             ST_MUL: for (int j = 0; j <= T; j++) begin
-                prod_l_q[j] <= gf_mul_part(lam_q[j], win_q[j], 0, HALF);
-                prod_h_q[j] <= gf_mul_part(lam_q[j], win_q[j], HALF, M);
+                prod_l_q[j] <= mul_part(lam_q[j], win_q[j], 0, HALF);
+                prod_h_q[j] <= mul_part(lam_q[j], win_q[j], HALF, M);
             end
             ST_SUM: del_q <= del_sum;
             ST_PRD: for (int j = 0; j <= T; j++) begin
                 upd_len_q <= upd_len;                   // registered for ST_UPD (Fmax)
-                pa_l_q[j] <= gf_mul_part(lam_q[j], gam_q, 0, HALF);
-                pa_h_q[j] <= gf_mul_part(lam_q[j], gam_q, HALF, M);
-                pb_l_q[j] <= (j == 0) ? '0 : gf_mul_part(b_q[j-1], del_q, 0, HALF);
-                pb_h_q[j] <= (j == 0) ? '0 : gf_mul_part(b_q[j-1], del_q, HALF, M);
+                pa_l_q[j] <= mul_part(lam_q[j], gam_q, 0, HALF);
+                pa_h_q[j] <= mul_part(lam_q[j], gam_q, HALF, M);
+                pb_l_q[j] <= (j == 0) ? '0 : mul_part(b_q[j-1], del_q, 0, HALF);
+                pb_h_q[j] <= (j == 0) ? '0 : mul_part(b_q[j-1], del_q, HALF, M);
             end
             ST_UPD: begin
                 // Lambda <- gamma*Lambda + delta*x*B

@@ -1,3 +1,4 @@
 rtl/common/ats_ram_sdp.sv
+rtl/nand/ats_gf_pkg.sv
 rtl/nand/ats_bch_bm.sv
 rtl/nand/ats_bch_dec.sv

@@ -12,7 +12,7 @@
 // streamed out before the verdict, raw if L > T or deg != L, else with the flips at the roots found)
 // must be discarded by the user. The status beat is offered once the sector's last data byte is in
 // the output FIFO (sector order; the n-th status belongs to the n-th sector).
-// Throughput: the back end needs 4*T + K + P + ~8 cycles a sector, the input K + P; the next
+// Throughput: the back end needs 4*T + K + P + ~11 cycles a sector, the input K + P; the next
 // sector streams in while the current one is decoded. Details: rtl/nand/README_ecc.md.
 `resetall
 `timescale 1ns / 1ps
@@ -71,90 +71,51 @@ module ats_bch_dec #(
         $fatal(1, "ats_bch_dec: OUT_DEPTH must be a power of two, at least 4 (%m)");
     end
 
-    // ---- GF(2^M) helpers ----------------------------------------------------------------------
-    // GF(2^M) product by shift-and-add, for elaboration-time constants only
-    function automatic logic [M-1:0] gf_mul_c(input logic [M-1:0] a, input logic [M-1:0] b);
-        logic [M-1:0] p, x;
-        p = '0;
-        x = a;
-        for (int i = 0; i < M; i++) begin
-            if (b[i]) p = p ^ x;
-            x = x[M-1] ? ({x[M-2:0], 1'b0} ^ POLY[M-1:0]) : {x[M-2:0], 1'b0};
-        end
-        gf_mul_c = p;
+    // ---- GF(2^M) helpers (ats_gf_pkg) and constant tables -----------------------------------
+    localparam int GF_W  = ats_gf_pkg::GF_W;
+    localparam int GF_WW = ats_gf_pkg::GF_WW;       // a constant multiplier: its GF_W columns
+    if (M > GF_W) begin : g_check_gfw
+        $fatal(1, "ats_bch_dec: M exceeds ats_gf_pkg::GF_W (%m)");
+    end
+
+    function automatic logic [M-1:0] apow(input int e);               // alpha^e, e >= 0
+        apow = M'(ats_gf_pkg::gf_pow(e, M, POLY));
+    endfunction
+    function automatic logic [GF_WW-1:0] acols(input int e);          // columns of "times alpha^e"
+        acols = ats_gf_pkg::gf_cols(ats_gf_pkg::gf_pow(e, M, POLY), M, POLY);
+    endfunction
+    function automatic logic [M-1:0] cmul(input logic [M-1:0] a, input logic [GF_WW-1:0] cc);
+        cmul = M'(ats_gf_pkg::gf_cmul(GF_W'(a), cc));                 // a constant XOR matrix
     endfunction
 
-    function automatic logic [M-1:0] gf_pow(input int e);   // alpha^e, e >= 0
-        logic [M-1:0] r, b;
-        int x;
-        r = 1;
-        b = 2;
-        x = e % Q;
-        for (int i = 0; i < M; i++) begin
-            if (((x >> i) & 1) != 0) r = gf_mul_c(r, b);
-            b = gf_mul_c(b, b);
-        end
-        gf_pow = r;
-    endfunction
-
-    // columns c*alpha^i (i = 0..M-1) of the GF(2)-linear map "times c"
-    function automatic logic [M*M-1:0] cols(input logic [M-1:0] c);
-        logic [M*M-1:0] v;
-        logic [M-1:0] x;
-        x = c;
-        for (int i = 0; i < M; i++) begin
-            v[i*M +: M] = x;
-            x = gf_mul_c(x, M'(2));
-        end
-        cols = v;
-    endfunction
-
-    // product with a constant given by its columns: a constant XOR matrix
-    function automatic logic [M-1:0] gf_cmul(input logic [M-1:0] a, input logic [M*M-1:0] cc);
-        logic [M-1:0] p;
-        p = '0;
-        for (int i = 0; i < M; i++) p = p ^ (a[i] ? cc[i*M +: M] : '0);
-        gf_cmul = p;
-    endfunction
-
-    // constant tables, entry e at [e*W +: W] (W = M*M for multiplier columns, M for elements)
-    localparam int MM = M * M;
-    function automatic logic [8*(T+1)*MM-1:0] tab_ajk();  // cols(alpha^(j*k)), entry k*(T+1)+j
-        logic [8*(T+1)*MM-1:0] v;                          // every bit set below
+    // constant tables, entry e at [e*W +: W] (W = GF_WW for multipliers, M for elements)
+    function automatic logic [8*T*GF_WW-1:0] tab_cin();  // Chien start of bit k, term j (1..T):
+        logic [8*T*GF_WW-1:0] v;                          // alpha^(j(k-(n-1))), entry k*T+j-1
         for (int k = 0; k < 8; k++)
-            for (int j = 0; j <= T; j++) v[(k*(T+1)+j)*MM +: MM] = cols(gf_pow(j * k));
-        tab_ajk = v;
+            for (int j = 1; j <= T; j++)
+                v[(k*T+j-1)*GF_WW +: GF_WW] = acols((j * k + Q - (j * (NBITS - 1)) % Q) % Q);
+        tab_cin = v;
     endfunction
-    function automatic logic [(T+1)*MM-1:0] tab_a8j();    // cols(alpha^(8j))
-        logic [(T+1)*MM-1:0] v;
-        v = '0;
-        for (int j = 0; j <= T; j++) v[j*MM +: MM] = cols(gf_pow(8 * j));
+    function automatic logic [T*GF_WW-1:0] tab_a8j();    // alpha^(8j), entry j-1: one byte on
+        logic [T*GF_WW-1:0] v;
+        for (int j = 1; j <= T; j++) v[(j-1)*GF_WW +: GF_WW] = acols(8 * j);
         tab_a8j = v;
-    endfunction
-    function automatic logic [(T+1)*MM-1:0] tab_cst();    // cols(alpha^(-j(n-1))): Chien start
-        logic [(T+1)*MM-1:0] v;
-        v = '0;
-        for (int j = 0; j <= T; j++) v[j*MM +: MM] = cols(gf_pow((Q - (j * (NBITS - 1)) % Q) % Q));
-        tab_cst = v;
     endfunction
     function automatic logic [8*T*M-1:0] tab_syn();       // alpha^((2i+1)*b), entry i*8+b
         logic [8*T*M-1:0] v;
-        v = '0;
         for (int i = 0; i < T; i++)
-            for (int b = 0; b < 8; b++) v[(i*8+b)*M +: M] = gf_pow((2 * i + 1) * b);
+            for (int b = 0; b < 8; b++) v[(i*8+b)*M +: M] = apow((2 * i + 1) * b);
         tab_syn = v;
     endfunction
-    function automatic logic [T*MM-1:0] tab_a8e();        // cols(alpha^(8(2i+1)))
-        logic [T*MM-1:0] v;
-        v = '0;
-        for (int i = 0; i < T; i++) v[i*MM +: MM] = cols(gf_pow(8 * (2 * i + 1)));
+    function automatic logic [T*GF_WW-1:0] tab_a8e();    // alpha^(8(2i+1)), entry i
+        logic [T*GF_WW-1:0] v;
+        for (int i = 0; i < T; i++) v[i*GF_WW +: GF_WW] = acols(8 * (2 * i + 1));
         tab_a8e = v;
     endfunction
-    localparam logic [8*(T+1)*MM-1:0] AJK = tab_ajk();
-    localparam logic [(T+1)*MM-1:0]   A8J = tab_a8j();
-    localparam logic [(T+1)*MM-1:0]   CST = tab_cst();
-    localparam logic [8*T*M-1:0]      SYB = tab_syn();
-    localparam logic [T*MM-1:0]       A8E = tab_a8e();
+    localparam logic [8*T*GF_WW-1:0] CIN = tab_cin();
+    localparam logic [T*GF_WW-1:0]   A8J = tab_a8j();
+    localparam logic [8*T*M-1:0]     SYB = tab_syn();
+    localparam logic [T*GF_WW-1:0]   A8E = tab_a8e();
 
     // ---- stage 1: input, syndromes, sector buffer ---------------------------------------------
     logic [CNT_W-1:0] icnt_q;           // byte index in the incoming codeword
@@ -192,7 +153,7 @@ module ats_bch_dec #(
     for (genvar i = 0; i < T; i++) begin : g_syn
         logic [M-1:0] acc;                                   // Horner step at alpha^(2i+1)
         always_comb begin
-            acc = gf_cmul(syn_q[i*M +: M], A8E[i*MM +: MM]);   // syn_q is 0 at a sector start
+            acc = cmul(syn_q[i*M +: M], A8E[i*GF_WW +: GF_WW]);   // syn_q is 0 at a sector start
             for (int b = 0; b < 8; b++) begin                // bit b has degree b in the byte
                 if (wr_data_q[b]) acc = acc ^ SYB[(i*8+b)*M +: M];
             end
@@ -254,7 +215,14 @@ module ats_bch_dec #(
     );
 
     // ---- stage 3: Chien search and output ----------------------------------------------------
-    logic [M-1:0]      r_q [1:T];        // Lambda_j * alpha^(-j(n-1)) * alpha^(8jc) at byte c
+    // One register per bit lane k (0..7, k = 0 is bit 7, the higher degree) and locator term j
+    // (1..T): r_q[k*T+j-1] = Lambda_j * alpha^(j(8c+k-(n-1))) at byte c, stepped by alpha^(8j) a
+    // byte. The evaluation of bit k is then a plain XOR of its T registers and Lambda_0: every
+    // register feeds only its own update and one sum (short, local nets: Fmax), at the cost of 8T
+    // registers instead of T.
+    logic [M-1:0]      r_q [8*T];
+    logic [(T+1)*M-1:0] lamc_q;          // copy of Lambda next to the Chien registers (the BM
+                                         // register is far away; Lambda holds still from bm_done on)
     logic [M-1:0]      lam0_q;
     logic              apply_q;          // L <= T and deg(Lambda) == L: flip bits at roots
     logic [LEN_W-1:0]  len_q;
@@ -263,45 +231,54 @@ module ats_bch_dec #(
     logic [CR_W-1:0]   credit_q;         // output FIFO entries + reads in flight
     logic              issue, issue_data;
 
-    // degree of Lambda
+    // degree of Lambda, in two registered steps: non-zero flags in the bm_done cycle (BE_BM), the
+    // degree in BE_DEG, used in BE_CINIT (Lambda holds still from bm_done to the next BM start)
+    logic [T:1]       nz_q;
     logic [LEN_W-1:0] deg, deg_q;
     always_comb begin
         deg = '0;
         for (int j = 1; j <= T; j++) begin
-            if (bm_lambda[j*M +: M] != '0) deg = LEN_W'(j);
+            if (nz_q[j]) deg = LEN_W'(j);
         end
     end
 
-    // chien_q = (be_q == BE_CHIEN), data_ph_q = (ccnt_q < K), both as registers (Fmax: issue is the
-    // clock enable of every Chien register)
-    logic chien_q, data_ph_q, credit_ok;
-    assign credit_ok  = (credit_q != CR_W'(OUT_DEPTH));
-    assign issue_data = chien_q && data_ph_q && credit_ok;
-    assign issue      = chien_q && (!data_ph_q || credit_ok);
+    // issue (a Chien step and, in the data phase, a buffer read) is a register, computed one cycle
+    // ahead from the next-cycle state (credit included), because it is the clock enable of every
+    // Chien register (8*T*M flip-flops): no logic between a flip-flop and that net.
+    // issue_q in cycle t is exactly "state BE_CHIEN and (parity phase or an output credit free)" of
+    // cycle t. c_lastd_q/c_lastp_q = (ccnt_q == K-1) / (ccnt_q == NB-1), kept as registers.
+    logic            issue_q, issue_d, chien_d, data_ph_q, data_ph_d, c_lastd_q, c_lastp_q;
+    logic            cinit_q, r_en_q;    // cinit_q = (be_q == BE_CINIT); r_en_q = cinit_q || issue
+    logic [CR_W-1:0] credit_d;
+    logic            pop;                // output FIFO pop
+    assign issue      = issue_q;
+    assign issue_data = issue_q && data_ph_q;
     assign rd_addr    = {rslot_q, ccnt_q[AW-1:0]};
-    assign slot_free  = issue_data && (ccnt_q == CNT_W'(K - 1));
+    assign slot_free  = issue_data && c_lastd_q;
+    always_comb begin
+        chien_d   = cinit_q || ((be_q == BE_CHIEN) && !(issue_q && c_lastp_q));
+        data_ph_d = cinit_q || (data_ph_q && !(issue_q && c_lastd_q));
+        credit_d  = credit_q + CR_W'(issue_data) - CR_W'(pop);
+        issue_d   = chien_d && (!data_ph_d || (credit_d != CR_W'(OUT_DEPTH)));
+    end
 
-    // Chien evaluations of the 8 bits of byte ccnt_q (k = 0 is bit 7, the higher degree), as two
-    // registered partial sums (terms 1..TH, and Lambda_0 + terms TH+1..T)
-    localparam int TH = T / 2;
-    logic [M-1:0] ev_a [8];
-    logic [M-1:0] ev_b [8];
+    // Chien evaluations of the 8 bits of byte ccnt_q
+    logic [M-1:0] ev [8];
     for (genvar k = 0; k < 8; k++) begin : g_ev
         always_comb begin
-            ev_a[k] = '0;
-            ev_b[k] = lam0_q;
-            for (int j = 1; j <= T; j++) begin
-                if (j <= TH) ev_a[k] = ev_a[k] ^ gf_cmul(r_q[j], AJK[(k*(T+1)+j)*MM +: MM]);
-                else         ev_b[k] = ev_b[k] ^ gf_cmul(r_q[j], AJK[(k*(T+1)+j)*MM +: MM]);
-            end
+            ev[k] = lam0_q;
+            for (int j = 0; j < T; j++) ev[k] = ev[k] ^ r_q[k*T+j];
         end
     end
 
+    // pipeline: issue (r_q) -> s1 (ev_q, buffer read) -> s2 (mask_q, rd_data) -> output FIFO;
+    // root count: s3 (pop_q: roots in mask_q) -> s4 (roots_q has them) -> verdict register
     logic             s1_valid_q, s1_out_q, s1_last_q;
-    logic [M-1:0]     ev_a_q [8];
-    logic [M-1:0]     ev_b_q [8];
+    logic [M-1:0]     ev_q [8];
     logic             s2_valid_q, s2_out_q, s2_last_q;
     logic [7:0]       mask_q;
+    logic             s3_valid_q, s4_valid_q;
+    logic [3:0]       pop_q;             // roots among the 8 positions of the s2 byte
 
     logic [3:0] mask_pop;
     always_comb begin
@@ -313,8 +290,7 @@ module ats_bch_dec #(
     logic       st_valid_q;
     logic [7:0] st_corr_q;
     logic       st_unc_q;
-    logic       verdict_ok;
-    assign verdict_ok = apply_q && (roots_q == ROOT_W'(len_q));
+    logic       verdict_q;               // apply_q && roots == L, settled once the s4 stage is empty
 
     always_comb begin
         be_d = be_q;
@@ -323,8 +299,8 @@ module ats_bch_dec #(
             BE_BM:    if (bm_done) be_d = BE_DEG;
             BE_DEG:   be_d = BE_CINIT;
             BE_CINIT: be_d = BE_CHIEN;
-            BE_CHIEN: if (issue && ccnt_q == CNT_W'(NB - 1)) be_d = BE_DRAIN;
-            BE_DRAIN: if (!s1_valid_q && !s2_valid_q) be_d = BE_STAT;
+            BE_CHIEN: if (issue && c_lastp_q) be_d = BE_DRAIN;
+            BE_DRAIN: if (!s1_valid_q && !s2_valid_q && !s3_valid_q && !s4_valid_q) be_d = BE_STAT;
             BE_STAT:  if (!st_valid_q || m_status_ready) be_d = BE_IDLE;
             default:  be_d = BE_IDLE;
         endcase
@@ -334,7 +310,6 @@ module ats_bch_dec #(
     logic [8:0]      fifo_q [OUT_DEPTH];
     logic [FP_W-1:0] fwp_q, frp_q;
     logic [CR_W-1:0] fcnt_q;
-    logic            pop;
     assign m_data_valid = (fcnt_q != '0);
     assign pop          = m_data_valid && m_data_ready;
     assign m_data_data  = fifo_q[frp_q][7:0];
@@ -342,29 +317,34 @@ module ats_bch_dec #(
 
     always_ff @(posedge clk) begin
         // datapath
-        if (be_q == BE_CINIT) begin
-            for (int j = 1; j <= T; j++) begin
-                r_q[j] <= gf_cmul(bm_lambda[j*M +: M], CST[j*MM +: MM]);
+        if (r_en_q) begin
+            for (int k = 0; k < 8; k++) begin
+                for (int j = 1; j <= T; j++) begin
+                    r_q[k*T+j-1] <= cinit_q
+                        ? cmul(lamc_q[j*M +: M], CIN[(k*T+j-1)*GF_WW +: GF_WW])
+                        : cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
+                end
             end
-            lam0_q  <= bm_lambda[M-1:0];
+        end
+        lamc_q <= bm_lambda;
+        if (cinit_q) begin
+            lam0_q  <= lamc_q[M-1:0];
             len_q   <= bm_len;
             apply_q <= ({1'b0, bm_len} <= (LEN_W + 1)'(T)) && (deg_q == bm_len);
-        end else if (issue) begin
-            for (int j = 1; j <= T; j++) r_q[j] <= gf_cmul(r_q[j], A8J[j*MM +: MM]);
         end
-        for (int k = 0; k < 8; k++) begin
-            ev_a_q[k] <= ev_a[k];
-            ev_b_q[k] <= ev_b[k];
-        end
+        for (int j = 1; j <= T; j++) nz_q[j] <= (bm_lambda[j*M +: M] != '0);
+        for (int k = 0; k < 8; k++) ev_q[k] <= ev[k];
         s1_out_q  <= issue_data;
-        s1_last_q <= (ccnt_q == CNT_W'(K - 1));
-        for (int k = 0; k < 8; k++) mask_q[7-k] <= ((ev_a_q[k] ^ ev_b_q[k]) == '0);
+        s1_last_q <= c_lastd_q;
+        for (int k = 0; k < 8; k++) mask_q[7-k] <= (ev_q[k] == '0);
         s2_out_q  <= s1_valid_q && s1_out_q;
         s2_last_q <= s1_last_q;
+        pop_q     <= s2_valid_q ? mask_pop : 4'd0;
+        verdict_q <= apply_q && (roots_q == ROOT_W'(len_q));
         if (s2_out_q) fifo_q[fwp_q] <= {s2_last_q, rd_data ^ (apply_q ? mask_q : 8'h00)};
         if (be_q == BE_STAT && (!st_valid_q || m_status_ready)) begin
-            st_unc_q  <= !verdict_ok;
-            st_corr_q <= verdict_ok ? 8'(roots_q) : 8'h00;
+            st_unc_q  <= !verdict_q;
+            st_corr_q <= verdict_q ? 8'(len_q) : 8'h00;    // verdict: roots_q == len_q
         end
 
         // control
@@ -372,25 +352,32 @@ module ats_bch_dec #(
             icnt_q    <= last_in_q ? '0 : icnt_q + 1'b1;
             last_in_q <= (icnt_q == CNT_W'(NB - 2));
         end
-        deg_q <= deg;                         // BE_DEG: degree of Lambda, used in BE_CINIT
+        deg_q <= deg;
         full_q     <= full_d;
         wslot_q    <= wslot_d;
         syn_full_q <= syn_full_d;
         ready_q    <= !syn_full_d && !full_d[wslot_d];
-        if (be_q == BE_CINIT) begin
+        if (cinit_q) begin
             ccnt_q    <= '0;
-            roots_q   <= '0;
-            data_ph_q <= 1'b1;
+            c_lastd_q <= 1'b0;                // K >= 2
+            c_lastp_q <= 1'b0;
+        end else if (issue) begin
+            ccnt_q    <= ccnt_q + 1'b1;
+            c_lastd_q <= (ccnt_q == CNT_W'(K - 2));
+            c_lastp_q <= (ccnt_q == CNT_W'(NB - 2));
         end
-        if (issue && ccnt_q == CNT_W'(K - 1)) data_ph_q <= 1'b0;
-        chien_q <= (be_d == BE_CHIEN);
+        data_ph_q <= data_ph_d;
+        issue_q   <= issue_d;
+        cinit_q   <= (be_q == BE_DEG);        // BE_DEG is always followed by BE_CINIT
+        r_en_q    <= issue_d || (be_q == BE_DEG);
         bm_go_q <= (be_q == BE_IDLE) && (be_d == BE_BM);
-        if (issue) ccnt_q <= ccnt_q + 1'b1;
         if (slot_free) rslot_q <= !rslot_q;
-        if (s2_valid_q) roots_q <= roots_q + ROOT_W'(mask_pop);
+        roots_q <= cinit_q ? '0 : roots_q + ROOT_W'(pop_q);
         s1_valid_q <= issue;
         s2_valid_q <= s1_valid_q;
-        credit_q <= credit_q + CR_W'(issue_data) - CR_W'(pop);
+        s3_valid_q <= s2_valid_q;
+        s4_valid_q <= s3_valid_q;
+        credit_q <= credit_d;
         if (s2_out_q) fwp_q <= fwp_q + 1'b1;
         if (pop) frp_q <= frp_q + 1'b1;
         fcnt_q <= fcnt_q + CR_W'(s2_out_q) - CR_W'(pop);
@@ -407,11 +394,17 @@ module ats_bch_dec #(
             syn_full_q <= 1'b0;
             ready_q    <= 1'b0;
             be_q       <= BE_IDLE;
-            chien_q    <= 1'b0;
+            issue_q    <= 1'b0;
+            r_en_q     <= 1'b0;
+            cinit_q    <= 1'b0;
+            data_ph_q  <= 1'b0;
             bm_go_q    <= 1'b0;
             s1_valid_q <= 1'b0;
             s2_valid_q <= 1'b0;
+            s3_valid_q <= 1'b0;
+            s4_valid_q <= 1'b0;
             s2_out_q   <= 1'b0;
+            pop_q      <= '0;
             credit_q   <= '0;
             fwp_q      <= '0;
             frp_q      <= '0;

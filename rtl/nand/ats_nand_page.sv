@@ -8,9 +8,10 @@
 // else), [1..19] metadata, [20..23] CRC-32C, [24..36] BCH parity of the metadata codeword
 // (metadata + CRC as a shortened codeword: 489 implicit leading zero bytes), [37..] 13 parity bytes
 // per data sector; the rest of the spare stays erased.
-// A READ is two chan reads of the page: the spare (into a per-way spare buffer), then the data,
-// which streams through the decoder with each sector's parity inserted from the buffer. The
-// theory of operation, stream formats and timing are in rtl/nand/README_page.md.
+// A READ is one array read: the chan fetches data + used spare in one pass into a per-channel page
+// buffer (block RAM: PAGE_BYTES data bytes + a double-buffered spare area); the decode job then
+// feeds each sector with its parity, and the metadata codeword, from the buffer to the decoder.
+// The theory of operation, stream formats and timing are in rtl/nand/README_page.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -108,8 +109,13 @@ module ats_nand_page #(
     localparam int LEN_W      = $clog2(RAW_LEN + 1);
     localparam int PG_W       = $clog2(PAGES_PER_BLOCK);
     localparam int BLK_W      = $clog2(BLOCKS);
-    localparam int SPB_AW     = $clog2(SPARE_USED);        // per-way spare-buffer address bits
-    localparam int SPR_AW     = SPB_AW + WAY_W;            // spare RAM address bits
+    localparam int RD_LEN     = PAGE_BYTES + SPARE_USED;   // READ: one fetch of data + used spare
+    localparam int SPB_AW     = $clog2(SPARE_USED);        // spare-buffer half address bits
+    localparam int SPR_AW     = SPB_AW + 1;                // spare RAM: two halves (double buffer)
+    localparam int DB_AW      = $clog2(PAGE_BYTES);        // page (data) buffer address bits
+    localparam int BANK_AW    = (DB_AW > 11) ? 11 : DB_AW; // one bank: one 2K x 9 block RAM
+    localparam int BANKS      = (PAGE_BYTES + (1 << BANK_AW) - 1) >> BANK_AW;
+    localparam int BK_W       = (BANKS > 1) ? $clog2(BANKS) : 1;
     localparam int PAR_N      = SECT * PAR;                // write-path parity bytes
     localparam int PAR_AW     = $clog2(PAR_N);
     localparam int SEC_W      = $clog2(SECT + 2);          // codeword index (SECT = metadata codeword)
@@ -146,8 +152,8 @@ module ats_nand_page #(
     begin : g_check_blocks
         $fatal(1, "ats_nand_page: BLOCKS must be a power of two, 2..4096, row <= 24 bits (%m)");
     end
-    if ((WAYS << SPB_AW) > 2048) begin : g_check_spram
-        $fatal(1, "ats_nand_page: WAYS x spare buffer must fit one 2K x 9 block RAM (%m)");
+    if ((2 << SPB_AW) > 2048) begin : g_check_spram
+        $fatal(1, "ats_nand_page: the double spare buffer must fit one 2K x 9 block RAM (%m)");
     end
     if (ERASED_THR < 0 || ERASED_THR > 64 || BAD_MARK_THR < 1 || BAD_MARK_THR > 8)
     begin : g_check_thr
@@ -245,9 +251,6 @@ module ats_nand_page #(
     logic [2:0]          op_q     [WAYS];
     logic [TAG_W-1:0]    tag_q    [WAYS];
     logic [SLOT_W-1:0]   slot_q   [WAYS];
-    logic [23:0]         row_q    [WAYS];
-    logic                rdph_q   [WAYS];   // READ: 0 spare fetch, 1 data fetch
-    logic                p2_q     [WAYS];   // READ: spare fetched, data fetch to issue
     logic                poison_q [WAYS];   // PROGRAM: wdata framing error (completes BAD_REQ)
     logic                bbm_q    [WAYS];   // READ: spare byte 0 is a bad-block mark
 
@@ -262,20 +265,6 @@ module ats_nand_page #(
                   (cmd_uses_row && (32'(s_cmd_block) >= BLOCKS || 32'(s_cmd_page) >= PAGES_PER_BLOCK));
     end
 
-    // the data fetch of a READ whose spare is in (lowest way first) goes before new requests
-    logic             p2_any;
-    logic [WAY_W-1:0] p2_way;
-    always_comb begin
-        p2_any = 1'b0;
-        p2_way = '0;
-        for (int w = WAYS - 1; w >= 0; w--) begin
-            if (p2_q[w]) begin
-                p2_any = 1'b1;
-                p2_way = WAY_W'(w);
-            end
-        end
-    end
-
     logic wr_idle;          // write path free (a PROGRAM, or the drain of a bad one, may start)
     logic cpl_bad_ok;       // the completion register takes a BAD_REQ this cycle
     logic way_free;
@@ -285,14 +274,13 @@ module ats_nand_page #(
     // request handshake never depends on the completion arbitration (Fmax). The chan's s_cmd_ready
     // is a register (its request stage) and wr_idle is a register: acceptance is a few LUT levels
     // from registers and inputs only.
-    logic user_good_valid, user_take_good, cmd_take_bad, p2_take;
+    logic user_good_valid, user_take_good, cmd_take_bad;
     logic             bad_v_q;           // a BAD_REQ completion is waiting for the cpl register
     logic [TAG_W-1:0]  bad_tag_q;
     logic [SLOT_W-1:0] bad_slot_q;
-    assign user_good_valid = s_cmd_valid && !cmd_bad && way_free && (!cmd_is_prog || wr_idle) && !p2_any;
+    assign user_good_valid = s_cmd_valid && !cmd_bad && way_free && (!cmd_is_prog || wr_idle);
     assign cmd_take_bad    = s_cmd_valid && cmd_bad && !bad_v_q && (!cmd_is_prog || wr_idle);
     assign user_take_good  = user_good_valid && ch_cmd_ready;
-    assign p2_take         = p2_any && ch_cmd_ready;
     assign s_cmd_ready     = user_take_good || cmd_take_bad;
 
     // write-path job start, one cycle after acceptance (registered: the acceptance logic does not
@@ -324,25 +312,22 @@ module ats_nand_page #(
     logic [23:0] cmd_row;
     assign cmd_row = 24'({s_cmd_block[BLK_W-1:0], s_cmd_page[PG_W-1:0]});
 
+    // a READ is one chan READ (one array read) of the data and the used spare, column 0
     always_comb begin
-        ch_cmd_valid = p2_any || user_good_valid;
-        ch_cmd_way   = p2_any ? p2_way : s_cmd_way;
-        ch_cmd_row   = p2_any ? row_q[p2_way] : cmd_row;
-        ch_cmd_op    = OP_READ;
+        ch_cmd_valid = user_good_valid;
+        ch_cmd_way   = s_cmd_way;
+        ch_cmd_row   = cmd_row;
         ch_cmd_col   = '0;
-        ch_cmd_len   = LEN_W'(PAGE_BYTES);
-        if (!p2_any) begin
-            unique case (s_cmd_op)
-                OP_READ:  begin ch_cmd_op = OP_READ;  ch_cmd_col = 16'(PAGE_BYTES); ch_cmd_len = LEN_W'(SPARE_USED); end
-                OP_PROG:  begin ch_cmd_op = OP_PROG;  ch_cmd_len = LEN_W'(PROG_LEN); end
-                OP_ERASE: begin ch_cmd_op = OP_ERASE; end
-                OP_RESET: begin ch_cmd_op = OP_RESET; end
-                OP_RDID:  begin ch_cmd_op = OP_RDID;  ch_cmd_len = LEN_W'(ID_LEN); end
-                OP_PARAM: begin ch_cmd_op = OP_PARAM; ch_cmd_len = LEN_W'(PARAM_LEN); end
-                OP_PRAW:  begin ch_cmd_op = OP_PROG;  ch_cmd_len = LEN_W'(RAW_LEN); end
-                default:  begin ch_cmd_op = OP_READ;  ch_cmd_len = LEN_W'(RAW_LEN); end   // READ_RAW
-            endcase
-        end
+        unique case (s_cmd_op)
+            OP_READ:  begin ch_cmd_op = OP_READ;  ch_cmd_len = LEN_W'(RD_LEN); end
+            OP_PROG:  begin ch_cmd_op = OP_PROG;  ch_cmd_len = LEN_W'(PROG_LEN); end
+            OP_ERASE: begin ch_cmd_op = OP_ERASE; ch_cmd_len = LEN_W'(RD_LEN); end   // len unused
+            OP_RESET: begin ch_cmd_op = OP_RESET; ch_cmd_len = LEN_W'(RD_LEN); end   // len unused
+            OP_RDID:  begin ch_cmd_op = OP_RDID;  ch_cmd_len = LEN_W'(ID_LEN); end
+            OP_PARAM: begin ch_cmd_op = OP_PARAM; ch_cmd_len = LEN_W'(PARAM_LEN); end
+            OP_PRAW:  begin ch_cmd_op = OP_PROG;  ch_cmd_len = LEN_W'(RAW_LEN); end
+            default:  begin ch_cmd_op = OP_READ;  ch_cmd_len = LEN_W'(RAW_LEN); end   // READ_RAW
+        endcase
     end
 
     // =================================================================================================
@@ -352,20 +337,25 @@ module ats_nand_page #(
     // it (the chan's s_wdata_ready depends on its s_wdata_valid: no path through both blocks)
     logic       wb_valid, wb_ready, wb_last;
     logic [7:0] wb_data;
+    // (two registers with write / read pointers: a write enable never depends on the chan's ready)
     logic [8:0] wq_q [2];
     logic [1:0] wq_n_q;
+    logic       wq_wp_q, wq_rp_q;
     logic       wq_pop, wq_push;
     assign wb_ready    = (wq_n_q != 2'd2);
     assign wq_push     = wb_valid && wb_ready;
     assign ch_wd_valid = (wq_n_q != 2'd0);
-    assign ch_wd_data  = wq_q[0][7:0];
-    assign ch_wd_last  = wq_q[0][8];
+    assign ch_wd_data  = wq_q[wq_rp_q][7:0];
+    assign ch_wd_last  = wq_q[wq_rp_q][8];
     assign wq_pop      = ch_wd_valid && ch_wd_ready;
     always_ff @(posedge clk) begin
-        if (wq_pop) wq_q[0] <= wq_q[1];
-        if (wq_push) wq_q[(wq_n_q == 2'd0 || (wq_n_q == 2'd1 && wq_pop)) ? 0 : 1] <= {wb_last, wb_data};
+        if (wq_push) wq_q[wq_wp_q] <= {wb_last, wb_data};
+        if (wq_push) wq_wp_q <= !wq_wp_q;
+        if (wq_pop) wq_rp_q <= !wq_rp_q;
         wq_n_q <= wq_n_q + {1'b0, wq_push} - {1'b0, wq_pop};
-        if (rst) wq_n_q <= '0;
+        if (rst) begin
+            wq_n_q <= '0; wq_wp_q <= 1'b0; wq_rp_q <= 1'b0;
+        end
     end
 
     typedef enum logic [2:0] {WI_IDLE, WI_DATA, WI_META, WI_MCW, WI_RAW, WI_DRAIN} wr_in_e;
@@ -384,14 +374,13 @@ module ats_nand_page #(
     logic [PAR_AW-1:0] pidx_q, pidx_d;           // parity buffer index (write, then read)
     logic [31:0]       wcrc_q, wcrc_d;
     logic [1:0]        mph_q, mph_d;             // metadata codeword input: 0 zeros, 1 metadata, 2 CRC
-    logic [31:0]       wcsh_q, wcsh_d;           // CRC bytes to send (shifts out)
     logic [8*META_B-1:0] wmeta_q, wmeta_d;       // metadata in spare byte order (shifts out)
     // word unpacker
     logic              up_v_q, up_v_d;
     logic [31:0]       up_w_q, up_w_d;
     logic [1:0]        up_i_q, up_i_d;
     logic [7:0]        up_byte;
-    assign up_byte = up_w_q[8 * up_i_q +: 8];
+    assign up_byte = up_w_q[7:0];                // the word shifts right a byte at a time
 
     logic [7:0]        par_mem [PAR_N];          // sector parity of the PROGRAM being written
     logic              par_we;
@@ -399,14 +388,41 @@ module ats_nand_page #(
     assign par_rd = par_mem[pidx_q];
     always_ff @(posedge clk) if (par_we) par_mem[pidx_q] <= enc_out_data;
 
-    // registered: free next cycle if both sides are idle then and no job start is pending
+    // registered from the current (not next) state: free one cycle after both sides went idle,
+    // if no job start is pending (Fmax: the write FSMs' next-state logic is not on this path)
     logic wr_idle_q;
     assign wr_idle = wr_idle_q;
     always_ff @(posedge clk) begin
-        wr_idle_q <= (wi_st_d == WI_IDLE) && (wo_st_d == WO_IDLE) && (ws_q == WS_NONE) &&
+        wr_idle_q <= (wi_st_q == WI_IDLE) && (wo_st_q == WO_IDLE) && (ws_q == WS_NONE) &&
                      !(user_take_good && (s_cmd_op == OP_PROG || s_cmd_op == OP_PRAW)) &&
                      !(cmd_take_bad && cmd_is_prog);
         if (rst) wr_idle_q <= 1'b1;
+    end
+
+    // encoder input bytes pass a 2-entry FIFO (registered data and ready): the input mux
+    // (unpacked word byte / metadata / CRC) and the encoder's remainder update are in different
+    // cycles (Fmax). Two registers with write / read pointers: a write enable depends on the push
+    // only, never on the encoder's ready
+    logic       ei_valid, ei_ready, ei_last;
+    logic [7:0] ei_data;
+    logic [8:0] eq_q [2];
+    logic [1:0] eq_n_q;
+    logic       eq_wp_q, eq_rp_q;
+    logic       eq_push, eq_pop;
+    assign ei_ready     = (eq_n_q != 2'd2);
+    assign eq_push      = ei_valid && ei_ready;
+    assign enc_in_valid = (eq_n_q != 2'd0);
+    assign enc_in_data  = eq_q[eq_rp_q][7:0];
+    assign enc_in_last  = eq_q[eq_rp_q][8];
+    assign eq_pop       = enc_in_valid && enc_in_ready;
+    always_ff @(posedge clk) begin
+        if (eq_push) eq_q[eq_wp_q] <= {ei_last, ei_data};
+        if (eq_push) eq_wp_q <= !eq_wp_q;
+        if (eq_pop) eq_rp_q <= !eq_rp_q;
+        eq_n_q <= eq_n_q + {1'b0, eq_push} - {1'b0, eq_pop};
+        if (rst) begin
+            eq_n_q <= '0; eq_wp_q <= 1'b0; eq_rp_q <= 1'b0;
+        end
     end
 
     logic wd_take;   // a word is taken from s_wdata
@@ -414,10 +430,10 @@ module ats_nand_page #(
         wi_st_d = wi_st_q; wo_st_d = wo_st_q; wr_way_d = wr_way_q; wr_poison_d = wr_poison_q;
         wcnt_d = wcnt_q; wbyte_d = wbyte_q; wpos_d = wpos_q; opos_d = opos_q; osec_d = osec_q;
         opar_d = opar_q; odrop_d = odrop_q;
-        pidx_d = pidx_q; wcrc_d = wcrc_q; wmeta_d = wmeta_q; mph_d = mph_q; wcsh_d = wcsh_q;
+        pidx_d = pidx_q; wcrc_d = wcrc_q; wmeta_d = wmeta_q; mph_d = mph_q;
         up_v_d = up_v_q; up_w_d = up_w_q; up_i_d = up_i_q;
         wd_take = 1'b0;
-        enc_in_valid = 1'b0; enc_in_data = 8'h00; enc_in_last = (wpos_q == 10'(K - 1));
+        ei_valid = 1'b0; ei_data = 8'h00; ei_last = (wpos_q == 10'(K - 1));
         enc_out_ready = 1'b0;
         wb_valid = 1'b0; wb_data = 8'hFF; wb_last = 1'b0;
         par_we = 1'b0;
@@ -432,11 +448,12 @@ module ats_nand_page #(
                     up_v_d = 1'b1; up_w_d = s_wdata_data; up_i_d = 2'd0;
                     if (s_wdata_last) wr_poison_d = 1'b1;     // `last` inside the data
                 end
-                enc_in_valid = up_v_q;
-                enc_in_data = up_byte;
-                if (up_v_q && enc_in_ready) begin
+                ei_valid = up_v_q;
+                ei_data = up_byte;
+                if (up_v_q && ei_ready) begin
                     wcrc_d = crc_byte(wcrc_q, up_byte);
                     up_i_d = up_i_q + 1'b1;
+                    up_w_d = up_w_q >> 8;
                     if (up_i_q == 2'd3) up_v_d = 1'b0;
                     wpos_d = (wpos_q == 10'(K - 1)) ? '0 : wpos_q + 1'b1;
                     wbyte_d = wbyte_q + 1'b1;
@@ -473,15 +490,16 @@ module ats_nand_page #(
             WI_MCW: begin
                 // metadata codeword: implicit zeros, metadata (CRC'd), then the CRC
                 // (phase registers, not position compares, drive the encoder input: Fmax)
-                enc_in_valid = 1'b1;
-                enc_in_data = (mph_q == 2'd0) ? 8'h00 : (mph_q == 2'd1) ? wmeta_q[7:0] : wcsh_q[7:0];
-                if (enc_in_ready) begin
+                ei_valid = 1'b1;
+                // CRC bytes: the final CRC register itself, inverted (and poisoned), shifted out
+                ei_data = (mph_q == 2'd0) ? 8'h00 : (mph_q == 2'd1) ? wmeta_q[7:0] :
+                          (~wcrc_q[7:0] ^ {8{wr_poison_q}});
+                if (ei_ready) begin
                     if (mph_q == 2'd1) begin
                         wcrc_d = crc_byte(wcrc_q, wmeta_q[7:0]);
                         wmeta_d = wmeta_q >> 8;
-                        wcsh_d = ~wcrc_d ^ {32{wr_poison_q}};
                     end
-                    if (mph_q == 2'd2) wcsh_d = wcsh_q >> 8;
+                    if (mph_q == 2'd2) wcrc_d = wcrc_q >> 8;
                     if (wpos_q == 10'(MCW_PAD - 1)) mph_d = 2'd1;
                     if (wpos_q == 10'(MCW_PAD + META_B - 1)) mph_d = 2'd2;
                     wpos_d = wpos_q + 1'b1;
@@ -500,6 +518,7 @@ module ats_nand_page #(
                 wb_last = (wcnt_q == '0) && (up_i_q == 2'd3);
                 if (up_v_q && wb_ready) begin
                     up_i_d = up_i_q + 1'b1;
+                    up_w_d = up_w_q >> 8;
                     if (up_i_q == 2'd3) begin
                         up_v_d = 1'b0;
                         if (wcnt_q == '0) wi_st_d = WI_IDLE;
@@ -595,7 +614,7 @@ module ats_nand_page #(
     always_ff @(posedge clk) begin
         wr_way_q <= wr_way_d; wr_poison_q <= wr_poison_d; wcnt_q <= wcnt_d; wbyte_q <= wbyte_d;
         wpos_q <= wpos_d; opos_q <= opos_d; opar_q <= opar_d; odrop_q <= odrop_d; osec_q <= osec_d; pidx_q <= pidx_d; wcrc_q <= wcrc_d;
-        wmeta_q <= wmeta_d; up_w_q <= up_w_d; up_i_q <= up_i_d; mph_q <= mph_d; wcsh_q <= wcsh_d;
+        wmeta_q <= wmeta_d; up_w_q <= up_w_d; up_i_q <= up_i_d; mph_q <= mph_d;
         wi_st_q <= wi_st_d; wo_st_q <= wo_st_d; up_v_q <= up_v_d;
         if (rst) begin
             wi_st_q <= WI_IDLE; wo_st_q <= WO_IDLE; up_v_q <= 1'b0;
@@ -603,55 +622,39 @@ module ats_nand_page #(
     end
 
     // =================================================================================================
-    // Read path, part 1: chan read data routing. Spare fetch -> spare RAM; data fetch -> decoder
-    // input; raw reads -> word packer.
+    // Read path, part 1: chan read data routing. READ fetch (data + used spare, one array read)
+    // -> page buffer; raw reads -> word packer. Decode job: page buffer -> decoder input.
     // =================================================================================================
     // chan read bytes enter a 2-entry FIFO with their route, decided from the way's context when
     // the byte arrives: the chan sees a registered ready, the routing logic registered inputs
-    localparam int RQ_W = 8 + WAY_W + 3;
+    localparam int RQ_W = 8 + WAY_W + 2;
     logic [RQ_W-1:0] rq_q [2];
     logic [1:0]      rq_n_q;
     logic            rq_push, rq_pop;
-    logic [2:0]      cr_op;
-    logic            cr_spare, cr_raw;
-    assign cr_op    = op_q[cr_tag];
-    assign cr_spare = (cr_op == OP_READ) && !rdph_q[cr_tag];
-    assign cr_raw   = (cr_op != OP_READ);
-    assign cr_ready = (rq_n_q != 2'd2);
+    logic            cr_raw;
+    assign cr_raw   = (op_q[cr_tag] != OP_READ);
+    assign cr_ready = (rq_n_q == 2'd0);   // one byte at a time: >= 2 cycles a byte on the bus
     assign rq_push  = cr_valid && cr_ready;
     assign rq_pop   = ch_rd_valid && ch_rd_ready;
-    logic route_spare, route_raw;   // else: data fetch, to the decoder
+    logic route_raw;   // else: READ fetch, into the page buffer
     assign ch_rd_valid = (rq_n_q != 2'd0);
-    assign {route_spare, route_raw, ch_rd_last, ch_rd_tag, ch_rd_data} = rq_q[0];
+    assign {route_raw, ch_rd_last, ch_rd_tag, ch_rd_data} = rq_q[0];
     always_ff @(posedge clk) begin
         if (rq_pop) rq_q[0] <= rq_q[1];
         if (rq_push) rq_q[(rq_n_q == 2'd0 || (rq_n_q == 2'd1 && rq_pop)) ? 0 : 1] <=
-            {cr_spare, cr_raw, cr_last, cr_tag, cr_data};
+            {cr_raw, cr_last, cr_tag, cr_data};
         rq_n_q <= rq_n_q + {1'b0, rq_push} - {1'b0, rq_pop};
         if (rst) rq_n_q <= '0;
     end
 
-    // spare RAM: WAYS x 2^SPB_AW bytes
-    logic [SPB_AW-1:0] sp_wa_q;
-    logic              sp_we;
-    logic [SPR_AW-1:0] sp_waddr, sp_raddr;
-    logic [7:0]        sp_rdata;
-    assign sp_we    = ch_rd_valid && route_spare;
-    assign sp_waddr = {ch_rd_tag, sp_wa_q};
-    ats_ram_sdp #(.WIDTH(8), .DEPTH(1 << SPR_AW)) u_spare (
-        .clk, .wr_en(sp_we), .wr_addr(sp_waddr), .wr_data(ch_rd_data),
-        .rd_addr(sp_raddr), .rd_data(sp_rdata)
-    );
-    always_ff @(posedge clk) begin
-        if (sp_we) sp_wa_q <= ch_rd_last ? '0 : sp_wa_q + 1'b1;
-        if (rst) sp_wa_q <= '0;
-    end
-
     // m_rdata output register (written by the raw packer or by the decode job, never both)
-    logic              ro_v_q, ro_v_d, ro_last_q, ro_last_d;
-    logic [31:0]       ro_data_q, ro_data_d;
-    logic [TAG_W-1:0]  ro_tag_q, ro_tag_d;
-    logic [SLOT_W-1:0] ro_slot_q, ro_slot_d;
+    // Every word is loaded while the register is empty (!ro_v_q), and the sources are exclusive
+    // (raw words only without a decode job), so the payload follows its source whenever the
+    // register is empty: only ro_v_q depends on the load conditions (Fmax).
+    logic              ro_v_q, ro_v_d, ro_last_q;
+    logic [31:0]       ro_data_q;
+    logic [TAG_W-1:0]  ro_tag_q;
+    logic [SLOT_W-1:0] ro_slot_q;
     assign m_rdata_valid = ro_v_q;
     assign m_rdata_data  = ro_data_q;
     assign m_rdata_tag   = ro_tag_q;
@@ -661,72 +664,151 @@ module ats_nand_page #(
     // decode job (one page at a time through the decoder)
     logic             dj_v_q;               // a decode job is active
     logic [WAY_W-1:0] dj_way_q;
+    logic             dj_half_q;            // its spare-buffer half
+    logic [TAG_W-1:0]  djt_tag_q;           // its request's tag and slot
+    logic [SLOT_W-1:0] djt_slot_q;
+    logic             dj_start, dj_done;
 
     // raw packer
     logic [23:0] rp_w_q;
     logic [1:0]  rp_n_q;
     logic        rp_word;                   // this byte completes a word
+    logic [TAG_W-1:0]  rw_tag_q;            // tag and slot of the raw read being packed
+    logic [SLOT_W-1:0] rw_slot_q;
     assign rp_word = (rp_n_q == 2'd3) || ch_rd_last;
 
-    // decoder input FIFO, fed through a 2-stage pipeline (spare RAM read latency 2)
+    // ---- page buffer: PAGE_BYTES data bytes (BANKS block RAMs) + 2 x 2^SPB_AW spare bytes ----------
+    // Fill: the bytes of a READ fetch, data then spare, in bus order. The spare is double-buffered
+    // (the next fill writes the half the running decode job does not read); a data byte may be
+    // written once the running decode job has read that address (ahead_q), so the next page's fetch
+    // overlaps the decode of this one. full_q: a filled page waits for its decode job.
+    logic              fl_mid_q;            // a fill is under way (its first byte taken)
+    logic              fl_sp_q;             // the fill is in the spare part
+    logic [DB_AW-1:0]  fl_da_q;             // next data address
+    logic [SPB_AW-1:0] fl_sa_q;             // next spare address
+    logic              fl_half_q;           // spare half of the next fill
+    logic              full_q;              // a filled page waits for the decoder
+    logic [WAY_W-1:0]  full_way_q;
+    logic              full_half_q;
+    logic              ahead_q;             // the decode job has read past fl_da_q (or none runs)
+    logic              fl_take;
+    logic              fill_rdy;
+    logic [DB_AW-1:0]  fi_da_q, fi_da_d;    // decode job: next data-buffer read address
+    logic              fi_past_q;           // decode job: every data-buffer byte read
+    assign fill_rdy = (fl_mid_q || !full_q) && (fl_sp_q || ahead_q);
+    assign fl_take  = ch_rd_valid && ch_rd_ready && !route_raw;
+
+    logic [BK_W-1:0]  db_wbank, db_rbank;
+    logic [7:0]       db_rd [BANKS];
+    logic [SPR_AW-1:0] sp_waddr, sp_raddr;
+    logic [7:0]        sp_rdata;
+    logic              sp_we;
+    assign db_wbank = (BANKS > 1) ? BK_W'(fl_da_q >> BANK_AW) : '0;
+    assign db_rbank = (BANKS > 1) ? BK_W'(fi_da_q >> BANK_AW) : '0;
+    for (genvar b = 0; b < BANKS; b++) begin : g_pbuf
+        ats_ram_sdp #(.WIDTH(8), .DEPTH(1 << BANK_AW)) u_data (
+            .clk, .wr_en(fl_take && !fl_sp_q && db_wbank == BK_W'(b)),
+            .wr_addr(fl_da_q[BANK_AW-1:0]), .wr_data(ch_rd_data),
+            .rd_addr(fi_da_q[BANK_AW-1:0]), .rd_data(db_rd[b])
+        );
+    end
+    assign sp_we    = fl_take && fl_sp_q;
+    assign sp_waddr = {fl_half_q, fl_sa_q};
+    ats_ram_sdp #(.WIDTH(8), .DEPTH(1 << SPR_AW)) u_spare (
+        .clk, .wr_en(sp_we), .wr_addr(sp_waddr), .wr_data(ch_rd_data),
+        .rd_addr(sp_raddr), .rd_data(sp_rdata)
+    );
+
+    always_ff @(posedge clk) begin
+        if (fl_take) begin
+            if (ch_rd_last) begin
+                fl_mid_q <= 1'b0;
+                fl_sp_q <= 1'b0;
+                fl_da_q <= '0;
+                fl_sa_q <= '0;
+                fl_half_q <= !fl_half_q;
+                full_q <= 1'b1;
+                full_way_q <= ch_rd_tag;
+                full_half_q <= fl_half_q;
+            end else begin
+                fl_mid_q <= 1'b1;
+                if (fl_sp_q) begin
+                    fl_sa_q <= fl_sa_q + 1'b1;
+                end else begin
+                    fl_da_q <= fl_da_q + 1'b1;
+                    if (32'(fl_da_q) == PAGE_BYTES - 1) fl_sp_q <= 1'b1;
+                end
+            end
+        end
+        if (dj_start) full_q <= 1'b0;
+        // registered, conservative: fi_da_q only grows inside a job, fl_da_q by at most 1 a cycle
+        ahead_q <= !dj_start && (!dj_v_q || fi_past_q || (32'(fl_da_q) + 2 < 32'(fi_da_q)));
+        if (rst) begin
+            fl_mid_q <= 1'b0; fl_sp_q <= 1'b0; fl_da_q <= '0; fl_sa_q <= '0; fl_half_q <= 1'b0;
+            full_q <= 1'b0; ahead_q <= 1'b0;
+        end
+    end
+
+    // decoder input FIFO, fed through a 3-stage pipeline (block RAM read latency 2, then the source
+    // mux into a register; the zero count of the byte is taken from that register into the FIFO).
+    // occ_q counts the bytes in the pipeline and the FIFO: the feed pushes while occ_q < FIFO_D.
     typedef enum logic [2:0] {FI_IDLE, FI_DATA, FI_PAR, FI_PAD, FI_MCW, FI_DONE} fi_e;
+    localparam logic [1:0] PS_ZERO = 2'd0, PS_DATA = 2'd1, PS_SPARE = 2'd2;
     fi_e               fi_st_q, fi_st_d;
     logic [SEC_W-1:0]  fi_sec_q, fi_sec_d;
     logic [9:0]        fi_pos_q, fi_pos_d;
     logic [SPB_AW-1:0] fi_ra_q, fi_ra_d;     // next spare-buffer read address (a register: BRAM)
-    logic              pp1_v_q, pp2_v_q, pp1_ram_q, pp2_ram_q, pp1_cnt_q, pp2_cnt_q;
-    logic [7:0]        pp1_d_q, pp2_d_q;
-    logic              pp_push, pp_ram, pp_cnt;
-    logic [7:0]        pp_d;
+    logic              pp1_v_q, pp2_v_q, pp3_v_q, pp3_cnt_q;
+    logic [1:0]        pp1_src_q, pp2_src_q;
+    logic [BK_W-1:0]   pp1_bk_q, pp2_bk_q;
+    logic [7:0]        pp3_b_q;
+    logic              pp_push;
+    logic [1:0]        pp_src;
     logic [11:0]       fifo_q [FIFO_D];     // {zero bits to count (0 for the implicit zeros), byte}
-    logic [$clog2(FIFO_D+1)-1:0] fifo_n_q;
+    logic [$clog2(FIFO_D+1)-1:0] fifo_n_q, occ_q;
+    logic [$clog2(FIFO_D)-1:0]   fifo_wp_q, fifo_rp_q;
     logic              fifo_push, fifo_pop;
-    logic [11:0]       fifo_in;
+    logic [11:0]       fifo_in, fifo_out;
     logic [7:0]        fifo_in_b;
     logic              credit;
-    assign credit = (32'(fifo_n_q) + 32'(pp1_v_q) + 32'(pp2_v_q)) < FIFO_D;
+    assign credit = (32'(occ_q) < FIFO_D);
+    assign dj_start = full_q && !dj_v_q && (fi_st_q == FI_IDLE);
 
-    logic dj_start;
     always_comb begin
         fi_st_d = fi_st_q; fi_sec_d = fi_sec_q; fi_pos_d = fi_pos_q; fi_ra_d = fi_ra_q;
-        pp_push = 1'b0; pp_ram = 1'b0; pp_cnt = 1'b1; pp_d = ch_rd_data;
-        sp_raddr = {dj_way_q, fi_ra_q};
-        dj_start = 1'b0;
-        ch_rd_ready = 1'b0;
-        if (route_spare) ch_rd_ready = 1'b1;
-        else if (route_raw) ch_rd_ready = !dj_v_q && (!rp_word || !ro_v_q);
-        else begin
-            // data fetch: starts the decode job when no other job is active
-            if (!dj_v_q && fi_st_q == FI_IDLE && ch_rd_valid) dj_start = 1'b1;
-            ch_rd_ready = dj_v_q && dj_way_q == ch_rd_tag && fi_st_q == FI_DATA && credit;
-        end
+        fi_da_d = fi_da_q;
+        pp_push = 1'b0; pp_src = PS_ZERO;
+        sp_raddr = {dj_half_q, fi_ra_q};
+        // chan read bytes: raw ones to the packer (not during a decode job: they share m_rdata),
+        // READ fetch ones into the page buffer
+        if (route_raw) ch_rd_ready = !dj_v_q && (!rp_word || !ro_v_q);
+        else           ch_rd_ready = fill_rdy;
         unique case (fi_st_q)
             FI_IDLE: if (dj_start) begin
-                fi_st_d = FI_DATA; fi_sec_d = '0; fi_pos_d = '0;
+                fi_st_d = FI_DATA; fi_sec_d = '0; fi_pos_d = '0; fi_da_d = '0;
                 fi_ra_d = SPB_AW'(SP_DPAR);          // sector parity is contiguous in the spare
             end
-            FI_DATA: if (ch_rd_valid && ch_rd_ready) begin
-                pp_push = 1'b1;
+            FI_DATA: if (credit) begin
+                pp_push = 1'b1; pp_src = PS_DATA;
+                fi_da_d = fi_da_q + 1'b1;
                 fi_pos_d = fi_pos_q + 1'b1;
                 if (fi_pos_q == 10'(K - 1)) begin
                     fi_st_d = FI_PAR;
                     fi_pos_d = '0;
                 end
             end
-            FI_PAR: begin
-                if (credit) begin
-                    pp_push = 1'b1; pp_ram = 1'b1;
-                    fi_pos_d = fi_pos_q + 1'b1;
-                    fi_ra_d = fi_ra_q + 1'b1;
-                    if (fi_pos_q == 10'(PAR - 1)) begin
-                        fi_pos_d = '0;
-                        fi_sec_d = fi_sec_q + 1'b1;
-                        fi_st_d = (32'(fi_sec_q) == SECT - 1) ? FI_PAD : FI_DATA;
-                    end
+            FI_PAR: if (credit) begin
+                pp_push = 1'b1; pp_src = PS_SPARE;
+                fi_pos_d = fi_pos_q + 1'b1;
+                fi_ra_d = fi_ra_q + 1'b1;
+                if (fi_pos_q == 10'(PAR - 1)) begin
+                    fi_pos_d = '0;
+                    fi_sec_d = fi_sec_q + 1'b1;
+                    fi_st_d = (32'(fi_sec_q) == SECT - 1) ? FI_PAD : FI_DATA;
                 end
             end
             FI_PAD: if (credit) begin
-                pp_push = 1'b1; pp_d = 8'h00; pp_cnt = 1'b0;
+                pp_push = 1'b1; pp_src = PS_ZERO;
                 fi_pos_d = fi_pos_q + 1'b1;
                 if (fi_pos_q == 10'(MCW_PAD - 1)) begin
                     fi_st_d = FI_MCW;
@@ -734,71 +816,85 @@ module ats_nand_page #(
                     fi_ra_d = SPB_AW'(1);            // metadata codeword: spare bytes 1..36
                 end
             end
-            FI_MCW: begin
-                if (credit) begin
-                    pp_push = 1'b1; pp_ram = 1'b1;
-                    fi_pos_d = fi_pos_q + 1'b1;
-                    fi_ra_d = fi_ra_q + 1'b1;
-                    if (fi_pos_q == 10'(MCW_D + PAR - 1)) fi_st_d = FI_DONE;
-                end
+            FI_MCW: if (credit) begin
+                pp_push = 1'b1; pp_src = PS_SPARE;
+                fi_pos_d = fi_pos_q + 1'b1;
+                fi_ra_d = fi_ra_q + 1'b1;
+                if (fi_pos_q == 10'(MCW_D + PAR - 1)) fi_st_d = FI_DONE;
             end
-            FI_DONE: ;
+            FI_DONE: if (!dj_v_q) fi_st_d = FI_IDLE;   // the job has completed
             default: fi_st_d = FI_IDLE;
         endcase
     end
 
-    assign fifo_push = pp2_v_q;
-    assign fifo_in_b = pp2_ram_q ? sp_rdata : pp2_d_q;
-    assign fifo_in   = {pp2_cnt_q ? zeros8(fifo_in_b) : 4'd0, fifo_in_b};
+    assign fifo_in_b = (pp2_src_q == PS_DATA) ? db_rd[pp2_bk_q] :
+                       (pp2_src_q == PS_SPARE) ? sp_rdata : 8'h00;
+    assign fifo_push = pp3_v_q;
+    assign fifo_in   = {pp3_cnt_q ? zeros8(pp3_b_q) : 4'd0, pp3_b_q};
+    assign fifo_out  = fifo_q[fifo_rp_q];
     assign fifo_pop  = dec_in_valid && dec_in_ready;
     assign dec_in_valid = (fifo_n_q != '0);
-    assign dec_in_data  = fifo_q[0][7:0];
+    assign dec_in_data  = fifo_out[7:0];
 
-    // decoder input position: codeword boundaries, zero count (erased detection)
-    logic [SEC_W-1:0]  di_sec_q;
+    // decoder input position: codeword boundaries; zero count (erased detection) one cycle behind
+    // the decoder input (the popped byte's count is registered first; the decoder's first
+    // corrected byte of a codeword comes >= 4T cycles after its last input byte)
+    logic [SEC_W-1:0]  di_sec_q, er_sec_q;
     logic [9:0]        di_pos_q;
     logic [ZC_W-1:0]   di_zc_q;
+    logic              zp_v_q, zp_last_q;     // popped byte: valid, last of its codeword
+    logic [3:0]        zp_cnt_q;              // popped byte: zero bits to count
     logic [(1 << SEC_W)-1:0] er_vec_q;       // codeword c (0..SECT) looked erased (few 0 bits)
     assign dec_in_last = (di_pos_q == 10'(CW - 1));
     logic [ZC_W-1:0]   di_zc_next;
     always_comb begin
         logic [ZC_W+3:0] s;
-        s = (ZC_W + 4)'(di_zc_q) + (ZC_W + 4)'(fifo_q[0][11:8]);
+        s = (ZC_W + 4)'(di_zc_q) + (ZC_W + 4)'(zp_cnt_q);
         di_zc_next = (32'(s) > ERASED_THR) ? ZC_W'(ERASED_THR + 1) : ZC_W'(s);
     end
 
     always_ff @(posedge clk) begin
-        pp1_v_q <= pp_push; pp1_ram_q <= pp_ram; pp1_cnt_q <= pp_cnt; pp1_d_q <= pp_d;
-        pp2_v_q <= pp1_v_q; pp2_ram_q <= pp1_ram_q; pp2_cnt_q <= pp1_cnt_q; pp2_d_q <= pp1_d_q;
-        fi_st_q <= dj_done ? FI_IDLE : fi_st_d; fi_sec_q <= fi_sec_d; fi_pos_q <= fi_pos_d;
-        fi_ra_q <= fi_ra_d;
-        // FIFO: shift out at the head, write at the tail
-        if (fifo_pop) begin
-            for (int i = 0; i < FIFO_D - 1; i++) fifo_q[i] <= fifo_q[i + 1];
-        end
-        if (fifo_push) fifo_q[32'(fifo_n_q) - (fifo_pop ? 1 : 0)] <= fifo_in;
+        pp1_v_q <= pp_push; pp1_src_q <= pp_src; pp1_bk_q <= db_rbank;
+        pp2_v_q <= pp1_v_q; pp2_src_q <= pp1_src_q; pp2_bk_q <= pp1_bk_q;
+        pp3_v_q <= pp2_v_q; pp3_cnt_q <= (pp2_src_q != PS_ZERO); pp3_b_q <= fifo_in_b;
+        fi_st_q <= fi_st_d; fi_sec_q <= fi_sec_d; fi_pos_q <= fi_pos_d;
+        fi_ra_q <= fi_ra_d; fi_da_q <= fi_da_d;
+        // from the current state: one cycle late, which only delays the next fill (safe)
+        fi_past_q <= (fi_st_q == FI_PAD || fi_st_q == FI_MCW || fi_st_q == FI_DONE);
+        // FIFO: write / read pointers (a write enable depends on the pipeline only)
+        if (fifo_push) fifo_q[fifo_wp_q] <= fifo_in;
+        if (fifo_push) fifo_wp_q <= fifo_wp_q + 1'b1;
+        if (fifo_pop) fifo_rp_q <= fifo_rp_q + 1'b1;
         fifo_n_q <= fifo_n_q + $bits(fifo_n_q)'(fifo_push) - $bits(fifo_n_q)'(fifo_pop);
+        occ_q <= occ_q + $bits(occ_q)'(pp_push) - $bits(occ_q)'(fifo_pop);
         if (fifo_pop) begin
             di_pos_q <= dec_in_last ? '0 : di_pos_q + 1'b1;
-            di_zc_q <= dec_in_last ? '0 : di_zc_next;
-            if (dec_in_last) begin
-                di_sec_q <= di_sec_q + 1'b1;
-                er_vec_q[di_sec_q] <= (32'(di_zc_next) <= ERASED_THR);
+            if (dec_in_last) di_sec_q <= di_sec_q + 1'b1;
+        end
+        zp_v_q <= fifo_pop;
+        zp_last_q <= dec_in_last;
+        zp_cnt_q <= fifo_out[11:8];
+        if (zp_v_q) begin
+            di_zc_q <= zp_last_q ? '0 : di_zc_next;
+            if (zp_last_q) begin
+                er_sec_q <= er_sec_q + 1'b1;
+                er_vec_q[er_sec_q] <= (32'(di_zc_next) <= ERASED_THR);
             end
         end
         if (dj_start) begin
-            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; er_vec_q <= '0;
+            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; er_vec_q <= '0; er_sec_q <= '0;
         end
         if (rst) begin
-            pp1_v_q <= 1'b0; pp2_v_q <= 1'b0; fi_st_q <= FI_IDLE; fifo_n_q <= '0;
-            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0;
+            pp1_v_q <= 1'b0; pp2_v_q <= 1'b0; pp3_v_q <= 1'b0; fi_st_q <= FI_IDLE; fifo_n_q <= '0;
+            occ_q <= '0; fifo_wp_q <= '0; fifo_rp_q <= '0; fi_past_q <= 1'b0;
+            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; zp_v_q <= 1'b0; er_sec_q <= '0;
         end
     end
 
     // =================================================================================================
     // Read path, part 2: decoder output -> words, metadata, CRC check, verdict, completion
     // =================================================================================================
-    typedef enum logic [1:0] {DO_RUN, DO_META, DO_CPL} do_e;
+    typedef enum logic [1:0] {DO_RUN, DO_VER, DO_META, DO_CPL} do_e;
     do_e               do_st_q, do_st_d;
     logic [SEC_W-1:0]  do_sec_q, do_sec_d;
     logic [9:0]        do_pos_q, do_pos_d;
@@ -812,7 +908,6 @@ module ats_nand_page #(
     logic [1:0]        pk_n_q, pk_n_d;
     logic [2:0]        mw_q, mw_d;           // metadata word index
     logic [2:0]        vst_q, vst_d;         // verdict
-    logic              dj_done;              // decode job completes (cpl issued)
 
     // completion register
     logic              cpl_v_q, cpl_v_d, cpl_v_d1;
@@ -855,27 +950,36 @@ module ats_nand_page #(
     end
     assign do_byte = db_byte;
 
-    logic [31:0] meta_word;
-    always_comb begin
-        unique case (mw_q)
-            3'd0:    meta_word = rmeta_q[31:0];
-            3'd1:    meta_word = rmeta_q[79:48];
-            3'd2:    meta_word = rmeta_q[111:80];
-            3'd3:    meta_word = rmeta_q[143:112];
-            default: meta_word = {8'h00, rmeta_q[151:144], rmeta_q[47:40], rmeta_q[39:32]};
-        endcase
-    end
+    // the 5 metadata words, loaded at the verdict and shifted out (no word mux before m_rdata)
+    logic [159:0] mwords_q, mwords_d;
+    logic [159:0] meta_words;
+    assign meta_words = {8'h00, rmeta_q[151:144], rmeta_q[47:40], rmeta_q[39:32],   // w4
+                         rmeta_q[143:112], rmeta_q[111:80], rmeta_q[79:48],          // w3 w2 w1
+                         rmeta_q[31:0]};                                             // w0
 
-    logic chan_cpl_out;        // a chan completion goes to the completion register this cycle
+    logic chan_cpl_out;        // the chan stage goes to the completion register this cycle
+    logic              chs_v_q, chs_raw_q;   // chan completion stage
+    logic [WAY_W-1:0]  chs_way_q;
+    logic [TAG_W-1:0]  chs_tag_q;
+    logic [SLOT_W-1:0] chs_slot_q;
+    logic [2:0]        chs_st_q;
+    logic              crc_eq_q;             // stored CRC = computed CRC (registered)
+    logic [7:0]        djc_corr_q;           // decode-job completion fields
+    logic              djc_bbm_q;
+    // Completion-register selects from registers (one cycle late, safe): the decode job's
+    // completion is ready (its last word has left m_rdata), no raw word is on its way (a raw
+    // read's last byte is in the read FIFO or in m_rdata from the cycle it is taken until it leaves)
+    logic              dj_cv_q, raw_idle_q;
+    logic              dj_cv;
+    assign dj_cv = dj_cv_q;
     logic cpl_raw_rd;          // it ends a raw read: its last word must have left first
     assign cpl_raw_rd = (op_q[ch_cpl_tag] == OP_RRAW || op_q[ch_cpl_tag] == OP_RDID ||
                          op_q[ch_cpl_tag] == OP_PARAM);
     always_comb begin
         do_st_d = do_st_q; do_sec_d = do_sec_q; do_pos_d = do_pos_q; st_n_d = st_n_q;
         corr_d = corr_q; unc_d = unc_q; rcrc_d = rcrc_q; rmeta_d = rmeta_q; scrc_d = scrc_q;
-        pk_d = pk_q; pk_n_d = pk_n_q; mw_d = mw_q; vst_d = vst_q;
-        ro_v_d = ro_v_q && !m_rdata_ready; ro_data_d = ro_data_q; ro_tag_d = ro_tag_q;
-        ro_slot_d = ro_slot_q; ro_last_d = ro_last_q;
+        pk_d = pk_q; pk_n_d = pk_n_q; mw_d = mw_q; vst_d = vst_q; mwords_d = mwords_q;
+        ro_v_d = ro_v_q && !m_rdata_ready;
         cpl_v_d1 = cpl_v_q && !m_cpl_ready; cpl_tag_d1 = cpl_tag_q; cpl_slot_d1 = cpl_slot_q;
         cpl_st_d1 = cpl_st_q; cpl_corr_d1 = cpl_corr_q; cpl_bbm_d1 = cpl_bbm_q;
         dec_out_ready = 1'b0;
@@ -883,17 +987,12 @@ module ats_nand_page #(
         dec_st_ready = 1'b0;
         dj_done = 1'b0;
         chan_cpl_out = 1'b0;
-        ch_cpl_ready = 1'b0;
         cpl_bad_ok = 1'b0;
 
         // ---- raw packer -----------------------------------------------------------------------
         if (ch_rd_valid && ch_rd_ready && route_raw) begin
             if (rp_word) begin
                 ro_v_d = 1'b1;
-                ro_data_d = {ch_rd_data, rp_w_q} >> (8 * (3 - 32'(rp_n_q)));
-                ro_tag_d = tag_q[ch_rd_tag];
-                ro_slot_d = slot_q[ch_rd_tag];
-                ro_last_d = ch_rd_last;
             end
         end
 
@@ -930,10 +1029,6 @@ module ats_nand_page #(
                             pk_n_d = pk_n_q + 1'b1;
                             if (pk_n_q == 2'd3) begin
                                 ro_v_d = 1'b1;
-                                ro_data_d = {do_byte, pk_q};
-                                ro_tag_d = tag_q[dj_way_q];
-                                ro_slot_d = slot_q[dj_way_q];
-                                ro_last_d = 1'b0;
                             end
                         end else if (db_kind == DB_META) begin
                             rcrc_d = crc_byte(rcrc_q, do_byte);
@@ -942,33 +1037,27 @@ module ats_nand_page #(
                             scrc_d = {do_byte, scrc_q[31:8]};
                         end
                     end
-                    // all codewords out and all verdicts in: the page verdict
+                    // all codewords out and all verdicts in: the page verdict (next cycle: the CRC
+                    // compare is registered)
                     if (32'(do_sec_q) == SECT + 1 && 32'(st_n_q) == SECT + 1 && db_n_q == 2'd0) begin
-                        do_st_d = DO_META;
-                        mw_d = '0;
-                        if (&er_vec_q[SECT:0]) vst_d = ST_ERASED;
-                        else if ((|er_vec_q[SECT:0]) || unc_q || (~rcrc_q != scrc_q)) vst_d = ST_UNCORR;
-                        else vst_d = ST_OK;
+                        do_st_d = DO_VER;
                     end
+                end
+                DO_VER: begin
+                    do_st_d = DO_META;
+                    mw_d = '0;
+                    mwords_d = meta_words;
+                    if (&er_vec_q[SECT:0]) vst_d = ST_ERASED;
+                    else if ((|er_vec_q[SECT:0]) || unc_q || !crc_eq_q) vst_d = ST_UNCORR;
+                    else vst_d = ST_OK;
                 end
                 DO_META: if (!ro_v_q) begin
                     ro_v_d = 1'b1;
-                    ro_data_d = meta_word;
-                    ro_tag_d = tag_q[dj_way_q];
-                    ro_slot_d = slot_q[dj_way_q];
-                    ro_last_d = (mw_q == 3'd4);
+                    mwords_d = mwords_q >> 32;
                     mw_d = mw_q + 1'b1;
                     if (mw_q == 3'd4) do_st_d = DO_CPL;
                 end
-                DO_CPL: if (cpl_free && !ro_v_q) begin
-                    cpl_v_d1 = 1'b1;
-                    cpl_tag_d1 = tag_q[dj_way_q];
-                    cpl_slot_d1 = slot_q[dj_way_q];
-                    cpl_st_d1 = vst_q;
-                    cpl_corr_d1 = (vst_q == ST_ERASED) ? 8'd0 : corr_q;
-                    cpl_bbm_d1 = bbm_q[dj_way_q];
-                    dj_done = 1'b1;
-                end
+                DO_CPL: ;    // the completion register takes it (below)
                 default: do_st_d = DO_RUN;
             endcase
         end
@@ -977,27 +1066,30 @@ module ats_nand_page #(
             rcrc_d = 32'hFFFF_FFFF; pk_n_d = '0;
         end
 
-        // ---- chan completions -------------------------------------------------------------------
-        // READ spare fetch: no completion (the data fetch follows); READ data fetch: the decode
-        // job completes; raw reads: after their last word has left; others: status to the user.
-        if (ch_cpl_valid && !dj_done) begin
-            if (op_q[ch_cpl_tag] == OP_READ) begin
-                ch_cpl_ready = 1'b1;
-            end else if (cpl_free && (!cpl_raw_rd || (!ro_v_q && rq_n_q == 2'd0))) begin
-                begin
-                    ch_cpl_ready = 1'b1;
-                    chan_cpl_out = 1'b1;
-                    cpl_v_d1 = 1'b1;
-                    cpl_tag_d1 = tag_q[ch_cpl_tag];
-                    cpl_slot_d1 = slot_q[ch_cpl_tag];
-                    cpl_st_d1 = (op_q[ch_cpl_tag] == OP_PROG && poison_q[ch_cpl_tag]) ? ST_BAD : ch_cpl_status;
-                    cpl_corr_d1 = '0;
-                    cpl_bbm_d1 = 1'b0;
-                end
+        // ---- completion register: decode job first, then the chan stage, then a BAD_REQ ------------
+        // every source is a register (staged one cycle earlier): the selection is a few LUT levels
+        if (cpl_free) begin
+            if (dj_cv) begin
+                dj_done = 1'b1;
+                cpl_v_d1 = 1'b1;
+                cpl_tag_d1 = djt_tag_q;
+                cpl_slot_d1 = djt_slot_q;
+                cpl_st_d1 = vst_q;
+                cpl_corr_d1 = djc_corr_q;
+                cpl_bbm_d1 = djc_bbm_q;
+            end else if (chs_v_q && (!chs_raw_q || raw_idle_q)) begin
+                // a raw read's completion only after its last word has left
+                chan_cpl_out = 1'b1;
+                cpl_v_d1 = 1'b1;
+                cpl_tag_d1 = chs_tag_q;
+                cpl_slot_d1 = chs_slot_q;
+                cpl_st_d1 = chs_st_q;
+                cpl_corr_d1 = '0;
+                cpl_bbm_d1 = 1'b0;
+            end else begin
+                cpl_bad_ok = 1'b1;
             end
         end
-        // ---- BAD_REQ, lowest priority (applied below) ------------------------------------------
-        if (!dj_done && !chan_cpl_out && cpl_free) cpl_bad_ok = 1'b1;
     end
     always_comb begin
         cpl_v_d = cpl_v_d1; cpl_tag_d = cpl_tag_d1; cpl_slot_d = cpl_slot_d1; cpl_st_d = cpl_st_d1;
@@ -1012,6 +1104,33 @@ module ats_nand_page #(
         end
     end
 
+    // chan completions: a one-entry stage. READ: dropped (the decode job completes the request);
+    // others with their request's tag, slot and status (a poisoned PROGRAM: BAD_REQ)
+    assign ch_cpl_ready = !chs_v_q;
+    always_ff @(posedge clk) begin
+        if (ch_cpl_valid && ch_cpl_ready && op_q[ch_cpl_tag] != OP_READ) begin
+            chs_v_q <= 1'b1;
+            chs_way_q <= ch_cpl_tag;
+            chs_tag_q <= tag_q[ch_cpl_tag];
+            chs_slot_q <= slot_q[ch_cpl_tag];
+            chs_st_q <= (op_q[ch_cpl_tag] == OP_PROG && poison_q[ch_cpl_tag]) ? ST_BAD : ch_cpl_status;
+            chs_raw_q <= cpl_raw_rd;
+        end else if (chan_cpl_out) begin
+            chs_v_q <= 1'b0;
+        end
+        dj_cv_q <= dj_v_q && (do_st_q == DO_CPL) && !ro_v_q && !dj_done;
+        raw_idle_q <= !ro_v_q && (rq_n_q == 2'd0);
+        // decode job: completion fields, ready with the verdict
+        crc_eq_q <= (~rcrc_q == scrc_q);
+        if (do_st_q == DO_VER) begin
+            djc_corr_q <= (vst_d == ST_ERASED) ? 8'd0 : corr_q;
+            djc_bbm_q <= bbm_q[dj_way_q];
+        end
+        if (rst) begin
+            chs_v_q <= 1'b0; dj_cv_q <= 1'b0; raw_idle_q <= 1'b0;
+        end
+    end
+
     assign m_cpl_valid     = cpl_v_q;
     assign m_cpl_tag       = cpl_tag_q;
     assign m_cpl_slot      = cpl_slot_q;
@@ -1022,20 +1141,32 @@ module ats_nand_page #(
     always_ff @(posedge clk) begin
         do_st_q <= do_st_d; do_sec_q <= do_sec_d; do_pos_q <= do_pos_d; st_n_q <= st_n_d;
         corr_q <= corr_d; unc_q <= unc_d; rcrc_q <= rcrc_d; rmeta_q <= rmeta_d; scrc_q <= scrc_d;
-        pk_q <= pk_d; pk_n_q <= pk_n_d; mw_q <= mw_d; vst_q <= vst_d;
-        ro_v_q <= ro_v_d; ro_data_q <= ro_data_d; ro_tag_q <= ro_tag_d; ro_slot_q <= ro_slot_d;
-        ro_last_q <= ro_last_d;
+        pk_q <= pk_d; pk_n_q <= pk_n_d; mw_q <= mw_d; vst_q <= vst_d; mwords_q <= mwords_d;
+        ro_v_q <= ro_v_d;
+        if (!ro_v_q) begin
+            // raw lengths are multiples of 4 bytes: a raw word is always 4 bytes of one read
+            ro_data_q <= !dj_v_q ? {ch_rd_data, rp_w_q} :
+                         (do_st_q == DO_META) ? mwords_q[31:0] : {do_byte, pk_q};
+            ro_tag_q  <= dj_v_q ? djt_tag_q : rw_tag_q;
+            ro_slot_q <= dj_v_q ? djt_slot_q : rw_slot_q;
+            ro_last_q <= dj_v_q ? (do_st_q == DO_META && mw_q == 3'd4) : ch_rd_last;
+        end
         cpl_v_q <= cpl_v_d; cpl_tag_q <= cpl_tag_d; cpl_slot_q <= cpl_slot_d; cpl_st_q <= cpl_st_d;
         cpl_corr_q <= cpl_corr_d; cpl_bbm_q <= cpl_bbm_d;
         // raw packer
         if (ch_rd_valid && ch_rd_ready && route_raw) begin
             rp_w_q <= {ch_rd_data, rp_w_q[23:8]};
             rp_n_q <= rp_word ? 2'd0 : rp_n_q + 1'b1;
+            rw_tag_q <= tag_q[ch_rd_tag];         // used by the word's last byte (same fetch)
+            rw_slot_q <= slot_q[ch_rd_tag];
         end
         // decode job
         if (dj_start) begin
             dj_v_q <= 1'b1;
-            dj_way_q <= ch_rd_tag;
+            dj_way_q <= full_way_q;
+            dj_half_q <= full_half_q;
+            djt_tag_q <= tag_q[full_way_q];
+            djt_slot_q <= slot_q[full_way_q];
         end else if (dj_done) begin
             dj_v_q <= 1'b0;
         end
@@ -1054,34 +1185,23 @@ module ats_nand_page #(
                 op_q[w] <= s_cmd_op;
                 tag_q[w] <= s_cmd_tag;
                 slot_q[w] <= s_cmd_slot;
-                row_q[w] <= cmd_row;
-                rdph_q[w] <= 1'b0;
                 poison_q[w] <= 1'b0;
             end
-            if (p2_take && p2_way == WAY_W'(w)) begin
-                p2_q[w] <= 1'b0;
-                rdph_q[w] <= 1'b1;
-            end
-            // spare fetch complete: issue the data fetch
-            if (ch_cpl_valid && ch_cpl_ready && ch_cpl_tag == WAY_W'(w) && op_q[w] == OP_READ &&
-                !rdph_q[w]) begin
-                p2_q[w] <= 1'b1;
-            end
-            // bad-block mark: spare byte 0 of the spare fetch
-            if (sp_we && ch_rd_tag == WAY_W'(w) && sp_wa_q == '0) begin
+            // bad-block mark: spare byte 0 of the READ fetch
+            if (sp_we && ch_rd_tag == WAY_W'(w) && fl_sa_q == '0) begin
                 bbm_q[w] <= (32'(zeros8(ch_rd_data)) >= BAD_MARK_THR);
             end
-            if (wr_poison_d && wr_way_q == WAY_W'(w) && wi_st_q != WI_IDLE && wi_st_q != WI_DRAIN &&
-                wi_st_q != WI_RAW) begin
+            // from registers (one cycle after the framing error; the completion is much later)
+            if (wr_poison_q && wr_way_q == WAY_W'(w) &&
+                (wi_st_q == WI_DATA || wi_st_q == WI_META || wi_st_q == WI_MCW)) begin
                 poison_q[w] <= 1'b1;
             end
             // completion: the way is free
-            if ((chan_cpl_out && ch_cpl_tag == WAY_W'(w)) || (dj_done && dj_way_q == WAY_W'(w))) begin
+            if ((chan_cpl_out && chs_way_q == WAY_W'(w)) || (dj_done && dj_way_q == WAY_W'(w))) begin
                 busy_q[w] <= 1'b0;
             end
             if (rst) begin
                 busy_q[w] <= 1'b0;
-                p2_q[w] <= 1'b0;
             end
         end
     end

@@ -7,9 +7,12 @@
 // oldest. A die is busy from dispatch until its completion is taken. Completions are forwarded
 // on m_ncpl by tag, out of order. Bad requests (tag outstanding, channel or way out of range,
 // unknown op) complete with BAD_REQ. Full contract and timing: rtl/nand/README_sched.md.
-// Structure (pipelined for Fmax, figures in the README): per die a normal and a HEAD list linked
-// through the entry table, the list heads in registers with their class bits and arrival stamp;
-// per die a registered candidate and pairwise "goes first" bits; per channel pick -> payload read.
+// Structure (time-multiplexed for Fmax, figures in the README): per die a normal and a HEAD list
+// linked through the entry table (list state in registers, payload / successor / class+stamp in
+// LUT RAM); ONE pick pipeline shared by all channels, which serves channel (slot) s = 0, 1, ..
+// PERIOD-1 round robin: snapshot of the channel's die fronts -> class/stamp read -> pairwise order
+// -> pick -> payload read -> command register, die busy, list pop, entry freed. Free entries are
+// kept in a LUT-RAM FIFO, outstanding tags in a 256-bit map.
 // Arrival order is a free-running STAMP_W-bit insert counter stamped into each entry, compared
 // modulo 2^STAMP_W (exact while compared requests arrived < 2^(STAMP_W-1) requests apart).
 `resetall
@@ -64,6 +67,7 @@ module ats_nand_sched #(
 );
     localparam int TAG_W     = 8;
     localparam int WAY_W     = 2;
+    localparam int CH_W      = 3;
     localparam int NUM_DIES  = NUM_CHAN * NUM_WAYS;
     localparam int NUM_LISTS = 2 * NUM_DIES;           // per die: list 2d normal, 2d+1 HEAD
     localparam int IDX_W     = $clog2(DEPTH);          // entry index
@@ -72,7 +76,12 @@ module ats_nand_sched #(
     // payload kept per entry and handed to the channel: {tag, op, way, block, page, slot}
     localparam int PAY_W     = TAG_W + 2 + WAY_W + 12 + 8 + SLOT_W;
     localparam int POS_WAY   = SLOT_W + 8 + 12;        // payload bit positions
+    localparam int POS_OP    = POS_WAY + WAY_W;
     localparam int POS_TAG   = PAY_W - TAG_W;
+    localparam int ATTR_W    = 2 + STAMP_W;            // per entry: {read, prio_read, stamp}
+    // pick pipeline: slot s (0..PERIOD-1) serves channel s; a channel's pick, payload read, list
+    // pop and die update (5 edges after its snapshot) are done before its next snapshot
+    localparam int PERIOD    = (NUM_CHAN > 6) ? NUM_CHAN : 6;
     localparam logic [2:0] ST_BAD_REQ = 3'd4;
 
     if (DEPTH < 2 || DEPTH > 64) begin : g_check_depth
@@ -91,126 +100,174 @@ module ats_nand_sched #(
         $fatal(1, "ats_nand_sched: SLOT_W must be at least 1 (%m)");
     end
 
-    // ---------------------------------------------------------------- state
-    // entries: queued requests, and a picked one until the edge its payload is read
-    logic [DEPTH-1:0]     valid_q;
-    logic [PAY_W-1:0]     pay_mem  [DEPTH];    // LUT RAM, one read port per channel
-    // LUT RAM: successor in the entry's list, with the successor's read, prio_read bits and stamp
-    (* ram_style = "distributed" *)
-    logic [IDX_W+2+STAMP_W-1:0] next_mem [DEPTH];
+    // ================================================================ accept (edge e) -> r1
+    // r1: the accepted request, loaded every cycle (valid only after an acceptance); range and
+    // op checks and the list number are computed from the port here.
+    logic                 r1_v_q, r1_rbad_q, r1_prio_q;
+    logic [LIST_W-1:0]    r1_list_q;
+    logic [PAY_W-1:0]     r1_pay_q;
+    logic                 acc;
+    logic [CNT_W-1:0]     nfree_q;             // entries not claimed (see README "Acceptance")
+    logic                 nf_ge1_q;            // nfree_q >= 1
+    logic                 eq_ne_q;             // BAD_REQ queue not empty
+    assign s_nreq_ready = !eq_ne_q && nf_ge1_q;
+    assign acc          = s_nreq_valid && s_nreq_ready;
+
+    // ================================================================ row (edge e+1) -> rb
+    // rb: the request with the 16-bit row of the outstanding-tag map that holds its tag bit
+    // (row = tag[7:4]); the map is updated at the same edge (set for r1's tag unless r1 failed the
+    // range/op check, clear for a completion that left m_ncpl at the previous edge)
+    logic [255:0]         outst_q;             // outstanding tags
+    // set (r1's tag, unless r1 failed the range/op check) and clear (a real completion left
+    // m_ncpl at the previous edge) of the map, as registered one-hot nibbles: bit t is set by
+    // set_hi[t / 16] && set_lo[t % 16] (the valid condition is folded into the high nibble)
+    logic [15:0]          set_hi_q, set_lo_q, clr_hi_q, clr_lo_q;
+    logic                 rb_v_q, rb_rbad_q, rb_prio_q;
+    logic [LIST_W-1:0]    rb_list_q;
+    logic [PAY_W-1:0]     rb_pay_q;
+    logic [15:0]          rb_row_q;
+
+    // ================================================================ check (edge e+2) -> r2
+    // rb is bad if its range/op check failed or its tag bit is set in the row. r2 holds a good
+    // request that is inserted at the next edge, with its list's link address.
+    logic                 r2_v_q, r2_bad_q, r2_prio_q, r2_read_q;
+    logic [LIST_W-1:0]    r2_list_q;
+    logic [NUM_LISTS-1:0] r2_lsel_q;           // r2_list_q one-hot
+    logic [PAY_W-1:0]     r2_pay_q;
+    logic                 r2_link_q;           // link r2 behind r2_tail_q when it is inserted
+    logic [IDX_W-1:0]     r2_tail_q;
+    logic                 dup, bad;
+    assign dup = rb_row_q[rb_pay_q[POS_TAG +: 4]];
+    assign bad = rb_rbad_q || dup;
+
+    // ================================================================ tables and lists
+    logic [PAY_W-1:0]     pay_mem  [DEPTH];    // LUT RAM: payload, read by the pick pipeline
+    logic [IDX_W-1:0]     next_mem [DEPTH];    // LUT RAM: successor in the entry's list
     logic [STAMP_W-1:0]   stamp_q;             // arrival stamp of the next insert
-    logic [CNT_W-1:0]     nfree_q;             // entries neither valid nor reserved by rq
-    logic                 nf_ge1_q, nf_ge2_q;  // nfree_q >= 1, >= 2 (registered with it)
-    // accepted good request, inserted into the table at the next edge
-    logic                 rq_v_q, rq_prio_q;
-    logic                 rq_bad_q;            // rq holds a bad request (becomes a BAD_REQ)
-    logic [LIST_W-1:0]    rq_list_q;
-    logic                 rq_link_q;           // rq's list is not empty when rq is inserted
-    logic [IDX_W-1:0]     rq_tail_q;           // and this is its tail then (link address)
-    // entry the next insert takes (lowest free, computed one edge ahead)
-    logic [DEPTH-1:0]     free_oh_q;
-    logic [IDX_W-1:0]     free_idx_q;
-    logic [3:0]           n_sel_q;             // entries freed at the previous edge
-    logic [PAY_W-1:0]     rq_pay_q;
-    // lists: per die a normal list and a HEAD list, linked through next_mem, arrival order
+    logic                 ins;                 // r2 is inserted at this edge
+    logic                 free_v_q;            // free_idx_q holds a free entry
+    logic [IDX_W-1:0]     free_idx_q;          // the entry the next insert takes
     logic [NUM_LISTS-1:0] lne_q;               // list not empty
+    logic [NUM_LISTS-1:0] llast_q;             // list holds exactly one entry
     logic [IDX_W-1:0]     lhead_q [NUM_LISTS];
     logic [IDX_W-1:0]     ltail_q [NUM_LISTS];
-    logic [STAMP_W-1:0]   lstamp_q [NUM_LISTS]; // arrival stamp of the list's head entry
-    logic [NUM_LISTS-1:0] lread_q, lprio_q;    // the head entry is a read / has prio_read
+    assign ins = r2_v_q;
+
     // dies
     logic [NUM_DIES-1:0]  busy_q;              // picked, completion not yet taken from c1
     logic [NUM_DIES-1:0]  tv_q;                // infl_tag_q holds the in-flight tag
     logic [TAG_W-1:0]     infl_tag_q [NUM_DIES];
-    // candidates (registered from the state above): per die its front, if the die is idle
-    logic [NUM_DIES-1:0]  cand_q;              // die idle and has a front
-    logic [NUM_DIES-1:0]  chead_q;             // the front is the HEAD list's head
-    logic [NUM_WAYS-1:0]  beats_q [NUM_DIES];  // [d][v]: front of way v (same channel) goes first
-    // per channel: pick stage (sel) and command output register
-    logic [NUM_CHAN-1:0]  sv_q, sh_q;
-    logic [WAY_W-1:0]     sway_q  [NUM_CHAN];
-    logic [IDX_W-1:0]     sidx_q  [NUM_CHAN];
+
+    // pick pipeline registers (stage A snapshot, B class/stamp, C order, D pick, E read)
+    logic [CH_W-1:0]      slot_q;
+    logic [CH_W-1:0]      a_chan_q, b_chan_q, c_chan_q, d_chan_q;
+    logic [NUM_WAYS-1:0]  a_cand_q, a_head_q, b_cand_q, b_head_q, c_cand_q, c_head_q;
+    logic [IDX_W-1:0]     a_idx_q [NUM_WAYS];
+    logic [IDX_W-1:0]     b_idx_q [NUM_WAYS];
+    logic [IDX_W-1:0]     c_idx_q [NUM_WAYS];
+    logic [1:0]           b_cls_q [NUM_WAYS];
+    logic [STAMP_W-1:0]   b_stamp_q [NUM_WAYS];
+    logic [NUM_WAYS-1:0]  c_beats_q [NUM_WAYS]; // [w][v]: front of way v goes before way w's
+    logic                 d_v_q, d_head_q;
+    logic [WAY_W-1:0]     d_way_q;
+    logic [IDX_W-1:0]     d_idx_q;
+    logic                 e_v_q;
+    // stage E: the picked list, die and channel one-hot (short enables for stage F)
+    logic [NUM_LISTS-1:0] e_lsel_q;
+    logic [NUM_DIES-1:0]  e_dsel_q;
+    logic [NUM_CHAN-1:0]  e_csel_q;
+    logic [IDX_W-1:0]     e_idx_q;
+    logic [IDX_W-1:0]     e_nraw_q, e_bval_q, e_next; // successor read at E, bypass value
+    logic                 e_byp_q;             // the successor was being linked at E
+    logic [PAY_W-1:0]     e_pay_q;
+    // per channel command output register
     logic [NUM_CHAN-1:0]  cv_q;
     logic [PAY_W-1:0]     cpay_q  [NUM_CHAN];
-    logic [TAG_W-1:0]     etag_q  [DEPTH];     // tag of each entry (duplicate check)
-    // error completion waiting for m_ncpl, and the m_ncpl output register
-    logic                 err_valid_q;
-    logic [TAG_W-1:0]     err_tag_q;
+
+    // completions: one-deep buffer c1 and the m_ncpl register
+    logic                 c1_v_q;
+    logic [TAG_W-1:0]     c1_tag_q;
+    logic [2:0]           c1_status_q;
+    logic [7:0]           c1_corr_q;
+    logic [NUM_DIES-1:0]  hit_q, hit_d;
     logic                 out_valid_q, out_real_q;
     logic [TAG_W-1:0]     out_tag_q;
     logic [2:0]           out_status_q;
     logic [7:0]           out_corr_q;
     logic                 spur_q;
+    logic                 out_free, ccpl_fire, c1_take, any_hit;
 
-    // ---------------------------------------------------------------- accept
-    // A good request is held one cycle in rq_* and inserted at the next edge (ins); the table
-    // keeps room for it: ready needs a free entry besides the one rq will take.
-    logic             acc, bad, dup, ins, new_read;
-    logic [DEPTH-1:0] taken, free_oh_d;        // entries valid or being taken; next free one
-    logic [IDX_W-1:0] free_idx_d;
-    logic [3:0]       n_sel;                   // entries leaving this edge (one per channel max)
-    logic [CNT_W-1:0] nfree_d;
-    assign nfree_d = CNT_W'(32'(nfree_q) - 32'(ins) + 32'(n_sel_q));
-    // = !err_valid_q && !rq_bad_q && (nfree_q > rq_v_q), from registered flags only
-    assign s_nreq_ready = !err_valid_q && !rq_bad_q && (nf_ge2_q || (nf_ge1_q && !rq_v_q));
-    assign acc          = s_nreq_valid && s_nreq_ready;
-    assign bad          = dup || (s_nreq_op == 2'd3) ||
-                          (int'(s_nreq_chan) >= NUM_CHAN) || (int'(s_nreq_way) >= NUM_WAYS);
-    assign ins          = rq_v_q;
-    assign new_read     = (rq_pay_q[POS_WAY + WAY_W +: 2] == 2'd0);
-    // next insert's entry: lowest entry neither valid nor taken at this edge (an entry freed at
-    // this edge is found from the next edge on; n_sel_q counts it back one edge later as well)
-    assign taken        = valid_q | (ins ? free_oh_q : '0);
-    assign free_oh_d    = ~taken & (taken + DEPTH'(1));
-
+    // ---------------------------------------------------------------- link address
+    // A request is inserted (from r2) behind its list's tail as it is at the insert edge. It is
+    // found in two steps, each a small mux of registers: at the r1 -> rb edge the group of GRP
+    // lists holding r1's list is registered (not-empty bits, tails) with r2's entry if r2 is
+    // inserted into r1's list at that edge; at the rb -> r2 edge the list is selected in the group
+    // and r2's entry is taken instead if r2 is inserted into the same list at that edge.
+    // Pops are ignored: if a pop empties the list in between, the link is written into the
+    // popped entry, which is being freed; it is either still free at the write or taken by this
+    // very request, and its successor is written again when it is next linked (README
+    // "Implementation"), so the write is harmless.
+    // (list views padded to 2^LIST_W: a bad request's list number may be out of range)
+    localparam int NL_P = 1 << LIST_W;
+    localparam int GRP  = (NL_P < 8) ? NL_P : 8;
+    logic [NL_P-1:0]      lne_p;
+    logic [IDX_W-1:0]     ltail_p [NL_P];
+    logic [GRP-1:0]       rb_gne_q;            // r1's group of lists at the r1 -> rb edge
+    logic [IDX_W-1:0]     rb_gtail_q [GRP];
+    logic                 rb_same_q;           // r2 was inserted into r1's list at that edge
+    logic [IDX_W-1:0]     rb_fidx_q;           // with this entry
+    logic                 same_list, rb_ne;
+    logic [IDX_W-1:0]     rb_tail;
     always_comb begin
-        free_idx_d = '0;                       // one-hot to index as a flat OR
-        for (int i = 0; i < DEPTH; i++) begin
-            free_idx_d = free_idx_d | ({IDX_W{free_oh_d[i]}} & IDX_W'(i));
-        end
-        n_sel = '0;
-        for (int c = 0; c < NUM_CHAN; c++) n_sel = n_sel + 4'(sv_q[c]);
+        lne_p   = '0;
+        lne_p[NUM_LISTS-1:0] = lne_q;
+        for (int l = 0; l < NL_P; l++) ltail_p[l] = (l < NUM_LISTS) ? ltail_q[l] : '0;
     end
+    assign same_list = r2_v_q && (r2_list_q == rb_list_q);
+    assign rb_ne     = rb_same_q || rb_gne_q[int'(rb_list_q) % GRP];
+    assign rb_tail   = rb_same_q ? rb_fidx_q : rb_gtail_q[int'(rb_list_q) % GRP];
 
     // ---------------------------------------------------------------- per-list events
-    logic [NUM_LISTS-1:0] l_new, l_ins, l_pop, l_last;
-    logic [IDX_W+2+STAMP_W-1:0] pop_next [NUM_CHAN]; // picked entry's successor, read, prio, stamp
-    logic                 link_we;               // link the new entry behind its list's tail
-    logic [IDX_W-1:0]     link_addr;
-    logic [LIST_W-1:0]    acc_list;              // list of the request on s_nreq
-    logic                 acc_link;              // its list's lne_q after this edge
-    logic [IDX_W-1:0]     acc_tail;              // its list's ltail_q after this edge
+    logic [NUM_LISTS-1:0] l_ins, l_pop;
     always_comb begin
-        for (int c = 0; c < NUM_CHAN; c++) begin
-            pop_next[c] = next_mem[sidx_q[c]];
-        end
-        // list l: channel l / (2 * NUM_WAYS), way (l / 2) % NUM_WAYS, HEAD list if l is odd
         for (int l = 0; l < NUM_LISTS; l++) begin
-            l_new[l]  = (int'(rq_list_q) == l);
-            l_ins[l]  = ins && l_new[l];
-            l_pop[l]  = sv_q[l / (2 * NUM_WAYS)] &&
-                        (int'(sway_q[l / (2 * NUM_WAYS)]) == (l / 2) % NUM_WAYS) &&
-                        (int'(sh_q[l / (2 * NUM_WAYS)]) == l % 2);
-            l_last[l] = (lhead_q[l] == ltail_q[l]);
+            l_ins[l] = ins && r2_lsel_q[l];
+            l_pop[l] = e_v_q && e_lsel_q[l];
         end
-        // the new entry is linked behind its list's tail at the insert edge; lne_q and ltail_q
-        // of its list as they are then (i.e. their next values at the acceptance edge) are
-        // registered with the request, so no 64:1 mux sits on the LUT-RAM write port
-        link_we   = ins && rq_link_q;
-        link_addr = rq_tail_q;
-        acc_list  = LIST_W'((int'(s_nreq_chan) * NUM_WAYS + int'(s_nreq_way)) * 2 +
-                            int'(s_nreq_head));
-        acc_link  = 1'b0;
-        acc_tail  = '0;
-        for (int l = 0; l < NUM_LISTS; l++) begin
-            if (int'(acc_list) == l) begin
-                acc_link = l_ins[l] || (lne_q[l] && !(l_pop[l] && l_last[l]));
-                acc_tail = l_ins[l] ? free_idx_q : ltail_q[l];
+    end
+
+    // ---------------------------------------------------------------- stage A: snapshot
+    // per die its front (HEAD list head if that list is not empty, else the normal list head)
+    // and whether it can be picked (idle, a front); then the slot's channel is selected (8:1)
+    logic [7:0]           fr_cand [NUM_WAYS];
+    logic [7:0]           fr_head [NUM_WAYS];
+    logic [IDX_W-1:0]     fr_idx  [NUM_WAYS][8];
+    always_comb begin
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            fr_cand[w] = '0;
+            fr_head[w] = '0;
+            for (int c = 0; c < 8; c++) fr_idx[w][c] = '0;
+            for (int c = 0; c < NUM_CHAN; c++) begin
+                int d;
+                d = c * NUM_WAYS + w;
+                fr_cand[w][c] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
+                fr_head[w][c] = lne_q[2*d+1];
+                fr_idx[w][c]  = lne_q[2*d+1] ? lhead_q[2*d+1] : lhead_q[2*d];
             end
         end
     end
 
-    // ---------------------------------------------------------------- candidates
+    // ---------------------------------------------------------------- stage B: class, stamp
+    logic [ATTR_W-1:0]    attr_rd [NUM_WAYS];
+    for (genvar w = 0; w < NUM_WAYS; w++) begin : g_attr
+        logic [ATTR_W-1:0] attr_mem [DEPTH];   // LUT RAM copy per way: {read, prio, stamp}
+        always_ff @(posedge clk) begin
+            if (ins) attr_mem[free_idx_q] <= {r2_read_q, r2_prio_q, stamp_q};
+        end
+        assign attr_rd[w] = attr_mem[a_idx_q[w]];
+    end
+
+    // ---------------------------------------------------------------- stage C: pairwise order
     // a arrived before b: (a - b) modulo 2^STAMP_W is negative (exact for < 2^(STAMP_W-1) apart)
     function automatic logic stamp_older(input logic [STAMP_W-1:0] a,
                                          input logic [STAMP_W-1:0] b);
@@ -218,93 +275,57 @@ module ats_nand_sched #(
         diff        = a - b;
         stamp_older = diff[STAMP_W-1];
     endfunction
-
-    logic [1:0]          fcls  [NUM_DIES];
-    logic [STAMP_W-1:0]  fstamp [NUM_DIES];
-    logic [NUM_DIES-1:0] cand_d;
-    logic [NUM_WAYS-1:0] beats_d [NUM_DIES];
+    logic [NUM_WAYS-1:0]  beats_d [NUM_WAYS];
     always_comb begin
-        for (int d = 0; d < NUM_DIES; d++) begin
-            fcls[d]   = lne_q[2*d+1] ? 2'd2 :
-                        (lread_q[2*d] && (lprio_q[2*d] || reads_first)) ? 2'd1 : 2'd0;
-            fstamp[d] = lne_q[2*d+1] ? lstamp_q[2*d+1] : lstamp_q[2*d];
-            cand_d[d] = (lne_q[2*d+1] || lne_q[2*d]) && !busy_q[d];
-        end
         // fronts of two dies of a channel are distinct entries with distinct stamps: one of the
-        // two always beats the other, so each pair is compared once; older = stamp difference
-        // negative modulo 2^STAMP_W
-        for (int d = 0; d < NUM_DIES; d++) beats_d[d] = '0;
-        for (int d = 0; d < NUM_DIES; d++) begin
-            for (int v = d % NUM_WAYS + 1; v < NUM_WAYS; v++) begin
-                beats_d[d][v] = (fcls[d - d % NUM_WAYS + v] > fcls[d]) ||
-                                ((fcls[d - d % NUM_WAYS + v] == fcls[d]) &&
-                                 stamp_older(fstamp[d - d % NUM_WAYS + v], fstamp[d]));
-                beats_d[d - d % NUM_WAYS + v][d % NUM_WAYS] = !beats_d[d][v];
+        // two always goes first, so each pair is compared once
+        for (int w = 0; w < NUM_WAYS; w++) beats_d[w] = '0;
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            for (int v = w + 1; v < NUM_WAYS; v++) begin
+                beats_d[w][v] = (b_cls_q[v] > b_cls_q[w]) ||
+                                ((b_cls_q[v] == b_cls_q[w]) && stamp_older(b_stamp_q[v], b_stamp_q[w]));
+                beats_d[v][w] = !beats_d[w][v];
             end
         end
     end
 
-    // ---------------------------------------------------------------- pick
-    logic [NUM_CHAN-1:0] pick;
-    logic [WAY_W-1:0]    pway [NUM_CHAN];
-    logic [NUM_CHAN-1:0] phead;
-    logic [IDX_W-1:0]    pidx  [NUM_CHAN];
+    // ---------------------------------------------------------------- stage D: pick
+    logic [NUM_WAYS-1:0]  win;
+    logic [WAY_W-1:0]     pway;
+    logic                 phead;
+    logic [IDX_W-1:0]     pidx;
+    logic [7:0]           cv8, crdy8;
+    logic                 pick;
     always_comb begin
-        for (int c = 0; c < NUM_CHAN; c++) begin
-            logic [NUM_WAYS-1:0] cv, win;
-            for (int w = 0; w < NUM_WAYS; w++) cv[w] = cand_q[c * NUM_WAYS + w];
-            pway[c]  = '0;
-            phead[c] = 1'b0;
-            pidx[c]  = '0;
-            for (int w = 0; w < NUM_WAYS; w++) begin
-                int d;
-                d      = c * NUM_WAYS + w;
-                win[w] = cv[w] && !(|(cv & beats_q[d]));
-                pway[c]  = pway[c]  | ({WAY_W{win[w]}} & WAY_W'(w));
-                phead[c] = phead[c] | (win[w] && chead_q[d]);
-                // the winner's list head (it is the front the candidate was built from)
-                pidx[c]  = pidx[c]  | ({IDX_W{win[w]}} &
-                                       (chead_q[d] ? lhead_q[2*d+1] : lhead_q[2*d]));
-            end
-            pick[c] = !sv_q[c] && (!cv_q[c] || m_ccmd_ready[c]) && (|cv);
+        pway  = '0;
+        phead = 1'b0;
+        pidx  = '0;
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            win[w] = c_cand_q[w] && !(|(c_cand_q & c_beats_q[w]));
+            pway   = pway  | ({WAY_W{win[w]}} & WAY_W'(w));
+            phead  = phead | (win[w] && c_head_q[w]);
+            pidx   = pidx  | ({IDX_W{win[w]}} & c_idx_q[w]);
         end
+        cv8   = 8'(cv_q);
+        crdy8 = 8'(m_ccmd_ready);
+        // the channel's output register is free at this edge (it is loaded two edges later)
+        pick  = (|c_cand_q) && (!cv8[c_chan_q] || crdy8[c_chan_q]);
     end
 
-    // ---------------------------------------------------------------- sel stage: payload read
-    logic [PAY_W-1:0]  spay [NUM_CHAN];
-    logic [DEPTH-1:0]  freed;                    // entries leaving the table this edge
-    always_comb begin
-        freed = '0;
-        for (int c = 0; c < NUM_CHAN; c++) begin
-            spay[c] = pay_mem[sidx_q[c]];
-            freed   = freed | (sv_q[c] ? (DEPTH'(1) << sidx_q[c]) : '0);
-        end
-    end
+    // ---------------------------------------------------------------- stage E: payload read
+    // The successor of the picked entry is read at E; if it is being linked at that edge the
+    // read misses it, so the linked entry is registered beside it (e_byp_q / e_bval_q) and
+    // chosen at F. (Kept as two registers on purpose: a transparent read port would let the
+    // synthesis move the register to the RAM address and the read back into stage F.)
+    assign e_next = e_byp_q ? e_bval_q : e_nraw_q;
 
     // ---------------------------------------------------------------- completions
-    // Outstanding tags (accepted, completion not yet accepted on m_ncpl) are exactly: the request
-    // in rq, the table entries, the dies' in-flight tags (set at the edge the entry is freed),
-    // and a channel completion in the m_ncpl register (until the edge it is taken). The
-    // duplicate check compares the new tag with all of them.
-    always_comb begin
-        dup = (rq_v_q && (rq_pay_q[POS_TAG +: TAG_W] == s_nreq_tag)) ||
-              (out_valid_q && out_real_q && (out_tag_q == s_nreq_tag));
-        for (int k = 0; k < DEPTH; k++) dup = dup | (valid_q[k] && (etag_q[k] == s_nreq_tag));
-        for (int d = 0; d < NUM_DIES; d++) dup = dup | (tv_q[d] && (infl_tag_q[d] == s_nreq_tag));
-    end
-
-    // ---------------------------------------------------------------- completions
-    // A channel completion is taken into c1 with the dies it matches (hit_q, at most one); at
-    // the first edge after where the m_ncpl register is free and no BAD_REQ waits (c1_take) it
-    // frees its die and goes to m_ncpl, or is dropped (err_spurious) if it matched no die.
-    logic                c1_v_q;
-    logic [TAG_W-1:0]    c1_tag_q;
-    logic [2:0]          c1_status_q;
-    logic [7:0]          c1_corr_q;
-    logic [NUM_DIES-1:0] hit_q, hit_d;
-    logic                out_free, ccpl_fire, c1_take, any_hit;
+    // Outstanding tags are kept in outst_q: set one edge after a request with the tag is
+    // accepted (a duplicate sets a bit that is already set; a range/op error sets nothing),
+    // cleared one edge after its completion is accepted on m_ncpl (so the tag is outstanding at
+    // that edge); a clear wins over a set of the same bit (only a duplicate can cause both).
     assign out_free     = !out_valid_q || m_ncpl_ready;
-    assign c1_take      = c1_v_q && out_free && !err_valid_q;
+    assign c1_take      = c1_v_q && out_free && !eq_ne_q;
     assign s_ccpl_ready = !c1_v_q || c1_take;
     assign ccpl_fire    = s_ccpl_valid && s_ccpl_ready;
     assign any_hit      = |hit_q;
@@ -314,123 +335,246 @@ module ats_nand_sched #(
         end
     end
 
-    // ---------------------------------------------------------------- registers
+    // ---------------------------------------------------------------- free-entry FIFO
+    // entries 0..DEPTH-1 are handed out fresh after reset, then freed entries in FIFO order
+    logic [IDX_W-1:0]     fq_mem [DEPTH];      // LUT RAM
+    logic [IDX_W-1:0]     fq_wr_q, fq_rd_q;
+    logic [CNT_W-1:0]     fq_cnt_q, fresh_q;
+    logic                 f_load, f_fresh, f_pop;
+    assign f_load  = !free_v_q || ins;
+    assign f_fresh = (fresh_q != CNT_W'(DEPTH));
+    assign f_pop   = f_load && !f_fresh && (fq_cnt_q != '0);
+
+    // ---------------------------------------------------------------- accounting, BAD_REQ queue
+    // entries: an acceptance claims one, a bad request gives it back two edges later, a picked
+    // request's entry is freed at its stage F. BAD_REQ queue: two entries (README "Acceptance"),
+    // the head leaves when the m_ncpl register is free, a bad request found at the check joins.
+    logic [CNT_W-1:0]     nfree_d;
+    // BAD_REQ queue: a circular buffer of 4 (at most 3 are ever waiting: README), written at
+    // the check edge, read by the m_ncpl register
+    logic [TAG_W-1:0]     eq_mem [4];
+    logic [1:0]           eq_wr_q, eq_rd_q;
+    logic [1:0]           eq_cnt_q, eq_cnt_d;  // BAD_REQs waiting (at most 3)
+    logic                 eq_one_q;            // exactly one waiting
+    logic                 eq_push, eq_pop;
+    always_comb begin
+        nfree_d = CNT_W'(32'(nfree_q) - 32'(acc) + 32'(e_v_q) + 32'(r2_bad_q));
+        eq_push = rb_v_q && bad;
+        eq_pop  = out_free && eq_ne_q;
+        eq_cnt_d = eq_cnt_q + 2'(eq_push) - 2'(eq_pop);
+    end
+
+    // ================================================================ registers
     always_ff @(posedge clk) begin
-        if (ins) pay_mem[free_idx_q] <= rq_pay_q;
-        // link behind the list's tail (not for an empty list: its tail register is stale)
-        if (link_we) next_mem[link_addr] <= {free_idx_q, new_read, rq_prio_q, stamp_q};
+        if (ins) pay_mem[free_idx_q] <= r2_pay_q;
+        if (ins && r2_link_q) next_mem[r2_tail_q] <= free_idx_q;
+        eq_mem[eq_wr_q] <= rb_pay_q[POS_TAG +: TAG_W]; // slot eq_wr_q is free (<= 3 wait)
+        if (e_v_q) fq_mem[fq_wr_q] <= e_idx_q;
     end
 
     always_ff @(posedge clk) begin
-        // entries: insert (the stamp counts inserts: arrival order)
-        // rq's fields are loaded every cycle: they are only used at the edge after an
-        // acceptance (insert, or BAD_REQ), when they hold the accepted request (no enable fan-out)
-        begin
-            rq_pay_q  <= {s_nreq_tag, s_nreq_op, s_nreq_way, s_nreq_block, s_nreq_page,
-                          s_nreq_slot};
-            rq_list_q <= acc_list;
-            rq_link_q <= acc_link && !rst;
-            rq_tail_q <= acc_tail;
-            rq_prio_q <= s_nreq_prio_read;
+        // ---- accept -> r1 (fields loaded every cycle: used only after an acceptance)
+        r1_v_q    <= rst ? 1'b0 : acc;
+        r1_pay_q  <= {s_nreq_tag, s_nreq_op, s_nreq_way, s_nreq_block, s_nreq_page, s_nreq_slot};
+        r1_prio_q <= s_nreq_prio_read;
+        r1_rbad_q <= (s_nreq_op == 2'd3) || (int'(s_nreq_chan) >= NUM_CHAN) ||
+                     (int'(s_nreq_way) >= NUM_WAYS);
+        r1_list_q <= LIST_W'((int'(s_nreq_chan) * NUM_WAYS + int'(s_nreq_way)) * 2 +
+                             int'(s_nreq_head));
+
+        // ---- r1 -> rb (row of the outstanding map)
+        rb_v_q    <= rst ? 1'b0 : r1_v_q;
+        rb_pay_q  <= r1_pay_q;
+        rb_prio_q <= r1_prio_q;
+        rb_rbad_q <= r1_rbad_q;
+        rb_list_q <= r1_list_q;
+        rb_row_q  <= outst_q[16 * int'(r1_pay_q[POS_TAG + 4 +: 4]) +: 16];
+        for (int j = 0; j < GRP; j++) begin
+            rb_gne_q[j]   <= lne_p[int'(r1_list_q) / GRP * GRP + j];
+            rb_gtail_q[j] <= ltail_p[int'(r1_list_q) / GRP * GRP + j];
         end
-        rq_v_q     <= rst ? 1'b0 : (acc && !bad);
-        rq_bad_q   <= rst ? 1'b0 : (acc && bad);
-        n_sel_q    <= rst ? '0 : n_sel;
-        nfree_q    <= rst ? CNT_W'(DEPTH) : nfree_d;
-        nf_ge1_q   <= rst ? 1'b1 : (nfree_d >= CNT_W'(1));
-        nf_ge2_q   <= rst ? 1'b1 : (nfree_d >= CNT_W'(2));
-        valid_q    <= rst ? '0 : ((valid_q & ~freed) | (ins ? free_oh_q : '0));
-        free_oh_q  <= rst ? DEPTH'(1) : free_oh_d;
-        free_idx_q <= rst ? '0 : free_idx_d;
-        stamp_q    <= rst ? '0 : stamp_q + STAMP_W'(ins);
-        for (int k = 0; k < DEPTH; k++) begin
-            if (ins && free_oh_q[k]) etag_q[k] <= rq_pay_q[POS_TAG +: TAG_W];
+        rb_same_q <= r2_v_q && (r2_list_q == r1_list_q);
+        rb_fidx_q <= free_idx_q;
+
+        // ---- check -> r2
+        r2_v_q    <= rst ? 1'b0 : (rb_v_q && !bad);
+        r2_bad_q  <= rst ? 1'b0 : (rb_v_q && bad);
+        r2_pay_q  <= rb_pay_q;
+        r2_prio_q <= rb_prio_q;
+        r2_read_q <= (rb_pay_q[POS_OP +: 2] == 2'd0);
+        r2_list_q <= rb_list_q;
+        for (int l = 0; l < NUM_LISTS; l++) r2_lsel_q[l] <= (int'(rb_list_q) == l);
+        r2_link_q <= same_list || rb_ne;
+        r2_tail_q <= same_list ? free_idx_q : rb_tail;
+        for (int t = 0; t < 256; t++) begin       // a clear wins: see README "Implementation"
+            if (clr_hi_q[t / 16] && clr_lo_q[t % 16]) begin
+                outst_q[t] <= 1'b0;
+            end else if (set_hi_q[t / 16] && set_lo_q[t % 16]) begin
+                outst_q[t] <= 1'b1;
+            end
+        end
+        if (rst) outst_q <= '0;
+        for (int i = 0; i < 16; i++) begin
+            clr_hi_q[i] <= !rst && out_valid_q && out_real_q && m_ncpl_ready &&
+                           (int'(out_tag_q[7:4]) == i);
+            clr_lo_q[i] <= (int'(out_tag_q[3:0]) == i);
+            set_hi_q[i] <= !rst && acc && (s_nreq_op != 2'd3) && (int'(s_nreq_chan) < NUM_CHAN) &&
+                           (int'(s_nreq_way) < NUM_WAYS) && (int'(s_nreq_tag[7:4]) == i);
+            set_lo_q[i] <= (int'(s_nreq_tag[3:0]) == i);
         end
 
-        // lists
+        // ---- entry accounting
+        nfree_q  <= rst ? CNT_W'(DEPTH) : nfree_d;
+        nf_ge1_q <= rst ? 1'b1 : (nfree_d != '0);
+
+        // ---- free-entry FIFO and the allocation register
+        if (f_load) begin
+            if (f_fresh) begin
+                free_idx_q <= IDX_W'(fresh_q);
+                free_v_q   <= 1'b1;
+            end else if (fq_cnt_q != '0) begin
+                free_idx_q <= fq_mem[fq_rd_q];
+                free_v_q   <= 1'b1;
+            end else begin
+                free_v_q   <= 1'b0;
+            end
+        end
+        if (f_load && f_fresh) fresh_q <= fresh_q + CNT_W'(1);
+        if (f_pop) fq_rd_q <= (int'(fq_rd_q) == DEPTH - 1) ? '0 : fq_rd_q + IDX_W'(1);
+        if (e_v_q) fq_wr_q <= (int'(fq_wr_q) == DEPTH - 1) ? '0 : fq_wr_q + IDX_W'(1);
+        fq_cnt_q <= CNT_W'(32'(fq_cnt_q) + 32'(e_v_q) - 32'(f_pop));
+        stamp_q  <= stamp_q + STAMP_W'(ins);
+        if (rst) begin
+            free_v_q <= 1'b0;
+            fresh_q  <= '0;
+            fq_rd_q  <= '0;
+            fq_wr_q  <= '0;
+            fq_cnt_q <= '0;
+            stamp_q  <= '0;
+        end
+
+        // ---- lists: insert (r2) and pop (stage F of a pick)
         for (int l = 0; l < NUM_LISTS; l++) begin
-            if (l_ins[l] && (!lne_q[l] || (l_pop[l] && l_last[l]))) begin
-                lne_q[l]   <= 1'b1;               // the new entry becomes the head
-                lhead_q[l] <= free_idx_q;
-                lstamp_q[l] <= stamp_q;
-                lread_q[l] <= new_read;
-                lprio_q[l] <= rq_prio_q;
-            end else if (l_pop[l] && l_last[l]) begin
-                lne_q[l]   <= 1'b0;
-            end else if (l_pop[l]) begin
-                {lhead_q[l], lread_q[l], lprio_q[l], lstamp_q[l]} <= pop_next[l / (2 * NUM_WAYS)];
-            end
             if (l_ins[l]) ltail_q[l] <= free_idx_q;
-        end
-        if (rst) lne_q <= '0;
-
-        // candidates
-        cand_q <= rst ? '0 : cand_d;
-        for (int d = 0; d < NUM_DIES; d++) begin
-            chead_q[d] <= lne_q[2*d+1];
-            beats_q[d] <= beats_d[d];
-        end
-
-        // pick stage, then payload into the output register and pop of the picked list
-        sv_q <= rst ? '0 : pick;
-        for (int c = 0; c < NUM_CHAN; c++) begin
-            if (pick[c]) begin
-                sh_q[c]    <= phead[c];
-                sway_q[c]  <= pway[c];
-                sidx_q[c]  <= pidx[c];
+            if (l_ins[l] && (!lne_q[l] || (l_pop[l] && llast_q[l]))) begin
+                lne_q[l]   <= 1'b1;               // the new entry becomes the head
+                llast_q[l] <= 1'b1;
+                lhead_q[l] <= free_idx_q;
+            end else if (l_ins[l]) begin
+                llast_q[l] <= 1'b0;               // at least two entries now
+                if (l_pop[l]) lhead_q[l] <= e_next;
+            end else if (l_pop[l] && llast_q[l]) begin
+                lne_q[l]   <= 1'b0;
+                llast_q[l] <= 1'b0;
+            end else if (l_pop[l]) begin
+                lhead_q[l] <= e_next;
+                llast_q[l] <= (e_next == ltail_q[l]);
             end
-            if (sv_q[c]) begin
+        end
+        if (rst) begin
+            lne_q   <= '0;
+            llast_q <= '0;
+        end
+
+        // ---- pick pipeline
+        slot_q   <= (rst || int'(slot_q) == PERIOD - 1) ? '0 : slot_q + CH_W'(1);
+        a_chan_q <= slot_q;
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            a_cand_q[w] <= fr_cand[w][slot_q];
+            a_head_q[w] <= fr_head[w][slot_q];
+            a_idx_q[w]  <= fr_idx[w][slot_q];
+        end
+        b_chan_q <= a_chan_q;
+        b_cand_q <= a_cand_q;
+        b_head_q <= a_head_q;
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            b_idx_q[w]   <= a_idx_q[w];
+            b_cls_q[w]   <= a_head_q[w] ? 2'd2 :
+                            ((attr_rd[w][STAMP_W + 1] && (attr_rd[w][STAMP_W] || reads_first)) ?
+                             2'd1 : 2'd0);
+            b_stamp_q[w] <= attr_rd[w][0 +: STAMP_W];
+        end
+        c_chan_q <= b_chan_q;
+        c_cand_q <= b_cand_q;
+        c_head_q <= b_head_q;
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            c_idx_q[w]   <= b_idx_q[w];
+            c_beats_q[w] <= beats_d[w];
+        end
+        d_v_q    <= pick;
+        d_chan_q <= c_chan_q;
+        d_way_q  <= pway;
+        d_head_q <= phead;
+        d_idx_q  <= pidx;
+        e_v_q    <= d_v_q;
+        for (int l = 0; l < NUM_LISTS; l++) begin
+            e_lsel_q[l] <= ((int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) * 2 + int'(d_head_q)) == l;
+        end
+        for (int d = 0; d < NUM_DIES; d++) begin
+            e_dsel_q[d] <= (int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) == d;
+        end
+        for (int c = 0; c < NUM_CHAN; c++) e_csel_q[c] <= (int'(d_chan_q) == c);
+        e_idx_q  <= d_idx_q;
+        e_nraw_q <= next_mem[d_idx_q];
+        e_byp_q  <= ins && r2_link_q && (r2_tail_q == d_idx_q);
+        e_bval_q <= free_idx_q;
+        e_pay_q  <= pay_mem[d_idx_q];
+        if (rst) begin
+            a_cand_q <= '0;
+            b_cand_q <= '0;
+            c_cand_q <= '0;
+            d_v_q    <= 1'b0;
+            e_v_q    <= 1'b0;
+        end
+
+        // ---- stage F: command register, die busy and in-flight tag
+        for (int c = 0; c < NUM_CHAN; c++) begin
+            if (e_v_q && e_csel_q[c]) begin
                 cv_q[c]   <= 1'b1;
-                cpay_q[c] <= spay[c];
+                cpay_q[c] <= e_pay_q;
             end else if (m_ccmd_ready[c]) begin
                 cv_q[c]   <= 1'b0;
             end
         end
-        if (rst) begin
-            cv_q <= '0;
-        end
-
-        // dies: a pick makes the die busy; the sel stage records the tag; a completion frees it
-        // (die d belongs to channel d / NUM_WAYS: constant indices, no priority chains)
         for (int d = 0; d < NUM_DIES; d++) begin
-            if (pick[d / NUM_WAYS] && int'(pway[d / NUM_WAYS]) == d % NUM_WAYS) busy_q[d] <= 1'b1;
-            if (sv_q[d / NUM_WAYS] && int'(sway_q[d / NUM_WAYS]) == d % NUM_WAYS) begin
+            if (e_v_q && e_dsel_q[d]) begin
+                busy_q[d]     <= 1'b1;
                 tv_q[d]       <= 1'b1;
-                infl_tag_q[d] <= spay[d / NUM_WAYS][POS_TAG +: TAG_W];
+                infl_tag_q[d] <= e_pay_q[POS_TAG +: TAG_W];
             end
-            if (c1_take && hit_q[d]) begin     // never the same die as a pick or sel (README)
+            if (c1_take && hit_q[d]) begin     // never the die being set (README)
                 busy_q[d] <= 1'b0;
                 tv_q[d]   <= 1'b0;
             end
         end
         if (rst) begin
+            cv_q   <= '0;
             busy_q <= '0;
             tv_q   <= '0;
         end
 
-
-        // error completion, then the m_ncpl register (an error goes out before channel completions)
-        if (rq_bad_q) begin                     // (err_valid_q is low: rq_bad_q blocked acceptance)
-            err_valid_q <= 1'b1;
-            err_tag_q   <= rq_pay_q[POS_TAG +: TAG_W];
-        end else if (out_free) begin
-            err_valid_q <= 1'b0;
-        end
+        // ---- BAD_REQ queue, then the m_ncpl register (a BAD_REQ goes out before channel
+        // completions)
+        // (not-empty and exactly-one flags from the registered flags and push/pop only: the
+        // push decision is late in the cycle)
+        eq_wr_q  <= rst ? '0 : eq_wr_q + 2'(eq_push);
+        eq_rd_q  <= rst ? '0 : eq_rd_q + 2'(eq_pop);
+        eq_ne_q  <= rst ? 1'b0 : (eq_push || (eq_ne_q && !(eq_pop && eq_one_q)));
+        eq_cnt_q <= rst ? '0 : eq_cnt_d;
+        eq_one_q <= rst ? 1'b0 : (eq_cnt_d == 2'd1);
+        // (the payload registers are loaded whenever there is something to load; only the
+        // valid bit depends on the match, which keeps the 32-bit OR off their enables)
         if (out_free) begin
-            if (err_valid_q) begin
-                out_valid_q  <= 1'b1;
-                out_real_q   <= 1'b0;
-                out_tag_q    <= err_tag_q;
+            out_valid_q <= eq_ne_q || (c1_take && any_hit);
+            out_real_q  <= !eq_ne_q;
+            if (eq_ne_q) begin
+                out_tag_q    <= eq_mem[eq_rd_q];
                 out_status_q <= ST_BAD_REQ;
                 out_corr_q   <= '0;
-            end else if (c1_take && any_hit) begin
-                out_valid_q  <= 1'b1;
-                out_real_q   <= 1'b1;
+            end else if (c1_v_q) begin
                 out_tag_q    <= c1_tag_q;
                 out_status_q <= c1_status_q;
                 out_corr_q   <= c1_corr_q;
-            end else begin
-                out_valid_q  <= 1'b0;
             end
         end
         spur_q <= c1_take && !any_hit;
@@ -442,7 +586,6 @@ module ats_nand_sched #(
         end
         c1_v_q <= rst ? 1'b0 : (ccpl_fire || (c1_v_q && !c1_take));
         if (rst) begin
-            err_valid_q <= 1'b0;
             out_valid_q <= 1'b0;
             spur_q      <= 1'b0;
         end
@@ -452,7 +595,7 @@ module ats_nand_sched #(
     for (genvar c = 0; c < NUM_CHAN; c++) begin : g_ccmd
         assign m_ccmd_valid[c]              = cv_q[c];
         assign m_ccmd_tag[c * 8 +: 8]       = cpay_q[c][POS_TAG +: 8];
-        assign m_ccmd_op[c * 2 +: 2]        = cpay_q[c][POS_WAY + WAY_W +: 2];
+        assign m_ccmd_op[c * 2 +: 2]        = cpay_q[c][POS_OP +: 2];
         assign m_ccmd_way[c * 2 +: 2]       = cpay_q[c][POS_WAY +: WAY_W];
         assign m_ccmd_block[c * 12 +: 12]   = cpay_q[c][SLOT_W + 8 +: 12];
         assign m_ccmd_page[c * 8 +: 8]      = cpay_q[c][SLOT_W +: 8];

@@ -12,10 +12,10 @@
 `default_nettype none
 
 module ats_wbuf #(
-    parameter int NUM_SLOTS        = 16,     // page slots; power of two, 2..128
-    parameter int PAGE_BYTES       = 4096,   // bytes per page; power of two, 8..32768
+    parameter int NUM_SLOTS        = 16,     // page slots; power of two, 2..1024
+    parameter int PAGE_BYTES       = 4096,   // bytes per page; power of two, 64..32768 (an RFLUSH range list, 16 words, is counted with the page word index)
     parameter int NUM_LBAS         = 16384,  // logical pages; LBA + NLB must stay below; 2..2^32
-    parameter int THRESH_PCT       = 90,     // background writeback when dirty slots >= this % (1..100)
+    parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0       // pages the supercapacitor can program after pwr_fail
@@ -66,7 +66,7 @@ module ats_wbuf #(
     output wire logic [15:0] m_wb_epoch,
     output wire logic [1:0]  m_wb_kind,        // always 0 (data) here
     output wire logic        m_wb_fua,         // page written for an RFLUSH (hint: dispatch first)
-    output wire logic [7:0]  m_wb_tag,         // = slot
+    output wire logic [7:0]  m_wb_tag,         // = slot (low 8 bits above 256 slots)
     output wire logic        m_wbd_valid,
     input  wire logic        m_wbd_ready,
     output wire logic [31:0] m_wbd_data,
@@ -102,7 +102,7 @@ module ats_wbuf #(
     output wire logic [31:0] cnt_read_misses,  // read pages read from the media
     output wire logic [31:0] cnt_wb_fail,      // writebacks completed with an error status
     output wire logic [31:0] cnt_proto_err,    // media completions without an outstanding writeback
-    output wire logic [7:0]  dirty_pages       // dirty slots not yet issued
+    output wire logic [7:0]  dirty_pages       // dirty slots not yet issued (saturates at 255)
 );
     // ---------------------------------------------------------------- parameters
     localparam int PWORDS = PAGE_BYTES / 4;
@@ -118,11 +118,13 @@ module ats_wbuf #(
     localparam int DC_W   = SLOT_W + 1;
     localparam int MAX_RANGES = 8;
 
-    if (NUM_SLOTS < 2 || NUM_SLOTS > 128 || (NUM_SLOTS & (NUM_SLOTS - 1)) != 0) begin : g_chk_slots
-        $fatal(1, "ats_wbuf: NUM_SLOTS must be a power of two in 2..128 (%m)");
+    // up to 1024 slots (simulation of large buffers; the media tag carries the slot's low 8 bits,
+    // completions are matched by order, see README "Media tags")
+    if (NUM_SLOTS < 2 || NUM_SLOTS > 1024 || (NUM_SLOTS & (NUM_SLOTS - 1)) != 0) begin : g_chk_slots
+        $fatal(1, "ats_wbuf: NUM_SLOTS must be a power of two in 2..1024 (%m)");
     end
-    if (PAGE_BYTES < 8 || PAGE_BYTES > 32768 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_chk_page
-        $fatal(1, "ats_wbuf: PAGE_BYTES must be a power of two in 8..32768 (%m)");
+    if (PAGE_BYTES < 64 || PAGE_BYTES > 32768 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_chk_page
+        $fatal(1, "ats_wbuf: PAGE_BYTES must be a power of two in 64..32768 (%m)");
     end
     if (NUM_LBAS < 2 || longint'(NUM_LBAS) > 64'h1_0000_0000) begin : g_chk_lbas
         $fatal(1, "ats_wbuf: NUM_LBAS must be in 2..2^32 (%m)");
@@ -166,6 +168,7 @@ module ats_wbuf #(
     // sequence counters: pages issued, pages durable (completed)
     logic [31:0]        issue_cnt_q, dur_cnt_q, fail_cnt_q;
     logic [DC_W-1:0]    dirty_cnt_q;
+    logic [DC_W-1:0]    held_cnt_q;               // dirty + issued, not completed: not yet durable
     logic [DC_W-1:0]    urg_cnt_q;
     logic               mark_fire_q;
 
@@ -683,7 +686,7 @@ module ats_wbuf #(
     assign rdr_req_eng = (en_q == EN_JOB);
 
     always_ff @(posedge clk) begin
-        wb_go_q <= (dump_q && PLP) || (dirty_cnt_q >= DC_W'(THRESH)) || flush_pending_q ||
+        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending_q ||
                    (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q;
         budget_ok_q <= !dump_q || (PLP && dump_cnt_q < 32'(PLP_BUDGET_PAGES));
         fifo_space_q <= fifo_cnt_q < (FI_W + 1)'(FD - 1);   // one cycle of margin for an enqueue
@@ -876,6 +879,7 @@ module ats_wbuf #(
             if (dump_q) dump_cnt_q <= dump_cnt_q + 1'b1;
         end
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire);
+        held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire);
         // marks counted one cycle late (mark_fire_q): the engine is held during the scan and the
         // RFLUSH waiter looks at urg_cnt_q at least two cycles after the last mark
         mark_fire_q <= mark_fire;
@@ -957,6 +961,7 @@ module ats_wbuf #(
             out_wr_q   <= '0;
             out_rd_q   <= '0;
             dirty_cnt_q <= '0;
+            held_cnt_q  <= '0;
             urg_cnt_q  <= '0;
             mark_fire_q <= 1'b0;
             dump_q     <= 1'b0;
@@ -990,7 +995,11 @@ module ats_wbuf #(
     assign cnt_read_misses = c_miss_q;
     assign cnt_wb_fail     = fail_cnt_q;
     assign cnt_proto_err   = c_perr_q;
-    assign dirty_pages     = 8'(dirty_cnt_q);
+    if (DC_W > 8) begin : g_dirty_sat              // more than 255 slots: saturate the status output
+        assign dirty_pages = (dirty_cnt_q > DC_W'(255)) ? 8'hFF : dirty_cnt_q[7:0];
+    end else begin : g_dirty
+        assign dirty_pages = 8'(dirty_cnt_q);
+    end
 
     // inputs only used for checks or reserved
     logic unused_ok;

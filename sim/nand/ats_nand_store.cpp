@@ -120,16 +120,19 @@ void *ats_nand_open(int die_id, int planes, int blocks, int pages_per_block, int
     d->pfail_ppm = pfail_ppm;
     d->efail_ppm = efail_ppm;
     d->flip_ppb = flip_ppb;
-    d->pfail_rng.seed(uint64_t(pfail_seed) * 0x9E3779B97F4A7C15ull + 1);
-    d->efail_rng.seed(uint64_t(efail_seed) * 0x9E3779B97F4A7C15ull + 2);
-    d->flip_rng.seed(uint64_t(flip_seed) * 0x9E3779B97F4A7C15ull + 3);
-    d->tear_rng.seed(uint64_t(tear_seed) * 0x9E3779B97F4A7C15ull + 4);
+    // every die its own fault sequences: the dies of one design share the *_SEED parameters, and
+    // identical sequences would make all dies fail the same program numbers
+    const uint64_t mix = uint64_t(uint32_t(die_id)) * 0xD1B54A32D192ED03ull;
+    d->pfail_rng.seed((uint64_t(pfail_seed) * 0x9E3779B97F4A7C15ull + 1) ^ mix);
+    d->efail_rng.seed((uint64_t(efail_seed) * 0x9E3779B97F4A7C15ull + 2) ^ mix);
+    d->flip_rng.seed((uint64_t(flip_seed) * 0x9E3779B97F4A7C15ull + 3) ^ mix);
+    d->tear_rng.seed((uint64_t(tear_seed) * 0x9E3779B97F4A7C15ull + 4) ^ mix);
     d->next_page.assign(blocks, 0);
     d->factory_bad.assign(blocks, 0);
     d->reg.assign(d->row_bytes, 0xFF);
     d->image = img;
     // factory bad blocks (block 0 is guaranteed good, as ONFI requires)
-    std::mt19937_64 bad_rng(uint64_t(bad_seed) * 0x9E3779B97F4A7C15ull + 5);
+    std::mt19937_64 bad_rng((uint64_t(bad_seed) * 0x9E3779B97F4A7C15ull + 5) ^ mix);
     for (int b = 1; b < blocks; b++)
         if (chance(bad_rng, uint64_t(bad_ppm), 1000000)) mark_factory_bad(d, b);
     if (!d->image.empty()) {

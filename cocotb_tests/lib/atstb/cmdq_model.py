@@ -23,11 +23,15 @@ the RTL sees at that edge), against the README's timing contract:
     while nothing is in service);
   - the pick register loads at edge p when empty or when it moves to the m_disp register at p; the
     m_disp register loads when empty or accepted; a command is "in service" from its pick edge;
-  - a done accepted at edge d for a command accepted on m_disp before d frees it at d (its
-    dependants may be picked from edge d+2 on); otherwise err_spurious is high after edge d;
+  - a done accepted at edge d matches a command accepted on m_disp before d and not already freed
+    at d; the match frees it at d+1 (its dependants may be picked from edge d+3 on); no match:
+    err_spurious is high after edge d+1;
+  - an accepted done waits in a one-entry stage until the done buffer is empty or leaving, then
+    moves to it (a done without a match is dropped there); s_done_ready = stage empty or moving;
   - the m_cpl register takes the oldest queued rejection or the buffered done, alternating when
     both wait (after a rejection the done goes first);
-  - s_cmd_ready = (table entries + commands in stages 1 and 2 + queued rejections) < DEPTH.
+  - s_cmd_ready = (table entries + commands in stages 1 and 2 + queued rejections) < DEPTH, where
+    the count (like occupancy) sees a free one edge late.
 Every output is compared exactly. Returns (errors, coverage Counter, list of dispatched descriptors).
 """
 from __future__ import annotations
@@ -126,6 +130,10 @@ class CmdqModel:
         self.out = None
         self.elig_prev: set[int] = set()
         self.dbuf = None
+        self.dst = None                        # done stage: [done fields, matched]
+        self.dst_new = False                   # the done in the stage was accepted at the last edge
+        self.freed_next = None                 # entry matched by the done accepted at the last edge
+        self.freed_last = False                # an entry was freed at the last edge (counters lag)
         self.rejq: deque = deque()
         self.cpl = None
         self.turn = 0
@@ -171,7 +179,8 @@ class CmdqModel:
         chk(s["disp"] == exp_disp, f"m_disp {s['disp']} expected {exp_disp}")
         chk(s["cpl"] == self.cpl, f"m_cpl {s['cpl']} expected {self.cpl}")
         chk(s["epoch"] == self.epoch & 0xFFFF, f"epoch {s['epoch']} expected {self.epoch & 0xFFFF}")
-        chk(s["occ"] == len(self.live), f"occupancy {s['occ']} expected {len(self.live)}")
+        exp_occ = len(self.live) + int(self.freed_last)
+        chk(s["occ"] == exp_occ, f"occupancy {s['occ']} expected {exp_occ}")
         chk(s["spur"] == int(self.spur), f"err_spurious {s['spur']} expected {int(self.spur)}")
         if s["cmd"] is not None and not s["cmd_ready"]:
             self.cov["cmd_backpressured"] += 1
@@ -181,7 +190,8 @@ class CmdqModel:
         cpl_ld = self.cpl is None or bool(s["cpl_ready"])
         take_rej = cpl_ld and bool(self.rejq) and (self.dbuf is None or self.turn == 0)
         take_done = cpl_ld and self.dbuf is not None and not take_rej
-        exp_dr = int(self.dbuf is None or take_done)
+        dst_go = self.dbuf is None or take_done
+        exp_dr = int(self.dst is None or dst_go)
         chk(s["done_ready"] == exp_dr, f"s_done_ready {s['done_ready']} expected {exp_dr}")
 
         elig_now = self.eligible()
@@ -193,19 +203,25 @@ class CmdqModel:
         if len(self.live) and any(self.live[x].state == "q" for x in elig_now) and not cand:
             self.cov["pick_latency_bubble"] += 1
 
-        # done
-        freed = None
-        new_dbuf = None
-        spur_next = False
+        # done: the match of the done accepted at e-1 frees its entry at e
+        freed = self.freed_next
+        spur_next = self.dst_new and not self.dst[1]
+        new_dst = None
+        self.freed_next = None
         if s["done"] is not None and s["done_ready"]:
             tag = s["done"][0]
-            hits = [x for x in self.live.values() if x.state == "s" and x.desc["tag"] == tag]
+            hits = [x for x in self.live.values()
+                    if x.state == "s" and x.desc["tag"] == tag and x.seq != freed]
             if hits:
-                freed = hits[0].seq
-                new_dbuf = s["done"]
+                self.freed_next = hits[0].seq
             else:
-                spur_next = True
                 self.cov["spurious"] += 1
+                if freed is not None and self.live[freed].desc["tag"] == tag:
+                    self.cov["spurious_double"] += 1       # the entry is freed at this very edge
+                if any(x.desc["tag"] == tag for x in self.live.values() if x.seq != freed):
+                    # a command with that tag is in the table but not accepted on m_disp yet
+                    self.cov["spurious_live_tag"] += 1
+            new_dst = [s["done"], bool(hits)]
 
         tags_now = {x.desc["tag"] for x in self.live.values()}     # table after edge e-1
         # stage 2: validate (duplicate tag against the table after e-2 plus the insert at e-1),
@@ -270,11 +286,16 @@ class CmdqModel:
             self.turn = 0
         elif cpl_ld:
             self.cpl = None
-        if new_dbuf is not None:
-            self.dbuf = new_dbuf
+        if self.dst is not None and dst_go:
+            self.dbuf = self.dst[0] if self.dst[1] else None
+            self.dst = None
+        if new_dst is not None:
+            self.dst = new_dst
+        self.dst_new = new_dst is not None
 
         acc = s["cmd"] is not None and s["cmd_ready"]
-        self.res += int(acc) - int(freed is not None) - int(take_rej)
+        self.res += int(acc) - int(self.freed_last) - int(take_rej)
+        self.freed_last = freed is not None
         self.s2 = self.s1
         self.s1 = dict(s["cmd"]) if acc else None
         self.elig_prev = elig_now

@@ -11,16 +11,27 @@ What it models (written from docs/architecture.md section 4 and the design brief
   die d on channel d mod NUM_CHAN). A program occupies its channel bus for the transfer time
   (page / bus rate, default ONFI 200 MT/s x 8 bit) once the die is free, then the die for tPROG.
   A read occupies the die for tR, then the channel for the transfer. Several dies program at once.
+- Bounded request window (`MediaConfig.window`): the backend holds at most `window` writeback
+  requests whose completion the write buffer has not taken yet (the NAND scheduler's request table:
+  DEPTH 32 entries for 32 dies, i.e. one per die, the default; an entry is freed when its completion
+  leaves); when it is full, `m_wb_ready` stays low (backpressure), so
+  the write buffer cannot push its whole dirty set into a media queue where it could no longer be
+  coalesced. `window = 0`: unbounded (every request accepted at once, the old behaviour).
 - Durability: every request gets the next sequence number; the backend persists mappings as an
   append-only log in sequence order, so record n is durable once it and every record before it
   have finished ("durable prefix"). Completions go out in that order: a completion means durable.
-  An UNMAP is a log record only (no program).
+  An UNMAP is a log record only (no program). `hold = True` withholds durability (and so the
+  completions) until it is cleared, except `release(n)` more records: tests use it to freeze the
+  in-flight set and let completions through one at a time.
 - Power cut (`cut()`): the durable state is the durable prefix; in-flight programs are lost.
   `restart()` clears in-flight work and keeps the durable log (the recovered image).
 - Faults: `fail_seqs` (sequence numbers whose program fails: status PROGRAM_FAIL, record dropped),
   `read_err_lpns` (reads answered with MEDIA_ERROR).
 - Counters for benchmarks: programs, unmaps, reads, bytes programmed/read, per-request latency
-  (request accepted -> completion sent, in cycles).
+  (request accepted -> completion sent, in cycles), peak outstanding requests.
+
+All five streams are served by one coroutine woken once per clock edge (handshakes sampled at the
+rising edge, as the RTL sees them), with random idle / backpressure from the pause generators.
 
 Times are nanoseconds; `time_scale` multiplies all of them (tests scale them down), `clk_ns` converts
 to cycles. Presets (read / program / erase, microseconds) from the design brief.
@@ -28,12 +39,13 @@ to cycles. Presets (read / program / erase, microseconds) from the design brief.
 from __future__ import annotations
 
 import random
+from collections import deque
 from dataclasses import dataclass, field
 
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from .streams import StreamSink, StreamSource
+from .streams import never_pause
 
 PRESETS = {          # tR, tPROG, tBERS in microseconds
     "femu": (40.0, 200.0, 2000.0),
@@ -61,6 +73,8 @@ class Record:
     issue_cycle: int
     done_cycle: int = 0        # when the program finished physically
     failed: bool = False
+    tag: int = 0
+    die: int = 0
 
 
 @dataclass
@@ -72,6 +86,7 @@ class MediaConfig:
     bus_mts: float = 200.0     # channel bus, mega-transfers per second, 1 byte per transfer
     time_scale: float = 1.0    # multiply every time (tests: e.g. 1e-3)
     clk_ns: float = 10.0
+    window: int | None = None  # outstanding writeback requests; None: one per die; 0: unbounded
 
     def cycles(self, ns: float) -> int:
         return max(1, int(round(ns * self.time_scale / self.clk_ns)))
@@ -88,6 +103,11 @@ class MediaConfig:
     def t_xfer(self) -> int:
         return self.cycles(self.page_bytes * 1000.0 / self.bus_mts)
 
+    @property
+    def window_size(self) -> int:
+        """Outstanding-request limit in force (0 = unbounded)."""
+        return self.num_chan * self.ways if self.window is None else self.window
+
 
 @dataclass
 class MediaStats:
@@ -96,8 +116,70 @@ class MediaStats:
     reads: int = 0
     bytes_programmed: int = 0
     bytes_read: int = 0
+    max_outstanding: int = 0
     wb_latency: list = field(default_factory=list)   # cycles, request accepted -> completion sent
     rd_latency: list = field(default_factory=list)   # cycles, request accepted -> last word sent
+
+
+class _Source:
+    """Output stream state (s_wbc, s_rdd): a queue of beats, driven by MediaModel._run."""
+
+    def __init__(self, dut, prefix: str, fields: list[str], pause):
+        self.valid = getattr(dut, f"{prefix}_valid")
+        self.ready = getattr(dut, f"{prefix}_ready")
+        self.fields = [(f, getattr(dut, f"{prefix}_{f}")) for f in fields]
+        self.pause = pause or never_pause()
+        self.queue: deque[dict] = deque()
+        self.driving = False
+        self.valid.value = 0
+
+    def send_nowait(self, **beat) -> None:
+        self.queue.append(beat)
+
+    def flush(self) -> None:
+        self.queue.clear()
+        self.driving = False
+        self.valid.value = 0
+
+    def step(self) -> None:
+        """Once per rising edge: retire an accepted beat, drive the next one."""
+        if self.driving and self.ready.value:
+            self.queue.popleft()
+            self.driving = False
+        if not self.driving:
+            if self.queue and not next(self.pause):
+                b = self.queue[0]
+                for f, h in self.fields:
+                    h.value = b[f]
+                self.valid.value = 1
+                self.driving = True
+            elif self.valid.value:
+                self.valid.value = 0
+
+
+class _Sink:
+    """Input stream state (m_wb, m_wbd, m_rd): captured beats; ready driven by MediaModel._run."""
+
+    def __init__(self, dut, prefix: str, fields: list[str], pause):
+        self.valid = getattr(dut, f"{prefix}_valid")
+        self.ready = getattr(dut, f"{prefix}_ready")
+        self.fields = [(f, getattr(dut, f"{prefix}_{f}")) for f in fields]
+        self.pause = pause or never_pause()
+        self.queue: deque[dict] = deque()
+        self.rdy = False
+        self.ready.value = 0
+
+    def capture(self, cycle: int) -> None:
+        if self.rdy and self.valid.value:
+            beat = {f: int(h.value) for f, h in self.fields}
+            beat["_cycle"] = cycle
+            self.queue.append(beat)
+
+    def set_ready(self, allow: bool) -> None:
+        r = allow and not next(self.pause)
+        if r != self.rdy:
+            self.ready.value = int(r)
+            self.rdy = r
 
 
 class MediaModel:
@@ -109,11 +191,11 @@ class MediaModel:
         self.rng = rng or random.Random(0)
         self.pw = cfg.page_bytes // 4
         self.ndies = cfg.num_chan * cfg.ways
-        self.wb = StreamSink(dut, "m_wb", clk, WB_FIELDS, wb_pause)
-        self.wbd = StreamSink(dut, "m_wbd", clk, WBD_FIELDS, wbd_pause)
-        self.wbc = StreamSource(dut, "s_wbc", clk, WBC_FIELDS, wbc_pause)
-        self.rd = StreamSink(dut, "m_rd", clk, RD_FIELDS, rd_pause)
-        self.rdd = StreamSource(dut, "s_rdd", clk, RDD_FIELDS, rdd_pause)
+        self.wb = _Sink(dut, "m_wb", WB_FIELDS, wb_pause)
+        self.wbd = _Sink(dut, "m_wbd", WBD_FIELDS, wbd_pause)
+        self.rd = _Sink(dut, "m_rd", RD_FIELDS, rd_pause)
+        self.wbc = _Source(dut, "s_wbc", WBC_FIELDS, wbc_pause)
+        self.rdd = _Source(dut, "s_rdd", RDD_FIELDS, rdd_pause)
         self.cycle = 0
         self.log: list[Record] = []          # durable log (survives cuts)
         self.mapping: dict[int, list | None] = {}   # lpn -> data of the durable mapping
@@ -123,40 +205,50 @@ class MediaModel:
         self.stats = MediaStats()
         self.seq = 0
         self.errors: list[str] = []
-        self._gen = 0
+        self.hold = False                    # withhold durability/completions (tests)
+        self._release = 0                    # records allowed through while holding
+        self.active = False
         self._reset_inflight()
-        cocotb.start_soon(self._clock())
+        cocotb.start_soon(self._run())
         self.restart()
 
     # ------------------------------------------------------------------ state
     def _reset_inflight(self):
-        self.inflight: list[Record] = []     # issued, not yet durable, in sequence order
-        self.receiving = False               # in the middle of a PROGRAM's data words
+        self.inflight: deque[Record] = deque()   # issued, not yet durable, in sequence order
         self.chan_free = [0] * self.cfg.num_chan
         self.die_free = [0] * self.ndies
         self.next_die = 0
+        self.rd_cur = None                       # (request, ready cycle) of the read in progress
+        self.rd_sending = False                  # its words are queued on s_rdd
 
-    async def _clock(self):
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
+    @property
+    def receiving(self) -> bool:
+        """A writeback request or data words captured but not yet scheduled."""
+        return bool(self.wb.queue) or bool(self.wbd.queue)
+
+    @property
+    def outstanding(self) -> int:
+        """Writeback requests accepted whose completion has not been taken (what the window bounds)."""
+        return len(self.inflight) + len(self.wb.queue) + len(self.wbc.queue)
+
+    def release(self, n: int = 1) -> None:
+        """While `hold` is set, let the next `n` records become durable (and complete)."""
+        self._release += n
 
     def restart(self):
         """(Re)start after reset or a power cut: drop in-flight work, keep the durable log."""
-        self._gen += 1
         self._reset_inflight()
         for s in (self.wb, self.wbd, self.rd):
             s.queue.clear()
         self.wbc.flush()
         self.rdd.flush()
-        cocotb.start_soon(self._wb_loop(self._gen))
-        cocotb.start_soon(self._rd_loop(self._gen))
-        cocotb.start_soon(self._durable_loop(self._gen))
+        self.active = True
 
     def cut(self) -> list[Record]:
         """Power cut now: the durable prefix is what survives; in-flight programs are lost."""
-        self._advance_durable()
-        self._gen += 1
+        if not self.hold:
+            self._advance_durable()
+        self.active = False
         self.inflight.clear()
         return list(self.log)
 
@@ -168,6 +260,7 @@ class MediaModel:
         st = self.stats
         return {"programs": st.programs, "unmaps": st.unmaps, "reads": st.reads,
                 "bytes_programmed": st.bytes_programmed, "bytes_read": st.bytes_read,
+                "max_outstanding": st.max_outstanding, "window": self.cfg.window_size,
                 "wb_lat_mean": sum(st.wb_latency) / len(st.wb_latency) if st.wb_latency else 0,
                 "wb_lat_p99": pct(st.wb_latency, 0.99),
                 "rd_lat_mean": sum(st.rd_latency) / len(st.rd_latency) if st.rd_latency else 0,
@@ -177,38 +270,64 @@ class MediaModel:
     def busy(self) -> bool:
         return bool(self.inflight) or bool(self.wbc.queue) or bool(self.wb.queue)
 
-    # ------------------------------------------------------------------ writeback path
-    async def _next(self, sink: StreamSink, gen: int) -> dict | None:
+    # ------------------------------------------------------------------ the clock loop
+    async def _run(self):
+        edge = RisingEdge(self.clk)
         while True:
-            if gen != self._gen:         # a cut or restart ended this loop's generation
-                return None
-            if sink.queue:
-                return sink.queue.popleft()
-            await RisingEdge(self.clk)
+            await edge
+            self.cycle += 1
+            if not self.active:
+                for s in (self.wb, self.wbd, self.rd):
+                    s.set_ready(False)
+                continue
+            cyc = self.cycle
+            self.wb.capture(cyc)
+            self.wbd.capture(cyc)
+            self.rd.capture(cyc)
+            self.wbc.step()
+            self.rdd.step()
+            if self.wb.queue:
+                self._schedule_writebacks()
+            if self.inflight and (not self.hold or self._release):
+                for rec in self._advance_durable(self._release if self.hold else None):
+                    if self.hold:
+                        self._release -= 1
+                    self.wbc.send_nowait(tag=rec.tag, status=ST_PROGRAM_FAIL if rec.failed else ST_OK,
+                                         ppn=rec.seq & 0xFFFF)
+                    self.stats.wb_latency.append(cyc - rec.issue_cycle)
+            if self.rd_cur is not None or self.rd.queue:
+                self._read_step()
+            win = self.cfg.window_size
+            out = self.outstanding
+            if out > self.stats.max_outstanding:
+                self.stats.max_outstanding = out
+            # ready for the next edge only while one more request fits the window (this edge's
+            # request, if any, is already in wb.queue and counted)
+            self.wb.set_ready(win == 0 or out < win)
+            self.wbd.set_ready(True)
+            self.rd.set_ready(True)
 
-    async def _wb_loop(self, gen: int):
-        while True:
-            req = await self._next(self.wb, gen)
-            if req is None:
-                return
+    # ------------------------------------------------------------------ writeback path
+    def _schedule_writebacks(self) -> None:
+        """Turn complete requests (an UNMAP, or a PROGRAM with all its words) into records."""
+        while self.wb.queue:
+            req = self.wb.queue[0]
             words = None
             if req["op"] == PROGRAM:
-                self.receiving = True
+                if len(self.wbd.queue) < self.pw:
+                    return
                 words = []
                 for i in range(self.pw):
-                    beat = await self._next(self.wbd, gen)
-                    if beat is None:
-                        return
+                    beat = self.wbd.queue.popleft()
                     words.append(beat["data"])
                     if beat["last"] != int(i == self.pw - 1):
                         self.errors.append(f"m_wbd last={beat['last']} at word {i} (page {self.pw} words)")
             elif req["op"] != UNMAP:
                 self.errors.append(f"m_wb op {req['op']} unknown")
-            self.receiving = False
+            self.wb.queue.popleft()
             now = self.cycle
             rec = Record(seq=self.seq, op=req["op"], lpn=req["lpn"], txid=req["txid"],
-                         epoch=req["epoch"], data=words, issue_cycle=req["_cycle"])
-            rec.tag = req["tag"]
+                         epoch=req["epoch"], data=words, issue_cycle=req["_cycle"], tag=req["tag"])
             self.seq += 1
             if words is not None:
                 die = self.next_die
@@ -227,10 +346,10 @@ class MediaModel:
                 self.stats.unmaps += 1
             self.inflight.append(rec)
 
-    def _advance_durable(self) -> list[Record]:
+    def _advance_durable(self, limit: int | None = None) -> list[Record]:
         done = []
-        while self.inflight and self.inflight[0].done_cycle <= self.cycle:
-            rec = self.inflight.pop(0)
+        while self.inflight and self.inflight[0].done_cycle <= self.cycle and (limit is None or len(done) < limit):
+            rec = self.inflight.popleft()
             if not rec.failed:
                 self.log.append(rec)
                 if rec.op == PROGRAM:
@@ -241,22 +360,19 @@ class MediaModel:
             done.append(rec)
         return done
 
-    async def _durable_loop(self, gen: int):
-        while True:
-            await RisingEdge(self.clk)
-            if gen != self._gen:
-                return
-            for rec in self._advance_durable():
-                self.wbc.send_nowait(tag=rec.tag, status=ST_PROGRAM_FAIL if rec.failed else ST_OK,
-                                     ppn=rec.seq & 0xFFFF)
-                self.stats.wb_latency.append(self.cycle - rec.issue_cycle)
-
     # ------------------------------------------------------------------ read path
-    async def _rd_loop(self, gen: int):
-        while True:
-            req = await self._next(self.rd, gen)
-            if req is None:
+    def _read_step(self) -> None:
+        """One read at a time, like a die queue: tR on the die, transfer on the channel, then the
+        words; the next read starts when the previous one's words have all been taken."""
+        if self.rd_sending:
+            if self.rdd.queue:
                 return
+            self.rd_sending = False
+            self.rd_cur = None
+        if self.rd_cur is None:
+            if not self.rd.queue:
+                return
+            req = self.rd.queue.popleft()
             lpn = req["lpn"]
             die = self.die_of.get(lpn, lpn % self.ndies)
             ch = die % self.cfg.num_chan
@@ -264,18 +380,16 @@ class MediaModel:
             self.die_free[die] = t
             t = max(t, self.chan_free[ch]) + self.cfg.t_xfer
             self.chan_free[ch] = t
-            while self.cycle < t:
-                await RisingEdge(self.clk)
-                if gen != self._gen:
-                    return
-            data = self.mapping.get(lpn) or [0] * self.pw
-            status = ST_MEDIA_ERROR if lpn in self.read_err_lpns else ST_OK
-            for i, w in enumerate(data):
-                self.rdd.send_nowait(data=w, last=int(i == self.pw - 1), status=status)
-            self.stats.reads += 1
-            self.stats.bytes_read += self.cfg.page_bytes
-            self.stats.rd_latency.append(t - req["_cycle"])
-            while self.rdd.queue or self.rdd._driving:       # one read at a time, like a die queue
-                await RisingEdge(self.clk)
-                if gen != self._gen:
-                    return
+            self.rd_cur = (req, t)
+        req, t = self.rd_cur
+        if self.cycle < t:
+            return
+        lpn = req["lpn"]
+        data = self.mapping.get(lpn) or [0] * self.pw
+        status = ST_MEDIA_ERROR if lpn in self.read_err_lpns else ST_OK
+        for i, w in enumerate(data):
+            self.rdd.send_nowait(data=w, last=int(i == self.pw - 1), status=status)
+        self.stats.reads += 1
+        self.stats.bytes_read += self.cfg.page_bytes
+        self.stats.rd_latency.append(t - req["_cycle"])
+        self.rd_sending = True

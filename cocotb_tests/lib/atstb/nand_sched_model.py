@@ -7,21 +7,27 @@ channel takes, among the fronts of its idle dies, the HEAD ones first, then prio
 dispatch of a command until that command's completion is taken (forwarded to m_ncpl).
 
 `check_trace` replays a cycle-by-cycle trace of every port (values as sampled at each rising edge,
-i.e. as the RTL sees them) against the model with the README's timing contract:
-  - a request accepted at edge e takes part in selections from edge e+3 on;
-  - s_nreq_ready = table not full, no BAD_REQ waiting, no bad request accepted at e-1; a bad
-    request accepted at e waits as BAD_REQ from e+1 and leaves at the first edge from e+2 on where
-    the m_ncpl register is free;
+i.e. as the RTL sees them) against the model with the README's timing contract (edges are
+counted from the first edge after reset, edge 0):
+  - a request accepted at edge e takes part in selections from edge e+7 on (REQ_VISIBLE);
+  - s_nreq_ready = (entries in use < depth) and no BAD_REQ waiting, where entries in use =
+    queued requests + requests selected at the two previous edges (ENTRY_HOLD) + bad requests
+    accepted at the three previous edges (BAD_HOLD); a bad request accepted at e waits as BAD_REQ
+    from e+2 (BAD_DELAY; in arrival order behind earlier ones) and the first waiting one leaves
+    at an edge where the m_ncpl register is free;
   - a completion accepted at edge e waits in a one-deep buffer (s_ccpl_ready = buffer empty or
     taken at this edge), matched against the in-flight tags at e; it is taken at the first edge
     t > e where the m_ncpl register is free and no BAD_REQ waits: it then frees its die for
-    selections from t+2 on and goes to m_ncpl, or, unmatched, is dropped with err_spurious;
-  - channel c selects at edge e when its output is free (valid low, or ready high at e) and it did
-    not select at edge e-1; the class of a read uses `reads_first` as sampled at edge e-1;
-  - the command selected at edge e appears on m_ccmd[c] after edge e+1 (sampled at e+2);
+    selections from t+4 on (DIE_FREE) and goes to m_ncpl, or, unmatched, is dropped with
+    err_spurious;
+  - channel c can select only at its slot edges, e = SEL_PHASE + c + k * period with
+    period = max(num_chan, MIN_PERIOD), and does when its output register is free at e (valid
+    low, or ready high at e); the class of a read uses `reads_first` as sampled at edge e-2
+    (RF_DELAY);
+  - the command selected at edge e appears on m_ccmd[c] after edge e+2 (CMD_DELAY, sampled at
+    e+3);
   - a selection at edge e makes the die busy for every later selection; its tag can be matched by
-    a completion from edge e+2 on (an earlier completion with that tag is spurious);
-  - the table holds the queued requests plus those selected at the two previous edges;
+    a completion from edge e+3 on (TAG_MATCH; an earlier completion with that tag is spurious).
 Arrival order is exact in the README's contract as long as two requests compared for a
 channel (fronts of two idle dies) arrived fewer than 2^(STAMP_W-1) good requests apart (the RTL
 compares STAMP_W-bit arrival stamps modulo 2^STAMP_W). `check_trace(stamp_w=...)` reports a
@@ -39,9 +45,16 @@ from typing import Optional
 READ, PROGRAM, ERASE = 0, 1, 2
 ST_BAD_REQ = 4
 # timing constants of the contract (README_sched.md, "Timing"), in edges
-REQ_VISIBLE = 3   # a request accepted at edge e can be selected from edge e+3 on
-DIE_FREE = 2      # a die whose completion was taken at edge t can be selected from t+2 on
-TAG_MATCH = 2     # a command selected at edge e can be matched by a completion from e+2 on
+REQ_VISIBLE = 7   # a request accepted at edge e can be selected from edge e+7 on
+DIE_FREE = 4      # a die whose completion was taken at edge t can be selected from t+4 on
+TAG_MATCH = 3     # a command selected at edge e can be matched by a completion from e+3 on
+CMD_DELAY = 2     # a command selected at edge e is loaded into m_ccmd at edge e+2
+RF_DELAY = 2      # a selection at edge e classes reads with reads_first sampled at edge e-2
+ENTRY_HOLD = 2    # a request selected at edge e still holds its entry for ready at e+1, e+2
+BAD_HOLD = 3      # a bad request accepted at edge e holds an entry for ready at e+1..e+3
+BAD_DELAY = 2     # a bad request accepted at edge e joins the BAD_REQ queue at edge e+2
+SEL_PHASE = 3     # channel c selects only at edges SEL_PHASE + c + k * period
+MIN_PERIOD = 6    # period = max(num_chan, MIN_PERIOD)
 CCMD_FIELDS = ("tag", "op", "way", "block", "page", "slot")
 
 
@@ -174,11 +187,20 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
     m = NandSchedModel(num_chan, num_ways, depth, stamp_w)
     errs: list[str] = []
     cov = m.cov
+    # edge 0 is the first edge after reset: leading edges with rst high are not part of the trace
+    start = 0
+    while start < len(trace) and trace[start].get("rst", 0):
+        start += 1
+    trace = trace[start:]
+    if any(s.get("rst", 0) for s in trace):
+        errs.append("trace: reset asserted inside the checked trace (not supported)")
+    period = max(num_chan, MIN_PERIOD)
     exp_cmd = [None] * num_chan          # expected m_ccmd register per channel (dict or None)
-    picked = [None] * num_chan           # command selected at the previous edge, per channel
-    n_picked_prev = 0                    # number of commands selected at edge e-2
-    err_pending = None                   # tag of a BAD_REQ completion waiting for m_ncpl
-    bad_prev = None                      # tag of a bad request accepted at the previous edge
+    pend = [[] for _ in range(num_chan)] # per channel: (load edge, request) selected, not yet out
+    pick_edges: list[int] = []           # edges of selections (one entry per selected request)
+    bad_edges: list[int] = []            # edges bad requests were accepted
+    err_pending: list[int] = []          # tags of BAD_REQ completions waiting for m_ncpl, in order
+    bad_recent: list[tuple] = []         # (edge, tag) of bad requests not yet waiting as BAD_REQ
     c1 = None                            # channel completion waiting: (fields, matched die)
     exp_out = None                       # expected m_ncpl register (tuple) or None
     exp_out_real = False                 # the expected m_ncpl beat comes from a channel
@@ -202,43 +224,48 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
             err(f"edge {e} m_ncpl: got {got_out}, expected {exp_out}")
         if s["spur"] != exp_spur:
             err(f"edge {e} err_spurious: got {s['spur']}, expected {exp_spur}")
-        # selected at e-1 or e-2: their entries are not yet free
-        held = sum(1 for p in picked if p is not None) + n_picked_prev
-        exp_nreq_ready = int(m.queued() + held < depth and err_pending is None and bad_prev is None)
+        # entries still held by recent selections and recent bad requests
+        held = sum(1 for p in pick_edges if p >= e - ENTRY_HOLD)
+        bheld = sum(1 for b in bad_edges if b >= e - BAD_HOLD)
+        exp_nreq_ready = int(m.queued() + held + bheld < depth and not err_pending)
         if s["nreq_ready"] != exp_nreq_ready:
             err(f"edge {e} s_nreq_ready: got {s['nreq_ready']}, expected {exp_nreq_ready} "
-                f"(queued {m.queued()}, error pending {err_pending is not None})")
+                f"(queued {m.queued()}, held {held}+{bheld}, BAD_REQ waiting {len(err_pending)})")
         out_free = got_out is None or s["ncpl_ready"]
-        take = c1 is not None and out_free and err_pending is None
+        take = c1 is not None and out_free and not err_pending
         exp_ccpl_ready = int(c1 is None or take)
         if s["ccpl_ready"] != exp_ccpl_ready:
             err(f"edge {e} s_ccpl_ready: got {s['ccpl_ready']}, expected {exp_ccpl_ready}")
-        if m.queued() + held >= depth:
+        if m.queued() + held + bheld >= depth:
             cov["table_full_cycles"] += 1
+        pick_edges = [p for p in pick_edges if p >= e - ENTRY_HOLD]
+        bad_edges = [b for b in bad_edges if b >= e - BAD_HOLD]
 
-        # ---- the m_ccmd register at edge e: taken, and/or loaded with the previous selection
-        rf_prev = trace[e - 1]["reads_first"] if e > 0 else s["reads_first"]
-        n_picked_prev = sum(1 for p in picked if p is not None)
+        # ---- the m_ccmd register at edge e: taken, and/or loaded with an earlier selection
+        rf_sel = trace[max(e - RF_DELAY, 0)]["reads_first"]
         picks = []
         for c in range(num_chan):
             got = s["ccmd"][c]
             out_free_c = got is None or s["ccmd_ready"][c]
             if out_free_c:
                 exp_cmd[c] = None
-            prev, picked[c] = picked[c], None
-            if prev is not None:
-                exp_cmd[c] = {"tag": prev.tag, "op": prev.op, "way": prev.way,
-                              "block": prev.block, "page": prev.page, "slot": prev.slot}
-            # ---- selection at edge e (state before the edge)
-            elif out_free_c:
-                r = m.choose(c, e, rf_prev)
+            if pend[c] and pend[c][0][0] == e:
+                r = pend[c].pop(0)[1]
+                if exp_cmd[c] is not None:
+                    err(f"edge {e} channel {c}: command register loaded while full (model)")
+                exp_cmd[c] = {"tag": r.tag, "op": r.op, "way": r.way,
+                              "block": r.block, "page": r.page, "slot": r.slot}
+            # ---- selection at edge e (state before the edge), only at the channel's slot
+            if out_free_c and e >= SEL_PHASE and (e - SEL_PHASE - c) % period == 0:
+                r = m.choose(c, e, rf_sel)
                 if r is not None:
                     picks.append(r)
-                    picked[c] = r
+                    pend[c].append((e + CMD_DELAY, r))
         if len(picks) > 1:
             cov["multi_channel_dispatch"] += 1
         for r in picks:
             m.dispatch(r, e)
+            pick_edges.append(e)
             cov["dispatch"] += 1
 
         # ---- completion accepted on s_ccpl at e, and the m_ncpl register
@@ -256,17 +283,18 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
                 exp_spur = 1
                 cov["spurious_completion"] += 1
         if out_free:
-            if err_pending is not None:
-                new_out, new_real = (err_pending, ST_BAD_REQ, 0), False
-                err_pending = None
+            if err_pending:
+                new_out, new_real = (err_pending.pop(0), ST_BAD_REQ, 0), False
             elif take and die is not None:
                 new_out, new_real = fields, True
         exp_out, exp_out_real = new_out, new_real
         if s["ccpl"] is not None and s["ccpl_ready"]:      # matched against the dies after `take`
             c1 = (s["ccpl"], m.match(s["ccpl"][0], e))
-        # a bad request accepted at e-1 becomes the waiting BAD_REQ completion at e
-        if bad_prev is not None:
-            err_pending, bad_prev = bad_prev, None
+        # a bad request accepted at e-BAD_DELAY joins the waiting BAD_REQ completions at e
+        while bad_recent and bad_recent[0][0] == e - BAD_DELAY:
+            err_pending.append(bad_recent.pop(0)[1])
+            if len(err_pending) > 1:
+                cov["bad_req_queue_%d" % len(err_pending)] += 1
 
         # ---- request accepted on s_nreq at e (a tag whose completion is taken at e is still
         # outstanding at e)
@@ -276,11 +304,11 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
             log.append({"edge": e, **f, "bad": why})
             if why is not None:
                 cov["bad_" + why] += 1
-                bad_prev = f["tag"]
+                bad_recent.append((e, f["tag"]))
+                bad_edges.append(e)
             else:
                 r = m.accept(e, f)
                 cov["accept_" + ("head" if r.head else ("read" if r.op == READ else "prog_erase"))] += 1
-
         # ---- m_ncpl handshake at e: a real completion ends its tag's outstanding time
         if ncpl_fire:
             cov["ncpl_" + ("real" if fired_real else "bad_req")] += 1

@@ -223,3 +223,61 @@ class WbufModel:
         cov = {"required": len(required), "order_checked": n_order, "records": len(log),
                "e_max": e_max}
         return state, errs, cov
+
+
+class WritebackPolicyModel:
+    """Background writeback rule of the write buffer (rtl/wbuf/README.md, "Writeback policy"), on
+    page counts and LBAs only (no slots, no FIFO positions), for scenarios without FLUSH, RFLUSH,
+    allocation pressure or power loss:
+    - `held` = pages not yet durable: dirty (not issued) + staged + in flight (accepted by the media,
+      completion not yet taken). Background writeback runs while held >= THRESH =
+      ceil(NUM_SLOTS * THRESH_PCT / 100), and issues dirty pages oldest first.
+    - The media accepts a request only while fewer than `window` are outstanding (0: unbounded).
+      The buffer picks the next page before the handshake: when the window is full, one picked page
+      waits ("staged": no longer dirty, not coalescable) and everything else stays dirty.
+    - A write to an LBA whose newest buffered version is dirty and of the same epoch coalesces
+      (no new page); otherwise it adds a dirty page (a page in flight is never modified).
+    """
+
+    def __init__(self, num_slots: int, thresh_pct: int, window: int):
+        self.thresh = -(-num_slots * thresh_pct // 100)
+        self.window = window
+        self.dirty: list[list[int]] = []        # [lba, epoch], oldest first
+        self.staged: int | None = None
+        self.inflight: list[int] = []           # LBAs accepted by the media, in order
+        self.programs = 0                       # requests the media accepted
+        self.coalesced = 0
+
+    @property
+    def held(self) -> int:
+        return len(self.dirty) + len(self.inflight) + (self.staged is not None)
+
+    def write(self, lba: int, epoch: int) -> None:
+        # pages are issued oldest first, so a dirty version is newer than any in-flight one
+        newest = next((d for d in reversed(self.dirty) if d[0] == lba), None)
+        if newest is not None and newest[1] == epoch:
+            self.coalesced += 1
+        else:
+            self.dirty.append([lba, epoch])
+        self.settle()
+
+    def set_window(self, window: int) -> None:
+        self.window = window
+        self.settle()
+
+    def complete_one(self) -> None:
+        self.inflight.pop(0)
+        self.settle()
+
+    def settle(self) -> None:
+        while True:
+            if self.staged is not None:
+                if self.window and len(self.inflight) >= self.window:
+                    return
+                self.inflight.append(self.staged)
+                self.staged = None
+                self.programs += 1
+            elif self.dirty and self.held >= self.thresh:
+                self.staged = self.dirty.pop(0)[0]
+            else:
+                return
