@@ -373,8 +373,17 @@ module ats_nand_page #(
     logic [SEC_W-1:0]  osec_q, osec_d;           // encoder output codeword
     logic [PAR_AW-1:0] pidx_q, pidx_d;           // parity buffer index (write, then read)
     logic [31:0]       wcrc_q, wcrc_d;
-    logic [1:0]        mph_q, mph_d;             // metadata codeword input: 0 zeros, 1 metadata, 2 CRC
+    logic [1:0]        mph_q, mph_d;             // metadata codeword input: 0 zeros, 1 metadata,
+                                                 // 3 one idle cycle (CRC pipeline), 2 CRC
     logic [8*META_B-1:0] wmeta_q, wmeta_d;       // metadata in spare byte order (shifts out)
+    logic [32*META_WORDS-1:0] wmw_q, wmw_d;      // metadata words as received (w4 on top)
+    logic [META_WORDS-1:0] wmo_q, wmo_d;         // metadata word index, one-hot
+    logic              wc_z_q, wc_z_d;           // wcnt_q == 0 (registered compare, Fmax)
+    logic              wc_1_q, wc_1_d;           // wcnt_q == 1
+    // write CRC, one stage behind the encoder input: the byte (unpacked data or metadata) is
+    // registered first, so the CRC register sees one source and a register enable (Fmax)
+    logic              wc_v_q, wc_v_d;
+    logic [7:0]        wc_b_q, wc_b_d;
     // word unpacker
     logic              up_v_q, up_v_d;
     logic [31:0]       up_w_q, up_w_d;
@@ -431,6 +440,9 @@ module ats_nand_page #(
         wcnt_d = wcnt_q; wbyte_d = wbyte_q; wpos_d = wpos_q; opos_d = opos_q; osec_d = osec_q;
         opar_d = opar_q; odrop_d = odrop_q;
         pidx_d = pidx_q; wcrc_d = wcrc_q; wmeta_d = wmeta_q; mph_d = mph_q;
+        wmw_d = wmw_q; wmo_d = wmo_q; wc_z_d = wc_z_q; wc_1_d = wc_1_q;
+        wc_v_d = 1'b0; wc_b_d = (wi_st_q == WI_DATA) ? up_byte : wmeta_q[7:0];
+        if (wc_v_q) wcrc_d = crc_byte(wcrc_q, wc_b_q);
         up_v_d = up_v_q; up_w_d = up_w_q; up_i_d = up_i_q;
         wd_take = 1'b0;
         ei_valid = 1'b0; ei_data = 8'h00; ei_last = (wpos_q == 10'(K - 1));
@@ -451,7 +463,7 @@ module ats_nand_page #(
                 ei_valid = up_v_q;
                 ei_data = up_byte;
                 if (up_v_q && ei_ready) begin
-                    wcrc_d = crc_byte(wcrc_q, up_byte);
+                    wc_v_d = 1'b1;
                     up_i_d = up_i_q + 1'b1;
                     up_w_d = up_w_q >> 8;
                     if (up_i_q == 2'd3) up_v_d = 1'b0;
@@ -459,7 +471,7 @@ module ats_nand_page #(
                     wbyte_d = wbyte_q + 1'b1;
                     if (32'(wbyte_q) == PAGE_BYTES - 1) begin
                         wi_st_d = WI_META;
-                        wcnt_d = '0;
+                        wmo_d = META_WORDS'(1);
                     end
                 end
             end
@@ -467,20 +479,12 @@ module ats_nand_page #(
                 // five metadata words into the spare-order register
                 if (s_wdata_valid) begin
                     wd_take = 1'b1;
-                    if (s_wdata_last != (wcnt_q == WCNT_W'(META_WORDS - 1))) wr_poison_d = 1'b1;
-                    unique case (wcnt_q[2:0])
-                        3'd0: wmeta_d[31:0]    = s_wdata_data;              // lpn
-                        3'd1: wmeta_d[79:48]   = s_wdata_data;              // seq[31:0]
-                        3'd2: wmeta_d[111:80]  = s_wdata_data;              // seq[63:32]
-                        3'd3: wmeta_d[143:112] = s_wdata_data;              // epoch
-                        default: begin
-                            wmeta_d[39:32]   = s_wdata_data[7:0];           // txid
-                            wmeta_d[47:40]   = s_wdata_data[15:8];          // kind
-                            wmeta_d[151:144] = s_wdata_data[23:16];         // flags
-                        end
-                    endcase
-                    wcnt_d = wcnt_q + 1'b1;
-                    if (wcnt_q == WCNT_W'(META_WORDS - 1)) begin
+                    // words shift in as they come (one enable, no word decode); they are put in
+                    // spare order during the metadata codeword's zero phase (below)
+                    if (s_wdata_last != wmo_q[META_WORDS-1]) wr_poison_d = 1'b1;
+                    wmw_d = {s_wdata_data, wmw_q[32*META_WORDS-1:32]};
+                    wmo_d = wmo_q << 1;
+                    if (wmo_q[META_WORDS-1]) begin
                         wi_st_d = WI_MCW;
                         wpos_d = '0;
                         mph_d = 2'd0;
@@ -490,38 +494,51 @@ module ats_nand_page #(
             WI_MCW: begin
                 // metadata codeword: implicit zeros, metadata (CRC'd), then the CRC
                 // (phase registers, not position compares, drive the encoder input: Fmax)
-                ei_valid = 1'b1;
+                // metadata words (complete from the 2nd cycle of this state) to spare order:
+                // a fixed permutation, loaded during the zeros (w0 = wmw_q[31:0] .. w4 on top)
+                if (mph_q == 2'd0) begin
+                    wmeta_d[31:0]    = wmw_q[31:0];                 // lpn
+                    wmeta_d[39:32]   = wmw_q[135:128];              // txid
+                    wmeta_d[47:40]   = wmw_q[143:136];              // kind
+                    wmeta_d[111:48]  = wmw_q[95:32];                // seq
+                    wmeta_d[143:112] = wmw_q[127:96];               // epoch
+                    wmeta_d[151:144] = wmw_q[151:144];              // flags
+                end
+                ei_valid = (mph_q != 2'd3);
                 // CRC bytes: the final CRC register itself, inverted (and poisoned), shifted out
                 ei_data = (mph_q == 2'd0) ? 8'h00 : (mph_q == 2'd1) ? wmeta_q[7:0] :
                           (~wcrc_q[7:0] ^ {8{wr_poison_q}});
-                if (ei_ready) begin
+                if (mph_q == 2'd3) begin
+                    mph_d = 2'd2;                   // the last metadata byte's CRC step is done
+                end else if (ei_ready) begin
                     if (mph_q == 2'd1) begin
-                        wcrc_d = crc_byte(wcrc_q, wmeta_q[7:0]);
+                        wc_v_d = 1'b1;
                         wmeta_d = wmeta_q >> 8;
                     end
                     if (mph_q == 2'd2) wcrc_d = wcrc_q >> 8;
                     if (wpos_q == 10'(MCW_PAD - 1)) mph_d = 2'd1;
-                    if (wpos_q == 10'(MCW_PAD + META_B - 1)) mph_d = 2'd2;
+                    if (wpos_q == 10'(MCW_PAD + META_B - 1)) mph_d = 2'd3;
                     wpos_d = wpos_q + 1'b1;
                     if (wpos_q == 10'(K - 1)) wi_st_d = WI_IDLE;
                 end
             end
             WI_RAW: begin
                 // PROGRAM_RAW: words straight to the chan, no ECC
-                if (!up_v_q && s_wdata_valid && wcnt_q != '0) begin
+                if (!up_v_q && s_wdata_valid && !wc_z_q) begin
                     wd_take = 1'b1;
                     up_v_d = 1'b1; up_w_d = s_wdata_data; up_i_d = 2'd0;
                     wcnt_d = wcnt_q - 1'b1;
+                    wc_z_d = wc_1_q; wc_1_d = (wcnt_q == WCNT_W'(2));
                 end
                 wb_valid = up_v_q;
                 wb_data = up_byte;
-                wb_last = (wcnt_q == '0) && (up_i_q == 2'd3);
+                wb_last = wc_z_q && (up_i_q == 2'd3);
                 if (up_v_q && wb_ready) begin
                     up_i_d = up_i_q + 1'b1;
                     up_w_d = up_w_q >> 8;
                     if (up_i_q == 2'd3) begin
                         up_v_d = 1'b0;
-                        if (wcnt_q == '0) wi_st_d = WI_IDLE;
+                        if (wc_z_q) wi_st_d = WI_IDLE;
                     end
                 end
             end
@@ -530,7 +547,8 @@ module ats_nand_page #(
                 if (s_wdata_valid) begin
                     wd_take = 1'b1;
                     wcnt_d = wcnt_q - 1'b1;
-                    if (wcnt_q == WCNT_W'(1)) wi_st_d = WI_IDLE;
+                    wc_z_d = wc_1_q; wc_1_d = (wcnt_q == WCNT_W'(2));
+                    if (wc_1_q) wi_st_d = WI_IDLE;
                 end
             end
             default: wi_st_d = WI_IDLE;
@@ -601,12 +619,15 @@ module ats_nand_page #(
         if (ws_q == WS_PROG) begin
             wi_st_d = WI_DATA; wo_st_d = WO_DATA; wr_way_d = ws_way_q; wr_poison_d = 1'b0;
             wbyte_d = '0; wpos_d = '0; opos_d = '0; osec_d = '0; pidx_d = '0; opar_d = 1'b0;
-            wcrc_d = 32'hFFFF_FFFF; up_v_d = 1'b0;
+            wcrc_d = 32'hFFFF_FFFF; up_v_d = 1'b0; wc_v_d = 1'b0;
         end else if (ws_q == WS_PRAW) begin
             wi_st_d = WI_RAW; wcnt_d = WCNT_W'(RAW_WORDS); up_v_d = 1'b0;
+            wc_z_d = 1'b0; wc_1_d = (RAW_WORDS == 1);
         end else if (ws_q == WS_DRAIN) begin
             wi_st_d = WI_DRAIN;
             wcnt_d = WCNT_W'(ws_drain_prog_q ? PAGE_WORDS + META_WORDS : RAW_WORDS);
+            wc_z_d = 1'b0;
+            wc_1_d = ws_drain_prog_q ? (PAGE_WORDS + META_WORDS == 1) : (RAW_WORDS == 1);
         end
     end
     assign s_wdata_ready = wd_take;
@@ -615,9 +636,11 @@ module ats_nand_page #(
         wr_way_q <= wr_way_d; wr_poison_q <= wr_poison_d; wcnt_q <= wcnt_d; wbyte_q <= wbyte_d;
         wpos_q <= wpos_d; opos_q <= opos_d; opar_q <= opar_d; odrop_q <= odrop_d; osec_q <= osec_d; pidx_q <= pidx_d; wcrc_q <= wcrc_d;
         wmeta_q <= wmeta_d; up_w_q <= up_w_d; up_i_q <= up_i_d; mph_q <= mph_d;
+        wmw_q <= wmw_d; wmo_q <= wmo_d; wc_z_q <= wc_z_d; wc_1_q <= wc_1_d;
+        wc_v_q <= wc_v_d; wc_b_q <= wc_b_d;
         wi_st_q <= wi_st_d; wo_st_q <= wo_st_d; up_v_q <= up_v_d;
         if (rst) begin
-            wi_st_q <= WI_IDLE; wo_st_q <= WO_IDLE; up_v_q <= 1'b0;
+            wi_st_q <= WI_IDLE; wo_st_q <= WO_IDLE; up_v_q <= 1'b0; wc_v_q <= 1'b0;
         end
     end
 
@@ -685,6 +708,7 @@ module ats_nand_page #(
     logic              fl_mid_q;            // a fill is under way (its first byte taken)
     logic              fl_sp_q;             // the fill is in the spare part
     logic [DB_AW-1:0]  fl_da_q;             // next data address
+    logic [DB_AW:0]    fl_da2_q;            // fl_da_q + 2 (kept as a register: ahead_q, Fmax)
     logic [SPB_AW-1:0] fl_sa_q;             // next spare address
     logic              fl_half_q;           // spare half of the next fill
     logic              full_q;              // a filled page waits for the decoder
@@ -725,6 +749,7 @@ module ats_nand_page #(
                 fl_mid_q <= 1'b0;
                 fl_sp_q <= 1'b0;
                 fl_da_q <= '0;
+                fl_da2_q <= (DB_AW + 1)'(2);
                 fl_sa_q <= '0;
                 fl_half_q <= !fl_half_q;
                 full_q <= 1'b1;
@@ -736,16 +761,17 @@ module ats_nand_page #(
                     fl_sa_q <= fl_sa_q + 1'b1;
                 end else begin
                     fl_da_q <= fl_da_q + 1'b1;
+                    fl_da2_q <= fl_da2_q + 1'b1;
                     if (32'(fl_da_q) == PAGE_BYTES - 1) fl_sp_q <= 1'b1;
                 end
             end
         end
         if (dj_start) full_q <= 1'b0;
         // registered, conservative: fi_da_q only grows inside a job, fl_da_q by at most 1 a cycle
-        ahead_q <= !dj_start && (!dj_v_q || fi_past_q || (32'(fl_da_q) + 2 < 32'(fi_da_q)));
+        ahead_q <= !dj_start && (!dj_v_q || fi_past_q || ((DB_AW + 1)'(fi_da_q) > fl_da2_q));
         if (rst) begin
             fl_mid_q <= 1'b0; fl_sp_q <= 1'b0; fl_da_q <= '0; fl_sa_q <= '0; fl_half_q <= 1'b0;
-            full_q <= 1'b0; ahead_q <= 1'b0;
+            fl_da2_q <= (DB_AW + 1)'(2); full_q <= 1'b0; ahead_q <= 1'b0;
         end
     end
 
@@ -784,10 +810,9 @@ module ats_nand_page #(
         if (route_raw) ch_rd_ready = !dj_v_q && (!rp_word || !ro_v_q);
         else           ch_rd_ready = fill_rdy;
         unique case (fi_st_q)
-            FI_IDLE: if (dj_start) begin
-                fi_st_d = FI_DATA; fi_sec_d = '0; fi_pos_d = '0; fi_da_d = '0;
-                fi_ra_d = SPB_AW'(SP_DPAR);          // sector parity is contiguous in the spare
-            end
+            // the positions are set when the feed goes idle (and at reset), so the job start only
+            // moves the state (Fmax: dj_start drives no address register)
+            FI_IDLE: if (dj_start) fi_st_d = FI_DATA;
             FI_DATA: if (credit) begin
                 pp_push = 1'b1; pp_src = PS_DATA;
                 fi_da_d = fi_da_q + 1'b1;
@@ -822,7 +847,10 @@ module ats_nand_page #(
                 fi_ra_d = fi_ra_q + 1'b1;
                 if (fi_pos_q == 10'(MCW_D + PAR - 1)) fi_st_d = FI_DONE;
             end
-            FI_DONE: if (!dj_v_q) fi_st_d = FI_IDLE;   // the job has completed
+            FI_DONE: if (!dj_v_q) begin              // the job has completed
+                fi_st_d = FI_IDLE; fi_sec_d = '0; fi_pos_d = '0; fi_da_d = '0;
+                fi_ra_d = SPB_AW'(SP_DPAR);          // sector parity is contiguous in the spare
+            end
             default: fi_st_d = FI_IDLE;
         endcase
     end
@@ -839,17 +867,22 @@ module ats_nand_page #(
     // decoder input position: codeword boundaries; zero count (erased detection) one cycle behind
     // the decoder input (the popped byte's count is registered first; the decoder's first
     // corrected byte of a codeword comes >= 4T cycles after its last input byte)
-    logic [SEC_W-1:0]  di_sec_q, er_sec_q;
+    logic [SEC_W-1:0]  di_sec_q;
     logic [9:0]        di_pos_q;
     logic [ZC_W-1:0]   di_zc_q;
     logic              zp_v_q, zp_last_q;     // popped byte: valid, last of its codeword
     logic [3:0]        zp_cnt_q;              // popped byte: zero bits to count
     logic [(1 << SEC_W)-1:0] er_vec_q;       // codeword c (0..SECT) looked erased (few 0 bits)
+    logic [(1 << SEC_W)-1:0] er_oh_q;        // codeword whose count ends next, one-hot
+    logic              zc_end_q;              // di_zc_q holds a complete codeword's count
     assign dec_in_last = (di_pos_q == 10'(CW - 1));
-    logic [ZC_W-1:0]   di_zc_next;
+    // running count, saturating at ERASED_THR + 1; after a codeword's last byte the count is
+    // registered whole and compared one cycle later (zc_end_q): no add-compare-write chain (Fmax)
+    logic [ZC_W-1:0]   di_zc_base, di_zc_next;
+    assign di_zc_base = zc_end_q ? '0 : di_zc_q;
     always_comb begin
         logic [ZC_W+3:0] s;
-        s = (ZC_W + 4)'(di_zc_q) + (ZC_W + 4)'(zp_cnt_q);
+        s = (ZC_W + 4)'(di_zc_base) + (ZC_W + 4)'(zp_cnt_q);
         di_zc_next = (32'(s) > ERASED_THR) ? ZC_W'(ERASED_THR + 1) : ZC_W'(s);
     end
 
@@ -874,20 +907,25 @@ module ats_nand_page #(
         zp_v_q <= fifo_pop;
         zp_last_q <= dec_in_last;
         zp_cnt_q <= fifo_out[11:8];
-        if (zp_v_q) begin
-            di_zc_q <= zp_last_q ? '0 : di_zc_next;
-            if (zp_last_q) begin
-                er_sec_q <= er_sec_q + 1'b1;
-                er_vec_q[er_sec_q] <= (32'(di_zc_next) <= ERASED_THR);
+        if (zp_v_q) di_zc_q <= di_zc_next;
+        else if (zc_end_q) di_zc_q <= '0;
+        zc_end_q <= zp_v_q && zp_last_q;
+        if (zc_end_q) begin
+            er_oh_q <= er_oh_q << 1;
+            for (int c = 0; c < (1 << SEC_W); c++) begin
+                if (er_oh_q[c]) er_vec_q[c] <= (32'(di_zc_q) <= ERASED_THR);
             end
         end
         if (dj_start) begin
-            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; er_vec_q <= '0; er_sec_q <= '0;
+            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; er_vec_q <= '0;
+            er_oh_q <= (1 << SEC_W)'(1); zc_end_q <= 1'b0;
         end
         if (rst) begin
             pp1_v_q <= 1'b0; pp2_v_q <= 1'b0; pp3_v_q <= 1'b0; fi_st_q <= FI_IDLE; fifo_n_q <= '0;
+            fi_sec_q <= '0; fi_pos_q <= '0; fi_da_q <= '0; fi_ra_q <= SPB_AW'(SP_DPAR);
             occ_q <= '0; fifo_wp_q <= '0; fifo_rp_q <= '0; fi_past_q <= 1'b0;
-            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; zp_v_q <= 1'b0; er_sec_q <= '0;
+            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; zp_v_q <= 1'b0;
+            er_oh_q <= (1 << SEC_W)'(1); zc_end_q <= 1'b0;
         end
     end
 
@@ -902,6 +940,12 @@ module ats_nand_page #(
     logic [7:0]        corr_q, corr_d;
     logic              unc_q, unc_d;
     logic [31:0]       rcrc_q, rcrc_d;
+    // read CRC, one stage behind the class FIFO output: the byte is registered first, so the
+    // CRC register's enable is one register (Fmax); the stored CRC bytes come after the last
+    // CRC'd byte, so the registered compare is still ready at the verdict
+    logic              rc_v_q, rc_v_d;
+    logic              rm_v_q, rm_v_d;       // rc_b_q is a metadata byte (rmeta_q shifts it in)
+    logic [7:0]        rc_b_q;
     logic [8*META_B-1:0] rmeta_q, rmeta_d;
     logic [31:0]       scrc_q, scrc_d;       // CRC stored in the page
     logic [23:0]       pk_q, pk_d;           // packer of corrected bytes
@@ -978,6 +1022,9 @@ module ats_nand_page #(
     always_comb begin
         do_st_d = do_st_q; do_sec_d = do_sec_q; do_pos_d = do_pos_q; st_n_d = st_n_q;
         corr_d = corr_q; unc_d = unc_q; rcrc_d = rcrc_q; rmeta_d = rmeta_q; scrc_d = scrc_q;
+        rc_v_d = 1'b0; rm_v_d = 1'b0;
+        if (rc_v_q) rcrc_d = crc_byte(rcrc_q, rc_b_q);
+        if (rm_v_q) rmeta_d = {rc_b_q, rmeta_q[8*META_B-1:8]};
         pk_d = pk_q; pk_n_d = pk_n_q; mw_d = mw_q; vst_d = vst_q; mwords_d = mwords_q;
         ro_v_d = ro_v_q && !m_rdata_ready;
         cpl_v_d1 = cpl_v_q && !m_cpl_ready; cpl_tag_d1 = cpl_tag_q; cpl_slot_d1 = cpl_slot_q;
@@ -1024,15 +1071,15 @@ module ats_nand_page #(
                     end
                     if (db_pop) begin
                         if (db_kind == DB_DATA) begin
-                            rcrc_d = crc_byte(rcrc_q, do_byte);
+                            rc_v_d = 1'b1;
                             pk_d = {do_byte, pk_q[23:8]};
                             pk_n_d = pk_n_q + 1'b1;
                             if (pk_n_q == 2'd3) begin
                                 ro_v_d = 1'b1;
                             end
                         end else if (db_kind == DB_META) begin
-                            rcrc_d = crc_byte(rcrc_q, do_byte);
-                            rmeta_d = {do_byte, rmeta_q[8*META_B-1:8]};
+                            rc_v_d = 1'b1;
+                            rm_v_d = 1'b1;
                         end else if (db_kind == DB_SCRC) begin
                             scrc_d = {do_byte, scrc_q[31:8]};
                         end
@@ -1063,7 +1110,7 @@ module ats_nand_page #(
         end
         if (dj_start) begin
             do_st_d = DO_RUN; do_sec_d = '0; do_pos_d = '0; st_n_d = '0; corr_d = '0; unc_d = 1'b0;
-            rcrc_d = 32'hFFFF_FFFF; pk_n_d = '0;
+            rcrc_d = 32'hFFFF_FFFF; pk_n_d = '0; rc_v_d = 1'b0; rm_v_d = 1'b0;
         end
 
         // ---- completion register: decode job first, then the chan stage, then a BAD_REQ ------------
@@ -1141,6 +1188,7 @@ module ats_nand_page #(
     always_ff @(posedge clk) begin
         do_st_q <= do_st_d; do_sec_q <= do_sec_d; do_pos_q <= do_pos_d; st_n_q <= st_n_d;
         corr_q <= corr_d; unc_q <= unc_d; rcrc_q <= rcrc_d; rmeta_q <= rmeta_d; scrc_q <= scrc_d;
+        rc_v_q <= rc_v_d; rm_v_q <= rm_v_d; rc_b_q <= do_byte;
         pk_q <= pk_d; pk_n_q <= pk_n_d; mw_q <= mw_d; vst_q <= vst_d; mwords_q <= mwords_d;
         ro_v_q <= ro_v_d;
         if (!ro_v_q) begin
@@ -1172,6 +1220,7 @@ module ats_nand_page #(
         end
         if (rst) begin
             do_st_q <= DO_RUN; ro_v_q <= 1'b0; cpl_v_q <= 1'b0; rp_n_q <= '0; dj_v_q <= 1'b0;
+            rc_v_q <= 1'b0; rm_v_q <= 1'b0;
         end
     end
 

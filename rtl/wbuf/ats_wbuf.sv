@@ -261,6 +261,8 @@ module ats_wbuf #(
     logic [31:0]        addr_q, addr_d;           // host address of the current page / range list
     logic [15:0]        nlb_q;
     logic [15:0]        page_q, page_d;
+    logic               page_last_q;              // page_q == nlb_q, registered (ST_NEXT is never
+                                                  // entered in the cycle after page_q/nlb_q change)
     logic [LPN_W-1:0]   lpn_q, lpn_d;
     logic [7:0]         status_q, status_d;
     logic [31:0]        result_q, result_d;
@@ -464,7 +466,7 @@ module ats_wbuf #(
                 state_d = ST_NEXT;
             end
             ST_NEXT: begin
-                if (page_q == nlb_q) begin
+                if (page_last_q) begin
                     state_d = ST_FIN;
                 end else begin
                     page_d  = page_q + 1'b1;
@@ -562,6 +564,7 @@ module ats_wbuf #(
         state_q   <= state_d;
         addr_q    <= addr_d;
         page_q    <= page_d;
+        page_last_q <= (page_q == nlb_q);
         lpn_q     <= lpn_d;
         status_q  <= status_d;
         result_q  <= result_d;
