@@ -121,8 +121,8 @@ class MediaStats:
     rd_latency: list = field(default_factory=list)   # cycles, request accepted -> last word sent
 
 
-class _Source:
-    """Output stream state (s_wbc, s_rdd): a queue of beats, driven by MediaModel._run."""
+class _Port:
+    """Handles of one valid/ready stream with payload fields, a pause generator and a beat queue."""
 
     def __init__(self, dut, prefix: str, fields: list[str], pause):
         self.valid = getattr(dut, f"{prefix}_valid")
@@ -130,6 +130,13 @@ class _Source:
         self.fields = [(f, getattr(dut, f"{prefix}_{f}")) for f in fields]
         self.pause = pause or never_pause()
         self.queue: deque[dict] = deque()
+
+
+class _Source(_Port):
+    """Output stream state (s_wbc, s_rdd): a queue of beats, driven by MediaModel._run."""
+
+    def __init__(self, dut, prefix: str, fields: list[str], pause):
+        super().__init__(dut, prefix, fields, pause)
         self.driving = False
         self.valid.value = 0
 
@@ -157,15 +164,11 @@ class _Source:
                 self.valid.value = 0
 
 
-class _Sink:
+class _Sink(_Port):
     """Input stream state (m_wb, m_wbd, m_rd): captured beats; ready driven by MediaModel._run."""
 
     def __init__(self, dut, prefix: str, fields: list[str], pause):
-        self.valid = getattr(dut, f"{prefix}_valid")
-        self.ready = getattr(dut, f"{prefix}_ready")
-        self.fields = [(f, getattr(dut, f"{prefix}_{f}")) for f in fields]
-        self.pause = pause or never_pause()
-        self.queue: deque[dict] = deque()
+        super().__init__(dut, prefix, fields, pause)
         self.rdy = False
         self.ready.value = 0
 
