@@ -49,12 +49,11 @@ class TB:
         self.num_lbas = int(dut.NUM_LBAS.value)
         self.num_tx = int(dut.NUM_TX.value)
         self.depth = int(dut.DEPTH.value)
-        self.plp = hasattr(dut, "PLP") and bool(int(dut.PLP.value))
+        self.plp = bool(int(dut.PLP.value))
         self.pw = self.page_bytes // 4
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
         dut.rst.value = 1
-        if hasattr(dut, "pwr_fail"):
-            dut.pwr_fail.value = 0
+        dut.pwr_fail.value = 0
         self.cmd = StreamSource(dut, "s_cmd", dut.clk, CMD_FIELDS, pause_gen(rng, idle))
         self.cpl = StreamSink(dut, "m_cpl", dut.clk, CPL_FIELDS, pause_gen(rng, backpressure))
         self.hrd = StreamSink(dut, "m_hrd", dut.clk, ["addr", "len"], pause_gen(rng, backpressure))
@@ -606,42 +605,6 @@ async def run_errors(dut):
 
 
 # ------------------------------------------------------------------------------------- pytest
-def _plp_top() -> Path:
-    """The bench top with the PLP parameters and pwr_fail/dump ports (the change proposed to the
-    lead in testplan.md). If the bench top already has them, it is used as it is."""
-    src = ROOT / "bench/ssd/ats_ssd_bench_top.sv"
-    text = src.read_text()
-    if "pwr_fail" in text.split(");", 1)[0]:
-        return src
-    subs = [
-        ("    parameter int NUM_WAITERS = 8       // FLUSH/FUA waiters in the write buffer\n",
-         "    parameter int NUM_WAITERS = 8,      // FLUSH/FUA waiters in the write buffer\n"
-         "    parameter bit PLP         = 1'b0,   // write buffer power-loss protection (supercapacitor)\n"
-         "    parameter int PLP_BUDGET_PAGES = 0  // pages the PLP dump may program (>= NUM_SLOTS with PLP)\n"),
-        ("    output wire logic [7:0]  dirty_pages\n",
-         "    output wire logic [7:0]  dirty_pages,\n"
-         "    // power loss (write buffer): level, sticky until rst; dump finished / budget exhausted\n"
-         "    input  wire logic        pwr_fail,\n"
-         "    output wire logic        dump_done,\n"
-         "    output wire logic        dump_short\n"),
-        ("    logic        dump_done, dump_short;\n", ""),
-        ("        .NUM_WAITERS(NUM_WAITERS)\n",
-         "        .NUM_WAITERS(NUM_WAITERS),\n        .PLP        (PLP),\n"
-         "        .PLP_BUDGET_PAGES(PLP_BUDGET_PAGES)\n"),
-        ("        .pwr_fail       (1'b0),\n", "        .pwr_fail       (pwr_fail),\n"),
-        ("assign unused_ok = ^{dump_done, dump_short, cnt_wb_unmaps",
-         "assign unused_ok = ^{cnt_wb_unmaps"),
-    ]
-    for old, new in subs:
-        assert text.count(old) == 1, f"bench top changed, PLP patch does not apply: {old!r}"
-        text = text.replace(old, new)
-    out = ROOT / "build/ssd_order/ats_ssd_bench_top.sv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not out.exists() or out.read_text() != text:
-        out.write_text(text)
-    return out
-
-
 CONFIGS = {
     # DEPTH, NUM_SLOTS, PAGE_BYTES, THRESH_PCT, PLP
     "d8_s8": (8, 8, 64, 75, 0),
@@ -654,7 +617,7 @@ def test_ats_ssd_order(cfg):
     depth, slots, page, thresh, plp = CONFIGS[cfg]
     cmdq = Path(os.environ.get("ATS_CMDQ_SRC", ROOT / "rtl/cmdq/ats_cmdq.sv")).resolve()
     wbuf = Path(os.environ.get("ATS_WBUF_SRC", ROOT / "rtl/wbuf/ats_wbuf.sv")).resolve()
-    top = _plp_top()
+    top = ROOT / "bench/ssd/ats_ssd_bench_top.sv"
     params = {"DEPTH": depth, "NUM_LBAS": 64, "NUM_TX": 4, "NUM_SLOTS": slots, "PAGE_BYTES": page,
               "THRESH_PCT": thresh, "NUM_WAITERS": 4}
     if plp:
