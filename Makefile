@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush synth clean distclean
 
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
@@ -54,7 +54,10 @@ synth-check: $(GEN_STAMP)
 test-rtl: $(GEN_STAMP)
 	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
 
-test: $(SETUP_STAMP) lint synth-check test-rtl
+test-harness: $(SETUP_STAMP)
+	$(MAKE) -f sim/nand/harness.mk
+
+test: $(SETUP_STAMP) lint synth-check test-harness test-rtl
 	@echo "make test: all checks passed"
 
 test-long: $(GEN_STAMP)

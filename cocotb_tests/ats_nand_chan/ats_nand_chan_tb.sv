@@ -11,7 +11,8 @@ module ats_nand_chan_tb #(
     parameter int PAGE_BYTES      = 256,
     parameter int SPARE_BYTES     = 8,
     parameter int PAGES_PER_BLOCK = 8,
-    parameter int BLOCKS          = 8
+    parameter int BLOCKS          = 8,
+    parameter int T_CMDWIN        = 32
 ) (
     input  wire logic              clk,
     input  wire logic              rst,
@@ -53,7 +54,7 @@ module ats_nand_chan_tb #(
         // 100 MHz: mode-0 tWP 50, tWH 30, tRP 50, tREH 30 ns (+1 cycle margin), tWB 200, tWHR 120,
         // tADL 200, tRR 40, tRHW 200 ns, CE# setup 70 ns
         .T_WP(6), .T_WH(4), .T_RP(6), .T_REH(4), .T_WB(21), .T_WHR(13), .T_ADL(21), .T_RR(5),
-        .T_RHW(21), .T_CS(3)
+        .T_RHW(21), .T_CS(3), .T_CMDWIN(T_CMDWIN)
     ) u_chan (
         .clk, .rst,
         .s_cmd_valid, .s_cmd_ready, .s_cmd_op, .s_cmd_tag, .s_cmd_way(s_cmd_way[WAY_W-1:0]),

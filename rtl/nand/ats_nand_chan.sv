@@ -26,7 +26,11 @@ module ats_nand_chan #(
     parameter int T_ADL   = 14,  // last address WE# high to first data WE# low
     parameter int T_RR    = 4,   // R/B# high to RE# low
     parameter int T_RHW   = 20,  // RE# high (last data/status byte) to the next WE# low
-    parameter int T_CS    = 4    // CE# low before the first WE#/RE# of a transaction
+    parameter int T_CS    = 4,   // CE# low before the first WE#/RE# of a transaction
+    // Command window: after a completion frees a way, a READY way's data transfer waits up to this
+    // many cycles for the next request (so a READ for the freed die starts before the transfer
+    // and its tR overlaps it). Set it to the scheduler's completion-to-dispatch latency; 0 = off.
+    parameter int T_CMDWIN = 32
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,          // synchronous, active high
@@ -186,6 +190,7 @@ module ats_nand_chan #(
     end
 
     logic pick_ready;   // the bus starts finishing a ready way this cycle
+    logic cmdwin_hold;  // a READY way's transfer waits: a freed die may get its next request
 
     // ------------------------------------------------------------------------------------------
     // Request stage: s_cmd is registered and decoded here (check, address bytes, first
@@ -277,13 +282,30 @@ module ats_nand_chan #(
     assign pend_take     = cmd_take_bad || cmd_take_good;
     // (ready_way_q is one cycle old, never stale here: only a pick takes a way out of READY, and a
     // pick keeps the bus busy for many cycles)
-    assign pick_ready = bus_free && ready_any_q && cpl_free && !short_first;
+    assign pick_ready = bus_free && ready_any_q && cpl_free && !short_first && !cmdwin_hold;
 `ifndef SYNTHESIS
     always_ff @(posedge clk) begin
         if (!rst && pick_ready && way_st_q[ready_way_q] != W_READY)
             $error("ats_nand_chan: picked way %0d is not ready", ready_way_q);
     end
 `endif
+
+    // Command window (T_CMDWIN): loaded when a completion is produced (a way has just gone idle or
+    // a request finished), counts down in the cycles the bus is free; while it runs and no request
+    // is held, a READY way is not picked. A held request (pend_v_q) ends the wait at once: a short
+    // start goes first (short_first), anything else lets the READY way go.
+    if (T_CMDWIN > 0) begin : g_cmdwin
+        localparam int WIN_W = $clog2(T_CMDWIN + 1);
+        logic [WIN_W-1:0] cmdwin_q;
+        always_ff @(posedge clk) begin
+            if (cpl_v_d && !cpl_v_q) cmdwin_q <= WIN_W'(T_CMDWIN);
+            else if (cmdwin_q != '0 && bus_free) cmdwin_q <= cmdwin_q - 1'b1;
+            if (rst) cmdwin_q <= '0;
+        end
+        assign cmdwin_hold = (cmdwin_q != '0) && !pend_v_q;
+    end else begin : g_no_cmdwin
+        assign cmdwin_hold = 1'b0;
+    end
 
     // Start-transaction tables: first command, confirm command
     logic [7:0] start_c0, start_c1;

@@ -51,8 +51,9 @@ module ats_nand_die #(
     parameter int FLIP_PPB        = 0,        // read bit flips per 10^9 bits read
     parameter int FLIP_SEED       = 4,
     parameter int TEAR_SEED       = 5,        // content of torn pages / indeterminate blocks
-    parameter int VIOL_ERROR      = 1         // 1: $error that does not stop the run (Verilator);
-                                              // 2: plain $error (Verilator stops at the first); 0: $display
+    parameter int VIOL_ERROR      = 2         // 2: $error and the run stops at the first violation;
+                                              // 1: $error, the run goes on (caller checks viol_count);
+                                              // 0: $display only. Run-time override: ATS_NAND_VIOL=stop|count|quiet
 ) (
     input  wire logic        clk,        // free running, only times the array and R/B#
     input  wire logic        power_ok,   // test harness: 0 = power cut
@@ -103,6 +104,7 @@ module ats_nand_die #(
     import "DPI-C" function void ats_nand_power(input chandle h, input int on);
     import "DPI-C" function void ats_nand_error_nonfatal();
     import "DPI-C" function void ats_nand_error_forgive();
+    import "DPI-C" function int  ats_nand_viol_mode(input int dflt);
 
     typedef enum logic [1:0] {PW_OFF, PW_NEEDRST, PW_ON} pwr_e;
     typedef enum logic [2:0] {OUT_NONE, OUT_DATA, OUT_STATUS, OUT_ID, OUT_PARAM} out_e;
@@ -126,6 +128,13 @@ module ats_nand_die #(
     logic   power_p, ce_p, cle_p, ale_p, we_p, re_p, clk_p;
     logic [7:0] dq_p;
     int     viol_q;
+    int     viol_mode;              // VIOL_ERROR, or the ATS_NAND_VIOL override
+    localparam int VIOL_MSG_CHARS = 96;
+    // text of the last violation (ASCII, right-aligned, NUL-padded): tests read it to check which
+    // rule was reported
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [8*VIOL_MSG_CHARS-1:0] viol_last;   // read by tests through VPI only
+    /* verilator lint_on UNUSEDSIGNAL */
 
     assign dq_oe = drv && !ce_n && !re_n && (pwr != PW_OFF);
     assign viol_count = viol_q;
@@ -161,9 +170,11 @@ module ats_nand_die #(
 
     task automatic viol(input string msg);
         viol_q = viol_q + 1;
-        if (VIOL_ERROR == 1) ats_nand_error_nonfatal();
-        if (VIOL_ERROR != 0) $error("NAND protocol violation #%0d at %0.3f ns: %s", viol_q, $realtime, msg);
+        $sformat(viol_last, "%s", msg);
+        if (viol_mode == 1) ats_nand_error_nonfatal();
+        if (viol_mode != 0) $error("NAND protocol violation #%0d at %0.3f ns: %s", viol_q, $realtime, msg);
         else $display("%m: NAND protocol violation #%0d at %0.3f ns: %s", viol_q, $realtime, msg);
+        if (viol_mode >= 2) $stop;    // loud by default: the run ends here (whatever the error limit)
     endtask
 
     // true if fewer than ps picoseconds have passed since t
@@ -445,6 +456,8 @@ module ats_nand_die #(
         rb_n = 1'b0;
         dq_o = 8'hFF;
         viol_q = 0;
+        viol_last = '0;
+        viol_mode = ats_nand_viol_mode(VIOL_ERROR);
         col = 0; id_addr = 0; id_idx = 0; param_idx = 0; op_row = 0; op_block = 0; seq_cmd = 8'h00;
         busy_end = 0; t_confirm = -1.0e9; t_rb_rise = -1.0e9;
         t_we_fall = -1.0e9; t_we_rise = -1.0e9; t_re_fall = -1.0e9; t_re_rise = -1.0e9;
@@ -456,7 +469,7 @@ module ats_nand_die #(
 
     final begin
         ats_nand_power(store, 0);     // keep the image (if any) at the end of the simulation
-        if (VIOL_ERROR == 1) ats_nand_error_forgive();
+        if (viol_mode == 1) ats_nand_error_forgive();
         if (viol_q != 0) $display("%m: %0d NAND protocol violation(s) in this run", viol_q);
     end
 

@@ -386,6 +386,17 @@ void ats_nand_error_forgive(void) {
     g_forgiven = 0;
 }
 
+int ats_nand_viol_mode(int dflt) {
+    const char *e = std::getenv("ATS_NAND_VIOL");
+    if (e == nullptr || *e == '\0') return dflt;
+    std::string v(e);
+    if (v == "stop" || v == "2") return 2;
+    if (v == "count" || v == "1") return 1;
+    if (v == "quiet" || v == "0") return 0;
+    std::fprintf(stderr, "ats_nand: ATS_NAND_VIOL=%s not one of stop|count|quiet: using stop\n", e);
+    return 2;
+}
+
 int ats_nand_pages_stored(void *h) { return int(D(h)->pages.size()); }
 
 int ats_nand_is_factory_bad(void *h, int block) {

@@ -49,6 +49,9 @@ void ats_nand_error_nonfatal(void);
 // At the end of the run (final): take those errors off Verilator's error count (exit status 0
 // unless other errors happened); the violations stay visible in the log and in viol_count.
 void ats_nand_error_forgive(void);
+// Violation reporting mode of the dies: ATS_NAND_VIOL=stop|count|quiet (or 2|1|0) if set, else dflt
+// (the die's VIOL_ERROR parameter). An unknown value is reported and treated as "stop".
+int ats_nand_viol_mode(int dflt);
 // Introspection for harnesses and debug (never used by the tests to decide what is correct).
 int ats_nand_pages_stored(void *h);
 int ats_nand_is_factory_bad(void *h, int block);

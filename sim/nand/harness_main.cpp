@@ -2,7 +2,11 @@
 // harness_main: minimal plain-Verilator C++ harness for ats_nand_die (no cocotb). It drives the
 // pins with ONFI mode-0 timing from C++, time in ps (timescale 1ns/1ps), and runs a smoke
 // sequence: RESET, READ ID, ERASE, PROGRAM, READ back, power cut during a PROGRAM, RESET, READ
-// back, then saves the image. Build and run: make -f sim/nand/harness.mk (see README.md).
+// back, then saves the image. With +misuse it first latches one unsupported command after the
+// RESET: the die (default VIOL_ERROR = stop) ends the run there (Verilator exits 1); with
+// ATS_NAND_VIOL=count the run goes on and the harness exits 1 on viol_count.
+// Exit status: 0 only if every check passed, no violation was counted and nothing stopped the run.
+// Build and run: make -f sim/nand/harness.mk (see README.md).
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -123,6 +127,16 @@ int main(int argc, char **argv) {
     h.step(100000);
     h.reset();
 
+    bool misuse = false;
+    for (int i = 1; i < argc; i++)
+        if (std::strcmp(argv[i], "+misuse") == 0) misuse = true;
+    if (misuse) {  // one protocol violation: an unsupported command
+        h.select();
+        h.latch(1, 0, 0x42);
+        h.deselect();
+        std::printf("misuse: unsupported command 42h latched\n");
+    }
+
     h.select();
     h.latch(1, 0, 0x90);
     h.latch(0, 1, 0x00);
@@ -170,6 +184,10 @@ int main(int argc, char **argv) {
     uint32_t viol = dut->viol_count;
     std::printf("viol_count = %u\n", viol);
     if (viol != 0) errors++;
+    if (ctx->gotFinish() || ctx->gotError()) {  // the die ($error + $stop) or another $error/$finish
+        std::printf("FAIL: the simulation was stopped (see the %%Error lines above)\n");
+        errors++;
+    }
     dut->final();
     std::printf("%s\n", errors ? "HARNESS FAILED" : "HARNESS PASSED");
     return errors ? 1 : 0;
