@@ -349,7 +349,8 @@ async def run_power_cuts(dut, backpressure):
 @cocotb.test()
 async def run_errors(dut):
     """Every error status: BAD_OP, BAD_FIELD (attr, reserved flag, RFLUSH ranges > 8), BAD_LBA
-    (READ/WRITE/TRIM beyond NUM_LBAS, LBA + NLB overflow, RFLUSH range), MEDIA_ERROR (read), and
+    (READ/WRITE/TRIM beyond NUM_LBAS, LBA + NLB overflow, RFLUSH range, exact boundaries and high LBA
+    bits with small low bits, next to valid commands at the boundary), MEDIA_ERROR (read), and
     PROGRAM_FAIL (FLUSH and FUA over a failed program); the buffer keeps working after each."""
     tb = TB(dut, seed_of(dut, 77), True, True)
     await tb.reset()
@@ -364,6 +365,17 @@ async def run_errors(dut):
     await tb.run_cmds(cmds)
     got = {c.expect_status for c in cmds}
     assert got == {BAD_OP, BAD_FIELD, BAD_LBA}, got
+    # boundaries of the split range check (LBA bits above log2(NUM_LBAS) as a flat OR, the low bits
+    # against NUM_LBAS - nlb): last valid page, whole device, nlb alone past the end, a high bit
+    # with small low bits, RFLUSH ranges ending exactly at the last page and one past it
+    bnd = [tb.make(READ, lba=L - 1), tb.make(READ, lba=0, nlb=L - 1), tb.make(WRITE, lba=L - 2, nlb=1),
+           tb.make(READ, lba=0, nlb=L), tb.make(READ, lba=0, nlb=0xFFFF), tb.make(READ, lba=1 << 47),
+           tb.make(WRITE, lba=(1 << 32) + 1), tb.make(TRIM, lba=L << 4),
+           tb.make(RFLUSH, ranges=[(0, L - 1), (L - 1, 0)]), tb.make(RFLUSH, ranges=[(0, L)]),
+           tb.make(RFLUSH, ranges=[(1 << 20, 0)])]
+    await tb.run_cmds(bnd)
+    got = [c.expect_status for c in bnd]
+    assert got == [OK] * 3 + [BAD_LBA] * 5 + [OK, BAD_LBA, BAD_LBA], got
     # MEDIA_ERROR: a read miss the media answers with an error; the data words still arrive
     w = tb.make(WRITE, lba=5, flags=FUA)
     await tb.run_cmds([w, tb.make(FLUSH)])

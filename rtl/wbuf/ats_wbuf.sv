@@ -117,6 +117,7 @@ module ats_wbuf #(
     localparam int WT_W   = $clog2(NUM_WAITERS);
     localparam int DC_W   = SLOT_W + 1;
     localparam int MAX_RANGES = 8;
+    localparam int RW     = ((LPN_W > 16) ? LPN_W : 16) + 2;   // NUM_LBAS - count, signed
 
     // up to 1024 slots (simulation of large buffers; the media tag carries the slot's low 8 bits,
     // completions are matched by order, see README "Media tags")
@@ -198,18 +199,44 @@ module ats_wbuf #(
         end
     end
 
-    // allocation candidate, registered: a FREE slot, else a CLEAN one (evicted). Only the command
-    // FSM consumes FREE/CLEAN slots, so a candidate stays valid; it is re-checked anyway.
+    // lowest set bit of v as a one-hot vector (no encode then decode)
+    function automatic logic [NUM_SLOTS-1:0] lowest_one(input logic [NUM_SLOTS-1:0] v);
+        logic below;
+        below = 1'b0;
+        for (int i = 0; i < NUM_SLOTS; i++) begin
+            lowest_one[i] = v[i] && !below;
+            below = below || v[i];
+        end
+    endfunction
+
+    // Allocation candidate, two registered stages: (1) the FREE and CLEAN vectors (each a 3-bit
+    // state decode), masked with the slot taken in the previous cycle (alloc_take_q: its state
+    // becomes FILL one cycle after ST_ACT); (2) from those registers, a FREE slot, else a CLEAN one
+    // (evicted), as a one-hot (per-slot enables), its number and a valid bit.
+    // Only the command FSM consumes FREE/CLEAN slots (at most once every eight cycles: ACT ... ACT),
+    // and nothing else turns a FREE/CLEAN slot into another state, so a candidate is stale only in
+    // the two cycles after the slot is taken, when the FSM is not in ST_ACT; completions and commits
+    // only add FREE/CLEAN slots, seen two cycles later. Nothing looks at the taken slot before it is
+    // FILL: lookups start at ST_LK1, commits three cycles after ST_ACT, the engine and completions
+    // only touch DIRTY and WB slots.
     logic               alloc_v_q;
     logic [SLOT_W-1:0]  alloc_q;
     logic [NUM_SLOTS-1:0] alloc_oh_q;               // alloc_q one-hot (per-slot enables)
-    logic [SLOT_W-1:0]  alloc_next;
-    assign alloc_next = (|free_vec) ? first_one(free_vec) : first_one(clean_vec);
+    logic [NUM_SLOTS-1:0] al_free_q, al_clean_q;     // stage 1
+    logic [NUM_SLOTS-1:0] alloc_take_q;              // slot taken in the previous cycle (marked FILL now)
+    logic               al_any_free;
+    assign al_any_free = |al_free_q;
     always_ff @(posedge clk) begin
-        alloc_v_q <= (|free_vec) || (|clean_vec);
-        alloc_q   <= alloc_next;
-        for (int i = 0; i < NUM_SLOTS; i++) alloc_oh_q[i] <= (alloc_next == SLOT_W'(i));
-        if (rst) alloc_v_q <= 1'b0;
+        al_free_q  <= free_vec & ~alloc_take_q;
+        al_clean_q <= clean_vec & ~alloc_take_q;
+        alloc_v_q  <= al_any_free || (|al_clean_q);
+        alloc_q    <= al_any_free ? first_one(al_free_q) : first_one(al_clean_q);
+        alloc_oh_q <= al_any_free ? lowest_one(al_free_q) : lowest_one(al_clean_q);
+        if (rst) begin
+            al_free_q  <= '0;
+            al_clean_q <= '0;
+            alloc_v_q  <= 1'b0;
+        end
     end
 
     // ---------------------------------------------------------------- page memory and reader
@@ -246,13 +273,19 @@ module ats_wbuf #(
 
     // ---------------------------------------------------------------- command FSM
     typedef enum logic [4:0] {
-        ST_IDLE, ST_DEC, ST_DEC2, ST_LK1, ST_LK2, ST_LK3, ST_ACT, ST_HRD_REQ, ST_FILL, ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_NEXT,
+        ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_LK1, ST_LK2, ST_LK3, ST_ACT, ST_HRD_REQ, ST_FILL, ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_NEXT,
         ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_MISS, ST_FIN, ST_WPUSH,
-        ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN
+        ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN
     } main_state_e;
-    main_state_e        state_q, state_d;
+    // one-hot: Yosys' "auto" FSM encoding picks binary for 32 states, which puts a state decode in
+    // front of every registered decode and per-state enable
+    (* fsm_encoding = "one-hot" *)
+    main_state_e        state_q;
+    main_state_e        state_d;
 
     logic [3:0]         op_q;
+    logic               op_rd_q, op_wr_q, op_trim_q;   // op_q decodes, registered at acceptance
+    logic               nlb_big_q;                 // nlb_q > 7 (RFLUSH: more than 8 ranges)
     logic [7:0]         tag_q;
     logic               fua_q;
     logic [5:0]         txid_q;
@@ -277,9 +310,9 @@ module ats_wbuf #(
     logic [31:0]        rf_hi_q [MAX_RANGES];
     logic [LPN_W-1:0]   rf_end_q [MAX_RANGES];
     logic [2:0]         rf_n_q;                   // ranges - 1
-    logic [3:0]         rf_k_q, rf_k_d;
-    logic [SLOT_W:0]    scan_q, scan_d;
-    logic               sc_v_q, sc2_v_q, sc3_v_q, sc_in_q;
+    logic [3:0]         rf_k_q;                   // range being checked (cleared while the list arrives)
+    logic [SLOT_W:0]    scan_q;                   // 0 outside ST_RF_SCAN
+    logic               sc_v_q, sc2_v_q, sc3_v_q;
     logic [SLOT_W-1:0]  sc_slot_q, sc2_slot_q;
     logic [MAX_RANGES-1:0] sc_ge_q, sc_le_q;
     logic [LPN_W-1:0]   sc_lpn_q;
@@ -287,7 +320,7 @@ module ats_wbuf #(
     // metadata events from the command FSM
     logic               commit_fire, mark_fire, wpush_fire, rfarm_fire, rf_store;
     // commit: what happens to the old version, decided in ST_PRECOMMIT (writeback engine held)
-    logic               c_take_q, c_free_old_q, c_urg_q;
+    logic               c_take_q, c_free_any_q, c_urg_q;   // c_free_any_q: take over, or free a CLEAN old version
     logic [NUM_SLOTS-1:0] cm_fill_oh_q, cm_old_oh_q;   // fill_q / hit slot one-hot (registered)
     logic               rd_hit_q, rd_tomb_q;
     slot_state_e        hit_st_q;
@@ -343,7 +376,13 @@ module ats_wbuf #(
     // decode of the accepted descriptor (registered: lba_q, nlb_q, bad_field_q)
     logic [47:0]        lba_q;
     logic               bad_field_q;
-    logic               lba_bad_q;       // lba + nlb >= NUM_LBAS (registered add and compare)
+    // LBA check lba + nlb >= NUM_LBAS without a 49-bit add: lba >= 2^LPN_W (a flat OR of the high
+    // bits) or lba[LPN_W-1:0] >= NUM_LBAS - nlb (signed, RW bits), each side registered, so that no
+    // cycle has more than one short carry chain (ST_DEC: hi flag, remainder; ST_DEC2: compare)
+    logic               lba_hi_q;        // lba_q[47:LPN_W] != 0
+    logic [LPN_W-1:0]   lba_lo_q;
+    logic signed [RW-1:0] lba_rem_q;     // NUM_LBAS - nlb_q
+    logic               lba_bad_q;       // lba + nlb >= NUM_LBAS
     logic               lba_bad;
     logic [7:0]         dec_status;
     main_state_e        dec_next;
@@ -362,7 +401,7 @@ module ats_wbuf #(
                 else if (!PLP) dec_next = ST_WPUSH;
             end
             OP_RFLUSH: begin
-                if (bad_field_q || nlb_q > 16'd7) dec_status = ST_BAD_FIELD;
+                if (bad_field_q || nlb_big_q) dec_status = ST_BAD_FIELD;
                 else dec_next = ST_RF_HRD;
             end
             default: dec_status = ST_BAD_OP;
@@ -373,15 +412,18 @@ module ats_wbuf #(
     logic [47:0]        ck_start_q;
     logic [15:0]        ck_cnt_q;
     logic [LPN_W-1:0]   ck_last_q;
-    logic               ck_bad_q;                 // ck_start + ck_cnt >= NUM_LBAS, same cycle as ck_last_q
+    logic               ck_hi_q;                  // ck_start_q[47:LPN_W] != 0
+    logic [LPN_W-1:0]   ck_lo_q;
+    logic signed [RW-1:0] ck_rem_q;               // NUM_LBAS - ck_cnt_q
+    logic               ck_bad_q;                 // ck_start + ck_cnt >= NUM_LBAS
 
     // range test of the scanned slot against every range (compares registered, then combined)
     logic               sc_in;
-    logic [NUM_SLOTS-1:0] sc3_oh_q, mark_vec;     // scanned slot one-hot; per-slot mark enables
+    // scanned slot one-hot, already qualified (valid, in a range, DIRTY and not yet urgent: during
+    // the scan the engine is held, so a sampled DIRTY slot stays DIRTY); per-slot mark enables
+    logic [NUM_SLOTS-1:0] sc3_oh_q, mark_vec;
     always_comb begin
-        for (int i = 0; i < NUM_SLOTS; i++) begin
-            mark_vec[i] = st_scan_q && sc3_v_q && sc_in_q && sc3_oh_q[i] && dirty_vec[i] && !sl_urg_q[i];
-        end
+        for (int i = 0; i < NUM_SLOTS; i++) mark_vec[i] = st_scan_q && sc3_oh_q[i];
     end
     always_comb begin
         sc_in = 1'b0;
@@ -392,6 +434,22 @@ module ats_wbuf #(
 
     logic               hwr_from_rdr;
     assign hwr_from_rdr = (state_q == ST_RD_HIT);
+
+    // Next-state decodes built from state_q and registered flags only (shallow, unlike state_d):
+    // they feed the registered state decodes (meta_busy_q, st_act_w_q, st_commit_q, st_scan_q) and
+    // the commit one-hots; they equal the corresponding state_d compares (checked in simulation).
+    logic               alloc_ok, fill_last, scan_done;
+    logic               to_act_w, to_precommit, to_precommit2, to_commit, to_scan;
+    assign alloc_ok      = alloc_v_q && fifo_space_q;
+    assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
+    assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
+    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok));
+    assign to_precommit  = !dump_q && ((state_q == ST_ACT && op_trim_q && alloc_ok) ||
+                                       (state_q == ST_FILL && fill_last));
+    assign to_precommit2 = !dump_q && (state_q == ST_PRECOMMIT);
+    assign to_commit     = !dump_q && (state_q == ST_PRECOMMIT2);
+    assign to_scan       = !dump_q && ((state_q == ST_RF_WAIT && rw_st_q == RW_IDLE) ||
+                                       (state_q == ST_RF_SCAN && !scan_done));
 
     always_comb begin
         state_d   = state_q;
@@ -405,8 +463,6 @@ module ats_wbuf #(
         hit_slot_d = hit_slot_q;
         widx_d    = widx_q;
         rd_err_d  = rd_err_q;
-        rf_k_d    = rf_k_q;
-        scan_d    = scan_q;
         commit_fire = 1'b0;
         mark_fire = 1'b0;
         wpush_fire = 1'b0;
@@ -414,18 +470,20 @@ module ats_wbuf #(
         rf_store = 1'b0;
         rdr_req_main = 1'b0;
         unique case (state_q)
-            ST_IDLE: if (s_disp_valid) begin
-                state_d  = ST_DEC;
+            ST_IDLE: begin
+                // loaded in every idle cycle (none of these is used in ST_IDLE): the enables are
+                // the state bit alone, not s_disp_valid
+                if (s_disp_valid) state_d = ST_DEC;
                 result_d = 32'd0;
                 addr_d   = (s_disp_op == OP_RFLUSH) ? s_disp_aux : s_disp_dptr;
                 page_d   = 16'd0;
                 lpn_d    = s_disp_lba[LPN_W-1:0];
                 rd_err_d = 1'b0;
-                rf_k_d   = 4'd0;
                 widx_d   = '0;
             end
-            ST_DEC: state_d = ST_DEC2;                     // lba_bad_q registered
-            ST_DEC2: begin
+            ST_DEC: state_d = ST_DEC2;                     // lba_hi_q, lba_lo_q, lba_rem_q registered
+            ST_DEC2: state_d = ST_DEC3;                    // lba_bad_q registered
+            ST_DEC3: begin
                 state_d  = dec_next;
                 status_d = dec_status;
             end
@@ -438,7 +496,7 @@ module ats_wbuf #(
             ST_LK3: state_d = ST_ACT;                       // rd_hit_q, rd_tomb_q registered
             ST_ACT: begin
                 widx_d = '0;
-                if (op_q == OP_READ) begin
+                if (op_rd_q) begin
                     // a READ hit: the slot's data stays put while this FSM streams it (only this
                     // FSM allocates slots); a state change since LK3 (WB -> CLEAN) does not matter
                     if (rd_hit_q) begin
@@ -451,7 +509,7 @@ module ats_wbuf #(
                     // consumes such slots (at most once every few cycles)
                     fill_d     = alloc_q;
                     if (hit_slot_q == alloc_q) hit_d = 1'b0;   // evicting the clean old version
-                    state_d    = (op_q == OP_WRITE) ? ST_HRD_REQ : ST_PRECOMMIT;
+                    state_d    = op_wr_q ? ST_HRD_REQ : ST_PRECOMMIT;
                 end
             end
             ST_HRD_REQ: if (m_hrd_ready) state_d = ST_FILL;
@@ -492,8 +550,8 @@ module ats_wbuf #(
             end
             ST_FIN: begin
                 result_d = {16'd0, nlb_q} + 32'd1;
-                if (op_q == OP_READ && rd_err_q) status_d = ST_MEDIA_ERROR;
-                state_d = (op_q == OP_WRITE && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
+                if (op_rd_q && rd_err_q) status_d = ST_MEDIA_ERROR;
+                state_d = (op_wr_q && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
             end
             ST_WPUSH: if (!wt_full) begin
                 wpush_fire = 1'b1;
@@ -506,8 +564,9 @@ module ats_wbuf #(
                 if (widx_q[3:0] == {rf_n_q, 1'b1}) state_d = ST_RF_CHECK;
             end
             ST_RF_CHECK: state_d = ST_RF_CHECK2;          // ck_start_q, ck_cnt_q of range rf_k_q
-            ST_RF_CHECK2: state_d = ST_RF_CHECK3;         // ck_last_q
-            ST_RF_CHECK3: begin
+            ST_RF_CHECK2: state_d = ST_RF_CHECK3;         // ck_last_q, ck_hi_q, ck_lo_q, ck_rem_q
+            ST_RF_CHECK3: state_d = ST_RF_CHECK4;         // ck_bad_q
+            ST_RF_CHECK4: begin
                 state_d = ST_RF_CHECK;
                 if (ck_bad_q) begin
                     status_d = ST_BAD_LBA;
@@ -515,17 +574,12 @@ module ats_wbuf #(
                 end else if (rf_k_q[2:0] == rf_n_q) begin
                     state_d  = PLP ? ST_DONE : ST_RF_WAIT;
                 end
-                rf_k_d = rf_k_q + 1'b1;
             end
-            ST_RF_WAIT: if (rw_st_q == RW_IDLE) begin
-                scan_d  = '0;
-                state_d = ST_RF_SCAN;
-            end
+            ST_RF_WAIT: if (rw_st_q == RW_IDLE) state_d = ST_RF_SCAN;
             ST_RF_SCAN: begin
                 // pipeline: sample slot scan_q, test it against the ranges, then mark it
-                if (!scan_q[SLOT_W]) scan_d = scan_q + 1'b1;
                 mark_fire = |mark_vec;
-                if (scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q) state_d = ST_RF_ARM;
+                if (scan_done) state_d = ST_RF_ARM;
             end
             ST_RF_ARM: begin
                 rfarm_fire = 1'b1;
@@ -573,18 +627,22 @@ module ats_wbuf #(
         hit_slot_q <= hit_slot_d;
         widx_q    <= widx_d;
         rd_err_q  <= rd_err_d;
-        rf_k_q    <= rf_k_d;
-        scan_q    <= scan_d;
+        if (state_q == ST_RF_RECV) rf_k_q <= 4'd0;
+        else if (state_q == ST_RF_CHECK4) rf_k_q <= rf_k_q + 1'b1;
+        scan_q    <= (state_q == ST_RF_SCAN) ? scan_q + (SLOT_W + 1)'(!scan_q[SLOT_W]) : '0;
         rd_hit_q     <= hit_q && hit_st != SL_FREE && hit_st != SL_FILL;
         rd_tomb_q    <= sl_trim_q[hit_slot_q];
         hit_st_q     <= hit_st;
         hit_ep_q     <= sl_ep_q[hit_slot_q];
         c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q;
-        c_free_old_q <= hit_q && hit_st_q == SL_CLEAN;
+        c_free_any_q <= hit_q && ((hit_st_q == SL_DIRTY && hit_ep_q == epoch_q) || hit_st_q == SL_CLEAN);
         c_urg_q      <= sl_urg_q[hit_slot_q];
         c_qp_q       <= sl_qp_q[hit_slot_q];
-        if (state_q == ST_IDLE && s_disp_valid && !dump_q) begin
+        if (state_q == ST_IDLE) begin                   // every idle cycle, see ST_IDLE
             lba_q   <= s_disp_lba;
+            op_rd_q   <= (s_disp_op == OP_READ);
+            op_wr_q   <= (s_disp_op == OP_WRITE);
+            op_trim_q <= (s_disp_op == OP_TRIM);
             bad_field_q <= (s_disp_attr == 2'd3) || s_disp_flags[3];
             op_q    <= s_disp_op;
             tag_q   <= s_disp_tag;
@@ -605,9 +663,15 @@ module ats_wbuf #(
         ck_start_q <= {rf_hi_q[rf_k_q[2:0]][15:0], rf_lo_q[rf_k_q[2:0]]};
         ck_cnt_q   <= rf_hi_q[rf_k_q[2:0]][31:16];
         ck_last_q  <= ck_start_q[LPN_W-1:0] + LPN_W'(ck_cnt_q);      // range end (if in bounds)
-        ck_bad_q   <= ({1'b0, ck_start_q} + {33'b0, ck_cnt_q}) >= 49'(NUM_LBAS);
-        lba_bad_q  <= ({1'b0, lba_q} + {33'b0, nlb_q}) >= 49'(NUM_LBAS);
-        if (state_q == ST_RF_CHECK3) rf_end_q[rf_k_q[2:0]] <= ck_last_q;
+        ck_hi_q    <= |(ck_start_q >> LPN_W);
+        ck_lo_q    <= ck_start_q[LPN_W-1:0];
+        ck_rem_q   <= RW'(NUM_LBAS) - RW'(ck_cnt_q);
+        ck_bad_q   <= ck_hi_q || ($signed(RW'(ck_lo_q)) >= ck_rem_q);
+        lba_hi_q   <= |(lba_q >> LPN_W);
+        lba_lo_q   <= lba_q[LPN_W-1:0];
+        lba_rem_q  <= RW'(NUM_LBAS) - RW'(nlb_q);
+        lba_bad_q  <= lba_hi_q || ($signed(RW'(lba_lo_q)) >= lba_rem_q);
+        if (state_q == ST_RF_CHECK4) rf_end_q[rf_k_q[2:0]] <= ck_last_q;
         sc_v_q    <= (state_q == ST_RF_SCAN) && !scan_q[SLOT_W];
         sc_slot_q <= scan_q[SLOT_W-1:0];
         sc_lpn_q  <= sl_lpn_q[scan_q[SLOT_W-1:0]];
@@ -619,27 +683,40 @@ module ats_wbuf #(
         end
         sc3_v_q   <= sc2_v_q;
         for (int i = 0; i < NUM_SLOTS; i++) begin
-            sc3_oh_q[i]     <= (sc2_slot_q == SLOT_W'(i));
-            cm_fill_oh_q[i] <= (fill_q == SLOT_W'(i));
-            cm_old_oh_q[i]  <= hit_q && (hit_slot_q == SLOT_W'(i));
+            sc3_oh_q[i]     <= sc2_v_q && sc_in && (sc2_slot_q == SLOT_W'(i)) && dirty_vec[i] && !sl_urg_q[i];
+            // commit enables, qualified: ST_COMMIT always follows ST_PRECOMMIT2 (unless frozen)
+            cm_fill_oh_q[i] <= to_commit && (fill_q == SLOT_W'(i));
+            cm_old_oh_q[i]  <= to_commit && hit_q && (hit_slot_q == SLOT_W'(i));
         end
-        meta_busy_q <= (state_d == ST_PRECOMMIT) || (state_d == ST_PRECOMMIT2) || (state_d == ST_COMMIT) ||
-                       (state_d == ST_RF_SCAN);
-        st_act_w_q  <= (state_d == ST_ACT) && (op_q != OP_READ);
-        st_commit_q <= (state_d == ST_COMMIT);
-        st_scan_q   <= (state_d == ST_RF_SCAN);
-        sc_in_q   <= sc_in;
+        nlb_big_q   <= |nlb_q[15:3];
+        meta_busy_q <= to_precommit || to_precommit2 || to_commit || to_scan;
+        st_act_w_q  <= to_act_w;
+        st_commit_q <= to_commit;
+        st_scan_q   <= to_scan;
         if (rst) begin
             state_q <= ST_IDLE;
             sc_v_q  <= 1'b0;
             sc2_v_q <= 1'b0;
             sc3_v_q <= 1'b0;
+            sc3_oh_q <= '0;
             meta_busy_q <= 1'b0;
             st_act_w_q  <= 1'b0;
             st_commit_q <= 1'b0;
             st_scan_q   <= 1'b0;
+            cm_fill_oh_q <= '0;
+            cm_old_oh_q  <= '0;
         end
     end
+`ifndef SYNTHESIS
+    // the registered decodes equal the decodes of state_q (they are built from state_q, not state_d)
+    always_ff @(posedge clk) begin
+        if (!rst && (meta_busy_q != (state_q inside {ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_RF_SCAN}) ||
+                     st_act_w_q != (state_q == ST_ACT && !op_rd_q) || st_commit_q != (state_q == ST_COMMIT) ||
+                     st_scan_q != (state_q == ST_RF_SCAN) ||
+                     (cm_fill_oh_q != '0) != (state_q == ST_COMMIT)))
+            $error("ats_wbuf: registered state decodes out of step with state_q %0d", state_q);
+    end
+`endif
 
     // ---------------------------------------------------------------- writeback engine
     // Five-cycle decision pipeline: A samples the FIFO head and the first urgent dirty slot, B
@@ -721,7 +798,7 @@ module ats_wbuf #(
                 d_issue_q <= c_issue;
                 d_pop_q   <= c_pop;
                 d_slot_q  <= c_slot;
-                for (int i = 0; i < NUM_SLOTS; i++) d_oh_q[i] <= (c_slot == SLOT_W'(i));
+                for (int i = 0; i < NUM_SLOTS; i++) d_oh_q[i] <= c_issue && (c_slot == SLOT_W'(i));
                 d_urg_q   <= c_urg;
                 en_q      <= meta_busy ? EN_A : EN_D;
             end
@@ -768,14 +845,23 @@ module ats_wbuf #(
     assign cpl_fire = s_wbc_valid && !out_empty;
     assign cpl_slot = out_q[out_rd_q[SLOT_W-1:0]];
     assign cpl_ok   = (s_wbc_status == ST_OK);
-    // the slot update of a completion is applied one cycle later, from registered one-hot enables
-    // (the slot stays SL_WB one cycle longer; nothing else touches an SL_WB slot's state)
+    // the slot update of a completion is applied two cycles later: the completed slot and status are
+    // registered (cpl_v_q, cpl_slot_q, cpl_ok1_q), then decoded into registered one-hot enables
+    // (the slot stays SL_WB two cycles longer; nothing else touches an SL_WB slot's state)
+    logic               cpl_v_q, cpl_ok1_q;
+    logic [SLOT_W-1:0]  cpl_slot_q;
     logic [NUM_SLOTS-1:0] cpl_oh_q;
     logic               cpl_ok_q;
     always_ff @(posedge clk) begin
-        for (int i = 0; i < NUM_SLOTS; i++) cpl_oh_q[i] <= cpl_fire && (cpl_slot == SLOT_W'(i));
-        cpl_ok_q <= cpl_ok;
-        if (rst) cpl_oh_q <= '0;
+        cpl_v_q    <= cpl_fire;
+        cpl_slot_q <= cpl_slot;
+        cpl_ok1_q  <= cpl_ok;
+        for (int i = 0; i < NUM_SLOTS; i++) cpl_oh_q[i] <= cpl_v_q && (cpl_slot_q == SLOT_W'(i));
+        cpl_ok_q <= cpl_ok1_q;
+        if (rst) begin
+            cpl_v_q  <= 1'b0;
+            cpl_oh_q <= '0;
+        end
     end
 
     // ---------------------------------------------------------------- reader
@@ -811,12 +897,19 @@ module ats_wbuf #(
     // ---------------------------------------------------------------- metadata, FIFO, counters
     // Per-slot updates from registered one-hot enables: each enable equals the original event decode
     // (alloc_v_q (registered allocation enable), commit_fire, issue_fire, mark_fire: same cycle; completion: one cycle later).
+    // the slot taken in ST_ACT (the command FSM's fill_q from then on), marked FILL one cycle later
+    // from this registered one-hot
+    always_ff @(posedge clk) begin
+        for (int i = 0; i < NUM_SLOTS; i++) alloc_take_q[i] <= st_act_w_q && alloc_ok && alloc_oh_q[i];
+        if (rst) alloc_take_q <= '0;
+    end
+
     for (genvar i = 0; i < NUM_SLOTS; i++) begin : g_slot
         logic alloc_en, cm_old_en, cm_fill_en, iss_en;
-        assign alloc_en   = st_act_w_q && alloc_v_q && fifo_space_q && alloc_oh_q[i];
-        assign cm_old_en  = st_commit_q && cm_old_oh_q[i];
-        assign cm_fill_en = st_commit_q && cm_fill_oh_q[i];
-        assign iss_en     = en_is_d_q && !meta_busy_q && d_issue_q && d_oh_q[i];
+        assign alloc_en   = alloc_take_q[i];
+        assign cm_old_en  = cm_old_oh_q[i];
+        assign cm_fill_en = cm_fill_oh_q[i];
+        assign iss_en     = en_is_d_q && !meta_busy_q && d_oh_q[i];
         always_ff @(posedge clk) begin
             if (alloc_en) begin
                 sl_st_q[i]  <= SL_FILL;
@@ -824,7 +917,7 @@ module ats_wbuf #(
                 sl_urg_q[i] <= 1'b0;
             end
             if (cm_old_en) begin
-                if (c_take_q || c_free_old_q) begin
+                if (c_free_any_q) begin
                     sl_st_q[i]  <= SL_FREE;
                     sl_urg_q[i] <= 1'b0;
                 end
@@ -837,7 +930,7 @@ module ats_wbuf #(
                 sl_tx_q[i]   <= txid_q;
                 sl_pr_q[i]   <= prio_q;
                 sl_new_q[i]  <= 1'b1;
-                sl_trim_q[i] <= (op_q == OP_TRIM);
+                sl_trim_q[i] <= op_trim_q;
                 sl_urg_q[i]  <= c_take_q ? c_urg_q : 1'b0;
                 sl_qp_q[i]   <= c_take_q ? c_qp_q : tail_pos_q[QP_W-1:0];
             end
@@ -905,7 +998,7 @@ module ats_wbuf #(
             c_bytes_q <= c_bytes_q + 48'(PAGE_BYTES);
         end
         if (wb_accept && m_wb_op) c_wbu_q <= c_wbu_q + 1'b1;
-        if (state_q == ST_ACT && op_q == OP_READ) begin
+        if (state_q == ST_ACT && op_rd_q) begin
             if (rd_hit_q) c_hit_q <= c_hit_q + 1'b1;
             else c_miss_q <= c_miss_q + 1'b1;
         end
