@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_nand_subsys: the assembled NAND subsystem (docs/architecture.md section 5): one
+// ats_nand_sched in front of NUM_CHAN ats_nand_page channel controllers (ONFI pins, BCH ECC,
+// spare metadata, CRC), each driving WAYS dies.
+//  - s_nreq (physical requests) -> scheduler -> per channel a command stage -> ats_nand_page.
+//    The command stage checks block / page against the geometry (the scheduler checks op, chan,
+//    way, duplicate tag): a bad request completes BAD_REQ from the stage and never reaches the
+//    page controller, and a bad PROGRAM fetches no data.
+//  - PROGRAM data: when a good PROGRAM enters channel c's command stage, a fetch request
+//    {chan, tag, slot} goes out on m_nfetch (one stream, round robin over the channels); the
+//    page-buffer DMA answers with the slot's words on channel c's own s_ndata stream (one stream
+//    per channel: packed vectors), in fetch order per channel. Channels never wait for each other.
+//  - READ data of all channels: merged onto m_ndata (round robin, locked on a channel from a
+//    page's first word to its last: the words of two pages never interleave), with tag, slot, chan.
+//  - completions: the page controllers' and the command stages' BAD_REQ merged round robin into
+//    the scheduler's s_ccpl; out on m_ncpl (by tag, out of order) with bad_mark. A READ's completion
+//    is held until the page's last word has been accepted on m_ndata, so a consumer always has
+//    the data before the status.
+// All outputs to the top come from registers; m_ndata and m_ncpl pass register slices (registered
+// ready). Theory, interface and timing: rtl/nand/README_subsys.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_nand_subsys #(
+    parameter int NUM_CHAN        = 2,     // channels (one ats_nand_page each), 1..8
+    parameter int WAYS            = 4,     // dies per channel, 1..4
+    parameter int DEPTH           = 32,    // scheduler request table entries, 2..64
+    parameter int SLOT_W          = 8,     // page-buffer slot number width
+    parameter int STAMP_W         = 16,    // scheduler arrival stamp width (README_sched.md)
+    parameter int PAGE_BYTES      = 4096,  // data bytes per page: multiple of 512
+    parameter int SPARE_BYTES     = 224,   // spare bytes per page (>= 37 + 13 * sectors)
+    parameter int PAGES_PER_BLOCK = 64,    // power of two, <= 256
+    parameter int BLOCKS          = 4096,  // blocks per die, power of two, <= 4096
+    parameter int ERASED_THR      = 8,     // see ats_nand_page
+    parameter int BAD_MARK_THR    = 4,     // see ats_nand_page
+    // ONFI pin timings in clock cycles, passed to every channel (ats_nand_chan)
+    parameter int T_WP            = 2,
+    parameter int T_WH            = 2,
+    parameter int T_RP            = 2,
+    parameter int T_REH           = 2,
+    parameter int T_WB            = 20,
+    parameter int T_WHR           = 12,
+    parameter int T_ADL           = 14,
+    parameter int T_RR            = 4,
+    parameter int T_RHW           = 20,
+    parameter int T_CS            = 4
+) (
+    input  wire logic                       clk,
+    input  wire logic                       rst,            // synchronous, active high
+    input  wire logic                       reads_first,    // every read is a priority read
+    // physical requests (architecture.md section 5)
+    input  wire logic                       s_nreq_valid,
+    output wire logic                       s_nreq_ready,
+    input  wire logic [7:0]                 s_nreq_tag,
+    input  wire logic [1:0]                 s_nreq_op,      // READ 0, PROGRAM 1, ERASE 2
+    input  wire logic [2:0]                 s_nreq_chan,
+    input  wire logic [1:0]                 s_nreq_way,
+    input  wire logic [11:0]                s_nreq_block,
+    input  wire logic [7:0]                 s_nreq_page,
+    input  wire logic                       s_nreq_head,
+    input  wire logic                       s_nreq_prio_read,
+    input  wire logic [SLOT_W-1:0]          s_nreq_slot,
+    // PROGRAM data fetch requests: "send slot's words on s_ndata[chan]"
+    output wire logic                       m_nfetch_valid,
+    input  wire logic                       m_nfetch_ready,
+    output wire logic [2:0]                 m_nfetch_chan,
+    output wire logic [7:0]                 m_nfetch_tag,
+    output wire logic [SLOT_W-1:0]          m_nfetch_slot,
+    // PROGRAM data, one stream per channel: PAGE_BYTES/4 data words + 5 metadata words, last on
+    // the 5th (ats_nand_page s_wdata format); bit c / slice c belongs to channel c
+    input  wire logic [NUM_CHAN-1:0]        s_ndata_valid,
+    output wire logic [NUM_CHAN-1:0]        s_ndata_ready,
+    input  wire logic [NUM_CHAN*32-1:0]     s_ndata_data,
+    input  wire logic [NUM_CHAN-1:0]        s_ndata_last,
+    // READ data of all channels (pages never interleaved)
+    output wire logic                       m_ndata_valid,
+    input  wire logic                       m_ndata_ready,
+    output wire logic [31:0]                m_ndata_data,
+    output wire logic                       m_ndata_last,
+    output wire logic [7:0]                 m_ndata_tag,
+    output wire logic [SLOT_W-1:0]          m_ndata_slot,
+    output wire logic [2:0]                 m_ndata_chan,
+    // completions, by tag, out of order
+    output wire logic                       m_ncpl_valid,
+    input  wire logic                       m_ncpl_ready,
+    output wire logic [7:0]                 m_ncpl_tag,
+    output wire logic [2:0]                 m_ncpl_status,  // OK 0, PROGRAM_FAIL 1, ERASE_FAIL 2,
+                                                            // UNCORRECTABLE 3, BAD_REQ 4, ERASED 5
+    output wire logic [7:0]                 m_ncpl_corrected,
+    output wire logic                       m_ncpl_bad_mark, // READ: factory bad-block mark seen
+    output wire logic                       err_spurious,    // scheduler: unknown completion dropped
+    output wire logic                       init_done,       // every die got its power-on RESET
+    // NAND pins, per channel (ats_nand_chan): ce_n / rb_n bit c*WAYS + w is die (c, w)
+    output wire logic [NUM_CHAN*WAYS-1:0]   nand_ce_n,
+    output wire logic [NUM_CHAN-1:0]        nand_cle,
+    output wire logic [NUM_CHAN-1:0]        nand_ale,
+    output wire logic [NUM_CHAN-1:0]        nand_we_n,
+    output wire logic [NUM_CHAN-1:0]        nand_re_n,
+    output wire logic [NUM_CHAN-1:0]        nand_wp_n,
+    output wire logic [NUM_CHAN*8-1:0]      nand_dq_o,
+    input  wire logic [NUM_CHAN*8-1:0]      nand_dq_i,
+    input  wire logic [NUM_CHAN*WAYS-1:0]   nand_rb_n
+);
+    localparam int WAY_W  = (WAYS > 1) ? $clog2(WAYS) : 1;     // page controller way width
+    localparam int CH_W   = (NUM_CHAN > 1) ? $clog2(NUM_CHAN) : 1;
+    localparam int CPL_W  = 1 + 8 + 3 + 8;                     // {bad_mark, corrected, status, tag}
+    localparam int RD_W   = 32 + 8 + SLOT_W;                   // {data, tag, slot}
+    localparam int FET_W  = 8 + SLOT_W;                        // {tag, slot}
+    localparam int RCNT_W = 3;                                 // READ pages / completions, modulo 8
+    localparam logic [1:0] OP_READ = 2'd0, OP_PROG = 2'd1;
+    localparam logic [2:0] ST_BAD  = 3'd4;
+
+    if (NUM_CHAN < 1 || NUM_CHAN > 8) begin : g_check_chan
+        $fatal(1, "ats_nand_subsys: NUM_CHAN must be 1..8 (%m)");
+    end
+    if (WAYS < 1 || WAYS > 4) begin : g_check_ways
+        $fatal(1, "ats_nand_subsys: WAYS must be 1..4 (the scheduler's way field is 2 bits) (%m)");
+    end
+    if (BLOCKS < 1 || BLOCKS > 4096 || PAGES_PER_BLOCK < 1 || PAGES_PER_BLOCK > 256) begin : g_check_geo
+        $fatal(1, "ats_nand_subsys: BLOCKS must be 1..4096, PAGES_PER_BLOCK 1..256 (%m)");
+    end
+
+    // ---- scheduler ---------------------------------------------------------------------------------
+    logic [NUM_CHAN-1:0]        ccmd_valid, ccmd_ready;
+    logic [NUM_CHAN*8-1:0]      ccmd_tag, ccmd_page;
+    logic [NUM_CHAN*2-1:0]      ccmd_op, ccmd_way;
+    logic [NUM_CHAN*12-1:0]     ccmd_block;
+    logic [NUM_CHAN*SLOT_W-1:0] ccmd_slot;
+    logic                       ccpl_valid, ccpl_ready, ccpl_bm;
+    logic [7:0]                 ccpl_tag, ccpl_corr;
+    logic [2:0]                 ccpl_status;
+    logic                       ncpl_valid, ncpl_ready;
+    logic [7:0]                 ncpl_tag, ncpl_corr;
+    logic [2:0]                 ncpl_status;
+
+    ats_nand_sched #(
+        .DEPTH(DEPTH), .NUM_CHAN(NUM_CHAN), .NUM_WAYS(WAYS), .SLOT_W(SLOT_W), .STAMP_W(STAMP_W)
+    ) u_sched (
+        .clk, .rst, .reads_first,
+        .s_nreq_valid, .s_nreq_ready, .s_nreq_tag, .s_nreq_op, .s_nreq_chan, .s_nreq_way,
+        .s_nreq_block, .s_nreq_page, .s_nreq_head, .s_nreq_prio_read, .s_nreq_slot,
+        .m_ccmd_valid(ccmd_valid), .m_ccmd_ready(ccmd_ready), .m_ccmd_tag(ccmd_tag),
+        .m_ccmd_op(ccmd_op), .m_ccmd_way(ccmd_way), .m_ccmd_block(ccmd_block),
+        .m_ccmd_page(ccmd_page), .m_ccmd_slot(ccmd_slot),
+        .s_ccpl_valid(ccpl_valid), .s_ccpl_ready(ccpl_ready), .s_ccpl_tag(ccpl_tag),
+        .s_ccpl_status(ccpl_status), .s_ccpl_corrected(ccpl_corr),
+        .m_ncpl_valid(ncpl_valid), .m_ncpl_ready(ncpl_ready), .m_ncpl_tag(ncpl_tag),
+        .m_ncpl_status(ncpl_status), .m_ncpl_corrected(ncpl_corr),
+        .err_spurious
+    );
+
+    // ---- per channel: command stage, page controller ------------------------------------------------
+    // merge inputs
+    logic [2*NUM_CHAN-1:0]       cm_valid, cm_ready;      // completions: 2c page, 2c+1 stage BAD_REQ
+    logic [2*NUM_CHAN*CPL_W-1:0] cm_data;
+    logic [NUM_CHAN-1:0]         rm_valid, rm_ready, rm_last;   // read data
+    logic [NUM_CHAN*RD_W-1:0]    rm_data;
+    logic [NUM_CHAN-1:0]         fm_valid, fm_ready;      // fetch requests
+    logic [NUM_CHAN*FET_W-1:0]   fm_data;
+    // READ pages delivered on m_ndata, per channel (modulo 8)
+    logic [RCNT_W-1:0]           rd_last_q [NUM_CHAN];
+    logic [NUM_CHAN-1:0]         init_fin;                // channel's power-on RESETs done
+    logic                        init_done_q;
+
+    always_ff @(posedge clk) begin
+        if (rst) init_done_q <= 1'b0;
+        else     init_done_q <= &init_fin;
+    end
+    assign init_done = init_done_q;
+
+    for (genvar c = 0; c < NUM_CHAN; c++) begin : g_chan
+        // command stage: one command, loaded when it and the fetch register are free
+        logic              cmd_v_q, cmd_bad_q;
+        logic [7:0]        cmd_tag_q, cmd_page_q;
+        logic [1:0]        cmd_op_q, cmd_way_q;
+        logic [11:0]       cmd_block_q;
+        logic [SLOT_W-1:0] cmd_slot_q;
+        logic              fet_v_q;                      // fetch request waiting for the merge
+        logic [FET_W-1:0]  fet_q;
+        logic [WAYS-1:0]   rdt_v_q;                      // per way: a READ is in flight, its tag
+        logic [7:0]        rdt_tag_q [WAYS];
+        logic [RCNT_W-1:0] rd_cpl_q;                     // READ completions passed (modulo 8)
+        logic [7:0]        in_tag, in_page;
+        logic [1:0]        in_op, in_way;
+        logic [11:0]       in_block;
+        logic              in_bad, load;
+        // page controller ports
+        logic              pc_cmd_valid, pc_cmd_ready;
+        logic              pc_rd_valid, pc_rd_ready, pc_rd_last;
+        logic [31:0]       pc_rd_data;
+        logic [7:0]        pc_rd_tag, pc_cpl_tag, pc_cpl_corr;
+        logic [SLOT_W-1:0] pc_rd_slot, pc_cpl_slot;
+        logic              pc_cpl_valid, pc_cpl_ready, pc_cpl_bm;
+        logic [2:0]        pc_cpl_status;
+        logic              cpl_is_rd, cpl_hold;
+        logic [WAYS-1:0]   cpl_way_hit;
+        // power-on RESET of every way (ONFI: the first command after power-on), before any
+        // scheduler command is taken; its completions are consumed here
+        localparam int IW = $clog2(WAYS + 1);
+        logic              init_q;
+        logic [IW-1:0]     init_iss_q, init_cpl_q;      // RESETs issued / completed
+        logic              init_iss;
+        logic [7:0]        pc_tag;
+        logic [2:0]        pc_op;
+        logic [1:0]        pc_way;
+
+        assign in_tag   = ccmd_tag[c*8 +: 8];
+        assign in_op    = ccmd_op[c*2 +: 2];
+        assign in_way   = ccmd_way[c*2 +: 2];
+        assign in_block = ccmd_block[c*12 +: 12];
+        assign in_page  = ccmd_page[c*8 +: 8];
+        // range check (op, chan, way are checked by the scheduler; way again for safety)
+        assign in_bad   = (32'(in_block) >= BLOCKS) || (32'(in_page) >= PAGES_PER_BLOCK) ||
+                          (32'(in_way) >= WAYS) || (in_op == 2'd3);
+        assign ccmd_ready[c] = !init_q && !cmd_v_q && !fet_v_q;
+        assign load          = ccmd_valid[c] && ccmd_ready[c];
+
+        assign init_iss     = init_q && 32'(init_iss_q) < WAYS;
+        assign pc_cmd_valid = init_q ? init_iss : (cmd_v_q && !cmd_bad_q);
+        assign pc_tag       = init_q ? 8'(init_iss_q) : cmd_tag_q;
+        assign pc_op        = init_q ? 3'd3 : {1'b0, cmd_op_q};      // RESET 3
+        assign pc_way       = init_q ? 2'(init_iss_q) : cmd_way_q;
+        assign init_fin[c]  = !init_q;
+
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                init_q     <= 1'b1;
+                init_iss_q <= '0;
+                init_cpl_q <= '0;
+            end else if (init_q) begin
+                if (pc_cmd_valid && pc_cmd_ready) init_iss_q <= init_iss_q + 1'b1;
+                if (pc_cpl_valid) init_cpl_q <= init_cpl_q + 1'b1;
+                if (pc_cpl_valid && 32'(init_cpl_q) == WAYS - 1) init_q <= 1'b0;
+            end
+        end
+
+        always_ff @(posedge clk) begin
+            if (load) begin
+                cmd_bad_q   <= in_bad;
+                cmd_tag_q   <= in_tag;
+                cmd_op_q    <= in_op;
+                cmd_way_q   <= in_way;
+                cmd_block_q <= in_block;
+                cmd_page_q  <= in_page;
+                cmd_slot_q  <= ccmd_slot[c*SLOT_W +: SLOT_W];
+                fet_q       <= {in_tag, ccmd_slot[c*SLOT_W +: SLOT_W]};
+            end
+            for (int w = 0; w < WAYS; w++) begin
+                if (load && !in_bad && in_op == OP_READ && 32'(in_way) == w) rdt_tag_q[w] <= in_tag;
+            end
+            if (rst) begin
+                cmd_v_q  <= 1'b0;
+                fet_v_q  <= 1'b0;
+                rdt_v_q  <= '0;
+                rd_cpl_q <= '0;
+            end else begin
+                if (load) begin
+                    cmd_v_q <= 1'b1;
+                end else if ((!init_q && pc_cmd_valid && pc_cmd_ready) ||
+                             (cm_valid[2*c+1] && cm_ready[2*c+1])) begin
+                    cmd_v_q <= 1'b0;
+                end
+                if (load && !in_bad && in_op == OP_PROG) begin
+                    fet_v_q <= 1'b1;
+                end else if (fm_ready[c]) begin
+                    fet_v_q <= 1'b0;
+                end
+                for (int w = 0; w < WAYS; w++) begin
+                    if (load && !in_bad && in_op == OP_READ && 32'(in_way) == w) begin
+                        rdt_v_q[w] <= 1'b1;
+                    end else if (cm_valid[2*c] && cm_ready[2*c] && cpl_way_hit[w]) begin
+                        rdt_v_q[w] <= 1'b0;
+                    end
+                end
+                if (cm_valid[2*c] && cm_ready[2*c] && cpl_is_rd && pc_cpl_status != ST_BAD) begin
+                    rd_cpl_q <= rd_cpl_q + 1'b1;
+                end
+            end
+        end
+
+        // fetch request
+        assign fm_valid[c]                = fet_v_q;
+        assign fm_data[c*FET_W +: FET_W]  = fet_q;
+
+        // stage BAD_REQ completion
+        assign cm_valid[2*c+1]                    = cmd_v_q && cmd_bad_q;
+        assign cm_data[(2*c+1)*CPL_W +: CPL_W]    = {1'b0, 8'd0, ST_BAD, cmd_tag_q};
+
+        // page controller completion; a READ's waits until its page has left on m_ndata (READ
+        // pages and READ completions of one channel come in the same order)
+        always_comb begin
+            for (int w = 0; w < WAYS; w++) cpl_way_hit[w] = rdt_v_q[w] && rdt_tag_q[w] == pc_cpl_tag;
+        end
+        assign cpl_is_rd = |cpl_way_hit;
+        assign cpl_hold  = cpl_is_rd && pc_cpl_status != ST_BAD && rd_last_q[c] == rd_cpl_q;
+        assign cm_valid[2*c]                 = pc_cpl_valid && !cpl_hold && !init_q;
+        assign pc_cpl_ready                  = cm_ready[2*c] || init_q;
+        assign cm_data[2*c*CPL_W +: CPL_W]   = {pc_cpl_bm, pc_cpl_corr, pc_cpl_status, pc_cpl_tag};
+
+        // read data
+        assign rm_valid[c]              = pc_rd_valid;
+        assign pc_rd_ready              = rm_ready[c];
+        assign rm_last[c]               = pc_rd_last;
+        assign rm_data[c*RD_W +: RD_W]  = {pc_rd_data, pc_rd_tag, pc_rd_slot};
+
+        ats_nand_page #(
+            .WAYS(WAYS), .TAG_W(8), .SLOT_W(SLOT_W), .PAGE_BYTES(PAGE_BYTES),
+            .SPARE_BYTES(SPARE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS),
+            .ERASED_THR(ERASED_THR), .BAD_MARK_THR(BAD_MARK_THR), .DEBUG_OPS(0),
+            .T_WP(T_WP), .T_WH(T_WH), .T_RP(T_RP), .T_REH(T_REH), .T_WB(T_WB), .T_WHR(T_WHR),
+            .T_ADL(T_ADL), .T_RR(T_RR), .T_RHW(T_RHW), .T_CS(T_CS)
+        ) u_page (
+            .clk, .rst,
+            .s_cmd_valid(pc_cmd_valid), .s_cmd_ready(pc_cmd_ready), .s_cmd_tag(pc_tag),
+            .s_cmd_op(pc_op), .s_cmd_way(pc_way[WAY_W-1:0]),
+            .s_cmd_block(init_q ? 12'd0 : cmd_block_q), .s_cmd_page(init_q ? 8'd0 : cmd_page_q),
+            .s_cmd_slot(cmd_slot_q),
+            .s_wdata_valid(s_ndata_valid[c]), .s_wdata_ready(s_ndata_ready[c]),
+            .s_wdata_data(s_ndata_data[c*32 +: 32]), .s_wdata_last(s_ndata_last[c]),
+            .m_rdata_valid(pc_rd_valid), .m_rdata_ready(pc_rd_ready), .m_rdata_data(pc_rd_data),
+            .m_rdata_tag(pc_rd_tag), .m_rdata_slot(pc_rd_slot), .m_rdata_last(pc_rd_last),
+            .m_cpl_valid(pc_cpl_valid), .m_cpl_ready(pc_cpl_ready), .m_cpl_tag(pc_cpl_tag),
+            .m_cpl_slot(pc_cpl_slot), .m_cpl_status(pc_cpl_status), .m_cpl_corrected(pc_cpl_corr),
+            .m_cpl_bad_mark(pc_cpl_bm),
+            .nand_ce_n(nand_ce_n[c*WAYS +: WAYS]), .nand_cle(nand_cle[c]), .nand_ale(nand_ale[c]),
+            .nand_we_n(nand_we_n[c]), .nand_re_n(nand_re_n[c]), .nand_wp_n(nand_wp_n[c]),
+            .nand_dq_o(nand_dq_o[c*8 +: 8]), .nand_dq_i(nand_dq_i[c*8 +: 8]),
+            .nand_rb_n(nand_rb_n[c*WAYS +: WAYS])
+        );
+
+        // the completion's slot is not forwarded (the scheduler's completion has none)
+        logic unused_pc;
+        assign unused_pc = ^{pc_cpl_slot, pc_way};
+    end
+
+    // ---- fetch requests: round robin over the channels, registered --------------------------------------
+    logic [CH_W-1:0]  fet_idx;
+    logic [FET_W-1:0] fet_out;
+    logic             fet_last_unused;
+
+    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(FET_W), .LOCK(0)) u_fetch_merge (
+        .clk, .rst,
+        .s_valid(fm_valid), .s_ready(fm_ready), .s_data(fm_data), .s_last({NUM_CHAN{1'b1}}),
+        .m_valid(m_nfetch_valid), .m_ready(m_nfetch_ready), .m_data(fet_out),
+        .m_last(fet_last_unused), .m_idx(fet_idx)
+    );
+    assign m_nfetch_chan = 3'(fet_idx);
+    assign {m_nfetch_tag, m_nfetch_slot} = fet_out;
+
+    // ---- read data: round robin, locked from a page's first word to its last, then a slice ------------
+    logic             rd_m_valid, rd_m_ready, rd_m_last;
+    logic [RD_W-1:0]  rd_m_data;
+    logic [CH_W-1:0]  rd_m_idx;
+    logic [RD_W+3:0]  rd_out;   // {chan, last, data, tag, slot}
+
+    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(RD_W), .LOCK(1)) u_rdata_merge (
+        .clk, .rst,
+        .s_valid(rm_valid), .s_ready(rm_ready), .s_data(rm_data), .s_last(rm_last),
+        .m_valid(rd_m_valid), .m_ready(rd_m_ready), .m_data(rd_m_data), .m_last(rd_m_last),
+        .m_idx(rd_m_idx)
+    );
+    ats_nand_ssx_slice #(.W(RD_W + 4)) u_rdata_slice (
+        .clk, .rst,
+        .s_valid(rd_m_valid), .s_ready(rd_m_ready), .s_data({3'(rd_m_idx), rd_m_last, rd_m_data}),
+        .m_valid(m_ndata_valid), .m_ready(m_ndata_ready), .m_data(rd_out)
+    );
+    assign {m_ndata_chan, m_ndata_last, m_ndata_data, m_ndata_tag, m_ndata_slot} = rd_out;
+
+    always_ff @(posedge clk) begin
+        for (int c = 0; c < NUM_CHAN; c++) begin
+            if (rst) begin
+                rd_last_q[c] <= '0;
+            end else if (m_ndata_valid && m_ndata_ready && m_ndata_last && 32'(m_ndata_chan) == c) begin
+                rd_last_q[c] <= rd_last_q[c] + 1'b1;
+            end
+        end
+    end
+
+    // ---- completions: round robin into the scheduler ---------------------------------------------------
+    logic [CPL_W-1:0]  cpl_out;
+    logic              cpl_last_unused;
+    logic [$clog2(2*NUM_CHAN)-1:0] cpl_idx_unused;
+
+    ats_nand_ssx_merge #(.N(2 * NUM_CHAN), .W(CPL_W), .LOCK(0)) u_cpl_merge (
+        .clk, .rst,
+        .s_valid(cm_valid), .s_ready(cm_ready), .s_data(cm_data), .s_last({2*NUM_CHAN{1'b1}}),
+        .m_valid(ccpl_valid), .m_ready(ccpl_ready), .m_data(cpl_out), .m_last(cpl_last_unused),
+        .m_idx(cpl_idx_unused)
+    );
+    assign {ccpl_bm, ccpl_corr, ccpl_status, ccpl_tag} = cpl_out;
+
+    // bad_mark by tag: written when the scheduler takes the channel completion, read when its
+    // completion leaves the scheduler (a tag is outstanding, so unique, in between)
+    logic [255:0] bm_q;
+    always_ff @(posedge clk) begin
+        if (ccpl_valid && ccpl_ready) bm_q[ccpl_tag] <= ccpl_bm;
+    end
+
+    // ---- completions out: register slice, bad_mark added ----------------------------------------------
+    logic [CPL_W-1:0] ncpl_out;
+    ats_nand_ssx_slice #(.W(CPL_W)) u_ncpl_slice (
+        .clk, .rst,
+        .s_valid(ncpl_valid), .s_ready(ncpl_ready),
+        .s_data({bm_q[ncpl_tag] && ncpl_status != ST_BAD, ncpl_corr, ncpl_status, ncpl_tag}),
+        .m_valid(m_ncpl_valid), .m_ready(m_ncpl_ready), .m_data(ncpl_out)
+    );
+    assign {m_ncpl_bad_mark, m_ncpl_corrected, m_ncpl_status, m_ncpl_tag} = ncpl_out;
+
+    logic unused;
+    assign unused = ^{fet_last_unused, cpl_last_unused, cpl_idx_unused};
+endmodule
+
+`resetall
