@@ -44,16 +44,24 @@ class Bench:
         self.host = Host(dut, HostConfig(clk_ns=self.clk_ns, page_bytes=self.page_bytes,
                                          t_submit_us=cfg.get("t_submit_us", 2.0),
                                          t_complete_us=cfg.get("t_complete_us", 6.0),
-                                         idle=idle, backpressure=bp, seed=cfg.get("seed", 1)))
+                                         idle=idle, backpressure=bp, seed=cfg.get("seed", 1),
+                                         fast_ports=not cfg.get("reference_loops", False)))
         self.mcfg = MediaConfig(page_bytes=self.page_bytes, num_chan=cfg.get("num_chan", 4),
                                 ways=cfg.get("ways", 2), preset=cfg.get("preset", "femu"),
                                 time_scale=cfg.get("time_scale", 1.0), clk_ns=self.clk_ns,
                                 window=cfg.get("window"))
         r = self.rng
+        # the media model runs in the host's clock loop (one wake-up per cycle for both; the host
+        # loop was started first, so the order at each edge is the same as with two coroutines).
+        # cfg "reference_loops": its own coroutine and plain `.value` port access everywhere (the
+        # self-test checks that both give the same results, cycle for cycle)
+        ref = bool(cfg.get("reference_loops", False))
         self.media = MediaModel(dut, dut.clk, self.mcfg, r,
                                 wb_pause=pause_gen(r, bp), wbd_pause=pause_gen(r, bp),
                                 wbc_pause=pause_gen(r, idle), rd_pause=pause_gen(r, bp),
-                                rdd_pause=pause_gen(r, idle))
+                                rdd_pause=pause_gen(r, idle), clocked=ref, fast_ports=not ref)
+        if not ref:
+            self.host.tick_hooks.append(self.media.step)
 
     async def reset(self):
         self.dut.rst.value = 1

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import cocotb
 from cocotb.triggers import ClockCycles, Event, RisingEdge, Timer
 
+from atstb.media_model import port_reader as fast_reader, port_writer as fast_writer, slow_reader, slow_writer
 from atstb.streams import never_pause, pause_gen
 from atstb.wbuf_model import page_words
 
@@ -49,6 +50,7 @@ class HostConfig:
     idle: object = False           # random idle on s_hrd (False, True, "heavy")
     backpressure: object = False   # random backpressure on m_hrd, m_hwr, m_cpl
     seed: int = 1
+    fast_ports: bool = True        # port_reader/port_writer; False: plain `.value` (reference)
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Host:
         self.hrdd_pause = pause_gen(self.rng, cfg.idle) or never_pause()
         self.hwr_pause = pause_gen(self.rng, cfg.backpressure) or never_pause()
         self.cpl_pause = pause_gen(self.rng, cfg.backpressure) or never_pause()
+        self.tick_hooks: list = []                         # called once per cycle after the ports
         cocotb.start_soon(self._loop())
 
     # ------------------------------------------------------------------ time
@@ -184,9 +187,18 @@ class Host:
     async def _loop(self):
         """Every device-facing port in one coroutine (one wake-up per cycle keeps the simulation
         fast): s_cmd (submission queue, in order), m_cpl (completions), m_hrd/s_hrd (host memory
-        reads, in request order), m_hwr (host memory writes). Handshakes sampled at the rising edge."""
+        reads, in request order), m_hwr (host memory writes). Handshakes sampled at the rising edge.
+        Then the per-cycle hooks (`tick_hooks`, e.g. the media model's `step` when it runs without
+        its own coroutine) in registration order.
+
+        Port access goes through `port_reader` / `port_writer` (the simulator handle's integer get,
+        and cocotb's write queue without the type checks of `.value`): same values, same write
+        timing as `.value`. A stream whose pause generator never pauses keeps its ready (valid)
+        constant instead of drawing from the generator every cycle."""
         dut = self.dut
         sq = self.sq
+        port_reader, port_writer = ((fast_reader, fast_writer) if self.cfg.fast_ports
+                                    else (slow_reader, slow_writer))
         sq_drv = cpl_rdy = hrd_rdy = hwr_rdy = hd_drv = False
         reqs: deque = deque()
         cur: list[int] | None = None
@@ -194,21 +206,29 @@ class Host:
         hw_base = None
         hw_words: list[int] = []
         # handles looked up once (attribute access on the design object is slow)
-        cmd_valid, cmd_ready = dut.s_cmd_valid, dut.s_cmd_ready
-        cmd_fields = [getattr(dut, f"s_cmd_{f}") for f in
+        cmd_valid, cmd_ready = port_writer(dut.s_cmd_valid), port_reader(dut.s_cmd_ready)
+        cmd_fields = [port_writer(getattr(dut, f"s_cmd_{f}")) for f in
                       ("op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux")]
-        cpl_valid, cpl_ready = dut.m_cpl_valid, dut.m_cpl_ready
-        cpl_tag, cpl_status, cpl_result = dut.m_cpl_tag, dut.m_cpl_status, dut.m_cpl_result
-        hrd_valid, hrd_ready, hrd_addr, hrd_len = dut.m_hrd_valid, dut.m_hrd_ready, dut.m_hrd_addr, dut.m_hrd_len
-        hd_valid, hd_ready, hd_data, hd_last = dut.s_hrd_valid, dut.s_hrd_ready, dut.s_hrd_data, dut.s_hrd_last
-        hwr_valid, hwr_ready, hwr_addr, hwr_data, hwr_last = (dut.m_hwr_valid, dut.m_hwr_ready, dut.m_hwr_addr,
-                                                              dut.m_hwr_data, dut.m_hwr_last)
+        cpl_valid, cpl_ready = port_reader(dut.m_cpl_valid), port_writer(dut.m_cpl_ready)
+        cpl_tag, cpl_status, cpl_result = (port_reader(dut.m_cpl_tag), port_reader(dut.m_cpl_status),
+                                           port_reader(dut.m_cpl_result))
+        hrd_valid, hrd_ready = port_reader(dut.m_hrd_valid), port_writer(dut.m_hrd_ready)
+        hrd_addr, hrd_len = port_reader(dut.m_hrd_addr), port_reader(dut.m_hrd_len)
+        hd_valid, hd_ready = port_writer(dut.s_hrd_valid), port_reader(dut.s_hrd_ready)
+        hd_data, hd_last = port_writer(dut.s_hrd_data), port_writer(dut.s_hrd_last)
+        hwr_valid, hwr_ready = port_reader(dut.m_hwr_valid), port_writer(dut.m_hwr_ready)
+        hwr_addr, hwr_data, hwr_last = (port_reader(dut.m_hwr_addr), port_reader(dut.m_hwr_data),
+                                        port_reader(dut.m_hwr_last))
         cpl_pause, hrd_pause, hrdd_pause, hwr_pause = self.cpl_pause, self.hrd_pause, self.hrdd_pause, self.hwr_pause
-        cmd_valid.value = 0
-        hd_valid.value = 0
-        hrd_ready.value = 0
-        hwr_ready.value = 0
-        cpl_ready.value = 0
+        # never-pausing generators (no backpressure / no idle): ready/valid decisions are constant
+        cpl_np, hrd_np, hwr_np = (not self.cfg.backpressure,) * 3
+        hrdd_np = not self.cfg.idle
+        hooks = self.tick_hooks
+        cmd_valid(0)
+        hd_valid(0)
+        hrd_ready(0)
+        hwr_ready(0)
+        cpl_ready(0)
         cmd_v = hd_v = False          # what we drive on s_cmd_valid / s_hrd_valid
         hd_l = 0                      # what we drive on s_hrd_last
         edge = RisingEdge(dut.clk)
@@ -217,7 +237,7 @@ class Host:
             self.cycle += 1
             cyc = self.cycle
             # ---- submission queue -> s_cmd
-            if sq_drv and cmd_ready.value:
+            if sq_drv and cmd_ready():
                 self._accepted(sq.popleft(), cyc)
                 sq_drv = False
             if not sq_drv:
@@ -225,23 +245,28 @@ class Host:
                     c = sq[0]
                     for h, v in zip(cmd_fields, (c.op, c.tag, c.lba, c.nlb, 0, c.flags, c.attr, c.prio,
                                                  c.dptr, c.aux)):
-                        h.value = v
-                    cmd_valid.value = 1
+                        h(v)
+                    cmd_valid(1)
                     cmd_v = sq_drv = True
                 elif cmd_v:
-                    cmd_valid.value = 0
+                    cmd_valid(0)
                     cmd_v = False
             # ---- completions
-            if cpl_rdy and cpl_valid.value:
-                self._completed(int(cpl_tag.value), int(cpl_status.value), int(cpl_result.value), cyc)
-            r = not next(cpl_pause)
-            if r != cpl_rdy:
-                cpl_ready.value = int(r)
-                cpl_rdy = r
+            if cpl_rdy and cpl_valid():
+                self._completed(cpl_tag(), cpl_status(), cpl_result(), cyc)
+            if cpl_np:
+                if not cpl_rdy:
+                    cpl_ready(1)
+                    cpl_rdy = True
+            else:
+                r = not next(cpl_pause)
+                if r != cpl_rdy:
+                    cpl_ready(int(r))
+                    cpl_rdy = r
             # ---- host memory reads
-            if hrd_rdy and hrd_valid.value:
-                reqs.append((int(hrd_addr.value), int(hrd_len.value)))
-            if hd_drv and hd_ready.value:
+            if hrd_rdy and hrd_valid():
+                reqs.append((hrd_addr(), hrd_len()))
+            if hd_drv and hd_ready():
                 pos += 1
                 hd_drv = False
                 if pos == len(cur):
@@ -250,38 +275,50 @@ class Host:
                 cur = self._read_mem(*reqs.popleft())
                 pos = 0
             if not hd_drv:
-                if cur is not None and not next(hrdd_pause):
-                    hd_data.value = cur[pos]
+                if cur is not None and (hrdd_np or not next(hrdd_pause)):
+                    hd_data(cur[pos])
                     lst = int(pos == len(cur) - 1)
                     if lst != hd_l:
-                        hd_last.value = lst
+                        hd_last(lst)
                         hd_l = lst
                     if not hd_v:
-                        hd_valid.value = 1
+                        hd_valid(1)
                         hd_v = True
                     hd_drv = True
                 elif hd_v:
-                    hd_valid.value = 0
+                    hd_valid(0)
                     hd_v = False
-            r = not next(hrd_pause)
-            if r != hrd_rdy:
-                hrd_ready.value = int(r)
-                hrd_rdy = r
+            if hrd_np:
+                if not hrd_rdy:
+                    hrd_ready(1)
+                    hrd_rdy = True
+            else:
+                r = not next(hrd_pause)
+                if r != hrd_rdy:
+                    hrd_ready(int(r))
+                    hrd_rdy = r
             # ---- host memory writes (READ data)
-            if hwr_rdy and hwr_valid.value:
-                addr = int(hwr_addr.value)
+            if hwr_rdy and hwr_valid():
+                addr = hwr_addr()
                 if hw_base is None:
                     hw_base = addr
                 elif addr != hw_base:
                     self.errors.append(f"m_hwr burst address changed {hw_base:#x} -> {addr:#x}")
-                hw_words.append(int(hwr_data.value))
-                if hwr_last.value:
+                hw_words.append(hwr_data())
+                if hwr_last():
                     self.read_pages[hw_base] = hw_words
                     hw_base, hw_words = None, []
-            r = not next(hwr_pause)
-            if r != hwr_rdy:
-                hwr_ready.value = int(r)
-                hwr_rdy = r
+            if hwr_np:
+                if not hwr_rdy:
+                    hwr_ready(1)
+                    hwr_rdy = True
+            else:
+                r = not next(hwr_pause)
+                if r != hwr_rdy:
+                    hwr_ready(int(r))
+                    hwr_rdy = r
+            for hook in hooks:
+                hook()
 
     def _completed(self, tag: int, status: int, result: int, cyc: int) -> None:
         c = self.by_tag.pop(tag, None)

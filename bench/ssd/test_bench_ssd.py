@@ -69,6 +69,30 @@ def test_rflush_modes(build_dir, mode):
     assert r["nand_bytes"] == r["nand_bytes"] // 4096 * 4096
 
 
+@pytest.mark.parametrize("workload", ["rflush", "order"])
+def test_fast_loops_cycle_identical(build_dir, workload):
+    """The harness's fast path (media model stepped from the host's clock loop, ports through
+    port_reader/port_writer) against the reference path (media model in its own coroutine, every
+    port access through cocotb's `.value`): same results, cycle for cycle, with random idle and
+    backpressure on every stream."""
+    import run_bench
+    if workload == "rflush":
+        cfg = {**COMMON, "workload": "rflush", "mode": "rflush", "period_pages": 2, "n_sync_writes": 6,
+               "sync_file_pages": 8, "bulk_file_pages": 16, "bulk_writers": 12, "bulk_files": 4,
+               "warmup_pages": 8, "seed": 9}
+    else:
+        cfg = {**COMMON, "workload": "order", "mode": "orderless", "n_ops": 30, "warmup": 4, "qd": 8,
+               "lba_space": 48, "seed": 10}
+    out = {}
+    for ref in (False, True):
+        r = run_bench.run_one(build_dir, f"t_fast_{workload}_{int(ref)}", {**cfg, "reference_loops": ref})
+        for key in ("cpu_s", "wall_s", "config"):
+            r.pop(key, None)
+        out[ref] = r
+    assert out[False]["sim_cycles"] == out[True]["sim_cycles"]
+    assert out[False] == out[True]
+
+
 def test_percentile_and_time_average():
     from host import Host, percentile
     rng = random.Random(3)

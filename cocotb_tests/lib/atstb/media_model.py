@@ -32,6 +32,12 @@ What it models (written from docs/architecture.md section 4 and the design brief
 
 All five streams are served by one coroutine woken once per clock edge (handshakes sampled at the
 rising edge, as the RTL sees them), with random idle / backpressure from the pause generators.
+`MediaModel(..., clocked=False)` starts no coroutine: the owner calls `step()` once per rising
+edge from its own clock loop (the SSD benches do, from the host model's loop: one wake-up per cycle
+instead of two; same cycle behaviour, since the host loop ran first at every edge anyway).
+Ports are read and written through `port_reader` / `port_writer` (below): the same values and the
+same write timing as `handle.value`, without cocotb's per-access object conversions
+(`fast_ports=False`: plain `.value`, the reference the bench self-test compares against).
 
 Times are nanoseconds; `time_scale` multiplies all of them (tests scale them down), `clk_ns` converts
 to cycles. Presets (read / program / erase, microseconds) from the design brief.
@@ -46,6 +52,49 @@ import cocotb
 from cocotb.triggers import RisingEdge
 
 from .streams import never_pause
+
+try:        # cocotb 2.x internals: the write queue behind `handle.value = v` (applied at ReadWrite)
+    from cocotb.handle import _GPISetAction, _schedule_write
+except ImportError:     # pragma: no cover - other cocotb versions: plain `.value`
+    _GPISetAction = _schedule_write = None
+
+
+def slow_reader(h):
+    """Reference reader: `int(h.value)` (what port_reader must equal)."""
+    return lambda: int(h.value)
+
+
+def slow_writer(h):
+    """Reference writer: `h.value = v` (what port_writer must equal)."""
+    def w(v):
+        h.value = v
+    return w
+
+
+def port_reader(h):
+    """Fast reader of a port of at most 32 bits: a function returning the same int as `int(h.value)`
+    (2-state simulators: Verilator), from the simulator handle's integer get; `.value` otherwise."""
+    raw = getattr(h, "_handle", None)
+    n = len(h)
+    if raw is not None and n <= 32 and hasattr(raw, "get_signal_val_long"):
+        get = raw.get_signal_val_long
+        if n == 32:            # the VPI integer is signed
+            return lambda: get() & 0xFFFF_FFFF
+        return get
+    return lambda: int(h.value)
+
+
+def port_writer(h):
+    """Fast writer of a port of at most 32 bits: `w(v)` queues the same deposit as `h.value = v`
+    (cocotb's write queue, applied in the ReadWrite phase of the time step) without the type and
+    range checks of the `.value` setter; values must be non-negative ints that fit the port."""
+    raw = getattr(h, "_handle", None)
+    if _schedule_write is None or raw is None or len(h) > 32 or not hasattr(raw, "set_signal_val_int"):
+        def w(v):
+            h.value = v
+        return w
+    put, dep = raw.set_signal_val_int, _GPISetAction.DEPOSIT
+    return lambda v: _schedule_write(h, put, dep, v)
 
 PRESETS = {          # tR, tPROG, tBERS in microseconds
     "femu": (40.0, 200.0, 2000.0),
@@ -124,21 +173,26 @@ class MediaStats:
 class _Port:
     """Handles of one valid/ready stream with payload fields, a pause generator and a beat queue."""
 
-    def __init__(self, dut, prefix: str, fields: list[str], pause):
+    def __init__(self, dut, prefix: str, fields: list[str], pause, fast: bool = True):
+        self.rd_fn, self.wr_fn = (port_reader, port_writer) if fast else (slow_reader, slow_writer)
         self.valid = getattr(dut, f"{prefix}_valid")
         self.ready = getattr(dut, f"{prefix}_ready")
         self.fields = [(f, getattr(dut, f"{prefix}_{f}")) for f in fields]
         self.pause = pause or never_pause()
-        self.queue: deque[dict] = deque()
+        self.never = pause is None             # never pauses: skip the generator
+        self.queue: deque = deque()
 
 
 class _Source(_Port):
-    """Output stream state (s_wbc, s_rdd): a queue of beats, driven by MediaModel._run."""
+    """Output stream state (s_wbc, s_rdd): a queue of beats, driven by MediaModel.step."""
 
-    def __init__(self, dut, prefix: str, fields: list[str], pause):
-        super().__init__(dut, prefix, fields, pause)
+    def __init__(self, dut, prefix: str, fields: list[str], pause, fast: bool = True):
+        super().__init__(dut, prefix, fields, pause, fast)
         self.driving = False
-        self.valid.value = 0
+        self._valid_w, self._valid_r = self.wr_fn(self.valid), self.rd_fn(self.valid)
+        self._ready_r = self.rd_fn(self.ready)
+        self._field_w = [(f, self.wr_fn(h)) for f, h in self.fields]
+        self._valid_w(0)
 
     def send_nowait(self, **beat) -> None:
         self.queue.append(beat)
@@ -146,59 +200,68 @@ class _Source(_Port):
     def flush(self) -> None:
         self.queue.clear()
         self.driving = False
-        self.valid.value = 0
+        self._valid_w(0)
 
     def step(self) -> None:
         """Once per rising edge: retire an accepted beat, drive the next one."""
-        if self.driving and self.ready.value:
+        if self.driving and self._ready_r():
             self.queue.popleft()
             self.driving = False
         if not self.driving:
-            if self.queue and not next(self.pause):
+            if self.queue and (self.never or not next(self.pause)):
                 b = self.queue[0]
-                for f, h in self.fields:
-                    h.value = b[f]
-                self.valid.value = 1
+                for f, w in self._field_w:
+                    w(b[f])
+                self._valid_w(1)
                 self.driving = True
-            elif self.valid.value:
-                self.valid.value = 0
+            elif self._valid_r():
+                self._valid_w(0)
 
 
 class _Sink(_Port):
-    """Input stream state (m_wb, m_wbd, m_rd): captured beats; ready driven by MediaModel._run."""
+    """Input stream state (m_wb, m_wbd, m_rd): captured beats; ready driven by MediaModel.step.
+    Beats are dicts of the fields plus `_cycle`; with `tuples` (m_wbd) (field values...) tuples."""
 
-    def __init__(self, dut, prefix: str, fields: list[str], pause):
-        super().__init__(dut, prefix, fields, pause)
+    def __init__(self, dut, prefix: str, fields: list[str], pause, tuples: bool = False, fast: bool = True):
+        super().__init__(dut, prefix, fields, pause, fast)
         self.rdy = False
-        self.ready.value = 0
+        self.tuples = tuples
+        self._valid_r, self._ready_w = self.rd_fn(self.valid), self.wr_fn(self.ready)
+        self._field_r = [(f, self.rd_fn(h)) for f, h in self.fields]
+        self._ready_w(0)
 
     def capture(self, cycle: int) -> None:
-        if self.rdy and self.valid.value:
-            beat = {f: int(h.value) for f, h in self.fields}
-            beat["_cycle"] = cycle
-            self.queue.append(beat)
+        if self.rdy and self._valid_r():
+            if self.tuples:
+                self.queue.append(tuple(r() for _, r in self._field_r))
+            else:
+                beat = {f: r() for f, r in self._field_r}
+                beat["_cycle"] = cycle
+                self.queue.append(beat)
 
     def set_ready(self, allow: bool) -> None:
-        r = allow and not next(self.pause)
+        r = allow and (self.never or not next(self.pause))
         if r != self.rdy:
-            self.ready.value = int(r)
+            self._ready_w(int(r))
             self.rdy = r
 
 
 class MediaModel:
     def __init__(self, dut, clk, cfg: MediaConfig, rng: random.Random | None = None,
-                 wb_pause=None, wbd_pause=None, wbc_pause=None, rd_pause=None, rdd_pause=None):
+                 wb_pause=None, wbd_pause=None, wbc_pause=None, rd_pause=None, rdd_pause=None,
+                 clocked: bool = True, fast_ports: bool = True):
         self.dut = dut
         self.clk = clk
         self.cfg = cfg
         self.rng = rng or random.Random(0)
         self.pw = cfg.page_bytes // 4
         self.ndies = cfg.num_chan * cfg.ways
-        self.wb = _Sink(dut, "m_wb", WB_FIELDS, wb_pause)
-        self.wbd = _Sink(dut, "m_wbd", WBD_FIELDS, wbd_pause)
-        self.rd = _Sink(dut, "m_rd", RD_FIELDS, rd_pause)
-        self.wbc = _Source(dut, "s_wbc", WBC_FIELDS, wbc_pause)
-        self.rdd = _Source(dut, "s_rdd", RDD_FIELDS, rdd_pause)
+        fp = fast_ports
+        self.wb = _Sink(dut, "m_wb", WB_FIELDS, wb_pause, fast=fp)
+        self.wbd = _Sink(dut, "m_wbd", WBD_FIELDS, wbd_pause, tuples=True, fast=fp)   # (data, last)
+        self.rd = _Sink(dut, "m_rd", RD_FIELDS, rd_pause, fast=fp)
+        self.wbc = _Source(dut, "s_wbc", WBC_FIELDS, wbc_pause, fast=fp)
+        self.rdd = _Source(dut, "s_rdd", RDD_FIELDS, rdd_pause, fast=fp)
         self.cycle = 0
         self.log: list[Record] = []          # durable log (survives cuts)
         self.mapping: dict[int, list | None] = {}   # lpn -> data of the durable mapping
@@ -212,7 +275,8 @@ class MediaModel:
         self._release = 0                    # records allowed through while holding
         self.active = False
         self._reset_inflight()
-        cocotb.start_soon(self._run())
+        if clocked:
+            cocotb.start_soon(self._run())
         self.restart()
 
     # ------------------------------------------------------------------ state
@@ -276,39 +340,44 @@ class MediaModel:
     # ------------------------------------------------------------------ the clock loop
     async def _run(self):
         edge = RisingEdge(self.clk)
+        step = self.step
         while True:
             await edge
-            self.cycle += 1
-            if not self.active:
-                for s in (self.wb, self.wbd, self.rd):
-                    s.set_ready(False)
-                continue
-            cyc = self.cycle
-            self.wb.capture(cyc)
-            self.wbd.capture(cyc)
-            self.rd.capture(cyc)
-            self.wbc.step()
-            self.rdd.step()
-            if self.wb.queue:
-                self._schedule_writebacks()
-            if self.inflight and (not self.hold or self._release):
-                for rec in self._advance_durable(self._release if self.hold else None):
-                    if self.hold:
-                        self._release -= 1
-                    self.wbc.send_nowait(tag=rec.tag, status=ST_PROGRAM_FAIL if rec.failed else ST_OK,
-                                         ppn=rec.seq & 0xFFFF)
-                    self.stats.wb_latency.append(cyc - rec.issue_cycle)
-            if self.rd_cur is not None or self.rd.queue:
-                self._read_step()
-            win = self.cfg.window_size
-            out = self.outstanding
-            if out > self.stats.max_outstanding:
-                self.stats.max_outstanding = out
-            # ready for the next edge only while one more request fits the window (this edge's
-            # request, if any, is already in wb.queue and counted)
-            self.wb.set_ready(win == 0 or out < win)
-            self.wbd.set_ready(True)
-            self.rd.set_ready(True)
+            step()
+
+    def step(self) -> None:
+        """One rising edge: sample the handshakes, advance the dies, drive the next cycle's outputs."""
+        self.cycle += 1
+        if not self.active:
+            for s in (self.wb, self.wbd, self.rd):
+                s.set_ready(False)
+            return
+        cyc = self.cycle
+        self.wb.capture(cyc)
+        self.wbd.capture(cyc)
+        self.rd.capture(cyc)
+        self.wbc.step()
+        self.rdd.step()
+        if self.wb.queue:
+            self._schedule_writebacks()
+        if self.inflight and (not self.hold or self._release):
+            for rec in self._advance_durable(self._release if self.hold else None):
+                if self.hold:
+                    self._release -= 1
+                self.wbc.send_nowait(tag=rec.tag, status=ST_PROGRAM_FAIL if rec.failed else ST_OK,
+                                     ppn=rec.seq & 0xFFFF)
+                self.stats.wb_latency.append(cyc - rec.issue_cycle)
+        if self.rd_cur is not None or self.rd.queue:
+            self._read_step()
+        win = self.cfg.window_size
+        out = self.outstanding
+        if out > self.stats.max_outstanding:
+            self.stats.max_outstanding = out
+        # ready for the next edge only while one more request fits the window (this edge's
+        # request, if any, is already in wb.queue and counted)
+        self.wb.set_ready(win == 0 or out < win)
+        self.wbd.set_ready(True)
+        self.rd.set_ready(True)
 
     # ------------------------------------------------------------------ writeback path
     def _schedule_writebacks(self) -> None:
@@ -320,11 +389,12 @@ class MediaModel:
                 if len(self.wbd.queue) < self.pw:
                     return
                 words = []
+                q = self.wbd.queue
                 for i in range(self.pw):
-                    beat = self.wbd.queue.popleft()
-                    words.append(beat["data"])
-                    if beat["last"] != int(i == self.pw - 1):
-                        self.errors.append(f"m_wbd last={beat['last']} at word {i} (page {self.pw} words)")
+                    data, last = q.popleft()
+                    words.append(data)
+                    if last != int(i == self.pw - 1):
+                        self.errors.append(f"m_wbd last={last} at word {i} (page {self.pw} words)")
             elif req["op"] != UNMAP:
                 self.errors.append(f"m_wb op {req['op']} unknown")
             self.wb.queue.popleft()
