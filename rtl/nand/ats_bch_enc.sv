@@ -72,38 +72,43 @@ module ats_bch_enc #(
     logic             par_mode_q, par_mode_d;    // emitting parity bytes
     logic [CNT_W-1:0] cnt_q, cnt_d;              // byte index in the data / parity part
     logic [R-1:0]     rem_q, rem_d;              // LFSR remainder
-    logic             out_valid_q, out_valid_d;
-    logic [7:0]       out_data_q, out_data_d;
-    logic             out_last_q, out_last_d;
 
-    logic out_free, s_fire;
-    assign out_free     = !out_valid_q || m_data_ready;
-    assign s_data_ready = !par_mode_q && out_free;
+    // Output: a 2-entry FIFO (two registers, write / read pointers). The encoder advances when the
+    // FIFO has space by a registered flag (space_q), so m_data_ready drives only the read pointer
+    // and the count: no combinational path from the consumer into the encoder's clock enables
+    // (remainder, counter, mode), Fmax. With a ready consumer the FIFO holds one byte and the
+    // encoder still moves a byte a cycle; latency stays one cycle.
+    logic [8:0]       of_q [2];                  // {last, data}
+    logic             of_wp_q, of_rp_q;
+    logic [1:0]       of_n_q, of_n_d;
+    logic             space_q;                   // of_n_q != 2
+    logic             ov_q;                      // of_n_q != 0
+    logic             push, pop, s_fire, adv;
+    logic [7:0]       push_data;
+    logic             push_last;
+    assign s_data_ready = !par_mode_q && space_q;
     assign s_fire       = s_data_valid && s_data_ready;
+    assign adv          = par_mode_q && space_q;         // a parity byte leaves
+    assign push         = s_fire || adv;
+    assign pop          = ov_q && m_data_ready;
+    assign of_n_d       = of_n_q + {1'b0, push} - {1'b0, pop};
+    assign push_data    = par_mode_q ? rem_q[R-1 -: 8] : s_data_data;
+    assign push_last    = par_mode_q && (cnt_q == CNT_W'(P - 1));
 
     always_comb begin
-        par_mode_d  = par_mode_q;
-        cnt_d       = cnt_q;
-        rem_d       = rem_q;
-        out_valid_d = out_valid_q && !m_data_ready;
-        out_data_d  = out_data_q;
-        out_last_d  = out_last_q;
+        par_mode_d = par_mode_q;
+        cnt_d      = cnt_q;
+        rem_d      = rem_q;
         if (s_fire) begin
-            out_valid_d = 1'b1;
-            out_data_d  = s_data_data;
-            out_last_d  = 1'b0;
-            rem_d       = lfsr8(rem_q, s_data_data);   // rem_q is 0 at a sector start
-            cnt_d       = cnt_q + 1'b1;
+            rem_d = lfsr8(rem_q, s_data_data);           // rem_q is 0 at a sector start
+            cnt_d = cnt_q + 1'b1;
             if (cnt_q == CNT_W'(K - 1)) begin
                 par_mode_d = 1'b1;
                 cnt_d      = '0;
             end
-        end else if (par_mode_q && out_free) begin
-            out_valid_d = 1'b1;
-            out_data_d  = rem_q[R-1 -: 8];
-            out_last_d  = (cnt_q == CNT_W'(P - 1));
-            rem_d       = {rem_q[R-9:0], 8'h00};
-            cnt_d       = cnt_q + 1'b1;
+        end else if (adv) begin
+            rem_d = {rem_q[R-9:0], 8'h00};
+            cnt_d = cnt_q + 1'b1;
             if (cnt_q == CNT_W'(P - 1)) begin
                 par_mode_d = 1'b0;
                 cnt_d      = '0;
@@ -113,17 +118,24 @@ module ats_bch_enc #(
 
     always_ff @(posedge clk) begin
         // the remainder is 0 after reset and after its last parity byte has been shifted out
-        rem_q      <= rst ? '0 : rem_d;
-        out_data_q <= out_data_d;
-        out_last_q <= out_last_d;
+        rem_q <= rst ? '0 : rem_d;
+        if (push) of_q[of_wp_q] <= {push_last, push_data};
         if (rst) begin
-            par_mode_q  <= 1'b0;
-            cnt_q       <= '0;
-            out_valid_q <= 1'b0;
+            par_mode_q <= 1'b0;
+            cnt_q      <= '0;
+            of_wp_q    <= 1'b0;
+            of_rp_q    <= 1'b0;
+            of_n_q     <= '0;
+            space_q    <= 1'b0;                          // ready one cycle after reset
+            ov_q       <= 1'b0;
         end else begin
-            par_mode_q  <= par_mode_d;
-            cnt_q       <= cnt_d;
-            out_valid_q <= out_valid_d;
+            par_mode_q <= par_mode_d;
+            cnt_q      <= cnt_d;
+            if (push) of_wp_q <= !of_wp_q;
+            if (pop)  of_rp_q <= !of_rp_q;
+            of_n_q     <= of_n_d;
+            space_q    <= (of_n_d != 2'd2);
+            ov_q       <= (of_n_d != 2'd0);
         end
     end
 
@@ -135,9 +147,9 @@ module ats_bch_enc #(
     end
 `endif
 
-    assign m_data_valid = out_valid_q;
-    assign m_data_data  = out_data_q;
-    assign m_data_last  = out_last_q;
+    assign m_data_valid = ov_q;
+    assign m_data_data  = of_q[of_rp_q][7:0];
+    assign m_data_last  = of_q[of_rp_q][8];
 endmodule
 
 `resetall
