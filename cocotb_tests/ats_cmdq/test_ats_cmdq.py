@@ -415,7 +415,7 @@ async def run_spurious_queued(dut):
     completed nor freed, and is dispatched and completed normally afterwards."""
     tb = TB(dut, _seed() + 31, True, True)
     await tb.reset()
-    for rnd in range(8):
+    for rnd in range(10):
         tb.hold_disp = True                    # nothing is accepted on m_disp: nothing is in service
         tags = []
         for _ in range(tb.rng.randint(2, 2 * tb.depth)):

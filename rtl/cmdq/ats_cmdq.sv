@@ -117,6 +117,9 @@ module ats_cmdq #(
     end
 
     // ================================================================ stage 1: field checks
+    // A command accepted at edge a is in stage 1 after a, in stage 2 after a+1 (insert decision
+    // and slot, dependency and precedence rows), in stage 3 after a+2 (everything registered,
+    // per-row insert enables), and enters the table or the rejection queue at edge a+3.
     logic        s1_v_q;
     logic [3:0]  s1_op_q, s1_flags_q;
     logic [7:0]  s1_tag_q;
@@ -125,15 +128,15 @@ module ats_cmdq #(
     logic [5:0]  s1_txid_q;
     logic [1:0]  s1_attr_q, s1_prio_q;
     logic [31:0] s1_dptr_q, s1_aux_q;
-    logic [CNT_W-1:0] res_q;                 // slots reserved: table entries + stages 1, 2 + queued rejections
+    logic [48:0] s1_end_q;                   // lba + nlb (last block), full width, summed at the accept edge
+    logic [CNT_W-1:0] res_q;                 // slots reserved: table entries + stages 1-3 + queued rejections
     logic        acc;
     assign s_cmd_ready = (res_q < CNT_W'(DEPTH));
     assign acc         = s_cmd_valid && s_cmd_ready;
 
-    logic        s1_rng, s1_wr, s1_fl, s1_txop, s1_dup, s1_bad;
+    logic        s1_rng, s1_wr, s1_fl, s1_txop, s1_bad;
     logic        s1_b_op, s1_b_rsvd, s1_b_flag, s1_b_txr, s1_b_txn, s1_b_lba, s1_b_diff, s1_b_rfl;
-    logic [3:0]  s1_err_hi, s1_err_lo, s1_err;
-    logic [48:0] s1_end;                     // lba + nlb (last block), full width
+    logic [3:0]  s1_err_hi, s1_err_lo, s1_err, s1_key;
     logic [16:0] s1_dend;                    // DIFFWRITE offset + length
     always_comb begin
         s1_rng  = (s1_op_q == OP_READ) || (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) ||
@@ -141,8 +144,8 @@ module ats_cmdq #(
         s1_wr   = (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) || (s1_op_q == OP_TRIM);
         s1_fl   = (s1_op_q == OP_FLUSH) || (s1_op_q == OP_RFLUSH);
         s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT);
+        s1_key  = (s1_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == OP_READ};
         s1_dend = 17'(s1_aux_q[15:0]) + 17'(s1_aux_q[31:16]);
-        s1_end  = 49'(s1_lba_q) + 49'(s1_nlb_q);
         // each rule on its own (the insert decision only needs "any", a flat OR); the reason
         // code applies them in precedence order
         s1_b_op   = s1_op_q > OP_LAST;
@@ -152,7 +155,7 @@ module ats_cmdq #(
         s1_b_txr  = int'(s1_txid_q) > NUM_TX;
         s1_b_txn  = s1_txid_q == 6'd0 && (s1_txop || s1_op_q == OP_DIFFWRITE ||
                                           (s1_op_q == OP_WRITE && s1_flags_q[2]));
-        s1_b_lba  = s1_rng && (s1_end >= NUM_LBA);
+        s1_b_lba  = s1_rng && (s1_end_q >= NUM_LBA);
         s1_b_diff = s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend > 17'd4096);
         s1_b_rfl  = s1_op_q == OP_RFLUSH && s1_nlb_q > 16'd7;
         s1_bad    = s1_b_op || s1_b_rsvd || s1_b_flag || s1_b_txr || s1_b_txn || s1_b_lba ||
@@ -188,15 +191,10 @@ module ats_cmdq #(
         end
     end
 
-    // ================================================================ stage 2: table compare, insert
-    logic        s2_v_q, s2_rng_q, s2_wr_q, s2_txop_q;
-    logic [3:0]  s2_err_pre_q;               // rejection reason before the duplicate-tag check
-    logic        s2_bar_q;                   // a WRITE with BARRIER (closes the epoch when inserted)
+    // ================================================================ stages 2 and 3
+    logic        s2_v_q, s2_bad_q, s2_dup_q, s2_rng_q, s2_wr_q, s2_txop_q, s2_bar_q;
+    logic [3:0]  s2_err_q;                   // rejection reason of the field rules (when s2_bad_q)
     logic [3:0]  s2_key_q;                   // pick key: HEAD 15, else {0, prio, read}
-    // computed in stage 1 against the table as it is after the next edge (the command then in
-    // stage 2 inserted, this edge's frees removed, a barrier then in stage 2 applied):
-    logic [DEPTH-1:0] s2_dep_q;              // the command waits for entry j
-    logic [DEPTH-1:0] s2_prec_q;             // entry j (in use) goes before the command
     logic [LW-1:0] s2_last_q;                // lba + nlb (last block; in range when inserted)
     logic [3:0]  s2_op_q, s2_flags_q;
     logic [7:0]  s2_tag_q;
@@ -206,9 +204,37 @@ module ats_cmdq #(
     logic [1:0]  s2_attr_q, s2_prio_q;
     logic [31:0] s2_dptr_q, s2_aux_q;
 
+    logic        s3_v_q, s3_ins_q, s3_rng_q, s3_wr_q, s3_txop_q, s3_bar_q;
+    logic [3:0]  s3_err_q;                   // rejection reason (used when !s3_ins_q)
+    logic [3:0]  s3_key_q;
+    logic [LW-1:0] s3_last_q;
+    logic [3:0]  s3_op_q, s3_flags_q;
+    logic [7:0]  s3_tag_q;
+    logic [47:0] s3_lba_q;
+    logic [15:0] s3_nlb_q;
+    logic [5:0]  s3_txid_q;
+    logic [1:0]  s3_attr_q, s3_prio_q;
+    logic [31:0] s3_dptr_q, s3_aux_q;
+    // computed in stage 2 against the table as it is after the insert edge (the command then in
+    // stage 3 inserted, the entry freed at the edge in between removed, a barrier then in stage 3
+    // applied), and masked with the frees of the insert edge itself when written:
+    logic [DEPTH-1:0] s3_dep_q;              // the command waits for entry j
+    logic [DEPTH-1:0] s3_prec_q;             // entry j (in use) goes before the command
+    logic [IDX_W-1:0] s3_idx_q;              // slot (binary) for the payload RAM
+    // The insert, registered per row: ins_row_q[k] = "the command in stage 3 is inserted into
+    // slot k at this edge" (one-hot or zero), loaded one edge earlier from the registered stage-2
+    // decision AND the lowest slot free after that edge. Each bit enables one row and one column
+    // of the table straight from a register; the copies split that fan-out (dependency matrix,
+    // precedence matrix, per-entry fields) so each copy drives about 60-100 flip-flops.
+    // (ats_cmdq_rep keeps the copies apart: synthesis would merge identical registers)
+    logic [DEPTH-1:0] ins_row_q;             // per-entry fields, stage-2 comparisons
+    logic [DEPTH-1:0] ins_dep_q;             // dependency matrix rows and columns
+    logic [DEPTH-1:0] ins_prec_q;            // precedence matrix
+    logic [DEPTH-1:0] ins_row_d;
+
     // table state, per entry
     logic [DEPTH-1:0] valid_q;               // entry in use (queued or in service)
-    logic [DEPTH-1:0] queued_q;              // not yet picked for dispatch
+    logic [DEPTH-1:0] queued_q;              // not yet picked for dispatch (cleared one edge after the pick)
     logic [DEPTH-1:0] sent_q;                // accepted on m_disp (a done may now come)
     logic [DEPTH-1:0] ord_q, head_q, rng_q, wr_q, txop_q;
     logic [3:0]       key_q   [DEPTH];       // pick key: HEAD 15, else {0, prio, read}
@@ -225,81 +251,102 @@ module ats_cmdq #(
     // when either entry is inserted)
     logic [NPAIR-1:0] prec_q;
     logic [DEPTH-1:0] prec    [DEPTH];       // prec[i][j]: entry j goes before entry i (decoded)
-    logic [PAY_W-1:0] pay_mem [DEPTH];       // m_disp payload (distributed RAM)
     logic [DEPTH-1:0] hit_q;                 // entry freed at this edge: matched by the done
                                              // accepted at the last edge (at most one bit: tags
                                              // in the table are unique)
+    logic             hit_any_q;             // = |hit_q (registered with the match)
     logic [15:0]      epoch_q;
 
-    logic [3:0]       s2_err;
-    logic             s2_ins, s2_rej;
-    logic [DEPTH-1:0] tag_hit, free_oh, done_hit, freed, occ_vec;
+    logic             s2_ok, s3_rej;
+    logic [DEPTH-1:0] tag_hit, free_oh, occ_vec, s2_dep, s2_prec;
     logic [IDX_W-1:0] free_idx;
-    // The insert, registered per row: ins_row_q[k] = "the command in stage 2 is inserted into
-    // slot k at this edge" (one-hot or zero), loaded one edge earlier from the stage-1 decision
-    // and the lowest slot free after that edge, not counting slots freed at that edge (a command
-    // accepted at edge a inserts at a+2 and its reservation only counted frees up to edge a,
-    // which valid_q shows by edge a+1). Each bit enables one row and one column of the table
-    // (about 200 flip-flops) instead of one decision net enabling all of them. s2_ins_q is the
-    // same decision as a single bit (epoch, payload RAM, counters, duplicate check).
-    logic [DEPTH-1:0] ins_row_q;
-    logic             s2_ins_q, s1_ins;
-    logic [IDX_W-1:0] free_idx_q;
-    logic [3:0]       s2_key, s1_key;
-    logic [LW-1:0]    s2_lba_t, s2_last_t;
-    logic [DEPTH-1:0] s1_dep, s1_prec;
-    logic             s1_dep_s2, s1_prec_s2;
-    assign s1_key    = (s1_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == OP_READ};
-    assign s2_key    = s2_key_q;
-    assign s2_lba_t  = s2_lba_q[LW-1:0];
-    assign s2_last_t = s2_last_q;
-    assign occ_vec   = valid_q | ins_row_q;   // slots in use after this edge, minus this edge's frees
-    assign free_oh   = ~occ_vec & (occ_vec + DEPTH'(1));
+    logic             s1_dep_s2, s1_prec_s2, s1_dup;
+    // the stage-1 command vs the stage-2 command, registered: in the next cycle they are the
+    // stage-2 vs the stage-3 command (the stages move in lockstep), so that relation reaches the
+    // dependency/precedence rows straight from a register (ANDed with the stage-3 slot)
+    logic             s2_dep_y_q, s2_prec_y_q;
+    logic             s3_insbar_q;           // = s3_ins_q && s3_bar_q: a barrier inserted at this edge
+    // Copies of the operands compared against every table entry, one per group of 8 entries
+    // (ats_cmdq_rep), so that no register drives comparators across the whole table: the
+    // stage-1 tag (duplicate-tag CAM) and the stage-2 command's class, txid, range and key
+    // (dependency and precedence rows).
+    localparam int NCPY = (DEPTH + 7) / 8;
+    localparam int OPW  = 2 + 4 + 6 + 2 * LW + 4;
+    logic [7:0]       s1_tag_c_q [NCPY];
+    logic [OPW-1:0]   s2_opd_d;
+    logic [OPW-1:0]   s2_opd_q   [NCPY];
+    logic [LW-1:0]    s2_lba_t, s3_lba_t;
+    assign s2_lba_t = s2_lba_q[LW-1:0];
+    assign s3_lba_t = s3_lba_q[LW-1:0];
+    // stage 2: the decision from registers only (field rules and duplicate tag both registered)
+    assign s2_ok    = s2_v_q && !s2_bad_q && !s2_dup_q;
+    assign s3_rej   = s3_v_q && !s3_ins_q;
+    assign occ_vec  = valid_q | ins_row_q;   // slots in use after this edge, minus this edge's frees
+    assign free_oh  = ~occ_vec & (occ_vec + DEPTH'(1));
 
+    logic [1:0]    o_attr;
+    logic          o_rng, o_wr, o_fl, o_txop;
+    logic [5:0]    o_txid;
+    logic [LW-1:0] o_lba, o_last;
+    logic [3:0]    o_key;
     always_comb begin
         free_idx = '0;
         for (int i = 0; i < DEPTH; i++) begin
             free_idx = free_idx | ({IDX_W{free_oh[i]}} & IDX_W'(i));
         end
-        // stage 1 vs the command in stage 2 (inserted at the next edge when s2_ins)
-        s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
-                               s1_end[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
-                               s2_bar_q, s2_txid_q, s2_lba_t, s2_last_t);
-        s1_prec_s2 = s2_key >= s1_key;                      // older wins ties
+        // stage 1: duplicate tag against the table after the accept edge and the commands
+        // inserted at the next two edges (stage 3, registered decision; stage 2, decision from
+        // three registers)
         for (int i = 0; i < DEPTH; i++) begin
-            tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_q);   // stage 1 vs the table
-            // stage 1 vs entry i as it is after the next edge: still in use (not freed at that
-            // edge), its epoch closed by a barrier inserted at that edge; or the stage-2 command
-            // inserted into slot i at that edge
-            s1_dep[i]  = (valid_q[i] && !hit_q[i] &&
-                          waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
-                                    s1_end[LW-1:0], ord_q[i], rng_q[i], wr_q[i], txop_q[i],
-                                    epc_q[i] || (s2_ins && s2_bar_q), txid_q[i], lba_q[i], last_q[i])) ||
-                         (ins_row_q[i] && s1_dep_s2);
-            s1_prec[i] = (valid_q[i] && !hit_q[i] && (key_q[i] >= s1_key)) || (ins_row_q[i] && s1_prec_s2);
+            tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_c_q[i / 8]);
         end
-        s2_err = (s2_err_pre_q != 4'd0) ? s2_err_pre_q : RS_DUP_TAG;   // used when rejected
+        s1_dup = (|tag_hit) || (s3_ins_q && (s3_tag_q == s1_tag_q)) || (s2_ok && (s2_tag_q == s1_tag_q));
+        // stage 1 vs the command in stage 2 (registered; used in the next cycle as stage 2 vs stage 3)
+        s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
+                               s1_end_q[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
+                               s2_bar_q, s2_txid_q, s2_lba_t, s2_last_q);
+        s1_prec_s2 = s2_key_q >= s1_key;                    // older wins ties
+        for (int i = 0; i < DEPTH; i++) begin
+            // stage 2 (its operand copy for this entry's group) vs entry i as it is after the
+            // next edge: still in use (not freed at that edge), its epoch closed by a barrier
+            // inserted at that edge; or the stage-3 command inserted into slot i at that edge
+            {o_attr, o_rng, o_wr, o_fl, o_txop, o_txid, o_lba, o_last, o_key} = s2_opd_q[i / 8];
+            s2_dep[i]  = (valid_q[i] && !hit_q[i] &&
+                          waits_for(o_attr, o_rng, o_wr, o_fl, o_txop, o_txid, o_lba, o_last,
+                                    ord_q[i], rng_q[i], wr_q[i], txop_q[i], epc_q[i] || s3_insbar_q,
+                                    txid_q[i], lba_q[i], last_q[i])) ||
+                         (ins_row_q[i] && s2_dep_y_q);
+            s2_prec[i] = (valid_q[i] && !hit_q[i] && (key_q[i] >= o_key)) || (ins_row_q[i] && s2_prec_y_q);
+        end
     end
-    // the insert decision is a register (s2_ins_q = s2_v_q && no reason && no duplicate tag)
-    assign s2_ins = s2_ins_q;
-    assign s2_rej = s2_v_q && !s2_ins;
-    assign s1_dup = (|tag_hit) || (s2_ins && (s2_tag_q == s1_tag_q));
-    assign s1_ins = s1_v_q && !s1_bad && !s1_dup;
+    assign s2_opd_d = {s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
+                       s1_end_q[LW-1:0], s1_key};
+    for (genvar g = 0; g < NCPY; g++) begin : g_cpy
+        ats_cmdq_rep #(.W(8))   u_s1_tag (.clk, .d(acc ? s_cmd_tag : s1_tag_c_q[g]), .q(s1_tag_c_q[g]));
+        ats_cmdq_rep #(.W(OPW)) u_s2_opd (.clk, .d(s2_opd_d), .q(s2_opd_q[g]));
+    end
 
     // ================================================================ eligibility and pick
-    // The pick at edge p chooses among cand_q, loaded at edge p-1 with the eligibility of the
-    // state after edge p-2 (elig_d) re-checked against the state after edge p-1: the command
-    // picked at p-1 is removed, and "ORDERED in service" / "anything in service" are the exact
-    // registered flags of the state after p-1 (ord_busy_q, any_svc_q, kept from the pick and
-    // the frees instead of 32-input ORs over the table). The pick itself is then one AND-OR
-    // level over registered bits.
-    logic             ord_busy_q, any_svc_q, ord_busy_nx, any_svc_nx, pick_ord, free_any;
+    // A pick at edge p needs an empty pick register and a select register that is empty or moving
+    // on at p (one command at most in pick + select): so there is never a pick at p+1, the pick
+    // register always moves on at p+1, and the command before it in dispatch order is on m_disp
+    // from edge p+1 at the latest (at most one command picked ahead of m_disp, as in v5). The pick
+    // at p chooses among cand_q, loaded at p-1 with the eligibility of the state after edge p-2,
+    // which includes the pick of edge p-2 (the last one). The pick is one AND-OR level over
+    // registered bits; its consequences on the table (queued_q, in-service flags) are applied
+    // one edge later from the pick register, and the eligibility computed in that cycle
+    // accounts for the pick register.
+    logic             ord_busy_q, any_svc_q, ord_busy_e, any_svc_e, svc_gt1, svc_eq1;
     logic [CNT_W-1:0] svc_cnt_q;                         // commands in service (picked, not done)
-    logic [DEPTH-1:0] elig_d, cand_d, cand_q, win;
-    logic             pick_v_q, disp_v_q, out_ld, pick_ld, pick;
-    logic [DEPTH-1:0] pick_oh_q;
-    logic [IDX_W-1:0] pick_idx, disp_idx_q;
-    logic [PAY_W-1:0] disp_pay_q;
+    logic [DEPTH-1:0] elig_d, cand_q, win;
+    logic             pick_any, pick_ord, pick_ord_q;
+    // dispatch pipeline: pick register (one-hot, one cycle) -> select register (binary index,
+    // replicated) -> m_disp register (payload read from the table RAM)
+    logic             pick_v_q, sel_v_q, disp_v_q, out_ld, sel_ld, pick_ld;
+    logic [DEPTH-1:0] pick_oh_q, sel_oh_q, disp_oh_q;   // pick_oh_q: entry picked at the last edge
+    logic [IDX_W-1:0] pick_idx;
+    logic [IDX_W-1:0] sel_idx_a_q, sel_idx_b_q, sel_idx_a_d, sel_idx_b_d;
+    logic [PAY_W-1:0] disp_pay_q, disp_pay_d;
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
@@ -314,29 +361,31 @@ module ats_cmdq #(
         end
     end
     assign out_ld   = !disp_v_q || m_disp_ready;
-    assign pick_ld  = !pick_v_q || out_ld;
-    assign pick     = pick_ld && (|cand_q);
+    assign sel_ld   = !sel_v_q || out_ld;
+    assign pick_ld  = !pick_v_q && sel_ld;
+    assign pick_any = pick_ld && (|cand_q);
     // the winner is ORDERED: cand_q comes from one snapshot of the table, in which an eligible
     // ORDERED command has no earlier command left and every later non-HEAD command waits for it,
     // so the other candidates are HEAD commands (key 15, they win). Hence "an ORDERED candidate
     // and no HEAD candidate" is "the pick is ORDERED", computed in parallel with win.
-    assign pick_ord = pick && (|(cand_q & ord_q)) && !(|(cand_q & head_q));
-    // in-service state after this edge (a done only frees a command in service; while an
-    // ORDERED command is in service it is the only one, so any free ends it)
-    assign ord_busy_nx = pick_ord || (ord_busy_q && !free_any);
-    assign any_svc_nx  = pick || (svc_cnt_q > CNT_W'(1)) || (svc_cnt_q == CNT_W'(1) && !free_any);
+    assign pick_ord = pick_ld && (|(cand_q & ord_q)) && !(|(cand_q & head_q));
+    // in-service state after the last edge, including the pick made there
+    assign ord_busy_e = ord_busy_q || pick_ord_q;
+    assign any_svc_e  = any_svc_q || pick_v_q;
+    assign svc_gt1    = svc_cnt_q > CNT_W'(1);
+    assign svc_eq1    = svc_cnt_q == CNT_W'(1);
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
-            // a HEAD entry's dependencies are only the epoch-order ones (new_dep)
-            elig_d[i] = queued_q[i] && !ord_busy_q && !(|dep_q[i]) &&
-                        (head_q[i] || !ord_q[i] || !any_svc_q);
-            cand_d[i] = elig_d[i] && !(pick && win[i]) && !ord_busy_nx && !(ord_q[i] && any_svc_nx);
+            // a HEAD entry's dependencies are only the epoch-order ones
+            elig_d[i] = queued_q[i] && !pick_oh_q[i] && !ord_busy_e && !(|dep_q[i]) &&
+                        (head_q[i] || !ord_q[i] || !any_svc_e);
         end
     end
 
     // ================================================================ done and completions
     logic             dbuf_v_q, dbuf_ld, done_acc;
+    logic [DEPTH-1:0] done_hit;
     logic [7:0]       dbuf_tag_q, dbuf_status_q;
     logic [31:0]      dbuf_result_q;
     // done stage: a done accepted at edge d is matched against the table at d (hit_q, declared
@@ -355,7 +404,7 @@ module ats_cmdq #(
     logic [CNT_W-1:0] rq_cnt_q, occ_q;
     logic [11:0]      rq_head;
     logic [CNT_W-1:0] rq_cnt_d;
-    logic             turn_d, dpass_q;
+    logic             turn_d, dpass_q, dbuf_v_d, rej_ok_q;
     logic [7:0]       rej_status;
 
     always_comb begin
@@ -366,7 +415,9 @@ module ats_cmdq #(
     end
     assign cpl_ld       = !cpl_v_q || m_cpl_ready;
     assign rq_head      = rq_mem[rq_rd_q];
-    assign take_rej     = cpl_ld && (rq_cnt_q != '0) && (!dbuf_v_q || !turn_q);
+    // = cpl_ld && (rq_cnt_q != 0) && (!dbuf_v_q || !turn_q), with the second part registered
+    // (rej_ok_q, from the next values of the three registers): one LUT in front of the counters
+    assign take_rej     = cpl_ld && rej_ok_q;
     assign take_done    = cpl_ld && dbuf_v_q && !take_rej;
     assign dbuf_ld      = take_done;
     // the done stage moves on when the done buffer is empty or leaving (a dropped done too)
@@ -374,13 +425,12 @@ module ats_cmdq #(
     // = !dst_v_q || dst_go, from registers and m_cpl_ready only: dpass_q registers "no queued
     // rejection, or it is the done's turn" (a buffered done would win the arbitration)
     assign s_done_ready = !dst_v_q || !dbuf_v_q || (cpl_ld && dpass_q);
-    assign rq_cnt_d     = rq_cnt_q + CNT_W'(s2_rej) - CNT_W'(take_rej);
+    assign rq_cnt_d     = rq_cnt_q + CNT_W'(s3_rej) - CNT_W'(take_rej);
     assign turn_d       = take_rej ? 1'b1 : take_done ? 1'b0 : turn_q;
+    assign dbuf_v_d     = (dst_v_q && dst_go) ? dst_any : (dbuf_ld ? 1'b0 : dbuf_v_q);
     assign done_acc     = s_done_valid && s_done_ready;
-    assign freed        = hit_q;
-    assign free_any     = |hit_q;
-    // the staged done matched a command: known from hit_q the cycle after its accept, then held
-    assign dst_any      = free_any || (dst_hit_q && !dst_new_q);
+    // the staged done matched a command: known from hit_any_q the cycle after its accept, then held
+    assign dst_any      = hit_any_q || (dst_hit_q && !dst_new_q);
     always_comb begin
         case (rq_head[3:0])
             RS_BAD_OP:                      rej_status = ST_BAD_OP;
@@ -392,7 +442,7 @@ module ats_cmdq #(
 
     // ================================================================ registers
     always_ff @(posedge clk) begin
-        // stage 1
+        // stage 1 (the lba + nlb sum is taken at the accept edge)
         s1_v_q <= acc;
         if (acc) begin
             s1_op_q    <= s_cmd_op;
@@ -405,31 +455,58 @@ module ats_cmdq #(
             s1_prio_q  <= s_cmd_prio;
             s1_dptr_q  <= s_cmd_dptr;
             s1_aux_q   <= s_cmd_aux;
+            s1_end_q   <= 49'(s_cmd_lba) + 49'(s_cmd_nlb);
         end
         // stage 2
-        s2_v_q      <= s1_v_q;
-        s2_err_pre_q <= s1_err;
-        s2_bar_q    <= (s1_op_q == OP_WRITE) && s1_flags_q[1];
-        s2_last_q   <= s1_end[LW-1:0];
-        s2_rng_q    <= s1_rng;
-        s2_wr_q     <= s1_wr;
-        s2_txop_q   <= s1_txop;
-        s2_key_q    <= s1_key;
-        s2_dep_q    <= s1_dep;
-        s2_prec_q   <= s1_prec;
-        s2_op_q     <= s1_op_q;
-        s2_tag_q    <= s1_tag_q;
-        s2_lba_q    <= s1_lba_q;
-        s2_nlb_q    <= s1_nlb_q;
-        s2_txid_q   <= s1_txid_q;
-        s2_flags_q  <= s1_flags_q;
-        s2_attr_q   <= s1_attr_q;
-        s2_prio_q   <= s1_prio_q;
-        s2_dptr_q   <= s1_dptr_q;
-        s2_aux_q    <= s1_aux_q;
+        s2_v_q     <= s1_v_q;
+        s2_bad_q   <= s1_bad;
+        s2_err_q   <= s1_err;
+        s2_dup_q   <= s1_dup;
+        s2_dep_y_q  <= s1_dep_s2;
+        s2_prec_y_q <= s1_prec_s2;
+        s2_bar_q   <= (s1_op_q == OP_WRITE) && s1_flags_q[1];
+        s2_last_q  <= s1_end_q[LW-1:0];
+        s2_rng_q   <= s1_rng;
+        s2_wr_q    <= s1_wr;
+        s2_txop_q  <= s1_txop;
+        s2_key_q   <= s1_key;
+        s2_op_q    <= s1_op_q;
+        s2_tag_q   <= s1_tag_q;
+        s2_lba_q   <= s1_lba_q;
+        s2_nlb_q   <= s1_nlb_q;
+        s2_txid_q  <= s1_txid_q;
+        s2_flags_q <= s1_flags_q;
+        s2_attr_q  <= s1_attr_q;
+        s2_prio_q  <= s1_prio_q;
+        s2_dptr_q  <= s1_dptr_q;
+        s2_aux_q   <= s1_aux_q;
+        // stage 3
+        s3_v_q     <= s2_v_q;
+        s3_ins_q   <= s2_ok;
+        s3_insbar_q <= s2_ok && s2_bar_q;
+        s3_err_q   <= s2_bad_q ? s2_err_q : RS_DUP_TAG;
+        s3_idx_q   <= free_idx;
+        s3_dep_q   <= s2_dep;
+        s3_prec_q  <= s2_prec;
+        s3_bar_q   <= s2_bar_q;
+        s3_last_q  <= s2_last_q;
+        s3_rng_q   <= s2_rng_q;
+        s3_wr_q    <= s2_wr_q;
+        s3_txop_q  <= s2_txop_q;
+        s3_key_q   <= s2_key_q;
+        s3_op_q    <= s2_op_q;
+        s3_tag_q   <= s2_tag_q;
+        s3_lba_q   <= s2_lba_q;
+        s3_nlb_q   <= s2_nlb_q;
+        s3_txid_q  <= s2_txid_q;
+        s3_flags_q <= s2_flags_q;
+        s3_attr_q  <= s2_attr_q;
+        s3_prio_q  <= s2_prio_q;
+        s3_dptr_q  <= s2_dptr_q;
+        s3_aux_q   <= s2_aux_q;
 
         // epochs: every command carries the open epoch; a BARRIER write closes it
-        if (s2_ins && s2_bar_q) epoch_q <= epoch_q + 16'd1;
+        if (s3_insbar_q) epoch_q <= epoch_q + 16'd1;
 
         // table: insert, pick, send, free
         for (int k = 0; k < DEPTH; k++) begin
@@ -437,60 +514,63 @@ module ats_cmdq #(
                 valid_q[k]  <= 1'b1;
                 queued_q[k] <= 1'b1;
                 sent_q[k]   <= 1'b0;
-                ord_q[k]    <= (s2_attr_q == ATTR_ORDERED);
-                head_q[k]   <= (s2_attr_q == ATTR_HEAD);
-                rng_q[k]    <= s2_rng_q;
-                wr_q[k]     <= s2_wr_q;
-                epc_q[k]    <= s2_bar_q;                       // a barrier closes its own epoch
-                txop_q[k]   <= s2_txop_q;
-                key_q[k]    <= s2_key;
-                tag_q[k]    <= s2_tag_q;
-                txid_q[k]   <= s2_txid_q;
-                lba_q[k]    <= s2_lba_t;
-                last_q[k]   <= s2_last_t;
+                ord_q[k]    <= (s3_attr_q == ATTR_ORDERED);
+                head_q[k]   <= (s3_attr_q == ATTR_HEAD);
+                rng_q[k]    <= s3_rng_q;
+                wr_q[k]     <= s3_wr_q;
+                epc_q[k]    <= s3_bar_q;                       // a barrier closes its own epoch
+                txop_q[k]   <= s3_txop_q;
+                key_q[k]    <= s3_key_q;
+                tag_q[k]    <= s3_tag_q;
+                txid_q[k]   <= s3_txid_q;
+                lba_q[k]    <= s3_lba_t;
+                last_q[k]   <= s3_last_q;
             end else begin
-                if (s2_ins && s2_bar_q && wr_q[k]) epc_q[k] <= 1'b1;
-                if (pick && win[k]) queued_q[k] <= 1'b0;
-                if (disp_v_q && m_disp_ready && disp_idx_q == IDX_W'(k)) sent_q[k] <= 1'b1;
-                if (freed[k]) valid_q[k] <= 1'b0;
+                if (s3_insbar_q && wr_q[k]) epc_q[k] <= 1'b1;
+                if (pick_oh_q[k]) queued_q[k] <= 1'b0;
+                if (disp_v_q && m_disp_ready && disp_oh_q[k]) sent_q[k] <= 1'b1;
+                if (hit_q[k]) valid_q[k] <= 1'b0;
             end
             for (int j = 0; j < DEPTH; j++) begin
-                if (ins_row_q[k]) begin                   // row k: the new entry
-                    dep_q[k][j]  <= s2_dep_q[j] && !freed[j];
-                end else if (ins_row_q[j] || freed[j]) begin   // column j: the new entry or a free
+                if (ins_dep_q[k]) begin                   // row k: the new entry
+                    dep_q[k][j]  <= s3_dep_q[j] && !hit_q[j];
+                end else if (ins_dep_q[j] || hit_q[j]) begin   // column j: the new entry or a free
                     dep_q[k][j]  <= 1'b0;
                 end
                 // pair (k, j), k < j: does j go before k? Older entries win ties.
                 if (j > k) begin
-                    if (ins_row_q[k]) begin               // k is new: j (in use) goes first unless lower
-                        prec_q[pidx(k, j)] <= s2_prec_q[j];
-                    end else if (ins_row_q[j]) begin      // j is new: it goes first only when higher
-                        prec_q[pidx(k, j)] <= !s2_prec_q[k];   // = s2_key > key_q[k] (k in use)
+                    if (ins_prec_q[k]) begin              // k is new: j (in use) goes first unless lower
+                        prec_q[pidx(k, j)] <= s3_prec_q[j];
+                    end else if (ins_prec_q[j]) begin     // j is new: it goes first only when higher
+                        prec_q[pidx(k, j)] <= !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
                     end
                 end
             end
         end
-        cand_q     <= cand_d;
-        s2_ins_q   <= s1_ins;
-        ins_row_q  <= s1_ins ? free_oh : '0;
-        free_idx_q <= free_idx;
-        ord_busy_q <= ord_busy_nx;
-        any_svc_q  <= any_svc_nx;
-        svc_cnt_q  <= svc_cnt_q + CNT_W'(pick) - CNT_W'(free_any);
 
-        // pick, then the m_disp register (payload read from the table RAM)
-        if (pick_ld) begin
-            pick_v_q  <= pick;
-            pick_oh_q <= win;
+        // pick (at most every other cycle), its consequences one edge later
+        cand_q     <= elig_d;
+        pick_v_q   <= pick_any;                  // (a pick register in use always moves on)
+        pick_ord_q <= pick_ord;
+        pick_oh_q  <= pick_ld ? win : '0;
+        ord_busy_q <= pick_ord_q || (ord_busy_q && !hit_any_q);
+        any_svc_q  <= pick_v_q || svc_gt1 || (svc_eq1 && !hit_any_q);
+        svc_cnt_q  <= svc_cnt_q + CNT_W'(pick_v_q) - CNT_W'(hit_any_q);
+
+        // dispatch pipeline: pick, select (index), m_disp register (payload from the table RAM)
+        if (sel_ld) begin
+            sel_v_q     <= pick_v_q;
+            sel_oh_q    <= pick_oh_q;
         end
         if (out_ld) begin
-            disp_v_q   <= pick_v_q;
-            disp_idx_q <= pick_idx;
-            disp_pay_q <= pay_mem[pick_idx];
+            disp_v_q   <= sel_v_q;
+            disp_oh_q  <= sel_oh_q;
+            disp_pay_q <= disp_pay_d;
         end
 
         // done buffer, rejection queue, completion register (alternating when both wait)
         hit_q     <= done_acc ? done_hit : '0;
+        hit_any_q <= done_acc && (|done_hit);
         dst_new_q <= done_acc;
         dst_hit_q <= dst_any;
         if (done_acc) begin
@@ -509,9 +589,9 @@ module ats_cmdq #(
         end else if (dbuf_ld) begin
             dbuf_v_q <= 1'b0;
         end
-        spur_q <= dst_new_q && !free_any;
-        if (s2_rej) begin
-            rq_mem[rq_wr_q] <= {s2_tag_q, s2_err};
+        spur_q <= dst_new_q && !hit_any_q;
+        if (s3_rej) begin
+            rq_mem[rq_wr_q] <= {s3_tag_q, s3_err_q};
             rq_wr_q <= (rq_wr_q == IDX_W'(DEPTH - 1)) ? '0 : rq_wr_q + IDX_W'(1);
         end
         if (take_rej) begin
@@ -519,6 +599,7 @@ module ats_cmdq #(
         end
         rq_cnt_q <= rq_cnt_d;
         dpass_q  <= (rq_cnt_d == '0) || turn_d;
+        rej_ok_q <= (rq_cnt_d != '0) && (!dbuf_v_d || !turn_d);
         turn_q   <= turn_d;
         if (cpl_ld) begin
             cpl_v_q <= take_rej || take_done;
@@ -532,51 +613,77 @@ module ats_cmdq #(
                 cpl_result_q <= dbuf_result_q;
             end
         end
-        // the counters see a free one edge late (a 32-input OR less in front of the adders):
-        // s_cmd_ready and occupancy lag a free by one cycle (conservative)
-        free_any_q <= free_any;
+        // the counters see a free one edge late: s_cmd_ready and occupancy lag a free by one
+        // cycle (conservative)
+        free_any_q <= hit_any_q;
         res_q <= res_q + CNT_W'(acc) - CNT_W'(free_any_q) - CNT_W'(take_rej);
-        occ_q <= occ_q + CNT_W'(s2_ins) - CNT_W'(free_any_q);
+        occ_q <= occ_q + CNT_W'(s3_ins_q) - CNT_W'(free_any_q);
 
         if (rst) begin
-            s1_v_q   <= 1'b0;
-            s2_v_q   <= 1'b0;
-            epoch_q  <= '0;
-            valid_q  <= '0;
-            queued_q <= '0;
-            sent_q   <= '0;
+            s1_v_q     <= 1'b0;
+            s2_v_q     <= 1'b0;
+            s2_dup_q   <= 1'b0;
+            s3_v_q     <= 1'b0;
+            s3_ins_q   <= 1'b0;
+            s3_insbar_q <= 1'b0;
+            epoch_q    <= '0;
+            valid_q    <= '0;
+            queued_q   <= '0;
+            sent_q     <= '0;
             cand_q     <= '0;
-            s2_ins_q   <= 1'b0;
-            ins_row_q  <= '0;
-            free_idx_q <= '0;
+            pick_ord_q <= 1'b0;
+            pick_oh_q  <= '0;
             ord_busy_q <= 1'b0;
             any_svc_q  <= 1'b0;
             svc_cnt_q  <= '0;
-            pick_v_q <= 1'b0;
-            disp_v_q <= 1'b0;
-            dbuf_v_q <= 1'b0;
-            hit_q     <= '0;
+            pick_v_q   <= 1'b0;
+            sel_v_q    <= 1'b0;
+            disp_v_q   <= 1'b0;
+            dbuf_v_q   <= 1'b0;
+            hit_q      <= '0;
+            hit_any_q  <= 1'b0;
             free_any_q <= 1'b0;
-            dst_v_q   <= 1'b0;
-            dst_new_q <= 1'b0;
-            dst_hit_q <= 1'b0;
-            spur_q   <= 1'b0;
-            rq_wr_q  <= '0;
-            rq_rd_q  <= '0;
-            rq_cnt_q <= '0;
-            cpl_v_q  <= 1'b0;
-            turn_q   <= 1'b0;
-            dpass_q  <= 1'b1;
-            res_q    <= '0;
-            occ_q    <= '0;
+            dst_v_q    <= 1'b0;
+            dst_new_q  <= 1'b0;
+            dst_hit_q  <= 1'b0;
+            spur_q     <= 1'b0;
+            rq_wr_q    <= '0;
+            rq_rd_q    <= '0;
+            rq_cnt_q   <= '0;
+            cpl_v_q    <= 1'b0;
+            turn_q     <= 1'b0;
+            dpass_q    <= 1'b1;
+            rej_ok_q   <= 1'b0;
+            res_q      <= '0;
+            occ_q      <= '0;
         end
     end
 
-    // payload RAM: written at insert (with the epoch the command belongs to)
+    // replicated registers (each copy drives part of the fan-out)
+    assign ins_row_d   = (s2_ok && !rst) ? free_oh : '0;
+    assign sel_idx_a_d = sel_ld ? pick_idx : sel_idx_a_q;
+    assign sel_idx_b_d = sel_ld ? pick_idx : sel_idx_b_q;
+    ats_cmdq_rep #(.W(DEPTH)) u_ins_row  (.clk, .d(ins_row_d), .q(ins_row_q));
+    ats_cmdq_rep #(.W(DEPTH)) u_ins_dep  (.clk, .d(ins_row_d), .q(ins_dep_q));
+    ats_cmdq_rep #(.W(DEPTH)) u_ins_prec (.clk, .d(ins_row_d), .q(ins_prec_q));
+    ats_cmdq_rep #(.W(IDX_W)) u_sel_idx_a (.clk, .d(sel_idx_a_d), .q(sel_idx_a_q));
+    ats_cmdq_rep #(.W(IDX_W)) u_sel_idx_b (.clk, .d(sel_idx_b_d), .q(sel_idx_b_q));
+
+    // payload RAM: written at insert (with the epoch the command belongs to), read by the select
+    // register; two RAMs of half the columns, each addressed by its own copy of the index
+    localparam int PAY_H = PAY_W / 2;
+    logic [PAY_W-1:0]       pay_wr;
+    logic [PAY_W-PAY_H-1:0] pay_hi_mem [DEPTH];
+    logic [PAY_H-1:0]       pay_lo_mem [DEPTH];
+    assign pay_wr = {s3_op_q, s3_tag_q, s3_lba_q, s3_nlb_q, s3_txid_q, s3_flags_q, s3_attr_q, s3_prio_q,
+                     s3_dptr_q, s3_aux_q, epoch_q};
     always_ff @(posedge clk) begin
-        if (s2_ins) pay_mem[free_idx_q] <= {s2_op_q, s2_tag_q, s2_lba_q, s2_nlb_q, s2_txid_q, s2_flags_q,
-                                          s2_attr_q, s2_prio_q, s2_dptr_q, s2_aux_q, epoch_q};
+        if (s3_ins_q) begin
+            pay_hi_mem[s3_idx_q] <= pay_wr[PAY_W-1:PAY_H];
+            pay_lo_mem[s3_idx_q] <= pay_wr[PAY_H-1:0];
+        end
     end
+    assign disp_pay_d = {pay_hi_mem[sel_idx_a_q], pay_lo_mem[sel_idx_b_q]};
 
     // ================================================================ outputs
     assign m_disp_valid = disp_v_q;
@@ -590,5 +697,21 @@ module ats_cmdq #(
     assign occupancy    = occ_q;
     assign err_spurious = spur_q;
 endmodule
+
+// ats_cmdq_rep: W flip-flops as their own hierarchy level, so that synthesis keeps several copies
+// of one register (each driving part of a large fan-out) instead of merging them. Reset and enable
+// are folded into d by the parent.
+/* verilator lint_off DECLFILENAME */
+(* keep_hierarchy *)
+module ats_cmdq_rep #(
+    parameter int W = 1
+) (
+    input  wire logic         clk,
+    input  wire logic [W-1:0] d,
+    output      logic [W-1:0] q
+);
+    always_ff @(posedge clk) q <= d;
+endmodule
+/* verilator lint_on DECLFILENAME */
 
 `resetall

@@ -15,14 +15,16 @@ the oldest.
 
 `check_trace` replays a trace of every port, sampled at each rising edge (pre-edge values, i.e. what
 the RTL sees at that edge), against the README's timing contract:
-  - a command accepted at edge a is validated at edge a+2 (duplicate tag: against the commands in
-    the table after edge a, plus the command inserted at edge a+1) and enters the table, or the
-    rejection queue, at edge a+2;
+  - a command accepted at edge a is validated at edge a+3 (duplicate tag: against the commands in
+    the table after edge a, plus the commands inserted at edges a+1 and a+2) and enters the table,
+    or the rejection queue, at edge a+3;
   - the eligibility used by the pick at edge p is that of the state after edge p-2, re-checked
     against the state after edge p-1 (still queued, no ORDERED in service, an ORDERED candidate only
     while nothing is in service);
-  - the pick register loads at edge p when empty or when it moves to the m_disp register at p; the
-    m_disp register loads when empty or accepted; a command is "in service" from its pick edge;
+  - dispatch is a pipeline of three registers, pick -> select -> m_disp; select and m_disp load
+    when empty or when they move on at that edge (m_disp: when accepted); a pick needs an empty
+    pick register and a select register that is empty or moving on, so picks are at least two
+    cycles apart; a command is "in service" from its pick edge;
   - a done accepted at edge d matches a command accepted on m_disp before d and not already freed
     at d; the match frees it at d+1 (its dependants may be picked from edge d+3 on); no match:
     err_spurious is high after edge d+1;
@@ -126,7 +128,9 @@ class CmdqModel:
         self.seq = 0
         self.s1 = None
         self.s2 = None
+        self.s3 = None
         self.pick = None
+        self.sel = None
         self.out = None
         self.elig_prev: set[int] = set()
         self.dbuf = None
@@ -140,8 +144,8 @@ class CmdqModel:
         self.res = 0
         self.epoch = 0
         self.spur = False
-        self.tags_prev: set = set()            # tags in the table after edge e-2
-        self.ins_prev = None                   # tag inserted at edge e-1
+        self.tags_hist: deque = deque([set(), set()], maxlen=2)   # tags in the table after e-3, e-2
+        self.ins_hist: deque = deque([None, None], maxlen=2)      # tags inserted at e-2, e-1
         self.cov = Counter()
         self.dispatched: list[dict] = []
         self.errors: list[str] = []
@@ -186,7 +190,10 @@ class CmdqModel:
             self.cov["cmd_backpressured"] += 1
 
         out_ld = self.out is None or bool(s["disp_ready"])
-        pick_ld = self.pick is None or out_ld
+        sel_ld = self.sel is None or out_ld
+        # a pick needs an empty pick register and a select register empty or moving on: at most
+        # one command in pick + select (so a picked command always moves on at the next edge)
+        pick_ld = self.pick is None and sel_ld
         cpl_ld = self.cpl is None or bool(s["cpl_ready"])
         take_rej = cpl_ld and bool(self.rejq) and (self.dbuf is None or self.turn == 0)
         take_done = cpl_ld and self.dbuf is not None and not take_rej
@@ -224,11 +231,12 @@ class CmdqModel:
             new_dst = [s["done"], bool(hits)]
 
         tags_now = {x.desc["tag"] for x in self.live.values()}     # table after edge e-1
-        # stage 2: validate (duplicate tag against the table after e-2 plus the insert at e-1),
-        # then insert or reject at e
-        if self.s2 is not None:
-            c = self.s2
-            live_tag = c["tag"] in self.tags_prev or c["tag"] == self.ins_prev
+        # stage 3: validate (duplicate tag against the table after e-3 plus the inserts at e-2
+        # and e-1), then insert or reject at e
+        r = 0
+        if self.s3 is not None:
+            c = self.s3
+            live_tag = c["tag"] in self.tags_hist[0] or c["tag"] in self.ins_hist
             r = reject_reason(c, self.num_lba, self.num_tx, live_tag)
             if r:
                 self.rejq.append((c["tag"], r))
@@ -247,8 +255,8 @@ class CmdqModel:
                     self.cov["table_full"] += 1
 
         ins_now = None
-        if self.s2 is not None and not r:
-            ins_now = self.s2["tag"]
+        if self.s3 is not None and not r:
+            ins_now = self.s3["tag"]
         # dispatch pipeline
         if self.out is not None and s["disp_ready"]:
             ent = self.live[self.out]
@@ -259,7 +267,10 @@ class CmdqModel:
             if any(x.seq < ent.seq and x.state == "q" for x in self.live.values()):
                 self.cov["overtook"] += 1
         if out_ld:
-            self.out = self.pick
+            self.out = self.sel
+        if sel_ld:
+            self.sel = self.pick
+            self.pick = None
         if pick_ld:
             self.pick = None
             if cand:
@@ -296,11 +307,12 @@ class CmdqModel:
         acc = s["cmd"] is not None and s["cmd_ready"]
         self.res += int(acc) - int(self.freed_last) - int(take_rej)
         self.freed_last = freed is not None
+        self.s3 = self.s2
         self.s2 = self.s1
         self.s1 = dict(s["cmd"]) if acc else None
         self.elig_prev = elig_now
-        self.tags_prev = tags_now
-        self.ins_prev = ins_now
+        self.tags_hist.append(tags_now)
+        self.ins_hist.append(ins_now)
         self.spur = spur_next
 
 
