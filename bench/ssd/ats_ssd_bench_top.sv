@@ -17,7 +17,7 @@ module ats_ssd_bench_top #(
     parameter int THRESH_PCT  = 90,     // background writeback threshold, % of slots not yet durable
     parameter int NUM_WAITERS = 8,      // FLUSH/FUA waiters in the write buffer
     parameter bit PLP         = 1'b0,   // write buffer power-loss protection (supercapacitor)
-    parameter int PLP_BUDGET_PAGES = 0  // pages the PLP dump may program (>= NUM_SLOTS with PLP)
+    parameter int PLP_BUDGET_PAGES = 0  // pages the PLP dump may program (PLP: 1..65535; writes are held to it)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -237,6 +237,7 @@ module ats_ssd_bench_top #(
         .s_rdd_last     (s_rdd_last),
         .s_rdd_status   (s_rdd_status),
         .pwr_fail       (pwr_fail),
+        .plp_budget     (16'(PLP_BUDGET_PAGES)),  // runtime budget tied to the design value
         .dump_done      (dump_done),
         .dump_short     (dump_short),
         .cnt_host_pages (cnt_host_pages),

@@ -1,6 +1,6 @@
 """Mutation check of test_ats_ssd_order: builds deliberately broken copies of ats_wbuf.sv /
 ats_cmdq.sv under build/ssd_order_mut/<name>/, runs the test against each (ATS_WBUF_SRC /
-ATS_CMDQ_SRC; configuration d8_s8, PLP mutants d16_s16_plp), reports whether it failed and
+ATS_CMDQ_SRC; configuration d8_s8, PLP mutants d16_s16_plp, the budget mutant d16_s16_plp_b6), reports whether it failed and
 with which check, and deletes the copies (and their build directories) afterwards. Every mutant
 must fail.
 
@@ -34,6 +34,9 @@ MUTANTS = {
                         "PLP: pwr_fail does not start the dump (config d16_s16_plp)"),
     "wbuf_plp_done_early": (WBUF, "assign dump_done  = dump_q && (!PLP ||", "assign dump_done  = dump_q || (!PLP ||",
                             "PLP: dump_done rises at pwr_fail, before the dump (config d16_s16_plp)"),
+    "wbuf_plp_budget_noadmit": (WBUF, "plp_room_q  <= !PLP || (16'(held_cnt_q) < budget_q);",
+                                "plp_room_q  <= 1'b1;",
+                                "PLP: writes not held to the capacitor budget (config d16_s16_plp_b6)"),
     "cmdq_head_epoch": (CMDQ, "waits_for = (x_wr && y_wr && y_epc) || (x_attr != ATTR_HEAD) &&",
                         "waits_for = (x_attr != ATTR_HEAD) &&",
                         "HEAD writes overtake writes of earlier epochs"),
@@ -53,9 +56,9 @@ def run_one(name: str) -> tuple[bool, str]:
     (d / src.name).write_text(text.replace(old, new))
     env = dict(os.environ, **{"ATS_WBUF_SRC" if src == WBUF else "ATS_CMDQ_SRC": str(d / src.name)})
     try:
-        cfg = "d16_s16_plp" if "plp" in name else "d8_s8"
+        cfg = "d16_s16_plp_b6" if "budget" in name else "d16_s16_plp" if "plp" in name else "d8_s8"
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-s", "-x",
-                            "cocotb_tests/ats_ssd_order", "-k", cfg],
+                            "cocotb_tests/ats_ssd_order", "-k", f"{cfg}]"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
         out = r.stdout + r.stderr
         failed = r.returncode != 0
@@ -67,7 +70,7 @@ def run_one(name: str) -> tuple[bool, str]:
         return failed, f"{first}  results: {tests}"
     finally:
         shutil.rmtree(d, ignore_errors=True)
-        for cfg in ("d8_s8", "d16_s16_plp"):
+        for cfg in ("d8_s8", "d16_s16_plp", "d16_s16_plp_b6"):
             shutil.rmtree(ROOT / "build/sim/ats_ssd_bench_top" / f"order_{cfg}_{name}", ignore_errors=True)
 
 

@@ -606,22 +606,23 @@ async def run_errors(dut):
 
 # ------------------------------------------------------------------------------------- pytest
 CONFIGS = {
-    # DEPTH, NUM_SLOTS, PAGE_BYTES, THRESH_PCT, PLP
-    "d8_s8": (8, 8, 64, 75, 0),
-    "d16_s16_plp": (16, 16, 64, 90, 1),
+    # DEPTH, NUM_SLOTS, PAGE_BYTES, THRESH_PCT, PLP, PLP_BUDGET_PAGES
+    "d8_s8": (8, 8, 64, 75, 0, 0),
+    "d16_s16_plp": (16, 16, 64, 90, 1, 16),
+    "d16_s16_plp_b6": (16, 16, 64, 90, 1, 6),   # capacitor for 6 pages: writes held to 6 not durable
 }
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_ssd_order(cfg):
-    depth, slots, page, thresh, plp = CONFIGS[cfg]
+    depth, slots, page, thresh, plp, budget = CONFIGS[cfg]
     cmdq = Path(os.environ.get("ATS_CMDQ_SRC", ROOT / "rtl/cmdq/ats_cmdq.sv")).resolve()
     wbuf = Path(os.environ.get("ATS_WBUF_SRC", ROOT / "rtl/wbuf/ats_wbuf.sv")).resolve()
     top = ROOT / "bench/ssd/ats_ssd_bench_top.sv"
     params = {"DEPTH": depth, "NUM_LBAS": 64, "NUM_TX": 4, "NUM_SLOTS": slots, "PAGE_BYTES": page,
               "THRESH_PCT": thresh, "NUM_WAITERS": 4}
     if plp:
-        params.update({"PLP": 1, "PLP_BUDGET_PAGES": slots})
+        params.update({"PLP": 1, "PLP_BUDGET_PAGES": budget})
     mut = "".join("_" + p.parent.name for p in (cmdq, wbuf) if "rtl" not in p.parts)
     run(toplevel="ats_ssd_bench_top",
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv", wbuf, cmdq, top],

@@ -5,7 +5,9 @@ Drivers: s_disp (StreamSource, random idle), m_done (StreamSink, random backpres
 (m_hrd sink with backpressure, s_hrd source with idle, m_hwr sink with backpressure), media (m_wb,
 m_wbd, m_rd sinks with backpressure; s_wbc, s_rdd sources with idle). Every command's status is
 checked against the model, every READ's data word by word, and after every power cut the media's
-durable log is checked for INV-LBA, INV-DUR and INV-ORDER (with PLP: every completed write durable).
+durable log is checked for INV-LBA, INV-DUR and INV-ORDER (with PLP: every completed write durable;
+with a capacitor budget below the slot count: pages held never above it, and a runtime budget drop
+before a cut gives dump_short iff held > budget and an epoch-ordered prefix, run_plp_budget_drop).
 
 Environment: ATS_SEED (seed, via the runner), ATS_LONG=1 (longer campaigns).
 Testpoints: rtl/wbuf/testplan.md.
@@ -48,10 +50,22 @@ class TB:
         self.page_bytes = int(dut.PAGE_BYTES.value)
         self.num_lbas = int(dut.NUM_LBAS.value)
         self.plp = bool(int(dut.PLP.value))
+        self.budget = int(dut.PLP_BUDGET_PAGES.value) if self.plp else 0   # capacitor, pages
         self.pw = self.page_bytes // 4
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
         dut.rst.value = 1
         dut.pwr_fail.value = 0
+        dut.plp_budget.value = self.budget
+        # outside view of the media interface for the PLP budget checks: requests the media took
+        # (m_wb handshakes) and completions taken (s_wbc beats, s_wbc_ready is 1), the latter
+        # split at the cut (the first edge that samples pwr_fail: completions at or before it are
+        # pages made durable on mains power)
+        self.n_wb = 0
+        self.n_wbc = 0
+        self.n_wbc_cut = None
+        self.n_wb_at_cut = 0
+        self.held_max = 0
+        cocotb.start_soon(self._wb_monitor())
         rng = self.rng
         self.disp = StreamSource(dut, "s_disp", dut.clk, DISP_FIELDS, pause_gen(rng, idle))
         self.done = StreamSink(dut, "m_done", dut.clk, DONE_FIELDS, pause_gen(rng, backpressure))
@@ -80,6 +94,25 @@ class TB:
         while True:
             await RisingEdge(self.dut.clk)
             self.cycle += 1
+
+    async def _wb_monitor(self):
+        d = self.dut
+        while True:
+            await RisingEdge(d.clk)
+            if int(d.rst.value):
+                continue
+            if int(d.m_wb_valid.value) and int(d.m_wb_ready.value):
+                self.n_wb += 1
+            if int(d.s_wbc_valid.value):
+                self.n_wbc += 1
+            # pages held (not yet durable), outside view: dirty + staged request + taken by the
+            # media and not completed; with PLP never above the capacitor budget
+            held = (int(d.dirty_pages.value) + self.n_wb - self.n_wbc +
+                    int(int(d.m_wb_valid.value) and not int(d.m_wb_ready.value)))
+            self.held_max = max(self.held_max, held)
+            if self.n_wbc_cut is None and int(d.pwr_fail.value):
+                self.n_wbc_cut = self.n_wbc
+                self.n_wb_at_cut = self.n_wb + int(d.m_wb_valid.value)   # staged request: issued
 
     async def reset(self):
         self.dut.rst.value = 1
@@ -245,16 +278,38 @@ class TB:
             else:
                 raise TimeoutError("PLP dump did not finish")
             assert not int(self.dut.dump_short.value), "PLP budget ran out"
+            assert self.held_max <= self.budget, f"PLP: {self.held_max} pages held, budget {self.budget}"
             for _ in range(3):
                 await RisingEdge(self.dut.clk)
             self.process_done()
+            post, dirty = self.plp_post_cut()
+            # held at the cut = pages programmed on the capacitor + pages left dirty; admission
+            # keeps it within the budget, so the dump finished and used at most the budget
+            assert dirty == 0, f"PLP dump left {dirty} dirty pages"
+            assert post <= self.budget, f"PLP: {post} pages programmed after the cut, budget {self.budget}"
+        return await self.finish_cut()
+
+    def plp_post_cut(self) -> tuple[int, int]:
+        """After dump_done: (pages programmed after the cut = media requests not completed at the
+        cut, all completed now; dirty pages left in the buffer)."""
+        assert self.n_wbc_cut is not None
+        assert self.n_wbc == self.n_wb, (self.n_wbc, self.n_wb)       # nothing outstanding
+        return self.n_wb - self.n_wbc_cut, int(self.dut.dirty_pages.value)
+
+    async def finish_cut(self, plp_check: bool | None = None) -> dict:
+        """Take the media's durable log, check it (plp_check False: INV-LBA/ORDER/FUA-FLUSH rules
+        without the PLP every-completed-write rule), reset the device and restart from the image."""
         log = self.media.cut()
         self._gen += 1                      # stops the host DMA responder
         self.dut.rst.value = 1
         self.dut.pwr_fail.value = 0
         self.disp.flush()
         self.hrdd.flush()
+        saved = self.model.plp
+        if plp_check is not None:
+            self.model.plp = plp_check
         state, errs, cov = self.model.check_durable(log)
+        self.model.plp = saved
         assert not errs, "after power cut:\n" + "\n".join(errs[:20])
         for c in self.inflight.values():
             self.free_tags.append(c.tag)
@@ -268,7 +323,10 @@ class TB:
             q.queue.clear()
         self.hrdd.flush()
         self.media.restart()
+        self.dut.plp_budget.value = self.budget
         await self.reset()
+        self.n_wb = self.n_wbc = 0
+        self.n_wbc_cut = None
         return cov
 
     async def settle(self) -> None:
@@ -320,7 +378,10 @@ async def run_random_mix(dut, idle, backpressure):
     assert cov["required"] > 0
     # recovered contents read back
     await tb.run_cmds([tb.make(READ, lba=l, nlb=0) for l in range(0, tb.num_lbas, 3)])
-    dut._log.info("mix: %d writes, counts %s, coverage %s", len(writes), tb.counts, cov)
+    dut._log.info("mix: %d writes, counts %s, coverage %s, max pages held %d (PLP budget %d)",
+                  len(writes), tb.counts, cov, tb.held_max, tb.budget)
+    if tb.plp:
+        assert tb.held_max == min(tb.budget, tb.nslots), "admission limit never reached"
 
 
 @cocotb.test()
@@ -492,6 +553,80 @@ async def run_b2_preview(dut):
 
 
 @cocotb.test()
+async def run_plp_budget_drop(dut):
+    """PLP with a capacitor budget below the slot count: the runtime budget `plp_budget` is lowered
+    at a random time (to a random value, often below the pages held) and power is cut one to three
+    cycles later. Checked from the outside: `dump_short` is high iff the pages held at the cut
+    (programmed after the cut + left dirty) exceed the budget; exactly min(held, budget) pages are
+    programmed after the cut (pages already in flight at the cut are never recalled: if they alone
+    exceed the budget, just those); INV-LBA and INV-ORDER on the durable log (INV-DUR for what did
+    not fit is the declared failure mode: the stream has no FLUSH/FUA/RFLUSH, whose early PLP
+    completions would promise it); no protocol errors. Also: with the budget back, writes resume."""
+    tb = TB(dut, seed_of(dut, 140), True, True)
+    if not tb.plp or tb.budget >= tb.nslots:
+        dut._log.info("no PLP budget below the slot count in this configuration: nothing to do")
+        return
+    await tb.reset()
+    rng = tb.rng
+    n_cuts = 24 if LONG else 10
+    stats = {"short": 0, "full": 0, "inflight_over": 0}
+    for k in range(n_cuts):
+        cmds = []
+        for _ in range(40):
+            c = tb.rand_cmd(p_bad=0.0)
+            while c.op in (FLUSH, RFLUSH) or (c.op == WRITE and c.flags & FUA):
+                tb.free_tags.append(c.tag)
+                c = tb.rand_cmd(p_bad=0.0)
+            cmds.append(c)
+        stop = tb.cycle + rng.randrange(200, 2500)
+        await tb.run_cmds(cmds, stop_at=stop)
+        for c in cmds:                       # never sent: give the tag back
+            if c.tag not in tb.inflight and c.status is None:
+                tb.free_tags.append(c.tag)
+        # pages held, seen from the outside: dirty + staged + media outstanding
+        held_ext = int(dut.dirty_pages.value) + int(dut.m_wb_valid.value) + tb.media.outstanding
+        out_ext = tb.media.outstanding + int(dut.m_wb_valid.value)
+        lo = min(out_ext + 1, tb.budget)
+        if k % 2 == 0:                       # below the pages held (when in-flight pages allow)
+            budget = rng.randint(lo, max(lo, held_ext - 1))
+        else:                                # enough: exactly the pages held, or more
+            budget = max(lo, held_ext) if rng.random() < 0.5 else rng.randint(max(lo, held_ext), tb.budget)
+        dut.plp_budget.value = budget
+        for _ in range(rng.randint(1, 3)):
+            await RisingEdge(dut.clk)
+        tb.process_done()
+        dut.pwr_fail.value = 1
+        for _ in range(200_000):
+            await RisingEdge(dut.clk)
+            if int(dut.dump_done.value):
+                break
+        else:
+            raise TimeoutError("PLP dump did not finish")
+        short = int(dut.dump_short.value)
+        for _ in range(3):
+            await RisingEdge(dut.clk)
+            assert int(dut.dump_done.value) and int(dut.dump_short.value) == short
+        tb.process_done()
+        post, dirty = tb.plp_post_cut()
+        held = post + dirty
+        inflight = tb.n_wb_at_cut - tb.n_wbc_cut          # requests taken by the media, not completed
+        assert short == int(held > budget), f"cut {k}: dump_short {short}, held {held}, budget {budget}"
+        assert post == max(min(held, budget), inflight), \
+            f"cut {k}: {post} pages programmed after the cut, held {held}, budget {budget}, in flight {inflight}"
+        assert int(dut.cnt_proto_err.value) == 0 and not tb.media.errors, tb.media.errors[:3]
+        stats["short" if short else "full"] += 1
+        stats["inflight_over"] += int(inflight > budget)
+        dut._log.info("cut %d: held %d (outside view before the drop %d), budget %d, in flight %d, "
+                      "programmed after the cut %d, short %d", k, held, held_ext, budget, inflight, post, short)
+        await tb.finish_cut(plp_check=False)
+        # recovered contents read back, then writes resume with the full budget
+        await tb.run_cmds([tb.make(READ, lba=rng.randrange(tb.num_lbas)) for _ in range(3)] +
+                          [tb.make(WRITE, lba=rng.randrange(tb.num_lbas), nlb=1) for _ in range(3)])
+    dut._log.info("PLP budget drop: %s", stats)
+    assert stats["short"] > 0 and stats["full"] > 0, stats
+
+
+@cocotb.test()
 async def run_writeback_threshold(dut):
     """Background writeback policy at its boundary, against `WritebackPolicyModel`: THRESH - 1 pages
     held cause no writeback; the THRESH-th starts it; pages in flight (issued, completion not taken)
@@ -506,6 +641,11 @@ async def run_writeback_threshold(dut):
     media.cfg.window = 0
     m = WritebackPolicyModel(tb.nslots, int(dut.THRESH_PCT.value), 0)
     T = m.thresh
+    if tb.plp and tb.budget < T:
+        # the PLP admission rule (held < budget) takes over below THRESH: run_plp_budget_drop and
+        # the power-cut tests cover that configuration
+        dut._log.info("PLP budget %d below THRESH %d: policy boundary not applicable", tb.budget, T)
+        return
     assert 2 <= T < tb.nslots and 2 * T + 1 < tb.num_lbas, "configuration too small for this test"
     coal0 = int(dut.cnt_coalesced.value)
     steps = [0]
@@ -583,32 +723,33 @@ async def run_writeback_threshold(dut):
 
 
 CONFIGS = [
-    # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT)
-    (8, 64, 0, 75),
-    (16, 64, 1, 90),
-    (32, 256, 0, 90),
+    # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT, PLP_BUDGET_PAGES)
+    (8, 64, 0, 75, 0),
+    (16, 64, 1, 90, 16),
+    (16, 64, 1, 90, 7),      # capacitor smaller than the buffer: admission limits the held pages
+    (32, 256, 0, 90, 0),
 ]
 
 
-@pytest.mark.parametrize("slots,page,plp,thresh", CONFIGS)
-def test_ats_wbuf(slots, page, plp, thresh):
+@pytest.mark.parametrize("slots,page,plp,thresh,budget", CONFIGS)
+def test_ats_wbuf(slots, page, plp, thresh, budget):
     params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
-              "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": slots if plp else 0}
+              "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": budget}
     run(toplevel="ats_wbuf",
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
                  ROOT / "rtl/wbuf/ats_wbuf.sv"],
         test_module="test_ats_wbuf", test_dir=HERE,
-        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}", parameters=params)
+        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}", parameters=params)
 
 
 @pytest.mark.parametrize("params,msg", [
-    ({"PLP": 1, "PLP_BUDGET_PAGES": 4, "NUM_SLOTS": 8}, "PLP needs PLP_BUDGET_PAGES"),
+    ({"PLP": 1, "PLP_BUDGET_PAGES": 0, "NUM_SLOTS": 8}, "PLP needs PLP_BUDGET_PAGES"),
     ({"NUM_SLOTS": 12}, "NUM_SLOTS must be a power of two"),
     ({"PAGE_BYTES": 100}, "PAGE_BYTES must be a power of two"),
     ({"THRESH_PCT": 0}, "THRESH_PCT must be in"),
 ])
 def test_ats_wbuf_elaboration_checks(params, msg):
-    """Bad parameter sets are refused at elaboration (e.g. a PLP budget below a full buffer)."""
+    """Bad parameter sets are refused at elaboration (e.g. PLP without a budget)."""
     import subprocess
     cmd = ["verilator", "--lint-only", "--top-module", "ats_wbuf"]
     cmd += [f"-G{k}={v}" for k, v in params.items()]

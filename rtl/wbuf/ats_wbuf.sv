@@ -3,8 +3,10 @@
 // txid, priority; write coalescing; read hits from the buffer; background writeback above a
 // threshold; FLUSH, FUA and RFLUSH; epoch-ordered writeback ("in-order recovery with a durable
 // prefix": pages are issued to the media in epoch order, the media completes them in issue order and
-// a completion means durable); optional power-loss protection (PLP: on pwr_fail the dirty slots are
-// dumped in epoch order within an energy budget, FLUSH/FUA/RFLUSH complete at once).
+// a completion means durable); optional power-loss protection (PLP: FLUSH/FUA/RFLUSH complete at
+// once, writes are admitted only while the pages not yet durable fit the capacitor budget
+// min(PLP_BUDGET_PAGES, plp_budget), and on pwr_fail the dirty slots are dumped in epoch order
+// within that budget; dump_short if a lowered runtime budget left pages behind).
 // Commands are executed one at a time (one page at a time); writeback runs beside them.
 // Theory of operation, interfaces and timing: rtl/wbuf/README.md.
 `resetall
@@ -18,7 +20,7 @@ module ats_wbuf #(
     parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
-    parameter int PLP_BUDGET_PAGES = 0       // pages the supercapacitor can program after pwr_fail
+    parameter int PLP_BUDGET_PAGES = 0       // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -90,6 +92,7 @@ module ats_wbuf #(
     input  wire logic [7:0]  s_rdd_status,
     // power loss
     input  wire logic        pwr_fail,         // level; sticky until rst
+    input  wire logic [15:0] plp_budget,       // PLP: runtime budget in pages (capacitor health; min with PLP_BUDGET_PAGES)
     output wire logic        dump_done,        // buffer safe (PLP) or frozen (no PLP) after pwr_fail
     output wire logic        dump_short,       // PLP budget ran out before the dump finished
     // counters (since reset) and status
@@ -118,6 +121,7 @@ module ats_wbuf #(
     localparam int DC_W   = SLOT_W + 1;
     localparam int MAX_RANGES = 8;
     localparam int RW     = ((LPN_W > 16) ? LPN_W : 16) + 2;   // NUM_LBAS - count, signed
+    localparam logic [15:0] PLP_BUD = 16'(PLP_BUDGET_PAGES);   // checked below (PLP: 1..65535)
 
     // up to 1024 slots (simulation of large buffers; the media tag carries the slot's low 8 bits,
     // completions are matched by order, see README "Media tags")
@@ -136,8 +140,8 @@ module ats_wbuf #(
     if (NUM_WAITERS < 2 || (NUM_WAITERS & (NUM_WAITERS - 1)) != 0) begin : g_chk_waiters
         $fatal(1, "ats_wbuf: NUM_WAITERS must be a power of two >= 2 (%m)");
     end
-    if (PLP && PLP_BUDGET_PAGES < NUM_SLOTS) begin : g_chk_plp
-        $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES >= NUM_SLOTS (a full dirty buffer) (%m)");
+    if (PLP && (PLP_BUDGET_PAGES < 1 || PLP_BUDGET_PAGES > 65535)) begin : g_chk_plp
+        $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES in 1..65535 (%m)");
     end
 
     // opcodes and status codes (docs/architecture.md sections 1 and 2)
@@ -180,7 +184,13 @@ module ats_wbuf #(
     assign out_empty = (out_wr_q == out_rd_q);
 
     logic               dump_q;        // power failed
-    logic [31:0]        dump_cnt_q;    // pages issued since
+    // PLP budget (README "PLP"): pages the capacitor can still program = budget_q - cap_used_q.
+    // cap_used_q counts pages in flight (issued, completion not taken) until the cut, then stops
+    // counting completions: after the cut it is (in flight at the cut) + (dumped since).
+    logic [15:0]        budget_q;      // min(PLP_BUDGET_PAGES, plp_budget), frozen at the cut
+    logic [DC_W-1:0]    cap_used_q;
+    logic               plp_room_q;    // held_cnt_q < budget_q: a write may take a new slot
+    logic               cap_out_q;     // after the cut: cap_used_q >= budget_q (budget exhausted)
 
     // ---------------------------------------------------------------- helpers
     function automatic logic [SLOT_W-1:0] first_one(input logic [NUM_SLOTS-1:0] v);
@@ -440,7 +450,7 @@ module ats_wbuf #(
     // the commit one-hots; they equal the corresponding state_d compares (checked in simulation).
     logic               alloc_ok, fill_last, scan_done;
     logic               to_act_w, to_precommit, to_precommit2, to_commit, to_scan;
-    assign alloc_ok      = alloc_v_q && fifo_space_q;
+    assign alloc_ok      = alloc_v_q && fifo_space_q && plp_room_q;
     assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
     assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
     assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok));
@@ -504,7 +514,8 @@ module ats_wbuf #(
                     end else begin
                         state_d = ST_RD_REQ;
                     end
-                end else if (alloc_v_q && fifo_space_q) begin
+                end else if (alloc_ok) begin
+                    // (PLP: only while held < budget, else wait for writeback to complete one)
                     // alloc_q is FREE or CLEAN: it was computed last cycle and only this FSM
                     // consumes such slots (at most once every few cycles)
                     fill_d     = alloc_q;
@@ -747,7 +758,7 @@ module ats_wbuf #(
         if (fifo_ne_q && (!dump_q || PLP)) begin
             if (!live_q) begin
                 c_pop = 1'b1;                             // stale entry
-            end else if (wb_go_q && budget_ok_q) begin
+            end else if (wb_go_q && budget_ok_q && (dump_q || !pwr_fail)) begin
                 c_issue = 1'b1;
                 if (ucok_q && !dump_q) begin
                     c_slot = uc_q;
@@ -767,8 +778,9 @@ module ats_wbuf #(
 
     always_ff @(posedge clk) begin
         wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending_q ||
-                   (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q;
-        budget_ok_q <= !dump_q || (PLP && dump_cnt_q < 32'(PLP_BUDGET_PAGES));
+                   (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q || !plp_room_q;
+        // in the cycle after pwr_fail is sampled nothing is issued (the budget is being latched)
+        budget_ok_q <= dump_q ? (PLP && 16'(cap_used_q) < budget_q) : !pwr_fail;
         fifo_space_q <= fifo_cnt_q < (FI_W + 1)'(FD - 1);   // one cycle of margin for an enqueue
         en_is_d_q <= (en_q == EN_C) && !meta_busy && !rst;
         unique case (en_q)
@@ -972,10 +984,13 @@ module ats_wbuf #(
             issue_cnt_q <= issue_cnt_q + 1'b1;
             out_q[out_wr_q[SLOT_W-1:0]] <= issue_slot;
             out_wr_q <= out_wr_q + 1'b1;
-            if (dump_q) dump_cnt_q <= dump_cnt_q + 1'b1;
         end
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire);
         held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire);
+        cap_used_q  <= cap_used_q + DC_W'(issue_fire) - DC_W'(cpl_fire && !dump_q);
+        if (!dump_q && !pwr_fail) budget_q <= (plp_budget > PLP_BUD) ? PLP_BUD : plp_budget;
+        plp_room_q  <= !PLP || (16'(held_cnt_q) < budget_q);
+        cap_out_q   <= dump_q && PLP && !(16'(cap_used_q) < budget_q);
         // marks counted one cycle late (mark_fire_q): the engine is held during the scan and the
         // RFLUSH waiter looks at urg_cnt_q at least two cycles after the last mark
         mark_fire_q <= mark_fire;
@@ -1061,7 +1076,10 @@ module ats_wbuf #(
             urg_cnt_q  <= '0;
             mark_fire_q <= 1'b0;
             dump_q     <= 1'b0;
-            dump_cnt_q <= '0;
+            cap_used_q <= '0;
+            budget_q   <= '0;
+            plp_room_q <= 1'b0;
+            cap_out_q  <= 1'b0;
             wt_wr_q    <= '0;
             wt_rd_q    <= '0;
             wt_conv_q  <= 1'b0;
@@ -1078,9 +1096,18 @@ module ats_wbuf #(
         end
     end
 
-    assign dump_done  = dump_q && (!PLP || (en_q == EN_A && (fifo_cnt_q == 0 || !budget_ok_q) && out_empty &&
-                                            !rdr_busy_q));
-    assign dump_short = dump_q && PLP && !budget_ok_q && fifo_cnt_q != 0;
+    // (dirty_cnt_q, not fifo_cnt_q: the FIFO may hold stale entries only; ST_FROZEN: a commit in the
+    // cycle of the cut still adds a dirty page, one cycle later)
+    // Registered and sticky: the engine keeps cycling through EN_A..EN_D (popping stale entries),
+    // so the condition alone would pulse.
+    logic dump_done_q;
+    always_ff @(posedge clk) begin
+        if (dump_q && state_q == ST_FROZEN && en_q == EN_A && (dirty_cnt_q == 0 || cap_out_q) &&
+            out_empty && !rdr_busy_q) dump_done_q <= 1'b1;
+        if (rst) dump_done_q <= 1'b0;
+    end
+    assign dump_done  = dump_q && (!PLP || dump_done_q);
+    assign dump_short = dump_q && PLP && cap_out_q && dirty_cnt_q != 0;
 
     assign cnt_host_pages  = c_host_q;
     assign cnt_coalesced   = c_coal_q;
