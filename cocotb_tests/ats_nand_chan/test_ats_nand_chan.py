@@ -148,7 +148,8 @@ class TB:
 
 
 def seeded(dut) -> random.Random:
-    return random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + hash(dut._name) % 1000)
+    # a string seed: reproducible across processes (str hash() is salted per process)
+    return random.Random(f"{os.environ.get('ATS_SEED', '1')}:{dut._name}")
 
 
 LONG = bool(os.environ.get("ATS_LONG"))

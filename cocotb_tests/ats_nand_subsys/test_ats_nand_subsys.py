@@ -420,6 +420,10 @@ async def run_traffic(dut):
         for p in range(3):
             tb.read(d, 0, p, prio=p & 1)
     await tb.collect()
+    # directed bad requests (the random mix draws them too, but a short run may draw none)
+    for _ in range(3):
+        tb.bad_request()
+    await tb.collect()
     await tb.random_ops(n_ops, blocks, per_die=3, p_bad=0.08)
     st = status_counts(tb.done)
     cov = tb.coverage()
