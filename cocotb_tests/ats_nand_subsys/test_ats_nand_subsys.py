@@ -515,7 +515,8 @@ def _run(build_key, params, testcase, faults=None):
 
 
 # (channels, ways, page bytes, spare bytes): small 1 KiB geometry, plus the product's 4 KiB + 224 B
-CONFIGS = [(2, 2, 1024, 64), (3, 1, 1024, 64), (1, 3, 1024, 64), (2, 1, 4096, 224)]
+# make test: 2 x 2, 1 x 3 and the product page; ATS_LONG=1 (make test-long) adds 3 x 1
+CONFIGS = [(2, 2, 1024, 64), (1, 3, 1024, 64), (2, 1, 4096, 224)] + ([(3, 1, 1024, 64)] if LONG else [])
 FAULTS = "flip_ppb=400000,pfail_ppm=250000,efail_ppm=200000,bad_ppm=250000"
 
 
