@@ -552,6 +552,24 @@ async def run_b2_preview(dut):
         assert res["xnf"] < res["barrier"], res
 
 
+def _top_param(name: str) -> int | None:
+    """A parameter of the simulated top (None while pytest only collects this module)."""
+    top = getattr(cocotb, "top", None)
+    return None if top is None else int(getattr(top, name).value)
+
+
+def _plp_budget_below(limit_param: str | None) -> bool:
+    """PLP on with a budget below NUM_SLOTS (limit_param None) or below the writeback threshold."""
+    if _top_param("PLP") in (None, 0):
+        return False
+    budget, slots = _top_param("PLP_BUDGET_PAGES"), _top_param("NUM_SLOTS")
+    if limit_param is None:
+        return budget < slots
+    return budget < -(-slots * _top_param("THRESH_PCT") // 100)
+
+
+@cocotb.skipif(getattr(cocotb, "top", None) is not None and not _plp_budget_below(None),
+               reason="needs PLP with a budget below the slot count")
 @cocotb.test()
 async def run_plp_budget_drop(dut):
     """PLP with a capacitor budget below the slot count: the runtime budget `plp_budget` is lowered
@@ -563,9 +581,6 @@ async def run_plp_budget_drop(dut):
     not fit is the declared failure mode: the stream has no FLUSH/FUA/RFLUSH, whose early PLP
     completions would promise it); no protocol errors. Also: with the budget back, writes resume."""
     tb = TB(dut, seed_of(dut, 140), True, True)
-    if not tb.plp or tb.budget >= tb.nslots:
-        dut._log.info("no PLP budget below the slot count in this configuration: nothing to do")
-        return
     await tb.reset()
     rng = tb.rng
     n_cuts = 24 if LONG else 10
@@ -626,6 +641,8 @@ async def run_plp_budget_drop(dut):
     assert stats["short"] > 0 and stats["full"] > 0, stats
 
 
+@cocotb.skipif(getattr(cocotb, "top", None) is not None and _plp_budget_below("THRESH_PCT"),
+               reason="the PLP admission rule (held < budget) replaces the threshold policy below THRESH")
 @cocotb.test()
 async def run_writeback_threshold(dut):
     """Background writeback policy at its boundary, against `WritebackPolicyModel`: THRESH - 1 pages
@@ -641,11 +658,6 @@ async def run_writeback_threshold(dut):
     media.cfg.window = 0
     m = WritebackPolicyModel(tb.nslots, int(dut.THRESH_PCT.value), 0)
     T = m.thresh
-    if tb.plp and tb.budget < T:
-        # the PLP admission rule (held < budget) takes over below THRESH: run_plp_budget_drop and
-        # the power-cut tests cover that configuration
-        dut._log.info("PLP budget %d below THRESH %d: policy boundary not applicable", tb.budget, T)
-        return
     assert 2 <= T < tb.nslots and 2 * T + 1 < tb.num_lbas, "configuration too small for this test"
     coal0 = int(dut.cnt_coalesced.value)
     steps = [0]
