@@ -613,6 +613,152 @@ async def illegal(dut):
         assert not st & STATUS_FAIL
     await pair("data input past page + spare", program_past_end, rf"data input beyond the page \(column {tb.row_bytes}\)")
 
+    # ---- READ ID / READ PARAMETER PAGE addresses, RE# with nothing staged, WE#/RE# low together --
+    # ONFI: READ ID takes one address cycle, 00h (manufacturer, device) or 20h ("ONFI"); READ
+    # PARAMETER PAGE one address cycle, 00h (40h is the JEDEC page, which this die does not have);
+    # data output with nothing staged, and WE#/RE# low together, are undefined bus states.
+    mfr_dev = bytes([int(dut.MFR_ID.value) & 0xFF, int(dut.DEV_ID.value) & 0xFF])
+    wrong_id = tb.rng.choice([a for a in range(256) if a not in (0x00, 0x20, 0x40)])
+    for bad_addr, good_addr, good_id in ((0x40, 0x20, b"ONFI"), (wrong_id, 0x00, mfr_dev)):
+        async def read_id_addr(bad, bad_addr=bad_addr, good_addr=good_addr, good_id=good_id):
+            got = await h.read_id(bad_addr if bad else good_addr, len(good_id))
+            if not bad:
+                assert got == good_id, f"READ ID {good_addr:02x}h returned {got!r}, expected {good_id!r}"
+        await pair(f"READ ID address {bad_addr:02x}h", read_id_addr, f"READ ID address {bad_addr:02x}h")
+
+    async def read_id_two_addr(bad):     # 90h, 00h (+ a second address cycle), then the ID bytes
+        await h.command(0x90)
+        await h.address(*((0x00, 0x00) if bad else (0x00,)))
+        assert await h.data_out(2) == mfr_dev
+        await h.deselect()
+    await pair("READ ID with 2 address cycles", read_id_two_addr, r"unexpected address cycle 00h \(2 cycles for the command\)")
+
+    for bad_addr in (0x40, tb.rng.choice([a for a in range(1, 256) if a != 0x40])):
+        async def param_addr(bad, bad_addr=bad_addr):
+            await h.command(0xEC)
+            await h.address(bad_addr if bad else 0x00)
+            h.mark_confirm()
+            await h.wait_ready()
+            p = await h.data_out(256)
+            await h.deselect()
+            if not bad:
+                assert p[0:4] == b"ONFI" and int.from_bytes(p[254:256], "little") == onfi_crc16(p[:254])
+        await pair(f"READ PARAMETER PAGE address {bad_addr:02x}h", param_addr, f"READ PARAMETER PAGE address {bad_addr:02x}h")
+
+    async def raw_re(expect_drive, value=None):
+        """One RE# pulse after tWHR / tRR: the die drives DQ (with `value`) or, nothing staged, not."""
+        await Timer(max(t["T_WHR_PS"], t["T_RR_PS"], t["T_RHW_PS"]) + 1000, unit="ps")
+        dut.cle.value = 0
+        dut.ale.value = 0
+        dut.re_n.value = 0
+        await Timer(t["T_RP_PS"] + 1000, unit="ps")
+        oe, v = int(dut.dq_oe.value), int(dut.dq_o.value)
+        dut.re_n.value = 1
+        await Timer(hi, unit="ps")
+        assert oe == int(expect_drive), f"dq_oe {oe} during RE# low, expected {int(expect_drive)}"
+        if value is not None:
+            assert v == value, f"DQ {v:#04x}, expected {value:#04x}"
+
+    async def nothing_after_reset(bad):   # RESET, then RE# without 70h (twin: with 70h, status E0h)
+        await h.command(0xFF)
+        h.mark_confirm()
+        await h.wait_ready()
+        if not bad:
+            await h.command(0x70)
+        await raw_re(not bad, None if bad else STATUS_WP | STATUS_RDY | 0x20)
+        await h.deselect()
+    await pair("RE# with nothing to output (after RESET)", nothing_after_reset, "RE# cycle with nothing to output")
+
+    async def nothing_after_erase(bad):   # ERASE, then RE# without 70h
+        await h.erase_start(3, tb.ppb)
+        await h.wait_ready()
+        if not bad:
+            await h.command(0x70)
+        await raw_re(not bad, None if bad else STATUS_WP | STATUS_RDY | 0x20)
+        await h.deselect()
+    await pair("RE# with nothing to output (after ERASE)", nothing_after_erase, "RE# cycle with nothing to output")
+
+    async def nothing_before_id_addr(bad):   # 90h and RE# before its address cycle
+        await h.command(0x90)
+        if not bad:
+            await h.address(0x00)
+        await raw_re(not bad, None if bad else mfr_dev[0])
+        await h.deselect()
+    await pair("RE# with nothing to output (90h, no address)", nothing_before_id_addr, "RE# cycle with nothing to output")
+
+    async def we_re_low(first, bad):
+        """70h latched; a status read (RE# pulse) and a second 70h (WE# pulse). bad: the two pulses
+        overlap, `first` falling first; twin: RE# pulse, tRHW, WE# pulse."""
+        await pin_latch(dut, 1, 0, 0x70, lo, t["T_WHR_PS"] + 1000)
+        rp = t["T_RP_PS"] + 1000
+        if not bad:
+            dut.re_n.value = 0
+            await Timer(rp, unit="ps")
+            dut.re_n.value = 1
+            await Timer(t["T_RHW_PS"] + 1000, unit="ps")
+            await pin_latch(dut, 1, 0, 0x70, lo, hi)
+        elif first == "re":         # RE# low, WE# falls, RE# rises, WE# rises
+            dut.re_n.value = 0
+            await Timer(rp, unit="ps")
+            dut.we_n.value = 0
+            await Timer(rp, unit="ps")
+            dut.re_n.value = 1
+            await Timer(lo, unit="ps")
+            dut.we_n.value = 1
+            await Timer(hi, unit="ps")
+        elif first == "we":         # WE# low, RE# falls, RE# rises, WE# rises
+            dut.we_n.value = 0
+            await Timer(rp, unit="ps")
+            dut.re_n.value = 0
+            await Timer(rp, unit="ps")
+            dut.re_n.value = 1
+            await Timer(lo, unit="ps")
+            dut.we_n.value = 1
+            await Timer(hi, unit="ps")
+        else:                       # both fall at the same time (one misuse, one violation)
+            dut.we_n.value = 0
+            dut.re_n.value = 0
+            await Timer(rp, unit="ps")
+            dut.re_n.value = 1
+            await Timer(lo, unit="ps")
+            dut.we_n.value = 1
+            await Timer(hi, unit="ps")
+    await pair("WE# falls while RE# low", lambda bad: we_re_low("re", bad), "WE# falling while RE# low")
+    await pair("RE# falls while WE# low", lambda bad: we_re_low("we", bad), "RE# falling while WE# low")
+    await pair("WE# and RE# fall together", lambda bad: we_re_low("both", bad), "WE# and RE# falling together")
+
+    # ---- the remaining named state rules, one violation each -------------------------------------
+    async def cmd_inside_seq(bad):     # 90h, then 70h before (twin: after) READ ID's address cycle
+        await h.command(0x90)
+        if not bad:
+            await h.address(0x00)
+        await h.command(0x70)
+        assert (await h.data_out(1))[0] == STATUS_WP | STATUS_RDY | 0x20
+        await h.deselect()
+    await pair("command inside an open sequence", cmd_inside_seq, "command 70h inside the 90h sequence")
+
+    async def change_col_alone():
+        await raw_latch(dut, 1, 0, 0x05)
+    await expect("05h without a page read", change_col_alone, r"CHANGE READ COLUMN \(05h\) without a page read", 1)
+
+    async def confirm_10h_alone():
+        await raw_latch(dut, 1, 0, 0x10)
+    await expect("10h without 80h", confirm_10h_alone, "10h without 80h and 5 address cycles", 1)
+
+    async def confirm_d0h_alone():
+        await raw_latch(dut, 1, 0, 0xD0)
+    await expect("D0h without 60h", confirm_d0h_alone, "D0h without 60h and 3 address cycles", 1)
+
+    async def output_before_reset(bad):   # power cycle, RE# (twin: 70h first, legal before RESET)
+        dut.power_ok.value = 0
+        await Timer(200, unit="ns")
+        dut.power_ok.value = 1
+        await Timer(200, unit="ns")
+        if not bad:
+            await pin_latch(dut, 1, 0, 0x70, lo, hi)
+        await raw_re(not bad, None if bad else STATUS_WP | STATUS_RDY | 0x20)
+    await pair("data output after power-on without RESET", output_before_reset, "data output before RESET after power-on")
+
 
 # ---- default reporting: a violation ends the run -----------------------------------------------
 @cocotb.test()

@@ -124,6 +124,7 @@ module ats_nand_die #(
     int     col, id_addr, id_idx, param_idx, op_row, op_block;
     realtime busy_end, t_confirm, t_rb_rise;
     realtime t_we_fall, t_we_rise, t_re_fall, t_re_rise, t_cle, t_ale, t_ce, t_dq, t_last_addr;
+    realtime t_both_low;            // when WE# falling found RE# low (reported once per time step)
     logic   last_was_write, last_was_read, drv;
     logic   power_p, ce_p, cle_p, ale_p, we_p, re_p, clk_p;
     logic [7:0] dq_p;
@@ -462,6 +463,7 @@ module ats_nand_die #(
         busy_end = 0; t_confirm = -1.0e9; t_rb_rise = -1.0e9;
         t_we_fall = -1.0e9; t_we_rise = -1.0e9; t_re_fall = -1.0e9; t_re_rise = -1.0e9;
         t_cle = -1.0e9; t_ale = -1.0e9; t_ce = -1.0e9; t_dq = -1.0e9; t_last_addr = -1.0e9;
+        t_both_low = -1.0e9;
         last_was_write = 1'b0; last_was_read = 1'b0;
         power_p = 1'b0; ce_p = 1'b1; cle_p = 1'b0; ale_p = 1'b0; we_p = 1'b1; re_p = 1'b1; clk_p = 1'b0;
         dq_p = 8'h00;
@@ -536,7 +538,13 @@ module ats_nand_die #(
                         if (too_soon(t_we_rise, T_WH_PS)) viol("tWH");
                         if (last_was_read && too_soon(t_re_rise, T_RHW_PS)) viol("tRHW");
                         if (too_soon(t_confirm, T_WB_PS)) viol("tWB");
-                        if (!re_n) viol("WE# falling while RE# low");
+                        // WE#/RE# low together: one violation, named after the edge that made it
+                        // (RE# falling in the same time step: "together", not reported again there)
+                        if (!re_n) begin
+                            viol((re_n !== re_p || t_re_fall == $realtime) ?
+                                 "WE# and RE# falling together" : "WE# falling while RE# low");
+                            t_both_low = $realtime;
+                        end
                         t_we_fall = $realtime;
                     end else begin
                         if (too_soon(t_we_fall, T_WP_PS)) viol("tWP");
@@ -563,7 +571,7 @@ module ats_nand_die #(
                     if (!re_n) begin
                         if (too_soon(t_re_rise, T_REH_PS)) viol("tREH");
                         if (too_soon(t_confirm, T_WB_PS)) viol("tWB");
-                        if (!we_n) viol("RE# falling while WE# low");
+                        if (!we_n && t_both_low != $realtime) viol("RE# falling while WE# low");
                         t_re_fall = $realtime;
                         on_read_cycle();
                         last_was_write = 1'b0;
