@@ -362,6 +362,8 @@ async def run_errors(dut):
         dict(good, op=M.IDENTIFY), dict(good, op=M.GET_LOG, attr=M.HEAD),
         dict(good, op=M.TX_BEGIN, txid=0, attr=3),                          # first reason wins
         dict(good, op=13, attr=3, txid=63),
+        dict(good, lba=nl, txid=nt + 1),                                    # txid range before LBA
+        dict(good, op=M.DIFFWRITE, txid=1, lba=nl, aux=0),                  # LBA before DIFFWRITE length
     ]
     tag = 0
     for c in cases:
@@ -369,6 +371,16 @@ async def run_errors(dut):
         tag += 1
         if c["op"] == M.WRITE and c["attr"] == 0 and c["flags"] == 0 and c["txid"] == 0:
             await tb.send(dict(good, tag=tag - 1, op=M.READ))   # duplicate of a tag just sent
+    # duplicates 2, 3 and 4 commands after the original, back to back: the original is then in
+    # stage 3, just inserted, in the table (rule 9's three terms)
+    for dist in (2, 3, 4):
+        orig = tag
+        tag += 1
+        await tb.send(dict(good, tag=orig))
+        for _ in range(dist - 1):
+            await tb.send(dict(good, op=M.READ, lba=dist, tag=tag))
+            tag += 1
+        await tb.send(dict(good, op=M.READ, tag=orig))
     await tb.wait_sent()
     await tb.drain()
     cov = tb.check({f"reject_{r}": 1 for r in range(1, 10)})

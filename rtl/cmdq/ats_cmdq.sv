@@ -106,6 +106,16 @@ module ats_cmdq #(
                 (x_fl && y_wr) || (same_tx && (x_txop || y_txop)));
     endfunction
 
+    // waits_for without the LBA-overlap term (rule 3) and the same-transaction term (rule 5),
+    // which are computed apart: waits_for = waits_nov || (x not HEAD && (ovl_qual && x_lba <=
+    // y_last && y_lba <= x_last || same_tx && (x_txop || y_txop)))
+    function automatic logic waits_nov(
+        input logic [1:0] x_attr, input logic x_wr, input logic x_fl,
+        input logic y_ord, input logic y_wr, input logic y_epc);
+        waits_nov = (x_wr && y_wr && y_epc) || (x_attr != ATTR_HEAD) &&
+               ((x_attr == ATTR_ORDERED) || y_ord || (x_fl && y_wr));
+    endfunction
+
     if (DEPTH < 2 || DEPTH > 64) begin : g_check_depth
         $fatal(1, "ats_cmdq: DEPTH must be 2..64 (%m)");
     end
@@ -136,8 +146,8 @@ module ats_cmdq #(
 
     logic        s1_rng, s1_wr, s1_fl, s1_txop, s1_bad;
     logic        s1_b_op, s1_b_rsvd, s1_b_flag, s1_b_txr, s1_b_txn, s1_b_lba, s1_b_diff, s1_b_rfl;
-    logic [3:0]  s1_err_hi, s1_err_lo, s1_err, s1_key;
-    logic [16:0] s1_dend;                    // DIFFWRITE offset + length
+    logic [3:0]  s1_err_hi, s1_err_lo, s1_key;
+    logic [16:0] s1_dend_q;                  // DIFFWRITE offset + length, summed at the accept edge
     always_comb begin
         s1_rng  = (s1_op_q == OP_READ) || (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) ||
                   (s1_op_q == OP_TRIM);
@@ -145,7 +155,6 @@ module ats_cmdq #(
         s1_fl   = (s1_op_q == OP_FLUSH) || (s1_op_q == OP_RFLUSH);
         s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT);
         s1_key  = (s1_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == OP_READ};
-        s1_dend = 17'(s1_aux_q[15:0]) + 17'(s1_aux_q[31:16]);
         // each rule on its own (the insert decision only needs "any", a flat OR); the reason
         // code applies them in precedence order
         s1_b_op   = s1_op_q > OP_LAST;
@@ -156,7 +165,7 @@ module ats_cmdq #(
         s1_b_txn  = s1_txid_q == 6'd0 && (s1_txop || s1_op_q == OP_DIFFWRITE ||
                                           (s1_op_q == OP_WRITE && s1_flags_q[2]));
         s1_b_lba  = s1_rng && (s1_end_q >= NUM_LBA);
-        s1_b_diff = s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend > 17'd4096);
+        s1_b_diff = s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend_q > 17'd4096);
         s1_b_rfl  = s1_op_q == OP_RFLUSH && s1_nlb_q > 16'd7;
         s1_bad    = s1_b_op || s1_b_rsvd || s1_b_flag || s1_b_txr || s1_b_txn || s1_b_lba ||
                     s1_b_diff || s1_b_rfl;
@@ -182,18 +191,14 @@ module ats_cmdq #(
         end else begin
             s1_err_lo = 4'd0;
         end
-        if (s1_err_hi != 4'd0) begin
-            s1_err = s1_err_hi;
-        end else if (s1_b_lba) begin
-            s1_err = RS_LBA;
-        end else begin
-            s1_err = s1_err_lo;
-        end
     end
 
     // ================================================================ stages 2 and 3
-    logic        s2_v_q, s2_bad_q, s2_dup_q, s2_rng_q, s2_wr_q, s2_txop_q, s2_bar_q;
-    logic [3:0]  s2_err_q;                   // rejection reason of the field rules (when s2_bad_q)
+    logic        s2_v_q, s2_bad_q, s2_fok_q, s2_fok2_q, s2_dupx_q, s2_rng_q, s2_wr_q, s2_txop_q, s2_bar_q;
+    // rejection reason of the field rules (when s2_bad_q), in three registered parts: the first
+    // failing rule before the LBA range, the range rule, the first failing rule after it
+    logic [3:0]  s2_err_hi_q, s2_err_lo_q;
+    logic        s2_b_lba_q;
     logic [3:0]  s2_key_q;                   // pick key: HEAD 15, else {0, prio, read}
     logic [LW-1:0] s2_last_q;                // lba + nlb (last block; in range when inserted)
     logic [3:0]  s2_op_q, s2_flags_q;
@@ -218,9 +223,12 @@ module ats_cmdq #(
     // computed in stage 2 against the table as it is after the insert edge (the command then in
     // stage 3 inserted, the entry freed at the edge in between removed, a barrier then in stage 3
     // applied), and masked with the frees of the insert edge itself when written:
-    logic [DEPTH-1:0] s3_dep_q;              // the command waits for entry j
+    // (in five parts, ORed at the write: s3_depn_q[j] || s3_dtx_q[j] || s3_ovq_q[j] && s3_ova_q[j]
+    // && s3_ovb_q[j], i.e. every rule but the overlap and the same transaction, the latter, the
+    // overlap's qualifier, and its two range comparisons)
+    logic [DEPTH-1:0] s3_depn_q, s3_dtx_q, s3_ovq_q, s3_ova_q, s3_ovb_q, s3_dep;
     logic [DEPTH-1:0] s3_prec_q;             // entry j (in use) goes before the command
-    logic [IDX_W-1:0] s3_idx_q;              // slot (binary) for the payload RAM
+    logic [IDX_W-1:0] s3_idx;                // slot (binary) for the payload RAM, from ins_idx_q
     // The insert, registered per row: ins_row_q[k] = "the command in stage 3 is inserted into
     // slot k at this edge" (one-hot or zero), loaded one edge earlier from the registered stage-2
     // decision AND the lowest slot free after that edge. Each bit enables one row and one column
@@ -230,6 +238,8 @@ module ats_cmdq #(
     logic [DEPTH-1:0] ins_row_q;             // per-entry fields, stage-2 comparisons
     logic [DEPTH-1:0] ins_dep_q;             // dependency matrix rows and columns
     logic [DEPTH-1:0] ins_prec_q;            // precedence matrix
+    logic [DEPTH-1:0] ins_idx_q;             // payload RAM write address (encoded)
+    logic [DEPTH-1:0] ins_col_q;             // dependency matrix columns (ins_dep_q: rows)
     logic [DEPTH-1:0] ins_row_d;
 
     // table state, per entry
@@ -254,13 +264,13 @@ module ats_cmdq #(
     logic [DEPTH-1:0] hit_q;                 // entry freed at this edge: matched by the done
                                              // accepted at the last edge (at most one bit: tags
                                              // in the table are unique)
-    logic             hit_any_q;             // = |hit_q (registered with the match)
+    logic             hit_any;               // = |hit_q, from the per-group registered ORs
+    logic [DEPTH-1:0] hit_col_q, hit_col_d;  // copy of hit_q for the dependency matrix
     logic [15:0]      epoch_q;
 
     logic             s2_ok, s3_rej;
-    logic [DEPTH-1:0] tag_hit, free_oh, occ_vec, s2_dep, s2_prec;
-    logic [IDX_W-1:0] free_idx;
-    logic             s1_dep_s2, s1_prec_s2, s1_dup;
+    logic [DEPTH-1:0] tag_hit, free_oh, occ_vec, s2_depn, s2_dtx, s2_ovq, s2_ova, s2_ovb, s2_prec;
+    logic             s1_dep_s2, s1_prec_s2, s1_dupx;
     // the stage-1 command vs the stage-2 command, registered: in the next cycle they are the
     // stage-2 vs the stage-3 command (the stages move in lockstep), so that relation reaches the
     // dependency/precedence rows straight from a register (ANDed with the stage-3 slot)
@@ -273,13 +283,21 @@ module ats_cmdq #(
     localparam int NCPY = (DEPTH + 7) / 8;
     localparam int OPW  = 2 + 4 + 6 + 2 * LW + 4;
     logic [7:0]       s1_tag_c_q [NCPY];
+    // duplicate tag, registered in parts: per group of 8 table entries (s2_dupg_q), and against
+    // the commands in stages 2 and 3 (s2_dupx_q); stage 2 ORs them into its decision
+    logic [NCPY-1:0]  s1_dupg, s2_dupg_q;
+    // the done's tag match, ORed per group of 8 entries and registered with hit_q
+    logic [NCPY-1:0]  done_hit_g, hit_g_q;
+    assign hit_any = |hit_g_q;
     logic [OPW-1:0]   s2_opd_d;
     logic [OPW-1:0]   s2_opd_q   [NCPY];
     logic [LW-1:0]    s2_lba_t, s3_lba_t;
     assign s2_lba_t = s2_lba_q[LW-1:0];
     assign s3_lba_t = s3_lba_q[LW-1:0];
     // stage 2: the decision from registers only (field rules and duplicate tag both registered)
-    assign s2_ok    = s2_v_q && !s2_bad_q && !s2_dup_q;
+    // (s2_fok_q = valid and none of rules 1-5 failed, s2_fok2_q = none of rules 6-8; the
+    // duplicate-tag parts: s2_dupg_q, s2_dupx_q)
+    assign s2_ok    = s2_fok_q && s2_fok2_q && !s2_dupx_q && !(|s2_dupg_q);
     assign s3_rej   = s3_v_q && !s3_ins_q;
     assign occ_vec  = valid_q | ins_row_q;   // slots in use after this edge, minus this edge's frees
     assign free_oh  = ~occ_vec & (occ_vec + DEPTH'(1));
@@ -290,9 +308,9 @@ module ats_cmdq #(
     logic [LW-1:0] o_lba, o_last;
     logic [3:0]    o_key;
     always_comb begin
-        free_idx = '0;
+        s3_idx = '0;
         for (int i = 0; i < DEPTH; i++) begin
-            free_idx = free_idx | ({IDX_W{free_oh[i]}} & IDX_W'(i));
+            s3_idx = s3_idx | ({IDX_W{ins_idx_q[i]}} & IDX_W'(i));
         end
         // stage 1: duplicate tag against the table after the accept edge and the commands
         // inserted at the next two edges (stage 3, registered decision; stage 2, decision from
@@ -300,7 +318,13 @@ module ats_cmdq #(
         for (int i = 0; i < DEPTH; i++) begin
             tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_c_q[i / 8]);
         end
-        s1_dup = (|tag_hit) || (s3_ins_q && (s3_tag_q == s1_tag_q)) || (s2_ok && (s2_tag_q == s1_tag_q));
+        for (int g = 0; g < NCPY; g++) begin
+            s1_dupg[g] = 1'b0;
+            for (int i = g * 8; i < DEPTH && i < g * 8 + 8; i++) begin
+                s1_dupg[g] = s1_dupg[g] | tag_hit[i];
+            end
+        end
+        s1_dupx = (s3_ins_q && (s3_tag_q == s1_tag_q)) || (s2_ok && (s2_tag_q == s1_tag_q));
         // stage 1 vs the command in stage 2 (registered; used in the next cycle as stage 2 vs stage 3)
         s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
                                s1_end_q[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
@@ -311,11 +335,15 @@ module ats_cmdq #(
             // next edge: still in use (not freed at that edge), its epoch closed by a barrier
             // inserted at that edge; or the stage-3 command inserted into slot i at that edge
             {o_attr, o_rng, o_wr, o_fl, o_txop, o_txid, o_lba, o_last, o_key} = s2_opd_q[i / 8];
-            s2_dep[i]  = (valid_q[i] && !hit_q[i] &&
-                          waits_for(o_attr, o_rng, o_wr, o_fl, o_txop, o_txid, o_lba, o_last,
-                                    ord_q[i], rng_q[i], wr_q[i], txop_q[i], epc_q[i] || s3_insbar_q,
-                                    txid_q[i], lba_q[i], last_q[i])) ||
+            s2_depn[i] = (valid_q[i] && !hit_q[i] &&
+                          waits_nov(o_attr, o_wr, o_fl, ord_q[i], wr_q[i], epc_q[i] || s3_insbar_q)) ||
                          (ins_row_q[i] && s2_dep_y_q);
+            s2_dtx[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && (o_txid != 6'd0) &&
+                         (txid_q[i] == o_txid) && (o_txop || txop_q[i]);
+            s2_ovq[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && o_rng && rng_q[i] &&
+                         (o_wr || wr_q[i]);
+            s2_ova[i]  = o_lba <= last_q[i];
+            s2_ovb[i]  = lba_q[i] <= o_last;
             s2_prec[i] = (valid_q[i] && !hit_q[i] && (key_q[i] >= o_key)) || (ins_row_q[i] && s2_prec_y_q);
         end
     end
@@ -405,12 +433,21 @@ module ats_cmdq #(
     logic [11:0]      rq_head;
     logic [CNT_W-1:0] rq_cnt_d;
     logic             turn_d, dpass_q, dbuf_v_d, rej_ok_q;
+    // s_done_ready = !dst_v_q || !dbuf_v_q || (cpl_ld && dpass_q) as one LUT after registers:
+    // dready_q = !dst_v_q || !dbuf_v_q || (!cpl_v_q && dpass_q), registered from the next values
+    logic             dready_q, dready_d, dst_v_d, cpl_v_d, dpass_d;
     logic [7:0]       rej_status;
 
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
             // an entry freed at this edge (hit_q) no longer counts
             done_hit[i] = valid_q[i] && sent_q[i] && !hit_q[i] && (tag_q[i] == s_done_tag);
+        end
+        for (int g = 0; g < NCPY; g++) begin
+            done_hit_g[g] = 1'b0;
+            for (int i = g * 8; i < DEPTH && i < g * 8 + 8; i++) begin
+                done_hit_g[g] = done_hit_g[g] | done_hit[i];
+            end
         end
     end
     assign cpl_ld       = !cpl_v_q || m_cpl_ready;
@@ -424,13 +461,17 @@ module ats_cmdq #(
     assign dst_go       = !dbuf_v_q || dbuf_ld;
     // = !dst_v_q || dst_go, from registers and m_cpl_ready only: dpass_q registers "no queued
     // rejection, or it is the done's turn" (a buffered done would win the arbitration)
-    assign s_done_ready = !dst_v_q || !dbuf_v_q || (cpl_ld && dpass_q);
+    assign s_done_ready = dready_q || (m_cpl_ready && dpass_q);
+    assign dst_v_d      = done_acc || (dst_v_q && !dst_go);
+    assign cpl_v_d      = cpl_ld ? (take_rej || take_done) : cpl_v_q;
+    assign dpass_d      = (rq_cnt_d == '0) || turn_d;
+    assign dready_d     = !dst_v_d || !dbuf_v_d || (!cpl_v_d && dpass_d);
     assign rq_cnt_d     = rq_cnt_q + CNT_W'(s3_rej) - CNT_W'(take_rej);
     assign turn_d       = take_rej ? 1'b1 : take_done ? 1'b0 : turn_q;
     assign dbuf_v_d     = (dst_v_q && dst_go) ? dst_any : (dbuf_ld ? 1'b0 : dbuf_v_q);
     assign done_acc     = s_done_valid && s_done_ready;
-    // the staged done matched a command: known from hit_any_q the cycle after its accept, then held
-    assign dst_any      = hit_any_q || (dst_hit_q && !dst_new_q);
+    // the staged done matched a command: known from hit_any the cycle after its accept, then held
+    assign dst_any      = hit_any || (dst_hit_q && !dst_new_q);
     always_comb begin
         case (rq_head[3:0])
             RS_BAD_OP:                      rej_status = ST_BAD_OP;
@@ -456,12 +497,18 @@ module ats_cmdq #(
             s1_dptr_q  <= s_cmd_dptr;
             s1_aux_q   <= s_cmd_aux;
             s1_end_q   <= 49'(s_cmd_lba) + 49'(s_cmd_nlb);
+            s1_dend_q  <= 17'(s_cmd_aux[15:0]) + 17'(s_cmd_aux[31:16]);
         end
         // stage 2
         s2_v_q     <= s1_v_q;
         s2_bad_q   <= s1_bad;
-        s2_err_q   <= s1_err;
-        s2_dup_q   <= s1_dup;
+        s2_err_hi_q <= s1_err_hi;
+        s2_err_lo_q <= s1_err_lo;
+        s2_b_lba_q  <= s1_b_lba;
+        s2_fok_q   <= s1_v_q && !(s1_b_op || s1_b_rsvd || s1_b_flag || s1_b_txr || s1_b_txn);
+        s2_fok2_q  <= !(s1_b_lba || s1_b_diff || s1_b_rfl);
+        s2_dupg_q  <= s1_dupg;
+        s2_dupx_q  <= s1_dupx;
         s2_dep_y_q  <= s1_dep_s2;
         s2_prec_y_q <= s1_prec_s2;
         s2_bar_q   <= (s1_op_q == OP_WRITE) && s1_flags_q[1];
@@ -484,9 +531,13 @@ module ats_cmdq #(
         s3_v_q     <= s2_v_q;
         s3_ins_q   <= s2_ok;
         s3_insbar_q <= s2_ok && s2_bar_q;
-        s3_err_q   <= s2_bad_q ? s2_err_q : RS_DUP_TAG;
-        s3_idx_q   <= free_idx;
-        s3_dep_q   <= s2_dep;
+        s3_err_q   <= !s2_bad_q ? RS_DUP_TAG : (s2_err_hi_q != 4'd0) ? s2_err_hi_q :
+                      s2_b_lba_q ? RS_LBA : s2_err_lo_q;
+        s3_depn_q  <= s2_depn;
+        s3_dtx_q   <= s2_dtx;
+        s3_ovq_q   <= s2_ovq;
+        s3_ova_q   <= s2_ova;
+        s3_ovb_q   <= s2_ovb;
         s3_prec_q  <= s2_prec;
         s3_bar_q   <= s2_bar_q;
         s3_last_q  <= s2_last_q;
@@ -533,8 +584,8 @@ module ats_cmdq #(
             end
             for (int j = 0; j < DEPTH; j++) begin
                 if (ins_dep_q[k]) begin                   // row k: the new entry
-                    dep_q[k][j]  <= s3_dep_q[j] && !hit_q[j];
-                end else if (ins_dep_q[j] || hit_q[j]) begin   // column j: the new entry or a free
+                    dep_q[k][j]  <= s3_dep[j] && !hit_col_q[j];
+                end else if (ins_col_q[j] || hit_col_q[j]) begin   // column j: the new entry or a free
                     dep_q[k][j]  <= 1'b0;
                 end
                 // pair (k, j), k < j: does j go before k? Older entries win ties.
@@ -553,9 +604,9 @@ module ats_cmdq #(
         pick_v_q   <= pick_any;                  // (a pick register in use always moves on)
         pick_ord_q <= pick_ord;
         pick_oh_q  <= pick_ld ? win : '0;
-        ord_busy_q <= pick_ord_q || (ord_busy_q && !hit_any_q);
-        any_svc_q  <= pick_v_q || svc_gt1 || (svc_eq1 && !hit_any_q);
-        svc_cnt_q  <= svc_cnt_q + CNT_W'(pick_v_q) - CNT_W'(hit_any_q);
+        ord_busy_q <= pick_ord_q || (ord_busy_q && !hit_any);
+        any_svc_q  <= pick_v_q || svc_gt1 || (svc_eq1 && !hit_any);
+        svc_cnt_q  <= svc_cnt_q + CNT_W'(pick_v_q) - CNT_W'(hit_any);
 
         // dispatch pipeline: pick, select (index), m_disp register (payload from the table RAM)
         if (sel_ld) begin
@@ -570,7 +621,7 @@ module ats_cmdq #(
 
         // done buffer, rejection queue, completion register (alternating when both wait)
         hit_q     <= done_acc ? done_hit : '0;
-        hit_any_q <= done_acc && (|done_hit);
+        hit_g_q   <= done_acc ? done_hit_g : '0;
         dst_new_q <= done_acc;
         dst_hit_q <= dst_any;
         if (done_acc) begin
@@ -589,7 +640,7 @@ module ats_cmdq #(
         end else if (dbuf_ld) begin
             dbuf_v_q <= 1'b0;
         end
-        spur_q <= dst_new_q && !hit_any_q;
+        spur_q <= dst_new_q && !hit_any;
         if (s3_rej) begin
             rq_mem[rq_wr_q] <= {s3_tag_q, s3_err_q};
             rq_wr_q <= (rq_wr_q == IDX_W'(DEPTH - 1)) ? '0 : rq_wr_q + IDX_W'(1);
@@ -598,7 +649,8 @@ module ats_cmdq #(
             rq_rd_q <= (rq_rd_q == IDX_W'(DEPTH - 1)) ? '0 : rq_rd_q + IDX_W'(1);
         end
         rq_cnt_q <= rq_cnt_d;
-        dpass_q  <= (rq_cnt_d == '0) || turn_d;
+        dpass_q  <= dpass_d;
+        dready_q <= dready_d;
         rej_ok_q <= (rq_cnt_d != '0) && (!dbuf_v_d || !turn_d);
         turn_q   <= turn_d;
         if (cpl_ld) begin
@@ -615,14 +667,16 @@ module ats_cmdq #(
         end
         // the counters see a free one edge late: s_cmd_ready and occupancy lag a free by one
         // cycle (conservative)
-        free_any_q <= hit_any_q;
+        free_any_q <= hit_any;
         res_q <= res_q + CNT_W'(acc) - CNT_W'(free_any_q) - CNT_W'(take_rej);
         occ_q <= occ_q + CNT_W'(s3_ins_q) - CNT_W'(free_any_q);
 
         if (rst) begin
             s1_v_q     <= 1'b0;
             s2_v_q     <= 1'b0;
-            s2_dup_q   <= 1'b0;
+            s2_fok_q   <= 1'b0;
+            s2_dupg_q  <= '0;
+            s2_dupx_q  <= 1'b0;
             s3_v_q     <= 1'b0;
             s3_ins_q   <= 1'b0;
             s3_insbar_q <= 1'b0;
@@ -641,7 +695,7 @@ module ats_cmdq #(
             disp_v_q   <= 1'b0;
             dbuf_v_q   <= 1'b0;
             hit_q      <= '0;
-            hit_any_q  <= 1'b0;
+            hit_g_q    <= '0;
             free_any_q <= 1'b0;
             dst_v_q    <= 1'b0;
             dst_new_q  <= 1'b0;
@@ -653,6 +707,7 @@ module ats_cmdq #(
             cpl_v_q    <= 1'b0;
             turn_q     <= 1'b0;
             dpass_q    <= 1'b1;
+            dready_q   <= 1'b1;
             rej_ok_q   <= 1'b0;
             res_q      <= '0;
             occ_q      <= '0;
@@ -666,6 +721,11 @@ module ats_cmdq #(
     ats_cmdq_rep #(.W(DEPTH)) u_ins_row  (.clk, .d(ins_row_d), .q(ins_row_q));
     ats_cmdq_rep #(.W(DEPTH)) u_ins_dep  (.clk, .d(ins_row_d), .q(ins_dep_q));
     ats_cmdq_rep #(.W(DEPTH)) u_ins_prec (.clk, .d(ins_row_d), .q(ins_prec_q));
+    ats_cmdq_rep #(.W(DEPTH)) u_ins_idx  (.clk, .d(ins_row_d), .q(ins_idx_q));
+    ats_cmdq_rep #(.W(DEPTH)) u_ins_col  (.clk, .d(ins_row_d), .q(ins_col_q));
+    assign hit_col_d = (done_acc && !rst) ? done_hit : '0;
+    ats_cmdq_rep #(.W(DEPTH)) u_hit_col  (.clk, .d(hit_col_d), .q(hit_col_q));
+    assign s3_dep = s3_depn_q | s3_dtx_q | (s3_ovq_q & s3_ova_q & s3_ovb_q);
     ats_cmdq_rep #(.W(IDX_W)) u_sel_idx_a (.clk, .d(sel_idx_a_d), .q(sel_idx_a_q));
     ats_cmdq_rep #(.W(IDX_W)) u_sel_idx_b (.clk, .d(sel_idx_b_d), .q(sel_idx_b_q));
 
@@ -679,8 +739,8 @@ module ats_cmdq #(
                      s3_dptr_q, s3_aux_q, epoch_q};
     always_ff @(posedge clk) begin
         if (s3_ins_q) begin
-            pay_hi_mem[s3_idx_q] <= pay_wr[PAY_W-1:PAY_H];
-            pay_lo_mem[s3_idx_q] <= pay_wr[PAY_H-1:0];
+            pay_hi_mem[s3_idx] <= pay_wr[PAY_W-1:PAY_H];
+            pay_lo_mem[s3_idx] <= pay_wr[PAY_H-1:0];
         end
     end
     assign disp_pay_d = {pay_hi_mem[sel_idx_a_q], pay_lo_mem[sel_idx_b_q]};
