@@ -131,6 +131,7 @@ module ats_nand_chan #(
     logic [TAG_W-1:0]    btag_q, btag_d;
     logic [COL_W-1:0]    bcol_q, bcol_d;
     logic [LEN_W-1:0]    blen_q, blen_d;     // bytes left to emit in a data phase
+    logic                blen_z_q, blen_1_q; // blen_q == 0 / == 1, one cycle behind blen_q (see below)
     logic                ce_on_q, ce_on_d;
     logic [39:0]         abytes_q, abytes_d; // address cycles still to send, next one in [7:0]
     logic [2:0]          naddr_q, naddr_d;   // how many
@@ -335,10 +336,16 @@ module ats_nand_chan #(
         uop_last_d = uop_last_q; uop_z_d = uop_z_q;
         cpl_v_d = cpl_v_q && !m_cpl_ready; cpl_tag_d = cpl_tag_q; cpl_st_d = cpl_st_q;
 
-        if (cmd_take_bad) begin
-            cpl_v_d = 1'b1;
-            cpl_tag_d = pend_tag_q;
-            cpl_st_d = ST_BAD;
+        if (cmd_take_bad) cpl_v_d = 1'b1;
+        // The completion payload is loaded in every cycle the register is free, from registers
+        // only (its enable is !cpl_v_q): every completion source needs the register free, a bad
+        // request completes only while the bus is free (pend_tag_q, BAD_REQ), a transaction's
+        // completion only while it holds the bus (btag_q, the status from fail_q).
+        if (!cpl_v_q) begin
+            cpl_tag_d = bus_free ? pend_tag_q : btag_q;
+            cpl_st_d = bus_free ? ST_BAD :
+                       (txn_q == T_STATUS && fail_q && bop_q == OP_PROG)  ? ST_PFAIL :
+                       (txn_q == T_STATUS && fail_q && bop_q == OP_ERASE) ? ST_EFAIL : ST_OK;
         end
 
         unique case (txn_q)
@@ -403,7 +410,7 @@ module ats_nand_chan #(
                     end else if (step_q == 4'd11) begin
                         uop_kind_d = U_DIN;
                         blen_d = blen_q - 1'b1;
-                        if (blen_q == LEN_W'(1)) step_d = 4'd13;
+                        if (blen_1_q) step_d = 4'd13;
                     end else if (step_q == 4'd12) begin
                         uop_kind_d = U_WAIT; uop_byte_d = 8'(T_WHR); uop_z_d = (T_WHR == 0);
                         txn_d = T_DOUT;
@@ -438,15 +445,15 @@ module ats_nand_chan #(
             T_DOUT: begin
                 // data-out cycles of READ ID and of a fetched READ / READ_PARAM; the completion
                 // follows the last data byte out of the channel
-                if (blen_q == '0) begin
+                if (blen_z_q) begin
                     if (eng_idle && !cpl_v_q && !rd_v_q) begin
-                        cpl_v_d = 1'b1; cpl_tag_d = btag_q; cpl_st_d = ST_OK;
+                        cpl_v_d = 1'b1;
                         txn_d = T_RHWAIT;
                         uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
                         uop_z_d = (T_RHW == 0);
                     end
                 end else if (emit) begin
-                    uop_v_d = 1'b1; uop_kind_d = U_DOUT; uop_last_d = (blen_q == LEN_W'(1));
+                    uop_v_d = 1'b1; uop_kind_d = U_DOUT; uop_last_d = blen_1_q;
                     blen_d = blen_q - 1'b1;
                 end
             end
@@ -454,9 +461,7 @@ module ats_nand_chan #(
                 // a ready PROGRAM/ERASE/RESET: READ STATUS 70h, tWHR, one status byte
                 if (step_q == 4'd3) begin
                     if (eng_idle && !cpl_v_q) begin
-                        cpl_v_d = 1'b1; cpl_tag_d = btag_q;
-                        cpl_st_d = (fail_q && bop_q == OP_PROG)  ? ST_PFAIL :
-                                   (fail_q && bop_q == OP_ERASE) ? ST_EFAIL : ST_OK;
+                        cpl_v_d = 1'b1;
                         txn_d = T_RHWAIT;
                         uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
                         uop_z_d = (T_RHW == 0);
@@ -495,13 +500,32 @@ module ats_nand_chan #(
     assign eng_free = !eng_busy_q || (eng_high_q && cnt_z_q);
     always_comb begin
         unique case (uop_kind_q)
-            U_DIN:   eng_start_ok = s_wdata_valid;
+            U_DIN:   eng_start_ok = din_v_q;
             U_DOUT:  eng_start_ok = !rd_v_q || m_rdata_ready;   // no bubble when drained
             default: eng_start_ok = 1'b1;
         endcase
     end
     assign eng_take = uop_v_q && eng_free && eng_start_ok;
-    assign s_wdata_ready = eng_take && uop_kind_q == U_DIN;
+
+    // Program data input stage: one byte register in front of the engine, filled whenever empty
+    // (s_wdata_ready is a register, and the engine's start decision and the DQ register's enable
+    // see only this block's registers, not the caller's stream state). A byte cycle lasts at least
+    // T_WP + T_WH >= 2 clocks and the register refills in the cycle after it is emptied, so a data
+    // phase runs without a bubble when the caller keeps up. Prefetching the next byte before its
+    // PROGRAM reaches the data phase is harmless: the stream carries only PROGRAM data, in order.
+    logic       din_v_q, din_last_q;
+    logic [7:0] din_q;
+    assign s_wdata_ready = !din_v_q;
+    always_ff @(posedge clk) begin
+        if (!din_v_q) begin
+            din_v_q <= s_wdata_valid;
+            din_q <= s_wdata_data;
+            din_last_q <= s_wdata_last;
+        end else if (eng_take && uop_kind_q == U_DIN) begin
+            din_v_q <= 1'b0;
+        end
+        if (rst) din_v_q <= 1'b0;
+    end
 
     always_ff @(posedge clk) begin
         if (rd_v_q && m_rdata_ready) rd_v_q <= 1'b0;
@@ -518,7 +542,7 @@ module ats_nand_chan #(
                     cnt_q <= CNT_W'(T_WP - 1); cnt_z_q <= (T_WP == 1);
                 end
                 U_DIN: begin
-                    dq_q <= s_wdata_data; we_n_q <= 1'b0; eng_high_q <= 1'b0;
+                    dq_q <= din_q; we_n_q <= 1'b0; eng_high_q <= 1'b0;
                     cnt_q <= CNT_W'(T_WP - 1); cnt_z_q <= (T_WP == 1);
                 end
                 U_DOUT, U_STAT: begin
@@ -566,15 +590,15 @@ module ats_nand_chan #(
     logic [LEN_W-1:0] din_left_q;   // simulation only: bytes of the PROGRAM still to take
     always_ff @(posedge clk) begin
         if (txn_q == T_START_PROG && step_q == 4'd10 && emit) din_left_q <= blen_q;
-        if (s_wdata_ready) begin
+        if (eng_take && uop_kind_q == U_DIN) begin
             din_left_q <= din_left_q - 1'b1;
-            if (!rst && (s_wdata_last != (din_left_q == LEN_W'(1))))
+            if (!rst && (din_last_q != (din_left_q == LEN_W'(1))))
                 $error("ats_nand_chan: s_wdata_last disagrees with the PROGRAM length (tag %0d)", btag_q);
         end
     end
 `else
     logic unused_last;
-    assign unused_last = s_wdata_last;   // checked in simulation only
+    assign unused_last = din_last_q;   // checked in simulation only
 `endif
 
     // ------------------------------------------------------------------------------------------
@@ -613,6 +637,13 @@ module ats_nand_chan #(
     always_ff @(posedge clk) begin
         txn_q <= txn_d; step_q <= step_d; bway_q <= bway_d; bop_q <= bop_d; btag_q <= btag_d;
         bcol_q <= bcol_d; blen_q <= blen_d; ce_on_q <= ce_on_d;
+        // blen flags from the registered count (not from blen_d: the load mux and the decrement
+        // stay off the compare). Exact whenever the sequencer looks at them: blen_q is loaded in
+        // T_NONE, and the first look is at least two cycles after the last load (T_NONE emits a
+        // T_CS wait first); a decrement happens only on an emit, and the next emit is at least two
+        // cycles later (the micro-op register must be taken in between).
+        blen_z_q <= (blen_q == '0);
+        blen_1_q <= (blen_q == LEN_W'(1));
         ready_any_q <= ready_any_d; ready_way_q <= ready_way_d;
         abytes_q <= abytes_d; naddr_q <= naddr_d;
         uop_v_q <= uop_v_d; uop_kind_q <= uop_kind_d; uop_byte_q <= uop_byte_d;

@@ -334,7 +334,7 @@ module ats_nand_page #(
     // Write path: s_wdata words -> (CRC, encoder) -> chan bytes; sector parity into a small buffer
     // =================================================================================================
     // bytes for the chan go through a 2-entry FIFO: the write path sees only registered state of
-    // it (the chan's s_wdata_ready depends on its s_wdata_valid: no path through both blocks)
+    // it, and the chan sees only this FIFO's registers (its own s_wdata_ready is a register)
     logic       wb_valid, wb_ready, wb_last;
     logic [7:0] wb_data;
     // (two registers with write / read pointers: a write enable never depends on the chan's ready)
@@ -435,6 +435,29 @@ module ats_nand_page #(
     end
 
     logic wd_take;   // a word is taken from s_wdata
+    // Input words pass a 2-entry FIFO (pointers, registered ready = not full): s_wdata_valid /
+    // _data / _last reach only the FIFO's registers, the input FSM sees registered words (Fmax:
+    // out of context the input port logic was placed far from the FSM, 8.6 ns). It may hold the
+    // next PROGRAM's first words before that request is accepted: harmless, s_wdata carries only
+    // PROGRAM data in request order.
+    logic [32:0] iw_q [2];
+    logic [1:0]  iw_n_q;
+    logic        iw_wp_q, iw_rp_q, iw_ready, iw_valid, iw_last;
+    logic [31:0] iw_data;
+    assign iw_ready = (iw_n_q != 2'd2);
+    assign iw_valid = (iw_n_q != 2'd0);
+    assign {iw_last, iw_data} = iw_q[iw_rp_q];
+    always_ff @(posedge clk) begin
+        if (s_wdata_valid && iw_ready) begin
+            iw_q[iw_wp_q] <= {s_wdata_last, s_wdata_data};
+            iw_wp_q <= !iw_wp_q;
+        end
+        if (wd_take) iw_rp_q <= !iw_rp_q;
+        iw_n_q <= iw_n_q + {1'b0, s_wdata_valid && iw_ready} - {1'b0, wd_take};
+        if (rst) begin
+            iw_n_q <= '0; iw_wp_q <= 1'b0; iw_rp_q <= 1'b0;
+        end
+    end
     always_comb begin
         wi_st_d = wi_st_q; wo_st_d = wo_st_q; wr_way_d = wr_way_q; wr_poison_d = wr_poison_q;
         wcnt_d = wcnt_q; wbyte_d = wbyte_q; wpos_d = wpos_q; opos_d = opos_q; osec_d = osec_q;
@@ -455,10 +478,10 @@ module ats_nand_page #(
             WI_IDLE: ;
             WI_DATA: begin
                 // data words, unpacked, into the encoder; CRC over every data byte
-                if (!up_v_q && s_wdata_valid) begin
+                if (!up_v_q && iw_valid) begin
                     wd_take = 1'b1;
-                    up_v_d = 1'b1; up_w_d = s_wdata_data; up_i_d = 2'd0;
-                    if (s_wdata_last) wr_poison_d = 1'b1;     // `last` inside the data
+                    up_v_d = 1'b1; up_w_d = iw_data; up_i_d = 2'd0;
+                    if (iw_last) wr_poison_d = 1'b1;     // `last` inside the data
                 end
                 ei_valid = up_v_q;
                 ei_data = up_byte;
@@ -477,12 +500,12 @@ module ats_nand_page #(
             end
             WI_META: begin
                 // five metadata words into the spare-order register
-                if (s_wdata_valid) begin
+                if (iw_valid) begin
                     wd_take = 1'b1;
                     // words shift in as they come (one enable, no word decode); they are put in
                     // spare order during the metadata codeword's zero phase (below)
-                    if (s_wdata_last != wmo_q[META_WORDS-1]) wr_poison_d = 1'b1;
-                    wmw_d = {s_wdata_data, wmw_q[32*META_WORDS-1:32]};
+                    if (iw_last != wmo_q[META_WORDS-1]) wr_poison_d = 1'b1;
+                    wmw_d = {iw_data, wmw_q[32*META_WORDS-1:32]};
                     wmo_d = wmo_q << 1;
                     if (wmo_q[META_WORDS-1]) begin
                         wi_st_d = WI_MCW;
@@ -524,9 +547,9 @@ module ats_nand_page #(
             end
             WI_RAW: begin
                 // PROGRAM_RAW: words straight to the chan, no ECC
-                if (!up_v_q && s_wdata_valid && !wc_z_q) begin
+                if (!up_v_q && iw_valid && !wc_z_q) begin
                     wd_take = 1'b1;
-                    up_v_d = 1'b1; up_w_d = s_wdata_data; up_i_d = 2'd0;
+                    up_v_d = 1'b1; up_w_d = iw_data; up_i_d = 2'd0;
                     wcnt_d = wcnt_q - 1'b1;
                     wc_z_d = wc_1_q; wc_1_d = (wcnt_q == WCNT_W'(2));
                 end
@@ -544,7 +567,7 @@ module ats_nand_page #(
             end
             WI_DRAIN: begin
                 // the data of a rejected PROGRAM is consumed and dropped
-                if (s_wdata_valid) begin
+                if (iw_valid) begin
                     wd_take = 1'b1;
                     wcnt_d = wcnt_q - 1'b1;
                     wc_z_d = wc_1_q; wc_1_d = (wcnt_q == WCNT_W'(2));
@@ -630,7 +653,7 @@ module ats_nand_page #(
             wc_1_d = ws_drain_prog_q ? (PAGE_WORDS + META_WORDS == 1) : (RAW_WORDS == 1);
         end
     end
-    assign s_wdata_ready = wd_take;
+    assign s_wdata_ready = iw_ready;
 
     always_ff @(posedge clk) begin
         wr_way_q <= wr_way_d; wr_poison_q <= wr_poison_d; wcnt_q <= wcnt_d; wbyte_q <= wbyte_d;
@@ -1110,7 +1133,9 @@ module ats_nand_page #(
         end
         if (dj_start) begin
             do_st_d = DO_RUN; do_sec_d = '0; do_pos_d = '0; st_n_d = '0; corr_d = '0; unc_d = 1'b0;
-            rcrc_d = 32'hFFFF_FFFF; pk_n_d = '0; rc_v_d = 1'b0; rm_v_d = 1'b0;
+            rcrc_d = 32'hFFFF_FFFF; pk_n_d = '0;
+            // (rc_v_d / rm_v_d need no clear here: they are set only while a job runs, dj_v_q,
+            // and a job starts only when none runs; Fmax: dj_start stays off their reset)
         end
 
         // ---- completion register: decode job first, then the chan stage, then a BAD_REQ ------------
