@@ -330,7 +330,7 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
         "out_dir": rel(out),
     }
     if mode == "pnr":
-        pnr_freq = pnr_freq or freq          # nextpnr --freq (over-constraint when above freq)
+        pnr_freq = max(pnr_freq or freq, freq)   # nextpnr --freq: an over-constraint, never below the target
         rep["pnr_freq_mhz"] = pnr_freq
         if verbose:
             print(f"[synth] {name}: yosys done in {ys_s:.1f}s; nextpnr-ecp5 "

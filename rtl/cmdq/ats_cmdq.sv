@@ -417,7 +417,7 @@ module ats_cmdq #(
     logic [7:0]       dbuf_tag_q, dbuf_status_q;
     logic [31:0]      dbuf_result_q;
     // done stage: a done accepted at edge d is matched against the table at d (hit_q, declared
-    // with the table), frees its entry at d+1 (hit_q drives the column clears directly), and
+    // with the table), frees its entry at d+1 (its copy hit_col_q drives the dep_q column clears), and
     // waits in dst_* until the done buffer takes it (or drops it: no match)
     logic             free_any_q;                // a free at the last edge, for the counters
     logic             dst_v_q, dst_new_q, dst_hit_q, dst_any, dst_go;

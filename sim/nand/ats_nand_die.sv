@@ -571,7 +571,9 @@ module ats_nand_die #(
                     if (!re_n) begin
                         if (too_soon(t_re_rise, T_REH_PS)) viol("tREH");
                         if (too_soon(t_confirm, T_WB_PS)) viol("tWB");
-                        if (!we_n && t_both_low != $realtime) viol("RE# falling while WE# low");
+                        if (!we_n && t_both_low != $realtime)
+                            viol((t_we_fall == $realtime) ? "WE# and RE# falling together"
+                                                          : "RE# falling while WE# low");
                         t_re_fall = $realtime;
                         on_read_cycle();
                         last_was_write = 1'b0;
