@@ -47,6 +47,14 @@ def to_ref(x: dict, k: float) -> dict:
     return y
 
 
+def vs_flush(x: dict, f: dict | None) -> tuple[float, float]:
+    """(sync-writer IOPS gain, reduction of NAND bytes per host byte) of run x against the FLUSH run
+    f of the same period / buffer (NaN without one)."""
+    gain = x["sync_iops"] / f["sync_iops"] if f else float("nan")
+    red = 1 - x["nand_per_host"] / f["nand_per_host"] if f and f["nand_per_host"] else float("nan")
+    return gain, red
+
+
 def cached(bd: Path, name: str, cfg: dict) -> dict | None:
     """--reuse: the result of an earlier run of the same name with the same configuration on the same
     build (result newer than the simulator executable); None otherwise. Changes of the Python harness
@@ -197,8 +205,7 @@ def main() -> int:
         for m in modes:
             x = r[(m, p)]
             f = r.get(("flush", p))
-            gain = x["sync_iops"] / f["sync_iops"] if f else float("nan")
-            red = 1 - x["nand_per_host"] / f["nand_per_host"] if f and f["nand_per_host"] else float("nan")
+            gain, red = vs_flush(x, f)
             print(f"{p:5d}Ki {m:8s} {x['n_sync_writes']:5d} {x['sync_iops']:9.0f} {gain:6.2f} "
                   f"{x['sync_p99_us']:8.0f} {x['sync_p999_us']:8.0f} {x['fsync_mean_us']:8.0f} "
                   f"{x['bulk_mib_s']:10.1f} {x['nand_bytes'] / 2**20:8.2f} {x['nand_per_host']:9.3f} "
@@ -219,8 +226,7 @@ def main() -> int:
             for m in smodes:
                 x = rs[(sl, m)]
                 f = rs.get((sl, "flush"))
-                gain = x["sync_iops"] / f["sync_iops"] if f else float("nan")
-                red = 1 - x["nand_per_host"] / f["nand_per_host"] if f and f["nand_per_host"] else float("nan")
+                gain, red = vs_flush(x, f)
                 print(f"{sl:5d} {sl * REF_PAGE // 1024:5d} {m:8s} {x['n_sync_writes']:5d} {x['n_syncs']:5d} "
                       f"{x['sync_iops']:9.0f} {gain:6.2f} {x['sync_p99_us']:8.0f} {x['fsync_mean_us']:8.0f} "
                       f"{x['bulk_mib_s']:10.1f} {x['nand_per_host']:9.3f} {100 * red:7.1f}% {x.get('cpu_s', 0):5.0f}")

@@ -372,7 +372,18 @@ async def run_errors(dut):
         if c["op"] == M.WRITE and c["attr"] == 0 and c["flags"] == 0 and c["txid"] == 0:
             await tb.send(dict(good, tag=tag - 1, op=M.READ))   # duplicate of a tag just sent
     # duplicates 2, 3 and 4 commands after the original, back to back: the original is then in
-    # stage 3, just inserted, in the table (rule 9's three terms)
+    # stage 3, just inserted, in the table (rule 9's three terms). Structural coverage: both
+    # registered parts of the duplicate check (stages 2/3 and the per-group table match) must fire,
+    # so a stall that moves every duplicate into the table cannot pass unnoticed.
+    dup_hits = Counter()
+
+    async def watch_dup():
+        while True:
+            await RisingEdge(dut.clk)
+            dup_hits["stage"] += int(dut.s2_dupx_q.value)
+            dup_hits["table"] += int(dut.s2_dupg_q.value) != 0
+
+    watcher = cocotb.start_soon(watch_dup())
     for dist in (2, 3, 4):
         orig = tag
         tag += 1
@@ -383,6 +394,9 @@ async def run_errors(dut):
         await tb.send(dict(good, op=M.READ, tag=orig))
     await tb.wait_sent()
     await tb.drain()
+    watcher.cancel()
+    dut._log.info(f"duplicate-check parts fired: {dict(dup_hits)}")
+    assert dup_hits["stage"] >= 1 and dup_hits["table"] >= 1, f"duplicate terms not both hit: {dict(dup_hits)}"
     cov = tb.check({f"reject_{r}": 1 for r in range(1, 10)})
     assert cov["reject_9"] >= 1
 
