@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes synth clean distclean
 
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-nand  B7: NAND bandwidth vs channels x ways (NAND_PRESET=femu) -> build/bench/nand.json, nand.png"
 	@echo "make bench-order B2: 4 KiB random writes orderless/barrier/wait-on-transfer/transfer-and-flush -> build/bench/order.json"
 	@echo "make bench-rflush B3: 1 syncing + 12 bulk writers, FLUSH/RFLUSH/NOFLUSH fsync sweep -> build/bench/rflush.json"
+	@echo "make bench-rflush-regimes B3 across flash speed and buffer size (hours of CPU) -> build/bench/rflush_regimes.json"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
@@ -88,6 +89,18 @@ bench-order: $(SETUP_STAMP)
 
 bench-rflush: $(SETUP_STAMP)
 	$(PY) bench/rflush/bench_rflush.py --jobs $(JOBS)
+
+# B3 on devices whose flash programs slower or faster than the write buffer fills (slots:channels,
+# 4 ways each); bench/rflush/README.md "Both figures in one configuration". --reuse skips runs whose
+# result is already there.
+RFLUSH_REGIMES ?= 512:6 512:5 512:4 1024:6 1024:5
+bench-rflush-regimes: $(SETUP_STAMP)
+	set -e; for r in $(RFLUSH_REGIMES); do s=$${r%%:*}; c=$${r##*:}; \
+	  $(PY) bench/rflush/bench_rflush.py --slots $$s --chan $$c --ways 4 --periods-kib 4,16 \
+	    --modes flush,rflush --min-syncs 6 --max-window-ms 40 --jobs $(JOBS) --reuse \
+	    --json build/bench/rflush_s$${s}_c$$c.json --plot build/bench/rflush_s$${s}_c$$c.png; done
+	$(PY) bench/rflush/regimes.py $(foreach r,$(RFLUSH_REGIMES),build/bench/rflush_s$(firstword $(subst :, ,$(r)))_c$(lastword $(subst :, ,$(r))).json) \
+	  --plot build/bench/rflush_regimes.png --out build/bench/rflush_regimes.json
 
 synth: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --seeds $(SEEDS)

@@ -29,8 +29,8 @@ import run_bench  # noqa: E402
 MODES = ["flush", "rflush", "noflush"]
 REF_PAGE = 4096          # the modelled device's page; a smaller simulation page compresses time
 TIME_KEYS = ["window_us", "sync_p99_us", "sync_p999_us", "sync_mean_us", "write_p99_us", "fsync_mean_us",
-             "fsync_p99_us"]
-RATE_KEYS = ["sync_iops", "bulk_iops"]
+             "fsync_p99_us", "tail_window_us"]
+RATE_KEYS = ["sync_iops", "bulk_iops", "tail_sync_iops"]
 BYTE_KEYS = ["nand_bytes", "host_bytes"]
 
 
@@ -39,11 +39,17 @@ def to_ref(x: dict, k: float) -> dict:
     the modelled 4 KiB device: times x k, rates / k, bytes x k (ratios and MiB/s unchanged)."""
     y = dict(x)
     for key in TIME_KEYS:
-        y[key] = x[key] * k
+        if key in x:
+            y[key] = x[key] * k
     for key in RATE_KEYS:
-        y[key] = x[key] / k
+        if key in x:
+            y[key] = x[key] / k
     for key in BYTE_KEYS:
         y[key] = x[key] * k
+    if "fsync_us" in x:
+        y["fsync_us"] = [t * k for t in x["fsync_us"]]
+    if "sync_marks" in x:       # (us, syncing-writer writes, host pages, coalesced, NAND bytes)
+        y["sync_marks"] = [[m[0] * k, m[1], m[2], m[3], m[4] * k] for m in x["sync_marks"]]
     return y
 
 
@@ -52,6 +58,19 @@ def vs_flush(x: dict, f: dict | None) -> tuple[float, float]:
     f of the same period / buffer (NaN without one)."""
     gain = x["sync_iops"] / f["sync_iops"] if f else float("nan")
     red = 1 - x["nand_per_host"] / f["nand_per_host"] if f and f["nand_per_host"] else float("nan")
+    return gain, red
+
+
+def vs_flush_steady(x: dict, f: dict | None) -> tuple[float, float]:
+    """The same over the second half of each window (the warm buffer's first drains left out): gain of
+    the tail sync IOPS, reduction of the eventual NAND bytes per host byte (1 - coalesced / host
+    pages, which does not depend on what the buffer holds at the window's ends). NaN without them."""
+    nan = float("nan")
+    if not f or "tail_sync_iops" not in x or "tail_sync_iops" not in f:
+        return nan, nan
+    gain = x["tail_sync_iops"] / f["tail_sync_iops"] if f["tail_sync_iops"] else nan
+    red = (1 - x["tail_eventual_nand_per_host"] / f["tail_eventual_nand_per_host"]
+           if f["tail_eventual_nand_per_host"] else nan)
     return gain, red
 
 
@@ -157,8 +176,15 @@ def main() -> int:
     def build_for(slots: int):
         return run_bench.build(f"ssd_b3_s{slots}_p{a.page_bytes}_t{a.thresh_pct}", {**device, "NUM_SLOTS": slots})
 
+    # run names: one directory per run under the build's runs/; devices other than the default 8 x 4
+    # get their own names so that runs of several devices on one build can be kept and --reuse'd
+    dsfx = "" if (a.chan, a.ways) == (8, 4) else f"_c{a.chan}w{a.ways}"
+
+    def rname(m: str, p: int) -> str:
+        return f"rflush_{m}_{p}k{dsfx}"
+
     # (build dir, run name, config); the sweep reuses a main run when the configuration is the same
-    jobs = [(build_for(a.slots), f"rflush_{m}_{p}k", cfg_for(m, p, a.slots, a.min_syncs, a.max_window_ms))
+    jobs = [(build_for(a.slots), rname(m, p), cfg_for(m, p, a.slots, a.min_syncs, a.max_window_ms))
             for p in periods for m in modes]
     slots_of = {n: a.slots for _, n, _ in jobs}
     sweep = [int(x) for x in a.sweep_slots.split(",") if x.strip()]
@@ -171,7 +197,7 @@ def main() -> int:
                    else cfg_for(m, sp, sl, a.sweep_min_syncs, a.sweep_max_window_ms))
             same = next((n for b, n, c in jobs if sl == a.slots and c == cfg), None)
             if same is None:
-                same = f"sweep_s{sl}_{m}_{sp}k"
+                same = f"sweep_s{sl}_{m}_{sp}k{dsfx}"
                 jobs.append((build_for(sl), same, cfg))
                 slots_of[same] = sl
             sweep_name[(sl, m)] = same
@@ -181,11 +207,11 @@ def main() -> int:
     r = {}
     for p in periods:
         for m in modes:
-            r[(m, p)] = to_ref(res[f"rflush_{m}_{p}k"], k)
+            r[(m, p)] = to_ref(res[rname(m, p)], k)
             r[(m, p)]["period_kib"] = p
     rs = {key: to_ref(res[name], k) for key, name in sweep_name.items()}
 
-    dev = res[f"rflush_{modes[0]}_{periods[0]}k"]["device"]
+    dev = res[rname(modes[0], periods[0])]["device"]
     print()
     print(f"B3: 1 syncing + 12 bulk writers (4 files), 4 KiB random direct writes; ats_cmdq (DEPTH "
           f"{dev['depth']}) -> ats_wbuf ({dev['num_slots']} slots = {dev['num_slots'] * REF_PAGE // 1024} KiB "
@@ -211,6 +237,22 @@ def main() -> int:
                   f"{x['bulk_mib_s']:10.1f} {x['nand_bytes'] / 2**20:8.2f} {x['nand_per_host']:9.3f} "
                   f"{100 * red:7.1f}% {x['coalesced']:9d} {x.get('cpu_s', 0):5.0f}")
     print("xFLUSH: syncing-writer IOPS / FLUSH's; vs FLUSH: NAND bytes per host byte, reduction vs FLUSH.")
+    if all("tail_sync_iops" in r[(m, p)] for p in periods for m in modes):
+        print()
+        print("steady state: second half of each window (from its middle sync to its last); eventual NAND/host "
+              "= 1 - coalesced / host pages")
+        h3 = (f"{'period':>7s} {'mode':8s} {'syncs':>5s} {'sync IOPS':>9s} {'xFLUSH':>6s} {'fsync us':>8s} "
+              f"{'NAND/host':>9s} {'eventual':>8s} {'vs FLUSH':>8s}")
+        print(h3)
+        print("-" * len(h3))
+        for p in periods:
+            for m in modes:
+                x = r[(m, p)]
+                gain, red = vs_flush_steady(x, r.get(("flush", p)))
+                tf = x["fsync_us"][len(x["fsync_us"]) // 2 + 1:] or [0.0]
+                print(f"{p:5d}Ki {m:8s} {x['tail_syncs']:5d} {x['tail_sync_iops']:9.0f} {gain:6.2f} "
+                      f"{sum(tf) / len(tf):8.0f} {x['tail_nand_per_host']:9.3f} "
+                      f"{x['tail_eventual_nand_per_host']:8.3f} {100 * red:7.1f}%")
     print("paper (RFLUSH, FAST'18): syncing IOPS up to 6.5x, 24-43 % less NAND traffic, RFLUSH can lose "
           "to FLUSH at very frequent syncs")
     if sweep:
@@ -243,7 +285,13 @@ def main() -> int:
            "nand_per_host": series("nand_per_host"), "coalesced": series("coalesced"),
            "n_sync_writes": series("n_sync_writes"), "n_syncs": series("n_syncs"),
            "window_us": series("window_us"), "cpu_s": series("cpu_s"),
-           "device": dev, "layout": res[f"rflush_{modes[0]}_{periods[0]}k"]["layout"],
+           "eventual_nand_per_host": {m: [r[(m, p)].get("eventual_nand_per_host") for p in periods] for m in modes},
+           "tail_sync_iops": {m: [r[(m, p)].get("tail_sync_iops") for p in periods] for m in modes},
+           "tail_eventual_nand_per_host": {m: [r[(m, p)].get("tail_eventual_nand_per_host") for p in periods]
+                                           for m in modes},
+           "tail_nand_per_host": {m: [r[(m, p)].get("tail_nand_per_host") for p in periods] for m in modes},
+           "fsync_us": {m: [r[(m, p)].get("fsync_us") for p in periods] for m in modes},
+           "device": dev, "layout": res[rname(modes[0], periods[0])]["layout"],
            "host": {"t_submit_us": a.t_submit_us, "t_complete_us": a.t_complete_us},
            "verify": {name: v["verify"] for name, v in res.items()},
            "sim_cycles": {name: v.get("sim_cycles") for name, v in res.items()},

@@ -67,6 +67,19 @@ def test_rflush_modes(build_dir, mode):
         assert r["durability_checked"] > 0
     assert r["sync_p999_us"] >= r["sync_p99_us"] >= 0
     assert r["nand_bytes"] == r["nand_bytes"] // 4096 * 4096
+    # per-sync marks (us, syncing-writer writes, host pages, coalesced, NAND bytes): one per sync, in
+    # order, ending at the window's totals; the second-half figures recomputed from them
+    mk = r["sync_marks"]
+    assert len(mk) == len(r["fsync_us"]) == r["n_syncs"]
+    assert [m[1] for m in mk] == [1, 2, 3, 4]
+    assert all(a[k] <= b[k] for a, b in zip(mk, mk[1:]) for k in (0, 2, 3, 4))
+    assert mk[-1][2] == r["host_pages"] and mk[-1][3] == r["coalesced"] and mk[-1][4] == r["nand_bytes"]
+    assert abs(sum(r["fsync_us"]) / 4 - r["fsync_mean_us"]) < 1e-6
+    assert abs(r["eventual_nand_per_host"] - (1 - r["coalesced"] / r["host_pages"])) < 1e-12
+    m0, m1 = mk[2], mk[3]
+    assert r["tail_syncs"] == 1 and abs(r["tail_window_us"] - (m1[0] - m0[0])) < 1e-6
+    assert abs(r["tail_sync_iops"] - 1 / ((m1[0] - m0[0]) * 1e-6)) < 1e-6 * r["tail_sync_iops"]
+    assert abs(r["tail_eventual_nand_per_host"] - (1 - (m1[3] - m0[3]) / (m1[2] - m0[2]))) < 1e-12
 
 
 @pytest.mark.parametrize("workload", ["rflush", "order"])
@@ -115,3 +128,54 @@ def test_percentile_and_time_average():
     for c in range(5, t + 7):
         per_cycle.append([qq for tt, qq in trace if tt <= c][-1])
     assert abs(h.mean_outstanding(5, t + 7) - sum(per_cycle) / len(per_cycle)) < 1e-9
+
+
+def test_rflush_regimes_table(tmp_path):
+    """bench/rflush/regimes.py: rate limits, gain, reduction and the "both" mark of a synthetic
+    bench_rflush.py JSON against figures worked out by hand."""
+    import json
+    import subprocess
+    sys.path.insert(0, str(HERE.parent / "rflush"))
+    import regimes
+    # time-compressed device as bench_rflush.py writes it: 1 KiB pages, times / 4
+    dev = {"depth": 32, "num_slots": 512, "num_lbas": 16384, "page_bytes": 1024, "clk_ns": 8.0,
+           "num_chan": 5, "ways": 4, "preset": "femu", "t_read_us": 10.0, "t_prog_us": 50.0,
+           "t_xfer_us": 1.28, "thresh_pct": 90, "media_window": 20}
+    prog, fill = regimes.rates(dev, 4.0)
+    assert abs(prog - 20 / 205.12e-6) < 1e-6 * prog          # 20 dies, (50 + 1.28) us x 4 per page
+    assert abs(fill - 1 / 8.192e-6) < 1e-6 * fill             # 256 words x 8 ns x 4 per page
+    d = {"fsync_period_kib": [4, 16], "device": dev,
+         "simulation": {"time_compression": 4.0, "max_window_ms": 40.0, "min_syncs": 6},
+         "sync_iops": {"flush": [100.0, 400.0], "rflush": [900.0, 1200.0], "noflush": [5000.0, 5000.0]},
+         "nand_per_host": {"flush": [0.8, 0.7], "rflush": [0.56, 0.63], "noflush": [0.5, 0.5]},
+         "fsync_mean_us": {m: [1000.0, 2000.0] for m in ("flush", "rflush", "noflush")},
+         "n_syncs": {m: [6, 6] for m in ("flush", "rflush", "noflush")},
+         "bulk_mib_s": {m: [400.0, 400.0] for m in ("flush", "rflush", "noflush")},
+         # no "eventual_nand_per_host" (JSONs before it): derived from coalesced / host pages
+         "coalesced": {"flush": [300, 600], "rflush": [400, 500]},
+         "host_bytes": {"flush": [1000 * 4096, 2000 * 4096], "rflush": [1000 * 4096, 1000 * 4096]},
+         "tail_sync_iops": {"flush": [50.0, 100.0], "rflush": [400.0, 550.0]},
+         "tail_eventual_nand_per_host": {"flush": [0.8, 0.8], "rflush": [0.6, 0.56]}}
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(d))
+    rows = regimes.rows(f)
+    assert [r["period_kib"] for r in rows] == [4, 16]
+    assert abs(rows[0]["gain"] - 9.0) < 1e-12 and abs(rows[1]["gain"] - 3.0) < 1e-12
+    assert abs(rows[0]["reduction"] - 0.30) < 1e-12 and abs(rows[1]["reduction"] - 0.10) < 1e-12
+    assert abs(rows[0]["eventual_reduction"] - (1 - 0.6 / 0.7)) < 1e-12
+    assert abs(rows[1]["eventual_reduction"] - (1 - 0.5 / 0.7)) < 1e-12
+    assert abs(rows[0]["tail_gain"] - 8.0) < 1e-12 and abs(rows[1]["tail_gain"] - 5.5) < 1e-12
+    assert abs(rows[0]["tail_reduction"] - 0.25) < 1e-12 and abs(rows[1]["tail_reduction"] - 0.30) < 1e-12
+    out = tmp_path / "t.json"
+    p = subprocess.run([sys.executable, str(HERE.parent / "rflush" / "regimes.py"), str(f), "--out", str(out)],
+                       capture_output=True, text=True, check=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("2048Ki")]
+    # "both" over the window, then over the tail (row 2: tail gain 5.5x < 6.5x)
+    assert len(lines) == 2 and [ln.split()[-1] for ln in lines] == ["yes", "-"]
+    assert [ln.split("|")[0].split()[-1] for ln in lines] == ["yes", "-"]
+    assert json.loads(out.read_text())["rows"][0]["slots"] == 512
+    # a JSON without FLUSH runs is refused, not reported with a made-up baseline
+    d2 = dict(d, sync_iops={"rflush": [1.0, 1.0]})
+    f.write_text(json.dumps(d2))
+    with pytest.raises(SystemExit):
+        regimes.rows(f)

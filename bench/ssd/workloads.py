@@ -166,6 +166,8 @@ async def rflush(b, cfg: dict) -> dict:
     op_lat: list[int] = []       # syncing writer: write latency, + the sync it triggers
     wr_lat: list[int] = []
     sync_lat: list[int] = []
+    # at every sync's completion: (cycle - t0, syncing-writer writes, host pages, coalesced, NAND bytes)
+    marks: list[tuple[int, int, int, int, int]] = []
     # run length: n_sync syncing-writer writes, or fewer when the window passes max_window_us
     # (simulated time; at least min_syncs syncs): FLUSH at short periods is slow to simulate
     max_cyc = int(float(cfg.get("max_window_us", 0)) * 1000 / b.clk_ns)
@@ -190,6 +192,9 @@ async def rflush(b, cfg: dict) -> dict:
                 must = {}
                 await host.host_delay(host.cfg.t_submit_us + host.cfg.t_complete_us)
             sync_lat.append(host.cycle - t)
+            ck = b.counters()
+            marks.append((host.cycle - t0, i + 1, ck["host_pages"] - c0["host_pages"],
+                          ck["coalesced"] - c0["coalesced"], b.media.stats.bytes_programmed - nand0))
             b.dut._log.info(f"{mode} period {period}: write {i + 1}/{n_sync}, sync {host.us(host.cycle - t):.0f} us, "
                             f"dirty {int(b.dut.dirty_pages.value)}, bulk writes {len(bulk_done)}")
             check_durable(b, must, mode)
@@ -207,7 +212,19 @@ async def rflush(b, cfg: dict) -> dict:
     secs = (t1 - t0) * b.clk_ns * 1e-9
     host_pages = c1["host_pages"] - c0["host_pages"]
     nand = nand1 - nand0
-    return {"workload": "rflush", "mode": mode, "period_pages": period,
+    # second half of the window (from the middle sync to the last one): the warm buffer's drain by the
+    # first FLUSHes is behind it. Eventual NAND per host byte = 1 - coalesced / host pages: every
+    # host page is programmed once unless a later write coalesces it, whatever the buffer holds at
+    # the window's ends (the window's NAND bytes also count pages that were dirty before it)
+    tail = {}
+    if len(marks) >= 3:
+        m0, m1 = marks[len(marks) // 2], marks[-1]
+        dh = m1[2] - m0[2]
+        tail = {"tail_syncs": len(marks) - 1 - len(marks) // 2, "tail_window_us": host.us(m1[0] - m0[0]),
+                "tail_sync_iops": (m1[1] - m0[1]) / ((m1[0] - m0[0]) * b.clk_ns * 1e-9),
+                "tail_nand_per_host": (m1[4] - m0[4]) / (dh * b.page_bytes) if dh else 0.0,
+                "tail_eventual_nand_per_host": 1 - (m1[3] - m0[3]) / dh if dh else 0.0}
+    return {**tail, "workload": "rflush", "mode": mode, "period_pages": period,
             "period_kib": period * b.page_bytes // 1024, "n_sync_writes": n_sync,
             "window_us": secs * 1e6, "sync_iops": n_sync / secs,
             "sync_p99_us": host.us(percentile(op_lat, 99)), "sync_p999_us": host.us(percentile(op_lat, 99.9)),
@@ -220,6 +237,9 @@ async def rflush(b, cfg: dict) -> dict:
             "nand_bytes": nand, "host_bytes": host_pages * b.page_bytes,
             "nand_per_host": nand / (host_pages * b.page_bytes) if host_pages else 0.0,
             "coalesced": c1["coalesced"] - c0["coalesced"], "host_pages": host_pages,
+            "eventual_nand_per_host": 1 - (c1["coalesced"] - c0["coalesced"]) / host_pages if host_pages else 0.0,
+            "fsync_us": [host.us(x) for x in sync_lat],
+            "sync_marks": [[host.us(m[0]), m[1], m[2], m[3], m[4]] for m in marks],
             "durability_checked": dur_checked[0],
             "layout": {"sync_file": [0, sync_pages], "bulk_files": [[x, bulk_pages] for x in bulk_base],
                        "bulk_writers": n_bulk, "warmup_pages": warm}}
