@@ -91,8 +91,8 @@ bench-rflush: $(SETUP_STAMP)
 	$(PY) bench/rflush/bench_rflush.py --jobs $(JOBS)
 
 # B3 on devices whose flash programs slower or faster than the write buffer fills (slots:channels,
-# 4 ways each); bench/rflush/README.md "Both figures in one configuration". --reuse skips runs whose
-# result is already there.
+# 4 ways each); bench/rflush/README.md "Both of the paper's figures in one configuration". --reuse
+# skips runs of this target whose result (same run name and configuration) is already there.
 RFLUSH_REGIMES ?= 512:6 512:5 512:4 1024:6 1024:5
 bench-rflush-regimes: $(SETUP_STAMP)
 	set -e; for r in $(RFLUSH_REGIMES); do s=$${r%%:*}; c=$${r##*:}; \

@@ -291,6 +291,7 @@ def main() -> int:
                                            for m in modes},
            "tail_nand_per_host": {m: [r[(m, p)].get("tail_nand_per_host") for p in periods] for m in modes},
            "fsync_us": {m: [r[(m, p)].get("fsync_us") for p in periods] for m in modes},
+           "sync_marks": {m: [r[(m, p)].get("sync_marks") for p in periods] for m in modes},
            "device": dev, "layout": res[rname(modes[0], periods[0])]["layout"],
            "host": {"t_submit_us": a.t_submit_us, "t_complete_us": a.t_complete_us},
            "verify": {name: v["verify"] for name, v in res.items()},

@@ -13,7 +13,7 @@ per host byte, with the two physical rates that decide them:
 and marks the rows where both of the paper's figures hold (gain >= --gain, reduction >= --reduction:
 RFLUSH, FAST'18: up to 6.5x and 24-43 %). Plot: gain against reduction, one point per device and period.
 
-    python bench/rflush/regimes.py build/bench/rflush_c*.json build/bench/rflush_s1024_c*.json \\
+    python bench/rflush/regimes.py build/bench/rflush_s512_c6.json build/bench/rflush_s1024_c6.json \\
         --plot build/bench/rflush_regimes.png
 """
 from __future__ import annotations
@@ -42,7 +42,8 @@ def eventual(d: dict, mode: str, i: int) -> float:
     v = d.get("eventual_nand_per_host", {}).get(mode, [None] * (i + 1))[i]
     if v is not None:
         return v
-    return 1 - d["coalesced"][mode][i] / (d["host_bytes"][mode][i] / REF_PAGE)
+    host_pages = d["host_bytes"][mode][i] / REF_PAGE
+    return 1 - d["coalesced"][mode][i] / host_pages if host_pages else float("nan")
 
 
 def rows(path: Path) -> list[dict]:
@@ -72,7 +73,7 @@ def rows(path: Path) -> list[dict]:
         x["eventual_reduction"] = 1 - r["eventual_nand_per_host"] / f["eventual_nand_per_host"]
         tf = d.get("tail_sync_iops", {}).get("flush", [None] * (i + 1))[i]
         tr = d.get("tail_sync_iops", {}).get("rflush", [None] * (i + 1))[i]
-        x["tail_gain"] = tr / tf if tf and tr else None
+        x["tail_gain"] = tr / tf if tf and tr is not None else None
         ef = d.get("tail_eventual_nand_per_host", {}).get("flush", [None] * (i + 1))[i]
         er = d.get("tail_eventual_nand_per_host", {}).get("rflush", [None] * (i + 1))[i]
         x["tail_reduction"] = 1 - er / ef if ef and er is not None else None
@@ -137,19 +138,28 @@ def plot(allr: list[dict], a, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 5))
+    fig, ax = plt.subplots(figsize=(8.5, 5.5))
     ax.axhline(a.gain, color="k", ls=":", lw=1, label=f"paper's gain ({a.gain:g}x)")
     ax.axvline(100 * a.reduction, color="k", ls="--", lw=1, label=f"paper's lowest reduction "
                f"({100 * a.reduction:g} %)")
     markers = {4: "o", 16: "s", 64: "^", 256: "D"}
+    palette = ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:orange"]
     for slots in sorted({x["slots"] for x in allr}):
         sub = [x for x in allr if x["slots"] == slots]
-        color = "tab:blue" if slots == min(x["slots"] for x in allr) else "tab:red"
+        color = palette[sorted({y["slots"] for y in allr}).index(slots) % len(palette)]
         for x in sub:
             ax.scatter(100 * x["reduction"], x["gain"], marker=markers.get(x["period_kib"], "x"), color=color)
+            if x["tail_gain"] is not None and x["tail_reduction"] is not None:
+                # steady state (second half of the window): hollow, joined to the whole-window point
+                ax.scatter(100 * x["tail_reduction"], x["tail_gain"], marker=markers.get(x["period_kib"], "x"),
+                           facecolors="none", edgecolors=color)
+                ax.plot([100 * x["reduction"], 100 * x["tail_reduction"]], [x["gain"], x["tail_gain"]],
+                        color=color, lw=0.6, ls="--")
             ax.annotate(f"{x['chan']}ch {x['period_kib']}K", (100 * x["reduction"], x["gain"]),
                         fontsize=7, xytext=(3, 3), textcoords="offset points")
         ax.scatter([], [], color=color, label=f"{slots} slots ({slots * REF_PAGE // 1024} KiB)")
+    if any(x["tail_gain"] is not None for x in allr):
+        ax.scatter([], [], marker="o", facecolors="none", edgecolors="grey", label="steady state (second half)")
     for p, m in markers.items():
         if any(x["period_kib"] == p for x in allr):
             ax.scatter([], [], marker=m, color="grey", label=f"fsync period {p} KiB")
@@ -160,7 +170,8 @@ def plot(allr: list[dict], a, path: Path) -> None:
                     color="tab:green", alpha=0.08, label="both of the paper's figures")
     ax.set_xlim(x0, max(x1, 100 * a.reduction + 5))
     ax.set_ylim(y0, max(y1, a.gain * 1.5))
-    ax.set_xlabel("NAND bytes per host byte, RFLUSH vs FLUSH (reduction, %)")
+    ax.set_xlabel("NAND bytes per host byte, RFLUSH vs FLUSH: reduction, %\n"
+                  "(filled: whole window; hollow: second half, eventual NAND bytes)", fontsize=9)
     ax.set_ylabel("syncing-writer IOPS, RFLUSH / FLUSH")
     ax.set_title("B3: RFLUSH gain vs NAND-byte reduction across flash speed and buffer size", fontsize=9)
     ax.grid(alpha=0.3)

@@ -179,3 +179,27 @@ def test_rflush_regimes_table(tmp_path):
     f.write_text(json.dumps(d2))
     with pytest.raises(SystemExit):
         regimes.rows(f)
+
+
+def test_rflush_to_ref_and_steady():
+    """bench_rflush.py: conversion of a time-compressed result (k = 4) to the 4 KiB device, new keys
+    included, and the steady-state gain / reduction against hand-worked figures."""
+    sys.path.insert(0, str(HERE.parent / "rflush"))
+    import bench_rflush as br
+    x = {"window_us": 100.0, "sync_p99_us": 1.0, "sync_p999_us": 2.0, "sync_mean_us": 3.0,
+         "write_p99_us": 4.0, "fsync_mean_us": 5.0, "fsync_p99_us": 6.0, "tail_window_us": 50.0,
+         "sync_iops": 400.0, "bulk_iops": 800.0, "tail_sync_iops": 200.0, "nand_bytes": 1024,
+         "host_bytes": 2048, "nand_per_host": 0.5, "tail_eventual_nand_per_host": 0.8,
+         "fsync_us": [1.0, 2.5], "sync_marks": [[10.0, 1, 5, 1, 1024], [20.0, 2, 9, 2, 3072]]}
+    y = br.to_ref(x, 4.0)
+    assert y["tail_window_us"] == 200.0 and y["window_us"] == 400.0 and y["fsync_p99_us"] == 24.0
+    assert y["tail_sync_iops"] == 50.0 and y["sync_iops"] == 100.0 and y["bulk_iops"] == 200.0
+    assert y["nand_bytes"] == 4096 and y["host_bytes"] == 8192 and y["nand_per_host"] == 0.5
+    assert y["fsync_us"] == [4.0, 10.0]
+    assert y["sync_marks"] == [[40.0, 1, 5, 1, 4096], [80.0, 2, 9, 2, 12288]]
+    assert x["fsync_us"] == [1.0, 2.5]                        # input left alone
+    f = dict(y, tail_sync_iops=25.0, tail_eventual_nand_per_host=0.9)
+    g, red = br.vs_flush_steady(dict(y, tail_eventual_nand_per_host=0.6), f)
+    assert abs(g - 2.0) < 1e-12 and abs(red - (1 - 0.6 / 0.9)) < 1e-12
+    g, red = br.vs_flush_steady({"sync_iops": 1.0}, f)        # a run recorded without marks
+    assert g != g and red != red

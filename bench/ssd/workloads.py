@@ -212,8 +212,9 @@ async def rflush(b, cfg: dict) -> dict:
     secs = (t1 - t0) * b.clk_ns * 1e-9
     host_pages = c1["host_pages"] - c0["host_pages"]
     nand = nand1 - nand0
-    # second half of the window (from the middle sync to the last one): the warm buffer's drain by the
-    # first FLUSHes is behind it. Eventual NAND per host byte = 1 - coalesced / host pages: every
+    # second half of the window, from mark n // 2 to the last of n marks: the last (n - 1) // 2 syncs
+    # (3 of 8, 3 of 7, 4 of 9; the FLUSH and RFLUSH tails span different times). The warm buffer's
+    # drain by the first FLUSHes is behind it. Eventual NAND per host byte = 1 - coalesced / host pages: every
     # host page is programmed once unless a later write coalesces it, whatever the buffer holds at
     # the window's ends (the window's NAND bytes also count pages that were dirty before it)
     tail = {}
