@@ -101,7 +101,16 @@ class Bench:
             if not r.data or r.data[0] != exp:
                 host.errors.append(f"READ lba {lba}: data {decode_page(r.data[0]) if r.data and r.data[0] else None}"
                                    f" != version {host.expected[lba]}")
-        res = {"durable_checked": len(host.expected), "durable_bad": bad, "reads_checked": len(sample)}
+        # conservation, after the final FLUSH: every page version the host wrote was either programmed
+        # (media model's count) or coalesced away (write buffer's counter) - the premise of the B3
+        # "eventual NAND bytes" metric, checked on the two sides independently
+        cnt = self.counters()
+        programs = self.media.stats.programs
+        if programs != cnt["host_pages"] - cnt["coalesced"]:
+            host.errors.append(f"conservation: media programmed {programs} pages, write buffer took "
+                               f"{cnt['host_pages']} and coalesced {cnt['coalesced']}")
+        res = {"durable_checked": len(host.expected), "durable_bad": bad, "reads_checked": len(sample),
+               "programs": programs, "host_pages": cnt["host_pages"], "coalesced": cnt["coalesced"]}
         if self.cfg.get("mode") == "barrier":
             res["order_checked"] = self.check_barrier_order()
         return res
