@@ -190,6 +190,9 @@ class TB:
         meta_w = got[-5:]
         st = c["status"]
         req["status"], req["corrected"], req["bad_mark"] = st, c["corrected"], c["bad_mark"]
+        # README_page: `corrected` is 0 unless the status is OK (a statistics counter summing it
+        # never counts the corrections of a failed page)
+        assert st == ST_OK or c["corrected"] == 0, f"{req}: status {st} with corrected {c['corrected']}"
         kind = content[0]
         if kind == "erased":
             assert st == ST_ERASED, f"{req}: erased page read with status {st}"
@@ -463,6 +466,28 @@ async def run_raw_format_and_ecc(dut):
                   ("raw", ST_UNCORR, d, m, None)))
     # valid codewords, wrong CRC
     cases.append((fmt.image(d, m, crc_xor=1 << rng.randrange(32)), ("raw", ST_UNCORR, d, m, None)))
+    # failed pages whose other codewords needed (and got) corrections: UNCORRECTABLE with
+    # corrected = 0 (the corrections of a failed page are not reported)
+    def correctable(img, skip):
+        return flip(img, [b for c in range(n_cw) if c != skip
+                          for b in rng.sample(fmt.codeword_bits(c), rng.randint(1, T))])
+    #  > T in one data codeword, 1..T in every other codeword
+    cw = rng.randrange(fmt.sect)
+    img = correctable(fmt.image(d, m), cw)
+    cases.append((flip(img, rng.sample(fmt.codeword_bits(cw), rng.randint(T + 1, 40))),
+                  ("raw", ST_UNCORR, d, m, 0)))
+    #  > T in the metadata codeword, 1..T in every data codeword
+    img = correctable(fmt.image(d, m), fmt.sect)
+    cases.append((flip(img, rng.sample(fmt.codeword_bits(fmt.sect), T + 3)), ("raw", ST_UNCORR, d, m, 0)))
+    #  every codeword correctable (1..T each) but the CRC is wrong
+    cases.append((correctable(fmt.image(d, m, crc_xor=1 << rng.randrange(32)), None),
+                  ("raw", ST_UNCORR, d, m, 0)))
+    #  torn: one data codeword erased (all 0xFF), the others valid with 1..T errors each
+    cw = rng.randrange(fmt.sect)
+    torn = bytearray(correctable(fmt.image(d, m), cw))
+    for b in sorted({p // 8 for p in fmt.codeword_bits(cw)}):
+        torn[b] = 0xFF
+    cases.append((bytes(torn), ("raw", ST_UNCORR, d, m, 0)))
     # all zeros (what a factory bad block holds)
     cases.append((bytes(tb.page_bytes + tb.spare_bytes), ("raw", ST_UNCORR, d, m, None)))
     # erased with a few 0 bits in every codeword (at most the threshold)

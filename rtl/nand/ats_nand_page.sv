@@ -1031,6 +1031,8 @@ module ats_nand_page #(
     logic [SLOT_W-1:0] chs_slot_q;
     logic [2:0]        chs_st_q;
     logic              crc_eq_q;             // stored CRC = computed CRC (registered)
+    logic              ver_ok;               // DO_VER: the verdict is OK (registers only)
+    assign ver_ok = !(|er_vec_q[SECT:0]) && !unc_q && crc_eq_q;
     logic [7:0]        djc_corr_q;           // decode-job completion fields
     logic              djc_bbm_q;
     // Completion-register selects from registers (one cycle late, safe): the decode job's
@@ -1195,7 +1197,10 @@ module ats_nand_page #(
         // decode job: completion fields, ready with the verdict
         crc_eq_q <= (~rcrc_q == scrc_q);
         if (do_st_q == DO_VER) begin
-            djc_corr_q <= (vst_d == ST_ERASED) ? 8'd0 : corr_q;
+            // corrected bits only with an OK verdict (README: 0 unless OK), so a counter summing
+            // `corrected` never counts a failed page's corrections; ver_ok is the OK verdict from
+            // the same registers as vst_d (no deeper than the former erased-only test)
+            djc_corr_q <= ver_ok ? corr_q : 8'd0;
             djc_bbm_q <= bbm_q[dj_way_q];
         end
         if (rst) begin
