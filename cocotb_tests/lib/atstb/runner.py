@@ -14,7 +14,7 @@ LIB = ROOT / "cocotb_tests" / "lib"
 def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, build_key: str,
         parameters: dict | None = None, extra_env: dict | None = None, waves: str | None = None,
         testcase: str | None = None, seed: int | None = None,
-        build_args: list[str] | None = None) -> Path:
+        build_args: list[str] | None = None, plusargs: list[str] | None = None) -> Path:
     """Build (once per build_key) and run `test_module`. `waves`: FST path to write, or None.
     `build_args`: extra Verilator arguments (C++ sources, `-CFLAGS ...`), after the defaults."""
     build_dir = ROOT / "build" / "sim" / toplevel / build_key
@@ -44,6 +44,7 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
         extra_env=env,
         waves=bool(waves),
         test_args=test_args,
+        plusargs=list(plusargs or []),
         testcase=testcase,
         seed=seed,
         # absolute: cocotb_tools refuses relative paths under pytest (same file as before otherwise)

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_ssd_core_tb: test top: one ats_ssd_core driving NUM_CHAN x WAYS ats_nand_die models (one
+// shared bus per channel), common power_ok. Dies: FAST interface minimums at a 10 ns clock (as the
+// NAND subsystem test), array times divided by ARRAY_TIME_DIV, DIE_ID = c * WAYS + w, image file
+// per die from the plusarg +ats_nand_image<DIE_ID>=file (saved at every power-off, reloaded at every
+// power-on). Fault rates are parameters (0 = none).
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_ssd_core_tb #(
+    parameter int NUM_CHAN        = 2,
+    parameter int WAYS            = 2,
+    parameter int PAGE_BYTES      = 512,
+    parameter int SPARE_BYTES     = 64,
+    parameter int PAGES_PER_BLOCK = 8,
+    parameter int BLOCKS          = 16,
+    parameter int NUM_LBAS        = 64,
+    parameter int NUM_TX          = 8,
+    parameter int QDEPTH          = 16,
+    parameter int NUM_SLOTS       = 8,
+    parameter int WIN             = 4,
+    parameter int REMAP_LPN_W     = 16,
+    parameter int REMAP_PPN_W     = 12,
+    parameter int REMAP_TXID_W    = 4,
+    parameter int REMAP_CNT_W     = 6,
+    parameter int ARRAY_TIME_DIV  = 20,
+    parameter int PFAIL_PPM       = 0,
+    parameter int FLIP_PPB        = 0,
+    parameter int FAULT_SEED      = 1
+) (
+    input  wire logic        clk,
+    input  wire logic        rst,
+    input  wire logic        power_ok,
+    input  wire logic        pwr_fail,
+    input  wire logic        s_cmd_valid,
+    output wire logic        s_cmd_ready,
+    input  wire logic [3:0]  s_cmd_op,
+    input  wire logic [7:0]  s_cmd_tag,
+    input  wire logic [47:0] s_cmd_lba,
+    input  wire logic [15:0] s_cmd_nlb,
+    input  wire logic [5:0]  s_cmd_txid,
+    input  wire logic [3:0]  s_cmd_flags,
+    input  wire logic [1:0]  s_cmd_attr,
+    input  wire logic [1:0]  s_cmd_prio,
+    input  wire logic [31:0] s_cmd_dptr,
+    input  wire logic [31:0] s_cmd_aux,
+    output wire logic        m_cpl_valid,
+    input  wire logic        m_cpl_ready,
+    output wire logic [7:0]  m_cpl_tag,
+    output wire logic [7:0]  m_cpl_status,
+    output wire logic [31:0] m_cpl_result,
+    output wire logic        m_hrd_valid,
+    input  wire logic        m_hrd_ready,
+    output wire logic [31:0] m_hrd_addr,
+    output wire logic [15:0] m_hrd_len,
+    input  wire logic        s_hrd_valid,
+    output wire logic        s_hrd_ready,
+    input  wire logic [31:0] s_hrd_data,
+    input  wire logic        s_hrd_last,
+    output wire logic        m_hwr_valid,
+    input  wire logic        m_hwr_ready,
+    output wire logic [31:0] m_hwr_addr,
+    output wire logic [31:0] m_hwr_data,
+    output wire logic        m_hwr_last,
+    input  wire logic        s_free_valid,
+    output wire logic        s_free_ready,
+    output wire logic [NUM_CHAN*WAYS-1:0] blk_need,
+    input  wire logic [2:0]  s_free_chan,
+    input  wire logic [1:0]  s_free_way,
+    input  wire logic [11:0] s_free_block,
+    output wire logic        m_bad_valid,
+    input  wire logic        m_bad_ready,
+    output wire logic [2:0]  m_bad_chan,
+    output wire logic [1:0]  m_bad_way,
+    output wire logic [11:0] m_bad_block,
+    input  wire logic [14:0] vc_addr,
+    output wire logic [8:0]  vc_data,
+    output wire logic        init_done,
+    output wire logic        no_free_block,
+    output wire logic [63:0] next_seq,
+    output wire logic [31:0] cnt_host_pages,
+    output wire logic [31:0] cnt_coalesced,
+    output wire logic [31:0] cnt_nand_prog,
+    output wire logic [31:0] cnt_nand_read,
+    output wire logic [31:0] cnt_ecc_corr,
+    output wire logic [31:0] cnt_prog_fail,
+    output wire logic [31:0] cnt_read_err,
+    output wire logic [31:0] cnt_proto_err,
+    output wire logic        err_spurious,
+    output logic      [31:0] viol_total
+);
+    localparam int NDIE = NUM_CHAN * WAYS;
+    logic [NDIE-1:0]       ce_n, rb_n, oe;
+    logic [NUM_CHAN-1:0]   cle, ale, we_n, re_n, wp_n;
+    logic [NUM_CHAN*8-1:0] dq_c, dq_bus;
+    logic [7:0]            dq_d [NDIE];
+    logic [31:0]           viol [NDIE];
+
+    ats_ssd_core #(
+        .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES),
+        .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS), .NUM_LBAS(NUM_LBAS), .NUM_TX(NUM_TX),
+        .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .SCHED_DEPTH(8),
+        .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
+        .REMAP_CNT_W(REMAP_CNT_W),
+        // 100 MHz against the FAST set (as ats_nand_subsys_tb)
+        .T_WP(2), .T_WH(1), .T_RP(2), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),
+        .T_RHW(11), .T_CS(2)
+    ) u_dut (
+        .clk, .rst,
+        .s_cmd_valid, .s_cmd_ready, .s_cmd_op, .s_cmd_tag, .s_cmd_lba, .s_cmd_nlb, .s_cmd_txid,
+        .s_cmd_flags, .s_cmd_attr, .s_cmd_prio, .s_cmd_dptr, .s_cmd_aux,
+        .m_cpl_valid, .m_cpl_ready, .m_cpl_tag, .m_cpl_status, .m_cpl_result,
+        .m_hrd_valid, .m_hrd_ready, .m_hrd_addr, .m_hrd_len, .s_hrd_valid, .s_hrd_ready, .s_hrd_data,
+        .s_hrd_last, .m_hwr_valid, .m_hwr_ready, .m_hwr_addr, .m_hwr_data, .m_hwr_last,
+        .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block,
+        .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
+        .vc_addr, .vc_data,
+        .pwr_fail, .init_done, .no_free_block, .next_seq,
+        .cnt_host_pages, .cnt_coalesced, .cnt_nand_prog, .cnt_nand_read, .cnt_ecc_corr, .cnt_prog_fail,
+        .cnt_read_err, .cnt_proto_err, .err_spurious,
+        .nand_ce_n(ce_n), .nand_cle(cle), .nand_ale(ale), .nand_we_n(we_n), .nand_re_n(re_n),
+        .nand_wp_n(wp_n), .nand_dq_o(dq_c), .nand_dq_i(dq_bus), .nand_rb_n(rb_n)
+    );
+
+    for (genvar c = 0; c < NUM_CHAN; c++) begin : g_chan
+        for (genvar w = 0; w < WAYS; w++) begin : g_die
+            localparam int D = c * WAYS + w;
+            ats_nand_die #(
+                .DIE_ID(D), .PLANES(1), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
+                .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV),
+                .PFAIL_PPM(PFAIL_PPM), .FLIP_PPB(FLIP_PPB),
+                .BAD_SEED(1 + 16 * D + 1000 * FAULT_SEED), .PFAIL_SEED(2 + 16 * D + 1000 * FAULT_SEED),
+                .EFAIL_SEED(3 + 16 * D + 1000 * FAULT_SEED), .FLIP_SEED(4 + 16 * D + 1000 * FAULT_SEED),
+                .TEAR_SEED(5 + 16 * D + 1000 * FAULT_SEED),
+                .T_WP_PS(10000), .T_WH_PS(7000), .T_RP_PS(10000), .T_REH_PS(7000), .T_CLS_PS(10000),
+                .T_CLH_PS(5000), .T_CS_PS(15000), .T_DS_PS(7000), .T_DH_PS(5000), .T_WB_PS(100000),
+                .T_RR_PS(20000), .T_ADL_PS(70000), .T_WHR_PS(60000), .T_RHW_PS(100000)
+            ) u_die (
+                .clk, .power_ok, .ce_n(ce_n[D]), .cle(cle[c]), .ale(ale[c]), .we_n(we_n[c]),
+                .re_n(re_n[c]), .wp_n(wp_n[c]), .dq_i(dq_c[c*8 +: 8]), .dq_o(dq_d[D]),
+                .dq_oe(oe[D]), .rb_n(rb_n[D]), .viol_count(viol[D])
+            );
+        end
+        always_comb begin
+            dq_bus[c*8 +: 8] = 8'h00;
+            for (int w = 0; w < WAYS; w++) if (oe[c*WAYS + w]) dq_bus[c*8 +: 8] = dq_bus[c*8 +: 8] | dq_d[c*WAYS + w];
+        end
+    end
+
+    always_comb begin
+        viol_total = 32'd0;
+        for (int d = 0; d < NDIE; d++) viol_total = viol_total + viol[d];
+    end
+endmodule
+
+`resetall

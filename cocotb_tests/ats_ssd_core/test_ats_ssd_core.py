@@ -1,0 +1,508 @@
+"""ats_ssd_core end to end: command queue -> write buffer -> backend -> remap engine + NAND subsystem ->
+NAND die models, with random power cuts, checked by an independent recovery oracle.
+
+Host side (random idle on every input, random backpressure on every output): the command stream
+s_cmd, completions m_cpl, the host-memory DMA (m_hrd/s_hrd, m_hwr), and a firmware model that hands
+erased blocks from the allocation plan of the checkpoint (s_free, driven by blk_need) and takes grown
+bad blocks (m_bad). The die models keep their contents in image files (+ats_nand_image<D>).
+
+Reference (plain Python, from the design brief and docs/architecture.md, never from the RTL):
+ - statuses and results of every command; READ data word by word against the host's view (latest
+   completed write, zeros for never written / trimmed LBAs; the host never has two commands on one
+   LBA in flight, so the expected value is exact);
+ - after each cut, `atstb.recovery_oracle` rebuilds the device state from the die images alone
+   (docs/persistence.md) and the test checks INV-LBA (every mapped LBA holds exactly one of its own
+   written versions), INV-DUR (FUA writes, writes and trims completed before a completed FLUSH, or an
+   RFLUSH covering their LBA), INV-ORDER (epochs) and INV-BOUND (pages read <= pages the device
+   programmed + one per die + the checkpoint block's scan);
+ - a "clean" iteration ends with a FLUSH and cuts after it: the recovered state must then equal the
+   host's view exactly.
+
+Environment: ATS_SEED, ATS_LONG=1 (the long campaign), ATS_CORE_CUTS (cuts per run).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+import cocotb
+import pytest
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from atstb.recovery_oracle import Geometry, format_images, read_lpn, recover
+from atstb.runner import ROOT, load_params, load_sources, run
+from atstb.streams import StreamSink, StreamSource, pause_gen
+
+LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
+HERE = Path(__file__).resolve().parent
+CMD_FIELDS = ["op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux"]
+OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_RFLUSH, OP_TRIM = range(9)
+OK, BAD_OP, BAD_TXID, BAD_LBA, BAD_FIELD, MEDIA_ERROR = 0x00, 0x01, 0x02, 0x03, 0x07, 0x10
+FUA, BARRIER = 1, 2
+
+
+def pattern(lba: int, version: int, nwords: int) -> list[int]:
+    """Page content of version `version` of `lba`: self-describing (lba, version) and unique."""
+    words = [0xA5000000 | lba, version]
+    x = (lba * 0x9E3779B1 + version * 0x85EBCA77) & 0xFFFFFFFF
+    for i in range(2, nwords):
+        x = (x * 1103515245 + 12345 + i) & 0xFFFFFFFF
+        words.append(x)
+    return words
+
+
+def words_of(data: bytes) -> list[int]:
+    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+
+
+class Op:
+    """A write or trim as the host submitted it (one page)."""
+    __slots__ = ("lba", "kind", "version", "epoch", "fua", "cpl", "idx")
+
+    def __init__(self, lba, kind, version, epoch, fua):
+        self.lba, self.kind, self.version, self.epoch, self.fua = lba, kind, version, epoch, fua
+        self.cpl = None      # completion number (host order) if it completed OK
+        self.idx = 0         # position among the ops of its LBA
+
+
+class TB:
+    def __init__(self, dut, seed: int, idle: bool, backpressure: bool, image_dir: Path):
+        self.dut = dut
+        self.rng = rng = random.Random(seed)
+        self.geo = Geometry(int(dut.NUM_CHAN.value), int(dut.WAYS.value), int(dut.BLOCKS.value),
+                            int(dut.PAGES_PER_BLOCK.value), int(dut.PAGE_BYTES.value), int(dut.SPARE_BYTES.value))
+        self.num_lbas = int(dut.NUM_LBAS.value)
+        self.qdepth = int(dut.QDEPTH.value)
+        self.win = int(dut.WIN.value)
+        self.pw = self.geo.page_bytes // 4
+        self.paths = [image_dir / f"die{d}.img" for d in range(self.geo.ndie)]
+        cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+        dut.rst.value = 1
+        dut.power_ok.value = 0
+        dut.pwr_fail.value = 0
+        dut.vc_addr.value = 0
+        self.cmd = StreamSource(dut, "s_cmd", dut.clk, CMD_FIELDS, pause_gen(rng, idle))
+        self.cpl = StreamSink(dut, "m_cpl", dut.clk, ["tag", "status", "result"], pause_gen(rng, backpressure))
+        self.hrd = StreamSink(dut, "m_hrd", dut.clk, ["addr", "len"], pause_gen(rng, backpressure))
+        self.hrdd = StreamSource(dut, "s_hrd", dut.clk, ["data", "last"], pause_gen(rng, idle))
+        self.hwr = StreamSink(dut, "m_hwr", dut.clk, ["addr", "data", "last"], pause_gen(rng, backpressure))
+        self.free = StreamSource(dut, "s_free", dut.clk, ["chan", "way", "block"], pause_gen(rng, idle))
+        self.bad = StreamSink(dut, "m_bad", dut.clk, ["chan", "way", "block"], pause_gen(rng, backpressure))
+        self.stats = {"cuts": 0, "clean": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0,
+                      "pages_programmed": 0, "torn": 0, "beyond_prefix": 0, "durable_checked": 0,
+                      "prog_fail": 0, "grown_bad": 0, "violations": 0, "max_pages_read": 0}
+        self.errors: list[str] = []
+        cocotb.start_soon(self._dma())
+        cocotb.start_soon(self._firmware())
+        self.fw_on = False
+
+    # ---------------------------------------------------------------- host memory and firmware
+    async def _dma(self):
+        """Host memory: answer m_hrd with words from self.mem, store m_hwr bursts."""
+        self.burst = None
+        while True:
+            await RisingEdge(self.dut.clk)
+            while self.hrd.queue:
+                r = self.hrd.queue.popleft()
+                n = r["len"] // 4
+                for i in range(n):
+                    self.hrdd.send_nowait(data=self.mem.get(r["addr"] + 4 * i, 0xDEADBEEF), last=int(i == n - 1))
+            self.drain_hwr()
+
+    def drain_hwr(self):
+        while self.hwr.queue:
+            b = self.hwr.queue.popleft()
+            if self.burst is None:
+                self.burst = [b["addr"], 0]
+            self.mem[self.burst[0] + 4 * self.burst[1]] = b["data"]
+            self.burst[1] += 1
+            if b["last"]:
+                self.burst = None
+
+    async def _firmware(self):
+        """Hands the next planned block of every die that asks for one; records grown bad blocks."""
+        while True:
+            for _ in range(4):
+                await RisingEdge(self.dut.clk)
+            if not self.fw_on:
+                continue
+            while self.bad.queue:
+                b = self.bad.queue.popleft()
+                self.stats["grown_bad"] += 1
+                self.grown_bad.append((b["chan"], b["way"], b["block"]))
+            if self.free.queue or int(self.dut.s_free_valid.value):
+                continue
+            need = int(self.dut.blk_need.value)
+            for d in range(self.geo.ndie):
+                if need >> d & 1 and self.plan_pos[d] < len(self.plan[d]):
+                    blk = self.plan[d][self.plan_pos[d]]
+                    self.plan_pos[d] += 1
+                    self.free.send_nowait(chan=d // self.geo.ways, way=d % self.geo.ways, block=blk)
+                    break
+
+    # ---------------------------------------------------------------- one power cycle
+    async def power_on(self):
+        g = self.geo
+        self.plan = []
+        for d in range(g.ndie):
+            blocks = [b for b in range(g.blocks) if not (d == 0 and b == 0)]   # die 0 block 0: checkpoints
+            self.rng.shuffle(blocks)
+            self.plan.append(blocks)
+        self.plan_pos = [0] * g.ndie
+        self.grown_bad = []
+        format_images(self.paths, g, self.plan)
+        for s in (self.cmd, self.hrdd, self.free):
+            s.flush()
+        for s in (self.cpl, self.hrd, self.hwr, self.bad):
+            s.queue.clear()
+        self.burst = None
+        self.mem: dict[int, int] = {}
+        self.dut.pwr_fail.value = 0
+        self.dut.rst.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.power_ok.value = 1
+        for _ in range(5):
+            await RisingEdge(self.dut.clk)
+        self.dut.rst.value = 0
+        self.fw_on = True
+        for _ in range(200_000):
+            await RisingEdge(self.dut.clk)
+            if int(self.dut.init_done.value):
+                break
+        else:
+            raise AssertionError("init_done never rose")
+
+    async def cut(self):
+        self.fw_on = False
+        self.dut.power_ok.value = 0
+        self.dut.pwr_fail.value = 1
+        await RisingEdge(self.dut.clk)
+        self.counters = {k: int(getattr(self.dut, k).value) for k in
+                         ("cnt_nand_prog", "cnt_prog_fail", "cnt_proto_err", "cnt_host_pages", "cnt_nand_read")}
+        self.dut.rst.value = 1
+        for _ in range(4):
+            await RisingEdge(self.dut.clk)
+
+    # ---------------------------------------------------------------- workload
+    async def workload(self, n_cmds: int, cut_at: int | None, clean: bool, faults: bool):
+        rng = self.rng
+        self.ops: dict[int, list[Op]] = {}       # lba -> ops in submission order
+        self.view: dict[int, tuple] = {}         # host view: lba -> ("w", version) | ("t",)
+        self.flushes: list[tuple] = []           # (kind, cpl count at submission, ranges or None)
+        self.version = 0
+        self.epoch = 0
+        self.ncpl = 0
+        inflight: dict[int, dict] = {}
+        busy: set[int] = set()
+        free_tags = list(range(self.qdepth))
+        rng.shuffle(free_tags)
+        addr = 0x100000
+        cycle = 0
+        sent = 0
+        stop = False
+        while not stop:
+            await RisingEdge(self.dut.clk)
+            cycle += 1
+            if cut_at is not None and cycle >= cut_at:
+                return
+            # completions
+            while self.cpl.queue:
+                c = self.cpl.queue.popleft()
+                cmd = inflight.pop(c["tag"], None)
+                if cmd is None:
+                    self.errors.append(f"completion of unknown tag {c['tag']}")
+                    continue
+                free_tags.append(c["tag"])
+                busy.difference_update(cmd["lbas"])
+                self.complete(cmd, c)
+            if sent >= n_cmds:
+                if not inflight:
+                    if clean and not getattr(self, "_final_flush", False):
+                        self._final_flush = True
+                        n_cmds += 1
+                    else:
+                        self._final_flush = False
+                        return
+                continue
+            if not free_tags or len(self.cmd.queue) > 1 or rng.random() < 0.2:
+                continue
+            # next command
+            tag = free_tags.pop()
+            r = rng.random()
+            last_flush = sent == n_cmds - 1 and clean
+            nlb = rng.choice([0, 0, 0, 1, 2, 3])
+            lba = rng.randrange(self.num_lbas)
+            cmd = {"op": OP_WRITE, "tag": tag, "lba": lba, "nlb": nlb, "txid": 0, "flags": 0,
+                   "attr": rng.choice([0, 0, 0, 1, 2]), "prio": rng.randrange(4), "dptr": addr, "aux": 0,
+                   "lbas": [], "expect": OK}
+            if last_flush:
+                cmd.update(op=OP_FLUSH, lba=0, nlb=0, attr=0)
+            elif r < 0.45:
+                cmd["flags"] = rng.choice([0, 0, 0, FUA, BARRIER, BARRIER | FUA])
+            elif r < 0.65:
+                cmd["op"] = OP_READ
+            elif r < 0.72:
+                cmd["op"] = OP_TRIM
+            elif r < 0.80:
+                cmd.update(op=OP_FLUSH, lba=0, nlb=0)
+            elif r < 0.86:
+                n = rng.randint(1, 3)
+                ranges = []
+                for i in range(n):
+                    l0 = rng.randrange(self.num_lbas)
+                    k = rng.randint(0, min(7, self.num_lbas - 1 - l0))
+                    ranges.append((l0, k))
+                    self.mem[addr + 8 * i] = l0
+                    self.mem[addr + 8 * i + 4] = k << 16
+                cmd.update(op=OP_RFLUSH, lba=0, nlb=n - 1, aux=addr, ranges=ranges)
+            elif r < 0.93:
+                # malformed: unknown opcode, or LBA out of range
+                if rng.random() < 0.5:
+                    cmd.update(op=rng.randint(11, 15), expect=BAD_OP)
+                else:
+                    cmd.update(lba=self.num_lbas - rng.randint(0, 1), nlb=rng.randint(1, 3), expect=BAD_LBA,
+                               op=rng.choice([OP_WRITE, OP_READ, OP_TRIM]))
+            else:
+                cmd["op"] = OP_READ
+            if cmd["op"] in (OP_WRITE, OP_READ, OP_TRIM) and cmd["expect"] == OK:
+                lbas = list(range(cmd["lba"], min(self.num_lbas, cmd["lba"] + cmd["nlb"] + 1)))
+                cmd["nlb"] = len(lbas) - 1
+                if any(x in busy for x in lbas):
+                    free_tags.append(tag)
+                    continue
+                cmd["lbas"] = lbas
+                busy.update(lbas)
+            if cmd["op"] == OP_WRITE and cmd["expect"] == OK:
+                cmd["versions"] = []
+                for i, x in enumerate(cmd["lbas"]):
+                    self.version += 1
+                    for j, w in enumerate(pattern(x, self.version, self.pw)):
+                        self.mem[addr + i * self.geo.page_bytes + 4 * j] = w
+                    o = Op(x, "w", self.version, self.epoch, bool(cmd["flags"] & FUA))
+                    self.add_op(o)
+                    cmd["versions"].append(o)
+                if cmd["flags"] & BARRIER:
+                    self.epoch += 1
+            elif cmd["op"] == OP_TRIM and cmd["expect"] == OK:
+                cmd["versions"] = []
+                for x in cmd["lbas"]:
+                    o = Op(x, "t", 0, self.epoch, False)
+                    self.add_op(o)
+                    cmd["versions"].append(o)
+            elif cmd["op"] == OP_READ and cmd["expect"] == OK:
+                cmd["expect_data"] = [self.view.get(x) for x in cmd["lbas"]]
+                for i in range(len(cmd["lbas"])):
+                    for j in range(self.pw):
+                        self.mem.pop(addr + i * self.geo.page_bytes + 4 * j, None)
+            elif cmd["op"] in (OP_FLUSH, OP_RFLUSH):
+                cmd["at_ncpl"] = self.ncpl
+            addr += 0x10000
+            inflight[tag] = cmd
+            self.cmd.send_nowait(**{k: cmd[k] for k in CMD_FIELDS})
+            sent += 1
+            self.stats["cmds"] += 1
+
+    def add_op(self, o: Op):
+        lst = self.ops.setdefault(o.lba, [])
+        o.idx = len(lst)
+        lst.append(o)
+
+    def complete(self, cmd, c):
+        st, res = c["status"], c["result"]
+        name = f"op {cmd['op']} tag {cmd['tag']} lba {cmd['lba']} nlb {cmd['nlb']}"
+        if st != cmd["expect"]:
+            self.errors.append(f"{name}: status {st:#x}, expected {cmd['expect']:#x}")
+            return
+        if st != OK:
+            return
+        pages = cmd["nlb"] + 1
+        exp_res = pages if cmd["op"] in (OP_READ, OP_WRITE, OP_TRIM) else 0
+        if res != exp_res:
+            self.errors.append(f"{name}: result {res}, expected {exp_res}")
+        self.ncpl += 1
+        if cmd["op"] in (OP_WRITE, OP_TRIM):
+            for o in cmd["versions"]:
+                o.cpl = self.ncpl
+                self.view[o.lba] = ("w", o.version) if o.kind == "w" else ("t",)
+        elif cmd["op"] == OP_READ:
+            self.drain_hwr()
+            for i, (x, e) in enumerate(zip(cmd["lbas"], cmd["expect_data"])):
+                base = cmd["dptr"] + i * self.geo.page_bytes
+                got = [self.mem.get(base + 4 * j) for j in range(self.pw)]
+                exp = pattern(x, e[1], self.pw) if e and e[0] == "w" else [0] * self.pw
+                if got != exp:
+                    bad = next(j for j in range(self.pw) if got[j] != exp[j])
+                    self.errors.append(f"{name}: LBA {x} word {bad}: {got[bad]} != {exp[bad]} (view {e})")
+                self.stats["reads_checked"] += 1
+        elif cmd["op"] == OP_FLUSH:
+            self.flushes.append((None, cmd["at_ncpl"]))
+        elif cmd["op"] == OP_RFLUSH:
+            self.flushes.append((cmd["ranges"], cmd["at_ncpl"]))
+
+    # ---------------------------------------------------------------- after the cut
+    def check_recovery(self, clean: bool):
+        g = self.geo
+        rec = recover(self.paths, g)
+        self.stats["cuts"] += 1
+        self.stats["clean"] += int(clean)
+        self.stats["pages_read"] += rec.pages_read
+        self.stats["max_pages_read"] = max(self.stats["max_pages_read"], rec.pages_read)
+        self.stats["torn"] += rec.torn
+        self.stats["beyond_prefix"] += rec.beyond_prefix
+        programmed = self.counters["cnt_nand_prog"] + self.counters["cnt_prog_fail"]
+        self.stats["pages_programmed"] += programmed
+        errs = []
+        # INV-BOUND: the scan reads what was programmed (+ in flight), one erased page per die, and
+        # the checkpoint block's pages up to its first erased page
+        bound = programmed + self.win + g.ndie + 2 + len(self.grown_bad) * g.ppb
+        if rec.pages_read > bound:
+            errs.append(f"INV-BOUND: {rec.pages_read} pages read > {bound}")
+        # recovered version of every LBA (INV-LBA: exactly one of its own versions)
+        got: dict[int, int | None] = {}
+        for lpn in range(self.num_lbas):
+            data = read_lpn(self.paths, g, rec, lpn)
+            if data is None:
+                got[lpn] = None
+                continue
+            w = words_of(data)
+            ver = w[1]
+            mine = {o.version for o in self.ops.get(lpn, []) if o.kind == "w"}
+            if w[0] != 0xA5000000 | lpn or ver not in mine or w != pattern(lpn, ver, self.pw):
+                errs.append(f"INV-LBA: LBA {lpn} recovered content (w0 {w[0]:#x}, version {ver}) is not one of its writes")
+                got[lpn] = None
+                continue
+            got[lpn] = ver
+        for x in range(self.num_lbas, max(rec.mapping.keys(), default=-1) + 1):
+            if x in rec.mapping:
+                errs.append(f"INV-LBA: LPN {x} beyond the device is mapped")
+
+        def reflected_idx(lba):
+            """Index of the op of `lba` the recovered state shows: a write by version; unmapped ->
+            the set of positions it can stand for (before any write, or any trim)."""
+            ops = self.ops.get(lba, [])
+            v = got.get(lba)
+            if v is not None:
+                return {next(o.idx for o in ops if o.kind == "w" and o.version == v)}
+            return {-1} | {o.idx for o in ops if o.kind == "t"}
+
+        def durable(o: Op) -> bool:
+            return max(reflected_idx(o.lba)) >= o.idx
+
+        # INV-DUR
+        for lba, ops in self.ops.items():
+            for o in ops:
+                if o.cpl is None:
+                    continue
+                need = o.fua and o.kind == "w"
+                for ranges, at in self.flushes:
+                    if o.cpl <= at and (ranges is None or any(l0 <= lba <= l0 + k for l0, k in ranges)):
+                        need = True
+                if clean:
+                    need = True
+                if need:
+                    self.stats["durable_checked"] += 1
+                    if not durable(o):
+                        errs.append(f"INV-DUR: LBA {lba} op {o.kind}{o.version} (completion {o.cpl}) lost; "
+                                    f"recovered {got.get(lba)}")
+        # INV-ORDER: the highest epoch reflected exactly by a recovered write bounds what must be there
+        e_max = -1
+        for lba, v in got.items():
+            if v is not None:
+                o = next(o for o in self.ops[lba] if o.kind == "w" and o.version == v)
+                e_max = max(e_max, o.epoch)
+        for lba, ops in self.ops.items():
+            for o in ops:
+                if o.epoch < e_max and not durable(o):
+                    errs.append(f"INV-ORDER: LBA {lba} op {o.kind}{o.version} of epoch {o.epoch} missing, "
+                                f"epoch {e_max} present")
+        # clean: exactly the host view
+        if clean:
+            for lba in range(self.num_lbas):
+                e = self.view.get(lba)
+                exp = e[1] if e and e[0] == "w" else None
+                if got.get(lba) != exp:
+                    errs.append(f"clean: LBA {lba} recovered {got.get(lba)}, host view {e}")
+        if self.counters["cnt_proto_err"]:
+            errs.append(f"protocol errors counted by the core: {self.counters['cnt_proto_err']}")
+        self.stats["violations"] += len(errs)
+        self.errors.extend(errs)
+
+
+async def campaign(dut, seed, cuts, idle, backpressure, faults):
+    image_dir = Path(os.environ["ATS_CORE_IMAGES"])
+    image_dir.mkdir(parents=True, exist_ok=True)
+    tb = TB(dut, seed, idle, backpressure, image_dir)
+    rng = tb.rng
+    for i in range(cuts):
+        await tb.power_on()
+        clean = i % 5 == 0
+        n = rng.randint(6, 30)
+        cut_at = None if clean else rng.randint(200, 500 * n + 3000)
+        await tb.workload(n, cut_at, clean, faults)
+        if clean:
+            for _ in range(rng.randint(0, 50)):
+                await RisingEdge(dut.clk)
+        await tb.cut()
+        tb.check_recovery(clean)
+        if tb.errors:
+            break
+        if int(dut.viol_total.value):
+            tb.errors.append(f"NAND protocol violations: {int(dut.viol_total.value)}")
+            break
+    tb.stats["prog_fail"] = int(dut.cnt_prog_fail.value)
+    dut._log.info("campaign seed %d: %s", seed, json.dumps(tb.stats))
+    out = os.environ.get("ATS_CORE_STATS")
+    if out:
+        Path(out).write_text(json.dumps(tb.stats))
+    assert not tb.errors, "\n".join(tb.errors[:20])
+    assert tb.stats["cuts"] == cuts
+    assert tb.stats["reads_checked"] > 0 and tb.stats["durable_checked"] > 0
+
+
+@cocotb.test()
+async def run_campaign(dut):
+    seed = int(os.environ.get("ATS_SEED", "1"))
+    cuts = int(os.environ.get("ATS_CORE_CUTS", "10"))
+    mode = os.environ.get("ATS_CORE_MODE", "plain")
+    await campaign(dut, seed, cuts, idle=mode != "plain", backpressure=mode != "plain",
+                   faults=mode == "faults")
+
+
+# --------------------------------------------------------------------------------------------------
+# pytest: configurations x seeds
+REMAP_PRESET = "mid"
+CONFIGS = {
+    # name: (tb parameters, [(mode, seed), ...]); one build per name, its runs in sequence
+    "2x2": (dict(NUM_CHAN=2, WAYS=2), [("plain", 1), ("bp", 2), ("bp", 3)]),
+    "1x4_pfail": (dict(NUM_CHAN=1, WAYS=4, PFAIL_PPM=30000), [("bp", 4), ("faults", 5)]),
+}
+CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 45))  # per run: 5 runs -> 225 cuts in make test, 2,000 in test-long
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_ats_ssd_core(name):
+    params = CONFIGS[name][0]
+    gen = ROOT / "build" / "gen" / f"remap_{REMAP_PRESET}"
+    rp = load_params(gen)
+    params = dict(params, REMAP_LPN_W=rp["LPN_W"], REMAP_PPN_W=rp["PPN_W"], REMAP_TXID_W=rp["TXID_W"],
+                  REMAP_CNT_W=rp["CNT_W"], NUM_TX=rp["NUM_TX"])
+    srcs = [ROOT / p for p in (ROOT / "rtl/core/ats_ssd_core.f").read_text().split()
+            if "ats_remap_engine" not in p]
+    srcs = [s for s in load_sources(gen) if s.suffix == ".v"] + srcs
+    srcs += [ROOT / "sim/nand/ats_nand_die.sv", HERE / "ats_ssd_core_tb.sv"]
+    key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
+    build_dir = ROOT / "build" / "sim" / "ats_ssd_core_tb" / key
+    nd = params["NUM_CHAN"] * params["WAYS"]
+    for mode, seed in CONFIGS[name][1]:
+        img = build_dir / f"img_{name}_{seed}"
+        run(toplevel="ats_ssd_core_tb", sources=srcs, test_module="test_ats_ssd_core", test_dir=HERE,
+            build_key=key, parameters=params, seed=seed,
+            build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
+            plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
+            extra_env={"ATS_CORE_IMAGES": str(img), "ATS_CORE_CUTS": str(CUTS), "ATS_CORE_MODE": mode,
+                       "ATS_CORE_STATS": str(build_dir / f"stats_{name}_{seed}.json")})

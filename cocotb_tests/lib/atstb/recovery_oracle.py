@@ -1,0 +1,250 @@
+"""Independent recovery oracle: rebuilds the device state from the NAND die images alone, following
+docs/persistence.md (never the RTL). Also the offline format step (the checkpoint page with the
+allocation plan that a factory format / the firmware writes before the first power-on).
+
+Images are the die model's files (sim/nand/ats_nand_store.cpp, "ATSNAND1": 6 x u32 geometry, u32
+page count, then (u32 row, page + spare bytes) per programmed page, then one byte per block =
+factory bad). A page absent from the image is erased (all 0xFF).
+
+The oracle reads a page only when the algorithm needs it and counts the reads (INV-BOUND).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from atstb.nand_page_model import Meta, PageFormat, crc32c
+
+KIND_DATA, KIND_LOG, KIND_MAP, KIND_CKPT = 0, 1, 2, 3
+F_COMMIT, F_COMMIT_BLOCK, F_TRIM, F_ABORT = 0x01, 0x02, 0x04, 0x08
+CP_MAGIC = 0x50435441    # "ATCP"
+CP_VERSION = 1
+
+
+@dataclass
+class Geometry:
+    num_chan: int
+    ways: int
+    blocks: int
+    ppb: int
+    page_bytes: int
+    spare_bytes: int
+
+    @property
+    def ndie(self) -> int:
+        return self.num_chan * self.ways
+
+    @property
+    def die_bits(self) -> int:
+        return (self.ndie - 1).bit_length() if self.ndie > 1 else 0
+
+    @property
+    def pg_bits(self) -> int:
+        return (self.ppb - 1).bit_length()
+
+    def ppn(self, die: int, block: int, page: int) -> int:
+        return (block << (self.pg_bits + self.die_bits)) | (page << self.die_bits) | die
+
+    def unppn(self, ppn: int) -> tuple[int, int, int]:
+        die = ppn & ((1 << self.die_bits) - 1)
+        page = (ppn >> self.die_bits) & (self.ppb - 1)
+        return die, ppn >> (self.die_bits + self.pg_bits), page
+
+
+class DieImage:
+    """One die's image file, read-only."""
+
+    def __init__(self, path: Path, geo: Geometry):
+        self.geo = geo
+        self.pages: dict[int, bytes] = {}
+        self.bad = bytes(geo.blocks)
+        row_bytes = geo.page_bytes + geo.spare_bytes
+        raw = Path(path).read_bytes() if Path(path).exists() else b""
+        if raw:
+            assert raw[:8] == b"ATSNAND1", f"{path}: not a die image"
+            hdr = struct.unpack_from("<7I", raw, 8)
+            assert (hdr[1], hdr[2], hdr[3], hdr[4]) == (geo.blocks, geo.ppb, geo.page_bytes, geo.spare_bytes)
+            off = 8 + 28
+            for _ in range(hdr[6]):
+                row = struct.unpack_from("<I", raw, off)[0]
+                self.pages[row] = raw[off + 4:off + 4 + row_bytes]
+                off += 4 + row_bytes
+            self.bad = raw[off:off + geo.blocks]
+
+    def row(self, block: int, page: int) -> bytes | None:
+        """Page + spare, or None if erased."""
+        return self.pages.get(block * self.geo.ppb + page)
+
+
+def write_image(path: Path, geo: Geometry, pages: dict[int, bytes], bad: bytes | None = None) -> None:
+    hdr = struct.pack("<7I", 1, geo.blocks, geo.ppb, geo.page_bytes, geo.spare_bytes, 1, len(pages))
+    out = bytearray(b"ATSNAND1" + hdr)
+    for row in sorted(pages):
+        out += struct.pack("<I", row) + pages[row]
+    out += bad if bad is not None else bytes(geo.blocks)
+    Path(path).write_bytes(bytes(out))
+
+
+# --------------------------------------------------------------------------------------------------
+# checkpoint record (persistence.md "Checkpoint page")
+def checkpoint_data(geo: Geometry, plan: list[list[int]], mapping: dict[int, int], seq_base: int) -> bytes:
+    words = [CP_MAGIC, CP_VERSION, geo.ndie, geo.blocks, geo.ppb, len(mapping)]
+    for d in range(geo.ndie):
+        words.append(len(plan[d]))
+        words.extend(plan[d])
+    for lpn in sorted(mapping):
+        words.extend([lpn, mapping[lpn]])
+    data = b"".join(w.to_bytes(4, "little") for w in words)
+    assert len(data) <= geo.page_bytes, "checkpoint does not fit one page (multi-page checkpoints: firmware)"
+    return data + b"\x00" * (geo.page_bytes - len(data))
+
+
+def parse_checkpoint(geo: Geometry, data: bytes):
+    w = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+    if w[0] != CP_MAGIC or w[1] != CP_VERSION or w[2] != geo.ndie:
+        return None
+    n_map = w[5]
+    i = 6
+    plan = []
+    for _ in range(geo.ndie):
+        n = w[i]
+        plan.append(w[i + 1:i + 1 + n])
+        i += 1 + n
+    mapping = {}
+    for _ in range(n_map):
+        mapping[w[i]] = w[i + 1]
+        i += 2
+    return plan, mapping
+
+
+def format_images(paths: list[Path], geo: Geometry, plan: list[list[int]], seq_base: int = 0,
+                  mapping: dict[int, int] | None = None) -> None:
+    """Offline format: every die erased, the checkpoint (plan, empty mapping) in die 0 block 0 page 0."""
+    fmt = PageFormat(geo.page_bytes, geo.spare_bytes)
+    for d, p in enumerate(paths):
+        pages = {}
+        if d == 0:
+            meta = Meta(lpn=0xFFFFFFFF, txid=0, kind=KIND_CKPT, seq=seq_base, epoch=0, flags=0)
+            pages[0] = fmt.image(checkpoint_data(geo, plan, mapping or {}, seq_base), meta)
+        write_image(p, geo, pages)
+
+
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class Record:
+    seq: int
+    die: int
+    block: int
+    page: int
+    lpn: int
+    txid: int
+    kind: int
+    epoch: int
+    flags: int
+    data: bytes
+
+
+@dataclass
+class Recovered:
+    mapping: dict[int, int] = field(default_factory=dict)     # lpn -> ppn
+    records: list[Record] = field(default_factory=list)       # the durable prefix, in seq order
+    prefix_end: int = 0                                       # first seq not in the prefix
+    max_seq_seen: int = -1
+    pages_read: int = 0
+    torn: int = 0                                             # pages read that failed the CRC
+    beyond_prefix: int = 0                                    # valid records after the first gap
+    aborted_tx: int = 0                                       # open transactions dropped
+    plan: list[list[int]] = field(default_factory=list)
+
+
+def _decode(geo: Geometry, raw: bytes):
+    """(Meta, data) if the page's CRC-32C holds, else None. Raw bytes: no ECC correction (runs with
+    bit flips check reads through the controller instead)."""
+    data, spare = raw[:geo.page_bytes], raw[geo.page_bytes:]
+    mb = spare[1:20]
+    crc = int.from_bytes(spare[20:24], "little")
+    if crc32c(data + mb) != crc:
+        return None
+    m = Meta(lpn=int.from_bytes(mb[0:4], "little"), txid=mb[4], kind=mb[5],
+             seq=int.from_bytes(mb[6:14], "little"), epoch=int.from_bytes(mb[14:18], "little"), flags=mb[18])
+    return m, data
+
+
+def recover(paths: list[Path], geo: Geometry) -> Recovered:
+    dies = [DieImage(p, geo) for p in paths]
+    rec = Recovered()
+    # 1. checkpoint: die 0 block 0, pages in order up to the first erased one; latest valid wins
+    best = None
+    for pg in range(geo.ppb):
+        raw = dies[0].row(0, pg)
+        rec.pages_read += 1
+        if raw is None:
+            break
+        dec = _decode(geo, raw)
+        if dec is None or dec[0].kind != KIND_CKPT:
+            continue
+        cp = parse_checkpoint(geo, dec[1])
+        if cp is not None and (best is None or dec[0].seq >= best[0]):
+            best = (dec[0].seq, cp)
+    if best is None:
+        raise RuntimeError("no checkpoint: device not formatted")
+    seq_base, (plan, mapping) = best
+    rec.plan = plan
+    rec.mapping = dict(mapping)
+    # 2. scan the active log: per die the planned blocks in order, each up to its first erased page;
+    #    a block whose page 0 is erased was never opened: the die's log ends there
+    found: dict[int, Record] = {}
+    for d in range(geo.ndie):
+        for blk in plan[d]:
+            opened = True
+            for pg in range(geo.ppb):
+                raw = dies[d].row(blk, pg)
+                rec.pages_read += 1
+                if raw is None:
+                    opened = pg != 0
+                    break
+                dec = _decode(geo, raw)
+                if dec is None:
+                    rec.torn += 1
+                    continue
+                m, data = dec
+                if m.kind not in (KIND_DATA, KIND_LOG) or m.seq < seq_base:
+                    continue
+                rec.max_seq_seen = max(rec.max_seq_seen, m.seq)
+                found[m.seq] = Record(m.seq, d, blk, pg, m.lpn, m.txid, m.kind, m.epoch, m.flags, data)
+            if not opened:
+                break
+    # 3. the durable prefix: seq_base, seq_base + 1, ... without a gap
+    n = seq_base
+    while n in found:
+        rec.records.append(found[n])
+        n += 1
+    rec.prefix_end = n
+    rec.beyond_prefix = sum(1 for s in found if s >= n)
+    # 4. replay in seq order; transactions apply at their commit record, open ones are dropped
+    pending: dict[int, list[Record]] = {}
+    for r in rec.records:
+        if r.kind == KIND_LOG and r.flags & F_TRIM:
+            rec.mapping.pop(r.lpn, None)
+        elif r.kind == KIND_LOG and r.flags & F_ABORT:
+            pending.pop(r.txid, None)
+        elif r.kind == KIND_DATA and r.txid == 0:
+            rec.mapping[r.lpn] = geo.ppn(r.die, r.block, r.page)
+        elif r.kind == KIND_DATA:
+            pending.setdefault(r.txid, []).append(r)
+        if r.txid != 0 and r.flags & F_COMMIT:
+            for p in pending.pop(r.txid, []):
+                rec.mapping[p.lpn] = geo.ppn(p.die, p.block, p.page)
+    rec.aborted_tx = len(pending)
+    return rec
+
+
+def read_lpn(paths: list[Path], geo: Geometry, rec: Recovered, lpn: int) -> bytes | None:
+    """Data of `lpn` in the recovered state (None = unmapped), read from the images."""
+    if lpn not in rec.mapping:
+        return None
+    d, blk, pg = geo.unppn(rec.mapping[lpn])
+    raw = DieImage(paths[d], geo).row(blk, pg)
+    assert raw is not None
+    return raw[:geo.page_bytes]

@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_backend: the media interface of docs/architecture.md section 4 in RTL, between the write
+// buffer (ats_wbuf), the remap engine (ats_remap_engine) and the NAND subsystem (ats_nand_subsys).
+//  - Writeback requests (PROGRAM with data, UNMAP) enter a request table of WIN entries in arrival
+//    order; each gets the next 64-bit sequence number `seq` (persistence.md). PROGRAM data goes to
+//    a staging page memory (one page per table entry); an UNMAP becomes a TRIM record page.
+//  - Allocation: one open block per die, pages in ascending order; dies taken round robin so that
+//    consecutive pages go to different dies and program in parallel. Erased blocks come from the
+//    firmware on s_free (one "next block" register per die). A die without a block is skipped; with
+//    no block anywhere the request waits (backpressure) and `no_free_block` is high.
+//  - Program: PROGRAM request to the NAND subsystem (tag = table entry); the subsystem fetches the
+//    page (m_nfetch) and this block's DMA sends the staged words plus the five spare metadata
+//    words on that channel's s_ndata stream. On PROGRAM_FAIL the entry is programmed again on
+//    another page (the failed block is closed and reported on m_bad); nothing is ever dropped.
+//  - Completion in request order (durable prefix): when the oldest entry is programmed, its mapping
+//    is applied through the remap engine (MAP_WRITE, TX_WRITE with a txid, UNMAP for a TRIM record),
+//    then s_wbc completes it. Superseded pages and the remap's m_inval update per-block valid counts.
+//  - Read miss: LOOKUP (TX_LOOKUP with a txid) -> zeros if unmapped, else NAND READ; data words are
+//    forwarded to s_rdd, the last data word is held until the NAND completion gives the verdict
+//    (status on the last word: OK, or MEDIA_ERROR on UNCORRECTABLE / wrong LPN in the spare area).
+// Theory, interface and persistence format: rtl/backend/README.md, docs/persistence.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_backend #(
+    parameter int NUM_CHAN        = 4,     // NAND channels, 1..8
+    parameter int WAYS            = 2,     // dies per channel: 1, 2 or 4
+    parameter int PAGE_BYTES      = 4096,  // data bytes per page, multiple of 512 (4 in tests)
+    parameter int PAGES_PER_BLOCK = 64,    // power of two, 2..256
+    parameter int BLOCKS          = 128,   // blocks per die, power of two, <= 4096
+    parameter int WIN             = 8,     // request table entries (outstanding pages), power of two, 2..64
+    parameter int PPN_W           = 16     // remap engine PPN width
+) (
+    input  wire logic                     clk,
+    input  wire logic                     rst,            // synchronous, active high
+    // ---- writeback requests from the write buffer (architecture.md section 4)
+    input  wire logic                     s_wb_valid,
+    output wire logic                     s_wb_ready,
+    input  wire logic                     s_wb_op,        // 0 PROGRAM, 1 UNMAP
+    input  wire logic [31:0]              s_wb_lpn,
+    input  wire logic [5:0]               s_wb_txid,
+    input  wire logic [15:0]              s_wb_epoch,
+    input  wire logic [1:0]               s_wb_kind,
+    input  wire logic                     s_wb_fua,
+    input  wire logic [7:0]               s_wb_tag,
+    input  wire logic                     s_wbd_valid,
+    output wire logic                     s_wbd_ready,
+    input  wire logic [31:0]              s_wbd_data,
+    input  wire logic                     s_wbd_last,
+    output wire logic                     m_wbc_valid,
+    input  wire logic                     m_wbc_ready,
+    output wire logic [7:0]               m_wbc_tag,
+    output wire logic [7:0]               m_wbc_status,
+    output wire logic [15:0]              m_wbc_ppn,
+    // ---- read misses
+    input  wire logic                     s_rd_valid,
+    output wire logic                     s_rd_ready,
+    input  wire logic [31:0]              s_rd_lpn,
+    input  wire logic [5:0]               s_rd_txid,
+    input  wire logic [7:0]               s_rd_tag,
+    output wire logic                     m_rdd_valid,
+    input  wire logic                     m_rdd_ready,
+    output wire logic [31:0]              m_rdd_data,
+    output wire logic                     m_rdd_last,
+    output wire logic [7:0]               m_rdd_status,
+    // ---- erased blocks from the firmware; grown bad blocks to the firmware
+    input  wire logic                     s_free_valid,
+    output wire logic                     s_free_ready,
+    output logic      [NUM_CHAN*WAYS-1:0] blk_need,       // bit d: die d has no next block (firmware: send one)
+    input  wire logic [2:0]               s_free_chan,
+    input  wire logic [1:0]               s_free_way,
+    input  wire logic [11:0]              s_free_block,
+    output wire logic                     m_bad_valid,
+    input  wire logic                     m_bad_ready,
+    output wire logic [2:0]               m_bad_chan,
+    output wire logic [1:0]               m_bad_way,
+    output wire logic [11:0]              m_bad_block,
+    // ---- remap engine (architecture.md section 3)
+    output wire logic                     m_req_valid,
+    input  wire logic                     m_req_ready,
+    output wire logic [3:0]               m_req_op,
+    output wire logic [7:0]               m_req_tag,
+    output wire logic [5:0]               m_req_txid,
+    output wire logic [31:0]              m_req_lpn,
+    output wire logic [PPN_W-1:0]         m_req_ppn,
+    input  wire logic                     s_rsp_valid,
+    output wire logic                     s_rsp_ready,
+    input  wire logic [7:0]               s_rsp_tag,
+    input  wire logic [3:0]               s_rsp_status,
+    input  wire logic [PPN_W-1:0]         s_rsp_ppn,
+    input  wire logic                     s_rsp_mapped,
+    input  wire logic                     s_inval_valid,
+    output wire logic                     s_inval_ready,
+    input  wire logic [PPN_W-1:0]         s_inval_ppn,
+    input  wire logic                     s_map_valid,
+    output wire logic                     s_map_ready,
+    // ---- NAND subsystem (architecture.md section 5)
+    output wire logic                     m_nreq_valid,
+    input  wire logic                     m_nreq_ready,
+    output wire logic [7:0]               m_nreq_tag,
+    output wire logic [1:0]               m_nreq_op,
+    output wire logic [2:0]               m_nreq_chan,
+    output wire logic [1:0]               m_nreq_way,
+    output wire logic [11:0]              m_nreq_block,
+    output wire logic [7:0]               m_nreq_page,
+    output wire logic                     m_nreq_head,
+    output wire logic                     m_nreq_prio_read,
+    output wire logic [7:0]               m_nreq_slot,
+    input  wire logic                     s_nfetch_valid,
+    output wire logic                     s_nfetch_ready,
+    input  wire logic [2:0]               s_nfetch_chan,
+    input  wire logic [7:0]               s_nfetch_slot,
+    output wire logic [NUM_CHAN-1:0]      m_ndata_valid,
+    input  wire logic [NUM_CHAN-1:0]      m_ndata_ready,
+    output wire logic [NUM_CHAN*32-1:0]   m_ndata_data,
+    output wire logic [NUM_CHAN-1:0]      m_ndata_last,
+    input  wire logic                     s_ndata_valid,
+    output wire logic                     s_ndata_ready,
+    input  wire logic [31:0]              s_ndata_data,
+    input  wire logic                     s_ndata_last,
+    input  wire logic                     s_ncpl_valid,
+    output wire logic                     s_ncpl_ready,
+    input  wire logic [7:0]               s_ncpl_tag,
+    input  wire logic [2:0]               s_ncpl_status,
+    input  wire logic [7:0]               s_ncpl_corrected,
+    // ---- valid-page count of a block (firmware GC accounting), read port, latency 1
+    input  wire logic [14:0]              vc_addr,        // {die, block}: die * BLOCKS + block
+    output logic      [8:0]               vc_data,
+    // ---- status and counters
+    output wire logic                     no_free_block,  // a page waits and no die has a block
+    output wire logic [63:0]              next_seq,       // seq the next request will get
+    output logic      [31:0]              cnt_host_pages, // PROGRAM requests completed (data pages)
+    output logic      [31:0]              cnt_trims,      // UNMAP requests completed (TRIM records)
+    output logic      [31:0]              cnt_nand_prog,  // NAND PROGRAMs completed OK
+    output logic      [31:0]              cnt_nand_read,  // NAND READs completed
+    output logic      [31:0]              cnt_ecc_corr,   // bits corrected in good reads
+    output logic      [31:0]              cnt_prog_fail,  // NAND PROGRAMs that failed (re-programmed)
+    output logic      [31:0]              cnt_read_err,   // reads answered MEDIA_ERROR
+    output logic      [31:0]              cnt_proto_err   // protocol errors (bad free block, stray completion, short page)
+);
+    // ---------------------------------------------------------------------------------------------
+    // parameters
+    localparam int NDIE   = NUM_CHAN * WAYS;
+    localparam int DIE_W  = (NDIE > 1) ? $clog2(NDIE) : 1;
+    localparam int CH_W   = (NUM_CHAN > 1) ? $clog2(NUM_CHAN) : 1;
+    localparam int VC_W   = $clog2(NDIE * BLOCKS) > 0 ? $clog2(NDIE * BLOCKS) : 1;
+    localparam int PG_W   = $clog2(PAGES_PER_BLOCK);
+    localparam int BLK_W  = (BLOCKS > 1) ? $clog2(BLOCKS) : 1;
+    localparam int PW     = PAGE_BYTES / 4;             // data words per page
+    localparam int PWW    = $clog2(PW + 5) + 1;          // word counter incl. metadata words
+    localparam int WIN_W  = $clog2(WIN);
+    localparam int MEM_DEPTH = WIN * PW;
+    localparam int MEM_AW = $clog2(MEM_DEPTH);
+    localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
+    localparam logic [7:0] RD_TAG = 8'hFF;              // NAND tag of the (single) read
+    localparam logic [7:0] RT_CPL = 8'h01, RT_RD = 8'h02; // remap tags
+    // remap ops
+    localparam logic [3:0] R_MAP_WRITE = 4'd0, R_LOOKUP = 4'd1, R_TX_WRITE = 4'd2,
+                           R_TX_LOOKUP = 4'd3, R_UNMAP = 4'd6;
+    // NAND statuses
+    localparam logic [2:0] N_OK = 3'd0;   // any other status of a READ: MEDIA_ERROR
+    // spare flags (persistence.md): bit 0 commit, bit 1 commit block, bit 2 TRIM record
+    localparam logic [7:0] F_TRIM = 8'h04;
+
+    if (NUM_CHAN < 1 || NUM_CHAN > 8) begin : g_chk_chan
+        $fatal(1, "ats_backend: NUM_CHAN must be 1..8 (%m)");
+    end
+    if (WAYS != 1 && WAYS != 2 && WAYS != 4) begin : g_chk_ways
+        $fatal(1, "ats_backend: WAYS must be 1, 2 or 4 (%m)");
+    end
+    if ((NDIE & (NDIE - 1)) != 0) begin : g_chk_ndie
+        $fatal(1, "ats_backend: NUM_CHAN x WAYS must be a power of two (PPN packing) (%m)");
+    end
+    if (PAGES_PER_BLOCK < 2 || PAGES_PER_BLOCK > 256 || (PAGES_PER_BLOCK & (PAGES_PER_BLOCK - 1)) != 0) begin : g_chk_ppb
+        $fatal(1, "ats_backend: PAGES_PER_BLOCK must be a power of two, 2..256 (%m)");
+    end
+    if (BLOCKS < 1 || BLOCKS > 4096 || (BLOCKS & (BLOCKS - 1)) != 0) begin : g_chk_blocks
+        $fatal(1, "ats_backend: BLOCKS must be a power of two <= 4096 (%m)");
+    end
+    if (WIN < 2 || WIN > 64 || (WIN & (WIN - 1)) != 0) begin : g_chk_win
+        $fatal(1, "ats_backend: WIN must be a power of two, 2..64 (%m)");
+    end
+    if (DIE_PACK + PG_W + BLK_W > PPN_W) begin : g_chk_ppn
+        $fatal(1, "ats_backend: dies x blocks x pages do not fit PPN_W (%m)");
+    end
+    if (NDIE * BLOCKS > 32768) begin : g_chk_vc
+        $fatal(1, "ats_backend: at most 32768 blocks in all (vc_addr) (%m)");
+    end
+    if (PAGE_BYTES < 16 || (PAGE_BYTES % 4) != 0) begin : g_chk_page
+        $fatal(1, "ats_backend: PAGE_BYTES must be a multiple of 4, >= 16 (%m)");
+    end
+
+    function automatic logic [PPN_W-1:0] pack_ppn(input logic [2:0] ch, input logic [1:0] wy,
+                                                  input logic [11:0] blk, input logic [7:0] pg);
+        logic [31:0] d;
+        d = 32'(ch) * 32'(WAYS) + 32'(wy);
+        return PPN_W'((32'(blk) << (PG_W + DIE_PACK)) | (32'(pg) << DIE_PACK) | d);
+    endfunction
+    function automatic logic [31:0] ppn_die(input logic [PPN_W-1:0] p);
+        return (NDIE > 1) ? (32'(p) & 32'(NDIE - 1)) : 32'd0;
+    endfunction
+    function automatic logic [31:0] ppn_page(input logic [PPN_W-1:0] p);
+        return (32'(p) >> DIE_PACK) & 32'(PAGES_PER_BLOCK - 1);
+    endfunction
+    function automatic logic [31:0] ppn_block(input logic [PPN_W-1:0] p);
+        return (32'(p) >> (DIE_PACK + PG_W)) & 32'(BLOCKS - 1);
+    endfunction
+
+    // ---------------------------------------------------------------------------------------------
+    // request table
+    typedef enum logic [2:0] {E_FREE, E_RECV, E_QUEUED, E_ISSUED, E_DONE} ent_state_e;
+    ent_state_e         e_st   [WIN];
+    logic [31:0]        e_lpn  [WIN];
+    logic [5:0]         e_txid [WIN];
+    logic [15:0]        e_epoch[WIN];
+    logic [1:0]         e_kind [WIN];
+    logic [7:0]         e_flags[WIN];
+    logic               e_fua  [WIN];
+    logic               e_trim [WIN];
+    logic [7:0]         e_wtag [WIN];
+    logic [63:0]        e_seq  [WIN];
+    logic [2:0]         e_chan [WIN];
+    logic [1:0]         e_way  [WIN];
+    logic [11:0]        e_blk  [WIN];
+    logic [7:0]         e_pg   [WIN];
+
+    logic [WIN_W-1:0]   acc_ptr_q, iss_ptr_q, cpl_ptr_q;
+    logic [WIN_W:0]     count_q;          // allocated entries
+    logic [WIN_W:0]     to_issue_q;       // entries accepted but not yet issued in order
+    logic [63:0]        seq_q;
+
+    // ---------------------------------------------------------------------------------------------
+    // accept: request, then PW data words for a PROGRAM
+    logic               recv_q;           // receiving data words of entry acc_ptr_q - 1
+    logic [WIN_W-1:0]   recv_ent_q;
+    logic [PWW-1:0]     recv_w_q;
+    logic               acc_fire, wbd_fire;
+    logic               mem_we;
+    logic [MEM_AW-1:0]  mem_wa, mem_ra;
+    logic [31:0]        mem_rd;
+
+    assign s_wb_ready  = !recv_q && (count_q != (WIN_W+1)'(WIN)) && !rst;
+    assign acc_fire    = s_wb_valid && s_wb_ready;
+    assign s_wbd_ready = recv_q;
+    assign wbd_fire    = s_wbd_valid && s_wbd_ready;
+    assign mem_we      = wbd_fire;
+    assign mem_wa      = MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
+    assign next_seq    = seq_q;
+
+    ats_wbuf_mem #(.DEPTH(MEM_DEPTH)) u_mem (
+        .clk, .wr_en(mem_we), .wr_addr(mem_wa), .wr_data(s_wbd_data), .rd_addr(mem_ra), .rd_data(mem_rd)
+    );
+
+    // ---------------------------------------------------------------------------------------------
+    // dies: open block and next block
+    logic               op_v  [NDIE];
+    logic [11:0]        op_blk[NDIE];
+    logic [8:0]         op_pg [NDIE];
+    logic               nx_v  [NDIE];
+    logic [11:0]        nx_blk[NDIE];
+    logic [DIE_W-1:0]   rr_q;             // die the next page goes to (round robin)
+
+    logic [31:0]        free_die;
+    logic               free_ok;
+    assign free_die = 32'(s_free_chan) * 32'(WAYS) + 32'(s_free_way);
+    assign free_ok  = (32'(s_free_chan) < NUM_CHAN) && (32'(s_free_way) < WAYS) && (32'(s_free_block) < BLOCKS);
+    assign s_free_ready = !rst && (!free_ok || !nx_v[free_die[DIE_W-1:0]]);
+    always_comb for (int d = 0; d < NDIE; d++) blk_need[d] = !nx_v[d];
+
+    // ---------------------------------------------------------------------------------------------
+    // retry FIFO (entries whose program failed), bad-block FIFO
+    logic [WIN_W-1:0]   rt_mem [WIN];
+    logic [WIN_W:0]     rt_rd_q, rt_wr_q;
+    logic               rt_empty;
+    assign rt_empty = rt_rd_q == rt_wr_q;
+
+    localparam int BADQ = 4;
+    logic [16:0]        bq_mem [BADQ];    // {chan 3, way 2, block 12}
+    logic [2:0]         bq_rd_q, bq_wr_q;
+    logic               bq_full, bq_empty;
+    assign bq_empty = bq_rd_q == bq_wr_q;
+    assign bq_full  = (bq_wr_q - bq_rd_q) == 3'(BADQ);
+    assign m_bad_valid = !bq_empty;
+    assign {m_bad_chan, m_bad_way, m_bad_block} = bq_mem[bq_rd_q[1:0]];
+
+    // ---------------------------------------------------------------------------------------------
+    // NAND request output register (programs and the read), stable until taken
+    logic               nq_v_q;
+    logic [7:0]         nq_tag_q, nq_page_q, nq_slot_q;
+    logic [1:0]         nq_op_q, nq_way_q;
+    logic [2:0]         nq_chan_q;
+    logic [11:0]        nq_blk_q;
+    logic               nq_head_q, nq_prio_q;
+    assign m_nreq_valid = nq_v_q;
+    assign m_nreq_tag = nq_tag_q;   assign m_nreq_op = nq_op_q;     assign m_nreq_chan = nq_chan_q;
+    assign m_nreq_way = nq_way_q;   assign m_nreq_block = nq_blk_q; assign m_nreq_page = nq_page_q;
+    assign m_nreq_head = nq_head_q; assign m_nreq_prio_read = nq_prio_q; assign m_nreq_slot = nq_slot_q;
+    logic               nq_free;
+    assign nq_free = !nq_v_q || m_nreq_ready;
+
+    // ---------------------------------------------------------------------------------------------
+    // read FSM
+    typedef enum logic [2:0] {RD_IDLE, RD_LOOKUP, RD_LKW, RD_NREQ, RD_DATA, RD_CPL, RD_LAST, RD_ZERO} rd_state_e;
+    rd_state_e          rd_st_q;
+    logic [31:0]        rd_lpn_q;
+    logic [5:0]         rd_txid_q;
+    logic [PPN_W-1:0]   rd_ppn_q;
+    logic [PWW-1:0]     rd_w_q;
+    logic [31:0]        rd_hold_q;        // the page's last data word
+    logic               rd_bad_q;         // wrong LPN in the spare area
+    logic [7:0]         rd_status_q;
+    // output register of m_rdd
+    logic               ro_v_q, ro_last_q;
+    logic [31:0]        ro_data_q;
+    logic [7:0]         ro_status_q;
+    logic               ro_free;
+    assign ro_free      = !ro_v_q || m_rdd_ready;
+    assign m_rdd_valid  = ro_v_q;
+    assign m_rdd_data   = ro_data_q;
+    assign m_rdd_last   = ro_last_q;
+    assign m_rdd_status = ro_status_q;
+    assign s_rd_ready   = (rd_st_q == RD_IDLE) && !rst;
+
+    // ---------------------------------------------------------------------------------------------
+    // completion FSM
+    typedef enum logic [2:0] {C_IDLE, C_REQ, C_WAIT, C_VC_NEW, C_ACK} cpl_state_e;
+    cpl_state_e         c_st_q;
+    logic [7:0]         c_status_q;
+    logic [PPN_W-1:0]   c_ppn_q;
+
+    // remap request output register (completion and read FSMs share it)
+    logic               rq_v_q;
+    logic [3:0]         rq_op_q;
+    logic [7:0]         rq_tag_q;
+    logic [5:0]         rq_txid_q;
+    logic [31:0]        rq_lpn_q;
+    logic [PPN_W-1:0]   rq_ppn_q;
+    assign m_req_valid = rq_v_q;
+    assign m_req_op = rq_op_q; assign m_req_tag = rq_tag_q; assign m_req_txid = rq_txid_q;
+    assign m_req_lpn = rq_lpn_q; assign m_req_ppn = rq_ppn_q;
+    logic               rq_free;
+    assign rq_free = !rq_v_q || m_req_ready;
+    assign s_rsp_ready = 1'b1;
+    assign s_map_ready = 1'b1;            // commit log stream (transactions: persistence.md)
+
+    // completion output register
+    logic               wc_v_q;
+    logic [7:0]         wc_tag_q, wc_status_q;
+    logic [15:0]        wc_ppn_q;
+    assign m_wbc_valid = wc_v_q; assign m_wbc_tag = wc_tag_q;
+    assign m_wbc_status = wc_status_q; assign m_wbc_ppn = wc_ppn_q;
+
+    // ---------------------------------------------------------------------------------------------
+    // valid-page counts: one event a cycle (+1 new page, -1 superseded page)
+    logic [8:0]         vc_mem [NDIE * BLOCKS];
+    logic               vc_ev;
+    logic               vc_inc;
+    logic [PPN_W-1:0]   vc_ppn;
+    logic               cpl_vc_ev;        // completion FSM's event this cycle
+    logic               cpl_vc_inc;
+    logic [PPN_W-1:0]   cpl_vc_ppn;
+    assign s_inval_ready = !cpl_vc_ev && !rst;
+    always_comb begin
+        vc_ev  = cpl_vc_ev || s_inval_valid;
+        vc_inc = cpl_vc_ev ? cpl_vc_inc : 1'b0;
+        vc_ppn = cpl_vc_ev ? cpl_vc_ppn : s_inval_ppn;
+    end
+    function automatic logic [31:0] vc_index(input logic [PPN_W-1:0] p);
+        return ppn_die(p) * 32'(BLOCKS) + ppn_block(p);
+    endfunction
+    // valid counts start at 0: cleared by an init pass after reset (NDIE x BLOCKS cycles, long
+    // before the first program can complete: the NAND subsystem's power-on RESET takes longer)
+    logic [15:0]        vc_init_q;
+    logic               vc_init_busy;
+    assign vc_init_busy = 32'(vc_init_q) < NDIE * BLOCKS;
+    always_ff @(posedge clk) begin
+        if (rst) vc_init_q <= 16'd0;
+        else if (vc_init_busy) vc_init_q <= vc_init_q + 16'd1;
+    end
+    always_ff @(posedge clk) begin
+        if (!rst && vc_init_busy) begin
+            vc_mem[VC_W'(vc_init_q)] <= 9'd0;
+        end else if (!rst && vc_ev) begin
+            if (vc_inc) vc_mem[VC_W'(vc_index(vc_ppn))] <= vc_mem[VC_W'(vc_index(vc_ppn))] + 9'd1;
+            else        vc_mem[VC_W'(vc_index(vc_ppn))] <= vc_mem[VC_W'(vc_index(vc_ppn))] - 9'd1;
+        end
+        vc_data <= (32'(vc_addr) < NDIE * BLOCKS) ? vc_mem[VC_W'(vc_addr)] : 9'd0;
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // issue: next entry (retry first, else in order) to the round-robin die
+    logic               iss_have;
+    logic [WIN_W-1:0]   iss_ent;
+    logic               iss_retry;
+    logic               die_ok;
+    logic               any_block;
+    logic               read_wants_nreq;
+    always_comb begin
+        iss_retry = !rt_empty;
+        iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_ptr_q;
+        iss_have  = iss_retry || (to_issue_q != '0 && e_st[iss_ptr_q] == E_QUEUED);
+        die_ok    = op_v[rr_q];
+        any_block = 1'b0;
+        for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
+    end
+    assign read_wants_nreq = (rd_st_q == RD_NREQ);
+    assign no_free_block   = iss_have && !any_block;
+
+    // ---------------------------------------------------------------------------------------------
+    // fetch DMA: per channel a fetch queue of 2 and an output FIFO of 4 words; one word a cycle
+    // read from the staging memory (or generated) for the channel chosen round robin.
+    localparam int OFD = 4;
+    logic               fq_v   [NUM_CHAN][2];
+    logic [WIN_W-1:0]   fq_ent [NUM_CHAN][2];
+    logic [PWW-1:0]     fq_w   [NUM_CHAN];       // next word of the head fetch
+    logic [31:0]        of_mem [NUM_CHAN][OFD];
+    logic               of_last[NUM_CHAN][OFD];
+    logic [2:0]         of_rd  [NUM_CHAN], of_wr [NUM_CHAN];
+    logic [2:0]         of_pend[NUM_CHAN];       // words in flight in the read pipeline
+    logic [2:0]         dch_q;                   // round-robin pointer
+    // read pipeline: stage 1 (address issued), stage 2, then push
+    logic               p1_v_q, p2_v_q;
+    logic [2:0]         p1_ch_q, p2_ch_q;
+    logic               p1_ram_q, p2_ram_q, p1_last_q, p2_last_q;
+    logic [31:0]        p1_val_q, p2_val_q;
+
+    logic               f_pick;
+    logic [2:0]         f_ch;
+    logic [WIN_W-1:0]   f_ent;
+    logic [PWW-1:0]     f_w;
+    logic               f_ram;
+    logic [31:0]        f_val;
+    logic               f_last;
+    always_comb begin
+        f_pick = 1'b0;
+        f_ch   = 3'd0;
+        for (int k = NUM_CHAN - 1; k >= 0; k--) begin
+            logic [CH_W-1:0] c;
+            c = CH_W'((32'(dch_q) + k) % NUM_CHAN);
+            if (fq_v[c][0] && (32'(of_wr[c] - of_rd[c]) + 32'(of_pend[c])) < OFD) begin
+                f_pick = 1'b1;
+                f_ch   = 3'(c);
+            end
+        end
+        f_ent  = fq_ent[CH_W'(f_ch)][0];
+        f_w    = fq_w[CH_W'(f_ch)];
+        f_ram  = 1'b0;
+        f_val  = 32'd0;
+        f_last = 1'b0;
+        mem_ra = MEM_AW'(32'(f_ent) * 32'(PW) + ((32'(f_w) < PW) ? 32'(f_w) : 32'd0));
+        if (32'(f_w) < PW) begin
+            f_ram = !e_trim[f_ent];             // a TRIM record carries zeros
+        end else begin
+            case (32'(f_w) - PW)
+                0: f_val = e_lpn[f_ent];
+                1: f_val = e_seq[f_ent][31:0];
+                2: f_val = e_seq[f_ent][63:32];
+                3: f_val = {16'h0000, e_epoch[f_ent]};
+                default: begin
+                    f_val  = {8'h00, e_flags[f_ent], 6'd0, e_kind[f_ent], 2'b00, e_txid[f_ent]};
+                    f_last = 1'b1;
+                end
+            endcase
+        end
+    end
+    assign s_nfetch_ready = !rst && 32'(s_nfetch_chan) < NUM_CHAN && !fq_v[CH_W'(s_nfetch_chan)][1];
+    for (genvar c = 0; c < NUM_CHAN; c++) begin : g_nd
+        assign m_ndata_valid[c]       = of_wr[c] != of_rd[c];
+        assign m_ndata_data[c*32 +: 32] = of_mem[c][of_rd[c][1:0]];
+        assign m_ndata_last[c]        = of_last[c][of_rd[c][1:0]];
+    end
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            for (int c = 0; c < NUM_CHAN; c++) begin
+                fq_v[c][0] <= 1'b0; fq_v[c][1] <= 1'b0; fq_w[c] <= '0;
+                of_rd[c] <= 3'd0; of_wr[c] <= 3'd0; of_pend[c] <= 3'd0;
+            end
+            dch_q <= 3'd0;
+            p1_v_q <= 1'b0; p2_v_q <= 1'b0;
+        end else begin
+            // pipeline
+            p2_v_q <= p1_v_q; p2_ch_q <= p1_ch_q; p2_ram_q <= p1_ram_q; p2_last_q <= p1_last_q;
+            p2_val_q <= p1_val_q;
+            p1_v_q <= f_pick; p1_ch_q <= f_ch; p1_ram_q <= f_ram; p1_last_q <= f_last; p1_val_q <= f_val;
+            for (int c = 0; c < NUM_CHAN; c++) begin
+                logic inc, dec;
+                inc = f_pick && f_ch == 3'(c);
+                dec = p2_v_q && p2_ch_q == 3'(c);
+                of_pend[c] <= of_pend[c] + (inc ? 3'd1 : 3'd0) - (dec ? 3'd1 : 3'd0);
+                if (dec) begin
+                    of_mem[c][of_wr[c][1:0]]  <= p2_ram_q ? mem_rd : p2_val_q;
+                    of_last[c][of_wr[c][1:0]] <= p2_last_q;
+                    of_wr[c] <= of_wr[c] + 3'd1;
+                end
+                if (m_ndata_valid[c] && m_ndata_ready[c]) of_rd[c] <= of_rd[c] + 3'd1;
+                // fetch queue: head advances when its last word is picked
+                if (inc) begin
+                    if (32'(fq_w[c]) == PW + 4) begin
+                        fq_w[c] <= '0;
+                        fq_v[c][0] <= fq_v[c][1]; fq_ent[c][0] <= fq_ent[c][1];
+                        fq_v[c][1] <= 1'b0;
+                    end else begin
+                        fq_w[c] <= fq_w[c] + 1'b1;
+                    end
+                end
+                if (s_nfetch_valid && s_nfetch_ready && s_nfetch_chan == 3'(c)) begin
+                    // slot = table entry; joins behind the head (which may be leaving this cycle)
+                    if (inc && 32'(fq_w[c]) == PW + 4) begin
+                        if (fq_v[c][1]) begin fq_v[c][1] <= 1'b1; fq_ent[c][1] <= WIN_W'(s_nfetch_slot); end
+                        else begin fq_v[c][0] <= 1'b1; fq_ent[c][0] <= WIN_W'(s_nfetch_slot); end
+                    end else if (!fq_v[c][0]) begin
+                        fq_v[c][0] <= 1'b1; fq_ent[c][0] <= WIN_W'(s_nfetch_slot);
+                    end else begin
+                        fq_v[c][1] <= 1'b1; fq_ent[c][1] <= WIN_W'(s_nfetch_slot);
+                    end
+                end
+            end
+            if (f_pick) dch_q <= 3'((32'(f_ch) + 1) % NUM_CHAN);
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // main sequential block: table, dies, issue, NAND completions, completion FSM, read FSM
+    logic               ncpl_fire;
+    logic               ncpl_prog, ncpl_read;
+    assign s_ncpl_ready = !rst && !bq_full;
+    assign ncpl_fire    = s_ncpl_valid && s_ncpl_ready;
+    assign ncpl_prog    = ncpl_fire && 32'(s_ncpl_tag) < WIN;
+    assign ncpl_read    = ncpl_fire && s_ncpl_tag == RD_TAG;
+    assign s_ndata_ready = (rd_st_q == RD_DATA) && (32'(rd_w_q) >= PW - 1 || ro_free);
+
+    logic               rsp_cpl, rsp_rd;
+    assign rsp_cpl = s_rsp_valid && s_rsp_tag == RT_CPL;
+    assign rsp_rd  = s_rsp_valid && s_rsp_tag == RT_RD;
+
+    // completion FSM outputs for the valid counts
+    always_comb begin
+        cpl_vc_ev  = 1'b0;
+        cpl_vc_inc = 1'b0;
+        cpl_vc_ppn = c_ppn_q;
+        if (c_st_q == C_WAIT && rsp_cpl && s_rsp_status == 4'd0 && s_rsp_mapped) begin
+            cpl_vc_ev  = 1'b1;             // superseded page
+            cpl_vc_ppn = s_rsp_ppn;
+        end else if (c_st_q == C_VC_NEW) begin
+            cpl_vc_ev  = 1'b1;             // the new page
+            cpl_vc_inc = 1'b1;
+        end
+    end
+
+    logic [WIN_W-1:0] cp;
+    assign cp = cpl_ptr_q;
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            for (int i = 0; i < WIN; i++) e_st[i] <= E_FREE;
+            for (int d = 0; d < NDIE; d++) begin op_v[d] <= 1'b0; nx_v[d] <= 1'b0; op_pg[d] <= '0; end
+            acc_ptr_q <= '0; iss_ptr_q <= '0; cpl_ptr_q <= '0;
+            count_q <= '0; to_issue_q <= '0; seq_q <= 64'd0;
+            recv_q <= 1'b0; recv_w_q <= '0; recv_ent_q <= '0;
+            rr_q <= '0;
+            rt_rd_q <= '0; rt_wr_q <= '0;
+            bq_rd_q <= '0; bq_wr_q <= '0;
+            nq_v_q <= 1'b0;
+            rq_v_q <= 1'b0;
+            wc_v_q <= 1'b0;
+            ro_v_q <= 1'b0;
+            rd_st_q <= RD_IDLE;
+            c_st_q <= C_IDLE;
+            cnt_host_pages <= '0; cnt_trims <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
+            cnt_ecc_corr <= '0; cnt_prog_fail <= '0; cnt_read_err <= '0; cnt_proto_err <= '0;
+        end else begin
+            logic [WIN_W:0] cnt_d, toi_d;
+            cnt_d = count_q;
+            toi_d = to_issue_q;
+            // ---- accept
+            if (acc_fire) begin
+                e_lpn[acc_ptr_q]   <= s_wb_lpn;
+                e_txid[acc_ptr_q]  <= s_wb_txid;
+                e_epoch[acc_ptr_q] <= s_wb_epoch;
+                e_fua[acc_ptr_q]   <= s_wb_fua;
+                e_wtag[acc_ptr_q]  <= s_wb_tag;
+                e_seq[acc_ptr_q]   <= seq_q;
+                e_trim[acc_ptr_q]  <= s_wb_op;
+                e_kind[acc_ptr_q]  <= s_wb_op ? 2'd1 : s_wb_kind;
+                e_flags[acc_ptr_q] <= s_wb_op ? F_TRIM : 8'h00;
+                e_st[acc_ptr_q]    <= s_wb_op ? E_QUEUED : E_RECV;
+                seq_q     <= seq_q + 64'd1;
+                acc_ptr_q <= acc_ptr_q + 1'b1;
+                cnt_d = cnt_d + 1'b1;
+                toi_d = toi_d + 1'b1;
+                if (!s_wb_op) begin
+                    recv_q <= 1'b1; recv_ent_q <= acc_ptr_q; recv_w_q <= '0;
+                end
+            end
+            if (wbd_fire) begin
+                if (32'(recv_w_q) == PW - 1) begin
+                    recv_q <= 1'b0;
+                    e_st[recv_ent_q] <= E_QUEUED;
+                    if (!s_wbd_last) cnt_proto_err <= cnt_proto_err + 1'b1;
+                end else begin
+                    if (s_wbd_last) cnt_proto_err <= cnt_proto_err + 1'b1;   // short page: counted, words still counted to PW
+                end
+                recv_w_q <= recv_w_q + 1'b1;
+            end
+            // ---- free blocks
+            if (s_free_valid && s_free_ready) begin
+                if (free_ok) begin
+                    nx_v[free_die[DIE_W-1:0]]   <= 1'b1;
+                    nx_blk[free_die[DIE_W-1:0]] <= s_free_block;
+                end else begin
+                    cnt_proto_err <= cnt_proto_err + 1'b1;
+                end
+            end
+            // ---- issue (a program, or the read: the read goes first)
+            if (nq_v_q && m_nreq_ready) nq_v_q <= 1'b0;
+            if (nq_free && read_wants_nreq) begin
+                nq_v_q <= 1'b1; nq_tag_q <= RD_TAG; nq_op_q <= 2'd0;
+                nq_chan_q <= 3'(ppn_die(rd_ppn_q) / WAYS); nq_way_q <= 2'(ppn_die(rd_ppn_q) % WAYS);
+                nq_blk_q <= 12'(ppn_block(rd_ppn_q)); nq_page_q <= 8'(ppn_page(rd_ppn_q));
+                nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
+                rd_st_q <= RD_DATA;
+                rd_w_q <= '0;
+                rd_bad_q <= 1'b0;
+            end else if (nq_free && iss_have) begin
+                if (die_ok) begin
+                    nq_v_q <= 1'b1; nq_tag_q <= 8'(iss_ent); nq_op_q <= 2'd1;
+                    nq_chan_q <= 3'(32'(rr_q) / WAYS); nq_way_q <= 2'(32'(rr_q) % WAYS);
+                    nq_blk_q <= op_blk[rr_q]; nq_page_q <= 8'(op_pg[rr_q]);
+                    nq_head_q <= e_fua[iss_ent]; nq_prio_q <= 1'b0; nq_slot_q <= 8'(iss_ent);
+                    e_chan[iss_ent] <= 3'(32'(rr_q) / WAYS);
+                    e_way[iss_ent]  <= 2'(32'(rr_q) % WAYS);
+                    e_blk[iss_ent]  <= op_blk[rr_q];
+                    e_pg[iss_ent]   <= 8'(op_pg[rr_q]);
+                    e_st[iss_ent]   <= E_ISSUED;
+                    if (32'(op_pg[rr_q]) == PAGES_PER_BLOCK - 1) op_v[rr_q] <= 1'b0;
+                    op_pg[rr_q] <= op_pg[rr_q] + 9'd1;
+                    rr_q <= DIE_W'((32'(rr_q) + 1) % NDIE);
+                    if (iss_retry) begin
+                        rt_rd_q <= rt_rd_q + 1'b1;
+                    end else begin
+                        iss_ptr_q <= iss_ptr_q + 1'b1;
+                        toi_d = toi_d - 1'b1;
+                    end
+                end else if (nx_v[rr_q]) begin
+                    op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
+                    nx_v[rr_q] <= 1'b0;
+                end else begin
+                    rr_q <= DIE_W'((32'(rr_q) + 1) % NDIE);
+                end
+            end else if (!iss_have) begin
+                // idle: open blocks ahead of time
+                if (!op_v[rr_q] && nx_v[rr_q]) begin
+                    op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
+                    nx_v[rr_q] <= 1'b0;
+                end
+            end
+            // ---- NAND completions
+            if (ncpl_prog) begin
+                if (e_st[s_ncpl_tag[WIN_W-1:0]] != E_ISSUED) begin
+                    cnt_proto_err <= cnt_proto_err + 1'b1;
+                end else if (s_ncpl_status == N_OK) begin
+                    e_st[s_ncpl_tag[WIN_W-1:0]] <= E_DONE;
+                    cnt_nand_prog <= cnt_nand_prog + 1'b1;
+                end else begin
+                    // program failed: program the page again elsewhere, close and report the block
+                    e_st[s_ncpl_tag[WIN_W-1:0]] <= E_QUEUED;
+                    rt_mem[rt_wr_q[WIN_W-1:0]] <= s_ncpl_tag[WIN_W-1:0];
+                    rt_wr_q <= rt_wr_q + 1'b1;
+                    cnt_prog_fail <= cnt_prog_fail + 1'b1;
+                    bq_mem[bq_wr_q[1:0]] <= {e_chan[s_ncpl_tag[WIN_W-1:0]], e_way[s_ncpl_tag[WIN_W-1:0]],
+                                             e_blk[s_ncpl_tag[WIN_W-1:0]]};
+                    bq_wr_q <= bq_wr_q + 1'b1;
+                    for (int d = 0; d < NDIE; d++) begin
+                        if (32'(d) == 32'(e_chan[s_ncpl_tag[WIN_W-1:0]]) * WAYS + 32'(e_way[s_ncpl_tag[WIN_W-1:0]]) &&
+                            op_blk[d] == e_blk[s_ncpl_tag[WIN_W-1:0]])
+                            op_v[d] <= 1'b0;
+                    end
+                end
+            end else if (ncpl_fire && !ncpl_read) begin
+                cnt_proto_err <= cnt_proto_err + 1'b1;
+            end
+            if (m_bad_valid && m_bad_ready) bq_rd_q <= bq_rd_q + 1'b1;
+            // ---- remap request register
+            if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
+            // ---- completion in request order
+            if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
+            case (c_st_q)
+                C_IDLE: if (count_q != '0 && e_st[cp] == E_DONE) c_st_q <= C_REQ;
+                C_REQ: if (rq_free) begin
+                    rq_v_q <= 1'b1;
+                    rq_tag_q <= RT_CPL;
+                    rq_op_q <= e_trim[cp] ? R_UNMAP : (e_txid[cp] != 6'd0 ? R_TX_WRITE : R_MAP_WRITE);
+                    rq_txid_q <= e_txid[cp];
+                    rq_lpn_q <= e_lpn[cp];
+                    rq_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
+                    c_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
+                    c_st_q <= C_WAIT;
+                end
+                C_WAIT: if (rsp_cpl) begin
+                    c_status_q <= {4'd0, s_rsp_status};
+                    // a TRIM record holds no live data: it is garbage at once
+                    c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW : C_ACK;
+                end
+                C_VC_NEW: c_st_q <= C_ACK;
+                C_ACK: if (!wc_v_q || m_wbc_ready) begin
+                    wc_v_q <= 1'b1;
+                    wc_tag_q <= e_wtag[cp];
+                    wc_status_q <= c_status_q;
+                    wc_ppn_q <= 16'(c_ppn_q);
+                    e_st[cp] <= E_FREE;
+                    cpl_ptr_q <= cpl_ptr_q + 1'b1;
+                    cnt_d = cnt_d - 1'b1;
+                    if (e_trim[cp]) cnt_trims <= cnt_trims + 1'b1;
+                    else cnt_host_pages <= cnt_host_pages + 1'b1;
+                    c_st_q <= C_IDLE;
+                end
+                default: c_st_q <= C_IDLE;
+            endcase
+            // ---- read miss
+            if (ro_v_q && m_rdd_ready) ro_v_q <= 1'b0;
+            case (rd_st_q)
+                RD_IDLE: if (s_rd_valid) begin
+                    rd_lpn_q <= s_rd_lpn; rd_txid_q <= s_rd_txid;
+                    rd_st_q <= RD_LOOKUP;
+                end
+                RD_LOOKUP: if (rq_free && !(c_st_q == C_REQ)) begin
+                    rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
+                    rq_op_q <= rd_txid_q != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
+                    rq_txid_q <= rd_txid_q; rq_lpn_q <= rd_lpn_q; rq_ppn_q <= '0;
+                    rd_st_q <= RD_LKW;
+                end
+                RD_LKW: if (rsp_rd) begin
+                    rd_ppn_q <= s_rsp_ppn;
+                    rd_w_q <= '0;
+                    if (s_rsp_status != 4'd0) begin
+                        rd_status_q <= 8'h10; rd_st_q <= RD_ZERO;     // cannot happen behind the buffer's checks
+                    end else if (!s_rsp_mapped) begin
+                        rd_status_q <= 8'h00; rd_st_q <= RD_ZERO;     // unmapped: zeros
+                    end else begin
+                        rd_st_q <= RD_NREQ;
+                    end
+                end
+                RD_NREQ: ;                      // handled by the issue logic above
+                RD_DATA: if (s_ndata_valid && s_ndata_ready) begin
+                    rd_w_q <= rd_w_q + 1'b1;
+                    if (32'(rd_w_q) < PW - 1) begin
+                        ro_v_q <= 1'b1; ro_data_q <= s_ndata_data; ro_last_q <= 1'b0; ro_status_q <= 8'h00;
+                    end else if (32'(rd_w_q) == PW - 1) begin
+                        rd_hold_q <= s_ndata_data;
+                    end else if (32'(rd_w_q) == PW) begin
+                        rd_bad_q <= s_ndata_data != rd_lpn_q;          // spare LPN must be the one read
+                    end
+                    if (s_ndata_last) rd_st_q <= RD_CPL;
+                end
+                RD_CPL: if (ncpl_read) begin
+                    cnt_nand_read <= cnt_nand_read + 1'b1;
+                    if (s_ncpl_status == N_OK && !rd_bad_q) begin
+                        rd_status_q <= 8'h00;
+                        cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
+                    end else begin
+                        rd_status_q <= 8'h10;                           // MEDIA_ERROR
+                        cnt_read_err <= cnt_read_err + 1'b1;
+                    end
+                    rd_st_q <= RD_LAST;
+                end
+                RD_LAST: if (ro_free) begin
+                    ro_v_q <= 1'b1; ro_data_q <= rd_hold_q; ro_last_q <= 1'b1; ro_status_q <= rd_status_q;
+                    rd_st_q <= RD_IDLE;
+                end
+                RD_ZERO: if (ro_free) begin
+                    ro_v_q <= 1'b1; ro_data_q <= 32'd0; ro_status_q <= rd_status_q;
+                    ro_last_q <= 32'(rd_w_q) == PW - 1;
+                    rd_w_q <= rd_w_q + 1'b1;
+                    if (32'(rd_w_q) == PW - 1) rd_st_q <= RD_IDLE;
+                end
+                default: rd_st_q <= RD_IDLE;
+            endcase
+            if (ncpl_read && rd_st_q != RD_CPL) cnt_proto_err <= cnt_proto_err + 1'b1;
+            count_q <= cnt_d;
+            to_issue_q <= toi_d;
+        end
+    end
+
+    // unused inputs
+    logic unused;
+    assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_ndata_last, s_nfetch_slot[7:0], s_rd_tag, s_map_valid, s_inval_ppn};
+endmodule
+
+`resetall

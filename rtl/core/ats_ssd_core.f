@@ -1,0 +1,17 @@
+rtl/common/ats_ram_sdp.sv
+rtl/cmdq/ats_cmdq.sv
+rtl/wbuf/ats_wbuf_mem.sv
+rtl/wbuf/ats_wbuf.sv
+rtl/backend/ats_backend.sv
+rtl/nand/ats_gf_pkg.sv
+rtl/nand/ats_bch_bm.sv
+rtl/nand/ats_bch_enc.sv
+rtl/nand/ats_bch_dec.sv
+rtl/nand/ats_nand_chan.sv
+rtl/nand/ats_nand_page.sv
+rtl/nand/ats_nand_sched.sv
+rtl/nand/ats_nand_ssx_slice.sv
+rtl/nand/ats_nand_ssx_merge.sv
+rtl/nand/ats_nand_subsys.sv
+build/gen/remap_default/ats_remap_engine.v
+rtl/core/ats_ssd_core.sv
