@@ -16,7 +16,7 @@ JOBS ?= 2
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
 	@echo "make test        lint, generation, synthesis check, every cocotb test (sets up first)"
-	@echo "make test-long   longer random campaigns (ATS_LONG=1)"
+	@echo "make test-long   longer random campaigns (ATS_LONG=1; core power cuts: 2,000)"
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
 	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
 	@echo "make bench-nand  B7: NAND bandwidth vs channels x ways (NAND_PRESET=femu) -> build/bench/nand.json, nand.png"
@@ -59,10 +59,12 @@ test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
 
 test: $(SETUP_STAMP) lint synth-check test-harness test-rtl
+	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 	@echo "make test: all checks passed"
 
 test-long: $(GEN_STAMP)
 	ATS_LONG=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
+	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 
 # ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------
 demo: $(GEN_STAMP)

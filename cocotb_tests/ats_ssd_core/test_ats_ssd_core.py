@@ -184,6 +184,7 @@ class TB:
         await RisingEdge(self.dut.clk)
         self.counters = {k: int(getattr(self.dut, k).value) for k in
                          ("cnt_nand_prog", "cnt_prog_fail", "cnt_proto_err", "cnt_host_pages", "cnt_nand_read")}
+        self.stats["prog_fail"] += self.counters["cnt_prog_fail"]
         self.dut.rst.value = 1
         for _ in range(4):
             await RisingEdge(self.dut.clk)
@@ -357,9 +358,10 @@ class TB:
         programmed = self.counters["cnt_nand_prog"] + self.counters["cnt_prog_fail"]
         self.stats["pages_programmed"] += programmed
         errs = []
-        # INV-BOUND: the scan reads what was programmed (+ in flight), one erased page per die, and
-        # the checkpoint block's pages up to its first erased page
-        bound = programmed + self.win + g.ndie + 2 + len(self.grown_bad) * g.ppb
+        # INV-BOUND (persistence.md section 6): what was programmed or torn (completed + in flight),
+        # two erased pages per die (end of its open block, page 0 of the next plan block), one more
+        # per block closed by a program failure, and the checkpoint block up to its first erased page
+        bound = programmed + self.win + 2 * g.ndie + self.counters["cnt_prog_fail"] + 2
         if rec.pages_read > bound:
             errs.append(f"INV-BOUND: {rec.pages_read} pages read > {bound}")
         # recovered version of every LBA (INV-LBA: exactly one of its own versions)
@@ -441,8 +443,8 @@ async def campaign(dut, seed, cuts, idle, backpressure, faults):
     for i in range(cuts):
         await tb.power_on()
         clean = i % 5 == 0
-        n = rng.randint(6, 30)
-        cut_at = None if clean else rng.randint(200, 500 * n + 3000)
+        n = rng.randint(3, 16)
+        cut_at = None if clean else rng.randint(100, 400 * n + 2000)
         await tb.workload(n, cut_at, clean, faults)
         if clean:
             for _ in range(rng.randint(0, 50)):
@@ -454,7 +456,6 @@ async def campaign(dut, seed, cuts, idle, backpressure, faults):
         if int(dut.viol_total.value):
             tb.errors.append(f"NAND protocol violations: {int(dut.viol_total.value)}")
             break
-    tb.stats["prog_fail"] = int(dut.cnt_prog_fail.value)
     dut._log.info("campaign seed %d: %s", seed, json.dumps(tb.stats))
     out = os.environ.get("ATS_CORE_STATS")
     if out:

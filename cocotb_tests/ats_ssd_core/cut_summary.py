@@ -1,0 +1,22 @@
+"""Prints the core power-cut campaign's totals (cuts, recoveries, violations) from the stats files the
+runs of cocotb_tests/ats_ssd_core write (build/sim/ats_ssd_core_tb/*/stats_*.json); exits 1 if any
+run reports a violation or if no run was found."""
+import json
+import sys
+from pathlib import Path
+
+root = Path(__file__).resolve().parents[2] / "build" / "sim" / "ats_ssd_core_tb"
+files = sorted(root.glob("*/stats_*.json"))
+if not files:
+    print("core power cuts: no campaign stats found")
+    sys.exit(1)
+tot: dict[str, int] = {}
+for f in files:
+    for k, v in json.loads(f.read_text()).items():
+        tot[k] = max(tot.get(k, 0), v) if k.startswith("max_") else tot.get(k, 0) + v
+print(f"core power cuts: {tot['cuts']} cuts, {tot['cuts']} recoveries by the oracle ({tot['clean']} after a clean "
+      f"FLUSH), {tot['violations']} invariant violations; {tot['cmds']} commands, {tot['reads_checked']} read "
+      f"pages checked, {tot['durable_checked']} durability checks, {tot['prog_fail']} program failures "
+      f"relocated, pages read per recovery max {tot['max_pages_read']} "
+      f"({tot['pages_read']} read for {tot['pages_programmed']} programmed) [{len(files)} runs]")
+sys.exit(1 if tot["violations"] else 0)
