@@ -43,7 +43,9 @@ class Trace:
         w = pywellen.Waveform(str(fst))
         tv = {}
         self.widths = {}
+        self.names = set()                       # every variable, scope.leaf
         for var in w.all_vars():
+            self.names.add(var.full_name)
             scope, _, leaf = var.full_name.rpartition(".")
             if scope == "ats_remap_engine":
                 self.widths[leaf] = var.bitwidth
@@ -92,38 +94,57 @@ def fmax_from_synth() -> float | None:
     return None
 
 
+# GTKWave save-file geometry. GTKWave shows 2^(-zoom) / 200 time units per pixel of the wave pane
+# (its zoom is per "frame" of 200 pixels), and the pane is the window width minus the SST and
+# signal-name panes and a few pixels of frame.
+GTKW_SIZE = (1600, 900)
+GTKW_SST_W, GTKW_SIGNALS_W = 200, 360
+GTKW_FRAME_PX = 100                # borders, scroll bar, paned handles (measured: the pane is ~940 px)
+GTKW_PX_PER_FRAME = 200.0
+
+
+def gtkw_wave_px() -> int:
+    return GTKW_SIZE[0] - GTKW_SST_W - GTKW_SIGNALS_W - GTKW_FRAME_PX
+
+
+# Groups in the order a reader follows the commit; the first five fit a 900-pixel window at once.
+GTKW_GROUPS = [
+    ("Request", ["s_req_valid", "s_req_ready", "s_req_op", "s_req_tag", "s_req_txid"]),
+    ("Response", ["m_rsp_valid", "m_rsp_ready", "m_rsp_tag", "m_rsp_status", "m_rsp_count"]),
+    ("Commit walk", ["commit_active", "core_wPhase", "core_wIdx", "core_ovActive"]),
+    ("Mapping-table writes", ["core_mapWr_en_0", "core_mapWr_addr", "core_mapWr_data_ppn"]),
+    ("Events", ["m_map_valid", "m_map_lpn", "m_map_last", "m_inval_valid", "m_inval_ppn"]),
+    ("Index writes (CLEAR frees the slots)", ["core_idxWr_en_0", "core_idxWr_addr", "core_idxWr_data_valid",
+                                              "core_deadPending"]),
+]
+
+
 def write_gtkw(path: Path, fst: Path, start_ps: int, end_ps: int, widths: dict[str, int]) -> None:
-    """GTKWave save file: the commit's signals in groups, markers A (accepted) and B (response)."""
+    """GTKWave save file: the commit's signals in groups, markers A (accepted) and B (response),
+    zoomed so that the whole commit fills the wave pane with a margin on both sides."""
     e = "ats_remap_engine."
-    groups = [
-        ("Request", ["s_req_valid", "s_req_ready", "s_req_op", "s_req_tag", "s_req_txid", "s_req_lpn", "s_req_ppn"]),
-        ("Commit walk", ["commit_active", "commit_txid", "core_wPhase", "core_wN", "core_wIdx", "core_ovActive",
-                          "core_w1Valid", "core_w2Valid"]),
-        ("Mapping-table writes", ["core_mapWrEn", "core_mapWrIdx", "core_mapWrData_valid", "core_mapWrData_ppn"]),
-        ("Events", ["m_map_valid", "m_map_ready", "m_map_lpn", "m_map_ppn", "m_map_last",
-                    "m_inval_valid", "m_inval_ready", "m_inval_ppn"]),
-        ("Response", ["m_rsp_valid", "m_rsp_ready", "m_rsp_tag", "m_rsp_status", "m_rsp_count"]),
-    ]
     markers = [start_ps, end_ps] + [-1] * 24
     rel = fst.relative_to(ROOT) if fst.is_relative_to(ROOT) else fst
     span = max(end_ps - start_ps, 1)
+    view = span * 1.3                                   # 10 % before A, 20 % after B
+    zoom = -math.log2(view * GTKW_PX_PER_FRAME / gtkw_wave_px())   # 2^-zoom / 200 = view / pane
     lines = [
         "[*] atomssd remap engine: commit-remap latency. Written by bench/remap/bench_remap.py.",
         f"[*] Marker A = COMMIT accepted (s_req handshake), marker B = its response on m_rsp.",
         f"[*] Open from the repository root: gtkwave {rel} <this file>",
         f'[dumpfile] "{rel}"',
-        "[size] 1600 900",
+        f"[size] {GTKW_SIZE[0]} {GTKW_SIZE[1]}",
         "[pos] -1 -1",
-        "*" + f"{math.log2(1200.0 / (span * 1.15)):.6f} {start_ps} " + " ".join(str(m) for m in markers),
-        f"[timestart] {max(start_ps - span // 20, 0)}",
-        "[sst_width] 250",
-        "[signals_width] 320",
+        "*" + f"{zoom:.6f} {start_ps} " + " ".join(str(m) for m in markers),
+        f"[timestart] {max(start_ps - span // 10, 0)}",
+        f"[sst_width] {GTKW_SST_W}",
+        f"[signals_width] {GTKW_SIGNALS_W}",
         "[sst_expanded] 1",
         "[sst_vpaned_height] 250",
         "@28",
         e + "clk",
     ]
-    for title, sigs in groups:
+    for title, sigs in GTKW_GROUPS:
         lines += ["@800200", f"-{title}"]
         for s in sigs:
             w = widths.get(s, 1)
@@ -131,6 +152,49 @@ def write_gtkw(path: Path, fst: Path, start_ps: int, end_ps: int, widths: dict[s
         lines += ["@1000200", f"-{title}"]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
+
+
+def check_gtkw(path: Path, fst_vars: set[str]) -> list[str]:
+    """What a user opening `path` would miss, computed from the save file alone: both markers
+    inside the visible window ([timestart], zoom, window size), every group holding signals, every
+    signal present in the FST (`fst_vars`: full names, scope.leaf). Returns the problems."""
+    import re
+    probs = []
+    txt = path.read_text().splitlines()
+    zl = [l for l in txt if l.startswith("*") and not l.startswith("[*]")]
+    ts = [l for l in txt if l.startswith("[timestart]")]
+    sz = [l for l in txt if l.startswith("[size]")]
+    widths = {k: [l for l in txt if l.startswith(f"[{k}]")] for k in ("sst_width", "signals_width")}
+    if not (zl and ts and sz and all(widths.values())):
+        return [f"{path}: zoom line, [timestart], [size], [sst_width] or [signals_width] missing"]
+    f = zl[0][1:].split()
+    zoom, markers = float(f[0]), [int(x) for x in f[2:] if int(x) >= 0]
+    t0 = int(ts[0].split()[1])
+    pane = int(sz[0].split()[1]) - int(widths["sst_width"][0].split()[1]) \
+        - int(widths["signals_width"][0].split()[1]) - GTKW_FRAME_PX
+    t1 = t0 + pane * 2.0 ** (-zoom) / GTKW_PX_PER_FRAME
+    if len(markers) < 2:
+        probs.append(f"{path}: markers A and B not set ({zl[0][:60]})")
+    for name, m in zip("AB", markers):
+        if not (t0 < m < t1):
+            probs.append(f"{path}: marker {name} at {m} outside the visible window [{t0}, {t1:.0f}]")
+    if len(markers) >= 2 and (markers[1] - markers[0]) < 0.3 * (t1 - t0):
+        probs.append(f"{path}: the commit A..B fills only {(markers[1] - markers[0]) / (t1 - t0):.0%} of the window")
+    group, members = None, 0
+    for l in txt:
+        if l.startswith("-") and group is None:
+            group, members = l[1:], 0
+        elif l.startswith("-") and l[1:] == group:
+            if members == 0:
+                probs.append(f"{path}: group '{group}' is empty")
+            group = None
+        elif l and not l[0] in "[*@-":
+            name = re.sub(r"\[\d+:\d+\]$", "", l)
+            if name not in fst_vars:
+                probs.append(f"{path}: signal {name} is not in the waveform")
+            elif group is not None:
+                members += 1
+    return probs
 
 
 def main() -> int:
@@ -202,6 +266,9 @@ def main() -> int:
         big = max(commits, key=lambda c: c["count"])
         write_gtkw(Path(args.gtkw), fst, big["t_accept_ps"], big["t_rsp_ps"], tr.widths)
         print(f"waveform: {fst}\n  open it: gtkwave {fst} {args.gtkw}  (markers A/B = commit of {big['count']} entries)")
+        probs = check_gtkw(Path(args.gtkw), tr.names)
+        if probs:
+            raise SystemExit("save file check failed:\n  " + "\n  ".join(probs))
         if args.check_gtkw:
             committed = Path(args.check_gtkw)
             if committed.exists() and committed.read_text() == Path(args.gtkw).read_text():

@@ -233,6 +233,8 @@ class RemapEngine(val c: RemapConfig) extends Component {
 
   val cd = ClockDomain(clk, rst, config = ClockDomainConfig(clockEdge = RISING, resetKind = SYNC,
     resetActiveLevel = HIGH))
+  /** Same clock, no reset: registers with a configuration-time initial value (simulation checks). */
+  val bootCd = ClockDomain(clk, config = ClockDomainConfig(clockEdge = RISING, resetKind = BOOT))
 
   val core = new ClockingArea(cd) {
     import RemapOp._
@@ -389,18 +391,40 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val txwTurn = RegInit(False)           // a TX_WRITE is being held back by CLEAR steps
     val clearIssue = Bool()                // the CLEAR walk issues a step this cycle (walk section)
     val clearLast = RegInit(False)         // the CLEAR walk issued last cycle (its write lands at r+2)
+    // Dead slots: from the acceptance of a COMMIT/ABORT until its CLEAR has freed the tx's index
+    // slots, those slots are still in the index although, in request order, they are free. A
+    // TX_WRITE of another tx accepted meanwhile must not be refused (INDEX_FULL) because of them.
+    // A therefore probes such a TX_WRITE before accepting it: the request pipeline reads the index
+    // for whatever s_req presents, accepted or not, so a TX_WRITE held at A for 3 cycles has its own
+    // bucket's verdict in the C2 registers. It is accepted unless that bucket has no free way, no
+    // slot of its own pair and at least one dead slot; then it waits until CLEAR frees one.
+    val deadPending = RegInit(False)       // a COMMIT/ABORT was accepted, its CLEAR has not ended
+    val deadTx = Reg(UInt(c.txIdxW bits)) init (0)
+    val heldCnt = Reg(UInt(2 bits)) init (0)       // cycles s_req has presented the same request (sat. 3)
+    val txwHist = Reg(Bits(4 bits)) init (0)       // bit i: a TX_WRITE was accepted i+1 cycles ago
+    val probeBlocked = Bool()                      // C2 verdict for the request presented 3 cycles ago
+    // The verdict belongs to the request at A if s_req has held it since (valid, not accepted: the
+    // AXI-Stream rule keeps the payload stable) and it saw every index write that can take a way:
+    // TX_WRITE writes land 3 cycles after acceptance, forwarded only for the read's cycle and the next.
+    val probeFresh = heldCnt === 3 && !txwHist(3)
+    val probeOk = probeFresh && !probeBlocked
     val block = !initDone || !rspCredit || writerLast ||
       (ok && isTxOp && busyNow) ||
       (ok && (isCommit || isAbort) && !walkFree) ||
       (ok && (isMapWrite || isUnmap) && ovActive) ||
-      (ok && isTxWrite && (clearLast || clearIssue))
+      (ok && isTxWrite && (clearLast || clearIssue)) ||
+      (ok && isTxWrite && deadPending && !probeOk)
     s_req.ready := !block
     val fire = s_req.fire
     val fireTxWrite = fire && ok && isTxWrite
     writerLast := fire && needsBubble
+    heldCnt := Mux(s_req.valid && !fire, Mux(heldCnt === 3, heldCnt, heldCnt + 1), U(0, 2 bits))
+    txwHist := txwHist(2 downto 0) ## fireTxWrite
     when(fire && ok && (isCommit || isAbort)) {
       txBusy(txIdx) := True
       walkRes := True
+      deadPending := True
+      deadTx := txIdx
     }
 
     val bucketP = bucketOf(txIdx, lpnIdx)
@@ -476,6 +500,12 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val newMatchO = cOv && keyMatch(idxWr.data1, cOvTx, cLpn)
     val c2MatchP = RegNext(Vec(slotPF.map(f => fwdMatch(f, oldMatchP, newMatchP, keyMatch(f.raw, cTx, cLpn)))))
     val c2MatchO = RegNext(Vec(slotOF.map(f => fwdMatch(f, oldMatchO, newMatchO, cOv && keyMatch(f.raw, cOvTx, cLpn)))))
+    // dead slots (of the tx whose COMMIT/ABORT was accepted and whose CLEAR has not ended), for the
+    // TX_WRITE probe; like the key compares, one compare deep after the block RAM
+    def deadMatch(sl: IndexSlot): Bool = sl.valid && sl.tx === deadTx
+    val oldDeadP = RegNext(deadMatch(idxWr.data1)) init (False)
+    val newDeadP = deadMatch(idxWr.data1)
+    val c2DeadAny = RegNext(Vec(slotPF.map(f => fwdMatch(f, oldDeadP, newDeadP, deadMatch(f.raw)))).orR) init (False)
     val c2EidxP = RegNext(Vec(slotP.map(_.eidx)))
     val c2EidxO = RegNext(Vec(slotO.map(_.eidx)))
     val c2Cnt = RegNext(cCntQ + cInc.asUInt.resize(c.cntW))
@@ -492,6 +522,9 @@ class RemapEngine(val c: RemapConfig) extends Component {
 
     val hitP = c2MatchP.orR
     val hitO = c2MatchO.orR
+    // the probe's verdict (C2 registers describe the request A presented 3 cycles ago, accepted or
+    // not): a new pair in a bucket with no free way, and at least one way held by a dead slot
+    probeBlocked := !hitP && !c2AnyFree && c2DeadAny
     val eidxP = MuxOH(c2MatchP, c2EidxP)
     val eidxO = MuxOH(c2MatchO, c2EidxO)
     val wayEn = Vec((0 until c.hashWays).map(w => c2TxwGo && (c2MatchP(w) || (!hitP && c2FreeOH(w)))))
@@ -564,6 +597,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
           when(c2Empty) {
             c2Status := st(RemapStatus.TX_EMPTY)
             txBusy(c2Tx) := False
+            deadPending := False
             when(c2Op === COMMIT) { ovActive := False }
           } otherwise {
             c2NeedsRsp := False
@@ -659,7 +693,8 @@ class RemapEngine(val c: RemapConfig) extends Component {
     // CLEAR and TX_WRITE share the index write port (both write 3 cycles after issue): a TX_WRITE is
     // not accepted in the cycle of a clear step nor in the next one. The walk decides from registers
     // only; once a TX_WRITE has been held back, clear steps pause until it is accepted (txwTurn).
-    val txwWaiting = s_req.valid && ok && isTxWrite
+    // (a TX_WRITE that waits for CLEAR to free a dead slot must not stop the CLEAR)
+    val txwWaiting = s_req.valid && ok && isTxWrite && !(deadPending && probeFresh && probeBlocked)
     val applyIssue = wPhase === Phase.APPLY && more && evtCredit
     val walkIssue = applyIssue || clearIssue
     clearLast := clearIssue
@@ -710,6 +745,7 @@ class RemapEngine(val c: RemapConfig) extends Component {
       when(w3Last) {
         wPhase := Phase.IDLE
         txBusy(wTx) := False
+        deadPending := False    // this edge's write frees the last slot
         txCount(wTx) := U(0, c.cntW bits)
         when(wAbort) { walkRespond() }
       }
@@ -787,13 +823,24 @@ class RemapEngine(val c: RemapConfig) extends Component {
     init_done := initDone
 
     // ---------------------------------------------------------------------------------------
-    // Simulation checks of the structural promises (the credits and the write-port sharing)
-    assert(!(rspFifo.io.push.valid && !rspFifo.io.push.ready), "ats_remap_engine: response FIFO overflow")
-    assert(!(invalFifo.io.push.valid && !invalFifo.io.push.ready), "ats_remap_engine: m_inval FIFO overflow")
-    assert(!(mapFifo.io.push.valid && !mapFifo.io.push.ready), "ats_remap_engine: m_map FIFO overflow")
-    assert(!(c2IsMapWr && w4V), "ats_remap_engine: L2P write collision")
-    assert(!(w5V && w3V && w3Clr && wAbort), "ats_remap_engine: m_inval push collision")
-    assert(!(c2IsTxWrite && w3V && w3Clr), "ats_remap_engine: index write collision")
+    // Simulation checks of the structural promises (the credits and the write-port sharing).
+    // They hold from the first reset on, never before: at power-on every register is random (and a
+    // simulator with random initial values may even evaluate a clock edge before rst is driven).
+    // `checksArmed` has a configuration-time initial value of 0 (BOOT: an initialiser, not a reset)
+    // and becomes 1 at the first edge with rst high; while rst is high the checks are masked too.
+    val checksOn = Bool()
+    new ClockingArea(bootCd) {
+      val checksArmed = RegInit(False)
+      when(rst) { checksArmed := True }
+      checksOn := checksArmed && !rst
+    }.setName("")
+    def check(cond: Bool, msg: String): Unit = assert(!checksOn || cond, "ats_remap_engine: " + msg)
+    check(!(rspFifo.io.push.valid && !rspFifo.io.push.ready), "response FIFO overflow")
+    check(!(invalFifo.io.push.valid && !invalFifo.io.push.ready), "m_inval FIFO overflow")
+    check(!(mapFifo.io.push.valid && !mapFifo.io.push.ready), "m_map FIFO overflow")
+    check(!(c2IsMapWr && w4V), "L2P write collision")
+    check(!(w5V && w3V && w3Clr && wAbort), "m_inval push collision")
+    check(!(c2IsTxWrite && w3V && w3Clr), "index write collision")
 
     // every writer is declared by now: build the forwarding compares
     mapWr.finish()
@@ -804,10 +851,17 @@ class RemapEngine(val c: RemapConfig) extends Component {
     // Outputs
     m_inval << invalFifo.io.pop
     m_map << mapFifo.io.pop
+    // m_rsp merges the pipeline's responses (FIFO) and the walk's (COMMIT/ABORT, one register).
+    // What is on offer stays on offer until taken (AXI-Stream): the walk's response, once offered,
+    // is held in wRsp until taken; a FIFO head offered and not taken keeps priority (rspHold) over a
+    // walk response that arrives meanwhile.
+    val rspHold = RegInit(False)
+    val selW = wRspValid && !rspHold
     m_rsp.valid := wRspValid || rspFifo.io.pop.valid
-    m_rsp.payload := Mux(wRspValid, wRsp, rspFifo.io.pop.payload)
-    rspFifo.io.pop.ready := m_rsp.ready && !wRspValid
-    when(m_rsp.ready && wRspValid) { wRspValid := False }
+    m_rsp.payload := Mux(selW, wRsp, rspFifo.io.pop.payload)
+    rspFifo.io.pop.ready := m_rsp.ready && !selW
+    rspHold := rspFifo.io.pop.valid && !selW && !m_rsp.ready
+    when(m_rsp.ready && selW) { wRspValid := False }
   }
 }
 
