@@ -29,7 +29,7 @@ from atstb.media_model import MediaConfig, MediaModel
 from atstb.runner import ROOT, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, OK,
-                              PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, WbufModel,
+                              PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, PlpCutModel, WbufModel,
                               WritebackPolicyModel, page_words)
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -65,6 +65,7 @@ class TB:
         self.n_wbc_cut = None
         self.n_wb_at_cut = 0
         self.held_max = 0
+        self.cut_model: PlpCutModel | None = None   # fed every edge when set (run_plp_cut_budget_sweep)
         cocotb.start_soon(self._wb_monitor())
         rng = self.rng
         self.disp = StreamSource(dut, "s_disp", dut.clk, DISP_FIELDS, pause_gen(rng, idle))
@@ -101,10 +102,14 @@ class TB:
             await RisingEdge(d.clk)
             if int(d.rst.value):
                 continue
-            if int(d.m_wb_valid.value) and int(d.m_wb_ready.value):
+            wb_v, wb_r, wbc_v = int(d.m_wb_valid.value), int(d.m_wb_ready.value), int(d.s_wbc_valid.value)
+            if wb_v and wb_r:
                 self.n_wb += 1
-            if int(d.s_wbc_valid.value):
+            if wbc_v:
                 self.n_wbc += 1
+            if self.cut_model is not None:
+                self.cut_model.sample(int(d.pwr_fail.value), int(d.plp_budget.value), wb_v, wb_r, wbc_v,
+                                      int(d.dirty_pages.value))
             # pages held (not yet durable), outside view: dirty + staged request + taken by the
             # media and not completed; with PLP never above the capacitor budget
             held = (int(d.dirty_pages.value) + self.n_wb - self.n_wbc +
@@ -112,7 +117,7 @@ class TB:
             self.held_max = max(self.held_max, held)
             if self.n_wbc_cut is None and int(d.pwr_fail.value):
                 self.n_wbc_cut = self.n_wbc
-                self.n_wb_at_cut = self.n_wb + int(d.m_wb_valid.value)   # staged request: issued
+                self.n_wb_at_cut = self.n_wb + int(wb_v and not wb_r)   # staged request: issued
 
     async def reset(self):
         self.dut.rst.value = 1
@@ -639,6 +644,106 @@ async def run_plp_budget_drop(dut):
                           [tb.make(WRITE, lba=rng.randrange(tb.num_lbas), nlb=1) for _ in range(3)])
     dut._log.info("PLP budget drop: %s", stats)
     assert stats["short"] > 0 and stats["full"] > 0, stats
+
+
+@cocotb.skipif(getattr(cocotb, "top", None) is not None and not _plp_budget_below(None),
+               reason="needs PLP with a budget below the slot count")
+@cocotb.test()
+async def run_plp_cut_budget_sweep(dut):
+    """The PLP budget rule at the cut (README "PLP", "The cut"), exactly, against `PlpCutModel` fed
+    from the ports only: `plp_budget` is lowered d = 0, 1, 2, 3, 4, 6, 10, 20 cycles before the cut
+    (d = 0: sampled at the cut edge itself) to a value often at or below the requests in flight;
+    for d <= 3 each offset is also run twice aimed (writeback running, the cut edge ends the
+    engine's issue cycle: a page decided in the cycle before the cut must not reach m_wb beyond
+    the budget). After dump_done: requests presented after the cut = min(dirty at the cut,
+    max(0, budget at the cut - in flight at the cut)), `dump_short` iff dirty pages are left;
+    INV-LBA and INV-ORDER on the durable log. Writes and trims only (no FLUSH/FUA/RFLUSH)."""
+    tb = TB(dut, seed_of(dut, 150), True, True)
+    await tb.reset()
+    rng = tb.rng
+    EN_A = 0                                # engine state encoding (ats_wbuf eng_state_e)
+    offsets = [0, 1, 2, 3, 4, 6, 10, 20]
+    plan = [(d, aim) for _ in range(3 if LONG else 1) for d in offsets
+            for aim in ((False, True, True) if d <= 3 else (False,))]
+    rng.shuffle(plan)
+    stats = {"short": 0, "full": 0, "zero_allowance": 0, "aimed_issue_at_cut": 0, "cuts": 0}
+    tb.cut_model = PlpCutModel(tb.budget)
+    for k, (d, aim) in enumerate(plan):
+        cmds = []
+        for _ in range(40):
+            r = rng.random()
+            lba = rng.randrange(tb.num_lbas)
+            if r < 0.75:
+                cmds.append(tb.make(WRITE, lba=lba, nlb=min(rng.choice([0, 0, 1]), tb.num_lbas - 1 - lba)))
+            elif r < 0.85:
+                cmds.append(tb.make(TRIM, lba=lba))
+            else:
+                cmds.append(tb.make(READ, lba=lba))
+        await tb.run_cmds(cmds, stop_at=tb.cycle + rng.randrange(150, 1200))
+        for c in cmds:                       # never sent: give the tag back
+            if c.tag not in tb.inflight and c.status is None:
+                tb.free_tags.append(c.tag)
+        held_ext = int(dut.dirty_pages.value) + int(dut.m_wb_valid.value) + tb.media.outstanding
+        out_ext = tb.media.outstanding + int(dut.m_wb_valid.value)
+        r = rng.random()
+        if r < 0.3:                          # at or below the pages in flight: nothing more may go
+            budget = rng.randint(0, out_ext)
+        elif r < 0.8:
+            budget = rng.randint(0, held_ext)
+        else:
+            budget = rng.randint(min(held_ext, tb.budget), tb.budget)
+        if aim:
+            # writeback running (a first lower budget, below the pages held), then an engine pass
+            # seen in EN_A at edge E (no restart) decides in E + 3 and fires in cycle E + 4: cut
+            # there (internal state is read only to time the stimulus, never by the check)
+            dut.plp_budget.value = rng.randint(max(0, held_ext - 3), max(0, held_ext - 1))
+            for _ in range(20_000):
+                await RisingEdge(dut.clk)
+                if (int(dut.en_q.value) == EN_A and not int(dut.meta_busy_q.value)
+                        and int(dut.dirty_pages.value) and int(dut.wb_go_q.value)):
+                    break
+            for i in range(4):               # after edges E .. E+3
+                if i == 3 - d:
+                    dut.plp_budget.value = budget     # sampled at the cut edge - d
+                if i == 3:
+                    break
+                await RisingEdge(dut.clk)
+        else:
+            dut.plp_budget.value = budget
+            for _ in range(d):
+                await RisingEdge(dut.clk)
+        dut.pwr_fail.value = 1
+        await RisingEdge(dut.clk)            # the cut edge
+        # coverage only (internal probe): a page was decided for issue in the cycle before the cut
+        if int(dut.en_is_d_q.value) and int(dut.d_issue_q.value) and not int(dut.meta_busy_q.value):
+            stats["aimed_issue_at_cut"] += int(aim)
+        for _ in range(200_000):
+            await RisingEdge(dut.clk)
+            if int(dut.dump_done.value):
+                break
+        else:
+            raise TimeoutError("PLP dump did not finish")
+        short = int(dut.dump_short.value)
+        for _ in range(3):
+            await RisingEdge(dut.clk)
+            assert int(dut.dump_done.value) and int(dut.dump_short.value) == short
+        tb.process_done()
+        m = tb.cut_model
+        errs = m.check(int(dut.dirty_pages.value), short)
+        assert not errs, f"cut {k} (budget lowered {d} cycles before, aimed {aim}): " + "; ".join(errs)
+        assert int(dut.cnt_proto_err.value) == 0 and not tb.media.errors, tb.media.errors[:3]
+        stats["short" if short else "full"] += 1
+        stats["zero_allowance"] += int(m.allowance == 0 and m.dirty_at_cut > 0)
+        stats["cuts"] += 1
+        dut._log.info("cut %d: d %d aimed %d: budget %d (outside view before: held %d, out %d), in flight "
+                      "%d, dirty %d, presented after the cut %d, short %d", k, d, aim, m.budget, held_ext,
+                      out_ext, m.in_flight, m.dirty_at_cut, m.post, short)
+        tb.cut_model = None
+        await tb.finish_cut(plp_check=False)
+        tb.cut_model = PlpCutModel(tb.budget)
+    dut._log.info("PLP cut budget sweep: %s", stats)
+    assert stats["short"] and stats["full"] and stats["zero_allowance"], stats
+    assert stats["aimed_issue_at_cut"] >= 2, f"the issue-at-the-cut race was not provoked: {stats}"
 
 
 @cocotb.skipif(getattr(cocotb, "top", None) is not None and _plp_budget_below("THRESH_PCT"),

@@ -186,8 +186,11 @@ module ats_wbuf #(
     logic               dump_q;        // power failed
     // PLP budget (README "PLP"): pages the capacitor can still program = budget_q - cap_used_q.
     // cap_used_q counts pages in flight (issued, completion not taken) until the cut, then stops
-    // counting completions: after the cut it is (in flight at the cut) + (dumped since).
-    logic [15:0]        budget_q;      // min(PLP_BUDGET_PAGES, plp_budget), frozen at the cut
+    // counting completions: after the cut it is (in flight at the cut) + (dumped since). The cut is
+    // the edge that samples pwr_fail: budget_q takes plp_budget at that edge too, completions at
+    // that edge still count, and no page is issued in that cycle (fire_ok), so in flight at the cut
+    // = requests presented on m_wb up to that edge minus completions up to that edge.
+    logic [15:0]        budget_q;      // min(PLP_BUDGET_PAGES, plp_budget), frozen after the cut
     logic [DC_W-1:0]    cap_used_q;
     logic               plp_room_q;    // held_cnt_q < budget_q: a write may take a new slot
     logic               cap_out_q;     // after the cut: cap_used_q >= budget_q (budget exhausted)
@@ -372,16 +375,43 @@ module ats_wbuf #(
     logic [31:0]        rw_seq_q, rw_fs_q;
     logic               rw_durok_q;
 
-    // completion arbiter: waiters first, then RFLUSH, then the command FSM
+    // completion arbiter: waiters first, then RFLUSH, then the command FSM. Stream stability
+    // (docs/architecture.md): a beat offered and not taken at an edge is offered again, unchanged,
+    // until it is taken (dn_hold_q: source and payload registered, loaded in every cycle without a
+    // held beat, so the enable is a register). Without it a waiter that becomes ready would pre-empt
+    // an offered FSM completion, a waiter's / RFLUSH's status would follow fail_cnt_q while offered,
+    // and the freeze at pwr_fail would withdraw the beat. After the freeze nothing new is offered
+    // (dn_live_v) but a held beat stays until taken (it was decided before the cut).
+    localparam logic [1:0] DN_WT = 2'd0, DN_RW = 2'd1, DN_MAIN = 2'd2;
     logic               sel_wt, sel_rw, sel_main;
-    assign sel_wt   = !dump_q && wt_done_v;
-    assign sel_rw   = !dump_q && !wt_done_v && rw_st_q == RW_DONE;
-    assign sel_main = !dump_q && !wt_done_v && rw_st_q != RW_DONE && state_q == ST_DONE;
-    assign m_done_valid  = sel_wt || sel_rw || sel_main;
-    assign m_done_tag    = sel_wt ? wt_tag_q[wt_rd_q[WT_W-1:0]] : sel_rw ? rw_tag_q : tag_q;
-    assign m_done_status = sel_wt ? ((fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
-                         : sel_rw ? ((fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK) : status_q;
-    assign m_done_result = sel_wt ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : sel_rw ? 32'd0 : result_q;
+    logic               dn_live_v, dn_hold_q;
+    logic [1:0]         dn_live_src, dn_src_q, dn_src;
+    logic [7:0]         dn_live_tag, dn_live_st, dn_tag_q, dn_st_q;
+    logic [31:0]        dn_live_res, dn_res_q;
+    assign dn_live_v   = !dump_q && (wt_done_v || rw_st_q == RW_DONE || state_q == ST_DONE);
+    assign dn_live_src = wt_done_v ? DN_WT : (rw_st_q == RW_DONE) ? DN_RW : DN_MAIN;
+    assign dn_live_tag = wt_done_v ? wt_tag_q[wt_rd_q[WT_W-1:0]] : (rw_st_q == RW_DONE) ? rw_tag_q : tag_q;
+    assign dn_live_st  = wt_done_v ? ((fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
+                       : (rw_st_q == RW_DONE) ? ((fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK) : status_q;
+    assign dn_live_res = wt_done_v ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : (rw_st_q == RW_DONE) ? 32'd0 : result_q;
+    assign m_done_valid  = dn_hold_q || dn_live_v;
+    assign dn_src        = dn_hold_q ? dn_src_q : dn_live_src;
+    assign sel_wt        = m_done_valid && dn_src == DN_WT;
+    assign sel_rw        = m_done_valid && dn_src == DN_RW;
+    assign sel_main      = m_done_valid && dn_src == DN_MAIN;
+    assign m_done_tag    = dn_hold_q ? dn_tag_q : dn_live_tag;
+    assign m_done_status = dn_hold_q ? dn_st_q : dn_live_st;
+    assign m_done_result = dn_hold_q ? dn_res_q : dn_live_res;
+    always_ff @(posedge clk) begin
+        dn_hold_q <= m_done_valid && !m_done_ready;
+        if (!dn_hold_q) begin
+            dn_src_q <= dn_live_src;
+            dn_tag_q <= dn_live_tag;
+            dn_st_q  <= dn_live_st;
+            dn_res_q <= dn_live_res;
+        end
+        if (rst) dn_hold_q <= 1'b0;
+    end
 
     // decode of the accepted descriptor (registered: lba_q, nlb_q, bad_field_q)
     logic [47:0]        lba_q;
@@ -604,26 +634,67 @@ module ats_wbuf #(
     end
 
     assign s_disp_ready = (state_q == ST_IDLE) && !dump_q;
-    assign m_hrd_valid  = (state_q == ST_HRD_REQ) || (state_q == ST_RF_HRD);
-    assign m_hrd_addr   = addr_q;
-    assign m_hrd_len    = (state_q == ST_RF_HRD) ? {9'd0, {1'b0, rf_n_q} + 4'd1, 3'd0} : 16'(PAGE_BYTES);
+    // host read request, media read request, host write: offered beats are held through the
+    // freeze at pwr_fail (stream stability, as m_done above): the FSM freezes one cycle after the
+    // cut edge and the reader drains its host-bound words, so a beat offered and not taken is
+    // offered from a registered copy until taken, and nothing new is offered once dump_q is set
+    logic               hrd_hold_q;
+    logic [31:0]        hrd_addr_q;
+    logic [15:0]        hrd_len_q, hrd_live_len;
+    assign hrd_live_len = (state_q == ST_RF_HRD) ? {9'd0, {1'b0, rf_n_q} + 4'd1, 3'd0} : 16'(PAGE_BYTES);
+    assign m_hrd_valid  = hrd_hold_q || (!dump_q && ((state_q == ST_HRD_REQ) || (state_q == ST_RF_HRD)));
+    assign m_hrd_addr   = hrd_hold_q ? hrd_addr_q : addr_q;
+    assign m_hrd_len    = hrd_hold_q ? hrd_len_q : hrd_live_len;
     assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV);
     assign mem_we = (state_q == ST_FILL) && s_hrd_valid;
     assign mem_wa = {fill_q, widx_q[WI_W-1:0]};
     assign mem_wd = s_hrd_data;
 
-    assign m_rd_valid = (state_q == ST_RD_REQ);
-    assign m_rd_lpn   = 32'(lpn_q);
-    assign m_rd_txid  = txid_q;
-    assign m_rd_tag   = tag_q;
+    logic               rd_hold_q;
+    logic [31:0]        rd_lpn_q;
+    logic [5:0]         rd_txid_q;
+    logic [7:0]         rd_tag_q;
+    assign m_rd_valid = rd_hold_q || (!dump_q && state_q == ST_RD_REQ);
+    assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
+    assign m_rd_txid  = rd_hold_q ? rd_txid_q : txid_q;
+    assign m_rd_tag   = rd_hold_q ? rd_tag_q : tag_q;
     assign s_rdd_ready = (state_q == ST_RD_MISS) && m_hwr_ready;
 
-    assign m_hwr_valid = hwr_from_rdr ? (rdf_cnt_q != 0 && rdr_dest_q)
-                       : (state_q == ST_RD_ZERO) || ((state_q == ST_RD_MISS) && s_rdd_valid);
-    assign m_hwr_addr  = addr_q;
-    assign m_hwr_data  = hwr_from_rdr ? rdf_q[rdf_rd_q] : (state_q == ST_RD_MISS) ? s_rdd_data : 32'd0;
-    assign m_hwr_last  = hwr_from_rdr ? (rdr_out_q == WI_W'(PWORDS - 1))
-                       : (widx_q == (WI_W + 1)'(PWORDS - 1));
+    logic               hwr_hold_q, hwr_live_v, hwr_live_last, hwr_last_q;
+    logic [31:0]        hwr_live_data, hwr_addr_q, hwr_data_q;
+    assign hwr_live_v    = hwr_from_rdr ? (rdf_cnt_q != 0 && rdr_dest_q)
+                         : (state_q == ST_RD_ZERO) || ((state_q == ST_RD_MISS) && s_rdd_valid);
+    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : (state_q == ST_RD_MISS) ? s_rdd_data : 32'd0;
+    assign hwr_live_last = hwr_from_rdr ? (rdr_out_q == WI_W'(PWORDS - 1))
+                         : (widx_q == (WI_W + 1)'(PWORDS - 1));
+    assign m_hwr_valid = hwr_hold_q || (!dump_q && hwr_live_v);
+    assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : addr_q;
+    assign m_hwr_data  = hwr_hold_q ? hwr_data_q : hwr_live_data;
+    assign m_hwr_last  = hwr_hold_q ? hwr_last_q : hwr_live_last;
+    always_ff @(posedge clk) begin
+        hrd_hold_q <= m_hrd_valid && !m_hrd_ready;
+        rd_hold_q  <= m_rd_valid && !m_rd_ready;
+        hwr_hold_q <= m_hwr_valid && !m_hwr_ready;
+        if (!hrd_hold_q) begin
+            hrd_addr_q <= addr_q;
+            hrd_len_q  <= hrd_live_len;
+        end
+        if (!rd_hold_q) begin
+            rd_lpn_q  <= 32'(lpn_q);
+            rd_txid_q <= txid_q;
+            rd_tag_q  <= tag_q;
+        end
+        if (!hwr_hold_q) begin
+            hwr_addr_q <= addr_q;
+            hwr_data_q <= hwr_live_data;
+            hwr_last_q <= hwr_live_last;
+        end
+        if (rst) begin
+            hrd_hold_q <= 1'b0;
+            rd_hold_q  <= 1'b0;
+            hwr_hold_q <= 1'b0;
+        end
+    end
 
     always_ff @(posedge clk) begin
         state_q   <= state_d;
@@ -770,8 +841,13 @@ module ats_wbuf #(
             end
         end
     end
-    assign issue_fire = en_is_d_q && !meta_busy && d_issue_q;
-    assign pop_fire   = en_is_d_q && !meta_busy && d_pop_q;
+    // PLP: nothing is issued (or popped) in the cycle that samples pwr_fail: a page decided in the
+    // cycle before would reach m_wb after the cut without the budget check (README "PLP", "The
+    // cut"); the engine restarts from EN_A and the dump decides it again within the budget
+    logic fire_ok;
+    assign fire_ok    = en_is_d_q && !meta_busy && (!PLP || dump_q || !pwr_fail);
+    assign issue_fire = fire_ok && d_issue_q;
+    assign pop_fire   = fire_ok && d_pop_q;
     assign issue_slot = d_slot_q;
     assign issue_urg  = d_urg_q;
     assign rdr_req_eng = (en_q == EN_JOB);
@@ -779,7 +855,8 @@ module ats_wbuf #(
     always_ff @(posedge clk) begin
         wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending_q ||
                    (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q || !plp_room_q;
-        // in the cycle after pwr_fail is sampled nothing is issued (the budget is being latched)
+        // nothing is issued in the cycle that samples pwr_fail (fire_ok) nor in the next one (the
+        // budget and the pages in flight at the cut are being settled: budget_ok_q is 0)
         budget_ok_q <= dump_q ? (PLP && 16'(cap_used_q) < budget_q) : !pwr_fail;
         fifo_space_q <= fifo_cnt_q < (FI_W + 1)'(FD - 1);   // one cycle of margin for an enqueue
         en_is_d_q <= (en_q == EN_C) && !meta_busy && !rst;
@@ -921,7 +998,7 @@ module ats_wbuf #(
         assign alloc_en   = alloc_take_q[i];
         assign cm_old_en  = cm_old_oh_q[i];
         assign cm_fill_en = cm_fill_oh_q[i];
-        assign iss_en     = en_is_d_q && !meta_busy_q && d_oh_q[i];
+        assign iss_en     = fire_ok && d_oh_q[i];      // = issue_fire && d_slot_q == i
         always_ff @(posedge clk) begin
             if (alloc_en) begin
                 sl_st_q[i]  <= SL_FILL;
@@ -988,7 +1065,8 @@ module ats_wbuf #(
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire);
         held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire);
         cap_used_q  <= cap_used_q + DC_W'(issue_fire) - DC_W'(cpl_fire && !dump_q);
-        if (!dump_q && !pwr_fail) budget_q <= (plp_budget > PLP_BUD) ? PLP_BUD : plp_budget;
+        // sampled until and including the edge that samples pwr_fail (the cut), then frozen
+        if (!dump_q) budget_q <= (plp_budget > PLP_BUD) ? PLP_BUD : plp_budget;
         plp_room_q  <= !PLP || (16'(held_cnt_q) < budget_q);
         cap_out_q   <= dump_q && PLP && !(16'(cap_used_q) < budget_q);
         // marks counted one cycle late (mark_fire_q): the engine is held during the scan and the

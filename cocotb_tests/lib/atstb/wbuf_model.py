@@ -281,3 +281,75 @@ class WritebackPolicyModel:
                 self.staged = self.dirty.pop(0)[0]
             else:
                 return
+
+
+class PlpCutModel:
+    """The PLP budget rule at the cut (rtl/wbuf/README.md, "PLP", "The cut"), from port values only.
+
+    Feed `sample()` once per rising edge with the values the RTL samples at that edge (read right
+    after RisingEdge), from the first edge after reset. Definitions of the rule:
+    - the cut is the first edge at which `pwr_fail` is 1;
+    - budget at the cut B = min(PLP_BUDGET_PAGES, `plp_budget` sampled at the cut edge);
+    - in flight at the cut F = media requests presented on m_wb (m_wb_valid 1) at an edge up to and
+      including the cut, minus write completions (s_wbc beats) at edges up to and including the cut;
+    - dirty at the cut D = `dirty_pages` two edges after the cut (a write page committing at the cut
+      is still committed; nothing is issued in those two cycles);
+    - after the cut the buffer presents exactly min(D, max(0, B - F)) more requests and leaves the
+      rest dirty; `dump_short` = D > max(0, B - F).
+    A request is counted once, at the first edge its valid is seen (it stays valid until taken).
+    """
+
+    def __init__(self, design_budget: int):
+        self.design_budget = design_budget
+        self.edge = 0
+        self.presented = 0
+        self.completed = 0
+        self._open = False                     # a presented request not yet taken
+        self.errors: list[str] = []
+        self.cut_edge: int | None = None
+        self.budget = self.in_flight = self.presented_at_cut = self.dirty_at_cut = None
+
+    def sample(self, pwr_fail: int, plp_budget: int, wb_valid: int, wb_ready: int, wbc_valid: int,
+               dirty_pages: int) -> None:
+        self.edge += 1
+        if self._open and not wb_valid:
+            self.errors.append(f"edge {self.edge}: m_wb request withdrawn before it was taken")
+        if wb_valid and not self._open:
+            self.presented += 1
+        self._open = bool(wb_valid and not wb_ready)
+        if wbc_valid:
+            self.completed += 1
+        if self.cut_edge is None:
+            if pwr_fail:
+                self.cut_edge = self.edge
+                self.budget = min(self.design_budget, plp_budget)
+                self.in_flight = self.presented - self.completed
+                self.presented_at_cut = self.presented
+        elif self.edge == self.cut_edge + 2:
+            self.dirty_at_cut = dirty_pages
+
+    @property
+    def allowance(self) -> int:
+        """Requests the buffer may still present after the cut."""
+        return max(0, self.budget - self.in_flight)
+
+    @property
+    def post(self) -> int:
+        """Requests first presented after the cut edge."""
+        return self.presented - self.presented_at_cut
+
+    def check(self, dirty_left: int, dump_short: int) -> list[str]:
+        """After dump_done: the rule against what was seen."""
+        errs = list(self.errors)
+        if self.cut_edge is None or self.dirty_at_cut is None:
+            return errs + ["no cut seen"]
+        exp = min(self.dirty_at_cut, self.allowance)
+        what = (f"budget at the cut {self.budget}, in flight {self.in_flight}, dirty {self.dirty_at_cut}"
+                f" -> allowance {self.allowance}")
+        if self.post != exp:
+            errs.append(f"{self.post} requests after the cut, expected {exp} ({what})")
+        if dirty_left != self.dirty_at_cut - self.post:
+            errs.append(f"{dirty_left} dirty pages left, expected {self.dirty_at_cut - self.post} ({what})")
+        if int(dump_short) != int(self.dirty_at_cut > self.allowance):
+            errs.append(f"dump_short {dump_short} ({what})")
+        return errs
