@@ -9,7 +9,9 @@ Testpoints: spinal/src/main/scala/atomssd/remap/testplan.md.
 
 Environment: ATS_REMAP_GEN (generated config dir with params.json, set by the pytest entry point),
 ATS_LONG=1 (longer random campaign, adds the bench preset), ATS_SEED (seed, via the runner),
-ATS_TEST_FILTER (regex selecting cocotb tests, e.g. "run_hazards").
+ATS_TEST_FILTER (regex selecting cocotb tests, e.g. "run_hazards"), ATS_POWER_ON=1 (set by the
+entry point for its random-initial-state runs of run_power_on, which the normal run skips on the big
+presets).
 """
 from __future__ import annotations
 
