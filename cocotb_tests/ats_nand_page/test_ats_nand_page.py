@@ -414,8 +414,10 @@ async def run_raw_format_and_ecc(dut):
     CRC-32C, metadata and sector BCH parity, rest 0xFF). PROGRAM_RAW images with injected errors:
     up to T per codeword are corrected and counted exactly; > T in a codeword, a CRC mismatch with
     valid codewords, an all-zero (bad-block-like) page and a page with too many 0 bits all read
-    UNCORRECTABLE; an erased image with a few 0 bits per codeword reads ERASED. A PROGRAM whose
-    `last` flag is misplaced completes BAD_REQ and its page reads UNCORRECTABLE."""
+    UNCORRECTABLE; an erased image with a few 0 bits per codeword reads ERASED. UNCORRECTABLE pages
+    whose other codewords were corrected report corrected = 0 (> T in a data or the metadata
+    codeword, a wrong CRC, a torn page). A PROGRAM whose `last` flag is misplaced completes
+    BAD_REQ and its page reads UNCORRECTABLE."""
     tb = TB(dut, seeded(dut), True, True)
     rng = tb.rng
     fmt = tb.fmt

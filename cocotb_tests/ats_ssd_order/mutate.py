@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 WBUF, CMDQ = ROOT / "rtl/wbuf/ats_wbuf.sv", ROOT / "rtl/cmdq/ats_cmdq.sv"
 
-# name: (file, original text, broken text, what it breaks)
+# name: (file, original text, broken text, what it breaks[, occurrences replaced, default 1])
 MUTANTS = {
-    "wbuf_fua_early": (WBUF, "state_d = (op_q == OP_WRITE && fua_q && !PLP) ? ST_WPUSH : ST_DONE;",
+    "wbuf_fua_early": (WBUF, "state_d = (op_wr_q && fua_q && !PLP) ? ST_WPUSH : ST_DONE;",
                        "state_d = ST_DONE;", "a FUA write completes when buffered, not when durable"),
     "wbuf_coalesce_epochs": (WBUF, "hit_st_q == SL_DIRTY && hit_ep_q == epoch_q;", "hit_st_q == SL_DIRTY;",
                              "a write coalesces into a dirty page of an earlier epoch (takes its place)"),
@@ -41,16 +41,17 @@ MUTANTS = {
                         "waits_for = (x_attr != ATTR_HEAD) &&",
                         "HEAD writes overtake writes of earlier epochs"),
     "cmdq_ordered_nowait": (CMDQ, "((x_attr == ATTR_ORDERED) || y_ord ||", "(y_ord ||",
-                            "an ORDERED command does not wait for earlier commands"),
+                            "an ORDERED command does not wait for earlier commands", 2),
     "cmdq_flush_nowait": (CMDQ, "(x_fl && y_wr) || (same_tx", "(same_tx",
                           "FLUSH/RFLUSH do not wait for earlier writes"),
 }
 
 
 def run_one(name: str) -> tuple[bool, str]:
-    src, old, new, _ = MUTANTS[name]
+    src, old, new, _, *n = MUTANTS[name]
     text = src.read_text()
-    assert text.count(old) == 1, f"{name}: pattern not found once in {src.name}"
+    n = n[0] if n else 1           # occurrences replaced (all of them: e.g. both precedence functions)
+    assert text.count(old) == n, f"{name}: pattern found {text.count(old)} times in {src.name}, expected {n}"
     d = ROOT / "build/ssd_order_mut" / name
     d.mkdir(parents=True, exist_ok=True)
     (d / src.name).write_text(text.replace(old, new))
