@@ -254,6 +254,9 @@ class TB:
                 self.dut._log.info(f"cpl: {c}")
             req = self.outstanding.pop(c["tag"], None)
             assert req is not None, f"completion for unknown tag {c['tag']}"
+            # README_page: `corrected` is 0 on every completion but a READ with status OK
+            assert (req["op"] == OP_READ and c["status"] == ST_OK) or c["corrected"] == 0, \
+                f"{req}: status {c['status']} with corrected {c['corrected']}"
             assert c["slot"] == req["slot"], f"{req}: completion slot {c['slot']}"
             beats = self.words.pop(req["tag"], [])
             if beats:

@@ -75,7 +75,7 @@ module ats_nand_subsys_tb #(
     output wire logic              err_spurious,
     output wire logic              init_done,
     output wire logic [15:0]       rb_n_all,
-    output logic      [31:0]       viol_total,
+    output wire logic [31:0]       viol_total,
     output logic      [31:0]       cov_chan_ovl,
     output logic      [31:0]       cov_die_ovl,
     output logic      [31:0]       spurious_cnt
@@ -100,11 +100,9 @@ module ats_nand_subsys_tb #(
     end
     assign {s_ndata3_ready, s_ndata2_ready, s_ndata1_ready, s_ndata0_ready} = r4;
 
-    logic [NDIE-1:0]      ce_n, rb_n, oe;
+    logic [NDIE-1:0]      ce_n, rb_n;
     logic [NUM_CHAN-1:0]  cle, ale, we_n, re_n, wp_n;
     logic [NUM_CHAN*8-1:0] dq_c, dq_bus;
-    logic [7:0]           dq_d [NDIE];
-    logic [31:0]          viol [NDIE];
 
     ats_nand_subsys #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .DEPTH(DEPTH), .SLOT_W(8), .PAGE_BYTES(PAGE_BYTES),
@@ -127,35 +125,14 @@ module ats_nand_subsys_tb #(
         .nand_wp_n(wp_n), .nand_dq_o(dq_c), .nand_dq_i(dq_bus), .nand_rb_n(rb_n)
     );
 
-    for (genvar c = 0; c < NUM_CHAN; c++) begin : g_chan
-        for (genvar w = 0; w < WAYS; w++) begin : g_die
-            localparam int D = c * WAYS + w;
-            ats_nand_die #(
-                .DIE_ID(D), .PLANES(1), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
-                .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV),
-                .T_BERS_NS(T_BERS_NS),
-                .BAD_SEED(1 + 16 * D), .PFAIL_SEED(2 + 16 * D), .EFAIL_SEED(3 + 16 * D),
-                .FLIP_SEED(4 + 16 * D), .TEAR_SEED(5 + 16 * D),
-                .T_WP_PS(10000), .T_WH_PS(7000), .T_RP_PS(10000), .T_REH_PS(7000), .T_CLS_PS(10000),
-                .T_CLH_PS(5000), .T_CS_PS(15000), .T_DS_PS(7000), .T_DH_PS(5000), .T_WB_PS(100000),
-                .T_RR_PS(20000), .T_ADL_PS(70000), .T_WHR_PS(60000), .T_RHW_PS(100000)
-            ) u_die (
-                .clk, .power_ok, .ce_n(ce_n[D]), .cle(cle[c]), .ale(ale[c]), .we_n(we_n[c]),
-                .re_n(re_n[c]), .wp_n(wp_n[c]), .dq_i(dq_c[c*8 +: 8]), .dq_o(dq_d[D]),
-                .dq_oe(oe[D]), .rb_n(rb_n[D]), .viol_count(viol[D])
-            );
-        end
-        // the channel's shared bus: whichever die drives it (CE# selects at most one)
-        always_comb begin
-            dq_bus[c*8 +: 8] = 8'h00;
-            for (int w = 0; w < WAYS; w++) if (oe[c*WAYS + w]) dq_bus[c*8 +: 8] = dq_bus[c*8 +: 8] | dq_d[c*WAYS + w];
-        end
-    end
-
-    always_comb begin
-        viol_total = 32'd0;
-        for (int d = 0; d < NDIE; d++) viol_total = viol_total + viol[d];
-    end
+    ats_nand_array #(
+        .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
+        .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV),
+        .T_BERS_NS(T_BERS_NS)
+    ) u_dies (
+        .clk, .power_ok, .ce_n, .cle, .ale, .we_n, .re_n, .wp_n, .dq_i(dq_c), .dq_o(dq_bus), .rb_n,
+        .viol_total
+    );
     assign rb_n_all = 16'(rb_n) | ~16'((1 << NDIE) - 1);
 
     // coverage (behavioural, test only)

@@ -3,7 +3,7 @@
 // shared bus per channel), common power_ok. Dies: FAST interface minimums at a 10 ns clock (as the
 // NAND subsystem test), array times divided by ARRAY_TIME_DIV, DIE_ID = c * WAYS + w, image file
 // per die from the plusarg +ats_nand_image<DIE_ID>=file (saved at every power-off, reloaded at every
-// power-on). Fault rates are parameters (0 = none).
+// power-on). Die faults at run time through ATS_NAND_FAULTS (sim/nand/ats_nand_store.cpp).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -24,10 +24,7 @@ module ats_ssd_core_tb #(
     parameter int REMAP_PPN_W     = 12,
     parameter int REMAP_TXID_W    = 4,
     parameter int REMAP_CNT_W     = 6,
-    parameter int ARRAY_TIME_DIV  = 20,
-    parameter int PFAIL_PPM       = 0,
-    parameter int FLIP_PPB        = 0,
-    parameter int FAULT_SEED      = 1
+    parameter int ARRAY_TIME_DIV  = 20
 ) (
     input  wire logic        clk,
     input  wire logic        rst,
@@ -88,14 +85,12 @@ module ats_ssd_core_tb #(
     output wire logic [31:0] cnt_read_err,
     output wire logic [31:0] cnt_proto_err,
     output wire logic        err_spurious,
-    output logic      [31:0] viol_total
+    output wire logic [31:0] viol_total
 );
     localparam int NDIE = NUM_CHAN * WAYS;
-    logic [NDIE-1:0]       ce_n, rb_n, oe;
+    logic [NDIE-1:0]       ce_n, rb_n;
     logic [NUM_CHAN-1:0]   cle, ale, we_n, re_n, wp_n;
     logic [NUM_CHAN*8-1:0] dq_c, dq_bus;
-    logic [7:0]            dq_d [NDIE];
-    logic [31:0]           viol [NDIE];
 
     ats_ssd_core #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES),
@@ -123,35 +118,13 @@ module ats_ssd_core_tb #(
         .nand_wp_n(wp_n), .nand_dq_o(dq_c), .nand_dq_i(dq_bus), .nand_rb_n(rb_n)
     );
 
-    for (genvar c = 0; c < NUM_CHAN; c++) begin : g_chan
-        for (genvar w = 0; w < WAYS; w++) begin : g_die
-            localparam int D = c * WAYS + w;
-            ats_nand_die #(
-                .DIE_ID(D), .PLANES(1), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
-                .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV),
-                .PFAIL_PPM(PFAIL_PPM), .FLIP_PPB(FLIP_PPB),
-                .BAD_SEED(1 + 16 * D + 1000 * FAULT_SEED), .PFAIL_SEED(2 + 16 * D + 1000 * FAULT_SEED),
-                .EFAIL_SEED(3 + 16 * D + 1000 * FAULT_SEED), .FLIP_SEED(4 + 16 * D + 1000 * FAULT_SEED),
-                .TEAR_SEED(5 + 16 * D + 1000 * FAULT_SEED),
-                .T_WP_PS(10000), .T_WH_PS(7000), .T_RP_PS(10000), .T_REH_PS(7000), .T_CLS_PS(10000),
-                .T_CLH_PS(5000), .T_CS_PS(15000), .T_DS_PS(7000), .T_DH_PS(5000), .T_WB_PS(100000),
-                .T_RR_PS(20000), .T_ADL_PS(70000), .T_WHR_PS(60000), .T_RHW_PS(100000)
-            ) u_die (
-                .clk, .power_ok, .ce_n(ce_n[D]), .cle(cle[c]), .ale(ale[c]), .we_n(we_n[c]),
-                .re_n(re_n[c]), .wp_n(wp_n[c]), .dq_i(dq_c[c*8 +: 8]), .dq_o(dq_d[D]),
-                .dq_oe(oe[D]), .rb_n(rb_n[D]), .viol_count(viol[D])
-            );
-        end
-        always_comb begin
-            dq_bus[c*8 +: 8] = 8'h00;
-            for (int w = 0; w < WAYS; w++) if (oe[c*WAYS + w]) dq_bus[c*8 +: 8] = dq_bus[c*8 +: 8] | dq_d[c*WAYS + w];
-        end
-    end
-
-    always_comb begin
-        viol_total = 32'd0;
-        for (int d = 0; d < NDIE; d++) viol_total = viol_total + viol[d];
-    end
+    ats_nand_array #(
+        .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
+        .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV)
+    ) u_dies (
+        .clk, .power_ok, .ce_n, .cle, .ale, .we_n, .re_n, .wp_n, .dq_i(dq_c), .dq_o(dq_bus), .rb_n,
+        .viol_total
+    );
 endmodule
 
 `resetall

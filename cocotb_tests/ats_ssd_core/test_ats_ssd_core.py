@@ -15,8 +15,15 @@ Reference (plain Python, from the design brief and docs/architecture.md, never f
    written versions), INV-DUR (FUA writes, writes and trims completed before a completed FLUSH, or an
    RFLUSH covering their LBA), INV-ORDER (epochs) and INV-BOUND (pages read <= pages the device
    programmed + one per die + the checkpoint block's scan);
- - a "clean" iteration ends with a FLUSH and cuts after it: the recovered state must then equal the
-   host's view exactly.
+ - a "clean" iteration (every 5th) runs longer, ends with a FLUSH, reads back every LBA written
+   (read misses through NAND and ECC) and reads the backend's valid-page count of every block, then
+   cuts: the recovered state must equal the host's view exactly and the valid-page counts the live
+   pages per block of the recovered mapping; every failed program must have been reported once on
+   m_bad (a block handed to that die);
+ - the firmware model withholds blocks in a quarter of the iterations until a page has waited
+   (no_free_block); die faults (program failures, read bit flips) come from ATS_NAND_FAULTS;
+ - coverage that fails the campaign when missing: torn pages, read misses through NAND, no_free_block,
+   relocated program failures and ECC corrections where the faults are on.
 
 Environment: ATS_SEED, ATS_LONG=1 (the long campaign), ATS_CORE_CUTS (cuts per run).
 """
@@ -34,6 +41,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from atstb.nand_page_model import bytes_to_words
 from atstb.recovery_oracle import Geometry, format_images, read_lpn, recover
 from atstb.runner import ROOT, load_params, load_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
@@ -54,10 +62,6 @@ def pattern(lba: int, version: int, nwords: int) -> list[int]:
         x = (x * 1103515245 + 12345 + i) & 0xFFFFFFFF
         words.append(x)
     return words
-
-
-def words_of(data: bytes) -> list[int]:
-    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
 
 
 class Op:
@@ -95,7 +99,8 @@ class TB:
         self.bad = StreamSink(dut, "m_bad", dut.clk, ["chan", "way", "block"], pause_gen(rng, backpressure))
         self.stats = {"cuts": 0, "clean": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0,
                       "pages_programmed": 0, "torn": 0, "beyond_prefix": 0, "durable_checked": 0,
-                      "prog_fail": 0, "grown_bad": 0, "violations": 0, "max_pages_read": 0}
+                      "prog_fail": 0, "grown_bad": 0, "violations": 0, "max_pages_read": 0,
+                      "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0}
         self.errors: list[str] = []
         cocotb.start_soon(self._dma())
         cocotb.start_soon(self._firmware())
@@ -131,11 +136,17 @@ class TB:
                 await RisingEdge(self.dut.clk)
             if not self.fw_on:
                 continue
+            self.fw_cycles += 4
+            if int(self.dut.no_free_block.value):
+                self.stats["no_free_seen"] += 1
+                self.starve -= 4                    # starving: held back until a page has waited
+            if self.fw_cycles > 20_000:
+                self.starve = 0
             while self.bad.queue:
                 b = self.bad.queue.popleft()
                 self.stats["grown_bad"] += 1
                 self.grown_bad.append((b["chan"], b["way"], b["block"]))
-            if self.free.queue or int(self.dut.s_free_valid.value):
+            if self.free.queue or int(self.dut.s_free_valid.value) or self.starve > 0:
                 continue
             need = int(self.dut.blk_need.value)
             for d in range(self.geo.ndie):
@@ -155,6 +166,11 @@ class TB:
             self.plan.append(blocks)
         self.plan_pos = [0] * g.ndie
         self.grown_bad = []
+        # now and then the firmware hands out no block until a page has waited (no_free_block) for
+        # 200-2000 cycles (at most 20,000 cycles after power-on): the backend must hold, not drop
+        self.fw_cycles = 0
+        self.starve = self.rng.randint(200, 2000) if self.rng.random() < 0.25 else 0
+        self.stats["starved"] += int(self.starve > 0)
         format_images(self.paths, g, self.plan)
         for s in (self.cmd, self.hrdd, self.free):
             s.flush()
@@ -177,14 +193,32 @@ class TB:
         else:
             raise AssertionError("init_done never rose")
 
+    async def read_valid_counts(self) -> dict[tuple[int, int], int]:
+        """The backend's per-block valid-page counts (vc_addr -> vc_data, one cycle), every block."""
+        out = {}
+        for d in range(self.geo.ndie):
+            for b in range(self.geo.blocks):
+                self.dut.vc_addr.value = d * self.geo.blocks + b
+                await RisingEdge(self.dut.clk)
+                await RisingEdge(self.dut.clk)
+                out[(d, b)] = int(self.dut.vc_data.value)
+        return out
+
     async def cut(self):
         self.fw_on = False
         self.dut.power_ok.value = 0
         self.dut.pwr_fail.value = 1
         await RisingEdge(self.dut.clk)
         self.counters = {k: int(getattr(self.dut, k).value) for k in
-                         ("cnt_nand_prog", "cnt_prog_fail", "cnt_proto_err", "cnt_host_pages", "cnt_nand_read")}
+                         ("cnt_nand_prog", "cnt_prog_fail", "cnt_proto_err", "cnt_host_pages", "cnt_nand_read",
+                          "cnt_ecc_corr")}
         self.stats["prog_fail"] += self.counters["cnt_prog_fail"]
+        self.stats["ecc_corr"] += self.counters["cnt_ecc_corr"]
+        self.stats["nand_reads"] += self.counters["cnt_nand_read"]
+        while self.bad.queue:                       # reports taken before the cut, not yet seen
+            b = self.bad.queue.popleft()
+            self.stats["grown_bad"] += 1
+            self.grown_bad.append((b["chan"], b["way"], b["block"]))
         self.dut.rst.value = 1
         for _ in range(4):
             await RisingEdge(self.dut.clk)
@@ -205,12 +239,18 @@ class TB:
         addr = 0x100000
         cycle = 0
         sent = 0
-        stop = False
-        while not stop:
+        phase = "random"        # clean iterations: then "flush" (one FLUSH), then "readback"
+        readback: list[int] = []
+        while True:
             await RisingEdge(self.dut.clk)
             cycle += 1
             if cut_at is not None and cycle >= cut_at:
-                return
+                # some cuts wait for a die to be busy (R/B# low: most likely programming), so that
+                # the campaign tears pages in flight, not only idle dies
+                ndie_mask = (1 << self.geo.ndie) - 1
+                if not self.cut_on_busy or int(self.dut.rb_n.value) & ndie_mask != ndie_mask \
+                        or cycle > cut_at + 20_000:
+                    return
             # completions
             while self.cpl.queue:
                 c = self.cpl.queue.popleft()
@@ -223,11 +263,15 @@ class TB:
                 self.complete(cmd, c)
             if sent >= n_cmds:
                 if not inflight:
-                    if clean and not getattr(self, "_final_flush", False):
-                        self._final_flush = True
-                        n_cmds += 1
+                    if clean and phase == "random":
+                        phase, n_cmds = "flush", n_cmds + 1
+                    elif clean and phase == "flush":
+                        # read back every LBA written: most were written back and evicted from the
+                        # 8-slot buffer, so these are read misses through the NAND (ECC)
+                        phase = "readback"
+                        readback = sorted(self.ops)
+                        n_cmds += len(readback)
                     else:
-                        self._final_flush = False
                         return
                 continue
             if not free_tags or len(self.cmd.queue) > 1 or rng.random() < 0.2:
@@ -235,18 +279,21 @@ class TB:
             # next command
             tag = free_tags.pop()
             r = rng.random()
-            last_flush = sent == n_cmds - 1 and clean
             nlb = rng.choice([0, 0, 0, 1, 2, 3])
             lba = rng.randrange(self.num_lbas)
             cmd = {"op": OP_WRITE, "tag": tag, "lba": lba, "nlb": nlb, "txid": 0, "flags": 0,
                    "attr": rng.choice([0, 0, 0, 1, 2]), "prio": rng.randrange(4), "dptr": addr, "aux": 0,
                    "lbas": [], "expect": OK}
-            if last_flush:
+            if phase == "flush":
                 cmd.update(op=OP_FLUSH, lba=0, nlb=0, attr=0)
+            elif phase == "readback":
+                cmd.update(op=OP_READ, lba=readback.pop(), nlb=0)
             elif r < 0.45:
                 cmd["flags"] = rng.choice([0, 0, 0, FUA, BARRIER, BARRIER | FUA])
             elif r < 0.65:
                 cmd["op"] = OP_READ
+                if self.ops and rng.random() < 0.7:       # mostly LBAs written before: read misses
+                    cmd["lba"] = rng.choice(list(self.ops))
             elif r < 0.72:
                 cmd["op"] = OP_TRIM
             elif r < 0.80:
@@ -308,6 +355,9 @@ class TB:
             sent += 1
             self.stats["cmds"] += 1
 
+    def starve_seen_expected(self) -> bool:
+        return self.stats["starved"] >= 3
+
     def add_op(self, o: Op):
         lst = self.ops.setdefault(o.lba, [])
         o.idx = len(lst)
@@ -346,7 +396,7 @@ class TB:
             self.flushes.append((cmd["ranges"], cmd["at_ncpl"]))
 
     # ---------------------------------------------------------------- after the cut
-    def check_recovery(self, clean: bool):
+    def check_recovery(self, clean: bool, vcounts: dict | None = None):
         g = self.geo
         rec = recover(self.paths, g)
         self.stats["cuts"] += 1
@@ -367,11 +417,11 @@ class TB:
         # recovered version of every LBA (INV-LBA: exactly one of its own versions)
         got: dict[int, int | None] = {}
         for lpn in range(self.num_lbas):
-            data = read_lpn(self.paths, g, rec, lpn)
+            data = read_lpn(g, rec, lpn)
             if data is None:
                 got[lpn] = None
                 continue
-            w = words_of(data)
+            w = bytes_to_words(data)
             ver = w[1]
             mine = {o.version for o in self.ops.get(lpn, []) if o.kind == "w"}
             if w[0] != 0xA5000000 | lpn or ver not in mine or w != pattern(lpn, ver, self.pw):
@@ -429,6 +479,26 @@ class TB:
                 exp = e[1] if e and e[0] == "w" else None
                 if got.get(lba) != exp:
                     errs.append(f"clean: LBA {lba} recovered {got.get(lba)}, host view {e}")
+        # grown bad blocks: one report per failed program, each a block handed to that die; after a
+        # clean shutdown every report has been taken
+        handed = {(d // g.ways, d % g.ways, b) for d in range(g.ndie) for b in self.plan[d][:self.plan_pos[d]]}
+        for r in self.grown_bad:
+            if r not in handed:
+                errs.append(f"m_bad reported {r}, a block never handed to that die")
+        nf = self.counters["cnt_prog_fail"]
+        if len(self.grown_bad) > nf or (clean and len(self.grown_bad) != nf):
+            errs.append(f"{len(self.grown_bad)} grown bad blocks reported for {nf} failed programs")
+        # valid-page counts (read before a clean cut) = live pages per block of the recovered mapping
+        if vcounts is not None:
+            exp: dict[tuple[int, int], int] = {}
+            for ppn in rec.mapping.values():
+                d, b, _ = g.unppn(ppn)
+                exp[(d, b)] = exp.get((d, b), 0) + 1
+            for key, v in vcounts.items():
+                self.stats["vc_checked"] += 1
+                if v != exp.get(key, 0):
+                    errs.append(f"valid-page count of die {key[0]} block {key[1]}: {v}, recovered mapping has "
+                                f"{exp.get(key, 0)} live pages")
         if self.counters["cnt_proto_err"]:
             errs.append(f"protocol errors counted by the core: {self.counters['cnt_proto_err']}")
         self.stats["violations"] += len(errs)
@@ -443,14 +513,17 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     for i in range(cuts):
         await tb.power_on()
         clean = i % 5 == 0
-        n = rng.randint(3, 16)
+        n = rng.randint(20, 40) if clean else rng.randint(3, 16)
         cut_at = None if clean else rng.randint(100, 400 * n + 2000)
+        tb.cut_on_busy = rng.random() < 0.4
         await tb.workload(n, cut_at, clean)
+        vcounts = None
         if clean:
             for _ in range(rng.randint(0, 50)):
                 await RisingEdge(dut.clk)
+            vcounts = await tb.read_valid_counts()
         await tb.cut()
-        tb.check_recovery(clean)
+        tb.check_recovery(clean, vcounts)
         if tb.errors:
             break
         if int(dut.viol_total.value):
@@ -462,7 +535,17 @@ async def campaign(dut, seed, cuts, idle, backpressure):
         Path(out).write_text(json.dumps(tb.stats))
     assert not tb.errors, "\n".join(tb.errors[:20])
     assert tb.stats["cuts"] == cuts
-    assert tb.stats["reads_checked"] > 0 and tb.stats["durable_checked"] > 0
+    # coverage the campaign must reach
+    assert tb.stats["reads_checked"] > 0 and tb.stats["durable_checked"] > 0 and tb.stats["vc_checked"] > 0
+    assert tb.stats["torn"] > 0, "no cut hit a program in flight"
+    if tb.starve_seen_expected():
+        assert tb.stats["no_free_seen"] > 0, "no_free_block never seen while the firmware starved the backend"
+    faults = dict(kv.split("=") for kv in os.environ.get("ATS_NAND_FAULTS", "").split(",") if "=" in kv)
+    if int(faults.get("pfail_ppm", 0)):
+        assert tb.stats["prog_fail"] > 0 and tb.stats["grown_bad"] > 0, "no program failure relocated"
+    assert tb.stats["nand_reads"] >= 10, "too few read misses reached the NAND"
+    if int(faults.get("flip_ppb", 0)):
+        assert tb.stats["ecc_corr"] > 0, "no bit corrected on a read miss"
 
 
 @cocotb.test()
@@ -479,7 +562,11 @@ REMAP_PRESET = "mid"
 CONFIGS = {
     # name: (tb parameters, [(mode, seed), ...]); one build per name, its runs in sequence
     "2x2": (dict(NUM_CHAN=2, WAYS=2), [("plain", 1), ("bp", 2), ("bp", 3)]),
-    "1x4_pfail": (dict(NUM_CHAN=1, WAYS=4, PFAIL_PPM=30000), [("bp", 4), ("bp", 5)]),
+    "1x4_faults": (dict(NUM_CHAN=1, WAYS=4), [("bp", 4), ("bp", 5)]),
+}
+# die faults at run time (ATS_NAND_FAULTS): 3 % program failures, read bit flips (BCH corrects them;
+# the die's array keeps the right bits, so the oracle's raw images are clean)
+FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000"
 }
 CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 45))  # per run: 5 runs -> 225 cuts in make test, 2,000 in test-long
 
@@ -494,7 +581,7 @@ def test_ats_ssd_core(name):
     srcs = [ROOT / p for p in (ROOT / "rtl/core/ats_ssd_core.f").read_text().split()
             if "ats_remap_engine" not in p]
     srcs = [s for s in load_sources(gen) if s.suffix == ".v"] + srcs
-    srcs += [ROOT / "sim/nand/ats_nand_die.sv", HERE / "ats_ssd_core_tb.sv"]
+    srcs += [ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv", HERE / "ats_ssd_core_tb.sv"]
     key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     build_dir = ROOT / "build" / "sim" / "ats_ssd_core_tb" / key
     nd = params["NUM_CHAN"] * params["WAYS"]
@@ -504,5 +591,6 @@ def test_ats_ssd_core(name):
             build_key=key, parameters=params, seed=seed,
             build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
             plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
-            extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_CORE_CUTS": str(CUTS), "ATS_CORE_MODE": mode,
+            extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img),
+                       "ATS_NAND_FAULTS": f"{FAULTS[name]},seed={seed}" if name in FAULTS else "", "ATS_CORE_CUTS": str(CUTS), "ATS_CORE_MODE": mode,
                        "ATS_CORE_STATS": str(build_dir / f"stats_{name}_{seed}.json")})

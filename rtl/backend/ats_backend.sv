@@ -219,16 +219,27 @@ module ats_backend #(
     logic               e_fua  [WIN];
     logic               e_trim [WIN];
     logic [7:0]         e_wtag [WIN];
-    logic [63:0]        e_seq  [WIN];
     logic [2:0]         e_chan [WIN];
     logic [1:0]         e_way  [WIN];
     logic [11:0]        e_blk  [WIN];
     logic [7:0]         e_pg   [WIN];
 
-    logic [WIN_W-1:0]   acc_ptr_q, iss_ptr_q, cpl_ptr_q;
-    logic [WIN_W:0]     count_q;          // allocated entries
-    logic [WIN_W:0]     to_issue_q;       // entries accepted but not yet issued in order
-    logic [63:0]        seq_q;
+    // ring pointers with one wrap bit: entry = pointer[WIN_W-1:0]
+    logic [WIN_W:0]     acc_ptr_q, iss_ptr_q, cpl_ptr_q;
+    logic [WIN_W:0]     count;            // allocated entries (acc - cpl)
+    logic [WIN_W:0]     to_issue;         // accepted, not yet issued in order (acc - iss)
+    logic [63:0]        cpl_seq_q;        // seq of the oldest entry (cpl_ptr); entry i has
+                                          // seq = cpl_seq_q + ((i - cpl_ptr) mod WIN)
+    logic [63:0]        seq_q;            // seq of the next request: cpl_seq_q + count
+    assign count    = acc_ptr_q - cpl_ptr_q;
+    assign to_issue = acc_ptr_q - iss_ptr_q;
+    assign seq_q    = cpl_seq_q + 64'(count);
+    function automatic logic [63:0] seq_of(input logic [WIN_W-1:0] e);
+        return cpl_seq_q + 64'(WIN_W'(e - cpl_ptr_q[WIN_W-1:0]));
+    endfunction
+    logic [WIN_W-1:0]   acc_e, iss_e;
+    assign acc_e = acc_ptr_q[WIN_W-1:0];
+    assign iss_e = iss_ptr_q[WIN_W-1:0];
 
     // ---------------------------------------------------------------------------------------------
     // accept: request, then PW data words for a PROGRAM
@@ -240,7 +251,7 @@ module ats_backend #(
     logic [MEM_AW-1:0]  mem_wa, mem_ra;
     logic [31:0]        mem_rd;
 
-    assign s_wb_ready  = !recv_q && (count_q != (WIN_W+1)'(WIN)) && !rst;
+    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
     assign acc_fire    = s_wb_valid && s_wb_ready;
     assign s_wbd_ready = recv_q;
     assign wbd_fire    = s_wbd_valid && s_wbd_ready;
@@ -398,8 +409,8 @@ module ats_backend #(
     logic               read_wants_nreq;
     always_comb begin
         iss_retry = !rt_empty;
-        iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_ptr_q;
-        iss_have  = iss_retry || (to_issue_q != '0 && e_st[iss_ptr_q] == E_QUEUED);
+        iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
+        iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED);
         die_ok    = op_v[rr_q];
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
@@ -432,6 +443,7 @@ module ats_backend #(
     logic               f_ram;
     logic [31:0]        f_val;
     logic               f_last;
+    logic [63:0]        f_seq;
     always_comb begin
         f_pick = 1'b0;
         f_ch   = 3'd0;
@@ -444,6 +456,7 @@ module ats_backend #(
             end
         end
         f_ent  = fq_ent[CH_W'(f_ch)][0];
+        f_seq  = seq_of(f_ent);
         f_w    = fq_w[CH_W'(f_ch)];
         f_ram  = 1'b0;
         f_val  = 32'd0;
@@ -454,8 +467,8 @@ module ats_backend #(
         end else begin
             case (32'(f_w) - PW)
                 0: f_val = e_lpn[f_ent];
-                1: f_val = e_seq[f_ent][31:0];
-                2: f_val = e_seq[f_ent][63:32];
+                1: f_val = f_seq[31:0];
+                2: f_val = f_seq[63:32];
                 3: f_val = {16'h0000, e_epoch[f_ent]};
                 default: begin
                     f_val  = {8'h00, e_flags[f_ent], 6'd0, e_kind[f_ent], 2'b00, e_txid[f_ent]};
@@ -506,11 +519,9 @@ module ats_backend #(
                     end
                 end
                 if (s_nfetch_valid && s_nfetch_ready && s_nfetch_chan == 3'(c)) begin
-                    // slot = table entry; joins behind the head (which may be leaving this cycle)
-                    if (inc && 32'(fq_w[c]) == PW + 4) begin
-                        if (fq_v[c][1]) begin fq_v[c][1] <= 1'b1; fq_ent[c][1] <= WIN_W'(s_nfetch_slot); end
-                        else begin fq_v[c][0] <= 1'b1; fq_ent[c][0] <= WIN_W'(s_nfetch_slot); end
-                    end else if (!fq_v[c][0]) begin
+                    // slot = table entry; entry 1 is empty (s_nfetch_ready): joins behind the head,
+                    // or becomes the head if the head is empty or leaving this cycle
+                    if (!fq_v[c][0] || (inc && 32'(fq_w[c]) == PW + 4)) begin
                         fq_v[c][0] <= 1'b1; fq_ent[c][0] <= WIN_W'(s_nfetch_slot);
                     end else begin
                         fq_v[c][1] <= 1'b1; fq_ent[c][1] <= WIN_W'(s_nfetch_slot);
@@ -550,14 +561,14 @@ module ats_backend #(
     end
 
     logic [WIN_W-1:0] cp;
-    assign cp = cpl_ptr_q;
+    assign cp = cpl_ptr_q[WIN_W-1:0];
 
     always_ff @(posedge clk) begin
         if (rst) begin
             for (int i = 0; i < WIN; i++) e_st[i] <= E_FREE;
             for (int d = 0; d < NDIE; d++) begin op_v[d] <= 1'b0; nx_v[d] <= 1'b0; op_pg[d] <= '0; end
             acc_ptr_q <= '0; iss_ptr_q <= '0; cpl_ptr_q <= '0;
-            count_q <= '0; to_issue_q <= '0; seq_q <= 64'd0;
+            cpl_seq_q <= 64'd0;
             recv_q <= 1'b0; recv_w_q <= '0; recv_ent_q <= '0;
             rr_q <= '0;
             rt_rd_q <= '0; rt_wr_q <= '0;
@@ -571,36 +582,31 @@ module ats_backend #(
             cnt_host_pages <= '0; cnt_trims <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
             cnt_ecc_corr <= '0; cnt_prog_fail <= '0; cnt_read_err <= '0; cnt_proto_err <= '0;
         end else begin
-            logic [WIN_W:0] cnt_d, toi_d;
-            cnt_d = count_q;
-            toi_d = to_issue_q;
+            logic [2:0] perr;             // protocol errors seen this cycle
+            perr = 3'd0;
             // ---- accept
             if (acc_fire) begin
-                e_lpn[acc_ptr_q]   <= s_wb_lpn;
-                e_txid[acc_ptr_q]  <= s_wb_txid;
-                e_epoch[acc_ptr_q] <= s_wb_epoch;
-                e_fua[acc_ptr_q]   <= s_wb_fua;
-                e_wtag[acc_ptr_q]  <= s_wb_tag;
-                e_seq[acc_ptr_q]   <= seq_q;
-                e_trim[acc_ptr_q]  <= s_wb_op;
-                e_kind[acc_ptr_q]  <= s_wb_op ? 2'd1 : s_wb_kind;
-                e_flags[acc_ptr_q] <= s_wb_op ? F_TRIM : 8'h00;
-                e_st[acc_ptr_q]    <= s_wb_op ? E_QUEUED : E_RECV;
-                seq_q     <= seq_q + 64'd1;
+                e_lpn[acc_e]   <= s_wb_lpn;
+                e_txid[acc_e]  <= s_wb_txid;
+                e_epoch[acc_e] <= s_wb_epoch;
+                e_fua[acc_e]   <= s_wb_fua;
+                e_wtag[acc_e]  <= s_wb_tag;
+                e_trim[acc_e]  <= s_wb_op;
+                e_kind[acc_e]  <= s_wb_op ? 2'd1 : s_wb_kind;
+                e_flags[acc_e] <= s_wb_op ? F_TRIM : 8'h00;
+                e_st[acc_e]    <= s_wb_op ? E_QUEUED : E_RECV;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
-                cnt_d = cnt_d + 1'b1;
-                toi_d = toi_d + 1'b1;
                 if (!s_wb_op) begin
-                    recv_q <= 1'b1; recv_ent_q <= acc_ptr_q; recv_w_q <= '0;
+                    recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0;
                 end
             end
             if (wbd_fire) begin
                 if (32'(recv_w_q) == PW - 1) begin
                     recv_q <= 1'b0;
                     e_st[recv_ent_q] <= E_QUEUED;
-                    if (!s_wbd_last) cnt_proto_err <= cnt_proto_err + 1'b1;
-                end else begin
-                    if (s_wbd_last) cnt_proto_err <= cnt_proto_err + 1'b1;   // short page: counted, words still counted to PW
+                    if (!s_wbd_last) perr = perr + 3'd1;   // missing last
+                end else if (s_wbd_last) begin
+                    perr = perr + 3'd1;                    // early last: counted, the word count decides
                 end
                 recv_w_q <= recv_w_q + 1'b1;
             end
@@ -610,7 +616,7 @@ module ats_backend #(
                     nx_v[free_die[DIE_W-1:0]]   <= 1'b1;
                     nx_blk[free_die[DIE_W-1:0]] <= s_free_block;
                 end else begin
-                    cnt_proto_err <= cnt_proto_err + 1'b1;
+                    perr = perr + 3'd1;                    // free block of no die / beyond BLOCKS: dropped
                 end
             end
             // ---- issue (a program, or the read: the read goes first)
@@ -641,7 +647,6 @@ module ats_backend #(
                         rt_rd_q <= rt_rd_q + 1'b1;
                     end else begin
                         iss_ptr_q <= iss_ptr_q + 1'b1;
-                        toi_d = toi_d - 1'b1;
                     end
                 end else if (nx_v[rr_q]) begin
                     op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
@@ -659,7 +664,7 @@ module ats_backend #(
             // ---- NAND completions
             if (ncpl_prog) begin
                 if (e_st[s_ncpl_tag[WIN_W-1:0]] != E_ISSUED) begin
-                    cnt_proto_err <= cnt_proto_err + 1'b1;
+                    perr = perr + 3'd1;                    // completion of an entry not in flight
                 end else if (s_ncpl_status == N_OK) begin
                     e_st[s_ncpl_tag[WIN_W-1:0]] <= E_DONE;
                     cnt_nand_prog <= cnt_nand_prog + 1'b1;
@@ -679,15 +684,16 @@ module ats_backend #(
                     end
                 end
             end else if (ncpl_fire && !ncpl_read) begin
-                cnt_proto_err <= cnt_proto_err + 1'b1;
+                perr = perr + 3'd1;                        // unknown NAND tag
             end
+            if (s_rsp_valid && !rsp_cpl && !rsp_rd) perr = perr + 3'd1;   // unknown remap tag
             if (m_bad_valid && m_bad_ready) bq_rd_q <= bq_rd_q + 1'b1;
             // ---- remap request register
             if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
             // ---- completion in request order
             if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
             case (c_st_q)
-                C_IDLE: if (count_q != '0 && e_st[cp] == E_DONE) c_st_q <= C_REQ;
+                C_IDLE: if (count != '0 && e_st[cp] == E_DONE) c_st_q <= C_REQ;
                 C_REQ: if (rq_free) begin
                     rq_v_q <= 1'b1;
                     rq_tag_q <= RT_CPL;
@@ -711,7 +717,7 @@ module ats_backend #(
                     wc_ppn_q <= 16'(c_ppn_q);
                     e_st[cp] <= E_FREE;
                     cpl_ptr_q <= cpl_ptr_q + 1'b1;
-                    cnt_d = cnt_d - 1'b1;
+                    cpl_seq_q <= cpl_seq_q + 64'd1;
                     if (e_trim[cp]) cnt_trims <= cnt_trims + 1'b1;
                     else cnt_host_pages <= cnt_host_pages + 1'b1;
                     c_st_q <= C_IDLE;
@@ -777,9 +783,8 @@ module ats_backend #(
                 end
                 default: rd_st_q <= RD_IDLE;
             endcase
-            if (ncpl_read && rd_st_q != RD_CPL) cnt_proto_err <= cnt_proto_err + 1'b1;
-            count_q <= cnt_d;
-            to_issue_q <= toi_d;
+            if (ncpl_read && rd_st_q != RD_CPL) perr = perr + 3'd1;   // read completion without a read
+            cnt_proto_err <= cnt_proto_err + 32'(perr);
         end
     end
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from .streams import never_pause
+from .streams import STABLE_CHECK_DEFAULT, StabilityCheck, never_pause
 
 try:        # cocotb 2.x internals: the write queue behind `handle.value = v` (applied at ReadWrite)
     from cocotb.handle import _GPISetAction, _schedule_write
@@ -229,8 +229,13 @@ class _Sink(_Port):
         self._valid_r, self._ready_w = self.rd_fn(self.valid), self.wr_fn(self.ready)
         self._field_r = [(f, self.rd_fn(h)) for f, h in self.fields]
         self._ready_w(0)
+        # stream stability of the write buffer's outputs (ATS_STREAM_CHECK=0: off)
+        self.stab = StabilityCheck(prefix, fields, getattr(dut, "rst", None)) if STABLE_CHECK_DEFAULT else None
 
     def capture(self, cycle: int) -> None:
+        if self.stab is not None:
+            cur = {f: r() for f, r in self._field_r} if self._valid_r() else None
+            self.stab.edge(cur, self.rdy, cycle)
         if self.rdy and self._valid_r():
             if self.tuples:
                 self.queue.append(tuple(r() for _, r in self._field_r))
@@ -351,6 +356,8 @@ class MediaModel:
         if not self.active:
             for s in (self.wb, self.wbd, self.rd):
                 s.set_ready(False)
+                if s.stab is not None:
+                    s.stab.held = None
             return
         cyc = self.cycle
         self.wb.capture(cyc)

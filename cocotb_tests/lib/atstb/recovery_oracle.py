@@ -156,6 +156,7 @@ class Recovered:
     beyond_prefix: int = 0                                    # valid records after the first gap
     aborted_tx: int = 0                                       # open transactions dropped
     plan: list[list[int]] = field(default_factory=list)
+    dies: list[DieImage] = field(default_factory=list)        # the images recovery read
 
 
 def _decode(geo: Geometry, raw: bytes):
@@ -173,7 +174,7 @@ def _decode(geo: Geometry, raw: bytes):
 
 def recover(paths: list[Path], geo: Geometry) -> Recovered:
     dies = [DieImage(p, geo) for p in paths]
-    rec = Recovered()
+    rec = Recovered(dies=dies)
     # 1. checkpoint: die 0 block 0, pages in order up to the first erased one; latest valid wins
     best = None
     for pg in range(geo.ppb):
@@ -240,11 +241,11 @@ def recover(paths: list[Path], geo: Geometry) -> Recovered:
     return rec
 
 
-def read_lpn(paths: list[Path], geo: Geometry, rec: Recovered, lpn: int) -> bytes | None:
-    """Data of `lpn` in the recovered state (None = unmapped), read from the images."""
+def read_lpn(geo: Geometry, rec: Recovered, lpn: int) -> bytes | None:
+    """Data of `lpn` in the recovered state (None = unmapped), from the images recovery read."""
     if lpn not in rec.mapping:
         return None
     d, blk, pg = geo.unppn(rec.mapping[lpn])
-    raw = DieImage(paths[d], geo).row(blk, pg)
+    raw = rec.dies[d].row(blk, pg)
     assert raw is not None
     return raw[:geo.page_bytes]

@@ -14,9 +14,13 @@ LIB = ROOT / "cocotb_tests" / "lib"
 def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, build_key: str,
         parameters: dict | None = None, extra_env: dict | None = None, waves: str | None = None,
         testcase: str | None = None, seed: int | None = None,
-        build_args: list[str] | None = None, plusargs: list[str] | None = None) -> Path:
+        build_args: list[str] | None = None, plusargs: list[str] | None = None,
+        test_filter: str | None = None, results_name: str | None = None) -> Path:
     """Build (once per build_key) and run `test_module`. `waves`: FST path to write, or None.
-    `build_args`: extra Verilator arguments (C++ sources, `-CFLAGS ...`), after the defaults."""
+    `build_args`: extra Verilator arguments (C++ sources, `-CFLAGS ...`), after the defaults.
+    `plusargs`: simulator plusargs of this run; `test_filter`: regex on cocotb test names;
+    `results_name`: results file results_<name>.xml (default: the test module), for several runs
+    of one build."""
     build_dir = ROOT / "build" / "sim" / toplevel / build_key
     runner = get_runner("verilator")
     runner.build(
@@ -46,9 +50,10 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
         test_args=test_args,
         plusargs=list(plusargs or []),
         testcase=testcase,
+        **({"test_filter": test_filter} if test_filter else {}),
         seed=seed,
         # absolute: cocotb_tools refuses relative paths under pytest (same file as before otherwise)
-        results_xml=str(build_dir / f"results_{test_module}.xml"),
+        results_xml=str(build_dir / f"results_{results_name or test_module}.xml"),
     )
     # Under pytest the runner checks the results itself; scripts (demo, bench) get the same check.
     num_tests, num_failed = get_results(xml)

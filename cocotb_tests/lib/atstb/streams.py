@@ -122,31 +122,20 @@ class StreamSource(_StreamEnd):
                     self.valid.value = 0
 
 
-class StreamSink(_StreamEnd):
-    """Collects beats from `<prefix>_valid`/fields, driving `<prefix>_ready` with backpressure.
+class StabilityCheck:
+    """Stream stability (docs/architecture.md, AXI-Stream rule) of one stream, fed one clock edge at a
+    time: a beat offered and not taken at an edge (valid = 1, ready = 0) must still be offered at
+    the next edge with every payload field unchanged. A violation raises AssertionError naming the
+    stream, the field and the time. An edge with `rst` high, or right after one, is exempt (a reset
+    may drop valid). `checks` counts the stalled edges checked (coverage)."""
 
-    Stream stability (docs/architecture.md, AXI-Stream rule), checked by default: a beat offered
-    and not taken (valid = 1, ready = 0 at an edge) must still be offered at the next edge with
-    every payload field unchanged. A violation raises AssertionError (failing the test) naming the
-    stream, the field and the cycle. Cost: the valid bit is read every edge and the payload once
-    per edge with valid (it is read anyway when a beat is taken). An edge with `rst` high (the dut's
-    `rst`, or `rst=` given), or right after one, is exempt: a reset may drop valid.
-    `check_stable=False` turns the check off for one sink (to be justified where it is used);
-    ATS_STREAM_CHECK=0 in the environment turns it off for all (to measure its cost, or to bisect)."""
-
-    def __init__(self, dut, prefix: str, clk, fields: list[str], pause: Iterator[bool] | None = None,
-                 check_stable: bool | None = None, rst=None):
-        super().__init__(dut, prefix, clk, fields, pause)
-        self.name = prefix
-        self.check_stable = STABLE_CHECK_DEFAULT if check_stable is None else check_stable
-        self.rst = rst if rst is not None else getattr(dut, "rst", None)
-        self.stable_checks = 0               # stalled edges checked (coverage)
-        self.event = Event()
-        self.ready.value = 0
-        self._task = cocotb.start_soon(self._run())
-
-    def _payload(self) -> dict:
-        return {f: int(h.value) for f, h in self.fields.items()}   # X/Z with valid: ValueError
+    def __init__(self, name: str, fields, rst=None):
+        self.name = name
+        self.fields = list(fields)
+        self.rst = rst
+        self.checks = 0
+        self.held: dict | None = None        # payload offered and not taken at the previous edge
+        self.held_rst = False
 
     def _in_reset(self) -> bool:
         if self.rst is None:
@@ -156,54 +145,63 @@ class StreamSink(_StreamEnd):
         except ValueError:                   # X/Z: not out of reset yet
             return True
 
-    def _violation(self, held: dict, cur: dict | None, held_rst: bool) -> None:
-        """A beat offered at the previous edge changed or was withdrawn: fail, unless a reset
-        explains it (rst high at this edge or at the previous one)."""
-        if held_rst or self._in_reset():
-            return
-        where = f"sink cycle {self.cycle}, {get_sim_time('ns'):.0f} ns"
-        if cur is None:
-            raise AssertionError(f"stream {self.name}: valid dropped while a beat was waiting for "
-                                 f"ready ({where}); the beat was {held}")
-        for f in self.fields:
-            if cur[f] != held[f]:
+    def edge(self, payload: dict | None, taken: bool, cycle: int) -> None:
+        """payload: the fields at this edge if valid, else None; taken: ready was high too."""
+        if self.held is not None:
+            self.checks += 1
+            if payload != self.held and not (self.held_rst or self._in_reset()):
+                where = f"cycle {cycle}, {get_sim_time('ns'):.0f} ns"
+                if payload is None:
+                    raise AssertionError(f"stream {self.name}: valid dropped while a beat was waiting "
+                                         f"for ready ({where}); the beat was {self.held}")
+                f = next(f for f in self.fields if payload[f] != self.held[f])
                 raise AssertionError(f"stream {self.name}: field {f} changed while valid and not "
-                                     f"ready: {held[f]:#x} -> {cur[f]:#x} ({where})")
+                                     f"ready: {self.held[f]:#x} -> {payload[f]:#x} ({where})")
+        if payload is None or taken:
+            self.held = None
+        else:
+            self.held = payload
+            self.held_rst = self._in_reset()
+
+
+class StreamSink(_StreamEnd):
+    """Collects beats from `<prefix>_valid`/fields, driving `<prefix>_ready` with backpressure.
+
+    Stream stability is checked by default (`StabilityCheck`). Cost: the valid bit is read every
+    edge and the payload once per edge with valid (it is read anyway when a beat is taken). `rst`:
+    the dut's `rst` unless given. `check_stable=False` turns the check off for one sink (to be
+    justified where it is used); ATS_STREAM_CHECK=0 in the environment turns it off for all (to
+    measure its cost, or to bisect). `stable_checks`: stalled edges checked."""
+
+    def __init__(self, dut, prefix: str, clk, fields: list[str], pause: Iterator[bool] | None = None,
+                 check_stable: bool | None = None, rst=None):
+        super().__init__(dut, prefix, clk, fields, pause)
+        self.name = prefix
+        self.check_stable = STABLE_CHECK_DEFAULT if check_stable is None else check_stable
+        self.stab = StabilityCheck(prefix, fields, rst if rst is not None else getattr(dut, "rst", None))
+        self.event = Event()
+        self.ready.value = 0
+        self._task = cocotb.start_soon(self._run())
+
+    @property
+    def stable_checks(self) -> int:
+        return self.stab.checks
+
+    def _payload(self) -> dict:
+        return {f: int(h.value) for f, h in self.fields.items()}   # X/Z with valid: ValueError
 
     async def _run(self) -> None:
         ready = False
-        held = None                          # payload offered and not taken at the previous edge
-        held_rst = False
         while True:
             await RisingEdge(self.clk)
             self.cycle += 1
-            if not self.check_stable:
-                held = None
-                if ready and self.valid.value:
-                    beat = self._payload()
-                    beat["_cycle"] = self.cycle
-                    self.queue.append(beat)
-                    self.event.set()
-            elif int(self.valid.value):
-                cur = self._payload()        # one read of the payload per edge with valid
-                if held is not None:
-                    self.stable_checks += 1
-                    if cur != held:
-                        self._violation(held, cur, held_rst)
-                if ready:
-                    held = None
-                    beat = cur
-                    beat["_cycle"] = self.cycle
-                    self.queue.append(beat)
-                    self.event.set()
-                else:
-                    held = cur
-                    held_rst = self._in_reset()
-            else:
-                if held is not None:
-                    self.stable_checks += 1
-                    self._violation(held, None, held_rst)
-                held = None
+            cur = self._payload() if int(self.valid.value) else None
+            if self.check_stable:
+                self.stab.edge(cur, ready, self.cycle)
+            if ready and cur is not None:
+                cur["_cycle"] = self.cycle
+                self.queue.append(cur)
+                self.event.set()
             ready = not next(self.pause)
             self.ready.value = int(ready)
 
@@ -215,3 +213,29 @@ class StreamSink(_StreamEnd):
             if waited > timeout_cycles:
                 raise TimeoutError(f"no beat on {self.valid._name} within {timeout_cycles} cycles")
         return self.queue.popleft()
+
+
+class StreamMonitor:
+    """Passive stability check of `<prefix>_*` for a stream whose ready is driven by someone else
+    (a model with its own handshake code): samples valid, ready and the payload at every edge."""
+
+    def __init__(self, dut, prefix: str, clk, fields: list[str], rst=None):
+        self.valid = getattr(dut, f"{prefix}_valid")
+        self.ready = getattr(dut, f"{prefix}_ready")
+        self.fields = {f: getattr(dut, f"{prefix}_{f}") for f in fields}
+        self.clk = clk
+        self.stab = StabilityCheck(prefix, fields, rst if rst is not None else getattr(dut, "rst", None))
+        self.cycle = 0
+        if STABLE_CHECK_DEFAULT:
+            self._task = cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await RisingEdge(self.clk)
+            self.cycle += 1
+            if int(self.valid.value):
+                cur = {f: int(h.value) for f, h in self.fields.items()}
+                self.stab.edge(cur, bool(int(self.ready.value)), self.cycle)
+            else:
+                self.stab.edge(None, False, self.cycle)
+

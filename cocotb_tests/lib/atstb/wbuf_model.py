@@ -296,7 +296,8 @@ class PlpCutModel:
       is still committed; nothing is issued in those two cycles);
     - after the cut the buffer presents exactly min(D, max(0, B - F)) more requests and leaves the
       rest dirty; `dump_short` = D > max(0, B - F).
-    A request is counted once, at the first edge its valid is seen (it stays valid until taken).
+    A request is counted once, at the first edge its valid is seen (it stays valid until taken:
+    the media model's stream-stability check fails the test otherwise).
     """
 
     def __init__(self, design_budget: int):
@@ -312,8 +313,6 @@ class PlpCutModel:
     def sample(self, pwr_fail: int, plp_budget: int, wb_valid: int, wb_ready: int, wbc_valid: int,
                dirty_pages: int) -> None:
         self.edge += 1
-        if self._open and not wb_valid:
-            self.errors.append(f"edge {self.edge}: m_wb request withdrawn before it was taken")
         if wb_valid and not self._open:
             self.presented += 1
         self._open = bool(wb_valid and not wb_ready)

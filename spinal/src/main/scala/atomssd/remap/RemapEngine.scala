@@ -321,7 +321,6 @@ class RemapEngine(val c: RemapConfig) extends Component {
     val wIdx = Reg(UInt(c.cntW bits)) init (0)
     val wRspValid = RegInit(False)
     val wRsp = Reg(RemapRsp(c))
-    val clearTurn = RegInit(False)
     // Overlay: from the cycle after a COMMIT is accepted until its last mapping-table write is
     // visible, every lookup also probes the committing tx's index (copy O) and, on a hit, answers
     // with the tx's latest entry. The commit is thereby atomic and ordered with the request stream.

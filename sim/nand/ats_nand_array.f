@@ -1,0 +1,2 @@
+sim/nand/ats_nand_die.sv
+sim/nand/ats_nand_array.sv
