@@ -213,29 +213,3 @@ class StreamSink(_StreamEnd):
             if waited > timeout_cycles:
                 raise TimeoutError(f"no beat on {self.valid._name} within {timeout_cycles} cycles")
         return self.queue.popleft()
-
-
-class StreamMonitor:
-    """Passive stability check of `<prefix>_*` for a stream whose ready is driven by someone else
-    (a model with its own handshake code): samples valid, ready and the payload at every edge."""
-
-    def __init__(self, dut, prefix: str, clk, fields: list[str], rst=None):
-        self.valid = getattr(dut, f"{prefix}_valid")
-        self.ready = getattr(dut, f"{prefix}_ready")
-        self.fields = {f: getattr(dut, f"{prefix}_{f}") for f in fields}
-        self.clk = clk
-        self.stab = StabilityCheck(prefix, fields, rst if rst is not None else getattr(dut, "rst", None))
-        self.cycle = 0
-        if STABLE_CHECK_DEFAULT:
-            self._task = cocotb.start_soon(self._run())
-
-    async def _run(self) -> None:
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
-            if int(self.valid.value):
-                cur = {f: int(h.value) for f, h in self.fields.items()}
-                self.stab.edge(cur, bool(int(self.ready.value)), self.cycle)
-            else:
-                self.stab.edge(None, False, self.cycle)
-
