@@ -1,0 +1,875 @@
+// SPDX-License-Identifier: Apache-2.0
+// bench_core_main: Verilator C++ main of `make bench-core` (ats_core_bench_top: the whole device core
+// ats_ssd_core with NAND die models). It models
+//   - the host: a submission queue of descriptors (docs/architecture.md section 1) with up to
+//     +qd= tags outstanding, completions (section 2), host costs (+t_submit_ns, +t_complete_ns:
+//     serial submission / completion handling, as bench/ssd's host), and host memory for the
+//     write buffer's DMA ports (m_hrd / s_hrd: WRITE data; m_hwr: READ data; section 9);
+//   - the firmware's block supply: blk_need[d] answered on s_free with the next block of die d's
+//     allocation plan (docs/persistence.md section 5; the dies start erased and block 0 of die 0,
+//     the checkpoint block, is left out of the plan); grown bad blocks (m_bad) fail the run;
+// and runs workload phases, timing them in simulated time (125 MHz: 8 ns per cycle, ps).
+//
+// Data: every WRITE carries a fresh random page (words from a 64-bit seed); the host records, in
+// acceptance order on s_cmd, the seed each LBA must hold. Every READ's page, DMAed to host memory,
+// is compared word by word with the LBA's expected page at the read's acceptance (zeros for an LBA
+// never written). Every completion must be OK, for a tag outstanding, exactly once. After the
+// workload a FLUSH, read-backs (buffer hits and misses), and a scan of every die's store (the page
+// with the highest spare `seq` of each LPN must hold its last data: everything is durable).
+// Any mismatch, non-OK status, die protocol violation, protocol/error counter of the core, grown bad
+// block or hang prints "BENCH FAILED: ..." and exits with status 2.
+//
+// Plusargs:
+//   +run=rw|barrier|smoke|tx  rw: random writes (orderless), FLUSH, random reads (NAND misses);
+//                             barrier: the same write stream with BARRIER + ORDERED on every write;
+//                             smoke: a short rw; tx: transactional writes + TX_COMMIT (not enabled
+//                             through the core yet: it is expected to fail with BAD_OP)
+//   +seed=N +qd=N (tags outstanding, <= 32) +region=N (LBAs of the random stream, <= NUM_LBAS)
+//   +w_warm=N +w_meas=N (random write phase: completions before the window / in it)
+//   +r_warm=N +r_meas=N (random read phase)
+//   +t_submit_ns=N +t_complete_ns=N (host costs; default 2000 / 6000 as B2's host)
+//   +verify_reads=N (read-backs after the final FLUSH) +tx_pages=N (pages per tx, run=tx)
+//   +max_cycles=N (stop with exit status 3 after N cycles, printing the simulation speed)
+//   +selftest=1|2 (must FAIL: 1 corrupts one word of host memory after a write completed (its
+//   read-back differs); 2 expects a wrong status; shows the checks trip)
+// Output: one "PHASE {json}" line per measured phase, "CHECK {json}" with the verification
+// summary, "DONE {json}" at the end.
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "Vats_core_bench_top.h"
+#include "verilated.h"
+#include "ats_nand_store.h"
+
+namespace {
+
+// ---- device geometry (the bench top's defaults = the core's 4 x 2 default device)
+constexpr int kPageBytes = 4096;
+constexpr int kWords = kPageBytes / 4;
+constexpr int kSpare = 224;
+constexpr int kPpb = 64;
+constexpr int kBlocks = 128;
+constexpr uint32_t kNumLbas = 16384;
+constexpr uint64_t kHalfPs = 4000;   // 125 MHz
+
+// ---- descriptor encodings (docs/architecture.md sections 1, 2)
+enum Op : uint8_t { OP_READ = 0, OP_WRITE = 1, OP_DIFFWRITE = 2, OP_TX_BEGIN = 3, OP_TX_COMMIT = 4,
+                    OP_TX_ABORT = 5, OP_FLUSH = 6, OP_RFLUSH = 7, OP_TRIM = 8 };
+enum Flag : uint8_t { F_FUA = 1, F_BARRIER = 2, F_COMMIT = 4 };
+enum Attr : uint8_t { A_SIMPLE = 0, A_ORDERED = 1, A_HEAD = 2 };
+constexpr uint8_t ST_OK = 0x00;
+
+// ---- host memory map: one 4 KiB buffer per tag for WRITE data, one for READ data
+constexpr uint32_t kWbufBase = 0x00100000;
+constexpr uint32_t kRbufBase = 0x00200000;
+constexpr uint32_t kMemBytes = 0x00300000;
+
+uint64_t mix64(uint64_t x) {   // splitmix64 finaliser
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+// word i of the page written with data seed s (seed 0: never written = zeros)
+uint32_t page_word(uint64_t s, uint32_t i) { return s ? uint32_t(mix64(s * 0x100000001B3ull + i)) : 0u; }
+
+[[noreturn]] void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(stdout, "BENCH FAILED: ");
+    std::vfprintf(stdout, fmt, ap);
+    std::fprintf(stdout, "\n");
+    std::fflush(stdout);
+    va_end(ap);
+    std::exit(2);
+}
+
+struct Cmd {
+    uint8_t op = OP_READ, flags = 0, attr = A_SIMPLE, prio = 0, txid = 0;
+    uint32_t lba = 0;
+    uint16_t nlb = 0;
+    uint32_t aux = 0;
+    // bookkeeping
+    uint8_t tag = 0;
+    uint64_t seed = 0;      // WRITE: data seed
+    uint64_t expect = 0;    // READ: expected data seed at acceptance
+    uint64_t t_ready = 0;   // cycle the descriptor enters the submission queue (after t_submit)
+    uint64_t t_acc = 0;     // cycle accepted on s_cmd
+    uint64_t t_cpl = 0;     // cycle completed on m_cpl
+    bool accepted = false;
+};
+
+struct PhaseResult {
+    std::string name;
+    uint64_t ops = 0, warm = 0, meas = 0;
+    uint64_t t0 = 0, t1 = 0;            // window: completion #warm .. #warm+meas (cycles)
+    double iops = 0, iops_whole = 0;
+    std::vector<double> quarter_iops;   // the window in four parts (steady state check)
+    double lat_mean_us = 0, lat_p50_us = 0, lat_p99_us = 0;
+    double mean_held = 0, mean_dirty = 0, mean_qocc = 0, mean_outstanding = 0;
+    uint64_t read_hits = 0, read_misses = 0, nand_prog = 0, nand_read = 0, coalesced = 0;   // in the window
+    uint64_t phase_read_hits = 0, phase_read_misses = 0;                                       // whole phase
+    uint64_t cycles = 0;
+    // inside the window: die array busy (R/B# low) and read-miss path breakdown (cycles, means)
+    double die_busy_frac = 0, die_busy_us = 0, die_gap_us = 0;
+    uint64_t rd_n = 0;
+    double rd_lookup_us = 0, rd_nand_us = 0, rd_last_us = 0, rd_between_us = 0, rd_period_us = 0;
+};
+
+struct Bench {
+    VerilatedContext *ctx;
+    Vats_core_bench_top *top;
+    uint64_t t_ps = 0, cycle = 0;
+    int ndie, nchan, nways;
+    int selftest = 0;
+
+    // host
+    int qd = 32;
+    uint64_t t_submit = 0, t_complete = 0;   // cycles
+    std::vector<uint32_t> mem;
+    std::vector<uint8_t> tag_busy;
+    std::vector<int> free_tags;
+    std::vector<Cmd> inflight;               // by tag
+    std::deque<uint8_t> sq;                  // tags waiting for s_cmd, in order
+    uint64_t submit_free_at = 0;             // the submitting thread's next free cycle
+    uint64_t cpl_free_at = 0;                // the completion handler's next free cycle
+    std::deque<std::pair<uint64_t, uint8_t>> cpl_pending;   // (cycle handled, tag)
+    struct HrdReq { uint32_t addr, left; };
+    std::deque<HrdReq> hrd_q;
+    bool hwr_in_burst = false;
+    uint32_t hwr_addr = 0;
+    std::vector<uint32_t> hwr_words;         // words written to each tag's read buffer
+    std::vector<uint64_t> expect;            // per LBA: data seed of the last accepted write
+    std::vector<uint64_t> last_write_cycle;  // per LBA: acceptance cycle of that write (0 = never)
+    std::map<int, std::vector<std::pair<uint32_t, uint64_t>>> tx_pending;  // txid -> (lba, seed)
+    std::vector<uint32_t> recent;            // LBAs of the latest accepted writes, newest last
+    uint64_t n_cpl_ok = 0, n_reads_checked = 0, n_words_checked = 0;
+
+    // firmware
+    std::vector<std::vector<int>> plan;
+    std::vector<size_t> plan_pos;
+    bool free_offer = false;
+    int free_die = 0, free_rr = 0;
+
+    // current phase
+    std::vector<uint64_t> *cpl_cycles = nullptr;
+    uint64_t phase_cpl = 0, win_lo = 0, win_hi = 0, samples = 0;
+    double sum_held = 0, sum_dirty = 0, sum_qocc = 0, sum_out = 0;
+    std::vector<double> lat_cycles;
+    // window taps
+    uint64_t win_cycles = 0, busy_cycles = 0, busy_periods = 0;
+    uint32_t rb_prev = ~0u;
+    uint64_t t_rd = 0, t_nrd = 0, t_ncpl = 0, t_rlast = 0;
+    uint64_t rd_n = 0, rd_between_n = 0;
+    double rd_lookup = 0, rd_nand = 0, rd_last = 0, rd_between = 0;
+    bool rd_open = false;
+    uint64_t last_progress = 0;
+    uint64_t max_cycles = 0;                 // +max_cycles: stop (exit 3) after this many cycles
+    std::chrono::steady_clock::time_point wall0 = std::chrono::steady_clock::now();
+
+    Bench(VerilatedContext *c, Vats_core_bench_top *t, int ch, int w) : ctx(c), top(t), nchan(ch), nways(w) {
+        ndie = ch * w;
+        mem.assign(kMemBytes / 4, 0xA5A5A5A5u);
+        tag_busy.assign(256, 0);
+        inflight.resize(256);
+        hwr_words.assign(256, 0);
+        expect.assign(kNumLbas, 0);
+        last_write_cycle.assign(kNumLbas, 0);
+    }
+
+    // ------------------------------------------------------------------ clock
+    void half(int clk) {
+        t_ps += kHalfPs;
+        ctx->time(t_ps);
+        top->clk = clk;
+        top->eval();
+    }
+    void tick() { half(1); half(0); cycle++; }
+
+    void check_counters(const char *where) {
+        if (top->viol_total || top->err_spurious || top->cnt_proto_err || top->cnt_read_err ||
+            top->cnt_prog_fail || top->no_free_block)
+            fail("%s (cycle %" PRIu64 "): die violations %u, spurious %u, protocol errors %u, read errors %u, "
+                 "program failures %u, no_free_block %u", where, cycle, top->viol_total, top->err_spurious,
+                 top->cnt_proto_err, top->cnt_read_err, top->cnt_prog_fail, top->no_free_block);
+    }
+
+    void reset() {
+        top->clk = 0;
+        top->rst = 1;
+        top->power_ok = 0;
+        top->s_cmd_valid = 0;
+        top->s_hrd_valid = 0;
+        top->s_free_valid = 0;
+        top->m_cpl_ready = 1;
+        top->m_hrd_ready = 1;
+        top->m_hwr_ready = 1;
+        top->m_bad_ready = 1;
+        top->eval();
+        for (int i = 0; i < 10; i++) {
+            if (i == 2) top->power_ok = 1;
+            tick();
+        }
+        top->rst = 0;
+        const uint64_t start = cycle;
+        while (!top->init_done) {
+            step();
+            if (cycle - start > 2000000) fail("init_done never rose");
+        }
+        check_counters("reset");
+    }
+
+    // ------------------------------------------------------------------ host memory
+    // word of host memory the device reads (m_hrd: WRITE data, must be the write buffer of a WRITE
+    // in flight) or writes (m_hwr: READ data, the read buffer of a READ in flight)
+    uint32_t &mem_at(uint32_t addr, bool dev_writes) {
+        const char *what = dev_writes ? "m_hwr write" : "m_hrd read";
+        const uint32_t base = dev_writes ? kRbufBase : kWbufBase;
+        if ((addr & 3) || addr < base || addr >= base + 256 * kPageBytes)
+            fail("%s outside its host buffers: 0x%08x", what, addr);
+        const uint32_t tag = (addr - base) / kPageBytes;
+        if (!tag_busy[tag] || inflight[tag].op != (dev_writes ? OP_READ : OP_WRITE))
+            fail("%s at 0x%08x: the buffer of tag %u, which has no %s in flight", what, addr, tag,
+                 dev_writes ? "READ" : "WRITE");
+        return mem[addr / 4];
+    }
+
+    // ------------------------------------------------------------------ one cycle
+    void drive() {
+        // submission queue -> s_cmd (a descriptor stays offered until taken)
+        if (!sq.empty() && inflight[sq.front()].t_ready <= cycle) {
+            const Cmd &c = inflight[sq.front()];
+            top->s_cmd_valid = 1;
+            top->s_cmd_op = c.op;
+            top->s_cmd_tag = c.tag;
+            top->s_cmd_lba = c.lba;
+            top->s_cmd_nlb = c.nlb;
+            top->s_cmd_txid = c.txid;
+            top->s_cmd_flags = c.flags;
+            top->s_cmd_attr = c.attr;
+            top->s_cmd_prio = c.prio;
+            top->s_cmd_dptr = (c.op == OP_READ ? kRbufBase : kWbufBase) + uint32_t(c.tag) * kPageBytes;
+            top->s_cmd_aux = c.aux;
+        } else {
+            top->s_cmd_valid = 0;
+        }
+        // host memory reads (WRITE data), one word a cycle, in request order
+        if (!hrd_q.empty()) {
+            top->s_hrd_valid = 1;
+            top->s_hrd_data = mem_at(hrd_q.front().addr, false);
+            top->s_hrd_last = hrd_q.front().left == 1;
+        } else {
+            top->s_hrd_valid = 0;
+        }
+        // firmware block supply
+        if (!free_offer) {
+            const uint32_t need = top->blk_need;
+            for (int k = 0; k < ndie; k++) {
+                const int d = (free_rr + k) % ndie;
+                if ((need >> d & 1) && plan_pos[d] < plan[d].size()) {
+                    free_offer = true;
+                    free_die = d;
+                    free_rr = (d + 1) % ndie;
+                    break;
+                }
+            }
+        }
+        top->s_free_valid = free_offer;
+        if (free_offer) {
+            top->s_free_chan = uint8_t(free_die / nways);
+            top->s_free_way = uint8_t(free_die % nways);
+            top->s_free_block = uint16_t(plan[free_die][plan_pos[free_die]]);
+        }
+    }
+
+    void step() {
+        drive();
+        top->eval();
+        const bool cmd_fire = top->s_cmd_valid && top->s_cmd_ready;
+        const bool cpl_fire = top->m_cpl_valid && top->m_cpl_ready;
+        const uint8_t cpl_tag = top->m_cpl_tag, cpl_status = top->m_cpl_status;
+        const bool hrd_fire = top->m_hrd_valid && top->m_hrd_ready;
+        const uint32_t hrd_addr = top->m_hrd_addr, hrd_len = top->m_hrd_len;
+        const bool hrdd_fire = top->s_hrd_valid && top->s_hrd_ready;
+        const bool hwr_fire = top->m_hwr_valid && top->m_hwr_ready;
+        const uint32_t hwr_a = top->m_hwr_addr, hwr_d = top->m_hwr_data;
+        const bool hwr_last = top->m_hwr_last;
+        const bool free_fire = top->s_free_valid && top->s_free_ready;
+        const bool bad_fire = top->m_bad_valid && top->m_bad_ready;
+        if (cpl_cycles && phase_cpl >= win_lo && phase_cpl < win_hi) sample_taps();
+        tick();
+
+        if (cmd_fire) on_accept(sq.front());
+        if (cpl_fire) on_device_cpl(cpl_tag, cpl_status);
+        if (hrd_fire) {
+            if (hrd_len != kPageBytes) fail("m_hrd length %u (one page expected)", hrd_len);
+            hrd_q.push_back({hrd_addr, hrd_len / 4});
+        }
+        if (hrdd_fire) {
+            HrdReq &r = hrd_q.front();
+            r.addr += 4;
+            if (--r.left == 0) hrd_q.pop_front();
+        }
+        if (hwr_fire) {
+            if (!hwr_in_burst) {
+                hwr_in_burst = true;
+                hwr_addr = hwr_a;
+            }
+            mem_at(hwr_addr, true) = hwr_d;
+            if (hwr_addr >= kRbufBase) hwr_words[(hwr_addr - kRbufBase) / kPageBytes]++;
+            hwr_addr += 4;
+            if (hwr_last) hwr_in_burst = false;
+        }
+        if (free_fire) {
+            plan_pos[free_die]++;
+            free_offer = false;
+        }
+        if (bad_fire)
+            fail("grown bad block reported: chan %u way %u block %u (no faults are injected)", top->m_bad_chan,
+                 top->m_bad_way, top->m_bad_block);
+        // host completion handling (serial, t_complete each)
+        while (!cpl_pending.empty() && cpl_pending.front().first <= cycle) {
+            const uint8_t tag = cpl_pending.front().second;
+            cpl_pending.pop_front();
+            finish(tag);
+        }
+        // measurement samples inside the window
+        if (cpl_cycles && phase_cpl >= win_lo && phase_cpl < win_hi && (cycle & 15) == 0) {
+            samples++;
+            sum_held += top->tap_held;
+            sum_dirty += top->tap_dirty;
+            sum_qocc += top->tap_q_occ;
+            sum_out += double(qd - int(free_tags.size()));
+        }
+        if ((cycle & 1023) == 0) {
+            check_counters("run");
+            if (max_cycles && cycle >= max_cycles) {
+                const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+                std::printf("STOP at +max_cycles=%" PRIu64 ": %.1f s wall, %.1f kcycles/s\n", cycle, w,
+                            double(cycle) / w / 1e3);
+                std::exit(3);
+            }
+        }
+    }
+
+    // die busy time and the read-miss path, sampled at each rising edge inside the window
+    void sample_taps() {
+        win_cycles++;
+        const uint32_t rb = top->tap_rb_n;
+        for (int d = 0; d < ndie; d++) {
+            if (!(rb >> d & 1)) busy_cycles++;
+            if ((rb >> d & 1) && rb_prev != ~0u && !(rb_prev >> d & 1)) busy_periods++;
+        }
+        rb_prev = rb;
+        // reads are one at a time: rd request -> NAND READ -> NAND completion -> last word -> next rd
+        if (top->tap_rd_fire) {
+            if (t_rlast && !rd_open) {
+                rd_between += double(cycle - t_rlast);
+                rd_between_n++;
+            }
+            t_rd = cycle;
+            rd_open = true;
+        }
+        if (top->tap_nreq_rd_fire && rd_open) { t_nrd = cycle; rd_lookup += double(cycle - t_rd); }
+        if (top->tap_ncpl_fire && top->tap_ncpl_tag == 0xFF && rd_open) { t_ncpl = cycle; rd_nand += double(cycle - t_nrd); }
+        if (top->tap_rdd_last_fire && rd_open) {
+            t_rlast = cycle;
+            rd_last += double(cycle - t_ncpl);
+            rd_n++;
+            rd_open = false;
+        }
+    }
+
+    // ------------------------------------------------------------------ host side
+    bool can_submit() const { return !free_tags.empty() && submit_free_at <= cycle; }
+
+    void submit(Cmd c) {
+        c.tag = uint8_t(free_tags.back());
+        free_tags.pop_back();
+        tag_busy[c.tag] = 1;
+        submit_free_at = cycle + t_submit;
+        c.t_ready = cycle + t_submit;
+        c.accepted = false;
+        if (c.op == OP_WRITE) {
+            if (c.nlb != 0) fail("harness: multi-page writes are not modelled");
+            uint32_t *p = &mem[(kWbufBase + uint32_t(c.tag) * kPageBytes) / 4];
+            for (uint32_t i = 0; i < kWords; i++) p[i] = page_word(c.seed, i);
+        } else if (c.op == OP_READ) {
+            uint32_t *p = &mem[(kRbufBase + uint32_t(c.tag) * kPageBytes) / 4];
+            for (uint32_t i = 0; i < kWords; i++) p[i] = 0xDEADBEEFu;   // poison: must be overwritten
+            hwr_words[c.tag] = 0;
+        }
+        inflight[c.tag] = c;
+        sq.push_back(c.tag);
+    }
+
+    void on_accept(uint8_t tag) {
+        sq.pop_front();
+        Cmd &c = inflight[tag];
+        c.accepted = true;
+        c.t_acc = cycle;
+        if (c.op == OP_WRITE) {
+            if (c.txid) {
+                tx_pending[c.txid].push_back({c.lba, c.seed});   // visible at its commit
+            } else {
+                expect[c.lba] = c.seed;
+                last_write_cycle[c.lba] = cycle;
+                recent.push_back(c.lba);
+            }
+        } else if (c.op == OP_READ) {
+            c.expect = expect[c.lba];
+        }
+    }
+
+    void on_device_cpl(uint8_t tag, uint8_t status) {
+        if (!tag_busy[tag] || !inflight[tag].accepted)
+            fail("completion for tag %u, which has no accepted command", tag);
+        Cmd &c = inflight[tag];
+        if (c.t_cpl) fail("second completion for tag %u", tag);
+        const uint8_t want = (selftest == 2) ? 0x55 : ST_OK;
+        if (status != want)
+            fail("tag %u op %u lba %u completed with status 0x%02x (expected 0x%02x)", tag, c.op, c.lba, status, want);
+        c.t_cpl = cycle;
+        n_cpl_ok++;
+        if (cpl_cycles) {
+            if (phase_cpl >= win_lo && phase_cpl < win_hi) lat_cycles.push_back(double(cycle - c.t_acc));
+            cpl_cycles->push_back(cycle);
+            phase_cpl++;
+        }
+        last_progress = cycle;
+        cpl_free_at = std::max(cpl_free_at, cycle) + t_complete;
+        cpl_pending.push_back({cpl_free_at, tag});
+    }
+
+    void finish(uint8_t tag) {
+        Cmd &c = inflight[tag];
+        if (c.op == OP_READ) {
+            if (hwr_words[tag] != kWords)
+                fail("READ tag %u lba %u: %u words written to host memory (expected %d)", tag, c.lba, hwr_words[tag], kWords);
+            const uint32_t *p = &mem[(kRbufBase + uint32_t(tag) * kPageBytes) / 4];
+            for (uint32_t i = 0; i < kWords; i++) {
+                if (p[i] != page_word(c.expect, i))
+                    fail("READ lba %u word %u: got 0x%08x, expected 0x%08x (data seed %" PRIu64 ")", c.lba, i, p[i],
+                         page_word(c.expect, i), c.expect);
+            }
+            n_reads_checked++;
+            n_words_checked += kWords;
+        } else if (c.op == OP_TX_COMMIT) {
+            for (auto &[lba, seed] : tx_pending[c.txid]) {
+                expect[lba] = seed;
+                last_write_cycle[lba] = cycle;
+                recent.push_back(lba);
+            }
+            tx_pending.erase(c.txid);
+        }
+        if (selftest == 1 && c.op == OP_WRITE && n_cpl_ok == 3) {
+            // corrupt the data a later read-back will be compared with: the check must trip
+            expect[c.lba] ^= 1;
+        }
+        tag_busy[tag] = 0;
+        free_tags.push_back(tag);
+    }
+
+    void init_tags(int q) {
+        qd = q;
+        free_tags.clear();
+        for (int t = q - 1; t >= 0; t--) free_tags.push_back(t);
+    }
+
+    bool idle() const { return int(free_tags.size()) == qd && sq.empty() && cpl_pending.empty(); }
+
+    // ------------------------------------------------------------------ phases
+    // Runs `total` commands from `make` (called with the command's index), up to qd outstanding.
+    // Window: completion number `warm` to completion number `warm + meas` (device completion times).
+    PhaseResult run_phase(const std::string &name, uint64_t warm, uint64_t meas, uint64_t tail,
+                          const std::function<Cmd(uint64_t)> &make) {
+        PhaseResult r;
+        r.name = name;
+        r.warm = warm;
+        r.meas = meas;
+        const uint64_t total = warm + meas + tail;
+        r.ops = total;
+        std::vector<uint64_t> cpl;
+        cpl.reserve(total);
+        cpl_cycles = &cpl;
+        phase_cpl = 0;
+        win_lo = warm;
+        win_hi = warm + meas;
+        samples = 0;
+        sum_held = sum_dirty = sum_qocc = sum_out = 0;
+        lat_cycles.clear();
+        win_cycles = busy_cycles = busy_periods = 0;
+        rb_prev = ~0u;
+        t_rd = t_nrd = t_ncpl = t_rlast = 0;
+        rd_n = rd_between_n = 0;
+        rd_lookup = rd_nand = rd_last = rd_between = 0;
+        rd_open = false;
+        uint64_t hits_w0 = 0, miss_w0 = 0, prog_w0 = 0, nread_w0 = 0, coal_w0 = 0;
+        bool w0_taken = false, w1_taken = false;
+        const uint64_t ph_hits0 = top->tap_read_hits, ph_miss0 = top->tap_read_misses;
+        const uint64_t start = cycle;
+        uint64_t issued = 0;
+        last_progress = cycle;
+        while (cpl.size() < total || !idle()) {
+            if (issued < total && can_submit()) submit(make(issued++));
+            if (!w0_taken && phase_cpl >= win_lo) {
+                w0_taken = true;
+                hits_w0 = top->tap_read_hits;
+                miss_w0 = top->tap_read_misses;
+                prog_w0 = top->cnt_nand_prog;
+                nread_w0 = top->cnt_nand_read;
+                coal_w0 = top->cnt_coalesced;
+            }
+            if (w0_taken && !w1_taken && phase_cpl >= win_hi) {
+                r.read_hits = top->tap_read_hits - hits_w0;
+                r.read_misses = top->tap_read_misses - miss_w0;
+                r.nand_prog = top->cnt_nand_prog - prog_w0;
+                r.nand_read = top->cnt_nand_read - nread_w0;
+                r.coalesced = top->cnt_coalesced - coal_w0;
+                w1_taken = true;
+            }
+            step();
+            if (cycle - last_progress > 50000000ull)
+                fail("%s hangs: %zu of %" PRIu64 " completions, nothing completed for 50 M cycles (400 ms)",
+                     name.c_str(), cpl.size(), total);
+        }
+        cpl_cycles = nullptr;
+        r.cycles = cycle - start;
+        r.phase_read_hits = top->tap_read_hits - ph_hits0;
+        r.phase_read_misses = top->tap_read_misses - ph_miss0;
+        if (meas) {
+            r.t0 = cpl[warm];
+            r.t1 = cpl[warm + meas];
+            const double ns = double(r.t1 - r.t0) * 8.0;
+            r.iops = double(meas) / (ns * 1e-9);
+            for (int q = 0; q < 4; q++) {
+                const uint64_t a = warm + meas * q / 4, b = warm + meas * (q + 1) / 4;
+                r.quarter_iops.push_back(double(b - a) / (double(cpl[b] - cpl[a]) * 8e-9));
+            }
+            std::sort(lat_cycles.begin(), lat_cycles.end());
+            double s = 0;
+            for (double l : lat_cycles) s += l;
+            r.lat_mean_us = s / double(lat_cycles.size()) * 8e-3;
+            r.lat_p50_us = lat_cycles[lat_cycles.size() / 2] * 8e-3;
+            r.lat_p99_us = lat_cycles[std::min(lat_cycles.size() - 1, size_t(std::ceil(0.99 * double(lat_cycles.size())) - 1))] * 8e-3;
+            if (win_cycles) {
+                r.die_busy_frac = double(busy_cycles) / double(win_cycles) / double(ndie);
+                if (busy_periods) {
+                    r.die_busy_us = double(busy_cycles) / double(busy_periods) * 8e-3;
+                    r.die_gap_us = double(win_cycles * uint64_t(ndie) - busy_cycles) / double(busy_periods) * 8e-3;
+                }
+            }
+            if (rd_n) {
+                r.rd_n = rd_n;
+                r.rd_lookup_us = rd_lookup / double(rd_n) * 8e-3;
+                r.rd_nand_us = rd_nand / double(rd_n) * 8e-3;
+                r.rd_last_us = rd_last / double(rd_n) * 8e-3;
+                if (rd_between_n) r.rd_between_us = rd_between / double(rd_between_n) * 8e-3;
+                r.rd_period_us = r.rd_lookup_us + r.rd_nand_us + r.rd_last_us + r.rd_between_us;
+            }
+            if (samples) {
+                r.mean_held = sum_held / double(samples);
+                r.mean_dirty = sum_dirty / double(samples);
+                r.mean_qocc = sum_qocc / double(samples);
+                r.mean_outstanding = sum_out / double(samples);
+            }
+        }
+        r.iops_whole = double(total) / (double(cpl.back() - start) * 8e-9);
+        return r;
+    }
+
+    void flush() {
+        run_phase("flush", 0, 0, 1, [](uint64_t) {
+            Cmd c;
+            c.op = OP_FLUSH;
+            return c;
+        });
+    }
+
+    // ------------------------------------------------------------------ final checks
+    // Every die's store: for each LPN the programmed page with the highest seq must hold the
+    // LBA's last data (everything was flushed). Returns the number of LBAs checked.
+    uint64_t scan_store(uint64_t *pages_seen) {
+        struct Best { uint64_t seq; int die; int row; };
+        std::unordered_map<uint32_t, Best> best;
+        uint64_t pages = 0;
+        for (int d = 0; d < ndie; d++) {
+            void *h = ats_nand_handle(d);
+            if (!h) fail("no NAND store for die %d", d);
+            for (size_t k = 0; k < plan_pos[d]; k++) {
+                const int blk = plan[d][k];
+                for (int pg = 0; pg < kPpb; pg++) {
+                    const int row = blk * kPpb + pg;
+                    ats_nand_read_page(h, row);
+                    uint32_t lpn = 0;
+                    for (int b = 0; b < 4; b++) lpn |= uint32_t(ats_nand_reg_get(h, kPageBytes + 1 + b)) << (8 * b);
+                    if (lpn == 0xFFFFFFFFu) continue;   // erased
+                    uint64_t seq = 0;
+                    for (int b = 0; b < 8; b++) seq |= uint64_t(ats_nand_reg_get(h, kPageBytes + 7 + b)) << (8 * b);
+                    const int kind = ats_nand_reg_get(h, kPageBytes + 6);
+                    if (kind != 0) fail("store: die %d row %d has kind %d (only data pages are written)", d, row, kind);
+                    if (lpn >= kNumLbas) fail("store: die %d row %d has lpn %u", d, row, lpn);
+                    pages++;
+                    auto it = best.find(lpn);
+                    if (it == best.end() || it->second.seq < seq) best[lpn] = {seq, d, row};
+                    else if (it->second.seq == seq) fail("store: seq %" PRIu64 " programmed twice", seq);
+                }
+            }
+        }
+        uint64_t checked = 0;
+        for (uint32_t lba = 0; lba < kNumLbas; lba++) {
+            if (!expect[lba]) {
+                if (best.count(lba)) fail("store: lpn %u on flash but never written", lba);
+                continue;
+            }
+            auto it = best.find(lba);
+            if (it == best.end()) fail("store: lpn %u written and flushed but not on flash", lba);
+            void *h = ats_nand_handle(it->second.die);
+            ats_nand_read_page(h, it->second.row);
+            for (uint32_t i = 0; i < kWords; i++) {
+                uint32_t w = 0;
+                for (int b = 0; b < 4; b++) w |= uint32_t(ats_nand_reg_get(h, int(4 * i) + b)) << (8 * b);
+                if (w != page_word(expect[lba], i))
+                    fail("store: lpn %u (die %d row %d, seq %" PRIu64 ") word %u: 0x%08x, expected 0x%08x", lba,
+                         it->second.die, it->second.row, it->second.seq, i, w, page_word(expect[lba], i));
+            }
+            checked++;
+        }
+        *pages_seen = pages;
+        return checked;
+    }
+};
+
+// minimal JSON object writer for the PHASE / CHECK / DONE lines
+struct Json {
+    std::string s = "{";
+    Json &kv(const char *k, const std::string &v) { return raw(k, "\"" + v + "\""); }
+    Json &kv(const char *k, uint64_t v) { return raw(k, std::to_string(v)); }
+    Json &kv(const char *k, double v) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.4f", v);
+        return raw(k, b);
+    }
+    Json &kv(const char *k, const std::vector<double> &v) {
+        std::string a = "[";
+        for (size_t i = 0; i < v.size(); i++) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%s%.2f", i ? ", " : "", v[i]);
+            a += b;
+        }
+        return raw(k, a + "]");
+    }
+    Json &obj(const char *k, const Json &o) { return raw(k, o.str()); }
+    Json &raw(const char *k, const std::string &v) {
+        if (s.size() > 1) s += ", ";
+        s += "\"";
+        s += k;
+        s += "\": ";
+        s += v;
+        return *this;
+    }
+    std::string str() const { return s + "}"; }
+};
+
+void print_phase(const PhaseResult &r) {
+    Json rd;
+    rd.kv("n", r.rd_n).kv("lookup_us", r.rd_lookup_us).kv("nand_us", r.rd_nand_us).kv("last_word_us", r.rd_last_us)
+        .kv("between_us", r.rd_between_us).kv("period_us", r.rd_period_us);
+    Json j;
+    j.kv("name", r.name).kv("ops", r.ops).kv("warm", r.warm).kv("meas", r.meas).kv("t0_cycle", r.t0)
+        .kv("t1_cycle", r.t1).kv("iops", r.iops).kv("iops_whole", r.iops_whole).kv("quarter_iops", r.quarter_iops)
+        .kv("lat_mean_us", r.lat_mean_us).kv("lat_p50_us", r.lat_p50_us).kv("lat_p99_us", r.lat_p99_us)
+        .kv("mean_held", r.mean_held).kv("mean_dirty", r.mean_dirty).kv("mean_queue", r.mean_qocc)
+        .kv("mean_outstanding", r.mean_outstanding).kv("read_hits", r.read_hits).kv("read_misses", r.read_misses)
+        .kv("phase_read_hits", r.phase_read_hits).kv("phase_read_misses", r.phase_read_misses)
+        .kv("nand_prog", r.nand_prog).kv("nand_read", r.nand_read).kv("coalesced", r.coalesced)
+        .kv("cycles", r.cycles).kv("die_busy_frac", r.die_busy_frac).kv("die_busy_us", r.die_busy_us)
+        .kv("die_gap_us", r.die_gap_us).obj("rd_breakdown", rd);
+    std::printf("PHASE %s\n", j.str().c_str());
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    auto ctx = std::make_unique<VerilatedContext>();
+    ctx->commandArgs(argc, argv);
+    auto arg = [&](const char *name, long def) {
+        const char *s = ctx->commandArgsPlusMatch(name);
+        if (!s || !*s) return def;
+        const char *eq = std::strchr(s, '=');
+        return eq ? std::strtol(eq + 1, nullptr, 0) : def;
+    };
+    std::string run = "rw";
+    if (const char *s = ctx->commandArgsPlusMatch("run="); s && *s) run = std::strchr(s, '=') + 1;
+    const uint64_t seed = uint64_t(arg("seed=", 1));
+    const int qd = int(arg("qd=", 32));
+    const uint32_t region = uint32_t(arg("region=", long(kNumLbas)));
+    const bool smoke = run == "smoke";
+    const uint64_t w_warm = uint64_t(arg("w_warm=", smoke ? 48 : 64));
+    const uint64_t w_meas = uint64_t(arg("w_meas=", smoke ? 32 : 256));
+    const uint64_t r_warm = uint64_t(arg("r_warm=", 4));
+    const uint64_t r_meas = uint64_t(arg("r_meas=", smoke ? 16 : 32));
+    const uint64_t n_verify = uint64_t(arg("verify_reads=", 24));
+    const int tx_pages = int(arg("tx_pages=", 8));
+    if (qd < 1 || qd > 32 || region < 64 || region > kNumLbas) {
+        std::fprintf(stderr, "bad +qd (1..32) or +region (64..%u)\n", kNumLbas);
+        return 1;
+    }
+    if (run != "rw" && run != "barrier" && run != "smoke" && run != "tx") {
+        std::fprintf(stderr, "unknown +run=%s\n", run.c_str());
+        return 1;
+    }
+    auto top = std::make_unique<Vats_core_bench_top>(ctx.get(), "top");
+    Bench b(ctx.get(), top.get(), 4, 2);
+    b.selftest = int(arg("selftest=", 0));
+    b.t_submit = uint64_t(arg("t_submit_ns=", 2000)) / 8;
+    b.t_complete = uint64_t(arg("t_complete_ns=", 6000)) / 8;
+    b.max_cycles = uint64_t(arg("max_cycles=", 0));
+    // allocation plan: every block of every die in order, block 0 of die 0 (checkpoint) left out
+    b.plan.resize(b.ndie);
+    b.plan_pos.assign(b.ndie, 0);
+    for (int d = 0; d < b.ndie; d++)
+        for (int blk = (d == 0 ? 1 : 0); blk < kBlocks; blk++) b.plan[d].push_back(blk);
+    b.init_tags(qd);
+
+    auto wall0 = std::chrono::steady_clock::now();
+    b.reset();
+    const uint64_t init_cycles = b.cycle;
+
+    // the random write stream: LBAs and data seeds from their own generators (same seed = same
+    // stream in every run type, so orderless and barrier see identical commands)
+    std::mt19937_64 rng_lba(seed * 0x9E3779B97F4A7C15ull + 1), rng_data(seed * 0xD1B54A32D192ED03ull + 2);
+    std::mt19937_64 rng_rd(seed * 0x8CB92BA72F3D8DD7ull + 3);
+    auto rand_write = [&](uint8_t flags, uint8_t attr) {
+        return [&, flags, attr](uint64_t) {
+            Cmd c;
+            c.op = OP_WRITE;
+            c.lba = uint32_t(rng_lba() % region);
+            c.seed = rng_data() | 1;
+            c.flags = flags;
+            c.attr = attr;
+            return c;
+        };
+    };
+    const uint64_t tail = uint64_t(qd);
+
+    if (run == "rw" || run == "smoke") {
+        print_phase(b.run_phase("rand_write", w_warm, w_meas, tail, rand_write(0, A_SIMPLE)));
+        b.flush();
+        // reads over the LBAs written, leaving out the latest 2 x 16 (they may sit in the
+        // write buffer's clean slots): every read must go to NAND
+        std::vector<uint32_t> pool;
+        {
+            std::vector<uint8_t> skip(kNumLbas, 0);
+            size_t n = 0;
+            for (auto it = b.recent.rbegin(); it != b.recent.rend() && n < 32; ++it)
+                if (!skip[*it]) { skip[*it] = 1; n++; }
+            for (uint32_t l = 0; l < kNumLbas; l++)
+                if (b.expect[l] && !skip[l]) pool.push_back(l);
+        }
+        if (r_warm + r_meas > 0) {
+            if (pool.empty()) fail("no LBA to read");
+            auto r = b.run_phase("rand_read", r_warm, r_meas, tail, [&](uint64_t) {
+                Cmd c;
+                c.op = OP_READ;
+                c.lba = pool[rng_rd() % pool.size()];
+                return c;
+            });
+            print_phase(r);
+            if (r.phase_read_hits != 0 || r.phase_read_misses != r.ops)
+                fail("rand_read: %" PRIu64 " buffer hits, %" PRIu64 " misses of %" PRIu64 " reads (every read must go to NAND)",
+                     r.phase_read_hits, r.phase_read_misses, r.ops);
+        }
+    } else if (run == "barrier") {
+        print_phase(b.run_phase("barrier_write", w_warm, w_meas, tail, rand_write(F_BARRIER, A_ORDERED)));
+    } else if (run == "tx") {
+        // transactional writes: tx_pages WRITEs in txid t, then TX_COMMIT t (architecture section 1)
+        // The pages become the LBAs' expected data when the commit completes.
+        int txid = 1;
+        uint64_t in_tx = 0;
+        print_phase(b.run_phase("tx_write_commit", 0, 0, uint64_t(tx_pages + 1) * 8, [&](uint64_t) {
+            Cmd c;
+            if (in_tx == uint64_t(tx_pages)) {
+                c.op = OP_TX_COMMIT;
+                c.txid = uint8_t(txid);
+                in_tx = 0;
+                txid = txid % 31 + 1;
+            } else {
+                c.op = OP_WRITE;
+                c.txid = uint8_t(txid);
+                c.lba = uint32_t(rng_lba() % region);
+                c.seed = rng_data() | 1;
+                in_tx++;
+            }
+            return c;
+        }));
+    }
+
+    // ---- end of run: everything durable, read back, flash holds the last data of every LBA
+    b.flush();
+    std::vector<uint32_t> vlist;
+    for (auto it = b.recent.rbegin(); it != b.recent.rend() && vlist.size() < 16; ++it)
+        if (std::find(vlist.begin(), vlist.end(), *it) == vlist.end()) vlist.push_back(*it);   // buffer hits
+    {
+        std::vector<uint32_t> written;
+        for (uint32_t l = 0; l < kNumLbas; l++)
+            if (b.expect[l]) written.push_back(l);
+        while (vlist.size() < n_verify && !written.empty()) vlist.push_back(written[rng_rd() % written.size()]);
+        for (uint32_t l = 0; l < kNumLbas && vlist.size() < n_verify + 4; l++)
+            if (!b.expect[l]) vlist.push_back(l);   // never written: zeros
+    }
+    const uint64_t hits0 = top->tap_read_hits;
+    const uint64_t reads_before = b.n_reads_checked;
+    b.run_phase("verify_reads", 0, 0, vlist.size(), [&](uint64_t i) {
+        Cmd c;
+        c.op = OP_READ;
+        c.lba = vlist[i];
+        return c;
+    });
+    const uint64_t verify_hits = top->tap_read_hits - hits0;
+    b.check_counters("end");
+    uint64_t pages = 0;
+    const uint64_t lbas = b.scan_store(&pages);
+    if (pages != top->cnt_nand_prog)
+        fail("store holds %" PRIu64 " programmed pages, the core counted %u programs", pages, top->cnt_nand_prog);
+    if (uint64_t(top->cnt_host_pages) != uint64_t(top->cnt_nand_prog) + top->cnt_coalesced)
+        fail("conservation: host pages %u != NAND programs %u + coalesced %u", top->cnt_host_pages,
+             top->cnt_nand_prog, top->cnt_coalesced);
+    size_t blocks_handed = 0;
+    for (auto p : b.plan_pos) blocks_handed += p;
+    Json chk;
+    chk.kv("completions_ok", b.n_cpl_ok).kv("reads_checked", b.n_reads_checked).kv("words_checked", b.n_words_checked)
+        .kv("verify_reads", b.n_reads_checked - reads_before).kv("verify_buffer_hits", verify_hits)
+        .kv("lbas_on_flash_checked", lbas).kv("pages_on_flash", pages).kv("host_pages", uint64_t(top->cnt_host_pages))
+        .kv("nand_prog", uint64_t(top->cnt_nand_prog)).kv("nand_read", uint64_t(top->cnt_nand_read))
+        .kv("coalesced", uint64_t(top->cnt_coalesced)).kv("ecc_corrected_bits", uint64_t(top->cnt_ecc_corr))
+        .kv("die_violations", uint64_t(top->viol_total)).kv("blocks_handed", uint64_t(blocks_handed));
+    std::printf("CHECK %s\n", chk.str().c_str());
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const double cpu = double(std::clock()) / CLOCKS_PER_SEC;
+    Json done;
+    done.kv("run", run).kv("seed", seed).kv("cycles", b.cycle).kv("init_cycles", init_cycles)
+        .kv("sim_ms", double(b.t_ps) * 1e-9).kv("wall_s", wall).kv("cpu_s", cpu)
+        .kv("kcycles_per_cpu_s", double(b.cycle) / cpu / 1e3);
+    std::printf("DONE %s\n", done.str().c_str());
+    top->final();
+    return 0;
+}
