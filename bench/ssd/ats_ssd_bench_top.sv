@@ -210,6 +210,9 @@ module ats_ssd_bench_top #(
         .m_wb_valid     (m_wb_valid),
         .m_wb_ready     (m_wb_ready),
         .m_wb_op        (m_wb_op),
+        /* verilator lint_off PINCONNECTEMPTY */
+        .m_wb_rec       (),                     // TX = 0: always 0
+        /* verilator lint_on PINCONNECTEMPTY */
         .m_wb_slot      (m_wb_slot),
         .m_wb_lpn       (m_wb_lpn),
         .m_wb_txid      (m_wb_txid),

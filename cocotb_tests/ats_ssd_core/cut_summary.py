@@ -19,4 +19,9 @@ print(f"core power cuts: {tot['cuts']} cuts, {tot['cuts']} recoveries by the ora
       f"pages checked, {tot['durable_checked']} durability checks, {tot['prog_fail']} program failures "
       f"relocated, pages read per recovery max {tot['max_pages_read']} "
       f"({tot['pages_read']} read for {tot['pages_programmed']} programmed) [{len(files)} runs]")
+if "tx_commits" in tot:
+    print(f"core transactions: {tot['tx_commits']} commits, {tot['tx_aborts']} aborts, {tot['tx_failed']} commits "
+          f"refused (TX_FULL / INDEX_FULL), {tot['tx_reads']} tx read pages checked, {tot['atom_checked']} "
+          f"atomicity checks after cuts, {tot['tx_cut_in_commit']} cuts inside a commit "
+          f"({tot['tx_applied_in_cut']} of those txs recovered whole, the rest not at all)")
 sys.exit(1 if tot["violations"] else 0)

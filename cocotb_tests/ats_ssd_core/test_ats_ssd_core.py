@@ -49,9 +49,14 @@ from atstb.streams import StreamSink, StreamSource, pause_gen
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
 CMD_FIELDS = ["op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux"]
+FW_FIELDS = ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn", "seq", "epoch", "flags", "kind"]
+FW_NREAD, FW_NPROG, FW_NERASE, FW_REMAP, FW_RELOC = range(5)
+N_OK, N_PROGRAM_FAIL, N_ERASED = 0, 1, 5
+R_LOOKUP = 1
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_RFLUSH, OP_TRIM = range(9)
 OK, BAD_OP, BAD_TXID, BAD_LBA, BAD_FIELD, MEDIA_ERROR = 0x00, 0x01, 0x02, 0x03, 0x07, 0x10
-FUA, BARRIER = 1, 2
+TX_FULL, INDEX_FULL, TX_EMPTY = 0x04, 0x05, 0x06
+FUA, BARRIER, COMMIT = 1, 2, 4
 
 
 def pattern(lba: int, version: int, nwords: int) -> list[int]:
@@ -66,12 +71,26 @@ def pattern(lba: int, version: int, nwords: int) -> list[int]:
 
 class Op:
     """A write or trim as the host submitted it (one page)."""
-    __slots__ = ("lba", "kind", "version", "epoch", "fua", "cpl", "idx")
+    __slots__ = ("lba", "kind", "version", "epoch", "fua", "cpl", "idx", "tx", "state")
 
-    def __init__(self, lba, kind, version, epoch, fua):
+    def __init__(self, lba, kind, version, epoch, fua, tx=0):
         self.lba, self.kind, self.version, self.epoch, self.fua = lba, kind, version, epoch, fua
         self.cpl = None      # completion number (host order) if it completed OK
         self.idx = 0         # position among the ops of its LBA
+        self.tx = tx         # transaction (0: none)
+        # a tx write: "open" (not committed), "ending" (its commit is in flight), "committed", "dead"
+        self.state = "open" if tx else "committed"
+
+
+class Tx:
+    """Host view of one txid: the writes since the last commit/abort, its own latest versions."""
+
+    def __init__(self):
+        self.ops: list[Op] = []
+        self.own: dict[int, int] = {}      # lba -> latest completed own version (read your writes)
+        self.ending = False                # TX_COMMIT / TX_ABORT / COMMIT write submitted
+        self.commit_ops: dict[int, int] | None = None   # commit in flight: lba -> the version it applies
+        self.big = False                   # wrote more distinct pages than a tx table holds
 
 
 class TB:
@@ -83,6 +102,9 @@ class TB:
         self.num_lbas = int(dut.NUM_LBAS.value)
         self.qdepth = int(dut.QDEPTH.value)
         self.win = int(dut.WIN.value)
+        self.ntx = int(dut.NUM_TX.value)
+        self.ntx_used = min(self.ntx, 4)
+        self.tx_entries = int(os.environ.get("ATS_TX_ENTRIES", "32"))
         self.pw = self.geo.page_bytes // 4
         self.paths = [image_dir / f"die{d}.img" for d in range(self.geo.ndie)]
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
@@ -97,14 +119,25 @@ class TB:
         self.hwr = StreamSink(dut, "m_hwr", dut.clk, ["addr", "data", "last"], pause_gen(rng, backpressure))
         self.free = StreamSource(dut, "s_free", dut.clk, ["chan", "way", "block"], pause_gen(rng, idle))
         self.bad = StreamSink(dut, "m_bad", dut.clk, ["chan", "way", "block"], pause_gen(rng, backpressure))
+        self.fw = StreamSource(dut, "s_fw", dut.clk, FW_FIELDS, pause_gen(rng, idle))
+        self.fwd = StreamSource(dut, "s_fwd", dut.clk, ["data", "last"], pause_gen(rng, idle))
+        self.fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"],
+                              pause_gen(rng, backpressure))
         self.stats = {"cuts": 0, "clean": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0,
                       "pages_programmed": 0, "torn": 0, "beyond_prefix": 0, "durable_checked": 0,
                       "prog_fail": 0, "grown_bad": 0, "violations": 0, "max_pages_read": 0,
-                      "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0}
+                      "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0,
+                      "tx_commits": 0, "tx_aborts": 0, "tx_failed": 0, "tx_reads": 0, "atom_checked": 0,
+                      "tx_cut_in_commit": 0, "tx_applied_in_cut": 0, "diffwrites": 0,
+                      "fw_ops": 0, "cut_at_commit_cpl": 0, "relocs": 0, "relocs_stale": 0, "raw_progs": 0, "raw_reads": 0, "erases": 0}
         self.errors: list[str] = []
         cocotb.start_soon(self._dma())
         cocotb.start_soon(self._firmware())
         self.fw_on = False
+        self.gc_on = False
+        self.gc_busy = False
+        self.gen = 0
+        cocotb.start_soon(self._fw_ops())
 
     # ---------------------------------------------------------------- host memory and firmware
     async def _dma(self):
@@ -156,14 +189,158 @@ class TB:
                     self.free.send_nowait(chan=d // self.geo.ways, way=d % self.geo.ways, block=blk)
                     break
 
+    async def fw_call(self, gen, **f):
+        """One firmware-port operation: request (+ data words), then its response beats."""
+        req = {k: 0 for k in FW_FIELDS}
+        req.update(f)
+        data = req.pop("data", None)
+        self.fw.send_nowait(**req)
+        for i, w in enumerate(data or []):
+            self.fwd.send_nowait(data=w, last=int(i == len(data) - 1))
+        beats = []
+        while gen == self.gen:
+            await RisingEdge(self.dut.clk)
+            while self.fwr.queue:
+                beats.append(self.fwr.queue.popleft())
+            if beats and beats[-1]["last"]:
+                self.stats["fw_ops"] += 1
+                return beats
+        return None
+
+    async def _fw_ops(self):
+        """The firmware port under host traffic: GC relocations of live pages (LOOKUP, raw READ of the
+        page, RELOC applied only if the LPN still maps to it), and raw PROGRAM / READ / ERASE on a
+        scratch block of each die that no plan holds (recovery never reads it)."""
+        rng = random.Random(self.rng.getrandbits(32))
+        g = None
+        while True:
+            await RisingEdge(self.dut.clk)
+            if not self.gc_on:
+                continue
+            gen = self.gen
+            self.gc_busy = True
+            try:
+                await self._fw_one(rng, gen)
+            finally:
+                self.gc_busy = False
+            for _ in range(rng.randint(20, 400)):
+                await RisingEdge(self.dut.clk)
+
+    async def _fw_one(self, rng, gen):
+        g = self.geo
+        pw = self.pw
+        r = rng.random()
+        if r < 0.55:
+            # GC relocation of a committed, written LBA
+            cands = [x for x, e in self.view.items() if e[0] == "w"]
+            if not cands:
+                return
+            lba = rng.choice(cands)
+            b = await self.fw_call(gen, op=FW_REMAP, rop=R_LOOKUP, lpn=lba)
+            if b is None:
+                return
+            if b[0]["status"] != 0:
+                self.errors.append(f"fw LOOKUP {lba}: status {b[0]['status']}")
+                return
+            if not b[0]["mapped"]:
+                return                                  # still in the write buffer
+            ppn = b[0]["ppn"]
+            d, blk, pg = g.unppn(ppn)
+            b = await self.fw_call(gen, op=FW_NREAD, chan=d // g.ways, way=d % g.ways, block=blk, page=pg)
+            if b is None:
+                return
+            words = [x["data"] for x in b]
+            if len(words) != pw + 5 or b[-1]["status"] != N_OK:
+                self.errors.append(f"fw NREAD ppn {ppn}: {len(words)} words, status {b[-1]['status']}")
+                return
+            self.stats["raw_reads"] += 1
+            if words[pw] != lba or not any(self.page_words(lba, o.version) == words[:pw]
+                                           for o in self.ops.get(lba, []) if o.kind == "w"):
+                self.errors.append(f"fw NREAD ppn {ppn}: spare lpn {words[pw]}, expected {lba}, or data of no version")
+                return
+            # GC takes its time between the copy and the RELOC: the host may overwrite or trim the
+            # LBA meanwhile (the RELOC must then be stale)
+            for _ in range(rng.choice([0, 0, rng.randint(100, 4000)])):
+                await RisingEdge(self.dut.clk)
+                if gen != self.gen:
+                    return
+            b = await self.fw_call(gen, op=FW_RELOC, lpn=lba, ppn=ppn, data=words[:pw])
+            if b is None:
+                return
+            st = b[0]["status"]
+            if st not in (0, 1):
+                self.errors.append(f"fw RELOC {lba}: status {st}")
+            self.stats["relocs" if st == 0 else "relocs_stale"] += 1
+        elif r < 0.9:
+            # raw PROGRAM then READ back of the next scratch page (data and every spare field)
+            d = rng.randrange(g.ndie)
+            blk, pg = self.scratch[d], self.scratch_pg[d]
+            if pg >= g.ppb:
+                b = await self.fw_call(gen, op=FW_NERASE, chan=d // g.ways, way=d % g.ways, block=blk)
+                if b is None:
+                    return
+                if b[0]["status"] != N_OK:
+                    self.errors.append(f"fw NERASE die {d} block {blk}: status {b[0]['status']}")
+                    return
+                self.stats["erases"] += 1
+                self.scratch_pg[d] = 0
+                b = await self.fw_call(gen, op=FW_NREAD, chan=d // g.ways, way=d % g.ways, block=blk, page=0)
+                if b is None:
+                    return
+                # data and the spare LPN read all ones (architecture section 5)
+                if b[-1]["status"] != N_ERASED or len(b) != pw + 5 or \
+                        any(x["data"] != 0xFFFFFFFF for x in b[:pw + 1]):
+                    self.errors.append(f"fw NREAD of an erased page: status {b[-1]['status']}")
+                return
+            meta = dict(lpn=rng.getrandbits(32), seq=rng.getrandbits(64), epoch=rng.getrandbits(32),
+                        flags=rng.getrandbits(8), kind=2, txid=rng.randrange(64))
+            data = [rng.getrandbits(32) for _ in range(pw)]
+            self.scratch_pg[d] = pg + 1
+            b = await self.fw_call(gen, op=FW_NPROG, chan=d // g.ways, way=d % g.ways, block=blk, page=pg,
+                                   data=data, **meta)
+            if b is None:
+                return
+            if b[0]["status"] == N_PROGRAM_FAIL:
+                return                                  # fault injection: nothing to read back
+            if b[0]["status"] != N_OK:
+                self.errors.append(f"fw NPROG die {d} block {blk} page {pg}: status {b[0]['status']}")
+                return
+            self.stats["raw_progs"] += 1
+            b = await self.fw_call(gen, op=FW_NREAD, chan=d // g.ways, way=d % g.ways, block=blk, page=pg)
+            if b is None:
+                return
+            words = [x["data"] for x in b]
+            exp = data + [meta["lpn"], meta["seq"] & 0xFFFFFFFF, meta["seq"] >> 32, meta["epoch"],
+                          meta["flags"] << 16 | meta["kind"] << 8 | meta["txid"]]
+            if b[-1]["status"] != N_OK or words != exp:
+                bad = next((i for i in range(min(len(words), len(exp))) if words[i] != exp[i]), None)
+                self.errors.append(f"fw NREAD after NPROG die {d} block {blk} page {pg}: status "
+                                   f"{b[-1]['status']}, first difference at word {bad} of {len(words)}")
+            self.stats["raw_reads"] += 1
+        else:
+            # malformed: an unknown port operation, an unknown remap operation
+            if rng.random() < 0.5:
+                b = await self.fw_call(gen, op=rng.randint(5, 7))
+                if b is not None and b[0]["status"] != 0xFF:
+                    self.errors.append(f"fw unknown op: status {b[0]['status']}, expected 0xff")
+            else:
+                b = await self.fw_call(gen, op=FW_REMAP, rop=rng.choice([7, 8, 15]), lpn=0)
+                if b is not None and b[0]["status"] != 1:
+                    self.errors.append(f"fw remap op unknown: status {b[0]['status']}, expected BAD_OP")
+
     # ---------------------------------------------------------------- one power cycle
     async def power_on(self):
         g = self.geo
         self.plan = []
+        self.scratch = []
         for d in range(g.ndie):
             blocks = [b for b in range(g.blocks) if not (d == 0 and b == 0)]   # die 0 block 0: checkpoints
             self.rng.shuffle(blocks)
+            self.scratch.append(blocks.pop())            # firmware scratch block: in no plan
             self.plan.append(blocks)
+        # the format erased it; the firmware erases it again when full, and in half of the power
+        # cycles it starts as if full (erase first), so that every run erases
+        self.scratch_pg = [g.ppb if self.rng.random() < 0.5 else 0 for _ in range(g.ndie)]
         self.plan_pos = [0] * g.ndie
         self.grown_bad = []
         # now and then the firmware hands out no block until a page has waited (no_free_block) for
@@ -172,9 +349,9 @@ class TB:
         self.starve = self.rng.randint(200, 2000) if self.rng.random() < 0.25 else 0
         self.stats["starved"] += int(self.starve > 0)
         format_images(self.paths, g, self.plan)
-        for s in (self.cmd, self.hrdd, self.free):
+        for s in (self.cmd, self.hrdd, self.free, self.fw, self.fwd):
             s.flush()
-        for s in (self.cpl, self.hrd, self.hwr, self.bad):
+        for s in (self.cpl, self.hrd, self.hwr, self.bad, self.fwr):
             s.queue.clear()
         self.burst = None
         self.mem: dict[int, int] = {}
@@ -206,6 +383,8 @@ class TB:
 
     async def cut(self):
         self.fw_on = False
+        self.gc_on = False
+        self.gen += 1
         self.dut.power_ok.value = 0
         self.dut.pwr_fail.value = 1
         await RisingEdge(self.dut.clk)
@@ -230,9 +409,14 @@ class TB:
         self.view: dict[int, tuple] = {}         # host view: lba -> ("w", version) | ("t",)
         self.flushes: list[tuple] = []           # (kind, cpl count at submission, ranges or None)
         self.version = 0
+        self.content: dict[int, list[int]] = {}   # version -> words, for DIFFWRITE versions
         self.epoch = 0
         self.ncpl = 0
+        self.txs = {t: Tx() for t in range(1, self.ntx_used + 1)}
+        self.txlock: dict[int, int] = {}         # lba -> txid of the open tx that wrote it
+        self.all_txs: list[list[Op]] = []        # every tx incarnation's writes (for INV-ATOM)
         inflight: dict[int, dict] = {}
+        self.inflight = inflight
         busy: set[int] = set()
         free_tags = list(range(self.qdepth))
         rng.shuffle(free_tags)
@@ -241,9 +425,16 @@ class TB:
         sent = 0
         phase = "random"        # clean iterations: then "flush" (one FLUSH), then "readback"
         readback: list[int] = []
+        self.clean_big = self.rng.random() < 0.5
+        self.gc_on = True
         while True:
             await RisingEdge(self.dut.clk)
             cycle += 1
+            if cut_at is not None and self.cut_on_commit and int(self.dut.m_cpl_valid.value):
+                c = inflight.get(int(self.dut.m_cpl_tag.value))
+                if c is not None and "tx_ops" in c and c["op"] != OP_ABORT and c["tx_ops"]:
+                    self.stats["cut_at_commit_cpl"] += 1
+                    return                                # the commit is durable, the host has not seen it
             if cut_at is not None and cycle >= cut_at:
                 # some cuts wait for a die to be busy (R/B# low: most likely programming), so that
                 # the campaign tears pages in flight, not only idle dies
@@ -263,13 +454,24 @@ class TB:
                 self.complete(cmd, c)
             if sent >= n_cmds:
                 if not inflight:
-                    if clean and phase == "random":
+                    if clean and phase == "random" and (self.gc_on or self.gc_busy):
+                        self.gc_on = False                # the firmware's operations stop first
+                    elif clean and phase == "random":
+                        # a clean shutdown ends every transaction first (commit or abort)
+                        phase = "txend"
+                        txend = [t for t, tx in self.txs.items() if tx.ops]
+                        n_cmds += len(txend)
+                        if not txend:
+                            phase, n_cmds = "flush", n_cmds + 1
+                    elif clean and phase == "txend":
                         phase, n_cmds = "flush", n_cmds + 1
                     elif clean and phase == "flush":
                         # read back every LBA written: most were written back and evicted from the
                         # 8-slot buffer, so these are read misses through the NAND (ECC)
                         phase = "readback"
                         readback = sorted(self.ops)
+                        rng.shuffle(readback)
+                        readback = readback[:10]
                         n_cmds += len(readback)
                     else:
                         return
@@ -286,17 +488,28 @@ class TB:
                    "lbas": [], "expect": OK}
             if phase == "flush":
                 cmd.update(op=OP_FLUSH, lba=0, nlb=0, attr=0)
+            elif phase == "txend":
+                t = txend.pop()
+                self.tx_end(cmd, t, OP_COMMIT if rng.random() < 0.7 else OP_ABORT)
             elif phase == "readback":
                 cmd.update(op=OP_READ, lba=readback.pop(), nlb=0)
-            elif r < 0.45:
+            elif clean and sent == 0 and self.clean_big:
+                # a tx larger than its table (TX_ENTRIES + 1 distinct pages): its commit must fail
+                cmd.update(txid=1, lba=rng.randrange(self.num_lbas - self.tx_entries - 1), nlb=self.tx_entries,
+                           big=True, flags=0)
+            elif r < 0.25:
+                if not self.tx_cmd(cmd, rng, busy):
+                    free_tags.append(tag)
+                    continue
+            elif r < 0.55:
                 cmd["flags"] = rng.choice([0, 0, 0, FUA, BARRIER, BARRIER | FUA])
-            elif r < 0.65:
+            elif r < 0.70:
                 cmd["op"] = OP_READ
                 if self.ops and rng.random() < 0.7:       # mostly LBAs written before: read misses
                     cmd["lba"] = rng.choice(list(self.ops))
-            elif r < 0.72:
+            elif r < 0.76:
                 cmd["op"] = OP_TRIM
-            elif r < 0.80:
+            elif r < 0.82:
                 cmd.update(op=OP_FLUSH, lba=0, nlb=0)
             elif r < 0.86:
                 n = rng.randint(1, 3)
@@ -308,19 +521,28 @@ class TB:
                     self.mem[addr + 8 * i] = l0
                     self.mem[addr + 8 * i + 4] = k << 16
                 cmd.update(op=OP_RFLUSH, lba=0, nlb=n - 1, aux=addr, ranges=ranges)
-            elif r < 0.93:
-                # malformed: unknown opcode, or LBA out of range
-                if rng.random() < 0.5:
+            elif r < 0.94:
+                # malformed: unknown opcode, LBA out of range, txid out of range / missing
+                if rng.random() < 0.25:
+                    bad = rng.randint(self.ntx + 1, 63)
+                    cmd.update(op=rng.choice([OP_WRITE, OP_READ, OP_COMMIT, OP_ABORT, OP_BEGIN]), txid=bad,
+                               expect=BAD_TXID)
+                elif rng.random() < 0.2:
+                    cmd.update(op=rng.choice([OP_COMMIT, OP_ABORT, OP_BEGIN, OP_WRITE]), txid=0, expect=BAD_TXID)
+                    if cmd["op"] == OP_WRITE:
+                        cmd["flags"] = COMMIT
+                elif rng.random() < 0.5:
                     cmd.update(op=rng.randint(11, 15), expect=BAD_OP)
                 else:
                     cmd.update(lba=self.num_lbas - rng.randint(0, 1), nlb=rng.randint(1, 3), expect=BAD_LBA,
                                op=rng.choice([OP_WRITE, OP_READ, OP_TRIM]))
             else:
                 cmd["op"] = OP_READ
-            if cmd["op"] in (OP_WRITE, OP_READ, OP_TRIM) and cmd["expect"] == OK:
+            if cmd["op"] in (OP_WRITE, OP_READ, OP_TRIM, OP_DIFF) and cmd["expect"] == OK:
                 lbas = list(range(cmd["lba"], min(self.num_lbas, cmd["lba"] + cmd["nlb"] + 1)))
                 cmd["nlb"] = len(lbas) - 1
-                if any(x in busy for x in lbas):
+                if any(x in busy for x in lbas) or \
+                        (cmd["op"] != OP_READ and any(self.txlock.get(x, cmd["txid"]) != cmd["txid"] for x in lbas)):
                     free_tags.append(tag)
                     continue
                 cmd["lbas"] = lbas
@@ -331,11 +553,38 @@ class TB:
                     self.version += 1
                     for j, w in enumerate(pattern(x, self.version, self.pw)):
                         self.mem[addr + i * self.geo.page_bytes + 4 * j] = w
-                    o = Op(x, "w", self.version, self.epoch, bool(cmd["flags"] & FUA))
+                    o = Op(x, "w", self.version, self.epoch, bool(cmd["flags"] & FUA), tx=cmd["txid"])
                     self.add_op(o)
                     cmd["versions"].append(o)
+                    if cmd["txid"]:
+                        self.txs[cmd["txid"]].ops.append(o)
+                        self.txlock[x] = cmd["txid"]
+                if cmd.get("big"):
+                    self.txs[cmd["txid"]].big = True
+                if cmd["txid"] and cmd["flags"] & COMMIT:
+                    self.tx_mark_ending(cmd, cmd["txid"])
                 if cmd["flags"] & BARRIER:
                     self.epoch += 1
+            elif cmd["op"] == OP_DIFF and cmd["expect"] == OK:
+                # the new version: the tx's view of the page (own latest, else committed) with the
+                # diff's words in place
+                x, t = cmd["lba"], cmd["txid"]
+                own = self.txs[t].own
+                base = ("w", own[x]) if x in own else self.view.get(x)
+                words = list(self.page_words(x, base[1])) if base and base[0] == "w" else [0] * self.pw
+                off, n = cmd["aux"] & 0xFFFF, cmd["aux"] >> 16
+                for j in range(n // 4):
+                    v = rng.getrandbits(32)
+                    self.mem[addr + 4 * j] = v
+                    words[off // 4 + j] = v
+                self.version += 1
+                self.content[self.version] = words
+                o = Op(x, "w", self.version, self.epoch, bool(cmd["flags"] & FUA), tx=t)
+                self.add_op(o)
+                cmd["versions"] = [o]
+                self.txs[t].ops.append(o)
+                self.txlock[x] = t
+                self.stats["diffwrites"] += 1
             elif cmd["op"] == OP_TRIM and cmd["expect"] == OK:
                 cmd["versions"] = []
                 for x in cmd["lbas"]:
@@ -343,7 +592,15 @@ class TB:
                     self.add_op(o)
                     cmd["versions"].append(o)
             elif cmd["op"] == OP_READ and cmd["expect"] == OK:
-                cmd["expect_data"] = [self.view.get(x) for x in cmd["lbas"]]
+                own = self.txs[cmd["txid"]].own if cmd["txid"] else {}
+                cmd["expect_data"] = [("w", own[x]) if x in own else self.view.get(x) for x in cmd["lbas"]]
+                # a READ without txid of an LBA whose tx commit is in flight may see either side of it
+                cmd["alt"] = {}
+                if not cmd["txid"]:
+                    for x in cmd["lbas"]:
+                        t = self.txlock.get(x)
+                        if t and self.txs[t].commit_ops is not None:
+                            cmd["alt"][x] = self.txs[t].commit_ops[x]
                 for i in range(len(cmd["lbas"])):
                     for j in range(self.pw):
                         self.mem.pop(addr + i * self.geo.page_bytes + 4 * j, None)
@@ -355,6 +612,99 @@ class TB:
             sent += 1
             self.stats["cmds"] += 1
 
+    # ---------------------------------------------------------------- transactions
+    def tx_cmd(self, cmd, rng, busy) -> bool:
+        """Turn `cmd` into a transactional command of a random txid; False: nothing to send now."""
+        t = rng.randint(1, self.ntx_used)
+        tx = self.txs[t]
+        if tx.ending:
+            return False
+        cmd["txid"] = t
+        k = rng.random()
+        if k < 0.5:                                       # tx write (the generic path adds its ops)
+            cmd["op"] = OP_WRITE
+            if not tx.ops and rng.random() < 0.04:
+                # a tx larger than its table: its commit must fail (TX_FULL, or INDEX_FULL first)
+                cmd["nlb"] = self.tx_entries
+                cmd["lba"] = rng.randrange(self.num_lbas - self.tx_entries - 1)
+                cmd["big"] = True
+            elif tx.own and rng.random() < 0.4:
+                cmd["lba"] = rng.choice(list(tx.own))     # rewrite of its own page
+            cmd["flags"] = rng.choice([0, 0, 0, BARRIER, FUA])
+            if rng.random() < 0.25:
+                cmd["flags"] |= COMMIT                    # the tx's last write carries the commit
+                cmd["attr"] &= 1                          # (not HEAD: see tx_end)
+        elif k < 0.65:                                    # DIFFWRITE: words of one page
+            cmd.update(op=OP_DIFF, nlb=0, flags=rng.choice([0, 0, FUA]))
+            if tx.own and rng.random() < 0.5:
+                cmd["lba"] = rng.choice(list(tx.own))
+            w0 = rng.randrange(self.pw)
+            nw = rng.randint(1, min(self.pw - w0, 8))
+            off, n = 4 * w0, 4 * nw
+            if rng.random() < 0.1:                        # malformed: not word multiples, or past the page
+                cmd["expect"] = BAD_FIELD
+                if rng.random() < 0.5:
+                    off += rng.randint(1, 3)
+                else:
+                    n = self.geo.page_bytes - off + 4
+            cmd["aux"] = off | n << 16
+        elif k < 0.75:                                    # tx read: its own writes, else committed data
+            cmd["op"] = OP_READ
+            if tx.own and rng.random() < 0.7:
+                cmd["lba"] = rng.choice(list(tx.own))
+            cmd["tx_read"] = True
+        elif k < 0.88:
+            self.tx_end(cmd, t, OP_COMMIT)
+        elif k < 0.96:
+            self.tx_end(cmd, t, OP_ABORT)
+        else:
+            cmd.update(op=OP_BEGIN, lba=0, nlb=0)
+        return True
+
+    def tx_end(self, cmd, t, op):
+        # not HEAD_OF_QUEUE: a HEAD command may overtake the tx's earlier writes (architecture §9),
+        # and the host model gives the commit exactly the writes submitted before it
+        cmd.update(op=op, txid=t, lba=0, nlb=0, flags=0, attr=cmd["attr"] & 1)
+        self.tx_mark_ending(cmd, t)
+
+    def tx_mark_ending(self, cmd, t):
+        """A commit (TX_COMMIT, a WRITE with COMMIT) or TX_ABORT of tx t was submitted: the statuses it
+        may complete with, and the writes it covers."""
+        tx = self.txs[t]
+        tx.ending = True
+        tx.big |= bool(cmd.get("big"))
+        cmd["tx_ops"] = list(tx.ops)
+        if cmd["op"] == OP_ABORT:
+            cmd["expect_any"] = {TX_EMPTY} if not tx.ops else ({OK, TX_EMPTY} if tx.big else {OK})
+        else:
+            for o in tx.ops:
+                o.state = "ending"
+            tx.commit_ops = {o.lba: o.version for o in tx.ops}
+            # READs without txid already in flight on these LBAs may be served after the commit
+            for c in self.inflight.values():
+                if c["op"] == OP_READ and not c["txid"] and "alt" in c:
+                    for x in c["lbas"]:
+                        if x in tx.commit_ops:
+                            c["alt"][x] = tx.commit_ops[x]
+            cmd["expect_any"] = {TX_EMPTY} if not tx.ops else ({TX_FULL, INDEX_FULL} if tx.big else {OK, INDEX_FULL})
+        self.all_txs.append(cmd["tx_ops"])
+
+    def tx_finish(self, cmd, committed: bool):
+        t = cmd["txid"]
+        tx = self.txs[t]
+        for o in cmd["tx_ops"]:
+            o.state = "committed" if committed else "dead"
+            if committed:
+                o.cpl = self.ncpl
+                self.view[o.lba] = ("w", o.version)
+            if self.txlock.get(o.lba) == t:
+                del self.txlock[o.lba]
+        self.txs[t] = Tx()
+
+    def page_words(self, lba: int, version: int) -> list[int]:
+        """Content of a version: a DIFFWRITE's explicit words, else the write's pattern."""
+        return self.content[version] if version in self.content else pattern(lba, version, self.pw)
+
     def starve_seen_expected(self) -> bool:
         return self.stats["starved"] >= 3
 
@@ -365,19 +715,39 @@ class TB:
 
     def complete(self, cmd, c):
         st, res = c["status"], c["result"]
-        name = f"op {cmd['op']} tag {cmd['tag']} lba {cmd['lba']} nlb {cmd['nlb']}"
-        if st != cmd["expect"]:
-            self.errors.append(f"{name}: status {st:#x}, expected {cmd['expect']:#x}")
+        name = f"op {cmd['op']} tag {cmd['tag']} lba {cmd['lba']} nlb {cmd['nlb']} txid {cmd['txid']}"
+        ok_set = cmd.get("expect_any", {cmd["expect"]})
+        if st not in ok_set:
+            self.errors.append(f"{name}: status {st:#x}, expected one of {sorted(ok_set)}")
+            return
+        if "tx_ops" in cmd:                       # commit / abort of a tx (TX_COMMIT, TX_ABORT, WRITE+COMMIT)
+            committed = cmd["op"] != OP_ABORT and st == OK
+            if cmd["op"] == OP_ABORT:
+                self.stats["tx_aborts"] += 1
+            elif st == OK:
+                self.stats["tx_commits"] += 1
+            elif st != TX_EMPTY:
+                self.stats["tx_failed"] += 1
+            if committed:
+                self.ncpl += 1
+            self.tx_finish(cmd, committed)
+            if cmd["op"] == OP_WRITE and st == OK and res != cmd["nlb"] + 1:
+                self.errors.append(f"{name}: result {res}, expected {cmd['nlb'] + 1}")
             return
         if st != OK:
             return
+        if cmd["op"] == OP_BEGIN:
+            return
         pages = cmd["nlb"] + 1
-        exp_res = pages if cmd["op"] in (OP_READ, OP_WRITE, OP_TRIM) else 0
+        exp_res = pages if cmd["op"] in (OP_READ, OP_WRITE, OP_TRIM, OP_DIFF) else 0
         if res != exp_res:
             self.errors.append(f"{name}: result {res}, expected {exp_res}")
         self.ncpl += 1
-        if cmd["op"] in (OP_WRITE, OP_TRIM):
+        if cmd["op"] in (OP_WRITE, OP_TRIM, OP_DIFF):
             for o in cmd["versions"]:
+                if o.tx:                          # buffered in its tx: visible to the tx only
+                    self.txs[o.tx].own[o.lba] = o.version
+                    continue
                 o.cpl = self.ncpl
                 self.view[o.lba] = ("w", o.version) if o.kind == "w" else ("t",)
         elif cmd["op"] == OP_READ:
@@ -385,11 +755,17 @@ class TB:
             for i, (x, e) in enumerate(zip(cmd["lbas"], cmd["expect_data"])):
                 base = cmd["dptr"] + i * self.geo.page_bytes
                 got = [self.mem.get(base + 4 * j) for j in range(self.pw)]
-                exp = pattern(x, e[1], self.pw) if e and e[0] == "w" else [0] * self.pw
+                exp = self.page_words(x, e[1]) if e and e[0] == "w" else [0] * self.pw
+                if got != exp and x in cmd.get("alt", {}) and got == self.page_words(x, cmd["alt"][x]):
+                    exp = got                             # the commit it raced with came first
                 if got != exp:
                     bad = next(j for j in range(self.pw) if got[j] != exp[j])
-                    self.errors.append(f"{name}: LBA {x} word {bad}: {got[bad]} != {exp[bad]} (view {e})")
+                    src = [(v, [(o.lba, o.tx, o.state) for l, ops in self.ops.items() for o in ops if o.version == v])
+                           for v, wds in self.content.items() if wds[bad] == got[bad]]
+                    self.errors.append(f"{name}: LBA {x} word {bad}: {got[bad]} != {exp[bad]} (view {e}; "
+                                       f"diff versions with that word: {src})")
                 self.stats["reads_checked"] += 1
+                self.stats["tx_reads"] += int(bool(cmd.get("tx_read")))
         elif cmd["op"] == OP_FLUSH:
             self.flushes.append((None, cmd["at_ncpl"]))
         elif cmd["op"] == OP_RFLUSH:
@@ -422,10 +798,11 @@ class TB:
                 got[lpn] = None
                 continue
             w = bytes_to_words(data)
-            ver = w[1]
-            mine = {o.version for o in self.ops.get(lpn, []) if o.kind == "w"}
-            if w[0] != 0xA5000000 | lpn or ver not in mine or w != pattern(lpn, ver, self.pw):
-                errs.append(f"INV-LBA: LBA {lpn} recovered content (w0 {w[0]:#x}, version {ver}) is not one of its writes")
+            mine = [o.version for o in self.ops.get(lpn, []) if o.kind == "w"]
+            ver = w[1] if w[1] in mine and self.page_words(lpn, w[1]) == w else \
+                next((v for v in reversed(mine) if self.page_words(lpn, v) == w), None)
+            if ver is None:
+                errs.append(f"INV-LBA: LBA {lpn} recovered content (w0 {w[0]:#x}, w1 {w[1]}) is not one of its writes")
                 got[lpn] = None
                 continue
             got[lpn] = ver
@@ -445,12 +822,14 @@ class TB:
         def durable(o: Op) -> bool:
             return max(reflected_idx(o.lba)) >= o.idx
 
-        # INV-DUR
+        # INV-DUR (a committed tx: every write; an uncommitted one: none, see INV-ATOM below)
         for lba, ops in self.ops.items():
             for o in ops:
+                if o.tx and o.state != "committed":
+                    continue
                 if o.cpl is None:
                     continue
-                need = o.fua and o.kind == "w"
+                need = (o.fua and o.kind == "w") or bool(o.tx)
                 for ranges, at in self.flushes:
                     if o.cpl <= at and (ranges is None or any(l0 <= lba <= l0 + k for l0, k in ranges)):
                         need = True
@@ -462,16 +841,45 @@ class TB:
                         errs.append(f"INV-DUR: LBA {lba} op {o.kind}{o.version} (completion {o.cpl}) lost; "
                                     f"recovered {got.get(lba)}")
         # INV-ORDER: the highest epoch reflected exactly by a recovered write bounds what must be there
+        # (transactional writes are ordered by their commit, not their epoch: left out here; a
+        # completed commit is checked by INV-DUR, an uncommitted tx by INV-ATOM)
         e_max = -1
         for lba, v in got.items():
             if v is not None:
                 o = next(o for o in self.ops[lba] if o.kind == "w" and o.version == v)
-                e_max = max(e_max, o.epoch)
+                if not o.tx:
+                    e_max = max(e_max, o.epoch)
         for lba, ops in self.ops.items():
             for o in ops:
-                if o.epoch < e_max and not durable(o):
+                if not o.tx and o.epoch < e_max and not durable(o):
                     errs.append(f"INV-ORDER: LBA {lba} op {o.kind}{o.version} of epoch {o.epoch} missing, "
                                 f"epoch {e_max} present")
+        # INV-ATOM / INV-ISO: a tx that did not commit shows none of its writes; one whose commit
+        # was in flight at the cut shows all of its last versions or none, never an earlier one
+        open_txs = [list(tx.ops) for tx in self.txs.values() if tx.ops and not tx.ending]
+        for ops in self.all_txs + open_txs:
+            if not ops or ops[0].state == "committed":
+                continue
+            last = {}
+            for o in ops:
+                last[o.lba] = o
+            versions = {o.version for o in ops}
+            applied = []
+            for lba, o in last.items():
+                g_ = got.get(lba)
+                if g_ in versions and g_ != o.version:
+                    errs.append(f"INV-ATOM: tx {o.tx} LBA {lba}: an earlier tx version {g_} recovered")
+                applied.append(g_ == o.version)
+            self.stats["atom_checked"] += 1
+            st = ops[0].state
+            if st in ("dead", "open") and any(applied):
+                errs.append(f"INV-ATOM: tx {ops[0].tx} ({st}) has {sum(applied)} of {len(applied)} pages recovered")
+            elif st == "ending":
+                self.stats["tx_cut_in_commit"] += 1
+                self.stats["tx_applied_in_cut"] += int(all(applied))
+                if any(applied) and not all(applied):
+                    errs.append(f"INV-ATOM: tx {ops[0].tx} cut in its commit: {sum(applied)} of {len(applied)} "
+                                f"pages recovered")
         # clean: exactly the host view
         if clean:
             for lba in range(self.num_lbas):
@@ -497,8 +905,12 @@ class TB:
             for key, v in vcounts.items():
                 self.stats["vc_checked"] += 1
                 if v != exp.get(key, 0):
+                    recs = [(r.seq, r.page, r.lpn, r.txid, r.kind, r.flags,
+                             rec.mapping.get(r.lpn) == g.ppn(r.die, r.block, r.page),
+                             [(o.kind, o.version, o.tx, o.state) for o in self.ops.get(r.lpn, [])])
+                            for r in rec.records if (r.die, r.block) == key]
                     errs.append(f"valid-page count of die {key[0]} block {key[1]}: {v}, recovered mapping has "
-                                f"{exp.get(key, 0)} live pages")
+                                f"{exp.get(key, 0)} live pages (records seq/page/lpn/txid/kind/flags: {recs})")
         if self.counters["cnt_proto_err"]:
             errs.append(f"protocol errors counted by the core: {self.counters['cnt_proto_err']}")
         self.stats["violations"] += len(errs)
@@ -513,9 +925,10 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     for i in range(cuts):
         await tb.power_on()
         clean = i % 5 == 0
-        n = rng.randint(20, 40) if clean else rng.randint(3, 16)
+        n = rng.randint(12, 24) if clean else rng.randint(3, 16)
         cut_at = None if clean else rng.randint(100, 400 * n + 2000)
         tb.cut_on_busy = rng.random() < 0.4
+        tb.cut_on_commit = rng.random() < 0.3
         await tb.workload(n, cut_at, clean)
         vcounts = None
         if clean:
@@ -544,6 +957,11 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     if int(faults.get("pfail_ppm", 0)):
         assert tb.stats["prog_fail"] > 0 and tb.stats["grown_bad"] > 0, "no program failure relocated"
     assert tb.stats["nand_reads"] >= 10, "too few read misses reached the NAND"
+    assert tb.stats["tx_commits"] > 0 and tb.stats["tx_aborts"] > 0 and tb.stats["tx_reads"] > 0
+    assert tb.stats["diffwrites"] > 0 and tb.stats["tx_failed"] > 0, "no DIFFWRITE, or no tx refused"
+    assert tb.stats["tx_applied_in_cut"] > 0, "no cut between a commit's durability and its completion"
+    assert tb.stats["relocs"] > 0 and tb.stats["raw_progs"] > 0 and tb.stats["erases"] > 0, "firmware port not exercised"
+    assert tb.stats["atom_checked"] > 0 and tb.stats["tx_cut_in_commit"] > 0, "no cut during a commit"
     if int(faults.get("flip_ppb", 0)):
         assert tb.stats["ecc_corr"] > 0, "no bit corrected on a read miss"
 
@@ -568,11 +986,16 @@ CONFIGS = {
 # the die's array keeps the right bits, so the oracle's raw images are clean)
 FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000"
 }
-CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 45))  # per run: 5 runs -> 225 cuts in make test, 2,000 in test-long
+CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 40))  # per run: 5 runs -> 200 cuts in make test, 2,000 in test-long
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_ats_ssd_core(name):
+# the configurations' runs interleaved, so that two xdist workers start on different builds
+RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mode, seed in runs),
+              key=lambda r: [i for i, x in enumerate(CONFIGS[r[0]][1]) if x[1] == r[2]][0])
+
+
+@pytest.mark.parametrize("name,mode,seed", RUNS, ids=[f"{n}-{m}{s}" for n, m, s in RUNS])
+def test_ats_ssd_core(name, mode, seed):
     params = CONFIGS[name][0]
     gen = ROOT / "build" / "gen" / f"remap_{REMAP_PRESET}"
     rp = load_params(gen)
@@ -585,12 +1008,13 @@ def test_ats_ssd_core(name):
     key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     build_dir = ROOT / "build" / "sim" / "ats_ssd_core_tb" / key
     nd = params["NUM_CHAN"] * params["WAYS"]
-    for mode, seed in CONFIGS[name][1]:
-        img = build_dir / f"img_{name}_{seed}"
-        run(toplevel="ats_ssd_core_tb", sources=srcs, test_module="test_ats_ssd_core", test_dir=HERE,
-            build_key=key, parameters=params, seed=seed,
-            build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
-            plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
-            extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img),
-                       "ATS_NAND_FAULTS": f"{FAULTS[name]},seed={seed}" if name in FAULTS else "", "ATS_CORE_CUTS": str(CUTS), "ATS_CORE_MODE": mode,
-                       "ATS_CORE_STATS": str(build_dir / f"stats_{name}_{seed}.json")})
+    img = build_dir / f"img_{name}_{seed}"
+    run(toplevel="ats_ssd_core_tb", sources=srcs, test_module="test_ats_ssd_core", test_dir=HERE,
+        build_key=key, parameters=params, seed=seed,
+        build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
+        plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
+        results_name=f"{name}_{seed}",
+        extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img),
+                   "ATS_NAND_FAULTS": f"{FAULTS[name]},seed={seed}" if name in FAULTS else "",
+                   "ATS_CORE_CUTS": str(CUTS), "ATS_CORE_MODE": mode, "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]),
+                   "ATS_CORE_STATS": str(build_dir / f"stats_{name}_{seed}.json")})

@@ -37,7 +37,8 @@ module ats_backend #(
     // ---- writeback requests from the write buffer (architecture.md section 4)
     input  wire logic                     s_wb_valid,
     output wire logic                     s_wb_ready,
-    input  wire logic                     s_wb_op,        // 0 PROGRAM, 1 UNMAP
+    input  wire logic                     s_wb_op,        // 0 PROGRAM, 1 no data: UNMAP, or a tx record (s_wb_rec)
+    input  wire logic [1:0]               s_wb_rec,       // 0 none, 1 COMMIT mark on this page, 2 commit record, 3 abort record
     input  wire logic [31:0]              s_wb_lpn,
     input  wire logic [5:0]               s_wb_txid,
     input  wire logic [15:0]              s_wb_epoch,
@@ -124,6 +125,33 @@ module ats_backend #(
     input  wire logic [7:0]               s_ncpl_tag,
     input  wire logic [2:0]               s_ncpl_status,
     input  wire logic [7:0]               s_ncpl_corrected,
+    // ---- firmware port (README "Firmware port"): one operation at a time, one response each
+    input  wire logic                     s_fw_valid,
+    output wire logic                     s_fw_ready,
+    input  wire logic [2:0]               s_fw_op,        // 0 NREAD, 1 NPROG, 2 NERASE, 3 REMAP, 4 RELOC
+    input  wire logic [2:0]               s_fw_chan,      // NREAD / NPROG / NERASE address
+    input  wire logic [1:0]               s_fw_way,
+    input  wire logic [11:0]              s_fw_block,
+    input  wire logic [7:0]               s_fw_page,
+    input  wire logic [3:0]               s_fw_rop,       // REMAP: remap operation
+    input  wire logic [5:0]               s_fw_txid,      // REMAP, NPROG spare
+    input  wire logic [31:0]              s_fw_lpn,       // REMAP, RELOC, NPROG spare
+    input  wire logic [PPN_W-1:0]         s_fw_ppn,       // REMAP; RELOC: the page the LPN must still map to
+    input  wire logic [63:0]              s_fw_seq,       // NPROG spare
+    input  wire logic [31:0]              s_fw_epoch,     // NPROG spare
+    input  wire logic [7:0]               s_fw_flags,     // NPROG spare
+    input  wire logic [1:0]               s_fw_kind,      // NPROG spare
+    input  wire logic                     s_fwd_valid,    // NPROG / RELOC page data, PAGE_BYTES/4 words
+    output wire logic                     s_fwd_ready,
+    input  wire logic [31:0]              s_fwd_data,
+    input  wire logic                     s_fwd_last,
+    output wire logic                     m_fwr_valid,    // response: one beat, or NREAD's page + 5 spare words
+    input  wire logic                     m_fwr_ready,
+    output wire logic [7:0]               m_fwr_status,
+    output wire logic [31:0]              m_fwr_data,
+    output wire logic                     m_fwr_last,
+    output wire logic [PPN_W-1:0]         m_fwr_ppn,
+    output wire logic                     m_fwr_mapped,
     // ---- valid-page count of a block (firmware GC accounting), read port, latency 1
     input  wire logic [14:0]              vc_addr,        // {die, block}: die * BLOCKS + block
     output logic      [8:0]               vc_data,
@@ -137,7 +165,9 @@ module ats_backend #(
     output logic      [31:0]              cnt_ecc_corr,   // bits corrected in good reads
     output logic      [31:0]              cnt_prog_fail,  // NAND PROGRAMs that failed (re-programmed)
     output logic      [31:0]              cnt_read_err,   // reads answered MEDIA_ERROR
-    output logic      [31:0]              cnt_proto_err   // protocol errors (bad free block, stray completion, short page)
+    output logic      [31:0]              cnt_proto_err,  // protocol errors (bad free block, stray completion, short page)
+    output logic      [31:0]              cnt_erases,     // NAND ERASEs completed (firmware port)
+    output logic      [31:0]              cnt_relocs      // GC relocations applied (RELOC whose LPN still mapped to its old page)
 );
     // ---------------------------------------------------------------------------------------------
     // parameters
@@ -150,18 +180,22 @@ module ats_backend #(
     localparam int PW     = PAGE_BYTES / 4;             // data words per page
     localparam int PWW    = $clog2(PW + 5) + 1;          // word counter incl. metadata words
     localparam int WIN_W  = $clog2(WIN);
-    localparam int MEM_DEPTH = WIN * PW;
+    localparam int MEM_DEPTH = WIN * PW;                 // (the firmware's NPROG page, "entry WIN": u_fwmem)
     localparam int MEM_AW = $clog2(MEM_DEPTH);
     localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
     localparam logic [7:0] RD_TAG = 8'hFF;              // NAND tag of the (single) read
-    localparam logic [7:0] RT_CPL = 8'h01, RT_RD = 8'h02; // remap tags
+    localparam logic [7:0] RT_CPL = 8'h01, RT_RD = 8'h02, RT_FW = 8'h03; // remap tags
+    localparam logic [7:0] FW_TAG = 8'hFE;              // NAND tag of a firmware ERASE / PROGRAM
+    localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4;
     // remap ops
     localparam logic [3:0] R_MAP_WRITE = 4'd0, R_LOOKUP = 4'd1, R_TX_WRITE = 4'd2,
-                           R_TX_LOOKUP = 4'd3, R_UNMAP = 4'd6;
+                           R_TX_LOOKUP = 4'd3, R_COMMIT = 4'd4, R_ABORT = 4'd5, R_UNMAP = 4'd6;
+    // tx record kinds (s_wb_rec)
+    localparam logic [1:0] RC_NONE = 2'd0, RC_CMARK = 2'd1, RC_CREC = 2'd2, RC_AREC = 2'd3;
     // NAND statuses
     localparam logic [2:0] N_OK = 3'd0;   // any other status of a READ: MEDIA_ERROR
     // spare flags (persistence.md): bit 0 commit, bit 1 commit block, bit 2 TRIM record
-    localparam logic [7:0] F_TRIM = 8'h04;
+    localparam logic [7:0] F_COMMIT = 8'h01, F_TRIM = 8'h04, F_ABORT = 8'h08, F_RELOC = 8'h10;
 
     if (NUM_CHAN < 1 || NUM_CHAN > 8) begin : g_chk_chan
         $fatal(1, "ats_backend: NUM_CHAN must be 1..8 (%m)");
@@ -217,7 +251,11 @@ module ats_backend #(
     logic [1:0]         e_kind [WIN];
     logic [7:0]         e_flags[WIN];
     logic               e_fua  [WIN];
-    logic               e_trim [WIN];
+    logic               e_trim [WIN];          // no data (TRIM record, commit / abort record): zeros
+    logic [1:0]         e_rec  [WIN];          // RC_*
+    logic               e_doom [WIN];          // commit of a tx with a failed TX_WRITE: an abort (set at issue)
+    logic               e_fw   [WIN];          // a firmware RELOC (completes on m_fwr, conditional map)
+    logic [PPN_W-1:0]   e_old  [WIN];          // RELOC: the page the LPN must still map to
     logic [7:0]         e_wtag [WIN];
     logic [2:0]         e_chan [WIN];
     logic [1:0]         e_way  [WIN];
@@ -251,17 +289,52 @@ module ats_backend #(
     logic [MEM_AW-1:0]  mem_wa, mem_ra;
     logic [31:0]        mem_rd;
 
-    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
+    // firmware FSM (declared here: the accept logic shares the table with RELOC)
+    typedef enum logic [3:0] {F_IDLE, F_RD, F_PRECV, F_NREQ, F_NCPL, F_REMAP, F_RSPW, F_RACC, F_RWAIT, F_DONE} fw_state_e;
+    fw_state_e          fw_st_q;
+    logic [2:0]         fw_op_q;
+    logic [2:0]         fw_chan_q;
+    logic [1:0]         fw_way_q;
+    logic [11:0]        fw_blk_q;
+    logic [7:0]         fw_pg_q;
+    logic [3:0]         fw_rop_q;
+    logic [5:0]         fw_txid_q;
+    logic [31:0]        fw_lpn_q, fw_epoch_q;
+    logic [PPN_W-1:0]   fw_ppn_q;
+    logic [63:0]        fw_seq_q;
+    logic [7:0]         fw_flags_q;
+    logic [1:0]         fw_kind_q;
+    logic [PWW-1:0]     fw_w_q;           // NPROG words received
+    logic               recv_fw_q;        // the entry being received is a RELOC (data on s_fwd)
+    logic               fw_acc;           // RELOC enters the table this cycle
+    logic               fwp_we;           // NPROG word into the firmware page
+    assign fw_acc      = fw_st_q == F_RACC && !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
+    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst && fw_st_q != F_RACC;
     assign acc_fire    = s_wb_valid && s_wb_ready;
-    assign s_wbd_ready = recv_q;
-    assign wbd_fire    = s_wbd_valid && s_wbd_ready;
+    assign s_wbd_ready = recv_q && !recv_fw_q;
+    assign fwp_we      = fw_st_q == F_PRECV && s_fwd_valid;
+    assign s_fwd_ready = (recv_q && recv_fw_q) || fw_st_q == F_PRECV;
+    assign wbd_fire    = recv_q && (recv_fw_q ? s_fwd_valid : s_wbd_valid);
     assign mem_we      = wbd_fire;
     assign mem_wa      = MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
     assign next_seq    = seq_q;
 
     ats_wbuf_mem #(.DEPTH(MEM_DEPTH)) u_mem (
-        .clk, .wr_en(mem_we), .wr_addr(mem_wa), .wr_data(s_wbd_data), .rd_addr(mem_ra), .rd_data(mem_rd)
+        .clk, .wr_en(mem_we), .wr_addr(mem_wa), .wr_data(recv_fw_q ? s_fwd_data : s_wbd_data),
+        .rd_addr(mem_ra), .rd_data(mem_rd)
     );
+    // the firmware's NPROG page (fetch slot WIN), same read latency as the staging memory
+    localparam int FW_AW = $clog2(PW);
+    logic [31:0]        fw_rd;
+    logic [FW_AW-1:0]   fw_ra;
+    ats_wbuf_mem #(.DEPTH(PW)) u_fwmem (
+        .clk, .wr_en(fwp_we), .wr_addr(FW_AW'(fw_w_q)), .wr_data(s_fwd_data), .rd_addr(fw_ra), .rd_data(fw_rd)
+    );
+
+    // per-tx error: the first failed TX_WRITE's status (TX_FULL, INDEX_FULL, ...), until the tx's
+    // commit or abort completes. A commit of such a tx is written and applied as an abort.
+    logic [63:0]        txe_v_q;
+    logic [3:0]         txe_st_q [64];
 
     // ---------------------------------------------------------------------------------------------
     // dies: open block and next block
@@ -321,6 +394,22 @@ module ats_backend #(
     logic [31:0]        rd_hold_q;        // the page's last data word
     logic               rd_bad_q;         // wrong LPN in the spare area
     logic [7:0]         rd_status_q;
+    logic               rd_fw_q;          // a firmware NREAD: all words to m_fwr, raw NAND status
+    logic [31:0]        rd_meta_q;        // NREAD: the last spare word, held until the completion
+    // firmware response register (m_fwr), stable until taken
+    logic               fo_v_q, fo_last_q, fo_mapped_q;
+    logic [7:0]         fo_status_q;
+    logic [31:0]        fo_data_q;
+    logic [PPN_W-1:0]   fo_ppn_q;
+    logic               fo_free;
+    assign fo_free      = !fo_v_q || m_fwr_ready;
+    assign m_fwr_valid  = fo_v_q;
+    assign m_fwr_status = fo_status_q;
+    assign m_fwr_data   = fo_data_q;
+    assign m_fwr_last   = fo_last_q;
+    assign m_fwr_ppn    = fo_ppn_q;
+    assign m_fwr_mapped = fo_mapped_q;
+    assign s_fw_ready   = fw_st_q == F_IDLE && !fo_v_q && !rst;
     // output register of m_rdd
     logic               ro_v_q, ro_last_q;
     logic [31:0]        ro_data_q;
@@ -339,6 +428,15 @@ module ats_backend #(
     cpl_state_e         c_st_q;
     logic [7:0]         c_status_q;
     logic [PPN_W-1:0]   c_ppn_q;
+    // remap operations of the oldest entry: phase 0 its mapping (or COMMIT / ABORT of a record);
+    // a COMMIT-marked page: TX_WRITE, then COMMIT (phase 1), then, if its TX_WRITE failed, its
+    // own MAP_WRITE after the commit (phase 2: the page is the tx's last, so the L2P result is
+    // the one recovery's replay gives)
+    logic [1:0]         c_phase_q;
+    logic               c_mapafter_q;     // phase 2 needed
+    logic [3:0]         c_op;             // operation of the current phase
+    logic [3:0]         c_op_q;           // operation waited for
+    cpl_state_e         c_after_vc_q;     // state after C_VC_NEW
 
     // remap request output register (completion and read FSMs share it)
     logic               rq_v_q;
@@ -410,7 +508,10 @@ module ats_backend #(
     always_comb begin
         iss_retry = !rt_empty;
         iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
-        iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED);
+        // a commit / abort (record or COMMIT-marked page) is issued only once every earlier request
+        // has completed: its TX_WRITEs' statuses are known, so a doomed commit is written as an abort
+        iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED &&
+                                  (e_rec[iss_e] == RC_NONE || iss_ptr_q == cpl_ptr_q));
         die_ok    = op_v[rr_q];
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
@@ -423,7 +524,7 @@ module ats_backend #(
     // read from the staging memory (or generated) for the channel chosen round robin.
     localparam int OFD = 4;
     logic               fq_v   [NUM_CHAN][2];
-    logic [WIN_W-1:0]   fq_ent [NUM_CHAN][2];
+    logic [WIN_W:0]     fq_ent [NUM_CHAN][2];    // table entry, or WIN = the firmware's NPROG page
     logic [PWW-1:0]     fq_w   [NUM_CHAN];       // next word of the head fetch
     logic [31:0]        of_mem [NUM_CHAN][OFD];
     logic               of_last[NUM_CHAN][OFD];
@@ -433,12 +534,14 @@ module ats_backend #(
     // read pipeline: stage 1 (address issued), stage 2, then push
     logic               p1_v_q, p2_v_q;
     logic [2:0]         p1_ch_q, p2_ch_q;
-    logic               p1_ram_q, p2_ram_q, p1_last_q, p2_last_q;
+    logic               p1_ram_q, p2_ram_q, p1_last_q, p2_last_q, p1_fw_q, p2_fw_q;
     logic [31:0]        p1_val_q, p2_val_q;
 
     logic               f_pick;
     logic [2:0]         f_ch;
-    logic [WIN_W-1:0]   f_ent;
+    logic [WIN_W:0]     f_ent;
+    logic               f_fw;             // the firmware's page
+    logic [WIN_W-1:0]   f_e;              // table entry (f_ent when not f_fw)
     logic [PWW-1:0]     f_w;
     logic               f_ram;
     logic [31:0]        f_val;
@@ -456,22 +559,27 @@ module ats_backend #(
             end
         end
         f_ent  = fq_ent[CH_W'(f_ch)][0];
-        f_seq  = seq_of(f_ent);
+        f_fw   = 32'(f_ent) == WIN;
+        f_e    = WIN_W'(f_ent);
+        f_seq  = f_fw ? fw_seq_q : seq_of(f_e);
         f_w    = fq_w[CH_W'(f_ch)];
         f_ram  = 1'b0;
         f_val  = 32'd0;
         f_last = 1'b0;
-        mem_ra = MEM_AW'(32'(f_ent) * 32'(PW) + ((32'(f_w) < PW) ? 32'(f_w) : 32'd0));
+        mem_ra = MEM_AW'(32'(f_e) * 32'(PW) + ((32'(f_w) < PW) ? 32'(f_w) : 32'd0));
+        fw_ra  = FW_AW'((32'(f_w) < PW) ? 32'(f_w) : 32'd0);
         if (32'(f_w) < PW) begin
-            f_ram = !e_trim[f_ent];             // a TRIM record carries zeros
+            f_ram = f_fw || !e_trim[f_e];       // a TRIM / commit / abort record carries zeros
         end else begin
             case (32'(f_w) - PW)
-                0: f_val = e_lpn[f_ent];
+                0: f_val = f_fw ? fw_lpn_q : e_lpn[f_e];
                 1: f_val = f_seq[31:0];
                 2: f_val = f_seq[63:32];
-                3: f_val = {16'h0000, e_epoch[f_ent]};
+                // a RELOC's epoch field holds the page it relocates (persistence.md section 4)
+                3: f_val = f_fw ? fw_epoch_q : e_fw[f_e] ? 32'(e_old[f_e]) : {16'h0000, e_epoch[f_e]};
                 default: begin
-                    f_val  = {8'h00, e_flags[f_ent], 6'd0, e_kind[f_ent], 2'b00, e_txid[f_ent]};
+                    f_val  = f_fw ? {8'h00, fw_flags_q, 6'd0, fw_kind_q, 2'b00, fw_txid_q}
+                                  : {8'h00, e_flags[f_e], 6'd0, e_kind[f_e], 2'b00, e_txid[f_e]};
                     f_last = 1'b1;
                 end
             endcase
@@ -495,7 +603,7 @@ module ats_backend #(
         end else begin
             // pipeline
             p2_v_q <= p1_v_q; p2_ch_q <= p1_ch_q; p2_ram_q <= p1_ram_q; p2_last_q <= p1_last_q;
-            p2_val_q <= p1_val_q;
+            p2_val_q <= p1_val_q; p2_fw_q <= p1_fw_q; p1_fw_q <= f_fw;
             p1_v_q <= f_pick; p1_ch_q <= f_ch; p1_ram_q <= f_ram; p1_last_q <= f_last; p1_val_q <= f_val;
             for (int c = 0; c < NUM_CHAN; c++) begin
                 logic inc, dec;
@@ -503,7 +611,7 @@ module ats_backend #(
                 dec = p2_v_q && p2_ch_q == 3'(c);
                 of_pend[c] <= of_pend[c] + (inc ? 3'd1 : 3'd0) - (dec ? 3'd1 : 3'd0);
                 if (dec) begin
-                    of_mem[c][of_wr[c][1:0]]  <= p2_ram_q ? mem_rd : p2_val_q;
+                    of_mem[c][of_wr[c][1:0]]  <= p2_ram_q ? (p2_fw_q ? fw_rd : mem_rd) : p2_val_q;
                     of_last[c][of_wr[c][1:0]] <= p2_last_q;
                     of_wr[c] <= of_wr[c] + 3'd1;
                 end
@@ -522,9 +630,9 @@ module ats_backend #(
                     // slot = table entry; entry 1 is empty (s_nfetch_ready): joins behind the head,
                     // or becomes the head if the head is empty or leaving this cycle
                     if (!fq_v[c][0] || (inc && 32'(fq_w[c]) == PW + 4)) begin
-                        fq_v[c][0] <= 1'b1; fq_ent[c][0] <= WIN_W'(s_nfetch_slot);
+                        fq_v[c][0] <= 1'b1; fq_ent[c][0] <= (WIN_W+1)'(s_nfetch_slot);
                     end else begin
-                        fq_v[c][1] <= 1'b1; fq_ent[c][1] <= WIN_W'(s_nfetch_slot);
+                        fq_v[c][1] <= 1'b1; fq_ent[c][1] <= (WIN_W+1)'(s_nfetch_slot);
                     end
                 end
             end
@@ -539,19 +647,25 @@ module ats_backend #(
     assign s_ncpl_ready = !rst && !bq_full;
     assign ncpl_fire    = s_ncpl_valid && s_ncpl_ready;
     assign ncpl_prog    = ncpl_fire && 32'(s_ncpl_tag) < WIN;
+    logic               ncpl_fw;
+    assign ncpl_fw      = ncpl_fire && s_ncpl_tag == FW_TAG;
     assign ncpl_read    = ncpl_fire && s_ncpl_tag == RD_TAG;
-    assign s_ndata_ready = (rd_st_q == RD_DATA) && (32'(rd_w_q) >= PW - 1 || ro_free);
+    assign s_ndata_ready = (rd_st_q == RD_DATA) && (rd_fw_q ? (32'(rd_w_q) >= PW + 4 || fo_free)
+                                                           : (32'(rd_w_q) >= PW - 1 || ro_free));
 
     logic               rsp_cpl, rsp_rd;
     assign rsp_cpl = s_rsp_valid && s_rsp_tag == RT_CPL;
     assign rsp_rd  = s_rsp_valid && s_rsp_tag == RT_RD;
+    logic rsp_fw;
+    assign rsp_fw  = s_rsp_valid && s_rsp_tag == RT_FW;
 
     // completion FSM outputs for the valid counts
     always_comb begin
         cpl_vc_ev  = 1'b0;
         cpl_vc_inc = 1'b0;
         cpl_vc_ppn = c_ppn_q;
-        if (c_st_q == C_WAIT && rsp_cpl && s_rsp_status == 4'd0 && s_rsp_mapped) begin
+        if (c_st_q == C_WAIT && rsp_cpl && s_rsp_status == 4'd0 && s_rsp_mapped &&
+            (c_op_q == R_MAP_WRITE || c_op_q == R_UNMAP)) begin
             cpl_vc_ev  = 1'b1;             // superseded page
             cpl_vc_ppn = s_rsp_ppn;
         end else if (c_st_q == C_VC_NEW) begin
@@ -562,6 +676,16 @@ module ats_backend #(
 
     logic [WIN_W-1:0] cp;
     assign cp = cpl_ptr_q[WIN_W-1:0];
+    always_comb begin
+        if (e_trim[cp] && e_rec[cp] == RC_NONE)               c_op = R_UNMAP;
+        else if (e_rec[cp] == RC_AREC || (e_rec[cp] != RC_NONE && e_doom[cp])) c_op = R_ABORT;
+        else if (e_rec[cp] == RC_CREC)                         c_op = R_COMMIT;
+        else if (e_rec[cp] == RC_CMARK)                        c_op = (c_phase_q == 2'd0) ? R_TX_WRITE :
+                                                                      (c_phase_q == 2'd1) ? R_COMMIT : R_MAP_WRITE;
+        else if (e_fw[cp])                                     c_op = (c_phase_q == 2'd0) ? R_LOOKUP : R_MAP_WRITE;
+        else if (e_txid[cp] != 6'd0)                           c_op = R_TX_WRITE;
+        else                                                   c_op = R_MAP_WRITE;
+    end
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -579,6 +703,12 @@ module ats_backend #(
             ro_v_q <= 1'b0;
             rd_st_q <= RD_IDLE;
             c_st_q <= C_IDLE;
+            txe_v_q <= '0;
+            fw_st_q <= F_IDLE;
+            fo_v_q <= 1'b0;
+            rd_fw_q <= 1'b0;
+            recv_fw_q <= 1'b0;
+            cnt_erases <= '0; cnt_relocs <= '0;
             cnt_host_pages <= '0; cnt_trims <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
             cnt_ecc_corr <= '0; cnt_prog_fail <= '0; cnt_read_err <= '0; cnt_proto_err <= '0;
         end else begin
@@ -592,20 +722,41 @@ module ats_backend #(
                 e_fua[acc_e]   <= s_wb_fua;
                 e_wtag[acc_e]  <= s_wb_tag;
                 e_trim[acc_e]  <= s_wb_op;
+                e_rec[acc_e]   <= s_wb_rec;
                 e_kind[acc_e]  <= s_wb_op ? 2'd1 : s_wb_kind;
-                e_flags[acc_e] <= s_wb_op ? F_TRIM : 8'h00;
+                e_flags[acc_e] <= (s_wb_op && s_wb_rec == RC_NONE) ? F_TRIM : 8'h00;   // records: at issue
+                if (s_wb_op && s_wb_rec != RC_NONE) e_lpn[acc_e] <= 32'hFFFF_FFFF;
                 e_st[acc_e]    <= s_wb_op ? E_QUEUED : E_RECV;
+                e_fw[acc_e]    <= 1'b0;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 if (!s_wb_op) begin
-                    recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0;
+                    recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b0;
                 end
+            end else if (fw_acc) begin
+                // a firmware RELOC: a data page of the log (flag RELOC, the old page in the epoch
+                // field), mapped at completion only if its LPN still maps to the old page
+                e_lpn[acc_e]   <= fw_lpn_q;
+                e_txid[acc_e]  <= 6'd0;
+                e_epoch[acc_e] <= 16'd0;
+                e_fua[acc_e]   <= 1'b0;
+                e_wtag[acc_e]  <= 8'd0;
+                e_trim[acc_e]  <= 1'b0;
+                e_rec[acc_e]   <= RC_NONE;
+                e_kind[acc_e]  <= 2'd0;
+                e_flags[acc_e] <= F_RELOC;
+                e_st[acc_e]    <= E_RECV;
+                e_fw[acc_e]    <= 1'b1;
+                e_old[acc_e]   <= fw_ppn_q;
+                acc_ptr_q <= acc_ptr_q + 1'b1;
+                recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1;
+                fw_st_q <= F_RWAIT;
             end
             if (wbd_fire) begin
                 if (32'(recv_w_q) == PW - 1) begin
                     recv_q <= 1'b0;
                     e_st[recv_ent_q] <= E_QUEUED;
-                    if (!s_wbd_last) perr = perr + 3'd1;   // missing last
-                end else if (s_wbd_last) begin
+                    if (!(recv_fw_q ? s_fwd_last : s_wbd_last)) perr = perr + 3'd1;   // missing last
+                end else if (recv_fw_q ? s_fwd_last : s_wbd_last) begin
                     perr = perr + 3'd1;                    // early last: counted, the word count decides
                 end
                 recv_w_q <= recv_w_q + 1'b1;
@@ -629,6 +780,12 @@ module ats_backend #(
                 rd_st_q <= RD_DATA;
                 rd_w_q <= '0;
                 rd_bad_q <= 1'b0;
+            end else if (nq_free && fw_st_q == F_NREQ) begin
+                // firmware ERASE / PROGRAM (its page is staging entry WIN)
+                nq_v_q <= 1'b1; nq_tag_q <= FW_TAG; nq_op_q <= (fw_op_q == FO_NERASE) ? 2'd2 : 2'd1;
+                nq_chan_q <= fw_chan_q; nq_way_q <= fw_way_q; nq_blk_q <= fw_blk_q; nq_page_q <= fw_pg_q;
+                nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(WIN);
+                fw_st_q <= F_NCPL;
             end else if (nq_free && iss_have) begin
                 if (die_ok) begin
                     nq_v_q <= 1'b1; nq_tag_q <= 8'(iss_ent); nq_op_q <= 2'd1;
@@ -640,6 +797,11 @@ module ats_backend #(
                     e_blk[iss_ent]  <= op_blk[rr_q];
                     e_pg[iss_ent]   <= 8'(op_pg[rr_q]);
                     e_st[iss_ent]   <= E_ISSUED;
+                    if (!iss_retry && e_rec[iss_ent] != RC_NONE) begin
+                        // every earlier request has completed: the tx's error status is final
+                        e_doom[iss_ent]  <= e_rec[iss_ent] != RC_AREC && txe_v_q[e_txid[iss_ent]];
+                        e_flags[iss_ent] <= (e_rec[iss_ent] == RC_AREC || txe_v_q[e_txid[iss_ent]]) ? F_ABORT : F_COMMIT;
+                    end
                     if (32'(op_pg[rr_q]) == PAGES_PER_BLOCK - 1) op_v[rr_q] <= 1'b0;
                     op_pg[rr_q] <= op_pg[rr_q] + 9'd1;
                     rr_q <= DIE_W'((32'(rr_q) + 1) % NDIE);
@@ -683,21 +845,75 @@ module ats_backend #(
                             op_v[d] <= 1'b0;
                     end
                 end
+            end else if (ncpl_fw && fw_st_q == F_NCPL) begin
+                // firmware ERASE / PROGRAM: the raw NAND status (fo is free: s_fw_ready needs it)
+                fo_v_q <= 1'b1; fo_status_q <= {5'd0, s_ncpl_status}; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
+                fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                if (fw_op_q == FO_NERASE && s_ncpl_status == N_OK) cnt_erases <= cnt_erases + 1'b1;
+                if (fw_op_q == FO_NPROG && s_ncpl_status == N_OK) cnt_nand_prog <= cnt_nand_prog + 1'b1;
+                fw_st_q <= F_IDLE;
             end else if (ncpl_fire && !ncpl_read) begin
                 perr = perr + 3'd1;                        // unknown NAND tag
             end
-            if (s_rsp_valid && !rsp_cpl && !rsp_rd) perr = perr + 3'd1;   // unknown remap tag
+            if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw) perr = perr + 3'd1;   // unknown remap tag
+            // ---- firmware port
+            if (fo_v_q && m_fwr_ready) fo_v_q <= 1'b0;
+            case (fw_st_q)
+                F_IDLE: if (s_fw_valid && s_fw_ready) begin
+                    fw_op_q <= s_fw_op; fw_chan_q <= s_fw_chan; fw_way_q <= s_fw_way; fw_blk_q <= s_fw_block;
+                    fw_pg_q <= s_fw_page; fw_rop_q <= s_fw_rop; fw_txid_q <= s_fw_txid; fw_lpn_q <= s_fw_lpn;
+                    fw_ppn_q <= s_fw_ppn; fw_seq_q <= s_fw_seq; fw_epoch_q <= s_fw_epoch;
+                    fw_flags_q <= s_fw_flags; fw_kind_q <= s_fw_kind; fw_w_q <= '0;
+                    unique case (s_fw_op)
+                        FO_NREAD:  fw_st_q <= F_RD;
+                        FO_NPROG:  fw_st_q <= F_PRECV;
+                        FO_NERASE: fw_st_q <= F_NREQ;
+                        FO_REMAP:  fw_st_q <= F_REMAP;
+                        FO_RELOC:  fw_st_q <= F_RACC;
+                        default: begin                     // unknown operation: status 0xFF, nothing done
+                            fo_v_q <= 1'b1; fo_status_q <= 8'hFF; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
+                            fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                        end
+                    endcase
+                end
+                F_PRECV: if (fwp_we) begin
+                    fw_w_q <= fw_w_q + 1'b1;
+                    if (32'(fw_w_q) == PW - 1) begin
+                        fw_st_q <= F_NREQ;
+                        if (!s_fwd_last) perr = perr + 3'd1;
+                    end else if (s_fwd_last) begin
+                        perr = perr + 3'd1;
+                    end
+                end
+                F_REMAP: if (rq_free && c_st_q != C_REQ && rd_st_q != RD_LOOKUP) begin
+                    rq_v_q <= 1'b1; rq_tag_q <= RT_FW; rq_op_q <= fw_rop_q; rq_txid_q <= fw_txid_q;
+                    rq_lpn_q <= fw_lpn_q; rq_ppn_q <= fw_ppn_q;
+                    fw_st_q <= F_RSPW;
+                end
+                F_RSPW: if (rsp_fw) begin
+                    fo_v_q <= 1'b1; fo_status_q <= {4'd0, s_rsp_status}; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
+                    fo_ppn_q <= s_rsp_ppn; fo_mapped_q <= s_rsp_mapped;
+                    fw_st_q <= F_IDLE;
+                end
+                default: ;                                 // F_RD, F_DONE (read FSM), F_NREQ / F_NCPL (NAND),
+                                                           // F_RACC / F_RWAIT (table, completion FSM)
+            endcase
             if (m_bad_valid && m_bad_ready) bq_rd_q <= bq_rd_q + 1'b1;
             // ---- remap request register
             if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
             // ---- completion in request order
             if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
             case (c_st_q)
-                C_IDLE: if (count != '0 && e_st[cp] == E_DONE) c_st_q <= C_REQ;
+                C_IDLE: if (count != '0 && e_st[cp] == E_DONE) begin
+                    c_st_q <= C_REQ;
+                    c_phase_q <= 2'd0;
+                    c_mapafter_q <= 1'b0;
+                end
                 C_REQ: if (rq_free) begin
                     rq_v_q <= 1'b1;
                     rq_tag_q <= RT_CPL;
-                    rq_op_q <= e_trim[cp] ? R_UNMAP : (e_txid[cp] != 6'd0 ? R_TX_WRITE : R_MAP_WRITE);
+                    rq_op_q <= c_op;
+                    c_op_q <= c_op;
                     rq_txid_q <= e_txid[cp];
                     rq_lpn_q <= e_lpn[cp];
                     rq_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
@@ -706,20 +922,75 @@ module ats_backend #(
                 end
                 C_WAIT: if (rsp_cpl) begin
                     c_status_q <= {4'd0, s_rsp_status};
-                    // a TRIM record holds no live data: it is garbage at once
-                    c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW : C_ACK;
+                    c_after_vc_q <= C_ACK;
+                    unique case (c_op_q)
+                        R_LOOKUP: begin                    // RELOC: does the LPN still map to the old page?
+                            if (s_rsp_status == 4'd0 && s_rsp_mapped && s_rsp_ppn == e_old[cp]) begin
+                                c_phase_q <= 2'd1;
+                                c_st_q <= C_REQ;
+                            end else begin
+                                c_status_q <= 8'h01;       // stale: a newer write (or TRIM) moved it
+                                c_st_q <= C_ACK;
+                            end
+                        end
+                        R_TX_WRITE: begin
+                            if (e_rec[cp] == RC_CMARK) begin
+                                // the commit follows whatever the TX_WRITE said
+                                c_phase_q <= 2'd1;
+                                c_mapafter_q <= s_rsp_status != 4'd0;
+                                c_after_vc_q <= C_REQ;
+                                c_st_q <= (s_rsp_status == 4'd0) ? C_VC_NEW : C_REQ;
+                            end else begin
+                                if (s_rsp_status != 4'd0 && !txe_v_q[e_txid[cp]]) begin
+                                    txe_v_q[e_txid[cp]]  <= 1'b1;
+                                    txe_st_q[e_txid[cp]] <= s_rsp_status;
+                                end
+                                c_st_q <= (s_rsp_status == 4'd0) ? C_VC_NEW : C_ACK;
+                            end
+                        end
+                        R_COMMIT: begin
+                            txe_v_q[e_txid[cp]] <= 1'b0;
+                            if (c_mapafter_q) begin
+                                c_phase_q <= 2'd2;
+                                c_st_q <= C_REQ;
+                            end else begin
+                                // a COMMIT-marked page whose tx table held only earlier pages: OK
+                                if (e_rec[cp] == RC_CMARK) c_status_q <= 8'h00;
+                                c_st_q <= C_ACK;
+                            end
+                        end
+                        R_ABORT: begin
+                            txe_v_q[e_txid[cp]] <= 1'b0;
+                            // a doomed commit reports why; an abort with nothing to drop is TX_EMPTY
+                            if (e_doom[cp]) c_status_q <= {4'd0, txe_st_q[e_txid[cp]]};
+                            c_st_q <= C_ACK;
+                        end
+                        default: begin                 // MAP_WRITE (also phase 2), UNMAP
+                            if (c_mapafter_q) c_status_q <= 8'h00;
+                            // a TRIM record holds no live data: it is garbage at once
+                            c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW : C_ACK;
+                        end
+                    endcase
                 end
-                C_VC_NEW: c_st_q <= C_ACK;
-                C_ACK: if (!wc_v_q || m_wbc_ready) begin
-                    wc_v_q <= 1'b1;
-                    wc_tag_q <= e_wtag[cp];
-                    wc_status_q <= c_status_q;
-                    wc_ppn_q <= 16'(c_ppn_q);
+                C_VC_NEW: c_st_q <= c_after_vc_q;
+                C_ACK: if (e_fw[cp] ? fo_free : (!wc_v_q || m_wbc_ready)) begin
+                    if (e_fw[cp]) begin
+                        // RELOC: status 0 applied, 1 stale (the new page is garbage); ppn = new page
+                        fo_v_q <= 1'b1; fo_status_q <= c_status_q; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
+                        fo_ppn_q <= c_ppn_q; fo_mapped_q <= c_status_q == 8'h00;
+                        if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;
+                        fw_st_q <= F_IDLE;
+                    end else begin
+                        wc_v_q <= 1'b1;
+                        wc_tag_q <= e_wtag[cp];
+                        wc_status_q <= c_status_q;
+                        wc_ppn_q <= 16'(c_ppn_q);
+                        if (e_trim[cp] && e_rec[cp] == RC_NONE) cnt_trims <= cnt_trims + 1'b1;
+                        else if (!e_trim[cp]) cnt_host_pages <= cnt_host_pages + 1'b1;
+                    end
                     e_st[cp] <= E_FREE;
                     cpl_ptr_q <= cpl_ptr_q + 1'b1;
                     cpl_seq_q <= cpl_seq_q + 64'd1;
-                    if (e_trim[cp]) cnt_trims <= cnt_trims + 1'b1;
-                    else cnt_host_pages <= cnt_host_pages + 1'b1;
                     c_st_q <= C_IDLE;
                 end
                 default: c_st_q <= C_IDLE;
@@ -729,7 +1000,14 @@ module ats_backend #(
             case (rd_st_q)
                 RD_IDLE: if (s_rd_valid) begin
                     rd_lpn_q <= s_rd_lpn; rd_txid_q <= s_rd_txid;
+                    rd_fw_q <= 1'b0;
                     rd_st_q <= RD_LOOKUP;
+                end else if (fw_st_q == F_RD) begin
+                    // firmware NREAD: the page at the given address, no lookup, raw status
+                    rd_fw_q <= 1'b1;
+                    rd_ppn_q <= pack_ppn(fw_chan_q, fw_way_q, fw_blk_q, fw_pg_q);
+                    rd_st_q <= RD_NREQ;
+                    fw_st_q <= F_DONE;
                 end
                 RD_LOOKUP: if (rq_free && !(c_st_q == C_REQ)) begin
                     rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
@@ -749,7 +1027,17 @@ module ats_backend #(
                     end
                 end
                 RD_NREQ: ;                      // handled by the issue logic above
-                RD_DATA: if (s_ndata_valid && s_ndata_ready) begin
+                RD_DATA: if (s_ndata_valid && s_ndata_ready && rd_fw_q) begin
+                    // NREAD: data and the first four spare words as they come, the fifth held
+                    rd_w_q <= rd_w_q + 1'b1;
+                    if (32'(rd_w_q) < PW + 4) begin
+                        fo_v_q <= 1'b1; fo_data_q <= s_ndata_data; fo_last_q <= 1'b0; fo_status_q <= 8'h00;
+                        fo_ppn_q <= rd_ppn_q; fo_mapped_q <= 1'b0;
+                    end else begin
+                        rd_meta_q <= s_ndata_data;
+                    end
+                    if (s_ndata_last) rd_st_q <= RD_CPL;
+                end else if (s_ndata_valid && s_ndata_ready) begin
                     rd_w_q <= rd_w_q + 1'b1;
                     if (32'(rd_w_q) < PW - 1) begin
                         ro_v_q <= 1'b1; ro_data_q <= s_ndata_data; ro_last_q <= 1'b0; ro_status_q <= 8'h00;
@@ -760,7 +1048,11 @@ module ats_backend #(
                     end
                     if (s_ndata_last) rd_st_q <= RD_CPL;
                 end
-                RD_CPL: if (ncpl_read) begin
+                RD_CPL: if (ncpl_read && rd_fw_q) begin
+                    cnt_nand_read <= cnt_nand_read + 1'b1;
+                    rd_status_q <= {5'd0, s_ncpl_status};
+                    rd_st_q <= RD_LAST;
+                end else if (ncpl_read) begin
                     cnt_nand_read <= cnt_nand_read + 1'b1;
                     if (s_ncpl_status == N_OK && !rd_bad_q) begin
                         rd_status_q <= 8'h00;
@@ -771,8 +1063,14 @@ module ats_backend #(
                     end
                     rd_st_q <= RD_LAST;
                 end
-                RD_LAST: if (ro_free) begin
-                    ro_v_q <= 1'b1; ro_data_q <= rd_hold_q; ro_last_q <= 1'b1; ro_status_q <= rd_status_q;
+                RD_LAST: if (rd_fw_q ? fo_free : ro_free) begin
+                    if (rd_fw_q) begin
+                        fo_v_q <= 1'b1; fo_data_q <= rd_meta_q; fo_last_q <= 1'b1; fo_status_q <= rd_status_q;
+                        fo_ppn_q <= rd_ppn_q; fo_mapped_q <= 1'b0;
+                        fw_st_q <= F_IDLE;
+                    end else begin
+                        ro_v_q <= 1'b1; ro_data_q <= rd_hold_q; ro_last_q <= 1'b1; ro_status_q <= rd_status_q;
+                    end
                     rd_st_q <= RD_IDLE;
                 end
                 RD_ZERO: if (ro_free) begin

@@ -153,7 +153,9 @@ module ats_cmdq #(
                   (s1_op_q == OP_TRIM);
         s1_wr   = (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) || (s1_op_q == OP_TRIM);
         s1_fl   = (s1_op_q == OP_FLUSH) || (s1_op_q == OP_RFLUSH);
-        s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT);
+        // transaction ops of the same-transaction rule; a WRITE with the COMMIT flag commits the tx
+        s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT) ||
+                  (s1_op_q == OP_WRITE && s1_flags_q[2]);
         s1_key  = (s1_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == OP_READ};
         // each rule on its own (the insert decision only needs "any", a flat OR); the reason
         // code applies them in precedence order

@@ -82,6 +82,33 @@ module ats_ssd_core #(
     output wire logic [11:0] m_bad_block,
     input  wire logic [14:0] vc_addr,
     output wire logic [8:0]  vc_data,
+    // firmware port (rtl/backend/README.md "Firmware port")
+    input  wire logic        s_fw_valid,
+    output wire logic        s_fw_ready,
+    input  wire logic [2:0]  s_fw_op,
+    input  wire logic [2:0]  s_fw_chan,
+    input  wire logic [1:0]  s_fw_way,
+    input  wire logic [11:0] s_fw_block,
+    input  wire logic [7:0]  s_fw_page,
+    input  wire logic [3:0]  s_fw_rop,
+    input  wire logic [5:0]  s_fw_txid,
+    input  wire logic [31:0] s_fw_lpn,
+    input  wire logic [REMAP_PPN_W-1:0] s_fw_ppn,
+    input  wire logic [63:0] s_fw_seq,
+    input  wire logic [31:0] s_fw_epoch,
+    input  wire logic [7:0]  s_fw_flags,
+    input  wire logic [1:0]  s_fw_kind,
+    input  wire logic        s_fwd_valid,
+    output wire logic        s_fwd_ready,
+    input  wire logic [31:0] s_fwd_data,
+    input  wire logic        s_fwd_last,
+    output wire logic        m_fwr_valid,
+    input  wire logic        m_fwr_ready,
+    output wire logic [7:0]  m_fwr_status,
+    output wire logic [31:0] m_fwr_data,
+    output wire logic        m_fwr_last,
+    output wire logic [REMAP_PPN_W-1:0] m_fwr_ppn,
+    output wire logic        m_fwr_mapped,
     // status
     input  wire logic        pwr_fail,         // power failing: the write buffer freezes
     output wire logic        init_done,        // remap tables cleared and every die reset
@@ -95,6 +122,8 @@ module ats_ssd_core #(
     output wire logic [31:0] cnt_prog_fail,
     output wire logic [31:0] cnt_read_err,
     output wire logic [31:0] cnt_proto_err,    // backend + write buffer protocol errors
+    output wire logic [31:0] cnt_erases,       // NAND ERASEs (firmware port)
+    output wire logic [31:0] cnt_relocs,       // GC relocations applied
     output wire logic        err_spurious,     // command queue or NAND scheduler
     // NAND pins
     output wire logic [NUM_CHAN*WAYS-1:0] nand_ce_n,
@@ -144,6 +173,7 @@ module ats_ssd_core #(
 
     // ---- write buffer <-> backend
     logic        wb_valid, wb_ready, wb_op, wb_fua;
+    logic [1:0]  wb_rec;
     logic [7:0]  wb_slot, wb_tag;
     logic [31:0] wb_lpn;
     logic [5:0]  wb_txid;
@@ -167,7 +197,8 @@ module ats_ssd_core #(
     logic [7:0]  wb_dirty;
 
     ats_wbuf #(.NUM_SLOTS(NUM_SLOTS), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS),
-               .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0)) u_wbuf (
+               .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0),
+               .TX(1'b1), .NUM_TX(NUM_TX)) u_wbuf (
         .clk, .rst,
         .s_disp_valid(disp_valid), .s_disp_ready(disp_ready), .s_disp_op(disp_op), .s_disp_tag(disp_tag),
         .s_disp_lba(disp_lba), .s_disp_nlb(disp_nlb), .s_disp_txid(disp_txid), .s_disp_flags(disp_flags),
@@ -177,7 +208,7 @@ module ats_ssd_core #(
         .m_done_status(done_status), .m_done_result(done_result),
         .m_hrd_valid, .m_hrd_ready, .m_hrd_addr, .m_hrd_len, .s_hrd_valid, .s_hrd_ready, .s_hrd_data,
         .s_hrd_last, .m_hwr_valid, .m_hwr_ready, .m_hwr_addr, .m_hwr_data, .m_hwr_last,
-        .m_wb_valid(wb_valid), .m_wb_ready(wb_ready), .m_wb_op(wb_op), .m_wb_slot(wb_slot),
+        .m_wb_valid(wb_valid), .m_wb_ready(wb_ready), .m_wb_op(wb_op), .m_wb_rec(wb_rec), .m_wb_slot(wb_slot),
         .m_wb_lpn(wb_lpn), .m_wb_txid(wb_txid), .m_wb_epoch(wb_epoch), .m_wb_kind(wb_kind),
         .m_wb_fua(wb_fua), .m_wb_tag(wb_tag),
         .m_wbd_valid(wbd_valid), .m_wbd_ready(wbd_ready), .m_wbd_data(wbd_data), .m_wbd_last(wbd_last),
@@ -235,7 +266,7 @@ module ats_ssd_core #(
     ats_backend #(.NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
                   .BLOCKS(BLOCKS), .WIN(WIN), .PPN_W(PW_)) u_backend (
         .clk, .rst,
-        .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
+        .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),
         .s_wbd_valid(wbd_valid), .s_wbd_ready(wbd_ready), .s_wbd_data(wbd_data), .s_wbd_last(wbd_last),
         .m_wbc_valid(wbc_valid), .m_wbc_ready(wbc_ready), .m_wbc_tag(wbc_tag), .m_wbc_status(wbc_status),
@@ -260,9 +291,14 @@ module ats_ssd_core #(
         .s_ncpl_valid(nc_valid), .s_ncpl_ready(nc_ready), .s_ncpl_tag(nc_tag), .s_ncpl_status(nc_status),
         .s_ncpl_corrected(nc_corr),
         .vc_addr, .vc_data,
+        .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
+        .s_fw_txid, .s_fw_lpn, .s_fw_ppn, .s_fw_seq, .s_fw_epoch, .s_fw_flags, .s_fw_kind,
+        .s_fwd_valid, .s_fwd_ready, .s_fwd_data, .s_fwd_last,
+        .m_fwr_valid, .m_fwr_ready, .m_fwr_status, .m_fwr_data, .m_fwr_last, .m_fwr_ppn, .m_fwr_mapped,
         .no_free_block, .next_seq,
         .cnt_host_pages(be_cnt_host), .cnt_trims(be_cnt_trims), .cnt_nand_prog, .cnt_nand_read,
-        .cnt_ecc_corr, .cnt_prog_fail, .cnt_read_err, .cnt_proto_err(be_cnt_proto)
+        .cnt_ecc_corr, .cnt_prog_fail, .cnt_read_err, .cnt_proto_err(be_cnt_proto),
+        .cnt_erases, .cnt_relocs
     );
 
     ats_remap_engine u_remap (

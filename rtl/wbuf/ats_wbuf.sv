@@ -20,7 +20,9 @@ module ats_wbuf #(
     parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
-    parameter int PLP_BUDGET_PAGES = 0       // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
+    parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
+    parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
+    parameter int NUM_TX           = 32      // txids 1..NUM_TX (TX = 1)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -61,7 +63,8 @@ module ats_wbuf #(
     // media: writeback requests (section 4), then PAGE_BYTES/4 data words for a PROGRAM
     output wire logic        m_wb_valid,
     input  wire logic        m_wb_ready,
-    output wire logic        m_wb_op,          // 0 PROGRAM (data follows), 1 UNMAP (TRIM, no data)
+    output wire logic        m_wb_op,          // 0 PROGRAM (data follows), 1 no data: UNMAP (TRIM) or a tx record (m_wb_rec)
+    output wire logic [1:0]  m_wb_rec,         // 0 none, 1 COMMIT mark on this PROGRAM, 2 commit record, 3 abort record (TX = 1)
     output wire logic [7:0]  m_wb_slot,
     output wire logic [31:0] m_wb_lpn,
     output wire logic [5:0]  m_wb_txid,
@@ -140,15 +143,21 @@ module ats_wbuf #(
     if (NUM_WAITERS < 2 || (NUM_WAITERS & (NUM_WAITERS - 1)) != 0) begin : g_chk_waiters
         $fatal(1, "ats_wbuf: NUM_WAITERS must be a power of two >= 2 (%m)");
     end
+    if (TX && (NUM_TX < 1 || NUM_TX > 63)) begin : g_chk_tx
+        $fatal(1, "ats_wbuf: NUM_TX must be in 1..63 (%m)");
+    end
     if (PLP && (PLP_BUDGET_PAGES < 1 || PLP_BUDGET_PAGES > 65535)) begin : g_chk_plp
         $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES in 1..65535 (%m)");
     end
 
     // opcodes and status codes (docs/architecture.md sections 1 and 2)
     localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_FLUSH = 4'd6, OP_RFLUSH = 4'd7,
-                           OP_TRIM = 4'd8;
-    localparam logic [7:0] ST_OK = 8'h00, ST_BAD_OP = 8'h01, ST_BAD_LBA = 8'h03,
+                           OP_TRIM = 4'd8, OP_TXB = 4'd3, OP_TXC = 4'd4, OP_TXA = 4'd5,
+                           OP_DIFF = 4'd2;
+    localparam logic [7:0] ST_OK = 8'h00, ST_BAD_OP = 8'h01, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
                            ST_BAD_FIELD = 8'h07, ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11;
+    // record kinds of a slot (m_wb_rec)
+    localparam logic [1:0] RC_NONE = 2'd0, RC_CMARK = 2'd1, RC_CREC = 2'd2, RC_AREC = 2'd3;
 
     // slot states
     typedef enum logic [2:0] {SL_FREE, SL_FILL, SL_DIRTY, SL_WB, SL_CLEAN} slot_state_e;
@@ -161,6 +170,7 @@ module ats_wbuf #(
     logic [1:0]         sl_pr_q  [NUM_SLOTS];
     logic [QP_W-1:0]    sl_qp_q  [NUM_SLOTS];
     logic [NUM_SLOTS-1:0] sl_new_q;    // newest version of its LBA in the buffer (lookup target)
+    logic [1:0]         sl_rec_q [NUM_SLOTS];   // tx record kind (RC_*): records never match a lookup
     logic [NUM_SLOTS-1:0] sl_trim_q;   // tombstone (TRIM): reads zero, written back as UNMAP
     logic [NUM_SLOTS-1:0] sl_urg_q;    // targeted by an RFLUSH, not yet issued
 
@@ -285,10 +295,12 @@ module ats_wbuf #(
     assign rdf_pop = (rdf_cnt_q != 0) && rdr_out_ready;
 
     // ---------------------------------------------------------------- command FSM
-    typedef enum logic [4:0] {
+    typedef enum logic [5:0] {
         ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_LK1, ST_LK2, ST_LK3, ST_ACT, ST_HRD_REQ, ST_FILL, ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_NEXT,
         ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_MISS, ST_FIN, ST_WPUSH,
-        ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN
+        ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN,
+        ST_TXW, ST_TXW2, ST_TXW3, ST_TXFIN,
+        ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL
     } main_state_e;
     // one-hot: Yosys' "auto" FSM encoding picks binary for 32 states, which puts a state decode in
     // front of every registered decode and per-state enable
@@ -302,6 +314,21 @@ module ats_wbuf #(
     logic [7:0]         tag_q;
     logic               fua_q;
     logic [5:0]         txid_q;
+    logic [5:0]         key_q, key_d;             // lookup domain: slots of this txid only (TX = 1)
+    logic               op_rec_q;                 // TX_COMMIT / TX_ABORT: a record slot, no lookup match
+    logic               cmt_q;                    // WRITE with the COMMIT flag
+    logic               txid_bad_q;               // txid > NUM_TX
+    // DIFFWRITE (TX = 1): words dlo..dhi-1 of the page come from the host, the rest from the base
+    logic               op_diff_q;
+    logic               dbad_q;                   // offset / length not word multiples, or past the page
+    logic [15:0]        doff_q, dlen_q;
+    logic [WI_W:0]      dlo_q, dhi_q;             // first diff word, one past the last
+    logic               dmiss_q, dmiss_d;         // no version in the tx's own domain (second lookup pass)
+    logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
+    logic [SLOT_W-1:0]  dslot_q, dslot_d;         // base slot
+    logic               d_in, dstep, dlast;
+    logic               txdone_q;                 // ST_TXW: the record's completion arrived
+    logic [7:0]         txst_q;                   // its status
     logic [1:0]         prio_q;
     logic [15:0]        epoch_q;
     logic [31:0]        addr_q, addr_d;           // host address of the current page / range list
@@ -433,8 +460,26 @@ module ats_wbuf #(
         unique case (op_q)
             OP_READ, OP_WRITE, OP_TRIM: begin
                 if (bad_field_q) dec_status = ST_BAD_FIELD;
+                else if (TX && op_trim_q && txid_q != 6'd0) dec_status = ST_BAD_FIELD;   // TRIM is not transactional
+                else if (TX && (txid_bad_q || (cmt_q && txid_q == 6'd0))) dec_status = ST_BAD_TXID;
                 else if (lba_bad) dec_status = ST_BAD_LBA;
                 else dec_next = ST_LK1;
+            end
+            OP_DIFF: begin
+                if (!TX) dec_status = ST_BAD_OP;
+                else if (bad_field_q || dbad_q) dec_status = ST_BAD_FIELD;
+                else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
+                else if (lba_bad) dec_status = ST_BAD_LBA;
+                else dec_next = ST_LK1;
+            end
+            OP_TXB: begin
+                if (!TX) dec_status = ST_BAD_OP;
+                else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
+            end
+            OP_TXC, OP_TXA: begin
+                if (!TX) dec_status = ST_BAD_OP;
+                else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
+                else dec_next = ST_LK1;                  // a record slot (no lookup match), then ST_TXW
             end
             OP_FLUSH: begin
                 if (bad_field_q) dec_status = ST_BAD_FIELD;
@@ -478,13 +523,15 @@ module ats_wbuf #(
     // Next-state decodes built from state_q and registered flags only (shallow, unlike state_d):
     // they feed the registered state decodes (meta_busy_q, st_act_w_q, st_commit_q, st_scan_q) and
     // the commit one-hots; they equal the corresponding state_d compares (checked in simulation).
-    logic               alloc_ok, fill_last, scan_done;
+    logic               alloc_ok, fill_last, scan_done, diff_p1miss;
     logic               to_act_w, to_precommit, to_precommit2, to_commit, to_scan;
     assign alloc_ok      = alloc_v_q && fifo_space_q && plp_room_q;
     assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
     assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
-    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok));
-    assign to_precommit  = !dump_q && ((state_q == ST_ACT && op_trim_q && alloc_ok) ||
+    assign diff_p1miss   = TX && op_diff_q && key_q != 6'd0 && !rd_hit_q;   // DIFFWRITE leaves ACT for its second lookup
+    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss));
+    assign to_precommit  = !dump_q && ((state_q == ST_ACT && (op_trim_q || op_rec_q) && alloc_ok) ||
+                                       (state_q == ST_DCHK && !rd_err_q) ||
                                        (state_q == ST_FILL && fill_last));
     assign to_precommit2 = !dump_q && (state_q == ST_PRECOMMIT);
     assign to_commit     = !dump_q && (state_q == ST_PRECOMMIT2);
@@ -496,6 +543,10 @@ module ats_wbuf #(
         addr_d    = addr_q;
         page_d    = page_q;
         lpn_d     = lpn_q;
+        key_d     = key_q;
+        dmiss_d   = dmiss_q;
+        dsrc_d    = dsrc_q;
+        dslot_d   = dslot_q;
         status_d  = status_q;
         result_d  = result_q;
         fill_d    = fill_q;
@@ -518,6 +569,8 @@ module ats_wbuf #(
                 addr_d   = (s_disp_op == OP_RFLUSH) ? s_disp_aux : s_disp_dptr;
                 page_d   = 16'd0;
                 lpn_d    = s_disp_lba[LPN_W-1:0];
+                key_d    = TX ? s_disp_txid : 6'd0;
+                dmiss_d  = 1'b0;
                 rd_err_d = 1'b0;
                 widx_d   = '0;
             end
@@ -541,9 +594,25 @@ module ats_wbuf #(
                     // FSM allocates slots); a state change since LK3 (WB -> CLEAN) does not matter
                     if (rd_hit_q) begin
                         state_d = rd_tomb_q ? ST_RD_ZERO : ST_RD_JOB;
+                    end else if (TX && key_q != 6'd0) begin
+                        key_d   = 6'd0;                  // tx READ: own slots missed, committed slots next
+                        state_d = ST_LK1;
                     end else begin
                         state_d = ST_RD_REQ;
                     end
+                end else if (diff_p1miss) begin
+                    // DIFFWRITE: nothing in the tx's own domain; its base is committed data
+                    dmiss_d = 1'b1;
+                    key_d   = 6'd0;
+                    state_d = ST_LK1;
+                end else if (TX && op_diff_q && alloc_ok) begin
+                    fill_d  = alloc_q;
+                    // base: the tx's own version (also the old version the commit supersedes), or
+                    // the committed one (buffer slot, tombstone = zeros, else the media)
+                    dslot_d = hit_slot_q;
+                    dsrc_d  = rd_hit_q ? (rd_tomb_q ? 2'd2 : 2'd0) : 2'd1;
+                    if (dmiss_q || hit_slot_q == alloc_q) hit_d = 1'b0;
+                    state_d = ST_DHRD;
                 end else if (alloc_ok) begin
                     // (PLP: only while held < budget, else wait for writeback to complete one)
                     // alloc_q is FREE or CLEAN: it was computed last cycle and only this FSM
@@ -554,6 +623,24 @@ module ats_wbuf #(
                 end
             end
             ST_HRD_REQ: if (m_hrd_ready) state_d = ST_FILL;
+            // DIFFWRITE: host words of the diff requested, then the base streamed into the new slot
+            // with the diff words in place of its words dlo..dhi-1
+            ST_DHRD: if (m_hrd_ready) state_d = (dsrc_q == 2'd0) ? ST_DJOB : (dsrc_q == 2'd1) ? ST_DRDREQ : ST_DFILL;
+            ST_DJOB: begin
+                rdr_req_main = 1'b1;
+                if (rdr_grant_main) state_d = ST_DFILL;
+            end
+            ST_DRDREQ: if (m_rd_ready) state_d = ST_DFILL;
+            ST_DFILL: if (dstep) begin
+                widx_d = widx_q + 1'b1;
+                if (dsrc_q == 2'd1 && s_rdd_status != ST_OK) rd_err_d = 1'b1;
+                if (dlast) state_d = ST_DCHK;
+            end
+            ST_DCHK: state_d = rd_err_q ? ST_DREL : ST_PRECOMMIT;
+            ST_DREL: begin                                // base unreadable: the new slot is freed
+                status_d = ST_MEDIA_ERROR;
+                state_d  = ST_DONE;
+            end
             ST_FILL: if (s_hrd_valid) begin
                 widx_d = widx_q + 1'b1;
                 if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_PRECOMMIT;
@@ -570,6 +657,7 @@ module ats_wbuf #(
                 end else begin
                     page_d  = page_q + 1'b1;
                     lpn_d   = lpn_q + 1'b1;
+                    key_d   = txid_q;                    // a READ's next page starts in its own domain again
                     addr_d  = addr_q + 32'(PAGE_BYTES);
                     state_d = ST_LK1;
                 end
@@ -592,7 +680,23 @@ module ats_wbuf #(
             ST_FIN: begin
                 result_d = {16'd0, nlb_q} + 32'd1;
                 if (op_rd_q && rd_err_q) status_d = ST_MEDIA_ERROR;
-                state_d = (op_wr_q && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
+                if (TX && (op_rec_q || cmt_q)) begin
+                    state_d = ST_TXW;                     // wait for the commit / abort to be applied
+                end else begin
+                    state_d = ((op_wr_q || op_diff_q) && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
+                end
+            end
+            // transaction end (TX = 1): the record (or the COMMIT-marked page) is the newest entry of
+            // the writeback FIFO; the engine writes everything back (wb_go) and the backend completes
+            // it after every earlier request. Then the slots of the tx (and, on a commit, the clean
+            // committed-domain slots) are updated in ST_TXFIN, after the record's own slot update.
+            ST_TXW: if (txdone_q) state_d = ST_TXW2;
+            ST_TXW2: state_d = ST_TXW3;
+            ST_TXW3: state_d = ST_TXFIN;
+            ST_TXFIN: begin
+                status_d = txst_q;
+                if (op_rec_q) result_d = 32'd0;
+                state_d  = ST_DONE;
             end
             ST_WPUSH: if (!wt_full) begin
                 wpush_fire = 1'b1;
@@ -641,24 +745,32 @@ module ats_wbuf #(
     logic               hrd_hold_q;
     logic [31:0]        hrd_addr_q;
     logic [15:0]        hrd_len_q, hrd_live_len;
-    assign hrd_live_len = (state_q == ST_RF_HRD) ? {9'd0, {1'b0, rf_n_q} + 4'd1, 3'd0} : 16'(PAGE_BYTES);
-    assign m_hrd_valid  = hrd_hold_q || (!dump_q && ((state_q == ST_HRD_REQ) || (state_q == ST_RF_HRD)));
+    assign hrd_live_len = (state_q == ST_RF_HRD) ? {9'd0, {1'b0, rf_n_q} + 4'd1, 3'd0} :
+                          (state_q == ST_DHRD) ? dlen_q : 16'(PAGE_BYTES);
+    assign m_hrd_valid  = hrd_hold_q || (!dump_q && ((state_q == ST_HRD_REQ) || (state_q == ST_RF_HRD) ||
+                                                     (state_q == ST_DHRD)));
     assign m_hrd_addr   = hrd_hold_q ? hrd_addr_q : addr_q;
     assign m_hrd_len    = hrd_hold_q ? hrd_len_q : hrd_live_len;
-    assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV);
-    assign mem_we = (state_q == ST_FILL) && s_hrd_valid;
+    // DIFFWRITE fill: one word a step, when the base word is there (and the host word, in the diff)
+    assign d_in   = (widx_q >= dlo_q) && (widx_q < dhi_q);
+    assign dstep  = (state_q == ST_DFILL) && (!d_in || s_hrd_valid) &&
+                    (dsrc_q == 2'd2 || (dsrc_q == 2'd0 ? rdf_cnt_q != 0 : s_rdd_valid));
+    assign dlast  = widx_q == (WI_W + 1)'(PWORDS - 1);
+    assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV) || (dstep && d_in);
+    assign mem_we = ((state_q == ST_FILL) && s_hrd_valid) || dstep;
     assign mem_wa = {fill_q, widx_q[WI_W-1:0]};
-    assign mem_wd = s_hrd_data;
+    assign mem_wd = (state_q == ST_FILL || d_in) ? s_hrd_data :
+                    (dsrc_q == 2'd0) ? rdf_q[rdf_rd_q] : (dsrc_q == 2'd1) ? s_rdd_data : 32'd0;
 
     logic               rd_hold_q;
     logic [31:0]        rd_lpn_q;
     logic [5:0]         rd_txid_q;
     logic [7:0]         rd_tag_q;
-    assign m_rd_valid = rd_hold_q || (!dump_q && state_q == ST_RD_REQ);
+    assign m_rd_valid = rd_hold_q || (!dump_q && (state_q == ST_RD_REQ || state_q == ST_DRDREQ));
     assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
     assign m_rd_txid  = rd_hold_q ? rd_txid_q : txid_q;
     assign m_rd_tag   = rd_hold_q ? rd_tag_q : tag_q;
-    assign s_rdd_ready = (state_q == ST_RD_MISS) && m_hwr_ready;
+    assign s_rdd_ready = ((state_q == ST_RD_MISS) && m_hwr_ready) || (dstep && dsrc_q == 2'd1);
 
     logic               hwr_hold_q, hwr_live_v, hwr_live_last, hwr_last_q;
     logic [31:0]        hwr_live_data, hwr_addr_q, hwr_data_q;
@@ -702,6 +814,10 @@ module ats_wbuf #(
         page_q    <= page_d;
         page_last_q <= (page_q == nlb_q);
         lpn_q     <= lpn_d;
+        key_q     <= key_d;
+        dmiss_q   <= dmiss_d;
+        dsrc_q    <= dsrc_d;
+        dslot_q   <= dslot_d;
         status_q  <= status_d;
         result_q  <= result_d;
         fill_q    <= fill_d;
@@ -716,8 +832,10 @@ module ats_wbuf #(
         rd_tomb_q    <= sl_trim_q[hit_slot_q];
         hit_st_q     <= hit_st;
         hit_ep_q     <= sl_ep_q[hit_slot_q];
-        c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q;
-        c_free_any_q <= hit_q && ((hit_st_q == SL_DIRTY && hit_ep_q == epoch_q) || hit_st_q == SL_CLEAN);
+        // the COMMIT-marked page never takes over an older position: it must be the newest FIFO entry
+        c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && !(cmt_q && page_last_q);
+        c_free_any_q <= hit_q && ((hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && !(cmt_q && page_last_q)) ||
+                                  hit_st_q == SL_CLEAN);
         c_urg_q      <= sl_urg_q[hit_slot_q];
         c_qp_q       <= sl_qp_q[hit_slot_q];
         if (state_q == ST_IDLE) begin                   // every idle cycle, see ST_IDLE
@@ -732,11 +850,18 @@ module ats_wbuf #(
             txid_q  <= s_disp_txid;
             prio_q  <= s_disp_prio;
             epoch_q <= s_disp_epoch;
-            nlb_q   <= s_disp_nlb;
+            // a record is one slot whatever the descriptor's nlb
+            nlb_q   <= (TX && (s_disp_op == OP_TXC || s_disp_op == OP_TXA || s_disp_op == OP_DIFF)) ? 16'd0 : s_disp_nlb;
+            op_rec_q   <= TX && (s_disp_op == OP_TXC || s_disp_op == OP_TXA);
+            op_diff_q  <= TX && s_disp_op == OP_DIFF;
+            doff_q     <= s_disp_aux[15:0];
+            dlen_q     <= s_disp_aux[31:16];
+            cmt_q      <= TX && s_disp_op == OP_WRITE && s_disp_flags[2];
+            txid_bad_q <= 7'(s_disp_txid) > 7'(NUM_TX);
             rf_n_q  <= s_disp_nlb[2:0];
         end
         for (int i = 0; i < NUM_SLOTS; i++) begin
-            match_q[i] <= sl_new_q[i] && sl_lpn_q[i] == lpn_q;
+            match_q[i] <= sl_new_q[i] && sl_lpn_q[i] == lpn_q && !op_rec_q && (!TX || sl_tx_q[i] == key_q);
         end
         if (rf_store) begin
             if (widx_q[0]) rf_hi_q[widx_q[3:1]] <= s_hrd_data;
@@ -750,6 +875,11 @@ module ats_wbuf #(
         ck_rem_q   <= RW'(NUM_LBAS) - RW'(ck_cnt_q);
         ck_bad_q   <= ck_hi_q || ($signed(RW'(ck_lo_q)) >= ck_rem_q);
         lba_hi_q   <= |(lba_q >> LPN_W);
+        // DIFFWRITE range (ST_DEC, used in ST_DEC3): word multiples, 1 .. PAGE_BYTES bytes in the page
+        dbad_q     <= (doff_q[1:0] != 2'd0) || (dlen_q[1:0] != 2'd0) || (dlen_q == 16'd0) ||
+                      (17'(doff_q) + 17'(dlen_q) > 17'(PAGE_BYTES));
+        dlo_q      <= (WI_W + 1)'(doff_q >> 2);
+        dhi_q      <= (WI_W + 1)'((17'(doff_q) + 17'(dlen_q)) >> 2);
         lba_lo_q   <= lba_q[LPN_W-1:0];
         lba_rem_q  <= RW'(NUM_LBAS) - RW'(nlb_q);
         lba_bad_q  <= lba_hi_q || ($signed(RW'(lba_lo_q)) >= lba_rem_q);
@@ -853,7 +983,7 @@ module ats_wbuf #(
     assign rdr_req_eng = (en_q == EN_JOB);
 
     always_ff @(posedge clk) begin
-        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending_q ||
+        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending_q || (TX && state_q == ST_TXW) ||
                    (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q || !plp_room_q;
         // nothing is issued in the cycle that samples pwr_fail (fire_ok) nor in the next one (the
         // budget and the pages in flight at the cut are being settled: budget_ok_q is 0)
@@ -914,6 +1044,7 @@ module ats_wbuf #(
 
     assign m_wb_valid = (en_q == EN_REQ);
     assign m_wb_op    = sl_trim_q[es_q];
+    assign m_wb_rec   = TX ? sl_rec_q[es_q] : RC_NONE;
     assign m_wb_slot  = 8'(es_q);
     assign m_wb_lpn   = 32'(sl_lpn_q[es_q]);
     assign m_wb_txid  = sl_tx_q[es_q];
@@ -925,15 +1056,32 @@ module ats_wbuf #(
     assign m_wbd_data  = rdf_q[rdf_rd_q];
     assign m_wbd_last  = (rdr_out_q == WI_W'(PWORDS - 1));
     // after a power failure a host-bound page is dropped (the command FSM is frozen)
-    assign rdr_out_ready = rdr_dest_q ? ((hwr_from_rdr && m_hwr_ready) || dump_q) : m_wbd_ready;
+    assign rdr_out_ready = rdr_dest_q ? ((hwr_from_rdr && m_hwr_ready) || dump_q || (dstep && dsrc_q == 2'd0))
+                                      : m_wbd_ready;
 
     // completions from the media, in issue order
-    logic               cpl_fire, cpl_ok;
+    logic               cpl_fire, cpl_ok, cpl_fail, txfin_fire, tx_commit_ok;
     logic [SLOT_W-1:0]  cpl_slot;
     assign s_wbc_ready = 1'b1;
     assign cpl_fire = s_wbc_valid && !out_empty;
     assign cpl_slot = out_q[out_rd_q[SLOT_W-1:0]];
     assign cpl_ok   = (s_wbc_status == ST_OK);
+    // a transaction status (BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY) is the tx's failure, not a
+    // failed writeback: it does not fail a FLUSH / FUA / RFLUSH
+    assign cpl_fail = !cpl_ok && !(TX && (s_wbc_status == 8'h02 || s_wbc_status == 8'h04 ||
+                                          s_wbc_status == 8'h05 || s_wbc_status == 8'h06));
+    // ST_TXW: the completion of the record (or COMMIT-marked page): fill_q is its slot
+    always_ff @(posedge clk) begin
+        if (state_q != ST_TXW) begin
+            txdone_q <= 1'b0;
+        end else if (cpl_fire && cpl_slot == fill_q && !txdone_q) begin
+            txdone_q <= 1'b1;
+            txst_q   <= s_wbc_status;
+        end
+        if (rst) txdone_q <= 1'b0;
+    end
+    assign txfin_fire   = TX && state_q == ST_TXFIN;
+    assign tx_commit_ok = txst_q == ST_OK && op_q != OP_TXA;
     // the slot update of a completion is applied two cycles later: the completed slot and status are
     // registered (cpl_v_q, cpl_slot_q, cpl_ok1_q), then decoded into registered one-hot enables
     // (the slot stays SL_WB two cycles longer; nothing else touches an SL_WB slot's state)
@@ -959,7 +1107,7 @@ module ats_wbuf #(
         if (rdr_grant_eng || rdr_grant_main) begin
             rdr_busy_q <= 1'b1;
             rdr_dest_q <= rdr_grant_main;
-            rdr_slot_q <= rdr_grant_main ? hit_slot_q : es_q;
+            rdr_slot_q <= rdr_grant_main ? ((state_q == ST_DJOB) ? dslot_q : hit_slot_q) : es_q;
             rdr_iss_q  <= '0;
             rdr_out_q  <= '0;
         end
@@ -989,7 +1137,9 @@ module ats_wbuf #(
     // the slot taken in ST_ACT (the command FSM's fill_q from then on), marked FILL one cycle later
     // from this registered one-hot
     always_ff @(posedge clk) begin
-        for (int i = 0; i < NUM_SLOTS; i++) alloc_take_q[i] <= st_act_w_q && alloc_ok && alloc_oh_q[i];
+        // (a DIFFWRITE whose first lookup missed allocates in its second ACT, not this one)
+        for (int i = 0; i < NUM_SLOTS; i++)
+            alloc_take_q[i] <= st_act_w_q && alloc_ok && alloc_oh_q[i] && !diff_p1miss;
         if (rst) alloc_take_q <= '0;
     end
 
@@ -1018,8 +1168,10 @@ module ats_wbuf #(
                 sl_ep_q[i]   <= epoch_q;
                 sl_tx_q[i]   <= txid_q;
                 sl_pr_q[i]   <= prio_q;
-                sl_new_q[i]  <= 1'b1;
-                sl_trim_q[i] <= op_trim_q;
+                sl_new_q[i]  <= !op_rec_q;
+                sl_trim_q[i] <= op_trim_q || op_rec_q;
+                sl_rec_q[i]  <= op_rec_q ? ((op_q == OP_TXA) ? RC_AREC : RC_CREC)
+                              : (cmt_q && page_last_q) ? RC_CMARK : RC_NONE;
                 sl_urg_q[i]  <= c_take_q ? c_urg_q : 1'b0;
                 sl_qp_q[i]   <= c_take_q ? c_qp_q : tail_pos_q[QP_W-1:0];
             end
@@ -1031,6 +1183,24 @@ module ats_wbuf #(
             if (cpl_oh_q[i]) begin
                 sl_st_q[i] <= (cpl_ok_q && sl_new_q[i]) ? SL_CLEAN : SL_FREE;
                 if (!cpl_ok_q) sl_new_q[i] <= 1'b0;
+            end
+            // end of a transaction (ST_TXFIN, after the record's own completion update): on a
+            // commit the tx's slots join the committed domain (txid 0) and the committed domain's
+            // clean slots are dropped (they may hold a version the commit replaced); on an abort or
+            // a failed commit the tx's slots are dropped. Every slot is FREE or CLEAN here.
+            if (TX && state_q == ST_DREL && fill_q == SLOT_W'(i)) sl_st_q[i] <= SL_FREE;
+            if (txfin_fire) begin
+                if (sl_tx_q[i] == txid_q && sl_st_q[i] != SL_FREE) begin
+                    if (tx_commit_ok && sl_new_q[i]) begin
+                        sl_tx_q[i] <= 6'd0;
+                    end else begin
+                        sl_st_q[i]  <= SL_FREE;
+                        sl_new_q[i] <= 1'b0;
+                    end
+                end else if (tx_commit_ok && sl_tx_q[i] == 6'd0 && sl_st_q[i] == SL_CLEAN) begin
+                    sl_st_q[i]  <= SL_FREE;
+                    sl_new_q[i] <= 1'b0;
+                end
             end
             if (rst) begin
                 sl_st_q[i]  <= SL_FREE;
@@ -1079,12 +1249,12 @@ module ats_wbuf #(
             end else begin
                 out_rd_q  <= out_rd_q + 1'b1;
                 dur_cnt_q <= dur_cnt_q + 1'b1;
-                if (!cpl_ok) fail_cnt_q <= fail_cnt_q + 1'b1;
+                if (cpl_fail) fail_cnt_q <= fail_cnt_q + 1'b1;
                 if (s_wbc_tag != 8'(cpl_slot)) c_perr_q <= c_perr_q + 1'b1;
             end
         end
         // counters
-        if (commit_fire && op_q == OP_WRITE) c_host_q <= c_host_q + 1'b1;
+        if (commit_fire && (op_q == OP_WRITE || op_diff_q)) c_host_q <= c_host_q + 1'b1;
         if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
         if (wb_accept && !m_wb_op) begin
             c_wbp_q   <= c_wbp_q + 1'b1;
@@ -1204,7 +1374,7 @@ module ats_wbuf #(
 
     // inputs only used for checks or reserved
     logic unused_ok;
-    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[2:1], sl_pr_q[0]};
+    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[1], sl_pr_q[0]};
 endmodule
 
 `resetall

@@ -58,6 +58,12 @@ DISP_FIELDS = CMD_FIELDS + ["epoch"]
 RANGE_OPS = {READ, WRITE, DIFFWRITE, TRIM}
 WRITE_OPS = {WRITE, DIFFWRITE, TRIM}
 TX_OPS = {TX_BEGIN, TX_COMMIT, TX_ABORT}
+
+
+def tx_end(c) -> bool:
+    """A transaction op for the same-transaction rule: TX_BEGIN/COMMIT/ABORT, or a WRITE that
+    carries the COMMIT flag (it commits the tx: it must follow the tx's earlier writes)."""
+    return c["op"] in TX_OPS or (c["op"] == WRITE and bool(c["flags"] & COMMIT))
 FLUSH_OPS = {FLUSH, RFLUSH}
 
 
@@ -103,7 +109,7 @@ def must_wait(x: dict, y: dict, ex: int | None = None, ey: int | None = None) ->
             return True
     if x["op"] in FLUSH_OPS and y["op"] in WRITE_OPS:
         return True
-    if x["txid"] != 0 and x["txid"] == y["txid"] and (x["op"] in TX_OPS or y["op"] in TX_OPS):
+    if x["txid"] != 0 and x["txid"] == y["txid"] and (tx_end(x) or tx_end(y)):
         return True
     return False
 

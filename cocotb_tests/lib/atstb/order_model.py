@@ -426,7 +426,9 @@ class OrderModel:
                     why = "LBA overlap"
                 elif x.op in (FLUSH, RFLUSH) and y.op in WRITES:
                     why = "flush after write"
-                elif x.txid and x.txid == y.txid and (x.op in TXOPS or y.op in TXOPS):
+                elif x.txid and x.txid == y.txid and (x.op in TXOPS or y.op in TXOPS or
+                                                      (x.op == WRITE and x.flags & COMMIT) or
+                                                      (y.op == WRITE and y.flags & COMMIT)):
                     why = "transaction op"
                 if why:
                     cov["hazards"] += 1

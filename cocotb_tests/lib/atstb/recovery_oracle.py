@@ -17,7 +17,7 @@ from pathlib import Path
 from atstb.nand_page_model import Meta, PageFormat, crc32c
 
 KIND_DATA, KIND_LOG, KIND_MAP, KIND_CKPT = 0, 1, 2, 3
-F_COMMIT, F_COMMIT_BLOCK, F_TRIM, F_ABORT = 0x01, 0x02, 0x04, 0x08
+F_COMMIT, F_COMMIT_BLOCK, F_TRIM, F_ABORT, F_RELOC = 0x01, 0x02, 0x04, 0x08, 0x10
 CP_MAGIC = 0x50435441    # "ATCP"
 CP_VERSION = 1
 
@@ -155,6 +155,9 @@ class Recovered:
     torn: int = 0                                             # pages read that failed the CRC
     beyond_prefix: int = 0                                    # valid records after the first gap
     aborted_tx: int = 0                                       # open transactions dropped
+    commits: int = 0                                          # tx commits replayed
+    aborts: int = 0                                           # tx aborts replayed
+    relocs: int = 0                                           # GC relocations applied
     plan: list[list[int]] = field(default_factory=list)
     dies: list[DieImage] = field(default_factory=list)        # the images recovery read
 
@@ -228,15 +231,23 @@ def recover(paths: list[Path], geo: Geometry) -> Recovered:
     for r in rec.records:
         if r.kind == KIND_LOG and r.flags & F_TRIM:
             rec.mapping.pop(r.lpn, None)
-        elif r.kind == KIND_LOG and r.flags & F_ABORT:
-            pending.pop(r.txid, None)
+        elif r.kind == KIND_DATA and r.txid == 0 and r.flags & F_RELOC:
+            # a GC relocation: applied only if the LPN still maps to the page it copied (epoch field)
+            if rec.mapping.get(r.lpn) == r.epoch:
+                rec.mapping[r.lpn] = geo.ppn(r.die, r.block, r.page)
+                rec.relocs += 1
         elif r.kind == KIND_DATA and r.txid == 0:
             rec.mapping[r.lpn] = geo.ppn(r.die, r.block, r.page)
         elif r.kind == KIND_DATA:
             pending.setdefault(r.txid, []).append(r)
-        if r.txid != 0 and r.flags & F_COMMIT:
+        # a tx ends at a record (kind 1, no LPN) or a data page of it that carries the flag
+        if r.txid != 0 and r.flags & F_ABORT:
+            pending.pop(r.txid, None)
+            rec.aborts += 1
+        elif r.txid != 0 and r.flags & F_COMMIT:
             for p in pending.pop(r.txid, []):
                 rec.mapping[p.lpn] = geo.ppn(p.die, p.block, p.page)
+            rec.commits += 1
     rec.aborted_tx = len(pending)
     return rec
 

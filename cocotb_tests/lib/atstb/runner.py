@@ -1,6 +1,7 @@
 """Build and run cocotb tests on Verilator, one build directory per (toplevel, parameter set)."""
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -23,6 +24,10 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
     of one build."""
     build_dir = ROOT / "build" / "sim" / toplevel / build_key
     runner = get_runner("verilator")
+    # several pytest items (xdist workers) may share a build: the first builds, the others wait
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(build_dir.parent / f".{build_key}.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     runner.build(
         sources=[str(s) for s in sources],
         hdl_toplevel=toplevel,
@@ -33,6 +38,8 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
         waves=True,          # compiled with trace support; a run only traces when asked
         always=False,
     )
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    lock.close()
     env = {"PYTHONPATH": os.pathsep.join([str(LIB), str(test_dir), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
     test_args = []
