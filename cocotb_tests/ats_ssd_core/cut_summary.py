@@ -24,4 +24,9 @@ if "tx_commits" in tot:
           f"refused (TX_FULL / INDEX_FULL), {tot['tx_reads']} tx read pages checked, {tot['atom_checked']} "
           f"atomicity checks after cuts, {tot['tx_cut_in_commit']} cuts inside a commit "
           f"({tot['tx_applied_in_cut']} of those txs recovered whole, the rest not at all)")
+if "fw_ops" in tot:
+    print(f"core DIFFWRITE and firmware port: {tot.get('diffwrites', 0)} DIFFWRITEs, {tot['fw_ops']} firmware "
+          f"operations: {tot['relocs']} GC relocations applied, {tot['relocs_stale']} stale (the host moved the "
+          f"LBA first), {tot['raw_progs']} raw programs read back, {tot['raw_reads']} raw reads, {tot['erases']} "
+          f"erases; {tot.get('cut_at_commit_cpl', 0)} cuts between a commit's durability and its completion")
 sys.exit(1 if tot["violations"] else 0)

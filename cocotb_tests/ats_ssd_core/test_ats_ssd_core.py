@@ -271,6 +271,14 @@ class TB:
             if st not in (0, 1):
                 self.errors.append(f"fw RELOC {lba}: status {st}")
             self.stats["relocs" if st == 0 else "relocs_stale"] += 1
+            if st == 0 and rng.random() < 0.3:
+                # the same copy again: the LPN now maps to the first copy, so this one must be stale
+                b = await self.fw_call(gen, op=FW_RELOC, lpn=lba, ppn=ppn, data=words[:pw])
+                if b is None:
+                    return
+                if b[0]["status"] != 1:
+                    self.errors.append(f"fw RELOC {lba} of page {ppn} twice: status {b[0]['status']}, expected stale")
+                self.stats["relocs_stale"] += 1
         elif r < 0.9:
             # raw PROGRAM then READ back of the next scratch page (data and every spare field)
             d = rng.randrange(g.ndie)
@@ -960,7 +968,8 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     assert tb.stats["tx_commits"] > 0 and tb.stats["tx_aborts"] > 0 and tb.stats["tx_reads"] > 0
     assert tb.stats["diffwrites"] > 0 and tb.stats["tx_failed"] > 0, "no DIFFWRITE, or no tx refused"
     assert tb.stats["tx_applied_in_cut"] > 0, "no cut between a commit's durability and its completion"
-    assert tb.stats["relocs"] > 0 and tb.stats["raw_progs"] > 0 and tb.stats["erases"] > 0, "firmware port not exercised"
+    assert tb.stats["relocs"] > 0 and tb.stats["relocs_stale"] > 0 and tb.stats["raw_progs"] > 0 and \
+        tb.stats["erases"] > 0, "firmware port not exercised"
     assert tb.stats["atom_checked"] > 0 and tb.stats["tx_cut_in_commit"] > 0, "no cut during a commit"
     if int(faults.get("flip_ppb", 0)):
         assert tb.stats["ecc_corr"] > 0, "no bit corrected on a read miss"
