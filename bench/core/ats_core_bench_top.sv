@@ -4,7 +4,7 @@
 // NUM_CHAN x WAYS ats_nand_die models (sim/nand/ats_nand_array: ONFI SDR timing mode 5 interface
 // minimums, array times of the die defaults = the FEMU preset, tR 40 us / tPROG 200 us, not scaled).
 // The host (descriptors, completions, host memory) and the firmware's block supply are modelled in
-// C++ (bench_core_main.cpp). Besides the core's ports, a few internal counters are brought out by
+// C++ (bench_core_main.cpp); the firmware port (raw NAND ops, GC) stays idle. Besides the core's ports, a few internal counters are brought out by
 // hierarchical reference for the measurement (read hits, dirty / held slots, queue occupancy).
 // Simulation only (Verilator). See README.md.
 `resetall
@@ -90,6 +90,9 @@ module ats_core_bench_top #(
     output wire logic [31:0] cnt_read_err,
     output wire logic [31:0] cnt_proto_err,
     output wire logic        err_spurious,
+    output wire logic [31:0] cnt_erases,
+    output wire logic [31:0] cnt_relocs,
+    output wire logic        fwr_valid,          // a firmware-port response (never expected: the port is idle)
     output wire logic [31:0] viol_total,
     // measurement taps (hierarchical references into the core)
     output wire logic [31:0] tap_read_hits,      // write buffer: read pages served from a slot
@@ -113,6 +116,10 @@ module ats_core_bench_top #(
     logic [NUM_CHAN-1:0]   cle, ale, we_n, re_n, wp_n;
     logic [NUM_CHAN*8-1:0] dq_c, dq_bus;
     logic [8:0]            vc_data;
+    logic                  fw_ready, fwd_ready, fwr_last, fwr_mapped;
+    logic [7:0]            fwr_status;
+    logic [31:0]           fwr_data;
+    logic [REMAP_PPN_W-1:0] fwr_ppn;
 
     ats_ssd_core #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES),
@@ -132,6 +139,14 @@ module ats_core_bench_top #(
         .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block,
         .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
         .vc_addr(15'd0), .vc_data,
+        // firmware port (raw NAND ops, remap requests, GC relocation): idle in these benchmarks
+        .s_fw_valid(1'b0), .s_fw_ready(fw_ready), .s_fw_op(3'd0), .s_fw_chan(3'd0), .s_fw_way(2'd0),
+        .s_fw_block(12'd0), .s_fw_page(8'd0), .s_fw_rop(4'd0), .s_fw_txid(6'd0), .s_fw_lpn(32'd0),
+        .s_fw_ppn('0), .s_fw_seq(64'd0), .s_fw_epoch(32'd0), .s_fw_flags(8'd0), .s_fw_kind(2'd0),
+        .s_fwd_valid(1'b0), .s_fwd_ready(fwd_ready), .s_fwd_data(32'd0), .s_fwd_last(1'b0),
+        .m_fwr_valid(fwr_valid), .m_fwr_ready(1'b1), .m_fwr_status(fwr_status), .m_fwr_data(fwr_data),
+        .m_fwr_last(fwr_last), .m_fwr_ppn(fwr_ppn), .m_fwr_mapped(fwr_mapped),
+        .cnt_erases, .cnt_relocs,
         .pwr_fail(1'b0), .init_done, .no_free_block, .next_seq,
         .cnt_host_pages, .cnt_coalesced, .cnt_nand_prog, .cnt_nand_read, .cnt_ecc_corr, .cnt_prog_fail,
         .cnt_read_err, .cnt_proto_err, .err_spurious,
@@ -163,7 +178,7 @@ module ats_core_bench_top #(
     assign tap_rb_n          = rb_n;
 
     logic unused;
-    assign unused = ^vc_data;
+    assign unused = ^{vc_data, fw_ready, fwd_ready, fwr_status, fwr_data, fwr_last, fwr_ppn, fwr_mapped};
 endmodule
 
 `resetall

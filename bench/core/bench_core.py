@@ -303,7 +303,8 @@ def selftest(exe: Path) -> None:
     """The checks must trip: a corrupted expected page (a read or the flash scan differs) and a
     completion status other than the expected one each make the run fail."""
     for n, want in ((1, ("READ lba", "store: lpn")), (2, ("completed with status",))):
-        r = subprocess.run([str(exe), "+run=smoke", f"+selftest={n}"], cwd=exe.parent, stdout=subprocess.PIPE,
+        r = subprocess.run([str(exe), "+run=smoke", f"+selftest={n}", "+qd=8", "+w_warm=8", "+w_meas=8",
+                            "+r_warm=0", "+r_meas=0", "+verify_reads=8"], cwd=exe.parent, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         failed = [ln for ln in r.stdout.splitlines() if "BENCH FAILED" in ln]
         if r.returncode == 0 or not failed or not any(w in failed[0] for w in want):

@@ -205,10 +205,11 @@ struct Bench {
 
     void check_counters(const char *where) {
         if (top->viol_total || top->err_spurious || top->cnt_proto_err || top->cnt_read_err ||
-            top->cnt_prog_fail || top->no_free_block)
+            top->cnt_prog_fail || top->no_free_block || top->fwr_valid || top->cnt_erases || top->cnt_relocs)
             fail("%s (cycle %" PRIu64 "): die violations %u, spurious %u, protocol errors %u, read errors %u, "
-                 "program failures %u, no_free_block %u", where, cycle, top->viol_total, top->err_spurious,
-                 top->cnt_proto_err, top->cnt_read_err, top->cnt_prog_fail, top->no_free_block);
+                 "program failures %u, no_free_block %u, firmware-port responses %u, erases %u, relocations %u",
+                 where, cycle, top->viol_total, top->err_spurious, top->cnt_proto_err, top->cnt_read_err,
+                 top->cnt_prog_fail, top->no_free_block, top->fwr_valid, top->cnt_erases, top->cnt_relocs);
     }
 
     void reset() {
@@ -606,10 +607,10 @@ struct Bench {
     // ------------------------------------------------------------------ final checks
     // Every die's store: for each LPN the programmed page with the highest seq must hold the
     // LBA's last data (everything was flushed). Returns the number of LBAs checked.
-    uint64_t scan_store(uint64_t *pages_seen) {
+    uint64_t scan_store(uint64_t *pages_seen, uint64_t *records_seen) {
         struct Best { uint64_t seq; int die; int row; };
         std::unordered_map<uint32_t, Best> best;
-        uint64_t pages = 0;
+        uint64_t pages = 0, records = 0;
         for (int d = 0; d < ndie; d++) {
             void *h = ats_nand_handle(d);
             if (!h) fail("no NAND store for die %d", d);
@@ -624,9 +625,12 @@ struct Bench {
                     uint64_t seq = 0;
                     for (int b = 0; b < 8; b++) seq |= uint64_t(ats_nand_reg_get(h, kPageBytes + 7 + b)) << (8 * b);
                     const int kind = ats_nand_reg_get(h, kPageBytes + 6);
-                    if (kind != 0) fail("store: die %d row %d has kind %d (only data pages are written)", d, row, kind);
-                    if (lpn >= kNumLbas) fail("store: die %d row %d has lpn %u", d, row, lpn);
                     pages++;
+                    if (kind != 0) {   // a record (TRIM / commit / abort: persistence.md section 4), no data
+                        records++;
+                        continue;
+                    }
+                    if (lpn >= kNumLbas) fail("store: die %d row %d has lpn %u", d, row, lpn);
                     auto it = best.find(lpn);
                     if (it == best.end() || it->second.seq < seq) best[lpn] = {seq, d, row};
                     else if (it->second.seq == seq) fail("store: seq %" PRIu64 " programmed twice", seq);
@@ -653,6 +657,7 @@ struct Bench {
             checked++;
         }
         *pages_seen = pages;
+        *records_seen = records;
         return checked;
     }
 };
@@ -846,19 +851,19 @@ int main(int argc, char **argv) {
     });
     const uint64_t verify_hits = top->tap_read_hits - hits0;
     b.check_counters("end");
-    uint64_t pages = 0;
-    const uint64_t lbas = b.scan_store(&pages);
+    uint64_t pages = 0, records = 0;
+    const uint64_t lbas = b.scan_store(&pages, &records);
     if (pages != top->cnt_nand_prog)
         fail("store holds %" PRIu64 " programmed pages, the core counted %u programs", pages, top->cnt_nand_prog);
-    if (uint64_t(top->cnt_host_pages) != uint64_t(top->cnt_nand_prog) + top->cnt_coalesced)
-        fail("conservation: host pages %u != NAND programs %u + coalesced %u", top->cnt_host_pages,
-             top->cnt_nand_prog, top->cnt_coalesced);
+    if (uint64_t(top->cnt_host_pages) != uint64_t(top->cnt_nand_prog) - records + top->cnt_coalesced)
+        fail("conservation: host pages %u != NAND programs %u - records %" PRIu64 " + coalesced %u",
+             top->cnt_host_pages, top->cnt_nand_prog, records, top->cnt_coalesced);
     size_t blocks_handed = 0;
     for (auto p : b.plan_pos) blocks_handed += p;
     Json chk;
     chk.kv("completions_ok", b.n_cpl_ok).kv("reads_checked", b.n_reads_checked).kv("words_checked", b.n_words_checked)
         .kv("verify_reads", b.n_reads_checked - reads_before).kv("verify_buffer_hits", verify_hits)
-        .kv("lbas_on_flash_checked", lbas).kv("pages_on_flash", pages).kv("host_pages", uint64_t(top->cnt_host_pages))
+        .kv("lbas_on_flash_checked", lbas).kv("pages_on_flash", pages).kv("records_on_flash", records).kv("host_pages", uint64_t(top->cnt_host_pages))
         .kv("nand_prog", uint64_t(top->cnt_nand_prog)).kv("nand_read", uint64_t(top->cnt_nand_read))
         .kv("coalesced", uint64_t(top->cnt_coalesced)).kv("ecc_corrected_bits", uint64_t(top->cnt_ecc_corr))
         .kv("die_violations", uint64_t(top->viol_total)).kv("blocks_handed", uint64_t(blocks_handed));
