@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 CMD_FIELDS = ["op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux"]
 FW_FIELDS = ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn", "seq", "epoch", "flags", "kind"]
 FW_NREAD, FW_NPROG, FW_NERASE, FW_REMAP, FW_RELOC = range(5)
-N_OK, N_PROGRAM_FAIL, N_ERASED = 0, 1, 5
+N_OK, N_PROGRAM_FAIL, N_ERASE_FAIL, N_ERASED = 0, 1, 2, 5
 R_LOOKUP = 1
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_RFLUSH, OP_TRIM = range(9)
 OK, BAD_OP, BAD_TXID, BAD_LBA, BAD_FIELD, MEDIA_ERROR = 0x00, 0x01, 0x02, 0x03, 0x07, 0x10
@@ -129,7 +129,7 @@ class TB:
                       "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0,
                       "tx_commits": 0, "tx_aborts": 0, "tx_failed": 0, "tx_reads": 0, "atom_checked": 0,
                       "tx_cut_in_commit": 0, "tx_applied_in_cut": 0, "diffwrites": 0,
-                      "fw_ops": 0, "cut_at_commit_cpl": 0, "relocs": 0, "relocs_stale": 0, "raw_progs": 0, "raw_reads": 0, "erases": 0}
+                      "fw_ops": 0, "cut_at_commit_cpl": 0, "relocs": 0, "relocs_stale": 0, "raw_progs": 0, "raw_reads": 0, "erases": 0, "erase_fail": 0}
         self.errors: list[str] = []
         cocotb.start_soon(self._dma())
         cocotb.start_soon(self._firmware())
@@ -283,9 +283,15 @@ class TB:
             # raw PROGRAM then READ back of the next scratch page (data and every spare field)
             d = rng.randrange(g.ndie)
             blk, pg = self.scratch[d], self.scratch_pg[d]
+            if pg is None:
+                return                                  # its erase failed: a grown bad block for the firmware
             if pg >= g.ppb:
                 b = await self.fw_call(gen, op=FW_NERASE, chan=d // g.ways, way=d % g.ways, block=blk)
                 if b is None:
+                    return
+                if b[0]["status"] == N_ERASE_FAIL:
+                    self.stats["erase_fail"] += 1       # fault injection (efail_ppm): the block is retired
+                    self.scratch_pg[d] = None
                     return
                 if b[0]["status"] != N_OK:
                     self.errors.append(f"fw NERASE die {d} block {blk}: status {b[0]['status']}")
@@ -498,7 +504,8 @@ class TB:
                 cmd.update(op=OP_FLUSH, lba=0, nlb=0, attr=0)
             elif phase == "txend":
                 t = txend.pop()
-                self.tx_end(cmd, t, OP_COMMIT if rng.random() < 0.7 else OP_ABORT)
+                # (a tx larger than its table is always committed here: that commit must be refused)
+                self.tx_end(cmd, t, OP_COMMIT if self.txs[t].big or rng.random() < 0.7 else OP_ABORT)
             elif phase == "readback":
                 cmd.update(op=OP_READ, lba=readback.pop(), nlb=0)
             elif clean and sent == 0 and self.clean_big:
@@ -971,6 +978,8 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     assert tb.stats["relocs"] > 0 and tb.stats["relocs_stale"] > 0 and tb.stats["raw_progs"] > 0 and \
         tb.stats["erases"] > 0, "firmware port not exercised"
     assert tb.stats["atom_checked"] > 0 and tb.stats["tx_cut_in_commit"] > 0, "no cut during a commit"
+    if int(faults.get("efail_ppm", 0)):
+        assert tb.stats["erase_fail"] > 0, "no erase failure seen by the firmware"
     if int(faults.get("flip_ppb", 0)):
         assert tb.stats["ecc_corr"] > 0, "no bit corrected on a read miss"
 
@@ -991,9 +1000,10 @@ CONFIGS = {
     "2x2": (dict(NUM_CHAN=2, WAYS=2), [("plain", 1), ("bp", 2), ("bp", 3)]),
     "1x4_faults": (dict(NUM_CHAN=1, WAYS=4), [("bp", 4), ("bp", 5)]),
 }
-# die faults at run time (ATS_NAND_FAULTS): 3 % program failures, read bit flips (BCH corrects them;
+# die faults at run time (ATS_NAND_FAULTS): 3 % program failures, 15 % erase failures (the firmware
+# model's scratch erases), read bit flips (BCH corrects them;
 # the die's array keeps the right bits, so the oracle's raw images are clean)
-FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000"
+FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000,efail_ppm=150000"
 }
 CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 40))  # per run: 5 runs -> 200 cuts in make test, 2,000 in test-long
 
