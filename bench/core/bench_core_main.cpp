@@ -22,8 +22,8 @@
 // Plusargs:
 //   +run=rw|barrier|smoke|tx  rw: random writes (orderless), FLUSH, random reads (NAND misses);
 //                             barrier: the same write stream with BARRIER + ORDERED on every write;
-//                             smoke: a short rw; tx: transactional writes + TX_COMMIT (not enabled
-//                             through the core yet: it is expected to fail with BAD_OP)
+//                             smoke: a short rw; tx: 8 transactions of +tx_pages WRITEs with a txid
+//                             and a TX_COMMIT each (the pages count as written when the commit completes)
 //   +seed=N +qd=N (tags outstanding, <= 32) +region=N (LBAs of the random stream, <= NUM_LBAS)
 //   +w_warm=N +w_meas=N (random write phase: completions before the window / in it)
 //   +r_warm=N +r_meas=N (random read phase)
@@ -621,10 +621,11 @@ struct Bench {
                     ats_nand_read_page(h, row);
                     uint32_t lpn = 0;
                     for (int b = 0; b < 4; b++) lpn |= uint32_t(ats_nand_reg_get(h, kPageBytes + 1 + b)) << (8 * b);
-                    if (lpn == 0xFFFFFFFFu) continue;   // erased
                     uint64_t seq = 0;
                     for (int b = 0; b < 8; b++) seq |= uint64_t(ats_nand_reg_get(h, kPageBytes + 7 + b)) << (8 * b);
                     const int kind = ats_nand_reg_get(h, kPageBytes + 6);
+                    if (kind == 0xFF && lpn == 0xFFFFFFFFu && seq == ~0ull) continue;   // erased
+                    if (kind > 3) fail("store: die %d row %d: kind %d", d, row, kind);
                     pages++;
                     if (kind != 0) {   // a record (TRIM / commit / abort: persistence.md section 4), no data
                         records++;
