@@ -51,15 +51,18 @@ lint: $(GEN_STAMP)
 	bash tools/lint.sh
 
 synth-check: $(GEN_STAMP)
-	$(PY) synth/run_synth.py --all --check
+	$(PY) synth/run_synth.py --all --check --jobs $(JOBS)
 
+# `make test` puts the per-block synthesis checks (synth/test_synth_check.py, the same checks as
+# synth-check) into this pytest-xdist pool: both cores stay busy, no serial synthesis step first.
 test-rtl: $(GEN_STAMP)
-	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
+	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py $(SYNTH_TESTS)
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
 
-test: $(SETUP_STAMP) lint synth-check test-harness test-rtl
+test: SYNTH_TESTS = synth/test_synth_check.py
+test: $(SETUP_STAMP) lint test-harness test-rtl
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 	@echo "make test: all checks passed"
 

@@ -11,7 +11,9 @@ Two modes:
             clock (timing failure is allowed: we want the number).
 
 `--all` runs every block listed in synth/blocks.json and writes
-build/synth/summary.json.
+build/synth/summary.json (`--check --all` skips blocks marked "check": false,
+`--jobs N` runs N blocks at a time). `make test` runs the same per-block checks
+as pytest items (synth/test_synth_check.py) next to the cocotb suite.
 
 Place-and-route frequency: nextpnr is given the target (`target_mhz`, or
 --freq) unless a block sets `pnr_freq_mhz` in blocks.json (or --pnr-freq is
@@ -26,12 +28,14 @@ always called by full path.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import shutil
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -97,21 +101,36 @@ def tp(path: Path) -> str:
     return os.path.relpath(Path(path).resolve(), REPO.resolve())
 
 
-def run_tool(cmd: list[str], log: Path, what: str) -> float:
+class ToolRun:
+    """One tool run: wall seconds and CPU seconds (user + system of the tool's process)."""
+
+    def __init__(self, wall: float, cpu: float):
+        self.wall, self.cpu = wall, cpu
+
+
+def run_tool(cmd: list[str], log: Path, what: str) -> ToolRun:
     """Run a YoWASP tool in the repo root; its log goes to `log`, console output to log.console."""
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=REPO, env=tool_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, errors="replace")
-    dt = time.monotonic() - t0
     console = log.with_suffix(log.suffix + ".console")
-    console.write_text(proc.stdout)
-    if proc.returncode != 0:
+    t0 = time.monotonic()
+    with open(console, "w") as con:
+        p = subprocess.Popen(cmd, cwd=REPO, env=tool_env(), stdout=con, stderr=subprocess.STDOUT)
+        try:
+            # os.wait4 gives this child's own CPU time (with --jobs, other blocks run alongside)
+            _, status, ru = os.wait4(p.pid, 0)
+        except BaseException:
+            p.kill()
+            p.wait()
+            raise
+    returncode = os.waitstatus_to_exitcode(status)
+    dt = time.monotonic() - t0
+    if returncode != 0:
+        stdout = console.read_text(errors="replace")
         lines = log.read_text(errors="replace").splitlines() if log.exists() else []
         errs = [l for l in lines if "ERROR" in l]
         if not errs:
             # Crash inside the WebAssembly runtime (e.g. "wasm trap: call stack
             # exhausted"): say where it died and why, not the whole backtrace.
-            out_lines = [l.strip() for l in proc.stdout.splitlines() if l.strip()]
+            out_lines = [l.strip() for l in stdout.splitlines() if l.strip()]
             errs = [l for l in out_lines
                     if re.search(r"wasm trap|^Error|error:|Caused by|[Oo]ut of memory", l)]
             passes = [l for l in lines if "Executing" in l]
@@ -120,9 +139,9 @@ def run_tool(cmd: list[str], log: Path, what: str) -> float:
             if not errs:
                 errs = out_lines[-15:]
             errs.append(f"console output: {rel(console)}")
-        raise SynthError(f"{what} failed (exit {proc.returncode}) after {dt:.1f}s; "
+        raise SynthError(f"{what} failed (exit {returncode}) after {dt:.1f}s; "
                          f"log: {rel(log)}\n    " + "\n    ".join(errs[:20]))
-    return dt
+    return ToolRun(dt, ru.ru_utime + ru.ru_stime)
 
 
 def count_warnings(log: Path) -> int:
@@ -144,6 +163,10 @@ def yosys_script(top: str, sources: list[Path], include_dirs: list[Path],
     # ECP5 primitives instantiated directly (DP16KD with its output register, see
     # rtl/common/ats_ram_sdp.sv) are black boxes from Yosys's own cell library.
     lines = ["read_verilog -lib -specify +/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v"]
+    # -defer: elaborate each module once, by `hierarchy`, with the parameters it is used with.
+    # Without it every module is also elaborated with its defaults while being read (wasted for
+    # any module instantiated with parameters: the BCH decoder inside nand_page, for one).
+    rd.insert(1, "-defer")
     lines.append(" ".join(rd + [f'"{tp(s)}"' for s in sources]))
     lines.append(f"hierarchy -check -top {top}")
     # Elaborate processes here so latches can be listed and rejected with a clear
@@ -165,7 +188,7 @@ def yosys_script(top: str, sources: list[Path], include_dirs: list[Path],
 
 def run_yosys(top: str, sources: list[Path], include_dirs: list[Path], defines: list[str],
               out: Path, netlist: Path | None, allow_latches: bool, check_assert: bool,
-              synth_opts: list[str]) -> tuple[dict, float, int]:
+              synth_opts: list[str]) -> tuple[dict, ToolRun, int]:
     script = out / "synth.ys"
     log = out / "yosys.log"
     for f in ("latches.txt", "stat.json"):
@@ -272,7 +295,7 @@ def extract_log_critical_paths(log: Path) -> str:
 
 
 def run_nextpnr(top: str, netlist: Path, out: Path, freq: float, seed: int | None,
-                threads: int, speed: int, detailed: bool) -> tuple[dict, float, int]:
+                threads: int, speed: int, detailed: bool) -> tuple[dict, ToolRun, int]:
     log = out / "nextpnr.log"
     rpt = out / "nextpnr_report.json"
     rpt.unlink(missing_ok=True)
@@ -312,8 +335,9 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
 
     if verbose:
         print(f"[synth] {name}: yosys synth_ecp5 ({top}, {len(sources)} source(s)) ...", flush=True)
-    cells, ys_s, ys_warn = run_yosys(top, sources, include_dirs, defines, out, netlist,
-                                     allow_latches, check_assert, synth_opts)
+    cells, ys_run, ys_warn = run_yosys(top, sources, include_dirs, defines, out, netlist,
+                                       allow_latches, check_assert, synth_opts)
+    ys_s = ys_run.wall
     rep = {
         "name": name, "top": top, "device": DEVICE, "mode": mode,
         "lut4": cells.get("LUT4", 0), "ff": cells.get("TRELLIS_FF", 0),
@@ -323,6 +347,7 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
         "mult": cells.get("MULT18X18D", 0),
         "fmax_mhz": None, "target_mhz": freq,
         "yosys_seconds": round(ys_s, 2), "pnr_seconds": None,
+        "yosys_cpu_seconds": round(ys_run.cpu, 2),
         # extras
         "sources": [rel(s) for s in sources],
         "cells": dict(sorted(cells.items())),
@@ -348,7 +373,8 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
             runs.append((r_pick[1]["achieved"] if r_pick else 0.0, sd, r_pr, r_s, r_w, sdir))
         best = max(runs, key=lambda x: x[0])
         _, seed, pr, _, np_warn, bdir = best
-        pnr_s = sum(x[3] for x in runs)
+        pnr_s = sum(x[3].wall for x in runs)
+        pnr_cpu = sum(x[3].cpu for x in runs)
         if bdir != out:
             for f in ("nextpnr.log", "nextpnr_report.json", "critical_path.txt"):
                 shutil.copyfile(bdir / f, out / f)
@@ -371,7 +397,7 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
         if mult_used is not None:
             rep["mult"] = mult_used
         rep.update({
-            "pnr_seconds": round(pnr_s, 2),
+            "pnr_seconds": round(pnr_s, 2), "pnr_cpu_seconds": round(pnr_cpu, 2),
             "seed": seed, "speed": speed, "package": PACKAGE,
             "comb_used": comb_used, "comb_avail": comb_av,
             "ff_avail": ff_av, "mult_avail": mult_av, "ramw_used": ramw_used,
@@ -436,8 +462,12 @@ def print_block_table(r: dict) -> None:
         if r.get("critical_paths"):
             rows.append(("  full path", f'{r["out_dir"]}/critical_path.txt'))
     t = f'yosys {r["yosys_seconds"]:.1f}s'
+    if r.get("yosys_cpu_seconds") is not None:
+        t += f' ({r["yosys_cpu_seconds"]:.1f}s CPU)'
     if r["pnr_seconds"] is not None:
         t += f', nextpnr {r["pnr_seconds"]:.1f}s'
+        if r.get("pnr_cpu_seconds") is not None:
+            t += f' ({r["pnr_cpu_seconds"]:.1f}s CPU)'
     rows.append(("time", t))
     w = max(len(k) for k, _ in rows)
     print()
@@ -470,6 +500,20 @@ def print_summary_table(results: list[dict]) -> None:
 
 # --------------------------------------------------------------------------- main
 
+BLOCK_KEYS = {"name", "top", "sources", "filelist", "include_dirs", "defines", "target_mhz",
+              "pnr_freq_mhz", "check", "max_seeds", "note"}
+
+
+def read_filelist(path: Path) -> list[str]:
+    """A .f file list: one path per line, relative to the repo root; `//` and `#` comments."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SynthError(f"cannot read file list {rel(path)}: {e}")
+    return [l.split("//")[0].strip() for l in text.splitlines()
+            if l.split("//")[0].strip() and not l.lstrip().startswith("#")]
+
+
 def load_blocks(path: Path) -> list[dict]:
     try:
         blocks = json.loads(path.read_text())
@@ -478,10 +522,47 @@ def load_blocks(path: Path) -> list[dict]:
     if not isinstance(blocks, list):
         raise SynthError(f"{rel(path)}: expected a JSON list of blocks")
     for b in blocks:
-        for k in ("name", "top", "sources"):
+        for k in ("name", "top"):
             if k not in b:
                 raise SynthError(f"{rel(path)}: block {b!r} lacks '{k}'")
+        if "sources" not in b and "filelist" not in b:
+            raise SynthError(f"{rel(path)}: block {b['name']} has neither 'sources' nor 'filelist'")
+        unknown = set(b) - BLOCK_KEYS
+        if unknown:
+            raise SynthError(f"{rel(path)}: block {b['name']}: unknown key(s) "
+                             f"{', '.join(sorted(unknown))}")
     return blocks
+
+
+def block_sources(b: dict) -> list[Path]:
+    """The block's sources: its file list's entries (if any), then its 'sources'."""
+    names = read_filelist(REPO / b["filelist"]) if "filelist" in b else []
+    return [REPO / s for s in names + list(b.get("sources", []))]
+
+
+def check_blocks(blocks: list[dict]) -> list[dict]:
+    """The blocks that `--check --all` (and `make test`) check: all but "check": false."""
+    return [b for b in blocks if b.get("check", True)]
+
+
+def run_block(b: dict, mode: str, freq: float | None = None, pnr_freq: float | None = None,
+              include_dirs: tuple = (), defines: tuple = (), seed=1, threads: int = 2,
+              speed: int = 6, clock: str = "clk", allow_latches: bool = False,
+              check_assert: bool = True, synth_opts: tuple = (), detailed: bool = False,
+              verbose: bool = True) -> dict:
+    """synth_block for one blocks.json entry (build/synth/<name>/, or build/synth/check/<name>/)."""
+    if isinstance(seed, (list, tuple)) and b.get("max_seeds"):
+        seed = list(seed)[:int(b["max_seeds"])]
+    return synth_block(
+        b["name"], b["top"], block_sources(b), mode,
+        freq if freq is not None else float(b.get("target_mhz", 125)),
+        synth_root(mode) / b["name"],
+        seed=seed, threads=threads, speed=speed, clock=clock,
+        include_dirs=[REPO / d for d in b.get("include_dirs", [])] + list(include_dirs),
+        defines=list(b.get("defines", [])) + list(defines),
+        allow_latches=allow_latches, check_assert=check_assert, synth_opts=list(synth_opts),
+        detailed=detailed, verbose=verbose,
+        pnr_freq=pnr_freq if pnr_freq is not None else b.get("pnr_freq_mhz"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -492,12 +573,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", action="store_true",
                     help=f"run every block in {rel(BLOCKS_FILE)}; writes build/synth/summary.json")
     ap.add_argument("--only", nargs="+", metavar="NAME",
-                    help="with --all: run only these block names")
+                    help="with --all: run only these block names (also blocks marked "
+                         "\"check\": false, in --check mode)")
+    ap.add_argument("--jobs", "-j", type=int, default=1,
+                    help="with --all: blocks run at a time (default 1)")
     ap.add_argument("--blocks-file", type=Path, default=BLOCKS_FILE, help=argparse.SUPPRESS)
     ap.add_argument("--top", help="top module")
     ap.add_argument("--name", help="report name (default: top)")
-    ap.add_argument("--sources", nargs="+", type=Path, metavar="FILE",
+    ap.add_argument("--sources", nargs="+", type=Path, metavar="FILE", default=[],
                     help="Verilog / SystemVerilog sources")
+    ap.add_argument("--filelist", "-f", type=Path, metavar="FILE.f",
+                    help="sources from a .f file list (paths relative to the repo root), "
+                         "before any --sources")
     ap.add_argument("-I", "--include-dir", dest="include_dirs", action="append", type=Path,
                     default=[], help="Verilog include directory (repeatable)")
     ap.add_argument("-D", "--define", dest="defines", action="append", default=[],
@@ -536,51 +623,65 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.all:
-            if args.top or args.sources:
+            if args.top or args.sources or args.filelist:
                 ap.error("--all takes its blocks from synth/blocks.json; do not pass "
-                         "--top/--sources")
+                         "--top/--sources/--filelist")
             blocks = load_blocks(args.blocks_file)
             if args.only:
                 unknown = set(args.only) - {b["name"] for b in blocks}
                 if unknown:
                     raise SynthError(f"unknown block(s): {', '.join(sorted(unknown))}")
                 blocks = [b for b in blocks if b["name"] in args.only]
-            results, failed = [], 0
-            for b in blocks:
-                freq = args.freq if args.freq is not None else float(b.get("target_mhz", 125))
-                out = synth_root(mode) / b["name"]
+            elif mode == "check":
+                skipped = [b["name"] for b in blocks if b not in check_blocks(blocks)]
+                if skipped:
+                    print(f"[synth] not checked (\"check\": false in blocks.json; "
+                          f"--only to run): {', '.join(skipped)}")
+                blocks = check_blocks(blocks)
+            kw = dict(common, freq=args.freq, pnr_freq=args.pnr_freq,
+                      include_dirs=args.include_dirs, defines=args.defines,
+                      verbose=args.jobs <= 1)
+            lock = threading.Lock()
+
+            def one(b: dict) -> dict:
                 try:
-                    r = synth_block(
-                        b["name"], b["top"], [REPO / s for s in b["sources"]], mode, freq, out,
-                        include_dirs=[REPO / d for d in b.get("include_dirs", [])]
-                        + args.include_dirs,
-                        defines=list(b.get("defines", [])) + args.defines,
-                        pnr_freq=(args.pnr_freq if args.pnr_freq is not None
-                                  else b.get("pnr_freq_mhz")), **common)
+                    r = run_block(b, mode, **kw)
                     r["status"] = "ok"
-                    print_block_table(r)
+                    with lock:
+                        print_block_table(r)
                 except SynthError as e:
-                    failed += 1
-                    print(f"[synth] FAIL {b['name']}: {e}", file=sys.stderr)
+                    with lock:
+                        print(f"[synth] FAIL {b['name']}: {e}", file=sys.stderr)
                     r = {"name": b["name"], "top": b["top"], "mode": mode, "status": "fail",
                          "error": str(e)}
-                results.append(r)
+                return r
+
+            t0 = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+                results = list(ex.map(one, blocks))
+            failed = sum(1 for r in results if r["status"] != "ok")
             root = synth_root(mode)
             root.mkdir(parents=True, exist_ok=True)
             summary = {"device": DEVICE, "mode": mode, "blocks": results,
-                       "failed": failed}
+                       "failed": failed, "jobs": args.jobs,
+                       "wall_seconds": round(time.monotonic() - t0, 2)}
             (root / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
             print_summary_table(results)
+            cpu = sum(r.get("yosys_cpu_seconds") or 0 for r in results) + \
+                sum(r.get("pnr_cpu_seconds") or 0 for r in results)
             print(f"\n[synth] summary: {rel(root / 'summary.json')}"
-                  f" ({len(results) - failed} ok, {failed} failed)")
+                  f" ({len(results) - failed} ok, {failed} failed; {summary['wall_seconds']:.0f} s"
+                  f" wall, {cpu:.0f} s tool CPU, {args.jobs} job(s))")
             return 1 if failed else 0
 
-        if not args.top or not args.sources:
-            ap.error("--top and --sources are required (or use --all)")
+        sources = [REPO / s for s in read_filelist(args.filelist)] if args.filelist else []
+        sources += [s.resolve() for s in args.sources]
+        if not args.top or not sources:
+            ap.error("--top and --sources / --filelist are required (or use --all)")
         name = args.name or args.top
         out = args.out or (synth_root(mode) / name)
         freq = args.freq if args.freq is not None else 125.0
-        r = synth_block(name, args.top, [s.resolve() for s in args.sources], mode, freq,
+        r = synth_block(name, args.top, sources, mode, freq,
                         out.resolve(), include_dirs=[d.resolve() for d in args.include_dirs],
                         defines=args.defines, pnr_freq=args.pnr_freq, **common)
     except SynthError as e:

@@ -101,6 +101,25 @@ module ats_bch_bm #(
         endcase
     end
 
+    // the products, combinational from registers (outside the clocked block: Yosys inlines each
+    // function call's temporaries into the process that holds it, and one process holding all 54
+    // multipliers costs minutes of proc_mux)
+    logic [M-1:0] prod_l_d [T+1], prod_h_d [T+1], pa_l_d [T+1], pa_h_d [T+1];
+    logic [M-1:0] pb_l_d [T+1], pb_h_d [T+1];
+    for (genvar j = 0; j <= T; j++) begin : g_prod
+        assign prod_l_d[j] = mul_part(lam_q[j], win_q[j], 0, HALF);
+        assign prod_h_d[j] = mul_part(lam_q[j], win_q[j], HALF, M);
+        assign pa_l_d[j]   = mul_part(lam_q[j], gam_q, 0, HALF);
+        assign pa_h_d[j]   = mul_part(lam_q[j], gam_q, HALF, M);
+        if (j == 0) begin : g_b0
+            assign pb_l_d[j] = '0;
+            assign pb_h_d[j] = '0;
+        end else begin : g_b
+            assign pb_l_d[j] = mul_part(b_q[j-1], del_q, 0, HALF);
+            assign pb_h_d[j] = mul_part(b_q[j-1], del_q, HALF, M);
+        end
+    end
+
     always_ff @(posedge clk) begin
         case (state_q)
             ST_IDLE: if (start) begin
@@ -115,16 +134,16 @@ module ats_bch_bm #(
                 k_q   <= '0;
             end
             ST_MUL: for (int j = 0; j <= T; j++) begin
-                prod_l_q[j] <= mul_part(lam_q[j], win_q[j], 0, HALF);
-                prod_h_q[j] <= mul_part(lam_q[j], win_q[j], HALF, M);
+                prod_l_q[j] <= prod_l_d[j];
+                prod_h_q[j] <= prod_h_d[j];
             end
             ST_SUM: del_q <= del_sum;
             ST_PRD: for (int j = 0; j <= T; j++) begin
                 upd_len_q <= upd_len;                   // registered for ST_UPD (Fmax)
-                pa_l_q[j] <= mul_part(lam_q[j], gam_q, 0, HALF);
-                pa_h_q[j] <= mul_part(lam_q[j], gam_q, HALF, M);
-                pb_l_q[j] <= (j == 0) ? '0 : mul_part(b_q[j-1], del_q, 0, HALF);
-                pb_h_q[j] <= (j == 0) ? '0 : mul_part(b_q[j-1], del_q, HALF, M);
+                pa_l_q[j] <= pa_l_d[j];
+                pa_h_q[j] <= pa_h_d[j];
+                pb_l_q[j] <= pb_l_d[j];
+                pb_h_q[j] <= pb_h_d[j];
             end
             ST_UPD: begin
                 // Lambda <- gamma*Lambda + delta*x*B

@@ -81,35 +81,71 @@ module ats_bch_dec #(
     function automatic logic [M-1:0] apow(input int e);               // alpha^e, e >= 0
         apow = M'(ats_gf_pkg::gf_pow(e, M, POLY));
     endfunction
-    function automatic logic [GF_WW-1:0] acols(input int e);          // columns of "times alpha^e"
-        acols = ats_gf_pkg::gf_cols(ats_gf_pkg::gf_pow(e, M, POLY), M, POLY);
+    function automatic logic [M-1:0] gmul(input logic [M-1:0] a, input logic [M-1:0] b);  // a*b
+        gmul = M'(ats_gf_pkg::gf_mul_part(GF_W'(a), GF_W'(b), M, POLY, 0, M));
+    endfunction
+    function automatic logic [GF_WW-1:0] ccols(input logic [M-1:0] c); // columns of "times c"
+        ccols = ats_gf_pkg::gf_cols(GF_W'(c), M, POLY);
     endfunction
     function automatic logic [M-1:0] cmul(input logic [M-1:0] a, input logic [GF_WW-1:0] cc);
         cmul = M'(ats_gf_pkg::gf_cmul(GF_W'(a), cc));                 // a constant XOR matrix
     endfunction
 
-    // constant tables, entry e at [e*W +: W] (W = GF_WW for multipliers, M for elements)
+    // constant tables, entry e at [e*W +: W] (W = GF_WW for multipliers, M for elements). Each
+    // steps through its powers of alpha with one product an entry: Yosys evaluates constant
+    // functions slowly, and a square-and-multiply per entry (gf_pow) took about a minute here.
     function automatic logic [8*T*GF_WW-1:0] tab_cin();  // Chien start of bit k, term j (1..T):
         logic [8*T*GF_WW-1:0] v;                          // alpha^(j(k-(n-1))), entry k*T+j-1
-        for (int k = 0; k < 8; k++)
-            for (int j = 1; j <= T; j++)
-                v[(k*T+j-1)*GF_WW +: GF_WW] = acols((j * k + Q - (j * (NBITS - 1)) % Q) % Q);
+        logic [M-1:0] g, gj, aj, c;
+        g  = apow(Q - (NBITS - 1) % Q);                   // alpha^(-(n-1))
+        gj = M'(1);                                       // alpha^(-j(n-1))
+        aj = M'(1);                                       // alpha^j
+        for (int j = 1; j <= T; j++) begin
+            gj = gmul(gj, g);
+            aj = gmul(aj, M'(2));
+            c  = gj;
+            for (int k = 0; k < 8; k++) begin
+                v[(k*T+j-1)*GF_WW +: GF_WW] = ccols(c);
+                c = gmul(c, aj);
+            end
+        end
         tab_cin = v;
     endfunction
     function automatic logic [T*GF_WW-1:0] tab_a8j();    // alpha^(8j), entry j-1: one byte on
         logic [T*GF_WW-1:0] v;
-        for (int j = 1; j <= T; j++) v[(j-1)*GF_WW +: GF_WW] = acols(8 * j);
+        logic [M-1:0] a8, c;
+        a8 = apow(8);
+        c  = a8;
+        for (int j = 1; j <= T; j++) begin
+            v[(j-1)*GF_WW +: GF_WW] = ccols(c);
+            c = gmul(c, a8);
+        end
         tab_a8j = v;
     endfunction
     function automatic logic [8*T*M-1:0] tab_syn();       // alpha^((2i+1)*b), entry i*8+b
         logic [8*T*M-1:0] v;
-        for (int i = 0; i < T; i++)
-            for (int b = 0; b < 8; b++) v[(i*8+b)*M +: M] = apow((2 * i + 1) * b);
+        logic [M-1:0] s, c;
+        s = M'(2);                                        // alpha^(2i+1)
+        for (int i = 0; i < T; i++) begin
+            c = M'(1);
+            for (int b = 0; b < 8; b++) begin
+                v[(i*8+b)*M +: M] = c;
+                c = gmul(c, s);
+            end
+            s = gmul(s, M'(4));
+        end
         tab_syn = v;
     endfunction
     function automatic logic [T*GF_WW-1:0] tab_a8e();    // alpha^(8(2i+1)), entry i
         logic [T*GF_WW-1:0] v;
-        for (int i = 0; i < T; i++) v[i*GF_WW +: GF_WW] = acols(8 * (2 * i + 1));
+        logic [M-1:0] a8, a16, c;
+        a8  = apow(8);
+        a16 = gmul(a8, a8);
+        c   = a8;
+        for (int i = 0; i < T; i++) begin
+            v[i*GF_WW +: GF_WW] = ccols(c);
+            c = gmul(c, a16);
+        end
         tab_a8e = v;
     endfunction
     localparam logic [8*T*GF_WW-1:0] CIN = tab_cin();

@@ -31,6 +31,8 @@ package ats_gf_pkg;
 
     // the part of a*b from the bits b[i], lo <= i < hi (shift and add). Lets a caller split one
     // multiplier into registered halves; gf_mul_part(a, b, m, poly, 0, m) is the full product.
+    // (The waiver: as for gf_mulx, only the low GF_W bits of poly are used.)
+    /* verilator lint_off UNUSEDSIGNAL */
     function automatic logic [GF_W-1:0] gf_mul_part(input logic [GF_W-1:0] a,
                                                     input logic [GF_W-1:0] b, input int m,
                                                     input int poly, input int lo, input int hi);
@@ -39,10 +41,13 @@ package ats_gf_pkg;
         x = a;
         for (int i = 0; i < GF_W; i++) begin
             if (i >= lo && i < hi && i < m && b[i]) p = p ^ x;
-            x = gf_mulx(x, m, poly);
+            // x * alpha as gf_mulx computes it, written out: this function is inlined at every
+            // runtime call, and a nested call per step doubled Yosys's elaboration time
+            x = {x[GF_W-2:0], 1'b0} ^ (GF_W'(poly) & {GF_W{x[m-1]}});
         end
         gf_mul_part = p;
     endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
 
     // alpha^e, e >= 0 (square and multiply on e mod 2^m - 1)
     function automatic logic [GF_W-1:0] gf_pow(input int e, input int m, input int poly);
@@ -72,11 +77,17 @@ package ats_gf_pkg;
         gf_cols = v;
     endfunction
 
-    // columns of the squaring map: alpha^(2i), i = 0..m-1
+    // columns of the squaring map: alpha^(2i), i = 0..m-1 (two steps of x * alpha a column: an
+    // elaboration-time constant, and Yosys evaluates constant functions slowly)
     function automatic logic [GF_WW-1:0] gf_sq_cols(input int m, input int poly);
         logic [GF_WW-1:0] v;
+        logic [GF_W-1:0]  x;
         v = '0;
-        for (int i = 0; i < m; i++) v[i*GF_W +: GF_W] = gf_pow(2 * i, m, poly);
+        x = 1;
+        for (int i = 0; i < m; i++) begin
+            v[i*GF_W +: GF_W] = x;
+            x = gf_mulx(gf_mulx(x, m, poly), m, poly);
+        end
         gf_sq_cols = v;
     endfunction
 
