@@ -126,8 +126,9 @@ module ats_ssd_core_tb #(
         .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
         .REMAP_CNT_W(REMAP_CNT_W),
-        // 100 MHz against the FAST set (as ats_nand_subsys_tb)
-        .T_WP(2), .T_WH(1), .T_RP(2), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),
+        // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
+        // strobes, 2 cycles a byte (the page transfers are most of a campaign's cycles)
+        .T_WP(1), .T_WH(1), .T_RP(1), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),
         .T_RHW(11), .T_CS(2)
     ) u_dut (
         .clk, .rst,

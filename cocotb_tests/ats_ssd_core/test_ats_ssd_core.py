@@ -25,7 +25,9 @@ Reference (plain Python, from the design brief and docs/architecture.md, never f
  - coverage that fails the campaign when missing: torn pages, read misses through NAND, no_free_block,
    relocated program failures and ECC corrections where the faults are on.
 
-Environment: ATS_SEED, ATS_LONG=1 (the long campaign), ATS_CORE_CUTS (cuts per run).
+Environment: ATS_SEED, ATS_LONG=1 (the long campaign), ATS_CORE_CUTS (cuts per run), ATS_CUT_TRACE=1
+(log each power cycle's kind and cycles), ATS_PROFILE=<file> (cProfile of the campaign: where the
+wall time goes).
 """
 from __future__ import annotations
 
@@ -38,13 +40,13 @@ from pathlib import Path
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import ClockCycles, RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.nand_page_model import bytes_to_words
 from atstb.recovery_oracle import Geometry, format_images, read_lpn, recover
 from atstb.runner import ROOT, load_params, load_sources, run
-from atstb.streams import StreamSink, StreamSource, pause_gen
+from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
@@ -53,6 +55,7 @@ FW_FIELDS = ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn", 
 FW_NREAD, FW_NPROG, FW_NERASE, FW_REMAP, FW_RELOC = range(5)
 N_OK, N_PROGRAM_FAIL, N_ERASE_FAIL, N_ERASED = 0, 1, 2, 5
 R_LOOKUP = 1
+COMMIT_WAIT = 300_000   # cycles: how much later than its cycle a cut-on-commit run cuts if no commit completed
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_RFLUSH, OP_TRIM = range(9)
 OK, BAD_OP, BAD_TXID, BAD_LBA, BAD_FIELD, MEDIA_ERROR = 0x00, 0x01, 0x02, 0x03, 0x07, 0x10
 TX_FULL, INDEX_FULL, TX_EMPTY = 0x04, 0x05, 0x06
@@ -131,7 +134,8 @@ class TB:
                       "tx_cut_in_commit": 0, "tx_applied_in_cut": 0, "diffwrites": 0,
                       "fw_ops": 0, "cut_at_commit_cpl": 0, "relocs": 0, "relocs_stale": 0, "raw_progs": 0, "raw_reads": 0, "erases": 0, "erase_fail": 0}
         self.errors: list[str] = []
-        cocotb.start_soon(self._dma())
+        self.burst = None
+        every_edge(dut.clk, self._dma)
         cocotb.start_soon(self._firmware())
         self.fw_on = False
         self.gc_on = False
@@ -140,17 +144,14 @@ class TB:
         cocotb.start_soon(self._fw_ops())
 
     # ---------------------------------------------------------------- host memory and firmware
-    async def _dma(self):
-        """Host memory: answer m_hrd with words from self.mem, store m_hwr bursts."""
-        self.burst = None
-        while True:
-            await RisingEdge(self.dut.clk)
-            while self.hrd.queue:
-                r = self.hrd.queue.popleft()
-                n = r["len"] // 4
-                for i in range(n):
-                    self.hrdd.send_nowait(data=self.mem.get(r["addr"] + 4 * i, 0xDEADBEEF), last=int(i == n - 1))
-            self.drain_hwr()
+    def _dma(self):
+        """Host memory, at every edge: answer m_hrd with words from self.mem, store m_hwr bursts."""
+        while self.hrd.queue:
+            r = self.hrd.queue.popleft()
+            n = r["len"] // 4
+            for i in range(n):
+                self.hrdd.send_nowait(data=self.mem.get(r["addr"] + 4 * i, 0xDEADBEEF), last=int(i == n - 1))
+        self.drain_hwr()
 
     def drain_hwr(self):
         while self.hwr.queue:
@@ -165,8 +166,7 @@ class TB:
     async def _firmware(self):
         """Hands the next planned block of every die that asks for one; records grown bad blocks."""
         while True:
-            for _ in range(4):
-                await RisingEdge(self.dut.clk)
+            await ClockCycles(self.dut.clk, 4)
             if not self.fw_on:
                 continue
             self.fw_cycles += 4
@@ -216,6 +216,7 @@ class TB:
         while True:
             await RisingEdge(self.dut.clk)
             if not self.gc_on:
+                await ClockCycles(self.dut.clk, 15)
                 continue
             gen = self.gen
             self.gc_busy = True
@@ -223,8 +224,7 @@ class TB:
                 await self._fw_one(rng, gen)
             finally:
                 self.gc_busy = False
-            for _ in range(rng.randint(20, 400)):
-                await RisingEdge(self.dut.clk)
+            await ClockCycles(self.dut.clk, rng.randint(20, 400))
 
     async def _fw_one(self, rng, gen):
         g = self.geo
@@ -260,8 +260,9 @@ class TB:
                 return
             # GC takes its time between the copy and the RELOC: the host may overwrite or trim the
             # LBA meanwhile (the RELOC must then be stale)
-            for _ in range(rng.choice([0, 0, rng.randint(100, 4000)])):
-                await RisingEdge(self.dut.clk)
+            wait = rng.choice([0, 0, rng.randint(100, 4000)])
+            if wait:
+                await ClockCycles(self.dut.clk, wait)
                 if gen != self.gen:
                     return
             b = await self.fw_call(gen, op=FW_RELOC, lpn=lba, ppn=ppn, data=words[:pw])
@@ -271,7 +272,7 @@ class TB:
             if st not in (0, 1):
                 self.errors.append(f"fw RELOC {lba}: status {st}")
             self.stats["relocs" if st == 0 else "relocs_stale"] += 1
-            if st == 0 and rng.random() < 0.3:
+            if st == 0 and rng.random() < 0.6:
                 # the same copy again: the LPN now maps to the first copy, so this one must be stale
                 b = await self.fw_call(gen, op=FW_RELOC, lpn=lba, ppn=ppn, data=words[:pw])
                 if b is None:
@@ -439,7 +440,6 @@ class TB:
         sent = 0
         phase = "random"        # clean iterations: then "flush" (one FLUSH), then "readback"
         readback: list[int] = []
-        self.clean_big = self.rng.random() < 0.5
         self.gc_on = True
         while True:
             await RisingEdge(self.dut.clk)
@@ -449,7 +449,8 @@ class TB:
                 if c is not None and "tx_ops" in c and c["op"] != OP_ABORT and c["tx_ops"]:
                     self.stats["cut_at_commit_cpl"] += 1
                     return                                # the commit is durable, the host has not seen it
-            if cut_at is not None and cycle >= cut_at:
+            # a cut-on-commit run waits up to COMMIT_WAIT cycles longer for a commit's completion
+            if cut_at is not None and cycle >= cut_at + (COMMIT_WAIT if self.cut_on_commit else 0):
                 # some cuts wait for a die to be busy (R/B# low: most likely programming), so that
                 # the campaign tears pages in flight, not only idle dies
                 ndie_mask = (1 << self.geo.ndie) - 1
@@ -512,7 +513,8 @@ class TB:
                 # a tx larger than its table (TX_ENTRIES + 1 distinct pages): its commit must fail
                 cmd.update(txid=1, lba=rng.randrange(self.num_lbas - self.tx_entries - 1), nlb=self.tx_entries,
                            big=True, flags=0)
-            elif r < 0.25:
+            elif r < (0.6 if self.cut_on_commit and cut_at is not None else 0.25):
+                # (a cut-on-commit power cycle sends mostly tx commands: more commits to cut at)
                 if not self.tx_cmd(cmd, rng, busy):
                     free_tags.append(tag)
                     continue
@@ -939,12 +941,19 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     rng = tb.rng
     for i in range(cuts):
         await tb.power_on()
-        clean = i % 5 == 0
-        n = rng.randint(12, 24) if clean else rng.randint(3, 16)
+        # every eighth power cycle ends cleanly (every command completes, FLUSH, read-back, valid
+        # counts): those cost about ten random cuts each in cycles, most of them page transfers
+        clean = i % 8 == 0
+        n = rng.randint(8, 16) if clean else rng.randint(3, 16)
         cut_at = None if clean else rng.randint(100, 400 * n + 2000)
         tb.cut_on_busy = rng.random() < 0.4
         tb.cut_on_commit = rng.random() < 0.3
+        tb.clean_big = clean and (i // 8) % 2 == 0     # every other clean cycle: a tx larger than its table
+        _t0 = cocotb.utils.get_sim_time("ns")
         await tb.workload(n, cut_at, clean)
+        if os.environ.get("ATS_CUT_TRACE"):
+            dut._log.info("CUTTRACE %d clean=%d n=%d cut_at=%s busy=%d commit=%d cycles=%d", i, clean, n, cut_at,
+                          tb.cut_on_busy, tb.cut_on_commit, (cocotb.utils.get_sim_time("ns") - _t0) // 10)
         vcounts = None
         if clean:
             for _ in range(rng.randint(0, 50)):
@@ -989,7 +998,17 @@ async def run_campaign(dut):
     seed = int(os.environ.get("ATS_SEED", "1"))
     cuts = int(os.environ.get("ATS_CORE_CUTS", "10"))
     mode = os.environ.get("ATS_CORE_MODE", "plain")
-    await campaign(dut, seed, cuts, idle=mode != "plain", backpressure=mode != "plain")
+    prof = None
+    if os.environ.get("ATS_PROFILE"):                 # where the campaign's wall time goes (cProfile)
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
+    try:
+        await campaign(dut, seed, cuts, idle=mode != "plain", backpressure=mode != "plain")
+    finally:
+        if prof is not None:
+            prof.disable()
+            prof.dump_stats(os.environ["ATS_PROFILE"])
 
 
 # --------------------------------------------------------------------------------------------------

@@ -54,6 +54,50 @@ def never_pause() -> Iterator[bool]:
     return itertools.repeat(False)
 
 
+class _Ticker:
+    """One coroutine per clock runs the edge logic of every stream end on that clock.
+
+    A testbench with ten streams used to resume ten coroutines at each edge; the scheduler's cost
+    per resume dominated long campaigns. The ends' logic is independent and reads only values
+    sampled at the edge (writes are applied after the edge), so running it from one coroutine is
+    equivalent. A ticker belongs to the cocotb test that started it: when that test ends (its tasks
+    are cancelled), the next stream end on the clock starts a fresh one."""
+
+    _by_clk: dict = {}
+
+    def __init__(self, clk):
+        self.clk = clk
+        self.ends: list = []
+        self.task = cocotb.start_soon(self._run())
+
+    @classmethod
+    def add(cls, clk, end) -> "_Ticker":
+        t = cls._by_clk.get(clk)
+        if t is None or t.task.done():
+            t = cls._by_clk[clk] = cls(clk)
+        t.ends.append(end)
+        return t
+
+    async def _run(self) -> None:
+        ends = self.ends
+        while True:
+            await RisingEdge(self.clk)
+            for e in ends:
+                e._edge()
+
+
+class _FnEnd:
+    def __init__(self, fn):
+        self._edge = fn
+
+
+def every_edge(clk, fn) -> None:
+    """Call fn() at every rising edge of clk, from the clock's stream ticker (after the stream ends
+    registered before it): cheaper than a coroutine awaiting each edge, for testbench logic that
+    only reacts to what the stream ends collected (e.g. a host-memory model)."""
+    _Ticker.add(clk, _FnEnd(fn))
+
+
 class _StreamEnd:
     """What both ends share: the handshake and payload handles of `<prefix>_*`, a clock, a pause pattern."""
 
@@ -81,7 +125,8 @@ class StreamSource(_StreamEnd):
         self.on_accept = None                # optional callback(item, cycle) at each acceptance
         self._driving = False
         self.valid.value = 0
-        self._task = cocotb.start_soon(self._run())
+        self._valid_out = 0                  # the value last written to valid (written on change only)
+        self._ticker = _Ticker.add(clk, self)
 
     def send_nowait(self, **fields) -> None:
         self.queue.append(fields)
@@ -98,28 +143,29 @@ class StreamSource(_StreamEnd):
         self.queue.clear()
         self._driving = False
         self.valid.value = 0
+        self._valid_out = 0
         return dropped
 
-    async def _run(self) -> None:
-        self._driving = False
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
-            if self._driving and self.ready.value:
-                item = self.queue.popleft()
-                self.sent += 1
-                self.accept_cycles.append(self.cycle)
-                self._driving = False
-                if self.on_accept is not None:
-                    self.on_accept(item, self.cycle)
-            if not self._driving:
-                if self.queue and not next(self.pause):
-                    for f, h in self.fields.items():
-                        h.value = int(self.queue[0].get(f, 0))
-                    self.valid.value = 1
-                    self._driving = True
-                else:
-                    self.valid.value = 0
+    def _edge(self) -> None:
+        """One rising edge (called by the clock's _Ticker)."""
+        self.cycle += 1
+        if self._driving and self.ready.value:
+            item = self.queue.popleft()
+            self.sent += 1
+            self.accept_cycles.append(self.cycle)
+            self._driving = False
+            if self.on_accept is not None:
+                self.on_accept(item, self.cycle)
+        if not self._driving:
+            if self.queue and not next(self.pause):
+                for f, h in self.fields.items():
+                    h.value = int(self.queue[0].get(f, 0))
+                self.valid.value = 1
+                self._valid_out = 1
+                self._driving = True
+            elif self._valid_out:
+                self.valid.value = 0
+                self._valid_out = 0
 
 
 class StabilityCheck:
@@ -181,7 +227,8 @@ class StreamSink(_StreamEnd):
         self.stab = StabilityCheck(prefix, fields, rst if rst is not None else getattr(dut, "rst", None))
         self.event = Event()
         self.ready.value = 0
-        self._task = cocotb.start_soon(self._run())
+        self._ready_out = False              # the value last written to ready (written on change only)
+        self._ticker = _Ticker.add(clk, self)
 
     @property
     def stable_checks(self) -> int:
@@ -190,20 +237,21 @@ class StreamSink(_StreamEnd):
     def _payload(self) -> dict:
         return {f: int(h.value) for f, h in self.fields.items()}   # X/Z with valid: ValueError
 
-    async def _run(self) -> None:
-        ready = False
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
-            cur = self._payload() if int(self.valid.value) else None
-            if self.check_stable:
-                self.stab.edge(cur, ready, self.cycle)
-            if ready and cur is not None:
-                cur["_cycle"] = self.cycle
-                self.queue.append(cur)
-                self.event.set()
-            ready = not next(self.pause)
+    def _edge(self) -> None:
+        """One rising edge (called by the clock's _Ticker)."""
+        self.cycle += 1
+        ready = self._ready_out
+        cur = self._payload() if int(self.valid.value) else None
+        if self.check_stable:
+            self.stab.edge(cur, ready, self.cycle)
+        if ready and cur is not None:
+            cur["_cycle"] = self.cycle
+            self.queue.append(cur)
+            self.event.set()
+        ready = not next(self.pause)
+        if ready != self._ready_out:
             self.ready.value = int(ready)
+            self._ready_out = ready
 
     async def recv(self, timeout_cycles: int = 100_000) -> dict:
         waited = 0
