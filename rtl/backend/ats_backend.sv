@@ -229,16 +229,16 @@ module ats_backend #(
                                                   input logic [11:0] blk, input logic [7:0] pg);
         logic [31:0] d;
         d = 32'(ch) * 32'(WAYS) + 32'(wy);
-        return PPN_W'((32'(blk) << (PG_W + DIE_PACK)) | (32'(pg) << DIE_PACK) | d);
+        pack_ppn = PPN_W'((32'(blk) << (PG_W + DIE_PACK)) | (32'(pg) << DIE_PACK) | d);
     endfunction
     function automatic logic [31:0] ppn_die(input logic [PPN_W-1:0] p);
-        return (NDIE > 1) ? (32'(p) & 32'(NDIE - 1)) : 32'd0;
+        ppn_die = (NDIE > 1) ? (32'(p) & 32'(NDIE - 1)) : 32'd0;
     endfunction
     function automatic logic [31:0] ppn_page(input logic [PPN_W-1:0] p);
-        return (32'(p) >> DIE_PACK) & 32'(PAGES_PER_BLOCK - 1);
+        ppn_page = (32'(p) >> DIE_PACK) & 32'(PAGES_PER_BLOCK - 1);
     endfunction
     function automatic logic [31:0] ppn_block(input logic [PPN_W-1:0] p);
-        return (32'(p) >> (DIE_PACK + PG_W)) & 32'(BLOCKS - 1);
+        ppn_block = (32'(p) >> (DIE_PACK + PG_W)) & 32'(BLOCKS - 1);
     endfunction
 
     // ---------------------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ module ats_backend #(
     assign to_issue = acc_ptr_q - iss_ptr_q;
     assign seq_q    = cpl_seq_q + 64'(count);
     function automatic logic [63:0] seq_of(input logic [WIN_W-1:0] e);
-        return cpl_seq_q + 64'(WIN_W'(e - cpl_ptr_q[WIN_W-1:0]));
+        seq_of = cpl_seq_q + 64'(WIN_W'(e - cpl_ptr_q[WIN_W-1:0]));
     endfunction
     logic [WIN_W-1:0]   acc_e, iss_e;
     assign acc_e = acc_ptr_q[WIN_W-1:0];
@@ -476,7 +476,7 @@ module ats_backend #(
         vc_ppn = cpl_vc_ev ? cpl_vc_ppn : s_inval_ppn;
     end
     function automatic logic [31:0] vc_index(input logic [PPN_W-1:0] p);
-        return ppn_die(p) * 32'(BLOCKS) + ppn_block(p);
+        vc_index = ppn_die(p) * 32'(BLOCKS) + ppn_block(p);
     endfunction
     // valid counts start at 0: cleared by an init pass after reset (NDIE x BLOCKS cycles, long
     // before the first program can complete: the NAND subsystem's power-on RESET takes longer)
