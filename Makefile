@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
 
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
@@ -23,7 +23,8 @@ help:
 	@echo "make bench-order B2: 4 KiB random writes orderless/barrier/wait-on-transfer/transfer-and-flush -> build/bench/order.json"
 	@echo "make bench-rflush B3: 1 syncing + 12 bulk writers, FLUSH/RFLUSH/NOFLUSH fsync sweep -> build/bench/rflush.json"
 	@echo "make bench-rflush-regimes B3 across flash speed and buffer size (hours of CPU) -> build/bench/rflush_regimes.json"
-	@echo "make bench-core  4 KiB random write/read IOPS and B2 through the whole device core with NAND die models -> build/bench/core.json"
+	@echo "make bench-core  through the whole device core with NAND die models: B1 TX_COMMIT cycles, B2, 4 KiB random write/read IOPS -> build/bench/core.json"
+	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
@@ -111,6 +112,10 @@ bench-rflush-regimes: $(SETUP_STAMP)
 # the whole device core (ats_ssd_core + NAND die models) in a Verilator C++ harness: bench/core/README.md
 bench-core: $(GEN_STAMP)
 	$(PY) bench/core/bench_core.py --jobs $(JOBS)
+
+# one TX_COMMIT of 8 durable pages through the core, traced around the commit (bench/core/README.md)
+wave-core: $(GEN_STAMP)
+	$(PY) bench/core/bench_core.py --wave
 
 synth: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --seeds $(SEEDS)

@@ -5,7 +5,9 @@
 // minimums, array times of the die defaults = the FEMU preset, tR 40 us / tPROG 200 us, not scaled).
 // The host (descriptors, completions, host memory) and the firmware's block supply are modelled in
 // C++ (bench_core_main.cpp); the firmware port (raw NAND ops, GC) stays idle. Besides the core's ports, a few internal counters are brought out by
-// hierarchical reference for the measurement (read hits, dirty / held slots, queue occupancy).
+// hierarchical reference for the measurement (read hits, dirty / held slots, queue occupancy, and
+// for B1 the handshakes a TX_COMMIT goes through: dispatch, writeback record, NAND program, remap
+// COMMIT request and response, write-buffer completion).
 // Simulation only (Verilator). See README.md.
 `resetall
 `timescale 1ns / 1ps
@@ -109,7 +111,21 @@ module ats_core_bench_top #(
     output wire logic        tap_rdd_last_fire,  // backend -> write buffer, last word of a read
     output wire logic        tap_wb_fire,        // write buffer -> backend writeback request
     output wire logic        tap_wbc_fire,       // backend -> write buffer writeback completion
-    output wire logic [NUM_CHAN*WAYS-1:0] tap_rb_n  // die R/B# pins (0 = array busy)
+    output wire logic [NUM_CHAN*WAYS-1:0] tap_rb_n, // die R/B# pins (0 = array busy)
+    // event taps for B1 (a TX_COMMIT through the core, +run=b1): the command on its way
+    output wire logic        tap_disp_fire,      // command queue -> write buffer dispatch
+    output wire logic [3:0]  tap_disp_op,
+    output wire logic        tap_done_fire,      // write buffer -> command queue completion
+    output wire logic [1:0]  tap_wb_rec,         // rec of the writeback request (2 = commit record)
+    output wire logic        tap_nfetch_fire,    // NAND subsystem asks the backend for a page's data
+    output wire logic        tap_rq_fire,        // backend -> remap engine request accepted
+    output wire logic [3:0]  tap_rq_op,          // (4 = COMMIT)
+    output wire logic [7:0]  tap_rq_tag,
+    output wire logic        tap_rs_fire,        // remap engine -> backend response taken
+    output wire logic [7:0]  tap_rs_tag,
+    output wire logic [3:0]  tap_rs_status,
+    output wire logic [REMAP_CNT_W-1:0] tap_rs_count,
+    output wire logic        tap_commit_active   // remap engine: a COMMIT's entries are being applied
 );
     localparam int NDIE = NUM_CHAN * WAYS;
     logic [NDIE-1:0]       ce_n, rb_n;
@@ -176,6 +192,19 @@ module ats_core_bench_top #(
     assign tap_wb_fire       = u_core.wb_valid && u_core.wb_ready;
     assign tap_wbc_fire      = u_core.wbc_valid && u_core.wbc_ready;
     assign tap_rb_n          = rb_n;
+    assign tap_disp_fire     = u_core.disp_valid && u_core.disp_ready;
+    assign tap_disp_op       = u_core.disp_op;
+    assign tap_done_fire     = u_core.done_valid && u_core.done_ready;
+    assign tap_wb_rec        = u_core.wb_rec;
+    assign tap_nfetch_fire   = u_core.nf_valid && u_core.nf_ready;
+    assign tap_rq_fire       = u_core.rq_valid && u_core.rq_ready;
+    assign tap_rq_op         = u_core.rq_op;
+    assign tap_rq_tag        = u_core.rq_tag;
+    assign tap_rs_fire       = u_core.rs_valid && u_core.rs_ready;
+    assign tap_rs_tag        = u_core.rs_tag;
+    assign tap_rs_status     = u_core.rs_status;
+    assign tap_rs_count      = u_core.rs_count;
+    assign tap_commit_active = u_core.commit_active;
 
     logic unused;
     assign unused = ^{vc_data, fw_ready, fwd_ready, fwr_status, fwr_data, fwr_last, fwr_ppn, fwr_mapped};

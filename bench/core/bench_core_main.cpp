@@ -20,10 +20,20 @@
 // block or hang prints "BENCH FAILED: ..." and exits with status 2.
 //
 // Plusargs:
-//   +run=rw|barrier|smoke|tx  rw: random writes (orderless), FLUSH, random reads (NAND misses);
+//   +run=rw|barrier|smoke|tx|b1  rw: random writes (orderless), FLUSH, random reads (NAND misses);
 //                             barrier: the same write stream with BARRIER + ORDERED on every write;
 //                             smoke: a short rw; tx: 8 transactions of +tx_pages WRITEs with a txid
-//                             and a TX_COMMIT each (the pages count as written when the commit completes)
+//                             and a TX_COMMIT each (the pages count as written when the commit completes);
+//                             b1: benchmark B1 through the core: for each N of +b1_sizes, +b1_reps times:
+//                             N tx WRITEs (distinct LBAs, one page each), FLUSH (the pages are durable:
+//                             checked), device idle, then TX_COMMIT alone, timed from its acceptance on
+//                             s_cmd to its completion on m_cpl, with the remap engine's COMMIT (request
+//                             accepted -> response) and the other handshakes on the way; then the same
+//                             with the COMMIT flag on the tx's last WRITE (+b1_piggy=1; N-1 pages made
+//                             durable first); read-backs without txid after every commit
+//   +b1_sizes=1,8,64 +b1_reps=5 +b1_piggy=1 +b1_verify=N (read-backs per commit after the first
+//   repetition of a size and mode, which reads back every LBA; half the oldest, half the newest
+//   pages; -1: every LBA every time) +wave=FILE (b1, trace build only: FST of the first TX_COMMIT)
 //   +seed=N +qd=N (tags outstanding, <= 32) +region=N (LBAs of the random stream, <= NUM_LBAS)
 //   +w_warm=N +w_meas=N (random write phase: completions before the window / in it)
 //   +r_warm=N +r_meas=N (random read phase)
@@ -32,8 +42,9 @@
 //   +max_cycles=N (stop with exit status 3 after N cycles, printing the simulation speed)
 //   +selftest=1|2 (must FAIL: 1 corrupts one word of host memory after a write completed (its
 //   read-back differs); 2 expects a wrong status; shows the checks trip)
-// Output: one "PHASE {json}" line per measured phase, "CHECK {json}" with the verification
-// summary, "DONE {json}" at the end.
+// Output: one "PHASE {json}" line per measured phase, "B1 {json}" per measured commit, "WAVE {json}"
+// (+wave: the traced window and the marker times), "CHECK {json}" with the verification summary,
+// "DONE {json}" at the end.
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -56,6 +67,9 @@
 #include "Vats_core_bench_top.h"
 #include "verilated.h"
 #include "ats_nand_store.h"
+#ifdef BENCH_TRACE
+#include "verilated_fst_c.h"
+#endif
 
 namespace {
 
@@ -133,6 +147,29 @@ struct PhaseResult {
     double rd_lookup_us = 0, rd_nand_us = 0, rd_last_us = 0, rd_between_us = 0, rd_period_us = 0;
 };
 
+// B1: the handshakes one commit goes through, by cycle (the first of each after the previous one).
+// Cycle k = the rising edge after which Bench::cycle == k (the edge that samples the handshake).
+struct Probe {
+    std::vector<std::pair<std::string, uint64_t>> ev;   // in order of occurrence
+    uint8_t rq_tag = 0;
+    uint32_t rs_count = 0, rs_status = 0;
+    uint64_t commit_active = 0;                          // cycles with the remap engine's commit_active
+    uint64_t any_busy = 0;                               // cycles with some die's R/B# low
+    bool has(const char *n) const {
+        for (auto &e : ev)
+            if (e.first == n) return true;
+        return false;
+    }
+    uint64_t at(const char *n) const {
+        for (auto &e : ev)
+            if (e.first == n) return e.second;
+        return 0;
+    }
+    void first(const char *n, uint64_t k) {
+        if (!has(n)) ev.push_back({n, k});
+    }
+};
+
 struct Bench {
     VerilatedContext *ctx;
     Vats_core_bench_top *top;
@@ -182,6 +219,10 @@ struct Bench {
     bool rd_open = false;
     uint64_t last_progress = 0;
     uint64_t max_cycles = 0;                 // +max_cycles: stop (exit 3) after this many cycles
+    Probe *probe = nullptr;                  // B1: the commit being timed
+#ifdef BENCH_TRACE
+    VerilatedFstC *tfp = nullptr;            // +wave: registered at start, open only around the traced commit
+#endif
     std::chrono::steady_clock::time_point wall0 = std::chrono::steady_clock::now();
 
     Bench(VerilatedContext *c, Vats_core_bench_top *t, int ch, int w) : ctx(c), top(t), nchan(ch), nways(w) {
@@ -200,7 +241,11 @@ struct Bench {
         ctx->time(t_ps);
         top->clk = clk;
         top->eval();
+#ifdef BENCH_TRACE
+        if (tfp && tfp->isOpen()) tfp->dump(t_ps);
+#endif
     }
+    static uint64_t edge_ps(uint64_t k) { return k * 2 * kHalfPs - kHalfPs; }   // rising edge of cycle k
     void tick() { half(1); half(0); cycle++; }
 
     void check_counters(const char *where) {
@@ -303,6 +348,11 @@ struct Bench {
     void step() {
         drive();
         top->eval();
+#ifdef BENCH_TRACE
+        // the host's new inputs, 2 ns after the falling edge (else they would show at the next edge)
+        if (tfp && tfp->isOpen()) tfp->dump(t_ps + kHalfPs / 2);
+#endif
+        if (probe) sample_probe(cycle + 1);
         const bool cmd_fire = top->s_cmd_valid && top->s_cmd_ready;
         const bool cpl_fire = top->m_cpl_valid && top->m_cpl_ready;
         const uint8_t cpl_tag = top->m_cpl_tag, cpl_status = top->m_cpl_status;
@@ -398,6 +448,41 @@ struct Bench {
         }
     }
 
+    // B1: one commit at a time, the device otherwise idle, so every handshake below is the commit's
+    void sample_probe(uint64_t k) {
+        Probe &p = *probe;
+        if (top->s_cmd_valid && top->s_cmd_ready) p.first("accept", k);
+        if (!p.has("accept")) return;
+        if (top->tap_disp_fire) p.first("dispatch", k);
+        if (top->m_hrd_valid && top->m_hrd_ready) p.first("host_dma", k);
+        if (top->tap_wb_fire && top->tap_wb_rec != 0) p.first("wb_request", k);   // record (2) or marked page (1)
+        if (top->tap_nreq_pg_fire && p.has("wb_request")) p.first("nand_prog_req", k);
+        if (top->tap_nfetch_fire && p.has("nand_prog_req")) p.first("nand_fetch", k);
+        const uint32_t all = (1u << ndie) - 1;
+        if ((top->tap_rb_n & all) != all) {
+            p.any_busy++;
+            if (p.has("nand_fetch")) p.first("die_busy", k);
+        } else if (p.has("die_busy")) {
+            p.first("die_ready", k);
+        }
+        if (top->tap_ncpl_fire && p.has("nand_prog_req")) p.first("nand_cpl", k);
+        if (top->tap_rq_fire && top->tap_rq_op == 2 && p.has("nand_cpl")) p.first("remap_tx_write", k);
+        if (top->tap_rq_fire && top->tap_rq_op == 4 && !p.has("remap_commit_req")) {
+            p.first("remap_commit_req", k);
+            p.rq_tag = top->tap_rq_tag;
+        }
+        if (top->tap_rs_fire && p.has("remap_commit_req") && !p.has("remap_commit_rsp") &&
+            top->tap_rs_tag == p.rq_tag && k > p.at("remap_commit_req")) {
+            p.first("remap_commit_rsp", k);
+            p.rs_count = top->tap_rs_count;
+            p.rs_status = top->tap_rs_status;
+        }
+        if (top->tap_commit_active) p.commit_active++;
+        if (top->tap_wbc_fire && p.has("remap_commit_rsp")) p.first("wb_cpl", k);
+        if (top->tap_done_fire && p.has("wb_cpl")) p.first("done", k);
+        if (top->m_cpl_valid && top->m_cpl_ready) p.first("complete", k);
+    }
+
     // ------------------------------------------------------------------ host side
     bool can_submit() const { return !free_tags.empty() && submit_free_at <= cycle; }
 
@@ -472,7 +557,7 @@ struct Bench {
             }
             n_reads_checked++;
             n_words_checked += kWords;
-        } else if (c.op == OP_TX_COMMIT) {
+        } else if (c.op == OP_TX_COMMIT || (c.op == OP_WRITE && c.txid && (c.flags & F_COMMIT))) {
             for (auto &[lba, seed] : tx_pending[c.txid]) {
                 expect[lba] = seed;
                 last_write_cycle[lba] = cycle;
@@ -712,6 +797,157 @@ void print_phase(const PhaseResult &r) {
     std::fflush(stdout);
 }
 
+// ---- B1 through the core (+run=b1)
+// Waits until the device is idle: no dirty or unfinished page in the write buffer, empty command
+// queue, every die ready, no remap commit running; 64 such cycles in a row.
+void wait_idle(Bench &b) {
+    Vats_core_bench_top *top = b.top;
+    const uint32_t all = (1u << b.ndie) - 1;
+    const uint64_t t0 = b.cycle;
+    for (uint64_t quiet = 0; quiet < 64;) {
+        b.step();
+        const bool q = b.idle() && top->tap_dirty == 0 && top->tap_held == 0 && top->tap_q_occ == 0 &&
+                       (top->tap_rb_n & all) == all && !top->tap_commit_active;
+        quiet = q ? quiet + 1 : 0;
+        if (b.cycle - t0 > 10000000) fail("b1: the device does not become idle");
+    }
+}
+
+// One measured commit of n pages in txid: the pages (all n for TX_COMMIT, n - 1 for the piggy-backed
+// COMMIT flag) are written and made durable by a FLUSH (checked: n programs more, nothing dirty or in
+// flight in the buffer), the device idles, then the commit runs alone. Prints "B1 {json}".
+void b1_commit(Bench &b, std::mt19937_64 &rng_data, const std::vector<uint32_t> &lbas, int txid, bool piggy,
+               int rep, bool fresh, long n_verify, const std::string &wave) {
+    Vats_core_bench_top *top = b.top;
+    const int n = int(lbas.size());
+    const int pre = piggy ? n - 1 : n;
+    const uint32_t prog0 = top->cnt_nand_prog;
+    if (pre > 0) {
+        b.run_phase("b1_write", 0, 0, uint64_t(pre), [&](uint64_t i) {
+            Cmd c;
+            c.op = OP_WRITE;
+            c.txid = uint8_t(txid);
+            c.lba = lbas[i];
+            c.seed = rng_data() | 1;
+            return c;
+        });
+        b.flush();
+    }
+    wait_idle(b);
+    // the tx's pages are durable before the commit: programmed (one NAND program each, distinct
+    // LBAs: nothing coalesces), completed by the backend (TX_WRITE into the tx table), none left
+    // dirty or in flight in the write buffer
+    if (top->cnt_nand_prog - prog0 != uint32_t(pre) || top->tap_dirty != 0 || top->tap_held != 0)
+        fail("b1: before the commit of %d pages: %u NAND programs since the tx began (expected %d), %u dirty, %u held",
+             n, top->cnt_nand_prog - prog0, pre, unsigned(top->tap_dirty), unsigned(top->tap_held));
+    const uint32_t prog1 = top->cnt_nand_prog;
+    const uint64_t host1 = top->cnt_host_pages;
+    Probe pr;
+    b.probe = &pr;
+#ifdef BENCH_TRACE
+    uint64_t t_open = 0;
+    const bool tracing = !wave.empty() && b.tfp;
+    if (tracing) {
+        b.tfp->open(wave.c_str());
+        t_open = b.t_ps;
+        for (int i = 0; i < 5000; i++) b.step();   // 40 us of the idle device before the commit (margin)
+    }
+#else
+    (void)wave;
+#endif
+    b.run_phase(piggy ? "b1_write_commit" : "b1_tx_commit", 0, 0, 1, [&](uint64_t) {
+        Cmd c;
+        c.txid = uint8_t(txid);
+        if (piggy) {
+            c.op = OP_WRITE;
+            c.flags = F_COMMIT;
+            c.lba = lbas[n - 1];
+            c.seed = rng_data() | 1;
+        } else {
+            c.op = OP_TX_COMMIT;
+        }
+        return c;
+    });
+    b.probe = nullptr;
+#ifdef BENCH_TRACE
+    if (tracing) {
+        // 80 us after the completion (the host took it 6 us later: run_phase waited for that)
+        for (int i = 0; i < 10000; i++) b.step();
+        b.tfp->close();
+        Json m;
+        for (const char *e : {"accept", "remap_commit_req", "remap_commit_rsp", "complete", "dispatch", "wb_request",
+                              "nand_prog_req", "nand_fetch", "die_busy", "die_ready", "nand_cpl", "wb_cpl", "done"})
+            if (pr.has(e)) m.kv(e, Bench::edge_ps(pr.at(e)));
+        Json w;
+        w.kv("file", wave).kv("n", uint64_t(n)).kv("t_open_ps", t_open).kv("t_close_ps", b.t_ps).obj("markers_ps", m);
+        std::printf("WAVE %s\n", w.str().c_str());
+    }
+#endif
+    for (const char *e : {"accept", "dispatch", "wb_request", "nand_prog_req", "nand_cpl", "remap_commit_req",
+                          "remap_commit_rsp", "wb_cpl", "done", "complete"})
+        if (!pr.has(e)) fail("b1: commit of %d pages (%s): no '%s' handshake seen", n, piggy ? "WRITE+COMMIT" : "TX_COMMIT", e);
+    if (pr.rs_status != 0 || int(pr.rs_count) != n)
+        fail("b1: remap COMMIT of %d pages answered status %u, %u entries applied", n, pr.rs_status, pr.rs_count);
+    if (top->cnt_nand_prog - prog1 != 1)
+        fail("b1: the commit of %d pages programmed %u pages (one %s expected)", n, top->cnt_nand_prog - prog1,
+             piggy ? "data page with the COMMIT mark" : "commit record");
+    if (b.tx_pending.count(txid)) fail("b1: tx %d still pending after its commit", txid);
+    const uint64_t acc = pr.at("accept");
+    Json ev;
+    for (auto &e : pr.ev) ev.kv(e.first.c_str(), e.second - acc);
+    Json j;
+    j.kv("mode", std::string(piggy ? "write_commit" : "tx_commit")).kv("n", uint64_t(n)).kv("rep", uint64_t(rep))
+        .kv("txid", uint64_t(txid)).kv("fresh", uint64_t(fresh)).kv("cycles", pr.at("complete") - acc)
+        .kv("remap_cycles", pr.at("remap_commit_rsp") - pr.at("remap_commit_req")).kv("remap_count", uint64_t(pr.rs_count))
+        .kv("commit_active_cycles", pr.commit_active).kv("die_busy_cycles", pr.any_busy)
+        .kv("nand_prog", uint64_t(top->cnt_nand_prog - prog1)).kv("host_pages", uint64_t(top->cnt_host_pages) - host1)
+        .obj("events", ev);
+    std::printf("B1 %s\n", j.str().c_str());
+    std::fflush(stdout);
+    // read-backs without txid: the committed data (finish() moved the tx's pages into `expect`)
+    std::vector<uint32_t> rl;
+    if (n_verify < 0 || rep == 0 || n_verify >= n) {
+        rl = lbas;
+    } else {
+        for (long i = 0; i < n_verify; i++) rl.push_back(i < n_verify / 2 ? lbas[size_t(i)] : lbas[size_t(n - n_verify + i)]);
+    }
+    if (rl.empty()) return;
+    const uint64_t before = b.n_reads_checked;
+    b.run_phase("b1_verify", 0, 0, rl.size(), [&](uint64_t i) {
+        Cmd c;
+        c.op = OP_READ;
+        c.lba = rl[i];
+        return c;
+    });
+    if (b.n_reads_checked - before != rl.size()) fail("b1: %zu read-backs, %" PRIu64 " checked", rl.size(), b.n_reads_checked - before);
+}
+
+void run_b1(Bench &b, std::mt19937_64 &rng_data, uint32_t region, const std::vector<int> &sizes, int reps,
+            bool piggy, long n_verify, const std::string &wave, uint64_t seed) {
+    // each size has its own distinct LBAs, the same for every repetition and both modes: the first
+    // commit maps fresh LBAs, later ones replace the previous commit's pages (remap invalidations)
+    std::mt19937_64 rng(seed * 0xA24BAED4963EE407ull + 5);
+    std::vector<uint32_t> perm(region);
+    for (uint32_t i = 0; i < region; i++) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    size_t next = 0;
+    int k = 0;
+    for (int n : sizes) {
+        if (next + size_t(n) > perm.size()) fail("b1: region too small");
+        const std::vector<uint32_t> lbas(perm.begin() + long(next), perm.begin() + long(next + size_t(n)));
+        next += size_t(n);
+        bool fresh = true;
+        for (int mode = 0; mode < (piggy ? 2 : 1); mode++) {
+            for (int r = 0; r < reps; r++) {
+                const bool traced = !wave.empty() && k == 0;
+                b1_commit(b, rng_data, lbas, 1 + k % 31, mode == 1, r, fresh, n_verify, traced ? wave : std::string());
+                fresh = false;
+                k++;
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -739,12 +975,48 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "bad +qd (1..32) or +region (64..%u)\n", kNumLbas);
         return 1;
     }
-    if (run != "rw" && run != "barrier" && run != "smoke" && run != "tx") {
+    if (run != "rw" && run != "barrier" && run != "smoke" && run != "tx" && run != "b1") {
         std::fprintf(stderr, "unknown +run=%s\n", run.c_str());
         return 1;
     }
+    // B1 options
+    std::vector<int> b1_sizes = {1, 8, 64};
+    if (const char *s = ctx->commandArgsPlusMatch("b1_sizes="); s && *s) {
+        b1_sizes.clear();
+        for (const char *q = std::strchr(s, '=') + 1; *q;) {
+            char *e = nullptr;
+            const long v = std::strtol(q, &e, 0);
+            if (e == q || v < 1 || v > 64) {
+                std::fprintf(stderr, "bad +b1_sizes (1..64 each)\n");
+                return 1;
+            }
+            b1_sizes.push_back(int(v));
+            q = (*e == ',') ? e + 1 : e;
+        }
+    }
+    const int b1_reps = int(arg("b1_reps=", 5));
+    const bool b1_piggy = arg("b1_piggy=", 1) != 0;
+    const long b1_verify = arg("b1_verify=", 8);
+    std::string wave;
+    if (const char *s = ctx->commandArgsPlusMatch("wave="); s && *s) wave = std::strchr(s, '=') + 1;
+#ifdef BENCH_TRACE
+    if (!wave.empty()) ctx->traceEverOn(true);
+#else
+    if (!wave.empty()) {
+        std::fprintf(stderr, "+wave needs the trace build (bench_core.py --wave)\n");
+        return 1;
+    }
+#endif
     auto top = std::make_unique<Vats_core_bench_top>(ctx.get(), "top");
     Bench b(ctx.get(), top.get(), 4, 2);
+#ifdef BENCH_TRACE
+    std::unique_ptr<VerilatedFstC> tfp;
+    if (!wave.empty()) {
+        tfp = std::make_unique<VerilatedFstC>();
+        top->trace(tfp.get(), 99);   // registered before the first eval; opened only for the traced commit
+        b.tfp = tfp.get();
+    }
+#endif
     b.selftest = int(arg("selftest=", 0));
     b.t_submit = uint64_t(arg("t_submit_ns=", 2000)) / 8;
     b.t_complete = uint64_t(arg("t_complete_ns=", 6000)) / 8;
@@ -806,6 +1078,8 @@ int main(int argc, char **argv) {
         }
     } else if (run == "barrier") {
         print_phase(b.run_phase("barrier_write", w_warm, w_meas, tail, rand_write(F_BARRIER, A_ORDERED)));
+    } else if (run == "b1") {
+        run_b1(b, rng_data, region, b1_sizes, b1_reps, b1_piggy, b1_verify, wave, seed);
     } else if (run == "tx") {
         // transactional writes: tx_pages WRITEs in txid t, then TX_COMMIT t (architecture section 1)
         // The pages become the LBAs' expected data when the commit completes.
