@@ -402,23 +402,7 @@ def write_core_gtkw(path: Path, fst: Path, widths: dict[str, int], top: str, mar
         "[*] C = its response, D = the TX_COMMIT's completion on m_cpl (rising edges that sample the handshakes).",
         f"[*] Open from the repository root: gtkwave {rel} {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}",
         f'[dumpfile] "{rel}"',
-        f"[size] {g.GTKW_SIZE[0]} {g.GTKW_SIZE[1]}",
-        "[pos] -1 -1",
-        "*" + f"{zoom:.6f} {markers[0]} " + " ".join(str(m) for m in markers + [-1] * (26 - len(markers))),
-        f"[timestart] {start}",
-        f"[sst_width] {g.GTKW_SST_W}",
-        f"[signals_width] {g.GTKW_SIGNALS_W}",
-        "[sst_expanded] 1",
-        "[sst_vpaned_height] 250",
-        "@28",
-        t + "clk",
-    ]
-    for gt, sigs in groups:
-        lines += ["@800200", f"-{gt}"]
-        for sname in sigs:
-            w = widths.get(sname, 1)
-            lines += ["@28", sname] if w == 1 else ["@22", f"{sname}[{w - 1}:0]"]
-        lines += ["@1000200", f"-{gt}"]
+    ] + g.gtkw_view_lines(zoom, markers, start, groups, widths, clk=t + "clk")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 

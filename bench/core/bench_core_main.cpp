@@ -579,6 +579,9 @@ struct Bench {
         for (int t = q - 1; t >= 0; t--) free_tags.push_back(t);
     }
 
+    // one READ of each LBA of `lbas`, in order, up to qd outstanding (each compared in finish())
+    PhaseResult read_lbas(const std::string &name, const std::vector<uint32_t> &lbas);
+
     bool idle() const { return int(free_tags.size()) == qd && sq.empty() && cpl_pending.empty(); }
 
     // ------------------------------------------------------------------ phases
@@ -797,6 +800,15 @@ void print_phase(const PhaseResult &r) {
     std::fflush(stdout);
 }
 
+PhaseResult Bench::read_lbas(const std::string &name, const std::vector<uint32_t> &lbas) {
+    return run_phase(name, 0, 0, lbas.size(), [&](uint64_t i) {
+        Cmd c;
+        c.op = OP_READ;
+        c.lba = lbas[i];
+        return c;
+    });
+}
+
 // ---- B1 through the core (+run=b1)
 // Waits until the device is idle: no dirty or unfinished page in the write buffer, empty command
 // queue, every die ready, no remap commit running; 64 such cycles in a row.
@@ -913,12 +925,7 @@ void b1_commit(Bench &b, std::mt19937_64 &rng_data, const std::vector<uint32_t> 
     }
     if (rl.empty()) return;
     const uint64_t before = b.n_reads_checked;
-    b.run_phase("b1_verify", 0, 0, rl.size(), [&](uint64_t i) {
-        Cmd c;
-        c.op = OP_READ;
-        c.lba = rl[i];
-        return c;
-    });
+    b.read_lbas("b1_verify", rl);
     if (b.n_reads_checked - before != rl.size()) fail("b1: %zu read-backs, %" PRIu64 " checked", rl.size(), b.n_reads_checked - before);
 }
 
@@ -1118,12 +1125,7 @@ int main(int argc, char **argv) {
     }
     const uint64_t hits0 = top->tap_read_hits;
     const uint64_t reads_before = b.n_reads_checked;
-    b.run_phase("verify_reads", 0, 0, vlist.size(), [&](uint64_t i) {
-        Cmd c;
-        c.op = OP_READ;
-        c.lba = vlist[i];
-        return c;
-    });
+    b.read_lbas("verify_reads", vlist);
     const uint64_t verify_hits = top->tap_read_hits - hits0;
     b.check_counters("end");
     uint64_t pages = 0, records = 0;

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -123,7 +122,6 @@ def write_gtkw(path: Path, fst: Path, start_ps: int, end_ps: int, widths: dict[s
     """GTKWave save file: the commit's signals in groups, markers A (accepted) and B (response),
     zoomed so that the whole commit fills the wave pane with a margin on both sides."""
     e = "ats_remap_engine."
-    markers = [start_ps, end_ps] + [-1] * 24
     rel = fst.relative_to(ROOT) if fst.is_relative_to(ROOT) else fst
     span = max(end_ps - start_ps, 1)
     view = span * 1.3                                   # 10 % before A, 20 % after B
@@ -133,25 +131,37 @@ def write_gtkw(path: Path, fst: Path, start_ps: int, end_ps: int, widths: dict[s
         f"[*] Marker A = COMMIT accepted (s_req handshake), marker B = its response on m_rsp.",
         f"[*] Open from the repository root: gtkwave {rel} <this file>",
         f'[dumpfile] "{rel}"',
+    ] + gtkw_view_lines(zoom, [start_ps, end_ps], max(start_ps - span // 10, 0), GTKW_GROUPS, widths, e)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def gtkw_view_lines(zoom: float, markers: list[int], timestart: int, groups, widths: dict[str, int],
+                    prefix: str = "", clk: str | None = None) -> list[str]:
+    """The part of a GTKWave save file after its comments and [dumpfile]: window size, zoom and
+    markers (A, B, ... = `markers`, the rest unset), [timestart], pane widths, the clock (`clk`, default
+    `prefix`clk), then each
+    (title, signals) group of `groups`; a signal is `prefix` + its name, `widths[name]` bits wide
+    (1 if absent). Shared by bench/remap and bench/core."""
+    lines = [
         f"[size] {GTKW_SIZE[0]} {GTKW_SIZE[1]}",
         "[pos] -1 -1",
-        "*" + f"{zoom:.6f} {start_ps} " + " ".join(str(m) for m in markers),
-        f"[timestart] {max(start_ps - span // 10, 0)}",
+        "*" + f"{zoom:.6f} {markers[0]} " + " ".join(str(m) for m in list(markers) + [-1] * (26 - len(markers))),
+        f"[timestart] {timestart}",
         f"[sst_width] {GTKW_SST_W}",
         f"[signals_width] {GTKW_SIGNALS_W}",
         "[sst_expanded] 1",
         "[sst_vpaned_height] 250",
         "@28",
-        e + "clk",
+        clk if clk is not None else prefix + "clk",
     ]
-    for title, sigs in GTKW_GROUPS:
+    for title, sigs in groups:
         lines += ["@800200", f"-{title}"]
         for s in sigs:
             w = widths.get(s, 1)
-            lines += ["@28", e + s] if w == 1 else ["@22", f"{e}{s}[{w - 1}:0]"]
+            lines += ["@28", prefix + s] if w == 1 else ["@22", f"{prefix}{s}[{w - 1}:0]"]
         lines += ["@1000200", f"-{title}"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    return lines
 
 
 def check_gtkw(path: Path, fst_vars: set[str]) -> list[str]:
