@@ -68,7 +68,7 @@ test: $(SETUP_STAMP) lint test-harness test-rtl
 	@echo "make test: all checks passed"
 
 test-long: $(GEN_STAMP)
-	ATS_LONG=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
+	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 
 # ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------

@@ -545,6 +545,20 @@ def check_blocks(blocks: list[dict]) -> list[dict]:
     return [b for b in blocks if b.get("check", True)]
 
 
+def merge_summary(path: Path, mode: str, results: list[dict]) -> list[dict]:
+    """The blocks of an earlier summary of the same mode, with `results` replacing (or added to)
+    the entries of the same name, in the earlier order."""
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return results
+    if old.get("mode") != mode:
+        return results
+    new = {r["name"]: r for r in results}
+    merged = [new.pop(r["name"], r) for r in old.get("blocks", []) if "name" in r]
+    return merged + list(new.values())
+
+
 def run_block(b: dict, mode: str, freq: float | None = None, pnr_freq: float | None = None,
               include_dirs: tuple = (), defines: tuple = (), seed=1, threads: int = 2,
               speed: int = 6, clock: str = "clk", allow_latches: bool = False,
@@ -662,6 +676,10 @@ def main(argv: list[str] | None = None) -> int:
             failed = sum(1 for r in results if r["status"] != "ok")
             root = synth_root(mode)
             root.mkdir(parents=True, exist_ok=True)
+            if args.only:
+                # --only updates its blocks in an existing summary and keeps the others' figures
+                results = merge_summary(root / "summary.json", mode, results)
+                failed = sum(1 for r in results if r["status"] != "ok")
             summary = {"device": DEVICE, "mode": mode, "blocks": results,
                        "failed": failed, "jobs": args.jobs,
                        "wall_seconds": round(time.monotonic() - t0, 2)}

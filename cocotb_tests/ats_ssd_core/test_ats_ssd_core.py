@@ -40,7 +40,7 @@ from pathlib import Path
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, Event, RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.nand_page_model import bytes_to_words
@@ -136,7 +136,14 @@ class TB:
         self.errors: list[str] = []
         self.burst = None
         every_edge(dut.clk, self._dma)
-        cocotb.start_soon(self._firmware())
+        # edges since the start (the ticker's count; the workload's cycle numbers come from it) and
+        # the workload's wait (see _wl_edge)
+        self.edges = 0
+        self._wl_wait = None
+        self._wl_skip = False
+        self._wl_wake = Event()
+        every_edge(dut.clk, self._wl_edge)
+        every_edge(dut.clk, self._firmware)
         self.fw_on = False
         self.gc_on = False
         self.gc_busy = False
@@ -163,31 +170,32 @@ class TB:
             if b["last"]:
                 self.burst = None
 
-    async def _firmware(self):
-        """Hands the next planned block of every die that asks for one; records grown bad blocks."""
-        while True:
-            await ClockCycles(self.dut.clk, 4)
-            if not self.fw_on:
-                continue
-            self.fw_cycles += 4
-            if int(self.dut.no_free_block.value):
-                self.stats["no_free_seen"] += 1
-                self.starve -= 4                    # starving: held back until a page has waited
-            if self.fw_cycles > 20_000:
-                self.starve = 0
-            while self.bad.queue:
-                b = self.bad.queue.popleft()
-                self.stats["grown_bad"] += 1
-                self.grown_bad.append((b["chan"], b["way"], b["block"]))
-            if self.free.queue or int(self.dut.s_free_valid.value) or self.starve > 0:
-                continue
-            need = int(self.dut.blk_need.value)
-            for d in range(self.geo.ndie):
-                if need >> d & 1 and self.plan_pos[d] < len(self.plan[d]):
-                    blk = self.plan[d][self.plan_pos[d]]
-                    self.plan_pos[d] += 1
-                    self.free.send_nowait(chan=d // self.geo.ways, way=d % self.geo.ways, block=blk)
-                    break
+    def _firmware(self):
+        """Every 4th edge (on the ticker): hands the next planned block of every die that asks for
+        one; records grown bad blocks."""
+        if self.edges % 4:
+            return
+        if not self.fw_on:
+            return
+        self.fw_cycles += 4
+        if int(self.dut.no_free_block.value):
+            self.stats["no_free_seen"] += 1
+            self.starve -= 4                    # starving: held back until a page has waited
+        if self.fw_cycles > 20_000:
+            self.starve = 0
+        while self.bad.queue:
+            b = self.bad.queue.popleft()
+            self.stats["grown_bad"] += 1
+            self.grown_bad.append((b["chan"], b["way"], b["block"]))
+        if self.free.queue or int(self.dut.s_free_valid.value) or self.starve > 0:
+            return
+        need = int(self.dut.blk_need.value)
+        for d in range(self.geo.ndie):
+            if need >> d & 1 and self.plan_pos[d] < len(self.plan[d]):
+                blk = self.plan[d][self.plan_pos[d]]
+                self.plan_pos[d] += 1
+                self.free.send_nowait(chan=d // self.geo.ways, way=d % self.geo.ways, block=blk)
+                break
 
     async def fw_call(self, gen, **f):
         """One firmware-port operation: request (+ data words), then its response beats."""
@@ -198,8 +206,14 @@ class TB:
         for i, w in enumerate(data or []):
             self.fwd.send_nowait(data=w, last=int(i == len(data) - 1))
         beats = []
+        # Waits for response beats (the sink's event, set at the edge that takes a beat) instead of
+        # resuming at every edge; a cut sets the event too: the call then ends at the next edge.
+        ev = self.fwr.event
         while gen == self.gen:
-            await RisingEdge(self.dut.clk)
+            ev.clear()
+            await ev.wait()
+            if gen != self.gen:
+                await RisingEdge(self.dut.clk)
             while self.fwr.queue:
                 beats.append(self.fwr.queue.popleft())
             if beats and beats[-1]["last"]:
@@ -400,6 +414,7 @@ class TB:
         self.fw_on = False
         self.gc_on = False
         self.gen += 1
+        self.fwr.event.set()                        # a fw_call in progress ends (see fw_call)
         self.dut.power_ok.value = 0
         self.dut.pwr_fail.value = 1
         await RisingEdge(self.dut.clk)
@@ -418,6 +433,25 @@ class TB:
             await RisingEdge(self.dut.clk)
 
     # ---------------------------------------------------------------- workload
+    def _wl_edge(self):
+        """Every edge (on the ticker, after the stream ends): counts edges and wakes the workload,
+        which runs after the ticker at the edges it is woken at. `_wl_wait` True: wake at this
+        edge. A tuple (command-queue length, cycle limit in edges, watch m_cpl_valid): the workload
+        sleeps until a completion was taken, a command was accepted, the cut cycle came, or
+        (cut-on-commit) a completion is on offer: at any other edge its loop would change nothing.
+        With WL_CHECK it is woken at every edge and told which ones it would have slept through."""
+        self.edges += 1
+        w = self._wl_wait
+        if w is None:
+            return
+        if w is not True and not (self.cpl.queue or len(self.cmd.queue) != w[0] or self.edges >= w[1]
+                                  or (w[2] and int(self.dut.m_cpl_valid.value))):
+            if not WL_CHECK:
+                return
+            self._wl_skip = True
+        self._wl_wait = None
+        self._wl_wake.set()
+
     async def workload(self, n_cmds: int, cut_at: int | None, clean: bool):
         rng = self.rng
         self.ops: dict[int, list[Op]] = {}       # lba -> ops in submission order
@@ -441,13 +475,38 @@ class TB:
         phase = "random"        # clean iterations: then "flush" (one FLUSH), then "readback"
         readback: list[int] = []
         self.gc_on = True
+        # cycle = edges since the workload started (its first iteration is at the next edge, cycle 1)
+        edge0 = self.edges
+        limit = None if cut_at is None else edge0 + cut_at + (COMMIT_WAIT if self.cut_on_commit else 0)
+        watch_cpl = cut_at is not None and self.cut_on_commit
+        noop = None                           # WL_CHECK: the state an iteration must leave unchanged
         while True:
-            await RisingEdge(self.dut.clk)
-            cycle += 1
+            if noop is not None:
+                now = (rng.getstate(), sent, n_cmds, phase, len(inflight), len(free_tags), len(self.cmd.queue))
+                assert now == noop, f"workload: an iteration the wait would skip changed the state (cycle {cycle})"
+                self.stats["wl_noop_checked"] = self.stats.get("wl_noop_checked", 0) + 1
+                noop = None
+            # An iteration in either state below changes nothing until a completion comes, a
+            # command is accepted or a cut condition holds (no random numbers drawn, no command
+            # built): the loop sleeps until _wl_edge sees one of those, instead of running at every
+            # edge. Same cycles, same decisions as an iteration per edge.
+            if (limit is None or self.edges + 1 < limit) and (
+                    (sent >= n_cmds and inflight) or
+                    (sent < n_cmds and (not free_tags or len(self.cmd.queue) > 1))):
+                self._wl_wait = (len(self.cmd.queue), limit if limit is not None else 1 << 62, watch_cpl)
+            else:
+                self._wl_wait = True
+            self._wl_skip = False
+            self._wl_wake.clear()
+            await self._wl_wake.wait()
+            if self._wl_skip:                 # WL_CHECK: an edge the wait would have slept through
+                noop = (rng.getstate(), sent, n_cmds, phase, len(inflight), len(free_tags), len(self.cmd.queue))
+            cycle = self.edges - edge0
             if cut_at is not None and self.cut_on_commit and int(self.dut.m_cpl_valid.value):
                 c = inflight.get(int(self.dut.m_cpl_tag.value))
                 if c is not None and "tx_ops" in c and c["op"] != OP_ABORT and c["tx_ops"]:
                     self.stats["cut_at_commit_cpl"] += 1
+                    assert noop is None, "workload: a cut-on-commit at an edge the wait would skip"
                     return                                # the commit is durable, the host has not seen it
             # a cut-on-commit run waits up to COMMIT_WAIT cycles longer for a commit's completion
             if cut_at is not None and cycle >= cut_at + (COMMIT_WAIT if self.cut_on_commit else 0):
@@ -456,6 +515,7 @@ class TB:
                 ndie_mask = (1 << self.geo.ndie) - 1
                 if not self.cut_on_busy or int(self.dut.rb_n.value) & ndie_mask != ndie_mask \
                         or cycle > cut_at + 20_000:
+                    assert noop is None, "workload: a cut at an edge the wait would skip"
                     return
             # completions
             while self.cpl.queue:
@@ -489,6 +549,7 @@ class TB:
                         readback = readback[:10]
                         n_cmds += len(readback)
                     else:
+                        assert noop is None, "workload: the end at an edge the wait would skip"
                         return
                 continue
             if not free_tags or len(self.cmd.queue) > 1 or rng.random() < 0.2:
@@ -1024,6 +1085,9 @@ CONFIGS = {
 # the die's array keeps the right bits, so the oracle's raw images are clean)
 FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000,efail_ppm=150000"
 }
+# ATS_WL_CHECK=1: the workload runs at every edge and checks that each edge its wait would sleep
+# through changes nothing (the wait's proof, run by test_workload_wait_is_exact)
+WL_CHECK = os.environ.get("ATS_WL_CHECK", "") not in ("", "0")
 CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 40))  # per run: 5 runs -> 200 cuts in make test, 2,000 in test-long
 
 
@@ -1034,6 +1098,10 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
 
 @pytest.mark.parametrize("name,mode,seed", RUNS, ids=[f"{n}-{m}{s}" for n, m, s in RUNS])
 def test_ats_ssd_core(name, mode, seed):
+    _run_core(name, mode, seed, "run_campaign")
+
+
+def _run_core(name, mode, seed, test_filter):
     params = CONFIGS[name][0]
     gen = ROOT / "build" / "gen" / f"remap_{REMAP_PRESET}"
     rp = load_params(gen)
@@ -1048,7 +1116,7 @@ def test_ats_ssd_core(name, mode, seed):
     nd = params["NUM_CHAN"] * params["WAYS"]
     img = build_dir / f"img_{name}_{seed}"
     run(toplevel="ats_ssd_core_tb", sources=srcs, test_module="test_ats_ssd_core", test_dir=HERE,
-        build_key=key, parameters=params, seed=seed,
+        build_key=key, parameters=params, seed=seed, test_filter=test_filter,
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
         results_name=f"{name}_{seed}",

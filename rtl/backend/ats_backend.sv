@@ -43,7 +43,9 @@ module ats_backend #(
     input  wire logic [5:0]               s_wb_txid,
     input  wire logic [15:0]              s_wb_epoch,
     input  wire logic [1:0]               s_wb_kind,
-    input  wire logic                     s_wb_fua,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire logic                     s_wb_fua,       // FUA hint: not used (programs are never HEAD: README)
+    /* verilator lint_on UNUSEDSIGNAL */
     input  wire logic [7:0]               s_wb_tag,
     input  wire logic                     s_wbd_valid,
     output wire logic                     s_wbd_ready,
@@ -250,7 +252,6 @@ module ats_backend #(
     logic [15:0]        e_epoch[WIN];
     logic [1:0]         e_kind [WIN];
     logic [7:0]         e_flags[WIN];
-    logic               e_fua  [WIN];
     logic               e_trim [WIN];          // no data (TRIM record, commit / abort record): zeros
     logic [1:0]         e_rec  [WIN];          // RC_*
     logic               e_doom [WIN];          // commit of a tx with a failed TX_WRITE: an abort (set at issue)
@@ -719,7 +720,6 @@ module ats_backend #(
                 e_lpn[acc_e]   <= s_wb_lpn;
                 e_txid[acc_e]  <= s_wb_txid;
                 e_epoch[acc_e] <= s_wb_epoch;
-                e_fua[acc_e]   <= s_wb_fua;
                 e_wtag[acc_e]  <= s_wb_tag;
                 e_trim[acc_e]  <= s_wb_op;
                 e_rec[acc_e]   <= s_wb_rec;
@@ -738,7 +738,6 @@ module ats_backend #(
                 e_lpn[acc_e]   <= fw_lpn_q;
                 e_txid[acc_e]  <= 6'd0;
                 e_epoch[acc_e] <= 16'd0;
-                e_fua[acc_e]   <= 1'b0;
                 e_wtag[acc_e]  <= 8'd0;
                 e_trim[acc_e]  <= 1'b0;
                 e_rec[acc_e]   <= RC_NONE;
@@ -791,7 +790,10 @@ module ats_backend #(
                     nq_v_q <= 1'b1; nq_tag_q <= 8'(iss_ent); nq_op_q <= 2'd1;
                     nq_chan_q <= 3'(32'(rr_q) / WAYS); nq_way_q <= 2'(32'(rr_q) % WAYS);
                     nq_blk_q <= op_blk[rr_q]; nq_page_q <= 8'(op_pg[rr_q]);
-                    nq_head_q <= e_fua[iss_ent]; nq_prio_q <= 1'b0; nq_slot_q <= 8'(iss_ent);
+                    // never HEAD: the scheduler lets a HEAD request pass the die's queued ones, and a
+                    // block's pages must be programmed in ascending order (an FUA write needs no
+                    // overtaking: its completion waits for the durable prefix anyway)
+                    nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(iss_ent);
                     e_chan[iss_ent] <= 3'(32'(rr_q) / WAYS);
                     e_way[iss_ent]  <= 2'(32'(rr_q) % WAYS);
                     e_blk[iss_ent]  <= op_blk[rr_q];

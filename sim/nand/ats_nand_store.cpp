@@ -214,6 +214,8 @@ int ats_nand_program(void *h, int row) {
     }
     d->pages[uint32_t(row)] = pg;
     if (p + 1 > d->next_page[b]) d->next_page[b] = p + 1;
+    static const bool trace = std::getenv("ATS_NAND_TRACE") != nullptr;   // debugging: every program
+    if (trace) std::fprintf(stderr, "ats_nand_store: die %d PROGRAM block %d page %d -> %d\n", d->id, b, p, res);
     return res;
 }
 
