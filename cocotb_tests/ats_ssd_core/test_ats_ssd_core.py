@@ -489,7 +489,7 @@ class TB:
             # An iteration in either state below changes nothing until a completion comes, a
             # command is accepted or a cut condition holds (no random numbers drawn, no command
             # built): the loop sleeps until _wl_edge sees one of those, instead of running at every
-            # edge. Same cycles, same decisions as an iteration per edge.
+            # edge: the same cycles and decisions as an iteration at every edge (ATS_WL_CHECK checks it).
             if (limit is None or self.edges + 1 < limit) and (
                     (sent >= n_cmds and inflight) or
                     (sent < n_cmds and (not free_tags or len(self.cmd.queue) > 1))):
@@ -1086,7 +1086,7 @@ CONFIGS = {
 FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000,efail_ppm=150000"
 }
 # ATS_WL_CHECK=1: the workload runs at every edge and checks that each edge its wait would sleep
-# through changes nothing (the wait's proof, run by test_workload_wait_is_exact)
+# through changes nothing (the wait's proof; `make test-long` runs with it)
 WL_CHECK = os.environ.get("ATS_WL_CHECK", "") not in ("", "0")
 CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 40))  # per run: 5 runs -> 200 cuts in make test, 2,000 in test-long
 
@@ -1098,10 +1098,6 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
 
 @pytest.mark.parametrize("name,mode,seed", RUNS, ids=[f"{n}-{m}{s}" for n, m, s in RUNS])
 def test_ats_ssd_core(name, mode, seed):
-    _run_core(name, mode, seed, "run_campaign")
-
-
-def _run_core(name, mode, seed, test_filter):
     params = CONFIGS[name][0]
     gen = ROOT / "build" / "gen" / f"remap_{REMAP_PRESET}"
     rp = load_params(gen)
@@ -1116,7 +1112,7 @@ def _run_core(name, mode, seed, test_filter):
     nd = params["NUM_CHAN"] * params["WAYS"]
     img = build_dir / f"img_{name}_{seed}"
     run(toplevel="ats_ssd_core_tb", sources=srcs, test_module="test_ats_ssd_core", test_dir=HERE,
-        build_key=key, parameters=params, seed=seed, test_filter=test_filter,
+        build_key=key, parameters=params, seed=seed,
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
         results_name=f"{name}_{seed}",
