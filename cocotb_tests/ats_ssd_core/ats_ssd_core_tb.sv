@@ -113,7 +113,12 @@ module ats_ssd_core_tb #(
     output wire logic [31:0] cnt_read_err,
     output wire logic [31:0] cnt_proto_err,
     output wire logic        err_spurious,
-    output wire logic [31:0] viol_total
+    output wire logic [31:0] viol_total,
+    // contract monitors on the core's internal streams (hierarchical taps, C24): PROGRAM requests
+    // sent to the NAND scheduler as HEAD (must stay 0: HEAD may pass the die's queued requests,
+    // and a block's pages must be programmed in order), and urgent (RFLUSH) write-backs seen
+    output logic [31:0]      prog_head_total,
+    output logic [31:0]      urgent_wb_total
 );
     localparam int NDIE = NUM_CHAN * WAYS;
     logic [NDIE-1:0]       ce_n, rb_n;
@@ -151,6 +156,18 @@ module ats_ssd_core_tb #(
         .nand_ce_n(ce_n), .nand_cle(cle), .nand_ale(ale), .nand_we_n(we_n), .nand_re_n(re_n),
         .nand_wp_n(wp_n), .nand_dq_o(dq_c), .nand_dq_i(dq_bus), .nand_rb_n(rb_n)
     );
+
+    // over the whole run (power cycles included): zero at time 0, never reset
+    initial begin
+        prog_head_total = '0;
+        urgent_wb_total = '0;
+    end
+    always @(posedge clk) begin
+        if (!rst && u_dut.nq_valid && u_dut.nq_ready && u_dut.nq_op == 2'd1 && u_dut.nq_head)
+            prog_head_total <= prog_head_total + 1'b1;
+        if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_fua)
+            urgent_wb_total <= urgent_wb_total + 1'b1;
+    end
 
     ats_nand_array #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),

@@ -286,8 +286,9 @@ class TB:
             if st not in (0, 1):
                 self.errors.append(f"fw RELOC {lba}: status {st}")
             self.stats["relocs" if st == 0 else "relocs_stale"] += 1
-            if st == 0 and rng.random() < 0.6:
+            if st == 0 and (rng.random() < 0.6 or self.stats["relocs_stale"] == 0):
                 # the same copy again: the LPN now maps to the first copy, so this one must be stale
+                # (always while no stale RELOC was seen yet: every run covers the stale path)
                 b = await self.fw_call(gen, op=FW_RELOC, lpn=lba, ppn=ppn, data=words[:pw])
                 if b is None:
                     return
@@ -455,6 +456,7 @@ class TB:
     async def workload(self, n_cmds: int, cut_at: int | None, clean: bool):
         rng = self.rng
         self.ops: dict[int, list[Op]] = {}       # lba -> ops in submission order
+        self.recent_w: list[int] = []            # LBAs of the last 8 writes (RFLUSH targets: dirty pages)
         self.view: dict[int, tuple] = {}         # host view: lba -> ("w", version) | ("t",)
         self.flushes: list[tuple] = []           # (kind, cpl count at submission, ranges or None)
         self.version = 0
@@ -594,6 +596,10 @@ class TB:
                 ranges = []
                 for i in range(n):
                     l0 = rng.randrange(self.num_lbas)
+                    if self.recent_w and rng.random() < 0.5:
+                        # a recent write's LBA: likely still dirty in the buffer, so the RFLUSH
+                        # makes it urgent (the urgent write-back path, C24)
+                        l0 = rng.choice(self.recent_w)
                     k = rng.randint(0, min(7, self.num_lbas - 1 - l0))
                     ranges.append((l0, k))
                     self.mem[addr + 8 * i] = l0
@@ -790,6 +796,8 @@ class TB:
         lst = self.ops.setdefault(o.lba, [])
         o.idx = len(lst)
         lst.append(o)
+        if o.kind == "w":
+            self.recent_w = (self.recent_w + [o.lba])[-8:]
 
     def complete(self, cmd, c):
         st, res = c["status"], c["result"]
@@ -1027,6 +1035,11 @@ async def campaign(dut, seed, cuts, idle, backpressure):
         if int(dut.viol_total.value):
             tb.errors.append(f"NAND protocol violations: {int(dut.viol_total.value)}")
             break
+        if int(dut.prog_head_total.value):
+            # C24: a HEAD program may pass the die's queued programs (out of order in its block)
+            tb.errors.append(f"{int(dut.prog_head_total.value)} PROGRAM request(s) sent to the scheduler as HEAD")
+            break
+    tb.stats["urgent_wb"] = int(dut.urgent_wb_total.value)
     dut._log.info("campaign seed %d: %s", seed, json.dumps(tb.stats))
     out = os.environ.get("ATS_CORE_STATS")
     if out:
@@ -1048,6 +1061,7 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     assert tb.stats["relocs"] > 0 and tb.stats["relocs_stale"] > 0 and tb.stats["raw_progs"] > 0 and \
         tb.stats["erases"] > 0, "firmware port not exercised"
     assert tb.stats["atom_checked"] > 0 and tb.stats["tx_cut_in_commit"] > 0, "no cut during a commit"
+    assert tb.stats["urgent_wb"] > 0, "no urgent (RFLUSH) write-back: the HEAD-program check (C24) saw nothing"
     if int(faults.get("efail_ppm", 0)):
         assert tb.stats["erase_fail"] > 0, "no erase failure seen by the firmware"
     if int(faults.get("flip_ppb", 0)):

@@ -344,7 +344,14 @@ module ats_backend #(
     logic [8:0]         op_pg [NDIE];
     logic               nx_v  [NDIE];
     logic [11:0]        nx_blk[NDIE];
-    logic [DIE_W-1:0]   rr_q;             // die the next page goes to (round robin)
+    logic [DIE_W-1:0]   rr_q;             // die the next page goes to (round robin, channel first)
+    // die d = chan * WAYS + way; the pointer steps channel first: (0,0) (1,0) .. (C-1,0) (0,1) ..,
+    // so consecutive pages use different channels and their transfers overlap (way first made two
+    // consecutive pages share a channel: the second waited for the first's page transfer)
+    function automatic logic [DIE_W-1:0] rr_next(input logic [DIE_W-1:0] d);
+        if (32'(d) + WAYS < NDIE) rr_next = DIE_W'(32'(d) + WAYS);
+        else                      rr_next = DIE_W'((32'(d) % WAYS + 1) % WAYS);
+    endfunction
 
     logic [31:0]        free_die;
     logic               free_ok;
@@ -806,7 +813,7 @@ module ats_backend #(
                     end
                     if (32'(op_pg[rr_q]) == PAGES_PER_BLOCK - 1) op_v[rr_q] <= 1'b0;
                     op_pg[rr_q] <= op_pg[rr_q] + 9'd1;
-                    rr_q <= DIE_W'((32'(rr_q) + 1) % NDIE);
+                    rr_q <= rr_next(rr_q);
                     if (iss_retry) begin
                         rt_rd_q <= rt_rd_q + 1'b1;
                     end else begin
@@ -816,7 +823,7 @@ module ats_backend #(
                     op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
                     nx_v[rr_q] <= 1'b0;
                 end else begin
-                    rr_q <= DIE_W'((32'(rr_q) + 1) % NDIE);
+                    rr_q <= rr_next(rr_q);
                 end
             end else if (!iss_have) begin
                 // idle: open blocks ahead of time
