@@ -495,12 +495,27 @@ module ats_backend #(
         if (rst) vc_init_q <= 16'd0;
         else if (vc_init_busy) vc_init_q <= vc_init_q + 16'd1;
     end
+    // The event is registered first (index computed from the PPN), then applied the next cycle as
+    // a read-modify-write: the remap response and s_inval no longer reach the LUT-RAM's increment in
+    // the same cycle (that was the core's critical path, README "Synthesis"). Events stay one a
+    // cycle and are applied in order, each reading the counts every earlier event wrote.
+    logic               vc_ev_q, vc_inc_q;
+    logic [VC_W-1:0]    vc_idx_q;
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            vc_ev_q <= 1'b0;
+        end else begin
+            vc_ev_q <= vc_ev;
+        end
+        vc_inc_q <= vc_inc;
+        vc_idx_q <= VC_W'(vc_index(vc_ppn));
+    end
     always_ff @(posedge clk) begin
         if (!rst && vc_init_busy) begin
             vc_mem[VC_W'(vc_init_q)] <= 9'd0;
-        end else if (!rst && vc_ev) begin
-            if (vc_inc) vc_mem[VC_W'(vc_index(vc_ppn))] <= vc_mem[VC_W'(vc_index(vc_ppn))] + 9'd1;
-            else        vc_mem[VC_W'(vc_index(vc_ppn))] <= vc_mem[VC_W'(vc_index(vc_ppn))] - 9'd1;
+        end else if (!rst && vc_ev_q) begin
+            if (vc_inc_q) vc_mem[vc_idx_q] <= vc_mem[vc_idx_q] + 9'd1;
+            else          vc_mem[vc_idx_q] <= vc_mem[vc_idx_q] - 9'd1;
         end
         vc_data <= (32'(vc_addr) < NDIE * BLOCKS) ? vc_mem[VC_W'(vc_addr)] : 9'd0;
     end
