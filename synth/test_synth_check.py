@@ -72,3 +72,43 @@ def test_yosys_key_follows_inputs(tmp_path):
     assert k1 != k0
     hdr.write_text("`define W 9\n")
     assert run_synth.yosys_key("script", [src], [inc]) != k1
+
+
+def test_placer_reaches_nextpnr(tmp_path, monkeypatch):
+    """blocks.json's `placer` is validated when the file is read, and run_nextpnr passes it on."""
+    bad = tmp_path / "blocks.json"
+    bad.write_text('[{"name": "x", "top": "x", "sources": ["a.sv"], "placer": "fast"}]')
+    with pytest.raises(run_synth.SynthError, match="placer"):
+        run_synth.load_blocks(bad)
+    good = tmp_path / "good.json"
+    good.write_text('[{"name": "x", "top": "x", "sources": ["a.sv"], "placer": "static"}]')
+    assert run_synth.load_blocks(good)[0]["placer"] == "static"
+    seen = []
+
+    def fake_run_tool(cmd, log, what):
+        seen.append(cmd)
+        rpt = Path(cmd[cmd.index("--report") + 1])
+        (run_synth.REPO / rpt if not rpt.is_absolute() else rpt).write_text('{"fmax": {}}')
+        log.write_text("Info: Program finished normally.\n")
+        return run_synth.ToolRun(1.0, 1.0)
+
+    monkeypatch.setattr(run_synth, "run_tool", fake_run_tool)
+    for placer, expect in (("static", ["--placer", "static"]), (None, None)):
+        seen.clear()
+        run_synth.run_nextpnr("x", tmp_path / "x.json", tmp_path, 125.0, 1, 1, 6, False, placer)
+        cmd = seen[0]
+        if expect:
+            assert cmd[cmd.index("--placer"):cmd.index("--placer") + 2] == expect
+        else:
+            assert "--placer" not in cmd
+
+
+def test_merge_summary_keeps_other_blocks(tmp_path):
+    """`--only` replaces its blocks' entries and keeps the others, in their order."""
+    import json
+    p = tmp_path / "summary.json"
+    p.write_text(json.dumps({"mode": "pnr", "blocks": [{"name": "a", "v": 1}, {"name": "b", "v": 1}]}))
+    got = run_synth.merge_summary(p, "pnr", [{"name": "b", "v": 2}, {"name": "c", "v": 2}])
+    assert got == [{"name": "a", "v": 1}, {"name": "b", "v": 2}, {"name": "c", "v": 2}]
+    # another mode's summary is not merged
+    assert run_synth.merge_summary(p, "check", [{"name": "b", "v": 3}]) == [{"name": "b", "v": 3}]
