@@ -25,6 +25,7 @@ module ats_core_bench_top #(
     parameter int QDEPTH          = 32,
     parameter int NUM_SLOTS       = 16,
     parameter int WIN             = 8,
+    parameter int RD_SLOTS        = 8,
     parameter int SCHED_DEPTH     = 16,
     parameter int REMAP_LPN_W     = 32,     // remap_default preset (build/gen/remap_default/params.json)
     parameter int REMAP_PPN_W     = 16,
@@ -108,6 +109,7 @@ module ats_core_bench_top #(
     output wire logic        tap_nreq_pg_fire,   // backend -> NAND subsystem PROGRAM request
     output wire logic        tap_ncpl_fire,      // NAND subsystem completion (any)
     output wire logic [7:0]  tap_ncpl_tag,
+    output wire logic [7:0]  tap_nreq_tag,
     output wire logic        tap_rdd_last_fire,  // backend -> write buffer, last word of a read
     output wire logic        tap_wb_fire,        // write buffer -> backend writeback request
     output wire logic        tap_wbc_fire,       // backend -> write buffer writeback completion
@@ -140,7 +142,7 @@ module ats_core_bench_top #(
     ats_ssd_core #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES),
         .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS), .NUM_LBAS(NUM_LBAS), .NUM_TX(NUM_TX),
-        .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .SCHED_DEPTH(SCHED_DEPTH),
+        .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(SCHED_DEPTH),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
         .REMAP_CNT_W(REMAP_CNT_W),
         .T_WP(T_WP), .T_WH(T_WH), .T_RP(T_RP), .T_REH(T_REH), .T_WB(T_WB), .T_WHR(T_WHR),
@@ -188,6 +190,7 @@ module ats_core_bench_top #(
     assign tap_nreq_pg_fire  = u_core.nq_valid && u_core.nq_ready && u_core.nq_op == 2'd1;
     assign tap_ncpl_fire     = u_core.nc_valid && u_core.nc_ready;
     assign tap_ncpl_tag      = u_core.nc_tag;
+    assign tap_nreq_tag      = u_core.nq_tag;
     assign tap_rdd_last_fire = u_core.rdd_valid && u_core.rdd_ready && u_core.rdd_last;
     assign tap_wb_fire       = u_core.wb_valid && u_core.wb_ready;
     assign tap_wbc_fire      = u_core.wbc_valid && u_core.wbc_ready;

@@ -58,6 +58,7 @@ PRESET = "femu"
 ARRAY_NS = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000)
 # ONFI pin timings in cycles: the core's defaults (rtl/core/ats_ssd_core.sv, 125 MHz, ONFI mode 5)
 CHAN_T = dict(T_WP=2, T_WH=2, T_RP=2, T_REH=2, T_WB=20, T_WHR=12, T_ADL=14, T_RR=4, T_RHW=20, T_CS=4)
+RD_SLOTS = 8          # backend read ring: host read misses in flight (rtl/backend/README.md "Read miss")
 TARGET = 0.90
 # B1 (../shared/docs/design.md, benchmark table): TxSSD's firmware remap function takes 2474 us per
 # commit (IEEE Access 2019, section V; its FLUSH 30 us thanks to supercapacitors); goal for the remap
@@ -103,7 +104,8 @@ def build(quiet: bool = False, obj: Path = OBJ, params: dict | None = None,
         raise SystemExit("[bench-core] build/gen/remap_default is missing: run `make gen` first")
     srcs = core_sources()
     deps = srcs + CPP + [ROOT / "sim/nand/ats_nand_store.h", gen]
-    gparams = {**remap_params(), **CHAN_T, "T_BERS_NS": ARRAY_NS["T_BERS_NS"], **(params or {})}
+    gparams = {**remap_params(), **CHAN_T, "T_BERS_NS": ARRAY_NS["T_BERS_NS"], "RD_SLOTS": RD_SLOTS,
+               **(params or {})}
     g = [f"-G{k}={v}" for k, v in gparams.items()]
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast",
            "--x-initial", "fast", *vflags, "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj),
@@ -473,6 +475,7 @@ def main() -> int:
     ap.add_argument("--t-submit-us", type=float, default=2.0, help="host submission cost (B2's host)")
     ap.add_argument("--t-complete-us", type=float, default=6.0, help="host completion cost (B2's host)")
     ap.add_argument("--jobs", type=int, default=2, help="simulations in parallel")
+    ap.add_argument("--rd-slots", type=int, default=RD_SLOTS, help="backend read ring (host reads in flight)")
     ap.add_argument("--runs", default=",".join(RUNS),
                     help="simulations to run (default all: rw,barrier,b1); a subset writes "
                          "build/bench/core_<runs>.json unless --json is given")
@@ -505,7 +508,9 @@ def main() -> int:
     if args.wave:
         return wave(args, common)
 
-    exe = build()
+    globals()["RD_SLOTS"] = args.rd_slots
+    # another read ring is another model: its own build directory (the default one stays built)
+    exe = build(obj=OBJ if args.rd_slots == 8 else OBJ.parent / f"obj_rs{args.rd_slots}")
     if args.selftest:
         selftest(exe)
         return 0
@@ -552,7 +557,7 @@ def main() -> int:
               f"{d['sim_ms']:.1f} ms simulated, {d['cycles'] / 1e6:.2f} M cycles in {d['cpu_s']:.0f} CPU s "
               f"({d['kcycles_per_cpu_s']:.1f} kcycles per CPU second)")
     data.update({
-        "config": {"channels": NUM_CHAN, "ways": WAYS, "preset": PRESET, "clock_mhz": 1e3 / CLK_NS,
+        "config": {"channels": NUM_CHAN, "ways": WAYS, "rd_slots": RD_SLOTS, "preset": PRESET, "clock_mhz": 1e3 / CLK_NS,
                    "commit": commit, "modified_sources": dirty, "runs": runs},
         "limits": {"formula": "min(dies / (t_array + t_xfer), channels / t_xfer)", **{k: (round(v, 3) if
                    isinstance(v, float) else v) for k, v in lim.items()}},
@@ -618,10 +623,12 @@ def report_iops(res: dict, lim: dict, args) -> dict:
               f"tPROG / (tPROG + t_xfer) = {100 * ideal_busy:.1f} %); per program {wr['die_busy_us']:.1f} us busy, "
               f"{wr['die_gap_us']:.1f} us R/B# high before the next (page transfer {lim['xfer_us_write']:.2f} us + idle)")
         rb = rd["rd_breakdown"]
-        print(f"read misses, one at a time: lookup {rb['lookup_us']:.1f} us + NAND READ (command, tR, transfer, ECC) "
-              f"{rb['nand_us']:.1f} us + last word {rb['last_word_us']:.1f} us + to the next read {rb['between_us']:.1f} us"
-              f" = {rb['period_us']:.1f} us per read (1 / period = {1e6 / rb['period_us'] if rb['period_us'] else 0:.0f}"
-              f" IOPS); die tR seen on R/B#: {rd['die_busy_us']:.1f} us")
+        print(f"read misses: {rb['inflight']:.1f} in flight on average (backend read ring RD_SLOTS {RD_SLOTS}); "
+              f"per read: lookup {rb['lookup_us']:.1f} us (request to NAND READ, including the wait behind "
+              f"earlier reads) + NAND READ (command, tR, transfer, ECC) {rb['nand_us']:.1f} us; request to "
+              f"last word {rb['latency_us']:.1f} us (Little: {rb['inflight']:.1f} / {rb['latency_us']:.1f} us = "
+              f"{1e6 * rb['inflight'] / rb['latency_us'] if rb['latency_us'] else 0:.0f} IOPS); "
+              f"die tR seen on R/B#: {rd['die_busy_us']:.1f} us")
     data["method"] = {"seed": args.seed, "w_warm": args.w_warm, "w_meas": args.w_meas, "r_warm": args.r_warm,
                       "r_meas": args.r_meas, "window": "completion #warm to #warm+meas (device completion times)"}
     return data

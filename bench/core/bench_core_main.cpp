@@ -56,6 +56,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <memory>
@@ -144,7 +145,7 @@ struct PhaseResult {
     // inside the window: die array busy (R/B# low) and read-miss path breakdown (cycles, means)
     double die_busy_frac = 0, die_busy_us = 0, die_gap_us = 0;
     uint64_t rd_n = 0;
-    double rd_lookup_us = 0, rd_nand_us = 0, rd_last_us = 0, rd_between_us = 0, rd_period_us = 0;
+    double rd_lookup_us = 0, rd_nand_us = 0, rd_latency_us = 0, rd_inflight = 0;
 };
 
 // B1: the handshakes one commit goes through, by cycle (the first of each after the previous one).
@@ -213,10 +214,10 @@ struct Bench {
     // window taps
     uint64_t win_cycles = 0, busy_cycles = 0, busy_periods = 0;
     uint32_t rb_prev = ~0u;
-    uint64_t t_rd = 0, t_nrd = 0, t_ncpl = 0, t_rlast = 0;
-    uint64_t rd_n = 0, rd_between_n = 0;
-    double rd_lookup = 0, rd_nand = 0, rd_last = 0, rd_between = 0;
-    bool rd_open = false;
+    uint64_t rd_n = 0, rd_nand_n = 0;
+    double rd_lookup = 0, rd_nand = 0, rd_lat = 0, rd_out_sum = 0;
+    std::deque<uint64_t> rd_t_req, rd_t_look;      // per read in flight, in request order
+    uint64_t rd_t_nreq[256] = {};                  // NAND READ request time by tag
     uint64_t last_progress = 0;
     uint64_t max_cycles = 0;                 // +max_cycles: stop (exit 3) after this many cycles
     Probe *probe = nullptr;                  // B1: the commit being timed
@@ -365,6 +366,7 @@ struct Bench {
         const bool free_fire = top->s_free_valid && top->s_free_ready;
         const bool bad_fire = top->m_bad_valid && top->m_bad_ready;
         if (cpl_cycles && phase_cpl >= win_lo && phase_cpl < win_hi) sample_taps();
+        track_reads(cpl_cycles && phase_cpl >= win_lo && phase_cpl < win_hi);
         tick();
 
         if (cmd_fire) on_accept(sq.front());
@@ -420,7 +422,30 @@ struct Bench {
         }
     }
 
-    // die busy time and the read-miss path, sampled at each rising edge inside the window
+    // read misses (several in flight, data back in request order): m_rd request -> NAND READ request
+    // (in order) -> NAND completion (by tag, any order) -> last word on the buffer side. Followed
+    // every cycle (reads in flight cross the window's edges), summed inside the window.
+    void track_reads(bool in_win) {
+        if (top->tap_rd_fire) { rd_t_req.push_back(cycle); rd_t_look.push_back(cycle); }
+        if (top->tap_nreq_rd_fire) {
+            if (!rd_t_look.empty()) {
+                if (in_win) rd_lookup += double(cycle - rd_t_look.front());
+                rd_t_look.pop_front();
+            }
+            rd_t_nreq[top->tap_nreq_tag] = cycle;
+        }
+        if (top->tap_ncpl_fire && (top->tap_ncpl_tag & 0xF0) == 0x80 && rd_t_nreq[top->tap_ncpl_tag]) {
+            if (in_win) { rd_nand += double(cycle - rd_t_nreq[top->tap_ncpl_tag]); rd_nand_n++; }
+            rd_t_nreq[top->tap_ncpl_tag] = 0;
+        }
+        if (in_win) rd_out_sum += double(rd_t_req.size());
+        if (top->tap_rdd_last_fire && !rd_t_req.empty()) {
+            if (in_win) { rd_lat += double(cycle - rd_t_req.front()); rd_n++; }
+            rd_t_req.pop_front();
+        }
+    }
+
+    // die busy time, sampled at each rising edge inside the window
     void sample_taps() {
         win_cycles++;
         const uint32_t rb = top->tap_rb_n;
@@ -429,23 +454,7 @@ struct Bench {
             if ((rb >> d & 1) && rb_prev != ~0u && !(rb_prev >> d & 1)) busy_periods++;
         }
         rb_prev = rb;
-        // reads are one at a time: rd request -> NAND READ -> NAND completion -> last word -> next rd
-        if (top->tap_rd_fire) {
-            if (t_rlast && !rd_open) {
-                rd_between += double(cycle - t_rlast);
-                rd_between_n++;
-            }
-            t_rd = cycle;
-            rd_open = true;
-        }
-        if (top->tap_nreq_rd_fire && rd_open) { t_nrd = cycle; rd_lookup += double(cycle - t_rd); }
-        if (top->tap_ncpl_fire && top->tap_ncpl_tag == 0xFF && rd_open) { t_ncpl = cycle; rd_nand += double(cycle - t_nrd); }
-        if (top->tap_rdd_last_fire && rd_open) {
-            t_rlast = cycle;
-            rd_last += double(cycle - t_ncpl);
-            rd_n++;
-            rd_open = false;
-        }
+
     }
 
     // B1: one commit at a time, the device otherwise idle, so every handshake below is the commit's
@@ -606,10 +615,8 @@ struct Bench {
         lat_cycles.clear();
         win_cycles = busy_cycles = busy_periods = 0;
         rb_prev = ~0u;
-        t_rd = t_nrd = t_ncpl = t_rlast = 0;
-        rd_n = rd_between_n = 0;
-        rd_lookup = rd_nand = rd_last = rd_between = 0;
-        rd_open = false;
+        rd_n = rd_nand_n = 0;
+        rd_lookup = rd_nand = rd_lat = rd_out_sum = 0;
         uint64_t hits_w0 = 0, miss_w0 = 0, prog_w0 = 0, nread_w0 = 0, coal_w0 = 0;
         bool w0_taken = false, w1_taken = false;
         const uint64_t ph_hits0 = top->tap_read_hits, ph_miss0 = top->tap_read_misses;
@@ -668,10 +675,9 @@ struct Bench {
             if (rd_n) {
                 r.rd_n = rd_n;
                 r.rd_lookup_us = rd_lookup / double(rd_n) * 8e-3;
-                r.rd_nand_us = rd_nand / double(rd_n) * 8e-3;
-                r.rd_last_us = rd_last / double(rd_n) * 8e-3;
-                if (rd_between_n) r.rd_between_us = rd_between / double(rd_between_n) * 8e-3;
-                r.rd_period_us = r.rd_lookup_us + r.rd_nand_us + r.rd_last_us + r.rd_between_us;
+                if (rd_nand_n) r.rd_nand_us = rd_nand / double(rd_nand_n) * 8e-3;
+                r.rd_latency_us = rd_lat / double(rd_n) * 8e-3;
+                if (win_cycles) r.rd_inflight = rd_out_sum / double(win_cycles);
             }
             if (samples) {
                 r.mean_held = sum_held / double(samples);
@@ -784,8 +790,8 @@ struct Json {
 
 void print_phase(const PhaseResult &r) {
     Json rd;
-    rd.kv("n", r.rd_n).kv("lookup_us", r.rd_lookup_us).kv("nand_us", r.rd_nand_us).kv("last_word_us", r.rd_last_us)
-        .kv("between_us", r.rd_between_us).kv("period_us", r.rd_period_us);
+    rd.kv("n", r.rd_n).kv("lookup_us", r.rd_lookup_us).kv("nand_us", r.rd_nand_us).kv("latency_us", r.rd_latency_us)
+        .kv("inflight", r.rd_inflight);
     Json j;
     j.kv("name", r.name).kv("ops", r.ops).kv("warm", r.warm).kv("meas", r.meas).kv("t0_cycle", r.t0)
         .kv("t1_cycle", r.t1).kv("iops", r.iops).kv("iops_whole", r.iops_whole).kv("quarter_iops", r.quarter_iops)

@@ -118,7 +118,11 @@ module ats_ssd_core_tb #(
     // sent to the NAND scheduler as HEAD (must stay 0: HEAD may pass the die's queued requests,
     // and a block's pages must be programmed in order), and urgent (RFLUSH) write-backs seen
     output logic [31:0]      prog_head_total,
-    output logic [31:0]      urgent_wb_total
+    output logic [31:0]      urgent_wb_total,
+    // host reads in the backend's read ring at once (maximum over the run) and NAND READs of host
+    // reads issued while an earlier one had not completed (several misses in flight)
+    output logic [7:0]       rd_ring_max,
+    output logic [31:0]      rd_overlap_total
 );
     localparam int NDIE = NUM_CHAN * WAYS;
     logic [NDIE-1:0]       ce_n, rb_n;
@@ -161,6 +165,25 @@ module ats_ssd_core_tb #(
     initial begin
         prog_head_total = '0;
         urgent_wb_total = '0;
+        rd_ring_max = '0;
+        rd_overlap_total = '0;
+    end
+    // NAND READs of host reads (tags 0x80 + slot) issued and not yet completed
+    logic [7:0] rd_nand_out;
+    initial rd_nand_out = '0;
+    always @(posedge clk) begin
+        logic iss, cpl;
+        iss = u_dut.nq_valid && u_dut.nq_ready && u_dut.nq_op == 2'd0 && u_dut.nq_tag[7:4] == 4'h8;
+        cpl = u_dut.nc_valid && u_dut.nc_ready && u_dut.nc_tag[7:4] == 4'h8;
+        if (rst) begin
+            rd_nand_out <= '0;
+        end else begin
+            rd_nand_out <= rd_nand_out + (iss ? 8'd1 : 8'd0) - (cpl ? 8'd1 : 8'd0);
+            if (iss && rd_nand_out - (cpl ? 8'd1 : 8'd0) != 0) rd_overlap_total <= rd_overlap_total + 1'b1;
+            // ring pointers carry one wrap bit: occupancy modulo 2 x RD_SLOTS (the core's default 8)
+            if ((8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'h0F) > rd_ring_max)
+                rd_ring_max <= 8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'h0F;
+        end
     end
     always @(posedge clk) begin
         if (!rst && u_dut.nq_valid && u_dut.nq_ready && u_dut.nq_op == 2'd1 && u_dut.nq_head)

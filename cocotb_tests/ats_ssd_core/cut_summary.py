@@ -29,4 +29,11 @@ if "fw_ops" in tot:
           f"operations: {tot['relocs']} GC relocations applied, {tot['relocs_stale']} stale (the host moved the "
           f"LBA first), {tot['raw_progs']} raw programs read back, {tot['raw_reads']} raw reads, {tot['erases']} "
           f"erases; {tot.get('cut_at_commit_cpl', 0)} cuts between a commit's durability and its completion")
-sys.exit(1 if tot["violations"] else 0)
+bad = bool(tot["violations"])
+if "rd_overlap" in tot:
+    print(f"core read misses: up to {tot['max_rd_ring']} reads in the backend's read ring at once, "
+          f"{tot['rd_overlap']} host NAND READs issued while another was outstanding")
+    if not tot["rd_overlap"]:
+        print("core read misses: no NAND READs overlapped in the whole campaign (pipelined read path not exercised)")
+        bad = True
+sys.exit(1 if bad else 0)

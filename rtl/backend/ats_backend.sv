@@ -15,9 +15,11 @@
 //  - Completion in request order (durable prefix): when the oldest entry is programmed, its mapping
 //    is applied through the remap engine (MAP_WRITE, TX_WRITE with a txid, UNMAP for a TRIM record),
 //    then s_wbc completes it. Superseded pages and the remap's m_inval update per-block valid counts.
-//  - Read miss: LOOKUP (TX_LOOKUP with a txid) -> zeros if unmapped, else NAND READ; data words are
-//    forwarded to s_rdd, the last data word is held until the NAND completion gives the verdict
-//    (status on the last word: OK, or MEDIA_ERROR on UNCORRECTABLE / wrong LPN in the spare area).
+//  - Read miss: up to RD_SLOTS reads in flight in a ring, in s_rd order: LOOKUP (TX_LOOKUP with a
+//    txid) -> zeros if unmapped, else NAND READ (tag 0x80 + slot) on whatever die holds the page;
+//    the page lands in its slot of a reorder memory, and pages leave on m_rdd in s_rd order once
+//    their NAND completion gives the verdict (status on the last word: OK, or MEDIA_ERROR on
+//    UNCORRECTABLE / wrong LPN in the spare area).
 // Theory, interface and persistence format: rtl/backend/README.md, docs/persistence.md.
 `resetall
 `timescale 1ns / 1ps
@@ -30,6 +32,7 @@ module ats_backend #(
     parameter int PAGES_PER_BLOCK = 64,    // power of two, 2..256
     parameter int BLOCKS          = 128,   // blocks per die, power of two, <= 4096
     parameter int WIN             = 8,     // request table entries (outstanding pages), power of two, 2..64
+    parameter int RD_SLOTS        = 8,     // host read misses in flight (read reorder slots), power of two, 2..16
     parameter int PPN_W           = 16     // remap engine PPN width
 ) (
     input  wire logic                     clk,
@@ -122,6 +125,7 @@ module ats_backend #(
     output wire logic                     s_ndata_ready,
     input  wire logic [31:0]              s_ndata_data,
     input  wire logic                     s_ndata_last,
+    input  wire logic [7:0]               s_ndata_tag,    // the READ's NAND tag (pages never interleave)
     input  wire logic                     s_ncpl_valid,
     output wire logic                     s_ncpl_ready,
     input  wire logic [7:0]               s_ncpl_tag,
@@ -185,7 +189,11 @@ module ats_backend #(
     localparam int MEM_DEPTH = WIN * PW;                 // (the firmware's NPROG page, "entry WIN": u_fwmem)
     localparam int MEM_AW = $clog2(MEM_DEPTH);
     localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
-    localparam logic [7:0] RD_TAG = 8'hFF;              // NAND tag of the (single) read
+    localparam logic [7:0] RD_TAG = 8'hFF;              // NAND tag of a firmware NREAD
+    localparam logic [7:0] RB_TAG = 8'h80;              // NAND tags of host reads: 0x80 + slot
+    localparam int RS_W   = $clog2(RD_SLOTS);
+    localparam int RWA    = $clog2(PW);                 // word address bits in a read slot
+    localparam int ROB_DEPTH = RD_SLOTS << RWA;
     localparam logic [7:0] RT_CPL = 8'h01, RT_RD = 8'h02, RT_FW = 8'h03; // remap tags
     localparam logic [7:0] FW_TAG = 8'hFE;              // NAND tag of a firmware ERASE / PROGRAM
     localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4;
@@ -222,6 +230,9 @@ module ats_backend #(
     end
     if (NDIE * BLOCKS > 32768) begin : g_chk_vc
         $fatal(1, "ats_backend: at most 32768 blocks in all (vc_addr) (%m)");
+    end
+    if (RD_SLOTS < 2 || RD_SLOTS > 16 || (RD_SLOTS & (RD_SLOTS - 1)) != 0) begin : g_chk_rds
+        $fatal(1, "ats_backend: RD_SLOTS must be a power of two, 2..16 (%m)");
     end
     if (PAGE_BYTES < 16 || (PAGE_BYTES % 4) != 0) begin : g_chk_page
         $fatal(1, "ats_backend: PAGE_BYTES must be a multiple of 4, >= 16 (%m)");
@@ -273,9 +284,7 @@ module ats_backend #(
     assign count    = acc_ptr_q - cpl_ptr_q;
     assign to_issue = acc_ptr_q - iss_ptr_q;
     assign seq_q    = cpl_seq_q + 64'(count);
-    function automatic logic [63:0] seq_of(input logic [WIN_W-1:0] e);
-        seq_of = cpl_seq_q + 64'(WIN_W'(e - cpl_ptr_q[WIN_W-1:0]));
-    endfunction
+    logic [63:0]        e_seq  [WIN];         // seq of each entry, written at acceptance (= seq_q then)
     logic [WIN_W-1:0]   acc_e, iss_e;
     assign acc_e = acc_ptr_q[WIN_W-1:0];
     assign iss_e = iss_ptr_q[WIN_W-1:0];
@@ -392,17 +401,12 @@ module ats_backend #(
     assign nq_free = !nq_v_q || m_nreq_ready;
 
     // ---------------------------------------------------------------------------------------------
-    // read FSM
-    typedef enum logic [2:0] {RD_IDLE, RD_LOOKUP, RD_LKW, RD_NREQ, RD_DATA, RD_CPL, RD_LAST, RD_ZERO} rd_state_e;
+    // firmware NREAD FSM (host reads: the read ring below)
+    typedef enum logic [2:0] {RD_IDLE, RD_NREQ, RD_DATA, RD_CPL, RD_LAST} rd_state_e;
     rd_state_e          rd_st_q;
-    logic [31:0]        rd_lpn_q;
-    logic [5:0]         rd_txid_q;
     logic [PPN_W-1:0]   rd_ppn_q;
     logic [PWW-1:0]     rd_w_q;
-    logic [31:0]        rd_hold_q;        // the page's last data word
-    logic               rd_bad_q;         // wrong LPN in the spare area
     logic [7:0]         rd_status_q;
-    logic               rd_fw_q;          // a firmware NREAD: all words to m_fwr, raw NAND status
     logic [31:0]        rd_meta_q;        // NREAD: the last spare word, held until the completion
     // firmware response register (m_fwr), stable until taken
     logic               fo_v_q, fo_last_q, fo_mapped_q;
@@ -418,17 +422,92 @@ module ats_backend #(
     assign m_fwr_ppn    = fo_ppn_q;
     assign m_fwr_mapped = fo_mapped_q;
     assign s_fw_ready   = fw_st_q == F_IDLE && !fo_v_q && !rst;
-    // output register of m_rdd
-    logic               ro_v_q, ro_last_q;
-    logic [31:0]        ro_data_q;
-    logic [7:0]         ro_status_q;
-    logic               ro_free;
-    assign ro_free      = !ro_v_q || m_rdd_ready;
-    assign m_rdd_valid  = ro_v_q;
-    assign m_rdd_data   = ro_data_q;
-    assign m_rdd_last   = ro_last_q;
-    assign m_rdd_status = ro_status_q;
-    assign s_rd_ready   = (rd_st_q == RD_IDLE) && !rst;
+
+    // ---------------------------------------------------------------------------------------------
+    // host read ring (README "Read miss"): RD_SLOTS reads in s_rd order. Pointers with a wrap bit:
+    // ra (next free), rl (next to look up), rn (next to issue to NAND), rh (head, delivered next).
+    // [rh, rn): issued or zeros; [rn, rl): looked up (or its lookup in flight: lk_wait_q, rl - 1);
+    // [rl, ra): waiting for the remap request register.
+    logic [RS_W:0]          ra_q, rl_q, rn_q, rh_q;
+    logic [31:0]            rb_lpn  [RD_SLOTS];
+    logic [5:0]             rb_txid [RD_SLOTS];
+    logic [PPN_W-1:0]       rb_ppn  [RD_SLOTS];
+    logic [7:0]             rb_st   [RD_SLOTS];   // verdict: 0x00 OK, 0x10 MEDIA_ERROR
+    logic [RD_SLOTS-1:0]    rb_nand_q;            // mapped: a NAND READ is needed
+    logic [RD_SLOTS-1:0]    rb_zero_q;            // delivered as zeros (unmapped, or no data will come)
+    logic [RD_SLOTS-1:0]    rb_dat_q;             // every word of the page received
+    logic [RD_SLOTS-1:0]    rb_rdy_q;             // verdict known (NAND completion, or lookup: zeros)
+    logic [RD_SLOTS-1:0]    rb_bad_q;             // spare LPN differs from the LPN read
+    logic                   lk_wait_q;            // a lookup in flight, for slot rl - 1
+    logic [RS_W-1:0]        rl_e, rn_e, rh_e, ra_e, lk_e;
+    logic                   rb_full, lk_go, rn_ok, rb_want, rb_skip;
+    assign ra_e = ra_q[RS_W-1:0]; assign rl_e = rl_q[RS_W-1:0];
+    assign rn_e = rn_q[RS_W-1:0]; assign rh_e = rh_q[RS_W-1:0];
+    assign lk_e = RS_W'(rl_q - 1'b1);
+    assign rb_full = (ra_q - rh_q) == (RS_W+1)'(RD_SLOTS);
+    // a lookup goes out as soon as the request register is free: before any completion or firmware
+    // remap request (those wait while rl != ra), so a read sees the mapping of its acceptance time
+    // at the latest (never one of a write-back accepted after it)
+    assign lk_go   = (rl_q != ra_q) && !lk_wait_q;
+    assign rn_ok   = (rn_q != rl_q) && !(lk_wait_q && rn_q == (rl_q - 1'b1));
+    assign rb_want = rn_ok && rb_nand_q[rn_e];
+    assign rb_skip = rn_ok && !rb_nand_q[rn_e];
+    // while a firmware ERASE waits, no read is accepted, and the ERASE goes to NAND only once every
+    // accepted read has its NAND READ issued (per-die order: the read of a page is never behind the
+    // erase of its block)
+    logic                   erase_wait;
+    assign erase_wait  = fw_st_q == F_NREQ && fw_op_q == FO_NERASE;
+    assign s_rd_ready  = !rb_full && !erase_wait && !rst;
+    // reorder memory: slot s, word w at {s, w}
+    logic                   nd_rb;            // s_ndata beat of a host read
+    logic [PWW-1:0]         nd_w_q;           // word of the page on s_ndata
+    logic                   rob_we;
+    logic [$clog2(ROB_DEPTH)-1:0] rob_wa, rob_ra;
+    logic [31:0]            rob_rd;
+    assign nd_rb  = s_ndata_tag[7:RS_W] == RB_TAG[7:RS_W];
+    assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w_q) < PW;
+    assign rob_wa = {s_ndata_tag[RS_W-1:0], RWA'(nd_w_q)};
+    ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
+        .clk, .wr_en(rob_we), .wr_addr(rob_wa), .wr_data(s_ndata_data), .rd_addr(rob_ra), .rd_data(rob_rd)
+    );
+    // delivery: the head slot's words (memory latency 2) into a 4-entry output FIFO = m_rdd
+    localparam int OBD = 4;
+    logic [RWA:0]           dl_w_q;           // next word of the head page
+    logic                   h_ready, dl_pick, dl_last;
+    logic [31:0]            ob_data [OBD];
+    logic                   ob_last [OBD];
+    logic [7:0]             ob_st   [OBD];
+    logic [2:0]             ob_rd_q, ob_wr_q, ob_pend_q;
+    logic                   q1_v_q, q2_v_q, q1_z_q, q2_z_q, q1_l_q, q2_l_q;
+    logic [7:0]             q1_st_q, q2_st_q;
+    assign h_ready = (rh_q != rn_q) && rb_rdy_q[rh_e] && (rb_zero_q[rh_e] || rb_dat_q[rh_e]);
+    assign dl_pick = h_ready && (32'(ob_wr_q - ob_rd_q) + 32'(ob_pend_q)) < OBD && !rst;
+    assign dl_last = 32'(dl_w_q) == PW - 1;
+    assign rob_ra  = {rh_e, RWA'(dl_w_q)};
+    assign m_rdd_valid  = ob_wr_q != ob_rd_q;
+    assign m_rdd_data   = ob_data[ob_rd_q[1:0]];
+    assign m_rdd_last   = ob_last[ob_rd_q[1:0]];
+    assign m_rdd_status = ob_st[ob_rd_q[1:0]];
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            dl_w_q <= '0;
+            ob_rd_q <= 3'd0; ob_wr_q <= 3'd0; ob_pend_q <= 3'd0;
+            q1_v_q <= 1'b0; q2_v_q <= 1'b0;
+        end else begin
+            q1_v_q <= dl_pick; q1_z_q <= rb_zero_q[rh_e]; q1_l_q <= dl_last;
+            q1_st_q <= dl_last ? rb_st[rh_e] : 8'h00;
+            q2_v_q <= q1_v_q; q2_z_q <= q1_z_q; q2_l_q <= q1_l_q; q2_st_q <= q1_st_q;
+            ob_pend_q <= ob_pend_q + (dl_pick ? 3'd1 : 3'd0) - (q2_v_q ? 3'd1 : 3'd0);
+            if (q2_v_q) begin
+                ob_data[ob_wr_q[1:0]] <= q2_z_q ? 32'd0 : rob_rd;
+                ob_last[ob_wr_q[1:0]] <= q2_l_q;
+                ob_st[ob_wr_q[1:0]]   <= q2_st_q;
+                ob_wr_q <= ob_wr_q + 3'd1;
+            end
+            if (m_rdd_valid && m_rdd_ready) ob_rd_q <= ob_rd_q + 3'd1;
+            if (dl_pick) dl_w_q <= dl_last ? '0 : dl_w_q + 1'b1;
+        end
+    end
 
     // ---------------------------------------------------------------------------------------------
     // completion FSM
@@ -527,7 +606,6 @@ module ats_backend #(
     logic               iss_retry;
     logic               die_ok;
     logic               any_block;
-    logic               read_wants_nreq;
     always_comb begin
         iss_retry = !rt_empty;
         iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
@@ -539,7 +617,6 @@ module ats_backend #(
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
     end
-    assign read_wants_nreq = (rd_st_q == RD_NREQ);
     assign no_free_block   = iss_have && !any_block;
 
     // ---------------------------------------------------------------------------------------------
@@ -554,11 +631,14 @@ module ats_backend #(
     logic [2:0]         of_rd  [NUM_CHAN], of_wr [NUM_CHAN];
     logic [2:0]         of_pend[NUM_CHAN];       // words in flight in the read pipeline
     logic [2:0]         dch_q;                   // round-robin pointer
-    // read pipeline: stage 1 (address issued), stage 2, then push
+    // read pipeline: stage 0 picks a channel and issues the memory address; stage 1 (registered
+    // pick) builds the spare words / zeros; stage 2 (memory data) pushes into the channel's FIFO
     logic               p1_v_q, p2_v_q;
     logic [2:0]         p1_ch_q, p2_ch_q;
-    logic               p1_ram_q, p2_ram_q, p1_last_q, p2_last_q, p1_fw_q, p2_fw_q;
-    logic [31:0]        p1_val_q, p2_val_q;
+    logic               p2_ram_q, p2_last_q, p1_fw_q, p2_fw_q;
+    logic [WIN_W-1:0]   p1_e_q;
+    logic [PWW-1:0]     p1_w_q;
+    logic [31:0]        p2_val_q;
 
     logic               f_pick;
     logic [2:0]         f_ch;
@@ -566,17 +646,19 @@ module ats_backend #(
     logic               f_fw;             // the firmware's page
     logic [WIN_W-1:0]   f_e;              // table entry (f_ent when not f_fw)
     logic [PWW-1:0]     f_w;
-    logic               f_ram;
-    logic [31:0]        f_val;
-    logic               f_last;
-    logic [63:0]        f_seq;
+    logic               g_ram;            // stage 1: word from the memory (else g_val)
+    logic [31:0]        g_val;
+    logic               g_last;
+    logic [63:0]        g_seq;
     always_comb begin
         f_pick = 1'b0;
         f_ch   = 3'd0;
         for (int k = NUM_CHAN - 1; k >= 0; k--) begin
             logic [CH_W-1:0] c;
             c = CH_W'((32'(dch_q) + k) % NUM_CHAN);
-            if (fq_v[c][0] && (32'(of_wr[c] - of_rd[c]) + 32'(of_pend[c])) < OFD) begin
+            // room in the 4-word output FIFO for one more word (occupancy + words in the pipeline,
+            // both at most 4: 4-bit arithmetic, no wide compare on this path)
+            if (fq_v[c][0] && (4'(3'(of_wr[c] - of_rd[c])) + 4'(of_pend[c])) < 4'(OFD)) begin
                 f_pick = 1'b1;
                 f_ch   = 3'(c);
             end
@@ -584,26 +666,30 @@ module ats_backend #(
         f_ent  = fq_ent[CH_W'(f_ch)][0];
         f_fw   = 32'(f_ent) == WIN;
         f_e    = WIN_W'(f_ent);
-        f_seq  = f_fw ? fw_seq_q : seq_of(f_e);
         f_w    = fq_w[CH_W'(f_ch)];
-        f_ram  = 1'b0;
-        f_val  = 32'd0;
-        f_last = 1'b0;
         mem_ra = MEM_AW'(32'(f_e) * 32'(PW) + ((32'(f_w) < PW) ? 32'(f_w) : 32'd0));
         fw_ra  = FW_AW'((32'(f_w) < PW) ? 32'(f_w) : 32'd0);
-        if (32'(f_w) < PW) begin
-            f_ram = f_fw || !e_trim[f_e];       // a TRIM / commit / abort record carries zeros
+    end
+    // stage 1: from the registered entry and word (the entry's fields do not change while it is
+    // fetched: written at acceptance, flags at issue, before the NAND asks for the data)
+    always_comb begin
+        g_seq  = p1_fw_q ? fw_seq_q : e_seq[p1_e_q];
+        g_ram  = 1'b0;
+        g_val  = 32'd0;
+        g_last = 1'b0;
+        if (32'(p1_w_q) < PW) begin
+            g_ram = p1_fw_q || !e_trim[p1_e_q];   // a TRIM / commit / abort record carries zeros
         end else begin
-            case (32'(f_w) - PW)
-                0: f_val = f_fw ? fw_lpn_q : e_lpn[f_e];
-                1: f_val = f_seq[31:0];
-                2: f_val = f_seq[63:32];
+            case (32'(p1_w_q) - PW)
+                0: g_val = p1_fw_q ? fw_lpn_q : e_lpn[p1_e_q];
+                1: g_val = g_seq[31:0];
+                2: g_val = g_seq[63:32];
                 // a RELOC's epoch field holds the page it relocates (persistence.md section 4)
-                3: f_val = f_fw ? fw_epoch_q : e_fw[f_e] ? 32'(e_old[f_e]) : {16'h0000, e_epoch[f_e]};
+                3: g_val = p1_fw_q ? fw_epoch_q : e_fw[p1_e_q] ? 32'(e_old[p1_e_q]) : {16'h0000, e_epoch[p1_e_q]};
                 default: begin
-                    f_val  = f_fw ? {8'h00, fw_flags_q, 6'd0, fw_kind_q, 2'b00, fw_txid_q}
-                                  : {8'h00, e_flags[f_e], 6'd0, e_kind[f_e], 2'b00, e_txid[f_e]};
-                    f_last = 1'b1;
+                    g_val  = p1_fw_q ? {8'h00, fw_flags_q, 6'd0, fw_kind_q, 2'b00, fw_txid_q}
+                                     : {8'h00, e_flags[p1_e_q], 6'd0, e_kind[p1_e_q], 2'b00, e_txid[p1_e_q]};
+                    g_last = 1'b1;
                 end
             endcase
         end
@@ -625,9 +711,9 @@ module ats_backend #(
             p1_v_q <= 1'b0; p2_v_q <= 1'b0;
         end else begin
             // pipeline
-            p2_v_q <= p1_v_q; p2_ch_q <= p1_ch_q; p2_ram_q <= p1_ram_q; p2_last_q <= p1_last_q;
-            p2_val_q <= p1_val_q; p2_fw_q <= p1_fw_q; p1_fw_q <= f_fw;
-            p1_v_q <= f_pick; p1_ch_q <= f_ch; p1_ram_q <= f_ram; p1_last_q <= f_last; p1_val_q <= f_val;
+            p2_v_q <= p1_v_q; p2_ch_q <= p1_ch_q; p2_ram_q <= g_ram; p2_last_q <= g_last;
+            p2_val_q <= g_val; p2_fw_q <= p1_fw_q;
+            p1_v_q <= f_pick; p1_ch_q <= f_ch; p1_fw_q <= f_fw; p1_e_q <= f_e; p1_w_q <= f_w;
             for (int c = 0; c < NUM_CHAN; c++) begin
                 logic inc, dec;
                 inc = f_pick && f_ch == 3'(c);
@@ -673,8 +759,13 @@ module ats_backend #(
     logic               ncpl_fw;
     assign ncpl_fw      = ncpl_fire && s_ncpl_tag == FW_TAG;
     assign ncpl_read    = ncpl_fire && s_ncpl_tag == RD_TAG;
-    assign s_ndata_ready = (rd_st_q == RD_DATA) && (rd_fw_q ? (32'(rd_w_q) >= PW + 4 || fo_free)
-                                                           : (32'(rd_w_q) >= PW - 1 || ro_free));
+    logic               ncpl_rb;          // a host read's completion (tag 0x80 + slot)
+    logic [RS_W-1:0]    ncpl_e;
+    assign ncpl_rb      = ncpl_fire && s_ncpl_tag[7:RS_W] == RB_TAG[7:RS_W];
+    assign ncpl_e       = s_ncpl_tag[RS_W-1:0];
+    // a host read's words always go into the reorder memory; an NREAD's to m_fwr (the spare words
+    // but the last one through the response register, the last one held for the completion)
+    assign s_ndata_ready = nd_rb || ((rd_st_q == RD_DATA) && (32'(rd_w_q) >= PW + 4 || fo_free));
 
     logic               rsp_cpl, rsp_rd;
     assign rsp_cpl = s_rsp_valid && s_rsp_tag == RT_CPL;
@@ -723,13 +814,14 @@ module ats_backend #(
             nq_v_q <= 1'b0;
             rq_v_q <= 1'b0;
             wc_v_q <= 1'b0;
-            ro_v_q <= 1'b0;
             rd_st_q <= RD_IDLE;
+            ra_q <= '0; rl_q <= '0; rn_q <= '0; rh_q <= '0;
+            lk_wait_q <= 1'b0;
+            nd_w_q <= '0;
             c_st_q <= C_IDLE;
             txe_v_q <= '0;
             fw_st_q <= F_IDLE;
             fo_v_q <= 1'b0;
-            rd_fw_q <= 1'b0;
             recv_fw_q <= 1'b0;
             cnt_erases <= '0; cnt_relocs <= '0;
             cnt_host_pages <= '0; cnt_trims <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
@@ -750,6 +842,7 @@ module ats_backend #(
                 if (s_wb_op && s_wb_rec != RC_NONE) e_lpn[acc_e] <= 32'hFFFF_FFFF;
                 e_st[acc_e]    <= s_wb_op ? E_QUEUED : E_RECV;
                 e_fw[acc_e]    <= 1'b0;
+                e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 if (!s_wb_op) begin
                     recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b0;
@@ -768,6 +861,7 @@ module ats_backend #(
                 e_st[acc_e]    <= E_RECV;
                 e_fw[acc_e]    <= 1'b1;
                 e_old[acc_e]   <= fw_ppn_q;
+                e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1;
                 fw_st_q <= F_RWAIT;
@@ -791,18 +885,25 @@ module ats_backend #(
                     perr = perr + 3'd1;                    // free block of no die / beyond BLOCKS: dropped
                 end
             end
-            // ---- issue (a program, or the read: the read goes first)
+            // ---- issue (a program, or a read: host reads first, then a firmware NREAD)
             if (nq_v_q && m_nreq_ready) nq_v_q <= 1'b0;
-            if (nq_free && read_wants_nreq) begin
+            if (rb_skip) rn_q <= rn_q + 1'b1;           // zeros: no NAND READ
+            if (nq_free && rb_want) begin
+                nq_v_q <= 1'b1; nq_tag_q <= RB_TAG | 8'(rn_e); nq_op_q <= 2'd0;
+                nq_chan_q <= 3'(ppn_die(rb_ppn[rn_e]) / WAYS); nq_way_q <= 2'(ppn_die(rb_ppn[rn_e]) % WAYS);
+                nq_blk_q <= 12'(ppn_block(rb_ppn[rn_e])); nq_page_q <= 8'(ppn_page(rb_ppn[rn_e]));
+                nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
+                rn_q <= rn_q + 1'b1;
+            end else if (nq_free && rd_st_q == RD_NREQ) begin
                 nq_v_q <= 1'b1; nq_tag_q <= RD_TAG; nq_op_q <= 2'd0;
                 nq_chan_q <= 3'(ppn_die(rd_ppn_q) / WAYS); nq_way_q <= 2'(ppn_die(rd_ppn_q) % WAYS);
                 nq_blk_q <= 12'(ppn_block(rd_ppn_q)); nq_page_q <= 8'(ppn_page(rd_ppn_q));
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
                 rd_st_q <= RD_DATA;
                 rd_w_q <= '0;
-                rd_bad_q <= 1'b0;
-            end else if (nq_free && fw_st_q == F_NREQ) begin
-                // firmware ERASE / PROGRAM (its page is staging entry WIN)
+            end else if (nq_free && fw_st_q == F_NREQ && !(erase_wait && rn_q != ra_q)) begin
+                // firmware ERASE / PROGRAM (its page is staging entry WIN); an ERASE waits until
+                // every accepted host read has gone to NAND (erase_wait)
                 nq_v_q <= 1'b1; nq_tag_q <= FW_TAG; nq_op_q <= (fw_op_q == FO_NERASE) ? 2'd2 : 2'd1;
                 nq_chan_q <= fw_chan_q; nq_way_q <= fw_way_q; nq_blk_q <= fw_blk_q; nq_page_q <= fw_pg_q;
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(WIN);
@@ -876,6 +977,20 @@ module ats_backend #(
                 if (fw_op_q == FO_NERASE && s_ncpl_status == N_OK) cnt_erases <= cnt_erases + 1'b1;
                 if (fw_op_q == FO_NPROG && s_ncpl_status == N_OK) cnt_nand_prog <= cnt_nand_prog + 1'b1;
                 fw_st_q <= F_IDLE;
+            end else if (ncpl_rb) begin
+                // host read: the verdict (the page's words came first: the subsystem sends a READ's
+                // completion after its last word); no data comes with BAD_REQ (4): zeros
+                cnt_nand_read <= cnt_nand_read + 1'b1;
+                rb_rdy_q[ncpl_e] <= 1'b1;
+                if (s_ncpl_status == 3'd4) rb_zero_q[ncpl_e] <= 1'b1;
+                if (s_ncpl_status == N_OK && !rb_bad_q[ncpl_e]) begin
+                    rb_st[ncpl_e] <= 8'h00;
+                    cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
+                end else begin
+                    rb_st[ncpl_e] <= 8'h10;                // MEDIA_ERROR
+                    cnt_read_err <= cnt_read_err + 1'b1;
+                end
+                if (!rb_nand_q[ncpl_e] || rb_rdy_q[ncpl_e] || !(rh_q != rn_q)) perr = perr + 3'd1;
             end else if (ncpl_fire && !ncpl_read) begin
                 perr = perr + 3'd1;                        // unknown NAND tag
             end
@@ -909,7 +1024,7 @@ module ats_backend #(
                         perr = perr + 3'd1;
                     end
                 end
-                F_REMAP: if (rq_free && c_st_q != C_REQ && rd_st_q != RD_LOOKUP) begin
+                F_REMAP: if (rq_free && c_st_q != C_REQ && rl_q == ra_q) begin
                     rq_v_q <= 1'b1; rq_tag_q <= RT_FW; rq_op_q <= fw_rop_q; rq_txid_q <= fw_txid_q;
                     rq_lpn_q <= fw_lpn_q; rq_ppn_q <= fw_ppn_q;
                     fw_st_q <= F_RSPW;
@@ -933,7 +1048,7 @@ module ats_backend #(
                     c_phase_q <= 2'd0;
                     c_mapafter_q <= 1'b0;
                 end
-                C_REQ: if (rq_free) begin
+                C_REQ: if (rq_free && rl_q == ra_q) begin     // host read lookups go first
                     rq_v_q <= 1'b1;
                     rq_tag_q <= RT_CPL;
                     rq_op_q <= c_op;
@@ -1019,40 +1134,51 @@ module ats_backend #(
                 end
                 default: c_st_q <= C_IDLE;
             endcase
-            // ---- read miss
-            if (ro_v_q && m_rdd_ready) ro_v_q <= 1'b0;
+            // ---- host read ring: accept, lookup, page words, (issue and verdict above)
+            if (s_rd_valid && s_rd_ready) begin
+                rb_lpn[ra_e] <= s_rd_lpn; rb_txid[ra_e] <= s_rd_txid;
+                rb_nand_q[ra_e] <= 1'b0; rb_zero_q[ra_e] <= 1'b0; rb_dat_q[ra_e] <= 1'b0;
+                rb_rdy_q[ra_e] <= 1'b0; rb_bad_q[ra_e] <= 1'b0;
+                ra_q <= ra_q + 1'b1;
+            end
+            if (lk_go && rq_free) begin
+                rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
+                rq_op_q <= rb_txid[rl_e] != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
+                rq_txid_q <= rb_txid[rl_e]; rq_lpn_q <= rb_lpn[rl_e]; rq_ppn_q <= '0;
+                lk_wait_q <= 1'b1;
+                rl_q <= rl_q + 1'b1;
+            end
+            if (rsp_rd) begin
+                lk_wait_q <= 1'b0;
+                rb_ppn[lk_e] <= s_rsp_ppn;
+                if (!lk_wait_q) begin
+                    perr = perr + 3'd1;                    // a read lookup response without a lookup
+                end else if (s_rsp_status != 4'd0) begin
+                    rb_st[lk_e] <= 8'h10; rb_zero_q[lk_e] <= 1'b1; rb_rdy_q[lk_e] <= 1'b1;   // cannot happen behind the buffer's checks
+                end else if (!s_rsp_mapped) begin
+                    rb_st[lk_e] <= 8'h00; rb_zero_q[lk_e] <= 1'b1; rb_rdy_q[lk_e] <= 1'b1;   // unmapped: zeros
+                end else begin
+                    rb_nand_q[lk_e] <= 1'b1;
+                end
+            end
+            if (s_ndata_valid && nd_rb) begin
+                nd_w_q <= s_ndata_last ? '0 : nd_w_q + 1'b1;
+                if (32'(nd_w_q) == PW) rb_bad_q[s_ndata_tag[RS_W-1:0]] <= s_ndata_data != rb_lpn[s_ndata_tag[RS_W-1:0]];
+                if (s_ndata_last) begin
+                    rb_dat_q[s_ndata_tag[RS_W-1:0]] <= 1'b1;
+                    if (32'(nd_w_q) != PW + 4) perr = perr + 3'd1;   // short or long page
+                end
+            end
+            if (dl_pick && dl_last) rh_q <= rh_q + 1'b1;
+            // ---- firmware NREAD: all words to m_fwr, the last spare word held for the raw NAND status
             case (rd_st_q)
-                RD_IDLE: if (s_rd_valid) begin
-                    rd_lpn_q <= s_rd_lpn; rd_txid_q <= s_rd_txid;
-                    rd_fw_q <= 1'b0;
-                    rd_st_q <= RD_LOOKUP;
-                end else if (fw_st_q == F_RD) begin
-                    // firmware NREAD: the page at the given address, no lookup, raw status
-                    rd_fw_q <= 1'b1;
+                RD_IDLE: if (fw_st_q == F_RD) begin
                     rd_ppn_q <= pack_ppn(fw_chan_q, fw_way_q, fw_blk_q, fw_pg_q);
                     rd_st_q <= RD_NREQ;
                     fw_st_q <= F_DONE;
                 end
-                RD_LOOKUP: if (rq_free && !(c_st_q == C_REQ)) begin
-                    rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
-                    rq_op_q <= rd_txid_q != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
-                    rq_txid_q <= rd_txid_q; rq_lpn_q <= rd_lpn_q; rq_ppn_q <= '0;
-                    rd_st_q <= RD_LKW;
-                end
-                RD_LKW: if (rsp_rd) begin
-                    rd_ppn_q <= s_rsp_ppn;
-                    rd_w_q <= '0;
-                    if (s_rsp_status != 4'd0) begin
-                        rd_status_q <= 8'h10; rd_st_q <= RD_ZERO;     // cannot happen behind the buffer's checks
-                    end else if (!s_rsp_mapped) begin
-                        rd_status_q <= 8'h00; rd_st_q <= RD_ZERO;     // unmapped: zeros
-                    end else begin
-                        rd_st_q <= RD_NREQ;
-                    end
-                end
                 RD_NREQ: ;                      // handled by the issue logic above
-                RD_DATA: if (s_ndata_valid && s_ndata_ready && rd_fw_q) begin
-                    // NREAD: data and the first four spare words as they come, the fifth held
+                RD_DATA: if (s_ndata_valid && s_ndata_ready && !nd_rb) begin
                     rd_w_q <= rd_w_q + 1'b1;
                     if (32'(rd_w_q) < PW + 4) begin
                         fo_v_q <= 1'b1; fo_data_q <= s_ndata_data; fo_last_q <= 1'b0; fo_status_q <= 8'h00;
@@ -1061,47 +1187,17 @@ module ats_backend #(
                         rd_meta_q <= s_ndata_data;
                     end
                     if (s_ndata_last) rd_st_q <= RD_CPL;
-                end else if (s_ndata_valid && s_ndata_ready) begin
-                    rd_w_q <= rd_w_q + 1'b1;
-                    if (32'(rd_w_q) < PW - 1) begin
-                        ro_v_q <= 1'b1; ro_data_q <= s_ndata_data; ro_last_q <= 1'b0; ro_status_q <= 8'h00;
-                    end else if (32'(rd_w_q) == PW - 1) begin
-                        rd_hold_q <= s_ndata_data;
-                    end else if (32'(rd_w_q) == PW) begin
-                        rd_bad_q <= s_ndata_data != rd_lpn_q;          // spare LPN must be the one read
-                    end
-                    if (s_ndata_last) rd_st_q <= RD_CPL;
                 end
-                RD_CPL: if (ncpl_read && rd_fw_q) begin
+                RD_CPL: if (ncpl_read) begin
                     cnt_nand_read <= cnt_nand_read + 1'b1;
                     rd_status_q <= {5'd0, s_ncpl_status};
                     rd_st_q <= RD_LAST;
-                end else if (ncpl_read) begin
-                    cnt_nand_read <= cnt_nand_read + 1'b1;
-                    if (s_ncpl_status == N_OK && !rd_bad_q) begin
-                        rd_status_q <= 8'h00;
-                        cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
-                    end else begin
-                        rd_status_q <= 8'h10;                           // MEDIA_ERROR
-                        cnt_read_err <= cnt_read_err + 1'b1;
-                    end
-                    rd_st_q <= RD_LAST;
                 end
-                RD_LAST: if (rd_fw_q ? fo_free : ro_free) begin
-                    if (rd_fw_q) begin
-                        fo_v_q <= 1'b1; fo_data_q <= rd_meta_q; fo_last_q <= 1'b1; fo_status_q <= rd_status_q;
-                        fo_ppn_q <= rd_ppn_q; fo_mapped_q <= 1'b0;
-                        fw_st_q <= F_IDLE;
-                    end else begin
-                        ro_v_q <= 1'b1; ro_data_q <= rd_hold_q; ro_last_q <= 1'b1; ro_status_q <= rd_status_q;
-                    end
+                RD_LAST: if (fo_free) begin
+                    fo_v_q <= 1'b1; fo_data_q <= rd_meta_q; fo_last_q <= 1'b1; fo_status_q <= rd_status_q;
+                    fo_ppn_q <= rd_ppn_q; fo_mapped_q <= 1'b0;
+                    fw_st_q <= F_IDLE;
                     rd_st_q <= RD_IDLE;
-                end
-                RD_ZERO: if (ro_free) begin
-                    ro_v_q <= 1'b1; ro_data_q <= 32'd0; ro_status_q <= rd_status_q;
-                    ro_last_q <= 32'(rd_w_q) == PW - 1;
-                    rd_w_q <= rd_w_q + 1'b1;
-                    if (32'(rd_w_q) == PW - 1) rd_st_q <= RD_IDLE;
                 end
                 default: rd_st_q <= RD_IDLE;
             endcase
@@ -1112,7 +1208,7 @@ module ats_backend #(
 
     // unused inputs
     logic unused;
-    assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_ndata_last, s_nfetch_slot[7:0], s_rd_tag, s_map_valid, s_inval_ppn};
+    assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_nfetch_slot[7:0], s_rd_tag, s_map_valid, s_inval_ppn};
 endmodule
 
 `resetall

@@ -24,6 +24,7 @@ module ats_ssd_core #(
     parameter int NUM_SLOTS       = 16,     // write buffer page slots
     parameter int THRESH_PCT      = 90,
     parameter int WIN             = 8,      // backend request table (pages in flight)
+    parameter int RD_SLOTS        = 8,      // backend read ring (host read misses in flight)
     parameter int SCHED_DEPTH     = 16,     // NAND scheduler entries
     parameter int REMAP_LPN_W     = 32,     // remap engine port widths (params.json of its preset)
     parameter int REMAP_PPN_W     = 16,
@@ -198,7 +199,9 @@ module ats_ssd_core #(
 
     ats_wbuf #(.NUM_SLOTS(NUM_SLOTS), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS),
                .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0),
-               .TX(1'b1), .NUM_TX(NUM_TX)) u_wbuf (
+               .TX(1'b1), .NUM_TX(NUM_TX),
+               // a PAGE and a CPL entry per single-page READ: twice the backend's read ring, and more
+               .MISS_Q((RD_SLOTS >= 16) ? 64 : 32)) u_wbuf (
         .clk, .rst,
         .s_disp_valid(disp_valid), .s_disp_ready(disp_ready), .s_disp_op(disp_op), .s_disp_tag(disp_tag),
         .s_disp_lba(disp_lba), .s_disp_nlb(disp_nlb), .s_disp_txid(disp_txid), .s_disp_flags(disp_flags),
@@ -264,7 +267,7 @@ module ats_ssd_core #(
     logic [31:0]          be_cnt_host, be_cnt_trims, be_cnt_proto;
 
     ats_backend #(.NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
-                  .BLOCKS(BLOCKS), .WIN(WIN), .PPN_W(PW_)) u_backend (
+                  .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_)) u_backend (
         .clk, .rst,
         .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),
@@ -288,6 +291,7 @@ module ats_ssd_core #(
         .s_nfetch_valid(nf_valid), .s_nfetch_ready(nf_ready), .s_nfetch_chan(nf_chan), .s_nfetch_slot(nf_slot),
         .m_ndata_valid(nd_valid), .m_ndata_ready(nd_ready), .m_ndata_data(nd_data), .m_ndata_last(nd_last),
         .s_ndata_valid(rdn_valid), .s_ndata_ready(rdn_ready), .s_ndata_data(rdn_data), .s_ndata_last(rdn_last),
+        .s_ndata_tag(rdn_tag),
         .s_ncpl_valid(nc_valid), .s_ncpl_ready(nc_ready), .s_ncpl_tag(nc_tag), .s_ncpl_status(nc_status),
         .s_ncpl_corrected(nc_corr),
         .vc_addr, .vc_data,
@@ -342,7 +346,7 @@ module ats_ssd_core #(
     assign unused = ^{q_epoch, q_occ, wb_slot, dump_done, dump_short, wb_cnt_wb_pages, wb_cnt_unmaps,
                       wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty, rs_from_tx,
                       rs_count, iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
-                      cm_txid, nf_tag, rdn_tag, rdn_slot, rdn_chan, nc_bad_mark, be_cnt_host, be_cnt_trims};
+                      cm_txid, nf_tag, rdn_slot, rdn_chan, nc_bad_mark, be_cnt_host, be_cnt_trims};
 endmodule
 
 `resetall

@@ -19,6 +19,7 @@ module ats_wbuf #(
     parameter int NUM_LBAS         = 16384,  // logical pages; LBA + NLB must stay below; 2..2^32
     parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
+    parameter int MISS_Q           = 32,     // read-miss queue entries (pages and completions in flight); power of two, 4..64
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
     parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
@@ -139,6 +140,9 @@ module ats_wbuf #(
     end
     if (THRESH_PCT < 1 || THRESH_PCT > 100) begin : g_chk_thresh
         $fatal(1, "ats_wbuf: THRESH_PCT must be in 1..100 (%m)");
+    end
+    if (MISS_Q < 4 || MISS_Q > 64 || (MISS_Q & (MISS_Q - 1)) != 0) begin : g_chk_missq
+        $fatal(1, "ats_wbuf: MISS_Q must be a power of two in 4..64 (%m)");
     end
     if (NUM_WAITERS < 2 || (NUM_WAITERS & (NUM_WAITERS - 1)) != 0) begin : g_chk_waiters
         $fatal(1, "ats_wbuf: NUM_WAITERS must be a power of two >= 2 (%m)");
@@ -297,7 +301,7 @@ module ats_wbuf #(
     // ---------------------------------------------------------------- command FSM
     typedef enum logic [5:0] {
         ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_LK1, ST_LK2, ST_LK3, ST_ACT, ST_HRD_REQ, ST_FILL, ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_NEXT,
-        ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_MISS, ST_FIN, ST_WPUSH,
+        ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_WAIT, ST_FIN, ST_WPUSH,
         ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN,
         ST_TXW, ST_TXW2, ST_TXW3, ST_TXFIN,
         ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL
@@ -402,30 +406,57 @@ module ats_wbuf #(
     logic [31:0]        rw_seq_q, rw_fs_q;
     logic               rw_durok_q;
 
-    // completion arbiter: waiters first, then RFLUSH, then the command FSM. Stream stability
+    // completion arbiter: waiters first, then RFLUSH, then the read-miss drain, then the command FSM. Stream stability
     // (docs/architecture.md): a beat offered and not taken at an edge is offered again, unchanged,
     // until it is taken (dn_hold_q: source and payload registered, loaded in every cycle without a
     // held beat, so the enable is a register). Without it a waiter that becomes ready would pre-empt
     // an offered FSM completion, a waiter's / RFLUSH's status would follow fail_cnt_q while offered,
     // and the freeze at pwr_fail would withdraw the beat. After the freeze nothing new is offered
     // (dn_live_v) but a held beat stays until taken (it was decided before the cut).
-    localparam logic [1:0] DN_WT = 2'd0, DN_RW = 2'd1, DN_MAIN = 2'd2;
-    logic               sel_wt, sel_rw, sel_main;
+    localparam logic [1:0] DN_WT = 2'd0, DN_RW = 2'd1, DN_MAIN = 2'd2, DN_RD = 2'd3;
+    logic               sel_wt, sel_rw, sel_main, sel_rd;
+    // read-miss queue (README "READ"): the command FSM pushes a PAGE entry {host address} per miss
+    // (its m_rd request taken) and a CPL entry {tag, result} when a READ with misses ends; the drain
+    // streams the backend's pages (s_rdd, in m_rd order) to m_hwr and offers each CPL on m_done,
+    // MEDIA_ERROR if a word of that command's pages carried it. Pages of one command are followed by
+    // its CPL, so the error flag is per command.
+    localparam int MQ_W = $clog2(MISS_Q);
+    logic [32:0]        mq_mem [MISS_Q];           // {kind (1 = CPL), payload}
+    logic [MQ_W:0]      mq_wr_q, mq_rd_q, mq_cnt;
+    logic               mq_push_page, mq_push_cpl, mq_pop, mq_room2, mq_hw_idle;
+    logic [32:0]        mq_head;
+    logic               mr_busy_q, mr_cpl_q, mr_err_q;
+    logic [31:0]        mr_addr_q;
+    logic [WI_W:0]      mr_w_q;
+    logic [7:0]         mr_tag_q;
+    logic [16:0]        mr_res_q;
+    logic               had_miss_q, had_miss_d;
+    assign mq_cnt     = mq_wr_q - mq_rd_q;
+    assign mq_room2   = 32'(mq_cnt) <= MISS_Q - 2;          // room for this page and its command's CPL
+    assign mq_head    = mq_mem[mq_rd_q[MQ_W-1:0]];
+    // m_hwr and s_rdd are free for the command FSM (hit, zeros, DIFFWRITE base) only when no miss
+    // page is queued or streaming
+    assign mq_hw_idle = (mq_cnt == '0 || mq_head[32] && 32'(mq_cnt) == 1) && !mr_busy_q;
+    assign mq_pop     = !mr_busy_q && !mr_cpl_q && mq_cnt != '0 && !dump_q;
     logic               dn_live_v, dn_hold_q;
     logic [1:0]         dn_live_src, dn_src_q, dn_src;
     logic [7:0]         dn_live_tag, dn_live_st, dn_tag_q, dn_st_q;
     logic [31:0]        dn_live_res, dn_res_q;
-    assign dn_live_v   = !dump_q && (wt_done_v || rw_st_q == RW_DONE || state_q == ST_DONE);
-    assign dn_live_src = wt_done_v ? DN_WT : (rw_st_q == RW_DONE) ? DN_RW : DN_MAIN;
-    assign dn_live_tag = wt_done_v ? wt_tag_q[wt_rd_q[WT_W-1:0]] : (rw_st_q == RW_DONE) ? rw_tag_q : tag_q;
+    assign dn_live_v   = !dump_q && (wt_done_v || rw_st_q == RW_DONE || mr_cpl_q || state_q == ST_DONE);
+    assign dn_live_src = wt_done_v ? DN_WT : (rw_st_q == RW_DONE) ? DN_RW : mr_cpl_q ? DN_RD : DN_MAIN;
+    assign dn_live_tag = wt_done_v ? wt_tag_q[wt_rd_q[WT_W-1:0]] : (rw_st_q == RW_DONE) ? rw_tag_q :
+                         mr_cpl_q ? mr_tag_q : tag_q;
     assign dn_live_st  = wt_done_v ? ((fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
-                       : (rw_st_q == RW_DONE) ? ((fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK) : status_q;
-    assign dn_live_res = wt_done_v ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : (rw_st_q == RW_DONE) ? 32'd0 : result_q;
+                       : (rw_st_q == RW_DONE) ? ((fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK)
+                       : mr_cpl_q ? (mr_err_q ? ST_MEDIA_ERROR : ST_OK) : status_q;
+    assign dn_live_res = wt_done_v ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : (rw_st_q == RW_DONE) ? 32'd0 :
+                         mr_cpl_q ? 32'(mr_res_q) : result_q;
     assign m_done_valid  = dn_hold_q || dn_live_v;
     assign dn_src        = dn_hold_q ? dn_src_q : dn_live_src;
     assign sel_wt        = m_done_valid && dn_src == DN_WT;
     assign sel_rw        = m_done_valid && dn_src == DN_RW;
     assign sel_main      = m_done_valid && dn_src == DN_MAIN;
+    assign sel_rd        = m_done_valid && dn_src == DN_RD;
     assign m_done_tag    = dn_hold_q ? dn_tag_q : dn_live_tag;
     assign m_done_status = dn_hold_q ? dn_st_q : dn_live_st;
     assign m_done_result = dn_hold_q ? dn_res_q : dn_live_res;
@@ -545,6 +576,9 @@ module ats_wbuf #(
         lpn_d     = lpn_q;
         key_d     = key_q;
         dmiss_d   = dmiss_q;
+        had_miss_d = had_miss_q;
+        mq_push_page = 1'b0;
+        mq_push_cpl = 1'b0;
         dsrc_d    = dsrc_q;
         dslot_d   = dslot_q;
         status_d  = status_q;
@@ -571,6 +605,7 @@ module ats_wbuf #(
                 lpn_d    = s_disp_lba[LPN_W-1:0];
                 key_d    = TX ? s_disp_txid : 6'd0;
                 dmiss_d  = 1'b0;
+                had_miss_d = 1'b0;
                 rd_err_d = 1'b0;
                 widx_d   = '0;
             end
@@ -593,7 +628,7 @@ module ats_wbuf #(
                     // a READ hit: the slot's data stays put while this FSM streams it (only this
                     // FSM allocates slots); a state change since LK3 (WB -> CLEAN) does not matter
                     if (rd_hit_q) begin
-                        state_d = rd_tomb_q ? ST_RD_ZERO : ST_RD_JOB;
+                        state_d = ST_RD_WAIT;            // (a slot changes only by this FSM)
                     end else if (TX && key_q != 6'd0) begin
                         key_d   = 6'd0;                  // tx READ: own slots missed, committed slots next
                         state_d = ST_LK1;
@@ -630,7 +665,7 @@ module ats_wbuf #(
                 rdr_req_main = 1'b1;
                 if (rdr_grant_main) state_d = ST_DFILL;
             end
-            ST_DRDREQ: if (m_rd_ready) state_d = ST_DFILL;
+            ST_DRDREQ: if (m_rd_ready && mq_hw_idle) state_d = ST_DFILL;   // base page behind no miss
             ST_DFILL: if (dstep) begin
                 widx_d = widx_q + 1'b1;
                 if (dsrc_q == 2'd1 && s_rdd_status != ST_OK) rd_err_d = 1'b1;
@@ -671,16 +706,21 @@ module ats_wbuf #(
                 widx_d = widx_q + 1'b1;
                 if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_NEXT;
             end
-            ST_RD_REQ: if (m_rd_ready) state_d = ST_RD_MISS;
-            ST_RD_MISS: if (s_rdd_valid && m_hwr_ready) begin
-                widx_d = widx_q + 1'b1;
-                if (s_rdd_status != ST_OK) rd_err_d = 1'b1;
-                if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_NEXT;
+            // hit or tombstone: after the queued miss pages (m_hwr has one writer at a time)
+            ST_RD_WAIT: if (mq_hw_idle) state_d = rd_tomb_q ? ST_RD_ZERO : ST_RD_JOB;
+            // miss: queued (the drain streams the page when the backend returns it), next page
+            ST_RD_REQ: if (m_rd_ready && mq_room2) begin
+                mq_push_page = 1'b1;
+                had_miss_d = 1'b1;
+                state_d = ST_NEXT;
             end
             ST_FIN: begin
                 result_d = {16'd0, nlb_q} + 32'd1;
                 if (op_rd_q && rd_err_q) status_d = ST_MEDIA_ERROR;
-                if (TX && (op_rec_q || cmt_q)) begin
+                if (op_rd_q && had_miss_q) begin
+                    mq_push_cpl = 1'b1;                   // completed by the drain after its pages
+                    state_d = ST_IDLE;
+                end else if (TX && (op_rec_q || cmt_q)) begin
                     state_d = ST_TXW;                     // wait for the commit / abort to be applied
                 end else begin
                     state_d = ((op_wr_q || op_diff_q) && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
@@ -766,21 +806,25 @@ module ats_wbuf #(
     logic [31:0]        rd_lpn_q;
     logic [5:0]         rd_txid_q;
     logic [7:0]         rd_tag_q;
-    assign m_rd_valid = rd_hold_q || (!dump_q && (state_q == ST_RD_REQ || state_q == ST_DRDREQ));
+    assign m_rd_valid = rd_hold_q || (!dump_q && ((state_q == ST_RD_REQ && mq_room2) ||
+                                                  (state_q == ST_DRDREQ && mq_hw_idle)));
     assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
     assign m_rd_txid  = rd_hold_q ? rd_txid_q : txid_q;
     assign m_rd_tag   = rd_hold_q ? rd_tag_q : tag_q;
-    assign s_rdd_ready = ((state_q == ST_RD_MISS) && m_hwr_ready) || (dstep && dsrc_q == 2'd1);
 
     logic               hwr_hold_q, hwr_live_v, hwr_live_last, hwr_last_q;
-    logic [31:0]        hwr_live_data, hwr_addr_q, hwr_data_q;
+    logic [31:0]        hwr_live_data, hwr_live_addr, hwr_addr_q, hwr_data_q;
     assign hwr_live_v    = hwr_from_rdr ? (rdf_cnt_q != 0 && rdr_dest_q)
-                         : (state_q == ST_RD_ZERO) || ((state_q == ST_RD_MISS) && s_rdd_valid);
-    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : (state_q == ST_RD_MISS) ? s_rdd_data : 32'd0;
+                         : (state_q == ST_RD_ZERO) || (mr_busy_q && s_rdd_valid);
+    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : mr_busy_q ? s_rdd_data : 32'd0;
     assign hwr_live_last = hwr_from_rdr ? (rdr_out_q == WI_W'(PWORDS - 1))
+                         : mr_busy_q ? (mr_w_q == (WI_W + 1)'(PWORDS - 1))
                          : (widx_q == (WI_W + 1)'(PWORDS - 1));
+    assign hwr_live_addr = mr_busy_q ? mr_addr_q : addr_q;
     assign m_hwr_valid = hwr_hold_q || (!dump_q && hwr_live_v);
-    assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : addr_q;
+    // a miss page's word goes to m_hwr as it is taken (after the cut only a held beat is finished)
+    assign s_rdd_ready = (mr_busy_q && m_hwr_ready && (!dump_q || hwr_hold_q)) || (dstep && dsrc_q == 2'd1);
+    assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : hwr_live_addr;
     assign m_hwr_data  = hwr_hold_q ? hwr_data_q : hwr_live_data;
     assign m_hwr_last  = hwr_hold_q ? hwr_last_q : hwr_live_last;
     always_ff @(posedge clk) begin
@@ -797,7 +841,7 @@ module ats_wbuf #(
             rd_tag_q  <= tag_q;
         end
         if (!hwr_hold_q) begin
-            hwr_addr_q <= addr_q;
+            hwr_addr_q <= hwr_live_addr;
             hwr_data_q <= hwr_live_data;
             hwr_last_q <= hwr_live_last;
         end
@@ -805,6 +849,39 @@ module ats_wbuf #(
             hrd_hold_q <= 1'b0;
             rd_hold_q  <= 1'b0;
             hwr_hold_q <= 1'b0;
+        end
+    end
+
+    // read-miss queue and drain (declared with the completion arbiter)
+    always_ff @(posedge clk) begin
+        if (mq_push_page || mq_push_cpl) begin
+            mq_mem[mq_wr_q[MQ_W-1:0]] <= mq_push_cpl ? {1'b1, 7'd0, 17'(nlb_q) + 17'd1, tag_q} : {1'b0, addr_q};
+            mq_wr_q <= mq_wr_q + 1'b1;
+        end
+        if (mq_pop) begin
+            mq_rd_q <= mq_rd_q + 1'b1;
+            if (mq_head[32]) begin
+                mr_cpl_q <= 1'b1;
+                mr_tag_q <= mq_head[7:0];
+                mr_res_q <= mq_head[24:8];
+            end else begin
+                mr_busy_q <= 1'b1;
+                mr_addr_q <= mq_head[31:0];
+                mr_w_q    <= '0;
+            end
+        end
+        if (mr_busy_q && s_rdd_valid && s_rdd_ready) begin
+            mr_w_q <= mr_w_q + 1'b1;
+            if (s_rdd_status != ST_OK) mr_err_q <= 1'b1;
+            if (mr_w_q == (WI_W + 1)'(PWORDS - 1)) mr_busy_q <= 1'b0;
+        end
+        if (sel_rd && m_done_ready) begin
+            mr_cpl_q <= 1'b0;
+            mr_err_q <= 1'b0;
+        end
+        if (rst) begin
+            mq_wr_q <= '0; mq_rd_q <= '0;
+            mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0;
         end
     end
 
@@ -816,6 +893,7 @@ module ats_wbuf #(
         lpn_q     <= lpn_d;
         key_q     <= key_d;
         dmiss_q   <= dmiss_d;
+        had_miss_q <= had_miss_d;
         dsrc_q    <= dsrc_d;
         dslot_q   <= dslot_d;
         status_q  <= status_d;

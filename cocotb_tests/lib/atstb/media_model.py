@@ -166,6 +166,7 @@ class MediaStats:
     bytes_programmed: int = 0
     bytes_read: int = 0
     max_outstanding: int = 0
+    max_rd_outstanding: int = 0                      # read requests taken and not yet answered
     wb_latency: list = field(default_factory=list)   # cycles, request accepted -> completion sent
     rd_latency: list = field(default_factory=list)   # cycles, request accepted -> last word sent
 
@@ -363,6 +364,14 @@ class MediaModel:
         self.wb.capture(cyc)
         self.wbd.capture(cyc)
         self.rd.capture(cyc)
+        # a read returns the page mapped when its request was taken (architecture.md section 4: reads
+        # may be outstanding; a later write-back's mapping never reaches an earlier read)
+        for req in self.rd.queue:
+            if "_data" not in req:
+                req["_data"] = self.mapping.get(req["lpn"])
+        n_rd = len(self.rd.queue) + (self.rd_cur is not None)
+        if n_rd > self.stats.max_rd_outstanding:
+            self.stats.max_rd_outstanding = n_rd
         self.wbc.step()
         self.rdd.step()
         if self.wb.queue:
@@ -442,8 +451,9 @@ class MediaModel:
 
     # ------------------------------------------------------------------ read path
     def _read_step(self) -> None:
-        """One read at a time, like a die queue: tR on the die, transfer on the channel, then the
-        words; the next read starts when the previous one's words have all been taken."""
+        """Reads are taken at once (several may be outstanding) and served one at a time, like a die
+        queue: tR on the die, transfer on the channel, then the words; the next read starts when the
+        previous one's words have all been taken. The page is the one mapped at the request."""
         if self.rd_sending:
             if self.rdd.queue:
                 return
@@ -465,7 +475,7 @@ class MediaModel:
         if self.cycle < t:
             return
         lpn = req["lpn"]
-        data = self.mapping.get(lpn) or [0] * self.pw
+        data = req["_data"] or [0] * self.pw
         status = ST_MEDIA_ERROR if lpn in self.read_err_lpns else ST_OK
         for i, w in enumerate(data):
             self.rdd.send_nowait(data=w, last=int(i == self.pw - 1), status=status)
