@@ -20,6 +20,7 @@ module ats_ssd_core_tb #(
     parameter int QDEPTH          = 16,
     parameter int NUM_SLOTS       = 8,
     parameter int WIN             = 4,
+    parameter int RD_SLOTS        = 8,      // backend read ring
     parameter int REMAP_LPN_W     = 16,
     parameter int REMAP_PPN_W     = 12,
     parameter int REMAP_TXID_W    = 4,
@@ -132,7 +133,7 @@ module ats_ssd_core_tb #(
     ats_ssd_core #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES),
         .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS), .NUM_LBAS(NUM_LBAS), .NUM_TX(NUM_TX),
-        .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .SCHED_DEPTH(8),
+        .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
         .REMAP_CNT_W(REMAP_CNT_W),
         // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
@@ -180,9 +181,9 @@ module ats_ssd_core_tb #(
         end else begin
             rd_nand_out <= rd_nand_out + (iss ? 8'd1 : 8'd0) - (cpl ? 8'd1 : 8'd0);
             if (iss && rd_nand_out - (cpl ? 8'd1 : 8'd0) != 0) rd_overlap_total <= rd_overlap_total + 1'b1;
-            // ring pointers carry one wrap bit: occupancy modulo 2 x RD_SLOTS (the core's default 8)
-            if ((8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'h0F) > rd_ring_max)
-                rd_ring_max <= 8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'h0F;
+            // ring pointers carry one wrap bit: occupancy modulo 2 x RD_SLOTS
+            if ((8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'(2 * RD_SLOTS - 1)) > rd_ring_max)
+                rd_ring_max <= 8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'(2 * RD_SLOTS - 1);
         end
     end
     always @(posedge clk) begin

@@ -481,7 +481,9 @@ module ats_backend #(
     logic                   q1_v_q, q2_v_q, q1_z_q, q2_z_q, q1_l_q, q2_l_q;
     logic [7:0]             q1_st_q, q2_st_q;
     assign h_ready = (rh_q != rn_q) && rb_rdy_q[rh_e] && (rb_zero_q[rh_e] || rb_dat_q[rh_e]);
-    assign dl_pick = h_ready && (32'(ob_wr_q - ob_rd_q) + 32'(ob_pend_q)) < OBD && !rst;
+    // room for one more word: FIFO occupancy + words in the memory pipeline < 4 (4-bit arithmetic,
+    // the same rule as the fetch DMA's output FIFOs)
+    assign dl_pick = h_ready && (4'(3'(ob_wr_q - ob_rd_q)) + 4'(ob_pend_q)) < 4'(OBD) && !rst;
     assign dl_last = 32'(dl_w_q) == PW - 1;
     assign rob_ra  = {rh_e, RWA'(dl_w_q)};
     assign m_rdd_valid  = ob_wr_q != ob_rd_q;
@@ -816,6 +818,7 @@ module ats_backend #(
             wc_v_q <= 1'b0;
             rd_st_q <= RD_IDLE;
             ra_q <= '0; rl_q <= '0; rn_q <= '0; rh_q <= '0;
+            rb_nand_q <= '0; rb_zero_q <= '0; rb_dat_q <= '0; rb_rdy_q <= '0; rb_bad_q <= '0;
             lk_wait_q <= 1'b0;
             nd_w_q <= '0;
             c_st_q <= C_IDLE;
@@ -1167,6 +1170,8 @@ module ats_backend #(
                 if (s_ndata_last) begin
                     rb_dat_q[s_ndata_tag[RS_W-1:0]] <= 1'b1;
                     if (32'(nd_w_q) != PW + 4) perr = perr + 3'd1;   // short or long page
+                    // a page for a slot with no NAND READ in flight, or a second page for it
+                    if (!rb_nand_q[s_ndata_tag[RS_W-1:0]] || rb_dat_q[s_ndata_tag[RS_W-1:0]]) perr = perr + 3'd1;
                 end
             end
             if (dl_pick && dl_last) rh_q <= rh_q + 1'b1;

@@ -348,7 +348,7 @@ module ats_wbuf #(
     logic [SLOT_W-1:0]  hit_slot_q, hit_slot_d;
     logic [NUM_SLOTS-1:0] match_q;
     logic [WI_W:0]      widx_q, widx_d;
-    logic               rd_err_q, rd_err_d;
+    logic               rd_err_q, rd_err_d;       // DIFFWRITE: the base page read from the media had an error
     // RFLUSH ranges
     logic [31:0]        rf_lo_q [MAX_RANGES];
     logic [31:0]        rf_hi_q [MAX_RANGES];
@@ -716,7 +716,7 @@ module ats_wbuf #(
             end
             ST_FIN: begin
                 result_d = {16'd0, nlb_q} + 32'd1;
-                if (op_rd_q && rd_err_q) status_d = ST_MEDIA_ERROR;
+                // (a READ's MEDIA_ERROR comes only from its miss pages: the drain completes it)
                 if (op_rd_q && had_miss_q) begin
                     mq_push_cpl = 1'b1;                   // completed by the drain after its pages
                     state_d = ST_IDLE;
