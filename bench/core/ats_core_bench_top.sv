@@ -25,7 +25,7 @@ module ats_core_bench_top #(
     parameter int QDEPTH          = 32,
     parameter int NUM_SLOTS       = 16,
     parameter int WIN             = 8,
-    parameter int RD_SLOTS        = 8,
+    parameter int RD_SLOTS        = 16,
     parameter int SCHED_DEPTH     = 16,
     parameter int REMAP_LPN_W     = 32,     // remap_default preset (build/gen/remap_default/params.json)
     parameter int REMAP_PPN_W     = 16,
@@ -111,9 +111,12 @@ module ats_core_bench_top #(
     output wire logic [7:0]  tap_ncpl_tag,
     output wire logic [7:0]  tap_nreq_tag,
     output wire logic        tap_rdd_last_fire,  // backend -> write buffer, last word of a read
+    output wire logic [7:0]  tap_rd_tag,         // read id of the m_rd request
+    output wire logic [7:0]  tap_rdd_tag,        // read id of the page on s_rdd
     output wire logic        tap_wb_fire,        // write buffer -> backend writeback request
     output wire logic        tap_wbc_fire,       // backend -> write buffer writeback completion
     output wire logic [NUM_CHAN*WAYS-1:0] tap_rb_n, // die R/B# pins (0 = array busy)
+    output wire logic [NUM_CHAN-1:0] tap_re_n,   // channel RE# pins (a falling edge: one byte out)
     // event taps for B1 (a TX_COMMIT through the core, +run=b1): the command on its way
     output wire logic        tap_disp_fire,      // command queue -> write buffer dispatch
     output wire logic [3:0]  tap_disp_op,
@@ -192,9 +195,12 @@ module ats_core_bench_top #(
     assign tap_ncpl_tag      = u_core.nc_tag;
     assign tap_nreq_tag      = u_core.nq_tag;
     assign tap_rdd_last_fire = u_core.rdd_valid && u_core.rdd_ready && u_core.rdd_last;
+    assign tap_rd_tag        = u_core.rd_tag;
+    assign tap_rdd_tag       = u_core.rdd_tag;
     assign tap_wb_fire       = u_core.wb_valid && u_core.wb_ready;
     assign tap_wbc_fire      = u_core.wbc_valid && u_core.wbc_ready;
     assign tap_rb_n          = rb_n;
+    assign tap_re_n          = re_n;
     assign tap_disp_fire     = u_core.disp_valid && u_core.disp_ready;
     assign tap_disp_op       = u_core.disp_op;
     assign tap_done_fire     = u_core.done_valid && u_core.done_ready;

@@ -58,7 +58,7 @@ PRESET = "femu"
 ARRAY_NS = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000)
 # ONFI pin timings in cycles: the core's defaults (rtl/core/ats_ssd_core.sv, 125 MHz, ONFI mode 5)
 CHAN_T = dict(T_WP=2, T_WH=2, T_RP=2, T_REH=2, T_WB=20, T_WHR=12, T_ADL=14, T_RR=4, T_RHW=20, T_CS=4)
-RD_SLOTS = 8          # backend read ring: host read misses in flight (rtl/backend/README.md "Read miss")
+RD_SLOTS = 16         # backend read slots: host read misses in flight (rtl/backend/README.md "Read miss")
 TARGET = 0.90
 # B1 (../shared/docs/design.md, benchmark table): TxSSD's firmware remap function takes 2474 us per
 # commit (IEEE Access 2019, section V; its FLUSH 30 us thanks to supercapacitors); goal for the remap
@@ -629,6 +629,12 @@ def report_iops(res: dict, lim: dict, args) -> dict:
               f"last word {rb['latency_us']:.1f} us (Little: {rb['inflight']:.1f} / {rb['latency_us']:.1f} us = "
               f"{1e6 * rb['inflight'] / rb['latency_us'] if rb['latency_us'] else 0:.0f} IOPS); "
               f"die tR seen on R/B#: {rd['die_busy_us']:.1f} us")
+        if rb.get("win_cycles"):
+            busy = rb["bus_bytes"] * lim["byte_ns_read"] / (rb["win_cycles"] * CLK_NS * NUM_CHAN)
+            rb["bus_read_frac"] = round(busy, 4)
+            print(f"read window: channel buses moving read data {100 * busy:.1f} % of the time "
+                  f"({rb['bus_bytes']} bytes out over {NUM_CHAN} channels at {lim['byte_ns_read']:g} ns a byte; "
+                  f"the limit figure is 100 %)")
     data["method"] = {"seed": args.seed, "w_warm": args.w_warm, "w_meas": args.w_meas, "r_warm": args.r_warm,
                       "r_meas": args.r_meas, "window": "completion #warm to #warm+meas (device completion times)"}
     return data

@@ -146,6 +146,7 @@ struct PhaseResult {
     double die_busy_frac = 0, die_busy_us = 0, die_gap_us = 0;
     uint64_t rd_n = 0;
     double rd_lookup_us = 0, rd_nand_us = 0, rd_latency_us = 0, rd_inflight = 0;
+    uint64_t rd_bus_bytes = 0, rd_win_cycles = 0;
 };
 
 // B1: the handshakes one commit goes through, by cycle (the first of each after the previous one).
@@ -213,10 +214,14 @@ struct Bench {
     std::vector<double> lat_cycles;
     // window taps
     uint64_t win_cycles = 0, busy_cycles = 0, busy_periods = 0;
+    uint64_t re_bytes = 0;                         // bytes read over all channel buses (RE# falling edges)
+    uint32_t re_prev = ~0u;
     uint32_t rb_prev = ~0u;
     uint64_t rd_n = 0, rd_nand_n = 0;
     double rd_lookup = 0, rd_nand = 0, rd_lat = 0, rd_out_sum = 0;
-    std::deque<uint64_t> rd_t_req, rd_t_look;      // per read in flight, in request order
+    uint64_t rd_t_req[256] = {};                   // request cycle per read id (0: none)
+    uint64_t rd_live = 0;                          // read ids in flight
+    std::deque<uint64_t> rd_t_look;                // per read waiting for its NAND READ, in request order
     uint64_t rd_t_nreq[256] = {};                  // NAND READ request time by tag
     uint64_t last_progress = 0;
     uint64_t max_cycles = 0;                 // +max_cycles: stop (exit 3) after this many cycles
@@ -422,11 +427,16 @@ struct Bench {
         }
     }
 
-    // read misses (several in flight, data back in request order): m_rd request -> NAND READ request
-    // (in order) -> NAND completion (by tag, any order) -> last word on the buffer side. Followed
-    // every cycle (reads in flight cross the window's edges), summed inside the window.
+    // read misses (several in flight; pages come back in any order, matched by read id): m_rd request
+    // -> NAND READ request (in order) -> NAND completion (by tag, any order) -> last word on the
+    // buffer side (by read id). Followed every cycle (reads in flight cross the window's edges),
+    // summed inside the window.
     void track_reads(bool in_win) {
-        if (top->tap_rd_fire) { rd_t_req.push_back(cycle); rd_t_look.push_back(cycle); }
+        if (top->tap_rd_fire) {
+            if (!rd_t_req[top->tap_rd_tag]) rd_live++;
+            rd_t_req[top->tap_rd_tag] = cycle;
+            rd_t_look.push_back(cycle);
+        }
         if (top->tap_nreq_rd_fire) {
             if (!rd_t_look.empty()) {
                 if (in_win) rd_lookup += double(cycle - rd_t_look.front());
@@ -434,14 +444,15 @@ struct Bench {
             }
             rd_t_nreq[top->tap_nreq_tag] = cycle;
         }
-        if (top->tap_ncpl_fire && (top->tap_ncpl_tag & 0xF0) == 0x80 && rd_t_nreq[top->tap_ncpl_tag]) {
+        if (top->tap_ncpl_fire && (top->tap_ncpl_tag & 0xE0) == 0x80 && rd_t_nreq[top->tap_ncpl_tag]) {
             if (in_win) { rd_nand += double(cycle - rd_t_nreq[top->tap_ncpl_tag]); rd_nand_n++; }
             rd_t_nreq[top->tap_ncpl_tag] = 0;
         }
-        if (in_win) rd_out_sum += double(rd_t_req.size());
-        if (top->tap_rdd_last_fire && !rd_t_req.empty()) {
-            if (in_win) { rd_lat += double(cycle - rd_t_req.front()); rd_n++; }
-            rd_t_req.pop_front();
+        if (in_win) rd_out_sum += double(rd_live);
+        if (top->tap_rdd_last_fire && rd_t_req[top->tap_rdd_tag]) {
+            if (in_win) { rd_lat += double(cycle - rd_t_req[top->tap_rdd_tag]); rd_n++; }
+            rd_t_req[top->tap_rdd_tag] = 0;
+            rd_live--;
         }
     }
 
@@ -454,7 +465,10 @@ struct Bench {
             if ((rb >> d & 1) && rb_prev != ~0u && !(rb_prev >> d & 1)) busy_periods++;
         }
         rb_prev = rb;
-
+        const uint32_t re = top->tap_re_n;
+        for (int c = 0; c < nchan; c++)
+            if ((re_prev >> c & 1) && !(re >> c & 1)) re_bytes++;
+        re_prev = re;
     }
 
     // B1: one commit at a time, the device otherwise idle, so every handshake below is the commit's
@@ -615,6 +629,8 @@ struct Bench {
         lat_cycles.clear();
         win_cycles = busy_cycles = busy_periods = 0;
         rb_prev = ~0u;
+        re_bytes = 0;
+        re_prev = ~0u;
         rd_n = rd_nand_n = 0;
         rd_lookup = rd_nand = rd_lat = rd_out_sum = 0;
         uint64_t hits_w0 = 0, miss_w0 = 0, prog_w0 = 0, nread_w0 = 0, coal_w0 = 0;
@@ -678,6 +694,8 @@ struct Bench {
                 if (rd_nand_n) r.rd_nand_us = rd_nand / double(rd_nand_n) * 8e-3;
                 r.rd_latency_us = rd_lat / double(rd_n) * 8e-3;
                 if (win_cycles) r.rd_inflight = rd_out_sum / double(win_cycles);
+                r.rd_bus_bytes = re_bytes;
+                r.rd_win_cycles = win_cycles;
             }
             if (samples) {
                 r.mean_held = sum_held / double(samples);
@@ -791,7 +809,7 @@ struct Json {
 void print_phase(const PhaseResult &r) {
     Json rd;
     rd.kv("n", r.rd_n).kv("lookup_us", r.rd_lookup_us).kv("nand_us", r.rd_nand_us).kv("latency_us", r.rd_latency_us)
-        .kv("inflight", r.rd_inflight);
+        .kv("inflight", r.rd_inflight).kv("bus_bytes", r.rd_bus_bytes).kv("win_cycles", r.rd_win_cycles);
     Json j;
     j.kv("name", r.name).kv("ops", r.ops).kv("warm", r.warm).kv("meas", r.meas).kv("t0_cycle", r.t0)
         .kv("t1_cycle", r.t1).kv("iops", r.iops).kv("iops_whole", r.iops_whole).kv("quarter_iops", r.quarter_iops)

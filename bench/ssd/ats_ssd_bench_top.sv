@@ -84,6 +84,7 @@ module ats_ssd_bench_top #(
     input  wire logic [31:0] s_rdd_data,
     input  wire logic        s_rdd_last,
     input  wire logic [7:0]  s_rdd_status,
+    input  wire logic [7:0]  s_rdd_tag,
     // status and counters for the statistics
     output wire logic [$clog2(DEPTH+1)-1:0] q_occupancy,  // command queue entries in use
     output wire logic [15:0] q_epoch,
@@ -239,6 +240,7 @@ module ats_ssd_bench_top #(
         .s_rdd_data     (s_rdd_data),
         .s_rdd_last     (s_rdd_last),
         .s_rdd_status   (s_rdd_status),
+        .s_rdd_tag      (s_rdd_tag),
         .pwr_fail       (pwr_fail),
         .plp_budget     (16'(PLP_BUDGET_PAGES)),  // runtime budget tied to the design value
         .dump_done      (dump_done),

@@ -123,7 +123,8 @@ module ats_ssd_core_tb #(
     // host reads in the backend's read ring at once (maximum over the run) and NAND READs of host
     // reads issued while an earlier one had not completed (several misses in flight)
     output logic [7:0]       rd_ring_max,
-    output logic [31:0]      rd_overlap_total
+    output logic [31:0]      rd_overlap_total,
+    output logic [31:0]      rd_ooo_total        // host-read pages delivered before an older read's
 );
     localparam int NDIE = NUM_CHAN * WAYS;
     logic [NDIE-1:0]       ce_n, rb_n;
@@ -168,6 +169,7 @@ module ats_ssd_core_tb #(
         urgent_wb_total = '0;
         rd_ring_max = '0;
         rd_overlap_total = '0;
+        rd_ooo_total = '0;
     end
     // NAND READs of host reads (tags 0x80 + slot) issued and not yet completed
     logic [7:0] rd_nand_out;
@@ -181,9 +183,35 @@ module ats_ssd_core_tb #(
         end else begin
             rd_nand_out <= rd_nand_out + (iss ? 8'd1 : 8'd0) - (cpl ? 8'd1 : 8'd0);
             if (iss && rd_nand_out - (cpl ? 8'd1 : 8'd0) != 0) rd_overlap_total <= rd_overlap_total + 1'b1;
-            // ring pointers carry one wrap bit: occupancy modulo 2 x RD_SLOTS
-            if ((8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'(2 * RD_SLOTS - 1)) > rd_ring_max)
-                rd_ring_max <= 8'(u_dut.u_backend.ra_q) - 8'(u_dut.u_backend.rh_q) & 8'(2 * RD_SLOTS - 1);
+            // slots in use: RD_SLOTS minus the free list (pointers with one wrap bit)
+            if (8'(RD_SLOTS) - (8'(u_dut.u_backend.fl_wr_q) - 8'(u_dut.u_backend.fl_rd_q) & 8'(2 * RD_SLOTS - 1)) > rd_ring_max)
+                rd_ring_max <= 8'(RD_SLOTS) - (8'(u_dut.u_backend.fl_wr_q) - 8'(u_dut.u_backend.fl_rd_q) & 8'(2 * RD_SLOTS - 1));
+        end
+    end
+    // out-of-order delivery: the acceptance number of each slot's read; a page whose last word
+    // leaves while an earlier-accepted read is still in a slot counts in rd_ooo_total
+    logic [31:0]         rd_acc_n;
+    logic [31:0]         rd_acc_seq [RD_SLOTS];
+    logic [RD_SLOTS-1:0] rd_live;
+    initial begin rd_acc_n = '0; rd_live = '0; end
+    always @(posedge clk) begin
+        logic older;
+        if (rst) begin
+            rd_live <= '0;
+        end else begin
+            if (u_dut.u_backend.s_rd_valid && u_dut.u_backend.s_rd_ready) begin
+                rd_acc_seq[u_dut.u_backend.ra_s] <= rd_acc_n;
+                rd_live[u_dut.u_backend.ra_s] <= 1'b1;
+                rd_acc_n <= rd_acc_n + 1'b1;
+            end
+            if (u_dut.u_backend.dl_pick && u_dut.u_backend.dl_last) begin
+                older = 1'b0;
+                for (int j = 0; j < RD_SLOTS; j++)
+                    if (rd_live[j] && j != int'(u_dut.u_backend.dv_s_q) &&
+                        rd_acc_seq[j] < rd_acc_seq[u_dut.u_backend.dv_s_q]) older = 1'b1;
+                if (older) rd_ooo_total <= rd_ooo_total + 1'b1;
+                rd_live[u_dut.u_backend.dv_s_q] <= 1'b0;
+            end
         end
     end
     always @(posedge clk) begin

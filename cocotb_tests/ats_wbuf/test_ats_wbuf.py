@@ -73,6 +73,9 @@ class TB:
         self.hrd = StreamSink(dut, "m_hrd", dut.clk, HRD_FIELDS, pause_gen(rng, backpressure))
         self.hrdd = StreamSource(dut, "s_hrd", dut.clk, HRDD_FIELDS, pause_gen(rng, idle))
         self.hwr = StreamSink(dut, "m_hwr", dut.clk, HWR_FIELDS, pause_gen(rng, backpressure))
+        self.hwmem: dict[int, int] = {}          # host words written by READs, not yet checked
+        self.hwr_idx = 0
+        self.hwr_base = 0
         self.cfg = MediaConfig(page_bytes=self.page_bytes, num_chan=2, ways=2, preset="femu",
                                time_scale=1.5e-3, clk_ns=10.0)
         self.media = MediaModel(dut, dut.clk, self.cfg, rng,
@@ -231,14 +234,28 @@ class TB:
                 self.counts["write_pages"] += c.nlb + 1
             self.free_tags.append(c.tag)
 
+    def absorb_hwr(self) -> None:
+        """Host writes into a host-memory image. Bursts are whole pages (one writer on m_hwr), with
+        `addr` constant over the burst; pages of different READs may come in any order (the backend
+        returns misses as their dies finish), so reads are checked by address, not by arrival."""
+        while self.hwr.queue:
+            b = self.hwr.queue.popleft()
+            if self.hwr_idx == 0:
+                self.hwr_base = b["addr"]
+            assert b["addr"] == self.hwr_base, f"m_hwr addr {b['addr']:#x} changed inside a burst"
+            a = (b["addr"] + 4 * self.hwr_idx) & 0xFFFFFFFF
+            assert a not in self.hwmem, f"host word {a:#x} written twice"
+            self.hwmem[a] = b["data"]
+            assert b["last"] == int(self.hwr_idx == self.pw - 1), f"m_hwr last={b['last']} at word {self.hwr_idx}"
+            self.hwr_idx = 0 if b["last"] else self.hwr_idx + 1
+
     def check_read(self, c: Cmd) -> None:
-        n = (c.nlb + 1) * self.pw
-        assert len(self.hwr.queue) >= n, f"READ tag {c.tag}: {len(self.hwr.queue)} of {n} words written"
+        self.absorb_hwr()
         for p in range(c.nlb + 1):
             for i in range(self.pw):
-                b = self.hwr.queue.popleft()
-                assert b["addr"] == (c.dptr + p * self.page_bytes) & 0xFFFFFFFF, f"READ tag {c.tag}: addr {b['addr']:#x}"
-                assert b["last"] == int(i == self.pw - 1), f"READ tag {c.tag}: last at word {i}"
+                a = (c.dptr + p * self.page_bytes + 4 * i) & 0xFFFFFFFF
+                assert a in self.hwmem, f"READ tag {c.tag}: page {p} word {i} ({a:#x}) not written before its completion"
+                b = {"data": self.hwmem.pop(a)}
                 assert b["data"] == c.expect_data[p][i], \
                     f"READ tag {c.tag} lba {c.lba + p} word {i}: {b['data']:#x} != {c.expect_data[p][i]:#x}"
         self.counts["reads_ok"] += 1
@@ -326,6 +343,8 @@ class TB:
             await RisingEdge(self.dut.clk)
         for q in (self.done, self.hrd, self.hwr):
             q.queue.clear()
+        self.hwmem.clear()
+        self.hwr_idx = 0
         self.hrdd.flush()
         self.media.restart()
         self.dut.plp_budget.value = self.budget
@@ -385,9 +404,13 @@ async def run_random_mix(dut, idle, backpressure):
     # outstanding together (the FSM goes on after each m_rd request; README "READ")
     await tb.run_cmds([tb.make(READ, lba=l, nlb=0) for l in range(0, tb.num_lbas, 3)])
     dut._log.info("mix: %d writes, counts %s, coverage %s, max pages held %d (PLP budget %d), "
-                  "max reads outstanding %d", len(writes), tb.counts, cov, tb.held_max, tb.budget,
-                  tb.media.stats.max_rd_outstanding)
+                  "max reads outstanding %d, pages out of order %d", len(writes), tb.counts, cov, tb.held_max,
+                  tb.budget, tb.media.stats.max_rd_outstanding, tb.media.stats.rd_reordered)
     assert tb.media.stats.max_rd_outstanding > 1, "read misses never overlapped"
+    # the media model sends pages as their dies finish: the buffer matched them by read id
+    assert tb.media.stats.rd_reordered > 0, "no page came back out of request order"
+    tb.absorb_hwr()
+    assert not tb.hwmem, f"{len(tb.hwmem)} host words written by no READ"
     if tb.plp:
         assert tb.held_max == min(tb.budget, tb.nslots), "admission limit never reached"
 

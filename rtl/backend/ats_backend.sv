@@ -15,11 +15,12 @@
 //  - Completion in request order (durable prefix): when the oldest entry is programmed, its mapping
 //    is applied through the remap engine (MAP_WRITE, TX_WRITE with a txid, UNMAP for a TRIM record),
 //    then s_wbc completes it. Superseded pages and the remap's m_inval update per-block valid counts.
-//  - Read miss: up to RD_SLOTS reads in flight in a ring, in s_rd order: LOOKUP (TX_LOOKUP with a
-//    txid) -> zeros if unmapped, else NAND READ (tag 0x80 + slot) on whatever die holds the page;
-//    the page lands in its slot of a reorder memory, and pages leave on m_rdd in s_rd order once
-//    their NAND completion gives the verdict (status on the last word: OK, or MEDIA_ERROR on
-//    UNCORRECTABLE / wrong LPN in the spare area).
+//  - Read miss: up to RD_SLOTS reads in flight, each in a slot taken from a free list: LOOKUP
+//    (TX_LOOKUP with a txid) in s_rd order -> zeros if unmapped, else NAND READ (tag 0x80 + slot) on
+//    whatever die holds the page; the page lands in its slot of a read memory and leaves on m_rdd,
+//    with the request's s_rd_tag on m_rdd_tag, as soon as its NAND completion gives the verdict
+//    (status on the last word: OK, or MEDIA_ERROR on UNCORRECTABLE / wrong LPN in the spare area):
+//    pages leave in any order, and the slot is free again after its last word.
 // Theory, interface and persistence format: rtl/backend/README.md, docs/persistence.md.
 `resetall
 `timescale 1ns / 1ps
@@ -32,7 +33,7 @@ module ats_backend #(
     parameter int PAGES_PER_BLOCK = 64,    // power of two, 2..256
     parameter int BLOCKS          = 128,   // blocks per die, power of two, <= 4096
     parameter int WIN             = 8,     // request table entries (outstanding pages), power of two, 2..64
-    parameter int RD_SLOTS        = 8,     // host read misses in flight (read reorder slots), power of two, 2..16
+    parameter int RD_SLOTS        = 16,    // host read misses in flight (read slots), power of two, 2..16
     parameter int PPN_W           = 16     // remap engine PPN width
 ) (
     input  wire logic                     clk,
@@ -70,6 +71,7 @@ module ats_backend #(
     output wire logic [31:0]              m_rdd_data,
     output wire logic                     m_rdd_last,
     output wire logic [7:0]               m_rdd_status,
+    output wire logic [7:0]               m_rdd_tag,
     // ---- erased blocks from the firmware; grown bad blocks to the firmware
     input  wire logic                     s_free_valid,
     output wire logic                     s_free_ready,
@@ -424,90 +426,122 @@ module ats_backend #(
     assign s_fw_ready   = fw_st_q == F_IDLE && !fo_v_q && !rst;
 
     // ---------------------------------------------------------------------------------------------
-    // host read ring (README "Read miss"): RD_SLOTS reads in s_rd order. Pointers with a wrap bit:
-    // ra (next free), rl (next to look up), rn (next to issue to NAND), rh (head, delivered next).
-    // [rh, rn): issued or zeros; [rn, rl): looked up (or its lookup in flight: lk_wait_q, rl - 1);
-    // [rl, ra): waiting for the remap request register.
-    logic [RS_W:0]          ra_q, rl_q, rn_q, rh_q;
+    // host reads (README "Read miss"): RD_SLOTS slots. A read takes the slot at the head of the free
+    // list and its slot number goes into the order ring, in s_rd order. Order-ring pointers with a
+    // wrap bit: ra (next accepted), rl (next to look up), rn (next to issue to NAND).
+    // [rn, rl): looked up (or its lookup in flight: lk_wait_q, rl - 1); [rl, ra): waiting for the
+    // remap request register. Lookups and NAND READs go in s_rd order; delivery in any order: a
+    // slot whose verdict and page are there is picked (round robin), its words leave on m_rdd, and
+    // after its last word the slot goes back to the free list.
+    logic [RS_W:0]          ra_q, rl_q, rn_q;
+    logic [RS_W-1:0]        oq      [RD_SLOTS];   // order ring: slot numbers in s_rd order
+    logic [RS_W-1:0]        fl      [RD_SLOTS];   // free list of slots
+    logic [RS_W:0]          fl_rd_q, fl_wr_q;
     logic [31:0]            rb_lpn  [RD_SLOTS];
     logic [5:0]             rb_txid [RD_SLOTS];
+    logic [7:0]             rb_tag  [RD_SLOTS];   // the write buffer's read id (s_rd_tag), echoed on m_rdd_tag
     logic [PPN_W-1:0]       rb_ppn  [RD_SLOTS];
     logic [7:0]             rb_st   [RD_SLOTS];   // verdict: 0x00 OK, 0x10 MEDIA_ERROR
     logic [RD_SLOTS-1:0]    rb_nand_q;            // mapped: a NAND READ is needed
+    logic [RD_SLOTS-1:0]    rb_req_q;             // its NAND READ issued
     logic [RD_SLOTS-1:0]    rb_zero_q;            // delivered as zeros (unmapped, or no data will come)
     logic [RD_SLOTS-1:0]    rb_dat_q;             // every word of the page received
     logic [RD_SLOTS-1:0]    rb_rdy_q;             // verdict known (NAND completion, or lookup: zeros)
     logic [RD_SLOTS-1:0]    rb_bad_q;             // spare LPN differs from the LPN read
-    logic                   lk_wait_q;            // a lookup in flight, for slot rl - 1
-    logic [RS_W-1:0]        rl_e, rn_e, rh_e, ra_e, lk_e;
+    logic [RD_SLOTS-1:0]    rb_out_q;             // picked for delivery (until the slot is accepted again)
+    logic                   lk_wait_q;            // a lookup in flight, for slot lk_s_q
+    logic [RS_W-1:0]        lk_s_q, ra_s, rl_s, rn_s;
     logic                   rb_full, lk_go, rn_ok, rb_want, rb_skip;
-    assign ra_e = ra_q[RS_W-1:0]; assign rl_e = rl_q[RS_W-1:0];
-    assign rn_e = rn_q[RS_W-1:0]; assign rh_e = rh_q[RS_W-1:0];
-    assign lk_e = RS_W'(rl_q - 1'b1);
-    assign rb_full = (ra_q - rh_q) == (RS_W+1)'(RD_SLOTS);
+    assign ra_s = fl[fl_rd_q[RS_W-1:0]];          // the slot a read accepted now takes
+    assign rl_s = oq[rl_q[RS_W-1:0]];
+    assign rn_s = oq[rn_q[RS_W-1:0]];
+    assign rb_full = fl_rd_q == fl_wr_q;          // no free slot
     // a lookup goes out as soon as the request register is free: before any completion or firmware
     // remap request (those wait while rl != ra), so a read sees the mapping of its acceptance time
     // at the latest (never one of a write-back accepted after it)
     assign lk_go   = (rl_q != ra_q) && !lk_wait_q;
     assign rn_ok   = (rn_q != rl_q) && !(lk_wait_q && rn_q == (rl_q - 1'b1));
-    assign rb_want = rn_ok && rb_nand_q[rn_e];
-    assign rb_skip = rn_ok && !rb_nand_q[rn_e];
+    assign rb_want = rn_ok && rb_nand_q[rn_s];
+    assign rb_skip = rn_ok && !rb_nand_q[rn_s];
     // while a firmware ERASE waits, no read is accepted, and the ERASE goes to NAND only once every
     // accepted read has its NAND READ issued (per-die order: the read of a page is never behind the
     // erase of its block)
     logic                   erase_wait;
     assign erase_wait  = fw_st_q == F_NREQ && fw_op_q == FO_NERASE;
     assign s_rd_ready  = !rb_full && !erase_wait && !rst;
-    // reorder memory: slot s, word w at {s, w}
+    // read memory: slot s, word w at {s, w}. A page is written only for a slot whose NAND READ is
+    // in flight and whose page has not come yet (a stray page is a protocol error, not a write)
     logic                   nd_rb;            // s_ndata beat of a host read
+    logic [RS_W-1:0]        nd_s;
     logic [PWW-1:0]         nd_w_q;           // word of the page on s_ndata
     logic                   rob_we;
     logic [$clog2(ROB_DEPTH)-1:0] rob_wa, rob_ra;
     logic [31:0]            rob_rd;
     assign nd_rb  = s_ndata_tag[7:RS_W] == RB_TAG[7:RS_W];
-    assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w_q) < PW;
-    assign rob_wa = {s_ndata_tag[RS_W-1:0], RWA'(nd_w_q)};
+    assign nd_s   = s_ndata_tag[RS_W-1:0];
+    assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w_q) < PW && rb_req_q[nd_s] && !rb_dat_q[nd_s];
+    assign rob_wa = {nd_s, RWA'(nd_w_q)};
     ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
         .clk, .wr_en(rob_we), .wr_addr(rob_wa), .wr_data(s_ndata_data), .rd_addr(rob_ra), .rd_data(rob_rd)
     );
-    // delivery: the head slot's words (memory latency 2) into a 4-entry output FIFO = m_rdd
+    // delivery: pick a finished slot (registered candidate vector, round robin from the slot after
+    // the last one delivered), then its words (memory latency 2) into a 4-entry output FIFO = m_rdd.
+    // The vector is a cycle old: a slot picked or freed in cycle t is out of it by t + 1 (rb_out_q),
+    // and a page takes PW cycles at least, so no slot is picked twice.
     localparam int OBD = 4;
-    logic [RWA:0]           dl_w_q;           // next word of the head page
-    logic                   h_ready, dl_pick, dl_last;
+    logic [RD_SLOTS-1:0]    dv_cand_q;        // slots ready to deliver, not yet picked
+    logic                   dv_act_q;         // a page is being delivered from slot dv_s_q
+    logic [RS_W-1:0]        dv_s_q, dv_rr_q, dv_pick_s;
+    logic                   dv_pick;
+    logic [RWA:0]           dl_w_q;           // next word of that page
+    logic                   dl_pick, dl_last;
     logic [31:0]            ob_data [OBD];
     logic                   ob_last [OBD];
     logic [7:0]             ob_st   [OBD];
+    logic [7:0]             ob_tag  [OBD];
     logic [2:0]             ob_rd_q, ob_wr_q, ob_pend_q;
     logic                   q1_v_q, q2_v_q, q1_z_q, q2_z_q, q1_l_q, q2_l_q;
-    logic [7:0]             q1_st_q, q2_st_q;
-    assign h_ready = (rh_q != rn_q) && rb_rdy_q[rh_e] && (rb_zero_q[rh_e] || rb_dat_q[rh_e]);
+    logic [7:0]             q1_st_q, q2_st_q, q1_tag_q, q2_tag_q;
+    function automatic logic [RS_W-1:0] rr_pick(input logic [RD_SLOTS-1:0] v, input logic [RS_W-1:0] from);
+        rr_pick = from;
+        for (int k = RD_SLOTS - 1; k >= 0; k--) if (v[RS_W'(from + RS_W'(k))]) rr_pick = RS_W'(from + RS_W'(k));
+    endfunction
+    assign dv_pick   = !dv_act_q && dv_cand_q != '0 && !rst;
+    assign dv_pick_s = rr_pick(dv_cand_q, dv_rr_q);
     // room for one more word: FIFO occupancy + words in the memory pipeline < 4 (4-bit arithmetic,
     // the same rule as the fetch DMA's output FIFOs)
-    assign dl_pick = h_ready && (4'(3'(ob_wr_q - ob_rd_q)) + 4'(ob_pend_q)) < 4'(OBD) && !rst;
+    assign dl_pick = dv_act_q && (4'(3'(ob_wr_q - ob_rd_q)) + 4'(ob_pend_q)) < 4'(OBD) && !rst;
     assign dl_last = 32'(dl_w_q) == PW - 1;
-    assign rob_ra  = {rh_e, RWA'(dl_w_q)};
+    assign rob_ra  = {dv_s_q, RWA'(dl_w_q)};
     assign m_rdd_valid  = ob_wr_q != ob_rd_q;
     assign m_rdd_data   = ob_data[ob_rd_q[1:0]];
     assign m_rdd_last   = ob_last[ob_rd_q[1:0]];
     assign m_rdd_status = ob_st[ob_rd_q[1:0]];
+    assign m_rdd_tag    = ob_tag[ob_rd_q[1:0]];
     always_ff @(posedge clk) begin
+        dv_cand_q <= rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q;
         if (rst) begin
-            dl_w_q <= '0;
+            dl_w_q <= '0; dv_act_q <= 1'b0; dv_rr_q <= '0; dv_cand_q <= '0;
             ob_rd_q <= 3'd0; ob_wr_q <= 3'd0; ob_pend_q <= 3'd0;
             q1_v_q <= 1'b0; q2_v_q <= 1'b0;
         end else begin
-            q1_v_q <= dl_pick; q1_z_q <= rb_zero_q[rh_e]; q1_l_q <= dl_last;
-            q1_st_q <= dl_last ? rb_st[rh_e] : 8'h00;
-            q2_v_q <= q1_v_q; q2_z_q <= q1_z_q; q2_l_q <= q1_l_q; q2_st_q <= q1_st_q;
+            if (dv_pick) begin
+                dv_act_q <= 1'b1; dv_s_q <= dv_pick_s; dv_rr_q <= dv_pick_s + 1'b1;
+            end
+            q1_v_q <= dl_pick; q1_z_q <= rb_zero_q[dv_s_q]; q1_l_q <= dl_last;
+            q1_st_q <= dl_last ? rb_st[dv_s_q] : 8'h00; q1_tag_q <= rb_tag[dv_s_q];
+            q2_v_q <= q1_v_q; q2_z_q <= q1_z_q; q2_l_q <= q1_l_q; q2_st_q <= q1_st_q; q2_tag_q <= q1_tag_q;
             ob_pend_q <= ob_pend_q + (dl_pick ? 3'd1 : 3'd0) - (q2_v_q ? 3'd1 : 3'd0);
             if (q2_v_q) begin
                 ob_data[ob_wr_q[1:0]] <= q2_z_q ? 32'd0 : rob_rd;
                 ob_last[ob_wr_q[1:0]] <= q2_l_q;
                 ob_st[ob_wr_q[1:0]]   <= q2_st_q;
+                ob_tag[ob_wr_q[1:0]]  <= q2_tag_q;
                 ob_wr_q <= ob_wr_q + 3'd1;
             end
             if (m_rdd_valid && m_rdd_ready) ob_rd_q <= ob_rd_q + 3'd1;
             if (dl_pick) dl_w_q <= dl_last ? '0 : dl_w_q + 1'b1;
+            if (dl_pick && dl_last) dv_act_q <= 1'b0;
         end
     end
 
@@ -817,8 +851,11 @@ module ats_backend #(
             rq_v_q <= 1'b0;
             wc_v_q <= 1'b0;
             rd_st_q <= RD_IDLE;
-            ra_q <= '0; rl_q <= '0; rn_q <= '0; rh_q <= '0;
-            rb_nand_q <= '0; rb_zero_q <= '0; rb_dat_q <= '0; rb_rdy_q <= '0; rb_bad_q <= '0;
+            ra_q <= '0; rl_q <= '0; rn_q <= '0;
+            fl_rd_q <= '0; fl_wr_q <= (RS_W+1)'(RD_SLOTS);
+            for (int i = 0; i < RD_SLOTS; i++) fl[i] <= RS_W'(i);
+            rb_nand_q <= '0; rb_req_q <= '0; rb_zero_q <= '0; rb_dat_q <= '0; rb_rdy_q <= '0; rb_bad_q <= '0;
+            rb_out_q <= '1;
             lk_wait_q <= 1'b0;
             nd_w_q <= '0;
             c_st_q <= C_IDLE;
@@ -892,10 +929,11 @@ module ats_backend #(
             if (nq_v_q && m_nreq_ready) nq_v_q <= 1'b0;
             if (rb_skip) rn_q <= rn_q + 1'b1;           // zeros: no NAND READ
             if (nq_free && rb_want) begin
-                nq_v_q <= 1'b1; nq_tag_q <= RB_TAG | 8'(rn_e); nq_op_q <= 2'd0;
-                nq_chan_q <= 3'(ppn_die(rb_ppn[rn_e]) / WAYS); nq_way_q <= 2'(ppn_die(rb_ppn[rn_e]) % WAYS);
-                nq_blk_q <= 12'(ppn_block(rb_ppn[rn_e])); nq_page_q <= 8'(ppn_page(rb_ppn[rn_e]));
+                nq_v_q <= 1'b1; nq_tag_q <= RB_TAG | 8'(rn_s); nq_op_q <= 2'd0;
+                nq_chan_q <= 3'(ppn_die(rb_ppn[rn_s]) / WAYS); nq_way_q <= 2'(ppn_die(rb_ppn[rn_s]) % WAYS);
+                nq_blk_q <= 12'(ppn_block(rb_ppn[rn_s])); nq_page_q <= 8'(ppn_page(rb_ppn[rn_s]));
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
+                rb_req_q[rn_s] <= 1'b1;
                 rn_q <= rn_q + 1'b1;
             end else if (nq_free && rd_st_q == RD_NREQ) begin
                 nq_v_q <= 1'b1; nq_tag_q <= RD_TAG; nq_op_q <= 2'd0;
@@ -993,7 +1031,7 @@ module ats_backend #(
                     rb_st[ncpl_e] <= 8'h10;                // MEDIA_ERROR
                     cnt_read_err <= cnt_read_err + 1'b1;
                 end
-                if (!rb_nand_q[ncpl_e] || rb_rdy_q[ncpl_e] || !(rh_q != rn_q)) perr = perr + 3'd1;
+                if (!rb_req_q[ncpl_e] || rb_rdy_q[ncpl_e]) perr = perr + 3'd1;   // no READ in flight for the slot
             end else if (ncpl_fire && !ncpl_read) begin
                 perr = perr + 3'd1;                        // unknown NAND tag
             end
@@ -1139,42 +1177,48 @@ module ats_backend #(
             endcase
             // ---- host read ring: accept, lookup, page words, (issue and verdict above)
             if (s_rd_valid && s_rd_ready) begin
-                rb_lpn[ra_e] <= s_rd_lpn; rb_txid[ra_e] <= s_rd_txid;
-                rb_nand_q[ra_e] <= 1'b0; rb_zero_q[ra_e] <= 1'b0; rb_dat_q[ra_e] <= 1'b0;
-                rb_rdy_q[ra_e] <= 1'b0; rb_bad_q[ra_e] <= 1'b0;
+                rb_lpn[ra_s] <= s_rd_lpn; rb_txid[ra_s] <= s_rd_txid; rb_tag[ra_s] <= s_rd_tag;
+                rb_nand_q[ra_s] <= 1'b0; rb_req_q[ra_s] <= 1'b0; rb_zero_q[ra_s] <= 1'b0; rb_dat_q[ra_s] <= 1'b0;
+                rb_rdy_q[ra_s] <= 1'b0; rb_bad_q[ra_s] <= 1'b0; rb_out_q[ra_s] <= 1'b0;
+                oq[ra_q[RS_W-1:0]] <= ra_s;
+                fl_rd_q <= fl_rd_q + 1'b1;
                 ra_q <= ra_q + 1'b1;
             end
             if (lk_go && rq_free) begin
                 rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
-                rq_op_q <= rb_txid[rl_e] != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
-                rq_txid_q <= rb_txid[rl_e]; rq_lpn_q <= rb_lpn[rl_e]; rq_ppn_q <= '0;
-                lk_wait_q <= 1'b1;
+                rq_op_q <= rb_txid[rl_s] != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
+                rq_txid_q <= rb_txid[rl_s]; rq_lpn_q <= rb_lpn[rl_s]; rq_ppn_q <= '0;
+                lk_wait_q <= 1'b1; lk_s_q <= rl_s;
                 rl_q <= rl_q + 1'b1;
             end
             if (rsp_rd) begin
                 lk_wait_q <= 1'b0;
-                rb_ppn[lk_e] <= s_rsp_ppn;
+                rb_ppn[lk_s_q] <= s_rsp_ppn;
                 if (!lk_wait_q) begin
                     perr = perr + 3'd1;                    // a read lookup response without a lookup
                 end else if (s_rsp_status != 4'd0) begin
-                    rb_st[lk_e] <= 8'h10; rb_zero_q[lk_e] <= 1'b1; rb_rdy_q[lk_e] <= 1'b1;   // cannot happen behind the buffer's checks
+                    rb_st[lk_s_q] <= 8'h10; rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;   // cannot happen behind the buffer's checks
                 end else if (!s_rsp_mapped) begin
-                    rb_st[lk_e] <= 8'h00; rb_zero_q[lk_e] <= 1'b1; rb_rdy_q[lk_e] <= 1'b1;   // unmapped: zeros
+                    rb_st[lk_s_q] <= 8'h00; rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;   // unmapped: zeros
                 end else begin
-                    rb_nand_q[lk_e] <= 1'b1;
+                    rb_nand_q[lk_s_q] <= 1'b1;
                 end
             end
             if (s_ndata_valid && nd_rb) begin
                 nd_w_q <= s_ndata_last ? '0 : nd_w_q + 1'b1;
-                if (32'(nd_w_q) == PW) rb_bad_q[s_ndata_tag[RS_W-1:0]] <= s_ndata_data != rb_lpn[s_ndata_tag[RS_W-1:0]];
+                if (32'(nd_w_q) == PW) rb_bad_q[nd_s] <= s_ndata_data != rb_lpn[nd_s];
                 if (s_ndata_last) begin
-                    rb_dat_q[s_ndata_tag[RS_W-1:0]] <= 1'b1;
                     if (32'(nd_w_q) != PW + 4) perr = perr + 3'd1;   // short or long page
                     // a page for a slot with no NAND READ in flight, or a second page for it
-                    if (!rb_nand_q[s_ndata_tag[RS_W-1:0]] || rb_dat_q[s_ndata_tag[RS_W-1:0]]) perr = perr + 3'd1;
+                    if (!rb_req_q[nd_s] || rb_dat_q[nd_s]) perr = perr + 3'd1;
+                    else rb_dat_q[nd_s] <= 1'b1;
                 end
             end
-            if (dl_pick && dl_last) rh_q <= rh_q + 1'b1;
+            if (dv_pick) rb_out_q[dv_pick_s] <= 1'b1;
+            if (dl_pick && dl_last) begin                  // the slot's last word: free again
+                fl[fl_wr_q[RS_W-1:0]] <= dv_s_q;
+                fl_wr_q <= fl_wr_q + 1'b1;
+            end
             // ---- firmware NREAD: all words to m_fwr, the last spare word held for the raw NAND status
             case (rd_st_q)
                 RD_IDLE: if (fw_st_q == F_RD) begin
@@ -1213,7 +1257,7 @@ module ats_backend #(
 
     // unused inputs
     logic unused;
-    assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_nfetch_slot[7:0], s_rd_tag, s_map_valid, s_inval_ppn};
+    assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_nfetch_slot[7:0], s_map_valid, s_inval_ppn};
 endmodule
 
 `resetall

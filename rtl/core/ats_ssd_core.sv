@@ -24,7 +24,7 @@ module ats_ssd_core #(
     parameter int NUM_SLOTS       = 16,     // write buffer page slots
     parameter int THRESH_PCT      = 90,
     parameter int WIN             = 8,      // backend request table (pages in flight)
-    parameter int RD_SLOTS        = 8,      // backend read ring (host read misses in flight)
+    parameter int RD_SLOTS        = 16,     // backend read slots (host read misses in flight)
     parameter int SCHED_DEPTH     = 16,     // NAND scheduler entries
     parameter int REMAP_LPN_W     = 32,     // remap engine port widths (params.json of its preset)
     parameter int REMAP_PPN_W     = 16,
@@ -191,7 +191,7 @@ module ats_ssd_core #(
     logic [7:0]  rd_tag;
     logic        rdd_valid, rdd_ready, rdd_last;
     logic [31:0] rdd_data;
-    logic [7:0]  rdd_status;
+    logic [7:0]  rdd_status, rdd_tag;
     logic        dump_done, dump_short;
     logic [31:0] wb_cnt_wb_pages, wb_cnt_unmaps, wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_proto;
     logic [47:0] wb_cnt_bytes;
@@ -219,7 +219,7 @@ module ats_ssd_core #(
         .s_wbc_ppn(wbc_ppn),
         .m_rd_valid(rd_valid), .m_rd_ready(rd_ready), .m_rd_lpn(rd_lpn), .m_rd_txid(rd_txid), .m_rd_tag(rd_tag),
         .s_rdd_valid(rdd_valid), .s_rdd_ready(rdd_ready), .s_rdd_data(rdd_data), .s_rdd_last(rdd_last),
-        .s_rdd_status(rdd_status),
+        .s_rdd_status(rdd_status), .s_rdd_tag(rdd_tag),
         .pwr_fail, .plp_budget(16'd0), .dump_done, .dump_short,
         .cnt_host_pages, .cnt_coalesced, .cnt_wb_pages(wb_cnt_wb_pages), .cnt_wb_unmaps(wb_cnt_unmaps),
         .cnt_media_bytes(wb_cnt_bytes), .cnt_read_hits(wb_cnt_hits), .cnt_read_misses(wb_cnt_misses),
@@ -276,7 +276,7 @@ module ats_ssd_core #(
         .m_wbc_ppn(wbc_ppn),
         .s_rd_valid(rd_valid), .s_rd_ready(rd_ready), .s_rd_lpn(rd_lpn), .s_rd_txid(rd_txid), .s_rd_tag(rd_tag),
         .m_rdd_valid(rdd_valid), .m_rdd_ready(rdd_ready), .m_rdd_data(rdd_data), .m_rdd_last(rdd_last),
-        .m_rdd_status(rdd_status),
+        .m_rdd_status(rdd_status), .m_rdd_tag(rdd_tag),
         .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block,
         .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
         .m_req_valid(rq_valid), .m_req_ready(rq_ready), .m_req_op(rq_op), .m_req_tag(rq_tag),

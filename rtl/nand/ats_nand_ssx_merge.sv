@@ -6,7 +6,10 @@
 // packets (pages) of different inputs are never interleaved; with LOCK = 0 every beat is
 // arbitrated on its own (`last` is passed through). One beat a cycle; s_ready depends on m_ready
 // (the output register is reloaded when it is free or taken): put an ats_nand_ssx_slice behind it
-// where a registered ready is needed. Used by ats_nand_subsys.
+// where a registered ready is needed. With IN_REG = 1 every input first goes into a one-beat
+// buffer and s_ready[i] is that buffer's "empty" register: no path from one input's valid to another
+// input's ready (the merge's pick stays behind registers), at one beat per input every two cycles
+// (for rare beats: completions). Used by ats_nand_subsys.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -15,13 +18,14 @@ module ats_nand_ssx_merge #(
     parameter int N    = 2,   // inputs, 1..16
     parameter int W    = 8,   // payload bits per input
     parameter int LOCK = 0,   // 1: hold the grant from a non-last beat up to the input's last beat
+    parameter int IN_REG = 0, // 1: a one-beat buffer per input, s_ready registered
     // derived (do not override)
     parameter int IDX_W = (N > 1) ? $clog2(N) : 1
 ) (
     input  wire logic             clk,
     input  wire logic             rst,       // synchronous, active high
     input  wire logic [N-1:0]     s_valid,
-    output logic      [N-1:0]     s_ready,
+    output wire logic [N-1:0]     s_ready,
     input  wire logic [N*W-1:0]   s_data,    // input i: bits [i*W +: W]
     input  wire logic [N-1:0]     s_last,
     output wire logic             m_valid,
@@ -35,6 +39,37 @@ module ats_nand_ssx_merge #(
     end
     if (LOCK != 0 && LOCK != 1) begin : g_check_lock
         $fatal(1, "ats_nand_ssx_merge: LOCK must be 0 or 1 (%m)");
+    end
+    if (IN_REG != 0 && IN_REG != 1) begin : g_check_inreg
+        $fatal(1, "ats_nand_ssx_merge: IN_REG must be 0 or 1 (%m)");
+    end
+
+    // the arbitrated inputs: the ports, or (IN_REG) the input buffers
+    logic [N-1:0]     a_valid, a_ready, a_last;
+    logic [N*W-1:0]   a_data;
+    if (IN_REG != 0) begin : g_inreg
+        logic [N-1:0]   ib_v_q, ib_last_q;
+        logic [N*W-1:0] ib_d_q;
+        assign s_ready = ~ib_v_q;
+        assign a_valid = ib_v_q;
+        assign a_data  = ib_d_q;
+        assign a_last  = ib_last_q;
+        always_ff @(posedge clk) begin
+            for (int i = 0; i < N; i++) begin
+                if (!ib_v_q[i]) begin
+                    ib_d_q[i*W +: W] <= s_data[i*W +: W];
+                    ib_last_q[i]     <= s_last[i];
+                end
+                if (!ib_v_q[i] && s_valid[i]) ib_v_q[i] <= 1'b1;
+                else if (a_ready[i]) ib_v_q[i] <= 1'b0;
+            end
+            if (rst) ib_v_q <= '0;
+        end
+    end else begin : g_direct
+        assign a_valid = s_valid;
+        assign a_data  = s_data;
+        assign a_last  = s_last;
+        assign s_ready = a_ready;
     end
 
     logic             out_v_q, out_last_q;
@@ -55,24 +90,24 @@ module ats_nand_ssx_merge #(
         any  = 1'b0;
         pick = last_q;
         if (LOCK != 0 && lock_q) begin
-            any = s_valid[last_q];
+            any = a_valid[last_q];
         end else begin
             // first valid input after last_q, wrapping (the loop runs downwards: the last hit wins)
             for (int k = N; k >= 1; k--) begin
-                if (s_valid[(int'(last_q) + k) % N]) begin
+                if (a_valid[(int'(last_q) + k) % N]) begin
                     any  = 1'b1;
                     pick = IDX_W'((int'(last_q) + k) % N);
                 end
             end
         end
-        s_ready = '0;
-        if (take && any) s_ready[pick] = 1'b1;
+        a_ready = '0;
+        if (take && any) a_ready[pick] = 1'b1;
     end
 
     always_ff @(posedge clk) begin
         if (take && any) begin
-            out_d_q    <= s_data[pick*W +: W];
-            out_last_q <= s_last[pick];
+            out_d_q    <= a_data[pick*W +: W];
+            out_last_q <= a_last[pick];
             out_idx_q  <= pick;
         end
         if (rst) begin
@@ -83,7 +118,7 @@ module ats_nand_ssx_merge #(
             out_v_q <= any;
             if (any) begin
                 last_q <= pick;
-                lock_q <= (LOCK != 0) && !s_last[pick];
+                lock_q <= (LOCK != 0) && !a_last[pick];
             end
         end
     end

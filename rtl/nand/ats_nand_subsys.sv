@@ -295,7 +295,7 @@ module ats_nand_subsys #(
         assign cpl_is_rd = |cpl_way_hit;
         assign cpl_hold  = cpl_is_rd && pc_cpl_status != ST_BAD && rd_last_q[c] == rd_cpl_q;
         assign cm_valid[2*c]                 = pc_cpl_valid && !cpl_hold && !init_q;
-        assign pc_cpl_ready                  = cm_ready[2*c] || init_q;
+        assign pc_cpl_ready                  = (cm_ready[2*c] && !cpl_hold) || init_q;   // (merge ready is not qualified by valid)
         assign cm_data[2*c*CPL_W +: CPL_W]   = {pc_cpl_bm, pc_cpl_corr, pc_cpl_status, pc_cpl_tag};
 
         // read data
@@ -382,7 +382,9 @@ module ats_nand_subsys #(
     logic              cpl_last_unused;
     logic [$clog2(2*NUM_CHAN)-1:0] cpl_idx_unused;
 
-    ats_nand_ssx_merge #(.N(2 * NUM_CHAN), .W(CPL_W), .LOCK(0)) u_cpl_merge (
+    // inputs registered (IN_REG): a channel's completion handshake never waits on another channel's
+    // valid (the pick of 2 x NUM_CHAN inputs was the core's critical path, across channels)
+    ats_nand_ssx_merge #(.N(2 * NUM_CHAN), .W(CPL_W), .LOCK(0), .IN_REG(1)) u_cpl_merge (
         .clk, .rst,
         .s_valid(cm_valid), .s_ready(cm_ready), .s_data(cm_data), .s_last({2*NUM_CHAN{1'b1}}),
         .m_valid(ccpl_valid), .m_ready(ccpl_ready), .m_data(cpl_out), .m_last(cpl_last_unused),

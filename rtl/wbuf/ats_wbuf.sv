@@ -19,7 +19,7 @@ module ats_wbuf #(
     parameter int NUM_LBAS         = 16384,  // logical pages; LBA + NLB must stay below; 2..2^32
     parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
-    parameter int MISS_Q           = 32,     // read-miss queue entries (pages and completions in flight); power of two, 4..64
+    parameter int MISS_Q           = 32,     // read ids (miss pages in flight) and READ completions waiting; power of two, 4..64
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
     parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
@@ -94,6 +94,7 @@ module ats_wbuf #(
     input  wire logic [31:0] s_rdd_data,
     input  wire logic        s_rdd_last,
     input  wire logic [7:0]  s_rdd_status,
+    input  wire logic [7:0]  s_rdd_tag,
     // power loss
     input  wire logic        pwr_fail,         // level; sticky until rst
     input  wire logic [15:0] plp_budget,       // PLP: runtime budget in pages (capacitor health; min with PLP_BUDGET_PAGES)
@@ -415,29 +416,44 @@ module ats_wbuf #(
     // (dn_live_v) but a held beat stays until taken (it was decided before the cut).
     localparam logic [1:0] DN_WT = 2'd0, DN_RW = 2'd1, DN_MAIN = 2'd2, DN_RD = 2'd3;
     logic               sel_wt, sel_rw, sel_main, sel_rd;
-    // read-miss queue (README "READ"): the command FSM pushes a PAGE entry {host address} per miss
-    // (its m_rd request taken) and a CPL entry {tag, result} when a READ with misses ends; the drain
-    // streams the backend's pages (s_rdd, in m_rd order) to m_hwr and offers each CPL on m_done,
-    // MEDIA_ERROR if a word of that command's pages carried it. Pages of one command are followed by
-    // its CPL, so the error flag is per command.
+    // read misses (README "READ"): each miss page gets a read id (m_rd_tag = id, 0..MISS_Q-1) and a
+    // page-table entry {host address, CPL entry}; the backend returns pages in any order with the id
+    // on s_rdd_tag; the drain takes whichever page comes, streams it to m_hwr and frees the id. A READ
+    // with misses reserves a CPL entry at its first miss and closes it {tag, result} at its end; CPL
+    // entries complete in order, the head once no page of it is outstanding (MEDIA_ERROR if a word
+    // of one of its pages carried it). The DIFFWRITE base read has id 0xFF and is taken by the FSM.
     localparam int MQ_W = $clog2(MISS_Q);
-    logic [32:0]        mq_mem [MISS_Q];           // {kind (1 = CPL), payload}
-    logic [MQ_W:0]      mq_wr_q, mq_rd_q, mq_cnt;
-    logic               mq_push_page, mq_push_cpl, mq_pop, mq_room2, mq_hw_idle;
-    logic [32:0]        mq_head;
+    localparam logic [7:0] RD_ID_BASE = 8'hFF;    // the DIFFWRITE base page (behind no miss)
+    logic [31:0]        pt_addr [MISS_Q];          // page table: host address of id i
+    logic [MQ_W-1:0]    pt_cpl  [MISS_Q];          //             its READ's CPL entry
+    logic [MISS_Q-1:0]  pt_busy_q;                 //             id i outstanding (requested, not drained)
+    logic [MQ_W-1:0]    pa_q;                      // next id (allocated in ring order)
+    logic [7:0]         cq_tag [MISS_Q];
+    logic [16:0]        cq_res [MISS_Q];
+    logic [MISS_Q-1:0]  cq_err_q;                  // a page of CPL entry e carried an error
+    logic [MQ_W:0]      cq_wr_q, cq_rd_q, cq_cnt;
+    logic [MISS_Q-1:0]  head_match;
+    logic               head_pend_q;               // a page of the head CPL entry outstanding (1 cycle old)
+    logic               mq_push_page, mq_push_cpl, mq_room, mq_hw_idle, mr_start, cq_pop;
     logic               mr_busy_q, mr_cpl_q, mr_err_q;
     logic [31:0]        mr_addr_q;
+    logic [MQ_W-1:0]    mr_id_q, mr_cq_q;
     logic [WI_W:0]      mr_w_q;
     logic [7:0]         mr_tag_q;
     logic [16:0]        mr_res_q;
     logic               had_miss_q, had_miss_d;
-    assign mq_cnt     = mq_wr_q - mq_rd_q;
-    assign mq_room2   = 32'(mq_cnt) <= MISS_Q - 2;          // room for this page and its command's CPL
-    assign mq_head    = mq_mem[mq_rd_q[MQ_W-1:0]];
+    assign cq_cnt  = cq_wr_q - cq_rd_q;
+    // a miss needs a free id, and at a READ's first miss a free CPL entry (its entry is cq_wr)
+    assign mq_room = !pt_busy_q[pa_q] && (had_miss_q || 32'(cq_cnt) < MISS_Q);
+    always_comb for (int i = 0; i < MISS_Q; i++) head_match[i] = pt_busy_q[i] && pt_cpl[i] == cq_rd_q[MQ_W-1:0];
     // m_hwr and s_rdd are free for the command FSM (hit, zeros, DIFFWRITE base) only when no miss
-    // page is queued or streaming
-    assign mq_hw_idle = (mq_cnt == '0 || mq_head[32] && 32'(mq_cnt) == 1) && !mr_busy_q;
-    assign mq_pop     = !mr_busy_q && !mr_cpl_q && mq_cnt != '0 && !dump_q;
+    // page is outstanding or streaming
+    assign mq_hw_idle = pt_busy_q == '0 && !mr_busy_q;
+    assign mr_start   = !mr_busy_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE && !dump_q;
+    // the head leaves once closed (cq_cnt != 0) and none of its pages is outstanding: head_pend_q
+    // is a cycle old, which only delays (no page of a closed entry becomes outstanding again, and
+    // a new head is looked at two cycles after the previous one left at the earliest)
+    assign cq_pop     = !mr_cpl_q && cq_cnt != '0 && !head_pend_q && !dump_q;
     logic               dn_live_v, dn_hold_q;
     logic [1:0]         dn_live_src, dn_src_q, dn_src;
     logic [7:0]         dn_live_tag, dn_live_st, dn_tag_q, dn_st_q;
@@ -665,7 +681,7 @@ module ats_wbuf #(
                 rdr_req_main = 1'b1;
                 if (rdr_grant_main) state_d = ST_DFILL;
             end
-            ST_DRDREQ: if (m_rd_ready && mq_hw_idle) state_d = ST_DFILL;   // base page behind no miss
+            ST_DRDREQ: if (m_rd_ready && mq_hw_idle) state_d = ST_DFILL;   // base page (id 0xFF) behind no miss
             ST_DFILL: if (dstep) begin
                 widx_d = widx_q + 1'b1;
                 if (dsrc_q == 2'd1 && s_rdd_status != ST_OK) rd_err_d = 1'b1;
@@ -709,7 +725,7 @@ module ats_wbuf #(
             // hit or tombstone: after the queued miss pages (m_hwr has one writer at a time)
             ST_RD_WAIT: if (mq_hw_idle) state_d = rd_tomb_q ? ST_RD_ZERO : ST_RD_JOB;
             // miss: queued (the drain streams the page when the backend returns it), next page
-            ST_RD_REQ: if (m_rd_ready && mq_room2) begin
+            ST_RD_REQ: if (m_rd_ready && mq_room) begin
                 mq_push_page = 1'b1;
                 had_miss_d = 1'b1;
                 state_d = ST_NEXT;
@@ -794,7 +810,7 @@ module ats_wbuf #(
     // DIFFWRITE fill: one word a step, when the base word is there (and the host word, in the diff)
     assign d_in   = (widx_q >= dlo_q) && (widx_q < dhi_q);
     assign dstep  = (state_q == ST_DFILL) && (!d_in || s_hrd_valid) &&
-                    (dsrc_q == 2'd2 || (dsrc_q == 2'd0 ? rdf_cnt_q != 0 : s_rdd_valid));
+                    (dsrc_q == 2'd2 || (dsrc_q == 2'd0 ? rdf_cnt_q != 0 : s_rdd_valid && s_rdd_tag == RD_ID_BASE));
     assign dlast  = widx_q == (WI_W + 1)'(PWORDS - 1);
     assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV) || (dstep && d_in);
     assign mem_we = ((state_q == ST_FILL) && s_hrd_valid) || dstep;
@@ -805,12 +821,13 @@ module ats_wbuf #(
     logic               rd_hold_q;
     logic [31:0]        rd_lpn_q;
     logic [5:0]         rd_txid_q;
-    logic [7:0]         rd_tag_q;
-    assign m_rd_valid = rd_hold_q || (!dump_q && ((state_q == ST_RD_REQ && mq_room2) ||
+    logic [7:0]         rd_tag_q, rd_live_tag;
+    assign rd_live_tag = (state_q == ST_DRDREQ) ? RD_ID_BASE : 8'(pa_q);
+    assign m_rd_valid = rd_hold_q || (!dump_q && ((state_q == ST_RD_REQ && mq_room) ||
                                                   (state_q == ST_DRDREQ && mq_hw_idle)));
     assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
     assign m_rd_txid  = rd_hold_q ? rd_txid_q : txid_q;
-    assign m_rd_tag   = rd_hold_q ? rd_tag_q : tag_q;
+    assign m_rd_tag   = rd_hold_q ? rd_tag_q : rd_live_tag;
 
     logic               hwr_hold_q, hwr_live_v, hwr_live_last, hwr_last_q;
     logic [31:0]        hwr_live_data, hwr_live_addr, hwr_addr_q, hwr_data_q;
@@ -838,7 +855,7 @@ module ats_wbuf #(
         if (!rd_hold_q) begin
             rd_lpn_q  <= 32'(lpn_q);
             rd_txid_q <= txid_q;
-            rd_tag_q  <= tag_q;
+            rd_tag_q  <= rd_live_tag;
         end
         if (!hwr_hold_q) begin
             hwr_addr_q <= hwr_live_addr;
@@ -852,35 +869,48 @@ module ats_wbuf #(
         end
     end
 
-    // read-miss queue and drain (declared with the completion arbiter)
+    // read misses: page table, CPL entries and the drain (declared with the completion arbiter)
     always_ff @(posedge clk) begin
-        if (mq_push_page || mq_push_cpl) begin
-            mq_mem[mq_wr_q[MQ_W-1:0]] <= mq_push_cpl ? {1'b1, 7'd0, 17'(nlb_q) + 17'd1, tag_q} : {1'b0, addr_q};
-            mq_wr_q <= mq_wr_q + 1'b1;
+        if (mq_push_page) begin
+            pt_addr[pa_q] <= addr_q;
+            pt_cpl[pa_q]  <= cq_wr_q[MQ_W-1:0];
+            pt_busy_q[pa_q] <= 1'b1;
+            pa_q <= pa_q + 1'b1;
+            if (!had_miss_q) cq_err_q[cq_wr_q[MQ_W-1:0]] <= 1'b0;   // the READ's entry reserved
         end
-        if (mq_pop) begin
-            mq_rd_q <= mq_rd_q + 1'b1;
-            if (mq_head[32]) begin
-                mr_cpl_q <= 1'b1;
-                mr_tag_q <= mq_head[7:0];
-                mr_res_q <= mq_head[24:8];
-            end else begin
-                mr_busy_q <= 1'b1;
-                mr_addr_q <= mq_head[31:0];
-                mr_w_q    <= '0;
-            end
+        if (mq_push_cpl) begin
+            cq_tag[cq_wr_q[MQ_W-1:0]] <= tag_q;
+            cq_res[cq_wr_q[MQ_W-1:0]] <= 17'(nlb_q) + 17'd1;
+            cq_wr_q <= cq_wr_q + 1'b1;
+        end
+        head_pend_q <= |head_match;
+        if (cq_pop) begin
+            cq_rd_q  <= cq_rd_q + 1'b1;
+            mr_cpl_q <= 1'b1;
+            mr_tag_q <= cq_tag[cq_rd_q[MQ_W-1:0]];
+            mr_res_q <= cq_res[cq_rd_q[MQ_W-1:0]];
+            mr_err_q <= cq_err_q[cq_rd_q[MQ_W-1:0]];
+        end
+        if (sel_rd && m_done_ready) mr_cpl_q <= 1'b0;
+        if (mr_start) begin
+            // the page's first word is here: its id names the host address and the READ
+            mr_busy_q <= 1'b1;
+            mr_id_q   <= s_rdd_tag[MQ_W-1:0];
+            mr_addr_q <= pt_addr[s_rdd_tag[MQ_W-1:0]];
+            mr_cq_q   <= pt_cpl[s_rdd_tag[MQ_W-1:0]];
+            mr_w_q    <= '0;
         end
         if (mr_busy_q && s_rdd_valid && s_rdd_ready) begin
             mr_w_q <= mr_w_q + 1'b1;
-            if (s_rdd_status != ST_OK) mr_err_q <= 1'b1;
-            if (mr_w_q == (WI_W + 1)'(PWORDS - 1)) mr_busy_q <= 1'b0;
-        end
-        if (sel_rd && m_done_ready) begin
-            mr_cpl_q <= 1'b0;
-            mr_err_q <= 1'b0;
+            if (s_rdd_status != ST_OK) cq_err_q[mr_cq_q] <= 1'b1;
+            if (mr_w_q == (WI_W + 1)'(PWORDS - 1)) begin
+                mr_busy_q <= 1'b0;
+                pt_busy_q[mr_id_q] <= 1'b0;
+            end
         end
         if (rst) begin
-            mq_wr_q <= '0; mq_rd_q <= '0;
+            pa_q <= '0; pt_busy_q <= '0;
+            cq_wr_q <= '0; cq_rd_q <= '0; head_pend_q <= 1'b1;
             mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0;
         end
     end

@@ -4,7 +4,7 @@ docs/architecture.md section 4 as ats_wbuf drives it.
 Ports (the write buffer's names): `m_wb_*` writeback request {op (0 PROGRAM, 1 UNMAP), slot, lpn,
 txid, epoch, kind, fua, tag}, then for a PROGRAM `m_wbd_*` page data words {data, last};
 `s_wbc_*` completion {tag, status, ppn}; `m_rd_*` read request {lpn, txid, tag} answered by
-`s_rdd_*` page data words {data, last, status}.
+`s_rdd_*` page data words {data, last, status, tag} (tag = the request's tag, constant over the page).
 
 What it models (written from docs/architecture.md section 4 and the design brief's NAND model):
 - NUM_CHAN x WAYS dies; page i of the writeback stream goes to die i mod (NUM_CHAN*WAYS) (striping,
@@ -108,7 +108,7 @@ WB_FIELDS = ["op", "slot", "lpn", "txid", "epoch", "kind", "fua", "tag"]
 WBD_FIELDS = ["data", "last"]
 WBC_FIELDS = ["tag", "status", "ppn"]
 RD_FIELDS = ["lpn", "txid", "tag"]
-RDD_FIELDS = ["data", "last", "status"]
+RDD_FIELDS = ["data", "last", "status", "tag"]
 
 
 @dataclass
@@ -167,6 +167,7 @@ class MediaStats:
     bytes_read: int = 0
     max_outstanding: int = 0
     max_rd_outstanding: int = 0                      # read requests taken and not yet answered
+    rd_reordered: int = 0                            # pages sent before an older request's page
     wb_latency: list = field(default_factory=list)   # cycles, request accepted -> completion sent
     rd_latency: list = field(default_factory=list)   # cycles, request accepted -> last word sent
 
@@ -291,8 +292,9 @@ class MediaModel:
         self.chan_free = [0] * self.cfg.num_chan
         self.die_free = [0] * self.ndies
         self.next_die = 0
-        self.rd_cur = None                       # (request, ready cycle) of the read in progress
-        self.rd_sending = False                  # its words are queued on s_rdd
+        self.rd_pend: list = []                  # [ready cycle, order, request]: reads scheduled on their dies
+        self.rd_order = 0
+        self.rd_sending = False                  # a page's words are queued on s_rdd
 
     @property
     def receiving(self) -> bool:
@@ -369,7 +371,7 @@ class MediaModel:
         for req in self.rd.queue:
             if "_data" not in req:
                 req["_data"] = self.mapping.get(req["lpn"])
-        n_rd = len(self.rd.queue) + (self.rd_cur is not None)
+        n_rd = len(self.rd.queue) + len(self.rd_pend)
         if n_rd > self.stats.max_rd_outstanding:
             self.stats.max_rd_outstanding = n_rd
         self.wbc.step()
@@ -383,7 +385,7 @@ class MediaModel:
                 self.wbc.send_nowait(tag=rec.tag, status=ST_PROGRAM_FAIL if rec.failed else ST_OK,
                                      ppn=rec.seq & 0xFFFF)
                 self.stats.wb_latency.append(cyc - rec.issue_cycle)
-        if self.rd_cur is not None or self.rd.queue:
+        if self.rd_pend or self.rd.queue or self.rd_sending:
             self._read_step()
         win = self.cfg.window_size
         out = self.outstanding
@@ -451,17 +453,16 @@ class MediaModel:
 
     # ------------------------------------------------------------------ read path
     def _read_step(self) -> None:
-        """Reads are taken at once (several may be outstanding) and served one at a time, like a die
-        queue: tR on the die, transfer on the channel, then the words; the next read starts when the
-        previous one's words have all been taken. The page is the one mapped at the request."""
+        """Reads are taken at once (several may be outstanding) and scheduled when taken: tR on the
+        die holding the page (after that die's earlier work), then the transfer on its channel. A
+        page is sent when its transfer is done and s_rdd is free (one page's words at a time, tag =
+        the request's tag): pages leave in the order their dies finish, not in request order (ties:
+        a random one). The page is the one mapped at the request."""
         if self.rd_sending:
             if self.rdd.queue:
                 return
             self.rd_sending = False
-            self.rd_cur = None
-        if self.rd_cur is None:
-            if not self.rd.queue:
-                return
+        while self.rd.queue:
             req = self.rd.queue.popleft()
             lpn = req["lpn"]
             die = self.die_of.get(lpn, lpn % self.ndies)
@@ -470,16 +471,24 @@ class MediaModel:
             self.die_free[die] = t
             t = max(t, self.chan_free[ch]) + self.cfg.t_xfer
             self.chan_free[ch] = t
-            self.rd_cur = (req, t)
-        req, t = self.rd_cur
-        if self.cycle < t:
+            self.rd_pend.append([t, self.rd_order, req])
+            self.rd_order += 1
+        ready = [p for p in self.rd_pend if p[0] <= self.cycle]
+        if not ready:
             return
+        tmin = min(p[0] for p in ready)
+        first = [p for p in ready if p[0] == tmin]
+        pick = first[0] if len(first) == 1 else self.rng.choice(first)
+        self.rd_pend.remove(pick)
+        if any(p[1] < pick[1] for p in self.rd_pend):
+            self.stats.rd_reordered += 1
+        req = pick[2]
         lpn = req["lpn"]
         data = req["_data"] or [0] * self.pw
         status = ST_MEDIA_ERROR if lpn in self.read_err_lpns else ST_OK
         for i, w in enumerate(data):
-            self.rdd.send_nowait(data=w, last=int(i == self.pw - 1), status=status)
+            self.rdd.send_nowait(data=w, last=int(i == self.pw - 1), status=status, tag=req["tag"])
         self.stats.reads += 1
         self.stats.bytes_read += self.cfg.page_bytes
-        self.stats.rd_latency.append(t - req["_cycle"])
+        self.stats.rd_latency.append(self.cycle - req["_cycle"])
         self.rd_sending = True
