@@ -59,6 +59,7 @@ ARRAY_NS = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000)
 # ONFI pin timings in cycles: the core's defaults (rtl/core/ats_ssd_core.sv, 125 MHz, ONFI mode 5)
 CHAN_T = dict(T_WP=2, T_WH=2, T_RP=2, T_REH=2, T_WB=20, T_WHR=12, T_ADL=14, T_RR=4, T_RHW=20, T_CS=4)
 RD_SLOTS = 16         # backend read slots: host read misses in flight (rtl/backend/README.md "Read miss")
+RD_SLOTS_DEFAULT = RD_SLOTS   # the core's default: built in build/bench/core/obj, others in obj_rs<N>
 TARGET = 0.90
 # B1 (../shared/docs/design.md, benchmark table): TxSSD's firmware remap function takes 2474 us per
 # commit (IEEE Access 2019, section V; its FLUSH 30 us thanks to supercapacitors); goal for the remap
@@ -510,7 +511,7 @@ def main() -> int:
 
     globals()["RD_SLOTS"] = args.rd_slots
     # another read ring is another model: its own build directory (the default one stays built)
-    exe = build(obj=OBJ if args.rd_slots == 8 else OBJ.parent / f"obj_rs{args.rd_slots}")
+    exe = build(obj=OBJ if args.rd_slots == RD_SLOTS_DEFAULT else OBJ.parent / f"obj_rs{args.rd_slots}")
     if args.selftest:
         selftest(exe)
         return 0
