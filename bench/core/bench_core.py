@@ -636,6 +636,13 @@ def report_iops(res: dict, lim: dict, args) -> dict:
             print(f"read window: channel buses moving read data {100 * busy:.1f} % of the time "
                   f"({rb['bus_bytes']} bytes out over {NUM_CHAN} channels at {lim['byte_ns_read']:g} ns a byte; "
                   f"the limit figure is 100 %)")
+            tot = rb["ch_xfer"] + rb["ch_idle_array"] + rb["ch_idle_none"]
+            if tot:
+                for k in ("ch_xfer", "ch_idle_array", "ch_idle_none"):
+                    rb[k + "_frac"] = round(rb[k] / tot, 4)
+                print(f"read window, per channel-cycle: moving data {100 * rb['ch_xfer'] / tot:.1f} %, idle while a "
+                      f"die of the channel has its array busy (tR) {100 * rb['ch_idle_array'] / tot:.1f} %, idle with "
+                      f"no die busy {100 * rb['ch_idle_none'] / tot:.1f} % (commands, status polls, no read queued)")
     data["method"] = {"seed": args.seed, "w_warm": args.w_warm, "w_meas": args.w_meas, "r_warm": args.r_warm,
                       "r_meas": args.r_meas, "window": "completion #warm to #warm+meas (device completion times)"}
     return data
