@@ -667,8 +667,13 @@ module ats_backend #(
     logic [2:0]         of_rd  [NUM_CHAN], of_wr [NUM_CHAN];
     logic [2:0]         of_pend[NUM_CHAN];       // words in flight in the read pipeline
     logic [2:0]         dch_q;                   // round-robin pointer
-    // read pipeline: stage 0 picks a channel and issues the memory address; stage 1 (registered
-    // pick) builds the spare words / zeros; stage 2 (memory data) pushes into the channel's FIFO
+    // read pipeline: stage 0 picks a channel; stage p0 (registered pick) issues the memory
+    // address (the pick -> address path crossed the device: c690592's critical path); stage 1
+    // builds the spare words / zeros; stage 2 (memory data) pushes into the channel's FIFO
+    logic               p0_v_q, p0_fw_q;
+    logic [2:0]         p0_ch_q;
+    logic [WIN_W-1:0]   p0_e_q;
+    logic [PWW-1:0]     p0_w_q;
     logic               p1_v_q, p2_v_q;
     logic [2:0]         p1_ch_q, p2_ch_q;
     logic               p2_ram_q, p2_last_q, p1_fw_q, p2_fw_q;
@@ -703,9 +708,9 @@ module ats_backend #(
         f_fw   = 32'(f_ent) == WIN;
         f_e    = WIN_W'(f_ent);
         f_w    = fq_w[CH_W'(f_ch)];
-        mem_ra = MEM_AW'(32'(f_e) * 32'(PW) + ((32'(f_w) < PW) ? 32'(f_w) : 32'd0));
-        fw_ra  = FW_AW'((32'(f_w) < PW) ? 32'(f_w) : 32'd0);
     end
+    assign mem_ra = MEM_AW'(32'(p0_e_q) * 32'(PW) + ((32'(p0_w_q) < PW) ? 32'(p0_w_q) : 32'd0));
+    assign fw_ra  = FW_AW'((32'(p0_w_q) < PW) ? 32'(p0_w_q) : 32'd0);
     // stage 1: from the registered entry and word (the entry's fields do not change while it is
     // fetched: written at acceptance, flags at issue, before the NAND asks for the data)
     always_comb begin
@@ -744,12 +749,13 @@ module ats_backend #(
                 of_rd[c] <= 3'd0; of_wr[c] <= 3'd0; of_pend[c] <= 3'd0;
             end
             dch_q <= 3'd0;
-            p1_v_q <= 1'b0; p2_v_q <= 1'b0;
+            p0_v_q <= 1'b0; p1_v_q <= 1'b0; p2_v_q <= 1'b0;
         end else begin
             // pipeline
             p2_v_q <= p1_v_q; p2_ch_q <= p1_ch_q; p2_ram_q <= g_ram; p2_last_q <= g_last;
             p2_val_q <= g_val; p2_fw_q <= p1_fw_q;
-            p1_v_q <= f_pick; p1_ch_q <= f_ch; p1_fw_q <= f_fw; p1_e_q <= f_e; p1_w_q <= f_w;
+            p1_v_q <= p0_v_q; p1_ch_q <= p0_ch_q; p1_fw_q <= p0_fw_q; p1_e_q <= p0_e_q; p1_w_q <= p0_w_q;
+            p0_v_q <= f_pick; p0_ch_q <= f_ch; p0_fw_q <= f_fw; p0_e_q <= f_e; p0_w_q <= f_w;
             for (int c = 0; c < NUM_CHAN; c++) begin
                 logic inc, dec;
                 inc = f_pick && f_ch == 3'(c);
