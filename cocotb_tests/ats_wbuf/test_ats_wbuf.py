@@ -509,6 +509,31 @@ async def run_errors(dut):
 
 
 @cocotb.test()
+async def run_stray_read_pages(dut):
+    """Read pages no read asked for (README "READ"): a page with an id that is not outstanding and
+    an id-0xFF page while no DIFFWRITE base is being filled are each counted once in
+    cnt_proto_err, consumed up to their last word and never written to host memory; real misses
+    before and after them are served with the right data."""
+    tb = TB(dut, seed_of(dut, 91), True, True)
+    await tb.reset()
+    await tb.run_cmds([tb.make(WRITE, lba=20, nlb=3, flags=FUA), tb.make(FLUSH)])
+    for tag in (3, 0xFF):
+        for i in range(tb.pw):
+            tb.media.rdd.send_nowait(data=0xBAD00000 + i, last=int(i == tb.pw - 1), status=0, tag=tag)
+    for _ in range(50 * tb.pw + 500):          # (the media source idles at random)
+        await RisingEdge(dut.clk)
+        if not tb.media.rdd.queue and int(dut.cnt_proto_err.value) == 2:
+            break
+    assert not tb.media.rdd.queue, f"{len(tb.media.rdd.queue)} stray words never taken (s_rdd hangs)"
+    assert int(dut.cnt_proto_err.value) == 2, int(dut.cnt_proto_err.value)
+    assert not tb.hwr.queue, f"a stray page reached host memory: {tb.hwr.queue[0]}"
+    # real misses (never-written LBAs: zeros from the media) and the written ones, with data checked
+    await tb.run_cmds([tb.make(READ, lba=40, nlb=2), tb.make(READ, lba=20, nlb=3)])
+    assert tb.counts["reads_ok"] == 2
+    assert int(dut.cnt_proto_err.value) == 2
+
+
+@cocotb.test()
 async def run_coalesce_rflush(dut):
     """Exact counters in a scenario the model fully determines (no background writeback): same-epoch
     overwrites coalesce, other epochs do not; read hits; RFLUSH writes only its ranges (and, for

@@ -1026,18 +1026,22 @@ module ats_backend #(
                 fw_st_q <= F_IDLE;
             end else if (ncpl_rb) begin
                 // host read: the verdict (the page's words came first: the subsystem sends a READ's
-                // completion after its last word); no data comes with BAD_REQ (4): zeros
-                cnt_nand_read <= cnt_nand_read + 1'b1;
-                rb_rdy_q[ncpl_e] <= 1'b1;
-                if (s_ncpl_status == 3'd4) rb_zero_q[ncpl_e] <= 1'b1;
-                if (s_ncpl_status == N_OK && !rb_bad_q[ncpl_e]) begin
-                    rb_st[ncpl_e] <= 8'h00;
-                    cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
+                // completion after its last word); no data comes with BAD_REQ (4): zeros. A
+                // completion for a slot with no NAND READ in flight (or a second one) changes nothing.
+                if (!rb_req_q[ncpl_e] || rb_rdy_q[ncpl_e]) begin
+                    perr = perr + 3'd1;
                 end else begin
-                    rb_st[ncpl_e] <= 8'h10;                // MEDIA_ERROR
-                    cnt_read_err <= cnt_read_err + 1'b1;
+                    cnt_nand_read <= cnt_nand_read + 1'b1;
+                    rb_rdy_q[ncpl_e] <= 1'b1;
+                    if (s_ncpl_status == 3'd4) rb_zero_q[ncpl_e] <= 1'b1;
+                    if (s_ncpl_status == N_OK && !rb_bad_q[ncpl_e]) begin
+                        rb_st[ncpl_e] <= 8'h00;
+                        cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
+                    end else begin
+                        rb_st[ncpl_e] <= 8'h10;                // MEDIA_ERROR
+                        cnt_read_err <= cnt_read_err + 1'b1;
+                    end
                 end
-                if (!rb_req_q[ncpl_e] || rb_rdy_q[ncpl_e]) perr = perr + 3'd1;   // no READ in flight for the slot
             end else if (ncpl_fire && !ncpl_read) begin
                 perr = perr + 3'd1;                        // unknown NAND tag
             end
@@ -1212,7 +1216,7 @@ module ats_backend #(
             end
             if (s_ndata_valid && nd_rb) begin
                 nd_w_q <= s_ndata_last ? '0 : nd_w_q + 1'b1;
-                if (32'(nd_w_q) == PW) rb_bad_q[nd_s] <= s_ndata_data != rb_lpn[nd_s];
+                if (32'(nd_w_q) == PW && rb_req_q[nd_s] && !rb_dat_q[nd_s]) rb_bad_q[nd_s] <= s_ndata_data != rb_lpn[nd_s];
                 if (s_ndata_last) begin
                     if (32'(nd_w_q) != PW + 4) perr = perr + 3'd1;   // short or long page
                     // a page for a slot with no NAND READ in flight, or a second page for it

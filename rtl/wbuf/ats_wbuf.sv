@@ -109,7 +109,7 @@ module ats_wbuf #(
     output wire logic [31:0] cnt_read_hits,    // read pages served from the buffer
     output wire logic [31:0] cnt_read_misses,  // read pages read from the media
     output wire logic [31:0] cnt_wb_fail,      // writebacks completed with an error status
-    output wire logic [31:0] cnt_proto_err,    // media completions without an outstanding writeback
+    output wire logic [31:0] cnt_proto_err,    // media completions without an outstanding writeback, read pages no read asked for
     output wire logic [7:0]  dirty_pages       // dirty slots not yet issued (saturates at 255)
 );
     // ---------------------------------------------------------------- parameters
@@ -436,6 +436,7 @@ module ats_wbuf #(
     logic               head_pend_q;               // a page of the head CPL entry outstanding (1 cycle old)
     logic               mq_push_page, mq_push_cpl, mq_room, mq_hw_idle, mr_start, cq_pop;
     logic               mr_busy_q, mr_cpl_q, mr_err_q;
+    logic               mr_drop_q, mr_stray;       // a page no read asked for: taken to its last word, dropped
     logic [31:0]        mr_addr_q;
     logic [MQ_W-1:0]    mr_id_q, mr_cq_q;
     logic [WI_W:0]      mr_w_q;
@@ -449,7 +450,13 @@ module ats_wbuf #(
     // m_hwr and s_rdd are free for the command FSM (hit, zeros, DIFFWRITE base) only when no miss
     // page is outstanding or streaming
     assign mq_hw_idle = pt_busy_q == '0 && !mr_busy_q;
-    assign mr_start   = !mr_busy_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE && !dump_q;
+    // a page whose id is not outstanding (or out of range), or an id-0xFF page while the FSM is not
+    // filling a DIFFWRITE base from the media, is a protocol error: counted in cnt_proto_err and
+    // consumed up to its `last` word, never written to host memory or counted against a READ
+    assign mr_stray   = !mr_busy_q && !mr_drop_q && s_rdd_valid && !dump_q &&
+                        ((s_rdd_tag == RD_ID_BASE) ? !(state_q == ST_DFILL && dsrc_q == 2'd1)
+                                                   : (32'(s_rdd_tag) >= MISS_Q || !pt_busy_q[s_rdd_tag[MQ_W-1:0]]));
+    assign mr_start   = !mr_busy_q && !mr_drop_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE && !dump_q && !mr_stray;
     // the head leaves once closed (cq_cnt != 0) and none of its pages is outstanding: head_pend_q
     // is a cycle old, which only delays (no page of a closed entry becomes outstanding again, and
     // a new head is looked at two cycles after the previous one left at the earliest)
@@ -840,7 +847,7 @@ module ats_wbuf #(
     assign hwr_live_addr = mr_busy_q ? mr_addr_q : addr_q;
     assign m_hwr_valid = hwr_hold_q || (!dump_q && hwr_live_v);
     // a miss page's word goes to m_hwr as it is taken (after the cut only a held beat is finished)
-    assign s_rdd_ready = (mr_busy_q && m_hwr_ready && (!dump_q || hwr_hold_q)) || (dstep && dsrc_q == 2'd1);
+    assign s_rdd_ready = (mr_busy_q && m_hwr_ready && (!dump_q || hwr_hold_q)) || (dstep && dsrc_q == 2'd1) || mr_drop_q;
     assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : hwr_live_addr;
     assign m_hwr_data  = hwr_hold_q ? hwr_data_q : hwr_live_data;
     assign m_hwr_last  = hwr_hold_q ? hwr_last_q : hwr_live_last;
@@ -900,6 +907,8 @@ module ats_wbuf #(
             mr_cq_q   <= pt_cpl[s_rdd_tag[MQ_W-1:0]];
             mr_w_q    <= '0;
         end
+        if (mr_stray) mr_drop_q <= 1'b1;
+        if (mr_drop_q && s_rdd_valid && s_rdd_last) mr_drop_q <= 1'b0;
         if (mr_busy_q && s_rdd_valid && s_rdd_ready) begin
             mr_w_q <= mr_w_q + 1'b1;
             if (s_rdd_status != ST_OK) cq_err_q[mr_cq_q] <= 1'b1;
@@ -911,7 +920,7 @@ module ats_wbuf #(
         if (rst) begin
             pa_q <= '0; pt_busy_q <= '0;
             cq_wr_q <= '0; cq_rd_q <= '0; head_pend_q <= 1'b1;
-            mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0;
+            mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0; mr_drop_q <= 1'b0;
         end
     end
 
@@ -1352,15 +1361,15 @@ module ats_wbuf #(
         mark_fire_q <= mark_fire;
         urg_cnt_q   <= urg_cnt_q + DC_W'(mark_fire_q) - DC_W'(issue_fire && issue_urg);
         if (s_wbc_valid) begin
-            if (out_empty) begin
-                c_perr_q <= c_perr_q + 1'b1;
-            end else begin
+            if (!out_empty) begin
                 out_rd_q  <= out_rd_q + 1'b1;
                 dur_cnt_q <= dur_cnt_q + 1'b1;
                 if (cpl_fail) fail_cnt_q <= fail_cnt_q + 1'b1;
-                if (s_wbc_tag != 8'(cpl_slot)) c_perr_q <= c_perr_q + 1'b1;
             end
         end
+        // protocol errors: a media completion without an outstanding writeback or with another tag
+        // than the expected slot; a read page no read asked for (mr_stray)
+        c_perr_q <= c_perr_q + 32'(s_wbc_valid && (out_empty || s_wbc_tag != 8'(cpl_slot))) + 32'(mr_stray);
         // counters
         if (commit_fire && (op_q == OP_WRITE || op_diff_q)) c_host_q <= c_host_q + 1'b1;
         if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
