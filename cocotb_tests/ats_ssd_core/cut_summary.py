@@ -6,7 +6,13 @@ import sys
 from pathlib import Path
 
 root = Path(__file__).resolve().parents[2] / "build" / "sim" / "ats_ssd_core_tb"
-files = sorted(root.glob("*/stats_*.json"))
+# one file per run name (stats_<config>_<seed>.json): the newest, so that the build directory of a
+# configuration whose parameters changed since (a stale directory in a working tree) is not counted twice
+newest: dict[str, Path] = {}
+for f in root.glob("*/stats_*.json"):
+    if f.name not in newest or f.stat().st_mtime > newest[f.name].stat().st_mtime:
+        newest[f.name] = f
+files = sorted(newest.values())
 if not files:
     print("core power cuts: no campaign stats found")
     sys.exit(1)
