@@ -11,8 +11,10 @@ the order they run there, so the model then holds exactly what the die held when
 The DPI store of the dies is never read for expected values.
 
 The test plays the page-buffer DMA: on each m_nfetch request it sends the slot's words on that
-channel's s_ndata stream (random idle), and it checks m_ndata (no interleaving of pages, tag / slot /
-chan right, a READ's words all before its completion) and m_ncpl (random backpressure on both).
+channel's s_ndata stream (random idle), and it checks m_ndata (pages of different channels may
+interleave word by word; a channel's pages come whole, one after the other; tag / slot / chan and
+the word index `widx` right, `last` exactly on a page's final word, a READ's words all before its
+completion) and m_ncpl (random backpressure on both).
 Coverage that fails the test when missing: two dies of one channel busy at once, two channels moving
 data at once (counters in the test top), completions out of issue order, and the statuses expected
 from the traffic.
@@ -96,7 +98,7 @@ class TB:
         self.ndata = [StreamSource(dut, f"s_ndata{c}", dut.clk, ["data", "last"], p(0.2))
                       for c in range(MAXC)]
         self.fetch = StreamSink(dut, "m_nfetch", dut.clk, ["chan", "tag", "slot"], p(0.3))
-        self.rdata = StreamSink(dut, "m_ndata", dut.clk, ["data", "last", "tag", "slot", "chan"],
+        self.rdata = StreamSink(dut, "m_ndata", dut.clk, ["data", "last", "tag", "slot", "chan", "widx"],
                                 p(0.3))
         self.cpl = StreamSink(dut, "m_ncpl", dut.clk, ["tag", "status", "corrected", "bad_mark"],
                               p(0.3))
@@ -108,7 +110,9 @@ class TB:
         self.die_q: dict[tuple, deque] = defaultdict(deque)   # per die: outstanding, issue order
         self.next_page: dict[tuple, int] = {}                 # (chan, way, block) -> next page
         self.words: dict[int, list[int]] = defaultdict(list)
-        self.open_tag = None                                  # page being received on m_ndata
+        self.open_tag: dict[int, int] = {}                    # per channel: page being received
+        self.prev_beat = None                                 # (tag, last) of the last m_ndata word
+        self.word_ilv = 0             # m_ndata words of one page right after a word of another open page
         self.done: list[dict] = []
         self.issue_no = 0
         self.inversions = 0           # completions that overtook an earlier-issued request
@@ -194,7 +198,7 @@ class TB:
         st = c["status"]
         n_words = self.page_bytes // 4 + 5
         assert len(got) == n_words, f"{req}: {len(got)} words before the completion, expected {n_words}"
-        assert self.open_tag != req["tag"], f"{req}: completion before the page's last word"
+        assert self.open_tag.get(req["chan"]) != req["tag"], f"{req}: completion before the page's last word"
         content = self.flash.get((req["chan"], req["way"]), req["block"], req["page"])
         if allowed is not None:
             content = ("bad", allowed)
@@ -243,10 +247,20 @@ class TB:
             req = self.outstanding.get(b["tag"])
             assert req is not None and req["op"] == OP_READ, f"read data {b} for {req}"
             assert b["slot"] == req["slot"] and b["chan"] == req["chan"], f"read data {b} for {req}"
-            assert self.open_tag in (None, b["tag"]), \
-                f"word of tag {b['tag']} inside the page of tag {self.open_tag}"
+            assert self.open_tag.get(b["chan"]) in (None, b["tag"]), \
+                f"word of tag {b['tag']} inside channel {b['chan']}'s page of tag {self.open_tag[b['chan']]}"
+            n_words = self.page_bytes // 4 + 5
+            assert b["widx"] == len(self.words[b["tag"]]), \
+                f"read data {b}: index {b['widx']}, expected {len(self.words[b['tag']])}"
+            assert b["last"] == (b["widx"] == n_words - 1), f"read data {b}: last on word {b['widx']}"
+            if self.prev_beat is not None and self.prev_beat[0] != b["tag"] and not self.prev_beat[1]:
+                self.word_ilv += 1
+            self.prev_beat = (b["tag"], b["last"])
             self.words[b["tag"]].append(b["data"])
-            self.open_tag = None if b["last"] else b["tag"]
+            if b["last"]:
+                self.open_tag.pop(b["chan"], None)
+            else:
+                self.open_tag[b["chan"]] = b["tag"]
         while self.cpl.queue:
             c = self.cpl.queue.popleft()
             req = self.outstanding.pop(c["tag"], None)
@@ -363,7 +377,7 @@ class TB:
     def coverage(self) -> dict:
         d = self.dut
         return dict(chan_ovl=int(d.cov_chan_ovl.value), die_ovl=int(d.cov_die_ovl.value),
-                    inversions=self.inversions, head=self.flags["head"],
+                    inversions=self.inversions, head=self.flags["head"], word_ilv=self.word_ilv,
                     prio_read=self.flags["prio_read"], violations=int(d.viol_total.value),
                     spurious=int(d.spurious_cnt.value))
 
@@ -442,6 +456,7 @@ async def run_traffic(dut):
         assert cov["die_ovl"] > 0, "never two dies of one channel busy at once"
     if tb.nch >= 2:
         assert cov["chan_ovl"] > 0, "never two channels moving data at once"
+        assert cov["word_ilv"] > 0, "the words of two channels' pages never interleaved on m_ndata"
 
 
 @cocotb.test()

@@ -124,7 +124,10 @@ module ats_ssd_core_tb #(
     // reads issued while an earlier one had not completed (several misses in flight)
     output logic [7:0]       rd_ring_max,
     output logic [31:0]      rd_overlap_total,
-    output logic [31:0]      rd_ooo_total        // host-read pages delivered before an older read's
+    output logic [31:0]      rd_ooo_total,       // host-read pages delivered before an older read's
+    // NAND read words (subsystem -> backend) of one page right after a word of another page that
+    // was not finished: the channels' pages interleaved word by word
+    output logic [31:0]      rd_ilv_total
 );
     localparam int NDIE = NUM_CHAN * WAYS;
     logic [NDIE-1:0]       ce_n, rb_n;
@@ -170,6 +173,19 @@ module ats_ssd_core_tb #(
         rd_ring_max = '0;
         rd_overlap_total = '0;
         rd_ooo_total = '0;
+        rd_ilv_total = '0;
+    end
+    logic       nd_prev_open;       // the previous m_ndata word was not its page's last
+    logic [7:0] nd_prev_tag;
+    initial nd_prev_open = 1'b0;
+    always @(posedge clk) begin
+        if (rst) begin
+            nd_prev_open <= 1'b0;
+        end else if (u_dut.rdn_valid && u_dut.rdn_ready) begin
+            if (nd_prev_open && u_dut.rdn_tag != nd_prev_tag) rd_ilv_total <= rd_ilv_total + 1'b1;
+            nd_prev_open <= !u_dut.rdn_last;
+            nd_prev_tag  <= u_dut.rdn_tag;
+        end
     end
     // NAND READs of host reads (tags 0x80 + slot) issued and not yet completed
     logic [7:0] rd_nand_out;

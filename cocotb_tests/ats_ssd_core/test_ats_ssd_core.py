@@ -1048,6 +1048,7 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     tb.stats["max_rd_ring"] = int(dut.rd_ring_max.value)
     tb.stats["rd_overlap"] = int(dut.rd_overlap_total.value)
     tb.stats["rd_ooo"] = int(dut.rd_ooo_total.value)
+    tb.stats["rd_ilv"] = int(dut.rd_ilv_total.value)
     dut._log.info("campaign seed %d: %s", seed, json.dumps(tb.stats))
     out = os.environ.get("ATS_CORE_STATS")
     if out:

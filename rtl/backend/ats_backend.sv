@@ -127,7 +127,9 @@ module ats_backend #(
     output wire logic                     s_ndata_ready,
     input  wire logic [31:0]              s_ndata_data,
     input  wire logic                     s_ndata_last,
-    input  wire logic [7:0]               s_ndata_tag,    // the READ's NAND tag (pages never interleave)
+    input  wire logic [7:0]               s_ndata_tag,    // the READ's NAND tag (pages of different
+                                                          // channels interleave word by word)
+    input  wire logic [15:0]              s_ndata_widx,   // the word's index in its page
     input  wire logic                     s_ncpl_valid,
     output wire logic                     s_ncpl_ready,
     input  wire logic [7:0]               s_ncpl_tag,
@@ -473,14 +475,15 @@ module ats_backend #(
     // in flight and whose page has not come yet (a stray page is a protocol error, not a write)
     logic                   nd_rb;            // s_ndata beat of a host read
     logic [RS_W-1:0]        nd_s;
-    logic [PWW-1:0]         nd_w_q;           // word of the page on s_ndata
+    logic [PWW-1:0]         nd_w;             // the word's index in its page
     logic                   rob_we;
     logic [$clog2(ROB_DEPTH)-1:0] rob_wa, rob_ra;
     logic [31:0]            rob_rd;
     assign nd_rb  = s_ndata_tag[7:RS_W] == RB_TAG[7:RS_W];
     assign nd_s   = s_ndata_tag[RS_W-1:0];
-    assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w_q) < PW && rb_req_q[nd_s] && !rb_dat_q[nd_s];
-    assign rob_wa = {nd_s, RWA'(nd_w_q)};
+    assign nd_w   = 32'(s_ndata_widx) > PW + 4 ? PWW'(PW + 5) : PWW'(s_ndata_widx);   // (saturated)
+    assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w) < PW && rb_req_q[nd_s] && !rb_dat_q[nd_s];
+    assign rob_wa = {nd_s, RWA'(nd_w)};
     ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
         .clk, .wr_en(rob_we), .wr_addr(rob_wa), .wr_data(s_ndata_data), .rd_addr(rob_ra), .rd_data(rob_rd)
     );
@@ -863,7 +866,6 @@ module ats_backend #(
             rb_nand_q <= '0; rb_req_q <= '0; rb_zero_q <= '0; rb_dat_q <= '0; rb_rdy_q <= '0; rb_bad_q <= '0;
             rb_out_q <= '1;
             lk_wait_q <= 1'b0;
-            nd_w_q <= '0;
             c_st_q <= C_IDLE;
             txe_v_q <= '0;
             fw_st_q <= F_IDLE;
@@ -1215,10 +1217,9 @@ module ats_backend #(
                 end
             end
             if (s_ndata_valid && nd_rb) begin
-                nd_w_q <= s_ndata_last ? '0 : nd_w_q + 1'b1;
-                if (32'(nd_w_q) == PW && rb_req_q[nd_s] && !rb_dat_q[nd_s]) rb_bad_q[nd_s] <= s_ndata_data != rb_lpn[nd_s];
+                if (32'(nd_w) == PW && rb_req_q[nd_s] && !rb_dat_q[nd_s]) rb_bad_q[nd_s] <= s_ndata_data != rb_lpn[nd_s];
                 if (s_ndata_last) begin
-                    if (32'(nd_w_q) != PW + 4) perr = perr + 3'd1;   // short or long page
+                    if (32'(nd_w) != PW + 4) perr = perr + 3'd1;     // short or long page
                     // a page for a slot with no NAND READ in flight, or a second page for it
                     if (!rb_req_q[nd_s] || rb_dat_q[nd_s]) perr = perr + 3'd1;
                     else rb_dat_q[nd_s] <= 1'b1;

@@ -260,6 +260,7 @@ module ats_ssd_core #(
     logic [31:0]          rdn_data;
     logic [7:0]           rdn_tag, rdn_slot;
     logic [2:0]           rdn_chan;
+    logic [15:0]          rdn_widx;
     logic                 nc_valid, nc_ready, nc_bad_mark;
     logic [7:0]           nc_tag, nc_corr;
     logic [2:0]           nc_status;
@@ -291,7 +292,7 @@ module ats_ssd_core #(
         .s_nfetch_valid(nf_valid), .s_nfetch_ready(nf_ready), .s_nfetch_chan(nf_chan), .s_nfetch_slot(nf_slot),
         .m_ndata_valid(nd_valid), .m_ndata_ready(nd_ready), .m_ndata_data(nd_data), .m_ndata_last(nd_last),
         .s_ndata_valid(rdn_valid), .s_ndata_ready(rdn_ready), .s_ndata_data(rdn_data), .s_ndata_last(rdn_last),
-        .s_ndata_tag(rdn_tag),
+        .s_ndata_tag(rdn_tag), .s_ndata_widx(rdn_widx),
         .s_ncpl_valid(nc_valid), .s_ncpl_ready(nc_ready), .s_ncpl_tag(nc_tag), .s_ncpl_status(nc_status),
         .s_ncpl_corrected(nc_corr),
         .vc_addr, .vc_data,
@@ -331,6 +332,7 @@ module ats_ssd_core #(
         .s_ndata_valid(nd_valid), .s_ndata_ready(nd_ready), .s_ndata_data(nd_data), .s_ndata_last(nd_last),
         .m_ndata_valid(rdn_valid), .m_ndata_ready(rdn_ready), .m_ndata_data(rdn_data), .m_ndata_last(rdn_last),
         .m_ndata_tag(rdn_tag), .m_ndata_slot(rdn_slot), .m_ndata_chan(rdn_chan),
+        .m_ndata_widx(rdn_widx),
         .m_ncpl_valid(nc_valid), .m_ncpl_ready(nc_ready), .m_ncpl_tag(nc_tag), .m_ncpl_status(nc_status),
         .m_ncpl_corrected(nc_corr), .m_ncpl_bad_mark(nc_bad_mark),
         .err_spurious(n_spur), .init_done(nand_init),

@@ -10,8 +10,9 @@
 //    {chan, tag, slot} goes out on m_nfetch (one stream, round robin over the channels); the
 //    page-buffer DMA answers with the slot's words on channel c's own s_ndata stream (one stream
 //    per channel: packed vectors), in fetch order per channel. Channels never wait for each other.
-//  - READ data of all channels: merged onto m_ndata (round robin, locked on a channel from a
-//    page's first word to its last: the words of two pages never interleave), with tag, slot, chan.
+//  - READ data of all channels: merged onto m_ndata word by word (round robin: the pages of
+//    different channels interleave), each word with its tag, slot, chan and its index in the page
+//    (widx); a channel's pages come one after the other, in order.
 //  - completions: the page controllers' and the command stages' BAD_REQ merged round robin into
 //    the scheduler's s_ccpl; out on m_ncpl (by tag, out of order) with bad_mark. A READ's completion
 //    is held until the page's last word has been accepted on m_ndata, so a consumer always has
@@ -73,7 +74,9 @@ module ats_nand_subsys #(
     output wire logic [NUM_CHAN-1:0]        s_ndata_ready,
     input  wire logic [NUM_CHAN*32-1:0]     s_ndata_data,
     input  wire logic [NUM_CHAN-1:0]        s_ndata_last,
-    // READ data of all channels (pages never interleaved)
+    // READ data of all channels, word by word round robin: words of different channels' pages
+    // interleave, the words of one page come in order (widx 0, 1, ...), a channel's pages one after
+    // the other
     output wire logic                       m_ndata_valid,
     input  wire logic                       m_ndata_ready,
     output wire logic [31:0]                m_ndata_data,
@@ -81,6 +84,7 @@ module ats_nand_subsys #(
     output wire logic [7:0]                 m_ndata_tag,
     output wire logic [SLOT_W-1:0]          m_ndata_slot,
     output wire logic [2:0]                 m_ndata_chan,
+    output wire logic [15:0]                m_ndata_widx,   // the word's index in its page
     // completions, by tag, out of order
     output wire logic                       m_ncpl_valid,
     input  wire logic                       m_ncpl_ready,
@@ -105,7 +109,8 @@ module ats_nand_subsys #(
     localparam int WAY_W  = (WAYS > 1) ? $clog2(WAYS) : 1;     // page controller way width
     localparam int CH_W   = (NUM_CHAN > 1) ? $clog2(NUM_CHAN) : 1;
     localparam int CPL_W  = 1 + 8 + 3 + 8;                     // {bad_mark, corrected, status, tag}
-    localparam int RD_W   = 32 + 8 + SLOT_W;                   // {data, tag, slot}
+    localparam int WI_W   = $clog2(PAGE_BYTES / 4 + 5 + 1);    // word index: a READ has PAGE_BYTES/4 + 5 words
+    localparam int RD_W   = 32 + 8 + SLOT_W + WI_W;            // {data, tag, slot, widx}
     localparam int FET_W  = 8 + SLOT_W;                        // {tag, slot}
     localparam int RCNT_W = 3;                                 // READ pages / completions, modulo 8
     localparam logic [1:0] OP_READ = 2'd0, OP_PROG = 2'd1;
@@ -298,11 +303,17 @@ module ats_nand_subsys #(
         assign pc_cpl_ready                  = (cm_ready[2*c] && !cpl_hold) || init_q;   // (merge ready is not qualified by valid)
         assign cm_data[2*c*CPL_W +: CPL_W]   = {pc_cpl_bm, pc_cpl_corr, pc_cpl_status, pc_cpl_tag};
 
-        // read data
+        // read data, with the word's index in its page (a counter per channel: its pages come
+        // one after the other)
+        logic [WI_W-1:0] rd_wi_q;
+        always_ff @(posedge clk) begin
+            if (rst)                            rd_wi_q <= '0;
+            else if (pc_rd_valid && pc_rd_ready) rd_wi_q <= pc_rd_last ? '0 : rd_wi_q + 1'b1;
+        end
         assign rm_valid[c]              = pc_rd_valid;
         assign pc_rd_ready              = rm_ready[c];
         assign rm_last[c]               = pc_rd_last;
-        assign rm_data[c*RD_W +: RD_W]  = {pc_rd_data, pc_rd_tag, pc_rd_slot};
+        assign rm_data[c*RD_W +: RD_W]  = {pc_rd_data, pc_rd_tag, pc_rd_slot, rd_wi_q};
 
         ats_nand_page #(
             .WAYS(WAYS), .TAG_W(8), .SLOT_W(SLOT_W), .PAGE_BYTES(PAGE_BYTES),
@@ -348,13 +359,16 @@ module ats_nand_subsys #(
     assign m_nfetch_chan = 3'(fet_idx);
     assign {m_nfetch_tag, m_nfetch_slot} = fet_out;
 
-    // ---- read data: round robin, locked from a page's first word to its last, then a slice ------------
+    // ---- read data: round robin word by word (a channel's decoder makes about a byte a cycle, so a
+    // page locked on the merge would hold it ~5,000 cycles for 1,029 words: four channels' pages
+    // would need more than the merge's time), then a slice -----------------------------------------
     logic             rd_m_valid, rd_m_ready, rd_m_last;
     logic [RD_W-1:0]  rd_m_data;
     logic [CH_W-1:0]  rd_m_idx;
-    logic [RD_W+3:0]  rd_out;   // {chan, last, data, tag, slot}
+    logic [RD_W+3:0]  rd_out;   // {chan, last, data, tag, slot, widx}
+    logic [WI_W-1:0]  rd_widx;
 
-    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(RD_W), .LOCK(1)) u_rdata_merge (
+    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(RD_W), .LOCK(0)) u_rdata_merge (
         .clk, .rst,
         .s_valid(rm_valid), .s_ready(rm_ready), .s_data(rm_data), .s_last(rm_last),
         .m_valid(rd_m_valid), .m_ready(rd_m_ready), .m_data(rd_m_data), .m_last(rd_m_last),
@@ -365,7 +379,8 @@ module ats_nand_subsys #(
         .s_valid(rd_m_valid), .s_ready(rd_m_ready), .s_data({3'(rd_m_idx), rd_m_last, rd_m_data}),
         .m_valid(m_ndata_valid), .m_ready(m_ndata_ready), .m_data(rd_out)
     );
-    assign {m_ndata_chan, m_ndata_last, m_ndata_data, m_ndata_tag, m_ndata_slot} = rd_out;
+    assign {m_ndata_chan, m_ndata_last, m_ndata_data, m_ndata_tag, m_ndata_slot, rd_widx} = rd_out;
+    assign m_ndata_widx = 16'(rd_widx);
 
     always_ff @(posedge clk) begin
         for (int c = 0; c < NUM_CHAN; c++) begin
