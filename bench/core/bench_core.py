@@ -61,6 +61,10 @@ CHAN_T = dict(T_WP=2, T_WH=2, T_RP=2, T_REH=2, T_WB=20, T_WHR=12, T_ADL=14, T_RR
 RD_SLOTS = 16         # backend read slots: host read misses in flight (rtl/backend/README.md "Read miss")
 RD_SLOTS_DEFAULT = RD_SLOTS   # the core's default: built in build/bench/core/obj, others in obj_rs<N>
 TARGET = 0.90
+# read model: a die stays held after its page's transfer while the page controller decodes the page
+# (the completion that frees the die follows the decoded page): PAGE_BYTES/512 sectors + the metadata
+# codeword, each about K + P + 4T + 11 = 512 + 13 + 32 + 11 decoder cycles (rtl/nand/README_ecc.md)
+MODEL_RELEASE_US = (PAGE_BYTES // 512 + 1) * (512 + 13 + 4 * 8 + 11) * CLK_NS / 1e3
 # B1 (../shared/docs/design.md, benchmark table): TxSSD's firmware remap function takes 2474 us per
 # commit (IEEE Access 2019, section V; its FLUSH 30 us thanks to supercapacitors); goal for the remap
 # share: <= 1 cycle per entry + a constant. The constants and the GTKWave save-file geometry come
@@ -577,6 +581,61 @@ def main() -> int:
     return 0
 
 
+def read_model_iops(n_inflight: int, t_array_us: float, t_xfer_us: float, release_us: float = 0.0,
+                    chans: int = NUM_CHAN, ways: int = WAYS, reads: int = 40000, seed: int = 1) -> float:
+    """Random-read IOPS of an ideal channel model with n_inflight reads outstanding (closed loop: a
+    finished read is replaced by one on a uniformly random die; each die runs its reads in order,
+    tR starts as soon as the die is free, a channel moves one page at a time, any ready die first).
+    release_us: time after a page's transfer before its die may start the next read (the
+    controller's decode and completion before the die is released). Plain Python, independent of
+    the RTL: it says what the measured number of reads in flight can give at best."""
+    import heapq
+    import random
+    rng = random.Random(seed)
+    dies = chans * ways
+    queued = [0] * dies
+    state = ["idle"] * dies
+    moving = [None] * chans
+    ev: list = []
+    for _ in range(n_inflight):
+        queued[rng.randrange(dies)] += 1
+
+    def start(d, now):
+        state[d] = "array"
+        heapq.heappush(ev, (now + t_array_us, 0, d))
+
+    def bus(c, now):
+        if moving[c] is None:
+            for d in range(c * ways, (c + 1) * ways):
+                if state[d] == "ready":
+                    moving[c], state[d] = d, "xfer"
+                    heapq.heappush(ev, (now + t_xfer_us, 1, d))
+                    return
+    for d in range(dies):
+        if queued[d]:
+            start(d, 0.0)
+    done, now = 0, 0.0
+    while done < reads:
+        now, kind, d = heapq.heappop(ev)
+        c = d // ways
+        if kind == 0:
+            state[d] = "ready"
+            bus(c, now)
+        elif kind == 1:
+            moving[c], state[d] = None, "release"
+            heapq.heappush(ev, (now + release_us, 2, d))
+            bus(c, now)
+        else:
+            done += 1
+            queued[d] -= 1
+            state[d] = "idle"
+            queued[rng.randrange(dies)] += 1
+            for e in range(dies):
+                if state[e] == "idle" and queued[e]:
+                    start(e, now)
+    return done / now * 1e6
+
+
 def report_iops(res: dict, lim: dict, args) -> dict:
     """rw and barrier: the IOPS table, B2, the windows' details; returns the JSON fields."""
     print("limit = min(dies / (t_array + t_xfer), channels / t_xfer)\n")
@@ -643,6 +702,18 @@ def report_iops(res: dict, lim: dict, args) -> dict:
                 print(f"read window, per channel-cycle: moving data {100 * rb['ch_xfer'] / tot:.1f} %, idle while a "
                       f"die of the channel has its array busy (tR) {100 * rb['ch_idle_array'] / tot:.1f} %, idle with "
                       f"no die busy {100 * rb['ch_idle_none'] / tot:.1f} % (commands, status polls, no read queued)")
+        # the ideal channel model at the measured parallelism (bench/core/README.md "Read model")
+        n = max(1, round(rb["inflight"]))
+        t_arr = ARRAY_NS["T_R_NS"] / 1e3
+        m0 = read_model_iops(n, t_arr, lim["xfer_us_read"])
+        m1 = read_model_iops(n, t_arr, lim["xfer_us_read"], release_us=MODEL_RELEASE_US)
+        m32 = read_model_iops(32, t_arr, lim["xfer_us_read"])
+        rb.update({"model_n": n, "model_iops": round(m0, 1), "model_release_iops": round(m1, 1),
+                   "model_32_iops": round(m32, 1)})
+        print(f"read model (ideal channels, uniform random dies, plain Python): {n} reads in flight give "
+              f"{m0:.0f} IOPS ({m0 / lim['read']:.3f} of the limit); with the die held {MODEL_RELEASE_US:g} us "
+              f"after its transfer (decode, completion) {m1:.0f} ({m1 / lim['read']:.3f}); 32 in flight "
+              f"{m32:.0f} ({m32 / lim['read']:.3f}); measured {rd['iops']:.0f} ({rd['iops'] / lim['read']:.3f})")
     data["method"] = {"seed": args.seed, "w_warm": args.w_warm, "w_meas": args.w_meas, "r_warm": args.r_warm,
                       "r_meas": args.r_meas, "window": "completion #warm to #warm+meas (device completion times)"}
     return data

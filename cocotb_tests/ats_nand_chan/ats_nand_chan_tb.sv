@@ -12,7 +12,8 @@ module ats_nand_chan_tb #(
     parameter int SPARE_BYTES     = 8,
     parameter int PAGES_PER_BLOCK = 8,
     parameter int BLOCKS          = 8,
-    parameter int T_CMDWIN        = 32
+    parameter int T_CMDWIN        = 32,
+    parameter int SUSP_MIN        = 32     // (the pages here are 264 bytes: the product's 128 scaled)
 ) (
     input  wire logic              clk,
     input  wire logic              rst,
@@ -41,7 +42,8 @@ module ats_nand_chan_tb #(
     output wire logic [31:0]       viol_0,
     output wire logic [31:0]       viol_1,
     output wire logic [31:0]       viol_2,
-    output wire logic [31:0]       viol_3
+    output wire logic [31:0]       viol_3,
+    output logic      [31:0]       susp_cnt     // READ data transfers suspended (SUSP_MIN)
 );
     localparam int WAY_W = (WAYS > 1) ? $clog2(WAYS) : 1;
     logic [WAYS-1:0] ce_n, rb_n, oe;
@@ -54,7 +56,7 @@ module ats_nand_chan_tb #(
         // 100 MHz: mode-0 tWP 50, tWH 30, tRP 50, tREH 30 ns (+1 cycle margin), tWB 200, tWHR 120,
         // tADL 200, tRR 40, tRHW 200 ns, CE# setup 70 ns
         .T_WP(6), .T_WH(4), .T_RP(6), .T_REH(4), .T_WB(21), .T_WHR(13), .T_ADL(21), .T_RR(5),
-        .T_RHW(21), .T_CS(3), .T_CMDWIN(T_CMDWIN)
+        .T_RHW(21), .T_CS(3), .T_CMDWIN(T_CMDWIN), .SUSP_MIN(SUSP_MIN)
     ) u_chan (
         .clk, .rst,
         .s_cmd_valid, .s_cmd_ready, .s_cmd_op, .s_cmd_tag, .s_cmd_way(s_cmd_way[WAY_W-1:0]),
@@ -81,6 +83,10 @@ module ats_nand_chan_tb #(
     always_comb begin
         dq_bus = 8'h00;
         for (int w = 0; w < WAYS; w++) if (oe[w]) dq_bus = dq_bus | dq_d[w];
+    end
+    always_ff @(posedge clk) begin
+        if (rst) susp_cnt <= '0;
+        else if (u_chan.susp_now) susp_cnt <= susp_cnt + 1'b1;
     end
     assign viol_0 = viol[0];
     assign viol_1 = (WAYS > 1) ? viol[(WAYS > 1) ? 1 : 0] : 32'd0;

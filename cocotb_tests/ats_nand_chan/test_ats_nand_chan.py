@@ -80,6 +80,7 @@ class TB:
         self.outstanding: dict[int, dict] = {}       # tag -> request
         self.busy_ways: set[int] = set()
         self.rd_bytes: dict[int, list[int]] = defaultdict(list)
+        self.rd_open = None           # tag of the transfer in progress on m_rdata (not yet `last`)
         self.done: list[dict] = []
 
     async def reset(self):
@@ -106,7 +107,14 @@ class TB:
         while self.rdata.queue:
             beat = self.rdata.queue.popleft()
             assert beat["tag"] in self.outstanding, f"read data for unknown tag {beat['tag']}"
+            # a transfer's bytes come in one piece (a suspended transfer resumes before any other)
+            assert self.rd_open in (None, beat["tag"]), \
+                f"read data of tag {beat['tag']} inside the transfer of tag {self.rd_open}"
+            req = self.outstanding[beat["tag"]]
             self.rd_bytes[beat["tag"]].append(beat["data"])
+            assert beat["last"] == (len(self.rd_bytes[beat["tag"]]) == req["len"]), \
+                f"{req}: last on byte {len(self.rd_bytes[beat['tag']])}"
+            self.rd_open = None if beat["last"] else beat["tag"]
         while self.cpl.queue:
             c = self.cpl.queue.popleft()
             req = self.outstanding.pop(c["tag"], None)
@@ -225,6 +233,7 @@ async def run_random_traffic(dut, idle, backpressure):
     await tb.collect()
     assert tb.violations() == 0, f"{tb.violations()} protocol violations seen by the dies"
     assert len(tb.done) >= n_ops
+    dut._log.info(f"READ transfers suspended: {int(dut.susp_cnt.value)}")
 
 
 @cocotb.test()
@@ -326,6 +335,80 @@ async def run_cmd_window(dut):
             # the window, then T_CS and the first command cycle
             lag = first[0] - free_cycle
             assert win <= lag <= win + 20, f"READY way waited {lag} cycles of free bus (window {win})"
+    assert tb.violations() == 0
+
+
+@cocotb.skipif(getattr(cocotb, "top", None) is not None and
+                (int(cocotb.top.WAYS.value) < 2 or int(cocotb.top.SUSP_MIN.value) == 0),
+                reason="needs 2 ways and SUSP_MIN > 0")
+@cocotb.test()
+async def run_suspend(dut):
+    """SUSP_MIN: way 0's page transfer is under way when a READ for idle way 1 arrives: the
+    transfer stops at a byte boundary, way 1's 00h-30h goes on the bus (its tR overlaps the rest of
+    way 0's transfer), way 0 resumes with 05h at the next column before way 1's data, and both
+    pages are exact. A READ arriving with fewer than SUSP_MIN bytes left waits for the end."""
+    tb = TB(dut, seeded(dut), False, False)
+    mon = BusMonitor(dut, tb.ways)
+    smin = int(dut.SUSP_MIN.value)
+    await tb.reset()
+    for w in (0, 1):
+        tb.issue(OP_RESET, w)
+    await tb.collect()
+    for w in (0, 1):
+        tb.issue(OP_ERASE, w, row=0)
+        tb.model.erase(w, 0)
+    await tb.collect()
+    data = {w: bytes(tb.rng.getrandbits(8) for _ in range(tb.page_bytes)) for w in (0, 1)}
+    for w in (0, 1):
+        tb.issue(OP_PROG, w, row=0, n=tb.page_bytes, data=data[w])
+        tb.model.program(w, 0, data[w])
+    await tb.collect()
+    for late in (False, True):
+        n_log = len(mon.log)
+        t0 = tb.issue(OP_READ, 0, row=0, n=tb.page_bytes)
+        # wait for way 0's data, then for `at` of its bytes
+        at = tb.page_bytes - smin + 4 if late else 16
+        while len(tb.rd_bytes.get(t0, [])) < at:
+            await RisingEdge(dut.clk)
+            tb.drain()
+        s0 = int(dut.susp_cnt.value)
+        t1 = tb.issue(OP_READ, 1, row=0, n=tb.page_bytes)
+        await tb.collect()
+        cmds = [(w, b) for (_, w, b) in mon.log[n_log:]]
+        # way 0: 00h 30h 05h E0h; way 1: 00h 30h 05h E0h
+        i1 = cmds.index((1, 0x00))
+        if late:
+            assert int(dut.susp_cnt.value) == s0, "suspended with fewer than SUSP_MIN bytes left"
+            assert cmds[i1 - 2:i1] == [(0, 0x05), (0, 0xE0)], f"bus commands {cmds}"
+        else:
+            assert int(dut.susp_cnt.value) == s0 + 1, "way 0's transfer was not suspended"
+            # way 0 fetch, way 1 start, way 0 resumes, then way 1's fetch
+            assert cmds[i1:i1 + 6] == [(1, 0x00), (1, 0x30), (0, 0x05), (0, 0xE0), (1, 0x05), (1, 0xE0)], \
+                f"bus commands {cmds}"
+        assert t0 not in tb.outstanding and t1 not in tb.outstanding
+    # random reads (random pages, columns and lengths) on every way, issued at random times while
+    # transfers run: every byte checked against the model, suspensions required
+    s0 = int(dut.susp_cnt.value)
+    for w in range(2, tb.ways):
+        tb.issue(OP_ERASE, w, row=0)
+        tb.model.erase(w, 0)
+        tb.issue(OP_PROG, w, row=0, n=tb.page_bytes, data=data[w % 2])
+        tb.model.program(w, 0, data[w % 2])
+        await tb.collect()
+    for _ in range(60):
+        free = [w for w in range(tb.ways) if w not in tb.busy_ways]
+        while not free:
+            await RisingEdge(dut.clk)
+            tb.drain()
+            free = [w for w in range(tb.ways) if w not in tb.busy_ways]
+        col = tb.rng.choice([0, 0, tb.rng.randrange(tb.page_bytes)])
+        tb.issue(OP_READ, tb.rng.choice(free), row=0, col=col, n=tb.rng.randint(1, tb.page_bytes - col))
+        await ClockCycles(dut.clk, tb.rng.randint(1, 3000))
+        tb.drain()
+    await tb.collect()
+    n_susp = int(dut.susp_cnt.value) - s0
+    dut._log.info(f"random reads: {n_susp} transfers suspended")
+    assert n_susp > 0, "no transfer suspended in the random reads"
     assert tb.violations() == 0
 
 

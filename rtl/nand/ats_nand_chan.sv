@@ -30,7 +30,12 @@ module ats_nand_chan #(
     // Command window: after a completion frees a way, a READY way's data transfer waits up to this
     // many cycles for the next request (so a READ for the freed die starts before the transfer
     // and its tR overlaps it). Set it to the scheduler's completion-to-dispatch latency; 0 = off.
-    parameter int T_CMDWIN = 32
+    parameter int T_CMDWIN = 32,
+    // Data-out suspension: a READ's data transfer with at least this many bytes left is suspended
+    // at a byte boundary when a short start (READ / ERASE) for another, idle way is held, so that
+    // the other die's array time overlaps this transfer; the transfer resumes with CHANGE READ
+    // COLUMN before any other data transfer. 0 = off.
+    parameter int SUSP_MIN = 128
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,          // synchronous, active high
@@ -102,6 +107,7 @@ module ats_nand_chan #(
     logic [COL_W-1:0]    way_col_q  [WAYS];
     logic [LEN_W-1:0]    way_len_q  [WAYS];
     logic [CNT_W-1:0]    way_wb_q   [WAYS];   // tWB countdown before R/B# is looked at
+    logic [WAYS-1:0]     way_susp_q;              // READY with a suspended data transfer (resumes first)
 
     // ------------------------------------------------------------------------------------------
     // The bus has two parts (README_chan.md): a transaction sequencer that walks the steps of one
@@ -187,6 +193,11 @@ module ats_nand_chan #(
                 ready_any_d = 1'b1;
                 ready_way_d = WAY_W'(w);
             end
+        end
+        // a suspended transfer resumes before any other (the page controller takes a page's bytes
+        // in one piece); at most one way is suspended at a time
+        for (int w = 0; w < WAYS; w++) begin
+            if (way_susp_q[w]) ready_way_d = WAY_W'(w);
         end
     end
 
@@ -308,6 +319,18 @@ module ats_nand_chan #(
         assign cmdwin_hold = 1'b0;
     end
 
+    // Data-out suspension (SUSP_MIN): in T_DOUT of a READ, at a byte boundary (micro-op register
+    // empty), while a short start for another way that is idle is held and enough bytes are left.
+    // All terms are registers; blen_q >= SUSP_MIN is a constant compare on a register.
+    if (SUSP_MIN > 0) begin : g_susp
+        logic susp_len_q;   // blen_q >= SUSP_MIN, one cycle behind (exact at every emit, as blen flags)
+        always_ff @(posedge clk) susp_len_q <= (32'(blen_q) >= SUSP_MIN);
+        assign susp_now = (txn_q == T_DOUT) && emit && (bop_q == OP_READ) && susp_len_q &&
+                          short_first && (pend_way_q != bway_q);
+    end else begin : g_no_susp
+        assign susp_now = 1'b0;
+    end
+
     // Start-transaction tables: first command, confirm command
     logic [7:0] start_c0, start_c1;
     always_comb begin
@@ -323,6 +346,7 @@ module ats_nand_chan #(
 
     // ------------------------------------------------------------------------------------------
     // Transaction sequencer: one micro-op per cycle into the empty micro-op register.
+    logic susp_now;     // T_DOUT of a READ suspended this cycle (see SUSP_MIN)
     logic eng_idle;     // engine done with everything it was given (registered state only)
     assign eng_idle = !uop_v_q && !eng_busy_q;
     logic emit;
@@ -445,7 +469,13 @@ module ats_nand_chan #(
             T_DOUT: begin
                 // data-out cycles of READ ID and of a fetched READ / READ_PARAM; the completion
                 // follows the last data byte out of the channel
-                if (blen_z_q) begin
+                if (susp_now) begin
+                    // suspended: no completion; tRHW, CE# high, the way is READY again with the
+                    // next column and the bytes left (way state machines)
+                    txn_d = T_RHWAIT;
+                    uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
+                    uop_z_d = (T_RHW == 0);
+                end else if (blen_z_q) begin
                     if (eng_idle && !cpl_v_q && !rd_v_q) begin
                         cpl_v_d = 1'b1;
                         txn_d = T_RHWAIT;
@@ -455,6 +485,7 @@ module ats_nand_chan #(
                 end else if (emit) begin
                     uop_v_d = 1'b1; uop_kind_d = U_DOUT; uop_last_d = blen_1_q;
                     blen_d = blen_q - 1'b1;
+                    bcol_d = bcol_q + 1'b1;      // the next byte's column (for a suspension)
                 end
             end
             T_STATUS: begin
@@ -625,12 +656,23 @@ module ats_nand_chan #(
                 end
                 W_READY: if (pick_ready && ready_way_q == WAY_W'(w)) begin
                     way_st_q[w] <= W_IDLE;   // its finishing transaction starts now
+                    way_susp_q[w] <= 1'b0;
                 end
                 default: way_st_q[w] <= W_IDLE;
             endcase
+            // a suspended READ transfer: READY again, from the next column with the bytes left
+            if (susp_now && bway_q == WAY_W'(w)) begin
+                way_st_q[w] <= W_READY;
+                way_susp_q[w] <= 1'b1;
+                way_op_q[w] <= bop_q;
+                way_tag_q[w] <= btag_q;
+                way_col_q[w] <= bcol_q;
+                way_len_q[w] <= blen_q;
+            end
         end
         if (rst) begin
             for (int w = 0; w < WAYS; w++) way_st_q[w] <= W_IDLE;
+            way_susp_q <= '0;
         end
     end
 
