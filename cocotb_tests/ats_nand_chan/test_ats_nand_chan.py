@@ -151,6 +151,23 @@ class TB:
             assert not got, f"{req}: unexpected read data"
         self.done.append(req)
 
+    async def two_pages(self) -> dict[int, bytes]:
+        """RESET, ERASE block 0 and PROGRAM its page 0 with random data on ways 0 and 1 (in the
+        model too); returns the data per way."""
+        for w in (0, 1):
+            self.issue(OP_RESET, w)
+        await self.collect()
+        for w in (0, 1):
+            self.issue(OP_ERASE, w, row=0)
+            self.model.erase(w, 0)
+        await self.collect()
+        data = {w: bytes(self.rng.getrandbits(8) for _ in range(self.page_bytes)) for w in (0, 1)}
+        for w in (0, 1):
+            self.issue(OP_PROG, w, row=0, n=self.page_bytes, data=data[w])
+            self.model.program(w, 0, data[w])
+        await self.collect()
+        return data
+
     def violations(self) -> int:
         return sum(int(getattr(self.dut, f"viol_{w}").value) for w in range(self.ways))
 
@@ -292,18 +309,7 @@ async def run_cmd_window(dut):
     win = int(dut.T_CMDWIN.value)
     mon = BusMonitor(dut, tb.ways)
     await tb.reset()
-    for w in (0, 1):
-        tb.issue(OP_RESET, w)
-    await tb.collect()
-    for w in (0, 1):
-        tb.issue(OP_ERASE, w, row=0)
-        tb.model.erase(w, 0)
-    await tb.collect()
-    data = {w: bytes(tb.rng.getrandbits(8) for _ in range(tb.page_bytes)) for w in (0, 1)}
-    for w in (0, 1):
-        tb.issue(OP_PROG, w, row=0, n=tb.page_bytes, data=data[w])
-        tb.model.program(w, 0, data[w])
-    await tb.collect()
+    await tb.two_pages()
     for follow_up in (True, False):
         # both dies read; way 0's transfer goes first (lowest ready way), way 1 waits READY
         t0 = tb.issue(OP_READ, 0, row=0, n=tb.page_bytes)
@@ -351,18 +357,7 @@ async def run_suspend(dut):
     mon = BusMonitor(dut, tb.ways)
     smin = int(dut.SUSP_MIN.value)
     await tb.reset()
-    for w in (0, 1):
-        tb.issue(OP_RESET, w)
-    await tb.collect()
-    for w in (0, 1):
-        tb.issue(OP_ERASE, w, row=0)
-        tb.model.erase(w, 0)
-    await tb.collect()
-    data = {w: bytes(tb.rng.getrandbits(8) for _ in range(tb.page_bytes)) for w in (0, 1)}
-    for w in (0, 1):
-        tb.issue(OP_PROG, w, row=0, n=tb.page_bytes, data=data[w])
-        tb.model.program(w, 0, data[w])
-    await tb.collect()
+    data = await tb.two_pages()
     for late in (False, True):
         n_log = len(mon.log)
         t0 = tb.issue(OP_READ, 0, row=0, n=tb.page_bytes)

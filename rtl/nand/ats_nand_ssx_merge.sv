@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_nand_ssx_merge: round-robin merge of N valid/ready streams (W payload bits + last) into one
 // registered stream that also carries the input number. The input after the last granted one has
-// the highest priority (fair: every waiting input is served within N grants). With LOCK = 1 a
-// grant of a beat without `last` locks the merge on that input until its `last` beat, so the
-// packets (pages) of different inputs are never interleaved; with LOCK = 0 every beat is
-// arbitrated on its own (`last` is passed through). One beat a cycle; s_ready depends on m_ready
+// the highest priority (fair: every waiting input is served within N grants). Every beat is
+// arbitrated on its own (`last` is passed through: the packets of different inputs interleave; a
+// consumer tells them apart by a field of the payload). One beat a cycle; s_ready depends on m_ready
 // (the output register is reloaded when it is free or taken): put an ats_nand_ssx_slice behind it
 // where a registered ready is needed. With IN_REG = 1 every input first goes into a one-beat
 // buffer and s_ready[i] is that buffer's "empty" register: no path from one input's valid to another
@@ -17,7 +16,6 @@
 module ats_nand_ssx_merge #(
     parameter int N    = 2,   // inputs, 1..16
     parameter int W    = 8,   // payload bits per input
-    parameter int LOCK = 0,   // 1: hold the grant from a non-last beat up to the input's last beat
     parameter int IN_REG = 0, // 1: a one-beat buffer per input, s_ready registered
     // derived (do not override)
     parameter int IDX_W = (N > 1) ? $clog2(N) : 1
@@ -36,9 +34,6 @@ module ats_nand_ssx_merge #(
 );
     if (N < 1 || N > 16) begin : g_check_n
         $fatal(1, "ats_nand_ssx_merge: N must be 1..16 (%m)");
-    end
-    if (LOCK != 0 && LOCK != 1) begin : g_check_lock
-        $fatal(1, "ats_nand_ssx_merge: LOCK must be 0 or 1 (%m)");
     end
     if (IN_REG != 0 && IN_REG != 1) begin : g_check_inreg
         $fatal(1, "ats_nand_ssx_merge: IN_REG must be 0 or 1 (%m)");
@@ -76,7 +71,6 @@ module ats_nand_ssx_merge #(
     logic [W-1:0]     out_d_q;
     logic [IDX_W-1:0] out_idx_q;
     logic [IDX_W-1:0] last_q;     // last granted input
-    logic             lock_q;     // LOCK: the grant stays on last_q until its last beat
     logic             take, any;
     logic [IDX_W-1:0] pick;
 
@@ -89,15 +83,11 @@ module ats_nand_ssx_merge #(
     always_comb begin
         any  = 1'b0;
         pick = last_q;
-        if (LOCK != 0 && lock_q) begin
-            any = a_valid[last_q];
-        end else begin
-            // first valid input after last_q, wrapping (the loop runs downwards: the last hit wins)
-            for (int k = N; k >= 1; k--) begin
-                if (a_valid[(int'(last_q) + k) % N]) begin
-                    any  = 1'b1;
-                    pick = IDX_W'((int'(last_q) + k) % N);
-                end
+        // first valid input after last_q, wrapping (the loop runs downwards: the last hit wins)
+        for (int k = N; k >= 1; k--) begin
+            if (a_valid[(int'(last_q) + k) % N]) begin
+                any  = 1'b1;
+                pick = IDX_W'((int'(last_q) + k) % N);
             end
         end
         a_ready = '0;
@@ -113,13 +103,9 @@ module ats_nand_ssx_merge #(
         if (rst) begin
             out_v_q <= 1'b0;
             last_q  <= '0;
-            lock_q  <= 1'b0;
         end else if (take) begin
             out_v_q <= any;
-            if (any) begin
-                last_q <= pick;
-                lock_q <= (LOCK != 0) && !a_last[pick];
-            end
+            if (any) last_q <= pick;
         end
     end
 endmodule

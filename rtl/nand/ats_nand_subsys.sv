@@ -350,7 +350,7 @@ module ats_nand_subsys #(
     logic [FET_W-1:0] fet_out;
     logic             fet_last_unused;
 
-    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(FET_W), .LOCK(0)) u_fetch_merge (
+    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(FET_W)) u_fetch_merge (
         .clk, .rst,
         .s_valid(fm_valid), .s_ready(fm_ready), .s_data(fm_data), .s_last({NUM_CHAN{1'b1}}),
         .m_valid(m_nfetch_valid), .m_ready(m_nfetch_ready), .m_data(fet_out),
@@ -368,7 +368,7 @@ module ats_nand_subsys #(
     logic [RD_W+3:0]  rd_out;   // {chan, last, data, tag, slot, widx}
     logic [WI_W-1:0]  rd_widx;
 
-    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(RD_W), .LOCK(0)) u_rdata_merge (
+    ats_nand_ssx_merge #(.N(NUM_CHAN), .W(RD_W)) u_rdata_merge (
         .clk, .rst,
         .s_valid(rm_valid), .s_ready(rm_ready), .s_data(rm_data), .s_last(rm_last),
         .m_valid(rd_m_valid), .m_ready(rd_m_ready), .m_data(rd_m_data), .m_last(rd_m_last),
@@ -399,7 +399,7 @@ module ats_nand_subsys #(
 
     // inputs registered (IN_REG): a channel's completion handshake never waits on another channel's
     // valid (the pick of 2 x NUM_CHAN inputs was the core's critical path, across channels)
-    ats_nand_ssx_merge #(.N(2 * NUM_CHAN), .W(CPL_W), .LOCK(0), .IN_REG(1)) u_cpl_merge (
+    ats_nand_ssx_merge #(.N(2 * NUM_CHAN), .W(CPL_W), .IN_REG(1)) u_cpl_merge (
         .clk, .rst,
         .s_valid(cm_valid), .s_ready(cm_ready), .s_data(cm_data), .s_last({2*NUM_CHAN{1'b1}}),
         .m_valid(ccpl_valid), .m_ready(ccpl_ready), .m_data(cpl_out), .m_last(cpl_last_unused),
