@@ -117,6 +117,7 @@ module ats_core_bench_top #(
     output wire logic        tap_wbc_fire,       // backend -> write buffer writeback completion
     output wire logic [NUM_CHAN*WAYS-1:0] tap_rb_n, // die R/B# pins (0 = array busy)
     output wire logic [NUM_CHAN-1:0] tap_re_n,   // channel RE# pins (a falling edge: one byte out)
+    output wire logic [NUM_CHAN*WAYS-1:0] tap_die_held, // scheduler: die picked, its completion not yet taken
     // event taps for B1 (a TX_COMMIT through the core, +run=b1): the command on its way
     output wire logic        tap_disp_fire,      // command queue -> write buffer dispatch
     output wire logic [3:0]  tap_disp_op,
@@ -201,6 +202,7 @@ module ats_core_bench_top #(
     assign tap_wbc_fire      = u_core.wbc_valid && u_core.wbc_ready;
     assign tap_rb_n          = rb_n;
     assign tap_re_n          = re_n;
+    assign tap_die_held      = u_core.u_nand.u_sched.busy_q;
     assign tap_disp_fire     = u_core.disp_valid && u_core.disp_ready;
     assign tap_disp_op       = u_core.disp_op;
     assign tap_done_fire     = u_core.done_valid && u_core.done_ready;

@@ -60,6 +60,8 @@ ARRAY_NS = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000)
 CHAN_T = dict(T_WP=2, T_WH=2, T_RP=2, T_REH=2, T_WB=20, T_WHR=12, T_ADL=14, T_RR=4, T_RHW=20, T_CS=4)
 RD_SLOTS = 16         # backend read slots: host read misses in flight (rtl/backend/README.md "Read miss")
 RD_SLOTS_DEFAULT = RD_SLOTS   # the core's default: built in build/bench/core/obj, others in obj_rs<N>
+SCHED_DEPTH = 16      # NAND scheduler request table (rtl/nand/README_sched.md)
+SCHED_DEPTH_DEFAULT = SCHED_DEPTH
 TARGET = 0.90
 # read model: a die stays held after its page's transfer while the page controller decodes the page
 # (the completion that frees the die follows the decoded page): PAGE_BYTES/512 sectors + the metadata
@@ -110,7 +112,7 @@ def build(quiet: bool = False, obj: Path = OBJ, params: dict | None = None,
     srcs = core_sources()
     deps = srcs + CPP + [ROOT / "sim/nand/ats_nand_store.h", gen]
     gparams = {**remap_params(), **CHAN_T, "T_BERS_NS": ARRAY_NS["T_BERS_NS"], "RD_SLOTS": RD_SLOTS,
-               **(params or {})}
+               "SCHED_DEPTH": SCHED_DEPTH, **(params or {})}
     g = [f"-G{k}={v}" for k, v in gparams.items()]
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast",
            "--x-initial", "fast", *vflags, "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj),
@@ -476,11 +478,14 @@ def main() -> int:
     ap.add_argument("--w-warm", type=int, default=64, help="write completions before the window")
     ap.add_argument("--w-meas", type=int, default=256, help="write completions in the window")
     ap.add_argument("--r-warm", type=int, default=32, help="read completions before the window")
-    ap.add_argument("--r-meas", type=int, default=256, help="read completions in the window")
+    ap.add_argument("--r-meas", type=int, default=1024,
+                    help="read completions in the window (1024: a 256-read window moved the ratio by up to 0.05 from run to run)")
     ap.add_argument("--t-submit-us", type=float, default=2.0, help="host submission cost (B2's host)")
     ap.add_argument("--t-complete-us", type=float, default=6.0, help="host completion cost (B2's host)")
     ap.add_argument("--jobs", type=int, default=2, help="simulations in parallel")
     ap.add_argument("--rd-slots", type=int, default=RD_SLOTS, help="backend read ring (host reads in flight)")
+    ap.add_argument("--sched-depth", type=int, default=SCHED_DEPTH,
+                    help="NAND scheduler request table entries (queued NAND requests)")
     ap.add_argument("--runs", default=",".join(RUNS),
                     help="simulations to run (default all: rw,barrier,b1); a subset writes "
                          "build/bench/core_<runs>.json unless --json is given")
@@ -514,8 +519,12 @@ def main() -> int:
         return wave(args, common)
 
     globals()["RD_SLOTS"] = args.rd_slots
-    # another read ring is another model: its own build directory (the default one stays built)
-    exe = build(obj=OBJ if args.rd_slots == RD_SLOTS_DEFAULT else OBJ.parent / f"obj_rs{args.rd_slots}")
+    globals()["SCHED_DEPTH"] = args.sched_depth
+    # another read ring or scheduler depth is another model: its own build directory (the default
+    # one stays built)
+    tag = "".join([f"_rs{args.rd_slots}" if args.rd_slots != RD_SLOTS_DEFAULT else "",
+                   f"_sd{args.sched_depth}" if args.sched_depth != SCHED_DEPTH_DEFAULT else ""])
+    exe = build(obj=OBJ if not tag else OBJ.parent / f"obj{tag}")
     if args.selftest:
         selftest(exe)
         return 0
@@ -562,7 +571,7 @@ def main() -> int:
               f"{d['sim_ms']:.1f} ms simulated, {d['cycles'] / 1e6:.2f} M cycles in {d['cpu_s']:.0f} CPU s "
               f"({d['kcycles_per_cpu_s']:.1f} kcycles per CPU second)")
     data.update({
-        "config": {"channels": NUM_CHAN, "ways": WAYS, "rd_slots": RD_SLOTS, "preset": PRESET, "clock_mhz": 1e3 / CLK_NS,
+        "config": {"channels": NUM_CHAN, "ways": WAYS, "rd_slots": RD_SLOTS, "sched_depth": SCHED_DEPTH, "preset": PRESET, "clock_mhz": 1e3 / CLK_NS,
                    "commit": commit, "modified_sources": dirty, "runs": runs},
         "limits": {"formula": "min(dies / (t_array + t_xfer), channels / t_xfer)", **{k: (round(v, 3) if
                    isinstance(v, float) else v) for k, v in lim.items()}},
@@ -683,7 +692,7 @@ def report_iops(res: dict, lim: dict, args) -> dict:
               f"tPROG / (tPROG + t_xfer) = {100 * ideal_busy:.1f} %); per program {wr['die_busy_us']:.1f} us busy, "
               f"{wr['die_gap_us']:.1f} us R/B# high before the next (page transfer {lim['xfer_us_write']:.2f} us + idle)")
         rb = rd["rd_breakdown"]
-        print(f"read misses: {rb['inflight']:.1f} in flight on average (backend read ring RD_SLOTS {RD_SLOTS}); "
+        print(f"read misses: {rb['inflight']:.1f} in flight on average (backend read ring RD_SLOTS {RD_SLOTS}, scheduler DEPTH {SCHED_DEPTH}); "
               f"per read: lookup {rb['lookup_us']:.1f} us (request to NAND READ, including the wait behind "
               f"earlier reads) + NAND READ (command, tR, transfer, ECC) {rb['nand_us']:.1f} us; request to "
               f"last word {rb['latency_us']:.1f} us (Little: {rb['inflight']:.1f} / {rb['latency_us']:.1f} us = "
@@ -697,11 +706,13 @@ def report_iops(res: dict, lim: dict, args) -> dict:
                   f"the limit figure is 100 %)")
             tot = rb["ch_xfer"] + rb["ch_idle_array"] + rb["ch_idle_none"]
             if tot:
-                for k in ("ch_xfer", "ch_idle_array", "ch_idle_none"):
-                    rb[k + "_frac"] = round(rb[k] / tot, 4)
+                for k in ("ch_xfer", "ch_idle_array", "ch_idle_none", "ch_idle_held"):
+                    rb[k + "_frac"] = round(rb.get(k, 0) / tot, 4)
                 print(f"read window, per channel-cycle: moving data {100 * rb['ch_xfer'] / tot:.1f} %, idle while a "
                       f"die of the channel has its array busy (tR) {100 * rb['ch_idle_array'] / tot:.1f} %, idle with "
-                      f"no die busy {100 * rb['ch_idle_none'] / tot:.1f} % (commands, status polls, no read queued)")
+                      f"no die busy {100 * rb['ch_idle_none'] / tot:.1f} % (of which a die held by the scheduler: "
+                      f"{100 * rb.get('ch_idle_held', 0) / tot:.1f} %, its command and status cycles or its page's "
+                      f"decode; the rest: no read queued for the channel)")
         # the ideal channel model at the measured parallelism (bench/core/README.md "Read model")
         n = max(1, round(rb["inflight"]))
         t_arr = ARRAY_NS["T_R_NS"] / 1e3

@@ -146,7 +146,8 @@ struct PhaseResult {
     double die_busy_frac = 0, die_busy_us = 0, die_gap_us = 0;
     uint64_t rd_n = 0;
     double rd_lookup_us = 0, rd_nand_us = 0, rd_latency_us = 0, rd_inflight = 0;
-    uint64_t rd_bus_bytes = 0, rd_win_cycles = 0, rd_ch_xfer = 0, rd_ch_idle_array = 0, rd_ch_idle_none = 0;
+    uint64_t rd_bus_bytes = 0, rd_win_cycles = 0, rd_ch_xfer = 0, rd_ch_idle_array = 0, rd_ch_idle_none = 0,
+             rd_ch_idle_held = 0;
 };
 
 // B1: the handshakes one commit goes through, by cycle (the first of each after the previous one).
@@ -217,6 +218,7 @@ struct Bench {
     uint64_t re_bytes = 0;                         // bytes read over all channel buses (RE# falling edges)
     uint64_t re_last[8] = {};                      // cycle of each channel's last RE# falling edge
     uint64_t ch_xfer = 0, ch_idle_array = 0, ch_idle_none = 0;   // channel-cycles by class (window)
+    uint64_t ch_idle_held = 0;   // of ch_idle_none: a die of the channel held by the scheduler (R/B# high)
     uint32_t re_prev = ~0u;
     uint32_t rb_prev = ~0u;
     uint64_t rd_n = 0, rd_nand_n = 0;
@@ -476,7 +478,12 @@ struct Bench {
             const uint32_t dies = (rb >> (c * nways)) & ((1u << nways) - 1);
             if (re_last[c] && cycle - re_last[c] <= 8) ch_xfer++;
             else if (dies != (1u << nways) - 1) ch_idle_array++;
-            else ch_idle_none++;
+            else {
+                ch_idle_none++;
+                // a die picked by the scheduler whose completion is not yet taken (its command and
+                // status cycles, a suspended or waiting transfer, or its page's decode)
+                if ((top->tap_die_held >> (c * nways)) & ((1u << nways) - 1)) ch_idle_held++;
+            }
         }
         re_prev = re;
     }
@@ -641,7 +648,7 @@ struct Bench {
         rb_prev = ~0u;
         re_bytes = 0;
         re_prev = ~0u;
-        ch_xfer = ch_idle_array = ch_idle_none = 0;
+        ch_xfer = ch_idle_array = ch_idle_none = ch_idle_held = 0;
         rd_n = rd_nand_n = 0;
         rd_lookup = rd_nand = rd_lat = rd_out_sum = 0;
         uint64_t hits_w0 = 0, miss_w0 = 0, prog_w0 = 0, nread_w0 = 0, coal_w0 = 0;
@@ -706,7 +713,7 @@ struct Bench {
                 r.rd_latency_us = rd_lat / double(rd_n) * 8e-3;
                 if (win_cycles) r.rd_inflight = rd_out_sum / double(win_cycles);
                 r.rd_bus_bytes = re_bytes;
-                r.rd_ch_xfer = ch_xfer; r.rd_ch_idle_array = ch_idle_array; r.rd_ch_idle_none = ch_idle_none;
+                r.rd_ch_xfer = ch_xfer; r.rd_ch_idle_array = ch_idle_array; r.rd_ch_idle_none = ch_idle_none; r.rd_ch_idle_held = ch_idle_held;
                 r.rd_win_cycles = win_cycles;
             }
             if (samples) {
@@ -822,7 +829,8 @@ void print_phase(const PhaseResult &r) {
     Json rd;
     rd.kv("n", r.rd_n).kv("lookup_us", r.rd_lookup_us).kv("nand_us", r.rd_nand_us).kv("latency_us", r.rd_latency_us)
         .kv("inflight", r.rd_inflight).kv("bus_bytes", r.rd_bus_bytes).kv("win_cycles", r.rd_win_cycles)
-        .kv("ch_xfer", r.rd_ch_xfer).kv("ch_idle_array", r.rd_ch_idle_array).kv("ch_idle_none", r.rd_ch_idle_none);
+        .kv("ch_xfer", r.rd_ch_xfer).kv("ch_idle_array", r.rd_ch_idle_array).kv("ch_idle_none", r.rd_ch_idle_none)
+            .kv("ch_idle_held", r.rd_ch_idle_held);
     Json j;
     j.kv("name", r.name).kv("ops", r.ops).kv("warm", r.warm).kv("meas", r.meas).kv("t0_cycle", r.t0)
         .kv("t1_cycle", r.t1).kv("iops", r.iops).kv("iops_whole", r.iops_whole).kv("quarter_iops", r.quarter_iops)

@@ -40,7 +40,7 @@ from pathlib import Path
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, Event, RisingEdge
+from cocotb.triggers import ClockCycles, Event, RisingEdge, Timer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.nand_page_model import bytes_to_words
@@ -126,7 +126,7 @@ class TB:
         self.fwd = StreamSource(dut, "s_fwd", dut.clk, ["data", "last"], pause_gen(rng, idle))
         self.fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"],
                               pause_gen(rng, backpressure))
-        self.stats = {"cuts": 0, "clean": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0,
+        self.stats = {"cuts": 0, "clean": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0, "rd_cpl_ooo": 0,
                       "pages_programmed": 0, "torn": 0, "beyond_prefix": 0, "durable_checked": 0,
                       "prog_fail": 0, "grown_bad": 0, "violations": 0, "max_pages_read": 0,
                       "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0,
@@ -140,6 +140,9 @@ class TB:
         # the workload's wait (see _wl_edge)
         self.edges = 0
         self._wl_wait = None
+        self._wl_progress = 0                    # edge of the workload's last progress (watchdog)
+        self._wl_stall = False
+        self._fw_wait = None                     # (op, edge) of a firmware call waiting for its response
         self._wl_skip = False
         self._wl_wake = Event()
         every_edge(dut.clk, self._wl_edge)
@@ -149,6 +152,7 @@ class TB:
         self.gc_busy = False
         self.gen = 0
         cocotb.start_soon(self._fw_ops())
+        cocotb.start_soon(self._watchdog())
 
     # ---------------------------------------------------------------- host memory and firmware
     def _dma(self):
@@ -197,6 +201,24 @@ class TB:
                 self.free.send_nowait(chan=d // self.geo.ways, way=d % self.geo.ways, block=blk)
                 break
 
+    async def _watchdog(self):
+        """A firmware-port operation without a response beat for STALL_EDGES cycles is a hang: the
+        test fails with the backend's state (woken by a timer, so it does not reorder the other
+        coroutines of an edge)."""
+        while True:
+            await Timer(STALL_EDGES * 10 // 4, "ns")          # 10 ns clock
+            w = self._fw_wait
+            if w is not None and self.edges - w[1] > STALL_EDGES:
+                raise AssertionError(f"device hang: firmware op {w[0]} without a response for "
+                                     f"{self.edges - w[1]} cycles; backend {self.backend_state()}")
+
+    def backend_state(self) -> dict:
+        """The backend's read-ring and FSM registers, printed when a watchdog fires."""
+        be = self.dut.u_dut.u_backend
+        return {n: int(getattr(be, n).value) for n in
+                ("ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q", "fw_st_q",
+                 "nq_v_q", "rd_st_q", "c_st_q", "rq_v_q")}
+
     async def fw_call(self, gen, **f):
         """One firmware-port operation: request (+ data words), then its response beats."""
         req = {k: 0 for k in FW_FIELDS}
@@ -211,7 +233,9 @@ class TB:
         ev = self.fwr.event
         while gen == self.gen:
             ev.clear()
+            self._fw_wait = (f.get("op"), self.edges)     # watched by _watchdog
             await ev.wait()
+            self._fw_wait = None
             if gen != self.gen:
                 await RisingEdge(self.dut.clk)
             while self.fwr.queue:
@@ -447,9 +471,18 @@ class TB:
             return
         if w is not True and not (self.cpl.queue or len(self.cmd.queue) != w[0] or self.edges >= w[1]
                                   or (w[2] and int(self.dut.m_cpl_valid.value))):
+            if self.edges - self._wl_progress > STALL_EDGES:
+                # watchdog: commands in flight, and neither a completion nor an acceptance for
+                # STALL_EDGES cycles: the device hangs (the workload fails with its state)
+                self._wl_stall = True
+                self._wl_wait = None
+                self._wl_wake.set()
+                return
             if not WL_CHECK:
                 return
             self._wl_skip = True
+        else:
+            self._wl_progress = self.edges
         self._wl_wait = None
         self._wl_wake.set()
 
@@ -501,6 +534,10 @@ class TB:
             self._wl_skip = False
             self._wl_wake.clear()
             await self._wl_wake.wait()
+            if self._wl_stall:
+                raise AssertionError(f"device hang: no completion or acceptance for {STALL_EDGES} cycles with "
+                                     f"{len(inflight)} commands in flight (ops {sorted(c['op'] for c in inflight.values())}, "
+                                     f"{len(self.cmd.queue)} waiting); backend {self.backend_state()}")
             if self._wl_skip:                 # WL_CHECK: an edge the wait would have slept through
                 noop = (rng.getstate(), sent, n_cmds, phase, len(inflight), len(free_tags), len(self.cmd.queue))
             cycle = self.edges - edge0
@@ -528,6 +565,8 @@ class TB:
                     continue
                 free_tags.append(c["tag"])
                 busy.difference_update(cmd["lbas"])
+                if cmd["op"] == OP_READ and any(o["op"] == OP_READ and o["sent"] < cmd["sent"] for o in inflight.values()):
+                    self.stats["rd_cpl_ooo"] += 1        # a READ completed ahead of an older, open READ
                 self.complete(cmd, c)
             if sent >= n_cmds:
                 if not inflight:
@@ -696,6 +735,7 @@ class TB:
             elif cmd["op"] in (OP_FLUSH, OP_RFLUSH):
                 cmd["at_ncpl"] = self.ncpl
             addr += 0x10000
+            cmd["sent"] = sent
             inflight[tag] = cmd
             self.cmd.send_nowait(**{k: cmd[k] for k in CMD_FIELDS})
             sent += 1
@@ -1115,6 +1155,9 @@ FAULTS = {"1x4_faults": "pfail_ppm=30000,flip_ppb=400000,efail_ppm=150000"
 # ATS_WL_CHECK=1: the workload runs at every edge and checks that each edge its wait would sleep
 # through changes nothing (the wait's proof; `make test-long` runs with it)
 WL_CHECK = os.environ.get("ATS_WL_CHECK", "") not in ("", "0")
+# watchdog: a power cycle fails if, with commands in flight, nothing completes and nothing is
+# accepted for this many cycles (a whole 40-cut run is about 700k cycles; a hang used to run forever)
+STALL_EDGES = 400_000
 CUTS = int(os.environ.get("ATS_CORE_CUTS", 400 if LONG else 40))  # per run: 5 runs -> 200 cuts in make test, 2,000 in test-long
 
 

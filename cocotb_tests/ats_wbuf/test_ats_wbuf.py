@@ -89,7 +89,7 @@ class TB:
         self.free_tags = list(range(256))
         self.epoch = 0
         self.cycle = 0
-        self.counts = {"reads_ok": 0, "read_pages": 0, "write_pages": 0, "cuts": 0, "checked": 0}
+        self.counts = {"reads_ok": 0, "read_pages": 0, "write_pages": 0, "cuts": 0, "checked": 0, "read_cpl_ooo": 0}
         self.disp.on_accept = lambda item, cyc: self.model.accept(item["_cmd"], cyc)
         self._gen = 0
         cocotb.start_soon(self._clock())
@@ -230,6 +230,10 @@ class TB:
                 assert beat["result"] == c.nlb + 1, f"tag {c.tag}: result {beat['result']}"
             if c.op == READ and exp == OK:
                 self.check_read(c)
+            if c.op == READ and any(o.op == READ and o.accept_cycle is not None and o.accept_cycle < c.accept_cycle
+                                    for o in self.inflight.values()):
+                # READs complete in any order (README "READ"): this one passed an older, still open READ
+                self.counts["read_cpl_ooo"] += 1
             if c.op == WRITE and exp == OK:
                 self.counts["write_pages"] += c.nlb + 1
             self.free_tags.append(c.tag)
@@ -409,6 +413,8 @@ async def run_random_mix(dut, idle, backpressure):
     assert tb.media.stats.max_rd_outstanding > 1, "read misses never overlapped"
     # the media model sends pages as their dies finish: the buffer matched them by read id
     assert tb.media.stats.rd_reordered > 0, "no page came back out of request order"
+    # ... and READ completions leave as their pages arrive, not in the order the READs came
+    assert tb.counts["read_cpl_ooo"] > 0, "no READ completed ahead of an older READ"
     tb.absorb_hwr()
     assert not tb.hwmem, f"{len(tb.hwmem)} host words written by no READ"
     if tb.plp:

@@ -33,7 +33,7 @@ module ats_backend #(
     parameter int PAGES_PER_BLOCK = 64,    // power of two, 2..256
     parameter int BLOCKS          = 128,   // blocks per die, power of two, <= 4096
     parameter int WIN             = 8,     // request table entries (outstanding pages), power of two, 2..64
-    parameter int RD_SLOTS        = 16,    // host read misses in flight (read slots), power of two, 2..16
+    parameter int RD_SLOTS        = 16,    // host read misses in flight (read slots), power of two, 2..32
     parameter int PPN_W           = 16     // remap engine PPN width
 ) (
     input  wire logic                     clk,
@@ -235,8 +235,8 @@ module ats_backend #(
     if (NDIE * BLOCKS > 32768) begin : g_chk_vc
         $fatal(1, "ats_backend: at most 32768 blocks in all (vc_addr) (%m)");
     end
-    if (RD_SLOTS < 2 || RD_SLOTS > 16 || (RD_SLOTS & (RD_SLOTS - 1)) != 0) begin : g_chk_rds
-        $fatal(1, "ats_backend: RD_SLOTS must be a power of two, 2..16 (%m)");
+    if (RD_SLOTS < 2 || RD_SLOTS > 32 || (RD_SLOTS & (RD_SLOTS - 1)) != 0) begin : g_chk_rds
+        $fatal(1, "ats_backend: RD_SLOTS must be a power of two, 2..32 (%m)");
     end
     if (PAGE_BYTES < 16 || (PAGE_BYTES % 4) != 0) begin : g_chk_page
         $fatal(1, "ats_backend: PAGE_BYTES must be a multiple of 4, >= 16 (%m)");
@@ -454,17 +454,25 @@ module ats_backend #(
     logic                   lk_wait_q;            // a lookup in flight, for slot lk_s_q
     logic [RS_W-1:0]        lk_s_q, ra_s, rl_s, rn_s;
     logic                   rb_full, lk_go, rn_ok, rb_want, rb_skip;
+    // the order ring is read through registers (timing: the ring's LUT RAM, then a slot-indexed
+    // table, then the issue priority chain into the firmware FSM was the core's critical path):
+    //   rl_s_q = oq[rl_q] (the read to look up next), valid when rl_fresh_q;
+    //   rn_s_q = oq[rn_q] (the read to issue next) with rn_ok_q (its lookup answered) and rn_nand_q
+    //   (mapped: a NAND READ), computed from the registers of the cycle before; for one cycle after
+    //   rn_q moved they describe the previous read (rn_adv_q) and are not used.
+    logic [RS_W-1:0]        rl_s_q, rn_s_q;
+    logic                   rl_fresh_q, rn_ok_q, rn_nand_q, rn_adv_q;
     assign ra_s = fl[fl_rd_q[RS_W-1:0]];          // the slot a read accepted now takes
-    assign rl_s = oq[rl_q[RS_W-1:0]];
-    assign rn_s = oq[rn_q[RS_W-1:0]];
+    assign rl_s = rl_s_q;
+    assign rn_s = rn_s_q;
     assign rb_full = fl_rd_q == fl_wr_q;          // no free slot
     // a lookup goes out as soon as the request register is free: before any completion or firmware
     // remap request (those wait while rl != ra), so a read sees the mapping of its acceptance time
     // at the latest (never one of a write-back accepted after it)
-    assign lk_go   = (rl_q != ra_q) && !lk_wait_q;
-    assign rn_ok   = (rn_q != rl_q) && !(lk_wait_q && rn_q == (rl_q - 1'b1));
-    assign rb_want = rn_ok && rb_nand_q[rn_s];
-    assign rb_skip = rn_ok && !rb_nand_q[rn_s];
+    assign lk_go   = (rl_q != ra_q) && !lk_wait_q && rl_fresh_q;
+    assign rn_ok   = rn_ok_q && !rn_adv_q;
+    assign rb_want = rn_ok && rn_nand_q;
+    assign rb_skip = rn_ok && !rn_nand_q;
     // while a firmware ERASE waits, no read is accepted, and the ERASE goes to NAND only once every
     // accepted read has its NAND READ issued (per-die order: the read of a page is never behind the
     // erase of its block)
@@ -576,6 +584,20 @@ module ats_backend #(
     assign m_req_lpn = rq_lpn_q; assign m_req_ppn = rq_ppn_q;
     logic               rq_free;
     assign rq_free = !rq_v_q || m_req_ready;
+    // order-ring read registers (declared with the read ring above)
+    always_ff @(posedge clk) begin
+        rl_s_q     <= oq[rl_q[RS_W-1:0]];
+        rl_fresh_q <= (rl_q != ra_q) && !(lk_go && rq_free);
+        rn_s_q     <= oq[rn_q[RS_W-1:0]];
+        rn_ok_q    <= (rn_q != rl_q) && !(lk_wait_q && rn_q == (rl_q - 1'b1));
+        rn_nand_q  <= rb_nand_q[oq[rn_q[RS_W-1:0]]];
+        rn_adv_q   <= rb_skip || (nq_free && rb_want);
+        if (rst) begin
+            rl_fresh_q <= 1'b0;
+            rn_ok_q    <= 1'b0;
+            rn_adv_q   <= 1'b0;
+        end
+    end
     assign s_rsp_ready = 1'b1;
     assign s_map_ready = 1'b1;            // commit log stream (transactions: persistence.md)
 
@@ -1050,6 +1072,12 @@ module ats_backend #(
             if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw) perr = perr + 3'd1;   // unknown remap tag
             // ---- firmware port
             if (fo_v_q && m_fwr_ready) fo_v_q <= 1'b0;
+            // ---- remap request register: taken -> free. Before every writer of rq_v_q (the
+            // firmware REMAP below, the completion FSM, a read lookup), so a request loaded in the
+            // cycle the previous one is taken is kept. (It stood after the firmware FSM: a REMAP
+            // loaded while a read lookup was being taken was dropped, and the firmware waited for
+            // its response for ever; found by the core campaign's watchdog, 1x4_faults seed 5.)
+            if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
             case (fw_st_q)
                 F_IDLE: if (s_fw_valid && s_fw_ready) begin
                     fw_op_q <= s_fw_op; fw_chan_q <= s_fw_chan; fw_way_q <= s_fw_way; fw_blk_q <= s_fw_block;
@@ -1091,8 +1119,6 @@ module ats_backend #(
                                                            // F_RACC / F_RWAIT (table, completion FSM)
             endcase
             if (m_bad_valid && m_bad_ready) bq_rd_q <= bq_rd_q + 1'b1;
-            // ---- remap request register
-            if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
             // ---- completion in request order
             if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
             case (c_st_q)

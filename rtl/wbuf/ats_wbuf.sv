@@ -419,9 +419,11 @@ module ats_wbuf #(
     // read misses (README "READ"): each miss page gets a read id (m_rd_tag = id, 0..MISS_Q-1) and a
     // page-table entry {host address, CPL entry}; the backend returns pages in any order with the id
     // on s_rdd_tag; the drain takes whichever page comes, streams it to m_hwr and frees the id. A READ
-    // with misses reserves a CPL entry at its first miss and closes it {tag, result} at its end; CPL
-    // entries complete in order, the head once no page of it is outstanding (MEDIA_ERROR if a word
-    // of one of its pages carried it). The DIFFWRITE base read has id 0xFF and is taken by the FSM.
+    // with misses reserves a CPL entry at its first miss (entries taken in ring order, cq_wr_q) and
+    // closes it {tag, result} at its end. CPL entries complete in any order: a closed entry with no
+    // page outstanding (cq_pn_q, its outstanding-page count) is ready, and the lowest ready entry is
+    // offered (MEDIA_ERROR if a word of one of its pages carried it). The DIFFWRITE base read has
+    // id 0xFF and is taken by the FSM.
     localparam int MQ_W = $clog2(MISS_Q);
     localparam logic [7:0] RD_ID_BASE = 8'hFF;    // the DIFFWRITE base page (behind no miss)
     logic [31:0]        pt_addr [MISS_Q];          // page table: host address of id i
@@ -431,10 +433,15 @@ module ats_wbuf #(
     logic [7:0]         cq_tag [MISS_Q];
     logic [16:0]        cq_res [MISS_Q];
     logic [MISS_Q-1:0]  cq_err_q;                  // a page of CPL entry e carried an error
-    logic [MQ_W:0]      cq_wr_q, cq_rd_q, cq_cnt;
-    logic [MISS_Q-1:0]  head_match;
-    logic               head_pend_q;               // a page of the head CPL entry outstanding (1 cycle old)
-    logic               mq_push_page, mq_push_cpl, mq_room, mq_hw_idle, mr_start, cq_pop;
+    logic [MISS_Q-1:0]  cq_used_q;                 // entry e reserved (first miss) and not yet completed
+    logic [MISS_Q-1:0]  cq_closed_q;               // entry e closed (its READ has issued every page)
+    logic [MQ_W:0]      cq_pn_q [MISS_Q];          // pages of entry e outstanding (0..MISS_Q)
+    logic [MISS_Q-1:0]  cq_rdy_q;                  // closed and no page outstanding (1 cycle old)
+    logic               cq_pick_v_q;               // lowest ready entry (from cq_rdy_q, 1 more cycle)
+    logic [MQ_W-1:0]    cq_pick_q;
+    logic [1:0]         cq_gap_q;                  // cycles left before the pick is fresh after a pop
+    logic [MQ_W-1:0]    cq_wr_q;                   // entry the next READ with a miss reserves
+    logic               mq_push_page, mq_push_cpl, mq_room, mq_hw_idle, mr_start, cq_pop, mr_end;
     logic               mr_busy_q, mr_cpl_q, mr_err_q;
     logic               mr_drop_q, mr_stray;       // a page no read asked for: taken to its last word, dropped
     logic [31:0]        mr_addr_q;
@@ -443,10 +450,8 @@ module ats_wbuf #(
     logic [7:0]         mr_tag_q;
     logic [16:0]        mr_res_q;
     logic               had_miss_q, had_miss_d;
-    assign cq_cnt  = cq_wr_q - cq_rd_q;
     // a miss needs a free id, and at a READ's first miss a free CPL entry (its entry is cq_wr)
-    assign mq_room = !pt_busy_q[pa_q] && (had_miss_q || 32'(cq_cnt) < MISS_Q);
-    always_comb for (int i = 0; i < MISS_Q; i++) head_match[i] = pt_busy_q[i] && pt_cpl[i] == cq_rd_q[MQ_W-1:0];
+    assign mq_room = !pt_busy_q[pa_q] && (had_miss_q || !cq_used_q[cq_wr_q]);
     // m_hwr and s_rdd are free for the command FSM (hit, zeros, DIFFWRITE base) only when no miss
     // page is outstanding or streaming
     assign mq_hw_idle = pt_busy_q == '0 && !mr_busy_q;
@@ -457,10 +462,12 @@ module ats_wbuf #(
                         ((s_rdd_tag == RD_ID_BASE) ? !(state_q == ST_DFILL && dsrc_q == 2'd1)
                                                    : (32'(s_rdd_tag) >= MISS_Q || !pt_busy_q[s_rdd_tag[MQ_W-1:0]]));
     assign mr_start   = !mr_busy_q && !mr_drop_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE && !dump_q && !mr_stray;
-    // the head leaves once closed (cq_cnt != 0) and none of its pages is outstanding: head_pend_q
-    // is a cycle old, which only delays (no page of a closed entry becomes outstanding again, and
-    // a new head is looked at two cycles after the previous one left at the earliest)
-    assign cq_pop     = !mr_cpl_q && cq_cnt != '0 && !head_pend_q && !dump_q;
+    assign mr_end     = mr_busy_q && s_rdd_valid && s_rdd_ready && mr_w_q == (WI_W + 1)'(PWORDS - 1);
+    // a ready entry leaves when the completion register is free. The pick is two cycles behind the
+    // entry state (cq_rdy_q, then cq_pick_q), so after a pop two cycles pass (cq_gap_q) before the
+    // next: the popped entry is never offered twice, and no entry is offered before it is ready
+    // (an entry's count only falls once it is closed; a reserved entry is not closed)
+    assign cq_pop     = !mr_cpl_q && cq_pick_v_q && cq_gap_q == 2'd0 && !dump_q;
     logic               dn_live_v, dn_hold_q;
     logic [1:0]         dn_live_src, dn_src_q, dn_src;
     logic [7:0]         dn_live_tag, dn_live_st, dn_tag_q, dn_st_q;
@@ -880,23 +887,42 @@ module ats_wbuf #(
     always_ff @(posedge clk) begin
         if (mq_push_page) begin
             pt_addr[pa_q] <= addr_q;
-            pt_cpl[pa_q]  <= cq_wr_q[MQ_W-1:0];
+            pt_cpl[pa_q]  <= cq_wr_q;
             pt_busy_q[pa_q] <= 1'b1;
             pa_q <= pa_q + 1'b1;
-            if (!had_miss_q) cq_err_q[cq_wr_q[MQ_W-1:0]] <= 1'b0;   // the READ's entry reserved
+            if (!had_miss_q) begin                                  // the READ's entry reserved
+                cq_err_q[cq_wr_q]  <= 1'b0;
+                cq_used_q[cq_wr_q] <= 1'b1;
+            end
         end
         if (mq_push_cpl) begin
-            cq_tag[cq_wr_q[MQ_W-1:0]] <= tag_q;
-            cq_res[cq_wr_q[MQ_W-1:0]] <= 17'(nlb_q) + 17'd1;
+            cq_tag[cq_wr_q] <= tag_q;
+            cq_res[cq_wr_q] <= 17'(nlb_q) + 17'd1;
+            cq_closed_q[cq_wr_q] <= 1'b1;
             cq_wr_q <= cq_wr_q + 1'b1;
         end
-        head_pend_q <= |head_match;
+        // outstanding pages per entry: +1 when a page of the entry is requested, -1 when its last
+        // word has been drained (both can hit one entry in one cycle)
+        for (int e = 0; e < MISS_Q; e++) begin
+            unique case ({mq_push_page && cq_wr_q == MQ_W'(e), mr_end && mr_cq_q == MQ_W'(e)})
+                2'b10:   cq_pn_q[e] <= cq_pn_q[e] + 1'b1;
+                2'b01:   cq_pn_q[e] <= cq_pn_q[e] - 1'b1;
+                default: ;
+            endcase
+            cq_rdy_q[e] <= cq_closed_q[e] && cq_pn_q[e] == '0;
+        end
+        cq_pick_v_q <= cq_rdy_q != '0;
+        cq_pick_q   <= '0;
+        for (int e = MISS_Q - 1; e >= 0; e--) if (cq_rdy_q[e]) cq_pick_q <= MQ_W'(e);
+        if (cq_gap_q != 2'd0) cq_gap_q <= cq_gap_q - 1'b1;
         if (cq_pop) begin
-            cq_rd_q  <= cq_rd_q + 1'b1;
+            cq_gap_q <= 2'd2;
+            cq_used_q[cq_pick_q]   <= 1'b0;
+            cq_closed_q[cq_pick_q] <= 1'b0;
             mr_cpl_q <= 1'b1;
-            mr_tag_q <= cq_tag[cq_rd_q[MQ_W-1:0]];
-            mr_res_q <= cq_res[cq_rd_q[MQ_W-1:0]];
-            mr_err_q <= cq_err_q[cq_rd_q[MQ_W-1:0]];
+            mr_tag_q <= cq_tag[cq_pick_q];
+            mr_res_q <= cq_res[cq_pick_q];
+            mr_err_q <= cq_err_q[cq_pick_q];
         end
         if (sel_rd && m_done_ready) mr_cpl_q <= 1'b0;
         if (mr_start) begin
@@ -912,14 +938,16 @@ module ats_wbuf #(
         if (mr_busy_q && s_rdd_valid && s_rdd_ready) begin
             mr_w_q <= mr_w_q + 1'b1;
             if (s_rdd_status != ST_OK) cq_err_q[mr_cq_q] <= 1'b1;
-            if (mr_w_q == (WI_W + 1)'(PWORDS - 1)) begin
-                mr_busy_q <= 1'b0;
-                pt_busy_q[mr_id_q] <= 1'b0;
-            end
+        end
+        if (mr_end) begin
+            mr_busy_q <= 1'b0;
+            pt_busy_q[mr_id_q] <= 1'b0;
         end
         if (rst) begin
             pa_q <= '0; pt_busy_q <= '0;
-            cq_wr_q <= '0; cq_rd_q <= '0; head_pend_q <= 1'b1;
+            cq_wr_q <= '0; cq_used_q <= '0; cq_closed_q <= '0; cq_rdy_q <= '0;
+            cq_pick_v_q <= 1'b0; cq_gap_q <= 2'd0;
+            for (int e = 0; e < MISS_Q; e++) cq_pn_q[e] <= '0;
             mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0; mr_drop_q <= 1'b0;
         end
     end
