@@ -450,8 +450,13 @@ module ats_wbuf #(
     logic [7:0]         mr_tag_q;
     logic [16:0]        mr_res_q;
     logic               had_miss_q, had_miss_d;
-    // a miss needs a free id, and at a READ's first miss a free CPL entry (its entry is cq_wr)
-    assign mq_room = !pt_busy_q[pa_q] && (had_miss_q || !cq_used_q[cq_wr_q]);
+    // a miss needs a free id, and at a READ's first miss a free CPL entry (its entry is cq_wr).
+    // Both looks are registered (timing: the two 1-of-MISS_Q selects fed m_rd_valid and, through
+    // the backend's acceptance, its per-slot writes): pa_ok_q / cq_ok_q are a cycle old. They can
+    // only turn false by a push (an id or an entry taken) or a close (cq_wr moves), so the cycle
+    // after either is not used (mq_moved_q); a free-up seen a cycle late only delays.
+    logic               pa_ok_q, cq_ok_q, mq_moved_q;
+    assign mq_room = pa_ok_q && (had_miss_q || cq_ok_q) && !mq_moved_q;
     // m_hwr and s_rdd are free for the command FSM (hit, zeros, DIFFWRITE base) only when no miss
     // page is outstanding or streaming
     assign mq_hw_idle = pt_busy_q == '0 && !mr_busy_q;
@@ -901,6 +906,9 @@ module ats_wbuf #(
             cq_closed_q[cq_wr_q] <= 1'b1;
             cq_wr_q <= cq_wr_q + 1'b1;
         end
+        pa_ok_q    <= !pt_busy_q[pa_q];
+        cq_ok_q    <= !cq_used_q[cq_wr_q];
+        mq_moved_q <= mq_push_page || mq_push_cpl;
         // outstanding pages per entry: +1 when a page of the entry is requested, -1 when its last
         // word has been drained (both can hit one entry in one cycle)
         for (int e = 0; e < MISS_Q; e++) begin
@@ -947,6 +955,7 @@ module ats_wbuf #(
             pa_q <= '0; pt_busy_q <= '0;
             cq_wr_q <= '0; cq_used_q <= '0; cq_closed_q <= '0; cq_rdy_q <= '0;
             cq_pick_v_q <= 1'b0; cq_gap_q <= 2'd0;
+            pa_ok_q <= 1'b0; cq_ok_q <= 1'b0; mq_moved_q <= 1'b0;
             for (int e = 0; e < MISS_Q; e++) cq_pn_q[e] <= '0;
             mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0; mr_drop_q <= 1'b0;
         end
