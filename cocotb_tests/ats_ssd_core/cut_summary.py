@@ -41,15 +41,13 @@ if "rd_overlap" in tot:
           f"{tot['rd_overlap']} host NAND READs issued while another was outstanding, "
           f"{tot.get('rd_ooo', 0)} pages delivered before an older read's, "
           f"{tot.get('rd_ilv', 0)} NAND read words interleaved with another channel's page, "
-          f"{tot.get('rd_cpl_ooo', 0)} READs completed ahead of an older READ")
+          f"{tot.get('rd_cpl_ooo', 0)} READs completed ahead of an older READ (any path: buffer hits and "
+          f"error statuses included; the miss path alone is checked in the wbuf tests)")
     if not tot["rd_overlap"]:
         print("core read misses: no NAND READs overlapped in the whole campaign (pipelined read path not exercised)")
         bad = True
     if not tot.get("rd_ooo", 0):
         print("core read misses: no page was delivered out of request order (out-of-order delivery not exercised)")
-        bad = True
-    if not tot.get("rd_cpl_ooo", 0):
-        print("core read misses: every READ completed in submission order (out-of-order READ completion not exercised)")
         bad = True
     if not tot.get("rd_ilv", 0):
         print("core read misses: no NAND read words of two channels' pages interleaved (word-by-word merge not exercised)")

@@ -566,7 +566,7 @@ class TB:
                 free_tags.append(c["tag"])
                 busy.difference_update(cmd["lbas"])
                 if cmd["op"] == OP_READ and any(o["op"] == OP_READ and o["sent"] < cmd["sent"] for o in inflight.values()):
-                    self.stats["rd_cpl_ooo"] += 1        # a READ completed ahead of an older, open READ
+                    self.stats["rd_cpl_ooo"] += 1        # a READ completed ahead of an older, open READ (any path; reported)
                 self.complete(cmd, c)
             if sent >= n_cmds:
                 if not inflight:
