@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo sim-soc regs wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
 
 help:
 	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
@@ -56,8 +56,18 @@ synth-check: $(GEN_STAMP)
 
 # `make test` puts the per-block synthesis checks (synth/test_synth_check.py, the same checks as
 # synth-check) into this pytest-xdist pool: both cores stay busy, no serial synthesis step first.
-test-rtl: $(GEN_STAMP)
-	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py $(SYNTH_TESTS)
+# the full-system simulation (SoC Verilog, Verilated harness, firmware) is built once before the
+# pytest pool: its tests (tests/system) share it
+sim-soc: $(GEN_STAMP)
+	$(PY) sim/soc/build.py
+
+# docs/registers.md is the sim configuration's generated register document (soc/regmap.py)
+regs: sim-soc
+	cp build/soc/sim/registers.md docs/registers.md
+
+test-rtl: $(GEN_STAMP) sim-soc
+	rm -rf build/system
+	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests tests/system $(SYNTH_TESTS)
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
@@ -65,11 +75,14 @@ test-harness: $(SETUP_STAMP)
 test: SYNTH_TESTS = synth/test_synth_check.py
 test: $(SETUP_STAMP) lint test-harness test-rtl
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
+	$(PY) tests/system/summary.py
 	@echo "make test: all checks passed"
 
-test-long: $(GEN_STAMP)
-	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py
+test-long: $(GEN_STAMP) sim-soc
+	rm -rf build/system
+	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests tests/system
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
+	$(PY) tests/system/summary.py
 
 # ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------
 demo: $(GEN_STAMP)

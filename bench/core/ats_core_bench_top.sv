@@ -160,7 +160,7 @@ module ats_core_bench_top #(
         .s_hrd_last, .m_hwr_valid, .m_hwr_ready, .m_hwr_addr, .m_hwr_data, .m_hwr_last,
         .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block,
         .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
-        .vc_addr(15'd0), .vc_data,
+        .vc_addr(15'd0), .vc_data, .wb_hold(1'b0), .cpl_seq(), .txs_addr(6'd0), .txs_open(), .txs_seq(),
         // firmware port (raw NAND ops, remap requests, GC relocation): idle in these benchmarks
         .s_fw_valid(1'b0), .s_fw_ready(fw_ready), .s_fw_op(3'd0), .s_fw_chan(3'd0), .s_fw_way(2'd0),
         .s_fw_block(12'd0), .s_fw_page(8'd0), .s_fw_rop(4'd0), .s_fw_txid(6'd0), .s_fw_lpn(32'd0),

@@ -52,7 +52,7 @@ LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
 CMD_FIELDS = ["op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux"]
 FW_FIELDS = ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn", "seq", "epoch", "flags", "kind"]
-FW_NREAD, FW_NPROG, FW_NERASE, FW_REMAP, FW_RELOC = range(5)
+FW_NREAD, FW_NPROG, FW_NERASE, FW_REMAP, FW_RELOC, FW_SEQSET = range(6)
 N_OK, N_PROGRAM_FAIL, N_ERASE_FAIL, N_ERASED = 0, 1, 2, 5
 R_LOOKUP = 1
 COMMIT_WAIT = 300_000   # cycles: how much later than its cycle a cut-on-commit run cuts if no commit completed
@@ -115,6 +115,8 @@ class TB:
         dut.power_ok.value = 0
         dut.pwr_fail.value = 0
         dut.vc_addr.value = 0
+        dut.wb_hold.value = 0
+        dut.txs_addr.value = 0
         self.cmd = StreamSource(dut, "s_cmd", dut.clk, CMD_FIELDS, pause_gen(rng, idle))
         self.cpl = StreamSink(dut, "m_cpl", dut.clk, ["tag", "status", "result"], pause_gen(rng, backpressure))
         self.hrd = StreamSink(dut, "m_hrd", dut.clk, ["addr", "len"], pause_gen(rng, backpressure))
@@ -132,7 +134,8 @@ class TB:
                       "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0,
                       "tx_commits": 0, "tx_aborts": 0, "tx_failed": 0, "tx_reads": 0, "atom_checked": 0,
                       "tx_cut_in_commit": 0, "tx_applied_in_cut": 0, "diffwrites": 0,
-                      "fw_ops": 0, "cut_at_commit_cpl": 0, "relocs": 0, "relocs_stale": 0, "raw_progs": 0, "raw_reads": 0, "erases": 0, "erase_fail": 0}
+                      "fw_ops": 0, "cut_at_commit_cpl": 0, "relocs": 0, "relocs_stale": 0, "raw_progs": 0, "raw_reads": 0, "erases": 0, "erase_fail": 0,
+                      "seqset": 0, "holds": 0, "txs_open_seen": 0}
         self.errors: list[str] = []
         self.burst = None
         every_edge(dut.clk, self._dma)
@@ -371,16 +374,60 @@ class TB:
                 self.errors.append(f"fw NREAD after NPROG die {d} block {blk} page {pg}: status "
                                    f"{b[-1]['status']}, first difference at word {bad} of {len(words)}")
             self.stats["raw_reads"] += 1
+        elif r < 0.95:
+            await self._hold_check(rng, gen)
         else:
             # malformed: an unknown port operation, an unknown remap operation
             if rng.random() < 0.5:
-                b = await self.fw_call(gen, op=rng.randint(5, 7))
+                b = await self.fw_call(gen, op=rng.randint(6, 7))
                 if b is not None and b[0]["status"] != 0xFF:
                     self.errors.append(f"fw unknown op: status {b[0]['status']}, expected 0xff")
             else:
                 b = await self.fw_call(gen, op=FW_REMAP, rop=rng.choice([7, 8, 15]), lpn=0)
                 if b is not None and b[0]["status"] != 1:
                     self.errors.append(f"fw remap op unknown: status {b[0]['status']}, expected BAD_OP")
+
+    async def _hold_check(self, rng, gen):
+        """Checkpoint support (C27): wb_hold stops new write-back requests; once the table has
+        drained, cpl_seq = next_seq and neither moves while held; a SEQSET then is refused only
+        when requests are in flight; every open tx of txs_open is a tx the host has begun and not
+        seen completed, its first seq below next_seq."""
+        self.dut.wb_hold.value = 1
+        try:
+            seq0 = int(self.dut.next_seq.value)
+            for _ in range(40_000):
+                await RisingEdge(self.dut.clk)
+                if gen != self.gen:
+                    return
+                if int(self.dut.cpl_seq.value) == int(self.dut.next_seq.value):
+                    break
+            else:
+                self.errors.append("wb_hold: the request table never drained")
+                return
+            nseq = int(self.dut.next_seq.value)
+            if nseq > seq0 + self.win:
+                self.errors.append(f"wb_hold: next_seq moved from {seq0} to {nseq} (more than WIN)")
+            for t in range(1, self.ntx_used + 1):
+                self.dut.txs_addr.value = t
+                await Timer(1, "ns")
+                if int(self.dut.txs_open.value):
+                    self.stats["txs_open_seen"] += 1
+                    tseq = int(self.dut.txs_seq.value)
+                    if not (self.seq_base <= tseq < nseq):
+                        self.errors.append(f"txs_seq[{t}] = {tseq} outside [{self.seq_base}, {nseq})")
+                    if t not in self.txs or not self.txs[t].ops and not self.txs[t].ending:
+                        self.errors.append(f"txs_open[{t}] while the host has no open tx {t}")
+            for _ in range(rng.randint(10, 300)):
+                await RisingEdge(self.dut.clk)
+                if gen != self.gen:
+                    return
+                if int(self.dut.next_seq.value) != nseq or int(self.dut.cpl_seq.value) != nseq:
+                    self.errors.append("wb_hold: a write-back request was accepted while held")
+                    return
+            self.stats["holds"] += 1
+        finally:
+            if gen == self.gen:
+                self.dut.wb_hold.value = 0
 
     # ---------------------------------------------------------------- one power cycle
     async def power_on(self):
@@ -402,7 +449,10 @@ class TB:
         self.fw_cycles = 0
         self.starve = self.rng.randint(200, 2000) if self.rng.random() < 0.25 else 0
         self.stats["starved"] += int(self.starve > 0)
-        format_images(self.paths, g, self.plan)
+        # the log starts at a random seq in half of the power cycles (the firmware's SEQSET after a
+        # recovery, C27): the format's checkpoint carries it as seq_base
+        self.seq_base = 0 if self.rng.random() < 0.5 else self.rng.getrandbits(40)
+        format_images(self.paths, g, self.plan, seq_base=self.seq_base)
         for s in (self.cmd, self.hrdd, self.free, self.fw, self.fwd):
             s.flush()
         for s in (self.cpl, self.hrd, self.hwr, self.bad, self.fwr):
@@ -423,6 +473,12 @@ class TB:
                 break
         else:
             raise AssertionError("init_done never rose")
+        if self.seq_base:
+            b = await self.fw_call(self.gen, op=FW_SEQSET, seq=self.seq_base)
+            nseq = int(self.dut.next_seq.value)
+            if b is None or b[0]["status"] != 0 or nseq != self.seq_base or int(self.dut.cpl_seq.value) != nseq:
+                self.errors.append(f"SEQSET {self.seq_base:#x} at power-on: {b}, next_seq {nseq:#x}")
+            self.stats["seqset"] += 1
 
     async def read_valid_counts(self) -> dict[tuple[int, int], int]:
         """The backend's per-block valid-page counts (vc_addr -> vc_data, one cycle), every block."""
@@ -442,6 +498,7 @@ class TB:
         self.fwr.event.set()                        # a fw_call in progress ends (see fw_call)
         self.dut.power_ok.value = 0
         self.dut.pwr_fail.value = 1
+        self.dut.wb_hold.value = 0
         await RisingEdge(self.dut.clk)
         self.counters = {k: int(getattr(self.dut, k).value) for k in
                          ("cnt_nand_prog", "cnt_prog_fail", "cnt_proto_err", "cnt_host_pages", "cnt_nand_read",

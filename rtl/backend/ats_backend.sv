@@ -135,6 +135,7 @@ module ats_backend #(
     input  wire logic [7:0]               s_ncpl_tag,
     input  wire logic [2:0]               s_ncpl_status,
     input  wire logic [7:0]               s_ncpl_corrected,
+    input  wire logic                     s_ncpl_bad_mark, // READ: spare byte 0 is a bad-block mark
     // ---- firmware port (README "Firmware port"): one operation at a time, one response each
     input  wire logic                     s_fw_valid,
     output wire logic                     s_fw_ready,
@@ -165,6 +166,13 @@ module ats_backend #(
     // ---- valid-page count of a block (firmware GC accounting), read port, latency 1
     input  wire logic [14:0]              vc_addr,        // {die, block}: die * BLOCKS + block
     output logic      [8:0]               vc_data,
+    // ---- checkpoint support (README "Checkpoint support"): hold new write-back requests, the
+    //      completed prefix, and per txid the seq of the first page of its open transaction
+    input  wire logic                     wb_hold,        // high: no write-back request is accepted
+    output wire logic [63:0]              cpl_seq,        // every request with a lower seq has completed
+    input  wire logic [5:0]               txs_addr,       // txid -> txs_open / txs_seq (combinational)
+    output wire logic                     txs_open,       // a page of txid was accepted, its commit / abort not yet
+    output wire logic [63:0]              txs_seq,        // seq of that tx's first accepted page
     // ---- status and counters
     output wire logic                     no_free_block,  // a page waits and no die has a block
     output wire logic [63:0]              next_seq,       // seq the next request will get
@@ -200,7 +208,8 @@ module ats_backend #(
     localparam int ROB_DEPTH = RD_SLOTS << RWA;
     localparam logic [7:0] RT_CPL = 8'h01, RT_RD = 8'h02, RT_FW = 8'h03; // remap tags
     localparam logic [7:0] FW_TAG = 8'hFE;              // NAND tag of a firmware ERASE / PROGRAM
-    localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4;
+    localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4,
+                           FO_SEQSET = 3'd5;
     // remap ops
     localparam logic [3:0] R_MAP_WRITE = 4'd0, R_LOOKUP = 4'd1, R_TX_WRITE = 4'd2,
                            R_TX_LOOKUP = 4'd3, R_COMMIT = 4'd4, R_ABORT = 4'd5, R_UNMAP = 4'd6;
@@ -323,7 +332,7 @@ module ats_backend #(
     logic               fw_acc;           // RELOC enters the table this cycle
     logic               fwp_we;           // NPROG word into the firmware page
     assign fw_acc      = fw_st_q == F_RACC && !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
-    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst && fw_st_q != F_RACC;
+    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst && fw_st_q != F_RACC && !wb_hold;
     assign acc_fire    = s_wb_valid && s_wb_ready;
     assign s_wbd_ready = recv_q && !recv_fw_q;
     assign fwp_we      = fw_st_q == F_PRECV && s_fwd_valid;
@@ -332,6 +341,26 @@ module ats_backend #(
     assign mem_we      = wbd_fire;
     assign mem_wa      = MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
     assign next_seq    = seq_q;
+    assign cpl_seq     = cpl_seq_q;
+    // open transactions as the request stream shows them (checkpoint support): a page with txid t
+    // and no commit / abort mark opens t (its seq kept) unless t is open; a mark or record of t
+    // (commit mark, commit record, abort record) closes t
+    logic [63:0]        txo_q;
+    logic [63:0]        txs_mem [64];
+    assign txs_open = txo_q[txs_addr];
+    assign txs_seq  = txs_mem[txs_addr];
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            txo_q <= '0;
+        end else if (acc_fire && s_wb_txid != 6'd0) begin
+            if (s_wb_rec != RC_NONE) begin
+                txo_q[s_wb_txid] <= 1'b0;
+            end else if (!txo_q[s_wb_txid]) begin
+                txo_q[s_wb_txid] <= 1'b1;
+                txs_mem[s_wb_txid] <= seq_q;
+            end
+        end
+    end
 
     ats_wbuf_mem #(.DEPTH(MEM_DEPTH)) u_mem (
         .clk, .wr_en(mem_we), .wr_addr(mem_wa), .wr_data(recv_fw_q ? s_fwd_data : s_wbd_data),
@@ -406,6 +435,7 @@ module ats_backend #(
 
     // ---------------------------------------------------------------------------------------------
     // firmware NREAD FSM (host reads: the read ring below)
+    logic               rd_bbm_q;         // NREAD: the page's factory bad-block mark
     typedef enum logic [2:0] {RD_IDLE, RD_NREQ, RD_DATA, RD_CPL, RD_LAST} rd_state_e;
     rd_state_e          rd_st_q;
     logic [PPN_W-1:0]   rd_ppn_q;
@@ -1090,6 +1120,16 @@ module ats_backend #(
                         FO_NERASE: fw_st_q <= F_NREQ;
                         FO_REMAP:  fw_st_q <= F_REMAP;
                         FO_RELOC:  fw_st_q <= F_RACC;
+                        FO_SEQSET: begin                   // next seq := s_fw_seq, only with no request
+                            fo_v_q <= 1'b1; fo_data_q <= 32'd0; fo_last_q <= 1'b1;    // in the table
+                            fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                            if (count == '0 && !acc_fire && !recv_q) begin
+                                cpl_seq_q <= s_fw_seq;
+                                fo_status_q <= 8'h00;
+                            end else begin
+                                fo_status_q <= 8'h04;      // BAD_REQ: requests in flight (hold first)
+                            end
+                        end
                         default: begin                     // unknown operation: status 0xFF, nothing done
                             fo_v_q <= 1'b1; fo_status_q <= 8'hFF; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
                             fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
@@ -1277,11 +1317,12 @@ module ats_backend #(
                 RD_CPL: if (ncpl_read) begin
                     cnt_nand_read <= cnt_nand_read + 1'b1;
                     rd_status_q <= {5'd0, s_ncpl_status};
+                    rd_bbm_q <= s_ncpl_bad_mark;
                     rd_st_q <= RD_LAST;
                 end
                 RD_LAST: if (fo_free) begin
                     fo_v_q <= 1'b1; fo_data_q <= rd_meta_q; fo_last_q <= 1'b1; fo_status_q <= rd_status_q;
-                    fo_ppn_q <= rd_ppn_q; fo_mapped_q <= 1'b0;
+                    fo_ppn_q <= rd_ppn_q; fo_mapped_q <= rd_bbm_q;     // NREAD: the bad-block mark
                     fw_st_q <= F_IDLE;
                     rd_st_q <= RD_IDLE;
                 end

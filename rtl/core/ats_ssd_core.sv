@@ -83,6 +83,12 @@ module ats_ssd_core #(
     output wire logic [11:0] m_bad_block,
     input  wire logic [14:0] vc_addr,
     output wire logic [8:0]  vc_data,
+    // checkpoint support (rtl/backend/README.md "Checkpoint support")
+    input  wire logic        wb_hold,          // hold new write-back requests at the backend
+    output wire logic [63:0] cpl_seq,          // every request with a lower seq has completed
+    input  wire logic [5:0]  txs_addr,
+    output wire logic        txs_open,         // txid txs_addr has pages on flash and no commit / abort yet
+    output wire logic [63:0] txs_seq,          // seq of its first page
     // firmware port (rtl/backend/README.md "Firmware port")
     input  wire logic        s_fw_valid,
     output wire logic        s_fw_ready,
@@ -294,8 +300,8 @@ module ats_ssd_core #(
         .s_ndata_valid(rdn_valid), .s_ndata_ready(rdn_ready), .s_ndata_data(rdn_data), .s_ndata_last(rdn_last),
         .s_ndata_tag(rdn_tag), .s_ndata_widx(rdn_widx),
         .s_ncpl_valid(nc_valid), .s_ncpl_ready(nc_ready), .s_ncpl_tag(nc_tag), .s_ncpl_status(nc_status),
-        .s_ncpl_corrected(nc_corr),
-        .vc_addr, .vc_data,
+        .s_ncpl_corrected(nc_corr), .s_ncpl_bad_mark(nc_bad_mark),
+        .vc_addr, .vc_data, .wb_hold, .cpl_seq, .txs_addr, .txs_open, .txs_seq,
         .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
         .s_fw_txid, .s_fw_lpn, .s_fw_ppn, .s_fw_seq, .s_fw_epoch, .s_fw_flags, .s_fw_kind,
         .s_fwd_valid, .s_fwd_ready, .s_fwd_data, .s_fwd_last,
@@ -348,7 +354,7 @@ module ats_ssd_core #(
     assign unused = ^{q_epoch, q_occ, wb_slot, dump_done, dump_short, wb_cnt_wb_pages, wb_cnt_unmaps,
                       wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty, rs_from_tx,
                       rs_count, iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
-                      cm_txid, nf_tag, rdn_slot, rdn_chan, nc_bad_mark, be_cnt_host, be_cnt_trims};
+                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims};
 endmodule
 
 `resetall

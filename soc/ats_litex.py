@@ -1,0 +1,382 @@
+# SPDX-License-Identifier: Apache-2.0
+"""atomssd as a LiteX peripheral: the device core (rtl/core/ats_ssd_core.sv) and the firmware-port
+bridge (rtl/soc/ats_fw_bridge.sv) with their CSRs, the bridge's page buffer on the bus, and the host
+port and NAND pins as pads.
+
+The CSRs below are the single source of the register map: LiteX generates the firmware header
+(csr.h), csr.json (read by soc/regmap.py into the Python constants and docs/registers.md) from
+them. Every register has a description; the bank's location is pinned (CSR_LOC). Theory of
+operation: soc/README.md.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, asdict, field
+from pathlib import Path
+
+from migen import Signal, Instance, ClockSignal, ResetSignal, If, Cat, Constant
+from litex.gen import LiteXModule
+from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
+from litex.soc.interconnect import wishbone
+from litex.soc.integration.soc import SoCRegion
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CSR_LOC = 16                  # the "ats" CSR bank's location (pinned; address = csr base + loc * 0x800)
+BUF_ORIGIN = 0x9000_0000      # the bridge's page buffer (uncached IO region, VexRiscv: >= 0x80000000)
+
+# The core's counters brought out as CSRs, in this order (name, description).
+COUNTERS = [
+    ("cnt_host_pages", "pages written by the host into the write buffer"),
+    ("cnt_coalesced", "host page writes absorbed by a page already in the buffer"),
+    ("cnt_nand_prog", "NAND PROGRAMs completed OK (host pages, records, GC copies, firmware NPROG)"),
+    ("cnt_nand_read", "NAND READs completed for host read misses"),
+    ("cnt_ecc_corr", "bits corrected by the BCH decoder in good host reads"),
+    ("cnt_prog_fail", "NAND PROGRAMs that failed (re-programmed elsewhere)"),
+    ("cnt_read_err", "host reads answered MEDIA_ERROR"),
+    ("cnt_proto_err", "internal protocol errors (must stay 0)"),
+    ("cnt_erases", "NAND ERASEs completed OK (firmware port)"),
+    ("cnt_relocs", "GC relocations applied"),
+]
+
+
+@dataclass
+class AtsConfig:
+    """One device configuration: the core's parameters, the NAND die models' array times (sim)."""
+    name: str = "sim"
+    num_chan: int = 2
+    ways: int = 2
+    page_bytes: int = 512
+    spare_bytes: int = 64
+    pages_per_block: int = 16
+    blocks: int = 32
+    num_lbas: int = 768
+    qdepth: int = 16
+    num_slots: int = 8
+    win: int = 4
+    rd_slots: int = 4
+    sched_depth: int = 16
+    remap_preset: str = "mid"
+    sys_clk_hz: int = 100_000_000
+    # simulation only: NAND array time divider (FEMU preset / this) and erase time
+    array_time_div: int = 20
+    t_bers_ns: int = 2_000_000
+
+    @property
+    def ndie(self) -> int:
+        return self.num_chan * self.ways
+
+    def remap(self) -> dict:
+        return json.loads((ROOT / "build" / "gen" / f"remap_{self.remap_preset}" / "params.json").read_text())
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        r = self.remap()
+        d.update(ndie=self.ndie, num_tx=r["NUM_TX"], tx_entries=r["TX_ENTRIES"], ppn_w=r["PPN_W"],
+                 map_depth=r["MAP_DEPTH"])
+        return d
+
+    def check(self) -> None:
+        r = self.remap()
+        if self.num_lbas > r["MAP_DEPTH"]:
+            raise ValueError(f"num_lbas {self.num_lbas} > the remap preset's MAP_DEPTH {r['MAP_DEPTH']}")
+        if self.ndie * self.blocks * self.pages_per_block > 1 << r["PPN_W"]:
+            raise ValueError("the geometry has more pages than the remap preset's PPN width addresses")
+
+
+CONFIGS = {
+    # the full-system simulation (tests, demo): 2 x 2 dies, 512-byte pages, 2048 pages (1 MiB) raw,
+    # 768 LBAs (37.5 % of the raw pages: GC runs after about one capacity of writes). Small so that
+    # the whole SoC simulates fast enough for hundreds of power cuts in `make test`
+    "sim": AtsConfig(),
+    # the product's default device (synthesis): the core's defaults, 4 x 2 dies
+    "default": AtsConfig(name="default", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
+                         pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
+                         remap_preset="default", sys_clk_hz=75_000_000),
+}
+
+
+def core_sources(cfg: AtsConfig) -> list[Path]:
+    """The RTL of the core (its .f list with the remap preset's generated Verilog) and the bridge."""
+    out = []
+    for p in (ROOT / "rtl/core/ats_ssd_core.f").read_text().split():
+        if "ats_remap_engine" in p:
+            out.append(ROOT / "build" / "gen" / f"remap_{cfg.remap_preset}" / "ats_remap_engine.v")
+        else:
+            out.append(ROOT / p)
+    out.append(ROOT / "rtl/soc/ats_fw_bridge.sv")
+    return out
+
+
+def nand_pads(cfg: AtsConfig):
+    from litex.build.generic_platform import Subsignal, Pins
+    n, d = cfg.num_chan, cfg.ndie
+    return ("nand", 0,
+            Subsignal("ce_n", Pins(d)), Subsignal("cle", Pins(n)), Subsignal("ale", Pins(n)),
+            Subsignal("we_n", Pins(n)), Subsignal("re_n", Pins(n)), Subsignal("wp_n", Pins(n)),
+            Subsignal("dq_o", Pins(8 * n)), Subsignal("dq_i", Pins(8 * n)), Subsignal("rb_n", Pins(d)))
+
+
+HOST_FIELDS = [  # host port pads: (name, width, direction seen from the SoC)
+    ("cmd_valid", 1, "i"), ("cmd_ready", 1, "o"), ("cmd_op", 4, "i"), ("cmd_tag", 8, "i"),
+    ("cmd_lba", 48, "i"), ("cmd_nlb", 16, "i"), ("cmd_txid", 6, "i"), ("cmd_flags", 4, "i"),
+    ("cmd_attr", 2, "i"), ("cmd_prio", 2, "i"), ("cmd_dptr", 32, "i"), ("cmd_aux", 32, "i"),
+    ("cpl_valid", 1, "o"), ("cpl_ready", 1, "i"), ("cpl_tag", 8, "o"), ("cpl_status", 8, "o"),
+    ("cpl_result", 32, "o"),
+    ("hrd_valid", 1, "o"), ("hrd_ready", 1, "i"), ("hrd_addr", 32, "o"), ("hrd_len", 16, "o"),
+    ("hrdd_valid", 1, "i"), ("hrdd_ready", 1, "o"), ("hrdd_data", 32, "i"), ("hrdd_last", 1, "i"),
+    ("hwr_valid", 1, "o"), ("hwr_ready", 1, "i"), ("hwr_addr", 32, "o"), ("hwr_data", 32, "o"),
+    ("hwr_last", 1, "o"),
+    ("pwr_fail", 1, "i"),
+]
+
+
+def host_pads():
+    from litex.build.generic_platform import Subsignal, Pins
+    return ("host", 0, *[Subsignal(n, Pins(w)) for n, w, _ in HOST_FIELDS])
+
+
+class AtomSSD(LiteXModule):
+    """The device core + firmware bridge with CSRs. `host` and `nand` are pad records."""
+
+    def __init__(self, cfg: AtsConfig, host, nand):
+        cfg.check()
+        r = cfg.remap()
+        ppn_w = r["PPN_W"]
+        pw = cfg.page_bytes // 4
+        buf_aw = (pw + 8 - 1).bit_length()
+        self.buf_words = 1 << buf_aw
+        nd = cfg.ndie
+
+        # ---- control and status
+        self.ctrl = CSRStorage(description="Device control.", fields=[
+            CSRField("host_en", size=1, description="1: host commands enter the command queue "
+                     "(the firmware sets it after recovery); 0: the host port's cmd_ready is low"),
+            CSRField("wb_hold", size=1, description="1: the backend accepts no new write-back "
+                     "request (checkpoint: drain until cpl_seq = next_seq)"),
+        ])
+        self.status = CSRStatus(description="Device status.", fields=[
+            CSRField("init_done", size=1, description="remap tables cleared and every NAND die reset"),
+            CSRField("no_free_block", size=1, description="a page waits and no die has a block"),
+            CSRField("free_pending", size=1, description="the last FREE write has not been taken yet"),
+            CSRField("bad_valid", size=1, description="a grown bad block is waiting in BAD"),
+            CSRField("fw_busy", size=1, description="a firmware-port operation is in progress"),
+            CSRField("pwr_fail", size=1, description="the power-fail input (early warning)"),
+            CSRField("err_spurious", size=1, description="sticky: command queue or NAND scheduler saw a spurious event"),
+            CSRField("fw_overrun", size=1, description="sticky: FW_CMD written while busy (ignored)"),
+            CSRField("fw_conflict", size=1, description="sticky: page buffer accessed while busy (ignored)"),
+        ])
+        self.blk_need = CSRStatus(nd, description="Bit d: die d = chan * WAYS + way has no next "
+                                  "block; answer with FREE from its allocation plan.")
+        self.free = CSRStorage(description="Writing hands an erased block to the backend (s_free); "
+                               "wait until STATUS.free_pending is 0 before the next write.", fields=[
+            CSRField("chan", size=3, description="channel"),
+            CSRField("way", size=2, description="way"),
+            CSRField("block", size=12, description="block number in the die"),
+        ])
+        self.bad = CSRStatus(description="The oldest grown bad block reported by the backend "
+                             "(valid when STATUS.bad_valid); write BAD_POP to take it.", fields=[
+            CSRField("chan", size=3, description="channel"),
+            CSRField("way", size=2, description="way"),
+            CSRField("block", size=12, description="block number"),
+        ])
+        self.bad_pop = CSRStorage(1, description="Write 1: take the block shown in BAD.")
+        self.vc_addr = CSRStorage(15, description="Valid-page count read address: die * BLOCKS + block.")
+        self.vc_data = CSRStatus(9, description="Valid-page count of VC_ADDR's block, since power-on "
+                                 "(a delta modulo 512: soc/README.md, valid counts).")
+        # ---- firmware port (ats_fw_bridge)
+        self.fw_addr = CSRStorage(description="Firmware port: NAND address of NREAD / NPROG / NERASE.", fields=[
+            CSRField("page", size=8, description="page in the block"),
+            CSRField("block", size=12, description="block"),
+            CSRField("way", size=2, description="way"),
+            CSRField("chan", size=3, description="channel"),
+        ])
+        self.fw_lpn = CSRStorage(32, description="Firmware port: LPN (REMAP, RELOC, NPROG spare).")
+        self.fw_ppn = CSRStorage(ppn_w, description="Firmware port: PPN (REMAP; RELOC: the page copied).")
+        self.fw_seq = CSRStorage(64, description="Firmware port: seq (NPROG spare; SEQSET: the next seq).")
+        self.fw_epoch = CSRStorage(32, description="Firmware port: epoch field (NPROG spare).")
+        self.fw_cmd = CSRStorage(description="Firmware port: writing starts the operation "
+                                 "(rtl/backend/README.md, firmware port; rtl/soc/README.md).", fields=[
+            CSRField("op", size=3, description="0 NREAD, 1 NPROG, 2 NERASE, 3 REMAP, 4 RELOC, 5 SEQSET"),
+            CSRField("rop", size=4, description="REMAP: remap operation (0 MAP_WRITE, 1 LOOKUP, 6 UNMAP, ...)"),
+            CSRField("txid", size=6, description="REMAP txid; NPROG spare txid"),
+            CSRField("kind", size=2, description="NPROG spare kind (0 data, 1 log, 2 map, 3 checkpoint)"),
+            CSRField("flags", size=8, description="NPROG spare flags"),
+        ])
+        self.fw_rsp = CSRStatus(description="Firmware port: the last response (valid when STATUS.fw_busy is 0).", fields=[
+            CSRField("status", size=8, description="status of the last beat"),
+            CSRField("mapped", size=1, description="REMAP: mapped flag"),
+            CSRField("beats", size=16, description="beats of the response (NREAD: page words + 5)"),
+        ])
+        self.fw_rsp_ppn = CSRStatus(ppn_w, description="Firmware port: ppn of the last response beat.")
+        self.fw_rsp_data = CSRStatus(32, description="Firmware port: data of the last response beat.")
+        self.fw_ops = CSRStatus(32, description="Firmware port: operations completed since reset.")
+        # ---- checkpoint support and sequence numbers
+        self.next_seq = CSRStatus(64, description="seq the backend gives its next request.")
+        self.cpl_seq = CSRStatus(64, description="every request with a lower seq has completed.")
+        self.txs_addr = CSRStorage(6, description="txid whose open state TXS / TXS_SEQ show.")
+        self.txs = CSRStatus(1, description="1: TXS_ADDR has pages accepted and no commit / abort yet.")
+        self.txs_seq = CSRStatus(64, description="seq of the first page of TXS_ADDR's open transaction.")
+        self.cycles = CSRStatus(64, description="clock cycles since reset (firmware timing).")
+        for name, desc in COUNTERS:
+            setattr(self, name, CSRStatus(32, name=name, description=desc.capitalize() + "."))
+
+        # ---- page buffer on the bus (word access only)
+        self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.buf_size = 4 * self.buf_words
+
+        # ---- logic
+        cyc = Signal(64)
+        self.sync += cyc.eq(cyc + 1)
+        self.comb += self.cycles.status.eq(cyc)
+
+        free_v = Signal()
+        free_ready = Signal()
+        self.sync += If(self.free.re, free_v.eq(1)).Elif(free_ready, free_v.eq(0))
+        bad_v = Signal()
+        bad_pop = Signal()
+        self.comb += bad_pop.eq(self.bad_pop.re & self.bad_pop.storage[0])
+
+        bus_en = Signal()
+        ack = Signal()
+        buf_rdata = Signal(32)
+        self.comb += [
+            bus_en.eq(self.bus.cyc & self.bus.stb & ~ack),
+            self.bus.ack.eq(ack),
+            self.bus.dat_r.eq(buf_rdata),
+        ]
+        self.sync += ack.eq(bus_en)
+
+        # host port gating: no command enters before the firmware enables the host
+        host_en = self.ctrl.fields.host_en
+        cmd_ready = Signal()
+        self.comb += host.cmd_ready.eq(cmd_ready & host_en)
+
+        fw = {n: Signal(w, name=f"fw_{n}") for n, w in [
+            ("valid", 1), ("ready", 1), ("op", 3), ("chan", 3), ("way", 2), ("block", 12), ("page", 8),
+            ("rop", 4), ("txid", 6), ("lpn", 32), ("ppn", ppn_w), ("seq", 64), ("epoch", 32),
+            ("flags", 8), ("kind", 2), ("dvalid", 1), ("dready", 1), ("ddata", 32), ("dlast", 1),
+            ("rvalid", 1), ("rready", 1), ("rstatus", 8), ("rdata", 32), ("rlast", 1), ("rppn", ppn_w),
+            ("rmapped", 1)]}
+        busy = Signal()
+        overrun = Signal()
+        conflict = Signal()
+        spurious = Signal()
+        init_done = Signal()
+        no_free = Signal()
+        rsp_status = Signal(8)
+        rsp_mapped = Signal()
+        rsp_beats = Signal(16)
+        self.comb += [
+            self.status.fields.free_pending.eq(free_v),
+            self.status.fields.bad_valid.eq(bad_v),
+            self.status.fields.fw_busy.eq(busy),
+            self.status.fields.pwr_fail.eq(host.pwr_fail),
+            self.status.fields.err_spurious.eq(spurious),
+            self.status.fields.fw_overrun.eq(overrun),
+            self.status.fields.fw_conflict.eq(conflict),
+            self.status.fields.init_done.eq(init_done),
+            self.status.fields.no_free_block.eq(no_free),
+            self.fw_rsp.fields.status.eq(rsp_status),
+            self.fw_rsp.fields.mapped.eq(rsp_mapped),
+            self.fw_rsp.fields.beats.eq(rsp_beats),
+        ]
+
+        self.specials += Instance("ats_fw_bridge",
+            p_PAGE_BYTES=cfg.page_bytes, p_PPN_W=ppn_w,
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+            i_go=self.fw_cmd.re,
+            i_req_op=self.fw_cmd.fields.op, i_req_chan=self.fw_addr.fields.chan,
+            i_req_way=self.fw_addr.fields.way, i_req_block=self.fw_addr.fields.block,
+            i_req_page=self.fw_addr.fields.page, i_req_rop=self.fw_cmd.fields.rop,
+            i_req_txid=self.fw_cmd.fields.txid, i_req_lpn=self.fw_lpn.storage,
+            i_req_ppn=self.fw_ppn.storage, i_req_seq=self.fw_seq.storage,
+            i_req_epoch=self.fw_epoch.storage, i_req_flags=self.fw_cmd.fields.flags,
+            i_req_kind=self.fw_cmd.fields.kind,
+            o_busy=busy, o_rsp_status=rsp_status, o_rsp_ppn=self.fw_rsp_ppn.status,
+            o_rsp_mapped=rsp_mapped, o_rsp_data=self.fw_rsp_data.status, o_rsp_beats=rsp_beats,
+            o_ops_done=self.fw_ops.status, o_err_overrun=overrun, o_err_conflict=conflict,
+            i_cpu_en=bus_en, i_cpu_we=self.bus.we, i_cpu_addr=self.bus.adr[:buf_aw],
+            i_cpu_wdata=self.bus.dat_w, o_cpu_rdata=buf_rdata,
+            o_m_fw_valid=fw["valid"], i_m_fw_ready=fw["ready"], o_m_fw_op=fw["op"],
+            o_m_fw_chan=fw["chan"], o_m_fw_way=fw["way"], o_m_fw_block=fw["block"],
+            o_m_fw_page=fw["page"], o_m_fw_rop=fw["rop"], o_m_fw_txid=fw["txid"],
+            o_m_fw_lpn=fw["lpn"], o_m_fw_ppn=fw["ppn"], o_m_fw_seq=fw["seq"],
+            o_m_fw_epoch=fw["epoch"], o_m_fw_flags=fw["flags"], o_m_fw_kind=fw["kind"],
+            o_m_fwd_valid=fw["dvalid"], i_m_fwd_ready=fw["dready"], o_m_fwd_data=fw["ddata"],
+            o_m_fwd_last=fw["dlast"],
+            i_s_fwr_valid=fw["rvalid"], o_s_fwr_ready=fw["rready"], i_s_fwr_status=fw["rstatus"],
+            i_s_fwr_data=fw["rdata"], i_s_fwr_last=fw["rlast"], i_s_fwr_ppn=fw["rppn"],
+            i_s_fwr_mapped=fw["rmapped"],
+        )
+
+        cnt = {n: getattr(self, n).status for n, _ in COUNTERS}
+        self.specials += Instance("ats_ssd_core",
+            p_NUM_CHAN=cfg.num_chan, p_WAYS=cfg.ways, p_PAGE_BYTES=cfg.page_bytes,
+            p_SPARE_BYTES=cfg.spare_bytes, p_PAGES_PER_BLOCK=cfg.pages_per_block, p_BLOCKS=cfg.blocks,
+            p_NUM_LBAS=cfg.num_lbas, p_NUM_TX=r["NUM_TX"], p_QDEPTH=cfg.qdepth,
+            p_NUM_SLOTS=cfg.num_slots, p_WIN=cfg.win, p_RD_SLOTS=cfg.rd_slots,
+            p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
+            p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+            i_s_cmd_valid=host.cmd_valid & host_en, o_s_cmd_ready=cmd_ready,
+            i_s_cmd_op=host.cmd_op, i_s_cmd_tag=host.cmd_tag, i_s_cmd_lba=host.cmd_lba,
+            i_s_cmd_nlb=host.cmd_nlb, i_s_cmd_txid=host.cmd_txid, i_s_cmd_flags=host.cmd_flags,
+            i_s_cmd_attr=host.cmd_attr, i_s_cmd_prio=host.cmd_prio, i_s_cmd_dptr=host.cmd_dptr,
+            i_s_cmd_aux=host.cmd_aux,
+            o_m_cpl_valid=host.cpl_valid, i_m_cpl_ready=host.cpl_ready, o_m_cpl_tag=host.cpl_tag,
+            o_m_cpl_status=host.cpl_status, o_m_cpl_result=host.cpl_result,
+            o_m_hrd_valid=host.hrd_valid, i_m_hrd_ready=host.hrd_ready, o_m_hrd_addr=host.hrd_addr,
+            o_m_hrd_len=host.hrd_len,
+            i_s_hrd_valid=host.hrdd_valid, o_s_hrd_ready=host.hrdd_ready, i_s_hrd_data=host.hrdd_data,
+            i_s_hrd_last=host.hrdd_last,
+            o_m_hwr_valid=host.hwr_valid, i_m_hwr_ready=host.hwr_ready, o_m_hwr_addr=host.hwr_addr,
+            o_m_hwr_data=host.hwr_data, o_m_hwr_last=host.hwr_last,
+            i_s_free_valid=free_v, o_s_free_ready=free_ready, o_blk_need=self.blk_need.status,
+            i_s_free_chan=self.free.fields.chan, i_s_free_way=self.free.fields.way,
+            i_s_free_block=self.free.fields.block,
+            o_m_bad_valid=bad_v, i_m_bad_ready=bad_pop, o_m_bad_chan=self.bad.fields.chan,
+            o_m_bad_way=self.bad.fields.way, o_m_bad_block=self.bad.fields.block,
+            i_vc_addr=self.vc_addr.storage, o_vc_data=self.vc_data.status,
+            i_wb_hold=self.ctrl.fields.wb_hold, o_cpl_seq=self.cpl_seq.status,
+            i_txs_addr=self.txs_addr.storage, o_txs_open=self.txs.status, o_txs_seq=self.txs_seq.status,
+            i_s_fw_valid=fw["valid"], o_s_fw_ready=fw["ready"], i_s_fw_op=fw["op"],
+            i_s_fw_chan=fw["chan"], i_s_fw_way=fw["way"], i_s_fw_block=fw["block"],
+            i_s_fw_page=fw["page"], i_s_fw_rop=fw["rop"], i_s_fw_txid=fw["txid"],
+            i_s_fw_lpn=fw["lpn"], i_s_fw_ppn=fw["ppn"], i_s_fw_seq=fw["seq"],
+            i_s_fw_epoch=fw["epoch"], i_s_fw_flags=fw["flags"], i_s_fw_kind=fw["kind"],
+            i_s_fwd_valid=fw["dvalid"], o_s_fwd_ready=fw["dready"], i_s_fwd_data=fw["ddata"],
+            i_s_fwd_last=fw["dlast"],
+            o_m_fwr_valid=fw["rvalid"], i_m_fwr_ready=fw["rready"], o_m_fwr_status=fw["rstatus"],
+            o_m_fwr_data=fw["rdata"], o_m_fwr_last=fw["rlast"], o_m_fwr_ppn=fw["rppn"],
+            o_m_fwr_mapped=fw["rmapped"],
+            i_pwr_fail=host.pwr_fail, o_init_done=init_done, o_no_free_block=no_free,
+            o_next_seq=self.next_seq.status,
+            **{f"o_{n}": cnt[n] for n, _ in COUNTERS},
+            o_err_spurious=spurious,
+            o_nand_ce_n=nand.ce_n, o_nand_cle=nand.cle, o_nand_ale=nand.ale, o_nand_we_n=nand.we_n,
+            o_nand_re_n=nand.re_n, o_nand_wp_n=nand.wp_n, o_nand_dq_o=nand.dq_o, i_nand_dq_i=nand.dq_i,
+            i_nand_rb_n=nand.rb_n,
+        )
+
+
+def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats") -> AtomSSD:
+    """The SoC entry point: checks the configuration, adds the core's RTL to the platform, pins the
+    CSR bank at CSR_LOC, maps the page buffer at BUF_ORIGIN (uncached) and returns the module."""
+    cfg.check()
+    for p in core_sources(cfg):
+        if not p.exists():
+            raise FileNotFoundError(f"{p} (run `make gen` for the remap engine)")
+        platform.add_source(str(p))
+    soc.csr.add(name, n=CSR_LOC)
+    m = AtomSSD(cfg, platform.request("host"), platform.request("nand"))
+    setattr(soc, name, m)
+    soc.bus.add_slave(f"{name}buf", m.bus, SoCRegion(origin=BUF_ORIGIN, size=m.buf_size, cached=False))
+    # the geometry as constants of the generated soc.h (firmware) and csr.json (host tools)
+    r = cfg.remap()
+    for k, v in dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, NDIE=cfg.ndie, PAGE_BYTES=cfg.page_bytes,
+                     SPARE_BYTES=cfg.spare_bytes, PAGES_PER_BLOCK=cfg.pages_per_block, BLOCKS=cfg.blocks,
+                     NUM_LBAS=cfg.num_lbas, NUM_TX=r["NUM_TX"], TX_ENTRIES=r["TX_ENTRIES"], PPN_W=r["PPN_W"],
+                     WIN=cfg.win, BUF_WORDS=m.buf_words, SYS_CLK_HZ=cfg.sys_clk_hz).items():
+        soc.add_constant(f"ATS_{k}", v)
+    return m

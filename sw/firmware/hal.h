@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// atomssd firmware: hardware access. Every register comes from the generated csr.h / soc.h (the
+// CSRs of soc/atomssd.py); nothing here writes an address by hand except the page buffer's base,
+// which is the generated mem.h's ATSBUF_BASE.
+#pragma once
+#include <stdint.h>
+
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <generated/soc.h>
+
+#include "ftl/ftl.h"
+
+// firmware-port operations (rtl/backend/README.md "Firmware port")
+enum { FW_NREAD = 0, FW_NPROG = 1, FW_NERASE = 2, FW_REMAP = 3, FW_RELOC = 4, FW_SEQSET = 5 };
+// remap operations (architecture.md section 3)
+enum { R_MAP_WRITE = 0, R_LOOKUP = 1, R_TX_WRITE = 2, R_TX_LOOKUP = 3, R_COMMIT = 4, R_ABORT = 5, R_UNMAP = 6 };
+// NAND status (NREAD / NPROG / NERASE responses)
+enum { N_OK = 0, N_PROGRAM_FAIL = 1, N_ERASE_FAIL = 2, N_UNCORR = 3, N_BAD_REQ = 4, N_ERASED = 5 };
+
+typedef struct {
+    uint32_t status, mapped, beats, ppn, data;
+} fw_rsp_t;
+
+static inline volatile uint32_t *hal_buf(void) { return (volatile uint32_t *)ATSBUF_BASE; }
+
+// status bits (CSR fields)
+static inline uint32_t hal_status(void) { return ats_status_read(); }
+#define ST_BIT(name) ((hal_status() >> CSR_ATS_STATUS_##name##_OFFSET) & 1u)
+
+uint64_t hal_cycles(void);
+uint64_t hal_next_seq(void);
+uint64_t hal_cpl_seq(void);
+void hal_ctrl(uint32_t host_en, uint32_t wb_hold);
+uint32_t hal_ctrl_host_en(void);
+
+// firmware-port operations, each writing only the CSRs it uses, waiting for the response
+int hal_fw_nread(uint32_t die, uint32_t block, uint32_t page, fw_rsp_t *r);
+int hal_fw_nerase(uint32_t die, uint32_t block, fw_rsp_t *r);
+int hal_fw_nprog(uint32_t die, uint32_t block, uint32_t page, uint32_t lpn, uint64_t seq, uint32_t kind, fw_rsp_t *r);
+int hal_fw_remap(uint32_t rop, uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
+int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
+int hal_fw_seqset(uint64_t seq, fw_rsp_t *r);
+// any operation with every field (tests, console)
+int hal_fw(uint32_t op, uint32_t die, uint32_t block, uint32_t page, uint32_t rop, uint32_t txid,
+           uint32_t lpn, uint32_t ppn, uint64_t seq, uint32_t epoch, uint32_t flags, uint32_t kind, fw_rsp_t *r);
+// the NREAD spare words in the page buffer after an NREAD
+typedef struct {
+    uint32_t lpn, epoch;
+    uint64_t seq;
+    uint8_t txid, kind, flags;
+} spare_t;
+void hal_spare(spare_t *s);
+
+// UART
+void hal_putc(char c);
+int hal_getc(void);   // -1: none
+void hal_puts(const char *s);
+void hal_printf(const char *fmt, ...);

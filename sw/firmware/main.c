@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: Apache-2.0
+// atomssd firmware (VexRiscv): boot, format, recovery, free-block supply, checkpoints, garbage
+// collection, wear levelling, bad blocks, statistics and the UART console. Theory of operation,
+// block states and the checkpoint protocol: sw/firmware/README.md; on-flash format and recovery:
+// docs/persistence.md. Every function returns an ats_status_t (0 OK) unless it returns a value.
+#include <string.h>
+
+#include "ftl/ftl.h"
+#include "hal.h"
+
+// ---- sizes (the geometry comes from the generated soc.h)
+#define NDIE ATS_NDIE
+#define BLOCKS ATS_BLOCKS
+#define PPB ATS_PAGES_PER_BLOCK
+#define NBLK (NDIE * BLOCKS)
+#define PW (ATS_PAGE_BYTES / 4)
+#define NLBA ATS_NUM_LBAS
+#define NTX ATS_NUM_TX
+#define MAX_LOG 4096u            // records a recovery can hold (the checkpoint policy keeps the log below half)
+#define CK_BLK0 0u               // checkpoint blocks: die 0 blocks 0 and 1 (never in a plan)
+#define CK_BLK1 1u
+#define MAX_CK_PAGES 64u
+#define LOG_CKPT (MAX_LOG / 2u)  // a checkpoint when the log (next_seq - scan_from) reaches this
+#define PLAN_LOW 2u              // a checkpoint when a die has fewer planned blocks left and erased ones wait
+#define GC_LOW 3u                // GC when a die has fewer free (planned + erased) blocks
+#define WL_SPREAD 8u             // static wear levelling above this erase-count spread
+
+enum { B_FREE = 0, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT };   // block states (README "Block states")
+
+// ---- state (main RAM)
+static ats_geo_t G;
+static uint8_t blk_state[NBLK];
+static uint8_t blk_retire[NBLK];       // grown bad: relocate its pages, never erase or reuse it
+static uint16_t erase_cnt[NBLK];
+static uint16_t vc_base[NBLK];         // valid pages restored by recovery (hardware counts are deltas)
+static uint32_t blk_age[NBLK];         // checkpoint number when the block was handed out
+// the current checkpoint's plan: per die, blocks in hand-out order; plan_pos = next to hand out
+static uint16_t plan[NBLK];
+static uint16_t plan_len[NDIE], plan_pos[NDIE];
+// blocks handed out per die since they became needed, with the next_seq at hand-out
+static uint16_t hl_blk[NDIE][BLOCKS];
+static uint64_t hl_seq[NDIE][BLOCKS];
+static uint16_t hl_len[NDIE];
+static uint32_t ck_blk = CK_BLK0;      // block holding the current checkpoint
+static uint32_t ckpt_no;
+static uint64_t ck_seq_base, ck_scan_from;
+static uint32_t bad_list[NBLK];
+static uint32_t n_bad;
+// recovery / checkpoint scratch
+static uint32_t l2p[NLBA];
+static ats_rec_t recs[MAX_LOG];
+static int32_t rp_next[MAX_LOG], rp_head[NTX + 1], rp_tail[NTX + 1];
+static uint32_t ck_pages[MAX_CK_PAGES][PW];
+static uint32_t map_lpn[NLBA], map_ppn[NLBA];
+
+// ---- statistics (console `stats`, GET_LOG later)
+static struct {
+    uint64_t recoveries, recovery_cycles, recovery_pages, recovery_records, recovery_prefix;
+    uint64_t recovery_applied, recovery_aborted_tx;
+    uint64_t checkpoints, ckpt_cycles, ckpt_pages;
+    uint64_t gc_runs, gc_relocs, gc_stale, gc_erases, wl_static, erase_fail, grown_bad, factory_bad;
+    uint64_t nreads, starved;
+    uint64_t boot_cycles;
+} S;
+
+
+static inline uint32_t bi(uint32_t d, uint32_t b) { return d * BLOCKS + b; }
+
+static uint32_t vc_hw(uint32_t d, uint32_t b) {
+    ats_vc_addr_write(bi(d, b));
+    (void)ats_vc_addr_read();
+    return ats_vc_data_read();
+}
+static uint32_t valid_pages(uint32_t d, uint32_t b) { return (vc_base[bi(d, b)] + vc_hw(d, b)) & 511u; }
+
+// ---- NAND helpers
+static int nread(uint32_t d, uint32_t b, uint32_t p, fw_rsp_t *r) {
+    S.nreads++;
+    return hal_fw_nread(d, b, p, r);
+}
+static int nerase(uint32_t d, uint32_t b) {
+    fw_rsp_t r;
+    hal_fw_nerase(d, b, &r);
+    if (r.status != N_OK) return ATS_E_NAND;
+    erase_cnt[bi(d, b)]++;
+    return ATS_OK;
+}
+static uint32_t remap(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t *mapped) {
+    fw_rsp_t r;
+    hal_fw_remap(rop, lpn, ppn, &r);
+    if (mapped) *mapped = r.mapped;
+    return r.status == 0 ? r.ppn : 0xFFFFFFFFu;
+}
+
+static void mark_bad(uint32_t d, uint32_t b) {
+    if (blk_state[bi(d, b)] == B_BAD) return;
+    blk_state[bi(d, b)] = B_BAD;
+    if (n_bad < NBLK) bad_list[n_bad++] = (d << 16) | b;
+}
+
+// ---- free-block supply: hand each die asking for a block the next block of its plan
+static void supply(void) {
+    uint32_t need = ats_blk_need_read();
+    for (uint32_t d = 0; need && d < NDIE; d++) {
+        if (!((need >> d) & 1u)) continue;
+        if (plan_pos[d] >= plan_len[d]) {
+            S.starved++;
+            continue;
+        }
+        while (ST_BIT(FREE_PENDING)) {
+        }
+        const uint32_t b = plan[bi(d, plan_pos[d])];
+        // the next_seq before the block is handed: its pages carry this seq at least - WIN
+        hl_blk[d][hl_len[d]] = (uint16_t)b;
+        hl_seq[d][hl_len[d]] = hal_next_seq();
+        hl_len[d]++;
+        plan_pos[d]++;
+        blk_state[bi(d, b)] = B_OPEN;
+        blk_age[bi(d, b)] = ckpt_no;
+        ats_free_write(((d / ATS_WAYS) << CSR_ATS_FREE_CHAN_OFFSET) | ((d % ATS_WAYS) << CSR_ATS_FREE_WAY_OFFSET) |
+                       (b << CSR_ATS_FREE_BLOCK_OFFSET));
+        need = ats_blk_need_read();
+    }
+}
+
+// grown bad blocks from the backend: the block was closed early; its pages stay until GC moves them
+static void take_bad(void) {
+    while (ST_BIT(BAD_VALID)) {
+        const uint32_t v = ats_bad_read();
+        const uint32_t d = ((v >> CSR_ATS_BAD_CHAN_OFFSET) & 7u) * ATS_WAYS + ((v >> CSR_ATS_BAD_WAY_OFFSET) & 3u);
+        const uint32_t b = (v >> CSR_ATS_BAD_BLOCK_OFFSET) & 0xFFFu;
+        ats_bad_pop_write(1);
+        if (d < NDIE && b < BLOCKS) {
+            blk_retire[bi(d, b)] = 1;
+            S.grown_bad++;
+        }
+    }
+}
+
+// ---- checkpoint (README "Checkpoints"): hold, drain, note seq and open transactions, release,
+// read the mapping, write the pages to the other checkpoint block
+static uint32_t free_count(uint32_t d) {
+    uint32_t n = (uint32_t)(plan_len[d] - plan_pos[d]);
+    for (uint32_t b = 0; b < BLOCKS; b++)
+        if (blk_state[bi(d, b)] == B_FREE) n++;
+    return n;
+}
+
+static const uint32_t *ck_page_fn(void *ctx, uint32_t idx) {
+    (void)ctx;
+    return idx < MAX_CK_PAGES ? ck_pages[idx] : 0;
+}
+
+static int ckpt_write(void) {
+    const uint64_t t0 = hal_cycles();
+    // 1. drain: every accepted request completed, none accepted meanwhile
+    hal_ctrl(hal_ctrl_host_en(), 1);
+    while (hal_cpl_seq() != hal_next_seq()) {
+        supply();                                      // a page waiting for a block must get one
+        take_bad();
+        if (hal_cycles() - t0 > 5000000u) {
+            hal_ctrl(hal_ctrl_host_en(), 0);
+            return ATS_E_STATE;
+        }
+    }
+    const uint64_t seq_base = hal_next_seq();
+    uint64_t scan_from = seq_base;
+    for (uint32_t t = 1; t <= NTX; t++) {
+        ats_txs_addr_write(t);
+        (void)ats_txs_addr_read();
+        if (ats_txs_read() & 1u) {
+            const uint64_t s = ((uint64_t)ats_txs_seq_read());
+            if (s < scan_from) scan_from = s;
+        }
+    }
+    hal_ctrl(hal_ctrl_host_en(), 0);
+    // 2. the plan: per die the handed blocks that may hold records >= scan_from (block i holds
+    //    seqs below the hand-out seq of block i + 2), then the erased blocks (fewest erases first)
+    for (uint32_t d = 0; d < NDIE; d++) {
+        uint32_t first = 0;
+        for (uint32_t i = 0; i + 2u < hl_len[d]; i++)
+            if (hl_seq[d][i + 2u] <= scan_from) first = i + 1u;
+        uint32_t n = 0;
+        for (uint32_t i = first; i < hl_len[d]; i++) {
+            hl_blk[d][n] = hl_blk[d][i];
+            hl_seq[d][n] = hl_seq[d][i];
+            plan[bi(d, n)] = hl_blk[d][n];
+            n++;
+        }
+        hl_len[d] = (uint16_t)n;
+        const uint32_t handed = n;
+        // not yet handed blocks of the old plan stay first, then the erased pool by erase count
+        for (uint32_t i = plan_pos[d]; i < plan_len[d]; i++) plan[bi(d, n++)] = plan[bi(d, i)];
+        for (;;) {
+            int best = -1;
+            for (uint32_t b = 0; b < BLOCKS; b++)
+                if (blk_state[bi(d, b)] == B_FREE && (best < 0 || erase_cnt[bi(d, b)] < erase_cnt[bi(d, (uint32_t)best)]))
+                    best = (int)b;
+            if (best < 0) break;
+            blk_state[bi(d, (uint32_t)best)] = B_PLAN;
+            plan[bi(d, n++)] = (uint16_t)best;
+        }
+        plan_len[d] = (uint16_t)n;
+        plan_pos[d] = (uint16_t)handed;
+    }
+    // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
+    uint32_t n_map = 0;
+    for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
+        uint32_t mapped;
+        const uint32_t ppn = remap(R_LOOKUP, lpn, 0, &mapped);
+        if (mapped && ppn != 0xFFFFFFFFu) {
+            map_lpn[n_map] = lpn;
+            map_ppn[n_map] = ppn;
+            n_map++;
+        }
+    }
+    ats_ckpt_t c;
+    memset(&c, 0, sizeof c);
+    c.version = 2;
+    c.seq_base = seq_base;
+    c.scan_from = scan_from;
+    c.ckpt_no = ckpt_no + 1u;
+    c.n_map = n_map;
+    c.n_bad = n_bad;
+    c.plan_len = plan_len;
+    c.plan = plan;
+    c.bad = bad_list;
+    c.cap_bad = NBLK;
+    c.erase_cnt = erase_cnt;
+    c.map_lpn = map_lpn;
+    c.map_ppn = map_ppn;
+    c.cap_map = NLBA;
+    const uint32_t np = ats_ckpt_pages(&G, &c);
+    if (np > PPB || np > MAX_CK_PAGES) return ATS_E_FULL;
+    // 4. the other checkpoint block: erase, program; a failure retries the whole checkpoint
+    const uint32_t blk = (ck_blk == CK_BLK0) ? CK_BLK1 : CK_BLK0;
+    int ok = 0;
+    for (int attempt = 0; attempt < 4 && !ok; attempt++) {
+        if (nerase(0, blk) != ATS_OK) continue;
+        ok = 1;
+        for (uint32_t i = 0; i < np && ok; i++) {
+            ats_ckpt_page(&G, &c, i, ck_pages[0]);
+            volatile uint32_t *buf = hal_buf();
+            for (uint32_t k = 0; k < PW; k++) buf[k] = ck_pages[0][k];
+            fw_rsp_t r;
+            hal_fw_nprog(0, blk, i, ATS_NO_LPN, seq_base, ATS_KIND_CKPT, &r);
+            if (r.status != N_OK) ok = 0;
+        }
+    }
+    if (!ok) return ATS_E_NAND;
+    ck_blk = blk;
+    ckpt_no = c.ckpt_no;
+    ck_seq_base = seq_base;
+    ck_scan_from = scan_from;
+    // 5. blocks handed before and no longer needed are old data now: GC may take them
+    for (uint32_t d = 0; d < NDIE; d++)
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            if (blk_state[bi(d, b)] != B_OPEN) continue;
+            int needed = 0;
+            for (uint32_t i = 0; i < hl_len[d]; i++) needed |= hl_blk[d][i] == b;
+            if (!needed) blk_state[bi(d, b)] = B_USED;
+        }
+    S.checkpoints++;
+    S.ckpt_pages += np;
+    S.ckpt_cycles += hal_cycles() - t0;
+    return ATS_OK;
+}
+
+// ---- garbage collection of one block (README "GC"): move its valid pages through RELOC, erase it
+static ats_gc_policy_t gc_policy = ATS_GC_COST_BENEFIT;
+
+static int gc_block(uint32_t d, uint32_t b) {
+    const int empty = valid_pages(d, b) == 0 && !blk_retire[bi(d, b)];   // nothing to move: erase only
+    for (uint32_t p = 0; p < PPB && !empty; p++) {
+        fw_rsp_t r;
+        nread(d, b, p, &r);
+        if (r.status == N_ERASED) break;
+        if (r.status != N_OK) continue;
+        spare_t s;
+        hal_spare(&s);
+        if (s.kind != ATS_KIND_DATA || s.lpn >= NLBA) continue;
+        const uint32_t ppn = ats_ppn(&G, d, b, p);
+        uint32_t mapped;
+        const uint32_t cur = remap(R_LOOKUP, s.lpn, 0, &mapped);
+        if (!mapped || cur != ppn) continue;
+        // the page is in the buffer (NREAD): RELOC streams it; applied only if still mapped there
+        hal_fw_reloc(s.lpn, ppn, &r);
+        if (r.status == 0) S.gc_relocs++;
+        else S.gc_stale++;
+    }
+    if (blk_retire[bi(d, b)]) {
+        mark_bad(d, b);
+        return ATS_OK;
+    }
+    if (valid_pages(d, b) != 0) return ATS_E_STATE;   // a page still maps here: keep the block
+    if (nerase(d, b) != ATS_OK) {
+        S.erase_fail++;
+        mark_bad(d, b);
+        return ATS_E_NAND;
+    }
+    blk_state[bi(d, b)] = B_FREE;
+    S.gc_erases++;
+    return ATS_OK;
+}
+
+static int gc_step(uint32_t d) {
+    static uint32_t cand[BLOCKS], val[BLOCKS], age[BLOCKS];
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < BLOCKS; b++) {
+        if (blk_state[bi(d, b)] != B_USED) continue;
+        cand[n] = b;
+        val[n] = valid_pages(d, b);
+        age[n] = ckpt_no - blk_age[bi(d, b)];
+        n++;
+    }
+    int k = ats_gc_pick(gc_policy, val, age, n, PPB);
+    if (k < 0) {
+        // every old block is full of valid pages: the static wear-levelling choice (coldest)
+        for (uint32_t i = 0; i < n; i++)
+            if (k < 0 || erase_cnt[bi(d, cand[i])] < erase_cnt[bi(d, cand[(uint32_t)k])]) k = (int)i;
+        if (k < 0) return ATS_E_NOSPACE;
+    }
+    S.gc_runs++;
+    return gc_block(d, cand[k]);
+}
+
+// static wear levelling: when the spread is large, move the coldest old block (its data is cold)
+static void wl_step(void) {
+    static uint8_t usable[NBLK];
+    for (uint32_t i = 0; i < NBLK; i++) usable[i] = blk_state[i] != B_BAD && blk_state[i] != B_CKPT;
+    if (!ats_wl_static_due(erase_cnt, usable, NBLK, WL_SPREAD)) return;
+    int best = -1;
+    for (uint32_t i = 0; i < NBLK; i++)
+        if (blk_state[i] == B_USED && (best < 0 || erase_cnt[i] < erase_cnt[(uint32_t)best])) best = (int)i;
+    if (best < 0) return;
+    S.wl_static++;
+    gc_block((uint32_t)best / BLOCKS, (uint32_t)best % BLOCKS);
+}
+
+// ---- format (a blank device): factory bad-block scan, erase, first checkpoint
+static int format_device(void) {
+    hal_puts("format: factory bad-block scan\n");
+    memset(blk_state, B_FREE, sizeof blk_state);
+    for (uint32_t d = 0; d < NDIE; d++)
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            fw_rsp_t r;
+            nread(d, b, 0, &r);
+            if (r.mapped) {                      // the bad-block mark (NREAD's mapped bit)
+                mark_bad(d, b);
+                S.factory_bad++;
+                continue;
+            }
+            if (r.status != N_ERASED && nerase(d, b) != ATS_OK) {
+                mark_bad(d, b);
+                S.erase_fail++;
+            }
+        }
+    if (blk_state[bi(0, CK_BLK0)] == B_BAD || blk_state[bi(0, CK_BLK1)] == B_BAD) return ATS_E_NAND;
+    blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, CK_BLK1)] = B_CKPT;
+    for (uint32_t d = 0; d < NDIE; d++) plan_len[d] = plan_pos[d] = hl_len[d] = 0;
+    ck_blk = CK_BLK1;                            // the first checkpoint goes to block 0
+    ckpt_no = 0;
+    return ckpt_write();
+}
+
+// ---- recovery (docs/persistence.md section 6)
+static uint32_t rec_pages;
+
+typedef struct { uint64_t seq; uint32_t blk, n, valid_mask_lo, valid_mask_hi; } ck_cand_t;
+
+static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
+    // read both checkpoint blocks to the first erased page; the newest complete checkpoint wins
+    uint64_t best_seq = 0;
+    int best_blk = -1;
+    uint32_t best_no = 0;
+    for (uint32_t k = 0; k < 2; k++) {
+        const uint32_t blk = k ? CK_BLK1 : CK_BLK0;
+        uint32_t np = 0;
+        uint64_t seq = 0;
+        int have = 0;
+        for (uint32_t p = 0; p < PPB; p++) {
+            fw_rsp_t r;
+            nread(0, blk, p, &r);
+            rec_pages++;
+            if (r.status == N_ERASED) break;
+            if (r.status != N_OK) { have = 0; continue; }
+            spare_t s;
+            hal_spare(&s);
+            volatile uint32_t *buf = hal_buf();
+            if (s.kind != ATS_KIND_CKPT || buf[0] != ATS_CKPT_MAGIC) continue;
+            const uint32_t idx = buf[1] == 1u ? 0u : buf[2];
+            if (idx == 0) { have = 1; seq = s.seq; np = buf[1] == 1u ? 1u : buf[3]; }
+            if (have && idx < MAX_CK_PAGES && s.seq == seq) {
+                // keep pages of this candidate; a later page 0 starts a new candidate
+                for (uint32_t w = 0; w < PW; w++) ck_pages[idx][w] = buf[w];
+                if (idx + 1u == np) {
+                    // complete: parse now (pages of a later candidate would overwrite the buffer)
+                    ats_ckpt_t t = *c;
+                    t.seq_base = seq;
+                    if (ats_ckpt_parse(&G, &t, ck_page_fn, 0) == ATS_OK &&
+                        (best_blk < 0 || seq > best_seq || (seq == best_seq && t.ckpt_no > best_no))) {
+                        *c = t;
+                        best_seq = seq;
+                        best_blk = (int)blk;
+                        best_no = t.ckpt_no;
+                    }
+                    have = 0;
+                }
+            }
+        }
+    }
+    if (best_blk < 0) return ATS_E_NOCKPT;
+    *blk_out = (uint32_t)best_blk;
+    return ATS_OK;
+}
+
+static int recover(void) {
+    const uint64_t t0 = hal_cycles();
+    rec_pages = 0;
+    ats_ckpt_t c;
+    memset(&c, 0, sizeof c);
+    static uint16_t ck_plan_len[NDIE];
+    c.plan_len = ck_plan_len;
+    c.plan = plan;
+    c.bad = bad_list;
+    c.cap_bad = NBLK;
+    c.erase_cnt = erase_cnt;
+    c.map_lpn = map_lpn;
+    c.map_ppn = map_ppn;
+    c.cap_map = NLBA;
+    uint32_t blk;
+    int st = find_checkpoint(&c, &blk);
+    if (st != ATS_OK) return st;
+    ck_blk = blk;
+    ckpt_no = c.ckpt_no;
+    ck_seq_base = c.seq_base;
+    ck_scan_from = c.scan_from;
+    n_bad = c.n_bad;
+    for (uint32_t i = 0; i < NLBA; i++) l2p[i] = ATS_UNMAPPED;
+    for (uint32_t i = 0; i < c.n_map; i++)
+        if (map_lpn[i] < NLBA) l2p[map_lpn[i]] = map_ppn[i];
+    // block states: checkpoint blocks, bad blocks, plan blocks; everything else holds old pages
+    for (uint32_t i = 0; i < NBLK; i++) { blk_state[i] = B_USED; blk_retire[i] = 0; }
+    blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, CK_BLK1)] = B_CKPT;
+    for (uint32_t i = 0; i < n_bad; i++) {
+        const uint32_t d = bad_list[i] >> 16, b = bad_list[i] & 0xFFFFu;
+        if (d < NDIE && b < BLOCKS) blk_state[bi(d, b)] = B_BAD;
+    }
+    // 2. scan the plan of each die: pages 0.. until the first erased page; a block whose page 0
+    //    is erased was never opened: it and the rest of the plan stay erased (free)
+    uint32_t n = 0, overflow = 0;
+    uint64_t max_seq = c.seq_base ? c.seq_base - 1u : 0u;
+    int any_seq = 0;
+    for (uint32_t d = 0; d < NDIE; d++) {
+        plan_len[d] = ck_plan_len[d];
+        int open = 1;
+        for (uint32_t i = 0; i < plan_len[d]; i++) {
+            const uint32_t b = plan[bi(d, i)];
+            if (!open) { blk_state[bi(d, b)] = B_FREE; continue; }
+            for (uint32_t p = 0; p < PPB; p++) {
+                fw_rsp_t r;
+                nread(d, b, p, &r);
+                rec_pages++;
+                if (r.status == N_ERASED) {
+                    if (p == 0) { open = 0; blk_state[bi(d, b)] = B_FREE; }
+                    break;
+                }
+                if (r.status != N_OK) continue;        // torn or failed: skipped
+                spare_t s;
+                hal_spare(&s);
+                if ((s.kind != ATS_KIND_DATA && s.kind != ATS_KIND_LOG)) continue;
+                if (!any_seq || s.seq > max_seq) max_seq = s.seq;
+                any_seq = 1;
+                if (s.seq < c.scan_from) continue;
+                if (n >= MAX_LOG) { overflow++; continue; }
+                recs[n].seq = s.seq;
+                recs[n].ppn = ats_ppn(&G, d, b, p);
+                recs[n].lpn = s.lpn;
+                recs[n].epoch = s.epoch;
+                recs[n].txid = s.txid;
+                recs[n].kind = s.kind;
+                recs[n].flags = s.flags;
+                n++;
+            }
+        }
+    }
+    if (overflow) hal_printf("recovery: %u records beyond MAX_LOG ignored\n", overflow);
+    // 3. durable prefix, 4. replay
+    const uint32_t np = ats_prefix(recs, n, c.scan_from);
+    ats_replay_t rp;
+    memset(&rp, 0, sizeof rp);
+    rp.l2p = l2p;
+    rp.nlba = NLBA;
+    rp.ntx = NTX;
+    rp.next = rp_next;
+    rp.head = rp_head;
+    rp.tail = rp_tail;
+    st = ats_replay(&rp, recs, np, c.seq_base);
+    if (st != ATS_OK) return st;
+    // 5. restart: the mapping into the remap engine, valid-count bases, the next seq
+    memset(vc_base, 0, sizeof vc_base);
+    for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
+        const uint32_t ppn = l2p[lpn];
+        if (ppn == ATS_UNMAPPED) continue;
+        remap(R_MAP_WRITE, lpn, ppn, 0);
+        const uint32_t d = ats_ppn_die(&G, ppn), b = ats_ppn_block(&G, ppn);
+        if (d < NDIE && b < BLOCKS) vc_base[bi(d, b)]++;
+    }
+    const uint64_t next = any_seq ? max_seq + 1u : c.seq_base;
+    fw_rsp_t r;
+    hal_fw_seqset(next > c.seq_base ? next : c.seq_base, &r);
+    if (r.status != 0) return ATS_E_STATE;
+    for (uint32_t d = 0; d < NDIE; d++) { plan_len[d] = plan_pos[d] = hl_len[d] = 0; }
+    S.recoveries++;
+    S.recovery_pages = rec_pages;
+    S.recovery_records = n;
+    S.recovery_prefix = np;
+    S.recovery_applied = rp.applied;
+    S.recovery_aborted_tx = rp.dropped_open;
+    hal_printf("recovery: checkpoint %u (block %u, seq_base %llu, scan_from %llu, %u mappings); %u records, "
+               "prefix %u; applied %u, trims %u, relocs %u/%u stale, commits %u, aborts %u, open tx dropped %u; "
+               "next seq %llu\n",
+               c.ckpt_no, ck_blk, (unsigned long long)c.seq_base, (unsigned long long)c.scan_from, c.n_map, n, np,
+               rp.applied, rp.trims, rp.relocs_applied, rp.relocs_stale, rp.commits, rp.aborts, rp.dropped_open,
+               (unsigned long long)next);
+    // 6. a new checkpoint (the recovered mapping, a plan of erased blocks) before any host write
+    st = ckpt_write();
+    S.recovery_cycles = hal_cycles() - t0;
+    hal_printf("recovery: %u pages read, %llu cycles\n", rec_pages, (unsigned long long)S.recovery_cycles);
+    return st;
+}
+
+// ---- console (UART): status, stats, bbt, log
+static char line[64];
+static uint32_t line_n;
+
+static void cmd_status(void) {
+    uint32_t cnt[6] = {0};
+    for (uint32_t i = 0; i < NBLK; i++) cnt[blk_state[i]]++;
+    hal_printf("status: host %s, checkpoint %u in block %u, seq_base %llu, next_seq %llu, cpl_seq %llu\n",
+               hal_ctrl_host_en() ? "enabled" : "disabled", ckpt_no, ck_blk, (unsigned long long)ck_seq_base,
+               (unsigned long long)hal_next_seq(), (unsigned long long)hal_cpl_seq());
+    hal_printf("blocks: free %u plan %u open %u used %u bad %u ckpt %u; GC policy %s\n", cnt[0], cnt[1], cnt[2],
+               cnt[3], cnt[4], cnt[5], gc_policy == ATS_GC_GREEDY ? "greedy" : "cost-benefit");
+}
+
+static void cmd_stats(void) {
+    const uint64_t host = ats_cnt_host_pages_read(), prog = ats_cnt_nand_prog_read();
+    uint32_t emin = 0xFFFF, emax = 0;
+    for (uint32_t i = 0; i < NBLK; i++) {
+        if (blk_state[i] == B_BAD || blk_state[i] == B_CKPT) continue;
+        if (erase_cnt[i] < emin) emin = erase_cnt[i];
+        if (erase_cnt[i] > emax) emax = erase_cnt[i];
+    }
+    hal_printf("stats: host_pages %llu nand_programs %llu wa_x1000 %llu nand_reads %u fw_reads %llu ecc_corrected %u "
+               "program_fail %u read_err %u erases %u relocs %u\n",
+               (unsigned long long)host, (unsigned long long)prog,
+               (unsigned long long)(host ? prog * 1000u / host : 0u), ats_cnt_nand_read_read(),
+               (unsigned long long)S.nreads, ats_cnt_ecc_corr_read(), ats_cnt_prog_fail_read(),
+               ats_cnt_read_err_read(), ats_cnt_erases_read(), ats_cnt_relocs_read());
+    hal_printf("stats: gc_runs %llu gc_relocs %llu gc_stale %llu gc_erases %llu wl_static %llu erase_min %u erase_max %u "
+               "grown_bad %llu factory_bad %llu starved %llu\n",
+               (unsigned long long)S.gc_runs, (unsigned long long)S.gc_relocs, (unsigned long long)S.gc_stale,
+               (unsigned long long)S.gc_erases, (unsigned long long)S.wl_static, emin, emax,
+               (unsigned long long)S.grown_bad, (unsigned long long)S.factory_bad, (unsigned long long)S.starved);
+    hal_printf("stats: recoveries %llu recovery_cycles %llu recovery_pages %llu recovery_records %llu checkpoints %llu "
+               "ckpt_pages %llu ckpt_cycles %llu proto_err %u\n",
+               (unsigned long long)S.recoveries, (unsigned long long)S.recovery_cycles,
+               (unsigned long long)S.recovery_pages, (unsigned long long)S.recovery_records,
+               (unsigned long long)S.checkpoints, (unsigned long long)S.ckpt_pages,
+               (unsigned long long)S.ckpt_cycles, ats_cnt_proto_err_read());
+}
+
+static void cmd_bbt(void) {
+    hal_printf("bbt: %u bad blocks:", n_bad);
+    for (uint32_t i = 0; i < n_bad; i++) hal_printf(" %u/%u", bad_list[i] >> 16, bad_list[i] & 0xFFFFu);
+    hal_puts("\n");
+}
+
+static void cmd_log(void) {
+    hal_printf("log: checkpoint %u seq_base %llu scan_from %llu next_seq %llu (active log %llu records)\n", ckpt_no,
+               (unsigned long long)ck_seq_base, (unsigned long long)ck_scan_from, (unsigned long long)hal_next_seq(),
+               (unsigned long long)(hal_next_seq() - ck_scan_from));
+    for (uint32_t d = 0; d < NDIE; d++) {
+        hal_printf("log: die %u handed", d);
+        for (uint32_t i = 0; i < hl_len[d]; i++) hal_printf(" %u", hl_blk[d][i]);
+        hal_printf("; plan left %u\n", (uint32_t)(plan_len[d] - plan_pos[d]));
+    }
+}
+
+static void console(void) {
+    int ch;
+    while ((ch = hal_getc()) >= 0) {
+        if (ch == '\r' || ch == '\n') {
+            line[line_n] = 0;
+            if (!strcmp(line, "status")) cmd_status();
+            else if (!strcmp(line, "stats")) cmd_stats();
+            else if (!strcmp(line, "bbt")) cmd_bbt();
+            else if (!strcmp(line, "log")) cmd_log();
+            else if (!strcmp(line, "ckpt")) hal_printf("ckpt: %d\n", ckpt_write());
+            else if (!strcmp(line, "gc greedy")) gc_policy = ATS_GC_GREEDY;
+            else if (!strcmp(line, "gc cb")) gc_policy = ATS_GC_COST_BENEFIT;
+            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, ckpt, gc greedy, gc cb)\n", line);
+            if (line_n) hal_puts("> ");
+            line_n = 0;
+        } else if (line_n + 1u < sizeof line) {
+            line[line_n++] = (char)ch;
+        }
+    }
+}
+
+// ---- main loop
+static void housekeeping(void) {
+    supply();
+    take_bad();
+    // checkpoint: the log grows long, or a die's plan runs low while erased blocks wait
+    int ck = (hal_next_seq() - ck_scan_from) >= LOG_CKPT;
+    for (uint32_t d = 0; d < NDIE && !ck; d++) {
+        if ((uint32_t)(plan_len[d] - plan_pos[d]) < PLAN_LOW) {
+            for (uint32_t b = 0; b < BLOCKS; b++) ck |= blk_state[bi(d, b)] == B_FREE;
+        }
+    }
+    if (ck) {
+        int st = ckpt_write();
+        if (st != ATS_OK) hal_printf("checkpoint failed: %d\n", st);
+    }
+    // GC: the die with the fewest free blocks below GC_LOW
+    int worst = -1;
+    uint32_t wf = 0;
+    for (uint32_t d = 0; d < NDIE; d++) {
+        const uint32_t f = free_count(d);
+        if (f < GC_LOW && (worst < 0 || f < wf)) { worst = (int)d; wf = f; }
+    }
+    if (worst >= 0) gc_step((uint32_t)worst);
+    else wl_step();
+}
+
+int main(void) {
+    const uint64_t t0 = hal_cycles();
+    hal_puts("\natomssd firmware\n");
+    if (ats_geo_init(&G, ATS_NUM_CHAN, ATS_WAYS, BLOCKS, PPB, ATS_PAGE_BYTES, NLBA, NTX) != ATS_OK) {
+        hal_puts("bad geometry\n");
+        for (;;) {
+        }
+    }
+    while (!ST_BIT(INIT_DONE)) {
+    }
+    hal_printf("nand: %u channels x %u ways, %u blocks x %u pages x %u bytes; %u LBAs; %u transactions\n",
+               ATS_NUM_CHAN, ATS_WAYS, BLOCKS, PPB, ATS_PAGE_BYTES, NLBA, NTX);
+    int st = recover();
+    if (st == ATS_E_NOCKPT) {
+        // blank (never formatted) only if the checkpoint blocks read erased
+        st = format_device();
+        hal_printf("format: %d, %u factory bad blocks\n", st, (uint32_t)S.factory_bad);
+    } else if (st != ATS_OK) {
+        hal_printf("recovery failed: %d\n", st);
+    }
+    if (st != ATS_OK) {
+        hal_puts("device not ready\n");
+        for (;;) console();
+    }
+    S.boot_cycles = hal_cycles() - t0;
+    hal_ctrl(1, 0);
+    hal_printf("ready (boot %llu cycles)\n> ", (unsigned long long)S.boot_cycles);
+    for (;;) {
+        housekeeping();
+        console();
+    }
+}

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The host library over the host port: plain, transactional, barrier and flush calls, each as an
+asynchronous `submit_*` (returns the tag) and a blocking form (waits for the completion). Commands
+use tags 0..qdepth-1; each tag owns a host-memory buffer of `max_pages` pages at
+BUF_BASE + tag * max_pages * page_bytes (READ data lands there, WRITE data is taken from there)."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from .hostport import (A_SIMPLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_CPL, Completion, HostPort,
+                       SimError)
+
+BUF_BASE = 0x0010_0000
+RANGE_BASE = 0x0000_1000     # RFLUSH range lists: 64 bytes per tag
+
+
+class DeviceError(RuntimeError):
+    pass
+
+
+@dataclass
+class Pending:
+    tag: int
+    op: int
+    lba: int
+    nlb: int
+    txid: int
+    flags: int
+    cpl: Completion | None = None
+    data: bytes | None = None
+    user: dict = field(default_factory=dict)
+
+
+class Device:
+    def __init__(self, hp: HostPort, page_bytes: int, nlba: int, qdepth: int = 16, max_pages: int = 8):
+        self.hp = hp
+        self.page_bytes = page_bytes
+        self.nlba = nlba
+        self.qdepth = qdepth
+        self.max_pages = max_pages
+        self.free_tags = list(range(qdepth))
+        self.inflight: dict[int, Pending] = {}
+        self.done: list[Pending] = []
+        self._seen = 0
+
+    # ---- low level
+    def buf(self, tag: int) -> int:
+        return BUF_BASE + tag * self.max_pages * self.page_bytes
+
+    def submit(self, op: int, lba: int = 0, nlb: int = 0, data: bytes | None = None, txid: int = 0, flags: int = 0,
+               attr: int = A_SIMPLE, prio: int = 0, aux: int = 0, **user) -> int:
+        if not self.free_tags:
+            raise DeviceError("no free tag: wait for a completion first")
+        tag = self.free_tags.pop(0)
+        if data is not None:
+            self.hp.mem_write(self.buf(tag), data)
+        self.hp.submit(op, tag, lba=lba, nlb=nlb, txid=txid, flags=flags, attr=attr, prio=prio,
+                       dptr=self.buf(tag), aux=aux)
+        self.inflight[tag] = Pending(tag, op, lba, nlb, txid, flags, user=user)
+        return tag
+
+    def _collect(self) -> list[Pending]:
+        out = []
+        while self._seen < len(self.hp.cpls):
+            c = self.hp.cpls[self._seen]
+            self._seen += 1
+            p = self.inflight.pop(c.tag, None)
+            if p is None:
+                raise DeviceError(f"completion for tag {c.tag} with no command in flight")
+            p.cpl = c
+            if p.op == OP["READ"] and c.status == ST["OK"]:
+                p.data = self.hp.mem_read(self.buf(p.tag), (p.nlb + 1) * self.page_bytes)
+            self.free_tags.append(p.tag)
+            out.append(p)
+        self.done += out
+        return out
+
+    def poll(self, max_cycles: int = 200_000) -> list[Pending]:
+        """Runs until at least one completion (or max_cycles, or a power cut); returns what completed."""
+        if not self.inflight:
+            return []
+        self.hp.run(max_cycles, U_CPL)
+        return self._collect()
+
+    def wait(self, tag: int, max_cycles: int = 5_000_000) -> Pending:
+        spent = 0
+        while tag in self.inflight:
+            c0 = self.hp.cycle
+            self.poll(min(200_000, max_cycles - spent))
+            spent += self.hp.cycle - c0
+            if self.hp.cut:
+                raise SimError("power cut while waiting")
+            if spent >= max_cycles:
+                raise DeviceError(f"tag {tag}: no completion within {max_cycles} cycles")
+        return next(p for p in reversed(self.done) if p.tag == tag)
+
+    def drain(self, max_cycles: int = 20_000_000) -> None:
+        for t in list(self.inflight):
+            self.wait(t, max_cycles)
+
+    def _check(self, p: Pending, what: str) -> Pending:
+        if p.cpl.status != ST["OK"]:
+            raise DeviceError(f"{what}: status {p.cpl.status:#x}")
+        return p
+
+    # ---- blocking calls
+    def write(self, lba: int, data: bytes, txid: int = 0, fua: bool = False, barrier: bool = False,
+              commit: bool = False) -> Pending:
+        n = len(data) // self.page_bytes
+        flags = (F_FUA if fua else 0) | (F_BARRIER if barrier else 0) | (F_COMMIT if commit else 0)
+        return self._check(self.wait(self.submit(OP["WRITE"], lba, n - 1, data, txid, flags)), f"WRITE {lba}")
+
+    def read(self, lba: int, n: int = 1, txid: int = 0) -> bytes:
+        return self._check(self.wait(self.submit(OP["READ"], lba, n - 1, None, txid)), f"READ {lba}").data
+
+    def trim(self, lba: int, n: int = 1) -> Pending:
+        return self._check(self.wait(self.submit(OP["TRIM"], lba, n - 1)), f"TRIM {lba}")
+
+    def flush(self) -> Pending:
+        return self._check(self.wait(self.submit(OP["FLUSH"])), "FLUSH")
+
+    def rflush(self, ranges: list[tuple[int, int]]) -> Pending:
+        """RFLUSH of up to 8 (lba, nblocks) ranges (range list at `aux`: lba low 32, then {nlb-1, lba high})."""
+        tag = self.free_tags[0] if self.free_tags else 0
+        aux = RANGE_BASE + 64 * tag
+        words = b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((n - 1) << 16) | (lba >> 32)) for lba, n in ranges)
+        self.hp.mem_write(aux, words)
+        return self._check(self.wait(self.submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=aux)), "RFLUSH")
+
+    def tx_begin(self, txid: int) -> Pending:
+        return self._check(self.wait(self.submit(OP["TX_BEGIN"], txid=txid)), f"TX_BEGIN {txid}")
+
+    def tx_commit(self, txid: int) -> Pending:
+        return self.wait(self.submit(OP["TX_COMMIT"], txid=txid))
+
+    def tx_abort(self, txid: int) -> Pending:
+        return self.wait(self.submit(OP["TX_ABORT"], txid=txid))
+
+    def cut_happened(self) -> bool:
+        return bool(self.hp.cut)
+
+
+__all__ = ["Device", "DeviceError", "Pending", "BUF_BASE", "R_CUT"]

@@ -1,0 +1,421 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The system-test driver: the full SoC simulation (sim/soc), the host library (sw/host), the host
+model and invariant checker (model.py) and the independent recovery oracle
+(cocotb_tests/lib/atstb/recovery_oracle.py, extended to checkpoint version 2).
+
+One campaign = one seed: format, then power cycles of a random workload (plain / FUA / barrier
+writes, transactions committed by a COMMIT write or TX_COMMIT, aborts, FLUSH, RFLUSH, TRIM, reads),
+each ended by a power cut at a random cycle or command, or inside the next recovery; after every
+restart the firmware's recovered state is compared with the oracle's (every LBA read back must hold
+the oracle's page) and with the invariants."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "cocotb_tests/lib"), str(ROOT / "sim/soc"), str(ROOT / "soc")]
+
+from atomssd.device import Device  # noqa: E402
+from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN,  # noqa: E402
+                              HostPort, SimError)
+from atstb.recovery_oracle import Geometry, read_lpn, recover  # noqa: E402
+from model import Model, Ver, decode  # noqa: E402
+
+BOOT_CYCLES = 20_000_000     # a boot or recovery must enable the host within this many cycles
+
+
+def build(cfg_name: str = "sim", trace: bool = False):
+    """The simulator and the firmware (built once; pytest-xdist workers wait on a file lock)."""
+    import fcntl
+    import build as simbuild
+    lock = ROOT / "build" / "soc" / ".build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        exe = simbuild.build_sim(cfg_name, trace=trace, quiet=True)
+        fw = simbuild.build_firmware(cfg_name, quiet=True)
+    cfg = json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
+    return exe, fw, cfg
+
+
+@dataclass
+class Stats:
+    cuts: int = 0
+    recoveries: int = 0
+    cuts_in_recovery: int = 0
+    violations: int = 0
+    oracle_checked: int = 0
+    lbas_checked: int = 0
+    cmds: int = 0
+    writes: int = 0
+    tx_commits: int = 0
+    tx_aborts: int = 0
+    tx_cut_in_commit: int = 0
+    flushes: int = 0
+    rflushes: int = 0
+    trims: int = 0
+    reads: int = 0
+    iso_checked: int = 0
+    max_recovery_pages: int = 0
+    max_recovery_cycles: int = 0
+    recovery_cycles: list = field(default_factory=list)
+    fw: dict = field(default_factory=dict)
+
+
+def parse_fw_stats(text: str) -> dict:
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("stats:"):
+            toks = line[6:].split()
+            for k, v in zip(toks[::2], toks[1::2]):
+                try:
+                    out[k] = int(v)
+                except ValueError:
+                    pass
+    return out
+
+
+class System:
+    def __init__(self, workdir: Path, seed: int, faults: str = "", cfg_name: str = "sim", template: Path | None = None):
+        self.exe, self.fw, self.cfg = build(cfg_name)
+        self.dir = workdir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.faults = f"{faults},seed={seed}" if faults else ""
+        c = self.cfg
+        self.geo = Geometry(c["num_chan"], c["ways"], c["blocks"], c["pages_per_block"], c["page_bytes"], c["spare_bytes"])
+        self.images = [self.dir / f"die{d}.img" for d in range(self.geo.ndie)]
+        if template:
+            for d, p in enumerate(self.images):
+                shutil.copy(template / f"die{d}.img", p)
+        self.model = Model(c["num_lbas"], c["page_bytes"])
+        self.stats = Stats()
+        self.hp: HostPort | None = None
+        self.dev: Device | None = None
+        self.uart_log = self.dir / "uart.log"
+        self.errors: list[str] = []
+
+    # ---- process
+    def start(self, cut_at: int | None = None) -> bool:
+        """Starts the simulator, waits for the firmware to enable the host. cut_at: power cut at
+        that cycle (inside the boot / recovery); returns False if it was cut there."""
+        self.hp = HostPort(self.exe, self.fw, self.images, faults=self.faults, cwd=self.dir)
+        if cut_at:
+            self.hp.arm_cut(CUT_CYCLE, cut_at)
+        why = self.hp.run(BOOT_CYCLES, U_HOST_EN)
+        with open(self.uart_log, "a") as f:
+            f.write(self.hp.uart_text())
+        if why & R_CUT:
+            self.stop()
+            return False
+        if not why & U_HOST_EN:
+            raise AssertionError(f"seed {self.seed}: the device did not come up in {BOOT_CYCLES} cycles:\n"
+                                 + self.hp.uart_text()[-2000:])
+        self.boot_cycles = self.hp.cycle
+        self.dev = Device(self.hp, self.cfg["page_bytes"], self.cfg["num_lbas"], qdepth=min(16, self.cfg["qdepth"]))
+        self.cmd_no = 0
+        self.uart_mark = len(self.hp.uart)
+        return True
+
+    def stop(self) -> dict:
+        info = self.hp.close()
+        if info.get("viol_total"):
+            self.errors.append(f"NAND protocol violations: {info['viol_total']}")
+        if info.get("mem_errors"):
+            self.errors.append(f"host memory errors: {info['mem_errors']}")
+        self.hp = None
+        self.dev = None
+        return info
+
+    def console(self, cmd: str, cycles: int = 400_000) -> str:
+        mark = len(self.hp.uart)
+        self.hp.uart_in(cmd + "\n")
+        self.hp.run(cycles, 0)
+        return self.hp.uart[mark:].decode(errors="replace")
+
+    # ---- workload
+    def _submit(self, op, lba=0, nlb=0, data=None, txid=0, flags=0, aux=0, **user):
+        while not self.dev.free_tags:
+            self._poll()
+            if self.hp.cut:
+                return None
+        self.cmd_no += 1
+        t = self.dev.submit(op, lba, nlb, data, txid, flags, aux=aux, cmd_no=self.cmd_no, **user)
+        self.stats.cmds += 1
+        return t
+
+    def _poll(self, cycles: int = 100_000):
+        for p in self.dev.poll(cycles):
+            self._complete(p)
+
+    def _complete(self, p):
+        u = p.user
+        st = p.cpl.status
+        m = self.model
+        if p.op == OP["WRITE"]:
+            for v in u.get("vers", []):
+                v.completed = st == ST["OK"]
+                if st == ST["OK"] and p.flags & F_FUA and not v.txid:
+                    v.durable = True
+            tx = u.get("commit_tx")
+            if tx is not None:
+                self._commit_done(tx, st)
+        elif p.op == OP["TRIM"]:
+            for v in u.get("vers", []):
+                v.completed = st == ST["OK"]
+        elif p.op in (OP["FLUSH"], OP["RFLUSH"]):
+            if st == ST["OK"]:
+                for v in u["snap"]:
+                    v.durable = True
+        elif p.op == OP["TX_COMMIT"]:
+            self._commit_done(u["tx"], st)
+        elif p.op == OP["TX_ABORT"]:
+            pass
+        elif p.op == OP["READ"] and st == ST["OK"]:
+            d = decode(p.data, m.page_bytes)
+            self.stats.reads += 1
+            if d is None or (d != "zero" and d[0] != p.lba):
+                m.violations.append(f"run: READ lba {p.lba} returned garbage or another LBA's data")
+            elif d != "zero" and d[2] and not p.txid:
+                tx = next((t for t in m.txs if t.txid == d[2] and p.lba in t.pages and t.pages[p.lba].version == d[1]), None)
+                if tx is None or tx.commit_idx is None or tx.aborted:
+                    m.violations.append(f"run: INV-ISO READ lba {p.lba} returned version {d[1]} of an "
+                                        f"uncommitted transaction {d[2]}")
+                self.stats.iso_checked += 1
+
+    def _commit_done(self, tx, st):
+        tx.commit_done = True
+        if st == ST["OK"]:
+            tx.committed_ok = True
+            for v in tx.pages.values():
+                v.completed = v.durable = True
+            self.stats.tx_commits += 1
+        else:
+            tx.aborted = True          # a refused commit aborts the tx (architecture.md)
+
+    def workload(self, n: int, lbas: list[int]) -> set[int]:
+        rng, m = self.rng, self.model
+        touched: set[int] = set()
+        ntx = min(self.cfg["num_tx"], 4)
+        for _ in range(n):
+            if self.hp.cut:
+                break
+            r = rng.random()
+            if r < 0.45:                                   # plain write, sometimes FUA or a barrier
+                lba = rng.choice(lbas)
+                fua, bar = rng.random() < 0.15, rng.random() < 0.15
+                v, data = m.new_write(lba, barrier=bar)
+                t = self._submit(OP["WRITE"], lba, 0, data, 0, (F_FUA if fua else 0) | (F_BARRIER if bar else 0), vers=[v])
+                v.cmd_no = self.cmd_no
+                touched.add(lba)
+                self.stats.writes += 1
+            elif r < 0.65:                                 # a transaction of 1-4 pages
+                txid = rng.randint(1, ntx)
+                if txid in m.open_tx:
+                    continue
+                k = rng.randint(1, 4)
+                pages = rng.sample(lbas, k)
+                how = rng.random()
+                for i, lba in enumerate(pages):
+                    last = i == k - 1 and how < 0.4       # COMMIT flag on the last write
+                    v, data = m.new_write(lba, txid=txid)
+                    tx = m.open_tx[txid]
+                    if last:
+                        tx.commit_idx = m.idx
+                        del m.open_tx[txid]
+                    self._submit(OP["WRITE"], lba, 0, data, txid, F_COMMIT if last else 0, vers=[v],
+                                 commit_tx=tx if last else None)
+                    v.cmd_no = self.cmd_no
+                    touched.add(lba)
+                    self.stats.writes += 1
+                if how >= 0.4 and txid in m.open_tx:
+                    tx = m.open_tx.pop(txid)
+                    if how < 0.85:
+                        m.idx += 1
+                        tx.commit_idx = m.idx
+                        self._submit(OP["TX_COMMIT"], txid=txid, tx=tx)
+                    else:
+                        tx.aborted = True
+                        self._submit(OP["TX_ABORT"], txid=txid)
+                        self.stats.tx_aborts += 1
+            elif r < 0.72:                                 # FLUSH
+                snap = [v for vs in m.vers.values() for v in vs if v.completed and not v.txid]
+                self._submit(OP["FLUSH"], snap=snap)
+                self.stats.flushes += 1
+            elif r < 0.77:                                 # RFLUSH of 1-3 ranges
+                ranges = []
+                for _ in range(rng.randint(1, 3)):
+                    lo = rng.choice(lbas)
+                    ranges.append((lo, rng.randint(1, 4)))
+                cover = {l for lo, k in ranges for l in range(lo, lo + k)}
+                snap = [v for l, vs in m.vers.items() if l in cover for v in vs if v.completed and not v.txid]
+                tag_aux = self._rflush(ranges, snap)
+                if tag_aux is None:
+                    break
+                self.stats.rflushes += 1
+            elif r < 0.83:                                 # TRIM
+                lba = rng.choice(lbas)
+                v = m.new_trim(lba)
+                self._submit(OP["TRIM"], lba, 0, vers=[v])
+                v.cmd_no = self.cmd_no
+                touched.add(lba)
+                self.stats.trims += 1
+            else:                                          # READ (INV-ISO, INV-LBA while running)
+                self._submit(OP["READ"], rng.choice(lbas))
+            if rng.random() < 0.3:
+                self._poll(rng.randint(500, 20_000))
+        return touched
+
+    def _rflush(self, ranges, snap):
+        """RFLUSH: the range list (lba low 32 bits, then {nlb - 1, lba high}) at `aux`, a slot per tag."""
+        import struct
+        while not self.dev.free_tags:
+            self._poll()
+            if self.hp.cut:
+                return None
+        aux = 0x1000 + 64 * self.dev.free_tags[0]
+        words = b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((k - 1) << 16) | (lba >> 32)) for lba, k in ranges)
+        self.hp.mem_write(aux, words)
+        return self._submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=aux, snap=snap)
+
+    # ---- after a cut: what was accepted, then the oracle
+    def settle_cut(self, info_accepted: int):
+        for vs in self.model.vers.values():
+            for v in vs:
+                n = getattr(v, "cmd_no", None)
+                if n is not None and not v.accepted and n <= info_accepted:
+                    v.accepted = True
+                if n is not None:
+                    v.cmd_no = None         # a later power cycle counts commands again
+
+    def verify(self, touched: set[int], oracle, where: str):
+        """Reads `touched` (and a random sample) back through the device; each page must equal the
+        oracle's and pass the invariants; then the checked LBAs' history collapses to what they show."""
+        m = self.model
+        sample = set(self.rng.sample(range(m.nlba), min(16, m.nlba)))
+        lbas = sorted(touched | sample)
+        shown: dict[int, Ver] = {}
+        for lba in lbas:
+            while not self.dev.free_tags:
+                self.dev.poll(200_000)
+            self.dev.submit(OP["READ"], lba, 0, lba_check=lba)
+        self.dev.drain()
+        for p in self.dev.done:
+            if p.op != OP["READ"] or "lba_check" not in p.user:
+                continue
+            lba = p.user["lba_check"]
+            if p.cpl.status != ST["OK"]:
+                m.violations.append(f"{where}: READ lba {lba} after recovery: status {p.cpl.status:#x}")
+                continue
+            exp = read_lpn(self.geo, oracle, lba) if oracle is not None else None
+            exp = exp if exp is not None else bytes(m.page_bytes)
+            if oracle is not None:
+                self.stats.oracle_checked += 1
+                if p.data != exp:
+                    m.violations.append(f"{where}: lba {lba}: the firmware's recovery and the oracle disagree "
+                                        f"(device {decode(p.data, m.page_bytes)}, oracle {decode(exp, m.page_bytes)})")
+            v = m.check_page(lba, p.data, where)
+            if v is not None:
+                shown[lba] = v
+            self.stats.lbas_checked += 1
+        self.dev.done.clear()
+        m.check_all(shown, where)
+        # collapse: what a checked LBA shows is its durable state now
+        for lba, v in shown.items():
+            v.durable = v.accepted = v.completed = True
+            m.vers[lba] = [v]
+        m.txs = [t for t in m.txs if not (set(t.pages) <= set(shown)) and t.commit_idx is None and not t.aborted]
+        m.open_tx.clear()
+
+    def oracle(self):
+        return recover(self.images, self.geo)
+
+    # ---- the campaign
+    def campaign(self, cuts: int, lbas: list[int], cmds=(10, 40), recovery_cut_p: float = 0.1) -> Stats:
+        s = self.stats
+        assert self.start(), "first boot was cut"
+        touched: set[int] = set()
+        oracle = None
+        while s.cuts < cuts:
+            if oracle is not None or touched:
+                self.verify(touched, oracle, f"seed {self.seed} cut {s.cuts}")
+                s.recoveries += 1
+                text = self.console("stats")
+                fw = parse_fw_stats(text)
+                if fw:
+                    s.max_recovery_pages = max(s.max_recovery_pages, fw.get("recovery_pages", 0))
+                    s.max_recovery_cycles = max(s.max_recovery_cycles, fw.get("recovery_cycles", 0))
+                    s.fw = fw
+                if self.model.violations:
+                    break
+            n = self.rng.randint(*cmds)
+            c0 = self.hp.cycle
+            how = self.rng.random()
+            if how < 0.6:
+                self.hp.arm_cut(CUT_CYCLE, c0 + self.rng.randint(200, 2500 * n))
+            elif how < 0.9:
+                self.hp.arm_cut(CUT_ACCEPT, self.rng.randint(1, n))
+            touched = self.workload(n, lbas)
+            if not self.hp.cut:
+                for _ in range(200):
+                    if self.hp.cut or not self.dev.inflight:
+                        break
+                    self._poll(50_000)
+            if not self.hp.cut:
+                self.hp.cut_now()                      # every command done: cut anyway (a clean cut)
+            info = self.hp.info()
+            in_commit = any(t.commit_idx is not None and not t.commit_done for t in self.model.txs)
+            s.tx_cut_in_commit += int(in_commit)
+            self.stop()
+            s.cuts += 1
+            self.settle_cut(info["accepted"])
+            oracle = self.oracle()
+            # a cut inside the recovery now and then: the next recovery must give the same state
+            while True:
+                if s.cuts < cuts and self.rng.random() < recovery_cut_p:
+                    if self.start(cut_at=self.rng.randint(20_000, 400_000)):
+                        break                           # the recovery finished before the cut
+                    s.cuts += 1
+                    s.cuts_in_recovery += 1
+                    again = self.oracle()
+                    bad = [l for l in range(self.model.nlba) if read_lpn(self.geo, again, l) != read_lpn(self.geo, oracle, l)]
+                    if bad:
+                        self.model.violations.append(f"seed {self.seed}: a cut inside recovery changed lba {bad[:5]}")
+                    continue
+                assert self.start(), "a boot without an armed cut was cut"
+                break
+        if self.hp is not None and oracle is not None and not self.model.violations:
+            self.verify(touched, oracle, f"seed {self.seed} cut {s.cuts}")
+            s.recoveries += 1
+        if self.hp is not None:
+            self.stop()
+        s.violations = len(self.model.violations) + len(self.errors)
+        return s
+
+
+def format_template(dest: Path, cfg_name: str = "sim") -> Path:
+    """A formatted device (first boot on blank dies), reused by every campaign of a session."""
+    exe, fw, cfg = build(cfg_name)
+    stamp = dest / "fw.hash"
+    import hashlib
+    h = hashlib.sha256(Path(fw).read_bytes() + Path(exe).read_bytes()[:4096]).hexdigest()
+    if stamp.exists() and stamp.read_text() == h:
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in dest.glob("die*.img"):
+        f.unlink()
+    nd = cfg["ndie"]
+    hp = HostPort(exe, fw, [dest / f"die{d}.img" for d in range(nd)], cwd=dest)
+    why = hp.run(BOOT_CYCLES, U_HOST_EN)
+    if not why & U_HOST_EN:
+        raise AssertionError("format did not finish:\n" + hp.uart_text())
+    hp.close()
+    stamp.write_text(h)
+    return dest
