@@ -11,10 +11,11 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo sim-soc regs wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
 
 help:
-	@echo "make demo        remap engine commit scenario: latency table + waveform (sets up first)"
+	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
+	@echo "make demo-remap  remap engine commit scenario: latency table + waveform"
 	@echo "make test        lint, generation, synthesis check, every cocotb test (sets up first)"
 	@echo "make test-long   longer random campaigns (ATS_LONG=1; core power cuts: 2,000)"
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
@@ -85,7 +86,13 @@ test-long: $(GEN_STAMP) sim-soc
 	$(PY) tests/system/summary.py
 
 # ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------
+# the simulated SSD's main job: boot (format), transactions, a power cut inside a commit, recovery,
+# committed transactions whole and the cut one gone, statistics, an FST of a commit (sim/soc/demo.py)
 demo: $(GEN_STAMP)
+	$(PY) sim/soc/demo.py
+
+# the remap engine's commit scenario (the demo before the SoC existed)
+demo-remap: $(GEN_STAMP)
 	$(PY) bench/remap/bench_remap.py --preset default --sizes 1,8,16,32,64 \
 	  --gtkw build/waves/remap_commit_default.gtkw
 

@@ -113,7 +113,7 @@ module ats_fw_bridge #(
     logic          fwd_v_q;       // m_fwd output register
     logic [31:0]   fwd_d_q;
     logic          fwd_last_q;
-    logic [AW-1:0] wr_i_q;        // next buffer word an NREAD response beat goes to
+    logic [AW:0]   wr_i_q;        // next buffer word an NREAD response beat goes to (beats past DEPTH: dropped)
     assign m_fwd_valid = fwd_v_q;
     assign m_fwd_data  = fwd_d_q;
     assign m_fwd_last  = fwd_last_q;
@@ -128,7 +128,7 @@ module ats_fw_bridge #(
     assign bwr = fwr_fire && op_q == OP_NREAD && 32'(wr_i_q) < DEPTH;
 
     always_ff @(posedge clk) begin
-        if (bwr) mem[wr_i_q] <= s_fwr_data;
+        if (bwr) mem[wr_i_q[AW-1:0]] <= s_fwr_data;
         else if (!busy && cpu_en && cpu_we) mem[cpu_addr] <= cpu_wdata;
         mem_q <= mem[busy ? rd_i_q : cpu_addr];
     end
@@ -172,7 +172,7 @@ module ats_fw_bridge #(
                     st_q <= (op_q == OP_NPROG || op_q == OP_RELOC) ? ST_DATA : ST_RSP;
                 ST_DATA: if (fwd_fire && fwd_last_q) st_q <= ST_RSP;
                 ST_RSP: if (fwr_fire) begin
-                    wr_i_q     <= wr_i_q + AW'(1);
+                    if (!wr_i_q[AW]) wr_i_q <= wr_i_q + (AW+1)'(1);
                     rsp_beats  <= rsp_beats + 16'd1;
                     rsp_status <= s_fwr_status;
                     rsp_ppn    <= s_fwr_ppn;

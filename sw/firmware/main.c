@@ -151,7 +151,8 @@ static const uint32_t *ck_page_fn(void *ctx, uint32_t idx) {
     return idx < MAX_CK_PAGES ? ck_pages[idx] : 0;
 }
 
-static int ckpt_write(void) {
+// l2p_known: the mapping is l2p[] (right after recovery: no LOOKUP needed)
+static int ckpt_write_map(int l2p_known) {
     const uint64_t t0 = hal_cycles();
     // 1. drain: every accepted request completed, none accepted meanwhile
     hal_ctrl(hal_ctrl_host_en(), 1);
@@ -206,8 +207,9 @@ static int ckpt_write(void) {
     // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
     uint32_t n_map = 0;
     for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
-        uint32_t mapped;
-        const uint32_t ppn = remap(R_LOOKUP, lpn, 0, &mapped);
+        uint32_t mapped = 0, ppn = l2p_known ? l2p[lpn] : 0;
+        if (l2p_known) mapped = ppn != ATS_UNMAPPED;
+        else ppn = remap(R_LOOKUP, lpn, 0, &mapped);
         if (mapped && ppn != 0xFFFFFFFFu) {
             map_lpn[n_map] = lpn;
             map_ppn[n_map] = ppn;
@@ -265,6 +267,8 @@ static int ckpt_write(void) {
     S.ckpt_cycles += hal_cycles() - t0;
     return ATS_OK;
 }
+
+static int ckpt_write(void) { return ckpt_write_map(0); }
 
 // ---- garbage collection of one block (README "GC"): move its valid pages through RELOC, erase it
 static ats_gc_policy_t gc_policy = ATS_GC_COST_BENEFIT;
@@ -366,51 +370,65 @@ static int format_device(void) {
 // ---- recovery (docs/persistence.md section 6)
 static uint32_t rec_pages;
 
-typedef struct { uint64_t seq; uint32_t blk, n, valid_mask_lo, valid_mask_hi; } ck_cand_t;
+// reads the kind-3 pages of checkpoint block `blk` up to the first erased page; every complete
+// checkpoint found is parsed into c's tables (so they hold the last one parsed); returns the
+// number of complete, valid checkpoints and the newest one's seq / number / page count
+static uint32_t scan_ck_block(uint32_t blk, ats_ckpt_t *c, uint64_t *seq_out, uint32_t *no_out, int want_seq,
+                              uint64_t want) {
+    uint32_t found = 0, np = 0;
+    uint64_t seq = 0;
+    int have = 0;
+    for (uint32_t p = 0; p < PPB; p++) {
+        fw_rsp_t r;
+        nread(0, blk, p, &r);
+        rec_pages++;
+        if (r.status == N_ERASED) break;
+        if (r.status != N_OK) { have = 0; continue; }
+        spare_t s;
+        hal_spare(&s);
+        volatile uint32_t *buf = hal_buf();
+        if (s.kind != ATS_KIND_CKPT || buf[0] != ATS_CKPT_MAGIC) continue;
+        const uint32_t idx = buf[1] == 1u ? 0u : buf[2];
+        if (idx == 0) { have = 1; seq = s.seq; np = buf[1] == 1u ? 1u : buf[3]; }
+        if (!have || s.seq != seq || idx >= MAX_CK_PAGES) continue;
+        for (uint32_t w = 0; w < PW; w++) ck_pages[idx][w] = buf[w];
+        if (idx + 1u != np) continue;
+        have = 0;
+        if (want_seq && seq != want) continue;
+        ats_ckpt_t t = *c;
+        t.seq_base = seq;
+        if (ats_ckpt_parse(&G, &t, ck_page_fn, 0) != ATS_OK) continue;
+        if (!found || seq > *seq_out || (seq == *seq_out && t.ckpt_no > *no_out)) {
+            *seq_out = seq;
+            *no_out = t.ckpt_no;
+        }
+        *c = t;
+        found++;
+    }
+    return found;
+}
 
 static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
-    // read both checkpoint blocks to the first erased page; the newest complete checkpoint wins
-    uint64_t best_seq = 0;
-    int best_blk = -1;
-    uint32_t best_no = 0;
-    for (uint32_t k = 0; k < 2; k++) {
-        const uint32_t blk = k ? CK_BLK1 : CK_BLK0;
-        uint32_t np = 0;
-        uint64_t seq = 0;
-        int have = 0;
-        for (uint32_t p = 0; p < PPB; p++) {
-            fw_rsp_t r;
-            nread(0, blk, p, &r);
-            rec_pages++;
-            if (r.status == N_ERASED) break;
-            if (r.status != N_OK) { have = 0; continue; }
-            spare_t s;
-            hal_spare(&s);
-            volatile uint32_t *buf = hal_buf();
-            if (s.kind != ATS_KIND_CKPT || buf[0] != ATS_CKPT_MAGIC) continue;
-            const uint32_t idx = buf[1] == 1u ? 0u : buf[2];
-            if (idx == 0) { have = 1; seq = s.seq; np = buf[1] == 1u ? 1u : buf[3]; }
-            if (have && idx < MAX_CK_PAGES && s.seq == seq) {
-                // keep pages of this candidate; a later page 0 starts a new candidate
-                for (uint32_t w = 0; w < PW; w++) ck_pages[idx][w] = buf[w];
-                if (idx + 1u == np) {
-                    // complete: parse now (pages of a later candidate would overwrite the buffer)
-                    ats_ckpt_t t = *c;
-                    t.seq_base = seq;
-                    if (ats_ckpt_parse(&G, &t, ck_page_fn, 0) == ATS_OK &&
-                        (best_blk < 0 || seq > best_seq || (seq == best_seq && t.ckpt_no > best_no))) {
-                        *c = t;
-                        best_seq = seq;
-                        best_blk = (int)blk;
-                        best_no = t.ckpt_no;
-                    }
-                    have = 0;
-                }
-            }
-        }
+    // persistence.md section 6 step 1: both checkpoint blocks (block 1 unless block 0 holds a
+    // version-1 checkpoint); the newest complete checkpoint wins. Parsing fills c's tables, so the
+    // winner is parsed again last (its pages read a second time) unless it was the last parsed.
+    uint64_t seq[2] = {0, 0};
+    uint32_t no[2] = {0, 0}, n[2] = {0, 0};
+    ats_ckpt_t t = *c;
+    n[0] = scan_ck_block(CK_BLK0, &t, &seq[0], &no[0], 0, 0);
+    const int v1 = n[0] && t.version == 1u;
+    if (!v1) n[1] = scan_ck_block(CK_BLK1, &t, &seq[1], &no[1], 0, 0);
+    if (!n[0] && !n[1]) return ATS_E_NOCKPT;
+    const uint32_t best = (!n[1] || (n[0] && (seq[0] > seq[1] || (seq[0] == seq[1] && no[0] > no[1])))) ? 0u : 1u;
+    const uint32_t last = n[1] ? 1u : 0u;
+    if (best != last || t.seq_base != seq[best] || t.ckpt_no != no[best]) {
+        uint64_t s2 = 0;
+        uint32_t no2 = 0;
+        t = *c;
+        if (!scan_ck_block(best ? CK_BLK1 : CK_BLK0, &t, &s2, &no2, 1, seq[best])) return ATS_E_FORMAT;
     }
-    if (best_blk < 0) return ATS_E_NOCKPT;
-    *blk_out = (uint32_t)best_blk;
+    *c = t;
+    *blk_out = best ? CK_BLK1 : CK_BLK0;
     return ATS_OK;
 }
 
@@ -524,7 +542,7 @@ static int recover(void) {
                rp.applied, rp.trims, rp.relocs_applied, rp.relocs_stale, rp.commits, rp.aborts, rp.dropped_open,
                (unsigned long long)next);
     // 6. a new checkpoint (the recovered mapping, a plan of erased blocks) before any host write
-    st = ckpt_write();
+    st = ckpt_write_map(1);
     S.recovery_cycles = hal_cycles() - t0;
     hal_printf("recovery: %u pages read, %llu cycles\n", rec_pages, (unsigned long long)S.recovery_cycles);
     return st;

@@ -25,7 +25,7 @@ from atomssd.device import Device  # noqa: E402
 from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN,  # noqa: E402
                               HostPort, SimError)
 from atstb.recovery_oracle import Geometry, read_lpn, recover  # noqa: E402
-from model import Model, Ver, decode  # noqa: E402
+from model import Model, Ver, decode, page_bytes_for  # noqa: E402
 
 BOOT_CYCLES = 20_000_000     # a boot or recovery must enable the host within this many cycles
 
@@ -146,8 +146,8 @@ class System:
             self._poll()
             if self.hp.cut:
                 return None
-        self.cmd_no += 1
-        t = self.dev.submit(op, lba, nlb, data, txid, flags, aux=aux, cmd_no=self.cmd_no, **user)
+        t = self.dev.submit(op, lba, nlb, data, txid, flags, aux=aux, **user)
+        self.cmd_no = self.hp.submitted       # the simulator's acceptance count of this command
         self.stats.cmds += 1
         return t
 
@@ -184,8 +184,10 @@ class System:
             if d is None or (d != "zero" and d[0] != p.lba):
                 m.violations.append(f"run: READ lba {p.lba} returned garbage or another LBA's data")
             elif d != "zero" and d[2] and not p.txid:
-                tx = next((t for t in m.txs if t.txid == d[2] and p.lba in t.pages and t.pages[p.lba].version == d[1]), None)
-                if tx is None or tx.commit_idx is None or tx.aborted:
+                # INV-ISO: a tx page seen without txid must belong to a committed (or committing) tx
+                v = next((x for x in m.vers.get(p.lba, []) if x.version == d[1]), None)
+                tx = m.tx_by_seq.get(v.tx_seq) if v is not None else None
+                if v is None or not (v.durable or (tx is not None and tx.commit_idx is not None and not tx.aborted)):
                     m.violations.append(f"run: INV-ISO READ lba {p.lba} returned version {d[1]} of an "
                                         f"uncommitted transaction {d[2]}")
                 self.stats.iso_checked += 1
@@ -200,6 +202,17 @@ class System:
         else:
             tx.aborted = True          # a refused commit aborts the tx (architecture.md)
 
+    def _tx_locked(self) -> set[int]:
+        """LBAs of transactions open or with a commit in flight: no plain write or TRIM goes there
+        meanwhile (the queue may order a SIMPLE commit and a SIMPLE write either way; the checker
+        stays exact by not creating that race)."""
+        m = self.model
+        return {l for t in m.txs if not t.commit_done and not t.aborted for l in t.pages}
+
+    def _plain_busy(self) -> set[int]:
+        return {l for l, vs in self.model.vers.items() for v in vs if not v.txid and not v.completed
+                and getattr(v, "cmd_no", None) is not None}
+
     def workload(self, n: int, lbas: list[int]) -> set[int]:
         rng, m = self.rng, self.model
         touched: set[int] = set()
@@ -208,8 +221,12 @@ class System:
             if self.hp.cut:
                 break
             r = rng.random()
+            locked = self._tx_locked()
+            free = [l for l in lbas if l not in locked] or lbas[:1]
             if r < 0.45:                                   # plain write, sometimes FUA or a barrier
-                lba = rng.choice(lbas)
+                lba = rng.choice(free)
+                if lba in locked:
+                    continue
                 fua, bar = rng.random() < 0.15, rng.random() < 0.15
                 v, data = m.new_write(lba, barrier=bar)
                 t = self._submit(OP["WRITE"], lba, 0, data, 0, (F_FUA if fua else 0) | (F_BARRIER if bar else 0), vers=[v])
@@ -221,7 +238,10 @@ class System:
                 if txid in m.open_tx:
                     continue
                 k = rng.randint(1, 4)
-                pages = rng.sample(lbas, k)
+                avail = [l for l in lbas if l not in locked and l not in self._plain_busy()]
+                if len(avail) < k:
+                    continue
+                pages = rng.sample(avail, k)
                 how = rng.random()
                 for i, lba in enumerate(pages):
                     last = i == k - 1 and how < 0.4       # COMMIT flag on the last write
@@ -230,6 +250,7 @@ class System:
                     if last:
                         tx.commit_idx = m.idx
                         del m.open_tx[txid]
+                        m.commit_submitted(tx)
                     self._submit(OP["WRITE"], lba, 0, data, txid, F_COMMIT if last else 0, vers=[v],
                                  commit_tx=tx if last else None)
                     v.cmd_no = self.cmd_no
@@ -240,6 +261,7 @@ class System:
                     if how < 0.85:
                         m.idx += 1
                         tx.commit_idx = m.idx
+                        m.commit_submitted(tx)
                         self._submit(OP["TX_COMMIT"], txid=txid, tx=tx)
                     else:
                         tx.aborted = True
@@ -261,7 +283,9 @@ class System:
                     break
                 self.stats.rflushes += 1
             elif r < 0.83:                                 # TRIM
-                lba = rng.choice(lbas)
+                lba = rng.choice(free)
+                if lba in locked:
+                    continue
                 v = m.new_trim(lba)
                 self._submit(OP["TRIM"], lba, 0, vers=[v])
                 v.cmd_no = self.cmd_no
@@ -361,7 +385,7 @@ class System:
             if how < 0.6:
                 self.hp.arm_cut(CUT_CYCLE, c0 + self.rng.randint(200, 2500 * n))
             elif how < 0.9:
-                self.hp.arm_cut(CUT_ACCEPT, self.rng.randint(1, n))
+                self.hp.arm_cut(CUT_ACCEPT, self.hp.submitted + self.rng.randint(1, n))
             touched = self.workload(n, lbas)
             if not self.hp.cut:
                 for _ in range(200):
@@ -419,3 +443,25 @@ def format_template(dest: Path, cfg_name: str = "sim") -> Path:
     hp.close()
     stamp.write_text(h)
     return dest
+
+
+def fill(sysm: "System", pages: int, lbas: list[int], flush_every: int = 256) -> dict:
+    """Writes `pages` random pages over `lbas` (queue depth 16, a FLUSH every `flush_every`), no
+    cut; returns the firmware's statistics after it."""
+    m, rng = sysm.model, sysm.rng
+    for i in range(pages):
+        lba = rng.choice(lbas)
+        v, data = m.new_write(lba)
+        sysm._submit(OP["WRITE"], lba, 0, data, 0, 0, vers=[v])
+        v.accepted = True
+        if (i + 1) % flush_every == 0:
+            snap = [x for vs in m.vers.values() for x in vs if x.completed and not x.txid]
+            sysm._submit(OP["FLUSH"], snap=snap)
+    sysm.dev.drain(200_000_000)
+    for p in sysm.dev.done:
+        if p.op in (OP["WRITE"], OP["FLUSH"]) and p.cpl.status != ST["OK"]:
+            m.violations.append(f"fill: {p.op} lba {p.lba} status {p.cpl.status:#x}")
+    for p in sysm.dev.done:
+        sysm._complete(p)
+    sysm.dev.done.clear()
+    return parse_fw_stats(sysm.console("stats"))

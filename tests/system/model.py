@@ -74,7 +74,8 @@ class Model:
         self.next_version = 1
         self.idx = 0
         self.epoch = 0
-        self.txs: list[TxRec] = []
+        self.txs: list[TxRec] = []          # transactions not yet settled by a recovery check
+        self.tx_by_seq: dict[int, TxRec] = {}   # every transaction (never pruned)
         self.open_tx: dict[int, TxRec] = {}
         self.tx_seq = 0
         self.violations: list[str] = []
@@ -92,10 +93,23 @@ class Model:
                 self.tx_seq += 1
                 tx = self.open_tx[txid] = TxRec(txid, self.tx_seq)
                 self.txs.append(tx)
+                self.tx_by_seq[tx.seq] = tx
             v.tx_seq = tx.seq
             tx.pages[lba] = v
         self.vers.setdefault(lba, []).append(v)
         return v, page_bytes_for(lba, v.version, txid, self.page_bytes)
+
+    def commit_submitted(self, tx: TxRec) -> None:
+        """A transaction's pages take effect at its commit (the device remaps them then; in the log the
+        commit is the newest request, docs/persistence.md section 4): each page moves to the end of
+        its LBA's history, at the commit's position, so a plain write submitted between the tx's
+        write and its commit is older than the tx's page."""
+        for lba, v in tx.pages.items():
+            hist = self.vers.get(lba, [])
+            if v in hist:
+                hist.remove(v)
+                hist.append(v)
+            v.idx = tx.commit_idx
 
     def new_trim(self, lba: int) -> Ver:
         self.idx += 1
@@ -166,9 +180,13 @@ class Model:
         if not vis:
             return
         emax = max(s.epoch for s in vis)
+        top = next((l, s) for l, s in shown.items() if s in vis and s.epoch == emax)
         for lba, s in shown.items():
+            if s.txid:
+                continue          # a tx page takes effect at its commit: INV-ATOM / INV-DUR cover it
             older = [v for v in self.vers.get(lba, []) if v.epoch < emax and v.accepted and not v.txid and v.version]
             if older and s.idx < older[-1].idx:
-                self.violations.append(f"{where}: INV-ORDER a write of epoch {emax} is durable but lba {lba} "
+                self.violations.append(f"{where}: INV-ORDER a write of epoch {emax} is durable (lba {top[0]} "
+                                       f"version {top[1].version}) but lba {lba} "
                                        f"shows version {s.version} (epoch {s.epoch}), older than version "
                                        f"{older[-1].version} of epoch {older[-1].epoch}")

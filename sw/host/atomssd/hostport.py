@@ -72,6 +72,7 @@ class HostPort:
         self.errors: list[str] = []
         self.cycle = 0
         self.cut = False
+        self.submitted = 0          # SUBMITs sent by this process (the simulator counts acceptances the same way)
         t, p = self._recv()
         if t != M_HELLO:
             raise SimError(f"expected HELLO, got {t:#x}")
@@ -115,6 +116,7 @@ class HostPort:
     def submit(self, op: int, tag: int, lba: int = 0, nlb: int = 0, txid: int = 0, flags: int = 0, attr: int = 0,
                prio: int = 0, dptr: int = 0, aux: int = 0) -> None:
         self._send(M_SUBMIT, struct.pack("<BBBBBBHQII", op, tag, txid, flags, attr, prio, nlb, lba, dptr, aux))
+        self.submitted += 1
 
     def mem_write(self, addr: int, data: bytes) -> None:
         if len(data) % 4:
