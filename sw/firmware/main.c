@@ -20,7 +20,9 @@
 #define CK_BLK0 0u               // checkpoint blocks: die 0 blocks 0 and 1 (never in a plan)
 #define CK_BLK1 1u
 #define MAX_CK_PAGES 64u
-#define LOG_CKPT (MAX_LOG / 2u)  // a checkpoint when the log (next_seq - scan_from) reaches this
+// a checkpoint when the active log (next_seq - scan_from) reaches this: half of what a recovery can
+// hold, and at most a quarter of the device's pages (recovery reads stay a small share of the device)
+#define LOG_CKPT ((MAX_LOG / 2u) < (NBLK * PPB / 4u) ? (MAX_LOG / 2u) : (NBLK * PPB / 4u))
 #define PLAN_LOW 2u              // a checkpoint when a die has fewer planned blocks left and erased ones wait
 #define GC_LOW 3u                // GC when a die has fewer free (planned + erased) blocks
 #define WL_SPREAD 8u             // static wear levelling above this erase-count spread
@@ -631,10 +633,12 @@ static void console(void) {
 static void housekeeping(void) {
     supply();
     take_bad();
-    // checkpoint: the log grows long, or a die's plan runs low while erased blocks wait
+    // checkpoint: the log grows long, or a die's plan runs low while erased blocks wait for a plan
+    // or handed blocks wait to become old data (GC can only collect blocks a checkpoint released)
     int ck = (hal_next_seq() - ck_scan_from) >= LOG_CKPT;
     for (uint32_t d = 0; d < NDIE && !ck; d++) {
         if ((uint32_t)(plan_len[d] - plan_pos[d]) < PLAN_LOW) {
+            ck |= hl_len[d] > 2u;
             for (uint32_t b = 0; b < BLOCKS; b++) ck |= blk_state[bi(d, b)] == B_FREE;
         }
     }

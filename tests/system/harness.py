@@ -445,7 +445,7 @@ def format_template(dest: Path, cfg_name: str = "sim") -> Path:
     return dest
 
 
-def fill(sysm: "System", pages: int, lbas: list[int], flush_every: int = 256) -> dict:
+def fill(sysm: "System", pages: int, lbas: list[int], flush_every: int = 256, max_cycles: int = 200_000_000) -> dict:
     """Writes `pages` random pages over `lbas` (queue depth 16, a FLUSH every `flush_every`), no
     cut; returns the firmware's statistics after it."""
     m, rng = sysm.model, sysm.rng
@@ -457,7 +457,7 @@ def fill(sysm: "System", pages: int, lbas: list[int], flush_every: int = 256) ->
         if (i + 1) % flush_every == 0:
             snap = [x for vs in m.vers.values() for x in vs if x.completed and not x.txid]
             sysm._submit(OP["FLUSH"], snap=snap)
-    sysm.dev.drain(200_000_000)
+    sysm.dev.drain(max_cycles)
     for p in sysm.dev.done:
         if p.op in (OP["WRITE"], OP["FLUSH"]) and p.cpl.status != ST["OK"]:
             m.violations.append(f"fill: {p.op} lba {p.lba} status {p.cpl.status:#x}")
