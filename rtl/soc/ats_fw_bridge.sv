@@ -146,6 +146,9 @@ module ats_fw_bridge #(
             err_conflict <= 1'b0;
             rsp_status <= 8'd0;
             rsp_beats <= 16'd0;
+            rsp_ppn <= '0;
+            rsp_mapped <= 1'b0;
+            rsp_data <= 32'd0;
         end else begin
             if (busy && go) err_overrun <= 1'b1;
             if (busy && cpu_en) err_conflict <= 1'b1;

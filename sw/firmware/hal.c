@@ -96,31 +96,6 @@ int hal_fw_seqset(uint64_t seq, fw_rsp_t *r) {
     return ATS_OK;
 }
 
-int hal_fw(uint32_t op, uint32_t die, uint32_t block, uint32_t page, uint32_t rop, uint32_t txid,
-           uint32_t lpn, uint32_t ppn, uint64_t seq, uint32_t epoch, uint32_t flags, uint32_t kind, fw_rsp_t *r) {
-    while (ST_BIT(FW_BUSY)) {
-    }
-    const uint32_t chan = die / ATS_WAYS, way = die % ATS_WAYS;
-    ats_fw_addr_write((page << CSR_ATS_FW_ADDR_PAGE_OFFSET) | (block << CSR_ATS_FW_ADDR_BLOCK_OFFSET) |
-                      (way << CSR_ATS_FW_ADDR_WAY_OFFSET) | (chan << CSR_ATS_FW_ADDR_CHAN_OFFSET));
-    ats_fw_lpn_write(lpn);
-    ats_fw_ppn_write(ppn);
-    ats_fw_seq_write(seq);
-    ats_fw_epoch_write(epoch);
-    ats_fw_cmd_write((op << CSR_ATS_FW_CMD_OP_OFFSET) | (rop << CSR_ATS_FW_CMD_ROP_OFFSET) |
-                     (txid << CSR_ATS_FW_CMD_TXID_OFFSET) | (kind << CSR_ATS_FW_CMD_KIND_OFFSET) |
-                     (flags << CSR_ATS_FW_CMD_FLAGS_OFFSET));
-    while (ST_BIT(FW_BUSY)) {
-    }
-    const uint32_t v = ats_fw_rsp_read();
-    r->status = (v >> CSR_ATS_FW_RSP_STATUS_OFFSET) & 0xFFu;
-    r->mapped = (v >> CSR_ATS_FW_RSP_MAPPED_OFFSET) & 1u;
-    r->beats = (v >> CSR_ATS_FW_RSP_BEATS_OFFSET) & 0xFFFFu;
-    r->ppn = ats_fw_rsp_ppn_read();
-    r->data = ats_fw_rsp_data_read();
-    return ATS_OK;
-}
-
 void hal_spare(spare_t *s) {
     volatile uint32_t *b = hal_buf();
     const uint32_t pw = ATS_PAGE_BYTES / 4;

@@ -41,9 +41,6 @@ int hal_fw_nprog(uint32_t die, uint32_t block, uint32_t page, uint32_t lpn, uint
 int hal_fw_remap(uint32_t rop, uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 int hal_fw_seqset(uint64_t seq, fw_rsp_t *r);
-// any operation with every field (tests, console)
-int hal_fw(uint32_t op, uint32_t die, uint32_t block, uint32_t page, uint32_t rop, uint32_t txid,
-           uint32_t lpn, uint32_t ppn, uint64_t seq, uint32_t epoch, uint32_t flags, uint32_t kind, fw_rsp_t *r);
 // the NREAD spare words in the page buffer after an NREAD
 typedef struct {
     uint32_t lpn, epoch;

@@ -195,13 +195,14 @@ static int ckpt_write_map(int l2p_known) {
         // not yet handed blocks of the old plan stay first, then the erased pool by erase count
         for (uint32_t i = plan_pos[d]; i < plan_len[d]; i++) plan[bi(d, n++)] = plan[bi(d, i)];
         for (;;) {
-            int best = -1;
+            static uint16_t ec[BLOCKS], cb[BLOCKS];
+            uint32_t k = 0;
             for (uint32_t b = 0; b < BLOCKS; b++)
-                if (blk_state[bi(d, b)] == B_FREE && (best < 0 || erase_cnt[bi(d, b)] < erase_cnt[bi(d, (uint32_t)best)]))
-                    best = (int)b;
+                if (blk_state[bi(d, b)] == B_FREE) { ec[k] = erase_cnt[bi(d, b)]; cb[k++] = (uint16_t)b; }
+            const int best = ats_wl_pick_free(ec, k);
             if (best < 0) break;
-            blk_state[bi(d, (uint32_t)best)] = B_PLAN;
-            plan[bi(d, n++)] = (uint16_t)best;
+            blk_state[bi(d, cb[best])] = B_PLAN;
+            plan[bi(d, n++)] = cb[best];
         }
         plan_len[d] = (uint16_t)n;
         plan_pos[d] = (uint16_t)handed;

@@ -64,7 +64,6 @@ class Stats:
     iso_checked: int = 0
     max_recovery_pages: int = 0
     max_recovery_cycles: int = 0
-    recovery_cycles: list = field(default_factory=list)
     fw: dict = field(default_factory=dict)
 
 
@@ -298,16 +297,14 @@ class System:
         return touched
 
     def _rflush(self, ranges, snap):
-        """RFLUSH: the range list (lba low 32 bits, then {nlb - 1, lba high}) at `aux`, a slot per tag."""
-        import struct
         while not self.dev.free_tags:
             self._poll()
             if self.hp.cut:
                 return None
-        aux = 0x1000 + 64 * self.dev.free_tags[0]
-        words = b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((k - 1) << 16) | (lba >> 32)) for lba, k in ranges)
-        self.hp.mem_write(aux, words)
-        return self._submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=aux, snap=snap)
+        t = self.dev.submit_rflush(ranges, snap=snap)
+        self.cmd_no = self.hp.submitted
+        self.stats.cmds += 1
+        return t
 
     # ---- after a cut: what was accepted, then the oracle
     def settle_cut(self, info_accepted: int):

@@ -117,14 +117,6 @@ class Model:
         self.vers.setdefault(lba, []).append(v)
         return v
 
-    def completed_before(self, idx: int, lbas: set[int] | None = None):
-        for lba, vs in self.vers.items():
-            if lbas is not None and lba not in lbas:
-                continue
-            for v in vs:
-                if v.completed and v.idx < idx and not v.txid:
-                    v.durable = True
-
     # ---- checks
     def allowed(self, lba: int) -> list[Ver]:
         vs = self.vers.get(lba, [])

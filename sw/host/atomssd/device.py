@@ -120,13 +120,18 @@ class Device:
     def flush(self) -> Pending:
         return self._check(self.wait(self.submit(OP["FLUSH"])), "FLUSH")
 
-    def rflush(self, ranges: list[tuple[int, int]]) -> Pending:
-        """RFLUSH of up to 8 (lba, nblocks) ranges (range list at `aux`: lba low 32, then {nlb-1, lba high})."""
-        tag = self.free_tags[0] if self.free_tags else 0
-        aux = RANGE_BASE + 64 * tag
+    def submit_rflush(self, ranges: list[tuple[int, int]], **user) -> int:
+        """RFLUSH of up to 8 (lba, nblocks) ranges: the range list (lba low 32 bits, then
+        {nblocks - 1, lba high}) in the next tag's 64-byte slot at RANGE_BASE, its address in `aux`."""
+        if not self.free_tags:
+            raise DeviceError("no free tag: wait for a completion first")
+        aux = RANGE_BASE + 64 * self.free_tags[0]
         words = b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((n - 1) << 16) | (lba >> 32)) for lba, n in ranges)
         self.hp.mem_write(aux, words)
-        return self._check(self.wait(self.submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=aux)), "RFLUSH")
+        return self.submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=aux, **user)
+
+    def rflush(self, ranges: list[tuple[int, int]]) -> Pending:
+        return self._check(self.wait(self.submit_rflush(ranges)), "RFLUSH")
 
     def tx_begin(self, txid: int) -> Pending:
         return self._check(self.wait(self.submit(OP["TX_BEGIN"], txid=txid)), f"TX_BEGIN {txid}")

@@ -177,12 +177,3 @@ class HostPort:
     # ---- UART helpers
     def uart_text(self) -> str:
         return self.uart.decode(errors="replace")
-
-    def run_until_text(self, text: str, max_cycles: int, step: int = 200_000) -> bool:
-        done = 0
-        while text not in self.uart_text():
-            if done >= max_cycles or self.cut:
-                return False
-            why = self.run(min(step, max_cycles - done), U_LINE)
-            done = self.cycle if False else done + step if why & R_MAX else done + 1
-        return True
