@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
+.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core wave-core synth clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench-core  through the whole device core with NAND die models: B1 TX_COMMIT cycles, B2, 4 KiB random write/read IOPS -> build/bench/core.json"
 	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
+	@echo "make synth-soc   the whole SoC (default device 4 x 2, VexRiscv, LiteDRAM controller) on the LFE5U-85F -> build/synth/summary.json 'soc'"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
 # ---- setup: runs once (stamp), again when its inputs change --------------------------------------
@@ -139,6 +140,11 @@ wave-core: $(GEN_STAMP)
 
 synth: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --seeds $(SEEDS)
+
+# the whole SoC of the default device (VexRiscv, LiteDRAM controller, 4 x 2 core, firmware in ROM)
+# -> build/synth/soc/report.json and the entry `soc` of build/synth/summary.json (about an hour)
+synth-soc: $(GEN_STAMP)
+	$(PY) synth/synth_soc.py --seed 1 --threads 1
 
 clean:
 	rm -rf build

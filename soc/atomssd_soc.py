@@ -3,7 +3,9 @@
 """The atomssd SoC: VexRiscv, UART, timer, ROM / SRAM / main RAM, and the device core on the bus
 through add_atomssd(). Targets:
   sim     the full-system simulation (sim/soc/): Verilog + generated headers under build/soc/<cfg>/
-  ecp5    the LFE5U-85F synthesis of `make synth-soc` (LiteDRAM is left to board targets)
+  synth   the LFE5U-85F synthesis of `make synth-soc` (synth/synth_soc.py): UART on tx/rx pins, main
+          RAM in SDRAM through LiteDRAM (controller, crossbar, L2 cache; the board's PHY attaches to
+          the DFI port on the top level, so the design places out of context)
 
   python soc/atomssd_soc.py --config sim --out build/soc/sim
 writes gateware/ (the SoC Verilog), software/include/generated/ (csr.h, soc.h, mem.h, regions.ld),
@@ -55,14 +57,60 @@ def sim_io(cfg: AtsConfig):
     ]
 
 
+# the synthesis target's main RAM: a 32 MiB SDR SDRAM (16 bits, as on LFE5U-85F boards such as the
+# ULX3S) behind LiteDRAM; the PHY (I/O registers of the board) sits outside, on the DFI port
+SDRAM_MODULE = "MT48LC16M16"
+
+
+class _DFIPortPHY(LiteXModule):
+    """A PHY stand-in for synthesis: the controller's DFI phase 0 on top-level pins (platform
+    resource "dfi"), the settings of a full-rate SDR PHY (litedram GENSDRPHY with CL 2)."""
+
+    def __init__(self, pads, databits: int = 16):
+        from litedram.common import PhySettings
+        from litedram.phy.dfi import Interface
+        self.settings = PhySettings(phytype="GENSDRPHY", memtype="SDR", databits=databits,
+                                    dfi_databits=databits, nranks=1, nphases=1, rdphase=0, wrphase=0,
+                                    cl=2, read_latency=3, write_latency=0)
+        self.dfi = Interface(13, 2, 1, databits, 1)
+        p = self.dfi.phases[0]
+        for name, _ in DFI_OUT:
+            self.comb += getattr(pads, name).eq(getattr(p, name))
+        for name, _ in DFI_IN:
+            self.comb += getattr(p, name).eq(getattr(pads, name))
+
+
+DFI_OUT = [("address", 13), ("bank", 2), ("cas_n", 1), ("cs_n", 1), ("ras_n", 1), ("we_n", 1),
+           ("cke", 1), ("wrdata", 16), ("wrdata_en", 1), ("wrdata_mask", 2), ("rddata_en", 1)]
+DFI_IN = [("rddata", 16), ("rddata_valid", 1)]
+
+
+def synth_io(cfg: AtsConfig):
+    return [
+        ("sys_clk", 0, Pins(1)),
+        ("sys_rst", 0, Pins(1)),
+        ("serial", 0, Subsignal("tx", Pins(1)), Subsignal("rx", Pins(1))),
+        ("dfi", 0, *[Subsignal(n, Pins(w)) for n, w in DFI_OUT + DFI_IN]),
+        host_pads(),
+        nand_pads(cfg),
+    ]
+
+
 class AtsSoC(SoCCore):
-    def __init__(self, platform, cfg: AtsConfig, uart_name="sim"):
+    def __init__(self, platform, cfg: AtsConfig, uart_name="sim", sdram: bool = False):
         SoCCore.__init__(self, platform, clk_freq=cfg.sys_clk_hz, ident=f"atomssd {cfg.name}",
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=ROM_SIZE, integrated_rom_init=[0] * 4,
-                         integrated_sram_size=SRAM_SIZE, integrated_main_ram_size=MAIN_RAM_SIZE,
+                         integrated_sram_size=SRAM_SIZE,
+                         integrated_main_ram_size=0 if sdram else MAIN_RAM_SIZE,
                          uart_name=uart_name, with_timer=True, timer_uptime=True)
         self.crg = _CRG(platform.request("sys_clk"), platform.request("sys_rst"))
+        if sdram:
+            from litedram import modules
+            self.sdrphy = _DFIPortPHY(platform.request("dfi"))
+            self.add_sdram("sdram", phy=self.sdrphy,
+                           module=getattr(modules, SDRAM_MODULE)(cfg.sys_clk_hz, "1:1"),
+                           l2_cache_size=8192)
         self.ats = None
         add_atomssd(self, platform, cfg)
 
@@ -90,9 +138,13 @@ def patch_rom_init(verilog: Path) -> None:
     verilog.write_text(s)
 
 
-def generate(cfg: AtsConfig, out: Path) -> None:
-    platform = SimPlatform("SIM", sim_io(cfg))
-    soc = AtsSoC(platform, cfg)
+def generate(cfg: AtsConfig, out: Path, target: str = "sim") -> None:
+    if target == "synth":
+        platform = SimPlatform("SYNTH", synth_io(cfg))
+        soc = AtsSoC(platform, cfg, uart_name="serial", sdram=True)
+    else:
+        platform = SimPlatform("SIM", sim_io(cfg))
+        soc = AtsSoC(platform, cfg)
     builder = Builder(soc, output_dir=str(out), compile_software=False, compile_gateware=False,
                       csr_json=str(out / "csr.json"), csr_csv=str(out / "csr.csv"))
     builder.build(build_name="ats_soc", run=False, build=False)    # headers, csr.json (no Verilog)
@@ -108,7 +160,8 @@ def generate(cfg: AtsConfig, out: Path) -> None:
         os.chdir(cwd)
     # the core's RTL files, in order, for the simulation build
     (out / "gateware" / "sources.f").write_text("\n".join(str(p) for p, *_ in platform.sources) + "\n")
-    patch_rom_init(v)
+    if target == "sim":
+        patch_rom_init(v)
     (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1) + "\n")
     import regmap
     regmap.generate(out, soc)
@@ -117,11 +170,12 @@ def generate(cfg: AtsConfig, out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="sim", choices=sorted(CONFIGS))
+    ap.add_argument("--target", default="sim", choices=("sim", "synth"))
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
     cfg = CONFIGS[a.config]
-    out = a.out or HERE.parent / "build" / "soc" / cfg.name
-    generate(cfg, out.resolve())
+    out = a.out or HERE.parent / "build" / "soc" / (cfg.name if a.target == "sim" else f"{cfg.name}_synth")
+    generate(cfg, out.resolve(), a.target)
 
 
 if __name__ == "__main__":

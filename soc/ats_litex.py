@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CSR_LOC = 16                  # the "ats" CSR bank's location (pinned; address = csr base + loc * 0x800)
 BUF_ORIGIN = 0x9000_0000      # the bridge's page buffer (uncached IO region, VexRiscv: >= 0x80000000)
+ADM_WORDS = 128              # words of an admin answer (IDENTIFY, GET_LOG: 512 bytes, docs/architecture.md §1.1)
 
 # The core's counters brought out as CSRs, in this order (name, description).
 COUNTERS = [
@@ -105,6 +106,7 @@ def core_sources(cfg: AtsConfig) -> list[Path]:
         else:
             out.append(ROOT / p)
     out.append(ROOT / "rtl/soc/ats_fw_bridge.sv")
+    out.append(ROOT / "rtl/soc/ats_admin.sv")
     return out
 
 
@@ -220,6 +222,17 @@ class AtomSSD(LiteXModule):
         self.cycles = CSRStatus(64, description="clock cycles since reset (firmware timing).")
         for name, desc in COUNTERS:
             setattr(self, name, CSRStatus(32, name=name, description=desc.capitalize() + "."))
+        # admin commands (IDENTIFY, GET_LOG) answered by the firmware (rtl/soc/README.md "ats_admin")
+        self.adm = CSRStatus(description="Admin mailbox (IDENTIFY / GET_LOG from the host).", fields=[
+            CSRField("pending", size=1, description="1: an admin command waits for its answer"),
+            CSRField("op", size=4, offset=8, description="its opcode (9 IDENTIFY, 10 GET_LOG)"),
+            CSRField("tag", size=8, offset=16, description="its host tag"),
+        ])
+        self.adm_data = CSRStorage(32, description="Writing pushes the next word of the admin answer "
+                                   f"(up to {ADM_WORDS} words; words not pushed are sent as 0).")
+        self.adm_result = CSRStorage(32, description="Completion result of the admin answer (its bytes).")
+        self.adm_done = CSRStorage(8, description="Writing ends the admin command with this status "
+                                   "(0: the words go to host memory at dptr, then the completion).")
 
         # ---- page buffer on the bus (word access only)
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
@@ -250,7 +263,32 @@ class AtomSSD(LiteXModule):
         # host port gating: no command enters before the firmware enables the host
         host_en = self.ctrl.fields.host_en
         cmd_ready = Signal()
-        self.comb += host.cmd_ready.eq(cmd_ready & host_en)
+        adm_ready = Signal()
+        core_cmd_valid = Signal()
+        self.comb += host.cmd_ready.eq(adm_ready & host_en)
+        # the core's completions and host writes, merged with the admin answers by ats_admin
+        c_cpl = {n: Signal(w, name=f"core_cpl_{n}") for n, w in
+                 [("valid", 1), ("ready", 1), ("tag", 8), ("status", 8), ("result", 32)]}
+        c_hwr = {n: Signal(w, name=f"core_hwr_{n}") for n, w in
+                 [("valid", 1), ("ready", 1), ("addr", 32), ("data", 32), ("last", 1)]}
+        self.specials += Instance("ats_admin", p_WORDS=ADM_WORDS,
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+            i_s_cmd_valid=host.cmd_valid & host_en, o_s_cmd_ready=adm_ready, i_s_cmd_op=host.cmd_op,
+            i_s_cmd_tag=host.cmd_tag, i_s_cmd_dptr=host.cmd_dptr,
+            o_m_cmd_valid=core_cmd_valid, i_m_cmd_ready=cmd_ready,
+            i_s_cpl_valid=c_cpl["valid"], o_s_cpl_ready=c_cpl["ready"], i_s_cpl_tag=c_cpl["tag"],
+            i_s_cpl_status=c_cpl["status"], i_s_cpl_result=c_cpl["result"],
+            o_m_cpl_valid=host.cpl_valid, i_m_cpl_ready=host.cpl_ready, o_m_cpl_tag=host.cpl_tag,
+            o_m_cpl_status=host.cpl_status, o_m_cpl_result=host.cpl_result,
+            i_s_hwr_valid=c_hwr["valid"], o_s_hwr_ready=c_hwr["ready"], i_s_hwr_addr=c_hwr["addr"],
+            i_s_hwr_data=c_hwr["data"], i_s_hwr_last=c_hwr["last"],
+            o_m_hwr_valid=host.hwr_valid, i_m_hwr_ready=host.hwr_ready, o_m_hwr_addr=host.hwr_addr,
+            o_m_hwr_data=host.hwr_data, o_m_hwr_last=host.hwr_last,
+            o_adm_pending=self.adm.fields.pending, o_adm_op=self.adm.fields.op, o_adm_tag=self.adm.fields.tag,
+            i_adm_wdata_we=self.adm_data.re, i_adm_wdata=self.adm_data.storage,
+            i_adm_done_we=self.adm_done.re, i_adm_done_status=self.adm_done.storage,
+            i_adm_done_result=self.adm_result.storage,
+        )
 
         fw = {n: Signal(w, name=f"fw_{n}") for n, w in [
             ("valid", 1), ("ready", 1), ("op", 3), ("chan", 3), ("way", 2), ("block", 12), ("page", 8),
@@ -319,19 +357,19 @@ class AtomSSD(LiteXModule):
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
-            i_s_cmd_valid=host.cmd_valid & host_en, o_s_cmd_ready=cmd_ready,
+            i_s_cmd_valid=core_cmd_valid, o_s_cmd_ready=cmd_ready,
             i_s_cmd_op=host.cmd_op, i_s_cmd_tag=host.cmd_tag, i_s_cmd_lba=host.cmd_lba,
             i_s_cmd_nlb=host.cmd_nlb, i_s_cmd_txid=host.cmd_txid, i_s_cmd_flags=host.cmd_flags,
             i_s_cmd_attr=host.cmd_attr, i_s_cmd_prio=host.cmd_prio, i_s_cmd_dptr=host.cmd_dptr,
             i_s_cmd_aux=host.cmd_aux,
-            o_m_cpl_valid=host.cpl_valid, i_m_cpl_ready=host.cpl_ready, o_m_cpl_tag=host.cpl_tag,
-            o_m_cpl_status=host.cpl_status, o_m_cpl_result=host.cpl_result,
+            o_m_cpl_valid=c_cpl["valid"], i_m_cpl_ready=c_cpl["ready"], o_m_cpl_tag=c_cpl["tag"],
+            o_m_cpl_status=c_cpl["status"], o_m_cpl_result=c_cpl["result"],
             o_m_hrd_valid=host.hrd_valid, i_m_hrd_ready=host.hrd_ready, o_m_hrd_addr=host.hrd_addr,
             o_m_hrd_len=host.hrd_len,
             i_s_hrd_valid=host.hrdd_valid, o_s_hrd_ready=host.hrdd_ready, i_s_hrd_data=host.hrdd_data,
             i_s_hrd_last=host.hrdd_last,
-            o_m_hwr_valid=host.hwr_valid, i_m_hwr_ready=host.hwr_ready, o_m_hwr_addr=host.hwr_addr,
-            o_m_hwr_data=host.hwr_data, o_m_hwr_last=host.hwr_last,
+            o_m_hwr_valid=c_hwr["valid"], i_m_hwr_ready=c_hwr["ready"], o_m_hwr_addr=c_hwr["addr"],
+            o_m_hwr_data=c_hwr["data"], o_m_hwr_last=c_hwr["last"],
             i_s_free_valid=free_v, o_s_free_ready=free_ready, o_blk_need=self.blk_need.status,
             i_s_free_chan=self.free.fields.chan, i_s_free_way=self.free.fields.way,
             i_s_free_block=self.free.fields.block,
@@ -377,6 +415,7 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats") -> AtomSSD:
     for k, v in dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, NDIE=cfg.ndie, PAGE_BYTES=cfg.page_bytes,
                      SPARE_BYTES=cfg.spare_bytes, PAGES_PER_BLOCK=cfg.pages_per_block, BLOCKS=cfg.blocks,
                      NUM_LBAS=cfg.num_lbas, NUM_TX=r["NUM_TX"], TX_ENTRIES=r["TX_ENTRIES"], PPN_W=r["PPN_W"],
-                     WIN=cfg.win, BUF_WORDS=m.buf_words, SYS_CLK_HZ=cfg.sys_clk_hz).items():
+                     WIN=cfg.win, BUF_WORDS=m.buf_words, SYS_CLK_HZ=cfg.sys_clk_hz, QDEPTH=cfg.qdepth,
+                     ADM_WORDS=ADM_WORDS).items():
         soc.add_constant(f"ATS_{k}", v)
     return m

@@ -26,8 +26,20 @@ void hal_ctrl(uint32_t host_en, uint32_t wb_hold) {
 
 uint32_t hal_ctrl_host_en(void) { return (ats_ctrl_read() >> CSR_ATS_CTRL_HOST_EN_OFFSET) & 1u; }
 
-static inline void fw_wait(void) {
+// called while the firmware waits for its own command: a RELOC or NPROG may wait for a free block
+// that only the firmware can hand out (hal_set_wait_hook)
+static void (*wait_hook)(void);
+static int in_hook;
+
+void hal_set_wait_hook(void (*fn)(void)) { wait_hook = fn; }
+
+static void fw_wait(void) {
     while (ST_BIT(FW_BUSY)) {
+        if (wait_hook && !in_hook) {
+            in_hook = 1;
+            wait_hook();
+            in_hook = 0;
+        }
     }
 }
 

@@ -35,6 +35,8 @@ void hal_ctrl(uint32_t host_en, uint32_t wb_hold);
 uint32_t hal_ctrl_host_en(void);
 
 // firmware-port operations, each writing only the CSRs it uses, waiting for the response
+// fn runs while the firmware waits for one of its own bridge commands (never re-entered)
+void hal_set_wait_hook(void (*fn)(void));
 int hal_fw_nread(uint32_t die, uint32_t block, uint32_t page, fw_rsp_t *r);
 int hal_fw_nerase(uint32_t die, uint32_t block, fw_rsp_t *r);
 int hal_fw_nprog(uint32_t die, uint32_t block, uint32_t page, uint32_t lpn, uint64_t seq, uint32_t kind, fw_rsp_t *r);

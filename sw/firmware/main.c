@@ -24,7 +24,11 @@
 // hold, and at most a quarter of the device's pages (recovery reads stay a small share of the device)
 #define LOG_CKPT ((MAX_LOG / 2u) < (NBLK * PPB / 4u) ? (MAX_LOG / 2u) : (NBLK * PPB / 4u))
 #define PLAN_LOW 2u              // a checkpoint when a die has fewer planned blocks left and erased ones wait
-#define GC_LOW 3u                // GC when a die has fewer free (planned + erased) blocks
+#define GC_LOW 6u                // GC starts when a die has fewer free (planned + erased) blocks
+#define GC_HIGH 9u               // and stops when it has this many
+#define GC_URGENT 3u             // below this, the host's write-backs are held (wb_hold) until GC and a
+                                 // checkpoint have brought the die back to GC_URGENT free blocks
+#define RELOC_RESERVE 2u         // GC copies a page only while the dies' plans hold this many blocks
 #define WL_SPREAD 8u             // static wear levelling above this erase-count spread
 
 enum { B_FREE = 0, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT };   // block states (README "Block states")
@@ -39,6 +43,10 @@ static uint32_t blk_age[NBLK];         // checkpoint number when the block was h
 // the current checkpoint's plan: per die, blocks in hand-out order; plan_pos = next to hand out
 static uint16_t plan[NBLK];
 static uint16_t plan_len[NDIE], plan_pos[NDIE];
+// blocks of the plan that the durable checkpoint's plan also holds: supply() hands out no further.
+// While a checkpoint is written, the blocks it adds to the plan are not durable yet (a cut would
+// recover from the previous checkpoint, whose plan lacks them, and miss their pages)
+static uint16_t plan_ok[NDIE];
 // blocks handed out per die since they became needed, with the next_seq at hand-out
 static uint16_t hl_blk[NDIE][BLOCKS];
 static uint64_t hl_seq[NDIE][BLOCKS];
@@ -48,6 +56,9 @@ static uint32_t ckpt_no;
 static uint64_t ck_seq_base, ck_scan_from;
 static uint32_t bad_list[NBLK];
 static uint32_t n_bad;
+static int hold_wb;                    // write-backs held while blocks run short (GC_URGENT)
+static uint8_t gc_on[NDIE];            // GC hysteresis per die (GC_LOW, GC_HIGH)
+static int supply_ok;                  // the plan is this boot's own (recovery has finished reading the old one)
 // recovery / checkpoint scratch
 static uint32_t l2p[NLBA];
 static ats_rec_t recs[MAX_LOG];
@@ -60,8 +71,9 @@ static struct {
     uint64_t recoveries, recovery_cycles, recovery_pages, recovery_records, recovery_prefix;
     uint64_t recovery_applied, recovery_aborted_tx;
     uint64_t checkpoints, ckpt_cycles, ckpt_pages;
+    uint64_t ck_phase[4];                  // checkpoint cycles: drain, plan, mapping, NAND (console `log`)
     uint64_t gc_runs, gc_relocs, gc_stale, gc_erases, wl_static, erase_fail, grown_bad, factory_bad;
-    uint64_t nreads, starved;
+    uint64_t nreads, starved, gc_urgent;
     uint64_t boot_cycles;
 } S;
 
@@ -105,8 +117,8 @@ static void supply(void) {
     uint32_t need = ats_blk_need_read();
     for (uint32_t d = 0; need && d < NDIE; d++) {
         if (!((need >> d) & 1u)) continue;
-        if (plan_pos[d] >= plan_len[d]) {
-            S.starved++;
+        if (plan_pos[d] >= plan_ok[d]) {
+            if (plan_pos[d] >= plan_len[d]) S.starved++;   // (not: a checkpoint is making more durable)
             continue;
         }
         while (ST_BIT(FREE_PENDING)) {
@@ -162,11 +174,13 @@ static int ckpt_write_map(int l2p_known) {
         supply();                                      // a page waiting for a block must get one
         take_bad();
         if (hal_cycles() - t0 > 5000000u) {
-            hal_ctrl(hal_ctrl_host_en(), 0);
+            hal_ctrl(hal_ctrl_host_en(), (uint32_t)hold_wb);
             return ATS_E_STATE;
         }
     }
     const uint64_t seq_base = hal_next_seq();
+    uint64_t t1 = hal_cycles();
+    S.ck_phase[0] += t1 - t0;
     uint64_t scan_from = seq_base;
     for (uint32_t t = 1; t <= NTX; t++) {
         ats_txs_addr_write(t);
@@ -176,7 +190,9 @@ static int ckpt_write_map(int l2p_known) {
             if (s < scan_from) scan_from = s;
         }
     }
-    hal_ctrl(hal_ctrl_host_en(), 0);
+    // write-backs go on while the mapping is read and written, unless blocks are short: then the
+    // host would use up the plan's blocks before the checkpoint that adds more is durable
+    hal_ctrl(hal_ctrl_host_en(), (uint32_t)hold_wb);
     // 2. the plan: per die the handed blocks that may hold records >= scan_from (block i holds
     //    seqs below the hand-out seq of block i + 2), then the erased blocks (fewest erases first)
     for (uint32_t d = 0; d < NDIE; d++) {
@@ -192,8 +208,12 @@ static int ckpt_write_map(int l2p_known) {
         }
         hl_len[d] = (uint16_t)n;
         const uint32_t handed = n;
+        // blocks a failed checkpoint planned (never durable, never handed) go back to the pool
+        for (uint32_t i = plan_ok[d]; i < plan_len[d]; i++)
+            if (blk_state[bi(d, plan[bi(d, i)])] == B_PLAN) blk_state[bi(d, plan[bi(d, i)])] = B_FREE;
         // not yet handed blocks of the old plan stay first, then the erased pool by erase count
-        for (uint32_t i = plan_pos[d]; i < plan_len[d]; i++) plan[bi(d, n++)] = plan[bi(d, i)];
+        for (uint32_t i = plan_pos[d]; i < plan_ok[d]; i++) plan[bi(d, n++)] = plan[bi(d, i)];
+        plan_ok[d] = (uint16_t)n;
         for (;;) {
             static uint16_t ec[BLOCKS], cb[BLOCKS];
             uint32_t k = 0;
@@ -207,6 +227,8 @@ static int ckpt_write_map(int l2p_known) {
         plan_len[d] = (uint16_t)n;
         plan_pos[d] = (uint16_t)handed;
     }
+    uint64_t t2 = hal_cycles();
+    S.ck_phase[1] += t2 - t1;
     // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
     uint32_t n_map = 0;
     for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
@@ -237,6 +259,8 @@ static int ckpt_write_map(int l2p_known) {
     c.cap_map = NLBA;
     const uint32_t np = ats_ckpt_pages(&G, &c);
     if (np > PPB || np > MAX_CK_PAGES) return ATS_E_FULL;
+    t1 = hal_cycles();
+    S.ck_phase[2] += t1 - t2;
     // 4. the other checkpoint block: erase, program; a failure retries the whole checkpoint
     const uint32_t blk = (ck_blk == CK_BLK0) ? CK_BLK1 : CK_BLK0;
     int ok = 0;
@@ -253,6 +277,7 @@ static int ckpt_write_map(int l2p_known) {
         }
     }
     if (!ok) return ATS_E_NAND;
+    for (uint32_t d = 0; d < NDIE; d++) plan_ok[d] = plan_len[d];
     ck_blk = blk;
     ckpt_no = c.ckpt_no;
     ck_seq_base = seq_base;
@@ -265,6 +290,7 @@ static int ckpt_write_map(int l2p_known) {
             for (uint32_t i = 0; i < hl_len[d]; i++) needed |= hl_blk[d][i] == b;
             if (!needed) blk_state[bi(d, b)] = B_USED;
         }
+    S.ck_phase[3] += hal_cycles() - t1;
     S.checkpoints++;
     S.ckpt_pages += np;
     S.ckpt_cycles += hal_cycles() - t0;
@@ -277,8 +303,12 @@ static int ckpt_write(void) { return ckpt_write_map(0); }
 static ats_gc_policy_t gc_policy = ATS_GC_COST_BENEFIT;
 
 static int gc_block(uint32_t d, uint32_t b) {
-    const int empty = valid_pages(d, b) == 0 && !blk_retire[bi(d, b)];   // nothing to move: erase only
-    for (uint32_t p = 0; p < PPB && !empty; p++) {
+    // the valid count says how many pages still map here: the scan stops once it has met them all
+    // (pages become invalid, never valid, while GC runs: no host write maps into an old block)
+    const uint32_t v0 = valid_pages(d, b);
+    const int empty = v0 == 0 && !blk_retire[bi(d, b)];   // nothing to move: erase only
+    uint32_t met = 0;
+    for (uint32_t p = 0; p < PPB && !empty && (met < v0 || blk_retire[bi(d, b)]); p++) {
         fw_rsp_t r;
         nread(d, b, p, &r);
         if (r.status == N_ERASED) break;
@@ -290,6 +320,12 @@ static int gc_block(uint32_t d, uint32_t b) {
         uint32_t mapped;
         const uint32_t cur = remap(R_LOOKUP, s.lpn, 0, &mapped);
         if (!mapped || cur != ppn) continue;
+        met++;
+        // the copy goes to whichever die has room: never start one that could wait for a block
+        // only a checkpoint can plan (the firmware would wait inside the RELOC: no checkpoint)
+        uint32_t left = 0;
+        for (uint32_t e = 0; e < NDIE; e++) left += (uint32_t)(plan_ok[e] - plan_pos[e]);
+        if (left < RELOC_RESERVE) return ATS_E_NOSPACE;
         // the page is in the buffer (NREAD): RELOC streams it; applied only if still mapped there
         hal_fw_reloc(s.lpn, ppn, &r);
         if (r.status == 0) S.gc_relocs++;
@@ -321,12 +357,11 @@ static int gc_step(uint32_t d) {
         n++;
     }
     int k = ats_gc_pick(gc_policy, val, age, n, PPB);
-    if (k < 0) {
-        // every old block is full of valid pages: the static wear-levelling choice (coldest)
-        for (uint32_t i = 0; i < n; i++)
-            if (k < 0 || erase_cnt[bi(d, cand[i])] < erase_cnt[bi(d, cand[(uint32_t)k])]) k = (int)i;
-        if (k < 0) return ATS_E_NOSPACE;
-    }
+    for (uint32_t i = 0; i < n; i++)            // a grown bad block first: its pages move out
+        if (blk_retire[bi(d, cand[i])]) k = (int)i;
+    // every old block full of valid pages: moving one frees nothing (static wear levelling moves
+    // cold blocks, wl_step)
+    if (k < 0) return ATS_E_NOSPACE;
     S.gc_runs++;
     return gc_block(d, cand[k]);
 }
@@ -364,7 +399,8 @@ static int format_device(void) {
         }
     if (blk_state[bi(0, CK_BLK0)] == B_BAD || blk_state[bi(0, CK_BLK1)] == B_BAD) return ATS_E_NAND;
     blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, CK_BLK1)] = B_CKPT;
-    for (uint32_t d = 0; d < NDIE; d++) plan_len[d] = plan_pos[d] = hl_len[d] = 0;
+    for (uint32_t d = 0; d < NDIE; d++) plan_len[d] = plan_pos[d] = plan_ok[d] = hl_len[d] = 0;
+    supply_ok = 1;
     ck_blk = CK_BLK1;                            // the first checkpoint goes to block 0
     ckpt_no = 0;
     return ckpt_write();
@@ -531,7 +567,8 @@ static int recover(void) {
     fw_rsp_t r;
     hal_fw_seqset(next > c.seq_base ? next : c.seq_base, &r);
     if (r.status != 0) return ATS_E_STATE;
-    for (uint32_t d = 0; d < NDIE; d++) { plan_len[d] = plan_pos[d] = hl_len[d] = 0; }
+    for (uint32_t d = 0; d < NDIE; d++) { plan_len[d] = plan_pos[d] = plan_ok[d] = hl_len[d] = 0; }
+    supply_ok = 1;
     S.recoveries++;
     S.recovery_pages = rec_pages;
     S.recovery_records = n;
@@ -551,6 +588,16 @@ static int recover(void) {
     return st;
 }
 
+static void erase_range(uint32_t *emin, uint32_t *emax) {
+    *emin = 0xFFFF;
+    *emax = 0;
+    for (uint32_t i = 0; i < NBLK; i++) {
+        if (blk_state[i] == B_BAD || blk_state[i] == B_CKPT) continue;
+        if (erase_cnt[i] < *emin) *emin = erase_cnt[i];
+        if (erase_cnt[i] > *emax) *emax = erase_cnt[i];
+    }
+}
+
 // ---- console (UART): status, stats, bbt, log
 static char line[64];
 static uint32_t line_n;
@@ -567,12 +614,8 @@ static void cmd_status(void) {
 
 static void cmd_stats(void) {
     const uint64_t host = ats_cnt_host_pages_read(), prog = ats_cnt_nand_prog_read();
-    uint32_t emin = 0xFFFF, emax = 0;
-    for (uint32_t i = 0; i < NBLK; i++) {
-        if (blk_state[i] == B_BAD || blk_state[i] == B_CKPT) continue;
-        if (erase_cnt[i] < emin) emin = erase_cnt[i];
-        if (erase_cnt[i] > emax) emax = erase_cnt[i];
-    }
+    uint32_t emin, emax;
+    erase_range(&emin, &emax);
     hal_printf("stats: host_pages %llu nand_programs %llu wa_x1000 %llu nand_reads %u fw_reads %llu ecc_corrected %u "
                "program_fail %u read_err %u erases %u relocs %u\n",
                (unsigned long long)host, (unsigned long long)prog,
@@ -580,10 +623,11 @@ static void cmd_stats(void) {
                (unsigned long long)S.nreads, ats_cnt_ecc_corr_read(), ats_cnt_prog_fail_read(),
                ats_cnt_read_err_read(), ats_cnt_erases_read(), ats_cnt_relocs_read());
     hal_printf("stats: gc_runs %llu gc_relocs %llu gc_stale %llu gc_erases %llu wl_static %llu erase_min %u erase_max %u "
-               "grown_bad %llu factory_bad %llu starved %llu\n",
+               "grown_bad %llu factory_bad %llu starved %llu gc_urgent %llu\n",
                (unsigned long long)S.gc_runs, (unsigned long long)S.gc_relocs, (unsigned long long)S.gc_stale,
                (unsigned long long)S.gc_erases, (unsigned long long)S.wl_static, emin, emax,
-               (unsigned long long)S.grown_bad, (unsigned long long)S.factory_bad, (unsigned long long)S.starved);
+               (unsigned long long)S.grown_bad, (unsigned long long)S.factory_bad, (unsigned long long)S.starved,
+               (unsigned long long)S.gc_urgent);
     hal_printf("stats: recoveries %llu recovery_cycles %llu recovery_pages %llu recovery_records %llu checkpoints %llu "
                "ckpt_pages %llu ckpt_cycles %llu proto_err %u\n",
                (unsigned long long)S.recoveries, (unsigned long long)S.recovery_cycles,
@@ -599,6 +643,9 @@ static void cmd_bbt(void) {
 }
 
 static void cmd_log(void) {
+    hal_printf("log: checkpoint cycles: drain %llu plan %llu mapping %llu nand %llu\n",
+               (unsigned long long)S.ck_phase[0], (unsigned long long)S.ck_phase[1],
+               (unsigned long long)S.ck_phase[2], (unsigned long long)S.ck_phase[3]);
     hal_printf("log: checkpoint %u seq_base %llu scan_from %llu next_seq %llu (active log %llu records)\n", ckpt_no,
                (unsigned long long)ck_seq_base, (unsigned long long)ck_scan_from, (unsigned long long)hal_next_seq(),
                (unsigned long long)(hal_next_seq() - ck_scan_from));
@@ -630,32 +677,102 @@ static void console(void) {
     }
 }
 
+// ---- admin commands from the host (docs/architecture.md section 1.1): IDENTIFY, GET_LOG
+#define ADM_IDENTIFY 9u
+#define ADM_GET_LOG 10u
+#define ADM_MAGIC 0x41545344u      // "DSTA" in memory order: the answer is an atomssd one
+static uint32_t adm_w[ATS_ADM_WORDS];
+
+static void adm_put64(uint32_t k, uint64_t v) {
+    adm_w[2u * k] = (uint32_t)v;
+    adm_w[2u * k + 1u] = (uint32_t)(v >> 32);
+}
+
+static void admin(void) {
+    const uint32_t a = ats_adm_read();
+    if (!((a >> CSR_ATS_ADM_PENDING_OFFSET) & 1u)) return;
+    const uint32_t op = (a >> CSR_ATS_ADM_OP_OFFSET) & 0xFu;
+    memset(adm_w, 0, sizeof adm_w);
+    uint32_t n = 0;
+    if (op == ADM_IDENTIFY) {
+        const uint32_t v[] = {ADM_MAGIC, 1u, ATS_NUM_CHAN, ATS_WAYS, BLOCKS, PPB, ATS_PAGE_BYTES, ATS_SPARE_BYTES,
+                              NLBA, NTX, ATS_TX_ENTRIES, ATS_QDEPTH, 8u, 2u, (uint32_t)S.factory_bad, n_bad};
+        n = sizeof v / sizeof v[0];
+        for (uint32_t i = 0; i < n; i++) adm_w[i] = v[i];
+    } else if (op == ADM_GET_LOG) {
+        const uint64_t host = ats_cnt_host_pages_read(), prog = ats_cnt_nand_prog_read();
+        uint32_t emin, emax;
+        erase_range(&emin, &emax);
+        const uint64_t v[] = {host, host * ATS_PAGE_BYTES, prog, prog * ATS_PAGE_BYTES,
+                              host ? prog * 1000u / host : 0u, ats_cnt_nand_read_read(), ats_cnt_ecc_corr_read(),
+                              ats_cnt_prog_fail_read(), ats_cnt_read_err_read(), ats_cnt_erases_read(), S.gc_runs,
+                              S.gc_relocs, S.gc_erases, S.wl_static, S.grown_bad, S.factory_bad, S.recoveries,
+                              S.recovery_cycles, S.recovery_pages, S.recovery_records, S.checkpoints, S.ckpt_pages,
+                              emin, emax, S.gc_urgent, S.starved, hal_cycles(), ATS_SYS_CLK_HZ};
+        n = 2u * (sizeof v / sizeof v[0]);
+        for (uint32_t k = 0; k < n / 2u; k++) adm_put64(k, v[k]);
+    } else {
+        ats_adm_result_write(0);
+        ats_adm_done_write(0x01);       // BAD_OP (the module takes only 9 and 10: never here)
+        return;
+    }
+    for (uint32_t i = 0; i < ATS_ADM_WORDS; i++) ats_adm_data_write(adm_w[i]);
+    ats_adm_result_write(4u * n);
+    ats_adm_done_write(0);
+}
+
 // ---- main loop
+// while a firmware command waits (a RELOC or a checkpoint page may need a block): keep supplying
+// (not while recovery still reads the old plan: supply_ok)
+static void wait_hook(void) {
+    if (!supply_ok) return;
+    supply();
+    take_bad();
+}
+
 static void housekeeping(void) {
     supply();
     take_bad();
-    // checkpoint: the log grows long, or a die's plan runs low while erased blocks wait for a plan
-    // or handed blocks wait to become old data (GC can only collect blocks a checkpoint released)
+    // GC per die with hysteresis: on below GC_LOW free blocks (planned + erased), off at GC_HIGH, so
+    // that erased blocks come in batches and one checkpoint plans several of them
+    for (uint32_t d = 0; d < NDIE; d++) {
+        const uint32_t f = free_count(d);
+        if (f < GC_LOW) gc_on[d] = 1;
+        if (f >= GC_HIGH) gc_on[d] = 0;
+    }
+    // a die below GC_URGENT: the host's write-backs wait (the buffer fills, then host commands
+    // wait) until GC and a checkpoint have planned blocks again
+    int urgent = 0;
+    for (uint32_t d = 0; d < NDIE; d++) urgent |= free_count(d) < GC_URGENT;
+    if (urgent != hold_wb) {
+        hold_wb = urgent;
+        hal_ctrl(1, (uint32_t)hold_wb);
+    }
+    S.gc_urgent += (uint64_t)urgent;
+    // checkpoint: the log grows long, or a die's plan runs low and a checkpoint would give it more:
+    // erased blocks wait for a plan (GC started GC_LOW - PLAN_LOW blocks earlier: they come in a
+    // batch), or handed blocks wait to become old data that GC may collect
     int ck = (hal_next_seq() - ck_scan_from) >= LOG_CKPT;
     for (uint32_t d = 0; d < NDIE && !ck; d++) {
-        if ((uint32_t)(plan_len[d] - plan_pos[d]) < PLAN_LOW) {
-            ck |= hl_len[d] > 2u;
-            for (uint32_t b = 0; b < BLOCKS; b++) ck |= blk_state[bi(d, b)] == B_FREE;
-        }
+        if ((uint32_t)(plan_len[d] - plan_pos[d]) >= PLAN_LOW) continue;
+        ck |= hl_len[d] > 2u;
+        for (uint32_t b = 0; b < BLOCKS; b++) ck |= blk_state[bi(d, b)] == B_FREE;
     }
     if (ck) {
         int st = ckpt_write();
         if (st != ATS_OK) hal_printf("checkpoint failed: %d\n", st);
     }
-    // GC: the die with the fewest free blocks below GC_LOW
-    int worst = -1;
-    uint32_t wf = 0;
+    // GC: one block on every die with GC on (or a grown bad block to move out of)
+    int any = 0;
     for (uint32_t d = 0; d < NDIE; d++) {
-        const uint32_t f = free_count(d);
-        if (f < GC_LOW && (worst < 0 || f < wf)) { worst = (int)d; wf = f; }
+        int retired = 0;
+        for (uint32_t b = 0; b < BLOCKS; b++) retired |= blk_retire[bi(d, b)] && blk_state[bi(d, b)] == B_USED;
+        if (gc_on[d] || retired) {
+            gc_step(d);
+            any = 1;
+        }
     }
-    if (worst >= 0) gc_step((uint32_t)worst);
-    else wl_step();
+    if (!any) wl_step();
 }
 
 int main(void) {
@@ -668,6 +785,7 @@ int main(void) {
     }
     while (!ST_BIT(INIT_DONE)) {
     }
+    hal_set_wait_hook(wait_hook);
     hal_printf("nand: %u channels x %u ways, %u blocks x %u pages x %u bytes; %u LBAs; %u transactions\n",
                ATS_NUM_CHAN, ATS_WAYS, BLOCKS, PPB, ATS_PAGE_BYTES, NLBA, NTX);
     int st = recover();
@@ -687,6 +805,7 @@ int main(void) {
     hal_printf("ready (boot %llu cycles)\n> ", (unsigned long long)S.boot_cycles);
     for (;;) {
         housekeeping();
+        admin();
         console();
     }
 }

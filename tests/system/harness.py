@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "cocotb_tests/lib"), str(ROOT / "sim/soc"), str(ROOT / "soc")]
 
 from atomssd.device import Device  # noqa: E402
-from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN,  # noqa: E402
+from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN, U_LINE,  # noqa: E402
                               HostPort, SimError)
 from atstb.recovery_oracle import Geometry, read_lpn, recover  # noqa: E402
 from model import Model, Ver, decode, page_bytes_for  # noqa: E402
@@ -133,10 +133,14 @@ class System:
         self.dev = None
         return info
 
-    def console(self, cmd: str, cycles: int = 400_000) -> str:
+    def console(self, cmd: str, cycles: int = 4_000_000) -> str:
+        """Sends a console command; returns its output, complete once the next prompt came (the
+        firmware answers between housekeeping steps: a checkpoint or a GC step may delay it)."""
         mark = len(self.hp.uart)
         self.hp.uart_in(cmd + "\n")
-        self.hp.run(cycles, 0)
+        end = self.hp.cycle + cycles
+        while self.hp.cycle < end and b"> " not in self.hp.uart[mark:]:
+            self.hp.run(min(50_000, end - self.hp.cycle), U_LINE)
         return self.hp.uart[mark:].decode(errors="replace")
 
     # ---- workload

@@ -17,8 +17,6 @@ import harness  # noqa: E402
 from test_system import template  # noqa: E402,F401  (the session's formatted device)
 
 
-@pytest.mark.skip(reason="known defect, open in issue 13: the device stops completing writes after about "
-                         "1,700 page writes of 768 LBAs, when GC starts (sw/firmware/README.md, Limits)")
 def test_gc_wear(template, tmp_path):
     sysm = harness.System(tmp_path, 77, template=template)
     assert sysm.start()

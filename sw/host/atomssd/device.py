@@ -15,6 +15,32 @@ BUF_BASE = 0x0010_0000
 RANGE_BASE = 0x0000_1000     # RFLUSH range lists: 64 bytes per tag
 
 
+# admin answers (IDENTIFY, GET_LOG): 512 bytes at dptr, little-endian words (docs/architecture.md 1.1)
+ADM_BYTES = 512
+ADM_MAGIC = 0x41545344
+IDENTIFY_FIELDS = ["magic", "version", "num_chan", "ways", "blocks", "pages_per_block", "page_bytes",
+                   "spare_bytes", "num_lbas", "num_tx", "tx_entries", "qdepth", "rflush_ranges",
+                   "checkpoint_version", "factory_bad", "bad_blocks"]
+LOG_FIELDS = ["host_pages", "host_bytes", "nand_programs", "nand_bytes", "wa_x1000", "nand_reads",
+              "ecc_corrected", "program_fail", "read_err", "erases", "gc_runs", "gc_relocs", "gc_erases",
+              "wl_static", "grown_bad", "factory_bad", "recoveries", "recovery_cycles", "recovery_pages",
+              "recovery_records", "checkpoints", "ckpt_pages", "erase_min", "erase_max", "gc_urgent",
+              "starved", "cycles", "sys_clk_hz"]
+
+
+def decode_identify(b: bytes) -> dict:
+    w = struct.unpack(f"<{len(b) // 4}I", b)
+    d = dict(zip(IDENTIFY_FIELDS, w))
+    if d["magic"] != ADM_MAGIC:
+        raise DeviceError(f"IDENTIFY: magic {d['magic']:#x}, not an atomssd answer")
+    return d
+
+
+def decode_log(b: bytes) -> dict:
+    q = struct.unpack(f"<{len(b) // 8}Q", b)
+    return dict(zip(LOG_FIELDS, q))
+
+
 class DeviceError(RuntimeError):
     pass
 
@@ -71,6 +97,8 @@ class Device:
             p.cpl = c
             if p.op == OP["READ"] and c.status == ST["OK"]:
                 p.data = self.hp.mem_read(self.buf(p.tag), (p.nlb + 1) * self.page_bytes)
+            elif p.op in (OP["IDENTIFY"], OP["GET_LOG"]) and c.status == ST["OK"]:
+                p.data = self.hp.mem_read(self.buf(p.tag), ADM_BYTES)
             self.free_tags.append(p.tag)
             out.append(p)
         self.done += out
@@ -141,6 +169,16 @@ class Device:
 
     def tx_abort(self, txid: int) -> Pending:
         return self.wait(self.submit(OP["TX_ABORT"], txid=txid))
+
+    def identify(self) -> dict:
+        """IDENTIFY: geometry and limits (docs/architecture.md section 1.1)."""
+        p = self._check(self.wait(self.submit(OP["IDENTIFY"])), "IDENTIFY")
+        return decode_identify(p.data)
+
+    def get_log(self) -> dict:
+        """GET_LOG: the device's counters (docs/architecture.md section 1.1)."""
+        p = self._check(self.wait(self.submit(OP["GET_LOG"])), "GET_LOG")
+        return decode_log(p.data)
 
     def cut_happened(self) -> bool:
         return bool(self.hp.cut)

@@ -1,0 +1,1 @@
+rtl/soc/ats_admin.sv

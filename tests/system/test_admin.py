@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+"""IDENTIFY and GET_LOG through the whole SoC (docs/architecture.md section 1.1): the answers
+against the configuration the SoC was built from (build/soc/sim/config.json) and against the
+counts the host itself keeps (pages it wrote, pages it read back, recoveries it caused), with admin
+commands interleaved in random traffic at full queue depth, across a power cut."""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import harness  # noqa: E402
+from test_system import template  # noqa: E402,F401  (the session's formatted device)
+
+sys.path.insert(0, str(harness.ROOT / "sw" / "host"))
+from atomssd.device import decode_identify, decode_log  # noqa: E402
+
+
+def test_identify_get_log(template, tmp_path):
+    sysm = harness.System(tmp_path, 5, template=template)
+    assert sysm.start()
+    cfg, dev = sysm.cfg, sysm.dev
+    idn = dev.identify()
+    exp = dict(version=1, num_chan=cfg["num_chan"], ways=cfg["ways"], blocks=cfg["blocks"],
+               pages_per_block=cfg["pages_per_block"], page_bytes=cfg["page_bytes"],
+               spare_bytes=cfg["spare_bytes"], num_lbas=cfg["num_lbas"], num_tx=cfg["num_tx"],
+               tx_entries=cfg["tx_entries"], qdepth=cfg["qdepth"], rflush_ranges=8, checkpoint_version=2,
+               factory_bad=0, bad_blocks=0)
+    assert {k: idn[k] for k in exp} == exp
+    log0 = dev.get_log()
+    assert log0["recoveries"] == 1 and log0["sys_clk_hz"] == cfg["sys_clk_hz"]
+    assert log0["host_bytes"] == log0["host_pages"] * cfg["page_bytes"]
+    dev.done.clear()
+
+    # random writes and reads at full queue depth with admin commands between them: every command
+    # completes, the admin answers are whole and the counters move by what the host did
+    rng = random.Random(11)
+    pb, wrote, admins = cfg["page_bytes"], 0, []
+    for i in range(120):
+        while not dev.free_tags:
+            dev.poll(200_000)
+        r = rng.random()
+        if r < 0.1:
+            admins.append(dev.submit(harness.OP["IDENTIFY"] if r < 0.05 else harness.OP["GET_LOG"], kind="adm"))
+        elif r < 0.7:
+            lba = rng.randrange(cfg["num_lbas"])
+            dev.submit(harness.OP["WRITE"], lba, 0, bytes([i & 0xFF]) * pb)
+            wrote += 1
+        else:
+            dev.submit(harness.OP["READ"], rng.randrange(cfg["num_lbas"]))
+    dev.drain(50_000_000)
+    assert admins, "no admin command in the mix"
+    seen = 0
+    for p in dev.done:
+        assert p.cpl.status == harness.ST["OK"], f"op {p.op} tag {p.tag}: status {p.cpl.status:#x}"
+        if p.op == harness.OP["IDENTIFY"]:
+            assert p.cpl.result == 64 and decode_identify(p.data)["num_lbas"] == cfg["num_lbas"]
+            assert p.data[64:] == bytes(512 - 64), "IDENTIFY: bytes past the fields not 0"
+            seen += 1
+        elif p.op == harness.OP["GET_LOG"]:
+            assert p.cpl.result == 224 and p.data[224:] == bytes(512 - 224)
+            lg = decode_log(p.data)
+            assert log0["host_pages"] <= lg["host_pages"] <= log0["host_pages"] + wrote
+            seen += 1
+    assert seen == len(admins)
+    dev.done.clear()
+    log1 = dev.get_log()
+    assert log1["host_pages"] == log0["host_pages"] + wrote
+    assert log1["cycles"] > log0["cycles"]
+
+    # a FLUSH makes every page durable: NAND programs cover the host pages (no coalescing here is
+    # assumed: at least one program per distinct page still in the buffer, at most the writes)
+    dev.flush()
+    log2 = dev.get_log()
+    assert log2["nand_programs"] >= log1["nand_programs"]
+    assert log2["wa_x1000"] == (log2["nand_programs"] * 1000 // log2["host_pages"] if log2["host_pages"] else 0)
+
+    # power cut, restart: the firmware's counters start again and count this recovery
+    sysm.stop()
+    assert sysm.start()
+    log3 = sysm.dev.get_log()
+    assert log3["recoveries"] == 1 and log3["recovery_pages"] > 0 and log3["recovery_cycles"] > 0
+    assert log3["checkpoints"] >= 1
+    sysm.stop()
+    assert not sysm.errors, sysm.errors
