@@ -97,7 +97,7 @@ def synth_io(cfg: AtsConfig):
 
 
 class AtsSoC(SoCCore):
-    def __init__(self, platform, cfg: AtsConfig, uart_name="sim", sdram: bool = False):
+    def __init__(self, platform, cfg: AtsConfig, uart_name="sim", sdram: bool = False, l2_cache: int = 8192):
         SoCCore.__init__(self, platform, clk_freq=cfg.sys_clk_hz, ident=f"atomssd {cfg.name}",
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=ROM_SIZE, integrated_rom_init=[0] * 4,
@@ -110,7 +110,7 @@ class AtsSoC(SoCCore):
             self.sdrphy = _DFIPortPHY(platform.request("dfi"))
             self.add_sdram("sdram", phy=self.sdrphy,
                            module=getattr(modules, SDRAM_MODULE)(cfg.sys_clk_hz, "1:1"),
-                           l2_cache_size=8192)
+                           l2_cache_size=l2_cache)
         self.ats = None
         add_atomssd(self, platform, cfg)
 
@@ -138,10 +138,10 @@ def patch_rom_init(verilog: Path) -> None:
     verilog.write_text(s)
 
 
-def generate(cfg: AtsConfig, out: Path, target: str = "sim") -> None:
+def generate(cfg: AtsConfig, out: Path, target: str = "sim", l2_cache: int = 8192) -> None:
     if target == "synth":
         platform = SimPlatform("SYNTH", synth_io(cfg))
-        soc = AtsSoC(platform, cfg, uart_name="serial", sdram=True)
+        soc = AtsSoC(platform, cfg, uart_name="serial", sdram=True, l2_cache=l2_cache)
     else:
         platform = SimPlatform("SIM", sim_io(cfg))
         soc = AtsSoC(platform, cfg)
@@ -172,10 +172,11 @@ def main() -> None:
     ap.add_argument("--config", default="sim", choices=sorted(CONFIGS))
     ap.add_argument("--target", default="sim", choices=("sim", "synth"))
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--l2-cache", type=int, default=8192, help="synth: LiteDRAM L2 cache bytes (0: none)")
     a = ap.parse_args()
     cfg = CONFIGS[a.config]
     out = a.out or HERE.parent / "build" / "soc" / (cfg.name if a.target == "sim" else f"{cfg.name}_synth")
-    generate(cfg, out.resolve(), a.target)
+    generate(cfg, out.resolve(), a.target, a.l2_cache)
 
 
 if __name__ == "__main__":

@@ -29,13 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "synth"))
 import run_synth  # noqa: E402
 
-OUT_SOC = ROOT / "build" / "soc" / "default_synth"
+OUT_SOC = ROOT / "build" / "soc" / "default_synth_soc"
 
 
-def generate() -> list[Path]:
+def generate(l2_cache: int) -> list[Path]:
     py = str(ROOT / ".venv" / "bin" / "python")
     subprocess.run([py, str(ROOT / "soc" / "atomssd_soc.py"), "--config", "default", "--target", "synth",
-                    "--out", str(OUT_SOC)], check=True, stdout=subprocess.DEVNULL)
+                    "--out", str(OUT_SOC), "--l2-cache", str(l2_cache)], check=True, stdout=subprocess.DEVNULL)
     fw = OUT_SOC / "fw"
     subprocess.run(["make", "-s", "-C", str(ROOT / "sw" / "firmware"), f"SOC_DIR={OUT_SOC}", f"OUT={fw}"],
                    check=True)
@@ -64,13 +64,18 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--freq", type=float, default=75.0, help="target MHz (the CPU side)")
     ap.add_argument("--yosys-only", action="store_true", help="Yosys only (resources, no Fmax)")
+    ap.add_argument("--l2-cache", type=int, default=8192, help="LiteDRAM L2 cache bytes (0: none)")
+    ap.add_argument("--name", default="soc", help="report name (build/synth/<name>/, summary entry)")
     a = ap.parse_args()
-    srcs = generate()
+    global OUT_SOC
+    OUT_SOC = ROOT / "build" / "soc" / f"default_synth_{a.name}"
+    srcs = generate(a.l2_cache)
     mode = "check" if a.yosys_only else "pnr"
-    out = run_synth.synth_root(mode) / "soc"
-    rep = run_synth.synth_block("soc", "ats_soc", srcs, mode, a.freq, out, a.seed, a.threads, 6, "sys_clk",
+    out = run_synth.synth_root(mode) / a.name
+    rep = run_synth.synth_block(a.name, "ats_soc", srcs, mode, a.freq, out, a.seed, a.threads, 6, "sys_clk",
                                 [ROOT / "rtl" / "common"], [], False, False, [], False, placer="static")
     rep["config"] = "default (4 x 2 dies, 4 KiB pages, 16384 LBAs)"
+    rep["l2_cache_bytes"] = a.l2_cache
     rep["core_alone_fmax_mhz"] = 68.42
     (out / "report.json").write_text(json.dumps(rep, indent=2) + "\n")
     root = run_synth.synth_root(mode)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -64,6 +65,7 @@ class Stats:
     iso_checked: int = 0
     max_recovery_pages: int = 0
     max_recovery_cycles: int = 0
+    relocs_replayed: int = 0        # GC relocations found in the active logs the recoveries replayed
     fw: dict = field(default_factory=dict)
 
 
@@ -372,6 +374,9 @@ class System:
             if oracle is not None or touched:
                 self.verify(touched, oracle, f"seed {self.seed} cut {s.cuts}")
                 s.recoveries += 1
+                m = re.search(r"relocs (\d+)/(\d+) stale", self.hp.uart[:self.uart_mark].decode(errors="replace"))
+                if m:
+                    s.relocs_replayed += int(m.group(1)) + int(m.group(2))
                 text = self.console("stats")
                 fw = parse_fw_stats(text)
                 if fw:
@@ -444,6 +449,16 @@ def format_template(dest: Path, cfg_name: str = "sim") -> Path:
     hp.close()
     stamp.write_text(h)
     return dest
+
+
+def settle(sysm: "System") -> None:
+    """After a fill: no violation so far, power off, every written version counts as accepted (the
+    campaign that follows starts from this state)."""
+    assert not sysm.model.violations, "\n".join(sysm.model.violations[:10])
+    sysm.stop()
+    for v in sysm.model.vers.values():
+        for x in v:
+            x.accepted = True
 
 
 def fill(sysm: "System", pages: int, lbas: list[int], flush_every: int = 256, max_cycles: int = 200_000_000) -> dict:

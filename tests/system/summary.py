@@ -26,5 +26,7 @@ print(f"system campaign ({len(files)} seeds): {tot.get('cuts', 0)} cuts ({tot.ge
       f"the oracle, {tot.get('violations', 0)} violations; {tot.get('writes', 0)} writes, {tot.get('tx_commits', 0)} "
       f"commits, {tot.get('tx_aborts', 0)} aborts, {tot.get('tx_cut_in_commit', 0)} cuts during a commit, "
       f"{tot.get('flushes', 0)} FLUSH, {tot.get('rflushes', 0)} RFLUSH, {tot.get('trims', 0)} TRIM; max recovery "
-      f"{mx.get('max_recovery_pages', 0)} pages, {mx.get('max_recovery_cycles', 0)} cycles")
+      f"{mx.get('max_recovery_pages', 0)} pages, {mx.get('max_recovery_cycles', 0)} cycles; "
+      f"{tot.get('aged_seeds', 0)} seeds from an aged device; {tot.get('relocs_replayed', 0)} GC relocations "
+      f"in the logs recoveries replayed")
 sys.exit(1 if tot.get("violations", 0) else 0)

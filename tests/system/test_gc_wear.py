@@ -51,11 +51,7 @@ def test_gc_wear(template, tmp_path):
     assert st["gc_runs"] > 0 and st["gc_erases"] > 0 and st["gc_relocs"] > 0, "GC never ran"
     assert spread <= 16, f"erase-count spread {spread}"
     # power cuts with GC running: the campaign's checks (oracle + invariants)
-    sysm.stop()
-    sysm.model.violations.clear()
-    for v in sysm.model.vers.values():
-        for x in v:
-            x.accepted = True
+    harness.settle(sysm)
     cs = sysm.campaign(6, lbas, cmds=(60, 120), recovery_cut_p=0.2)
     msgs = sysm.model.violations + sysm.errors
     assert not msgs, "\n".join(msgs[:10])

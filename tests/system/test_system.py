@@ -2,7 +2,7 @@
 """System tests of the whole SoC (VexRiscv firmware + device core + NAND die models) through the
 host port: the power-cut campaign (tests/system/README.md). Seeds are sharded by ATS_SYS_SEEDS
 ("first-last"); cuts per seed by ATS_SYS_CUTS; `make test` runs 4 seeds x 25 cuts, `make test-long`
-50 x 100."""
+50 x 100. Every fourth seed runs with NAND faults, every fifth starts from an aged device (GC)."""
 from __future__ import annotations
 
 import json
@@ -33,10 +33,20 @@ def test_powercut_campaign(template, tmp_path, seed):
     # every fourth seed runs with NAND faults: program and erase failures, bit flips
     faults = "pfail_ppm=20000,efail_ppm=20000,flip_ppb=200000" if seed % 4 == 0 else ""
     sysm = harness.System(tmp_path, seed, faults=faults, template=template)
-    lbas = sorted(sysm.rng.sample(range(sysm.model.nlba), 96))
+    aged = seed % 5 == 0
+    if aged:
+        # every fifth seed starts from an aged device: twice its capacity written over every LBA,
+        # so that GC, checkpoints for blocks and write-back holds run between (and under) the cuts
+        assert sysm.start()
+        lbas = list(range(sysm.model.nlba))
+        harness.fill(sysm, 2 * sysm.model.nlba, lbas)
+        harness.settle(sysm)
+    else:
+        lbas = sorted(sysm.rng.sample(range(sysm.model.nlba), 96))
     st = sysm.campaign(CUTS, lbas)
     OUT.mkdir(parents=True, exist_ok=True)
     rec = dict(vars(st))
+    rec["aged_seeds"] = int(aged)
     (OUT / f"campaign_{seed}.json").write_text(json.dumps(rec, indent=1))
     msgs = sysm.model.violations + sysm.errors
     assert not msgs, "\n".join(msgs[:10]) + f"\n(uart log: {sysm.uart_log})"
