@@ -59,12 +59,15 @@ static uint32_t n_bad;
 static int hold_wb;                    // write-backs held while blocks run short (GC_URGENT)
 static uint8_t gc_on[NDIE];            // GC hysteresis per die (GC_LOW, GC_HIGH)
 static int supply_ok;                  // the plan is this boot's own (recovery has finished reading the old one)
-// recovery / checkpoint scratch
-static uint32_t l2p[NLBA];
-static ats_rec_t recs[MAX_LOG];
-static int32_t rp_next[MAX_LOG], rp_head[NTX + 1], rp_tail[NTX + 1];
+// recovery / checkpoint scratch. NOINIT: not cleared at start (linker.ld .noinit), because every
+// use writes them first: l2p (recover sets every LPN), recs (the scan fills 0..n-1), rp_* (ats_replay
+// initialises what it reads), map_* (filled up to n_map before a checkpoint writes or parses them)
+#define NOINIT __attribute__((section(".noinit")))
+static uint32_t l2p[NLBA] NOINIT;
+static ats_rec_t recs[MAX_LOG] NOINIT;
+static int32_t rp_next[MAX_LOG] NOINIT, rp_head[NTX + 1] NOINIT, rp_tail[NTX + 1] NOINIT;
 static uint32_t ck_pages[MAX_CK_PAGES][PW];
-static uint32_t map_lpn[NLBA], map_ppn[NLBA];
+static uint32_t map_lpn[NLBA] NOINIT, map_ppn[NLBA] NOINIT;
 
 // ---- statistics (console `stats`, GET_LOG later)
 static struct {
@@ -214,15 +217,16 @@ static int ckpt_write_map(int l2p_known) {
         // not yet handed blocks of the old plan stay first, then the erased pool by erase count
         for (uint32_t i = plan_pos[d]; i < plan_ok[d]; i++) plan[bi(d, n++)] = plan[bi(d, i)];
         plan_ok[d] = (uint16_t)n;
-        for (;;) {
-            static uint16_t ec[BLOCKS], cb[BLOCKS];
+        {
+            static uint16_t ec[BLOCKS], cb[BLOCKS], ord[BLOCKS];
             uint32_t k = 0;
             for (uint32_t b = 0; b < BLOCKS; b++)
                 if (blk_state[bi(d, b)] == B_FREE) { ec[k] = erase_cnt[bi(d, b)]; cb[k++] = (uint16_t)b; }
-            const int best = ats_wl_pick_free(ec, k);
-            if (best < 0) break;
-            blk_state[bi(d, cb[best])] = B_PLAN;
-            plan[bi(d, n++)] = cb[best];
+            ats_wl_order(ec, ord, k);
+            for (uint32_t i = 0; i < k; i++) {
+                blk_state[bi(d, cb[ord[i]])] = B_PLAN;
+                plan[bi(d, n++)] = cb[ord[i]];
+            }
         }
         plan_len[d] = (uint16_t)n;
         plan_pos[d] = (uint16_t)handed;

@@ -311,6 +311,17 @@ int ats_wl_pick_free(const uint16_t *erase_cnt, uint32_t n) {
     return best;
 }
 
+void ats_wl_order(const uint16_t *erase_cnt, uint16_t *order, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = i;
+        while (j > 0 && erase_cnt[order[j - 1u]] > erase_cnt[i]) {
+            order[j] = order[j - 1u];
+            j--;
+        }
+        order[j] = (uint16_t)i;
+    }
+}
+
 int ats_wl_static_due(const uint16_t *erase_cnt, const uint8_t *usable, uint32_t n, uint32_t thresh) {
     uint32_t lo = 0xFFFFFFFFu, hi = 0;
     for (uint32_t i = 0; i < n; i++) {

@@ -137,6 +137,7 @@ def lib(build):
         "ats_prefix": (c_uint32, [POINTER(Rec), c_uint32, c_uint64]),
         "ats_gc_pick": (c_int, [c_int, POINTER(c_uint32), POINTER(c_uint32), c_uint32, c_uint32]),
         "ats_wl_pick_free": (c_int, [POINTER(c_uint16), c_uint32]),
+        "ats_wl_order": (None, [POINTER(c_uint16), POINTER(c_uint16), c_uint32]),
         "ats_wl_static_due": (c_int, [POINTER(c_uint16), POINTER(c_uint8), c_uint32, c_uint32]),
     }
     for name, (res, args) in sig.items():
@@ -1125,6 +1126,14 @@ def test_wear_levelling(lib, seed):
         ca = (c_uint16 * max(n, 1))(*ec)
         ua = (c_uint8 * max(n, 1))(*usable)
         assert lib.ats_wl_pick_free(ca, n) == model_wl_pick(ec)
+        # the whole plan's order = repeated picks of the model over what is left
+        oa = (c_uint16 * max(n, 1))()
+        lib.ats_wl_order(ca, oa, n)
+        left, want_order = list(range(n)), []
+        while left:
+            k = model_wl_pick([ec[i] for i in left])
+            want_order.append(left.pop(k))
+        assert list(oa)[:n] == want_order, (ec, list(oa)[:n])
         got = lib.ats_wl_static_due(ca, ua, n, thresh)
         want = model_wl_due(ec, usable, thresh)
         assert bool(got) == want, (ec, usable, thresh)
