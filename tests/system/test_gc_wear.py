@@ -42,7 +42,7 @@ def test_gc_wear(template, tmp_path):
     rec = dict(host_pages=st["host_pages"], nand_programs=st["nand_programs"], write_amplification=round(wa, 3),
                gc_runs=st["gc_runs"], gc_relocs=st["gc_relocs"], gc_erases=st["gc_erases"],
                wl_static=st["wl_static"], erase_min=st["erase_min"], erase_max=st["erase_max"],
-               erase_spread=spread, checkpoints=st["checkpoints"], capacity_pages=nlba,
+               erase_spread=spread, checkpoints=st["checkpoints"], ckpt_pages=st.get("ckpt_pages"), capacity_pages=nlba,
                raw_pages=sysm.geo.ndie * sysm.geo.blocks * sysm.geo.ppb)
     harness.ROOT.joinpath("build/system").mkdir(parents=True, exist_ok=True)
     (harness.ROOT / "build/system/gc_wear.json").write_text(json.dumps(rec, indent=1))
