@@ -22,13 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "cocotb_tests/lib"), str(ROOT / "sim/soc"), str(ROOT / "soc")]
 
-from atomssd.device import Device  # noqa: E402
+from atomssd.device import Device, DeviceError  # noqa: E402
 from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN, U_LINE,  # noqa: E402
                               HostPort, SimError)
 from atstb.recovery_oracle import Geometry, read_lpn, recover  # noqa: E402
 from model import Model, Ver, decode, page_bytes_for  # noqa: E402
 
 BOOT_CYCLES = 20_000_000     # a boot or recovery must enable the host within this many cycles
+HANG_CYCLES = 20_000_000     # a full queue with no completion for this long is a hang (test fails)
 
 
 def build(cfg_name: str = "sim", trace: bool = False):
@@ -141,16 +142,26 @@ class System:
         mark = len(self.hp.uart)
         self.hp.uart_in(cmd + "\n")
         end = self.hp.cycle + cycles
-        while self.hp.cycle < end and b"> " not in self.hp.uart[mark:]:
+        while self.hp.cycle < end and b"> " not in self.hp.uart[mark:] and not self.hp.cut:
+            # (a power cut armed earlier may fire meanwhile: the simulator then stops advancing)
             self.hp.run(min(50_000, end - self.hp.cycle), U_LINE)
         return self.hp.uart[mark:].decode(errors="replace")
 
     # ---- workload
+    def hang(self, what: str) -> None:
+        """The device stopped completing commands: fail with the firmware's view (never wait forever)."""
+        view = "".join(self.console(c, 2_000_000) for c in ("status", "log", "stats"))
+        raise AssertionError(f"seed {self.seed}: {what}: no completion for {HANG_CYCLES} cycles at cycle "
+                             f"{self.hp.cycle}\n{view}")
+
     def _submit(self, op, lba=0, nlb=0, data=None, txid=0, flags=0, aux=0, **user):
+        c0 = self.hp.cycle
         while not self.dev.free_tags:
             self._poll()
             if self.hp.cut:
                 return None
+            if self.hp.cycle - c0 > HANG_CYCLES:
+                self.hang("submit")
         t = self.dev.submit(op, lba, nlb, data, txid, flags, aux=aux, **user)
         self.cmd_no = self.hp.submitted       # the simulator's acceptance count of this command
         self.stats.cmds += 1
@@ -303,10 +314,13 @@ class System:
         return touched
 
     def _rflush(self, ranges, snap):
+        c0 = self.hp.cycle
         while not self.dev.free_tags:
             self._poll()
             if self.hp.cut:
                 return None
+            if self.hp.cycle - c0 > HANG_CYCLES:
+                self.hang("submit")
         t = self.dev.submit_rflush(ranges, snap=snap)
         self.cmd_no = self.hp.submitted
         self.stats.cmds += 1
@@ -330,10 +344,16 @@ class System:
         lbas = sorted(touched | sample)
         shown: dict[int, Ver] = {}
         for lba in lbas:
+            c0 = self.hp.cycle
             while not self.dev.free_tags:
                 self.dev.poll(200_000)
+                if self.hp.cycle - c0 > HANG_CYCLES:
+                    self.hang("read-back")
             self.dev.submit(OP["READ"], lba, 0, lba_check=lba)
-        self.dev.drain()
+        try:
+            self.dev.drain(HANG_CYCLES)
+        except DeviceError:
+            self.hang("read-back")
         for p in self.dev.done:
             if p.op != OP["READ"] or "lba_check" not in p.user:
                 continue

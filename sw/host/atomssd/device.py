@@ -124,8 +124,11 @@ class Device:
         return next(p for p in reversed(self.done) if p.tag == tag)
 
     def drain(self, max_cycles: int = 20_000_000) -> None:
+        """Waits for every command in flight, at most max_cycles in all (DeviceError after that)."""
+        end = self.hp.cycle + max_cycles
         for t in list(self.inflight):
-            self.wait(t, max_cycles)
+            if t in self.inflight:
+                self.wait(t, max(1, end - self.hp.cycle))
 
     def _check(self, p: Pending, what: str) -> Pending:
         if p.cpl.status != ST["OK"]:
