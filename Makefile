@@ -141,10 +141,11 @@ wave-core: $(GEN_STAMP)
 synth: $(GEN_STAMP)
 	$(PY) synth/run_synth.py --all --seeds $(SEEDS)
 
-# the whole SoC of the default device (VexRiscv, LiteDRAM controller, 4 x 2 core, firmware in ROM)
-# -> build/synth/soc/report.json and the entry `soc` of build/synth/summary.json (about an hour)
+# the whole SoC of the default device (VexRiscv, LiteDRAM controller without L2 cache, 4 x 2 core,
+# firmware in ROM) -> build/synth/soc/report.json and the entry `soc` of build/synth/summary.json
+# (about 40 minutes; README "Synthesis of the SoC")
 synth-soc: $(GEN_STAMP)
-	$(PY) synth/synth_soc.py --seed 1 --threads 1
+	$(PY) synth/synth_soc.py --seed 1 --threads 1 --l2-cache 0
 
 clean:
 	rm -rf build

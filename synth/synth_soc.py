@@ -7,7 +7,7 @@ through Yosys synth_ecp5 and nextpnr-ecp5 for the LFE5U-85F (out of context, one
 
 1. soc/atomssd_soc.py --config default --target synth: VexRiscv (standard), ROM 64 KiB holding the
    firmware built for this configuration, SRAM 16 KiB, UART, timer, LiteDRAM (controller, crossbar,
-   8 KiB L2 cache) for a 32 MiB SDR SDRAM whose PHY attaches at the DFI port, and the device core with
+   an L2 cache of --l2-cache bytes: `make synth-soc` uses none) for a 32 MiB SDR SDRAM whose PHY attaches at the DFI port, and the device core with
    the firmware bridge (add_atomssd) -> build/soc/default_synth/.
 2. The firmware for that SoC (its own generated headers) -> the ROM's init file, so that Yosys sees
    the real ROM contents (an all-zero ROM would be optimised away).
