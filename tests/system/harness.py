@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "cocotb_tests/lib"), str(ROOT / "sim/soc"), str(ROOT / "soc")]
 
 from atomssd.device import Device, DeviceError  # noqa: E402
-from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN, U_LINE,  # noqa: E402
+from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, CUT_NONE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN, U_LINE,  # noqa: E402
                               HostPort, SimError)
 from atstb.recovery_oracle import Geometry, read_lpn, recover  # noqa: E402
 from model import Model, Ver, decode, page_bytes_for  # noqa: E402
@@ -117,6 +117,8 @@ class System:
         if why & R_CUT:
             self.stop()
             return False
+        if cut_at:
+            self.hp.arm_cut(CUT_NONE, 0)       # the boot finished first: the cut is for the boot only
         if not why & U_HOST_EN:
             raise AssertionError(f"seed {self.seed}: the device did not come up in {BOOT_CYCLES} cycles:\n"
                                  + self.hp.uart_text()[-2000:])
