@@ -95,6 +95,12 @@ CONFIGS = {
                          pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
                          remap_preset="default", sys_clk_hz=75_000_000),
 }
+# benchmark B5 (bench/recovery): the default device with its geometry scaled from 256 MiB to 4 GiB
+# raw (blocks per die; 128 pages of 4 KiB a block), FEMU array times, 16 Ki LBAs (the on-chip L2P)
+for _mib in (256, 512, 1024, 2048, 4096):
+    CONFIGS[f"b5_{_mib}"] = AtsConfig(name=f"b5_{_mib}", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
+                                      pages_per_block=128, blocks=_mib * 256 // (8 * 128), num_lbas=16384,
+                                      win=8, rd_slots=16, remap_preset="large", array_time_div=1)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:

@@ -23,6 +23,8 @@
 // a checkpoint when the active log (next_seq - scan_from) reaches this: half of what a recovery can
 // hold, and at most a quarter of the device's pages (recovery reads stay a small share of the device)
 #define LOG_CKPT ((MAX_LOG / 2u) < (NBLK * PPB / 4u) ? (MAX_LOG / 2u) : (NBLK * PPB / 4u))
+#define PLAN_TAIL 32u            // erased blocks a plan lists per die: the checkpoint's plan stays the same
+                                 // size whatever the capacity (B5)
 #define PLAN_LOW 2u              // a checkpoint when a die has fewer planned blocks left and erased ones wait
 #define GC_LOW 6u                // GC starts when a die has fewer free (planned + erased) blocks
 #define GC_HIGH 9u               // and stops when it has this many
@@ -59,6 +61,12 @@ static uint32_t n_bad;
 static int hold_wb;                    // write-backs held while blocks run short (GC_URGENT)
 static uint8_t gc_on[NDIE];            // GC hysteresis per die (GC_LOW, GC_HIGH)
 static int supply_ok;                  // the plan is this boot's own (recovery has finished reading the old one)
+// per-die census of the block states for the main loop (erased blocks, a grown bad block still
+// holding pages), recounted only after a change: housekeeping stays O(dies), not O(blocks)
+static int census_dirty = 1;           // a block state / retire mark changed since the last count
+static int wl_dirty = 1;               // an erase count or a bad block changed since wl_step looked
+static uint16_t n_free[NDIE];
+static uint8_t n_retired[NDIE];
 // recovery / checkpoint scratch. NOINIT: not cleared at start (linker.ld .noinit), because every
 // use writes them first: l2p (recover sets every LPN), recs (the scan fills 0..n-1), rp_* (ats_replay
 // initialises what it reads), map_* (filled up to n_map before a checkpoint writes or parses them)
@@ -66,7 +74,7 @@ static int supply_ok;                  // the plan is this boot's own (recovery 
 static uint32_t l2p[NLBA] NOINIT;
 static ats_rec_t recs[MAX_LOG] NOINIT;
 static int32_t rp_next[MAX_LOG] NOINIT, rp_head[NTX + 1] NOINIT, rp_tail[NTX + 1] NOINIT;
-static uint32_t ck_pages[MAX_CK_PAGES][PW];
+static uint32_t ck_pages[MAX_CK_PAGES][PW] NOINIT;
 static uint32_t map_lpn[NLBA] NOINIT, map_ppn[NLBA] NOINIT;
 
 // ---- statistics (console `stats`, GET_LOG later)
@@ -100,6 +108,7 @@ static int nerase(uint32_t d, uint32_t b) {
     hal_fw_nerase(d, b, &r);
     if (r.status != N_OK) return ATS_E_NAND;
     erase_cnt[bi(d, b)]++;
+    wl_dirty = 1;
     return ATS_OK;
 }
 static uint32_t remap(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t *mapped) {
@@ -111,6 +120,7 @@ static uint32_t remap(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t *mapped
 
 static void mark_bad(uint32_t d, uint32_t b) {
     if (blk_state[bi(d, b)] == B_BAD) return;
+    census_dirty = wl_dirty = 1;
     blk_state[bi(d, b)] = B_BAD;
     if (n_bad < NBLK) bad_list[n_bad++] = (d << 16) | b;
 }
@@ -149,6 +159,7 @@ static void take_bad(void) {
         ats_bad_pop_write(1);
         if (d < NDIE && b < BLOCKS) {
             blk_retire[bi(d, b)] = 1;
+            census_dirty = 1;
             S.grown_bad++;
         }
     }
@@ -156,11 +167,24 @@ static void take_bad(void) {
 
 // ---- checkpoint (README "Checkpoints"): hold, drain, note seq and open transactions, release,
 // read the mapping, write the pages to the other checkpoint block
+static void census(void) {
+    if (!census_dirty) return;
+    census_dirty = 0;
+    for (uint32_t d = 0; d < NDIE; d++) {
+        uint32_t f = 0, r = 0;
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            f += blk_state[bi(d, b)] == B_FREE;
+            r += blk_retire[bi(d, b)] && blk_state[bi(d, b)] == B_USED;
+        }
+        n_free[d] = (uint16_t)f;
+        n_retired[d] = (uint8_t)(r ? 1u : 0u);
+    }
+}
+
+// planned (not yet handed) + erased blocks of die d
 static uint32_t free_count(uint32_t d) {
-    uint32_t n = (uint32_t)(plan_len[d] - plan_pos[d]);
-    for (uint32_t b = 0; b < BLOCKS; b++)
-        if (blk_state[bi(d, b)] == B_FREE) n++;
-    return n;
+    census();
+    return (uint32_t)(plan_len[d] - plan_pos[d]) + n_free[d];
 }
 
 static const uint32_t *ck_page_fn(void *ctx, uint32_t idx) {
@@ -171,6 +195,7 @@ static const uint32_t *ck_page_fn(void *ctx, uint32_t idx) {
 // l2p_known: the mapping is l2p[] (right after recovery: no LOOKUP needed)
 static int ckpt_write_map(int l2p_known) {
     const uint64_t t0 = hal_cycles();
+    census_dirty = 1;                                  // plan and block states change below
     // 1. drain: every accepted request completed, none accepted meanwhile
     hal_ctrl(hal_ctrl_host_en(), 1);
     while (hal_cpl_seq() != hal_next_seq()) {
@@ -222,7 +247,9 @@ static int ckpt_write_map(int l2p_known) {
             uint32_t k = 0;
             for (uint32_t b = 0; b < BLOCKS; b++)
                 if (blk_state[bi(d, b)] == B_FREE) { ec[k] = erase_cnt[bi(d, b)]; cb[k++] = (uint16_t)b; }
-            ats_wl_order(ec, ord, k);
+            // the erased tail: the PLAN_TAIL least-worn erased blocks (erased blocks left out are
+            // free all the same; a recovery treats them as old data and GC erases them once more)
+            k = ats_wl_order(ec, ord, k, PLAN_TAIL);
             for (uint32_t i = 0; i < k; i++) {
                 blk_state[bi(d, cb[ord[i]])] = B_PLAN;
                 plan[bi(d, n++)] = cb[ord[i]];
@@ -294,6 +321,7 @@ static int ckpt_write_map(int l2p_known) {
             for (uint32_t i = 0; i < hl_len[d]; i++) needed |= hl_blk[d][i] == b;
             if (!needed) blk_state[bi(d, b)] = B_USED;
         }
+    census_dirty = 1;
     S.ck_phase[3] += hal_cycles() - t1;
     S.checkpoints++;
     S.ckpt_pages += np;
@@ -307,6 +335,7 @@ static int ckpt_write(void) { return ckpt_write_map(0); }
 static ats_gc_policy_t gc_policy = ATS_GC_COST_BENEFIT;
 
 static int gc_block(uint32_t d, uint32_t b) {
+    census_dirty = 1;
     // the valid count says how many pages still map here: the scan stops once it has met them all
     // (pages become invalid, never valid, while GC runs: no host write maps into an old block)
     const uint32_t v0 = valid_pages(d, b);
@@ -346,6 +375,7 @@ static int gc_block(uint32_t d, uint32_t b) {
         return ATS_E_NAND;
     }
     blk_state[bi(d, b)] = B_FREE;
+    census_dirty = 1;
     S.gc_erases++;
     return ATS_OK;
 }
@@ -372,6 +402,8 @@ static int gc_step(uint32_t d) {
 
 // static wear levelling: when the spread is large, move the coldest old block (its data is cold)
 static void wl_step(void) {
+    if (!wl_dirty) return;                     // nothing erased or retired since the last look
+    wl_dirty = 0;
     static uint8_t usable[NBLK];
     for (uint32_t i = 0; i < NBLK; i++) usable[i] = blk_state[i] != B_BAD && blk_state[i] != B_CKPT;
     if (!ats_wl_static_due(erase_cnt, usable, NBLK, WL_SPREAD)) return;
@@ -385,6 +417,7 @@ static void wl_step(void) {
 
 // ---- format (a blank device): factory bad-block scan, erase, first checkpoint
 static int format_device(void) {
+    census_dirty = wl_dirty = 1;
     hal_puts("format: factory bad-block scan\n");
     memset(blk_state, B_FREE, sizeof blk_state);
     for (uint32_t d = 0; d < NDIE; d++)
@@ -413,69 +446,84 @@ static int format_device(void) {
 // ---- recovery (docs/persistence.md section 6)
 static uint32_t rec_pages;
 
-// reads the kind-3 pages of checkpoint block `blk` up to the first erased page; every complete
-// checkpoint found is parsed into c's tables (so they hold the last one parsed); returns the
-// number of complete, valid checkpoints and the newest one's seq / number / page count
-static uint32_t scan_ck_block(uint32_t blk, ats_ckpt_t *c, uint64_t *seq_out, uint32_t *no_out, int want_seq,
-                              uint64_t want) {
-    uint32_t found = 0, np = 0;
-    uint64_t seq = 0;
-    int have = 0;
-    for (uint32_t p = 0; p < PPB; p++) {
+// persistence.md section 6 step 1. A checkpoint block holds at most one checkpoint, from page 0
+// (the firmware erases the block before every attempt; version 1 is one page): page 0 of each
+// block says its seq, number and page count, and only the newest candidate's other pages are read
+// (the older one's only if the newest is incomplete or does not parse). Same result as reading
+// both blocks whole (the oracle), at 2 + n page reads instead of 2n.
+static uint32_t ck_head_pg[2][PW] NOINIT;
+
+// page 0 of block blk (slot h of ck_head_pg): 1 when it starts a checkpoint
+static int ck_head(uint32_t blk, uint32_t h, uint64_t *seq, uint32_t *no, uint32_t *np) {
+    fw_rsp_t r;
+    nread(0, blk, 0, &r);
+    rec_pages++;
+    if (r.status != N_OK) return 0;
+    spare_t s;
+    hal_spare(&s);
+    volatile uint32_t *buf = hal_buf();
+    if (s.kind != ATS_KIND_CKPT || buf[0] != ATS_CKPT_MAGIC) return 0;
+    if (buf[1] == 1u) {
+        *np = 1u;
+        *no = 0u;
+    } else if (buf[1] == 2u && buf[2] == 0u && buf[3] >= 1u && buf[3] <= MAX_CK_PAGES && buf[3] <= PPB) {
+        *np = buf[3];
+        *no = buf[ATS_CKPT_HDR_WORDS + 6u];      // the stream's ckpt_no (section 5)
+    } else {
+        return 0;
+    }
+    *seq = s.seq;
+    for (uint32_t w = 0; w < PW; w++) ck_head_pg[h][w] = buf[w];
+    return 1;
+}
+
+// the other pages of the checkpoint whose page 0 is in slot h; parses it into c
+static int ck_load(uint32_t blk, uint32_t h, uint64_t seq, uint32_t np, ats_ckpt_t *c) {
+    for (uint32_t w = 0; w < PW; w++) ck_pages[0][w] = ck_head_pg[h][w];
+    for (uint32_t i = 1; i < np; i++) {
         fw_rsp_t r;
-        nread(0, blk, p, &r);
+        nread(0, blk, i, &r);
         rec_pages++;
-        if (r.status == N_ERASED) break;
-        if (r.status != N_OK) { have = 0; continue; }
+        if (r.status != N_OK) return ATS_E_FORMAT;           // torn, erased or unreadable
         spare_t s;
         hal_spare(&s);
         volatile uint32_t *buf = hal_buf();
-        if (s.kind != ATS_KIND_CKPT || buf[0] != ATS_CKPT_MAGIC) continue;
-        const uint32_t idx = buf[1] == 1u ? 0u : buf[2];
-        if (idx == 0) { have = 1; seq = s.seq; np = buf[1] == 1u ? 1u : buf[3]; }
-        if (!have || s.seq != seq || idx >= MAX_CK_PAGES) continue;
-        for (uint32_t w = 0; w < PW; w++) ck_pages[idx][w] = buf[w];
-        if (idx + 1u != np) continue;
-        have = 0;
-        if (want_seq && seq != want) continue;
-        ats_ckpt_t t = *c;
-        t.seq_base = seq;
-        if (ats_ckpt_parse(&G, &t, ck_page_fn, 0) != ATS_OK) continue;
-        if (!found || seq > *seq_out || (seq == *seq_out && t.ckpt_no > *no_out)) {
-            *seq_out = seq;
-            *no_out = t.ckpt_no;
-        }
-        *c = t;
-        found++;
+        if (s.kind != ATS_KIND_CKPT || s.seq != seq || buf[0] != ATS_CKPT_MAGIC || buf[1] != 2u || buf[2] != i ||
+            buf[3] != np)
+            return ATS_E_FORMAT;
+        for (uint32_t w = 0; w < PW; w++) ck_pages[i][w] = buf[w];
     }
-    return found;
-}
-
-static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
-    // persistence.md section 6 step 1: both checkpoint blocks (block 1 unless block 0 holds a
-    // version-1 checkpoint); the newest complete checkpoint wins. Parsing fills c's tables, so the
-    // winner is parsed again last (its pages read a second time) unless it was the last parsed.
-    uint64_t seq[2] = {0, 0};
-    uint32_t no[2] = {0, 0}, n[2] = {0, 0};
     ats_ckpt_t t = *c;
-    n[0] = scan_ck_block(CK_BLK0, &t, &seq[0], &no[0], 0, 0);
-    const int v1 = n[0] && t.version == 1u;
-    if (!v1) n[1] = scan_ck_block(CK_BLK1, &t, &seq[1], &no[1], 0, 0);
-    if (!n[0] && !n[1]) return ATS_E_NOCKPT;
-    const uint32_t best = (!n[1] || (n[0] && (seq[0] > seq[1] || (seq[0] == seq[1] && no[0] > no[1])))) ? 0u : 1u;
-    const uint32_t last = n[1] ? 1u : 0u;
-    if (best != last || t.seq_base != seq[best] || t.ckpt_no != no[best]) {
-        uint64_t s2 = 0;
-        uint32_t no2 = 0;
-        t = *c;
-        if (!scan_ck_block(best ? CK_BLK1 : CK_BLK0, &t, &s2, &no2, 1, seq[best])) return ATS_E_FORMAT;
-    }
+    t.seq_base = seq;
+    const int st = ats_ckpt_parse(&G, &t, ck_page_fn, 0);
+    if (st != ATS_OK) return st;
     *c = t;
-    *blk_out = best ? CK_BLK1 : CK_BLK0;
     return ATS_OK;
 }
 
+static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
+    uint64_t seq[2] = {0, 0};
+    uint32_t no[2] = {0, 0}, np[2] = {0, 0};
+    int ok[2];
+    ok[0] = ck_head(CK_BLK0, 0, &seq[0], &no[0], &np[0]);
+    // block 1 is not read when block 0 holds a version-1 checkpoint (the offline format's)
+    ok[1] = (ok[0] && ck_head_pg[0][1] == 1u) ? 0 : ck_head(CK_BLK1, 1, &seq[1], &no[1], &np[1]);
+    // the newest first (seq, then number); the other if the newest is incomplete
+    const uint32_t first = (ok[1] && (!ok[0] || seq[1] > seq[0] || (seq[1] == seq[0] && no[1] >= no[0]))) ? 1u : 0u;
+    for (uint32_t k = 0; k < 2; k++) {
+        const uint32_t h = k ? 1u - first : first;
+        if (!ok[h]) continue;
+        const uint32_t blk = h ? CK_BLK1 : CK_BLK0;
+        if (ck_load(blk, h, seq[h], np[h], c) == ATS_OK) {
+            *blk_out = blk;
+            return ATS_OK;
+        }
+    }
+    return ATS_E_NOCKPT;                       // no complete checkpoint (as before the first one)
+}
+
 static int recover(void) {
+    census_dirty = wl_dirty = 1;
     const uint64_t t0 = hal_cycles();
     rec_pages = 0;
     ats_ckpt_t c;
@@ -660,6 +708,43 @@ static void cmd_log(void) {
     }
 }
 
+// `scan <n>`: the full-device scan that a recovery without a bounded log needs (TxFlash reads every
+// page), timed on a sample: the first n pages of every die in scan order (blocks from 0 without the
+// checkpoint and bad blocks, pages 0..PPB-1), read one at a time like recovery's reads (benchmark B5)
+static void cmd_scan(uint32_t n) {
+    const uint64_t t0 = hal_cycles();
+    uint32_t pages = 0, written = 0, erased = 0, failed = 0;
+    for (uint32_t d = 0; d < NDIE; d++) {
+        uint32_t k = 0;
+        for (uint32_t b = 0; b < BLOCKS && k < n; b++) {
+            if (blk_state[bi(d, b)] == B_BAD || blk_state[bi(d, b)] == B_CKPT) continue;
+            for (uint32_t p = 0; p < PPB && k < n; p++, k++) {
+                fw_rsp_t r;
+                nread(d, b, p, &r);
+                pages++;
+                if (r.status == N_OK) {
+                    spare_t sp;
+                    hal_spare(&sp);                 // the scan's record: lpn, seq, flags
+                    written++;
+                } else if (r.status == N_ERASED) {
+                    erased++;
+                } else {
+                    failed++;
+                }
+            }
+        }
+    }
+    hal_printf("scan: %u pages (%u written, %u erased, %u failed), %llu cycles\n", pages, written, erased, failed,
+               (unsigned long long)(hal_cycles() - t0));
+}
+
+static uint32_t parse_u32(const char *p) {
+    uint32_t v = 0;
+    while (*p == ' ') p++;
+    while (*p >= '0' && *p <= '9' && v < 100000000u) v = v * 10u + (uint32_t)(*p++ - '0');
+    return v;
+}
+
 static void console(void) {
     int ch;
     while ((ch = hal_getc()) >= 0) {
@@ -672,7 +757,8 @@ static void console(void) {
             else if (!strcmp(line, "ckpt")) hal_printf("ckpt: %d\n", ckpt_write());
             else if (!strcmp(line, "gc greedy")) gc_policy = ATS_GC_GREEDY;
             else if (!strcmp(line, "gc cb")) gc_policy = ATS_GC_COST_BENEFIT;
-            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, ckpt, gc greedy, gc cb)\n", line);
+            else if (line[0] == 's' && line[1] == 'c' && line[2] == 'a' && line[3] == 'n' && line[4] == ' ') cmd_scan(parse_u32(line + 5));
+            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, ckpt, gc greedy, gc cb, scan N)\n", line);
             if (line_n) hal_puts("> ");
             line_n = 0;
         } else if (line_n + 1u < sizeof line) {
@@ -746,8 +832,18 @@ static void housekeeping(void) {
     }
     // a die below GC_URGENT: the host's write-backs wait (the buffer fills, then host commands
     // wait) until GC and a checkpoint have planned blocks again
+    // Also while the dies' durable plans together hold fewer than RELOC_RESERVE + 1 blocks: erased
+    // blocks a die has but no checkpoint planned yet cannot take a write-back, and the write-backs
+    // accepted before the next checkpoint's drain must all find a block, or the drain never ends
+    // (the checkpoint that would plan the erased blocks waits for them: a deadlock seen under a
+    // full-device fill when the host used up the last planned blocks between two passes)
     int urgent = 0;
-    for (uint32_t d = 0; d < NDIE; d++) urgent |= free_count(d) < GC_URGENT;
+    uint32_t planned = 0;
+    for (uint32_t d = 0; d < NDIE; d++) {
+        urgent |= free_count(d) < GC_URGENT;
+        planned += (uint32_t)(plan_ok[d] - plan_pos[d]);
+    }
+    urgent |= planned < RELOC_RESERVE + 1u;
     if (urgent != hold_wb) {
         hold_wb = urgent;
         hal_ctrl(1, (uint32_t)hold_wb);
@@ -760,7 +856,7 @@ static void housekeeping(void) {
     for (uint32_t d = 0; d < NDIE && !ck; d++) {
         if ((uint32_t)(plan_len[d] - plan_pos[d]) >= PLAN_LOW) continue;
         ck |= hl_len[d] > 2u;
-        for (uint32_t b = 0; b < BLOCKS; b++) ck |= blk_state[bi(d, b)] == B_FREE;
+        ck |= free_count(d) > (uint32_t)(plan_len[d] - plan_pos[d]);   // erased blocks wait
     }
     if (ck) {
         int st = ckpt_write();
@@ -769,9 +865,8 @@ static void housekeeping(void) {
     // GC: one block on every die with GC on (or a grown bad block to move out of)
     int any = 0;
     for (uint32_t d = 0; d < NDIE; d++) {
-        int retired = 0;
-        for (uint32_t b = 0; b < BLOCKS; b++) retired |= blk_retire[bi(d, b)] && blk_state[bi(d, b)] == B_USED;
-        if (gc_on[d] || retired) {
+        census();
+        if (gc_on[d] || n_retired[d]) {
             gc_step(d);
             any = 1;
         }

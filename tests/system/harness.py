@@ -86,7 +86,7 @@ def parse_fw_stats(text: str) -> dict:
 class System:
     def __init__(self, workdir: Path, seed: int, faults: str = "", cfg_name: str = "sim", template: Path | None = None):
         self.exe, self.fw, self.cfg = build(cfg_name)
-        self.dir = workdir
+        self.dir = Path(workdir).resolve()      # the simulator runs there: image paths must be absolute
         self.dir.mkdir(parents=True, exist_ok=True)
         self.rng = random.Random(seed)
         self.seed = seed

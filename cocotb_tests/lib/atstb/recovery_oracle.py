@@ -209,15 +209,46 @@ def find_checkpoint(geo: Geometry, die0: DieImage, rec) -> Checkpoint | None:
     return best
 
 
+def checkpoint_pages_v2(geo: Geometry, plan: list[list[int]], mapping: dict[int, int], seq_base: int,
+                        scan_from: int | None = None, ckpt_no: int = 1, bad: list[int] | None = None,
+                        erase_cnt: list[int] | None = None) -> list[bytes]:
+    """Version 2 (persistence.md section 5): the word stream cut into pages, each with the header
+    magic, 2, index, count; the last page zero-padded."""
+    scan_from = seq_base if scan_from is None else scan_from
+    bad = bad or []
+    ec = erase_cnt or [0] * (geo.ndie * geo.blocks)
+    ec = ec + [0] * (len(ec) % 2)
+    words = [geo.ndie, geo.blocks, geo.ppb, len(mapping), scan_from & 0xFFFFFFFF, scan_from >> 32, ckpt_no, len(bad)]
+    for d in range(geo.ndie):
+        words += [len(plan[d])] + list(plan[d])
+    words += list(bad)
+    words += [ec[i] | ec[i + 1] << 16 for i in range(0, len(ec), 2)]
+    for lpn in sorted(mapping):
+        words += [lpn, mapping[lpn]]
+    per = geo.page_bytes // 4 - 4
+    n = max(1, -(-len(words) // per))
+    out = []
+    for i in range(n):
+        w = [CP_MAGIC, 2, i, n] + words[i * per:(i + 1) * per]
+        w += [0] * (geo.page_bytes // 4 - len(w))
+        out.append(b"".join(x.to_bytes(4, "little") for x in w))
+    return out
+
+
 def format_images(paths: list[Path], geo: Geometry, plan: list[list[int]], seq_base: int = 0,
-                  mapping: dict[int, int] | None = None) -> None:
-    """Offline format: every die erased, the checkpoint (plan, empty mapping) in die 0 block 0 page 0."""
+                  mapping: dict[int, int] | None = None, version: int = 1) -> None:
+    """Offline format: every die erased, the checkpoint (plan, empty mapping) in die 0 block 0 from
+    page 0 (version 1: one page; version 2: as many pages as its stream needs, checkpoint number 1)."""
     fmt = PageFormat(geo.page_bytes, geo.spare_bytes)
     for d, p in enumerate(paths):
         pages = {}
         if d == 0:
             meta = Meta(lpn=0xFFFFFFFF, txid=0, kind=KIND_CKPT, seq=seq_base, epoch=0, flags=0)
-            pages[0] = fmt.image(checkpoint_data(geo, plan, mapping or {}, seq_base), meta)
+            if version == 1:
+                pages[0] = fmt.image(checkpoint_data(geo, plan, mapping or {}, seq_base), meta)
+            else:
+                for i, data in enumerate(checkpoint_pages_v2(geo, plan, mapping or {}, seq_base)):
+                    pages[i] = fmt.image(data, meta)
         write_image(p, geo, pages)
 
 

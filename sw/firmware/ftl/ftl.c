@@ -311,15 +311,22 @@ int ats_wl_pick_free(const uint16_t *erase_cnt, uint32_t n) {
     return best;
 }
 
-void ats_wl_order(const uint16_t *erase_cnt, uint16_t *order, uint32_t n) {
+uint32_t ats_wl_order(const uint16_t *erase_cnt, uint16_t *order, uint32_t n, uint32_t m) {
+    // bounded stable insertion: the list holds the first min(m, n) of the order; a candidate that
+    // does not beat the list's last (full list, erase count >= the last's) is dropped: O(n * m)
+    // worst case, O(n) when the counts are even
+    uint32_t len = 0;
+    if (m == 0u) return 0u;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t j = i;
+        if (len == m && erase_cnt[order[len - 1u]] <= erase_cnt[i]) continue;
+        uint32_t j = len < m ? len++ : len - 1u;
         while (j > 0 && erase_cnt[order[j - 1u]] > erase_cnt[i]) {
             order[j] = order[j - 1u];
             j--;
         }
         order[j] = (uint16_t)i;
     }
+    return len;
 }
 
 int ats_wl_static_due(const uint16_t *erase_cnt, const uint8_t *usable, uint32_t n, uint32_t thresh) {

@@ -108,9 +108,9 @@ int ats_gc_pick(ats_gc_policy_t pol, const uint32_t *valid, const uint32_t *age,
 // ---- wear levelling (sw/firmware/README.md "Wear levelling")
 // dynamic: index of the candidate with the lowest erase count (ties: the lowest index), -1 if none
 int ats_wl_pick_free(const uint16_t *erase_cnt, uint32_t n);
-// dynamic, a whole plan at once: order[0..n-1] = the candidates' indices by ascending erase count
-// (ties: the lower index first), the order repeated ats_wl_pick_free calls would give (one stable
-// insertion sort instead of n scans)
-void ats_wl_order(const uint16_t *erase_cnt, uint16_t *order, uint32_t n);
+// dynamic, a plan's erased tail at once: order[0..k-1], k = min(n, m), = the first k candidates'
+// indices by ascending erase count (ties: the lower index first), the order k repeated
+// ats_wl_pick_free calls would give (one bounded stable insertion sort, O(n * m) at worst)
+uint32_t ats_wl_order(const uint16_t *erase_cnt, uint16_t *order, uint32_t n, uint32_t m);
 // static: whether the spread (max - min erase count over good blocks) exceeds thresh
 int ats_wl_static_due(const uint16_t *erase_cnt, const uint8_t *usable, uint32_t n, uint32_t thresh);

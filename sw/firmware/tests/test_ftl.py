@@ -137,7 +137,7 @@ def lib(build):
         "ats_prefix": (c_uint32, [POINTER(Rec), c_uint32, c_uint64]),
         "ats_gc_pick": (c_int, [c_int, POINTER(c_uint32), POINTER(c_uint32), c_uint32, c_uint32]),
         "ats_wl_pick_free": (c_int, [POINTER(c_uint16), c_uint32]),
-        "ats_wl_order": (None, [POINTER(c_uint16), POINTER(c_uint16), c_uint32]),
+        "ats_wl_order": (c_uint32, [POINTER(c_uint16), POINTER(c_uint16), c_uint32, c_uint32]),
         "ats_wl_static_due": (c_int, [POINTER(c_uint16), POINTER(c_uint8), c_uint32, c_uint32]),
     }
     for name, (res, args) in sig.items():
@@ -1114,7 +1114,7 @@ def model_wl_due(ec: list[int], usable: list[int], thresh: int) -> bool:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_wear_levelling(lib, seed):
     rng = random.Random(800 + seed)
-    cov = dict.fromkeys(("due", "not_due", "none_usable", "at_thresh", "tie"), 0)
+    cov = dict.fromkeys(("due", "not_due", "none_usable", "at_thresh", "tie", "cut"), 0)
     for _ in range(300):
         n = rng.choice([0, 1, rng.randint(1, 10), rng.randint(1, 200)])
         emax = rng.choice([3, 1000, 0xFFFF])
@@ -1126,14 +1126,17 @@ def test_wear_levelling(lib, seed):
         ca = (c_uint16 * max(n, 1))(*ec)
         ua = (c_uint8 * max(n, 1))(*usable)
         assert lib.ats_wl_pick_free(ca, n) == model_wl_pick(ec)
-        # the whole plan's order = repeated picks of the model over what is left
-        oa = (c_uint16 * max(n, 1))()
-        lib.ats_wl_order(ca, oa, n)
+        # a plan's first m = m repeated picks of the model over what is left (m: none, some, all, more)
+        m = rng.choice([0, 1, rng.randint(0, n + 1), n, n + 5, 32])
+        oa = (c_uint16 * max(n, m, 1))(*([0xBEEF] * max(n, m, 1)))
+        k_got = lib.ats_wl_order(ca, oa, n, m)
         left, want_order = list(range(n)), []
-        while left:
+        while left and len(want_order) < m:
             k = model_wl_pick([ec[i] for i in left])
             want_order.append(left.pop(k))
-        assert list(oa)[:n] == want_order, (ec, list(oa)[:n])
+        assert k_got == len(want_order) and list(oa)[:k_got] == want_order, (ec, m, list(oa)[:k_got])
+        assert all(v == 0xBEEF for v in list(oa)[k_got:]), "wrote past the k entries it returned"
+        cov["cut"] += 0 < m < n
         got = lib.ats_wl_static_due(ca, ua, n, thresh)
         want = model_wl_due(ec, usable, thresh)
         assert bool(got) == want, (ec, usable, thresh)

@@ -52,7 +52,9 @@ object RemapPresets {
   /** Bench: room for one 4096-entry transaction (benchmark B1). */
   val bench = RemapConfig(name = "bench", numTx = 2, txEntries = 4096, mapDepth = 16384, hashWays = 4,
     hashBuckets = 4096)
-  val all: Seq[RemapConfig] = Seq(default, tiny, mid, bench)
+  /** Large: the default tables with 20-bit PPNs (4 GiB raw of 4 KiB pages); the recovery benchmark B5. */
+  val large = RemapConfig(name = "large", ppnWidth = 20)
+  val all: Seq[RemapConfig] = Seq(default, tiny, mid, bench, large)
 }
 
 object RemapOp {
