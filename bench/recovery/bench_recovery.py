@@ -59,6 +59,7 @@ def run_point(cap: int, writes: int, scan: int, seed: int, work: Path) -> dict:
     wdir = work.resolve() / f"{cfg_name}_w{writes}"      # the simulator runs in the run directory
     tmpl = offline_format(wdir / "template", cfg)
     sysm = System(wdir / "run", seed, cfg_name=cfg_name, template=tmpl)
+    sysm.boot_limit = 1_000_000_000       # 10 s simulated: a long active log takes far more than a test's boot
     t0 = time.time()
     assert sysm.start(), "first boot was cut"
     first_boot = sysm.boot_cycles
@@ -99,7 +100,7 @@ def run_point(cap: int, writes: int, scan: int, seed: int, work: Path) -> dict:
     scan_pages = geo_pages - CK_BLOCKS * cfg["pages_per_block"]
     cpp = int(ms.group(5)) / int(ms.group(1))
     full_scan_cycles = cpp * scan_pages
-    return {
+    res = {
         "capacity_mib": cap, "config": cfg_name, "writes": writes,
         "raw_pages": geo_pages, "blocks_per_die": cfg["blocks"], "ndie": cfg["ndie"],
         "page_bytes": cfg["page_bytes"], "pages_per_block": cfg["pages_per_block"], "lbas": cfg["num_lbas"],
@@ -121,6 +122,8 @@ def run_point(cap: int, writes: int, scan: int, seed: int, work: Path) -> dict:
         "violations": viol, "violation_text": (sysm.model.violations + sysm.errors)[:5],
         "cut_cycle": cut_cycle, "wall_s": round(time.time() - t0, 1),
     }
+    (wdir / "point.json").write_text(json.dumps(res, indent=1))
+    return res
 
 
 def plot(res: dict, path: Path) -> None:
@@ -161,6 +164,8 @@ def main() -> int:
     ap.add_argument("--scan", type=int, default=16, help="pages a die of the timed full-scan sample")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--reuse", action="store_true",
+                    help="take a point's result from an earlier run (build/bench/recovery/<config>_w<writes>/point.json)")
     ap.add_argument("--json", default=str(ROOT / "build/bench/recovery.json"))
     ap.add_argument("--plot", default=str(ROOT / "build/bench/recovery.png"))
     a = ap.parse_args()
@@ -172,9 +177,15 @@ def main() -> int:
     points = [(c, a.writes) for c in caps] + [(a.log_cap, w) for w in logw if (a.log_cap, w) not in
                                                [(c, a.writes) for c in caps]]
     t0 = time.time()
+    done = {}
+    if a.reuse:
+        for p in points:
+            f = work / f"b5_{p[0]}_w{p[1]}" / "point.json"
+            if f.exists():
+                done[p] = json.loads(f.read_text())
     with ProcessPoolExecutor(a.jobs) as ex:
-        futs = {p: ex.submit(run_point, p[0], p[1], a.scan, a.seed, work) for p in points}
-        done = {p: f.result() for p, f in futs.items()}
+        futs = {p: ex.submit(run_point, p[0], p[1], a.scan, a.seed, work) for p in points if p not in done}
+        done.update({p: f.result() for p, f in futs.items()})
     cap_sweep = [done[(c, a.writes)] for c in caps]
     log_sweep = sorted([done[(a.log_cap, w)] for w in logw], key=lambda p: p["writes"])
     rec = [p["recovery_ms"] for p in cap_sweep]

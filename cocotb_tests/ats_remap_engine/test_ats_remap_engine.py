@@ -1275,7 +1275,7 @@ async def run_reset_mid_traffic(dut, backpressure):
 # pytest entry point: one build per preset
 # ==============================================================================================
 HERE = Path(__file__).resolve().parent
-PRESETS = ["tiny", "mid", "default"] + (["bench"] if LONG else [])
+PRESETS = ["tiny", "mid", "default"] + (["bench", "large"] if LONG else [])
 
 
 def _ensure_generated(preset: str) -> Path:
@@ -1303,7 +1303,7 @@ def _sources(gen: Path) -> list[Path]:
 
 # Verilator seeds of the power-on runs (random initial registers and RAMs); 5 and 28 stopped the
 # engine at its first clock edge before its checks were masked until the first reset.
-POWER_ON_SEEDS = {"tiny": [5, 28, 1, 2, 3, 4], "mid": [5], "default": [28], "bench": [5]}
+POWER_ON_SEEDS = {"tiny": [5, 28, 1, 2, 3, 4], "mid": [5], "default": [28], "bench": [5], "large": [28]}
 
 
 def _run_power_on(preset: str, gen: Path, build_key: str) -> None:
