@@ -397,15 +397,24 @@ class System:
             if oracle is not None or touched:
                 self.verify(touched, oracle, f"seed {self.seed} cut {s.cuts}")
                 s.recoveries += 1
-                m = re.search(r"relocs (\d+)/(\d+) stale", self.hp.uart[:self.uart_mark].decode(errors="replace"))
+                boot = self.hp.uart[:self.uart_mark].decode(errors="replace")
+                m = re.search(r"relocs (\d+)/(\d+) stale", boot)
                 if m:
                     s.relocs_replayed += int(m.group(1)) + int(m.group(2))
-                text = self.console("stats")
-                fw = parse_fw_stats(text)
-                if fw:
-                    s.max_recovery_pages = max(s.max_recovery_pages, fw.get("recovery_pages", 0))
-                    s.max_recovery_cycles = max(s.max_recovery_cycles, fw.get("recovery_cycles", 0))
-                    s.fw = fw
+                m = re.search(r"recovery: (\d+) pages read, (\d+) cycles", boot)
+                if m:
+                    s.max_recovery_pages = max(s.max_recovery_pages, int(m.group(1)))
+                    s.max_recovery_cycles = max(s.max_recovery_cycles, int(m.group(2)))
+                elif not self.model.violations:
+                    self.errors.append(f"seed {self.seed} cut {s.cuts}: no recovery report in the boot log")
+                if s.recoveries % 8 == 1:
+                    # the console after a recovery (every eighth: a stats line costs ~50k cycles);
+                    # its recovery figures must agree with the boot report
+                    fw = parse_fw_stats(self.console("stats"))
+                    if m and fw and (fw.get("recovery_pages"), fw.get("recovery_cycles")) != (int(m.group(1)), int(m.group(2))):
+                        self.errors.append(f"seed {self.seed} cut {s.cuts}: stats disagree with the boot report")
+                    if fw:
+                        s.fw = fw
                 if self.model.violations:
                     break
             n = self.rng.randint(*cmds)
@@ -448,6 +457,9 @@ class System:
             self.verify(touched, oracle, f"seed {self.seed} cut {s.cuts}")
             s.recoveries += 1
         if self.hp is not None:
+            fw = parse_fw_stats(self.console("stats"))
+            if fw:
+                s.fw = fw
             self.stop()
         s.violations = len(self.model.violations) + len(self.errors)
         return s
