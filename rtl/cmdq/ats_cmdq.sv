@@ -255,13 +255,14 @@ module ats_cmdq #(
     logic [LW-1:0]    lba_q   [DEPTH];
     logic [LW-1:0]    last_q  [DEPTH];
     logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
+    logic [DEPTH-1:0] dep_d   [DEPTH];
     logic [DEPTH-1:0] epc_q;                 // entry is a write of a closed epoch (a BARRIER write
                                              // arrived at or after it): later writes wait for it
     // precedence, a strict total order over the entries in use (key, then arrival), kept as the
     // upper triangle only: prec_q[pidx(i, j)] for i < j is "entry j goes before entry i", and
     // "entry i goes before entry j" is its complement (both entries in use; a pair is rewritten
     // when either entry is inserted)
-    logic [NPAIR-1:0] prec_q;
+    logic [NPAIR-1:0] prec_q, prec_d;
     logic [DEPTH-1:0] prec    [DEPTH];       // prec[i][j]: entry j goes before entry i (decoded)
     logic [DEPTH-1:0] hit_q;                 // entry freed at this edge: matched by the done
                                              // accepted at the last edge (at most one bit: tags
@@ -483,6 +484,30 @@ module ats_cmdq #(
         endcase
     end
 
+    // the dependency and precedence matrices' next state (whole-matrix registers: one assignment
+    // a cycle instead of one per bit, which a cycle-based simulator evaluates much faster)
+    always_comb begin
+        dep_d  = dep_q;
+        prec_d = prec_q;
+        for (int k = 0; k < DEPTH; k++) begin
+            for (int j = 0; j < DEPTH; j++) begin
+                if (ins_dep_q[k]) begin                   // row k: the new entry
+                    dep_d[k][j] = s3_dep[j] && !hit_col_q[j];
+                end else if (ins_col_q[j] || hit_col_q[j]) begin   // column j: the new entry or a free
+                    dep_d[k][j] = 1'b0;
+                end
+                // pair (k, j), k < j: does j go before k? Older entries win ties.
+                if (j > k) begin
+                    if (ins_prec_q[k]) begin              // k is new: j (in use) goes first unless lower
+                        prec_d[pidx(k, j)] = s3_prec_q[j];
+                    end else if (ins_prec_q[j]) begin     // j is new: it goes first only when higher
+                        prec_d[pidx(k, j)] = !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
+                    end
+                end
+            end
+        end
+    end
+
     // ================================================================ registers
     always_ff @(posedge clk) begin
         // stage 1 (the lba + nlb sum is taken at the accept edge)
@@ -584,22 +609,9 @@ module ats_cmdq #(
                 if (disp_v_q && m_disp_ready && disp_oh_q[k]) sent_q[k] <= 1'b1;
                 if (hit_q[k]) valid_q[k] <= 1'b0;
             end
-            for (int j = 0; j < DEPTH; j++) begin
-                if (ins_dep_q[k]) begin                   // row k: the new entry
-                    dep_q[k][j]  <= s3_dep[j] && !hit_col_q[j];
-                end else if (ins_col_q[j] || hit_col_q[j]) begin   // column j: the new entry or a free
-                    dep_q[k][j]  <= 1'b0;
-                end
-                // pair (k, j), k < j: does j go before k? Older entries win ties.
-                if (j > k) begin
-                    if (ins_prec_q[k]) begin              // k is new: j (in use) goes first unless lower
-                        prec_q[pidx(k, j)] <= s3_prec_q[j];
-                    end else if (ins_prec_q[j]) begin     // j is new: it goes first only when higher
-                        prec_q[pidx(k, j)] <= !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
-                    end
-                end
-            end
         end
+        dep_q  <= dep_d;                             // the matrices: next state computed below
+        prec_q <= prec_d;
 
         // pick (at most every other cycle), its consequences one edge later
         cand_q     <= elig_d;
