@@ -70,7 +70,7 @@ regs: sim-soc
 
 test-rtl: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests tests/system $(SYNTH_TESTS)
+	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system $(SYNTH_TESTS)
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
@@ -83,7 +83,7 @@ test: $(SETUP_STAMP) lint test-harness test-rtl
 
 test-long: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests tests/system
+	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 	$(PY) tests/system/summary.py
 
