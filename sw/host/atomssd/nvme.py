@@ -131,23 +131,21 @@ def wr64(off: int, value: int) -> Req:
 
 def run_sync(gen: Gen[T], transport: Transport) -> T:
     """Drives a driver generator to its end with a synchronous transport; returns its value.
-    A transport exception is thrown into the generator (so the driver's frames show in it)."""
-    value: Any = None
-    exc: BaseException | None = None
-    while True:
-        try:
-            req = gen.throw(exc) if exc is not None else gen.send(value)
-        except StopIteration as stop:
-            return stop.value
-        exc = None
-        try:
-            value = getattr(transport, req.name)(*req.args)
-        except Exception as e:  # noqa: BLE001 - handed to the generator
-            value, exc = None, e
+    A transport exception is thrown into the generator (so the driver's frames show in it).
+    It is `run_async` stepped once: with a transport that returns no awaitable, the coroutine
+    ends without suspending."""
+    coro = run_async(gen, transport)
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise TypeError("run_sync: the transport returned an awaitable; use run_async")
 
 
 async def run_async(gen: Gen[T], transport: Transport) -> T:
-    """As `run_sync`, awaiting every result that is awaitable (cocotb transports)."""
+    """Drives a driver generator, awaiting every transport result that is awaitable (cocotb
+    transports); a transport exception is thrown into the generator."""
     value: Any = None
     exc: BaseException | None = None
     while True:
