@@ -65,6 +65,7 @@ MDTS_BYTES = 16 * PAGE         # MDTS = 4
 SQE_BYTES, CQE_BYTES = 64, 16
 DB_BASE = 0x1000
 BAR_BYTES = 0x4000
+CC_MASK = 0x00FFFFF1                                # EN, CSS, MPS, AMS, SHN, IOSQES, IOCQES
 ADM_BYTES = 512                # the firmware's IDENTIFY / GET_LOG answers (architecture.md §1.1)
 IDENTIFY_MAGIC = 0x41545344
 
@@ -570,8 +571,8 @@ class NvmeRef:
             name = "asq" if off < REG_ACQ else "acq"
             old = getattr(self, name)
             hi = off & 4
-            new = (old & 0xFFFFFFFF) | value << 32 if hi else (old & ~0xFFFFFFFF) | value
-            setattr(self, name, new)
+            new = (old & 0xFFFFFFFF) | value << 32 if hi else (old & ~0xFFFFFFFF) | (value & ~0xFFF)
+            setattr(self, name, new)      # bits 11:0 are reserved: read as 0
 
     def _unmask(self, bits: int) -> None:
         self.intms &= ~bits
@@ -581,7 +582,7 @@ class NvmeRef:
                 self._send_msi(v)
 
     def _write_cc(self, value: int) -> None:
-        old, self.cc = self.cc, value
+        old, self.cc = self.cc, value & CC_MASK     # reserved bits 3:1 and 31:24 read as 0
         en_old, en_new = old & 1, value & 1
         if not en_old and en_new:
             self._enable()
