@@ -632,11 +632,20 @@ class NvmeDriver:
                 return cid
         raise NvmeError(f"SQ {sq.qid}: no free CID")
 
+    @staticmethod
+    def _sq_full(sq: _SubQ) -> bool:
+        # At most size - 1 commands outstanding (submitted, not completed) per SQ, as Linux does: a
+        # command still executing keeps its place, so the SQ head in a late CQE (the head right
+        # after that command's fetch) is never ambiguous once the queue has wrapped. Counting only
+        # free entries let a late CQE's head pass for one a lap ahead, and entries the device had not
+        # fetched yet were overwritten (found by cocotb_tests/ats_nvme_qm).
+        return (sq.tail + 1) % sq.size == sq.head or len(sq.outstanding) >= sq.size - 1
+
     def _wait_sq_room(self, sq: _SubQ) -> Gen[None]:
         waited = 0
-        while (sq.tail + 1) % sq.size == sq.head:
+        while self._sq_full(sq):
             yield from self.reap(sq.cqid)
-            if (sq.tail + 1) % sq.size != sq.head:
+            if not self._sq_full(sq):
                 return
             waited = yield from self._wait_cycles(waited, self.timeout_cycles, f"room in SQ {sq.qid}")
 
