@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <map>
 #include <random>
 #include <string>
@@ -28,6 +29,7 @@ struct Die {
     std::vector<uint8_t> factory_bad;                           // per block
     std::vector<uint8_t> reg;                                   // page register
     std::string image;
+    FILE *journal = nullptr;                                    // <image>.log: every change since the image
 };
 
 std::map<int, Die *> &registry() {
@@ -55,6 +57,68 @@ void mark_factory_bad(Die *d, int b) {
     d->pages[uint32_t(b) * d->ppb] = pg;
     d->factory_bad[b] = 1;
     if (d->next_page[b] < 1) d->next_page[b] = 1;
+}
+
+// ---- the journal (<image>.log): every change to the array since the image was written, one record
+// per change, flushed to the OS at once, so a simulator killed at any instant (SIGKILL, a host that
+// goes away) loses nothing: the next power-on loads the image and replays the journal. Records:
+// 'P' u32 row, row_bytes bytes (the page's new content: a program, a torn page, a page of a torn
+// block); 'E' u32 block (erased). Each record sets its page(s) absolutely, so replaying the journal
+// on top of an image that already holds some of it (a kill between the image's rename and the
+// journal's truncation) gives the same state. A record cut short by a kill is ignored.
+void journal_open(Die *d) {
+    if (d->image.empty() || d->journal) return;
+    d->journal = std::fopen((d->image + ".log").c_str(), "ab");
+    if (!d->journal)
+        std::fprintf(stderr, "ats_nand_store: die %d: cannot open journal %s.log\n", d->id, d->image.c_str());
+}
+
+void journal_page(Die *d, uint32_t row) {
+    if (!d->journal) return;
+    const std::vector<uint8_t> &pg = d->pages[row];
+    std::fputc('P', d->journal);
+    std::fwrite(&row, 4, 1, d->journal);
+    std::fwrite(pg.data(), 1, pg.size(), d->journal);
+    std::fflush(d->journal);
+}
+
+void journal_erase(Die *d, uint32_t block) {
+    if (!d->journal) return;
+    std::fputc('E', d->journal);
+    std::fwrite(&block, 4, 1, d->journal);
+    std::fflush(d->journal);
+}
+
+// replays <image>.log onto d->pages; returns the records applied (a torn tail is cut off the file)
+int journal_replay(Die *d) {
+    std::string path = d->image + ".log";
+    FILE *f = std::fopen(path.c_str(), "rb");
+    if (!f) return 0;
+    int n = 0;
+    long good = 0;
+    for (;;) {
+        int c = std::fgetc(f);
+        uint32_t v;
+        if (c == EOF || std::fread(&v, 4, 1, f) != 1) break;
+        if (c == 'P') {
+            std::vector<uint8_t> pg(d->row_bytes);
+            if (std::fread(pg.data(), 1, pg.size(), f) != pg.size()) break;
+            if (v / uint32_t(d->ppb) < uint32_t(d->blocks)) d->pages[v] = std::move(pg);
+        } else if (c == 'E') {
+            for (int p = 0; p < d->ppb; p++) d->pages.erase(v * uint32_t(d->ppb) + uint32_t(p));
+        } else {
+            break;
+        }
+        n++;
+        good = std::ftell(f);
+    }
+    std::fseek(f, 0, SEEK_END);
+    long end = std::ftell(f);
+    std::fclose(f);
+    if (end != good && truncate(path.c_str(), good) != 0)
+        std::fprintf(stderr, "ats_nand_store: die %d: cannot cut the torn tail of %s\n", d->id, path.c_str());
+    recompute_order(d);
+    return n;
 }
 
 void random_page(Die *d, std::vector<uint8_t> &pg) {
@@ -141,7 +205,10 @@ void *ats_nand_open(int die_id, int planes, int blocks, int pages_per_block, int
             std::fclose(f);
             if (ats_nand_load(d, d->image.c_str()) != 0)
                 std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", die_id, d->image.c_str());
+        } else {
+            journal_replay(d);          // a journal without an image: killed before the first save
         }
+        journal_open(d);
     }
     registry()[die_id] = d;
     return d;
@@ -152,6 +219,7 @@ void ats_nand_close(void *h) {
     auto &r = registry();
     auto it = r.find(d->id);
     if (it != r.end() && it->second == d) r.erase(it);
+    if (d->journal) std::fclose(d->journal);
     delete d;
 }
 
@@ -214,6 +282,7 @@ int ats_nand_program(void *h, int row) {
     }
     d->pages[uint32_t(row)] = pg;
     if (p + 1 > d->next_page[b]) d->next_page[b] = p + 1;
+    journal_page(d, uint32_t(row));
     static const bool trace = std::getenv("ATS_NAND_TRACE") != nullptr;   // debugging: every program
     if (trace) std::fprintf(stderr, "ats_nand_store: die %d PROGRAM block %d page %d -> %d\n", d->id, b, p, res);
     return res;
@@ -229,6 +298,7 @@ int ats_nand_erase(void *h, int block) {
     }
     for (int p = 0; p < d->ppb; p++) d->pages.erase(uint32_t(block) * d->ppb + p);
     d->next_page[block] = 0;
+    journal_erase(d, uint32_t(block));
     return 0;
 }
 
@@ -240,6 +310,7 @@ void ats_nand_tear_page(void *h, int row) {
     random_page(d, pg);
     d->pages[uint32_t(row)] = pg;
     if (p + 1 > d->next_page[b]) d->next_page[b] = p + 1;
+    journal_page(d, uint32_t(row));
 }
 
 void ats_nand_tear_block(void *h, int block) {
@@ -252,6 +323,7 @@ void ats_nand_tear_block(void *h, int block) {
         if (d->tear_rng() & 1)
             for (auto &x : pg) x |= uint8_t(d->tear_rng());  // partly erased: more ones
         d->pages[uint32_t(block) * d->ppb + p] = pg;
+        journal_page(d, uint32_t(block) * d->ppb + p);
     }
     d->next_page[block] = d->ppb;
 }
@@ -301,8 +373,16 @@ void ats_nand_power(void *h, int on) {
     if (!on) {
         if (ats_nand_save(h, d->image.c_str()) != 0)
             std::fprintf(stderr, "ats_nand_store: die %d: cannot save image %s\n", d->id, d->image.c_str());
-    } else if (ats_nand_load(h, d->image.c_str()) != 0) {
-        std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", d->id, d->image.c_str());
+    } else {
+        FILE *f = std::fopen(d->image.c_str(), "rb");
+        if (f) {
+            std::fclose(f);
+            if (ats_nand_load(h, d->image.c_str()) != 0)      // (replays the journal)
+                std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", d->id, d->image.c_str());
+        } else {
+            journal_replay(d);                                  // killed before the first image
+        }
+        journal_open(d);
     }
 }
 
@@ -327,7 +407,13 @@ int ats_nand_save(void *h, const char *path) {
     int err = std::ferror(f);
     std::fclose(f);
     if (err) return -1;
-    return std::rename(tmp.c_str(), path) == 0 ? 0 : -1;
+    if (std::rename(tmp.c_str(), path) != 0) return -1;
+    // the image holds everything: the journal starts again (empty)
+    if (path == d->image) {
+        if (d->journal) std::fclose(d->journal);
+        d->journal = std::fopen((d->image + ".log").c_str(), "wb");
+    }
+    return 0;
 }
 
 int ats_nand_load(void *h, const char *path) {
@@ -362,6 +448,7 @@ int ats_nand_load(void *h, const char *path) {
     d->pages = std::move(pages);
     d->factory_bad = std::move(bad);
     recompute_order(d);
+    if (path == d->image) journal_replay(d);    // the changes made after this image was written
     return 0;
 }
 
