@@ -751,7 +751,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.only:
                 # --only updates its blocks in an existing summary and keeps the others' figures
                 results = merge_summary(root / "summary.json", mode, results)
-                failed = sum(1 for r in results if r["status"] != "ok")
+                # (entries written by other tools, e.g. synth_soc.py's "soc", carry no status)
+                failed = sum(1 for r in results if r.get("status", "ok") != "ok")
             summary = {"device": DEVICE, "mode": mode, "blocks": results,
                        "failed": failed, "jobs": args.jobs,
                        "wall_seconds": round(time.monotonic() - t0, 2)}

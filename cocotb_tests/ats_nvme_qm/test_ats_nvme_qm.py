@@ -472,6 +472,9 @@ async def run_qm(dut, cfg) -> None:
             await tb.tr.mmio_write32(nvme.DB_BASE + 4, (drv.cqs[0].head + 5) % drv.cqs[0].size)  # past the tail
         else:
             await tb.tr.mmio_write32(nvme.DB_BASE, 1 << 16)                                    # above 16 bits
+        for _ in range(4):                  # CFS follows the doorbell within a few cycles
+            if await tb.csts() & 2:
+                break
         assert await tb.csts() & 2, f"doorbell error {kind}: no CFS"
         sqe = Sqe(nvme.ADM_GET_FEATURES)
         await tb.do(drv.submit(0, sqe))

@@ -192,14 +192,35 @@ class TB:
         assert addr // 4096 == (addr + 4 * ndw - 1) // 4096, f"TLP {addr:#x}+{4 * ndw} crosses 4 KiB"
 
     async def _watch_wdone(self) -> None:
+        """m_wdone pulses, and what RQ had accepted by then: a request is done only once the hard
+        IP took every dword of it (an MSI raised after m_wdone must not overtake the data)."""
         self.rq_beats_no_bme = 0
+        dut = self.dut
+        in_tlp = is_wr = False
+        acc_dw = 0                  # write-data dwords the IP accepted
+        ok_dw = 0                   # dwords of the requests completed with m_wdone (no error), in order
+        k = 0
         while True:
-            await RisingEdge(self.dut.clk)
-            if int(self.dut.m_axis_rq_tvalid.value) and int(self.dut.m_axis_rq_tready.value) and \
-                    not int(self.dut.cfg_function_status.value) & 4:
-                self.rq_beats_no_bme += 1
-            if int(self.dut.m_wdone.value):
-                self.wdones.append((int(self.dut.m_wdone_id.value), int(self.dut.m_wdone_err.value)))
+            await RisingEdge(dut.clk)
+            if int(dut.m_axis_rq_tvalid.value) and int(dut.m_axis_rq_tready.value):
+                if not int(dut.cfg_function_status.value) & 4:
+                    self.rq_beats_no_bme += 1
+                keep, data = int(dut.m_axis_rq_tkeep.value), int(dut.m_axis_rq_tdata.value)
+                if not in_tlp:
+                    is_wr = (data >> 75 & 0xF) == 1
+                    if is_wr:
+                        acc_dw += bin(keep >> 4).count("1")
+                elif is_wr:
+                    acc_dw += bin(keep).count("1")
+                in_tlp = not int(dut.m_axis_rq_tlast.value)
+            if int(dut.m_wdone.value):
+                w = (int(dut.m_wdone_id.value), int(dut.m_wdone_err.value))
+                self.wdones.append(w)
+                if not w[1]:
+                    ok_dw += self.writes[k][1]
+                    k += 1
+                    assert acc_dw >= ok_dw, f"m_wdone of write {k - 1} before the IP took its data " \
+                                            f"({acc_dw} of {ok_dw} dwords accepted)"
 
     async def start(self) -> None:
         await FallingEdge(self.dut.rst)

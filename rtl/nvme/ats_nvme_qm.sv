@@ -272,33 +272,43 @@ module ats_nvme_qm #(
     assign s_qop_ready = !m_qrsp_valid;
 
     // ---------------------------------------------------------------- doorbells
+    // Two stages (timing): the event and its queue's table entry are registered, checked and
+    // applied the cycle after. Doorbell events of one queue are at least 3 cycles apart (one BAR0
+    // request at a time), and a table entry changes meanwhile only by the device's own progress
+    // (a CQ tail that grows: a looser bound for a CQ head, never a wrong one).
     assign s_db_ready = 1'b1;
-    logic db_bad;
-    always_comb begin
-        db_bad = 1'b0;
-        if (s_db_cq) begin
-            if (!cq_en[s_db_qid] || s_db_big || s_db_value > 16'(cq_szm1[s_db_qid]) ||
-                qdist(cq_head[s_db_qid], s_db_value[11:0], cq_szm1[s_db_qid]) >
-                qdist(cq_head[s_db_qid], cq_tail[s_db_qid], cq_szm1[s_db_qid]))
-                db_bad = 1'b1;
-        end else begin
-            if (!sq_en[s_db_qid] || s_db_big || s_db_value > 16'(sq_szm1[s_db_qid]))
-                db_bad = 1'b1;
-        end
+    logic          d_v_q, d_cq_q, d_big_q, d_en_q, d_range_q;
+    logic [QW-1:0] d_qid_q;
+    logic [11:0]   d_val_q, d_szm1_q, d_head_q, d_tail_q;
+    logic          db_bad;
+    always_ff @(posedge clk) begin
+        d_v_q     <= s_db_valid && live && !fatal_q;
+        d_cq_q    <= s_db_cq;
+        d_qid_q   <= s_db_qid;
+        d_val_q   <= s_db_value[11:0];
+        d_big_q   <= s_db_big || s_db_value[15:12] != 4'd0 || int'(s_db_qid) > NQ;
+        d_en_q    <= s_db_cq ? cq_en[s_db_qid] : sq_en[s_db_qid];
+        d_szm1_q  <= s_db_cq ? cq_szm1[s_db_qid] : sq_szm1[s_db_qid];
+        d_head_q  <= cq_head[s_db_qid];
+        d_tail_q  <= cq_tail[s_db_qid];
+        if (rst) d_v_q <= 1'b0;
     end
+    assign d_range_q = d_val_q > d_szm1_q;
+    assign db_bad = !d_en_q || d_big_q || d_range_q ||
+                    (d_cq_q && qdist(d_head_q, d_val_q, d_szm1_q) > qdist(d_head_q, d_tail_q, d_szm1_q));
 
     // ---------------------------------------------------------------- the state
     always_ff @(posedge clk) begin
         cfg_interrupt_msi_int <= '0;
 
-        // doorbells
-        if (s_db_valid && live && !fatal_q) begin
-            if (db_bad || int'(s_db_qid) > NQ)
+        // doorbells (stage 2)
+        if (d_v_q && live && !fatal_q) begin
+            if (db_bad)
                 fatal_q <= 1'b1;
-            else if (s_db_cq)
-                cq_head[s_db_qid] <= s_db_value[11:0];
+            else if (d_cq_q)
+                cq_head[d_qid_q] <= d_val_q;
             else
-                sq_tail[s_db_qid] <= s_db_value[11:0];
+                sq_tail[d_qid_q] <= d_val_q;
         end
 
         // fetch

@@ -18,8 +18,9 @@
 //
 // Writes: a request {addr, ndw, id} on s_wreq and its ndw dwords on s_wdat become MemWr TLPs of at
 // most the max payload size (MPS) that never cross 4 KiB. `m_wdone` pulses (with `id`) when the
-// request's last TLP has been accepted by RQ: posted writes stay in order, so a later write (a CQE)
-// can never overtake it.
+// request's last beat has been accepted by the hard IP (RQ valid and ready): posted writes stay in
+// order, so a later write (a CQE) can never overtake it, and an MSI raised after `m_wdone` leaves
+// the IP after it.
 //
 // Without bus master enable nothing is sent: reads finish at once with `err`, write data are
 // dropped and `m_wdone_err` is set. RQ carries read and write TLPs, alternating at TLP boundaries.
@@ -125,13 +126,15 @@ module ats_nvme_rq #(
     logic [63:0] rd_addr_q;
     logic [10:0] rd_left_q;
     logic [IDW-1:0] rd_id_q;
+    // the next TLP's size, registered (timing): valid the cycle after the address / count settle
     logic [10:0] rd_n;
-    assign rd_n = chunk(rd_addr_q, rd_left_q, mrrs_dw);
+    logic        rd_nv_q;
+    always_ff @(posedge clk) rd_n <= chunk(rd_addr_q, rd_left_q, mrrs_dw);
     assign s_rreq_ready = !rd_act_q;
 
     logic        rd_tlp_valid, rd_tlp_take, rd_alloc;
-    assign rd_tlp_valid = rd_act_q && used_q != (TW+1)'(TAGS) && bme;
-    assign rd_alloc = rd_act_q && used_q != (TW+1)'(TAGS) && (!bme || rd_tlp_take);
+    assign rd_tlp_valid = rd_act_q && rd_nv_q && used_q != (TW+1)'(TAGS) && bme;
+    assign rd_alloc = rd_act_q && rd_nv_q && used_q != (TW+1)'(TAGS) && (!bme || rd_tlp_take);
 
     // ---------------------------------------------------------------- write packer
     logic        wr_act_q;           // a request is being sent
@@ -146,16 +149,20 @@ module ats_nvme_rq #(
     logic        wb_full_q;          // the beat waits for RQ
     logic        wb_last_q;          // it ends its TLP
     logic        wb_done_q;          // it ends the request
+    logic [IDW-1:0] o_id_q;           // the request of the beat in the RQ output register
+    logic        o_err_q;
     logic        wr_drop_q;          // the open TLP is dropped (no bus master enable when opened)
     logic        wr_derr_q;          // a TLP of the request was dropped
     logic        wr_beat_take;
     logic [10:0] wr_n;
-    assign wr_n = chunk(wr_addr_q, wr_left_q, mps_dw);
+    logic        wr_nv_q;
+    always_ff @(posedge clk) wr_n <= chunk(wr_addr_q, wr_left_q, mps_dw);
     assign s_wreq_ready = !wr_act_q;
     assign s_wdat_ready = wr_tlp_q && !wb_full_q;
 
     // ---------------------------------------------------------------- RQ output
     logic        in_wr_q;            // a write TLP is part sent: hold RQ for it
+    logic        out_done_q;         // the RQ output beat is the last of a write request
     logic        rr_q;               // 1: a write goes first when both wait
     logic        pick_wr;
     assign pick_wr = wb_full_q && !wr_drop_q && (in_wr_q || !rd_tlp_valid || rr_q);
@@ -163,8 +170,12 @@ module ats_nvme_rq #(
     assign rd_tlp_take  = rd_tlp_valid && (!m_axis_rq_tvalid || m_axis_rq_tready) && !pick_wr && !in_wr_q;
 
     always_ff @(posedge clk) begin
-        if (m_axis_rq_tvalid && m_axis_rq_tready) m_axis_rq_tvalid <= 1'b0;
+        if (m_axis_rq_tvalid && m_axis_rq_tready) begin
+            m_axis_rq_tvalid <= 1'b0;
+            out_done_q <= 1'b0;
+        end
         if (wr_beat_take) begin
+            out_done_q <= wb_done_q;
             m_axis_rq_tvalid <= 1'b1;
             m_axis_rq_tdata  <= wb_data_q;
             m_axis_rq_tkeep  <= wb_keep_q;
@@ -188,6 +199,7 @@ module ats_nvme_rq #(
             m_axis_rq_tlast  <= 1'b0;
             in_wr_q <= 1'b0;
             rr_q    <= 1'b0;
+            out_done_q <= 1'b0;
         end
     end
     // byte enables: whole dwords (FBE 1111, LBE 1111 or 0000 for one dword)
@@ -198,6 +210,7 @@ module ats_nvme_rq #(
     // ---------------------------------------------------------------- write packer
     always_ff @(posedge clk) begin
         m_wdone <= 1'b0;
+        wr_nv_q <= 1'b1;
         if (!wr_act_q) begin
             if (s_wreq_valid) begin
                 wr_act_q  <= 1'b1;
@@ -205,13 +218,15 @@ module ats_nvme_rq #(
                 wr_left_q <= s_wreq_ndw;
                 wr_id_q   <= s_wreq_id;
                 wr_derr_q <= 1'b0;
+                wr_nv_q   <= 1'b0;
             end
-        end else if (!wr_tlp_q && !wb_full_q) begin
+        end else if (!wr_tlp_q && !wb_full_q && wr_nv_q) begin
             // open the next TLP: its descriptor in lanes 0..3
             wr_tlp_q  <= 1'b1;
             wr_drop_q <= !bme;
             if (!bme) wr_derr_q <= 1'b1;
             wr_tn_q   <= wr_n;
+            wr_nv_q   <= 1'b0;
             wr_addr_q <= wr_addr_q + {51'd0, wr_n, 2'b00};
             wr_left_q <= wr_left_q - wr_n;
             wb_data_q <= {128'd0,
@@ -240,16 +255,26 @@ module ats_nvme_rq #(
             wb_lane_q <= 3'd0;
             if (wb_done_q) begin
                 wr_act_q    <= 1'b0;
-                m_wdone     <= 1'b1;
-                m_wdone_id  <= wr_id_q;
-                m_wdone_err <= wr_derr_q;
+                if (wr_drop_q) begin                 // nothing sent: done now
+                    m_wdone     <= 1'b1;
+                    m_wdone_id  <= wr_id_q;
+                    m_wdone_err <= wr_derr_q;
+                end else begin                       // done when the IP takes the beat
+                    o_id_q  <= wr_id_q;
+                    o_err_q <= wr_derr_q;
+                end
             end
         end
+        if (m_axis_rq_tvalid && m_axis_rq_tready && out_done_q) begin
+            m_wdone     <= 1'b1;
+            m_wdone_id  <= o_id_q;
+            m_wdone_err <= o_err_q;
+        end
         if (rst) begin
-            wr_act_q <= 1'b0; wr_tlp_q <= 1'b0; wr_drop_q <= 1'b0; wr_derr_q <= 1'b0; wb_full_q <= 1'b0; wb_last_q <= 1'b0; wb_done_q <= 1'b0;
+            wr_act_q <= 1'b0; wr_tlp_q <= 1'b0; wr_drop_q <= 1'b0; wr_derr_q <= 1'b0; wr_nv_q <= 1'b0; wb_full_q <= 1'b0; wb_last_q <= 1'b0; wb_done_q <= 1'b0;
             wb_data_q <= '0; wb_keep_q <= '0; wb_lane_q <= 3'd0; wr_tn_q <= '0;
             wr_addr_q <= '0; wr_left_q <= '0; wr_id_q <= '0;
-            m_wdone <= 1'b0; m_wdone_id <= '0; m_wdone_err <= 1'b0;
+            m_wdone <= 1'b0; m_wdone_id <= '0; m_wdone_err <= 1'b0; o_id_q <= '0; o_err_q <= 1'b0;
         end
     end
 
@@ -315,7 +340,9 @@ module ats_nvme_rq #(
 
     always_ff @(posedge clk) begin
         // issue
+        rd_nv_q <= 1'b1;
         if (s_rreq_valid && s_rreq_ready) begin
+            rd_nv_q   <= 1'b0;
             rd_act_q  <= 1'b1;
             rd_addr_q <= {s_rreq_addr[63:2], 2'b00};
             rd_left_q <= s_rreq_ndw;
@@ -330,6 +357,7 @@ module ats_nvme_rq #(
             t_rcv[iss_q]  <= '0;
             t_id[iss_q]   <= rd_id_q;
             iss_q     <= iss_q + TW'(1);
+            rd_nv_q   <= 1'b0;
             rd_addr_q <= rd_addr_q + {51'd0, rd_n, 2'b00};
             rd_left_q <= rd_left_q - rd_n;
             if (rd_left_q == rd_n) rd_act_q <= 1'b0;
@@ -417,7 +445,7 @@ module ats_nvme_rq #(
         fifo_n_q <= fifo_n_q + 3'(infl_sh_q[1]) - 3'(m_rdat_valid && m_rdat_ready);
 
         if (rst) begin
-            rd_act_q <= 1'b0; rd_addr_q <= '0; rd_left_q <= '0; rd_id_q <= '0;
+            rd_act_q <= 1'b0; rd_addr_q <= '0; rd_left_q <= '0; rd_id_q <= '0; rd_nv_q <= 1'b0;
             iss_q <= '0; ret_q <= '0; used_q <= '0;
             t_busy <= '0; t_done <= '0; t_err <= '0; t_last <= '0;
             for (int i = 0; i < TAGS; i++) begin
