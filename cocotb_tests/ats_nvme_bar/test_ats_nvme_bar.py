@@ -70,6 +70,8 @@ class RegRef:
                     and 1 <= (self.aqa & 0xFFF) <= self.qsize - 1 and 1 <= (self.aqa >> 16 & 0xFFF) <= self.qsize - 1
                 self.en_ok, self.cfs_cc = ok, not ok
             elif not self.cc & 1:
+                if old & 1:
+                    self.mask = 0                     # controller reset: INTMS cleared
                 self.en_ok = self.cfs_cc = False
         elif off == AQA:
             self.aqa = v & 0x0FFF0FFF
@@ -80,6 +82,8 @@ class RegRef:
         elif DB_BASE <= off < DB_BASE + 8 * (self.nq + 1):
             y, cq = (off - DB_BASE) // 8, (off >> 2) & 1
             self.doorbells.append((cq, y, v & 0xFFFF, int(v >> 16 != 0)))
+        elif DB_BASE <= off < BAR_BYTES:              # a queue beyond NQ: an invalid doorbell, qid 0
+            self.doorbells.append(((off >> 2) & 1, 0, v & 0xFFFF, 1))
 
     # a memory access as the root complex issues it (byte offset, bytes): what the host reads back
     def access_read(self, off: int, n: int, st) -> bytes | None:

@@ -464,14 +464,16 @@ async def run_qm(dut, cfg) -> None:
     await tb.do(drv.get_features(nvme.FID_NUM_QUEUES))
     assert tb.emu.aers == 1
     # --- invalid doorbells: CSTS.CFS, nothing fetched, then a reset brings it back
-    for kind in range(3):
+    for kind in range(4):
         before = int(dut.cnt_fetch.value)
         if kind == 0:
             await tb.tr.mmio_write32(nvme.DB_BASE + 8 * qids[0], drv.sqs[qids[0]].size)       # tail = size
         elif kind == 1:
             await tb.tr.mmio_write32(nvme.DB_BASE + 4, (drv.cqs[0].head + 5) % drv.cqs[0].size)  # past the tail
-        else:
+        elif kind == 2:
             await tb.tr.mmio_write32(nvme.DB_BASE, 1 << 16)                                    # above 16 bits
+        else:
+            await tb.tr.mmio_write32(nvme.DB_BASE + 8 * (nq + 1), 0)                           # no such queue
         for _ in range(4):                  # CFS follows the doorbell within a few cycles
             if await tb.csts() & 2:
                 break

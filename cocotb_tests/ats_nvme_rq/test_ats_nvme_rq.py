@@ -80,8 +80,8 @@ class HostReads:
         if self.rng.random() < self.p_bad:
             r[3] = True
             self.sabotaged += 1
-            kind = self.rng.choice(["ur", "ca", "drop", "poisoned", "short"])
-            if kind == "short" and tlp.length == 1:
+            kind = self.rng.choice(["ur", "ca", "drop", "poisoned", "short", "poison_first"])
+            if kind in ("short", "poison_first") and tlp.length == 1:
                 kind = "poisoned"
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
             if kind == "drop":
@@ -98,6 +98,18 @@ class HostReads:
             kind = "ok"
         off = tlp.address - tb.mem_base
         data = bytes(tb.mem[off:off + 4 * tlp.length])
+        if kind == "poison_first":
+            # a poisoned first piece (not "request completed"), then the rest: the tag must stay
+            # taken until the last piece, or the rest would land in the tag's next request
+            n = tlp.length // 2
+            c1 = Tlp.create_completion_data_for_tlp(tlp, PcieId(0, 0, 0))
+            c1.byte_count, c1.lower_address, c1.ep = 4 * tlp.length, tlp.address & 0x7F, True
+            c1.set_data(data[:4 * n])
+            c2 = Tlp.create_completion_data_for_tlp(tlp, PcieId(0, 0, 0))
+            c2.byte_count, c2.lower_address = 4 * (tlp.length - n), (tlp.address + 4 * n) & 0x7F
+            c2.set_data(data[4 * n:])
+            cocotb.start_soon(self._send([c1, c2]))
+            return
         if kind in ("poisoned", "short"):
             # poisoned: every dword, marked EP (the hard IP reports it as error code 1); short: the
             # first half only, its byte count claiming it is all (the request ends with data missing)
@@ -330,7 +342,7 @@ async def run_dma(dut, cfg: dict) -> None:
                   tb.rdat.stable_checks)
     assert h.tlps > n and tb.wr_tlps > n
     assert h.max_active >= 2, "no two tags' completions were interleaved"
-    assert set(h.kinds) == {"ur", "ca", "drop", "poisoned", "short"}, f"sabotage kinds seen: {h.kinds}"
+    assert set(h.kinds) == {"ur", "ca", "drop", "poisoned", "short", "poison_first"}, f"sabotage kinds seen: {h.kinds}"
 
 
 @cocotb.test()

@@ -18,10 +18,12 @@
 //     `cq_room[q]` tells the producer which CQs can take a CQE now (a CQ that does not exist counts
 //     as room: its CQEs are dropped), counting the request presented or being written: a producer
 //     presents only completions whose CQ has room (it may pick the next one while the current one
-//     is presented), so a full CQ holds back its own completions and the others go on. A request for a full CQ is held (not dropped) until the host frees an entry;
+//     is presented), so a full CQ holds back its own completions and the others go on. cq_room
+//     depends combinationally on s_cqe_valid / s_cqe_cqid: the producer's pick must be registered
+//     (its valid never a function of cq_room in the same cycle). A request for a full CQ is held (not dropped) until the host frees an entry;
 //   - MSI: pending vectors not masked by INTMS are sent one at a time, lowest first, as a one-cycle
-//     pulse of cfg_interrupt_msi_int, waiting for sent / fail. A vector marked again while pending
-//     is one MSI. Nothing is sent while MSI is disabled;
+//     pulse of cfg_interrupt_msi_int, waiting for sent / fail (a failed one is pending again). A
+//     vector marked again while pending is one MSI. Nothing is sent while MSI is disabled;
 //   - queue operations (s_qop, from the admin commands): create / delete CQ and SQ with the checks
 //     of §1.6 in the reference model's order: QID range, exists (create) or missing (delete), size,
 //     PC, then IV (CQ) or CQID (SQ); a CQ with an SQ attached cannot be deleted;
@@ -202,7 +204,12 @@ module ats_nvme_qm #(
     assign p_cq = s_cqe_cqid;
     logic p_drop, p_room;
     assign p_drop = !live || !cq_en[p_cq];
-    assign p_room = inc(cq_tail[p_cq], cq_szm1[p_cq]) != cq_head[p_cq];
+    // room per CQ, registered (timing): one cycle old, which is safe: a head only moves forward,
+    // and the tail of a CQE just written is in it by the time the next request is looked at (P_ACK)
+    logic [NQT-1:0] room_q;
+    always_ff @(posedge clk)
+        for (int i = 0; i < NQT; i++) room_q[i] <= inc(cq_tail[i], cq_szm1[i]) != cq_head[i];
+    assign p_room = room_q[p_cq];
     assign s_cqe_ready  = (p_q == P_ACK) || (p_q == P_IDLE && s_cqe_valid && p_drop);
     assign m_wreq_valid = p_q == P_WREQ;
     assign m_wreq_addr  = {cq_base[p_cq], 12'd0} + {48'd0, cq_tail[p_cq], 4'd0};
@@ -232,15 +239,13 @@ module ats_nvme_qm #(
     // ---------------------------------------------------------------- MSI
     logic [31:0] pend_q;
     logic        msi_busy_q;
+    logic [31:0] msi_vec_q;                             // the vector being sent (one-hot)
     logic [5:0]  nvec;
     assign nvec = 6'd1 << ((cfg_interrupt_msi_mmenable[2:0] > 3'd5) ? 3'd5 : cfg_interrupt_msi_mmenable[2:0]);
     logic [31:0] sendable;
     assign sendable = pend_q & ~int_mask;
-    logic [4:0]  pick;
-    always_comb begin
-        pick = '0;
-        for (int i = 31; i >= 0; i--) if (sendable[i]) pick = 5'(i);
-    end
+    logic [31:0] pick;                                  // the lowest sendable vector, one-hot
+    assign pick = sendable & (~sendable + 32'd1);
 
     // ---------------------------------------------------------------- queue operations
     logic [10:0] q_st;
@@ -272,11 +277,15 @@ module ats_nvme_qm #(
     assign s_qop_ready = !m_qrsp_valid;
 
     // ---------------------------------------------------------------- doorbells
-    // Two stages (timing): the event and its queue's table entry are registered, checked and
-    // applied the cycle after. Doorbell events of one queue are at least 3 cycles apart (one BAR0
-    // request at a time), and a table entry changes meanwhile only by the device's own progress
-    // (a CQ tail that grows: a looser bound for a CQ head, never a wrong one).
+    // Three stages (timing): the event and its queue's table entry are registered, then checked,
+    // then applied. Doorbell events of one queue are at least 2 cycles apart (one BAR0 request at a
+    // time): a CQ head doorbell in stage 3 is forwarded to the next one of the same CQ, in stage 1
+    // (2 cycles apart) and in stage 2 (3 cycles apart). Otherwise a table entry changes meanwhile only by the device's own progress (a CQ
+    // tail that grows: a looser bound for a CQ head, never a wrong one).
     assign s_db_ready = 1'b1;
+    logic          e_v_q, e_cq_q, e_bad_q;
+    logic [QW-1:0] e_qid_q;
+    logic [11:0]   e_val_q;
     logic          d_v_q, d_cq_q, d_big_q, d_en_q, d_range_q;
     logic [QW-1:0] d_qid_q;
     logic [11:0]   d_val_q, d_szm1_q, d_head_q, d_tail_q;
@@ -289,26 +298,40 @@ module ats_nvme_qm #(
         d_big_q   <= s_db_big || s_db_value[15:12] != 4'd0 || int'(s_db_qid) > NQ;
         d_en_q    <= s_db_cq ? cq_en[s_db_qid] : sq_en[s_db_qid];
         d_szm1_q  <= s_db_cq ? cq_szm1[s_db_qid] : sq_szm1[s_db_qid];
-        d_head_q  <= cq_head[s_db_qid];
+        // (a doorbell of the same CQ being applied this cycle: its value, not the old head)
+        d_head_q  <= (e_v_q && e_cq_q && !e_bad_q && e_qid_q == s_db_qid) ? e_val_q : cq_head[s_db_qid];
         d_tail_q  <= cq_tail[s_db_qid];
         if (rst) d_v_q <= 1'b0;
     end
+    logic [11:0]   d_head;
+    assign d_head = (e_v_q && e_cq_q && !e_bad_q && d_cq_q && e_qid_q == d_qid_q) ? e_val_q : d_head_q;
     assign d_range_q = d_val_q > d_szm1_q;
-    assign db_bad = !d_en_q || d_big_q || d_range_q ||
-                    (d_cq_q && qdist(d_head_q, d_val_q, d_szm1_q) > qdist(d_head_q, d_tail_q, d_szm1_q));
+    // a CQ head may move forward to any entry in [head, tail] (circularly): comparisons only (timing)
+    logic d_in;
+    assign d_in = (d_head <= d_tail_q) ? (d_val_q >= d_head && d_val_q <= d_tail_q)
+                                       : (d_val_q >= d_head || d_val_q <= d_tail_q);
+    assign db_bad = !d_en_q || d_big_q || d_range_q || (d_cq_q && !d_in);
+    always_ff @(posedge clk) begin
+        e_v_q   <= d_v_q;
+        e_cq_q  <= d_cq_q;
+        e_qid_q <= d_qid_q;
+        e_val_q <= d_val_q;
+        e_bad_q <= db_bad;
+        if (rst) e_v_q <= 1'b0;
+    end
 
     // ---------------------------------------------------------------- the state
     always_ff @(posedge clk) begin
         cfg_interrupt_msi_int <= '0;
 
-        // doorbells (stage 2)
-        if (d_v_q && live && !fatal_q) begin
-            if (db_bad)
+        // doorbells (stage 3)
+        if (e_v_q && live && !fatal_q) begin
+            if (e_bad_q)
                 fatal_q <= 1'b1;
-            else if (d_cq_q)
-                cq_head[d_qid_q] <= d_val_q;
+            else if (e_cq_q)
+                cq_head[e_qid_q] <= e_val_q;
             else
-                sq_tail[d_qid_q] <= d_val_q;
+                sq_tail[e_qid_q] <= e_val_q;
         end
 
         // fetch
@@ -347,6 +370,21 @@ module ats_nvme_qm #(
             default: if (m_sqe_ready) f_q <= F_IDLE;   // F_OUT
         endcase
 
+        // MSI (before the CQE posting: a vector pended in the same cycle as it is sent stays pending)
+        if (!msi_busy_q && sendable != '0 && cfg_interrupt_msi_enable[0]) begin
+            cfg_interrupt_msi_int <= pick;
+            pend_q <= pend_q & ~pick;
+            msi_vec_q <= pick;
+            msi_busy_q <= 1'b1;
+        end else if (msi_busy_q && (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail)) begin
+            msi_busy_q <= 1'b0;
+            if (cfg_interrupt_msi_sent) cnt_msi <= cnt_msi + 32'd1;
+            else begin                                  // not sent: pending again (tried again)
+                cnt_msi_fail <= cnt_msi_fail + 32'd1;
+                pend_q <= pend_q | msi_vec_q;
+            end
+        end
+
         // CQE posting
         case (p_q)
             P_IDLE: if (s_cqe_valid) begin
@@ -371,17 +409,6 @@ module ats_nvme_qm #(
             end
             default: p_q <= P_IDLE;                     // P_ACK: s_cqe_ready this cycle
         endcase
-
-        // MSI
-        if (!msi_busy_q && sendable != '0 && cfg_interrupt_msi_enable[0]) begin
-            cfg_interrupt_msi_int <= 32'd1 << pick;
-            pend_q[pick] <= 1'b0;
-            msi_busy_q <= 1'b1;
-        end else if (msi_busy_q && (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail)) begin
-            msi_busy_q <= 1'b0;
-            if (cfg_interrupt_msi_sent) cnt_msi <= cnt_msi + 32'd1;
-            else cnt_msi_fail <= cnt_msi_fail + 32'd1;
-        end
 
         // queue operations
         if (m_qrsp_valid && m_qrsp_ready) m_qrsp_valid <= 1'b0;
@@ -444,7 +471,7 @@ module ats_nvme_qm #(
                 sq_cqid[i] <= '0; sq_prio[i] <= '0; cq_iv[i] <= '0;
             end
             m_sqe_data <= '0; m_sqe_sqid <= '0; m_sqe_cqid <= '0; m_sqe_sqhd <= '0; m_sqe_prio <= '0;
-            pend_q <= '0; msi_busy_q <= 1'b0; cfg_interrupt_msi_int <= '0;
+            pend_q <= '0; msi_busy_q <= 1'b0; cfg_interrupt_msi_int <= '0; msi_vec_q <= '0;
             m_qrsp_valid <= 1'b0; m_qrsp_status <= '0; m_flush <= 1'b0;
             cnt_fetch <= '0; cnt_cqe <= '0; cnt_cqe_drop <= '0; cnt_msi <= '0; cnt_msi_fail <= '0;
         end

@@ -28,13 +28,13 @@ module ats_nvme_regs #(
     input  logic        m_rsp_ready,
     output logic [31:0] m_rsp_data,
 
-    // doorbell events (every aligned dword write to a doorbell of queue 0..NQ)
+    // doorbell events (every aligned dword write at 0x1000 or above: queues 0..NQ, `big` beyond)
     output logic        m_db_valid,
     input  logic        m_db_ready,
     output logic        m_db_cq,        // 0: SQ tail doorbell, 1: CQ head doorbell
     output logic [QW-1:0] m_db_qid,
     output logic [15:0] m_db_value,
-    output logic        m_db_big,       // the value is above 16 bits (an invalid value for any queue)
+    output logic        m_db_big,       // value above 16 bits, or a doorbell beyond queue NQ (qid 0): invalid
 
     // controller configuration (to the queue manager)
     output logic        en_req,         // CC.EN with a valid CC
@@ -63,7 +63,7 @@ module ats_nvme_regs #(
 
     logic [31:0] cc_q, aqa_q, mask_q;
     logic [63:12] asq_q, acq_q;
-    logic        cfs_cc_q, en_ok_q;
+    logic        cfs_cc_q, en_ok_q, en_prev_q;
 
     // one request a cycle unless a read response or a doorbell event waits
     assign s_req_ready = !(m_rsp_valid && !m_rsp_ready) && !(m_db_valid && !m_db_ready);
@@ -103,10 +103,14 @@ module ats_nvme_regs #(
     logic [11:0] db_off;
     assign cc_d   = (wr && s_req_addr == A_CC) ? (s_req_wdata & 32'h00FF_FFF1) : cc_q;
     assign db_off = s_req_addr - A_DB0;
-    assign db_hit = wr && s_req_addr >= A_DB0 && s_req_addr < A_DB0 + 12'(NDB);
+    assign db_hit = wr && s_req_addr >= A_DB0;          // beyond queue NQ: an event marked `big`
+    logic db_beyond;
+    assign db_beyond = s_req_addr >= A_DB0 + 12'(NDB);
 
     always_ff @(posedge clk) begin
         cc_q <= cc_d;
+        en_prev_q <= cc_q[0];
+        if (en_prev_q && !cc_q[0]) mask_q <= '0;         // controller reset (EN 1 -> 0): INTMS cleared
         if (wr) begin
             case (s_req_addr)
                 A_INTMS:  mask_q <= mask_q | s_req_wdata;
@@ -136,15 +140,15 @@ module ats_nvme_regs #(
         if (db_hit) begin
             m_db_valid <= 1'b1;
             m_db_cq    <= db_off[0];
-            m_db_qid   <= QW'(db_off[11:1]);
+            m_db_qid   <= db_beyond ? '0 : QW'(db_off[11:1]);
             m_db_value <= s_req_wdata[15:0];
-            m_db_big   <= s_req_wdata[31:16] != 16'd0;
+            m_db_big   <= s_req_wdata[31:16] != 16'd0 || db_beyond;
         end else if (m_db_ready) begin
             m_db_valid <= 1'b0;
         end
         if (rst) begin
             cc_q <= '0; aqa_q <= '0; mask_q <= '0; asq_q <= '0; acq_q <= '0;
-            en_ok_q <= 1'b0; cfs_cc_q <= 1'b0;
+            en_ok_q <= 1'b0; cfs_cc_q <= 1'b0; en_prev_q <= 1'b0;
             m_rsp_valid <= 1'b0; m_rsp_data <= '0;
             m_db_valid <= 1'b0; m_db_cq <= 1'b0; m_db_qid <= '0; m_db_value <= '0; m_db_big <= 1'b0;
         end

@@ -8,10 +8,13 @@
 // each takes one of TAGS tags, allocated and retired in ring order, so the data leave on m_rdat in
 // request order, one dword a cycle, `last` on the request's last dword, `id` on every dword.
 // Completions (possibly several a tag, in address order per tag, tags interleaved) are written into
-// a TAGS x 128-dword buffer at the tag's next offset. A tag whose completion carries an error code
-// or a status other than SC, that gets more data than it asked for, or whose completion does not
-// come within TIMEOUT cycles of it becoming the oldest tag, is finished with `err`: its missing
-// dwords leave as zeros with `err` = 1 (the consumer ORs `err` over a request). Completions for a
+// a TAGS x 128-dword buffer at the tag's next offset. A tag gets `err` from a completion with an
+// error code or a status other than SC, from a completion marked "request completed" with data
+// missing, or when no completion comes within TIMEOUT cycles of it becoming the oldest tag; it is
+// finished by the completion marked "request completed" or by the timeout, never earlier, so the
+// tag is not reused while pieces of its request may still come; from the error on, the tag takes
+// no more data and its dwords leave as zeros with `err` = 1 (the consumer ORs `err` over a
+// request; dwords that left before the error are good data). Completions for a
 // tag that is not waiting (late or unknown) are dropped and counted (`cnt_late`); data beyond what
 // a tag asked for are dropped. (A completion that arrives after its tag timed out AND the tag was
 // reused would land in the new request: PCIe forbids completions after the completion timeout.)
@@ -29,7 +32,7 @@
 `default_nettype none
 
 module ats_nvme_rq #(
-    parameter int TAGS    = 8,       // outstanding read TLPs (a power of two, 2..32)
+    parameter int TAGS    = 8,       // outstanding read TLPs (a power of two, 2..8: one DP16KD a half)
     parameter int IDW     = 4,       // client id bits
     parameter int TIMEOUT = 65536    // cycles a read TLP may wait as the oldest
 ) (
@@ -93,8 +96,8 @@ module ats_nvme_rq #(
     localparam int BAW  = TW + 7;
     localparam int TOW  = $clog2(TIMEOUT + 1);
 
-    if (TAGS < 2 || TAGS > 32 || (TAGS & (TAGS - 1)) != 0) begin : g_check_tags
-        $fatal(1, "ats_nvme_rq: TAGS must be a power of two in 2..32");
+    if (TAGS < 2 || TAGS > 8 || (TAGS & (TAGS - 1)) != 0) begin : g_check_tags
+        $fatal(1, "ats_nvme_rq: TAGS must be a power of two in 2..8");
     end
 
     // ---------------------------------------------------------------- limits
@@ -248,7 +251,9 @@ module ats_nvme_rq #(
                 if (wr_tn_q == 11'd1) wr_tlp_q <= 1'b0;
             end
         end
-        if (wb_full_q && (wr_beat_take || wr_drop_q)) begin
+        // (a dropped request's done waits until an earlier request's last beat was taken: one
+        // m_wdone a cycle)
+        if (wb_full_q && (wr_beat_take || (wr_drop_q && !out_done_q))) begin
             wb_full_q <= 1'b0;
             wb_data_q <= '0;
             wb_keep_q <= '0;
@@ -309,7 +314,7 @@ module ats_nvme_rq #(
     logic [BAW-1:0] rc_waddr;
     logic          rc_beat_end;       // the held beat has no more dwords for the buffer
     assign rc_wr = rc_held_q && !rc_drop_q && rc_left_q != 11'd0 &&
-                   t_rcv[rc_tag_q] != t_len[rc_tag_q];
+                   t_busy[rc_tag_q] && !t_done[rc_tag_q] && t_rcv[rc_tag_q] != t_len[rc_tag_q];
     assign rc_waddr = {rc_tag_q, t_rcv[rc_tag_q][6:0]};
     assign rc_beat_end = rc_drop_q || rc_left_q == 11'd0 || rc_lane_q == 3'd7 ||
                          (rc_left_q == 11'd1 && rc_wr) || t_rcv[rc_tag_q] == t_len[rc_tag_q];
@@ -373,12 +378,13 @@ module ats_nvme_rq #(
                 rc_tag_q  <= c_tag;
                 rc_left_q <= c_dw1[10:0];
                 rc_lane_q <= 3'd3;
-                rc_drop_q <= !c_known || c_err;
+                // a tag in error takes no more data; its last piece ("request completed") finishes it
+                rc_drop_q <= !c_known || c_err || t_err[c_tag];
                 rc_fin_q  <= c_dw0[30];
                 if (!c_known) cnt_late <= cnt_late + 32'd1;
-                if (c_known && c_err) begin                 // an error completion finishes its tag
-                    t_done[c_tag] <= 1'b1;
-                    t_err[c_tag]  <= 1'b1;
+                if (c_known && (c_err || t_err[c_tag])) begin
+                    t_err[c_tag] <= 1'b1;
+                    if (c_dw0[30]) t_done[c_tag] <= 1'b1;
                 end
             end else begin
                 rc_lane_q <= 3'd0;
@@ -406,7 +412,8 @@ module ats_nvme_rq #(
         end
 
         // timeout of the oldest tag
-        if (used_q == '0 || !t_busy[ret_q] || t_done[ret_q] || (rc_wr && rc_tag_q == ret_q))
+        if (used_q == '0 || !t_busy[ret_q] || t_done[ret_q] || (rc_held_q && rc_tag_q == ret_q) ||
+            (s_axis_rc_tvalid && s_axis_rc_tready && !rc_intlp_q && c_tag == ret_q))
             to_q <= '0;
         else
             to_q <= to_q + TOW'(1);
@@ -431,10 +438,10 @@ module ats_nvme_rq #(
             end
         end
         used_q <= used_q + ((TW+1)'(rd_alloc)) - ((TW+1)'(o_done_tag));
-        m1_q <= {t_last[ret_q] && o_done_tag, t_err[ret_q] && {1'b0, o_q} >= t_rcv[ret_q], t_id[ret_q]};
+        m1_q <= {t_last[ret_q] && o_done_tag, t_err[ret_q], t_id[ret_q]};
         m2_q <= m1_q;
         infl_sh_q <= {infl_sh_q[0], o_issue};
-        zero_sh_q <= {zero_sh_q[0], t_err[ret_q] && {1'b0, o_q} >= t_rcv[ret_q]};
+        zero_sh_q <= {zero_sh_q[0], t_err[ret_q]};        // once a tag is in error, zeros with `err`
         infl_q <= infl_q + 2'(o_issue) - 2'(infl_sh_q[1]);
         if (infl_sh_q[1]) begin
             f_data[f_wr_q] <= zero_sh_q[1] ? 32'd0 : ram_rd;
