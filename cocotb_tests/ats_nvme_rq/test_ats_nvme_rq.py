@@ -80,7 +80,8 @@ class HostReads:
         if self.rng.random() < self.p_bad:
             r[3] = True
             self.sabotaged += 1
-            kind = self.rng.choice(["ur", "ca", "drop", "poisoned", "short", "poison_first"])
+            # every kind in turn (a random choice could leave one out)
+            kind = ["ur", "ca", "drop", "poisoned", "short", "poison_first"][sum(self.kinds.values()) % 6]
             if kind in ("short", "poison_first") and tlp.length == 1:
                 kind = "poisoned"
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
@@ -182,6 +183,8 @@ class TB:
         self.writes: list[tuple[int, int, int]] = []        # (addr, ndw, id) issued, in order
         self.wtlp_k, self.wtlp_cov = 0, 0
         self.wdones: list[tuple[int, int]] = []
+        self.expect_wid: list[tuple[int, int]] = []     # (id, err) of every write request, in order
+        self.zero_reqs = 0
         self.wr_tlps = 0
         orig_write = self.rc.handle_mem_write_tlp
 
@@ -260,34 +263,41 @@ class TB:
     async def run_traffic(self, n: int, bme: bool = True) -> None:
         """n read and n write requests, interleaved, checked against the reference."""
         r = self.rng
-        reads: list[tuple[int, int, int]] = []
-        nw0, nd0 = len(self.writes), len(self.wdones)
+        reads: list[tuple[int, int, int, int | None]] = []     # (addr, ndw, id, index in reads.reqs)
         for i in range(n):
             off, ndw = self.rand_req(0, MEM // 2)
             addr = self.mem_base + off
             if r.random() < 0.03:               # outside host memory: Unsupported Request
                 addr = self.mem_base + MEM + 0x10000 + 4 * r.randrange(1000)
+            if r.random() < 0.03:
+                ndw = 0                         # an error: one dword, 0 with err and last, no TLP
             rid = r.randrange(16)
-            if bme:
+            k_req = None
+            if bme and ndw:
+                k_req = len(self.reads.reqs)
                 self.reads.reqs.append([addr, ndw, 0, False])
-            reads.append((addr, ndw, rid))
+            reads.append((addr, ndw, rid, k_req))
             self.rreq.send_nowait(addr=addr, ndw=ndw, id=rid)
             woff, wn = self.rand_req(MEM // 2, MEM)
+            if r.random() < 0.03:
+                wn = 0                          # an error: no data, m_wdone with err, no TLP
             wid = r.randrange(16)
             data = r.randbytes(4 * wn)
-            if bme:
+            if bme and wn:
                 self.writes.append((self.mem_base + woff, wn, wid))
                 self.shadow[woff:woff + 4 * wn] = data
-            else:
-                self.writes_dropped = getattr(self, "writes_dropped", 0) + 1
+            self.zero_reqs += int(not ndw) + int(not wn)
             self.wreq.send_nowait(addr=self.mem_base + woff, ndw=wn, id=wid)
             for k in range(wn):
                 self.wdat.send_nowait(data=int.from_bytes(data[4 * k:4 * k + 4], "little"))
-            self.expect_wid = getattr(self, "expect_wid", []) + [(wid, int(not bme))]
+            self.expect_wid.append((wid, int(not bme or not wn)))
         # the read data, in request order
-        base_k = len(self.reads.reqs) - (n if bme else 0)
-        for i, (addr, ndw, rid) in enumerate(reads):
+        for i, (addr, ndw, rid, k_req) in enumerate(reads):
             got, errs = [], 0
+            if ndw == 0:
+                b = await self.rdat.recv(timeout_cycles=40 * self.timeout)
+                assert (b["id"], b["last"], b["err"], b["data"]) == (rid, 1, 1, 0), f"read {i} of 0 dwords: {b}"
+                continue
             for k in range(ndw):
                 b = await self.rdat.recv(timeout_cycles=40 * self.timeout)
                 assert b["id"] == rid, f"read {i}: id {b['id']} != {rid}"
@@ -297,7 +307,7 @@ class TB:
                     errs += 1
                 got.append((b["data"], b["err"]))
             if bme:
-                sab = self.reads.reqs[base_k + i][3]
+                sab = self.reads.reqs[k_req][3]
                 assert bool(errs) == sab, f"read {i} {addr:#x}+{ndw}: err {errs} dwords, sabotaged {sab}"
                 for k, (v, e) in enumerate(got):
                     if not e:
@@ -342,6 +352,7 @@ async def run_dma(dut, cfg: dict) -> None:
                   tb.rdat.stable_checks)
     assert h.tlps > n and tb.wr_tlps > n
     assert h.max_active >= 2, "no two tags' completions were interleaved"
+    assert tb.zero_reqs > 0, "no request of 0 dwords"
     assert set(h.kinds) == {"ur", "ca", "drop", "poisoned", "short", "poison_first"}, f"sabotage kinds seen: {h.kinds}"
 
 

@@ -610,7 +610,7 @@ module ats_cmdq #(
                 if (hit_q[k]) valid_q[k] <= 1'b0;
             end
         end
-        dep_q  <= dep_d;                             // the matrices: next state computed below
+        dep_q  <= dep_d;                             // the matrices: next state from the always_comb above
         prec_q <= prec_d;
 
         // pick (at most every other cycle), its consequences one edge later

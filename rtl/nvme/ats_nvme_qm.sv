@@ -279,9 +279,10 @@ module ats_nvme_qm #(
     // ---------------------------------------------------------------- doorbells
     // Three stages (timing): the event and its queue's table entry are registered, then checked,
     // then applied. Doorbell events of one queue are at least 2 cycles apart (one BAR0 request at a
-    // time): a CQ head doorbell in stage 3 is forwarded to the next one of the same CQ, in stage 1
-    // (2 cycles apart) and in stage 2 (3 cycles apart). Otherwise a table entry changes meanwhile only by the device's own progress (a CQ
-    // tail that grows: a looser bound for a CQ head, never a wrong one).
+    // time; the two events of one 64-bit write are an SQ tail and a CQ head): a CQ head doorbell
+    // in stage 3 is forwarded to the next one of the same CQ entering stage 1. Otherwise a table
+    // entry changes meanwhile only by the device's own progress (a CQ tail that grows: a looser
+    // bound for a CQ head, never a wrong one).
     assign s_db_ready = 1'b1;
     logic          e_v_q, e_cq_q, e_bad_q;
     logic [QW-1:0] e_qid_q;
@@ -303,13 +304,11 @@ module ats_nvme_qm #(
         d_tail_q  <= cq_tail[s_db_qid];
         if (rst) d_v_q <= 1'b0;
     end
-    logic [11:0]   d_head;
-    assign d_head = (e_v_q && e_cq_q && !e_bad_q && d_cq_q && e_qid_q == d_qid_q) ? e_val_q : d_head_q;
     assign d_range_q = d_val_q > d_szm1_q;
     // a CQ head may move forward to any entry in [head, tail] (circularly): comparisons only (timing)
     logic d_in;
-    assign d_in = (d_head <= d_tail_q) ? (d_val_q >= d_head && d_val_q <= d_tail_q)
-                                       : (d_val_q >= d_head || d_val_q <= d_tail_q);
+    assign d_in = (d_head_q <= d_tail_q) ? (d_val_q >= d_head_q && d_val_q <= d_tail_q)
+                                         : (d_val_q >= d_head_q || d_val_q <= d_tail_q);
     assign db_bad = !d_en_q || d_big_q || d_range_q || (d_cq_q && !d_in);
     always_ff @(posedge clk) begin
         e_v_q   <= d_v_q;

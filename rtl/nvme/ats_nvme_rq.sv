@@ -3,7 +3,7 @@
 // of host memory through the hard IP's requester-request (RQ) and requester-completion (RC)
 // streams (UltraScale+ AXI-Stream, 256 bits, dword aligned, no straddling).
 //
-// Reads: a request {addr, ndw, id} (ndw 1..1024 dwords, dword aligned) is split into MemRd TLPs of
+// Reads: a request {addr, ndw, id} (ndw 1..2047 dwords, dword aligned) is split into MemRd TLPs of
 // at most the max read request size (MRRS, at most 512 bytes) that never cross a 4 KiB boundary;
 // each takes one of TAGS tags, allocated and retired in ring order, so the data leave on m_rdat in
 // request order, one dword a cycle, `last` on the request's last dword, `id` on every dword.
@@ -18,6 +18,9 @@
 // tag that is not waiting (late or unknown) are dropped and counted (`cnt_late`); data beyond what
 // a tag asked for are dropped. (A completion that arrives after its tag timed out AND the tag was
 // reused would land in the new request: PCIe forbids completions after the completion timeout.)
+//
+// A request with ndw = 0 is an error: nothing is sent; a read gives one dword (0, `err`, `last`), a
+// write consumes no data and gives `m_wdone` with `m_wdone_err`.
 //
 // Writes: a request {addr, ndw, id} on s_wreq and its ndw dwords on s_wdat become MemWr TLPs of at
 // most the max payload size (MPS) that never cross 4 KiB. `m_wdone` pulses (with `id`) when the
@@ -63,7 +66,7 @@ module ats_nvme_rq #(
     output      logic         s_rreq_ready,
     /* verilator lint_off UNUSEDSIGNAL */
     input  wire logic [63:0]  s_rreq_addr,        // bits 1:0 ignored
-    input  wire logic [10:0]  s_rreq_ndw,         // 1..1024
+    input  wire logic [10:0]  s_rreq_ndw,         // 1..2047 (0: an error)
     input  wire logic [IDW-1:0] s_rreq_id,
 
     output      logic         m_rdat_valid,
@@ -77,7 +80,7 @@ module ats_nvme_rq #(
     output      logic         s_wreq_ready,
     input  wire logic [63:0]  s_wreq_addr,        // bits 1:0 ignored
     /* verilator lint_on UNUSEDSIGNAL */
-    input  wire logic [10:0]  s_wreq_ndw,         // 1..1024
+    input  wire logic [10:0]  s_wreq_ndw,         // 1..2047 (0: an error)
     input  wire logic [IDW-1:0] s_wreq_id,
     input  wire logic         s_wdat_valid,
     output      logic         s_wdat_ready,
@@ -129,6 +132,7 @@ module ats_nvme_rq #(
     logic [63:0] rd_addr_q;
     logic [10:0] rd_left_q;
     logic [IDW-1:0] rd_id_q;
+    logic        rd_bad_q;           // ndw 0: one error dword, nothing sent
     // the next TLP's size, registered (timing): valid the cycle after the address / count settle
     logic [10:0] rd_n;
     logic        rd_nv_q;
@@ -136,8 +140,10 @@ module ats_nvme_rq #(
     assign s_rreq_ready = !rd_act_q;
 
     logic        rd_tlp_valid, rd_tlp_take, rd_alloc;
-    assign rd_tlp_valid = rd_act_q && rd_nv_q && used_q != (TW+1)'(TAGS) && bme;
-    assign rd_alloc = rd_act_q && rd_nv_q && used_q != (TW+1)'(TAGS) && (!bme || rd_tlp_take);
+    logic        rd_nosend;          // the TLP is not sent: it finishes at once with `err`
+    assign rd_nosend = !bme || rd_bad_q;
+    assign rd_tlp_valid = rd_act_q && rd_nv_q && used_q != (TW+1)'(TAGS) && !rd_nosend;
+    assign rd_alloc = rd_act_q && rd_nv_q && used_q != (TW+1)'(TAGS) && (rd_nosend || rd_tlp_take);
 
     // ---------------------------------------------------------------- write packer
     logic        wr_act_q;           // a request is being sent
@@ -223,6 +229,13 @@ module ats_nvme_rq #(
                 wr_derr_q <= 1'b0;
                 wr_nv_q   <= 1'b0;
             end
+        end else if (!wr_tlp_q && !wb_full_q && wr_left_q == 11'd0) begin
+            // ndw 0 (only a request can leave nothing to send here): an empty, dropped beat ends it
+            wb_full_q <= 1'b1;
+            wb_last_q <= 1'b1;
+            wb_done_q <= 1'b1;
+            wr_drop_q <= 1'b1;
+            wr_derr_q <= 1'b1;
         end else if (!wr_tlp_q && !wb_full_q && wr_nv_q) begin
             // open the next TLP: its descriptor in lanes 0..3
             wr_tlp_q  <= 1'b1;
@@ -350,13 +363,14 @@ module ats_nvme_rq #(
             rd_nv_q   <= 1'b0;
             rd_act_q  <= 1'b1;
             rd_addr_q <= {s_rreq_addr[63:2], 2'b00};
-            rd_left_q <= s_rreq_ndw;
+            rd_left_q <= (s_rreq_ndw == 11'd0) ? 11'd1 : s_rreq_ndw;
+            rd_bad_q  <= s_rreq_ndw == 11'd0;
             rd_id_q   <= s_rreq_id;
         end
         if (rd_alloc) begin
             t_busy[iss_q] <= 1'b1;
-            t_done[iss_q] <= !bme;
-            t_err[iss_q]  <= !bme;
+            t_done[iss_q] <= rd_nosend;
+            t_err[iss_q]  <= rd_nosend;
             t_last[iss_q] <= rd_left_q == rd_n;
             t_len[iss_q]  <= 8'(rd_n);
             t_rcv[iss_q]  <= '0;
@@ -452,7 +466,7 @@ module ats_nvme_rq #(
         fifo_n_q <= fifo_n_q + 3'(infl_sh_q[1]) - 3'(m_rdat_valid && m_rdat_ready);
 
         if (rst) begin
-            rd_act_q <= 1'b0; rd_addr_q <= '0; rd_left_q <= '0; rd_id_q <= '0; rd_nv_q <= 1'b0;
+            rd_act_q <= 1'b0; rd_addr_q <= '0; rd_left_q <= '0; rd_id_q <= '0; rd_nv_q <= 1'b0; rd_bad_q <= 1'b0;
             iss_q <= '0; ret_q <= '0; used_q <= '0;
             t_busy <= '0; t_done <= '0; t_err <= '0; t_last <= '0;
             for (int i = 0; i < TAGS; i++) begin

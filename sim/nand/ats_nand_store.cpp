@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <map>
 #include <random>
@@ -61,16 +62,39 @@ void mark_factory_bad(Die *d, int b) {
 
 // ---- the journal (<image>.log): every change to the array since the image was written, one record
 // per change, flushed to the OS at once, so a simulator killed at any instant (SIGKILL, a host that
-// goes away) loses nothing: the next power-on loads the image and replays the journal. Records:
-// 'P' u32 row, row_bytes bytes (the page's new content: a program, a torn page, a page of a torn
-// block); 'E' u32 block (erased). Each record sets its page(s) absolutely, so replaying the journal
-// on top of an image that already holds some of it (a kill between the image's rename and the
-// journal's truncation) gives the same state. A record cut short by a kill is ignored.
-void journal_open(Die *d) {
-    if (d->image.empty() || d->journal) return;
-    d->journal = std::fopen((d->image + ".log").c_str(), "ab");
-    if (!d->journal)
-        std::fprintf(stderr, "ats_nand_store: die %d: cannot open journal %s.log\n", d->id, d->image.c_str());
+// goes away) loses nothing: the next power-on loads the image and replays the journal. Header:
+// "ATSJNL1\0", then the identity of the image it continues (u64 inode, u64 size, i64 mtime in ns;
+// all 0 for no image file). Records: 'P' u32 row, row_bytes bytes (the page's new content: a
+// program, a torn page, a page of a torn block); 'E' u32 block (erased). A journal whose header
+// does not name the image now on disk (the image was rewritten by a save, by Python, by a copy, or
+// deleted) is stale: it is discarded, never replayed. A record cut short by a kill is dropped and
+// cut off the file.
+struct ImageId {
+    uint64_t ino, size;
+    int64_t mtime_ns;
+};
+
+ImageId image_id(const std::string &path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return {0, 0, 0};
+    return {uint64_t(st.st_ino), uint64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+const char JOURNAL_MAGIC[8] = {'A', 'T', 'S', 'J', 'N', 'L', '1', 0};
+
+// a new, empty journal for the image on disk now (after a save, or instead of a stale one)
+void journal_start(Die *d) {
+    if (d->journal) std::fclose(d->journal);
+    d->journal = std::fopen((d->image + ".log").c_str(), "wb");
+    if (!d->journal) {
+        std::fprintf(stderr, "ats_nand_store: die %d: cannot write journal %s.log: changes are not journaled\n",
+                     d->id, d->image.c_str());
+        return;
+    }
+    ImageId id = image_id(d->image);
+    std::fwrite(JOURNAL_MAGIC, 1, 8, d->journal);
+    std::fwrite(&id, sizeof id, 1, d->journal);
+    std::fflush(d->journal);
 }
 
 void journal_page(Die *d, uint32_t row) {
@@ -89,13 +113,27 @@ void journal_erase(Die *d, uint32_t block) {
     std::fflush(d->journal);
 }
 
-// replays <image>.log onto d->pages; returns the records applied (a torn tail is cut off the file)
-int journal_replay(Die *d) {
+// At power-on, after the image (if any) was loaded: replays <image>.log if it continues that image
+// (a torn last record is cut off the file) and appends to it from then on; otherwise (no journal,
+// a stale one, a foreign file) starts a new one. Returns the records replayed.
+int journal_resume(Die *d) {
+    if (d->journal) {
+        std::fclose(d->journal);
+        d->journal = nullptr;
+    }
     std::string path = d->image + ".log";
     FILE *f = std::fopen(path.c_str(), "rb");
-    if (!f) return 0;
+    char magic[8];
+    ImageId id{}, now = image_id(d->image);
+    if (!f || std::fread(magic, 1, 8, f) != 8 || std::memcmp(magic, JOURNAL_MAGIC, 8) != 0 ||
+        std::fread(&id, sizeof id, 1, f) != 1 || id.ino != now.ino || id.size != now.size ||
+        id.mtime_ns != now.mtime_ns) {
+        if (f) std::fclose(f);
+        journal_start(d);
+        return 0;
+    }
     int n = 0;
-    long good = 0;
+    long good = std::ftell(f);
     for (;;) {
         int c = std::fgetc(f);
         uint32_t v;
@@ -118,7 +156,22 @@ int journal_replay(Die *d) {
     if (end != good && truncate(path.c_str(), good) != 0)
         std::fprintf(stderr, "ats_nand_store: die %d: cannot cut the torn tail of %s\n", d->id, path.c_str());
     recompute_order(d);
+    d->journal = std::fopen(path.c_str(), "ab");
+    if (!d->journal)
+        std::fprintf(stderr, "ats_nand_store: die %d: cannot append to journal %s: changes are not journaled\n",
+                     d->id, path.c_str());
     return n;
+}
+
+// power-on (and open): the image if there is one, then the journal
+void power_on_load(Die *d) {
+    FILE *f = std::fopen(d->image.c_str(), "rb");
+    if (f) {
+        std::fclose(f);
+        if (ats_nand_load(d, d->image.c_str()) != 0)
+            std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", d->id, d->image.c_str());
+    }
+    journal_resume(d);
 }
 
 void random_page(Die *d, std::vector<uint8_t> &pg) {
@@ -199,17 +252,7 @@ void *ats_nand_open(int die_id, int planes, int blocks, int pages_per_block, int
     std::mt19937_64 bad_rng((uint64_t(bad_seed) * 0x9E3779B97F4A7C15ull + 5) ^ mix);
     for (int b = 1; b < blocks; b++)
         if (chance(bad_rng, uint64_t(bad_ppm), 1000000)) mark_factory_bad(d, b);
-    if (!d->image.empty()) {
-        FILE *f = std::fopen(d->image.c_str(), "rb");
-        if (f) {
-            std::fclose(f);
-            if (ats_nand_load(d, d->image.c_str()) != 0)
-                std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", die_id, d->image.c_str());
-        } else {
-            journal_replay(d);          // a journal without an image: killed before the first save
-        }
-        journal_open(d);
-    }
+    if (!d->image.empty()) power_on_load(d);
     registry()[die_id] = d;
     return d;
 }
@@ -374,15 +417,7 @@ void ats_nand_power(void *h, int on) {
         if (ats_nand_save(h, d->image.c_str()) != 0)
             std::fprintf(stderr, "ats_nand_store: die %d: cannot save image %s\n", d->id, d->image.c_str());
     } else {
-        FILE *f = std::fopen(d->image.c_str(), "rb");
-        if (f) {
-            std::fclose(f);
-            if (ats_nand_load(h, d->image.c_str()) != 0)      // (replays the journal)
-                std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", d->id, d->image.c_str());
-        } else {
-            journal_replay(d);                                  // killed before the first image
-        }
-        journal_open(d);
+        power_on_load(d);
     }
 }
 
@@ -408,11 +443,8 @@ int ats_nand_save(void *h, const char *path) {
     std::fclose(f);
     if (err) return -1;
     if (std::rename(tmp.c_str(), path) != 0) return -1;
-    // the image holds everything: the journal starts again (empty)
-    if (path == d->image) {
-        if (d->journal) std::fclose(d->journal);
-        d->journal = std::fopen((d->image + ".log").c_str(), "wb");
-    }
+    // the image holds everything: a new journal continues it (the old one names the old image)
+    if (!d->image.empty() && path == d->image) journal_start(d);
     return 0;
 }
 
@@ -448,7 +480,6 @@ int ats_nand_load(void *h, const char *path) {
     d->pages = std::move(pages);
     d->factory_bad = std::move(bad);
     recompute_order(d);
-    if (path == d->image) journal_replay(d);    // the changes made after this image was written
     return 0;
 }
 

@@ -6,6 +6,8 @@
 //
 // The SystemVerilog die calls the extern "C" functions below through DPI-C (handle = chandle);
 // a plain C++ harness may call them too (ats_nand_save / ats_nand_load to keep an image).
+// With an image, every change is also journaled to <image>.log (README.md "Journal"): a process
+// killed without a power-off loses nothing.
 #pragma once
 #include <cstdint>
 
@@ -20,7 +22,8 @@ extern "C" {
 
 // Create a die's store. Rates: *_ppm per million (bad blocks: of blocks; pfail/efail: of
 // operations), flip_ppb per 10^9 bits read. image: file to load now if it exists ("" = none);
-// the same file is written at each power-off and reloaded at each power-on (ats_nand_power).
+// the same file is written at each power-off and reloaded at each power-on (ats_nand_power), the
+// journal <image>.log replayed after it when it continues that image.
 void *ats_nand_open(int die_id, int planes, int blocks, int pages_per_block, int page_bytes,
                     int spare_bytes, int bad_ppm, int bad_seed, int pfail_ppm, int pfail_seed,
                     int efail_ppm, int efail_seed, int flip_ppb, int flip_seed, int tear_seed,

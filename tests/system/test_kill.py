@@ -55,11 +55,15 @@ def test_kill_is_a_power_cut(template, tmp_path):
     # more writes, not flushed, some over flushed LBAs; the kill lands while they run
     for i, lba in enumerate(rng.sample(lbas, 24)):
         data = bytes([0x80 | i]) * pb
+        waited = 0
         while not dev.free_tags:
             dev.poll(200_000)
+            waited += 200_000
+            assert waited < harness.HANG_CYCLES, "no completion for a free tag"
         dev.submit(harness.OP["WRITE"], lba, 0, data)
         history[lba].append(data)
     dev.poll(20_000)
+    assert len(dev.free_tags) < dev.qdepth, "no write in flight at the kill"
     kill(sysm)
     assert any(Path(str(im) + ".log").stat().st_size > 0 for im in sysm.images), "no journal written"
 

@@ -28,7 +28,7 @@ Interpretations where §1 is silent (each is listed in the module's report to th
     DIFFWRITE has nlb = 0 and FUA from CDW12[30]);
   - slots are allocated lowest-free first; the admin SQ is still fetched when every slot is in use
     (admin commands take no slot); one admin command is handled at a time;
-  - CDW13 vendor fields are decoded for the vendor opcodes only (0x81…0x89); for Flush / Write /
+  - CDW13 vendor fields are decoded for the vendor opcodes only (0x81…0x8C); for Flush / Write /
     Read / DSM CDW13 is NVMe's (hints) and ignored. Vendor fields the command does not use (COMMIT
     on a TX Read, …) are passed into the descriptor and left to the core (BAD_FIELD there);
   - check order: opcode, FUSE/PSDT, NSID, reserved CDW13 bits, MDTS / NR limits, PRP1 offset, then
@@ -59,6 +59,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import cmdq_model
+
 PAGE = 4096                    # memory page size (CAP.MPSMIN = 0)
 WIN_SHIFT = 17                 # window address = slot << 17 | byte offset
 MDTS_BYTES = 16 * PAGE         # MDTS = 4
@@ -73,12 +75,11 @@ IDENTIFY_MAGIC = 0x41545344
 OP_READ, OP_WRITE, OP_DIFFWRITE, OP_TX_BEGIN, OP_TX_COMMIT, OP_TX_ABORT, OP_FLUSH, OP_RFLUSH, OP_TRIM = range(9)
 OP_NAMES = ["READ", "WRITE", "DIFFWRITE", "TX_BEGIN", "TX_COMMIT", "TX_ABORT", "FLUSH", "RFLUSH", "TRIM"]
 F_FUA, F_BARRIER, F_COMMIT = 1, 2, 4
-A_SIMPLE, A_ORDERED, A_HEAD = 0, 1, 2
 
 # §2 device status codes
 ST_OK, ST_BAD_OP, ST_BAD_TXID, ST_BAD_LBA, ST_TX_FULL, ST_INDEX_FULL, ST_TX_EMPTY, ST_BAD_FIELD, \
     ST_TABLE_FULL = range(9)
-ST_MEDIA_ERROR, ST_PROGRAM_FAIL, ST_ABORTED = 0x10, 0x11, 0x12
+ST_MEDIA_ERROR, ST_PROGRAM_FAIL = 0x10, 0x11
 
 # NVMe statuses (SCT, SC), §1.8
 SC_OK = (0, 0x00)
@@ -315,12 +316,11 @@ class _Slot:
     offset: int = 0
     length: int = 0
     dma_error: bool = False
-    trims: deque = field(default_factory=deque)      # DSM ranges still to issue (lba, nlb)
+    trims: deque = field(default_factory=deque)      # the DSM's TRIM descriptors still to issue
     first_bad: tuple[int, int] | None = None         # first non-OK NVMe status of its descriptors
     result: int = 0
     in_core: bool = False
     shutdown: bool = False
-    count_bytes: int = 0                              # SMART: host data bytes of this command
 
 
 def _cdw(sqe: bytes) -> list[int]:
@@ -359,7 +359,7 @@ class CoreStub:
     """The device core in a few dicts (architecture.md §1–2, rtl/cmdq/README.md "Validation",
     rtl/wbuf/README.md "Transactions"): committed pages, one page dict per open txid (invisible to
     a READ without txid until the commit), unmapped LBAs read as zeros. Validation as the command
-    queue's rules 1–8 plus TRIM with a txid (BAD_FIELD); a tx with more than `tx_entries` distinct
+    queue's rules 1–8 (cmdq_model) plus the write buffer's DIFFWRITE and TRIM checks; a tx with more than `tx_entries` distinct
     pages fails its write with TX_FULL and its commit with TX_FULL (the tx is then gone)."""
 
     def __init__(self, num_lbas: int, page_bytes: int, num_tx: int = 32, tx_entries: int = 64):
@@ -373,30 +373,29 @@ class CoreStub:
         self.pages_written = 0
         self.pages_read = 0
 
-    def _reject(self, d: Descriptor) -> int:
-        """The command queue's validation (first failing rule), 0 when the descriptor is good."""
-        allowed = {OP_WRITE: F_FUA | F_BARRIER | F_COMMIT, OP_DIFFWRITE: F_FUA}.get(d.op, 0)
+    def _reject(self, d: Descriptor) -> tuple[int, int]:
+        """(status, result) of a descriptor the core refuses, (0, 0) when it is good: the command
+        queue's validation (cmdq_model.reject_reason, the one Python copy of rtl/cmdq/README.md
+        "Validation"; result 0xCE000000 | reason), then the write buffer's own checks
+        (rtl/wbuf/README.md: DIFFWRITE offset and length in words within the page, TRIM without a
+        txid; result 0)."""
+        r = cmdq_model.reject_reason(dict(op=d.op, flags=d.flags, attr=d.attr, txid=d.txid, lba=d.lba,
+                                          nlb=d.nlb, aux=d.aux), self.num_lbas, self.num_tx, tag_live=False)
+        if r:
+            return cmdq_model.REASON_STATUS[r], cmdq_model.REJ_MARK | r
         off, ln = d.aux & 0xFFFF, d.aux >> 16
-        rules = [
-            (d.op > 10, ST_BAD_OP),
-            (d.attr == 3 or d.flags & 8, ST_BAD_FIELD),
-            (d.flags & ~allowed, ST_BAD_FIELD),
-            (d.txid > self.num_tx, ST_BAD_TXID),
-            (d.txid == 0 and (d.op in (OP_TX_BEGIN, OP_TX_COMMIT, OP_TX_ABORT, OP_DIFFWRITE)
-                              or (d.op == OP_WRITE and d.flags & F_COMMIT)), ST_BAD_TXID),
-            (d.op in (OP_READ, OP_WRITE, OP_DIFFWRITE, OP_TRIM) and d.lba + d.nlb >= self.num_lbas, ST_BAD_LBA),
-            (d.op == OP_DIFFWRITE and (ln == 0 or off + ln > self.page_bytes or off % 4 or ln % 4), ST_BAD_FIELD),
-            (d.op == OP_RFLUSH and d.nlb > 7, ST_BAD_FIELD),
-            (d.op == OP_TRIM and d.txid != 0, ST_BAD_FIELD),
-        ]
-        return next((st for bad, st in rules if bad), ST_OK)
+        if d.op == OP_DIFFWRITE and (ln < 4 or off + ln > self.page_bytes or off % 4 or ln % 4):
+            return ST_BAD_FIELD, 0
+        if d.op == OP_TRIM and d.txid != 0:
+            return ST_BAD_FIELD, 0
+        return ST_OK, 0
 
     def execute(self, d: Descriptor, read: Callable[[int, int], bytes],
                 write: Callable[[int, bytes], None]) -> tuple[int, int]:
         """Runs one descriptor; `read` / `write` are the front end's window. Returns (status, result)."""
-        st = self._reject(d)
+        st, res = self._reject(d)
         if st:
-            return st, 0xCE000000 | st
+            return st, res
         return getattr(self, "_" + OP_NAMES[d.op].lower())(d, read, write)
 
     def _page(self, lba: int, txid: int) -> bytes:
@@ -587,6 +586,7 @@ class NvmeRef:
         if not en_old and en_new:
             self._enable()
         elif en_old and not en_new:
+            self.intms = 0                              # a controller reset clears INTMS (§1.2)
             self._begin_disable()
         shn_old, shn_new = (old >> 14) & 3, (value >> 14) & 3
         if en_new and not shn_old and shn_new:
@@ -620,11 +620,12 @@ class NvmeRef:
     def _maybe_finish_disable(self) -> None:
         if self._disabling and not self.busy_slots():
             self._reset_state()
+            self._masked_pending.clear()                 # MSIs held back are dropped with the queues
+            self.irq.clear()
             self.rdy = self.cfs = False
 
     def _begin_shutdown(self) -> None:
-        if not self.rdy:
-            self.shst = 2
+        if not self.rdy:                                # nothing runs (an invalid CC): SHST stays 0
             return
         self.shst = 1
         self._shutdown = True
@@ -675,7 +676,7 @@ class NvmeRef:
         qid = self._fetchable()
         if qid is not None:
             acts.append(lambda: self._fetch(qid))
-        if self._admin_busy is not None and self._admin_can_finish():
+        if self._admin_busy is not None and not self._disabling and self._admin_can_finish():
             acts.append(self._admin_finish)
         if self._shutdown and not self.busy_slots() and not self.outbox:
             acts.append(self._shutdown_flush)
@@ -1122,7 +1123,7 @@ class NvmeRef:
         b[64:72] = c.fr.encode().ljust(8)[:8]
         b[77] = 4                                      # MDTS
         struct.pack_into("<HI", b, 78, 1, 0x00010400)  # CNTLID, VER
-        struct.pack_into("<HBBBB", b, 256, 0, 3, 3, 1, 0)  # OACS, ACL, AERL, FRMW, LPA
+        struct.pack_into("<HBBBB", b, 256, 0, 3, 3, 0x03, 0x04)  # OACS, ACL, AERL, FRMW, LPA
         b[512], b[513] = 0x66, 0x44                    # SQES, CQES
         struct.pack_into("<IH", b, 516, 1, 0x0004)     # NN, ONCS (DSM)
         b[525] = 1                                     # VWC

@@ -40,7 +40,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Generator, Protocol, Sequence, TypeVar
 
-from .device import ADM_MAGIC, IDENTIFY_FIELDS, LOG_FIELDS
+from .device import ADM_MAGIC, IDENTIFY_FIELDS, decode_log
 
 T = TypeVar("T")
 Gen = Generator["Req", Any, T]
@@ -262,6 +262,9 @@ def vendor_cdw13(txid: int = 0, commit: bool = False, barrier: bool = False, att
 
 def range_flush_list(ranges: Sequence[tuple[int, int]]) -> bytes:
     """The Range Flush list: (lba, blocks) → dword 0 LBA[31:0], dword 1 {blocks − 1, LBA[47:32]}."""
+    for lba, n in ranges:
+        if not 0 <= lba < 1 << 48 or not 1 <= n <= 1 << 16:
+            raise ValueError(f"range ({lba}, {n}): LBA must fit 48 bits and blocks 1 … 65536")
     return b"".join(struct.pack("<II", lba & 0xFFFFFFFF, (n - 1) << 16 | (lba >> 32) & 0xFFFF) for lba, n in ranges)
 
 
@@ -433,11 +436,6 @@ class SmartLog:
                    u128(128), u128(144))
 
 
-def parse_device_log(b: bytes) -> dict[str, int]:
-    """LID 0xC0: the device's GET_LOG answer (architecture.md §1.1), 64-bit counters."""
-    return dict(zip(LOG_FIELDS, struct.unpack_from(f"<{len(LOG_FIELDS)}Q", b, 0)))
-
-
 # ---------------------------------------------------------------------------------- driver state
 @dataclass
 class Command:
@@ -538,12 +536,15 @@ class NvmeDriver:
             self._pool.setdefault((size, align), []).append(addr)
 
     def _wait_cycles(self, waited: int, limit: int, what: str) -> Gen[int]:
-        """One poll interval; raises when `limit` cycles have passed (ControllerFatal if CFS)."""
-        if waited >= limit:
+        """One poll interval; raises when `limit` cycles have passed, and ControllerFatal as soon as
+        CSTS.CFS is seen (CSTS is read every 64 polls, so a fatal controller fails fast)."""
+        polls = waited // max(self.poll_cycles, 1)
+        if waited >= limit or polls % 64 == 63:
             csts = yield rd32(REG_CSTS)
             if csts & CSTS_CFS:
                 raise ControllerFatal(f"controller fatal status (CSTS {csts:#x}) while waiting for {what}")
-            raise NvmeTimeout(f"no {what} within {limit} cycles (CSTS {csts:#x})")
+            if waited >= limit:
+                raise NvmeTimeout(f"no {what} within {limit} cycles (CSTS {csts:#x})")
         yield Req("wait", (self.poll_cycles,))
         return waited + self.poll_cycles
 
@@ -560,7 +561,9 @@ class NvmeDriver:
             return self.ready_timeout_cycles
         return self.timeout_cycles
 
-    def _wait_csts(self, mask: int, want: int, what: str, fatal_ok: bool = False) -> Gen[int]:
+    def _wait_csts(self, mask: int, want: int, what: str, fatal_ok: bool = False, reap: bool = False) -> Gen[int]:
+        """Polls CSTS; with `reap`, every CQ is reaped meanwhile (a shutdown waits for commands
+        whose completions need room in their CQ)."""
         waited, limit = 0, self._ready_limit()
         while True:
             csts = yield rd32(REG_CSTS)
@@ -570,6 +573,9 @@ class NvmeDriver:
                 return csts
             if waited >= limit:
                 raise NvmeTimeout(f"no {what} within {limit} cycles (CSTS {csts:#x})")
+            if reap:
+                for cqid in sorted(self.cqs):
+                    yield from self.reap(cqid)
             yield Req("wait", (self.poll_cycles,))
             waited += self.poll_cycles
 
@@ -609,10 +615,13 @@ class NvmeDriver:
         return info
 
     def shutdown(self, abrupt: bool = False) -> Gen[None]:
-        """CC.SHN = normal (or abrupt), wait for CSTS.SHST = complete."""
+        """CC.SHN = normal (or abrupt), wait for CSTS.SHST = complete, reaping every CQ meanwhile
+        (the device finishes the commands it fetched first) and once more at the end."""
         cc = yield rd32(REG_CC)
         yield wr32(REG_CC, (cc & ~(3 << 14)) | (CC_SHN_ABRUPT if abrupt else CC_SHN_NORMAL))
-        yield from self._wait_csts(3 << 2, SHST_COMPLETE << 2, "CSTS.SHST = complete")
+        yield from self._wait_csts(3 << 2, SHST_COMPLETE << 2, "CSTS.SHST = complete", reap=True)
+        for cqid in sorted(self.cqs):               # the CQEs posted before SHST = complete
+            yield from self.reap(cqid)
 
     def bring_up(self, io_queues: int = 1, qsize: int = 64, admin_qsize: int = 32) -> Gen[IdentifyController]:
         """enable + Identify controller / namespace + Number of Queues + `io_queues` queue pairs."""
@@ -721,9 +730,13 @@ class NvmeDriver:
                 hit = True
         return hit or any(not self.cqs[c].ien for c in cqids)
 
-    def wait(self, cmds: Command | Sequence[Command], timeout: int | None = None) -> Gen[list[Command]]:
+    def wait(self, cmds: Command | Sequence[Command], timeout: int | None = None,
+             reap_others: bool = True) -> Gen[list[Command]]:
         """Reaps until every command of `cmds` completed (others completing meanwhile are recorded
-        in their Command objects too). Raises NvmeTimeout after `timeout` cycles."""
+        in their Command objects too). Each reap takes every CQ, not only those of `cmds`: a command
+        can wait in the device for room in another CQ (a Delete SQ for its SQ's commands, a full
+        CQ). With `reap_others=False` only the CQs of `cmds` are reaped (a test that keeps another
+        CQ full on purpose). Raises NvmeTimeout after `timeout` cycles."""
         cmds = [cmds] if isinstance(cmds, Command) else list(cmds)
         limit = self.timeout_cycles if timeout is None else timeout
         waited, first = 0, True
@@ -731,8 +744,9 @@ class NvmeDriver:
             cqids = {self.sqs[c.qid].cqid for c in cmds if not c.done and c.qid in self.sqs}
             if not cqids:
                 break
-            if first or not self.use_irq or (yield from self._irq_gate(cqids)):
-                for cqid in sorted(cqids):
+            scope = set(self.cqs) if reap_others else cqids
+            if first or not self.use_irq or (yield from self._irq_gate(scope)):
+                for cqid in sorted(cqids) + sorted(scope - cqids):
                     yield from self.reap(cqid)
             first = False
             if all(c.done for c in cmds):
@@ -883,6 +897,8 @@ class NvmeDriver:
     def get_log_page(self, lid: int, length: int, offset: int = 0, nsid: int = 0xFFFFFFFF,
                      check: bool = True) -> Gen[Command]:
         """Get Log Page: `length` bytes (dword multiple) from byte `offset` of log `lid`."""
+        if length <= 0 or length % 4 or offset % 4:
+            raise ValueError(f"Get Log Page of {length} bytes at {offset}: both must be dword multiples, length > 0")
         numd = length // 4 - 1
         sqe = Sqe(ADM_GET_LOG, nsid=nsid, cdw10=lid | (numd & 0xFFFF) << 16, cdw11=numd >> 16,
                   cdw12=offset & 0xFFFFFFFF, cdw13=offset >> 32)
@@ -893,7 +909,7 @@ class NvmeDriver:
 
     def device_log(self) -> Gen[dict[str, int]]:
         """LID 0xC0: the device's counters (architecture.md §1.1)."""
-        return parse_device_log((yield from self.get_log_page(LID_DEVICE, 512)).data)
+        return decode_log((yield from self.get_log_page(LID_DEVICE, 512)).data)   # LID 0xC0 = GET_LOG (§1.1)
 
     def abort(self, sqid: int, cid: int) -> Gen[int]:
         """Abort; returns DW0 (bit 0 = 1: not aborted)."""
@@ -909,6 +925,8 @@ class NvmeDriver:
                     offset: int = 0, ring: bool = True, nsid: int = 1) -> Gen[Command]:
         """Read (or TX Read when `tx`, a txid or an attribute is given) of `nblocks` blocks; the data
         is in `.data` at completion."""
+        if nblocks < 1:
+            raise ValueError(f"read of {nblocks} blocks")
         n = nblocks * self.lba_bytes
         self._check_xfer(n)
         vendor = tx or txid or attr
@@ -953,6 +971,8 @@ class NvmeDriver:
     def submit_diff_write(self, qid: int, lba: int, byte_offset: int, data: bytes, txid: int, fua: bool = False,
                           attr: int = ATTR_SIMPLE, offset: int = 0) -> Gen[Command]:
         """DiffWrite: `data` at `byte_offset` of page `lba`, inside tx `txid`."""
+        if not 0 <= byte_offset < 1 << 16 or len(data) >= 1 << 16:
+            raise ValueError(f"DiffWrite at {byte_offset} of {len(data)} bytes: both must fit 16 bits")
         sqe = Sqe(IO_DIFF_WRITE, nsid=1, cdw12=int(fua) << 30, cdw13=vendor_cdw13(txid, attr=attr),
                   cdw14=len(data) << 16 | byte_offset)
         sqe.set_slba(lba)
@@ -1003,6 +1023,6 @@ class NvmeDriver:
 __all__ = [
     "Transport", "Req", "run_sync", "run_async", "NvmeDriver", "Command", "Sqe", "Cqe", "PrpSet", "build_prps",
     "prp_page_count", "prp_list_pages_needed", "ControllerInfo", "IdentifyController", "IdentifyNamespace",
-    "SmartLog", "parse_device_log", "status_name", "STATUS_NAMES", "NvmeError", "NvmeTimeout", "ControllerFatal",
+    "SmartLog", "status_name", "STATUS_NAMES", "NvmeError", "NvmeTimeout", "ControllerFatal",
     "NvmeProtocolError", "NvmeStatusError", "vendor_cdw13", "range_flush_list", "dsm_list",
 ]
