@@ -124,6 +124,7 @@ module ats_nvme_rq #(
     logic [TW:0]   used_q;
     logic [TAGS-1:0] t_busy, t_done, t_err, t_last;
     logic [7:0]    t_len [TAGS];                 // dwords asked (1..128)
+    logic [6:0]    t_lm1 [TAGS];                 // the same minus 1 (the read-out's equality compare)
     logic [7:0]    t_rcv [TAGS];                 // dwords received
     logic [IDW-1:0] t_id [TAGS];
 
@@ -335,21 +336,25 @@ module ats_nvme_rq #(
     // ---------------------------------------------------------------- read out: one dword a cycle
     logic [6:0]  o_q;                  // next dword of the oldest tag
     logic        o_avail, o_issue;
-    logic [2:0]  fifo_n_q;             // dwords in the output FIFO
+    logic [3:0]  fifo_n_q;             // dwords in the output FIFO (8 entries)
     logic [1:0]  infl_q;               // RAM reads in flight (2-cycle latency)
     logic [1:0]  infl_sh_q;            // shift: a read issued 1, 2 cycles ago (bit 0, bit 1)
+    logic        room_q;               // the FIFO has room for one more read (from last cycle's fill)
     logic        o_done_tag;
-    assign o_avail = used_q != '0 && ({1'b0, o_q} < t_rcv[ret_q] || (t_done[ret_q] && t_err[ret_q]));
-    assign o_issue = o_avail && ({1'b0, fifo_n_q} + {2'b0, infl_q} < 4'd4);
-    assign o_done_tag = o_issue && {1'b0, o_q} == t_len[ret_q] - 8'd1;
+    // timing: o_q never passes t_rcv while the tag is not in error, so "below" is "not equal"; the
+    // last dword's compare is against the stored len - 1; the FIFO room is registered (last
+    // cycle's fill + reads in flight < 7 of 8 entries: at most one read is issued a cycle)
+    assign o_avail = used_q != '0 && ({1'b0, o_q} != t_rcv[ret_q] || (t_done[ret_q] && t_err[ret_q]));
+    assign o_issue = o_avail && room_q;
+    assign o_done_tag = o_issue && o_q == t_lm1[ret_q];
 
-    // meta of the reads in flight, then the FIFO (4 entries)
+    // meta of the reads in flight, then the FIFO (8 entries)
     logic [IDW+1:0] m1_q, m2_q;        // {last, err, id}
     logic [1:0]     zero_sh_q;         // the dword is a filler (zeros)
     logic [31:0]    ram_rd;
-    logic [31:0]    f_data [4];
-    logic [IDW+1:0] f_meta [4];
-    logic [1:0]     f_rd_q, f_wr_q;
+    logic [31:0]    f_data [8];
+    logic [IDW+1:0] f_meta [8];
+    logic [2:0]     f_rd_q, f_wr_q;
 
     // ---------------------------------------------------------------- tag state
     logic [TOW-1:0] to_q;
@@ -373,6 +378,7 @@ module ats_nvme_rq #(
             t_err[iss_q]  <= rd_nosend;
             t_last[iss_q] <= rd_left_q == rd_n;
             t_len[iss_q]  <= 8'(rd_n);
+            t_lm1[iss_q]  <= 7'(rd_n - 11'd1);
             t_rcv[iss_q]  <= '0;
             t_id[iss_q]   <= rd_id_q;
             iss_q     <= iss_q + TW'(1);
@@ -409,7 +415,7 @@ module ats_nvme_rq #(
                 t_rcv[rc_tag_q] <= t_rcv[rc_tag_q] + 8'd1;
                 rc_left_q <= rc_left_q - 11'd1;
                 rc_lane_q <= rc_lane_q + 3'd1;
-                if (t_rcv[rc_tag_q] + 8'd1 == t_len[rc_tag_q]) begin
+                if (t_rcv[rc_tag_q] == {1'b0, t_lm1[rc_tag_q]}) begin     // (t_rcv + 1 == t_len)
                     t_done[rc_tag_q] <= 1'b1;
                     rc_drop_q <= 1'b1;                      // the tag has its data: drop the rest
                 end
@@ -418,7 +424,7 @@ module ats_nvme_rq #(
                 rc_held_q <= 1'b0;
                 // the end of a completion marked "request completed" with data missing: an error
                 if (rc_lastbeat_q && !rc_drop_q && rc_fin_q &&
-                    t_rcv[rc_tag_q] + (rc_wr ? 8'd1 : 8'd0) != t_len[rc_tag_q]) begin
+                    (rc_wr ? t_rcv[rc_tag_q] != {1'b0, t_lm1[rc_tag_q]} : t_rcv[rc_tag_q] != t_len[rc_tag_q])) begin
                     t_done[rc_tag_q] <= 1'b1;
                     t_err[rc_tag_q]  <= 1'b1;
                 end
@@ -460,22 +466,24 @@ module ats_nvme_rq #(
         if (infl_sh_q[1]) begin
             f_data[f_wr_q] <= zero_sh_q[1] ? 32'd0 : ram_rd;
             f_meta[f_wr_q] <= m2_q;
-            f_wr_q <= f_wr_q + 2'd1;
+            f_wr_q <= f_wr_q + 3'd1;
         end
-        if (m_rdat_valid && m_rdat_ready) f_rd_q <= f_rd_q + 2'd1;
-        fifo_n_q <= fifo_n_q + 3'(infl_sh_q[1]) - 3'(m_rdat_valid && m_rdat_ready);
+        if (m_rdat_valid && m_rdat_ready) f_rd_q <= f_rd_q + 3'd1;
+        fifo_n_q <= fifo_n_q + 4'(infl_sh_q[1]) - 4'(m_rdat_valid && m_rdat_ready);
+        room_q   <= {1'b0, fifo_n_q} + {3'b0, infl_q} < 5'd7;
 
         if (rst) begin
             rd_act_q <= 1'b0; rd_addr_q <= '0; rd_left_q <= '0; rd_id_q <= '0; rd_nv_q <= 1'b0; rd_bad_q <= 1'b0;
             iss_q <= '0; ret_q <= '0; used_q <= '0;
             t_busy <= '0; t_done <= '0; t_err <= '0; t_last <= '0;
             for (int i = 0; i < TAGS; i++) begin
-                t_len[i] <= '0; t_rcv[i] <= '0; t_id[i] <= '0;
+                t_len[i] <= '0; t_lm1[i] <= '0; t_rcv[i] <= '0; t_id[i] <= '0;
             end
             rc_held_q <= 1'b0; rc_intlp_q <= 1'b0; rc_lastbeat_q <= 1'b0; rc_data_q <= '0;
             rc_lane_q <= '0; rc_tag_q <= '0; rc_left_q <= '0; rc_drop_q <= 1'b0;
             rc_fin_q <= 1'b0;
             to_q <= '0; o_q <= '0; fifo_n_q <= '0; infl_q <= '0; infl_sh_q <= '0; zero_sh_q <= '0;
+            room_q <= 1'b0;
             m1_q <= '0; m2_q <= '0; f_rd_q <= '0; f_wr_q <= '0;
             cnt_rd_err <= '0; cnt_timeout <= '0; cnt_late <= '0;
         end
