@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_nvme_cmd: the NVMe front end's I/O command path (docs/host-interface.md §1.3-§1.8a;
+// rtl/nvme/README.md "ats_nvme_cmd"). WORK IN PROGRESS (branch wip/nvme-cmd): written, linted, not
+// yet simulated.
+//
+// SQEs from the queue manager: an admin SQE (SQ 0) passes through on m_adm; an I/O SQE takes the
+// lowest free slot (its §1 tag) in the cycle it is taken, is checked in the reference model's order
+// (opcode, FUSE/PSDT, NSID, reserved CDW13 bits of the vendor opcodes, MDTS / NR, then the PRP
+// walk on ats_nvme_prp, then a DSM's range list read through the slot's window) and becomes its
+// §1 descriptor(s) on m_cmd, or completes at once with the failed check's status. A DSM's TRIMs are
+// issued one at a time by the trim sequencer (one DSM at a time), each after the previous one's
+// completion, none after a controller reset began (`disabling`).
+//
+// Completions (s_cpl) mark their slot done with the first non-OK status of its descriptors, mapped
+// to NVMe (§1.8), and the result, and record ats_nvme_prp's wr_acc. A done slot is offered on
+// m_cqe once ats_nvme_prp's wr_done has reached that record (its window writes are issued) and its
+// CQ has room (the pick is registered: cq_room's contract); a window error (slot_err) makes its
+// status Data Transfer Error. The slot is freed when the CQE is acknowledged.
+//
+// Shutdown: m_flush from the queue manager (asked once idle) is one FLUSH with tag 0; its
+// completion answers s_flush_done, not a CQE.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_nvme_cmd #(
+    parameter int NQ         = 4,
+    parameter int QW         = $clog2(NQ + 1),
+    parameter int QDEPTH     = 32,                 // I/O slots (the core's tags 0..QDEPTH-1)
+    parameter int PAGE_BYTES = 4096,               // LBA size
+    parameter int SW         = $clog2(QDEPTH + 1)  // slot index width at ats_nvme_prp (QDEPTH + 1 slots)
+) (
+    input  wire logic          clk,
+    input  wire logic          rst,
+
+    // SQEs (ats_nvme_qm)
+    input  wire logic          s_sqe_valid,
+    output      logic          s_sqe_ready,
+    input  wire logic [511:0]  s_sqe_data,
+    input  wire logic [QW-1:0] s_sqe_sqid,
+    input  wire logic [QW-1:0] s_sqe_cqid,
+    input  wire logic [15:0]   s_sqe_sqhd,
+    input  wire logic [1:0]    s_sqe_prio,
+    output      logic          fetch_ok_io,
+    output      logic          fetch_ok_adm,
+    output      logic          cmd_idle,
+    input  wire logic          vwc,                // Volatile Write Cache enabled (else FUA on writes)
+    input  wire logic          disabling,          // a controller reset is under way
+    input  wire logic          m_flush,            // shutdown: one FLUSH
+    output      logic          s_flush_done,
+
+    // admin SQEs (ats_nvme_admin)
+    output      logic          m_adm_valid,
+    input  wire logic          m_adm_ready,
+    output      logic [511:0]  m_adm_data,
+    output      logic [15:0]   m_adm_sqhd,
+    input  wire logic          adm_busy,           // an admin command is running
+
+    // PRP setup and window reads (ats_nvme_prp)
+    output      logic          m_set_valid,
+    input  wire logic          m_set_ready,
+    output      logic [SW-1:0] m_set_slot,
+    output      logic [63:0]   m_set_prp1,
+    output      logic [63:0]   m_set_prp2,
+    output      logic [16:0]   m_set_len,
+    input  wire logic          s_setr_valid,
+    output      logic          s_setr_ready,
+    input  wire logic [1:0]    s_setr_status,
+    output      logic          m_lrd_valid,
+    input  wire logic          m_lrd_ready,
+    output      logic [31:0]   m_lrd_addr,
+    output      logic [15:0]   m_lrd_len,
+    input  wire logic          s_lrd_valid,
+    output      logic          s_lrd_ready,
+    input  wire logic [31:0]   s_lrd_data,
+    input  wire logic          s_lrd_last,
+    input  wire logic          s_lrd_err,
+    input  wire logic [QDEPTH:0] slot_err,
+    input  wire logic [7:0]    wr_acc,
+    input  wire logic [7:0]    wr_done,
+
+    // descriptors and completions (ats_ssd_core §1, §2)
+    output      logic          m_cmd_valid,
+    input  wire logic          m_cmd_ready,
+    output      logic [3:0]    m_cmd_op,
+    output      logic [7:0]    m_cmd_tag,
+    output      logic [47:0]   m_cmd_lba,
+    output      logic [15:0]   m_cmd_nlb,
+    output      logic [5:0]    m_cmd_txid,
+    output      logic [3:0]    m_cmd_flags,
+    output      logic [1:0]    m_cmd_attr,
+    output      logic [1:0]    m_cmd_prio,
+    output      logic [31:0]   m_cmd_dptr,
+    output      logic [31:0]   m_cmd_aux,
+    input  wire logic          s_cpl_valid,
+    output      logic          s_cpl_ready,
+    input  wire logic [7:0]    s_cpl_tag,
+    input  wire logic [7:0]    s_cpl_status,
+    input  wire logic [31:0]   s_cpl_result,
+
+    // completion requests (ats_nvme_qm)
+    output      logic          m_cqe_valid,
+    input  wire logic          m_cqe_ready,
+    output      logic [QW-1:0] m_cqe_cqid,
+    output      logic [QW-1:0] m_cqe_sqid,
+    output      logic [15:0]   m_cqe_sqhd,
+    output      logic [15:0]   m_cqe_cid,
+    output      logic [14:0]   m_cqe_status,
+    output      logic [31:0]   m_cqe_dw0,
+    input  wire logic [NQ:0]   cq_room
+);
+    localparam int TW = $clog2(QDEPTH);
+    localparam int MAX_NLB = 65536 / PAGE_BYTES;   // LBAs a command may move (MDTS)
+    // §1 ops and flags
+    localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_DIFFWRITE = 4'd2, OP_TX_BEGIN = 4'd3,
+                           OP_TX_COMMIT = 4'd4, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6, OP_RFLUSH = 4'd7,
+                           OP_TRIM = 4'd8;
+    localparam logic [3:0] F_FUA = 4'd1, F_BARRIER = 4'd2, F_COMMIT = 4'd4;
+    // NVMe opcodes
+    localparam logic [7:0] IO_FLUSH = 8'h00, IO_WRITE = 8'h01, IO_READ = 8'h02, IO_DSM = 8'h09,
+                           IO_TX_WRITE = 8'h81, IO_TX_READ = 8'h82, IO_TX_BEGIN = 8'h84,
+                           IO_DIFF_WRITE = 8'h85, IO_TX_COMMIT = 8'h88, IO_RANGE_FLUSH = 8'h89,
+                           IO_TX_ABORT = 8'h8C;
+    // NVMe statuses {SCT, SC} (§1.8)
+    localparam logic [10:0] SC_OK = 11'h000, SC_BAD_OP = 11'h001, SC_BAD_FIELD = 11'h002,
+                            SC_XFER = 11'h004, SC_INTERNAL = 11'h006, SC_BAD_NS = 11'h00B,
+                            SC_PRP_OFFSET = 11'h013, SC_LBA_RANGE = 11'h080;
+    localparam logic [31:0] CDW13_DEFINED = 32'h0003_033F;
+
+    if (QDEPTH < 2 || QDEPTH > 64 || (QDEPTH & (QDEPTH - 1)) != 0) begin : g_check_qdepth
+        $fatal(1, "ats_nvme_cmd: QDEPTH must be a power of two, 2..64 (%m)");
+    end
+    if (PAGE_BYTES < 512 || PAGE_BYTES > 65536 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_check_page
+        $fatal(1, "ats_nvme_cmd: PAGE_BYTES must be a power of two, 512..65536 (%m)");
+    end
+
+    function automatic logic [10:0] map_status(input logic [7:0] st);
+        case (st)
+            8'h00: map_status = SC_OK;
+            8'h01: map_status = SC_BAD_OP;
+            8'h07: map_status = SC_BAD_FIELD;
+            8'h03: map_status = SC_LBA_RANGE;
+            8'h10: map_status = 11'h281;            // MEDIA_ERROR: Unrecovered Read Error
+            8'h11: map_status = 11'h280;            // PROGRAM_FAIL: Write Fault
+            8'h02, 8'h04, 8'h05, 8'h06, 8'h08: map_status = {3'd7, st};
+            default: map_status = SC_INTERNAL;
+        endcase
+    endfunction
+
+    // ---------------------------------------------------------------- slots
+    logic [QDEPTH-1:0] busy_q, done_q, shut_q;
+    logic [QW-1:0]     sl_sqid [QDEPTH];
+    logic [QW-1:0]     sl_cqid [QDEPTH];
+    logic [15:0]       sl_cid  [QDEPTH];
+    logic [15:0]       sl_sqhd [QDEPTH];
+    logic [10:0]       sl_st   [QDEPTH];           // first non-OK status (NVMe)
+    logic [31:0]       sl_res  [QDEPTH];
+    logic [7:0]        sl_snap [QDEPTH];           // wr_acc at the completion
+
+    logic [TW-1:0] free_idx;                       // lowest free slot (taken only while one is:
+    always_comb begin                              // the queue manager fetches on fetch_ok_io)
+        free_idx = '0;
+        for (int i = QDEPTH - 1; i >= 0; i--) begin
+            if (!busy_q[i]) free_idx = TW'(i);
+        end
+    end
+
+    // ---------------------------------------------------------------- decoder
+    typedef enum logic [3:0] {D_IDLE, D_ADM, D_CHECK, D_SET, D_SETW, D_LRD, D_LDAT, D_DESC, D_FIN,
+                              D_DSM} dec_state_e;
+    dec_state_e    d_q;
+    logic [511:0]  q_sqe;
+    logic [15:0]   q_sqhd;
+    logic [1:0]    q_prio;
+    logic [TW-1:0] q_slot;
+    logic [10:0]   q_st;                           // D_FIN: the status to complete with
+
+    /* verilator lint_off UNUSEDSIGNAL */          // CID (kept per slot), reserved and hint bits
+    logic [31:0] c0, c12;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [31:0] nsid, c10, c11, c13, c14;
+    logic [63:0] prp1, prp2, slba;
+    logic [7:0]  opc;
+    logic [15:0] nlb;
+    assign c0   = q_sqe[0 +: 32];
+    assign nsid = q_sqe[32 +: 32];
+    assign prp1 = q_sqe[192 +: 64];
+    assign prp2 = q_sqe[256 +: 64];
+    assign c10  = q_sqe[320 +: 32];
+    assign c11  = q_sqe[352 +: 32];
+    assign c12  = q_sqe[384 +: 32];
+    assign c13  = q_sqe[416 +: 32];
+    assign c14  = q_sqe[448 +: 32];
+    assign slba = {c11, c10};
+    assign opc  = c0[7:0];
+    assign nlb  = c12[15:0];
+
+    logic known, vendor, rw, data;
+    assign known  = opc == IO_FLUSH || opc == IO_WRITE || opc == IO_READ || opc == IO_DSM ||
+                    opc == IO_TX_WRITE || opc == IO_TX_READ || opc == IO_TX_BEGIN ||
+                    opc == IO_DIFF_WRITE || opc == IO_TX_COMMIT || opc == IO_RANGE_FLUSH ||
+                    opc == IO_TX_ABORT;
+    assign vendor = opc[7];
+    assign rw     = opc == IO_WRITE || opc == IO_READ || opc == IO_TX_WRITE || opc == IO_TX_READ;
+    assign data   = opc[1:0] != 2'b00;
+
+    logic [16:0] xfer_len;
+    always_comb begin
+        xfer_len = '0;
+        if (rw)                    xfer_len = 17'((32'(nlb) + 32'd1) * 32'(PAGE_BYTES));
+        else if (opc == IO_DIFF_WRITE)  xfer_len = {1'b0, c14[31:16]};
+        else if (opc == IO_RANGE_FLUSH) xfer_len = (17'(c10[7:0]) + 17'd1) * 17'd8;
+        else if (opc == IO_DSM)         xfer_len = (17'(c10[7:0]) + 17'd1) * 17'd16;
+    end
+
+    logic [10:0] chk_st;                           // the static checks, in order
+    always_comb begin
+        chk_st = SC_OK;
+        if (!known)                                              chk_st = SC_BAD_OP;
+        else if (c0[9:8] != 2'b00 || c0[15:14] != 2'b00)         chk_st = SC_BAD_FIELD;
+        else if (nsid != 32'd1 && !(opc == IO_FLUSH && nsid == 32'hFFFF_FFFF)) chk_st = SC_BAD_NS;
+        else if (vendor && (c13 & ~CDW13_DEFINED) != 32'd0)      chk_st = SC_BAD_FIELD;
+        else if (rw && 32'(nlb) >= 32'(MAX_NLB))                 chk_st = SC_BAD_FIELD;
+        else if ((opc == IO_DSM || opc == IO_RANGE_FLUSH) && c10[7:0] > 8'd7) chk_st = SC_BAD_FIELD;
+    end
+
+    // the descriptor of a (non-DSM) command
+    logic [31:0] win;
+    logic        fua;
+    logic [3:0]  vflags;
+    assign win    = {{(32 - 17 - TW){1'b0}}, q_slot, 5'b0, prp1[11:0]};
+    assign fua    = c12[30] || !vwc;
+    assign vflags = (c13[8] ? F_COMMIT : 4'd0) | (c13[9] ? F_BARRIER : 4'd0);
+
+    logic        d_lba_bad;                         // SLBA beyond the core's 48 bits
+    assign d_lba_bad = (rw || opc == IO_DIFF_WRITE) && slba[63:48] != 16'd0;
+
+    // DSM range list (up to 8 ranges), read through the window
+    logic [31:0] r_len   [8];
+    logic [47:0] r_slba  [8];
+    logic [7:0]  r_valid_q;                        // ranges with a length (not yet issued)
+    logic [7:0]  r_hi_q;                           // ... whose SLBA has bits 63:48 set (not issued:
+                                                   // LBA Out of Range, as the core would answer)
+    logic [4:0]  l_i_q;                            // dword index in the list
+    logic        l_err_q, l_big_q;
+    logic [2:0]  l_r;
+    assign l_r = l_i_q[4:2];
+
+    // trim sequencer: issues the valid ranges of one DSM, one at a time
+    typedef enum logic [1:0] {T_IDLE, T_ISSUE, T_WAIT} trim_state_e;
+    trim_state_e   t_q;
+    logic [TW-1:0] t_slot_q;
+    logic [1:0]    t_prio_q;
+    logic [2:0]    t_r;                             // next range to issue
+    logic          t_skip;                          // it is out of range: recorded, not issued
+    logic          t_consume;                       // the range t_r is done with this cycle
+    always_comb begin
+        t_r = '0;
+        for (int i = 7; i >= 0; i--) if (r_valid_q[i]) t_r = 3'(i);
+    end
+
+    // completions
+    logic cpl_mid;                                  // the completion of a DSM TRIM with more to issue
+    logic cpl_take;
+    assign cpl_take = s_cpl_valid && s_cpl_ready;
+
+    // ---------------------------------------------------------------- descriptor output register
+    logic d_load, t_load, f_load;
+    logic cmd_free;
+    assign cmd_free = !m_cmd_valid || m_cmd_ready;
+
+    assign s_sqe_ready  = d_q == D_IDLE && !(m_flush && !flush_sent_q);
+    assign m_adm_valid  = d_q == D_ADM;
+    assign m_adm_data   = q_sqe;
+    assign m_adm_sqhd   = q_sqhd;
+    assign m_set_valid  = d_q == D_SET;
+    assign m_set_slot   = SW'(q_slot);
+    assign m_set_prp1   = prp1;
+    assign m_set_prp2   = prp2;
+    assign m_set_len    = xfer_len;
+    assign s_setr_ready = d_q == D_SETW;
+    assign m_lrd_valid  = d_q == D_LRD && t_q == T_IDLE;   // one DSM at a time
+    assign m_lrd_addr   = win;
+    assign m_lrd_len    = 16'(xfer_len);
+    assign s_lrd_ready  = d_q == D_LDAT;
+    assign d_load       = d_q == D_DESC && cmd_free && !d_lba_bad;
+    assign t_skip       = t_q == T_ISSUE && r_hi_q[t_r];
+    assign t_load       = t_q == T_ISSUE && !r_hi_q[t_r] && cmd_free && !d_load;
+    assign t_consume    = t_load || t_skip;
+
+    logic flush_sent_q;
+    assign f_load = m_flush && !flush_sent_q && d_q == D_IDLE && cmd_free && !d_load && !t_load &&
+                    !busy_q[0];
+
+    // the slot a decoder completion (no descriptor) finishes, in D_FIN
+    always_ff @(posedge clk) begin
+        case (d_q)
+            D_IDLE: if (s_sqe_valid && s_sqe_ready) begin
+                q_sqe  <= s_sqe_data;
+                q_sqhd <= s_sqe_sqhd;
+                q_prio <= s_sqe_prio;
+                q_slot <= free_idx;
+                d_q    <= s_sqe_sqid == '0 ? D_ADM : D_CHECK;
+            end
+            D_ADM: if (m_adm_ready) d_q <= D_IDLE;
+            D_CHECK: begin
+                if (chk_st != SC_OK) begin
+                    q_st <= chk_st; d_q <= D_FIN;
+                end else if (data) begin
+                    d_q <= D_SET;
+                end else begin
+                    d_q <= D_DESC;
+                end
+            end
+            D_SET: if (m_set_ready) d_q <= D_SETW;
+            D_SETW: if (s_setr_valid) begin
+                if (s_setr_status == 2'd1) begin
+                    q_st <= SC_PRP_OFFSET; d_q <= D_FIN;
+                end else if (s_setr_status == 2'd2) begin
+                    q_st <= SC_XFER; d_q <= D_FIN;
+                end else if (s_setr_status == 2'd3) begin
+                    q_st <= SC_INTERNAL; d_q <= D_FIN;
+                end else if (opc == IO_DSM) begin
+                    if (c11[2]) begin
+                        d_q <= D_LRD;
+                    end else begin
+                        q_st <= SC_OK; d_q <= D_FIN;        // hints only: no descriptor
+                    end
+                end else begin
+                    d_q <= D_DESC;
+                end
+            end
+            D_LRD: if (m_lrd_valid && m_lrd_ready) begin
+                l_i_q <= '0; l_err_q <= 1'b0; l_big_q <= 1'b0; r_valid_q <= '0; r_hi_q <= '0;
+                d_q <= D_LDAT;
+            end
+            D_LDAT: if (s_lrd_valid) begin
+                // {context attributes, length in LBAs, SLBA low, SLBA high} per range
+                if (s_lrd_err) l_err_q <= 1'b1;
+                case (l_i_q[1:0])
+                    2'd1: begin
+                        r_len[l_r] <= s_lrd_data;
+                        if (s_lrd_data > 32'd65536) l_big_q <= 1'b1;
+                        if (s_lrd_data != 32'd0) r_valid_q[l_r] <= 1'b1;
+                    end
+                    2'd2: r_slba[l_r][31:0] <= s_lrd_data;
+                    2'd3: begin
+                        r_slba[l_r][47:32] <= s_lrd_data[15:0];
+                        r_hi_q[l_r] <= s_lrd_data[31:16] != 16'd0;
+                    end
+                    default: ;
+                endcase
+                l_i_q <= l_i_q + 5'd1;
+                if (s_lrd_last) d_q <= D_DSM;
+            end
+            D_DSM: begin
+                if (l_err_q) begin
+                    q_st <= SC_XFER; d_q <= D_FIN;
+                end else if (l_big_q) begin
+                    q_st <= SC_BAD_FIELD; d_q <= D_FIN;
+                end else if (r_valid_q == '0) begin
+                    q_st <= SC_OK; d_q <= D_FIN;
+                end else if (t_q == T_IDLE) begin
+                    d_q <= D_IDLE;                          // the sequencer takes it from here
+                end
+            end
+            D_DESC: begin
+                if (d_lba_bad) begin
+                    q_st <= SC_LBA_RANGE; d_q <= D_FIN;
+                end else if (d_load) begin
+                    d_q <= D_IDLE;
+                end
+            end
+            D_FIN: d_q <= D_IDLE;
+            default: d_q <= D_IDLE;
+        endcase
+        if (t_consume) r_valid_q[t_r] <= 1'b0;
+        if (rst) begin
+            d_q <= D_IDLE; r_valid_q <= '0; r_hi_q <= '0;
+        end
+    end
+
+    // trim sequencer
+    always_ff @(posedge clk) begin
+        case (t_q)
+            T_IDLE: if (d_q == D_DSM && !l_err_q && !l_big_q && r_valid_q != '0) begin
+                t_slot_q <= q_slot;
+                t_prio_q <= q_prio;
+                t_q      <= disabling ? T_WAIT : T_ISSUE;
+            end
+            T_ISSUE: begin
+                if (t_load) t_q <= T_WAIT;
+                else if (t_skip && (r_valid_q & ~(8'd1 << t_r)) == '0) t_q <= T_IDLE;   // the last range
+            end
+            T_WAIT: if (cpl_take && 8'(s_cpl_tag) == 8'(t_slot_q)) begin
+                t_q <= (r_valid_q != '0 && !disabling) ? T_ISSUE : T_IDLE;
+            end
+            default: t_q <= T_IDLE;
+        endcase
+        if (rst) t_q <= T_IDLE;
+    end
+
+    // ---------------------------------------------------------------- descriptor register
+    always_ff @(posedge clk) begin
+        if (d_load) begin
+            m_cmd_valid <= 1'b1;
+            m_cmd_tag   <= 8'(q_slot);
+            m_cmd_prio  <= q_prio;
+            m_cmd_lba   <= '0; m_cmd_nlb <= '0; m_cmd_txid <= '0; m_cmd_flags <= '0;
+            m_cmd_attr  <= '0; m_cmd_dptr <= '0; m_cmd_aux <= '0;
+            case (opc)
+                IO_FLUSH: m_cmd_op <= OP_FLUSH;
+                IO_WRITE: begin
+                    m_cmd_op <= OP_WRITE; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb;
+                    m_cmd_flags <= fua ? F_FUA : 4'd0; m_cmd_dptr <= win;
+                end
+                IO_READ: begin
+                    m_cmd_op <= OP_READ; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb; m_cmd_dptr <= win;
+                end
+                IO_TX_WRITE: begin
+                    m_cmd_op <= OP_WRITE; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb; m_cmd_dptr <= win;
+                    m_cmd_txid <= c13[5:0]; m_cmd_attr <= c13[17:16];
+                    m_cmd_flags <= vflags | (fua ? F_FUA : 4'd0);
+                end
+                IO_TX_READ: begin
+                    m_cmd_op <= OP_READ; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb; m_cmd_dptr <= win;
+                    m_cmd_txid <= c13[5:0]; m_cmd_attr <= c13[17:16]; m_cmd_flags <= vflags;
+                end
+                IO_DIFF_WRITE: begin
+                    m_cmd_op <= OP_DIFFWRITE; m_cmd_lba <= slba[47:0]; m_cmd_dptr <= win; m_cmd_aux <= c14;
+                    m_cmd_txid <= c13[5:0]; m_cmd_attr <= c13[17:16];
+                    m_cmd_flags <= vflags | (fua ? F_FUA : 4'd0);
+                end
+                IO_RANGE_FLUSH: begin
+                    m_cmd_op <= OP_RFLUSH; m_cmd_nlb <= {8'd0, c10[7:0]}; m_cmd_aux <= win;
+                    m_cmd_txid <= c13[5:0]; m_cmd_attr <= c13[17:16]; m_cmd_flags <= vflags;
+                end
+                default: begin                                  // TX_BEGIN, TX_COMMIT, TX_ABORT
+                    m_cmd_op <= opc == IO_TX_BEGIN ? OP_TX_BEGIN : opc == IO_TX_COMMIT ? OP_TX_COMMIT : OP_TX_ABORT;
+                    m_cmd_txid <= c13[5:0]; m_cmd_attr <= c13[17:16]; m_cmd_flags <= vflags;
+                end
+            endcase
+        end else if (t_load) begin
+            m_cmd_valid <= 1'b1;
+            m_cmd_op    <= OP_TRIM;
+            m_cmd_tag   <= 8'(t_slot_q);
+            m_cmd_prio  <= t_prio_q;
+            m_cmd_lba   <= r_slba[t_r];
+            m_cmd_nlb   <= 16'(r_len[t_r] - 32'd1);
+            m_cmd_txid <= '0; m_cmd_flags <= '0; m_cmd_attr <= '0; m_cmd_dptr <= '0; m_cmd_aux <= '0;
+        end else if (f_load) begin
+            m_cmd_valid <= 1'b1;
+            m_cmd_op    <= OP_FLUSH;
+            m_cmd_tag   <= 8'd0;
+            m_cmd_prio  <= '0;
+            m_cmd_lba <= '0; m_cmd_nlb <= '0; m_cmd_txid <= '0; m_cmd_flags <= '0; m_cmd_attr <= '0;
+            m_cmd_dptr <= '0; m_cmd_aux <= '0;
+        end else if (m_cmd_ready) begin
+            m_cmd_valid <= 1'b0;
+        end
+        if (rst) m_cmd_valid <= 1'b0;
+    end
+
+    // ---------------------------------------------------------------- slot bookkeeping
+    assign cpl_mid     = t_q == T_WAIT && 8'(s_cpl_tag) == 8'(t_slot_q) && r_valid_q != '0 && !disabling;
+    assign s_cpl_ready = 1'b1;
+
+    // CQE pick (registered), then the request
+    logic [QDEPTH-1:0] cand;
+    logic              pick_v_q;
+    logic [TW-1:0]     pick_q;
+    always_comb begin
+        for (int i = 0; i < QDEPTH; i++) begin
+            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && ((wr_done - sl_snap[i]) & 8'h80) == 8'd0 &&
+                      cq_room[sl_cqid[i]] && !(pick_v_q && pick_q == TW'(i));
+        end
+    end
+    logic [TW-1:0] cand_idx;
+    logic          cand_any;
+    always_comb begin
+        cand_idx = '0;
+        cand_any = 1'b0;
+        for (int i = QDEPTH - 1; i >= 0; i--) begin
+            if (cand[i]) begin
+                cand_idx = TW'(i);
+                cand_any = 1'b1;
+            end
+        end
+    end
+
+    logic [10:0] cqe_st;
+    assign cqe_st       = slot_err[{1'b0, pick_q}] ? SC_XFER : sl_st[pick_q];
+    assign m_cqe_valid  = pick_v_q;
+    assign m_cqe_cqid   = sl_cqid[pick_q];
+    assign m_cqe_sqid   = sl_sqid[pick_q];
+    assign m_cqe_sqhd   = sl_sqhd[pick_q];
+    assign m_cqe_cid    = sl_cid[pick_q];
+    assign m_cqe_status = {cqe_st != SC_OK, 3'b000, cqe_st};
+    assign m_cqe_dw0    = sl_res[pick_q];
+
+    always_ff @(posedge clk) begin
+        // take: a slot
+        if (d_q == D_IDLE && s_sqe_valid && s_sqe_ready && s_sqe_sqid != '0) begin
+            busy_q[free_idx]  <= 1'b1;
+            done_q[free_idx]  <= 1'b0;
+            shut_q[free_idx]  <= 1'b0;
+            sl_sqid[free_idx] <= s_sqe_sqid;
+            sl_cqid[free_idx] <= s_sqe_cqid;
+            sl_cid[free_idx]  <= s_sqe_data[31:16];
+            sl_sqhd[free_idx] <= s_sqe_sqhd;
+            sl_st[free_idx]   <= SC_OK;
+            sl_res[free_idx]  <= '0;
+        end
+        // a decoder completion (no descriptor)
+        if (d_q == D_FIN) begin
+            done_q[q_slot]  <= 1'b1;
+            if (sl_st[q_slot] == SC_OK) sl_st[q_slot] <= q_st;
+            sl_snap[q_slot] <= wr_acc;
+        end
+        // the shutdown FLUSH takes slot 0
+        if (f_load) begin
+            busy_q[0] <= 1'b1; done_q[0] <= 1'b0; shut_q[0] <= 1'b1;
+        end
+        // core completions
+        if (cpl_take && s_cpl_tag < 8'(QDEPTH) && busy_q[TW'(s_cpl_tag)]) begin
+            if (shut_q[TW'(s_cpl_tag)]) begin
+                busy_q[TW'(s_cpl_tag)] <= 1'b0;
+                shut_q[TW'(s_cpl_tag)] <= 1'b0;
+            end else begin
+                if (sl_st[TW'(s_cpl_tag)] == SC_OK) sl_st[TW'(s_cpl_tag)] <= map_status(s_cpl_status);
+                sl_res[TW'(s_cpl_tag)] <= s_cpl_result;
+                if (!cpl_mid) begin
+                    done_q[TW'(s_cpl_tag)]  <= 1'b1;
+                    sl_snap[TW'(s_cpl_tag)] <= wr_acc;
+                end
+            end
+        end
+        // a range whose SLBA is beyond 48 bits: LBA Out of Range, not issued; the last one ends the DSM
+        if (t_skip) begin
+            if (sl_st[t_slot_q] == SC_OK) sl_st[t_slot_q] <= SC_LBA_RANGE;
+            if ((r_valid_q & ~(8'd1 << t_r)) == '0) begin
+                done_q[t_slot_q]  <= 1'b1;
+                sl_snap[t_slot_q] <= wr_acc;
+            end
+        end
+        // CQE pick and acknowledgement
+        if (pick_v_q && m_cqe_ready) begin
+            pick_v_q <= 1'b0;
+            busy_q[pick_q] <= 1'b0;
+            done_q[pick_q] <= 1'b0;
+        end else if (!pick_v_q && cand_any) begin
+            pick_v_q <= 1'b1;
+            pick_q   <= cand_idx;
+        end
+        if (rst) begin
+            busy_q <= '0; done_q <= '0; shut_q <= '0; pick_v_q <= 1'b0;
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        s_flush_done <= cpl_take && s_cpl_tag == 8'd0 && shut_q[0];
+        if (f_load) flush_sent_q <= 1'b1;
+        if (!m_flush) flush_sent_q <= 1'b0;
+        if (rst) begin
+            s_flush_done <= 1'b0; flush_sent_q <= 1'b0;
+        end
+    end
+
+    // ---------------------------------------------------------------- levels for the queue manager
+    logic free_n1;                                  // a slot is free, the one taken this cycle counted
+    always_comb begin
+        free_n1 = 1'b0;
+        for (int i = 0; i < QDEPTH; i++)
+            if (!busy_q[i] && !(d_q == D_IDLE && s_sqe_valid && s_sqe_ready && s_sqe_sqid != '0 && free_idx == TW'(i)))
+                free_n1 = 1'b1;
+    end
+    always_ff @(posedge clk) begin
+        fetch_ok_io  <= free_n1;
+        fetch_ok_adm <= !adm_busy && !(d_q == D_IDLE && s_sqe_valid && s_sqe_ready && s_sqe_sqid == '0) &&
+                        d_q != D_ADM;
+        cmd_idle     <= busy_q == '0 && d_q == D_IDLE && t_q == T_IDLE && !(s_sqe_valid && s_sqe_ready);
+        if (rst) begin
+            fetch_ok_io <= 1'b0; fetch_ok_adm <= 1'b0; cmd_idle <= 1'b1;
+        end
+    end
+endmodule
+
+`resetall
