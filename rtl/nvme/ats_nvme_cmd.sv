@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_nvme_cmd: the NVMe front end's I/O command path (docs/host-interface.md §1.3-§1.8a;
-// rtl/nvme/README.md "ats_nvme_cmd"). WORK IN PROGRESS (branch wip/nvme-cmd): written, linted, not
-// yet simulated.
+// rtl/nvme/README.md "ats_nvme_cmd").
 //
 // SQEs from the queue manager: an admin SQE (SQ 0) passes through on m_adm; an I/O SQE takes the
 // lowest free slot (its §1 tag) in the cycle it is taken, is checked in the reference model's order
@@ -149,6 +148,8 @@ module ats_nvme_cmd #(
 
     // ---------------------------------------------------------------- slots
     logic [QDEPTH-1:0] busy_q, done_q, shut_q;
+    logic [QDEPTH-1:0] win_q;                      // the slot's window was opened (its slot_err counts:
+                                                   // a command without data sees an earlier user's flag)
     logic [QW-1:0]     sl_sqid [QDEPTH];
     logic [QW-1:0]     sl_cqid [QDEPTH];
     logic [15:0]       sl_cid  [QDEPTH];
@@ -269,7 +270,7 @@ module ats_nvme_cmd #(
     logic cmd_free;
     assign cmd_free = !m_cmd_valid || m_cmd_ready;
 
-    assign s_sqe_ready  = d_q == D_IDLE && !(m_flush && !flush_sent_q);
+    assign s_sqe_ready  = d_q == D_IDLE && !m_flush;
     assign m_adm_valid  = d_q == D_ADM;
     assign m_adm_data   = q_sqe;
     assign m_adm_sqhd   = q_sqhd;
@@ -489,7 +490,7 @@ module ats_nvme_cmd #(
     end
 
     logic [10:0] cqe_st;
-    assign cqe_st       = slot_err[{1'b0, pick_q}] ? SC_XFER : sl_st[pick_q];
+    assign cqe_st       = (win_q[pick_q] && slot_err[{1'b0, pick_q}]) ? SC_XFER : sl_st[pick_q];
     assign m_cqe_valid  = pick_v_q;
     assign m_cqe_cqid   = sl_cqid[pick_q];
     assign m_cqe_sqid   = sl_sqid[pick_q];
@@ -504,6 +505,7 @@ module ats_nvme_cmd #(
             busy_q[free_idx]  <= 1'b1;
             done_q[free_idx]  <= 1'b0;
             shut_q[free_idx]  <= 1'b0;
+            win_q[free_idx]   <= 1'b0;
             sl_sqid[free_idx] <= s_sqe_sqid;
             sl_cqid[free_idx] <= s_sqe_cqid;
             sl_cid[free_idx]  <= s_sqe_data[31:16];
@@ -511,6 +513,7 @@ module ats_nvme_cmd #(
             sl_st[free_idx]   <= SC_OK;
             sl_res[free_idx]  <= '0;
         end
+        if (d_q == D_SETW && s_setr_valid && s_setr_status == 2'd0) win_q[q_slot] <= 1'b1;
         // a decoder completion (no descriptor)
         if (d_q == D_FIN) begin
             done_q[q_slot]  <= 1'b1;
@@ -538,6 +541,7 @@ module ats_nvme_cmd #(
         // a range whose SLBA is beyond 48 bits: LBA Out of Range, not issued; the last one ends the DSM
         if (t_skip) begin
             if (sl_st[t_slot_q] == SC_OK) sl_st[t_slot_q] <= SC_LBA_RANGE;
+            sl_res[t_slot_q] <= '0;                     // as the core's rejection would answer
             if ((r_valid_q & ~(8'd1 << t_r)) == '0) begin
                 done_q[t_slot_q]  <= 1'b1;
                 sl_snap[t_slot_q] <= wr_acc;
