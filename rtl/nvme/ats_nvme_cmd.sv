@@ -387,7 +387,8 @@ module ats_nvme_cmd #(
             T_IDLE: if (d_q == D_DSM && !l_err_q && !l_big_q && r_valid_q != '0) begin
                 t_slot_q <= q_slot;
                 t_prio_q <= q_prio;
-                t_q      <= disabling ? T_WAIT : T_ISSUE;
+                t_q      <= T_ISSUE;                      // the first range even while disabling
+                                                        // (as the reference: only later ones stop)
             end
             T_ISSUE: begin
                 if (t_load) t_q <= T_WAIT;
