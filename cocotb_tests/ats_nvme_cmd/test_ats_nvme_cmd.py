@@ -212,11 +212,14 @@ class TB:
                                          self.cycle + self.rng.randrange(0, 60)))
         if want.op in (R.OP_READ, R.OP_WRITE) and st == 0 and self.rng.random() < 0.12:
             # a window access of the core failed (a DMA error): Data Transfer Error
-            if True:
-                self.slot_err |= 1 << tag
-                self.ref.slots[tag].dma_error = True
-                self.stats["xfer_win"] += 1
+            self.slot_err |= 1 << tag
+            self.ref.slots[tag].dma_error = True
+            self.stats["xfer_win"] += 1
         self.snap[tag] = self.acc
+        if self.rng.random() < 0.03:
+            # a completion for a tag no command holds (>= QDEPTH): ignored (no CQE, no state)
+            self.cpl.send_nowait(tag=self.rng.randrange(self.qdepth, 256), status=0, result=0)
+            self.stats["stray_cpl"] = self.stats.get("stray_cpl", 0) + 1
         self.cpl.send_nowait(tag=tag, status=st, result=res)
         self.ref.complete(tag, st, res)
         self.take_ref()
@@ -403,7 +406,7 @@ async def cmd_random(dut):
         assert int(dut.cmd_idle.value), "cmd_idle low with every slot free"
         await tb.shutdown_flush()
     dut._log.info("cmd: %s", tb.stats)
-    for k in ("adm", "desc", "cqe", "err_cqe", "trims", "lba_hi", "xfer_win", "full_cq"):
+    for k in ("adm", "desc", "cqe", "err_cqe", "trims", "lba_hi", "xfer_win", "full_cq", "stray_cpl"):
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
 
 

@@ -404,12 +404,18 @@ module ats_nvme_cmd #(
 
     // ---------------------------------------------------------------- descriptor register
     always_ff @(posedge clk) begin
-        if (d_load) begin
+        if (d_load || t_load || f_load) begin
+            // fields a descriptor does not define are 0 (§1.8a); the cases below set the others
             m_cmd_valid <= 1'b1;
-            m_cmd_tag   <= 8'(q_slot);
-            m_cmd_prio  <= q_prio;
-            m_cmd_lba   <= '0; m_cmd_nlb <= '0; m_cmd_txid <= '0; m_cmd_flags <= '0;
-            m_cmd_attr  <= '0; m_cmd_dptr <= '0; m_cmd_aux <= '0;
+            m_cmd_op <= OP_FLUSH; m_cmd_tag <= '0; m_cmd_prio <= '0;
+            m_cmd_lba <= '0; m_cmd_nlb <= '0; m_cmd_txid <= '0; m_cmd_flags <= '0; m_cmd_attr <= '0;
+            m_cmd_dptr <= '0; m_cmd_aux <= '0;
+        end else if (m_cmd_ready) begin
+            m_cmd_valid <= 1'b0;
+        end
+        if (d_load) begin
+            m_cmd_tag  <= 8'(q_slot);
+            m_cmd_prio <= q_prio;
             case (opc)
                 IO_FLUSH: m_cmd_op <= OP_FLUSH;
                 IO_WRITE: begin
@@ -443,23 +449,13 @@ module ats_nvme_cmd #(
                 end
             endcase
         end else if (t_load) begin
-            m_cmd_valid <= 1'b1;
-            m_cmd_op    <= OP_TRIM;
-            m_cmd_tag   <= 8'(t_slot_q);
-            m_cmd_prio  <= t_prio_q;
-            m_cmd_lba   <= r_slba[t_r];
-            m_cmd_nlb   <= 16'(r_len[t_r] - 32'd1);
-            m_cmd_txid <= '0; m_cmd_flags <= '0; m_cmd_attr <= '0; m_cmd_dptr <= '0; m_cmd_aux <= '0;
-        end else if (f_load) begin
-            m_cmd_valid <= 1'b1;
-            m_cmd_op    <= OP_FLUSH;
-            m_cmd_tag   <= 8'd0;
-            m_cmd_prio  <= '0;
-            m_cmd_lba <= '0; m_cmd_nlb <= '0; m_cmd_txid <= '0; m_cmd_flags <= '0; m_cmd_attr <= '0;
-            m_cmd_dptr <= '0; m_cmd_aux <= '0;
-        end else if (m_cmd_ready) begin
-            m_cmd_valid <= 1'b0;
+            m_cmd_op   <= OP_TRIM;
+            m_cmd_tag  <= 8'(t_slot_q);
+            m_cmd_prio <= t_prio_q;
+            m_cmd_lba  <= r_slba[t_r];
+            m_cmd_nlb  <= 16'(r_len[t_r] - 32'd1);
         end
+        // f_load: the shutdown FLUSH, tag 0, every other field 0 (the defaults above)
         if (rst) m_cmd_valid <= 1'b0;
     end
 
