@@ -90,6 +90,8 @@ class TB:
         self.cycle = 0
         self.cid = 0
         self.feeding = False
+        self.smart = [0, 0, 0, 0]                  # DUT: reads, bytes read, writes, bytes written
+        self.alloc: dict[int, tuple[int, int]] = {}   # tag -> (SQ, cycle taken), until its CQE is acknowledged
         self.stats.update(sqe=0, adm=0, desc=0, cqe=0, err_cqe=0, trims=0, lba_hi=0, xfer_win=0)
         every_edge(dut.clk, self._edge)
 
@@ -137,13 +139,29 @@ class TB:
         if item["sqid"] == 0:
             return
         raw = item["data"].to_bytes(64, "little")
+        before = {i for i, sl in enumerate(self.ref.slots) if sl is not None}
         self.ref._io(R._Cmd.parse(raw), self.ref.sqs[item["sqid"]], item["sqhd"])
+        for i, sl in enumerate(self.ref.slots):
+            if sl is not None and i not in before:
+                self.alloc[i] = (item["sqid"], cycle)
         self.take_ref()
 
     # ------------------------------------------------------------------ every edge: the models
     def _edge(self) -> None:
         self.cycle += 1
         d = self.dut
+        # SMART events (one cycle after the CQE acknowledgement)
+        if int(d.smart_rd.value):
+            self.smart[0] += 1
+            self.smart[1] += int(d.smart_bytes.value)
+        if int(d.smart_wr.value):
+            self.smart[2] += 1
+            self.smart[3] += int(d.smart_bytes.value)
+        # sq_busy low: no slot of that SQ in use for 3 cycles (allocated and not yet acknowledged)
+        sqb = int(d.sq_busy.value)
+        for tag, (sq, t0) in self.alloc.items():
+            if not sqb >> sq & 1 and self.cycle - t0 >= 3:
+                raise AssertionError(f"sq_busy[{sq}] low with slot {tag} of SQ {sq} in use since cycle {t0}")
         while self.cqe_taken:                      # taken at this edge: freed after this edge's SQE take
             self.check_cqe(self.cqe_taken.pop(0))
         # write-order counters
@@ -386,6 +404,9 @@ class TB:
         assert self.done >= self.snap.get(tag, 0), (
             f"CQE of tag {tag} before its window writes were issued (wr_done {self.done} < {self.snap[tag]})")
         self.ref.slots[tag] = None
+        if want_st == 0:
+            self.ref._count(slot)                  # SMART: the reference counts at the CQE write
+        self.alloc.pop(tag, None)
         self.stats["cqe"] += 1
         self.stats["err_cqe"] += want_st != 0
 
@@ -404,8 +425,13 @@ async def cmd_random(dut):
         tb.feeding = False
         await coll
         assert int(dut.cmd_idle.value), "cmd_idle low with every slot free"
+        assert int(dut.sq_busy.value) == 0, "sq_busy with every slot free"
+        r = tb.ref
+        assert tb.smart == [r.read_cmds, r.bytes_read, r.write_cmds, r.bytes_written], (
+            f"SMART events {tb.smart} != the reference's counts")
         await tb.shutdown_flush()
     dut._log.info("cmd: %s", tb.stats)
+    assert tb.smart[0] and tb.smart[2], tb.smart
     for k in ("adm", "desc", "cqe", "err_cqe", "trims", "lba_hi", "xfer_win", "full_cq", "stray_cpl"):
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
 

@@ -89,7 +89,9 @@ module ats_nvme_qm_tb #(
     output      logic [31:0]  cnt_cqe_drop,
     output      logic [31:0]  cnt_msi,
     output      logic [31:0]  cnt_msi_fail,
-    output      logic [31:0]  cnt_ur
+    output      logic [31:0]  cnt_ur,
+    output      logic         st_dis,
+    output      logic         ioq_any
 );
     localparam int IDW = 4;
     logic db_valid, db_ready, db_cq, db_big, en_req, st_rdy, st_cfs;
@@ -138,7 +140,7 @@ module ats_nvme_qm_tb #(
         .clk, .rst,
         .s_db_valid(db_valid), .s_db_ready(db_ready), .s_db_cq(db_cq), .s_db_qid(db_qid), .s_db_value(db_value),
         .s_db_big(db_big), .en_req, .cc_shn, .aqa_asqs(asqs), .aqa_acqs(acqs), .asq_base(asq), .acq_base(acq),
-        .int_mask, .st_rdy, .st_cfs, .st_shst,
+        .int_mask, .st_rdy, .st_cfs, .st_shst, .st_dis, .ioq_any,
         .m_sqe_valid, .m_sqe_ready, .m_sqe_data, .m_sqe_sqid, .m_sqe_cqid, .m_sqe_sqhd, .m_sqe_prio,
         .fetch_ok_io, .fetch_ok_adm, .cmd_idle, .m_flush, .s_flush_done,
         .s_qop_valid, .s_qop_ready, .s_qop_op, .s_qop_qid, .s_qop_qsz, .s_qop_base, .s_qop_pc, .s_qop_ien,

@@ -369,6 +369,7 @@ async def run_qm(dut, cfg) -> None:
     # --- enable, admin commands that the emulator answers itself
     await tb.do(drv.enable(admin_qsize=min(32, qsize)))
     assert await tb.csts() == 1
+    assert int(dut.ioq_any.value) == 0 and int(dut.st_dis.value) == 0
     for _ in range(5):
         sqe = Sqe(nvme.ADM_GET_FEATURES)
         encode(tb.rng, sqe)
@@ -405,6 +406,7 @@ async def run_qm(dut, cfg) -> None:
         tb.qprio[q] = tb.rng.randrange(4)
         await qop(drv.create_io_sq(q, size, cq_of, qprio=tb.qprio[q]), 0)
         await qop(drv.create_io_sq(q, size, cq_of, check=False), 0x101)       # exists
+    assert int(dut.ioq_any.value) == 1, "ioq_any low with I/O queues"
     shared = [q for q in qids if drv.sqs[q].cqid != q]
     if shared:
         await qop(drv.delete_io_cq(drv.sqs[shared[0]].cqid, check=False), 0x10C)   # an SQ attached
@@ -498,14 +500,17 @@ async def run_qm(dut, cfg) -> None:
     await ClockCycles(dut.clk, 300)
     drops = int(dut.cnt_cqe_drop.value)
     await tb.tr.mmio_write32(nvme.REG_CC, 6 << 16 | 4 << 20)
-    rdy_seen_busy = False
+    rdy_seen_busy = dis_seen = False
     for _ in range(2000):
+        dis_seen |= bool(int(dut.st_dis.value))
         c = await tb.csts()
         if not c & 1:
             break
         rdy_seen_busy |= tb.emu.held > 0
     assert not (await tb.csts()) & 1 and tb.emu.held == 0 and not tb.emu.pending
     assert int(dut.cnt_cqe_drop.value) > drops, "no CQE was dropped by the disable"
+    assert dis_seen and not int(dut.st_dis.value), "st_dis not high during the disable, or not low after"
+    assert int(dut.ioq_any.value) == 0, "ioq_any high after the disable deleted every queue"
     dut._log.info("disable waited for the command side: %s", rdy_seen_busy)
     # --- shutdown: one FLUSH, then SHST = complete
     drv2 = NvmeDriver(timeout_cycles=400_000, poll_cycles=40)

@@ -54,6 +54,10 @@ module ats_nvme_cmd #(
     output      logic [511:0]  m_adm_data,
     output      logic [15:0]   m_adm_sqhd,
     input  wire logic          adm_busy,           // an admin command is running
+    output      logic [NQ:0]   sq_busy,            // a slot of the SQ is in use (registered)
+    output      logic          smart_rd,           // a Read / TX Read completed OK (its CQE acknowledged)
+    output      logic          smart_wr,           // a Write / TX Write / DiffWrite completed OK
+    output      logic [16:0]   smart_bytes,        // ... its transfer length
 
     // PRP setup and window reads (ats_nvme_prp)
     output      logic          m_set_valid,
@@ -157,6 +161,8 @@ module ats_nvme_cmd #(
     logic [10:0]       sl_st   [QDEPTH];           // first non-OK status (NVMe)
     logic [31:0]       sl_res  [QDEPTH];
     logic [7:0]        sl_snap [QDEPTH];           // wr_acc at the completion
+    logic [1:0]        sl_kind [QDEPTH];           // SMART: 1 read, 2 write, 0 neither
+    logic [16:0]       sl_len  [QDEPTH];           // SMART: the transfer length
 
     logic [TW-1:0] free_idx;                       // lowest free slot (taken only while one is:
     always_comb begin                              // the queue manager fetches on fetch_ok_io)
@@ -511,6 +517,11 @@ module ats_nvme_cmd #(
             sl_res[free_idx]  <= '0;
         end
         if (d_q == D_SETW && s_setr_valid && s_setr_status == 2'd0) win_q[q_slot] <= 1'b1;
+        if (d_q == D_CHECK) begin
+            sl_kind[q_slot] <= (opc == IO_READ || opc == IO_TX_READ) ? 2'd1 :
+                               (opc == IO_WRITE || opc == IO_TX_WRITE || opc == IO_DIFF_WRITE) ? 2'd2 : 2'd0;
+            sl_len[q_slot]  <= xfer_len;
+        end
         // a decoder completion (no descriptor)
         if (d_q == D_FIN) begin
             done_q[q_slot]  <= 1'b1;
@@ -556,6 +567,28 @@ module ats_nvme_cmd #(
         if (rst) begin
             busy_q <= '0; done_q <= '0; shut_q <= '0; pick_v_q <= 1'b0;
         end
+    end
+
+    // SMART events: a command completed OK whose CQE was acknowledged (not while disabling)
+    always_ff @(posedge clk) begin
+        smart_rd    <= pick_v_q && m_cqe_ready && cqe_st == SC_OK && !disabling && sl_kind[pick_q] == 2'd1;
+        smart_wr    <= pick_v_q && m_cqe_ready && cqe_st == SC_OK && !disabling && sl_kind[pick_q] == 2'd2;
+        smart_bytes <= sl_len[pick_q];
+        if (rst) begin
+            smart_rd <= 1'b0; smart_wr <= 1'b0;
+        end
+    end
+
+    // slots in use per SQ (for a Delete SQ: no fetch runs while an admin command does)
+    always_ff @(posedge clk) begin
+        for (int q = 0; q <= NQ; q++) begin
+            logic any;
+            any = 1'b0;
+            for (int i = 0; i < QDEPTH; i++)
+                if (busy_q[i] && !shut_q[i] && sl_sqid[i] == QW'(q)) any = 1'b1;
+            sq_busy[q] <= any;
+        end
+        if (rst) sq_busy <= '0;
     end
 
     always_ff @(posedge clk) begin

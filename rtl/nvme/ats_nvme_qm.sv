@@ -66,6 +66,8 @@ module ats_nvme_qm #(
     output      logic         st_rdy,
     output      logic         st_cfs,
     output      logic [1:0]   st_shst,
+    output      logic         st_dis,            // a disable (CC.EN 1 -> 0) is under way
+    output      logic         ioq_any,           // an I/O SQ or CQ exists
 
     // fetched SQEs
     output      logic         m_sqe_valid,
@@ -477,6 +479,8 @@ module ats_nvme_qm #(
     end
 
     assign st_rdy  = c_q != C_OFF;          // RDY clears when a disable has finished
+    assign st_dis  = c_q == C_DIS;
+    assign ioq_any = sq_en[NQT-1:1] != '0 || cq_en[NQT-1:1] != '0;
     assign st_cfs  = fatal_q;
     assign st_shst = (c_q == C_SHUT1 || c_q == C_SHUT2) ? 2'd1 : (c_q == C_SHUTDONE) ? 2'd2 : 2'd0;
 endmodule

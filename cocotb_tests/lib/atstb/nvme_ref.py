@@ -37,7 +37,8 @@ Interpretations where §1 is silent (each is listed in the module's report to th
   - DSM: ranges of length 0 are skipped; a range longer than 65,536 LBAs is Invalid Field; the
     TRIMs of one command share its tag and are issued one after the other (§1 tags are unique);
   - the SQ head in a CQE is the head right after that command's fetch; SMART counts commands
-    completed OK (Read/TX Read; Write/TX Write/DiffWrite, DiffWrite counting its length);
+    completed OK when their CQE is written (Read/TX Read; Write/TX Write/DiffWrite, DiffWrite
+    counting its length);
   - a data page the host cannot serve is found when the core reads/writes it (the descriptor is
     already issued; reads give zeros) and the command completes Data Transfer Error; an
     unreachable PRP list or DSM range list fails the command before any descriptor;
@@ -798,16 +799,20 @@ class NvmeRef:
             i += k
 
     def _host_write(self, prp1: int, prp2: int, data: bytes) -> None:
-        """Admin data to the host through PRP1/PRP2 (the whole of `data`)."""
+        """Admin data to the host through PRP1/PRP2 (the whole of `data`): every reachable page is
+        written; an unreachable one makes the command Data Transfer Error (as the core's window
+        writes: the pages after it are still written)."""
         pages = self.prp_walk(prp1, prp2, len(data))
-        off, i = prp1 & 0xFFF, 0
+        off, i, failed = prp1 & 0xFFF, 0, False
         while i < len(data):
             k = min(len(data) - i, PAGE - (off & 0xFFF))
             try:
                 self.mem.write(pages[off >> 12] + (off & 0xFFF), data[i:i + k])
             except DmaError:
-                raise _Fail(SC_DATA_XFER) from None
+                failed = True
             off, i = off + k, i + k
+        if failed:
+            raise _Fail(SC_DATA_XFER)
 
     # ------------------------------------------------------------------ I/O commands
     def _alloc_slot(self, sqid: int, cmd: _Cmd, sqhd: int) -> _Slot:
@@ -967,8 +972,6 @@ class NvmeRef:
                 self.slots[slot.tag] = None
                 self._maybe_finish_disable()
                 return
-            if status == SC_OK:
-                self._count(slot)
         cq = self.cqs[self.sqs[sqid].cqid]
         sct, sc = status
         rec = CqeRecord(cq.qid, -1, dw0, sqhd, sqid, cid, 0, sct, sc, int(status != SC_OK))
@@ -995,6 +998,8 @@ class NvmeRef:
             cq.phase ^= 1
         if slot is not None:
             self.slots[slot.tag] = None
+            if (rec.sct, rec.sc) == SC_OK:
+                self._count(slot)                  # SMART counts a command when its CQE is written
         if cq.ien:
             v = cq.iv % self.cfg.msi_vectors
             if self.intms >> v & 1:
