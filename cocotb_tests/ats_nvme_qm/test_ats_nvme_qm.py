@@ -18,7 +18,6 @@ Environment: ATS_SEED (seed, via the runner), ATS_LONG=1 (more commands).
 """
 from __future__ import annotations
 
-import logging
 import os
 import random
 import sys
@@ -26,12 +25,10 @@ from pathlib import Path
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer
-from cocotbext.axi import AxiStreamBus
-from cocotbext.pcie.core import RootComplex
+from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.pcie.core import tlp as nvme_tlp
-from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 
+from atstb.nvme_pcie import PcieNvmeHost
 from atstb.runner import ROOT, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
@@ -41,54 +38,7 @@ from atomssd.nvme import NvmeDriver, Sqe, run_async  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
-VID, DID, CLASS = 0x1D1D, 0xA705, 0x010802
 QDEPTH = 8                        # the emulator's command slots
-
-
-class Transport:
-    """The driver's transport over the root complex (BAR0 TLPs, host memory of the root complex)."""
-
-    def __init__(self, tb):
-        self.tb = tb
-        self.next = 0
-        self.irqs: set[int] = set()
-
-    async def mmio_read32(self, off):
-        return await self.tb.bar.read_dword(off, timeout=200000)
-
-    async def mmio_write32(self, off, v):
-        if off == nvme.REG_CC and v & 1:
-            self.tb.cq_db.clear()                       # enable: the admin CQ starts at head 0
-        if off >= nvme.DB_BASE and off & 4:
-            self.tb.cq_db[(off - nvme.DB_BASE) // 8] = v
-            self.tb.events.append(("DB", (off - nvme.DB_BASE) // 8, v))
-        await self.tb.bar.write_dword(off, v)
-
-    async def mmio_write64(self, off, v):
-        await self.tb.bar.write_qword(off, v)
-
-    def mem_alloc(self, size, align):
-        self.next = -(-self.next // align) * align
-        a, self.next = self.next, self.next + size
-        assert self.next <= self.tb.mem_size, "host memory exhausted"
-        return self.tb.mem_base + a
-
-    def mem_write(self, addr, data):
-        o = addr - self.tb.mem_base
-        self.tb.mem[o:o + len(data)] = data
-
-    def mem_read(self, addr, n):
-        o = addr - self.tb.mem_base
-        return bytes(self.tb.mem[o:o + n])
-
-    async def wait(self, cycles):
-        await ClockCycles(self.tb.dut.clk, max(int(cycles), 1))
-
-    def irq_pending(self, v):
-        return v in self.irqs
-
-    def irq_clear(self, v):
-        self.irqs.discard(v)
 
 
 def encode(rng: random.Random, sqe: Sqe) -> None:
@@ -258,39 +208,13 @@ class TB:
     def __init__(self, dut, cfg):
         self.dut, self.cfg = dut, cfg
         self.rng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7727 + 3)
-        self.rc = RootComplex()
-        self.rc.max_payload_size = 1
-        self.dev = UltraScalePlusPcieDevice(
-            pcie_generation=3, pcie_link_width=4, user_clk_frequency=125e6, alignment="dword",
-            pf_count=1, max_payload_size=512, enable_client_tag=True, pf0_msi_enable=True, pf0_msi_count=32,
-            user_clk=dut.clk, user_reset=dut.rst,
-            cq_bus=AxiStreamBus.from_prefix(dut, "s_axis_cq"), cc_bus=AxiStreamBus.from_prefix(dut, "m_axis_cc"),
-            rq_bus=AxiStreamBus.from_prefix(dut, "m_axis_rq"), rc_bus=AxiStreamBus.from_prefix(dut, "s_axis_rc"),
-            cfg_max_payload=dut.cfg_max_payload, cfg_max_read_req=dut.cfg_max_read_req,
-            cfg_function_status=dut.cfg_function_status,
-            cfg_interrupt_msi_enable=dut.cfg_interrupt_msi_enable,
-            cfg_interrupt_msi_mmenable=dut.cfg_interrupt_msi_mmenable,
-            cfg_interrupt_msi_int=dut.cfg_interrupt_msi_int,
-            cfg_interrupt_msi_sent=dut.cfg_interrupt_msi_sent,
-            cfg_interrupt_msi_fail=dut.cfg_interrupt_msi_fail)
-        f = self.dev.functions[0]
-        f.vendor_id, f.device_id, f.class_code = VID, DID, CLASS
-        f.configure_bar(0, 16 * 1024, ext=True, prefetch=False)
-        self.rc.make_port().connect(self.dev)
-        for lg in (self.rc.log, self.dev.log):
-            lg.setLevel(logging.WARNING)
-        self.mem_size = 4 << 20
-        self.mem = self.rc.mem_pool.alloc_region(self.mem_size)
-        self.mem_base = self.mem.get_absolute_address(0)
-        for s in (self.dev.cq_source, self.dev.rc_source):
-            s.set_pause_generator(pause_gen(self.rng, True, 0.2))
-        for s in (self.dev.cc_sink, self.dev.rq_sink):
-            s.set_pause_generator(pause_gen(self.rng, "heavy", max_stall=12))
-        self.tr = Transport(self)
-        self.drv = NvmeDriver(timeout_cycles=400_000, poll_cycles=40)
+        self.host = PcieNvmeHost(dut, self.rng)
+        self.rc, self.dev, self.tr = self.host.rc, self.host.dev, self.host.tr
+        self.tr.on_mmio_write = self._on_mmio_write
+        self.drv = self.host.drv
+        self.msis = self.host.msis
         self.qprio: dict[int, int] = {}
         self.emu = CmdEmu(self)
-        self.msis: list[int] = []
         self.events: list = []
         self.cq_db: dict[int, int] = {}          # the last CQ head doorbell the host wrote
         self.cq_writes = 0
@@ -311,21 +235,16 @@ class TB:
         self.rc.register_rx_tlp_handler(nvme_tlp.TlpType.MEM_WRITE, on_write)
         self.rc.register_rx_tlp_handler(nvme_tlp.TlpType.MEM_WRITE_64, on_write)
 
+    def _on_mmio_write(self, off: int, v: int) -> None:
+        if off == nvme.REG_CC and v & 1:
+            self.cq_db.clear()                          # enable: the admin CQ starts at head 0
+        if off >= nvme.DB_BASE and off & 4:
+            self.cq_db[(off - nvme.DB_BASE) // 8] = v
+            self.events.append(("DB", (off - nvme.DB_BASE) // 8, v))
+
     async def start(self):
-        await FallingEdge(self.dut.rst)
-        await Timer(100, "ns")
-        await self.rc.enumerate()
-        self.d = self.rc.find_device(self.dev.functions[0].pcie_id)
-        await self.d.enable_device()
-        await self.d.set_master()
-        n = await self.d.alloc_irq_vectors(32, 32)
-        assert n == 32, f"{n} MSI vectors"
-        for v in range(32):
-            async def on_msi(v=v):
-                self.tr.irqs.add(v)
-                self.msis.append(v)
-            self.d.request_irq(v, on_msi)
-        self.bar = self.d.bar_window[0]
+        await self.host.start()
+        self.bar = self.host.bar
 
     async def do(self, gen):
         return await run_async(gen, self.tr)

@@ -1,0 +1,10 @@
+rtl/common/ats_ram_sdp.sv
+rtl/nvme/ats_nvme_regs.sv
+rtl/nvme/ats_nvme_bar.sv
+rtl/nvme/ats_nvme_rq.sv
+rtl/nvme/ats_nvme_qm.sv
+rtl/nvme/ats_nvme_prp.sv
+rtl/nvme/ats_nvme_cmd.sv
+rtl/nvme/ats_nvme_admin.sv
+rtl/nvme/ats_nvme_arb2.sv
+rtl/nvme/ats_nvme.sv

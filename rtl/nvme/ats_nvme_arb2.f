@@ -1,0 +1,1 @@
+rtl/nvme/ats_nvme_arb2.sv
