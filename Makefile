@@ -63,6 +63,7 @@ synth-check: $(GEN_STAMP)
 # pytest pool: its tests (tests/system) share it
 sim-soc: $(GEN_STAMP)
 	$(PY) sim/soc/build.py
+	$(PY) sim/soc/build.py --nvme --no-firmware
 
 # docs/registers.md is the sim configuration's generated register document (soc/regmap.py)
 regs: sim-soc

@@ -10,7 +10,19 @@
 // (die images, saved at power-off, loaded at power-on); +hostmem_mb=<n> (default 16);
 // +uart_log=<file>; +uart_echo (UART to stderr); +trace=<file.fst> +trace_from=<cycle>
 // +trace_to=<cycle> (a trace window; the TRACE message opens others). Env ATS_NAND_FAULTS: die faults.
+//
+// Built with ATS_NVME (sim/soc/build.py --nvme) the top is ats_soc_nvme_sim_top: the NVMe front end
+// sits before the host port and this harness is its PCIe root port (docs/host-port.md "NVMe build"):
+// MMIO_WRITE / MMIO_READ become CQ requests to BAR0, CC completions answer MMIO_READ, the device's
+// RQ memory reads and writes are served from host memory (RC completions, one per read request),
+// MSIs are acknowledged at once and reported.
+#ifdef ATS_NVME
+#include "Vats_soc_nvme_sim_top.h"
+using Top = Vats_soc_nvme_sim_top;
+#else
 #include "Vats_soc_sim_top.h"
+using Top = Vats_soc_sim_top;
+#endif
 #include "verilated.h"
 #if VM_TRACE
 #include "verilated_fst_c.h"
@@ -37,8 +49,9 @@ namespace {
 enum : uint8_t {
     M_SUBMIT = 0x01, M_MEM_WRITE = 0x02, M_MEM_READ = 0x03, M_RUN = 0x04, M_UART_IN = 0x05,
     M_CUT_ARM = 0x06, M_CUT_NOW = 0x07, M_PWR_FAIL = 0x08, M_TRACE = 0x09, M_INFO = 0x0A, M_QUIT = 0x0B,
+    M_MMIO_WRITE = 0x0C, M_MMIO_READ = 0x0D,
     M_HELLO = 0x80, M_CPL = 0x81, M_UART = 0x82, M_MEM_DATA = 0x83, M_STOPPED = 0x84, M_INFO_R = 0x85,
-    M_ERROR = 0x8F,
+    M_MMIO_DATA = 0x86, M_MSI = 0x87, M_ERROR = 0x8F,
 };
 // RUN stop conditions and STOPPED reasons
 enum : uint32_t {
@@ -46,6 +59,8 @@ enum : uint32_t {
     U_IDLE = 1u << 1,     // every submitted command has completed
     U_LINE = 1u << 2,     // the UART sent a newline
     U_HOST_EN = 1u << 3,  // the device accepts host commands (firmware ready)
+    U_MMIO = 1u << 4,     // (NVMe build) an MMIO read was answered
+    U_MSI = 1u << 5,      // (NVMe build) an MSI was sent
     R_MAX = 1u << 8,      // max_cycles reached
     R_CUT = 1u << 9,      // power was cut (an armed cut fired, or CUT_NOW)
 };
@@ -72,7 +87,7 @@ struct Cmd {
 
 struct Sim {
     VerilatedContext *ctx;
-    Vats_soc_sim_top *top;
+    Top *top;
     int fd = -1;
     uint64_t t_ps = 0, cycle = 0;
     std::vector<uint32_t> mem;             // host memory, words
@@ -93,6 +108,22 @@ struct Sim {
     uint64_t cut_cycle = 0;
     std::vector<uint8_t> out;              // pending output bytes
     double wall_run = 0;                   // seconds spent inside RUN
+#ifdef ATS_NVME
+    // PCIe root port
+    struct CqReq { bool write; uint32_t off, value; uint8_t tag; };
+    std::deque<CqReq> cq_q;                // MMIO requests not yet taken by the front end
+    std::deque<CqReq> mmio_rd;             // MMIO reads waiting for their completion
+    struct RdJob { uint64_t addr; uint32_t ndw; uint8_t tag; bool bad; };
+    std::deque<RdJob> rc_q;                // memory reads of the device, answered in order
+    uint32_t rc_sent = 0;                  // dwords of rc_q.front() sent
+    bool rq_in_write = false;              // later beats of a memory write follow
+    uint64_t rq_addr = 0;
+    uint32_t rq_left = 0;
+    bool rq_bad = false;
+    bool msi_ack = false;                  // cfg_interrupt_msi_sent on the next cycle
+    uint8_t mmio_tag = 0;
+    uint64_t mmio_reads = 0, mmio_writes = 0, dma_rd_dw = 0, dma_wr_dw = 0, msis = 0;
+#endif
 #if VM_TRACE
     std::unique_ptr<VerilatedFstC> tfp;
     uint64_t trace_from = ~0ull, trace_to = ~0ull;
@@ -186,6 +217,9 @@ struct Sim {
 
     // ---- inputs for the next edge
     void drive() {
+#ifdef ATS_NVME
+        drive_pcie();
+#else
         top->host_cmd_valid = !sq.empty() && !cut_done;
         if (!sq.empty()) {
             const Cmd &c = sq.front();
@@ -205,6 +239,7 @@ struct Sim {
             top->host_hrdd_data = word(hrd_q.front().addr);
             top->host_hrdd_last = hrd_q.front().left == 1;
         }
+#endif
         top->uart_rx_valid = !uart_in.empty();
         if (!uart_in.empty()) top->uart_rx_data = uart_in.front();
     }
@@ -213,6 +248,12 @@ struct Sim {
     uint32_t step() {
         drive();
         top->eval();
+#ifdef ATS_NVME
+        const bool tx_fire = top->uart_tx_valid && top->uart_tx_ready;
+        const uint8_t tx_byte = top->uart_tx_data;
+        const bool rx_fire = top->uart_rx_valid && top->uart_rx_ready;
+        uint32_t why = pcie_step();
+#else
         const bool cmd_fire = top->host_cmd_valid && top->host_cmd_ready;
         const bool cpl_fire = top->host_cpl_valid && top->host_cpl_ready;
         const uint8_t cpl_tag = top->host_cpl_tag, cpl_status = top->host_cpl_status;
@@ -255,6 +296,7 @@ struct Sim {
             hwr_addr += 4;
             if (hwr_last) hwr_burst = false;
         }
+#endif
         if (tx_fire) {
             send_msg(M_UART, &tx_byte, 1);
             if (uart_log) std::fputc(tx_byte, uart_log);
@@ -265,6 +307,144 @@ struct Sim {
         if (cut_kind == CUT_CYCLE && cycle >= cut_value && !cut_done) why |= power_cut();
         return why;
     }
+
+
+#ifdef ATS_NVME
+    // ---- PCIe root port (UltraScale+ user interface, 256 bits; the formats ats_nvme_bar / _rq use)
+    bool host_ok(uint64_t addr, uint32_t ndw) const {
+        return !(addr & 3) && addr + uint64_t(ndw) * 4 <= uint64_t(mem.size()) * 4;
+    }
+    void drive_pcie() {
+        top->m_axis_cc_tready = 1;
+        top->m_axis_rq_tready = 1;
+        top->cfg_max_payload = 1;          // 256 bytes
+        top->cfg_max_read_req = 2;         // 512 bytes
+        top->cfg_function_status = 0x4;    // bus master enable
+        top->cfg_interrupt_msi_enable = 1;
+        top->cfg_interrupt_msi_mmenable = 5;   // 32 vectors
+        top->cfg_interrupt_msi_sent = msi_ack;
+        top->cfg_interrupt_msi_fail = 0;
+        // CQ: the oldest MMIO request, one beat
+        top->s_axis_cq_tvalid = !cq_q.empty() && !cut_done;
+        for (int i = 0; i < 8; i++) top->s_axis_cq_tdata[i] = 0;
+        for (int i = 0; i < 3; i++) top->s_axis_cq_tuser[i] = 0;
+        if (!cq_q.empty()) {
+            const CqReq &r = cq_q.front();
+            top->s_axis_cq_tdata[0] = r.off & 0x3FFC;                    // BAR0 at 0: address = offset
+            top->s_axis_cq_tdata[2] = (r.write ? 1u : 0u) << 11 | 1u;  // MemWr / MemRd, 1 dword
+            top->s_axis_cq_tdata[3] = 14u << 19 | r.tag;               // BAR id 0, aperture 2^14, tag
+            top->s_axis_cq_tdata[4] = r.value;
+            top->s_axis_cq_tkeep = r.write ? 0x1F : 0x0F;
+            top->s_axis_cq_tlast = 1;
+            top->s_axis_cq_tuser[0] = 0xF;                             // first BE 1111, last BE 0000
+        }
+        // RC: the next beat of the oldest read's completion
+        top->s_axis_rc_tvalid = !rc_q.empty() && !cut_done;
+        for (int i = 0; i < 8; i++) top->s_axis_rc_tdata[i] = 0;
+        top->s_axis_rc_tkeep = 0;
+        top->s_axis_rc_tlast = 0;
+        if (!rc_q.empty()) {
+            const RdJob &j = rc_q.front();
+            int lane = 0;
+            if (rc_sent == 0) {
+                const uint32_t bc = j.bad ? 0 : j.ndw * 4;
+                top->s_axis_rc_tdata[0] = 1u << 30 | (bc & 0x1FFF) << 16 | uint32_t(j.addr & 0xFFF);
+                top->s_axis_rc_tdata[1] = (j.bad ? 1u : 0u) << 11 | (j.bad ? 0 : (j.ndw & 0x7FF));
+                top->s_axis_rc_tdata[2] = j.tag;
+                lane = 3;
+            }
+            uint32_t n = j.bad ? 0 : std::min<uint32_t>(8 - lane, j.ndw - rc_sent);
+            uint32_t keep = (1u << lane) - 1;
+            for (uint32_t k = 0; k < n; k++) {
+                top->s_axis_rc_tdata[lane + k] = mem[(j.addr / 4) + rc_sent + k];
+                keep |= 1u << (lane + k);
+            }
+            top->s_axis_rc_tkeep = keep;
+            top->s_axis_rc_tlast = j.bad || rc_sent + n == j.ndw;
+        }
+    }
+    // samples the PCIe handshakes of this cycle, clocks, and applies them; returns stop reasons
+    uint32_t pcie_step() {
+        const bool cq_fire = top->s_axis_cq_tvalid && top->s_axis_cq_tready;
+        const bool cc_fire = top->m_axis_cc_tvalid && top->m_axis_cc_tready;
+        const bool rq_fire = top->m_axis_rq_tvalid && top->m_axis_rq_tready;
+        const bool rc_fire = top->s_axis_rc_tvalid && top->s_axis_rc_tready;
+        uint32_t cc[8], rq[8];
+        for (int i = 0; i < 8; i++) { cc[i] = top->m_axis_cc_tdata[i]; rq[i] = top->m_axis_rq_tdata[i]; }
+        const uint32_t rq_keep = top->m_axis_rq_tkeep;
+        const uint32_t msi = top->cfg_interrupt_msi_int;
+        const bool was_ack = msi_ack;
+        tick();
+        uint32_t why = 0;
+        msi_ack = false;
+        if (msi && !was_ack) {
+            uint32_t v = 0;
+            while (!(msi >> v & 1)) v++;
+            struct __attribute__((packed)) { uint32_t vec; uint64_t cyc; } m = {v, cycle};
+            send_msg(M_MSI, &m, sizeof m);
+            msi_ack = true;
+            msis++;
+            why |= U_MSI;
+        }
+        if (cq_fire) {
+            if (!cq_q.front().write) mmio_rd.push_back(cq_q.front());
+            cq_q.pop_front();
+        }
+        if (cc_fire) {
+            if (mmio_rd.empty()) {
+                error("a completion on CC with no MMIO read outstanding");
+            } else {
+                const CqReq r = mmio_rd.front();
+                mmio_rd.pop_front();
+                const uint32_t st = (cc[1] >> 11) & 7;
+                if ((cc[2] & 0xFF) != r.tag) error("CC completion tag %u for MMIO read tag %u", cc[2] & 0xFF, r.tag);
+                struct __attribute__((packed)) { uint32_t off, value, status; } m = {r.off, st ? 0xFFFFFFFFu : cc[3], st};
+                send_msg(M_MMIO_DATA, &m, sizeof m);
+                why |= U_MMIO;
+            }
+        }
+        if (rq_fire) {
+            int lane = 0;
+            if (!rq_in_write) {
+                const uint64_t addr = uint64_t(rq[1]) << 32 | (rq[0] & ~3u);
+                const uint32_t ndw = rq[2] & 0x7FF, type = (rq[2] >> 11) & 0xF;
+                const uint8_t tag = rq[3] & 0xFF;
+                if (type == 0) {
+                    const bool bad = !host_ok(addr, ndw);
+                    if (bad && mem_errors++ < 10) error("device read of host memory 0x%" PRIx64 "+%u dwords (outside)", addr, ndw);
+                    rc_q.push_back({addr, ndw, tag, bad});
+                    dma_rd_dw += ndw;
+                } else if (type == 1) {
+                    rq_addr = addr;
+                    rq_left = ndw;
+                    rq_bad = !host_ok(addr, ndw);
+                    if (rq_bad && mem_errors++ < 10) error("device write of host memory 0x%" PRIx64 "+%u dwords (outside)", addr, ndw);
+                    rq_in_write = true;
+                    lane = 4;
+                } else {
+                    error("RQ request type %u not served", type);
+                }
+            }
+            if (rq_in_write) {
+                for (; lane < 8 && rq_left; lane++) {
+                    if (!(rq_keep >> lane & 1)) continue;
+                    if (!rq_bad) mem[rq_addr / 4] = rq[lane];
+                    rq_addr += 4;
+                    rq_left--;
+                    dma_wr_dw++;
+                }
+                if (!rq_left || top->m_axis_rq_tlast) rq_in_write = false;
+            }
+        }
+        if (rc_fire) {
+            RdJob &j = rc_q.front();
+            const uint32_t n = j.bad ? j.ndw : std::min<uint32_t>(rc_sent == 0 ? 5 : 8, j.ndw - rc_sent);
+            rc_sent += n;
+            if (rc_sent >= j.ndw) { rc_q.pop_front(); rc_sent = 0; }
+        }
+        return why;
+    }
+#endif
 
     uint32_t power_cut() {
         if (cut_done) return 0;
@@ -303,22 +483,36 @@ struct Sim {
         send_msg(M_STOPPED, &m, sizeof m);
     }
 
+    std::string nvme_json() {
+#ifdef ATS_NVME
+        char b[256];
+        std::snprintf(b, sizeof b,
+                      ", \"nvme\": true, \"mmio_reads\": %" PRIu64 ", \"mmio_writes\": %" PRIu64
+                      ", \"dma_rd_dw\": %" PRIu64 ", \"dma_wr_dw\": %" PRIu64 ", \"msis\": %" PRIu64
+                      ", \"nvme_rdy\": %d",
+                      mmio_reads, mmio_writes, dma_rd_dw, dma_wr_dw, msis, int(top->nvme_rdy));
+        return b;
+#else
+        return ", \"nvme\": false";
+#endif
+    }
+
     std::string info_json() {
-        char buf[768];
+        char buf[1024];
         std::snprintf(buf, sizeof buf,
                       "{\"cycle\": %" PRIu64 ", \"clk_mhz\": 100, \"submitted\": %" PRIu64 ", \"accepted\": %" PRIu64
                       ", \"completed\": %" PRIu64 ", \"cut\": %s, \"cut_cycle\": %" PRIu64
                       ", \"viol_total\": %u, \"mem_errors\": %" PRIu64 ", \"wall_run_s\": %.3f, \"sim_mhz\": %.4f"
-                      ", \"host_mem_bytes\": %zu, \"trace\": %s}",
+                      ", \"host_mem_bytes\": %zu, \"trace\": %s%s}",
                       cycle, submitted, accepted, completed, cut_done ? "true" : "false", cut_cycle,
                       top->viol_total, mem_errors, wall_run, wall_run > 0 ? cycle / wall_run / 1e6 : 0.0,
                       mem.size() * 4,
 #if VM_TRACE
-                      "true"
+                      "true",
 #else
-                      "false"
+                      "false",
 #endif
-        );
+                      nvme_json().c_str());
         return buf;
     }
 
@@ -336,6 +530,10 @@ struct Sim {
         auto u64 = [&](size_t o) { uint64_t v; std::memcpy(&v, p + o, 8); return v; };
         switch (type) {
         case M_SUBMIT: {
+#ifdef ATS_NVME
+            error("SUBMIT: this is the NVMe build (commands go through the NVMe queues: MMIO_WRITE / MMIO_READ)");
+            break;
+#endif
             if (n != 24) { error("SUBMIT of %zu bytes (24 expected)", n); break; }
             Cmd c;
             c.op = p[0]; c.tag = p[1]; c.txid = p[2]; c.flags = p[3]; c.attr = p[4]; c.prio = p[5];
@@ -396,6 +594,18 @@ struct Sim {
         case M_QUIT:
             flush();
             return false;
+#ifdef ATS_NVME
+        case M_MMIO_WRITE:
+            if (n != 8 || (u32(0) & 3) || u32(0) >= 0x4000) { error("MMIO_WRITE of %zu bytes / bad offset", n); break; }
+            cq_q.push_back({true, u32(0), u32(4), mmio_tag++});
+            mmio_writes++;
+            break;
+        case M_MMIO_READ:
+            if (n != 4 || (u32(0) & 3) || u32(0) >= 0x4000) { error("MMIO_READ of %zu bytes / bad offset", n); break; }
+            cq_q.push_back({false, u32(0), 0, mmio_tag++});
+            mmio_reads++;
+            break;
+#endif
         default:
             error("unknown message type 0x%02x", type);
         }
@@ -436,7 +646,7 @@ int main(int argc, char **argv) {
 #if VM_TRACE
     ctx->traceEverOn(true);
 #endif
-    auto top = std::make_unique<Vats_soc_sim_top>(ctx.get());
+    auto top = std::make_unique<Top>(ctx.get());
     Sim sim;
     sim.ctx = ctx.get();
     sim.top = top.get();
@@ -462,9 +672,11 @@ int main(int argc, char **argv) {
     top->rst = 1;
     top->power_ok = 0;
     top->host_pwr_fail = 0;
+#ifndef ATS_NVME
     top->host_cpl_ready = 1;
     top->host_hrd_ready = 1;
     top->host_hwr_ready = 1;
+#endif
     top->uart_tx_ready = 1;
     top->clk = 0;
     top->eval();

@@ -64,21 +64,33 @@ def verilator() -> str:
     return str(v) if v.exists() else "verilator"
 
 
-def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False) -> Path:
+NVME_SOURCES = ["rtl/common/ats_ram_sdp.sv", "rtl/nvme/ats_nvme_regs.sv", "rtl/nvme/ats_nvme_bar.sv",
+                "rtl/nvme/ats_nvme_rq.sv", "rtl/nvme/ats_nvme_qm.sv", "rtl/nvme/ats_nvme_prp.sv",
+                "rtl/nvme/ats_nvme_cmd.sv", "rtl/nvme/ats_nvme_admin.sv", "rtl/nvme/ats_nvme_arb2.sv",
+                "rtl/nvme/ats_nvme.sv"]
+
+
+def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False) -> Path:
+    """nvme: the build with the NVMe front end before the host port (ats_soc_nvme_sim_top; the
+    harness is its PCIe root port: docs/host-port.md "NVMe build")."""
     cfg = CONFIGS[cfg_name]
     out = gen_soc(cfg_name, quiet)
-    obj = out / ("sim_trace" if trace else "sim")
+    obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else ""))
     vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
     vsrcs += [out / "gateware" / "ats_soc.v", ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
               HERE / "ats_soc_sim_top.sv"]
+    if nvme:
+        vsrcs += [ROOT / p for p in NVME_SOURCES if ROOT / p not in vsrcs] + [HERE / "ats_soc_nvme_sim_top.sv"]
     cpp = [ROOT / "sim/nand/ats_nand_store.cpp", HERE / "ats_soc_sim.cpp"]
     g = dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, BLOCKS=cfg.blocks, PAGES_PER_BLOCK=cfg.pages_per_block,
              PAGE_BYTES=cfg.page_bytes, SPARE_BYTES=cfg.spare_bytes, ARRAY_TIME_DIV=cfg.array_time_div,
              T_BERS_NS=cfg.t_bers_ns)
+    if nvme:
+        g.update(NUM_LBAS=cfg.num_lbas, QDEPTH=1 << (cfg.qdepth.bit_length() - 1))
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-           "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_sim_top", "-o", "ats_soc_sim",
+           "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
-           "-CFLAGS", f"-I{ROOT / 'sim/nand'}",
+           "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else ""),
            *(["--trace-fst", "--trace-structs"] if trace else []),
            *[f"-G{k}={v}" for k, v in g.items()], *map(str, vsrcs), *map(str, cpp)]
     d = _digest(vsrcs + cpp + [ROOT / "sim/nand/ats_nand_store.h"], "\0".join(cmd))
@@ -121,8 +133,9 @@ def main() -> None:
     ap.add_argument("--config", default="sim", choices=sorted(CONFIGS))
     ap.add_argument("--trace", action="store_true", help="FST tracing build")
     ap.add_argument("--no-firmware", action="store_true")
+    ap.add_argument("--nvme", action="store_true", help="with the NVMe front end (the harness is its root port)")
     a = ap.parse_args()
-    exe = build_sim(a.config, a.trace)
+    exe = build_sim(a.config, a.trace, nvme=a.nvme)
     print(exe)
     if not a.no_firmware:
         print(build_firmware(a.config))

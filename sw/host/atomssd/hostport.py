@@ -17,9 +17,11 @@ ROOT = Path(__file__).resolve().parents[3]
 # message types
 M_SUBMIT, M_MEM_WRITE, M_MEM_READ, M_RUN, M_UART_IN, M_CUT_ARM, M_CUT_NOW, M_PWR_FAIL, M_TRACE, M_INFO, M_QUIT = \
     range(1, 12)
+M_MMIO_WRITE, M_MMIO_READ = 0x0C, 0x0D                      # the NVMe build (docs/host-port.md)
 M_HELLO, M_CPL, M_UART, M_MEM_DATA, M_STOPPED, M_INFO_R, M_ERROR = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x8F
+M_MMIO_DATA, M_MSI = 0x86, 0x87
 # RUN conditions / STOPPED reasons
-U_CPL, U_IDLE, U_LINE, U_HOST_EN = 1, 2, 4, 8
+U_CPL, U_IDLE, U_LINE, U_HOST_EN, U_MMIO, U_MSI = 1, 2, 4, 8, 16, 32
 R_MAX, R_CUT = 0x100, 0x200
 CUT_NONE, CUT_CYCLE, CUT_ACCEPT, CUT_CPL = 0, 1, 2, 3
 
@@ -69,6 +71,8 @@ class HostPort:
         self.buf = b""
         self.uart = bytearray()
         self.cpls: list[Completion] = []
+        self.mmio_data: list[tuple[int, int, int]] = []   # NVMe build: (offset, value, status) of MMIO reads
+        self.msis: list[tuple[int, int]] = []             # NVMe build: (vector, cycle)
         self.errors: list[str] = []
         self.cycle = 0
         self.cut = False
@@ -102,6 +106,10 @@ class HostPort:
             self.uart += p
         elif t == M_ERROR:
             self.errors.append(p.decode(errors="replace"))
+        elif t == M_MMIO_DATA:
+            self.mmio_data.append(struct.unpack("<III", p))
+        elif t == M_MSI:
+            self.msis.append(struct.unpack("<IQ", p))
         else:
             raise SimError(f"unexpected message {t:#x}")
 
@@ -136,6 +144,22 @@ class HostPort:
         if why & R_CUT:
             self.cut = True
         return why
+
+    def mmio_write32(self, off: int, value: int) -> None:
+        """NVMe build: a 32-bit memory write to BAR0 (posted: it enters the device as the
+        simulation runs, in order with the other MMIO requests)."""
+        self._send(M_MMIO_WRITE, struct.pack("<II", off, value & 0xFFFFFFFF))
+
+    def mmio_read32(self, off: int, max_cycles: int = 1_000_000) -> int:
+        """NVMe build: a 32-bit memory read of BAR0; runs the simulation until it is answered
+        (0xFFFFFFFF for a completion with an error status)."""
+        self._send(M_MMIO_READ, struct.pack("<I", off))
+        n = len(self.mmio_data)
+        while len(self.mmio_data) == n:
+            why = self.run(max_cycles, U_MMIO)
+            if why & (R_CUT | R_MAX) and len(self.mmio_data) == n:
+                raise SimError(f"MMIO read of {off:#x} not answered (STOPPED {why:#x})")
+        return self.mmio_data[n][1]
 
     def uart_in(self, text: str) -> None:
         self._send(M_UART_IN, text.encode())
