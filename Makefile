@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery wave-core synth clean distclean
+.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery wave-core synth clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -71,7 +71,7 @@ regs: sim-soc
 
 test-rtl: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system $(SYNTH_TESTS)
+	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach $(SYNTH_TESTS)
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
@@ -84,7 +84,7 @@ test: $(SETUP_STAMP) lint test-harness test-rtl
 
 test-long: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system
+	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 	$(PY) tests/system/summary.py
 
@@ -158,3 +158,8 @@ clean:
 	rm -rf build
 distclean: clean
 	rm -rf .venv .cache .stamps spinal/target
+
+# host attach (docs/host-attach.md): the simulated device as an ext4 mount until Ctrl-C (needs root,
+# /dev/fuse and loop devices)
+attach: $(SETUP_STAMP) $(GEN_STAMP)
+	cd sw/host && $(PY) -m atomssd.attach --dir $(ROOT)/build/attach/dev --mount $(ROOT)/build/attach/fs

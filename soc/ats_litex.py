@@ -94,6 +94,11 @@ CONFIGS = {
     "default": AtsConfig(name="default", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                          pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
                          remap_preset="default", sys_clk_hz=75_000_000),
+    # host attach (NBD, docs/host-attach.md): 8 MiB of 4 KiB LBAs on 2 x 2 dies of 8 MiB raw, large
+    # enough for an ext4 journal, small enough to boot and recover in seconds of simulation
+    "attach": AtsConfig(name="attach", num_chan=2, ways=2, page_bytes=4096, spare_bytes=224,
+                        pages_per_block=32, blocks=64, num_lbas=2048, win=8, rd_slots=8,
+                        remap_preset="default"),
 }
 # benchmark B5 (bench/recovery): the default device with its geometry scaled from 256 MiB to 4 GiB
 # raw (blocks per die; 128 pages of 4 KiB a block), FEMU array times, 16 Ki LBAs (the on-chip L2P)

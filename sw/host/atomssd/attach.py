@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Host attach (docs/host-attach.md): the simulated atomssd as a Linux block device.
+
+    python -m atomssd.attach --dir build/attach [--config attach] [--mount build/attach/fs] [--mkfs]
+
+starts nbdkit with the atomssd plugin (nbd_plugin.py: the full-system simulation with the NVMe
+front end, every NBD request NVMe commands) on `<dir>/nbd.sock`; with `--mount`, nbdfuse exposes the
+export as `<dir>/fuse/disk`, a loop device is attached to it, an ext4 file system is made on it
+(`--mkfs`, or when it has none) and mounted. Ctrl-C (or SIGTERM) unmounts and detaches in order,
+and the device powers off (images saved in `<dir>`). Needs root, /dev/fuse and loop devices, and
+the Debian packages nbdkit, nbdkit-plugin-python, libnbd-bin (nbdfuse), e2fsprogs (`make setup`).
+
+The functions are the test's building blocks (tests/attach)."""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PLUGIN = HERE / "nbd_plugin.py"
+TOOLS = ("nbdkit", "nbdfuse", "losetup", "mkfs.ext4", "e2fsck", "mount", "umount", "fusermount3")
+
+
+def missing() -> list[str]:
+    """What this machine lacks for host attach (empty: everything is there)."""
+    out = [f"tool {t}" for t in TOOLS if shutil.which(t) is None]
+    if os.geteuid() != 0:
+        out.append("root")
+    for dev in ("/dev/fuse", "/dev/loop-control"):
+        if not os.path.exists(dev):
+            out.append(dev)
+    r = subprocess.run(["nbdkit", "python", "--dump-plugin"], capture_output=True, text=True) \
+        if shutil.which("nbdkit") else None
+    if r is not None and r.returncode != 0:
+        out.append("nbdkit's python plugin (nbdkit-plugin-python)")
+    return out
+
+
+def build(config: str) -> tuple[Path, Path, int]:
+    """The NVMe build of the full-system simulation and the firmware for `config` (built when
+    their inputs changed; a file lock keeps parallel callers apart)."""
+    import fcntl
+    import json
+    root = HERE.parents[2]
+    sys.path.insert(0, str(root / "sim" / "soc"))
+    import build as simbuild
+    lock = root / "build" / "soc" / ".build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        exe = simbuild.build_sim(config, nvme=True, quiet=True)
+        fw = simbuild.build_firmware(config, quiet=True)
+    cfg = json.loads((root / "build" / "soc" / config / "config.json").read_text())
+    return exe, fw, int(cfg["ndie"])
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, what: str, timeout: float = 600) -> None:
+    t0 = time.time()
+    while not path.exists():
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode} before {path} appeared")
+        if time.time() - t0 > timeout:
+            raise RuntimeError(f"{what}: {path} did not appear within {timeout} s")
+        time.sleep(0.1)
+
+
+class Export:
+    """nbdkit serving the simulated device on a Unix socket (the device boots at the first
+    connection: format on blank images, recovery otherwise)."""
+
+    def __init__(self, d: Path, config: str = "attach", queues: int = 2):
+        self.dir = Path(d).resolve()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.sock = self.dir / "nbd.sock"
+        self.sock.unlink(missing_ok=True)
+        exe, fw, ndie = build(config)
+        self.log = open(self.dir / "nbdkit.log", "a")
+        env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+        self.proc = subprocess.Popen(["nbdkit", "-U", str(self.sock), "-f", "python", str(PLUGIN),
+                                      f"dir={self.dir}", f"exe={exe}", f"fw={fw}", f"ndie={ndie}",
+                                      f"queues={queues}"],
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        _wait_for(self.sock, self.proc, "nbdkit", 60)
+
+    @property
+    def uri(self) -> str:
+        return f"nbd+unix:///?socket={self.sock}"
+
+    def sim_pid(self) -> int | None:
+        p = self.dir / "sim.pid"
+        return int(p.read_text()) if p.exists() else None
+
+    def stop(self, timeout: float = 300) -> None:
+        """Power off: nbdkit unloads the plugin, which closes the simulator (images saved)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class Attached:
+    """nbdfuse + a loop device on an Export: `loop` is the block device."""
+
+    def __init__(self, exp: Export):
+        self.exp = exp
+        self.mnt = exp.dir / "fuse"
+        self.mnt.mkdir(exist_ok=True)
+        self.file = self.mnt / "disk"
+        self.fuse = subprocess.Popen(["nbdfuse", str(self.file), "--unix", str(exp.sock)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        _wait_for(self.file, self.fuse, "nbdfuse")
+        self.loop = subprocess.run(["losetup", "-f", "--show", str(self.file)], check=True, capture_output=True,
+                                   text=True).stdout.strip()
+        self.fs: Path | None = None
+
+    def mkfs(self) -> None:
+        # no discard (a TRIM of the whole device) and lazy inode tables and journal: the simulated
+        # device writes about 10 KiB/s, so mkfs writes only what the file system needs
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", self.loop],
+                       check=True, capture_output=True)
+
+    def fsck(self) -> tuple[int, str]:
+        """e2fsck -fn (no changes): (exit code, output); 0 = clean."""
+        r = subprocess.run(["e2fsck", "-fn", self.loop], capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+    def mount(self, where: Path) -> None:
+        where.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mount", "-t", "ext4", self.loop, str(where)], check=True, capture_output=True)
+        self.fs = where
+
+    def umount(self, lazy: bool = False) -> None:
+        if self.fs is not None:
+            subprocess.run(["umount"] + (["-l"] if lazy else []) + [str(self.fs)], check=not lazy,
+                           capture_output=True)
+            self.fs = None
+
+    def detach(self, lazy: bool = False) -> None:
+        self.umount(lazy)
+        subprocess.run(["losetup", "-d", self.loop], check=False, capture_output=True)
+        subprocess.run(["fusermount3", "-u"] + (["-z"] if lazy else []) + [str(self.mnt)], check=False,
+                       capture_output=True)
+        try:
+            self.fuse.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fuse.kill()
+
+
+def has_fs(dev: str) -> bool:
+    r = subprocess.run(["blkid", "-p", dev], capture_output=True, text=True)
+    return "ext4" in r.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", default="build/attach", type=Path, help="images, sockets and logs")
+    ap.add_argument("--config", default="attach", help="device configuration (soc/ats_litex.py CONFIGS)")
+    ap.add_argument("--mount", type=Path, help="also attach a loop device and mount ext4 here")
+    ap.add_argument("--mkfs", action="store_true", help="make a new ext4 file system first")
+    a = ap.parse_args()
+    lack = missing()
+    if lack and a.mount:
+        sys.exit("host attach needs: " + ", ".join(lack))
+    exp = Export(a.dir, a.config)
+    print(f"[attach] NBD export: {exp.uri} (the device boots at the first connection)", flush=True)
+    att = None
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    try:
+        if a.mount:
+            att = Attached(exp)
+            if a.mkfs or not has_fs(att.loop):
+                print(f"[attach] mkfs.ext4 {att.loop}", flush=True)
+                att.mkfs()
+            att.mount(a.mount)
+            print(f"[attach] {att.loop} mounted on {a.mount}; Ctrl-C to unmount and power off", flush=True)
+        while not stop["now"] and exp.proc.poll() is None:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if att is not None:
+            att.detach()
+        exp.stop()
+        print("[attach] powered off (images saved)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
