@@ -74,7 +74,7 @@ def _fio(uri: str, rw: str, size: str, io_size: str, seed: int) -> dict:
     cmd = ["fio", "--name=atomssd", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}", "--bs=4k",
            f"--size={size}", f"--io_size={io_size}", "--iodepth=1", f"--randseed={seed}", "--output-format=json"]
     if rw == "randwrite":
-        cmd += ["--verify=crc32c", "--do_verify=1"]
+        cmd += ["--verify=crc32c", "--do_verify=1", "--verify_state_save=0"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, f"fio {rw} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}"
     j = json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]
