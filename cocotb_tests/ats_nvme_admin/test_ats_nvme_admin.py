@@ -114,7 +114,7 @@ class TB:
         self.room = 1
         self.cqe_taken: list[dict] = []
         dut.m_cqe_ready.value = 0
-        for n, v in (("st_rdy", 1), ("ioq_any", 0), ("sq_busy", 0), ("slot_err", 0), ("wr_acc", 0),
+        for n, v in (("st_rdy", 1), ("st_dis", 0), ("ioq_any", 0), ("sq_busy", 0), ("slot_err", 0), ("wr_acc", 0),
                      ("wr_done", 0), ("s_cpl_valid", 0), ("s_cpl_status", 0), ("smart_rd", 0),
                      ("smart_wr", 0), ("smart_bytes", 0), ("cq_room", 1)):
             getattr(dut, n).value = v
@@ -127,6 +127,8 @@ class TB:
         self.w_off: int | None = None             # offset of the next beat of the burst
         self.fw_jobs: list[dict] = []             # firmware answers under way
         self.fw_status = 0                        # the firmware's status of the current command
+        self.abandon = False                      # a controller reset comes while the firmware answers
+        self.fw_words = 128                       # words the firmware sends for this answer
         self.fw_expect: int | None = None         # the §1 op the current command must ask for
         self.busy_sq: dict[int, int] = {}         # sq -> cycle its busy bit drops
         self.cycle = 0
@@ -237,14 +239,22 @@ class TB:
             self.fw_expect = None
             self.stats["fw"] += 1
             ans = (self.ref.fw_identify[:64] if c["op"] == 9 else self.ref.fw_log()[:512]).ljust(512, b"\0")
-            if self.fw_status == 0:
-                for w in struct.unpack("<128I", ans):
+            words = list(struct.unpack("<128I", ans))[:self.fw_words] if self.fw_status == 0 else []
+            self.stats["short"] = self.stats.get("short", 0) + (self.fw_words < 128)
+            late = self.rng.randrange(150, 400) if self.abandon else self.rng.randrange(1, 30)
+            # the firmware answers one request at a time, in order (ats_admin)
+            self.fw_jobs.append({"at": self.cycle + late, "words": words, "st": self.fw_status, "queued": False,
+                                 "words_at": self.cycle + late - 60 if self.abandon else self.cycle})
+        if self.fw_jobs:
+            j = self.fw_jobs[0]
+            if not j["queued"] and self.cycle >= j["words_at"]:     # an abandoned answer comes late
+                for w in j["words"]:
                     self.lwr.send_nowait(data=w)
-            self.fw_jobs.append({"at": self.cycle + self.rng.randrange(1, 30)})
-        if self.fw_jobs and not self.lwr.queue and self.fw_jobs[0]["at"] <= self.cycle:
-            self.fw_jobs.pop(0)
-            d.s_cpl_valid.value = 1
-            d.s_cpl_status.value = self.fw_status
+                j["queued"] = True
+            if j["queued"] and not self.lwr.queue and j["at"] <= self.cycle:
+                self.fw_jobs.pop(0)
+                d.s_cpl_valid.value = 1
+                d.s_cpl_status.value = j["st"]
 
     # ------------------------------------------------------------------ host memory and SQEs
     def alloc(self, size: int) -> int:
@@ -351,11 +361,15 @@ class TB:
         cmd = R._Cmd.parse(raw)
         sqhd = r.randrange(64)
         # fresh firmware answers, and whether the firmware fails this one
-        self.ref.fw_identify = r.randbytes(64)
-        log = r.randbytes(512)
+        # a short answer now and then (ats_admin sends 128 words; a shorter one must not leave an
+        # older answer's words in the buffer): the words it does not send are 0 in the reference
+        self.fw_words = 128 if r.random() < 0.9 else r.randrange(0, 128)
+        self.ref.fw_identify = r.randbytes(64)[:4 * self.fw_words].ljust(64, b"\0")
+        log = r.randbytes(512)[:4 * self.fw_words].ljust(512, b"\0")
         self.ref.fw_log = lambda: log
-        self.fw_status = 0 if r.random() < 0.93 else r.choice([1, 7, 0x42])
-        saved = copy.deepcopy(self.rmem.pages) if self.fw_status else None
+        self.fw_status = 0 if r.random() < 0.93 else r.choice([1, 2, 3, 7, 0x10, 0x42])
+        self.abandon = self.fw_status == 0 and r.random() < 0.06
+        saved = copy.deepcopy(self.rmem.pages) if self.fw_status or self.abandon else None
         before = len(self.ref.cqs[0].pending)
         aers = len(self.ref._aers)
         self.ref._admin(cmd, sqhd)
@@ -376,17 +390,24 @@ class TB:
             if walk_ok:
                 self.fw_expect = 9 if cmd.opc == R.ADM_IDENTIFY else 10
                 if self.fw_status:
-                    st = {1: R.SC_INVALID_OPCODE, 7: R.SC_INVALID_FIELD}.get(self.fw_status, R.SC_INTERNAL)
+                    st = R.nvme_status(self.fw_status)           # §1.8, as for the core's statuses
                     exp.sct, exp.sc, exp.dnr, exp.dw0 = st[0], st[1], 1, 0
                     self.rmem.pages = saved                       # no data for a failed answer
                     self.stats["fw_fail"] += 1
+                elif self.abandon:                                # st_dis while the answer is awaited
+                    exp.sct, exp.sc, exp.dnr, exp.dw0 = R.SC_INTERNAL[0], R.SC_INTERNAL[1], 1, 0
+                    self.rmem.pages = saved
         if not asks_fw or self.fw_expect is None:
             self.fw_status = 0
+            self.abandon = False
         self.adm.send_nowait(data=int.from_bytes(raw, "little"), sqhd=sqhd)
         self.stats["cmds"] += 1
         drain = None
         for _ in range(200_000):
             await RisingEdge(d.clk)
+            if self.abandon and self.fw_expect is None and not int(d.st_dis.value):
+                d.st_dis.value = 1                              # the firmware has the request now
+                self.stats["abandoned"] = self.stats.get("abandoned", 0) + 1
             if cmd.opc == R.ADM_DELETE_SQ and self.busy_sq:
                 drain = max(self.busy_sq.values())
             if self.cqe_taken:
@@ -395,6 +416,8 @@ class TB:
                 break
         else:
             raise AssertionError(f"admin command {cmd.opc:#x} never completed")
+        d.st_dis.value = 0
+        self.abandon = False
         if exp is None:                                     # a parked AER: no CQE
             assert len(self.ref._aers) == aers + 1
             self.stats["aer"] += 1
@@ -505,7 +528,8 @@ async def admin_random(dut):
             await tb.queue_cycle()
         await tb.command(tb.make_sqe())
     dut._log.info("admin: %s", tb.stats)
-    for k in ("cqe", "err_cqe", "aer", "qop", "fw", "fw_fail", "data", "xfer", "drain", "full_cq", "smart"):
+    for k in ("cqe", "err_cqe", "aer", "qop", "fw", "fw_fail", "data", "xfer", "drain", "full_cq", "smart",
+              "rdy_drop", "queue_cycle", "abandoned", "short"):
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
 
 
@@ -515,6 +539,6 @@ CONFIGS = {"q32_p4096": {"QDEPTH": 32, "PAGE_BYTES": 4096, "NUM_LBAS": 16384},
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme_admin(cfg):
-    run(toplevel="ats_nvme_admin", sources=[ROOT / "rtl/nvme/ats_nvme_admin.sv"], test_module="test_ats_nvme_admin",
+    run(toplevel="ats_nvme_admin", sources=[ROOT / p for p in (ROOT / "rtl/nvme/ats_nvme_admin.f").read_text().split()], test_module="test_ats_nvme_admin",
         test_dir=HERE, build_key=cfg, parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_LONG": "1" if LONG else "0"})

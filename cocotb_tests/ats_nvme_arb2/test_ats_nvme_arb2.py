@@ -71,7 +71,6 @@ class TB:
         self.model = Model(self.burst)
         self.sent: list[list[tuple[int, int]]] = [[], []]
         self.both = 0
-        self.alternations = 0
         every_edge(dut.clk, self._edge)
 
     def _edge(self) -> None:

@@ -4,6 +4,7 @@ rtl/nvme/ats_nvme_bar.sv
 rtl/nvme/ats_nvme_rq.sv
 rtl/nvme/ats_nvme_qm.sv
 rtl/nvme/ats_nvme_prp.sv
+rtl/nvme/ats_nvme_pkg.sv
 rtl/nvme/ats_nvme_cmd.sv
 rtl/nvme/ats_nvme_admin.sv
 rtl/nvme/ats_nvme_arb2.sv

@@ -211,10 +211,12 @@ module ats_nvme #(
         if (wreq_valid && wreq_ready) wsel_q <= wreq_sel;
         if (rst) wsel_q <= 1'b0;
     end
-    assign wdat_valid    = wsel_q ? pp_wdat_valid : qm_wdat_valid;
-    assign wdat_data     = wsel_q ? pp_wdat_data : qm_wdat_data;
-    assign qm_wdat_ready = !wsel_q && wdat_ready;
-    assign pp_wdat_ready = wsel_q && wdat_ready;
+    logic wsel;                          // the data of the request granted now or last
+    assign wsel          = (wreq_valid && wreq_ready) ? wreq_sel : wsel_q;
+    assign wdat_valid    = wsel ? pp_wdat_valid : qm_wdat_valid;
+    assign wdat_data     = wsel ? pp_wdat_data : qm_wdat_data;
+    assign qm_wdat_ready = !wsel && wdat_ready;
+    assign pp_wdat_ready = wsel && wdat_ready;
 
     // ---------------------------------------------------------------- queue manager
     logic sqe_valid, sqe_ready, fetch_ok_io, fetch_ok_adm, m_flush, flush_done;
@@ -355,7 +357,7 @@ module ats_nvme #(
     ats_nvme_admin #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS), .VID(VID), .FR(FR)) u_adm (
         .clk, .rst,
         .s_adm_valid(adm_valid), .s_adm_ready(adm_ready), .s_adm_data(adm_data), .s_adm_sqhd(adm_sqhd),
-        .adm_busy, .st_rdy, .ioq_any, .sq_busy, .vwc,
+        .adm_busy, .st_rdy, .st_dis, .ioq_any, .sq_busy, .vwc,
         .m_qop_valid(qop_valid), .m_qop_ready(qop_ready), .m_qop_op(qop_op), .m_qop_qid(qop_qid),
         .m_qop_qsz(qop_qsz), .m_qop_base(qop_base), .m_qop_pc(qpen), .m_qop_ien(qien), .m_qop_iv(qop_iv),
         .m_qop_qprio(qop_qprio), .s_qrsp_valid(qrsp_valid), .s_qrsp_ready(qrsp_ready), .s_qrsp_status(qrsp_status),
@@ -395,7 +397,7 @@ module ats_nvme #(
     assign setr_ready = setr_slot == SW'(QDEPTH) ? a_setr_ready : c_setr_ready;
 
     // window reads: the core's and cmd's range lists; the answers in request order (origin FIFO)
-    logic core_rd_valid, core_rd_ready, rd_sel;
+    logic core_rd_valid, core_rd_ready, lrd_arb_ready, rd_sel;
     logic of_q [OFD];                               // 1: cmd's range list
     logic [$clog2(OFD):0] of_n_q;
     logic [$clog2(OFD)-1:0] of_wr_q, of_rd_q;
@@ -407,11 +409,13 @@ module ats_nvme #(
     ats_nvme_arb2 #(.W(48)) u_rdarb (
         .clk, .rst,
         .s0_valid(s_hrd_valid && !of_full), .s0_ready(core_rd_ready), .s0_data({s_hrd_addr, s_hrd_len}), .s0_last(1'b1),
-        .s1_valid(c_lrd_valid && !of_full), .s1_ready(c_lrd_ready), .s1_data({c_lrd_addr, c_lrd_len}), .s1_last(1'b1),
+        .s1_valid(c_lrd_valid && !of_full), .s1_ready(lrd_arb_ready), .s1_data({c_lrd_addr, c_lrd_len}), .s1_last(1'b1),
         .m_valid(core_rd_valid), .m_ready(wrd_ready), .m_data({wrd_addr, wrd_len}), .m_last(rd_last),
         .m_sel(rd_sel)
     );
-    assign s_hrd_ready = core_rd_ready;
+    // a full origin FIFO takes nothing: the ready of an input is gated like its valid
+    assign s_hrd_ready = core_rd_ready && !of_full;
+    assign c_lrd_ready = lrd_arb_ready && !of_full;
     assign wrd_valid   = core_rd_valid;
     assign of_push     = wrd_valid && wrd_ready;
     assign of_head     = of_q[of_rd_q];

@@ -1,1 +1,2 @@
+rtl/nvme/ats_nvme_pkg.sv
 rtl/nvme/ats_nvme_admin.sv

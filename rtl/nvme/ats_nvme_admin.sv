@@ -24,7 +24,9 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module ats_nvme_admin #(
+module ats_nvme_admin
+    import ats_nvme_pkg::*;
+#(
     parameter int          NQ         = 4,
     parameter int          QW         = $clog2(NQ + 1),
     parameter int          QDEPTH     = 32,                 // the admin slot is QDEPTH
@@ -45,6 +47,7 @@ module ats_nvme_admin #(
     input  wire logic [15:0]   s_adm_sqhd,
     output      logic          adm_busy,           // a command is running (a parked AER is not)
     input  wire logic          st_rdy,             // CSTS.RDY (features and AERs reset while 0)
+    input  wire logic          st_dis,             // a controller reset is under way (the queue manager)
     input  wire logic          ioq_any,            // an I/O SQ or CQ exists
     input  wire logic [NQ:0]   sq_busy,            // a command slot of the SQ is in use
     output      logic          vwc,                // Volatile Write Cache enabled
@@ -120,11 +123,6 @@ module ats_nvme_admin #(
                            A_NEW_CQ = 8'h05, A_IDENTIFY = 8'h06, A_ABORT = 8'h08, A_SET_FEAT = 8'h09,
                            A_GET_FEAT = 8'h0A, A_AER = 8'h0C;
     localparam logic [7:0] FID_VWC = 8'h06, FID_NQ = 8'h07, FID_IC = 8'h08, FID_AEC = 8'h0B;
-    // statuses {SCT, SC}
-    localparam logic [10:0] SC_OK = 11'h000, SC_BAD_OP = 11'h001, SC_BAD_FIELD = 11'h002,
-                            SC_XFER = 11'h004, SC_INTERNAL = 11'h006, SC_BAD_NS = 11'h00B,
-                            SC_CMD_SEQ = 11'h00C, SC_PRP_OFFSET = 11'h013, SC_AER_LIMIT = 11'h105,
-                            SC_BAD_LOG = 11'h109;
 
     if (QDEPTH < 2 || QDEPTH > 64) begin : g_check_qdepth
         $fatal(1, "ats_nvme_admin: QDEPTH must be 2..64 (%m)");
@@ -278,9 +276,10 @@ module ats_nvme_admin #(
     // ---------------------------------------------------------------- the answer's buffer
     logic [31:0] buf_q [128];
     logic [7:0]  lw_i_q;                             // words of the answer received (128 at most)
+    logic [1:0]  stale_q;                            // answers abandoned by a controller reset, still to come
     assign s_lwr_ready = 1'b1;
     always_ff @(posedge clk) begin
-        if (s_lwr_valid && !lw_i_q[7]) begin
+        if (s_lwr_valid && !lw_i_q[7] && stale_q == '0) begin
             buf_q[lw_i_q[6:0]] <= s_lwr_data;
             lw_i_q <= lw_i_q + 8'd1;
         end
@@ -365,6 +364,7 @@ module ats_nvme_admin #(
     logic        s1_v_q, s1_last_q;
     logic [14:0] s1_j_q;
     logic [31:0] s1_bw_q;
+    logic        s1_bv_q;                            // the buffer word was written by this answer
     logic        w_adv;
     logic [14:0] w_j;
     assign w_more = w_cnt_q != w_n_q;
@@ -402,14 +402,6 @@ module ats_nvme_admin #(
     assign m_cqe_dw0    = q_dw0;
     assign m_cqe_valid  = a_q == S_CQE;
 
-    function automatic logic [10:0] map_status(input logic [7:0] st);   // the firmware's §2 status
-        case (st)
-            8'h00: map_status = SC_OK;
-            8'h01: map_status = SC_BAD_OP;
-            8'h07: map_status = SC_BAD_FIELD;
-            default: map_status = SC_INTERNAL;
-        endcase
-    endfunction
 
     logic [7:0]  acc_q;                              // wr_acc once the burst was taken
     logic [QW-1:0] del_qid;
@@ -455,8 +447,14 @@ module ats_nvme_admin #(
                 endcase
                 w_cnt_q <= '0;
             end
+            // a controller reset does not wait for the firmware: the request not yet taken is not
+            // sent, an answer still to come is abandoned (its words and completion are swallowed
+            // when they come); the command ends Internal Error (its CQE is dropped by the reset)
             S_FW: if (m_cmd_ready) a_q <= S_FWW;
-            S_FWW: if (s_cpl_valid) begin
+                  else if (st_dis) begin q_st <= SC_INTERNAL; a_q <= S_ROOM; end
+            S_FWW: if (!s_cpl_valid && st_dis) begin
+                q_st <= SC_INTERNAL; a_q <= S_ROOM;
+            end else if (s_cpl_valid && stale_q == '0) begin
                 if (s_cpl_status != 8'd0) begin
                     q_st <= map_status(s_cpl_status); a_q <= S_ROOM;
                 end else begin
@@ -465,7 +463,7 @@ module ats_nvme_admin #(
             end
             S_WR: if (m_wwr_valid && m_wwr_ready && m_wwr_last) a_q <= S_SNAP;
             S_SNAP: begin acc_q <= wr_acc; a_q <= S_WAIT; end      // the burst is counted by now
-            S_WAIT: if (8'(wr_done - acc_q) < 8'd128) a_q <= S_CHK;     // reached (mod 256)
+            S_WAIT: if (reached(wr_done, acc_q)) a_q <= S_CHK;
             S_CHK: begin
                 if (slot_err) q_st <= SC_XFER;
                 a_q <= S_ROOM;
@@ -477,12 +475,13 @@ module ats_nvme_admin #(
         // window write stages
         if (a_q == S_WR && w_adv) begin
             m_wwr_valid <= s1_v_q;
-            m_wwr_data  <= gen(k_q, s1_j_q, s1_bw_q);
+            m_wwr_data  <= gen(k_q, s1_j_q, s1_bv_q ? s1_bw_q : 32'd0);
             m_wwr_last  <= s1_last_q;
             s1_v_q      <= w_more;
             if (w_more) begin
                 s1_j_q    <= w_j;
                 s1_bw_q   <= buf_q[w_j[6:0]];
+                s1_bv_q   <= {1'b0, w_j[6:0]} < lw_i_q;        // a short answer reads 0 beyond its end
                 s1_last_q <= w_cnt_q + 15'd1 == w_n_q;
                 w_cnt_q   <= w_cnt_q + 15'd1;
             end
@@ -490,8 +489,10 @@ module ats_nvme_admin #(
         if (!st_rdy) begin
             vwc_q <= 1'b1; ic_q <= '0; aec_q <= '0; aer_n_q <= '0;
         end
+        if (a_q == S_FWW && !s_cpl_valid && st_dis) stale_q <= stale_q + 2'd1;
+        else if (s_cpl_valid && stale_q != '0) stale_q <= stale_q - 2'd1;
         if (rst) begin
-            a_q <= S_IDLE; m_wwr_valid <= 1'b0; s1_v_q <= 1'b0;
+            a_q <= S_IDLE; m_wwr_valid <= 1'b0; s1_v_q <= 1'b0; stale_q <= '0;
             vwc_q <= 1'b1; ic_q <= '0; aec_q <= '0; aer_n_q <= '0;
         end
     end

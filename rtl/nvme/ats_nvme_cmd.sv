@@ -8,7 +8,7 @@
 // walk on ats_nvme_prp, then a DSM's range list read through the slot's window) and becomes its
 // §1 descriptor(s) on m_cmd, or completes at once with the failed check's status. A DSM's TRIMs are
 // issued one at a time by the trim sequencer (one DSM at a time), each after the previous one's
-// completion, none after a controller reset began (`disabling`).
+// completion; once a controller reset began (`disabling`) only a DSM's first TRIM is still issued.
 //
 // Completions (s_cpl) mark their slot done with the first non-OK status of its descriptors, mapped
 // to NVMe (§1.8), and the result, and record ats_nvme_prp's wr_acc. A done slot is offered on
@@ -22,7 +22,9 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module ats_nvme_cmd #(
+module ats_nvme_cmd
+    import ats_nvme_pkg::*;
+#(
     parameter int NQ         = 4,
     parameter int QW         = $clog2(NQ + 1),
     parameter int QDEPTH     = 32,                 // I/O slots (the core's tags 0..QDEPTH-1)
@@ -124,10 +126,6 @@ module ats_nvme_cmd #(
                            IO_TX_WRITE = 8'h81, IO_TX_READ = 8'h82, IO_TX_BEGIN = 8'h84,
                            IO_DIFF_WRITE = 8'h85, IO_TX_COMMIT = 8'h88, IO_RANGE_FLUSH = 8'h89,
                            IO_TX_ABORT = 8'h8C;
-    // NVMe statuses {SCT, SC} (§1.8)
-    localparam logic [10:0] SC_OK = 11'h000, SC_BAD_OP = 11'h001, SC_BAD_FIELD = 11'h002,
-                            SC_XFER = 11'h004, SC_INTERNAL = 11'h006, SC_BAD_NS = 11'h00B,
-                            SC_PRP_OFFSET = 11'h013, SC_LBA_RANGE = 11'h080;
     localparam logic [31:0] CDW13_DEFINED = 32'h0003_033F;
 
     if (QDEPTH < 2 || QDEPTH > 64 || (QDEPTH & (QDEPTH - 1)) != 0) begin : g_check_qdepth
@@ -137,18 +135,6 @@ module ats_nvme_cmd #(
         $fatal(1, "ats_nvme_cmd: PAGE_BYTES must be a power of two, 512..65536 (%m)");
     end
 
-    function automatic logic [10:0] map_status(input logic [7:0] st);
-        case (st)
-            8'h00: map_status = SC_OK;
-            8'h01: map_status = SC_BAD_OP;
-            8'h07: map_status = SC_BAD_FIELD;
-            8'h03: map_status = SC_LBA_RANGE;
-            8'h10: map_status = 11'h281;            // MEDIA_ERROR: Unrecovered Read Error
-            8'h11: map_status = 11'h280;            // PROGRAM_FAIL: Write Fault
-            8'h02, 8'h04, 8'h05, 8'h06, 8'h08: map_status = {3'd7, st};
-            default: map_status = SC_INTERNAL;
-        endcase
-    endfunction
 
     // ---------------------------------------------------------------- slots
     logic [QDEPTH-1:0] busy_q, done_q, shut_q;
@@ -475,7 +461,7 @@ module ats_nvme_cmd #(
     logic [TW-1:0]     pick_q;
     always_comb begin
         for (int i = 0; i < QDEPTH; i++) begin
-            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && ((wr_done - sl_snap[i]) & 8'h80) == 8'd0 &&
+            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && reached(wr_done, sl_snap[i]) &&
                       cq_room[sl_cqid[i]] && !(pick_v_q && pick_q == TW'(i));
         end
     end

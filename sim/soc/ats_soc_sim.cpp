@@ -116,7 +116,8 @@ struct Sim {
     struct RdJob { uint64_t addr; uint32_t ndw; uint8_t tag; bool bad; };
     std::deque<RdJob> rc_q;                // memory reads of the device, answered in order
     uint32_t rc_sent = 0;                  // dwords of rc_q.front() sent
-    bool rq_in_write = false;              // later beats of a memory write follow
+    bool rq_in_tlp = false;                // later beats of an RQ TLP follow
+    uint32_t rq_type = 0;                  // its request type (0 MemRd, 1 MemWr)
     uint64_t rq_addr = 0;
     uint32_t rq_left = 0;
     bool rq_bad = false;
@@ -372,6 +373,7 @@ struct Sim {
         uint32_t cc[8], rq[8];
         for (int i = 0; i < 8; i++) { cc[i] = top->m_axis_cc_tdata[i]; rq[i] = top->m_axis_rq_tdata[i]; }
         const uint32_t rq_keep = top->m_axis_rq_tkeep;
+        const bool rq_last = top->m_axis_rq_tlast;
         const uint32_t msi = top->cfg_interrupt_msi_int;
         const bool was_ack = msi_ack;
         tick();
@@ -404,36 +406,51 @@ struct Sim {
             }
         }
         if (rq_fire) {
+            // one TLP from its first beat to tlast; every departure from the requester's rules
+            // (docs/host-port.md "NVMe build") is an ERROR message, never a silent drop
             int lane = 0;
-            if (!rq_in_write) {
+            if (!rq_in_tlp) {
                 const uint64_t addr = uint64_t(rq[1]) << 32 | (rq[0] & ~3u);
-                const uint32_t ndw = rq[2] & 0x7FF, type = (rq[2] >> 11) & 0xF;
+                const uint32_t ndw = rq[2] & 0x7FF;
                 const uint8_t tag = rq[3] & 0xFF;
-                if (type == 0) {
+                rq_type = (rq[2] >> 11) & 0xF;
+                rq_in_tlp = true;
+                const uint32_t lim = rq_type == 0 ? 512 : 256;          // MRRS, MPS (drive_pcie)
+                if (ndw == 0 || ndw * 4 > lim || ((addr & 0xFFF) + ndw * 4) > 0x1000)
+                    error("RQ %s of %u dwords at 0x%" PRIx64 ": empty, above %u bytes or crossing 4 KiB",
+                          rq_type == 0 ? "read" : "write", ndw, addr, lim);
+                if (rq_type == 0) {
                     const bool bad = !host_ok(addr, ndw);
                     if (bad && mem_errors++ < 10) error("device read of host memory 0x%" PRIx64 "+%u dwords (outside)", addr, ndw);
                     rc_q.push_back({addr, ndw, tag, bad});
                     dma_rd_dw += ndw;
-                } else if (type == 1) {
+                    if (!rq_last) error("RQ read request longer than one beat");
+                } else if (rq_type == 1) {
                     rq_addr = addr;
                     rq_left = ndw;
                     rq_bad = !host_ok(addr, ndw);
                     if (rq_bad && mem_errors++ < 10) error("device write of host memory 0x%" PRIx64 "+%u dwords (outside)", addr, ndw);
-                    rq_in_write = true;
                     lane = 4;
                 } else {
-                    error("RQ request type %u not served", type);
+                    error("RQ request type %u not served (the device sends memory reads and writes only)", rq_type);
                 }
             }
-            if (rq_in_write) {
-                for (; lane < 8 && rq_left; lane++) {
-                    if (!(rq_keep >> lane & 1)) continue;
+            if (rq_type == 1) {
+                for (; lane < 8; lane++) {
+                    const bool k = rq_keep >> lane & 1;
+                    if (rq_left && !k) { error("RQ write: a tkeep gap in lane %d with %u dwords to come", lane, rq_left); break; }
+                    if (!rq_left && k) { error("RQ write: more data than its dword count"); break; }
+                    if (!k) break;
                     if (!rq_bad) mem[rq_addr / 4] = rq[lane];
                     rq_addr += 4;
                     rq_left--;
                     dma_wr_dw++;
                 }
-                if (!rq_left || top->m_axis_rq_tlast) rq_in_write = false;
+            }
+            if (rq_last) {
+                if (rq_type == 1 && rq_left) error("RQ write ended %u dwords short of its dword count", rq_left);
+                rq_in_tlp = false;
+                rq_left = 0;
             }
         }
         if (rc_fire) {

@@ -64,10 +64,7 @@ def verilator() -> str:
     return str(v) if v.exists() else "verilator"
 
 
-NVME_SOURCES = ["rtl/common/ats_ram_sdp.sv", "rtl/nvme/ats_nvme_regs.sv", "rtl/nvme/ats_nvme_bar.sv",
-                "rtl/nvme/ats_nvme_rq.sv", "rtl/nvme/ats_nvme_qm.sv", "rtl/nvme/ats_nvme_prp.sv",
-                "rtl/nvme/ats_nvme_cmd.sv", "rtl/nvme/ats_nvme_admin.sv", "rtl/nvme/ats_nvme_arb2.sv",
-                "rtl/nvme/ats_nvme.sv"]
+NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (one list)
 
 
 def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False) -> Path:
@@ -80,7 +77,7 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     vsrcs += [out / "gateware" / "ats_soc.v", ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
               HERE / "ats_soc_sim_top.sv"]
     if nvme:
-        vsrcs += [ROOT / p for p in NVME_SOURCES if ROOT / p not in vsrcs] + [HERE / "ats_soc_nvme_sim_top.sv"]
+        vsrcs += [ROOT / p for p in NVME_F.read_text().split() if ROOT / p not in vsrcs] + [HERE / "ats_soc_nvme_sim_top.sv"]
     cpp = [ROOT / "sim/nand/ats_nand_store.cpp", HERE / "ats_soc_sim.cpp"]
     g = dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, BLOCKS=cfg.blocks, PAGES_PER_BLOCK=cfg.pages_per_block,
              PAGE_BYTES=cfg.page_bytes, SPARE_BYTES=cfg.spare_bytes, ARRAY_TIME_DIV=cfg.array_time_div,
@@ -128,6 +125,19 @@ def build_firmware(cfg_name: str = "sim", quiet: bool = False) -> Path:
     return fw / "firmware.init"
 
 
+def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False) -> tuple[Path, Path, dict]:
+    """The simulator, the firmware and the configuration (build/soc/<cfg>/config.json), built under a
+    file lock: parallel callers (pytest-xdist workers, nbdkit's plugin) wait for one build."""
+    import fcntl
+    lock = ROOT / "build" / "soc" / ".build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme)
+        fw = build_firmware(cfg_name, quiet=True)
+    return exe, fw, json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="sim", choices=sorted(CONFIGS))
@@ -135,10 +145,15 @@ def main() -> None:
     ap.add_argument("--no-firmware", action="store_true")
     ap.add_argument("--nvme", action="store_true", help="with the NVMe front end (the harness is its root port)")
     a = ap.parse_args()
-    exe = build_sim(a.config, a.trace, nvme=a.nvme)
-    print(exe)
-    if not a.no_firmware:
-        print(build_firmware(a.config))
+    import fcntl
+    lock = ROOT / "build" / "soc" / ".build.lock"         # the lock of build_locked()
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        exe = build_sim(a.config, a.trace, nvme=a.nvme)
+        print(exe)
+        if not a.no_firmware:
+            print(build_firmware(a.config))
 
 
 if __name__ == "__main__":

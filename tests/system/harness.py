@@ -10,7 +10,6 @@ restart the firmware's recovered state is compared with the oracle's (every LBA 
 the oracle's page) and with the invariants."""
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -32,18 +31,11 @@ BOOT_CYCLES = 20_000_000     # a boot or recovery must enable the host within th
 HANG_CYCLES = 20_000_000     # a full queue with no completion for this long is a hang (test fails)
 
 
-def build(cfg_name: str = "sim", trace: bool = False):
-    """The simulator and the firmware (built once; pytest-xdist workers wait on a file lock)."""
-    import fcntl
+def build(cfg_name: str = "sim", trace: bool = False, nvme: bool = False):
+    """The simulator (the NVMe build with `nvme`), the firmware and the configuration (built once;
+    pytest-xdist workers wait on a file lock)."""
     import build as simbuild
-    lock = ROOT / "build" / "soc" / ".build.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = simbuild.build_sim(cfg_name, trace=trace, quiet=True)
-        fw = simbuild.build_firmware(cfg_name, quiet=True)
-    cfg = json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
-    return exe, fw, cfg
+    return simbuild.build_locked(cfg_name, trace=trace, nvme=nvme)
 
 
 @dataclass

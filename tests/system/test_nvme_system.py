@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "sw" / "host"))
 import harness  # noqa: E402
 
 from atomssd.hostport import CUT_CYCLE, HostPort, SimError  # noqa: E402
+from atomssd import nvme  # noqa: E402
 from atomssd.nvme import NvmeError, run_sync  # noqa: E402
 from atomssd.nvme_sim import open_device  # noqa: E402
 
@@ -42,23 +43,48 @@ SEED0 = int(os.environ.get("ATS_SEED", "1"))
 SEEDS = [SEED0 + i for i in range(8 if LONG else 2)]
 
 
-def _build():
-    import fcntl
-    import build as simbuild
-    lock = ROOT / "build" / "soc" / ".build.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = simbuild.build_sim("sim", nvme=True, quiet=True)
-        fw = simbuild.build_firmware("sim", quiet=True)
-    import json
-    cfg = json.loads((ROOT / "build" / "soc" / "sim" / "config.json").read_text())
-    return exe, fw, cfg
+def _close_clean(hp: HostPort) -> dict:
+    """Power off; the root port reported no rule broken, no host-memory access outside, no NAND
+    protocol violation."""
+    info = hp.close()
+    assert not hp.errors, f"the simulation reported errors: {hp.errors[:5]}"
+    assert not info.get("mem_errors") and not info.get("viol_total"), info
+    return info
+
+
+def test_nvme_queue_outside_host_memory(tmp_path):
+    """Bad input from the host: an I/O SQ whose base is beyond host memory. Its SQE fetch gets an
+    Unsupported Request completion from the root port (an ERROR message), the front end sets
+    CSTS.CFS and fetches nothing more; a controller reset brings it back."""
+    exe, fw, cfg = harness.build("sim", nvme=True)
+    hp = HostPort(exe, fw, [tmp_path / f"die{d}.img" for d in range(cfg["ndie"])], cwd=tmp_path)
+    try:
+        tr, drv = open_device(hp, io_queues=1)
+        limit = int(hp.hello["host_mem_bytes"])
+        cqe = run_sync(drv.create_io_cq(2, 8), tr)
+        assert cqe.ok
+        sqe = nvme.Sqe(nvme.ADM_CREATE_SQ, prp1=limit + 0x10000, cdw10=7 << 16 | 2, cdw11=2 << 16 | 1)
+        assert run_sync(drv.admin(sqe), tr).ok
+        drv.sqs[2] = nvme._SubQ(2, limit + 0x10000, 8, 2)
+        run_sync(drv.submit(2, nvme.Sqe(nvme.IO_FLUSH, nsid=1)), tr)    # its SQE cannot be fetched
+        tr.wait(200_000)
+        assert hp.mmio_read32(nvme.REG_CSTS) & nvme.CSTS_CFS, "no controller fatal status"
+        assert any("outside" in e for e in hp.errors), hp.errors
+        hp.errors.clear()
+        drv.sqs.pop(2)
+        drv2 = nvme.NvmeDriver(timeout_cycles=50_000_000, poll_cycles=200)
+        run_sync(drv2.bring_up(io_queues=1), tr)                        # the reset clears CFS
+        page = bytes(range(256)) * (cfg["page_bytes"] // 256)
+        run_sync(drv2.write(1, 3, page), tr)
+        assert run_sync(drv2.read(1, 3, 1), tr) == page
+    finally:
+        info = hp.close()
+    assert not hp.errors and not info.get("viol_total"), (hp.errors, info)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_nvme_power_cut(seed, tmp_path):
-    exe, fw, cfg = _build()
+    exe, fw, cfg = harness.build("sim", nvme=True)
     rng = random.Random(seed * 7919 + 1)
     nd, nlbas, pb = cfg["ndie"], cfg["num_lbas"], cfg["page_bytes"]
     images = [tmp_path / f"die{d}.img" for d in range(nd)]
@@ -105,7 +131,6 @@ def test_nvme_power_cut(seed, tmp_path):
     early = rng.random() < 0.5          # the cut among the writes, or among the commits
     if early:
         hp.arm_cut(CUT_CYCLE, hp.cycle + rng.randrange(1_000, 60_000))
-    cut = False
     try:
         run_sync(drv.wait([c for *_, c in cmds]), tr)
         # commits after their writes completed
@@ -116,9 +141,10 @@ def test_nvme_power_cut(seed, tmp_path):
         run_sync(drv.wait([c for *_, c in commits] + [c for _, c in reads]), tr)
         tr.wait(2_000_000)
     except (SimError, NvmeError):
-        cut = True
-    hp.close()
-    assert cut or hp.cut, "the armed power cut never fired"
+        if not hp.cut:                                  # a failure of its own, not the cut
+            raise
+    _close_clean(hp)
+    assert hp.cut, "the armed power cut never fired"
     done = lambda c: c is not None and c.done and c.cqe is not None and c.cqe.ok   # noqa: E731
     for lba, c in reads:
         if done(c):
@@ -130,7 +156,7 @@ def test_nvme_power_cut(seed, tmp_path):
         tr, drv = open_device(hp)
         got = {lba: run_sync(drv.read(1 + lba % 2, lba, 1), tr) for lba in lbas}
     finally:
-        hp.close()
+        _close_clean(hp)
     zero = bytes(pb)
     for lba in lbas:
         assert got[lba] in versions.get(lba, []) + [zero], f"LBA {lba}: data of no version (torn or foreign)"

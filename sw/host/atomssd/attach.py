@@ -43,20 +43,11 @@ def missing() -> list[str]:
 
 
 def build(config: str) -> tuple[Path, Path, int]:
-    """The NVMe build of the full-system simulation and the firmware for `config` (built when
-    their inputs changed; a file lock keeps parallel callers apart)."""
-    import fcntl
-    import json
-    root = HERE.parents[2]
-    sys.path.insert(0, str(root / "sim" / "soc"))
+    """The NVMe build of the full-system simulation, the firmware and the number of dies of
+    `config` (sim/soc/build.py, under its file lock)."""
+    sys.path.insert(0, str(HERE.parents[2] / "sim" / "soc"))
     import build as simbuild
-    lock = root / "build" / "soc" / ".build.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = simbuild.build_sim(config, nvme=True, quiet=True)
-        fw = simbuild.build_firmware(config, quiet=True)
-    cfg = json.loads((root / "build" / "soc" / config / "config.json").read_text())
+    exe, fw, cfg = simbuild.build_locked(config, nvme=True)
     return exe, fw, int(cfg["ndie"])
 
 
@@ -119,8 +110,12 @@ class Attached:
         self.fuse = subprocess.Popen(["nbdfuse", str(self.file), "--unix", str(exp.sock)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         _wait_for(self.file, self.fuse, "nbdfuse")
-        self.loop = subprocess.run(["losetup", "-f", "--show", str(self.file)], check=True, capture_output=True,
-                                   text=True).stdout.strip()
+        r = subprocess.run(["losetup", "-f", "--show", str(self.file)], capture_output=True, text=True)
+        if r.returncode != 0:
+            self.loop = ""
+            self._unfuse(lazy=False)
+            raise RuntimeError(f"losetup failed: {r.stderr.strip()}")
+        self.loop = r.stdout.strip()
         self.fs: Path | None = None
 
     def mkfs(self) -> None:
@@ -147,7 +142,12 @@ class Attached:
 
     def detach(self, lazy: bool = False) -> None:
         self.umount(lazy)
-        subprocess.run(["losetup", "-d", self.loop], check=False, capture_output=True)
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop], check=False, capture_output=True)
+            self.loop = ""
+        self._unfuse(lazy)
+
+    def _unfuse(self, lazy: bool) -> None:
         subprocess.run(["fusermount3", "-u"] + (["-z"] if lazy else []) + [str(self.mnt)], check=False,
                        capture_output=True)
         try:

@@ -154,12 +154,14 @@ class HostPort:
         """NVMe build: a 32-bit memory read of BAR0; runs the simulation until it is answered
         (0xFFFFFFFF for a completion with an error status)."""
         self._send(M_MMIO_READ, struct.pack("<I", off))
-        n = len(self.mmio_data)
-        while len(self.mmio_data) == n:
+        while not self.mmio_data:
             why = self.run(max_cycles, U_MMIO)
-            if why & (R_CUT | R_MAX) and len(self.mmio_data) == n:
+            if why & (R_CUT | R_MAX) and not self.mmio_data:
                 raise SimError(f"MMIO read of {off:#x} not answered (STOPPED {why:#x})")
-        return self.mmio_data[n][1]
+        o, value, _ = self.mmio_data.pop(0)      # reads are answered in order, one at a time here
+        if o != off:
+            raise SimError(f"MMIO read of {off:#x} answered for {o:#x}")
+        return value
 
     def uart_in(self, text: str) -> None:
         self._send(M_UART_IN, text.encode())

@@ -19,7 +19,7 @@ export. Every NBD request becomes NVMe commands of the project's driver on the s
 from __future__ import annotations
 
 import errno
-import os
+import json
 import sys
 from pathlib import Path
 
@@ -61,7 +61,11 @@ def _device():
     d.mkdir(parents=True, exist_ok=True)
     hp = HostPort(Path(_cfg["exe"]), Path(_cfg["fw"]), [d / f"die{i}.img" for i in range(int(_cfg["ndie"]))], cwd=d)
     (d / "sim.pid").write_text(f"{hp.proc.pid}\n")
-    tr, drv = open_device(hp, io_queues=int(_cfg["queues"]))
+    try:
+        tr, drv = open_device(hp, io_queues=int(_cfg["queues"]))
+    except BaseException:
+        hp.close()                                   # no second simulator on the same images later
+        raise
     _dev.update(hp=hp, tr=tr, drv=drv, lba=drv.lba_bytes, nlbas=drv.ns.nsze,
                 mdts=min(drv.max_transfer, 1 << 16) // drv.lba_bytes, q=0)
     nbdkit.debug(f"atomssd: {drv.ns.nsze} LBAs of {drv.lba_bytes} bytes, booted at cycle {hp.cycle}")
@@ -97,11 +101,18 @@ def can_fua(h):
 def _run(gen):
     d = _device()
     try:
-        return run_sync(gen, d["tr"])
+        r = run_sync(gen, d["tr"])
     except (NvmeError, OSError, RuntimeError) as e:
         nbdkit.debug(f"atomssd: {e}")
         nbdkit.set_error(errno.EIO)
         raise
+    if d["hp"].errors:                               # the root port saw the device break a rule
+        with (Path(_cfg["dir"]) / "harness_errors.txt").open("a") as f:
+            f.write("\n".join(d["hp"].errors) + "\n")
+        d["hp"].errors.clear()
+        nbdkit.set_error(errno.EIO)
+        raise RuntimeError("the simulation reported errors (harness_errors.txt)")
+    return r
 
 
 def _queue() -> int:
@@ -174,7 +185,9 @@ def close(h):
 def unload():
     if _dev:
         try:
-            _dev["hp"].close()                          # power off: the dies save their images
+            info = _dev["hp"].close()                   # power off: the dies save their images
+            info.pop("log", None)
+            (Path(_cfg["dir"]) / "sim_info.json").write_text(json.dumps(info, indent=1) + "\n")
         except Exception:  # noqa: BLE001
             pass
         _dev.clear()

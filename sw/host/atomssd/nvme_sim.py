@@ -7,8 +7,6 @@ interrupts are the MSI messages. `open_device` boots the SoC (firmware ready) an
 controller up."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from .hostport import R_CUT, U_HOST_EN, HostPort, SimError
 from .nvme import NvmeDriver, run_sync
 
@@ -20,7 +18,6 @@ class SimTransport:
         self.hp = hp
         self.next = base
         self.limit = int(hp.hello.get("host_mem_bytes", 16 << 20))
-        self._seen = 0                       # MSI messages already turned into pending vectors
         self._irqs: set[int] = set()
 
     def mmio_read32(self, off: int) -> int:
@@ -52,9 +49,10 @@ class SimTransport:
             raise SimError("power was cut")
 
     def _collect(self) -> None:
-        for v, _ in self.hp.msis[self._seen:]:
+        """The MSI messages received so far become pending vectors (and are consumed)."""
+        for v, _ in self.hp.msis:
             self._irqs.add(v)
-        self._seen = len(self.hp.msis)
+        self.hp.msis.clear()
 
     def irq_pending(self, vector: int) -> bool:
         self._collect()
@@ -82,4 +80,4 @@ def open_device(hp: HostPort, io_queues: int = 2, qsize: int = 64, poll_cycles: 
     return tr, drv
 
 
-__all__ = ["SimTransport", "boot", "open_device", "Path"]
+__all__ = ["SimTransport", "boot", "open_device"]

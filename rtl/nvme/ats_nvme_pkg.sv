@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_nvme_pkg: the NVMe status codes of the front end (docs/host-interface.md §1.8) and the mapping
+// of the device's §2 status codes to them, shared by ats_nvme_cmd (the core's completions) and
+// ats_nvme_admin (the firmware's IDENTIFY / GET_LOG answers).
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+package ats_nvme_pkg;
+    /* verilator lint_off UNUSEDPARAM */            // each user takes the codes it needs
+    // {SCT (3 bits), SC (8 bits)}; 0 = Successful Completion
+    localparam logic [10:0] SC_OK         = 11'h000;
+    localparam logic [10:0] SC_BAD_OP     = 11'h001;   // Invalid Command Opcode
+    localparam logic [10:0] SC_BAD_FIELD  = 11'h002;   // Invalid Field in Command
+    localparam logic [10:0] SC_XFER       = 11'h004;   // Data Transfer Error
+    localparam logic [10:0] SC_INTERNAL   = 11'h006;   // Internal Error
+    localparam logic [10:0] SC_BAD_NS     = 11'h00B;   // Invalid Namespace or Format
+    localparam logic [10:0] SC_CMD_SEQ    = 11'h00C;   // Command Sequence Error
+    localparam logic [10:0] SC_PRP_OFFSET = 11'h013;   // PRP Offset Invalid
+    localparam logic [10:0] SC_LBA_RANGE  = 11'h080;   // LBA Out of Range
+    localparam logic [10:0] SC_AER_LIMIT  = 11'h105;   // Asynchronous Event Request Limit Exceeded
+    localparam logic [10:0] SC_BAD_LOG    = 11'h109;   // Invalid Log Page
+    localparam logic [10:0] SC_WRITE_FAULT = 11'h280;   // Write Fault
+    localparam logic [10:0] SC_READ_ERROR  = 11'h281;   // Unrecovered Read Error
+    /* verilator lint_on UNUSEDPARAM */
+
+    // ats_nvme_prp's write-order counter `done` has reached the value `snap` (both mod 256; fewer
+    // than 128 bursts are ever pending): the writes counted in `snap` were issued
+    function automatic logic reached(input logic [7:0] done, input logic [7:0] snap);
+        reached = 8'(done - snap) < 8'd128;
+    endfunction
+
+    // a device status (docs/architecture.md §2) as an NVMe status (docs/host-interface.md §1.8)
+    function automatic logic [10:0] map_status(input logic [7:0] st);
+        case (st)
+            8'h00: map_status = SC_OK;
+            8'h01: map_status = SC_BAD_OP;
+            8'h07: map_status = SC_BAD_FIELD;
+            8'h03: map_status = SC_LBA_RANGE;
+            8'h10: map_status = SC_READ_ERROR;             // MEDIA_ERROR
+            8'h11: map_status = SC_WRITE_FAULT;            // PROGRAM_FAIL
+            8'h02, 8'h04, 8'h05, 8'h06, 8'h08: map_status = {3'd7, st};   // vendor specific
+            default: map_status = SC_INTERNAL;
+        endcase
+    endfunction
+endpackage
+
+`resetall
