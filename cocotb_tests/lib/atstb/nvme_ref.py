@@ -454,7 +454,8 @@ class CoreStub:
         return ST_OK, 0
 
     def _tx_commit(self, d, read, write):
-        return self._commit(d.txid)
+        st, _ = self._commit(d.txid)
+        return st, 0                      # the write buffer's result is 0 for TX_COMMIT (rtl/wbuf/README.md)
 
     def _tx_abort(self, d, read, write):
         err = self.tx_err.pop(d.txid, None)

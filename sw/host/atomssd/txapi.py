@@ -207,7 +207,7 @@ class Transaction:
         self.dev, self.txid = dev, txid
         self.pages: set[int] = set()
         self.state = "open"                          # open, committed, aborted
-        self.entries = 0                             # the device's count at commit
+        self.entries = 0                             # DW0 of the TX Commit CQE (the core's result)
         self._cmt: Command | None = None             # a commit submitted and not yet completed
 
     def _live(self, what: str) -> None:
@@ -254,7 +254,7 @@ class Transaction:
 
     def complete(self) -> int:
         """After the commit submitted with `submit_commit` or `submit_write(commit=True)` completed
-        (`dev.wait`): the transaction is committed (the device's entry count returned) or, for a
+        (`dev.wait`): the transaction is committed (DW0 of a TX Commit returned) or, for a
         status that ended it, aborted (TxError raised); the txid is free either way."""
         c = self._cmt
         if c is None or not c.done:
@@ -295,8 +295,9 @@ class Transaction:
             raise
 
     def commit(self) -> int:
-        """TX Commit: returns when the whole transaction is durable and visible; the device's count
-        of entries committed. A transaction with no write gives TX_EMPTY (and is closed)."""
+        """TX Commit: returns when the whole transaction is durable and visible, with the CQE's DW0
+        (the core's result: 0 for TX_COMMIT). A transaction with no write gives TX_EMPTY (and is
+        closed). The COMMIT flag on the last write (`commit_write`) saves the commit record page."""
         self._live("commit")
         try:
             c = self.dev.wait(self.dev.run(self.dev.drv.submit_tx(self.dev.qid, nvme.IO_TX_COMMIT, self.txid)),
