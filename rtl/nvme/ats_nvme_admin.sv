@@ -24,9 +24,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module ats_nvme_admin
-    import ats_nvme_pkg::*;
-#(
+module ats_nvme_admin #(
     parameter int          NQ         = 4,
     parameter int          QW         = $clog2(NQ + 1),
     parameter int          QDEPTH     = 32,                 // the admin slot is QDEPTH
@@ -112,6 +110,17 @@ module ats_nvme_admin
     output      logic [31:0]   m_cqe_dw0,
     input  wire logic          cq_room             // CQ 0 can take a CQE
 );
+    // the NVMe statuses of ats_nvme_pkg (named here: Yosys reads package references, not imports)
+    localparam logic [10:0] SC_AER_LIMIT = ats_nvme_pkg::SC_AER_LIMIT,
+                            SC_BAD_FIELD = ats_nvme_pkg::SC_BAD_FIELD,
+                            SC_BAD_LOG = ats_nvme_pkg::SC_BAD_LOG,
+                            SC_BAD_NS = ats_nvme_pkg::SC_BAD_NS,
+                            SC_BAD_OP = ats_nvme_pkg::SC_BAD_OP,
+                            SC_CMD_SEQ = ats_nvme_pkg::SC_CMD_SEQ,
+                            SC_INTERNAL = ats_nvme_pkg::SC_INTERNAL,
+                            SC_OK = ats_nvme_pkg::SC_OK,
+                            SC_PRP_OFFSET = ats_nvme_pkg::SC_PRP_OFFSET,
+                            SC_XFER = ats_nvme_pkg::SC_XFER;
     localparam int          AER_MAX  = 4;                          // AERL + 1
     localparam int          LBADS    = $clog2(PAGE_BYTES);
     localparam logic [31:0] NQ_ANSWER = 32'((NQ - 1) * 32'h0001_0001);
@@ -456,14 +465,14 @@ module ats_nvme_admin
                 q_st <= SC_INTERNAL; a_q <= S_ROOM;
             end else if (s_cpl_valid && stale_q == '0) begin
                 if (s_cpl_status != 8'd0) begin
-                    q_st <= map_status(s_cpl_status); a_q <= S_ROOM;
+                    q_st <= ats_nvme_pkg::map_status(s_cpl_status); a_q <= S_ROOM;
                 end else begin
                     a_q <= S_WR;
                 end
             end
             S_WR: if (m_wwr_valid && m_wwr_ready && m_wwr_last) a_q <= S_SNAP;
             S_SNAP: begin acc_q <= wr_acc; a_q <= S_WAIT; end      // the burst is counted by now
-            S_WAIT: if (reached(wr_done, acc_q)) a_q <= S_CHK;
+            S_WAIT: if (ats_nvme_pkg::reached(wr_done, acc_q)) a_q <= S_CHK;
             S_CHK: begin
                 if (slot_err) q_st <= SC_XFER;
                 a_q <= S_ROOM;

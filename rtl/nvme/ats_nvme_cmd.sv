@@ -22,9 +22,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module ats_nvme_cmd
-    import ats_nvme_pkg::*;
-#(
+module ats_nvme_cmd #(
     parameter int NQ         = 4,
     parameter int QW         = $clog2(NQ + 1),
     parameter int QDEPTH     = 32,                 // I/O slots (the core's tags 0..QDEPTH-1)
@@ -114,6 +112,15 @@ module ats_nvme_cmd
     output      logic [31:0]   m_cqe_dw0,
     input  wire logic [NQ:0]   cq_room
 );
+    // the NVMe statuses of ats_nvme_pkg (named here: Yosys reads package references, not imports)
+    localparam logic [10:0] SC_BAD_FIELD = ats_nvme_pkg::SC_BAD_FIELD,
+                            SC_BAD_NS = ats_nvme_pkg::SC_BAD_NS,
+                            SC_BAD_OP = ats_nvme_pkg::SC_BAD_OP,
+                            SC_INTERNAL = ats_nvme_pkg::SC_INTERNAL,
+                            SC_LBA_RANGE = ats_nvme_pkg::SC_LBA_RANGE,
+                            SC_OK = ats_nvme_pkg::SC_OK,
+                            SC_PRP_OFFSET = ats_nvme_pkg::SC_PRP_OFFSET,
+                            SC_XFER = ats_nvme_pkg::SC_XFER;
     localparam int TW = $clog2(QDEPTH);
     localparam int MAX_NLB = 65536 / PAGE_BYTES;   // LBAs a command may move (MDTS)
     // §1 ops and flags
@@ -461,7 +468,7 @@ module ats_nvme_cmd
     logic [TW-1:0]     pick_q;
     always_comb begin
         for (int i = 0; i < QDEPTH; i++) begin
-            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && reached(wr_done, sl_snap[i]) &&
+            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && ats_nvme_pkg::reached(wr_done, sl_snap[i]) &&
                       cq_room[sl_cqid[i]] && !(pick_v_q && pick_q == TW'(i));
         end
     end
@@ -524,7 +531,7 @@ module ats_nvme_cmd
                 busy_q[TW'(s_cpl_tag)] <= 1'b0;
                 shut_q[TW'(s_cpl_tag)] <= 1'b0;
             end else begin
-                if (sl_st[TW'(s_cpl_tag)] == SC_OK) sl_st[TW'(s_cpl_tag)] <= map_status(s_cpl_status);
+                if (sl_st[TW'(s_cpl_tag)] == SC_OK) sl_st[TW'(s_cpl_tag)] <= ats_nvme_pkg::map_status(s_cpl_status);
                 sl_res[TW'(s_cpl_tag)] <= s_cpl_result;
                 if (!cpl_mid) begin
                     done_q[TW'(s_cpl_tag)]  <= 1'b1;
