@@ -1,36 +1,65 @@
 /* SPDX-License-Identifier: Apache-2.0
- * libatstx: the API (atstx.h) on a transport (atstx_sim.c, atstx_linux.c). */
+ * libatstx: the API of atstx.h on a transport (atstx_sim.c, atstx_linux.c): argument checks, the
+ * SQE of every call, transaction handles and txid ownership, status names. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "atstx_int.h"
 
-static uint32_t le32(const uint8_t *p)
+/* ------------------------------------------------------------------------------------ handles */
+ats_dev *ats_dev_alloc(const struct ats_ops *ops, void *priv)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    ats_dev *dev = calloc(1, sizeof *dev);
+    if (dev) {
+        dev->ops = ops;
+        dev->priv = priv;
+    }
+    return dev;
 }
 
-int ats_dev_init_from_identify(ats_dev *dev, const uint8_t *ctrl, const uint8_t *ns)
+static void tx_free(ats_tx *tx)
 {
-    /* Identify Controller: MDTS (byte 77, units of the 4 KiB minimum page), the firmware's
-     * IDENTIFY words in bytes 3072…3135 (architecture.md §1.1: word 0 magic, 9 num_tx,
-     * 10 tx_entries); Identify Namespace: NSZE (bytes 0-7), FLBAS (26), LBAF (128 + 4 i) */
+    tx->dev->tx[tx->txid] = NULL;
+    free(tx->pages);
+    free(tx);
+}
+
+void ats_dev_free(ats_dev *dev)
+{
+    if (!dev)
+        return;
+    for (uint32_t id = 1; id <= ATS_MAX_TX; id++)
+        if (dev->tx[id])
+            tx_free(dev->tx[id]);
+    free(dev);
+}
+
+/* Identify Controller: MDTS (byte 77, a power of two of the 4 KiB minimum page; 0 = no limit),
+ * the firmware's IDENTIFY words in bytes 3072…3135 (docs/architecture.md §1.1: word 0 magic
+ * 0x41545344, 6 page_bytes, 8 num_lbas, 9 num_tx, 10 tx_entries). Identify Namespace: NSZE
+ * (bytes 0-7), FLBAS (byte 26, format index in 3:0), LBA format i at 128 + 4 i (LBADS 23:16). */
+int ats_dev_identify(ats_dev *dev, const uint8_t *ctrl, const uint8_t *ns)
+{
     const uint8_t *v = ctrl + 3072;
-    if (le32(v) != 0x41545344u)
-        return -ENODEV;                               /* not an atomssd device */
-    uint8_t mdts = ctrl[77];
-    dev->info.max_transfer = mdts ? ATS_PAGE << mdts : 1u << 20;
-    if (dev->info.max_transfer > 64u * 1024u)
-        dev->info.max_transfer = 64u * 1024u;         /* one PRP list page is enough */
-    dev->info.num_tx = le32(v + 4 * 9);
-    dev->info.tx_entries = le32(v + 4 * 10);
-    if (dev->info.num_tx > ATS_MAX_TX)
-        dev->info.num_tx = ATS_MAX_TX;
-    dev->info.num_lbas = (uint64_t)le32(ns) | (uint64_t)le32(ns + 4) << 32;
-    uint32_t lbaf = le32(ns + 128 + 4 * (ns[26] & 0xF));
-    dev->info.lba_bytes = 1u << (lbaf >> 16 & 0xFF);
+    if (ats_get32(v) != 0x41545344u)
+        return -ENODEV;
+    uint32_t mdts = ctrl[77];
+    uint64_t mt = mdts ? (uint64_t)ATS_PAGE << (mdts > 20 ? 20 : mdts) : ATS_MAX_XFER;
+    struct ats_info in = {0};
+    in.max_transfer = mt > ATS_MAX_XFER ? ATS_MAX_XFER : (uint32_t)mt;
+    in.num_tx = ats_get32(v + 4 * 9);
+    in.tx_entries = ats_get32(v + 4 * 10);
+    in.num_lbas = ats_get64(ns);
+    uint32_t lbads = ats_get32(ns + 128 + 4 * (ns[26] & 0xFu)) >> 16 & 0xFFu;
+    if (lbads < 9 || lbads > 16)
+        return -EPROTO;
+    in.lba_bytes = 1u << lbads;
+    if (in.num_tx > ATS_MAX_TX)
+        in.num_tx = ATS_MAX_TX;
+    if (in.num_tx < 1 || in.tx_entries < 1 || in.num_lbas < 1 || in.max_transfer < in.lba_bytes)
+        return -EPROTO;
+    dev->info = in;
     return 0;
 }
 
@@ -42,43 +71,71 @@ int ats_info(const ats_dev *dev, struct ats_info *info)
     return 0;
 }
 
-const char *ats_strerror(int st)
-{
-    static __thread char buf[64];
-    switch (st) {
-    case 0: return "success";
-    case ATS_E_POWER_CUT: return "the simulated power was cut";
-    case ATS_SC_INVALID_OPCODE: return "Invalid Command Opcode";
-    case ATS_SC_INVALID_FIELD: return "Invalid Field in Command";
-    case ATS_SC_DATA_XFER: return "Data Transfer Error";
-    case ATS_SC_INTERNAL: return "Internal Error";
-    case ATS_SC_LBA_RANGE: return "LBA Out of Range";
-    case ATS_SC_WRITE_FAULT: return "Write Fault";
-    case ATS_SC_READ_ERROR: return "Unrecovered Read Error";
-    case ATS_SC_BAD_TXID: return "BAD_TXID (vendor)";
-    case ATS_SC_TX_FULL: return "TX_FULL (vendor)";
-    case ATS_SC_INDEX_FULL: return "INDEX_FULL (vendor)";
-    case ATS_SC_TX_EMPTY: return "TX_EMPTY (vendor)";
-    case ATS_SC_TABLE_FULL: return "TABLE_FULL (vendor)";
-    default: break;
-    }
-    if (st < 0)
-        snprintf(buf, sizeof buf, "host error: %s", strerror(-st));
-    else
-        snprintf(buf, sizeof buf, "NVMe status SCT %d SC 0x%02x", st >> 8, st & 0xFF);
-    return buf;
-}
-
 int ats_close(ats_dev *dev)
 {
     if (!dev)
         return -EINVAL;
+    for (uint32_t id = 1; id <= ATS_MAX_TX; id++) {
+        if (dev->tx[id]) {
+            ats_tx_abort(dev->tx[id]);                 /* frees it; a dead device: fails quickly */
+        }
+    }
     int st = dev->ops->close(dev);
-    free(dev);
+    ats_dev_free(dev);
     return st;
 }
 
-static int io(ats_dev *dev, struct ats_sqe *s, void *data, uint32_t len, enum ats_dir dir, uint32_t *dw0)
+/* ------------------------------------------------------------------------------ status names */
+const char *ats_strerror(int st)
+{
+    switch (st) {
+    case ATS_OK: return "success";
+    case ATS_E_POWER_CUT: return "the simulated power was cut (restart the simulator on its images)";
+    case ATS_SC_INVALID_OPCODE: return "NVMe Invalid Command Opcode";
+    case ATS_SC_INVALID_FIELD: return "NVMe Invalid Field in Command";
+    case ATS_SC_DATA_XFER: return "NVMe Data Transfer Error";
+    case ATS_SC_INTERNAL: return "NVMe Internal Error";
+    case ATS_SC_INVALID_NS: return "NVMe Invalid Namespace or Format";
+    case ATS_SC_CMD_SEQ: return "NVMe Command Sequence Error";
+    case ATS_SC_PRP_OFFSET: return "NVMe PRP Offset Invalid";
+    case ATS_SC_LBA_RANGE: return "NVMe LBA Out of Range";
+    case ATS_SC_WRITE_FAULT: return "NVMe Write Fault";
+    case ATS_SC_READ_ERROR: return "NVMe Unrecovered Read Error";
+    case ATS_SC_BAD_TXID: return "atomssd BAD_TXID: txid out of range or missing";
+    case ATS_SC_TX_FULL: return "atomssd TX_FULL: the transaction is full (aborted when a commit says so)";
+    case ATS_SC_INDEX_FULL: return "atomssd INDEX_FULL: remap index bucket full (aborted when a commit says so)";
+    case ATS_SC_TX_EMPTY: return "atomssd TX_EMPTY: the transaction has no writes";
+    case ATS_SC_TABLE_FULL: return "atomssd TABLE_FULL: no free transaction id";
+    case 0x0100: return "NVMe Completion Queue Invalid";
+    case 0x0101: return "NVMe Invalid Queue Identifier";
+    case 0x0102: return "NVMe Invalid Queue Size";
+    case 0x0109: return "NVMe Invalid Log Page";
+    case 0x010C: return "NVMe Invalid Queue Deletion";
+    case -EINVAL: return "invalid argument (nothing sent)";
+    case -E2BIG: return "the transaction would hold more than tx_entries LBAs (nothing sent, still open)";
+    case -ENAMETOOLONG: return "socket path too long";
+    case -ETIMEDOUT: return "no completion within the budget (the handle is failed)";
+    case -EPROTO: return "protocol error: unexpected completion or message (the handle is failed)";
+    case -EIO: return "the handle failed earlier, or the controller reported a fatal status";
+    case -ENODEV: return "not an atomssd device (no vendor IDENTIFY words)";
+    case -ENOTSUP: return "not supported by this device";
+    case -ENOMEM: return "out of memory";
+    case -EPIPE: return "the simulator closed the connection";
+    case -ECONNREFUSED: return "no simulator listening on the socket";
+    case -ENOENT: return "no such socket or device";
+    case -EACCES: return "permission denied (NVMe passthrough needs CAP_SYS_ADMIN)";
+    case -ENOTTY: return "not an NVMe namespace device";
+    default: break;
+    }
+    if (st < 0)
+        return "host error (negative errno)";
+    if ((st >> 8) == 7)
+        return "atomssd vendor status (unnamed)";
+    return "NVMe status (unnamed)";
+}
+
+/* ------------------------------------------------------------------------------------ plain I/O */
+int ats_exec_io(ats_dev *dev, struct ats_sqe *s, void *data, uint32_t len, enum ats_dir dir, uint32_t *dw0)
 {
     uint32_t d0 = 0;
     int st = dev->ops->exec(dev, 0, s, data, len, dir, &d0);
@@ -101,7 +158,7 @@ int ats_read(ats_dev *dev, uint64_t lba, uint32_t nlb, void *buf)
         return st;
     struct ats_sqe s;
     ats_sqe_rw(&s, OPC_READ, lba, nlb, 0, 0);
-    return io(dev, &s, buf, nlb * dev->info.lba_bytes, ATS_TO_HOST, NULL);
+    return ats_exec_io(dev, &s, buf, nlb * dev->info.lba_bytes, ATS_DIR_TO_HOST, NULL);
 }
 
 int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags)
@@ -109,12 +166,14 @@ int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigne
     int st = check_xfer(dev, nlb, buf);
     if (st)
         return st;
+    if (flags & ~(ATS_FUA | ATS_BARRIER))
+        return -EINVAL;
     struct ats_sqe s;
-    if (flags & ATS_BARRIER)
+    if (flags & ATS_BARRIER)        /* a barrier write is TX Write with TXID 0 + BARRIER (§1.5) */
         ats_sqe_rw(&s, OPC_TX_WRITE, lba, nlb, flags & ATS_FUA, ats_cdw13(0, 0, 1, 0));
     else
         ats_sqe_rw(&s, OPC_WRITE, lba, nlb, flags & ATS_FUA, 0);
-    return io(dev, &s, (void *)buf, nlb * dev->info.lba_bytes, ATS_TO_DEV, NULL);
+    return ats_exec_io(dev, &s, (void *)buf, nlb * dev->info.lba_bytes, ATS_DIR_TO_DEV, NULL);
 }
 
 int ats_flush(ats_dev *dev)
@@ -122,45 +181,38 @@ int ats_flush(ats_dev *dev)
     if (!dev)
         return -EINVAL;
     struct ats_sqe s;
-    ats_sqe_simple(&s, OPC_FLUSH, 1, 0, 0, 0);
-    return io(dev, &s, NULL, 0, ATS_NONE, NULL);
+    ats_sqe_cmd(&s, OPC_FLUSH, 1, 0, 0, 0);
+    return ats_exec_io(dev, &s, NULL, 0, ATS_DIR_NONE, NULL);
 }
 
 int ats_rflush(ats_dev *dev, const struct ats_range *r, unsigned n)
 {
-    uint8_t list[64];
+    uint8_t list[8 * 8];
     int len = ats_range_list(list, r, n);
     if (!dev || len < 0)
         return -EINVAL;
     struct ats_sqe s;
-    ats_sqe_simple(&s, OPC_RANGE_FLUSH, 1, n - 1, 0, 0);
-    return io(dev, &s, list, (uint32_t)len, ATS_TO_DEV, NULL);
+    ats_sqe_cmd(&s, OPC_RANGE_FLUSH, 1, n - 1, 0, 0);         /* NR = CDW10[7:0], 0-based */
+    return ats_exec_io(dev, &s, list, (uint32_t)len, ATS_DIR_TO_DEV, NULL);
 }
 
 int ats_trim(ats_dev *dev, const struct ats_range *r, unsigned n)
 {
-    uint8_t list[128];
+    uint8_t list[16 * 8];
     int len = ats_dsm_list(list, r, n);
     if (!dev || len < 0)
         return -EINVAL;
     struct ats_sqe s;
-    ats_sqe_simple(&s, OPC_DSM, 1, n - 1, 1u << 2, 0);        /* AD: deallocate */
-    return io(dev, &s, list, (uint32_t)len, ATS_TO_DEV, NULL);
+    ats_sqe_cmd(&s, OPC_DSM, 1, n - 1, 1u << 2, 0);           /* NR 0-based, CDW11.AD */
+    return ats_exec_io(dev, &s, list, (uint32_t)len, ATS_DIR_TO_DEV, NULL);
 }
 
-/* ---------------------------------------------------------------------------- transactions */
-static void tx_free(ats_tx *tx)
-{
-    tx->dev->txid_used[tx->txid] = 0;
-    free(tx->pages);
-    free(tx);
-}
-
+/* ----------------------------------------------------------------------------- transactions */
 static int tx_cmd(ats_tx *tx, uint8_t opc, uint32_t *dw0)
 {
     struct ats_sqe s;
-    ats_sqe_simple(&s, opc, 1, 0, 0, ats_cdw13(tx->txid, 0, 0, 0));
-    return io(tx->dev, &s, NULL, 0, ATS_NONE, dw0);
+    ats_sqe_cmd(&s, opc, 1, 0, 0, ats_cdw13(tx->txid, 0, 0, 0));
+    return ats_exec_io(tx->dev, &s, NULL, 0, ATS_DIR_NONE, dw0);
 }
 
 int ats_tx_begin(ats_dev *dev, ats_tx **out)
@@ -168,12 +220,12 @@ int ats_tx_begin(ats_dev *dev, ats_tx **out)
     if (!dev || !out)
         return -EINVAL;
     uint32_t id = 1;
-    while (id <= dev->info.num_tx && dev->txid_used[id])
+    while (id <= dev->info.num_tx && dev->tx[id])
         id++;
     if (id > dev->info.num_tx)
-        return -ENOSPC;
+        return ATS_SC_TABLE_FULL;
     ats_tx *tx = calloc(1, sizeof *tx);
-    uint64_t *pages = calloc(dev->info.tx_entries ? dev->info.tx_entries : 1, sizeof *pages);
+    uint64_t *pages = calloc(dev->info.tx_entries, sizeof *pages);
     if (!tx || !pages) {
         free(tx);
         free(pages);
@@ -182,7 +234,7 @@ int ats_tx_begin(ats_dev *dev, ats_tx **out)
     tx->dev = dev;
     tx->txid = id;
     tx->pages = pages;
-    dev->txid_used[id] = 1;
+    dev->tx[id] = tx;
     int st = tx_cmd(tx, OPC_TX_BEGIN, NULL);
     if (st) {
         tx_free(tx);
@@ -197,65 +249,70 @@ uint32_t ats_tx_id(const ats_tx *tx)
     return tx ? tx->txid : 0;
 }
 
-/* pages [lba, lba + nlb) not yet in the transaction; 0 when they fit, else ATS_SC_TX_FULL */
-static int tx_room(ats_tx *tx, uint64_t lba, uint32_t nlb, int add)
+static int tx_has(const ats_tx *tx, uint64_t lba)
 {
-    uint32_t n = tx->npages;
-    for (uint32_t i = 0; i < nlb; i++) {
-        uint32_t k = 0;
-        while (k < n && tx->pages[k] != lba + i)
-            k++;
-        if (k < n)
-            continue;
-        if (n >= tx->dev->info.tx_entries)
-            return ATS_SC_TX_FULL;
-        if (add)
-            tx->pages[n] = lba + i;
-        n++;
-    }
-    if (add)
-        tx->npages = n;
+    for (uint32_t k = 0; k < tx->npages; k++)
+        if (tx->pages[k] == lba)
+            return 1;
     return 0;
 }
 
-static int tx_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf, int commit)
+/* the LBAs of [lba, lba + nlb) the transaction has not written yet */
+static uint32_t tx_new_pages(const ats_tx *tx, uint64_t lba, uint32_t nlb)
 {
-    if (!tx)
-        return -EINVAL;
-    if (tx->dead)
-        return ATS_SC_BAD_TXID;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nlb; i++)
+        n += !tx_has(tx, lba + i);
+    return n;
+}
+
+static void tx_add_pages(ats_tx *tx, uint64_t lba, uint32_t nlb)
+{
+    for (uint32_t i = 0; i < nlb; i++)
+        if (!tx_has(tx, lba + i))
+            tx->pages[tx->npages++] = lba + i;
+}
+
+/* checks done before sending a TX Write: 0, -EINVAL, or -E2BIG past tx_entries LBAs */
+static int tx_write_check(const ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf)
+{
     int st = check_xfer(tx->dev, nlb, buf);
     if (st)
         return st;
-    if ((st = tx_room(tx, lba, nlb, 0)))
-        return st;                                     /* refused before sending: nothing changed */
-    tx_room(tx, lba, nlb, 1);
+    if (tx->npages + tx_new_pages(tx, lba, nlb) > tx->dev->info.tx_entries)
+        return -E2BIG;
+    return 0;
+}
+
+static int tx_write_send(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf, int commit, uint32_t *dw0)
+{
     struct ats_sqe s;
     ats_sqe_rw(&s, OPC_TX_WRITE, lba, nlb, 0, ats_cdw13(tx->txid, commit, 0, 0));
-    st = io(tx->dev, &s, (void *)buf, nlb * tx->dev->info.lba_bytes, ATS_TO_DEV, NULL);
-    if (!commit && (st == ATS_SC_TX_FULL || st == ATS_SC_INDEX_FULL)) {
-        tx_cmd(tx, OPC_TX_ABORT, NULL);                /* the device ended it: clear its status */
-        tx->dead = 1;
-    }
+    int st = ats_exec_io(tx->dev, &s, (void *)buf, nlb * tx->dev->info.lba_bytes, ATS_DIR_TO_DEV, dw0);
+    if (st == 0)
+        tx_add_pages(tx, lba, nlb);
     return st;
+}
+
+static int ends_tx(int st)
+{
+    return st == ATS_SC_TX_FULL || st == ATS_SC_INDEX_FULL;
 }
 
 int ats_tx_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf)
 {
-    return tx_write(tx, lba, nlb, buf, 0);
-}
-
-int ats_tx_commit_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf)
-{
-    if (tx && tx->dead) {
-        tx_free(tx);
-        return ATS_SC_BAD_TXID;
+    if (!tx)
+        return -EINVAL;
+    if (tx->ended)
+        return tx->ended;
+    int st = tx_write_check(tx, lba, nlb, buf);
+    if (st)
+        return st;
+    st = tx_write_send(tx, lba, nlb, buf, 0, NULL);
+    if (ends_tx(st)) {              /* the device ended the transaction: clear the txid there */
+        tx_cmd(tx, OPC_TX_ABORT, NULL);
+        tx->ended = st;
     }
-    int st = tx_write(tx, lba, nlb, buf, 1);
-    if (st == ATS_SC_TX_FULL && tx && tx_room(tx, lba, nlb, 0))
-        return st;                                     /* refused locally: still open */
-    if (tx && st != -EINVAL)
-        tx_free(tx);
     return st;
 }
 
@@ -263,22 +320,39 @@ int ats_tx_read(ats_tx *tx, uint64_t lba, uint32_t nlb, void *buf)
 {
     if (!tx)
         return -EINVAL;
+    if (tx->ended)
+        return tx->ended;
     int st = check_xfer(tx->dev, nlb, buf);
     if (st)
         return st;
     struct ats_sqe s;
     ats_sqe_rw(&s, OPC_TX_READ, lba, nlb, 0, ats_cdw13(tx->txid, 0, 0, 0));
-    return io(tx->dev, &s, buf, nlb * tx->dev->info.lba_bytes, ATS_TO_HOST, NULL);
+    return ats_exec_io(tx->dev, &s, buf, nlb * tx->dev->info.lba_bytes, ATS_DIR_TO_HOST, NULL);
 }
 
-int ats_tx_commit(ats_tx *tx, uint32_t *result)
+int ats_tx_commit(ats_tx *tx, uint32_t *entries)
+{
+    if (entries)
+        *entries = 0;
+    if (!tx)
+        return -EINVAL;
+    int st = tx->ended ? tx->ended : tx_cmd(tx, OPC_TX_COMMIT, NULL);
+    if (st == 0 && entries)
+        *entries = tx->npages;
+    tx_free(tx);
+    return st;
+}
+
+int ats_tx_commit_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf)
 {
     if (!tx)
         return -EINVAL;
-    uint32_t dw0 = 0;
-    int st = tx->dead ? ATS_SC_BAD_TXID : tx_cmd(tx, OPC_TX_COMMIT, &dw0);
-    if (result)
-        *result = st ? 0 : dw0;
+    int st = tx->ended;
+    if (!st) {
+        if ((st = tx_write_check(tx, lba, nlb, buf)))
+            return st;              /* refused before sending: still open */
+        st = tx_write_send(tx, lba, nlb, buf, 1, NULL);
+    }
     tx_free(tx);
     return st;
 }
@@ -287,17 +361,17 @@ int ats_tx_abort(ats_tx *tx)
 {
     if (!tx)
         return -EINVAL;
-    int st = tx->dead ? 0 : tx_cmd(tx, OPC_TX_ABORT, NULL);
+    int st = tx->ended ? 0 : tx_cmd(tx, OPC_TX_ABORT, NULL);
     if (st == ATS_SC_TX_EMPTY)
-        st = 0;                                        /* nothing was written: nothing to discard */
+        st = 0;
     tx_free(tx);
     return st;
 }
 
-/* ---------------------------------------------------------------------------- simulation */
+/* ------------------------------------------------------------------------------- simulation */
 int ats_sim_arm_cut(ats_dev *dev, uint32_t kind, uint64_t value)
 {
-    if (!dev)
+    if (!dev || kind > ATS_CUT_AT_CPL)
         return -EINVAL;
     return dev->ops->arm_cut ? dev->ops->arm_cut(dev, kind, value) : -ENOTSUP;
 }

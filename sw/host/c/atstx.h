@@ -1,27 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0
- * libatstx: the transactional host API of atomssd in C, over the NVMe vendor commands of
- * docs/host-interface.md §1.5 (TX Write 0x81, TX Read 0x82, TX Begin 0x84, TX Commit 0x88,
- * TX Abort 0x8C, Range Flush 0x89) and the standard Read, Write (FUA), Flush and Dataset
- * Management.
+ * libatstx: the transactional host API of atomssd in C.
  *
- * Two ways to reach a device:
- *   ats_open_sim()  the full-system simulation's host port (docs/host-port.md, NVMe build): the
- *                   library is the host's NVMe driver (admin queue, one I/O queue pair, PRPs,
- *                   polled completions) over the simulator's Unix socket;
+ * The library speaks the NVMe commands of docs/host-interface.md §1: the standard Flush (0x00),
+ * Write (0x01, FUA), Read (0x02) and Dataset Management (0x09, deallocate), and atomssd's vendor
+ * I/O commands TX Write (0x81), TX Read (0x82), TX Begin (0x84), TX Commit (0x88), Range Flush
+ * (0x89) and TX Abort (0x8C) with their TXID / COMMIT / BARRIER fields in CDW13 (§1.5).
+ *
+ * Two ways to reach a device, the same SQEs for both:
+ *   ats_open_sim()  the full-system simulation's host port (docs/host-port.md, "NVMe build"): the
+ *                   library is the host's NVMe driver (controller enable, Identify, one I/O queue
+ *                   pair, PRPs, completions) in the simulator's host memory, over its Unix socket;
  *   ats_open_nvme() a Linux NVMe namespace (/dev/nvmeXnY or /dev/ngXnY) through the kernel's
- *                   passthrough ioctls (an FPGA board behind a real NVMe driver; needs
- *                   CAP_SYS_ADMIN).
- * Both build the same SQEs (atstx_sqe.c). Commands run one at a time (queue depth 1).
+ *                   passthrough ioctls (an atomssd board behind the in-kernel driver).
+ * One handle runs one command at a time (queue depth 1); a handle is not thread safe, and the
+ * library keeps no state outside its handles.
  *
- * Return convention of every function that returns int:
- *   0                     success
- *   > 0                   the device's NVMe status, (SCT << 8) | SC (docs/host-interface.md §1.8),
- *                         e.g. 0x0080 LBA Out of Range, 0x0702 BAD_TXID, 0x0704 TX_FULL
- *   < 0                   a host-side failure: -errno (I/O on the socket or device, -ETIMEDOUT for
- *                         a command without completion, -EINVAL for a bad argument, -ENOSPC when
- *                         every txid of this handle is in use) or ATS_E_POWER_CUT (the simulated
- *                         power was cut: the device is gone until it is restarted)
- * ats_strerror() names any of them.
+ * Status convention: every function that returns int returns
+ *   0    success (ATS_OK);
+ *   > 0  the device's NVMe status from the completion, (SCT << 8) | SC (host-interface.md §1.8;
+ *        the atomssd statuses BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY, TABLE_FULL are SCT 7,
+ *        "vendor specific"): ATS_SC_* below. One status is the library's own: ats_tx_begin
+ *        returns ATS_SC_TABLE_FULL, as the device would, when this handle holds every txid;
+ *   < 0  a host-side failure, nothing to do with the device's answer: a negative errno
+ *          -EINVAL     a bad argument: refused before anything is sent;
+ *          -E2BIG      a transaction's page limit (tx_entries), checked before sending;
+ *          -ETIMEDOUT  no completion within the command's cycle budget;
+ *          -EPROTO     a completion or message that breaks the protocol;
+ *          -EIO        the controller reported a fatal status, or the handle failed earlier (after
+ *                      a timeout or a protocol error it accepts no more commands);
+ *          others      the socket's or the ioctl's own errno;
+ *        or ATS_E_POWER_CUT: the simulated power was cut, the device is gone until the simulator
+ *        is restarted on its die images.
+ * ats_strerror() names every status.
  */
 #ifndef ATSTX_H
 #define ATSTX_H
@@ -33,76 +43,138 @@
 extern "C" {
 #endif
 
-#define ATS_E_POWER_CUT (-10000)
+#define ATS_OK 0
+#define ATS_E_POWER_CUT (-10000)    /* outside the errno range */
 
-/* NVMe statuses the API returns by name (host-interface.md §1.8): (SCT << 8) | SC */
-#define ATS_SC_INVALID_OPCODE 0x0001
-#define ATS_SC_INVALID_FIELD  0x0002
-#define ATS_SC_DATA_XFER      0x0004
-#define ATS_SC_INTERNAL       0x0006
-#define ATS_SC_LBA_RANGE      0x0080
-#define ATS_SC_WRITE_FAULT    0x0280
-#define ATS_SC_READ_ERROR     0x0281
-#define ATS_SC_BAD_TXID       0x0702
-#define ATS_SC_TX_FULL        0x0704
-#define ATS_SC_INDEX_FULL     0x0705
-#define ATS_SC_TX_EMPTY       0x0706
-#define ATS_SC_TABLE_FULL     0x0708
+/* NVMe statuses, (SCT << 8) | SC, host-interface.md §1.8 */
+#define ATS_SC_INVALID_OPCODE 0x0001 /* Invalid Command Opcode (device BAD_OP) */
+#define ATS_SC_INVALID_FIELD  0x0002 /* Invalid Field in Command (BAD_FIELD, reserved CDW13 bits, MDTS) */
+#define ATS_SC_DATA_XFER      0x0004 /* Data Transfer Error (a DMA failed) */
+#define ATS_SC_INTERNAL       0x0006 /* Internal Error (other device codes) */
+#define ATS_SC_INVALID_NS     0x000B /* Invalid Namespace or Format */
+#define ATS_SC_CMD_SEQ        0x000C /* Command Sequence Error */
+#define ATS_SC_PRP_OFFSET     0x0013 /* PRP Offset Invalid */
+#define ATS_SC_LBA_RANGE      0x0080 /* LBA Out of Range (BAD_LBA) */
+#define ATS_SC_WRITE_FAULT    0x0280 /* Write Fault (PROGRAM_FAIL) */
+#define ATS_SC_READ_ERROR     0x0281 /* Unrecovered Read Error (MEDIA_ERROR) */
+#define ATS_SC_BAD_TXID       0x0702 /* txid out of range, or 0 where one is needed */
+#define ATS_SC_TX_FULL        0x0704 /* the transaction holds its maximum of entries */
+#define ATS_SC_INDEX_FULL     0x0705 /* the remap engine's index bucket is full */
+#define ATS_SC_TX_EMPTY       0x0706 /* commit of a transaction with no writes */
+#define ATS_SC_TABLE_FULL     0x0708 /* no free transaction (ats_tx_begin) */
 
-/* write flags */
-#define ATS_FUA     (1u << 0)   /* durable when the call returns */
-#define ATS_BARRIER (1u << 1)   /* closes the epoch (TX Write with TXID 0 + BARRIER) */
+/* ats_write flags */
+#define ATS_FUA     (1u << 0)       /* Force Unit Access: durable when the call returns */
+#define ATS_BARRIER (1u << 1)       /* closes the epoch: sent as TX Write with TXID 0 + BARRIER */
 
-typedef struct ats_dev ats_dev;
-typedef struct ats_tx ats_tx;
+/* ats_sim_arm_cut kinds (docs/host-port.md CUT_ARM) */
+#define ATS_CUT_NONE       0u       /* disarm */
+#define ATS_CUT_AT_CYCLE   1u       /* at simulated cycle `value` (at once when already past) */
+#define ATS_CUT_AT_ACCEPT  2u       /* when the device core accepts its `value`-th descriptor */
+#define ATS_CUT_AT_CPL     3u       /* at the core's `value`-th completion */
+
+typedef struct ats_dev ats_dev;     /* an open device */
+typedef struct ats_tx ats_tx;       /* an open transaction of a device */
 
 struct ats_info {
-    uint32_t lba_bytes;     /* LBA size = the device page */
-    uint64_t num_lbas;      /* namespace size */
-    uint32_t num_tx;        /* txids 1 … num_tx (IDENTIFY word 9) */
-    uint32_t tx_entries;    /* pages a transaction holds (IDENTIFY word 10) */
-    uint32_t max_transfer;  /* bytes per command (MDTS) */
+    uint32_t lba_bytes;             /* LBA size (= the device page), Identify Namespace LBADS */
+    uint64_t num_lbas;              /* namespace size in LBAs (NSZE) */
+    uint32_t num_tx;                /* txids 1 … num_tx (IDENTIFY word 9, at most 63) */
+    uint32_t tx_entries;            /* entries (pages) a transaction holds (IDENTIFY word 10) */
+    uint32_t max_transfer;          /* bytes one command moves (MDTS, at most 64 KiB) */
 };
 
 struct ats_range {
-    uint64_t lba;
-    uint32_t nlb;           /* blocks, 1 … 65536 */
+    uint64_t lba;                   /* first LBA (< 2^48 for Range Flush) */
+    uint32_t nlb;                   /* LBAs, 1 … 65536 */
 };
 
 /* ---- devices */
-int  ats_open_sim(const char *socket_path, ats_dev **out);
-int  ats_open_nvme(const char *path, ats_dev **out);
-/* clean shutdown (CC.SHN normal, wait for SHST complete), then close (the simulator powers off and
- * saves its NAND images); after a power cut it only closes */
-int  ats_close(ats_dev *dev);
-int  ats_info(const ats_dev *dev, struct ats_info *info);
+
+/* Connects to the simulator listening on `socket_path` (+port=; retries for 30 s while it starts),
+ * runs it until the firmware accepts commands (boot or power-loss recovery), then brings the NVMe
+ * controller up: CC.EN with the admin queues, Identify Controller (MDTS; the atomssd words in
+ * bytes 3072…3135: num_tx, tx_entries) and Namespace 1 (LBA size, NSZE), Set Features Number of
+ * Queues, one I/O CQ + SQ. -ENODEV when the device is not an atomssd (no vendor magic). */
+int ats_open_sim(const char *socket_path, ats_dev **out);
+
+/* Opens a Linux NVMe namespace (/dev/nvmeXnY or the generic /dev/ngXnY) and reads its Identify
+ * data with NVME_IOCTL_ADMIN_CMD; commands go through NVME_IOCTL_IO_CMD (needs CAP_SYS_ADMIN).
+ * The kernel owns the queues, the PRPs and the controller's state. */
+int ats_open_nvme(const char *path, ats_dev **out);
+
+/* Aborts the transactions still open (TX Abort; their ats_tx handles are freed and must not be
+ * used again), then on the simulator: a normal shutdown (CC.SHN = 01, wait for CSTS.SHST = 2:
+ * every acknowledged write durable) and QUIT (the simulator powers off, saving its die images).
+ * Returns 0 after that clean shutdown; after a power cut it only closes (ATS_E_POWER_CUT), after a
+ * failure too (-EIO). Frees `dev` whatever it returns. */
+int ats_close(ats_dev *dev);
+
+int ats_info(const ats_dev *dev, struct ats_info *info);
+
+/* A constant string naming `status` (any value the API returns). */
 const char *ats_strerror(int status);
 
-/* ---- plain I/O: nlb blocks of lba_bytes each; at most max_transfer bytes a call */
+/* ---- plain I/O: `nlb` LBAs (1 … max_transfer / lba_bytes) from `lba`, one NVMe command a call
+ * (never split: a larger request is -EINVAL). Plain reads see committed data only (INV-ISO). */
 int ats_read(ats_dev *dev, uint64_t lba, uint32_t nlb, void *buf);
+/* flags: 0, ATS_FUA, ATS_BARRIER or both */
 int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags);
+/* Flush: every write completed before it is durable when it returns */
 int ats_flush(ats_dev *dev);
-int ats_rflush(ats_dev *dev, const struct ats_range *ranges, unsigned n);   /* 1 … 8 ranges */
-int ats_trim(ats_dev *dev, const struct ats_range *ranges, unsigned n);     /* 1 … 8 ranges */
+/* Range Flush of 1 … 8 ranges: the writes to these LBAs completed before it are durable */
+int ats_rflush(ats_dev *dev, const struct ats_range *ranges, unsigned n);
+/* Dataset Management with AD (deallocate) of 1 … 8 ranges: the LBAs read as zeros */
+int ats_trim(ats_dev *dev, const struct ats_range *ranges, unsigned n);
 
 /* ---- transactions
- * ats_tx_begin takes the lowest free txid of this handle (-ENOSPC when none) and opens it with
- * TX Begin. Writes are invisible to plain reads until the commit returns; ats_tx_read sees them.
- * ats_tx_commit / ats_tx_commit_write / ats_tx_abort end the transaction and free the handle
- * whatever they return (a TX_FULL or INDEX_FULL commit means the device aborted it). A write that
- * fails with TX_FULL / INDEX_FULL ends it too: the library sends TX Abort, and the handle only
- * accepts ats_tx_abort (which then returns 0) afterwards. A write that would take the transaction
- * past tx_entries distinct pages is refused before it is sent (ATS_SC_TX_FULL, nothing changes). */
+ * A transaction's writes are invisible to plain reads until its commit returns OK; then all of
+ * them are visible and durable; after a power cut before that, none is (INV-ATOM).
+ *
+ * ats_tx_begin takes the lowest txid (1 … num_tx) that no transaction of this handle holds and
+ * sends TX Begin; ATS_SC_TABLE_FULL when all are held (nothing sent). The device does not know
+ * who owns a txid, and TX Begin does not clear one: two handles (processes) on one device must not
+ * share txids, and pages left in a txid by a process that died before its commit or abort stay
+ * there until a power cycle (recovery drops them) or a TX Abort of that txid; the next transaction
+ * on that txid would commit them too. (On the simulator every open follows a power-on.)
+ *
+ * The library counts the distinct LBAs a transaction wrote and refuses, before sending it, a write
+ * that would take it past tx_entries (-E2BIG, the transaction still open and intact: the caller
+ * may commit it and go on in a new one). The device counts entries, not LBAs (a page rewritten
+ * after it left the write buffer takes a second entry), so a commit may still end with TX_FULL.
+ *
+ * While a transaction has written an LBA, no other write (plain or of another transaction) may
+ * touch that LBA before it ends: the device locks no LBA (rtl/wbuf/README.md "Linearisation").
+ *
+ * Ending a transaction: ats_tx_commit, ats_tx_commit_write (once sent) and ats_tx_abort free the
+ * handle whatever they return. A commit that returns ATS_SC_TX_FULL or ATS_SC_INDEX_FULL means the
+ * device aborted the transaction (nothing of it is visible). If a TX Write itself completes with
+ * TX_FULL / INDEX_FULL, the device has ended the transaction: the library sends TX Abort, and the
+ * handle then answers every call with that status until it is committed (returns that status)
+ * or aborted (returns 0). */
 int ats_tx_begin(ats_dev *dev, ats_tx **tx);
-uint32_t ats_tx_id(const ats_tx *tx);
+uint32_t ats_tx_id(const ats_tx *tx);                 /* the txid (0 for NULL) */
 int ats_tx_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf);
+/* TX Read: the transaction's own latest writes first, committed data for the rest */
 int ats_tx_read(ats_tx *tx, uint64_t lba, uint32_t nlb, void *buf);
-int ats_tx_commit(ats_tx *tx, uint32_t *result);                  /* TX Commit (a commit record); *result = DW0 (0) */
-int ats_tx_commit_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf);  /* last write carries COMMIT */
+/* TX Commit (the device writes a commit record); returns when the transaction is durable and
+ * visible. *entries (may be NULL) = the distinct LBAs the transaction committed, counted by the
+ * library (the CQE's DW0 is the core's result, 0 for TX Commit); 0 unless it returns 0. An empty
+ * transaction gives ATS_SC_TX_EMPTY. */
+int ats_tx_commit(ats_tx *tx, uint32_t *entries);
+/* The transaction's last write carries COMMIT (TxSSD's commit block: no record page); it commits
+ * the transaction as ats_tx_commit does. -EINVAL and -E2BIG are refusals before sending: the
+ * transaction stays open; after any other return it has ended and the handle is freed. */
+int ats_tx_commit_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf);
+/* TX Abort: nothing of the transaction remains. An abort of a transaction that wrote nothing
+ * returns 0 (the device's TX_EMPTY is no failure here). */
 int ats_tx_abort(ats_tx *tx);
 
-/* ---- simulation only (other devices: -ENOTSUP) */
-int ats_sim_arm_cut(ats_dev *dev, uint32_t kind, uint64_t value);  /* kind 1: at cycle `value` (absolute) */
+/* ---- simulation only (-ENOTSUP on other devices) */
+/* Arms one power cut (ATS_CUT_*): at that point the NAND supply drops, the run stops, and every
+ * later call returns ATS_E_POWER_CUT. */
+int ats_sim_arm_cut(ats_dev *dev, uint32_t kind, uint64_t value);
+/* The simulated cycle (100 MHz clock) where the simulation stands now. */
 int ats_sim_cycle(ats_dev *dev, uint64_t *cycle);
 
 #ifdef __cplusplus

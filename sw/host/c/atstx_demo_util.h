@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Small helpers shared by the demo and the test programs: xorshift32 (the generator the Python
- * tests replay: x ^= x << 13; x ^= x >> 17; x ^= x << 5, on 32 bits) and CRC-32 (zlib's). */
+ * Small helpers of the demo and test programs (not the library): xorshift32, CRC-32, little-endian
+ * fields, hex. The Python tests re-implement xorshift32 from this definition:
+ *   x ^= x << 13; x ^= x >> 17; x ^= x << 5   (32 bits; the seed must not be 0) */
 #ifndef ATSTX_DEMO_UTIL_H
 #define ATSTX_DEMO_UTIL_H
 #include <stddef.h>
@@ -14,19 +15,8 @@ static inline uint32_t xs32(uint32_t *x)
     return *x;
 }
 
-/* `n` bytes of the xorshift32 stream seeded with `seed` (0 is replaced by 1), 4 bytes a step,
- * little endian */
-static inline void fill_pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-    uint32_t x = seed ? seed : 1;
-    for (size_t i = 0; i < n; i += 4) {
-        uint32_t v = xs32(&x);
-        for (size_t k = 0; k < 4 && i + k < n; k++)
-            p[i + k] = (uint8_t)(v >> (8 * k));
-    }
-}
-
-static inline uint32_t crc32_z(const uint8_t *p, size_t n)
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) */
+static inline uint32_t crc32_ieee(const uint8_t *p, size_t n)
 {
     uint32_t c = 0xFFFFFFFFu;
     for (size_t i = 0; i < n; i++) {
@@ -35,5 +25,46 @@ static inline uint32_t crc32_z(const uint8_t *p, size_t n)
             c = c >> 1 ^ (0xEDB88320u & (0u - (c & 1u)));
     }
     return ~c;
+}
+
+static inline void le_put(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t le_get(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static inline int hex_nibble(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* `n` bytes from 2n hex digits; -1 when `s` is not exactly that */
+static inline int hex_decode(uint8_t *out, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        int h = hex_nibble(s[2 * i]), l = h < 0 ? -1 : hex_nibble(s[2 * i + 1]);
+        if (h < 0 || l < 0)
+            return -1;
+        out[i] = (uint8_t)(h << 4 | l);
+    }
+    return hex_nibble(s[2 * n]) < 0 ? 0 : -1;
+}
+
+static inline void hex_encode(char *out, const uint8_t *p, size_t n)
+{
+    static const char d[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = d[p[i] >> 4];
+        out[2 * i + 1] = d[p[i] & 15];
+    }
+    out[2 * n] = 0;
 }
 #endif

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
- * libatstx internals: the SQE, the transport operations and the device handle. */
+ * libatstx internals: the SQE/CQE codec (atstx_sqe.c), the transport interface and the handles
+ * (atstx.c). Included by the library's files and its unit test, not by applications. */
 #ifndef ATSTX_INT_H
 #define ATSTX_INT_H
 
 #include "atstx.h"
 
-#define ATS_MAX_TX 64           /* txids a handle tracks (the device's NUM_TX is at most 63) */
-#define ATS_PAGE 4096u          /* NVMe memory page (CC.MPS = 0) */
+#define ATS_MAX_TX   63u            /* CDW13 TXID is 6 bits */
+#define ATS_PAGE     4096u          /* NVMe memory page (CAP.MPSMIN = CC.MPS = 0) */
+#define ATS_MAX_XFER (64u * 1024u)  /* the library's own limit on one command (one PRP list page) */
 
 /* NVMe opcodes (host-interface.md §1.5, §1.6) */
 enum {
@@ -16,51 +18,84 @@ enum {
     ADM_CREATE_SQ = 0x01, ADM_CREATE_CQ = 0x05, ADM_IDENTIFY = 0x06, ADM_SET_FEATURES = 0x09,
 };
 
-/* a 64-byte submission queue entry as 16 little-endian dwords; PRPs (dwords 6-9) and the CID are
- * the transport's */
+/* CDW13 vendor fields (§1.5) */
+#define ATS_CDW13_COMMIT  (1u << 8)
+#define ATS_CDW13_BARRIER (1u << 9)
+
+/* A 64-byte submission queue entry as 16 dwords (host order; ats_sqe_bytes gives the
+ * little-endian bytes). The API fills opcode, NSID and CDW10…15; the transport the CID and PRPs. */
 struct ats_sqe {
     uint32_t dw[16];
 };
 
-enum ats_dir { ATS_NONE = 0, ATS_TO_DEV = 1, ATS_TO_HOST = 2 };
+/* A completion queue entry, decoded */
+struct ats_cqe {
+    uint32_t dw0;                   /* command specific (the core's result) */
+    uint16_t sqhd, sqid, cid;
+    uint8_t phase;
+    int status;                     /* (SCT << 8) | SC */
+    uint8_t dnr;
+};
 
+/* data direction of a command (the opcode's low two bits for NVM commands) */
+enum ats_dir { ATS_DIR_NONE = 0, ATS_DIR_TO_DEV = 1, ATS_DIR_TO_HOST = 2 };
+
+/* ---- codec (atstx_sqe.c): pure functions */
+uint32_t ats_cdw13(uint32_t txid, int commit, int barrier, uint32_t attr);
+/* NVM command: NSID 1, SLBA, NLB (1-based here, 0-based in CDW12), FUA, CDW13 */
+void ats_sqe_rw(struct ats_sqe *s, uint8_t opc, uint64_t lba, uint32_t nlb, int fua, uint32_t cdw13);
+/* any other command: opcode, NSID, CDW10, CDW11, CDW13; the rest 0 */
+void ats_sqe_cmd(struct ats_sqe *s, uint8_t opc, uint32_t nsid, uint32_t cdw10, uint32_t cdw11, uint32_t cdw13);
+void ats_sqe_set_cid(struct ats_sqe *s, uint16_t cid);
+void ats_sqe_set_prp(struct ats_sqe *s, uint64_t prp1, uint64_t prp2);
+void ats_sqe_bytes(const struct ats_sqe *s, uint8_t out[64]);
+void ats_cqe_parse(const uint8_t in[16], struct ats_cqe *c);
+int ats_cqe_status(uint32_t dw3);                 /* the status field of DW3 -> (SCT << 8) | SC */
+/* Range Flush list: 8 bytes an entry; DSM list: 16 bytes a range. Return the bytes or -EINVAL. */
+int ats_range_list(uint8_t *out, const struct ats_range *r, unsigned n);
+int ats_dsm_list(uint8_t *out, const struct ats_range *r, unsigned n);
+/* PRPs of a buffer at host address `addr` (dword aligned, any offset in its page) of `len` bytes
+ * (1 … ATS_MAX_XFER): sets *prp1 / *prp2; when it spans more than two pages, *prp2 = `list` and
+ * the list entries go to `entries` (room for ATS_MAX_XFER / ATS_PAGE + 1). Returns the number of
+ * list entries (0 without a list), -EINVAL for a bad address or length. */
+int ats_prps(uint64_t addr, uint32_t len, uint64_t list, uint64_t *prp1, uint64_t *prp2, uint64_t *entries);
+uint32_t ats_get32(const uint8_t *p);
+void ats_put32(uint8_t *p, uint32_t v);
+uint64_t ats_get64(const uint8_t *p);
+void ats_put64(uint8_t *p, uint64_t v);
+
+/* ---- transports */
 struct ats_ops {
-    /* runs one command (admin: queue 0) with `len` bytes of data in `dir`; *dw0 = CQE DW0 */
+    /* Runs one command (admin != 0: the admin queue) with `len` bytes of data at `data` moving in
+     * `dir`; returns its status (atstx.h convention) and *dw0 = CQE DW0. The SQE's CID and PRPs
+     * are the transport's. */
     int (*exec)(ats_dev *dev, int admin, struct ats_sqe *sqe, void *data, uint32_t len, enum ats_dir dir,
                 uint32_t *dw0);
-    int (*close)(ats_dev *dev);
-    int (*arm_cut)(ats_dev *dev, uint32_t kind, uint64_t value);
-    int (*cycle)(ats_dev *dev, uint64_t *cycle);
+    int (*close)(ats_dev *dev);      /* shutdown and release the transport (not the handle) */
+    int (*arm_cut)(ats_dev *dev, uint32_t kind, uint64_t value);   /* NULL: -ENOTSUP */
+    int (*cycle)(ats_dev *dev, uint64_t *cycle);                   /* NULL: -ENOTSUP */
 };
 
 struct ats_tx {
     ats_dev *dev;
     uint32_t txid;
-    uint32_t npages;            /* distinct pages written */
-    uint64_t *pages;            /* their LBAs (tx_entries of room) */
-    int dead;                   /* the device ended it (TX_FULL / INDEX_FULL at a write) */
+    uint32_t npages;                /* distinct LBAs written */
+    uint64_t *pages;                /* those LBAs (room for tx_entries) */
+    int ended;                      /* the device ended it: the status of that write, else 0 */
 };
 
 struct ats_dev {
     const struct ats_ops *ops;
+    void *priv;                     /* the transport's state */
     struct ats_info info;
-    uint8_t txid_used[ATS_MAX_TX + 1];
-    void *priv;                 /* the transport's state */
+    ats_tx *tx[ATS_MAX_TX + 1];     /* open transactions by txid */
 };
 
-/* SQE builders (atstx_sqe.c): pure functions, unit-tested against host-interface.md §1.5 */
-void ats_sqe_rw(struct ats_sqe *s, uint8_t opc, uint64_t lba, uint32_t nlb, int fua, uint32_t cdw13);
-void ats_sqe_simple(struct ats_sqe *s, uint8_t opc, uint32_t nsid, uint32_t cdw10, uint32_t cdw11,
-                    uint32_t cdw13);
-uint32_t ats_cdw13(uint32_t txid, int commit, int barrier, uint32_t attr);
-int ats_range_list(uint8_t *out, const struct ats_range *r, unsigned n);    /* Range Flush entries, 8 B each */
-int ats_dsm_list(uint8_t *out, const struct ats_range *r, unsigned n);      /* DSM ranges, 16 B each */
-/* PRP entries for a page-aligned buffer at `addr` of `len` bytes with its list at `list`:
- * returns the number of list entries written to `entries` (len > 2 pages), sets prp1/prp2 */
-unsigned ats_prps(uint64_t addr, uint32_t len, uint64_t list, uint64_t *prp1, uint64_t *prp2, uint64_t *entries);
-/* the CQE status field -> (SCT << 8) | SC */
-int ats_cqe_status(uint32_t dw3);
-
-/* atstx.c: the common handle setup after a transport is up (Identify, queues done) */
-int ats_dev_init_from_identify(ats_dev *dev, const uint8_t *ctrl, const uint8_t *ns);
+/* atstx.c */
+ats_dev *ats_dev_alloc(const struct ats_ops *ops, void *priv);
+void ats_dev_free(ats_dev *dev);
+/* fills dev->info from Identify Controller / Namespace data (4096 bytes each) */
+int ats_dev_identify(ats_dev *dev, const uint8_t *ctrl, const uint8_t *ns);
+/* one command on the device's I/O queue */
+int ats_exec_io(ats_dev *dev, struct ats_sqe *sqe, void *data, uint32_t len, enum ats_dir dir, uint32_t *dw0);
 #endif

@@ -1,19 +1,64 @@
 /* SPDX-License-Identifier: Apache-2.0
- * atstx_script: runs libatstx calls read from standard input, one a line, and prints one result
- * line each, so that a test in another language checks the library against its own model.
- *   info                       -> "info LBA_BYTES NUM_LBAS NUM_TX TX_ENTRIES MAX_TRANSFER"
- *   w LBA NLB SEED FLAGS       ats_write of the xorshift32 pattern of SEED (atstx_demo_util.h)
- *   r LBA NLB                  ats_read -> "st S crc C" (CRC-32 of the data when S = 0)
- *   f | rf LBA NLB | trim LBA NLB
- *   tb                         ats_tx_begin -> "st S txid T"
- *   tw T LBA NLB SEED | tcw T LBA NLB SEED | tr T LBA NLB | tc T (-> "st S entries E") | ta T
- * Every other line prints "st S" with S the call's status (atstx.h convention). --socket PATH. */
+ * atstx_script: runs libatstx calls read from standard input, one a line, and answers each with
+ * one line, so that a test in another language checks the library and the device against its own
+ * model (sw/host/tests/test_libatstx.py). Data travel as hex, byte for byte.
+ *   info                  -> "info LBA_BYTES NUM_LBAS NUM_TX TX_ENTRIES MAX_TRANSFER"
+ *   w LBA NLB FLAGS HEX   ats_write (FLAGS: 1 FUA, 2 BARRIER)           -> "st S"
+ *   r LBA NLB             ats_read                                     -> "st S HEX" ("st S" on error)
+ *   f                     ats_flush
+ *   rf LBA NLB [LBA NLB…] ats_rflush          trim LBA NLB [LBA NLB…]   ats_trim
+ *   tb                    ats_tx_begin                                 -> "st S txid T"
+ *   tw T LBA NLB HEX      ats_tx_write of the open transaction with txid T
+ *   tcw T LBA NLB HEX     ats_tx_commit_write
+ *   tr T LBA NLB          ats_tx_read                                  -> "st S HEX"
+ *   tc T                  ats_tx_commit                                -> "st S entries E"
+ *   ta T                  ats_tx_abort
+ *   raw OPC CDW13 LBA NLB one NVM command built by the library's encoder with any opcode and CDW13
+ *                         (statuses the API itself never provokes: a txid out of range, reserved
+ *                         bits, ...); data: NLB LBAs of zeros to the device, or read and dropped,
+ *                         as the opcode's low two bits say (at most MAX_TRANSFER bytes)
+ *   cycle                 -> "cycle C" (the simulated cycle)
+ * Other lines -> "bad line". At the end of input: ats_close -> "close S". Usage: --socket PATH. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atstx.h"
 #include "atstx_demo_util.h"
+#include "atstx_int.h"              /* raw: the library's encoder and I/O queue (a test program) */
+
+#define MAXTOK 20
+
+static ats_tx *txs[ATS_MAX_TX + 1];
+
+static void put_status_data(int st, const uint8_t *buf, uint32_t len, char *hex)
+{
+    if (st) {
+        printf("st %d\n", st);
+        return;
+    }
+    hex_encode(hex, buf, len);
+    printf("st 0 %s\n", hex);
+}
+
+static ats_tx **tx_of(const char *tok)
+{
+    unsigned long t = strtoul(tok, NULL, 0);
+    return t >= 1 && t <= ATS_MAX_TX && txs[t] ? &txs[t] : NULL;
+}
+
+/* ranges of "LBA NLB" pairs from tok[1] on */
+static int ranges(char **tok, int n, struct ats_range *r)
+{
+    if (n < 3 || (n - 1) % 2 || (n - 1) / 2 > 8)
+        return -1;
+    for (int i = 1; i < n; i += 2) {
+        r[i / 2].lba = strtoull(tok[i], NULL, 0);
+        r[i / 2].nlb = (uint32_t)strtoul(tok[i + 1], NULL, 0);
+    }
+    return (n - 1) / 2;
+}
 
 int main(int argc, char **argv)
 {
@@ -30,63 +75,93 @@ int main(int argc, char **argv)
     struct ats_info in;
     ats_info(dev, &in);
     uint8_t *buf = malloc(in.max_transfer);
-    ats_tx *txs[65] = {0};
-    char line[256], op[16];
-    unsigned long long a[4];
-    while (fgets(line, sizeof line, stdin)) {
-        int n = sscanf(line, "%15s %llu %llu %llu %llu", op, &a[0], &a[1], &a[2], &a[3]);
-        if (n < 1)
+    char *hex = malloc(2 * (size_t)in.max_transfer + 1);
+    char *line = NULL;
+    size_t cap = 0;
+    while (buf && hex && getline(&line, &cap, stdin) > 0) {
+        char *tok[MAXTOK];
+        int n = 0;
+        for (char *p = strtok(line, " \t\r\n"); p && n < MAXTOK; p = strtok(NULL, " \t\r\n"))
+            tok[n++] = p;
+        if (n == 0)
             continue;
-        uint32_t len = n >= 3 ? (uint32_t)a[1] * in.lba_bytes : 0;
-        uint32_t tl = n >= 4 ? (uint32_t)a[2] * in.lba_bytes : 0;
-        ats_tx **tp = n >= 2 && a[0] <= 64 ? &txs[a[0]] : NULL;
-        if (!strcmp(op, "info")) {
+        const char *op = tok[0];
+        uint64_t lba = n > 1 ? strtoull(tok[1], NULL, 0) : 0;
+        uint32_t nlb = n > 2 ? (uint32_t)strtoul(tok[2], NULL, 0) : 0;
+        uint64_t len = (uint64_t)nlb * in.lba_bytes;
+        struct ats_range r[8];
+        int nr;
+        ats_tx **tp = n > 1 ? tx_of(tok[1]) : NULL;
+        uint64_t tlba = n > 2 ? strtoull(tok[2], NULL, 0) : 0;
+        uint32_t tnlb = n > 3 ? (uint32_t)strtoul(tok[3], NULL, 0) : 0;
+        uint64_t tlen = (uint64_t)tnlb * in.lba_bytes;
+        if (!strcmp(op, "info") && n == 1) {
             printf("info %u %llu %u %u %u\n", in.lba_bytes, (unsigned long long)in.num_lbas, in.num_tx,
                    in.tx_entries, in.max_transfer);
-        } else if (!strcmp(op, "w") && n == 5 && len <= in.max_transfer) {
-            fill_pattern(buf, len, (uint32_t)a[2]);
-            printf("st %d\n", ats_write(dev, a[0], (uint32_t)a[1], buf, (unsigned)a[3]));
+        } else if (!strcmp(op, "w") && n == 5 && len <= in.max_transfer && !hex_decode(buf, len, tok[4])) {
+            printf("st %d\n", ats_write(dev, lba, nlb, buf, (unsigned)strtoul(tok[3], NULL, 0)));
         } else if (!strcmp(op, "r") && n == 3 && len <= in.max_transfer) {
-            st = ats_read(dev, a[0], (uint32_t)a[1], buf);
-            printf("st %d crc %u\n", st, st ? 0 : crc32_z(buf, len));
-        } else if (!strcmp(op, "f")) {
+            put_status_data(ats_read(dev, lba, nlb, buf), buf, (uint32_t)len, hex);
+        } else if (!strcmp(op, "f") && n == 1) {
             printf("st %d\n", ats_flush(dev));
-        } else if ((!strcmp(op, "rf") || !strcmp(op, "trim")) && n == 3) {
-            struct ats_range r = {a[0], (uint32_t)a[1]};
-            printf("st %d\n", op[0] == 'r' ? ats_rflush(dev, &r, 1) : ats_trim(dev, &r, 1));
-        } else if (!strcmp(op, "tb")) {
+        } else if (!strcmp(op, "rf") && (nr = ranges(tok, n, r)) > 0) {
+            printf("st %d\n", ats_rflush(dev, r, (unsigned)nr));
+        } else if (!strcmp(op, "trim") && (nr = ranges(tok, n, r)) > 0) {
+            printf("st %d\n", ats_trim(dev, r, (unsigned)nr));
+        } else if (!strcmp(op, "tb") && n == 1) {
             ats_tx *tx = NULL;
             st = ats_tx_begin(dev, &tx);
             if (!st)
                 txs[ats_tx_id(tx)] = tx;
             printf("st %d txid %u\n", st, st ? 0 : ats_tx_id(tx));
-        } else if ((!strcmp(op, "tw") || !strcmp(op, "tcw")) && n == 5 && tp && *tp && tl <= in.max_transfer) {
-            fill_pattern(buf, tl, (uint32_t)a[3]);
-            if (op[1] == 'w') {
-                printf("st %d\n", ats_tx_write(*tp, a[1], (uint32_t)a[2], buf));
+        } else if ((!strcmp(op, "tw") || !strcmp(op, "tcw")) && n == 5 && tp && tlen <= in.max_transfer &&
+                   !hex_decode(buf, tlen, tok[4])) {
+            if (!strcmp(op, "tw")) {
+                st = ats_tx_write(*tp, tlba, tnlb, buf);
             } else {
-                st = ats_tx_commit_write(*tp, a[1], (uint32_t)a[2], buf);
-                if (st != ATS_SC_TX_FULL)
-                    *tp = NULL;                        /* ended (a local TX_FULL leaves it open) */
-                printf("st %d\n", st);
+                st = ats_tx_commit_write(*tp, tlba, tnlb, buf);
+                if (st != -EINVAL && st != -E2BIG)
+                    *tp = NULL;                        /* ended, unless refused before sending */
             }
-        } else if (!strcmp(op, "tr") && n == 4 && tp && *tp && tl <= in.max_transfer) {
-            st = ats_tx_read(*tp, a[1], (uint32_t)a[2], buf);
-            printf("st %d crc %u\n", st, st ? 0 : crc32_z(buf, tl));
-        } else if (!strcmp(op, "tc") && n == 2 && tp && *tp) {
+            printf("st %d\n", st);
+        } else if (!strcmp(op, "tr") && n == 4 && tp && tlen <= in.max_transfer) {
+            put_status_data(ats_tx_read(*tp, tlba, tnlb, buf), buf, (uint32_t)tlen, hex);
+        } else if (!strcmp(op, "tc") && n == 2 && tp) {
             uint32_t e = 0;
             st = ats_tx_commit(*tp, &e);
             *tp = NULL;
             printf("st %d entries %u\n", st, e);
-        } else if (!strcmp(op, "ta") && n == 2 && tp && *tp) {
+        } else if (!strcmp(op, "ta") && n == 2 && tp) {
             printf("st %d\n", ats_tx_abort(*tp));
             *tp = NULL;
+        } else if (!strcmp(op, "raw") && n == 5) {
+            uint8_t opc = (uint8_t)strtoul(tok[1], NULL, 0);
+            uint32_t cdw13 = (uint32_t)strtoul(tok[2], NULL, 0);
+            lba = strtoull(tok[3], NULL, 0);
+            nlb = (uint32_t)strtoul(tok[4], NULL, 0);
+            len = (uint64_t)nlb * in.lba_bytes;
+            if (len > in.max_transfer)
+                len = in.max_transfer;
+            enum ats_dir dir = (opc & 3) == 1 ? ATS_DIR_TO_DEV : (opc & 3) == 2 ? ATS_DIR_TO_HOST : ATS_DIR_NONE;
+            struct ats_sqe s;
+            if (nlb)
+                ats_sqe_rw(&s, opc, lba, nlb, 0, cdw13);
+            else                                       /* no LBAs: CDW12 stays 0 */
+                ats_sqe_cmd(&s, opc, 1, (uint32_t)lba, (uint32_t)(lba >> 32), cdw13);
+            memset(buf, 0, in.max_transfer);
+            printf("st %d\n", ats_exec_io(dev, &s, dir ? buf : NULL, dir ? (uint32_t)len : 0, dir, NULL));
+        } else if (!strcmp(op, "cycle") && n == 1) {
+            uint64_t c = 0;
+            ats_sim_cycle(dev, &c);
+            printf("cycle %llu\n", (unsigned long long)c);
         } else {
             printf("bad line\n");
         }
         fflush(stdout);
     }
+    free(line);
     free(buf);
+    free(hex);
     st = ats_close(dev);
     printf("close %d\n", st);
     return st ? 1 : 0;

@@ -1,404 +1,305 @@
 /* SPDX-License-Identifier: Apache-2.0
- * libatstx: the full-system simulation's host port (docs/host-port.md, NVMe build) as an NVMe
- * device. The library is the host's NVMe driver: controller enable, Identify, one I/O queue pair,
- * PRPs, polled completions (phase tags), all in the simulator's host memory; the simulation
- * advances only inside RUN requests (lockstep). */
+ * libatstx: the simulated device as an NVMe controller. The library is the host's NVMe driver on
+ * the host port of the full-system simulation (NVMe build, docs/host-port.md): BAR0 registers are
+ * MMIO messages, the queues, PRP lists and data buffers live in the simulator's host memory, and
+ * waiting for a completion runs the simulation until an MSI (or a poll interval) and reads the CQ.
+ * One command at a time on the admin queue or the one I/O queue pair.
+ *
+ * Host memory (4 KiB pages; the first 64 KiB are left alone):
+ *   0x10000 admin SQ   0x11000 admin CQ   0x12000 I/O SQ 1   0x13000 I/O CQ 1   0x14000 PRP list
+ *   0x20000 … 0x31FFF  the data buffer: a command's data starts at a dword offset inside its first
+ *                      page that moves on with every command (as user buffers do under a real
+ *                      driver), so PRP1 offsets, PRP2 and PRP lists all get used.
+ * Cycle budgets (100 MHz clock): boot or recovery 200 M, a command 50 M, an MMIO read 1 M,
+ * shutdown 50 M; past a budget the call returns -ETIMEDOUT and the handle is failed. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
+#include "atstx_hostport.h"
 #include "atstx_int.h"
 
-/* host-port messages and RUN conditions (docs/host-port.md) */
-enum {
-    M_MEM_WRITE = 0x02, M_MEM_READ = 0x03, M_RUN = 0x04, M_CUT_ARM = 0x06, M_QUIT = 0x0B,
-    M_MMIO_WRITE = 0x0C, M_MMIO_READ = 0x0D,
-    M_HELLO = 0x80, M_MEM_DATA = 0x83, M_STOPPED = 0x84, M_MMIO_DATA = 0x86, M_ERROR = 0x8F,
-};
-#define U_HOST_EN (1u << 3)
-#define U_MMIO    (1u << 4)
-#define R_CUT     (1u << 9)
-
-/* NVMe registers (NVMe 1.4 §3.1, host-interface.md §1.2) */
+/* NVMe controller registers (NVMe 1.4 §3.1; host-interface.md §1.2), doorbell stride 0 */
 enum { REG_CAP = 0x00, REG_CC = 0x14, REG_CSTS = 0x1C, REG_AQA = 0x24, REG_ASQ = 0x28, REG_ACQ = 0x30 };
+#define SQ_TDBL(q) (0x1000u + 8u * (q))
+#define CQ_HDBL(q) (0x1004u + 8u * (q))
+#define CC_EN          (1u << 0)
+#define CC_SHN_NORMAL  (1u << 14)
+#define CC_SHN_MASK    (3u << 14)
+#define CC_IOSQES_64   (6u << 16)
+#define CC_IOCQES_16   (4u << 20)
+#define CSTS_RDY       (1u << 0)
+#define CSTS_CFS       (1u << 1)
+#define CSTS_SHST_MASK (3u << 2)
+#define CSTS_SHST_DONE (2u << 2)
 
-#define QSIZE 32u                  /* entries of each queue (admin and I/O) */
-#define IOQ 1u
-#define POLL_CYCLES 500u
-#define CMD_TIMEOUT 400000000ull   /* cycles: 4 s simulated */
-#define BOOT_CYCLES 2000000000ull
+#define HM_ASQ  0x10000u
+#define HM_ACQ  0x11000u
+#define HM_IOSQ 0x12000u
+#define HM_IOCQ 0x13000u
+#define HM_LIST 0x14000u
+#define HM_DATA 0x20000u
+#define DATA_OFF_STEP 0x2A4u        /* the data offset's step (dword aligned, wraps in the page) */
 
-/* host memory layout, from 64 KiB up (4 KiB pages) */
-#define HM_ASQ   0x10000u
-#define HM_ACQ   0x11000u
-#define HM_IOSQ  0x12000u
-#define HM_IOCQ  0x13000u
-#define HM_LIST  0x14000u
-#define HM_DATA  0x20000u          /* 64 KiB of data */
+#define IOQ      1u                 /* the I/O queue pair's id */
+#define IOQ_IV   1u                 /* its MSI vector (the admin CQ's is 0) */
+#define QSIZE    32u                /* entries of every queue (fewer when CAP.MQES says so) */
+#define BUDGET_BOOT  200000000ull
+#define BUDGET_CMD   50000000ull
+#define BUDGET_MMIO  1000000ull
+#define BUDGET_SHUT  50000000ull
+#define WAIT_CHUNK   20000ull       /* cycles of one RUN while waiting for a completion */
 
 struct queue {
-    uint32_t sq, cq, tail, head, phase;
+    uint32_t sq, cq, size, tail, head, phase, qid;
     uint16_t cid;
 };
 
 struct sim {
-    int fd;
-    uint64_t cycle;
-    int cut;
+    struct ats_hp hp;
     struct queue q[2];              /* admin, I/O */
-    uint8_t *rx;                    /* the last message's payload */
-    uint32_t rx_len, rx_cap;
-    uint32_t mmio_val;
-    int mmio_have;
+    uint32_t data_off;
+    int failed;                     /* after a timeout or protocol error: no more commands */
 };
 
-static struct sim *S(ats_dev *d) { return (struct sim *)d->priv; }
-
-static int xwrite(int fd, const void *p, size_t n)
+static struct sim *S(ats_dev *d)
 {
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t k = write(fd, b, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    return (struct sim *)d->priv;
 }
 
-static int xread(int fd, void *p, size_t n)
+/* a transport failure fails the handle (a power cut has its own state) */
+static int failed(struct sim *s, int st)
 {
-    uint8_t *b = p;
-    while (n) {
-        ssize_t k = read(fd, b, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? -errno : -EPIPE;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int send_msg(struct sim *s, uint8_t type, const void *payload, uint32_t len)
-{
-    uint8_t h[5];
-    uint32_t n = len + 1;
-    memcpy(h, &n, 4);                                  /* little endian (x86, RISC-V hosts) */
-    h[4] = type;
-    int st = xwrite(s->fd, h, 5);
-    return st ? st : (len ? xwrite(s->fd, payload, len) : 0);
-}
-
-/* the next message; its payload in s->rx */
-static int recv_msg(struct sim *s, uint8_t *type)
-{
-    uint32_t n;
-    int st = xread(s->fd, &n, 4);
-    if (st)
-        return st;
-    if (n < 1 || n > (64u << 20))
-        return -EPROTO;
-    if (n - 1 > s->rx_cap) {
-        uint8_t *b = realloc(s->rx, n);
-        if (!b)
-            return -ENOMEM;
-        s->rx = b;
-        s->rx_cap = n;
-    }
-    if ((st = xread(s->fd, type, 1)) || (st = xread(s->fd, s->rx, n - 1)))
-        return st;
-    s->rx_len = n - 1;
-    return 0;
-}
-
-/* waits for a message of `want`, noting MMIO answers on the way (others: CPL, UART, MSI: ignored) */
-static int wait_msg(struct sim *s, uint8_t want)
-{
-    for (;;) {
-        uint8_t t;
-        int st = recv_msg(s, &t);
-        if (st)
-            return st;
-        if (t == M_MMIO_DATA && s->rx_len >= 12) {
-            uint32_t status;
-            memcpy(&s->mmio_val, s->rx + 4, 4);
-            memcpy(&status, s->rx + 8, 4);
-            if (status)
-                s->mmio_val = 0xFFFFFFFFu;
-            s->mmio_have = 1;
-        }
-        if (t == want)
-            return 0;
-    }
-}
-
-static int run(struct sim *s, uint64_t cycles, uint32_t until, uint32_t *why)
-{
-    uint8_t p[12];
-    memcpy(p, &cycles, 8);
-    memcpy(p + 8, &until, 4);
-    int st = send_msg(s, M_RUN, p, 12);
-    if (st || (st = wait_msg(s, M_STOPPED)))
-        return st;
-    uint32_t w;
-    memcpy(&s->cycle, s->rx, 8);
-    memcpy(&w, s->rx + 8, 4);
-    if (w & R_CUT)
-        s->cut = 1;
-    if (why)
-        *why = w;
-    return s->cut ? ATS_E_POWER_CUT : 0;
-}
-
-static int mem_write(struct sim *s, uint32_t addr, const void *data, uint32_t len)
-{
-    uint8_t *p = malloc(4 + ((len + 3) & ~3u));
-    if (!p)
-        return -ENOMEM;
-    memcpy(p, &addr, 4);
-    memcpy(p + 4, data, len);
-    memset(p + 4 + len, 0, ((len + 3) & ~3u) - len);
-    int st = send_msg(s, M_MEM_WRITE, p, 4 + ((len + 3) & ~3u));
-    free(p);
+    if (st && st != ATS_E_POWER_CUT)
+        s->failed = 1;
     return st;
 }
 
-static int mem_read(struct sim *s, uint32_t addr, void *out, uint32_t len)
+static int wait_csts(struct sim *s, uint32_t mask, uint32_t want, uint64_t budget)
 {
-    uint32_t p[2] = {addr, len};
-    int st = send_msg(s, M_MEM_READ, p, 8);
-    if (st || (st = wait_msg(s, M_MEM_DATA)))
-        return st;
-    if (s->rx_len < 4 + len)
-        return -EPROTO;
-    memcpy(out, s->rx + 4, len);
-    return 0;
-}
-
-static int mmio_w(struct sim *s, uint32_t off, uint32_t v)
-{
-    uint32_t p[2] = {off, v};
-    return send_msg(s, M_MMIO_WRITE, p, 8);
-}
-
-static int mmio_r(struct sim *s, uint32_t off, uint32_t *v)
-{
-    s->mmio_have = 0;
-    int st = send_msg(s, M_MMIO_READ, &off, 4);
-    for (int i = 0; !st && !s->mmio_have && i < 100; i++)
-        st = run(s, 1000000, U_MMIO, NULL);
-    if (st)
-        return st;
-    if (!s->mmio_have)
-        return -ETIMEDOUT;
-    *v = s->mmio_val;
-    return 0;
-}
-
-static int wait_csts(struct sim *s, uint32_t mask, uint32_t want)
-{
-    for (int i = 0; i < 20000; i++) {
+    uint64_t start = s->hp.cycle;
+    for (;;) {
         uint32_t v;
-        int st = mmio_r(s, REG_CSTS, &v);
+        int st = ats_hp_mmio_read(&s->hp, REG_CSTS, &v, BUDGET_MMIO);
         if (st)
             return st;
-        if (v != 0xFFFFFFFFu && (v & 2u))
-            return -EIO;                               /* CSTS.CFS: controller fatal */
+        if (v == 0xFFFFFFFFu || (v & CSTS_CFS))
+            return -EIO;                               /* an error completion, or controller fatal */
         if ((v & mask) == want)
             return 0;
-        if ((st = run(s, 2000, 0, NULL)))
+        if (s->hp.cycle - start >= budget)
+            return -ETIMEDOUT;
+        if ((st = ats_hp_run(&s->hp, 2000, 0, NULL)))
             return st;
     }
-    return -ETIMEDOUT;
 }
 
-/* one command on queue `qi` (0 admin, 1 I/O): PRPs for `len` bytes at HM_DATA, submit, poll */
+static int put_data(struct sim *s, uint32_t addr, const void *data, uint32_t len, enum ats_dir dir,
+                    uint64_t *prp1, uint64_t *prp2)
+{
+    uint64_t ents[ATS_MAX_XFER / ATS_PAGE + 1];
+    int n = ats_prps(addr, len, HM_LIST, prp1, prp2, ents);
+    if (n < 0)
+        return n;
+    int st = 0;
+    if (n) {
+        uint8_t list[8 * (ATS_MAX_XFER / ATS_PAGE + 1)];
+        for (int i = 0; i < n; i++)
+            ats_put64(list + 8 * i, ents[i]);
+        st = ats_hp_mem_write(&s->hp, HM_LIST, list, 8u * (uint32_t)n);
+    }
+    if (!st && dir == ATS_DIR_TO_DEV)
+        st = ats_hp_mem_write(&s->hp, addr, data, len);
+    else if (!st)
+        st = ats_hp_mem_fill(&s->hp, addr, 0xA5, len);    /* poison: data the device did not write shows */
+    return st;
+}
+
+static int sim_exec_q(struct sim *s, struct queue *q, struct ats_sqe *sqe, void *data, uint32_t len,
+                      enum ats_dir dir, uint32_t *dw0)
+{
+    if (s->hp.cut)
+        return ATS_E_POWER_CUT;
+    if (s->failed)
+        return -EIO;
+    if (len > ATS_MAX_XFER || (len && !data) || (len && dir == ATS_DIR_NONE))
+        return -EINVAL;
+    int st;
+    uint32_t addr = 0;
+    uint64_t prp1 = 0, prp2 = 0;
+    if (len) {
+        s->data_off = (s->data_off + DATA_OFF_STEP) & (ATS_PAGE - 4u);
+        addr = HM_DATA + s->data_off;
+        if ((st = put_data(s, addr, data, len, dir, &prp1, &prp2)))
+            return failed(s, st);
+    }
+    if (len)
+        ats_sqe_set_prp(sqe, prp1, prp2);          /* (without data: the caller's, e.g. a queue base) */
+    uint16_t cid = q->cid;
+    q->cid = (uint16_t)((q->cid + 1u) % 0xFFFFu);       /* CID 0xFFFF is Abort's special value */
+    ats_sqe_set_cid(sqe, cid);
+    uint8_t b[64];
+    ats_sqe_bytes(sqe, b);
+    if ((st = ats_hp_mem_write(&s->hp, q->sq + 64u * q->tail, b, 64)))
+        return failed(s, st);
+    q->tail = (q->tail + 1u) % q->size;
+    if ((st = ats_hp_mmio_write(&s->hp, SQ_TDBL(q->qid), q->tail)))
+        return failed(s, st);
+    uint32_t errors = s->hp.errors;
+    uint64_t start = s->hp.cycle;
+    struct ats_cqe c;
+    for (;;) {
+        if ((st = ats_hp_run(&s->hp, WAIT_CHUNK, ATS_HP_U_MSI, NULL)))
+            return failed(s, st);
+        uint8_t e[16];
+        if ((st = ats_hp_mem_read(&s->hp, q->cq + 16u * q->head, e, 16)))
+            return failed(s, st);
+        ats_cqe_parse(e, &c);
+        if (c.phase == q->phase)
+            break;
+        if (s->hp.errors != errors)
+            return failed(s, -EPROTO);
+        if (s->hp.cycle - start >= BUDGET_CMD)
+            return failed(s, -ETIMEDOUT);
+    }
+    q->head = (q->head + 1u) % q->size;
+    if (q->head == 0)
+        q->phase ^= 1u;
+    if ((st = ats_hp_mmio_write(&s->hp, CQ_HDBL(q->qid), q->head)))
+        return failed(s, st);
+    /* one command in flight: the entry must be ours, and the SQ head right after our fetch */
+    if (c.cid != cid || c.sqid != q->qid || c.sqhd != q->tail || s->hp.errors != errors)
+        return failed(s, -EPROTO);
+    if (dw0)
+        *dw0 = c.dw0;
+    if (c.status == 0 && dir == ATS_DIR_TO_HOST && (st = ats_hp_mem_read(&s->hp, addr, data, len)))
+        return failed(s, st);
+    return c.status;
+}
+
 static int sim_exec(ats_dev *dev, int admin, struct ats_sqe *sqe, void *data, uint32_t len, enum ats_dir dir,
                     uint32_t *dw0)
 {
     struct sim *s = S(dev);
-    if (s->cut)
-        return ATS_E_POWER_CUT;
-    if (len > 64u * 1024u)
-        return -EINVAL;
-    struct queue *q = &s->q[admin ? 0 : 1];
-    uint32_t qid = admin ? 0 : IOQ;
-    int st;
-    if (len) {
-        uint64_t prp1, prp2, ents[16];
-        unsigned n = ats_prps(HM_DATA, len, HM_LIST, &prp1, &prp2, ents);
-        if (n && (st = mem_write(s, HM_LIST, ents, 8 * n)))
-            return st;
-        if (dir == ATS_TO_DEV && (st = mem_write(s, HM_DATA, data, len)))
-            return st;
-        sqe->dw[6] = (uint32_t)prp1;
-        sqe->dw[7] = (uint32_t)(prp1 >> 32);
-        sqe->dw[8] = (uint32_t)prp2;
-        sqe->dw[9] = (uint32_t)(prp2 >> 32);
-    }
-    uint16_t cid = q->cid++;
-    sqe->dw[0] = (sqe->dw[0] & 0xFFFFu) | (uint32_t)cid << 16;
-    if ((st = mem_write(s, q->sq + 64 * q->tail, sqe->dw, 64)))
-        return st;
-    q->tail = (q->tail + 1) % QSIZE;
-    if ((st = mmio_w(s, 0x1000 + 8 * qid, q->tail)))
-        return st;
-    uint64_t waited = 0;
-    for (;;) {
-        uint32_t cqe[4];
-        if ((st = mem_read(s, q->cq + 16 * q->head, cqe, 16)))
-            return st;
-        if ((cqe[3] >> 16 & 1u) == q->phase) {
-            q->head = (q->head + 1) % QSIZE;
-            if (q->head == 0)
-                q->phase ^= 1u;
-            if ((st = mmio_w(s, 0x1004 + 8 * qid, q->head)))
-                return st;
-            if ((uint16_t)cqe[3] != cid || (cqe[2] >> 16) != qid)   /* DW3: CID, DW2: SQID */
-                return -EPROTO;                        /* one command at a time: it must be ours */
-            int sc = ats_cqe_status(cqe[3]);
-            if (dw0)
-                *dw0 = cqe[0];
-            if (!sc && dir == ATS_TO_HOST && len && (st = mem_read(s, HM_DATA, data, len)))
-                return st;
-            return sc;
-        }
-        if (waited >= CMD_TIMEOUT)
-            return -ETIMEDOUT;
-        if ((st = run(s, POLL_CYCLES, 0, NULL)))
-            return st;
-        waited += POLL_CYCLES;
-    }
+    return sim_exec_q(s, &s->q[admin ? 0 : 1], sqe, data, len, dir, dw0);
 }
 
 static int sim_close(ats_dev *dev)
 {
     struct sim *s = S(dev);
-    int st = 0;
-    if (!s->cut) {
+    int st = s->hp.cut ? ATS_E_POWER_CUT : s->failed ? -EIO : 0;
+    if (!st) {
         uint32_t cc;
-        st = mmio_r(s, REG_CC, &cc);
-        if (!st && (st = mmio_w(s, REG_CC, (cc & ~(3u << 14)) | 1u << 14)) == 0)
-            st = wait_csts(s, 3u << 2, 2u << 2);       /* SHST = 2: shutdown complete */
-        int q = send_msg(s, M_QUIT, NULL, 0);
+        st = ats_hp_mmio_read(&s->hp, REG_CC, &cc, BUDGET_MMIO);
         if (!st)
-            st = q;
-        uint8_t t;
-        while (recv_msg(s, &t) == 0)                   /* until the simulator closes the socket */
-            ;
+            st = ats_hp_mmio_write(&s->hp, REG_CC, (cc & ~CC_SHN_MASK) | CC_SHN_NORMAL);
+        if (!st)
+            st = wait_csts(s, CSTS_SHST_MASK, CSTS_SHST_DONE, BUDGET_SHUT);
     }
-    close(s->fd);
-    free(s->rx);
+    ats_hp_close(&s->hp);
     free(s);
     return st;
 }
 
 static int sim_arm_cut(ats_dev *dev, uint32_t kind, uint64_t value)
 {
-    uint8_t p[12];
-    memcpy(p, &kind, 4);
-    memcpy(p + 4, &value, 8);
-    return send_msg(S(dev), M_CUT_ARM, p, 12);
+    struct sim *s = S(dev);
+    return s->hp.cut ? ATS_E_POWER_CUT : ats_hp_arm_cut(&s->hp, kind, value);
 }
 
 static int sim_cycle(ats_dev *dev, uint64_t *cycle)
 {
-    *cycle = S(dev)->cycle;
+    *cycle = S(dev)->hp.cycle;
     return 0;
 }
 
 static const struct ats_ops sim_ops = {sim_exec, sim_close, sim_arm_cut, sim_cycle};
 
-static int admin_cmd(ats_dev *dev, struct ats_sqe *s, void *data, uint32_t len)
+static int admin(struct sim *s, struct ats_sqe *q, void *data, uint32_t len)
 {
-    return sim_exec(dev, 1, s, data, len, data ? ATS_TO_HOST : ATS_NONE, NULL);
+    return sim_exec_q(s, &s->q[0], q, data, len, data ? ATS_DIR_TO_HOST : ATS_DIR_NONE, NULL);
 }
 
 static int bring_up(ats_dev *dev)
 {
     struct sim *s = S(dev);
-    uint32_t why = 0, v;
-    int st = run(s, BOOT_CYCLES, U_HOST_EN, &why);     /* the firmware's boot or recovery */
+    uint32_t why = 0, cap_lo, cap_hi, cc;
+    int st = ats_hp_run(&s->hp, BUDGET_BOOT, ATS_HP_U_HOST_EN, &why);   /* firmware boot or recovery */
     if (st)
         return st;
-    if (!(why & U_HOST_EN))
+    if (!(why & ATS_HP_U_HOST_EN))
         return -ETIMEDOUT;
-    if ((st = mmio_r(s, REG_CC, &v)) || (st = mmio_w(s, REG_CC, 0)) || (st = wait_csts(s, 1, 0)))
+    if ((st = ats_hp_mmio_read(&s->hp, REG_CAP, &cap_lo, BUDGET_MMIO)) ||
+        (st = ats_hp_mmio_read(&s->hp, REG_CAP + 4, &cap_hi, BUDGET_MMIO)) ||
+        (st = ats_hp_mmio_read(&s->hp, REG_CC, &cc, BUDGET_MMIO)))
         return st;
-    s->q[0] = (struct queue){HM_ASQ, HM_ACQ, 0, 0, 1, 0};
-    s->q[1] = (struct queue){HM_IOSQ, HM_IOCQ, 0, 0, 1, 0};
-    uint8_t zero[4096] = {0};
-    for (uint32_t a = HM_ASQ; a <= HM_IOCQ; a += 4096)
-        if ((st = mem_write(s, a, zero, 4096)))
+    /* CAP: MQES 15:0 (0-based), CSS bit 37 (NVM command set), MPSMIN 51:48 (must allow 4 KiB) */
+    if (!(cap_hi >> 5 & 1u) || (cap_hi >> 16 & 0xFu) != 0 || (cap_lo & 0xFFFFu) < 1)
+        return -ENODEV;
+    uint32_t qsize = (cap_lo & 0xFFFFu) + 1u < QSIZE ? (cap_lo & 0xFFFFu) + 1u : QSIZE;
+    if (cc & CC_EN) {                                  /* a controller left enabled: reset it */
+        if ((st = ats_hp_mmio_write(&s->hp, REG_CC, 0)) || (st = wait_csts(s, CSTS_RDY, 0, BUDGET_CMD)))
             return st;
-    if ((st = mmio_w(s, REG_AQA, (QSIZE - 1) << 16 | (QSIZE - 1))) || (st = mmio_w(s, REG_ASQ, HM_ASQ)) ||
-        (st = mmio_w(s, REG_ASQ + 4, 0)) || (st = mmio_w(s, REG_ACQ, HM_ACQ)) || (st = mmio_w(s, REG_ACQ + 4, 0)) ||
-        (st = mmio_w(s, REG_CC, 1u | 6u << 16 | 4u << 20)) || (st = wait_csts(s, 1, 1)))
+    }
+    s->q[0] = (struct queue){HM_ASQ, HM_ACQ, qsize, 0, 0, 1, 0, 0};
+    s->q[1] = (struct queue){HM_IOSQ, HM_IOCQ, qsize, 0, 0, 1, IOQ, 0};
+    if ((st = ats_hp_mem_fill(&s->hp, HM_ASQ, 0, HM_LIST + ATS_PAGE - HM_ASQ)))
         return st;
-    static uint8_t ctrl[4096], ns[4096];
+    if ((st = ats_hp_mmio_write(&s->hp, REG_AQA, (qsize - 1u) << 16 | (qsize - 1u))) ||
+        (st = ats_hp_mmio_write(&s->hp, REG_ASQ, HM_ASQ)) || (st = ats_hp_mmio_write(&s->hp, REG_ASQ + 4, 0)) ||
+        (st = ats_hp_mmio_write(&s->hp, REG_ACQ, HM_ACQ)) || (st = ats_hp_mmio_write(&s->hp, REG_ACQ + 4, 0)) ||
+        (st = ats_hp_mmio_write(&s->hp, REG_CC, CC_EN | CC_IOSQES_64 | CC_IOCQES_16)) ||
+        (st = wait_csts(s, CSTS_RDY, CSTS_RDY, BUDGET_CMD)))
+        return st;
+    uint8_t *ctrl = malloc(4096), *ns = malloc(4096);
     struct ats_sqe q;
-    ats_sqe_simple(&q, ADM_IDENTIFY, 0, 1, 0, 0);      /* CNS 1: controller */
-    if ((st = admin_cmd(dev, &q, ctrl, 4096)))
-        return st;
-    ats_sqe_simple(&q, ADM_IDENTIFY, 1, 0, 0, 0);      /* CNS 0: namespace 1 */
-    if ((st = admin_cmd(dev, &q, ns, 4096)))
-        return st;
-    if ((st = ats_dev_init_from_identify(dev, ctrl, ns)))
-        return st;
-    ats_sqe_simple(&q, ADM_SET_FEATURES, 0, 0x07, 0, 0); /* Number of Queues: 1 SQ, 1 CQ */
-    if ((st = admin_cmd(dev, &q, NULL, 0)))
-        return st;
-    ats_sqe_simple(&q, ADM_CREATE_CQ, 0, (QSIZE - 1) << 16 | IOQ, 1u, 0);    /* PC, no interrupts */
-    q.dw[6] = HM_IOCQ;
-    if ((st = admin_cmd(dev, &q, NULL, 0)))
-        return st;
-    ats_sqe_simple(&q, ADM_CREATE_SQ, 0, (QSIZE - 1) << 16 | IOQ, IOQ << 16 | 1u, 0);
-    q.dw[6] = HM_IOSQ;
-    return admin_cmd(dev, &q, NULL, 0);
+    if (!ctrl || !ns) {
+        st = -ENOMEM;
+        goto out;
+    }
+    ats_sqe_cmd(&q, ADM_IDENTIFY, 0, 1, 0, 0);         /* CNS 1: controller */
+    if ((st = admin(s, &q, ctrl, 4096)))
+        goto out;
+    ats_sqe_cmd(&q, ADM_IDENTIFY, 1, 0, 0, 0);         /* CNS 0: namespace 1 */
+    if ((st = admin(s, &q, ns, 4096)) || (st = ats_dev_identify(dev, ctrl, ns)))
+        goto out;
+    ats_sqe_cmd(&q, ADM_SET_FEATURES, 0, 0x07, 0, 0);  /* Number of Queues: 1 SQ, 1 CQ (0-based) */
+    if ((st = admin(s, &q, NULL, 0)))
+        goto out;
+    /* Create I/O CQ: CDW10 QSIZE 31:16 (0-based) | QID; CDW11 IV 31:16, IEN bit 1, PC bit 0 */
+    ats_sqe_cmd(&q, ADM_CREATE_CQ, 0, (qsize - 1u) << 16 | IOQ, IOQ_IV << 16 | 3u, 0);
+    ats_sqe_set_prp(&q, HM_IOCQ, 0);
+    if ((st = admin(s, &q, NULL, 0)))
+        goto out;
+    /* Create I/O SQ: CDW11 CQID 31:16, QPRIO 2:1 (0), PC bit 0 */
+    ats_sqe_cmd(&q, ADM_CREATE_SQ, 0, (qsize - 1u) << 16 | IOQ, IOQ << 16 | 1u, 0);
+    ats_sqe_set_prp(&q, HM_IOSQ, 0);
+    st = admin(s, &q, NULL, 0);
+out:
+    free(ctrl);
+    free(ns);
+    return st;
 }
 
 int ats_open_sim(const char *path, ats_dev **out)
 {
-    if (!path || !out || strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+    if (!path || !out)
         return -EINVAL;
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -errno;
-    int st = -ECONNREFUSED;
-    for (int i = 0; i < 600; i++) {                    /* the simulator may still be starting */
-        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-            st = 0;
-            break;
-        }
-        usleep(100000);
-    }
-    ats_dev *dev = calloc(1, sizeof *dev);
     struct sim *s = calloc(1, sizeof *s);
-    if (st || !dev || !s) {
-        close(fd);
-        free(dev);
+    if (!s)
+        return -ENOMEM;
+    int st = ats_hp_connect(&s->hp, path, 30000);
+    if (!st && !s->hp.nvme)
+        st = -ENOTSUP;                                 /* the build without the NVMe front end */
+    ats_dev *dev = st ? NULL : ats_dev_alloc(&sim_ops, s);
+    if (!st && !dev)
+        st = -ENOMEM;
+    if (!st)
+        st = bring_up(dev);
+    if (st) {
+        ats_hp_close(&s->hp);
         free(s);
-        return st ? st : -ENOMEM;
-    }
-    s->fd = fd;
-    dev->priv = s;
-    dev->ops = &sim_ops;
-    if ((st = wait_msg(s, M_HELLO)) || (st = bring_up(dev))) {
-        close(fd);
-        free(s->rx);
-        free(s);
-        free(dev);
+        ats_dev_free(dev);
         return st;
     }
     *out = dev;

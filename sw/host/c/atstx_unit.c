@@ -1,61 +1,328 @@
 /* SPDX-License-Identifier: Apache-2.0
- * atstx_unit: the SQE encodings, PRPs and CQE status decoding of libatstx against values worked
- * out by hand from docs/host-interface.md §1.4, §1.5 and §1.8 (not from the library's code). */
+ * atstx_unit: libatstx without a device. Every API call runs on a recording transport; its SQE is
+ * compared byte for byte with the 64 bytes worked out by hand from docs/host-interface.md §1.5
+ * (CDW0 opcode, CDW1 NSID, CDW10/11 SLBA, CDW12 NLB 0-based + FUA bit 30, CDW13 TXID 5:0,
+ * COMMIT 8, BARRIER 9; little endian; CID and PRPs are the transport's, 0 here), and so are the
+ * Range Flush / DSM lists. Also: CQE decoding, PRPs at page boundaries, Identify parsing,
+ * transaction bookkeeping (txids, page limit, statuses that end a transaction), argument checks. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atstx_int.h"
 
-static int fails;
-#define EQ(a, b) do { unsigned long long _a = (a), _b = (b); \
+static int fails, checks;
+#define EQ(a, b) do { unsigned long long _a = (unsigned long long)(a), _b = (unsigned long long)(b); checks++; \
     if (_a != _b) { fprintf(stderr, "%s:%d: %s = 0x%llx, want 0x%llx\n", __FILE__, __LINE__, #a, _a, _b); fails++; } } while (0)
+
+/* ---- a transport that records the last command and answers with queued statuses */
+struct mock {
+    int n;                          /* commands executed */
+    int admin;
+    struct ats_sqe sqe;
+    uint8_t data[ATS_MAX_XFER];
+    uint32_t len;
+    enum ats_dir dir;
+    int status[8];                  /* answers of the next commands (then 0) */
+    int nstatus;
+};
+
+static int mock_exec(ats_dev *dev, int admin, struct ats_sqe *sqe, void *data, uint32_t len, enum ats_dir dir,
+                     uint32_t *dw0)
+{
+    struct mock *m = dev->priv;
+    m->n++;
+    m->admin = admin;
+    m->sqe = *sqe;
+    m->len = len;
+    m->dir = dir;
+    if (dir == ATS_DIR_TO_DEV)
+        memcpy(m->data, data, len);
+    else if (dir == ATS_DIR_TO_HOST)
+        memset(data, 0x5A, len);
+    *dw0 = 0;
+    if (m->nstatus) {
+        int st = m->status[0];
+        memmove(m->status, m->status + 1, sizeof m->status - sizeof m->status[0]);
+        m->nstatus--;
+        return st;
+    }
+    return 0;
+}
+
+static int mock_close(ats_dev *dev)
+{
+    (void)dev;
+    return 0;
+}
+
+static const struct ats_ops mock_ops = {mock_exec, mock_close, NULL, NULL};
+
+/* compares bytes with hex digits (spaces ignored) */
+static void bytes_eq(const uint8_t *got, size_t n, const char *hex, int line)
+{
+    uint8_t want[256];
+    size_t k = 0;
+    for (const char *p = hex; *p; p++) {
+        if (*p == ' ')
+            continue;
+        unsigned v;
+        sscanf(p, "%2x", &v);
+        want[k++] = (uint8_t)v;
+        p++;
+    }
+    checks++;
+    if (k != n || memcmp(got, want, n)) {
+        fprintf(stderr, "%s:%d: bytes differ\n  got ", __FILE__, line);
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "%02x%s", got[i], i % 4 == 3 ? " " : "");
+        fprintf(stderr, "\n  want %s\n", hex);
+        fails++;
+    }
+}
+
+static void sqe_eq(const struct mock *m, const char *hex, int line)
+{
+    uint8_t b[64];
+    ats_sqe_bytes(&m->sqe, b);
+    bytes_eq(b, 64, hex, line);
+}
+#define SQE(hex) sqe_eq(m, hex, __LINE__)
+#define DATA(hex) bytes_eq(m->data, m->len, hex, __LINE__)
+
+static void test_commands(void)
+{
+    struct mock *m = calloc(1, sizeof *m);
+    ats_dev *dev = ats_dev_alloc(&mock_ops, m);
+    dev->info = (struct ats_info){512, 768, 3, 4, 65536};
+    static uint8_t buf[ATS_MAX_XFER + 512];
+    memset(buf, 0x11, sizeof buf);
+
+    /* Read 8 LBAs at 0x1_2345_6789: SLBA in CDW10/11, NLB 7 */
+    EQ(ats_read(dev, 0x123456789ull, 8, buf), 0);
+    SQE("02000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 89674523 01000000 07000000 00000000 00000000 00000000");
+    EQ(m->dir, ATS_DIR_TO_HOST); EQ(m->len, 4096); EQ(m->admin, 0); EQ(buf[0], 0x5A);
+    /* Write with FUA: CDW12 bit 30 */
+    EQ(ats_write(dev, 7, 1, buf, ATS_FUA), 0);
+    SQE("01000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 07000000 00000000 00000040 00000000 00000000 00000000");
+    EQ(m->dir, ATS_DIR_TO_DEV); EQ(m->len, 512);
+    /* plain Write of 128 LBAs (MDTS): NLB 127 */
+    EQ(ats_write(dev, 0x300, 128, buf, 0), 0);
+    SQE("01000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00030000 00000000 7f000000 00000000 00000000 00000000");
+    EQ(m->len, 65536);
+    /* barrier write: TX Write, TXID 0, BARRIER (CDW13 bit 9), here with FUA */
+    EQ(ats_write(dev, 9, 2, buf, ATS_BARRIER | ATS_FUA), 0);
+    SQE("81000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 09000000 00000000 01000040 00020000 00000000 00000000");
+    /* Flush */
+    EQ(ats_flush(dev), 0);
+    SQE("00000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000");
+    EQ(m->dir, ATS_DIR_NONE); EQ(m->len, 0);
+    /* Range Flush, 2 ranges: NR = 1 in CDW10; entries {LBA[31:0]}, {NLB-1 << 16 | LBA[47:32]} */
+    struct ats_range rf[2] = {{0xABCD00001234ull, 16}, {5, 65536}};
+    EQ(ats_rflush(dev, rf, 2), 0);
+    SQE("89000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 01000000 00000000 00000000 00000000 00000000 00000000");
+    DATA("34120000 cdab0f00 05000000 0000ffff");
+    EQ(m->dir, ATS_DIR_TO_DEV);
+    /* Dataset Management, AD (CDW11 bit 2), one range: attributes 0, length 3, SLBA 0x1_0000_0002 */
+    struct ats_range tr = {0x100000002ull, 3};
+    EQ(ats_trim(dev, &tr, 1), 0);
+    SQE("09000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 04000000 00000000 00000000 00000000 00000000");
+    DATA("00000000 03000000 02000000 01000000");
+
+    /* transactions: TX Begin of the lowest free txid (1) */
+    ats_tx *t1, *t2, *t3, *t4 = NULL;
+    EQ(ats_tx_begin(dev, &t1), 0);
+    EQ(ats_tx_id(t1), 1);
+    SQE("84000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 00000000 00000000 01000000 00000000 00000000");
+    EQ(ats_tx_write(t1, 0x20, 1, buf), 0);
+    SQE("81000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 20000000 00000000 00000000 01000000 00000000 00000000");
+    EQ(ats_tx_read(t1, 0x20, 2, buf), 0);
+    SQE("82000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 20000000 00000000 01000000 01000000 00000000 00000000");
+    EQ(m->dir, ATS_DIR_TO_HOST);
+    uint32_t entries = 99;
+    EQ(ats_tx_commit(t1, &entries), 0);
+    SQE("88000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 00000000 00000000 01000000 00000000 00000000");
+    EQ(entries, 1);
+
+    /* txids 1, 2, 3 (num_tx 3), then TABLE_FULL without a command */
+    EQ(ats_tx_begin(dev, &t1), 0); EQ(ats_tx_begin(dev, &t2), 0); EQ(ats_tx_begin(dev, &t3), 0);
+    EQ(ats_tx_id(t2), 2); EQ(ats_tx_id(t3), 3);
+    int n0 = m->n;
+    EQ(ats_tx_begin(dev, &t4), ATS_SC_TABLE_FULL);
+    EQ(m->n, n0); EQ(t4 == NULL, 1);
+    /* commit write: TX Write with COMMIT (CDW13 bit 8) and the txid; the handle is freed */
+    EQ(ats_tx_commit_write(t2, 0x40, 1, buf), 0);
+    SQE("81000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 40000000 00000000 00000000 02010000 00000000 00000000");
+    /* abort; the device's TX_EMPTY (nothing written) is 0 here */
+    m->status[m->nstatus++] = ATS_SC_TX_EMPTY;
+    EQ(ats_tx_abort(t3), 0);
+    SQE("8c000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 00000000 00000000 03000000 00000000 00000000");
+    EQ(ats_tx_begin(dev, &t2), 0); EQ(ats_tx_id(t2), 2);     /* freed txids are taken again */
+    EQ(ats_tx_begin(dev, &t3), 0); EQ(ats_tx_id(t3), 3);
+
+    /* page limit (tx_entries 4): distinct LBAs counted, rewrites free; refused before sending */
+    EQ(ats_tx_write(t1, 100, 4, buf), 0);
+    EQ(ats_tx_write(t1, 101, 2, buf), 0);
+    n0 = m->n;
+    EQ(ats_tx_write(t1, 104, 1, buf), -E2BIG);
+    EQ(ats_tx_commit_write(t1, 99, 2, buf), -E2BIG);
+    EQ(m->n, n0);
+    EQ(ats_tx_commit_write(t1, 103, 1, buf), 0);             /* still open after the refusals */
+    /* a commit the device ends with TX_FULL: the status, the handle freed */
+    EQ(ats_tx_write(t2, 5, 1, buf), 0);
+    m->status[m->nstatus++] = ATS_SC_TX_FULL;
+    EQ(ats_tx_commit(t2, &entries), ATS_SC_TX_FULL);
+    EQ(entries, 0);
+    EQ(ats_tx_begin(dev, &t2), 0); EQ(ats_tx_id(t2), 1);
+    /* a TX Write answered INDEX_FULL: the library aborts the tx in the device, then only that status */
+    m->status[m->nstatus++] = ATS_SC_INDEX_FULL;
+    EQ(ats_tx_write(t3, 6, 1, buf), ATS_SC_INDEX_FULL);
+    SQE("8c000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 00000000 00000000 03000000 00000000 00000000");
+    n0 = m->n;
+    EQ(ats_tx_write(t3, 7, 1, buf), ATS_SC_INDEX_FULL);
+    EQ(ats_tx_commit(t3, NULL), ATS_SC_INDEX_FULL);
+    EQ(m->n, n0);
+    /* device statuses pass through */
+    m->status[m->nstatus++] = ATS_SC_LBA_RANGE;
+    EQ(ats_write(dev, 767, 2, buf, 0), ATS_SC_LBA_RANGE);
+    m->status[m->nstatus++] = ATS_SC_LBA_RANGE;
+    EQ(ats_tx_write(t2, 767, 2, buf), ATS_SC_LBA_RANGE);      /* a failed write adds no pages */
+    EQ(ats_tx_write(t2, 200, 4, buf), 0);
+
+    /* argument checks: nothing sent */
+    n0 = m->n;
+    EQ(ats_read(dev, 0, 0, buf), -EINVAL);
+    EQ(ats_read(dev, 0, 129, buf), -EINVAL);                  /* 129 * 512 > MDTS */
+    EQ(ats_write(dev, 0, 1, NULL, 0), -EINVAL);
+    EQ(ats_write(dev, 0, 1, buf, 4), -EINVAL);
+    EQ(ats_rflush(dev, rf, 0), -EINVAL);
+    struct ats_range r9[9] = {{0, 1}};
+    EQ(ats_rflush(dev, r9, 9), -EINVAL);
+    EQ(ats_trim(dev, r9, 9), -EINVAL);
+    struct ats_range bad = {1ull << 48, 1}, zero = {0, 0};
+    EQ(ats_rflush(dev, &bad, 1), -EINVAL);
+    EQ(ats_rflush(dev, &zero, 1), -EINVAL);
+    EQ(ats_tx_begin(NULL, &t4), -EINVAL);
+    EQ(ats_sim_cycle(dev, &(uint64_t){0}), -ENOTSUP);
+    EQ(ats_sim_arm_cut(dev, ATS_CUT_AT_CYCLE, 5), -ENOTSUP);
+    EQ(m->n, n0);
+    /* close aborts what is still open (t2: txid 1) */
+    n0 = m->n;
+    EQ(ats_close(dev), 0);
+    EQ(m->n, n0 + 1);
+    SQE("8c000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 00000000 00000000 00000000 01000000 00000000 00000000");
+    free(m);
+}
+
+static void test_codec(void)
+{
+    /* CDW13 fields; CID and PRPs placed by the transport */
+    EQ(ats_cdw13(63, 0, 0, 1), 0x1003F); EQ(ats_cdw13(0, 1, 1, 2), 0x20300);
+    struct ats_sqe s;
+    ats_sqe_cmd(&s, OPC_TX_ABORT, 1, 0, 0, 7);
+    ats_sqe_set_cid(&s, 0xBEEF);
+    ats_sqe_set_prp(&s, 0x123456000ull, 0x7000);
+    uint8_t b[64];
+    ats_sqe_bytes(&s, b);
+    bytes_eq(b, 64, "8c00efbe 01000000 00000000 00000000 00000000 00000000 00604523 01000000"
+                    "00700000 00000000 00000000 00000000 00000000 07000000 00000000 00000000", __LINE__);
+
+    /* CQE: DW0 result, DW2 SQHD 15:0 / SQID 31:16, DW3 CID 15:0, P 16, SC 24:17, SCT 27:25, DNR 31 */
+    struct ats_cqe c;
+    const uint8_t lba[16] = {0x04, 0x00, 0x00, 0xce, 0, 0, 0, 0, 0x05, 0x00, 0x01, 0x00, 0x34, 0x12, 0x01, 0x81};
+    ats_cqe_parse(lba, &c);
+    EQ(c.dw0, 0xCE000004); EQ(c.sqhd, 5); EQ(c.sqid, 1); EQ(c.cid, 0x1234); EQ(c.phase, 1);
+    EQ(c.status, ATS_SC_LBA_RANGE); EQ(c.dnr, 1);
+    const uint8_t txfull[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x1f, 0x00, 0x01, 0x00, 0xff, 0xff, 0x08, 0x8e};
+    ats_cqe_parse(txfull, &c);
+    EQ(c.status, ATS_SC_TX_FULL); EQ(c.phase, 0); EQ(c.cid, 0xFFFF); EQ(c.sqhd, 31);
+    const uint8_t ok[16] = {0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x07, 0x00, 0x01, 0x00};
+    ats_cqe_parse(ok, &c);
+    EQ(c.status, 0); EQ(c.phase, 1); EQ(c.dnr, 0); EQ(c.dw0, 1);
+    EQ(ats_cqe_status(2u << 25 | 0x81u << 17), ATS_SC_READ_ERROR);
+    EQ(ats_cqe_status(7u << 25 | 0x02u << 17 | 1u << 30), ATS_SC_BAD_TXID);   /* M bit ignored */
+    EQ(ats_cqe_status(1u << 25 | 0x0Cu << 17 | 3u << 28), 0x010C);             /* CRD ignored */
+
+    /* PRPs (4 KiB pages): one page, two (PRP2 = the second page), more (PRP2 = a list) */
+    uint64_t p1, p2, e[17];
+    EQ(ats_prps(0x20000, 4, 0x14000, &p1, &p2, e), 0); EQ(p1, 0x20000); EQ(p2, 0);
+    EQ(ats_prps(0x20000, 4096, 0x14000, &p1, &p2, e), 0); EQ(p2, 0);
+    EQ(ats_prps(0x20000, 4097, 0x14000, &p1, &p2, e), 0); EQ(p2, 0x21000);
+    EQ(ats_prps(0x20000, 8192, 0x14000, &p1, &p2, e), 0); EQ(p2, 0x21000);
+    EQ(ats_prps(0x20000, 8193, 0x14000, &p1, &p2, e), 2); EQ(p2, 0x14000); EQ(e[0], 0x21000); EQ(e[1], 0x22000);
+    EQ(ats_prps(0x20000, 65536, 0x14000, &p1, &p2, e), 15); EQ(e[14], 0x2F000);
+    EQ(ats_prps(0x20FFC, 4, 0x14000, &p1, &p2, e), 0); EQ(p1, 0x20FFC); EQ(p2, 0);
+    EQ(ats_prps(0x20FFC, 8, 0x14000, &p1, &p2, e), 0); EQ(p2, 0x21000);
+    EQ(ats_prps(0x20FFC, 4100, 0x14000, &p1, &p2, e), 0); EQ(p2, 0x21000);
+    EQ(ats_prps(0x20FFC, 4101, 0x14000, &p1, &p2, e), 2); EQ(e[1], 0x22000);
+    EQ(ats_prps(0x20200, 65536, 0x14000, &p1, &p2, e), 16); EQ(p1, 0x20200); EQ(e[0], 0x21000); EQ(e[15], 0x30000);
+    EQ(ats_prps(0x20200, 65536, 0x14F80, &p1, &p2, e), 16); EQ(p2, 0x14F80);   /* fills its list page */
+    EQ(ats_prps(0x20200, 65536, 0x14F88, &p1, &p2, e), -EINVAL);               /* would need chaining */
+    EQ(ats_prps(0x20002, 8, 0x14000, &p1, &p2, e), -EINVAL);
+    EQ(ats_prps(0x20000, 0, 0x14000, &p1, &p2, e), -EINVAL);
+    EQ(ats_prps(0x20000, 65537, 0x14000, &p1, &p2, e), -EINVAL);
+    EQ(ats_prps(0x20000, 12288, 0x14004, &p1, &p2, e), -EINVAL);               /* list not 8-byte aligned */
+
+    /* Identify: MDTS byte 77, vendor words at 3072 (magic, 9 num_tx, 10 tx_entries), NSZE, LBADS */
+    static uint8_t ctrl[4096], ns[4096];
+    ctrl[77] = 4;
+    ats_put32(ctrl + 3072, 0x41545344u);
+    ats_put32(ctrl + 3072 + 36, 8);
+    ats_put32(ctrl + 3072 + 40, 32);
+    ats_put64(ns, 768);
+    ns[26] = 1;                                        /* FLBAS: format 1 */
+    ats_put32(ns + 132, 9u << 16);                     /* LBAF1: LBADS 9 (512 bytes) */
+    ats_dev *d = ats_dev_alloc(&mock_ops, NULL);
+    EQ(ats_dev_identify(d, ctrl, ns), 0);
+    EQ(d->info.lba_bytes, 512); EQ(d->info.num_lbas, 768); EQ(d->info.num_tx, 8); EQ(d->info.tx_entries, 32);
+    EQ(d->info.max_transfer, 65536);
+    ctrl[77] = 2;
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.max_transfer, 16384);
+    ctrl[77] = 0;                                      /* no limit: the library's 64 KiB */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.max_transfer, 65536);
+    ats_put32(ctrl + 3072 + 36, 100);
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.num_tx, 63);   /* 6-bit TXID */
+    ats_put32(ctrl + 3072, 0);
+    EQ(ats_dev_identify(d, ctrl, ns), -ENODEV);
+    ats_dev_free(d);
+
+    /* every named status has its own name */
+    const int named[] = {ATS_OK, ATS_E_POWER_CUT, ATS_SC_INVALID_OPCODE, ATS_SC_INVALID_FIELD, ATS_SC_DATA_XFER,
+                         ATS_SC_INTERNAL, ATS_SC_INVALID_NS, ATS_SC_CMD_SEQ, ATS_SC_PRP_OFFSET, ATS_SC_LBA_RANGE,
+                         ATS_SC_WRITE_FAULT, ATS_SC_READ_ERROR, ATS_SC_BAD_TXID, ATS_SC_TX_FULL, ATS_SC_INDEX_FULL,
+                         ATS_SC_TX_EMPTY, ATS_SC_TABLE_FULL, -EINVAL, -E2BIG, -ETIMEDOUT, -EPROTO, -EIO};
+    const size_t nn = sizeof named / sizeof named[0];
+    for (size_t i = 0; i < nn; i++)
+        for (size_t j = i + 1; j < nn; j++)
+            EQ(strcmp(ats_strerror(named[i]), ats_strerror(named[j])) != 0, 1);
+    EQ(strstr(ats_strerror(0x0702), "BAD_TXID") != NULL, 1);
+    EQ(strstr(ats_strerror(0x0799), "vendor") != NULL, 1);
+}
 
 int main(void)
 {
-    struct ats_sqe s;
-    /* TX Write of 3 blocks at LBA 0x1_2345_6789, txid 5, COMMIT: CDW10/11 = SLBA, CDW12 = NLB 2,
-     * CDW13 = 5 | 1 << 8 */
-    ats_sqe_rw(&s, OPC_TX_WRITE, 0x123456789ull, 3, 0, ats_cdw13(5, 1, 0, 0));
-    EQ(s.dw[0], 0x81); EQ(s.dw[1], 1); EQ(s.dw[10], 0x23456789); EQ(s.dw[11], 0x1); EQ(s.dw[12], 2);
-    EQ(s.dw[13], 0x105);
-    /* Write with FUA of 1 block: CDW12 bit 30 */
-    ats_sqe_rw(&s, OPC_WRITE, 7, 1, 1, 0);
-    EQ(s.dw[0], 0x01); EQ(s.dw[12], 0x40000000); EQ(s.dw[13], 0);
-    /* barrier write: TXID 0 + BARRIER (bit 9); ORDERED attribute is bits 17:16 = 1 */
-    EQ(ats_cdw13(0, 0, 1, 0), 0x200); EQ(ats_cdw13(63, 0, 0, 1), 0x1003F);
-    /* TX Commit of txid 31: only CDW13 */
-    ats_sqe_simple(&s, OPC_TX_COMMIT, 1, 0, 0, ats_cdw13(31, 0, 0, 0));
-    EQ(s.dw[0], 0x88); EQ(s.dw[13], 31); EQ(s.dw[10], 0); EQ(s.dw[12], 0);
-    /* Range Flush entry: LBA 0x0000_ABCD_0000_1234, 16 blocks -> dword0 = 0x1234, dword1 = 15 << 16 | 0xABCD */
-    uint8_t l[128];
-    struct ats_range r[2] = {{0xABCD00001234ull, 16}, {5, 65536}};
-    EQ(ats_range_list(l, r, 2), 16);
-    uint32_t d[4];
-    memcpy(d, l, 16);
-    EQ(d[0], 0x1234); EQ(d[1], 0x000FABCD); EQ(d[2], 5); EQ(d[3], 0xFFFF0000);
-    struct ats_range bad = {1ull << 48, 1};
-    EQ(ats_range_list(l, &bad, 1), (unsigned long long)-1);
-    EQ(ats_range_list(l, r, 0), (unsigned long long)-1);
-    /* DSM range: context attributes 0, length (1-based), SLBA 64-bit */
-    EQ(ats_dsm_list(l, r, 1), 16);
-    memcpy(d, l, 16);
-    EQ(d[0], 0); EQ(d[1], 16); EQ(d[2], 0x1234); EQ(d[3], 0xABCD);
-    /* PRPs: 1 page -> PRP1 only; 2 pages -> PRP2 = second page; 16 pages -> a list of 15 */
-    uint64_t p1, p2, e[16];
-    EQ(ats_prps(0x20000, 512, 0x14000, &p1, &p2, e), 0); EQ(p1, 0x20000); EQ(p2, 0);
-    EQ(ats_prps(0x20000, 8192, 0x14000, &p1, &p2, e), 0); EQ(p2, 0x21000);
-    EQ(ats_prps(0x20000, 65536, 0x14000, &p1, &p2, e), 15); EQ(p2, 0x14000); EQ(e[0], 0x21000); EQ(e[14], 0x2F000);
-    EQ(ats_prps(0x20000, 8193, 0x14000, &p1, &p2, e), 2); EQ(e[1], 0x22000);
-    /* CQE DW3: status field bits 31:17 = {DNR, M, CRD, SCT, SC}; phase bit 16 */
-    EQ(ats_cqe_status(0x00010000u), 0);
-    EQ(ats_cqe_status(1u << 31 | 0u << 25 | 0x80u << 17 | 1u << 16), 0x0080);     /* LBA Out of Range */
-    EQ(ats_cqe_status(1u << 31 | 7u << 25 | 0x04u << 17), 0x0704);                /* TX_FULL */
-    EQ(ats_cqe_status(2u << 25 | 0x81u << 17), 0x0281);                           /* Unrecovered Read Error */
-    EQ(ATS_SC_TX_FULL, 0x0704); EQ(ATS_SC_LBA_RANGE, 0x0080);
+    test_codec();
+    test_commands();
     if (fails) {
-        fprintf(stderr, "atstx_unit: %d failed\n", fails);
+        fprintf(stderr, "atstx_unit: %d of %d checks failed\n", fails, checks);
         return 1;
     }
-    printf("atstx_unit: all checks passed\n");
+    printf("atstx_unit: all %d checks passed\n", checks);
     return 0;
 }
