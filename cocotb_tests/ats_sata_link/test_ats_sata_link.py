@@ -4,8 +4,9 @@
 (a) Against LiteSATA's host link layer (`litesata` 2024.12, elaborated by atstb.litesata_gen), back
     to back through a PHY-less wire with a fault injector each way (ats_sata_link_tb.sv). Random FISes
     of 1..2048 dwords both ways at once (so collisions happen), random idle and backpressure on all
-    four user streams, faults injected at random: a flipped bit in a data dword (CRC error: R_ERR),
-    a dropped SOF or EOF, CONT + junk inserted into runs of a primitive. The test plays the transport
+    four user streams, faults injected at random: flipped bits in a data dword (CRC error: R_ERR),
+    a dropped SOF or EOF, CONT + junk inserted into runs of a primitive. The bench stands in for the
+    device PHY's ALIGN insertion (LiteSATA needs ALIGNs to leave WTRM after a SYNC). The test plays the transport
     layer: a FIS whose outcome is not R_OK is sent again. Checked: every FIS arrives good exactly
     once, in order, byte for byte; a corrupted frame is never delivered as good; every non-R_OK
     outcome has an injected fault behind it; LiteSATA's own error flags match our results.
