@@ -214,3 +214,20 @@ def test_barrier_flush_rflush_trim():
     dev.rflush([(1, 2), (40, 1)])
     dev.trim([(1, 1)])
     assert dev.read(1, 3) == bytes(512) + b"\x02" * 1024
+
+
+def test_diff_write_patches_a_page_inside_the_transaction():
+    env, dev = make_dev()
+    base = bytes(range(256)) * 2
+    dev.write(9, base)
+    tx = dev.begin()
+    tx.diff_write(9, 64, b"\xAA" * 16)
+    want = base[:64] + b"\xAA" * 16 + base[80:]
+    assert tx.read(9) == want and dev.read(9) == base      # read your writes; others see the old page
+    tx.commit()
+    assert dev.read(9) == want
+    tx = dev.begin()
+    with pytest.raises(TxError) as e:
+        tx.diff_write(9, 510, b"\1\2\3\4")                  # crosses the page end
+    assert e.value.status == (0, 0x02) and not e.value.local
+    tx.abort()
