@@ -1,0 +1,10 @@
+rtl/common/ats_ram_sdp.sv
+rtl/sata/ats_sata_pkg.sv
+rtl/sata/ats_sata_rx_fifo.sv
+rtl/sata/ats_sata_link.sv
+rtl/sata/ats_sata_dfifo.sv
+rtl/sata/ats_sata_frx.sv
+rtl/sata/ats_sata_rdbuf.sv
+rtl/sata/ats_sata_page.sv
+rtl/sata/ats_sata_cmd.sv
+rtl/sata/ats_sata.sv
