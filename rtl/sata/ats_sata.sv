@@ -98,7 +98,8 @@ module ats_sata #(
         .cnt_drop(cnt_rx_drop));
 
     // read-data buffer
-    logic        rbw_valid, rbw_ready;
+    logic        rbw_valid, rbw_ready, rbw_last;
+    logic [31:0] rbw_addr, rbw_data;
     logic        seg_valid, seg_start, seg_pop;
     logic [5:0]  seg_tag;
     logic [16:0] seg_off;
@@ -109,8 +110,8 @@ module ats_sata #(
 
     ats_sata_rdbuf u_rdbuf (
         .clk(clk), .rst(rst),
-        .s_hwr_valid(rbw_valid), .s_hwr_ready(rbw_ready), .s_hwr_addr(s_hwr_addr),
-        .s_hwr_data(s_hwr_data), .s_hwr_last(s_hwr_last),
+        .s_hwr_valid(rbw_valid), .s_hwr_ready(rbw_ready), .s_hwr_addr(rbw_addr),
+        .s_hwr_data(rbw_data), .s_hwr_last(rbw_last),
         .seg_valid(seg_valid), .seg_tag(seg_tag), .seg_off(seg_off), .seg_ndw(seg_ndw),
         .seg_start(seg_start), .seg_pop(seg_pop),
         .m_dat_valid(sd_valid), .m_dat_ready(sd_ready), .m_dat_data(sd_data), .m_dat_last(sd_last),
@@ -122,7 +123,8 @@ module ats_sata #(
         .dfis_en(dfis_en), .dfis_max(dfis_max), .dfis_exact(dfis_exact),
         .dend(dend), .dend_good(dend_good), .dend_words(dend_words),
         .s_dat_valid(dat_valid), .s_dat_ready(dat_ready), .s_dat_data(dat_data),
-        .m_rbw_valid(rbw_valid), .m_rbw_ready(rbw_ready),
+        .m_rbw_valid(rbw_valid), .m_rbw_ready(rbw_ready), .m_rbw_addr(rbw_addr), .m_rbw_data(rbw_data),
+        .m_rbw_last(rbw_last),
         .seg_valid(seg_valid), .seg_tag(seg_tag), .seg_off(seg_off), .seg_ndw(seg_ndw),
         .seg_start(seg_start), .seg_pop(seg_pop),
         .s_seg_valid(sd_valid), .s_seg_ready(sd_ready), .s_seg_data(sd_data), .s_seg_last(sd_last),

@@ -45,6 +45,9 @@ module ats_sata_cmd #(
     // read buffer (ats_sata_rdbuf)
     output      logic         m_rbw_valid,
     input  wire logic         m_rbw_ready,
+    output      logic [31:0]  m_rbw_addr,
+    output      logic [31:0]  m_rbw_data,
+    output      logic         m_rbw_last,
     input  wire logic         seg_valid,
     input  wire logic [5:0]   seg_tag,
     input  wire logic [16:0]  seg_off,
@@ -242,7 +245,7 @@ module ats_sata_cmd #(
 
     // ---------------------------------------------------------------- NQ: non-queued commands
     localparam logic [2:0] N_IDLE = 3'd0, N_ISSUE = 3'd1, N_WAIT = 3'd2, N_DSMRX = 3'd3,
-                           N_DSCAN = 3'd4, N_PIO = 3'd5, N_FIN = 3'd6;
+                           N_DSCAN = 3'd4, N_PIO = 3'd5, N_FIN = 3'd6, N_DREAD = 3'd7;
     logic [2:0]  nst_q;
     logic [2:0]  nkind_q;
     logic [47:0] nlba_q;
@@ -259,8 +262,8 @@ module ats_sata_cmd #(
     logic        dsm_done;                // from WDE
     logic        cpl32;                   // a tag-32 completion taken this cycle
     logic [7:0]  cpl32_st;
-    logic [31:0] rng_q [128];             // DSM range block
-    wire  logic [63:0] rng_e = {rng_q[{ni_q[5:0], 1'b1}], rng_q[{ni_q[5:0], 1'b0}]};
+    logic [63:0] rng_e;                   // DSM range ni_q, popped from the data FIFO in N_DREAD
+    logic        rhalf_q;                 // its low word was popped
     logic [31:0] fw_q [16];               // the firmware's IDENTIFY words (1..15 used)
     // NCQ Command Error log
     logic        log_v_q;
@@ -303,39 +306,51 @@ module ats_sata_cmd #(
             m_hrd_valid = wzero || s_dat_valid;
             m_hrd_data  = wzero ? 32'd0 : s_dat_data;
             s_dat_ready = wfrom_fifo && m_hrd_ready;
-        end else if (wst_q == W_NQ && wdsm_q) begin
-            s_dat_ready = !nicrc_q;
         end else if (wst_q == W_IDLE && !nq_busy_q) begin
             s_dat_ready = 1'b1;           // stale words (none expected): drained
+        end else if (wst_q == W_IDLE && nst_q == N_DREAD && ni_q != 17'd64) begin
+            s_dat_ready = 1'b1;           // the DSM range block, two words per range
         end
     end
-    wire logic w_beat = (wst_q == W_NQ && wdsm_q) ? (nicrc_q || s_dat_valid) : (m_hrd_valid && m_hrd_ready);
-    wire logic w_end  = w_out && w_beat && (wi_q == wndw_q - 12'd1);
+    // the DSM block stays in the data FIFO: its transfer ends when the host sent all 128 words
+    wire logic w_beat = m_hrd_valid && m_hrd_ready;
+    wire logic dsm_in = (wst_q == W_NQ) && wdsm_q && (nicrc_q || (hrem_q == '0 && !dact_out_q));
+    wire logic w_end  = ((wst_q != W_NQ || !wdsm_q) && w_out && w_beat && (wi_q == wndw_q - 12'd1)) || dsm_in;
+    wire logic r_pop  = s_dat_valid && s_dat_ready && (wst_q == W_IDLE) && (nst_q == N_DREAD);
     assign s_hrd_ready = (wst_q == W_IDLE) && !dsm_req_q;
     assign dfis_en     = (wst_q == W_DATA) || dact_out_q;
     assign dfis_max    = dact_out_q ? ((hrem_q > 17'd2048) ? 12'd2048 : hrem_q[11:0]) : wndw_q;
     assign dfis_exact  = !dact_out_q;
-    assign dsm_done    = w_end && wdsm_q;
+    assign dsm_done    = dsm_in;
 
     // ---------------------------------------------------------------- CPL: completions
     logic [31:0] sdb_ok_q;                // tags completed OK, not yet in an SDB
     logic        err_v_q;                 // one failed NCQ completion waiting for its SDB
     logic [4:0]  err_tag_q;
     logic [7:0]  err_st_q;
-    wire  logic [5:0] ct = s_cpl_tag[5:0];
+    // completions are taken into a register first (cq), then acted upon; one whose tag had read
+    // words pushed into the read buffer in the last two clocks waits (rdbuf's `present` lags)
+    logic        cq_v_q;
+    logic [7:0]  cq_tag_q, cq_st_q;
+    logic        rp1_v_q, rp2_v_q;
+    logic [5:0]  rp1_tag_q, rp2_tag_q;
+    wire  logic [5:0] ct = cq_tag_q[5:0];
+    wire  logic  c_recent = (rp1_v_q && rp1_tag_q == ct) || (rp2_v_q && rp2_tag_q == ct);
     wire  logic [15:0] err_se = ata_se(err_st_q);
     wire  logic [15:0] fin_se = ata_se(nst_eff);
-    wire  logic c_ncq  = (s_cpl_tag < 8'd32) && tbusy_q[ct[4:0]];
-    wire  logic c_nq   = (s_cpl_tag == 8'd32) && (nst_q == N_WAIT);
-    wire  logic c_fail = (s_cpl_status != ST_OK) || terr_q[ct];
+    wire  logic c_ncq  = (cq_tag_q < 8'd32) && tbusy_q[ct[4:0]];
+    wire  logic c_nq   = (cq_tag_q == 8'd32) && (nst_q == N_WAIT);
+    wire  logic c_fail = (cq_st_q != ST_OK) || terr_q[ct];
+    logic c_go;
     always_comb begin
-        if (c_ncq)      s_cpl_ready = !present[ct] && !(c_fail && err_v_q);
-        else if (c_nq)  s_cpl_ready = !present[32];
-        else            s_cpl_ready = 1'b1;            // not expected: dropped
+        if (c_ncq)      c_go = !present[ct] && !c_recent && !(c_fail && err_v_q);
+        else if (c_nq)  c_go = !present[32] && !c_recent;
+        else            c_go = 1'b1;                   // not expected: dropped
     end
-    wire logic cpl_take = s_cpl_valid && s_cpl_ready;
+    assign s_cpl_ready = !cq_v_q;
+    wire logic cpl_take = cq_v_q && c_go;
     assign cpl32    = cpl_take && c_nq;
-    assign cpl32_st = terr_q[32] ? ST_ICRC : s_cpl_status;
+    assign cpl32_st = terr_q[32] ? ST_ICRC : cq_st_q;
 
     // ---------------------------------------------------------------- hwr router
     // IDENTIFY answers are captured; words of a tag with nothing outstanding are dropped
@@ -344,8 +359,14 @@ module ats_sata_cmd #(
     wire logic h_ok    = (ht < 6'd32 && tbusy_q[ht[4:0]] && !twr_q[ht[4:0]])
                       || (ht == NQTAG && nq_busy_q && nkind_q == K_READ);
     logic [6:0] hcap_q;                   // word index inside the IDENTIFY burst
-    assign m_rbw_valid = s_hwr_valid && h_ok && (s_hwr_addr[31:23] == 9'd0);
-    assign s_hwr_ready = (h_ok && s_hwr_addr[31:23] == 9'd0) ? m_rbw_ready : 1'b1;
+    // the PIO page generator has the read buffer's input while it runs (no read data then)
+    logic        pg_v2_q, pg_l2_q;
+    logic [31:0] pg_d2_q;
+    assign m_rbw_valid = pg_v2_q || (s_hwr_valid && h_ok && (s_hwr_addr[31:23] == 9'd0));
+    assign m_rbw_addr  = pg_v2_q ? {9'd0, NQTAG, 17'd0} : s_hwr_addr;
+    assign m_rbw_data  = pg_v2_q ? pg_d2_q : s_hwr_data;
+    assign m_rbw_last  = pg_v2_q ? pg_l2_q : s_hwr_last;
+    assign s_hwr_ready = (h_ok && s_hwr_addr[31:23] == 9'd0) ? (m_rbw_ready && !pg_v2_q) : 1'b1;
     wire logic [6:0] hidx = s_hwr_addr[8:2] + hcap_q;
 
     // ---------------------------------------------------------------- TX
@@ -360,20 +381,25 @@ module ats_sata_cmd #(
     logic [2:0]  ttry_q;
     logic [31:0] tmask_q;                 // SDB: tags in it
     logic        tpair_q;                 // a Data FIS follows (read data / PIO data)
-    logic [6:0]  pidx_q;                  // PIO data dword
-    logic [7:0]  psum_q;                  // running byte sum of the PIO page
+    // PIO page generator (into the read buffer): idx -> page dword (register 1) -> checksum (register 2)
+    logic        pg_run_q, pg_v1_q, pg_l1_q;
+    logic [6:0]  pg_i_q;
+    logic [31:0] pg_d1_q;
+    logic [7:0]  pg_sum_q;
     logic [31:0] pdw;
+    wire  logic  pg_en  = !pg_v2_q || m_rbw_ready;
+    wire  logic  pg_end = pg_v2_q && pg_l2_q && m_rbw_ready;
+    wire  logic [7:0] pg_b3 = pg_d1_q[7:0] + pg_d1_q[15:8] + pg_d1_q[23:16];
     wire  logic  wphase = (wst_q == W_DATA) || dact_out_q;
-    wire  logic  rd_ready = seg_valid && !wphase;
+    wire  logic  pio_cmd = nq_busy_q && (nkind_q == K_IDENT || nkind_q == K_LOG);
+    wire  logic  rd_ready = seg_valid && !wphase && !pio_cmd;
 
     ats_sata_page #(.PAGE_BYTES(PAGE_BYTES), .FR(FR)) u_page (
-        .sel(pio_sel_q), .idx(pidx_q), .dword(pdw),
+        .sel(pio_sel_q), .idx(pg_i_q), .dword(pdw),
         .fw_words({fw_q[15], fw_q[14], fw_q[13], fw_q[12], fw_q[11], fw_q[10], fw_q[9], fw_q[8],
                    fw_q[7], fw_q[6], fw_q[5], fw_q[4], fw_q[3], fw_q[2], fw_q[1]}),
         .log_valid(log_v_q), .log_tag(log_tag_q), .log_status(log_se_q[7:0]), .log_error(log_se_q[15:8]),
         .log_lba(log_lba_q), .log_device(log_dev_q), .log_count(log_cnt_q), .log_devstatus(log_devst_q));
-    wire logic [7:0] psum_w = pdw[7:0] + pdw[15:8] + pdw[23:16];
-    wire logic [31:0] pdw_ck = (pidx_q == 7'd127) ? {8'(-(psum_q + psum_w)), pdw[23:0]} : pdw;
 
     always_comb begin
         m_tx_valid = 1'b0; m_tx_data = 32'd0; m_tx_last = 1'b0; s_seg_ready = 1'b0;
@@ -383,12 +409,8 @@ module ats_sata_cmd #(
             end
             T_DHDR: begin m_tx_valid = 1'b1; m_tx_data = 32'h0000_0046; end
             T_DATA: begin
-                if (tk_q == X_PIO) begin
-                    m_tx_valid = 1'b1; m_tx_data = pdw_ck; m_tx_last = (pidx_q == 7'd127);
-                end else begin
-                    m_tx_valid = s_seg_valid; m_tx_data = s_seg_data; m_tx_last = s_seg_last;
-                    s_seg_ready = m_tx_ready;
-                end
+                m_tx_valid = s_seg_valid; m_tx_data = s_seg_data; m_tx_last = s_seg_last;
+                s_seg_ready = m_tx_ready;
             end
             default: ;
         endcase
@@ -416,7 +438,7 @@ module ats_sata_cmd #(
     wire logic pick = (tst_q == T_IDLE) && pk_v;
     assign ws_pick   = pick && pk == X_WS;
     assign dact_pick = pick && pk == X_DACT;
-    assign seg_start = (tst_q == T_RES && txok && tpair_q && tk_q == X_RD)
+    assign seg_start = (tst_q == T_RES && txok && tpair_q && (tk_q == X_RD || tk_q == X_PIO))
                     || (pick && pk == X_RD && seg_tag == NQTAG);
     // finishing a FIS (pair): ok, or given up after TRIES sends
     wire logic t_last_try = (ttry_q == 3'(TRIES - 1));
@@ -430,7 +452,7 @@ module ats_sata_cmd #(
     assign pio_ok    = t_fin_ok;
     assign ws_fail   = t_giveup && tk_q == X_WS;
     assign dact_fail = t_giveup && tk_q == X_DACT;
-    assign seg_pop   = t_done && tk_q == X_RD;
+    assign seg_pop   = t_done && (tk_q == X_RD || tk_q == X_PIO);
     assign log_clear = t_fin_ok && tk_q == X_PIO && pio_sel_q;
 
     // ---------------------------------------------------------------- sequential
@@ -496,8 +518,8 @@ module ats_sata_cmd #(
         if (cpl32 && nst_dev_q == ST_OK && cpl32_st != ST_OK
             && !(nkind_q == K_RECOVER && (cpl32_st == ST_TX_EMPTY || cpl32_st == ST_BAD_TXID)))
             nst_dev_q <= cpl32_st;
-        if (wst_q == W_NQ && wdsm_q && w_beat && !nicrc_q) rng_q[wi_q[6:0]] <= s_dat_data;
-        if (wst_q == W_NQ && wdsm_q && w_beat && nicrc_q)  rng_q[wi_q[6:0]] <= 32'd0;
+        if (r_pop && !rhalf_q) rng_e[31:0]  <= s_dat_data;
+        if (r_pop && rhalf_q)  rng_e[63:32] <= s_dat_data;
 
         // ---- hwr capture
         if (s_hwr_valid && s_hwr_ready && h_ident) begin
@@ -577,11 +599,14 @@ module ats_sata_cmd #(
             endcase
         end
         if (tst_q == T_HDR && tx_beat) hi_q <= hi_q + 3'd1;
-        if (tst_q == T_DATA && tk_q == X_PIO && tx_beat) begin
-            pidx_q <= pidx_q + 7'd1;
-            psum_q <= psum_q + psum_w + pdw[31:24];
+        // ---- PIO page generator
+        if (pg_en) begin
+            pg_d1_q <= pdw;
+            pg_l1_q <= (pg_i_q == 7'd127);
+            pg_d2_q <= pg_l1_q ? {8'(8'd0 - (pg_sum_q + pg_b3)), pg_d1_q[23:0]} : pg_d1_q;
+            pg_l2_q <= pg_l1_q;
+            if (pg_v1_q) pg_sum_q <= pg_l1_q ? 8'd0 : pg_sum_q + pg_b3 + pg_d1_q[31:24];
         end
-        if (tst_q == T_DHDR) begin pidx_q <= '0; psum_q <= '0; end
         if (tst_q == T_RES && t_fail_res && !t_giveup) hi_q <= '0;
         if (tst_q == T_DRES && t_fail_res && !t_giveup) hi_q <= '0;
 
@@ -591,9 +616,10 @@ module ats_sata_cmd #(
             cv_q <= 1'b0;
             nq_busy_q <= 1'b0; d2h_v_q <= 1'b0; fin_v_q <= 1'b0; pio_v_q <= 1'b0; pio_sel_q <= 1'b0;
             nst_q <= N_IDLE; dsm_req_q <= 1'b0;
+            pg_run_q <= 1'b0; pg_v1_q <= 1'b0; pg_v2_q <= 1'b0;
             log_v_q <= 1'b0;
             wst_q <= W_IDLE; ws_v_q <= 1'b0; dact_v_q <= 1'b0; dact_out_q <= 1'b0; hrem_q <= '0; wi_q <= '0;
-            sdb_ok_q <= '0; err_v_q <= 1'b0;
+            sdb_ok_q <= '0; err_v_q <= 1'b0; cq_v_q <= 1'b0; rp1_v_q <= 1'b0; rp2_v_q <= 1'b0;
             hcap_q <= '0;
             tst_q <= T_IDLE;
         end else begin
@@ -609,7 +635,7 @@ module ats_sata_cmd #(
                 terr_q[32] <= 1'b0;
                 nst_q      <= (nq_go_kind == K_DSM) ? N_DSMRX : (nq_go_kind == K_LOG) ? N_PIO : N_ISSUE;
                 pio_sel_q  <= (nq_go_kind == K_LOG);
-                if (nq_go_kind == K_LOG) pio_v_q <= 1'b1;
+                if (nq_go_kind == K_LOG) begin pg_run_q <= 1'b1; pg_i_q <= '0; pg_sum_q <= '0; end
                 if (nq_go_kind == K_DSM) dsm_req_q <= 1'b1;
                 hrem_q     <= (nq_go_kind == K_DSM) ? 17'd128 : 17'(f_nsd * 17'(PDW));
             end
@@ -628,19 +654,27 @@ module ats_sata_cmd #(
                             if (ni_q < 17'(NUM_TX)) begin ni_q <= ni_q + 17'd1; nst_q <= N_ISSUE; end
                             else nst_q <= N_FIN;
                         end
-                        K_DSM:     begin ni_q <= ni_q + 17'd1; nst_q <= N_DSCAN; end
+                        K_DSM:     begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; end
                         K_IDENT:   begin
-                            if (cpl32_st == ST_OK) begin nst_q <= N_PIO; pio_v_q <= 1'b1; pio_sel_q <= 1'b0; end
+                            if (cpl32_st == ST_OK) begin
+                                nst_q <= N_PIO; pio_sel_q <= 1'b0; pg_run_q <= 1'b1; pg_i_q <= '0; pg_sum_q <= '0;
+                            end
                             else nst_q <= N_FIN;
                         end
                         default:   nst_q <= N_FIN;
                     endcase
                 end
-                N_DSMRX: if (dsm_done) begin nst_q <= N_DSCAN; ni_q <= '0; end
-                N_DSCAN: begin
+                N_DSMRX: if (dsm_done) begin nst_q <= nicrc_q ? N_FIN : N_DREAD; ni_q <= '0; rhalf_q <= 1'b0; end
+                N_DREAD: begin
                     if (ni_q == 17'd64) nst_q <= N_FIN;
-                    else if (rng_e[63:48] != 16'd0 && !nicrc_q) nst_q <= N_ISSUE;
-                    else ni_q <= ni_q + 17'd1;
+                    else if (r_pop) begin
+                        rhalf_q <= !rhalf_q;
+                        if (rhalf_q) nst_q <= N_DSCAN;
+                    end
+                end
+                N_DSCAN: begin
+                    if (rng_e[63:48] != 16'd0 && !nicrc_q) nst_q <= N_ISSUE;
+                    else begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; end
                 end
                 N_PIO: if (pio_done) begin
                     if (!pio_ok) nicrc_q <= 1'b1;
@@ -653,6 +687,15 @@ module ats_sata_cmd #(
             if (nst_q == N_FIN && !fin_v_q) fin_v_q <= 1'b1;
             if (pick && pk == X_FIN) begin fin_v_q <= 1'b0; nq_busy_q <= 1'b0; nst_q <= N_IDLE; end
             if (pick && pk == X_PIO) pio_v_q <= 1'b0;
+            if (pg_en) begin
+                pg_v1_q <= pg_run_q;
+                pg_v2_q <= pg_v1_q;
+                if (pg_run_q) begin
+                    pg_i_q <= pg_i_q + 7'd1;
+                    if (pg_i_q == 7'd127) pg_run_q <= 1'b0;
+                end
+            end
+            if (pg_end) pio_v_q <= 1'b1;
             if (log_clear) log_v_q <= 1'b0;
 
             // ---- hwr router: IDENTIFY capture, stray words
@@ -702,7 +745,7 @@ module ats_sata_cmd #(
                 end
             endcase
             // non-queued data in: DMA Activate when the host's data ran out
-            if (wst_q == W_NQ && !nicrc_q && !s_dat_valid && !dact_v_q && !dact_out_q && hrem_q != '0)
+            if (wst_q == W_NQ && !nicrc_q && (!s_dat_valid || wdsm_q) && !dact_v_q && !dact_out_q && hrem_q != '0)
                 dact_v_q <= 1'b1;
             if (dact_pick) begin dact_v_q <= 1'b0; dact_out_q <= 1'b1; end
             if (dact_fail) begin dact_out_q <= 1'b0; nicrc_q <= 1'b1; end
@@ -714,13 +757,22 @@ module ats_sata_cmd #(
             if (nst_q == N_IDLE) begin dact_v_q <= 1'b0; end
 
             // ---- CPL
+            if (s_cpl_valid && s_cpl_ready) begin
+                cq_v_q   <= 1'b1;
+                cq_tag_q <= s_cpl_tag;
+                cq_st_q  <= s_cpl_status;
+            end else if (cpl_take) cq_v_q <= 1'b0;
+            rp1_v_q   <= m_rbw_valid && m_rbw_ready;
+            rp1_tag_q <= m_rbw_addr[22:17];
+            rp2_v_q   <= rp1_v_q;
+            rp2_tag_q <= rp1_tag_q;
             if (cpl_take) begin
                 if (c_ncq) begin
                     if (!c_fail) sdb_ok_q[ct[4:0]] <= 1'b1;
                     else begin
                         err_v_q   <= 1'b1;
                         err_tag_q <= ct[4:0];
-                        err_st_q  <= terr_q[ct] ? ST_ICRC : s_cpl_status;
+                        err_st_q  <= terr_q[ct] ? ST_ICRC : cq_st_q;
                     end
                 end else if (!c_nq) cnt_proto_q <= cnt_proto_q + 1'b1;
             end

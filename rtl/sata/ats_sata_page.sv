@@ -35,52 +35,51 @@ module ats_sata_page #(
         $fatal(1, "ats_sata_page: PAGE_BYTES must be 512 or 4096 (%m)");
     end
 
-    // capacity: firmware word 8 (num_lbas), bits 32*7 +: 32 of fw_words
-    wire logic [47:0] cap48 = {16'd0, fw_words[32 * 7 +: 32]};
-    wire logic [31:0] cap28 = (cap48 > 48'h0FFF_FFFF) ? 32'h0FFF_FFFF : cap48[31:0];
-
-    // IDENTIFY word n (the firmware's halves: word 130 + h is bits 16h +: 16 of fw_words)
-    function automatic logic [15:0] idw(input logic [7:0] n, input logic [15*32-1:0] fwv,
-                                        input logic [47:0] c48, input logic [31:0] c28);
-        logic [15:0] w;
-        w = 16'h0000;
-        if (n >= 8'd10 && n <= 8'd19)       w = SERIAL[159 - 16 * (n - 8'd10) -: 16];
-        else if (n >= 8'd23 && n <= 8'd26)  w = FR[63 - 16 * (n - 8'd23) -: 16];
-        else if (n >= 8'd27 && n <= 8'd46)  w = MODEL[319 - 16 * (n - 8'd27) -: 16];
-        else if (n >= 8'd130 && n <= 8'd159) w = fwv[16 * (n - 8'd130) +: 16];
-        else begin
-            case (n)
-                8'd0:   w = 16'h0040;
-                8'd47:  w = 16'h8001;
-                8'd49:  w = 16'h0300;
-                8'd53:  w = 16'h0006;
-                8'd60:  w = c28[15:0];
-                8'd61:  w = c28[31:16];
-                8'd75:  w = 16'd31;
-                8'd76:  w = 16'h010E;
-                8'd78:  w = 16'h0002;
-                8'd79:  w = 16'h0002;
-                8'd80:  w = 16'h0400;
-                8'd83:  w = 16'h7400;
-                8'd84:  w = 16'h4000;
-                8'd86:  w = 16'h3400;
-                8'd87:  w = 16'h4000;
-                8'd88:  w = 16'h007F;
-                8'd100: w = c48[15:0];
-                8'd101: w = c48[31:16];
-                8'd102: w = c48[47:32];
-                8'd106: w = (PAGE_BYTES > 512) ? 16'h5000 : 16'h4000;
-                8'd117: w = SECTOR_WORDS[15:0];
-                8'd118: w = SECTOR_WORDS[31:16];
-                8'd129: w = 16'h5344;
-                8'd169: w = 16'h0001;
-                8'd217: w = 16'h0001;
-                8'd255: w = 16'h00A5;
-                default: w = 16'h0000;
-            endcase
-        end
-        idw = w;
+    // the constant words of the IDENTIFY page, 16 bits per word (word n at bits 16n +: 16)
+    function automatic logic [4095:0] mk_tmpl();
+        logic [4095:0] t;
+        t = '0;
+        for (int i = 0; i < 10; i++) t[16 * (10 + i) +: 16] = SERIAL[159 - 16 * i -: 16];
+        for (int i = 0; i < 4; i++)  t[16 * (23 + i) +: 16] = FR[63 - 16 * i -: 16];
+        for (int i = 0; i < 20; i++) t[16 * (27 + i) +: 16] = MODEL[319 - 16 * i -: 16];
+        t[16 * 0 +: 16]   = 16'h0040;
+        t[16 * 47 +: 16]  = 16'h8001;
+        t[16 * 49 +: 16]  = 16'h0300;
+        t[16 * 53 +: 16]  = 16'h0006;
+        t[16 * 75 +: 16]  = 16'd31;
+        t[16 * 76 +: 16]  = 16'h010E;
+        t[16 * 78 +: 16]  = 16'h0002;
+        t[16 * 79 +: 16]  = 16'h0002;
+        t[16 * 80 +: 16]  = 16'h0400;
+        t[16 * 83 +: 16]  = 16'h7400;
+        t[16 * 84 +: 16]  = 16'h4000;
+        t[16 * 86 +: 16]  = 16'h3400;
+        t[16 * 87 +: 16]  = 16'h4000;
+        t[16 * 88 +: 16]  = 16'h007F;
+        t[16 * 106 +: 16] = (PAGE_BYTES > 512) ? 16'h5000 : 16'h4000;
+        t[16 * 117 +: 16] = SECTOR_WORDS[15:0];
+        t[16 * 118 +: 16] = SECTOR_WORDS[31:16];
+        t[16 * 129 +: 16] = 16'h5344;
+        t[16 * 169 +: 16] = 16'h0001;
+        t[16 * 217 +: 16] = 16'h0001;
+        t[16 * 255 +: 16] = 16'h00A5;
+        mk_tmpl = t;
     endfunction
+    localparam logic [4095:0] TMPL = mk_tmpl();
+
+    // the variable words: capacity (firmware word 8) in dwords 30 (words 60-61), 50-51 (100-103);
+    // firmware word k (1..15) is dword 64 + k (words 130 + 2(k-1), 131 + 2(k-1))
+    wire logic [47:0]  cap48 = {16'd0, fw_words[32 * 7 +: 32]};
+    wire logic [31:0]  cap28 = (fw_words[32 * 7 +: 32] > 32'h0FFF_FFFF) ? 32'h0FFF_FFFF : fw_words[32 * 7 +: 32];
+    wire logic [511:0] fwv   = {fw_words, 32'd0};
+    logic [31:0] iddw;
+    always_comb begin
+        if (idx == 7'd30)                             iddw = cap28;
+        else if (idx == 7'd50)                        iddw = cap48[31:0];
+        else if (idx == 7'd51)                        iddw = {16'd0, cap48[47:32]};
+        else if (idx[6:4] == 3'b100 && idx[3:0] != 4'd0) iddw = fwv[32 * idx[3:0] +: 32];
+        else                                          iddw = TMPL[32 * idx +: 32];
+    end
 
     logic [31:0] logdw;
     always_comb begin
@@ -97,7 +96,7 @@ module ats_sata_page #(
         end
     end
 
-    assign dword = sel ? logdw : {idw({idx, 1'b1}, fw_words, cap48, cap28), idw({idx, 1'b0}, fw_words, cap48, cap28)};
+    assign dword = sel ? logdw : iddw;
 endmodule
 
 `resetall

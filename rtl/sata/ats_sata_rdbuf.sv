@@ -33,7 +33,7 @@ module ats_sata_rdbuf #(
     input  wire logic         m_dat_ready,
     output wire logic [31:0]  m_dat_data,
     output wire logic         m_dat_last,
-    output      logic [32:0]  present
+    output wire logic [32:0]  present    // registered: a push shows here 2 clocks later
 );
     localparam int AW = $clog2(DEPTH);
     localparam int QW = $clog2(SQ);
@@ -73,13 +73,18 @@ module ats_sata_rdbuf #(
     assign seg_off   = q_off_q[q_rp_q];
     assign seg_ndw   = q_ndw_q[q_rp_q];
 
+    logic [32:0] pres_d, pres_q;
+    logic [SQ-1:0] q_live;
     always_comb begin
-        present = '0;
+        // entry i is live when it lies between the read and write pointers
         for (int i = 0; i < SQ; i++)
-            if ((QW + 1)'(i) < q_cnt_q && q_tag_q[QW'(q_rp_q + QW'(i))] <= 6'd32)
-                present[q_tag_q[QW'(q_rp_q + QW'(i))]] = 1'b1;
-        if (o_v_q && o_tag_q <= 6'd32) present[o_tag_q] = 1'b1;
+            q_live[i] = (QW'(QW'(i) - q_rp_q) < QW'(q_cnt_q)) || (q_cnt_q == (QW + 1)'(SQ));
+        pres_d = '0;
+        for (int i = 0; i < SQ; i++)
+            if (q_live[i] && q_tag_q[i] <= 6'd32) pres_d[q_tag_q[i]] = 1'b1;
+        if (o_v_q && o_tag_q <= 6'd32) pres_d[o_tag_q] = 1'b1;
     end
+    assign present = pres_q;
 
     /* verilator lint_off UNUSEDSIGNAL */
     wire logic unused = ^s_hwr_addr[31:23];
@@ -106,6 +111,7 @@ module ats_sata_rdbuf #(
     end
 
     always_ff @(posedge clk) begin
+        pres_q <= rst ? '0 : pres_d;
         if (v2_q) oq_q[oq_wp_q] <= {l2_q, rd_data};
         if (close) begin
             q_tag_q[q_wp_q]   <= o_v_q ? o_tag_q : s_hwr_addr[22:17];
