@@ -215,6 +215,10 @@ module ats_sata_cmd #(
                     if (nq_busy_q || ncq_any || f_nsd > 17'(MAXSECT)) dec_rej = 1'b1;
                     else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = (f_cmd == 8'h25) ? K_READ : K_WRITE; end
                 end
+                8'hE7: begin
+                    if (nq_busy_q || ncq_any) dec_rej = 1'b1;
+                    else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_FLUSH; end
+                end
                 8'hEA: begin
                     if (nq_busy_q || ncq_any) dec_rej = 1'b1;
                     else if (f_tag == 5'd0) begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_FLUSH; end
@@ -371,7 +375,7 @@ module ats_sata_cmd #(
 
     // ---------------------------------------------------------------- TX
     localparam logic [3:0] T_IDLE = 4'd0, T_HDR = 4'd1, T_RES = 4'd2, T_DHDR = 4'd3, T_DATA = 4'd4,
-                           T_DRES = 4'd5;
+                           T_DRES = 4'd5, T_PICK = 4'd6;
     localparam logic [2:0] X_D2H = 3'd0, X_FIN = 3'd1, X_SDB = 3'd2, X_ESDB = 3'd3, X_PIO = 3'd4,
                            X_DACT = 3'd5, X_WS = 3'd6, X_RD = 3'd7;
     logic [3:0]  tst_q;
@@ -435,11 +439,15 @@ module ats_sata_cmd #(
         else if (rd_ready)             pk = X_RD;
         else pk_v = 1'b0;
     end
-    wire logic pick = (tst_q == T_IDLE) && pk_v;
-    assign ws_pick   = pick && pk == X_WS;
-    assign dact_pick = pick && pk == X_DACT;
+    // T_IDLE chooses (from registered flags), T_PICK acts on the registered choice a clock later:
+    // nothing withdraws a chosen source in between
+    logic [2:0] pk_q;
+    wire logic choose = (tst_q == T_IDLE) && pk_v;
+    wire logic pick   = (tst_q == T_PICK);
+    assign ws_pick   = pick && pk_q == X_WS;
+    assign dact_pick = pick && pk_q == X_DACT;
     assign seg_start = (tst_q == T_RES && txok && tpair_q && (tk_q == X_RD || tk_q == X_PIO))
-                    || (pick && pk == X_RD && seg_tag == NQTAG);
+                    || (pick && pk_q == X_RD && seg_tag == NQTAG);
     // finishing a FIS (pair): ok, or given up after TRIES sends
     wire logic t_last_try = (ttry_q == 3'(TRIES - 1));
     wire logic t_fin_ok   = (tst_q == T_RES && txok && !tpair_q) || (tst_q == T_DRES && txok);
@@ -541,12 +549,12 @@ module ats_sata_cmd #(
 
         // ---- TX
         if (pick) begin
-            tk_q    <= pk;
+            tk_q    <= pk_q;
             ttry_q  <= '0;
             hi_q    <= '0;
             tpair_q <= 1'b0;
             for (int i = 0; i < 7; i++) hdr_q[i] <= 32'd0;
-            case (pk)
+            case (pk_q)
                 X_D2H: begin
                     hn_q <= 3'd5;
                     hdr_q[0] <= {d2h_se_q, 1'b0, d2h_i_q, 6'd0, 8'h34};
@@ -685,8 +693,8 @@ module ats_sata_cmd #(
             endcase
             // entering N_FIN: the final D2H is queued once (fin_v_q), NQ ends when TX picks it
             if (nst_q == N_FIN && !fin_v_q) fin_v_q <= 1'b1;
-            if (pick && pk == X_FIN) begin fin_v_q <= 1'b0; nq_busy_q <= 1'b0; nst_q <= N_IDLE; end
-            if (pick && pk == X_PIO) pio_v_q <= 1'b0;
+            if (pick && pk_q == X_FIN) begin fin_v_q <= 1'b0; nq_busy_q <= 1'b0; nst_q <= N_IDLE; end
+            if (pick && pk_q == X_PIO) pio_v_q <= 1'b0;
             if (pg_en) begin
                 pg_v1_q <= pg_run_q;
                 pg_v2_q <= pg_v1_q;
@@ -776,7 +784,7 @@ module ats_sata_cmd #(
                     end
                 end else if (!c_nq) cnt_proto_q <= cnt_proto_q + 1'b1;
             end
-            if (pick && pk == X_SDB) sdb_ok_q <= (sdb_ok_q & ~sdb_ok_q)
+            if (pick && pk_q == X_SDB) sdb_ok_q <= (sdb_ok_q & ~sdb_ok_q)
                                                 | ((cpl_take && c_ncq && !c_fail) ? (32'd1 << ct[4:0]) : 32'd0);
             if (t_done && tk_q == X_SDB) tbusy_q <= tbusy_q & ~tmask_q;
             if (t_done && tk_q == X_ESDB) begin
@@ -792,11 +800,12 @@ module ats_sata_cmd #(
             end
 
             // ---- TX
-            if (pick && pk == X_D2H) d2h_v_q <= 1'b0;
+            if (pick && pk_q == X_D2H) d2h_v_q <= 1'b0;
             if (t_done && tk_q == X_RD && t_giveup) terr_q[seg_tag] <= 1'b1;
             if (t_fail_res) cnt_retry_q <= cnt_retry_q + 1'b1;
             case (tst_q)
-                T_IDLE: if (pick) tst_q <= (pk == X_RD && seg_tag == NQTAG) ? T_DHDR : T_HDR;
+                T_IDLE: if (choose) begin tst_q <= T_PICK; pk_q <= pk; end
+                T_PICK: tst_q <= (pk_q == X_RD && seg_tag == NQTAG) ? T_DHDR : T_HDR;
                 T_HDR:  if (tx_beat && hi_q == hn_q - 3'd1) tst_q <= T_RES;
                 T_RES:  if (txr) begin
                     if (txok) tst_q <= tpair_q ? T_DHDR : T_IDLE;
