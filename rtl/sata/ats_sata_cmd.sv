@@ -351,8 +351,11 @@ module ats_sata_cmd #(
         else if (c_nq)  c_go = !present[32] && !c_recent;
         else            c_go = 1'b1;                   // not expected: dropped
     end
+    // the decision is registered (cgo_q) and acted upon a clock later: nothing that c_go reads
+    // changes for a completion waiting in cq in between
+    logic cgo_q;
     assign s_cpl_ready = !cq_v_q;
-    wire logic cpl_take = cq_v_q && c_go;
+    wire logic cpl_take = cgo_q;
     assign cpl32    = cpl_take && c_nq;
     assign cpl32_st = terr_q[32] ? ST_ICRC : cq_st_q;
 
@@ -386,7 +389,7 @@ module ats_sata_cmd #(
     logic [31:0] tmask_q;                 // SDB: tags in it
     logic        tpair_q;                 // a Data FIS follows (read data / PIO data)
     // PIO page generator (into the read buffer): idx -> page dword (register 1) -> checksum (register 2)
-    logic        pg_run_q, pg_v1_q, pg_l1_q;
+    logic        pg_go_q, pg_run_q, pg_v1_q, pg_l1_q;
     logic [6:0]  pg_i_q;
     logic [31:0] pg_d1_q;
     logic [7:0]  pg_sum_q;
@@ -627,7 +630,7 @@ module ats_sata_cmd #(
             pg_run_q <= 1'b0; pg_v1_q <= 1'b0; pg_v2_q <= 1'b0;
             log_v_q <= 1'b0;
             wst_q <= W_IDLE; ws_v_q <= 1'b0; dact_v_q <= 1'b0; dact_out_q <= 1'b0; hrem_q <= '0; wi_q <= '0;
-            sdb_ok_q <= '0; err_v_q <= 1'b0; cq_v_q <= 1'b0; rp1_v_q <= 1'b0; rp2_v_q <= 1'b0;
+            sdb_ok_q <= '0; err_v_q <= 1'b0; cq_v_q <= 1'b0; cgo_q <= 1'b0; pg_go_q <= 1'b0; rp1_v_q <= 1'b0; rp2_v_q <= 1'b0;
             hcap_q <= '0;
             tst_q <= T_IDLE;
         end else begin
@@ -643,7 +646,7 @@ module ats_sata_cmd #(
                 terr_q[32] <= 1'b0;
                 nst_q      <= (nq_go_kind == K_DSM) ? N_DSMRX : (nq_go_kind == K_LOG) ? N_PIO : N_ISSUE;
                 pio_sel_q  <= (nq_go_kind == K_LOG);
-                if (nq_go_kind == K_LOG) begin pg_run_q <= 1'b1; pg_i_q <= '0; pg_sum_q <= '0; end
+                if (nq_go_kind == K_LOG) pg_go_q <= 1'b1;
                 if (nq_go_kind == K_DSM) dsm_req_q <= 1'b1;
                 hrem_q     <= (nq_go_kind == K_DSM) ? 17'd128 : 17'(f_nsd * 17'(PDW));
             end
@@ -665,7 +668,7 @@ module ats_sata_cmd #(
                         K_DSM:     begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; end
                         K_IDENT:   begin
                             if (cpl32_st == ST_OK) begin
-                                nst_q <= N_PIO; pio_sel_q <= 1'b0; pg_run_q <= 1'b1; pg_i_q <= '0; pg_sum_q <= '0;
+                                nst_q <= N_PIO; pio_sel_q <= 1'b0; pg_go_q <= 1'b1;
                             end
                             else nst_q <= N_FIN;
                         end
@@ -695,6 +698,9 @@ module ats_sata_cmd #(
             if (nst_q == N_FIN && !fin_v_q) fin_v_q <= 1'b1;
             if (pick && pk_q == X_FIN) begin fin_v_q <= 1'b0; nq_busy_q <= 1'b0; nst_q <= N_IDLE; end
             if (pick && pk_q == X_PIO) pio_v_q <= 1'b0;
+            if (pg_go_q) begin
+                pg_go_q <= 1'b0; pg_run_q <= 1'b1; pg_i_q <= '0; pg_sum_q <= '0;
+            end
             if (pg_en) begin
                 pg_v1_q <= pg_run_q;
                 pg_v2_q <= pg_v1_q;
@@ -770,6 +776,7 @@ module ats_sata_cmd #(
                 cq_tag_q <= s_cpl_tag;
                 cq_st_q  <= s_cpl_status;
             end else if (cpl_take) cq_v_q <= 1'b0;
+            cgo_q <= cq_v_q && c_go && !cgo_q;
             rp1_v_q   <= m_rbw_valid && m_rbw_ready;
             rp1_tag_q <= m_rbw_addr[22:17];
             rp2_v_q   <= rp1_v_q;

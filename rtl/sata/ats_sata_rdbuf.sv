@@ -14,7 +14,7 @@
 module ats_sata_rdbuf #(
     parameter int DEPTH  = 2048,
     parameter int SEGMAX = 1024,
-    parameter int SQ     = 4
+    parameter int SQ     = 8      // segment queue entries (power of two); SQ - 1 are used
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -62,7 +62,9 @@ module ats_sata_rdbuf #(
     logic [AW:0]   wr_q, base_q;   // write pointer, start of the oldest retained word
 
     wire logic push = s_hwr_valid && s_hwr_ready;
-    assign s_hwr_ready = ((wr_q - base_q) != (AW + 1)'(DEPTH)) && (q_cnt_q != (QW + 1)'(SQ));
+    // registered: a clock old, so it keeps one word and one segment of slack
+    logic ready_q;
+    assign s_hwr_ready = ready_q;
 
     wire logic [16:0] w_off = inb_q ? b_off_q : s_hwr_addr[16:0];
     wire logic [11:0] w_ndw = o_v_q ? o_ndw_q + 12'd1 : 12'd1;
@@ -112,6 +114,7 @@ module ats_sata_rdbuf #(
 
     always_ff @(posedge clk) begin
         pres_q <= rst ? '0 : pres_d;
+        ready_q <= !rst && ((wr_q - base_q) < (AW + 1)'(DEPTH - 1)) && (q_cnt_q < (QW + 1)'(SQ - 1));
         if (v2_q) oq_q[oq_wp_q] <= {l2_q, rd_data};
         if (close) begin
             q_tag_q[q_wp_q]   <= o_v_q ? o_tag_q : s_hwr_addr[22:17];
