@@ -255,6 +255,7 @@ module ats_sata_cmd #(
     logic [47:0] nlba_q;
     logic [16:0] nsect_q;
     logic [16:0] ni_q;                    // page / txid / range index
+    logic [16:0] nrem_q;                  // READ DMA EXT: pages not yet completed
     logic [7:0]  nst_dev_q;               // first non-OK device status
     logic        nicrc_q;
     logic [4:0]  ntxid_q;
@@ -517,6 +518,7 @@ module ats_sata_cmd #(
             nsect_q   <= f_nsd;
             ntxid_q   <= f_txid;
             ni_q      <= (nq_go_kind == K_RECOVER) ? 17'd1 : 17'd0;
+            nrem_q    <= f_nsd;
             nst_dev_q <= ST_OK;
             nicrc_q   <= 1'b0;
         end
@@ -657,8 +659,8 @@ module ats_sata_cmd #(
                 N_WAIT: if (cpl32) begin
                     case (nkind_q)
                         K_READ:    begin
-                            if (ni_q + 17'd1 < nsect_q && cpl32_st == ST_OK && !nicrc_q) begin
-                                ni_q <= ni_q + 17'd1; nst_q <= N_ISSUE;
+                            if (nrem_q != 17'd1 && cpl32_st == ST_OK && !nicrc_q) begin
+                                ni_q <= ni_q + 17'd1; nrem_q <= nrem_q - 17'd1; nst_q <= N_ISSUE;
                             end else nst_q <= N_FIN;
                         end
                         K_RECOVER: begin

@@ -4,7 +4,7 @@
 // drops them (a Data FIS whose CRC turned out bad never reaches the reader). `commit` and
 // `rollback` act on the words pushed before their cycle (a push in the same cycle is included in a
 // commit and dropped by a rollback).
-//   s_valid/s_ready/s_data  push (s_ready: fewer than DEPTH words held, committed or not)
+//   s_valid/s_ready/s_data  push (s_ready, registered: fewer than DEPTH - 1 words held a clock ago)
 //   m_valid/m_ready/m_data  committed words, in order (2-cycle RAM read hidden by a 4-word queue)
 `resetall
 `timescale 1ns / 1ps
@@ -43,7 +43,9 @@ module ats_sata_dfifo #(
     wire logic pop   = m_valid && m_ready;
     wire logic issue = (cm_q != rd_q) && (3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) < 3'd4);
 
-    assign s_ready = ((wr_q - rd_q) != (AW + 1)'(DEPTH));
+    // registered, a clock old: it keeps one word of slack
+    logic ready_q;
+    assign s_ready = ready_q;
     assign m_valid = (oq_cnt_q != 3'd0);
     assign m_data  = oq_q[oq_rp_q];
 
@@ -55,6 +57,7 @@ module ats_sata_dfifo #(
 
     always_ff @(posedge clk) begin
         if (v2_q) oq_q[oq_wp_q] <= rd_data;
+        ready_q <= !rst && ((wr_q - rd_q) < (AW + 1)'(DEPTH - 1));
         if (rst) begin
             wr_q     <= '0;
             cm_q     <= '0;

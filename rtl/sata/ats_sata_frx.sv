@@ -51,7 +51,7 @@ module ats_sata_frx #(
     logic [2:0]   rcnt_q;          // register dwords received after the first (saturates at 7)
     logic         reg_v_q, reg_bad_q;
     logic [11:0]  n_q;             // data words received
-    logic [11:0]  max_q;
+    logic [11:0]  left_q;          // words the transfer still takes (dfis_max - n_q)
     logic         exact_q, ovf_q;
     logic         dend_q, dend_good_q;
     logic [11:0]  dend_words_q;
@@ -63,10 +63,11 @@ module ats_sata_frx #(
 
     // data FIFO
     wire logic df_ready;
-    wire logic df_push = (st_q == S_DATA) && s_rx_valid && (n_q < max_q);
+    wire logic room    = (left_q != 12'd0);
+    wire logic df_push = (st_q == S_DATA) && s_rx_valid && room;
     wire logic [11:0] n_next = n_q + 12'(df_push);
     wire logic data_end = (st_q == S_DATA) && beat && s_rx_last;
-    wire logic data_ok  = good && !ovf_q && df_push && (!exact_q || (n_next == max_q));
+    wire logic data_ok  = good && !ovf_q && df_push && (!exact_q || (left_q == 12'd1));
     ats_sata_dfifo #(.DEPTH(DFIFO_DEPTH)) u_dfifo (
         .clk(clk), .rst(rst),
         .s_valid(df_push && s_rx_ready), .s_ready(df_ready), .s_data(s_rx_data),
@@ -76,7 +77,7 @@ module ats_sata_frx #(
     always_comb begin
         case (st_q)
             S_HDR:   s_rx_ready = !reg_v_q;
-            S_DATA:  s_rx_ready = df_ready || (n_q >= max_q);
+            S_DATA:  s_rx_ready = df_ready || !room;
             default: s_rx_ready = 1'b1;
         endcase
     end
@@ -99,7 +100,7 @@ module ats_sata_frx #(
             reg_v_q     <= 1'b0;
             reg_bad_q   <= 1'b0;
             n_q         <= '0;
-            max_q       <= '0;
+            left_q      <= '0;
             exact_q     <= 1'b0;
             ovf_q       <= 1'b0;
             dend_good_q <= 1'b0;
@@ -112,7 +113,7 @@ module ats_sata_frx #(
                     rcnt_q <= '0;
                     n_q    <= '0;
                     ovf_q  <= 1'b0;
-                    max_q  <= dfis_max;
+                    left_q <= dfis_max;
                     exact_q <= dfis_exact;
                     if (ftype == 8'h27) begin
                         if (s_rx_last) begin
@@ -142,6 +143,7 @@ module ats_sata_frx #(
                 end
                 S_DATA: if (beat) begin
                     n_q <= n_next;
+                    if (df_push) left_q <= left_q - 12'd1;
                     if (!df_push) ovf_q <= 1'b1;
                     if (s_rx_last) begin
                         st_q         <= S_HDR;
