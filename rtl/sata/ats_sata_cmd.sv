@@ -298,8 +298,11 @@ module ats_sata_cmd #(
     logic        dact_v_q, dact_out_q;    // DMA Activate waiting for TX / the host's FIS expected
     logic        dact_pick, dact_fail;    // from TX
     logic [16:0] hrem_q;                  // non-queued: words the host still has to send
-    wire  logic  wzero = (wst_q == W_ZERO) || (wst_q == W_NQ && nicrc_q);
-    wire  logic  wfrom_fifo = (wst_q == W_SERVE) || (wst_q == W_NQ && !nicrc_q);
+    logic [12:0] dq_q;                    // non-queued: committed words in the data FIFO not yet taken
+    // after a lost FIS (nicrc_q) a non-queued write still takes the good words received before it,
+    // then zeros: no word of this command is left behind for the next one
+    wire  logic  wzero = (wst_q == W_ZERO) || (wst_q == W_NQ && nicrc_q && dq_q == '0);
+    wire  logic  wfrom_fifo = (wst_q == W_SERVE) || (wst_q == W_NQ && (!nicrc_q || dq_q != '0));
     wire  logic  w_out = (wst_q == W_SERVE) || (wst_q == W_ZERO) || (wst_q == W_NQ);
 
     always_comb begin
@@ -322,7 +325,8 @@ module ats_sata_cmd #(
     wire logic dsm_in = (wst_q == W_NQ) && wdsm_q && (nicrc_q || (hrem_q == '0 && !dact_out_q));
     wire logic w_end  = ((wst_q != W_NQ || !wdsm_q) && w_out && w_beat && (wi_q == wndw_q - 12'd1)) || dsm_in;
     wire logic r_pop  = s_dat_valid && s_dat_ready && (wst_q == W_IDLE) && (nst_q == N_DREAD);
-    assign s_hrd_ready = (wst_q == W_IDLE) && !dsm_req_q;
+    // a request is taken once stale non-queued words are gone (none are expected)
+    assign s_hrd_ready = (wst_q == W_IDLE) && !dsm_req_q && (nq_busy_q || dq_q == '0);
     assign dfis_en     = (wst_q == W_DATA) || dact_out_q;
     assign dfis_max    = dact_out_q ? ((hrem_q > 17'd2048) ? 12'd2048 : hrem_q[11:0]) : wndw_q;
     assign dfis_exact  = !dact_out_q;
@@ -631,7 +635,7 @@ module ats_sata_cmd #(
             nst_q <= N_IDLE; dsm_req_q <= 1'b0;
             pg_run_q <= 1'b0; pg_v1_q <= 1'b0; pg_v2_q <= 1'b0;
             log_v_q <= 1'b0;
-            wst_q <= W_IDLE; ws_v_q <= 1'b0; dact_v_q <= 1'b0; dact_out_q <= 1'b0; hrem_q <= '0; wi_q <= '0;
+            wst_q <= W_IDLE; ws_v_q <= 1'b0; dact_v_q <= 1'b0; dact_out_q <= 1'b0; hrem_q <= '0; wi_q <= '0; dq_q <= '0;
             sdb_ok_q <= '0; err_v_q <= 1'b0; cq_v_q <= 1'b0; cgo_q <= 1'b0; pg_go_q <= 1'b0; rp1_v_q <= 1'b0; rp2_v_q <= 1'b0;
             hcap_q <= '0;
             tst_q <= T_IDLE;
@@ -761,10 +765,12 @@ module ats_sata_cmd #(
                 end
             endcase
             // non-queued data in: DMA Activate when the host's data ran out
-            if (wst_q == W_NQ && !nicrc_q && (!s_dat_valid || wdsm_q) && !dact_v_q && !dact_out_q && hrem_q != '0)
+            if (wst_q == W_NQ && !nicrc_q && (dq_q == '0 || wdsm_q) && !dact_v_q && !dact_out_q && hrem_q != '0)
                 dact_v_q <= 1'b1;
             if (dact_pick) begin dact_v_q <= 1'b0; dact_out_q <= 1'b1; end
             if (dact_fail) begin dact_out_q <= 1'b0; nicrc_q <= 1'b1; end
+            dq_q <= dq_q + ((dact_out_q && dend && dend_good) ? 13'(dend_words) : 13'd0)
+                         - 13'(s_dat_valid && s_dat_ready && dq_q != '0);
             if (dact_out_q && dend) begin
                 dact_out_q <= 1'b0;
                 if (dend_good) hrem_q <= hrem_q - 17'(dend_words);

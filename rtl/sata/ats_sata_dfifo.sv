@@ -4,7 +4,7 @@
 // drops them (a Data FIS whose CRC turned out bad never reaches the reader). `commit` and
 // `rollback` act on the words pushed before their cycle (a push in the same cycle is included in a
 // commit and dropped by a rollback).
-//   s_valid/s_ready/s_data  push (s_ready, registered: fewer than DEPTH - 1 words held a clock ago)
+//   s_valid/s_ready/s_data  push (s_ready, registered: room for one more word after the last clock's push)
 //   m_valid/m_ready/m_data  committed words, in order (2-cycle RAM read hidden by a 4-word queue)
 `resetall
 `timescale 1ns / 1ps
@@ -43,7 +43,7 @@ module ats_sata_dfifo #(
     wire logic pop   = m_valid && m_ready;
     wire logic issue = (cm_q != rd_q) && (3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) < 3'd4);
 
-    // registered, a clock old: it keeps one word of slack
+    // registered: words held after this clock's push (reads issued this clock not counted) < DEPTH
     logic ready_q;
     assign s_ready = ready_q;
     assign m_valid = (oq_cnt_q != 3'd0);
@@ -57,7 +57,7 @@ module ats_sata_dfifo #(
 
     always_ff @(posedge clk) begin
         if (v2_q) oq_q[oq_wp_q] <= rd_data;
-        ready_q <= !rst && ((wr_q - rd_q) < (AW + 1)'(DEPTH - 1));
+        ready_q <= !rst && ((wr_q - rd_q) + (AW + 1)'(push) < (AW + 1)'(DEPTH));
         if (rst) begin
             wr_q     <= '0;
             cm_q     <= '0;

@@ -622,8 +622,8 @@ module ats_sata_link #(
                 h1_v_q <= 1'b0;
             end
             p_data_q <= o_data;
-            // CONT stage
-            if (p_data_q) begin
+            // CONT stage (a PHY loss ends the run: a restarted peer sees the primitive itself)
+            if (p_data_q || !phy_ready) begin
                 t_last_q <= P_NONE;
                 t_rep_q  <= 2'd0;
             end else if (sup) begin

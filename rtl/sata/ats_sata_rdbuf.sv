@@ -14,7 +14,7 @@
 module ats_sata_rdbuf #(
     parameter int DEPTH  = 2048,
     parameter int SEGMAX = 1024,
-    parameter int SQ     = 8      // segment queue entries (power of two); SQ - 1 are used
+    parameter int SQ     = 8      // segment queue entries (power of two)
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -62,7 +62,7 @@ module ats_sata_rdbuf #(
     logic [AW:0]   wr_q, base_q;   // write pointer, start of the oldest retained word
 
     wire logic push = s_hwr_valid && s_hwr_ready;
-    // registered: a clock old, so it keeps one word and one segment of slack
+    // registered: room for one more word and one more segment after this clock's push
     logic ready_q;
     assign s_hwr_ready = ready_q;
 
@@ -114,7 +114,8 @@ module ats_sata_rdbuf #(
 
     always_ff @(posedge clk) begin
         pres_q <= rst ? '0 : pres_d;
-        ready_q <= !rst && ((wr_q - base_q) < (AW + 1)'(DEPTH - 1)) && (q_cnt_q < (QW + 1)'(SQ - 1));
+        ready_q <= !rst && ((wr_q - base_q) + (AW + 1)'(push) < (AW + 1)'(DEPTH))
+                        && (q_cnt_q + (QW + 1)'(close) < (QW + 1)'(SQ));
         if (v2_q) oq_q[oq_wp_q] <= {l2_q, rd_data};
         if (close) begin
             q_tag_q[q_wp_q]   <= o_v_q ? o_tag_q : s_hwr_addr[22:17];
