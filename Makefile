@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx wave-core synth clean distclean
+.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata wave-core synth clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -144,6 +144,11 @@ bench-recovery: $(GEN_STAMP)
 
 bench-tx: $(GEN_STAMP)
 	$(PY) bench/tx/bench_tx.py --jobs $(JOBS)
+
+# issue 15: 4 KiB random R/W IOPS at NCQ depth 32, SATA front end vs its link limit and vs the NVMe
+# front end on the same ideal core (bench/sata/README.md)
+bench-sata: $(SETUP_STAMP)
+	$(PY) bench/sata/bench_sata.py --jobs $(JOBS)
 
 # one TX_COMMIT of 8 durable pages through the core, traced around the commit (bench/core/README.md)
 wave-core: $(GEN_STAMP)

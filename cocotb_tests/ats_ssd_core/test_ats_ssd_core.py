@@ -117,11 +117,7 @@ class TB:
         dut.vc_addr.value = 0
         dut.wb_hold.value = 0
         dut.txs_addr.value = 0
-        self.cmd = StreamSource(dut, "s_cmd", dut.clk, CMD_FIELDS, pause_gen(rng, idle))
-        self.cpl = StreamSink(dut, "m_cpl", dut.clk, ["tag", "status", "result"], pause_gen(rng, backpressure))
-        self.hrd = StreamSink(dut, "m_hrd", dut.clk, ["addr", "len"], pause_gen(rng, backpressure))
-        self.hrdd = StreamSource(dut, "s_hrd", dut.clk, ["data", "last"], pause_gen(rng, idle))
-        self.hwr = StreamSink(dut, "m_hwr", dut.clk, ["addr", "data", "last"], pause_gen(rng, backpressure))
+        self._host_streams(rng, idle, backpressure)
         self.free = StreamSource(dut, "s_free", dut.clk, ["chan", "way", "block"], pause_gen(rng, idle))
         self.bad = StreamSink(dut, "m_bad", dut.clk, ["chan", "way", "block"], pause_gen(rng, backpressure))
         self.fw = StreamSource(dut, "s_fw", dut.clk, FW_FIELDS, pause_gen(rng, idle))
@@ -158,6 +154,27 @@ class TB:
         cocotb.start_soon(self._watchdog())
 
     # ---------------------------------------------------------------- host memory and firmware
+    # The host side is replaceable (cocotb_tests/ats_sata_core puts the SATA front end and a SATA
+    # host in front of the core): a subclass overrides _host_streams, _host_power_on and _dma, and
+    # brings its own workload; the firmware model, power cycles and check_recovery stay.
+    def _host_streams(self, rng, idle, backpressure):
+        """The core's host ports: descriptors in, completions out, host-memory DMA."""
+        dut = self.dut
+        self.cmd = StreamSource(dut, "s_cmd", dut.clk, CMD_FIELDS, pause_gen(rng, idle))
+        self.cpl = StreamSink(dut, "m_cpl", dut.clk, ["tag", "status", "result"], pause_gen(rng, backpressure))
+        self.hrd = StreamSink(dut, "m_hrd", dut.clk, ["addr", "len"], pause_gen(rng, backpressure))
+        self.hrdd = StreamSource(dut, "s_hrd", dut.clk, ["data", "last"], pause_gen(rng, idle))
+        self.hwr = StreamSink(dut, "m_hwr", dut.clk, ["addr", "data", "last"], pause_gen(rng, backpressure))
+
+    def _host_power_on(self):
+        """Power-on of the host side (before the reset is released): nothing left of the last cycle."""
+        for s in (self.cmd, self.hrdd):
+            s.flush()
+        for s in (self.cpl, self.hrd, self.hwr):
+            s.queue.clear()
+        self.burst = None
+        self.mem: dict[int, int] = {}
+
     def _dma(self):
         """Host memory, at every edge: answer m_hrd with words from self.mem, store m_hwr bursts."""
         while self.hrd.queue:
@@ -453,12 +470,11 @@ class TB:
         # recovery, C27): the format's checkpoint carries it as seq_base
         self.seq_base = 0 if self.rng.random() < 0.5 else self.rng.getrandbits(40)
         format_images(self.paths, g, self.plan, seq_base=self.seq_base)
-        for s in (self.cmd, self.hrdd, self.free, self.fw, self.fwd):
+        for s in (self.free, self.fw, self.fwd):
             s.flush()
-        for s in (self.cpl, self.hrd, self.hwr, self.bad, self.fwr):
+        for s in (self.bad, self.fwr):
             s.queue.clear()
-        self.burst = None
-        self.mem: dict[int, int] = {}
+        self._host_power_on()
         self.dut.pwr_fail.value = 0
         self.dut.rst.value = 1
         await RisingEdge(self.dut.clk)
@@ -1223,9 +1239,9 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
               key=lambda r: [i for i, x in enumerate(CONFIGS[r[0]][1]) if x[1] == r[2]][0])
 
 
-@pytest.mark.parametrize("name,mode,seed", RUNS, ids=[f"{n}-{m}{s}" for n, m, s in RUNS])
-def test_ats_ssd_core(name, mode, seed):
-    params = CONFIGS[name][0]
+def core_build(params: dict) -> tuple[dict, list[Path], dict]:
+    """The parameters (with the remap preset's), the sources of ats_ssd_core_tb and the remap
+    preset's parameters (also used by cocotb_tests/ats_sata_core)."""
     gen = ROOT / "build" / "gen" / f"remap_{REMAP_PRESET}"
     rp = load_params(gen)
     params = dict(params, REMAP_LPN_W=rp["LPN_W"], REMAP_PPN_W=rp["PPN_W"], REMAP_TXID_W=rp["TXID_W"],
@@ -1234,6 +1250,12 @@ def test_ats_ssd_core(name, mode, seed):
             if "ats_remap_engine" not in p]
     srcs = [s for s in load_sources(gen) if s.suffix == ".v"] + srcs
     srcs += [ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv", HERE / "ats_ssd_core_tb.sv"]
+    return params, srcs, rp
+
+
+@pytest.mark.parametrize("name,mode,seed", RUNS, ids=[f"{n}-{m}{s}" for n, m, s in RUNS])
+def test_ats_ssd_core(name, mode, seed):
+    params, srcs, rp = core_build(CONFIGS[name][0])
     key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     build_dir = ROOT / "build" / "sim" / "ats_ssd_core_tb" / key
     nd = params["NUM_CHAN"] * params["WAYS"]
