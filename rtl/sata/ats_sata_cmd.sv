@@ -166,21 +166,21 @@ module ats_sata_cmd #(
     wire logic [31:0] w1 = s_reg_data[63:32];
     wire logic [31:0] w2 = s_reg_data[95:64];
     wire logic [31:0] w3 = s_reg_data[127:96];
-    wire logic        f_c      = w0[15];
-    wire logic [7:0]  f_cmd    = w0[23:16];
-    wire logic [15:0] f_feat   = {w2[31:24], w0[31:24]};
-    wire logic [47:0] f_lba    = {w2[23:0], w1[23:0]};
-    wire logic [7:0]  f_dev    = w1[31:24];
-    wire logic [15:0] f_cnt    = w3[15:0];
-    wire logic [4:0]  f_tag    = f_cnt[7:3];
-    wire logic [4:0]  f_txid   = f_cnt[12:8];
-    wire logic        f_commit = f_cnt[13];
-    wire logic [1:0]  f_prio   = f_cnt[15:14];
-    wire logic [16:0] f_nsq    = (f_feat == 16'd0) ? 17'h10000 : {1'b0, f_feat};   // FPDMA sectors
-    wire logic [16:0] f_nsd    = (f_cnt == 16'd0) ? 17'h10000 : {1'b0, f_cnt};     // DMA EXT sectors
+    wire logic        e_c      = w0[15];
+    wire logic [7:0]  e_cmd    = w0[23:16];
+    wire logic [15:0] e_feat   = {w2[31:24], w0[31:24]};
+    wire logic [47:0] e_lba    = {w2[23:0], w1[23:0]};
+    wire logic [7:0]  e_dev    = w1[31:24];
+    wire logic [15:0] e_cnt    = w3[15:0];
+    wire logic [4:0]  e_tag    = e_cnt[7:3];
+    wire logic [4:0]  e_txid   = e_cnt[12:8];
+    wire logic        e_commit = e_cnt[13];
+    wire logic [1:0]  e_prio   = e_cnt[15:14];
+    wire logic [16:0] e_nsq    = (e_feat == 16'd0) ? 17'h10000 : {1'b0, e_feat};   // FPDMA sectors
+    wire logic [16:0] e_nsd    = (e_cnt == 16'd0) ? 17'h10000 : {1'b0, e_cnt};     // DMA EXT sectors
 
     /* verilator lint_off CMPCONST */
-    wire logic        txid_ok  = (6'(f_txid) <= 6'(NUM_TX));
+    wire logic        txid_ok  = (6'(e_txid) <= 6'(NUM_TX));
     /* verilator lint_on CMPCONST */
     /* verilator lint_off UNUSEDSIGNAL */
     wire logic unused = ^{s_reg_data[159:128], w0[14:0], w3[31:16], s_cpl_result, s_hwr_addr[1:0]};
@@ -193,59 +193,82 @@ module ats_sata_cmd #(
     logic        d2h_v_q;                 // DEC's Register D2H waiting for TX
     logic [15:0] d2h_se_q;                // {error, status}
     logic        d2h_i_q;
-    logic        nq_go;                   // DEC starts NQ this cycle
-    logic [2:0]  nq_go_kind;
+    logic        e_go;                   // DEC starts NQ this cycle
+    logic [2:0]  e_kind;
     wire  logic  ncq_any = (tbusy_q != 32'd0);
 
-    logic dec_acc, dec_rej, dec_ncq;
+    logic e_acc, e_rej, e_ncq;
     always_comb begin
-        dec_acc = 1'b0; dec_rej = 1'b0; dec_ncq = 1'b0; nq_go = 1'b0; nq_go_kind = K_FLUSH;
-        if (s_reg_bad) dec_rej = 1'b1;
-        else if (!f_c) dec_acc = 1'b0;    // Device Control update: ignored
+        e_acc = 1'b0; e_rej = 1'b0; e_ncq = 1'b0; e_go = 1'b0; e_kind = K_FLUSH;
+        if (s_reg_bad) e_rej = 1'b1;
+        else if (!e_c) e_acc = 1'b0;    // Device Control update: ignored
         else begin
-            case (f_cmd)
+            case (e_cmd)
                 8'h60, 8'h61: begin
-                    if (nq_busy_q || f_cnt[2:0] != 3'd0 || f_prio == 2'd3 || !txid_ok
-                        || tbusy_q[f_tag] || f_nsq > 17'(MAXSECT)
-                        || (f_cmd == 8'h60 && (f_commit || f_dev[0])))
-                        dec_rej = 1'b1;
-                    else begin dec_acc = 1'b1; dec_ncq = 1'b1; end
+                    if (nq_busy_q || e_cnt[2:0] != 3'd0 || e_prio == 2'd3 || !txid_ok
+                        || tbusy_q[e_tag] || e_nsq > 17'(MAXSECT)
+                        || (e_cmd == 8'h60 && (e_commit || e_dev[0])))
+                        e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_ncq = 1'b1; end
                 end
                 8'h25, 8'h35: begin
-                    if (nq_busy_q || ncq_any || f_nsd > 17'(MAXSECT)) dec_rej = 1'b1;
-                    else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = (f_cmd == 8'h25) ? K_READ : K_WRITE; end
+                    if (nq_busy_q || ncq_any || e_nsd > 17'(MAXSECT)) e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_go = 1'b1; e_kind = (e_cmd == 8'h25) ? K_READ : K_WRITE; end
                 end
                 8'hE7: begin
-                    if (nq_busy_q || ncq_any) dec_rej = 1'b1;
-                    else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_FLUSH; end
+                    if (nq_busy_q || ncq_any) e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_FLUSH; end
                 end
                 8'hEA: begin
-                    if (nq_busy_q || ncq_any) dec_rej = 1'b1;
-                    else if (f_tag == 5'd0) begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_FLUSH; end
-                    else if (f_tag == 5'd1 && f_txid != 5'd0 && txid_ok) begin
-                        dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_ABORT;
-                    end else if (f_tag == 5'd2) begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_RECOVER; end
-                    else dec_rej = 1'b1;
+                    if (nq_busy_q || ncq_any) e_rej = 1'b1;
+                    else if (e_tag == 5'd0) begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_FLUSH; end
+                    else if (e_tag == 5'd1 && e_txid != 5'd0 && txid_ok) begin
+                        e_acc = 1'b1; e_go = 1'b1; e_kind = K_ABORT;
+                    end else if (e_tag == 5'd2) begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_RECOVER; end
+                    else e_rej = 1'b1;
                 end
                 8'h06: begin
-                    if (nq_busy_q || ncq_any || !f_feat[0] || f_cnt != 16'd1) dec_rej = 1'b1;
-                    else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_DSM; end
+                    if (nq_busy_q || ncq_any || !e_feat[0] || e_cnt != 16'd1) e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_DSM; end
                 end
                 8'hEC: begin
-                    if (nq_busy_q || ncq_any) dec_rej = 1'b1;
-                    else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_IDENT; end
+                    if (nq_busy_q || ncq_any) e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_IDENT; end
                 end
                 8'h2F: begin
-                    if (nq_busy_q || ncq_any || f_lba[15:0] != 16'h0010 || f_cnt != 16'd1) dec_rej = 1'b1;
-                    else begin dec_acc = 1'b1; nq_go = 1'b1; nq_go_kind = K_LOG; end
+                    if (nq_busy_q || ncq_any || e_lba[15:0] != 16'h0010 || e_cnt != 16'd1) e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_LOG; end
                 end
-                default: dec_rej = 1'b1;
+                default: e_rej = 1'b1;
             endcase
         end
     end
-    // DEC takes a FIS when its D2H slot and the descriptor register are free
-    assign s_reg_ready = !d2h_v_q && !cv_q;
-    wire logic dec_take = s_reg_valid && s_reg_ready;
+    // DEC in two clocks: the checks above are registered with the fields they pass on, then acted
+    // upon (`dec_take`: the D2H slot and the descriptor register are free). A FIS is decoded only
+    // while the previous one has been acted upon, so what the checks read can only have changed in
+    // between by a completion the host had not yet seen when it sent this FIS.
+    logic        d2v_q;
+    logic [7:0]  f_cmd, f_dev;
+    logic [47:0] f_lba;
+    logic [15:0] f_cnt;
+    logic [4:0]  f_tag, f_txid;
+    logic        f_commit;
+    logic [1:0]  f_prio;
+    logic [16:0] f_nsq, f_nsd;
+    logic        dec_acc, dec_rej, dec_ncq, nq_go;
+    logic [2:0]  nq_go_kind;
+    assign s_reg_ready = !d2v_q;
+    wire logic dec_take = d2v_q && !d2h_v_q && !cv_q;
+    always_ff @(posedge clk) begin
+        if (s_reg_valid && s_reg_ready) begin
+            f_cmd <= e_cmd; f_dev <= e_dev; f_lba <= e_lba; f_cnt <= e_cnt; f_tag <= e_tag;
+            f_txid <= e_txid; f_commit <= e_commit; f_prio <= e_prio; f_nsq <= e_nsq; f_nsd <= e_nsd;
+            dec_acc <= e_acc; dec_rej <= e_rej; dec_ncq <= e_ncq; nq_go <= e_go; nq_go_kind <= e_kind;
+        end
+        if (rst) d2v_q <= 1'b0;
+        else if (s_reg_valid && s_reg_ready) d2v_q <= 1'b1;
+        else if (dec_take) d2v_q <= 1'b0;
+    end
 
     // ---------------------------------------------------------------- NQ: non-queued commands
     localparam logic [2:0] N_IDLE = 3'd0, N_ISSUE = 3'd1, N_WAIT = 3'd2, N_DSMRX = 3'd3,
