@@ -562,6 +562,10 @@ module ats_sata_cmd #(
         if (r_pop && rhalf_q)  rng_e[63:32] <= s_dat_data;
 
         // ---- hwr capture
+        // the firmware's words start at 0 for every IDENTIFY: an answer that leaves some out gives
+        // zeros there, never what power-on or the previous IDENTIFY left
+        if (dec_take && dec_acc && nq_go && nq_go_kind == K_IDENT)
+            for (int i = 0; i < 16; i++) fw_q[i] <= 32'd0;
         if (s_hwr_valid && s_hwr_ready && h_ident) begin
             if (s_hwr_addr[16:9] == 8'd0 && hidx < 7'd16) fw_q[hidx[3:0]] <= s_hwr_data;
         end
