@@ -72,7 +72,7 @@ regs: sim-soc
 
 test-rtl: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	$(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach $(SYNTH_TESTS)
+	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach $(SYNTH_TESTS)
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
@@ -85,7 +85,7 @@ test: $(SETUP_STAMP) lint test-harness test-rtl
 
 test-long: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach
+	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 	$(PY) tests/system/summary.py
 

@@ -11,7 +11,7 @@ Two modes:
             clock (timing failure is allowed: we want the number).
 
 `--all` runs every block listed in synth/blocks.json and writes
-build/synth/summary.json (`--check --all` skips blocks marked "check": false,
+build/synth/summary.json (`--check --all` skips blocks marked "check": false or "check": "<block>",
 `--jobs N` runs N blocks at a time). `make test` runs the same per-block checks
 as pytest items (synth/test_synth_check.py) next to the cocotb suite.
 
@@ -596,6 +596,15 @@ def load_blocks(path: Path) -> list[dict]:
         if unknown:
             raise SynthError(f"{rel(path)}: block {b['name']}: unknown key(s) "
                              f"{', '.join(sorted(unknown))}")
+        if "check" in b and not isinstance(b["check"], bool):
+            host = next((h for h in blocks if h["name"] == b["check"]), None)
+            if host is None or host.get("check", True) is not True:
+                raise SynthError(f"{rel(path)}: block {b['name']}: \"check\": {b['check']!r} must name "
+                                 f"a block that is itself checked")
+            missing_src = set(block_sources(b)) - set(block_sources(host))
+            if missing_src:
+                raise SynthError(f"{rel(path)}: block {b['name']} is checked inside {host['name']}, "
+                                 f"whose sources lack {', '.join(sorted(rel(m) for m in missing_src))}")
         if "placer" in b and b["placer"] not in PLACERS:
             raise SynthError(f"{rel(path)}: block {b['name']}: placer {b['placer']!r} is not one of "
                              f"{', '.join(PLACERS)}")
@@ -609,8 +618,10 @@ def block_sources(b: dict) -> list[Path]:
 
 
 def check_blocks(blocks: list[dict]) -> list[dict]:
-    """The blocks that `--check --all` (and `make test`) check: all but "check": false."""
-    return [b for b in blocks if b.get("check", True)]
+    """The blocks that `--check --all` (and `make test`) check: all but "check": false and those
+    checked inside another block ("check": "<name>": that block's check synthesizes this one's
+    sources, flattened, with the same parameters; load_blocks verifies the sources are a subset)."""
+    return [b for b in blocks if b.get("check", True) is True]
 
 
 def merge_summary(path: Path, mode: str, results: list[dict]) -> list[dict]:
@@ -719,7 +730,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise SynthError(f"unknown block(s): {', '.join(sorted(unknown))}")
                 blocks = [b for b in blocks if b["name"] in args.only]
             elif mode == "check":
-                skipped = [b["name"] for b in blocks if b not in check_blocks(blocks)]
+                skipped = [b["name"] for b in blocks if b not in check_blocks(blocks)]  # false or inside another
                 if skipped:
                     print(f"[synth] not checked (\"check\": false in blocks.json; "
                           f"--only to run): {', '.join(skipped)}")

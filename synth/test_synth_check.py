@@ -112,3 +112,19 @@ def test_merge_summary_keeps_other_blocks(tmp_path):
     assert got == [{"name": "a", "v": 1}, {"name": "b", "v": 2}, {"name": "c", "v": 2}]
     # another mode's summary is not merged
     assert run_synth.merge_summary(p, "check", [{"name": "b", "v": 3}]) == [{"name": "b", "v": 3}]
+
+
+def test_checked_inside_another_block(tmp_path):
+    """"check": "<block>" is accepted only for a checked block whose sources include this one's."""
+    def blocks(host_srcs, host_check=True):
+        f = tmp_path / "blocks.json"
+        f.write_text(__import__("json").dumps([
+            {"name": "host", "top": "h", "sources": host_srcs, "check": host_check},
+            {"name": "part", "top": "p", "sources": ["rtl/a.sv"], "check": "host"}]))
+        return f
+    ok = run_synth.load_blocks(blocks(["rtl/a.sv", "rtl/h.sv"]))
+    assert [b["name"] for b in run_synth.check_blocks(ok)] == ["host"]
+    with pytest.raises(run_synth.SynthError, match="sources lack"):
+        run_synth.load_blocks(blocks(["rtl/h.sv"]))
+    with pytest.raises(run_synth.SynthError, match="itself checked"):
+        run_synth.load_blocks(blocks(["rtl/a.sv", "rtl/h.sv"], host_check=False))

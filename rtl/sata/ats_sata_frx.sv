@@ -52,6 +52,7 @@ module ats_sata_frx #(
     logic         reg_v_q, reg_bad_q;
     logic [11:0]  n_q;             // data words received
     logic [11:0]  left_q;          // words the transfer still takes (dfis_max - n_q)
+    logic         room_q, one_q;   // left_q != 0, left_q == 1 (registered: timing)
     logic         exact_q, ovf_q;
     logic         dend_q, dend_good_q;
     logic [11:0]  dend_words_q;
@@ -63,11 +64,11 @@ module ats_sata_frx #(
 
     // data FIFO
     wire logic df_ready;
-    wire logic room    = (left_q != 12'd0);
+    wire logic room    = room_q;
     wire logic df_push = (st_q == S_DATA) && s_rx_valid && room;
     wire logic [11:0] n_next = n_q + 12'(df_push);
     wire logic data_end = (st_q == S_DATA) && beat && s_rx_last;
-    wire logic data_ok  = good && !ovf_q && df_push && (!exact_q || (left_q == 12'd1));
+    wire logic data_ok  = good && !ovf_q && df_push && (!exact_q || one_q);
     ats_sata_dfifo #(.DEPTH(DFIFO_DEPTH)) u_dfifo (
         .clk(clk), .rst(rst),
         .s_valid(df_push && s_rx_ready), .s_ready(df_ready), .s_data(s_rx_data),
@@ -101,6 +102,8 @@ module ats_sata_frx #(
             reg_bad_q   <= 1'b0;
             n_q         <= '0;
             left_q      <= '0;
+            room_q      <= 1'b0;
+            one_q       <= 1'b0;
             exact_q     <= 1'b0;
             ovf_q       <= 1'b0;
             dend_good_q <= 1'b0;
@@ -114,6 +117,8 @@ module ats_sata_frx #(
                     n_q    <= '0;
                     ovf_q  <= 1'b0;
                     left_q <= dfis_max;
+                    room_q <= (dfis_max != 12'd0);
+                    one_q  <= (dfis_max == 12'd1);
                     exact_q <= dfis_exact;
                     if (ftype == 8'h27) begin
                         if (s_rx_last) begin
@@ -143,7 +148,11 @@ module ats_sata_frx #(
                 end
                 S_DATA: if (beat) begin
                     n_q <= n_next;
-                    if (df_push) left_q <= left_q - 12'd1;
+                    if (df_push) begin
+                        left_q <= left_q - 12'd1;
+                        room_q <= !one_q;
+                        one_q  <= (left_q == 12'd2);
+                    end
                     if (!df_push) ovf_q <= 1'b1;
                     if (s_rx_last) begin
                         st_q         <= S_HDR;

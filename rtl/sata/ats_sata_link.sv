@@ -123,6 +123,8 @@ module ats_sata_link #(
     localparam int NDEC = ats_sata_pkg::NDEC;
     localparam logic [NDEC*32-1:0] DEC_WORD  = ats_sata_pkg::DEC_WORD;
     localparam logic [NDEC*PW-1:0] DEC_CLASS = ats_sata_pkg::DEC_CLASS;
+    logic [NDEC-1:0] a_lo_q, a_hi_q; // stage A: each primitive's 16-bit halves matched (timing: a
+                                     // 32-bit compare per primitive in one clock missed 150 MHz)
     logic [31:0]     m_data_q;
     logic [NDEC-1:0] m_match_q;
     logic            m_k0_q, m_k1_q, m_up_q;   // charisk 0000 / 0001
@@ -182,7 +184,11 @@ module ats_sata_link #(
         m_data_q <= a_data_q;
         m_k0_q   <= (a_k_q == 4'b0000);
         m_k1_q   <= (a_k_q == 4'b0001);
-        for (int i = 0; i < NDEC; i++) m_match_q[i] <= (a_data_q == DEC_WORD[32*i +: 32]);
+        for (int i = 0; i < NDEC; i++) begin
+            a_lo_q[i]    <= (phy_rx_data[15:0]  == DEC_WORD[32*i +: 16]);
+            a_hi_q[i]    <= (phy_rx_data[31:16] == DEC_WORD[32*i + 16 +: 16]);
+            m_match_q[i] <= a_lo_q[i] && a_hi_q[i];
+        end
         d_data_q <= m_data_q;
         d_p_q    <= d_p;
         e_data_q <= d_data_q ^ rscr_word_q;
