@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
 # make lint: Verilator -Wall lint of every RTL source (hand-written rtl/ and generated build/gen/).
+# The configurations are linted $JOBS at a time (default: the number of cores); each one's output
+# is printed whole, in the listed order, and the script fails if any of them failed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-n=0
+jobs="${JOBS:-$(nproc)}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+tops=() lists=()
 # hand-written blocks and simulation models: one .f file list per top, named like the top
 for f in $(find rtl sim bench -name '*.f' 2>/dev/null | sort); do
-  top="$(basename "$f" .f)"
-  echo "[lint] $top ($f)"
-  verilator --lint-only -Wall --top-module "$top" rtl/lint/*.vlt -f "$f"
-  n=$((n+1))
+  tops+=("$(basename "$f" .f)"); lists+=("$f")
 done
 # generated blocks: every build/gen/<block>_<preset>/ with its sources.f (paths from the repo root)
 for d in build/gen/*/; do
   [ -f "$d/sources.f" ] || continue
   v="$(head -1 "$d/sources.f")"
-  top="$(basename "$v" .v)"
-  echo "[lint] $top ($d)"
-  verilator --lint-only -Wall --top-module "$top" rtl/lint/*.vlt -f "$d/sources.f"
-  n=$((n+1))
+  tops+=("$(basename "$v" .v)"); lists+=("$d/sources.f")
 done
-echo "[lint] $n configurations clean"
+lint_one() {   # index top file-list
+  { echo "[lint] $2 ($3)"; verilator --lint-only -Wall --top-module "$2" rtl/lint/*.vlt -f "$3"; } \
+    > "$tmp/$1.log" 2>&1 || touch "$tmp/$1.fail"
+}
+for i in "${!tops[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  lint_one "$i" "${tops[$i]}" "${lists[$i]}" &
+done
+wait
+failed=0
+for i in "${!tops[@]}"; do
+  cat "$tmp/$i.log"
+  if [ -e "$tmp/$i.fail" ]; then echo "[lint] FAILED: ${tops[$i]} (${lists[$i]})"; failed=$((failed+1)); fi
+done
+[ "$failed" -eq 0 ] || { echo "[lint] $failed of ${#tops[@]} configurations failed"; exit 1; }
+echo "[lint] ${#tops[@]} configurations clean"
