@@ -67,12 +67,14 @@ def verilator() -> str:
 NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (one list)
 
 
-def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False) -> Path:
+def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False,
+              defines: tuple[str, ...] = ()) -> Path:
     """nvme: the build with the NVMe front end before the host port (ats_soc_nvme_sim_top; the
-    harness is its PCIe root port: docs/host-port.md "NVMe build")."""
+    harness is its PCIe root port: docs/host-port.md "NVMe build"). defines: Verilog defines, in a
+    build directory of their own (e.g. ATS_SYNTH_FORM: the RTL's synthesis form, bench/sim)."""
     cfg = CONFIGS[cfg_name]
     out = gen_soc(cfg_name, quiet)
-    obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else ""))
+    obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else "") + "".join(f"_{d.lower()}" for d in defines))
     vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
     vsrcs += [out / "gateware" / "ats_soc.v", ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
               HERE / "ats_soc_sim_top.sv"]
@@ -88,7 +90,7 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
            "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
            "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else ""),
-           *(["--trace-fst", "--trace-structs"] if trace else []),
+           *(["--trace-fst", "--trace-structs"] if trace else []), *[f"+define+{d}" for d in defines],
            *[f"-G{k}={v}" for k, v in g.items()], *map(str, vsrcs), *map(str, cpp)]
     d = _digest(vsrcs + cpp + [ROOT / "sim/nand/ats_nand_store.h"], "\0".join(cmd))
     exe, stamp = obj / "ats_soc_sim", obj / "build.sha256"
@@ -144,13 +146,14 @@ def main() -> None:
     ap.add_argument("--trace", action="store_true", help="FST tracing build")
     ap.add_argument("--no-firmware", action="store_true")
     ap.add_argument("--nvme", action="store_true", help="with the NVMe front end (the harness is its root port)")
+    ap.add_argument("--define", action="append", default=[], help="Verilog define (own build directory)")
     a = ap.parse_args()
     import fcntl
     lock = ROOT / "build" / "soc" / ".build.lock"         # the lock of build_locked()
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(a.config, a.trace, nvme=a.nvme)
+        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define))
         print(exe)
         if not a.no_firmware:
             print(build_firmware(a.config))
