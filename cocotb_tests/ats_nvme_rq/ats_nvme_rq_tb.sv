@@ -28,6 +28,7 @@ module ats_nvme_rq_tb #(
     /* verilator lint_off UNUSEDSIGNAL */
     input  wire logic [15:0]  cfg_function_status,
     /* verilator lint_on UNUSEDSIGNAL */
+    input  wire logic         wr_ur,
     input  wire logic         s_rreq_valid,
     output      logic         s_rreq_ready,
     input  wire logic [63:0]  s_rreq_addr,

@@ -15,6 +15,10 @@ Reference (plain Python, from the module header of ats_nvme_rq.sv):
     (writes) and never cross 4 KiB;
   - after the writes, host memory equals a shadow copy with every write request applied in order;
     `m_wdone` pulses once per write request, in order, with its id;
+  - a write outside host memory: the root complex drops its TLPs (no completion: posted) and the
+    test's root port refuses each one with `wr_ur` at its last beat on RQ (as the full-system
+    simulation's root port does); the request's `m_wdone` has `err`, the requests around it none. Some
+    start inside and run past the end of host memory: their first TLPs land, the later are refused;
   - without bus master enable nothing reaches the host: reads end with `err` on every dword, writes
     report `m_wdone_err` and memory is unchanged; with it back on, traffic is correct again;
   - the counters: read TLPs in error, timeouts, dropped completions.
@@ -199,7 +203,11 @@ class TB:
             await orig_write(tlp)
         self.rc.register_rx_tlp_handler(TlpType.MEM_WRITE, on_write)
         self.rc.register_rx_tlp_handler(TlpType.MEM_WRITE_64, on_write)
+        self.wsent: list[int] = []                      # dwords each write request puts on RQ, in order
+        self.refused = 0                                # write TLPs refused with wr_ur
+        dut.wr_ur.value = 0
         cocotb.start_soon(self._watch_wdone())
+        cocotb.start_soon(self._refuse_outside())
         self.d = None
 
     def check_tlp(self, addr: int, ndw: int, limit: int) -> None:
@@ -231,11 +239,32 @@ class TB:
             if int(dut.m_wdone.value):
                 w = (int(dut.m_wdone_id.value), int(dut.m_wdone_err.value))
                 self.wdones.append(w)
-                if not w[1]:
-                    ok_dw += self.writes[k][1]
-                    k += 1
-                    assert acc_dw >= ok_dw, f"m_wdone of write {k - 1} before the IP took its data " \
-                                            f"({acc_dw} of {ok_dw} dwords accepted)"
+                ok_dw += self.wsent[k]
+                k += 1
+                assert acc_dw >= ok_dw, f"m_wdone of write {k - 1} before the IP took its data " \
+                                        f"({acc_dw} of {ok_dw} dwords accepted)"
+
+    async def _refuse_outside(self) -> None:
+        """The root port's refusal of writes outside host memory: `wr_ur` with the last beat of a
+        MemWr TLP whose address is outside the region (decided from the TLP's first beat)."""
+        dut = self.dut
+        in_tlp, bad = False, False
+        while True:
+            await FallingEdge(dut.clk)
+            v, last = int(dut.m_axis_rq_tvalid.value), int(dut.m_axis_rq_tlast.value)
+            cur = bad
+            if v and not in_tlp:
+                data = int(dut.m_axis_rq_tdata.value)
+                addr = data & ((1 << 64) - 4)
+                cur = (data >> 75 & 0xF) == 1 and not self.mem_base <= addr < self.mem_base + MEM
+            dut.wr_ur.value = int(bool(v and last and cur))
+            await RisingEdge(dut.clk)
+            if v and int(dut.m_axis_rq_tready.value):
+                if not in_tlp:
+                    bad = cur
+                in_tlp = not last
+                if last and cur:
+                    self.refused += 1
 
     async def start(self) -> None:
         await FallingEdge(self.dut.rst)
@@ -279,18 +308,27 @@ class TB:
             reads.append((addr, ndw, rid, k_req))
             self.rreq.send_nowait(addr=addr, ndw=ndw, id=rid)
             woff, wn = self.rand_req(MEM // 2, MEM)
+            out = r.random()
+            if out < 0.03:                      # outside host memory: refused (wr_ur)
+                woff = MEM + 0x10000 + 4 * r.randrange(2000)
+            elif out < 0.06 and (self.mem_base + MEM) % 4096 == 0:
+                wn = r.randint(2, 300)          # runs past the end: the TLPs beyond it are refused
+                woff = MEM - 4 * r.randint(1, min(wn - 1, 64))
             if r.random() < 0.03:
                 wn = 0                          # an error: no data, m_wdone with err, no TLP
             wid = r.randrange(16)
             data = r.randbytes(4 * wn)
             if bme and wn:
                 self.writes.append((self.mem_base + woff, wn, wid))
-                self.shadow[woff:woff + 4 * wn] = data
+                keep = max(0, min(MEM, woff + 4 * wn) - woff)       # the part inside host memory
+                self.shadow[woff:woff + keep] = data[:keep]
             self.zero_reqs += int(not ndw) + int(not wn)
+            self.wsent.append(wn if bme else 0)
             self.wreq.send_nowait(addr=self.mem_base + woff, ndw=wn, id=wid)
             for k in range(wn):
                 self.wdat.send_nowait(data=int.from_bytes(data[4 * k:4 * k + 4], "little"))
-            self.expect_wid.append((wid, int(not bme or not wn)))
+            refused = bool(wn) and woff + 4 * wn > MEM
+            self.expect_wid.append((wid, int(not bme or not wn or (bme and refused))))
         # the read data, in request order
         for i, (addr, ndw, rid, k_req) in enumerate(reads):
             got, errs = [], 0
@@ -346,13 +384,14 @@ async def run_dma(dut, cfg: dict) -> None:
     assert int(dut.cnt_rd_err.value) >= bad_tlps
     assert int(dut.cnt_late.value) == 0
     assert tb.rq_beats_no_bme == 0, f"{tb.rq_beats_no_bme} RQ beats sent without bus master enable"
-    dut._log.info("%d read TLPs (%d sabotaged: %s), %d write TLPs, MPS %d, MRRS %d, "
+    dut._log.info("%d read TLPs (%d sabotaged: %s), %d write TLPs (%d refused), MPS %d, MRRS %d, "
                   "up to %d tags answering at once, %d stalled edges checked", h.tlps, h.sabotaged, h.kinds,
-                  tb.wr_tlps, tb.mps, tb.mrrs, h.max_active,
+                  tb.wr_tlps, tb.refused, tb.mps, tb.mrrs, h.max_active,
                   tb.rdat.stable_checks)
     assert h.tlps > n and tb.wr_tlps > n
     assert h.max_active >= 2, "no two tags' completions were interleaved"
     assert tb.zero_reqs > 0, "no request of 0 dwords"
+    assert tb.refused > 0, "no write TLP refused (wr_ur)"
     assert set(h.kinds) == {"ur", "ca", "drop", "poisoned", "short", "poison_first"}, f"sabotage kinds seen: {h.kinds}"
 
 

@@ -74,6 +74,9 @@ module ats_nvme #(
     output      logic [31:0]  cfg_interrupt_msi_int,
     input  wire logic         cfg_interrupt_msi_sent,
     input  wire logic         cfg_interrupt_msi_fail,
+    // the completer refused the write TLP whose last beat RQ takes in this cycle (ats_nvme_rq: the
+    // simulated root port's report of a write outside host memory; 0 with the hard IP)
+    input  wire logic         rq_wr_ur,
 
     // the device core (docs/architecture.md §1, §2 and the host-memory port)
     output      logic         m_cmd_valid,
@@ -109,6 +112,8 @@ module ats_nvme #(
 
     // status and counters
     output      logic         st_rdy,
+    output      logic         ev_io_cmd,          // an I/O command (SQE of SQ 1..NQ) enters the command decoder
+    output      logic         ev_io_cqe,          // an I/O CQE (CQ 1..NQ) has been written (issued on RQ)
     output      logic [31:0]  cnt_ur,
     output      logic [31:0]  cnt_fetch,
     output      logic [31:0]  cnt_cqe,
@@ -160,7 +165,7 @@ module ats_nvme #(
         .clk, .rst,
         .m_axis_rq_tdata, .m_axis_rq_tkeep, .m_axis_rq_tlast, .m_axis_rq_tuser, .m_axis_rq_tvalid, .m_axis_rq_tready,
         .s_axis_rc_tdata, .s_axis_rc_tkeep, .s_axis_rc_tlast, .s_axis_rc_tuser, .s_axis_rc_tvalid, .s_axis_rc_tready,
-        .cfg_max_payload, .cfg_max_read_req, .bme(cfg_function_status[2]),
+        .cfg_max_payload, .cfg_max_read_req, .bme(cfg_function_status[2]), .wr_ur(rq_wr_ur),
         .s_rreq_valid(rreq_valid), .s_rreq_ready(rreq_ready), .s_rreq_addr(rreq_addr), .s_rreq_ndw(rreq_ndw),
         .s_rreq_id(rreq_id),
         .m_rdat_valid(rdat_valid), .m_rdat_ready(rdat_ready), .m_rdat_data(rdat_data), .m_rdat_last(rdat_last),
@@ -229,7 +234,7 @@ module ats_nvme #(
     logic [15:0] qop_qid, qop_qsz, qop_iv;
     logic [63:0] qop_base;
     logic [10:0] qrsp_status;
-    logic cqe_valid, cqe_ready;
+    logic cqe_valid, cqe_ready, cqe_wr;
     logic [QW-1:0] cqe_cqid, cqe_sqid;
     logic [15:0] cqe_sqhd, cqe_cid;
     logic [14:0] cqe_status;
@@ -250,6 +255,7 @@ module ats_nvme #(
         .s_qop_qprio(qop_qprio), .m_qrsp_valid(qrsp_valid), .m_qrsp_ready(qrsp_ready), .m_qrsp_status(qrsp_status),
         .s_cqe_valid(cqe_valid), .s_cqe_ready(cqe_ready), .s_cqe_cqid(cqe_cqid), .s_cqe_sqid(cqe_sqid),
         .s_cqe_sqhd(cqe_sqhd), .s_cqe_cid(cqe_cid), .s_cqe_status(cqe_status), .s_cqe_dw0(cqe_dw0), .cq_room,
+        .s_cqe_wr(cqe_wr),
         .m_rreq_valid(qm_rreq_valid), .m_rreq_ready(qm_rreq_ready), .m_rreq_addr(qm_rreq_addr),
         .m_rreq_ndw(qm_rreq_ndw), .m_rreq_id(qm_rreq_id),
         .s_rdat_valid(rdat_valid && rdat_id == ID_FETCH), .s_rdat_ready(qm_rdat_ready), .s_rdat_data(rdat_data),
@@ -485,6 +491,10 @@ module ats_nvme #(
         .m_data({cqe_cqid, cqe_sqid, cqe_sqhd, cqe_cid, cqe_status, cqe_dw0}), .m_last(cqe_last),
         .m_sel(cqe_sel)
     );
+
+    // I/O command and completion events (the full-system simulation's power cuts by command count)
+    assign ev_io_cmd = sqe_valid && sqe_ready && sqe_sqid != QW'(0);
+    assign ev_io_cqe = cqe_valid && cqe_ready && cqe_wr && cqe_cqid != QW'(0);
 
     /* verilator lint_off UNUSEDSIGNAL */
     logic unused;

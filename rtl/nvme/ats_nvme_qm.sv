@@ -110,6 +110,7 @@ module ats_nvme_qm #(
     input  wire logic [14:0]  s_cqe_status,      // CQE DW3[31:17]: DNR, M, CRD, SCT, SC
     input  wire logic [31:0]  s_cqe_dw0,
     output      logic [NQ:0]  cq_room,           // the CQ can take a CQE (or does not exist)
+    output      logic         s_cqe_wr,          // with s_cqe_ready: the request's CQE was written (not dropped)
 
     // DMA (ats_nvme_rq, through the top's arbiters)
     output      logic         m_rreq_valid,
@@ -213,6 +214,7 @@ module ats_nvme_qm #(
         for (int i = 0; i < NQT; i++) room_q[i] <= inc(cq_tail[i], cq_szm1[i]) != cq_head[i];
     assign p_room = room_q[p_cq];
     assign s_cqe_ready  = (p_q == P_ACK) || (p_q == P_IDLE && s_cqe_valid && p_drop);
+    assign s_cqe_wr     = p_q == P_ACK;
     assign m_wreq_valid = p_q == P_WREQ;
     assign m_wreq_addr  = {cq_base[p_cq], 12'd0} + {48'd0, cq_tail[p_cq], 4'd0};
     assign m_wreq_ndw   = 11'd4;

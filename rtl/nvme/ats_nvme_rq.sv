@@ -30,6 +30,12 @@
 //
 // Without bus master enable nothing is sent: reads finish at once with `err`, write data are
 // dropped and `m_wdone_err` is set. RQ carries read and write TLPs, alternating at TLP boundaries.
+//
+// `wr_ur`: the completer refused a write. High in the cycle RQ accepts (valid, ready) the last beat
+// of a MemWr TLP, it marks that TLP dropped by the completer (Unsupported Request): the request it
+// belongs to ends with `m_wdone_err`. PCIe gives a posted write no completion, so only a root port
+// that reports it drives this (the full-system simulation's, for a write outside host memory:
+// docs/host-port.md "NVMe build"); with the hard IP it is tied to 0.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -61,6 +67,7 @@ module ats_nvme_rq #(
     input  wire logic [1:0]   cfg_max_payload,    // MPS: 128 << n bytes
     input  wire logic [2:0]   cfg_max_read_req,   // MRRS: 128 << n bytes (used up to 512)
     input  wire logic         bme,                // bus master enable
+    input  wire logic         wr_ur,              // the write TLP whose last beat RQ takes now was refused
 
     input  wire logic         s_rreq_valid,
     output      logic         s_rreq_ready,
@@ -88,7 +95,7 @@ module ats_nvme_rq #(
 
     output      logic         m_wdone,            // one-cycle pulse: a write request is issued
     output      logic [IDW-1:0] m_wdone_id,
-    output      logic         m_wdone_err,        // (no bus master enable: dropped)
+    output      logic         m_wdone_err,        // dropped (no bus master enable) or refused (wr_ur)
 
     output      logic [31:0]  cnt_rd_err,         // read TLPs finished with an error (timeouts included)
     output      logic [31:0]  cnt_timeout,
@@ -173,6 +180,10 @@ module ats_nvme_rq #(
     // ---------------------------------------------------------------- RQ output
     logic        in_wr_q;            // a write TLP is part sent: hold RQ for it
     logic        out_done_q;         // the RQ output beat is the last of a write request
+    logic        out_wr_q;           // the RQ output beat is a write beat
+    logic        ur_end, ur_mid;     // wr_ur for the request in the output register: its last TLP, an earlier one
+    assign ur_end = wr_ur && m_axis_rq_tvalid && m_axis_rq_tready && m_axis_rq_tlast && out_wr_q && out_done_q;
+    assign ur_mid = wr_ur && m_axis_rq_tvalid && m_axis_rq_tready && m_axis_rq_tlast && out_wr_q && !out_done_q;
     logic        rr_q;               // 1: a write goes first when both wait
     logic        pick_wr;
     assign pick_wr = wb_full_q && !wr_drop_q && (in_wr_q || !rd_tlp_valid || rr_q);
@@ -186,6 +197,7 @@ module ats_nvme_rq #(
         end
         if (wr_beat_take) begin
             out_done_q <= wb_done_q;
+            out_wr_q   <= 1'b1;
             m_axis_rq_tvalid <= 1'b1;
             m_axis_rq_tdata  <= wb_data_q;
             m_axis_rq_tkeep  <= wb_keep_q;
@@ -193,6 +205,7 @@ module ats_nvme_rq #(
             in_wr_q <= !wb_last_q;
             if (wb_last_q) rr_q <= 1'b0;
         end else if (rd_tlp_take) begin
+            out_wr_q <= 1'b0;
             m_axis_rq_tvalid <= 1'b1;
             m_axis_rq_tdata  <= {128'd0,
                                  1'b0, 3'd0, 3'd0, 1'b0, 16'd0, 8'(iss_q),         // DW3: tag
@@ -210,6 +223,7 @@ module ats_nvme_rq #(
             in_wr_q <= 1'b0;
             rr_q    <= 1'b0;
             out_done_q <= 1'b0;
+            out_wr_q   <= 1'b0;
         end
     end
     // byte enables: whole dwords (FBE 1111, LBE 1111 or 0000 for one dword)
@@ -265,6 +279,8 @@ module ats_nvme_rq #(
                 if (wr_tn_q == 11'd1) wr_tlp_q <= 1'b0;
             end
         end
+        // a refused TLP before its request's last: the request is still the packer's
+        if (ur_mid) wr_derr_q <= 1'b1;
         // (a dropped request's done waits until an earlier request's last beat was taken: one
         // m_wdone a cycle)
         if (wb_full_q && (wr_beat_take || (wr_drop_q && !out_done_q))) begin
@@ -280,14 +296,14 @@ module ats_nvme_rq #(
                     m_wdone_err <= wr_derr_q;
                 end else begin                       // done when the IP takes the beat
                     o_id_q  <= wr_id_q;
-                    o_err_q <= wr_derr_q;
+                    o_err_q <= wr_derr_q || ur_mid;
                 end
             end
         end
         if (m_axis_rq_tvalid && m_axis_rq_tready && out_done_q) begin
             m_wdone     <= 1'b1;
             m_wdone_id  <= o_id_q;
-            m_wdone_err <= o_err_q;
+            m_wdone_err <= o_err_q || ur_end;
         end
         if (rst) begin
             wr_act_q <= 1'b0; wr_tlp_q <= 1'b0; wr_drop_q <= 1'b0; wr_derr_q <= 1'b0; wr_nv_q <= 1'b0; wb_full_q <= 1'b0; wb_last_q <= 1'b0; wb_done_q <= 1'b0;

@@ -57,7 +57,10 @@ module ats_soc_nvme_sim_top #(
     output wire logic [31:0]  cfg_interrupt_msi_int,
     input  wire logic         cfg_interrupt_msi_sent,
     input  wire logic         cfg_interrupt_msi_fail,
+    input  wire logic         rq_wr_ur,           // the root port refuses the write TLP ending now (outside host memory)
     output wire logic         nvme_rdy,
+    output wire logic         nvme_io_cmd,        // an I/O command accepted (its SQE enters the command decoder)
+    output wire logic         nvme_io_cqe,        // an I/O CQE written to host memory
     input  wire logic         host_pwr_fail,
     output wire logic         uart_tx_valid,
     input  wire logic         uart_tx_ready,
@@ -107,7 +110,7 @@ module ats_soc_nvme_sim_top #(
         .s_axis_rc_tdata, .s_axis_rc_tkeep, .s_axis_rc_tlast, .s_axis_rc_tuser, .s_axis_rc_tvalid, .s_axis_rc_tready,
         .cfg_max_payload, .cfg_max_read_req, .cfg_function_status,
         .cfg_interrupt_msi_enable, .cfg_interrupt_msi_mmenable, .cfg_interrupt_msi_int,
-        .cfg_interrupt_msi_sent, .cfg_interrupt_msi_fail,
+        .cfg_interrupt_msi_sent, .cfg_interrupt_msi_fail, .rq_wr_ur,
         .m_cmd_valid(cmd_valid), .m_cmd_ready(host_cmd_ready), .m_cmd_op(cmd_op), .m_cmd_tag(cmd_tag),
         .m_cmd_lba(cmd_lba), .m_cmd_nlb(cmd_nlb), .m_cmd_txid(cmd_txid), .m_cmd_flags(cmd_flags),
         .m_cmd_attr(cmd_attr), .m_cmd_prio(cmd_prio), .m_cmd_dptr(cmd_dptr), .m_cmd_aux(cmd_aux),
@@ -117,7 +120,8 @@ module ats_soc_nvme_sim_top #(
         .m_hrd_valid(hrdd_valid), .m_hrd_ready(hrdd_ready), .m_hrd_data(hrdd_data), .m_hrd_last(hrdd_last),
         .s_hwr_valid(hwr_valid), .s_hwr_ready(hwr_ready), .s_hwr_addr(hwr_addr), .s_hwr_data(hwr_data),
         .s_hwr_last(hwr_last),
-        .st_rdy(nvme_rdy), .cnt_ur(c_ur), .cnt_fetch(c_fetch), .cnt_cqe(c_cqe), .cnt_cqe_drop(c_drop),
+        .st_rdy(nvme_rdy), .ev_io_cmd(nvme_io_cmd), .ev_io_cqe(nvme_io_cqe),
+        .cnt_ur(c_ur), .cnt_fetch(c_fetch), .cnt_cqe(c_cqe), .cnt_cqe_drop(c_drop),
         .cnt_msi(c_msi), .cnt_msi_fail(c_msi_fail), .cnt_rd_err(c_rd_err), .cnt_timeout(c_timeout),
         .cnt_late(c_late)
     );

@@ -14,8 +14,10 @@
 // Built with ATS_NVME (sim/soc/build.py --nvme) the top is ats_soc_nvme_sim_top: the NVMe front end
 // sits before the host port and this harness is its PCIe root port (docs/host-port.md "NVMe build"):
 // MMIO_WRITE / MMIO_READ become CQ requests to BAR0, CC completions answer MMIO_READ, the device's
-// RQ memory reads and writes are served from host memory (RC completions, one per read request),
-// MSIs are acknowledged at once and reported.
+// RQ memory reads and writes are served from host memory (RC completions, one per read request;
+// a write outside host memory is refused: rq_wr_ur with its last beat), MSIs are acknowledged at
+// once and reported. Its command counts (INFO accepted / completed, CUT_ARM kinds 2 and 3) are the
+// front end's I/O commands accepted and I/O CQEs written.
 #ifdef ATS_NVME
 #include "Vats_soc_nvme_sim_top.h"
 using Top = Vats_soc_nvme_sim_top;
@@ -315,6 +317,13 @@ struct Sim {
     bool host_ok(uint64_t addr, uint32_t ndw) const {
         return !(addr & 3) && addr + uint64_t(ndw) * 4 <= uint64_t(mem.size()) * 4;
     }
+    // the TLP of the RQ beat on offer is a memory write outside host memory (the beat's own
+    // descriptor when it starts a TLP, else the TLP in progress)
+    bool rq_write_bad() const {
+        if (rq_in_tlp) return rq_type == 1 && rq_bad;
+        const uint32_t d0 = top->m_axis_rq_tdata[0], d1 = top->m_axis_rq_tdata[1], d2 = top->m_axis_rq_tdata[2];
+        return ((d2 >> 11) & 0xF) == 1 && !host_ok(uint64_t(d1) << 32 | (d0 & ~3u), d2 & 0x7FF);
+    }
     void drive_pcie() {
         top->m_axis_cc_tready = 1;
         top->m_axis_rq_tready = 1;
@@ -325,6 +334,9 @@ struct Sim {
         top->cfg_interrupt_msi_mmenable = 5;   // 32 vectors
         top->cfg_interrupt_msi_sent = msi_ack;
         top->cfg_interrupt_msi_fail = 0;
+        // the RQ beat on offer (RQ is always ready): the last beat of a write TLP outside host memory
+        // is refused (the front end's rq_wr_ur: this root port's report of the dropped posted write)
+        top->rq_wr_ur = top->m_axis_rq_tvalid && top->m_axis_rq_tlast && rq_write_bad();
         // CQ: the oldest MMIO request, one beat
         top->s_axis_cq_tvalid = !cq_q.empty() && !cut_done;
         for (int i = 0; i < 8; i++) top->s_axis_cq_tdata[i] = 0;
@@ -376,6 +388,7 @@ struct Sim {
         const bool rq_last = top->m_axis_rq_tlast;
         const uint32_t msi = top->cfg_interrupt_msi_int;
         const bool was_ack = msi_ack;
+        const bool io_cmd = top->nvme_io_cmd, io_cqe = top->nvme_io_cqe;
         tick();
         uint32_t why = 0;
         msi_ack = false;
@@ -459,6 +472,15 @@ struct Sim {
             rc_sent += n;
             if (rc_sent >= j.ndw) { rc_q.pop_front(); rc_sent = 0; }
         }
+        // the command counts (after this cycle's transfers: host memory holds them at a cut)
+        if (io_cmd) {
+            accepted++;
+            if (cut_kind == CUT_ACCEPT && accepted == cut_value) why |= power_cut();
+        }
+        if (io_cqe) {
+            completed++;
+            if (cut_kind == CUT_CPL && completed == cut_value) why |= power_cut();
+        }
         return why;
     }
 #endif
@@ -479,6 +501,12 @@ struct Sim {
     }
 
     void run(uint64_t max_cycles, uint32_t until) {
+#ifdef ATS_NVME
+        if (until & (U_CPL | U_IDLE)) {
+            error("RUN: conditions 0 and 1 (completion, idle) are of the host-port build (NVMe: the host reads its CQs)");
+            until &= ~(U_CPL | U_IDLE);
+        }
+#endif
         auto t0 = std::chrono::steady_clock::now();
         uint32_t why = 0;
         if (cut_done) {
@@ -586,6 +614,7 @@ struct Sim {
             break;
         case M_CUT_ARM:
             if (n != 12) { error("CUT_ARM of %zu bytes", n); break; }
+            if (u32(0) > CUT_CPL) { error("CUT_ARM kind %u (0..3)", u32(0)); break; }
             cut_kind = u32(0);
             cut_value = u64(4);
             break;

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "sim" / "soc"))
 sys.path.insert(0, str(ROOT / "sw" / "host"))
 import harness  # noqa: E402
 
-from atomssd.hostport import CUT_CYCLE, HostPort, SimError  # noqa: E402
+from atomssd.hostport import CUT_ACCEPT, CUT_CPL, CUT_CYCLE, HostPort, SimError  # noqa: E402
 from atomssd import nvme  # noqa: E402
 from atomssd.nvme import NvmeError, run_sync  # noqa: E402
 from atomssd.nvme_sim import open_device  # noqa: E402
@@ -77,9 +77,230 @@ def test_nvme_queue_outside_host_memory(tmp_path):
         page = bytes(range(256)) * (cfg["page_bytes"] // 256)
         run_sync(drv2.write(1, 3, page), tr)
         assert run_sync(drv2.read(1, 3, 1), tr) == page
+        _data_outside_host_memory(hp, tr, drv2, cfg["page_bytes"], limit)
     finally:
         info = hp.close()
     assert not hp.errors and not info.get("viol_total"), (hp.errors, info)
+
+
+def _data_outside_host_memory(hp: HostPort, tr, drv, pb: int, limit: int) -> None:
+    """Reads and Writes whose data pages are outside host memory complete Data Transfer Error
+    (docs/host-interface.md §1.8a): a Write's data read gets Unsupported Request from the root
+    port; a Read's data write is dropped by the root port, which tells the device so (`rq_wr_ur`,
+    docs/host-port.md "NVMe build"). A Read straddling the end of host memory still writes its
+    first page. The root port counts every such access (INFO mem_errors; the first ten are ERROR
+    messages), and the device keeps working."""
+    rng = random.Random(limit ^ pb)
+    d3, d4 = rng.randbytes(pb), rng.randbytes(pb)
+    run_sync(drv.write(1, 3, d3 + d4), tr)
+
+    def raw(opc: int, lba: int, nblocks: int, prp1: int, prp2: int = 0):
+        sqe = nvme.Sqe(opc, nsid=1, cdw12=nblocks - 1, prp1=prp1, prp2=prp2)
+        sqe.set_slba(lba)
+        c = run_sync(drv.submit(1, sqe), tr)
+        run_sync(drv.wait(c), tr)
+        return c.cqe
+
+    dte = (0, 0x04)
+
+    def outside() -> int:
+        return int(hp.info()["mem_errors"])
+
+    # (the Write goes to LBA 7: its descriptor was issued before the page was found unreachable)
+    for what, opc, lba, prp1, prp2 in (("read, one page beyond", nvme.IO_READ, 3, limit + 0x3000, 0),
+                                       ("read, both pages beyond", nvme.IO_READ, 3, limit + 0x2000 - pb, limit + 0x4000),
+                                       ("write, one page beyond", nvme.IO_WRITE, 7, limit + 0x1000, 0)):
+        n0 = outside()
+        nb = 2 if prp2 else 1
+        cqe = raw(opc, lba, nb, prp1, prp2)
+        assert (cqe.sct, cqe.sc) == dte, f"{what}: status {cqe.name}, not Data Transfer Error"
+        assert outside() > n0, f"{what}: the root port saw no access outside host memory"
+    # straddling the end: the first LBA lands in the last page of host memory, the second is dropped
+    n0 = outside()
+    hp.mem_write(limit - pb, rng.randbytes(pb))
+    cqe = raw(nvme.IO_READ, 3, 2, limit - pb, limit)
+    assert (cqe.sct, cqe.sc) == dte, f"straddling read: status {cqe.name}, not Data Transfer Error"
+    assert hp.mem_read(limit - pb, pb) == d3, "straddling read: its first page was not written"
+    assert outside() > n0, "straddling read: the root port saw no access outside host memory"
+    assert all("outside" in e for e in hp.errors), hp.errors
+    hp.errors.clear()
+    # the device goes on: the same LBAs read back whole through good pages
+    assert run_sync(drv.read(1, 3, 2), tr) == d3 + d4
+    assert run_sync(drv.read(1, 3, 1), tr) == d3
+
+
+def _acked(c) -> bool:
+    """The command's CQE reached host memory with Successful Completion (the host may have seen it)."""
+    return c is not None and c.cqe is not None and c.cqe.ok
+
+
+def _check_recovered(got: dict, base: dict, versions: dict, cmds: list, commits: list, pb: int) -> None:
+    """The invariants after a cut and its recovery (the module docstring), over the LBAs read back
+    (`got`): `base` = flushed before the cut; `versions` = every version written to an LBA (the
+    LBAs of `cmds` and `commits` were never written before these commands: zero or one of them);
+    `cmds` = (kind plain / fua / tx / open, lba, data, Command); `commits` = (txid, LBAs, the TX
+    Commit's Command or None when it was never submitted)."""
+    zero = bytes(pb)
+    for lba in got:
+        assert got[lba] in versions.get(lba, []) + [zero], f"LBA {lba}: data of no version (torn or foreign)"
+    for lba in base:
+        assert got[lba] == base[lba], f"LBA {lba}: the flushed base was lost"
+    for kind, lba, d, c in cmds:
+        if kind == "fua" and _acked(c):
+            assert got[lba] == d, f"LBA {lba}: an acknowledged FUA write was lost"
+        if kind == "open":
+            assert got[lba] == zero, f"LBA {lba}: data of a transaction never committed is visible"
+    for txid, group, c in commits:
+        new = [got[lba] == versions[lba][-1] for lba in group]
+        assert all(got[lba] in (versions[lba][-1], zero) for lba in group)
+        if c is not None:
+            assert all(new) or not any(new), f"tx {txid}: partly visible after the cut ({new})"
+        else:
+            assert not any(new), f"tx {txid}: visible without a commit"
+        if _acked(c):
+            assert all(new), f"tx {txid}: committed (CQE seen) but lost"
+
+
+class _Counting:
+    """The host's own count of the I/O commands a test submits (each is `add`ed) and of those whose
+    CQE the driver has taken from its completion queues (`completed`)."""
+
+    def __init__(self):
+        self.cmds: list = []
+
+    def add(self, c):
+        self.cmds.append(c)
+        return c
+
+    @property
+    def submitted(self) -> int:
+        return len(self.cmds)
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for c in self.cmds if c.cqe is not None)
+
+
+def test_nvme_cut_by_command_count(tmp_path):
+    """CUT_ARM kinds 2 and 3 in the NVMe build (docs/host-port.md "NVMe build"): kind 2 cuts when
+    the value-th I/O command is accepted (its SQE handed to the command decoder), kind 3 when the
+    value-th I/O CQE has been written to host memory; admin commands count for neither. The host
+    counts on its own: every I/O command it submits, every CQE it finds in its completion queues
+    (read from host memory after the cut too). Kind 2: value-1 I/O commands (writes in flight
+    together, a TX Commit) and an admin command complete without a cut, the next I/O command is
+    cut at its acceptance (no CQE for it). Kind 3: a burst of writes, FUA writes, a TX Commit and
+    a transaction left open is cut when exactly `value` CQEs are in host memory. After each cut the
+    recovery must agree with the recovery oracle (cocotb_tests/lib/atstb/recovery_oracle.py, from the
+    die images) and satisfy the invariants (_check_recovered); the LBAs of the first round keep their
+    recovered data through the second."""
+    exe, fw, cfg = harness.build("sim", nvme=True)
+    rng = random.Random(SEED0 * 104729 + 11)
+    nd, nlbas, pb = cfg["ndie"], cfg["num_lbas"], cfg["page_bytes"]
+    images = [tmp_path / f"die{d}.img" for d in range(nd)]
+    geo = harness.Geometry(cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], pb, cfg["spare_bytes"])
+    fresh = rng.sample(range(nlbas), 80)           # every LBA written at most once per round below
+    versions: dict[int, list[bytes]] = {}
+
+    def write(cnt, q, lba, kind, **kw):
+        d = rng.randbytes(pb)
+        versions.setdefault(lba, []).append(d)
+        return kind, lba, d, cnt.add(run_sync(drv.submit_write(q, lba, d, **kw), tr))
+
+    def recover():
+        """Restart; every LBA written so far read back must equal the recovery oracle's page (computed
+        from the die images before the firmware sees them) and is returned for the invariants."""
+        oracle = harness.recover(images, geo)
+        hp = HostPort(exe, fw, images, cwd=tmp_path)
+        tr, drv = open_device(hp)
+        cnt = _Counting()
+        got = {}
+        for lba in sorted(versions):
+            c = cnt.add(run_sync(drv.submit_read(1 + lba % 2, lba, 1), tr))
+            run_sync(drv.wait(c), tr)
+            got[lba] = c.check().data
+            exp = harness.read_lpn(geo, oracle, lba)
+            assert got[lba] == (exp if exp is not None else bytes(pb)), \
+                f"LBA {lba}: the firmware's recovery and the oracle disagree"
+        return hp, tr, drv, cnt, got
+
+    # ---- round 1: kind 2 (command accepted)
+    hp = HostPort(exe, fw, images, cwd=tmp_path)
+    tr, drv = open_device(hp)
+    cnt = _Counting()
+    base = {}
+    for i, lba in enumerate(fresh[:12]):
+        k, _, d, c = write(cnt, 1 + i % 2, lba, "base")
+        base[lba] = d
+    cnt.add(run_sync(drv.submit_flush(1), tr))
+    run_sync(drv.wait(cnt.cmds), tr)
+    assert all(c.ok for c in cnt.cmds)
+    k2 = rng.randint(6, 12)                        # the k2-th I/O command from now is cut
+    value = cnt.submitted + k2
+    hp.arm_cut(CUT_ACCEPT, value)
+    lb = iter(fresh[12:40])
+    cmds = [write(cnt, 1, next(lb), "tx", txid=1), write(cnt, 2, next(lb), "tx", txid=1),
+            write(cnt, 1, next(lb), "tx", txid=2), write(cnt, 2, next(lb), "tx", txid=2)]
+    while cnt.submitted < value - 2:               # k2 - 6 more: plain, FUA, open-tx writes
+        kind = rng.choice(["plain", "fua", "open"])
+        cmds.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
+                          txid=8 if kind == "open" else 0))
+    run_sync(drv.wait([c for *_, c in cmds]), tr)
+    c1 = cnt.add(run_sync(drv.submit_tx(2, nvme.IO_TX_COMMIT, 1), tr))      # command value - 1
+    run_sync(drv.wait(c1), tr)
+    run_sync(drv.get_features(nvme.FID_NUM_QUEUES), tr)                      # admin: not counted
+    tr.wait(20_000)
+    assert not hp.cut, f"the cut fired before I/O command {value} (host count {cnt.submitted})"
+    assert cnt.completed == cnt.submitted == value - 1 and c1.ok
+    c2 = cnt.add(run_sync(drv.submit_tx(1, nvme.IO_TX_COMMIT, 2), tr))      # command value: cut here
+    with pytest.raises(SimError):
+        run_sync(drv.wait(c2), tr)
+    assert hp.cut, f"the cut armed at I/O command {value} never fired"
+    info = hp.info()
+    for q in (1, 2):                                # CQEs in host memory after the cut
+        run_sync(drv.reap(q), tr)
+    assert c2.cqe is None, "the command cut at its acceptance has a CQE"
+    assert (info["accepted"], info["completed"]) == (value, value - 1) == (cnt.submitted, cnt.completed), info
+    commits = [(1, [l for _, l, _, c in cmds[:2]], c1), (2, [l for _, l, _, c in cmds[2:4]], c2)]
+    _close_clean(hp)
+
+    hp, tr, drv, cnt, got = recover()
+    _check_recovered(got, base, versions, cmds[4:], commits, pb)
+    assert all(got[lba] == versions[lba][-1] for _, g, _ in commits[:1] for lba in g)
+    after1 = dict(got)
+
+    # ---- round 2: kind 3 (completion written)
+    lb = iter(fresh[40:])
+    pre = [write(cnt, 1 + i % 2, next(lb), "tx", txid=3) for i in range(3)]
+    run_sync(drv.wait([c for *_, c in pre]), tr)
+    assert all(c.ok for *_, c in pre)
+    k3 = rng.randint(4, 12)
+    value = cnt.completed + k3
+    hp.arm_cut(CUT_CPL, value)
+    burst, at, c3 = [], rng.randint(0, k3 // 2), None     # the TX Commit early in the burst
+    for i in range(k3 + 8):
+        if i == at:
+            c3 = cnt.add(run_sync(drv.submit_tx(rng.choice([1, 2]), nvme.IO_TX_COMMIT, 3), tr))
+        kind = rng.choice(["plain", "fua", "fua", "open"])
+        burst.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
+                           txid=8 if kind == "open" else 0))
+    with pytest.raises(SimError):
+        run_sync(drv.wait([c for *_, c in burst] + [c3]), tr)
+    assert hp.cut, f"the cut armed at I/O completion {value} never fired"
+    info = hp.info()
+    for q in (1, 2):
+        run_sync(drv.reap(q), tr)
+    assert cnt.completed == value, f"{cnt.completed} I/O CQEs in host memory at the cut armed at {value}"
+    assert info["completed"] == value and info["accepted"] >= value, info
+    _close_clean(hp)
+
+    hp, tr, drv, cnt, got = recover()
+    _close_clean(hp)
+    _check_recovered({l: got[l] for l in got if l not in after1}, {}, versions, burst,
+                     [(3, [l for _, l, _, _ in pre], c3)], pb)
+    for lba, d in after1.items():
+        assert got[lba] == d, f"LBA {lba}: changed by the second cut and recovery"
+    print("nvme cut by count:", dict(k2=k2, k3=k3, acked_fua=sum(1 for k, *_, c in burst if k == "fua" and _acked(c)),
+                                      commit3=None if c3.cqe is None else c3.cqe.name))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -145,7 +366,7 @@ def test_nvme_power_cut(seed, tmp_path):
             raise
     _close_clean(hp)
     assert hp.cut, "the armed power cut never fired"
-    done = lambda c: c is not None and c.done and c.cqe is not None and c.cqe.ok   # noqa: E731
+    done = _acked
     for lba, c in reads:
         if done(c):
             assert c.data == base[lba], f"read of the base LBA {lba} before the cut"
@@ -157,25 +378,7 @@ def test_nvme_power_cut(seed, tmp_path):
         got = {lba: run_sync(drv.read(1 + lba % 2, lba, 1), tr) for lba in lbas}
     finally:
         _close_clean(hp)
-    zero = bytes(pb)
-    for lba in lbas:
-        assert got[lba] in versions.get(lba, []) + [zero], f"LBA {lba}: data of no version (torn or foreign)"
-    for lba in lbas[:48]:
-        assert got[lba] == base[lba], f"LBA {lba}: the flushed base was lost"
-    for kind, lba, d, c in cmds:
-        if kind == "fua" and done(c):
-            assert got[lba] == d, f"LBA {lba}: an acknowledged FUA write was lost"
-        if kind == "open":
-            assert got[lba] == zero, f"LBA {lba}: data of a transaction never committed is visible"
-    for txid, group, c in commits:
-        new = [got[lba] == versions[lba][-1] for lba in group]
-        assert all(got[lba] in (versions[lba][-1], zero) for lba in group)
-        if c is not None:
-            assert all(new) or not any(new), f"tx {txid}: partly visible after the cut ({new})"
-        else:
-            assert not any(new), f"tx {txid}: visible without a commit"
-        if done(c):
-            assert all(new), f"tx {txid}: committed (CQE seen) but lost"
+    _check_recovered(got, base, versions, cmds, commits, pb)
     st = dict(seed=seed, early=early,
               fua_acked=sum(1 for k, _, _, c in cmds if k == "fua" and done(c)),
               plain_new=sum(1 for k, lba, d, _ in cmds if k == "plain" and got[lba] == d),
