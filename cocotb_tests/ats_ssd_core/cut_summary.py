@@ -36,6 +36,14 @@ if "fw_ops" in tot:
           f"LBA first), {tot['raw_progs']} raw programs read back, {tot['raw_reads']} raw reads, {tot['erases']} "
           f"erases; {tot.get('cut_at_commit_cpl', 0)} cuts between a commit's durability and its completion")
 bad = bool(tot["violations"])
+if "directed_checks" in tot:
+    print(f"core read your writes: {tot['directed_checks']} directed transaction scenarios, "
+          f"{tot.get('tx_reads_over_plain', 0)} tx read pages and {tot.get('tx_diffs_over_plain', 0)} DIFFWRITEs "
+          f"of a tx's own page after a plain WRITE / TRIM of its LBA, {tot.get('commit_entries', 0)} entries "
+          f"returned by TX_COMMITs")
+    if not tot.get("tx_reads_over_plain", 0):
+        print("core read your writes: no tx read of its own page after a plain write (issue 34 case not exercised)")
+        bad = True
 if "rd_overlap" in tot:
     print(f"core read misses: up to {tot['max_rd_ring']} reads in the backend's read ring at once, "
           f"{tot['rd_overlap']} host NAND READs issued while another was outstanding, "

@@ -98,6 +98,8 @@ module ats_backend #(
     input  wire logic [3:0]               s_rsp_status,
     input  wire logic [PPN_W-1:0]         s_rsp_ppn,
     input  wire logic                     s_rsp_mapped,
+    input  wire logic                     s_rsp_from_tx,  // TX_LOOKUP answered from the tx's own table
+    input  wire logic [15:0]              s_rsp_count,    // COMMIT: entries applied (the engine's count, zero-extended)
     input  wire logic                     s_inval_valid,
     output wire logic                     s_inval_ready,
     input  wire logic [PPN_W-1:0]         s_inval_ppn,
@@ -203,6 +205,7 @@ module ats_backend #(
     localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
     localparam logic [7:0] RD_TAG = 8'hFF;              // NAND tag of a firmware NREAD
     localparam logic [7:0] RB_TAG = 8'h80;              // NAND tags of host reads: 0x80 + slot
+    localparam logic [7:0] PRB_TAG = 8'hFE;             // s_rd_tag of an own-table probe (README "Read miss")
     localparam int RS_W   = $clog2(RD_SLOTS);
     localparam int RWA    = $clog2(PW);                 // word address bits in a read slot
     localparam int ROB_DEPTH = RD_SLOTS << RWA;
@@ -482,6 +485,7 @@ module ats_backend #(
     logic [RD_SLOTS-1:0]    rb_bad_q;             // spare LPN differs from the LPN read
     logic [RD_SLOTS-1:0]    rb_out_q;             // picked for delivery (until the slot is accepted again)
     logic                   lk_wait_q;            // a lookup in flight, for slot lk_s_q
+    logic                   lk_prb_q;             // ... of an own-table probe (s_rd_tag 0xFE with a txid)
     logic [RS_W-1:0]        lk_s_q, ra_s, rl_s, rn_s;
     logic                   rb_full, lk_go, rn_ok, rb_want, rb_skip;
     // the order ring is read through registers (timing: the ring's LUT RAM, then a slot-indexed
@@ -592,6 +596,7 @@ module ats_backend #(
     cpl_state_e         c_st_q;
     logic [7:0]         c_status_q;
     logic [PPN_W-1:0]   c_ppn_q;
+    logic [15:0]        c_cnt_q;          // COMMIT of a commit record: entries applied (m_wbc_ppn of the record)
     // remap operations of the oldest entry: phase 0 its mapping (or COMMIT / ABORT of a record);
     // a COMMIT-marked page: TX_WRITE, then COMMIT (phase 1), then, if its TX_WRITE failed, its
     // own MAP_WRITE after the commit (phase 2: the page is the tx's last, so the L2P result is
@@ -1164,6 +1169,7 @@ module ats_backend #(
             case (c_st_q)
                 C_IDLE: if (count != '0 && e_st[cp] == E_DONE) begin
                     c_st_q <= C_REQ;
+                    c_cnt_q <= 16'd0;
                     c_phase_q <= 2'd0;
                     c_mapafter_q <= 1'b0;
                 end
@@ -1208,6 +1214,7 @@ module ats_backend #(
                         end
                         R_COMMIT: begin
                             txe_v_q[e_txid[cp]] <= 1'b0;
+                            if (s_rsp_status == 4'd0) c_cnt_q <= s_rsp_count;
                             if (c_mapafter_q) begin
                                 c_phase_q <= 2'd2;
                                 c_st_q <= C_REQ;
@@ -1242,7 +1249,8 @@ module ats_backend #(
                         wc_v_q <= 1'b1;
                         wc_tag_q <= e_wtag[cp];
                         wc_status_q <= c_status_q;
-                        wc_ppn_q <= 16'(c_ppn_q);
+                        // a commit record has no mapping: its completion carries the entries applied
+                        wc_ppn_q <= (e_rec[cp] == RC_CREC) ? c_cnt_q : 16'(c_ppn_q);
                         if (e_trim[cp] && e_rec[cp] == RC_NONE) cnt_trims <= cnt_trims + 1'b1;
                         else if (!e_trim[cp]) cnt_host_pages <= cnt_host_pages + 1'b1;
                     end
@@ -1267,6 +1275,7 @@ module ats_backend #(
                 rq_op_q <= rb_txid[rl_s] != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
                 rq_txid_q <= rb_txid[rl_s]; rq_lpn_q <= rb_lpn[rl_s]; rq_ppn_q <= '0;
                 lk_wait_q <= 1'b1; lk_s_q <= rl_s;
+                lk_prb_q <= rb_tag[rl_s] == PRB_TAG && rb_txid[rl_s] != 6'd0;
                 rl_q <= rl_q + 1'b1;
             end
             if (rsp_rd) begin
@@ -1274,6 +1283,11 @@ module ats_backend #(
                 rb_ppn[lk_s_q] <= s_rsp_ppn;
                 if (!lk_wait_q) begin
                     perr = perr + 3'd1;                    // a read lookup response without a lookup
+                end else if (lk_prb_q) begin
+                    // own-table probe: no NAND READ; zeros, status OK when the tx's table holds the
+                    // LPN, TX_EMPTY (0x06) when it does not (or the lookup failed)
+                    rb_st[lk_s_q] <= (s_rsp_status == 4'd0 && s_rsp_from_tx) ? 8'h00 : 8'h06;
+                    rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;
                 end else if (s_rsp_status != 4'd0) begin
                     rb_st[lk_s_q] <= 8'h10; rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;   // cannot happen behind the buffer's checks
                 end else if (!s_rsp_mapped) begin

@@ -289,7 +289,7 @@ module ats_ssd_core #(
         .m_req_valid(rq_valid), .m_req_ready(rq_ready), .m_req_op(rq_op), .m_req_tag(rq_tag),
         .m_req_txid(rq_txid), .m_req_lpn(rq_lpn), .m_req_ppn(rq_ppn),
         .s_rsp_valid(rs_valid), .s_rsp_ready(rs_ready), .s_rsp_tag(rs_tag), .s_rsp_status(rs_status),
-        .s_rsp_ppn(rs_ppn), .s_rsp_mapped(rs_mapped),
+        .s_rsp_ppn(rs_ppn), .s_rsp_mapped(rs_mapped), .s_rsp_from_tx(rs_from_tx), .s_rsp_count(16'(rs_count)),
         .s_inval_valid(iv_valid), .s_inval_ready(iv_ready), .s_inval_ppn(iv_ppn),
         .s_map_valid(mp_valid), .s_map_ready(mp_ready),
         .m_nreq_valid(nq_valid), .m_nreq_ready(nq_ready), .m_nreq_tag(nq_tag), .m_nreq_op(nq_op),
@@ -352,8 +352,8 @@ module ats_ssd_core #(
 
     logic unused;
     assign unused = ^{q_epoch, q_occ, wb_slot, dump_done, dump_short, wb_cnt_wb_pages, wb_cnt_unmaps,
-                      wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty, rs_from_tx,
-                      rs_count, iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
+                      wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty,
+                      iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
                       cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims};
 endmodule
 

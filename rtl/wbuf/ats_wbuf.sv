@@ -160,7 +160,8 @@ module ats_wbuf #(
                            OP_TRIM = 4'd8, OP_TXB = 4'd3, OP_TXC = 4'd4, OP_TXA = 4'd5,
                            OP_DIFF = 4'd2;
     localparam logic [7:0] ST_OK = 8'h00, ST_BAD_OP = 8'h01, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
-                           ST_BAD_FIELD = 8'h07, ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11;
+                           ST_TX_EMPTY = 8'h06, ST_BAD_FIELD = 8'h07, ST_TABLE_FULL = 8'h08,
+                           ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11;
     // record kinds of a slot (m_wb_rec)
     localparam logic [1:0] RC_NONE = 2'd0, RC_CMARK = 2'd1, RC_CREC = 2'd2, RC_AREC = 2'd3;
 
@@ -305,7 +306,8 @@ module ats_wbuf #(
         ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_WAIT, ST_FIN, ST_WPUSH,
         ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN,
         ST_TXW, ST_TXW2, ST_TXW3, ST_TXFIN,
-        ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL
+        ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL,
+        ST_PRB_REQ, ST_PRB_DATA
     } main_state_e;
     // one-hot: Yosys' "auto" FSM encoding picks binary for 32 states, which puts a state decode in
     // front of every registered decode and per-state enable
@@ -329,6 +331,15 @@ module ats_wbuf #(
     logic [15:0]        doff_q, dlen_q;
     logic [WI_W:0]      dlo_q, dhi_q;             // first diff word, one past the last
     logic               dmiss_q, dmiss_d;         // no version in the tx's own domain (second lookup pass)
+    // read your writes after eviction (README "Transactions"): per txid, "has entries" (a page of
+    // it entered the buffer since its last commit / abort) and "has pages on the media" (one was
+    // issued); both cleared in ST_TXFIN. A tx READ / DIFFWRITE base whose own-domain lookup
+    // misses while the tx has pages on the media probes the tx's table (m_rd, id 0xFE) before it
+    // looks at committed slots: own_q = the probe found the page in the tx's table.
+    logic [63:0]        txo_q, txm_q;
+    logic               txo_cur_q, txm_cur_q;     // txo_q / txm_q of txid_q (registered)
+    logic               own_q, own_d;
+    logic [15:0]        txcnt_q;                  // ST_TXW: the commit record's entry count (s_wbc_ppn)
     logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
     logic [SLOT_W-1:0]  dslot_q, dslot_d;         // base slot
     logic               d_in, dstep, dlast;
@@ -426,6 +437,7 @@ module ats_wbuf #(
     // id 0xFF and is taken by the FSM.
     localparam int MQ_W = $clog2(MISS_Q);
     localparam logic [7:0] RD_ID_BASE = 8'hFF;    // the DIFFWRITE base page (behind no miss)
+    localparam logic [7:0] RD_ID_PROBE = 8'hFE;   // own-table probe of a tx READ / DIFFWRITE base (behind no miss)
     logic [31:0]        pt_addr [MISS_Q];          // page table: host address of id i
     logic [MQ_W-1:0]    pt_cpl  [MISS_Q];          //             its READ's CPL entry
     logic [MISS_Q-1:0]  pt_busy_q;                 //             id i outstanding (requested, not drained)
@@ -464,9 +476,11 @@ module ats_wbuf #(
     // filling a DIFFWRITE base from the media, is a protocol error: counted in cnt_proto_err and
     // consumed up to its `last` word, never written to host memory or counted against a READ
     assign mr_stray   = !mr_busy_q && !mr_drop_q && s_rdd_valid && !dump_q &&
-                        ((s_rdd_tag == RD_ID_BASE) ? !(state_q == ST_DFILL && dsrc_q == 2'd1)
-                                                   : (32'(s_rdd_tag) >= MISS_Q || !pt_busy_q[s_rdd_tag[MQ_W-1:0]]));
-    assign mr_start   = !mr_busy_q && !mr_drop_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE && !dump_q && !mr_stray;
+                        ((s_rdd_tag == RD_ID_BASE) ? !(state_q == ST_DFILL && dsrc_q == 2'd1) :
+                         (s_rdd_tag == RD_ID_PROBE) ? !(TX && state_q == ST_PRB_DATA)
+                                                    : (32'(s_rdd_tag) >= MISS_Q || !pt_busy_q[s_rdd_tag[MQ_W-1:0]]));
+    assign mr_start   = !mr_busy_q && !mr_drop_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE &&
+                        s_rdd_tag != RD_ID_PROBE && !dump_q && !mr_stray;
     assign mr_end     = mr_busy_q && s_rdd_valid && s_rdd_ready && mr_w_q == (WI_W + 1)'(PWORDS - 1);
     // a ready entry leaves when the completion register is free. The pick is two cycles behind the
     // entry state (cq_rdy_q, then cq_pick_q), so after a pop two cycles pass (cq_gap_q) before the
@@ -541,10 +555,12 @@ module ats_wbuf #(
             OP_TXB: begin
                 if (!TX) dec_status = ST_BAD_OP;
                 else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
+                else if (txo_cur_q) dec_status = ST_TABLE_FULL;   // still holds entries: end it first
             end
             OP_TXC, OP_TXA: begin
                 if (!TX) dec_status = ST_BAD_OP;
                 else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
+                else if (!txo_cur_q) dec_status = ST_TX_EMPTY;    // no entries: no record, nothing programmed
                 else dec_next = ST_LK1;                  // a record slot (no lookup match), then ST_TXW
             end
             OP_FLUSH: begin
@@ -594,7 +610,7 @@ module ats_wbuf #(
     assign alloc_ok      = alloc_v_q && fifo_space_q && plp_room_q;
     assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
     assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
-    assign diff_p1miss   = TX && op_diff_q && key_q != 6'd0 && !rd_hit_q;   // DIFFWRITE leaves ACT for its second lookup
+    assign diff_p1miss   = TX && op_diff_q && key_q != 6'd0 && !rd_hit_q && !own_q;   // DIFFWRITE leaves ACT for its probe / second lookup
     assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss));
     assign to_precommit  = !dump_q && ((state_q == ST_ACT && (op_trim_q || op_rec_q) && alloc_ok) ||
                                        (state_q == ST_DCHK && !rd_err_q) ||
@@ -611,6 +627,7 @@ module ats_wbuf #(
         lpn_d     = lpn_q;
         key_d     = key_q;
         dmiss_d   = dmiss_q;
+        own_d     = own_q;
         had_miss_d = had_miss_q;
         mq_push_page = 1'b0;
         mq_push_cpl = 1'b0;
@@ -640,6 +657,7 @@ module ats_wbuf #(
                 lpn_d    = s_disp_lba[LPN_W-1:0];
                 key_d    = TX ? s_disp_txid : 6'd0;
                 dmiss_d  = 1'b0;
+                own_d    = 1'b0;
                 had_miss_d = 1'b0;
                 rd_err_d = 1'b0;
                 widx_d   = '0;
@@ -664,17 +682,23 @@ module ats_wbuf #(
                     // FSM allocates slots); a state change since LK3 (WB -> CLEAN) does not matter
                     if (rd_hit_q) begin
                         state_d = ST_RD_WAIT;            // (a slot changes only by this FSM)
-                    end else if (TX && key_q != 6'd0) begin
+                    end else if (TX && key_q != 6'd0 && !own_q && txm_cur_q) begin
+                        state_d = ST_PRB_REQ;            // tx READ: own slots missed, the tx's table next
+                    end else if (TX && key_q != 6'd0 && !own_q) begin
                         key_d   = 6'd0;                  // tx READ: own slots missed, committed slots next
                         state_d = ST_LK1;
                     end else begin
-                        state_d = ST_RD_REQ;
+                        state_d = ST_RD_REQ;             // (own_q: m_rd with the txid reads the tx's page)
                     end
                 end else if (diff_p1miss) begin
-                    // DIFFWRITE: nothing in the tx's own domain; its base is committed data
-                    dmiss_d = 1'b1;
-                    key_d   = 6'd0;
-                    state_d = ST_LK1;
+                    if (txm_cur_q) begin
+                        state_d = ST_PRB_REQ;            // DIFFWRITE: own slots missed, the tx's table next
+                    end else begin
+                        // DIFFWRITE: nothing in the tx's own domain; its base is committed data
+                        dmiss_d = 1'b1;
+                        key_d   = 6'd0;
+                        state_d = ST_LK1;
+                    end
                 end else if (TX && op_diff_q && alloc_ok) begin
                     fill_d  = alloc_q;
                     // base: the tx's own version (also the old version the commit supersedes), or
@@ -701,6 +725,20 @@ module ats_wbuf #(
                 if (rdr_grant_main) state_d = ST_DFILL;
             end
             ST_DRDREQ: if (m_rd_ready && mq_hw_idle) state_d = ST_DFILL;   // base page (id 0xFF) behind no miss
+            // own-table probe (TX = 1): behind no miss, like the DIFFWRITE base; the backend answers
+            // a zero page whose last status is OK when the tx's table holds the LBA (own_q: the
+            // lookup is repeated in the tx's domain, it misses again, and the page is read from the
+            // media with the txid), else not OK (committed slots next, then the media)
+            ST_PRB_REQ: if (m_rd_ready && mq_hw_idle) state_d = ST_PRB_DATA;
+            ST_PRB_DATA: if (s_rdd_valid && s_rdd_tag == RD_ID_PROBE && s_rdd_last) begin
+                if (s_rdd_status == ST_OK) begin
+                    own_d   = 1'b1;
+                end else begin
+                    key_d   = 6'd0;
+                    dmiss_d = op_diff_q;
+                end
+                state_d = ST_LK1;
+            end
             ST_DFILL: if (dstep) begin
                 widx_d = widx_q + 1'b1;
                 if (dsrc_q == 2'd1 && s_rdd_status != ST_OK) rd_err_d = 1'b1;
@@ -728,6 +766,7 @@ module ats_wbuf #(
                     page_d  = page_q + 1'b1;
                     lpn_d   = lpn_q + 1'b1;
                     key_d   = txid_q;                    // a READ's next page starts in its own domain again
+                    own_d   = 1'b0;
                     addr_d  = addr_q + 32'(PAGE_BYTES);
                     state_d = ST_LK1;
                 end
@@ -770,7 +809,9 @@ module ats_wbuf #(
             ST_TXW3: state_d = ST_TXFIN;
             ST_TXFIN: begin
                 status_d = txst_q;
-                if (op_rec_q) result_d = 32'd0;
+                // TX_COMMIT: the entries the commit applied (the record's completion carries the
+                // remap engine's count in its ppn field); TX_ABORT: 0
+                if (op_rec_q) result_d = (op_q == OP_TXC && txst_q == ST_OK) ? 32'(txcnt_q) : 32'd0;
                 state_d  = ST_DONE;
             end
             ST_WPUSH: if (!wt_full) begin
@@ -841,9 +882,9 @@ module ats_wbuf #(
     logic [31:0]        rd_lpn_q;
     logic [5:0]         rd_txid_q;
     logic [7:0]         rd_tag_q, rd_live_tag;
-    assign rd_live_tag = (state_q == ST_DRDREQ) ? RD_ID_BASE : 8'(pa_q);
+    assign rd_live_tag = (state_q == ST_DRDREQ) ? RD_ID_BASE : (state_q == ST_PRB_REQ) ? RD_ID_PROBE : 8'(pa_q);
     assign m_rd_valid = rd_hold_q || (!dump_q && ((state_q == ST_RD_REQ && mq_room) ||
-                                                  (state_q == ST_DRDREQ && mq_hw_idle)));
+                                                  ((state_q == ST_DRDREQ || state_q == ST_PRB_REQ) && mq_hw_idle)));
     assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
     assign m_rd_txid  = rd_hold_q ? rd_txid_q : txid_q;
     assign m_rd_tag   = rd_hold_q ? rd_tag_q : rd_live_tag;
@@ -859,7 +900,8 @@ module ats_wbuf #(
     assign hwr_live_addr = mr_busy_q ? mr_addr_q : addr_q;
     assign m_hwr_valid = hwr_hold_q || (!dump_q && hwr_live_v);
     // a miss page's word goes to m_hwr as it is taken (after the cut only a held beat is finished)
-    assign s_rdd_ready = (mr_busy_q && m_hwr_ready && (!dump_q || hwr_hold_q)) || (dstep && dsrc_q == 2'd1) || mr_drop_q;
+    assign s_rdd_ready = (mr_busy_q && m_hwr_ready && (!dump_q || hwr_hold_q)) || (dstep && dsrc_q == 2'd1) || mr_drop_q ||
+                         (TX && state_q == ST_PRB_DATA && s_rdd_tag == RD_ID_PROBE);
     assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : hwr_live_addr;
     assign m_hwr_data  = hwr_hold_q ? hwr_data_q : hwr_live_data;
     assign m_hwr_last  = hwr_hold_q ? hwr_last_q : hwr_live_last;
@@ -969,6 +1011,7 @@ module ats_wbuf #(
         lpn_q     <= lpn_d;
         key_q     <= key_d;
         dmiss_q   <= dmiss_d;
+        own_q     <= own_d;
         had_miss_q <= had_miss_d;
         dsrc_q    <= dsrc_d;
         dslot_q   <= dslot_d;
@@ -1231,6 +1274,7 @@ module ats_wbuf #(
         end else if (cpl_fire && cpl_slot == fill_q && !txdone_q) begin
             txdone_q <= 1'b1;
             txst_q   <= s_wbc_status;
+            txcnt_q  <= s_wbc_ppn;
         end
         if (rst) txdone_q <= 1'b0;
     end
@@ -1368,6 +1412,31 @@ module ats_wbuf #(
     logic [47:0] c_bytes_q;
     logic        wb_accept;
     assign wb_accept = m_wb_valid && m_wb_ready;
+
+    // per-txid flags (TX = 1): entries (a page committed into the buffer) and pages on the media (a
+    // page issued); cleared when the tx ends (ST_TXFIN: every page of it has completed by then, so
+    // no issue of the same txid coincides). Read through registers (txid_q is fixed per command).
+    // (an issue is registered first, txm_set_q / txm_id_q: the set lands a cycle after the m_wb
+    // handshake, long before the page can complete and its slot be evicted)
+    logic               txm_set_q;
+    logic [5:0]         txm_id_q;
+    always_ff @(posedge clk) begin
+        txm_set_q <= TX && wb_accept && m_wb_txid != 6'd0;
+        txm_id_q  <= m_wb_txid;
+        if (TX && commit_fire && !op_rec_q && txid_q != 6'd0) txo_q[txid_q] <= 1'b1;
+        if (txm_set_q) txm_q[txm_id_q] <= 1'b1;
+        if (txfin_fire) begin
+            txo_q[txid_q] <= 1'b0;
+            txm_q[txid_q] <= 1'b0;
+        end
+        txo_cur_q <= TX && txo_q[txid_q];
+        txm_cur_q <= TX && txm_q[txid_q];
+        if (rst) begin
+            txo_q <= '0;
+            txm_q <= '0;
+            txm_set_q <= 1'b0;
+        end
+    end
 
     always_ff @(posedge clk) begin
         // FIFO: enqueue at commit, or take over the old version's position

@@ -451,11 +451,14 @@ class CoreStub:
         return st, 1 if st == ST_OK else 0
 
     def _tx_begin(self, d, read, write):
+        # a txid that still holds entries (writes since its last commit / abort) is refused: the
+        # leftovers must be committed or aborted first (docs/architecture.md section 1)
+        if self.tx.get(d.txid) or d.txid in self.tx_err:
+            return ST_TABLE_FULL, 0
         return ST_OK, 0
 
     def _tx_commit(self, d, read, write):
-        st, _ = self._commit(d.txid)
-        return st, 0                      # the write buffer's result is 0 for TX_COMMIT (rtl/wbuf/README.md)
+        return self._commit(d.txid)       # result: the entries the commit applied (distinct pages here)
 
     def _tx_abort(self, d, read, write):
         err = self.tx_err.pop(d.txid, None)

@@ -13,7 +13,8 @@ full-system simulation, a model, a cocotb root complex).
 
 Transaction ids: the library owns the device's txids 1 … `num_tx` (IDENTIFY word 9, read from the
 Identify Controller vendor words). `begin()` takes the lowest free one and, with `explicit` (the
-default), opens it with TX Begin (a table taken by another host gives TABLE_FULL); it is free again
+default), opens it with TX Begin (a txid that still holds entries, e.g. left by another host or a
+crashed program, gives TABLE_FULL: commit or abort it first); it is free again
 after the commit or abort returned, or after a status that ended the transaction in the device
 (TX_FULL / INDEX_FULL at a write or commit: the device aborted it, docs/architecture.md §2; after
 such a write the library sends TX Abort so that the txid carries no stale status when reused).
@@ -296,8 +297,10 @@ class Transaction:
 
     def commit(self) -> int:
         """TX Commit: returns when the whole transaction is durable and visible, with the CQE's DW0
-        (the core's result: 0 for TX_COMMIT). A transaction with no write gives TX_EMPTY (and is
-        closed). The COMMIT flag on the last write (`commit_write`) saves the commit record page."""
+        (the entries the commit applied: one per page of the transaction that reached the media, so
+        at least its distinct pages; a page rewritten after its earlier version had been written
+        back counts twice). A transaction with no write gives TX_EMPTY (and is closed; nothing is
+        programmed). The COMMIT flag on the last write (`commit_write`) saves the commit record page."""
         self._live("commit")
         try:
             c = self.dev.wait(self.dev.run(self.dev.drv.submit_tx(self.dev.qid, nvme.IO_TX_COMMIT, self.txid)),

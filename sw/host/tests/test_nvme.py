@@ -398,7 +398,11 @@ def test_transactions_commit_abort_visibility():
     env.run(d.write(1, 10, new, txid=1))
     assert env.run(d.read(1, 10, 2)) == old                               # invisible until the commit
     assert env.run(d.read(1, 10, 2, txid=1)) == new                       # read your writes
-    assert env.run(d.tx_commit(1, 1)) == 0                                # DW0 = the core's result: 0
+    with pytest.raises(NvmeStatusError, match="TABLE_FULL") as e:          # holds entries: end it first
+        env.run(d.tx_begin(1, 1))
+    assert status(e.value.cmd) == (7, 0x08)
+    assert env.run(d.tx_commit(1, 1)) == 2                                # DW0 = the entries applied
+    env.run(d.tx_begin(1, 1))                                             # ended: TX Begin is OK again
     assert env.run(d.read(1, 10, 2)) == new
     # abort: the tx's pages are dropped
     env.run(d.write(1, 20, pattern(rng, PAGE), txid=2))
@@ -419,7 +423,7 @@ def test_transactions_commit_abort_visibility():
     patched = new[:100] + b"\xAA" * 8 + new[108:PAGE]
     assert env.run(d.read(1, 10, 1)) == new[:PAGE]
     assert env.run(d.read(1, 10, 1, txid=4)) == patched
-    assert env.run(d.tx_commit(1, 4)) == 0
+    assert env.run(d.tx_commit(1, 4)) == 1                                # one entry (the DiffWrite's page)
     assert env.run(d.read(1, 10, 1)) == patched
     dw = [x for x in env.model.descriptors if x.op == R.OP_DIFFWRITE][0]
     assert (dw.lba, dw.nlb, dw.txid, dw.aux, dw.data) == (10, 0, 4, 8 << 16 | 100, b"\xAA" * 8)

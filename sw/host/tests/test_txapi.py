@@ -90,7 +90,7 @@ def test_random_mix_against_dict(seed):
                 assert e.value.status == TX_EMPTY
                 continue
             if rng.random() < 0.5:
-                assert tx.commit() == 0          # DW0: the core's TX_COMMIT result
+                assert tx.commit() == len(pages)  # DW0: the entries applied (distinct pages in the model)
                 counts["commit"] += 1
             else:
                 lba = rng.choice(sorted(pages))
@@ -167,7 +167,7 @@ def test_page_limit_is_refused_before_sending():
         tx.write(100, b"\x66" * 512)
     assert e.value.status == TX_FULL and e.value.local and tx.state == "open"
     assert env.core.pages_written == sent           # nothing reached the device
-    assert tx.commit() == 0
+    assert tx.commit() == 8                         # DW0: 8 entries (pages 0-7, page 3 rewritten)
     assert dev.read(3) == b"\x55" * 512 and dev.read(0) == (bytes(range(256)) * 2)
 
 
