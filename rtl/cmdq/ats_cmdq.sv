@@ -11,6 +11,13 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets a form with the same next state every cycle that does only the work whose result
+// is registered and used, and keeps the precedence order as a square matrix updated at inserts
+// (README.md "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_cmdq #(
     parameter int          DEPTH   = 32,         // table entries (queued + in service), 2..64
@@ -69,8 +76,10 @@ module ats_cmdq #(
     localparam int LW    = (NUM_LBA > 49'd2) ? $clog2(NUM_LBA) : 1;
     // payload kept per entry for m_disp: {op, tag, lba, nlb, txid, flags, attr, prio, dptr, aux, epoch}
     localparam int PAY_W = 4 + 8 + 48 + 16 + 6 + 4 + 2 + 2 + 32 + 32 + 16;
+`ifdef ATS_SYNTH_FORM
     // entry pairs (i < j) of the triangular precedence matrix
     localparam int NPAIR = DEPTH * (DEPTH - 1) / 2;
+`endif
     // opcodes (section 1)
     localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_DIFFWRITE = 4'd2, OP_TX_BEGIN = 4'd3,
                            OP_TX_COMMIT = 4'd4, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6,
@@ -255,15 +264,23 @@ module ats_cmdq #(
     logic [LW-1:0]    lba_q   [DEPTH];
     logic [LW-1:0]    last_q  [DEPTH];
     logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
+`ifdef ATS_SYNTH_FORM
     logic [DEPTH-1:0] dep_d   [DEPTH];
+`endif
     logic [DEPTH-1:0] epc_q;                 // entry is a write of a closed epoch (a BARRIER write
                                              // arrived at or after it): later writes wait for it
     // precedence, a strict total order over the entries in use (key, then arrival), kept as the
     // upper triangle only: prec_q[pidx(i, j)] for i < j is "entry j goes before entry i", and
     // "entry i goes before entry j" is its complement (both entries in use; a pair is rewritten
     // when either entry is inserted)
+`ifdef ATS_SYNTH_FORM
     logic [NPAIR-1:0] prec_q, prec_d;
     logic [DEPTH-1:0] prec    [DEPTH];       // prec[i][j]: entry j goes before entry i (decoded)
+`else
+    // simulation form: the decoded order itself, precm_q[i][j] = prec[i][j], row and column of
+    // an entry rewritten when it is inserted
+    logic [DEPTH-1:0] precm_q [DEPTH];
+`endif
     logic [DEPTH-1:0] hit_q;                 // entry freed at this edge: matched by the done
                                              // accepted at the last edge (at most one bit: tags
                                              // in the table are unique)
@@ -310,6 +327,7 @@ module ats_cmdq #(
     logic [5:0]    o_txid;
     logic [LW-1:0] o_lba, o_last;
     logic [3:0]    o_key;
+`ifdef ATS_SYNTH_FORM
     always_comb begin
         s3_idx = '0;
         for (int i = 0; i < DEPTH; i++) begin
@@ -350,6 +368,58 @@ module ats_cmdq #(
             s2_prec[i] = (valid_q[i] && !hit_q[i] && (key_q[i] >= o_key)) || (ins_row_q[i] && s2_prec_y_q);
         end
     end
+`else
+    // simulation form: the same values in the cycles that register and use them (the duplicate
+    // tag while stage 1 holds a command, the rows while stage 2's command is inserted, the slot
+    // while stage 3's is), zero otherwise
+    always_comb begin
+        s3_idx = '0;
+        if (s3_ins_q) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                s3_idx = s3_idx | ({IDX_W{ins_idx_q[i]}} & IDX_W'(i));
+            end
+        end
+        tag_hit = '0;
+        s1_dupg = '0;
+        if (s1_v_q) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                tag_hit[i] = valid_q[i] && (tag_q[i] == s1_tag_c_q[i / 8]);
+            end
+            for (int g = 0; g < NCPY; g++) begin
+                for (int i = g * 8; i < DEPTH && i < g * 8 + 8; i++) begin
+                    s1_dupg[g] = s1_dupg[g] | tag_hit[i];
+                end
+            end
+        end
+        s1_dupx = (s3_ins_q && (s3_tag_q == s1_tag_q)) || (s2_ok && (s2_tag_q == s1_tag_q));
+        s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
+                               s1_end_q[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
+                               s2_bar_q, s2_txid_q, s2_lba_t, s2_last_q);
+        s1_prec_s2 = s2_key_q >= s1_key;
+        s2_depn = '0;
+        s2_dtx  = '0;
+        s2_ovq  = '0;
+        s2_ova  = '0;
+        s2_ovb  = '0;
+        s2_prec = '0;
+        {o_attr, o_rng, o_wr, o_fl, o_txop, o_txid, o_lba, o_last, o_key} = s2_opd_q[0];
+        if (s2_ok) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                {o_attr, o_rng, o_wr, o_fl, o_txop, o_txid, o_lba, o_last, o_key} = s2_opd_q[i / 8];
+                s2_depn[i] = (valid_q[i] && !hit_q[i] &&
+                              waits_nov(o_attr, o_wr, o_fl, ord_q[i], wr_q[i], epc_q[i] || s3_insbar_q)) ||
+                             (ins_row_q[i] && s2_dep_y_q);
+                s2_dtx[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && (o_txid != 6'd0) &&
+                             (txid_q[i] == o_txid) && (o_txop || txop_q[i]);
+                s2_ovq[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && o_rng && rng_q[i] &&
+                             (o_wr || wr_q[i]);
+                s2_ova[i]  = o_lba <= last_q[i];
+                s2_ovb[i]  = lba_q[i] <= o_last;
+                s2_prec[i] = (valid_q[i] && !hit_q[i] && (key_q[i] >= o_key)) || (ins_row_q[i] && s2_prec_y_q);
+            end
+        end
+    end
+`endif
     assign s2_opd_d = {s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
                        s1_end_q[LW-1:0], s1_key};
     for (genvar g = 0; g < NCPY; g++) begin : g_cpy
@@ -379,6 +449,7 @@ module ats_cmdq #(
     logic [IDX_W-1:0] sel_idx_a_q, sel_idx_b_q, sel_idx_a_d, sel_idx_b_d;
     logic [PAY_W-1:0] disp_pay_q, disp_pay_d;
 
+`ifdef ATS_SYNTH_FORM
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
             for (int j = 0; j < DEPTH; j++) begin
@@ -391,6 +462,22 @@ module ats_cmdq #(
             pick_idx = pick_idx | ({IDX_W{pick_oh_q[i]}} & IDX_W'(i));
         end
     end
+`else
+    // simulation form: the winner when the pick register loads it, the index when the select
+    // registers do
+    always_comb begin
+        win = '0;
+        if (pick_ld) begin
+            for (int i = 0; i < DEPTH; i++) win[i] = cand_q[i] && !(|(cand_q & precm_q[i]));
+        end
+        pick_idx = '0;
+        if (sel_ld) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                pick_idx = pick_idx | ({IDX_W{pick_oh_q[i]}} & IDX_W'(i));
+            end
+        end
+    end
+`endif
     assign out_ld   = !disp_v_q || m_disp_ready;
     assign sel_ld   = !sel_v_q || out_ld;
     assign pick_ld  = !pick_v_q && sel_ld;
@@ -442,6 +529,10 @@ module ats_cmdq #(
     logic [7:0]       rej_status;
 
     always_comb begin
+`ifndef ATS_SYNTH_FORM
+        done_hit = '0;
+        if (done_acc)                           // (simulation form: only when registered)
+`endif
         for (int i = 0; i < DEPTH; i++) begin
             // an entry freed at this edge (hit_q) no longer counts
             done_hit[i] = valid_q[i] && sent_q[i] && !hit_q[i] && (tag_q[i] == s_done_tag);
@@ -484,6 +575,7 @@ module ats_cmdq #(
         endcase
     end
 
+`ifdef ATS_SYNTH_FORM
     // the dependency and precedence matrices' next state (whole-matrix registers: one assignment
     // a cycle instead of one per bit, which a cycle-based simulator evaluates much faster)
     always_comb begin
@@ -507,6 +599,7 @@ module ats_cmdq #(
             end
         end
     end
+`endif
 
     // ================================================================ registers
     always_ff @(posedge clk) begin
@@ -586,6 +679,7 @@ module ats_cmdq #(
         // epochs: every command carries the open epoch; a BARRIER write closes it
         if (s3_insbar_q) epoch_q <= epoch_q + 16'd1;
 
+`ifdef ATS_SYNTH_FORM
         // table: insert, pick, send, free
         for (int k = 0; k < DEPTH; k++) begin
             if (ins_row_q[k]) begin
@@ -612,6 +706,45 @@ module ats_cmdq #(
         end
         dep_q  <= dep_d;                             // the matrices: next state from the always_comb above
         prec_q <= prec_d;
+`else
+        // simulation form: the same next state as whole vectors, the per-entry fields and the
+        // matrices' rows only at an insert or a free
+        valid_q  <= (valid_q & ~hit_q) | ins_row_q;
+        queued_q <= (queued_q & ~pick_oh_q) | ins_row_q;
+        sent_q   <= (sent_q | ((disp_v_q && m_disp_ready) ? disp_oh_q : '0)) & ~ins_row_q;
+        epc_q    <= ((epc_q | (s3_insbar_q ? wr_q : '0)) & ~ins_row_q) | (s3_bar_q ? ins_row_q : '0);
+        ord_q    <= (ord_q & ~ins_row_q)  | ((s3_attr_q == ATTR_ORDERED) ? ins_row_q : '0);
+        head_q   <= (head_q & ~ins_row_q) | ((s3_attr_q == ATTR_HEAD) ? ins_row_q : '0);
+        rng_q    <= (rng_q & ~ins_row_q)  | (s3_rng_q ? ins_row_q : '0);
+        wr_q     <= (wr_q & ~ins_row_q)   | (s3_wr_q ? ins_row_q : '0);
+        txop_q   <= (txop_q & ~ins_row_q) | (s3_txop_q ? ins_row_q : '0);
+        if (|ins_row_q) begin
+            for (int k = 0; k < DEPTH; k++) begin
+                if (ins_row_q[k]) begin
+                    key_q[k]  <= s3_key_q;
+                    tag_q[k]  <= s3_tag_q;
+                    txid_q[k] <= s3_txid_q;
+                    lba_q[k]  <= s3_lba_t;
+                    last_q[k] <= s3_last_q;
+                end
+            end
+        end
+        // dependency rows: the new entry's row, the new entry's and the freed entry's columns
+        if (|{ins_dep_q, ins_col_q, hit_col_q}) begin
+            for (int k = 0; k < DEPTH; k++) begin
+                if (ins_dep_q[k]) dep_q[k] <= s3_dep & ~hit_col_q;
+                else              dep_q[k] <= dep_q[k] & ~(ins_col_q | hit_col_q);
+            end
+        end
+        // precedence: the new entry k's row (j goes first: s3_prec_q[j]) and column (k goes
+        // before i unless s3_prec_q[i]), as the triangle's pairs (k, j) are written
+        if (|ins_prec_q) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                if (ins_prec_q[i]) precm_q[i] <= s3_prec_q & ~ins_prec_q;
+                else               precm_q[i] <= (precm_q[i] & ~ins_prec_q) | (s3_prec_q[i] ? '0 : ins_prec_q);
+            end
+        end
+`endif
 
         // pick (at most every other cycle), its consequences one edge later
         cand_q     <= elig_d;

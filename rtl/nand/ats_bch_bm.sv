@@ -9,6 +9,12 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets a form with the same registers that computes the products, the discrepancy and
+// the even syndromes only in the cycle that registers them (README_ecc.md "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_bch_bm #(
     parameter int M = 13,   // GF(2^M)
@@ -74,15 +80,32 @@ module ats_bch_bm #(
     // all syndromes S_1 .. S_(2T-1) from the odd ones
     logic [M-1:0] syn_all [2*T];          // index i = S_i (index 0 unused)
     assign syn_all[0] = '0;
+`ifdef ATS_SYNTH_FORM
     for (genvar i = 1; i < 2 * T; i++) begin : g_syn
         localparam int O = ats_gf_pkg::odd_part(i);   // S_i = S_O^(2^E)
         localparam int E = ats_gf_pkg::two_exp(i);
         assign syn_all[i] = M'(ats_gf_pkg::gf_frob(GF_W'(syn_odd[((O - 1) / 2) * M +: M]), E, SQ));
     end
+`else
+    // simulation form: the even syndromes only in the cycle a start loads them (zero otherwise)
+    logic take;
+    assign take = (state_q == ST_IDLE) && start;
+    for (genvar i = 1; i < 2 * T; i++) begin : g_syn
+        localparam int O = ats_gf_pkg::odd_part(i);   // S_i = S_O^(2^E)
+        localparam int E = ats_gf_pkg::two_exp(i);
+        always_comb begin
+            if (take) syn_all[i] = M'(ats_gf_pkg::gf_frob(GF_W'(syn_odd[((O - 1) / 2) * M +: M]), E, SQ));
+            else      syn_all[i] = '0;
+        end
+    end
+`endif
 
     logic [M-1:0] del_sum;
     always_comb begin
         del_sum = '0;
+`ifndef ATS_SYNTH_FORM
+        if (state_q == ST_SUM)                  // (simulation form: only when del_q loads it)
+`endif
         for (int j = 0; j <= T; j++) del_sum = del_sum ^ prod_l_q[j] ^ prod_h_q[j];
     end
 
@@ -106,6 +129,7 @@ module ats_bch_bm #(
     // multipliers costs minutes of proc_mux)
     logic [M-1:0] prod_l_d [T+1], prod_h_d [T+1], pa_l_d [T+1], pa_h_d [T+1];
     logic [M-1:0] pb_l_d [T+1], pb_h_d [T+1];
+`ifdef ATS_SYNTH_FORM
     for (genvar j = 0; j <= T; j++) begin : g_prod
         assign prod_l_d[j] = mul_part(lam_q[j], win_q[j], 0, HALF);
         assign prod_h_d[j] = mul_part(lam_q[j], win_q[j], HALF, M);
@@ -119,6 +143,31 @@ module ats_bch_bm #(
             assign pb_h_d[j] = mul_part(b_q[j-1], del_q, HALF, M);
         end
     end
+`else
+    // simulation form: each product only in the state that registers it (zero otherwise)
+    always_comb begin
+        for (int j = 0; j <= T; j++) begin
+            prod_l_d[j] = '0;
+            prod_h_d[j] = '0;
+            pa_l_d[j]   = '0;
+            pa_h_d[j]   = '0;
+            pb_l_d[j]   = '0;
+            pb_h_d[j]   = '0;
+            if (state_q == ST_MUL) begin
+                prod_l_d[j] = mul_part(lam_q[j], win_q[j], 0, HALF);
+                prod_h_d[j] = mul_part(lam_q[j], win_q[j], HALF, M);
+            end
+            if (state_q == ST_PRD) begin
+                pa_l_d[j] = mul_part(lam_q[j], gam_q, 0, HALF);
+                pa_h_d[j] = mul_part(lam_q[j], gam_q, HALF, M);
+                if (j > 0) begin
+                    pb_l_d[j] = mul_part(b_q[(j > 0) ? j - 1 : 0], del_q, 0, HALF);
+                    pb_h_d[j] = mul_part(b_q[(j > 0) ? j - 1 : 0], del_q, HALF, M);
+                end
+            end
+        end
+    end
+`endif
 
     always_ff @(posedge clk) begin
         case (state_q)

@@ -17,6 +17,12 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets a form with the same next state that computes the syndrome step, the Chien sums
+// and the root count only in the cycles that register them (README_ecc.md "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_bch_dec #(
     parameter int M         = 13,   // Galois field GF(2^M): 13 (512 B sectors) or 14 (1 KiB sectors)
@@ -189,10 +195,17 @@ module ats_bch_dec #(
     for (genvar i = 0; i < T; i++) begin : g_syn
         logic [M-1:0] acc;                                   // Horner step at alpha^(2i+1)
         always_comb begin
+`ifndef ATS_SYNTH_FORM
+            acc = '0;
+            if (fire_q) begin                                // (simulation form: only when loaded)
+`endif
             acc = cmul(syn_q[i*M +: M], A8E[i*GF_WW +: GF_WW]);   // syn_q is 0 at a sector start
             for (int b = 0; b < 8; b++) begin                // bit b has degree b in the byte
                 if (wr_data_q[b]) acc = acc ^ SYB[(i*8+b)*M +: M];
             end
+`ifndef ATS_SYNTH_FORM
+            end
+`endif
         end
         assign syn_d[i*M +: M] = acc;
     end
@@ -303,6 +316,9 @@ module ats_bch_dec #(
     for (genvar k = 0; k < 8; k++) begin : g_ev
         always_comb begin
             ev[k] = lam0_q;
+`ifndef ATS_SYNTH_FORM
+            if (issue)                         // (simulation form: only what s1 goes on to use)
+`endif
             for (int j = 0; j < T; j++) ev[k] = ev[k] ^ r_q[k*T+j];
         end
     end
@@ -319,6 +335,9 @@ module ats_bch_dec #(
     logic [3:0] mask_pop;
     always_comb begin
         mask_pop = '0;
+`ifndef ATS_SYNTH_FORM
+        if (s2_valid_q)                        // (simulation form: only when pop_q takes it)
+`endif
         for (int b = 0; b < 8; b++) mask_pop = mask_pop + 4'(mask_q[b]);
     end
 
@@ -369,10 +388,18 @@ module ats_bch_dec #(
             apply_q <= ({1'b0, bm_len} <= (LEN_W + 1)'(T)) && (deg_q == bm_len);
         end
         for (int j = 1; j <= T; j++) nz_q[j] <= (bm_lambda[j*M +: M] != '0);
+`ifdef ATS_SYNTH_FORM
         for (int k = 0; k < 8; k++) ev_q[k] <= ev[k];
+`else
+        if (issue) for (int k = 0; k < 8; k++) ev_q[k] <= ev[k];   // (simulation form: when used)
+`endif
         s1_out_q  <= issue_data;
         s1_last_q <= c_lastd_q;
+`ifdef ATS_SYNTH_FORM
         for (int k = 0; k < 8; k++) mask_q[7-k] <= (ev_q[k] == '0);
+`else
+        if (s1_valid_q) for (int k = 0; k < 8; k++) mask_q[7-k] <= (ev_q[k] == '0);
+`endif
         s2_out_q  <= s1_valid_q && s1_out_q;
         s2_last_q <= s1_last_q;
         pop_q     <= s2_valid_q ? mask_pop : 4'd0;

@@ -18,6 +18,12 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets a form with the same next state every cycle that skips work whose result is not
+// registered (README_sched.md "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_nand_sched #(
     parameter int DEPTH    = 32,  // request table entries (queued, not yet dispatched), 2..64
@@ -242,6 +248,7 @@ module ats_nand_sched #(
     logic [7:0]           fr_cand [NUM_WAYS];
     logic [7:0]           fr_head [NUM_WAYS];
     logic [IDX_W-1:0]     fr_idx  [NUM_WAYS][8];
+`ifdef ATS_SYNTH_FORM
     always_comb begin
         for (int w = 0; w < NUM_WAYS; w++) begin
             fr_cand[w] = '0;
@@ -256,6 +263,23 @@ module ats_nand_sched #(
             end
         end
     end
+`else
+    // simulation form: only the slot's channel, the one stage A registers
+    always_comb begin
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            int d;
+            d = int'(slot_q) * NUM_WAYS + w;
+            fr_cand[w] = '0;
+            fr_head[w] = '0;
+            for (int c = 0; c < 8; c++) fr_idx[w][c] = '0;
+            if (int'(slot_q) < NUM_CHAN) begin
+                fr_cand[w][slot_q] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
+                fr_head[w][slot_q] = lne_q[2*d+1];
+                fr_idx[w][slot_q]  = lne_q[2*d+1] ? lhead_q[2*d+1] : lhead_q[2*d];
+            end
+        end
+    end
+`endif
 
     // ---------------------------------------------------------------- stage B: class, stamp
     logic [ATTR_W-1:0]    attr_rd [NUM_WAYS];
@@ -331,7 +355,13 @@ module ats_nand_sched #(
     assign any_hit      = |hit_q;
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin   // (a die freed by c1 at this edge: no match)
+`ifdef ATS_SYNTH_FORM
             hit_d[d] = tv_q[d] && !(c1_take && hit_q[d]) && (infl_tag_q[d] == s_ccpl_tag);
+`else
+            // simulation form: only when hit_q loads it (ccpl_fire)
+            if (ccpl_fire) hit_d[d] = tv_q[d] && !(c1_take && hit_q[d]) && (infl_tag_q[d] == s_ccpl_tag);
+            else           hit_d[d] = 1'b0;
+`endif
         end
     end
 
@@ -406,6 +436,7 @@ module ats_nand_sched #(
         for (int l = 0; l < NUM_LISTS; l++) r2_lsel_q[l] <= (int'(rb_list_q) == l);
         r2_link_q <= same_list || rb_ne;
         r2_tail_q <= same_list ? free_idx_q : rb_tail;
+`ifdef ATS_SYNTH_FORM
         for (int t = 0; t < 256; t++) begin       // a clear wins: see README "Implementation"
             if (clr_hi_q[t / 16] && clr_lo_q[t % 16]) begin
                 outst_q[t] <= 1'b0;
@@ -413,7 +444,19 @@ module ats_nand_sched #(
                 outst_q[t] <= 1'b1;
             end
         end
+`else
+        // simulation form: the same update a 16-bit row at a time, only the rows selected
+        if (|{clr_hi_q, set_hi_q}) begin
+            for (int i = 0; i < 16; i++) begin
+                if (clr_hi_q[i] || set_hi_q[i]) begin
+                    outst_q[16*i +: 16] <= (outst_q[16*i +: 16] | (set_hi_q[i] ? set_lo_q : 16'h0)) &
+                                           ~(clr_hi_q[i] ? clr_lo_q : 16'h0);
+                end
+            end
+        end
+`endif
         if (rst) outst_q <= '0;
+`ifdef ATS_SYNTH_FORM
         for (int i = 0; i < 16; i++) begin
             clr_hi_q[i] <= !rst && out_valid_q && out_real_q && m_ncpl_ready &&
                            (int'(out_tag_q[7:4]) == i);
@@ -422,6 +465,14 @@ module ats_nand_sched #(
                            (int'(s_nreq_way) < NUM_WAYS) && (int'(s_nreq_tag[7:4]) == i);
             set_lo_q[i] <= (int'(s_nreq_tag[3:0]) == i);
         end
+`else
+        // simulation form: the same one-hot nibbles as shifts
+        clr_hi_q <= (!rst && out_valid_q && out_real_q && m_ncpl_ready) ? 16'd1 << out_tag_q[7:4] : 16'd0;
+        clr_lo_q <= 16'd1 << out_tag_q[3:0];
+        set_hi_q <= (!rst && acc && (s_nreq_op != 2'd3) && (int'(s_nreq_chan) < NUM_CHAN) &&
+                     (int'(s_nreq_way) < NUM_WAYS)) ? 16'd1 << s_nreq_tag[7:4] : 16'd0;
+        set_lo_q <= 16'd1 << s_nreq_tag[3:0];
+`endif
 
         // ---- entry accounting
         nfree_q  <= rst ? CNT_W'(DEPTH) : nfree_d;
@@ -454,6 +505,9 @@ module ats_nand_sched #(
         end
 
         // ---- lists: insert (r2) and pop (stage F of a pick)
+`ifndef ATS_SYNTH_FORM
+        if (ins || e_v_q)                         // (simulation form: nothing to do otherwise)
+`endif
         for (int l = 0; l < NUM_LISTS; l++) begin
             if (l_ins[l]) ltail_q[l] <= free_idx_q;
             if (l_ins[l] && (!lne_q[l] || (l_pop[l] && llast_q[l]))) begin
