@@ -344,10 +344,12 @@ def test_nvme_power_cut(seed, tmp_path):
             versions.setdefault(lba, []).append(d)
             cmds.append(("tx", lba, d, run_sync(drv.submit_write(1, lba, d, txid=txid), tr)))
         commits.append((txid, group, None))
-    for lba in opened:                                   # tx 9: never committed
+    open_txid = cfg["num_tx"]                            # never committed (1 … NUM_TX: a valid txid)
+    assert open_txid > len(txs)
+    for lba in opened:
         d = rng.randbytes(pb)
         versions.setdefault(lba, []).append(d)
-        cmds.append(("open", lba, d, run_sync(drv.submit_write(2, lba, d, txid=9), tr)))
+        cmds.append(("open", lba, d, run_sync(drv.submit_write(2, lba, d, txid=open_txid), tr)))
     reads = [(lba, run_sync(drv.submit_read(2, lba, 1), tr)) for lba in rng.sample(lbas[:48], 6)]
     early = rng.random() < 0.5          # the cut among the writes, or among the commits
     if early:
@@ -366,6 +368,12 @@ def test_nvme_power_cut(seed, tmp_path):
             raise
     _close_clean(hp)
     assert hp.cut, "the armed power cut never fired"
+    # every write the device completed before the cut was accepted (plain, FUA, transactional,
+    # the open transaction's): a rejected one (e.g. BAD_TXID) would leave nothing for the checks
+    for kind, lba, _, c in cmds:
+        assert c.cqe is None or c.cqe.ok, f"{kind} write of LBA {lba}: {c.cqe.name}"
+    if not early:                                       # the cut came after every write completed
+        assert all(c.cqe is not None for *_, c in cmds), "a write without a CQE before the commits"
     done = _acked
     for lba, c in reads:
         if done(c):
@@ -381,6 +389,7 @@ def test_nvme_power_cut(seed, tmp_path):
     _check_recovered(got, base, versions, cmds, commits, pb)
     st = dict(seed=seed, early=early,
               fua_acked=sum(1 for k, _, _, c in cmds if k == "fua" and done(c)),
+              open_acked=sum(1 for k, _, _, c in cmds if k == "open" and done(c)),
               plain_new=sum(1 for k, lba, d, _ in cmds if k == "plain" and got[lba] == d),
               commits_acked=sum(1 for *_, c in commits if done(c)),
               commits_visible=sum(1 for _, g, _ in commits if all(got[lba] == versions[lba][-1] for lba in g)),
