@@ -133,18 +133,20 @@ int ats_trim(ats_dev *dev, const struct ats_range *ranges, unsigned n);
  *
  * ats_tx_begin takes the lowest txid (1 … num_tx) that no transaction of this handle holds and
  * sends TX Begin; ATS_SC_TABLE_FULL when all are held (nothing sent). The device does not know
- * who owns a txid, and TX Begin does not clear one: two handles (processes) on one device must not
- * share txids, and pages left in a txid by a process that died before its commit or abort stay
- * there until a power cycle (recovery drops them) or a TX Abort of that txid; the next transaction
- * on that txid would commit them too. (On the simulator every open follows a power-on.)
+ * who owns a txid: two handles (processes) on one device must not share txids. Pages left in a
+ * txid by a process that died before its commit or abort stay there until a power cycle (recovery
+ * drops them) or a TX Abort of that txid; meanwhile the device answers TX Begin of that txid with
+ * TABLE_FULL (returned as ATS_SC_TABLE_FULL), so no next transaction commits them.
+ * (On the simulator every open follows a power-on.)
  *
  * The library counts the distinct LBAs a transaction wrote and refuses, before sending it, a write
  * that would take it past tx_entries (-E2BIG, the transaction still open and intact: the caller
  * may commit it and go on in a new one). The device counts entries, not LBAs (a page rewritten
  * after it left the write buffer takes a second entry), so a commit may still end with TX_FULL.
  *
- * While a transaction has written an LBA, no other write (plain or of another transaction) may
- * touch that LBA before it ends: the device locks no LBA (rtl/wbuf/README.md "Linearisation").
+ * The device locks no LBA: a plain write or TRIM of an LBA a transaction wrote changes the
+ * committed data, the transaction still reads its own version, and its commit replaces the plain
+ * one (rtl/wbuf/README.md "Transactions"); do not let two transactions write one LBA.
  *
  * Ending a transaction: ats_tx_commit, ats_tx_commit_write (once sent) and ats_tx_abort free the
  * handle whatever they return. A commit that returns ATS_SC_TX_FULL or ATS_SC_INDEX_FULL means the
@@ -159,7 +161,8 @@ int ats_tx_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf);
 int ats_tx_read(ats_tx *tx, uint64_t lba, uint32_t nlb, void *buf);
 /* TX Commit (the device writes a commit record); returns when the transaction is durable and
  * visible. *entries (may be NULL) = the distinct LBAs the transaction committed, counted by the
- * library (the CQE's DW0 is the core's result, 0 for TX Commit); 0 unless it returns 0. An empty
+ * library (the CQE's DW0 is the device's count of entries applied: at least that, more if a page
+ * was rewritten after it left the write buffer); 0 unless it returns 0. An empty
  * transaction gives ATS_SC_TX_EMPTY. */
 int ats_tx_commit(ats_tx *tx, uint32_t *entries);
 /* The transaction's last write carries COMMIT (TxSSD's commit block: no record page); it commits
