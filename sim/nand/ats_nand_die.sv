@@ -4,7 +4,8 @@
 // full-system Verilator harness. The die samples on edges of its pins and measures time with
 // $realtime; `clk` only times tR/tPROG/tBERS/tRST and releases R/B#. Storage, faults and the image
 // file live in C++ (ats_nand_store.cpp, DPI-C). Protocol misuse is reported with $error and counted
-// in viol_count. Not synthesizable. See sim/nand/README.md.
+// in viol_count; an image file that does not fit the die (geometry, version, short) ends the run with
+// $fatal and is never written. Not synthesizable. See sim/nand/README.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -102,6 +103,7 @@ module ats_nand_die #(
     import "DPI-C" function void ats_nand_tear_block(input chandle h, input int block);
     import "DPI-C" function int  ats_nand_param_byte(input chandle h, input int idx);
     import "DPI-C" function void ats_nand_power(input chandle h, input int on);
+    import "DPI-C" function string ats_nand_image_error(input chandle h);
     import "DPI-C" function void ats_nand_error_nonfatal();
     import "DPI-C" function void ats_nand_error_forgive();
     import "DPI-C" function int  ats_nand_viol_mode(input int dflt);
@@ -442,6 +444,14 @@ module ats_nand_die #(
         drv = 1'b1;
     endtask
 
+    // an image file that does not load (another geometry or format version, not an image, short)
+    // stops the simulation: the die would otherwise run blank and its next save destroy the file
+    task automatic image_check();
+        string why;
+        why = ats_nand_image_error(store);
+        if (why.len() != 0) $fatal(1, "ats_nand_die: %s", why);
+    endtask
+
     initial begin
         string img;
         img = "";
@@ -449,6 +459,7 @@ module ats_nand_die #(
         store = ats_nand_open(DIE_ID, PLANES, BLOCKS, PAGES_PER_BLOCK, PAGE_BYTES, SPARE_BYTES,
                               BAD_PPM, BAD_SEED, PFAIL_PPM, PFAIL_SEED, EFAIL_PPM, EFAIL_SEED,
                               FLIP_PPB, FLIP_SEED, TEAR_SEED, img);
+        image_check();
         pwr = PW_OFF;
         op = OP_NONE;
         busy = 1'b0;
@@ -501,7 +512,10 @@ module ats_nand_die #(
                 last_was_write = 1'b0;   // the interface starts afresh at power-on
                 last_was_read = 1'b0;
             end else begin
-                if (pwr == PW_OFF) ats_nand_power(store, 1);
+                if (pwr == PW_OFF) begin
+                    ats_nand_power(store, 1);
+                    image_check();
+                end
                 pwr = PW_NEEDRST;   // R/B# high, but only RESET (or READ STATUS) is accepted
                 rb_n = 1'b1;
                 t_rb_rise = $realtime;

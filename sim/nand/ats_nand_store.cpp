@@ -31,6 +31,7 @@ struct Die {
     std::vector<uint8_t> reg;                                   // page register
     std::string image;
     FILE *journal = nullptr;                                    // <image>.log: every change since the image
+    std::string refused;                                        // why the image file was refused ("" = not refused)
 };
 
 std::map<int, Die *> &registry() {
@@ -163,13 +164,28 @@ int journal_resume(Die *d) {
     return n;
 }
 
-// power-on (and open): the image if there is one, then the journal
+// why the last ats_nand_load failed (the image refused at power-on says it)
+thread_local std::string g_load_error;
+
+// power-on (and open): the image if there is one, then the journal. An image file that exists but
+// does not load (magic, version, geometry, short) is refused: the die keeps no file from then on
+// (no journal, no save: the file and its journal stay as they are) and ats_nand_image_error says
+// why; the SystemVerilog die stops the simulation with $fatal.
 void power_on_load(Die *d) {
     FILE *f = std::fopen(d->image.c_str(), "rb");
+    d->refused.clear();
     if (f) {
         std::fclose(f);
-        if (ats_nand_load(d, d->image.c_str()) != 0)
-            std::fprintf(stderr, "ats_nand_store: die %d: cannot load image %s\n", d->id, d->image.c_str());
+        if (ats_nand_load(d, d->image.c_str()) != 0) {
+            d->refused = "die " + std::to_string(d->id) + ": image " + d->image + " refused: " + g_load_error +
+                         " (the file and its journal are left unchanged)";
+            std::fprintf(stderr, "ats_nand_store: %s\n", d->refused.c_str());
+            if (d->journal) {
+                std::fclose(d->journal);
+                d->journal = nullptr;
+            }
+            return;
+        }
     }
     journal_resume(d);
 }
@@ -414,6 +430,7 @@ void ats_nand_power(void *h, int on) {
     Die *d = D(h);
     if (d->image.empty()) return;
     if (!on) {
+        if (!d->refused.empty()) return;  // never overwrite an image that was refused
         if (ats_nand_save(h, d->image.c_str()) != 0)
             std::fprintf(stderr, "ats_nand_store: die %d: cannot save image %s\n", d->id, d->image.c_str());
     } else {
@@ -425,6 +442,7 @@ void ats_nand_power(void *h, int on) {
 // then one byte per block (factory bad). Little-endian host order (x86/ARM).
 int ats_nand_save(void *h, const char *path) {
     Die *d = D(h);
+    if (!d->refused.empty() && path == d->image) return -1;   // a refused image is never overwritten
     std::string tmp = std::string(path) + ".tmp";
     FILE *f = std::fopen(tmp.c_str(), "wb");
     if (!f) return -1;
@@ -448,34 +466,47 @@ int ats_nand_save(void *h, const char *path) {
     return 0;
 }
 
+// Returns 0, or (nothing of the die changed) -1 the file cannot be opened, -2 not an image (magic),
+// -3 ends early, -4 a format version other than 1, -5 another geometry; g_load_error says which.
 int ats_nand_load(void *h, const char *path) {
     Die *d = D(h);
     FILE *f = std::fopen(path, "rb");
-    if (!f) return -1;
+    g_load_error.clear();
+    if (!f) {
+        g_load_error = "cannot open it";
+        return -1;
+    }
     char magic[8];
     uint32_t hdr[7];
-    if (std::fread(magic, 1, 8, f) != 8 || std::memcmp(magic, "ATSNAND1", 8) != 0 ||
-        std::fread(hdr, sizeof hdr, 1, f) != 1 || hdr[0] != uint32_t(d->planes) ||
-        hdr[1] != uint32_t(d->blocks) || hdr[2] != uint32_t(d->ppb) || hdr[3] != uint32_t(d->page_bytes) ||
-        hdr[4] != uint32_t(d->spare_bytes)) {
+    auto fail = [&](int code, const std::string &why) {
         std::fclose(f);
-        return -2;  // not an image of this geometry
+        g_load_error = why;
+        return code;
+    };
+    if (std::fread(magic, 1, 8, f) != 8 || std::memcmp(magic, "ATSNAND1", 8) != 0)
+        return fail(-2, "not a die image (the magic is not ATSNAND1)");
+    if (std::fread(hdr, sizeof hdr, 1, f) != 1) return fail(-3, "the file ends in its header");
+    if (hdr[5] != 1u) return fail(-4, "format version " + std::to_string(hdr[5]) + ", this die reads version 1");
+    const uint32_t want[5] = {uint32_t(d->planes), uint32_t(d->blocks), uint32_t(d->ppb), uint32_t(d->page_bytes),
+                              uint32_t(d->spare_bytes)};
+    if (std::memcmp(hdr, want, sizeof want) != 0) {
+        auto geo = [](const uint32_t *g) {
+            return "planes " + std::to_string(g[0]) + ", blocks " + std::to_string(g[1]) + ", pages/block " +
+                   std::to_string(g[2]) + ", page " + std::to_string(g[3]) + " + spare " + std::to_string(g[4]);
+        };
+        return fail(-5, "its geometry (" + geo(hdr) + ") is not the die's (" + geo(want) + ")");
     }
     std::unordered_map<uint32_t, std::vector<uint8_t>> pages;
     for (uint32_t i = 0; i < hdr[6]; i++) {
         uint32_t row;
         std::vector<uint8_t> pg(d->row_bytes);
-        if (std::fread(&row, 4, 1, f) != 1 || std::fread(pg.data(), 1, pg.size(), f) != pg.size()) {
-            std::fclose(f);
-            return -3;
-        }
+        if (std::fread(&row, 4, 1, f) != 1 || std::fread(pg.data(), 1, pg.size(), f) != pg.size())
+            return fail(-3, "the file ends in page record " + std::to_string(i) + " of " + std::to_string(hdr[6]));
         pages[row] = std::move(pg);
     }
     std::vector<uint8_t> bad(d->blocks);
-    if (std::fread(bad.data(), 1, bad.size(), f) != bad.size()) {
-        std::fclose(f);
-        return -3;
-    }
+    if (std::fread(bad.data(), 1, bad.size(), f) != bad.size())
+        return fail(-3, "the file ends in the factory-bad flags");
     std::fclose(f);
     d->pages = std::move(pages);
     d->factory_bad = std::move(bad);
@@ -518,6 +549,8 @@ int ats_nand_viol_mode(int dflt) {
 }
 
 int ats_nand_pages_stored(void *h) { return int(D(h)->pages.size()); }
+
+const char *ats_nand_image_error(void *h) { return D(h)->refused.c_str(); }
 
 int ats_nand_is_factory_bad(void *h, int block) {
     Die *d = D(h);

@@ -44,9 +44,14 @@ void ats_nand_tear_block(void *h, int block);
 int ats_nand_param_byte(void *h, int idx);
 // Power edge: on = 0 saves the image (if any), on = 1 reloads it (if any).
 void ats_nand_power(void *h, int on);
-// Image file: returns 0 on success.
+// Image file: returns 0 on success. ats_nand_load fails without changing the die (-1 cannot open,
+// -2 not an image, -3 ends early, -4 format version other than 1, -5 another geometry).
 int ats_nand_save(void *h, const char *path);
 int ats_nand_load(void *h, const char *path);
+// "" while the die's own image loaded (or there is none); else why the image file was refused at the
+// last open / power-on: the die then never writes that file or its journal (README.md "Image file").
+// The SystemVerilog die checks it after open and power-on and stops the run with $fatal.
+const char *ats_nand_image_error(void *h);
 // Before the die's own $error: under Verilator, keep that one error from stopping the run.
 void ats_nand_error_nonfatal(void);
 // At the end of the run (final): take those errors off Verilator's error count (exit status 0

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import os
 import random
+import socket
+import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,6 +84,81 @@ def test_nvme_queue_outside_host_memory(tmp_path):
     finally:
         info = hp.close()
     assert not hp.errors and not info.get("viol_total"), (hp.errors, info)
+
+
+def test_die_image_refused(tmp_path):
+    """A die image that does not fit the die (sim/nand/README.md "Image file"): another geometry, a
+    format version other than 1, a file that ends early. The simulator must stop at start with a
+    non-zero exit status and a message naming the image and the reason, and leave the file and its
+    journal byte for byte as they were (before: the die printed `cannot load image`, ran blank and
+    overwrote the file at its next save). The same image with the die's geometry and version 1
+    starts. The image is written by the recovery oracle's `write_image` (the format's independent
+    writer)."""
+    from atstb.recovery_oracle import write_image
+    exe, fw, cfg = harness.build("sim", nvme=True)
+    nd, pb, sb = cfg["ndie"], cfg["page_bytes"], cfg["spare_bytes"]
+    geo = harness.Geometry(cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], pb, sb)
+    rng = random.Random(34)
+    pages = {r: rng.randbytes(pb + sb) for r in rng.sample(range(geo.blocks * geo.ppb), 5)}
+
+    def start(images: list, what: str) -> str:
+        """Runs the simulator on `images`; it must exit non-zero before its HELLO. Returns its output."""
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        args = [str(exe), f"+fd={child.fileno()}", f"+firmware={fw}"]
+        args += [f"+ats_nand_image{k}={p}" for k, p in enumerate(images)]
+        proc = subprocess.Popen(args, pass_fds=(child.fileno(),), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+        child.close()
+        parent.shutdown(socket.SHUT_WR)             # no commands: a simulator that runs on powers off
+        parent.settimeout(300)
+        hello = b""
+        while chunk := parent.recv(1 << 16):
+            hello += chunk
+        parent.close()
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode != 0, f"{what}: the simulator ran on (exit 0):\n{out[-2000:]}"
+        assert hello == b"", f"{what}: the simulator said HELLO"
+        return out
+
+    bad_d = 1 % nd                                  # one bad die among good (blank) ones
+    for what, g, patch, reason in (
+            ("geometry", harness.Geometry(geo.num_chan, geo.ways, geo.blocks * 2, geo.ppb, pb, sb), None,
+             "geometry"),
+            ("version", geo, (28, 2), "format version 2"),
+            ("short", geo, "cut", "ends in")):
+        d = tmp_path / what
+        d.mkdir()
+        images = [d / f"die{k}.img" for k in range(nd)]
+        write_image(images[bad_d], g, pages)
+        raw = bytearray(images[bad_d].read_bytes())
+        if patch == "cut":
+            raw = raw[:-3]
+        elif patch:
+            struct.pack_into("<I", raw, patch[0], patch[1])
+        images[bad_d].write_bytes(bytes(raw))
+        journal = images[bad_d].with_name(images[bad_d].name + ".log")
+        jbytes = b"ATSJNL1\0" + bytes(24) + b"E" + struct.pack("<I", 3)   # a journal of another image
+        journal.write_bytes(jbytes)
+        out = start(images, what)
+        assert f"image {images[bad_d]} refused" in out and reason in out, f"{what}: no clear error:\n{out[-2000:]}"
+        assert images[bad_d].read_bytes() == bytes(raw), f"{what}: the refused image was changed"
+        assert journal.read_bytes() == jbytes, f"{what}: the refused image's journal was changed"
+        assert not images[bad_d].with_name(images[bad_d].name + ".tmp").exists()
+        assert not any(p.exists() for p in images if p != images[bad_d]), "a good die saved an image"
+        # the host library's view: HostPort raises with the simulator's log
+        with pytest.raises(SimError, match="refused"):
+            HostPort(exe, fw, images, cwd=d)
+        assert images[bad_d].read_bytes() == bytes(raw) and journal.read_bytes() == jbytes
+    # control: the die's own geometry and version 1 start, and the pages are there at the next save
+    d = tmp_path / "good"
+    d.mkdir()
+    images = [d / f"die{k}.img" for k in range(nd)]
+    write_image(images[bad_d], geo, pages)
+    written = images[bad_d].read_bytes()
+    hp = HostPort(exe, fw, images, cwd=d)
+    info = _close_clean(hp)                         # power off at once: the dies save what they loaded
+    assert info["exit"] == 0, info["log"][-2000:]
+    assert images[bad_d].read_bytes() == written, "the good image did not load (its save differs)"
 
 
 def _data_outside_host_memory(hp: HostPort, tr, drv, pb: int, limit: int) -> None:
