@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test top of ats_nvme_qm: the BAR target, the DMA requester and the queue manager, as the front end
 // will connect them (the command side is the testbench). The queue manager is the only DMA client:
-// its SQE fetches use the read port, its CQE writes the write port.
+// its SQE fetches use the read port, its CQE writes the write port. `wr_ur`: the test's root port
+// refuses a write TLP outside host memory (as the full-system simulation's does).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -49,6 +50,7 @@ module ats_nvme_qm_tb #(
     output      logic [31:0]  cfg_interrupt_msi_int,
     input  wire logic         cfg_interrupt_msi_sent,
     input  wire logic         cfg_interrupt_msi_fail,
+    input  wire logic         wr_ur,             // the test's root port refuses the write TLP ending now (outside host memory)
     // command side
     output      logic         m_sqe_valid,
     input  wire logic         m_sqe_ready,
@@ -84,6 +86,8 @@ module ats_nvme_qm_tb #(
     input  wire logic [14:0]  s_cqe_status,
     input  wire logic [31:0]  s_cqe_dw0,
     output      logic [NQ:0]  cq_room,
+    output      logic         s_cqe_wr,
+    output      logic         st_cfs,
     output      logic [31:0]  cnt_fetch,
     output      logic [31:0]  cnt_cqe,
     output      logic [31:0]  cnt_cqe_drop,
@@ -94,7 +98,7 @@ module ats_nvme_qm_tb #(
     output      logic         ioq_any
 );
     localparam int IDW = 4;
-    logic db_valid, db_ready, db_cq, db_big, en_req, st_rdy, st_cfs;
+    logic db_valid, db_ready, db_cq, db_big, en_req, st_rdy;
     logic [QW-1:0] db_qid;
     logic [15:0] db_value;
     logic [1:0] cc_shn, st_shst;
@@ -125,7 +129,7 @@ module ats_nvme_qm_tb #(
         .clk, .rst,
         .m_axis_rq_tdata, .m_axis_rq_tkeep, .m_axis_rq_tlast, .m_axis_rq_tuser, .m_axis_rq_tvalid, .m_axis_rq_tready,
         .s_axis_rc_tdata, .s_axis_rc_tkeep, .s_axis_rc_tlast, .s_axis_rc_tuser, .s_axis_rc_tvalid, .s_axis_rc_tready,
-        .cfg_max_payload, .cfg_max_read_req, .bme(cfg_function_status[2]), .wr_ur(1'b0),
+        .cfg_max_payload, .cfg_max_read_req, .bme(cfg_function_status[2]), .wr_ur,
         .s_rreq_valid(rreq_valid), .s_rreq_ready(rreq_ready), .s_rreq_addr(rreq_addr), .s_rreq_ndw(rreq_ndw),
         .s_rreq_id(rreq_id),
         .m_rdat_valid(rdat_valid), .m_rdat_ready(rdat_ready), .m_rdat_data(rdat_data), .m_rdat_last(rdat_last),
@@ -145,7 +149,7 @@ module ats_nvme_qm_tb #(
         .fetch_ok_io, .fetch_ok_adm, .cmd_idle, .m_flush, .s_flush_done,
         .s_qop_valid, .s_qop_ready, .s_qop_op, .s_qop_qid, .s_qop_qsz, .s_qop_base, .s_qop_pc, .s_qop_ien,
         .s_qop_iv, .s_qop_qprio, .m_qrsp_valid, .m_qrsp_ready, .m_qrsp_status,
-        .s_cqe_valid, .s_cqe_ready, .s_cqe_cqid, .s_cqe_sqid, .s_cqe_sqhd, .s_cqe_cid, .s_cqe_status, .s_cqe_dw0, .cq_room, .s_cqe_wr(),
+        .s_cqe_valid, .s_cqe_ready, .s_cqe_cqid, .s_cqe_sqid, .s_cqe_sqhd, .s_cqe_cid, .s_cqe_status, .s_cqe_dw0, .cq_room, .s_cqe_wr,
         .m_rreq_valid(rreq_valid), .m_rreq_ready(rreq_ready), .m_rreq_addr(rreq_addr), .m_rreq_ndw(rreq_ndw),
         .m_rreq_id(rreq_id),
         .s_rdat_valid(rdat_valid && rdat_id == IDW'(0)), .s_rdat_ready(rdat_ready), .s_rdat_data(rdat_data),

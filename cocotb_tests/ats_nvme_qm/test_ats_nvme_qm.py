@@ -11,8 +11,13 @@ driver checks every CQE it reaps (phase tags, SQ id / CID matching, SQ head rang
 protocol error; the test checks each command's status and DW0, the queue-operation statuses against
 the rules of docs/host-interface.md §1.6 (`expected_qop`), CSTS through enable / fatal doorbell /
 disable / shutdown, and MSIs (the driver waits on interrupts in the MSI phase, so a missing MSI is
-a timeout). Random idle and backpressure: on CQ/CC/RQ/RC (the model's pause generators), on m_sqe,
-and in the emulator's replies.
+a timeout). A CQ placed outside host memory: the test's root port refuses its CQE write (`wr_ur`
+with the TLP's last beat, as the full-system simulation's root port does), which must set CSTS.CFS
+(docs/host-interface.md §1.8a), stop fetching, acknowledge the completion with `s_cqe_wr` = 0 and
+count it as dropped; a reset brings the controller back. Throughout, every acknowledged completion
+with `s_cqe_wr` = 1 is a CQE written (cnt_cqe) and every one with 0 is dropped (cnt_cqe_drop).
+Random idle and backpressure: on CQ/CC/RQ/RC (the model's pause generators), on m_sqe, and in the
+emulator's replies.
 
 Environment: ATS_SEED (seed, via the runner), ATS_LONG=1 (more commands).
 """
@@ -25,7 +30,7 @@ from pathlib import Path
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 from cocotbext.pcie.core import tlp as nvme_tlp
 
 from atstb.nvme_pcie import PcieNvmeHost
@@ -234,6 +239,37 @@ class TB:
             await orig_write(tlp)
         self.rc.register_rx_tlp_handler(nvme_tlp.TlpType.MEM_WRITE, on_write)
         self.rc.register_rx_tlp_handler(nvme_tlp.TlpType.MEM_WRITE_64, on_write)
+        self.refused = 0                        # write TLPs refused with wr_ur
+        self.acks = [0, 0]                      # completions acknowledged with s_cqe_wr = 0 / 1
+        dut.wr_ur.value = 0
+        cocotb.start_soon(self._refuse_outside())
+
+        def count_acks() -> None:
+            if int(dut.s_cqe_valid.value) and int(dut.s_cqe_ready.value):
+                self.acks[int(dut.s_cqe_wr.value)] += 1
+        every_edge(dut.clk, count_acks)
+
+    async def _refuse_outside(self) -> None:
+        """The root port's refusal of writes outside host memory: `wr_ur` with the last beat of a
+        MemWr TLP whose address (from the TLP's first beat) is outside the host's memory region."""
+        dut, lo, hi = self.dut, self.host.mem_base, self.host.mem_base + self.host.mem_size
+        in_tlp, bad = False, False
+        while True:
+            await FallingEdge(dut.clk)
+            v, last = int(dut.m_axis_rq_tvalid.value), int(dut.m_axis_rq_tlast.value)
+            cur = bad
+            if v and not in_tlp:
+                data = int(dut.m_axis_rq_tdata.value)
+                addr = data & ((1 << 64) - 4)
+                cur = (data >> 75 & 0xF) == 1 and not lo <= addr < hi
+            dut.wr_ur.value = int(bool(v and last and cur))
+            await RisingEdge(dut.clk)
+            if v and int(dut.m_axis_rq_tready.value):
+                if not in_tlp:
+                    bad = cur
+                in_tlp = not last
+                if last and cur:
+                    self.refused += 1
 
     def _on_mmio_write(self, off: int, v: int) -> None:
         if off == nvme.REG_CC and v & 1:
@@ -410,6 +446,45 @@ async def run_qm(dut, cfg) -> None:
             await tb.do(drv.create_io_cq(q, min(16, qsize), iv=q))
             await tb.do(drv.create_io_sq(q, min(16, qsize), q, qprio=tb.qprio[q]))
     await io_burst(tb, qids, n // 4)
+    # --- a CQ outside host memory: its CQE write is refused (wr_ur) -> CSTS.CFS, nothing fetched,
+    # the completion acknowledged as dropped; a reset brings the controller back
+    q, size = qids[0], min(16, qsize)
+    out = 1 << 40                             # no region of the root complex there
+    assert not tb.rc.mem_address_space.find_regions(out, 16 * size), "the 'outside' CQ is in a region"
+    await tb.do(drv.delete_io_sq(q))
+    await tb.do(drv.delete_io_cq(q))
+    sqe = Sqe(nvme.ADM_CREATE_CQ, prp1=out, cdw10=(size - 1) << 16 | q, cdw11=q << 16 | 1 << 1 | 1)
+    assert (await tb.do(drv.admin(sqe))).ok      # not in drv.cqs: the host never reads this CQ
+    await tb.do(drv.create_io_sq(q, size, q, qprio=tb.qprio[q]))
+    await ClockCycles(dut.clk, 200)
+    cqe0, drop0, ref0, acks0 = int(dut.cnt_cqe.value), int(dut.cnt_cqe_drop.value), tb.refused, list(tb.acks)
+    assert not await tb.csts() & 2
+    sqe = Sqe(nvme.IO_WRITE)
+    encode(tb.rng, sqe)
+    await tb.do(drv.submit(q, sqe))
+    for _ in range(2000):
+        if await tb.csts() & 2:
+            break
+        await ClockCycles(dut.clk, 10)
+    assert await tb.csts() & 2, "a refused CQE write did not set CSTS.CFS"
+    assert tb.refused == ref0 + 1, f"{tb.refused - ref0} write TLPs refused, expected the one CQE"
+    assert int(dut.cnt_cqe.value) == cqe0 and int(dut.cnt_cqe_drop.value) == drop0 + 1, \
+        "the refused CQE must count as dropped, not written"
+    assert tb.acks == [acks0[0] + 1, acks0[1]], f"acknowledgements (s_cqe_wr 0 / 1) {acks0} -> {tb.acks}"
+    assert tb.emu.held == 0, "the refused completion's slot was not freed"
+    before = int(dut.cnt_fetch.value)
+    await tb.do(drv.submit(0, Sqe(nvme.ADM_GET_FEATURES)))
+    await ClockCycles(dut.clk, 2000)
+    assert int(dut.cnt_fetch.value) == before, "fetched after a refused CQE write (CFS)"
+    await tb.do(drv.disable())
+    assert await tb.csts() == 0
+    await tb.do(drv.enable(admin_qsize=min(32, qsize)))
+    assert await tb.csts() == 1
+    for q in qids:
+        await tb.do(drv.create_io_cq(q, min(16, qsize), iv=q))
+        await tb.do(drv.create_io_sq(q, min(16, qsize), q, qprio=tb.qprio[q]))
+    await io_burst(tb, qids, n // 4)
+    assert tb.refused == ref0 + 1, "a write TLP refused after the reset"
     # --- disable with commands in flight: RDY clears only once the command side is idle
     cmds = []
     for i in range(2 * QDEPTH):
@@ -442,6 +517,10 @@ async def run_qm(dut, cfg) -> None:
     await tb.do(drv2.disable())
     assert await tb.csts() == 0
     assert int(dut.cnt_msi_fail.value) == 0 and int(dut.cnt_ur.value) == 0
+    assert tb.acks == [int(dut.cnt_cqe_drop.value), int(dut.cnt_cqe.value)], \
+        f"acknowledgements with s_cqe_wr 0 / 1: {tb.acks}, counters drop / written: " \
+        f"{int(dut.cnt_cqe_drop.value)} / {int(dut.cnt_cqe.value)}"
+    assert tb.refused == 1, f"{tb.refused} write TLPs refused (only the CQE outside host memory)"
     assert tb.emu.full_stalls == 0, "a completion was presented for a CQ that cq_room called full"
     assert tb.emu.held_back > 0, "no completion ever waited for room in a full CQ"
     assert tb.emu.picked_during > 0, "no completion was picked while its CQ's previous CQE was being written"

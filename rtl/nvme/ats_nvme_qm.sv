@@ -21,6 +21,11 @@
 //     is presented), so a full CQ holds back its own completions and the others go on. cq_room
 //     depends combinationally on s_cqe_valid / s_cqe_cqid: the producer's pick must be registered
 //     (its valid never a function of cq_room in the same cycle). A request for a full CQ is held (not dropped) until the host frees an entry;
+//     a CQE write that fails (`s_wdone_err`: the root port refused it, rq's `wr_ur`, e.g. a CQ outside
+//     host memory; or no bus mastering) sets the fatal state (CSTS.CFS). Its CQE is not in host
+//     memory: `s_cqe_wr` is 0 with its acknowledgement and it counts in cnt_cqe_drop, not cnt_cqe;
+//     otherwise the queue moves on as after a written CQE (the reference model's order: the tail
+//     and phase move, the MSI is marked pending), so the host sees CFS and resets the controller;
 //   - MSI: pending vectors not masked by INTMS are sent one at a time, lowest first, as a one-cycle
 //     pulse of cfg_interrupt_msi_int, waiting for sent / fail (a failed one is pending again). A
 //     vector marked again while pending is one MSI. Nothing is sent while MSI is disabled;
@@ -132,9 +137,7 @@ module ats_nvme_qm #(
     input  wire logic         m_wdat_ready,
     output      logic [31:0]  m_wdat_data,
     input  wire logic         s_wdone,           // a write of id ID_CQE was issued
-    /* verilator lint_off UNUSEDSIGNAL */
-    input  wire logic         s_wdone_err,       // (no bus mastering: the CQE is lost, the queue moves on)
-    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire logic         s_wdone_err,       // with s_wdone: the CQE write failed (refused, no bus mastering): CFS
 
     // MSI (UltraScale+ hard IP, PF0)
     /* verilator lint_off UNUSEDSIGNAL */      // PF0's bits only
@@ -147,7 +150,7 @@ module ats_nvme_qm #(
 
     output      logic [31:0]  cnt_fetch,
     output      logic [31:0]  cnt_cqe,
-    output      logic [31:0]  cnt_cqe_drop,      // acknowledged without a write (disabled, no CQ)
+    output      logic [31:0]  cnt_cqe_drop,      // acknowledged without a CQE in host memory (disabled, no CQ, write failed)
     output      logic [31:0]  cnt_msi,
     output      logic [31:0]  cnt_msi_fail
 );
@@ -203,6 +206,7 @@ module ats_nvme_qm #(
     typedef enum logic [2:0] {P_IDLE, P_WREQ, P_WDAT, P_WAIT, P_ACK} pst_e;
     pst_e p_q;
     logic [1:0]  p_n_q;
+    logic        p_err_q;             // the CQE's write failed (s_wdone_err)
     logic [QW-1:0] p_cq;
     assign p_cq = s_cqe_cqid;
     logic p_drop, p_room;
@@ -214,7 +218,7 @@ module ats_nvme_qm #(
         for (int i = 0; i < NQT; i++) room_q[i] <= inc(cq_tail[i], cq_szm1[i]) != cq_head[i];
     assign p_room = room_q[p_cq];
     assign s_cqe_ready  = (p_q == P_ACK) || (p_q == P_IDLE && s_cqe_valid && p_drop);
-    assign s_cqe_wr     = p_q == P_ACK;
+    assign s_cqe_wr     = p_q == P_ACK && !p_err_q;
     assign m_wreq_valid = p_q == P_WREQ;
     assign m_wreq_addr  = {cq_base[p_cq], 12'd0} + {48'd0, cq_tail[p_cq], 4'd0};
     assign m_wreq_ndw   = 11'd4;
@@ -395,6 +399,7 @@ module ats_nvme_qm #(
                 else if (p_room) begin
                     p_q   <= P_WREQ;
                     p_n_q <= '0;
+                    p_err_q <= 1'b0;
                 end
             end
             P_WREQ: if (m_wreq_ready) p_q <= P_WDAT;
@@ -407,7 +412,12 @@ module ats_nvme_qm #(
                 if (cq_tail[p_cq] == cq_szm1[p_cq]) cq_phase[p_cq] <= !cq_phase[p_cq];
                 if (cq_ien[p_cq] && cfg_interrupt_msi_enable[0])
                     pend_q[cq_iv[p_cq] & 5'(nvec - 6'd1)] <= 1'b1;
-                cnt_cqe <= cnt_cqe + 32'd1;
+                if (s_wdone_err) begin                  // not in host memory: controller fatal
+                    fatal_q <= 1'b1;
+                    p_err_q <= 1'b1;
+                    cnt_cqe_drop <= cnt_cqe_drop + 32'd1;
+                end else
+                    cnt_cqe <= cnt_cqe + 32'd1;
                 p_q <= P_ACK;
             end
             default: p_q <= P_IDLE;                     // P_ACK: s_cqe_ready this cycle
@@ -466,7 +476,7 @@ module ats_nvme_qm #(
 
         if (rst) begin
             c_q <= C_OFF; fatal_q <= 1'b0; f_q <= F_IDLE; p_q <= P_IDLE; rr_q <= '0; f_sq_q <= '0;
-            f_n_q <= '0; f_err_q <= 1'b0; p_n_q <= '0;
+            f_n_q <= '0; f_err_q <= 1'b0; p_n_q <= '0; p_err_q <= 1'b0;
             sq_en <= '0; cq_en <= '0; cq_ien <= '0; cq_phase <= '0;
             for (int i = 0; i < NQT; i++) begin
                 sq_base[i] <= '0; cq_base[i] <= '0; sq_szm1[i] <= '0; cq_szm1[i] <= '0;

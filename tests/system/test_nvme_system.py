@@ -58,7 +58,10 @@ def _close_clean(hp: HostPort) -> dict:
 def test_nvme_queue_outside_host_memory(tmp_path):
     """Bad input from the host: an I/O SQ whose base is beyond host memory. Its SQE fetch gets an
     Unsupported Request completion from the root port (an ERROR message), the front end sets
-    CSTS.CFS and fetches nothing more; a controller reset brings it back."""
+    CSTS.CFS and fetches nothing more; a controller reset brings it back. Then data pages outside
+    host memory (_data_outside_host_memory), then an I/O CQ beyond host memory: the root port
+    refuses its CQE write (`rq_wr_ur`), the front end sets CSTS.CFS and fetches nothing more; CC.EN
+    1 -> 0 -> 1 brings it back (docs/host-interface.md §1.8a)."""
     exe, fw, cfg = harness.build("sim", nvme=True)
     hp = HostPort(exe, fw, [tmp_path / f"die{d}.img" for d in range(cfg["ndie"])], cwd=tmp_path)
     try:
@@ -81,6 +84,7 @@ def test_nvme_queue_outside_host_memory(tmp_path):
         run_sync(drv2.write(1, 3, page), tr)
         assert run_sync(drv2.read(1, 3, 1), tr) == page
         _data_outside_host_memory(hp, tr, drv2, cfg["page_bytes"], limit)
+        _cq_outside_host_memory(hp, tr, drv2, cfg["page_bytes"], limit)
     finally:
         info = hp.close()
     assert not hp.errors and not info.get("viol_total"), (hp.errors, info)
@@ -205,6 +209,36 @@ def _data_outside_host_memory(hp: HostPort, tr, drv, pb: int, limit: int) -> Non
     # the device goes on: the same LBAs read back whole through good pages
     assert run_sync(drv.read(1, 3, 2), tr) == d3 + d4
     assert run_sync(drv.read(1, 3, 1), tr) == d3
+
+
+def _cq_outside_host_memory(hp: HostPort, tr, drv, pb: int, limit: int) -> None:
+    """An I/O CQ beyond host memory, its SQ inside: the CQE of a command on it is a memory write the
+    root port refuses (`rq_wr_ur`); the front end sets CSTS.CFS (before: the CQE was lost silently and
+    the controller went on) and fetches no more commands; CC.EN 1 -> 0 -> 1 (a new bring-up) clears
+    CFS and the device works again."""
+    assert not hp.mmio_read32(nvme.REG_CSTS) & nvme.CSTS_CFS
+    sqe = nvme.Sqe(nvme.ADM_CREATE_CQ, prp1=limit + 0x20000, cdw10=7 << 16 | 2, cdw11=2 << 16 | 1 << 1 | 1)
+    assert run_sync(drv.admin(sqe), tr).ok           # not in drv.cqs: the host never reads it
+    assert run_sync(drv.create_io_sq(2, 8, 2), tr).ok
+    n0 = int(hp.info()["mem_errors"])
+    c = run_sync(drv.submit(2, nvme.Sqe(nvme.IO_FLUSH, nsid=1)), tr)
+    tr.wait(200_000)
+    assert hp.mmio_read32(nvme.REG_CSTS) & nvme.CSTS_CFS, "a refused CQE write: no controller fatal status"
+    assert int(hp.info()["mem_errors"]) > n0, "the root port saw no CQE write outside host memory"
+    assert c.cqe is None
+    # no more fetches: an admin command submitted now never completes
+    a = run_sync(drv.submit(0, nvme.Sqe(nvme.ADM_GET_FEATURES, cdw10=nvme.FID_NUM_QUEUES)), tr)
+    tr.wait(100_000)
+    run_sync(drv.reap(0), tr)
+    assert a.cqe is None, "a command completed after CSTS.CFS"
+    assert all("outside" in e for e in hp.errors), hp.errors
+    hp.errors.clear()
+    drv3 = nvme.NvmeDriver(timeout_cycles=50_000_000, poll_cycles=200)
+    run_sync(drv3.bring_up(io_queues=1), tr)           # CC.EN 1 -> 0 -> 1
+    assert hp.mmio_read32(nvme.REG_CSTS) == nvme.CSTS_RDY, "CSTS after the reset"
+    d = bytes(range(255, -1, -1)) * (pb // 256)
+    run_sync(drv3.write(1, 5, d), tr)
+    assert run_sync(drv3.read(1, 5, 1), tr) == d
 
 
 def _acked(c) -> bool:
