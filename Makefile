@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata wave-core synth clean distclean
+.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -26,6 +26,7 @@ help:
 	@echo "make bench-rflush-regimes B3 across flash speed and buffer size (hours of CPU) -> build/bench/rflush_regimes.json"
 	@echo "make bench-recovery B5: recovery time vs capacity (256 MiB..4 GiB) and active log, full-system sim -> build/bench/recovery.json, recovery.png"
 	@echo "make bench-tx    B6: tx writes vs plain writes vs host data journaling, fsync every 1/10/100/1000, NVMe front end, full-system sim -> build/bench/tx.json, tx.png"
+	@echo "make bench-sim   full-system simulation speed (M cycles per CPU s) by phase vs 5a048bf, exactness vs the synthesis form -> build/bench/sim.json"
 	@echo "make bench-core  through the whole device core with NAND die models: B1 TX_COMMIT cycles, B2, 4 KiB random write/read IOPS -> build/bench/core.json"
 	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
@@ -149,6 +150,12 @@ bench-tx: $(GEN_STAMP)
 # front end on the same ideal core (bench/sata/README.md)
 bench-sata: $(SETUP_STAMP)
 	$(PY) bench/sata/bench_sata.py --jobs $(JOBS)
+
+# issue 35: the full-system simulation's speed by phase (boot, I/O, idle, recovery; host-port and
+# NVMe builds) against a baseline commit, and the RTL's simulation forms checked exact against
+# their synthesis forms (bench/sim/README.md)
+bench-sim: $(GEN_STAMP)
+	$(PY) bench/sim/bench_sim.py
 
 # one TX_COMMIT of 8 durable pages through the core, traced around the commit (bench/core/README.md)
 wave-core: $(GEN_STAMP)
