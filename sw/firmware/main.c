@@ -411,8 +411,7 @@ static void wl_step(void) {
     for (uint32_t i = 0; i < NBLK; i++)
         if (blk_state[i] == B_USED && (best < 0 || erase_cnt[i] < erase_cnt[(uint32_t)best])) best = (int)i;
     if (best < 0) return;
-    S.wl_static++;
-    gc_block((uint32_t)best / BLOCKS, (uint32_t)best % BLOCKS);
+    if (gc_block((uint32_t)best / BLOCKS, (uint32_t)best % BLOCKS) == ATS_OK) S.wl_static++;   // moves done
 }
 
 // ---- format (a blank device): factory bad-block scan, erase, first checkpoint
@@ -867,8 +866,9 @@ static void housekeeping(void) {
     for (uint32_t d = 0; d < NDIE; d++) {
         census();
         if (gc_on[d] || n_retired[d]) {
-            gc_step(d);
-            any = 1;
+            // a die with nothing to collect (every old block full of valid pages: cold data) does
+            // not hold off static wear levelling, which is what moves such blocks
+            if (gc_step(d) != ATS_E_NOSPACE) any = 1;
         }
     }
     if (!any) wl_step();
