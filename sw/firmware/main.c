@@ -30,7 +30,9 @@
 #define GC_HIGH 9u               // and stops when it has this many
 #define GC_URGENT 3u             // below this, the host's write-backs are held (wb_hold) until GC and a
                                  // checkpoint have brought the die back to GC_URGENT free blocks
-#define RELOC_RESERVE 2u         // GC copies a page only while the dies' plans hold this many blocks
+#define RELOC_RESERVE 2u         // GC starts a block only while the backend has this many erased blocks
+                                 // (plus one per PPB valid pages to copy): see room()
+#define HOST_ROOM (NDIE + 2u)    // below this many erased blocks for the backend, host write-backs wait
 #define WL_SPREAD 8u             // static wear levelling above this erase-count spread
 
 enum { B_FREE = 0, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT };   // block states (README "Block states")
@@ -67,6 +69,8 @@ static int census_dirty = 1;           // a block state / retire mark changed si
 static int wl_dirty = 1;               // an erase count or a bad block changed since wl_step looked
 static uint16_t n_free[NDIE];
 static uint8_t n_retired[NDIE];
+static uint8_t gc_none[NDIE];          // the last GC look at the die found no block worth collecting
+static int no_space;                   // write-backs held and no block can be freed (README "No space")
 // recovery / checkpoint scratch. NOINIT: not cleared at start (linker.ld .noinit), because every
 // use writes them first: l2p (recover sets every LPN), recs (the scan fills 0..n-1), rp_* (ats_replay
 // initialises what it reads), map_* (filled up to n_map before a checkpoint writes or parses them)
@@ -85,6 +89,8 @@ static struct {
     uint64_t ck_phase[4];                  // checkpoint cycles: drain, plan, mapping, NAND (console `log`)
     uint64_t gc_runs, gc_relocs, gc_stale, gc_erases, wl_static, erase_fail, grown_bad, factory_bad;
     uint64_t nreads, starved, gc_urgent;
+    uint64_t no_space, ckpt_fail;          // passes with no space (write-backs held for good), failed checkpoints
+    uint64_t shutdowns;                    // checkpoints asked for by a clean shutdown (ADM_SHUT_TAG)
     uint64_t boot_cycles;
 } S;
 
@@ -179,6 +185,19 @@ static void census(void) {
         n_free[d] = (uint16_t)f;
         n_retired[d] = (uint8_t)(r ? 1u : 0u);
     }
+}
+
+// erased blocks the backend can still open without a new checkpoint: the durable plans' blocks not
+// handed yet, and every die's next-block register that holds a block (BLK_NEED low). A lower bound
+// of the room for pages (the open blocks' last pages are not counted)
+static uint32_t room(void) {
+    const uint32_t need = ats_blk_need_read();
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < NDIE; d++) {
+        r += (uint32_t)(plan_ok[d] - plan_pos[d]);
+        r += ((need >> d) & 1u) ? 0u : 1u;
+    }
+    return r;
 }
 
 // planned (not yet handed) + erased blocks of die d
@@ -340,6 +359,10 @@ static int gc_block(uint32_t d, uint32_t b) {
     // (pages become invalid, never valid, while GC runs: no host write maps into an old block)
     const uint32_t v0 = valid_pages(d, b);
     const int empty = v0 == 0 && !blk_retire[bi(d, b)];   // nothing to move: erase only
+    // a block is started only when the backend has room for all its valid pages (and RELOC_RESERVE
+    // blocks more): a block left half-copied spends room and frees nothing (issue 34: with the room
+    // used up that way and no erased block left, GC copied nothing and the host waited for good)
+    if (v0 != 0 && room() < RELOC_RESERVE + (v0 + PPB - 1u) / PPB) return ATS_E_NOSPACE;
     uint32_t met = 0;
     for (uint32_t p = 0; p < PPB && !empty && (met < v0 || blk_retire[bi(d, b)]); p++) {
         fw_rsp_t r;
@@ -356,9 +379,7 @@ static int gc_block(uint32_t d, uint32_t b) {
         met++;
         // the copy goes to whichever die has room: never start one that could wait for a block
         // only a checkpoint can plan (the firmware would wait inside the RELOC: no checkpoint)
-        uint32_t left = 0;
-        for (uint32_t e = 0; e < NDIE; e++) left += (uint32_t)(plan_ok[e] - plan_pos[e]);
-        if (left < RELOC_RESERVE) return ATS_E_NOSPACE;
+        if (room() == 0) return ATS_E_NOSPACE;
         // the page is in the buffer (NREAD): RELOC streams it; applied only if still mapped there
         hal_fw_reloc(s.lpn, ppn, &r);
         if (r.status == 0) S.gc_relocs++;
@@ -380,24 +401,30 @@ static int gc_block(uint32_t d, uint32_t b) {
     return ATS_OK;
 }
 
-static int gc_step(uint32_t d) {
+// tight: write-backs are held for room (hold_wb): the block that costs the least room (greedy), and
+// no grown bad block with pages to move (moving them frees no block)
+static int gc_step(uint32_t d, int tight) {
     static uint32_t cand[BLOCKS], val[BLOCKS], age[BLOCKS];
     uint32_t n = 0;
     for (uint32_t b = 0; b < BLOCKS; b++) {
         if (blk_state[bi(d, b)] != B_USED) continue;
+        const uint32_t v = valid_pages(d, b);
+        if (tight && blk_retire[bi(d, b)] && v != 0) continue;
         cand[n] = b;
-        val[n] = valid_pages(d, b);
+        val[n] = v;
         age[n] = ckpt_no - blk_age[bi(d, b)];
         n++;
     }
-    int k = ats_gc_pick(gc_policy, val, age, n, PPB);
+    int k = ats_gc_pick(tight ? ATS_GC_GREEDY : gc_policy, val, age, n, PPB);
     for (uint32_t i = 0; i < n; i++)            // a grown bad block first: its pages move out
-        if (blk_retire[bi(d, cand[i])]) k = (int)i;
+        if (blk_retire[bi(d, cand[i])] && (!tight || val[i] == 0)) k = (int)i;
     // every old block full of valid pages: moving one frees nothing (static wear levelling moves
     // cold blocks, wl_step)
+    gc_none[d] = k < 0;
     if (k < 0) return ATS_E_NOSPACE;
-    S.gc_runs++;
-    return gc_block(d, cand[k]);
+    const int st = gc_block(d, cand[k]);
+    if (st == ATS_OK) S.gc_runs++;
+    return st;
 }
 
 // static wear levelling: when the spread is large, move the coldest old block (its data is cold)
@@ -659,8 +686,9 @@ static void cmd_status(void) {
     hal_printf("status: host %s, checkpoint %u in block %u, seq_base %llu, next_seq %llu, cpl_seq %llu\n",
                hal_ctrl_host_en() ? "enabled" : "disabled", ckpt_no, ck_blk, (unsigned long long)ck_seq_base,
                (unsigned long long)hal_next_seq(), (unsigned long long)hal_cpl_seq());
-    hal_printf("blocks: free %u plan %u open %u used %u bad %u ckpt %u; GC policy %s\n", cnt[0], cnt[1], cnt[2],
-               cnt[3], cnt[4], cnt[5], gc_policy == ATS_GC_GREEDY ? "greedy" : "cost-benefit");
+    hal_printf("blocks: free %u plan %u open %u used %u bad %u ckpt %u; GC policy %s; room %u%s%s\n", cnt[0], cnt[1],
+               cnt[2], cnt[3], cnt[4], cnt[5], gc_policy == ATS_GC_GREEDY ? "greedy" : "cost-benefit", room(),
+               hold_wb ? ", write-backs held" : "", no_space ? ", no space" : "");
 }
 
 static void cmd_stats(void) {
@@ -674,11 +702,11 @@ static void cmd_stats(void) {
                (unsigned long long)S.nreads, ats_cnt_ecc_corr_read(), ats_cnt_prog_fail_read(),
                ats_cnt_read_err_read(), ats_cnt_erases_read(), ats_cnt_relocs_read());
     hal_printf("stats: gc_runs %llu gc_relocs %llu gc_stale %llu gc_erases %llu wl_static %llu erase_min %u erase_max %u "
-               "grown_bad %llu factory_bad %llu starved %llu gc_urgent %llu\n",
+               "grown_bad %llu factory_bad %llu starved %llu gc_urgent %llu no_space %llu ckpt_fail %llu\n",
                (unsigned long long)S.gc_runs, (unsigned long long)S.gc_relocs, (unsigned long long)S.gc_stale,
                (unsigned long long)S.gc_erases, (unsigned long long)S.wl_static, emin, emax,
                (unsigned long long)S.grown_bad, (unsigned long long)S.factory_bad, (unsigned long long)S.starved,
-               (unsigned long long)S.gc_urgent);
+               (unsigned long long)S.gc_urgent, (unsigned long long)S.no_space, (unsigned long long)S.ckpt_fail);
     hal_printf("stats: recoveries %llu recovery_cycles %llu recovery_pages %llu recovery_records %llu checkpoints %llu "
                "ckpt_pages %llu ckpt_cycles %llu proto_err %u\n",
                (unsigned long long)S.recoveries, (unsigned long long)S.recovery_cycles,
@@ -770,6 +798,8 @@ static void console(void) {
 #define ADM_IDENTIFY 9u
 #define ADM_GET_LOG 10u
 #define ADM_MAGIC 0x41545344u      // "DSTA" in memory order: the answer is an atomssd one
+#define ADM_SHUT_TAG 0xFFu         // a GET_LOG with this tag: a checkpoint first (the NVMe front end's
+                                   // clean shutdown, docs/host-interface.md "Shutdown")
 static uint32_t adm_w[ATS_ADM_WORDS];
 
 static void adm_put64(uint32_t k, uint64_t v) {
@@ -781,6 +811,17 @@ static void admin(void) {
     const uint32_t a = ats_adm_read();
     if (!((a >> CSR_ATS_ADM_PENDING_OFFSET) & 1u)) return;
     const uint32_t op = (a >> CSR_ATS_ADM_OP_OFFSET) & 0xFu;
+    const uint32_t tag = (a >> CSR_ATS_ADM_TAG_OFFSET) & 0xFFu;
+    if (op == ADM_GET_LOG && tag == ADM_SHUT_TAG) {
+        // clean shutdown: the host's FLUSH has completed; a checkpoint now, so that the next power-on
+        // replays no log (recovery reads the checkpoint and the open blocks only); then the answer,
+        // whose completion lets the front end report the shutdown complete (CSTS.SHST = 2)
+        int st = ATS_E_STATE;
+        for (int i = 0; i < 3 && st != ATS_OK; i++) st = ckpt_write();
+        S.shutdowns++;
+        if (st != ATS_OK) S.ckpt_fail++;
+        hal_printf("shutdown: checkpoint %u: %d\n", ckpt_no, st);
+    }
     memset(adm_w, 0, sizeof adm_w);
     uint32_t n = 0;
     if (op == ADM_IDENTIFY) {
@@ -797,7 +838,8 @@ static void admin(void) {
                               ats_cnt_prog_fail_read(), ats_cnt_read_err_read(), ats_cnt_erases_read(), S.gc_runs,
                               S.gc_relocs, S.gc_erases, S.wl_static, S.grown_bad, S.factory_bad, S.recoveries,
                               S.recovery_cycles, S.recovery_pages, S.recovery_records, S.checkpoints, S.ckpt_pages,
-                              emin, emax, S.gc_urgent, S.starved, hal_cycles(), ATS_SYS_CLK_HZ};
+                              emin, emax, S.gc_urgent, S.starved, hal_cycles(), ATS_SYS_CLK_HZ, S.no_space,
+                              S.ckpt_fail, S.shutdowns};
         n = 2u * (sizeof v / sizeof v[0]);
         for (uint32_t k = 0; k < n / 2u; k++) adm_put64(k, v[k]);
     } else {
@@ -817,6 +859,14 @@ static void wait_hook(void) {
     if (!supply_ok) return;
     supply();
     take_bad();
+    // the host's write-backs wait as soon as the room runs short, not only at the next housekeeping
+    // pass: a checkpoint's mapping read or a GC block takes hundreds of thousands of cycles, in which
+    // the host used up every planned block (issue 34: the next checkpoint's drain then waited for a
+    // block that only that checkpoint could plan). Released by housekeeping only
+    if (!hold_wb && room() < HOST_ROOM) {
+        hold_wb = 1;
+        hal_ctrl(hal_ctrl_host_en(), 1);
+    }
 }
 
 static void housekeeping(void) {
@@ -836,13 +886,13 @@ static void housekeeping(void) {
     // accepted before the next checkpoint's drain must all find a block, or the drain never ends
     // (the checkpoint that would plan the erased blocks waits for them: a deadlock seen under a
     // full-device fill when the host used up the last planned blocks between two passes)
-    int urgent = 0;
-    uint32_t planned = 0;
-    for (uint32_t d = 0; d < NDIE; d++) {
-        urgent |= free_count(d) < GC_URGENT;
-        planned += (uint32_t)(plan_ok[d] - plan_pos[d]);
-    }
-    urgent |= planned < RELOC_RESERVE + 1u;
+    // (a die whose old blocks are all full of valid pages does not count: GC cannot help it, and the
+    // backend writes to the other dies). And while the backend has fewer than HOST_ROOM erased
+    // blocks (room(): the durable plans and the dies' next-block registers): GC needs
+    // RELOC_RESERVE + 1 of them to copy a block, and the write-backs accepted before a hold
+    // (WIN at most, and program failures close blocks) must still find one
+    int urgent = room() < HOST_ROOM;
+    for (uint32_t d = 0; d < NDIE; d++) urgent |= free_count(d) < GC_URGENT && !gc_none[d];
     if (urgent != hold_wb) {
         hold_wb = urgent;
         hal_ctrl(1, (uint32_t)hold_wb);
@@ -851,27 +901,65 @@ static void housekeeping(void) {
     // checkpoint: the log grows long, or a die's plan runs low and a checkpoint would give it more:
     // erased blocks wait for a plan (GC started GC_LOW - PLAN_LOW blocks earlier: they come in a
     // batch), or handed blocks wait to become old data that GC may collect
+    // Also while write-backs are held and erased blocks wait for a plan (they are room only once a
+    // checkpoint plans them): in batches of NDIE blocks while GC can go on collecting, at once when the
+    // room is too short for another GC block or the last pass collected none
+    static int gc_moved;                   // the last pass collected a block
     int ck = (hal_next_seq() - ck_scan_from) >= LOG_CKPT;
-    for (uint32_t d = 0; d < NDIE && !ck; d++) {
-        if ((uint32_t)(plan_len[d] - plan_pos[d]) >= PLAN_LOW) continue;
-        ck |= hl_len[d] > 2u;
-        ck |= free_count(d) > (uint32_t)(plan_len[d] - plan_pos[d]);   // erased blocks wait
+    if (hold_wb && !ck) {
+        uint32_t wait = 0;
+        for (uint32_t d = 0; d < NDIE; d++)
+            if ((uint32_t)(plan_len[d] - plan_pos[d]) < PLAN_TAIL) wait += free_count(d) - (uint32_t)(plan_len[d] - plan_pos[d]);
+        ck = wait != 0 && (wait >= NDIE || !gc_moved || room() < RELOC_RESERVE + 2u);
     }
+    for (uint32_t d = 0; d < NDIE && !ck; d++) {
+        const uint32_t left = (uint32_t)(plan_len[d] - plan_pos[d]);
+        if (left >= PLAN_LOW) continue;
+        ck |= hl_len[d] > 2u;
+        ck |= !hold_wb && free_count(d) > left;   // erased blocks wait (while held: the batches above)
+    }
+    int progress = 0;
     if (ck) {
         int st = ckpt_write();
-        if (st != ATS_OK) hal_printf("checkpoint failed: %d\n", st);
+        if (st != ATS_OK) {
+            S.ckpt_fail++;
+            hal_printf("checkpoint failed: %d\n", st);
+        }
     }
-    // GC: one block on every die with GC on (or a grown bad block to move out of)
+    // GC: one block on every die with GC on (or a grown bad block to move out of); every die while
+    // write-backs are held
     int any = 0;
     for (uint32_t d = 0; d < NDIE; d++) {
         census();
-        if (gc_on[d] || n_retired[d]) {
+        if (gc_on[d] || n_retired[d] || hold_wb) {
             // a die with nothing to collect (every old block full of valid pages: cold data) does
             // not hold off static wear levelling, which is what moves such blocks
-            if (gc_step(d) != ATS_E_NOSPACE) any = 1;
+            const int st = gc_step(d, hold_wb);
+            progress |= st == ATS_OK;
+            if (st != ATS_E_NOSPACE) any = 1;
         }
     }
     if (!any) wl_step();
+    gc_moved = progress;
+    // no space (README "No space"): write-backs held, no block collected, no erased block waiting for
+    // a plan, three passes in a row: the device cannot write any more (its good blocks hold valid
+    // pages or too little room is left to move them). Said once on the console; counted (GET_LOG)
+    static uint32_t stuck;
+    census();
+    uint32_t waiting = 0;
+    for (uint32_t d = 0; d < NDIE; d++) waiting += n_free[d];
+    if (hold_wb && !progress && waiting == 0) {
+        if (stuck < 3u && ++stuck == 3u) {
+            no_space = 1;
+            hal_printf("no space: write-backs held, no block can be freed (%u bad blocks, room %u)\n", n_bad,
+                       room());
+        }
+    } else {
+        if (no_space) hal_puts("no space: cleared\n");
+        stuck = 0;
+        no_space = 0;
+    }
+    S.no_space += (uint64_t)no_space;
 }
 
 int main(void) {

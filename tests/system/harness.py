@@ -78,6 +78,7 @@ def parse_fw_stats(text: str) -> dict:
 class System:
     def __init__(self, workdir: Path, seed: int, faults: str = "", cfg_name: str = "sim", template: Path | None = None):
         self.exe, self.fw, self.cfg = build(cfg_name)
+        self.fw = os.environ.get("ATS_SYS_FW") or self.fw    # another firmware image (e.g. an older one, to bisect)
         self.dir = Path(workdir).resolve()      # the simulator runs there: image paths must be absolute
         self.dir.mkdir(parents=True, exist_ok=True)
         self.rng = random.Random(seed)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Sums the system power-cut campaigns of the last run (build/system/campaign_<seed>.json): cuts,
+"""Sums the system power-cut campaigns of the last run (build/system/campaign_<seed>.json, and
+campaign_gb<seed>.json of test_gc_wear.py's GC under program failures): cuts,
 recoveries, cuts inside recovery, oracle checks, violations; exits 1 on any violation."""
 import json
 import sys
@@ -28,5 +29,6 @@ print(f"system campaign ({len(files)} seeds): {tot.get('cuts', 0)} cuts ({tot.ge
       f"{tot.get('flushes', 0)} FLUSH, {tot.get('rflushes', 0)} RFLUSH, {tot.get('trims', 0)} TRIM; max recovery "
       f"{mx.get('max_recovery_pages', 0)} pages, {mx.get('max_recovery_cycles', 0)} cycles; "
       f"{tot.get('aged_seeds', 0)} seeds from an aged device; {tot.get('relocs_replayed', 0)} GC relocations "
-      f"in the logs recoveries replayed")
+      f"in the logs recoveries replayed; {tot.get('grown_bad_seeds', 0)} seeds under program failures with GC "
+      f"({tot.get('grown_bad', 0)} grown bad blocks)")
 sys.exit(1 if tot.get("violations", 0) else 0)

@@ -15,7 +15,7 @@ import harness  # noqa: E402
 from test_system import template  # noqa: E402,F401  (the session's formatted device)
 
 sys.path.insert(0, str(harness.ROOT / "sw" / "host"))
-from atomssd.device import decode_identify, decode_log  # noqa: E402
+from atomssd.device import LOG_FIELDS, decode_identify, decode_log  # noqa: E402
 
 
 def test_identify_get_log(template, tmp_path):
@@ -60,8 +60,10 @@ def test_identify_get_log(template, tmp_path):
             assert p.data[64:] == bytes(512 - 64), "IDENTIFY: bytes past the fields not 0"
             seen += 1
         elif p.op == harness.OP["GET_LOG"]:
-            assert p.cpl.result == 224 and p.data[224:] == bytes(512 - 224)
+            n = 8 * len(LOG_FIELDS)                    # 248 bytes: 31 counters
+            assert p.cpl.result == n and p.data[n:] == bytes(512 - n)
             lg = decode_log(p.data)
+            assert lg["no_space"] == 0 and lg["ckpt_fail"] == 0 and lg["shutdowns"] == 0
             assert log0["host_pages"] <= lg["host_pages"] <= log0["host_pages"] + wrote
             seen += 1
     assert seen == len(admins)
