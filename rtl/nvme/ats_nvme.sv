@@ -27,6 +27,7 @@ module ats_nvme #(
     parameter int          NQ         = 4,
     parameter int          QSIZE      = 256,
     parameter int          QDEPTH     = 32,
+    parameter bit          SHUT_CKPT  = 1'b0,       // shutdown: the firmware's checkpoint after the FLUSH (ats_nvme_cmd)
     parameter int          PAGE_BYTES = 4096,
     parameter logic [63:0] NUM_LBAS   = 64'd16384,
     parameter int          TAGS       = 8,
@@ -336,7 +337,7 @@ module ats_nvme #(
     logic cpl_adm, c_cpl_ready, lwr_valid, lwr_ready;
     logic cmd_idle_c;
 
-    ats_nvme_cmd #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES)) u_cmd (
+    ats_nvme_cmd #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .SHUT_CKPT(SHUT_CKPT)) u_cmd (
         .clk, .rst,
         .s_sqe_valid(sqe_valid), .s_sqe_ready(sqe_ready), .s_sqe_data(sqe_data), .s_sqe_sqid(sqe_sqid),
         .s_sqe_cqid(sqe_cqid), .s_sqe_sqhd(sqe_sqhd), .s_sqe_prio(sqe_prio),

@@ -17,7 +17,10 @@
 // status Data Transfer Error. The slot is freed when the CQE is acknowledged.
 //
 // Shutdown: m_flush from the queue manager (asked once idle) is one FLUSH with tag 0; its
-// completion answers s_flush_done, not a CQE.
+// completion answers s_flush_done, not a CQE. With SHUT_CKPT the FLUSH's completion is followed by
+// one GET_LOG with tag 8'hFF (SHUT_TAG) and dptr 0x8000_0000 (the admin answer buffer): the
+// firmware takes a checkpoint before it answers that one (docs/host-interface.md "Shutdown"), and
+// its completion answers s_flush_done.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -27,6 +30,7 @@ module ats_nvme_cmd #(
     parameter int QW         = $clog2(NQ + 1),
     parameter int QDEPTH     = 32,                 // I/O slots (the core's tags 0..QDEPTH-1)
     parameter int PAGE_BYTES = 4096,               // LBA size
+    parameter bit SHUT_CKPT  = 1'b0,               // shutdown: FLUSH, then the firmware's checkpoint
     parameter int SW         = $clog2(QDEPTH + 1)  // slot index width at ats_nvme_prp (QDEPTH + 1 slots)
 ) (
     input  wire logic          clk,
@@ -291,6 +295,10 @@ module ats_nvme_cmd #(
     logic flush_sent_q;
     assign f_load = m_flush && !flush_sent_q && d_q == D_IDLE && cmd_free && !d_load && !t_load &&
                     !busy_q[0];
+    // SHUT_CKPT: the checkpoint request (GET_LOG, SHUT_TAG) once the shutdown FLUSH has completed
+    localparam logic [7:0] SHUT_TAG = 8'hFF;
+    logic ck_pend_q, ck_wait_q, k_load;
+    assign k_load = SHUT_CKPT && m_flush && ck_pend_q && d_q == D_IDLE && cmd_free && !d_load && !t_load;
 
     // the slot a decoder completion (no descriptor) finishes, in D_FIN
     always_ff @(posedge clk) begin
@@ -403,7 +411,7 @@ module ats_nvme_cmd #(
 
     // ---------------------------------------------------------------- descriptor register
     always_ff @(posedge clk) begin
-        if (d_load || t_load || f_load) begin
+        if (d_load || t_load || f_load || k_load) begin
             // fields a descriptor does not define are 0 (§1.8a); the cases below set the others
             m_cmd_valid <= 1'b1;
             m_cmd_op <= OP_FLUSH; m_cmd_tag <= '0; m_cmd_prio <= '0;
@@ -455,6 +463,9 @@ module ats_nvme_cmd #(
             m_cmd_nlb  <= 16'(r_len[t_r] - 32'd1);
         end
         // f_load: the shutdown FLUSH, tag 0, every other field 0 (the defaults above)
+        if (k_load) begin
+            m_cmd_op <= 4'd10; m_cmd_tag <= SHUT_TAG; m_cmd_dptr <= 32'h8000_0000;   // GET_LOG
+        end
         if (rst) m_cmd_valid <= 1'b0;
     end
 
@@ -585,11 +596,19 @@ module ats_nvme_cmd #(
     end
 
     always_ff @(posedge clk) begin
-        s_flush_done <= cpl_take && s_cpl_tag == 8'd0 && shut_q[0];
+        s_flush_done <= SHUT_CKPT ? cpl_take && s_cpl_tag == SHUT_TAG && ck_wait_q
+                                  : cpl_take && s_cpl_tag == 8'd0 && shut_q[0];
+        if (cpl_take && s_cpl_tag == 8'd0 && shut_q[0]) ck_pend_q <= SHUT_CKPT;
+        if (k_load) begin
+            ck_pend_q <= 1'b0; ck_wait_q <= 1'b1;
+        end
+        if (cpl_take && s_cpl_tag == SHUT_TAG) ck_wait_q <= 1'b0;
         if (f_load) flush_sent_q <= 1'b1;
-        if (!m_flush) flush_sent_q <= 1'b0;
+        if (!m_flush) begin
+            flush_sent_q <= 1'b0; ck_pend_q <= 1'b0; ck_wait_q <= 1'b0;
+        end
         if (rst) begin
-            s_flush_done <= 1'b0; flush_sent_q <= 1'b0;
+            s_flush_done <= 1'b0; flush_sent_q <= 1'b0; ck_pend_q <= 1'b0; ck_wait_q <= 1'b0;
         end
     end
 

@@ -102,7 +102,8 @@ module ats_soc_nvme_sim_top #(
         .uart_tx_valid, .uart_tx_ready, .uart_tx_data, .uart_rx_valid, .uart_rx_ready, .uart_rx_data, .viol_total
     );
 
-    ats_nvme #(.NQ(NQ), .QSIZE(QSIZE), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(64'(NUM_LBAS))) u_nvme (
+    ats_nvme #(.NQ(NQ), .QSIZE(QSIZE), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(64'(NUM_LBAS)),
+               .SHUT_CKPT(1'b1)) u_nvme (   // shutdown: FLUSH, then the firmware's checkpoint
         .clk, .rst,
         .s_axis_cq_tdata, .s_axis_cq_tkeep, .s_axis_cq_tlast, .s_axis_cq_tuser, .s_axis_cq_tvalid, .s_axis_cq_tready,
         .m_axis_cc_tdata, .m_axis_cc_tkeep, .m_axis_cc_tlast, .m_axis_cc_tuser, .m_axis_cc_tvalid, .m_axis_cc_tready,
