@@ -12,8 +12,8 @@ and that every LBA reads its latest version (through the device, and on flash af
 the oracle). Figures: build/system/wear_static.json.
 
 Aged device: the pool of blocks the hot data cycles through would need WL_SPREAD + 1 erases each
-(about 9 x 78 blocks x 16 pages = 11,000 host pages in the sim configuration, ~20 minutes of one
-core) before the threshold is crossed. In `make test` the history is shortened: after the cold fill
+(about 9 x 54 blocks x 16 pages = 7,800 hot pages here, over 10 minutes of one core) before the
+threshold is crossed. In `make test` the history is shortened: after the cold fill
 the device is powered off and the erase counts of its newest checkpoint (persisted, read back by
 recovery: docs/persistence.md section 5) are set to WL_SPREAD for every good block that holds no
 mapped page, as if the pool had already cycled that often while the cold data sat; the rest of the
