@@ -146,10 +146,14 @@ async def parity_and_edges(dut):
     await tb.run()
 
 
-@pytest.mark.parametrize("m,t,k", CONFIGS)
-def test_ats_bch_dec(m, t, k):
+# "synth": the RTL's synthesis form of the decoder and BM (`ATS_SYNTH_FORM`, what Yosys builds) on
+# the product configuration; the other items run the simulation form (rtl/nand/README_ecc.md)
+@pytest.mark.parametrize("m,t,k,form", [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
+def test_ats_bch_dec(m, t, k, form):
     run(toplevel="ats_bch_dec",
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nand/ats_gf_pkg.sv",
                  ROOT / "rtl/nand/ats_bch_bm.sv", ROOT / "rtl/nand/ats_bch_dec.sv"],
-        test_module="test_ats_bch_dec", test_dir=Path(__file__).parent, build_key=f"m{m}_t{t}_k{k}",
+        test_module="test_ats_bch_dec", test_dir=Path(__file__).parent,
+        build_key=f"m{m}_t{t}_k{k}" + ("_synthform" if form == "synth" else ""),
+        build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,
         parameters={"M": m, "T": t, "K": k}, extra_env={"ATS_BCH": f"{m},{t},{k}"})

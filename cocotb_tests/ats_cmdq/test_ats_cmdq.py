@@ -497,13 +497,18 @@ CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("cfg", list(CONFIGS))
+# "d4_synth": the RTL's synthesis form (`ATS_SYNTH_FORM`, what Yosys builds); the other items run
+# the simulation form (the default of a simulator build, rtl/cmdq/README.md "Simulation cost")
+@pytest.mark.parametrize("cfg", list(CONFIGS) + ["d4_synth"])
 def test_ats_cmdq(cfg):
+    synth_form = cfg.endswith("_synth")
+    cfg = cfg.removesuffix("_synth")
     # ATS_CMDQ_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_CMDQ_SRC")
     run(toplevel="ats_cmdq", sources=[Path(src).resolve() if src else ROOT / "rtl/cmdq/ats_cmdq.sv"],
         test_module="test_ats_cmdq", test_dir=HERE,
-        build_key=cfg + ("_" + Path(src).parent.name if src else ""), parameters=CONFIGS[cfg],
+        build_key=cfg + ("_" + Path(src).parent.name if src else "") + ("_synthform" if synth_form else ""),
+        build_args=["+define+ATS_SYNTH_FORM"] if synth_form else None, parameters=CONFIGS[cfg],
         waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}

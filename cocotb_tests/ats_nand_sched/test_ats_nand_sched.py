@@ -443,10 +443,15 @@ async def run_reset_midway(dut):
 CONFIGS = [(2, 2, 8, 8), (3, 3, 12, 16), (8, 4, 32, 16)]
 
 
-@pytest.mark.parametrize("nch,nways,depth,stamp_w", CONFIGS)
-def test_ats_nand_sched(nch, nways, depth, stamp_w):
+# "synth": the RTL's synthesis form (`ATS_SYNTH_FORM`, what Yosys builds) on the first configuration;
+# the other items run the simulation form (the default of a simulator build, rtl/nand/README_sched.md)
+@pytest.mark.parametrize("nch,nways,depth,stamp_w,form",
+                         [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
+def test_ats_nand_sched(nch, nways, depth, stamp_w, form):
     run(toplevel="ats_nand_sched", sources=[ROOT / "rtl/nand/ats_nand_sched.sv"],
-        test_module="test_ats_nand_sched", test_dir=HERE, build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}",
+        test_module="test_ats_nand_sched", test_dir=HERE,
+        build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}" + ("_synthform" if form == "synth" else ""),
+        build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,
         parameters={"NUM_CHAN": nch, "NUM_WAYS": nways, "DEPTH": depth, "STAMP_W": stamp_w},
         extra_env={"ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}
