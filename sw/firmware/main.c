@@ -30,8 +30,9 @@
 #define GC_HIGH 9u               // and stops when it has this many
 #define GC_URGENT 3u             // below this, the host's write-backs are held (wb_hold) until GC and a
                                  // checkpoint have brought the die back to GC_URGENT free blocks
-#define RELOC_RESERVE 2u         // GC starts a block only while the backend has this many erased blocks
-                                 // (plus one per PPB valid pages to copy): see room()
+#define RELOC_RESERVE 2u         // a checkpoint plans the erased blocks GC made at once below this room + 2
+#define GC_SLACK (ATS_WIN + PPB / 2u)   // GC starts a block only when room() * PPB holds its valid pages
+                                 // and this many more (write-backs accepted before the hold, a failure)
 #define HOST_ROOM (NDIE + 2u)    // below this many erased blocks for the backend, host write-backs wait
 #define WL_SPREAD 8u             // static wear levelling above this erase-count spread
 
@@ -359,10 +360,11 @@ static int gc_block(uint32_t d, uint32_t b) {
     // (pages become invalid, never valid, while GC runs: no host write maps into an old block)
     const uint32_t v0 = valid_pages(d, b);
     const int empty = v0 == 0 && !blk_retire[bi(d, b)];   // nothing to move: erase only
-    // a block is started only when the backend has room for all its valid pages (and RELOC_RESERVE
-    // blocks more): a block left half-copied spends room and frees nothing (issue 34: with the room
-    // used up that way and no erased block left, GC copied nothing and the host waited for good)
-    if (v0 != 0 && room() < RELOC_RESERVE + (v0 + PPB - 1u) / PPB) return ATS_E_NOSPACE;
+    // a block is started only when the backend has room for all its valid pages (and GC_SLACK pages
+    // more; a block is opened only when the one before is full, so room() blocks hold room() * PPB
+    // pages): a block left half-copied spends room and frees nothing (issue 34: with the room used
+    // up that way and no erased block left, GC copied nothing and the host waited for good)
+    if (v0 != 0 && room() * PPB < v0 + GC_SLACK) return ATS_E_NOSPACE;
     uint32_t met = 0;
     for (uint32_t p = 0; p < PPB && !empty && (met < v0 || blk_retire[bi(d, b)]); p++) {
         fw_rsp_t r;

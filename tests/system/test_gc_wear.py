@@ -71,7 +71,7 @@ def _fw_view(sysm) -> str:
 @pytest.mark.parametrize("seed", BAD_SEEDS)
 def test_gc_grown_bad(template, tmp_path, seed):
     """Random writes over every LBA with GC running and 1.5 % of programs failing (each failure a
-    grown bad block), until at least 3 capacities are written (4 under ATS_LONG): the device keeps
+    grown bad block), 3 capacities: the device keeps
     completing writes (before the fix it stopped for good after about two capacities with a few
     grown bad blocks: every plan empty, no erased block, GC copying nothing; `checkpoint failed: -7`),
     every LBA then reads its latest version, and power cuts with GC running under the same faults
@@ -81,7 +81,7 @@ def test_gc_grown_bad(template, tmp_path, seed):
     nlba = sysm.model.nlba
     lbas = list(range(nlba))
     st = {}
-    for rnd in range(4 if LONG else 3):
+    for rnd in range(3):
         c0 = sysm.hp.cycle
         try:
             st = harness.fill(sysm, nlba, lbas)
