@@ -990,7 +990,13 @@ int main(void) {
         for (;;) console();
     }
     S.boot_cycles = hal_cycles() - t0;
-    hal_ctrl(1, 0);
+    // the host comes in with write-backs held when the room is short (a recovery of a device that was
+    // short of blocks plans no erased block): write-backs accepted now would wait for a block that
+    // only the next checkpoint can plan, and that checkpoint's drain would wait for them (issue 34,
+    // test_system seed 20: `checkpoint failed: -7` after a cut). GC and checkpoints make room first
+    supply();
+    hold_wb = room() < HOST_ROOM;
+    hal_ctrl(1, (uint32_t)hold_wb);
     hal_printf("ready (boot %llu cycles)\n> ", (unsigned long long)S.boot_cycles);
     for (;;) {
         housekeeping();
