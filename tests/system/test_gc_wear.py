@@ -18,13 +18,9 @@ import harness  # noqa: E402
 from test_system import template  # noqa: E402,F401  (the session's formatted device)
 
 
-def test_gc_wear(template, tmp_path):
-    sysm = harness.System(tmp_path, 77, template=template)
-    assert sysm.start()
-    nlba = sysm.model.nlba
-    lbas = list(range(nlba))
-    st = harness.fill(sysm, 3 * nlba, lbas)
-    # every written LBA reads its latest version (the data path under GC)
+def _check_latest(sysm, lbas) -> dict:
+    """READ every LBA of `lbas`: each must complete OK with its latest version in the oracle (zeros
+    when never written). Returns lba -> that version (None when never written)."""
     shown = {}
     for lba in lbas:
         while not sysm.dev.free_tags:
@@ -38,6 +34,17 @@ def test_gc_wear(template, tmp_path):
         assert p.cpl.status == 0 and p.data == exp, f"lba {lba}: status {p.cpl.status:#x}, wrong data after GC"
         shown[lba] = latest
     sysm.dev.done.clear()
+    return shown
+
+
+def test_gc_wear(template, tmp_path):
+    sysm = harness.System(tmp_path, 77, template=template)
+    assert sysm.start()
+    nlba = sysm.model.nlba
+    lbas = list(range(nlba))
+    st = harness.fill(sysm, 3 * nlba, lbas)
+    # every written LBA reads its latest version (the data path under GC)
+    shown = _check_latest(sysm, lbas)
     wa = st["nand_programs"] / max(1, st["host_pages"])
     spread = st["erase_max"] - st["erase_min"]
     rec = dict(host_pages=st["host_pages"], nand_programs=st["nand_programs"], write_amplification=round(wa, 3),
@@ -94,17 +101,7 @@ def test_gc_grown_bad(template, tmp_path, seed):
     assert st.get("grown_bad", 0) >= 3 and st.get("gc_relocs", 0) > 0, st
     assert st.get("ckpt_fail", 0) == 0, f"seed {seed}: checkpoints failed:\n{_fw_view(sysm)}"
     # every LBA holds its latest version (the model's), the data path after GC around bad blocks
-    for lba in lbas:
-        while not sysm.dev.free_tags:
-            sysm.dev.poll(200_000)
-        sysm.dev.submit(harness.OP["READ"], lba, 0, lba_check=lba)
-    sysm.dev.drain(100_000_000)
-    for p in sysm.dev.done:
-        lba = p.user["lba_check"]
-        latest = sysm.model.vers[lba][-1] if lba in sysm.model.vers else None
-        exp = harness.page_bytes_for(lba, latest.version, 0, sysm.model.page_bytes) if latest else bytes(sysm.model.page_bytes)
-        assert p.cpl.status == 0 and p.data == exp, f"lba {lba}: status {p.cpl.status:#x}, wrong data after GC"
-    sysm.dev.done.clear()
+    _check_latest(sysm, lbas)
     # power cuts with GC running around grown bad blocks, under the same program failures
     harness.settle(sysm)
     cs = sysm.campaign(30 if LONG else 8, lbas, cmds=(60, 120), recovery_cut_p=0.2)
