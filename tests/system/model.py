@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Host-side model and invariant checker of the system tests (plain Python, written from the design
-brief's invariants and docs/architecture.md, never from the RTL or the firmware).
+"""Host-side model and invariant checker of the system tests (plain Python, written from
+docs/invariants.md and docs/architecture.md, never from the RTL or the firmware).
 
 Every page the tests write carries its identity: `ATSD`, lba, version, txid, then filler bytes that
 are a function of (lba, version), so a read tells which write it returns (or zeros: never written,
