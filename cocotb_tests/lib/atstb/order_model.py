@@ -1,5 +1,5 @@
 """End-to-end reference model of the command queue + write buffer pair (ats_cmdq -> ats_wbuf), plain
-Python, written from the design brief (Commands; INV-QUEUE, INV-ORDER, INV-DUR, INV-LBA) and the
+Python, written from the design brief (Commands), docs/invariants.md (INV-QUEUE, INV-ORDER, INV-DUR, INV-LBA) and the
 contracts in docs/architecture.md sections 1, 2, 4, 9 and rtl/cmdq/README.md ("Validation",
 "Ordering", "Epochs"). It does not reuse the block models (cmdq_model, wbuf_model) nor any RTL
 structure: it only knows descriptors, events (accepted on s_cmd, dispatched on the internal m_disp,

@@ -1,5 +1,5 @@
 """Independent reference model of the write buffer's visible behaviour and of durability, written
-from the design brief (INV-DUR, INV-ORDER, INV-LBA) and docs/architecture.md sections 1, 2, 9.
+from docs/invariants.md (INV-DUR, INV-ORDER, INV-LBA) and docs/architecture.md sections 1, 2, 9.
 Plain Python: dicts of versions, no knowledge of slots, FIFOs or the RTL's writeback choices.
 
 - Every WRITE or TRIM command gets a global version number; page p of a WRITE of LBA L, version v
