@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth clean distclean
+.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -31,6 +31,7 @@ help:
 	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make synth-soc   the whole SoC (default device 4 x 2, VexRiscv, LiteDRAM controller) on the LFE5U-85F -> build/synth/summary.json 'soc'"
+	@echo "make results    docs/results.md from docs/results/*.json (tools/results.py; update an area from a bench JSON first)"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
 # ---- setup: runs once (stamp), again when its inputs change --------------------------------------
@@ -70,6 +71,12 @@ sim-soc: $(GEN_STAMP)
 # docs/registers.md is the sim configuration's generated register document (soc/regmap.py)
 regs: sim-soc
 	cp build/soc/sim/registers.md docs/registers.md
+
+# docs/results.md, the current figures, is rendered from docs/results/*.json (tools/results.py;
+# `python tools/results.py update <area> build/bench/<x>.json` refreshes an area from a bench run);
+# tests/system/test_results_doc.py checks that it is current
+results:
+	$(PY) tools/results.py render
 
 test-rtl: $(GEN_STAMP) sim-soc
 	rm -rf build/system
