@@ -86,3 +86,55 @@ def test_update_synth_and_hand_rows(tmp_path):
     soc = next(r for r in before if r["figure"] == "`soc` (ats_soc)")
     assert rows["`soc` (ats_soc)"] == soc
     assert not results.problems(json.loads((data / "synth.json").read_text()))
+
+
+def _bench_outputs() -> list[tuple[str, str, dict]]:
+    """Minimal bench outputs of each area (the keys tools/results.py reads; values arbitrary)."""
+    f = {"iops": 1000.0, "limit_iops": 2000.0, "ratio": 0.5, "mbps": 4.1}
+    sata = {"sata": {"rand_write": f, "rand_read": f}, "nvme": {"rand_write": f, "rand_read": f},
+            "sata_over_nvme": {"write": 1.0, "read": 1.0}, "meta": {"commit": "d7648b2", "make": "make bench-sata",
+                                                                    "date_utc": "2026-11-25 10:00"}}
+    modes = ["orderless", "barrier", "wait_on_transfer", "transfer_and_flush"]
+    per = {"flush": [1.0, 2.0, 3.0], "rflush": [2.0, 3.0, 4.0]}
+    pt = {"recovery_ms": 1.0, "log_records": 1, "recovery_pages": 1, "full_scan_ms": 10.0, "speedup": 10.0,
+          "full_scan_bound_ms": 1.0, "speedup_vs_bound": 1.0}
+    ops = ("seq_read", "rand_read", "seq_program", "rand_program")
+    return [
+        ("remap", "remap.json", {"entries": [1, 8, 64, 512, 1024, 4096], "commit_cycles": [10] * 6,
+                                 "commit_ns": [1.0] * 6, "txssd_firmware_remap_us": 2474, "clock_mhz_used": 130.0,
+                                 "tx_lookup_cycles": 8, "lookups_per_cycle": 1.0,
+                                 "accepted_per_cycle_during_commit": 0.5}),
+        ("nand", "nand.json", {"config": [{"channels": c, "ways": 4, "op": o} for c in (1, 2, 4, 8) for o in ops],
+                               "mbps": [1.0] * 16, "limit_mbps": [1.0] * 16, "percent": [100.0] * 16}),
+        ("order", "order.json", {"iops": dict.fromkeys(modes, 1.0), "ratio_to_orderless": dict.fromkeys(modes, 1.0),
+                                 "mean_qd": dict.fromkeys(modes, 1.0), "barrier_over_orderless": 1.0}),
+        ("order", "rflush.json", {"fsync_period_kib": [4, 16, 64], "sync_iops": per, "nand_per_host": per}),
+        ("order", "rflush_s1024_c6.json", {"fsync_period_kib": [4, 16, 64], "sync_iops": per, "nand_per_host": per,
+                                           "tail_sync_iops": per, "tail_eventual_nand_per_host": per}),
+        ("core", "core.json", {"config": {"rd_slots": 16, "sched_depth": 16}, "rand_write_iops": 1.0,
+                               "limit_write_iops": 1.0, "rand_write_ratio": 1.0, "rand_read_iops": 1.0,
+                               "limit_read_iops": 1.0, "rand_read_ratio": 1.0, "barrier_over_orderless": 1.0,
+                               "tx_commit_cycles": {"1": 1, "8": 1, "64": 1}, "tx_commit_us": {"1": 1, "8": 1, "64": 1},
+                               "remap_commit_cycles": {"1": 1, "8": 1, "64": 1},
+                               "remap_commit_fit": {"a": 9.0, "b": 1.0, "met": True}}),
+        ("recovery", "recovery.json", {"capacity_sweep": [dict(pt, capacity_mib=c, writes=256) for c in (256, 1024, 4096)],
+                                       "log_sweep": [dict(pt, capacity_mib=256, writes=w) for w in (0, 1024)],
+                                       "speedup_at_largest": 100.0, "target_speedup": 30, "speedup_met": True,
+                                       "flatness_max_over_min": 1.1, "violations": 0, "commit": "50c729f"}),
+        ("sata", "sata.json", sata), ("nvme", "sata.json", sata)]
+
+
+def test_extractors_name_the_committed_rows(tmp_path):
+    """Each bench's output maps onto its area's committed rows: no row added (a renamed figure would
+    leave the old row stale beside the new one), every row still complete."""
+    for area, name, bench in _bench_outputs():
+        data = tmp_path / f"{area}_{name}"
+        data.mkdir()
+        shutil.copy(ROOT / "docs" / "results" / f"{area}.json", data / f"{area}.json")
+        before = [r["figure"] for r in _committed(area)["rows"]]
+        src = tmp_path / name
+        src.write_text(json.dumps(bench))
+        rows = results.update(area, src, commit="abcdef0", data_dir=data)
+        after = json.loads((data / f"{area}.json").read_text())
+        assert rows and [r["figure"] for r in after["rows"]] == before, (area, name)
+        assert not results.problems(after), (area, name)
