@@ -136,6 +136,16 @@ module ats_nand_subsys_tb #(
     );
     assign rb_n_all = 16'(rb_n) | ~16'((1 << NDIE) - 1);
 
+    // stream rules on every m_ port (rtl/common/ats_stream_check.sv; the block's merges and slices
+    // inside are checked by the binds at the end of this file)
+    ats_stream_check #(.W(19), .NAME("m_nfetch")) u_chk_nfetch (.clk, .rst, .valid(m_nfetch_valid),
+        .ready(m_nfetch_ready), .data({m_nfetch_chan, m_nfetch_tag, m_nfetch_slot}));
+    ats_stream_check #(.W(68), .NAME("m_ndata")) u_chk_ndata (.clk, .rst, .valid(m_ndata_valid),
+        .ready(m_ndata_ready), .data({m_ndata_data, m_ndata_last, m_ndata_tag, m_ndata_slot,
+                                      m_ndata_chan, m_ndata_widx}));
+    ats_stream_check #(.W(20), .NAME("m_ncpl")) u_chk_ncpl (.clk, .rst, .valid(m_ncpl_valid),
+        .ready(m_ncpl_ready), .data({m_ncpl_tag, m_ncpl_status, m_ncpl_corrected, m_ncpl_bad_mark}));
+
     // coverage (behavioural, test only)
     logic [NUM_CHAN-1:0] we_p, re_p;
     logic [4:0]          act [NUM_CHAN];
@@ -171,5 +181,14 @@ module ats_nand_subsys_tb #(
         if (!rst && err_spurious) spurious_cnt <= spurious_cnt + 32'd1;
     end
 endmodule
+
+// the stream rules inside ats_nand_subsys: the output of every merge and slice, and what the
+// channels hand to them (the slices' inputs)
+bind ats_nand_ssx_merge ats_stream_check #(.W(W + 1 + IDX_W), .NAME("ssx_merge m_")) u_chk_m (
+    .clk, .rst, .valid(m_valid), .ready(m_ready), .data({m_data, m_last, m_idx}));
+bind ats_nand_ssx_slice ats_stream_check #(.W(W), .NAME("ssx_slice m_")) u_chk_m (
+    .clk, .rst, .valid(m_valid), .ready(m_ready), .data(m_data));
+bind ats_nand_ssx_slice ats_stream_check #(.W(W), .NAME("ssx_slice s_")) u_chk_s (
+    .clk, .rst, .valid(s_valid), .ready(s_ready), .data(s_data));
 
 `resetall

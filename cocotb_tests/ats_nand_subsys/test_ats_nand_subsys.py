@@ -523,7 +523,7 @@ def _run(build_key, params, testcase, faults=None):
     srcs = [ROOT / line for line in (ROOT / "rtl/nand/ats_nand_subsys.f").read_text().split()]
     run(toplevel="ats_nand_subsys_tb",
         sources=srcs + [ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
-                        here / "ats_nand_subsys_tb.sv"],
+                        ROOT / "rtl/common/ats_stream_check.sv", here / "ats_nand_subsys_tb.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_subsys", test_dir=here, build_key=build_key, parameters=params,
         testcase=testcase, extra_env=env,

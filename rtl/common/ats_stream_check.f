@@ -1,0 +1,1 @@
+rtl/common/ats_stream_check.sv
