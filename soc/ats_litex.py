@@ -167,6 +167,11 @@ class AtomSSD(LiteXModule):
                      "(the firmware sets it after recovery); 0: the host port's cmd_ready is low"),
             CSRField("wb_hold", size=1, description="1: the backend accepts no new write-back "
                      "request (checkpoint: drain until cpl_seq = next_seq)"),
+            CSRField("no_space", size=1, description="1: no space (the firmware can free no block): "
+                     "commands that need the media to take new data (WRITE, DIFFWRITE, TRIM, FLUSH, "
+                     "RFLUSH, TX_COMMIT, TX_ABORT, FUA writes) complete with status NO_SPACE (0x13) "
+                     "instead of waiting, also those already waiting in the write buffer; reads keep "
+                     "working; 0: writes proceed (rtl/wbuf/README.md \"No space\")"),
         ])
         self.status = CSRStatus(description="Device status.", fields=[
             CSRField("init_done", size=1, description="remap tables cleared and every NAND die reset"),
@@ -387,7 +392,7 @@ class AtomSSD(LiteXModule):
             o_m_bad_valid=bad_v, i_m_bad_ready=bad_pop, o_m_bad_chan=self.bad.fields.chan,
             o_m_bad_way=self.bad.fields.way, o_m_bad_block=self.bad.fields.block,
             i_vc_addr=self.vc_addr.storage, o_vc_data=self.vc_data.status,
-            i_wb_hold=self.ctrl.fields.wb_hold, o_cpl_seq=self.cpl_seq.status,
+            i_wb_hold=self.ctrl.fields.wb_hold, i_no_space=self.ctrl.fields.no_space, o_cpl_seq=self.cpl_seq.status,
             i_txs_addr=self.txs_addr.storage, o_txs_open=self.txs.status, o_txs_seq=self.txs_seq.status,
             i_s_fw_valid=fw["valid"], o_s_fw_ready=fw["ready"], i_s_fw_op=fw["op"],
             i_s_fw_chan=fw["chan"], i_s_fw_way=fw["way"], i_s_fw_block=fw["block"],

@@ -243,6 +243,7 @@ module ats_ssd_bench_top #(
         .s_rdd_tag      (s_rdd_tag),
         .pwr_fail       (pwr_fail),
         .plp_budget     (16'(PLP_BUDGET_PAGES)),  // runtime budget tied to the design value
+        .no_space       (1'b0),                   // (firmware's bit; no firmware here)
         .dump_done      (dump_done),
         .dump_short     (dump_short),
         .cnt_host_pages (cnt_host_pages),

@@ -41,7 +41,7 @@ LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 PAGE = 4096
 LIMIT = 1 << 36
 NQ = 4
-DEV_STATUSES = [0] * 12 + [1, 2, 3, 4, 5, 6, 7, 8, 0x10, 0x11, 0x42]
+DEV_STATUSES = [0] * 12 + [1, 2, 3, 4, 5, 6, 7, 8, 0x10, 0x11, 0x13, 0x42]
 
 
 class TB:

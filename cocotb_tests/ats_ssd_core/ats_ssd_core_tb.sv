@@ -158,7 +158,7 @@ module ats_ssd_core_tb #(
         .s_hrd_last, .m_hwr_valid, .m_hwr_ready, .m_hwr_addr, .m_hwr_data, .m_hwr_last,
         .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block,
         .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
-        .vc_addr, .vc_data, .wb_hold, .cpl_seq, .txs_addr, .txs_open, .txs_seq,
+        .vc_addr, .vc_data, .wb_hold, .no_space(1'b0), .cpl_seq, .txs_addr, .txs_open, .txs_seq,
         .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
         .s_fw_txid, .s_fw_lpn, .s_fw_ppn, .s_fw_seq, .s_fw_epoch, .s_fw_flags, .s_fw_kind,
         .s_fwd_valid, .s_fwd_ready, .s_fwd_data, .s_fwd_last,

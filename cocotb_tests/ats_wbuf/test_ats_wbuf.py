@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, 
 from atstb.media_model import MediaConfig, MediaModel
 from atstb.runner import ROOT, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
-from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, OK,
+from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, NO_SPACE, OK,
                               PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, PlpCutModel, WbufModel,
                               WritebackPolicyModel, page_words)
 
@@ -56,6 +56,10 @@ class TB:
         dut.rst.value = 1
         dut.pwr_fail.value = 0
         dut.plp_budget.value = self.budget
+        dut.no_space.value = 0
+        # the no-space bit (README "No space"): intervals [set, cleared) in s_disp cycles; a
+        # command accepted within NS_SLACK cycles of a change may see either value
+        self.ns_on: list[list] = []
         # outside view of the media interface for the PLP budget checks: requests the media took
         # (m_wb handshakes) and completions taken (s_wbc beats, s_wbc_ready is 1), the latter
         # split at the cut (the first edge that samples pwr_fail: completions at or before it are
@@ -91,9 +95,39 @@ class TB:
         self.cycle = 0
         self.counts = {"reads_ok": 0, "read_pages": 0, "write_pages": 0, "cuts": 0, "checked": 0, "read_cpl_ooo": 0}
         self.count_ooo = False
-        self.disp.on_accept = lambda item, cyc: self.model.accept(item["_cmd"], cyc)
+        self.disp.on_accept = self._on_accept
+        self.model.no_space = self.ns_at
         self._gen = 0
         cocotb.start_soon(self._clock())
+
+    NS_SLACK = 8
+
+    def _on_accept(self, item, cyc) -> None:
+        # a completion taken before this acceptance is applied first (a WRITE that ended NO_SPACE
+        # gives its LBAs back their old contents before the next command's expectations)
+        self.process_done()
+        self.model.accept(item["_cmd"], cyc)
+
+    def set_no_space(self, v: int) -> None:
+        now = self.disp.cycle
+        if v and (not self.ns_on or self.ns_on[-1][1] is not None):
+            self.ns_on.append([now, None])
+        elif not v and self.ns_on and self.ns_on[-1][1] is None:
+            self.ns_on[-1][1] = now
+        self.dut.no_space.value = v
+
+    def ns_at(self, cyc: int):
+        """The bit for a command accepted at `cyc`: True, False, or None next to a change."""
+        for a, b in self.ns_on:
+            if abs(cyc - a) <= self.NS_SLACK or (b is not None and abs(cyc - b) <= self.NS_SLACK):
+                return None
+            if a < cyc and (b is None or cyc < b):
+                return True
+        return False
+
+    def ns_during(self, a: int, b: int) -> bool:
+        """The bit was set at some time in [a - NS_SLACK, b]."""
+        return any(s <= b and (e is None or e >= a - self.NS_SLACK) for s, e in self.ns_on)
 
     async def _clock(self):
         while True:
@@ -224,9 +258,28 @@ class TB:
             c = self.inflight.pop(beat["tag"], None)
             assert c is not None, f"completion of tag {beat['tag']} not in flight"
             assert c.accept_cycle is not None, f"tag {c.tag} completed before it was accepted"
-            self.model.completed(c, beat["status"], beat["_cycle"])
             exp = c.expect_status
-            assert beat["status"] == exp, f"tag {c.tag} op {c.op}: status {beat['status']:#x}, expected {exp:#x}"
+            st = beat["status"]
+            if st == NO_SPACE and exp == OK and c.op != READ and self.ns_during(c.accept_cycle, self.disp.cycle):
+                # accepted before the bit rose: ended by it while waiting (README "No space")
+                exp = NO_SPACE
+                kind = {WRITE: "fua" if c.flags & FUA else "write", TRIM: "trim", FLUSH: "flush",
+                        RFLUSH: "rflush"}.get(c.op, str(c.op))
+                if c.op in (WRITE, TRIM) and beat["result"] < c.nlb + 1:
+                    kind += "_partial" if beat["result"] else "_none"
+                self.counts[f"ns_waiting_{kind}"] = self.counts.get(f"ns_waiting_{kind}", 0) + 1
+                if c.op in (WRITE, TRIM):
+                    assert beat["result"] <= c.nlb + 1, f"tag {c.tag}: NO_SPACE result {beat['result']}"
+            elif st in c.alt_status:
+                exp = st
+            if st == NO_SPACE and c.op in (FLUSH, RFLUSH):
+                assert beat["result"] == 0, f"tag {c.tag}: NO_SPACE result {beat['result']}"
+            if st == NO_SPACE and c.op in (WRITE, TRIM) and exp == c.expect_status:
+                assert beat["result"] == 0, f"tag {c.tag}: refused, result {beat['result']}"
+            self.model.completed(c, st, beat["_cycle"], beat["result"])
+            if st == NO_SPACE:
+                self.counts["no_space"] = self.counts.get("no_space", 0) + 1
+            assert st == exp, f"tag {c.tag} op {c.op}: status {st:#x}, expected {exp:#x}"
             if c.op in (READ, WRITE, TRIM) and exp == OK:
                 assert beat["result"] == c.nlb + 1, f"tag {c.tag}: result {beat['result']}"
             if c.op == READ and exp == OK:
@@ -241,6 +294,8 @@ class TB:
                 self.counts["read_cpl_ooo"] += 1
             if c.op == WRITE and exp == OK:
                 self.counts["write_pages"] += c.nlb + 1
+            if c.op == WRITE and st == NO_SPACE:
+                self.counts["write_pages"] += beat["result"]      # the pages it put in the buffer
             self.free_tags.append(c.tag)
 
     def absorb_hwr(self) -> None:
@@ -448,6 +503,64 @@ async def run_power_cuts(dut, backpressure):
         await tb.run_cmds([tb.make(READ, lba=tb.rng.randrange(tb.num_lbas)) for _ in range(4)])
     dut._log.info("cuts: %d, checked %s, counts %s", n_cuts, total, tb.counts)
     assert total["required"] > 0 and tb.counts["reads_ok"] > 0
+
+
+@cocotb.test()
+async def run_no_space(dut):
+    """No space (README "No space"): the media stops completing (write-backs held), a random stream
+    fills the buffer until writes, FLUSH/FUA and RFLUSH wait; then the firmware's bit is set
+    mid-stream: everything waiting completes (a waiting write NO_SPACE with the pages it put in the
+    buffer, a waiter NO_SPACE) within a bound instead of hanging, every WRITE/TRIM/FLUSH/RFLUSH
+    accepted while the bit is set completes NO_SPACE and changes nothing, READs return the
+    acknowledged data (from the buffer); the bit cleared and the media released, writes proceed and
+    nothing acknowledged was lost (READs, then a FLUSH and a cut: INV-LBA/DUR/ORDER). Against
+    `WbufModel` (its no-space rules) with random idle and backpressure."""
+    tb = TB(dut, seed_of(dut, 90), True, True)
+    await tb.reset()
+    await tb.run_cmds(40)
+    rounds = 3 if LONG else 1
+    for k in range(rounds):
+        tb.media.hold = True                       # nothing becomes durable: the buffer fills up
+        # a FUA write, a FLUSH and an RFLUSH that wait for durability (PLP: complete at once), then
+        # a random stream until the buffer is full and the writes wait for slots
+        lba = tb.rng.randrange(tb.num_lbas - 1)
+        await tb.run_cmds([tb.make(WRITE, lba=lba, nlb=1, flags=FUA), tb.make(FLUSH),
+                           tb.make(RFLUSH, ranges=[(0, tb.num_lbas - 1)])], stop_at=tb.cycle + 300, window=4)
+        await tb.run_cmds(10_000, stop_at=tb.cycle + 3000 * (1 + tb.pw // 32), window=4)
+        stuck = len(tb.inflight)
+        assert stuck > 0, "nothing waited for the media"
+        t0 = tb.cycle
+        tb.set_no_space(1)
+        await tb.run_cmds([], max_cycles=2000 * (1 + tb.pw // 32))   # every waiting command ends (was: a hang)
+        t_end = tb.cycle - t0
+        assert any(k.startswith("ns_waiting_") for k in tb.counts), "no waiting command ended NO_SPACE"
+        n_ns = tb.counts.get("no_space", 0)
+        # while set: a random stream; the writes are refused, READs see the acknowledged data
+        await tb.idle(2 * tb.NS_SLACK)
+        await tb.run_cmds(60, max_cycles=100_000)
+        refused = [c for c in tb.model.cmds[-60:] if c.status == NO_SPACE]
+        assert refused and all(c.op in (WRITE, TRIM, FLUSH, RFLUSH) for c in refused)
+        assert all(c.status == NO_SPACE for c in tb.model.cmds[-60:]
+                   if c.op in (WRITE, TRIM, FLUSH, RFLUSH) and c.expect_status == NO_SPACE)
+        await tb.run_cmds([tb.make(READ, lba=l, nlb=0) for l in range(tb.num_lbas)], max_cycles=100_000)
+        # space back: the bit cleared, the media completes again; writes proceed
+        tb.set_no_space(0)
+        tb.media.hold = False
+        await tb.idle(2 * tb.NS_SLACK)
+        before = tb.counts.get("no_space", 0)
+        await tb.run_cmds(60)
+        assert tb.counts.get("no_space", 0) == before, "NO_SPACE after the bit was cleared"
+        dut._log.info("no space round %d: %d commands waiting, all ended in %d cycles (%d NO_SPACE), "
+                      "then %d refused", k, stuck, t_end, n_ns, len(refused))
+    f = tb.make(FLUSH)
+    await tb.run_cmds([f])
+    assert f.status == OK
+    await tb.idle(20)
+    await tb.check_counters()
+    cov = await tb.power_cut()
+    await tb.run_cmds([tb.make(READ, lba=l, nlb=0) for l in range(tb.num_lbas)])
+    dut._log.info("no space: counts %s, coverage %s", tb.counts, cov)
+    assert cov["required"] > 0
 
 
 @cocotb.test()
@@ -919,7 +1032,23 @@ def test_ats_wbuf(slots, page, plp, thresh, budget):
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
                  ROOT / "rtl/wbuf/ats_wbuf.sv"],
         test_module="test_ats_wbuf", test_dir=HERE,
-        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}", parameters=params)
+        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}", parameters=params,
+        public={})                      # the test reads only the top's ports and signals
+
+
+def test_ats_wbuf_synth_form():
+    """The first configuration on the RTL's synthesis form (`ATS_SYNTH_FORM`, what Yosys builds);
+    test_ats_wbuf runs the simulation form (the default of a simulator build, README "Simulation
+    cost"), both against the same models."""
+    slots, page, plp, thresh, budget = CONFIGS[0]
+    params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
+              "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": budget}
+    run(toplevel="ats_wbuf",
+        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
+                 ROOT / "rtl/wbuf/ats_wbuf.sv"],
+        test_module="test_ats_wbuf", test_dir=HERE,
+        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}_synthform",
+        build_args=["+define+ATS_SYNTH_FORM"], parameters=params)
 
 
 @pytest.mark.parametrize("params,msg", [

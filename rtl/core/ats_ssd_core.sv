@@ -85,6 +85,7 @@ module ats_ssd_core #(
     output wire logic [8:0]  vc_data,
     // checkpoint support (rtl/backend/README.md "Checkpoint support")
     input  wire logic        wb_hold,          // hold new write-back requests at the backend
+    input  wire logic        no_space,         // firmware: no space, writes complete NO_SPACE (rtl/wbuf/README.md "No space")
     output wire logic [63:0] cpl_seq,          // every request with a lower seq has completed
     input  wire logic [5:0]  txs_addr,
     output wire logic        txs_open,         // txid txs_addr has pages on flash and no commit / abort yet
@@ -226,7 +227,7 @@ module ats_ssd_core #(
         .m_rd_valid(rd_valid), .m_rd_ready(rd_ready), .m_rd_lpn(rd_lpn), .m_rd_txid(rd_txid), .m_rd_tag(rd_tag),
         .s_rdd_valid(rdd_valid), .s_rdd_ready(rdd_ready), .s_rdd_data(rdd_data), .s_rdd_last(rdd_last),
         .s_rdd_status(rdd_status), .s_rdd_tag(rdd_tag),
-        .pwr_fail, .plp_budget(16'd0), .dump_done, .dump_short,
+        .pwr_fail, .plp_budget(16'd0), .no_space, .dump_done, .dump_short,
         .cnt_host_pages, .cnt_coalesced, .cnt_wb_pages(wb_cnt_wb_pages), .cnt_wb_unmaps(wb_cnt_unmaps),
         .cnt_media_bytes(wb_cnt_bytes), .cnt_read_hits(wb_cnt_hits), .cnt_read_misses(wb_cnt_misses),
         .cnt_wb_fail(wb_cnt_fail), .cnt_proto_err(wb_cnt_proto), .dirty_pages(wb_dirty)

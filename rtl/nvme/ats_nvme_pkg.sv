@@ -18,6 +18,7 @@ package ats_nvme_pkg;
     localparam logic [10:0] SC_CMD_SEQ    = 11'h00C;   // Command Sequence Error
     localparam logic [10:0] SC_PRP_OFFSET = 11'h013;   // PRP Offset Invalid
     localparam logic [10:0] SC_LBA_RANGE  = 11'h080;   // LBA Out of Range
+    localparam logic [10:0] SC_CAP_EXCEEDED = 11'h081; // Capacity Exceeded (the device's NO_SPACE)
     localparam logic [10:0] SC_AER_LIMIT  = 11'h105;   // Asynchronous Event Request Limit Exceeded
     localparam logic [10:0] SC_BAD_LOG    = 11'h109;   // Invalid Log Page
     localparam logic [10:0] SC_WRITE_FAULT = 11'h280;   // Write Fault
@@ -39,6 +40,7 @@ package ats_nvme_pkg;
             8'h03: map_status = SC_LBA_RANGE;
             8'h10: map_status = SC_READ_ERROR;             // MEDIA_ERROR
             8'h11: map_status = SC_WRITE_FAULT;            // PROGRAM_FAIL
+            8'h13: map_status = SC_CAP_EXCEEDED;           // NO_SPACE
             8'h02, 8'h04, 8'h05, 8'h06, 8'h08: map_status = {3'd7, st};   // vendor specific
             default: map_status = SC_INTERNAL;
         endcase

@@ -106,7 +106,7 @@ module ats_sata_cmd #(
     localparam int MAXSECT = 65536 / PAGE_BYTES;       // 64 KiB per command
     localparam int PDW     = PAGE_BYTES / 4;
     localparam logic [7:0] ST_OK = 8'h00, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
-                           ST_TX_EMPTY = 8'h06, ST_MEDIA = 8'h10, ST_PFAIL = 8'h11,
+                           ST_TX_EMPTY = 8'h06, ST_MEDIA = 8'h10, ST_PFAIL = 8'h11, ST_NOSPACE = 8'h13,
                            ST_ICRC = 8'hFF;            // front end: data lost on the link
     localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6,
                            OP_TRIM = 4'd8, OP_IDENTIFY = 4'd9;
@@ -126,6 +126,7 @@ module ats_sata_cmd #(
             ST_BAD_LBA: ata_se = {8'h10, 8'h41};
             ST_MEDIA:   ata_se = {8'h40, 8'h41};
             ST_PFAIL:   ata_se = {8'h04, 8'h61};
+            ST_NOSPACE: ata_se = {8'h04, 8'h41};       // ABRT (§2.5: no space, the write was not taken)
             ST_ICRC:    ata_se = {8'h84, 8'h41};
             default:    ata_se = {8'h04, 8'h41};
         endcase

@@ -12,6 +12,13 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a simulator
+// gets a form of the read-miss CPL entries with the same registers that updates only the entries a
+// page request or a drained page names and picks the lowest ready entry with vector operations
+// (README "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_wbuf #(
     parameter int NUM_SLOTS        = 16,     // page slots; power of two, 2..1024
@@ -98,6 +105,9 @@ module ats_wbuf #(
     // power loss
     input  wire logic        pwr_fail,         // level; sticky until rst
     input  wire logic [15:0] plp_budget,       // PLP: runtime budget in pages (capacitor health; min with PLP_BUDGET_PAGES)
+    // no space (firmware, CTRL.no_space): the media takes no new data; commands that need it
+    // complete NO_SPACE instead of waiting (README "No space")
+    input  wire logic        no_space,
     output wire logic        dump_done,        // buffer safe (PLP) or frozen (no PLP) after pwr_fail
     output wire logic        dump_short,       // PLP budget ran out before the dump finished
     // counters (since reset) and status
@@ -161,7 +171,7 @@ module ats_wbuf #(
                            OP_DIFF = 4'd2;
     localparam logic [7:0] ST_OK = 8'h00, ST_BAD_OP = 8'h01, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
                            ST_TX_EMPTY = 8'h06, ST_BAD_FIELD = 8'h07, ST_TABLE_FULL = 8'h08,
-                           ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11;
+                           ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11, ST_NO_SPACE = 8'h13;
     // record kinds of a slot (m_wb_rec)
     localparam logic [1:0] RC_NONE = 2'd0, RC_CMARK = 2'd1, RC_CREC = 2'd2, RC_AREC = 2'd3;
 
@@ -200,6 +210,7 @@ module ats_wbuf #(
     assign out_empty = (out_wr_q == out_rd_q);
 
     logic               dump_q;        // power failed
+    logic               nosp_q;        // no_space, registered (README "No space")
     // PLP budget (README "PLP"): pages the capacitor can still program = budget_q - cap_used_q.
     // cap_used_q counts pages in flight (issued, completion not taken) until the cut, then stops
     // counting completions: after the cut it is (in flight at the cut) + (dumped since). The cut is
@@ -307,7 +318,7 @@ module ats_wbuf #(
         ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN,
         ST_TXW, ST_TXW2, ST_TXW3, ST_TXFIN,
         ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL,
-        ST_PRB_REQ, ST_PRB_DATA
+        ST_PRB_REQ, ST_PRB_DATA, ST_TXCAN1, ST_TXCAN2
     } main_state_e;
     // one-hot: Yosys' "auto" FSM encoding picks binary for 32 states, which puts a state decode in
     // front of every registered decode and per-state enable
@@ -400,6 +411,7 @@ module ats_wbuf #(
     logic               wt_conv_q;
     logic [31:0]        wt_seq_q, last_tgt_q;
     logic               wt_full, wt_empty, wt_done_v, flush_pending_q, wt_passed_q, wt_durok_q;
+    logic               wt_ns_q;                   // head waiter not durable while no_space: NO_SPACE
     logic               wt_pop, wt_conv_set;
     assign wt_empty = (wt_wr_q == wt_rd_q);
     // registered (one cycle late): pushes come from ST_WPUSH, at least four cycles apart
@@ -407,7 +419,7 @@ module ats_wbuf #(
     assign wt_full  = wt_full_q;
     // wt_durok_q implies wt_conv_q (only a pop clears it, and a pop clears wt_durok_q too), which
     // implies a non-empty FIFO
-    assign wt_done_v = wt_durok_q;
+    assign wt_done_v = wt_durok_q || wt_ns_q;
     assign wt_pop = sel_wt && m_done_ready;
     assign wt_conv_set = !wt_empty && !wt_conv_q && wt_passed_q;
 
@@ -417,6 +429,7 @@ module ats_wbuf #(
     logic [7:0]         rw_tag_q;
     logic [31:0]        rw_seq_q, rw_fs_q;
     logic               rw_durok_q;
+    logic               rw_ns_q;                   // ended by no_space before durable: NO_SPACE
 
     // completion arbiter: waiters first, then RFLUSH, then the read-miss drain, then the command FSM. Stream stability
     // (docs/architecture.md): a beat offered and not taken at an edge is offered again, unchanged,
@@ -449,6 +462,9 @@ module ats_wbuf #(
     logic [MISS_Q-1:0]  cq_closed_q;               // entry e closed (its READ has issued every page)
     logic [MQ_W:0]      cq_pn_q [MISS_Q];          // pages of entry e outstanding (0..MISS_Q)
     logic [MISS_Q-1:0]  cq_rdy_q;                  // closed and no page outstanding (1 cycle old)
+`ifndef ATS_SYNTH_FORM
+    logic [MISS_Q-1:0]  cq_pz_q;                   // (simulation form) cq_pn_q[e] == 0
+`endif
     logic               cq_pick_v_q;               // lowest ready entry (from cq_rdy_q, 1 more cycle)
     logic [MQ_W-1:0]    cq_pick_q;
     logic [1:0]         cq_gap_q;                  // cycles left before the pick is fresh after a pop
@@ -495,8 +511,9 @@ module ats_wbuf #(
     assign dn_live_src = wt_done_v ? DN_WT : (rw_st_q == RW_DONE) ? DN_RW : mr_cpl_q ? DN_RD : DN_MAIN;
     assign dn_live_tag = wt_done_v ? wt_tag_q[wt_rd_q[WT_W-1:0]] : (rw_st_q == RW_DONE) ? rw_tag_q :
                          mr_cpl_q ? mr_tag_q : tag_q;
-    assign dn_live_st  = wt_done_v ? ((fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
-                       : (rw_st_q == RW_DONE) ? ((fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK)
+    assign dn_live_st  = wt_done_v ? (!wt_durok_q ? ST_NO_SPACE :
+                                      (fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
+                       : (rw_st_q == RW_DONE) ? (rw_ns_q ? ST_NO_SPACE : (fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK)
                        : mr_cpl_q ? (mr_err_q ? ST_MEDIA_ERROR : ST_OK) : status_q;
     assign dn_live_res = wt_done_v ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : (rw_st_q == RW_DONE) ? 32'd0 :
                          mr_cpl_q ? 32'(mr_res_q) : result_q;
@@ -543,6 +560,7 @@ module ats_wbuf #(
                 else if (TX && op_trim_q && txid_q != 6'd0) dec_status = ST_BAD_FIELD;   // TRIM is not transactional
                 else if (TX && (txid_bad_q || (cmt_q && txid_q == 6'd0))) dec_status = ST_BAD_TXID;
                 else if (lba_bad) dec_status = ST_BAD_LBA;
+                else if (nosp_q && !op_rd_q) dec_status = ST_NO_SPACE;   // WRITE, TRIM: no new data taken
                 else dec_next = ST_LK1;
             end
             OP_DIFF: begin
@@ -550,6 +568,7 @@ module ats_wbuf #(
                 else if (bad_field_q || dbad_q) dec_status = ST_BAD_FIELD;
                 else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
                 else if (lba_bad) dec_status = ST_BAD_LBA;
+                else if (nosp_q) dec_status = ST_NO_SPACE;
                 else dec_next = ST_LK1;
             end
             OP_TXB: begin
@@ -561,14 +580,17 @@ module ats_wbuf #(
                 if (!TX) dec_status = ST_BAD_OP;
                 else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
                 else if (!txo_cur_q) dec_status = ST_TX_EMPTY;    // no entries: no record, nothing programmed
+                else if (nosp_q) dec_status = ST_NO_SPACE;        // a record would need the media; tx intact
                 else dec_next = ST_LK1;                  // a record slot (no lookup match), then ST_TXW
             end
             OP_FLUSH: begin
                 if (bad_field_q) dec_status = ST_BAD_FIELD;
+                else if (nosp_q) dec_status = ST_NO_SPACE;
                 else if (!PLP) dec_next = ST_WPUSH;
             end
             OP_RFLUSH: begin
                 if (bad_field_q || nlb_big_q) dec_status = ST_BAD_FIELD;
+                else if (nosp_q) dec_status = ST_NO_SPACE;        // (its ranges are not read)
                 else dec_next = ST_RF_HRD;
             end
             default: dec_status = ST_BAD_OP;
@@ -606,12 +628,13 @@ module ats_wbuf #(
     // they feed the registered state decodes (meta_busy_q, st_act_w_q, st_commit_q, st_scan_q) and
     // the commit one-hots; they equal the corresponding state_d compares (checked in simulation).
     logic               alloc_ok, fill_last, scan_done, diff_p1miss;
-    logic               to_act_w, to_precommit, to_precommit2, to_commit, to_scan;
+    logic               to_act_w, to_precommit, to_precommit2, to_commit, to_scan, to_txcan;
+    logic               rec_dirty_q;               // the slot fill_q (ST_TXW: the record) is DIRTY
     assign alloc_ok      = alloc_v_q && fifo_space_q && plp_room_q;
     assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
     assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
     assign diff_p1miss   = TX && op_diff_q && key_q != 6'd0 && !rd_hit_q && !own_q;   // DIFFWRITE leaves ACT for its probe / second lookup
-    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss));
+    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss && !nosp_q));
     assign to_precommit  = !dump_q && ((state_q == ST_ACT && (op_trim_q || op_rec_q) && alloc_ok) ||
                                        (state_q == ST_DCHK && !rd_err_q) ||
                                        (state_q == ST_FILL && fill_last));
@@ -619,6 +642,8 @@ module ats_wbuf #(
     assign to_commit     = !dump_q && (state_q == ST_PRECOMMIT2);
     assign to_scan       = !dump_q && ((state_q == ST_RF_WAIT && rw_st_q == RW_IDLE) ||
                                        (state_q == ST_RF_SCAN && !scan_done));
+    assign to_txcan      = !dump_q && TX && ((state_q == ST_TXW && !txdone_q && nosp_q && rec_dirty_q) ||
+                                             state_q == ST_TXCAN1);
 
     always_comb begin
         state_d   = state_q;
@@ -714,6 +739,12 @@ module ats_wbuf #(
                     fill_d     = alloc_q;
                     if (hit_slot_q == alloc_q) hit_d = 1'b0;   // evicting the clean old version
                     state_d    = op_wr_q ? ST_HRD_REQ : ST_PRECOMMIT;
+                end else if (nosp_q) begin
+                    // no slot and no space (README "No space"): the command ends here; the pages
+                    // before this one are in the buffer (result), nothing else was taken
+                    status_d = ST_NO_SPACE;
+                    result_d = {16'd0, page_q};
+                    state_d  = ST_DONE;
                 end
             end
             ST_HRD_REQ: if (m_hrd_ready) state_d = ST_FILL;
@@ -805,6 +836,19 @@ module ats_wbuf #(
             // it after every earlier request. Then the slots of the tx (and, on a commit, the clean
             // committed-domain slots) are updated in ST_TXFIN, after the record's own slot update.
             ST_TXW: if (txdone_q) state_d = ST_TXW2;
+                    else if (TX && nosp_q && rec_dirty_q) state_d = ST_TXCAN1;
+            // no space while the record (or COMMIT-marked page) is not issued yet: the engine is
+            // held (meta_busy) in both cycles, so TXCAN2 sees the slot's settled state. Not issued:
+            // the record is dropped (the COMMIT mark cleared), the tx keeps its entries, NO_SPACE.
+            // Issued: back to ST_TXW (rec_dirty_q is 0 from then on)
+            ST_TXCAN1: state_d = ST_TXCAN2;
+            ST_TXCAN2: if (rec_dirty_q) begin
+                status_d = ST_NO_SPACE;
+                if (op_rec_q) result_d = 32'd0;           // (a COMMIT write: its pages, in the buffer)
+                state_d  = ST_DONE;
+            end else begin
+                state_d  = ST_TXW;
+            end
             ST_TXW2: state_d = ST_TXW3;
             ST_TXW3: state_d = ST_TXFIN;
             ST_TXFIN: begin
@@ -953,6 +997,7 @@ module ats_wbuf #(
         mq_moved_q <= mq_push_page || mq_push_cpl;
         // outstanding pages per entry: +1 when a page of the entry is requested, -1 when its last
         // word has been drained (both can hit one entry in one cycle)
+`ifdef ATS_SYNTH_FORM
         for (int e = 0; e < MISS_Q; e++) begin
             unique case ({mq_push_page && cq_wr_q == MQ_W'(e), mr_end && mr_cq_q == MQ_W'(e)})
                 2'b10:   cq_pn_q[e] <= cq_pn_q[e] + 1'b1;
@@ -964,6 +1009,23 @@ module ats_wbuf #(
         cq_pick_v_q <= cq_rdy_q != '0;
         cq_pick_q   <= '0;
         for (int e = MISS_Q - 1; e >= 0; e--) if (cq_rdy_q[e]) cq_pick_q <= MQ_W'(e);
+`else
+        // simulation form: only the (at most two) entries named this cycle are written; cq_pz_q
+        // holds cq_pn_q[e] == 0 per entry (all ones from reset, kept with every write of cq_pn_q),
+        // so the ready vector and its lowest set bit are vector operations
+        if (mq_push_page && !(mr_end && mr_cq_q == cq_wr_q)) begin
+            cq_pn_q[cq_wr_q] <= cq_pn_q[cq_wr_q] + 1'b1;
+            cq_pz_q[cq_wr_q] <= (cq_pn_q[cq_wr_q] + 1'b1) == '0;
+        end
+        if (mr_end && !(mq_push_page && mr_cq_q == cq_wr_q)) begin
+            cq_pn_q[mr_cq_q] <= cq_pn_q[mr_cq_q] - 1'b1;
+            cq_pz_q[mr_cq_q] <= (cq_pn_q[mr_cq_q] - 1'b1) == '0;
+        end
+        cq_rdy_q    <= cq_closed_q & cq_pz_q;
+        cq_pick_v_q <= cq_rdy_q != '0;
+        // lowest set bit's index: the ones below it (MISS_Q is a power of two: none set gives 0)
+        cq_pick_q   <= MQ_W'($countones((cq_rdy_q & (~cq_rdy_q + 1'b1)) - 1'b1));
+`endif
         if (cq_gap_q != 2'd0) cq_gap_q <= cq_gap_q - 1'b1;
         if (cq_pop) begin
             cq_gap_q <= 2'd2;
@@ -999,6 +1061,9 @@ module ats_wbuf #(
             cq_pick_v_q <= 1'b0; cq_gap_q <= 2'd0;
             pa_ok_q <= 1'b0; cq_ok_q <= 1'b0; mq_moved_q <= 1'b0;
             for (int e = 0; e < MISS_Q; e++) cq_pn_q[e] <= '0;
+`ifndef ATS_SYNTH_FORM
+            cq_pz_q <= '1;
+`endif
             mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0; mr_drop_q <= 1'b0;
         end
     end
@@ -1098,7 +1163,8 @@ module ats_wbuf #(
             cm_old_oh_q[i]  <= to_commit && hit_q && (hit_slot_q == SLOT_W'(i));
         end
         nlb_big_q   <= |nlb_q[15:3];
-        meta_busy_q <= to_precommit || to_precommit2 || to_commit || to_scan;
+        meta_busy_q <= to_precommit || to_precommit2 || to_commit || to_scan || to_txcan;
+        rec_dirty_q <= sl_st_q[fill_q] == SL_DIRTY;
         st_act_w_q  <= to_act_w;
         st_commit_q <= to_commit;
         st_scan_q   <= to_scan;
@@ -1119,7 +1185,8 @@ module ats_wbuf #(
 `ifndef SYNTHESIS
     // the registered decodes equal the decodes of state_q (they are built from state_q, not state_d)
     always_ff @(posedge clk) begin
-        if (!rst && (meta_busy_q != (state_q inside {ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_RF_SCAN}) ||
+        if (!rst && (meta_busy_q != (state_q inside {ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_RF_SCAN,
+                                                     ST_TXCAN1, ST_TXCAN2}) ||
                      st_act_w_q != (state_q == ST_ACT && !op_rd_q) || st_commit_q != (state_q == ST_COMMIT) ||
                      st_scan_q != (state_q == ST_RF_SCAN) ||
                      (cm_fill_oh_q != '0) != (state_q == ST_COMMIT)))
@@ -1257,7 +1324,7 @@ module ats_wbuf #(
                                       : m_wbd_ready;
 
     // completions from the media, in issue order
-    logic               cpl_fire, cpl_ok, cpl_fail, txfin_fire, tx_commit_ok;
+    logic               cpl_fire, cpl_ok, cpl_fail, txfin_fire, tx_commit_ok, txcan_fire, rec_drop;
     logic [SLOT_W-1:0]  cpl_slot;
     assign s_wbc_ready = 1'b1;
     assign cpl_fire = s_wbc_valid && !out_empty;
@@ -1279,6 +1346,8 @@ module ats_wbuf #(
         if (rst) txdone_q <= 1'b0;
     end
     assign txfin_fire   = TX && state_q == ST_TXFIN;
+    assign txcan_fire   = TX && state_q == ST_TXCAN2 && rec_dirty_q;
+    assign rec_drop     = txcan_fire && op_rec_q;       // a DIRTY record freed: one dirty page less
     assign tx_commit_ok = txst_q == ST_OK && op_q != OP_TXA;
     // the slot update of a completion is applied two cycles later: the completed slot and status are
     // registered (cpl_v_q, cpl_slot_q, cpl_ok1_q), then decoded into registered one-hot enables
@@ -1387,6 +1456,11 @@ module ats_wbuf #(
             // clean slots are dropped (they may hold a version the commit replaced); on an abort or
             // a failed commit the tx's slots are dropped. Every slot is FREE or CLEAN here.
             if (TX && state_q == ST_DREL && fill_q == SLOT_W'(i)) sl_st_q[i] <= SL_FREE;
+            // no space (ST_TXCAN2, engine held): a record not issued is dropped, a COMMIT mark cleared
+            if (txcan_fire && fill_q == SLOT_W'(i)) begin
+                if (op_rec_q) sl_st_q[i] <= SL_FREE;
+                else sl_rec_q[i] <= RC_NONE;
+            end
             if (txfin_fire) begin
                 if (sl_tx_q[i] == txid_q && sl_st_q[i] != SL_FREE) begin
                     if (tx_commit_ok && sl_new_q[i]) begin
@@ -1455,8 +1529,8 @@ module ats_wbuf #(
             out_q[out_wr_q[SLOT_W-1:0]] <= issue_slot;
             out_wr_q <= out_wr_q + 1'b1;
         end
-        dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire);
-        held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire);
+        dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire) - DC_W'(rec_drop);
+        held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire) - DC_W'(rec_drop);
         cap_used_q  <= cap_used_q + DC_W'(issue_fire) - DC_W'(cpl_fire && !dump_q);
         // sampled until and including the edge that samples pwr_fail (the cut), then frozen
         if (!dump_q) budget_q <= (plp_budget > PLP_BUD) ? PLP_BUD : plp_budget;
@@ -1503,6 +1577,9 @@ module ats_wbuf #(
         wt_passed_q <= !wt_pop && !(wpush_fire && wt_empty) &&
                        $signed(head_pos_q - wt_tgt_q[wt_rd_q[WT_W-1:0]]) >= 0;
         wt_durok_q  <= !wt_pop && wt_conv_q && $signed(dur_cnt_q - wt_seq_q) >= 0;
+        // no space: the head waiter completes NO_SPACE (unless durable: wt_durok_q wins)
+        wt_ns_q     <= !wt_pop && nosp_q && !wt_empty;
+        nosp_q      <= no_space;
         if (wt_conv_set) begin
             wt_conv_q <= 1'b1;
             wt_seq_q  <= issue_cnt_q;
@@ -1517,12 +1594,21 @@ module ats_wbuf #(
                 rw_st_q  <= RW_URG;
                 rw_tag_q <= tag_q;
                 rw_fs_q  <= fail_cnt_q;
+                rw_ns_q  <= 1'b0;
             end
             RW_URG: if (urg_cnt_q == 0) begin
                 rw_st_q  <= RW_DUR;
                 rw_seq_q <= issue_cnt_q;
+            end else if (nosp_q) begin
+                rw_st_q  <= RW_DONE;                 // urgent marks stay: written first when space returns
+                rw_ns_q  <= 1'b1;
             end
-            RW_DUR: if (rw_durok_q) rw_st_q <= RW_DONE;
+            RW_DUR: if (rw_durok_q) begin
+                rw_st_q  <= RW_DONE;
+            end else if (nosp_q) begin
+                rw_st_q  <= RW_DONE;
+                rw_ns_q  <= 1'b1;
+            end
             RW_DONE: if (sel_rw && m_done_ready) rw_st_q <= RW_IDLE;
             default: rw_st_q <= RW_IDLE;
         endcase
@@ -1535,6 +1621,9 @@ module ats_wbuf #(
             flush_pending_q <= 1'b0;
             wt_passed_q <= 1'b0;
             wt_durok_q <= 1'b0;
+            wt_ns_q    <= 1'b0;
+            nosp_q     <= 1'b0;
+            rw_ns_q    <= 1'b0;
             wt_full_q <= 1'b0;
             rw_durok_q <= 1'b0;
             issue_cnt_q <= '0;

@@ -20,8 +20,15 @@ uint64_t hal_cycles(void) { return read64_stable(ats_cycles_read); }
 uint64_t hal_next_seq(void) { return read64_stable(ats_next_seq_read); }
 uint64_t hal_cpl_seq(void) { return read64_stable(ats_cpl_seq_read); }
 
+// CTRL.no_space is kept as it is (hal_no_space sets it)
 void hal_ctrl(uint32_t host_en, uint32_t wb_hold) {
-    ats_ctrl_write((host_en << CSR_ATS_CTRL_HOST_EN_OFFSET) | (wb_hold << CSR_ATS_CTRL_WB_HOLD_OFFSET));
+    const uint32_t ns = ats_ctrl_read() & (1u << CSR_ATS_CTRL_NO_SPACE_OFFSET);
+    ats_ctrl_write((host_en << CSR_ATS_CTRL_HOST_EN_OFFSET) | (wb_hold << CSR_ATS_CTRL_WB_HOLD_OFFSET) | ns);
+}
+
+void hal_no_space(uint32_t on) {
+    const uint32_t v = ats_ctrl_read() & ~(1u << CSR_ATS_CTRL_NO_SPACE_OFFSET);
+    ats_ctrl_write(v | ((on & 1u) << CSR_ATS_CTRL_NO_SPACE_OFFSET));
 }
 
 uint32_t hal_ctrl_host_en(void) { return (ats_ctrl_read() >> CSR_ATS_CTRL_HOST_EN_OFFSET) & 1u; }

@@ -33,6 +33,8 @@ uint64_t hal_next_seq(void);
 uint64_t hal_cpl_seq(void);
 void hal_ctrl(uint32_t host_en, uint32_t wb_hold);
 uint32_t hal_ctrl_host_en(void);
+// CTRL.no_space: 1 = commands that need new media space complete NO_SPACE (README "No space")
+void hal_no_space(uint32_t on);
 
 // firmware-port operations, each writing only the CSRs it uses, waiting for the response
 // fn runs while the firmware waits for one of its own bridge commands (never re-entered)

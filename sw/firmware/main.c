@@ -953,11 +953,15 @@ static void housekeeping(void) {
     if (hold_wb && !progress && waiting == 0) {
         if (stuck < 3u && ++stuck == 3u) {
             no_space = 1;
+            hal_no_space(1);   // writes, FLUSH, ... complete NO_SPACE instead of waiting (CTRL.no_space)
             hal_printf("no space: write-backs held, no block can be freed (%u bad blocks, room %u)\n", n_bad,
                        room());
         }
     } else {
-        if (no_space) hal_puts("no space: cleared\n");
+        if (no_space) {
+            hal_no_space(0);
+            hal_puts("no space: cleared\n");
+        }
         stuck = 0;
         no_space = 0;
     }

@@ -7,6 +7,14 @@ Plain Python: dicts of versions, no knowledge of slots, FIFOs or the RTL's write
 - Expected status of each command from the descriptor alone (BAD_OP, BAD_FIELD, BAD_LBA, OK).
 - Expected READ data: the contents the device had when the READ was accepted (commands are
   applied in acceptance order; the write buffer executes them in that order).
+- No space (rtl/wbuf/README.md "No space"): while the firmware's bit is set, WRITE, TRIM, FLUSH
+  and RFLUSH complete NO_SPACE after the descriptor checks (RFLUSH: before its ranges are read)
+  and change nothing; READs work. A WRITE or TRIM that was running when the bit rose may complete
+  NO_SPACE with `result` = the pages it put in the buffer (the first `result` pages take the new
+  version, the others keep the old one), a FUA write or FLUSH / RFLUSH waiting for durability
+  completes NO_SPACE (the FUA write's pages stay in the buffer). `no_space(cycle)` (set by the test)
+  says the bit's state for a command accepted at `cycle`: True, False or None (next to a change:
+  either outcome is allowed, the completion decides).
 - After a power cut, `check_durable(log)` replays the media's durable log and checks INV-LBA (each
   record decodes to its own LBA and a version written to it), INV-DUR (completed FUA writes, writes
   completed before a completed FLUSH, or before a completed RFLUSH for its ranges, are durable with
@@ -20,6 +28,7 @@ from dataclasses import dataclass, field
 READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, GET_LOG = range(11)
 OK, BAD_OP, BAD_LBA, BAD_FIELD = 0x00, 0x01, 0x03, 0x07
 MEDIA_ERROR, PROGRAM_FAIL = 0x10, 0x11
+NO_SPACE = 0x13
 FUA, BARRIER, COMMIT = 1, 2, 4
 MASK = 0xFFFFFFFF
 
@@ -66,6 +75,8 @@ class Cmd:
     ranges: list = field(default_factory=list)     # RFLUSH: [(lba, nlb)]
     version: int = 0
     expect_status: int = OK
+    alt_status: set = field(default_factory=set)   # also allowed (no space next to a change of the bit)
+    prev: list = field(default_factory=list)       # WRITE/TRIM: contents of its LBAs before it
     expect_data: list | None = None                # READ: list of pages (lists of words)
     accept_cycle: int | None = None
     done_cycle: int | None = None
@@ -89,6 +100,7 @@ class WbufModel:
         self.cmds: list[Cmd] = []
         self.segment = 0
         self.recovered: dict[int, int] = {}              # lba -> durable version after the last cut
+        self.no_space = lambda cycle: False              # the no-space bit for a command accepted at cycle
 
     # ------------------------------------------------------------------ expectations
     def expected_status(self, c: Cmd) -> int:
@@ -98,11 +110,12 @@ class WbufModel:
             return BAD_FIELD
         if c.op in (READ, WRITE, TRIM) and c.lba + c.nlb >= self.num_lbas:
             return BAD_LBA
-        if c.op == RFLUSH:
-            if c.nlb > 7 or len(c.ranges) != c.nlb + 1:
-                return BAD_FIELD
-            if any(lba + n >= self.num_lbas for lba, n in c.ranges):
-                return BAD_LBA
+        if c.op == RFLUSH and (c.nlb > 7 or len(c.ranges) != c.nlb + 1):
+            return BAD_FIELD
+        if c.op != READ and self.no_space(c.accept_cycle):
+            return NO_SPACE                      # (an RFLUSH's ranges are not read)
+        if c.op == RFLUSH and any(lba + n >= self.num_lbas for lba, n in c.ranges):
+            return BAD_LBA
         return OK
 
     def new_version(self) -> int:
@@ -114,6 +127,9 @@ class WbufModel:
         c.accept_cycle = cycle
         c.segment = self.segment
         c.expect_status = self.expected_status(c)
+        if c.op != READ and self.no_space(cycle) is None and (
+                c.expect_status == OK or (c.op == RFLUSH and c.expect_status == BAD_LBA)):
+            c.alt_status = {NO_SPACE}            # next to a change of the bit: either
         self.cmds.append(c)
         if c.expect_status != OK:
             return
@@ -124,15 +140,29 @@ class WbufModel:
                 pages.append(page_words(c.lba + p, ver, self.pw) if kind == "w" else [0] * self.pw)
             c.expect_data = pages
         elif c.op in (WRITE, TRIM):
+            c.prev = [self.contents.get(c.lba + p) for p in range(c.nlb + 1)]
             for p in range(c.nlb + 1):
                 kind = "w" if c.op == WRITE else "t"
                 self.contents[c.lba + p] = (c.version, kind)
                 self.ops_by_lba.setdefault(c.lba + p, []).append(
                     Op(c.lba + p, c.version, c.epoch, kind, c))
 
-    def completed(self, c: Cmd, status: int, cycle: int) -> None:
+    def completed(self, c: Cmd, status: int, cycle: int, result: int | None = None) -> None:
         c.status = status
         c.done_cycle = cycle
+        if status == NO_SPACE and c.op in (WRITE, TRIM) and c.prev:
+            # the pages from `result` on were not taken: their LBAs keep the contents they had (the
+            # buffer runs one command at a time, so no later command touched them yet); a version
+            # of them found on the media later is an INV-LBA error (never written)
+            r = c.nlb + 1 if result is None else result
+            assert 0 <= r <= c.nlb + 1, f"NO_SPACE tag {c.tag}: result {r} > {c.nlb + 1} pages"
+            for p in range(r, c.nlb + 1):
+                lba = c.lba + p
+                if c.prev[p] is None:
+                    self.contents.pop(lba, None)
+                else:
+                    self.contents[lba] = c.prev[p]
+                self.ops_by_lba[lba] = [o for o in self.ops_by_lba.get(lba, []) if o.cmd is not c]
 
     # ------------------------------------------------------------------ power cut
     def cut_reset(self, durable: dict[int, int]) -> None:

@@ -77,7 +77,7 @@ STATUS_NAMES: dict[tuple[int, int], str] = {
     (0, 0x00): "Successful Completion", (0, 0x01): "Invalid Command Opcode",
     (0, 0x02): "Invalid Field in Command", (0, 0x04): "Data Transfer Error", (0, 0x06): "Internal Error",
     (0, 0x0B): "Invalid Namespace or Format", (0, 0x0C): "Command Sequence Error",
-    (0, 0x13): "PRP Offset Invalid", (0, 0x80): "LBA Out of Range",
+    (0, 0x13): "PRP Offset Invalid", (0, 0x80): "LBA Out of Range", (0, 0x81): "Capacity Exceeded",
     (1, 0x00): "Completion Queue Invalid", (1, 0x01): "Invalid Queue Identifier",
     (1, 0x02): "Invalid Queue Size", (1, 0x05): "Asynchronous Event Request Limit Exceeded",
     (1, 0x08): "Invalid Interrupt Vector", (1, 0x09): "Invalid Log Page", (1, 0x0C): "Invalid Queue Deletion",
