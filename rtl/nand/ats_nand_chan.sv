@@ -696,6 +696,16 @@ module ats_nand_chan #(
             cpl_v_q <= 1'b0; ready_any_q <= 1'b0;
         end
     end
+
+`ifndef SYNTHESIS
+    // at most one way is suspended at a time (its transfer resumes before any other)
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert ($onehot0(way_susp_q))
+                else $error("ats_nand_chan: two ways with a suspended transfer: %b (%m)", way_susp_q);
+        end
+    end
+`endif
 endmodule
 
 `resetall

@@ -660,6 +660,21 @@ module ats_nand_sched #(
     assign m_ncpl_status    = out_status_q;
     assign m_ncpl_corrected = out_corr_q;
     assign err_spurious     = spur_q;
+
+`ifndef SYNTHESIS
+    // the comments' invariants: at most 3 BAD_REQs wait (4-entry queue), its registered flags
+    // agree with the count, and a channel completion never frees the die being set this cycle
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert (!(eq_push && !eq_pop && eq_cnt_q == 2'd3))
+                else $error("ats_nand_sched: a fourth BAD_REQ queued (%m)");
+            assert (eq_ne_q == (eq_cnt_q != 2'd0) && eq_one_q == (eq_cnt_q == 2'd1))
+                else $error("ats_nand_sched: BAD_REQ queue flags out of step with its count %0d (%m)", eq_cnt_q);
+            assert (!(c1_take && e_v_q) || (hit_q & e_dsel_q) == '0)
+                else $error("ats_nand_sched: a completion frees the die being set (%m)");
+        end
+    end
+`endif
 endmodule
 
 `resetall

@@ -519,6 +519,27 @@ module ats_nvme_rq #(
     assign m_rdat_valid = fifo_n_q != '0;
     assign m_rdat_data  = f_data[f_rd_q];
     assign {m_rdat_last, m_rdat_err, m_rdat_id} = f_meta[f_rd_q];
+
+`ifndef SYNTHESIS
+    // the header's TLP rules, checked on the descriptor of every TLP that RQ offers: 1..MRRS dwords
+    // for a MemRd, 1..MPS for a MemWr, never across a 4 KiB boundary
+    logic rq_first_q;   // the next RQ beat starts a TLP
+    always_ff @(posedge clk) begin
+        if (!rst && m_axis_rq_tvalid && rq_first_q) begin
+            assert (m_axis_rq_tdata[78:75] == 4'b0000 || m_axis_rq_tdata[78:75] == 4'b0001)
+                else $error("ats_nvme_rq: RQ request type %h (%m)", m_axis_rq_tdata[78:75]);
+            assert (rq_ndw != 11'd0 && 12'(m_axis_rq_tdata[11:2]) + 12'(rq_ndw) <= 12'd1024)
+                else $error("ats_nvme_rq: TLP of %0d dwords at %h crosses 4 KiB (%m)", rq_ndw,
+                            m_axis_rq_tdata[63:0]);
+            assert (rq_ndw <= (m_axis_rq_tdata[75] ? mps_dw : mrrs_dw))
+                else $error("ats_nvme_rq: %s TLP of %0d dwords exceeds %s (%m)",
+                            m_axis_rq_tdata[75] ? "MemWr" : "MemRd", rq_ndw,
+                            m_axis_rq_tdata[75] ? "MPS" : "MRRS");
+        end
+        if (rst) rq_first_q <= 1'b1;
+        else if (m_axis_rq_tvalid && m_axis_rq_tready) rq_first_q <= m_axis_rq_tlast;
+    end
+`endif
 endmodule
 
 `resetall

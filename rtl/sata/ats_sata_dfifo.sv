@@ -79,6 +79,21 @@ module ats_sata_dfifo #(
             oq_cnt_q <= oq_cnt_q + 3'(v2_q) - 3'(pop);
         end
     end
+
+`ifndef SYNTHESIS
+    // the pointers' order (read issued <= committed <= written, at most DEPTH words held), the
+    // output queue's room for the reads in flight, and no push into a full FIFO
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert (cm_q - rd_q <= wr_q - rd_q && wr_q - rd_q <= (AW + 1)'(DEPTH))
+                else $error("ats_sata_dfifo: pointers out of order: wr %0d cm %0d rd %0d (%m)", wr_q, cm_q, rd_q);
+            assert (3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) <= 3'd4)
+                else $error("ats_sata_dfifo: output queue overrun (%m)");
+            assert (!push || wr_q - rd_q < (AW + 1)'(DEPTH))
+                else $error("ats_sata_dfifo: a word pushed into a full FIFO (%m)");
+        end
+    end
+`endif
 endmodule
 
 `resetall

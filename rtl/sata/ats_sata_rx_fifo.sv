@@ -89,6 +89,24 @@ module ats_sata_rx_fifo #(
             oq_cnt_q  <= oq_cnt_q + 3'(v2_q) - 3'(pop);
         end
     end
+
+`ifndef SYNTHESIS
+    // the header's accounting: every word written and not read out is in the RAM, in a read in
+    // flight or in the output queue; a read is issued only with room in the queue for it; a word
+    // pushed always fits (s_ready registered from the level a clock earlier)
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert (level_q == ram_cnt_q + (AW + 1)'(v1_q) + (AW + 1)'(v2_q) + (AW + 1)'(oq_cnt_q))
+                else $error("ats_sata_rx_fifo: level %0d out of step with its parts (%m)", level_q);
+            assert (3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) <= 3'd4)
+                else $error("ats_sata_rx_fifo: output queue overrun (%m)");
+            assert (!push || level_q - (AW + 1)'(pop) < (AW + 1)'(DEPTH))
+                else $error("ats_sata_rx_fifo: a word pushed into a full FIFO (%m)");
+            assert (!pop || oq_cnt_q != 3'd0)
+                else $error("ats_sata_rx_fifo: a word popped from an empty queue (%m)");
+        end
+    end
+`endif
 endmodule
 
 `resetall
