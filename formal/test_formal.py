@@ -83,6 +83,9 @@ MUTANTS = [
     ("ram_sdp", "", "rtl/common/ats_ram_sdp.sv",
      "if (wr_en) mem_q[wr_addr] <= wr_data;", "if (wr_en) mem_q[rd_addr] <= wr_data;",
      "a write lands at the read address"),
+    ("sata_rx_fifo", "", "rtl/sata/ats_sata_rx_fifo.sv",
+     "3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) < 3'd4);", "3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) <= 3'd4);",
+     "a RAM read issued with no room left in the output queue"),
 ]
 
 

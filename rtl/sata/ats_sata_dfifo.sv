@@ -87,7 +87,7 @@ module ats_sata_dfifo #(
         if (!rst) begin
             assert (cm_q - rd_q <= wr_q - rd_q && wr_q - rd_q <= (AW + 1)'(DEPTH))
                 else $error("ats_sata_dfifo: pointers out of order: wr %0d cm %0d rd %0d (%m)", wr_q, cm_q, rd_q);
-            assert (3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) <= 3'd4)
+            assert (4'(oq_cnt_q) + 4'(v1_q) + 4'(v2_q) <= 4'd4)
                 else $error("ats_sata_dfifo: output queue overrun (%m)");
             assert (!push || wr_q - rd_q < (AW + 1)'(DEPTH))
                 else $error("ats_sata_dfifo: a word pushed into a full FIFO (%m)");

@@ -98,7 +98,7 @@ module ats_sata_rx_fifo #(
         if (!rst) begin
             assert (level_q == ram_cnt_q + (AW + 1)'(v1_q) + (AW + 1)'(v2_q) + (AW + 1)'(oq_cnt_q))
                 else $error("ats_sata_rx_fifo: level %0d out of step with its parts (%m)", level_q);
-            assert (3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) <= 3'd4)
+            assert (4'(oq_cnt_q) + 4'(v1_q) + 4'(v2_q) <= 4'd4)
                 else $error("ats_sata_rx_fifo: output queue overrun (%m)");
             assert (!push || level_q - (AW + 1)'(pop) < (AW + 1)'(DEPTH))
                 else $error("ats_sata_rx_fifo: a word pushed into a full FIFO (%m)");
