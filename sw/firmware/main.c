@@ -17,8 +17,7 @@
 #define NLBA ATS_NUM_LBAS
 #define NTX ATS_NUM_TX
 #define MAX_LOG 4096u            // records a recovery can hold (the checkpoint policy keeps the log below half)
-#define CK_BLK0 0u               // checkpoint blocks: die 0 blocks 0 and 1 (never in a plan)
-#define CK_BLK1 1u
+#define CK_BLK0 0u               // checkpoint blocks: die 0 block 0 and ck_blk1 (never in a plan)
 #define MAX_CK_PAGES 64u
 // a checkpoint when the active log (next_seq - scan_from) reaches this: half of what a recovery can
 // hold, and at most a quarter of the device's pages (recovery reads stay a small share of the device)
@@ -35,6 +34,7 @@
                                  // and this many more (write-backs accepted before the hold, a failure)
 #define HOST_ROOM (NDIE + 2u)    // below this many erased blocks for the backend, host write-backs wait
 #define WL_SPREAD 8u             // static wear levelling above this erase-count spread
+#define EC_FACTORY 0xFFFFu       // erase count of a factory bad block (never erased; in every checkpoint)
 
 enum { B_FREE = 0, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT };   // block states (README "Block states")
 
@@ -57,6 +57,10 @@ static uint16_t hl_blk[NDIE][BLOCKS];
 static uint64_t hl_seq[NDIE][BLOCKS];
 static uint16_t hl_len[NDIE];
 static uint32_t ck_blk = CK_BLK0;      // block holding the current checkpoint
+// the second checkpoint block: the first block of die 0 after block 0 without the factory bad mark
+// (block 1 unless it is factory bad; persistence.md section 5), found by format and by recovery
+static uint32_t ck_blk1 = 1u;
+static int boot_st;                    // the boot's status (0: ready); `status` shows a failed boot
 static uint32_t ckpt_no;
 static uint64_t ck_seq_base, ck_scan_from;
 static uint32_t bad_list[NBLK];
@@ -92,6 +96,7 @@ static struct {
     uint64_t nreads, starved, gc_urgent;
     uint64_t no_space, ckpt_fail;          // passes with no space (write-backs held for good), failed checkpoints
     uint64_t shutdowns;                    // checkpoints asked for by a clean shutdown (ADM_SHUT_TAG)
+    uint64_t recovery_ignored;             // records of the last recovery with a txid above NTX (ignored)
     uint64_t boot_cycles;
 } S;
 
@@ -313,7 +318,7 @@ static int ckpt_write_map(int l2p_known) {
     t1 = hal_cycles();
     S.ck_phase[2] += t1 - t2;
     // 4. the other checkpoint block: erase, program; a failure retries the whole checkpoint
-    const uint32_t blk = (ck_blk == CK_BLK0) ? CK_BLK1 : CK_BLK0;
+    const uint32_t blk = (ck_blk == CK_BLK0) ? ck_blk1 : CK_BLK0;
     int ok = 0;
     for (int attempt = 0; attempt < 4 && !ok; attempt++) {
         if (nerase(0, blk) != ATS_OK) continue;
@@ -443,30 +448,53 @@ static void wl_step(void) {
     if (gc_block((uint32_t)best / BLOCKS, (uint32_t)best % BLOCKS) == ATS_OK) S.wl_static++;   // moves done
 }
 
-// ---- format (a blank device): factory bad-block scan, erase, first checkpoint
+// ---- format (a blank device): factory bad-block scan, blank check, first checkpoint
+// Formats only a blank device (persistence.md section 5): every good block's page 0 reads erased,
+// the checkpoint blocks excepted (they hold nothing but checkpoints, e.g. the first one, torn by a
+// cut). A device with data but no readable checkpoint is refused (ATS_E_NOTBLANK): nothing is
+// erased, the boot stops in the "not ready" state (main)
 static int format_device(void) {
     census_dirty = wl_dirty = 1;
     hal_puts("format: factory bad-block scan\n");
     memset(blk_state, B_FREE, sizeof blk_state);
+    static uint8_t pg0_erased[NBLK];
     for (uint32_t d = 0; d < NDIE; d++)
         for (uint32_t b = 0; b < BLOCKS; b++) {
             fw_rsp_t r;
             nread(d, b, 0, &r);
+            pg0_erased[bi(d, b)] = r.status == N_ERASED;
             if (r.mapped) {                      // the bad-block mark (NREAD's mapped bit)
                 mark_bad(d, b);
+                erase_cnt[bi(d, b)] = EC_FACTORY;   // persisted: recovery counts the factory ones by it
                 S.factory_bad++;
-                continue;
-            }
-            if (r.status != N_ERASED && nerase(d, b) != ATS_OK) {
-                mark_bad(d, b);
-                S.erase_fail++;
             }
         }
-    if (blk_state[bi(0, CK_BLK0)] == B_BAD || blk_state[bi(0, CK_BLK1)] == B_BAD) return ATS_E_NAND;
-    blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, CK_BLK1)] = B_CKPT;
+    // the checkpoint blocks: block 0 and the first good block after it (block 0 is good on every
+    // NAND part; a die 0 without two good blocks cannot hold checkpoints)
+    ck_blk1 = 1u;
+    while (ck_blk1 < BLOCKS && blk_state[bi(0, ck_blk1)] == B_BAD) ck_blk1++;
+    if (blk_state[bi(0, CK_BLK0)] == B_BAD || ck_blk1 >= BLOCKS) {
+        hal_puts("format: refused: die 0 has no two good blocks for the checkpoints\n");
+        return ATS_E_NAND;
+    }
+    uint32_t held = 0, first = 0;
+    for (uint32_t i = 0; i < NBLK; i++) {
+        if (blk_state[i] == B_BAD || pg0_erased[i] || i == bi(0, CK_BLK0) || i == bi(0, ck_blk1)) continue;
+        if (!held) first = i;
+        held++;
+    }
+    if (held) {
+        hal_printf("format: refused: not blank, %u good blocks hold data (first %u/%u); nothing erased\n", held,
+                   first / BLOCKS, first % BLOCKS);
+        return ATS_E_NOTBLANK;
+    }
+    // the second checkpoint block may hold a torn first checkpoint of an earlier format: erased now
+    // (the first checkpoint goes to block 0, which ckpt_write erases first)
+    if (!pg0_erased[bi(0, ck_blk1)] && nerase(0, ck_blk1) != ATS_OK) return ATS_E_NAND;
+    blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, ck_blk1)] = B_CKPT;
     for (uint32_t d = 0; d < NDIE; d++) plan_len[d] = plan_pos[d] = plan_ok[d] = hl_len[d] = 0;
     supply_ok = 1;
-    ck_blk = CK_BLK1;                            // the first checkpoint goes to block 0
+    ck_blk = ck_blk1;                            // the first checkpoint goes to block 0
     ckpt_no = 0;
     return ckpt_write();
 }
@@ -481,12 +509,14 @@ static uint32_t rec_pages;
 // both blocks whole (the oracle), at 2 + n page reads instead of 2n.
 static uint32_t ck_head_pg[2][PW] NOINIT;
 
-// page 0 of block blk (slot h of ck_head_pg): 1 when it starts a checkpoint
-static int ck_head(uint32_t blk, uint32_t h, uint64_t *seq, uint32_t *no, uint32_t *np) {
+// page 0 of block blk (slot h of ck_head_pg): 1 when it starts a checkpoint; *bad: it carries the
+// factory bad mark
+static int ck_head(uint32_t blk, uint32_t h, uint64_t *seq, uint32_t *no, uint32_t *np, int *bad) {
     fw_rsp_t r;
     nread(0, blk, 0, &r);
     rec_pages++;
-    if (r.status != N_OK) return 0;
+    *bad = r.mapped != 0;
+    if (r.status != N_OK || *bad) return 0;
     spare_t s;
     hal_spare(&s);
     volatile uint32_t *buf = hal_buf();
@@ -532,16 +562,22 @@ static int ck_load(uint32_t blk, uint32_t h, uint64_t seq, uint32_t np, ats_ckpt
 static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
     uint64_t seq[2] = {0, 0};
     uint32_t no[2] = {0, 0}, np[2] = {0, 0};
-    int ok[2];
-    ok[0] = ck_head(CK_BLK0, 0, &seq[0], &no[0], &np[0]);
-    // block 1 is not read when block 0 holds a version-1 checkpoint (the offline format's)
-    ok[1] = (ok[0] && ck_head_pg[0][1] == 1u) ? 0 : ck_head(CK_BLK1, 1, &seq[1], &no[1], &np[1]);
+    int ok[2], bad = 0;
+    ok[0] = ck_head(CK_BLK0, 0, &seq[0], &no[0], &np[0], &bad);
+    // block 1 is not read when block 0 holds a version-1 checkpoint (the offline format's); the
+    // second checkpoint block is the first one after block 0 without the factory bad mark
+    ok[1] = 0;
+    ck_blk1 = 1u;
+    if (!(ok[0] && ck_head_pg[0][1] == 1u))
+        for (bad = 1; bad && ck_blk1 < BLOCKS; ck_blk1 += (uint32_t)bad)
+            ok[1] = ck_head(ck_blk1, 1, &seq[1], &no[1], &np[1], &bad);
+    if (ck_blk1 >= BLOCKS) ck_blk1 = 1u;       // no good block after block 0: no second checkpoint block
     // the newest first (seq, then number); the other if the newest is incomplete
     const uint32_t first = (ok[1] && (!ok[0] || seq[1] > seq[0] || (seq[1] == seq[0] && no[1] >= no[0]))) ? 1u : 0u;
     for (uint32_t k = 0; k < 2; k++) {
         const uint32_t h = k ? 1u - first : first;
         if (!ok[h]) continue;
-        const uint32_t blk = h ? CK_BLK1 : CK_BLK0;
+        const uint32_t blk = h ? ck_blk1 : CK_BLK0;
         if (ck_load(blk, h, seq[h], np[h], c) == ATS_OK) {
             *blk_out = blk;
             return ATS_OK;
@@ -578,10 +614,17 @@ static int recover(void) {
         if (map_lpn[i] < NLBA) l2p[map_lpn[i]] = map_ppn[i];
     // block states: checkpoint blocks, bad blocks, plan blocks; everything else holds old pages
     for (uint32_t i = 0; i < NBLK; i++) { blk_state[i] = B_USED; blk_retire[i] = 0; }
-    blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, CK_BLK1)] = B_CKPT;
+    blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, ck_blk1)] = B_CKPT;
     for (uint32_t i = 0; i < n_bad; i++) {
         const uint32_t d = bad_list[i] >> 16, b = bad_list[i] & 0xFFFFu;
         if (d < NDIE && b < BLOCKS) blk_state[bi(d, b)] = B_BAD;
+    }
+    // the factory bad blocks among the table's (IDENTIFY word 14, GET_LOG 15): format gave each the
+    // erase count EC_FACTORY, which every checkpoint carries (persistence.md section 5); no NAND read
+    S.factory_bad = 0;
+    for (uint32_t i = 0; i < n_bad; i++) {
+        const uint32_t d = bad_list[i] >> 16, b = bad_list[i] & 0xFFFFu;
+        if (d < NDIE && b < BLOCKS) S.factory_bad += erase_cnt[bi(d, b)] == EC_FACTORY;
     }
     // 2. scan the plan of each die: pages 0.. until the first erased page; a block whose page 0
     //    is erased was never opened: it and the rest of the plan stay erased (free)
@@ -609,19 +652,22 @@ static int recover(void) {
                 if (!any_seq || s.seq > max_seq) max_seq = s.seq;
                 any_seq = 1;
                 if (s.seq < c.scan_from) continue;
-                if (n >= MAX_LOG) { overflow++; continue; }
-                recs[n].seq = s.seq;
-                recs[n].ppn = ats_ppn(&G, d, b, p);
-                recs[n].lpn = s.lpn;
-                recs[n].epoch = s.epoch;
-                recs[n].txid = s.txid;
-                recs[n].kind = s.kind;
-                recs[n].flags = s.flags;
-                n++;
+                // at most MAX_LOG records: the lowest seqs (ats_log_add), so that the durable prefix
+                // is cut at a seq, never holed by a record dropped in scan order
+                ats_rec_t x;
+                x.seq = s.seq;
+                x.ppn = ats_ppn(&G, d, b, p);
+                x.lpn = s.lpn;
+                x.epoch = s.epoch;
+                x.txid = (uint8_t)s.txid;
+                x.kind = (uint8_t)s.kind;
+                x.flags = (uint8_t)s.flags;
+                x.pad = 0;
+                n = ats_log_add(recs, n, MAX_LOG, &x, &overflow);
             }
         }
     }
-    if (overflow) hal_printf("recovery: %u records beyond MAX_LOG ignored\n", overflow);
+    if (overflow) hal_printf("recovery: %u records beyond MAX_LOG dropped (the highest seqs)\n", overflow);
     // 3. durable prefix, 4. replay
     const uint32_t np = ats_prefix(recs, n, c.scan_from);
     ats_replay_t rp;
@@ -655,6 +701,8 @@ static int recover(void) {
     S.recovery_prefix = np;
     S.recovery_applied = rp.applied;
     S.recovery_aborted_tx = rp.dropped_open;
+    S.recovery_ignored = rp.ignored;
+    if (rp.ignored) hal_printf("recovery: %u records with a txid above %u ignored\n", rp.ignored, NTX);
     hal_printf("recovery: checkpoint %u (block %u, seq_base %llu, scan_from %llu, %u mappings); %u records, "
                "prefix %u; applied %u, trims %u, relocs %u/%u stale, commits %u, aborts %u, open tx dropped %u; "
                "next seq %llu\n",
@@ -685,6 +733,7 @@ static uint32_t line_n;
 static void cmd_status(void) {
     uint32_t cnt[6] = {0};
     for (uint32_t i = 0; i < NBLK; i++) cnt[blk_state[i]]++;
+    if (boot_st != ATS_OK) hal_printf("status: device not ready (boot %d)\n", boot_st);
     hal_printf("status: host %s, checkpoint %u in block %u, seq_base %llu, next_seq %llu, cpl_seq %llu\n",
                hal_ctrl_host_en() ? "enabled" : "disabled", ckpt_no, ck_blk, (unsigned long long)ck_seq_base,
                (unsigned long long)hal_next_seq(), (unsigned long long)hal_cpl_seq());
@@ -709,10 +758,11 @@ static void cmd_stats(void) {
                (unsigned long long)S.gc_erases, (unsigned long long)S.wl_static, emin, emax,
                (unsigned long long)S.grown_bad, (unsigned long long)S.factory_bad, (unsigned long long)S.starved,
                (unsigned long long)S.gc_urgent, (unsigned long long)S.no_space, (unsigned long long)S.ckpt_fail);
-    hal_printf("stats: recoveries %llu recovery_cycles %llu recovery_pages %llu recovery_records %llu checkpoints %llu "
-               "ckpt_pages %llu ckpt_cycles %llu proto_err %u\n",
+    hal_printf("stats: recoveries %llu recovery_cycles %llu recovery_pages %llu recovery_records %llu "
+               "recovery_ignored %llu checkpoints %llu ckpt_pages %llu ckpt_cycles %llu proto_err %u\n",
                (unsigned long long)S.recoveries, (unsigned long long)S.recovery_cycles,
                (unsigned long long)S.recovery_pages, (unsigned long long)S.recovery_records,
+               (unsigned long long)S.recovery_ignored,
                (unsigned long long)S.checkpoints, (unsigned long long)S.ckpt_pages,
                (unsigned long long)S.ckpt_cycles, ats_cnt_proto_err_read());
 }
@@ -841,7 +891,7 @@ static void admin(void) {
                               S.gc_relocs, S.gc_erases, S.wl_static, S.grown_bad, S.factory_bad, S.recoveries,
                               S.recovery_cycles, S.recovery_pages, S.recovery_records, S.checkpoints, S.ckpt_pages,
                               emin, emax, S.gc_urgent, S.starved, hal_cycles(), ATS_SYS_CLK_HZ, S.no_space,
-                              S.ckpt_fail, S.shutdowns};
+                              S.ckpt_fail, S.shutdowns, S.recovery_ignored};
         n = 2u * (sizeof v / sizeof v[0]);
         for (uint32_t k = 0; k < n / 2u; k++) adm_put64(k, v[k]);
     } else {
@@ -990,6 +1040,7 @@ int main(void) {
         hal_printf("recovery failed: %d\n", st);
     }
     if (st != ATS_OK) {
+        boot_st = st;
         hal_puts("device not ready\n");
         for (;;) console();
     }

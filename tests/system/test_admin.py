@@ -60,7 +60,7 @@ def test_identify_get_log(template, tmp_path):
             assert p.data[64:] == bytes(512 - 64), "IDENTIFY: bytes past the fields not 0"
             seen += 1
         elif p.op == harness.OP["GET_LOG"]:
-            n = 8 * len(LOG_FIELDS)                    # 248 bytes: 31 counters
+            n = 8 * len(LOG_FIELDS)                    # 256 bytes: 32 counters
             assert p.cpl.result == n and p.data[n:] == bytes(512 - n)
             lg = decode_log(p.data)
             assert lg["no_space"] == 0 and lg["ckpt_fail"] == 0 and lg["shutdowns"] == 0

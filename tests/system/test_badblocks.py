@@ -30,8 +30,8 @@ sys.path.insert(0, str(harness.ROOT / "cocotb_tests" / "lib"))
 from atstb.recovery_oracle import DieImage  # noqa: E402
 
 # seed 2 with 6 % factory bad blocks: 8 of the 124 blocks that may be bad (block 0 of each die never
-# is), 2 on every die, none of them die 0 block 1 (the firmware's second checkpoint block: a device
-# with it bad does not format, sw/firmware/README.md "Limits")
+# is), 2 on every die, none of them die 0 block 1 (the second checkpoint block when it is good; a bad
+# one: test_boot_edges.py test_ckpt_block_factory_bad)
 SEED = 2
 BAD_PPM = 60_000
 CUTS = 8
@@ -131,14 +131,15 @@ def test_factory_bad_blocks(tmp_path, monkeypatch):
     assert sysm.image_checks >= CUTS + 1
     fw = cs.fw
     assert (fw.get("grown_bad"), fw.get("program_fail")) == (0, 0), fw
-    # one more power-on: the recovered bad-block table (console, IDENTIFY) is still exactly them.
-    # (IDENTIFY word 14 / GET_LOG 15, "factory bad blocks", count the format's scan only: 0 after a
-    # recovery, since the checkpoint's bad list does not say which were factory ones; not checked)
+    # one more power-on: the recovered bad-block table (console, IDENTIFY) is still exactly them, and
+    # IDENTIFY word 14 / GET_LOG 15 still count them as factory bad (recounted by their marks; they
+    # read 0 after a recovery before)
     assert sysm.start()
     fw_bad = bbt(sysm)
-    idn = sysm.dev.identify()
+    idn, lg = sysm.dev.identify(), sysm.dev.get_log()
     sysm.stop()
     assert fw_bad == truth and idn["bad_blocks"] == len(truth), (fw_bad, idn)
+    assert idn["factory_bad"] == lg["factory_bad"] == len(truth), (idn, lg)
     sysm.oracle()
     assert not sysm.errors, sysm.errors
 

@@ -166,14 +166,22 @@ def parse_checkpoint_v2(geo: Geometry, pages: list[bytes], seq: int) -> Checkpoi
     return Checkpoint(seq, scan_from, plan, mapping, 2, ckpt_no, bad, ec[:ndie * blocks])
 
 
+def checkpoint_blocks(geo: Geometry, die0: DieImage) -> tuple[int, int]:
+    """Persistence.md section 5: die 0 block 0 and the first block after it without the factory bad
+    mark (block 1 unless it is factory bad)."""
+    second = next((b for b in range(1, geo.blocks) if not die0.bad[b]), 1)
+    return 0, second
+
+
 def find_checkpoint(geo: Geometry, die0: DieImage, rec) -> Checkpoint | None:
-    """Persistence.md section 6 step 1: die 0 block 0, and block 1 unless block 0 holds a version-1
-    checkpoint (version 2 alternates between the two blocks); in each, pages in order up to the first
-    erased one. The valid checkpoint with the highest seq wins (then the highest number)."""
+    """Persistence.md section 6 step 1: die 0 block 0, and the second checkpoint block (block 1, or
+    the first good one after it) unless block 0 holds a version-1 checkpoint (version 2 alternates
+    between the two blocks); in each, pages in order up to the first erased one. The valid
+    checkpoint with the highest seq wins (then the highest number)."""
     best: Checkpoint | None = None
     v1_in_block0 = False
-    for blk in (0, 1):
-        if blk == 1 and v1_in_block0:
+    for blk in checkpoint_blocks(geo, die0):
+        if blk != 0 and v1_in_block0:
             break
         cand: dict[int, dict[int, bytes]] = {}       # seq -> index -> data (version 2)
         count: dict[int, int] = {}
@@ -277,6 +285,7 @@ class Recovered:
     torn: int = 0                                             # pages read that failed the CRC
     beyond_prefix: int = 0                                    # valid records after the first gap
     aborted_tx: int = 0                                       # open transactions dropped
+    ignored: int = 0                                          # prefix records with a txid above num_tx
     commits: int = 0                                          # tx commits replayed
     aborts: int = 0                                           # tx aborts replayed
     relocs: int = 0                                           # GC relocations applied
@@ -298,7 +307,9 @@ def _decode(geo: Geometry, raw: bytes):
     return m, data
 
 
-def recover(paths: list[Path], geo: Geometry) -> Recovered:
+def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None) -> Recovered:
+    """num_tx: the device's transaction count; a record whose txid is above it changes nothing
+    (persistence.md section 4; counted in `ignored`). None: every txid is taken as valid."""
     dies = [DieImage(p, geo) for p in paths]
     rec = Recovered(dies=dies)
     # 1. checkpoint (version 1: die 0 block 0; version 2: blocks 0 and 1 of die 0)
@@ -344,6 +355,9 @@ def recover(paths: list[Path], geo: Geometry) -> Recovered:
     # 4. replay in seq order; transactions apply at their commit record, open ones are dropped
     pending: dict[int, list[Record]] = {}
     for r in rec.records:
+        if num_tx is not None and r.txid > num_tx:
+            rec.ignored += 1                  # not the device's: keeps its seq, changes nothing
+            continue
         if r.seq < seq_base:
             # before the checkpoint (version 2, transactions open at it): only the pending lists
             if r.kind == KIND_DATA and r.txid != 0:

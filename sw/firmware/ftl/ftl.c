@@ -202,6 +202,25 @@ static void sift(ats_rec_t *a, uint32_t i, uint32_t n) {
     }
 }
 
+uint32_t ats_log_add(ats_rec_t *recs, uint32_t n, uint32_t cap, const ats_rec_t *x, uint32_t *dropped) {
+    if (n < cap) {
+        recs[n] = *x;
+        return n + 1u;
+    }
+    if (cap == 0u) {
+        (*dropped)++;
+        return n;
+    }
+    if (*dropped == 0u)                          // the first drop: a max-heap by seq from now on
+        for (uint32_t i = cap / 2u; i-- > 0;) sift(recs, i, cap);
+    (*dropped)++;
+    if (x->seq < recs[0].seq) {                  // the highest seq kept goes, x comes in
+        recs[0] = *x;
+        sift(recs, 0, cap);
+    }
+    return n;
+}
+
 uint32_t ats_prefix(ats_rec_t *recs, uint32_t n, uint64_t scan_from) {
     // heap sort by seq (no allocation; n is the active log)
     for (uint32_t i = n / 2u; i-- > 0;) sift(recs, i, n);
@@ -232,12 +251,16 @@ static void apply(ats_replay_t *r, const ats_rec_t *x) {
 int ats_replay(ats_replay_t *r, const ats_rec_t *recs, uint32_t n, uint64_t seq_base) {
     for (uint32_t t = 0; t <= r->ntx; t++) r->head[t] = r->tail[t] = -1;
     r->applied = r->trims = r->relocs_applied = r->relocs_stale = r->commits = r->aborts = r->dropped_open = 0;
+    r->ignored = 0;
     for (uint32_t i = 0; i < n; i++) {
         const ats_rec_t *x = &recs[i];
         const int live = x->seq >= seq_base;     // below: in the checkpoint's mapping already
         const uint32_t t = x->txid;
-        if (t > r->ntx) return ATS_E_RANGE;
         r->next[i] = -1;
+        if (t > r->ntx) {                        // not this device's: its seq stays, nothing else
+            r->ignored++;
+            continue;
+        }
         if (x->kind == ATS_KIND_LOG && (x->flags & ATS_F_TRIM)) {
             if (live && x->lpn < r->nlba) {
                 r->l2p[x->lpn] = ATS_UNMAPPED;

@@ -15,6 +15,7 @@ typedef enum {
     ATS_E_NOCKPT = -5,     // no complete checkpoint on flash
     ATS_E_NOSPACE = -6,    // no erased block left
     ATS_E_STATE = -7,      // called in the wrong state
+    ATS_E_NOTBLANK = -8,   // format refused: a good block's page 0 holds data (persistence.md section 5)
 } ats_status_t;
 
 // ---- on-flash format (docs/persistence.md sections 2, 4, 5)
@@ -90,10 +91,21 @@ typedef struct {
     int32_t *head, *tail;      // [ntx + 1]: scratch
     // results
     uint32_t applied, trims, relocs_applied, relocs_stale, commits, aborts, dropped_open;
+    uint32_t ignored;          // records with a txid above ntx: changed nothing (persistence.md section 4)
 } ats_replay_t;
 // recs[0..n) are the prefix from scan_from, sorted by seq without a gap. Records below seq_base
 // only build the pending lists of transactions open at the checkpoint (they are in its mapping).
+// A record whose txid is above ntx cannot have been written by this device: it keeps its place in
+// the prefix and changes nothing (no mapping, no pending list, no commit or abort); counted in
+// `ignored`. Returns ATS_OK.
 int ats_replay(ats_replay_t *r, const ats_rec_t *recs, uint32_t n, uint64_t seq_base);
+
+// the scan's bounded record list: adds x to recs[0..n) (returns the new n) while n < cap; once full,
+// x replaces the record with the highest seq if its own seq is lower, else x is dropped (*dropped
+// counts both; recs is a max-heap by seq from the first drop on: keep passing the same *dropped).
+// So recs always holds the cap lowest seqs met (copies counted): the durable prefix computed from
+// them is the full log's prefix cut at a seq, never one with a hole (persistence.md section 6)
+uint32_t ats_log_add(ats_rec_t *recs, uint32_t n, uint32_t cap, const ats_rec_t *x, uint32_t *dropped);
 
 // durable prefix: sort recs by seq (in place), drop duplicates (a re-programmed page), and return
 // the length of the run scan_from, scan_from + 1, ... (the rest is after the first gap)

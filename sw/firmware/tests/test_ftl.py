@@ -74,7 +74,7 @@ class Replay(ctypes.Structure):
                 ("next", POINTER(c_int32)), ("head", POINTER(c_int32)), ("tail", POINTER(c_int32)),
                 ("applied", c_uint32), ("trims", c_uint32), ("relocs_applied", c_uint32),
                 ("relocs_stale", c_uint32), ("commits", c_uint32), ("aborts", c_uint32),
-                ("dropped_open", c_uint32)]
+                ("dropped_open", c_uint32), ("ignored", c_uint32)]
 
 
 PAGE_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint32)
@@ -97,7 +97,7 @@ const size_t lay_replay[] = {sizeof(ats_replay_t), O(ats_replay_t, l2p), O(ats_r
     O(ats_replay_t, ntx), O(ats_replay_t, next), O(ats_replay_t, head), O(ats_replay_t, tail),
     O(ats_replay_t, applied), O(ats_replay_t, trims), O(ats_replay_t, relocs_applied),
     O(ats_replay_t, relocs_stale), O(ats_replay_t, commits), O(ats_replay_t, aborts),
-    O(ats_replay_t, dropped_open)};
+    O(ats_replay_t, dropped_open), O(ats_replay_t, ignored)};
 const size_t lay_n[] = {sizeof lay_rec / sizeof(size_t), sizeof lay_geo / sizeof(size_t),
     sizeof lay_ckpt / sizeof(size_t), sizeof lay_replay / sizeof(size_t)};
 uint32_t h_ppn(const ats_geo_t *g, uint32_t d, uint32_t b, uint32_t p) { return ats_ppn(g, d, b, p); }
@@ -135,6 +135,7 @@ def lib(build):
         "ats_ckpt_parse": (c_int, [G, POINTER(Ckpt), PAGE_FN, c_void_p]),
         "ats_replay": (c_int, [POINTER(Replay), POINTER(Rec), c_uint32, c_uint64]),
         "ats_prefix": (c_uint32, [POINTER(Rec), c_uint32, c_uint64]),
+        "ats_log_add": (c_uint32, [POINTER(Rec), c_uint32, c_uint32, POINTER(Rec), POINTER(c_uint32)]),
         "ats_gc_pick": (c_int, [c_int, POINTER(c_uint32), POINTER(c_uint32), c_uint32, c_uint32]),
         "ats_wl_pick_free": (c_int, [POINTER(c_uint16), c_uint32]),
         "ats_wl_order": (c_uint32, [POINTER(c_uint16), POINTER(c_uint16), c_uint32, c_uint32]),
@@ -380,7 +381,7 @@ def model_prefix(recs: list[MRec], scan_from: int) -> list[list[MRec]]:
     return out
 
 
-COUNTERS = ("applied", "trims", "relocs_applied", "relocs_stale", "commits", "aborts", "dropped_open")
+COUNTERS = ("applied", "trims", "relocs_applied", "relocs_stale", "commits", "aborts", "dropped_open", "ignored")
 
 
 class ReplayModel:
@@ -389,6 +390,7 @@ class ReplayModel:
     def __init__(self, l2p: list[int], ntx: int, seq_base: int):
         self.l2p = list(l2p)
         self.seq_base = seq_base
+        self.ntx = ntx
         self.pending: dict[int, list[MRec]] = {t: [] for t in range(1, ntx + 1)}
         self.cnt = dict.fromkeys(COUNTERS, 0)
         self.cov: dict[str, int] = {}
@@ -399,6 +401,11 @@ class ReplayModel:
     def step(self, r: MRec) -> None:
         live = r.seq >= self.seq_base
         t = r.txid
+        if t > self.ntx:
+            # section 4: a txid above num_tx cannot be the device's: the record changes nothing
+            self.cnt["ignored"] += 1
+            self._hit("txid_above_ntx")
+            return
         if r.kind == KIND_LOG and r.flags & F_TRIM:
             if live:
                 self.l2p[r.lpn] = UNMAPPED
@@ -977,7 +984,7 @@ def test_replay_small_cases(lib):
     l2p, cnt = run([(None, 10, 0, 0, 0, D, 0), (None, 11, 1, 0, 0, L, F_TRIM), (None, 12, 2, 0, 1, D, 0),
                     (None, 13, NO_LPN, 0, 1, L, F_COMMIT)], seq_base=3)
     assert l2p == [100, 101, 12, 103] and cnt == dict(applied=1, trims=0, relocs_applied=0, relocs_stale=0,
-                                                      commits=1, aborts=0, dropped_open=0)
+                                                      commits=1, aborts=0, dropped_open=0, ignored=0)
     # a commit (or abort) below seq_base empties the list without applying it
     for fl in (F_COMMIT, F_ABORT):
         l2p, cnt = run([(None, 12, 2, 0, 1, D, 0), (None, 13, NO_LPN, 0, 1, L, fl),
@@ -986,9 +993,93 @@ def test_replay_small_cases(lib):
 
 
 def test_replay_txid_out_of_range(lib):
-    recs = [MRec(0, 5, 0, 0, 3, KIND_DATA, 0)]
-    rc, _, _ = c_replay(lib, recs, [1, 2], 2, 0)
-    assert rc == ATS_E_RANGE
+    """A record whose txid is above ntx (persistence.md section 4: not this device's; was ATS_E_RANGE,
+    which failed the whole recovery and kept the host out for good) changes nothing: the log replays
+    as the same log without it, the record counted in `ignored`."""
+    rc, l2p, cnt = c_replay(lib, [MRec(0, 5, 0, 0, 3, KIND_DATA, 0)], [1, 2], 2, 0)
+    assert (rc, l2p, cnt["ignored"], cnt["applied"]) == (ATS_OK, [1, 2], 1, 0)
+    # every kind the device writes, with its txid replaced by one above ntx: a plain write, a TRIM, a
+    # RELOC, a tx page, a COMMIT page, commit / abort records (the latter two of a txid in range
+    # would apply / drop tx 1's page)
+    log = [(0, 10, 0, 0, 1, KIND_DATA, 0)]
+    bad = [(11, 1, 0, 0, KIND_DATA, 0), (12, 2, 0, 0, KIND_LOG, F_TRIM), (13, 3, 103, 0, KIND_DATA, F_RELOC),
+           (14, 0, 0, 1, KIND_DATA, 0), (15, 1, 0, 1, KIND_DATA, F_COMMIT),
+           (16, NO_LPN, 0, 1, KIND_LOG, F_COMMIT), (17, NO_LPN, 0, 1, KIND_LOG, F_ABORT)]
+    for ppn, lpn, ep, t, kind, fl in bad:
+        for above in (3, 4, 255):
+            recs = [MRec(0, *log[0][1:]), MRec(1, ppn, lpn, ep, above if t == 0 else t + 2, kind, fl),
+                    MRec(2, 20, NO_LPN, 0, 1, KIND_LOG, F_COMMIT)]
+            rc, l2p, cnt = c_replay(lib, recs, [100, 101, 102, 103], 2, 0)
+            assert rc == ATS_OK and l2p == [10, 101, 102, 103], (ppn, above, l2p)
+            assert cnt == dict(applied=1, trims=0, relocs_applied=0, relocs_stale=0, commits=1, aborts=0,
+                               dropped_open=0, ignored=1)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_replay_txid_above_ntx_random(lib, seed):
+    """Random logs with records whose txid is above ntx mixed in: the C replay equals the model, and
+    the model's mapping equals that of the same log without those records."""
+    rng = random.Random(700 + seed)
+    for _ in range(4):
+        g = rand_geo(rng, nlba=rng.choice([8, 32]), ntx=rng.choice([1, 3, 7]))
+        recs, l2p0, scan_from, seq_base, model = gen_log(rng, g, rng.randint(50, 300))
+        picks = set(rng.sample(range(len(recs)), max(1, len(recs) // 10)))
+        mixed = [MRec(r.seq, r.ppn, r.lpn, r.epoch, rng.randint(g.ntx + 1, 255), r.kind, r.flags) if i in picks else r
+                 for i, r in enumerate(recs)]
+        m = ReplayModel(l2p0, g.ntx, seq_base)
+        for r in mixed:
+            m.step(r)
+        m.finish()
+        without = ReplayModel(l2p0, g.ntx, seq_base)
+        for i, r in enumerate(recs):
+            if i not in picks:
+                without.step(r)
+        without.finish()
+        assert m.l2p == without.l2p and m.cnt["ignored"] == len(picks)
+        assert m.cnt == without.cnt | {"ignored": len(picks)}
+        rc, l2p, cnt = c_replay(lib, mixed, l2p0, g.ntx, seq_base)
+        assert rc == ATS_OK
+        assert l2p == m.l2p and cnt == m.cnt
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_log_add_keeps_lowest_seqs(lib, seed):
+    """The scan's bounded list (ats_log_add, persistence.md section 6 step 2): with more records than
+    it holds, it keeps the lowest seqs (copies counted), whatever the scan order; the durable prefix
+    of what it kept is the full log's prefix cut at a seq (the firmware before kept the first records
+    met in scan order: a record of a low seq met late was dropped, a hole that ended the prefix there)."""
+    rng = random.Random(800 + seed)
+    for it in range(12):
+        scan_from = rng.getrandbits(40)
+        n = rng.choice([0, 1, 5, rng.randint(20, 400)])
+        seqs = [scan_from + i for i in range(n)]
+        seqs += [rng.choice(seqs) for _ in range(n // 10)] if seqs else []        # re-programmed copies
+        seqs += [scan_from + n + rng.randint(1, 30) for _ in range(n // 20)]      # after a gap
+        recs = [MRec(q, rng.getrandbits(12), rng.randrange(64), rng.getrandbits(16), rng.randint(0, 3),
+                     rng.choice([KIND_DATA, KIND_LOG]), rng.choice([0, F_COMMIT, F_TRIM])) for q in seqs]
+        rng.shuffle(recs)
+        cap = rng.choice([0, 1, len(recs), len(recs) + 3, rng.randint(0, len(recs))]) if it else len(recs) // 2
+        arr = (Rec * max(cap, 1))()
+        dropped, k = c_uint32(0), 0
+        for r in recs:
+            x = to_c_recs([r])
+            k = lib.ats_log_add(arr, k, cap, x, ctypes.byref(dropped))
+        assert k == min(cap, len(recs)) and dropped.value == len(recs) - k
+        kept = [from_c_rec(arr[i]) for i in range(k)]
+        assert sorted(r.seq for r in kept) == sorted(seqs)[:k]
+        keys = {}
+        for r in recs:
+            keys[r.key()] = keys.get(r.key(), 0) + 1
+        for r in kept:                                # each kept record is one of the scan's, whole
+            assert keys.get(r.key(), 0) > 0
+            keys[r.key()] -= 1
+        full = [e[0].seq for e in model_prefix(recs, scan_from)]
+        m = lib.ats_prefix(arr, k, scan_from)
+        got = [arr[i].seq for i in range(m)]
+        assert got == full[:len(got)]
+        if len(got) < len(full):                      # cut, not holed: every kept seq is below the cut
+            assert all(r.seq < full[len(got)] for r in kept)
+        assert got == [e[0].seq for e in model_prefix(kept, scan_from)]
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])

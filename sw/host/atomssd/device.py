@@ -25,7 +25,7 @@ LOG_FIELDS = ["host_pages", "host_bytes", "nand_programs", "nand_bytes", "wa_x10
               "ecc_corrected", "program_fail", "read_err", "erases", "gc_runs", "gc_relocs", "gc_erases",
               "wl_static", "grown_bad", "factory_bad", "recoveries", "recovery_cycles", "recovery_pages",
               "recovery_records", "checkpoints", "ckpt_pages", "erase_min", "erase_max", "gc_urgent",
-              "starved", "cycles", "sys_clk_hz", "no_space", "ckpt_fail", "shutdowns"]
+              "starved", "cycles", "sys_clk_hz", "no_space", "ckpt_fail", "shutdowns", "recovery_ignored"]
 
 
 def decode_identify(b: bytes) -> dict:
