@@ -240,6 +240,16 @@ module ats_sata_link_tb #(
             if (dev_tx_charisk == 4'b0001 && dev_tx_data == CONT) dcont_q <= dcont_q + 1'b1;
         end
     end
+
+    // stream rules on the device link's m_ ports (rtl/common/ats_stream_check.sv; its receive
+    // FIFO's output is checked by the bind below)
+    ats_stream_check #(.W(35), .NAME("m_rx")) u_chk_rx (.clk, .rst, .valid(m_rx_valid),
+        .ready(m_rx_ready), .data({m_rx_data, m_rx_last, m_rx_status}));
+    ats_stream_check #(.W(2), .NAME("m_txr")) u_chk_txr (.clk, .rst, .valid(m_txr_valid),
+        .ready(m_txr_ready), .data(m_txr_status));
 endmodule
+
+bind ats_sata_rx_fifo ats_stream_check #(.W(WIDTH), .NAME("sata_rx_fifo m_")) u_chk_m (
+    .clk, .rst, .valid(m_valid), .ready(m_ready), .data(m_data));
 
 `resetall

@@ -476,7 +476,8 @@ def test_ats_sata_link(cfg):
     from atstb.litesata_gen import generate
     gen = generate()
     sources = [ROOT / line for line in (ROOT / "rtl/sata/ats_sata_link.f").read_text().split()]
-    sources += [HERE / "ats_sata_fault_inj.sv", gen / "ats_litesata_link_host.v", HERE / "ats_sata_link_tb.sv"]
+    sources += [HERE / "ats_sata_fault_inj.sv", gen / "ats_litesata_link_host.v",
+                ROOT / "rtl/common/ats_stream_check.sv", HERE / "ats_sata_link_tb.sv"]
     run(toplevel="ats_sata_link_tb", sources=sources, test_module="test_ats_sata_link", test_dir=HERE,
         build_key=cfg, parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES") and
         str(ROOT / "build/waves/ats_sata_link.fst"),
