@@ -509,7 +509,7 @@ def test_ats_cmdq(cfg):
         test_module="test_ats_cmdq", test_dir=HERE,
         build_key=cfg + ("_" + Path(src).parent.name if src else "") + ("_synthform" if synth_form else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if synth_form else None, parameters=CONFIGS[cfg],
-        waves=os.environ.get("ATS_WAVES"),
+        waves=os.environ.get("ATS_WAVES"), public={},   # the test reads only the top's signals
         extra_env={"ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}
                       if os.environ.get("ATS_TEST_FILTER") else {})})

@@ -451,6 +451,11 @@ async def test_top(dut):
     await run_top(dut)
 
 
+# signals below the top that the test reads: the shared ports' arbiters (contention coverage), and
+# the admin/command/queue-manager states of a timeout report; only these and the top's own are
+# visible to cocotb (runner.run `public`)
+PUBLIC = {"ats_nvme_arb2": ["s0_valid", "s1_valid"], "ats_nvme_admin": ["a_q"], "ats_nvme_cmd": ["d_q"],
+          "ats_nvme_qm": ["fetch_ok_adm"]}
 CONFIGS = {
     "q8_p4096": {"NQ": 2, "QSIZE": 64, "QDEPTH": 8, "PAGE_BYTES": 4096, "NUM_LBAS": 2048, "TAGS": 4},
     "q4_p512": {"NQ": 1, "QSIZE": 16, "QDEPTH": 4, "PAGE_BYTES": 512, "NUM_LBAS": 4096, "TAGS": 2},
@@ -461,4 +466,5 @@ CONFIGS = {
 def test_ats_nvme(cfg):
     srcs = [ROOT / p for p in (ROOT / "rtl/nvme/ats_nvme.f").read_text().split()]
     run(toplevel="ats_nvme", sources=srcs, test_module="test_ats_nvme", test_dir=HERE, build_key=cfg,
-        parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"})
+        parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"},
+        public=PUBLIC)

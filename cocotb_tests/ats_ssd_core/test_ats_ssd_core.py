@@ -243,9 +243,7 @@ class TB:
     def backend_state(self) -> dict:
         """The backend's read-ring and FSM registers, printed when a watchdog fires."""
         be = self.dut.u_dut.u_backend
-        return {n: int(getattr(be, n).value) for n in
-                ("ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q", "fw_st_q",
-                 "nq_v_q", "rd_st_q", "c_st_q", "rq_v_q")}
+        return {n: int(getattr(be, n).value) for n in BACKEND_REGS}
 
     async def fw_call(self, gen, **f):
         """One firmware-port operation: request (+ data words), then its response beats."""
@@ -1441,6 +1439,13 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
               key=lambda r: [i for i, x in enumerate(CONFIGS[r[0]][1]) if x[1] == r[2]][0])
 
 
+# The signals below the TB top that the tests read (the watchdog's report of the backend); the
+# build makes only these and the top's own signals visible to cocotb (runner.run `public`)
+BACKEND_REGS = ("ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q", "fw_st_q",
+                "nq_v_q", "rd_st_q", "c_st_q", "rq_v_q")
+PUBLIC = {"ats_backend": list(BACKEND_REGS)}
+
+
 def core_build(params: dict) -> tuple[dict, list[Path], dict]:
     """The parameters (with the remap preset's), the sources of ats_ssd_core_tb and the remap
     preset's parameters (also used by cocotb_tests/ats_sata_core)."""
@@ -1466,7 +1471,7 @@ def test_ats_ssd_core(name, mode, seed):
         build_key=key, parameters=params, seed=seed,
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
-        results_name=f"{name}_{seed}",
+        results_name=f"{name}_{seed}", public=PUBLIC,
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img),
                    "ATS_NAND_FAULTS": f"{FAULTS[name]},seed={seed}" if name in FAULTS else "",
                    "ATS_CORE_CUTS": str(CUTS), "ATS_CORE_MODE": mode, "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]),
