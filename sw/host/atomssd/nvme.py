@@ -22,7 +22,8 @@ Transport protocol (`Transport`; any method may return its value or an awaitable
                                         the driver recycles what it allocated)
     mem_write(addr, data: bytes)        host memory write
     mem_read(addr, n) -> bytes          host memory read
-    wait(cycles)                        let the device run for `cycles` clock cycles
+    wait(cycles)                        let the device run for `cycles` clock cycles (may return
+                                        the cycles it ran, fewer when it stopped at an interrupt)
     irq_pending(vector) -> bool         an MSI of `vector` arrived since its last irq_clear
     irq_clear(vector)
 
@@ -545,8 +546,9 @@ class NvmeDriver:
                 raise ControllerFatal(f"controller fatal status (CSTS {csts:#x}) while waiting for {what}")
             if waited >= limit:
                 raise NvmeTimeout(f"no {what} within {limit} cycles (CSTS {csts:#x})")
-        yield Req("wait", (self.poll_cycles,))
-        return waited + self.poll_cycles
+        ran = yield Req("wait", (self.poll_cycles,))
+        # a transport may end a wait early (an interrupt) and say how many cycles it ran
+        return waited + (ran if isinstance(ran, int) and ran > 0 else self.poll_cycles)
 
     # ------------------------------------------------------------------ controller
     def read_cap(self) -> Gen[ControllerInfo]:
@@ -576,8 +578,8 @@ class NvmeDriver:
             if reap:
                 for cqid in sorted(self.cqs):
                     yield from self.reap(cqid)
-            yield Req("wait", (self.poll_cycles,))
-            waited += self.poll_cycles
+            ran = yield Req("wait", (self.poll_cycles,))
+            waited += ran if isinstance(ran, int) and ran > 0 else self.poll_cycles
 
     def disable(self) -> Gen[None]:
         """CC.EN = 0, wait for CSTS.RDY = 0; every outstanding command is dropped."""

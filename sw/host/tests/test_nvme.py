@@ -222,6 +222,39 @@ def test_ready_timeout_raises():
         run_sync(drv.enable(), _DeadTransport(model))
 
 
+class _DeadShortWaits(_DeadTransport):
+    """A device that never becomes ready, and a transport whose waits end after 10 cycles (as
+    nvme_sim.SimTransport's do at an MSI with stop_at_msi) and return the cycles they ran."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.ran = 0
+
+    def wait(self, cycles):
+        super().wait(10)
+        self.ran += 10
+        return 10
+
+
+def test_timeouts_count_the_cycles_a_transport_ran():
+    """A wait that ends early must not count as a whole poll interval: the timeout is device cycles
+    (it was waits x poll_cycles, so waits cut short by interrupts timed out 100x too early here)."""
+    model = NvmeRef()
+    drv = NvmeDriver(ready_timeout_cycles=5_000, poll_cycles=1_000)
+    t = _DeadShortWaits(model)
+    with pytest.raises(NvmeTimeout, match="CSTS.RDY"):
+        run_sync(drv.enable(), t)
+    assert 5_000 <= t.ran <= 5_010
+    model2 = NvmeRef()                                    # the same through _wait_cycles (a completion)
+    drv2 = NvmeDriver(timeout_cycles=3_000, poll_cycles=1_000)
+    t2 = _DeadShortWaits(model2)
+    with pytest.raises(NvmeTimeout):
+        waited = 0
+        while True:
+            waited = run_sync(drv2._wait_cycles(waited, drv2.timeout_cycles, "a completion"), t2)
+    assert 3_000 <= t2.ran <= 3_010
+
+
 def env_asq(m) -> int:
     """ASQ as two dword reads (bits 11:0 read 0)."""
     return m.mmio_read32(R.REG_ASQ) | m.mmio_read32(R.REG_ASQ + 4) << 32
