@@ -150,9 +150,7 @@ class SataCoreTB(base.TB):
 
     def backend_state(self) -> dict:
         be = self.dut.u_core.u_dut.u_backend
-        return {n: int(getattr(be, n).value) for n in
-                ("ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q", "fw_st_q",
-                 "nq_v_q", "rd_st_q", "c_st_q", "rq_v_q")}
+        return {n: int(getattr(be, n).value) for n in base.BACKEND_REGS}
 
     def _mon(self):
         """The descriptors ats_sata hands the core, while mon_on."""
@@ -751,6 +749,8 @@ def test_ats_sata_core(seed):
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
         results_name=f"seed{seed}",
+        # visible to cocotb: the top's signals, the core TB's R/B# lines, the watchdog's backend registers
+        public={**base.PUBLIC, "ats_ssd_core_tb": ["rb_n"]},
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_SATA_CORE_CUTS": str(CUTS),
                    "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]),
                    "ATS_CORE_STATS": str(build_dir / f"stats_{seed}.json"),
