@@ -114,3 +114,119 @@ def test_gc_grown_bad(template, tmp_path, seed):
     rec.update(grown_bad_seeds=1, grown_bad=int(st.get("grown_bad", 0)), fill_gc_runs=int(st.get("gc_runs", 0)),
                fill_gc_relocs=int(st.get("gc_relocs", 0)))
     (harness.ROOT / f"build/system/campaign_gb{seed}.json").write_text(json.dumps(rec, indent=1))
+
+
+# ---- a device that cannot write any more says so (issue 34: NO_SPACE, CTRL.no_space)
+NS_SEED = 3
+NS_FAULTS = "bad_ppm=550000,pfail_ppm=30000"   # most blocks factory bad (a small device), 3 % of programs failing (grown bad blocks)
+NS_WAIT = 8_000_000               # cycles without any completion: a hang (the test fails, never waits)
+
+
+def test_gc_no_space(tmp_path):
+    """A device that cannot write any more completes writes with NO_SPACE instead of hanging: blank
+    dies with more than half their blocks factory bad (`bad_ppm`: 69 of 128 with seed 3) and 3 % of
+    programs failing (grown bad blocks: 18), formatted, then one-page writes (every LBA once, then at
+    random; a FLUSH every 64) until the firmware finds no block to free and sets CTRL.no_space (after
+    684 writes). Before this change the writes then waited at the port for good: here that is a
+    failure after NS_WAIT cycles without a completion (checked with a firmware that never sets the
+    bit). Checked: every command in flight completes (OK or NO_SPACE); WRITE, FUA WRITE, FLUSH and
+    TRIM submitted afterwards complete NO_SPACE; every LBA reads the data of its last write completed
+    OK (the write buffer keeps the acknowledged pages; the host's own record, independent of the
+    device); GET_LOG counter 28 (no_space) > 0; the firmware's `no space:` console line."""
+    sysm = harness.System(tmp_path, NS_SEED, faults=NS_FAULTS)
+    assert sysm.start(), "the device did not come up"
+    dev, hp, pb = sysm.dev, sysm.hp, sysm.model.page_bytes
+    nlba = sysm.model.nlba
+    OP, NS = harness.OP, harness.ST["NO_SPACE"]
+    rng = sysm.rng
+    acked: dict[int, int] = {}            # lba -> version of its last write completed OK
+    ver = 0
+    n_writes = n_ok = 0
+    first_ns = None
+    last_cpl = hp.cycle
+
+    def collect(got) -> list:
+        nonlocal n_ok, first_ns, last_cpl
+        for p in got:
+            last_cpl = hp.cycle
+            st = p.cpl.status
+            assert st in (0, NS), f"{p.op} lba {p.lba}: status {st:#x}"
+            if p.op == OP["WRITE"] and st == 0:
+                n_ok += 1
+                acked[p.lba] = p.user["ver"]
+            if st == NS and first_ns is None:
+                first_ns = (hp.cycle, n_writes)
+        dev.done.clear()
+        return got
+
+    def wait_all(what: str) -> list:
+        out = []
+        while dev.inflight:
+            out += collect(dev.poll(200_000))
+            if hp.cycle - last_cpl > NS_WAIT:
+                raise AssertionError(f"{what}: {len(dev.inflight)} commands without a completion for "
+                                     f"{NS_WAIT} cycles (a hang) at cycle {hp.cycle}, {n_writes} writes, "
+                                     f"{n_ok} OK:\n{_fw_view(sysm)}")
+        return out
+
+    c0 = hp.cycle
+    flushed = -1
+    while first_ns is None:
+        assert n_writes < 12 * nlba, f"no NO_SPACE after {n_writes} writes:\n{_fw_view(sysm)}"
+        while dev.free_tags and first_ns is None:
+            if n_writes % 64 == 63 and flushed != n_writes:
+                dev.submit(OP["FLUSH"])
+                flushed = n_writes
+                continue
+            lba = n_writes if n_writes < nlba else rng.randrange(nlba)   # every LBA once, then at random
+            ver += 1
+            dev.submit(OP["WRITE"], lba, 0, harness.page_bytes_for(lba, ver, 0, pb), ver=ver)
+            n_writes += 1
+        collect(dev.poll(200_000))
+        if hp.cycle - last_cpl > NS_WAIT:
+            raise AssertionError(f"{len(dev.inflight)} commands without a completion for {NS_WAIT} cycles "
+                                 f"(a hang) at cycle {hp.cycle}, {n_writes} writes, {n_ok} OK:\n{_fw_view(sysm)}")
+    wait_all("after the first NO_SPACE")
+    # the device says so for every command that needs new space (and changes nothing)
+    lba = rng.randrange(nlba)
+    refused = [dev.submit(OP["WRITE"], lba, 0, harness.page_bytes_for(lba, ver + 1, 0, pb), ver=ver + 1),
+               dev.submit(OP["WRITE"], lba, 0, harness.page_bytes_for(lba, ver + 2, 0, pb), flags=harness.F_FUA,
+                          ver=ver + 2),
+               dev.submit(OP["FLUSH"]), dev.submit(OP["TRIM"], lba, 0)]
+    got = {p.tag: p for p in wait_all("refused commands")}
+    for t in refused:
+        p = got[t]
+        assert p.cpl.status == NS, f"op {p.op} after no space: status {p.cpl.status:#x}, not NO_SPACE"
+    # every LBA reads its last acknowledged data
+    reads = []
+
+    def poll_reads() -> None:
+        nonlocal last_cpl
+        got = dev.poll(200_000)
+        reads.extend(got)
+        dev.done.clear()
+        if got:
+            last_cpl = hp.cycle
+        assert hp.cycle - last_cpl <= NS_WAIT, "READs hang"
+
+    for l in range(nlba):
+        while not dev.free_tags:
+            poll_reads()
+        dev.submit(OP["READ"], l, 0, lba_check=l)
+    while dev.inflight:
+        poll_reads()
+    assert len(reads) == nlba and len(acked) > nlba // 2, (len(reads), len(acked))
+    bad = []
+    for p in reads:
+        l = p.user["lba_check"]
+        exp = harness.page_bytes_for(l, acked[l], 0, pb) if l in acked else bytes(pb)
+        if p.cpl.status != 0 or p.data != exp:
+            bad.append(l)
+    assert not bad, f"{len(bad)} LBAs do not read their last acknowledged data: {bad[:10]}"
+    log = dev.get_log()
+    print(f"gc_no_space: first NO_SPACE after {first_ns[1]} writes ({n_ok} OK) at cycle {first_ns[0]} "
+          f"({first_ns[0] - c0} cycles of writes); GET_LOG no_space {log['no_space']}, grown_bad "
+          f"{log['grown_bad']}, factory_bad {log['factory_bad']}, gc_runs {log['gc_runs']}")
+    assert log["no_space"] > 0, log
+    uart = hp.uart_text()
+    assert "no space: write-backs held" in uart, uart[-2000:]
