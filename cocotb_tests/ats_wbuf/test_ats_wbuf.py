@@ -1015,6 +1015,111 @@ async def run_writeback_threshold(dut):
                   T, steps[0], media.stats.programs, cov)
 
 
+@cocotb.test()
+async def run_no_space_tx(dut):
+    """No space and transactions (TX = 1, README "No space"): a TX_COMMIT, and a COMMIT write,
+    waiting in ST_TXW for their record (the media withholds durability, the record DIRTY behind
+    held pages) end NO_SPACE when the bit rises (the record taken back / the COMMIT mark cleared):
+    the tx keeps its pages (a READ with its txid returns them, a plain READ the old data) and its
+    entries (TX_BEGIN: TABLE_FULL); with the bit set TX_COMMIT / TX_ABORT / WRITE with a txid are
+    refused, READ, TX_BEGIN of an empty txid and TX_COMMIT of an empty txid (TX_EMPTY) work; bit
+    cleared and media released: both commits complete OK and plain READs return the tx pages,
+    FLUSH OK, no protocol error, no dirty page left. Expected values written here from the
+    README's rules (the model `WbufModel` has no transactions). A no-op without TX (the other
+    configurations; `test_ats_wbuf_tx_no_space` runs it)."""
+    if not int(dut.TX.value):
+        return
+    tb = TB(dut, seed_of(dut, 95), True, True)
+    tb.disp.on_accept = None                      # directed: statuses checked here
+    await tb.reset()
+    tags = iter(range(1, 250))
+    pw, pb = tb.pw, tb.page_bytes
+    TXC, TXA, TXB, COMMIT_F = 4, 5, 3, 4
+
+    def send(op, lba=0, txid=0, flags=0, ver=None):
+        t = next(tags)
+        dptr = 0
+        if op == WRITE:
+            dptr = tb.alloc(pb)
+            for i, w in enumerate(page_words(lba, ver, pw)):
+                tb.hostmem[dptr + 4 * i] = w
+        elif op == READ:
+            dptr = tb.alloc(pb)
+        tb.disp.send_nowait(op=op, tag=t, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
+                            dptr=dptr, aux=0, epoch=0)
+        return t, dptr
+
+    async def done(t, max_cycles=20_000):
+        for _ in range(max_cycles):
+            for b in list(tb.done.queue):
+                if b["tag"] == t:
+                    tb.done.queue.remove(b)
+                    return b["status"], b["result"]
+            await RisingEdge(dut.clk)
+        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
+
+    async def run(op, lba=0, txid=0, flags=0, ver=None, exp=OK):
+        t, dptr = send(op, lba, txid, flags, ver)
+        st, res = await done(t)
+        assert st == exp, f"op {op} lba {lba} txid {txid}: status {st:#x}, expected {exp:#x}"
+        return res, dptr
+
+    async def read(lba, txid, ver):
+        res, dptr = await run(READ, lba, txid)
+        tb.absorb_hwr()
+        got = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
+        exp = page_words(lba, ver, pw) if ver else [0] * pw
+        assert got == exp, f"READ lba {lba} txid {txid}: version {got[1]} / {got[:2]}, expected {ver}"
+
+    tb.media.hold = True
+    for k in range(8):                            # held pages ahead of the records (window 4 + 1)
+        await run(WRITE, 20 + k, ver=100 + k)
+    await run(WRITE, 3, txid=1, ver=1)
+    await run(WRITE, 4, txid=1, ver=2)
+    tc, _ = send(TXC, txid=1)                     # waits in ST_TXW: its record is DIRTY
+    for _ in range(600):
+        await RisingEdge(dut.clk)
+    assert not any(b["tag"] == tc for b in tb.done.queue), "commit completed while the media held"
+    tb.set_no_space(1)
+    st, res = await done(tc, 300)
+    assert (st, res) == (NO_SPACE, 0), f"waiting TX_COMMIT: {st:#x} result {res}"
+    await run(TXC, txid=1, exp=NO_SPACE)          # refused at the decode, tx intact
+    await run(TXA, txid=1, exp=NO_SPACE)
+    await run(WRITE, 6, txid=1, ver=3, exp=NO_SPACE)
+    await run(TXB, txid=1, exp=0x08)              # TABLE_FULL: still holds its entries
+    await run(TXB, txid=3)                        # an empty txid: OK
+    await run(TXC, txid=3, exp=0x06)              # TX_EMPTY
+    await read(3, 1, 1)
+    await read(4, 1, 2)
+    await read(3, 0, 0)                           # not committed
+    await read(20, 0, 100)
+    # a COMMIT write waiting in ST_TXW: its mark cleared, NO_SPACE, result = its page
+    tb.set_no_space(0)
+    await tb.idle(2 * tb.NS_SLACK)
+    tw, _ = send(WRITE, 5, txid=2, flags=COMMIT_F, ver=7)
+    for _ in range(600):
+        await RisingEdge(dut.clk)
+    tb.set_no_space(1)
+    st, res = await done(tw, 300)
+    assert (st, res) == (NO_SPACE, 1), f"waiting COMMIT write: {st:#x} result {res}"
+    await read(5, 2, 7)
+    await read(5, 0, 0)
+    # space back: both commits go through
+    tb.set_no_space(0)
+    tb.media.hold = False
+    await tb.idle(2 * tb.NS_SLACK)
+    await run(TXC, txid=1)
+    await run(TXC, txid=2)
+    for lba, ver in ((3, 1), (4, 2), (5, 7), (27, 107)):
+        await read(lba, 0, ver)
+    await run(FLUSH)
+    await tb.idle(50)
+    assert int(dut.dirty_pages.value) == 0 and int(dut.cnt_proto_err.value) == 0
+    assert not tb.media.errors, tb.media.errors[:5]
+    dut._log.info("no space, transactions: programs %d, unmaps %d", tb.media.stats.programs,
+                  tb.media.stats.unmaps)
+
+
 CONFIGS = [
     # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT, PLP_BUDGET_PAGES)
     (8, 64, 0, 75, 0),
@@ -1049,6 +1154,17 @@ def test_ats_wbuf_synth_form():
         test_module="test_ats_wbuf", test_dir=HERE,
         build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}_synthform",
         build_args=["+define+ATS_SYNTH_FORM"], parameters=params)
+
+
+def test_ats_wbuf_tx_no_space():
+    """The transactional build (TX = 1, as in the device core) for run_no_space_tx only."""
+    params = {"NUM_SLOTS": 16, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
+              "NUM_WAITERS": 4, "TX": 1, "NUM_TX": 4}
+    run(toplevel="ats_wbuf",
+        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
+                 ROOT / "rtl/wbuf/ats_wbuf.sv"],
+        test_module="test_ats_wbuf", test_dir=HERE, build_key="s16_p64_tx", parameters=params,
+        test_filter="run_no_space_tx")
 
 
 @pytest.mark.parametrize("params,msg", [
