@@ -10,13 +10,16 @@ build (sim/soc/build.py) and the NVMe build (--nvme):
   idle      2,000,000 cycles with nothing submitted (firmware housekeeping only)
   recovery  after a power cut at the end of idle: the restart until host_en
 
-Three builds, each in its own build directory, driven by the same messages:
-  new        the current tree (the RTL's simulation forms: build/soc/sim/sim, sim_nvme)
-  synth      the current tree with +define+ATS_SYNTH_FORM (the forms written for synthesis:
-             build/soc/sim/sim_ats_synth_form, ...): the exactness reference
+Four builds, each in its own build directory, driven by the same messages:
+  new        the current tree as sim/soc/build.py builds it: the RTL's simulation forms and the
+             core's simulation-only clock gates (ATS_SIM_CGATE: build/soc/sim/sim_ats_bench_sim, ...)
+  ungated    the same without the clock gates (--no-cgate: ..._nocgate): what the gates gain
+  synth      the current tree with +define+ATS_SYNTH_FORM and without the gates (the forms written
+             for synthesis, every block clocked on every edge: ..._ats_synth_form_nocgate): the
+             exactness reference
   baseline   the tree at BASE (default 5a048bf) in a git worktree under build/bench/sim/base:
              the speed reference
-`exact` is true when `new` and `synth` gave identical UART output, completion sequences
+`exact` is true when `new`, `ungated` and `synth` gave identical UART output, completion sequences
 ((cycle, tag, status, result) on the host port; MSI (vector, cycle) and read data on NVMe), phase
 cycle counts and die image bytes (after the cut and after the final power-off). The baseline's
 results are compared too (`baseline_same`), for information only: other RTL may have changed since.
@@ -24,7 +27,7 @@ results are compared too (`baseline_same`), for information only: other RTL may 
 CPU time: utime + stime of the simulator process (/proc/<pid>/stat) around each phase, the least
 of --repeat runs (default 2, the builds interleaved: other load on the machine only adds to it);
 build CPU time: getrusage(RUSAGE_CHILDREN) around each build (ccache on, as for make sim-soc).
-  python bench/sim/bench_sim.py [--base 5a048bf] [--repeat 2] [--json build/bench/sim.json]
+  python bench/sim/bench_sim.py [--base 5a048bf] [--repeat 2] [--no-base] [--no-synth] [--json build/bench/sim.json]
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -107,9 +111,12 @@ def baseline_tree(base: str) -> Path:
 class Run:
     """One build's four phases; collects the CPU times and everything the exactness check compares."""
 
-    def __init__(self, exe: Path, fw: Path, cfg: dict, work: Path, nvme: bool, seed: int, io_cmds: int):
+    def __init__(self, exe: Path, fw: Path, cfg: dict, work: Path, nvme: bool, seed: int, io_cmds: int,
+                 idle_cycles: int = IDLE_CYCLES):
         self.exe, self.fw, self.cfg, self.nvme, self.seed, self.io_cmds = exe, fw, cfg, nvme, seed, io_cmds
+        self.idle_cycles = idle_cycles
         self.work = work
+        self.logs: list[str] = []       # the simulator's own output of each process (not compared)
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         self.images = [work / f"die{d}.img" for d in range(cfg["ndie"])]
@@ -132,7 +139,7 @@ class Run:
             raise SystemExit(f"[bench-sim] {self.exe}: no host_en within {BOOT_MAX} cycles:\n{hp.uart_text()[-2000:]}")
 
     def _idle(self, hp: HostPort) -> None:
-        hp.run(IDLE_CYCLES)
+        hp.run(self.idle_cycles)
 
     def _io_host(self, hp: HostPort) -> None:
         c = self.cfg
@@ -201,6 +208,7 @@ class Run:
         self.trace["cpl"].append([(x.cycle, x.tag, x.status, x.result) for x in hp.cpls])
         self.trace["msi"].append(list(hp.msis))
         info = hp.close()
+        self.logs.append(info.get("log", ""))
         self.trace["info_cut"] = {k: info.get(k) for k in ("cycle", "accepted", "completed", "cut_cycle", "viol_total", "mem_errors")}
         self._images("after_cut")
         hp = HostPort(self.exe, self.fw, self.images, cwd=self.work)
@@ -208,8 +216,20 @@ class Run:
         self.trace["uart"].append(hp.uart_text())
         self.trace["msi"].append(list(hp.msis))
         info = hp.close()
+        self.logs.append(info.get("log", ""))
         self.trace["info_end"] = {k: info.get(k) for k in ("cycle", "viol_total", "mem_errors")}
         self._images("after_power_off")
+
+
+def gate_counts(logs: list[str]) -> dict[str, tuple[int, int]]:
+    """The clock gates' own counts (rtl/common/ats_sim_cgate.sv, printed at exit): edges with the
+    clock on and all edges, per gate (u_cg_<block>), summed over a run's processes."""
+    out: dict[str, tuple[int, int]] = {}
+    for log in logs:
+        for name, on, total in re.findall(r"\[cgate\] \S*\.(u_cg_\w+): clock on (\d+) of (\d+) edges", log):
+            a, b = out.get(name, (0, 0))
+            out[name] = (a + int(on), b + int(total))
+    return out
 
 
 def diff_traces(a: dict, b: dict) -> list[str]:
@@ -229,6 +249,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--io-cmds", type=int, default=400, help="I/O phase commands")
     ap.add_argument("--no-base", action="store_true", help="skip the baseline build and runs")
+    ap.add_argument("--no-synth", action="store_true",
+                    help="skip the synthesis-form builds and runs (exactness then against the ungated build only)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="runs of each build, interleaved; each phase's least CPU time is kept (other load on the machine only adds)")
     a = ap.parse_args()
@@ -239,7 +261,10 @@ def main() -> None:
     # builds: (label, tree, build.py arguments per kind)
     # (the new build's define is read by no source: it gives the build a directory of its own,
     # which nobody else rebuilds, so its build cost is measured here)
-    builds = [("new", ROOT, ["--define", "ATS_BENCH_SIM"]), ("synth", ROOT, ["--define", "ATS_SYNTH_FORM"])]
+    builds = [("new", ROOT, ["--define", "ATS_BENCH_SIM"]),
+              ("ungated", ROOT, ["--define", "ATS_BENCH_SIM", "--no-cgate"])]
+    if not a.no_synth:
+        builds.append(("synth", ROOT, ["--define", "ATS_SYNTH_FORM", "--no-cgate"]))
     if not a.no_base:
         builds.append(("baseline", baseline_tree(a.base), []))
     build_cpu: dict[str, dict] = {}
@@ -252,7 +277,9 @@ def main() -> None:
         for kind in ("host", "nvme"):
             args = extra + (["--nvme", "--no-firmware"] if kind == "nvme" else [])
             print(f"[bench-sim] building {label} {kind} ({tree})", flush=True)
-            sub = ("sim_nvme" if kind == "nvme" else "sim") + "".join(f"_{d.lower()}" for d in extra[1::2])
+            defs = [extra[i + 1] for i, x in enumerate(extra) if x == "--define"]
+            sub = (("sim_nvme" if kind == "nvme" else "sim") + "".join(f"_{d.lower()}" for d in defs)
+                   + ("_nocgate" if "--no-cgate" in extra else ""))
             obj = tree / "build/soc/sim" / sub
             stamp0 = (obj / "build.sha256").read_text() if (obj / "build.sha256").exists() else ""
             cpu = round(run_build(tree, args, out / f"build_{label}_{kind}.log"), 1)
@@ -267,7 +294,9 @@ def main() -> None:
             shutil.copy2(tree / "build/soc/sim" / sub / "ats_soc_sim", exes[(label, kind)])
         fws[label] = out / f"firmware_{label}.init"
         shutil.copy2(tree / "build/soc/sim/fw/firmware.init", fws[label])
-    fws["synth"] = fws["new"]           # one tree, one firmware (even if it was rebuilt in between)
+    fws["ungated"] = fws["new"]         # one tree, one firmware (even if it was rebuilt in between)
+    if not a.no_synth:
+        fws["synth"] = fws["new"]
     rec_path.write_text(json.dumps(rec, indent=1) + "\n")
     cfg = json.loads((ROOT / "build/soc/sim/config.json").read_text())
 
@@ -285,8 +314,12 @@ def main() -> None:
                     for name, p in r.phases.items():
                         first.phases[name]["cpu_s"] = min(first.phases[name]["cpu_s"], p["cpu_s"])
 
-    exact_diffs = {kind: diff_traces(runs[("new", kind)].trace, runs[("synth", kind)].trace) for kind in ("host", "nvme")}
+    exact_diffs = {} if a.no_synth else {kind: diff_traces(runs[("new", kind)].trace, runs[("synth", kind)].trace)
+                                         for kind in ("host", "nvme")}
+    exact_diffs.update({f"{kind}_ungated": diff_traces(runs[("new", kind)].trace, runs[("ungated", kind)].trace)
+                        for kind in ("host", "nvme")})
     exact = determinism and all(not d for d in exact_diffs.values())
+    gate_on = {kind: gate_counts(runs[("new", kind)].logs) for kind in ("host", "nvme")}
     base_same = None
     if not a.no_base:
         base_same = {kind: not diff_traces(runs[("new", kind)].trace, runs[("baseline", kind)].trace) for kind in ("host", "nvme")}
@@ -297,8 +330,11 @@ def main() -> None:
     phases = []
     for kind in ("host", "nvme"):
         for name in ("boot", "io", "idle", "recovery"):
-            n, s = runs[("new", kind)].phases[name], runs[("synth", kind)].phases[name]
+            n, u = runs[("new", kind)].phases[name], runs[("ungated", kind)].phases[name]
+            s = runs[("synth", kind)].phases[name] if not a.no_synth else dict(cpu_s=0.0, cycles=0)
             row = dict(name=name, build=kind, cycles=n["cycles"], cpu_s=n["cpu_s"], mcycles_per_s=round(rate(n), 4),
+                       ungated_cpu_s=u["cpu_s"], ungated_mcycles_per_s=round(rate(u), 4),
+                       cgate_speedup=round(rate(n) / rate(u), 3) if rate(u) else None,
                        synth_form_cpu_s=s["cpu_s"], synth_form_mcycles_per_s=round(rate(s), 4))
             if not a.no_base:
                 b = runs[("baseline", kind)].phases[name]
@@ -319,7 +355,10 @@ def main() -> None:
         idle_cycles=IDLE_CYCLES, phases=phases,
         avg_mcycles_per_s=round(avg("new"), 4),
         avg_note="host-port build: cycles / CPU seconds summed over boot, io and recovery",
-        synth_form_avg_mcycles_per_s=round(avg("synth"), 4),
+        ungated_avg_mcycles_per_s=round(avg("ungated"), 4),
+        cgate_avg_speedup=round(avg("new") / avg("ungated"), 3),
+        cgate_clock_on_pct={k: {n: round(100 * on / tot, 2) for n, (on, tot) in v.items()} for k, v in gate_on.items()},
+        synth_form_avg_mcycles_per_s=None if a.no_synth else round(avg("synth"), 4),
         exact=exact, exact_diffs=exact_diffs, baseline_same=base_same,
         build_cpu_s=build_cpu, wall_s=round(time.time() - t_start, 1))
     if not a.no_base:
@@ -330,17 +369,22 @@ def main() -> None:
 
     # report: every rate beside its references (the synthesis form, the baseline)
     print(f"\nfull-system simulation speed, M simulated cycles per CPU second (config sim, seed {a.seed})")
-    print(f"{'phase':9} {'build':5} {'cycles':>10} {'new':>8} {'synth form':>11} {'baseline':>9} {'new/base':>9}")
+    print(f"{'phase':9} {'build':5} {'cycles':>10} {'new':>8} {'ungated':>8} {'new/ungated':>12} {'synth form':>11} "
+          f"{'baseline':>9} {'new/base':>9}")
     for p in phases:
-        print(f"{p['name']:9} {p['build']:5} {p['cycles']:>10,} {p['mcycles_per_s']:>8.3f} {p['synth_form_mcycles_per_s']:>11.3f} "
+        print(f"{p['name']:9} {p['build']:5} {p['cycles']:>10,} {p['mcycles_per_s']:>8.3f} {p['ungated_mcycles_per_s']:>8.3f} "
+              f"{p['cgate_speedup'] or 0:>11.2f}x {p['synth_form_mcycles_per_s']:>11.3f} "
               f"{p.get('baseline_mcycles_per_s', 0):>9.3f} {p.get('speedup') or 0:>8.2f}x")
-    line = f"avg (host port: boot, io, recovery): {res['avg_mcycles_per_s']:.3f} M cycles/s; synth form {res['synth_form_avg_mcycles_per_s']:.3f}"
+    line = (f"avg (host port: boot, io, recovery): {res['avg_mcycles_per_s']:.3f} M cycles/s; ungated "
+            f"{res['ungated_avg_mcycles_per_s']:.3f} ({res['cgate_avg_speedup']:.2f}x); synth form {res['synth_form_avg_mcycles_per_s']}")
     if not a.no_base:
         line += f"; baseline {a.base} {res['baseline_avg_mcycles_per_s']:.3f} ({res['avg_speedup']:.2f}x)"
     print(line)
     print("build CPU s (whole build without ccache, when it last ran): "
           + ", ".join(f"{k} host {v['host']['cpu_s']} / nvme {v['nvme']['cpu_s']}" for k, v in build_cpu.items()))
-    print(f"exact (new vs synth form: UART, completions, MSIs, read data, cycles, die images): {exact}"
+    print("clock on (% of edges, gated build): " + "; ".join(
+        f"{k}: " + ", ".join(f"{n[5:]} {v:.1f}" for n, v in d.items()) for k, d in res["cgate_clock_on_pct"].items()))
+    print(f"exact (new vs ungated and vs synth form: UART, completions, MSIs, read data, cycles, die images): {exact}"
           + ("" if exact else f" differs: {exact_diffs}"))
     if base_same is not None:
         print(f"baseline gives the same results (information): {base_same}")

@@ -177,6 +177,7 @@ module ats_backend #(
     output wire logic [63:0]              txs_seq,        // seq of that tx's first accepted page
     // ---- status and counters
     output wire logic                     no_free_block,  // a page waits and no die has a block
+    output wire logic                     busy,           // work in flight (the core's simulation clock gate)
     output wire logic [63:0]              next_seq,       // seq the next request will get
     output logic      [31:0]              cnt_host_pages, // PROGRAM requests completed (data pages)
     output logic      [31:0]              cnt_trims,      // UNMAP requests completed (TRIM records)
@@ -1348,6 +1349,16 @@ module ats_backend #(
     end
 
     // unused inputs
+    // work that the ports do not show (rtl/core/README.md "Simulation cost"): requests in the table
+    // (the issue pointer turns round the dies while a page waits for a block), a firmware-port, read
+    // or completion FSM, a host read, the valid-count clear after reset
+`ifdef SYNTHESIS
+    assign busy = 1'b0;     // simulation only: no logic in a netlist
+`else
+    assign busy = count != '0 || !rt_empty || fw_st_q != F_IDLE || rd_st_q != RD_IDLE || c_st_q != C_IDLE ||
+                  ra_q != rn_q || dv_act_q || dv_cand_q != '0 || vc_init_busy;
+`endif
+
     logic unused;
     assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_nfetch_slot[7:0], s_map_valid, s_inval_ppn};
 endmodule

@@ -1,4 +1,5 @@
 rtl/common/ats_ram_sdp.sv
+rtl/common/ats_sim_cgate.sv
 rtl/cmdq/ats_cmdq.sv
 rtl/wbuf/ats_wbuf_mem.sv
 rtl/wbuf/ats_wbuf.sv

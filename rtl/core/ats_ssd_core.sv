@@ -165,8 +165,11 @@ module ats_ssd_core #(
     logic [$clog2(QDEPTH+1)-1:0] q_occ;
     logic        q_spur;
 
+    // per-block clocks: simulation-only clock gates (ats_sim_cgate, ATS_SIM_CGATE), else clk itself
+    logic clk_cmdq, clk_wbuf, clk_be, clk_remap, clk_nand;
+
     ats_cmdq #(.DEPTH(QDEPTH), .NUM_LBA(49'(NUM_LBAS)), .NUM_TX(NUM_TX)) u_cmdq (
-        .clk, .rst,
+        .clk(clk_cmdq), .rst,
         .s_cmd_valid, .s_cmd_ready, .s_cmd_op, .s_cmd_tag, .s_cmd_lba, .s_cmd_nlb, .s_cmd_txid,
         .s_cmd_flags, .s_cmd_attr, .s_cmd_prio, .s_cmd_dptr, .s_cmd_aux,
         .m_disp_valid(disp_valid), .m_disp_ready(disp_ready), .m_disp_op(disp_op), .m_disp_tag(disp_tag),
@@ -209,7 +212,7 @@ module ats_ssd_core #(
                .TX(1'b1), .NUM_TX(NUM_TX),
                // a PAGE and a CPL entry per single-page READ: twice the backend's read ring, and more
                .MISS_Q((RD_SLOTS >= 16) ? 64 : 32)) u_wbuf (
-        .clk, .rst,
+        .clk(clk_wbuf), .rst,
         .s_disp_valid(disp_valid), .s_disp_ready(disp_ready), .s_disp_op(disp_op), .s_disp_tag(disp_tag),
         .s_disp_lba(disp_lba), .s_disp_nlb(disp_nlb), .s_disp_txid(disp_txid), .s_disp_flags(disp_flags),
         .s_disp_attr(disp_attr), .s_disp_prio(disp_prio), .s_disp_dptr(disp_dptr), .s_disp_aux(disp_aux),
@@ -273,10 +276,11 @@ module ats_ssd_core #(
     logic [2:0]           nc_status;
     logic                 nand_init, n_spur;
     logic [31:0]          be_cnt_host, be_cnt_trims, be_cnt_proto;
+    logic                 be_busy;          // backend: work in flight (the simulation clock gate)
 
     ats_backend #(.NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
                   .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_)) u_backend (
-        .clk, .rst,
+        .clk(clk_be), .rst,
         .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),
         .s_wbd_valid(wbd_valid), .s_wbd_ready(wbd_ready), .s_wbd_data(wbd_data), .s_wbd_last(wbd_last),
@@ -307,14 +311,14 @@ module ats_ssd_core #(
         .s_fw_txid, .s_fw_lpn, .s_fw_ppn, .s_fw_seq, .s_fw_epoch, .s_fw_flags, .s_fw_kind,
         .s_fwd_valid, .s_fwd_ready, .s_fwd_data, .s_fwd_last,
         .m_fwr_valid, .m_fwr_ready, .m_fwr_status, .m_fwr_data, .m_fwr_last, .m_fwr_ppn, .m_fwr_mapped,
-        .no_free_block, .next_seq,
+        .no_free_block, .busy(be_busy), .next_seq,
         .cnt_host_pages(be_cnt_host), .cnt_trims(be_cnt_trims), .cnt_nand_prog, .cnt_nand_read,
         .cnt_ecc_corr, .cnt_prog_fail, .cnt_read_err, .cnt_proto_err(be_cnt_proto),
         .cnt_erases, .cnt_relocs
     );
 
     ats_remap_engine u_remap (
-        .clk, .rst,
+        .clk(clk_remap), .rst,
         .s_req_valid(rq_valid), .s_req_ready(rq_ready), .s_req_op(rq_op), .s_req_tag(rq_tag),
         .s_req_txid(REMAP_TXID_W'(rq_txid)), .s_req_lpn(REMAP_LPN_W'(rq_lpn)), .s_req_ppn(rq_ppn),
         .m_rsp_valid(rs_valid), .m_rsp_ready(rs_ready), .m_rsp_tag(rs_tag), .m_rsp_status(rs_status),
@@ -330,7 +334,7 @@ module ats_ssd_core #(
                       .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
                       .BLOCKS(BLOCKS), .T_WP(T_WP), .T_WH(T_WH), .T_RP(T_RP), .T_REH(T_REH), .T_WB(T_WB),
                       .T_WHR(T_WHR), .T_ADL(T_ADL), .T_RR(T_RR), .T_RHW(T_RHW), .T_CS(T_CS)) u_nand (
-        .clk, .rst, .reads_first(1'b0),
+        .clk(clk_nand), .rst, .reads_first(1'b0),
         .s_nreq_valid(nq_valid), .s_nreq_ready(nq_ready), .s_nreq_tag(nq_tag), .s_nreq_op(nq_op),
         .s_nreq_chan(nq_chan), .s_nreq_way(nq_way), .s_nreq_block(nq_block), .s_nreq_page(nq_page),
         .s_nreq_head(nq_head), .s_nreq_prio_read(nq_prio), .s_nreq_slot(nq_slot),
@@ -347,6 +351,104 @@ module ats_ssd_core #(
         .nand_rb_n
     );
 
+    // ---- simulation-only clock gates (issue 35 item 3; rtl/core/README.md "Simulation cost")
+    // The command queue, the backend and the remap engine (the write buffer and the NAND subsystem
+    // only under defines of their own: not exact). Each block's clock runs while a valid is up on
+    // one of its ports, while it has work in flight that its ports do not show (commands queued; the
+    // backend's busy; remap requests taken and not answered, a commit being applied, the tables
+    // being cleared), when any of its inputs changes (firmware CSRs such as vc_addr, txs_addr,
+    // wb_hold) and for HOLD edges after the last of these, long enough for its pipelines to settle
+    // (the remap engine's CLEAR walk: one entry an edge). A settled block with unchanged inputs keeps
+    // every register, so the gated and ungated builds compute the same cycles
+    // (tests/system/test_sim_cgate.py).
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_CORE_CGATE
+`endif
+`endif
+`ifdef ATS_CORE_CGATE
+    localparam int BOOT_HOLD  = NUM_CHAN * WAYS * BLOCKS + 64;   // backend's valid-count clear and more
+    localparam int REMAP_HOLD = (1 << (REMAP_CNT_W - 1)) + 32;   // a CLEAR walk of a full transaction
+    logic [$clog2(BOOT_HOLD + 1)-1:0] boot_q;
+    logic [15:0] remap_out_q, nand_out_q;    // requests taken, response / completion not yet taken
+    logic        boot;
+    always_ff @(posedge clk) begin
+        if (boot_q != '0) boot_q <= boot_q - 1'b1;
+        remap_out_q <= remap_out_q + 16'(rq_valid && rq_ready) - 16'(rs_valid && rs_ready);
+        nand_out_q  <= nand_out_q + 16'(nq_valid && nq_ready) - 16'(nc_valid && nc_ready);
+        if (rst) begin
+            boot_q      <= ($clog2(BOOT_HOLD + 1))'(BOOT_HOLD);
+            remap_out_q <= '0;
+            nand_out_q  <= '0;
+        end
+    end
+    assign boot = boot_q != '0;
+
+`define ATS_CG_CMDQ_IN {s_cmd_valid, s_cmd_op, s_cmd_tag, s_cmd_lba, s_cmd_nlb, s_cmd_txid, s_cmd_flags, \
+        s_cmd_attr, s_cmd_prio, s_cmd_dptr, s_cmd_aux, disp_ready, done_valid, done_tag, done_status, \
+        done_result, m_cpl_ready}
+`define ATS_CG_WBUF_IN {disp_valid, disp_op, disp_tag, disp_lba, disp_nlb, disp_txid, disp_flags, disp_attr, \
+        disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, s_hrd_valid, s_hrd_data, \
+        s_hrd_last, m_hwr_ready, wb_ready, wbd_ready, wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, \
+        rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, pwr_fail, no_space}
+`define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
+        wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, rdd_ready, s_free_valid, \
+        s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
+        rs_mapped, rs_from_tx, rs_count, iv_valid, iv_ppn, mp_valid, nq_ready, nf_valid, nf_chan, nf_slot, \
+        nd_ready, rdn_valid, rdn_data, rdn_last, rdn_tag, rdn_widx, nc_valid, nc_tag, nc_status, nc_corr, \
+        nc_bad_mark, vc_addr, wb_hold, txs_addr, s_fw_valid, s_fw_op, s_fw_chan, s_fw_way, s_fw_block, \
+        s_fw_page, s_fw_rop, s_fw_txid, s_fw_lpn, s_fw_ppn, s_fw_seq, s_fw_epoch, s_fw_flags, s_fw_kind, \
+        s_fwd_valid, s_fwd_data, s_fwd_last, m_fwr_ready}
+`define ATS_CG_REMAP_IN {rq_valid, rq_op, rq_tag, rq_txid, rq_lpn, rq_ppn, rs_ready, iv_ready, mp_ready}
+`define ATS_CG_NAND_IN {nq_valid, nq_tag, nq_op, nq_chan, nq_way, nq_block, nq_page, nq_head, nq_prio, \
+        nq_slot, nf_ready, nd_valid, nd_data, nd_last, rdn_ready, nc_ready, nand_dq_i, nand_rb_n}
+
+    ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0)) u_cg_cmdq (
+        .clk, .rst, .gclk(clk_cmdq), .watch(`ATS_CG_CMDQ_IN),
+        .act(boot || s_cmd_valid || disp_valid || done_valid || m_cpl_valid || q_occ != '0));
+`ifdef ATS_SIM_CGATE_WBUF
+    // not by default: the write buffer's writeback engine steps round its states (EN_A .. EN_D) in
+    // every cycle, idle or not, so a gated buffer comes back in another phase (not exact)
+    ats_sim_cgate #(.W($bits(`ATS_CG_WBUF_IN)), .HOLD(32), .ID(1)) u_cg_wbuf (
+        .clk, .rst, .gclk(clk_wbuf), .watch(`ATS_CG_WBUF_IN),
+        .act(boot || disp_valid || done_valid || m_hrd_valid || s_hrd_valid || m_hwr_valid || wb_valid ||
+             wbd_valid || wbc_valid || rd_valid || rdd_valid || pwr_fail));
+`else
+    assign clk_wbuf = clk;
+`endif
+    ats_sim_cgate #(.W($bits(`ATS_CG_BE_IN)), .HOLD(32), .ID(2)) u_cg_be (
+        .clk, .rst, .gclk(clk_be), .watch(`ATS_CG_BE_IN),
+        .act(boot || be_busy || wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || s_free_valid ||
+             m_bad_valid || rq_valid || rs_valid || iv_valid || mp_valid || nq_valid || nf_valid ||
+             (|nd_valid) || rdn_valid || nc_valid || s_fw_valid || s_fwd_valid || m_fwr_valid));
+    ats_sim_cgate #(.W($bits(`ATS_CG_REMAP_IN)), .HOLD(REMAP_HOLD), .ID(3)) u_cg_remap (
+        .clk, .rst, .gclk(clk_remap), .watch(`ATS_CG_REMAP_IN),
+        .act(boot || !remap_init || commit_active || remap_out_q != '0 || rq_valid || rs_valid ||
+             iv_valid || mp_valid));
+`ifdef ATS_SIM_CGATE_NAND
+    // not by default: the NAND die models (sim/nand/ats_nand_die.sv) see the clock and the pins in
+    // one process, and the order Verilator runs it in against the pin registers follows the pins'
+    // clock: a gated NAND subsystem moves some die events by a cycle (not exact)
+    ats_sim_cgate #(.W($bits(`ATS_CG_NAND_IN)), .HOLD(128), .ID(4)) u_cg_nand (
+        .clk, .rst, .gclk(clk_nand), .watch(`ATS_CG_NAND_IN),
+        .act(boot || !nand_init || nand_out_q != '0 || nq_valid || nf_valid || (|nd_valid) ||
+             rdn_valid || nc_valid));
+`else
+    assign clk_nand = clk;
+`endif
+`undef ATS_CG_CMDQ_IN
+`undef ATS_CG_WBUF_IN
+`undef ATS_CG_BE_IN
+`undef ATS_CG_REMAP_IN
+`undef ATS_CG_NAND_IN
+`else
+    assign clk_cmdq  = clk;
+    assign clk_wbuf  = clk;
+    assign clk_be    = clk;
+    assign clk_remap = clk;
+    assign clk_nand  = clk;
+`endif
+
     assign init_done     = remap_init && nand_init;
     assign cnt_proto_err = be_cnt_proto + wb_cnt_proto;
     assign err_spurious  = q_spur | n_spur;
@@ -355,7 +457,7 @@ module ats_ssd_core #(
     assign unused = ^{q_epoch, q_occ, wb_slot, dump_done, dump_short, wb_cnt_wb_pages, wb_cnt_unmaps,
                       wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty,
                       iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
-                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims};
+                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims, be_busy};
 endmodule
 
 `resetall

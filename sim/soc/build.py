@@ -68,13 +68,17 @@ NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (o
 
 
 def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False,
-              defines: tuple[str, ...] = ()) -> Path:
+              defines: tuple[str, ...] = (), cgate: bool = True) -> Path:
     """nvme: the build with the NVMe front end before the host port (ats_soc_nvme_sim_top; the
     harness is its PCIe root port: docs/host-port.md "NVMe build"). defines: Verilog defines, in a
-    build directory of their own (e.g. ATS_SYNTH_FORM: the RTL's synthesis form, bench/sim)."""
+    build directory of their own (e.g. ATS_SYNTH_FORM: the RTL's synthesis form, bench/sim).
+    cgate: the core's simulation-only clock gates (ATS_SIM_CGATE, rtl/common/ats_sim_cgate.sv), on by
+    default; cgate=False builds without them into a directory of its own (`..._nocgate`)."""
     cfg = CONFIGS[cfg_name]
     out = gen_soc(cfg_name, quiet)
-    obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else "") + "".join(f"_{d.lower()}" for d in defines))
+    obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else "") + "".join(f"_{d.lower()}" for d in defines)
+                 + ("" if cgate else "_nocgate"))
+    defines = tuple(defines) + (("ATS_SIM_CGATE",) if cgate else ())
     vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
     vsrcs += [out / "gateware" / "ats_soc.v", ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
               HERE / "ats_soc_sim_top.sv"]
@@ -127,15 +131,17 @@ def build_firmware(cfg_name: str = "sim", quiet: bool = False) -> Path:
     return fw / "firmware.init"
 
 
-def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False) -> tuple[Path, Path, dict]:
+def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False,
+                 cgate: bool = True) -> tuple[Path, Path, dict]:
     """The simulator, the firmware and the configuration (build/soc/<cfg>/config.json), built under a
-    file lock: parallel callers (pytest-xdist workers, nbdkit's plugin) wait for one build."""
+    file lock: parallel callers (pytest-xdist workers, nbdkit's plugin) wait for one build.
+    cgate=False: the build without the simulation-only clock gates (tests/system/test_sim_cgate.py)."""
     import fcntl
     lock = ROOT / "build" / "soc" / ".build.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme)
+        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate)
         fw = build_firmware(cfg_name, quiet=True)
     return exe, fw, json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
 
@@ -147,13 +153,15 @@ def main() -> None:
     ap.add_argument("--no-firmware", action="store_true")
     ap.add_argument("--nvme", action="store_true", help="with the NVMe front end (the harness is its root port)")
     ap.add_argument("--define", action="append", default=[], help="Verilog define (own build directory)")
+    ap.add_argument("--no-cgate", action="store_true",
+                    help="without the simulation-only clock gates of the core's blocks (own build directory: ..._nocgate)")
     a = ap.parse_args()
     import fcntl
     lock = ROOT / "build" / "soc" / ".build.lock"         # the lock of build_locked()
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define))
+        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define), cgate=not a.no_cgate)
         print(exe)
         if not a.no_firmware:
             print(build_firmware(a.config))

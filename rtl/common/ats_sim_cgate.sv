@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_sim_cgate: a simulation-only clock gate for one block of the device core (issue 35 item 3).
+// With ATS_SIM_CGATE defined (and SYNTHESIS not) the block's clock runs while the block is active or
+// was in the last HOLD cycles: `act` (a valid on one of its ports, its own busy state), a change of
+// any of its inputs (`watch`, compared with their value at the previous edge) or reset. The enable
+// is taken by a latch while the clock is low, so an input that changes in a cycle wakes the block
+// for the edge that ends that cycle: the edge at which it would first see the change. A block whose
+// inputs are unchanged and whose state is settled (HOLD cycles after its last activity) would keep
+// every register at every edge, so leaving those edges out changes nothing but the simulator's work
+// (Verilator evaluates a block's sequential logic only on its clock's edges). Without the define,
+// and always in synthesis, the gate is a wire: gclk = clk (rtl/common/README.md "ats_sim_cgate").
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_SIM_CGATE_ON
+`endif
+`endif
+
+module ats_sim_cgate #(
+    parameter int W    = 1,     // watched input bits
+    parameter int HOLD = 32,    // edges the clock keeps running after the last activity
+    parameter int ID   = 0      // bit of the +cgate_off=<mask> plusarg that keeps this clock on
+) (
+    input  wire logic         clk,
+    input  wire logic         rst,
+    input  wire logic         act,      // active now (valid on a port, busy)
+    input  wire logic [W-1:0] watch,    // the block's inputs: a change wakes it
+    output wire logic         gclk
+);
+`ifdef ATS_SIM_CGATE_ON
+    localparam int HW = $clog2(HOLD + 1);
+    logic [W-1:0]  watch_q;
+    logic [HW-1:0] hold_q;
+    logic          wake, en, en_l, keep_on;
+    // +cgate_off=<mask>: the gates whose ID bit is set keep their clock on (to find a gate at fault)
+    initial begin
+        int unsigned mask;
+        mask = 0;
+        void'($value$plusargs("cgate_off=%d", mask));
+        keep_on = mask[ID];
+    end
+    assign wake = rst || act || keep_on || (watch != watch_q);
+    assign en   = wake || (hold_q != '0);
+    always_ff @(posedge clk) begin
+        watch_q <= watch;
+        if (wake)               hold_q <= HW'(HOLD);
+        else if (hold_q != '0)  hold_q <= hold_q - 1'b1;
+    end
+    always_latch begin
+        if (!clk) en_l = en;
+    end
+    assign gclk = clk && en_l;
+
+    // activity figures: edges given to the block / all edges, printed at the end of the simulation
+    longint unsigned n_all, n_on;
+    initial begin
+        n_all = 0;
+        n_on  = 0;
+    end
+    always_ff @(posedge clk) begin
+        n_all <= n_all + 1;
+        n_on  <= n_on + longint'(en_l);
+    end
+    final $display("[cgate] %m: clock on %0d of %0d edges (%0.1f %%)", n_on, n_all,
+                   n_all == 0 ? 0.0 : 100.0 * real'(n_on) / real'(n_all));
+`else
+    assign gclk = clk;
+    logic unused;
+    assign unused = ^{rst, act, watch};
+`endif
+endmodule
+
+`resetall
