@@ -99,6 +99,7 @@ const char *ats_strerror(int st)
     case ATS_SC_CMD_SEQ: return "NVMe Command Sequence Error";
     case ATS_SC_PRP_OFFSET: return "NVMe PRP Offset Invalid";
     case ATS_SC_LBA_RANGE: return "NVMe LBA Out of Range";
+    case ATS_SC_CAP_EXCEEDED: return "NVMe Capacity Exceeded (no space: the device cannot write any more)";
     case ATS_SC_WRITE_FAULT: return "NVMe Write Fault";
     case ATS_SC_READ_ERROR: return "NVMe Unrecovered Read Error";
     case ATS_SC_BAD_TXID: return "atomssd BAD_TXID: txid out of range or missing";

@@ -55,6 +55,7 @@ extern "C" {
 #define ATS_SC_CMD_SEQ        0x000C /* Command Sequence Error */
 #define ATS_SC_PRP_OFFSET     0x0013 /* PRP Offset Invalid */
 #define ATS_SC_LBA_RANGE      0x0080 /* LBA Out of Range (BAD_LBA) */
+#define ATS_SC_CAP_EXCEEDED   0x0081 /* Capacity Exceeded (NO_SPACE: the device cannot write any more) */
 #define ATS_SC_WRITE_FAULT    0x0280 /* Write Fault (PROGRAM_FAIL) */
 #define ATS_SC_READ_ERROR     0x0281 /* Unrecovered Read Error (MEDIA_ERROR) */
 #define ATS_SC_BAD_TXID       0x0702 /* txid out of range, or 0 where one is needed */
