@@ -166,8 +166,9 @@ bench-sata: $(SETUP_STAMP)
 # issue 35: the full-system simulation's speed by phase (boot, I/O, idle, recovery; host-port and
 # NVMe builds) against a baseline commit, and the RTL's simulation forms checked exact against
 # their synthesis forms (bench/sim/README.md)
+# (ATS_SIM_PGO=1: the simulators compiled with PGO, as make attach's: sim/soc/README.md "PGO")
 bench-sim: $(GEN_STAMP)
-	$(PY) bench/sim/bench_sim.py
+	ATS_SIM_PGO=1 $(PY) bench/sim/bench_sim.py
 
 # one TX_COMMIT of 8 durable pages through the core, traced around the commit (bench/core/README.md)
 wave-core: $(GEN_STAMP)
@@ -190,4 +191,4 @@ distclean: clean
 # host attach (docs/host-attach.md): the simulated device as an ext4 mount until Ctrl-C (needs root,
 # /dev/fuse and loop devices)
 attach: $(SETUP_STAMP) $(GEN_STAMP)
-	cd sw/host && $(PY) -m atomssd.attach --dir $(ROOT)/build/attach/dev --mount $(ROOT)/build/attach/fs
+	cd sw/host && ATS_SIM_PGO=1 $(PY) -m atomssd.attach --dir $(ROOT)/build/attach/dev --mount $(ROOT)/build/attach/fs

@@ -3,10 +3,17 @@
 """Build the full-system simulation: the SoC's Verilog (soc/atomssd_soc.py) and the Verilated
 harness (sim/soc/ats_soc_sim.cpp + ats_soc_sim_top.sv + the NAND die models), and the firmware.
 
-  python sim/soc/build.py [--config sim] [--trace]     -> build/soc/<cfg>/sim[_trace]/ats_soc_sim
+  python sim/soc/build.py [--config sim] [--trace] [--pgo]   -> build/soc/<cfg>/sim[_trace]/ats_soc_sim
 
 Every step is skipped while its inputs are unchanged (a hash of the sources, parameters and flags is
 kept next to each output), so tests and benchmarks call it freely.
+
+--pgo (or ATS_SIM_PGO=1; `make bench-sim` and `make attach` set it): compiler profile-guided
+optimisation (sim/soc/README.md "PGO"). The untraced simulator is compiled with -fprofile-generate,
+run on a fixed training workload (a boot on blank dies, then 160 I/O commands: about 5 s), and
+compiled again with -fprofile-use: same RTL, same results, 1.23x the simulated cycles per CPU second
+for about 2.2x the build's CPU time. Off by default (make test, make sim-soc): one compile, cached
+by ccache.
 """
 from __future__ import annotations
 
@@ -67,13 +74,20 @@ def verilator() -> str:
 NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (one list)
 
 
+def pgo_default() -> bool:
+    """PGO only with ATS_SIM_PGO=1 (it does not pay for its build in make test: sim/soc/README.md)."""
+    return os.environ.get("ATS_SIM_PGO", "0") == "1"
+
+
 def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False,
-              defines: tuple[str, ...] = (), cgate: bool = True) -> Path:
+              defines: tuple[str, ...] = (), pgo: bool | None = None, cgate: bool = True) -> Path:
     """nvme: the build with the NVMe front end before the host port (ats_soc_nvme_sim_top; the
     harness is its PCIe root port: docs/host-port.md "NVMe build"). defines: Verilog defines, in a
     build directory of their own (e.g. ATS_SYNTH_FORM: the RTL's synthesis form, bench/sim).
+    pgo: compiler PGO (default: pgo_default(); never for a traced build).
     cgate: the core's simulation-only clock gates (ATS_SIM_CGATE, rtl/common/ats_sim_cgate.sv), on by
     default; cgate=False builds without them into a directory of its own (`..._nocgate`)."""
+    pgo = (pgo_default() if pgo is None else pgo) and not trace
     cfg = CONFIGS[cfg_name]
     out = gen_soc(cfg_name, quiet)
     obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else "") + "".join(f"_{d.lower()}" for d in defines)
@@ -96,7 +110,7 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
            "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else ""),
            *(["--trace-fst", "--trace-structs"] if trace else []), *[f"+define+{d}" for d in defines],
            *[f"-G{k}={v}" for k, v in g.items()], *map(str, vsrcs), *map(str, cpp)]
-    d = _digest(vsrcs + cpp + [ROOT / "sim/nand/ats_nand_store.h"], "\0".join(cmd))
+    d = _digest(vsrcs + cpp + [ROOT / "sim/nand/ats_nand_store.h"], "\0".join(cmd) + ("\0pgo" if pgo else ""))
     exe, stamp = obj / "ats_soc_sim", obj / "build.sha256"
     if exe.exists() and _stamp_ok(stamp, d):
         return exe
@@ -106,17 +120,125 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     env.setdefault("OBJCACHE", "ccache")
     env.setdefault("CCACHE_DIR", str(ROOT / ".cache" / "ccache"))
     if not quiet:
-        print(f"[soc] verilating the full system{' (FST trace)' if trace else ''} -> {obj}", flush=True)
+        print(f"[soc] verilating the full system{' (FST trace)' if trace else ''}{' (PGO)' if pgo else ''} -> {obj}", flush=True)
     t0 = time.time()
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    (obj / "build.log").write_text(r.stdout)
-    if r.returncode != 0 or not exe.exists():
-        sys.stdout.write(r.stdout[-6000:])
-        raise SystemExit("[soc] Verilator build failed")
+    # objects of the other mode (profile flags or none) must not be linked into this one
+    mode = obj / "build.mode"
+    if not mode.exists() or mode.read_text().strip() != ("pgo" if pgo else "plain"):
+        _clean_objects(obj, gcda=True)
+    mode.write_text("pgo\n" if pgo else "plain\n")
+    if pgo:
+        _build_pgo(cmd, obj, cfg_name, nvme, env, quiet)
+    else:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        (obj / "build.log").write_text(r.stdout)
+        if r.returncode != 0 or not exe.exists():
+            sys.stdout.write(r.stdout[-6000:])
+            raise SystemExit("[soc] Verilator build failed")
     stamp.write_text(d + "\n")
     if not quiet:
         print(f"[soc] built in {time.time() - t0:.0f} s", flush=True)
     return exe
+
+
+def _clean_objects(obj: Path, gcda: bool) -> None:
+    """Remove what make would otherwise reuse across compile flags (objects, PCH, archives, the
+    executable) and, with gcda, the profile."""
+    pats = ["*.o", "*.gch", "*.a", "ats_soc_sim"] + (["*.gcda"] if gcda else [])
+    for pat in pats:
+        for f in obj.glob(pat):
+            f.unlink()
+
+
+def _make(obj: Path, env: dict, flags: str, log: str) -> None:
+    """Compile and link the verilated model in obj with extra compiler flags (OPT_FAST as
+    Verilator's --build gets it from build_sim's command)."""
+    mk = [f.name for f in obj.glob("V*.mk") if not f.name.endswith("_classes.mk")]
+    r = subprocess.run(["make", "-C", str(obj), "-f", mk[0], "-j", "2", "OPT_FAST=-O2",
+                        f"USER_CPPFLAGS={flags}", f"USER_LDFLAGS={flags}", "ats_soc_sim"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    (obj / log).write_text(r.stdout)
+    if r.returncode != 0 or not (obj / "ats_soc_sim").exists():
+        sys.stdout.write(r.stdout[-6000:])
+        raise SystemExit(f"[soc] {log}: build failed")
+
+
+PGO_GEN = "-fprofile-generate -fprofile-update=single"
+PGO_USE = "-fprofile-use -fprofile-partial-training -fprofile-correction -Wno-missing-profile"
+PGO_TRAIN_CMDS = 160        # I/O commands of the training run (after the boot on blank dies)
+
+
+def _build_pgo(cmd: list[str], obj: Path, cfg_name: str, nvme: bool, env: dict, quiet: bool) -> None:
+    """Verilate, compile with -fprofile-generate, train, compile again with -fprofile-use."""
+    vcmd = [c for c in cmd if c != "--build"]
+    r = subprocess.run(vcmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    (obj / "build.log").write_text(r.stdout)
+    if r.returncode != 0:
+        sys.stdout.write(r.stdout[-6000:])
+        raise SystemExit("[soc] Verilator failed")
+    _clean_objects(obj, gcda=True)
+    _make(obj, env, PGO_GEN, "build_pgo_gen.log")
+    t0 = time.time()
+    try:
+        _pgo_train(obj / "ats_soc_sim", cfg_name, nvme, obj / "pgo_train")
+    except (Exception, SystemExit) as e:      # a profile is an optimisation: build without a full one
+        print(f"[soc] PGO training run failed ({e}): compiling with the profile written so far", flush=True)
+    if not quiet:
+        print(f"[soc] PGO training run: {time.time() - t0:.1f} s", flush=True)
+    _clean_objects(obj, gcda=False)
+    _make(obj, env, PGO_USE, "build_pgo_use.log")
+
+
+def _pgo_train(exe: Path, cfg_name: str, nvme: bool, work: Path) -> None:
+    """The training workload: a boot on blank dies, then PGO_TRAIN_CMDS seeded I/O commands
+    (host port: writes, some FUA, reads, FLUSH, TRIM at queue depth 8; NVMe: writes and reads
+    through the driver), then a power-off. Only the profile counts, not the results."""
+    import random
+    import shutil
+    sys.path.insert(0, str(ROOT / "sw" / "host"))
+    from atomssd.hostport import F_FUA, OP, U_HOST_EN, HostPort
+    fw = build_firmware(cfg_name, quiet=True)
+    cfg = json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    hp = HostPort(exe, fw, [work / f"die{d}.img" for d in range(cfg["ndie"])], cwd=work)
+    try:
+        if not hp.run(50_000_000, U_HOST_EN) & U_HOST_EN:
+            raise SystemExit(f"[soc] PGO training: no host_en:\n{hp.uart_text()[-2000:]}")
+        rng = random.Random(1)
+        lbas = min(cfg["num_lbas"], 128)
+        if nvme:
+            from atomssd.nvme import NvmeDriver, run_sync
+            from atomssd.nvme_sim import SimTransport
+            tr = SimTransport(hp)
+            drv = NvmeDriver(timeout_cycles=50_000_000, poll_cycles=200)
+            run_sync(drv.bring_up(io_queues=1, qsize=32), tr)
+            for _ in range(PGO_TRAIN_CMDS // 8):
+                batch = [run_sync(drv.submit_write(1, rng.randrange(lbas), rng.randbytes(drv.lba_bytes),
+                                                   fua=rng.random() < 0.1), tr) if rng.random() < 0.6
+                         else run_sync(drv.submit_read(1, rng.randrange(lbas), 1), tr) for _ in range(8)]
+                run_sync(drv.wait(batch), tr)
+        else:
+            from atomssd.device import Device
+            dev = Device(hp, cfg["page_bytes"], cfg["num_lbas"], qdepth=8)
+            for i in range(PGO_TRAIN_CMDS):
+                while not dev.free_tags:
+                    dev.poll(200_000)
+                r = rng.random()
+                if r < 0.55:
+                    dev.submit(OP["WRITE"], rng.randrange(lbas), 0, rng.randbytes(cfg["page_bytes"]), 0,
+                               F_FUA if rng.random() < 0.1 else 0)
+                elif r < 0.9:
+                    dev.submit(OP["READ"], rng.randrange(lbas))
+                elif r < 0.95:
+                    dev.submit(OP["FLUSH"])
+                else:
+                    dev.submit(OP["TRIM"], rng.randrange(lbas))
+            dev.drain(50_000_000)
+    finally:
+        hp.close()
+    if not list(exe.parent.glob("*.gcda")):
+        raise RuntimeError("no profile written")
 
 
 def build_firmware(cfg_name: str = "sim", quiet: bool = False) -> Path:
@@ -155,13 +277,15 @@ def main() -> None:
     ap.add_argument("--define", action="append", default=[], help="Verilog define (own build directory)")
     ap.add_argument("--no-cgate", action="store_true",
                     help="without the simulation-only clock gates of the core's blocks (own build directory: ..._nocgate)")
+    ap.add_argument("--pgo", action=argparse.BooleanOptionalAction, default=None,
+                    help="compiler PGO (default: ATS_SIM_PGO=1 in the environment; never with --trace)")
     a = ap.parse_args()
     import fcntl
     lock = ROOT / "build" / "soc" / ".build.lock"         # the lock of build_locked()
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define), cgate=not a.no_cgate)
+        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define), pgo=a.pgo, cgate=not a.no_cgate)
         print(exe)
         if not a.no_firmware:
             print(build_firmware(a.config))
