@@ -694,6 +694,24 @@ module ats_nvme_prp #(
     always_ff @(posedge clk) begin
         if (r_q == R_IDLE && s_wrd_valid) r_slot_ok_q <= wrd_slot_ok;
     end
+
+`ifndef SYNTHESIS
+    // the header's DMA shapes: every read (a PRP list's entries, a window read's piece) and every
+    // write (at most WCHUNK dwords) stays inside one 4 KiB host page and moves at least one dword
+    always_ff @(posedge clk) begin
+        if (!rst && m_rreq_valid) begin
+            assert (m_rreq_ndw != 11'd0 && 12'(m_rreq_addr[11:2]) + 12'(m_rreq_ndw) <= 12'd1024)
+                else $error("ats_nvme_prp: DMA read of %0d dwords at %h leaves its page (%m)",
+                            m_rreq_ndw, m_rreq_addr);
+        end
+        if (!rst && m_wreq_valid) begin
+            assert (m_wreq_ndw != 11'd0 && m_wreq_ndw <= 11'(WCHUNK) &&
+                    12'(m_wreq_addr[11:2]) + 12'(m_wreq_ndw) <= 12'd1024)
+                else $error("ats_nvme_prp: DMA write of %0d dwords at %h leaves its page or exceeds WCHUNK (%m)",
+                            m_wreq_ndw, m_wreq_addr);
+        end
+    end
+`endif
 endmodule
 
 `resetall
