@@ -495,6 +495,17 @@ module ats_nvme_qm #(
     assign ioq_any = sq_en[NQT-1:1] != '0 || cq_en[NQT-1:1] != '0;
     assign st_cfs  = fatal_q;
     assign st_shst = (c_q == C_SHUT1 || c_q == C_SHUT2) ? 2'd1 : (c_q == C_SHUTDONE) ? 2'd2 : 2'd0;
+
+`ifndef SYNTHESIS
+    // a CQE write starts only for a CQ with a free entry: room_q, one cycle old, is safe (above)
+    always_ff @(posedge clk) begin
+        if (!rst && p_q == P_IDLE && s_cqe_valid && !p_drop && p_room) begin
+            assert (inc(cq_tail[p_cq], cq_szm1[p_cq]) != cq_head[p_cq])
+                else $error("ats_nvme_qm: a CQE written into full CQ %0d (tail %0d, head %0d) (%m)",
+                            p_cq, cq_tail[p_cq], cq_head[p_cq]);
+        end
+    end
+`endif
 endmodule
 
 `resetall
