@@ -577,5 +577,6 @@ def test_ats_nvme_qm(cfg):
                  ROOT / "rtl/nvme/ats_nvme_qm.sv", HERE / "ats_nvme_qm_tb.sv"],
         test_module="test_ats_nvme_qm", test_dir=HERE, build_key=cfg, parameters=p,
         waves=os.environ.get("ATS_WAVES"),
+        public={"ats_nvme_qm": ["*"]},    # visible to cocotb: the TB top's signals, the queue manager's (read)
         extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_NQ": str(p["NQ"]), "ATS_QSIZE": str(p["QSIZE"]),
                    "PYTHONWARNINGS": "ignore::DeprecationWarning"})

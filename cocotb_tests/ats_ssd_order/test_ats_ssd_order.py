@@ -628,6 +628,7 @@ def test_ats_ssd_order(cfg):
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv", wbuf, cmdq, top],
         test_module="test_ats_ssd_order", test_dir=HERE, build_key=f"order_{cfg}{mut}",
         parameters=params, waves=os.environ.get("ATS_WAVES"),
+        public={"ats_wbuf": ["cnt_wb_fail"]},     # visible to cocotb: the top's signals and this one
         extra_env={"ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}
                       if os.environ.get("ATS_TEST_FILTER") else {})})
