@@ -170,6 +170,7 @@ module ats_bch_bm #(
 `endif
 
     always_ff @(posedge clk) begin
+`ifdef ATS_SYNTH_FORM
         case (state_q)
             ST_IDLE: if (start) begin
                 for (int j = 0; j <= T; j++) begin
@@ -213,6 +214,62 @@ module ats_bch_bm #(
             end
             default: ;
         endcase
+`else
+        // simulation form: every array register written as a whole, in the cycles it loads (a
+        // simulator copies it then and does nothing in the other cycles; per-element writes cost
+        // a flag per element in every cycle); the same next state as the synthesis form above
+        case (state_q)
+            ST_IDLE: if (start) begin : s_load
+                logic [M-1:0] lam_n [T+1], b_n [T+1], win_n [T+1], que_n [QN];
+                for (int j = 0; j <= T; j++) begin
+                    lam_n[j] = (j == 0) ? M'(1) : '0;
+                    b_n[j]   = (j == 0) ? M'(1) : '0;
+                    win_n[j] = (j == 0) ? syn_all[1] : '0;
+                end
+                for (int i = 0; i < QN; i++) que_n[i] = syn_all[i + 2];
+                lam_q <= lam_n;
+                b_q   <= b_n;
+                win_q <= win_n;
+                que_q <= que_n;
+                gam_q <= M'(1);
+                len_q <= '0;
+                k_q   <= '0;
+            end
+            ST_MUL: begin
+                prod_l_q <= prod_l_d;
+                prod_h_q <= prod_h_d;
+            end
+            ST_SUM: del_q <= del_sum;
+            ST_PRD: begin
+                upd_len_q <= upd_len;
+                pa_l_q <= pa_l_d;
+                pa_h_q <= pa_h_d;
+                pb_l_q <= pb_l_d;
+                pb_h_q <= pb_h_d;
+            end
+            ST_UPD: begin : s_upd
+                logic [M-1:0] lam_n [T+1], b_n [T+1], win_n [T+1], que_n [QN];
+                for (int j = 0; j <= T; j++) lam_n[j] = pa_l_q[j] ^ pa_h_q[j] ^ pb_l_q[j] ^ pb_h_q[j];
+                if (upd_len_q) begin
+                    for (int j = 0; j <= T; j++) b_n[j] = (j == 0) ? '0 : lam_q[(j > 0) ? j - 1 : 0];
+                    len_q <= LEN_W'(2 * k_q + 1) - len_q;
+                    gam_q <= del_q;
+                end else begin
+                    for (int j = 0; j <= T; j++) b_n[j] = (j < 2) ? '0 : b_q[(j > 1) ? j - 2 : 0];
+                end
+                for (int j = 2; j <= T; j++) win_n[j] = win_q[j-2];
+                win_n[1] = que_q[0];
+                win_n[0] = que_q[1];
+                for (int i = 0; i < QN; i++) que_n[i] = (i + 2 < QN) ? que_q[(i + 2 < QN) ? i + 2 : 0] : '0;
+                lam_q <= lam_n;
+                b_q   <= b_n;
+                win_q <= win_n;
+                que_q <= que_n;
+                k_q <= k_q + 1'b1;
+            end
+            default: ;
+        endcase
+`endif
         done_q <= (state_q == ST_UPD) && (k_q == K_W'(T - 1));
         if (rst) begin
             state_q <= ST_IDLE;

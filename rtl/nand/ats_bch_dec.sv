@@ -372,6 +372,7 @@ module ats_bch_dec #(
 
     always_ff @(posedge clk) begin
         // datapath
+`ifdef ATS_SYNTH_FORM
         if (r_en_q) begin
             for (int k = 0; k < 8; k++) begin
                 for (int j = 1; j <= T; j++) begin
@@ -381,6 +382,21 @@ module ats_bch_dec #(
                 end
             end
         end
+`else
+        // simulation form: the Chien registers written as one array in the cycles they load (a
+        // simulator copies it then, instead of a flag per register in every cycle)
+        if (r_en_q) begin : s_chien
+            logic [M-1:0] r_n [8*T];
+            for (int k = 0; k < 8; k++) begin
+                for (int j = 1; j <= T; j++) begin
+                    r_n[k*T+j-1] = cinit_q
+                        ? cmul(lamc_q[j*M +: M], CIN[(k*T+j-1)*GF_WW +: GF_WW])
+                        : cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
+                end
+            end
+            r_q <= r_n;
+        end
+`endif
         lamc_q <= bm_lambda;
         if (cinit_q) begin
             lam0_q  <= lamc_q[M-1:0];
