@@ -416,6 +416,6 @@ def test_ats_nvme_rq(cfg):
     run(toplevel="ats_nvme_rq_tb",
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nvme/ats_nvme_rq.sv", HERE / "ats_nvme_rq_tb.sv"],
         test_module="test_ats_nvme_rq", test_dir=HERE, build_key=f"t{params['TAGS']}", parameters=params,
-        waves=os.environ.get("ATS_WAVES"),
+        waves=os.environ.get("ATS_WAVES"), public={},   # the test reads only the TB top's signals
         extra_env={"ATS_LONG": "1" if LONG else "0", "PYTHONWARNINGS": "ignore::DeprecationWarning",
                    "ATS_RQ_CFG": ",".join(f"{k}={v}" for k, v in {**run_cfg, "TIMEOUT": params["TIMEOUT"]}.items())})
