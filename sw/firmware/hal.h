@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // atomssd firmware: hardware access. Every register comes from the generated csr.h / soc.h (the
-// CSRs of soc/atomssd.py); nothing here writes an address by hand except the page buffer's base,
+// CSRs of soc/ats_litex.py); nothing here writes an address by hand except the page buffer's base,
 // which is the generated mem.h's ATSBUF_BASE.
 #pragma once
 #include <stdint.h>
