@@ -1129,31 +1129,28 @@ CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("slots,page,plp,thresh,budget", CONFIGS)
-def test_ats_wbuf(slots, page, plp, thresh, budget):
+def _run_config(slots, page, plp, thresh, budget, key_suffix="", **kw):
+    """Build and run one buffer configuration (CONFIGS' tuple) with the runner's extra arguments."""
     params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
               "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": budget}
     run(toplevel="ats_wbuf",
         sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
                  ROOT / "rtl/wbuf/ats_wbuf.sv"],
         test_module="test_ats_wbuf", test_dir=HERE,
-        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}", parameters=params,
-        public={})                      # the test reads only the top's ports and signals
+        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}{key_suffix}", parameters=params, **kw)
+
+
+@pytest.mark.parametrize("slots,page,plp,thresh,budget", CONFIGS)
+def test_ats_wbuf(slots, page, plp, thresh, budget):
+    _run_config(slots, page, plp, thresh, budget,
+                public={})              # the test reads only the top's ports and signals
 
 
 def test_ats_wbuf_synth_form():
     """The first configuration on the RTL's synthesis form (`ATS_SYNTH_FORM`, what Yosys builds);
     test_ats_wbuf runs the simulation form (the default of a simulator build, README "Simulation
     cost"), both against the same models."""
-    slots, page, plp, thresh, budget = CONFIGS[0]
-    params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
-              "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": budget}
-    run(toplevel="ats_wbuf",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
-                 ROOT / "rtl/wbuf/ats_wbuf.sv"],
-        test_module="test_ats_wbuf", test_dir=HERE,
-        build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}_synthform",
-        build_args=["+define+ATS_SYNTH_FORM"], parameters=params)
+    _run_config(*CONFIGS[0], key_suffix="_synthform", build_args=["+define+ATS_SYNTH_FORM"])
 
 
 def test_ats_wbuf_tx_no_space():
