@@ -34,7 +34,7 @@ import harness  # noqa: E402
 
 sys.path.insert(0, str(harness.ROOT / "cocotb_tests" / "lib"))
 from atstb.nand_page_model import PageFormat  # noqa: E402
-from atstb.recovery_oracle import (KIND_CKPT, DieImage, _decode, checkpoint_pages_v2,  # noqa: E402
+from atstb.recovery_oracle import (KIND_CKPT, DieImage, _decode, checkpoint_blocks, checkpoint_pages_v2,  # noqa: E402
                                    parse_checkpoint_v2, read_lpn)
 
 LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
@@ -49,9 +49,9 @@ AFTER = 1                   # erases more on the most worn block after static we
 
 def newest_checkpoint(geo, die0: DieImage):
     """(checkpoint, its rows in die 0, their metadata): the one recovery takes (highest seq, then
-    number), read like the oracle's find_checkpoint."""
+    number), read like the oracle's find_checkpoint, in the checkpoint blocks it names."""
     best = None
-    for blk in (0, 1):
+    for blk in checkpoint_blocks(geo, die0):
         pages: dict[int, tuple[int, bytes, object]] = {}
         for pg in range(geo.ppb):
             raw = die0.row(blk, pg)
