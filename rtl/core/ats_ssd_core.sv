@@ -166,7 +166,7 @@ module ats_ssd_core #(
     logic        q_spur;
 
     // per-block clocks: simulation-only clock gates (ats_sim_cgate, ATS_SIM_CGATE), else clk itself
-    logic clk_cmdq, clk_wbuf, clk_be, clk_remap, clk_nand;
+    logic clk_cmdq, clk_be, clk_remap;
 
     ats_cmdq #(.DEPTH(QDEPTH), .NUM_LBA(49'(NUM_LBAS)), .NUM_TX(NUM_TX)) u_cmdq (
         .clk(clk_cmdq), .rst,
@@ -212,7 +212,7 @@ module ats_ssd_core #(
                .TX(1'b1), .NUM_TX(NUM_TX),
                // a PAGE and a CPL entry per single-page READ: twice the backend's read ring, and more
                .MISS_Q((RD_SLOTS >= 16) ? 64 : 32)) u_wbuf (
-        .clk(clk_wbuf), .rst,
+        .clk, .rst,
         .s_disp_valid(disp_valid), .s_disp_ready(disp_ready), .s_disp_op(disp_op), .s_disp_tag(disp_tag),
         .s_disp_lba(disp_lba), .s_disp_nlb(disp_nlb), .s_disp_txid(disp_txid), .s_disp_flags(disp_flags),
         .s_disp_attr(disp_attr), .s_disp_prio(disp_prio), .s_disp_dptr(disp_dptr), .s_disp_aux(disp_aux),
@@ -334,7 +334,7 @@ module ats_ssd_core #(
                       .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
                       .BLOCKS(BLOCKS), .T_WP(T_WP), .T_WH(T_WH), .T_RP(T_RP), .T_REH(T_REH), .T_WB(T_WB),
                       .T_WHR(T_WHR), .T_ADL(T_ADL), .T_RR(T_RR), .T_RHW(T_RHW), .T_CS(T_CS)) u_nand (
-        .clk(clk_nand), .rst, .reads_first(1'b0),
+        .clk, .rst, .reads_first(1'b0),
         .s_nreq_valid(nq_valid), .s_nreq_ready(nq_ready), .s_nreq_tag(nq_tag), .s_nreq_op(nq_op),
         .s_nreq_chan(nq_chan), .s_nreq_way(nq_way), .s_nreq_block(nq_block), .s_nreq_page(nq_page),
         .s_nreq_head(nq_head), .s_nreq_prio_read(nq_prio), .s_nreq_slot(nq_slot),
@@ -352,8 +352,11 @@ module ats_ssd_core #(
     );
 
     // ---- simulation-only clock gates (issue 35 item 3; rtl/core/README.md "Simulation cost")
-    // The command queue, the backend and the remap engine (the write buffer and the NAND subsystem
-    // only under defines of their own: not exact). Each block's clock runs while a valid is up on
+    // The command queue, the backend and the remap engine. Not the write buffer (its writeback
+    // engine steps round its states in every cycle, idle or not: a gated buffer would come back in
+    // another phase) nor the NAND subsystem (the die models see clock and pins in one process, and a
+    // gated pin clock reorders it against the pin registers: die events move by a cycle); both
+    // were tried and were not exact (rtl/core/README.md "Simulation cost"). Each block's clock runs while a valid is up on
     // one of its ports, while it has work in flight that its ports do not show (commands queued; the
     // backend's busy; remap requests taken and not answered, a commit being applied, the tables
     // being cleared), when any of its inputs changes (firmware CSRs such as vc_addr, txs_addr,
@@ -370,16 +373,14 @@ module ats_ssd_core #(
     localparam int BOOT_HOLD  = NUM_CHAN * WAYS * BLOCKS + 64;   // backend's valid-count clear and more
     localparam int REMAP_HOLD = (1 << (REMAP_CNT_W - 1)) + 32;   // a CLEAR walk of a full transaction
     logic [$clog2(BOOT_HOLD + 1)-1:0] boot_q;
-    logic [15:0] remap_out_q, nand_out_q;    // requests taken, response / completion not yet taken
+    logic [15:0] remap_out_q;                // remap requests taken, responses not yet taken
     logic        boot;
     always_ff @(posedge clk) begin
         if (boot_q != '0) boot_q <= boot_q - 1'b1;
         remap_out_q <= remap_out_q + 16'(rq_valid && rq_ready) - 16'(rs_valid && rs_ready);
-        nand_out_q  <= nand_out_q + 16'(nq_valid && nq_ready) - 16'(nc_valid && nc_ready);
         if (rst) begin
             boot_q      <= ($clog2(BOOT_HOLD + 1))'(BOOT_HOLD);
             remap_out_q <= '0;
-            nand_out_q  <= '0;
         end
     end
     assign boot = boot_q != '0;
@@ -387,10 +388,6 @@ module ats_ssd_core #(
 `define ATS_CG_CMDQ_IN {s_cmd_valid, s_cmd_op, s_cmd_tag, s_cmd_lba, s_cmd_nlb, s_cmd_txid, s_cmd_flags, \
         s_cmd_attr, s_cmd_prio, s_cmd_dptr, s_cmd_aux, disp_ready, done_valid, done_tag, done_status, \
         done_result, m_cpl_ready}
-`define ATS_CG_WBUF_IN {disp_valid, disp_op, disp_tag, disp_lba, disp_nlb, disp_txid, disp_flags, disp_attr, \
-        disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, s_hrd_valid, s_hrd_data, \
-        s_hrd_last, m_hwr_ready, wb_ready, wbd_ready, wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, \
-        rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, pwr_fail, no_space}
 `define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
         wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, rdd_ready, s_free_valid, \
         s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
@@ -400,22 +397,10 @@ module ats_ssd_core #(
         s_fw_page, s_fw_rop, s_fw_txid, s_fw_lpn, s_fw_ppn, s_fw_seq, s_fw_epoch, s_fw_flags, s_fw_kind, \
         s_fwd_valid, s_fwd_data, s_fwd_last, m_fwr_ready}
 `define ATS_CG_REMAP_IN {rq_valid, rq_op, rq_tag, rq_txid, rq_lpn, rq_ppn, rs_ready, iv_ready, mp_ready}
-`define ATS_CG_NAND_IN {nq_valid, nq_tag, nq_op, nq_chan, nq_way, nq_block, nq_page, nq_head, nq_prio, \
-        nq_slot, nf_ready, nd_valid, nd_data, nd_last, rdn_ready, nc_ready, nand_dq_i, nand_rb_n}
 
     ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0)) u_cg_cmdq (
         .clk, .rst, .gclk(clk_cmdq), .watch(`ATS_CG_CMDQ_IN),
         .act(boot || s_cmd_valid || disp_valid || done_valid || m_cpl_valid || q_occ != '0));
-`ifdef ATS_SIM_CGATE_WBUF
-    // not by default: the write buffer's writeback engine steps round its states (EN_A .. EN_D) in
-    // every cycle, idle or not, so a gated buffer comes back in another phase (not exact)
-    ats_sim_cgate #(.W($bits(`ATS_CG_WBUF_IN)), .HOLD(32), .ID(1)) u_cg_wbuf (
-        .clk, .rst, .gclk(clk_wbuf), .watch(`ATS_CG_WBUF_IN),
-        .act(boot || disp_valid || done_valid || m_hrd_valid || s_hrd_valid || m_hwr_valid || wb_valid ||
-             wbd_valid || wbc_valid || rd_valid || rdd_valid || pwr_fail));
-`else
-    assign clk_wbuf = clk;
-`endif
     ats_sim_cgate #(.W($bits(`ATS_CG_BE_IN)), .HOLD(32), .ID(2)) u_cg_be (
         .clk, .rst, .gclk(clk_be), .watch(`ATS_CG_BE_IN),
         .act(boot || be_busy || wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || s_free_valid ||
@@ -425,28 +410,13 @@ module ats_ssd_core #(
         .clk, .rst, .gclk(clk_remap), .watch(`ATS_CG_REMAP_IN),
         .act(boot || !remap_init || commit_active || remap_out_q != '0 || rq_valid || rs_valid ||
              iv_valid || mp_valid));
-`ifdef ATS_SIM_CGATE_NAND
-    // not by default: the NAND die models (sim/nand/ats_nand_die.sv) see the clock and the pins in
-    // one process, and the order Verilator runs it in against the pin registers follows the pins'
-    // clock: a gated NAND subsystem moves some die events by a cycle (not exact)
-    ats_sim_cgate #(.W($bits(`ATS_CG_NAND_IN)), .HOLD(128), .ID(4)) u_cg_nand (
-        .clk, .rst, .gclk(clk_nand), .watch(`ATS_CG_NAND_IN),
-        .act(boot || !nand_init || nand_out_q != '0 || nq_valid || nf_valid || (|nd_valid) ||
-             rdn_valid || nc_valid));
-`else
-    assign clk_nand = clk;
-`endif
 `undef ATS_CG_CMDQ_IN
-`undef ATS_CG_WBUF_IN
 `undef ATS_CG_BE_IN
 `undef ATS_CG_REMAP_IN
-`undef ATS_CG_NAND_IN
 `else
     assign clk_cmdq  = clk;
-    assign clk_wbuf  = clk;
     assign clk_be    = clk;
     assign clk_remap = clk;
-    assign clk_nand  = clk;
 `endif
 
     assign init_done     = remap_init && nand_init;

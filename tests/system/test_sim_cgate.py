@@ -16,7 +16,7 @@ power-off. The gated build must also have gated: each gated block's clock was of
 run (the gates' own counts, printed by the simulator at exit).
 
 The test found two blocks that cannot be gated exactly (the write buffer, the NAND subsystem):
-with either gate built in (ATS_SIM_CGATE_WBUF, ATS_SIM_CGATE_NAND) completions move by 1 to 6
+with either gate built in (a trial, since removed) completions move by 1 to 6
 cycles from the 12th-53rd completion of bench/sim's I/O phase on."""
 from __future__ import annotations
 
