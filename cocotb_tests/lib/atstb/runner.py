@@ -13,6 +13,9 @@ from pathlib import Path
 from cocotb_tools.check_results import get_results
 from cocotb_tools.runner import Verilator
 
+# a block's sources come from its .f file list, the one place they are written (atstb/filelist.py)
+from .filelist import FileListError, block_sources, filelist, find_filelist, read_filelist  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[3]
 LIB = ROOT / "cocotb_tests" / "lib"
 
@@ -186,8 +189,7 @@ def _account(build_dir: Path, test_module: str, build_s: float, run_s: float,
 
 def load_sources(gen_dir: Path) -> list[Path]:
     """Every source of a generated block (its `sources.f`, paths relative to the repository)."""
-    lines = (Path(gen_dir) / "sources.f").read_text().split()
-    return [ROOT / line for line in lines]
+    return block_sources(Path(gen_dir) / "sources.f")
 
 
 def load_params(gen_dir: Path) -> dict:
