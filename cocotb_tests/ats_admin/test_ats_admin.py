@@ -52,7 +52,7 @@ from cocotb.triggers import RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -922,8 +922,7 @@ def _run(cfg: str, mode: str, seed: int, tests) -> None:
     seed = seed + 100 * (int(os.environ.get("ATS_SEED", "1")) - 1)
     # ATS_ADM_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_ADM_SRC")
-    sources = ([Path(src).resolve()] if src else
-               [ROOT / p for p in (ROOT / "rtl/soc/ats_admin.f").read_text().split()])
+    sources = block_sources("ats_admin", replace={"ats_admin.sv": Path(src).resolve()} if src else None)
     run(toplevel="ats_admin", sources=sources,
         test_module="test_ats_admin", test_dir=HERE,
         build_key=f"w{words}" + ("_" + Path(src).parent.name if src else ""),

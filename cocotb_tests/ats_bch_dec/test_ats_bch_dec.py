@@ -21,7 +21,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.bch_model import BCH, flip_bits
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -151,8 +151,7 @@ async def parity_and_edges(dut):
 @pytest.mark.parametrize("m,t,k,form", [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
 def test_ats_bch_dec(m, t, k, form):
     run(toplevel="ats_bch_dec",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nand/ats_gf_pkg.sv",
-                 ROOT / "rtl/nand/ats_bch_bm.sv", ROOT / "rtl/nand/ats_bch_dec.sv"],
+        sources=block_sources("ats_bch_dec"),
         test_module="test_ats_bch_dec", test_dir=Path(__file__).parent,
         build_key=f"m{m}_t{t}_k{k}" + ("_synthform" if form == "synth" else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,

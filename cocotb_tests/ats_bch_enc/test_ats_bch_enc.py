@@ -19,7 +19,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.bch_model import BCH
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -97,6 +97,6 @@ async def sparse_sectors(dut):
 
 @pytest.mark.parametrize("m,t,k", CONFIGS)
 def test_ats_bch_enc(m, t, k):
-    run(toplevel="ats_bch_enc", sources=[ROOT / "rtl/nand/ats_bch_enc.sv"], test_module="test_ats_bch_enc",
+    run(toplevel="ats_bch_enc", sources=block_sources("ats_bch_enc"), test_module="test_ats_bch_enc",
         test_dir=Path(__file__).parent, build_key=f"m{m}_t{t}_k{k}",
         parameters={"M": m, "T": t, "K": k}, extra_env={"ATS_BCH": f"{m},{t},{k}"})

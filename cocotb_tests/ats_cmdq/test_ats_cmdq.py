@@ -29,7 +29,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb import cmdq_model as M
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSource, never_pause
 from atstb.streams import pause_gen as streams_pause_gen
 
@@ -505,7 +505,7 @@ def test_ats_cmdq(cfg):
     cfg = cfg.removesuffix("_synth")
     # ATS_CMDQ_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_CMDQ_SRC")
-    run(toplevel="ats_cmdq", sources=[Path(src).resolve() if src else ROOT / "rtl/cmdq/ats_cmdq.sv"],
+    run(toplevel="ats_cmdq", sources=block_sources("ats_cmdq", replace={"ats_cmdq.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_cmdq", test_dir=HERE,
         build_key=cfg + ("_" + Path(src).parent.name if src else "") + ("_synthform" if synth_form else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if synth_form else None, parameters=CONFIGS[cfg],

@@ -45,7 +45,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -863,8 +863,7 @@ def _run(cfg: str, mode: str, seed: int, tests) -> None:
     seed = seed + 100 * (int(os.environ.get("ATS_SEED", "1")) - 1)
     # ATS_FWB_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_FWB_SRC")
-    sources = ([Path(src).resolve()] if src else
-               [ROOT / p for p in (ROOT / "rtl/soc/ats_fw_bridge.f").read_text().split()])
+    sources = block_sources("ats_fw_bridge", replace={"ats_fw_bridge.sv": Path(src).resolve()} if src else None)
     run(toplevel="ats_fw_bridge", sources=sources,
         test_module="test_ats_fw_bridge", test_dir=HERE,
         build_key=f"p{page}_w{ppn_w}" + ("_" + Path(src).parent.name if src else ""),

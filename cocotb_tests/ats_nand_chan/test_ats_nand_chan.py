@@ -18,7 +18,7 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 
 OP_READ, OP_PROG, OP_ERASE, OP_RESET, OP_RDID, OP_PARAM = range(6)
@@ -411,8 +411,7 @@ async def run_suspend(dut):
 def test_ats_nand_chan(ways):
     here = Path(__file__).parent
     run(toplevel="ats_nand_chan_tb",
-        sources=[ROOT / "rtl/nand/ats_nand_chan.sv", ROOT / "sim/nand/ats_nand_die.sv",
-                 here / "ats_nand_chan_tb.sv"],
+        sources=block_sources("ats_nand_chan", "ats_nand_die") + [here / "ats_nand_chan_tb.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), f"-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_chan", test_dir=here, build_key=f"w{ways}",
         parameters={"WAYS": ways},

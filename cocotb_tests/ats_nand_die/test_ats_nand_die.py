@@ -21,7 +21,7 @@ from cocotb.utils import get_sim_time
 
 from atstb.nand_model import PRESETS, NandModel, onfi_crc16
 from atstb.onfi import FAST, MODE0, OnfiHost
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 
 STATUS_FAIL, STATUS_RDY, STATUS_WP = 0x01, 0x40, 0x80
 TIMING_KEYS = list(MODE0)
@@ -977,7 +977,7 @@ NAND = ROOT / "sim" / "nand"
 
 
 def die_build(key, params):
-    return dict(toplevel="ats_nand_die", sources=[NAND / "ats_nand_die.sv"], test_module="test_ats_nand_die",
+    return dict(toplevel="ats_nand_die", sources=block_sources("ats_nand_die"), test_module="test_ats_nand_die",
                 test_dir=Path(__file__).parent, build_key=key, parameters=params,
                 build_args=[str(NAND / "ats_nand_store.cpp"), "-CFLAGS", f"-I{NAND}"])
 

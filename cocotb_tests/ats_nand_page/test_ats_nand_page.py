@@ -26,7 +26,7 @@ from atstb.nand_page_model import (ERASED_META, K, OP_ERASE, OP_PARAM, OP_PRAW, 
                                    OP_READ, OP_RESET, OP_RRAW, ST_BAD, ST_EFAIL, ST_ERASED, ST_OK,
                                    ST_PFAIL, ST_UNCORR, Meta, PageFormat, bytes_to_words, flip,
                                    words_to_bytes)
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 
 CLK_NS = 10
@@ -769,15 +769,13 @@ def _run(build_key, params, testcase=None, faults=None):
     env = {"ATS_NAND_FAULTS": faults} if faults else {}
     # ATS_NAND_ECC_DIR: take the BCH and chan sources from another directory (e.g. a snapshot of
     # committed versions while those blocks are being edited); own build directory
-    ecc = Path(os.environ.get("ATS_NAND_ECC_DIR", ROOT / "rtl/nand"))
-    if ecc.resolve() != (ROOT / "rtl/nand").resolve():
+    ecc, mine = os.environ.get("ATS_NAND_ECC_DIR"), {}
+    if ecc and Path(ecc).resolve() != (ROOT / "rtl/nand").resolve():
         build_key += "_ecc"
-    pkg = [ecc / "ats_gf_pkg.sv"] if (ecc / "ats_gf_pkg.sv").exists() else []
+        mine = {f: Path(ecc) / f for f in ("ats_gf_pkg.sv", "ats_bch_bm.sv", "ats_bch_enc.sv",
+                                           "ats_bch_dec.sv", "ats_nand_chan.sv") if (Path(ecc) / f).exists()}
     run(toplevel="ats_nand_page_tb",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv"] + pkg + [ecc / "ats_bch_bm.sv",
-                 ecc / "ats_bch_enc.sv", ecc / "ats_bch_dec.sv",
-                 ecc / "ats_nand_chan.sv", ROOT / "rtl/nand/ats_nand_page.sv",
-                 ROOT / "sim/nand/ats_nand_die.sv", here / "ats_nand_page_tb.sv"],
+        sources=block_sources("ats_nand_page", "ats_nand_die", replace=mine) + [here / "ats_nand_page_tb.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_page", test_dir=here, build_key=build_key, parameters=params,
         testcase=testcase, extra_env=env,

@@ -28,7 +28,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.nand_sched_model import CCMD_FIELDS, ERASE, PROGRAM, READ, check_trace
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 from atstb.streams import pause_gen as streams_pause_gen
 
@@ -448,7 +448,7 @@ CONFIGS = [(2, 2, 8, 8), (3, 3, 12, 16), (8, 4, 32, 16)]
 @pytest.mark.parametrize("nch,nways,depth,stamp_w,form",
                          [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
 def test_ats_nand_sched(nch, nways, depth, stamp_w, form):
-    run(toplevel="ats_nand_sched", sources=[ROOT / "rtl/nand/ats_nand_sched.sv"],
+    run(toplevel="ats_nand_sched", sources=block_sources("ats_nand_sched"),
         test_module="test_ats_nand_sched", test_dir=HERE,
         build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}" + ("_synthform" if form == "synth" else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,

@@ -35,7 +35,7 @@ from cocotb.utils import get_sim_time
 
 from atstb.nand_page_model import (ERASED_META, ST_BAD, ST_EFAIL, ST_ERASED, ST_OK, ST_PFAIL,
                                    ST_UNCORR, Meta, bytes_to_words, words_to_bytes)
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 from atstb.streams import StreamSink, StreamSource, random_pause
 
 CLK_NS = 10
@@ -520,10 +520,9 @@ async def run_faults(dut):
 def _run(build_key, params, testcase, faults=None):
     here = Path(__file__).parent
     env = {"ATS_NAND_FAULTS": faults} if faults else {}
-    srcs = [ROOT / line for line in (ROOT / "rtl/nand/ats_nand_subsys.f").read_text().split()]
+    srcs = block_sources("ats_nand_subsys", "ats_nand_array", "ats_stream_check")
     run(toplevel="ats_nand_subsys_tb",
-        sources=srcs + [ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
-                        ROOT / "rtl/common/ats_stream_check.sv", here / "ats_nand_subsys_tb.sv"],
+        sources=srcs + [here / "ats_nand_subsys_tb.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_subsys", test_dir=here, build_key=build_key, parameters=params,
         testcase=testcase, extra_env=env, public={},   # the tests read only the TB top's signals

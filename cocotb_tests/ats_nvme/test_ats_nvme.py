@@ -36,7 +36,7 @@ from cocotb.utils import get_sim_time
 
 from atstb import nvme_ref as R
 from atstb.nvme_pcie import PcieNvmeHost
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 from atomssd import nvme  # noqa: E402  (on sys.path through atstb.nvme_pcie)
@@ -464,7 +464,7 @@ CONFIGS = {
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme(cfg):
-    srcs = [ROOT / p for p in (ROOT / "rtl/nvme/ats_nvme.f").read_text().split()]
+    srcs = block_sources("ats_nvme")
     run(toplevel="ats_nvme", sources=srcs, test_module="test_ats_nvme", test_dir=HERE, build_key=cfg,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"},
         public=PUBLIC)

@@ -35,7 +35,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from atstb import nvme_ref as R
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 HERE = Path(__file__).resolve().parent
@@ -539,6 +539,6 @@ CONFIGS = {"q32_p4096": {"QDEPTH": 32, "PAGE_BYTES": 4096, "NUM_LBAS": 16384},
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme_admin(cfg):
-    run(toplevel="ats_nvme_admin", sources=[ROOT / p for p in (ROOT / "rtl/nvme/ats_nvme_admin.f").read_text().split()], test_module="test_ats_nvme_admin",
+    run(toplevel="ats_nvme_admin", sources=block_sources("ats_nvme_admin"), test_module="test_ats_nvme_admin",
         test_dir=HERE, build_key=cfg, parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_LONG": "1" if LONG else "0"})

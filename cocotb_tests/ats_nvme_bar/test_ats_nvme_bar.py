@@ -24,7 +24,7 @@ from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, pause_gen
 
 HERE = Path(__file__).resolve().parent
@@ -340,7 +340,7 @@ CONFIGS = {
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme_bar(cfg):
     run(toplevel="ats_nvme_bar",
-        sources=[ROOT / "rtl/nvme/ats_nvme_regs.sv", ROOT / "rtl/nvme/ats_nvme_bar.sv"],
+        sources=block_sources("ats_nvme_bar"),
         test_module="test_ats_nvme_bar", test_dir=HERE, build_key=cfg, parameters=CONFIGS[cfg],
         waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_NQ": str(CONFIGS[cfg]["NQ"]),

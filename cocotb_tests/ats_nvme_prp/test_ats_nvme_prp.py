@@ -50,7 +50,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
 from atstb import nvme_ref as R
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 
 HERE = Path(__file__).resolve().parent
@@ -590,6 +590,6 @@ CONFIGS = {
 def test_ats_nvme_prp(cfg):
     params = CONFIGS[cfg]
     run(toplevel="ats_nvme_prp",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nvme/ats_nvme_prp.sv"],
+        sources=block_sources("ats_nvme_prp"),
         test_module="test_ats_nvme_prp", test_dir=HERE, build_key=cfg, parameters=params,
         waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"})

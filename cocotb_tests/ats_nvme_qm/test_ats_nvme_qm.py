@@ -34,7 +34,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 from cocotbext.pcie.core import tlp as nvme_tlp
 
 from atstb.nvme_pcie import PcieNvmeHost
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sw" / "host"))
@@ -572,9 +572,7 @@ CONFIGS = {
 def test_ats_nvme_qm(cfg):
     p = CONFIGS[cfg]
     run(toplevel="ats_nvme_qm_tb",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nvme/ats_nvme_regs.sv",
-                 ROOT / "rtl/nvme/ats_nvme_bar.sv", ROOT / "rtl/nvme/ats_nvme_rq.sv",
-                 ROOT / "rtl/nvme/ats_nvme_qm.sv", HERE / "ats_nvme_qm_tb.sv"],
+        sources=block_sources("ats_nvme_rq", "ats_nvme_bar", "ats_nvme_qm") + [HERE / "ats_nvme_qm_tb.sv"],
         test_module="test_ats_nvme_qm", test_dir=HERE, build_key=cfg, parameters=p,
         waves=os.environ.get("ATS_WAVES"),
         public={"ats_nvme_qm": ["*"]},    # visible to cocotb: the TB top's signals, the queue manager's (read)

@@ -42,7 +42,7 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 
 HERE = Path(__file__).resolve().parent
@@ -414,7 +414,7 @@ CONFIGS = {
 def test_ats_nvme_rq(cfg):
     params, run_cfg = CONFIGS[cfg]
     run(toplevel="ats_nvme_rq_tb",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/nvme/ats_nvme_rq.sv", HERE / "ats_nvme_rq_tb.sv"],
+        sources=block_sources("ats_nvme_rq") + [HERE / "ats_nvme_rq_tb.sv"],
         test_module="test_ats_nvme_rq", test_dir=HERE, build_key=f"t{params['TAGS']}", parameters=params,
         waves=os.environ.get("ATS_WAVES"), public={},   # the test reads only the TB top's signals
         extra_env={"ATS_LONG": "1" if LONG else "0", "PYTHONWARNINGS": "ignore::DeprecationWarning",

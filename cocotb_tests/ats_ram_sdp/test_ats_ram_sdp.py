@@ -13,7 +13,7 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 
 
 class TB:
@@ -73,6 +73,6 @@ async def random_read_write(dut):
 
 @pytest.mark.parametrize("width,depth", [(1, 16384), (9, 2048), (18, 1024), (8, 40)])
 def test_ats_ram_sdp(width, depth):
-    run(toplevel="ats_ram_sdp", sources=[ROOT / "rtl/common/ats_ram_sdp.sv"], test_module="test_ats_ram_sdp",
+    run(toplevel="ats_ram_sdp", sources=block_sources("ats_ram_sdp"), test_module="test_ats_ram_sdp",
         test_dir=Path(__file__).parent, build_key=f"w{width}_d{depth}",
         parameters={"WIDTH": width, "DEPTH": depth})

@@ -32,7 +32,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from atstb import nvme_ref as R
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 from atstb.sata_core_model import SataCoreModel
 from atstb import sata_host as H
 from atstb.sata_host import SataHost
@@ -682,7 +682,7 @@ CONFIGS = {
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_sata(cfg):
-    srcs = [ROOT / p for p in (ROOT / "rtl/sata/ats_sata.f").read_text().split()]
+    srcs = block_sources("ats_sata")
     run(toplevel="ats_sata", sources=srcs, test_module="test_ats_sata", test_dir=HERE, build_key=cfg,
         test_filter=os.environ.get("ATS_SATA_TESTS") or None,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES") and str(ROOT / f"build/waves/ats_sata_{cfg}.fst"),

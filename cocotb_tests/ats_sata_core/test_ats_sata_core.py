@@ -73,7 +73,7 @@ import test_ats_ssd_core as base                                   # noqa: E402
 from test_ats_ssd_core import (OP_ABORT, OP_FLUSH, OP_READ, OP_TRIM, OP_WRITE, OK, BAD_LBA,  # noqa: E402
                                BARRIER, COMMIT, FUA, Op, Tx)
 from atstb import sata_host as H                                    # noqa: E402
-from atstb.runner import ROOT, run                                  # noqa: E402
+from atstb.runner import ROOT, block_sources, run                   # noqa: E402
 from atstb.sata_host import SataHost                                # noqa: E402
 from atstb.streams import every_edge                                # noqa: E402
 
@@ -738,7 +738,7 @@ CUTS = int(os.environ.get("ATS_SATA_CORE_CUTS", 50 if LONG else 6))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ats_sata_core(seed):
     params, srcs, rp = base.core_build(CONFIG)
-    sata = [ROOT / p for p in (ROOT / "rtl/sata/ats_sata.f").read_text().split()]
+    sata = block_sources("ats_sata")
     srcs = [s for s in sata if s not in srcs] + srcs + [HERE / "ats_sata_core_tb.sv"]
     key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     build_dir = ROOT / "build" / "sim" / "ats_sata_core_tb" / key

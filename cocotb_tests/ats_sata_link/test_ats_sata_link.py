@@ -28,7 +28,7 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 from atstb.sata_link_model import PRIM, HostLink, TxFrame
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
@@ -475,9 +475,9 @@ def test_ats_sata_link(cfg):
         pytest.fail("litesata is not installed: tools/requirements.txt must pin litesata==2024.12")
     from atstb.litesata_gen import generate
     gen = generate()
-    sources = [ROOT / line for line in (ROOT / "rtl/sata/ats_sata_link.f").read_text().split()]
+    sources = block_sources("ats_sata_link")
     sources += [HERE / "ats_sata_fault_inj.sv", gen / "ats_litesata_link_host.v",
-                ROOT / "rtl/common/ats_stream_check.sv", HERE / "ats_sata_link_tb.sv"]
+                *block_sources("ats_stream_check"), HERE / "ats_sata_link_tb.sv"]
     run(toplevel="ats_sata_link_tb", sources=sources, test_module="test_ats_sata_link", test_dir=HERE,
         build_key=cfg, parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES") and
         str(ROOT / "build/waves/ats_sata_link.fst"),

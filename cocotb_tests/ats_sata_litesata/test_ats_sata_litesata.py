@@ -78,7 +78,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import First, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
-from atstb.runner import ROOT, run
+from atstb.runner import ROOT, block_sources, run
 from atstb.sata_core_model import SataCoreModel
 from atstb.sata_link_model import PRIM
 from atstb.streams import StreamSink, StreamSource, pause_gen
@@ -633,7 +633,7 @@ def test_ats_sata_litesata():
         pytest.fail("litesata is not installed: tools/requirements.txt must pin litesata==2024.12")
     from atstb.litesata_gen import generate
     gen = generate()
-    sources = [ROOT / line for line in (ROOT / "rtl/sata/ats_sata.f").read_text().split()]
+    sources = block_sources("ats_sata")
     sources += [ROOT / "cocotb_tests/ats_sata_link/ats_sata_fault_inj.sv", gen / "ats_litesata_core_host.v",
                 HERE / "ats_sata_litesata_tb.sv"]
     run(toplevel="ats_sata_litesata_tb", sources=sources, test_module="test_ats_sata_litesata", test_dir=HERE,

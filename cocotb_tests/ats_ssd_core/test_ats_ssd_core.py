@@ -51,7 +51,7 @@ from cocotb.triggers import ClockCycles, Event, RisingEdge, Timer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.nand_page_model import bytes_to_words
 from atstb.recovery_oracle import Geometry, format_images, read_lpn, recover
-from atstb.runner import ROOT, load_params, load_sources, run
+from atstb.runner import ROOT, block_sources, load_params, load_sources, run
 from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -1453,10 +1453,10 @@ def core_build(params: dict) -> tuple[dict, list[Path], dict]:
     rp = load_params(gen)
     params = dict(params, REMAP_LPN_W=rp["LPN_W"], REMAP_PPN_W=rp["PPN_W"], REMAP_TXID_W=rp["TXID_W"],
                   REMAP_CNT_W=rp["CNT_W"], NUM_TX=rp["NUM_TX"])
-    srcs = [ROOT / p for p in (ROOT / "rtl/core/ats_ssd_core.f").read_text().split()
-            if "ats_remap_engine" not in p]
-    srcs = [s for s in load_sources(gen) if s.suffix == ".v"] + srcs
-    srcs += [ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv", HERE / "ats_ssd_core_tb.sv"]
+    # the core's list with the remap preset's generated engine first, the die models, the TB
+    srcs = [s for s in load_sources(gen) if s.suffix == ".v"]
+    srcs += [s for s in block_sources("ats_ssd_core", "ats_nand_array") if s.name != "ats_remap_engine.v"]
+    srcs += [HERE / "ats_ssd_core_tb.sv"]
     return params, srcs, rp
 
 

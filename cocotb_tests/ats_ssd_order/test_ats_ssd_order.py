@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, 
 from atstb import order_model as M
 from atstb.media_model import MediaConfig, MediaModel
 from atstb.order_model import Cmd, OrderModel
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -616,16 +616,16 @@ CONFIGS = {
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_ssd_order(cfg):
     depth, slots, page, thresh, plp, budget = CONFIGS[cfg]
-    cmdq = Path(os.environ.get("ATS_CMDQ_SRC", ROOT / "rtl/cmdq/ats_cmdq.sv")).resolve()
-    wbuf = Path(os.environ.get("ATS_WBUF_SRC", ROOT / "rtl/wbuf/ats_wbuf.sv")).resolve()
-    top = ROOT / "bench/ssd/ats_ssd_bench_top.sv"
+    # mutation runs: another copy of the queue or the buffer in place of the real one
+    mutants = {f: Path(os.environ[v]).resolve() for f, v in (("ats_cmdq.sv", "ATS_CMDQ_SRC"),
+                                                              ("ats_wbuf.sv", "ATS_WBUF_SRC")) if os.environ.get(v)}
     params = {"DEPTH": depth, "NUM_LBAS": 64, "NUM_TX": 4, "NUM_SLOTS": slots, "PAGE_BYTES": page,
               "THRESH_PCT": thresh, "NUM_WAITERS": 4}
     if plp:
         params.update({"PLP": 1, "PLP_BUDGET_PAGES": budget})
-    mut = "".join("_" + p.parent.name for p in (cmdq, wbuf) if "rtl" not in p.parts)
+    mut = "".join("_" + p.parent.name for p in mutants.values() if "rtl" not in p.parts)
     run(toplevel="ats_ssd_bench_top",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv", wbuf, cmdq, top],
+        sources=block_sources("ats_ssd_bench_top", replace=mutants),
         test_module="test_ats_ssd_order", test_dir=HERE, build_key=f"order_{cfg}{mut}",
         parameters=params, waves=os.environ.get("ATS_WAVES"),
         public={"ats_wbuf": ["cnt_wb_fail"]},     # visible to cocotb: the top's signals and this one

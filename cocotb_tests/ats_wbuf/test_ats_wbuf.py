@@ -26,7 +26,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.media_model import MediaConfig, MediaModel
-from atstb.runner import ROOT, run
+from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, NO_SPACE, OK,
                               PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, PlpCutModel, WbufModel,
@@ -1134,8 +1134,7 @@ def _run_config(slots, page, plp, thresh, budget, key_suffix="", **kw):
     params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
               "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": budget}
     run(toplevel="ats_wbuf",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
-                 ROOT / "rtl/wbuf/ats_wbuf.sv"],
+        sources=block_sources("ats_wbuf"),
         test_module="test_ats_wbuf", test_dir=HERE,
         build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}{key_suffix}", parameters=params, **kw)
 
@@ -1158,8 +1157,7 @@ def test_ats_wbuf_tx_no_space():
     params = {"NUM_SLOTS": 16, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "TX": 1, "NUM_TX": 4}
     run(toplevel="ats_wbuf",
-        sources=[ROOT / "rtl/common/ats_ram_sdp.sv", ROOT / "rtl/wbuf/ats_wbuf_mem.sv",
-                 ROOT / "rtl/wbuf/ats_wbuf.sv"],
+        sources=block_sources("ats_wbuf"),
         test_module="test_ats_wbuf", test_dir=HERE, build_key="s16_p64_tx", parameters=params,
         test_filter="run_no_space_tx")
 
@@ -1175,7 +1173,6 @@ def test_ats_wbuf_elaboration_checks(params, msg):
     import subprocess
     cmd = ["verilator", "--lint-only", "--top-module", "ats_wbuf"]
     cmd += [f"-G{k}={v}" for k, v in params.items()]
-    cmd += [str(ROOT / "rtl/common/ats_ram_sdp.sv"), str(ROOT / "rtl/wbuf/ats_wbuf_mem.sv"),
-            str(ROOT / "rtl/wbuf/ats_wbuf.sv")]
+    cmd += [str(s) for s in block_sources("ats_wbuf")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode != 0 and msg in r.stderr + r.stdout, r.stderr[-500:]
