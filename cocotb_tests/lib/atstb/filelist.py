@@ -137,3 +137,35 @@ def block_sources(*names: str | Path, replace: dict[str, Path | str] | None = No
         for i in idx:
             srcs[i] = Path(new)
     return srcs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python cocotb_tests/lib/atstb/filelist.py LIST.f...`: the lists flattened for Verilator `-f`
+    (nested lists resolved, each file once, paths relative to the root; tools/lint.sh)."""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    try:
+        fl = filelist(*[Path(a).resolve() if Path(a).exists() else a for a in args])
+    except FileListError as e:
+        print(f"filelist: {e}", file=sys.stderr)
+        return 1
+
+    def r(p: Path) -> str:
+        try:
+            return str(p.relative_to(ROOT))
+        except ValueError:
+            return str(p)
+    for d in fl.incdirs:
+        print(f"+incdir+{r(d)}")
+    for d in fl.defines:
+        print(f"+define+{d}")
+    for s in fl.sources:
+        print(r(s))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
