@@ -11,6 +11,7 @@ operation: soc/README.md.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from litex.soc.interconnect import wishbone
 from litex.soc.integration.soc import SoCRegion
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))     # the .f lists' parser (standard library only)
+from atstb.filelist import block_sources  # noqa: E402
 
 CSR_LOC = 16                  # the "ats" CSR bank's location (pinned; address = csr base + loc * 0x800)
 BUF_ORIGIN = 0x9000_0000      # the bridge's page buffer (uncached IO region, VexRiscv: >= 0x80000000)
@@ -119,16 +122,10 @@ for _mib in (256, 512, 1024, 2048, 4096):
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:
-    """The RTL of the core (its .f list with the remap preset's generated Verilog) and the bridge."""
-    out = []
-    for p in (ROOT / "rtl/core/ats_ssd_core.f").read_text().split():
-        if "ats_remap_engine" in p:
-            out.append(ROOT / "build" / "gen" / f"remap_{cfg.remap_preset}" / "ats_remap_engine.v")
-        else:
-            out.append(ROOT / p)
-    out.append(ROOT / "rtl/soc/ats_fw_bridge.sv")
-    out.append(ROOT / "rtl/soc/ats_admin.sv")
-    return out
+    """The RTL of the core, the bridge and the admin mailbox: their .f lists (each file once), the
+    remap preset's generated Verilog in place of the default's."""
+    gen = ROOT / "build" / "gen" / f"remap_{cfg.remap_preset}" / "ats_remap_engine.v"
+    return block_sources("ats_ssd_core", "ats_fw_bridge", "ats_admin", replace={"ats_remap_engine.v": gen})
 
 
 def nand_pads(cfg: AtsConfig):

@@ -72,6 +72,8 @@ def verilator() -> str:
 
 
 NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (one list)
+sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
+from atstb.filelist import block_sources  # noqa: E402
 
 
 def pgo_default() -> bool:
@@ -94,10 +96,9 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
                  + ("" if cgate else "_nocgate"))
     defines = tuple(defines) + (("ATS_SIM_CGATE",) if cgate else ())
     vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
-    vsrcs += [out / "gateware" / "ats_soc.v", ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
-              HERE / "ats_soc_sim_top.sv"]
+    vsrcs += [out / "gateware" / "ats_soc.v", *block_sources("ats_nand_array"), HERE / "ats_soc_sim_top.sv"]
     if nvme:
-        vsrcs += [ROOT / p for p in NVME_F.read_text().split() if ROOT / p not in vsrcs] + [HERE / "ats_soc_nvme_sim_top.sv"]
+        vsrcs += [p for p in block_sources(NVME_F) if p not in vsrcs] + [HERE / "ats_soc_nvme_sim_top.sv"]
     cpp = [ROOT / "sim/nand/ats_nand_store.cpp", HERE / "ats_soc_sim.cpp"]
     g = dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, BLOCKS=cfg.blocks, PAGES_PER_BLOCK=cfg.pages_per_block,
              PAGE_BYTES=cfg.page_bytes, SPARE_BYTES=cfg.spare_bytes, ARRAY_TIME_DIV=cfg.array_time_div,
