@@ -77,16 +77,16 @@ def git_state() -> tuple[str, list[str]]:
 
 
 def run_one(which: str, a, out: Path) -> dict:
-    from atstb.runner import run
+    from atstb.runner import block_sources, run
     env = {"BENCH_WARM": str(a.warm), "BENCH_MEAS": str(a.meas), "BENCH_QD": str(a.qd), "BENCH_OUT": str(out),
            "BENCH_POLL": str(a.poll), "ATS_SEED": str(a.seed)}
     t = time.time()
     if which == "sata":
-        srcs = [ROOT / p for p in (ROOT / "rtl/sata/ats_sata.f").read_text().split()]
+        srcs = block_sources("ats_sata")
         run(toplevel="ats_sata", sources=srcs, test_module="bench_sata_tb", test_dir=HERE, build_key="bench_p4096",
             parameters={"PAGE_BYTES": PAGE}, extra_env=env, seed=a.seed)
     else:
-        srcs = [ROOT / p for p in (ROOT / "rtl/nvme/ats_nvme.f").read_text().split()]
+        srcs = block_sources("ats_nvme")
         run(toplevel="ats_nvme", sources=srcs, test_module="bench_nvme_tb", test_dir=HERE, build_key="bench_q32",
             parameters={"NQ": 1, "QSIZE": 64, "QDEPTH": 32, "PAGE_BYTES": PAGE, "NUM_LBAS": a.lbas},
             extra_env=dict(env, BENCH_LBAS=str(a.lbas)), seed=a.seed)

@@ -20,7 +20,8 @@ TOP = "ats_ssd_bench_top"
 
 
 def sources() -> list[Path]:
-    return [ROOT / line for line in (HERE / f"{TOP}.f").read_text().split()]
+    from atstb.filelist import block_sources
+    return block_sources(HERE / f"{TOP}.f")
 
 
 VLT = HERE / "ats_ssd_bench_top.vlt"
