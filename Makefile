@@ -11,13 +11,14 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check formal test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results clean distclean
+.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
 	@echo "make demo-remap  remap engine commit scenario: latency table + waveform"
 	@echo "make test        lint, generation, synthesis check, every cocotb test (sets up first)"
 	@echo "make formal      SymbiYosys proofs of the stream blocks (formal/, also in make test)"
+	@echo "make check BLOCK=<name>  one block's lint, cocotb tests, synthesis check and proofs (e.g. BLOCK=wbuf)"
 	@echo "make test-long   longer random campaigns (ATS_LONG=1; core power cuts: 2,000)"
 	@echo "make wave-remap  commit scenario with FST + GTKWave save file under build/waves/"
 	@echo "make bench-remap B1: commit-remap latency from the FST -> build/bench/remap.json"
@@ -86,6 +87,11 @@ test-rtl: $(GEN_STAMP) sim-soc
 # SymbiYosys proofs of the small stream blocks and their mutants (formal/README.md; also in make test)
 formal: $(SETUP_STAMP)
 	$(PY) -m pytest -q formal/test_formal.py
+
+# one block (a synth/blocks.json name or its top without ats_): its .f list's lint, its cocotb tests
+# (-n JOBS), its Yosys check and the proofs of the blocks in its list; prints what it ran
+check: $(GEN_STAMP)
+	$(PY) tools/check_block.py "$(BLOCK)" --jobs $(JOBS)
 
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
