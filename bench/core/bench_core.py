@@ -80,11 +80,12 @@ B1_GOAL_CYCLES_PER_ENTRY = 1.0
 
 def core_sources() -> list[Path]:
     gen = ROOT / "build" / "gen" / "remap_default"
-    srcs = [ROOT / p for p in (gen / "sources.f").read_text().split()]
-    srcs += [ROOT / p for p in (ROOT / "rtl/core/ats_ssd_core.f").read_text().split()
-             if "ats_remap_engine" not in p and (ROOT / p) not in srcs]
-    srcs += [ROOT / "sim/nand/ats_nand_die.sv", ROOT / "sim/nand/ats_nand_array.sv",
-             HERE / "ats_core_bench_top.sv"]
+    sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
+    from atstb.filelist import block_sources       # the .f lists (nested -f, each file once)
+    srcs = block_sources(gen / "sources.f")
+    srcs += [p for p in block_sources("ats_ssd_core", "ats_nand_array")
+             if p.name != "ats_remap_engine.v" and p not in srcs]
+    srcs += [HERE / "ats_core_bench_top.sv"]
     return srcs
 
 
