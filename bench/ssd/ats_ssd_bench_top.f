@@ -1,3 +1,4 @@
+rtl/common/ats_host_pkg.sv
 rtl/common/ats_ram_sdp.sv
 rtl/wbuf/ats_wbuf_mem.sv
 rtl/wbuf/ats_wbuf.sv

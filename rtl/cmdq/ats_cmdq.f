@@ -1,1 +1,2 @@
+rtl/common/ats_host_pkg.sv
 rtl/cmdq/ats_cmdq.sv

@@ -24,51 +24,51 @@ module ats_cmdq #(
     parameter logic [48:0] NUM_LBA = 49'd16384,  // capacity in blocks: lba + nlb < NUM_LBA
     parameter int          NUM_TX  = 32          // transactions: txid 1..NUM_TX, 1..63
 ) (
-    input  wire logic                       clk,
-    input  wire logic                       rst,              // synchronous, active high
+    input  wire logic                              clk,
+    input  wire logic                              rst,  // synchronous, active high
     // command descriptors in (architecture.md section 1)
-    input  wire logic                       s_cmd_valid,
-    output wire logic                       s_cmd_ready,
-    input  wire logic [3:0]                 s_cmd_op,
-    input  wire logic [7:0]                 s_cmd_tag,
-    input  wire logic [47:0]                s_cmd_lba,
-    input  wire logic [15:0]                s_cmd_nlb,
-    input  wire logic [5:0]                 s_cmd_txid,
-    input  wire logic [3:0]                 s_cmd_flags,
-    input  wire logic [1:0]                 s_cmd_attr,
-    input  wire logic [1:0]                 s_cmd_prio,
-    input  wire logic [31:0]                s_cmd_dptr,
-    input  wire logic [31:0]                s_cmd_aux,
+    input  wire logic                              s_cmd_valid,
+    output wire logic                              s_cmd_ready,
+    input  wire logic [ats_host_pkg::OP_W-1:0]     s_cmd_op,
+    input  wire logic [ats_host_pkg::TAG_W-1:0]    s_cmd_tag,
+    input  wire logic [ats_host_pkg::LBA_W-1:0]    s_cmd_lba,
+    input  wire logic [ats_host_pkg::NLB_W-1:0]    s_cmd_nlb,
+    input  wire logic [ats_host_pkg::TXID_W-1:0]   s_cmd_txid,
+    input  wire logic [ats_host_pkg::FLAGS_W-1:0]  s_cmd_flags,
+    input  wire logic [ats_host_pkg::ATTR_W-1:0]   s_cmd_attr,
+    input  wire logic [ats_host_pkg::PRIO_W-1:0]   s_cmd_prio,
+    input  wire logic [ats_host_pkg::DPTR_W-1:0]   s_cmd_dptr,
+    input  wire logic [ats_host_pkg::AUX_W-1:0]    s_cmd_aux,
     // dispatch to the execution units (section 9)
-    output wire logic                       m_disp_valid,
-    input  wire logic                       m_disp_ready,
-    output wire logic [3:0]                 m_disp_op,
-    output wire logic [7:0]                 m_disp_tag,
-    output wire logic [47:0]                m_disp_lba,
-    output wire logic [15:0]                m_disp_nlb,
-    output wire logic [5:0]                 m_disp_txid,
-    output wire logic [3:0]                 m_disp_flags,
-    output wire logic [1:0]                 m_disp_attr,
-    output wire logic [1:0]                 m_disp_prio,
-    output wire logic [31:0]                m_disp_dptr,
-    output wire logic [31:0]                m_disp_aux,
-    output wire logic [15:0]                m_disp_epoch,
+    output wire logic                              m_disp_valid,
+    input  wire logic                              m_disp_ready,
+    output wire logic [ats_host_pkg::OP_W-1:0]     m_disp_op,
+    output wire logic [ats_host_pkg::TAG_W-1:0]    m_disp_tag,
+    output wire logic [ats_host_pkg::LBA_W-1:0]    m_disp_lba,
+    output wire logic [ats_host_pkg::NLB_W-1:0]    m_disp_nlb,
+    output wire logic [ats_host_pkg::TXID_W-1:0]   m_disp_txid,
+    output wire logic [ats_host_pkg::FLAGS_W-1:0]  m_disp_flags,
+    output wire logic [ats_host_pkg::ATTR_W-1:0]   m_disp_attr,
+    output wire logic [ats_host_pkg::PRIO_W-1:0]   m_disp_prio,
+    output wire logic [ats_host_pkg::DPTR_W-1:0]   m_disp_dptr,
+    output wire logic [ats_host_pkg::AUX_W-1:0]    m_disp_aux,
+    output wire logic [15:0]                       m_disp_epoch,
     // done reports from the units, by tag, any order (section 9)
-    input  wire logic                       s_done_valid,
-    output wire logic                       s_done_ready,
-    input  wire logic [7:0]                 s_done_tag,
-    input  wire logic [7:0]                 s_done_status,
-    input  wire logic [31:0]                s_done_result,
+    input  wire logic                              s_done_valid,
+    output wire logic                              s_done_ready,
+    input  wire logic [ats_host_pkg::TAG_W-1:0]    s_done_tag,
+    input  wire logic [ats_host_pkg::STATUS_W-1:0] s_done_status,
+    input  wire logic [ats_host_pkg::RESULT_W-1:0] s_done_result,
     // completions to the front ends (section 2)
-    output wire logic                       m_cpl_valid,
-    input  wire logic                       m_cpl_ready,
-    output wire logic [7:0]                 m_cpl_tag,
-    output wire logic [7:0]                 m_cpl_status,
-    output wire logic [31:0]                m_cpl_result,
+    output wire logic                              m_cpl_valid,
+    input  wire logic                              m_cpl_ready,
+    output wire logic [ats_host_pkg::TAG_W-1:0]    m_cpl_tag,
+    output wire logic [ats_host_pkg::STATUS_W-1:0] m_cpl_status,
+    output wire logic [ats_host_pkg::RESULT_W-1:0] m_cpl_result,
     // status
-    output wire logic [15:0]                epoch,            // current (open) barrier epoch
-    output wire logic [$clog2(DEPTH+1)-1:0] occupancy,        // table entries in use
-    output wire logic                       err_spurious      // pulse: a done for no command in service was dropped
+    output wire logic [15:0]                       epoch,  // current (open) barrier epoch
+    output wire logic [$clog2(DEPTH+1)-1:0]        occupancy,  // table entries in use
+    output wire logic                              err_spurious  // pulse: a done for no command in service was dropped
 );
     localparam int IDX_W = $clog2(DEPTH);
     localparam int CNT_W = $clog2(DEPTH + 1);
@@ -80,18 +80,8 @@ module ats_cmdq #(
     // entry pairs (i < j) of the triangular precedence matrix
     localparam int NPAIR = DEPTH * (DEPTH - 1) / 2;
 `endif
-    // opcodes (section 1)
-    localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_DIFFWRITE = 4'd2, OP_TX_BEGIN = 4'd3,
-                           OP_TX_COMMIT = 4'd4, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6,
-                           OP_RFLUSH = 4'd7, OP_TRIM = 4'd8, OP_LAST = 4'd10;
-    localparam logic [1:0] ATTR_ORDERED = 2'd1, ATTR_HEAD = 2'd2, ATTR_RSVD = 2'd3;
-    // status codes (section 2)
-    localparam logic [7:0] ST_BAD_OP = 8'h01, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
-                           ST_BAD_FIELD = 8'h07;
-    // rejection reasons, in precedence order; a rejection's result is {8'hCE, 20'h0, reason}
-    localparam logic [3:0] RS_BAD_OP = 4'd1, RS_RSVD = 4'd2, RS_FLAG = 4'd3, RS_TXID_RANGE = 4'd4,
-                           RS_TXID_NEEDED = 4'd5, RS_LBA = 4'd6, RS_DIFF = 4'd7, RS_RFLUSH = 4'd8,
-                           RS_DUP_TAG = 4'd9;
+    // opcodes, attributes, flags, status codes and rejection reasons: ats_host_pkg (scoped names:
+    // Yosys's SystemVerilog frontend takes no `import` inside a module)
 
     // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1)
     function automatic integer pidx(input integer i, input integer j);
@@ -110,8 +100,8 @@ module ats_cmdq #(
         ovl     = (x_lba <= y_last) && (y_lba <= x_last);
         same_tx = (x_txid != 6'd0) && (y_txid == x_txid);
         // epoch order at dispatch (architecture.md section 9), HEAD included
-        waits_for = (x_wr && y_wr && y_epc) || (x_attr != ATTR_HEAD) &&
-               ((x_attr == ATTR_ORDERED) || y_ord || (x_rng && y_rng && (x_wr || y_wr) && ovl) ||
+        waits_for = (x_wr && y_wr && y_epc) || (x_attr != ats_host_pkg::ATTR_HEAD) &&
+               ((x_attr == ats_host_pkg::ATTR_ORDERED) || y_ord || (x_rng && y_rng && (x_wr || y_wr) && ovl) ||
                 (x_fl && y_wr) || (same_tx && (x_txop || y_txop)));
     endfunction
 
@@ -121,8 +111,8 @@ module ats_cmdq #(
     function automatic logic waits_nov(
         input logic [1:0] x_attr, input logic x_wr, input logic x_fl,
         input logic y_ord, input logic y_wr, input logic y_epc);
-        waits_nov = (x_wr && y_wr && y_epc) || (x_attr != ATTR_HEAD) &&
-               ((x_attr == ATTR_ORDERED) || y_ord || (x_fl && y_wr));
+        waits_nov = (x_wr && y_wr && y_epc) || (x_attr != ats_host_pkg::ATTR_HEAD) &&
+               ((x_attr == ats_host_pkg::ATTR_ORDERED) || y_ord || (x_fl && y_wr));
     endfunction
 
     if (DEPTH < 2 || DEPTH > 64) begin : g_check_depth
@@ -158,47 +148,52 @@ module ats_cmdq #(
     logic [3:0]  s1_err_hi, s1_err_lo, s1_key;
     logic [16:0] s1_dend_q;                  // DIFFWRITE offset + length, summed at the accept edge
     always_comb begin
-        s1_rng  = (s1_op_q == OP_READ) || (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) ||
-                  (s1_op_q == OP_TRIM);
-        s1_wr   = (s1_op_q == OP_WRITE) || (s1_op_q == OP_DIFFWRITE) || (s1_op_q == OP_TRIM);
-        s1_fl   = (s1_op_q == OP_FLUSH) || (s1_op_q == OP_RFLUSH);
+        s1_rng  = (s1_op_q == ats_host_pkg::OP_READ) || (s1_op_q == ats_host_pkg::OP_WRITE) ||
+                  (s1_op_q == ats_host_pkg::OP_DIFFWRITE) || (s1_op_q == ats_host_pkg::OP_TRIM);
+        s1_wr   = (s1_op_q == ats_host_pkg::OP_WRITE) || (s1_op_q == ats_host_pkg::OP_DIFFWRITE) ||
+                  (s1_op_q == ats_host_pkg::OP_TRIM);
+        s1_fl   = (s1_op_q == ats_host_pkg::OP_FLUSH) || (s1_op_q == ats_host_pkg::OP_RFLUSH);
         // transaction ops of the same-transaction rule; a WRITE with the COMMIT flag commits the tx
-        s1_txop = (s1_op_q == OP_TX_BEGIN) || (s1_op_q == OP_TX_COMMIT) || (s1_op_q == OP_TX_ABORT) ||
-                  (s1_op_q == OP_WRITE && s1_flags_q[2]);
-        s1_key  = (s1_attr_q == ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == OP_READ};
+        s1_txop = (s1_op_q == ats_host_pkg::OP_TX_BEGIN) || (s1_op_q == ats_host_pkg::OP_TX_COMMIT) ||
+                  (s1_op_q == ats_host_pkg::OP_TX_ABORT) ||
+                  (s1_op_q == ats_host_pkg::OP_WRITE && s1_flags_q[ats_host_pkg::FLAG_COMMIT]);
+        s1_key  = (s1_attr_q == ats_host_pkg::ATTR_HEAD) ? 4'hF : {1'b0, s1_prio_q, s1_op_q == ats_host_pkg::OP_READ};
         // each rule on its own (the insert decision only needs "any", a flat OR); the reason
         // code applies them in precedence order
-        s1_b_op   = s1_op_q > OP_LAST;
-        s1_b_rsvd = s1_attr_q == ATTR_RSVD || s1_flags_q[3];
-        s1_b_flag = (s1_op_q == OP_WRITE) ? 1'b0 :
-                    (s1_op_q == OP_DIFFWRITE) ? (s1_flags_q[2:1] != 2'b0) : (s1_flags_q[2:0] != 3'b0);
+        s1_b_op   = s1_op_q > ats_host_pkg::OP_LAST;
+        s1_b_rsvd = s1_attr_q == ats_host_pkg::ATTR_RSVD || s1_flags_q[ats_host_pkg::FLAG_RSVD];
+        // WRITE allows FUA, BARRIER, COMMIT; DIFFWRITE FUA; every other op no flag
+        s1_b_flag = (s1_op_q == ats_host_pkg::OP_WRITE) ? 1'b0 :
+                    (s1_flags_q[ats_host_pkg::FLAG_BARRIER] || s1_flags_q[ats_host_pkg::FLAG_COMMIT] ||
+                     (s1_flags_q[ats_host_pkg::FLAG_FUA] && s1_op_q != ats_host_pkg::OP_DIFFWRITE));
         s1_b_txr  = int'(s1_txid_q) > NUM_TX;
-        s1_b_txn  = s1_txid_q == 6'd0 && (s1_txop || s1_op_q == OP_DIFFWRITE ||
-                                          (s1_op_q == OP_WRITE && s1_flags_q[2]));
+        s1_b_txn  = s1_txid_q == 6'd0 && (s1_txop || s1_op_q == ats_host_pkg::OP_DIFFWRITE ||
+                                          (s1_op_q == ats_host_pkg::OP_WRITE && s1_flags_q[ats_host_pkg::FLAG_COMMIT]));
         s1_b_lba  = s1_rng && (s1_end_q >= NUM_LBA);
-        s1_b_diff = s1_op_q == OP_DIFFWRITE && (s1_aux_q[31:16] == 16'd0 || s1_dend_q > 17'd4096);
-        s1_b_rfl  = s1_op_q == OP_RFLUSH && s1_nlb_q > 16'd7;
+        s1_b_diff = s1_op_q == ats_host_pkg::OP_DIFFWRITE &&
+                    (s1_aux_q[31:16] == 16'd0 || s1_dend_q > 17'd4096);
+        s1_b_rfl  = s1_op_q == ats_host_pkg::OP_RFLUSH && s1_nlb_q > 16'd7;
         s1_bad    = s1_b_op || s1_b_rsvd || s1_b_flag || s1_b_txr || s1_b_txn || s1_b_lba ||
                     s1_b_diff || s1_b_rfl;
         // reasons checked before the LBA range
         if (s1_b_op) begin
-            s1_err_hi = RS_BAD_OP;
+            s1_err_hi = ats_host_pkg::REJ_BAD_OP;
         end else if (s1_b_rsvd) begin
-            s1_err_hi = RS_RSVD;
+            s1_err_hi = ats_host_pkg::REJ_RSVD;
         end else if (s1_b_flag) begin
-            s1_err_hi = RS_FLAG;
+            s1_err_hi = ats_host_pkg::REJ_FLAG;
         end else if (s1_b_txr) begin
-            s1_err_hi = RS_TXID_RANGE;
+            s1_err_hi = ats_host_pkg::REJ_TXID_RANGE;
         end else if (s1_b_txn) begin
-            s1_err_hi = RS_TXID_NEEDED;
+            s1_err_hi = ats_host_pkg::REJ_TXID_NEEDED;
         end else begin
             s1_err_hi = 4'd0;
         end
         // reasons checked after it
         if (s1_b_diff) begin
-            s1_err_lo = RS_DIFF;
+            s1_err_lo = ats_host_pkg::REJ_DIFF;
         end else if (s1_b_rfl) begin
-            s1_err_lo = RS_RFLUSH;
+            s1_err_lo = ats_host_pkg::REJ_RFLUSH;
         end else begin
             s1_err_lo = 4'd0;
         end
@@ -348,7 +343,7 @@ module ats_cmdq #(
         s1_dupx = (s3_ins_q && (s3_tag_q == s1_tag_q)) || (s2_ok && (s2_tag_q == s1_tag_q));
         // stage 1 vs the command in stage 2 (registered; used in the next cycle as stage 2 vs stage 3)
         s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
-                               s1_end_q[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
+                               s1_end_q[LW-1:0], s2_attr_q == ats_host_pkg::ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
                                s2_bar_q, s2_txid_q, s2_lba_t, s2_last_q);
         s1_prec_s2 = s2_key_q >= s1_key;                    // older wins ties
         for (int i = 0; i < DEPTH; i++) begin
@@ -359,9 +354,9 @@ module ats_cmdq #(
             s2_depn[i] = (valid_q[i] && !hit_q[i] &&
                           waits_nov(o_attr, o_wr, o_fl, ord_q[i], wr_q[i], epc_q[i] || s3_insbar_q)) ||
                          (ins_row_q[i] && s2_dep_y_q);
-            s2_dtx[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && (o_txid != 6'd0) &&
+            s2_dtx[i]  = valid_q[i] && !hit_q[i] && (o_attr != ats_host_pkg::ATTR_HEAD) && (o_txid != 6'd0) &&
                          (txid_q[i] == o_txid) && (o_txop || txop_q[i]);
-            s2_ovq[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && o_rng && rng_q[i] &&
+            s2_ovq[i]  = valid_q[i] && !hit_q[i] && (o_attr != ats_host_pkg::ATTR_HEAD) && o_rng && rng_q[i] &&
                          (o_wr || wr_q[i]);
             s2_ova[i]  = o_lba <= last_q[i];
             s2_ovb[i]  = lba_q[i] <= o_last;
@@ -393,7 +388,7 @@ module ats_cmdq #(
         end
         s1_dupx = (s3_ins_q && (s3_tag_q == s1_tag_q)) || (s2_ok && (s2_tag_q == s1_tag_q));
         s1_dep_s2  = waits_for(s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
-                               s1_end_q[LW-1:0], s2_attr_q == ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
+                               s1_end_q[LW-1:0], s2_attr_q == ats_host_pkg::ATTR_ORDERED, s2_rng_q, s2_wr_q, s2_txop_q,
                                s2_bar_q, s2_txid_q, s2_lba_t, s2_last_q);
         s1_prec_s2 = s2_key_q >= s1_key;
         s2_depn = '0;
@@ -409,9 +404,9 @@ module ats_cmdq #(
                 s2_depn[i] = (valid_q[i] && !hit_q[i] &&
                               waits_nov(o_attr, o_wr, o_fl, ord_q[i], wr_q[i], epc_q[i] || s3_insbar_q)) ||
                              (ins_row_q[i] && s2_dep_y_q);
-                s2_dtx[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && (o_txid != 6'd0) &&
+                s2_dtx[i]  = valid_q[i] && !hit_q[i] && (o_attr != ats_host_pkg::ATTR_HEAD) && (o_txid != 6'd0) &&
                              (txid_q[i] == o_txid) && (o_txop || txop_q[i]);
-                s2_ovq[i]  = valid_q[i] && !hit_q[i] && (o_attr != ATTR_HEAD) && o_rng && rng_q[i] &&
+                s2_ovq[i]  = valid_q[i] && !hit_q[i] && (o_attr != ats_host_pkg::ATTR_HEAD) && o_rng && rng_q[i] &&
                              (o_wr || wr_q[i]);
                 s2_ova[i]  = o_lba <= last_q[i];
                 s2_ovb[i]  = lba_q[i] <= o_last;
@@ -568,10 +563,10 @@ module ats_cmdq #(
     assign dst_any      = hit_any || (dst_hit_q && !dst_new_q);
     always_comb begin
         case (rq_head[3:0])
-            RS_BAD_OP:                      rej_status = ST_BAD_OP;
-            RS_TXID_RANGE, RS_TXID_NEEDED:  rej_status = ST_BAD_TXID;
-            RS_LBA:                         rej_status = ST_BAD_LBA;
-            default:                        rej_status = ST_BAD_FIELD;
+            ats_host_pkg::REJ_BAD_OP:                      rej_status = ats_host_pkg::STS_BAD_OP;
+            ats_host_pkg::REJ_TXID_RANGE, ats_host_pkg::REJ_TXID_NEEDED:  rej_status = ats_host_pkg::STS_BAD_TXID;
+            ats_host_pkg::REJ_LBA:                         rej_status = ats_host_pkg::STS_BAD_LBA;
+            default:                        rej_status = ats_host_pkg::STS_BAD_FIELD;
         endcase
     end
 
@@ -631,7 +626,7 @@ module ats_cmdq #(
         s2_dupx_q  <= s1_dupx;
         s2_dep_y_q  <= s1_dep_s2;
         s2_prec_y_q <= s1_prec_s2;
-        s2_bar_q   <= (s1_op_q == OP_WRITE) && s1_flags_q[1];
+        s2_bar_q   <= (s1_op_q == ats_host_pkg::OP_WRITE) && s1_flags_q[ats_host_pkg::FLAG_BARRIER];
         s2_last_q  <= s1_end_q[LW-1:0];
         s2_rng_q   <= s1_rng;
         s2_wr_q    <= s1_wr;
@@ -651,8 +646,8 @@ module ats_cmdq #(
         s3_v_q     <= s2_v_q;
         s3_ins_q   <= s2_ok;
         s3_insbar_q <= s2_ok && s2_bar_q;
-        s3_err_q   <= !s2_bad_q ? RS_DUP_TAG : (s2_err_hi_q != 4'd0) ? s2_err_hi_q :
-                      s2_b_lba_q ? RS_LBA : s2_err_lo_q;
+        s3_err_q   <= !s2_bad_q ? ats_host_pkg::REJ_DUP_TAG : (s2_err_hi_q != 4'd0) ? s2_err_hi_q :
+                      s2_b_lba_q ? ats_host_pkg::REJ_LBA : s2_err_lo_q;
         s3_depn_q  <= s2_depn;
         s3_dtx_q   <= s2_dtx;
         s3_ovq_q   <= s2_ovq;
@@ -686,8 +681,8 @@ module ats_cmdq #(
                 valid_q[k]  <= 1'b1;
                 queued_q[k] <= 1'b1;
                 sent_q[k]   <= 1'b0;
-                ord_q[k]    <= (s3_attr_q == ATTR_ORDERED);
-                head_q[k]   <= (s3_attr_q == ATTR_HEAD);
+                ord_q[k]    <= (s3_attr_q == ats_host_pkg::ATTR_ORDERED);
+                head_q[k]   <= (s3_attr_q == ats_host_pkg::ATTR_HEAD);
                 rng_q[k]    <= s3_rng_q;
                 wr_q[k]     <= s3_wr_q;
                 epc_q[k]    <= s3_bar_q;                       // a barrier closes its own epoch
@@ -713,8 +708,8 @@ module ats_cmdq #(
         queued_q <= (queued_q & ~pick_oh_q) | ins_row_q;
         sent_q   <= (sent_q | ((disp_v_q && m_disp_ready) ? disp_oh_q : '0)) & ~ins_row_q;
         epc_q    <= ((epc_q | (s3_insbar_q ? wr_q : '0)) & ~ins_row_q) | (s3_bar_q ? ins_row_q : '0);
-        ord_q    <= (ord_q & ~ins_row_q)  | ((s3_attr_q == ATTR_ORDERED) ? ins_row_q : '0);
-        head_q   <= (head_q & ~ins_row_q) | ((s3_attr_q == ATTR_HEAD) ? ins_row_q : '0);
+        ord_q    <= (ord_q & ~ins_row_q)  | ((s3_attr_q == ats_host_pkg::ATTR_ORDERED) ? ins_row_q : '0);
+        head_q   <= (head_q & ~ins_row_q) | ((s3_attr_q == ats_host_pkg::ATTR_HEAD) ? ins_row_q : '0);
         rng_q    <= (rng_q & ~ins_row_q)  | (s3_rng_q ? ins_row_q : '0);
         wr_q     <= (wr_q & ~ins_row_q)   | (s3_wr_q ? ins_row_q : '0);
         txop_q   <= (txop_q & ~ins_row_q) | (s3_txop_q ? ins_row_q : '0);
@@ -805,7 +800,7 @@ module ats_cmdq #(
             if (take_rej) begin
                 cpl_tag_q    <= rq_head[11:4];
                 cpl_status_q <= rej_status;
-                cpl_result_q <= {8'hCE, 20'h0, rq_head[3:0]};
+                cpl_result_q <= {ats_host_pkg::REJ_MARK, 20'h0, rq_head[3:0]};
             end else if (take_done) begin
                 cpl_tag_q    <= dbuf_tag_q;
                 cpl_status_q <= dbuf_status_q;

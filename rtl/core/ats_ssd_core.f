@@ -1,3 +1,4 @@
+rtl/common/ats_host_pkg.sv
 rtl/common/ats_ram_sdp.sv
 rtl/common/ats_sim_cgate.sv
 rtl/cmdq/ats_cmdq.sv

@@ -1,3 +1,4 @@
+rtl/common/ats_host_pkg.sv
 rtl/common/ats_ram_sdp.sv
 rtl/nvme/ats_nvme_regs.sv
 rtl/nvme/ats_nvme_bar.sv

@@ -1,2 +1,3 @@
+rtl/common/ats_host_pkg.sv
 rtl/nvme/ats_nvme_pkg.sv
 rtl/nvme/ats_nvme_admin.sv

@@ -126,7 +126,7 @@ module ats_nvme_admin #(
     localparam logic [31:0] NQ_ANSWER = 32'((NQ - 1) * 32'h0001_0001);
     localparam logic [159:0] SN = "ATOMSSD-SIM-0001    ";           // 20 bytes, space padded
     localparam logic [319:0] MN = "atomssd transactional SSD               ";   // 40 bytes
-    localparam logic [3:0]  OP_IDENTIFY = 4'd9, OP_GET_LOG = 4'd10;
+    localparam logic [3:0]  OP_IDENTIFY = ats_host_pkg::OP_IDENTIFY, OP_GET_LOG = ats_host_pkg::OP_GET_LOG;
     // NVMe admin opcodes
     localparam logic [7:0] A_DEL_SQ = 8'h00, A_NEW_SQ = 8'h01, A_GET_LOG = 8'h02, A_DEL_CQ = 8'h04,
                            A_NEW_CQ = 8'h05, A_IDENTIFY = 8'h06, A_ABORT = 8'h08, A_SET_FEAT = 8'h09,
@@ -464,7 +464,7 @@ module ats_nvme_admin #(
             S_FWW: if (!s_cpl_valid && st_dis) begin
                 q_st <= SC_INTERNAL; a_q <= S_ROOM;
             end else if (s_cpl_valid && stale_q == '0) begin
-                if (s_cpl_status != 8'd0) begin
+                if (s_cpl_status != ats_host_pkg::STS_OK) begin
                     q_st <= ats_nvme_pkg::map_status(s_cpl_status); a_q <= S_ROOM;
                 end else begin
                     a_q <= S_WR;

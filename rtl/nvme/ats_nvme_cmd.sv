@@ -127,11 +127,14 @@ module ats_nvme_cmd #(
                             SC_XFER = ats_nvme_pkg::SC_XFER;
     localparam int TW = $clog2(QDEPTH);
     localparam int MAX_NLB = 65536 / PAGE_BYTES;   // LBAs a command may move (MDTS)
-    // §1 ops and flags
-    localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_DIFFWRITE = 4'd2, OP_TX_BEGIN = 4'd3,
-                           OP_TX_COMMIT = 4'd4, OP_TX_ABORT = 4'd5, OP_FLUSH = 4'd6, OP_RFLUSH = 4'd7,
-                           OP_TRIM = 4'd8;
-    localparam logic [3:0] F_FUA = 4'd1, F_BARRIER = 4'd2, F_COMMIT = 4'd4;
+    // §1 ops and flags (masks) of ats_host_pkg, the contract's one source
+    localparam logic [3:0] OP_READ = ats_host_pkg::OP_READ, OP_WRITE = ats_host_pkg::OP_WRITE,
+                           OP_DIFFWRITE = ats_host_pkg::OP_DIFFWRITE, OP_TX_BEGIN = ats_host_pkg::OP_TX_BEGIN,
+                           OP_TX_COMMIT = ats_host_pkg::OP_TX_COMMIT, OP_TX_ABORT = ats_host_pkg::OP_TX_ABORT,
+                           OP_FLUSH = ats_host_pkg::OP_FLUSH, OP_RFLUSH = ats_host_pkg::OP_RFLUSH,
+                           OP_TRIM = ats_host_pkg::OP_TRIM, OP_GET_LOG = ats_host_pkg::OP_GET_LOG;
+    localparam logic [3:0] F_FUA = 4'b1 << ats_host_pkg::FLAG_FUA, F_BARRIER = 4'b1 << ats_host_pkg::FLAG_BARRIER,
+                           F_COMMIT = 4'b1 << ats_host_pkg::FLAG_COMMIT;
     // NVMe opcodes
     localparam logic [7:0] IO_FLUSH = 8'h00, IO_WRITE = 8'h01, IO_READ = 8'h02, IO_DSM = 8'h09,
                            IO_TX_WRITE = 8'h81, IO_TX_READ = 8'h82, IO_TX_BEGIN = 8'h84,
@@ -464,7 +467,7 @@ module ats_nvme_cmd #(
         end
         // f_load: the shutdown FLUSH, tag 0, every other field 0 (the defaults above)
         if (k_load) begin
-            m_cmd_op <= 4'd10; m_cmd_tag <= SHUT_TAG; m_cmd_dptr <= 32'h8000_0000;   // GET_LOG
+            m_cmd_op <= OP_GET_LOG; m_cmd_tag <= SHUT_TAG; m_cmd_dptr <= 32'h8000_0000;
         end
         if (rst) m_cmd_valid <= 1'b0;
     end

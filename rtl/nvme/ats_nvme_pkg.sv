@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_nvme_pkg: the NVMe status codes of the front end (docs/host-interface.md §1.8) and the mapping
 // of the device's §2 status codes to them, shared by ats_nvme_cmd (the core's completions) and
-// ats_nvme_admin (the firmware's IDENTIFY / GET_LOG answers).
+// ats_nvme_admin (the firmware's IDENTIFY / GET_LOG answers). The device codes are ats_host_pkg's.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -34,14 +34,16 @@ package ats_nvme_pkg;
     // a device status (docs/architecture.md §2) as an NVMe status (docs/host-interface.md §1.8)
     function automatic logic [10:0] map_status(input logic [7:0] st);
         case (st)
-            8'h00: map_status = SC_OK;
-            8'h01: map_status = SC_BAD_OP;
-            8'h07: map_status = SC_BAD_FIELD;
-            8'h03: map_status = SC_LBA_RANGE;
-            8'h10: map_status = SC_READ_ERROR;             // MEDIA_ERROR
-            8'h11: map_status = SC_WRITE_FAULT;            // PROGRAM_FAIL
-            8'h13: map_status = SC_CAP_EXCEEDED;           // NO_SPACE
-            8'h02, 8'h04, 8'h05, 8'h06, 8'h08: map_status = {3'd7, st};   // vendor specific
+            ats_host_pkg::STS_OK:           map_status = SC_OK;
+            ats_host_pkg::STS_BAD_OP:       map_status = SC_BAD_OP;
+            ats_host_pkg::STS_BAD_FIELD:    map_status = SC_BAD_FIELD;
+            ats_host_pkg::STS_BAD_LBA:      map_status = SC_LBA_RANGE;
+            ats_host_pkg::STS_MEDIA_ERROR:  map_status = SC_READ_ERROR;
+            ats_host_pkg::STS_PROGRAM_FAIL: map_status = SC_WRITE_FAULT;
+            ats_host_pkg::STS_NO_SPACE:     map_status = SC_CAP_EXCEEDED;
+            ats_host_pkg::STS_BAD_TXID, ats_host_pkg::STS_TX_FULL, ats_host_pkg::STS_INDEX_FULL,
+            ats_host_pkg::STS_TX_EMPTY, ats_host_pkg::STS_TABLE_FULL:
+                map_status = {3'd7, st};                                // vendor specific
             default: map_status = SC_INTERNAL;
         endcase
     endfunction

@@ -1,1 +1,2 @@
+rtl/common/ats_host_pkg.sv
 rtl/soc/ats_admin.sv

@@ -59,7 +59,8 @@ module ats_admin #(
 );
     localparam int IW = $clog2(WORDS + 1);
     localparam int AW = $clog2(WORDS);
-    localparam logic [3:0] OP_IDENTIFY = 4'd9, OP_GET_LOG = 4'd10;
+    // §1 opcodes of the admin answers (ats_host_pkg, by scoped name for Yosys)
+    localparam logic [3:0] OP_IDENTIFY = ats_host_pkg::OP_IDENTIFY, OP_GET_LOG = ats_host_pkg::OP_GET_LOG;
     if (WORDS < 2) begin : g_chk
         $fatal(1, "ats_admin: WORDS must be >= 2");
     end
@@ -152,7 +153,7 @@ module ats_admin #(
                     if (adm_done_we) begin
                         status_q <= adm_done_status;
                         result_q <= adm_done_result;
-                        st_q <= adm_done_status == 8'h00 ? S_XFER : S_CPL;
+                        st_q <= adm_done_status == ats_host_pkg::STS_OK ? S_XFER : S_CPL;
                     end
                 end
                 S_XFER: if (hsel && h_fire) begin
