@@ -53,7 +53,13 @@ $(GEN_STAMP): $(SETUP_STAMP) $(SCALA_SRC) spinal/pom.xml
 	java -cp spinal/target/classes:$$(cat spinal/target/cp.txt) atomssd.remap.RemapEngineVerilog build/gen \
 	  > build/gen/spinal.log 2>&1 || { cat build/gen/spinal.log; exit 1; }
 	touch $@
-gen: $(GEN_STAMP)
+# the host command contract's C header (and the remap engine's codes) from rtl/common/ats_host_pkg.sv
+# and params.json: build/gen/include/ats_host.h, ats_remap.h (tools/contract.py; the firmware, libatstx
+# and the core bench also make them before they compile)
+HOST_H := build/gen/include/ats_host.h
+$(HOST_H): $(GEN_STAMP) rtl/common/ats_host_pkg.sv tools/contract.py
+	$(PY) tools/contract.py --require-remap
+gen: $(GEN_STAMP) $(HOST_H)
 
 # ---- checks --------------------------------------------------------------------------------------
 lint: $(GEN_STAMP)

@@ -110,6 +110,9 @@ def build(quiet: bool = False, obj: Path = OBJ, params: dict | None = None,
     gen = ROOT / "build/gen/remap_default/params.json"
     if not gen.exists():
         raise SystemExit("[bench-core] build/gen/remap_default is missing: run `make gen` first")
+    sys.path.insert(0, str(ROOT / "tools"))
+    import contract                                  # the generated headers ats_host.h, ats_remap.h
+    hdrs = contract.generate()
     srcs = core_sources()
     deps = srcs + CPP + [ROOT / "sim/nand/ats_nand_store.h", gen]
     gparams = {**remap_params(), **CHAN_T, "T_BERS_NS": ARRAY_NS["T_BERS_NS"], "RD_SLOTS": RD_SLOTS,
@@ -119,7 +122,7 @@ def build(quiet: bool = False, obj: Path = OBJ, params: dict | None = None,
            "--x-initial", "fast", *vflags, "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj),
            "--top-module", "ats_core_bench_top", "-o", "bench_core",
            # warnings of the RTL are checked by `make lint`; the die model is a behavioural model
-           "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", f"-I{ROOT / 'sim/nand'} {cflags}".strip(), *g,
+           "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", f"-I{ROOT / 'sim/nand'} -I{contract.OUT_DIR} {cflags}".strip(), *g,
            *map(str, srcs), *map(str, CPP)]
     # two stamps: the Verilated model (command + HDL sources) and the executable (+ the C++ files).
     # When only the C++ changed, the generated model is kept and make recompiles the changed files
@@ -128,7 +131,7 @@ def build(quiet: bool = False, obj: Path = OBJ, params: dict | None = None,
     for p in srcs + [gen]:
         hv.update(p.read_bytes())
     he = hashlib.sha256(hv.hexdigest().encode())
-    for p in CPP + [ROOT / "sim/nand/ats_nand_store.h"]:
+    for p in CPP + [ROOT / "sim/nand/ats_nand_store.h", *hdrs]:
         he.update(p.read_bytes())
     v_digest, e_digest = hv.hexdigest(), he.hexdigest()
     exe, v_stamp, e_stamp = obj / "bench_core", obj / "verilated.sha256", obj / "build.sha256"

@@ -68,6 +68,8 @@
 #include "Vats_core_bench_top.h"
 #include "verilated.h"
 #include "ats_nand_store.h"
+#include "ats_host.h"    // generated: the host command contract (tools/contract.py)
+#include "ats_remap.h"   // generated: the remap engine's opcodes
 #ifdef BENCH_TRACE
 #include "verilated_fst_c.h"
 #endif
@@ -84,11 +86,13 @@ constexpr uint32_t kNumLbas = 16384;
 constexpr uint64_t kHalfPs = 4000;   // 125 MHz
 
 // ---- descriptor encodings (docs/architecture.md sections 1, 2)
-enum Op : uint8_t { OP_READ = 0, OP_WRITE = 1, OP_DIFFWRITE = 2, OP_TX_BEGIN = 3, OP_TX_COMMIT = 4,
-                    OP_TX_ABORT = 5, OP_FLUSH = 6, OP_RFLUSH = 7, OP_TRIM = 8 };
-enum Flag : uint8_t { F_FUA = 1, F_BARRIER = 2, F_COMMIT = 4 };
-enum Attr : uint8_t { A_SIMPLE = 0, A_ORDERED = 1, A_HEAD = 2 };
-constexpr uint8_t ST_OK = 0x00;
+// (generated from rtl/common/ats_host_pkg.sv by tools/contract.py: build/gen/include/ats_host.h)
+enum Op : uint8_t { OP_READ = ATS_OP_READ, OP_WRITE = ATS_OP_WRITE, OP_DIFFWRITE = ATS_OP_DIFFWRITE,
+                    OP_TX_BEGIN = ATS_OP_TX_BEGIN, OP_TX_COMMIT = ATS_OP_TX_COMMIT, OP_TX_ABORT = ATS_OP_TX_ABORT,
+                    OP_FLUSH = ATS_OP_FLUSH, OP_RFLUSH = ATS_OP_RFLUSH, OP_TRIM = ATS_OP_TRIM };
+enum Flag : uint8_t { F_FUA = ATS_FLAG_FUA, F_BARRIER = ATS_FLAG_BARRIER, F_COMMIT = ATS_FLAG_COMMIT };
+enum Attr : uint8_t { A_SIMPLE = ATS_ATTR_SIMPLE, A_ORDERED = ATS_ATTR_ORDERED, A_HEAD = ATS_ATTR_HEAD };
+constexpr uint8_t ST_OK = ATS_STS_OK;
 
 // ---- host memory map: one 4 KiB buffer per tag for WRITE data, one for READ data
 constexpr uint32_t kWbufBase = 0x00100000;
@@ -506,8 +510,8 @@ struct Bench {
             p.first("die_ready", k);
         }
         if (top->tap_ncpl_fire && p.has("nand_prog_req")) p.first("nand_cpl", k);
-        if (top->tap_rq_fire && top->tap_rq_op == 2 && p.has("nand_cpl")) p.first("remap_tx_write", k);
-        if (top->tap_rq_fire && top->tap_rq_op == 4 && !p.has("remap_commit_req")) {
+        if (top->tap_rq_fire && top->tap_rq_op == ATS_REMAP_OP_TX_WRITE && p.has("nand_cpl")) p.first("remap_tx_write", k);
+        if (top->tap_rq_fire && top->tap_rq_op == ATS_REMAP_OP_COMMIT && !p.has("remap_commit_req")) {
             p.first("remap_commit_req", k);
             p.rq_tag = top->tap_rq_tag;
         }

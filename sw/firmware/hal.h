@@ -11,10 +11,20 @@
 
 #include "ftl/ftl.h"
 
+// generated (tools/contract.py, build/gen/include): the host command contract ATS_OP_* / ATS_STS_*
+// (rtl/common/ats_host_pkg.sv) and the remap engine's ATS_REMAP_OP_* / ATS_REMAP_STS_* (its SpinalHDL
+// source through build/gen/remap_default/params.json)
+#include <ats_host.h>
+#include <ats_remap.h>
+
 // firmware-port operations (rtl/backend/README.md "Firmware port")
 enum { FW_NREAD = 0, FW_NPROG = 1, FW_NERASE = 2, FW_REMAP = 3, FW_RELOC = 4, FW_SEQSET = 5 };
 // remap operations (architecture.md section 3)
-enum { R_MAP_WRITE = 0, R_LOOKUP = 1, R_TX_WRITE = 2, R_TX_LOOKUP = 3, R_COMMIT = 4, R_ABORT = 5, R_UNMAP = 6 };
+enum {
+    R_MAP_WRITE = ATS_REMAP_OP_MAP_WRITE, R_LOOKUP = ATS_REMAP_OP_LOOKUP, R_TX_WRITE = ATS_REMAP_OP_TX_WRITE,
+    R_TX_LOOKUP = ATS_REMAP_OP_TX_LOOKUP, R_COMMIT = ATS_REMAP_OP_COMMIT, R_ABORT = ATS_REMAP_OP_ABORT,
+    R_UNMAP = ATS_REMAP_OP_UNMAP
+};
 // NAND status (NREAD / NPROG / NERASE responses)
 enum { N_OK = 0, N_PROGRAM_FAIL = 1, N_ERASE_FAIL = 2, N_UNCORR = 3, N_BAD_REQ = 4, N_ERASED = 5 };
 

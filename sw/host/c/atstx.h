@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ats_host.h"                /* generated: ATS_STS_* (build/gen/include, tools/contract.py) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,11 +60,13 @@ extern "C" {
 #define ATS_SC_CAP_EXCEEDED   0x0081 /* Capacity Exceeded (NO_SPACE: the device cannot write any more) */
 #define ATS_SC_WRITE_FAULT    0x0280 /* Write Fault (PROGRAM_FAIL) */
 #define ATS_SC_READ_ERROR     0x0281 /* Unrecovered Read Error (MEDIA_ERROR) */
-#define ATS_SC_BAD_TXID       0x0702 /* txid out of range, or 0 where one is needed */
-#define ATS_SC_TX_FULL        0x0704 /* the transaction holds its maximum of entries */
-#define ATS_SC_INDEX_FULL     0x0705 /* the remap engine's index bucket is full */
-#define ATS_SC_TX_EMPTY       0x0706 /* commit of a transaction with no writes */
-#define ATS_SC_TABLE_FULL     0x0708 /* no free transaction (ats_tx_begin) */
+/* the device's transaction statuses: Vendor Specific (SCT 7), SC = the device status code */
+#define ATS_SC_VENDOR(sts)    (0x0700 | (int)(sts))
+#define ATS_SC_BAD_TXID       ATS_SC_VENDOR(ATS_STS_BAD_TXID)   /* txid out of range, or 0 where one is needed */
+#define ATS_SC_TX_FULL        ATS_SC_VENDOR(ATS_STS_TX_FULL)    /* the transaction holds its maximum of entries */
+#define ATS_SC_INDEX_FULL     ATS_SC_VENDOR(ATS_STS_INDEX_FULL) /* the remap engine's index bucket is full */
+#define ATS_SC_TX_EMPTY       ATS_SC_VENDOR(ATS_STS_TX_EMPTY)   /* commit of a transaction with no writes */
+#define ATS_SC_TABLE_FULL     ATS_SC_VENDOR(ATS_STS_TABLE_FULL) /* no free transaction (ats_tx_begin) */
 
 /* ats_write flags */
 #define ATS_FUA     (1u << 0)       /* Force Unit Access: durable when the call returns */
