@@ -42,9 +42,10 @@ ALL_BLOCKS = run_synth.load_blocks(run_synth.BLOCKS_FILE)
 @pytest.mark.parametrize("block", ALL_BLOCKS, ids=[b["name"] for b in ALL_BLOCKS])
 def test_yosys_parse(block, tmp_path):
     import subprocess
-    srcs = run_synth.block_sources(block)
-    defines = " ".join(f"-D{d}" for d in block.get("defines", []))
-    incs = " ".join(f"-I{run_synth.tp(run_synth.REPO / d)}" for d in block.get("include_dirs", []))
+    fl = run_synth.block_filelist(block)          # the .f list's files, +define+ and +incdir+ too
+    srcs = fl.sources
+    defines = " ".join(f"-D{d}" for d in fl.defines + block.get("defines", []))
+    incs = " ".join(f"-I{run_synth.tp(d)}" for d in fl.incdirs + [run_synth.REPO / d for d in block.get("include_dirs", [])])
     script = run_synth.REPO / "build" / "synth" / "parse" / f"{block['name']}.ys"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(f"read_verilog -defer -sv {defines} {incs} "
