@@ -82,6 +82,29 @@ def test_every_list_resolves():
     assert not bad, "\n".join(bad)
 
 
+def nesting_problems(root: Path = ROOT) -> list[str]:
+    """A list that holds another top's file holds all of that top's list (a file added to a block's
+    list must be added to the lists of every top that includes the block: core, SoC, benches)."""
+    lists = {lst.stem: lst for lst in hand_lists(root)}
+    files = {lst: set(F.read_filelist(lst, root).sources) for lst in lists.values()}
+    out = []
+    for lst, srcs in files.items():
+        for s in sorted(srcs):
+            sub = lists.get(s.stem)
+            if sub is None or sub == lst or not s.is_file() or s.stem not in MODULE.findall(_code(s)):
+                continue
+            lack = sorted(rel(x, root) for x in files[sub] - srcs)
+            if lack:
+                out.append(f"{rel(lst, root)} holds {rel(s, root)} but not the rest of {rel(sub, root)}: "
+                           + ", ".join(lack))
+    return out
+
+
+def test_lists_hold_their_blocks_lists():
+    bad = nesting_problems()
+    assert not bad, "\n".join(bad)
+
+
 def unlisted(root: Path = ROOT) -> list[str]:
     listed = set()
     for lst in hand_lists(root):
@@ -206,6 +229,9 @@ def test_parser_and_checks(tmp_path):
     w("rtl/a/ats_y.f", "-f rtl/a/ats_y.f\n")
     assert "includes itself" in " ".join(list_problems(tmp_path / "rtl/a/ats_y.f", tmp_path))
     assert unlisted(tmp_path) == ["rtl/a/ats_lone.sv"]
+    w("rtl/a/ats_y.f", "rtl/a/ats_b.sv\nrtl/a/ats_c.sv\n")      # holds ats_b without the package
+    assert ("rtl/a/ats_y.f holds rtl/a/ats_b.sv but not the rest of rtl/a/ats_b.f: rtl/a/ats_pkg.sv"
+            in nesting_problems(tmp_path))
     w("rtl/a/ats_b.f", "rtl/a/ats_pkg.sv\nrtl/a/ats_b.sv\n")
     w("synth/blocks.json", json.dumps([{"name": "b", "top": "ats_b", "filelist": "rtl/a/ats_b.f"},
                                        {"name": "c", "top": "ats_c", "sources": ["rtl/a/ats_c.sv"]}]))
