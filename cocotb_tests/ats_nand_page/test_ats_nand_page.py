@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+import zlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -31,6 +32,9 @@ from atstb.streams import StreamSink, StreamSource, random_pause
 
 CLK_NS = 10
 LONG = bool(os.environ.get("ATS_LONG"))
+# ATS_CPL_TRACE=<file>: append one line per completion (cycle, fields, its read words' cycles and
+# CRC): a cycle-exact reference for changes that must not move timing (e.g. a module split)
+CPL_TRACE = os.environ.get("ATS_CPL_TRACE")
 T = 8   # BCH correction per codeword
 
 
@@ -259,6 +263,13 @@ class TB:
                 f"{req}: status {c['status']} with corrected {c['corrected']}"
             assert c["slot"] == req["slot"], f"{req}: completion slot {c['slot']}"
             beats = self.words.pop(req["tag"], [])
+            if CPL_TRACE:
+                with open(CPL_TRACE, "a") as f:
+                    f.write(f"{c['_cycle']} op={req['op']} way={req['way']} tag={c['tag']} "
+                            f"slot={c['slot']} st={c['status']} corr={c['corrected']} "
+                            f"bbm={c['bad_mark']} words={len(beats)} "
+                            f"wcyc={sum(b['_cycle'] for b in beats)} "
+                            f"wcrc={zlib.crc32(b''.join(b['data'].to_bytes(4, 'little') for b in beats)):08x}\n")
             if beats:
                 assert beats[-1]["last"] == 1 and all(not b["last"] for b in beats[:-1]), \
                     f"{req}: `last` not on the final word only"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import zlib
 from collections import defaultdict, deque
 from pathlib import Path
 
@@ -40,6 +41,9 @@ from atstb.streams import StreamSink, StreamSource, random_pause
 
 CLK_NS = 10
 LONG = bool(os.environ.get("ATS_LONG"))
+# ATS_CPL_TRACE=<file>: append one line per completion (cycle, fields, its read words' CRC): a
+# cycle-exact reference for changes that must not move timing (e.g. a module split)
+CPL_TRACE = os.environ.get("ATS_CPL_TRACE")
 OP_READ, OP_PROG, OP_ERASE = 0, 1, 2
 OP_NAMES = {OP_READ: "READ", OP_PROG: "PROGRAM", OP_ERASE: "ERASE", 3: "op3"}
 T = 8
@@ -265,6 +269,13 @@ class TB:
             c = self.cpl.queue.popleft()
             req = self.outstanding.pop(c["tag"], None)
             assert req is not None, f"completion for unknown tag {c}"
+            if CPL_TRACE:
+                with open(CPL_TRACE, "a") as f:
+                    w = self.words.get(req["tag"], [])
+                    f.write(f"{c['_cycle']} op={req['op']} chan={req['chan']} way={req['way']} "
+                            f"tag={c['tag']} st={c['status']} corr={c['corrected']} "
+                            f"bbm={c['bad_mark']} words={len(w)} "
+                            f"wcrc={zlib.crc32(b''.join(x.to_bytes(4, 'little') for x in w)):08x}\n")
             if req["expect"] is not None:
                 assert c["status"] == req["expect"], f"{req}: status {c['status']}"
                 assert c["corrected"] == 0 and not c["bad_mark"]
