@@ -10,6 +10,9 @@ rtl/nand/ats_bch_bm.sv
 rtl/nand/ats_bch_enc.sv
 rtl/nand/ats_bch_dec.sv
 rtl/nand/ats_nand_chan.sv
+rtl/nand/ats_nand_pkg.sv
+rtl/nand/ats_nand_page_wr.sv
+rtl/nand/ats_nand_page_rd.sv
 rtl/nand/ats_nand_page.sv
 rtl/nand/ats_nand_sched.sv
 rtl/nand/ats_nand_ssx_slice.sv
