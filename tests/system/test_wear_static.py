@@ -38,8 +38,8 @@ from atstb.recovery_oracle import (KIND_CKPT, DieImage, _decode, checkpoint_bloc
                                    parse_checkpoint_v2, read_lpn)
 
 LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
-# the firmware's threshold (sw/firmware/main.c): static wear levelling when the spread exceeds it
-WL_SPREAD = int(re.search(r"#define WL_SPREAD (\d+)u", (harness.ROOT / "sw/firmware/main.c").read_text()).group(1))
+# the firmware's threshold (sw/firmware/fw.h): static wear levelling when the spread exceeds it
+WL_SPREAD = int(re.search(r"#define WL_SPREAD (\d+)u", (harness.ROOT / "sw/firmware/fw.h").read_text()).group(1))
 HOT = 16                    # hot LBAs 0..15; the other 752 are cold
 CHUNK = 256                 # hot pages between two GET_LOG samples
 IDLE = 300_000              # cycles the host pauses after each CHUNK (3 ms)

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// atomssd firmware: the checkpoint writer (ckpt.h; README "Checkpoints").
+#include "ckpt.h"
+
+#include <string.h>
+
+#include "blocks.h"
+#include "housekeeping.h"
+
+uint32_t ck_blk = CK_BLK0;
+uint32_t ck_blk1 = 1u;
+uint32_t ckpt_no;
+uint64_t ck_seq_base, ck_scan_from;
+// NOINIT: filled up to n_map / the page count before a checkpoint writes or parses them
+uint32_t ck_pages[MAX_CK_PAGES][PW] NOINIT;
+uint32_t map_lpn[NLBA] NOINIT, map_ppn[NLBA] NOINIT;
+
+int ckpt_write_map(const uint32_t *l2p) {
+    const uint64_t t0 = hal_cycles();
+    census_dirty = 1;                                  // plan and block states change below
+    // 1. drain: every accepted request completed, none accepted meanwhile
+    hal_ctrl(hal_ctrl_host_en(), 1);
+    while (hal_cpl_seq() != hal_next_seq()) {
+        supply();                                      // a page waiting for a block must get one
+        take_bad();
+        if (hal_cycles() - t0 > 5000000u) {
+            hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+            return ATS_E_STATE;
+        }
+    }
+    const uint64_t seq_base = hal_next_seq();
+    uint64_t t1 = hal_cycles();
+    S.ck_phase[0] += t1 - t0;
+    uint64_t scan_from = seq_base;
+    for (uint32_t t = 1; t <= NTX; t++) {
+        ats_txs_addr_write(t);
+        (void)ats_txs_addr_read();
+        if (ats_txs_read() & 1u) {
+            const uint64_t s = ((uint64_t)ats_txs_seq_read());
+            if (s < scan_from) scan_from = s;
+        }
+    }
+    // write-backs go on while the mapping is read and written, unless blocks are short: then the
+    // host would use up the plan's blocks before the checkpoint that adds more is durable
+    hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+    // 2. the plan: per die the handed blocks that may hold records >= scan_from (block i holds
+    //    seqs below the hand-out seq of block i + 2), then the erased blocks (fewest erases first)
+    for (uint32_t d = 0; d < NDIE; d++) {
+        uint32_t first = 0;
+        for (uint32_t i = 0; i + 2u < hl_len[d]; i++)
+            if (hl_seq[d][i + 2u] <= scan_from) first = i + 1u;
+        uint32_t n = 0;
+        for (uint32_t i = first; i < hl_len[d]; i++) {
+            hl_blk[d][n] = hl_blk[d][i];
+            hl_seq[d][n] = hl_seq[d][i];
+            plan[bi(d, n)] = hl_blk[d][n];
+            n++;
+        }
+        hl_len[d] = (uint16_t)n;
+        const uint32_t handed = n;
+        // blocks a failed checkpoint planned (never durable, never handed) go back to the pool
+        for (uint32_t i = plan_ok[d]; i < plan_len[d]; i++)
+            if (blk_state[bi(d, plan[bi(d, i)])] == B_PLAN) blk_state[bi(d, plan[bi(d, i)])] = B_FREE;
+        // not yet handed blocks of the old plan stay first, then the erased pool by erase count
+        for (uint32_t i = plan_pos[d]; i < plan_ok[d]; i++) plan[bi(d, n++)] = plan[bi(d, i)];
+        plan_ok[d] = (uint16_t)n;
+        {
+            static uint16_t ec[BLOCKS], cb[BLOCKS], ord[BLOCKS];
+            uint32_t k = 0;
+            for (uint32_t b = 0; b < BLOCKS; b++)
+                if (blk_state[bi(d, b)] == B_FREE) { ec[k] = erase_cnt[bi(d, b)]; cb[k++] = (uint16_t)b; }
+            // the erased tail: the PLAN_TAIL least-worn erased blocks (erased blocks left out are
+            // free all the same; a recovery treats them as old data and GC erases them once more)
+            k = ats_wl_order(ec, ord, k, PLAN_TAIL);
+            for (uint32_t i = 0; i < k; i++) {
+                blk_state[bi(d, cb[ord[i]])] = B_PLAN;
+                plan[bi(d, n++)] = cb[ord[i]];
+            }
+        }
+        plan_len[d] = (uint16_t)n;
+        plan_pos[d] = (uint16_t)handed;
+    }
+    uint64_t t2 = hal_cycles();
+    S.ck_phase[1] += t2 - t1;
+    // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
+    uint32_t n_map = 0;
+    for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
+        uint32_t mapped = 0, ppn = l2p ? l2p[lpn] : 0;
+        if (l2p) mapped = ppn != ATS_UNMAPPED;
+        else ppn = remap(R_LOOKUP, lpn, 0, &mapped);
+        if (mapped && ppn != 0xFFFFFFFFu) {
+            map_lpn[n_map] = lpn;
+            map_ppn[n_map] = ppn;
+            n_map++;
+        }
+    }
+    ats_ckpt_t c;
+    memset(&c, 0, sizeof c);
+    c.version = 2;
+    c.seq_base = seq_base;
+    c.scan_from = scan_from;
+    c.ckpt_no = ckpt_no + 1u;
+    c.n_map = n_map;
+    c.n_bad = n_bad;
+    c.plan_len = plan_len;
+    c.plan = plan;
+    c.bad = bad_list;
+    c.cap_bad = NBLK;
+    c.erase_cnt = erase_cnt;
+    c.map_lpn = map_lpn;
+    c.map_ppn = map_ppn;
+    c.cap_map = NLBA;
+    const uint32_t np = ats_ckpt_pages(&G, &c);
+    if (np > PPB || np > MAX_CK_PAGES) return ATS_E_FULL;
+    t1 = hal_cycles();
+    S.ck_phase[2] += t1 - t2;
+    // 4. the other checkpoint block: erase, program; a failure retries the whole checkpoint
+    const uint32_t blk = (ck_blk == CK_BLK0) ? ck_blk1 : CK_BLK0;
+    int ok = 0;
+    for (int attempt = 0; attempt < 4 && !ok; attempt++) {
+        if (nerase(0, blk) != ATS_OK) continue;
+        ok = 1;
+        for (uint32_t i = 0; i < np && ok; i++) {
+            ats_ckpt_page(&G, &c, i, ck_pages[0]);
+            volatile uint32_t *buf = hal_buf();
+            for (uint32_t k = 0; k < PW; k++) buf[k] = ck_pages[0][k];
+            fw_rsp_t r;
+            hal_fw_nprog(0, blk, i, ATS_NO_LPN, seq_base, ATS_KIND_CKPT, &r);
+            if (r.status != N_OK) ok = 0;
+        }
+    }
+    if (!ok) return ATS_E_NAND;
+    for (uint32_t d = 0; d < NDIE; d++) plan_ok[d] = plan_len[d];
+    ck_blk = blk;
+    ckpt_no = c.ckpt_no;
+    ck_seq_base = seq_base;
+    ck_scan_from = scan_from;
+    // 5. blocks handed before and no longer needed are old data now: GC may take them
+    for (uint32_t d = 0; d < NDIE; d++)
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            if (blk_state[bi(d, b)] != B_OPEN) continue;
+            int needed = 0;
+            for (uint32_t i = 0; i < hl_len[d]; i++) needed |= hl_blk[d][i] == b;
+            if (!needed) blk_state[bi(d, b)] = B_USED;
+        }
+    census_dirty = 1;
+    S.ck_phase[3] += hal_cycles() - t1;
+    S.checkpoints++;
+    S.ckpt_pages += np;
+    S.ckpt_cycles += hal_cycles() - t0;
+    return ATS_OK;
+}
+
+int ckpt_write(void) { return ckpt_write_map(0); }

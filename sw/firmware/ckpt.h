@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// atomssd firmware: the checkpoint writer (README "Checkpoints"; docs/persistence.md section 5).
+#pragma once
+#include "fw.h"
+
+extern uint32_t ck_blk;                // block holding the current checkpoint
+// the second checkpoint block: the first block of die 0 after block 0 without the factory bad mark
+// (block 1 unless it is factory bad; persistence.md section 5), found by format and by recovery
+extern uint32_t ck_blk1;
+extern uint32_t ckpt_no;
+extern uint64_t ck_seq_base, ck_scan_from;
+// checkpoint pages (the writer's page image, recovery's pages read) and the mapping lists
+extern uint32_t ck_pages[MAX_CK_PAGES][PW];
+extern uint32_t map_lpn[NLBA], map_ppn[NLBA];
+
+// hold, drain, note seq and open transactions, release, plan, read the mapping, write the pages to
+// the other checkpoint block. l2p: the mapping when known (right after recovery), else NULL (LOOKUP)
+int ckpt_write_map(const uint32_t *l2p);
+int ckpt_write(void);

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// atomssd firmware: the housekeeping policy as pure functions over a state struct (no hardware
+// access, no globals). Built into the firmware (housekeeping.c, gc.c, wear.c call them) and for the
+// host (sw/firmware/tests/test_policy.py, against a plain-Python model of sw/firmware/README.md
+// "Garbage collection", "No space", "Wear levelling"). The firmware does what these decide.
+#pragma once
+#include <stdint.h>
+
+#include "ftl.h"
+
+// block states (sw/firmware/README.md "Block states")
+enum { ATS_B_FREE = 0, ATS_B_PLAN, ATS_B_OPEN, ATS_B_USED, ATS_B_BAD, ATS_B_CKPT };
+
+#define ATS_HK_MAX_DIE 32u   // 8 channels x 4 ways
+
+// the housekeeping state. Per-die tables [ndie] are owned by the caller: the block table's counts
+// (read only here) and the policy's own flags (gc_on, gc_none, written here and by the GC step)
+typedef struct {
+    // configuration (sw/firmware/fw.h)
+    uint32_t ndie, ppb;
+    uint32_t gc_low, gc_high;     // GC on below gc_low free blocks, off at gc_high (hysteresis)
+    uint32_t gc_urgent;           // below this many free blocks a die holds the host's write-backs
+    uint32_t plan_low, plan_tail; // a checkpoint when a die has fewer planned blocks left; plan size
+    uint32_t host_room;           // below this room() the host's write-backs are held
+    uint32_t reloc_reserve;       // while held, erased blocks are planned at once below reloc_reserve + 2
+    uint32_t gc_slack;            // pages of room a GC block needs beyond its valid pages
+    uint32_t pad0;
+    uint64_t log_ckpt;            // a checkpoint when the active log reaches this many records
+    // the block table (sw/firmware/blocks.c): the plan, the handed blocks still needed, the census
+    const uint16_t *plan_len, *plan_pos, *plan_ok, *hl_len;
+    const uint16_t *n_free;       // erased blocks not in a plan
+    const uint8_t *n_retired;     // 1: the die holds a grown bad block still to be moved out
+    // the policy's state
+    uint8_t *gc_on;               // GC hysteresis
+    uint8_t *gc_none;             // the last GC look found no block worth collecting (set by the GC step)
+    int32_t hold_wb;              // the host's write-backs are held
+    int32_t no_space;             // the no-space state (CTRL.no_space)
+    int32_t gc_moved;             // the last pass collected a block
+    int32_t pass_progress;        // this pass: some die collected a block
+    int32_t pass_busy;            // this pass: some die's GC had work (did not answer ATS_E_NOSPACE)
+    uint32_t stuck;               // passes in a row without progress while held (no space at 3)
+} ats_hk_t;
+
+// planned (not yet handed) + erased blocks of die d
+uint32_t ats_hk_free(const ats_hk_t *h, uint32_t d);
+// room(): erased blocks the backend can open without a new checkpoint: the durable plans' blocks not
+// handed yet, plus every die whose next-block register holds a block (bit d of `need` low)
+uint32_t ats_hk_room(const ats_hk_t *h, uint32_t need);
+// GC hysteresis per die: on below gc_low free blocks, off at gc_high
+void ats_hk_gc_hyst(ats_hk_t *h);
+// whether the host's write-backs must be held this pass: room < host_room, or a die below gc_urgent
+// free blocks whose GC has something to collect (gc_none clear)
+int ats_hk_urgent(const ats_hk_t *h, uint32_t room);
+// between passes (the firmware's wait hook): 1 when the hold must be set now (never released here)
+int ats_hk_hold_now(const ats_hk_t *h, uint32_t room);
+// whether this pass takes a checkpoint (log_len = next_seq - scan_from of the last checkpoint)
+int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room);
+// a pass's GC: pass_begin, then per die (after the census) gc_wanted and, if it ran, gc_done with the
+// step's status; then wl_due (static wear levelling this pass), then pass_end
+void ats_hk_pass_begin(ats_hk_t *h);
+int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d);
+void ats_hk_gc_done(ats_hk_t *h, int st);
+int ats_hk_wl_due(const ats_hk_t *h);
+// the end of a pass (after the census): gc_moved, and the no-space state: entered after three passes
+// in a row with write-backs held, no block collected and no erased block waiting for a plan; left
+// as soon as one of those ends. Returns ATS_HK_NS_ENTER / ATS_HK_NS_CLEAR when it changes, else 0
+enum { ATS_HK_NS_CLEAR = -1, ATS_HK_NS_SAME = 0, ATS_HK_NS_ENTER = 1 };
+int ats_hk_pass_end(ats_hk_t *h);
+
+// GC admission: a block with `valid` pages is started only when room * ppb >= valid + gc_slack (an
+// empty block always: erase only); each RELOC only while room >= 1
+int ats_hk_gc_start(const ats_hk_t *h, uint32_t room, uint32_t valid);
+int ats_hk_reloc_ok(uint32_t room);
+// GC victim among a die's used blocks. tight = write-backs are held. A block is a candidate unless
+// tight and it is a grown bad block with valid pages (moving them frees no block)
+int ats_gc_candidate(int tight, int retired, uint32_t valid);
+// over the candidates [n]: the pick of the policy (greedy when tight; ats_gc_pick), overridden by the
+// last grown bad block among them (its pages move out first). -1: none worth collecting
+int ats_gc_victim(ats_gc_policy_t pol, int tight, const uint32_t *valid, const uint32_t *age, const uint8_t *retired,
+                  uint32_t n, uint32_t ppb);
+// static wear levelling: when the erase-count spread over good blocks (not bad, not a checkpoint
+// block) exceeds `spread`, the used block with the fewest erases (the lowest index of a tie); -1: none
+int ats_wl_static_victim(const uint8_t *state, const uint16_t *erase_cnt, uint32_t n, uint32_t spread);

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// atomssd firmware: sizes, tuning constants and the statistics every part shares. The geometry
+// comes from the generated soc.h. Theory of operation: sw/firmware/README.md.
+#pragma once
+#include <stdint.h>
+
+#include "ftl/ftl.h"
+#include "ftl/policy.h"
+#include "hal.h"
+
+// ---- sizes
+#define NDIE ATS_NDIE
+#define BLOCKS ATS_BLOCKS
+#define PPB ATS_PAGES_PER_BLOCK
+#define NBLK (NDIE * BLOCKS)
+#define PW (ATS_PAGE_BYTES / 4)
+#define NLBA ATS_NUM_LBAS
+#define NTX ATS_NUM_TX
+#define MAX_LOG 4096u            // records a recovery can hold (the checkpoint policy keeps the log below half)
+#define CK_BLK0 0u               // checkpoint blocks: die 0 block 0 and ck_blk1 (never in a plan)
+#define MAX_CK_PAGES 64u
+
+// ---- housekeeping policy (README "Checkpoints", "Garbage collection", "Wear levelling"; the
+// decisions are ftl/policy.c's, these are its parameters)
+// a checkpoint when the active log (next_seq - scan_from) reaches this: half of what a recovery can
+// hold, and at most a quarter of the device's pages (recovery reads stay a small share of the device)
+#define LOG_CKPT ((MAX_LOG / 2u) < (NBLK * PPB / 4u) ? (MAX_LOG / 2u) : (NBLK * PPB / 4u))
+#define PLAN_TAIL 32u            // erased blocks a plan lists per die: the checkpoint's plan stays the same
+                                 // size whatever the capacity (B5)
+#define PLAN_LOW 2u              // a checkpoint when a die has fewer planned blocks left and erased ones wait
+#define GC_LOW 6u                // GC starts when a die has fewer free (planned + erased) blocks
+#define GC_HIGH 9u               // and stops when it has this many
+#define GC_URGENT 3u             // below this, the host's write-backs are held (wb_hold) until GC and a
+                                 // checkpoint have brought the die back to GC_URGENT free blocks
+#define RELOC_RESERVE 2u         // a checkpoint plans the erased blocks GC made at once below this room + 2
+#define GC_SLACK (ATS_WIN + PPB / 2u)   // GC starts a block only when room() * PPB holds its valid pages
+                                 // and this many more (write-backs accepted before the hold, a failure)
+#define HOST_ROOM (NDIE + 2u)    // below this many erased blocks for the backend, host write-backs wait
+#define WL_SPREAD 8u             // static wear levelling above this erase-count spread
+#define EC_FACTORY 0xFFFFu       // erase count of a factory bad block (never erased; in every checkpoint)
+
+// scratch tables every use writes first: not cleared at start (linker.ld .noinit)
+#define NOINIT __attribute__((section(".noinit")))
+
+extern ats_geo_t G;
+extern int boot_st;              // the boot's status (0: ready); `status` shows a failed boot
+
+// ---- statistics (console `stats`, GET_LOG)
+typedef struct {
+    uint64_t recoveries, recovery_cycles, recovery_pages, recovery_records, recovery_prefix;
+    uint64_t recovery_applied, recovery_aborted_tx;
+    uint64_t checkpoints, ckpt_cycles, ckpt_pages;
+    uint64_t ck_phase[4];                  // checkpoint cycles: drain, plan, mapping, NAND (console `log`)
+    uint64_t gc_runs, gc_relocs, gc_stale, gc_erases, wl_static, erase_fail, grown_bad, factory_bad;
+    uint64_t nreads, starved, gc_urgent;
+    uint64_t no_space, ckpt_fail;          // passes with no space (write-backs held for good), failed checkpoints
+    uint64_t shutdowns;                    // checkpoints asked for by a clean shutdown (ADM_SHUT_TAG)
+    uint64_t recovery_ignored;             // records of the last recovery with a txid above NTX (ignored)
+    uint64_t boot_cycles;
+} fw_stats_t;
+extern fw_stats_t S;
