@@ -36,6 +36,7 @@ from atstb.runner import ROOT, block_sources, run
 from atstb.sata_core_model import SataCoreModel
 from atstb import sata_host as H
 from atstb.sata_host import SataHost
+from atstb.trace import SATA_OUTPUTS, trace_outputs
 
 HERE = Path(__file__).resolve().parent
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -145,6 +146,7 @@ class TB:
         self.core = SataCoreModel(dut, self.rng, self.pb, self.num_lbas, num_tx=self.num_tx, pauses=pauses,
                                   delay=(1, 40), slow=(200, 1500), slow_p=0.1)
         self.host = SataHost(dut, self.rng, self.pb)
+        trace_outputs(dut, dut.clk, SATA_OUTPUTS, "ats_sata")    # ATS_TRACE=<file>: refactoring checks
         self.shadow: dict[int, bytes] = {}
         self.txs: dict[int, dict[int, bytes]] = {}
         self.ndesc = 0

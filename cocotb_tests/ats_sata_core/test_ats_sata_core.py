@@ -76,6 +76,7 @@ from atstb import sata_host as H                                    # noqa: E402
 from atstb.runner import ROOT, block_sources, run                   # noqa: E402
 from atstb.sata_host import SataHost                                # noqa: E402
 from atstb.streams import every_edge                                # noqa: E402
+from atstb.trace import SATA_OUTPUTS, trace_outputs                    # noqa: E402
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 ST_OK = (0x40, 0x00)
@@ -115,6 +116,7 @@ class SataCoreTB(base.TB):
         self.mon: list[tuple] = []
         self.mon_cpl: list[tuple] = []
         every_edge(dut.clk, self._mon)
+        trace_outputs(dut, dut.clk, SATA_OUTPUTS, "ats_sata_core")    # ATS_TRACE=<file>: refactoring checks
         self.hstats: dict[str, int] = {}
         for k in ("sdb", "sdb_multi", "ooo", "setups", "setup_nonzero", "setup_backwards", "rd_fis", "wr_fis",
                   "retries", "h2d_resent", "rerr_sent", "crc_bad_sent", "act", "ncq_err"):

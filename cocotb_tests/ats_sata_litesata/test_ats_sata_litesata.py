@@ -82,6 +82,7 @@ from atstb.runner import ROOT, block_sources, run
 from atstb.sata_core_model import SataCoreModel
 from atstb.sata_link_model import PRIM
 from atstb.streams import StreamSink, StreamSource, pause_gen
+from atstb.trace import SATA_OUTPUTS, trace_outputs
 
 HERE = Path(__file__).resolve().parent
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -172,6 +173,7 @@ class TB:
         self.t0 = 0
         self.t0 = self.cycle()
         cocotb.start_soon(Clock(dut.clk, CLK_PS, unit="ps").start())
+        trace_outputs(dut, dut.clk, SATA_OUTPUTS, "ats_sata_litesata")    # ATS_TRACE=<file>: refactoring checks
         self.core = SataCoreModel(dut, r, PAGE_BYTES, NUM_LBAS, num_tx=31, delay=(1, 20),
                                   slow=(100, 800), slow_p=0.05, pauses=True, check_dptr=False)
         self.src = StreamSource(dut, "cmd_sink", dut.clk,
