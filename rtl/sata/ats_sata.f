@@ -1,3 +1,4 @@
+rtl/common/ats_host_pkg.sv
 rtl/common/ats_ram_sdp.sv
 rtl/sata/ats_sata_pkg.sv
 rtl/sata/ats_sata_rx_fifo.sv
@@ -6,5 +7,12 @@ rtl/sata/ats_sata_dfifo.sv
 rtl/sata/ats_sata_frx.sv
 rtl/sata/ats_sata_rdbuf.sv
 rtl/sata/ats_sata_page.sv
+rtl/sata/ats_sata_cmd_pkg.sv
+rtl/sata/ats_sata_cmd_dec.sv
+rtl/sata/ats_sata_cmd_nq.sv
+rtl/sata/ats_sata_cmd_wde.sv
+rtl/sata/ats_sata_cmd_cpl.sv
+rtl/sata/ats_sata_cmd_tx.sv
+rtl/sata/ats_sata_cmd_hwr.sv
 rtl/sata/ats_sata_cmd.sv
 rtl/sata/ats_sata.sv

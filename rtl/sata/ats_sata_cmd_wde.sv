@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_sata_cmd_wde: WDE, the SATA command layer's window-read engine (rtl/sata/README.md
+// "ats_sata_cmd"). Serves the core's window reads (s_hrd -> m_hrd) from the host, one at a time:
+// an NCQ write request gets a DMA Setup (auto-activate) and exactly its words in one Data FIS,
+// asked again up to TRIES times when it arrives bad; a non-queued write (WRITE DMA EXT, the DSM
+// range block) gets DMA Activates as the host's data run out. Words reach the core only after
+// their FIS's CRC was good (ats_sata_dfifo). A failed transfer marks the tag ICRC (CPL) or the
+// non-queued command (NQ) and the rest of the request is zeros; so is a request of no open write.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_sata_cmd_wde #(
+    parameter int PAGE_BYTES = 4096,    // logical sector (512 or 4096)
+    parameter int TRIES      = 5        // DMA Setups of one NCQ write request (first + retries)
+) (
+    input  wire logic         clk,
+    input  wire logic         rst,          // synchronous, active high
+    // window reads of the core
+    input  wire logic         s_hrd_valid,
+    output wire logic         s_hrd_ready,
+    input  wire logic [31:0]  s_hrd_addr,
+    input  wire logic [15:0]  s_hrd_len,
+    output logic              m_hrd_valid,
+    input  wire logic         m_hrd_ready,
+    output logic      [31:0]  m_hrd_data,
+    output logic              m_hrd_last,
+    // received data (ats_sata_frx)
+    output wire logic         dfis_en,
+    output wire logic [11:0]  dfis_max,
+    output wire logic         dfis_exact,
+    input  wire logic         dend,
+    input  wire logic         dend_good,
+    input  wire logic [11:0]  dend_words,
+    input  wire logic         s_dat_valid,
+    output logic              s_dat_ready,
+    input  wire logic [31:0]  s_dat_data,
+    // NQ
+    input  wire logic         nq_start,     // DEC starts NQ (kind, sectors)
+    input  wire logic [2:0]   nq_kind,
+    input  wire logic [16:0]  nq_nsect,
+    input  wire logic         nq_busy,
+    input  wire logic [2:0]   nq_run_kind,  // NQ's kind while busy
+    input  wire logic         nq_idle,
+    input  wire logic         nq_dread,
+    input  wire logic         nq_dread_more,
+    input  wire logic         nicrc,
+    output wire logic         nicrc_set,    // a DMA Activate or its Data FIS failed
+    output wire logic         r_pop,        // a DSM range word popped for NQ
+    output wire logic         dsm_done,     // the DSM range block is in the data FIFO (or lost)
+    // NCQ tags (DEC's table, CPL's transfer errors)
+    input  wire logic [31:0]  tbusy,
+    input  wire logic [31:0]  twr,
+    input  wire logic [32:0]  terr,
+    output wire logic         terr_set,     // the NCQ write transfer of wtag failed for good
+    output wire logic [5:0]   wtag,
+    // TX: write DMA Setup and DMA Activate
+    output wire logic         ws_valid,
+    output wire logic [16:0]  woff,
+    output wire logic [11:0]  wndw,
+    input  wire logic         ws_pick,
+    input  wire logic         ws_fail,
+    output wire logic         dact_valid,
+    input  wire logic         dact_pick,
+    input  wire logic         dact_fail,
+    output wire logic         wphase,       // a write transfer is open
+    // counter events
+    output wire logic         ev_proto,     // a request or word of no command
+    output wire logic         ev_retry      // an NCQ write transfer asked again
+);
+    localparam int PDW = PAGE_BYTES / 4;
+    localparam logic [2:0] K_WRITE = ats_sata_cmd_pkg::K_WRITE, K_DSM = ats_sata_cmd_pkg::K_DSM;
+    localparam logic [5:0] NQTAG = ats_sata_cmd_pkg::NQTAG;
+
+    localparam logic [2:0] W_IDLE = 3'd0, W_NQ = 3'd1, W_SETUP = 3'd2, W_DATA = 3'd3, W_SERVE = 3'd4,
+                           W_ZERO = 3'd5;
+    logic [2:0]  wst_q;
+    logic [5:0]  wtag_q;
+    logic [16:0] woff_q;
+    logic [11:0] wndw_q;                  // words of the request
+    logic [11:0] wi_q;                    // words served
+    logic        wdsm_q;                  // the consumer is the DSM capture
+    logic [2:0]  wtry_q;
+    logic        ws_v_q;                  // DMA Setup (write) waiting for TX
+    logic        dact_v_q, dact_out_q;    // DMA Activate waiting for TX / the host's FIS expected
+    logic [16:0] hrem_q;                  // non-queued: words the host still has to send
+    logic [12:0] dq_q;                    // non-queued: committed words in the data FIFO not yet taken
+    logic        dsm_req_q;               // capture the DSM range block
+    // after a lost FIS (nicrc) a non-queued write still takes the good words received before it,
+    // then zeros: no word of this command is left behind for the next one
+    wire  logic  wzero = (wst_q == W_ZERO) || (wst_q == W_NQ && nicrc && dq_q == '0);
+    wire  logic  wfrom_fifo = (wst_q == W_SERVE) || (wst_q == W_NQ && (!nicrc || dq_q != '0));
+    wire  logic  w_out = (wst_q == W_SERVE) || (wst_q == W_ZERO) || (wst_q == W_NQ);
+
+    always_comb begin
+        m_hrd_valid = 1'b0;
+        m_hrd_data  = 32'd0;
+        m_hrd_last  = (wi_q == wndw_q - 12'd1);
+        s_dat_ready = 1'b0;
+        if (w_out && !(wst_q == W_NQ && wdsm_q)) begin
+            m_hrd_valid = wzero || s_dat_valid;
+            m_hrd_data  = wzero ? 32'd0 : s_dat_data;
+            s_dat_ready = wfrom_fifo && m_hrd_ready;
+        end else if (wst_q == W_IDLE && !nq_busy) begin
+            s_dat_ready = 1'b1;           // stale words (none expected): drained
+        end else if (wst_q == W_IDLE && nq_dread && nq_dread_more) begin
+            s_dat_ready = 1'b1;           // the DSM range block, two words per range
+        end
+    end
+    // the DSM block stays in the data FIFO: its transfer ends when the host sent all 128 words
+    wire logic w_beat = m_hrd_valid && m_hrd_ready;
+    wire logic dsm_in = (wst_q == W_NQ) && wdsm_q && (nicrc || (hrem_q == '0 && !dact_out_q));
+    wire logic w_end  = ((wst_q != W_NQ || !wdsm_q) && w_out && w_beat && (wi_q == wndw_q - 12'd1)) || dsm_in;
+    assign r_pop       = s_dat_valid && s_dat_ready && (wst_q == W_IDLE) && nq_dread;
+    // a request is taken once stale non-queued words are gone (none are expected)
+    assign s_hrd_ready = (wst_q == W_IDLE) && !dsm_req_q && (nq_busy || dq_q == '0);
+    assign dfis_en     = (wst_q == W_DATA) || dact_out_q;
+    assign dfis_max    = dact_out_q ? ((hrem_q > 17'd2048) ? 12'd2048 : hrem_q[11:0]) : wndw_q;
+    assign dfis_exact  = !dact_out_q;
+    assign dsm_done    = dsm_in;
+    assign wphase      = (wst_q == W_DATA) || dact_out_q;
+    assign ws_valid    = ws_v_q;
+    assign dact_valid  = dact_v_q;
+    assign wtag        = wtag_q;
+    assign woff        = woff_q;
+    assign wndw        = wndw_q;
+
+    // a request in W_IDLE: misaligned / out of range, the non-queued write, an NCQ write in flight
+    wire logic h_take = s_hrd_valid && s_hrd_ready;
+    wire logic h_bad  = s_hrd_len[1:0] != 2'd0 || s_hrd_addr[1:0] != 2'd0 || s_hrd_len == 16'd0
+                        || s_hrd_len > 16'd8192 || s_hrd_addr[31:23] != 9'd0;
+    wire logic h_nq   = s_hrd_addr[22:17] == NQTAG && nq_busy && nq_run_kind == K_WRITE;
+    wire logic h_ncq  = s_hrd_addr[22:17] < 6'd32 && tbusy[s_hrd_addr[21:17]] && twr[s_hrd_addr[21:17]]
+                        && !terr[s_hrd_addr[22:17]];
+    wire logic h_lost = s_hrd_addr[22:17] < 6'd32 && terr[s_hrd_addr[22:17]];   // its tag's data were lost: no protocol error
+    wire logic d_fail = dend && !dend_good && wtry_q == 3'(TRIES - 1);
+    assign ev_proto  = (wst_q == W_IDLE) && (h_take ? (h_bad || (!h_nq && !h_ncq && !h_lost))
+                                                    : (!dsm_req_q && s_dat_valid && !nq_busy));
+    assign ev_retry  = (wst_q == W_DATA) && !ws_fail && dend && !dend_good && !d_fail;
+    assign terr_set  = (wst_q == W_DATA) && (ws_fail || d_fail);
+    assign nicrc_set = dact_fail || (dact_out_q && dend && !dend_good);
+
+    always_ff @(posedge clk) begin
+        if (h_take) begin
+            wtag_q <= s_hrd_addr[22:17];
+            woff_q <= s_hrd_addr[16:0];
+            wndw_q <= s_hrd_len[13:2];
+            wdsm_q <= 1'b0;
+            wtry_q <= '0;
+        end else if (wst_q == W_IDLE && dsm_req_q) begin
+            wtag_q <= NQTAG;
+            wndw_q <= 12'd128;
+            wdsm_q <= 1'b1;
+        end
+
+        if (rst) begin
+            dsm_req_q <= 1'b0;
+            wst_q <= W_IDLE; ws_v_q <= 1'b0; dact_v_q <= 1'b0; dact_out_q <= 1'b0; hrem_q <= '0; wi_q <= '0;
+            dq_q <= '0;
+        end else begin
+            if (nq_start) begin
+                if (nq_kind == K_DSM) dsm_req_q <= 1'b1;
+                hrem_q <= (nq_kind == K_DSM) ? 17'd128 : 17'(nq_nsect * 17'(PDW));
+            end
+            case (wst_q)
+                W_IDLE: begin
+                    wi_q <= '0;
+                    if (h_take) begin
+                        if (h_bad) wst_q <= W_ZERO;
+                        else if (h_nq) wst_q <= W_NQ;
+                        else if (h_ncq) begin wst_q <= W_SETUP; ws_v_q <= 1'b1; end
+                        else wst_q <= W_ZERO;
+                    end else if (dsm_req_q) begin
+                        wst_q <= W_NQ; dsm_req_q <= 1'b0;
+                    end
+                end
+                W_SETUP: if (ws_pick) begin wst_q <= W_DATA; ws_v_q <= 1'b0; end
+                W_DATA: begin
+                    if (ws_fail) wst_q <= W_ZERO;
+                    else if (dend) begin
+                        if (dend_good) wst_q <= W_SERVE;
+                        else if (wtry_q == 3'(TRIES - 1)) wst_q <= W_ZERO;
+                        else begin wtry_q <= wtry_q + 3'd1; wst_q <= W_SETUP; ws_v_q <= 1'b1; end
+                    end
+                end
+                default: begin               // W_SERVE, W_ZERO, W_NQ
+                    if (w_beat) wi_q <= wi_q + 12'd1;
+                    if (w_end) wst_q <= W_IDLE;
+                end
+            endcase
+            // non-queued data in: DMA Activate when the host's data ran out
+            if (wst_q == W_NQ && !nicrc && (dq_q == '0 || wdsm_q) && !dact_v_q && !dact_out_q && hrem_q != '0)
+                dact_v_q <= 1'b1;
+            if (dact_pick) begin dact_v_q <= 1'b0; dact_out_q <= 1'b1; end
+            if (dact_fail) dact_out_q <= 1'b0;
+            dq_q <= dq_q + ((dact_out_q && dend && dend_good) ? 13'(dend_words) : 13'd0)
+                         - 13'(s_dat_valid && s_dat_ready && dq_q != '0);
+            if (dact_out_q && dend) begin
+                dact_out_q <= 1'b0;
+                if (dend_good) hrem_q <= hrem_q - 17'(dend_words);
+            end
+            if (nq_idle) dact_v_q <= 1'b0;
+        end
+    end
+endmodule
+
+`resetall
