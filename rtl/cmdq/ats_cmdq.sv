@@ -164,8 +164,10 @@ module ats_cmdq #(
         s1_b_rsvd = s1_attr_q == ats_host_pkg::ATTR_RSVD || s1_flags_q[ats_host_pkg::FLAG_RSVD];
         // WRITE allows FUA, BARRIER, COMMIT; DIFFWRITE FUA; every other op no flag
         s1_b_flag = (s1_op_q == ats_host_pkg::OP_WRITE) ? 1'b0 :
-                    (s1_flags_q[ats_host_pkg::FLAG_BARRIER] || s1_flags_q[ats_host_pkg::FLAG_COMMIT] ||
-                     (s1_flags_q[ats_host_pkg::FLAG_FUA] && s1_op_q != ats_host_pkg::OP_DIFFWRITE));
+                    (s1_op_q == ats_host_pkg::OP_DIFFWRITE) ?
+                        (s1_flags_q[ats_host_pkg::FLAG_BARRIER] || s1_flags_q[ats_host_pkg::FLAG_COMMIT]) :
+                        (s1_flags_q[ats_host_pkg::FLAG_FUA] || s1_flags_q[ats_host_pkg::FLAG_BARRIER] ||
+                         s1_flags_q[ats_host_pkg::FLAG_COMMIT]);
         s1_b_txr  = int'(s1_txid_q) > NUM_TX;
         s1_b_txn  = s1_txid_q == 6'd0 && (s1_txop || s1_op_q == ats_host_pkg::OP_DIFFWRITE ||
                                           (s1_op_q == ats_host_pkg::OP_WRITE && s1_flags_q[ats_host_pkg::FLAG_COMMIT]));
