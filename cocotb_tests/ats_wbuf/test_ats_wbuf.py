@@ -23,6 +23,7 @@ import cocotb
 import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
+from cocotb.utils import get_sim_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.media_model import MediaConfig, MediaModel
@@ -99,6 +100,8 @@ class TB:
         self.model.no_space = self.ns_at
         self._gen = 0
         cocotb.start_soon(self._clock())
+        if os.environ.get("ATS_WBUF_TRACE"):     # cycle-exact handshake trace (refactoring checks)
+            cocotb.start_soon(self._trace(Path(os.environ["ATS_WBUF_TRACE"]), seed))
 
     NS_SLACK = 8
 
@@ -156,6 +159,30 @@ class TB:
             if self.n_wbc_cut is None and int(d.pwr_fail.value):
                 self.n_wbc_cut = self.n_wbc
                 self.n_wb_at_cut = self.n_wb + int(wb_v and not wb_r)   # staged request: issued
+
+    async def _trace(self, path: Path, seed: int):
+        """ATS_WBUF_TRACE=<file>: append every handshake of m_done (tag, status, result), m_rd,
+        m_wb and m_hwr with its simulation time, one line each: two builds of the same RTL
+        behaviour give identical files (used to check a pure restructuring of the RTL)."""
+        d = self.dut
+        with open(path, "a") as f:
+            f.write(f"tb seed {seed} t {get_sim_time('ns')}\n")
+            while True:
+                await RisingEdge(d.clk)
+                t = get_sim_time("ns")
+                if int(d.m_done_valid.value) and int(d.m_done_ready.value):
+                    f.write(f"{t} done {int(d.m_done_tag.value)} {int(d.m_done_status.value):#x} "
+                            f"{int(d.m_done_result.value)}\n")
+                if int(d.m_rd_valid.value) and int(d.m_rd_ready.value):
+                    f.write(f"{t} rd {int(d.m_rd_lpn.value)} {int(d.m_rd_txid.value)} {int(d.m_rd_tag.value)}\n")
+                if int(d.m_wb_valid.value) and int(d.m_wb_ready.value):
+                    f.write(f"{t} wb {int(d.m_wb_slot.value)} {int(d.m_wb_lpn.value)} {int(d.m_wb_op.value)}\n")
+                if int(d.m_hwr_valid.value) and int(d.m_hwr_ready.value):
+                    f.write(f"{t} hwr {int(d.m_hwr_addr.value):#x} {int(d.m_hwr_data.value):#x} "
+                            f"{int(d.m_hwr_last.value)}\n")
+                if int(d.s_rdd_valid.value) and int(d.s_rdd_ready.value):
+                    f.write(f"{t} rdd {int(d.s_rdd_tag.value)}\n")
+                f.flush()
 
     async def reset(self):
         self.dut.rst.value = 1

@@ -3,6 +3,8 @@ rtl/common/ats_ram_sdp.sv
 rtl/common/ats_sim_cgate.sv
 rtl/cmdq/ats_cmdq.sv
 rtl/wbuf/ats_wbuf_mem.sv
+rtl/wbuf/ats_wbuf_rmiss.sv
+rtl/wbuf/ats_wbuf_cpl.sv
 rtl/wbuf/ats_wbuf.sv
 rtl/backend/ats_backend.sv
 rtl/nand/ats_gf_pkg.sv

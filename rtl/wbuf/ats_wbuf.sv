@@ -8,17 +8,12 @@
 // min(PLP_BUDGET_PAGES, plp_budget), and on pwr_fail the dirty slots are dumped in epoch order
 // within that budget; dump_short if a lowered runtime budget left pages behind).
 // Commands are executed one at a time (one page at a time); writeback runs beside them.
+// Units of their own: ats_wbuf_rmiss (read-miss ids, READ completion entries, the drain),
+// ats_wbuf_cpl (FLUSH/FUA and RFLUSH waiters, the completion arbiter), ats_wbuf_mem (page memory).
 // Theory of operation, interfaces and timing: rtl/wbuf/README.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
-// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a simulator
-// gets a form of the read-miss CPL entries with the same registers that updates only the entries a
-// page request or a drained page names and picks the lowest ready entry with vector operations
-// (README "Simulation cost")
-`ifdef SYNTHESIS
-`define ATS_SYNTH_FORM
-`endif
 
 module ats_wbuf #(
     parameter int NUM_SLOTS        = 16,     // page slots; power of two, 2..1024
@@ -132,7 +127,6 @@ module ats_wbuf #(
     localparam int LPN_W  = $clog2(NUM_LBAS);
     localparam int MA_W   = SLOT_W + WI_W;
     localparam int THRESH = (NUM_SLOTS * THRESH_PCT + 99) / 100;
-    localparam int WT_W   = $clog2(NUM_WAITERS);
     localparam int DC_W   = SLOT_W + 1;
     localparam int MAX_RANGES = 8;
     localparam int RW     = ((LPN_W > 16) ? LPN_W : 16) + 2;   // NUM_LBAS - count, signed
@@ -165,13 +159,28 @@ module ats_wbuf #(
         $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES in 1..65535 (%m)");
     end
 
-    // opcodes and status codes (docs/architecture.md sections 1 and 2)
-    localparam logic [3:0] OP_READ = 4'd0, OP_WRITE = 4'd1, OP_FLUSH = 4'd6, OP_RFLUSH = 4'd7,
-                           OP_TRIM = 4'd8, OP_TXB = 4'd3, OP_TXC = 4'd4, OP_TXA = 4'd5,
-                           OP_DIFF = 4'd2;
-    localparam logic [7:0] ST_OK = 8'h00, ST_BAD_OP = 8'h01, ST_BAD_TXID = 8'h02, ST_BAD_LBA = 8'h03,
-                           ST_TX_EMPTY = 8'h06, ST_BAD_FIELD = 8'h07, ST_TABLE_FULL = 8'h08,
-                           ST_MEDIA_ERROR = 8'h10, ST_PROGRAM_FAIL = 8'h11, ST_NO_SPACE = 8'h13;
+    // opcodes and status codes (docs/architecture.md sections 1 and 2): the package's names, aliased
+    // (Yosys takes no import inside a module; rtl/common/README.md "ats_host_pkg")
+    localparam logic [3:0] OP_READ      = ats_host_pkg::OP_READ;
+    localparam logic [3:0] OP_WRITE     = ats_host_pkg::OP_WRITE;
+    localparam logic [3:0] OP_DIFFWRITE = ats_host_pkg::OP_DIFFWRITE;
+    localparam logic [3:0] OP_TX_BEGIN  = ats_host_pkg::OP_TX_BEGIN;
+    localparam logic [3:0] OP_TX_COMMIT = ats_host_pkg::OP_TX_COMMIT;
+    localparam logic [3:0] OP_TX_ABORT  = ats_host_pkg::OP_TX_ABORT;
+    localparam logic [3:0] OP_FLUSH     = ats_host_pkg::OP_FLUSH;
+    localparam logic [3:0] OP_RFLUSH    = ats_host_pkg::OP_RFLUSH;
+    localparam logic [3:0] OP_TRIM      = ats_host_pkg::OP_TRIM;
+    localparam logic [7:0] STS_OK           = ats_host_pkg::STS_OK;
+    localparam logic [7:0] STS_BAD_OP       = ats_host_pkg::STS_BAD_OP;
+    localparam logic [7:0] STS_BAD_TXID     = ats_host_pkg::STS_BAD_TXID;
+    localparam logic [7:0] STS_BAD_LBA      = ats_host_pkg::STS_BAD_LBA;
+    localparam logic [7:0] STS_TX_FULL      = ats_host_pkg::STS_TX_FULL;
+    localparam logic [7:0] STS_INDEX_FULL   = ats_host_pkg::STS_INDEX_FULL;
+    localparam logic [7:0] STS_TX_EMPTY     = ats_host_pkg::STS_TX_EMPTY;
+    localparam logic [7:0] STS_BAD_FIELD    = ats_host_pkg::STS_BAD_FIELD;
+    localparam logic [7:0] STS_TABLE_FULL   = ats_host_pkg::STS_TABLE_FULL;
+    localparam logic [7:0] STS_MEDIA_ERROR  = ats_host_pkg::STS_MEDIA_ERROR;
+    localparam logic [7:0] STS_NO_SPACE     = ats_host_pkg::STS_NO_SPACE;
     // record kinds of a slot (m_wb_rec)
     localparam logic [1:0] RC_NONE = 2'd0, RC_CMARK = 2'd1, RC_CREC = 2'd2, RC_AREC = 2'd3;
 
@@ -402,140 +411,25 @@ module ats_wbuf #(
     logic               meta_busy_q, st_act_w_q, st_commit_q, st_scan_q;
     assign meta_busy = meta_busy_q;
 
-    // waiters (FLUSH / FUA): FIFO ordered by target position
-    logic [7:0]         wt_tag_q [NUM_WAITERS];
-    logic [31:0]        wt_tgt_q [NUM_WAITERS];
-    logic [31:0]        wt_fs_q  [NUM_WAITERS];
-    logic [16:0]        wt_res_q [NUM_WAITERS];    // result: pages of a FUA write, 0 for FLUSH
-    logic [WT_W:0]      wt_wr_q, wt_rd_q;
-    logic               wt_conv_q;
-    logic [31:0]        wt_seq_q, last_tgt_q;
-    logic               wt_full, wt_empty, wt_done_v, flush_pending_q, wt_passed_q, wt_durok_q;
-    logic               wt_ns_q;                   // head waiter not durable while no_space: NO_SPACE
-    logic               wt_pop, wt_conv_set;
-    assign wt_empty = (wt_wr_q == wt_rd_q);
-    // registered (one cycle late): pushes come from ST_WPUSH, at least four cycles apart
-    logic               wt_full_q;
-    assign wt_full  = wt_full_q;
-    // wt_durok_q implies wt_conv_q (only a pop clears it, and a pop clears wt_durok_q too), which
-    // implies a non-empty FIFO
-    assign wt_done_v = wt_durok_q || wt_ns_q;
-    assign wt_pop = sel_wt && m_done_ready;
-    assign wt_conv_set = !wt_empty && !wt_conv_q && wt_passed_q;
-
-    // RFLUSH waiter
-    typedef enum logic [1:0] {RW_IDLE, RW_URG, RW_DUR, RW_DONE} rflush_state_e;
-    rflush_state_e      rw_st_q;
-    logic [7:0]         rw_tag_q;
-    logic [31:0]        rw_seq_q, rw_fs_q;
-    logic               rw_durok_q;
-    logic               rw_ns_q;                   // ended by no_space before durable: NO_SPACE
-
-    // completion arbiter: waiters first, then RFLUSH, then the read-miss drain, then the command FSM. Stream stability
-    // (docs/architecture.md): a beat offered and not taken at an edge is offered again, unchanged,
-    // until it is taken (dn_hold_q: source and payload registered, loaded in every cycle without a
-    // held beat, so the enable is a register). Without it a waiter that becomes ready would pre-empt
-    // an offered FSM completion, a waiter's / RFLUSH's status would follow fail_cnt_q while offered,
-    // and the freeze at pwr_fail would withdraw the beat. After the freeze nothing new is offered
-    // (dn_live_v) but a held beat stays until taken (it was decided before the cut).
-    localparam logic [1:0] DN_WT = 2'd0, DN_RW = 2'd1, DN_MAIN = 2'd2, DN_RD = 2'd3;
-    logic               sel_wt, sel_rw, sel_main, sel_rd;
-    // read misses (README "READ"): each miss page gets a read id (m_rd_tag = id, 0..MISS_Q-1) and a
-    // page-table entry {host address, CPL entry}; the backend returns pages in any order with the id
-    // on s_rdd_tag; the drain takes whichever page comes, streams it to m_hwr and frees the id. A READ
-    // with misses reserves a CPL entry at its first miss (entries taken in ring order, cq_wr_q) and
-    // closes it {tag, result} at its end. CPL entries complete in any order: a closed entry with no
-    // page outstanding (cq_pn_q, its outstanding-page count) is ready, and the lowest ready entry is
-    // offered (MEDIA_ERROR if a word of one of its pages carried it). The DIFFWRITE base read has
-    // id 0xFF and is taken by the FSM.
+    // read misses (README "READ"; ats_wbuf_rmiss): each miss page gets a read id (m_rd_tag = id,
+    // 0..MISS_Q-1) and a page-table entry; a READ with misses reserves a CPL entry at its first miss
+    // and closes it at its end (mq_push_cpl); the drain streams the pages to m_hwr as the media
+    // returns them and completes the READ. The DIFFWRITE base read (id 0xFF) and the own-table
+    // probe (id 0xFE) are taken by this FSM.
     localparam int MQ_W = $clog2(MISS_Q);
     localparam logic [7:0] RD_ID_BASE = 8'hFF;    // the DIFFWRITE base page (behind no miss)
     localparam logic [7:0] RD_ID_PROBE = 8'hFE;   // own-table probe of a tx READ / DIFFWRITE base (behind no miss)
-    logic [31:0]        pt_addr [MISS_Q];          // page table: host address of id i
-    logic [MQ_W-1:0]    pt_cpl  [MISS_Q];          //             its READ's CPL entry
-    logic [MISS_Q-1:0]  pt_busy_q;                 //             id i outstanding (requested, not drained)
-    logic [MQ_W-1:0]    pa_q;                      // next id (allocated in ring order)
-    logic [7:0]         cq_tag [MISS_Q];
-    logic [16:0]        cq_res [MISS_Q];
-    logic [MISS_Q-1:0]  cq_err_q;                  // a page of CPL entry e carried an error
-    logic [MISS_Q-1:0]  cq_used_q;                 // entry e reserved (first miss) and not yet completed
-    logic [MISS_Q-1:0]  cq_closed_q;               // entry e closed (its READ has issued every page)
-    logic [MQ_W:0]      cq_pn_q [MISS_Q];          // pages of entry e outstanding (0..MISS_Q)
-    logic [MISS_Q-1:0]  cq_rdy_q;                  // closed and no page outstanding (1 cycle old)
-`ifndef ATS_SYNTH_FORM
-    logic [MISS_Q-1:0]  cq_pz_q;                   // (simulation form) cq_pn_q[e] == 0
-`endif
-    logic               cq_pick_v_q;               // lowest ready entry (from cq_rdy_q, 1 more cycle)
-    logic [MQ_W-1:0]    cq_pick_q;
-    logic [1:0]         cq_gap_q;                  // cycles left before the pick is fresh after a pop
-    logic [MQ_W-1:0]    cq_wr_q;                   // entry the next READ with a miss reserves
-    logic               mq_push_page, mq_push_cpl, mq_room, mq_hw_idle, mr_start, cq_pop, mr_end;
-    logic               mr_busy_q, mr_cpl_q, mr_err_q;
-    logic               mr_drop_q, mr_stray;       // a page no read asked for: taken to its last word, dropped
-    logic [31:0]        mr_addr_q;
-    logic [MQ_W-1:0]    mr_id_q, mr_cq_q;
-    logic [WI_W:0]      mr_w_q;
-    logic [7:0]         mr_tag_q;
-    logic [16:0]        mr_res_q;
+    logic               mq_push_page, mq_push_cpl, mq_room, mq_hw_idle, mr_stray, mr_busy;
     logic               had_miss_q, had_miss_d;
-    // a miss needs a free id, and at a READ's first miss a free CPL entry (its entry is cq_wr).
-    // Both looks are registered (timing: the two 1-of-MISS_Q selects fed m_rd_valid and, through
-    // the backend's acceptance, its per-slot writes): pa_ok_q / cq_ok_q are a cycle old. They can
-    // only turn false by a push (an id or an entry taken) or a close (cq_wr moves), so the cycle
-    // after either is not used (mq_moved_q); a free-up seen a cycle late only delays.
-    logic               pa_ok_q, cq_ok_q, mq_moved_q;
-    assign mq_room = pa_ok_q && (had_miss_q || cq_ok_q) && !mq_moved_q;
-    // m_hwr and s_rdd are free for the command FSM (hit, zeros, DIFFWRITE base) only when no miss
-    // page is outstanding or streaming
-    assign mq_hw_idle = pt_busy_q == '0 && !mr_busy_q;
-    // a page whose id is not outstanding (or out of range), or an id-0xFF page while the FSM is not
-    // filling a DIFFWRITE base from the media, is a protocol error: counted in cnt_proto_err and
-    // consumed up to its `last` word, never written to host memory or counted against a READ
-    assign mr_stray   = !mr_busy_q && !mr_drop_q && s_rdd_valid && !dump_q &&
-                        ((s_rdd_tag == RD_ID_BASE) ? !(state_q == ST_DFILL && dsrc_q == 2'd1) :
-                         (s_rdd_tag == RD_ID_PROBE) ? !(TX && state_q == ST_PRB_DATA)
-                                                    : (32'(s_rdd_tag) >= MISS_Q || !pt_busy_q[s_rdd_tag[MQ_W-1:0]]));
-    assign mr_start   = !mr_busy_q && !mr_drop_q && s_rdd_valid && s_rdd_tag != RD_ID_BASE &&
-                        s_rdd_tag != RD_ID_PROBE && !dump_q && !mr_stray;
-    assign mr_end     = mr_busy_q && s_rdd_valid && s_rdd_ready && mr_w_q == (WI_W + 1)'(PWORDS - 1);
-    // a ready entry leaves when the completion register is free. The pick is two cycles behind the
-    // entry state (cq_rdy_q, then cq_pick_q), so after a pop two cycles pass (cq_gap_q) before the
-    // next: the popped entry is never offered twice, and no entry is offered before it is ready
-    // (an entry's count only falls once it is closed; a reserved entry is not closed)
-    assign cq_pop     = !mr_cpl_q && cq_pick_v_q && cq_gap_q == 2'd0 && !dump_q;
-    logic               dn_live_v, dn_hold_q;
-    logic [1:0]         dn_live_src, dn_src_q, dn_src;
-    logic [7:0]         dn_live_tag, dn_live_st, dn_tag_q, dn_st_q;
-    logic [31:0]        dn_live_res, dn_res_q;
-    assign dn_live_v   = !dump_q && (wt_done_v || rw_st_q == RW_DONE || mr_cpl_q || state_q == ST_DONE);
-    assign dn_live_src = wt_done_v ? DN_WT : (rw_st_q == RW_DONE) ? DN_RW : mr_cpl_q ? DN_RD : DN_MAIN;
-    assign dn_live_tag = wt_done_v ? wt_tag_q[wt_rd_q[WT_W-1:0]] : (rw_st_q == RW_DONE) ? rw_tag_q :
-                         mr_cpl_q ? mr_tag_q : tag_q;
-    assign dn_live_st  = wt_done_v ? (!wt_durok_q ? ST_NO_SPACE :
-                                      (fail_cnt_q != wt_fs_q[wt_rd_q[WT_W-1:0]]) ? ST_PROGRAM_FAIL : ST_OK)
-                       : (rw_st_q == RW_DONE) ? (rw_ns_q ? ST_NO_SPACE : (fail_cnt_q != rw_fs_q) ? ST_PROGRAM_FAIL : ST_OK)
-                       : mr_cpl_q ? (mr_err_q ? ST_MEDIA_ERROR : ST_OK) : status_q;
-    assign dn_live_res = wt_done_v ? 32'(wt_res_q[wt_rd_q[WT_W-1:0]]) : (rw_st_q == RW_DONE) ? 32'd0 :
-                         mr_cpl_q ? 32'(mr_res_q) : result_q;
-    assign m_done_valid  = dn_hold_q || dn_live_v;
-    assign dn_src        = dn_hold_q ? dn_src_q : dn_live_src;
-    assign sel_wt        = m_done_valid && dn_src == DN_WT;
-    assign sel_rw        = m_done_valid && dn_src == DN_RW;
-    assign sel_main      = m_done_valid && dn_src == DN_MAIN;
-    assign sel_rd        = m_done_valid && dn_src == DN_RD;
-    assign m_done_tag    = dn_hold_q ? dn_tag_q : dn_live_tag;
-    assign m_done_status = dn_hold_q ? dn_st_q : dn_live_st;
-    assign m_done_result = dn_hold_q ? dn_res_q : dn_live_res;
-    always_ff @(posedge clk) begin
-        dn_hold_q <= m_done_valid && !m_done_ready;
-        if (!dn_hold_q) begin
-            dn_src_q <= dn_live_src;
-            dn_tag_q <= dn_live_tag;
-            dn_st_q  <= dn_live_st;
-            dn_res_q <= dn_live_res;
-        end
-        if (rst) dn_hold_q <= 1'b0;
-    end
+    logic [MQ_W-1:0]    mq_id;                     // read id of the next miss page
+    logic               mr_hwr_valid, mr_hwr_ready, mr_hwr_last, mr_rdd_ready;
+    logic [31:0]        mr_hwr_addr, mr_hwr_data;
+    logic               rd_cpl_valid, rd_cpl_ready;
+    logic [7:0]         rd_cpl_tag, rd_cpl_status;
+    logic [31:0]        rd_cpl_result;
+    // completions and waiters (ats_wbuf_cpl): FLUSH / FUA waiters, the RFLUSH waiter, the
+    // completion arbiter (waiters, RFLUSH, READ misses, this FSM) with its hold register
+    logic               wt_full, flush_pending, rf_idle, main_taken;
 
     // decode of the accepted descriptor (registered: lba_q, nlb_q, bad_field_q)
     logic [47:0]        lba_q;
@@ -552,48 +446,48 @@ module ats_wbuf #(
     main_state_e        dec_next;
     assign lba_bad  = lba_bad_q;
     always_comb begin
-        dec_status = ST_OK;
+        dec_status = STS_OK;
         dec_next   = ST_DONE;
         unique case (op_q)
             OP_READ, OP_WRITE, OP_TRIM: begin
-                if (bad_field_q) dec_status = ST_BAD_FIELD;
-                else if (TX && op_trim_q && txid_q != 6'd0) dec_status = ST_BAD_FIELD;   // TRIM is not transactional
-                else if (TX && (txid_bad_q || (cmt_q && txid_q == 6'd0))) dec_status = ST_BAD_TXID;
-                else if (lba_bad) dec_status = ST_BAD_LBA;
-                else if (nosp_q && !op_rd_q) dec_status = ST_NO_SPACE;   // WRITE, TRIM: no new data taken
+                if (bad_field_q) dec_status = STS_BAD_FIELD;
+                else if (TX && op_trim_q && txid_q != 6'd0) dec_status = STS_BAD_FIELD;   // TRIM is not transactional
+                else if (TX && (txid_bad_q || (cmt_q && txid_q == 6'd0))) dec_status = STS_BAD_TXID;
+                else if (lba_bad) dec_status = STS_BAD_LBA;
+                else if (nosp_q && !op_rd_q) dec_status = STS_NO_SPACE;   // WRITE, TRIM: no new data taken
                 else dec_next = ST_LK1;
             end
-            OP_DIFF: begin
-                if (!TX) dec_status = ST_BAD_OP;
-                else if (bad_field_q || dbad_q) dec_status = ST_BAD_FIELD;
-                else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
-                else if (lba_bad) dec_status = ST_BAD_LBA;
-                else if (nosp_q) dec_status = ST_NO_SPACE;
+            OP_DIFFWRITE: begin
+                if (!TX) dec_status = STS_BAD_OP;
+                else if (bad_field_q || dbad_q) dec_status = STS_BAD_FIELD;
+                else if (txid_q == 6'd0 || txid_bad_q) dec_status = STS_BAD_TXID;
+                else if (lba_bad) dec_status = STS_BAD_LBA;
+                else if (nosp_q) dec_status = STS_NO_SPACE;
                 else dec_next = ST_LK1;
             end
-            OP_TXB: begin
-                if (!TX) dec_status = ST_BAD_OP;
-                else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
-                else if (txo_cur_q) dec_status = ST_TABLE_FULL;   // still holds entries: end it first
+            OP_TX_BEGIN: begin
+                if (!TX) dec_status = STS_BAD_OP;
+                else if (txid_q == 6'd0 || txid_bad_q) dec_status = STS_BAD_TXID;
+                else if (txo_cur_q) dec_status = STS_TABLE_FULL;   // still holds entries: end it first
             end
-            OP_TXC, OP_TXA: begin
-                if (!TX) dec_status = ST_BAD_OP;
-                else if (txid_q == 6'd0 || txid_bad_q) dec_status = ST_BAD_TXID;
-                else if (!txo_cur_q) dec_status = ST_TX_EMPTY;    // no entries: no record, nothing programmed
-                else if (nosp_q) dec_status = ST_NO_SPACE;        // a record would need the media; tx intact
+            OP_TX_COMMIT, OP_TX_ABORT: begin
+                if (!TX) dec_status = STS_BAD_OP;
+                else if (txid_q == 6'd0 || txid_bad_q) dec_status = STS_BAD_TXID;
+                else if (!txo_cur_q) dec_status = STS_TX_EMPTY;    // no entries: no record, nothing programmed
+                else if (nosp_q) dec_status = STS_NO_SPACE;        // a record would need the media; tx intact
                 else dec_next = ST_LK1;                  // a record slot (no lookup match), then ST_TXW
             end
             OP_FLUSH: begin
-                if (bad_field_q) dec_status = ST_BAD_FIELD;
-                else if (nosp_q) dec_status = ST_NO_SPACE;
+                if (bad_field_q) dec_status = STS_BAD_FIELD;
+                else if (nosp_q) dec_status = STS_NO_SPACE;
                 else if (!PLP) dec_next = ST_WPUSH;
             end
             OP_RFLUSH: begin
-                if (bad_field_q || nlb_big_q) dec_status = ST_BAD_FIELD;
-                else if (nosp_q) dec_status = ST_NO_SPACE;        // (its ranges are not read)
+                if (bad_field_q || nlb_big_q) dec_status = STS_BAD_FIELD;
+                else if (nosp_q) dec_status = STS_NO_SPACE;        // (its ranges are not read)
                 else dec_next = ST_RF_HRD;
             end
-            default: dec_status = ST_BAD_OP;
+            default: dec_status = STS_BAD_OP;
         endcase
     end
 
@@ -640,7 +534,7 @@ module ats_wbuf #(
                                        (state_q == ST_FILL && fill_last));
     assign to_precommit2 = !dump_q && (state_q == ST_PRECOMMIT);
     assign to_commit     = !dump_q && (state_q == ST_PRECOMMIT2);
-    assign to_scan       = !dump_q && ((state_q == ST_RF_WAIT && rw_st_q == RW_IDLE) ||
+    assign to_scan       = !dump_q && ((state_q == ST_RF_WAIT && rf_idle) ||
                                        (state_q == ST_RF_SCAN && !scan_done));
     assign to_txcan      = !dump_q && TX && ((state_q == ST_TXW && !txdone_q && nosp_q && rec_dirty_q) ||
                                              state_q == ST_TXCAN1);
@@ -742,7 +636,7 @@ module ats_wbuf #(
                 end else if (nosp_q) begin
                     // no slot and no space (README "No space"): the command ends here; the pages
                     // before this one are in the buffer (result), nothing else was taken
-                    status_d = ST_NO_SPACE;
+                    status_d = STS_NO_SPACE;
                     result_d = {16'd0, page_q};
                     state_d  = ST_DONE;
                 end
@@ -762,7 +656,7 @@ module ats_wbuf #(
             // media with the txid), else not OK (committed slots next, then the media)
             ST_PRB_REQ: if (m_rd_ready && mq_hw_idle) state_d = ST_PRB_DATA;
             ST_PRB_DATA: if (s_rdd_valid && s_rdd_tag == RD_ID_PROBE && s_rdd_last) begin
-                if (s_rdd_status == ST_OK) begin
+                if (s_rdd_status == STS_OK) begin
                     own_d   = 1'b1;
                 end else begin
                     key_d   = 6'd0;
@@ -772,12 +666,12 @@ module ats_wbuf #(
             end
             ST_DFILL: if (dstep) begin
                 widx_d = widx_q + 1'b1;
-                if (dsrc_q == 2'd1 && s_rdd_status != ST_OK) rd_err_d = 1'b1;
+                if (dsrc_q == 2'd1 && s_rdd_status != STS_OK) rd_err_d = 1'b1;
                 if (dlast) state_d = ST_DCHK;
             end
             ST_DCHK: state_d = rd_err_q ? ST_DREL : ST_PRECOMMIT;
             ST_DREL: begin                                // base unreadable: the new slot is freed
-                status_d = ST_MEDIA_ERROR;
+                status_d = STS_MEDIA_ERROR;
                 state_d  = ST_DONE;
             end
             ST_FILL: if (s_hrd_valid) begin
@@ -843,7 +737,7 @@ module ats_wbuf #(
             // Issued: back to ST_TXW (rec_dirty_q is 0 from then on)
             ST_TXCAN1: state_d = ST_TXCAN2;
             ST_TXCAN2: if (rec_dirty_q) begin
-                status_d = ST_NO_SPACE;
+                status_d = STS_NO_SPACE;
                 if (op_rec_q) result_d = 32'd0;           // (a COMMIT write: its pages, in the buffer)
                 state_d  = ST_DONE;
             end else begin
@@ -855,7 +749,7 @@ module ats_wbuf #(
                 status_d = txst_q;
                 // TX_COMMIT: the entries the commit applied (the record's completion carries the
                 // remap engine's count in its ppn field); TX_ABORT: 0
-                if (op_rec_q) result_d = (op_q == OP_TXC && txst_q == ST_OK) ? 32'(txcnt_q) : 32'd0;
+                if (op_rec_q) result_d = (op_q == OP_TX_COMMIT && txst_q == STS_OK) ? 32'(txcnt_q) : 32'd0;
                 state_d  = ST_DONE;
             end
             ST_WPUSH: if (!wt_full) begin
@@ -874,13 +768,13 @@ module ats_wbuf #(
             ST_RF_CHECK4: begin
                 state_d = ST_RF_CHECK;
                 if (ck_bad_q) begin
-                    status_d = ST_BAD_LBA;
+                    status_d = STS_BAD_LBA;
                     state_d  = ST_DONE;
                 end else if (rf_k_q[2:0] == rf_n_q) begin
                     state_d  = PLP ? ST_DONE : ST_RF_WAIT;
                 end
             end
-            ST_RF_WAIT: if (rw_st_q == RW_IDLE) state_d = ST_RF_SCAN;
+            ST_RF_WAIT: if (rf_idle) state_d = ST_RF_SCAN;
             ST_RF_SCAN: begin
                 // pipeline: sample slot scan_q, test it against the ranges, then mark it
                 mark_fire = |mark_vec;
@@ -890,7 +784,7 @@ module ats_wbuf #(
                 rfarm_fire = 1'b1;
                 state_d = ST_IDLE;
             end
-            ST_DONE: if (sel_main && m_done_ready) state_d = ST_IDLE;
+            ST_DONE: if (main_taken) state_d = ST_IDLE;
             ST_FROZEN: ;
             default: state_d = ST_IDLE;
         endcase
@@ -926,7 +820,7 @@ module ats_wbuf #(
     logic [31:0]        rd_lpn_q;
     logic [5:0]         rd_txid_q;
     logic [7:0]         rd_tag_q, rd_live_tag;
-    assign rd_live_tag = (state_q == ST_DRDREQ) ? RD_ID_BASE : (state_q == ST_PRB_REQ) ? RD_ID_PROBE : 8'(pa_q);
+    assign rd_live_tag = (state_q == ST_DRDREQ) ? RD_ID_BASE : (state_q == ST_PRB_REQ) ? RD_ID_PROBE : 8'(mq_id);
     assign m_rd_valid = rd_hold_q || (!dump_q && ((state_q == ST_RD_REQ && mq_room) ||
                                                   ((state_q == ST_DRDREQ || state_q == ST_PRB_REQ) && mq_hw_idle)));
     assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
@@ -936,15 +830,16 @@ module ats_wbuf #(
     logic               hwr_hold_q, hwr_live_v, hwr_live_last, hwr_last_q;
     logic [31:0]        hwr_live_data, hwr_live_addr, hwr_addr_q, hwr_data_q;
     assign hwr_live_v    = hwr_from_rdr ? (rdf_cnt_q != 0 && rdr_dest_q)
-                         : (state_q == ST_RD_ZERO) || (mr_busy_q && s_rdd_valid);
-    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : mr_busy_q ? s_rdd_data : 32'd0;
+                         : (state_q == ST_RD_ZERO) || mr_hwr_valid;
+    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : mr_busy ? mr_hwr_data : 32'd0;
     assign hwr_live_last = hwr_from_rdr ? (rdr_out_q == WI_W'(PWORDS - 1))
-                         : mr_busy_q ? (mr_w_q == (WI_W + 1)'(PWORDS - 1))
+                         : mr_busy ? mr_hwr_last
                          : (widx_q == (WI_W + 1)'(PWORDS - 1));
-    assign hwr_live_addr = mr_busy_q ? mr_addr_q : addr_q;
+    assign hwr_live_addr = mr_busy ? mr_hwr_addr : addr_q;
     assign m_hwr_valid = hwr_hold_q || (!dump_q && hwr_live_v);
     // a miss page's word goes to m_hwr as it is taken (after the cut only a held beat is finished)
-    assign s_rdd_ready = (mr_busy_q && m_hwr_ready && (!dump_q || hwr_hold_q)) || (dstep && dsrc_q == 2'd1) || mr_drop_q ||
+    assign mr_hwr_ready = m_hwr_ready && (!dump_q || hwr_hold_q);
+    assign s_rdd_ready = mr_rdd_ready || (dstep && dsrc_q == 2'd1) ||
                          (TX && state_q == ST_PRB_DATA && s_rdd_tag == RD_ID_PROBE);
     assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : hwr_live_addr;
     assign m_hwr_data  = hwr_hold_q ? hwr_data_q : hwr_live_data;
@@ -974,100 +869,94 @@ module ats_wbuf #(
         end
     end
 
-    // read misses: page table, CPL entries and the drain (declared with the completion arbiter)
+    // read misses: page table, CPL entries and the drain
+    ats_wbuf_rmiss #(
+        .PAGE_BYTES (PAGE_BYTES),
+        .MISS_Q     (MISS_Q),
+        .ID_BASE    (RD_ID_BASE),
+        .ID_PROBE   (RD_ID_PROBE)
+    ) u_rmiss (
+        .clk          (clk),
+        .rst          (rst),
+        .freeze       (dump_q),
+        .req_room     (mq_room),
+        .req_first    (!had_miss_q),
+        .req_push     (mq_push_page),
+        .req_addr     (addr_q),
+        .req_id       (mq_id),
+        .close_push   (mq_push_cpl),
+        .close_tag    (tag_q),
+        .close_nlb    (nlb_q),
+        .idle         (mq_hw_idle),
+        .s_rdd_valid  (s_rdd_valid),
+        .s_rdd_ready  (mr_rdd_ready),
+        .s_rdd_data   (s_rdd_data),
+        .s_rdd_last   (s_rdd_last),
+        .s_rdd_status (s_rdd_status),
+        .s_rdd_tag    (s_rdd_tag),
+        .base_exp     (state_q == ST_DFILL && dsrc_q == 2'd1),
+        .probe_exp    (TX && state_q == ST_PRB_DATA),
+        .stray        (mr_stray),
+        .busy         (mr_busy),
+        .m_hwr_valid  (mr_hwr_valid),
+        .m_hwr_ready  (mr_hwr_ready),
+        .m_hwr_addr   (mr_hwr_addr),
+        .m_hwr_data   (mr_hwr_data),
+        .m_hwr_last   (mr_hwr_last),
+        .m_done_valid (rd_cpl_valid),
+        .m_done_ready (rd_cpl_ready),
+        .m_done_tag   (rd_cpl_tag),
+        .m_done_status(rd_cpl_status),
+        .m_done_result(rd_cpl_result)
+    );
+`ifndef SYNTHESIS
+    // the drain takes its words with its own ready: the FSM's own s_rdd terms (a DIFFWRITE base
+    // word, a probe word) are never up while a miss page streams (both wait for mq_hw_idle)
     always_ff @(posedge clk) begin
-        if (mq_push_page) begin
-            pt_addr[pa_q] <= addr_q;
-            pt_cpl[pa_q]  <= cq_wr_q;
-            pt_busy_q[pa_q] <= 1'b1;
-            pa_q <= pa_q + 1'b1;
-            if (!had_miss_q) begin                                  // the READ's entry reserved
-                cq_err_q[cq_wr_q]  <= 1'b0;
-                cq_used_q[cq_wr_q] <= 1'b1;
-            end
-        end
-        if (mq_push_cpl) begin
-            cq_tag[cq_wr_q] <= tag_q;
-            cq_res[cq_wr_q] <= 17'(nlb_q) + 17'd1;
-            cq_closed_q[cq_wr_q] <= 1'b1;
-            cq_wr_q <= cq_wr_q + 1'b1;
-        end
-        pa_ok_q    <= !pt_busy_q[pa_q];
-        cq_ok_q    <= !cq_used_q[cq_wr_q];
-        mq_moved_q <= mq_push_page || mq_push_cpl;
-        // outstanding pages per entry: +1 when a page of the entry is requested, -1 when its last
-        // word has been drained (both can hit one entry in one cycle)
-`ifdef ATS_SYNTH_FORM
-        for (int e = 0; e < MISS_Q; e++) begin
-            unique case ({mq_push_page && cq_wr_q == MQ_W'(e), mr_end && mr_cq_q == MQ_W'(e)})
-                2'b10:   cq_pn_q[e] <= cq_pn_q[e] + 1'b1;
-                2'b01:   cq_pn_q[e] <= cq_pn_q[e] - 1'b1;
-                default: ;
-            endcase
-            cq_rdy_q[e] <= cq_closed_q[e] && cq_pn_q[e] == '0;
-        end
-        cq_pick_v_q <= cq_rdy_q != '0;
-        cq_pick_q   <= '0;
-        for (int e = MISS_Q - 1; e >= 0; e--) if (cq_rdy_q[e]) cq_pick_q <= MQ_W'(e);
-`else
-        // simulation form: only the (at most two) entries named this cycle are written; cq_pz_q
-        // holds cq_pn_q[e] == 0 per entry (all ones from reset, kept with every write of cq_pn_q),
-        // so the ready vector and its lowest set bit are vector operations
-        if (mq_push_page && !(mr_end && mr_cq_q == cq_wr_q)) begin
-            cq_pn_q[cq_wr_q] <= cq_pn_q[cq_wr_q] + 1'b1;
-            cq_pz_q[cq_wr_q] <= (cq_pn_q[cq_wr_q] + 1'b1) == '0;
-        end
-        if (mr_end && !(mq_push_page && mr_cq_q == cq_wr_q)) begin
-            cq_pn_q[mr_cq_q] <= cq_pn_q[mr_cq_q] - 1'b1;
-            cq_pz_q[mr_cq_q] <= (cq_pn_q[mr_cq_q] - 1'b1) == '0;
-        end
-        cq_rdy_q    <= cq_closed_q & cq_pz_q;
-        cq_pick_v_q <= cq_rdy_q != '0;
-        // lowest set bit's index: the ones below it (MISS_Q is a power of two: none set gives 0)
-        cq_pick_q   <= MQ_W'($countones((cq_rdy_q & (~cq_rdy_q + 1'b1)) - 1'b1));
-`endif
-        if (cq_gap_q != 2'd0) cq_gap_q <= cq_gap_q - 1'b1;
-        if (cq_pop) begin
-            cq_gap_q <= 2'd2;
-            cq_used_q[cq_pick_q]   <= 1'b0;
-            cq_closed_q[cq_pick_q] <= 1'b0;
-            mr_cpl_q <= 1'b1;
-            mr_tag_q <= cq_tag[cq_pick_q];
-            mr_res_q <= cq_res[cq_pick_q];
-            mr_err_q <= cq_err_q[cq_pick_q];
-        end
-        if (sel_rd && m_done_ready) mr_cpl_q <= 1'b0;
-        if (mr_start) begin
-            // the page's first word is here: its id names the host address and the READ
-            mr_busy_q <= 1'b1;
-            mr_id_q   <= s_rdd_tag[MQ_W-1:0];
-            mr_addr_q <= pt_addr[s_rdd_tag[MQ_W-1:0]];
-            mr_cq_q   <= pt_cpl[s_rdd_tag[MQ_W-1:0]];
-            mr_w_q    <= '0;
-        end
-        if (mr_stray) mr_drop_q <= 1'b1;
-        if (mr_drop_q && s_rdd_valid && s_rdd_last) mr_drop_q <= 1'b0;
-        if (mr_busy_q && s_rdd_valid && s_rdd_ready) begin
-            mr_w_q <= mr_w_q + 1'b1;
-            if (s_rdd_status != ST_OK) cq_err_q[mr_cq_q] <= 1'b1;
-        end
-        if (mr_end) begin
-            mr_busy_q <= 1'b0;
-            pt_busy_q[mr_id_q] <= 1'b0;
-        end
-        if (rst) begin
-            pa_q <= '0; pt_busy_q <= '0;
-            cq_wr_q <= '0; cq_used_q <= '0; cq_closed_q <= '0; cq_rdy_q <= '0;
-            cq_pick_v_q <= 1'b0; cq_gap_q <= 2'd0;
-            pa_ok_q <= 1'b0; cq_ok_q <= 1'b0; mq_moved_q <= 1'b0;
-            for (int e = 0; e < MISS_Q; e++) cq_pn_q[e] <= '0;
-`ifndef ATS_SYNTH_FORM
-            cq_pz_q <= '1;
-`endif
-            mr_busy_q <= 1'b0; mr_cpl_q <= 1'b0; mr_err_q <= 1'b0; mr_drop_q <= 1'b0;
-        end
+        if (!rst && mr_busy && s_rdd_valid &&
+            ((dstep && dsrc_q == 2'd1) || (TX && state_q == ST_PRB_DATA && s_rdd_tag == RD_ID_PROBE)))
+            $error("ats_wbuf: the command FSM takes a read word while a miss page streams");
     end
+`endif
 
+    // completions: FLUSH / FUA waiters, the RFLUSH waiter, the completion arbiter
+    ats_wbuf_cpl #(
+        .NUM_WAITERS (NUM_WAITERS)
+    ) u_cpl (
+        .clk           (clk),
+        .rst           (rst),
+        .freeze        (dump_q),
+        .no_space      (nosp_q),
+        .head_pos      (head_pos_q),
+        .tail_pos      (tail_pos_q),
+        .issue_cnt     (issue_cnt_q),
+        .dur_cnt       (dur_cnt_q),
+        .fail_cnt      (fail_cnt_q),
+        .urg_none      (urg_cnt_q == 0),
+        .wt_push       (wpush_fire),
+        .wt_tag        (tag_q),
+        .wt_res        (result_q[16:0]),
+        .wt_full       (wt_full),
+        .flush_pending (flush_pending),
+        .rf_arm        (rfarm_fire),
+        .rf_tag        (tag_q),
+        .rf_idle       (rf_idle),
+        .s_main_valid  (state_q == ST_DONE),
+        .s_main_ready  (main_taken),
+        .s_main_tag    (tag_q),
+        .s_main_status (status_q),
+        .s_main_result (result_q),
+        .s_rd_valid    (rd_cpl_valid),
+        .s_rd_ready    (rd_cpl_ready),
+        .s_rd_tag      (rd_cpl_tag),
+        .s_rd_status   (rd_cpl_status),
+        .s_rd_result   (rd_cpl_result),
+        .m_done_valid  (m_done_valid),
+        .m_done_ready  (m_done_ready),
+        .m_done_tag    (m_done_tag),
+        .m_done_status (m_done_status),
+        .m_done_result (m_done_result)
+    );
     always_ff @(posedge clk) begin
         state_q   <= state_d;
         addr_q    <= addr_d;
@@ -1105,20 +994,20 @@ module ats_wbuf #(
             op_rd_q   <= (s_disp_op == OP_READ);
             op_wr_q   <= (s_disp_op == OP_WRITE);
             op_trim_q <= (s_disp_op == OP_TRIM);
-            bad_field_q <= (s_disp_attr == 2'd3) || s_disp_flags[3];
+            bad_field_q <= (s_disp_attr == ats_host_pkg::ATTR_RSVD) || s_disp_flags[ats_host_pkg::FLAG_RSVD];
             op_q    <= s_disp_op;
             tag_q   <= s_disp_tag;
-            fua_q   <= s_disp_flags[0];
+            fua_q   <= s_disp_flags[ats_host_pkg::FLAG_FUA];
             txid_q  <= s_disp_txid;
             prio_q  <= s_disp_prio;
             epoch_q <= s_disp_epoch;
             // a record is one slot whatever the descriptor's nlb
-            nlb_q   <= (TX && (s_disp_op == OP_TXC || s_disp_op == OP_TXA || s_disp_op == OP_DIFF)) ? 16'd0 : s_disp_nlb;
-            op_rec_q   <= TX && (s_disp_op == OP_TXC || s_disp_op == OP_TXA);
-            op_diff_q  <= TX && s_disp_op == OP_DIFF;
+            nlb_q   <= (TX && (s_disp_op == OP_TX_COMMIT || s_disp_op == OP_TX_ABORT || s_disp_op == OP_DIFFWRITE)) ? 16'd0 : s_disp_nlb;
+            op_rec_q   <= TX && (s_disp_op == OP_TX_COMMIT || s_disp_op == OP_TX_ABORT);
+            op_diff_q  <= TX && s_disp_op == OP_DIFFWRITE;
             doff_q     <= s_disp_aux[15:0];
             dlen_q     <= s_disp_aux[31:16];
-            cmt_q      <= TX && s_disp_op == OP_WRITE && s_disp_flags[2];
+            cmt_q      <= TX && s_disp_op == OP_WRITE && s_disp_flags[ats_host_pkg::FLAG_COMMIT];
             txid_bad_q <= 7'(s_disp_txid) > 7'(NUM_TX);
             rf_n_q  <= s_disp_nlb[2:0];
         end
@@ -1247,7 +1136,7 @@ module ats_wbuf #(
     assign rdr_req_eng = (en_q == EN_JOB);
 
     always_ff @(posedge clk) begin
-        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending_q || (TX && state_q == ST_TXW) ||
+        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending || (TX && state_q == ST_TXW) ||
                    (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q || !plp_room_q;
         // nothing is issued in the cycle that samples pwr_fail (fire_ok) nor in the next one (the
         // budget and the pages in flight at the cut are being settled: budget_ok_q is 0)
@@ -1329,11 +1218,11 @@ module ats_wbuf #(
     assign s_wbc_ready = 1'b1;
     assign cpl_fire = s_wbc_valid && !out_empty;
     assign cpl_slot = out_q[out_rd_q[SLOT_W-1:0]];
-    assign cpl_ok   = (s_wbc_status == ST_OK);
+    assign cpl_ok   = (s_wbc_status == STS_OK);
     // a transaction status (BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY) is the tx's failure, not a
     // failed writeback: it does not fail a FLUSH / FUA / RFLUSH
-    assign cpl_fail = !cpl_ok && !(TX && (s_wbc_status == 8'h02 || s_wbc_status == 8'h04 ||
-                                          s_wbc_status == 8'h05 || s_wbc_status == 8'h06));
+    assign cpl_fail = !cpl_ok && !(TX && (s_wbc_status == STS_BAD_TXID || s_wbc_status == STS_TX_FULL ||
+                                          s_wbc_status == STS_INDEX_FULL || s_wbc_status == STS_TX_EMPTY));
     // ST_TXW: the completion of the record (or COMMIT-marked page): fill_q is its slot
     always_ff @(posedge clk) begin
         if (state_q != ST_TXW) begin
@@ -1348,7 +1237,7 @@ module ats_wbuf #(
     assign txfin_fire   = TX && state_q == ST_TXFIN;
     assign txcan_fire   = TX && state_q == ST_TXCAN2 && rec_dirty_q;
     assign rec_drop     = txcan_fire && op_rec_q;       // a DIRTY record freed: one dirty page less
-    assign tx_commit_ok = txst_q == ST_OK && op_q != OP_TXA;
+    assign tx_commit_ok = txst_q == STS_OK && op_q != OP_TX_ABORT;
     // the slot update of a completion is applied two cycles later: the completed slot and status are
     // registered (cpl_v_q, cpl_slot_q, cpl_ok1_q), then decoded into registered one-hot enables
     // (the slot stays SL_WB two cycles longer; nothing else touches an SL_WB slot's state)
@@ -1437,7 +1326,7 @@ module ats_wbuf #(
                 sl_pr_q[i]   <= prio_q;
                 sl_new_q[i]  <= !op_rec_q;
                 sl_trim_q[i] <= op_trim_q || op_rec_q;
-                sl_rec_q[i]  <= op_rec_q ? ((op_q == OP_TXA) ? RC_AREC : RC_CREC)
+                sl_rec_q[i]  <= op_rec_q ? ((op_q == OP_TX_ABORT) ? RC_AREC : RC_CREC)
                               : (cmt_q && page_last_q) ? RC_CMARK : RC_NONE;
                 sl_urg_q[i]  <= c_take_q ? c_urg_q : 1'b0;
                 sl_qp_q[i]   <= c_take_q ? c_qp_q : tail_pos_q[QP_W-1:0];
@@ -1562,70 +1451,13 @@ module ats_wbuf #(
             if (rd_hit_q) c_hit_q <= c_hit_q + 1'b1;
             else c_miss_q <= c_miss_q + 1'b1;
         end
-        // waiters
-        if (wpush_fire) begin
-            wt_tag_q[wt_wr_q[WT_W-1:0]] <= tag_q;
-            wt_tgt_q[wt_wr_q[WT_W-1:0]] <= tail_pos_q;
-            wt_fs_q[wt_wr_q[WT_W-1:0]]  <= fail_cnt_q;
-            wt_res_q[wt_wr_q[WT_W-1:0]] <= result_q[16:0];
-            wt_wr_q    <= wt_wr_q + 1'b1;
-            last_tgt_q <= tail_pos_q;
-        end
-        // registered comparisons; a flag computed for the previous head or sequence is cleared
-        flush_pending_q <= $signed(last_tgt_q - head_pos_q) > 0;
-        wt_full_q <= (wt_wr_q[WT_W-1:0] == wt_rd_q[WT_W-1:0]) && (wt_wr_q[WT_W] != wt_rd_q[WT_W]);
-        wt_passed_q <= !wt_pop && !(wpush_fire && wt_empty) &&
-                       $signed(head_pos_q - wt_tgt_q[wt_rd_q[WT_W-1:0]]) >= 0;
-        wt_durok_q  <= !wt_pop && wt_conv_q && $signed(dur_cnt_q - wt_seq_q) >= 0;
-        // no space: the head waiter completes NO_SPACE (unless durable: wt_durok_q wins)
-        wt_ns_q     <= !wt_pop && nosp_q && !wt_empty;
         nosp_q      <= no_space;
-        if (wt_conv_set) begin
-            wt_conv_q <= 1'b1;
-            wt_seq_q  <= issue_cnt_q;
-        end
-        if (wt_pop) begin
-            wt_rd_q   <= wt_rd_q + 1'b1;
-            wt_conv_q <= 1'b0;
-        end
-        // RFLUSH waiter
-        unique case (rw_st_q)
-            RW_IDLE: if (rfarm_fire) begin
-                rw_st_q  <= RW_URG;
-                rw_tag_q <= tag_q;
-                rw_fs_q  <= fail_cnt_q;
-                rw_ns_q  <= 1'b0;
-            end
-            RW_URG: if (urg_cnt_q == 0) begin
-                rw_st_q  <= RW_DUR;
-                rw_seq_q <= issue_cnt_q;
-            end else if (nosp_q) begin
-                rw_st_q  <= RW_DONE;                 // urgent marks stay: written first when space returns
-                rw_ns_q  <= 1'b1;
-            end
-            RW_DUR: if (rw_durok_q) begin
-                rw_st_q  <= RW_DONE;
-            end else if (nosp_q) begin
-                rw_st_q  <= RW_DONE;
-                rw_ns_q  <= 1'b1;
-            end
-            RW_DONE: if (sel_rw && m_done_ready) rw_st_q <= RW_IDLE;
-            default: rw_st_q <= RW_IDLE;
-        endcase
-        rw_durok_q <= rw_st_q == RW_DUR && $signed(dur_cnt_q - rw_seq_q) >= 0;
         if (pwr_fail) dump_q <= 1'b1;
         if (rst) begin
             head_pos_q <= '0;
             tail_pos_q <= '0;
             fifo_cnt_q <= '0;
-            flush_pending_q <= 1'b0;
-            wt_passed_q <= 1'b0;
-            wt_durok_q <= 1'b0;
-            wt_ns_q    <= 1'b0;
             nosp_q     <= 1'b0;
-            rw_ns_q    <= 1'b0;
-            wt_full_q <= 1'b0;
-            rw_durok_q <= 1'b0;
             issue_cnt_q <= '0;
             dur_cnt_q  <= '0;
             fail_cnt_q <= '0;
@@ -1640,11 +1472,6 @@ module ats_wbuf #(
             budget_q   <= '0;
             plp_room_q <= 1'b0;
             cap_out_q  <= 1'b0;
-            wt_wr_q    <= '0;
-            wt_rd_q    <= '0;
-            wt_conv_q  <= 1'b0;
-            last_tgt_q <= '0;
-            rw_st_q    <= RW_IDLE;
             c_host_q   <= '0;
             c_coal_q   <= '0;
             c_wbp_q    <= '0;
@@ -1686,7 +1513,7 @@ module ats_wbuf #(
 
     // inputs only used for checks or reserved
     logic unused_ok;
-    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[1], sl_pr_q[0]};
+    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[ats_host_pkg::FLAG_BARRIER], sl_pr_q[0]};
 endmodule
 
 `resetall
