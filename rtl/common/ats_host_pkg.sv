@@ -42,6 +42,10 @@ package ats_host_pkg;
     localparam logic [OP_W-1:0] OP_GET_LOG   = 4'd10;
     localparam logic [OP_W-1:0] OP_LAST      = 4'd10;   // highest defined opcode
 
+    // tags with a meaning (§1.1): a GET_LOG with this tag takes a checkpoint first (the NVMe front
+    // end's clean shutdown)
+    localparam logic [TAG_W-1:0] TAG_SHUTDOWN = 8'hFF;
+
     // flag bit indices in `flags` (§1); bit 3 is reserved (0)
     localparam int FLAG_FUA     = 0;
     localparam int FLAG_BARRIER = 1;

@@ -299,7 +299,7 @@ module ats_nvme_cmd #(
     assign f_load = m_flush && !flush_sent_q && d_q == D_IDLE && cmd_free && !d_load && !t_load &&
                     !busy_q[0];
     // SHUT_CKPT: the checkpoint request (GET_LOG, SHUT_TAG) once the shutdown FLUSH has completed
-    localparam logic [7:0] SHUT_TAG = 8'hFF;
+    localparam logic [7:0] SHUT_TAG = ats_host_pkg::TAG_SHUTDOWN;
     logic ck_pend_q, ck_wait_q, k_load;
     assign k_load = SHUT_CKPT && m_flush && ck_pend_q && d_q == D_IDLE && cmd_free && !d_load && !t_load;
 

@@ -272,6 +272,7 @@ def test_generated_header(tmp_path):
     want |= {f"ATS_OP_{k}": v for k, v in OPS.items()} | {f"ATS_STS_{k}": v for k, v in STS.items()}
     want |= {f"ATS_FLAG_{k}_BIT": v for k, v in FLAGS.items()} | {f"ATS_FLAG_{k}": 1 << v for k, v in FLAGS.items()}
     want |= {f"ATS_ATTR_{k}": v for k, v in ATTRS.items()} | {f"ATS_REJ_{k}": v for k, v in REJ.items()}
+    want |= {f"ATS_TAG_{k}": v for k, v in C["tags"].items()}
     text = hdr.read_text()
     assert set(re.findall(r"^#define (ATS_\w+) ", text, re.M)) - {"ATS_HOST_H"} == set(want)
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -292,12 +293,19 @@ def test_generated_header(tmp_path):
 
 
 def test_firmware_admin_opcodes():
-    """The firmware's own names for the admin answers' opcodes (if it still writes them itself)."""
-    n = 0
+    """The firmware's own names for the admin answers' opcodes and the shutdown tag (if it still
+    writes them itself)."""
     for path in sorted((ROOT / "sw/firmware").rglob("*.[ch]")):
-        for name, v in re.findall(r"^#define ADM_(IDENTIFY|GET_LOG) (\d+)u?\b", path.read_text(), re.M):
-            n += 1
+        text = path.read_text()
+        for name, v in re.findall(r"^#define ADM_(IDENTIFY|GET_LOG) (\d+)u?\b", text, re.M):
             assert int(v) == OPS[name], f"{path.relative_to(ROOT)}: ADM_{name} {v}, ats_host_pkg OP_{name} = {OPS[name]}"
+        for v in re.findall(r"^#define ADM_SHUT_TAG (0x[0-9A-Fa-f]+|\d+)u?\b", text, re.M):
+            assert int(v, 0) == C["tags"]["SHUTDOWN"], f"{path.relative_to(ROOT)}: ADM_SHUT_TAG {v}"
+
+
+def test_arch_shutdown_tag():
+    m = re.search(r"A GET_LOG with tag (0x[0-9A-F]+) first takes a checkpoint", SEC1)
+    assert m and int(m[1], 16) == C["tags"]["SHUTDOWN"], "architecture.md §1.1: the shutdown tag"
 
 
 def test_remap_codes():
