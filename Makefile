@@ -86,7 +86,7 @@ regs: sim-soc
 results:
 	$(PY) tools/results.py render
 
-test-rtl: $(GEN_STAMP) sim-soc
+test-rtl: $(GEN_STAMP) $(HOST_H) sim-soc
 	rm -rf build/system
 	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach formal/test_formal.py $(SYNTH_TESTS)
 
