@@ -113,8 +113,10 @@ module ats_nand_subsys #(
     localparam int RD_W   = 32 + 8 + SLOT_W + WI_W;            // {data, tag, slot, widx}
     localparam int FET_W  = 8 + SLOT_W;                        // {tag, slot}
     localparam int RCNT_W = 3;                                 // READ pages / completions, modulo 8
-    localparam logic [1:0] OP_READ = 2'd0, OP_PROG = 2'd1;
-    localparam logic [2:0] ST_BAD  = 3'd4;
+    // the scheduler's 2-bit ops are the page ops 0..2; page statuses (ats_nand_pkg)
+    localparam logic [1:0] OP_READ = 2'(ats_nand_pkg::NAND_OP_READ);
+    localparam logic [1:0] OP_PROG = 2'(ats_nand_pkg::NAND_OP_PROG);
+    localparam logic [2:0] ST_BAD  = ats_nand_pkg::NAND_ST_BAD;
 
     if (NUM_CHAN < 1 || NUM_CHAN > 8) begin : g_check_chan
         $fatal(1, "ats_nand_subsys: NUM_CHAN must be 1..8 (%m)");
@@ -224,7 +226,7 @@ module ats_nand_subsys #(
         assign init_iss     = init_q && 32'(init_iss_q) < WAYS;
         assign pc_cmd_valid = init_q ? init_iss : (cmd_v_q && !cmd_bad_q);
         assign pc_tag       = init_q ? 8'(init_iss_q) : cmd_tag_q;
-        assign pc_op        = init_q ? 3'd3 : {1'b0, cmd_op_q};      // RESET 3
+        assign pc_op        = init_q ? ats_nand_pkg::NAND_OP_RESET : {1'b0, cmd_op_q};
         assign pc_way       = init_q ? 2'(init_iss_q) : cmd_way_q;
         assign init_fin[c]  = !init_q;
 
