@@ -31,7 +31,9 @@ Reference (plain Python, from the design brief and docs/architecture.md, never f
  - coverage that fails the campaign when missing: torn pages, read misses through NAND, no_free_block,
    relocated program failures and ECC corrections where the faults are on.
 
-Environment: ATS_SEED, ATS_LONG=1 (the long campaign), ATS_CORE_CUTS (cuts per run), ATS_CUT_TRACE=1
+Environment: ATS_SEED, ATS_LONG=1 (the long campaign), ATS_CORE_CUTS (cuts per run), ATS_CUT_TRACE=1,
+ATS_CORE_TRACE=<file> (every host completion and firmware-port response with its time, and the final
+stats: two runs of a refactored RTL that must be cycle-identical give the same file)
 (log each power cycle's kind and cycles), ATS_PROFILE=<file> (cProfile of the campaign: where the
 wall time goes).
 """
@@ -150,6 +152,7 @@ class TB:
         self._wl_progress = 0                    # edge of the workload's last progress (watchdog)
         self._wl_stall = False
         self._fw_wait = None                     # (op, edge) of a firmware call waiting for its response
+        self.trace = [] if os.environ.get("ATS_CORE_TRACE") else None   # (ns, kind, fields) per event
         self._wl_skip = False
         self._wl_wake = Event()
         every_edge(dut.clk, self._wl_edge)
@@ -266,6 +269,8 @@ class TB:
                 await RisingEdge(self.dut.clk)
             while self.fwr.queue:
                 beats.append(self.fwr.queue.popleft())
+                if self.trace is not None:
+                    self.trace.append((cocotb.utils.get_sim_time("ns"), "fwr", beats[-1]))
             if beats and beats[-1]["last"]:
                 self.stats["fw_ops"] += 1
                 return beats
@@ -639,6 +644,8 @@ class TB:
             # completions
             while self.cpl.queue:
                 c = self.cpl.queue.popleft()
+                if self.trace is not None:
+                    self.trace.append((cocotb.utils.get_sim_time("ns"), "cpl", c))
                 cmd = inflight.pop(c["tag"], None)
                 if cmd is None:
                     self.errors.append(f"completion of unknown tag {c['tag']}")
@@ -1064,6 +1071,8 @@ class TB:
             await RisingEdge(self.dut.clk)
             if self.cpl.queue:
                 c = self.cpl.queue.popleft()
+                if self.trace is not None:
+                    self.trace.append((cocotb.utils.get_sim_time("ns"), "cpl", c))
                 assert c["tag"] == cmd["tag"], c
                 return c["status"], c["result"]
         raise AssertionError(f"directed scenario: no completion for {cmd}")
@@ -1363,6 +1372,11 @@ async def campaign(dut, seed, cuts, idle, backpressure):
     tb.stats["rd_ooo"] = int(dut.rd_ooo_total.value)
     tb.stats["rd_ilv"] = int(dut.rd_ilv_total.value)
     dut._log.info("campaign seed %d: %s", seed, json.dumps(tb.stats))
+    if tb.trace is not None:
+        with open(os.environ["ATS_CORE_TRACE"], "w") as f:
+            for t, kind, fields in tb.trace:
+                f.write(f"{t} {kind} {json.dumps(fields, sort_keys=True)}\n")
+            f.write(f"stats {json.dumps(tb.stats, sort_keys=True)}\n")
     out = os.environ.get("ATS_CORE_STATS")
     if out:
         Path(out).write_text(json.dumps(tb.stats))
