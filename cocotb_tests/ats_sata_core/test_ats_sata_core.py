@@ -152,7 +152,8 @@ class SataCoreTB(base.TB):
 
     def backend_state(self) -> dict:
         be = self.dut.u_core.u_dut.u_backend
-        return {n: int(getattr(be, n).value) for n in base.BACKEND_REGS}
+        return {n: int(getattr(getattr(be, inst) if inst else be, n).value)
+                for module, inst in base.BACKEND_UNITS.items() for n in base.PUBLIC[module]}
 
     def _mon(self):
         """The descriptors ats_sata hands the core, while mon_on."""

@@ -205,8 +205,8 @@ module ats_ssd_core_tb #(
             rd_nand_out <= rd_nand_out + (iss ? 8'd1 : 8'd0) - (cpl ? 8'd1 : 8'd0);
             if (iss && rd_nand_out - (cpl ? 8'd1 : 8'd0) != 0) rd_overlap_total <= rd_overlap_total + 1'b1;
             // slots in use: RD_SLOTS minus the free list (pointers with one wrap bit)
-            if (8'(RD_SLOTS) - (8'(u_dut.u_backend.fl_wr_q) - 8'(u_dut.u_backend.fl_rd_q) & 8'(2 * RD_SLOTS - 1)) > rd_ring_max)
-                rd_ring_max <= 8'(RD_SLOTS) - (8'(u_dut.u_backend.fl_wr_q) - 8'(u_dut.u_backend.fl_rd_q) & 8'(2 * RD_SLOTS - 1));
+            if (8'(RD_SLOTS) - (8'(u_dut.u_backend.u_read.fl_wr_q) - 8'(u_dut.u_backend.u_read.fl_rd_q) & 8'(2 * RD_SLOTS - 1)) > rd_ring_max)
+                rd_ring_max <= 8'(RD_SLOTS) - (8'(u_dut.u_backend.u_read.fl_wr_q) - 8'(u_dut.u_backend.u_read.fl_rd_q) & 8'(2 * RD_SLOTS - 1));
         end
     end
     // out-of-order delivery: the acceptance number of each slot's read; a page whose last word
@@ -221,17 +221,17 @@ module ats_ssd_core_tb #(
             rd_live <= '0;
         end else begin
             if (u_dut.u_backend.s_rd_valid && u_dut.u_backend.s_rd_ready) begin
-                rd_acc_seq[u_dut.u_backend.ra_s] <= rd_acc_n;
-                rd_live[u_dut.u_backend.ra_s] <= 1'b1;
+                rd_acc_seq[u_dut.u_backend.u_read.ra_s] <= rd_acc_n;
+                rd_live[u_dut.u_backend.u_read.ra_s] <= 1'b1;
                 rd_acc_n <= rd_acc_n + 1'b1;
             end
-            if (u_dut.u_backend.dl_pick && u_dut.u_backend.dl_last) begin
+            if (u_dut.u_backend.u_read.dl_pick && u_dut.u_backend.u_read.dl_last) begin
                 older = 1'b0;
                 for (int j = 0; j < RD_SLOTS; j++)
-                    if (rd_live[j] && j != int'(u_dut.u_backend.dv_s_q) &&
-                        rd_acc_seq[j] < rd_acc_seq[u_dut.u_backend.dv_s_q]) older = 1'b1;
+                    if (rd_live[j] && j != int'(u_dut.u_backend.u_read.dv_s_q) &&
+                        rd_acc_seq[j] < rd_acc_seq[u_dut.u_backend.u_read.dv_s_q]) older = 1'b1;
                 if (older) rd_ooo_total <= rd_ooo_total + 1'b1;
-                rd_live[u_dut.u_backend.dv_s_q] <= 1'b0;
+                rd_live[u_dut.u_backend.u_read.dv_s_q] <= 1'b0;
             end
         end
     end

@@ -246,7 +246,8 @@ class TB:
     def backend_state(self) -> dict:
         """The backend's read-ring and FSM registers, printed when a watchdog fires."""
         be = self.dut.u_dut.u_backend
-        return {n: int(getattr(be, n).value) for n in BACKEND_REGS}
+        return {n: int(getattr(getattr(be, inst) if inst else be, n).value)
+                for module, inst in BACKEND_UNITS.items() for n in PUBLIC[module]}
 
     async def fw_call(self, gen, **f):
         """One firmware-port operation: request (+ data words), then its response beats."""
@@ -1453,11 +1454,12 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
               key=lambda r: [i for i, x in enumerate(CONFIGS[r[0]][1]) if x[1] == r[2]][0])
 
 
-# The signals below the TB top that the tests read (the watchdog's report of the backend); the
-# build makes only these and the top's own signals visible to cocotb (runner.run `public`)
-BACKEND_REGS = ("ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q", "fw_st_q",
-                "nq_v_q", "rd_st_q", "c_st_q", "rq_v_q")
-PUBLIC = {"ats_backend": list(BACKEND_REGS)}
+# The signals below the TB top that the tests read (the watchdog's report of the backend: module ->
+# names); the build makes only these and the top's own signals visible to cocotb (runner.run `public`)
+PUBLIC = {"ats_backend": ["nq_v_q", "c_st_q", "rq_v_q"],
+          "ats_backend_read": ["ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q"],
+          "ats_backend_fw": ["fw_st_q", "rd_st_q"]}
+BACKEND_UNITS = {"ats_backend": None, "ats_backend_read": "u_read", "ats_backend_fw": "u_fw"}   # module -> instance
 
 
 def core_build(params: dict) -> tuple[dict, list[Path], dict]:

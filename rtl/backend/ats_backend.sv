@@ -194,8 +194,6 @@ module ats_backend #(
     // parameters
     localparam int NDIE   = NUM_CHAN * WAYS;
     localparam int DIE_W  = (NDIE > 1) ? $clog2(NDIE) : 1;
-    localparam int CH_W   = (NUM_CHAN > 1) ? $clog2(NUM_CHAN) : 1;
-    localparam int VC_W   = $clog2(NDIE * BLOCKS) > 0 ? $clog2(NDIE * BLOCKS) : 1;
     localparam int PG_W   = $clog2(PAGES_PER_BLOCK);
     localparam int BLK_W  = (BLOCKS > 1) ? $clog2(BLOCKS) : 1;
     localparam int PW     = PAGE_BYTES / 4;             // data words per page
@@ -203,20 +201,17 @@ module ats_backend #(
     localparam int WIN_W  = $clog2(WIN);
     localparam int MEM_DEPTH = WIN * PW;                 // (the firmware's NPROG page, "entry WIN": u_fwmem)
     localparam int MEM_AW = $clog2(MEM_DEPTH);
+    localparam int FW_AW  = $clog2(PW);                 // word address in the firmware's NPROG page
     localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
     localparam logic [7:0] RD_TAG = 8'hFF;              // NAND tag of a firmware NREAD
     localparam logic [7:0] RB_TAG = 8'h80;              // NAND tags of host reads: 0x80 + slot
-    localparam logic [7:0] PRB_TAG = 8'hFE;             // s_rd_tag of an own-table probe (README "Read miss")
     localparam int RS_W   = $clog2(RD_SLOTS);
-    localparam int RWA    = $clog2(PW);                 // word address bits in a read slot
-    localparam int ROB_DEPTH = RD_SLOTS << RWA;
     localparam logic [7:0] RT_CPL = 8'h01, RT_RD = 8'h02, RT_FW = 8'h03; // remap tags
     localparam logic [7:0] FW_TAG = 8'hFE;              // NAND tag of a firmware ERASE / PROGRAM
-    localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4,
-                           FO_SEQSET = 3'd5;
+    localparam logic [2:0] FO_NPROG = 3'd1, FO_NERASE = 3'd2;   // firmware ops (all: ats_backend_fw)
     // remap ops
-    localparam logic [3:0] R_MAP_WRITE = 4'd0, R_LOOKUP = 4'd1, R_TX_WRITE = 4'd2,
-                           R_TX_LOOKUP = 4'd3, R_COMMIT = 4'd4, R_ABORT = 4'd5, R_UNMAP = 4'd6;
+    localparam logic [3:0] R_MAP_WRITE = 4'd0, R_LOOKUP = 4'd1, R_TX_WRITE = 4'd2,   // (TX_LOOKUP 3:
+                           R_COMMIT = 4'd4, R_ABORT = 4'd5, R_UNMAP = 4'd6;          //  ats_backend_read)
     // tx record kinds (s_wb_rec)
     localparam logic [1:0] RC_NONE = 2'd0, RC_CMARK = 2'd1, RC_CREC = 2'd2, RC_AREC = 2'd3;
     // NAND statuses
@@ -315,10 +310,12 @@ module ats_backend #(
     logic               mem_we;
     logic [MEM_AW-1:0]  mem_wa, mem_ra;
     logic [31:0]        mem_rd;
-
-    // firmware FSM (declared here: the accept logic shares the table with RELOC)
-    typedef enum logic [3:0] {F_IDLE, F_RD, F_PRECV, F_NREQ, F_NCPL, F_REMAP, F_RSPW, F_RACC, F_RWAIT, F_DONE} fw_state_e;
-    fw_state_e          fw_st_q;
+    // firmware port unit (u_fw, below): its requests, grants and status
+    logic               fw_fwd_take, fw_nq_req, fw_nq_wait, fw_nrd_req, fw_nrd_cpl, fw_nd_ready;
+    logic               fw_rq_req, fw_reloc_req, fw_seqset, fo_free, fw_busy;
+    logic [PPN_W-1:0]   fw_nrd_ppn;
+    logic [2:0]         fw_perr;
+    // the firmware operation's fields: registers of u_fw
     logic [2:0]         fw_op_q;
     logic [2:0]         fw_chan_q;
     logic [1:0]         fw_way_q;
@@ -331,16 +328,15 @@ module ats_backend #(
     logic [63:0]        fw_seq_q;
     logic [7:0]         fw_flags_q;
     logic [1:0]         fw_kind_q;
-    logic [PWW-1:0]     fw_w_q;           // NPROG words received
+    logic [FW_AW-1:0]   fw_ra;
+    logic [31:0]        fw_rd;
     logic               recv_fw_q;        // the entry being received is a RELOC (data on s_fwd)
     logic               fw_acc;           // RELOC enters the table this cycle
-    logic               fwp_we;           // NPROG word into the firmware page
-    assign fw_acc      = fw_st_q == F_RACC && !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
-    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst && fw_st_q != F_RACC && !wb_hold;
+    assign fw_acc      = fw_reloc_req && !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
+    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst && !fw_reloc_req && !wb_hold;
     assign acc_fire    = s_wb_valid && s_wb_ready;
     assign s_wbd_ready = recv_q && !recv_fw_q;
-    assign fwp_we      = fw_st_q == F_PRECV && s_fwd_valid;
-    assign s_fwd_ready = (recv_q && recv_fw_q) || fw_st_q == F_PRECV;
+    assign s_fwd_ready = (recv_q && recv_fw_q) || fw_fwd_take;
     assign wbd_fire    = recv_q && (recv_fw_q ? s_fwd_valid : s_wbd_valid);
     assign mem_we      = wbd_fire;
     assign mem_wa      = MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
@@ -370,14 +366,6 @@ module ats_backend #(
         .clk, .wr_en(mem_we), .wr_addr(mem_wa), .wr_data(recv_fw_q ? s_fwd_data : s_wbd_data),
         .rd_addr(mem_ra), .rd_data(mem_rd)
     );
-    // the firmware's NPROG page (fetch slot WIN), same read latency as the staging memory
-    localparam int FW_AW = $clog2(PW);
-    logic [31:0]        fw_rd;
-    logic [FW_AW-1:0]   fw_ra;
-    ats_wbuf_mem #(.DEPTH(PW)) u_fwmem (
-        .clk, .wr_en(fwp_we), .wr_addr(FW_AW'(fw_w_q)), .wr_data(s_fwd_data), .rd_addr(fw_ra), .rd_data(fw_rd)
-    );
-
     // per-tx error: the first failed TX_WRITE's status (TX_FULL, INDEX_FULL, ...), until the tx's
     // commit or abort completes. A commit of such a tx is written and applied as an abort.
     logic [63:0]        txe_v_q;
@@ -438,158 +426,62 @@ module ats_backend #(
     assign nq_free = !nq_v_q || m_nreq_ready;
 
     // ---------------------------------------------------------------------------------------------
-    // firmware NREAD FSM (host reads: the read ring below)
-    logic               rd_bbm_q;         // NREAD: the page's factory bad-block mark
-    typedef enum logic [2:0] {RD_IDLE, RD_NREQ, RD_DATA, RD_CPL, RD_LAST} rd_state_e;
-    rd_state_e          rd_st_q;
-    logic [PPN_W-1:0]   rd_ppn_q;
-    logic [PWW-1:0]     rd_w_q;
-    logic [7:0]         rd_status_q;
-    logic [31:0]        rd_meta_q;        // NREAD: the last spare word, held until the completion
-    // firmware response register (m_fwr), stable until taken
-    logic               fo_v_q, fo_last_q, fo_mapped_q;
-    logic [7:0]         fo_status_q;
-    logic [31:0]        fo_data_q;
-    logic [PPN_W-1:0]   fo_ppn_q;
-    logic               fo_free;
-    assign fo_free      = !fo_v_q || m_fwr_ready;
-    assign m_fwr_valid  = fo_v_q;
-    assign m_fwr_status = fo_status_q;
-    assign m_fwr_data   = fo_data_q;
-    assign m_fwr_last   = fo_last_q;
-    assign m_fwr_ppn    = fo_ppn_q;
-    assign m_fwr_mapped = fo_mapped_q;
-    assign s_fw_ready   = fw_st_q == F_IDLE && !fo_v_q && !rst;
+    // firmware port (ats_backend_fw, README "Firmware port"): its requests to the table, the issue
+    // unit and the remap request register, granted here (signals declared with the table)
+    ats_backend_fw #(
+        .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .PPN_W(PPN_W)
+    ) u_fw (
+        .clk, .rst,
+        .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
+        .s_fw_txid, .s_fw_lpn, .s_fw_ppn, .s_fw_seq, .s_fw_epoch, .s_fw_flags, .s_fw_kind,
+        .s_fwd_valid, .s_fwd_data, .s_fwd_last, .fwd_take(fw_fwd_take),
+        .m_fwr_valid, .m_fwr_ready, .m_fwr_status, .m_fwr_data, .m_fwr_last, .m_fwr_ppn, .m_fwr_mapped,
+        .fw_op(fw_op_q), .fw_chan(fw_chan_q), .fw_way(fw_way_q), .fw_blk(fw_blk_q), .fw_pg(fw_pg_q),
+        .fw_rop(fw_rop_q), .fw_txid(fw_txid_q), .fw_lpn(fw_lpn_q), .fw_ppn(fw_ppn_q), .fw_seq(fw_seq_q),
+        .fw_epoch(fw_epoch_q), .fw_flags(fw_flags_q), .fw_kind(fw_kind_q),
+        .fw_ra, .fw_rd,
+        .nq_req(fw_nq_req), .nq_take(i_fw), .nq_wait(fw_nq_wait), .nc_valid(nc_fw),
+        .nrd_req(fw_nrd_req), .nrd_ppn(fw_nrd_ppn), .nrd_take(i_nrd), .nrd_ncpl_valid(ncpl_read),
+        .nrd_cpl(fw_nrd_cpl), .ncpl_status(s_ncpl_status), .ncpl_bad_mark(s_ncpl_bad_mark),
+        .s_ndata_valid, .s_ndata_data, .s_ndata_last, .nd_host(rd_nd_host), .nd_ready(fw_nd_ready),
+        .rq_req(fw_rq_req), .rq_take(fw_rq_go),
+        .rsp_valid(rsp_fw), .rsp_status(s_rsp_status), .rsp_ppn(s_rsp_ppn), .rsp_mapped(s_rsp_mapped),
+        .reloc_req(fw_reloc_req), .reloc_acc(fw_acc_go), .reloc_done(c_reloc_done),
+        .reloc_status(c_status_q), .reloc_ppn(c_ppn_q),
+        .seq_idle(count == '0 && !acc_fire && !recv_q), .seqset(fw_seqset),
+        .fo_free, .busy(fw_busy), .perr(fw_perr)
+    );
 
     // ---------------------------------------------------------------------------------------------
-    // host reads (README "Read miss"): RD_SLOTS slots. A read takes the slot at the head of the free
-    // list and its slot number goes into the order ring, in s_rd order. Order-ring pointers with a
-    // wrap bit: ra (next accepted), rl (next to look up), rn (next to issue to NAND).
-    // [rn, rl): looked up (or its lookup in flight: lk_wait_q, rl - 1); [rl, ra): waiting for the
-    // remap request register. Lookups and NAND READs go in s_rd order; delivery in any order: a
-    // slot whose verdict and page are there is picked (round robin), its words leave on m_rdd, and
-    // after its last word the slot goes back to the free list.
-    logic [RS_W:0]          ra_q, rl_q, rn_q;
-    logic [RS_W-1:0]        oq      [RD_SLOTS];   // order ring: slot numbers in s_rd order
-    logic [RS_W-1:0]        fl      [RD_SLOTS];   // free list of slots
-    logic [RS_W:0]          fl_rd_q, fl_wr_q;
-    logic [31:0]            rb_lpn  [RD_SLOTS];
-    logic [5:0]             rb_txid [RD_SLOTS];
-    logic [7:0]             rb_tag  [RD_SLOTS];   // the write buffer's read id (s_rd_tag), echoed on m_rdd_tag
-    logic [PPN_W-1:0]       rb_ppn  [RD_SLOTS];
-    logic [7:0]             rb_st   [RD_SLOTS];   // verdict: 0x00 OK, 0x10 MEDIA_ERROR
-    logic [RD_SLOTS-1:0]    rb_nand_q;            // mapped: a NAND READ is needed
-    logic [RD_SLOTS-1:0]    rb_req_q;             // its NAND READ issued
-    logic [RD_SLOTS-1:0]    rb_zero_q;            // delivered as zeros (unmapped, or no data will come)
-    logic [RD_SLOTS-1:0]    rb_dat_q;             // every word of the page received
-    logic [RD_SLOTS-1:0]    rb_rdy_q;             // verdict known (NAND completion, or lookup: zeros)
-    logic [RD_SLOTS-1:0]    rb_bad_q;             // spare LPN differs from the LPN read
-    logic [RD_SLOTS-1:0]    rb_out_q;             // picked for delivery (until the slot is accepted again)
-    logic                   lk_wait_q;            // a lookup in flight, for slot lk_s_q
-    logic                   lk_prb_q;             // ... of an own-table probe (s_rd_tag 0xFE with a txid)
-    logic [RS_W-1:0]        lk_s_q, ra_s, rl_s, rn_s;
-    logic                   rb_full, lk_go, rn_ok, rb_want, rb_skip;
-    // the order ring is read through registers (timing: the ring's LUT RAM, then a slot-indexed
-    // table, then the issue priority chain into the firmware FSM was the core's critical path):
-    //   rl_s_q = oq[rl_q] (the read to look up next), valid when rl_fresh_q;
-    //   rn_s_q = oq[rn_q] (the read to issue next) with rn_ok_q (its lookup answered) and rn_nand_q
-    //   (mapped: a NAND READ), computed from the registers of the cycle before; for one cycle after
-    //   rn_q moved they describe the previous read (rn_adv_q) and are not used.
-    logic [RS_W-1:0]        rl_s_q, rn_s_q;
-    logic                   rl_fresh_q, rn_ok_q, rn_nand_q, rn_adv_q;
-    assign ra_s = fl[fl_rd_q[RS_W-1:0]];          // the slot a read accepted now takes
-    assign rl_s = rl_s_q;
-    assign rn_s = rn_s_q;
-    assign rb_full = fl_rd_q == fl_wr_q;          // no free slot
-    // a lookup goes out as soon as the request register is free: before any completion or firmware
-    // remap request (those wait while rl != ra), so a read sees the mapping of its acceptance time
-    // at the latest (never one of a write-back accepted after it)
-    assign lk_go   = (rl_q != ra_q) && !lk_wait_q && rl_fresh_q;
-    assign rn_ok   = rn_ok_q && !rn_adv_q;
-    assign rb_want = rn_ok && rn_nand_q;
-    assign rb_skip = rn_ok && !rn_nand_q;
+    // host reads (ats_backend_read, README "Read miss"): lookups and NAND READs in s_rd order
+    // through this module's request registers, pages delivered in any order
+    logic                   rd_lk_valid, rd_nrd_valid, rd_nd_host, rd_ncpl_ok, rd_ncpl_good;
+    logic                   rd_lk_pending, rd_nand_pending, rd_busy;
+    logic [3:0]             rd_lk_op;
+    logic [5:0]             rd_lk_txid;
+    logic [31:0]            rd_lk_lpn;
+    logic [RS_W-1:0]        rd_nrd_slot;
+    logic [PPN_W-1:0]       rd_nrd_ppn;
+    logic [2:0]             rd_perr;
     // while a firmware ERASE waits, no read is accepted, and the ERASE goes to NAND only once every
     // accepted read has its NAND READ issued (per-die order: the read of a page is never behind the
     // erase of its block)
     logic                   erase_wait;
-    assign erase_wait  = fw_st_q == F_NREQ && fw_op_q == FO_NERASE;
-    assign s_rd_ready  = !rb_full && !erase_wait && !rst;
-    // read memory: slot s, word w at {s, w}. A page is written only for a slot whose NAND READ is
-    // in flight and whose page has not come yet (a stray page is a protocol error, not a write)
-    logic                   nd_rb;            // s_ndata beat of a host read
-    logic [RS_W-1:0]        nd_s;
-    logic [PWW-1:0]         nd_w;             // the word's index in its page
-    logic                   rob_we;
-    logic [$clog2(ROB_DEPTH)-1:0] rob_wa, rob_ra;
-    logic [31:0]            rob_rd;
-    assign nd_rb  = s_ndata_tag[7:RS_W] == RB_TAG[7:RS_W];
-    assign nd_s   = s_ndata_tag[RS_W-1:0];
-    assign nd_w   = 32'(s_ndata_widx) > PW + 4 ? PWW'(PW + 5) : PWW'(s_ndata_widx);   // (saturated)
-    assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w) < PW && rb_req_q[nd_s] && !rb_dat_q[nd_s];
-    assign rob_wa = {nd_s, RWA'(nd_w)};
-    ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
-        .clk, .wr_en(rob_we), .wr_addr(rob_wa), .wr_data(s_ndata_data), .rd_addr(rob_ra), .rd_data(rob_rd)
+    assign erase_wait = fw_nq_req && fw_op_q == FO_NERASE;
+    ats_backend_read #(.PAGE_BYTES(PAGE_BYTES), .RD_SLOTS(RD_SLOTS), .PPN_W(PPN_W)) u_read (
+        .clk, .rst,
+        .s_rd_valid, .s_rd_ready, .s_rd_lpn, .s_rd_txid, .s_rd_tag, .hold(erase_wait),
+        .m_rdd_valid, .m_rdd_ready, .m_rdd_data, .m_rdd_last, .m_rdd_status, .m_rdd_tag,
+        .m_lk_valid(rd_lk_valid), .m_lk_ready(rq_free), .m_lk_op(rd_lk_op), .m_lk_txid(rd_lk_txid),
+        .m_lk_lpn(rd_lk_lpn),
+        .s_lk_valid(rsp_rd), .s_lk_status(s_rsp_status), .s_lk_ppn(s_rsp_ppn), .s_lk_mapped(s_rsp_mapped),
+        .s_lk_from_tx(s_rsp_from_tx),
+        .m_nrd_valid(rd_nrd_valid), .m_nrd_ready(nq_free), .m_nrd_slot(rd_nrd_slot), .m_nrd_ppn(rd_nrd_ppn),
+        .s_ndata_valid, .s_ndata_data, .s_ndata_last, .s_ndata_tag, .s_ndata_widx, .nd_host(rd_nd_host),
+        .ncpl_valid(nc_rb), .ncpl_slot(s_ncpl_tag[RS_W-1:0]), .ncpl_status(s_ncpl_status),
+        .ncpl_ok(rd_ncpl_ok), .ncpl_good(rd_ncpl_good),
+        .lk_pending(rd_lk_pending), .nand_pending(rd_nand_pending), .busy(rd_busy), .perr(rd_perr)
     );
-    // delivery: pick a finished slot (registered candidate vector, round robin from the slot after
-    // the last one delivered), then its words (memory latency 2) into a 4-entry output FIFO = m_rdd.
-    // The vector is a cycle old: a slot picked or freed in cycle t is out of it by t + 1 (rb_out_q),
-    // and a page takes PW cycles at least, so no slot is picked twice.
-    localparam int OBD = 4;
-    logic [RD_SLOTS-1:0]    dv_cand_q;        // slots ready to deliver, not yet picked
-    logic                   dv_act_q;         // a page is being delivered from slot dv_s_q
-    logic [RS_W-1:0]        dv_s_q, dv_rr_q, dv_pick_s;
-    logic                   dv_pick;
-    logic [RWA:0]           dl_w_q;           // next word of that page
-    logic                   dl_pick, dl_last;
-    logic [31:0]            ob_data [OBD];
-    logic                   ob_last [OBD];
-    logic [7:0]             ob_st   [OBD];
-    logic [7:0]             ob_tag  [OBD];
-    logic [2:0]             ob_rd_q, ob_wr_q, ob_pend_q;
-    logic                   q1_v_q, q2_v_q, q1_z_q, q2_z_q, q1_l_q, q2_l_q;
-    logic [7:0]             q1_st_q, q2_st_q, q1_tag_q, q2_tag_q;
-    function automatic logic [RS_W-1:0] rr_pick(input logic [RD_SLOTS-1:0] v, input logic [RS_W-1:0] from);
-        rr_pick = from;
-        for (int k = RD_SLOTS - 1; k >= 0; k--) if (v[RS_W'(from + RS_W'(k))]) rr_pick = RS_W'(from + RS_W'(k));
-    endfunction
-    assign dv_pick   = !dv_act_q && dv_cand_q != '0 && !rst;
-    assign dv_pick_s = rr_pick(dv_cand_q, dv_rr_q);
-    // room for one more word: FIFO occupancy + words in the memory pipeline < 4 (4-bit arithmetic,
-    // the same rule as the fetch DMA's output FIFOs)
-    assign dl_pick = dv_act_q && (4'(3'(ob_wr_q - ob_rd_q)) + 4'(ob_pend_q)) < 4'(OBD) && !rst;
-    assign dl_last = 32'(dl_w_q) == PW - 1;
-    assign rob_ra  = {dv_s_q, RWA'(dl_w_q)};
-    assign m_rdd_valid  = ob_wr_q != ob_rd_q;
-    assign m_rdd_data   = ob_data[ob_rd_q[1:0]];
-    assign m_rdd_last   = ob_last[ob_rd_q[1:0]];
-    assign m_rdd_status = ob_st[ob_rd_q[1:0]];
-    assign m_rdd_tag    = ob_tag[ob_rd_q[1:0]];
-    always_ff @(posedge clk) begin
-        dv_cand_q <= rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q;
-        if (rst) begin
-            dl_w_q <= '0; dv_act_q <= 1'b0; dv_rr_q <= '0; dv_cand_q <= '0;
-            ob_rd_q <= 3'd0; ob_wr_q <= 3'd0; ob_pend_q <= 3'd0;
-            q1_v_q <= 1'b0; q2_v_q <= 1'b0;
-        end else begin
-            if (dv_pick) begin
-                dv_act_q <= 1'b1; dv_s_q <= dv_pick_s; dv_rr_q <= dv_pick_s + 1'b1;
-            end
-            q1_v_q <= dl_pick; q1_z_q <= rb_zero_q[dv_s_q]; q1_l_q <= dl_last;
-            q1_st_q <= dl_last ? rb_st[dv_s_q] : 8'h00; q1_tag_q <= rb_tag[dv_s_q];
-            q2_v_q <= q1_v_q; q2_z_q <= q1_z_q; q2_l_q <= q1_l_q; q2_st_q <= q1_st_q; q2_tag_q <= q1_tag_q;
-            ob_pend_q <= ob_pend_q + (dl_pick ? 3'd1 : 3'd0) - (q2_v_q ? 3'd1 : 3'd0);
-            if (q2_v_q) begin
-                ob_data[ob_wr_q[1:0]] <= q2_z_q ? 32'd0 : rob_rd;
-                ob_last[ob_wr_q[1:0]] <= q2_l_q;
-                ob_st[ob_wr_q[1:0]]   <= q2_st_q;
-                ob_tag[ob_wr_q[1:0]]  <= q2_tag_q;
-                ob_wr_q <= ob_wr_q + 3'd1;
-            end
-            if (m_rdd_valid && m_rdd_ready) ob_rd_q <= ob_rd_q + 3'd1;
-            if (dl_pick) dl_w_q <= dl_last ? '0 : dl_w_q + 1'b1;
-            if (dl_pick && dl_last) dv_act_q <= 1'b0;
-        end
-    end
 
     // ---------------------------------------------------------------------------------------------
     // completion FSM
@@ -608,7 +500,7 @@ module ats_backend #(
     logic [3:0]         c_op_q;           // operation waited for
     cpl_state_e         c_after_vc_q;     // state after C_VC_NEW
 
-    // remap request output register (completion and read FSMs share it)
+    // remap request output register (the completion FSM, the host reads and the firmware port share it)
     logic               rq_v_q;
     logic [3:0]         rq_op_q;
     logic [7:0]         rq_tag_q;
@@ -620,20 +512,6 @@ module ats_backend #(
     assign m_req_lpn = rq_lpn_q; assign m_req_ppn = rq_ppn_q;
     logic               rq_free;
     assign rq_free = !rq_v_q || m_req_ready;
-    // order-ring read registers (declared with the read ring above)
-    always_ff @(posedge clk) begin
-        rl_s_q     <= oq[rl_q[RS_W-1:0]];
-        rl_fresh_q <= (rl_q != ra_q) && !(lk_go && rq_free);
-        rn_s_q     <= oq[rn_q[RS_W-1:0]];
-        rn_ok_q    <= (rn_q != rl_q) && !(lk_wait_q && rn_q == (rl_q - 1'b1));
-        rn_nand_q  <= rb_nand_q[oq[rn_q[RS_W-1:0]]];
-        rn_adv_q   <= rb_skip || (nq_free && rb_want);
-        if (rst) begin
-            rl_fresh_q <= 1'b0;
-            rn_ok_q    <= 1'b0;
-            rn_adv_q   <= 1'b0;
-        end
-    end
     assign s_rsp_ready = 1'b1;
     assign s_map_ready = 1'b1;            // commit log stream (transactions: persistence.md)
 
@@ -645,56 +523,19 @@ module ats_backend #(
     assign m_wbc_status = wc_status_q; assign m_wbc_ppn = wc_ppn_q;
 
     // ---------------------------------------------------------------------------------------------
-    // valid-page counts: one event a cycle (+1 new page, -1 superseded page)
-    logic [8:0]         vc_mem [NDIE * BLOCKS];
-    logic               vc_ev;
-    logic               vc_inc;
-    logic [PPN_W-1:0]   vc_ppn;
+    // valid-page counts (ats_backend_vcount): one event a cycle, the completion FSM's first
     logic               cpl_vc_ev;        // completion FSM's event this cycle
     logic               cpl_vc_inc;
     logic [PPN_W-1:0]   cpl_vc_ppn;
-    assign s_inval_ready = !cpl_vc_ev && !rst;
-    always_comb begin
-        vc_ev  = cpl_vc_ev || s_inval_valid;
-        vc_inc = cpl_vc_ev ? cpl_vc_inc : 1'b0;
-        vc_ppn = cpl_vc_ev ? cpl_vc_ppn : s_inval_ppn;
-    end
-    function automatic logic [31:0] vc_index(input logic [PPN_W-1:0] p);
-        vc_index = ppn_die(p) * 32'(BLOCKS) + ppn_block(p);
-    endfunction
-    // valid counts start at 0: cleared by an init pass after reset (NDIE x BLOCKS cycles, long
-    // before the first program can complete: the NAND subsystem's power-on RESET takes longer)
-    logic [15:0]        vc_init_q;
     logic               vc_init_busy;
-    assign vc_init_busy = 32'(vc_init_q) < NDIE * BLOCKS;
-    always_ff @(posedge clk) begin
-        if (rst) vc_init_q <= 16'd0;
-        else if (vc_init_busy) vc_init_q <= vc_init_q + 16'd1;
-    end
-    // The event is registered first (index computed from the PPN), then applied the next cycle as
-    // a read-modify-write: the remap response and s_inval no longer reach the LUT-RAM's increment in
-    // the same cycle (that was the core's critical path, README "Synthesis"). Events stay one a
-    // cycle and are applied in order, each reading the counts every earlier event wrote.
-    logic               vc_ev_q, vc_inc_q;
-    logic [VC_W-1:0]    vc_idx_q;
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            vc_ev_q <= 1'b0;
-        end else begin
-            vc_ev_q <= vc_ev;
-        end
-        vc_inc_q <= vc_inc;
-        vc_idx_q <= VC_W'(vc_index(vc_ppn));
-    end
-    always_ff @(posedge clk) begin
-        if (!rst && vc_init_busy) begin
-            vc_mem[VC_W'(vc_init_q)] <= 9'd0;
-        end else if (!rst && vc_ev_q) begin
-            if (vc_inc_q) vc_mem[vc_idx_q] <= vc_mem[vc_idx_q] + 9'd1;
-            else          vc_mem[vc_idx_q] <= vc_mem[vc_idx_q] - 9'd1;
-        end
-        vc_data <= (32'(vc_addr) < NDIE * BLOCKS) ? vc_mem[VC_W'(vc_addr)] : 9'd0;
-    end
+    ats_backend_vcount #(
+        .NDIE(NDIE), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .PPN_W(PPN_W)
+    ) u_vcount (
+        .clk, .rst,
+        .cpl_ev(cpl_vc_ev), .cpl_inc(cpl_vc_inc), .cpl_ppn(cpl_vc_ppn),
+        .s_inval_valid, .s_inval_ready, .s_inval_ppn,
+        .vc_addr, .vc_data, .init_busy(vc_init_busy)
+    );
 
     // ---------------------------------------------------------------------------------------------
     // issue: next entry (retry first, else in order) to the round-robin die
@@ -717,143 +558,27 @@ module ats_backend #(
     assign no_free_block   = iss_have && !any_block;
 
     // ---------------------------------------------------------------------------------------------
-    // fetch DMA: per channel a fetch queue of 2 and an output FIFO of 4 words; one word a cycle
-    // read from the staging memory (or generated) for the channel chosen round robin.
-    localparam int OFD = 4;
-    logic               fq_v   [NUM_CHAN][2];
-    logic [WIN_W:0]     fq_ent [NUM_CHAN][2];    // table entry, or WIN = the firmware's NPROG page
-    logic [PWW-1:0]     fq_w   [NUM_CHAN];       // next word of the head fetch
-    logic [31:0]        of_mem [NUM_CHAN][OFD];
-    logic               of_last[NUM_CHAN][OFD];
-    logic [2:0]         of_rd  [NUM_CHAN], of_wr [NUM_CHAN];
-    logic [2:0]         of_pend[NUM_CHAN];       // words in flight in the read pipeline
-    logic [2:0]         dch_q;                   // round-robin pointer
-    // read pipeline: stage 0 picks a channel; stage p0 (registered pick) issues the memory
-    // address (the pick -> address path crossed the device: c690592's critical path); stage 1
-    // builds the spare words / zeros; stage 2 (memory data) pushes into the channel's FIFO
-    logic               p0_v_q, p0_fw_q;
-    logic [2:0]         p0_ch_q;
-    logic [WIN_W-1:0]   p0_e_q;
-    logic [PWW-1:0]     p0_w_q;
-    logic               p1_v_q, p2_v_q;
-    logic [2:0]         p1_ch_q, p2_ch_q;
-    logic               p2_ram_q, p2_last_q, p1_fw_q, p2_fw_q;
-    logic [WIN_W-1:0]   p1_e_q;
-    logic [PWW-1:0]     p1_w_q;
-    logic [31:0]        p2_val_q;
-
-    logic               f_pick;
-    logic [2:0]         f_ch;
-    logic [WIN_W:0]     f_ent;
-    logic               f_fw;             // the firmware's page
-    logic [WIN_W-1:0]   f_e;              // table entry (f_ent when not f_fw)
-    logic [PWW-1:0]     f_w;
-    logic               g_ram;            // stage 1: word from the memory (else g_val)
-    logic [31:0]        g_val;
-    logic               g_last;
-    logic [63:0]        g_seq;
-    always_comb begin
-        f_pick = 1'b0;
-        f_ch   = 3'd0;
-        for (int k = NUM_CHAN - 1; k >= 0; k--) begin
-            logic [CH_W-1:0] c;
-            c = CH_W'((32'(dch_q) + k) % NUM_CHAN);
-            // room in the 4-word output FIFO for one more word (occupancy + words in the pipeline,
-            // both at most 4: 4-bit arithmetic, no wide compare on this path)
-            if (fq_v[c][0] && (4'(3'(of_wr[c] - of_rd[c])) + 4'(of_pend[c])) < 4'(OFD)) begin
-                f_pick = 1'b1;
-                f_ch   = 3'(c);
-            end
-        end
-        f_ent  = fq_ent[CH_W'(f_ch)][0];
-        f_fw   = 32'(f_ent) == WIN;
-        f_e    = WIN_W'(f_ent);
-        f_w    = fq_w[CH_W'(f_ch)];
-    end
-    assign mem_ra = MEM_AW'(32'(p0_e_q) * 32'(PW) + ((32'(p0_w_q) < PW) ? 32'(p0_w_q) : 32'd0));
-    assign fw_ra  = FW_AW'((32'(p0_w_q) < PW) ? 32'(p0_w_q) : 32'd0);
-    // stage 1: from the registered entry and word (the entry's fields do not change while it is
-    // fetched: written at acceptance, flags at issue, before the NAND asks for the data)
-    always_comb begin
-        g_seq  = p1_fw_q ? fw_seq_q : e_seq[p1_e_q];
-        g_ram  = 1'b0;
-        g_val  = 32'd0;
-        g_last = 1'b0;
-        if (32'(p1_w_q) < PW) begin
-            g_ram = p1_fw_q || !e_trim[p1_e_q];   // a TRIM / commit / abort record carries zeros
-        end else begin
-            case (32'(p1_w_q) - PW)
-                0: g_val = p1_fw_q ? fw_lpn_q : e_lpn[p1_e_q];
-                1: g_val = g_seq[31:0];
-                2: g_val = g_seq[63:32];
-                // a RELOC's epoch field holds the page it relocates (persistence.md section 4)
-                3: g_val = p1_fw_q ? fw_epoch_q : e_fw[p1_e_q] ? 32'(e_old[p1_e_q]) : {16'h0000, e_epoch[p1_e_q]};
-                default: begin
-                    g_val  = p1_fw_q ? {8'h00, fw_flags_q, 6'd0, fw_kind_q, 2'b00, fw_txid_q}
-                                     : {8'h00, e_flags[p1_e_q], 6'd0, e_kind[p1_e_q], 2'b00, e_txid[p1_e_q]};
-                    g_last = 1'b1;
-                end
-            endcase
-        end
-    end
-    assign s_nfetch_ready = !rst && 32'(s_nfetch_chan) < NUM_CHAN && !fq_v[CH_W'(s_nfetch_chan)][1];
-    for (genvar c = 0; c < NUM_CHAN; c++) begin : g_nd
-        assign m_ndata_valid[c]       = of_wr[c] != of_rd[c];
-        assign m_ndata_data[c*32 +: 32] = of_mem[c][of_rd[c][1:0]];
-        assign m_ndata_last[c]        = of_last[c][of_rd[c][1:0]];
-    end
-
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            for (int c = 0; c < NUM_CHAN; c++) begin
-                fq_v[c][0] <= 1'b0; fq_v[c][1] <= 1'b0; fq_w[c] <= '0;
-                of_rd[c] <= 3'd0; of_wr[c] <= 3'd0; of_pend[c] <= 3'd0;
-            end
-            dch_q <= 3'd0;
-            p0_v_q <= 1'b0; p1_v_q <= 1'b0; p2_v_q <= 1'b0;
-        end else begin
-            // pipeline
-            p2_v_q <= p1_v_q; p2_ch_q <= p1_ch_q; p2_ram_q <= g_ram; p2_last_q <= g_last;
-            p2_val_q <= g_val; p2_fw_q <= p1_fw_q;
-            p1_v_q <= p0_v_q; p1_ch_q <= p0_ch_q; p1_fw_q <= p0_fw_q; p1_e_q <= p0_e_q; p1_w_q <= p0_w_q;
-            p0_v_q <= f_pick; p0_ch_q <= f_ch; p0_fw_q <= f_fw; p0_e_q <= f_e; p0_w_q <= f_w;
-            for (int c = 0; c < NUM_CHAN; c++) begin
-                logic inc, dec;
-                inc = f_pick && f_ch == 3'(c);
-                dec = p2_v_q && p2_ch_q == 3'(c);
-                of_pend[c] <= of_pend[c] + (inc ? 3'd1 : 3'd0) - (dec ? 3'd1 : 3'd0);
-                if (dec) begin
-                    of_mem[c][of_wr[c][1:0]]  <= p2_ram_q ? (p2_fw_q ? fw_rd : mem_rd) : p2_val_q;
-                    of_last[c][of_wr[c][1:0]] <= p2_last_q;
-                    of_wr[c] <= of_wr[c] + 3'd1;
-                end
-                if (m_ndata_valid[c] && m_ndata_ready[c]) of_rd[c] <= of_rd[c] + 3'd1;
-                // fetch queue: head advances when its last word is picked
-                if (inc) begin
-                    if (32'(fq_w[c]) == PW + 4) begin
-                        fq_w[c] <= '0;
-                        fq_v[c][0] <= fq_v[c][1]; fq_ent[c][0] <= fq_ent[c][1];
-                        fq_v[c][1] <= 1'b0;
-                    end else begin
-                        fq_w[c] <= fq_w[c] + 1'b1;
-                    end
-                end
-                if (s_nfetch_valid && s_nfetch_ready && s_nfetch_chan == 3'(c)) begin
-                    // slot = table entry; entry 1 is empty (s_nfetch_ready): joins behind the head,
-                    // or becomes the head if the head is empty or leaving this cycle
-                    if (!fq_v[c][0] || (inc && 32'(fq_w[c]) == PW + 4)) begin
-                        fq_v[c][0] <= 1'b1; fq_ent[c][0] <= (WIN_W+1)'(s_nfetch_slot);
-                    end else begin
-                        fq_v[c][1] <= 1'b1; fq_ent[c][1] <= (WIN_W+1)'(s_nfetch_slot);
-                    end
-                end
-            end
-            if (f_pick) dch_q <= 3'((32'(f_ch) + 1) % NUM_CHAN);
-        end
-    end
+    // page fetch DMA (ats_backend_fetch); the page's spare fields by its registered entry
+    logic [WIN_W-1:0]   f_meta_e;
+    logic               f_meta_fw;
+    logic [31:0]        f_meta_epoch, f_meta_info;
+    assign f_meta_epoch = f_meta_fw ? fw_epoch_q : e_fw[f_meta_e] ? 32'(e_old[f_meta_e]) : {16'h0000, e_epoch[f_meta_e]};
+    assign f_meta_info  = f_meta_fw ? {8'h00, fw_flags_q, 6'd0, fw_kind_q, 2'b00, fw_txid_q}
+                                    : {8'h00, e_flags[f_meta_e], 6'd0, e_kind[f_meta_e], 2'b00, e_txid[f_meta_e]};
+    ats_backend_fetch #(.NUM_CHAN(NUM_CHAN), .PAGE_BYTES(PAGE_BYTES), .WIN(WIN)) u_fetch (
+        .clk, .rst,
+        .s_nfetch_valid, .s_nfetch_ready, .s_nfetch_chan, .s_nfetch_slot,
+        .m_ndata_valid, .m_ndata_ready, .m_ndata_data, .m_ndata_last,
+        .mem_ra, .mem_rd, .fw_ra, .fw_rd,
+        .meta_e(f_meta_e), .meta_fw(f_meta_fw),
+        .meta_zero(!f_meta_fw && e_trim[f_meta_e]),
+        .meta_lpn(f_meta_fw ? fw_lpn_q : e_lpn[f_meta_e]),
+        .meta_seq(f_meta_fw ? fw_seq_q : e_seq[f_meta_e]),
+        .meta_epoch(f_meta_epoch), .meta_info(f_meta_info)
+    );
 
     // ---------------------------------------------------------------------------------------------
-    // main sequential block: table, dies, issue, NAND completions, completion FSM, read FSM
+    // NAND completion and remap response decode
     logic               ncpl_fire;
     logic               ncpl_prog, ncpl_read;
     assign s_ncpl_ready = !rst && !bq_full;
@@ -863,12 +588,10 @@ module ats_backend #(
     assign ncpl_fw      = ncpl_fire && s_ncpl_tag == FW_TAG;
     assign ncpl_read    = ncpl_fire && s_ncpl_tag == RD_TAG;
     logic               ncpl_rb;          // a host read's completion (tag 0x80 + slot)
-    logic [RS_W-1:0]    ncpl_e;
     assign ncpl_rb      = ncpl_fire && s_ncpl_tag[7:RS_W] == RB_TAG[7:RS_W];
-    assign ncpl_e       = s_ncpl_tag[RS_W-1:0];
     // a host read's words always go into the reorder memory; an NREAD's to m_fwr (the spare words
     // but the last one through the response register, the last one held for the completion)
-    assign s_ndata_ready = nd_rb || ((rd_st_q == RD_DATA) && (32'(rd_w_q) >= PW + 4 || fo_free));
+    assign s_ndata_ready = rd_nd_host || fw_nd_ready;
 
     logic               rsp_cpl, rsp_rd;
     assign rsp_cpl = s_rsp_valid && s_rsp_tag == RT_CPL;
@@ -904,38 +627,57 @@ module ats_backend #(
         else                                                   c_op = R_MAP_WRITE;
     end
 
+    // ---------------------------------------------------------------------------------------------
+    // the units' events: each register below is written by one always_ff (its unit); a unit that
+    // changes another's state raises one of these (combinational, from registers and inputs)
+    // NAND completions of programs: done, failed (re-program), or stray
+    logic [WIN_W-1:0]   nc_e;             // the program's table entry
+    logic               nc_ok, nc_fail, nc_stray;
+    logic               nc_fw;            // a firmware ERASE / PROGRAM completes
+    logic               nc_rb;            // a host read's completion ...
+    logic               nc_unknown;       // a completion of no known tag
+    assign nc_e       = s_ncpl_tag[WIN_W-1:0];
+    assign nc_stray   = ncpl_prog && e_st[nc_e] != E_ISSUED;
+    assign nc_ok      = ncpl_prog && e_st[nc_e] == E_ISSUED && s_ncpl_status == N_OK;
+    assign nc_fail    = ncpl_prog && e_st[nc_e] == E_ISSUED && s_ncpl_status != N_OK;
+    assign nc_fw      = !ncpl_prog && ncpl_fw && fw_nq_wait;
+    assign nc_rb      = !ncpl_prog && !(ncpl_fw && fw_nq_wait) && ncpl_rb;
+    assign nc_unknown = !ncpl_prog && !(ncpl_fw && fw_nq_wait) && !ncpl_rb && ncpl_fire && !ncpl_read;
+    // issue: the NAND request register goes to a host read, else the firmware NREAD, else a
+    // firmware ERASE / PROGRAM, else the next table entry (or its die takes its next block, or the
+    // round-robin pointer steps); with nothing to issue, a die opens its next block ahead of time
+    logic               i_rb, i_nrd, i_fw, i_iss, i_idle, i_prog, i_open, i_skip;
+    assign i_rb   = nq_free && rd_nrd_valid;
+    assign i_nrd  = !i_rb && nq_free && fw_nrd_req;
+    assign i_fw   = !i_rb && !i_nrd && nq_free && fw_nq_req && !(erase_wait && rd_nand_pending);
+    assign i_iss  = !i_rb && !i_nrd && !i_fw && nq_free && iss_have;
+    assign i_idle = !i_rb && !i_nrd && !i_fw && !i_iss && !iss_have;
+    assign i_prog = i_iss && die_ok;
+    assign i_open = (i_iss && !die_ok && nx_v[rr_q]) || (i_idle && !op_v[rr_q] && nx_v[rr_q]);
+    assign i_skip = i_iss && !die_ok && !nx_v[rr_q];
+    // firmware port: a RELOC entering the table, a REMAP request granted
+    logic               fw_acc_go, fw_rq_go;
+    assign fw_acc_go = !acc_fire && fw_acc;
+    assign fw_rq_go  = fw_rq_req && rq_free && c_st_q != C_REQ && !rd_lk_pending;
+    // completion FSM: its remap request, the oldest entry completed (a RELOC's on m_fwr)
+    logic               c_rq_go, c_ack, c_reloc_done;
+    assign c_rq_go      = c_st_q == C_REQ && rq_free && !rd_lk_pending;      // host read lookups go first
+    assign c_ack        = c_st_q == C_ACK && (e_fw[cp] ? fo_free : (!wc_v_q || m_wbc_ready));
+    assign c_reloc_done = c_ack && e_fw[cp];
+    // host reads: a lookup request
+    logic               lk_fire;
+    assign lk_fire = rd_lk_valid && rq_free;
+
+    // ---------------------------------------------------------------------------------------------
+    // request table: accept, page words, issue, NAND completion, in-order completion
     always_ff @(posedge clk) begin
         if (rst) begin
             for (int i = 0; i < WIN; i++) e_st[i] <= E_FREE;
-            for (int d = 0; d < NDIE; d++) begin op_v[d] <= 1'b0; nx_v[d] <= 1'b0; op_pg[d] <= '0; end
-            acc_ptr_q <= '0; iss_ptr_q <= '0; cpl_ptr_q <= '0;
+            acc_ptr_q <= '0; cpl_ptr_q <= '0;
             cpl_seq_q <= 64'd0;
             recv_q <= 1'b0; recv_w_q <= '0; recv_ent_q <= '0;
-            rr_q <= '0;
-            rt_rd_q <= '0; rt_wr_q <= '0;
-            bq_rd_q <= '0; bq_wr_q <= '0;
-            nq_v_q <= 1'b0;
-            rq_v_q <= 1'b0;
-            wc_v_q <= 1'b0;
-            rd_st_q <= RD_IDLE;
-            ra_q <= '0; rl_q <= '0; rn_q <= '0;
-            fl_rd_q <= '0; fl_wr_q <= (RS_W+1)'(RD_SLOTS);
-            for (int i = 0; i < RD_SLOTS; i++) fl[i] <= RS_W'(i);
-            rb_nand_q <= '0; rb_req_q <= '0; rb_zero_q <= '0; rb_dat_q <= '0; rb_rdy_q <= '0; rb_bad_q <= '0;
-            rb_out_q <= '1;
-            lk_wait_q <= 1'b0;
-            c_st_q <= C_IDLE;
-            txe_v_q <= '0;
-            fw_st_q <= F_IDLE;
-            fo_v_q <= 1'b0;
             recv_fw_q <= 1'b0;
-            cnt_erases <= '0; cnt_relocs <= '0;
-            cnt_host_pages <= '0; cnt_trims <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
-            cnt_ecc_corr <= '0; cnt_prog_fail <= '0; cnt_read_err <= '0; cnt_proto_err <= '0;
         end else begin
-            logic [2:0] perr;             // protocol errors seen this cycle
-            perr = 3'd0;
-            // ---- accept
             if (acc_fire) begin
                 e_lpn[acc_e]   <= s_wb_lpn;
                 e_txid[acc_e]  <= s_wb_txid;
@@ -953,7 +695,7 @@ module ats_backend #(
                 if (!s_wb_op) begin
                     recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b0;
                 end
-            end else if (fw_acc) begin
+            end else if (fw_acc_go) begin
                 // a firmware RELOC: a data page of the log (flag RELOC, the old page in the epoch
                 // field), mapped at completion only if its LPN still maps to the old page
                 e_lpn[acc_e]   <= fw_lpn_q;
@@ -970,202 +712,177 @@ module ats_backend #(
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1;
-                fw_st_q <= F_RWAIT;
             end
             if (wbd_fire) begin
                 if (32'(recv_w_q) == PW - 1) begin
                     recv_q <= 1'b0;
                     e_st[recv_ent_q] <= E_QUEUED;
-                    if (!(recv_fw_q ? s_fwd_last : s_wbd_last)) perr = perr + 3'd1;   // missing last
-                end else if (recv_fw_q ? s_fwd_last : s_wbd_last) begin
-                    perr = perr + 3'd1;                    // early last: counted, the word count decides
                 end
                 recv_w_q <= recv_w_q + 1'b1;
             end
-            // ---- free blocks
-            if (s_free_valid && s_free_ready) begin
-                if (free_ok) begin
-                    nx_v[free_die[DIE_W-1:0]]   <= 1'b1;
-                    nx_blk[free_die[DIE_W-1:0]] <= s_free_block;
-                end else begin
-                    perr = perr + 3'd1;                    // free block of no die / beyond BLOCKS: dropped
+            if (i_prog) begin
+                e_chan[iss_ent] <= 3'(32'(rr_q) / WAYS);
+                e_way[iss_ent]  <= 2'(32'(rr_q) % WAYS);
+                e_blk[iss_ent]  <= op_blk[rr_q];
+                e_pg[iss_ent]   <= 8'(op_pg[rr_q]);
+                e_st[iss_ent]   <= E_ISSUED;
+                if (!iss_retry && e_rec[iss_ent] != RC_NONE) begin
+                    // every earlier request has completed: the tx's error status is final
+                    e_doom[iss_ent]  <= e_rec[iss_ent] != RC_AREC && txe_v_q[e_txid[iss_ent]];
+                    e_flags[iss_ent] <= (e_rec[iss_ent] == RC_AREC || txe_v_q[e_txid[iss_ent]]) ? F_ABORT : F_COMMIT;
                 end
             end
-            // ---- issue (a program, or a read: host reads first, then a firmware NREAD)
+            if (nc_ok)        e_st[nc_e] <= E_DONE;
+            else if (nc_fail) e_st[nc_e] <= E_QUEUED;     // program failed: programmed again elsewhere
+            if (fw_seqset) cpl_seq_q <= s_fw_seq;         // SEQSET (firmware port, table empty)
+            if (c_ack) begin
+                e_st[cp] <= E_FREE;
+                cpl_ptr_q <= cpl_ptr_q + 1'b1;
+                cpl_seq_q <= cpl_seq_q + 64'd1;
+            end
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // dies: free blocks in, open blocks taken at issue, a failed block closed
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            for (int d = 0; d < NDIE; d++) begin op_v[d] <= 1'b0; nx_v[d] <= 1'b0; op_pg[d] <= '0; end
+            rr_q <= '0;
+        end else begin
+            if (s_free_valid && s_free_ready && free_ok) begin
+                nx_v[free_die[DIE_W-1:0]]   <= 1'b1;
+                nx_blk[free_die[DIE_W-1:0]] <= s_free_block;
+            end
+            if (i_prog) begin
+                if (32'(op_pg[rr_q]) == PAGES_PER_BLOCK - 1) op_v[rr_q] <= 1'b0;
+                op_pg[rr_q] <= op_pg[rr_q] + 9'd1;
+                rr_q <= rr_next(rr_q);
+            end
+            if (i_open) begin
+                op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
+                nx_v[rr_q] <= 1'b0;
+            end
+            if (i_skip) rr_q <= rr_next(rr_q);
+            if (nc_fail) begin
+                for (int d = 0; d < NDIE; d++) begin
+                    if (32'(d) == 32'(e_chan[nc_e]) * WAYS + 32'(e_way[nc_e]) && op_blk[d] == e_blk[nc_e])
+                        op_v[d] <= 1'b0;
+                end
+            end
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // issue: the NAND request register (a program, or a read: host reads first, then a firmware NREAD)
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            nq_v_q <= 1'b0;
+            iss_ptr_q <= '0;
+            rt_rd_q <= '0;
+        end else begin
             if (nq_v_q && m_nreq_ready) nq_v_q <= 1'b0;
-            if (rb_skip) rn_q <= rn_q + 1'b1;           // zeros: no NAND READ
-            if (nq_free && rb_want) begin
-                nq_v_q <= 1'b1; nq_tag_q <= RB_TAG | 8'(rn_s); nq_op_q <= 2'd0;
-                nq_chan_q <= 3'(ppn_die(rb_ppn[rn_s]) / WAYS); nq_way_q <= 2'(ppn_die(rb_ppn[rn_s]) % WAYS);
-                nq_blk_q <= 12'(ppn_block(rb_ppn[rn_s])); nq_page_q <= 8'(ppn_page(rb_ppn[rn_s]));
+            if (i_rb) begin
+                nq_v_q <= 1'b1; nq_tag_q <= RB_TAG | 8'(rd_nrd_slot); nq_op_q <= 2'd0;
+                nq_chan_q <= 3'(ppn_die(rd_nrd_ppn) / WAYS); nq_way_q <= 2'(ppn_die(rd_nrd_ppn) % WAYS);
+                nq_blk_q <= 12'(ppn_block(rd_nrd_ppn)); nq_page_q <= 8'(ppn_page(rd_nrd_ppn));
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
-                rb_req_q[rn_s] <= 1'b1;
-                rn_q <= rn_q + 1'b1;
-            end else if (nq_free && rd_st_q == RD_NREQ) begin
+            end else if (i_nrd) begin
                 nq_v_q <= 1'b1; nq_tag_q <= RD_TAG; nq_op_q <= 2'd0;
-                nq_chan_q <= 3'(ppn_die(rd_ppn_q) / WAYS); nq_way_q <= 2'(ppn_die(rd_ppn_q) % WAYS);
-                nq_blk_q <= 12'(ppn_block(rd_ppn_q)); nq_page_q <= 8'(ppn_page(rd_ppn_q));
+                nq_chan_q <= 3'(ppn_die(fw_nrd_ppn) / WAYS); nq_way_q <= 2'(ppn_die(fw_nrd_ppn) % WAYS);
+                nq_blk_q <= 12'(ppn_block(fw_nrd_ppn)); nq_page_q <= 8'(ppn_page(fw_nrd_ppn));
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
-                rd_st_q <= RD_DATA;
-                rd_w_q <= '0;
-            end else if (nq_free && fw_st_q == F_NREQ && !(erase_wait && rn_q != ra_q)) begin
+            end else if (i_fw) begin
                 // firmware ERASE / PROGRAM (its page is staging entry WIN); an ERASE waits until
                 // every accepted host read has gone to NAND (erase_wait)
                 nq_v_q <= 1'b1; nq_tag_q <= FW_TAG; nq_op_q <= (fw_op_q == FO_NERASE) ? 2'd2 : 2'd1;
                 nq_chan_q <= fw_chan_q; nq_way_q <= fw_way_q; nq_blk_q <= fw_blk_q; nq_page_q <= fw_pg_q;
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(WIN);
-                fw_st_q <= F_NCPL;
-            end else if (nq_free && iss_have) begin
-                if (die_ok) begin
-                    nq_v_q <= 1'b1; nq_tag_q <= 8'(iss_ent); nq_op_q <= 2'd1;
-                    nq_chan_q <= 3'(32'(rr_q) / WAYS); nq_way_q <= 2'(32'(rr_q) % WAYS);
-                    nq_blk_q <= op_blk[rr_q]; nq_page_q <= 8'(op_pg[rr_q]);
-                    // never HEAD: the scheduler lets a HEAD request pass the die's queued ones, and a
-                    // block's pages must be programmed in ascending order (an FUA write needs no
-                    // overtaking: its completion waits for the durable prefix anyway)
-                    nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(iss_ent);
-                    e_chan[iss_ent] <= 3'(32'(rr_q) / WAYS);
-                    e_way[iss_ent]  <= 2'(32'(rr_q) % WAYS);
-                    e_blk[iss_ent]  <= op_blk[rr_q];
-                    e_pg[iss_ent]   <= 8'(op_pg[rr_q]);
-                    e_st[iss_ent]   <= E_ISSUED;
-                    if (!iss_retry && e_rec[iss_ent] != RC_NONE) begin
-                        // every earlier request has completed: the tx's error status is final
-                        e_doom[iss_ent]  <= e_rec[iss_ent] != RC_AREC && txe_v_q[e_txid[iss_ent]];
-                        e_flags[iss_ent] <= (e_rec[iss_ent] == RC_AREC || txe_v_q[e_txid[iss_ent]]) ? F_ABORT : F_COMMIT;
-                    end
-                    if (32'(op_pg[rr_q]) == PAGES_PER_BLOCK - 1) op_v[rr_q] <= 1'b0;
-                    op_pg[rr_q] <= op_pg[rr_q] + 9'd1;
-                    rr_q <= rr_next(rr_q);
-                    if (iss_retry) begin
-                        rt_rd_q <= rt_rd_q + 1'b1;
-                    end else begin
-                        iss_ptr_q <= iss_ptr_q + 1'b1;
-                    end
-                end else if (nx_v[rr_q]) begin
-                    op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
-                    nx_v[rr_q] <= 1'b0;
-                end else begin
-                    rr_q <= rr_next(rr_q);
-                end
-            end else if (!iss_have) begin
-                // idle: open blocks ahead of time
-                if (!op_v[rr_q] && nx_v[rr_q]) begin
-                    op_v[rr_q] <= 1'b1; op_blk[rr_q] <= nx_blk[rr_q]; op_pg[rr_q] <= '0;
-                    nx_v[rr_q] <= 1'b0;
-                end
+            end else if (i_prog) begin
+                nq_v_q <= 1'b1; nq_tag_q <= 8'(iss_ent); nq_op_q <= 2'd1;
+                nq_chan_q <= 3'(32'(rr_q) / WAYS); nq_way_q <= 2'(32'(rr_q) % WAYS);
+                nq_blk_q <= op_blk[rr_q]; nq_page_q <= 8'(op_pg[rr_q]);
+                // never HEAD: the scheduler lets a HEAD request pass the die's queued ones, and a
+                // block's pages must be programmed in ascending order (an FUA write needs no
+                // overtaking: its completion waits for the durable prefix anyway)
+                nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(iss_ent);
+                if (iss_retry) rt_rd_q <= rt_rd_q + 1'b1;
+                else           iss_ptr_q <= iss_ptr_q + 1'b1;
             end
-            // ---- NAND completions
-            if (ncpl_prog) begin
-                if (e_st[s_ncpl_tag[WIN_W-1:0]] != E_ISSUED) begin
-                    perr = perr + 3'd1;                    // completion of an entry not in flight
-                end else if (s_ncpl_status == N_OK) begin
-                    e_st[s_ncpl_tag[WIN_W-1:0]] <= E_DONE;
-                    cnt_nand_prog <= cnt_nand_prog + 1'b1;
-                end else begin
-                    // program failed: program the page again elsewhere, close and report the block
-                    e_st[s_ncpl_tag[WIN_W-1:0]] <= E_QUEUED;
-                    rt_mem[rt_wr_q[WIN_W-1:0]] <= s_ncpl_tag[WIN_W-1:0];
-                    rt_wr_q <= rt_wr_q + 1'b1;
-                    cnt_prog_fail <= cnt_prog_fail + 1'b1;
-                    bq_mem[bq_wr_q[1:0]] <= {e_chan[s_ncpl_tag[WIN_W-1:0]], e_way[s_ncpl_tag[WIN_W-1:0]],
-                                             e_blk[s_ncpl_tag[WIN_W-1:0]]};
-                    bq_wr_q <= bq_wr_q + 1'b1;
-                    for (int d = 0; d < NDIE; d++) begin
-                        if (32'(d) == 32'(e_chan[s_ncpl_tag[WIN_W-1:0]]) * WAYS + 32'(e_way[s_ncpl_tag[WIN_W-1:0]]) &&
-                            op_blk[d] == e_blk[s_ncpl_tag[WIN_W-1:0]])
-                            op_v[d] <= 1'b0;
-                    end
-                end
-            end else if (ncpl_fw && fw_st_q == F_NCPL) begin
-                // firmware ERASE / PROGRAM: the raw NAND status (fo is free: s_fw_ready needs it)
-                fo_v_q <= 1'b1; fo_status_q <= {5'd0, s_ncpl_status}; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
-                fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // NAND completions: retry and bad-block FIFOs, counters
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            rt_wr_q <= '0;
+            bq_rd_q <= '0; bq_wr_q <= '0;
+            cnt_erases <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
+            cnt_ecc_corr <= '0; cnt_prog_fail <= '0; cnt_read_err <= '0;
+        end else begin
+            if (nc_ok) cnt_nand_prog <= cnt_nand_prog + 1'b1;
+            if (nc_fail) begin
+                // program failed: program the page again elsewhere, close and report the block
+                rt_mem[rt_wr_q[WIN_W-1:0]] <= nc_e;
+                rt_wr_q <= rt_wr_q + 1'b1;
+                cnt_prog_fail <= cnt_prog_fail + 1'b1;
+                bq_mem[bq_wr_q[1:0]] <= {e_chan[nc_e], e_way[nc_e], e_blk[nc_e]};
+                bq_wr_q <= bq_wr_q + 1'b1;
+            end
+            if (nc_fw) begin
                 if (fw_op_q == FO_NERASE && s_ncpl_status == N_OK) cnt_erases <= cnt_erases + 1'b1;
                 if (fw_op_q == FO_NPROG && s_ncpl_status == N_OK) cnt_nand_prog <= cnt_nand_prog + 1'b1;
-                fw_st_q <= F_IDLE;
-            end else if (ncpl_rb) begin
-                // host read: the verdict (the page's words came first: the subsystem sends a READ's
-                // completion after its last word); no data comes with BAD_REQ (4): zeros. A
-                // completion for a slot with no NAND READ in flight (or a second one) changes nothing.
-                if (!rb_req_q[ncpl_e] || rb_rdy_q[ncpl_e]) begin
-                    perr = perr + 3'd1;
-                end else begin
-                    cnt_nand_read <= cnt_nand_read + 1'b1;
-                    rb_rdy_q[ncpl_e] <= 1'b1;
-                    if (s_ncpl_status == 3'd4) rb_zero_q[ncpl_e] <= 1'b1;
-                    if (s_ncpl_status == N_OK && !rb_bad_q[ncpl_e]) begin
-                        rb_st[ncpl_e] <= 8'h00;
-                        cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
-                    end else begin
-                        rb_st[ncpl_e] <= 8'h10;                // MEDIA_ERROR
-                        cnt_read_err <= cnt_read_err + 1'b1;
-                    end
-                end
-            end else if (ncpl_fire && !ncpl_read) begin
-                perr = perr + 3'd1;                        // unknown NAND tag
             end
-            if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw) perr = perr + 3'd1;   // unknown remap tag
-            // ---- firmware port
-            if (fo_v_q && m_fwr_ready) fo_v_q <= 1'b0;
-            // ---- remap request register: taken -> free. Before every writer of rq_v_q (the
-            // firmware REMAP below, the completion FSM, a read lookup), so a request loaded in the
-            // cycle the previous one is taken is kept. (It stood after the firmware FSM: a REMAP
-            // loaded while a read lookup was being taken was dropped, and the firmware waited for
-            // its response for ever; found by the core campaign's watchdog, 1x4_faults seed 5.)
-            if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
-            case (fw_st_q)
-                F_IDLE: if (s_fw_valid && s_fw_ready) begin
-                    fw_op_q <= s_fw_op; fw_chan_q <= s_fw_chan; fw_way_q <= s_fw_way; fw_blk_q <= s_fw_block;
-                    fw_pg_q <= s_fw_page; fw_rop_q <= s_fw_rop; fw_txid_q <= s_fw_txid; fw_lpn_q <= s_fw_lpn;
-                    fw_ppn_q <= s_fw_ppn; fw_seq_q <= s_fw_seq; fw_epoch_q <= s_fw_epoch;
-                    fw_flags_q <= s_fw_flags; fw_kind_q <= s_fw_kind; fw_w_q <= '0;
-                    unique case (s_fw_op)
-                        FO_NREAD:  fw_st_q <= F_RD;
-                        FO_NPROG:  fw_st_q <= F_PRECV;
-                        FO_NERASE: fw_st_q <= F_NREQ;
-                        FO_REMAP:  fw_st_q <= F_REMAP;
-                        FO_RELOC:  fw_st_q <= F_RACC;
-                        FO_SEQSET: begin                   // next seq := s_fw_seq, only with no request
-                            fo_v_q <= 1'b1; fo_data_q <= 32'd0; fo_last_q <= 1'b1;    // in the table
-                            fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
-                            if (count == '0 && !acc_fire && !recv_q) begin
-                                cpl_seq_q <= s_fw_seq;
-                                fo_status_q <= 8'h00;
-                            end else begin
-                                fo_status_q <= 8'h04;      // BAD_REQ: requests in flight (hold first)
-                            end
-                        end
-                        default: begin                     // unknown operation: status 0xFF, nothing done
-                            fo_v_q <= 1'b1; fo_status_q <= 8'hFF; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
-                            fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
-                        end
-                    endcase
-                end
-                F_PRECV: if (fwp_we) begin
-                    fw_w_q <= fw_w_q + 1'b1;
-                    if (32'(fw_w_q) == PW - 1) begin
-                        fw_st_q <= F_NREQ;
-                        if (!s_fwd_last) perr = perr + 3'd1;
-                    end else if (s_fwd_last) begin
-                        perr = perr + 3'd1;
-                    end
-                end
-                F_REMAP: if (rq_free && c_st_q != C_REQ && rl_q == ra_q) begin
-                    rq_v_q <= 1'b1; rq_tag_q <= RT_FW; rq_op_q <= fw_rop_q; rq_txid_q <= fw_txid_q;
-                    rq_lpn_q <= fw_lpn_q; rq_ppn_q <= fw_ppn_q;
-                    fw_st_q <= F_RSPW;
-                end
-                F_RSPW: if (rsp_fw) begin
-                    fo_v_q <= 1'b1; fo_status_q <= {4'd0, s_rsp_status}; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
-                    fo_ppn_q <= s_rsp_ppn; fo_mapped_q <= s_rsp_mapped;
-                    fw_st_q <= F_IDLE;
-                end
-                default: ;                                 // F_RD, F_DONE (read FSM), F_NREQ / F_NCPL (NAND),
-                                                           // F_RACC / F_RWAIT (table, completion FSM)
-            endcase
+            if (rd_ncpl_ok) begin
+                cnt_nand_read <= cnt_nand_read + 1'b1;
+                if (rd_ncpl_good) cnt_ecc_corr <= cnt_ecc_corr + 32'(s_ncpl_corrected);
+                else            cnt_read_err <= cnt_read_err + 1'b1;
+            end
             if (m_bad_valid && m_bad_ready) bq_rd_q <= bq_rd_q + 1'b1;
-            // ---- completion in request order
+            if (fw_nrd_cpl) cnt_nand_read <= cnt_nand_read + 1'b1;
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // remap request register: the firmware's REMAP, the completion FSM's mapping, a read's lookup.
+    // Taken -> free before every writer, so a request loaded in the cycle the previous one is taken
+    // is kept. (When it stood after the firmware FSM, a REMAP loaded while a read lookup was being
+    // taken was dropped, and the firmware waited for its response for ever; found by the core
+    // campaign's watchdog, 1x4_faults seed 5.)
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            rq_v_q <= 1'b0;
+        end else begin
+            if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
+            if (fw_rq_go) begin
+                rq_v_q <= 1'b1; rq_tag_q <= RT_FW; rq_op_q <= fw_rop_q; rq_txid_q <= fw_txid_q;
+                rq_lpn_q <= fw_lpn_q; rq_ppn_q <= fw_ppn_q;
+            end
+            if (c_rq_go) begin
+                rq_v_q <= 1'b1;
+                rq_tag_q <= RT_CPL;
+                rq_op_q <= c_op;
+                rq_txid_q <= e_txid[cp];
+                rq_lpn_q <= e_lpn[cp];
+                rq_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
+            end
+            if (lk_fire) begin
+                rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
+                rq_op_q <= rd_lk_op; rq_txid_q <= rd_lk_txid; rq_lpn_q <= rd_lk_lpn; rq_ppn_q <= '0;
+            end
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // completion in request order
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            wc_v_q <= 1'b0;
+            c_st_q <= C_IDLE;
+            txe_v_q <= '0;
+            cnt_relocs <= '0; cnt_host_pages <= '0; cnt_trims <= '0;
+        end else begin
             if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
             case (c_st_q)
                 C_IDLE: if (count != '0 && e_st[cp] == E_DONE) begin
@@ -1174,14 +891,8 @@ module ats_backend #(
                     c_phase_q <= 2'd0;
                     c_mapafter_q <= 1'b0;
                 end
-                C_REQ: if (rq_free && rl_q == ra_q) begin     // host read lookups go first
-                    rq_v_q <= 1'b1;
-                    rq_tag_q <= RT_CPL;
-                    rq_op_q <= c_op;
+                C_REQ: if (c_rq_go) begin
                     c_op_q <= c_op;
-                    rq_txid_q <= e_txid[cp];
-                    rq_lpn_q <= e_lpn[cp];
-                    rq_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
                     c_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
                     c_st_q <= C_WAIT;
                 end
@@ -1221,7 +932,7 @@ module ats_backend #(
                                 c_st_q <= C_REQ;
                             end else begin
                                 // a COMMIT-marked page whose tx table held only earlier pages: OK
-                                if (e_rec[cp] == RC_CMARK) c_status_q <= 8'h00;
+                                if (e_rec[cp] == RC_CMARK) c_status_q <= ats_host_pkg::STS_OK;
                                 c_st_q <= C_ACK;
                             end
                         end
@@ -1232,20 +943,16 @@ module ats_backend #(
                             c_st_q <= C_ACK;
                         end
                         default: begin                 // MAP_WRITE (also phase 2), UNMAP
-                            if (c_mapafter_q) c_status_q <= 8'h00;
+                            if (c_mapafter_q) c_status_q <= ats_host_pkg::STS_OK;
                             // a TRIM record holds no live data: it is garbage at once
                             c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW : C_ACK;
                         end
                     endcase
                 end
                 C_VC_NEW: c_st_q <= c_after_vc_q;
-                C_ACK: if (e_fw[cp] ? fo_free : (!wc_v_q || m_wbc_ready)) begin
+                C_ACK: if (c_ack) begin
                     if (e_fw[cp]) begin
-                        // RELOC: status 0 applied, 1 stale (the new page is garbage); ppn = new page
-                        fo_v_q <= 1'b1; fo_status_q <= c_status_q; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
-                        fo_ppn_q <= c_ppn_q; fo_mapped_q <= c_status_q == 8'h00;
-                        if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;
-                        fw_st_q <= F_IDLE;
+                        if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;   // (response: firmware port)
                     end else begin
                         wc_v_q <= 1'b1;
                         wc_tag_q <= e_wtag[cp];
@@ -1255,97 +962,35 @@ module ats_backend #(
                         if (e_trim[cp] && e_rec[cp] == RC_NONE) cnt_trims <= cnt_trims + 1'b1;
                         else if (!e_trim[cp]) cnt_host_pages <= cnt_host_pages + 1'b1;
                     end
-                    e_st[cp] <= E_FREE;
-                    cpl_ptr_q <= cpl_ptr_q + 1'b1;
-                    cpl_seq_q <= cpl_seq_q + 64'd1;
                     c_st_q <= C_IDLE;
                 end
                 default: c_st_q <= C_IDLE;
             endcase
-            // ---- host read ring: accept, lookup, page words, (issue and verdict above)
-            if (s_rd_valid && s_rd_ready) begin
-                rb_lpn[ra_s] <= s_rd_lpn; rb_txid[ra_s] <= s_rd_txid; rb_tag[ra_s] <= s_rd_tag;
-                rb_nand_q[ra_s] <= 1'b0; rb_req_q[ra_s] <= 1'b0; rb_zero_q[ra_s] <= 1'b0; rb_dat_q[ra_s] <= 1'b0;
-                rb_rdy_q[ra_s] <= 1'b0; rb_bad_q[ra_s] <= 1'b0; rb_out_q[ra_s] <= 1'b0;
-                oq[ra_q[RS_W-1:0]] <= ra_s;
-                fl_rd_q <= fl_rd_q + 1'b1;
-                ra_q <= ra_q + 1'b1;
-            end
-            if (lk_go && rq_free) begin
-                rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
-                rq_op_q <= rb_txid[rl_s] != 6'd0 ? R_TX_LOOKUP : R_LOOKUP;
-                rq_txid_q <= rb_txid[rl_s]; rq_lpn_q <= rb_lpn[rl_s]; rq_ppn_q <= '0;
-                lk_wait_q <= 1'b1; lk_s_q <= rl_s;
-                lk_prb_q <= rb_tag[rl_s] == PRB_TAG && rb_txid[rl_s] != 6'd0;
-                rl_q <= rl_q + 1'b1;
-            end
-            if (rsp_rd) begin
-                lk_wait_q <= 1'b0;
-                rb_ppn[lk_s_q] <= s_rsp_ppn;
-                if (!lk_wait_q) begin
-                    perr = perr + 3'd1;                    // a read lookup response without a lookup
-                end else if (lk_prb_q) begin
-                    // own-table probe: no NAND READ; zeros, status OK when the tx's table holds the
-                    // LPN, TX_EMPTY (0x06) when it does not (or the lookup failed)
-                    rb_st[lk_s_q] <= (s_rsp_status == 4'd0 && s_rsp_from_tx) ? 8'h00 : 8'h06;
-                    rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;
-                end else if (s_rsp_status != 4'd0) begin
-                    rb_st[lk_s_q] <= 8'h10; rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;   // cannot happen behind the buffer's checks
-                end else if (!s_rsp_mapped) begin
-                    rb_st[lk_s_q] <= 8'h00; rb_zero_q[lk_s_q] <= 1'b1; rb_rdy_q[lk_s_q] <= 1'b1;   // unmapped: zeros
-                end else begin
-                    rb_nand_q[lk_s_q] <= 1'b1;
-                end
-            end
-            if (s_ndata_valid && nd_rb) begin
-                if (32'(nd_w) == PW && rb_req_q[nd_s] && !rb_dat_q[nd_s]) rb_bad_q[nd_s] <= s_ndata_data != rb_lpn[nd_s];
-                if (s_ndata_last) begin
-                    if (32'(nd_w) != PW + 4) perr = perr + 3'd1;     // short or long page
-                    // a page for a slot with no NAND READ in flight, or a second page for it
-                    if (!rb_req_q[nd_s] || rb_dat_q[nd_s]) perr = perr + 3'd1;
-                    else rb_dat_q[nd_s] <= 1'b1;
-                end
-            end
-            if (dv_pick) rb_out_q[dv_pick_s] <= 1'b1;
-            if (dl_pick && dl_last) begin                  // the slot's last word: free again
-                fl[fl_wr_q[RS_W-1:0]] <= dv_s_q;
-                fl_wr_q <= fl_wr_q + 1'b1;
-            end
-            // ---- firmware NREAD: all words to m_fwr, the last spare word held for the raw NAND status
-            case (rd_st_q)
-                RD_IDLE: if (fw_st_q == F_RD) begin
-                    rd_ppn_q <= pack_ppn(fw_chan_q, fw_way_q, fw_blk_q, fw_pg_q);
-                    rd_st_q <= RD_NREQ;
-                    fw_st_q <= F_DONE;
-                end
-                RD_NREQ: ;                      // handled by the issue logic above
-                RD_DATA: if (s_ndata_valid && s_ndata_ready && !nd_rb) begin
-                    rd_w_q <= rd_w_q + 1'b1;
-                    if (32'(rd_w_q) < PW + 4) begin
-                        fo_v_q <= 1'b1; fo_data_q <= s_ndata_data; fo_last_q <= 1'b0; fo_status_q <= 8'h00;
-                        fo_ppn_q <= rd_ppn_q; fo_mapped_q <= 1'b0;
-                    end else begin
-                        rd_meta_q <= s_ndata_data;
-                    end
-                    if (s_ndata_last) rd_st_q <= RD_CPL;
-                end
-                RD_CPL: if (ncpl_read) begin
-                    cnt_nand_read <= cnt_nand_read + 1'b1;
-                    rd_status_q <= {5'd0, s_ncpl_status};
-                    rd_bbm_q <= s_ncpl_bad_mark;
-                    rd_st_q <= RD_LAST;
-                end
-                RD_LAST: if (fo_free) begin
-                    fo_v_q <= 1'b1; fo_data_q <= rd_meta_q; fo_last_q <= 1'b1; fo_status_q <= rd_status_q;
-                    fo_ppn_q <= rd_ppn_q; fo_mapped_q <= rd_bbm_q;     // NREAD: the bad-block mark
-                    fw_st_q <= F_IDLE;
-                    rd_st_q <= RD_IDLE;
-                end
-                default: rd_st_q <= RD_IDLE;
-            endcase
-            if (ncpl_read && rd_st_q != RD_CPL) perr = perr + 3'd1;   // read completion without a read
-            cnt_proto_err <= cnt_proto_err + 32'(perr);
         end
+    end
+
+    // ---------------------------------------------------------------------------------------------
+    // protocol errors, counted over all units (at most one per source a cycle; 3-bit sum as before)
+    logic [2:0]         perr;
+    always_comb begin
+        perr = 3'd0;
+        if (wbd_fire) begin                                // a missing or an early `last`: the word count decides
+            if (32'(recv_w_q) == PW - 1) begin
+                if (!(recv_fw_q ? s_fwd_last : s_wbd_last)) perr = perr + 3'd1;
+            end else if (recv_fw_q ? s_fwd_last : s_wbd_last) begin
+                perr = perr + 3'd1;
+            end
+        end
+        if (s_free_valid && s_free_ready && !free_ok) perr = perr + 3'd1;   // free block of no die / beyond BLOCKS
+        if (nc_stray) perr = perr + 3'd1;                  // completion of an entry not in flight
+        if (nc_unknown) perr = perr + 3'd1;                // unknown NAND tag
+        if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw) perr = perr + 3'd1;   // unknown remap tag
+        perr = perr + rd_perr;                             // host reads (ats_backend_read)
+        perr = perr + fw_perr;                             // firmware port (ats_backend_fw)
+    end
+    always_ff @(posedge clk) begin
+        if (rst) cnt_proto_err <= '0;
+        else     cnt_proto_err <= cnt_proto_err + 32'(perr);
     end
 
     // unused inputs
@@ -1355,8 +1000,8 @@ module ats_backend #(
 `ifdef SYNTHESIS
     assign busy = 1'b0;     // simulation only: no logic in a netlist
 `else
-    assign busy = count != '0 || !rt_empty || fw_st_q != F_IDLE || rd_st_q != RD_IDLE || c_st_q != C_IDLE ||
-                  ra_q != rn_q || dv_act_q || dv_cand_q != '0 || vc_init_busy;
+    assign busy = count != '0 || !rt_empty || fw_busy || c_st_q != C_IDLE ||
+                  rd_busy || vc_init_busy;
 `endif
 
     logic unused;
