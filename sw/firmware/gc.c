@@ -15,7 +15,7 @@ int gc_block(uint32_t d, uint32_t b) {
     const uint32_t v0 = valid_pages(d, b);
     const int empty = v0 == 0 && !blk_retire[bi(d, b)];   // nothing to move: erase only
     // a block is started only when the backend has room for all its valid pages (ats_hk_gc_start)
-    if (!ats_hk_gc_start(&HK, room(), v0)) return ATS_E_NOSPACE;
+    if (v0 != 0 && !ats_hk_gc_start(&HK, room(), v0)) return ATS_E_NOSPACE;
     uint32_t met = 0;
     for (uint32_t p = 0; p < PPB && !empty && (met < v0 || blk_retire[bi(d, b)]); p++) {
         fw_rsp_t r;

@@ -27,8 +27,9 @@ void wait_hook(void) {
     take_bad();
     // the host's write-backs wait as soon as the room runs short, not only at the next housekeeping
     // pass (issue 34: the next checkpoint's drain waited for a block that only that checkpoint could
-    // plan). Released by housekeeping only
-    if (ats_hk_hold_now(&HK, room())) {
+    // plan). Released by housekeeping only. (The hook runs in every poll of a firmware command: the
+    // BLK_NEED read only while the hold is off)
+    if (!HK.hold_wb && ats_hk_hold_now(&HK, room())) {
         HK.hold_wb = 1;
         hal_ctrl(hal_ctrl_host_en(), 1);
     }
