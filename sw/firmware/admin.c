@@ -7,11 +7,12 @@
 #include "blocks.h"
 #include "ckpt.h"
 
-#define ADM_IDENTIFY 9u
-#define ADM_GET_LOG 10u
+// opcodes and the shutdown tag: the generated ats_host.h (rtl/common/ats_host_pkg.sv, through hal.h)
+#define ADM_IDENTIFY ATS_OP_IDENTIFY
+#define ADM_GET_LOG ATS_OP_GET_LOG
 #define ADM_MAGIC 0x41545344u      // "DSTA" in memory order: the answer is an atomssd one
-#define ADM_SHUT_TAG 0xFFu         // a GET_LOG with this tag: a checkpoint first (the NVMe front end's
-                                   // clean shutdown, docs/host-interface.md "Shutdown")
+#define ADM_SHUT_TAG ATS_TAG_SHUTDOWN   // a GET_LOG with this tag: a checkpoint first (the NVMe front end's
+                                        // clean shutdown, docs/host-interface.md "Shutdown")
 static uint32_t adm_w[ATS_ADM_WORDS];
 
 static void adm_put64(uint32_t k, uint64_t v) {
