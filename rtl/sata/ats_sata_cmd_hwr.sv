@@ -93,7 +93,9 @@ module ats_sata_cmd_hwr #(
         // zeros there, never what power-on or the previous IDENTIFY left
         if (fw_clear)
             for (int i = 0; i < 16; i++) fw_q[i] <= 32'd0;
-        if (s_hwr_valid && s_hwr_ready && h_ident) begin
+        // an IDENTIFY word is never held (h_ok excludes tag 32 while IDENTIFY runs: s_hwr_ready is 1),
+        // so the capture does not wait for the ready decode and its tag-table lookup
+        if (s_hwr_valid && h_ident) begin
             if (s_hwr_addr[16:9] == 8'd0 && hidx < 7'd16) fw_q[hidx[3:0]] <= s_hwr_data;
         end
         if (pg_en) begin
