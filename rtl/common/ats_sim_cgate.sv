@@ -19,11 +19,13 @@
 `endif
 `endif
 
+/* verilator lint_off UNUSEDPARAM */     // HOLD and ID are unused without ATS_SIM_CGATE
 module ats_sim_cgate #(
     parameter int W    = 1,     // watched input bits
     parameter int HOLD = 32,    // edges the clock keeps running after the last activity
     parameter int ID   = 0      // bit of the +cgate_off=<mask> plusarg that keeps this clock on
 ) (
+/* verilator lint_on UNUSEDPARAM */
     input  wire logic         clk,
     input  wire logic         rst,
     input  wire logic         act,      // active now (valid on a port, busy)

@@ -166,7 +166,8 @@ module ats_ssd_core #(
     logic        q_spur;
 
     // per-block clocks: simulation-only clock gates (ats_sim_cgate, ATS_SIM_CGATE), else clk itself
-    logic clk_cmdq, clk_be, clk_remap;
+    logic clk_cmdq, clk_wbuf, clk_be, clk_remap;
+    logic wb_busy;
 
     ats_cmdq #(.DEPTH(QDEPTH), .NUM_LBA(49'(NUM_LBAS)), .NUM_TX(NUM_TX)) u_cmdq (
         .clk(clk_cmdq), .rst,
@@ -212,7 +213,7 @@ module ats_ssd_core #(
                .TX(1'b1), .NUM_TX(NUM_TX),
                // a PAGE and a CPL entry per single-page READ: twice the backend's read ring, and more
                .MISS_Q((RD_SLOTS >= 16) ? 64 : 32)) u_wbuf (
-        .clk, .rst,
+        .clk(clk_wbuf), .rst,
         .s_disp_valid(disp_valid), .s_disp_ready(disp_ready), .s_disp_op(disp_op), .s_disp_tag(disp_tag),
         .s_disp_lba(disp_lba), .s_disp_nlb(disp_nlb), .s_disp_txid(disp_txid), .s_disp_flags(disp_flags),
         .s_disp_attr(disp_attr), .s_disp_prio(disp_prio), .s_disp_dptr(disp_dptr), .s_disp_aux(disp_aux),
@@ -233,7 +234,7 @@ module ats_ssd_core #(
         .pwr_fail, .plp_budget(16'd0), .no_space, .dump_done, .dump_short,
         .cnt_host_pages, .cnt_coalesced, .cnt_wb_pages(wb_cnt_wb_pages), .cnt_wb_unmaps(wb_cnt_unmaps),
         .cnt_media_bytes(wb_cnt_bytes), .cnt_read_hits(wb_cnt_hits), .cnt_read_misses(wb_cnt_misses),
-        .cnt_wb_fail(wb_cnt_fail), .cnt_proto_err(wb_cnt_proto), .dirty_pages(wb_dirty)
+        .cnt_wb_fail(wb_cnt_fail), .cnt_proto_err(wb_cnt_proto), .dirty_pages(wb_dirty), .busy(wb_busy)
     );
 
     // ---- backend <-> remap engine, NAND subsystem
@@ -388,6 +389,10 @@ module ats_ssd_core #(
 `define ATS_CG_CMDQ_IN {s_cmd_valid, s_cmd_op, s_cmd_tag, s_cmd_lba, s_cmd_nlb, s_cmd_txid, s_cmd_flags, \
         s_cmd_attr, s_cmd_prio, s_cmd_dptr, s_cmd_aux, disp_ready, done_valid, done_tag, done_status, \
         done_result, m_cpl_ready}
+`define ATS_CG_WBUF_IN {disp_valid, disp_op, disp_tag, disp_lba, disp_nlb, disp_txid, disp_flags, disp_attr, \
+        disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, s_hrd_valid, s_hrd_data, \
+        s_hrd_last, m_hwr_ready, wb_ready, wbd_ready, wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, \
+        rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, pwr_fail, no_space}
 `define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
         wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, rdd_ready, s_free_valid, \
         s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
@@ -401,6 +406,10 @@ module ats_ssd_core #(
     ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0)) u_cg_cmdq (
         .clk, .rst, .gclk(clk_cmdq), .watch(`ATS_CG_CMDQ_IN),
         .act(boot || s_cmd_valid || disp_valid || done_valid || m_cpl_valid || q_occ != '0));
+    ats_sim_cgate #(.W($bits(`ATS_CG_WBUF_IN)), .HOLD(32), .ID(1)) u_cg_wbuf (
+        .clk, .rst, .gclk(clk_wbuf), .watch(`ATS_CG_WBUF_IN),
+        .act(boot || wb_busy || disp_valid || done_valid || m_hrd_valid || s_hrd_valid || m_hwr_valid ||
+             wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || pwr_fail));
     ats_sim_cgate #(.W($bits(`ATS_CG_BE_IN)), .HOLD(32), .ID(2)) u_cg_be (
         .clk, .rst, .gclk(clk_be), .watch(`ATS_CG_BE_IN),
         .act(boot || be_busy || wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || s_free_valid ||
@@ -411,10 +420,12 @@ module ats_ssd_core #(
         .act(boot || !remap_init || commit_active || remap_out_q != '0 || rq_valid || rs_valid ||
              iv_valid || mp_valid));
 `undef ATS_CG_CMDQ_IN
+`undef ATS_CG_WBUF_IN
 `undef ATS_CG_BE_IN
 `undef ATS_CG_REMAP_IN
 `else
     assign clk_cmdq  = clk;
+    assign clk_wbuf  = clk;
     assign clk_be    = clk;
     assign clk_remap = clk;
 `endif
@@ -427,7 +438,7 @@ module ats_ssd_core #(
     assign unused = ^{q_epoch, q_occ, wb_slot, dump_done, dump_short, wb_cnt_wb_pages, wb_cnt_unmaps,
                       wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty,
                       iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
-                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims, be_busy};
+                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims, be_busy, wb_busy};
 endmodule
 
 `resetall

@@ -324,7 +324,7 @@ module ats_nand_subsys #(
             .T_WP(T_WP), .T_WH(T_WH), .T_RP(T_RP), .T_REH(T_REH), .T_WB(T_WB), .T_WHR(T_WHR),
             .T_ADL(T_ADL), .T_RR(T_RR), .T_RHW(T_RHW), .T_CS(T_CS)
         ) u_page (
-            .clk, .rst,
+            .clk(clk_pg), .rst,
             .s_cmd_valid(pc_cmd_valid), .s_cmd_ready(pc_cmd_ready), .s_cmd_tag(pc_tag),
             .s_cmd_op(pc_op), .s_cmd_way(pc_way[WAY_W-1:0]),
             .s_cmd_block(init_q ? 12'd0 : cmd_block_q), .s_cmd_page(init_q ? 8'd0 : cmd_page_q),
@@ -341,6 +341,25 @@ module ats_nand_subsys #(
             .nand_dq_o(nand_dq_o[c*8 +: 8]), .nand_dq_i(nand_dq_i[c*8 +: 8]),
             .nand_rb_n(nand_rb_n[c*WAYS +: WAYS])
         );
+
+        // Simulation-only clock gate of the page controller (ATS_SIM_CGATE; rtl/common/ats_sim_cgate.sv,
+        // rtl/core/README.md "Simulation cost"): it runs while it holds a command (taken, completion
+        // not yet taken), while a valid is up on one of its ports, while any of its inputs changes
+        // (the dies' R/B# and DQ included) and for HOLD edges after; an idle controller is a fixed
+        // point (no free-running state), so the gated build is cycle-exact. The scheduler is not gated:
+        // its pick pipeline's slot counter turns on every edge.
+        logic        clk_pg;
+        logic [15:0] pg_out_q;                            // commands taken, completion not yet taken
+        always_ff @(posedge clk) begin
+            pg_out_q <= rst ? '0 : pg_out_q + 16'(pc_cmd_valid && pc_cmd_ready) - 16'(pc_cpl_valid && pc_cpl_ready);
+        end
+        ats_sim_cgate #(.W(1 + 8 + 3 + 2 + 12 + 8 + SLOT_W + 1 + 32 + 1 + 1 + 1 + 8 + WAYS), .HOLD(64),
+                        .ID(5 + c)) u_cg_page (
+            .clk, .rst, .gclk(clk_pg),
+            .watch({pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, init_q ? 8'd0 : cmd_page_q,
+                    cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], pc_rd_ready,
+                    pc_cpl_ready, nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]}),
+            .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c]));
 
         // the completion's slot is not forwarded (the scheduler's completion has none)
         logic unused_pc;

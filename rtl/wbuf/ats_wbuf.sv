@@ -115,7 +115,9 @@ module ats_wbuf #(
     output wire logic [31:0] cnt_read_misses,  // read pages read from the media
     output wire logic [31:0] cnt_wb_fail,      // writebacks completed with an error status
     output wire logic [31:0] cnt_proto_err,    // media completions without an outstanding writeback, read pages no read asked for
-    output wire logic [7:0]  dirty_pages       // dirty slots not yet issued (saturates at 255)
+    output wire logic [7:0]  dirty_pages,      // dirty slots not yet issued (saturates at 255)
+    // work in progress that the ports do not show (the core's simulation-only clock gate)
+    output wire logic        busy
 );
     // ---------------------------------------------------------------- parameters
     localparam int PWORDS = PAGE_BYTES / 4;
@@ -1149,7 +1151,9 @@ module ats_wbuf #(
                 uc_v_q    <= |(sl_urg_q & dirty_vec);
                 uc_q      <= first_one(sl_urg_q & dirty_vec);
                 fifo_ne_q <= fifo_cnt_q != 0;
-                en_q      <= EN_B;
+                // a pass only when it can do something: an entry queued and writeback on (an
+                // idle engine waits here: it is a fixed point, README "Writeback engine")
+                en_q      <= (fifo_cnt_q != 0 && wb_go_q) ? EN_B : EN_A;
             end
             EN_B: begin
                 hs_st_q  <= sl_st_q[hs_q];
@@ -1196,6 +1200,8 @@ module ats_wbuf #(
     end
 
     assign m_wb_valid = (en_q == EN_REQ);
+    assign busy       = state_q != ST_IDLE || en_q != EN_A || (fifo_cnt_q != 0 && wb_go_q) || rdr_busy_q ||
+                        !mq_hw_idle || dump_q;
     assign m_wb_op    = sl_trim_q[es_q];
     assign m_wb_rec   = TX ? sl_rec_q[es_q] : RC_NONE;
     assign m_wb_slot  = 8'(es_q);

@@ -601,7 +601,7 @@ module ats_nand_die #(
             // --- array timer
             if (clk !== clk_p) begin
                 clk_p = clk;
-                if (clk === 1'b1 && busy && $realtime >= busy_end) finish_op();
+                if (clk === 1'b0 && busy && $realtime >= busy_end) finish_op();
             end
         end
     end
