@@ -223,10 +223,14 @@ class Run:
 
 def gate_counts(logs: list[str]) -> dict[str, tuple[int, int]]:
     """The clock gates' own counts (rtl/common/ats_sim_cgate.sv, printed at exit): edges with the
-    clock on and all edges, per gate (u_cg_<block>), summed over a run's processes."""
+    clock on and all edges, per gate, summed over a run's processes. Names: the core's u_cg_<block>
+    as <block> (cmdq, wbuf, be, remap); the NAND subsystem's per-channel page-controller gates
+    (u_nand.g_chan[c].u_cg_page) as page<c>."""
     out: dict[str, tuple[int, int]] = {}
     for log in logs:
-        for name, on, total in re.findall(r"\[cgate\] \S*\.(u_cg_\w+): clock on (\d+) of (\d+) edges", log):
+        for path, on, total in re.findall(r"\[cgate\] \S*?ats_ssd_core\.(\S+): clock on (\d+) of (\d+) edges", log):
+            m = re.fullmatch(r"u_nand\.g_chan\[(\d+)\]\.u_cg_page", path)
+            name = f"page{m.group(1)}" if m else path.removeprefix("u_cg_")
             a, b = out.get(name, (0, 0))
             out[name] = (a + int(on), b + int(total))
     return out
@@ -383,7 +387,7 @@ def main() -> None:
     print("build CPU s (whole build without ccache, when it last ran): "
           + ", ".join(f"{k} host {v['host']['cpu_s']} / nvme {v['nvme']['cpu_s']}" for k, v in build_cpu.items()))
     print("clock on (% of edges, gated build): " + "; ".join(
-        f"{k}: " + ", ".join(f"{n[5:]} {v:.1f}" for n, v in d.items()) for k, d in res["cgate_clock_on_pct"].items()))
+        f"{k}: " + ", ".join(f"{n} {v:.1f}" for n, v in d.items()) for k, d in res["cgate_clock_on_pct"].items()))
     print(f"exact (new vs ungated and vs synth form: UART, completions, MSIs, read data, cycles, die images): {exact}"
           + ("" if exact else f" differs: {exact_diffs}"))
     if base_same is not None:

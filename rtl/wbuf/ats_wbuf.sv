@@ -1200,8 +1200,13 @@ module ats_wbuf #(
     end
 
     assign m_wb_valid = (en_q == EN_REQ);
+    // work the ports do not show (the core's simulation clock gate, README "Simulation cost")
+`ifdef SYNTHESIS
+    assign busy       = 1'b0;     // simulation only: no logic in a netlist
+`else
     assign busy       = state_q != ST_IDLE || en_q != EN_A || (fifo_cnt_q != 0 && wb_go_q) || rdr_busy_q ||
                         !mq_hw_idle || dump_q;
+`endif
     assign m_wb_op    = sl_trim_q[es_q];
     assign m_wb_rec   = TX ? sl_rec_q[es_q] : RC_NONE;
     assign m_wb_slot  = 8'(es_q);
