@@ -9,7 +9,8 @@ durable log is checked for INV-LBA, INV-DUR and INV-ORDER (with PLP: every compl
 with a capacitor budget below the slot count: pages held never above it, and a runtime budget drop
 before a cut gives dump_short iff held > budget and an epoch-ordered prefix, run_plp_budget_drop).
 
-Environment: ATS_SEED (seed, via the runner), ATS_LONG=1 (longer campaigns).
+Environment: ATS_SEED (seed, via the runner), ATS_LONG=1 (longer campaigns), ATS_WBUF_TRACE=<file>
+(append every handshake with its time: two RTL versions that behave the same give identical files).
 Testpoints: rtl/wbuf/testplan.md.
 """
 from __future__ import annotations
