@@ -1162,7 +1162,7 @@ def _run_config(slots, page, plp, thresh, budget, key_suffix="", **kw):
     params = {"NUM_SLOTS": slots, "PAGE_BYTES": page, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": thresh,
               "NUM_WAITERS": 4, "PLP": plp, "PLP_BUDGET_PAGES": budget}
     run(toplevel="ats_wbuf",
-        sources=block_sources("ats_wbuf"),
+        sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
         test_module="test_ats_wbuf", test_dir=HERE,
         build_key=f"s{slots}_p{page}_plp{plp}_t{thresh}_b{budget}{key_suffix}", parameters=params, **kw)
 
@@ -1185,7 +1185,7 @@ def test_ats_wbuf_tx_no_space():
     params = {"NUM_SLOTS": 16, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "TX": 1, "NUM_TX": 4}
     run(toplevel="ats_wbuf",
-        sources=block_sources("ats_wbuf"),
+        sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
         test_module="test_ats_wbuf", test_dir=HERE, build_key="s16_p64_tx", parameters=params,
         test_filter="run_no_space_tx")
 
