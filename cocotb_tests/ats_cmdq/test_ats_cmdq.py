@@ -505,7 +505,8 @@ def test_ats_cmdq(cfg):
     cfg = cfg.removesuffix("_synth")
     # ATS_CMDQ_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_CMDQ_SRC")
-    run(toplevel="ats_cmdq", sources=block_sources("ats_cmdq", replace={"ats_cmdq.sv": Path(src).resolve()} if src else None),
+    run(toplevel="ats_cmdq", sources=block_sources("ats_cmdq", replace={"ats_cmdq.sv": Path(src).resolve()} if src else None)
+        + block_sources("ats_stream_check") + [HERE / "ats_cmdq_bind.sv"],   # stream rules on its m_ ports
         test_module="test_ats_cmdq", test_dir=HERE,
         build_key=cfg + ("_" + Path(src).parent.name if src else "") + ("_synthform" if synth_form else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if synth_form else None, parameters=CONFIGS[cfg],
