@@ -340,7 +340,7 @@ CONFIGS = {
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme_bar(cfg):
     run(toplevel="ats_nvme_bar",
-        sources=block_sources("ats_nvme_bar"),
+        sources=block_sources("ats_nvme_bar", "ats_stream_check") + [HERE / "ats_nvme_bar_bind.sv"],
         test_module="test_ats_nvme_bar", test_dir=HERE, build_key=cfg, parameters=CONFIGS[cfg],
         waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_NQ": str(CONFIGS[cfg]["NQ"]),
