@@ -922,7 +922,7 @@ def _run(cfg: str, mode: str, seed: int, tests) -> None:
     seed = seed + 100 * (int(os.environ.get("ATS_SEED", "1")) - 1)
     # ATS_ADM_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_ADM_SRC")
-    sources = block_sources("ats_admin", replace={"ats_admin.sv": Path(src).resolve()} if src else None)
+    sources = block_sources("ats_admin", "ats_stream_check", replace={"ats_admin.sv": Path(src).resolve()} if src else None) + [HERE / "ats_admin_bind.sv"]
     run(toplevel="ats_admin", sources=sources,
         test_module="test_ats_admin", test_dir=HERE,
         build_key=f"w{words}" + ("_" + Path(src).parent.name if src else ""),
