@@ -863,7 +863,7 @@ def _run(cfg: str, mode: str, seed: int, tests) -> None:
     seed = seed + 100 * (int(os.environ.get("ATS_SEED", "1")) - 1)
     # ATS_FWB_SRC: run against another copy of the RTL (mutation checks of the testbench)
     src = os.environ.get("ATS_FWB_SRC")
-    sources = block_sources("ats_fw_bridge", replace={"ats_fw_bridge.sv": Path(src).resolve()} if src else None)
+    sources = block_sources("ats_fw_bridge", "ats_stream_check", replace={"ats_fw_bridge.sv": Path(src).resolve()} if src else None) + [HERE / "ats_fw_bridge_bind.sv"]
     run(toplevel="ats_fw_bridge", sources=sources,
         test_module="test_ats_fw_bridge", test_dir=HERE,
         build_key=f"p{page}_w{ppn_w}" + ("_" + Path(src).parent.name if src else ""),
