@@ -151,7 +151,7 @@ async def parity_and_edges(dut):
 @pytest.mark.parametrize("m,t,k,form", [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
 def test_ats_bch_dec(m, t, k, form):
     run(toplevel="ats_bch_dec",
-        sources=block_sources("ats_bch_dec"),
+        sources=block_sources("ats_bch_dec", "ats_stream_check") + [Path(__file__).parent / "ats_bch_dec_bind.sv"],
         test_module="test_ats_bch_dec", test_dir=Path(__file__).parent,
         build_key=f"m{m}_t{t}_k{k}" + ("_synthform" if form == "synth" else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,
