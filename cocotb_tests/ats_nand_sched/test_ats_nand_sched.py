@@ -448,7 +448,7 @@ CONFIGS = [(2, 2, 8, 8), (3, 3, 12, 16), (8, 4, 32, 16)]
 @pytest.mark.parametrize("nch,nways,depth,stamp_w,form",
                          [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
 def test_ats_nand_sched(nch, nways, depth, stamp_w, form):
-    run(toplevel="ats_nand_sched", sources=block_sources("ats_nand_sched"),
+    run(toplevel="ats_nand_sched", sources=block_sources("ats_nand_sched", "ats_stream_check") + [HERE / "ats_nand_sched_bind.sv"],
         test_module="test_ats_nand_sched", test_dir=HERE,
         build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}" + ("_synthform" if form == "synth" else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,
