@@ -32,7 +32,7 @@ from cocotb.triggers import RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.remap_model import Req, RemapModel, _clog2, tx_term, xor_fold
-from atstb.runner import ROOT, load_params, load_sources, run
+from atstb.runner import ROOT, block_sources, load_params, load_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen, random_pause
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -1295,10 +1295,12 @@ def _ensure_generated(preset: str) -> Path:
 
 
 def _sources(gen: Path) -> list[Path]:
-    """The generated Verilog plus what it instantiates (the generator's `sources.f`)."""
+    """The generated Verilog plus what it instantiates (the generator's `sources.f`), and the stream
+    checker bound to its m_ ports (ats_remap_engine_bind.sv)."""
+    check = block_sources("ats_stream_check") + [HERE / "ats_remap_engine_bind.sv"]
     if (gen / "sources.f").exists():
-        return load_sources(gen)
-    return [gen / "ats_remap_engine.v"]
+        return load_sources(gen) + check
+    return [gen / "ats_remap_engine.v"] + check
 
 
 # Verilator seeds of the power-on runs (random initial registers and RAMs); 5 and 28 stopped the
