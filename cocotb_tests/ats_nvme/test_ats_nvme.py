@@ -464,7 +464,7 @@ CONFIGS = {
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme(cfg):
-    srcs = block_sources("ats_nvme")
+    srcs = block_sources("ats_nvme", "ats_stream_check") + [HERE / "ats_nvme_bind.sv"]
     run(toplevel="ats_nvme", sources=srcs, test_module="test_ats_nvme", test_dir=HERE, build_key=cfg,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"},
         public=PUBLIC)
