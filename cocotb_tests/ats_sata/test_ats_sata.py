@@ -14,7 +14,8 @@ built from §2.5. The host model checks the device's FIS layouts and protocol as
 
 cocotb tests: identify_page, ncq_random (32 tags, random mixes, transactions, recovery),
 nonqueued (DMA EXT, FLUSH, DSM TRIM), errors (every §2.5 refusal, device statuses, the error log),
-link_faults (bad CRC from the host, R_ERR from the host, retries both ways).
+link_faults (bad CRC from the host, R_ERR from the host, retries both ways), sdb_take_same_clock
+(an NCQ command taken by DEC in the clock an SDB is done stays outstanding).
 
 Environment: ATS_SEED, ATS_LONG=1 (longer random campaign), ATS_WAVES=1, ATS_SATA_TESTS (a regex
 on the cocotb test names), ATS_SATA_BATCHES (NCQ batches of ncq_random, default 3).
@@ -36,6 +37,7 @@ from atstb.runner import ROOT, block_sources, run
 from atstb.sata_core_model import SataCoreModel
 from atstb import sata_host as H
 from atstb.sata_host import SataHost
+from atstb.streams import every_edge
 from atstb.trace import SATA_OUTPUTS, trace_outputs
 
 HERE = Path(__file__).resolve().parent
@@ -673,6 +675,105 @@ async def link_faults(dut):
     tb.new_descs()
     await ncq_mix("final", 10)
     dut._log.info("link_faults: %s", tb.cov())
+
+
+# ------------------------------------------------------------------------------------------------
+class Gate:
+    """A sink's pause pattern the test opens and closes (True = ready low)."""
+
+    def __init__(self):
+        self.closed = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bool:
+        return self.closed
+
+
+@cocotb.test()
+async def sdb_take_same_clock(dut):
+    """Regression (rtl/sata/README.md, DEC's tag table): an NCQ command taken by DEC in the very
+    clock the Set Device Bits FIS of other tags finishes must stay outstanding. Tag A is held
+    completed in the core, the core's descriptor ready is held low with B in the descriptor
+    register, so C's Register H2D waits in DEC; A's completion is released and the ready opened a
+    chosen number of clocks after the sender starts waiting for the SDB's link result (a sweep
+    around the measured latency), so that C is taken in the clock the SDB is done. Every command
+    must complete (bounded wait, a failure names the lost tag); statuses, read data and
+    descriptors are checked against the reference (Batch); the coincidence must have happened."""
+    tb = await start(dut, pauses=False)
+    r, host, core = tb.rng, tb.host, tb.core
+    core.delay, core.slow_p = (1, 8), 0.0           # A's completion is ready when released
+    gate = Gate()
+    core.cmd.set_pause(gate)
+    dec, tx = dut.u_cmd.u_dec, dut.u_cmd.u_tx
+    T_RES, X_SDB = 2, 2                             # ats_sata_cmd_tx's state / FIS kind
+    region = 64 if tb.pb == 4096 else 400
+    hits: list[tuple[int, int, int]] = []           # (cycle, tag taken, SDB mask)
+
+    def monitor() -> None:
+        if int(dec.ncq_acc.value) and int(dec.sdb_done.value):
+            hits.append((host.cycle, int(dec.ncq_tag.value), int(dec.sdb_mask.value)))
+    every_edge(dut.clk, monitor)
+
+    async def until(cond, what: str, limit: int = 20_000) -> None:
+        for _ in range(limit):
+            if cond():
+                return
+            await RisingEdge(dut.clk)
+        raise AssertionError(f"sdb_take_same_clock: {what} not reached in {limit} cycles")
+
+    async def trial(delay: int | None, k: int) -> int:
+        """One A / B / C round; delay None: open the ready after the SDB was done (measures the
+        latency from the sender's T_RES for the SDB to sdb_done)."""
+        bt = Batch(tb)
+        core.hold()
+        bt.add(r.choice(["read", "write"]), 1, region)
+        ca = bt.items[-1][0]
+        await until(lambda: ca.tag in host.ncq and ca.moved() and ca.tag in core.in_core
+                    and not int(dec.m_cmd_valid.value) and host.link.idle, "A in the core, its data moved")
+        await ClockCycles(dut.clk, 40)              # A's completion waits for the release
+        gate.closed = True
+        bt.add(r.choice(["read", "write"]), 1, region)
+        bt.add(r.choice(["read", "write"]), 1, region)
+        cb, cc = bt.items[-2][0], bt.items[-1][0]
+        await until(lambda: cb.tag in host.ncq and host.issuing is cc and int(dec.d2v_q.value)
+                    and host.link.idle, "B in the descriptor register, C's H2D waiting in DEC")
+        n_hits = len(hits)
+        core.release()
+        await until(lambda: int(tx.tst_q.value) == T_RES and int(tx.tk_q.value) == X_SDB, "the SDB of A")
+        t0 = host.cycle
+        lat = 0
+        if delay is None:
+            await until(lambda: int(dec.sdb_done.value), "the SDB of A done")
+            lat = host.cycle - t0
+            await ClockCycles(dut.clk, 3)
+        else:
+            await ClockCycles(dut.clk, delay)
+        gate.closed = False
+        for _ in range(20_000):
+            if all(c.done for c, *_ in bt.items):
+                break
+            await RisingEdge(dut.clk)
+        lost = [c.tag for c, *_ in bt.items if not c.done]
+        if lost:
+            raise AssertionError(
+                f"sdb_take_same_clock trial {k} (ready opened {delay} clocks after T_RES): tag(s) {lost} "
+                f"never completed (A {ca.tag}, B {cb.tag}, C {cc.tag}); DEC took a tag in the clock an SDB "
+                f"was done: {hits[n_hits:]} (cycle, tag, SDB mask); tbusy {int(dec.tbusy.value):#010x}, "
+                f"core completions {core.completions[-3:]}, cnt_proto {int(dut.cnt_proto.value)}")
+        await bt.finish(f"sdb_take_same_clock trial {k}")
+        await host.idle()
+        return lat
+
+    lat = await trial(None, 0)
+    k = 1
+    for d in range(max(0, lat - 3), lat + 2):      # hits at lat - 2 (ready, then cv_q, then DEC's take)
+        await trial(d, k)
+        k += 1
+    assert hits, f"sdb_take_same_clock: no NCQ command was taken in the clock of an SDB (latency {lat})"
+    assert int(dut.cnt_proto.value) == 0, f"cnt_proto {int(dut.cnt_proto.value)}: a completion was dropped"
+    dut._log.info("sdb_take_same_clock: latency %d, coincidences %s; %s", lat, hits, tb.cov())
 
 
 # ------------------------------------------------------------------------------------------------

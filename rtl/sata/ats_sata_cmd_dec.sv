@@ -259,14 +259,15 @@ module ats_sata_cmd_dec #(
             d2h_v_q <= 1'b0;
         end else begin
             if (dec_take && (dec_rej || (dec_acc && dec_ncq))) d2h_v_q <= 1'b1;
+            // the SDBs' clears first, then the tag taken: an NCQ command can be taken in the clock
+            // the SDB of other tags is done (tbusy = (tbusy & ~sdb_mask) | the new tag; the new
+            // tag is never in either SDB: it was free when decoded)
+            if (sdb_done) tbusy_q <= tbusy_q & ~sdb_mask;
+            if (esdb_done) tbusy_q[esdb_tag] <= 1'b0;
             if (ncq_acc) begin
                 tbusy_q[f_tag] <= 1'b1;
                 twr_q[f_tag]   <= (f_cmd == 8'h61);
             end
-            // (a whole-vector write: an NCQ tag taken in the clock its neighbours' SDB is done is
-            // not marked; kept as it was before the split, see rtl/sata/README.md)
-            if (sdb_done) tbusy_q <= tbusy_q & ~sdb_mask;
-            if (esdb_done) tbusy_q[esdb_tag] <= 1'b0;
             if (d2h_pick) d2h_v_q <= 1'b0;
         end
     end
