@@ -411,7 +411,8 @@ async def run_suspend(dut):
 def test_ats_nand_chan(ways):
     here = Path(__file__).parent
     run(toplevel="ats_nand_chan_tb",
-        sources=block_sources("ats_nand_chan", "ats_nand_die") + [here / "ats_nand_chan_tb.sv"],
+        sources=block_sources("ats_nand_chan", "ats_nand_die", "ats_stream_check")
+        + [here / "ats_nand_chan_tb.sv", here / "ats_nand_chan_bind.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), f"-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_chan", test_dir=here, build_key=f"w{ways}",
         parameters={"WAYS": ways},
