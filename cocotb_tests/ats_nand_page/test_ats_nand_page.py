@@ -774,6 +774,12 @@ async def run_power_cut(dut):
     assert tb.violations() == 0
 
 
+# stream rules on the m_ ports of the page controller, its chan and its BCH encoder / decoder
+# (rtl/common/ats_stream_check.sv, bound by module name)
+STREAM_BINDS = [ROOT / "cocotb_tests" / d / f"{d}_bind.sv"
+                for d in ("ats_nand_page", "ats_nand_chan", "ats_bch_enc", "ats_bch_dec")]
+
+
 # =====================================================================================================
 def _run(build_key, params, testcase=None, faults=None):
     here = Path(__file__).parent
@@ -786,7 +792,8 @@ def _run(build_key, params, testcase=None, faults=None):
         mine = {f: Path(ecc) / f for f in ("ats_gf_pkg.sv", "ats_bch_bm.sv", "ats_bch_enc.sv",
                                            "ats_bch_dec.sv", "ats_nand_chan.sv") if (Path(ecc) / f).exists()}
     run(toplevel="ats_nand_page_tb",
-        sources=block_sources("ats_nand_page", "ats_nand_die", replace=mine) + [here / "ats_nand_page_tb.sv"],
+        sources=block_sources("ats_nand_page", "ats_nand_die", "ats_stream_check", replace=mine)
+        + [here / "ats_nand_page_tb.sv"] + STREAM_BINDS,
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_page", test_dir=here, build_key=build_key, parameters=params,
         testcase=testcase, extra_env=env,
