@@ -572,7 +572,9 @@ CONFIGS = {
 def test_ats_nvme_qm(cfg):
     p = CONFIGS[cfg]
     run(toplevel="ats_nvme_qm_tb",
-        sources=block_sources("ats_nvme_rq", "ats_nvme_bar", "ats_nvme_qm") + [HERE / "ats_nvme_qm_tb.sv"],
+        sources=block_sources("ats_nvme_rq", "ats_nvme_bar", "ats_nvme_qm", "ats_stream_check") + [HERE / "ats_nvme_qm_tb.sv"]
+        # stream rules on the m_ ports of the queue manager, the RQ engine and the BAR (bound by module name)
+        + [HERE.parent / d / f"{d}_bind.sv" for d in ("ats_nvme_qm", "ats_nvme_rq", "ats_nvme_bar")],
         test_module="test_ats_nvme_qm", test_dir=HERE, build_key=cfg, parameters=p,
         waves=os.environ.get("ATS_WAVES"),
         public={"ats_nvme_qm": ["*"]},    # visible to cocotb: the TB top's signals, the queue manager's (read)

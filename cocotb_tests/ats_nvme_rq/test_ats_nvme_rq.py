@@ -414,7 +414,7 @@ CONFIGS = {
 def test_ats_nvme_rq(cfg):
     params, run_cfg = CONFIGS[cfg]
     run(toplevel="ats_nvme_rq_tb",
-        sources=block_sources("ats_nvme_rq") + [HERE / "ats_nvme_rq_tb.sv"],
+        sources=block_sources("ats_nvme_rq", "ats_stream_check") + [HERE / "ats_nvme_rq_tb.sv", HERE / "ats_nvme_rq_bind.sv"],
         test_module="test_ats_nvme_rq", test_dir=HERE, build_key=f"t{params['TAGS']}", parameters=params,
         waves=os.environ.get("ATS_WAVES"), public={},   # the test reads only the TB top's signals
         extra_env={"ATS_LONG": "1" if LONG else "0", "PYTHONWARNINGS": "ignore::DeprecationWarning",
