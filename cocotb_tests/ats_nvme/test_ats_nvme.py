@@ -464,7 +464,10 @@ CONFIGS = {
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_nvme(cfg):
-    srcs = block_sources("ats_nvme", "ats_stream_check") + [HERE / "ats_nvme_bind.sv"]
+    # stream rules on the m_ ports of the top and of every block inside it (bound by module name)
+    srcs = block_sources("ats_nvme", "ats_stream_check") + [
+        HERE.parent / d / f"{d}_bind.sv" for d in ("ats_nvme", "ats_nvme_bar", "ats_nvme_rq", "ats_nvme_arb2",
+                                                    "ats_nvme_qm", "ats_nvme_prp", "ats_nvme_cmd", "ats_nvme_admin")]
     run(toplevel="ats_nvme", sources=srcs, test_module="test_ats_nvme", test_dir=HERE, build_key=cfg,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"},
         public=PUBLIC)
