@@ -1473,6 +1473,12 @@ def core_build(params: dict) -> tuple[dict, list[Path], dict]:
     srcs = [s for s in load_sources(gen) if s.suffix == ".v"]
     srcs += [s for s in block_sources("ats_ssd_core", "ats_nand_array") if s.name != "ats_remap_engine.v"]
     srcs += [HERE / "ats_ssd_core_tb.sv"]
+    # stream rules on every block interface inside the core (rtl/common/ats_stream_check.sv bound to
+    # the m_ ports of each block by module name: the block tests' bind files and the core's own)
+    srcs += block_sources("ats_stream_check") + [
+        ROOT / "cocotb_tests" / d / f"{d}_bind.sv"
+        for d in ("ats_cmdq", "ats_wbuf", "ats_remap_engine", "ats_nand_sched", "ats_nand_page",
+                  "ats_nand_chan", "ats_bch_enc", "ats_bch_dec", "ats_ssd_core")]
     return params, srcs, rp
 
 
