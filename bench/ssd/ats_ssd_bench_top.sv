@@ -166,6 +166,7 @@ module ats_ssd_bench_top #(
 
     logic [31:0] cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail;
 
+    logic wb_busy;
     ats_wbuf #(
         .NUM_SLOTS  (NUM_SLOTS),
         .PAGE_BYTES (PAGE_BYTES),
@@ -255,12 +256,13 @@ module ats_ssd_bench_top #(
         .cnt_read_misses(cnt_read_misses),
         .cnt_wb_fail    (cnt_wb_fail),
         .cnt_proto_err  (cnt_proto_err),
-        .dirty_pages    (dirty_pages)
+        .dirty_pages    (dirty_pages),
+        .busy           (wb_busy)       // the SoC core's simulation clock gate only
     );
 
     // counters the benches do not report (power loss is not part of B2/B3)
     logic unused_ok;
-    assign unused_ok = ^{cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail};
+    assign unused_ok = ^{cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail, wb_busy};
 endmodule
 
 `resetall
