@@ -785,7 +785,8 @@ CONFIGS = {
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_sata(cfg):
-    srcs = block_sources("ats_sata")
+    # stream rules on every m_ port of the front end's modules (ats_sata_bind.sv, rtl/common/ats_stream_check.sv)
+    srcs = block_sources("ats_sata", "ats_stream_check") + [HERE / "ats_sata_bind.sv"]
     run(toplevel="ats_sata", sources=srcs, test_module="test_ats_sata", test_dir=HERE, build_key=cfg,
         test_filter=os.environ.get("ATS_SATA_TESTS") or None,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES") and str(ROOT / f"build/waves/ats_sata_{cfg}.fst"),

@@ -742,7 +742,9 @@ CUTS = int(os.environ.get("ATS_SATA_CORE_CUTS", 50 if LONG else 6))
 def test_ats_sata_core(seed):
     params, srcs, rp = base.core_build(CONFIG)
     sata = block_sources("ats_sata")
-    srcs = [s for s in sata if s not in srcs] + srcs + [HERE / "ats_sata_core_tb.sv"]
+    # core_build binds the stream checker inside the core; ats_sata_bind.sv: the front end's m_ ports
+    srcs = [s for s in sata if s not in srcs] + srcs + [ROOT / "cocotb_tests/ats_sata/ats_sata_bind.sv",
+                                                        HERE / "ats_sata_core_tb.sv"]
     key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     build_dir = ROOT / "build" / "sim" / "ats_sata_core_tb" / key
     nd = params["NUM_CHAN"] * params["WAYS"]

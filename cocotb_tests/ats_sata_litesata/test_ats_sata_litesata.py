@@ -635,9 +635,10 @@ def test_ats_sata_litesata():
         pytest.fail("litesata is not installed: tools/requirements.txt must pin litesata==2024.12")
     from atstb.litesata_gen import generate
     gen = generate()
-    sources = block_sources("ats_sata")
+    # stream rules on every m_ port of the front end's modules (ats_sata_bind.sv, rtl/common/ats_stream_check.sv)
+    sources = block_sources("ats_sata", "ats_stream_check")
     sources += [ROOT / "cocotb_tests/ats_sata_link/ats_sata_fault_inj.sv", gen / "ats_litesata_core_host.v",
-                HERE / "ats_sata_litesata_tb.sv"]
+                ROOT / "cocotb_tests/ats_sata/ats_sata_bind.sv", HERE / "ats_sata_litesata_tb.sv"]
     run(toplevel="ats_sata_litesata_tb", sources=sources, test_module="test_ats_sata_litesata", test_dir=HERE,
         build_key="p512", parameters={"PAGE_BYTES": PAGE_BYTES}, waves=os.environ.get("ATS_WAVES") and
         str(ROOT / "build/waves/ats_sata_litesata.fst"),
