@@ -68,7 +68,8 @@ def test_proof(sby: Path):
     assert not bad, f"{sby.relative_to(ROOT)}: {bad}\n{log}"
 
 
-# block mutants: (sby, task, rtl file, text in it, replacement, what the mutation breaks)
+# block mutants: (sby, task, rtl file, text in it, replacement, what the mutation breaks[, id]);
+# the test id (and work directory) is <sby>-<rtl file's stem> unless the entry names its own
 MUTANTS = [
     ("slice", "", "rtl/nand/ats_nand_ssx_slice.sv",
      "        end else if (s_valid && !sk_v_q) begin\n            sk_q <= s_data;",
@@ -86,16 +87,29 @@ MUTANTS = [
     ("sata_rx_fifo", "", "rtl/sata/ats_sata_rx_fifo.sv",
      "3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) < 3'd4);", "3'(oq_cnt_q) + 3'(v1_q) + 3'(v2_q) <= 3'd4);",
      "a RAM read issued with no room left in the output queue"),
+    ("sata_dfifo", "", "rtl/sata/ats_sata_dfifo.sv",
+     "if (issue) rd_q <= rd_q + 1'b1;", "if (issue) rd_q <= rd_q + 2'd2;",
+     "the read pointer steps by 2: a committed word skipped", "sata_dfifo-rd_step2"),
+    ("sata_dfifo", "", "rtl/sata/ats_sata_dfifo.sv",
+     "if (commit)    cm_q <= wr_q + (AW + 1)'(push);", "if (commit)    cm_q <= wr_q;",
+     "a word pushed in a commit's cycle left uncommitted", "sata_dfifo-commit_push"),
+    ("sata_dfifo", "", "rtl/sata/ats_sata_dfifo.sv",
+     "if (rollback)  wr_q <= cm_q;", "if (1'b0)  wr_q <= cm_q;",
+     "a rollback that drops nothing: a bad FIS's words reach the reader", "sata_dfifo-rollback"),
 ]
 
 
-@pytest.mark.parametrize("mut", MUTANTS, ids=[f"{m[0]}-{m[2].split('/')[-1][:-3]}" for m in MUTANTS])
+def _mut_id(m) -> str:
+    return m[6] if len(m) > 6 else f"{m[0]}-{m[2].split('/')[-1][:-3]}"
+
+
+@pytest.mark.parametrize("mut", MUTANTS, ids=[_mut_id(m) for m in MUTANTS])
 def test_mutant(mut, tmp_path: Path):
-    block, task, rtl, old, new, why = mut
+    block, task, rtl, old, new, why = mut[:6]
     src = FORMAL / block / f"{block}.sby"
     text = (ROOT / rtl).read_text()
     assert text.count(old) == 1, f"mutation site not found once in {rtl}: {old!r}"
-    wd = BUILD / "mutants" / block
+    wd = BUILD / "mutants" / _mut_id(mut)
     shutil.rmtree(wd, ignore_errors=True)
     wd.mkdir(parents=True)
     (wd / Path(rtl).name).write_text(text.replace(old, new))
