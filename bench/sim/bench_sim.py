@@ -112,8 +112,9 @@ class Run:
     """One build's four phases; collects the CPU times and everything the exactness check compares."""
 
     def __init__(self, exe: Path, fw: Path, cfg: dict, work: Path, nvme: bool, seed: int, io_cmds: int,
-                 idle_cycles: int = IDLE_CYCLES):
+                 idle_cycles: int = IDLE_CYCLES, extra: list[str] | None = None):
         self.exe, self.fw, self.cfg, self.nvme, self.seed, self.io_cmds = exe, fw, cfg, nvme, seed, io_cmds
+        self.extra = extra or []        # simulator plusargs of every process (e.g. +eval_always)
         self.idle_cycles = idle_cycles
         self.work = work
         self.logs: list[str] = []       # the simulator's own output of each process (not compared)
@@ -199,7 +200,7 @@ class Run:
 
     def go(self) -> None:
         io = self._io_nvme if self.nvme else self._io_host
-        hp = HostPort(self.exe, self.fw, self.images, cwd=self.work)
+        hp = HostPort(self.exe, self.fw, self.images, cwd=self.work, extra=self.extra)
         self._phase(hp, "boot", lambda: self._boot(hp))
         self._phase(hp, "io", lambda: io(hp))
         self._phase(hp, "idle", lambda: self._idle(hp))
@@ -211,7 +212,7 @@ class Run:
         self.logs.append(info.get("log", ""))
         self.trace["info_cut"] = {k: info.get(k) for k in ("cycle", "accepted", "completed", "cut_cycle", "viol_total", "mem_errors")}
         self._images("after_cut")
-        hp = HostPort(self.exe, self.fw, self.images, cwd=self.work)
+        hp = HostPort(self.exe, self.fw, self.images, cwd=self.work, extra=self.extra)
         self._phase(hp, "recovery", lambda: self._boot(hp))
         self.trace["uart"].append(hp.uart_text())
         self.trace["msi"].append(list(hp.msis))

@@ -353,13 +353,14 @@ module ats_nand_subsys #(
         always_ff @(posedge clk) begin
             pg_out_q <= rst ? '0 : pg_out_q + 16'(pc_cmd_valid && pc_cmd_ready) - 16'(pc_cpl_valid && pc_cpl_ready);
         end
-        ats_sim_cgate #(.W(1 + 8 + 3 + 2 + 12 + 8 + SLOT_W + 1 + 32 + 1 + 1 + 1 + 8 + WAYS), .HOLD(64),
-                        .ID(5 + c)) u_cg_page (
-            .clk, .rst, .gclk(clk_pg),
-            .watch({pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, init_q ? 8'd0 : cmd_page_q,
-                    cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], pc_rd_ready,
-                    pc_cpl_ready, nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]}),
+        // the page controller's inputs (its s_cmd fields as connected below), one list for width and value
+`define ATS_CG_PAGE_IN {pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, \
+        init_q ? 8'd0 : cmd_page_q, cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], \
+        pc_rd_ready, pc_cpl_ready, nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]}
+        ats_sim_cgate #(.W($bits(`ATS_CG_PAGE_IN)), .HOLD(64), .ID(5 + c)) u_cg_page (
+            .clk, .rst, .gclk(clk_pg), .watch(`ATS_CG_PAGE_IN),
             .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c]));
+`undef ATS_CG_PAGE_IN
 
         // the completion's slot is not forwarded (the scheduler's completion has none)
         logic unused_pc;

@@ -104,6 +104,7 @@ struct Sim {
     std::string uart_line;
     FILE *uart_log = nullptr;
     bool uart_echo = false;
+    bool eval_always = false;   // +eval_always: evaluate after drive() in every cycle (the reference)
     uint32_t cut_kind = CUT_NONE;
     uint64_t cut_value = 0;
     bool cut_done = false;
@@ -258,7 +259,7 @@ struct Sim {
     // one clock cycle; returns the stop reasons it raised
     uint32_t step() {
         drive();
-        if (in_chg) top->eval();
+        if (in_chg || eval_always) top->eval();
         in_chg = false;
 #ifdef ATS_NVME
         const bool tx_fire = top->uart_tx_valid && top->uart_tx_ready;
@@ -711,6 +712,7 @@ int main(int argc, char **argv) {
     std::string ul = plus("uart_log=");
     if (!ul.empty() && !(sim.uart_log = std::fopen(ul.c_str(), "w"))) die("cannot write %s", ul.c_str());
     sim.uart_echo = !plus("uart_echo").empty();
+    sim.eval_always = !plus("eval_always").empty();
 #if VM_TRACE
     sim.trace_path = plus("trace=");
     if (!sim.trace_path.empty()) {

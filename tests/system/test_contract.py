@@ -312,8 +312,7 @@ def test_remap_codes():
     """The remap engine's statuses 0..6 are the first seven device codes (architecture.md §2)."""
     import json
     p = ROOT / "build/gen/remap_default/params.json"
-    if not p.exists():
-        pytest.skip("build/gen is missing: `make gen`")
+    assert p.exists(), f"{p} is missing: run `make gen` first (make test does)"
     rs = json.loads(p.read_text())["status"]
     for name, v in rs.items():
         assert STS["BAD_LBA" if name == "BAD_LPN" else name] == v, f"remap status {name} = {v}"

@@ -3,7 +3,8 @@
 rtl/core/README.md "Simulation cost") change nothing but the simulator's work: the gated build (the
 default of sim/soc/build.py) and the build without gates (`--no-cgate`) are driven by the same seeded
 scenario and must give identical results. The ungated build is the reference: the same RTL with every
-block clocked on every edge.
+block clocked on every edge, run with `+eval_always` (the harness evaluates the model after every
+drive(), not only when an input changed), so the harness's skipped evaluations are checked too.
 
 Scenario (bench/sim's phases, bench/sim/bench_sim.py `Run`, shortened): a first boot on blank dies
 (bad-block scan, format, first checkpoint), a seeded I/O mix through the host port at queue depth 8
@@ -47,8 +48,11 @@ def test_sim_cgate_exact(tmp_path, monkeypatch):
         ungated, fw2, _ = simbuild.build_locked("sim", cgate=False)
     assert fw == fw2
     runs = {}
-    for label, exe in (("gated", gated), ("ungated", ungated)):
-        r = bench_sim.Run(exe, fw, cfg, tmp_path / label, nvme=False, seed=7, io_cmds=160, idle_cycles=300_000)
+    # the reference also evaluates the model after every drive() (+eval_always): the harness's skipped
+    # evaluations (sim/soc/README.md "Evaluations per cycle") are checked by the same comparison
+    for label, exe, extra in (("gated", gated, []), ("ungated", ungated, ["+eval_always"])):
+        r = bench_sim.Run(exe, fw, cfg, tmp_path / label, nvme=False, seed=7, io_cmds=160, idle_cycles=300_000,
+                          extra=extra)
         r.go()
         runs[label] = r
     g, u = runs["gated"], runs["ungated"]
