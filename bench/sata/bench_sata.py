@@ -76,14 +76,37 @@ def git_state() -> tuple[str, list[str]]:
         return "unknown", []
 
 
+def base_sources(rev: str) -> tuple[list[Path], str]:
+    """ats_sata's sources with rtl/sata/ as it was at `rev` (git show into build/bench/sata/base_<rev>/):
+    the "before" of a before/after run (--base). rtl/common is today's."""
+    from atstb.runner import block_sources
+    short = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    d = ROOT / "build" / "bench" / "sata" / f"base_{short}"
+    names = subprocess.run(["git", "ls-tree", "--name-only", short, "rtl/sata/"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    (d / "rtl" / "sata").mkdir(parents=True, exist_ok=True)
+    for n in names:
+        txt = subprocess.run(["git", "show", f"{short}:{n}"], cwd=ROOT, capture_output=True, check=True).stdout
+        (d / n).write_bytes(txt)
+    fl = [ln.strip() for ln in (d / "rtl/sata/ats_sata.f").read_text().splitlines()
+          if ln.strip() and not ln.startswith("#")]
+    srcs = [(d / x) if x.startswith("rtl/sata/") else (ROOT / x) for x in fl]
+    assert all(p.exists() for p in srcs), srcs
+    return srcs, short
+
+
 def run_one(which: str, a, out: Path) -> dict:
     from atstb.runner import block_sources, run
     env = {"BENCH_WARM": str(a.warm), "BENCH_MEAS": str(a.meas), "BENCH_QD": str(a.qd), "BENCH_OUT": str(out),
            "BENCH_POLL": str(a.poll), "ATS_SEED": str(a.seed)}
     t = time.time()
-    if which == "sata":
-        srcs = block_sources("ats_sata")
-        run(toplevel="ats_sata", sources=srcs, test_module="bench_sata_tb", test_dir=HERE, build_key="bench_p4096",
+    if which in ("sata", "sata_base"):
+        srcs, key = block_sources("ats_sata"), "bench_p4096"
+        if which == "sata_base":
+            srcs, short = base_sources(a.base)
+            key = f"bench_p4096_base_{short}"
+        run(toplevel="ats_sata", sources=srcs, test_module="bench_sata_tb", test_dir=HERE, build_key=key,
             parameters={"PAGE_BYTES": PAGE}, extra_env=env, seed=a.seed)
     else:
         srcs = block_sources("ats_nvme")
@@ -115,8 +138,12 @@ def main() -> int:
     ap.add_argument("--runs", default="sata,nvme")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "sata.json"))
+    ap.add_argument("--base", default="", help="also run the SATA bench on rtl/sata as of this git revision "
+                                               "(the 'before' of a before/after comparison in one run)")
     a = ap.parse_args()
     runs = [r for r in a.runs.split(",") if r]
+    if a.base and "sata_base" not in runs:
+        runs.append("sata_base")
     tmp = ROOT / "build" / "bench" / "sata"
     tmp.mkdir(parents=True, exist_ok=True)
     commit, dirty = git_state()                  # the sources the simulations are built from
@@ -147,6 +174,17 @@ def main() -> int:
                      sdb_per_cmd=ph["sdbs"] / ph["window"]["n"], mean_qd=ph["mean_qd"])
             out["sata"][f"rand_{kind}"] = f
             rows.append((f"SATA rand_{kind}", f, lim["iops"], "link (600 MB/s less FIS overhead)"))
+    if "sata_base" in res:
+        s = res["sata_base"]
+        out["sata_base"] = {"rev": a.base, "commit": base_sources(a.base)[1], "check": s["check"],
+                            "wall_s": s["wall_s"]}
+        for kind in ("write", "read"):
+            f = fig(s[kind], SATA_MHZ)
+            ph = s[kind]
+            f.update(limit_iops=lim["iops"], ratio=f["iops"] / lim["iops"],
+                     link_cycles_per_cmd={k: round(v / ph["window"]["n"], 2) for k, v in ph["link_cycles"].items()})
+            out["sata_base"][f"rand_{kind}"] = f
+            rows.append((f"SATA rand_{kind} before", f, lim["iops"], f"link; rtl/sata of {out['sata_base']['commit']}"))
     if "nvme" in res:
         n = res["nvme"]
         pc = n["pcie"]
@@ -191,6 +229,14 @@ def main() -> int:
                   ", ".join(f"{k} {v}" for k, v in f["link_cycles_per_cmd"].items()) +
                   f"; SDBs/cmd {f['sdb_per_cmd']:.2f}, mean tags outstanding {f['mean_qd']:.1f}, "
                   f"quarters {f['quarters_iops']}")
+    if "sata_base" in res and "sata" in res:
+        print(f"\nbefore/after (rtl/sata of {out['sata_base']['commit']} -> the tree measured above), "
+              f"link limit {lim['iops']:,.0f} IOPS:")
+        for kind in ("write", "read"):
+            b, f = out["sata_base"][f"rand_{kind}"], out["sata"][f"rand_{kind}"]
+            print(f"  SATA rand_{kind:<5} {b['iops']:9,.0f} IOPS ({b['ratio']:.3f}, {b['cycles_per_cmd']:.1f} cyc/cmd, "
+                  f"idle {b['link_cycles_per_cmd'].get('idle', 0)}) -> {f['iops']:9,.0f} IOPS ({f['ratio']:.3f}, "
+                  f"{f['cycles_per_cmd']:.1f} cyc/cmd, idle {f['link_cycles_per_cmd'].get('idle', 0)})")
     if "nvme" in res:
         pl = out["nvme"]["limit"]["pcie_gen3x4"]
         print(f"\nNVMe limits: core data port 4 B x 125 MHz = 500 MB/s = {out['nvme']['limit']['core_port_iops']:,.0f} IOPS; "

@@ -14,8 +14,9 @@ built from §2.5. The host model checks the device's FIS layouts and protocol as
 
 cocotb tests: identify_page, ncq_random (32 tags, random mixes, transactions, recovery),
 nonqueued (DMA EXT, FLUSH, DSM TRIM), errors (every §2.5 refusal, device statuses, the error log),
-link_faults (bad CRC from the host, R_ERR from the host, retries both ways), sdb_take_same_clock
-(an NCQ command taken by DEC in the clock an SDB is done stays outstanding).
+link_faults (bad CRC from the host, R_ERR from the host, retries both ways), write_prefetch (the next
+NCQ write's data fetched while the previous page goes to the core, with pauses, bad CRCs and R_ERR),
+sdb_take_same_clock (an NCQ command taken by DEC in the clock an SDB is done stays outstanding).
 
 Environment: ATS_SEED, ATS_LONG=1 (longer random campaign), ATS_WAVES=1, ATS_SATA_TESTS (a regex
 on the cocotb test names), ATS_SATA_BATCHES (NCQ batches of ncq_random, default 3).
@@ -675,6 +676,112 @@ async def link_faults(dut):
     tb.new_descs()
     await ncq_mix("final", 10)
     dut._log.info("link_faults: %s", tb.cov())
+
+
+# ------------------------------------------------------------------------------------------------
+@cocotb.test()
+async def write_prefetch(dut):
+    """Regression (issue 37 item 3, WDE's write prefetch, rtl/sata/README.md): the next NCQ write's
+    DMA Setup and Data FIS come while the previous page still goes to the core. A port monitor keeps
+    every m_hrd page's first and last beat; the host model's FIS log gives the clock each write DMA
+    Setup (A = 1) arrived. (1) Core without pauses, batches of 32 one-page writes: DMA Setups arrive
+    inside a page's delivery (the old WDE asked for a write page only after the previous one was
+    delivered: none did). (2) Random pauses on every core port, writes of 1..4 pages with Data FISes
+    answered by bad CRCs (1..4 times: the same DMA Setup again; 5 times: ICRC|ABRT and the host's
+    retry) and R_ERR on DMA Setups while pages are delivered. Every page read back byte by byte
+    against the shadow; cnt_proto stays 0."""
+    tb = await start(dut)
+    r, host, core = tb.rng, tb.host, tb.core
+    region = 4096 if tb.pb == 4096 else 30_000
+    pages: list[list[int]] = []                  # [first beat, last beat] (host clocks)
+    cur: list[int] = []
+
+    def mon() -> None:
+        if int(dut.m_hrd_valid.value) and int(dut.m_hrd_ready.value):
+            if not cur:
+                cur.append(host.cycle)
+            if int(dut.m_hrd_last.value):
+                pages.append([cur[0], host.cycle])
+                cur.clear()
+    every_edge(dut.clk, mon)
+
+    setups: list[int] = []                       # clocks the host took a write DMA Setup
+    rx_setup = host._rx_setup
+
+    def on_setup(fis) -> None:
+        if (fis[0] >> 15) & 1:
+            setups.append(host.cycle)
+        rx_setup(fis)
+    host._rx_setup = on_setup
+
+    def wr_setups(since: int) -> list[int]:
+        return setups[since:]
+
+    def overlaps(setups: list[int], pg: list[list[int]]) -> int:
+        return sum(1 for s in setups if any(a + 2 < s < b - 2 for a, b in pg))
+
+    def medium_check(lbas, what):
+        """what the core received (the core model's medium) against the shadow, page by page"""
+        bad = [lba for lba in sorted(lbas) if core.stub.pages.get(lba) != tb.shadow.get(lba)]
+        assert not bad, f"{what}: {len(bad)} pages in the core differ from the data written, e.g. LBA {bad[:4]}"
+
+    async def readback(lbas, what, k=16):
+        bt = Batch(tb)
+        for lba in r.sample(sorted(lbas), min(k, len(lbas))):
+            bt.add("read", 1, region, lba=lba)
+        await bt.finish(what)
+
+    # (1) core without pauses
+    core.set_pauses(False)
+    written: set[int] = set()
+    n_log, n_pg = len(setups), len(pages)
+    for b in range(1 if tb.pb == 4096 else 2):
+        bt = Batch(tb)
+        for _ in range(32):
+            bt.add("write", 1, region)
+        t0 = host.cycle
+        await bt.finish(f"prefetch batch {b}")
+        written |= {it[2] for it in bt.items}
+        dut._log.info("write_prefetch: batch %d, 32 one-page writes in %d clocks", b, host.cycle - t0)
+    await host.idle()
+    ov = overlaps(wr_setups(n_log), pages[n_pg:])
+    nw = len(pages) - n_pg
+    dut._log.info("write_prefetch: %d of %d write DMA Setups arrived while a page went to the core", ov, nw)
+    assert ov >= nw // 4, (f"write prefetch: only {ov} of {nw} write DMA Setups arrived while an earlier "
+                           f"page was still being delivered to the core")
+    medium_check(written, "prefetch (1)")
+    await readback(written, "prefetch read-back (1)")
+    # (2) pauses, bad CRCs and R_ERR while pages are delivered
+    core.set_pauses(True)
+    n_log, n_pg = len(setups), len(pages)
+    faults = [("crc", 1), ("crc", 3), ("crc", 5), ("rerr", 2), ("crc", 4), ("rerr", 1)]
+    retries0 = host.stats["retries"]
+    for k, (kind, n) in enumerate(faults):
+        bt = Batch(tb)
+        for _ in range(r.randint(6, 10)):
+            bt.add("write", r.randint(1, min(3, tb.maxn)), region)
+
+        async def inject(kind=kind, n=n, pg0=len(pages)):
+            # the fault once a page of this batch went to the core and another one is going
+            while not (cur and len(pages) > pg0):
+                await RisingEdge(dut.clk)
+            if kind == "crc":
+                host.corrupt(H.FIS_DATA, n)
+            else:
+                host.rerr(H.FIS_SETUP, n)
+        cocotb.start_soon(inject())
+        await bt.finish(f"prefetch faults {k} ({kind} x{n})")
+        await host.idle()
+        assert not host.corrupts.get(H.FIS_DATA) and not host.rerrs.get(H.FIS_SETUP), \
+            f"prefetch faults {k}: fault not used ({host.corrupts}, {host.rerrs})"
+        for c, op, lba, n_, *_ in bt.items:
+            written |= set(range(lba, lba + n_))
+    assert host.stats["retries"] - retries0 == 1, f"one ICRC retry expected: {host.stats}"
+    ov2 = overlaps(wr_setups(n_log), pages[n_pg:])
+    medium_check(written, "prefetch (2)")
+    await readback(written, "prefetch read-back (2)")
+    assert int(dut.cnt_proto.value) == 0, f"cnt_proto {int(dut.cnt_proto.value)}"
+    dut._log.info("write_prefetch: with pauses and faults %d overlaps; %s", ov2, tb.cov())
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ module ats_sata #(
     parameter int          PAGE_BYTES    = 4096,       // logical sector = device page (512 or 4096)
     parameter int          NUM_TX        = 31,         // txids 1..NUM_TX (the Count field has 5 bits)
     parameter logic [63:0] FR            = "0000abcd", // IDENTIFY firmware revision
-    parameter int          RX_FIFO_DEPTH = 512         // the link's receive FIFO
+    parameter int          RX_FIFO_DEPTH = 512,        // the link's receive FIFO
+    parameter int          DFIFO_DEPTH   = 2048,       // the received-data FIFO, words (at least two pages)
+    parameter int          WR_AHEAD      = 2           // write requests fetched from the host ahead of the core (1..4)
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -87,7 +89,11 @@ module ats_sata #(
     logic         dat_valid, dat_ready;
     logic [31:0]  dat_data;
 
-    ats_sata_frx u_frx (
+    if (DFIFO_DEPTH < 2 * (PAGE_BYTES / 4)) begin : g_check_dfifo
+        $fatal(1, "ats_sata: DFIFO_DEPTH must hold at least two pages (%m)");
+    end
+
+    ats_sata_frx #(.DFIFO_DEPTH(DFIFO_DEPTH)) u_frx (
         .clk(clk), .rst(rst),
         .s_rx_valid(rx_valid), .s_rx_ready(rx_ready), .s_rx_data(rx_data), .s_rx_last(rx_last),
         .s_rx_status(rx_status),
@@ -117,7 +123,8 @@ module ats_sata #(
         .m_dat_valid(sd_valid), .m_dat_ready(sd_ready), .m_dat_data(sd_data), .m_dat_last(sd_last),
         .present(present));
 
-    ats_sata_cmd #(.PAGE_BYTES(PAGE_BYTES), .NUM_TX(NUM_TX), .FR(FR)) u_cmd (
+    ats_sata_cmd #(.PAGE_BYTES(PAGE_BYTES), .NUM_TX(NUM_TX), .FR(FR), .DFIFO_DEPTH(DFIFO_DEPTH),
+                   .WR_AHEAD(WR_AHEAD)) u_cmd (
         .clk(clk), .rst(rst),
         .s_reg_valid(reg_valid), .s_reg_ready(reg_ready), .s_reg_data(reg_data), .s_reg_bad(reg_bad),
         .dfis_en(dfis_en), .dfis_max(dfis_max), .dfis_exact(dfis_exact),

@@ -24,7 +24,9 @@ module ats_sata_cmd #(
     parameter int          PAGE_BYTES = 4096,
     parameter int          NUM_TX     = 31,
     parameter logic [63:0] FR         = "0000abcd",
-    parameter int          TRIES      = 5       // sends of one FIS (first + retries)
+    parameter int          TRIES      = 5,      // sends of one FIS (first + retries)
+    parameter int          DFIFO_DEPTH = 2048,  // words of the received-data FIFO (ats_sata_frx)
+    parameter int          WR_AHEAD   = 2       // write requests fetched ahead of the core (WDE)
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -189,7 +191,7 @@ module ats_sata_cmd #(
         .pio_valid(pio_valid), .pio_sel(pio_sel), .pio_pick(pio_pick), .pio_done(pio_done), .pio_ok(pio_ok),
         .pg_go(pg_go), .pg_end(pg_end));
 
-    ats_sata_cmd_wde #(.PAGE_BYTES(PAGE_BYTES), .TRIES(TRIES)) u_wde (
+    ats_sata_cmd_wde #(.PAGE_BYTES(PAGE_BYTES), .TRIES(TRIES), .DFIFO_DEPTH(DFIFO_DEPTH), .WQ(WR_AHEAD)) u_wde (
         .clk(clk), .rst(rst),
         .s_hrd_valid(s_hrd_valid), .s_hrd_ready(s_hrd_ready), .s_hrd_addr(s_hrd_addr), .s_hrd_len(s_hrd_len),
         .m_hrd_valid(m_hrd_valid), .m_hrd_ready(m_hrd_ready), .m_hrd_data(m_hrd_data), .m_hrd_last(m_hrd_last),
