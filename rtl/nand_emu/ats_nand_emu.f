@@ -1,0 +1,1 @@
+rtl/nand_emu/ats_nand_emu.sv
