@@ -247,8 +247,8 @@ module ats_nand_emu #(
     typedef enum logic [2:0] {SRC_FF, SRC_ZERO, SRC_TORN, SRC_TORN_PE, SRC_LANES} src_e;
     // page states (on chip): erased, programmed (content in DRAM), torn, torn and partly erased
     typedef enum logic [1:0] {PS_ERASED, PS_PROG, PS_TORN, PS_TORN_PE} pst_e;
-    typedef enum logic [3:0] {A_INIT, A_IDLE, A_LOOK, A_LOOK2, A_CLR, A_ENG, A_FETCH, A_TIMER,
-                              A_TEAR, A_TEAR2, A_TEAR_LOOP} ast_e;
+    typedef enum logic [3:0] {A_INIT, A_IDLE, A_LOOK, A_LOOKW, A_LOOK2, A_CLR, A_ENG, A_FETCH, A_TIMER,
+                              A_TEAR, A_TEARW, A_TEAR2, A_TEAR_LOOP} ast_e;
 
     pwr_e       pwr_q;
     out_e       mode_q;
@@ -278,15 +278,17 @@ module ats_nand_emu #(
     (* ram_style = "block" *) logic [1:0] pst_mem [ROWS];
     logic       bad_mem [BLOCKS];
     logic [ROW_W-1:0] pst_raddr, pst_waddr;
-    logic [1:0] pst_rdata, pst_wdata;
+    logic [1:0] pst_rdata, pst_wdata, pst_q;
     logic       pst_we;
     logic [BLK_W-1:0] bad_raddr, bad_waddr;
-    logic       bad_rdata, bad_wdata, bad_we;
+    logic       bad_rdata, bad_wdata, bad_we, bad_q;
     always_ff @(posedge clk) begin
         if (pst_we) pst_mem[pst_waddr] <= pst_wdata;
         pst_rdata <= pst_mem[pst_raddr];
+        pst_q <= pst_rdata;                       // registered again: decisions start from a flop
         if (bad_we) bad_mem[bad_waddr] <= bad_wdata;
         bad_rdata <= bad_mem[bad_raddr];
+        bad_q <= bad_rdata;
     end
 
     // page register: NB byte lanes of ROW_WORDS bytes (byte c in lane c % NB, word c / NB)
@@ -307,13 +309,14 @@ module ats_nand_emu #(
     logic [DRAM_AW-1:0] eng_addr_q;           // next command address
     logic [RW_W-1:0]    cmd_k_q, rsp_k_q, f_k_q, push_k_q;
     logic       f_v_q;                        // a lane read for the write queue is in flight
-    logic [RW_W-1:0]    f_word_q;
     logic [DRAM_DW-1:0] wf_data_q [WF_DEPTH];
     logic [$clog2(WF_DEPTH):0] wf_cnt_q;
     logic [$clog2(WF_DEPTH)-1:0] wf_rd_q, wf_wr_q;
     logic       eng_start_rd, eng_start_wr;
     logic [DRAM_AW-1:0] eng_base;
     wire        eng_idle = (eng_q == E_IDLE);
+    // first DRAM word of the row (registered: row_q is stable from the confirm on)
+    always_ff @(posedge clk) eng_base <= DRAM_AW'(64'(DRAM_BASE) + 64'(row_q) * 64'(ROW_WORDS));
     wire        cmd_fire = m_dram_cmd_valid && m_dram_cmd_ready;
     wire        wd_fire  = m_dram_wdata_valid && m_dram_wdata_ready;
     wire        f_go     = (eng_q == E_WR) && (f_k_q < RW_W'(ROW_WORDS)) &&
@@ -328,22 +331,27 @@ module ats_nand_emu #(
     assign m_dram_wdata_we    = '1;
     assign s_dram_rdata_ready = 1'b1;         // the page register always has room
 
-    // a word for the write queue: bytes outside the programmed columns are FFh
-    function automatic logic [DRAM_DW-1:0] wmask(input logic [DRAM_DW-1:0] d, input logic [RW_W-1:0] w,
-                                                 input logic [16:0] lo, input logic [16:0] hi);
-        logic [DRAM_DW-1:0] r;
+    // bytes of word w inside the programmed columns [lo, hi) (registered with the lane read, so the
+    // compare is not on the path from the page register to the write queue)
+    function automatic logic [NB-1:0] wmask(input logic [RW_W-1:0] w, input logic [16:0] lo, input logic [16:0] hi);
+        logic [NB-1:0] r;
         logic [31:0] c;
         for (int j = 0; j < NB; j++) begin
             c = 32'(w) * NB + 32'(j);
-            r[j*8 +: 8] = (c >= 32'(lo) && c < 32'(hi)) ? d[j*8 +: 8] : 8'hFF;
+            r[j] = (c >= 32'(lo) && c < 32'(hi));
         end
         wmask = r;
     endfunction
+    logic [NB-1:0] wm_q;
+    logic [DRAM_DW-1:0] wword;                // the word read from the page register, FFh outside the range
+    always_comb begin
+        for (int j = 0; j < NB; j++) wword[j*8 +: 8] = wm_q[j] ? lane_rdata[j*8 +: 8] : 8'hFF;
+    end
 
     always_ff @(posedge clk) begin
         if (rst) begin
             eng_q <= E_IDLE;
-            cmd_k_q <= '0; rsp_k_q <= '0; f_k_q <= '0; push_k_q <= '0; f_v_q <= 1'b0; f_word_q <= '0;
+            cmd_k_q <= '0; rsp_k_q <= '0; f_k_q <= '0; push_k_q <= '0; f_v_q <= 1'b0; wm_q <= '0;
             wf_cnt_q <= '0; wf_rd_q <= '0; wf_wr_q <= '0;
             eng_addr_q <= '0;
         end else begin
@@ -370,11 +378,11 @@ module ats_nand_emu #(
                     end
                     f_v_q <= f_go;
                     if (f_go) begin
-                        f_word_q <= f_k_q;
+                        wm_q <= wmask(f_k_q, prog_lo_q, prog_hi_q);
                         f_k_q <= f_k_q + 1'b1;
                     end
                     if (f_v_q) begin
-                        wf_data_q[wf_wr_q] <= wmask(lane_rdata, f_word_q, prog_lo_q, prog_hi_q);
+                        wf_data_q[wf_wr_q] <= wword;
                         wf_wr_q <= wf_wr_q + 1'b1;
                         push_k_q <= push_k_q + 1'b1;
                     end
@@ -392,8 +400,13 @@ module ats_nand_emu #(
 
     // ---------------------------------------------------------------- outputs to the pins
     out_e mode_eff;
-    wire  resume_pend = (mode_q == OUT_NONE) && seq_on_q && (seq_cmd_q == 8'h00) && (addr_cnt_q == 3'd0) &&
-                        resume_ok_q;
+    // 00h after 70h (no address yet): the next RE# resumes the data output (registered: the host
+    // waits tWHR after the latch, many clocks)
+    logic resume_pend;
+    always_ff @(posedge clk) begin
+        resume_pend <= !rst && (mode_q == OUT_NONE) && seq_on_q && (seq_cmd_q == 8'h00) &&
+                       (addr_cnt_q == 3'd0) && resume_ok_q;
+    end
     assign mode_eff = resume_pend ? OUT_DATA : mode_q;
     logic out_en_q;                                   // the die drives DQ on the next RE# low
     logic [7:0] data_byte, status_byte, id_byte;
@@ -460,7 +473,6 @@ module ats_nand_emu #(
         pst_we = 1'b0; pst_waddr = ROW_W'(row_q); pst_wdata = PS_ERASED;
         bad_we = 1'b0; bad_waddr = s_bad_block; bad_wdata = s_bad_set;
         eng_start_rd = 1'b0; eng_start_wr = 1'b0;
-        eng_base = DRAM_AW'(64'(DRAM_BASE) + 64'(row_q) * 64'(ROW_WORDS));
         case (ast_q)
             A_INIT: begin
                 pst_we = (init_q < (ROW_W + 1)'(ROWS));
@@ -473,9 +485,9 @@ module ats_nand_emu #(
                 bad_we = s_bad_valid && !busy_q;
             end
             A_LOOK2: begin
-                if (op_q == OP_READ && !row_beyond && !(bad_rdata && row_page0) && pst_rdata == PS_PROG)
+                if (op_q == OP_READ && !row_beyond && !(bad_q && row_page0) && pst_q == PS_PROG)
                     eng_start_rd = 1'b1;
-                if (op_q == OP_PROG && !row_beyond && !bad_rdata) eng_start_wr = 1'b1;
+                if (op_q == OP_PROG && !row_beyond && !bad_q) eng_start_wr = 1'b1;
             end
             A_CLR: begin
                 pst_we = 1'b1;
@@ -489,7 +501,7 @@ module ats_nand_emu #(
                 end
             end
             A_TEAR2: begin
-                if (!row_beyond && !bad_rdata && !tear_blk_q) begin
+                if (!row_beyond && !bad_q && !tear_blk_q) begin
                     pst_we = 1'b1;
                     pst_wdata = PS_TORN;
                 end
@@ -544,7 +556,7 @@ module ats_nand_emu #(
                            (seq_cmd_q == 8'h00 && addr_cnt_q == 3'd0);
     wire        ev_reset  = ev_cmd && c_byte == 8'hFF;
     wire        intr      = ev_pwroff || ev_reset;     // an operation in flight is interrupted
-    wire        in_tear   = (ast_q == A_TEAR) || (ast_q == A_TEAR2) || (ast_q == A_TEAR_LOOP);
+    wire        in_tear   = (ast_q == A_TEAR) || (ast_q == A_TEARW) || (ast_q == A_TEAR2) || (ast_q == A_TEAR_LOOP);
     logic       sb;                                    // an array operation starts (R/B# low)
     op_e        sb_op;
     logic [TMR_W-1:0] sb_cyc;
@@ -586,13 +598,14 @@ module ats_nand_emu #(
                     init_q <= init_q + 1'b1;
                     if (init_q >= (ROW_W + 1)'(ROWS) && init_q >= (ROW_W + 1)'(BLOCKS) && crc_done) ast_q <= A_IDLE;
                 end
-                A_LOOK: ast_q <= A_LOOK2;                  // page state / bad mark read
+                A_LOOK: ast_q <= A_LOOKW;                  // page state / bad mark read
+                A_LOOKW: ast_q <= A_LOOK2;
                 A_LOOK2: begin
                     case (op_q)
                         OP_READ: begin
                             if (row_beyond) src_q <= SRC_FF;
-                            else if (bad_rdata && row_page0) src_q <= SRC_ZERO;
-                            else case (pst_rdata)
+                            else if (bad_q && row_page0) src_q <= SRC_ZERO;
+                            else case (pst_q)
                                 PS_PROG:    src_q <= SRC_LANES;
                                 PS_TORN:    src_q <= SRC_TORN;
                                 PS_TORN_PE: src_q <= SRC_TORN_PE;
@@ -601,13 +614,13 @@ module ats_nand_emu #(
                             ast_q <= A_ENG;
                         end
                         OP_PROG: begin
-                            fail_pend_q <= row_beyond || bad_rdata;
+                            fail_pend_q <= row_beyond || bad_q;
                             ast_q <= A_TIMER;
                         end
                         OP_ERASE: begin
-                            fail_pend_q <= row_beyond || bad_rdata;
+                            fail_pend_q <= row_beyond || bad_q;
                             loop_q <= '0;
-                            ast_q <= (row_beyond || bad_rdata) ? A_TIMER : A_CLR;
+                            ast_q <= (row_beyond || bad_q) ? A_TIMER : A_CLR;
                         end
                         default: ast_q <= A_TIMER;
                     endcase
@@ -643,10 +656,11 @@ module ats_nand_emu #(
                     op_q <= OP_NONE;
                     ast_q <= A_IDLE;
                 end
-                A_TEAR: ast_q <= A_TEAR2;                   // bad mark read
+                A_TEAR: ast_q <= A_TEARW;                   // bad mark read
+                A_TEARW: ast_q <= A_TEAR2;
                 A_TEAR2: begin
                     loop_q <= '0;
-                    if (tear_blk_q && !row_beyond && !bad_rdata) ast_q <= A_TEAR_LOOP;
+                    if (tear_blk_q && !row_beyond && !bad_q) ast_q <= A_TEAR_LOOP;
                     else ast_q <= tear_reset_q ? A_TIMER : A_IDLE;
                 end
                 A_TEAR_LOOP: begin
