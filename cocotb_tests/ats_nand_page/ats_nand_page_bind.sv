@@ -9,7 +9,7 @@
 
 bind ats_nand_page ats_stream_check #(.W($bits(m_rdata_data) + $bits(m_rdata_tag) + $bits(m_rdata_slot) + $bits(m_rdata_last)), .NAME("m_rdata")) u_chk_m_rdata (
     .clk, .rst, .valid(m_rdata_valid), .ready(m_rdata_ready), .data({m_rdata_data, m_rdata_tag, m_rdata_slot, m_rdata_last}));
-bind ats_nand_page ats_stream_check #(.W($bits(m_cpl_tag) + $bits(m_cpl_slot) + $bits(m_cpl_status) + $bits(m_cpl_corrected) + $bits(m_cpl_bad_mark)), .NAME("m_cpl")) u_chk_m_cpl (
-    .clk, .rst, .valid(m_cpl_valid), .ready(m_cpl_ready), .data({m_cpl_tag, m_cpl_slot, m_cpl_status, m_cpl_corrected, m_cpl_bad_mark}));
+bind ats_nand_page ats_stream_check #(.W($bits(m_cpl_tag) + $bits(m_cpl_slot) + $bits(m_cpl_status) + $bits(m_cpl_corrected) + $bits(m_cpl_bad_mark) + 2), .NAME("m_cpl")) u_chk_m_cpl (
+    .clk, .rst, .valid(m_cpl_valid), .ready(m_cpl_ready), .data({m_cpl_tag, m_cpl_slot, m_cpl_status, m_cpl_corrected, m_cpl_bad_mark, m_cpl_rel, m_cpl_rd}));
 
 `resetall

@@ -46,6 +46,8 @@ module ats_nand_page_tb #(
     output wire logic [2:0]        m_cpl_status,
     output wire logic [7:0]        m_cpl_corrected,
     output wire logic              m_cpl_bad_mark,
+    output wire logic              m_cpl_rel,
+    output wire logic              m_cpl_rd,
     output wire logic [31:0]       viol_0,
     output wire logic [31:0]       viol_1,
     output wire logic [31:0]       viol_2,
@@ -77,7 +79,7 @@ module ats_nand_page_tb #(
         .s_wdata_valid, .s_wdata_ready, .s_wdata_data, .s_wdata_last,
         .m_rdata_valid, .m_rdata_ready, .m_rdata_data, .m_rdata_tag, .m_rdata_slot, .m_rdata_last,
         .m_cpl_valid, .m_cpl_ready, .m_cpl_tag, .m_cpl_slot, .m_cpl_status, .m_cpl_corrected,
-        .m_cpl_bad_mark,
+        .m_cpl_bad_mark, .m_cpl_rel, .m_cpl_rd,
         .nand_ce_n(ce_n), .nand_cle(cle), .nand_ale(ale), .nand_we_n(we_n), .nand_re_n(re_n),
         .nand_wp_n(wp_n), .nand_dq_o(dq_c), .nand_dq_i(dq_bus), .nand_rb_n(rb_n)
     );

@@ -95,9 +95,9 @@ class TB:
         self.wdata = StreamSource(dut, "s_wdata", dut.clk, ["data", "last"], pause(0.2))
         self.rdata = StreamSink(dut, "m_rdata", dut.clk, ["data", "tag", "slot", "last"], bp(0.3))
         self.cpl = StreamSink(dut, "m_cpl", dut.clk, ["tag", "slot", "status", "corrected",
-                                                      "bad_mark"], bp(0.3))
-        if os.environ.get("ATS_PG_DEBUG"):
-            self.cmd.on_accept = lambda item, cyc: dut._log.info(f"cmd accepted @{cyc}: {item}")
+                                                      "bad_mark", "rel", "rd"], bp(0.3))
+        self.cmd.on_accept = self._cmd_accepted
+        self.overlap = 0      # requests accepted on a way whose released READ has not completed
         self.tags = list(range(256))
         rng.shuffle(self.tags)
         self.outstanding: dict[int, dict] = {}
@@ -107,6 +107,12 @@ class TB:
         self.corrected_total = 0
         self.seq = 0
         self.arr_base = self.array_reads()   # the pin counters run over the tests of a simulation
+
+    def _cmd_accepted(self, item, cyc):
+        if os.environ.get("ATS_PG_DEBUG"):
+            self.dut._log.info(f"cmd accepted @{cyc}: {item}")
+        if any(r["way"] == item["way"] and r.get("released") for r in self.outstanding.values()):
+            self.overlap += 1
 
     async def reset(self, cycles: int = 5):
         self.dut.rst.value = 1
@@ -256,8 +262,23 @@ class TB:
             c = self.cpl.queue.popleft()
             if os.environ.get("ATS_PG_DEBUG"):
                 self.dut._log.info(f"cpl: {c}")
+            if c["rel"]:
+                # release (README_page.md "Completions"): a READ's page has left the die, the way
+                # takes a new request; exactly one per READ, before its completion, no status
+                req = self.outstanding.get(c["tag"])
+                assert req is not None, f"release for unknown tag {c['tag']}"
+                assert req["op"] == OP_READ and not req.get("released"), f"{req}: release {c}"
+                assert (c["slot"], c["status"], c["corrected"], c["bad_mark"], c["rd"]) == \
+                    (req["slot"], ST_OK, 0, 0, 0), f"{req}: release fields {c}"
+                req["released"] = True
+                self.busy_ways.discard(req["way"])
+                continue
             req = self.outstanding.pop(c["tag"], None)
             assert req is not None, f"completion for unknown tag {c['tag']}"
+            # a READ's completion (m_cpl_rd) comes after its release; nothing else is released
+            is_rd = req["op"] == OP_READ and c["status"] != ST_BAD
+            assert c["rd"] == int(is_rd) and bool(req.get("released")) == is_rd, \
+                f"{req}: completion {c} (released {req.get('released')})"
             # README_page: `corrected` is 0 on every completion but a READ with status OK
             assert (req["op"] == OP_READ and c["status"] == ST_OK) or c["corrected"] == 0, \
                 f"{req}: status {c['status']} with corrected {c['corrected']}"
@@ -280,7 +301,8 @@ class TB:
                 req["check"](req, c, got)
             req["cpl"] = c
             req["words"] = got
-            self.busy_ways.discard(req["way"])
+            if not is_rd:                    # (a READ freed its way at its release)
+                self.busy_ways.discard(req["way"])
             self.tags.insert(0, req["tag"])
             self.done.append(req)
 
@@ -398,6 +420,8 @@ async def traffic(dut, tb):
     assert any(r["status"] == ST_ERASED for r in reads)
     assert tb.corrected_total == 0, "corrections without any bit flip"
     assert tb.violations() == 0, f"{tb.violations()} protocol violations seen by the dies"
+    dut._log.info(f"{tb.overlap} requests accepted on a way while its released READ was decoded")
+    assert tb.overlap > 0, "no request overlapped a released READ's decode"
     return tb.check_array_reads(base, done_from)
 
 

@@ -5,7 +5,9 @@ Drivers: s_nreq and s_ccpl with the library's StreamSource (random idle where pa
 m_ncpl with a StreamSink (random backpressure), and a behavioural channel/die model per channel
 that takes commands from m_ccmd[c] (random backpressure), keeps each die busy for a random time
 (read < program < erase) and returns a completion (random status and ECC count) on the shared
-s_ccpl stream. A monitor records every port at every rising edge; `check_trace` then replays the
+s_ccpl stream; for a READ, with probability `p_rel`, first a release (s_ccpl_rel: the die is free
+again, the READ's completion follows some cycles later, while the die may already run the next
+command). A monitor records every port at every rising edge; `check_trace` then replays the
 whole trace against the model and checks every beat exactly (dispatch choice and cycle, ready
 signals, completions, BAD_REQ, err_spurious). The channel model also checks on its own that a
 die never gets a second command before its completion was taken.
@@ -35,7 +37,7 @@ from atstb.streams import pause_gen as streams_pause_gen
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
 NREQ_FIELDS = ["tag", "op", "chan", "way", "block", "page", "head", "prio_read", "slot"]
-CCPL_FIELDS = ["tag", "status", "corrected"]
+CCPL_FIELDS = ["tag", "status", "corrected", "rel"]
 NCPL_FIELDS = ["tag", "status", "corrected"]
 FIELD_W = {"tag": 8, "op": 2, "way": 2, "block": 12, "page": 8}
 
@@ -76,13 +78,20 @@ class TB:
         self.hold: set[int] = set()                # channels whose m_ccmd_ready is held low
         self.ccpl.on_accept = self._ccpl_accepted
         self.extra_ccpl: list[dict] = []           # spurious completions to inject
+        self.p_rel = 0.5                           # a READ releases its die before completing
+        self.released: set[int] = set()            # channel model: released, completion not sent
 
     def _ccpl_accepted(self, item, cycle):
         if item.get("_spurious"):
             return
+        if not item.get("rel") and item["tag"] in self.released:   # completion of a released READ
+            self.released.discard(item["tag"])
+            return
         key = item["_die"]
         assert self.inflight.get(key) == item["tag"], f"channel model: completion of {item} for a die not holding it"
         del self.inflight[key]
+        if item.get("rel"):
+            self.released.add(item["tag"])
 
     async def reset(self):
         self.dut.rst.value = 1
@@ -122,7 +131,8 @@ class TB:
                          if int(d.s_nreq_valid.value) else None),
                 "nreq_ready": int(d.s_nreq_ready.value),
                 "ccpl": ((int(d.s_ccpl_tag.value), int(d.s_ccpl_status.value),
-                          int(d.s_ccpl_corrected.value)) if int(d.s_ccpl_valid.value) else None),
+                          int(d.s_ccpl_corrected.value), int(d.s_ccpl_rel.value))
+                         if int(d.s_ccpl_valid.value) else None),
                 "ccpl_ready": int(d.s_ccpl_ready.value),
                 "ncpl": ((int(d.m_ncpl_tag.value), int(d.m_ncpl_status.value),
                           int(d.m_ncpl_corrected.value)) if int(d.m_ncpl_valid.value) else None),
@@ -148,9 +158,16 @@ class TB:
                         self.rng.choice([0] * 8 + [3])
                     corr = self.rng.randrange(256) if cmd["op"] == READ else 0
                     n += 1
-                    heapq.heappush(self.pending, (self.cycle + self.latency(cmd["op"]), n,
+                    due = self.cycle + self.latency(cmd["op"])
+                    if cmd["op"] == READ and self.rng.random() < self.p_rel:
+                        # release first; the completion some cycles later (queued behind it)
+                        heapq.heappush(self.pending, (due, n, {"tag": cmd["tag"], "status": 0,
+                                                               "corrected": 0, "rel": 1, "_die": key}))
+                        n += 1
+                        due += self.rng.randint(1, 60)
+                    heapq.heappush(self.pending, (due, n,
                                                   {"tag": cmd["tag"], "status": status,
-                                                   "corrected": corr, "_die": key}))
+                                                   "corrected": corr, "rel": 0, "_die": key}))
             while self.pending and self.pending[0][0] <= self.cycle:
                 self.ccpl.send_nowait(**heapq.heappop(self.pending)[2])
             while self.extra_ccpl:
@@ -190,7 +207,7 @@ class TB:
         for _ in range(timeout):
             await RisingEdge(self.dut.clk)
             if (not self.nreq.queue and not self.nreq._driving and self.ncpl_count == self.nreq.sent
-                    and not self.inflight and not self.pending and not self.ccpl.queue
+                    and not self.inflight and not self.released and not self.pending and not self.ccpl.queue
                     and not self.ccpl._driving):
                 break
         else:
@@ -264,7 +281,8 @@ async def run_random_mix(dut, idle, backpressure):
     await tb.reset()
     n = (1500 if LONG else 300) * (2 if tb.nch * tb.nways <= 4 else 1)
     await random_traffic(tb, n, p_bad=0.03, p_dup=0.03, gap_every=97)
-    cov, _ = tb.check(min_cov={"dispatch": n // 2, "head_overtakes_same_die": 1})
+    cov, _ = tb.check(min_cov={"dispatch": n // 2, "head_overtakes_same_die": 1, "release": 10,
+                               "released_completion": 10})
     if tb.stamp_w <= 8:   # the arrival stamps wrapped at least once during the checked trace
         accepted = sum(v for k, v in cov.items() if k.startswith("accept_"))
         assert accepted > (1 << tb.stamp_w), f"{accepted} requests: the stamps did not wrap"
@@ -388,15 +406,26 @@ async def run_errors(dut, backpressure):
         await RisingEdge(dut.clk)
         if not tb.inflight and not tb.pending and not tb.ccpl.queue and not int(dut.s_ccpl_valid.value):
             break
-    tb.extra_ccpl += [{"tag": 200, "status": 0, "corrected": 0, "_spurious": 1},
-                      {"tag": 10, "status": 1, "corrected": 5, "_spurious": 1}]
+    tb.extra_ccpl += [{"tag": 200, "status": 0, "corrected": 0, "rel": 0, "_spurious": 1},
+                      {"tag": 10, "status": 1, "corrected": 5, "rel": 0, "_spurious": 1},
+                      {"tag": 201, "status": 0, "corrected": 0, "rel": 1, "_spurious": 1}]
+    await tb.drain()
+    # a READ that releases its die: a second release and a second completion of its tag are
+    # spurious (the first completion unreleased the tag)
+    tb.p_rel = 1.0
+    tb.nreq.send_nowait(tag=60, op=READ, chan=0, way=0, **base)
+    await tb.drain()
+    tb.extra_ccpl += [{"tag": 60, "status": 0, "corrected": 1, "rel": 0, "_spurious": 1},
+                      {"tag": 60, "status": 0, "corrected": 0, "rel": 1, "_spurious": 1}]
+    tb.p_rel = 0.5
     # duplicate sent in a loop while its original completes: races the m_ncpl handshake
     await tb.drain()
     tb.nreq.send_nowait(tag=50, op=READ, chan=0, way=0, **base)
     for _ in range(60):
         tb.nreq.send_nowait(tag=50, op=READ, chan=0, way=0, **base)
     await tb.drain()
-    cov, log = tb.check(min_cov={"bad_dup_tag": 5, "bad_bad_op": 4, "spurious_completion": 2})
+    cov, log = tb.check(min_cov={"bad_dup_tag": 5, "bad_bad_op": 4, "spurious_completion": 3,
+                                 "spurious_release": 2, "release": 2, "released_completion": 2})
     if tb.nch < 8:
         assert cov["bad_bad_chan"] == 8 - tb.nch
     if tb.nways < 4:
@@ -422,6 +451,7 @@ async def run_reset_midway(dut):
         tb.ccpl.flush()
         tb.pending.clear()
         tb.inflight.clear()
+        tb.released.clear()
     tb.ncpl.queue.clear()
     tb.trace.clear()
     tb.nreq.sent = 0

@@ -5,10 +5,13 @@ interleaving, checked against an independent model of the flash contents.
 Reference: a plain-Python flash model here (what every page of every die holds, from NAND rules and
 the completions: erase -> erased, program once in page order, failures -> undefined), the page
 format of `atstb.nand_page_model` (metadata words, erased metadata), and the dispatch rules of
-rtl/nand/README_sched.md (per-die order; HEAD only where its place is unambiguous). The expected
-value of a READ is taken from the model when its completion arrives: a die's operations complete in
-the order they run there, so the model then holds exactly what the die held when it ran the READ.
-The DPI store of the dies is never read for expected values.
+rtl/nand/README_sched.md (per-die order; HEAD only where its place is unambiguous). A die runs its
+operations in per-die order; a READ frees its die when its page has left it (README_subsys.md), so
+later operations of the die may complete before the READ's completion, never a READ before an
+earlier one. The expected value of a READ is the model's value for the page when the first later
+operation of its die completes while the READ is still outstanding (taken just before that
+completion's effect), else when the READ's own completion arrives: the model then holds exactly what
+the die held when it ran the READ. The DPI store of the dies is never read for expected values.
 
 The test plays the page-buffer DMA: on each m_nfetch request it sends the slot's words on that
 channel's s_ndata stream (random idle), and it checks m_ndata (pages of different channels may
@@ -21,6 +24,7 @@ from the traffic.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -120,6 +124,7 @@ class TB:
         self.done: list[dict] = []
         self.issue_no = 0
         self.inversions = 0           # completions that overtook an earlier-issued request
+        self.read_overtaken = 0       # READs whose die completed a later request first (release)
         self.corrected_total = 0
         self.seq = 0
         self.flags: dict[str, int] = defaultdict(int)    # requests issued with HEAD / prio_read
@@ -203,7 +208,8 @@ class TB:
         n_words = self.page_bytes // 4 + 5
         assert len(got) == n_words, f"{req}: {len(got)} words before the completion, expected {n_words}"
         assert self.open_tag.get(req["chan"]) != req["tag"], f"{req}: completion before the page's last word"
-        content = self.flash.get((req["chan"], req["way"]), req["block"], req["page"])
+        content = req["snap"] if "snap" in req else \
+            self.flash.get((req["chan"], req["way"]), req["block"], req["page"])
         if allowed is not None:
             content = ("bad", allowed)
         data, meta_w = words_to_bytes(got[:-5]), got[-5:]
@@ -282,9 +288,19 @@ class TB:
                 assert not req["fetched"], f"{req}: a rejected PROGRAM fetched its data"
             else:
                 q = self.die_q[(req["chan"], req["way"])]
+                before = list(q)[:list(q).index(req)]
                 if not req["head"]:
-                    first = next(r for r in q if not r["head"])
-                    assert first is req, f"{req}: completed before {first} of its die (per-die order)"
+                    # per-die order: only READs (their pages out of the die, decoding) may still be
+                    # outstanding before a request; a READ completes after earlier READs
+                    late = [r for r in before if not r["head"] and
+                            (req["op"] == OP_READ or r["op"] != OP_READ)]
+                    assert not late, f"{req}: completed before {late[0]} of its die (per-die order)"
+                if req["op"] != OP_READ:
+                    # earlier READs of the die ran before this request: their value is fixed now
+                    for r in before:
+                        if r["op"] == OP_READ and "snap" not in r:
+                            r["snap"] = self.flash.get((r["chan"], r["way"]), r["block"], r["page"])
+                            self.read_overtaken += 1
                 q.remove(req)
                 if req["op"] == OP_PROG:
                     assert req["fetched"], f"{req}: completed without fetching its data"
@@ -390,7 +406,7 @@ class TB:
         return dict(chan_ovl=int(d.cov_chan_ovl.value), die_ovl=int(d.cov_die_ovl.value),
                     inversions=self.inversions, head=self.flags["head"], word_ilv=self.word_ilv,
                     prio_read=self.flags["prio_read"], violations=int(d.viol_total.value),
-                    spurious=int(d.spurious_cnt.value))
+                    spurious=int(d.spurious_cnt.value), read_overtaken=self.read_overtaken)
 
 
 def seeded(dut, salt: str = "") -> random.Random:
@@ -445,6 +461,22 @@ async def run_traffic(dut):
         for p in range(3):
             tb.read(d, 0, p, prio=p & 1)
     await tb.collect()
+    # die release, directed: m_ndata held, a READ of a programmed page, then an ERASE of its block on
+    # the same die. The ERASE runs once the READ's page has left the die and completes while that
+    # page waits for m_ndata (its decode stalls); the READ must still return the programmed data
+    # (its expected value is fixed just before the ERASE's completion is applied to the model)
+    d0 = tb.dies[0]
+    keep = tb.rdata.pause
+    tb.rdata.set_pause(itertools.repeat(True))
+    tb.read(d0, 0, 1)
+    e_tag = tb.erase(d0, 0)
+    for _ in range(100_000):
+        await tb.tick()
+        if e_tag not in tb.outstanding:
+            break
+    tb.rdata.set_pause(keep)
+    await tb.collect()
+    assert tb.read_overtaken >= 1, "the READ's completion was not overtaken by its die's ERASE"
     # directed bad requests (the random mix draws them too, but a short run may draw none)
     for _ in range(3):
         tb.bad_request()

@@ -72,7 +72,8 @@ module ats_nand_page #(
     output wire logic [SLOT_W-1:0]    m_rdata_slot,
     output wire logic                 m_rdata_last,
 
-    // completions (a read's follows its last data word)
+    // completions (a read's follows its last data word); a READ also gives a release beat (m_cpl_rel)
+    // when its page has left the die, before its completion (m_cpl_rd): README_page.md
     output wire logic                 m_cpl_valid,
     input  wire logic                 m_cpl_ready,
     output wire logic [TAG_W-1:0]     m_cpl_tag,
@@ -81,6 +82,8 @@ module ats_nand_page #(
                                                      // UNCORRECTABLE 3, BAD_REQ 4, ERASED 5
     output wire logic [7:0]           m_cpl_corrected, // bits corrected in the page (saturating)
     output wire logic                 m_cpl_bad_mark,  // READ: spare byte 0 is a bad-block mark
+    output wire logic                 m_cpl_rel,       // release: the READ's die is free, no status
+    output wire logic                 m_cpl_rd,        // a READ's completion (its release went first)
 
     // ONFI pins (docs/nand-pins.md)
     output wire logic [WAYS-1:0]      nand_ce_n,
@@ -302,6 +305,12 @@ module ats_nand_page #(
     logic              djc_bbm;
     logic              raw_idle;         // no raw read word on its way (a register)
     logic              cpl_free;
+    // a READ's completion goes after its release: pages are filled, decoded and released in the
+    // chan's fetch order, so the decode job may complete while more releases than decode-job
+    // completions have gone out (2-bit counts: at most 2 filled pages are ahead of the decoder)
+    logic [1:0]        reln_q, djn_q;
+    logic              dj_ok;
+    assign dj_ok = (reln_q != djn_q);
 
     ats_nand_page_rd #(
         .WAYS(WAYS), .TAG_W(TAG_W), .SLOT_W(SLOT_W), .PAGE_BYTES(PAGE_BYTES),
@@ -312,12 +321,12 @@ module ats_nand_page #(
         .s_cdata_valid(cr_valid), .s_cdata_ready(cr_ready), .s_cdata_data(cr_data),
         .s_cdata_tag(cr_tag), .s_cdata_last(cr_last),
         .m_rdata_valid, .m_rdata_ready, .m_rdata_data, .m_rdata_tag, .m_rdata_slot, .m_rdata_last,
-        .m_dcpl_valid(dj_cv), .m_dcpl_ready(cpl_free), .m_dcpl_way(djc_way),
+        .m_dcpl_valid(dj_cv), .m_dcpl_ready(cpl_free && dj_ok), .m_dcpl_way(djc_way),
         .m_dcpl_tag(djc_tag), .m_dcpl_slot(djc_slot), .m_dcpl_status(djc_st),
         .m_dcpl_corrected(djc_corr), .m_dcpl_bad_mark(djc_bbm),
         .raw_idle
     );
-    assign dj_done = dj_cv && cpl_free;
+    assign dj_done = dj_cv && cpl_free && dj_ok;
 
     // =================================================================================================
     // Completion register: the decode job first, then the chan stage, then a BAD_REQ
@@ -328,10 +337,12 @@ module ats_nand_page #(
     logic [2:0]        cpl_st_q, cpl_st_d, cpl_st_d1;
     logic [7:0]        cpl_corr_q, cpl_corr_d, cpl_corr_d1;
     logic              cpl_bbm_q, cpl_bbm_d, cpl_bbm_d1;
+    logic              cpl_rel_q, cpl_rel_d1, cpl_rd_q, cpl_rd_d1;
     assign cpl_free = !cpl_v_q || m_cpl_ready;
 
     logic chan_cpl_out;        // the chan stage goes to the completion register this cycle
     logic              chs_v_q, chs_raw_q;   // chan completion stage
+    logic              chs_rel_q;            // it is a READ's (a release)
     logic [WAY_W-1:0]  chs_way_q;
     logic [TAG_W-1:0]  chs_tag_q;
     logic [SLOT_W-1:0] chs_slot_q;
@@ -343,10 +354,14 @@ module ats_nand_page #(
     always_comb begin
         cpl_v_d1 = cpl_v_q && !m_cpl_ready; cpl_tag_d1 = cpl_tag_q; cpl_slot_d1 = cpl_slot_q;
         cpl_st_d1 = cpl_st_q; cpl_corr_d1 = cpl_corr_q; cpl_bbm_d1 = cpl_bbm_q;
+        cpl_rel_d1 = cpl_rel_q; cpl_rd_d1 = cpl_rd_q;
         chan_cpl_out = 1'b0;
         cpl_bad_ok = 1'b0;
         if (cpl_free) begin
-            if (dj_cv) begin
+            cpl_rel_d1 = 1'b0;
+            cpl_rd_d1 = 1'b0;
+            if (dj_cv && dj_ok) begin
+                cpl_rd_d1 = 1'b1;
                 cpl_v_d1 = 1'b1;
                 cpl_tag_d1 = djc_tag;
                 cpl_slot_d1 = djc_slot;
@@ -356,6 +371,7 @@ module ats_nand_page #(
             end else if (chs_v_q && (!chs_raw_q || raw_idle)) begin
                 // a raw read's completion only after its last word has left
                 chan_cpl_out = 1'b1;
+                cpl_rel_d1 = chs_rel_q;
                 cpl_v_d1 = 1'b1;
                 cpl_tag_d1 = chs_tag_q;
                 cpl_slot_d1 = chs_slot_q;
@@ -380,12 +396,14 @@ module ats_nand_page #(
         end
     end
 
-    // chan completions: a one-entry stage. READ: dropped (the decode job completes the request);
-    // others with their request's tag, slot and status (a poisoned PROGRAM: BAD_REQ)
+    // chan completions: a one-entry stage, with their request's tag, slot and status (a poisoned
+    // PROGRAM: BAD_REQ). READ: the page has left the die, the stage makes it a release (the
+    // decode job completes the request)
     assign ch_cpl_ready = !chs_v_q;
     always_ff @(posedge clk) begin
-        if (ch_cpl_valid && ch_cpl_ready && op_q[ch_cpl_tag] != OP_READ) begin
+        if (ch_cpl_valid && ch_cpl_ready) begin
             chs_v_q <= 1'b1;
+            chs_rel_q <= (op_q[ch_cpl_tag] == OP_READ);
             chs_way_q <= ch_cpl_tag;
             chs_tag_q <= tag_q[ch_cpl_tag];
             chs_slot_q <= slot_q[ch_cpl_tag];
@@ -396,8 +414,12 @@ module ats_nand_page #(
         end
         cpl_v_q <= cpl_v_d; cpl_tag_q <= cpl_tag_d; cpl_slot_q <= cpl_slot_d; cpl_st_q <= cpl_st_d;
         cpl_corr_q <= cpl_corr_d; cpl_bbm_q <= cpl_bbm_d;
+        cpl_rel_q <= cpl_rel_d1;       // (0 when a BAD_REQ loads: cpl_bad_ok)
+        cpl_rd_q <= cpl_rd_d1;
+        reln_q <= reln_q + 2'(chan_cpl_out && chs_rel_q);
+        djn_q <= djn_q + 2'(dj_done);
         if (rst) begin
-            chs_v_q <= 1'b0; cpl_v_q <= 1'b0;
+            chs_v_q <= 1'b0; cpl_v_q <= 1'b0; reln_q <= '0; djn_q <= '0;
         end
     end
 
@@ -407,6 +429,8 @@ module ats_nand_page #(
     assign m_cpl_status    = cpl_st_q;
     assign m_cpl_corrected = cpl_corr_q;
     assign m_cpl_bad_mark  = cpl_bbm_q;
+    assign m_cpl_rel       = cpl_rel_q;
+    assign m_cpl_rd        = cpl_rd_q;
 
     // =================================================================================================
     // Per-way context updates
@@ -425,8 +449,8 @@ module ats_nand_page #(
             if (poison_valid && poison_way == WAY_W'(w)) begin
                 poison_q[w] <= 1'b1;
             end
-            // completion: the way is free
-            if ((chan_cpl_out && chs_way_q == WAY_W'(w)) || (dj_done && djc_way == WAY_W'(w))) begin
+            // completion or release: the way is free (a READ's decode job runs on without it)
+            if (chan_cpl_out && chs_way_q == WAY_W'(w)) begin
                 busy_q[w] <= 1'b0;
             end
             if (rst) begin
@@ -434,6 +458,9 @@ module ats_nand_page #(
             end
         end
     end
+
+    logic unused_djc_way;
+    assign unused_djc_way = ^djc_way;
 
 `ifndef SYNTHESIS
     // the chan never rejects what this block sends it

@@ -6,7 +6,8 @@
 // BCH decoder (GF(2^13), t = 8), detects erased codewords, CRCs the corrected bytes, packs the
 // words onto m_rdata, gives the verdict, the 5 metadata words, and offers the READ's completion on
 // m_dcpl (a register) to the top's completion register. Per-way request context comes from the top
-// (its registers); every output is a register. Page format and timing: rtl/nand/README_page.md.
+// (its registers); a filled page keeps its own tag, slot and bad-block mark (the top frees the way
+// when the chan has delivered the page, before the decode); every output is a register. Page format and timing: rtl/nand/README_page.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -91,7 +92,7 @@ module ats_nand_page_rd #(
     logic [2:0]        op_q   [WAYS];
     logic [TAG_W-1:0]  tag_q  [WAYS];
     logic [SLOT_W-1:0] slot_q [WAYS];
-    logic              bbm_q  [WAYS];   // READ: spare byte 0 is a bad-block mark
+    logic              bbm_q  [2];      // READ: spare byte 0 is a bad-block mark, per spare half
     for (genvar w = 0; w < WAYS; w++) begin : g_ctx
         assign op_q[w]   = way_op[w*3 +: 3];
         assign tag_q[w]  = way_tag[w*TAG_W +: TAG_W];
@@ -190,6 +191,8 @@ module ats_nand_page_rd #(
     logic              fl_half_q;           // spare half of the next fill
     logic              full_q;              // a filled page waits for the decoder
     logic [WAY_W-1:0]  full_way_q;
+    logic [TAG_W-1:0]  full_tag_q;          // its request's tag and slot (its way may take the
+    logic [SLOT_W-1:0] full_slot_q;         // next request before the page is decoded)
     logic              full_half_q;
     logic              ahead_q;             // the decode job has read past fl_da_q (or none runs)
     logic              fl_take;
@@ -231,6 +234,8 @@ module ats_nand_page_rd #(
                 fl_half_q <= !fl_half_q;
                 full_q <= 1'b1;
                 full_way_q <= ch_rd_tag;
+                full_tag_q <= tag_q[ch_rd_tag];
+                full_slot_q <= slot_q[ch_rd_tag];
                 full_half_q <= fl_half_q;
             end else begin
                 fl_mid_q <= 1'b1;
@@ -252,11 +257,12 @@ module ats_nand_page_rd #(
         end
     end
 
-    // bad-block mark: spare byte 0 of the READ fetch, per way
+    // bad-block mark: spare byte 0 of the READ fetch, per spare half (the page's own, like its
+    // spare: the next fill writes the other half)
     always_ff @(posedge clk) begin
-        for (int w = 0; w < WAYS; w++) begin
-            if (sp_we && ch_rd_tag == WAY_W'(w) && fl_sa_q == '0) begin
-                bbm_q[w] <= (32'(zeros8(ch_rd_data)) >= BAD_MARK_THR);
+        for (int h = 0; h < 2; h++) begin
+            if (sp_we && fl_half_q == 1'(h) && fl_sa_q == '0) begin
+                bbm_q[h] <= (32'(zeros8(ch_rd_data)) >= BAD_MARK_THR);
             end
         end
     end
@@ -597,7 +603,7 @@ module ats_nand_page_rd #(
             // `corrected` never counts a failed page's corrections; ver_ok is the OK verdict from
             // the same registers as vst_d (no deeper than the former erased-only test)
             djc_corr_q <= ver_ok ? corr_q : 8'd0;
-            djc_bbm_q <= bbm_q[dj_way_q];
+            djc_bbm_q <= bbm_q[dj_half_q];
         end
         if (rst) begin
             dj_cv_q <= 1'b0; raw_idle_q <= 1'b0;
@@ -630,8 +636,8 @@ module ats_nand_page_rd #(
             dj_v_q <= 1'b1;
             dj_way_q <= full_way_q;
             dj_half_q <= full_half_q;
-            djt_tag_q <= tag_q[full_way_q];
-            djt_slot_q <= slot_q[full_way_q];
+            djt_tag_q <= full_tag_q;
+            djt_slot_q <= full_slot_q;
         end else if (dj_done) begin
             dj_v_q <= 1'b0;
         end

@@ -4,8 +4,9 @@
 // channel, the best eligible request, where eligible = the front of its die's queue (HEAD requests
 // before the die's other requests, otherwise arrival order) while the die is idle, and best =
 // HEAD first, then priority reads (prio_read, or every read while reads_first is high), then the
-// oldest. A die is busy from dispatch until its completion is taken. Completions are forwarded
-// on m_ncpl by tag, out of order. Bad requests (tag outstanding, channel or way out of range,
+// oldest. A die is busy from dispatch until its completion, or an earlier release (s_ccpl_rel: the
+// channel is done with the die, e.g. a READ's page has crossed the bus, its completion follows
+// later), is taken. Completions are forwarded on m_ncpl by tag, out of order; releases are not. Bad requests (tag outstanding, channel or way out of range,
 // unknown op) complete with BAD_REQ. Full contract and timing: rtl/nand/README_sched.md.
 // Structure (time-multiplexed for Fmax, figures in the README): per die a normal and a HEAD list
 // linked through the entry table (list state in registers, payload / successor / class+stamp in
@@ -62,6 +63,7 @@ module ats_nand_sched #(
     input  wire logic [7:0]                   s_ccpl_tag,
     input  wire logic [2:0]                   s_ccpl_status,
     input  wire logic [7:0]                   s_ccpl_corrected,
+    input  wire logic                         s_ccpl_rel,       // a release, not a completion
     // completions out, by tag, out of order
     output wire logic                         m_ncpl_valid,
     input  wire logic                         m_ncpl_ready,
@@ -196,6 +198,12 @@ module ats_nand_sched #(
     logic [2:0]           c1_status_q;
     logic [7:0]           c1_corr_q;
     logic [NUM_DIES-1:0]  hit_q, hit_d;
+    logic                 c1_rel_q;            // c1 is a release
+    // released tags (a release taken, the completion not yet): the map, and the 16-bit row holding
+    // c1's tag, read when c1 is loaded (corrected for a take of that row's tag at that edge)
+    logic [255:0]         relm_q;
+    logic [15:0]          c1_row_q, row_d;
+    logic                 rel_hit, c1_fwd, c1_spur, rel_set, rel_clr;
     logic                 out_valid_q, out_real_q;
     logic [TAG_W-1:0]     out_tag_q;
     logic [2:0]           out_status_q;
@@ -353,6 +361,17 @@ module ats_nand_sched #(
     assign s_ccpl_ready = !c1_v_q || c1_take;
     assign ccpl_fire    = s_ccpl_valid && s_ccpl_ready;
     assign any_hit      = |hit_q;
+    // c1 as taken: a release frees its (matched) die and marks the tag released; a completion
+    // matched to a die frees it and goes out; one whose tag was released goes out and unmarks it
+    assign rel_hit      = c1_row_q[c1_tag_q[3:0]];
+    assign c1_fwd       = !c1_rel_q && (any_hit || rel_hit);
+    assign c1_spur      = c1_rel_q ? !any_hit : !(any_hit || rel_hit);
+    assign rel_set      = c1_take && c1_rel_q && any_hit;
+    assign rel_clr      = c1_take && !c1_rel_q && !any_hit && rel_hit;
+    always_comb begin
+        row_d = relm_q[16 * int'(s_ccpl_tag[7:4]) +: 16];
+        if ((rel_set || rel_clr) && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d[c1_tag_q[3:0]] = rel_set;
+    end
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin   // (a die freed by c1 at this edge: no match)
 `ifdef ATS_SYNTH_FORM
@@ -619,7 +638,7 @@ module ats_nand_sched #(
         // (the payload registers are loaded whenever there is something to load; only the
         // valid bit depends on the match, which keeps the 32-bit OR off their enables)
         if (out_free) begin
-            out_valid_q <= eq_ne_q || (c1_take && any_hit);
+            out_valid_q <= eq_ne_q || (c1_take && c1_fwd);
             out_real_q  <= !eq_ne_q;
             if (eq_ne_q) begin
                 out_tag_q    <= eq_mem[eq_rd_q];
@@ -631,13 +650,17 @@ module ats_nand_sched #(
                 out_corr_q   <= c1_corr_q;
             end
         end
-        spur_q <= c1_take && !any_hit;
+        spur_q <= c1_take && c1_spur;
         if (ccpl_fire) begin
             c1_tag_q    <= s_ccpl_tag;
             c1_status_q <= s_ccpl_status;
             c1_corr_q   <= s_ccpl_corrected;
+            c1_rel_q    <= s_ccpl_rel;
+            c1_row_q    <= row_d;
             hit_q       <= hit_d;
         end
+        if (rel_set || rel_clr) relm_q[c1_tag_q] <= rel_set;
+        if (rst) relm_q <= '0;
         c1_v_q <= rst ? 1'b0 : (ccpl_fire || (c1_v_q && !c1_take));
         if (rst) begin
             out_valid_q <= 1'b0;

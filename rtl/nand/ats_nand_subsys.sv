@@ -14,9 +14,10 @@
 //    different channels interleave), each word with its tag, slot, chan and its index in the page
 //    (widx); a channel's pages come one after the other, in order.
 //  - completions: the page controllers' and the command stages' BAD_REQ merged round robin into
-//    the scheduler's s_ccpl; out on m_ncpl (by tag, out of order) with bad_mark. A READ's completion
-//    is held until the page's last word has been accepted on m_ndata, so a consumer always has
-//    the data before the status.
+//    the scheduler's s_ccpl; out on m_ncpl (by tag, out of order) with bad_mark. A READ gives two
+//    beats: a release when its page has left the die (the scheduler frees the die, forwards
+//    nothing), then its completion after the decode. A READ's completion is held until the page's
+//    last word has been accepted on m_ndata, so a consumer always has the data before the status.
 // All outputs to the top come from registers; m_ndata and m_ncpl pass register slices (registered
 // ready). Theory, interface and timing: rtl/nand/README_subsys.md.
 `resetall
@@ -108,13 +109,12 @@ module ats_nand_subsys #(
 );
     localparam int WAY_W  = (WAYS > 1) ? $clog2(WAYS) : 1;     // page controller way width
     localparam int CH_W   = (NUM_CHAN > 1) ? $clog2(NUM_CHAN) : 1;
-    localparam int CPL_W  = 1 + 8 + 3 + 8;                     // {bad_mark, corrected, status, tag}
+    localparam int CPL_W  = 1 + 1 + 8 + 3 + 8;                 // {rel, bad_mark, corrected, status, tag}
     localparam int WI_W   = $clog2(PAGE_BYTES / 4 + 5 + 1);    // word index: a READ has PAGE_BYTES/4 + 5 words
     localparam int RD_W   = 32 + 8 + SLOT_W + WI_W;            // {data, tag, slot, widx}
     localparam int FET_W  = 8 + SLOT_W;                        // {tag, slot}
     localparam int RCNT_W = 3;                                 // READ pages / completions, modulo 8
     // the scheduler's 2-bit ops are the page ops 0..2; page statuses (ats_nand_pkg)
-    localparam logic [1:0] OP_READ = 2'(ats_nand_pkg::NAND_OP_READ);
     localparam logic [1:0] OP_PROG = 2'(ats_nand_pkg::NAND_OP_PROG);
     localparam logic [2:0] ST_BAD  = ats_nand_pkg::NAND_ST_BAD;
 
@@ -134,7 +134,7 @@ module ats_nand_subsys #(
     logic [NUM_CHAN*2-1:0]      ccmd_op, ccmd_way;
     logic [NUM_CHAN*12-1:0]     ccmd_block;
     logic [NUM_CHAN*SLOT_W-1:0] ccmd_slot;
-    logic                       ccpl_valid, ccpl_ready, ccpl_bm;
+    logic                       ccpl_valid, ccpl_ready, ccpl_bm, ccpl_rel;
     logic [7:0]                 ccpl_tag, ccpl_corr;
     logic [2:0]                 ccpl_status;
     logic                       ncpl_valid, ncpl_ready;
@@ -151,7 +151,7 @@ module ats_nand_subsys #(
         .m_ccmd_op(ccmd_op), .m_ccmd_way(ccmd_way), .m_ccmd_block(ccmd_block),
         .m_ccmd_page(ccmd_page), .m_ccmd_slot(ccmd_slot),
         .s_ccpl_valid(ccpl_valid), .s_ccpl_ready(ccpl_ready), .s_ccpl_tag(ccpl_tag),
-        .s_ccpl_status(ccpl_status), .s_ccpl_corrected(ccpl_corr),
+        .s_ccpl_status(ccpl_status), .s_ccpl_corrected(ccpl_corr), .s_ccpl_rel(ccpl_rel),
         .m_ncpl_valid(ncpl_valid), .m_ncpl_ready(ncpl_ready), .m_ncpl_tag(ncpl_tag),
         .m_ncpl_status(ncpl_status), .m_ncpl_corrected(ncpl_corr),
         .err_spurious
@@ -185,8 +185,6 @@ module ats_nand_subsys #(
         logic [SLOT_W-1:0] cmd_slot_q;
         logic              fet_v_q;                      // fetch request waiting for the merge
         logic [FET_W-1:0]  fet_q;
-        logic [WAYS-1:0]   rdt_v_q;                      // per way: a READ is in flight, its tag
-        logic [7:0]        rdt_tag_q [WAYS];
         logic [RCNT_W-1:0] rd_cpl_q;                     // READ completions passed (modulo 8)
         logic [7:0]        in_tag, in_page;
         logic [1:0]        in_op, in_way;
@@ -198,10 +196,9 @@ module ats_nand_subsys #(
         logic [31:0]       pc_rd_data;
         logic [7:0]        pc_rd_tag, pc_cpl_tag, pc_cpl_corr;
         logic [SLOT_W-1:0] pc_rd_slot, pc_cpl_slot;
-        logic              pc_cpl_valid, pc_cpl_ready, pc_cpl_bm;
+        logic              pc_cpl_valid, pc_cpl_ready, pc_cpl_bm, pc_cpl_rel, pc_cpl_rd;
         logic [2:0]        pc_cpl_status;
-        logic              cpl_is_rd, cpl_hold;
-        logic [WAYS-1:0]   cpl_way_hit;
+        logic              cpl_hold;
         // power-on RESET of every way (ONFI: the first command after power-on), before any
         // scheduler command is taken; its completions are consumed here
         localparam int IW = $clog2(WAYS + 1);
@@ -253,13 +250,9 @@ module ats_nand_subsys #(
                 cmd_slot_q  <= ccmd_slot[c*SLOT_W +: SLOT_W];
                 fet_q       <= {in_tag, ccmd_slot[c*SLOT_W +: SLOT_W]};
             end
-            for (int w = 0; w < WAYS; w++) begin
-                if (load && !in_bad && in_op == OP_READ && 32'(in_way) == w) rdt_tag_q[w] <= in_tag;
-            end
             if (rst) begin
                 cmd_v_q  <= 1'b0;
                 fet_v_q  <= 1'b0;
-                rdt_v_q  <= '0;
                 rd_cpl_q <= '0;
             end else begin
                 if (load) begin
@@ -273,14 +266,7 @@ module ats_nand_subsys #(
                 end else if (fm_ready[c]) begin
                     fet_v_q <= 1'b0;
                 end
-                for (int w = 0; w < WAYS; w++) begin
-                    if (load && !in_bad && in_op == OP_READ && 32'(in_way) == w) begin
-                        rdt_v_q[w] <= 1'b1;
-                    end else if (cm_valid[2*c] && cm_ready[2*c] && cpl_way_hit[w]) begin
-                        rdt_v_q[w] <= 1'b0;
-                    end
-                end
-                if (cm_valid[2*c] && cm_ready[2*c] && cpl_is_rd && pc_cpl_status != ST_BAD) begin
+                if (cm_valid[2*c] && cm_ready[2*c] && pc_cpl_rd) begin
                     rd_cpl_q <= rd_cpl_q + 1'b1;
                 end
             end
@@ -292,18 +278,15 @@ module ats_nand_subsys #(
 
         // stage BAD_REQ completion
         assign cm_valid[2*c+1]                    = cmd_v_q && cmd_bad_q;
-        assign cm_data[(2*c+1)*CPL_W +: CPL_W]    = {1'b0, 8'd0, ST_BAD, cmd_tag_q};
+        assign cm_data[(2*c+1)*CPL_W +: CPL_W]    = {1'b0, 1'b0, 8'd0, ST_BAD, cmd_tag_q};
 
-        // page controller completion; a READ's waits until its page has left on m_ndata (READ
-        // pages and READ completions of one channel come in the same order)
-        always_comb begin
-            for (int w = 0; w < WAYS; w++) cpl_way_hit[w] = rdt_v_q[w] && rdt_tag_q[w] == pc_cpl_tag;
-        end
-        assign cpl_is_rd = |cpl_way_hit;
-        assign cpl_hold  = cpl_is_rd && pc_cpl_status != ST_BAD && rd_last_q[c] == rd_cpl_q;
+        // page controller completion or release; a READ's completion (m_cpl_rd) waits until its
+        // page has left on m_ndata (READ pages and READ completions of one channel come in the
+        // same order); a release passes at once
+        assign cpl_hold  = pc_cpl_rd && rd_last_q[c] == rd_cpl_q;
         assign cm_valid[2*c]                 = pc_cpl_valid && !cpl_hold && !init_q;
         assign pc_cpl_ready                  = (cm_ready[2*c] && !cpl_hold) || init_q;   // (merge ready is not qualified by valid)
-        assign cm_data[2*c*CPL_W +: CPL_W]   = {pc_cpl_bm, pc_cpl_corr, pc_cpl_status, pc_cpl_tag};
+        assign cm_data[2*c*CPL_W +: CPL_W]   = {pc_cpl_rel, pc_cpl_bm, pc_cpl_corr, pc_cpl_status, pc_cpl_tag};
 
         // read data, with the word's index in its page (a counter per channel: its pages come
         // one after the other)
@@ -335,7 +318,7 @@ module ats_nand_subsys #(
             .m_rdata_tag(pc_rd_tag), .m_rdata_slot(pc_rd_slot), .m_rdata_last(pc_rd_last),
             .m_cpl_valid(pc_cpl_valid), .m_cpl_ready(pc_cpl_ready), .m_cpl_tag(pc_cpl_tag),
             .m_cpl_slot(pc_cpl_slot), .m_cpl_status(pc_cpl_status), .m_cpl_corrected(pc_cpl_corr),
-            .m_cpl_bad_mark(pc_cpl_bm),
+            .m_cpl_bad_mark(pc_cpl_bm), .m_cpl_rel(pc_cpl_rel), .m_cpl_rd(pc_cpl_rd),
             .nand_ce_n(nand_ce_n[c*WAYS +: WAYS]), .nand_cle(nand_cle[c]), .nand_ale(nand_ale[c]),
             .nand_we_n(nand_we_n[c]), .nand_re_n(nand_re_n[c]), .nand_wp_n(nand_wp_n[c]),
             .nand_dq_o(nand_dq_o[c*8 +: 8]), .nand_dq_i(nand_dq_i[c*8 +: 8]),
@@ -350,8 +333,9 @@ module ats_nand_subsys #(
         // its pick pipeline's slot counter turns on every edge.
         logic        clk_pg;
         logic [15:0] pg_out_q;                            // commands taken, completion not yet taken
-        always_ff @(posedge clk) begin
-            pg_out_q <= rst ? '0 : pg_out_q + 16'(pc_cmd_valid && pc_cmd_ready) - 16'(pc_cpl_valid && pc_cpl_ready);
+        always_ff @(posedge clk) begin                    // (a READ's release is not its completion)
+            pg_out_q <= rst ? '0 : pg_out_q + 16'(pc_cmd_valid && pc_cmd_ready) -
+                                   16'(pc_cpl_valid && pc_cpl_ready && !pc_cpl_rel);
         end
         // the page controller's inputs (its s_cmd fields as connected below), one list for width and value
 `define ATS_CG_PAGE_IN {pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, \
@@ -427,18 +411,18 @@ module ats_nand_subsys #(
         .m_valid(ccpl_valid), .m_ready(ccpl_ready), .m_data(cpl_out), .m_last(cpl_last_unused),
         .m_idx(cpl_idx_unused)
     );
-    assign {ccpl_bm, ccpl_corr, ccpl_status, ccpl_tag} = cpl_out;
+    assign {ccpl_rel, ccpl_bm, ccpl_corr, ccpl_status, ccpl_tag} = cpl_out;
 
-    // bad_mark by tag: written when the scheduler takes the channel completion, read when its
-    // completion leaves the scheduler (a tag is outstanding, so unique, in between)
+    // bad_mark by tag: written when the scheduler takes the channel completion (not a release), read
+    // when its completion leaves the scheduler (a tag is outstanding, so unique, in between)
     logic [255:0] bm_q;
     always_ff @(posedge clk) begin
-        if (ccpl_valid && ccpl_ready) bm_q[ccpl_tag] <= ccpl_bm;
+        if (ccpl_valid && ccpl_ready && !ccpl_rel) bm_q[ccpl_tag] <= ccpl_bm;
     end
 
     // ---- completions out: register slice, bad_mark added ----------------------------------------------
-    logic [CPL_W-1:0] ncpl_out;
-    ats_nand_ssx_slice #(.W(CPL_W)) u_ncpl_slice (
+    logic [CPL_W-2:0] ncpl_out;                       // (no rel: releases never leave the scheduler)
+    ats_nand_ssx_slice #(.W(CPL_W - 1)) u_ncpl_slice (
         .clk, .rst,
         .s_valid(ncpl_valid), .s_ready(ncpl_ready),
         .s_data({bm_q[ncpl_tag] && ncpl_status != ST_BAD, ncpl_corr, ncpl_status, ncpl_tag}),

@@ -4,7 +4,9 @@ Written from the README's rules, not from the RTL: per die a list of queued requ
 order; the die's front is its oldest HEAD request if it has one, otherwise its oldest request; a
 channel takes, among the fronts of its idle dies, the HEAD ones first, then priority reads
 (`prio_read`, or any read while `reads_first` is high), then the oldest. A die is busy from the
-dispatch of a command until that command's completion is taken (forwarded to m_ncpl).
+dispatch of a command until that command's completion is taken (forwarded to m_ncpl), or until an
+earlier *release* of it is taken (a channel beat with `rel` set: the die is free, nothing is
+forwarded, and the tag is *released*: its later completion is forwarded without a die).
 
 `check_trace` replays a cycle-by-cycle trace of every port (values as sampled at each rising edge,
 i.e. as the RTL sees them) against the model with the README's timing contract (edges are
@@ -16,10 +18,15 @@ counted from the first edge after reset, edge 0):
     from e+2 (BAD_DELAY; in arrival order behind earlier ones) and the first waiting one leaves
     at an edge where the m_ncpl register is free;
   - a completion accepted at edge e waits in a one-deep buffer (s_ccpl_ready = buffer empty or
-    taken at this edge), matched against the in-flight tags at e; it is taken at the first edge
-    t > e where the m_ncpl register is free and no BAD_REQ waits: it then frees its die for
-    selections from t+4 on (DIE_FREE) and goes to m_ncpl, or, unmatched, is dropped with
-    err_spurious;
+    taken at this edge), matched against the in-flight tags at e (after a take at e); it is taken
+    at the first edge t > e where the m_ncpl register is free and no BAD_REQ waits: it then frees
+    its die for selections from t+4 on (DIE_FREE) and goes to m_ncpl, or, unmatched, is dropped
+    with err_spurious;
+  - a release (rel = 1) is matched and taken the same way: matched, it frees its die (DIE_FREE),
+    goes nowhere, and its tag becomes released from t on; unmatched, it is dropped with
+    err_spurious. A completion (rel = 0) that matches no die but whose tag is released at its
+    acceptance edge e (after a take at e) goes to m_ncpl when taken and unreleases the tag;
+    otherwise it is spurious;
   - channel c can select only at its slot edges, e = SEL_PHASE + c + k * period with
     period = max(num_chan, MIN_PERIOD), and does when its output register is free at e (valid
     low, or ready high at e); the class of a read uses `reads_first` as sampled at edge e-2
@@ -91,6 +98,7 @@ class NandSchedModel:
         self.dies = {(c, w): Die() for c in range(num_chan) for w in range(num_ways)}
         self.seq = 0
         self.outstanding: dict[int, Req] = {}     # tag -> request (accepted, m_ncpl not yet taken)
+        self.released: set[int] = set()           # tags whose die was released, completion not taken
         self.cov = Counter()
 
     # -- request classification -------------------------------------------------------------
@@ -201,7 +209,7 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
     bad_edges: list[int] = []            # edges bad requests were accepted
     err_pending: list[int] = []          # tags of BAD_REQ completions waiting for m_ncpl, in order
     bad_recent: list[tuple] = []         # (edge, tag) of bad requests not yet waiting as BAD_REQ
-    c1 = None                            # channel completion waiting: (fields, matched die)
+    c1 = None                            # channel beat waiting: (fields, matched die, rel, released)
     exp_out = None                       # expected m_ncpl register (tuple) or None
     exp_out_real = False                 # the expected m_ncpl beat comes from a channel
     exp_spur = 0
@@ -274,22 +282,34 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
         new_out = exp_out if (got_out is not None and not s["ncpl_ready"]) else None
         new_real = exp_out_real if new_out is not None else False
         exp_spur = 0
-        if take:                          # the waiting completion frees its die, or is dropped
-            fields, die = c1
+        fwd = False
+        if take:                          # the waiting beat frees its die, or is dropped
+            fields, die, rel, was_rel = c1
             c1 = None
             if die is not None:
                 m.complete(die, e)
+                if rel:
+                    m.released.add(fields[0])
+                    cov["release"] += 1
+                else:
+                    fwd = True
+            elif not rel and was_rel:
+                m.released.discard(fields[0])
+                cov["released_completion"] += 1
+                fwd = True
             else:
                 exp_spur = 1
-                cov["spurious_completion"] += 1
+                cov["spurious_" + ("release" if rel else "completion")] += 1
         if out_free:
             if err_pending:
                 new_out, new_real = (err_pending.pop(0), ST_BAD_REQ, 0), False
-            elif take and die is not None:
+            elif fwd:
                 new_out, new_real = fields, True
         exp_out, exp_out_real = new_out, new_real
         if s["ccpl"] is not None and s["ccpl_ready"]:      # matched against the dies after `take`
-            c1 = (s["ccpl"], m.match(s["ccpl"][0], e))
+            f = tuple(s["ccpl"][:3])
+            rel = bool(s["ccpl"][3]) if len(s["ccpl"]) > 3 else False
+            c1 = (f, m.match(f[0], e), rel, f[0] in m.released)
         # a bad request accepted at e-BAD_DELAY joins the waiting BAD_REQ completions at e
         while bad_recent and bad_recent[0][0] == e - BAD_DELAY:
             err_pending.append(bad_recent.pop(0)[1])
@@ -322,6 +342,8 @@ def check_trace(trace: list[dict], num_chan: int, num_ways: int, depth: int,
         err(f"end of trace: requests left (die, queued tags, in-flight tag): {left[:8]}")
     if m.outstanding:
         err(f"end of trace: tags still outstanding: {sorted(m.outstanding)[:16]}")
+    if m.released:
+        err(f"end of trace: released tags without completion: {sorted(m.released)[:16]}")
     if m.bound_violations:
         err(f"test outside the contract: {m.bound_violations} selections compared requests "
             f"{m.stamp_bound} or more arrivals apart (STAMP_W = {stamp_w})")
