@@ -308,7 +308,8 @@ module ats_nand_emu #(
     eng_e       eng_q;
     logic [DRAM_AW-1:0] eng_addr_q;           // next command address
     logic [RW_W-1:0]    cmd_k_q, rsp_k_q, f_k_q, push_k_q;
-    logic       f_v_q;                        // a lane read for the write queue is in flight
+    logic       f_v_q, f_v2_q;                // a lane read for the write queue is in flight (2 stages)
+    logic [DRAM_DW-1:0] wword_q;
     logic [DRAM_DW-1:0] wf_data_q [WF_DEPTH];
     logic [$clog2(WF_DEPTH):0] wf_cnt_q;
     logic [$clog2(WF_DEPTH)-1:0] wf_rd_q, wf_wr_q;
@@ -320,7 +321,7 @@ module ats_nand_emu #(
     wire        cmd_fire = m_dram_cmd_valid && m_dram_cmd_ready;
     wire        wd_fire  = m_dram_wdata_valid && m_dram_wdata_ready;
     wire        f_go     = (eng_q == E_WR) && (f_k_q < RW_W'(ROW_WORDS)) &&
-                           (32'(wf_cnt_q) + (f_v_q ? 32'd1 : 32'd0) < WF_DEPTH);
+                           (32'(wf_cnt_q) + (f_v_q ? 32'd1 : 32'd0) + (f_v2_q ? 32'd1 : 32'd0) < WF_DEPTH);
 
     assign m_dram_cmd_valid   = (eng_q == E_RD && cmd_k_q < RW_W'(ROW_WORDS)) ||
                                 (eng_q == E_WR && cmd_k_q < push_k_q);
@@ -347,17 +348,18 @@ module ats_nand_emu #(
     always_comb begin
         for (int j = 0; j < NB; j++) wword[j*8 +: 8] = wm_q[j] ? lane_rdata[j*8 +: 8] : 8'hFF;
     end
+    always_ff @(posedge clk) wword_q <= wword;     // block RAM output registered before the queue
 
     always_ff @(posedge clk) begin
         if (rst) begin
             eng_q <= E_IDLE;
-            cmd_k_q <= '0; rsp_k_q <= '0; f_k_q <= '0; push_k_q <= '0; f_v_q <= 1'b0; wm_q <= '0;
+            cmd_k_q <= '0; rsp_k_q <= '0; f_k_q <= '0; push_k_q <= '0; f_v_q <= 1'b0; f_v2_q <= 1'b0; wm_q <= '0;
             wf_cnt_q <= '0; wf_rd_q <= '0; wf_wr_q <= '0;
             eng_addr_q <= '0;
         end else begin
             case (eng_q)
                 E_IDLE: begin
-                    cmd_k_q <= '0; rsp_k_q <= '0; f_k_q <= '0; push_k_q <= '0; f_v_q <= 1'b0;
+                    cmd_k_q <= '0; rsp_k_q <= '0; f_k_q <= '0; push_k_q <= '0; f_v_q <= 1'b0; f_v2_q <= 1'b0;
                     wf_cnt_q <= '0; wf_rd_q <= '0; wf_wr_q <= '0;
                     eng_addr_q <= eng_base;
                     if (eng_start_rd) eng_q <= E_RD;
@@ -377,12 +379,13 @@ module ats_nand_emu #(
                         eng_addr_q <= eng_addr_q + 1'b1;
                     end
                     f_v_q <= f_go;
+                    f_v2_q <= f_v_q;
                     if (f_go) begin
                         wm_q <= wmask(f_k_q, prog_lo_q, prog_hi_q);
                         f_k_q <= f_k_q + 1'b1;
                     end
-                    if (f_v_q) begin
-                        wf_data_q[wf_wr_q] <= wword;
+                    if (f_v2_q) begin
+                        wf_data_q[wf_wr_q] <= wword_q;
                         wf_wr_q <= wf_wr_q + 1'b1;
                         push_k_q <= push_k_q + 1'b1;
                     end
@@ -390,7 +393,7 @@ module ats_nand_emu #(
                         wf_rd_q <= wf_rd_q + 1'b1;
                         rsp_k_q <= rsp_k_q + 1'b1;
                     end
-                    wf_cnt_q <= wf_cnt_q + (f_v_q ? 1 : 0) - (wd_fire ? 1 : 0);
+                    wf_cnt_q <= wf_cnt_q + (f_v2_q ? 1 : 0) - (wd_fire ? 1 : 0);
                     if (wd_fire && rsp_k_q == RW_W'(ROW_WORDS - 1)) eng_q <= E_IDLE;
                 end
                 default: eng_q <= E_IDLE;
