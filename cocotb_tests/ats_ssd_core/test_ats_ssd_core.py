@@ -532,6 +532,11 @@ class TB:
                          ("cnt_nand_prog", "cnt_prog_fail", "cnt_proto_err", "cnt_host_pages", "cnt_nand_read",
                           "cnt_ecc_corr")}
         self.stats["prog_fail"] += self.counters["cnt_prog_fail"]
+        # the backend's transaction state at the cut (README "Transactions"): fixes pending (a tx
+        # page whose early TX_WRITE named a page that failed to program), txs on the late path
+        be = self.dut.u_dut.u_backend
+        self.stats["fixes_at_cut"] = self.stats.get("fixes_at_cut", 0) + int(be.fx_cnt_q.value)
+        self.stats["late_tx_at_cut"] = self.stats.get("late_tx_at_cut", 0) + bin(int(be.txl_q.value)).count("1")
         self.stats["ecc_corr"] += self.counters["cnt_ecc_corr"]
         self.stats["nand_reads"] += self.counters["cnt_nand_read"]
         while self.bad.queue:                       # reports taken before the cut, not yet seen
@@ -1169,9 +1174,40 @@ class TB:
         await read("tx 3 reads x it never wrote", x, qx, txid=3)
         await read("tx 3 reads its own w after eviction", w, vw, txid=3)
         expect("TX_ABORT of tx 3", await self.run_one(op=OP_ABORT, txid=3), (OK, 0))
+        await self.directed_commit_timing(write, expect)
         expect("protocol errors", int(self.dut.cnt_proto_err.value), 0)
         self.stats["directed_checks"] = self.stats.get("directed_checks", 0) + 1
         self.errors.extend(errs)
+
+    async def directed_commit_timing(self, write, expect):
+        """A commit costs no program round of its own (issue 37; rtl/backend/README.md
+        "Transactions": the COMMIT / ABORT flag is decided from the tx's own early TX_WRITEs, so the
+        mark is issued with the tx's other pages). One page per die: plain = `ndie` WRITEs, then a
+        FLUSH (its latency: one program round); tx = `ndie` - 1 WRITEs of tx 5, then its last page as
+        a WRITE with COMMIT (its latency: one round too). The old rule (a mark issued only when every
+        earlier request had completed) took two rounds. Twice, the smaller latency of each counts."""
+        nd = self.geo.ndie
+        lat = {"plain": [], "tx": []}
+        expect("FLUSH (before timing)", await self.run_one(op=OP_FLUSH), (OK, 0))
+        for rnd in range(2):
+            base = 44 + 2 * nd * rnd             # plain base.., tx base + nd.. (< NUM_LBAS 64)
+            for i in range(nd):
+                await write(base + i)
+            t0 = cocotb.utils.get_sim_time("ns")
+            expect("FLUSH (timing)", await self.run_one(op=OP_FLUSH), (OK, 0))
+            lat["plain"].append(cocotb.utils.get_sim_time("ns") - t0)
+            for i in range(nd - 1):
+                await write(base + nd + i, txid=5)
+            # the last page carries COMMIT (data already in host memory from the helper's pattern)
+            t0 = cocotb.utils.get_sim_time("ns")
+            st, _ = await self.run_one(op=OP_WRITE, lba=base + 2 * nd - 1, txid=5, flags=COMMIT, dptr=0x200000)
+            lat["tx"].append(cocotb.utils.get_sim_time("ns") - t0)
+            expect("WRITE+COMMIT of tx 5 (timing): status", st, OK)
+        plain, tx = min(lat["plain"]), min(lat["tx"])
+        self.stats["commit_vs_flush_pct"] = round(100 * tx / plain)
+        if tx > 1.4 * plain:
+            self.errors.append(f"directed: a commit of {nd} pages took {tx} ns, a FLUSH of {nd} plain pages "
+                               f"{plain} ns: the commit mark waited for an extra program round")
 
     # ---------------------------------------------------------------- after the cut
     def check_recovery(self, clean: bool, vcounts: dict | None = None):
@@ -1456,7 +1492,7 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
 
 # The signals below the TB top that the tests read (the watchdog's report of the backend: module ->
 # names); the build makes only these and the top's own signals visible to cocotb (runner.run `public`)
-PUBLIC = {"ats_backend": ["nq_v_q", "c_st_q", "rq_v_q"],
+PUBLIC = {"ats_backend": ["nq_v_q", "c_st_q", "rq_v_q", "tw_out_q", "fx_cnt_q", "txl_q"],
           "ats_backend_read": ["ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q"],
           "ats_backend_fw": ["fw_st_q", "rd_st_q"]}
 BACKEND_UNITS = {"ats_backend": None, "ats_backend_read": "u_read", "ats_backend_fw": "u_fw"}   # module -> instance

@@ -15,6 +15,10 @@
 //  - Completion in request order (durable prefix): when the oldest entry is programmed, its mapping
 //    is applied through the remap engine (MAP_WRITE, TX_WRITE with a txid, UNMAP for a TRIM record),
 //    then s_wbc completes it. Superseded pages and the remap's m_inval update per-block valid counts.
+//  - Transactions: a tx page's TX_WRITE goes to the remap engine at its first issue (with its PPN),
+//    so a commit mark / record is issued once the tx's own TX_WRITEs are answered, in the same
+//    program round as the tx's last pages (its COMMIT / ABORT flag from their statuses); a page
+//    re-programmed after its early TX_WRITE is fixed at the commit (README "Transactions").
 //  - Read miss: up to RD_SLOTS reads in flight, each in a slot taken from a free list: LOOKUP
 //    (TX_LOOKUP with a txid) in s_rd order -> zeros if unmapped, else NAND READ (tag 0x80 + slot) on
 //    whatever die holds the page; the page lands in its slot of a read memory and leaves on m_rdd,
@@ -285,6 +289,13 @@ module ats_backend #(
     logic [1:0]         e_way  [WIN];
     logic [11:0]        e_blk  [WIN];
     logic [7:0]         e_pg   [WIN];
+    // early TX_WRITE (README "Transactions"): a tx data page's TX_WRITE goes to the remap engine at
+    // its first issue, with that page's PPN; the commit's flag is decided from these answers
+    logic               e_tw   [WIN];          // its TX_WRITE went early (at its first issue)
+    logic               e_twv  [WIN];          // ... and was answered
+    logic [3:0]         e_tws  [WIN];          // ... with this status
+    logic               e_fx   [WIN];          // the page TX_WRITten early failed to program: e_fppn
+    logic [PPN_W-1:0]   e_fppn [WIN];          // that page (the tx table holds it: a fix, below)
 
     // ring pointers with one wrap bit: entry = pointer[WIN_W-1:0]
     logic [WIN_W:0]     acc_ptr_q, iss_ptr_q, cpl_ptr_q;
@@ -370,6 +381,37 @@ module ats_backend #(
     // commit or abort completes. A commit of such a tx is written and applied as an abort.
     logic [63:0]        txe_v_q;
     logic [3:0]         txe_st_q [64];
+    // per tx: a commit / abort (mark or record) issued and not completed (`txr_q`: no page of t is
+    // issued meanwhile, so no TX_WRITE of t's next incarnation reaches the engine before that
+    // COMMIT / ABORT); t takes the late path (`txl_q`: TX_WRITEs at completion, commit issued when
+    // every earlier request has completed: the old rule) until its commit / abort completes
+    logic [63:0]        txr_q, txl_q;
+    // early TX_WRITEs: queued at issue {entry, ppn}, sent through the remap request register
+    // (tag RT_TW + entry), answered out of the table's order; tw_out = queued or unanswered
+    localparam logic [7:0] RT_TW = 8'h40;
+    logic [WIN_W+PPN_W-1:0] tw_mem [WIN];
+    logic [WIN_W:0]     tw_rd_q, tw_wr_q;
+    logic [WIN_W:0]     tw_out_q;
+    logic               tw_ne, tw_go, tw_push, rsp_tw;
+    logic [WIN_W-1:0]   tw_e, rsp_tw_e;
+    logic [PPN_W-1:0]   tw_ppn;
+    assign tw_ne = tw_rd_q != tw_wr_q;
+    assign {tw_e, tw_ppn} = tw_mem[tw_rd_q[WIN_W-1:0]];
+    assign rsp_tw_e = s_rsp_tag[WIN_W-1:0];
+    // fixes: a tx page whose early-TX_WRITten program failed was programmed again at `nppn`; t's
+    // table holds `fppn`. At t's COMMIT: LOOKUP(lpn), MAP_WRITE(lpn, nppn) if it gives fppn (no later
+    // page of t superseded it); at t's ABORT dropped. Until then a lookup answer fppn reads nppn.
+    // FIXN slots, reserved at early issue (early_pend_q + fixes < FIXN), so they never run out.
+    localparam int FIXN = WIN;
+    localparam int FX_W = $clog2(FIXN);
+    logic               fx_v    [FIXN];
+    logic [5:0]         fx_t    [FIXN];
+    logic [31:0]        fx_lpn  [FIXN];
+    logic [PPN_W-1:0]   fx_fppn [FIXN];
+    logic [PPN_W-1:0]   fx_nppn [FIXN];
+    logic [WIN_W:0]     fx_cnt_q;           // valid fixes
+    logic [WIN_W:0]     early_pend_q;       // early tx pages (no mark) issued, not completed
+    logic [PPN_W-1:0]   lk_ppn_fx;          // a lookup's answer, a fix's failed page redirected
 
     // ---------------------------------------------------------------------------------------------
     // dies: open block and next block
@@ -474,7 +516,7 @@ module ats_backend #(
         .m_rdd_valid, .m_rdd_ready, .m_rdd_data, .m_rdd_last, .m_rdd_status, .m_rdd_tag,
         .m_lk_valid(rd_lk_valid), .m_lk_ready(rq_free), .m_lk_op(rd_lk_op), .m_lk_txid(rd_lk_txid),
         .m_lk_lpn(rd_lk_lpn),
-        .s_lk_valid(rsp_rd), .s_lk_status(s_rsp_status), .s_lk_ppn(s_rsp_ppn), .s_lk_mapped(s_rsp_mapped),
+        .s_lk_valid(rsp_rd), .s_lk_status(s_rsp_status), .s_lk_ppn(lk_ppn_fx), .s_lk_mapped(s_rsp_mapped),
         .s_lk_from_tx(s_rsp_from_tx),
         .m_nrd_valid(rd_nrd_valid), .m_nrd_ready(nq_free), .m_nrd_slot(rd_nrd_slot), .m_nrd_ppn(rd_nrd_ppn),
         .s_ndata_valid, .s_ndata_data, .s_ndata_last, .s_ndata_tag, .s_ndata_widx, .nd_host(rd_nd_host),
@@ -485,19 +527,25 @@ module ats_backend #(
 
     // ---------------------------------------------------------------------------------------------
     // completion FSM
-    typedef enum logic [2:0] {C_IDLE, C_REQ, C_WAIT, C_VC_NEW, C_ACK} cpl_state_e;
+    typedef enum logic [2:0] {C_IDLE, C_REQ, C_WAIT, C_VC_NEW, C_ACK, C_FIX} cpl_state_e;
     cpl_state_e         c_st_q;
     logic [7:0]         c_status_q;
-    logic [PPN_W-1:0]   c_ppn_q;
+    logic [PPN_W-1:0]   c_ppn_q;          // the entry's page
     logic [15:0]        c_cnt_q;          // COMMIT of a commit record: entries applied (m_wbc_ppn of the record)
-    // remap operations of the oldest entry: phase 0 its mapping (or COMMIT / ABORT of a record);
-    // a COMMIT-marked page: TX_WRITE, then COMMIT (phase 1), then, if its TX_WRITE failed, its
-    // own MAP_WRITE after the commit (phase 2: the page is the tx's last, so the L2P result is
-    // the one recovery's replay gives)
-    logic [1:0]         c_phase_q;
-    logic               c_mapafter_q;     // phase 2 needed
-    logic [3:0]         c_op;             // operation of the current phase
-    logic [3:0]         c_op_q;           // operation waited for
+    // remap operations of the oldest entry, one at a time (c_op_q with c_lpn_q / c_rppn_q, sent in
+    // C_REQ, answered in C_WAIT): its mapping (MAP_WRITE, UNMAP, a late TX_WRITE, a RELOC's LOOKUP
+    // then MAP_WRITE), or a commit / abort: COMMIT or ABORT; after a mark's COMMIT, the mark's own
+    // MAP_WRITE if its TX_WRITE failed or its first page failed (c_mapafter_q: the page is the tx's
+    // last, so the L2P result is the one recovery's replay gives); after any COMMIT the tx's fixes
+    // (C_FIX: LOOKUP, MAP_WRITE if it gives the failed page), after an ABORT they are dropped
+    logic               c_mapafter_q;
+    logic               c_fixph_q;        // a fix's LOOKUP / MAP_WRITE is in flight
+    logic               c_abort_q;        // C_FIX drops the fixes (ABORT), else applies them
+    logic [FX_W-1:0]    c_fx_q;           // the fix being applied
+    logic [3:0]         c_op_q;           // operation to send / waited for
+    logic [31:0]        c_lpn_q;          // its lpn and ppn
+    logic [PPN_W-1:0]   c_rppn_q;
+    logic [PPN_W-1:0]   c_vppn_q;         // page of the next C_VC_NEW (+1)
     cpl_state_e         c_after_vc_q;     // state after C_VC_NEW
 
     // remap request output register (the completion FSM, the host reads and the firmware port share it)
@@ -540,6 +588,12 @@ module ats_backend #(
     // ---------------------------------------------------------------------------------------------
     // issue: next entry (retry first, else in order) to the round-robin die
     logic               iss_have;
+    logic               iss_txpg;         // the in-order entry is a data page with a txid (mark included)
+    logic               iss_early;        // ... whose TX_WRITE goes early (at this issue)
+    assign iss_txpg  = e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e];
+    assign iss_early = iss_txpg && !txl_q[e_txid[iss_e]] &&
+                       (e_rec[iss_e] == RC_CMARK ? !txe_v_q[e_txid[iss_e]]
+                                                 : 32'(fx_cnt_q) + 32'(early_pend_q) < FIXN);
     logic [WIN_W-1:0]   iss_ent;
     logic               iss_retry;
     logic               die_ok;
@@ -547,10 +601,15 @@ module ats_backend #(
     always_comb begin
         iss_retry = !rt_empty;
         iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
-        // a commit / abort (record or COMMIT-marked page) is issued only once every earlier request
-        // has completed: its TX_WRITEs' statuses are known, so a doomed commit is written as an abort
+        // a tx data page waits while a commit / abort of its tx is in flight; a commit / abort
+        // (record or COMMIT-marked page) is issued once every early TX_WRITE has been answered: the
+        // statuses of its tx's own TX_WRITEs are known, so a doomed commit is written as an abort
+        // (a tx on the late path: once every earlier request has completed, the old rule)
         iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED &&
-                                  (e_rec[iss_e] == RC_NONE || iss_ptr_q == cpl_ptr_q));
+                                  (e_rec[iss_e] != RC_NONE ?
+                                       (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
+                                                             : (tw_out_q == '0 && !txr_q[e_txid[iss_e]])) :
+                                   (iss_txpg ? !txr_q[e_txid[iss_e]] : 1'b1)));
         die_ok    = op_v[rr_q];
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
@@ -598,12 +657,13 @@ module ats_backend #(
     assign rsp_rd  = s_rsp_valid && s_rsp_tag == RT_RD;
     logic rsp_fw;
     assign rsp_fw  = s_rsp_valid && s_rsp_tag == RT_FW;
+    assign rsp_tw  = s_rsp_valid && s_rsp_tag[7:6] == RT_TW[7:6] && 32'(s_rsp_tag[5:0]) < WIN;
 
     // completion FSM outputs for the valid counts
     always_comb begin
         cpl_vc_ev  = 1'b0;
         cpl_vc_inc = 1'b0;
-        cpl_vc_ppn = c_ppn_q;
+        cpl_vc_ppn = c_vppn_q;
         if (c_st_q == C_WAIT && rsp_cpl && s_rsp_status == 4'd0 && s_rsp_mapped &&
             (c_op_q == R_MAP_WRITE || c_op_q == R_UNMAP)) begin
             cpl_vc_ev  = 1'b1;             // superseded page
@@ -616,15 +676,17 @@ module ats_backend #(
 
     logic [WIN_W-1:0] cp;
     assign cp = cpl_ptr_q[WIN_W-1:0];
+    // fixes: the first one of the oldest entry's tx, the first free slot, a lookup answer redirected
+    logic               fx_hit, fx_free_ok;
+    logic [FX_W-1:0]    fx_hit_i, fx_free_i;
     always_comb begin
-        if (e_trim[cp] && e_rec[cp] == RC_NONE)               c_op = R_UNMAP;
-        else if (e_rec[cp] == RC_AREC || (e_rec[cp] != RC_NONE && e_doom[cp])) c_op = R_ABORT;
-        else if (e_rec[cp] == RC_CREC)                         c_op = R_COMMIT;
-        else if (e_rec[cp] == RC_CMARK)                        c_op = (c_phase_q == 2'd0) ? R_TX_WRITE :
-                                                                      (c_phase_q == 2'd1) ? R_COMMIT : R_MAP_WRITE;
-        else if (e_fw[cp])                                     c_op = (c_phase_q == 2'd0) ? R_LOOKUP : R_MAP_WRITE;
-        else if (e_txid[cp] != 6'd0)                           c_op = R_TX_WRITE;
-        else                                                   c_op = R_MAP_WRITE;
+        fx_hit = 1'b0; fx_hit_i = '0; fx_free_ok = 1'b0; fx_free_i = '0;
+        lk_ppn_fx = s_rsp_ppn;
+        for (int i = FIXN - 1; i >= 0; i--) begin
+            if (fx_v[i] && fx_t[i] == e_txid[cp]) begin fx_hit = 1'b1; fx_hit_i = FX_W'(i); end
+            if (!fx_v[i]) begin fx_free_ok = 1'b1; fx_free_i = FX_W'(i); end
+            if (fx_v[i] && s_rsp_mapped && fx_fppn[i] == s_rsp_ppn) lk_ppn_fx = fx_nppn[i];
+        end
     end
 
     // ---------------------------------------------------------------------------------------------
@@ -659,6 +721,8 @@ module ats_backend #(
     logic               fw_acc_go, fw_rq_go;
     assign fw_acc_go = !acc_fire && fw_acc;
     assign fw_rq_go  = fw_rq_req && rq_free && c_st_q != C_REQ && !rd_lk_pending;
+    // early TX_WRITEs: when nobody else wants the remap request register
+    assign tw_go     = tw_ne && rq_free && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req;
     // completion FSM: its remap request, the oldest entry completed (a RELOC's on m_fwr)
     logic               c_rq_go, c_ack, c_reloc_done;
     assign c_rq_go      = c_st_q == C_REQ && rq_free && !rd_lk_pending;      // host read lookups go first
@@ -727,13 +791,28 @@ module ats_backend #(
                 e_pg[iss_ent]   <= 8'(op_pg[rr_q]);
                 e_st[iss_ent]   <= E_ISSUED;
                 if (!iss_retry && e_rec[iss_ent] != RC_NONE) begin
-                    // every earlier request has completed: the tx's error status is final
+                    // every TX_WRITE of the tx has been answered (early ones), or every earlier
+                    // request has completed (late path): the tx's error status is final
                     e_doom[iss_ent]  <= e_rec[iss_ent] != RC_AREC && txe_v_q[e_txid[iss_ent]];
                     e_flags[iss_ent] <= (e_rec[iss_ent] == RC_AREC || txe_v_q[e_txid[iss_ent]]) ? F_ABORT : F_COMMIT;
+                end
+                if (!iss_retry) begin
+                    e_tw[iss_ent]  <= iss_early;
+                    e_twv[iss_ent] <= 1'b0;
+                    e_fx[iss_ent]  <= 1'b0;
                 end
             end
             if (nc_ok)        e_st[nc_e] <= E_DONE;
             else if (nc_fail) e_st[nc_e] <= E_QUEUED;     // program failed: programmed again elsewhere
+            if (nc_fail && e_tw[nc_e] && !e_fx[nc_e]) begin
+                // the page its early TX_WRITE named failed: the tx table holds it (a fix at completion)
+                e_fx[nc_e]   <= 1'b1;
+                e_fppn[nc_e] <= pack_ppn(e_chan[nc_e], e_way[nc_e], e_blk[nc_e], e_pg[nc_e]);
+            end
+            if (rsp_tw) begin
+                e_twv[rsp_tw_e] <= 1'b1;
+                e_tws[rsp_tw_e] <= s_rsp_status;
+            end
             if (fw_seqset) cpl_seq_q <= s_fw_seq;         // SEQSET (firmware port, table empty)
             if (c_ack) begin
                 e_st[cp] <= E_FREE;
@@ -813,6 +892,37 @@ module ats_backend #(
     end
 
     // ---------------------------------------------------------------------------------------------
+    // early TX_WRITEs (queue, count), the per-tx commit-in-flight and late flags, fix reservations
+    assign tw_push = i_prog && !iss_retry && iss_early;
+    logic               c_ack_early;      // the completed entry was an early tx page without mark
+    assign c_ack_early = c_ack && e_tw[cp] && e_rec[cp] == RC_NONE;
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            tw_rd_q <= '0; tw_wr_q <= '0; tw_out_q <= '0;
+            txr_q <= '0; txl_q <= '0;
+            early_pend_q <= '0;
+        end else begin
+            if (tw_push) begin
+                tw_mem[tw_wr_q[WIN_W-1:0]] <= {iss_ent, pack_ppn(3'(32'(rr_q) / WAYS), 2'(32'(rr_q) % WAYS),
+                                                                 op_blk[rr_q], 8'(op_pg[rr_q]))};
+                tw_wr_q <= tw_wr_q + 1'b1;
+            end
+            if (tw_go) tw_rd_q <= tw_rd_q + 1'b1;
+            tw_out_q <= tw_out_q + (WIN_W+1)'(tw_push) - (WIN_W+1)'(rsp_tw);
+            early_pend_q <= early_pend_q + (WIN_W+1)'(tw_push && e_rec[iss_ent] == RC_NONE)
+                                         - (WIN_W+1)'(c_ack_early);
+            // completion first: a tx's next page is issued only after its commit's completion
+            if (c_ack && e_rec[cp] != RC_NONE) begin
+                txr_q[e_txid[cp]] <= 1'b0;
+                txl_q[e_txid[cp]] <= 1'b0;
+            end
+            if (i_prog && !iss_retry && e_rec[iss_ent] != RC_NONE) txr_q[e_txid[iss_ent]] <= 1'b1;
+            if (i_prog && !iss_retry && iss_txpg && !iss_early && e_rec[iss_ent] == RC_NONE)
+                txl_q[e_txid[iss_ent]] <= 1'b1;
+        end
+    end
+
+    // ---------------------------------------------------------------------------------------------
     // NAND completions: retry and bad-block FIFOs, counters
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -855,6 +965,10 @@ module ats_backend #(
             rq_v_q <= 1'b0;
         end else begin
             if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
+            if (tw_go) begin                       // an early TX_WRITE (tag RT_TW + entry)
+                rq_v_q <= 1'b1; rq_tag_q <= RT_TW | 8'(tw_e); rq_op_q <= R_TX_WRITE;
+                rq_txid_q <= e_txid[tw_e]; rq_lpn_q <= e_lpn[tw_e]; rq_ppn_q <= tw_ppn;
+            end
             if (fw_rq_go) begin
                 rq_v_q <= 1'b1; rq_tag_q <= RT_FW; rq_op_q <= fw_rop_q; rq_txid_q <= fw_txid_q;
                 rq_lpn_q <= fw_lpn_q; rq_ppn_q <= fw_ppn_q;
@@ -862,10 +976,10 @@ module ats_backend #(
             if (c_rq_go) begin
                 rq_v_q <= 1'b1;
                 rq_tag_q <= RT_CPL;
-                rq_op_q <= c_op;
+                rq_op_q <= c_op_q;
                 rq_txid_q <= e_txid[cp];
-                rq_lpn_q <= e_lpn[cp];
-                rq_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
+                rq_lpn_q <= c_lpn_q;
+                rq_ppn_q <= c_rppn_q;
             end
             if (lk_fire) begin
                 rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
@@ -876,43 +990,115 @@ module ats_backend #(
 
     // ---------------------------------------------------------------------------------------------
     // completion in request order
+    logic [PPN_W-1:0]   cp_ppn;
+    assign cp_ppn = pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
     always_ff @(posedge clk) begin
         if (rst) begin
             wc_v_q <= 1'b0;
             c_st_q <= C_IDLE;
             txe_v_q <= '0;
             cnt_relocs <= '0; cnt_host_pages <= '0; cnt_trims <= '0;
+            for (int i = 0; i < FIXN; i++) fx_v[i] <= 1'b0;
+            fx_cnt_q <= '0;
+            c_fixph_q <= 1'b0;
         end else begin
             if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
+            // an early TX_WRITE that failed: the tx's error (its commit is written as an abort);
+            // a mark's own TX_WRITE does not count (its MAP_WRITE follows the COMMIT)
+            if (rsp_tw && s_rsp_status != 4'd0 && e_rec[rsp_tw_e] == RC_NONE && !txe_v_q[e_txid[rsp_tw_e]]) begin
+                txe_v_q[e_txid[rsp_tw_e]]  <= 1'b1;
+                txe_st_q[e_txid[rsp_tw_e]] <= s_rsp_status;
+            end
             case (c_st_q)
-                C_IDLE: if (count != '0 && e_st[cp] == E_DONE) begin
-                    c_st_q <= C_REQ;
+                C_IDLE: if (count != '0 && e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp])) begin
                     c_cnt_q <= 16'd0;
-                    c_phase_q <= 2'd0;
+                    c_status_q <= 8'h00;
                     c_mapafter_q <= 1'b0;
+                    c_abort_q <= 1'b0;
+                    c_fixph_q <= 1'b0;
+                    c_ppn_q <= cp_ppn;
+                    c_vppn_q <= cp_ppn;
+                    c_lpn_q <= e_lpn[cp];
+                    c_rppn_q <= cp_ppn;
+                    c_after_vc_q <= C_ACK;
+                    c_st_q <= C_REQ;
+                    if (e_trim[cp] && e_rec[cp] == RC_NONE) begin
+                        c_op_q <= R_UNMAP;
+                    end else if (e_rec[cp] == RC_AREC || (e_rec[cp] != RC_NONE && e_doom[cp])) begin
+                        c_op_q <= R_ABORT;
+                    end else if (e_rec[cp] == RC_CREC) begin
+                        c_op_q <= R_COMMIT;
+                    end else if (e_rec[cp] == RC_CMARK) begin
+                        if (!e_tw[cp]) begin
+                            c_op_q <= R_TX_WRITE;              // late path: TX_WRITE, then COMMIT
+                        end else begin
+                            // early: its page counted (or the failed page its TX_WRITE named), COMMIT,
+                            // then its own MAP_WRITE if its TX_WRITE failed or named the failed page
+                            c_op_q <= R_COMMIT;
+                            c_mapafter_q <= e_tws[cp] != 4'd0 || e_fx[cp];
+                            if (e_tws[cp] == 4'd0) begin
+                                if (e_fx[cp]) c_vppn_q <= e_fppn[cp];
+                                c_after_vc_q <= C_REQ;
+                                c_st_q <= C_VC_NEW;
+                            end
+                        end
+                    end else if (e_fw[cp]) begin
+                        c_op_q <= R_LOOKUP;
+                    end else if (e_txid[cp] != 6'd0) begin
+                        if (!e_tw[cp]) begin
+                            c_op_q <= R_TX_WRITE;
+                        end else begin
+                            // early: answered already; the tx table holds its page, or the failed page
+                            // (a fix: the page is counted for the failed one, its own at the commit)
+                            c_status_q <= {4'd0, e_tws[cp]};
+                            if (e_tws[cp] != 4'd0) begin
+                                c_st_q <= C_ACK;
+                            end else begin
+                                if (e_fx[cp]) begin
+                                    c_vppn_q <= e_fppn[cp];
+                                    fx_v[fx_free_i] <= 1'b1;
+                                    fx_t[fx_free_i] <= e_txid[cp];
+                                    fx_lpn[fx_free_i] <= e_lpn[cp];
+                                    fx_fppn[fx_free_i] <= e_fppn[cp];
+                                    fx_nppn[fx_free_i] <= cp_ppn;
+                                    fx_cnt_q <= fx_cnt_q + 1'b1;
+                                end
+                                c_st_q <= C_VC_NEW;
+                            end
+                        end
+                    end else begin
+                        c_op_q <= R_MAP_WRITE;
+                    end
                 end
-                C_REQ: if (c_rq_go) begin
-                    c_op_q <= c_op;
-                    c_ppn_q <= pack_ppn(e_chan[cp], e_way[cp], e_blk[cp], e_pg[cp]);
-                    c_st_q <= C_WAIT;
-                end
+                C_REQ: if (c_rq_go) c_st_q <= C_WAIT;
                 C_WAIT: if (rsp_cpl) begin
-                    c_status_q <= {4'd0, s_rsp_status};
+                    if (!c_fixph_q) c_status_q <= {4'd0, s_rsp_status};
                     c_after_vc_q <= C_ACK;
                     unique case (c_op_q)
-                        R_LOOKUP: begin                    // RELOC: does the LPN still map to the old page?
-                            if (s_rsp_status == 4'd0 && s_rsp_mapped && s_rsp_ppn == e_old[cp]) begin
-                                c_phase_q <= 2'd1;
+                        R_LOOKUP: begin
+                            if (c_fixph_q) begin           // a fix: does the LPN map to the failed page?
+                                if (s_rsp_status == 4'd0 && s_rsp_mapped && s_rsp_ppn == fx_fppn[c_fx_q]) begin
+                                    c_op_q <= R_MAP_WRITE;
+                                    c_rppn_q <= fx_nppn[c_fx_q];
+                                    c_st_q <= C_REQ;
+                                end else begin              // a later page of the tx superseded it
+                                    fx_v[c_fx_q] <= 1'b0;
+                                    fx_cnt_q <= fx_cnt_q - 1'b1;
+                                    c_fixph_q <= 1'b0;
+                                    c_st_q <= C_FIX;
+                                end
+                            end else if (s_rsp_status == 4'd0 && s_rsp_mapped && s_rsp_ppn == e_old[cp]) begin
+                                c_op_q <= R_MAP_WRITE;     // RELOC: the LPN still maps to the old page
                                 c_st_q <= C_REQ;
                             end else begin
                                 c_status_q <= 8'h01;       // stale: a newer write (or TRIM) moved it
                                 c_st_q <= C_ACK;
                             end
                         end
-                        R_TX_WRITE: begin
+                        R_TX_WRITE: begin                  // late path
                             if (e_rec[cp] == RC_CMARK) begin
                                 // the commit follows whatever the TX_WRITE said
-                                c_phase_q <= 2'd1;
+                                c_op_q <= R_COMMIT;
                                 c_mapafter_q <= s_rsp_status != 4'd0;
                                 c_after_vc_q <= C_REQ;
                                 c_st_q <= (s_rsp_status == 4'd0) ? C_VC_NEW : C_REQ;
@@ -927,29 +1113,58 @@ module ats_backend #(
                         R_COMMIT: begin
                             txe_v_q[e_txid[cp]] <= 1'b0;
                             if (s_rsp_status == 4'd0) c_cnt_q <= s_rsp_count;
+                            // a COMMIT-marked page whose tx table held only earlier pages: OK
+                            if (e_rec[cp] == RC_CMARK) c_status_q <= ats_host_pkg::STS_OK;
                             if (c_mapafter_q) begin
-                                c_phase_q <= 2'd2;
+                                c_op_q <= R_MAP_WRITE;
                                 c_st_q <= C_REQ;
                             end else begin
-                                // a COMMIT-marked page whose tx table held only earlier pages: OK
-                                if (e_rec[cp] == RC_CMARK) c_status_q <= ats_host_pkg::STS_OK;
-                                c_st_q <= C_ACK;
+                                c_st_q <= C_FIX;
                             end
                         end
                         R_ABORT: begin
                             txe_v_q[e_txid[cp]] <= 1'b0;
                             // a doomed commit reports why; an abort with nothing to drop is TX_EMPTY
                             if (e_doom[cp]) c_status_q <= {4'd0, txe_st_q[e_txid[cp]]};
-                            c_st_q <= C_ACK;
+                            c_abort_q <= 1'b1;
+                            c_st_q <= C_FIX;
                         end
-                        default: begin                 // MAP_WRITE (also phase 2), UNMAP
-                            if (c_mapafter_q) c_status_q <= ats_host_pkg::STS_OK;
-                            // a TRIM record holds no live data: it is garbage at once
-                            c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW : C_ACK;
+                        default: begin                 // MAP_WRITE (also after a COMMIT, or a fix's), UNMAP
+                            if (c_fixph_q) begin
+                                fx_v[c_fx_q] <= 1'b0;
+                                fx_cnt_q <= fx_cnt_q - 1'b1;
+                                c_fixph_q <= 1'b0;
+                                c_vppn_q <= fx_nppn[c_fx_q];
+                                c_after_vc_q <= C_FIX;
+                                c_st_q <= C_VC_NEW;
+                            end else begin
+                                if (c_mapafter_q) begin
+                                    c_status_q <= ats_host_pkg::STS_OK;
+                                    c_vppn_q <= c_ppn_q;
+                                    c_after_vc_q <= C_FIX;
+                                end
+                                // a TRIM record holds no live data: it is garbage at once
+                                c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW :
+                                          c_mapafter_q ? C_FIX : C_ACK;
+                            end
                         end
                     endcase
                 end
                 C_VC_NEW: c_st_q <= c_after_vc_q;
+                C_FIX: begin                           // the tx's fixes: applied after a COMMIT, dropped after an ABORT
+                    if (!fx_hit) begin
+                        c_st_q <= C_ACK;
+                    end else if (c_abort_q) begin
+                        fx_v[fx_hit_i] <= 1'b0;
+                        fx_cnt_q <= fx_cnt_q - 1'b1;
+                    end else begin
+                        c_fx_q <= fx_hit_i;
+                        c_fixph_q <= 1'b1;
+                        c_op_q <= R_LOOKUP;
+                        c_lpn_q <= fx_lpn[fx_hit_i];
+                        c_st_q <= C_REQ;
+                    end
+                end
                 C_ACK: if (c_ack) begin
                     if (e_fw[cp]) begin
                         if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;   // (response: firmware port)
@@ -984,7 +1199,7 @@ module ats_backend #(
         if (s_free_valid && s_free_ready && !free_ok) perr = perr + 3'd1;   // free block of no die / beyond BLOCKS
         if (nc_stray) perr = perr + 3'd1;                  // completion of an entry not in flight
         if (nc_unknown) perr = perr + 3'd1;                // unknown NAND tag
-        if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw) perr = perr + 3'd1;   // unknown remap tag
+        if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw && !rsp_tw) perr = perr + 3'd1;   // unknown remap tag
         perr = perr + rd_perr;                             // host reads (ats_backend_read)
         perr = perr + fw_perr;                             // firmware port (ats_backend_fw)
     end
@@ -1005,7 +1220,7 @@ module ats_backend #(
 `endif
 
     logic unused;
-    assign unused = ^{free_die[31:DIE_W], s_wb_kind, s_nfetch_slot[7:0], s_map_valid, s_inval_ppn};
+    assign unused = ^{free_die[31:DIE_W], s_wb_kind, fx_free_ok, s_nfetch_slot[7:0], s_map_valid, s_inval_ppn};
 endmodule
 
 `resetall
