@@ -886,7 +886,9 @@ async def sdb_take_same_clock(dut):
 # ------------------------------------------------------------------------------------------------
 CONFIGS = {
     "p4096": {"PAGE_BYTES": 4096},
-    "p512": {"PAGE_BYTES": 512, "NUM_TX": 20},     # NUM_TX < 31: a txid above it is encodable
+    # NUM_TX < 31: a txid above it is encodable; WR_AHEAD 3: the write prefetch's queue wraps at 3
+    # and holds up to four 512-byte pages
+    "p512": {"PAGE_BYTES": 512, "NUM_TX": 20, "WR_AHEAD": 3},
 }
 
 

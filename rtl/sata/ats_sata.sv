@@ -13,8 +13,7 @@ module ats_sata #(
     parameter int          NUM_TX        = 31,         // txids 1..NUM_TX (the Count field has 5 bits)
     parameter logic [63:0] FR            = "0000abcd", // IDENTIFY firmware revision
     parameter int          RX_FIFO_DEPTH = 512,        // the link's receive FIFO
-    parameter int          DFIFO_DEPTH   = 2048,       // the received-data FIFO, words (at least two pages)
-    parameter int          WR_AHEAD      = 2           // write requests fetched from the host ahead of the core (1..4)
+    parameter int          WR_AHEAD      = 2           // NCQ write requests fetched from the host ahead of the core (1..4)
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -89,9 +88,9 @@ module ats_sata #(
     logic         dat_valid, dat_ready;
     logic [31:0]  dat_data;
 
-    if (DFIFO_DEPTH < 2 * (PAGE_BYTES / 4)) begin : g_check_dfifo
-        $fatal(1, "ats_sata: DFIFO_DEPTH must hold at least two pages (%m)");
-    end
+    // the received-data FIFO: a host Data FIS after a DMA Activate brings up to 8 KiB, and it holds
+    // two 4 KiB pages for the write prefetch (the one delivered to the core, the next one fetched)
+    localparam int DFIFO_DEPTH = 2048;
 
     ats_sata_frx #(.DFIFO_DEPTH(DFIFO_DEPTH)) u_frx (
         .clk(clk), .rst(rst),

@@ -84,6 +84,9 @@ module ats_sata_cmd_wde #(
     if (WQ < 1 || WQ > 4) begin : g_check_wq
         $fatal(1, "ats_sata_cmd_wde: WQ must be 1..4 (%m)");
     end
+    if (DFIFO_DEPTH < 2 * PDW || DFIFO_DEPTH > 2048) begin : g_check_dfifo
+        $fatal(1, "ats_sata_cmd_wde: DFIFO_DEPTH must hold two pages, at most 2048 words (%m)");
+    end
 
     // FETCH: take a request, classify it, fetch an NCQ write's words from the host
     localparam logic [1:0] F_IDLE = 2'd0, F_WAIT = 2'd1, F_SETUP = 2'd2, F_DATA = 2'd3;
