@@ -25,11 +25,17 @@ from cocotb.utils import get_sim_time
 from atstb.nand_model import PRESETS, NandModel, onfi_crc16
 from atstb.onfi import MODE0, OnfiHost
 from atstb.runner import ROOT, block_sources, run
+from atstb.streams import StreamSink, StreamSource, random_pause
 
 from dram_model import DramModel
 
 STATUS_FAIL, STATUS_RDY, STATUS_WP = 0x01, 0x40, 0x80
 TIMING_KEYS = list(MODE0)
+# an interface set at the emulator's limit at 10 ns and one input flop: every pin timing 2 periods
+EMU2 = dict(T_WP_PS=20000, T_WH_PS=20000, T_RP_PS=20000, T_REH_PS=20000, T_CLS_PS=20000, T_CLH_PS=20000,
+            T_CS_PS=20000, T_DS_PS=20000, T_DH_PS=20000, T_WB_PS=100000, T_RR_PS=20000, T_ADL_PS=70000,
+            T_WHR_PS=60000, T_RHW_PS=100000)
+OP_READ, OP_PROG, OP_ERASE, OP_RESET, OP_RDID, OP_PARAM = range(6)       # ats_nand_chan requests
 DRAM_PROFILES = {"fast": dict(lat=(1, 4), cmd_stall=0.1), "slow": dict(lat=(2, 20), cmd_stall=0.5)}
 S: dict = {}            # state shared by the cocotb tests of one simulation (the devices persist)
 
@@ -151,6 +157,11 @@ class TB:
     async def start(self):
         dut = self.dut
         if not S.get("started"):
+            dut.sel_chan.value = 0
+            dut.s_cmd_valid.value = 0
+            dut.s_wdata_valid.value = 0
+            dut.m_rdata_ready.value = 0
+            dut.m_cpl_ready.value = 0
             dut.power_ok.value = 0
             dut.s_bad_valid.value = 0
             dut.s_bad_block.value = 0
@@ -472,12 +483,118 @@ async def power_fail(dut):
     await tb.end()
 
 
+@cocotb.test()
+async def chan_traffic(dut):
+    """The emulator behind ats_nand_chan (pins in cycles from the die's minimums, one way), the die
+    model on the same pins as the referee: RESET, READ ID, PARAMETER PAGE, random erase / program /
+    read; the controller's data and statuses against NandModel, die and emulator DQ at every RE#
+    rising and their R/B# rises against each other."""
+    tb = TB(dut)
+    rng = tb.rng
+    await tb.start()
+    await Timer(1, unit="us")
+    dut.sel_chan.value = 1
+    cmd = StreamSource(dut, "s_cmd", dut.clk, ["op", "tag", "row", "col", "len"], random_pause(rng, 0.3))
+    wdata = StreamSource(dut, "s_wdata", dut.clk, ["data", "last"], random_pause(rng, 0.2))
+    rdata = StreamSink(dut, "m_rdata", dut.clk, ["data", "tag", "last"], random_pause(rng, 0.3))
+    cpl = StreamSink(dut, "m_cpl", dut.clk, ["tag", "status"], random_pause(rng, 0.3))
+    n_re = [0]
+    diff = []
+    in_param = [False]
+
+    async def dq_monitor():               # die and emulator put out the same byte in every read cycle
+        while True:
+            await RisingEdge(dut.p_re_n)
+            if not int(dut.p_ce_n.value):
+                n_re[0] += 1
+                d, e = int(dut.die_dq_o.value), int(dut.emu_dq_o.value)
+                if d != e and not in_param[0]:     # the parameter pages differ in "SIM"/"EMU" and CRC
+                    diff.append((now_ns(), d, e))
+    mon = cocotb.start_soon(dq_monitor())
+    tag = [0]
+
+    async def op(o, row=0, col=0, n=0, data=b""):
+        tag[0] = (tag[0] + 1) % 256
+        cmd.send_nowait(op=o, tag=tag[0], row=row, col=col, len=n)
+        for i, b in enumerate(data):
+            wdata.send_nowait(data=b, last=int(i == len(data) - 1))
+        got = bytearray()
+        cycles = 0
+        while not cpl.queue:
+            await RisingEdge(dut.clk)
+            cycles += 1
+            assert cycles < 2_000_000, f"controller op {o}: no completion"
+        c = cpl.queue.popleft()
+        assert c["tag"] == tag[0]
+        while rdata.queue:
+            b = rdata.queue.popleft()
+            assert b["tag"] == tag[0]
+            got.append(b["data"])
+        assert len(got) == (n if o in (OP_READ, OP_RDID, OP_PARAM) else 0), f"op {o}: {len(got)} bytes"
+        return c["status"], bytes(got)
+
+    st, _ = await op(OP_RESET)
+    assert st == 0
+    st, ident = await op(OP_RDID, n=4)
+    assert ident == b"\xa7\xd3\x00\x00", f"READ ID (00h) through the controller: {ident}"
+    in_param[0] = True
+    st, pp = await op(OP_PARAM, n=256)
+    in_param[0] = False
+    assert int.from_bytes(pp[254:256], "little") == onfi_crc16(pp[:254]) and pp[44:56] == b"ATS-NAND-EMU"
+    blocks = rng.sample(tb.good_blocks(), min(3, len(tb.good_blocks())))
+    if tb.bad:
+        blocks.append(min(tb.bad))
+    for b in blocks:
+        st, _ = await op(OP_ERASE, row=b * tb.ppb)
+        assert st == (2 if b in tb.bad else 0), f"erase block {b}: status {st}"
+        if b not in tb.bad:
+            tb.model.erase(b, ok=True)
+    n_ops = int(os.environ.get("ATS_EMU_OPS", "30" if tb.row_bytes < 1000 else "10"))
+    for _ in range(n_ops):
+        b = rng.choice(blocks)
+        r = rng.random()
+        if r < 0.4 and b not in tb.bad and tb.model.next_page[b] < tb.ppb:
+            row = b * tb.ppb + tb.model.next_page[b]
+            n = tb.row_bytes if rng.random() < 0.5 else rng.randint(1, min(64, tb.row_bytes))
+            col = 0 if n == tb.row_bytes else rng.randrange(tb.row_bytes - n + 1)
+            data = tb.rand_data(n)
+            st, _ = await op(OP_PROG, row=row, col=col, n=n, data=data)
+            assert st == 0, f"program row {row}: status {st}"
+            tb.model.program(row, data, col, ok=True)
+        elif r < 0.5 and b not in tb.bad:
+            st, _ = await op(OP_ERASE, row=b * tb.ppb)
+            assert st == 0
+            tb.model.erase(b, ok=True)
+        else:
+            row = b * tb.ppb + rng.randrange(tb.ppb)
+            col = rng.randrange(tb.row_bytes)
+            n = rng.randint(1, tb.row_bytes - col)
+            st, got = await op(OP_READ, row=row, col=col, n=n)
+            exp = tb.expected(row)
+            assert st == 0 and got == exp[col:col + n], f"read row {row} col {col} n {n} through the controller"
+    mon.cancel()
+    assert not diff, f"die and emulator DQ differ in {len(diff)} of {n_re[0]} read cycles: {diff[:4]}"
+    # R/B#: the same busy periods, rises within tolerance
+    d_r = [t for t, v in tb.rb_die.edges if v == 1]
+    e_r = [t for t, v in tb.rb_emu.edges if v == 1]
+    assert len(d_r) == len(e_r), f"{len(d_r)} busy periods (model) vs {len(e_r)} (emulator)"
+    worst = max((abs(a - b) for a, b in zip(d_r, e_r)), default=0.0)
+    assert worst <= tb.rb_tol, f"R/B# rises differ by up to {worst:.1f} ns"
+    await Timer(1, unit="us")
+    dut.sel_chan.value = 0
+    await Timer(1, unit="us")
+    dut._log.info("chan_traffic: %d read cycles compared, %d busy periods, worst R/B# rise difference %.1f ns",
+                  n_re[0], len(d_r), worst)
+    await tb.end()
+
+
 # ---- pytest entry: one Verilator build per geometry, runs per DRAM profile -----------------------
 BUILDS = {
-    # small die, FEMU array times / 10, ONFI mode 0, 64-bit DRAM words, pins from clk's domain (1 flop)
+    # small die, FEMU array times / 10, 64-bit DRAM words, pins from clk's domain (1 flop), every
+    # pin timing at the emulator's minimum (2 periods of 10 ns: EMU2)
     "small": dict(PLANES=2, BLOCKS=16, PAGES_PER_BLOCK=8, PAGE_BYTES=512, SPARE_BYTES=16,
                   ARRAY_TIME_DIV=10, CLK_PS=10000, SYNC_STAGES=1, DRAM_DW=64, DRAM_AW=16, DRAM_BASE=1000,
-                  **PRESETS["femu"], **MODE0),
+                  **PRESETS["femu"], **EMU2),
     # DiffTx geometry (4 KiB + 224, 64 pages per block), DiffTx times / 4, 128-bit DRAM words (the
     # ECPIX-5's DDR3 port), two synchroniser flops, 200 MHz
     "difftx": dict(PLANES=4, BLOCKS=8, SPARE_BYTES=224, ARRAY_TIME_DIV=4, CLK_PS=5000, SYNC_STAGES=2,
@@ -503,10 +620,10 @@ def test_ats_nand_emu(build, dram, tmp_path):
     img = tmp_path / "die0.img"
     write_image(img, params, BAD[build])
     run(toplevel="ats_nand_emu_tb",
-        sources=block_sources("ats_nand_die", "ats_nand_emu") + [Path(__file__).parent / "ats_nand_emu_tb.sv"],
+        sources=block_sources("ats_nand_die", "ats_nand_chan", "ats_nand_emu") + [Path(__file__).parent / "ats_nand_emu_tb.sv"],
         test_module="test_ats_nand_emu", test_dir=Path(__file__).parent, build_key=build, parameters=params,
         build_args=[str(NAND / "ats_nand_store.cpp"), "-CFLAGS", f"-I{NAND}"], public={},
-        testcase=["identify", "traffic", "bad_blocks", "power_fail"],
+        testcase=["identify", "traffic", "bad_blocks", "power_fail", "chan_traffic"],
         extra_env={"ATS_NAND_IMAGE_0": str(img), "ATS_EMU_DRAM": dram,
                    "ATS_EMU_BAD": ",".join(map(str, BAD[build]))},
         results_name=f"test_ats_nand_emu_{dram}")
