@@ -426,8 +426,9 @@ async def bad_blocks(dut):
 
 @cocotb.test()
 async def power_fail(dut):
-    """Power cut in PROGRAM (torn page) and ERASE (indeterminate block) at random times, in data input
-    (nothing stored), while off (nothing stored), RESET while busy (same as a cut); completed pages stay."""
+    """Power cut in PROGRAM (torn page) and ERASE (indeterminate block) at random times, in READ (dropped),
+    in data input (nothing stored), while off (nothing stored), RESET while busy (same as a cut);
+    completed pages stay."""
     tb = TB(dut)
     rng = tb.rng
     await tb.start()
@@ -467,6 +468,13 @@ async def power_fail(dut):
                 await tb.check_row(b2 * tb.ppb + p, 0, 32, "page of the interrupted erase")
         for p in range(2):
             await tb.check_row(b * tb.ppb + p, 0, data_len, "other block after the erase cut")
+        # 2b. cut during tR: the read is dropped, the page is intact
+        await tb.host.read_page_start(b * tb.ppb, 0)
+        await Timer(rng.randint(tb.t_r // 10, tb.t_r * 9 // 10), unit="ns")
+        assert int(dut.die_rb_n.value) == 0 and int(dut.emu_rb_n.value) == 0
+        await tb.power_cut()
+        await tb.power_on()
+        await tb.check_row(b * tb.ppb, 0, data_len, "page whose READ was cut")
         # 3. cut during data input (before 10h): nothing is programmed
         row = b * tb.ppb + 3
         await tb.host.command(0x80)
