@@ -9,6 +9,18 @@
 // every register at every edge, so leaving those edges out changes nothing but the simulator's work
 // (Verilator evaluates a block's sequential logic only on its clock's edges). Without the define,
 // and always in synthesis, the gate is a wire: gclk = clk (rtl/common/README.md "ats_sim_cgate").
+//
+// FALL = 1 (the core's gates and the page controllers'): the same decision taken once a cycle, at
+// the falling edge, into a flop (watch_q then holds the watched inputs at the previous falling edge).
+// Nothing of it depends on `clk` combinationally, so Verilator evaluates the compare once a cycle in
+// its NBA region instead of in its input-combinational region on every evaluation (together with
+// the cone of logic feeding `watch` and `act`: issue 35's profile, bench/sim/README.md). The flop
+// misses only inputs that change between the falling and the rising edge: those the testbench
+// drives (the harness drives the host port while the clock is low). They must not be in `watch`;
+// a testbench-driven valid (or any level that keeps the block busy) goes into `act` with
+// LATCH_ACT = 1, which also passes `act` to the clock through a latch open while clk is low (the
+// latch form for `act` alone, a small cone), and the block must take the other testbench-driven
+// inputs only while such a valid is high (rtl/core/README.md "Simulation cost").
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -23,7 +35,9 @@
 module ats_sim_cgate #(
     parameter int W    = 1,     // watched input bits
     parameter int HOLD = 32,    // edges the clock keeps running after the last activity
-    parameter int ID   = 0      // bit of the +cgate_off=<mask> plusarg that keeps this clock on
+    parameter int ID   = 0,     // bit of the +cgate_off=<mask> plusarg that keeps this clock on
+    parameter bit FALL = 1'b0,  // 1: the enable is a flop taken at the falling edge (see above)
+    parameter bit LATCH_ACT = 1'b0  // FALL: act also through a latch open while clk is low (see above)
 ) (
 /* verilator lint_on UNUSEDPARAM */
     input  wire logic         clk,
@@ -44,6 +58,31 @@ module ats_sim_cgate #(
         void'($value$plusargs("cgate_off=%d", mask));
         keep_on = mask[ID];
     end
+if (FALL) begin : g_fall
+    // the decision at the falling edge; en_q starts on (the first edges are under reset)
+    logic en_q = 1'b1;
+    logic act_l;
+    always_ff @(negedge clk) begin
+        watch_q <= watch;
+        if (rst || act || keep_on || (watch != watch_q)) begin
+            hold_q <= HW'(HOLD);
+            en_q   <= 1'b1;
+        end else begin
+            if (hold_q != '0) hold_q <= hold_q - 1'b1;
+            en_q <= hold_q != '0;
+        end
+    end
+    if (LATCH_ACT) begin : g_act
+        always_latch begin
+            if (!clk) act_l = act;
+        end
+    end else begin : g_noact
+        assign act_l = 1'b0;
+    end
+    assign en_l = en_q || act_l;
+    assign wake = 1'b0;     // (the latch form's signals)
+    assign en   = 1'b0;
+end else begin : g_latch
     assign wake = rst || act || keep_on || (watch != watch_q);
     assign en   = wake || (hold_q != '0);
     always_ff @(posedge clk) begin
@@ -54,6 +93,7 @@ module ats_sim_cgate #(
     always_latch begin
         if (!clk) en_l = en;
     end
+end
     assign gclk = clk && en_l;
 
     // activity figures: edges given to the block / all edges, printed at the end of the simulation

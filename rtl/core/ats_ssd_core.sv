@@ -386,13 +386,11 @@ module ats_ssd_core #(
     end
     assign boot = boot_q != '0;
 
-`define ATS_CG_CMDQ_IN {s_cmd_valid, s_cmd_op, s_cmd_tag, s_cmd_lba, s_cmd_nlb, s_cmd_txid, s_cmd_flags, \
-        s_cmd_attr, s_cmd_prio, s_cmd_dptr, s_cmd_aux, disp_ready, done_valid, done_tag, done_status, \
-        done_result, m_cpl_ready}
+`define ATS_CG_CMDQ_IN {disp_ready, done_valid, done_tag, done_status, done_result, m_cpl_ready}
 `define ATS_CG_WBUF_IN {disp_valid, disp_op, disp_tag, disp_lba, disp_nlb, disp_txid, disp_flags, disp_attr, \
-        disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, s_hrd_valid, s_hrd_data, \
-        s_hrd_last, m_hwr_ready, wb_ready, wbd_ready, wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, \
-        rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, pwr_fail, no_space}
+        disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, m_hwr_ready, wb_ready, wbd_ready, \
+        wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, \
+        no_space}
 `define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
         wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, rdd_ready, s_free_valid, \
         s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
@@ -403,19 +401,19 @@ module ats_ssd_core #(
         s_fwd_valid, s_fwd_data, s_fwd_last, m_fwr_ready}
 `define ATS_CG_REMAP_IN {rq_valid, rq_op, rq_tag, rq_txid, rq_lpn, rq_ppn, rs_ready, iv_ready, mp_ready}
 
-    ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0)) u_cg_cmdq (
+    ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0), .FALL(1), .LATCH_ACT(1)) u_cg_cmdq (
         .clk, .rst, .gclk(clk_cmdq), .watch(`ATS_CG_CMDQ_IN),
         .act(boot || s_cmd_valid || disp_valid || done_valid || m_cpl_valid || q_occ != '0));
-    ats_sim_cgate #(.W($bits(`ATS_CG_WBUF_IN)), .HOLD(32), .ID(1)) u_cg_wbuf (
+    ats_sim_cgate #(.W($bits(`ATS_CG_WBUF_IN)), .HOLD(32), .ID(1), .FALL(1), .LATCH_ACT(1)) u_cg_wbuf (
         .clk, .rst, .gclk(clk_wbuf), .watch(`ATS_CG_WBUF_IN),
         .act(boot || wb_busy || disp_valid || done_valid || m_hrd_valid || s_hrd_valid || m_hwr_valid ||
              wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || pwr_fail));
-    ats_sim_cgate #(.W($bits(`ATS_CG_BE_IN)), .HOLD(32), .ID(2)) u_cg_be (
+    ats_sim_cgate #(.W($bits(`ATS_CG_BE_IN)), .HOLD(32), .ID(2), .FALL(1)) u_cg_be (
         .clk, .rst, .gclk(clk_be), .watch(`ATS_CG_BE_IN),
         .act(boot || be_busy || wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || s_free_valid ||
              m_bad_valid || rq_valid || rs_valid || iv_valid || mp_valid || nq_valid || nf_valid ||
              (|nd_valid) || rdn_valid || nc_valid || s_fw_valid || s_fwd_valid || m_fwr_valid));
-    ats_sim_cgate #(.W($bits(`ATS_CG_REMAP_IN)), .HOLD(REMAP_HOLD), .ID(3)) u_cg_remap (
+    ats_sim_cgate #(.W($bits(`ATS_CG_REMAP_IN)), .HOLD(REMAP_HOLD), .ID(3), .FALL(1)) u_cg_remap (
         .clk, .rst, .gclk(clk_remap), .watch(`ATS_CG_REMAP_IN),
         .act(boot || !remap_init || commit_active || remap_out_q != '0 || rq_valid || rs_valid ||
              iv_valid || mp_valid));

@@ -128,7 +128,7 @@ module ats_nand_die #(
     realtime t_we_fall, t_we_rise, t_re_fall, t_re_rise, t_cle, t_ale, t_ce, t_dq, t_last_addr;
     realtime t_both_low;            // when WE# falling found RE# low (reported once per time step)
     logic   last_was_write, last_was_read, drv;
-    logic   power_p, ce_p, cle_p, ale_p, we_p, re_p, clk_p;
+    logic   power_p, ce_p, cle_p, ale_p, we_p, re_p, clk_rose;
     logic [7:0] dq_p;
     int     viol_q;
     int     viol_mode;              // VIOL_ERROR, or the ATS_NAND_VIOL override
@@ -476,7 +476,7 @@ module ats_nand_die #(
         t_cle = -1.0e9; t_ale = -1.0e9; t_ce = -1.0e9; t_dq = -1.0e9; t_last_addr = -1.0e9;
         t_both_low = -1.0e9;
         last_was_write = 1'b0; last_was_read = 1'b0;
-        power_p = 1'b0; ce_p = 1'b1; cle_p = 1'b0; ale_p = 1'b0; we_p = 1'b1; re_p = 1'b1; clk_p = 1'b0;
+        power_p = 1'b0; ce_p = 1'b1; cle_p = 1'b0; ale_p = 1'b0; we_p = 1'b1; re_p = 1'b1; clk_rose = 1'b0;
         dq_p = 8'h00;
     end
 
@@ -486,11 +486,12 @@ module ats_nand_die #(
         if (viol_q != 0) $display("%m: %0d NAND protocol violation(s) in this run", viol_q);
     end
 
-    // One process sees every pin edge; it compares with the previous values to know what changed.
+    // One process sees every pin edge (of the clock only the falling one, which times the array); it
+    // compares with the previous values to know what changed.
     // Blocking assignments on purpose: a behavioural model whose state is read back in the same
     // activation (not RTL); nothing else reads these variables within the time step.
     /* verilator lint_off BLKSEQ */
-    always @(posedge clk or negedge clk or posedge power_ok or negedge power_ok or posedge ce_n or negedge ce_n or
+    always @(negedge clk or posedge power_ok or negedge power_ok or posedge ce_n or negedge ce_n or
              posedge cle or negedge cle or posedge ale or negedge ale or posedge we_n or negedge we_n or
              posedge re_n or negedge re_n or
              posedge dq_i[0] or negedge dq_i[0] or posedge dq_i[1] or negedge dq_i[1] or
@@ -522,7 +523,8 @@ module ats_nand_die #(
             end
         end
         if (pwr == PW_OFF) begin
-            ce_p = ce_n; cle_p = cle; ale_p = ale; we_p = we_n; re_p = re_n; dq_p = dq_i; clk_p = clk;
+            ce_p = ce_n; cle_p = cle; ale_p = ale; we_p = we_n; re_p = re_n; dq_p = dq_i;
+            if (clk === 1'b0) clk_rose = 1'b0;
         end else begin
             // --- level changes: timestamps and hold checks (only while selected)
             if (ce_n !== ce_p) begin
@@ -598,13 +600,18 @@ module ats_nand_die #(
                     end
                 end
             end
-            // --- array timer
-            if (clk !== clk_p) begin
-                clk_p = clk;
-                if (clk === 1'b0 && busy && $realtime >= busy_end) finish_op();
+            // --- array timer: at a falling clk edge (the first activation with clk low after a
+            // rising edge)
+            if (clk === 1'b0 && clk_rose) begin
+                clk_rose = 1'b0;
+                if (busy && $realtime >= busy_end) finish_op();
             end
         end
     end
+
+    // The rising clock edge only marks that one was seen: the process above need not run at it
+    // when no pin changes (the simulator's cost, issue 35: it ran on both edges of every cycle)
+    always @(posedge clk) clk_rose = 1'b1;
     /* verilator lint_on BLKSEQ */
 endmodule
 
