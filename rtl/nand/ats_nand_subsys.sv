@@ -341,7 +341,7 @@ module ats_nand_subsys #(
 `define ATS_CG_PAGE_IN {pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, \
         init_q ? 8'd0 : cmd_page_q, cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], \
         pc_rd_ready, pc_cpl_ready, nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]}
-        ats_sim_cgate #(.W($bits(`ATS_CG_PAGE_IN)), .HOLD(64), .ID(5 + c)) u_cg_page (
+        ats_sim_cgate #(.W($bits(`ATS_CG_PAGE_IN)), .HOLD(64), .ID(5 + c), .FALL(1)) u_cg_page (
             .clk, .rst, .gclk(clk_pg), .watch(`ATS_CG_PAGE_IN),
             .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c]));
 `undef ATS_CG_PAGE_IN
