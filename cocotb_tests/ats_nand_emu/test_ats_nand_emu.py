@@ -434,6 +434,8 @@ async def power_fail(dut):
     await tb.start()
     good = tb.good_blocks()
     rounds = int(os.environ.get("ATS_EMU_CUTS", "3"))
+    if os.environ.get("ATS_LONG"):
+        rounds *= 5
     data_len = tb.row_bytes if tb.row_bytes < 1000 else 48
     for k in range(rounds):
         b, b2 = rng.sample(good, 2)

@@ -77,7 +77,8 @@ module ats_nand_emu #(
     localparam int LB        = $clog2(NB);
     localparam int ROW_WORDS = (ROW_BYTES + NB - 1) / NB;          // DRAM words per row
     localparam int RW_W      = $clog2(ROW_WORDS + 1);
-    localparam int PG_W      = $clog2(PAGES_PER_BLOCK) > 0 ? $clog2(PAGES_PER_BLOCK) : 1;
+    localparam int PG_BITS   = $clog2(PAGES_PER_BLOCK);                 // page bits of a row (may be 0)
+    localparam int PG_W      = PG_BITS > 0 ? PG_BITS : 1;
     localparam int ROW_W     = $clog2(ROWS) > 0 ? $clog2(ROWS) : 1;
     localparam int BLK_W     = $clog2(BLOCKS) > 0 ? $clog2(BLOCKS) : 1;
     localparam int WADDR_W   = $clog2(ROW_WORDS) > 0 ? $clog2(ROW_WORDS) : 1;
@@ -461,8 +462,9 @@ module ats_nand_emu #(
     wire [23:0] erase_row  = {addr_q[2], addr_q[1], addr_q[0]};
     wire [16:0] addr_col   = {1'b0, addr_q[1], addr_q[0]};
     wire        row_beyond = (row_q >= 24'(ROWS));
-    wire [BLK_W-1:0] row_block = BLK_W'(row_q >> PG_W);
-    wire        row_page0  = (row_q[PG_W-1:0] == '0) || (PAGES_PER_BLOCK == 1);
+    wire [BLK_W-1:0] row_block = BLK_W'(row_q >> PG_BITS);
+    wire        row_page0  = ((row_q & 24'(PAGES_PER_BLOCK - 1)) == 24'd0);
+    wire [23:0] loop_row   = (row_q & ~24'(PAGES_PER_BLOCK - 1)) | 24'(loop_q);   // page loop_q of the block
 
     // memory ports and engine starts (combinational from the state)
     function automatic logic tear_pe(input logic [23:0] row);  // pages of a torn block partly erased
@@ -494,7 +496,7 @@ module ats_nand_emu #(
             end
             A_CLR: begin
                 pst_we = 1'b1;
-                pst_waddr = ROW_W'({row_block, loop_q});
+                pst_waddr = ROW_W'(loop_row);
                 pst_wdata = PS_ERASED;
             end
             A_TIMER: begin
@@ -511,8 +513,8 @@ module ats_nand_emu #(
             end
             A_TEAR_LOOP: begin
                 pst_we = 1'b1;
-                pst_waddr = ROW_W'({row_block, loop_q});
-                pst_wdata = tear_pe(24'({row_block, loop_q})) ? PS_TORN_PE : PS_TORN;
+                pst_waddr = ROW_W'(loop_row);
+                pst_wdata = tear_pe(loop_row) ? PS_TORN_PE : PS_TORN;
             end
             default: ;
         endcase
