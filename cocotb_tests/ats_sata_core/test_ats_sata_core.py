@@ -100,6 +100,18 @@ def sata_status(dev_status: int) -> tuple[int, int]:
     return ST_ABRT
 
 
+class _CoreView:
+    """This top seen as the core TB's (test_ats_ssd_core.TB reads the core as `dut.u_dut`; here the
+    core is `u_core.u_dut`): every other name is the top's own."""
+
+    def __init__(self, dut):
+        object.__setattr__(self, "_top", dut)
+
+    def __getattr__(self, name):
+        top = object.__getattribute__(self, "_top")
+        return top.u_core.u_dut if name == "u_dut" else getattr(top, name)
+
+
 class SataCoreTB(base.TB):
     """The ats_ssd_core TB with its host replaced by ats_sata + the SATA host model."""
 
@@ -171,7 +183,12 @@ class SataCoreTB(base.TB):
         self.stats["sata_rx_drop"] = self.stats.get("sata_rx_drop", 0) + int(self.dut.sata_cnt_rx_drop.value)
         self.stats["sata_retry"] = self.stats.get("sata_retry", 0) + int(self.dut.sata_cnt_retry.value)
         self._stop_host()
-        await super().cut()
+        top = self.dut
+        self.dut = _CoreView(top)                  # the core TB's cut() reads dut.u_dut.u_backend
+        try:
+            await super().cut()
+        finally:
+            self.dut = top
 
     # ------------------------------------------------------------------ after power-on
     async def recover_cmd(self):
