@@ -715,8 +715,8 @@ def report_iops(res: dict, lim: dict, args) -> dict:
                 print(f"read window, per channel-cycle: moving data {100 * rb['ch_xfer'] / tot:.1f} %, idle while a "
                       f"die of the channel has its array busy (tR) {100 * rb['ch_idle_array'] / tot:.1f} %, idle with "
                       f"no die busy {100 * rb['ch_idle_none'] / tot:.1f} % (of which a die held by the scheduler: "
-                      f"{100 * rb.get('ch_idle_held', 0) / tot:.1f} %, its command and status cycles or its page's "
-                      f"decode; the rest: no read queued for the channel)")
+                      f"{100 * rb.get('ch_idle_held', 0) / tot:.1f} %, its command and status cycles or its release; "
+                      f"the rest: no read queued for the channel)")
         # the ideal channel model at the measured parallelism (bench/core/README.md "Read model")
         n = max(1, round(rb["inflight"]))
         t_arr = ARRAY_NS["T_R_NS"] / 1e3
@@ -727,7 +727,7 @@ def report_iops(res: dict, lim: dict, args) -> dict:
                    "model_32_iops": round(m32, 1)})
         print(f"read model (ideal channels, uniform random dies, plain Python): {n} reads in flight give "
               f"{m0:.0f} IOPS ({m0 / lim['read']:.3f} of the limit); with the die held {MODEL_RELEASE_US:g} us "
-              f"after its transfer (decode, completion) {m1:.0f} ({m1 / lim['read']:.3f}); 32 in flight "
+              f"after its transfer (decode, completion: before the die release) {m1:.0f} ({m1 / lim['read']:.3f}); 32 in flight "
               f"{m32:.0f} ({m32 / lim['read']:.3f}); measured {rd['iops']:.0f} ({rd['iops'] / lim['read']:.3f})")
     data["method"] = {"seed": args.seed, "w_warm": args.w_warm, "w_meas": args.w_meas, "r_warm": args.r_warm,
                       "r_meas": args.r_meas, "window": "completion #warm to #warm+meas (device completion times)"}
