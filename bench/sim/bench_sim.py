@@ -27,7 +27,10 @@ results are compared too (`baseline_same`), for information only: other RTL may 
 CPU time: utime + stime of the simulator process (/proc/<pid>/stat) around each phase, the least
 of --repeat runs (default 2, the builds interleaved: other load on the machine only adds to it);
 build CPU time: getrusage(RUSAGE_CHILDREN) around each build (ccache on, as for make sim-soc).
-  python bench/sim/bench_sim.py [--base 5a048bf] [--repeat 2] [--no-base] [--no-synth] [--json build/bench/sim.json]
+  python bench/sim/bench_sim.py [--base 5a048bf] [--repeat 2] [--no-base] [--no-synth] [--only host|nvme]
+                                [--json build/bench/sim.json]
+--only nvme (or host): one build kind only, to save CPU (written to build/bench/sim_<kind>.json unless
+--json says otherwise; `avg_mcycles_per_s` and the NVMe-to-host ratio need both kinds).
 """
 from __future__ import annotations
 
@@ -226,12 +229,12 @@ def gate_counts(logs: list[str]) -> dict[str, tuple[int, int]]:
     """The clock gates' own counts (rtl/common/ats_sim_cgate.sv, printed at exit): edges with the
     clock on and all edges, per gate, summed over a run's processes. Names: the core's u_cg_<block>
     as <block> (cmdq, wbuf, be, remap); the NAND subsystem's per-channel page-controller gates
-    (u_nand.g_chan[c].u_cg_page) as page<c>."""
+    (u_nand.g_chan[c].u_cg_page) as page<c>; the NVMe build's front end (u_nvme.u_cg_nvme) as nvme."""
     out: dict[str, tuple[int, int]] = {}
     for log in logs:
-        for path, on, total in re.findall(r"\[cgate\] \S*?ats_ssd_core\.(\S+): clock on (\d+) of (\d+) edges", log):
-            m = re.fullmatch(r"u_nand\.g_chan\[(\d+)\]\.u_cg_page", path)
-            name = f"page{m.group(1)}" if m else path.removeprefix("u_cg_")
+        for path, on, total in re.findall(r"\[cgate\] \S*?(ats_ssd_core\.\S+|u_nvme\.u_cg_nvme): clock on (\d+) of (\d+) edges", log):
+            m = re.fullmatch(r"ats_ssd_core\.u_nand\.g_chan\[(\d+)\]\.u_cg_page", path)
+            name = f"page{m.group(1)}" if m else "nvme" if path == "u_nvme.u_cg_nvme" else path.removeprefix("ats_ssd_core.u_cg_")
             a, b = out.get(name, (0, 0))
             out[name] = (a + int(on), b + int(total))
     return out
@@ -250,15 +253,19 @@ def diff_traces(a: dict, b: dict) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", default="5a048bf", help="baseline commit (speed reference)")
-    ap.add_argument("--json", default=str(ROOT / "build/bench/sim.json"))
+    ap.add_argument("--json", default=None, help="default build/bench/sim.json (--only: sim_<kind>.json)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--io-cmds", type=int, default=400, help="I/O phase commands")
     ap.add_argument("--no-base", action="store_true", help="skip the baseline build and runs")
     ap.add_argument("--no-synth", action="store_true",
                     help="skip the synthesis-form builds and runs (exactness then against the ungated build only)")
+    ap.add_argument("--only", choices=("host", "nvme"), help="one build kind only (host port or NVMe)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="runs of each build, interleaved; each phase's least CPU time is kept (other load on the machine only adds)")
     a = ap.parse_args()
+    kinds = (a.only,) if a.only else ("host", "nvme")
+    if a.json is None:
+        a.json = str(ROOT / "build/bench" / (f"sim_{a.only}.json" if a.only else "sim.json"))
     out = ROOT / "build/bench/sim"
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
@@ -279,8 +286,9 @@ def main() -> None:
     fws: dict[str, Path] = {}
     for label, tree, extra in builds:
         build_cpu[label] = {}
-        for kind in ("host", "nvme"):
-            args = extra + (["--nvme", "--no-firmware"] if kind == "nvme" else [])
+        for kind in kinds:
+            # (the firmware is built with the host-port build, or with the NVMe one when it is alone)
+            args = extra + ((["--nvme"] + (["--no-firmware"] if "host" in kinds else [])) if kind == "nvme" else [])
             print(f"[bench-sim] building {label} {kind} ({tree})", flush=True)
             defs = [extra[i + 1] for i, x in enumerate(extra) if x == "--define"]
             sub = (("sim_nvme" if kind == "nvme" else "sim") + "".join(f"_{d.lower()}" for d in defs)
@@ -308,7 +316,7 @@ def main() -> None:
     runs: dict[tuple[str, str], Run] = {}
     determinism = True                  # every repeat of a build gave the same trace
     for rep in range(a.repeat):
-        for kind in ("host", "nvme"):
+        for kind in kinds:
             for label, _, _ in builds:
                 print(f"[bench-sim] running {label} {kind} ({rep + 1}/{a.repeat})", flush=True)
                 r = Run(exes[(label, kind)], fws[label], cfg, out / f"run_{label}_{kind}", kind == "nvme", a.seed, a.io_cmds)
@@ -320,20 +328,20 @@ def main() -> None:
                         first.phases[name]["cpu_s"] = min(first.phases[name]["cpu_s"], p["cpu_s"])
 
     exact_diffs = {} if a.no_synth else {kind: diff_traces(runs[("new", kind)].trace, runs[("synth", kind)].trace)
-                                         for kind in ("host", "nvme")}
+                                         for kind in kinds}
     exact_diffs.update({f"{kind}_ungated": diff_traces(runs[("new", kind)].trace, runs[("ungated", kind)].trace)
-                        for kind in ("host", "nvme")})
+                        for kind in kinds})
     exact = determinism and all(not d for d in exact_diffs.values())
-    gate_on = {kind: gate_counts(runs[("new", kind)].logs) for kind in ("host", "nvme")}
+    gate_on = {kind: gate_counts(runs[("new", kind)].logs) for kind in kinds}
     base_same = None
     if not a.no_base:
-        base_same = {kind: not diff_traces(runs[("new", kind)].trace, runs[("baseline", kind)].trace) for kind in ("host", "nvme")}
+        base_same = {kind: not diff_traces(runs[("new", kind)].trace, runs[("baseline", kind)].trace) for kind in kinds}
 
     def rate(p: dict) -> float:
         return p["cycles"] / p["cpu_s"] / 1e6 if p["cpu_s"] > 0 else 0.0
 
     phases = []
-    for kind in ("host", "nvme"):
+    for kind in kinds:
         for name in ("boot", "io", "idle", "recovery"):
             n, u = runs[("new", kind)].phases[name], runs[("ungated", kind)].phases[name]
             s = runs[("synth", kind)].phases[name] if not a.no_synth else dict(cpu_s=0.0, cycles=0)
@@ -347,9 +355,17 @@ def main() -> None:
                            baseline_mcycles_per_s=round(rate(b), 4), speedup=round(rate(n) / rate(b), 3) if rate(b) else None)
             phases.append(row)
 
-    def avg(label: str, kind: str = "host") -> float:
+    def avg(label: str, kind: str = "host") -> float | None:
+        if (label, kind) not in runs:
+            return None
         ps = [runs[(label, kind)].phases[n] for n in ("boot", "io", "recovery")]
         return sum(p["cycles"] for p in ps) / sum(p["cpu_s"] for p in ps) / 1e6
+
+    def r4(v: float | None) -> float | None:
+        return None if v is None else round(v, 4)
+
+    def ratio(x: float | None, y: float | None) -> float | None:
+        return round(x / y, 3) if x and y else None
 
     res = dict(
         commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip(),
@@ -358,17 +374,21 @@ def main() -> None:
         baseline_commit=None if a.no_base else a.base, config="sim", seed=a.seed, io_cmds=a.io_cmds,
         repeat=a.repeat, repeats_identical=determinism,
         idle_cycles=IDLE_CYCLES, phases=phases,
-        avg_mcycles_per_s=round(avg("new"), 4),
+        avg_mcycles_per_s=r4(avg("new")),
         avg_note="host-port build: cycles / CPU seconds summed over boot, io and recovery",
-        ungated_avg_mcycles_per_s=round(avg("ungated"), 4),
-        cgate_avg_speedup=round(avg("new") / avg("ungated"), 3),
+        ungated_avg_mcycles_per_s=r4(avg("ungated")),
+        cgate_avg_speedup=ratio(avg("new"), avg("ungated")),
+        nvme_avg_mcycles_per_s=r4(avg("new", "nvme")),
+        nvme_ungated_avg_mcycles_per_s=r4(avg("ungated", "nvme")),
+        nvme_cgate_avg_speedup=ratio(avg("new", "nvme"), avg("ungated", "nvme")),
+        nvme_to_host=ratio(avg("new", "nvme"), avg("new")),     # issue 35: within 10 % (>= 0.9)
         cgate_clock_on_pct={k: {n: round(100 * on / tot, 2) for n, (on, tot) in v.items()} for k, v in gate_on.items()},
-        synth_form_avg_mcycles_per_s=None if a.no_synth else round(avg("synth"), 4),
+        synth_form_avg_mcycles_per_s=None if a.no_synth else r4(avg("synth")),
         exact=exact, exact_diffs=exact_diffs, baseline_same=base_same,
         build_cpu_s=build_cpu, wall_s=round(time.time() - t_start, 1))
     if not a.no_base:
-        res["baseline_avg_mcycles_per_s"] = round(avg("baseline"), 4)
-        res["avg_speedup"] = round(avg("new") / avg("baseline"), 3)
+        res["baseline_avg_mcycles_per_s"] = r4(avg("baseline"))
+        res["avg_speedup"] = ratio(avg("new"), avg("baseline"))
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(res, indent=2) + "\n")
 
@@ -380,13 +400,20 @@ def main() -> None:
         print(f"{p['name']:9} {p['build']:5} {p['cycles']:>10,} {p['mcycles_per_s']:>8.3f} {p['ungated_mcycles_per_s']:>8.3f} "
               f"{p['cgate_speedup'] or 0:>11.2f}x {p['synth_form_mcycles_per_s']:>11.3f} "
               f"{p.get('baseline_mcycles_per_s', 0):>9.3f} {p.get('speedup') or 0:>8.2f}x")
-    line = (f"avg (host port: boot, io, recovery): {res['avg_mcycles_per_s']:.3f} M cycles/s; ungated "
-            f"{res['ungated_avg_mcycles_per_s']:.3f} ({res['cgate_avg_speedup']:.2f}x); synth form {res['synth_form_avg_mcycles_per_s']}")
-    if not a.no_base:
-        line += f"; baseline {a.base} {res['baseline_avg_mcycles_per_s']:.3f} ({res['avg_speedup']:.2f}x)"
-    print(line)
+    for kind, key in (("host", ""), ("nvme", "nvme_")):
+        if kind not in kinds:
+            continue
+        line = (f"avg ({kind}: boot, io, recovery): {res[key + 'avg_mcycles_per_s']:.3f} M cycles/s; ungated "
+                f"{res[key + 'ungated_avg_mcycles_per_s']:.3f} ({res[key + 'cgate_avg_speedup']:.2f}x)")
+        if kind == "host":
+            line += f"; synth form {res['synth_form_avg_mcycles_per_s']}"
+            if not a.no_base:
+                line += f"; baseline {a.base} {res['baseline_avg_mcycles_per_s']:.3f} ({res['avg_speedup']:.2f}x)"
+        print(line)
+    if res["nvme_to_host"] is not None:
+        print(f"NVMe / host port (boot, io, recovery): {res['nvme_to_host']:.3f} (issue 35: >= 0.9)")
     print("build CPU s (whole build without ccache, when it last ran): "
-          + ", ".join(f"{k} host {v['host']['cpu_s']} / nvme {v['nvme']['cpu_s']}" for k, v in build_cpu.items()))
+          + ", ".join(f"{k} " + " / ".join(f"{kind} {v[kind]['cpu_s']}" for kind in kinds) for k, v in build_cpu.items()))
     print("clock on (% of edges, gated build): " + "; ".join(
         f"{k}: " + ", ".join(f"{n} {v:.1f}" for n, v in d.items()) for k, d in res["cgate_clock_on_pct"].items()))
     print(f"exact (new vs ungated and vs synth form: UART, completions, MSIs, read data, cycles, die images): {exact}"

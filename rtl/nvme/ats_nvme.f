@@ -1,5 +1,6 @@
 rtl/common/ats_host_pkg.sv
 rtl/common/ats_ram_sdp.sv
+rtl/common/ats_sim_cgate.sv
 rtl/nvme/ats_nvme_regs.sv
 rtl/nvme/ats_nvme_bar.sv
 rtl/nvme/ats_nvme_rq.sv

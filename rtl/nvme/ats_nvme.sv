@@ -23,6 +23,13 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the full-system simulation's clock gate of the front end (ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme #(
     parameter int          NQ         = 4,
     parameter int          QSIZE      = 256,
@@ -136,6 +143,21 @@ module ats_nvme #(
         $fatal(1, "ats_nvme: QDEPTH must be a power of two, 2..32 (%m)");
     end
 
+    // ---------------------------------------------------------------- the front end's clock
+    // nclk: clk itself, or in the full-system simulation (ATS_SIM_CGATE) a clock that stops while
+    // the front end is settled (the gate at the end of this module; rtl/nvme/README.md "Simulation cost")
+    logic nclk;
+`ifdef ATS_NVME_CGATE
+    localparam int CG_ID = 16;                      // +cgate_off bit of this gate
+    logic cg_keep;                                  // the gate is held open (+cgate_off): the queue
+    initial begin                                   // manager's round-robin pointer in its register form
+        int unsigned mask;
+        mask = 0;
+        void'($value$plusargs("cgate_off=%d", mask));
+        cg_keep = mask[CG_ID];
+    end
+`endif
+
     // ---------------------------------------------------------------- BAR0 and registers
     logic db_valid, db_ready, db_cq, db_big, en_req, st_cfs, st_dis, ioq_any;
     logic [QW-1:0] db_qid;
@@ -146,7 +168,7 @@ module ats_nvme #(
     logic [31:0] int_mask;
 
     ats_nvme_bar #(.NQ(NQ), .QSIZE(QSIZE)) u_bar (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s_axis_cq_tdata, .s_axis_cq_tkeep, .s_axis_cq_tlast, .s_axis_cq_tuser, .s_axis_cq_tvalid, .s_axis_cq_tready,
         .m_axis_cc_tdata, .m_axis_cc_tkeep, .m_axis_cc_tlast, .m_axis_cc_tuser, .m_axis_cc_tvalid, .m_axis_cc_tready,
         .m_db_valid(db_valid), .m_db_ready(db_ready), .m_db_cq(db_cq), .m_db_qid(db_qid), .m_db_value(db_value),
@@ -163,7 +185,7 @@ module ats_nvme #(
     logic wreq_valid, wreq_ready, wdat_valid, wdat_ready, wdone, wdone_err;
 
     ats_nvme_rq #(.TAGS(TAGS), .IDW(IDW), .TIMEOUT(TIMEOUT)) u_rq (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .m_axis_rq_tdata, .m_axis_rq_tkeep, .m_axis_rq_tlast, .m_axis_rq_tuser, .m_axis_rq_tvalid, .m_axis_rq_tready,
         .s_axis_rc_tdata, .s_axis_rc_tkeep, .s_axis_rc_tlast, .s_axis_rc_tuser, .s_axis_rc_tvalid, .s_axis_rc_tready,
         .cfg_max_payload, .cfg_max_read_req, .bme(cfg_function_status[2]), .wr_ur(rq_wr_ur),
@@ -195,7 +217,7 @@ module ats_nvme #(
     logic rreq_last, rreq_sel, wreq_last;
     /* verilator lint_on UNUSEDSIGNAL */
     ats_nvme_arb2 #(.W(64 + 11 + IDW)) u_rarb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(qm_rreq_valid), .s0_ready(qm_rreq_ready), .s0_data({qm_rreq_addr, qm_rreq_ndw, qm_rreq_id}), .s0_last(1'b1),
         .s1_valid(pp_rreq_valid), .s1_ready(pp_rreq_ready), .s1_data({pp_rreq_addr, pp_rreq_ndw, pp_rreq_id}), .s1_last(1'b1),
         .m_valid(rreq_valid), .m_ready(rreq_ready), .m_data({rreq_addr, rreq_ndw, rreq_id}), .m_last(rreq_last),
@@ -207,13 +229,13 @@ module ats_nvme #(
     // next request only after the last dword of this one)
     logic wreq_sel, wsel_q;
     ats_nvme_arb2 #(.W(64 + 11 + IDW)) u_warb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(qm_wreq_valid), .s0_ready(qm_wreq_ready), .s0_data({qm_wreq_addr, qm_wreq_ndw, qm_wreq_id}), .s0_last(1'b1),
         .s1_valid(pp_wreq_valid), .s1_ready(pp_wreq_ready), .s1_data({pp_wreq_addr, pp_wreq_ndw, pp_wreq_id}), .s1_last(1'b1),
         .m_valid(wreq_valid), .m_ready(wreq_ready), .m_data({wreq_addr, wreq_ndw, wreq_id}), .m_last(wreq_last),
         .m_sel(wreq_sel)
     );
-    always_ff @(posedge clk) begin
+    always_ff @(posedge nclk) begin
         if (wreq_valid && wreq_ready) wsel_q <= wreq_sel;
         if (rst) wsel_q <= 1'b0;
     end
@@ -244,7 +266,10 @@ module ats_nvme #(
     logic cmd_idle_q, adm_busy;
 
     ats_nvme_qm #(.NQ(NQ), .QSIZE(QSIZE), .IDW(IDW), .ID_FETCH(ID_FETCH), .ID_CQE(ID_CQE)) u_qm (
-        .clk, .rst,
+        .clk(nclk), .rst,
+`ifdef ATS_NVME_CGATE
+        .sim_clk(clk), .sim_reg_rr(cg_keep),
+`endif
         .s_db_valid(db_valid), .s_db_ready(db_ready), .s_db_cq(db_cq), .s_db_qid(db_qid), .s_db_value(db_value),
         .s_db_big(db_big), .en_req, .cc_shn, .aqa_asqs(asqs), .aqa_acqs(acqs), .asq_base(asq), .acq_base(acq),
         .int_mask, .st_rdy, .st_cfs, .st_shst, .st_dis, .ioq_any,
@@ -285,7 +310,7 @@ module ats_nvme #(
     logic [7:0] wr_acc, wr_done;
 
     ats_nvme_prp #(.SLOTS(SLOTS), .IDW(IDW), .ID_LIST(ID_LIST), .ID_RD(ID_RD), .ID_WR(ID_WR), .WCHUNK(WCHUNK)) u_prp (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s_set_valid(set_valid), .s_set_ready(set_ready), .s_set_slot(set_slot), .s_set_prp1(set_prp1),
         .s_set_prp2(set_prp2), .s_set_len(set_len),
         .m_setr_valid(setr_valid), .m_setr_ready(setr_ready), .m_setr_slot(setr_slot), .m_setr_status(setr_status),
@@ -338,7 +363,7 @@ module ats_nvme #(
     logic cmd_idle_c;
 
     ats_nvme_cmd #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .SHUT_CKPT(SHUT_CKPT)) u_cmd (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s_sqe_valid(sqe_valid), .s_sqe_ready(sqe_ready), .s_sqe_data(sqe_data), .s_sqe_sqid(sqe_sqid),
         .s_sqe_cqid(sqe_cqid), .s_sqe_sqhd(sqe_sqhd), .s_sqe_prio(sqe_prio),
         .fetch_ok_io, .fetch_ok_adm, .cmd_idle(cmd_idle_c), .vwc, .disabling(st_dis), .m_flush,
@@ -362,7 +387,7 @@ module ats_nvme #(
     );
 
     ats_nvme_admin #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS), .VID(VID), .FR(FR)) u_adm (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s_adm_valid(adm_valid), .s_adm_ready(adm_ready), .s_adm_data(adm_data), .s_adm_sqhd(adm_sqhd),
         .adm_busy, .st_rdy, .st_dis, .ioq_any, .sq_busy, .vwc,
         .m_qop_valid(qop_valid), .m_qop_ready(qop_ready), .m_qop_op(qop_op), .m_qop_qid(qop_qid),
@@ -395,7 +420,7 @@ module ats_nvme #(
     logic set_last;
     /* verilator lint_on UNUSEDSIGNAL */
     ats_nvme_arb2 #(.W(SW + 64 + 64 + 17)) u_sarb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(c_set_valid), .s0_ready(c_set_ready), .s0_data({c_set_slot, c_set_prp1, c_set_prp2, c_set_len}), .s0_last(1'b1),
         .s1_valid(a_set_valid), .s1_ready(a_set_ready), .s1_data({a_set_slot, a_set_prp1, a_set_prp2, a_set_len}), .s1_last(1'b1),
         .m_valid(set_valid), .m_ready(set_ready), .m_data({set_slot, set_prp1, set_prp2, set_len}), .m_last(set_last),
@@ -414,7 +439,7 @@ module ats_nvme #(
     /* verilator lint_on UNUSEDSIGNAL */
     assign of_full = of_n_q == ($clog2(OFD) + 1)'(OFD);
     ats_nvme_arb2 #(.W(48)) u_rdarb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(s_hrd_valid && !of_full), .s0_ready(core_rd_ready), .s0_data({s_hrd_addr, s_hrd_len}), .s0_last(1'b1),
         .s1_valid(c_lrd_valid && !of_full), .s1_ready(lrd_arb_ready), .s1_data({c_lrd_addr, c_lrd_len}), .s1_last(1'b1),
         .m_valid(core_rd_valid), .m_ready(wrd_ready), .m_data({wrd_addr, wrd_len}), .m_last(rd_last),
@@ -432,7 +457,7 @@ module ats_nvme #(
     assign m_hrd_last   = wrdo_last;
     assign wrdo_ready   = of_n_q != '0 && (of_head ? c_lrdo_ready : m_hrd_ready);
     assign of_pop       = wrdo_valid && wrdo_ready && wrdo_last;
-    always_ff @(posedge clk) begin
+    always_ff @(posedge nclk) begin
         if (of_push) begin
             of_q[of_wr_q] <= rd_sel;
             of_wr_q <= of_wr_q + 1'b1;
@@ -450,7 +475,7 @@ module ats_nvme #(
     assign lwr_valid   = s_hwr_valid && core_local;
     assign s_hwr_ready = core_local ? lwr_ready : core_wr_ready;
     ats_nvme_arb2 #(.W(64), .BURST(1'b1)) u_wwarb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(s_hwr_valid && !core_local), .s0_ready(core_wr_ready), .s0_data({s_hwr_addr, s_hwr_data}),
         .s0_last(s_hwr_last),
         .s1_valid(a_wwr_valid), .s1_ready(a_wwr_ready), .s1_data({a_wwr_addr, a_wwr_data}), .s1_last(a_wwr_last),
@@ -464,7 +489,7 @@ module ats_nvme #(
     logic cmd_last;
     /* verilator lint_on UNUSEDSIGNAL */
     ats_nvme_arb2 #(.W(4 + 8 + 48 + 16 + 6 + 4 + 2 + 2 + 32 + 32)) u_carb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(c_cmd_valid), .s0_ready(c_cmd_ready),
         .s0_data({c_cmd_op, c_cmd_tag, c_cmd_lba, c_cmd_nlb, c_cmd_txid, c_cmd_flags, c_cmd_attr, c_cmd_prio,
                   c_cmd_dptr, c_cmd_aux}), .s0_last(1'b1),
@@ -483,7 +508,7 @@ module ats_nvme #(
     logic cqe_last;
     /* verilator lint_on UNUSEDSIGNAL */
     ats_nvme_arb2 #(.W(2 * QW + 16 + 16 + 15 + 32)) u_qarb (
-        .clk, .rst,
+        .clk(nclk), .rst,
         .s0_valid(c_cqe_valid), .s0_ready(c_cqe_ready),
         .s0_data({c_cqe_cqid, c_cqe_sqid, c_cqe_sqhd, c_cqe_cid, c_cqe_status, c_cqe_dw0}), .s0_last(1'b1),
         .s1_valid(a_cqe_valid), .s1_ready(a_cqe_ready),
@@ -501,6 +526,53 @@ module ats_nvme #(
     logic unused;
     assign unused = ^{set_sel, cmd_sel, cqe_sel, wwr_sel};
     /* verilator lint_on UNUSEDSIGNAL */
+
+    // ---------------------------------------------------------------- simulation-only clock gate
+    // (issue 35; rtl/common/ats_sim_cgate.sv, rtl/nvme/README.md "Simulation cost") The whole front
+    // end takes nclk. It runs while a block is busy (each block's sim_busy: an FSM off its idle
+    // state, a stream beat on offer, a FIFO not empty, a read tag in use with its completion timeout
+    // counting, a command slot in use), while a valid is up on one of the front end's input ports,
+    // when any input changes, and for HOLD edges after the last of these. The queue manager's
+    // round-robin pointer, the one register that turns in every idle cycle, is computed from a phase
+    // counter on clk instead (ats_nvme_qm, sim_clk), so a settled front end keeps every register at
+    // an edge it misses and the gated build gives the same cycles as the ungated one
+    // (tests/system/test_sim_cgate.py, bench/sim).
+`ifdef ATS_NVME_CGATE
+    // Inputs watched: each compared with its value at the previous edge, field by field (no packed
+    // vector: the comparison of the inputs the harness drives is evaluated at every evaluation).
+    // Not watched: the payloads of CQ and RC (tdata, tkeep, tlast, tuser), which the front end
+    // reads only with their tvalid (ats_nvme_bar in S_IDLE / S_DRAIN, ats_nvme_rq at an RC
+    // handshake); a tvalid that is up keeps the clock running (act).
+    logic [43:0] cg_pcie, cg_pcie_q;
+    logic [21:0] cg_core, cg_core_q;
+    logic [31:0] cg_cpl_res_q, cg_hrd_addr_q, cg_hwr_addr_q, cg_hwr_data_q;
+    logic [15:0] cg_hrd_len_q;
+    logic        cg_chg;
+    assign cg_pcie = {s_axis_cq_tvalid, m_axis_cc_tready, m_axis_rq_tready, s_axis_rc_tvalid, rq_wr_ur,
+                      cfg_max_payload, cfg_max_read_req, cfg_function_status, cfg_interrupt_msi_enable,
+                      cfg_interrupt_msi_mmenable, cfg_interrupt_msi_sent, cfg_interrupt_msi_fail};
+    assign cg_core = {m_cmd_ready, s_cpl_valid, s_cpl_tag, s_cpl_status, s_hrd_valid, m_hrd_ready, s_hwr_valid,
+                      s_hwr_last};
+    always_ff @(posedge clk) begin
+        cg_pcie_q     <= cg_pcie;
+        cg_core_q     <= cg_core;
+        cg_cpl_res_q  <= s_cpl_result;
+        cg_hrd_addr_q <= s_hrd_addr;
+        cg_hrd_len_q  <= s_hrd_len;
+        cg_hwr_addr_q <= s_hwr_addr;
+        cg_hwr_data_q <= s_hwr_data;
+    end
+    assign cg_chg = cg_pcie != cg_pcie_q || cg_core != cg_core_q || s_cpl_result != cg_cpl_res_q ||
+                    s_hrd_addr != cg_hrd_addr_q || s_hrd_len != cg_hrd_len_q || s_hwr_addr != cg_hwr_addr_q ||
+                    s_hwr_data != cg_hwr_data_q;
+    ats_sim_cgate #(.W(1), .HOLD(32), .ID(CG_ID)) u_cg_nvme (
+        .clk, .rst, .gclk(nclk), .watch(1'b0),
+        .act(cg_chg || u_bar.sim_busy || u_rq.sim_busy || u_qm.sim_busy || u_prp.sim_busy || u_cmd.sim_busy ||
+             u_adm.sim_busy || of_n_q != '0 || s_axis_cq_tvalid || s_axis_rc_tvalid || s_cpl_valid ||
+             s_hrd_valid || s_hwr_valid || cfg_interrupt_msi_sent || cfg_interrupt_msi_fail));
+`else
+    assign nclk = clk;
+`endif
 endmodule
 
 `resetall

@@ -24,6 +24,13 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the full-system simulation's clock gate of the front end (ats_nvme, ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme_admin #(
     parameter int          NQ         = 4,
     parameter int          QW         = $clog2(NQ + 1),
@@ -505,6 +512,13 @@ module ats_nvme_admin #(
             vwc_q <= 1'b1; ic_q <= '0; aec_q <= '0; aer_n_q <= '0;
         end
     end
+`ifdef ATS_NVME_CGATE
+    // simulation only: busy, the activity input of the front end's clock gate (ats_nvme):
+    // an admin command running (its data burst included), answers abandoned
+    // by a controller reset still to come
+    logic sim_busy;
+    assign sim_busy = a_q != S_IDLE || m_wwr_valid || s1_v_q || stale_q != '0;
+`endif
 endmodule
 
 `resetall

@@ -16,6 +16,13 @@
 //     completion with status UR (Unsupported Request), no data;
 //   - any other posted request (longer writes, messages): dropped.
 // Beats after the first of a longer TLP are drained.
+// the full-system simulation's clock gate of the front end (ats_nvme, ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme_bar #(
     parameter int NQ    = 4,
     parameter int QSIZE = 256,
@@ -205,4 +212,10 @@ module ats_nvme_bar #(
         .en_req, .cc_shn, .aqa_asqs, .aqa_acqs, .asq_base, .acq_base, .int_mask,
         .st_rdy, .st_cfs, .st_shst
     );
+`ifdef ATS_NVME_CGATE
+    // simulation only: busy, the activity input of the front end's clock gate (ats_nvme):
+    // a BAR0 request in progress, a register answer or a doorbell event on offer
+    logic sim_busy;
+    assign sim_busy = st_q != S_IDLE || rsp_valid || m_db_valid;
+`endif
 endmodule

@@ -25,6 +25,13 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the full-system simulation's clock gate of the front end (ats_nvme, ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme_cmd #(
     parameter int NQ         = 4,
     parameter int QW         = $clog2(NQ + 1),
@@ -632,6 +639,15 @@ module ats_nvme_cmd #(
             fetch_ok_io <= 1'b0; fetch_ok_adm <= 1'b0; cmd_idle <= 1'b1;
         end
     end
+`ifdef ATS_NVME_CGATE
+    // simulation only: busy, the activity input of the front end's clock gate (ats_nvme):
+    // an SQE being decoded or checked, a DSM's TRIMs, a descriptor on offer, a command done and
+    // not yet acknowledged (its CQE waits for its window writes, for room in its CQ or is on offer).
+    // A slot whose command is in the core (busy, not done) is not: the slot changes only with the
+    // core's completion (an input with a valid), so the clock stops while commands are in the core.
+    logic sim_busy;
+    assign sim_busy = d_q != D_IDLE || t_q != T_IDLE || (busy_q & done_q) != '0 || m_cmd_valid || pick_v_q;
+`endif
 endmodule
 
 `resetall

@@ -42,6 +42,13 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the full-system simulation's clock gate of the front end (ats_nvme, ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme_prp #(
     parameter int SLOTS  = 33,                      // command slots (QDEPTH I/O slots + 1 admin)
     parameter int IDW    = 4,                       // DMA request id width
@@ -694,6 +701,15 @@ module ats_nvme_prp #(
     always_ff @(posedge clk) begin
         if (r_q == R_IDLE && s_wrd_valid) r_slot_ok_q <= wrd_slot_ok;
     end
+
+`ifdef ATS_NVME_CGATE
+    // simulation only: busy, the activity input of the front end's clock gate (ats_nvme):
+    // a PRP setup, a window read or write in progress, pieces, data, descriptors
+    // or DMA writes queued or outstanding, a DMA read request on offer
+    logic sim_busy;
+    assign sim_busy = s_q != S_IDLE || r_q != R_IDLE || w_q != W_IDLE || b_act_q || pq_n_q != '0 || df_n_q != '0 ||
+                      dq_n_q != '0 || oq_n_q != '0 || wd_n_q != '0 || m_rreq_valid;
+`endif
 
 `ifndef SYNTHESIS
     // the header's DMA shapes: every read (a PRP list's entries, a window read's piece) and every

@@ -41,6 +41,13 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the full-system simulation's clock gate of the front end (ats_nvme, ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme_qm #(
     parameter int NQ       = 4,
     parameter int QSIZE    = 256,
@@ -51,6 +58,12 @@ module ats_nvme_qm #(
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
+`ifdef ATS_NVME_CGATE
+    // simulation only (the front end's clock gate, ats_nvme): the ungated clock, and 1 when `clk`
+    // runs on every edge (+cgate_off): the round-robin pointer's register form (below)
+    input  wire logic         sim_clk,
+    input  wire logic         sim_reg_rr,
+`endif
 
     // doorbell events and configuration (ats_nvme_regs)
     input  wire logic         s_db_valid,
@@ -348,7 +361,11 @@ module ats_nvme_qm #(
                     f_sq_q <= rr_q;
                     f_q    <= F_REQ;
                 end
+`ifdef ATS_NVME_CGATE
+                rr_reg_q <= (int'(rr_q) == NQ) ? '0 : rr_q + QW'(1);
+`else
                 rr_q <= (int'(rr_q) == NQ) ? '0 : rr_q + QW'(1);
+`endif
             end
             F_REQ: if (m_rreq_ready) begin
                 sq_head[f_sq_q] <= inc(sq_head[f_sq_q], sq_szm1[f_sq_q]);
@@ -475,7 +492,12 @@ module ats_nvme_qm #(
         endcase
 
         if (rst) begin
-            c_q <= C_OFF; fatal_q <= 1'b0; f_q <= F_IDLE; p_q <= P_IDLE; rr_q <= '0; f_sq_q <= '0;
+            c_q <= C_OFF; fatal_q <= 1'b0; f_q <= F_IDLE; p_q <= P_IDLE; f_sq_q <= '0;
+`ifdef ATS_NVME_CGATE
+            rr_reg_q <= '0;
+`else
+            rr_q <= '0;
+`endif
             f_n_q <= '0; f_err_q <= 1'b0; p_n_q <= '0; p_err_q <= 1'b0;
             sq_en <= '0; cq_en <= '0; cq_ien <= '0; cq_phase <= '0;
             for (int i = 0; i < NQT; i++) begin
@@ -495,6 +517,39 @@ module ats_nvme_qm #(
     assign ioq_any = sq_en[NQT-1:1] != '0 || cq_en[NQT-1:1] != '0;
     assign st_cfs  = fatal_q;
     assign st_shst = (c_q == C_SHUT1 || c_q == C_SHUT2) ? 2'd1 : (c_q == C_SHUTDONE) ? 2'd2 : 2'd0;
+
+`ifdef ATS_NVME_CGATE
+    // ---------------------------------------------------------------- simulation only: clock gate
+    // rr_q turns on every edge in F_IDLE, so a block whose clock stops would come back with it in
+    // another phase. Its simulation form is computed from a phase counter on the ungated clock
+    // (rr_ph_q: edges mod NQ + 1) and an offset that changes only outside F_IDLE: in F_IDLE
+    // rr_q = (rr_ph_q + rr_off_q) mod (NQ + 1), which turns with every edge whether or not `clk`
+    // ran. Leaving F_IDLE takes f_sq_q <= rr_q and the register form holds rr_q + 1 until F_IDLE
+    // again; so in every cycle outside F_IDLE the offset is set to f_sq_q - rr_ph_q, which makes
+    // rr_q = f_sq_q + 1 at the first F_IDLE edge (rr_ph_q has moved on by one). Reset: both 0, as
+    // rr_q. With sim_reg_rr (the gate held open) the register form is used (rr_reg_q, which then
+    // turns on every edge): tests/system/test_sim_cgate.py compares the two.
+    logic [QW-1:0] rr_reg_q, rr_ph_q, rr_off_q;
+    function automatic logic [QW-1:0] rr_mod(input logic [QW:0] v);      // v < 2 (NQ + 1)
+        rr_mod = (int'(v) > NQ) ? QW'(int'(v) - (NQ + 1)) : QW'(v);
+    endfunction
+    always_ff @(posedge sim_clk) rr_ph_q <= (rst || int'(rr_ph_q) == NQ) ? '0 : rr_ph_q + QW'(1);
+    always_ff @(posedge clk) begin
+        if (f_q != F_IDLE) rr_off_q <= rr_mod((QW+1)'(f_sq_q) + (QW+1)'(NQ + 1) - (QW+1)'(rr_ph_q));
+        if (rst) rr_off_q <= '0;
+    end
+    assign rr_q = sim_reg_rr ? rr_reg_q : rr_mod((QW+1)'(rr_ph_q) + (QW+1)'(rr_off_q));
+
+    // busy (the gate's activity input): a fetch, a CQE write, an MSI to send or being sent, a
+    // queue operation's answer, doorbells in the pipeline, a controller state about to change or
+    // waiting for the rest of the front end (disable, shutdown)
+    logic sim_busy;
+    assign sim_busy = f_q != F_IDLE || p_q != P_IDLE || msi_busy_q || cfg_interrupt_msi_int != '0 ||
+                      (sendable != '0 && cfg_interrupt_msi_enable[0]) || m_qrsp_valid || d_v_q || e_v_q ||
+                      m_flush || c_q == C_DIS || c_q == C_SHUT1 || c_q == C_SHUT2 ||
+                      (c_q == C_OFF && en_req) || (c_q == C_RDY && (!en_req || cc_shn != 2'd0)) ||
+                      (c_q == C_SHUTDONE && !en_req);
+`endif
 
 `ifndef SYNTHESIS
     // a CQE write starts only for a CQ with a free entry: room_q, one cycle old, is safe (above)

@@ -40,6 +40,13 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the full-system simulation's clock gate of the front end (ats_nvme, ATS_SIM_CGATE; never in synthesis)
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_NVME_CGATE
+`endif
+`endif
+
 module ats_nvme_rq #(
     parameter int TAGS    = 8,       // outstanding read TLPs (a power of two, 2..8: one DP16KD a half)
     parameter int IDW     = 4,       // client id bits
@@ -519,6 +526,16 @@ module ats_nvme_rq #(
     assign m_rdat_valid = fifo_n_q != '0;
     assign m_rdat_data  = f_data[f_rd_q];
     assign {m_rdat_last, m_rdat_err, m_rdat_id} = f_meta[f_rd_q];
+
+`ifdef ATS_NVME_CGATE
+    // simulation only: busy, the activity input of the front end's clock gate (ats_nvme):
+    // a read tag in use (its completion timeout counts while it is the
+    // oldest: the gate stays open while the timeout is armed), a read or a write request being sent,
+    // an RQ beat on offer, an RC beat held, read data buffered or in flight
+    logic sim_busy;
+    assign sim_busy = used_q != '0 || rd_act_q || wr_act_q || wb_full_q || m_axis_rq_tvalid || rc_held_q ||
+                      fifo_n_q != '0 || infl_q != '0 || m_wdone;
+`endif
 
 `ifndef SYNTHESIS
     // the header's TLP rules, checked on the descriptor of every TLP that RQ offers: 1..MRRS dwords

@@ -21,7 +21,18 @@ writeback engine stepped round its states in every cycle, idle or not (it now wa
 has an entry to write back), and the NAND die models ended an array operation on the rising clock
 edge, the edge the page controllers sample R/B# on, so a gated controller saw it a cycle early (the
 dies now end it on the falling edge). The NAND scheduler stays ungated: its pick pipeline's slot
-counter turns on every edge (its timing contract, rtl/nand/README_sched.md)."""
+counter turns on every edge (its timing contract, rtl/nand/README_sched.md).
+
+The NVMe build (test_sim_cgate_nvme_exact) adds the NVMe front end's gate (rtl/nvme/ats_nvme.sv) and
+the queue manager's round-robin pointer in its simulation form (a phase counter on the ungated clock
+instead of a register that turns in every idle cycle: ats_nvme_qm). Its reference is the same
+simulator with every gate held open (`+cgate_off` with every bit set: each block clocked on every
+edge, the pointer in its register form) and `+eval_always`, so no second NVMe build is needed; the
+gate module itself is checked against a build without gates by the host-port test above, and
+`make bench-sim` compares the NVMe build with its ungated and synthesis-form builds too. Scenario:
+the same phases through the NVMe driver (bring-up, seeded writes with FUA, reads and flushes in
+batches of 8, idle, power cut, recovery); compared: every CQE's (cid, status), the MSIs with their
+cycles, the read data, the phase cycles, UART, counters and die images."""
 from __future__ import annotations
 
 import json
@@ -38,6 +49,7 @@ import build as simbuild  # noqa: E402
 # remap engine, and each NAND channel's page controller (the NAND scheduler is not gated:
 # rtl/core/README.md "Simulation cost")
 BLOCKS = ("cmdq", "wbuf", "be", "remap", "page0", "page1")
+ALL_GATES_OPEN = "+cgate_off=4294967295"     # every +cgate_off bit: each gate held open
 
 
 def test_sim_cgate_exact(tmp_path, monkeypatch):
@@ -78,3 +90,34 @@ def test_sim_cgate_exact(tmp_path, monkeypatch):
         assert 0 < on < total, f"{name}: clock on {on} of {total} edges"
     assert not bench_sim.gate_counts(u.logs)
     print("[cgate] clock on: " + ", ".join(f"{n} {100 * on / tot:.1f} %" for n, (on, tot) in counts.items()))
+
+
+def test_sim_cgate_nvme_exact(tmp_path):
+    exe, fw, cfg = simbuild.build_locked("sim", nvme=True)
+    runs = {}
+    for label, extra in (("gated", []), ("open", [ALL_GATES_OPEN, "+eval_always"])):
+        r = bench_sim.Run(exe, fw, cfg, tmp_path / label, nvme=True, seed=5, io_cmds=96, idle_cycles=200_000,
+                          extra=extra)
+        r.go()
+        runs[label] = r
+    g, o = runs["gated"], runs["open"]
+
+    # the scenario did what it says (on the reference run)
+    cqes = [c for c in o.trace["cpl"] if isinstance(c, tuple)]
+    assert len(cqes) == 96 and all(c[1:] == (0, 0) for c in cqes), f"CQEs: {cqes[:8]}"
+    assert any(d for d in o.trace["reads"]), "no read returned data"
+    assert o.trace["msi"][0], "no MSI"
+    assert o.trace["info_cut"]["cut_cycle"], "no power cut"
+    assert o.phases["recovery"]["cycles"] > 0
+
+    diffs = bench_sim.diff_traces(g.trace, o.trace)
+    detail = {k: (str(g.trace.get(k))[:400], str(o.trace.get(k))[:400]) for k in diffs}
+    assert not diffs, f"gated and open runs differ in {diffs}: {json.dumps(detail, indent=1)}"
+
+    # the gates gated (the front end's among them); held open, none did
+    counts = bench_sim.gate_counts(g.logs)
+    assert set(counts) == set(BLOCKS) | {"nvme"}, f"gates reported: {sorted(counts)}"
+    for name, (on, total) in counts.items():
+        assert 0 < on < total, f"{name}: clock on {on} of {total} edges"
+    assert all(on == total for on, total in bench_sim.gate_counts(o.logs).values())
+    print("[cgate] NVMe build, clock on: " + ", ".join(f"{n} {100 * on / tot:.1f} %" for n, (on, tot) in counts.items()))
