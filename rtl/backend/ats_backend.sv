@@ -381,9 +381,9 @@ module ats_backend #(
     // commit or abort completes. A commit of such a tx is written and applied as an abort.
     logic [63:0]        txe_v_q;
     logic [3:0]         txe_st_q [64];
-    // per tx: a commit / abort (mark or record) issued and not completed (`txr_q`: no page of t is
-    // issued meanwhile, so no TX_WRITE of t's next incarnation reaches the engine before that
-    // COMMIT / ABORT); t takes the late path (`txl_q`: TX_WRITEs at completion, commit issued when
+    // per tx: a commit / abort (mark or record) issued and not completed (`txr_q`: no tx page is
+    // issued meanwhile, so no TX_WRITE reaches the engine before a COMMIT / ABORT that precedes
+    // it in seq order); t takes the late path (`txl_q`: TX_WRITEs at completion, commit issued when
     // every earlier request has completed: the old rule) until its commit / abort completes
     logic [63:0]        txr_q, txl_q;
     // early TX_WRITEs: queued at issue {entry, ppn}, sent through the remap request register
@@ -601,15 +601,17 @@ module ats_backend #(
     always_comb begin
         iss_retry = !rt_empty;
         iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
-        // a tx data page waits while a commit / abort of its tx is in flight; a commit / abort
+        // a tx data page (mark included) waits while any commit / abort is in flight: the engine
+        // gets every TX_WRITE after each COMMIT / ABORT that precedes it in seq order, as when all
+        // went at completion (so TX_FULL / INDEX_FULL answer exactly as they did); a commit / abort
         // (record or COMMIT-marked page) is issued once every early TX_WRITE has been answered: the
         // statuses of its tx's own TX_WRITEs are known, so a doomed commit is written as an abort
         // (a tx on the late path: once every earlier request has completed, the old rule)
         iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED &&
                                   (e_rec[iss_e] != RC_NONE ?
                                        (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
-                                                             : (tw_out_q == '0 && !txr_q[e_txid[iss_e]])) :
-                                   (iss_txpg ? !txr_q[e_txid[iss_e]] : 1'b1)));
+                                                             : (tw_out_q == '0 && txr_q == '0)) :
+                                   (iss_txpg ? txr_q == '0 : 1'b1)));
         die_ok    = op_v[rr_q];
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
