@@ -199,10 +199,14 @@ module ats_nand_sched #(
     logic [7:0]           c1_corr_q;
     logic [NUM_DIES-1:0]  hit_q, hit_d;
     logic                 c1_rel_q;            // c1 is a release
-    // released tags (a release taken, the completion not yet): the map, and the 16-bit row holding
-    // c1's tag, read when c1 is loaded (corrected for a take of that row's tag at that edge)
-    logic [255:0]         relm_q;
-    logic [15:0]          c1_row_q, row_d;
+    // released tags (a release taken, the completion not yet): a 256-bit map kept as 16 rows of 16
+    // bits in LUT RAM (a row valid bit per row for the reset), and the row holding c1's tag, read
+    // when c1 is loaded (corrected for a take of that row's tag at that edge). Only a take writes
+    // the map, and only c1's row, so c1_row_q is that row's content when c1 is taken: the write is
+    // c1_row_q with c1's bit changed (no per-bit enables).
+    logic [15:0]          relm_mem [16];       // LUT RAM
+    logic [15:0]          relm_rv_q;           // row written since reset (else it reads 0)
+    logic [15:0]          c1_row_q, row_d, row_w;
     logic                 rel_hit, c1_fwd, c1_spur, rel_set, rel_clr;
     logic                 out_valid_q, out_real_q;
     logic [TAG_W-1:0]     out_tag_q;
@@ -369,8 +373,10 @@ module ats_nand_sched #(
     assign rel_set      = c1_take && c1_rel_q && any_hit;
     assign rel_clr      = c1_take && !c1_rel_q && !any_hit && rel_hit;
     always_comb begin
-        row_d = relm_q[16 * int'(s_ccpl_tag[7:4]) +: 16];
-        if ((rel_set || rel_clr) && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d[c1_tag_q[3:0]] = rel_set;
+        row_w = c1_row_q;
+        row_w[c1_tag_q[3:0]] = rel_set;
+        row_d = relm_rv_q[s_ccpl_tag[7:4]] ? relm_mem[s_ccpl_tag[7:4]] : 16'h0;
+        if ((rel_set || rel_clr) && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d = row_w;
     end
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin   // (a die freed by c1 at this edge: no match)
@@ -418,6 +424,7 @@ module ats_nand_sched #(
         if (ins) pay_mem[free_idx_q] <= r2_pay_q;
         if (ins && r2_link_q) next_mem[r2_tail_q] <= free_idx_q;
         eq_mem[eq_wr_q] <= rb_pay_q[POS_TAG +: TAG_W]; // slot eq_wr_q is free (<= 3 wait)
+        if (rel_set || rel_clr) relm_mem[c1_tag_q[7:4]] <= row_w;
         if (e_v_q) fq_mem[fq_wr_q] <= e_idx_q;
     end
 
@@ -659,8 +666,8 @@ module ats_nand_sched #(
             c1_row_q    <= row_d;
             hit_q       <= hit_d;
         end
-        if (rel_set || rel_clr) relm_q[c1_tag_q] <= rel_set;
-        if (rst) relm_q <= '0;
+        if (rel_set || rel_clr) relm_rv_q[c1_tag_q[7:4]] <= 1'b1;
+        if (rst) relm_rv_q <= '0;
         c1_v_q <= rst ? 1'b0 : (ccpl_fire || (c1_v_q && !c1_take));
         if (rst) begin
             out_valid_q <= 1'b0;
