@@ -127,7 +127,7 @@ module ats_sata_cmd #(
     logic [15:0] esdb_cnt;
     logic [7:0]  esdb_dev;
     // NQ
-    logic        nq_busy, nq_idle, nq_wait, nq_dread, nq_dread_more, nicrc, pio_cmd, nq_issue;
+    logic        nq_busy, nq_idle, nq_wait, nq_dread_more, nicrc, pio_cmd, nq_issue;
     logic [2:0]  nq_run_kind;
     logic [3:0]  nq_d_op;
     logic [47:0] nq_d_lba;
@@ -181,7 +181,7 @@ module ats_sata_cmd #(
     ats_sata_cmd_nq #(.PAGE_BYTES(PAGE_BYTES), .NUM_TX(NUM_TX)) u_nq (
         .clk(clk), .rst(rst),
         .nq_start(nq_start), .nq_kind(nq_kind), .nq_lba(nq_lba), .nq_nsect(nq_nsect), .nq_txid(nq_txid),
-        .busy(nq_busy), .kind(nq_run_kind), .st_idle(nq_idle), .st_wait(nq_wait), .st_dread(nq_dread),
+        .busy(nq_busy), .kind(nq_run_kind), .st_idle(nq_idle), .st_wait(nq_wait),
         .dread_more(nq_dread_more), .nicrc(nicrc), .pio_cmd(pio_cmd),
         .issue(nq_issue), .cv(m_cmd_valid), .d_op(nq_d_op), .d_lba(nq_d_lba), .d_nlb(nq_d_nlb),
         .d_txid(nq_d_txid), .d_dptr(nq_d_dptr),
@@ -199,7 +199,7 @@ module ats_sata_cmd #(
         .dend(dend), .dend_good(dend_good), .dend_words(dend_words),
         .s_dat_valid(s_dat_valid), .s_dat_ready(s_dat_ready), .s_dat_data(s_dat_data),
         .nq_start(nq_start), .nq_kind(nq_kind), .nq_nsect(nq_nsect), .nq_busy(nq_busy),
-        .nq_run_kind(nq_run_kind), .nq_idle(nq_idle), .nq_dread(nq_dread), .nq_dread_more(nq_dread_more),
+        .nq_run_kind(nq_run_kind), .nq_idle(nq_idle), .nq_dread_more(nq_dread_more),
         .nicrc(nicrc), .nicrc_set(nicrc_set), .r_pop(r_pop), .dsm_done(dsm_done),
         .tbusy(tbusy), .twr(twr), .terr(terr), .terr_set(w_terr_set), .wtag(wtag),
         .ws_valid(ws_valid), .woff(woff), .wndw(wndw), .ws_pick(ws_pick), .ws_fail(ws_fail),

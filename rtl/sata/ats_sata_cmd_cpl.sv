@@ -92,9 +92,15 @@ module ats_sata_cmd_cpl (
     // the decision is registered (cgo_q) and acted upon a clock later: nothing that c_go reads
     // changes for a completion waiting in cq in between
     logic cgo_q;
+    // with it, the tag's class and failure as they will be at the take (the registered decision's
+    // seam: the take reads no tag-indexed lookup). terr bits set in the deciding clock are added,
+    // so cf_q/ct_err_q equal c_fail/terr_q[ct] of the next clock; tbusy and nq_wait of a waiting
+    // completion's tag do not change before it is taken.
+    logic cncq_q, cnq_q, cf_q, ct_err_q;
+    wire logic ct_set = (w_terr_set && w_terr_tag == ct) || (rd_giveup && rd_tag == ct);
     wire logic cpl_take = cgo_q;
     assign s_cpl_ready = !cq_v_q;
-    assign cpl32      = cpl_take && c_nq;
+    assign cpl32      = cpl_take && cnq_q;
     assign cpl32_st   = terr_q[32] ? DEVST_ICRC : cq_st_q;
     assign terr       = terr_q;
     assign sdb_ok     = sdb_ok_q;
@@ -108,7 +114,7 @@ module ats_sata_cmd_cpl (
     assign log_dev    = log_dev_q;
     assign log_cnt    = log_cnt_q;
     assign log_devst  = log_devst_q;
-    assign ev_proto   = cpl_take && !c_ncq && !c_nq;
+    assign ev_proto   = cpl_take && !cncq_q && !cnq_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -127,22 +133,26 @@ module ats_sata_cmd_cpl (
                 cq_st_q  <= s_cpl_status;
             end else if (cpl_take) cq_v_q <= 1'b0;
             cgo_q <= cq_v_q && c_go && !cgo_q;
+            cncq_q   <= c_ncq;
+            cnq_q    <= c_nq;
+            cf_q     <= c_fail || ct_set;
+            ct_err_q <= terr_q[ct] || ct_set;
             rp1_v_q   <= rbw_push;
             rp1_tag_q <= rbw_tag;
             rp2_v_q   <= rp1_v_q;
             rp2_tag_q <= rp1_tag_q;
             if (cpl_take) begin
-                if (c_ncq) begin
-                    if (!c_fail) sdb_ok_q[ct[4:0]] <= 1'b1;
+                if (cncq_q) begin
+                    if (!cf_q) sdb_ok_q[ct[4:0]] <= 1'b1;
                     else begin
                         err_v_q   <= 1'b1;
                         err_tag_q <= ct[4:0];
-                        err_st_q  <= terr_q[ct] ? DEVST_ICRC : cq_st_q;
+                        err_st_q  <= ct_err_q ? DEVST_ICRC : cq_st_q;
                     end
                 end
             end
             if (sdb_pick) sdb_ok_q <= (sdb_ok_q & ~sdb_ok_q)
-                                    | ((cpl_take && c_ncq && !c_fail) ? (32'd1 << ct[4:0]) : 32'd0);
+                                    | ((cpl_take && cncq_q && !cf_q) ? (32'd1 << ct[4:0]) : 32'd0);
             if (esdb_done) begin
                 err_v_q     <= 1'b0;
                 log_v_q     <= 1'b1;
@@ -156,6 +166,15 @@ module ats_sata_cmd_cpl (
             if (rd_giveup) terr_q[rd_tag] <= 1'b1;
         end
     end
+`ifndef SYNTHESIS
+    // the registered class/failure equal what the take would have decoded
+    always_ff @(posedge clk) begin
+        if (!rst && cpl_take) begin
+            assert (cncq_q == c_ncq && cnq_q == c_nq && (!cncq_q || (cf_q == c_fail && ct_err_q == terr_q[ct])))
+                else $error("ats_sata_cmd_cpl: registered completion decode disagrees (%m)");
+        end
+    end
+`endif
 endmodule
 
 `resetall

@@ -121,7 +121,8 @@ module ats_sata_cmd_hwr #(
                     if (pg_i_q == 7'd127) pg_run_q <= 1'b0;
                 end
             end
-            if (s_hwr_valid && s_hwr_ready) hcap_q <= s_hwr_last ? 7'd0 : hcap_q + 7'd1;
+            // the word index counts IDENTIFY words only (never held): not the ready decode either
+            if (s_hwr_valid && h_ident) hcap_q <= s_hwr_last ? 7'd0 : hcap_q + 7'd1;
         end
     end
 endmodule

@@ -26,8 +26,7 @@ module ats_sata_cmd_nq #(
     output wire logic [2:0]   kind,         // its kind (valid while busy)
     output wire logic         st_idle,
     output wire logic         st_wait,      // waiting for the tag-32 completion
-    output wire logic         st_dread,     // popping the DSM range block from the data FIFO
-    output wire logic         dread_more,   // ranges left in it
+    output wire logic         dread_more,   // in N_DREAD with ranges left in it (registered: dgo_q)
     output wire logic         nicrc,        // data of this command were lost on the link
     output wire logic         pio_cmd,      // IDENTIFY or READ LOG EXT runs (its page owns the link's data context)
     // descriptor into DEC's register
@@ -88,14 +87,16 @@ module ats_sata_cmd_nq #(
     logic        pg_go_q;                 // start the page generator
     logic [63:0] rng_e;                   // DSM range ni_q, popped from the data FIFO in N_DREAD
     logic        rhalf_q;                 // its low word was popped
+    // nst_q == N_DREAD && ni_q != 64, kept as a flag beside them (set where they are): WDE's
+    // s_dat_ready for the range block and the pops' r_pop read it, not a 17-bit compare of ni_q
+    logic        dgo_q;
 
     wire logic [7:0] nst_eff = nicrc_q ? DEVST_ICRC : nst_dev_q;
     assign busy       = nq_busy_q;
     assign kind       = nkind_q;
     assign st_idle    = (nst_q == N_IDLE);
     assign st_wait    = (nst_q == N_WAIT);
-    assign st_dread   = (nst_q == N_DREAD);
-    assign dread_more = (ni_q != 17'd64);
+    assign dread_more = dgo_q;
     assign nicrc      = nicrc_q;
     assign pio_cmd    = nq_busy_q && (nkind_q == K_IDENT || nkind_q == K_LOG);
     assign issue      = (nst_q == N_ISSUE);
@@ -143,10 +144,11 @@ module ats_sata_cmd_nq #(
 
         if (rst) begin
             nq_busy_q <= 1'b0; fin_v_q <= 1'b0; pio_v_q <= 1'b0; pio_sel_q <= 1'b0;
-            nst_q <= N_IDLE; pg_go_q <= 1'b0;
+            nst_q <= N_IDLE; pg_go_q <= 1'b0; dgo_q <= 1'b0;
         end else begin
             if (nq_start) begin
                 nq_busy_q  <= 1'b1;
+                dgo_q      <= 1'b0;
                 nst_q      <= (nq_kind == K_DSM) ? N_DSMRX : (nq_kind == K_LOG) ? N_PIO : N_ISSUE;
                 pio_sel_q  <= (nq_kind == K_LOG);
                 if (nq_kind == K_LOG) pg_go_q <= 1'b1;
@@ -165,7 +167,7 @@ module ats_sata_cmd_nq #(
                             if (ni_q < 17'(NUM_TX)) begin ni_q <= ni_q + 17'd1; nst_q <= N_ISSUE; end
                             else nst_q <= N_FIN;
                         end
-                        K_DSM:     begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; end
+                        K_DSM:     begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; dgo_q <= (ni_q != 17'd63); end
                         K_IDENT:   begin
                             if (cpl32_st == STS_OK) begin
                                 nst_q <= N_PIO; pio_sel_q <= 1'b0; pg_go_q <= 1'b1;
@@ -175,17 +177,19 @@ module ats_sata_cmd_nq #(
                         default:   nst_q <= N_FIN;
                     endcase
                 end
-                N_DSMRX: if (dsm_done) begin nst_q <= nicrc_q ? N_FIN : N_DREAD; ni_q <= '0; rhalf_q <= 1'b0; end
+                N_DSMRX: if (dsm_done) begin
+                    nst_q <= nicrc_q ? N_FIN : N_DREAD; ni_q <= '0; rhalf_q <= 1'b0; dgo_q <= !nicrc_q;
+                end
                 N_DREAD: begin
-                    if (ni_q == 17'd64) nst_q <= N_FIN;
+                    if (!dgo_q) nst_q <= N_FIN;     // ni_q == 64: all ranges done
                     else if (r_pop) begin
                         rhalf_q <= !rhalf_q;
-                        if (rhalf_q) nst_q <= N_DSCAN;
+                        if (rhalf_q) begin nst_q <= N_DSCAN; dgo_q <= 1'b0; end
                     end
                 end
                 N_DSCAN: begin
                     if (rng_e[63:48] != 16'd0 && !nicrc_q) nst_q <= N_ISSUE;
-                    else begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; end
+                    else begin ni_q <= ni_q + 17'd1; nst_q <= N_DREAD; dgo_q <= (ni_q != 17'd63); end
                 end
                 N_PIO: if (pio_done) begin
                     if (!pio_ok) nicrc_q <= 1'b1;
@@ -196,13 +200,20 @@ module ats_sata_cmd_nq #(
             endcase
             // entering N_FIN: the final D2H is queued once (fin_v_q), NQ ends when TX picks it
             if (nst_q == N_FIN && !fin_v_q) fin_v_q <= 1'b1;
-            if (fin_pick) begin fin_v_q <= 1'b0; nq_busy_q <= 1'b0; nst_q <= N_IDLE; end
+            if (fin_pick) begin fin_v_q <= 1'b0; nq_busy_q <= 1'b0; nst_q <= N_IDLE; dgo_q <= 1'b0; end
             if (pio_pick) pio_v_q <= 1'b0;
             if (pg_go_q) pg_go_q <= 1'b0;
             if (pg_end) pio_v_q <= 1'b1;
             if (nicrc_set) nicrc_q <= 1'b1;
         end
     end
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst) assert (dgo_q == (nst_q == N_DREAD && ni_q != 17'd64))
+            else $error("ats_sata_cmd_nq: dgo_q disagrees with nst_q/ni_q (%m)");
+    end
+`endif
 endmodule
 
 `resetall

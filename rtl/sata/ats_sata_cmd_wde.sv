@@ -49,8 +49,7 @@ module ats_sata_cmd_wde #(
     input  wire logic         nq_busy,
     input  wire logic [2:0]   nq_run_kind,  // NQ's kind while busy
     input  wire logic         nq_idle,
-    input  wire logic         nq_dread,
-    input  wire logic         nq_dread_more,
+    input  wire logic         nq_dread_more,  // NQ pops the DSM range block, ranges left (registered)
     input  wire logic         nicrc,
     output wire logic         nicrc_set,    // a DMA Activate or its Data FIS failed
     output wire logic         r_pop,        // a DSM range word popped for NQ
@@ -112,13 +111,14 @@ module ats_sata_cmd_wde #(
     logic        dact_v_q, dact_out_q;    // DMA Activate waiting for TX / the host's FIS expected
     logic [16:0] hrem_q;                  // non-queued: words the host still has to send
     logic [12:0] dq_q;                    // non-queued: committed words in the data FIFO not yet taken
+    logic        dq_nz_q;                 // dq_q != 0, registered beside it (s_dat_ready reads no compare)
     logic        dsm_req_q;               // capture the DSM range block
     wire  logic  q_room  = qcnt_q < 3'(WQ);
     wire  logic  q_empty = (qcnt_q == 3'd0);
     // after a lost FIS (nicrc) a non-queued write still takes the good words received before it,
     // then zeros: no word of this command is left behind for the next one
-    wire  logic  wzero = (wst_q == W_ZERO) || (wst_q == W_NQ && nicrc && dq_q == '0);
-    wire  logic  wfrom_fifo = (wst_q == W_SERVE) || (wst_q == W_NQ && (!nicrc || dq_q != '0));
+    wire  logic  wzero = (wst_q == W_ZERO) || (wst_q == W_NQ && nicrc && !dq_nz_q);
+    wire  logic  wfrom_fifo = (wst_q == W_SERVE) || (wst_q == W_NQ && (!nicrc || dq_nz_q));
     wire  logic  w_out = (wst_q != W_IDLE);
     // no request fetched or delivered: words in the data FIFO belong to no NCQ request
     wire  logic  w_none = (wst_q == W_IDLE) && q_empty;
@@ -134,7 +134,7 @@ module ats_sata_cmd_wde #(
             s_dat_ready = wfrom_fifo && m_hrd_ready;
         end else if (w_none && !nq_busy) begin
             s_dat_ready = 1'b1;           // stale words (none expected): drained
-        end else if (w_none && nq_dread && nq_dread_more) begin
+        end else if (w_none && nq_dread_more) begin
             s_dat_ready = 1'b1;           // the DSM range block, two words per range
         end
     end
@@ -142,10 +142,12 @@ module ats_sata_cmd_wde #(
     wire logic w_beat = m_hrd_valid && m_hrd_ready;
     wire logic dsm_in = (wst_q == W_NQ) && wdsm_q && (nicrc || (hrem_q == '0 && !dact_out_q));
     wire logic w_end  = ((wst_q != W_NQ || !wdsm_q) && w_out && w_beat && (wi_q == sn_q - 12'd1)) || dsm_in;
-    wire logic s_pop  = s_dat_valid && s_dat_ready && (wst_q == W_SERVE);   // a fetched NCQ word delivered
-    assign r_pop       = s_dat_valid && s_dat_ready && w_none && nq_dread;
+    // a fetched NCQ word delivered (s_dat_ready is m_hrd_ready in W_SERVE): the reservation's
+    // decrement reads the state and the two handshake inputs, not the whole ready decode
+    wire logic s_pop  = s_dat_valid && m_hrd_ready && (wst_q == W_SERVE);
+    assign r_pop       = s_dat_valid && w_none && nq_dread_more;   // s_dat_ready is 1 then
     // a request is taken once stale non-queued words are gone (none are expected)
-    assign s_hrd_ready = (fst_q == F_IDLE) && (wst_q != W_NQ) && !dsm_req_q && (nq_busy || dq_q == '0);
+    assign s_hrd_ready = (fst_q == F_IDLE) && (wst_q != W_NQ) && !dsm_req_q && (nq_busy || !dq_nz_q);
     assign dfis_en     = (fst_q == F_DATA) || dact_out_q;
     assign dfis_max    = dact_out_q ? ((hrem_q > 17'd2048) ? 12'd2048 : hrem_q[11:0]) : wndw_q;
     assign dfis_exact  = !dact_out_q;
@@ -184,6 +186,9 @@ module ats_sata_cmd_wde #(
     assign terr_set  = f_fail;
     assign nicrc_set = dact_fail || (dact_out_q && dend && !dend_good);
 
+    wire logic [12:0] dq_d = dq_q + ((dact_out_q && dend && dend_good) ? 13'(dend_words) : 13'd0)
+                                  - 13'(s_dat_valid && s_dat_ready && dq_nz_q);
+
     always_ff @(posedge clk) begin
         if (h_take) begin
             wtag_q <= s_hrd_addr[22:17];
@@ -212,7 +217,7 @@ module ats_sata_cmd_wde #(
             fst_q <= F_IDLE; ws_v_q <= 1'b0; res_q <= '0;
             qwp_q <= '0; qrp_q <= '0; qcnt_q <= '0;
             wst_q <= W_IDLE; dact_v_q <= 1'b0; dact_out_q <= 1'b0; hrem_q <= '0; wi_q <= '0;
-            dq_q <= '0;
+            dq_q <= '0; dq_nz_q <= 1'b0;
         end else begin
             if (nq_start) begin
                 if (nq_kind == K_DSM) dsm_req_q <= 1'b1;
@@ -252,12 +257,12 @@ module ats_sata_cmd_wde #(
                 end
             endcase
             // non-queued data in: DMA Activate when the host's data ran out
-            if (wst_q == W_NQ && !nicrc && (dq_q == '0 || wdsm_q) && !dact_v_q && !dact_out_q && hrem_q != '0)
+            if (wst_q == W_NQ && !nicrc && (!dq_nz_q || wdsm_q) && !dact_v_q && !dact_out_q && hrem_q != '0)
                 dact_v_q <= 1'b1;
             if (dact_pick) begin dact_v_q <= 1'b0; dact_out_q <= 1'b1; end
             if (dact_fail) dact_out_q <= 1'b0;
-            dq_q <= dq_q + ((dact_out_q && dend && dend_good) ? 13'(dend_words) : 13'd0)
-                         - 13'(s_dat_valid && s_dat_ready && dq_q != '0);
+            dq_q    <= dq_d;
+            dq_nz_q <= (dq_d != '0);
             if (dact_out_q && dend) begin
                 dact_out_q <= 1'b0;
                 if (dend_good) hrem_q <= hrem_q - 17'(dend_words);
@@ -272,6 +277,8 @@ module ats_sata_cmd_wde #(
         if (!rst) begin
             assert (qcnt_q <= 3'(WQ) && !(q_push && !q_room && !q_pop))
                 else $error("ats_sata_cmd_wde: fetched-request queue overrun (%m)");
+            assert (dq_nz_q == (dq_q != '0))
+                else $error("ats_sata_cmd_wde: dq_nz_q disagrees with dq_q (%m)");
             assert (!(s_pop && res_q == '0))
                 else $error("ats_sata_cmd_wde: a word delivered with no reservation (%m)");
         end
