@@ -99,26 +99,12 @@ module ats_nand_page_wr #(
     // it, and the chan sees only this FIFO's registers (its own s_wdata_ready is a register)
     logic       wb_valid, wb_ready, wb_last;
     logic [7:0] wb_data;
-    // (two registers with write / read pointers: a write enable never depends on the chan's ready)
-    logic [8:0] wq_q [2];
-    logic [1:0] wq_n_q;
-    logic       wq_wp_q, wq_rp_q;
-    logic       wq_pop, wq_push;
-    assign wb_ready      = (wq_n_q != 2'd2);
-    assign wq_push       = wb_valid && wb_ready;
-    assign m_cdata_valid = (wq_n_q != 2'd0);
-    assign m_cdata_data  = wq_q[wq_rp_q][7:0];
-    assign m_cdata_last  = wq_q[wq_rp_q][8];
-    assign wq_pop        = m_cdata_valid && m_cdata_ready;
-    always_ff @(posedge clk) begin
-        if (wq_push) wq_q[wq_wp_q] <= {wb_last, wb_data};
-        if (wq_push) wq_wp_q <= !wq_wp_q;
-        if (wq_pop) wq_rp_q <= !wq_rp_q;
-        wq_n_q <= wq_n_q + {1'b0, wq_push} - {1'b0, wq_pop};
-        if (rst) begin
-            wq_n_q <= '0; wq_wp_q <= 1'b0; wq_rp_q <= 1'b0;
-        end
-    end
+    // (ats_nand_fifo2: a write enable never depends on the chan's ready)
+    ats_nand_fifo2 #(.W(9)) u_wq (
+        .clk, .rst,
+        .s_valid(wb_valid), .s_ready(wb_ready), .s_data({wb_last, wb_data}),
+        .m_valid(m_cdata_valid), .m_ready(m_cdata_ready), .m_data({m_cdata_last, m_cdata_data})
+    );
 
     typedef enum logic [2:0] {WI_IDLE, WI_DATA, WI_META, WI_MCW, WI_RAW, WI_DRAIN} wr_in_e;
     typedef enum logic [2:0] {WO_IDLE, WO_DATA, WO_BBM, WO_MCW, WO_PAR} wr_out_e;
@@ -177,29 +163,15 @@ module ats_nand_page_wr #(
 
     // encoder input bytes pass a 2-entry FIFO (registered data and ready): the input mux
     // (unpacked word byte / metadata / CRC) and the encoder's remainder update are in different
-    // cycles (Fmax). Two registers with write / read pointers: a write enable depends on the push
-    // only, never on the encoder's ready
+    // cycles (Fmax). ats_nand_fifo2: a write enable depends on the push only, never on the
+    // encoder's ready
     logic       ei_valid, ei_ready, ei_last;
     logic [7:0] ei_data;
-    logic [8:0] eq_q [2];
-    logic [1:0] eq_n_q;
-    logic       eq_wp_q, eq_rp_q;
-    logic       eq_push, eq_pop;
-    assign ei_ready     = (eq_n_q != 2'd2);
-    assign eq_push      = ei_valid && ei_ready;
-    assign enc_in_valid = (eq_n_q != 2'd0);
-    assign enc_in_data  = eq_q[eq_rp_q][7:0];
-    assign enc_in_last  = eq_q[eq_rp_q][8];
-    assign eq_pop       = enc_in_valid && enc_in_ready;
-    always_ff @(posedge clk) begin
-        if (eq_push) eq_q[eq_wp_q] <= {ei_last, ei_data};
-        if (eq_push) eq_wp_q <= !eq_wp_q;
-        if (eq_pop) eq_rp_q <= !eq_rp_q;
-        eq_n_q <= eq_n_q + {1'b0, eq_push} - {1'b0, eq_pop};
-        if (rst) begin
-            eq_n_q <= '0; eq_wp_q <= 1'b0; eq_rp_q <= 1'b0;
-        end
-    end
+    ats_nand_fifo2 #(.W(9)) u_eq (
+        .clk, .rst,
+        .s_valid(ei_valid), .s_ready(ei_ready), .s_data({ei_last, ei_data}),
+        .m_valid(enc_in_valid), .m_ready(enc_in_ready), .m_data({enc_in_last, enc_in_data})
+    );
 
     logic wd_take;   // a word is taken from s_wdata
     // Input words pass a 2-entry FIFO (pointers, registered ready = not full): s_wdata_valid /
@@ -207,24 +179,13 @@ module ats_nand_page_wr #(
     // out of context the input port logic was placed far from the FSM, 8.6 ns). It may hold the
     // next PROGRAM's first words before that request is accepted: harmless, s_wdata carries only
     // PROGRAM data in request order.
-    logic [32:0] iw_q [2];
-    logic [1:0]  iw_n_q;
-    logic        iw_wp_q, iw_rp_q, iw_ready, iw_valid, iw_last;
+    logic        iw_ready, iw_valid, iw_last;
     logic [31:0] iw_data;
-    assign iw_ready = (iw_n_q != 2'd2);
-    assign iw_valid = (iw_n_q != 2'd0);
-    assign {iw_last, iw_data} = iw_q[iw_rp_q];
-    always_ff @(posedge clk) begin
-        if (s_wdata_valid && iw_ready) begin
-            iw_q[iw_wp_q] <= {s_wdata_last, s_wdata_data};
-            iw_wp_q <= !iw_wp_q;
-        end
-        if (wd_take) iw_rp_q <= !iw_rp_q;
-        iw_n_q <= iw_n_q + {1'b0, s_wdata_valid && iw_ready} - {1'b0, wd_take};
-        if (rst) begin
-            iw_n_q <= '0; iw_wp_q <= 1'b0; iw_rp_q <= 1'b0;
-        end
-    end
+    ats_nand_fifo2 #(.W(33)) u_iw (
+        .clk, .rst,
+        .s_valid(s_wdata_valid), .s_ready(iw_ready), .s_data({s_wdata_last, s_wdata_data}),
+        .m_valid(iw_valid), .m_ready(wd_take), .m_data({iw_last, iw_data})
+    );
     always_comb begin
         wi_st_d = wi_st_q; wo_st_d = wo_st_q; wr_way_d = wr_way_q; wr_poison_d = wr_poison_q;
         wcnt_d = wcnt_q; wbyte_d = wbyte_q; wpos_d = wpos_q; opos_d = opos_q; osec_d = osec_q;

@@ -6,6 +6,7 @@ rtl/nand/ats_bch_enc.sv
 rtl/nand/ats_bch_dec.sv
 rtl/nand/ats_nand_chan.sv
 rtl/nand/ats_nand_pkg.sv
+rtl/nand/ats_nand_fifo2.sv
 rtl/nand/ats_nand_page_wr.sv
 rtl/nand/ats_nand_page_rd.sv
 rtl/nand/ats_nand_page.sv
