@@ -128,7 +128,7 @@ module ats_udp_host #(
     endfunction
 
     // ---------------------------------------------------------------- receive
-    typedef enum logic [1:0] {RX_PKT, RX_CHK, RX_EVAL, RX_APPLY} rx_e;
+    typedef enum logic [2:0] {RX_PKT, RX_LOOK, RX_CHK, RX_EVAL, RX_APPLY} rx_e;
     rx_e         rx_q;
     logic [15:0] wc_q;                                     // words taken of this packet (saturates)
     logic [31:0] h_q [8];                                  // first eight words
@@ -156,8 +156,7 @@ module ats_udp_host #(
     wire [SW-1:0] p_slot  = p_slot8[SW-1:0];
     wire          p_slot_ok = p_slot8 < 8'(NSLOT);
     wire [31:0]   p_seq   = h_q[1];
-    // DATA: the chunk is expected (loading, same command, inside wr_len, not yet received)
-    // slot lookups, registered in RX_CHK (after the packet's second word: slot and seq known) so
+    // slot lookups, registered in RX_LOOK / RX_CHK (after the packet's second word: slot and seq known) so
     // that neither the payload writes nor the evaluation look the slot table up combinationally.
     // Only the receiver changes a LOAD slot; a RUN slot may turn DONE meanwhile (the answer is
     // then that of a moment earlier: STATE running or BUSY, both defined).
@@ -166,30 +165,44 @@ module ats_udp_host #(
     logic [NCH-1:0] k_got_q, k_wmask_q, k_rmask_q;
     logic [15:0]    k_bytes_q;
     logic           pend_last_q;
-    wire          d_match0 = p_slot_ok && st_q[p_slot] == S_LOAD && seq_q[p_slot] == p_seq;
-    wire          d_in     = p_arg < {2'b0, nchunks(wlen_q[p_slot])};
+    // RX_LOOK reads the slot's entry, RX_CHK derives from the copy
+    logic [1:0]     r_st_q;
+    logic [31:0]    r_seq_q;
+    logic [15:0]    r_wlen_q, r_rlen_q;
+    logic [NCH-1:0] r_got_q;
+    always_ff @(posedge clk) begin
+        if (rx_q == RX_LOOK) begin
+            r_st_q   <= st_q[p_slot];
+            r_seq_q  <= seq_q[p_slot];
+            r_wlen_q <= wlen_q[p_slot];
+            r_rlen_q <= rlen_q[p_slot];
+            r_got_q  <= got_q[p_slot];
+        end
+    end
+    wire          d_in     = p_arg < {2'b0, nchunks(r_wlen_q)};
     wire [CW-1:0] d_ch     = p_arg[CW-1:0];
-    wire          d_new    = d_in && !got_q[p_slot][d_ch];
-    wire [15:0]   d_bytes  = (wlen_q[p_slot] - {p_arg[5:0], 10'd0} >= 16'd1024) ? 16'd1024
-                                                                             : wlen_q[p_slot] - {p_arg[5:0], 10'd0};
-    wire          d_write_ok = p_type == T_DATA && p_ver == 8'd1 && d_match0 && d_new;
-    wire [31:0]   diff     = p_seq - seq_q[p_slot];
-    wire          d_match  = p_slot_ok && k_st_q == S_LOAD && k_seq_eq_q;
+    wire          d_new    = d_in && !r_got_q[d_ch];
+    wire [15:0]   d_bytes  = (r_wlen_q - {p_arg[5:0], 10'd0} >= 16'd1024) ? 16'd1024
+                                                                       : r_wlen_q - {p_arg[5:0], 10'd0};
+    wire [31:0]   diff     = p_seq - r_seq_q;
+    wire          d_write_ok = p_type == T_DATA && p_ver == 8'd1 && p_slot_ok && r_st_q == S_LOAD
+                               && diff == 32'd0 && d_new;
 
     always_ff @(posedge clk) begin
         if (rx_q == RX_CHK) begin
-            k_st_q      <= st_q[p_slot];
+            k_st_q      <= r_st_q;
             k_seq_eq_q  <= diff == 32'd0;
             k_seq_old_q <= diff[31];
             k_in_q      <= d_in;
             k_new_q     <= d_new;
             k_wrok_q    <= d_write_ok;
-            k_got_q     <= got_q[p_slot];
-            k_wmask_q   <= chmask(wlen_q[p_slot]);
-            k_rmask_q   <= chmask(rlen_q[p_slot]);
+            k_got_q     <= r_got_q;
+            k_wmask_q   <= chmask(r_wlen_q);
+            k_rmask_q   <= chmask(r_rlen_q);
             k_bytes_q   <= d_bytes;
         end
     end
+    wire          d_match  = p_slot_ok && k_st_q == S_LOAD && k_seq_eq_q;
 
     // the RAM's write port: core writes (s_hwr) first, then DATA payload words
     logic [BW-1:0] hwr_addr_q;                             // next word of a burst
@@ -356,9 +369,10 @@ module ats_udp_host #(
                         wc_q <= wc_q + 16'd1;
                     end
                     pend_last_q <= s_udp_last;
-                    if (wc_q == 16'd1) rx_q <= RX_CHK;
+                    if (wc_q == 16'd1) rx_q <= RX_LOOK;
                     else if (s_udp_last) rx_q <= RX_EVAL;
                 end
+                RX_LOOK: rx_q <= RX_CHK;
                 RX_CHK: rx_q <= pend_last_q ? RX_EVAL : RX_PKT;
                 RX_EVAL: rx_q <= RX_APPLY;
                 RX_APPLY: if (rx_err_q || !(a_reply_q && rq_full)) begin
