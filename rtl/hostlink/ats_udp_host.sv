@@ -434,7 +434,7 @@ module ats_udp_host #(
     assign s_cpl_ready = 1'b1;
 
     // ---------------------------------------------------------------- transmit
-    typedef enum logic [2:0] {TX_IDLE, TX_NEXT, TX_HDR, TX_PAY} tx_e;
+    typedef enum logic [2:0] {TX_IDLE, TX_NEXT, TX_NEXT2, TX_HDR, TX_PAY} tx_e;
     tx_e            tx_q;
     logic [SW-1:0]  tx_slot_q;
     logic [31:0]    tx_seq_q;
@@ -462,8 +462,9 @@ module ats_udp_host #(
         ch_pick = '0;
         for (int i = NCH - 1; i >= 0; i--) if (tx_mask_q[i]) ch_pick = CW'(i);
     end
-    wire [15:0] ch_bytes = (tx_rlen_q - {6'(ch_pick), 10'd0} >= 16'd1024) ? 16'd1024
-                                                                        : tx_rlen_q - {6'(ch_pick), 10'd0};
+    logic       tx_any_q;                                  // TX_NEXT found a chunk (tx_ch_q)
+    wire [15:0] ch_bytes = (tx_rlen_q - {6'(tx_ch_q), 10'd0} >= 16'd1024) ? 16'd1024
+                                                                        : tx_rlen_q - {6'(tx_ch_q), 10'd0};
 
     // the read streamer, shared by the core's reads (s_hrdq) and RDATA payloads
     logic        rd_req_v, rd_req_r;
@@ -556,16 +557,20 @@ module ats_udp_host #(
                     end
                 end
                 TX_NEXT: begin
+                    tx_ch_q  <= ch_pick;
+                    tx_any_q <= tx_mask_q != '0;
+                    tx_q     <= TX_NEXT2;
+                end
+                TX_NEXT2: begin
                     tx_hi_q <= '0;
                     tx_w_q[1] <= tx_seq_q;
-                    if (tx_mask_q != '0) begin
-                        tx_w_q[0]  <= {8'd1, 8'(ch_pick), 8'(tx_slot_q), T_RDATA};
+                    if (tx_any_q) begin
+                        tx_w_q[0]  <= {8'd1, 8'(tx_ch_q), 8'(tx_slot_q), T_RDATA};
                         tx_hn_q    <= 2'd1;
                         tx_pay_q   <= 1'b1;
                         tx_plen_q  <= ch_bytes;
-                        tx_ch_q    <= ch_pick;
                         tx_len_q   <= 16'd8 + ch_bytes;
-                        tx_mask_q[ch_pick] <= 1'b0;
+                        tx_mask_q[tx_ch_q] <= 1'b0;
                         tx_q       <= TX_HDR;
                     end else begin
                         tx_w_q[0]  <= {8'd1, tx_sts_q, 8'(tx_slot_q), T_CPL};
