@@ -86,7 +86,8 @@ module ats_soc_nvme_sim_top #(
 
     ats_soc_sim_top #(
         .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .BLOCKS(BLOCKS), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
-        .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV), .T_BERS_NS(T_BERS_NS)
+        .PAGE_BYTES(PAGE_BYTES), .SPARE_BYTES(SPARE_BYTES), .ARRAY_TIME_DIV(ARRAY_TIME_DIV), .T_BERS_NS(T_BERS_NS),
+        .CONST_READY(1'b0)
     ) u_sys (
         .clk, .rst, .power_ok,
         .host_cmd_valid(cmd_valid), .host_cmd_ready, .host_cmd_op(cmd_op), .host_cmd_tag(cmd_tag),

@@ -17,7 +17,12 @@ module ats_soc_sim_top #(
     parameter int PAGE_BYTES      = 2048,
     parameter int SPARE_BYTES     = 128,
     parameter int ARRAY_TIME_DIV  = 20,
-    parameter int T_BERS_NS       = 2000000
+    parameter int T_BERS_NS       = 2000000,
+    // 1: the host port's and the UART's readies are constants 1 and the reset is made here (the
+    // host-port build: the harness never holds the readies low); 0: readies and `rst` are taken
+    // from the ports (the NVMe build, whose front end drives host_cpl_ready, host_hrd_ready and
+    // host_hwr_ready)
+    parameter bit CONST_READY     = 1'b1
 ) (
     input  wire logic        clk,
     input  wire logic        rst,
@@ -77,7 +82,12 @@ module ats_soc_sim_top #(
     logic [3:0] por_q = 4'd0;
     logic       rst_i;
     always_ff @(posedge clk) if (por_q != 4'd10) por_q <= por_q + 4'd1;
-    assign rst_i = por_q != 4'd10;
+    assign rst_i = CONST_READY ? (por_q != 4'd10) : rst;
+    logic cpl_ready_i, hrd_ready_i, hwr_ready_i, uart_tx_ready_i;
+    assign cpl_ready_i     = CONST_READY ? 1'b1 : host_cpl_ready;
+    assign hrd_ready_i     = CONST_READY ? 1'b1 : host_hrd_ready;
+    assign hwr_ready_i     = CONST_READY ? 1'b1 : host_hwr_ready;
+    assign uart_tx_ready_i = CONST_READY ? 1'b1 : uart_tx_ready;
     logic unused_in;
     assign unused_in = ^{rst, host_cpl_ready, host_hrd_ready, host_hwr_ready, uart_tx_ready};
 
@@ -85,14 +95,14 @@ module ats_soc_sim_top #(
         .sys_clk(clk), .sys_rst(rst_i), .sim_trace(1'b0),
         .host_cmd_valid, .host_cmd_ready, .host_cmd_op, .host_cmd_tag, .host_cmd_lba, .host_cmd_nlb,
         .host_cmd_txid, .host_cmd_flags, .host_cmd_attr, .host_cmd_prio, .host_cmd_dptr, .host_cmd_aux,
-        .host_cpl_valid, .host_cpl_ready(1'b1), .host_cpl_tag, .host_cpl_status, .host_cpl_result,
-        .host_hrd_valid, .host_hrd_ready(1'b1), .host_hrd_addr, .host_hrd_len,
+        .host_cpl_valid, .host_cpl_ready(cpl_ready_i), .host_cpl_tag, .host_cpl_status, .host_cpl_result,
+        .host_hrd_valid, .host_hrd_ready(hrd_ready_i), .host_hrd_addr, .host_hrd_len,
         .host_hrdd_valid, .host_hrdd_ready, .host_hrdd_data, .host_hrdd_last,
-        .host_hwr_valid, .host_hwr_ready(1'b1), .host_hwr_addr, .host_hwr_data, .host_hwr_last,
+        .host_hwr_valid, .host_hwr_ready(hwr_ready_i), .host_hwr_addr, .host_hwr_data, .host_hwr_last,
         .host_pwr_fail,
         .nand_ce_n(ce_n), .nand_cle(cle), .nand_ale(ale), .nand_we_n(we_n), .nand_re_n(re_n),
         .nand_wp_n(wp_n), .nand_dq_o(dq_c2d), .nand_dq_i(dq_d2c), .nand_rb_n(rb_n),
-        .serial_source_valid(uart_tx_valid), .serial_source_ready(1'b1),
+        .serial_source_valid(uart_tx_valid), .serial_source_ready(uart_tx_ready_i),
         .serial_source_data(uart_tx_data),
         .serial_sink_valid(uart_rx_valid), .serial_sink_ready(uart_rx_ready),
         .serial_sink_data(uart_rx_data)
