@@ -87,7 +87,7 @@ module ats_nand_bench_top #(
         .m_ccmd_valid(cc_valid), .m_ccmd_ready(cc_ready), .m_ccmd_tag(cc_tag), .m_ccmd_op(cc_op),
         .m_ccmd_way(cc_way), .m_ccmd_block(cc_block), .m_ccmd_page(cc_page), .m_ccmd_slot(cc_slot),
         .s_ccpl_valid(ccpl_valid), .s_ccpl_ready(ccpl_ready), .s_ccpl_tag(ccpl_tag),
-        .s_ccpl_status(ccpl_status), .s_ccpl_corrected(8'd0),
+        .s_ccpl_status(ccpl_status), .s_ccpl_corrected(8'd0), .s_ccpl_rel(1'b0), // no page controller: no releases
         .m_ncpl_valid, .m_ncpl_ready, .m_ncpl_tag, .m_ncpl_status, .m_ncpl_corrected(ncpl_corr),
         .err_spurious(spur)
     );
