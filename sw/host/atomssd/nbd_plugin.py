@@ -118,7 +118,9 @@ class Device:
         if self.dead:
             raise RuntimeError(self.dead)
         self.q.put(r)
-        r.done.wait()
+        while not r.done.wait(2.0):                  # (a device that died fails every request:
+            if self.dead:                            # none may wait for ever, or the kernel's
+                r.fail(self.dead)                    # flush through nbdfuse hangs an unmount)
         if r.error:
             nbdkit.debug(f"atomssd: {r.error}")
             raise RuntimeError(r.error)
@@ -151,6 +153,7 @@ class Device:
         out: dict = {}                               # id(Command) -> (Command, request, op index, cycle submitted)
         stopping = False
         idle_slices = 0
+        sub = None                                   # the request whose op is being submitted
         while True:
             try:
                 item = self.q.get() if not out and not waiting and not stopping else self.q.get_nowait()
@@ -172,7 +175,9 @@ class Device:
                     r, i = waiting.popleft()
                     if r.done.is_set():
                         continue                     # its request failed already
+                    sub = r                          # (failed below if the submission breaks)
                     cmd = self._submit(r.ops[i])
+                    sub = None
                     out[id(cmd)] = (cmd, r, i, self.hp.cycle)
                 if not out:
                     continue
@@ -207,6 +212,8 @@ class Device:
                         r.fail(f"{cmd.what}: no completion within {TIMEOUT} cycles")
             except Exception as e:  # noqa: BLE001 - the simulator is gone or broke a rule
                 self.dead = f"atomssd: the device is gone: {e}"
+                if sub is not None:                  # popped from `waiting`, not yet in `out`
+                    sub.fail(self.dead)
                 for _, r, _, _ in out.values():
                     r.fail(self.dead)
                 for r, _ in waiting:
