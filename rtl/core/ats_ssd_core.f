@@ -13,6 +13,7 @@ rtl/backend/ats_backend_fw.sv
 rtl/backend/ats_backend.sv
 rtl/nand/ats_gf_pkg.sv
 rtl/nand/ats_bch_bm.sv
+rtl/nand/ats_bch_bm_arb.sv
 rtl/nand/ats_bch_enc.sv
 rtl/nand/ats_bch_dec.sv
 rtl/nand/ats_nand_chan.sv

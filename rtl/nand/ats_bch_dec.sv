@@ -3,7 +3,9 @@
 // bytes, as ats_bch_enc writes it), one byte a cycle in and out. Stages:
 //   1. input: the odd syndromes S_1, S_3, .. S_(2T-1) are computed byte-parallel (Horner) while the
 //      codeword streams in; the K data bytes go to one of two sector slots of a block RAM.
-//   2. ats_bch_bm: inversionless Berlekamp-Massey, error locator Lambda and its length L.
+//   2. ats_bch_bm: inversionless Berlekamp-Massey, error locator Lambda and its length L: the
+//      decoder's own (EXT_BM = 0, an N = 1 ats_bch_bm_arb) or one shared by several decoders
+//      (EXT_BM = 1, bm_* ports to ats_bch_bm_arb), asked as soon as a sector's syndromes are in.
 //   3. Chien search, 8 positions a cycle, parity positions after the data ones, in step with the
 //      read of the buffered sector: every data bit at a root of Lambda is flipped as it streams out
 //      (m_data_*, K bytes, m_data_last on the last), then one status beat per sector (m_status_*).
@@ -12,8 +14,9 @@
 // streamed out before the verdict, raw if L > T or deg != L, else with the flips at the roots found)
 // must be discarded by the user. The status beat is offered once the sector's last data byte is in
 // the output FIFO (sector order; the n-th status belongs to the n-th sector).
-// Throughput: the back end needs 4*T + K + P + ~11 cycles a sector, the input K + P; the next
-// sector streams in while the current one is decoded. Details: rtl/nand/README_ecc.md.
+// Throughput: the back end needs K + P + ~17 cycles a sector (BM runs for the next sector while the
+// current one is searched; own or shared, EXT_BM), the input K + P; the next sector streams in
+// while the current one is decoded. Details: rtl/nand/README_ecc.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -28,7 +31,9 @@ module ats_bch_dec #(
     parameter int M         = 13,   // Galois field GF(2^M): 13 (512 B sectors) or 14 (1 KiB sectors)
     parameter int T         = 8,    // correctable bits per sector; M*T a multiple of 8
     parameter int K         = 512,  // data bytes per sector; power of two
-    parameter int OUT_DEPTH = 4     // output FIFO entries (4 sustains a byte a cycle); power of two
+    parameter int OUT_DEPTH = 4,    // output FIFO entries (4 sustains a byte a cycle); power of two
+    parameter bit EXT_BM    = 1'b0  // 1: Berlekamp-Massey is outside (bm_* ports, ats_bch_bm_arb
+                                    // shared by several decoders); 0: the decoder's own BM
 ) (
     input  wire logic       clk,
     input  wire logic       rst,                 // synchronous, active high
@@ -46,7 +51,15 @@ module ats_bch_dec #(
     output wire logic       m_status_valid,
     input  wire logic       m_status_ready,
     output wire logic [7:0] m_status_corrected,
-    output wire logic       m_status_uncorrectable
+    output wire logic       m_status_uncorrectable,
+    // EXT_BM = 1: the shared Berlekamp-Massey unit (ats_bch_bm_arb; its header has the protocol).
+    // EXT_BM = 0: bm_req / bm_syn are driven but unused, the inputs are ignored (tie them to 0).
+    output wire logic                       bm_req,      // syndromes on bm_syn wait for BM
+    output wire logic [T*M-1:0]             bm_syn,      // S_(2i+1) at [i*M +: M]
+    input  wire logic                       bm_gnt,      // BM takes bm_syn at this edge
+    input  wire logic                       bm_done,     // this decoder's Lambda / L, this cycle
+    input  wire logic [(T+1)*M-1:0]         bm_lambda_i,
+    input  wire logic [$clog2(2*T+1)-1:0]   bm_len_i
 );
     localparam int POLY   = (M == 13) ? 'h201B : (M == 14) ? 'h4443 : 0;  // primitive polynomials
     localparam int Q      = (1 << M) - 1;       // multiplicative order of alpha
@@ -100,22 +113,26 @@ module ats_bch_dec #(
     // constant tables, entry e at [e*W +: W] (W = GF_WW for multipliers, M for elements). Each
     // steps through its powers of alpha with one product an entry: Yosys evaluates constant
     // functions slowly, and a square-and-multiply per entry (gf_pow) took about a minute here.
-    function automatic logic [8*T*GF_WW-1:0] tab_cin();  // Chien start of bit k, term j (1..T):
-        logic [8*T*GF_WW-1:0] v;                          // alpha^(j(k-(n-1))), entry k*T+j-1
-        logic [M-1:0] g, gj, aj, c;
+    function automatic logic [T*GF_WW-1:0] tab_g();      // Chien start of term j (1..T) at the
+        logic [T*GF_WW-1:0] v;                            // first position: alpha^(-j(n-1)),
+        logic [M-1:0] g, gj;                              // entry j-1
         g  = apow(Q - (NBITS - 1) % Q);                   // alpha^(-(n-1))
-        gj = M'(1);                                       // alpha^(-j(n-1))
-        aj = M'(1);                                       // alpha^j
+        gj = M'(1);
         for (int j = 1; j <= T; j++) begin
             gj = gmul(gj, g);
-            aj = gmul(aj, M'(2));
-            c  = gj;
-            for (int k = 0; k < 8; k++) begin
-                v[(k*T+j-1)*GF_WW +: GF_WW] = ccols(c);
-                c = gmul(c, aj);
-            end
+            v[(j-1)*GF_WW +: GF_WW] = ccols(gj);
         end
-        tab_cin = v;
+        tab_g = v;
+    endfunction
+    function automatic logic [T*GF_WW-1:0] tab_aj();     // alpha^j, entry j-1: one bit lane on
+        logic [T*GF_WW-1:0] v;
+        logic [M-1:0] c;
+        c = M'(1);
+        for (int j = 1; j <= T; j++) begin
+            c = gmul(c, M'(2));
+            v[(j-1)*GF_WW +: GF_WW] = ccols(c);
+        end
+        tab_aj = v;
     endfunction
     function automatic logic [T*GF_WW-1:0] tab_a8j();    // alpha^(8j), entry j-1: one byte on
         logic [T*GF_WW-1:0] v;
@@ -154,7 +171,8 @@ module ats_bch_dec #(
         end
         tab_a8e = v;
     endfunction
-    localparam logic [8*T*GF_WW-1:0] CIN = tab_cin();
+    localparam logic [T*GF_WW-1:0]   GJ  = tab_g();
+    localparam logic [T*GF_WW-1:0]   AJ  = tab_aj();
     localparam logic [T*GF_WW-1:0]   A8J = tab_a8j();
     localparam logic [8*T*M-1:0]     SYB = tab_syn();
     localparam logic [T*GF_WW-1:0]   A8E = tab_a8e();
@@ -238,30 +256,45 @@ module ats_bch_dec #(
     );
 
     // ---- stage 2: Berlekamp-Massey -----------------------------------------------------------
-    typedef enum logic [2:0] {BE_IDLE, BE_BM, BE_DEG, BE_CINIT, BE_CHIEN, BE_DRAIN, BE_STAT} be_state_e;
+    // A sector's syndromes go to BM as soon as they are complete and the Lambda register lamc_q is
+    // free (it is emptied when the Chien search takes it, BE_CINIT), so BM runs (and, shared, waits
+    // for its grant) while the previous sector is still searched and output. One job in flight.
+    typedef enum logic [2:0] {BE_IDLE, BE_DEG, BE_PRE, BE_CINIT, BE_CHIEN, BE_DRAIN, BE_STAT} be_state_e;
     be_state_e be_q, be_d;
 
-    logic                 bm_busy, bm_done;
+    logic                 bm_done_w;
     logic [(T+1)*M-1:0]   bm_lambda;
     logic [LEN_W-1:0]     bm_len;
-    // registered: BM starts in the first BE_BM cycle (syn_q holds the last byte's update by then)
-    logic bm_go_q;
-    assign bm_start = bm_go_q;
+    logic                 req;
+    logic                 bm_pend_q;     // granted, result not yet back
+    logic                 lam_full_q;    // lamc_q / lenc_q / nz_q hold a result not yet searched
 
-    ats_bch_bm #(
-        .M   (M),
-        .POLY(POLY),
-        .T   (T)
-    ) u_bm (
-        .clk    (clk),
-        .rst    (rst),
-        .start  (bm_start),
-        .syn_odd(syn_q),
-        .busy   (bm_busy),
-        .done   (bm_done),
-        .lambda (bm_lambda),
-        .len    (bm_len)
-    );
+    // (!fire_q: syn_q takes the last byte's Horner step in the cycle after it was accepted)
+    assign req    = syn_full_q && !fire_q && !lam_full_q && !bm_pend_q;
+    assign bm_req = req;
+    assign bm_syn = syn_q;
+
+    if (EXT_BM) begin : g_ext_bm
+        assign bm_start  = bm_gnt;
+        assign bm_done_w = bm_done;
+        assign bm_lambda = bm_lambda_i;
+        assign bm_len    = bm_len_i;
+    end else begin : g_own_bm
+        logic unused_bm;
+        assign unused_bm = ^{bm_gnt, bm_done, bm_lambda_i, bm_len_i};
+        ats_bch_bm_arb #(
+            .N(1), .M(M), .POLY(POLY), .T(T), .SYN_REG(1'b0)
+        ) u_bm (
+            .clk   (clk),
+            .rst   (rst),
+            .req   (req),
+            .syn   (syn_q),
+            .gnt   (bm_start),
+            .done  (bm_done_w),
+            .lambda(bm_lambda),
+            .len   (bm_len)
+        );
+    end
 
     // ---- stage 3: Chien search and output ----------------------------------------------------
     // One register per bit lane k (0..7, k = 0 is bit 7, the higher degree) and locator term j
@@ -270,8 +303,10 @@ module ats_bch_dec #(
     // register feeds only its own update and one sum (short, local nets: Fmax), at the cost of 8T
     // registers instead of T.
     logic [M-1:0]      r_q [8*T];
-    logic [(T+1)*M-1:0] lamc_q;          // copy of Lambda next to the Chien registers (the BM
-                                         // register is far away; Lambda holds still from bm_done on)
+    logic [(T+1)*M-1:0] lamc_q;          // Lambda_j * alpha^(-j(n-1)), taken from BM at its done
+                                         // (next to the Chien registers: the BM register is far
+                                         // away), then stepped by alpha^j a cycle in the pre-roll
+    logic [LEN_W-1:0]  lenc_q;           // L, taken with lamc_q
     logic [M-1:0]      lam0_q;
     logic              apply_q;          // L <= T and deg(Lambda) == L: flip bits at roots
     logic [LEN_W-1:0]  len_q;
@@ -280,8 +315,8 @@ module ats_bch_dec #(
     logic [CR_W-1:0]   credit_q;         // output FIFO entries + reads in flight
     logic              issue, issue_data;
 
-    // degree of Lambda, in two registered steps: non-zero flags in the bm_done cycle (BE_BM), the
-    // degree in BE_DEG, used in BE_CINIT (Lambda holds still from bm_done to the next BM start)
+    // degree of Lambda, in two registered steps: non-zero flags taken at bm_done (with lamc_q), the
+    // degree one cycle later (deg_q follows nz_q), used in BE_CINIT at least two cycles after done
     logic [T:1]       nz_q;
     logic [LEN_W-1:0] deg, deg_q;
     always_comb begin
@@ -297,13 +332,21 @@ module ats_bch_dec #(
     // issue_q in cycle t is exactly "state BE_CHIEN and (parity phase or an output credit free)" of
     // cycle t. c_lastd_q/c_lastp_q = (ccnt_q == K-1) / (ccnt_q == NB-1), kept as registers.
     logic            issue_q, issue_d, chien_d, data_ph_q, data_ph_d, c_lastd_q, c_lastp_q;
-    logic            cinit_q, r_en_q;    // cinit_q = (be_q == BE_CINIT); r_en_q = cinit_q || issue
+    logic            cinit_q;            // cinit_q = (be_q == BE_CINIT), the last pre-roll cycle
+    // pre-roll (BE_PRE, 7 cycles, and BE_CINIT): lane k takes lamc_q in its cycle ld_q[k] (lamc_q
+    // then holds Lambda_j * alpha^(j(k-(n-1))), its start value) while lamc_q steps by alpha^j:
+    // no start-value multipliers per lane (8T constant matrices less than a one-cycle load)
+    logic [6:0]      ld_q;               // one-hot: lane loading in this cycle (lane 7: cinit_q)
+    logic [7:0]      ld_d;
+    logic            ldn_q;              // ld_q != 0 (the lanes' load / step select)
+    logic [7:0]      r_en_q;             // lane k's enable: ld_q[k] || issue
     logic [CR_W-1:0] credit_d;
     logic            pop;                // output FIFO pop
     assign issue      = issue_q;
     assign issue_data = issue_q && data_ph_q;
     assign rd_addr    = {rslot_q, ccnt_q[AW-1:0]};
     assign slot_free  = issue_data && c_lastd_q;
+    assign ld_d = (be_q == BE_DEG) ? 8'd1 : {ld_q, 1'b0};
     always_comb begin
         chien_d   = cinit_q || ((be_q == BE_CHIEN) && !(issue_q && c_lastp_q));
         data_ph_d = cinit_q || (data_ph_q && !(issue_q && c_lastd_q));
@@ -350,9 +393,9 @@ module ats_bch_dec #(
     always_comb begin
         be_d = be_q;
         case (be_q)
-            BE_IDLE:  if (syn_full_q && !bm_go_q) be_d = BE_BM;
-            BE_BM:    if (bm_done) be_d = BE_DEG;
-            BE_DEG:   be_d = BE_CINIT;
+            BE_IDLE:  if (lam_full_q) be_d = BE_DEG;
+            BE_DEG:   be_d = BE_PRE;
+            BE_PRE:   if (ld_q[6]) be_d = BE_CINIT;
             BE_CINIT: be_d = BE_CHIEN;
             BE_CHIEN: if (issue && c_lastp_q) be_d = BE_DRAIN;
             BE_DRAIN: if (!s1_valid_q && !s2_valid_q && !s3_valid_q && !s4_valid_q) be_d = BE_STAT;
@@ -373,37 +416,44 @@ module ats_bch_dec #(
     always_ff @(posedge clk) begin
         // datapath
 `ifdef ATS_SYNTH_FORM
-        if (r_en_q) begin
-            for (int k = 0; k < 8; k++) begin
+        for (int k = 0; k < 8; k++) begin
+            if (r_en_q[k]) begin
                 for (int j = 1; j <= T; j++) begin
-                    r_q[k*T+j-1] <= cinit_q
-                        ? cmul(lamc_q[j*M +: M], CIN[(k*T+j-1)*GF_WW +: GF_WW])
-                        : cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
+                    r_q[k*T+j-1] <= ldn_q ? lamc_q[j*M +: M]
+                                          : cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
                 end
             end
         end
 `else
         // simulation form: the Chien registers written as one array in the cycles they load (a
         // simulator copies it then, instead of a flag per register in every cycle)
-        if (r_en_q) begin : s_chien
+        if (r_en_q != '0) begin : s_chien
             logic [M-1:0] r_n [8*T];
             for (int k = 0; k < 8; k++) begin
                 for (int j = 1; j <= T; j++) begin
-                    r_n[k*T+j-1] = cinit_q
-                        ? cmul(lamc_q[j*M +: M], CIN[(k*T+j-1)*GF_WW +: GF_WW])
-                        : cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
+                    if (!r_en_q[k])  r_n[k*T+j-1] = r_q[k*T+j-1];
+                    else if (ldn_q)  r_n[k*T+j-1] = lamc_q[j*M +: M];
+                    else             r_n[k*T+j-1] = cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
                 end
             end
             r_q <= r_n;
         end
 `endif
-        lamc_q <= bm_lambda;
+        if (bm_done_w) begin
+            lamc_q[M-1:0] <= bm_lambda[M-1:0];
+            for (int j = 1; j <= T; j++) lamc_q[j*M +: M] <= cmul(bm_lambda[j*M +: M], GJ[(j-1)*GF_WW +: GF_WW]);
+            lenc_q <= bm_len;
+        end else if (ldn_q) begin
+            for (int j = 1; j <= T; j++) lamc_q[j*M +: M] <= cmul(lamc_q[j*M +: M], AJ[(j-1)*GF_WW +: GF_WW]);
+        end
+        if (bm_done_w) begin
+            for (int j = 1; j <= T; j++) nz_q[j] <= (bm_lambda[j*M +: M] != '0);
+        end
         if (cinit_q) begin
             lam0_q  <= lamc_q[M-1:0];
-            len_q   <= bm_len;
-            apply_q <= ({1'b0, bm_len} <= (LEN_W + 1)'(T)) && (deg_q == bm_len);
+            len_q   <= lenc_q;
+            apply_q <= ({1'b0, lenc_q} <= (LEN_W + 1)'(T)) && (deg_q == lenc_q);
         end
-        for (int j = 1; j <= T; j++) nz_q[j] <= (bm_lambda[j*M +: M] != '0);
 `ifdef ATS_SYNTH_FORM
         for (int k = 0; k < 8; k++) ev_q[k] <= ev[k];
 `else
@@ -447,9 +497,14 @@ module ats_bch_dec #(
         end
         data_ph_q <= data_ph_d;
         issue_q   <= issue_d;
-        cinit_q   <= (be_q == BE_DEG);        // BE_DEG is always followed by BE_CINIT
-        r_en_q    <= issue_d || (be_q == BE_DEG);
-        bm_go_q <= (be_q == BE_IDLE) && (be_d == BE_BM);
+        cinit_q   <= ld_q[6];                 // BE_PRE's last cycle is followed by BE_CINIT
+        ld_q      <= ld_d[6:0];
+        ldn_q     <= (ld_d != '0);
+        r_en_q    <= ld_d | {8{issue_d}};
+        if (bm_start)       bm_pend_q <= 1'b1;
+        else if (bm_done_w) bm_pend_q <= 1'b0;
+        if (bm_done_w)      lam_full_q <= 1'b1;
+        else if (cinit_q)   lam_full_q <= 1'b0;
         if (slot_free) rslot_q <= !rslot_q;
         roots_q <= cinit_q ? '0 : roots_q + ROOT_W'(pop_q);
         s1_valid_q <= issue;
@@ -474,10 +529,13 @@ module ats_bch_dec #(
             ready_q    <= 1'b0;
             be_q       <= BE_IDLE;
             issue_q    <= 1'b0;
-            r_en_q     <= 1'b0;
+            r_en_q     <= '0;
+            ld_q       <= '0;
+            ldn_q      <= 1'b0;
             cinit_q    <= 1'b0;
             data_ph_q  <= 1'b0;
-            bm_go_q    <= 1'b0;
+            bm_pend_q  <= 1'b0;
+            lam_full_q <= 1'b0;
             s1_valid_q <= 1'b0;
             s2_valid_q <= 1'b0;
             s3_valid_q <= 1'b0;
@@ -501,8 +559,11 @@ module ats_bch_dec #(
         if (!rst && s_fire && (s_data_last != (icnt_q == CNT_W'(NB - 1)))) begin
             $error("ats_bch_dec: s_data_last does not match the codeword length %0d (%m)", NB);
         end
-        if (!rst && bm_start && bm_busy) begin
-            $error("ats_bch_dec: Berlekamp-Massey started while busy (%m)");
+        if (!rst && bm_start && !req) begin
+            $error("ats_bch_dec: Berlekamp-Massey grant without a request (%m)");
+        end
+        if (!rst && bm_done_w && (!bm_pend_q || lam_full_q)) begin
+            $error("ats_bch_dec: Berlekamp-Massey result without a job or with Lambda full (%m)");
         end
     end
 `endif

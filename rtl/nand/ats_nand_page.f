@@ -1,6 +1,7 @@
 rtl/common/ats_ram_sdp.sv
 rtl/nand/ats_gf_pkg.sv
 rtl/nand/ats_bch_bm.sv
+rtl/nand/ats_bch_bm_arb.sv
 rtl/nand/ats_bch_enc.sv
 rtl/nand/ats_bch_dec.sv
 rtl/nand/ats_nand_chan.sv

@@ -40,7 +40,10 @@ module ats_nand_page #(
     parameter int T_ADL           = 14,
     parameter int T_RR            = 4,
     parameter int T_RHW           = 20,
-    parameter int T_CS            = 4
+    parameter int T_CS            = 4,
+    // 1: the BCH decoder's Berlekamp-Massey is a unit shared by the channels (bm_* ports,
+    // ats_bch_bm_arb in ats_nand_subsys; README_ecc.md "Shared Berlekamp-Massey"); 0: its own
+    parameter bit BCH_EXT_BM      = 1'b0
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,           // synchronous, active high
@@ -94,7 +97,15 @@ module ats_nand_page #(
     output wire logic                 nand_wp_n,
     output wire logic [7:0]           nand_dq_o,
     input  wire logic [7:0]           nand_dq_i,
-    input  wire logic [WAYS-1:0]      nand_rb_n
+    input  wire logic [WAYS-1:0]      nand_rb_n,
+
+    // shared Berlekamp-Massey (BCH_EXT_BM = 1, ats_bch_bm_arb; inputs ignored when 0, tie to 0)
+    output wire logic                 bm_req,
+    output wire logic [103:0]         bm_syn,
+    input  wire logic                 bm_gnt,
+    input  wire logic                 bm_done,
+    input  wire logic [116:0]         bm_lambda,
+    input  wire logic [4:0]           bm_len
 );
     // ---- derived sizes --------------------------------------------------------------------------
     localparam int WAY_W      = $clog2(WAYS > 1 ? WAYS : 2);
@@ -314,7 +325,7 @@ module ats_nand_page #(
 
     ats_nand_page_rd #(
         .WAYS(WAYS), .TAG_W(TAG_W), .SLOT_W(SLOT_W), .PAGE_BYTES(PAGE_BYTES),
-        .ERASED_THR(ERASED_THR), .BAD_MARK_THR(BAD_MARK_THR)
+        .ERASED_THR(ERASED_THR), .BAD_MARK_THR(BAD_MARK_THR), .BCH_EXT_BM(BCH_EXT_BM)
     ) u_rd (
         .clk, .rst,
         .way_op, .way_tag, .way_slot,
@@ -324,7 +335,8 @@ module ats_nand_page #(
         .m_dcpl_valid(dj_cv), .m_dcpl_ready(cpl_free && dj_ok), .m_dcpl_way(djc_way),
         .m_dcpl_tag(djc_tag), .m_dcpl_slot(djc_slot), .m_dcpl_status(djc_st),
         .m_dcpl_corrected(djc_corr), .m_dcpl_bad_mark(djc_bbm),
-        .raw_idle
+        .raw_idle,
+        .bm_req, .bm_syn, .bm_gnt, .bm_done, .bm_lambda, .bm_len
     );
     assign dj_done = dj_cv && cpl_free && dj_ok;
 

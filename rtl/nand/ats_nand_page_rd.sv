@@ -18,7 +18,9 @@ module ats_nand_page_rd #(
     parameter int SLOT_W       = 8,     // page-buffer slot (opaque, echoed)
     parameter int PAGE_BYTES   = 4096,  // data bytes per page: a multiple of 512 (1..32 sectors)
     parameter int ERASED_THR   = 8,     // a codeword with at most this many 0 bits reads as erased
-    parameter int BAD_MARK_THR = 4      // spare byte 0 with at least this many 0 bits: bad block
+    parameter int BAD_MARK_THR = 4,     // spare byte 0 with at least this many 0 bits: bad block
+    parameter bit BCH_EXT_BM   = 1'b0   // 1: the decoder's Berlekamp-Massey is the shared unit on
+                                        // the bm_* ports (ats_bch_bm_arb); 0: its own
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,           // synchronous, active high
@@ -54,7 +56,15 @@ module ats_nand_page_rd #(
     output wire logic                 m_dcpl_bad_mark,
 
     // no raw read word on its way (registered: none in the read FIFO or in m_rdata)
-    output wire logic                 raw_idle
+    output wire logic                 raw_idle,
+
+    // shared Berlekamp-Massey (BCH_EXT_BM = 1; ats_bch_bm_arb's protocol; inputs ignored when 0)
+    output wire logic                 bm_req,
+    output wire logic [103:0]         bm_syn,        // odd syndromes, M = 13, T = 8
+    input  wire logic                 bm_gnt,
+    input  wire logic                 bm_done,
+    input  wire logic [116:0]         bm_lambda,
+    input  wire logic [4:0]           bm_len
 );
     localparam int WAY_W      = $clog2(WAYS > 1 ? WAYS : 2);
     localparam int K          = 512;                       // data bytes per sector
@@ -109,14 +119,15 @@ module ats_nand_page_rd #(
     logic       dec_st_valid, dec_st_ready, dec_st_uncorr;
     logic [7:0] dec_st_corr;
 
-    ats_bch_dec #(.M(13), .T(8), .K(K), .OUT_DEPTH(4)) u_dec (
+    ats_bch_dec #(.M(13), .T(8), .K(K), .OUT_DEPTH(4), .EXT_BM(BCH_EXT_BM)) u_dec (
         .clk, .rst,
         .s_data_valid(dec_in_valid), .s_data_ready(dec_in_ready), .s_data_data(dec_in_data),
         .s_data_last(dec_in_last),
         .m_data_valid(dec_out_valid), .m_data_ready(dec_out_ready), .m_data_data(dec_out_data),
         .m_data_last(dec_out_last),
         .m_status_valid(dec_st_valid), .m_status_ready(dec_st_ready),
-        .m_status_corrected(dec_st_corr), .m_status_uncorrectable(dec_st_uncorr)
+        .m_status_corrected(dec_st_corr), .m_status_uncorrectable(dec_st_uncorr),
+        .bm_req, .bm_syn, .bm_gnt, .bm_done, .bm_lambda_i(bm_lambda), .bm_len_i(bm_len)
     );
 
     // =================================================================================================

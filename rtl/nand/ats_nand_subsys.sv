@@ -46,7 +46,10 @@ module ats_nand_subsys #(
     parameter int T_ADL           = 14,
     parameter int T_RR            = 4,
     parameter int T_RHW           = 20,
-    parameter int T_CS            = 4
+    parameter int T_CS            = 4,
+    // 1: one Berlekamp-Massey unit (ats_bch_bm_arb) shared by the channels' BCH decoders, round
+    // robin (rtl/nand/README_ecc.md "Shared Berlekamp-Massey"); 0: one in every decoder
+    parameter bit BCH_SHARED      = 1'b1
 ) (
     input  wire logic                       clk,
     input  wire logic                       rst,            // synchronous, active high
@@ -175,6 +178,24 @@ module ats_nand_subsys #(
         else     init_done_q <= &init_fin;
     end
     assign init_done = init_done_q;
+
+    // shared Berlekamp-Massey: requests and syndromes of every channel's decoder, one result bus
+    logic [NUM_CHAN-1:0]     bm_req, bm_gnt, bm_done;
+    logic [NUM_CHAN*104-1:0] bm_syn;
+    logic [116:0]            bm_lambda;
+    logic [4:0]              bm_len;
+    if (BCH_SHARED) begin : g_bm
+        ats_bch_bm_arb #(.N(NUM_CHAN), .M(13), .POLY('h201B), .T(8), .SYN_REG(1'b1)) u_bm_arb (
+            .clk, .rst, .req(bm_req), .syn(bm_syn), .gnt(bm_gnt), .done(bm_done),
+            .lambda(bm_lambda), .len(bm_len));
+    end else begin : g_no_bm
+        assign bm_gnt    = '0;
+        assign bm_done   = '0;
+        assign bm_lambda = '0;
+        assign bm_len    = '0;
+        logic unused_bm;
+        assign unused_bm = ^{bm_req, bm_syn};
+    end
 
     for (genvar c = 0; c < NUM_CHAN; c++) begin : g_chan
         // command stage: one command, loaded when it and the fetch register are free
@@ -305,7 +326,7 @@ module ats_nand_subsys #(
             .SPARE_BYTES(SPARE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS),
             .ERASED_THR(ERASED_THR), .BAD_MARK_THR(BAD_MARK_THR), .DEBUG_OPS(0),
             .T_WP(T_WP), .T_WH(T_WH), .T_RP(T_RP), .T_REH(T_REH), .T_WB(T_WB), .T_WHR(T_WHR),
-            .T_ADL(T_ADL), .T_RR(T_RR), .T_RHW(T_RHW), .T_CS(T_CS)
+            .T_ADL(T_ADL), .T_RR(T_RR), .T_RHW(T_RHW), .T_CS(T_CS), .BCH_EXT_BM(BCH_SHARED)
         ) u_page (
             .clk(clk_pg), .rst,
             .s_cmd_valid(pc_cmd_valid), .s_cmd_ready(pc_cmd_ready), .s_cmd_tag(pc_tag),
@@ -322,7 +343,11 @@ module ats_nand_subsys #(
             .nand_ce_n(nand_ce_n[c*WAYS +: WAYS]), .nand_cle(nand_cle[c]), .nand_ale(nand_ale[c]),
             .nand_we_n(nand_we_n[c]), .nand_re_n(nand_re_n[c]), .nand_wp_n(nand_wp_n[c]),
             .nand_dq_o(nand_dq_o[c*8 +: 8]), .nand_dq_i(nand_dq_i[c*8 +: 8]),
-            .nand_rb_n(nand_rb_n[c*WAYS +: WAYS])
+            .nand_rb_n(nand_rb_n[c*WAYS +: WAYS]),
+            // (the decoder asks for BM only while it decodes a READ, i.e. while this controller
+            // holds a command: its clock runs then, so the gate needs no watch on these inputs)
+            .bm_req(bm_req[c]), .bm_syn(bm_syn[c*104 +: 104]), .bm_gnt(bm_gnt[c]),
+            .bm_done(bm_done[c]), .bm_lambda, .bm_len
         );
 
         // Simulation-only clock gate of the page controller (ATS_SIM_CGATE; rtl/common/ats_sim_cgate.sv,
