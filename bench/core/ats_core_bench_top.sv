@@ -25,8 +25,8 @@ module ats_core_bench_top #(
     parameter int QDEPTH          = 32,
     parameter int NUM_SLOTS       = 16,
     parameter int WIN             = 8,
-    parameter int RD_SLOTS        = 16,
-    parameter int SCHED_DEPTH     = 16,
+    parameter int RD_SLOTS        = 32,
+    parameter int SCHED_DEPTH     = 32,
     parameter int REMAP_LPN_W     = 32,     // remap_default preset (build/gen/remap_default/params.json)
     parameter int REMAP_PPN_W     = 16,
     parameter int REMAP_TXID_W    = 6,

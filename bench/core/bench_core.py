@@ -58,9 +58,9 @@ PRESET = "femu"
 ARRAY_NS = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000)
 # ONFI pin timings in cycles: the core's defaults (rtl/core/ats_ssd_core.sv, 125 MHz, ONFI mode 5)
 CHAN_T = dict(T_WP=2, T_WH=2, T_RP=2, T_REH=2, T_WB=20, T_WHR=12, T_ADL=14, T_RR=4, T_RHW=20, T_CS=4)
-RD_SLOTS = 16         # backend read slots: host read misses in flight (rtl/backend/README.md "Read miss")
+RD_SLOTS = 32         # backend read slots: host read misses in flight (rtl/backend/README.md "Read miss")
 RD_SLOTS_DEFAULT = RD_SLOTS   # the core's default: built in build/bench/core/obj, others in obj_rs<N>
-SCHED_DEPTH = 16      # NAND scheduler request table (rtl/nand/README_sched.md)
+SCHED_DEPTH = 32      # NAND scheduler request table (rtl/nand/README_sched.md)
 SCHED_DEPTH_DEFAULT = SCHED_DEPTH
 TARGET = 0.90
 # read model: a die stays held after its page's transfer while the page controller decodes the page
@@ -702,6 +702,11 @@ def report_iops(res: dict, lim: dict, args) -> dict:
               f"last word {rb['latency_us']:.1f} us (Little: {rb['inflight']:.1f} / {rb['latency_us']:.1f} us = "
               f"{1e6 * rb['inflight'] / rb['latency_us'] if rb['latency_us'] else 0:.0f} IOPS); "
               f"die tR seen on R/B#: {rd['die_busy_us']:.1f} us")
+        if "pre_rd" in rb:
+            print(f"read window, the host's READs in the device: {rb['pre_rd']:.2f} before their miss request m_rd "
+                  f"(queue, write buffer: a read id or CPL entry taken in ring order), {rb['inflight']:.2f} "
+                  f"from m_rd to the backend's last word, {rb['post_rd']:.2f} after it until m_cpl; queue "
+                  f"{rd['mean_queue']:.2f}")
         if rb.get("win_cycles"):
             busy = rb["bus_bytes"] * lim["byte_ns_read"] / (rb["win_cycles"] * CLK_NS * NUM_CHAN)
             rb["bus_read_frac"] = round(busy, 4)

@@ -150,6 +150,7 @@ struct PhaseResult {
     double die_busy_frac = 0, die_busy_us = 0, die_gap_us = 0;
     uint64_t rd_n = 0;
     double rd_lookup_us = 0, rd_nand_us = 0, rd_latency_us = 0, rd_inflight = 0;
+    double rd_pre = 0, rd_post = 0;   // mean host READs before m_rd / after the backend's last word
     uint64_t rd_bus_bytes = 0, rd_win_cycles = 0, rd_ch_xfer = 0, rd_ch_idle_array = 0, rd_ch_idle_none = 0,
              rd_ch_idle_held = 0;
 };
@@ -229,6 +230,11 @@ struct Bench {
     double rd_lookup = 0, rd_nand = 0, rd_lat = 0, rd_out_sum = 0;
     uint64_t rd_t_req[256] = {};                   // request cycle per read id (0: none)
     uint64_t rd_live = 0;                          // read ids in flight
+    // host READs inside the device, counted apart from rd_live: accepted on s_cmd and no m_rd yet
+    // (queue, write-buffer FSM), and last word out of the backend but no completion yet (host
+    // memory write, completion path); every READ of the read window misses exactly once
+    uint64_t rd_acc = 0, rd_req = 0, rd_last = 0, rd_cpl = 0;
+    double rd_pre_sum = 0, rd_post_sum = 0;
     std::deque<uint64_t> rd_t_look;                // per read waiting for its NAND READ, in request order
     uint64_t rd_t_nreq[256] = {};                  // NAND READ request time by tag
     uint64_t last_progress = 0;
@@ -441,6 +447,7 @@ struct Bench {
     // summed inside the window.
     void track_reads(bool in_win) {
         if (top->tap_rd_fire) {
+            rd_req++;
             if (!rd_t_req[top->tap_rd_tag]) rd_live++;
             rd_t_req[top->tap_rd_tag] = cycle;
             rd_t_look.push_back(cycle);
@@ -456,7 +463,12 @@ struct Bench {
             if (in_win) { rd_nand += double(cycle - rd_t_nreq[top->tap_ncpl_tag]); rd_nand_n++; }
             rd_t_nreq[top->tap_ncpl_tag] = 0;
         }
-        if (in_win) rd_out_sum += double(rd_live);
+        if (in_win) {
+            rd_out_sum += double(rd_live);
+            rd_pre_sum += rd_acc > rd_req ? double(rd_acc - rd_req) : 0.0;
+            rd_post_sum += rd_last > rd_cpl ? double(rd_last - rd_cpl) : 0.0;
+        }
+        if (top->tap_rdd_last_fire) rd_last++;
         if (top->tap_rdd_last_fire && rd_t_req[top->tap_rdd_tag]) {
             if (in_win) { rd_lat += double(cycle - rd_t_req[top->tap_rdd_tag]); rd_n++; }
             rd_t_req[top->tap_rdd_tag] = 0;
@@ -564,6 +576,7 @@ struct Bench {
                 recent.push_back(c.lba);
             }
         } else if (c.op == OP_READ) {
+            rd_acc++;
             c.expect = expect[c.lba];
         }
     }
@@ -577,6 +590,7 @@ struct Bench {
         if (status != want)
             fail("tag %u op %u lba %u completed with status 0x%02x (expected 0x%02x)", tag, c.op, c.lba, status, want);
         c.t_cpl = cycle;
+        if (c.op == OP_READ) rd_cpl++;
         n_cpl_ok++;
         if (cpl_cycles) {
             if (phase_cpl >= win_lo && phase_cpl < win_hi) lat_cycles.push_back(double(cycle - c.t_acc));
@@ -654,7 +668,7 @@ struct Bench {
         re_prev = ~0u;
         ch_xfer = ch_idle_array = ch_idle_none = ch_idle_held = 0;
         rd_n = rd_nand_n = 0;
-        rd_lookup = rd_nand = rd_lat = rd_out_sum = 0;
+        rd_lookup = rd_nand = rd_lat = rd_out_sum = rd_pre_sum = rd_post_sum = 0;
         uint64_t hits_w0 = 0, miss_w0 = 0, prog_w0 = 0, nread_w0 = 0, coal_w0 = 0;
         bool w0_taken = false, w1_taken = false;
         const uint64_t ph_hits0 = top->tap_read_hits, ph_miss0 = top->tap_read_misses;
@@ -715,7 +729,11 @@ struct Bench {
                 r.rd_lookup_us = rd_lookup / double(rd_n) * 8e-3;
                 if (rd_nand_n) r.rd_nand_us = rd_nand / double(rd_nand_n) * 8e-3;
                 r.rd_latency_us = rd_lat / double(rd_n) * 8e-3;
-                if (win_cycles) r.rd_inflight = rd_out_sum / double(win_cycles);
+                if (win_cycles) {
+                    r.rd_inflight = rd_out_sum / double(win_cycles);
+                    r.rd_pre = rd_pre_sum / double(win_cycles);
+                    r.rd_post = rd_post_sum / double(win_cycles);
+                }
                 r.rd_bus_bytes = re_bytes;
                 r.rd_ch_xfer = ch_xfer; r.rd_ch_idle_array = ch_idle_array; r.rd_ch_idle_none = ch_idle_none; r.rd_ch_idle_held = ch_idle_held;
                 r.rd_win_cycles = win_cycles;
@@ -832,7 +850,7 @@ struct Json {
 void print_phase(const PhaseResult &r) {
     Json rd;
     rd.kv("n", r.rd_n).kv("lookup_us", r.rd_lookup_us).kv("nand_us", r.rd_nand_us).kv("latency_us", r.rd_latency_us)
-        .kv("inflight", r.rd_inflight).kv("bus_bytes", r.rd_bus_bytes).kv("win_cycles", r.rd_win_cycles)
+        .kv("inflight", r.rd_inflight).kv("pre_rd", r.rd_pre).kv("post_rd", r.rd_post).kv("bus_bytes", r.rd_bus_bytes).kv("win_cycles", r.rd_win_cycles)
         .kv("ch_xfer", r.rd_ch_xfer).kv("ch_idle_array", r.rd_ch_idle_array).kv("ch_idle_none", r.rd_ch_idle_none)
             .kv("ch_idle_held", r.rd_ch_idle_held);
     Json j;

@@ -1489,8 +1489,8 @@ async def run_campaign(dut):
 REMAP_PRESET = "mid"
 CONFIGS = {
     # name: (tb parameters, [(mode, seed), ...]); one build per name, its runs in sequence
-    # RD_SLOTS: the core's default 16 (write buffer MISS_Q 64) on 2x2, 8 (MISS_Q 32) on 1x4_faults
-    "2x2": (dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=16), [("plain", 1), ("bp", 2), ("bp", 3)]),
+    # RD_SLOTS: the core's default 32 (write buffer MISS_Q 128) on 2x2, 8 (MISS_Q 32) on 1x4_faults
+    "2x2": (dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=32), [("plain", 1), ("bp", 2), ("bp", 3)]),
     "1x4_faults": (dict(NUM_CHAN=1, WAYS=4, RD_SLOTS=8), [("bp", 4), ("bp", 5)]),
 }
 # die faults at run time (ATS_NAND_FAULTS): 3 % program failures, 15 % erase failures (the firmware

@@ -37,7 +37,7 @@ module ats_backend #(
     parameter int PAGES_PER_BLOCK = 64,    // power of two, 2..256
     parameter int BLOCKS          = 128,   // blocks per die, power of two, <= 4096
     parameter int WIN             = 8,     // request table entries (outstanding pages), power of two, 2..64
-    parameter int RD_SLOTS        = 16,    // host read misses in flight (read slots), power of two, 2..32
+    parameter int RD_SLOTS        = 32,    // host read misses in flight (read slots), power of two, 2..32 (32: the core's)
     parameter int PPN_W           = 16     // remap engine PPN width
 ) (
     input  wire logic                     clk,

@@ -12,7 +12,7 @@
 
 module ats_backend_read #(
     parameter int PAGE_BYTES = 4096,   // data bytes per page
-    parameter int RD_SLOTS   = 16,     // host reads in flight, power of two, 2..32
+    parameter int RD_SLOTS   = 32,     // host reads in flight, power of two, 2..32
     parameter int PPN_W      = 16      // remap engine PPN width
 ) (
     input  wire logic                        clk,

@@ -24,8 +24,8 @@ module ats_ssd_core #(
     parameter int NUM_SLOTS       = 16,     // write buffer page slots
     parameter int THRESH_PCT      = 90,
     parameter int WIN             = 8,      // backend request table (pages in flight)
-    parameter int RD_SLOTS        = 16,     // backend read slots (host read misses in flight)
-    parameter int SCHED_DEPTH     = 16,     // NAND scheduler entries
+    parameter int RD_SLOTS        = 32,     // backend read slots (host read misses in flight; 32 = QDEPTH)
+    parameter int SCHED_DEPTH     = 32,     // NAND scheduler entries (>= RD_SLOTS: the reads all reach the dies)
     parameter int REMAP_LPN_W     = 32,     // remap engine port widths (params.json of its preset)
     parameter int REMAP_PPN_W     = 16,
     parameter int REMAP_TXID_W    = 6,
@@ -211,8 +211,10 @@ module ats_ssd_core #(
     ats_wbuf #(.NUM_SLOTS(NUM_SLOTS), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS),
                .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0),
                .TX(1'b1), .NUM_TX(NUM_TX),
-               // a PAGE and a CPL entry per single-page READ: twice the backend's read ring, and more
-               .MISS_Q((RD_SLOTS >= 16) ? 64 : 32)) u_wbuf (
+               // a read id and a CPL entry per single-page READ, both taken in ring order: four
+               // times the backend's read ring from 32 slots (at twice, an id still outstanding
+               // after 2 x RD_SLOTS later reads, the NAND's tail, stops the ring: issue 37)
+               .MISS_Q((RD_SLOTS >= 32) ? 128 : (RD_SLOTS >= 16) ? 64 : 32)) u_wbuf (
         .clk(clk_wbuf), .rst,
         .s_disp_valid(disp_valid), .s_disp_ready(disp_ready), .s_disp_op(disp_op), .s_disp_tag(disp_tag),
         .s_disp_lba(disp_lba), .s_disp_nlb(disp_nlb), .s_disp_txid(disp_txid), .s_disp_flags(disp_flags),

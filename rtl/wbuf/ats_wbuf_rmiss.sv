@@ -25,7 +25,7 @@
 
 module ats_wbuf_rmiss #(
     parameter int          PAGE_BYTES = 4096,    // bytes per page (power of two): PAGE_BYTES/4 words a page
-    parameter int          MISS_Q     = 32,      // read ids and CPL entries; power of two, 4..64 (checked by ats_wbuf)
+    parameter int          MISS_Q     = 32,      // read ids and CPL entries; power of two, 4..128 (checked by ats_wbuf)
     parameter logic [7:0]  ID_BASE    = 8'hFF,   // read id of the command FSM's DIFFWRITE base page
     parameter logic [7:0]  ID_PROBE   = 8'hFE    // read id of the command FSM's own-table probe
 ) (
