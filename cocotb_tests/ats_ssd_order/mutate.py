@@ -36,8 +36,8 @@ MUTANTS = {
                        "a FUA write completes when buffered, not when durable"),
     # only the take-over (c_take_q: the new version takes the old one's FIFO position); the COMMIT term stays
     "wbuf_coalesce_epochs": (WBUF, [("c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && "
-                                     "!(cmt_q && page_last_q);",
-                                     "c_take_q     <= hit_q && hit_st_q == SL_DIRTY && !(cmt_q && page_last_q);", 1)],
+                                     "!(cmt_q && page_last_q) && !ptx_v_q;",
+                                     "c_take_q     <= hit_q && hit_st_q == SL_DIRTY && !(cmt_q && page_last_q) && !ptx_v_q;", 1)],
                              "a write coalesces into a dirty page of an earlier epoch (takes its place)"),
     "wbuf_urgent_any_epoch": (WBUF, [("uc_urg_q && uc_ep_q == hs_ep_q;", "uc_urg_q;", 1)],
                               "RFLUSH-targeted pages go ahead of pages of earlier epochs"),

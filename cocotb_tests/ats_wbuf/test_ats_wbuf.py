@@ -1148,6 +1148,145 @@ async def run_no_space_tx(dut):
                   tb.media.stats.unmaps)
 
 
+
+@cocotb.test()
+async def run_tx_pending(dut):
+    """A pending commit (TX = 1, README "Transactions", "Pending commit"): while a TX_COMMIT's record
+    waits for durability (the media withholds it), later commands run and complete: a plain WRITE
+    of an LBA the tx wrote, a plain READ of it (the plain version), a WRITE of another tx, a FLUSH
+    (completes only once the record is durable). A command of the pending txid
+    (a WRITE, a READ with its txid), another commit and an abort wait until the commit has
+    completed: none completes while the media holds, each completes after it. Expected values
+    from the README's rules, written here: the commit completes OK; a plain WRITE
+    taken while it was pending is later in the writeback order, so the LBA then reads the plain
+    version (from the buffer or the media); the tx's other LBA reads the tx's version; the later
+    commits complete OK and their pages read committed. (The behavioural media maps a tx page
+    when it is durable, whatever its commit, and answers a commit record with its seq: neither
+    is checked here.) No protocol error, no dirty page left,
+    the media has no error. On the RTL before the pending commit (the FSM waited in ST_TXW) the
+    plain WRITE never completes while the media holds: 'a hang'."""
+    if not int(dut.TX.value):
+        return
+    tb = TB(dut, seed_of(dut, 96), True, True)
+    tb.disp.on_accept = None                      # directed: statuses checked here
+    await tb.reset()
+    tags = iter(range(1, 250))
+    pw, pb = tb.pw, tb.page_bytes
+    TXC, TXA, COMMIT_F = 4, 5, 4
+
+    def send(op, lba=0, txid=0, flags=0, ver=None):
+        t = next(tags)
+        dptr = 0
+        if op == WRITE:
+            dptr = tb.alloc(pb)
+            for i, w in enumerate(page_words(lba, ver, pw)):
+                tb.hostmem[dptr + 4 * i] = w
+        elif op == READ:
+            dptr = tb.alloc(pb)
+        tb.disp.send_nowait(op=op, tag=t, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
+                            dptr=dptr, aux=0, epoch=0)
+        return t, dptr
+
+    order = []                                    # tags in completion order
+
+    async def done(t, max_cycles=20_000):
+        for _ in range(max_cycles):
+            for b in list(tb.done.queue):
+                tb.done.queue.remove(b)
+                order.append(b["tag"])
+                tb.got[b["tag"]] = (b["status"], b["result"])
+            if t in tb.got:
+                return tb.got.pop(t)
+            await RisingEdge(dut.clk)
+        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
+
+    tb.got = {}
+
+    async def expect(t, exp, what):
+        st_res = await done(t)
+        if exp[1] is None:                        # a TX_COMMIT's entry count: the media model's ppn
+            st_res = (st_res[0], None)
+        assert st_res == exp, f"{what}: status/result {st_res}, expected {exp}"
+
+    def check_data(lba, dptr, ver):
+        tb.absorb_hwr()
+        got = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
+        exp = page_words(lba, ver, pw) if ver else [0] * pw
+        assert got == exp, f"READ lba {lba}: version {got[1]} / {got[:2]}, expected {ver}"
+
+    async def read(lba, txid, ver):
+        t, dptr = send(READ, lba, txid)
+        await expect(t, (OK, 1), f"READ lba {lba} txid {txid}")
+        check_data(lba, dptr, ver)
+
+    async def quiet_for(n, tags_):
+        for _ in range(n):
+            await RisingEdge(dut.clk)
+        while tb.done.queue:
+            b = tb.done.queue.popleft() if hasattr(tb.done.queue, "popleft") else tb.done.queue.pop(0)
+            order.append(b["tag"])
+            tb.got[b["tag"]] = (b["status"], b["result"])
+        early = [x for x in tags_ if x in tb.got]
+        assert not early, f"tags {early} completed while the media held the commit's record"
+
+    # phase 1: a TX_COMMIT pending, plain commands beside it
+    tb.media.hold = True
+    for k in range(3):                            # pages ahead of the record (held)
+        t, _ = send(WRITE, 20 + k, ver=100 + k)
+        await expect(t, (OK, 1), "plain WRITE")
+    for lba, ver in ((3, 1), (4, 2)):
+        t, _ = send(WRITE, lba, txid=1, ver=ver)
+        await expect(t, (OK, 1), "tx WRITE")
+    tc1, _ = send(TXC, txid=1)
+    await quiet_for(300, [tc1])
+    t, _ = send(WRITE, 3, ver=9)                  # plain, after the commit: later in the order
+    await expect(t, (OK, 1), "plain WRITE while the commit is pending")
+    await read(3, 0, 9)
+    await read(21, 0, 101)
+    t, _ = send(WRITE, 5, txid=2, ver=5)
+    await expect(t, (OK, 1), "WRITE of another tx while the commit is pending")
+    tf, _ = send(FLUSH)
+    tw1, _ = send(WRITE, 6, txid=1, ver=6)        # the pending txid: waits (ST_PTXW)
+    await quiet_for(600, [tc1, tf, tw1])
+    tb.media.hold = False
+    await expect(tc1, (OK, None), "TX_COMMIT 1")
+    await expect(tf, (OK, 0), "FLUSH sent while the commit was pending")
+    await expect(tw1, (OK, 1), "WRITE of the committed txid, sent while pending")
+    assert order.index(tc1) < order.index(tw1), "a WRITE of the pending txid overtook its commit"
+    await read(3, 0, 9)                           # the plain WRITE taken while pending wins
+    await read(4, 0, 2)
+    # phase 2: a COMMIT write pending; another commit and an abort wait behind it
+    tb.media.hold = True
+    for k in range(3):
+        t, _ = send(WRITE, 24 + k, ver=200 + k)
+        await expect(t, (OK, 1), "plain WRITE")
+    tc2, _ = send(WRITE, 7, txid=2, flags=COMMIT_F, ver=7)
+    await quiet_for(300, [tc2])
+    t, _ = send(WRITE, 8, ver=8)
+    await expect(t, (OK, 1), "plain WRITE while the COMMIT write is pending")
+    t, _ = send(WRITE, 9, txid=3, ver=9)
+    await expect(t, (OK, 1), "WRITE of tx 3 while pending")
+    ta1, _ = send(TXA, txid=1)                    # another commit / abort: waits
+    tr2, dr2 = send(READ, 5, txid=2)             # the pending txid: waits
+    tc3, _ = send(TXC, txid=3)
+    await quiet_for(600, [tc2, ta1, tr2, tc3])
+    tb.media.hold = False
+    await expect(tc2, (OK, 1), "COMMIT write of tx 2")
+    await expect(ta1, (OK, 0), "TX_ABORT 1 behind the pending commit")
+    await expect(tr2, (OK, 1), "READ of the pending txid")
+    check_data(5, dr2, 5)
+    await expect(tc3, (OK, None), "TX_COMMIT 3 behind")
+    assert order.index(tc2) < order.index(ta1) < order.index(tc3), "a commit / abort overtook the pending one"
+    for lba, ver in ((5, 5), (7, 7), (8, 8), (9, 9), (3, 9), (26, 202)):
+        await read(lba, 0, ver)
+    t, _ = send(FLUSH)
+    await expect(t, (OK, 0), "FLUSH")
+    await tb.idle(50)
+    assert int(dut.dirty_pages.value) == 0 and int(dut.cnt_proto_err.value) == 0
+    assert not tb.media.errors, tb.media.errors[:5]
+    dut._log.info("pending commit: programs %d, unmaps %d", tb.media.stats.programs, tb.media.stats.unmaps)
+
+
 CONFIGS = [
     # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT, PLP_BUDGET_PAGES)
     (8, 64, 0, 75, 0),
@@ -1181,13 +1320,13 @@ def test_ats_wbuf_synth_form():
 
 
 def test_ats_wbuf_tx_no_space():
-    """The transactional build (TX = 1, as in the device core) for run_no_space_tx only."""
+    """The transactional build (TX = 1, as in the device core) for run_no_space_tx and run_tx_pending."""
     params = {"NUM_SLOTS": 16, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "TX": 1, "NUM_TX": 4}
     run(toplevel="ats_wbuf",
         sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
         test_module="test_ats_wbuf", test_dir=HERE, build_key="s16_p64_tx", parameters=params,
-        test_filter="run_no_space_tx")
+        test_filter="run_no_space_tx|run_tx_pending")
 
 
 @pytest.mark.parametrize("params,msg", [

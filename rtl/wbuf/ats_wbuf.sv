@@ -7,7 +7,8 @@
 // once, writes are admitted only while the pages not yet durable fit the capacitor budget
 // min(PLP_BUDGET_PAGES, plp_budget), and on pwr_fail the dirty slots are dumped in epoch order
 // within that budget; dump_short if a lowered runtime budget left pages behind).
-// Commands are executed one at a time (one page at a time); writeback runs beside them.
+// Commands are executed one at a time (one page at a time); writeback runs beside them, and so
+// does the wait for a commit's record (a pending commit, ended by the finisher).
 // Units of their own: ats_wbuf_rmiss (read-miss ids, READ completion entries, the drain),
 // ats_wbuf_cpl (FLUSH/FUA and RFLUSH waiters, the completion arbiter), ats_wbuf_mem (page memory).
 // Theory of operation, interfaces and timing: rtl/wbuf/README.md.
@@ -21,7 +22,7 @@ module ats_wbuf #(
     parameter int NUM_LBAS         = 16384,  // logical pages; LBA + NLB must stay below; 2..2^32
     parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
-    parameter int MISS_Q           = 32,     // read ids (miss pages in flight) and READ completions waiting; power of two, 4..128 (ids < 0xFE)
+    parameter int MISS_Q           = 32,     // read ids (miss pages in flight) and READ completions waiting; power of two, 4..64
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
     parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
@@ -148,8 +149,8 @@ module ats_wbuf #(
     if (THRESH_PCT < 1 || THRESH_PCT > 100) begin : g_chk_thresh
         $fatal(1, "ats_wbuf: THRESH_PCT must be in 1..100 (%m)");
     end
-    if (MISS_Q < 4 || MISS_Q > 128 || (MISS_Q & (MISS_Q - 1)) != 0) begin : g_chk_missq
-        $fatal(1, "ats_wbuf: MISS_Q must be a power of two in 4..128 (%m)");
+    if (MISS_Q < 4 || MISS_Q > 64 || (MISS_Q & (MISS_Q - 1)) != 0) begin : g_chk_missq
+        $fatal(1, "ats_wbuf: MISS_Q must be a power of two in 4..64 (%m)");
     end
     if (NUM_WAITERS < 2 || (NUM_WAITERS & (NUM_WAITERS - 1)) != 0) begin : g_chk_waiters
         $fatal(1, "ats_wbuf: NUM_WAITERS must be a power of two >= 2 (%m)");
@@ -327,9 +328,9 @@ module ats_wbuf #(
         ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_LK1, ST_LK2, ST_LK3, ST_ACT, ST_HRD_REQ, ST_FILL, ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_NEXT,
         ST_RD_JOB, ST_RD_HIT, ST_RD_ZERO, ST_RD_REQ, ST_RD_WAIT, ST_FIN, ST_WPUSH,
         ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN,
-        ST_TXW, ST_TXW2, ST_TXW3, ST_TXFIN,
+        ST_PTXW,
         ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL,
-        ST_PRB_REQ, ST_PRB_DATA, ST_TXCAN1, ST_TXCAN2
+        ST_PRB_REQ, ST_PRB_DATA
     } main_state_e;
     // one-hot: Yosys' "auto" FSM encoding picks binary for 32 states, which puts a state decode in
     // front of every registered decode and per-state enable
@@ -355,17 +356,35 @@ module ats_wbuf #(
     logic               dmiss_q, dmiss_d;         // no version in the tx's own domain (second lookup pass)
     // read your writes after eviction (README "Transactions"): per txid, "has entries" (a page of
     // it entered the buffer since its last commit / abort) and "has pages on the media" (one was
-    // issued); both cleared in ST_TXFIN. A tx READ / DIFFWRITE base whose own-domain lookup
+    // issued); both cleared at the tx's end (F_FIN). A tx READ / DIFFWRITE base whose own-domain lookup
     // misses while the tx has pages on the media probes the tx's table (m_rd, id 0xFE) before it
     // looks at committed slots: own_q = the probe found the page in the tx's table.
     logic [63:0]        txo_q, txm_q;
     logic               txo_cur_q, txm_cur_q;     // txo_q / txm_q of txid_q (registered)
     logic               own_q, own_d;
-    logic [15:0]        txcnt_q;                  // ST_TXW: the commit record's entry count (s_wbc_ppn)
+    logic [15:0]        txcnt_q;                  // the pending commit record's entry count (s_wbc_ppn)
     logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
     logic [SLOT_W-1:0]  dslot_q, dslot_d;         // base slot
     logic               d_in, dstep, dlast;
-    logic               txdone_q;                 // ST_TXW: the record's completion arrived
+    logic               txdone_q;                 // the pending commit's record completion arrived
+    // pending commit (README "Transactions"): a TX_COMMIT / TX_ABORT / COMMIT write whose record
+    // (or COMMIT-marked page) is in the writeback FIFO. The command FSM goes on with later commands
+    // (those of the same txid, another commit / abort and an RFLUSH wait in ST_PTXW); the finisher
+    // (fin_q) ends it when the record's completion has arrived, while the FSM is in ST_IDLE (taking
+    // nothing) or ST_PTXW, i.e. between two commands' slot work: its slot update, its completion
+    logic               ptx_v_q;                  // a commit / abort is pending
+    logic [SLOT_W-1:0]  ptx_slot_q;               // its record (or COMMIT-marked page) slot
+    logic [5:0]         ptx_txid_q;
+    logic [7:0]         ptx_tag_q;
+    logic               ptx_rec_q, ptx_abort_q;   // a record (TX_COMMIT / TX_ABORT); TX_ABORT
+    logic [31:0]        ptx_res_q;                // a COMMIT write's result (its pages)
+    logic               ptx_w0_q;                 // a txid-0 page was committed into the buffer since
+    logic               ptx_rdirty_q;             // its slot is DIRTY (not issued yet), registered
+    logic               ptx_set, ptx_conf, fin_go, fin_busy;
+    typedef enum logic [2:0] {F_IDLE, F_W2, F_W3, F_FIN, F_CAN1, F_CAN2, F_DONE} fin_state_e;
+    fin_state_e         fin_q;
+    logic [7:0]         fin_st_q;
+    logic [31:0]        fin_res_q;
     logic [7:0]         txst_q;                   // its status
     logic [1:0]         prio_q;
     logic [15:0]        epoch_q;
@@ -477,7 +496,7 @@ module ats_wbuf #(
                 else if (txid_q == 6'd0 || txid_bad_q) dec_status = STS_BAD_TXID;
                 else if (!txo_cur_q) dec_status = STS_TX_EMPTY;    // no entries: no record, nothing programmed
                 else if (nosp_q) dec_status = STS_NO_SPACE;        // a record would need the media; tx intact
-                else dec_next = ST_LK1;                  // a record slot (no lookup match), then ST_TXW
+                else dec_next = ST_LK1;                  // a record slot (no lookup match), then pending
             end
             OP_FLUSH: begin
                 if (bad_field_q) dec_status = STS_BAD_FIELD;
@@ -525,7 +544,6 @@ module ats_wbuf #(
     // the commit one-hots; they equal the corresponding state_d compares (checked in simulation).
     logic               alloc_ok, fill_last, scan_done, diff_p1miss;
     logic               to_act_w, to_precommit, to_precommit2, to_commit, to_scan, to_txcan;
-    logic               rec_dirty_q;               // the slot fill_q (ST_TXW: the record) is DIRTY
     assign alloc_ok      = alloc_v_q && fifo_space_q && plp_room_q;
     assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
     assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
@@ -538,8 +556,15 @@ module ats_wbuf #(
     assign to_commit     = !dump_q && (state_q == ST_PRECOMMIT2);
     assign to_scan       = !dump_q && ((state_q == ST_RF_WAIT && rf_idle) ||
                                        (state_q == ST_RF_SCAN && !scan_done));
-    assign to_txcan      = !dump_q && TX && ((state_q == ST_TXW && !txdone_q && nosp_q && rec_dirty_q) ||
-                                             state_q == ST_TXCAN1);
+    // the finisher's take-back (F_CAN1, F_CAN2) holds the engine like a commit
+    assign to_txcan      = !dump_q && TX && ((fin_go && !txdone_q) || fin_q == F_CAN1);
+    // the pending commit: the FSM takes nothing while the finisher runs (fin_busy); the finisher
+    // starts only between commands (ST_IDLE, ST_PTXW); a command that must not overtake it (same
+    // txid, a commit / abort, an RFLUSH) waits in ST_PTXW and is decoded again when it has ended
+    assign fin_go   = TX && fin_q == F_IDLE && ptx_v_q && !dump_q && (state_q == ST_IDLE || state_q == ST_PTXW) &&
+                      (txdone_q || (nosp_q && ptx_rdirty_q));
+    assign fin_busy = TX && (fin_q != F_IDLE || fin_go);
+    assign ptx_conf = TX && ptx_v_q && (op_rec_q || cmt_q || op_q == OP_RFLUSH || (txid_q != 6'd0 && txid_q == ptx_txid_q));
 
     always_comb begin
         state_d   = state_q;
@@ -567,11 +592,12 @@ module ats_wbuf #(
         rfarm_fire = 1'b0;
         rf_store = 1'b0;
         rdr_req_main = 1'b0;
+        ptx_set = 1'b0;
         unique case (state_q)
             ST_IDLE: begin
                 // loaded in every idle cycle (none of these is used in ST_IDLE): the enables are
                 // the state bit alone, not s_disp_valid
-                if (s_disp_valid) state_d = ST_DEC;
+                if (s_disp_valid && !fin_busy) state_d = ST_DEC;
                 result_d = 32'd0;
                 addr_d   = (s_disp_op == OP_RFLUSH) ? s_disp_aux : s_disp_dptr;
                 page_d   = 16'd0;
@@ -586,9 +612,11 @@ module ats_wbuf #(
             ST_DEC: state_d = ST_DEC2;                     // lba_hi_q, lba_lo_q, lba_rem_q registered
             ST_DEC2: state_d = ST_DEC3;                    // lba_bad_q registered
             ST_DEC3: begin
-                state_d  = dec_next;
+                state_d  = ptx_conf ? ST_PTXW : dec_next;
                 status_d = dec_status;
             end
+            // behind the pending commit: decoded again once it has ended (txo_cur_q may change)
+            ST_PTXW: if (!ptx_v_q) state_d = ST_DEC;
             ST_LK1: state_d = ST_LK2;                       // match_q registered
             ST_LK2: begin                                   // hit encoded
                 hit_d      = |match_q;
@@ -722,37 +750,11 @@ module ats_wbuf #(
                     mq_push_cpl = 1'b1;                   // completed by the drain after its pages
                     state_d = ST_IDLE;
                 end else if (TX && (op_rec_q || cmt_q)) begin
-                    state_d = ST_TXW;                     // wait for the commit / abort to be applied
+                    ptx_set = 1'b1;                       // pending: the finisher completes it
+                    state_d = ST_IDLE;
                 end else begin
                     state_d = ((op_wr_q || op_diff_q) && fua_q && !PLP) ? ST_WPUSH : ST_DONE;
                 end
-            end
-            // transaction end (TX = 1): the record (or the COMMIT-marked page) is the newest entry of
-            // the writeback FIFO; the engine writes everything back (wb_go) and the backend completes
-            // it after every earlier request. Then the slots of the tx (and, on a commit, the clean
-            // committed-domain slots) are updated in ST_TXFIN, after the record's own slot update.
-            ST_TXW: if (txdone_q) state_d = ST_TXW2;
-                    else if (TX && nosp_q && rec_dirty_q) state_d = ST_TXCAN1;
-            // no space while the record (or COMMIT-marked page) is not issued yet: the engine is
-            // held (meta_busy) in both cycles, so TXCAN2 sees the slot's settled state. Not issued:
-            // the record is dropped (the COMMIT mark cleared), the tx keeps its entries, NO_SPACE.
-            // Issued: back to ST_TXW (rec_dirty_q is 0 from then on)
-            ST_TXCAN1: state_d = ST_TXCAN2;
-            ST_TXCAN2: if (rec_dirty_q) begin
-                status_d = STS_NO_SPACE;
-                if (op_rec_q) result_d = 32'd0;           // (a COMMIT write: its pages, in the buffer)
-                state_d  = ST_DONE;
-            end else begin
-                state_d  = ST_TXW;
-            end
-            ST_TXW2: state_d = ST_TXW3;
-            ST_TXW3: state_d = ST_TXFIN;
-            ST_TXFIN: begin
-                status_d = txst_q;
-                // TX_COMMIT: the entries the commit applied (the record's completion carries the
-                // remap engine's count in its ppn field); TX_ABORT: 0
-                if (op_rec_q) result_d = (op_q == OP_TX_COMMIT && txst_q == STS_OK) ? 32'(txcnt_q) : 32'd0;
-                state_d  = ST_DONE;
             end
             ST_WPUSH: if (!wt_full) begin
                 wpush_fire = 1'b1;
@@ -793,7 +795,7 @@ module ats_wbuf #(
         if (dump_q) state_d = ST_FROZEN;
     end
 
-    assign s_disp_ready = (state_q == ST_IDLE) && !dump_q;
+    assign s_disp_ready = (state_q == ST_IDLE) && !dump_q && !fin_busy;
     // host read request, media read request, host write: offered beats are held through the
     // freeze at pwr_fail (stream stability, as m_done above): the FSM freezes one cycle after the
     // cut edge and the reader drains its host-bound words, so a beat offered and not taken is
@@ -943,11 +945,11 @@ module ats_wbuf #(
         .rf_arm        (rfarm_fire),
         .rf_tag        (tag_q),
         .rf_idle       (rf_idle),
-        .s_main_valid  (state_q == ST_DONE),
+        .s_main_valid  (state_q == ST_DONE || fin_q == F_DONE),     // never both (fin_busy, ST_PTXW)
         .s_main_ready  (main_taken),
-        .s_main_tag    (tag_q),
-        .s_main_status (status_q),
-        .s_main_result (result_q),
+        .s_main_tag    ((fin_q == F_DONE) ? ptx_tag_q : tag_q),
+        .s_main_status ((fin_q == F_DONE) ? fin_st_q : status_q),
+        .s_main_result ((fin_q == F_DONE) ? fin_res_q : result_q),
         .s_rd_valid    (rd_cpl_valid),
         .s_rd_ready    (rd_cpl_ready),
         .s_rd_tag      (rd_cpl_tag),
@@ -986,8 +988,9 @@ module ats_wbuf #(
         hit_st_q     <= hit_st;
         hit_ep_q     <= sl_ep_q[hit_slot_q];
         // the COMMIT-marked page never takes over an older position: it must be the newest FIFO entry
-        c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && !(cmt_q && page_last_q);
-        c_free_any_q <= hit_q && ((hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && !(cmt_q && page_last_q)) ||
+        // nor does any page while a commit is pending: the old version may precede its record
+        c_take_q     <= hit_q && hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && !(cmt_q && page_last_q) && !ptx_v_q;
+        c_free_any_q <= hit_q && ((hit_st_q == SL_DIRTY && hit_ep_q == epoch_q && !(cmt_q && page_last_q) && !ptx_v_q) ||
                                   hit_st_q == SL_CLEAN);
         c_urg_q      <= sl_urg_q[hit_slot_q];
         c_qp_q       <= sl_qp_q[hit_slot_q];
@@ -1055,7 +1058,7 @@ module ats_wbuf #(
         end
         nlb_big_q   <= |nlb_q[15:3];
         meta_busy_q <= to_precommit || to_precommit2 || to_commit || to_scan || to_txcan;
-        rec_dirty_q <= sl_st_q[fill_q] == SL_DIRTY;
+        ptx_rdirty_q <= sl_st_q[ptx_slot_q] == SL_DIRTY;
         st_act_w_q  <= to_act_w;
         st_commit_q <= to_commit;
         st_scan_q   <= to_scan;
@@ -1076,8 +1079,8 @@ module ats_wbuf #(
 `ifndef SYNTHESIS
     // the registered decodes equal the decodes of state_q (they are built from state_q, not state_d)
     always_ff @(posedge clk) begin
-        if (!rst && (meta_busy_q != (state_q inside {ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_RF_SCAN,
-                                                     ST_TXCAN1, ST_TXCAN2}) ||
+        if (!rst && (meta_busy_q != ((state_q inside {ST_PRECOMMIT, ST_PRECOMMIT2, ST_COMMIT, ST_RF_SCAN}) ||
+                                     (fin_q inside {F_CAN1, F_CAN2})) ||
                      st_act_w_q != (state_q == ST_ACT && !op_rd_q) || st_commit_q != (state_q == ST_COMMIT) ||
                      st_scan_q != (state_q == ST_RF_SCAN) ||
                      (cm_fill_oh_q != '0) != (state_q == ST_COMMIT)))
@@ -1138,7 +1141,7 @@ module ats_wbuf #(
     assign rdr_req_eng = (en_q == EN_JOB);
 
     always_ff @(posedge clk) begin
-        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending || (TX && state_q == ST_TXW) ||
+        wb_go_q <= (dump_q && PLP) || (held_cnt_q >= DC_W'(THRESH)) || flush_pending || (TX && ptx_v_q) ||
                    (urg_cnt_q != 0) || (fifo_cnt_q >= (FI_W + 1)'(FD - 1)) || !alloc_v_q || !plp_room_q;
         // nothing is issued in the cycle that samples pwr_fail (fire_ok) nor in the next one (the
         // budget and the pages in flight at the cut are being settled: budget_ok_q is 0)
@@ -1205,7 +1208,7 @@ module ats_wbuf #(
     assign busy       = 1'b0;     // simulation only: no logic in a netlist
 `else
     assign busy       = state_q != ST_IDLE || en_q != EN_A || (fifo_cnt_q != 0 && wb_go_q) || rdr_busy_q ||
-                        !mq_hw_idle || dump_q;
+                        !mq_hw_idle || dump_q || ptx_v_q || fin_q != F_IDLE;
 `endif
     assign m_wb_op    = sl_trim_q[es_q];
     assign m_wb_rec   = TX ? sl_rec_q[es_q] : RC_NONE;
@@ -1234,21 +1237,66 @@ module ats_wbuf #(
     // failed writeback: it does not fail a FLUSH / FUA / RFLUSH
     assign cpl_fail = !cpl_ok && !(TX && (s_wbc_status == STS_BAD_TXID || s_wbc_status == STS_TX_FULL ||
                                           s_wbc_status == STS_INDEX_FULL || s_wbc_status == STS_TX_EMPTY));
-    // ST_TXW: the completion of the record (or COMMIT-marked page): fill_q is its slot
+    // the pending commit (TX = 1): set in ST_FIN, ended by the finisher. txdone_q: the completion
+    // of its record (or COMMIT-marked page), ptx_slot_q (a slot no other request in flight has)
     always_ff @(posedge clk) begin
-        if (state_q != ST_TXW) begin
+        if (ptx_set) begin
+            ptx_v_q     <= 1'b1;
+            ptx_slot_q  <= fill_q;
+            ptx_txid_q  <= txid_q;
+            ptx_tag_q   <= tag_q;
+            ptx_rec_q   <= op_rec_q;
+            ptx_abort_q <= op_q == OP_TX_ABORT;
+            ptx_res_q   <= result_d;
+            ptx_w0_q    <= 1'b0;
+        end else if (fin_q == F_DONE && main_taken) begin
+            ptx_v_q     <= 1'b0;
+        end
+        if (ptx_v_q && commit_fire && txid_q == 6'd0) ptx_w0_q <= 1'b1;
+        if (!ptx_v_q) begin
             txdone_q <= 1'b0;
-        end else if (cpl_fire && cpl_slot == fill_q && !txdone_q) begin
+        end else if (cpl_fire && cpl_slot == ptx_slot_q && !txdone_q) begin
             txdone_q <= 1'b1;
             txst_q   <= s_wbc_status;
             txcnt_q  <= s_wbc_ppn;
         end
-        if (rst) txdone_q <= 1'b0;
+        // finisher: F_W2, F_W3 (two cycles after the record's own slot update), F_FIN (the slot
+        // update of the tx's end), F_DONE (its completion); no space while the record is not issued:
+        // F_CAN1, F_CAN2 (engine held), the record dropped / the COMMIT mark cleared, NO_SPACE
+        unique case (fin_q)
+            F_IDLE: if (fin_go) fin_q <= txdone_q ? F_W2 : F_CAN1;
+            F_W2:   fin_q <= F_W3;
+            F_W3:   fin_q <= F_FIN;
+            F_FIN: begin
+                // TX_COMMIT: the entries the commit applied (the record's completion carries the
+                // remap engine's count in its ppn field); TX_ABORT: 0; a COMMIT write: its pages
+                fin_st_q  <= txst_q;
+                fin_res_q <= !ptx_rec_q ? ptx_res_q : (!ptx_abort_q && txst_q == STS_OK) ? 32'(txcnt_q) : 32'd0;
+                fin_q     <= F_DONE;
+            end
+            F_CAN1: fin_q <= F_CAN2;
+            F_CAN2: if (ptx_rdirty_q) begin
+                fin_st_q  <= STS_NO_SPACE;
+                fin_res_q <= ptx_rec_q ? 32'd0 : ptx_res_q;   // (a COMMIT write: its pages, in the buffer)
+                fin_q     <= F_DONE;
+            end else begin
+                fin_q     <= F_IDLE;                          // issued meanwhile: it waits for its completion
+            end
+            F_DONE: if (main_taken) fin_q <= F_IDLE;
+            default: fin_q <= F_IDLE;
+        endcase
+        if (dump_q) fin_q <= F_IDLE;                          // frozen: a pending commit never ends
+        if (rst || !TX) begin
+            ptx_v_q  <= 1'b0;
+            ptx_slot_q <= '0;
+            txdone_q <= 1'b0;
+            fin_q    <= F_IDLE;
+        end
     end
-    assign txfin_fire   = TX && state_q == ST_TXFIN;
-    assign txcan_fire   = TX && state_q == ST_TXCAN2 && rec_dirty_q;
-    assign rec_drop     = txcan_fire && op_rec_q;       // a DIRTY record freed: one dirty page less
-    assign tx_commit_ok = txst_q == STS_OK && op_q != OP_TX_ABORT;
+    assign txfin_fire   = TX && fin_q == F_FIN;
+    assign txcan_fire   = TX && fin_q == F_CAN2 && ptx_rdirty_q;
+    assign rec_drop     = txcan_fire && ptx_rec_q;      // a DIRTY record freed: one dirty page less
+    assign tx_commit_ok = txst_q == STS_OK && !ptx_abort_q;
     // the slot update of a completion is applied two cycles later: the completed slot and status are
     // registered (cpl_v_q, cpl_slot_q, cpl_ok1_q), then decoded into registered one-hot enables
     // (the slot stays SL_WB two cycles longer; nothing else touches an SL_WB slot's state)
@@ -1351,19 +1399,22 @@ module ats_wbuf #(
                 sl_st_q[i] <= (cpl_ok_q && sl_new_q[i]) ? SL_CLEAN : SL_FREE;
                 if (!cpl_ok_q) sl_new_q[i] <= 1'b0;
             end
-            // end of a transaction (ST_TXFIN, after the record's own completion update): on a
-            // commit the tx's slots join the committed domain (txid 0) and the committed domain's
-            // clean slots are dropped (they may hold a version the commit replaced); on an abort or
-            // a failed commit the tx's slots are dropped. Every slot is FREE or CLEAN here.
+            // end of a transaction (F_FIN, after the record's own completion update): on a commit
+            // the tx's slots join the committed domain (txid 0) and the committed domain's clean
+            // slots are dropped (they may hold a version the commit replaced); on an abort or a
+            // failed commit the tx's slots are dropped. The tx's slots and every slot written before
+            // the record are FREE or CLEAN here. If a txid-0 page entered the buffer while the
+            // commit was pending (ptx_w0_q), it may be a newer version of one of the tx's LBAs: the
+            // tx's slots are dropped instead (their data is durable; a read finds the media's)
             if (TX && state_q == ST_DREL && fill_q == SLOT_W'(i)) sl_st_q[i] <= SL_FREE;
-            // no space (ST_TXCAN2, engine held): a record not issued is dropped, a COMMIT mark cleared
-            if (txcan_fire && fill_q == SLOT_W'(i)) begin
-                if (op_rec_q) sl_st_q[i] <= SL_FREE;
+            // no space (F_CAN2, engine held): a record not issued is dropped, a COMMIT mark cleared
+            if (txcan_fire && ptx_slot_q == SLOT_W'(i)) begin
+                if (ptx_rec_q) sl_st_q[i] <= SL_FREE;
                 else sl_rec_q[i] <= RC_NONE;
             end
             if (txfin_fire) begin
-                if (sl_tx_q[i] == txid_q && sl_st_q[i] != SL_FREE) begin
-                    if (tx_commit_ok && sl_new_q[i]) begin
+                if (sl_tx_q[i] == ptx_txid_q && sl_st_q[i] != SL_FREE) begin
+                    if (tx_commit_ok && sl_new_q[i] && !ptx_w0_q) begin
                         sl_tx_q[i] <= 6'd0;
                     end else begin
                         sl_st_q[i]  <= SL_FREE;
@@ -1388,8 +1439,8 @@ module ats_wbuf #(
     assign wb_accept = m_wb_valid && m_wb_ready;
 
     // per-txid flags (TX = 1): entries (a page committed into the buffer) and pages on the media (a
-    // page issued); cleared when the tx ends (ST_TXFIN: every page of it has completed by then, so
-    // no issue of the same txid coincides). Read through registers (txid_q is fixed per command).
+    // page issued); cleared when the tx ends (F_FIN: every page of it has completed by then, and no
+    // command of the same txid runs while its commit is pending, so no issue of it coincides). Read through registers (txid_q is fixed per command).
     // (an issue is registered first, txm_set_q / txm_id_q: the set lands a cycle after the m_wb
     // handshake, long before the page can complete and its slot be evicted)
     logic               txm_set_q;
@@ -1400,8 +1451,8 @@ module ats_wbuf #(
         if (TX && commit_fire && !op_rec_q && txid_q != 6'd0) txo_q[txid_q] <= 1'b1;
         if (txm_set_q) txm_q[txm_id_q] <= 1'b1;
         if (txfin_fire) begin
-            txo_q[txid_q] <= 1'b0;
-            txm_q[txid_q] <= 1'b0;
+            txo_q[ptx_txid_q] <= 1'b0;
+            txm_q[ptx_txid_q] <= 1'b0;
         end
         txo_cur_q <= TX && txo_q[txid_q];
         txm_cur_q <= TX && txm_q[txid_q];
