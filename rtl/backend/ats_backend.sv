@@ -381,8 +381,8 @@ module ats_backend #(
     // commit or abort completes. A commit of such a tx is written and applied as an abort.
     logic [63:0]        txe_v_q;
     logic [3:0]         txe_st_q [64];
-    // per tx: a commit / abort (mark or record) issued and not completed (`txr_q`: no tx page is
-    // issued meanwhile, so no TX_WRITE reaches the engine before a COMMIT / ABORT that precedes
+    // per tx: a commit / abort (mark or record) issued and not completed (`txr_q`: no early
+    // TX_WRITE is sent meanwhile, so none reaches the engine before a COMMIT / ABORT that precedes
     // it in seq order); t takes the late path (`txl_q`: TX_WRITEs at completion, commit issued when
     // every earlier request has completed: the old rule) until its commit / abort completes
     logic [63:0]        txr_q, txl_q;
@@ -601,17 +601,18 @@ module ats_backend #(
     always_comb begin
         iss_retry = !rt_empty;
         iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
-        // a tx data page (mark included) waits while any commit / abort is in flight: the engine
-        // gets every TX_WRITE after each COMMIT / ABORT that precedes it in seq order, as when all
-        // went at completion (so TX_FULL / INDEX_FULL answer exactly as they did); a commit / abort
-        // (record or COMMIT-marked page) is issued once every early TX_WRITE has been answered: the
-        // statuses of its tx's own TX_WRITEs are known, so a doomed commit is written as an abort
-        // (a tx on the late path: once every earlier request has completed, the old rule)
+        // a commit / abort (record or COMMIT-marked page) is issued once every early TX_WRITE has
+        // been answered and no commit / abort is in flight: the statuses of its tx's own TX_WRITEs
+        // are known, so a doomed commit is written as an abort (a tx on the late path: once every
+        // earlier request has completed, the old rule). A tx data page is issued while a commit /
+        // abort is in flight (issue 37): its early TX_WRITE waits in the queue instead (tw_go), so
+        // the engine still gets every TX_WRITE after each COMMIT / ABORT that precedes it in seq
+        // order, as when all went at completion (TX_FULL / INDEX_FULL answer exactly as they did)
         iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED &&
                                   (e_rec[iss_e] != RC_NONE ?
                                        (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
                                                              : (tw_out_q == '0 && txr_q == '0)) :
-                                   (iss_txpg ? txr_q == '0 : 1'b1)));
+                                   1'b1));
         die_ok    = op_v[rr_q];
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
@@ -723,8 +724,12 @@ module ats_backend #(
     logic               fw_acc_go, fw_rq_go;
     assign fw_acc_go = !acc_fire && fw_acc;
     assign fw_rq_go  = fw_rq_req && rq_free && c_st_q != C_REQ && !rd_lk_pending;
-    // early TX_WRITEs: when nobody else wants the remap request register
-    assign tw_go     = tw_ne && rq_free && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req;
+    // early TX_WRITEs: when nobody else wants the remap request register and no commit / abort is
+    // in flight, except the COMMIT-marked page's own (a commit / abort is issued with an empty queue,
+    // so the mark's TX_WRITE is then the head and every other queued one is later in seq order; the
+    // COMMIT / ABORT goes to the engine at its completion, which clears txr_q)
+    assign tw_go     = tw_ne && rq_free && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req &&
+                       (txr_q == '0 || e_rec[tw_e] != RC_NONE);
     // completion FSM: its remap request, the oldest entry completed (a RELOC's on m_fwr)
     logic               c_rq_go, c_ack, c_reloc_done;
     assign c_rq_go      = c_st_q == C_REQ && rq_free && !rd_lk_pending;      // host read lookups go first
