@@ -22,7 +22,7 @@ module ats_wbuf #(
     parameter int NUM_LBAS         = 16384,  // logical pages; LBA + NLB must stay below; 2..2^32
     parameter int THRESH_PCT       = 90,     // background writeback when slots not yet durable (dirty + in flight) >= this % (1..100)
     parameter int NUM_WAITERS      = 8,      // FLUSH/FUA completions waiting for durability; power of two
-    parameter int MISS_Q           = 32,     // read ids (miss pages in flight) and READ completions waiting; power of two, 4..64
+    parameter int MISS_Q           = 32,     // read ids (miss pages in flight) and READ completions waiting; power of two, 4..128 (ids < 0xFE)
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
     parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
@@ -149,8 +149,8 @@ module ats_wbuf #(
     if (THRESH_PCT < 1 || THRESH_PCT > 100) begin : g_chk_thresh
         $fatal(1, "ats_wbuf: THRESH_PCT must be in 1..100 (%m)");
     end
-    if (MISS_Q < 4 || MISS_Q > 64 || (MISS_Q & (MISS_Q - 1)) != 0) begin : g_chk_missq
-        $fatal(1, "ats_wbuf: MISS_Q must be a power of two in 4..64 (%m)");
+    if (MISS_Q < 4 || MISS_Q > 128 || (MISS_Q & (MISS_Q - 1)) != 0) begin : g_chk_missq
+        $fatal(1, "ats_wbuf: MISS_Q must be a power of two in 4..128 (%m)");
     end
     if (NUM_WAITERS < 2 || (NUM_WAITERS & (NUM_WAITERS - 1)) != 0) begin : g_chk_waiters
         $fatal(1, "ats_wbuf: NUM_WAITERS must be a power of two >= 2 (%m)");
