@@ -474,14 +474,21 @@ CONFIGS = [(2, 2, 8, 8), (3, 3, 12, 16), (8, 4, 32, 16)]
 
 
 # "synth": the RTL's synthesis form (`ATS_SYNTH_FORM`, what Yosys builds) on the first configuration;
-# the other items run the simulation form (the default of a simulator build, rtl/nand/README_sched.md)
+# the other items run the simulation form (the default of a simulator build, rtl/nand/README_sched.md),
+# the default configuration's ("gated") with the simulation-only clock gate on (`ATS_SIM_CGATE`: every
+# register but the slot counter stops while the scheduler is settled; README_sched.md "Simulation
+# cost"), so the model checks the gated block cycle by cycle too
+FORMS = {"sim": [], "synth": ["+define+ATS_SYNTH_FORM"], "gated": ["+define+ATS_SIM_CGATE"]}
+
+
 @pytest.mark.parametrize("nch,nways,depth,stamp_w,form",
-                         [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
+                         [CONFIGS[0] + ("sim",), CONFIGS[1] + ("sim",), CONFIGS[2] + ("gated",),
+                          CONFIGS[0] + ("synth",)])
 def test_ats_nand_sched(nch, nways, depth, stamp_w, form):
     run(toplevel="ats_nand_sched", sources=block_sources("ats_nand_sched", "ats_stream_check") + [HERE / "ats_nand_sched_bind.sv"],
         test_module="test_ats_nand_sched", test_dir=HERE,
-        build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}" + ("_synthform" if form == "synth" else ""),
-        build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,
+        build_key=f"c{nch}_w{nways}_d{depth}_s{stamp_w}" + ("" if form == "sim" else f"_{form}form"),
+        build_args=FORMS[form] or None,
         parameters={"NUM_CHAN": nch, "NUM_WAYS": nways, "DEPTH": depth, "STAMP_W": stamp_w},
         extra_env={"ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}

@@ -91,6 +91,9 @@ module ats_nand_sched #(
     // pop and die update (5 edges after its snapshot) are done before its next snapshot
     localparam int PERIOD    = (NUM_CHAN > 6) ? NUM_CHAN : 6;
     localparam logic [2:0] ST_BAD_REQ = 3'd4;
+    // the clock of every register but the slot counter: clk, or in a simulation with ATS_SIM_CGATE a
+    // gated copy of it (README_sched.md "Simulation cost"; the gate is at the end of the module)
+    logic gclk;
 
     if (DEPTH < 2 || DEPTH > 64) begin : g_check_depth
         $fatal(1, "ats_nand_sched: DEPTH must be 2..64 (%m)");
@@ -257,10 +260,10 @@ module ats_nand_sched #(
     // ---------------------------------------------------------------- stage A: snapshot
     // per die its front (HEAD list head if that list is not empty, else the normal list head)
     // and whether it can be picked (idle, a front); then the slot's channel is selected (8:1)
+`ifdef ATS_SYNTH_FORM
     logic [7:0]           fr_cand [NUM_WAYS];
     logic [7:0]           fr_head [NUM_WAYS];
     logic [IDX_W-1:0]     fr_idx  [NUM_WAYS][8];
-`ifdef ATS_SYNTH_FORM
     always_comb begin
         for (int w = 0; w < NUM_WAYS; w++) begin
             fr_cand[w] = '0;
@@ -275,29 +278,16 @@ module ats_nand_sched #(
             end
         end
     end
-`else
-    // simulation form: only the slot's channel, the one stage A registers
-    always_comb begin
-        for (int w = 0; w < NUM_WAYS; w++) begin
-            int d;
-            d = int'(slot_q) * NUM_WAYS + w;
-            fr_cand[w] = '0;
-            fr_head[w] = '0;
-            for (int c = 0; c < 8; c++) fr_idx[w][c] = '0;
-            if (int'(slot_q) < NUM_CHAN) begin
-                fr_cand[w][slot_q] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
-                fr_head[w][slot_q] = lne_q[2*d+1];
-                fr_idx[w][slot_q]  = lne_q[2*d+1] ? lhead_q[2*d+1] : lhead_q[2*d];
-            end
-        end
-    end
 `endif
+    // (simulation form: only the slot's channel, the one stage A registers, computed where stage A
+    // registers it: with the gate below, only at the edges the scheduler is clocked, although
+    // slot_q changes at every edge)
 
     // ---------------------------------------------------------------- stage B: class, stamp
     logic [ATTR_W-1:0]    attr_rd [NUM_WAYS];
     for (genvar w = 0; w < NUM_WAYS; w++) begin : g_attr
         logic [ATTR_W-1:0] attr_mem [DEPTH];   // LUT RAM copy per way: {read, prio, stamp}
-        always_ff @(posedge clk) begin
+        always_ff @(posedge gclk) begin
             if (ins) attr_mem[free_idx_q] <= {r2_read_q, r2_prio_q, stamp_q};
         end
         assign attr_rd[w] = attr_mem[a_idx_q[w]];
@@ -420,7 +410,7 @@ module ats_nand_sched #(
     end
 
     // ================================================================ registers
-    always_ff @(posedge clk) begin
+    always_ff @(posedge gclk) begin
         if (ins) pay_mem[free_idx_q] <= r2_pay_q;
         if (ins && r2_link_q) next_mem[r2_tail_q] <= free_idx_q;
         eq_mem[eq_wr_q] <= rb_pay_q[POS_TAG +: TAG_W]; // slot eq_wr_q is free (<= 3 wait)
@@ -428,7 +418,7 @@ module ats_nand_sched #(
         if (e_v_q) fq_mem[fq_wr_q] <= e_idx_q;
     end
 
-    always_ff @(posedge clk) begin
+    always_ff @(posedge gclk) begin
         // ---- accept -> r1 (fields loaded every cycle: used only after an acceptance)
         r1_v_q    <= rst ? 1'b0 : acc;
         r1_pay_q  <= {s_nreq_tag, s_nreq_op, s_nreq_way, s_nreq_block, s_nreq_page, s_nreq_slot};
@@ -556,13 +546,26 @@ module ats_nand_sched #(
             llast_q <= '0;
         end
 
-        // ---- pick pipeline
-        slot_q   <= (rst || int'(slot_q) == PERIOD - 1) ? '0 : slot_q + CH_W'(1);
+        // ---- pick pipeline (slot_q: below, on the free-running clock)
         a_chan_q <= slot_q;
         for (int w = 0; w < NUM_WAYS; w++) begin
+`ifdef ATS_SYNTH_FORM
             a_cand_q[w] <= fr_cand[w][slot_q];
             a_head_q[w] <= fr_head[w][slot_q];
             a_idx_q[w]  <= fr_idx[w][slot_q];
+`else
+            int d;
+            d = int'(slot_q) * NUM_WAYS + w;
+            if (int'(slot_q) < NUM_CHAN) begin
+                a_cand_q[w] <= (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
+                a_head_q[w] <= lne_q[2*d+1];
+                a_idx_q[w]  <= lne_q[2*d+1] ? lhead_q[2*d+1] : lhead_q[2*d];
+            end else begin
+                a_cand_q[w] <= 1'b0;
+                a_head_q[w] <= 1'b0;
+                a_idx_q[w]  <= '0;
+            end
+`endif
         end
         b_chan_q <= a_chan_q;
         b_cand_q <= a_cand_q;
@@ -675,6 +678,47 @@ module ats_nand_sched #(
         end
     end
 
+    // ---------------------------------------------------------------- slot counter
+    // The pick pipeline's slot (channel served at stage A): the only register that changes in every
+    // cycle, so it stays on the free-running clock and the rest can be gated (below).
+    always_ff @(posedge clk) begin
+        slot_q <= (rst || int'(slot_q) == PERIOD - 1) ? '0 : slot_q + CH_W'(1);
+    end
+
+    // ---------------------------------------------------------------- simulation-only clock gate
+    // With ATS_SIM_CGATE (and not SYNTHESIS) every register but slot_q takes a clock that stops while
+    // the scheduler is settled (rtl/common/ats_sim_cgate.sv, README_sched.md "Simulation cost"): it
+    // runs while a valid is up on s_nreq or s_ccpl, while a request or a beat is in the accept, check,
+    // pick or completion registers, a command waits on m_ccmd or a completion on m_ncpl, a BAD_REQ
+    // waits, a tag-map update is pending, or some die is idle with a request queued (a candidate for
+    // its channel's next slot), and for HOLD edges after (the entry-accounting and free-entry tails).
+    // Settled, every register keeps its value at every edge except the pipeline registers that
+    // follow slot_q, whose values matter only with a candidate (a_cand_q .. e_v_q all 0 then): so the
+    // gated scheduler's outputs are those of the ungated one at every edge. All its inputs but
+    // reads_first are looked at only with one of those valids up; the ones the SoC drives change at
+    // rising edges (FALL).
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_SCHED_CGATE
+`endif
+`endif
+`ifdef ATS_SCHED_CGATE
+    logic [NUM_DIES-1:0] cg_cand;         // die idle with a request queued
+    logic                cg_act;
+    always_comb begin
+        for (int d = 0; d < NUM_DIES; d++) cg_cand[d] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
+        cg_act = s_nreq_valid || s_ccpl_valid || r1_v_q || rb_v_q || r2_v_q || r2_bad_q ||
+                 (|a_cand_q) || (|b_cand_q) || (|c_cand_q) || d_v_q || e_v_q || (|cv_q) ||
+                 c1_v_q || out_valid_q || spur_q || eq_ne_q || (|set_hi_q) || (|clr_hi_q) ||
+                 (|cg_cand);
+    end
+    ats_sim_cgate #(.W(1), .HOLD(4), .ID(13), .FALL(1)) u_cg_sched (
+        .clk, .rst, .act(cg_act), .watch(reads_first), .gclk(gclk));
+`else
+    assign gclk = clk;
+`endif
+`undef ATS_SCHED_CGATE
+
     // ---------------------------------------------------------------- outputs
     for (genvar c = 0; c < NUM_CHAN; c++) begin : g_ccmd
         assign m_ccmd_valid[c]              = cv_q[c];
@@ -694,7 +738,7 @@ module ats_nand_sched #(
 `ifndef SYNTHESIS
     // the comments' invariants: at most 3 BAD_REQs wait (4-entry queue), its registered flags
     // agree with the count, and a channel completion never frees the die being set this cycle
-    always_ff @(posedge clk) begin
+    always_ff @(posedge gclk) begin
         if (!rst) begin
             assert (!(eq_push && !eq_pop && eq_cnt_q == 2'd3))
                 else $error("ats_nand_sched: a fourth BAD_REQ queued (%m)");

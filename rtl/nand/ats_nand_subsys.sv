@@ -172,8 +172,12 @@ module ats_nand_subsys #(
     logic [RCNT_W-1:0]           rd_last_q [NUM_CHAN];
     logic [NUM_CHAN-1:0]         init_fin;                // channel's power-on RESETs done
     logic                        init_done_q;
+    // the clock of the command stages, the merges and slices and the subsystem's own registers: clk,
+    // or in a simulation with ATS_SIM_CGATE a gated copy (the gate is at the end of the module)
+    logic                        clk_ss;
+    logic [NUM_CHAN-1:0]         cg_ch_act;               // channel c's stage or ports are active
 
-    always_ff @(posedge clk) begin
+    always_ff @(posedge clk_ss) begin
         if (rst) init_done_q <= 1'b0;
         else     init_done_q <= &init_fin;
     end
@@ -248,7 +252,7 @@ module ats_nand_subsys #(
         assign pc_way       = init_q ? 2'(init_iss_q) : cmd_way_q;
         assign init_fin[c]  = !init_q;
 
-        always_ff @(posedge clk) begin
+        always_ff @(posedge clk_ss) begin
             if (rst) begin
                 init_q     <= 1'b1;
                 init_iss_q <= '0;
@@ -260,7 +264,7 @@ module ats_nand_subsys #(
             end
         end
 
-        always_ff @(posedge clk) begin
+        always_ff @(posedge clk_ss) begin
             if (load) begin
                 cmd_bad_q   <= in_bad;
                 cmd_tag_q   <= in_tag;
@@ -312,7 +316,7 @@ module ats_nand_subsys #(
         // read data, with the word's index in its page (a counter per channel: its pages come
         // one after the other)
         logic [WI_W-1:0] rd_wi_q;
-        always_ff @(posedge clk) begin
+        always_ff @(posedge clk_ss) begin
             if (rst)                            rd_wi_q <= '0;
             else if (pc_rd_valid && pc_rd_ready) rd_wi_q <= pc_rd_last ? '0 : rd_wi_q + 1'b1;
         end
@@ -354,11 +358,11 @@ module ats_nand_subsys #(
         // rtl/core/README.md "Simulation cost"): it runs while it holds a command (taken, completion
         // not yet taken), while a valid is up on one of its ports, while any of its inputs changes
         // (the dies' R/B# and DQ included) and for HOLD edges after; an idle controller is a fixed
-        // point (no free-running state), so the gated build is cycle-exact. The scheduler is not gated:
-        // its pick pipeline's slot counter turns on every edge.
+        // point (no free-running state), so the gated build is cycle-exact. The scheduler gates itself
+        // (all but its slot counter), the rest of the subsystem has the gate at the end (clk_ss).
         logic        clk_pg;
         logic [15:0] pg_out_q;                            // commands taken, completion not yet taken
-        always_ff @(posedge clk) begin                    // (a READ's release is not its completion)
+        always_ff @(posedge clk_ss) begin                 // (a READ's release is not its completion)
             pg_out_q <= rst ? '0 : pg_out_q + 16'(pc_cmd_valid && pc_cmd_ready) -
                                    16'(pc_cpl_valid && pc_cpl_ready && !pc_cpl_rel);
         end
@@ -371,6 +375,10 @@ module ats_nand_subsys #(
             .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c]));
 `undef ATS_CG_PAGE_IN
 
+        // the subsystem's gate (below): this channel's command stage, fetch request, power-on RESETs or
+        // a valid of the page controller toward the merges
+        assign cg_ch_act[c] = init_q || cmd_v_q || fet_v_q || pc_rd_valid || pc_cpl_valid;
+
         // the completion's slot is not forwarded (the scheduler's completion has none)
         logic unused_pc;
         assign unused_pc = ^{pc_cpl_slot, pc_way};
@@ -382,7 +390,7 @@ module ats_nand_subsys #(
     logic             fet_last_unused;
 
     ats_nand_ssx_merge #(.N(NUM_CHAN), .W(FET_W)) u_fetch_merge (
-        .clk, .rst,
+        .clk(clk_ss), .rst,
         .s_valid(fm_valid), .s_ready(fm_ready), .s_data(fm_data), .s_last({NUM_CHAN{1'b1}}),
         .m_valid(m_nfetch_valid), .m_ready(m_nfetch_ready), .m_data(fet_out),
         .m_last(fet_last_unused), .m_idx(fet_idx)
@@ -400,20 +408,20 @@ module ats_nand_subsys #(
     logic [WI_W-1:0]  rd_widx;
 
     ats_nand_ssx_merge #(.N(NUM_CHAN), .W(RD_W)) u_rdata_merge (
-        .clk, .rst,
+        .clk(clk_ss), .rst,
         .s_valid(rm_valid), .s_ready(rm_ready), .s_data(rm_data), .s_last(rm_last),
         .m_valid(rd_m_valid), .m_ready(rd_m_ready), .m_data(rd_m_data), .m_last(rd_m_last),
         .m_idx(rd_m_idx)
     );
     ats_nand_ssx_slice #(.W(RD_W + 4)) u_rdata_slice (
-        .clk, .rst,
+        .clk(clk_ss), .rst,
         .s_valid(rd_m_valid), .s_ready(rd_m_ready), .s_data({3'(rd_m_idx), rd_m_last, rd_m_data}),
         .m_valid(m_ndata_valid), .m_ready(m_ndata_ready), .m_data(rd_out)
     );
     assign {m_ndata_chan, m_ndata_last, m_ndata_data, m_ndata_tag, m_ndata_slot, rd_widx} = rd_out;
     assign m_ndata_widx = 16'(rd_widx);
 
-    always_ff @(posedge clk) begin
+    always_ff @(posedge clk_ss) begin
         for (int c = 0; c < NUM_CHAN; c++) begin
             if (rst) begin
                 rd_last_q[c] <= '0;
@@ -431,7 +439,7 @@ module ats_nand_subsys #(
     // inputs registered (IN_REG): a channel's completion handshake never waits on another channel's
     // valid (the pick of 2 x NUM_CHAN inputs was the core's critical path, across channels)
     ats_nand_ssx_merge #(.N(2 * NUM_CHAN), .W(CPL_W), .IN_REG(1)) u_cpl_merge (
-        .clk, .rst,
+        .clk(clk_ss), .rst,
         .s_valid(cm_valid), .s_ready(cm_ready), .s_data(cm_data), .s_last({2*NUM_CHAN{1'b1}}),
         .m_valid(ccpl_valid), .m_ready(ccpl_ready), .m_data(cpl_out), .m_last(cpl_last_unused),
         .m_idx(cpl_idx_unused)
@@ -441,19 +449,46 @@ module ats_nand_subsys #(
     // bad_mark by tag: written when the scheduler takes the channel completion (not a release), read
     // when its completion leaves the scheduler (a tag is outstanding, so unique, in between)
     logic [255:0] bm_q;
-    always_ff @(posedge clk) begin
+    always_ff @(posedge clk_ss) begin
         if (ccpl_valid && ccpl_ready && !ccpl_rel) bm_q[ccpl_tag] <= ccpl_bm;
     end
 
     // ---- completions out: register slice, bad_mark added ----------------------------------------------
     logic [CPL_W-2:0] ncpl_out;                       // (no rel: releases never leave the scheduler)
     ats_nand_ssx_slice #(.W(CPL_W - 1)) u_ncpl_slice (
-        .clk, .rst,
+        .clk(clk_ss), .rst,
         .s_valid(ncpl_valid), .s_ready(ncpl_ready),
         .s_data({bm_q[ncpl_tag] && ncpl_status != ST_BAD, ncpl_corr, ncpl_status, ncpl_tag}),
         .m_valid(m_ncpl_valid), .m_ready(m_ncpl_ready), .m_data(ncpl_out)
     );
     assign {m_ncpl_bad_mark, m_ncpl_corrected, m_ncpl_status, m_ncpl_tag} = ncpl_out;
+
+    // ---- simulation-only clock gate of the command stages, merges, slices and own registers ----------
+    // (ATS_SIM_CGATE, not SYNTHESIS; rtl/common/ats_sim_cgate.sv, README_subsys.md "Simulation clock gates")
+    // Each of these registers changes only with a valid on its stream (a command from the scheduler,
+    // a fetch request, read data or a completion of a page controller or a command stage, a beat in a
+    // merge, a slice or a merge's input buffer, the scheduler's m_ncpl) or during the power-on RESETs
+    // (init_done one edge after them); payload registers loaded without a valid are read only with
+    // one. So the clock runs while one of those is up (HOLD edges more) and nothing is watched: a
+    // stopped clock skips only edges at which every register would keep its value. The scheduler and
+    // the page controllers have gates of their own.
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_SUBSYS_CGATE
+`endif
+`endif
+`ifdef ATS_SUBSYS_CGATE
+    logic cg_act;
+    assign cg_act = !init_done_q || (|cg_ch_act) || (|ccmd_valid) || (|~cm_ready) || m_nfetch_valid ||
+                    rd_m_valid || m_ndata_valid || ccpl_valid || ncpl_valid || m_ncpl_valid;
+    ats_sim_cgate #(.W(1), .HOLD(4), .ID(14), .FALL(1)) u_cg_ssx (
+        .clk, .rst, .act(cg_act), .watch(1'b0), .gclk(clk_ss));
+`else
+    assign clk_ss = clk;
+    logic unused_cg;
+    assign unused_cg = ^cg_ch_act;
+`endif
+`undef ATS_SUBSYS_CGATE
 
     logic unused;
     assign unused = ^{fet_last_unused, cpl_last_unused, cpl_idx_unused};

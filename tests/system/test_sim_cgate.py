@@ -20,8 +20,9 @@ The test found what kept two blocks from being gated exactly, since fixed: the w
 writeback engine stepped round its states in every cycle, idle or not (it now waits in EN_A until it
 has an entry to write back), and the NAND die models ended an array operation on the rising clock
 edge, the edge the page controllers sample R/B# on, so a gated controller saw it a cycle early (the
-dies now end it on the falling edge). The NAND scheduler stays ungated: its pick pipeline's slot
-counter turns on every edge (its timing contract, rtl/nand/README_sched.md).
+dies now end it on the falling edge). The NAND scheduler's slot counter turns on every edge (its
+timing contract, rtl/nand/README_sched.md): it stays on the free clock, the rest of the scheduler is
+gated.
 
 The NVMe build (test_sim_cgate_nvme_exact) adds the NVMe front end's gate (rtl/nvme/ats_nvme.sv) and
 the queue manager's round-robin pointer in its simulation form (a phase counter on the ungated clock
@@ -46,9 +47,10 @@ import bench_sim  # noqa: E402
 import build as simbuild  # noqa: E402
 
 # the gated blocks (bench_sim.gate_counts names): the core's command queue, write buffer, backend and
-# remap engine, and each NAND channel's page controller (the NAND scheduler is not gated:
-# rtl/core/README.md "Simulation cost")
-BLOCKS = ("cmdq", "wbuf", "be", "remap", "page0", "page1")
+# remap engine, each NAND channel's page controller, the NAND scheduler (all but its slot counter:
+# rtl/nand/README_sched.md "Simulation cost")
+BLOCKS = ("cmdq", "wbuf", "be", "remap", "page0", "page1", "ats_ssd_core.u_nand.u_sched.u_cg_sched",
+          "ats_ssd_core.u_nand.u_cg_ssx")
 ALL_GATES_OPEN = "+cgate_off=4294967295"     # every +cgate_off bit: each gate held open
 
 
