@@ -486,18 +486,19 @@ module ats_nand_die #(
         if (viol_q != 0) $display("%m: %0d NAND protocol violation(s) in this run", viol_q);
     end
 
-    // One process sees every pin edge (of the clock only the falling one, which times the array); it
-    // compares with the previous values to know what changed.
+    // One process sees every pin change (of the clock only the falling edge while the array is busy,
+    // which times it); it compares with the previous values to know what changed.
     // Blocking assignments on purpose: a behavioural model whose state is read back in the same
     // activation (not RTL); nothing else reads these variables within the time step.
+    // The clock reaches the process only while an array operation runs (aclk: high otherwise), so an
+    // idle die costs the simulator nothing per cycle (issue 35). Same activations where they matter:
+    // at a falling edge of clk an idle die's process only cleared clk_rose, which is read only while
+    // busy; busy is set by a pin change (start_busy) with busy_end at least 1 ns later, so the first
+    // timer check that can end the operation is at a later falling edge, where aclk falls with clk.
+    // A vector (any change) in the event list is one trigger where each bit's two edges were two.
     /* verilator lint_off BLKSEQ */
-    always @(negedge clk or posedge power_ok or negedge power_ok or posedge ce_n or negedge ce_n or
-             posedge cle or negedge cle or posedge ale or negedge ale or posedge we_n or negedge we_n or
-             posedge re_n or negedge re_n or
-             posedge dq_i[0] or negedge dq_i[0] or posedge dq_i[1] or negedge dq_i[1] or
-             posedge dq_i[2] or negedge dq_i[2] or posedge dq_i[3] or negedge dq_i[3] or
-             posedge dq_i[4] or negedge dq_i[4] or posedge dq_i[5] or negedge dq_i[5] or
-             posedge dq_i[6] or negedge dq_i[6] or posedge dq_i[7] or negedge dq_i[7]) begin
+    wire aclk = clk || !busy;
+    always @(negedge aclk or power_ok or ce_n or cle or ale or we_n or re_n or dq_i) begin
         // --- power
         if (power_ok !== power_p) begin
             power_p = power_ok;
@@ -601,7 +602,7 @@ module ats_nand_die #(
                 end
             end
             // --- array timer: at a falling clk edge (the first activation with clk low after a
-            // rising edge)
+            // rising edge; while busy, aclk is clk)
             if (clk === 1'b0 && clk_rose) begin
                 clk_rose = 1'b0;
                 if (busy && $realtime >= busy_end) finish_op();
