@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results clean distclean
+.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-sata bench-sim wave-core synth results bitstream prog clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -33,6 +33,8 @@ help:
 	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"
 	@echo "make synth       Yosys + nextpnr-ecp5 (LFE5U-85F-6, out of context, seeds SEEDS=1,2,3): LUT/FF/BRAM/Fmax"
 	@echo "make synth-soc   the whole SoC (default device 4 x 2, VexRiscv, LiteDRAM controller) on the LFE5U-85F -> build/synth/summary.json 'soc'"
+	@echo "make bitstream BOARD=ecpix5  the whole device on the ECPIX-5 85F: bitstream + report.json -> build/boards/ecpix5/ (docs/boards.md)"
+	@echo "make prog BOARD=ecpix5       load that bitstream with openFPGALoader"
 	@echo "make results    docs/results.md from docs/results/*.json (tools/results.py; update an area from a bench JSON first)"
 	@echo "make setup       install everything (apt, .venv, Maven cache); idempotent"
 
@@ -194,6 +196,16 @@ synth: $(GEN_STAMP)
 # (about 40 minutes; README "Synthesis of the SoC")
 synth-soc: $(GEN_STAMP)
 	$(PY) synth/synth_soc.py --seed 1 --threads 1 --l2-cache 0
+
+# the whole device on a board (docs/boards.md; soc/boards/build.py): the board SoC, the firmware in its
+# ROM, Yosys, nextpnr-ecp5 at seeds BOARD_SEEDS (one after another), ecppack -> build/boards/$(BOARD)/
+# (bitstream, report.json); `make prog` loads it with openFPGALoader
+BOARD ?= ecpix5
+BOARD_SEEDS ?= 1,2,3
+bitstream: $(GEN_STAMP)
+	$(PY) soc/boards/build.py --board $(BOARD) --seeds $(BOARD_SEEDS)
+prog:
+	$(PY) soc/boards/build.py --board $(BOARD) --prog
 
 clean:
 	rm -rf build

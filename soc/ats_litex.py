@@ -422,16 +422,19 @@ class AtomSSD(LiteXModule):
         )
 
 
-def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats") -> AtomSSD:
+def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nand=None) -> AtomSSD:
     """The SoC entry point: checks the configuration, adds the core's RTL to the platform, pins the
-    CSR bank at CSR_LOC, maps the page buffer at BUF_ORIGIN (uncached) and returns the module."""
+    CSR bank at CSR_LOC, maps the page buffer at BUF_ORIGIN (uncached) and returns the module.
+    `host` / `nand`: records in place of the platform's `host` / `nand` pads (a board SoC wires the
+    host port and the NAND pins inside the design: soc/boards/)."""
     cfg.check()
     for p in core_sources(cfg):
         if not p.exists():
             raise FileNotFoundError(f"{p} (run `make gen` for the remap engine)")
         platform.add_source(str(p))
     soc.csr.add(name, n=CSR_LOC)
-    m = AtomSSD(cfg, platform.request("host"), platform.request("nand"))
+    m = AtomSSD(cfg, platform.request("host") if host is None else host,
+                platform.request("nand") if nand is None else nand)
     setattr(soc, name, m)
     soc.bus.add_slave(f"{name}buf", m.bus, SoCRegion(origin=BUF_ORIGIN, size=m.buf_size, cached=False))
     # the geometry as constants of the generated soc.h (firmware) and csr.json (host tools)

