@@ -13,7 +13,8 @@
 // A job is never mixed up: the owner is registered with the grant and only its done bit rises.
 // SYN_REG = 1 (the default for N > 1): the granted syndromes are registered here and BM starts one
 // cycle after the grant (no channel-to-channel mux in front of BM's Frobenius maps: Fmax);
-// SYN_REG = 0 (N = 1, a decoder's own BM): the grant is BM's start, syndromes straight in.
+// SYN_REG = 0 (N = 1 only): the grant is BM's start, syndromes straight in (one cycle less; the
+// decoder's own BM keeps SYN_REG = 1: the grant cone into BM's reset was its slowest path).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none

@@ -282,8 +282,13 @@ module ats_bch_dec #(
     end else begin : g_own_bm
         logic unused_bm;
         assign unused_bm = ^{bm_gnt, bm_done, bm_lambda_i, bm_len_i};
+        // SYN_REG = 1 here too: the grant (from bm_pend_q / lam_full_q / syn_full_q) only loads
+        // the syndrome copy, and BM starts from a register one cycle later. With the grant as BM's
+        // start the request cone drove BM's whole state reset: the page controller's slowest path
+        // (nand_page 138.6 -> 128.7 MHz mean over seeds 1-3, issue 36). One cycle per sector, hidden
+        // behind the previous sector's Chien search like the shared unit's.
         ats_bch_bm_arb #(
-            .N(1), .M(M), .POLY(POLY), .T(T), .SYN_REG(1'b0)
+            .N(1), .M(M), .POLY(POLY), .T(T), .SYN_REG(1'b1)
         ) u_bm (
             .clk   (clk),
             .rst   (rst),
