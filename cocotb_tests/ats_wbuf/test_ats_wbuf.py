@@ -31,7 +31,7 @@ from atstb.media_model import MediaConfig, MediaModel
 from atstb.runner import block_sources, run
 from atstb.streams import StreamSink, StreamSource, pause_gen
 from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, NO_SPACE, OK,
-                              PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, Cmd, PlpCutModel, WbufModel,
+                              PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, COMMIT, TX_ABORT, TX_BEGIN, TX_COMMIT, Cmd, PlpCutModel, WbufModel,
                               WritebackPolicyModel, page_words)
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -472,6 +472,24 @@ class TB:
 
 def seed_of(dut, k: int = 0) -> int:
     return int(os.environ.get("ATS_SEED", "1")) * 1000 + k
+
+
+def directed_sender(tb, tags):
+    """send(op, lba, txid, flags, ver) -> (tag, dptr) for the directed tests: a WRITE's page
+    (page_words of lba, ver) in host memory, a READ's buffer allocated; sent without waiting."""
+    def send(op, lba=0, txid=0, flags=0, ver=None):
+        t = next(tags)
+        dptr = 0
+        if op == WRITE:
+            dptr = tb.alloc(tb.page_bytes)
+            for i, w in enumerate(page_words(lba, ver, tb.pw)):
+                tb.hostmem[dptr + 4 * i] = w
+        elif op == READ:
+            dptr = tb.alloc(tb.page_bytes)
+        tb.disp.send_nowait(op=op, tag=t, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
+                            dptr=dptr, aux=0, epoch=0)
+        return t, dptr
+    return send
 
 
 @cocotb.test()
@@ -1062,20 +1080,9 @@ async def run_no_space_tx(dut):
     await tb.reset()
     tags = iter(range(1, 250))
     pw, pb = tb.pw, tb.page_bytes
-    TXC, TXA, TXB, COMMIT_F = 4, 5, 3, 4
+    TXC, TXA, TXB, COMMIT_F = TX_COMMIT, TX_ABORT, TX_BEGIN, COMMIT
 
-    def send(op, lba=0, txid=0, flags=0, ver=None):
-        t = next(tags)
-        dptr = 0
-        if op == WRITE:
-            dptr = tb.alloc(pb)
-            for i, w in enumerate(page_words(lba, ver, pw)):
-                tb.hostmem[dptr + 4 * i] = w
-        elif op == READ:
-            dptr = tb.alloc(pb)
-        tb.disp.send_nowait(op=op, tag=t, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
-                            dptr=dptr, aux=0, epoch=0)
-        return t, dptr
+    send = directed_sender(tb, tags)
 
     async def done(t, max_cycles=20_000):
         for _ in range(max_cycles):
@@ -1172,20 +1179,9 @@ async def run_tx_pending(dut):
     await tb.reset()
     tags = iter(range(1, 250))
     pw, pb = tb.pw, tb.page_bytes
-    TXC, TXA, COMMIT_F = 4, 5, 4
+    TXC, TXA, COMMIT_F = TX_COMMIT, TX_ABORT, COMMIT
 
-    def send(op, lba=0, txid=0, flags=0, ver=None):
-        t = next(tags)
-        dptr = 0
-        if op == WRITE:
-            dptr = tb.alloc(pb)
-            for i, w in enumerate(page_words(lba, ver, pw)):
-                tb.hostmem[dptr + 4 * i] = w
-        elif op == READ:
-            dptr = tb.alloc(pb)
-        tb.disp.send_nowait(op=op, tag=t, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
-                            dptr=dptr, aux=0, epoch=0)
-        return t, dptr
+    send = directed_sender(tb, tags)
 
     order = []                                    # tags in completion order
 
