@@ -292,16 +292,19 @@ module ats_nand_emu #(
         bad_q <= bad_rdata;
     end
 
-    // page register: NB byte lanes of ROW_WORDS bytes (byte c in lane c % NB, word c / NB)
+    // page register: ROW_WORDS words of NB byte lanes (byte c in lane c % NB of word c / NB), one
+    // memory with a byte enable per lane, so that Yosys maps it to DRAM_DW/32 block RAMs of 36 bits
+    // (PDPW16KD, one write and one read port: at 128 bits and up to 512 words, 4 DP16KD instead of
+    // one per lane). The port users never read a word in the cycle it is written (the engine and
+    // the pins do not use the register at the same time), so the read-during-write result is not
+    // needed (no_rw_check: no bypass logic).
     logic [WADDR_W-1:0] lane_raddr, lane_waddr;
     logic [NB-1:0]      lane_we;
     logic [DRAM_DW-1:0] lane_wdata, lane_rdata;
-    for (genvar j = 0; j < NB; j++) begin : g_lane
-        logic [7:0] mem [ROW_WORDS];
-        always_ff @(posedge clk) begin
-            if (lane_we[j]) mem[lane_waddr] <= lane_wdata[j*8 +: 8];
-            lane_rdata[j*8 +: 8] <= mem[lane_raddr];
-        end
+    (* no_rw_check *) logic [DRAM_DW-1:0] pg_mem [ROW_WORDS];
+    always_ff @(posedge clk) begin
+        for (int j = 0; j < NB; j++) if (lane_we[j]) pg_mem[lane_waddr][j*8 +: 8] <= lane_wdata[j*8 +: 8];
+        lane_rdata <= pg_mem[lane_raddr];
     end
 
     // ---------------------------------------------------------------- DRAM engine
