@@ -5,9 +5,11 @@
   python soc/boards/build.py [--board ecpix5] [--seeds 1,2,3] [--threads 2] [--yosys-only] [--prog]
 
 1. soc/boards/<board>.py: the board SoC (LiteX, no synthesis) -> build/boards/<board>/
-2. the firmware (sw/firmware) built against that SoC's headers -> the ROM's init file
-3. Yosys synth_ecp5 (the YoWASP build of the venv; ATS_ECP5_BRAM as for the core's synthesis) on
-   LiteX's script -> gateware/<board>.json, stat.json
+2. the firmware (sw/firmware) with the DDR3 initialisation first (soc/boards/fw/dram_init.c and
+   LiteX's liblitedram, called from crt0 before .data / .bss, which are in the DDR3) built against
+   that SoC's headers -> the ROM's init file
+3. Yosys synth_ecp5 -noflatten (the YoWASP build of the venv; ATS_ECP5_BRAM as for the core's
+   synthesis) on LiteX's script -> gateware/<board>.json (flattened), stat.json / stat.txt (per module)
 4. nextpnr-ecp5 with the board's LPF, once per seed, one after another; ecppack on the best seed
    that places -> <board>.bit (and .svf)
 5. report.json: lut4_used, lut4_total, ff, dp16kd, per-seed results and `clocks` {name: {fmax_mhz,
@@ -38,7 +40,6 @@ BOARDS = {
     # name: (module in soc/boards, nextpnr device flags, LUT4 of the part, DP16KD of the part)
     "ecpix5": ("ecpix5", ["--um5g-85k", "--package", "CABGA554", "--speed", "8"], 83640, 208),
 }
-ROM_BYTES = 0x10000
 
 
 def log(msg: str) -> None:
@@ -55,30 +56,80 @@ def run(cmd: list[str], cwd: Path, logfile: Path) -> tuple[int, float, float]:
     return os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_utime + ru.ru_stime
 
 
+FW_CC = "riscv64-unknown-elf-gcc"
+
+
+def dram_init_objs(out: Path) -> list[Path]:
+    """The firmware's DDR3 initialisation (soc/boards/fw/dram_init.c with LiteX's liblitedram
+    sdram.c and accessors.c) compiled against the board SoC's generated headers -> fw_init/*.o.
+    It runs before the firmware's start-up code has set up .data and .bss (both in the DDR3), so
+    these objects may have no initialised data, and their zero-initialised variables are moved
+    into .sram_bss (SRAM; sw/firmware/linker.ld), which dram_init.c clears."""
+    import litex
+    lx = Path(litex.__file__).resolve().parent
+    od = out / "fw_init"
+    od.mkdir(parents=True, exist_ok=True)
+    cflags = ["-march=rv32im", "-mabi=ilp32", "-Os", "-ffreestanding", "-fno-builtin", "-fno-common",
+              "-ffunction-sections", "-fdata-sections", "-isystem", "/usr/lib/picolibc/riscv64-unknown-elf/include",
+              "-I", str(out / "software" / "include"), "-I", str(lx / "soc" / "software" / "include"),
+              "-I", str(lx / "soc" / "software"), "-I", str(lx / "soc" / "cores" / "cpu" / "vexriscv"),
+              "-DSDRAM_TEST_DISABLE"]
+    srcs = [HERE / "fw" / "dram_init.c", lx / "soc" / "software" / "liblitedram" / "sdram.c",
+            lx / "soc" / "software" / "liblitedram" / "accessors.c"]
+    objs = []
+    for src in srcs:
+        o = od / (src.stem + ".o")
+        subprocess.run([FW_CC, *cflags, "-c", str(src), "-o", str(o)], check=True)
+        heads = subprocess.run(["riscv64-unknown-elf-objdump", "-h", str(o)], check=True, capture_output=True,
+                               text=True).stdout
+        ren = []
+        for m in re.finditer(r"^\s*\d+\s+(\S+)\s+([0-9a-f]+)\s", heads, re.M):
+            sec, size = m.group(1), int(m.group(2), 16)
+            if re.match(r"\.s?bss(\.|$)", sec):
+                ren += ["--rename-section", f"{sec}=.sram_bss{sec[sec.index('bss') + 3:]}"]
+            elif re.match(r"\.s?data(\.|$)", sec) and size:
+                raise SystemExit(f"bitstream: {src.name} has initialised data ({sec}): not allowed before "
+                                 "the DDR3 works")
+        if ren:
+            subprocess.run(["riscv64-unknown-elf-objcopy", *ren, str(o)], check=True)
+        objs.append(o)
+    return objs
+
+
 def firmware_rom(out: Path, name: str) -> dict:
+    rom_bytes = json.loads((out / "board.json").read_text())["rom_bytes"]
     fw = out / "fw"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "sw" / "firmware"), f"SOC_DIR={out}", f"OUT={fw}"], check=True)
+    objs = dram_init_objs(out)
+    subprocess.run(["make", "-s", "-C", str(ROOT / "sw" / "firmware"), f"SOC_DIR={out}", f"OUT={fw}",
+                    "BOARD_OBJS=" + " ".join(str(o) for o in objs)], check=True)
     words = (fw / "firmware.init").read_text().split()
-    if len(words) * 4 > ROM_BYTES:
-        raise SystemExit(f"bitstream: firmware {len(words) * 4} bytes > the {ROM_BYTES} byte ROM")
+    if len(words) * 4 > rom_bytes:
+        raise SystemExit(f"bitstream: firmware {len(words) * 4} bytes > the {rom_bytes} byte ROM")
     gw = out / "gateware"
-    (gw / f"{name}_rom.init").write_text("\n".join(words + ["00000000"] * (ROM_BYTES // 4 - len(words))) + "\n")
+    (gw / f"{name}_rom.init").write_text("\n".join(words + ["00000000"] * (rom_bytes // 4 - len(words))) + "\n")
     size = (fw / "size.txt").read_text().split("\n")[1].split()
     return {"text_data_bytes": int(size[0]) + int(size[1]), "bss_bytes": int(size[2])}
 
 
 def yosys_script(gw: Path, name: str) -> Path:
-    """LiteX's script with the ECP5 block RAM define of the core's synthesis and a stat of the mapped
-    design. Every path relative to gw/, where the tools run: the YoWASP tools run in a WASI sandbox
-    with a /tmp of their own (synth/run_synth.py tp()), so a repository under /tmp must not be named
-    by absolute paths."""
+    """LiteX's script with the ECP5 block RAM define of the core's synthesis, synthesised without
+    flattening so that the statistics are per module (stat_ram.txt: after the block RAM mapping, an
+    early look at the DP16KD per module; stat.txt / stat.json: the mapped design, each top-level
+    block and the totals), then flattened for nextpnr. Every path relative to gw/, where the tools
+    run: the YoWASP tools run in a WASI sandbox with a /tmp of their own (synth/run_synth.py tp()),
+    so a repository under /tmp must not be named by absolute paths."""
     lines = []
     for line in (gw / f"{name}.ys").read_text().splitlines():
         if line.startswith("read_verilog "):
             head, path = line.rsplit(" ", 1)
             line = f"{head} {os.path.relpath(Path(path).resolve(), gw.resolve())}"
+        if line.split()[:1] == ["synth_ecp5"]:
+            synth = line.replace("synth_ecp5", "synth_ecp5 -noflatten", 1)
+            line = "\n".join([f"{synth} -run begin:map_gates", f"tee -q -o stat_ram.txt stat -top {name}",
+                              f"{synth} -run map_gates:", f"tee -q -o stat.txt stat -top {name}",
+                              f"tee -q -o stat.json stat -json -top {name}", "flatten", "opt_clean"])
         lines.append(line)
-    s = "verilog_defines -DATS_ECP5_BRAM\n" + "\n".join(lines) + "\n" + "tee -q -o stat.json stat -json\n"
+    s = "verilog_defines -DATS_ECP5_BRAM\n" + "\n".join(lines) + "\n"
     p = gw / f"{name}_ats.ys"
     p.write_text(s)
     return p

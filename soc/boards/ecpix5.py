@@ -9,11 +9,13 @@ the firmware's headers; csr.json, config.json). soc/boards/build.py (`make bitst
 adds the firmware to the ROM and runs Yosys, nextpnr-ecp5 and ecppack.
 
 What it holds (docs/architecture.md, soc/README.md):
-  - the CPU side of the simulation SoC (soc/atomssd_soc.py): VexRiscv standard, ROM 64 KiB (the
-    firmware), SRAM 16 KiB, timer, UART console on the board's USB serial; main RAM in the DDR3
+  - the CPU side of the simulation SoC (soc/atomssd_soc.py): VexRiscv standard, ROM 32 KiB (the
+    firmware and its DDR3 initialisation), SRAM 16 KiB, timer, UART console on the board's USB
+    serial; main RAM in the DDR3
   - the device core through add_atomssd (the same RTL and CSRs as the simulation SoC), 4 channels x
     2 ways, 4 KiB pages (the `default` device's geometry)
-  - LiteDRAM on the 512 MB DDR3 (ECP5DDRPHY, MT41K256M16, 1:2), an L2 cache for the CPU
+  - LiteDRAM on the 512 MB DDR3 (ECP5DDRPHY, MT41K256M16, 1:2); no L2 cache (the CPU's data cache only:
+    an L2 at the 128-bit port is 16 byte-lane block RAMs)
   - eight NAND die emulators (rtl/nand_emu) on the core's NAND pins, each with a LiteDRAM native
     port of its own (the crossbar arbitrates), their arrays in the DDR3 above the CPU's 16 MiB
   - LiteEth on the RGMII PHY with its ARP / IP / ICMP / UDP stack (32-bit datapath at the system
@@ -46,12 +48,15 @@ from litex.soc.integration.builder import Builder  # noqa: E402
 from litex_boards.platforms import lambdaconcept_ecpix5  # noqa: E402
 
 from ats_litex import AtsConfig, HOST_FIELDS, add_atomssd  # noqa: E402
-from atomssd_soc import ROM_SIZE, SRAM_SIZE  # noqa: E402
+from atomssd_soc import SRAM_SIZE  # noqa: E402
 from constraints.ecpix5 import EXTENSIONS  # noqa: E402
 from atstb.filelist import block_sources  # noqa: E402  (ats_litex put cocotb_tests/lib on the path)
 
 UDP_PORT = 16724            # the host link's port (docs/host-port.md "UDP host link")
 DRAM_CPU_BYTES = 16 << 20   # the DDR3's first 16 MiB: the CPU's main RAM (firmware data)
+# The board's ROM: 32 KiB (16 DP16KD; the simulation's 64 KiB would take 32 of the part's 208), room
+# for the firmware (about 26 KB) and the DDR3 initialisation (soc/boards/fw, about 4 KB)
+ROM_SIZE = 0x8000
 
 # The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz
 ECPIX5 = AtsConfig(name="ecpix5", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
@@ -108,7 +113,7 @@ def emu_dram_bases(cfg: AtsConfig, words_per_row: int) -> list[int]:
 
 class Ecpix5SoC(SoCCore):
     def __init__(self, cfg: AtsConfig = ECPIX5, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001,
-                 l2_cache: int = 8192, toolchain: str = "trellis"):
+                 l2_cache: int = 0, toolchain: str = "trellis"):
         from litedram.modules import MT41K256M16
         from litedram.phy import ECP5DDRPHY
         from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
@@ -228,7 +233,7 @@ class Ecpix5SoC(SoCCore):
         self.add_constant("ATS_IP_ADDRESS", ipn)
 
 
-def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_cache: int = 8192) -> Ecpix5SoC:
+def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_cache: int = 0) -> Ecpix5SoC:
     """LiteX build without synthesis: gateware/ (ecpix5.v, ecpix5.lpf, ecpix5.ys, the ROM's init
     file), the software headers, csr.json, config.json, board.json (what soc/boards/build.py needs)."""
     out = out.resolve()
@@ -255,7 +260,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "boards" / "ecpix5")
     ap.add_argument("--ip", default="192.168.1.50", help="the board's IPv4 address")
     ap.add_argument("--mac", type=lambda s: int(s, 0), default=0x10E2D5000001, help="the board's MAC address")
-    ap.add_argument("--l2-cache", type=int, default=8192, help="LiteDRAM L2 cache bytes of the CPU")
+    ap.add_argument("--l2-cache", type=int, default=0,
+                    help="LiteDRAM L2 cache bytes of the CPU (0: none; at the 128-bit port any L2 takes 16 DP16KD)")
     a = ap.parse_args()
     generate(a.out, a.ip, a.mac, a.l2_cache)
 

@@ -123,6 +123,71 @@ def test_board_soc(board):
     assert "sdram" in csr["csr_bases"] and "ethphy" in csr["csr_bases"]
 
 
+def _nm(path: Path, *args: str) -> list[tuple[str, str, str]]:
+    out = subprocess.run(["riscv64-unknown-elf-nm", *args, str(path)], check=True, capture_output=True,
+                         text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        f = line.split()
+        rows.append((f[0], f[1], f[2]) if len(f) == 3 else ("", f[0], f[1]))
+    return rows
+
+
+def test_board_firmware(board):
+    """The board's firmware initialises the DDR3 before its first main-RAM access (docs/boards.md
+    "DDR3 initialisation"). No DRAM model runs here (there is no board simulation yet): this checks
+    the link and the order, statically. The firmware is built as `make bitstream` builds it
+    (soc/boards/build.py firmware_rom: LiteX's liblitedram sdram_init with soc/boards/fw/dram_init.c)
+    and fits the board's ROM; _start calls ats_board_init (the board's, not crt0's empty default)
+    before its first store and before it touches .data / .bss; ats_board_init calls sdram_init; the
+    init objects refer to nothing but each other, the firmware's memset / memcpy and constants, and
+    their variables lie in SRAM."""
+    import importlib
+    import sys
+    sys.path.insert(0, str(ROOT / "soc" / "boards"))
+    build = importlib.import_module("build")
+    info = build.firmware_rom(board, "ecpix5")
+    rom = json.loads((board / "board.json").read_text())["rom_bytes"]
+    assert 0 < info["text_data_bytes"] <= rom
+    elf = board / "fw" / "firmware.elf"
+    syms = {name: (int(addr, 16), kind) for addr, kind, name in _nm(elf) if addr}
+    regions = (board / "software" / "include" / "generated" / "regions.ld").read_text()
+    reg = {m.group(1): (int(m.group(2), 16), int(m.group(3), 16))
+           for m in re.finditer(r"(\w+)\s*:\s*ORIGIN\s*=\s*0x([0-9a-f]+),\s*LENGTH\s*=\s*0x([0-9a-f]+)", regions)}
+    sram0, sram_len = reg["sram"]
+    main0, _ = reg["main_ram"]
+    dis = subprocess.run(["riscv64-unknown-elf-objdump", "-d", "--no-show-raw-insn", str(elf)], check=True,
+                         capture_output=True, text=True).stdout
+
+    def body(fn: str) -> list[str]:
+        m = re.search(rf"^[0-9a-f]+ <{fn}>:\n(.*?)(?:\n\n|\Z)", dis, re.S | re.M)
+        assert m, fn
+        return m.group(1).splitlines()
+
+    start = body("_start")
+    first_call = next(i for i, l in enumerate(start) if re.search(r"\b(jal|call)\b", l))
+    assert "<ats_board_init>" in start[first_call], start[:first_call + 1]
+    first_store = next(i for i, l in enumerate(start) if re.search(r"\bs[bhw]\b", l))
+    first_data = next(i for i, l in enumerate(start) if re.search(rf"# {main0:x}\b|<_fdata>|<_fbss>|4000", l))
+    assert first_call < first_store and first_call < first_data
+    # the board's ats_board_init (dram_init.c), which calls sdram_init
+    init = body("ats_board_init")
+    assert any("<sdram_init>" in l for l in init), init
+    assert "sdram_init" in syms and "read_dq_delay" in syms
+    # the init objects: self-contained, their variables in SRAM
+    objs = sorted((board / "fw_init").glob("*.o"))
+    assert {o.stem for o in objs} == {"dram_init", "sdram", "accessors"}
+    defined = {n for o in objs for _, k, n in _nm(o) if k not in "Uw"}
+    undef = {n for o in objs for _, k, n in _nm(o, "-u")} - defined
+    assert undef <= {"memset", "memcpy", "_fsram_bss", "_esram_bss"}, undef
+    for o in objs:
+        for _, k, n in _nm(o):
+            if k in "bBdDsSgG" or k == "C":
+                addr = syms[n][0]
+                assert sram0 <= addr < sram0 + sram_len, (o.name, n, hex(addr))
+    assert sram0 <= syms["_fsram_bss"][0] <= syms["_esram_bss"][0] <= sram0 + sram_len
+
+
 def test_board_synth_check(board):
     gw = board / "gateware"
     work = board / "check"
