@@ -144,7 +144,53 @@ def yosys_stat(gw: Path, name: str) -> dict:
     ff = sum(v for k, v in d.items() if k.startswith("TRELLIS_FF"))
     return {"lut4": d.get("LUT4", 0), "ff": ff, "dp16kd": d.get("DP16KD", 0),
             "lutram_dpr16x4": d.get("TRELLIS_DPR16X4", 0), "mult18": d.get("MULT18X18D", 0),
-            "cells": d}
+            "ccu2c": d.get("CCU2C", 0), "cells": d, "modules": module_breakdown(st, name)}
+
+
+def _summary(c: dict) -> dict:
+    return {"lut4": c.get("LUT4", 0), "ccu2c": c.get("CCU2C", 0), "lutram_dpr16x4": c.get("TRELLIS_DPR16X4", 0),
+            "ff": sum(v for k, v in c.items() if k.startswith("TRELLIS_FF")), "dp16kd": c.get("DP16KD", 0),
+            "mult18": c.get("MULT18X18D", 0)}
+
+
+def module_breakdown(st: dict, name: str) -> dict:
+    """Per top-level block of a hierarchical (synth -noflatten) stat -json: {block: {instances, lut4,
+    ccu2c, lutram_dpr16x4, ff, dp16kd, mult18}}, each block's whole subtree summed over its
+    instances (the eight dies' parameter variants under one name); `glue` is the top module's own
+    cells (LiteX: LiteDRAM, LiteEth, ROM/SRAM, buses, CSRs)."""
+    def norm(n: str) -> str:
+        return n[1:] if n.startswith("\\") else n
+
+    mods = {norm(k): v.get("num_cells_by_type", {}) for k, v in st.get("modules", {}).items()}
+    memo: dict[str, dict] = {}
+
+    def total(m: str) -> dict:
+        if m not in memo:
+            acc: dict = {}
+            for t, n in mods[m].items():
+                sub = total(norm(t)) if norm(t) in mods else {t: 1}
+                for k, v in sub.items():
+                    acc[k] = acc.get(k, 0) + v * n
+            memo[m] = acc
+        return memo[m]
+
+    if name not in mods:
+        return {}
+    out: dict = {}
+    glue: dict = {}
+    for t, n in mods[name].items():
+        if norm(t) not in mods:
+            glue[t] = n
+            continue
+        parts = norm(t).split("\\")
+        base = parts[1] if parts[0].startswith("$paramod") and len(parts) > 1 else parts[0]
+        e = out.setdefault(base, {"instances": 0, "cells": {}})
+        e["instances"] += n
+        for k, v in total(norm(t)).items():
+            e["cells"][k] = e["cells"].get(k, 0) + v * n
+    res = {k: {"instances": v["instances"], **_summary(v["cells"])} for k, v in sorted(out.items())}
+    res["glue"] = {"instances": 1, **_summary(glue)}
+    return res
 
 
 UTIL_RE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%")
@@ -233,9 +279,14 @@ def main() -> int:
             log("Yosys failed: " + "; ".join(errs[:3]))
             return 1
     st = yosys_stat(gw, name)
-    report.update(lut4_used=st["lut4"], ff=st["ff"], dp16kd=st["dp16kd"], lutram_dpr16x4=st["lutram_dpr16x4"],
-                  mult18=st["mult18"], lut4_pct=round(100 * st["lut4"] / lut_total, 1),
-                  dp16kd_pct=round(100 * st["dp16kd"] / bram_total, 1))
+    # LUT positions as the placer counts them: a CCU2C is two LUT4s, a TRELLIS_DPR16X4 (LUT RAM) two
+    # (its write port's logic aside); nextpnr's TRELLIS_COMB figure (per seed) is the placed count
+    positions = st["lut4"] + 2 * st["ccu2c"] + 2 * st["lutram_dpr16x4"]
+    report.update(lut4_used=st["lut4"], ccu2c=st["ccu2c"], ff=st["ff"], dp16kd=st["dp16kd"],
+                  lutram_dpr16x4=st["lutram_dpr16x4"], mult18=st["mult18"],
+                  lut4_pct=round(100 * st["lut4"] / lut_total, 1), lut_positions=positions,
+                  lut_positions_pct=round(100 * positions / lut_total, 1),
+                  dp16kd_pct=round(100 * st["dp16kd"] / bram_total, 1), modules=st["modules"])
     log(f"Yosys: {st['lut4']} LUT4 ({report['lut4_pct']} % of {lut_total}), {st['ff']} FF, "
         f"{st['dp16kd']} DP16KD ({report['dp16kd_pct']} % of {bram_total})")
     seeds = [] if a.yosys_only else [int(s) for s in a.seeds.split(",") if s]

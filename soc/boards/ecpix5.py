@@ -53,14 +53,19 @@ from constraints.ecpix5 import EXTENSIONS  # noqa: E402
 from atstb.filelist import block_sources  # noqa: E402  (ats_litex put cocotb_tests/lib on the path)
 
 UDP_PORT = 16724            # the host link's port (docs/host-port.md "UDP host link")
+UDP_SLOTS = 4               # the host link's commands in flight
+UDP_SLOT_BYTES = 4096       # and each one's buffer: one 4 KiB LBA
 DRAM_CPU_BYTES = 16 << 20   # the DDR3's first 16 MiB: the CPU's main RAM (firmware data)
 # The board's ROM: 32 KiB (16 DP16KD; the simulation's 64 KiB would take 32 of the part's 208), room
 # for the firmware (about 26 KB) and the DDR3 initialisation (soc/boards/fw, about 4 KB)
 ROM_SIZE = 0x8000
 
-# The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz
+# The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz, with the
+# `attach` configuration's 8 read slots (16 DP16KD fewer than the default's 16: the block RAM of the
+# 85F, docs/boards.md "Resources"; one read in flight a die, and the GbE link, not the slots, limits
+# a board's reads)
 ECPIX5 = AtsConfig(name="ecpix5", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
-                   pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
+                   pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=8,
                    remap_preset="default", sys_clk_hz=75_000_000)
 
 # the emulated dies' array times: the FEMU preset (40 / 200 / 2000 us), as the die model's defaults
@@ -205,8 +210,10 @@ class Ecpix5SoC(SoCCore):
         self.udp_err_pkts = Signal(16)
         self.udp_stray_cpls = Signal(16)
         rx, tx = udp.source, udp.sink
+        # 4 slots of one page each: 8 DP16KD (4 x 8 KiB would take 16, beyond the 85F's block RAM
+        # with everything else; a host splits longer requests into one-LBA commands)
         self.specials += Instance("ats_udp_host",
-            p_NSLOT=4, p_SLOT_BYTES=8192, p_PAGE_BYTES=cfg.page_bytes, p_LOCAL_PORT=UDP_PORT,
+            p_NSLOT=UDP_SLOTS, p_SLOT_BYTES=UDP_SLOT_BYTES, p_PAGE_BYTES=cfg.page_bytes, p_LOCAL_PORT=UDP_PORT,
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
             i_s_udp_valid=rx.valid, o_s_udp_ready=rx.ready, i_s_udp_src_port=rx.src_port,
             i_s_udp_dst_port=rx.dst_port, i_s_udp_ip_address=rx.ip_address, i_s_udp_length=rx.length,
@@ -245,7 +252,8 @@ def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_
     board = dict(board="ecpix5", device=soc.platform.device, ip=ip, mac=f"{mac:012x}", udp_port=UDP_PORT,
                  sys_clk_mhz=ECPIX5.sys_clk_hz / 1e6, eth_clk_mhz=125.0,
                  dram_port_words_bits=ports_info(soc),
-                 emu_dram_bases=soc.emu_bases, rom_bytes=ROM_SIZE)
+                 emu_dram_bases=soc.emu_bases, rom_bytes=ROM_SIZE, udp_slots=UDP_SLOTS,
+                 udp_slot_bytes=UDP_SLOT_BYTES)
     (out / "board.json").write_text(json.dumps(board, indent=1) + "\n")
     return soc
 
