@@ -393,8 +393,11 @@ module ats_ssd_core #(
         disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, m_hwr_ready, wb_ready, wbd_ready, \
         wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, \
         no_space}
+// (not rdd_ready: the write buffer derives it from the host's DIFFWRITE word, which the harness
+// drives while the clock is low, so Verilator built this whole vector on every evaluation; the
+// backend uses it only with its own m_rdd_valid, which is in the gate's act)
 `define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
-        wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, rdd_ready, s_free_valid, \
+        wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, s_free_valid, \
         s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
         rs_mapped, rs_from_tx, rs_count, iv_valid, iv_ppn, mp_valid, nq_ready, nf_valid, nf_chan, nf_slot, \
         nd_ready, rdn_valid, rdn_data, rdn_last, rdn_tag, rdn_widx, nc_valid, nc_tag, nc_status, nc_corr, \

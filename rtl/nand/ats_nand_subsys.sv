@@ -366,13 +366,31 @@ module ats_nand_subsys #(
             pg_out_q <= rst ? '0 : pg_out_q + 16'(pc_cmd_valid && pc_cmd_ready) -
                                    16'(pc_cpl_valid && pc_cpl_ready && !pc_cpl_rel);
         end
-        // the page controller's inputs (its s_cmd fields as connected below), one list for width and value
+        // the page controller's inputs (its s_cmd fields as connected below), one list for width and value;
+        // the dies' DQ and R/B# are compared apart (pin_chg, into act): the die models drive them from
+        // their own processes, and in the watch vector they made Verilator build the whole vector at
+        // every pass of its trigger loop instead of once a cycle (bench/sim/README.md "Instruction counts")
 `define ATS_CG_PAGE_IN {pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, \
         init_q ? 8'd0 : cmd_page_q, cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], \
-        pc_rd_ready, pc_cpl_ready, nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]}
+        pc_rd_ready, pc_cpl_ready}
+        logic pin_chg;
+`ifdef ATS_SIM_CGATE
+`ifndef SYNTHESIS
+`define ATS_PAGE_PINQ
+`endif
+`endif
+`ifdef ATS_PAGE_PINQ
+        logic [7+WAYS:0] pin_q;     // the pins at the last falling edge, as the gate's own watch_q
+        always_ff @(negedge clk) pin_q <= {nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]};
+        assign pin_chg = {nand_dq_i[c*8 +: 8], nand_rb_n[c*WAYS +: WAYS]} != pin_q;
+`else
+        assign pin_chg = 1'b0;
+`endif
+`undef ATS_PAGE_PINQ
         ats_sim_cgate #(.W($bits(`ATS_CG_PAGE_IN)), .HOLD(64), .ID(5 + c), .FALL(1)) u_cg_page (
             .clk, .rst, .gclk(clk_pg), .watch(`ATS_CG_PAGE_IN),
-            .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c]));
+            .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c] ||
+                 pin_chg));
 `undef ATS_CG_PAGE_IN
 
         // the subsystem's gate (below): this channel's command stage, fetch request, power-on RESETs or
