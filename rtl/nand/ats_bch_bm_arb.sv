@@ -11,10 +11,10 @@
 // Arbitration: round robin over the requesting decoders from the one after the last granted, so a
 // request waits for at most N - 1 other jobs (each 4T + 3 cycles with SYN_REG) before its grant.
 // A job is never mixed up: the owner is registered with the grant and only its done bit rises.
-// SYN_REG = 1 (the default for N > 1): the granted syndromes are registered here and BM starts one
-// cycle after the grant (no channel-to-channel mux in front of BM's Frobenius maps: Fmax);
-// SYN_REG = 0 (N = 1 only): the grant is BM's start, syndromes straight in (one cycle less; the
-// decoder's own BM keeps SYN_REG = 1: the grant cone into BM's reset was its slowest path).
+// The granted syndromes are registered here and BM starts one cycle after the grant (no
+// channel-to-channel mux in front of BM's Frobenius maps, and the grant cone stays off BM's state
+// reset: Fmax), also for N = 1 (a decoder's own BM). SYN_REG must be 1: the form with the grant as
+// BM's start (SYN_REG = 0, d23527b) was removed, nothing used it after af87212.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -24,7 +24,7 @@ module ats_bch_bm_arb #(
     parameter int M       = 13,          // GF(2^M)
     parameter int POLY    = 'h201B,      // primitive polynomial, with its x^M term
     parameter int T       = 8,           // correctable errors
-    parameter bit SYN_REG = (N > 1)      // register the granted syndromes (see above)
+    parameter bit SYN_REG = 1'b1         // register the granted syndromes (must be 1, see above)
 ) (
     input  wire logic                    clk,
     input  wire logic                    rst,        // synchronous, active high
@@ -40,8 +40,8 @@ module ats_bch_bm_arb #(
     if (N < 1 || N > 8) begin : g_check_n
         $fatal(1, "ats_bch_bm_arb: N must be 1..8 (%m)");
     end
-    if (N > 1 && !SYN_REG) begin : g_check_reg
-        $fatal(1, "ats_bch_bm_arb: N > 1 needs SYN_REG = 1 (%m)");
+    if (!SYN_REG) begin : g_check_reg
+        $fatal(1, "ats_bch_bm_arb: SYN_REG must be 1 (the unregistered form was removed) (%m)");
     end
 
     logic           bm_start, bm_busy, bm_done;
@@ -64,20 +64,14 @@ module ats_bch_bm_arb #(
         end
     end
 
-    if (SYN_REG) begin : g_reg
-        logic           go_q;            // BM starts in this cycle with syn_q
-        logic [T*M-1:0] syn_q;
-        assign free     = !bm_busy && !go_q;
-        assign bm_start = go_q;
-        assign bm_syn   = syn_q;
-        always_ff @(posedge clk) begin
-            if (free && any) syn_q <= syn[32'(pick)*T*M +: T*M];
-            go_q <= !rst && free && any;
-        end
-    end else begin : g_direct
-        assign free     = !bm_busy;
-        assign bm_start = free && any;
-        assign bm_syn   = syn[32'(pick)*T*M +: T*M];
+    logic           go_q;                // BM starts in this cycle with syn_q
+    logic [T*M-1:0] syn_q;               // the granted decoder's syndromes
+    assign free     = !bm_busy && !go_q;
+    assign bm_start = go_q;
+    assign bm_syn   = syn_q;
+    always_ff @(posedge clk) begin
+        if (free && any) syn_q <= syn[32'(pick)*T*M +: T*M];
+        go_q <= !rst && free && any;
     end
 
     always_ff @(posedge clk) begin
