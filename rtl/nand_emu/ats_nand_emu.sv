@@ -337,13 +337,21 @@ module ats_nand_emu #(
     assign s_dram_rdata_ready = 1'b1;         // the page register always has room
 
     // bytes of word w inside the programmed columns [lo, hi) (registered with the lane read, so the
-    // compare is not on the path from the page register to the write queue)
+    // compare is not on the path from the page register to the write queue). Column w * NB + j is
+    // >= lo exactly when w > lo / NB, or w = lo / NB and j >= lo % NB (and < hi likewise): two word
+    // compares shared by the lanes, not two column compares a lane (a carry chain each)
     function automatic logic [NB-1:0] wmask(input logic [RW_W-1:0] w, input logic [16:0] lo, input logic [16:0] hi);
         logic [NB-1:0] r;
-        logic [31:0] c;
+        logic [16:0] wx, lo_w, hi_w;
+        logic [LB-1:0] lo_j, hi_j;
+        wx = 17'(w);
+        lo_w = lo >> LB;
+        hi_w = hi >> LB;
+        lo_j = lo[LB-1:0];
+        hi_j = hi[LB-1:0];
         for (int j = 0; j < NB; j++) begin
-            c = 32'(w) * NB + 32'(j);
-            r[j] = (c >= 32'(lo) && c < 32'(hi));
+            r[j] = (wx > lo_w || (wx == lo_w && LB'(j) >= lo_j)) &&
+                   (wx < hi_w || (wx == hi_w && LB'(j) < hi_j));
         end
         wmask = r;
     endfunction
