@@ -27,7 +27,25 @@ from atstb.filelist import block_sources  # noqa: E402
 
 CSR_LOC = 16                  # the "ats" CSR bank's location (pinned; address = csr base + loc * 0x800)
 BUF_ORIGIN = 0x9000_0000      # the bridge's page buffer (uncached IO region, VexRiscv: >= 0x80000000)
+WAIT_ORIGIN = 0x9100_0000     # the wait word of ats_wait (uncached IO region): a read waits for WAIT_MASK's events
 ADM_WORDS = 128              # words of an admin answer (IDENTIFY, GET_LOG: 512 bytes, docs/architecture.md §1.1)
+
+# The wait unit's wake sources (rtl/soc/ats_wait.sv), bit i of WAIT_MASK / WAIT_PENDING and of the
+# wait word's answer, in this order (name, description). Level sources are pending while their
+# condition holds; `act` is sticky (set by an event, cleared through WAIT_CLR).
+WAKE_SOURCES = [
+    ("fw_idle", "the firmware port is idle (STATUS.fw_busy low)"),
+    ("need", "a die asks for a block (BLK_NEED not 0) and FREE is empty (STATUS.free_pending low)"),
+    ("bad", "a grown bad block waits in BAD (STATUS.bad_valid)"),
+    ("adm", "an admin command waits (ADM.pending)"),
+    ("uart", "the UART has a received character"),
+    ("pwr", "the power-fail input (STATUS.pwr_fail)"),
+    ("drain", "every accepted request has completed (CPL_SEQ = NEXT_SEQ)"),
+    ("act", "sticky: activity since the last WAIT_CLR: a host command accepted, a completion taken "
+            "by the host, BLK_NEED or NEXT_SEQ changed"),
+]
+WAKE_DEADLINE_BIT = 16        # the deadline's bit in WAIT_MASK, WAIT_PENDING and the wait word
+WAKE_TIMEOUT_BIT = 31         # the wait word: the wait ended by the unit's cap (2^19 - 1 cycles)
 
 # The core's counters brought out as CSRs, in this order (name, description).
 COUNTERS = [
@@ -125,7 +143,7 @@ def core_sources(cfg: AtsConfig) -> list[Path]:
     """The RTL of the core, the bridge and the admin mailbox: their .f lists (each file once), the
     remap preset's generated Verilog in place of the default's."""
     gen = ROOT / "build" / "gen" / f"remap_{cfg.remap_preset}" / "ats_remap_engine.v"
-    return block_sources("ats_ssd_core", "ats_fw_bridge", "ats_admin", replace={"ats_remap_engine.v": gen})
+    return block_sources("ats_ssd_core", "ats_fw_bridge", "ats_admin", "ats_wait", replace={"ats_remap_engine.v": gen})
 
 
 def nand_pads(cfg: AtsConfig):
@@ -256,10 +274,33 @@ class AtomSSD(LiteXModule):
         self.adm_result = CSRStorage(32, description="Completion result of the admin answer (its bytes).")
         self.adm_done = CSRStorage(8, description="Writing ends the admin command with this status "
                                    "(0: the words go to host memory at dptr, then the completion).")
+        # ---- wait for event (rtl/soc/ats_wait.sv, rtl/soc/README.md "ats_wait"): a read of the wait word
+        # (WAIT_ORIGIN on the bus) is acknowledged only when a source enabled here is pending
+        wake_fields = [CSRField(n, size=1, offset=i, description=d) for i, (n, d) in enumerate(WAKE_SOURCES)]
+        self.wait_mask = CSRStorage(description="Wait: the sources that end a read of the wait word "
+                                    f"(at {WAIT_ORIGIN:#x}; it returns WAIT_PENDING's layout at the wake, "
+                                    f"bit {WAKE_TIMEOUT_BIT} set when the wait was ended by the unit's cap of "
+                                    "2^19 - 1 cycles). A write of the wait word is acknowledged at once and ignored.",
+                                    fields=wake_fields + [CSRField("deadline", size=1, offset=WAKE_DEADLINE_BIT,
+                                        description="CYCLES >= WAIT_DEADLINE ends the wait")])
+        self.wait_deadline = CSRStorage(64, description="Wait: the deadline, compared with CYCLES.")
+        self.wait_pending = CSRStatus(description="Wait: the sources pending now (whatever WAIT_MASK holds).",
+                                      fields=[CSRField(n, size=1, offset=i, description=d)
+                                              for i, (n, d) in enumerate(WAKE_SOURCES)] +
+                                      [CSRField("deadline", size=1, offset=WAKE_DEADLINE_BIT,
+                                                description="CYCLES >= WAIT_DEADLINE")])
+        self.wait_clr = CSRStorage(len(WAKE_SOURCES), description="Wait: writing clears the sticky sources "
+                                   "whose bits are 1 (an event in the same cycle stays pending).")
+        self.wait_count = CSRStatus(32, description="Wait: reads of the wait word answered since reset.")
+        self.wait_timeouts = CSRStatus(32, description="Wait: of them, those ended by the unit's cap.")
+        # the UART's receive level (a wake source), wired by add_atomssd from the SoC's UART
+        self.uart_rx = Signal()
 
         # ---- page buffer on the bus (word access only)
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.buf_size = 4 * self.buf_words
+        self.wait_bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.cpu_clk = Signal()       # the CPU's clock (add_atomssd): sys, gated in simulation while it waits
 
         # ---- logic
         cyc = Signal(64)
@@ -421,6 +462,33 @@ class AtomSSD(LiteXModule):
             i_nand_rb_n=nand.rb_n,
         )
 
+        # ---- wait for event (rtl/soc/ats_wait.sv)
+        nsrc = len(WAKE_SOURCES)
+        need_q = Signal(nd)
+        seq_q = Signal(64)
+        self.sync += [need_q.eq(self.blk_need.status), seq_q.eq(self.next_seq.status)]
+        lvl = Signal(nsrc)
+        evt = Signal(nsrc)
+        self.comb += [
+            lvl.eq(Cat(~busy, (self.blk_need.status != 0) & ~free_v, bad_v, self.adm.fields.pending,
+                       self.uart_rx, host.pwr_fail, self.cpl_seq.status == self.next_seq.status, Constant(0, 1))),
+            evt[nsrc - 1].eq((host.cmd_valid & host.cmd_ready) | (host.cpl_valid & host.cpl_ready) |
+                             (self.blk_need.status != need_q) | (self.next_seq.status != seq_q)),
+        ]
+        pend = Signal(nsrc)
+        dl_hit = Signal()
+        self.comb += self.wait_pending.status.eq(Cat(pend, Constant(0, WAKE_DEADLINE_BIT - nsrc), dl_hit))
+        self.specials += Instance("ats_wait", p_NSRC=nsrc,
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+            i_bus_cyc=self.wait_bus.cyc, i_bus_stb=self.wait_bus.stb, i_bus_we=self.wait_bus.we,
+            o_bus_ack=self.wait_bus.ack, o_bus_rdata=self.wait_bus.dat_r,
+            i_src_lvl=lvl, i_src_evt=evt, i_evt_clr_we=self.wait_clr.re, i_evt_clr=self.wait_clr.storage,
+            i_mask=self.wait_mask.storage[:nsrc], i_dl_en=self.wait_mask.storage[WAKE_DEADLINE_BIT],
+            i_deadline=self.wait_deadline.storage, i_cycles=cyc,
+            o_pending=pend, o_dl_hit=dl_hit, o_waits=self.wait_count.status,
+            o_timeouts=self.wait_timeouts.status, o_cpu_clk=self.cpu_clk,
+        )
+
 
 def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nand=None) -> AtomSSD:
     """The SoC entry point: checks the configuration, adds the core's RTL to the platform, pins the
@@ -437,6 +505,15 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
                 platform.request("nand") if nand is None else nand)
     setattr(soc, name, m)
     soc.bus.add_slave(f"{name}buf", m.bus, SoCRegion(origin=BUF_ORIGIN, size=m.buf_size, cached=False))
+    soc.bus.add_slave(f"{name}wait", m.wait_bus, SoCRegion(origin=WAIT_ORIGIN, size=0x100, cached=False))
+    # the wait unit's wake sources: the UART's receive level; the CPU's clock from the unit (the
+    # same clock, gated only in a simulation built with ATS_SIM_CGATE while the CPU waits)
+    uart = getattr(soc, "uart", None)
+    if uart is not None and hasattr(uart, "_rxempty"):
+        m.comb += m.uart_rx.eq(~uart._rxempty.status)
+    cpu_params = getattr(getattr(soc, "cpu", None), "cpu_params", None)
+    if cpu_params is not None and "i_clk" in cpu_params:
+        cpu_params["i_clk"] = m.cpu_clk
     # the geometry as constants of the generated soc.h (firmware) and csr.json (host tools)
     r = cfg.remap()
     for k, v in dict(NUM_CHAN=cfg.num_chan, WAYS=cfg.ways, NDIE=cfg.ndie, PAGE_BYTES=cfg.page_bytes,

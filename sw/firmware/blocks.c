@@ -80,6 +80,7 @@ void supply(void) {
         plan_pos[d]++;
         blk_state[bi(d, b)] = B_OPEN;
         blk_age[bi(d, b)] = ckpt_no;
+        hk_work++;
         ats_free_write(((d / ATS_WAYS) << CSR_ATS_FREE_CHAN_OFFSET) | ((d % ATS_WAYS) << CSR_ATS_FREE_WAY_OFFSET) |
                        (b << CSR_ATS_FREE_BLOCK_OFFSET));
         need = ats_blk_need_read();
@@ -93,6 +94,7 @@ void take_bad(void) {
         const uint32_t d = ((v >> CSR_ATS_BAD_CHAN_OFFSET) & 7u) * ATS_WAYS + ((v >> CSR_ATS_BAD_WAY_OFFSET) & 3u);
         const uint32_t b = (v >> CSR_ATS_BAD_BLOCK_OFFSET) & 0xFFFu;
         ats_bad_pop_write(1);
+        hk_work++;
         if (d < NDIE && b < BLOCKS) {
             blk_retire[bi(d, b)] = 1;
             census_dirty = 1;

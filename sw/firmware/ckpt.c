@@ -21,12 +21,15 @@ int ckpt_write_map(const uint32_t *l2p) {
     // 1. drain: every accepted request completed, none accepted meanwhile
     hal_ctrl(hal_ctrl_host_en(), 1);
     while (hal_cpl_seq() != hal_next_seq()) {
+        hal_wait_clr_act();
         supply();                                      // a page waiting for a block must get one
         take_bad();
         if (hal_cycles() - t0 > 5000000u) {
             hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
             return ATS_E_STATE;
         }
+        // asleep until drained, or a block may be needed (ACT: BLK_NEED changed), or the time is up
+        hal_wait(WK(DRAIN) | WK(ACT) | WK(BAD) | WK(DEADLINE), t0 + 5000001u);
     }
     const uint64_t seq_base = hal_next_seq();
     uint64_t t1 = hal_cycles();

@@ -37,6 +37,8 @@
                                  // and this many more (write-backs accepted before the hold, a failure)
 #define HOST_ROOM (NDIE + 2u)    // below this many erased blocks for the backend, host write-backs wait
 #define WL_SPREAD 8u             // static wear levelling above this erase-count spread
+#define IDLE_WAIT 100000u        // the main loop's longest sleep after a pass that changed nothing (cycles;
+                                 // what wakes it earlier: main.c)
 #define EC_FACTORY 0xFFFFu       // erase count of a factory bad block (never erased; in every checkpoint)
 
 // scratch tables every use writes first: not cleared at start (linker.ld .noinit)

@@ -33,20 +33,31 @@ void hal_no_space(uint32_t on) {
 
 uint32_t hal_ctrl_host_en(void) { return (ats_ctrl_read() >> CSR_ATS_CTRL_HOST_EN_OFFSET) & 1u; }
 
+uint32_t hal_wait(uint32_t mask, uint64_t deadline) {
+    if (mask & WK(DEADLINE)) ats_wait_deadline_write(deadline);
+    ats_wait_mask_write(mask);
+    return *(volatile uint32_t *)ATSWAIT_BASE;     // acknowledged at the wake
+}
+
 // called while the firmware waits for its own command: a RELOC or NPROG may wait for a free block
 // that only the firmware can hand out (hal_set_wait_hook)
-static void (*wait_hook)(void);
+static uint32_t (*wait_hook)(void);
 static int in_hook;
 
-void hal_set_wait_hook(void (*fn)(void)) { wait_hook = fn; }
+void hal_set_wait_hook(uint32_t (*fn)(void)) { wait_hook = fn; }
 
+// the CPU sleeps in the wait unit until the operation ends or, with the hook, until the hook may
+// have work (the sources it asks for; an event during the hook is kept by the sticky ACT)
 static void fw_wait(void) {
     while (ST_BIT(FW_BUSY)) {
+        uint32_t mask = WK(FW_IDLE);
         if (wait_hook && !in_hook) {
             in_hook = 1;
-            wait_hook();
+            hal_wait_clr_act();
+            mask |= wait_hook();
             in_hook = 0;
         }
+        hal_wait(mask, 0);
     }
 }
 

@@ -46,9 +46,20 @@ uint32_t hal_ctrl_host_en(void);
 // CTRL.no_space: 1 = commands that need new media space complete NO_SPACE (README "No space")
 void hal_no_space(uint32_t on);
 
+// wait for an event (the wait unit, rtl/soc/README.md "ats_wait"): the CPU stops in a read of the
+// wait word until a source in `mask` (WK(...) bits of WAIT_MASK) is pending; with WK(DEADLINE) also
+// when CYCLES reaches `deadline`; the unit ends any wait after 2^19 - 1 cycles (WK_TIMEOUT in the
+// answer). Returns the sources pending at the wake (WAIT_PENDING's layout)
+#define WK(name) (1u << CSR_ATS_WAIT_MASK_##name##_OFFSET)
+#define WK_TIMEOUT (1u << 31)
+uint32_t hal_wait(uint32_t mask, uint64_t deadline);
+// clears the sticky WK(ACT) (activity: host command, completion, BLK_NEED or NEXT_SEQ change)
+static inline void hal_wait_clr_act(void) { ats_wait_clr_write(WK(ACT)); }
+
 // firmware-port operations, each writing only the CSRs it uses, waiting for the response
-// fn runs while the firmware waits for one of its own bridge commands (never re-entered)
-void hal_set_wait_hook(void (*fn)(void));
+// fn runs while the firmware waits for one of its own bridge commands (never re-entered); it returns
+// the wake sources (WK bits) at which it wants to run again while the command is in progress
+void hal_set_wait_hook(uint32_t (*fn)(void));
 int hal_fw_nread(uint32_t die, uint32_t block, uint32_t page, fw_rsp_t *r);
 int hal_fw_nerase(uint32_t die, uint32_t block, fw_rsp_t *r);
 int hal_fw_nprog(uint32_t die, uint32_t block, uint32_t page, uint32_t lpn, uint64_t seq, uint32_t kind, fw_rsp_t *r);

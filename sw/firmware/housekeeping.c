@@ -19,10 +19,13 @@ ats_hk_t HK = {
     .n_retired = n_retired, .gc_on = gc_on, .gc_none = gc_none,
 };
 
+uint32_t hk_work;
+
 // keep supplying while a firmware command waits (a RELOC or a checkpoint page may need a block; not
-// while recovery still reads the old plan: supply_ok)
-void wait_hook(void) {
-    if (!supply_ok) return;
+// while recovery still reads the old plan: supply_ok). Runs again when something it looks at may have
+// changed: a grown bad block, BLK_NEED or NEXT_SEQ (the sticky ACT), otherwise when the command ends
+uint32_t wait_hook(void) {
+    if (!supply_ok) return 0;
     supply();
     take_bad();
     // the host's write-backs wait as soon as the room runs short, not only at the next housekeeping
@@ -32,7 +35,9 @@ void wait_hook(void) {
     if (!HK.hold_wb && ats_hk_hold_now(&HK, room())) {
         HK.hold_wb = 1;
         hal_ctrl(hal_ctrl_host_en(), 1);
+        hk_work++;
     }
+    return WK(BAD) | WK(ACT);
 }
 
 void hk_boot_hold(void) {
@@ -44,7 +49,18 @@ void hk_boot_hold(void) {
     hal_ctrl(1, (uint32_t)HK.hold_wb);
 }
 
+// the policy's state that a pass may change without a firmware-port operation (hysteresis, the
+// no-space count, ...): a pass that changes it counts as work (hk_work)
+static uint32_t hk_sig(void) {
+    uint32_t h = (uint32_t)HK.hold_wb | (uint32_t)HK.no_space << 1 | (uint32_t)HK.gc_moved << 2 | HK.stuck << 3;
+    for (uint32_t d = 0; d < NDIE; d++)
+        h = h * 31u + ((uint32_t)gc_on[d] | (uint32_t)gc_none[d] << 1 | (uint32_t)n_retired[d] << 2 |
+                       (uint32_t)n_free[d] << 3 | (uint32_t)plan_pos[d] << 16);
+    return h;
+}
+
 void housekeeping(void) {
+    const uint32_t sig = hk_sig();
     supply();
     take_bad();
     census();
@@ -55,12 +71,14 @@ void housekeeping(void) {
     // or the room does, until GC and a checkpoint have planned blocks again
     const int urgent = ats_hk_urgent(&HK, room());
     if (urgent != HK.hold_wb) {
+        hk_work++;
         HK.hold_wb = urgent;
         hal_ctrl(1, (uint32_t)HK.hold_wb);
     }
     S.gc_urgent += (uint64_t)urgent;
     // checkpoint: the log grows long, a die's plan runs low, or (held) erased blocks wait for a plan
     if (ats_hk_ckpt_due(&HK, hal_next_seq() - ck_scan_from, room())) {
+        hk_work++;
         const int st = ckpt_write();
         if (st != ATS_OK) {
             S.ckpt_fail++;
@@ -71,12 +89,22 @@ void housekeeping(void) {
     ats_hk_pass_begin(&HK);
     for (uint32_t d = 0; d < NDIE; d++) {
         census();
-        if (ats_hk_gc_wanted(&HK, d)) ats_hk_gc_done(&HK, gc_step(d, HK.hold_wb));
+        if (ats_hk_gc_wanted(&HK, d)) {
+            const uint8_t none = gc_none[d];
+            const int st = gc_step(d, HK.hold_wb);
+            hk_work += st != ATS_E_NOSPACE || gc_none[d] != none;
+            ats_hk_gc_done(&HK, st);
+        }
     }
-    if (ats_hk_wl_due(&HK)) wl_step();
+    if (ats_hk_wl_due(&HK)) {
+        hk_work += (uint32_t)wl_dirty;         // (wl_step looks only when something was erased or retired)
+        wl_step();
+    }
     // no space (README "No space"): said once on the console; counted (GET_LOG)
     census();
+    const uint32_t stuck = HK.stuck;
     const int ns = ats_hk_pass_end(&HK);
+    hk_work += ns != ATS_HK_NS_SAME || HK.stuck != stuck;
     if (ns == ATS_HK_NS_ENTER) {
         hal_no_space(1);   // writes, FLUSH, ... complete NO_SPACE instead of waiting (CTRL.no_space)
         hal_printf("no space: write-backs held, no block can be freed (%u bad blocks, room %u)\n", n_bad, room());
@@ -85,4 +113,5 @@ void housekeeping(void) {
         hal_puts("no space: cleared\n");
     }
     S.no_space += (uint64_t)HK.no_space;
+    hk_work += hk_sig() != sig;
 }

@@ -47,9 +47,18 @@ int main(void) {
     // checkpoints make room first
     hk_boot_hold();
     hal_printf("ready (boot %llu cycles)\n> ", (unsigned long long)S.boot_cycles);
+    // the main loop: a pass of housekeeping, admin and console; after a pass that changed nothing
+    // (no block handed, no firmware-port operation, no policy state changed: hk_work, FW_OPS) the
+    // CPU sleeps in the wait unit until the host or the core does something the next pass could
+    // answer (ACT: a command accepted, a completion taken, BLK_NEED or NEXT_SEQ changed; a grown bad
+    // block, an admin command, a UART character, the power-fail input) or IDLE_WAIT cycles pass
     for (;;) {
+        const uint32_t w0 = hk_work, ops0 = ats_fw_ops_read();
+        hal_wait_clr_act();
         housekeeping();
         admin();
         console();
+        if (hk_work == w0 && ats_fw_ops_read() == ops0)
+            hal_wait(WK(ACT) | WK(BAD) | WK(ADM) | WK(UART) | WK(PWR) | WK(DEADLINE), hal_cycles() + IDLE_WAIT);
     }
 }

@@ -14,7 +14,9 @@ Compared: the cycle, tag, status and result of every completion, the read data, 
 cycle of every phase, the UART output of both processes, the MSI list, the harness's counters at the
 cut and at the end, and the die images byte for byte (SHA-256) after the cut and after the final
 power-off. The gated build must also have gated: each gated block's clock was off for part of the
-run (the gates' own counts, printed by the simulator at exit).
+run (the gates' own counts, printed by the simulator at exit), and so was the CPU's, which stops
+while the firmware waits in the wait unit (rtl/soc/ats_wait.sv, sim/soc/README.md "The CPU's
+clock").
 
 The test found what kept two blocks from being gated exactly, since fixed: the write buffer's
 writeback engine stepped round its states in every cycle, idle or not (it now waits in EN_A until it
@@ -37,6 +39,7 @@ cycles, the read data, the phase cycles, UART, counters and die images."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -52,6 +55,14 @@ import build as simbuild  # noqa: E402
 BLOCKS = ("cmdq", "wbuf", "be", "remap", "page0", "page1", "ats_ssd_core.u_nand.u_sched.u_cg_sched",
           "ats_ssd_core.u_nand.u_cg_ssx")
 ALL_GATES_OPEN = "+cgate_off=4294967295"     # every +cgate_off bit: each gate held open
+
+
+def cpu_gate(logs: list[str]) -> tuple[int, int] | None:
+    """The CPU's gate (rtl/soc/ats_wait.sv: its clock stops while the firmware waits in the wait unit):
+    (edges on, all edges) summed over a run's processes, None when the build has no gates."""
+    hits = [(int(a), int(b)) for log in logs
+            for a, b in re.findall(r"\[cgate\] \S*ats_wait\.u_cg_cpu: clock on (\d+) of (\d+) edges", log)]
+    return (sum(a for a, _ in hits), sum(b for _, b in hits)) if hits else None
 
 
 def test_sim_cgate_exact(tmp_path, monkeypatch):
@@ -91,6 +102,12 @@ def test_sim_cgate_exact(tmp_path, monkeypatch):
     for name, (on, total) in counts.items():
         assert 0 < on < total, f"{name}: clock on {on} of {total} edges"
     assert not bench_sim.gate_counts(u.logs)
+    # the CPU slept in the wait unit (sw/firmware: the main loop's idle, firmware-port waits) with its
+    # clock stopped for part of the run, exactly (the comparison above)
+    on, tot = cpu_gate(g.logs)
+    assert 0 < on < tot, f"CPU: clock on {on} of {tot} edges"
+    assert cpu_gate(u.logs) is None
+    print(f"[cgate] CPU clock on {100 * on / tot:.1f} %")
     print("[cgate] clock on: " + ", ".join(f"{n} {100 * on / tot:.1f} %" for n, (on, tot) in counts.items()))
 
 
@@ -122,4 +139,7 @@ def test_sim_cgate_nvme_exact(tmp_path):
     for name, (on, total) in counts.items():
         assert 0 < on < total, f"{name}: clock on {on} of {total} edges"
     assert all(on == total for on, total in bench_sim.gate_counts(o.logs).values())
+    on, tot = cpu_gate(g.logs)
+    assert 0 < on < tot, f"CPU: clock on {on} of {tot} edges"
+    assert cpu_gate(o.logs)[0] == cpu_gate(o.logs)[1]
     print("[cgate] NVMe build, clock on: " + ", ".join(f"{n} {100 * on / tot:.1f} %" for n, (on, tot) in counts.items()))
