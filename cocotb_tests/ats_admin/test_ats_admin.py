@@ -927,7 +927,7 @@ def _run(cfg: str, mode: str, seed: int, tests) -> None:
         test_module="test_ats_admin", test_dir=HERE,
         build_key=f"w{words}" + ("_" + Path(src).parent.name if src else ""),
         parameters={"WORDS": words}, seed=seed,
-        testcase=list(tests), results_name=f"{mode}_{seed}",
+        testcase=list(tests), results_name=f"{mode}_{seed}", public={},   # the top's signals only
         waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_SEED": str(seed), "ATS_ADM_MODE": mode, "ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}

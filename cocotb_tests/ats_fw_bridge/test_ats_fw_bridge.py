@@ -868,7 +868,7 @@ def _run(cfg: str, mode: str, seed: int, tests) -> None:
         test_module="test_ats_fw_bridge", test_dir=HERE,
         build_key=f"p{page}_w{ppn_w}" + ("_" + Path(src).parent.name if src else ""),
         parameters={"PAGE_BYTES": page, "PPN_W": ppn_w}, seed=seed,
-        testcase=list(tests), results_name=f"{mode}_{seed}_{tests[0]}",
+        testcase=list(tests), results_name=f"{mode}_{seed}_{tests[0]}", public={},   # the top's signals only
         waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_SEED": str(seed), "ATS_FWB_MODE": mode, "ATS_LONG": "1" if LONG else "0",
                    **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}

@@ -415,5 +415,5 @@ def test_ats_nand_chan(ways):
         + [here / "ats_nand_chan_tb.sv", here / "ats_nand_chan_bind.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), f"-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_chan", test_dir=here, build_key=f"w{ways}",
-        parameters={"WAYS": ways},
+        parameters={"WAYS": ways}, public={},    # the test reads only the TB top's signals
         waves=os.environ.get("ATS_WAVES") and str(ROOT / f"build/waves/nand_chan_w{ways}.fst"))

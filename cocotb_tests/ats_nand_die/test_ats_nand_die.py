@@ -979,7 +979,8 @@ NAND = ROOT / "sim" / "nand"
 def die_build(key, params):
     return dict(toplevel="ats_nand_die", sources=block_sources("ats_nand_die"), test_module="test_ats_nand_die",
                 test_dir=Path(__file__).parent, build_key=key, parameters=params,
-                build_args=[str(NAND / "ats_nand_store.cpp"), "-CFLAGS", f"-I{NAND}"])
+                build_args=[str(NAND / "ats_nand_store.cpp"), "-CFLAGS", f"-I{NAND}"],
+                public={})   # the tests read only the top's signals and parameters
 
 
 def geom_env(preset, params):

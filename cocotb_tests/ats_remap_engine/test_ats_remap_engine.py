@@ -1319,7 +1319,7 @@ def _run_power_on(preset: str, gen: Path, build_key: str) -> None:
                 test_dir=HERE, build_key=build_key, seed=seed, test_filter="run_power_on",
                 extra_env={"ATS_REMAP_GEN": str(gen), "ATS_LONG": "1" if LONG else "0", "ATS_POWER_ON": "1"},
                 plusargs=["+verilator+rand+reset+2", f"+verilator+seed+{seed}"],
-                results_name=f"power_on_seed{seed}")
+                results_name=f"power_on_seed{seed}", public={})
         except RuntimeError:
             failed.append(seed)
     assert not failed, f"run_power_on failed with random initial state, Verilator seeds {failed}"
@@ -1355,6 +1355,7 @@ def test_ats_remap_engine(preset):
     gen = _ensure_generated(preset)
     xml = run(toplevel="ats_remap_engine", sources=_sources(gen),
               test_module="test_ats_remap_engine", test_dir=HERE, build_key=preset,
+              public={},        # the test reads only the top's signals (the power-on runs: the same)
               extra_env={"ATS_REMAP_GEN": str(gen), "ATS_LONG": "1" if LONG else "0",
                          # ATS_TEST_FILTER: regex on cocotb test names (e.g. "run_atomic"), for debugging
                          **({"COCOTB_TEST_FILTER": os.environ["ATS_TEST_FILTER"]}

@@ -892,6 +892,12 @@ CONFIGS = {
 }
 
 
+# the signals below the top that sdb_take_same_clock reads (u_cmd.u_dec, u_cmd.u_tx); only these and
+# the top's own are visible to cocotb (runner.run `public`)
+PUBLIC = {"ats_sata_cmd_dec": ["ncq_acc", "sdb_done", "ncq_tag", "sdb_mask", "m_cmd_valid", "d2v_q", "tbusy"],
+          "ats_sata_cmd_tx": ["tst_q", "tk_q"]}
+
+
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_ats_sata(cfg):
     # stream rules on every m_ port of the front end's modules (ats_sata_bind.sv, rtl/common/ats_stream_check.sv)
@@ -899,4 +905,5 @@ def test_ats_sata(cfg):
     run(toplevel="ats_sata", sources=srcs, test_module="test_ats_sata", test_dir=HERE, build_key=cfg,
         test_filter=os.environ.get("ATS_SATA_TESTS") or None,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES") and str(ROOT / f"build/waves/ats_sata_{cfg}.fst"),
-        extra_env={"ATS_LONG": "1" if LONG else "0"})
+        extra_env={"ATS_LONG": "1" if LONG else "0"},
+        public=PUBLIC)

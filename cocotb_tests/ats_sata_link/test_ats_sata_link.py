@@ -481,4 +481,7 @@ def test_ats_sata_link(cfg):
     run(toplevel="ats_sata_link_tb", sources=sources, test_module="test_ats_sata_link", test_dir=HERE,
         build_key=cfg, parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES") and
         str(ROOT / "build/waves/ats_sata_link.fst"),
-        extra_env={"ATS_LONG": "1" if LONG else "0"})
+        extra_env={"ATS_LONG": "1" if LONG else "0"},
+        # visible to cocotb: the TB top's signals and the states diag() prints
+        public={"ats_sata_link": ["st_q"],
+                "ats_litesata_link_host": ["litesatalinktx_fsm_state", "litesatalinkrx_fsm_state"]})
