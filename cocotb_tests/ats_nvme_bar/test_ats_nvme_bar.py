@@ -344,4 +344,5 @@ def test_ats_nvme_bar(cfg):
         test_module="test_ats_nvme_bar", test_dir=HERE, build_key=cfg, parameters=CONFIGS[cfg],
         waves=os.environ.get("ATS_WAVES"),
         extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_NQ": str(CONFIGS[cfg]["NQ"]),
-                   "ATS_QSIZE": str(CONFIGS[cfg]["QSIZE"]), "PYTHONWARNINGS": "ignore::DeprecationWarning"})
+                   "ATS_QSIZE": str(CONFIGS[cfg]["QSIZE"]), "PYTHONWARNINGS": "ignore::DeprecationWarning"},
+        public={})   # the test reads only the top's signals
