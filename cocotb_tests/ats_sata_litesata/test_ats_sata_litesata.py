@@ -642,4 +642,7 @@ def test_ats_sata_litesata():
     run(toplevel="ats_sata_litesata_tb", sources=sources, test_module="test_ats_sata_litesata", test_dir=HERE,
         build_key="p512", parameters={"PAGE_BYTES": PAGE_BYTES}, waves=os.environ.get("ATS_WAVES") and
         str(ROOT / "build/waves/ats_sata_litesata.fst"),
-        extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_VERBOSE": "1" if VERBOSE else "0"})
+        extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_VERBOSE": "1" if VERBOSE else "0"},
+        # visible to cocotb: the TB top's signals and the LiteSATA states diag() prints
+        public={"ats_litesata_core_host": [f"litesata{u}{d}_{'fsm_' if u == 'link' else ''}state"
+                                           for u in ("command", "transport", "link") for d in ("tx", "rx")]})
