@@ -72,8 +72,10 @@ synth-check: $(GEN_STAMP)
 
 # `make test` puts the per-block synthesis checks (synth/test_synth_check.py, the same checks as
 # synth-check) into this pytest-xdist pool: both cores stay busy, no serial synthesis step first.
-# the full-system simulation (SoC Verilog, Verilated harness, firmware) is built once before the
-# pytest pool: its tests (tests/system) share it
+# the full-system simulation (SoC Verilog, Verilated harness, firmware); its tests (tests/system,
+# tests/attach, sw/host/tests) share it and build it themselves under build/soc/.build.lock when it is
+# missing or stale, so `make test` builds it inside the pytest pool (while the other worker runs
+# cocotb items) rather than in a serial step before it
 sim-soc: $(GEN_STAMP)
 	$(PY) sim/soc/build.py
 	$(PY) sim/soc/build.py --nvme --no-firmware
@@ -88,7 +90,7 @@ regs: sim-soc
 results:
 	$(PY) tools/results.py render
 
-test-rtl: $(GEN_STAMP) $(HOST_H) sim-soc
+test-rtl: $(GEN_STAMP) $(HOST_H)
 	rm -rf build/system
 	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach formal/test_formal.py $(SYNTH_TESTS)
 
@@ -110,7 +112,7 @@ test: $(SETUP_STAMP) lint test-harness test-rtl
 	$(PY) tests/system/summary.py
 	@echo "make test: all checks passed"
 
-test-long: $(GEN_STAMP) sim-soc
+test-long: $(GEN_STAMP) $(HOST_H)
 	rm -rf build/system
 	ATS_LONG=1 ATS_WL_CHECK=1 $(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
