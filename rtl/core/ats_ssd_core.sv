@@ -395,15 +395,15 @@ module ats_ssd_core #(
         no_space}
 // (not rdd_ready: the write buffer derives it from the host's DIFFWRITE word, which the harness
 // drives while the clock is low, so Verilator built this whole vector on every evaluation; the
-// backend uses it only with its own m_rdd_valid, which is in the gate's act)
+// backend uses it only with its own m_rdd_valid, which is in the gate's act; nor the firmware port's
+// request fields s_fw_op .. s_fw_kind: the backend reads them only when it takes a request, with
+// s_fw_valid, which is in act; the vector is built and compared once a cycle: fewer bits, less work)
 `define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
         wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, s_free_valid, \
         s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
         rs_mapped, rs_from_tx, rs_count, iv_valid, iv_ppn, mp_valid, nq_ready, nf_valid, nf_chan, nf_slot, \
         nd_ready, rdn_valid, rdn_data, rdn_last, rdn_tag, rdn_widx, nc_valid, nc_tag, nc_status, nc_corr, \
-        nc_bad_mark, vc_addr, wb_hold, txs_addr, s_fw_valid, s_fw_op, s_fw_chan, s_fw_way, s_fw_block, \
-        s_fw_page, s_fw_rop, s_fw_txid, s_fw_lpn, s_fw_ppn, s_fw_seq, s_fw_epoch, s_fw_flags, s_fw_kind, \
-        s_fwd_valid, s_fwd_data, s_fwd_last, m_fwr_ready}
+        nc_bad_mark, vc_addr, wb_hold, txs_addr, s_fw_valid, s_fwd_valid, s_fwd_data, s_fwd_last, m_fwr_ready}
 `define ATS_CG_REMAP_IN {rq_valid, rq_op, rq_tag, rq_txid, rq_lpn, rq_ppn, rs_ready, iv_ready, mp_ready}
 
     ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0), .FALL(1), .LATCH_ACT(1)) u_cg_cmdq (
