@@ -321,7 +321,8 @@ module ats_nand_chan #(
 
     // Data-out suspension (SUSP_MIN): in T_DOUT of a READ, at a byte boundary (micro-op register
     // empty), while a short start for another way that is idle is held and enough bytes are left.
-    // All terms are registers; blen_q >= SUSP_MIN is a constant compare on a register.
+    // All terms are registers; blen_q >= SUSP_MIN is a constant compare on a register. susp_q:
+    // susp_now one cycle later, what the way state machines act on (see there).
     if (SUSP_MIN > 0) begin : g_susp
         logic susp_len_q;   // blen_q >= SUSP_MIN, one cycle behind (exact at every emit, as blen flags)
         always_ff @(posedge clk) susp_len_q <= (32'(blen_q) >= SUSP_MIN);
@@ -347,6 +348,8 @@ module ats_nand_chan #(
     // ------------------------------------------------------------------------------------------
     // Transaction sequencer: one micro-op per cycle into the empty micro-op register.
     logic susp_now;     // T_DOUT of a READ suspended this cycle (see SUSP_MIN)
+    logic susp_q;       // susp_now one cycle later
+    always_ff @(posedge clk) susp_q <= !rst && susp_now;
     logic eng_idle;     // engine done with everything it was given (registered state only)
     assign eng_idle = !uop_v_q && !eng_busy_q;
     logic emit;
@@ -660,8 +663,13 @@ module ats_nand_chan #(
                 end
                 default: way_st_q[w] <= W_IDLE;
             endcase
-            // a suspended READ transfer: READY again, from the next column with the bytes left
-            if (susp_now && bway_q == WAY_W'(w)) begin
+            // a suspended READ transfer: READY again, from the next column with the bytes left.
+            // Written one cycle after the suspension (susp_q, Fmax: susp_now's cone stays off these
+            // registers' enables); exact: the bus registers do not change in T_RHWAIT, which lasts
+            // at least three cycles (the WAIT micro-op must pass the engine), and nothing reads the
+            // way's registers before the bus is free again (the next pick, ready_*_q included);
+            // no request for that way arrives meanwhile (its READ has not completed)
+            if (susp_q && bway_q == WAY_W'(w)) begin
                 way_st_q[w] <= W_READY;
                 way_susp_q[w] <= 1'b1;
                 way_op_q[w] <= bop_q;

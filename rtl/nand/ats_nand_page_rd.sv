@@ -220,17 +220,38 @@ module ats_nand_page_rd #(
     logic              sp_we;
     assign db_wbank = (BANKS > 1) ? BK_W'(fl_da_q >> BANK_AW) : '0;
     assign db_rbank = (BANKS > 1) ? BK_W'(fi_da_q >> BANK_AW) : '0;
+    // The buffer writes are registered (a write lands one cycle after its byte is taken), so the
+    // fill's take decision drives only this block's registers, not the block RAMs' write enables
+    // across the chip (Fmax). Exact: a page's bytes are read only by its decode job, which starts
+    // after the page's last byte was taken and reads the data part first (the last bytes written
+    // are spare bytes, read hundreds of cycles later); a later write only widens ahead_q's margin.
+    logic [BANKS-1:0]   db_we_q;
+    logic [BANK_AW-1:0] db_wa_q;
+    logic [7:0]         pb_wd_q;
+    logic               sp_we_q;
+    logic [SPR_AW-1:0]  sp_wa_q;
+    always_ff @(posedge clk) begin
+        for (int b = 0; b < BANKS; b++) db_we_q[b] <= fl_take && !fl_sp_q && db_wbank == BK_W'(b);
+        db_wa_q <= fl_da_q[BANK_AW-1:0];
+        pb_wd_q <= ch_rd_data;
+        sp_we_q <= sp_we;
+        sp_wa_q <= sp_waddr;
+        if (rst) begin
+            db_we_q <= '0;
+            sp_we_q <= 1'b0;
+        end
+    end
     for (genvar b = 0; b < BANKS; b++) begin : g_pbuf
         ats_ram_sdp #(.WIDTH(8), .DEPTH(1 << BANK_AW)) u_data (
-            .clk, .wr_en(fl_take && !fl_sp_q && db_wbank == BK_W'(b)),
-            .wr_addr(fl_da_q[BANK_AW-1:0]), .wr_data(ch_rd_data),
+            .clk, .wr_en(db_we_q[b]),
+            .wr_addr(db_wa_q), .wr_data(pb_wd_q),
             .rd_addr(fi_da_q[BANK_AW-1:0]), .rd_data(db_rd[b])
         );
     end
     assign sp_we    = fl_take && fl_sp_q;
     assign sp_waddr = {fl_half_q, fl_sa_q};
     ats_ram_sdp #(.WIDTH(8), .DEPTH(1 << SPR_AW)) u_spare (
-        .clk, .wr_en(sp_we), .wr_addr(sp_waddr), .wr_data(ch_rd_data),
+        .clk, .wr_en(sp_we_q), .wr_addr(sp_wa_q), .wr_data(pb_wd_q),
         .rd_addr(sp_raddr), .rd_data(sp_rdata)
     );
 
