@@ -20,6 +20,13 @@ SQ with commands held in the core (completes after them), a disable with command
 (RDY falls after they complete), re-enable, MSIs, shutdown (one FLUSH, SHST 2). Random idle and
 backpressure on every stream.
 
+Atomic writes (docs/host-interface.md "Atomic writes"): the Identify fields against a plain-Python
+statement of the Linux NVMe driver's and block layer's rules (`linux_atomic_limits`), then Writes of
+every size up to the atomic unit at random offsets inside a group, at a group's end, crossing a
+boundary and above the unit, with and without FUA: each one's descriptor is the implicit
+transaction (txid NUM_TX + COMMIT) exactly when Linux would send it as an atomic write of two or
+more blocks (`linux_atomic_ok`), its data read back; the reserved txid is BAD_TXID.
+
 Environment: ATS_SEED, ATS_LONG=1.
 """
 from __future__ import annotations
@@ -45,6 +52,55 @@ from atomssd.nvme import Sqe  # noqa: E402
 HERE = Path(__file__).resolve().parent
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 LOCAL_ADDR = 0x8000_0000
+
+
+def _pow2_floor(x: int) -> int:
+    return 1 << (x.bit_length() - 1) if x > 0 else 0
+
+
+def linux_atomic_limits(idc: bytes, idns: bytes) -> dict:
+    """The atomic-write limits Linux derives from Identify Controller / Namespace, written from the
+    kernel's rules (drivers/nvme/host/core.c nvme_configure_atomic_write, block/blk-settings.c
+    blk_validate_atomic_write_limits, 6.11 and later; docs/host-interface.md "Atomic writes"):
+    NABO != 0 disables atomics; with NSFEAT bit 1 (NSABP) and NAWUPF != 0 the unit is (NAWUPF + 1)
+    blocks and the boundary (NABSPF + 1) blocks (none when NABSPF = 0), else the controller's
+    AWUPF with no boundary; the subsystem's size (from AWUPF) must agree with the namespace's;
+    unit_max = the unit rounded down to a power of two, capped by MDTS; a boundary must be a
+    power of two, at least the unit, and divide NOIOB's chunk. Returns unit_min / unit_max / max /
+    boundary in bytes (all 0: no atomic writes) and `why` when refused."""
+    bs = 1 << (struct.unpack_from("<I", idns, 128)[0] >> 16 & 0xFF)
+    nsfeat = idns[24]
+    nawun, nawupf, nacwu, nabsn, nabo, nabspf, noiob = struct.unpack_from("<7H", idns, 34)
+    awun, awupf = struct.unpack_from("<HH", idc, 526)
+    mdts = idc[77]
+    off = dict(unit_min=0, unit_max=0, max=0, boundary=0)
+    if nabo:
+        return dict(off, why="NABO != 0")
+    if nsfeat & 2 and nawupf:
+        atomic, boundary = (nawupf + 1) * bs, (nabspf + 1) * bs if nabspf else 0
+    else:
+        atomic, boundary = (awupf + 1) * bs, 0
+    if (awupf + 1) * bs != atomic:
+        return dict(off, why="subsystem (AWUPF) and namespace (NAWUPF) sizes differ")
+    unit_min, unit_max = bs, _pow2_floor(atomic)
+    if boundary:
+        chunk = noiob * bs
+        if atomic > boundary or boundary & (boundary - 1) or (chunk and chunk % boundary):
+            return dict(off, why="boundary not a power of two, below the unit or not dividing NOIOB")
+    max_hw = 4096 << mdts if mdts else 1 << 30
+    cap = _pow2_floor(max_hw)
+    return dict(unit_min=min(unit_min, cap), unit_max=min(unit_max, cap), max=min(atomic, max_hw),
+                boundary=boundary, why="", nawun=nawun, nacwu=nacwu, nabsn=nabsn, awun=awun)
+
+
+def linux_atomic_ok(lim: dict, bs: int, slba: int, nblocks: int) -> bool:
+    """Linux sends a RWF_ATOMIC write of `nblocks` at `slba` only when this holds (nvme_valid_atomic_write)."""
+    n = nblocks * bs
+    if not lim["unit_max"] or n > lim["unit_max"]:
+        return False
+    b = lim["boundary"]
+    start, end = slba * bs, slba * bs + n - 1
+    return not b or (n <= b and start // b == end // b)
 
 
 class _NeedRead(Exception):
@@ -165,6 +221,7 @@ class TB:
         self.page_bytes = int(dut.PAGE_BYTES.value)
         self.num_lbas = int(dut.NUM_LBAS.value)
         self.nq = int(dut.NQ.value)
+        self.num_tx = int(dut.NUM_TX.value)
         self.qsize = int(dut.QSIZE.value)
         self.host = PcieNvmeHost(dut, self.rng, mem_size=8 << 20)
         self.drv = self.host.drv
@@ -308,7 +365,7 @@ class TB:
         r, d = self.rng, self.drv
         q = r.choice(sorted(q for q in d.sqs if q))
         for _ in range(n):
-            txid = r.randrange(1, 33)
+            txid = r.randrange(1, self.num_tx)              # txid num_tx is the atomic writes'
             lbas = r.sample(range(self.num_lbas), r.randrange(1, 4))
             pages = {lba: r.randbytes(self.page_bytes) for lba in lbas}
             for lba, p in pages.items():
@@ -332,6 +389,60 @@ class TB:
             self.stats["tx"] += 1
 
 
+    async def atomic_writes(self) -> None:
+        """Identify's atomic fields against Linux's rules, then Writes around the atomic unit (module
+        docstring): the implicit transaction exactly for Linux's atomic writes of 2+ blocks."""
+        r, d, pb, ref = self.rng, self.drv, self.page_bytes, self.ref()
+        idc = await self.do(d.identify(nvme.CNS_CONTROLLER))
+        idns = await self.do(d.identify(nvme.CNS_NAMESPACE, 1))
+        lim = linux_atomic_limits(idc, idns)
+        awu = ref.awu
+        assert not lim["why"], lim
+        assert lim["unit_max"] == lim["max"] == lim["boundary"] == awu * pb >= 16384, (lim, awu)
+        assert lim["unit_min"] == pb and lim["nawun"] == lim["awun"] == awu - 1 and lim["nacwu"] == 0, lim
+        assert lim["nabsn"] == awu - 1, lim
+        assert struct.unpack_from("<I", idc, 3072 + 36)[0] == self.num_tx - 1, "num_tx not less the reserved txid"
+        q = r.choice(sorted(q for q in d.sqs if q))
+        maxb = 65536 // pb
+        groups = self.num_lbas // awu
+        cases = [(k, r.randrange(awu - k + 1)) for k in range(1, awu + 1)]          # inside a group
+        cases += [(k, awu - k) for k in range(1, awu + 1, max(1, awu // 8))]         # at a group's end
+        cases += [(k, r.randrange(awu - k + 1, awu)) for k in r.sample(range(2, awu + 1), min(6, awu - 1))]
+        cases += [(k, r.randrange(awu)) for k in range(awu + 1, maxb + 1, max(1, (maxb - awu) // 4))]
+        seen = dict(atomic=0, plain=0)
+        for k, off in cases:
+            lba = r.randrange(groups - (k + off) // awu - 1) * awu + off
+            data, fua = r.randbytes(k * pb), r.random() < 0.3
+            n0 = len(self.core.descs)
+            c = await self.do(d.write(q, lba, data, fua=fua))
+            assert c.cqe.ok, f"atomic-unit write {k} at {lba}: {c.cqe}"
+            w = [f for f in self.core.descs[n0:] if f["op"] == R.OP_WRITE]
+            assert len(w) == 1 and w[0]["lba"] == lba and w[0]["nlb"] == k - 1, w
+            atomic = k >= 2 and linux_atomic_ok(lim, pb, lba, k)
+            assert atomic == ref.is_atomic(lba, k - 1)
+            want = (self.num_tx if atomic else 0, (4 if atomic else 0) | (1 if fua else 0))
+            assert (w[0]["txid"], w[0]["flags"]) == want, f"{k} blocks at {lba} (group offset {off}): {w[0]}"
+            seen["atomic" if atomic else "plain"] += 1
+            for i in range(k):
+                self.shadow[lba + i] = data[i * pb:(i + 1) * pb]
+            self.smart[2] += 1
+            self.smart[3] += len(data)
+            got = await self.do(d.read(q, lba, k))
+            assert got == data, f"atomic-unit write {k} at {lba}: data differ"
+            self.smart[0] += 1
+            self.smart[1] += len(data)
+        assert seen["atomic"] >= awu - 1 and seen["plain"] >= 4, seen
+        # the reserved txid is the device's: BAD_TXID from the front end, no descriptor
+        n0 = len(self.core.descs)
+        for c in [await self.do(d.submit_write(q, 0, bytes(pb), txid=self.num_tx, tx=True)),
+                  await self.do(d.submit_tx(q, nvme.IO_TX_BEGIN, self.num_tx)),
+                  await self.do(d.submit_tx(q, nvme.IO_TX_COMMIT, self.num_tx))]:
+            await self.do(d.wait(c))
+            assert (c.cqe.sct, c.cqe.sc) == (7, 0x02) and c.cqe.dnr == 1, c.cqe
+        assert len(self.core.descs) == n0, "a command of the reserved txid reached the core"
+        self.stats["atomic"] = seen
+
+
 async def run_top(dut) -> None:
     tb = TB(dut)                                       # the device model drives clk and rst
     h, d = tb.host, tb.drv
@@ -345,6 +456,7 @@ async def run_top(dut) -> None:
         await tb.batch(3 * tb.qdepth)
     d.use_irq = False
     await tb.transactions(3 if LONG else 2)
+    await tb.atomic_writes()
     await tb.check_logs()
     # Delete SQ with commands held in the core: it completes after them
     q = max(d.sqs)

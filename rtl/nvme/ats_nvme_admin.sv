@@ -40,6 +40,9 @@ module ats_nvme_admin #(
     parameter logic [63:0] NUM_LBAS   = 64'd16384,
     parameter logic [15:0] VID        = 16'h1D1D,
     parameter logic [63:0] FR         = "0000abcd",         // firmware revision: 8 ASCII characters
+    parameter int          NUM_TX     = 32,                 // the core's txids; NUM_TX is reserved (ats_nvme_cmd)
+    parameter int          TX_ENTRIES = 32,                 // the core's pages per transaction
+    parameter int          AWU        = ats_nvme_pkg::awu_blocks(PAGE_BYTES, TX_ENTRIES),  // NAWUPF + 1
     parameter logic [31:0] LOCAL_ADDR = 32'h8000_0000       // dptr of the §1 admin descriptors
 ) (
     input  wire logic          clk,
@@ -335,6 +338,8 @@ module ats_nvme_admin #(
         case (k)
             K_IDC: begin
                 if (j >= 15'd1 && j <= 15'd17)      gen = STRS[32 * (j - 15'd1) +: 32];   // SN, MN, FR
+                else if (j == 15'd777)              gen = bw < 32'(NUM_TX) ? bw : 32'(NUM_TX - 1); // num_tx:
+                                                                   // the last txid is the atomic writes'
                 else if (j >= 15'd768 && j < 15'd784) gen = bw;          // the firmware's IDENTIFY words
                 else case (j)
                     15'd0:   gen = {VID, VID};                             // VID, SSVID
@@ -345,14 +350,19 @@ module ats_nvme_admin #(
                     15'd128: gen = 32'h0000_4466;                          // SQES, CQES
                     15'd129: gen = 32'd1;                                  // NN
                     15'd130: gen = 32'h0000_0004;                          // ONCS: Dataset Management
-                    15'd131: gen = 32'h0000_0100;                          // VWC
+                    15'd131: gen = 32'h0000_0100 | 32'(AWU - 1) << 16;     // VWC, AWUN
+                    15'd132: gen = 32'(AWU - 1);                           // AWUPF (NVSCC, NWPC 0)
                     default: gen = '0;
                 endcase
             end
             K_IDNS: case (j)
                 15'd0, 15'd2, 15'd4: gen = NUM_LBAS[31:0];                 // NSZE, NCAP, NUSE
                 15'd1, 15'd3, 15'd5: gen = NUM_LBAS[63:32];
-                15'd6:   gen = 32'h0000_0004;                              // NSFEAT, NLBAF 0, FLBAS 0
+                15'd6:   gen = 32'h0000_0006;                              // NSFEAT (NSABP, DAE), NLBAF 0, FLBAS 0
+                15'd8:   gen = 32'(AWU - 1) << 16;                         // NAWUN
+                15'd9:   gen = 32'(AWU - 1);                               // NAWUPF, NACWU 0
+                15'd10:  gen = 32'(AWU - 1);                               // NABSN, NABO 0
+                15'd11:  gen = 32'(AWU - 1);                               // NABSPF, NOIOB 0
                 15'd32:  gen = 32'(LBADS) << 16;                           // LBAF0
                 default: gen = '0;
             endcase

@@ -16,6 +16,11 @@
 // CQ has room (the pick is registered: cq_room's contract); a window error (slot_err) makes its
 // status Data Transfer Error. The slot is freed when the CQE is acknowledged.
 //
+// Atomic writes (docs/host-interface.md "Atomic writes", docs/persistence.md §8): a Write (0x01) of
+// 2 … AWU blocks that does not cross an AWU-block boundary leaves as a WRITE of the reserved txid
+// NUM_TX with the COMMIT flag (one implicit transaction: all or nothing across power loss); a vendor
+// command naming txid NUM_TX completes BAD_TXID (SCT 7 / SC 0x02) here, without a descriptor.
+//
 // Shutdown: m_flush from the queue manager (asked once idle) is one FLUSH with tag 0; its
 // completion answers s_flush_done, not a CQE. With SHUT_CKPT the FLUSH's completion is followed by
 // one GET_LOG with tag 8'hFF (SHUT_TAG) and dptr 0x8000_0000 (the admin answer buffer): the
@@ -38,6 +43,9 @@ module ats_nvme_cmd #(
     parameter int QDEPTH     = 32,                 // I/O slots (the core's tags 0..QDEPTH-1)
     parameter int PAGE_BYTES = 4096,               // LBA size
     parameter bit SHUT_CKPT  = 1'b0,               // shutdown: FLUSH, then the firmware's checkpoint
+    parameter int NUM_TX     = 32,                 // the core's txids 1..NUM_TX; NUM_TX is the atomic writes'
+    parameter int TX_ENTRIES = 32,                 // the core's pages per transaction
+    parameter int AWU        = ats_nvme_pkg::awu_blocks(PAGE_BYTES, TX_ENTRIES),  // atomic write unit: NAWUPF + 1
     parameter int SW         = $clog2(QDEPTH + 1)  // slot index width at ats_nvme_prp (QDEPTH + 1 slots)
 ) (
     input  wire logic          clk,
@@ -131,7 +139,8 @@ module ats_nvme_cmd #(
                             SC_LBA_RANGE = ats_nvme_pkg::SC_LBA_RANGE,
                             SC_OK = ats_nvme_pkg::SC_OK,
                             SC_PRP_OFFSET = ats_nvme_pkg::SC_PRP_OFFSET,
-                            SC_XFER = ats_nvme_pkg::SC_XFER;
+                            SC_XFER = ats_nvme_pkg::SC_XFER,
+                            SC_BAD_TXID = ats_nvme_pkg::SC_BAD_TXID;
     localparam int TW = $clog2(QDEPTH);
     localparam int MAX_NLB = 65536 / PAGE_BYTES;   // LBAs a command may move (MDTS)
     // §1 ops and flags (masks) of ats_host_pkg, the contract's one source
@@ -154,6 +163,9 @@ module ats_nvme_cmd #(
     end
     if (PAGE_BYTES < 512 || PAGE_BYTES > 65536 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_check_page
         $fatal(1, "ats_nvme_cmd: PAGE_BYTES must be a power of two, 512..65536 (%m)");
+    end
+    if (NUM_TX < 2 || NUM_TX > 63 || AWU < 2 || AWU > MAX_NLB || (AWU & (AWU - 1)) != 0) begin : g_check_awu
+        $fatal(1, "ats_nvme_cmd: NUM_TX must be 2..63, AWU a power of two, 2..MDTS in LBAs (%m)");
     end
 
 
@@ -234,6 +246,7 @@ module ats_nvme_cmd #(
         else if (c0[9:8] != 2'b00 || c0[15:14] != 2'b00)         chk_st = SC_BAD_FIELD;
         else if (nsid != 32'd1 && !(opc == IO_FLUSH && nsid == 32'hFFFF_FFFF)) chk_st = SC_BAD_NS;
         else if (vendor && (c13 & ~CDW13_DEFINED) != 32'd0)      chk_st = SC_BAD_FIELD;
+        else if (vendor && c13[5:0] == 6'(NUM_TX))               chk_st = SC_BAD_TXID;   // reserved
         else if (rw && 32'(nlb) >= 32'(MAX_NLB))                 chk_st = SC_BAD_FIELD;
         else if ((opc == IO_DSM || opc == IO_RANGE_FLUSH) && c10[7:0] > 8'd7) chk_st = SC_BAD_FIELD;
     end
@@ -245,6 +258,11 @@ module ats_nvme_cmd #(
     assign win    = {{(32 - 17 - TW){1'b0}}, q_slot, 5'b0, prp1[11:0]};
     assign fua    = c12[30] || !vwc;
     assign vflags = (c13[8] ? F_COMMIT : 4'd0) | (c13[9] ? F_BARRIER : 4'd0);
+
+    // an atomic Write: 2..AWU blocks inside one AWU-aligned group of LBAs (the implicit transaction)
+    logic        atomic;
+    assign atomic = opc == IO_WRITE && nlb != 16'd0 &&
+                    17'(slba[15:0] & 16'(AWU - 1)) + 17'(nlb) < 17'(AWU);
 
     logic        d_lba_bad;                         // SLBA beyond the core's 48 bits
     assign d_lba_bad = (rw || opc == IO_DIFF_WRITE) && slba[63:48] != 16'd0;
@@ -437,7 +455,8 @@ module ats_nvme_cmd #(
                 IO_FLUSH: m_cmd_op <= OP_FLUSH;
                 IO_WRITE: begin
                     m_cmd_op <= OP_WRITE; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb;
-                    m_cmd_flags <= fua ? F_FUA : 4'd0; m_cmd_dptr <= win;
+                    m_cmd_flags <= (fua ? F_FUA : 4'd0) | (atomic ? F_COMMIT : 4'd0); m_cmd_dptr <= win;
+                    if (atomic) m_cmd_txid <= 6'(NUM_TX);
                 end
                 IO_READ: begin
                     m_cmd_op <= OP_READ; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb; m_cmd_dptr <= win;

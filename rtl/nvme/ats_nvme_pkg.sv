@@ -23,7 +23,18 @@ package ats_nvme_pkg;
     localparam logic [10:0] SC_BAD_LOG    = 11'h109;   // Invalid Log Page
     localparam logic [10:0] SC_WRITE_FAULT = 11'h280;   // Write Fault
     localparam logic [10:0] SC_READ_ERROR  = 11'h281;   // Unrecovered Read Error
+    localparam logic [10:0] SC_BAD_TXID    = 11'h702;   // vendor: the device's BAD_TXID (the reserved txid)
     /* verilator lint_on UNUSEDPARAM */
+
+    // the atomic write unit in LBAs (docs/host-interface.md "Atomic writes"): the largest power of two
+    // of at most MDTS (64 KiB) and at most `tx_entries` (a transaction's pages): NAWUPF + 1
+    function automatic int awu_blocks(input int page_bytes, input int tx_entries);
+        int m;
+        m = 65536 / page_bytes;
+        if (tx_entries < m) m = tx_entries;
+        awu_blocks = 1;
+        for (int i = 0; i < 17; i++) if ((1 << i) <= m) awu_blocks = 1 << i;
+    endfunction
 
     // ats_nvme_prp's write-order counter `done` has reached the value `snap` (both mod 256; fewer
     // than 128 bursts are ever pending): the writes counted in `snap` were issued

@@ -20,7 +20,9 @@ module ats_soc_nvme_sim_top #(
     parameter int NUM_LBAS        = 768,
     parameter int QDEPTH          = 16,     // the front end's command slots (<= the core's queue depth)
     parameter int NQ              = 4,
-    parameter int QSIZE           = 256
+    parameter int QSIZE           = 256,
+    parameter int NUM_TX          = 8,      // the core's txids and pages per transaction (the remap preset's):
+    parameter int TX_ENTRIES      = 32      // the front end reserves txid NUM_TX for atomic writes
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -104,6 +106,7 @@ module ats_soc_nvme_sim_top #(
     );
 
     ats_nvme #(.NQ(NQ), .QSIZE(QSIZE), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(64'(NUM_LBAS)),
+               .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES),
                .SHUT_CKPT(1'b1)) u_nvme (   // shutdown: FLUSH, then the firmware's checkpoint
         .clk, .rst,
         .s_axis_cq_tdata, .s_axis_cq_tkeep, .s_axis_cq_tlast, .s_axis_cq_tuser, .s_axis_cq_tvalid, .s_axis_cq_tready,

@@ -105,6 +105,8 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
              T_BERS_NS=cfg.t_bers_ns)
     if nvme:
         g.update(NUM_LBAS=cfg.num_lbas, QDEPTH=1 << (cfg.qdepth.bit_length() - 1))
+        rp = json.loads((out / "config.json").read_text())      # the remap preset's (gen_soc)
+        g.update(NUM_TX=rp["num_tx"], TX_ENTRIES=rp["tx_entries"])
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
            "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",

@@ -12,7 +12,9 @@ invariants (docs/persistence.md):
   - durability: the base (flushed) and every FUA write and committed transaction whose CQE the host
     saw before the cut hold their data;
   - atomicity: a transaction whose commit was submitted is all new or all old; one never committed
-    is all old;
+    is all old; a multi-block Write inside the atomic unit (NAWUPF + 1 blocks, not crossing an NABSPF
+    boundary: docs/host-interface.md "Atomic writes") is all new or all old, all new when its FUA
+    CQE was seen;
   - no torn or foreign data: every page reads as one of the versions the host wrote to it (or the
     base / zeros);
   - reads of the base before the cut returned the base.
@@ -247,12 +249,15 @@ def _acked(c) -> bool:
     return c is not None and c.cqe is not None and c.cqe.ok
 
 
-def _check_recovered(got: dict, base: dict, versions: dict, cmds: list, commits: list, pb: int) -> None:
+def _check_recovered(got: dict, base: dict, versions: dict, cmds: list, commits: list, pb: int,
+                     atomics: list = ()) -> None:
     """The invariants after a cut and its recovery (the module docstring), over the LBAs read back
     (`got`): `base` = flushed before the cut; `versions` = every version written to an LBA (the
     LBAs of `cmds` and `commits` were never written before these commands: zero or one of them);
     `cmds` = (kind plain / fua / tx / open, lba, data, Command); `commits` = (txid, LBAs, the TX
-    Commit's Command or None when it was never submitted)."""
+    Commit's Command or None when it was never submitted); `atomics` = (lba, blocks, data, FUA,
+    Command) of multi-block Writes inside the atomic unit on LBAs never written before: all new or
+    all zeros, all new when a FUA one's CQE was seen."""
     zero = bytes(pb)
     for lba in got:
         assert got[lba] in versions.get(lba, []) + [zero], f"LBA {lba}: data of no version (torn or foreign)"
@@ -272,6 +277,12 @@ def _check_recovered(got: dict, base: dict, versions: dict, cmds: list, commits:
             assert not any(new), f"tx {txid}: visible without a commit"
         if _acked(c):
             assert all(new), f"tx {txid}: committed (CQE seen) but lost"
+    for lba, k, d, fua, c in atomics:
+        new = [got[lba + i] == d[i * pb:(i + 1) * pb] for i in range(k)]
+        assert all(n or got[lba + i] == zero for i, n in enumerate(new)), f"atomic write at {lba}: foreign data"
+        assert all(new) or not any(new), f"atomic write of {k} blocks at {lba}: torn by the cut ({new})"
+        if fua and _acked(c):
+            assert all(new), f"atomic FUA write of {k} blocks at {lba}: acknowledged but lost"
 
 
 class _Counting:
@@ -356,7 +367,7 @@ def test_nvme_cut_by_command_count(tmp_path):
     while cnt.submitted < value - 2:               # k2 - 6 more: plain, FUA, open-tx writes
         kind = rng.choice(["plain", "fua", "open"])
         cmds.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
-                          txid=8 if kind == "open" else 0))
+                          txid=cfg["num_tx"] - 1 if kind == "open" else 0))
     run_sync(drv.wait([c for *_, c in cmds]), tr)
     c1 = cnt.add(run_sync(drv.submit_tx(2, nvme.IO_TX_COMMIT, 1), tr))      # command value - 1
     run_sync(drv.wait(c1), tr)
@@ -395,7 +406,7 @@ def test_nvme_cut_by_command_count(tmp_path):
             c3 = cnt.add(run_sync(drv.submit_tx(rng.choice([1, 2]), nvme.IO_TX_COMMIT, 3), tr))
         kind = rng.choice(["plain", "fua", "fua", "open"])
         burst.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
-                           txid=8 if kind == "open" else 0))
+                           txid=cfg["num_tx"] - 1 if kind == "open" else 0))
     with pytest.raises(SimError):
         run_sync(drv.wait([c for *_, c in burst] + [c3]), tr)
     assert hp.cut, f"the cut armed at I/O completion {value} never fired"
@@ -428,8 +439,11 @@ def test_nvme_power_cut(seed, tmp_path):
     ctrl = drv.ctrl
     assert ctrl.vendor_valid, "Identify Controller without the firmware's IDENTIFY words"
 
-    # ---- the durable base
-    lbas = rng.sample(range(nlbas), 96)
+    # ---- the durable base; three groups of the atomic unit kept for the atomic writes
+    awu = struct.unpack_from("<H", drv.ns.raw, 36)[0] + 1          # NAWUPF + 1 (= NABSPF + 1)
+    assert drv.ns.nsfeat & 2 and awu >= 16384 // pb and struct.unpack_from("<H", drv.ns.raw, 44)[0] + 1 == awu
+    agroups = rng.sample(range(nlbas // awu), 3)
+    lbas = rng.sample([x for x in range(nlbas) if x // awu not in agroups], 96)
     base: dict[int, bytes] = {}
     for i, lba in enumerate(lbas[:48]):
         base[lba] = rng.randbytes(pb)
@@ -457,18 +471,27 @@ def test_nvme_power_cut(seed, tmp_path):
             versions.setdefault(lba, []).append(d)
             cmds.append(("tx", lba, d, run_sync(drv.submit_write(1, lba, d, txid=txid), tr)))
         commits.append((txid, group, None))
-    open_txid = cfg["num_tx"]                            # never committed (1 … NUM_TX: a valid txid)
+    open_txid = cfg["num_tx"] - 1                        # never committed (the host's last txid: NUM_TX is
+                                                        # the front end's, for atomic writes)
     assert open_txid > len(txs)
     for lba in opened:
         d = rng.randbytes(pb)
         versions.setdefault(lba, []).append(d)
         cmds.append(("open", lba, d, run_sync(drv.submit_write(2, lba, d, txid=open_txid), tr)))
+    atomics = []                                        # (lba, blocks, data, fua, Command): all or nothing
+    for g in agroups:
+        k = rng.randint(2, awu)
+        lba = g * awu + rng.randrange(awu - k + 1)       # inside the group: never crosses a boundary
+        d, f = rng.randbytes(k * pb), rng.random() < 0.4
+        for i in range(k):
+            versions.setdefault(lba + i, []).append(d[i * pb:(i + 1) * pb])
+        atomics.append((lba, k, d, f, run_sync(drv.submit_write(rng.choice([1, 2]), lba, d, fua=f), tr)))
     reads = [(lba, run_sync(drv.submit_read(2, lba, 1), tr)) for lba in rng.sample(lbas[:48], 6)]
     early = rng.random() < 0.5          # the cut among the writes, or among the commits
     if early:
         hp.arm_cut(CUT_CYCLE, hp.cycle + rng.randrange(1_000, 60_000))
     try:
-        run_sync(drv.wait([c for *_, c in cmds]), tr)
+        run_sync(drv.wait([c for *_, c in cmds] + [c for *_, c in atomics]), tr)
         # commits after their writes completed
         for i, (txid, group, _) in enumerate(commits):
             commits[i] = (txid, group, run_sync(drv.submit_tx(1 + i % 2, 0x88, txid), tr))
@@ -485,6 +508,8 @@ def test_nvme_power_cut(seed, tmp_path):
     # the open transaction's): a rejected one (e.g. BAD_TXID) would leave nothing for the checks
     for kind, lba, _, c in cmds:
         assert c.cqe is None or c.cqe.ok, f"{kind} write of LBA {lba}: {c.cqe.name}"
+    for lba, k, _, _, c in atomics:
+        assert c.cqe is None or c.cqe.ok, f"atomic write of {k} blocks at {lba}: {c.cqe.name}"
     if not early:                                       # the cut came after every write completed
         assert all(c.cqe is not None for *_, c in cmds), "a write without a CQE before the commits"
     done = _acked
@@ -497,16 +522,21 @@ def test_nvme_power_cut(seed, tmp_path):
     try:
         tr, drv = open_device(hp)
         got = {lba: run_sync(drv.read(1 + lba % 2, lba, 1), tr) for lba in lbas}
+        for lba, k, *_ in atomics:                      # one multi-block read each
+            d = run_sync(drv.read(1 + lba % 2, lba, k), tr)
+            got.update({lba + i: d[i * pb:(i + 1) * pb] for i in range(k)})
     finally:
         _close_clean(hp)
-    _check_recovered(got, base, versions, cmds, commits, pb)
+    _check_recovered(got, base, versions, cmds, commits, pb, atomics)
     st = dict(seed=seed, early=early,
               fua_acked=sum(1 for k, _, _, c in cmds if k == "fua" and done(c)),
               open_acked=sum(1 for k, _, _, c in cmds if k == "open" and done(c)),
               plain_new=sum(1 for k, lba, d, _ in cmds if k == "plain" and got[lba] == d),
               commits_acked=sum(1 for *_, c in commits if done(c)),
               commits_visible=sum(1 for _, g, _ in commits if all(got[lba] == versions[lba][-1] for lba in g)),
-              commits_sent=sum(1 for *_, c in commits if c is not None))
+              commits_sent=sum(1 for *_, c in commits if c is not None),
+              atomic_visible=sum(1 for lba, k, d, *_ in atomics if got[lba] == d[:pb]),
+              atomic_acked=sum(1 for *_, c in atomics if done(c)))
     print("nvme power cut:", st)
 
 

@@ -51,6 +51,12 @@ Interpretations where §1 is silent (each is listed in the module's report to th
     fifth outstanding AER is AER Limit Exceeded; queue base addresses ignore their low 12 bits;
     Get Log Page: offset not dword aligned, beyond the log, or a length above MDTS is Invalid
     Field; bytes past the end of the log read as zero.
+
+Atomic writes (docs/host-interface.md "Atomic writes"): `awu` = NAWUPF + 1 = the largest power of two
+of at most MDTS in LBAs and at most `tx_entries`; a Write of 2 … `awu` LBAs inside one `awu`-aligned
+group leaves as WRITE with txid `num_tx` and COMMIT (FUA kept); a vendor command with TXID `num_tx`
+is BAD_TXID (7/0x02) after the CDW13 check; the firmware's IDENTIFY word 9 (num_tx) reads
+min(word, `num_tx` − 1) in Identify Controller.
 """
 from __future__ import annotations
 
@@ -266,7 +272,8 @@ class NvmeRefConfig:
     qdepth: int = 32               # QDEPTH: command slots (tags)
     page_bytes: int = 4096         # LBA size
     num_lbas: int = 16384
-    num_tx: int = 32
+    num_tx: int = 32               # the core's txids; txid num_tx is the atomic writes' (reserved)
+    tx_entries: int = 32           # TX_ENTRIES of ats_nvme: pages per transaction (bounds the atomic unit)
     msi_vectors: int = 32          # MSI vectors the host allocated
     vid: int = 0x1D1D
     sn: str = "ATOMSSD-SIM-0001"
@@ -843,6 +850,8 @@ class NvmeRef:
             raise _Fail(SC_INVALID_NS)
         if cmd.opc in VENDOR_OPCODES and cmd.cdw[13] & ~CDW13_DEFINED:
             raise _Fail(SC_INVALID_FIELD)
+        if cmd.opc in VENDOR_OPCODES and cmd.cdw[13] & 0x3F == self.cfg.num_tx:
+            raise _Fail(DEVICE_TO_NVME[ST_BAD_TXID])
         if cmd.opc in (IO_READ, IO_WRITE, IO_TX_READ, IO_TX_WRITE) and self._xfer_len(cmd) > MDTS_BYTES:
             raise _Fail(SC_INVALID_FIELD)
         if cmd.opc in (IO_DSM, IO_RANGE_FLUSH) and (cmd.cdw[10] & 0xFF) > 7:
@@ -876,6 +885,9 @@ class NvmeRef:
         if opc == IO_FLUSH:
             return [Descriptor(OP_FLUSH, **base)]
         if opc == IO_WRITE:
+            if self.is_atomic(cmd.slba, nlb):           # the implicit transaction of an atomic write
+                return [Descriptor(OP_WRITE, lba=cmd.slba, nlb=nlb, txid=self.cfg.num_tx, flags=fua | F_COMMIT,
+                                   dptr=win, data=self._gather(slot), **base)]
             return [Descriptor(OP_WRITE, lba=cmd.slba, nlb=nlb, flags=fua, dptr=win, data=self._gather(slot),
                                **base)]
         if opc == IO_READ:
@@ -1124,6 +1136,16 @@ class NvmeRef:
         self._host_write(cmd.prp1, cmd.prp2, data)
         return 0
 
+    @property
+    def awu(self) -> int:
+        """The atomic write unit in LBAs (NAWUPF + 1)."""
+        m = min(MDTS_BYTES // self.cfg.page_bytes, self.cfg.tx_entries)
+        return 1 << (m.bit_length() - 1)
+
+    def is_atomic(self, slba: int, nlb: int) -> bool:
+        """A Write the device makes all or nothing with an implicit transaction (nlb 0-based)."""
+        return 1 <= nlb < self.awu and slba % self.awu + nlb < self.awu
+
     def identify_controller(self) -> bytes:
         """The 4 KiB Identify Controller data structure (§1.6)."""
         b = bytearray(PAGE)
@@ -1138,13 +1160,18 @@ class NvmeRef:
         b[512], b[513] = 0x66, 0x44                    # SQES, CQES
         struct.pack_into("<IH", b, 516, 1, 0x0004)     # NN, ONCS (DSM)
         b[525] = 1                                     # VWC
+        struct.pack_into("<HH", b, 526, self.awu - 1, self.awu - 1)   # AWUN, AWUPF
         b[3072:3136] = self.fw_identify[:64]
+        w9 = struct.unpack_from("<I", b, 3072 + 36)[0]                 # num_tx: the last txid is reserved
+        struct.pack_into("<I", b, 3072 + 36, min(w9, self.cfg.num_tx - 1))
         return bytes(b)
 
     def identify_namespace(self) -> bytes:
         b = bytearray(PAGE)
         n = self.cfg.num_lbas
-        struct.pack_into("<QQQBBB", b, 0, n, n, n, 0x04, 0, 0)     # NSZE NCAP NUSE NSFEAT NLBAF FLBAS
+        struct.pack_into("<QQQBBB", b, 0, n, n, n, 0x06, 0, 0)     # NSZE NCAP NUSE NSFEAT NLBAF FLBAS
+        a = self.awu - 1                               # NAWUN NAWUPF NACWU NABSN NABO NABSPF NOIOB
+        struct.pack_into("<HHHHHHH", b, 34, a, a, 0, a, 0, a, 0)
         struct.pack_into("<I", b, 128, (self.cfg.page_bytes.bit_length() - 1) << 16)   # LBAF0: LBADS
         return bytes(b)
 

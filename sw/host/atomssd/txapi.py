@@ -9,6 +9,7 @@ full-system simulation, a model, a cocotb root complex).
         tx.write(900, page_b)                     # both or neither survive a power cut
     dev.write(5, page, fua=True)                  # plain (FUA: durable when it returns)
     dev.barrier_write(6, page)                    # closes the epoch: nothing later is durable before it
+    dev.atomic_write(64, four_pages)              # all or nothing (NVMe atomic write, NAWUPF)
     dev.flush(); dev.rflush([(10, 1), (900, 1)])
 
 Transaction ids: the library owns the device's txids 1 … `num_tx` (IDENTIFY word 9, read from the
@@ -22,6 +23,13 @@ such a write the library sends TX Abort so that the txid carries no stale status
 A transaction holds at most `tx_entries` distinct pages (IDENTIFY word 10). The library counts
 them and refuses a write that would exceed the limit *before* sending it (`TxError` TX_FULL, the
 transaction still open and intact), so an application can commit and continue in a new one.
+
+Atomic writes (docs/host-interface.md §1.10): `atomic_write` sends one Write of at most
+`atomic_blocks` (NAWUPF + 1 when Identify Namespace has NSFEAT bit 1, else 1) blocks that does not
+cross an NABSPF boundary, which the device makes all or nothing across power loss; a longer or
+crossing one is refused before sending (`TxError` Invalid Field, local), as Linux refuses a
+RWF_ATOMIC write beyond its limits. The device reserves its last txid for them: `num_tx` here is
+what Identify reports (the core's less one).
 
 Errors: every device status other than Successful Completion raises `TxError` with the NVMe
 {SCT, SC} and its name (§1.8: the vendor statuses BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY,
@@ -63,6 +71,8 @@ class DeviceInfo:
     num_tx: int
     tx_entries: int
     max_transfer: int            # bytes per command (MDTS)
+    atomic_blocks: int = 1       # NAWUPF + 1 (1: no multi-block atomic writes)
+    atomic_boundary: int = 0     # NABSPF + 1 in blocks (0: no boundary)
 
 
 class AtomDevice:
@@ -77,7 +87,11 @@ class AtomDevice:
             raise ValueError("Identify Controller carries no atomssd vendor words (not an atomssd device?)")
         self.drv, self.tr, self.qid, self._run = drv, transport, qid, runner
         v = drv.ctrl.vendor
-        self.info = DeviceInfo(drv.lba_bytes, drv.ns.nsze, v["num_tx"], v["tx_entries"], drv.max_transfer)
+        raw = drv.ns.raw
+        nawupf, nabo, nabspf = (int.from_bytes(raw[o:o + 2], "little") for o in (36, 42, 44)) if raw else (0, 0, 0)
+        ok = drv.ns.nsfeat & 2 and nawupf and not nabo                  # NSABP, NAWUPF, NABO = 0
+        self.info = DeviceInfo(drv.lba_bytes, drv.ns.nsze, v["num_tx"], v["tx_entries"], drv.max_transfer,
+                               nawupf + 1 if ok else 1, nabspf + 1 if ok and nabspf else 0)
         self._free = list(range(1, self.info.num_tx + 1))
         self._open: dict[int, "Transaction"] = {}
 
@@ -124,6 +138,21 @@ class AtomDevice:
 
     def write(self, lba: int, data: bytes, *, fua: bool = False) -> None:
         self.wait(self.submit_write(lba, data, fua=fua), f"write {lba}")
+
+    def submit_atomic_write(self, lba: int, data: bytes, *, fua: bool = False) -> Command:
+        """One Write the device makes all or nothing (module docstring); refused locally when it
+        is longer than `atomic_blocks` or crosses an `atomic_boundary`."""
+        b, i = self.info.lba_bytes, self.info
+        if not data or len(data) % b:
+            raise ValueError(f"{len(data)} bytes is not a whole number of {b}-byte blocks")
+        n, bd = len(data) // b, i.atomic_boundary
+        if n > i.atomic_blocks or n * b > i.max_transfer or (bd and lba // bd != (lba + n - 1) // bd):
+            raise TxError(f"atomic write of {n} blocks at {lba} (unit {i.atomic_blocks}, boundary {bd})",
+                          0, 0x02, local=True)
+        return self.run(self.drv.submit_write(self.qid, lba, data, fua=fua))
+
+    def atomic_write(self, lba: int, data: bytes, *, fua: bool = False) -> None:
+        self.wait(self.submit_atomic_write(lba, data, fua=fua), f"atomic write {lba}")
 
     def barrier_write(self, lba: int, data: bytes, *, fua: bool = False) -> None:
         """A write that closes the current epoch (INV-ORDER: if anything written after it is durable,

@@ -52,7 +52,7 @@ SC_INVALID_IV, SC_INVALID_LOG, SC_INVALID_QDEL = (1, 0x08), (1, 0x09), (1, 0x0C)
 
 def make_env(seed: int = 1, *, core: bool = True, rng: bool = True, io_queues: int = 1, qsize: int = 64,
              bring_up: bool = True, tx_entries: int = 64, drv_kw: dict | None = None, **cfg) -> Env:
-    c = NvmeRefConfig(**cfg)
+    c = NvmeRefConfig(tx_entries=tx_entries, **cfg)      # the front end's TX_ENTRIES = the core's
     stub = CoreStub(c.num_lbas, c.page_bytes, c.num_tx, tx_entries) if core else None
     model = NvmeRef(c, HostMemory(), stub, random.Random(seed) if rng else None)
     env = Env(model, ModelTransport(model), NvmeDriver(timeout_cycles=200_000, **(drv_kw or {})))
@@ -175,7 +175,10 @@ def test_bring_up_and_identify():
     assert c.vendor["page_bytes"] == 4096 and c.vendor["rflush_ranges"] == 8
     assert d.max_transfer == 65536
     ns = d.ns
-    assert (ns.nsze, ns.ncap, ns.nuse, ns.nsfeat, ns.nlbaf, ns.flbas, ns.lbads) == (16384,) * 3 + (4, 0, 0, 12)
+    assert (ns.nsze, ns.ncap, ns.nuse, ns.nsfeat, ns.nlbaf, ns.flbas, ns.lbads) == (16384,) * 3 + (6, 0, 0, 12)
+    # atomic writes (host-interface.md "Atomic writes"): NAWUN NAWUPF NACWU NABSN NABO NABSPF NOIOB, AWUN AWUPF
+    assert struct.unpack_from("<7H", ns.raw, 34) == (15, 15, 0, 15, 0, 15, 0)
+    assert c.vendor["num_tx"] == 31                 # txid 32 is the atomic writes'
     assert env.run(d.active_namespaces()) == [1]
     assert env.run(d.active_namespaces(1)) == []
     assert env.run(d.identify(N.CNS_NS_DESC, 1)) == bytes(PAGE)

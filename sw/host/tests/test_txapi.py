@@ -47,7 +47,7 @@ class Oracle:
 
 def test_info_from_identify():
     env, dev = make_dev(num_tx=8, tx_entries=16, num_lbas=256, page_bytes=512)
-    assert (dev.info.lba_bytes, dev.info.num_lbas, dev.info.num_tx, dev.info.tx_entries) == (512, 256, 8, 16)
+    assert (dev.info.lba_bytes, dev.info.num_lbas, dev.info.num_tx, dev.info.tx_entries) == (512, 256, 7, 16)   # txid 8: the atomic writes'
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
@@ -140,8 +140,29 @@ def test_random_mix_against_dict(seed):
     assert all(v > 0 for k, v in counts.items() if k != "ctx_abort") and counts["ctx_abort"] + counts["ctx"] > 0, counts
 
 
+def test_atomic_write():
+    """atomic_write (docs/host-interface.md §1.10): the unit and boundary from Identify Namespace,
+    one Write the device sends as its implicit transaction (txid num_tx + COMMIT in the reference
+    model's descriptor), data read back; too long or crossing: refused before sending."""
+    env, dev = make_dev(num_tx=8, tx_entries=32)
+    i = dev.info
+    assert (i.atomic_blocks, i.atomic_boundary, i.num_tx) == (32, 32, 7), i
+    for n, lba in ((2, 64), (32, 96), (5, 64 + 27)):
+        d = bytes((n + k) & 0xFF for k in range(n * 512))
+        k0 = len(env.model.descriptors)
+        dev.atomic_write(lba, d, fua=n == 5)
+        w = [x for x in env.model.descriptors[k0:] if x.op == 1]
+        assert len(w) == 1 and (w[0].txid, w[0].flags) == (8, 4 | (n == 5)), w
+        assert dev.read(lba, n) == d
+    for n, lba in ((33, 0), (4, 30)):                  # too long; crossing the boundary at 32
+        k0 = len(env.model.descriptors)
+        with pytest.raises(TxError) as e:
+            dev.atomic_write(lba, bytes(n * 512))
+        assert e.value.local and e.value.status == (0, 0x02) and len(env.model.descriptors) == k0
+
+
 def test_txids_are_owned_and_recycled():
-    env, dev = make_dev(num_tx=4)
+    env, dev = make_dev(num_tx=5)                   # the host gets 1..4 (5: the atomic writes')
     txs = [dev.begin() for _ in range(4)]
     assert [t.txid for t in txs] == [1, 2, 3, 4]
     with pytest.raises(TxError) as e:
