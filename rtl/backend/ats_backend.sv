@@ -596,6 +596,13 @@ module ats_backend #(
                                                  : 32'(fx_cnt_q) + 32'(early_pend_q) < FIXN);
     logic [WIN_W-1:0]   iss_ent;
     logic               iss_retry;
+    // the in-order entry's issue rule, registered (timing: iss_ptr -> the entry's state, record kind
+    // and txid -> a 64-bit per-tx flag -> the issue priority -> a die's open block was the backend's
+    // slowest path). It is computed from the state of the cycle before; between two cycles it can go
+    // from true to false only through an in-order issue, which moves iss_ptr (iss_mv_q: the register
+    // then describes the previous entry and is not used), so a true iss_ok_q is never stale. Cost: an
+    // entry is issued a cycle later than it could be, and in-order issues are two cycles apart.
+    logic               iss_ok_q, iss_mv_q;
     logic               die_ok;
     logic               any_block;
     always_comb begin
@@ -608,11 +615,7 @@ module ats_backend #(
         // abort is in flight (issue 37): its early TX_WRITE waits in the queue instead (tw_go), so
         // the engine still gets every TX_WRITE after each COMMIT / ABORT that precedes it in seq
         // order, as when all went at completion (TX_FULL / INDEX_FULL answer exactly as they did)
-        iss_have  = iss_retry || (to_issue != '0 && e_st[iss_e] == E_QUEUED &&
-                                  (e_rec[iss_e] != RC_NONE ?
-                                       (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
-                                                             : (tw_out_q == '0 && txr_q == '0)) :
-                                   1'b1));
+        iss_have  = iss_retry || (iss_ok_q && !iss_mv_q);
         die_ok    = op_v[rr_q];
         any_block = 1'b0;
         for (int d = 0; d < NDIE; d++) any_block = any_block | op_v[d] | nx_v[d];
@@ -682,6 +685,15 @@ module ats_backend #(
     // fixes: the first one of the oldest entry's tx, the first free slot, a lookup answer redirected
     logic               fx_hit, fx_free_ok;
     logic [FX_W-1:0]    fx_hit_i, fx_free_i;
+    // the C_FIX search registered (timing: cpl_ptr -> e_txid[cp] -> FIXN compares -> first hit ->
+    // the fix's flags was the backend's slowest path after the issue rule and the delivery pick);
+    // C_FIX waits a cycle before each step (c_fxw_q) so that these describe the current table
+    logic               fx_hit_q, c_fxw_q;
+    logic [FX_W-1:0]    fx_hit_i_q;
+    always_ff @(posedge clk) begin
+        fx_hit_q   <= fx_hit;
+        fx_hit_i_q <= fx_hit_i;
+    end
     always_comb begin
         fx_hit = 1'b0; fx_hit_i = '0; fx_free_ok = 1'b0; fx_free_i = '0;
         lk_ppn_fx = s_rsp_ppn;
@@ -720,6 +732,19 @@ module ats_backend #(
     assign i_prog = i_iss && die_ok;
     assign i_open = (i_iss && !die_ok && nx_v[rr_q]) || (i_idle && !op_v[rr_q] && nx_v[rr_q]);
     assign i_skip = i_iss && !die_ok && !nx_v[rr_q];
+    // the in-order entry's issue rule, registered (iss_ok_q, above)
+    always_ff @(posedge clk) begin
+        iss_ok_q <= to_issue != '0 && e_st[iss_e] == E_QUEUED &&
+                    (e_rec[iss_e] != RC_NONE ?
+                         (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
+                                               : (tw_out_q == '0 && txr_q == '0)) :
+                     1'b1);
+        iss_mv_q <= i_prog && !iss_retry;
+        if (rst) begin
+            iss_ok_q <= 1'b0;
+            iss_mv_q <= 1'b0;
+        end
+    end
     // firmware port: a RELOC entering the table, a REMAP request granted
     logic               fw_acc_go, fw_rq_go;
     assign fw_acc_go = !acc_fire && fw_acc;
@@ -1008,6 +1033,7 @@ module ats_backend #(
             for (int i = 0; i < FIXN; i++) fx_v[i] <= 1'b0;
             fx_cnt_q <= '0;
             c_fixph_q <= 1'b0;
+            c_fxw_q <= 1'b0;
         end else begin
             if (wc_v_q && m_wbc_ready) wc_v_q <= 1'b0;
             // an early TX_WRITE that failed: the tx's error (its commit is written as an abort);
@@ -1159,16 +1185,21 @@ module ats_backend #(
                 end
                 C_VC_NEW: c_st_q <= c_after_vc_q;
                 C_FIX: begin                           // the tx's fixes: applied after a COMMIT, dropped after an ABORT
-                    if (!fx_hit) begin
+                    // a step every other cycle: the first cycle lets fx_hit_q / fx_hit_i_q take the
+                    // fix table as it is now (nothing writes it while the FSM waits here)
+                    c_fxw_q <= !c_fxw_q;
+                    if (!c_fxw_q) begin
+                        // wait
+                    end else if (!fx_hit_q) begin
                         c_st_q <= C_ACK;
                     end else if (c_abort_q) begin
-                        fx_v[fx_hit_i] <= 1'b0;
+                        fx_v[fx_hit_i_q] <= 1'b0;
                         fx_cnt_q <= fx_cnt_q - 1'b1;
                     end else begin
-                        c_fx_q <= fx_hit_i;
+                        c_fx_q <= fx_hit_i_q;
                         c_fixph_q <= 1'b1;
                         c_op_q <= R_LOOKUP;
-                        c_lpn_q <= fx_lpn[fx_hit_i];
+                        c_lpn_q <= fx_lpn[fx_hit_i_q];
                         c_st_q <= C_REQ;
                     end
                 end

@@ -206,12 +206,23 @@ module ats_backend_read #(
     logic [2:0]             ob_rd_q, ob_wr_q, ob_pend_q;
     logic                   q1_v_q, q2_v_q, q1_z_q, q2_z_q, q1_l_q, q2_l_q;
     logic [7:0]             q1_st_q, q2_st_q, q1_tag_q, q2_tag_q;
-    function automatic logic [RS_W-1:0] rr_pick(input logic [RD_SLOTS-1:0] v, input logic [RS_W-1:0] from);
-        rr_pick = from;
-        for (int k = RD_SLOTS - 1; k >= 0; k--) if (v[RS_W'(from + RS_W'(k))]) rr_pick = RS_W'(from + RS_W'(k));
+    // round robin as two find-first-set searches (timing: a rotate by dv_rr_q, then a priority
+    // chain over RD_SLOTS candidates, was the backend's slowest path): the first candidate at or
+    // after dv_rr_q if there is one, else the first candidate; each search isolates the lowest set
+    // bit (v & -v: a carry chain) and encodes the one-hot (an OR tree per index bit)
+    // (the one-hot also sets rb_out_q directly, without decoding the index again)
+    function automatic logic [RS_W-1:0] oh_idx(input logic [RD_SLOTS-1:0] oh);
+        oh_idx = '0;
+        for (int b = 0; b < RS_W; b++)
+            for (int k = 0; k < RD_SLOTS; k++) if (((k >> b) & 1) != 0) oh_idx[b] = oh_idx[b] | oh[k];
     endfunction
+    logic [RD_SLOTS-1:0]    dv_ge;            // slots at or after dv_rr_q
+    logic [RD_SLOTS-1:0]    dv_hi, dv_oh;     // candidates at or after it; the picked slot, one-hot
+    always_comb for (int k = 0; k < RD_SLOTS; k++) dv_ge[k] = RS_W'(k) >= dv_rr_q;
+    assign dv_hi     = dv_cand_q & dv_ge;
+    assign dv_oh     = dv_hi != '0 ? dv_hi & (~dv_hi + 1'b1) : dv_cand_q & (~dv_cand_q + 1'b1);
     assign dv_pick   = !dv_act_q && dv_cand_q != '0 && !rst;
-    assign dv_pick_s = rr_pick(dv_cand_q, dv_rr_q);
+    assign dv_pick_s = oh_idx(dv_oh);
     // room for one more word: FIFO occupancy + words in the memory pipeline < 4 (4-bit arithmetic,
     // the same rule as the fetch DMA's output FIFOs)
     assign dl_pick = dv_act_q && (4'(3'(ob_wr_q - ob_rd_q)) + 4'(ob_pend_q)) < 4'(OBD) && !rst;
@@ -323,7 +334,7 @@ module ats_backend_read #(
                 // a page for a slot with no NAND READ in flight, or a second page for it: perr
                 if (s_ndata_last && rb_req_q[nd_s] && !rb_dat_q[nd_s]) rb_dat_q[nd_s] <= 1'b1;
             end
-            if (dv_pick) rb_out_q[dv_pick_s] <= 1'b1;
+            for (int k = 0; k < RD_SLOTS; k++) if (dv_pick && dv_oh[k]) rb_out_q[k] <= 1'b1;
             if (dl_pick && dl_last) begin                  // the slot's last word: free again
                 fl[fl_wr_q[RS_W-1:0]] <= dv_s_q;
                 fl_wr_q <= fl_wr_q + 1'b1;
