@@ -820,7 +820,7 @@ def _run(build_key, params, testcase=None, faults=None):
         + [here / "ats_nand_page_tb.sv"] + STREAM_BINDS,
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
         test_module="test_ats_nand_page", test_dir=here, build_key=build_key, parameters=params,
-        testcase=testcase, extra_env=env,
+        testcase=testcase, extra_env=env, public={},   # the tests read only the TB top's signals
         waves=os.environ.get("ATS_WAVES") and str(ROOT / f"build/waves/nand_page_{build_key}.fst"))
 
 
