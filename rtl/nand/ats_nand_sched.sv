@@ -211,6 +211,11 @@ module ats_nand_sched #(
     logic [15:0]          relm_rv_q;           // row written since reset (else it reads 0)
     logic [15:0]          c1_row_q, row_d, row_w;
     logic                 rel_hit, c1_fwd, c1_spur, rel_set, rel_clr;
+    // c1's match flags, loaded with c1 (Fmax: the 32-bit OR of the die matches and the 16:1 select
+    // of c1's bit in its row are off the release-map update path; same values, same cycles)
+    logic                 any_hit_q;           // |hit_q
+    logic                 rel_hit_q;           // c1_row_q[c1_tag_q[3:0]]
+    logic                 rel_hit_d, any_hit_d;
     logic                 out_valid_q, out_real_q;
     logic [TAG_W-1:0]     out_tag_q;
     logic [2:0]           out_status_q;
@@ -354,10 +359,10 @@ module ats_nand_sched #(
     assign c1_take      = c1_v_q && out_free && !eq_ne_q;
     assign s_ccpl_ready = !c1_v_q || c1_take;
     assign ccpl_fire    = s_ccpl_valid && s_ccpl_ready;
-    assign any_hit      = |hit_q;
+    assign any_hit      = any_hit_q;
     // c1 as taken: a release frees its (matched) die and marks the tag released; a completion
     // matched to a die frees it and goes out; one whose tag was released goes out and unmarks it
-    assign rel_hit      = c1_row_q[c1_tag_q[3:0]];
+    assign rel_hit      = rel_hit_q;
     assign c1_fwd       = !c1_rel_q && (any_hit || rel_hit);
     assign c1_spur      = c1_rel_q ? !any_hit : !(any_hit || rel_hit);
     assign rel_set      = c1_take && c1_rel_q && any_hit;
@@ -367,6 +372,29 @@ module ats_nand_sched #(
         row_w[c1_tag_q[3:0]] = rel_set;
         row_d = relm_rv_q[s_ccpl_tag[7:4]] ? relm_mem[s_ccpl_tag[7:4]] : 16'h0;
         if ((rel_set || rel_clr) && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d = row_w;
+        // row_d[s_ccpl_tag[3:0]], written so that the late terms (rel_set, rel_clr) come last
+        if (c1_tag_q[7:4] != s_ccpl_tag[7:4] || !(rel_set || rel_clr)) begin
+            rel_hit_d = relm_rv_q[s_ccpl_tag[7:4]] && relm_mem[s_ccpl_tag[7:4]][s_ccpl_tag[3:0]];
+        end else if (c1_tag_q[3:0] == s_ccpl_tag[3:0]) begin
+            rel_hit_d = rel_set;
+        end else begin
+            rel_hit_d = c1_row_q[s_ccpl_tag[3:0]];
+        end
+    end
+    // any_hit_d = |hit_d without c1_take in the 32-input OR: in-flight tags are distinct (a tag is
+    // accepted only while not outstanding), so the one die c1 frees at this edge is matched by the
+    // new beat exactly when the beat's tag is c1's (checked: the assertion at the end)
+    logic [NUM_DIES-1:0] hit_raw;
+    always_comb begin
+        for (int d = 0; d < NUM_DIES; d++) begin
+`ifdef ATS_SYNTH_FORM
+            hit_raw[d] = tv_q[d] && (infl_tag_q[d] == s_ccpl_tag);
+`else
+            // simulation form: only when any_hit_q loads it (ccpl_fire)
+            hit_raw[d] = ccpl_fire && tv_q[d] && (infl_tag_q[d] == s_ccpl_tag);
+`endif
+        end
+        any_hit_d = (|hit_raw) && !(c1_take && any_hit_q && (c1_tag_q == s_ccpl_tag));
     end
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin   // (a die freed by c1 at this edge: no match)
@@ -668,6 +696,8 @@ module ats_nand_sched #(
             c1_rel_q    <= s_ccpl_rel;
             c1_row_q    <= row_d;
             hit_q       <= hit_d;
+            any_hit_q   <= any_hit_d;
+            rel_hit_q   <= rel_hit_d;
         end
         if (rel_set || rel_clr) relm_rv_q[c1_tag_q[7:4]] <= 1'b1;
         if (rst) relm_rv_q <= '0;
@@ -746,6 +776,8 @@ module ats_nand_sched #(
                 else $error("ats_nand_sched: BAD_REQ queue flags out of step with its count %0d (%m)", eq_cnt_q);
             assert (!(c1_take && e_v_q) || (hit_q & e_dsel_q) == '0)
                 else $error("ats_nand_sched: a completion frees the die being set (%m)");
+            assert (!c1_v_q || (any_hit_q == (|hit_q) && rel_hit_q == c1_row_q[c1_tag_q[3:0]]))
+                else $error("ats_nand_sched: c1's registered match flags out of step (%m)");
         end
     end
 `endif
