@@ -454,6 +454,15 @@ def test_nvme_power_cut(seed, tmp_path):
     # ---- the mixed phase, with a cut armed inside it
     plain, fua, opened = lbas[48:60], lbas[60:72], lbas[72:80]
     txs = [lbas[80 + 4 * k:84 + 4 * k] for k in range(4)]
+    atomics = []                                        # (lba, blocks, data, fua, Command): all or nothing (first: the
+                                                        # early cuts land among them)
+    for g in agroups:
+        k = rng.randint(2, awu)
+        lba = g * awu + rng.randrange(awu - k + 1)       # inside the group: never crosses a boundary
+        d, f = rng.randbytes(k * pb), rng.random() < 0.4
+        for i in range(k):
+            versions.setdefault(lba + i, []).append(d[i * pb:(i + 1) * pb])
+        atomics.append((lba, k, d, f, run_sync(drv.submit_write(rng.choice([1, 2]), lba, d, fua=f), tr)))
     cmds = []
     for lba in plain:
         d = rng.randbytes(pb)
@@ -478,14 +487,6 @@ def test_nvme_power_cut(seed, tmp_path):
         d = rng.randbytes(pb)
         versions.setdefault(lba, []).append(d)
         cmds.append(("open", lba, d, run_sync(drv.submit_write(2, lba, d, txid=open_txid), tr)))
-    atomics = []                                        # (lba, blocks, data, fua, Command): all or nothing
-    for g in agroups:
-        k = rng.randint(2, awu)
-        lba = g * awu + rng.randrange(awu - k + 1)       # inside the group: never crosses a boundary
-        d, f = rng.randbytes(k * pb), rng.random() < 0.4
-        for i in range(k):
-            versions.setdefault(lba + i, []).append(d[i * pb:(i + 1) * pb])
-        atomics.append((lba, k, d, f, run_sync(drv.submit_write(rng.choice([1, 2]), lba, d, fua=f), tr)))
     reads = [(lba, run_sync(drv.submit_read(2, lba, 1), tr)) for lba in rng.sample(lbas[:48], 6)]
     early = rng.random() < 0.5          # the cut among the writes, or among the commits
     if early:
