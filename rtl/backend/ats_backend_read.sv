@@ -162,6 +162,17 @@ module ats_backend_read #(
     assign nd_w   = 32'(s_ndata_widx) > PW + 4 ? PWW'(PW + 5) : PWW'(s_ndata_widx);   // (saturated)
     assign rob_we = s_ndata_valid && nd_rb && 32'(nd_w) < PW && rb_req_q[nd_s] && !rb_dat_q[nd_s];
     assign rob_wa = {nd_s, RWA'(nd_w)};
+    // the write is registered before the memory (timing: the tag's slot flags -> the write enable of
+    // every block RAM slice was the backend's slowest path); a slot's page is read only after its
+    // NAND completion, which comes cycles after its last word, so the delayed write is always in time
+    logic                   rob_we_q;
+    logic [$clog2(ROB_DEPTH)-1:0] rob_wa_q;
+    logic [31:0]            rob_wd_q;
+    always_ff @(posedge clk) begin
+        rob_we_q <= rob_we && !rst;
+        rob_wa_q <= rob_wa;
+        rob_wd_q <= s_ndata_data;
+    end
     // one ats_wbuf_mem holds at most 16K words (32 DP16KD of 1-bit slices, no cascade mux): more
     // slots (32 pages of 1K words) use banks of 16K words, selected by the address's top bits; the
     // bank of a read is registered twice beside the memory's latency of 2
@@ -170,7 +181,7 @@ module ats_backend_read #(
     localparam int RB_AW    = $clog2(RB_DEPTH);
     if (RB_N == 1) begin : g_rob1
         ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
-            .clk, .wr_en(rob_we), .wr_addr(rob_wa), .wr_data(s_ndata_data), .rd_addr(rob_ra), .rd_data(rob_rd)
+            .clk, .wr_en(rob_we_q), .wr_addr(rob_wa_q), .wr_data(rob_wd_q), .rd_addr(rob_ra), .rd_data(rob_rd)
         );
     end else begin : g_robn
         localparam int BW = $clog2(RB_N);
@@ -178,8 +189,8 @@ module ats_backend_read #(
         logic [BW-1:0] bk_s1_q, bk_s2_q;
         for (genvar k = 0; k < RB_N; k++) begin : g_bank
             ats_wbuf_mem #(.DEPTH(RB_DEPTH)) u_rob (
-                .clk, .wr_en(rob_we && rob_wa[RB_AW +: BW] == BW'(k)), .wr_addr(rob_wa[RB_AW-1:0]),
-                .wr_data(s_ndata_data), .rd_addr(rob_ra[RB_AW-1:0]), .rd_data(bk_rd[k])
+                .clk, .wr_en(rob_we_q && rob_wa_q[RB_AW +: BW] == BW'(k)), .wr_addr(rob_wa_q[RB_AW-1:0]),
+                .wr_data(rob_wd_q), .rd_addr(rob_ra[RB_AW-1:0]), .rd_data(bk_rd[k])
             );
         end
         always_ff @(posedge clk) begin
