@@ -27,7 +27,9 @@ Reference (plain Python, from the design brief and docs/architecture.md, never f
    commit's versions take the commit's place in each LBA's order, TX_BEGIN of a txid holding entries
    is TABLE_FULL, TX_COMMIT returns its entries (distinct pages .. pages written); a directed scenario
    on its own power cycle first (`directed_tx`: eviction, DIFFWRITE base, exact entry count, empty
-   TX_ABORT / TX_COMMIT program nothing);
+   TX_ABORT / TX_COMMIT program nothing); atomic writes as the NVMe front end sends them (2-4 pages
+   with COMMIT on a txid without entries, docs/host-interface.md 1.10; stats `atomic_writes`) are
+   transactions of their own: all or nothing after every cut;
  - coverage that fails the campaign when missing: torn pages, read misses through NAND, no_free_block,
    relocated program failures and ECC corrections where the faults are on.
 
@@ -132,7 +134,7 @@ class TB:
         self.fwd = StreamSource(dut, "s_fwd", dut.clk, ["data", "last"], pause_gen(rng, idle))
         self.fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"],
                               pause_gen(rng, backpressure))
-        self.stats = {"cuts": 0, "clean": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0, "rd_cpl_ooo": 0,
+        self.stats = {"cuts": 0, "clean": 0, "atomic_writes": 0, "cmds": 0, "reads_checked": 0, "pages_read": 0, "rd_cpl_ooo": 0,
                       "pages_programmed": 0, "torn": 0, "beyond_prefix": 0, "durable_checked": 0,
                       "prog_fail": 0, "grown_bad": 0, "violations": 0, "max_pages_read": 0,
                       "ecc_corr": 0, "nand_reads": 0, "starved": 0, "no_free_seen": 0, "vc_checked": 0,
@@ -891,6 +893,11 @@ class TB:
             if rng.random() < 0.25 and not self.plain_inflight(t):
                 cmd["flags"] |= COMMIT                    # the tx's last write carries the commit
                 cmd["attr"] &= 1                          # (not HEAD: see tx_end)
+            if not tx.ops and not cmd.get("big") and not self.plain_inflight(t) and rng.random() < 0.3:
+                # an atomic write: 2-4 pages with COMMIT on a txid without entries, what the NVMe front
+                # end sends for a Write inside its atomic unit (docs/host-interface.md 1.10)
+                cmd.update(nlb=rng.randint(1, 3), flags=COMMIT | (cmd["flags"] & FUA), attr=cmd["attr"] & 1)
+                self.stats["atomic_writes"] += 1
         elif k < 0.65:                                    # DIFFWRITE: words of one page
             cmd.update(op=OP_DIFF, nlb=0, flags=rng.choice([0, 0, FUA]))
             if over and rng.random() < 0.5:
