@@ -7,7 +7,7 @@ between runs; instruction counts of the same binary on the same slice repeat exa
 decisions between simulators are taken on them.
 
   python bench/sim/icount_sim.py --exe A [--exe B ...] [--slice 100000] [--skip 200000] [--phases boot,io,idle,recovery]
-                                 [--io-cmds 120] [--idle 300000] [--top 25] [--json out.json]
+                                 [--io-cmds 120] [--idle 300000] [--top 25] [--nvme] [--json out.json]
 
 Each simulator runs bench_sim's phases (seed 1: boot on blank dies, --io-cmds I/O commands, --idle
 idle cycles, a cut, recovery) under `valgrind --tool=callgrind --instr-atstart=no`; instrumentation
@@ -160,6 +160,7 @@ def main() -> None:
     ap.add_argument("--io-cmds", type=int, default=120)
     ap.add_argument("--idle", type=int, default=300_000, help="idle phase cycles")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--nvme", action="store_true", help="NVMe builds (bench_sim's NVMe io phase)")
     ap.add_argument("--top", type=int, default=0, help="functions to list per phase")
     ap.add_argument("--extra", default="", help="simulator plusargs, space separated")
     ap.add_argument("--json", default=None)
@@ -180,7 +181,7 @@ def main() -> None:
         wrap.write_text("#!/bin/sh\nexec valgrind -q --tool=callgrind --instr-atstart=no --dump-instr=no "
                         f"--callgrind-out-file={dumps}/callgrind.out.%p {Path(exe).resolve()} \"$@\"\n")
         wrap.chmod(0o755)
-        r = IcountRun(wrap, Path(a.fw), cfg, work / "run", False, a.seed, a.io_cmds, idle_cycles=a.idle,
+        r = IcountRun(wrap, Path(a.fw), cfg, work / "run", a.nvme, a.seed, a.io_cmds, idle_cycles=a.idle,
                       extra=a.extra.split(), slice_cycles=a.slice, skip=a.skip, phases=phases, dumps=dumps)
         t0 = time.time()
         r.go()
