@@ -44,6 +44,7 @@ module ats_nvme #(
     parameter logic [63:0] FR         = "0000abcd",
     parameter int          NUM_TX     = 32,            // the core's txids (NUM_TX: the atomic writes')
     parameter int          TX_ENTRIES = 32,            // the core's pages per transaction
+    parameter int          STX        = 0,             // SWRITE engines (their txids NUM_TX-STX..NUM_TX-1; §1.11)
     parameter int          QW         = $clog2(NQ + 1)
 ) (
     input  wire logic         clk,
@@ -365,7 +366,7 @@ module ats_nvme #(
     logic cmd_idle_c;
 
     ats_nvme_cmd #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .SHUT_CKPT(SHUT_CKPT), .NUM_TX(NUM_TX),
-                   .TX_ENTRIES(TX_ENTRIES)) u_cmd (
+                   .TX_ENTRIES(TX_ENTRIES), .STX(STX), .NUM_LBAS(NUM_LBAS)) u_cmd (
         .clk(nclk), .rst,
         .s_sqe_valid(sqe_valid), .s_sqe_ready(sqe_ready), .s_sqe_data(sqe_data), .s_sqe_sqid(sqe_sqid),
         .s_sqe_cqid(sqe_cqid), .s_sqe_sqhd(sqe_sqhd), .s_sqe_prio(sqe_prio),
@@ -390,7 +391,7 @@ module ats_nvme #(
     );
 
     ats_nvme_admin #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS), .VID(VID), .FR(FR),
-                     .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES)) u_adm (
+                     .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES), .STX(STX)) u_adm (
         .clk(nclk), .rst,
         .s_adm_valid(adm_valid), .s_adm_ready(adm_ready), .s_adm_data(adm_data), .s_adm_sqhd(adm_sqhd),
         .adm_busy, .st_rdy, .st_dis, .ioq_any, .sq_busy, .vwc,

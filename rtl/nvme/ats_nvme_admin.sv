@@ -42,6 +42,7 @@ module ats_nvme_admin #(
     parameter logic [63:0] FR         = "0000abcd",         // firmware revision: 8 ASCII characters
     parameter int          NUM_TX     = 32,                 // the core's txids; NUM_TX is reserved (ats_nvme_cmd)
     parameter int          TX_ENTRIES = 32,                 // the core's pages per transaction
+    parameter int          STX        = 0,                  // SWRITE engines: txids NUM_TX-STX..NUM_TX-1 (ats_nvme_cmd)
     parameter int          AWU        = ats_nvme_pkg::awu_blocks(PAGE_BYTES, TX_ENTRIES),  // NAWUPF + 1
     parameter logic [31:0] LOCAL_ADDR = 32'h8000_0000       // dptr of the §1 admin descriptors
 ) (
@@ -338,8 +339,9 @@ module ats_nvme_admin #(
         case (k)
             K_IDC: begin
                 if (j >= 15'd1 && j <= 15'd17)      gen = STRS[32 * (j - 15'd1) +: 32];   // SN, MN, FR
-                else if (j == 15'd777)              gen = bw < 32'(NUM_TX) ? bw : 32'(NUM_TX - 1); // num_tx:
-                                                                   // the last txid is the atomic writes'
+                else if (j == 15'd777)              gen = bw < 32'(NUM_TX - STX) ? bw : 32'(NUM_TX - 1 - STX);
+                                                                   // num_tx: the last STX + 1 txids are the
+                                                                   // front end's (SWRITE, atomic writes)
                 else if (j >= 15'd768 && j < 15'd784) gen = bw;          // the firmware's IDENTIFY words
                 else case (j)
                     15'd0:   gen = {VID, VID};                             // VID, SSVID
@@ -352,6 +354,9 @@ module ats_nvme_admin #(
                     15'd130: gen = 32'h0000_0004;                          // ONCS: Dataset Management
                     15'd131: gen = 32'h0000_0100 | 32'(AWU - 1) << 16;     // VWC, AWUN
                     15'd132: gen = 32'(AWU - 1);                           // AWUPF (NVSCC, NWPC 0)
+                    15'd784: gen = STX == 0 ? 32'd0 :                      // SWRITE: SW_PAGES, STX, SW_RANGES
+                                   {16'(ats_nvme_pkg::sw_pages(PAGE_BYTES, TX_ENTRIES)), 8'(STX), 8'd8};
+                    15'd785: gen = {16'd0, 8'(NUM_TX), 8'(NUM_TX - STX)};  // atomic txid, first reserved
                     default: gen = '0;
                 endcase
             end

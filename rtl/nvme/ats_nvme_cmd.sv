@@ -21,6 +21,16 @@
 // NUM_TX with the COMMIT flag (one implicit transaction: all or nothing across power loss); a vendor
 // command naming txid NUM_TX completes BAD_TXID (SCT 7 / SC 0x02) here, without a descriptor.
 //
+// Static transactions (docs/host-interface.md §1.11): an SWRITE (0x8D, STX ≥ 1) reads its range list
+// (CDW14/15, DSM format, NR 1-based in CDW10[7:0]) through the slot's window, checks it (zero / too
+// many ranges, too many pages, an empty range, lengths ≠ NLB + 1, LBA out of range, overlap: the
+// vendor statuses 7/0x20-0x25 of ats_nvme_pkg), opens the data's PRPs and hands the ranges to a free
+// SWRITE engine k (txid NUM_TX - STX + k; the decoder waits while none is free): one WRITE per range,
+// each after the previous one's completion, the last with COMMIT; a failed WRITE ends the command and
+// marks the txid dirty, and a dirty txid gets a TX_ABORT before the engine's next WRITE. An SREAD
+// (0x8E) is a Read whose descriptor leaves only once every SWRITE / atomic Write taken before it is
+// done (the decoder waits for it).
+//
 // Shutdown: m_flush from the queue manager (asked once idle) is one FLUSH with tag 0; its
 // completion answers s_flush_done, not a CQE. With SHUT_CKPT the FLUSH's completion is followed by
 // one GET_LOG with tag 8'hFF (SHUT_TAG) and dptr 0x8000_0000 (the admin answer buffer): the
@@ -45,6 +55,8 @@ module ats_nvme_cmd #(
     parameter bit SHUT_CKPT  = 1'b0,               // shutdown: FLUSH, then the firmware's checkpoint
     parameter int NUM_TX     = 32,                 // the core's txids 1..NUM_TX; NUM_TX is the atomic writes'
     parameter int TX_ENTRIES = 32,                 // the core's pages per transaction
+    parameter int STX        = 0,                  // SWRITE engines (txids NUM_TX-STX .. NUM_TX-1)
+    parameter logic [63:0] NUM_LBAS = 64'd16384,   // the namespace's size (SWRITE's range check)
     parameter int AWU        = ats_nvme_pkg::awu_blocks(PAGE_BYTES, TX_ENTRIES),  // atomic write unit: NAWUPF + 1
     parameter int SW         = $clog2(QDEPTH + 1)  // slot index width at ats_nvme_prp (QDEPTH + 1 slots)
 ) (
@@ -140,7 +152,14 @@ module ats_nvme_cmd #(
                             SC_OK = ats_nvme_pkg::SC_OK,
                             SC_PRP_OFFSET = ats_nvme_pkg::SC_PRP_OFFSET,
                             SC_XFER = ats_nvme_pkg::SC_XFER,
-                            SC_BAD_TXID = ats_nvme_pkg::SC_BAD_TXID;
+                            SC_BAD_TXID = ats_nvme_pkg::SC_BAD_TXID,
+                            SC_SW_NONE = ats_nvme_pkg::SC_SW_NONE, SC_SW_MANY = ats_nvme_pkg::SC_SW_MANY,
+                            SC_SW_PAGES = ats_nvme_pkg::SC_SW_PAGES, SC_SW_EMPTY = ats_nvme_pkg::SC_SW_EMPTY,
+                            SC_SW_LENGTH = ats_nvme_pkg::SC_SW_LENGTH, SC_SW_OVERLAP = ats_nvme_pkg::SC_SW_OVERLAP;
+    localparam int SW_MAXP = ats_nvme_pkg::sw_pages(PAGE_BYTES, TX_ENTRIES);   // blocks an SWRITE carries
+    localparam int SK      = STX > 0 ? STX : 1;    // engine arrays (none used when STX = 0)
+    localparam int TX_RES0 = NUM_TX - STX;         // the first reserved txid
+    localparam int EW      = SK > 1 ? $clog2(SK) : 1;   // engine index width
     localparam int TW = $clog2(QDEPTH);
     localparam int MAX_NLB = 65536 / PAGE_BYTES;   // LBAs a command may move (MDTS)
     // §1 ops and flags (masks) of ats_host_pkg, the contract's one source
@@ -155,7 +174,8 @@ module ats_nvme_cmd #(
     localparam logic [7:0] IO_FLUSH = 8'h00, IO_WRITE = 8'h01, IO_READ = 8'h02, IO_DSM = 8'h09,
                            IO_TX_WRITE = 8'h81, IO_TX_READ = 8'h82, IO_TX_BEGIN = 8'h84,
                            IO_DIFF_WRITE = 8'h85, IO_TX_COMMIT = 8'h88, IO_RANGE_FLUSH = 8'h89,
-                           IO_TX_ABORT = 8'h8C;
+                           IO_TX_ABORT = 8'h8C, IO_SWRITE = ats_nvme_pkg::IO_SWRITE,
+                           IO_SREAD = ats_nvme_pkg::IO_SREAD;
     localparam logic [31:0] CDW13_DEFINED = 32'h0003_033F;
 
     if (QDEPTH < 2 || QDEPTH > 64 || (QDEPTH & (QDEPTH - 1)) != 0) begin : g_check_qdepth
@@ -163,6 +183,9 @@ module ats_nvme_cmd #(
     end
     if (PAGE_BYTES < 512 || PAGE_BYTES > 65536 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_check_page
         $fatal(1, "ats_nvme_cmd: PAGE_BYTES must be a power of two, 512..65536 (%m)");
+    end
+    if (STX < 0 || STX > 8 || NUM_TX - STX < 2) begin : g_check_stx
+        $fatal(1, "ats_nvme_cmd: STX must be 0..8 and leave the host a txid (%m)");
     end
     if (NUM_TX < 2 || NUM_TX > 63 || AWU < 2 || AWU > MAX_NLB || (AWU & (AWU - 1)) != 0) begin : g_check_awu
         $fatal(1, "ats_nvme_cmd: NUM_TX must be 2..63, AWU a power of two, 2..MDTS in LBAs (%m)");
@@ -193,7 +216,7 @@ module ats_nvme_cmd #(
 
     // ---------------------------------------------------------------- decoder
     typedef enum logic [3:0] {D_IDLE, D_ADM, D_CHECK, D_SET, D_SETW, D_LRD, D_LDAT, D_DESC, D_FIN,
-                              D_DSM} dec_state_e;
+                              D_DSM, D_SWCHK, D_SWEND, D_SWGO, D_SRW} dec_state_e;
     dec_state_e    d_q;
     logic [511:0]  q_sqe;
     logic [15:0]   q_sqhd;
@@ -204,7 +227,7 @@ module ats_nvme_cmd #(
     /* verilator lint_off UNUSEDSIGNAL */          // CID (kept per slot), reserved and hint bits
     logic [31:0] c0, c12;
     /* verilator lint_on UNUSEDSIGNAL */
-    logic [31:0] nsid, c10, c11, c13, c14;
+    logic [31:0] nsid, c10, c11, c13, c14, c15;
     logic [63:0] prp1, prp2, slba;
     logic [7:0]  opc;
     logic [15:0] nlb;
@@ -217,6 +240,7 @@ module ats_nvme_cmd #(
     assign c12  = q_sqe[384 +: 32];
     assign c13  = q_sqe[416 +: 32];
     assign c14  = q_sqe[448 +: 32];
+    assign c15  = q_sqe[480 +: 32];
     assign slba = {c11, c10};
     assign opc  = c0[7:0];
     assign nlb  = c12[15:0];
@@ -225,15 +249,18 @@ module ats_nvme_cmd #(
     assign known  = opc == IO_FLUSH || opc == IO_WRITE || opc == IO_READ || opc == IO_DSM ||
                     opc == IO_TX_WRITE || opc == IO_TX_READ || opc == IO_TX_BEGIN ||
                     opc == IO_DIFF_WRITE || opc == IO_TX_COMMIT || opc == IO_RANGE_FLUSH ||
-                    opc == IO_TX_ABORT;
+                    opc == IO_TX_ABORT || opc == IO_SREAD || (STX > 0 && opc == IO_SWRITE);
     assign vendor = opc[7];
-    assign rw     = opc == IO_WRITE || opc == IO_READ || opc == IO_TX_WRITE || opc == IO_TX_READ;
+    assign rw     = opc == IO_WRITE || opc == IO_READ || opc == IO_TX_WRITE || opc == IO_TX_READ ||
+                    opc == IO_SREAD;
+    logic sw;                                      // an SWRITE
+    assign sw     = opc == IO_SWRITE;
     assign data   = opc[1:0] != 2'b00;
 
     logic [16:0] xfer_len;
     always_comb begin
         xfer_len = '0;
-        if (rw)                    xfer_len = 17'((32'(nlb) + 32'd1) * 32'(PAGE_BYTES));
+        if (rw || sw)              xfer_len = 17'((32'(nlb) + 32'd1) * 32'(PAGE_BYTES));
         else if (opc == IO_DIFF_WRITE)  xfer_len = {1'b0, c14[31:16]};
         else if (opc == IO_RANGE_FLUSH) xfer_len = (17'(c10[7:0]) + 17'd1) * 17'd8;
         else if (opc == IO_DSM)         xfer_len = (17'(c10[7:0]) + 17'd1) * 17'd16;
@@ -246,9 +273,15 @@ module ats_nvme_cmd #(
         else if (c0[9:8] != 2'b00 || c0[15:14] != 2'b00)         chk_st = SC_BAD_FIELD;
         else if (nsid != 32'd1 && !(opc == IO_FLUSH && nsid == 32'hFFFF_FFFF)) chk_st = SC_BAD_NS;
         else if (vendor && (c13 & ~CDW13_DEFINED) != 32'd0)      chk_st = SC_BAD_FIELD;
-        else if (vendor && c13[5:0] == 6'(NUM_TX))               chk_st = SC_BAD_TXID;   // reserved
+        else if ((sw || opc == IO_SREAD) && c13 != 32'd0)        chk_st = SC_BAD_FIELD;
+        else if (sw && (c10[31:8] != 24'd0 || c11 != 32'd0))    chk_st = SC_BAD_FIELD;
+        else if (vendor && c13[5:0] >= 6'(TX_RES0) && c13[5:0] <= 6'(NUM_TX)) chk_st = SC_BAD_TXID;   // reserved
         else if (rw && 32'(nlb) >= 32'(MAX_NLB))                 chk_st = SC_BAD_FIELD;
         else if ((opc == IO_DSM || opc == IO_RANGE_FLUSH) && c10[7:0] > 8'd7) chk_st = SC_BAD_FIELD;
+        else if (sw && c10[7:0] == 8'd0)                         chk_st = SC_SW_NONE;
+        else if (sw && c10[7:0] > 8'(ats_nvme_pkg::SW_RANGES))   chk_st = SC_SW_MANY;
+        else if (sw && 32'(nlb) >= 32'(SW_MAXP))                 chk_st = SC_SW_PAGES;
+        else if (sw && 13'(c14[11:0]) + {5'd0, c10[3:0], 4'd0} > 13'd4096) chk_st = SC_BAD_FIELD;
     end
 
     // the descriptor of a (non-DSM) command
@@ -256,6 +289,8 @@ module ats_nvme_cmd #(
     logic        fua;
     logic [3:0]  vflags;
     assign win    = {{(32 - 17 - TW){1'b0}}, q_slot, 5'b0, prp1[11:0]};
+    logic [31:0] winl;                              // an SWRITE's range list in the window
+    assign winl   = {{(32 - 17 - TW){1'b0}}, q_slot, 5'b0, c14[11:0]};
     assign fua    = c12[30] || !vwc;
     assign vflags = (c13[8] ? F_COMMIT : 4'd0) | (c13[9] ? F_BARRIER : 4'd0);
 
@@ -278,6 +313,56 @@ module ats_nvme_cmd #(
     logic [2:0]  l_r;
     assign l_r = l_i_q[4:2];
 
+    // SWRITE: the list's checks (a pass over the range pairs), the setup phase, SREAD's wait
+    logic [35:0] l_sum_q;                          // the ranges' lengths added up
+    logic [5:0]  p_q;                              // range pair (i, j) = (p_q[5:3], p_q[2:0])
+    logic        sw_lr_q, sw_ov_q;                 // a range past the namespace / two ranges overlap
+    logic        q_lph;                            // the setup on offer is an SWRITE's list (not its data)
+    logic [QDEPTH-1:0] swk_q;                      // the slot holds an SWRITE or an atomic Write
+    logic [QDEPTH-1:0] sr_mask_q;                  // SREAD: the slots it waits for
+    logic [3:0]  nr4;
+    assign nr4 = c10[3:0];                         // an SWRITE's NR (1..8 once checked)
+    logic [7:0]  nr_mask;
+    assign nr_mask = 8'((9'd1 << nr4) - 9'd1);
+    logic [2:0]  p_i, p_j;
+    assign p_i = p_q[5:3];
+    assign p_j = p_q[2:0];
+    logic [48:0] e_pi, e_pj;                       // ends of ranges i and j (exclusive)
+    assign e_pi = {1'b0, r_slba[p_i]} + 49'(r_len[p_i]);
+    assign e_pj = {1'b0, r_slba[p_j]} + 49'(r_len[p_j]);
+    logic        p_lr, p_ov;
+    assign p_lr = 4'(p_i) < nr4 && (r_hi_q[p_i] || e_pi > 49'(NUM_LBAS));
+    assign p_ov = p_i < p_j && 4'(p_j) < nr4 && 49'(r_slba[p_i]) < e_pj && 49'(r_slba[p_j]) < e_pi;
+    logic        sw_empty;
+    assign sw_empty = (nr_mask & ~r_valid_q) != 8'd0;
+
+    // SWRITE engines: one SWRITE each, its WRITEs one at a time on txid TX_RES0 + k
+    typedef enum logic [1:0] {E_IDLE, E_ISSUE, E_WAIT} eng_state_e;
+    eng_state_e    e_st   [SK];
+    logic [TW-1:0] e_slot [SK];
+    logic [1:0]    e_prio [SK];
+    logic [31:0]   e_win  [SK];
+    logic [15:0]   e_off  [SK];                     // blocks of the ranges issued
+    logic [2:0]    e_i    [SK];                     // the range to issue
+    logic [2:0]    e_last [SK];                     // the last range (NR - 1)
+    logic          e_ab   [SK];                     // the next descriptor is the txid's TX_ABORT
+    logic          e_dirty[SK];                     // the txid may hold uncommitted pages
+    logic [47:0]   e_lba  [SK][8];
+    logic [15:0]   e_nlb  [SK][8];
+    logic          e_free_any, e_iss_any;
+    logic [EW-1:0] e_free, e_iss;          // lowest idle / issuing engine
+    always_comb begin
+        e_free_any = 1'b0; e_free = '0; e_iss_any = 1'b0; e_iss = '0;
+        for (int k = SK - 1; k >= 0; k--) begin
+            if (STX > 0 && e_st[k] == E_IDLE) begin
+                e_free_any = 1'b1; e_free = (EW)'(k);
+            end
+            if (STX > 0 && e_st[k] == E_ISSUE) begin
+                e_iss_any = 1'b1; e_iss = (EW)'(k);
+            end
+        end
+    end
+
     // trim sequencer: issues the valid ranges of one DSM, one at a time
     typedef enum logic [1:0] {T_IDLE, T_ISSUE, T_WAIT} trim_state_e;
     trim_state_e   t_q;
@@ -295,9 +380,27 @@ module ats_nvme_cmd #(
     logic cpl_mid;                                  // the completion of a DSM TRIM with more to issue
     logic cpl_take;
     assign cpl_take = s_cpl_valid && s_cpl_ready;
+    // an SWRITE engine's completion: e_mid = more descriptors follow (the slot is not done), e_ign = the
+    // status is not the command's (its TX_ABORT of a dirty txid answered OK or TX_EMPTY)
+    logic e_mid, e_ign;
+    logic cpl_ok, cpl_abok;
+    assign cpl_ok   = s_cpl_status == ats_host_pkg::STS_OK;
+    assign cpl_abok = cpl_ok || s_cpl_status == ats_host_pkg::STS_TX_EMPTY;
+    always_comb begin
+        e_mid = 1'b0; e_ign = 1'b0;
+        for (int k = 0; k < SK; k++) begin
+            if (STX > 0 && e_st[k] == E_WAIT && 8'(s_cpl_tag) == 8'(e_slot[k])) begin
+                if (e_ab[k]) begin
+                    e_mid = cpl_abok; e_ign = cpl_abok;
+                end else begin
+                    e_mid = cpl_ok && e_i[k] != e_last[k];
+                end
+            end
+        end
+    end
 
     // ---------------------------------------------------------------- descriptor output register
-    logic d_load, t_load, f_load;
+    logic d_load, t_load, f_load, s_load;
     logic cmd_free;
     assign cmd_free = !m_cmd_valid || m_cmd_ready;
 
@@ -307,26 +410,28 @@ module ats_nvme_cmd #(
     assign m_adm_sqhd   = q_sqhd;
     assign m_set_valid  = d_q == D_SET;
     assign m_set_slot   = SW'(q_slot);
-    assign m_set_prp1   = prp1;
-    assign m_set_prp2   = prp2;
-    assign m_set_len    = xfer_len;
+    assign m_set_prp1   = q_lph ? {c15, c14} : prp1;   // an SWRITE's list first, then its data
+    assign m_set_prp2   = q_lph ? 64'd0 : prp2;
+    assign m_set_len    = q_lph ? {9'd0, nr4, 4'd0} : xfer_len;
     assign s_setr_ready = d_q == D_SETW;
     assign m_lrd_valid  = d_q == D_LRD && t_q == T_IDLE;   // one DSM at a time
-    assign m_lrd_addr   = win;
-    assign m_lrd_len    = 16'(xfer_len);
+    assign m_lrd_addr   = sw ? winl : win;
+    assign m_lrd_len    = sw ? {8'd0, nr4, 4'd0} : 16'(xfer_len);
     assign s_lrd_ready  = d_q == D_LDAT;
     assign d_load       = d_q == D_DESC && cmd_free && !d_lba_bad;
     assign t_skip       = t_q == T_ISSUE && r_hi_q[t_r];
     assign t_load       = t_q == T_ISSUE && !r_hi_q[t_r] && cmd_free && !d_load;
     assign t_consume    = t_load || t_skip;
+    assign s_load       = e_iss_any && cmd_free && !d_load && !t_load;
 
     logic flush_sent_q;
-    assign f_load = m_flush && !flush_sent_q && d_q == D_IDLE && cmd_free && !d_load && !t_load &&
+    assign f_load = m_flush && !flush_sent_q && d_q == D_IDLE && cmd_free && !d_load && !t_load && !s_load &&
                     !busy_q[0];
     // SHUT_CKPT: the checkpoint request (GET_LOG, SHUT_TAG) once the shutdown FLUSH has completed
     localparam logic [7:0] SHUT_TAG = ats_host_pkg::TAG_SHUTDOWN;
     logic ck_pend_q, ck_wait_q, k_load;
-    assign k_load = SHUT_CKPT && m_flush && ck_pend_q && d_q == D_IDLE && cmd_free && !d_load && !t_load;
+    assign k_load = SHUT_CKPT && m_flush && ck_pend_q && d_q == D_IDLE && cmd_free && !d_load && !t_load &&
+                    !s_load;
 
     // the slot a decoder completion (no descriptor) finishes, in D_FIN
     always_ff @(posedge clk) begin
@@ -340,10 +445,12 @@ module ats_nvme_cmd #(
             end
             D_ADM: if (m_adm_ready) d_q <= D_IDLE;
             D_CHECK: begin
+                sr_mask_q <= swk_q & busy_q & ~done_q & ~(QDEPTH'(1) << q_slot);   // SREAD: what it waits for
                 if (chk_st != SC_OK) begin
                     q_st <= chk_st; d_q <= D_FIN;
                 end else if (data) begin
                     d_q <= D_SET;
+                    q_lph <= sw;                            // an SWRITE's list first
                 end else begin
                     d_q <= D_DESC;
                 end
@@ -356,6 +463,12 @@ module ats_nvme_cmd #(
                     q_st <= SC_XFER; d_q <= D_FIN;
                 end else if (s_setr_status == 2'd3) begin
                     q_st <= SC_INTERNAL; d_q <= D_FIN;
+                end else if (q_lph) begin
+                    d_q <= D_LRD;                           // the SWRITE's range list
+                end else if (sw) begin
+                    d_q <= D_SWGO;                          // its data are open: to an engine
+                end else if (opc == IO_SREAD) begin
+                    d_q <= D_SRW;
                 end else if (opc == IO_DSM) begin
                     if (c11[2]) begin
                         d_q <= D_LRD;
@@ -368,6 +481,7 @@ module ats_nvme_cmd #(
             end
             D_LRD: if (m_lrd_valid && m_lrd_ready) begin
                 l_i_q <= '0; l_err_q <= 1'b0; l_big_q <= 1'b0; r_valid_q <= '0; r_hi_q <= '0;
+                l_sum_q <= '0;
                 d_q <= D_LDAT;
             end
             D_LDAT: if (s_lrd_valid) begin
@@ -376,6 +490,7 @@ module ats_nvme_cmd #(
                 case (l_i_q[1:0])
                     2'd1: begin
                         r_len[l_r] <= s_lrd_data;
+                        l_sum_q <= l_sum_q + 36'(s_lrd_data);
                         if (s_lrd_data > 32'd65536) l_big_q <= 1'b1;
                         if (s_lrd_data != 32'd0) r_valid_q[l_r] <= 1'b1;
                     end
@@ -387,8 +502,38 @@ module ats_nvme_cmd #(
                     default: ;
                 endcase
                 l_i_q <= l_i_q + 5'd1;
-                if (s_lrd_last) d_q <= D_DSM;
+                if (s_lrd_last) begin
+                    d_q <= sw ? D_SWCHK : D_DSM;
+                    p_q <= '0; sw_lr_q <= 1'b0; sw_ov_q <= 1'b0;
+                end
             end
+            // SWRITE's list: transfer error, an empty range, the length first; then a pass over the
+            // 64 range pairs (range past the namespace, overlap), decided in D_SWEND
+            D_SWCHK: begin
+                if (p_q == 6'd0 && l_err_q) begin
+                    q_st <= SC_XFER; d_q <= D_FIN;
+                end else if (p_q == 6'd0 && sw_empty) begin
+                    q_st <= SC_SW_EMPTY; d_q <= D_FIN;
+                end else if (p_q == 6'd0 && l_sum_q != 36'(nlb) + 36'd1) begin
+                    q_st <= SC_SW_LENGTH; d_q <= D_FIN;
+                end else begin
+                    if (p_lr) sw_lr_q <= 1'b1;
+                    if (p_ov) sw_ov_q <= 1'b1;
+                    p_q <= p_q + 6'd1;
+                    if (p_q == 6'd63) d_q <= D_SWEND;
+                end
+            end
+            D_SWEND: begin
+                if (sw_lr_q) begin
+                    q_st <= SC_LBA_RANGE; d_q <= D_FIN;
+                end else if (sw_ov_q) begin
+                    q_st <= SC_SW_OVERLAP; d_q <= D_FIN;
+                end else begin
+                    q_lph <= 1'b0; d_q <= D_SET;            // the data's PRPs
+                end
+            end
+            D_SWGO: if (e_free_any) d_q <= D_IDLE;          // the engine takes it (below)
+            D_SRW: if ((sr_mask_q & swk_q & busy_q & ~done_q) == '0) d_q <= D_DESC;
             D_DSM: begin
                 if (l_err_q) begin
                     q_st <= SC_XFER; d_q <= D_FIN;
@@ -412,7 +557,7 @@ module ats_nvme_cmd #(
         endcase
         if (t_consume) r_valid_q[t_r] <= 1'b0;
         if (rst) begin
-            d_q <= D_IDLE; r_valid_q <= '0; r_hi_q <= '0;
+            d_q <= D_IDLE; r_valid_q <= '0; r_hi_q <= '0; q_lph <= 1'b0;
         end
     end
 
@@ -437,9 +582,49 @@ module ats_nvme_cmd #(
         if (rst) t_q <= T_IDLE;
     end
 
+    // SWRITE engines
+    always_ff @(posedge clk) begin
+        for (int k = 0; k < SK; k++) begin
+            if (STX > 0 && d_q == D_SWGO && e_free_any && e_free == (EW)'(k)) begin
+                e_st[k]   <= E_ISSUE;
+                e_ab[k]   <= e_dirty[k];                      // a dirty txid is aborted first
+                e_slot[k] <= q_slot;
+                e_prio[k] <= q_prio;
+                e_win[k]  <= win;
+                e_off[k]  <= '0;
+                e_i[k]    <= '0;
+                e_last[k] <= 3'(nr4 - 4'd1);
+                for (int r = 0; r < 8; r++) begin
+                    e_lba[k][r] <= r_slba[r];
+                    e_nlb[k][r] <= 16'(r_len[r] - 32'd1);
+                end
+            end
+            if (s_load && e_iss == (EW)'(k)) e_st[k] <= E_WAIT;
+            if (STX > 0 && cpl_take && e_st[k] == E_WAIT && 8'(s_cpl_tag) == 8'(e_slot[k])) begin
+                if (e_ab[k]) begin
+                    if (cpl_abok) begin
+                        e_ab[k] <= 1'b0; e_dirty[k] <= 1'b0; e_st[k] <= E_ISSUE;
+                    end else begin
+                        e_st[k] <= E_IDLE;                    // still dirty: tried again next time
+                    end
+                end else if (cpl_ok && e_i[k] != e_last[k]) begin
+                    e_i[k] <= e_i[k] + 3'd1;
+                    e_off[k] <= e_off[k] + e_nlb[k][e_i[k]] + 16'd1;
+                    e_st[k] <= E_ISSUE;
+                end else begin
+                    e_st[k] <= E_IDLE;                        // the COMMIT write, or a failure
+                    if (!cpl_ok) e_dirty[k] <= 1'b1;
+                end
+            end
+            if (rst) begin
+                e_st[k] <= E_IDLE; e_dirty[k] <= 1'b0;
+            end
+        end
+    end
+
     // ---------------------------------------------------------------- descriptor register
     always_ff @(posedge clk) begin
-        if (d_load || t_load || f_load || k_load) begin
+        if (d_load || t_load || f_load || k_load || s_load) begin
             // fields a descriptor does not define are 0 (§1.8a); the cases below set the others
             m_cmd_valid <= 1'b1;
             m_cmd_op <= OP_FLUSH; m_cmd_tag <= '0; m_cmd_prio <= '0;
@@ -458,7 +643,7 @@ module ats_nvme_cmd #(
                     m_cmd_flags <= (fua ? F_FUA : 4'd0) | (atomic ? F_COMMIT : 4'd0); m_cmd_dptr <= win;
                     if (atomic) m_cmd_txid <= 6'(NUM_TX);
                 end
-                IO_READ: begin
+                IO_READ, IO_SREAD: begin
                     m_cmd_op <= OP_READ; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb; m_cmd_dptr <= win;
                 end
                 IO_TX_WRITE: begin
@@ -490,6 +675,19 @@ module ats_nvme_cmd #(
             m_cmd_prio <= t_prio_q;
             m_cmd_lba  <= r_slba[t_r];
             m_cmd_nlb  <= 16'(r_len[t_r] - 32'd1);
+        end else if (s_load) begin
+            m_cmd_tag  <= 8'(e_slot[e_iss]);
+            m_cmd_prio <= e_prio[e_iss];
+            m_cmd_txid <= 6'(TX_RES0) + 6'(e_iss);
+            if (e_ab[e_iss]) begin
+                m_cmd_op <= OP_TX_ABORT;
+            end else begin
+                m_cmd_op    <= OP_WRITE;
+                m_cmd_lba   <= e_lba[e_iss][e_i[e_iss]];
+                m_cmd_nlb   <= e_nlb[e_iss][e_i[e_iss]];
+                m_cmd_dptr  <= e_win[e_iss] + 32'(e_off[e_iss]) * 32'(PAGE_BYTES);
+                m_cmd_flags <= e_i[e_iss] == e_last[e_iss] ? F_COMMIT : 4'd0;
+            end
         end
         // f_load: the shutdown FLUSH, tag 0, every other field 0 (the defaults above)
         if (k_load) begin
@@ -551,8 +749,9 @@ module ats_nvme_cmd #(
         end
         if (d_q == D_SETW && s_setr_valid && s_setr_status == 2'd0) win_q[q_slot] <= 1'b1;
         if (d_q == D_CHECK) begin
-            sl_kind[q_slot] <= (opc == IO_READ || opc == IO_TX_READ) ? 2'd1 :
-                               (opc == IO_WRITE || opc == IO_TX_WRITE || opc == IO_DIFF_WRITE) ? 2'd2 : 2'd0;
+            sl_kind[q_slot] <= (opc == IO_READ || opc == IO_TX_READ || opc == IO_SREAD) ? 2'd1 :
+                               (opc == IO_WRITE || opc == IO_TX_WRITE || opc == IO_DIFF_WRITE || sw) ? 2'd2 : 2'd0;
+            swk_q[q_slot]   <= sw || atomic;
             sl_len[q_slot]  <= xfer_len;
         end
         // a decoder completion (no descriptor)
@@ -571,9 +770,10 @@ module ats_nvme_cmd #(
                 busy_q[TW'(s_cpl_tag)] <= 1'b0;
                 shut_q[TW'(s_cpl_tag)] <= 1'b0;
             end else begin
-                if (sl_st[TW'(s_cpl_tag)] == SC_OK) sl_st[TW'(s_cpl_tag)] <= ats_nvme_pkg::map_status(s_cpl_status);
-                sl_res[TW'(s_cpl_tag)] <= s_cpl_result;
-                if (!cpl_mid) begin
+                if (sl_st[TW'(s_cpl_tag)] == SC_OK && !e_ign)
+                    sl_st[TW'(s_cpl_tag)] <= ats_nvme_pkg::map_status(s_cpl_status);
+                if (!e_ign) sl_res[TW'(s_cpl_tag)] <= s_cpl_result;
+                if (!cpl_mid && !e_mid) begin
                     done_q[TW'(s_cpl_tag)]  <= 1'b1;
                     sl_snap[TW'(s_cpl_tag)] <= wr_acc;
                 end
@@ -598,7 +798,7 @@ module ats_nvme_cmd #(
             pick_q   <= cand_idx;
         end
         if (rst) begin
-            busy_q <= '0; done_q <= '0; shut_q <= '0; pick_v_q <= 1'b0;
+            busy_q <= '0; done_q <= '0; shut_q <= '0; pick_v_q <= 1'b0; swk_q <= '0;
         end
     end
 
@@ -665,7 +865,8 @@ module ats_nvme_cmd #(
     // A slot whose command is in the core (busy, not done) is not: the slot changes only with the
     // core's completion (an input with a valid), so the clock stops while commands are in the core.
     logic sim_busy;
-    assign sim_busy = d_q != D_IDLE || t_q != T_IDLE || (busy_q & done_q) != '0 || m_cmd_valid || pick_v_q;
+    assign sim_busy = d_q != D_IDLE || t_q != T_IDLE || (busy_q & done_q) != '0 || m_cmd_valid || pick_v_q ||
+                      e_iss_any;
 `endif
 endmodule
 

@@ -24,6 +24,17 @@ package ats_nvme_pkg;
     localparam logic [10:0] SC_WRITE_FAULT = 11'h280;   // Write Fault
     localparam logic [10:0] SC_READ_ERROR  = 11'h281;   // Unrecovered Read Error
     localparam logic [10:0] SC_BAD_TXID    = 11'h702;   // vendor: the device's BAD_TXID (the reserved txid)
+    // SWRITE's range-list statuses (docs/host-interface.md §1.11), vendor specific
+    localparam logic [10:0] SC_SW_NONE     = 11'h720;   // zero ranges (NR = 0)
+    localparam logic [10:0] SC_SW_MANY     = 11'h721;   // too many ranges (NR > 8)
+    localparam logic [10:0] SC_SW_PAGES    = 11'h722;   // too many pages (NLB + 1 > sw_pages)
+    localparam logic [10:0] SC_SW_EMPTY    = 11'h723;   // a range of 0 LBAs
+    localparam logic [10:0] SC_SW_LENGTH   = 11'h724;   // the ranges' lengths do not add up to NLB + 1
+    localparam logic [10:0] SC_SW_OVERLAP  = 11'h725;   // two ranges share an LBA
+    // the vendor I/O opcodes of the static transactions (§1.11)
+    localparam logic [7:0]  IO_SWRITE      = 8'h8D;
+    localparam logic [7:0]  IO_SREAD       = 8'h8E;
+    localparam int          SW_RANGES      = 8;         // ranges an SWRITE carries at most
     /* verilator lint_on UNUSEDPARAM */
 
     // the atomic write unit in LBAs (docs/host-interface.md "Atomic writes"): the largest power of two
@@ -34,6 +45,11 @@ package ats_nvme_pkg;
         if (tx_entries < m) m = tx_entries;
         awu_blocks = 1;
         for (int i = 0; i < 17; i++) if ((1 << i) <= m) awu_blocks = 1 << i;
+    endfunction
+
+    // the blocks an SWRITE may carry: what one txid holds (tx_entries), at most MDTS (64 KiB)
+    function automatic int sw_pages(input int page_bytes, input int tx_entries);
+        sw_pages = tx_entries < 65536 / page_bytes ? tx_entries : 65536 / page_bytes;
     endfunction
 
     // ats_nvme_prp's write-order counter `done` has reached the value `snap` (both mod 256; fewer

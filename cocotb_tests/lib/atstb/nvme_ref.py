@@ -57,6 +57,13 @@ of at most MDTS in LBAs and at most `tx_entries`; a Write of 2 … `awu` LBAs in
 group leaves as WRITE with txid `num_tx` and COMMIT (FUA kept); a vendor command with TXID `num_tx`
 is BAD_TXID (7/0x02) after the CDW13 check; the firmware's IDENTIFY word 9 (num_tx) reads
 min(word, `num_tx` − 1) in Identify Controller.
+
+Static transactions (docs/host-interface.md §1.11, `stx` ≥ 1 SWRITE engines): `swrite_plan` states
+what an SWRITE (0x8D) does from its SQE fields and the bytes of its range list: the status of the
+first failed check (in the documented order) or the WRITEs it issues (lba, nlb, data offset in
+blocks; the last with COMMIT); txids `num_tx` − `stx` … `num_tx` are the front end's (BAD_TXID for a
+vendor command naming one), Identify word 9 reads min(word, `num_tx` − 1 − `stx`), dword 784 =
+{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − stx}.
 """
 from __future__ import annotations
 
@@ -121,6 +128,10 @@ DEVICE_TO_NVME = {
 IO_FLUSH, IO_WRITE, IO_READ, IO_DSM = 0x00, 0x01, 0x02, 0x09
 IO_TX_WRITE, IO_TX_READ, IO_TX_BEGIN, IO_DIFF_WRITE, IO_TX_COMMIT, IO_RANGE_FLUSH, IO_TX_ABORT = \
     0x81, 0x82, 0x84, 0x85, 0x88, 0x89, 0x8C
+IO_SWRITE, IO_SREAD = 0x8D, 0x8E       # static transactions (§1.11)
+SW_RANGES = 8
+SC_SW_NONE, SC_SW_MANY, SC_SW_PAGES, SC_SW_EMPTY, SC_SW_LENGTH, SC_SW_OVERLAP = \
+    (7, 0x20), (7, 0x21), (7, 0x22), (7, 0x23), (7, 0x24), (7, 0x25)
 IO_OPCODES = {IO_FLUSH, IO_WRITE, IO_READ, IO_DSM, IO_TX_WRITE, IO_TX_READ, IO_TX_BEGIN, IO_DIFF_WRITE,
               IO_TX_COMMIT, IO_RANGE_FLUSH, IO_TX_ABORT}
 VENDOR_OPCODES = {o for o in IO_OPCODES if o & 0x80}
@@ -274,6 +285,7 @@ class NvmeRefConfig:
     num_lbas: int = 16384
     num_tx: int = 32               # the core's txids; txid num_tx is the atomic writes' (reserved)
     tx_entries: int = 32           # TX_ENTRIES of ats_nvme: pages per transaction (bounds the atomic unit)
+    stx: int = 0                   # STX of ats_nvme: SWRITE engines (their txids num_tx - stx … num_tx - 1)
     msi_vectors: int = 32          # MSI vectors the host allocated
     vid: int = 0x1D1D
     sn: str = "ATOMSSD-SIM-0001"
@@ -850,7 +862,7 @@ class NvmeRef:
             raise _Fail(SC_INVALID_NS)
         if cmd.opc in VENDOR_OPCODES and cmd.cdw[13] & ~CDW13_DEFINED:
             raise _Fail(SC_INVALID_FIELD)
-        if cmd.opc in VENDOR_OPCODES and cmd.cdw[13] & 0x3F == self.cfg.num_tx:
+        if cmd.opc in VENDOR_OPCODES and self.cfg.num_tx - self.cfg.stx <= cmd.cdw[13] & 0x3F <= self.cfg.num_tx:
             raise _Fail(DEVICE_TO_NVME[ST_BAD_TXID])
         if cmd.opc in (IO_READ, IO_WRITE, IO_TX_READ, IO_TX_WRITE) and self._xfer_len(cmd) > MDTS_BYTES:
             raise _Fail(SC_INVALID_FIELD)
@@ -1142,6 +1154,51 @@ class NvmeRef:
         m = min(MDTS_BYTES // self.cfg.page_bytes, self.cfg.tx_entries)
         return 1 << (m.bit_length() - 1)
 
+    @property
+    def sw_pages(self) -> int:
+        """The blocks one SWRITE may carry: what a txid holds, at most MDTS."""
+        return min(self.cfg.tx_entries, MDTS_BYTES // self.cfg.page_bytes)
+
+    def swrite_plan(self, cdw10: int, cdw11: int, cdw12: int, cdw13: int, laddr: int,
+                    lst: bytes | None) -> tuple[tuple[int, int], list[tuple[int, int, int, int]]]:
+        """An SWRITE's outcome before the core (§1.11), in the documented check order: (status, [])
+        or (SC_OK, [(lba, nlb, offset in blocks, flags) per WRITE, the last with COMMIT]). `lst` = the
+        range list's bytes as the device reads them (None: its memory read fails). Opcode, FUSE/PSDT
+        and NSID are the caller's (as every command's); the data's PRP walk follows an OK."""
+        nr, nlb = cdw10 & 0xFF, cdw12 & 0xFFFF
+        if not self.cfg.stx:
+            return SC_INVALID_OPCODE, []
+        if cdw13 or cdw10 >> 8 or cdw11:
+            return SC_INVALID_FIELD, []
+        if nr == 0:
+            return SC_SW_NONE, []
+        if nr > SW_RANGES:
+            return SC_SW_MANY, []
+        if nlb + 1 > self.sw_pages:
+            return SC_SW_PAGES, []
+        if (laddr & 0xFFF) + 16 * nr > PAGE:
+            return SC_INVALID_FIELD, []
+        if laddr & 3:
+            return SC_PRP_OFFSET, []
+        if lst is None:
+            return SC_DATA_XFER, []
+        rng = [struct.unpack_from("<IIQ", lst, 16 * i)[1:] for i in range(nr)]   # (length, slba)
+        if any(n == 0 for n, _ in rng):
+            return SC_SW_EMPTY, []
+        if sum(n for n, _ in rng) != nlb + 1:
+            return SC_SW_LENGTH, []
+        if any(a + n > self.cfg.num_lbas for n, a in rng):
+            return SC_LBA_RANGE, []
+        for i, (ni, ai) in enumerate(rng):
+            for nj, aj in rng[i + 1:]:
+                if ai < aj + nj and aj < ai + ni:
+                    return SC_SW_OVERLAP, []
+        out, off = [], 0
+        for i, (n, a) in enumerate(rng):
+            out.append((a, n - 1, off, F_COMMIT if i == nr - 1 else 0))
+            off += n
+        return SC_OK, out
+
     def is_atomic(self, slba: int, nlb: int) -> bool:
         """A Write the device makes all or nothing with an implicit transaction (nlb 0-based)."""
         return 1 <= nlb < self.awu and slba % self.awu + nlb < self.awu
@@ -1163,7 +1220,10 @@ class NvmeRef:
         struct.pack_into("<HH", b, 526, self.awu - 1, self.awu - 1)   # AWUN, AWUPF
         b[3072:3136] = self.fw_identify[:64]
         w9 = struct.unpack_from("<I", b, 3072 + 36)[0]                 # num_tx: the last txid is reserved
-        struct.pack_into("<I", b, 3072 + 36, min(w9, self.cfg.num_tx - 1))
+        struct.pack_into("<I", b, 3072 + 36, min(w9, self.cfg.num_tx - 1 - self.cfg.stx))
+        if self.cfg.stx:                               # SWRITE limits (§1.11)
+            struct.pack_into("<BBH", b, 3136, SW_RANGES, self.cfg.stx, self.sw_pages)
+        struct.pack_into("<BB", b, 3140, self.cfg.num_tx - self.cfg.stx, self.cfg.num_tx)
         return bytes(b)
 
     def identify_namespace(self) -> bytes:
