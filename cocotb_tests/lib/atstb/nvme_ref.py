@@ -63,7 +63,11 @@ what an SWRITE (0x8D) does from its SQE fields and the bytes of its range list: 
 first failed check (in the documented order) or the WRITEs it issues (lba, nlb, data offset in
 blocks; the last with COMMIT); txids `num_tx` − `stx` … `num_tx` are the front end's (BAD_TXID for a
 vendor command naming one), Identify word 9 reads min(word, `num_tx` − 1 − `stx`), dword 784 =
-{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − stx}.
+{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − stx}. The model
+runs them as the RTL does: SWRITE's WRITEs one at a time on engine k's txid (the lowest free engine;
+the decoder fetches nothing while an SWRITE waits for one), stopping at a failed one (the txid then
+dirty: a TX_ABORT before its next WRITE, its OK / TX_EMPTY not the command's status); an SREAD's READ
+waits (the decoder held) until every SWRITE / atomic Write taken before it has its CQE queued.
 """
 from __future__ import annotations
 
@@ -134,7 +138,7 @@ SC_SW_NONE, SC_SW_MANY, SC_SW_PAGES, SC_SW_EMPTY, SC_SW_LENGTH, SC_SW_OVERLAP = 
     (7, 0x20), (7, 0x21), (7, 0x22), (7, 0x23), (7, 0x24), (7, 0x25)
 IO_OPCODES = {IO_FLUSH, IO_WRITE, IO_READ, IO_DSM, IO_TX_WRITE, IO_TX_READ, IO_TX_BEGIN, IO_DIFF_WRITE,
               IO_TX_COMMIT, IO_RANGE_FLUSH, IO_TX_ABORT}
-VENDOR_OPCODES = {o for o in IO_OPCODES if o & 0x80}
+VENDOR_OPCODES = {o for o in IO_OPCODES if o & 0x80}.union((IO_SWRITE, IO_SREAD))
 ADM_DELETE_SQ, ADM_CREATE_SQ, ADM_GET_LOG, ADM_DELETE_CQ, ADM_CREATE_CQ, ADM_IDENTIFY, ADM_ABORT, \
     ADM_SET_FEATURES, ADM_GET_FEATURES, ADM_AER = 0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0A, 0x0C
 CDW13_DEFINED = 0x3F | 1 << 8 | 1 << 9 | 3 << 16      # TXID, COMMIT, BARRIER, ATTR
@@ -343,6 +347,10 @@ class _Slot:
     result: int = 0
     in_core: bool = False
     shutdown: bool = False
+    swk: bool = False                                # an SWRITE or an atomic Write (SREAD waits for it)
+    done: bool = False                               # its CQE is queued (no descriptor will follow)
+    sw_eng: int | None = None                        # SWRITE: its engine
+    sw_abort: bool = False                           # SWRITE: the descriptor in the core is the TX_ABORT
 
 
 def _cdw(sqe: bytes) -> list[int]:
@@ -528,6 +536,7 @@ class NvmeRef:
         self.rdy = self.cfs = False
         self.shst = 0
         self._masked_pending: set[int] = set()
+        self._eng_dirty = [False] * self.cfg.stx        # SWRITE engines' txids (kept over controller resets)
         self._reset_state()
 
     # ------------------------------------------------------------------ state
@@ -539,6 +548,8 @@ class NvmeRef:
         self._rr = 0
         self._admin_busy: tuple | None = None          # (deleting sqid, cid, sqhd)
         self._disabling = False
+        self._held: tuple[Callable[[], bool], Callable[[], None]] | None = None   # the decoder waits
+        self._eng: list[_Slot | None] = [None] * self.cfg.stx                  # SWRITE engines
         self._shutdown = False
         self._aers: list[int] = []
         self.features = {FID_VWC: 1, FID_INT_COALESCING: 0, FID_ASYNC_EVENT: 0}
@@ -699,9 +710,11 @@ class NvmeRef:
 
     def _actions(self) -> list[Callable[[], None]]:
         acts: list[Callable[[], None]] = []
-        qid = self._fetchable()
+        qid = self._fetchable() if self._held is None else None
         if qid is not None:
             acts.append(lambda: self._fetch(qid))
+        if self._held is not None and self._held[0]():
+            acts.append(self._release_held)
         if self._admin_busy is not None and not self._disabling and self._admin_can_finish():
             acts.append(self._admin_finish)
         if self._shutdown and not self.busy_slots() and not self.outbox:
@@ -712,6 +725,11 @@ class NvmeRef:
             if cq.pending and (cq.tail + 1) % cq.size != cq.head:
                 acts.append(lambda cq=cq: self._post(cq))
         return acts
+
+    def _release_held(self) -> None:
+        _, go = self._held
+        self._held = None
+        go()
 
     def _running(self) -> bool:
         return self.rdy and not self.cfs and not self._disabling and self.shst == 0
@@ -849,12 +867,13 @@ class NvmeRef:
     def _xfer_len(self, cmd: _Cmd) -> int:
         nlb = cmd.cdw[12] & 0xFFFF
         return {IO_WRITE: (nlb + 1) * self.cfg.page_bytes, IO_READ: (nlb + 1) * self.cfg.page_bytes,
+                IO_SREAD: (nlb + 1) * self.cfg.page_bytes,
                 IO_TX_WRITE: (nlb + 1) * self.cfg.page_bytes, IO_TX_READ: (nlb + 1) * self.cfg.page_bytes,
                 IO_DIFF_WRITE: cmd.cdw[14] >> 16, IO_RANGE_FLUSH: ((cmd.cdw[10] & 0xFF) + 1) * 8,
                 IO_DSM: ((cmd.cdw[10] & 0xFF) + 1) * 16}.get(cmd.opc, 0)
 
     def _io_check(self, cmd: _Cmd) -> None:
-        if cmd.opc not in IO_OPCODES:
+        if cmd.opc not in IO_OPCODES | {IO_SREAD} and not (cmd.opc == IO_SWRITE and self.cfg.stx):
             raise _Fail(SC_INVALID_OPCODE)
         if cmd.fuse or cmd.psdt:
             raise _Fail(SC_INVALID_FIELD)
@@ -862,17 +881,80 @@ class NvmeRef:
             raise _Fail(SC_INVALID_NS)
         if cmd.opc in VENDOR_OPCODES and cmd.cdw[13] & ~CDW13_DEFINED:
             raise _Fail(SC_INVALID_FIELD)
+        if cmd.opc in (IO_SWRITE, IO_SREAD) and cmd.cdw[13]:
+            raise _Fail(SC_INVALID_FIELD)
+        if cmd.opc == IO_SWRITE and (cmd.cdw[10] >> 8 or cmd.cdw[11]):
+            raise _Fail(SC_INVALID_FIELD)
         if cmd.opc in VENDOR_OPCODES and self.cfg.num_tx - self.cfg.stx <= cmd.cdw[13] & 0x3F <= self.cfg.num_tx:
             raise _Fail(DEVICE_TO_NVME[ST_BAD_TXID])
-        if cmd.opc in (IO_READ, IO_WRITE, IO_TX_READ, IO_TX_WRITE) and self._xfer_len(cmd) > MDTS_BYTES:
+        if cmd.opc in (IO_READ, IO_WRITE, IO_TX_READ, IO_TX_WRITE, IO_SREAD) and self._xfer_len(cmd) > MDTS_BYTES:
             raise _Fail(SC_INVALID_FIELD)
         if cmd.opc in (IO_DSM, IO_RANGE_FLUSH) and (cmd.cdw[10] & 0xFF) > 7:
             raise _Fail(SC_INVALID_FIELD)
+
+    def _swrite(self, cmd: _Cmd, sq: _Sq, slot: _Slot) -> None:
+        """SWRITE (§1.11): the list, its checks, the data's PRPs, then an engine (the decoder waits
+        for one)."""
+        c = cmd.cdw
+        laddr = c[14] | c[15] << 32
+        st, plan = self.swrite_plan(c[10], c[11], c[12], c[13], laddr, None)   # the static checks
+        if st not in (SC_OK, SC_DATA_XFER):
+            raise _Fail(st)
+        nr = c[10] & 0xFF
+        try:
+            lst = self.mem.read(laddr, 16 * nr)
+        except DmaError:
+            lst = None
+        st, plan = self.swrite_plan(c[10], c[11], c[12], c[13], laddr, lst)
+        if st != SC_OK:
+            raise _Fail(st)
+        slot.length = ((c[12] & 0xFFFF) + 1) * self.cfg.page_bytes
+        slot.offset = cmd.prp1 & 0xFFF
+        slot.pages = self.prp_walk(cmd.prp1, cmd.prp2, slot.length)
+        slot.swk = True
+        win = slot.tag << WIN_SHIFT | slot.offset
+
+        def go() -> None:
+            k = self._eng.index(None)
+            self._eng[k] = slot
+            slot.sw_eng = k
+            base = dict(tag=slot.tag, prio=sq.prio, sqid=sq.qid, cid=cmd.cid, txid=self.cfg.num_tx - self.cfg.stx + k)
+            descs = [Descriptor(OP_WRITE, lba=a, nlb=n, flags=fl, dptr=win + off * self.cfg.page_bytes, **base)
+                     for a, n, off, fl in plan]
+            if self._eng_dirty[k]:
+                slot.sw_abort = True
+                descs.insert(0, Descriptor(OP_TX_ABORT, **base))
+            self._issue(slot, descs[0])
+            slot.trims.extend(descs[1:])
+        if None in self._eng:
+            go()
+        else:
+            self._held = (lambda: None in self._eng, go)
+
+    def _sw_complete(self, slot: _Slot, status: int, result: int) -> None:
+        k = slot.sw_eng
+        if slot.sw_abort:
+            slot.sw_abort = False
+            if status in (ST_OK, ST_TX_EMPTY):
+                self._eng_dirty[k] = False
+                self._issue(slot, slot.trims.popleft())
+                return
+        elif status == ST_OK and slot.trims:
+            self._issue(slot, slot.trims.popleft())
+            return
+        elif status != ST_OK:
+            self._eng_dirty[k] = True
+        self._eng[k] = None
+        slot.trims.clear()
+        self._finish(slot, nvme_status(status), result)
 
     def _io(self, cmd: _Cmd, sq: _Sq, sqhd: int) -> None:
         slot = self._alloc_slot(sq.qid, cmd, sqhd)
         try:
             self._io_check(cmd)
+            if cmd.opc == IO_SWRITE:
+                self._swrite(cmd, sq, slot)
+                return
             if cmd.opc & 3:
                 slot.length = self._xfer_len(cmd)
                 slot.offset = cmd.prp1 & 0xFFF
@@ -884,6 +966,12 @@ class NvmeRef:
         if not descs:
             self._finish(slot, SC_OK)
             return
+        if cmd.opc == IO_SREAD:                        # waits for the SWRITEs / atomic Writes before it
+            mask = [x for x in self.slots if x is not None and x.swk and not x.done]
+            d0 = descs[0]
+            self._held = (lambda: all(x.done for x in mask), lambda: self._issue(slot, d0))
+            return
+        slot.swk = descs[0].txid == self.cfg.num_tx and cmd.opc == IO_WRITE
         self._issue(slot, descs[0])
         slot.trims.extend(descs[1:])
 
@@ -902,7 +990,7 @@ class NvmeRef:
                                    dptr=win, data=self._gather(slot), **base)]
             return [Descriptor(OP_WRITE, lba=cmd.slba, nlb=nlb, flags=fua, dptr=win, data=self._gather(slot),
                                **base)]
-        if opc == IO_READ:
+        if opc in (IO_READ, IO_SREAD):
             return [Descriptor(OP_READ, lba=cmd.slba, nlb=nlb, dptr=win, **base)]
         if opc == IO_DSM:
             return self._dsm(cmd, slot, base)
@@ -977,6 +1065,9 @@ class NvmeRef:
             self._shutdown = False
             self._maybe_finish_disable()
             return
+        if slot.sw_eng is not None:
+            self._sw_complete(slot, status, result)
+            return
         if status != ST_OK and slot.first_bad is None:
             slot.first_bad = nvme_status(status)
         slot.result = result
@@ -995,6 +1086,7 @@ class NvmeRef:
                 sqhd: int = 0) -> None:
         """Queues the CQE of a command (an I/O slot, or an admin command when slot is None)."""
         if slot is not None:
+            slot.done = True
             if slot.dma_error:
                 status = SC_DATA_XFER
             sqid, cid, sqhd = slot.sqid, slot.cid, slot.sqhd
@@ -1008,10 +1100,10 @@ class NvmeRef:
         cq.pending.append((slot, rec))
 
     def _count(self, slot: _Slot) -> None:
-        if slot.opc in (IO_READ, IO_TX_READ):
+        if slot.opc in (IO_READ, IO_TX_READ, IO_SREAD):
             self.read_cmds += 1
             self.bytes_read += slot.length
-        elif slot.opc in (IO_WRITE, IO_TX_WRITE, IO_DIFF_WRITE):
+        elif slot.opc in (IO_WRITE, IO_TX_WRITE, IO_DIFF_WRITE, IO_SWRITE):
             self.write_cmds += 1
             self.bytes_written += slot.length
 
