@@ -89,7 +89,8 @@ def has_swrite(dev: AtomDevice) -> str | None:
         return "the host API has no static_tx"
     lim = getattr(dev.info, "static_ranges", 0)
     if not lim:
-        return "the device reports no SWRITE (Identify: no static-transaction limits; rtl/nvme has no SWRITE yet)"
+        return ("the device reports no SWRITE (Identify Controller byte 3136 = 0: the full-system simulation's "
+                "NVMe front end is built with STX = 0 or has no SWRITE; docs/host-interface.md §1.11)")
     return None
 
 

@@ -35,7 +35,7 @@ import harness  # noqa: E402
 from atomssd.hostport import CUT_CYCLE, HostPort, SimError  # noqa: E402
 from atomssd.nvme import NvmeError  # noqa: E402
 from atomssd.nvme_sim import open_device  # noqa: E402
-from atomssd.txapi import AtomDevice, TxError  # noqa: E402
+from atomssd.txapi import AtomDevice, NotAtomicError, TxError  # noqa: E402
 
 LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 SEED0 = int(os.environ.get("ATS_SEED", "1"))
@@ -73,6 +73,15 @@ def test_txapi_accounts_power_cut(seed, tmp_path):
             tx.write(BASE_LBA + a, page(pb, a, bal[a], 0))
     dev.flush()
     total = sum(bal.values())
+    # atomic writes: the account pages lie inside one atomic unit; refusals send nothing
+    aw, bd = dev.info.atomic_blocks, dev.info.atomic_boundary
+    assert aw >= ACCOUNTS and bd and BASE_LBA // bd == (BASE_LBA + ACCOUNTS - 1) // bd, dev.info
+    for lba, n in ((BASE_LBA, aw + 1), (bd * (BASE_LBA // bd + 1) - 1, 2)):   # too long; across the boundary
+        with pytest.raises(NotAtomicError) as e:
+            dev.atomic_write(lba, bytes(n * pb))
+        assert e.value.local and e.value.status == (0, 0x02)
+    assert [parse(dev.read(BASE_LBA + a)) for a in range(ACCOUNTS)] == [(a, 1000, 0) for a in range(ACCOUNTS)]
+    n_atomic = 0
     # history: transfer id -> {account: (balance after, writer id)}; acked: commit returned
     writes: dict[int, dict[int, int]] = {0: dict(bal)}
     acked, aborted, sent = {0}, set(), [0]
@@ -98,6 +107,17 @@ def test_txapi_accounts_power_cut(seed, tmp_path):
                             raise ValueError("application abort")
                     except ValueError:
                         pass
+                    continue
+                if rng.random() < 0.25:               # one atomic write of the span lo..hi
+                    lo, hi = min(accts), max(accts)
+                    for a in range(lo, hi + 1):
+                        new.setdefault(a, bal[a])
+                    writes[xid] = new
+                    sent.append(xid)
+                    n_atomic += 1
+                    dev.atomic_write(BASE_LBA + lo, b"".join(page(pb, a, new[a], xid) for a in range(lo, hi + 1)))
+                    acked.add(xid)
+                    bal.update(new)
                     continue
                 writes[xid] = new
                 sent.append(xid)
@@ -173,5 +193,5 @@ def test_txapi_accounts_power_cut(seed, tmp_path):
         for x in barrier_before[g]:
             for a in writes[x]:
                 assert state[a] >= x, f"barrier {g} durable but transfer {x} before it is not (account {a})"
-    print(f"txapi cut: seed {seed}, {len(sent)} transfers sent, {len(acked)} acknowledged, "
+    print(f"txapi cut: seed {seed}, {len(sent)} transfers sent ({n_atomic} atomic writes), {len(acked)} acknowledged, "
           f"{len(aborted)} aborted by the application, {len(visible)} visible after recovery, epochs {last_g} written, counter {g}")

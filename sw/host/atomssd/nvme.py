@@ -66,6 +66,7 @@ ADM_DELETE_SQ, ADM_CREATE_SQ, ADM_GET_LOG, ADM_DELETE_CQ, ADM_CREATE_CQ, ADM_IDE
 IO_FLUSH, IO_WRITE, IO_READ, IO_DSM = 0x00, 0x01, 0x02, 0x09
 IO_TX_WRITE, IO_TX_READ, IO_TX_BEGIN, IO_DIFF_WRITE, IO_TX_COMMIT, IO_RANGE_FLUSH, IO_TX_ABORT = \
     0x81, 0x82, 0x84, 0x85, 0x88, 0x89, 0x8C
+IO_SWRITE, IO_SREAD = 0x8D, 0x8E          # static transactions (§1.11)
 CNS_NAMESPACE, CNS_CONTROLLER, CNS_ACTIVE_NS, CNS_NS_DESC = 0, 1, 2, 3
 FID_VWC, FID_NUM_QUEUES, FID_INT_COALESCING, FID_ASYNC_EVENT = 0x06, 0x07, 0x08, 0x0B
 LID_ERROR, LID_SMART, LID_FW_SLOT, LID_DEVICE = 0x01, 0x02, 0x03, 0xC0
@@ -85,6 +86,9 @@ STATUS_NAMES: dict[tuple[int, int], str] = {
     (2, 0x80): "Write Fault", (2, 0x81): "Unrecovered Read Error",
     (7, 0x02): "BAD_TXID", (7, 0x04): "TX_FULL", (7, 0x05): "INDEX_FULL", (7, 0x06): "TX_EMPTY",
     (7, 0x08): "TABLE_FULL",
+    (7, 0x20): "SWRITE no range", (7, 0x21): "SWRITE too many ranges", (7, 0x22): "SWRITE too many LBAs",
+    (7, 0x23): "SWRITE empty range", (7, 0x24): "SWRITE lengths differ from the transfer",
+    (7, 0x25): "SWRITE overlapping ranges",
 }
 
 
@@ -979,6 +983,24 @@ class NvmeDriver:
                   cdw14=len(data) << 16 | byte_offset)
         sqe.set_slba(lba)
         return (yield from self._data_cmd(qid, sqe, len(data), offset, data, what=f"diffwrite {lba}"))
+
+    def submit_swrite(self, qid: int, ranges: Sequence[tuple[int, int]], data: bytes, *, nlb: int | None = None,
+                      list_offset: int = 0x40, offset: int = 0) -> Gen[Command]:
+        """SWRITE (0x8D, §1.11): the range list ((lba, blocks) in DSM's format) in a host buffer of
+        its own at `list_offset` in its page (CDW14/15), NR = len(ranges) (1-based) in CDW10, the data
+        (every range's blocks in list order) by PRPs, NLB (0-based) = the data's blocks − 1 unless
+        `nlb` is given. Nothing is checked here: bad lists reach the device."""
+        lst = dsm_list(ranges)
+        if list_offset & 3 or list_offset + max(len(lst), 1) > PAGE:
+            raise ValueError(f"list offset {list_offset}: dword aligned, the list inside its page")
+        laddr, _, lbufs = yield from self.map_buffer(max(len(lst), 16), list_offset, lst)
+        n = len(data) // self.lba_bytes if nlb is None else nlb + 1
+        self._check_xfer(len(data))
+        sqe = Sqe(IO_SWRITE, nsid=1, cdw10=len(ranges) & 0xFF, cdw12=(n - 1) & 0xFFFF,
+                  cdw14=laddr & 0xFFFFFFFF, cdw15=laddr >> 32)
+        addr, prps, bufs = yield from self.map_buffer(len(data), offset, data)
+        sqe.prp1, sqe.prp2 = prps.prp1, prps.prp2
+        return (yield from self.submit(qid, sqe, buffers=bufs + lbufs, what=f"swrite {len(ranges)} ranges"))
 
     def submit_range_flush(self, qid: int, ranges: Sequence[tuple[int, int]]) -> Gen[Command]:
         """Range Flush of up to 8 (lba, blocks) ranges."""

@@ -10,6 +10,7 @@ full-system simulation, a model, a cocotb root complex).
     dev.write(5, page, fua=True)                  # plain (FUA: durable when it returns)
     dev.barrier_write(6, page)                    # closes the epoch: nothing later is durable before it
     dev.atomic_write(64, four_pages)              # all or nothing (NVMe atomic write, NAWUPF)
+    dev.static_tx([(10, a), (900, b)])            # SWRITE: a static transaction, all or nothing
     dev.flush(); dev.rflush([(10, 1), (900, 1)])
 
 Transaction ids: the library owns the device's txids 1 … `num_tx` (IDENTIFY word 9, read from the
@@ -27,7 +28,7 @@ transaction still open and intact), so an application can commit and continue in
 Atomic writes (docs/host-interface.md §1.10): `atomic_write` sends one Write of at most
 `atomic_blocks` (NAWUPF + 1 when Identify Namespace has NSFEAT bit 1, else 1) blocks that does not
 cross an NABSPF boundary, which the device makes all or nothing across power loss; a longer or
-crossing one is refused before sending (`TxError` Invalid Field, local), as Linux refuses a
+crossing one is refused before sending (`NotAtomicError`: a `TxError` Invalid Field, local), as Linux refuses a
 RWF_ATOMIC write beyond its limits. The device reserves its last txid for them: `num_tx` here is
 what Identify reports (the core's less one).
 
@@ -49,6 +50,9 @@ from .nvme import Command, NvmeDriver, NvmeStatusError, run_sync
 SCT_VENDOR = 7
 ST_BAD_TXID, ST_TX_FULL, ST_INDEX_FULL, ST_TX_EMPTY, ST_TABLE_FULL = 0x02, 0x04, 0x05, 0x06, 0x08
 ENDS_TX = {(SCT_VENDOR, ST_TX_FULL), (SCT_VENDOR, ST_INDEX_FULL)}   # the device aborted the transaction
+# SWRITE's range-list statuses (SCT 7; docs/host-interface.md §1.11; rtl/nvme/ats_nvme_pkg.sv SC_SW_*,
+# compared with the package by sw/host/tests/test_txapi.py)
+SW_NONE, SW_MANY, SW_PAGES, SW_EMPTY, SW_LENGTH, SW_OVERLAP = 0x20, 0x21, 0x22, 0x23, 0x24, 0x25
 
 
 class TxError(RuntimeError):
@@ -64,6 +68,15 @@ class TxError(RuntimeError):
         return self.sct, self.sc
 
 
+class NotAtomicError(TxError):
+    """`atomic_write` of a write the device cannot make atomic (longer than `atomic_blocks`, across
+    an `atomic_boundary`, or beyond MDTS): refused before sending, never split. Status Invalid Field
+    (what the device answers a bad field), `local` set; libatstx returns ATS_E_NOT_ATOMIC."""
+
+    def __init__(self, what: str):
+        super().__init__(what, 0, 0x02, local=True)
+
+
 @dataclass
 class DeviceInfo:
     lba_bytes: int
@@ -73,6 +86,8 @@ class DeviceInfo:
     max_transfer: int            # bytes per command (MDTS)
     atomic_blocks: int = 1       # NAWUPF + 1 (1: no multi-block atomic writes)
     atomic_boundary: int = 0     # NABSPF + 1 in blocks (0: no boundary)
+    static_ranges: int = 0       # ranges an SWRITE carries (Identify byte 3136; 0: no SWRITE)
+    static_pages: int = 0        # blocks an SWRITE carries (bytes 3138-3139)
 
 
 class AtomDevice:
@@ -90,8 +105,12 @@ class AtomDevice:
         raw = drv.ns.raw
         nawupf, nabo, nabspf = (int.from_bytes(raw[o:o + 2], "little") for o in (36, 42, 44)) if raw else (0, 0, 0)
         ok = drv.ns.nsfeat & 2 and nawupf and not nabo                  # NSABP, NAWUPF, NABO = 0
+        c = drv.ctrl.raw
+        swr, swp = (c[3136], int.from_bytes(c[3138:3140], "little")) if len(c) >= 3140 else (0, 0)
+        swp = min(swp, drv.max_transfer // drv.lba_bytes)
         self.info = DeviceInfo(drv.lba_bytes, drv.ns.nsze, v["num_tx"], v["tx_entries"], drv.max_transfer,
-                               nawupf + 1 if ok else 1, nabspf + 1 if ok and nabspf else 0)
+                               nawupf + 1 if ok else 1, nabspf + 1 if ok and nabspf else 0,
+                               swr if swr and swp else 0, swp if swr and swp else 0)
         self._free = list(range(1, self.info.num_tx + 1))
         self._open: dict[int, "Transaction"] = {}
 
@@ -147,12 +166,45 @@ class AtomDevice:
             raise ValueError(f"{len(data)} bytes is not a whole number of {b}-byte blocks")
         n, bd = len(data) // b, i.atomic_boundary
         if n > i.atomic_blocks or n * b > i.max_transfer or (bd and lba // bd != (lba + n - 1) // bd):
-            raise TxError(f"atomic write of {n} blocks at {lba} (unit {i.atomic_blocks}, boundary {bd})",
-                          0, 0x02, local=True)
+            raise NotAtomicError(f"atomic write of {n} blocks at {lba} (unit {i.atomic_blocks}, boundary {bd})")
         return self.run(self.drv.submit_write(self.qid, lba, data, fua=fua))
 
     def atomic_write(self, lba: int, data: bytes, *, fua: bool = False) -> None:
         self.wait(self.submit_atomic_write(lba, data, fua=fua), f"atomic write {lba}")
+
+    def submit_static_tx(self, ranges: Sequence[tuple[int, bytes]]) -> Command:
+        """SWRITE without waiting (module docstring); the list checked as the device checks it."""
+        i, b = self.info, self.info.lba_bytes
+        if not i.static_ranges:
+            raise TxError("static tx: the device has no SWRITE (Identify: no static-transaction limits)",
+                          0, 0x01, local=True)
+        rs = []
+        for lba, data in ranges:
+            if len(data) % b:
+                raise ValueError(f"range at {lba}: {len(data)} bytes is not a whole number of {b}-byte blocks")
+            rs.append((lba, len(data) // b))
+        total = sum(n for _, n in rs)
+        bad = (SW_NONE if not rs else SW_MANY if len(rs) > i.static_ranges else SW_PAGES if total > i.static_pages
+               else SW_EMPTY if any(n == 0 for _, n in rs) else None)
+        st = (SCT_VENDOR, bad) if bad else None
+        if st is None and any(not 0 <= l or l + n > i.num_lbas for l, n in rs):
+            st = (0, 0x80)
+        if st is None and any(a < c + m and c < a + n for k, (a, n) in enumerate(rs) for c, m in rs[k + 1:]):
+            st = (SCT_VENDOR, SW_OVERLAP)
+        if st:
+            raise TxError(f"static tx of {len(rs)} ranges, {total} blocks", *st, local=True)
+        return self.run(self.drv.submit_swrite(self.qid, rs, b"".join(d for _, d in ranges)))
+
+    def static_tx(self, ranges: Sequence[tuple[int, bytes]]) -> int:
+        """A static transaction (SWRITE, docs/host-interface.md §1.11): every (lba, data) range written
+        all or nothing across power loss, durable and visible as a whole when it returns; independent
+        of this host's txids, several may run at once (`submit_static_tx`). A list the device would
+        refuse (no range, more than `static_ranges` ranges or `static_pages` blocks, an empty range,
+        one past the namespace, overlapping ranges) raises `TxError` with the device's status and
+        `local` set, nothing sent; a device without SWRITE: Invalid Command Opcode, local. Returns
+        DW0 (the core's result of the COMMIT write)."""
+        c = self.wait(self.submit_static_tx(ranges), f"static tx of {len(ranges)} ranges")[0]
+        return c.cqe.dw0
 
     def barrier_write(self, lba: int, data: bytes, *, fua: bool = False) -> None:
         """A write that closes the current epoch (INV-ORDER: if anything written after it is durable,
@@ -367,4 +419,4 @@ class Transaction:
         self.dev._release(self.txid)
 
 
-__all__ = ["AtomDevice", "Transaction", "TxError", "DeviceInfo", "NvmeStatusError"]
+__all__ = ["AtomDevice", "Transaction", "TxError", "NotAtomicError", "DeviceInfo", "NvmeStatusError"]

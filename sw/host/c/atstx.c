@@ -51,6 +51,17 @@ int ats_dev_identify(ats_dev *dev, const uint8_t *ctrl, const uint8_t *ns)
     in.num_tx = ats_get32(v + 4 * 9);
     in.tx_entries = ats_get32(v + 4 * 10);
     in.num_lbas = ats_get64(ns);
+    /* atomic writes (host-interface.md §1.10): NSFEAT (byte 24) bit 1 NSABP, NAWUPF (36-37),
+     * NABO (42-43), NABSPF (44-45); without NSABP, or with NABO != 0 (Linux's rule), none */
+    uint32_t nawupf = (uint32_t)ns[36] | (uint32_t)ns[37] << 8, nabspf = (uint32_t)ns[44] | (uint32_t)ns[45] << 8;
+    int nsabp = (ns[24] & 2u) && nawupf && !(ns[42] | ns[43]);
+    in.atomic_blocks = nsabp ? nawupf + 1 : 1;
+    in.atomic_boundary = nsabp && nabspf ? nabspf + 1 : 0;
+    /* SWRITE limits (host-interface.md §1.11): byte 3136 ranges, 3138-3139 pages; 0: no SWRITE */
+    in.static_ranges = ctrl[3136];
+    in.static_pages = (uint32_t)ctrl[3138] | (uint32_t)ctrl[3139] << 8;
+    if (!in.static_ranges || !in.static_pages)
+        in.static_ranges = in.static_pages = 0;
     uint32_t lbads = ats_get32(ns + 128 + 4 * (ns[26] & 0xFu)) >> 16 & 0xFFu;
     if (lbads < 9 || lbads > 16)
         return -EPROTO;
@@ -59,6 +70,10 @@ int ats_dev_identify(ats_dev *dev, const uint8_t *ctrl, const uint8_t *ns)
         in.num_tx = ATS_MAX_TX;
     if (in.num_tx < 1 || in.tx_entries < 1 || in.num_lbas < 1 || in.max_transfer < in.lba_bytes)
         return -EPROTO;
+    if ((uint64_t)in.atomic_blocks * in.lba_bytes > in.max_transfer)
+        in.atomic_blocks = in.max_transfer / in.lba_bytes;      /* one command is the unit */
+    if ((uint64_t)in.static_pages * in.lba_bytes > in.max_transfer)
+        in.static_pages = in.max_transfer / in.lba_bytes;
     dev->info = in;
     return 0;
 }
@@ -91,6 +106,7 @@ const char *ats_strerror(int st)
     switch (st) {
     case ATS_OK: return "success";
     case ATS_E_POWER_CUT: return "the simulated power was cut (restart the simulator on its images)";
+    case ATS_E_NOT_ATOMIC: return "not an atomic write: longer than the atomic unit or across its boundary (nothing sent)";
     case ATS_SC_INVALID_OPCODE: return "NVMe Invalid Command Opcode";
     case ATS_SC_INVALID_FIELD: return "NVMe Invalid Field in Command";
     case ATS_SC_DATA_XFER: return "NVMe Data Transfer Error";
@@ -107,6 +123,12 @@ const char *ats_strerror(int st)
     case ATS_SC_INDEX_FULL: return "atomssd INDEX_FULL: remap index bucket full (aborted when a commit says so)";
     case ATS_SC_TX_EMPTY: return "atomssd TX_EMPTY: the transaction has no writes";
     case ATS_SC_TABLE_FULL: return "atomssd TABLE_FULL: no free transaction id";
+    case ATS_SC_SW_NONE: return "atomssd SWRITE: no range";
+    case ATS_SC_SW_MANY: return "atomssd SWRITE: too many ranges";
+    case ATS_SC_SW_PAGES: return "atomssd SWRITE: too many LBAs";
+    case ATS_SC_SW_EMPTY: return "atomssd SWRITE: a range of 0 LBAs";
+    case ATS_SC_SW_LENGTH: return "atomssd SWRITE: the ranges' lengths do not add up to the transfer";
+    case ATS_SC_SW_OVERLAP: return "atomssd SWRITE: overlapping ranges";
     case 0x0100: return "NVMe Completion Queue Invalid";
     case 0x0101: return "NVMe Invalid Queue Identifier";
     case 0x0102: return "NVMe Invalid Queue Size";
@@ -174,6 +196,48 @@ int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigne
         ats_sqe_rw(&s, OPC_TX_WRITE, lba, nlb, flags & ATS_FUA, ats_cdw13(0, 0, 1, 0));
     else
         ats_sqe_rw(&s, OPC_WRITE, lba, nlb, flags & ATS_FUA, 0);
+    return ats_exec_io(dev, &s, (void *)buf, nlb * dev->info.lba_bytes, ATS_DIR_TO_DEV, NULL);
+}
+
+int ats_atomic_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags)
+{
+    int st = check_xfer(dev, nlb, buf);
+    if (st)
+        return st;
+    if (flags & ~ATS_FUA)
+        return -EINVAL;
+    uint32_t bd = dev->info.atomic_boundary;
+    if (nlb > dev->info.atomic_blocks || (bd && lba / bd != (lba + nlb - 1) / bd))
+        return ATS_E_NOT_ATOMIC;
+    struct ats_sqe s;
+    ats_sqe_rw(&s, OPC_WRITE, lba, nlb, flags & ATS_FUA, 0);
+    return ats_exec_io(dev, &s, (void *)buf, nlb * dev->info.lba_bytes, ATS_DIR_TO_DEV, NULL);
+}
+
+int ats_static_tx(ats_dev *dev, const struct ats_range *r, unsigned n, const void *buf)
+{
+    if (!dev || !buf || (n && !r))
+        return -EINVAL;
+    if (!dev->info.static_ranges)
+        return -ENOTSUP;
+    uint32_t nlb;
+    int st = ats_swrite_check(&dev->info, r, n, &nlb);
+    if (st)
+        return st;
+    if (!dev->ops->put_list)
+        return -ENOTSUP;
+    uint8_t list[16 * 255];
+    int len = n <= 8 ? ats_dsm_list(list, r, n) : -EINVAL;    /* DSM's 16-byte ranges (§1.11) */
+    if (len < 0)
+        return -EINVAL;
+    uint64_t laddr;
+    if ((st = dev->ops->put_list(dev, list, (uint32_t)len, &laddr)))
+        return st;
+    struct ats_sqe s;
+    ats_sqe_rw(&s, OPC_SWRITE, 0, nlb, 0, 0);                 /* SLBA 0, NLB = the LBAs - 1 */
+    s.dw[10] = n;                                             /* NR, 1-based */
+    s.dw[14] = (uint32_t)laddr;
+    s.dw[15] = (uint32_t)(laddr >> 32);
     return ats_exec_io(dev, &s, (void *)buf, nlb * dev->info.lba_bytes, ATS_DIR_TO_DEV, NULL);
 }
 

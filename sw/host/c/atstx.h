@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "ats_host.h"                /* generated: ATS_STS_* (build/gen/include, tools/contract.py) */
+#include "ats_nvme_sc.h"             /* generated: ATS_NVME_SC_* (rtl/nvme/ats_nvme_pkg.sv, tools/contract.py) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,8 @@ extern "C" {
 
 #define ATS_OK 0
 #define ATS_E_POWER_CUT (-10000)    /* outside the errno range */
+#define ATS_E_NOT_ATOMIC (-10001)   /* ats_atomic_write: longer than the atomic unit or across a boundary
+                                     * (Identify NAWUPF / NABSPF): nothing sent, never split */
 
 /* NVMe statuses, (SCT << 8) | SC, host-interface.md §1.8 */
 #define ATS_SC_INVALID_OPCODE 0x0001 /* Invalid Command Opcode (device BAD_OP) */
@@ -67,6 +70,13 @@ extern "C" {
 #define ATS_SC_INDEX_FULL     ATS_SC_VENDOR(ATS_STS_INDEX_FULL) /* the remap engine's index bucket is full */
 #define ATS_SC_TX_EMPTY       ATS_SC_VENDOR(ATS_STS_TX_EMPTY)   /* commit of a transaction with no writes */
 #define ATS_SC_TABLE_FULL     ATS_SC_VENDOR(ATS_STS_TABLE_FULL) /* no free transaction (ats_tx_begin) */
+/* SWRITE's range-list statuses (host-interface.md §1.11; SCT 7, the front end's own codes) */
+#define ATS_SC_SW_NONE        ((int)ATS_NVME_SC_SW_NONE)      /* no range */
+#define ATS_SC_SW_MANY        ((int)ATS_NVME_SC_SW_MANY)      /* more ranges than static_ranges */
+#define ATS_SC_SW_PAGES       ((int)ATS_NVME_SC_SW_PAGES)     /* more LBAs than static_pages */
+#define ATS_SC_SW_EMPTY       ((int)ATS_NVME_SC_SW_EMPTY)     /* a range of 0 LBAs */
+#define ATS_SC_SW_LENGTH      ((int)ATS_NVME_SC_SW_LENGTH)    /* the ranges' lengths differ from the data's */
+#define ATS_SC_SW_OVERLAP     ((int)ATS_NVME_SC_SW_OVERLAP)   /* two ranges share an LBA */
 
 /* ats_write flags */
 #define ATS_FUA     (1u << 0)       /* Force Unit Access: durable when the call returns */
@@ -87,6 +97,13 @@ struct ats_info {
     uint32_t num_tx;                /* txids 1 … num_tx (IDENTIFY word 9, at most 63) */
     uint32_t tx_entries;            /* entries (pages) a transaction holds (IDENTIFY word 10) */
     uint32_t max_transfer;          /* bytes one command moves (MDTS, at most 64 KiB) */
+    uint32_t atomic_blocks;         /* LBAs a Write makes all or nothing across power loss: NAWUPF + 1 when
+                                     * Identify Namespace NSFEAT bit 1 is set and NABO = 0, else 1
+                                     * (host-interface.md §1.10); at most max_transfer / lba_bytes */
+    uint32_t atomic_boundary;       /* NABSPF + 1 LBAs: an atomic write must not cross a multiple of it
+                                     * (0: no boundary) */
+    uint32_t static_ranges;         /* ranges an SWRITE carries at most (Identify byte 3136; 0: no SWRITE) */
+    uint32_t static_pages;          /* LBAs an SWRITE carries at most (bytes 3138-3139) */
 };
 
 struct ats_range {
@@ -125,6 +142,24 @@ const char *ats_strerror(int status);
 int ats_read(ats_dev *dev, uint64_t lba, uint32_t nlb, void *buf);
 /* flags: 0, ATS_FUA, ATS_BARRIER or both */
 int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags);
+/* Atomic write (NVMe's standard atomic write, host-interface.md §1.10): one Write of `nlb` LBAs that
+ * is all or nothing across power loss (after a cut every LBA reads this write's data or none
+ * does) and durable when it returns OK. nlb ≤ atomic_blocks and [lba, lba + nlb) inside one
+ * atomic_boundary; otherwise ATS_E_NOT_ATOMIC and nothing is sent (the library never splits it).
+ * flags: 0 or ATS_FUA. Device statuses as ats_write (ATS_SC_INDEX_FULL, ATS_SC_CAP_EXCEEDED: nothing
+ * of it written). */
+int ats_atomic_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags);
+/* Static transaction (SWRITE, host-interface.md §1.11): the `n` ranges, each written with its data,
+ * applied all or nothing across power loss, durable and visible as a whole when it returns OK,
+ * independent of the handle's txids. `buf` holds every range's data concatenated in list order
+ * (range 0's LBAs first). The library checks the list as the device does, in the device's order,
+ * and returns the device's status without sending anything: n = 0 ATS_SC_SW_NONE, n > static_ranges
+ * ATS_SC_SW_MANY, more than static_pages LBAs ATS_SC_SW_PAGES, a range of 0 LBAs ATS_SC_SW_EMPTY, a
+ * range past the namespace ATS_SC_LBA_RANGE, two ranges sharing an LBA ATS_SC_SW_OVERLAP;
+ * -ENOTSUP when the device has no SWRITE (static_ranges = 0) or the transport cannot place a range
+ * list in host memory (Linux passthrough: the ioctl maps one data buffer); -EINVAL for NULL
+ * arguments. Other device statuses as a write's (nothing of it is visible after an error). */
+int ats_static_tx(ats_dev *dev, const struct ats_range *ranges, unsigned n, const void *buf);
 /* Flush: every write completed before it is durable when it returns */
 int ats_flush(ats_dev *dev);
 /* Range Flush of 1 … 8 ranges: the writes to these LBAs completed before it are durable */

@@ -14,7 +14,7 @@
 enum {
     OPC_FLUSH = 0x00, OPC_WRITE = 0x01, OPC_READ = 0x02, OPC_DSM = 0x09,
     OPC_TX_WRITE = 0x81, OPC_TX_READ = 0x82, OPC_TX_BEGIN = 0x84, OPC_TX_COMMIT = 0x88,
-    OPC_RANGE_FLUSH = 0x89, OPC_TX_ABORT = 0x8C,
+    OPC_RANGE_FLUSH = 0x89, OPC_TX_ABORT = 0x8C, OPC_SWRITE = 0x8D, OPC_SREAD = 0x8E,
     ADM_CREATE_SQ = 0x01, ADM_CREATE_CQ = 0x05, ADM_IDENTIFY = 0x06, ADM_SET_FEATURES = 0x09,
 };
 
@@ -54,6 +54,9 @@ int ats_cqe_status(uint32_t dw3);                 /* the status field of DW3 -> 
 /* Range Flush list: 8 bytes an entry; DSM list: 16 bytes a range. Return the bytes or -EINVAL. */
 int ats_range_list(uint8_t *out, const struct ats_range *r, unsigned n);
 int ats_dsm_list(uint8_t *out, const struct ats_range *r, unsigned n);
+/* SWRITE (§1.11): the status the device gives the range list (0 when it passes), in the device's
+ * check order, from the limits in `info` (static_ranges, static_pages, num_lbas); *nlb = the LBAs */
+int ats_swrite_check(const struct ats_info *info, const struct ats_range *r, unsigned n, uint32_t *nlb);
 /* PRPs of a buffer at host address `addr` (dword aligned, any offset in its page) of `len` bytes
  * (1 … ATS_MAX_XFER): sets *prp1 / *prp2; when it spans more than two pages, *prp2 = `list` and
  * the list entries go to `entries` (room for ATS_MAX_XFER / ATS_PAGE + 1). Returns the number of
@@ -74,6 +77,9 @@ struct ats_ops {
     int (*close)(ats_dev *dev);      /* shutdown and release the transport (not the handle) */
     int (*arm_cut)(ats_dev *dev, uint32_t kind, uint64_t value);   /* NULL: -ENOTSUP */
     int (*cycle)(ats_dev *dev, uint64_t *cycle);                   /* NULL: -ENOTSUP */
+    /* Places `len` bytes (a command's second buffer: SWRITE's range list, inside one 4 KiB page) in
+     * host memory until the next command; *addr = its bus address. NULL: -ENOTSUP. */
+    int (*put_list)(ats_dev *dev, const void *list, uint32_t len, uint64_t *addr);
 };
 
 struct ats_tx {

@@ -58,7 +58,8 @@ static int lnx_close(ats_dev *dev)
     return st;
 }
 
-static const struct ats_ops lnx_ops = {lnx_exec, lnx_close, NULL, NULL};
+/* no put_list: the passthrough ioctl maps one data buffer, so SWRITE's range list has no address */
+static const struct ats_ops lnx_ops = {lnx_exec, lnx_close, NULL, NULL, NULL};
 
 int ats_open_nvme(const char *path, ats_dev **out)
 {

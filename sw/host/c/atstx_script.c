@@ -2,8 +2,12 @@
  * atstx_script: runs libatstx calls read from standard input, one a line, and answers each with
  * one line, so that a test in another language checks the library and the device against its own
  * model (sw/host/tests/test_libatstx.py). Data travel as hex, byte for byte.
- *   info                  -> "info LBA_BYTES NUM_LBAS NUM_TX TX_ENTRIES MAX_TRANSFER"
+ *   info                  -> "info LBA_BYTES NUM_LBAS NUM_TX TX_ENTRIES MAX_TRANSFER ATOMIC_BLOCKS ATOMIC_BOUNDARY
+ *                            STATIC_RANGES STATIC_PAGES"
  *   w LBA NLB FLAGS HEX   ats_write (FLAGS: 1 FUA, 2 BARRIER)           -> "st S"
+ *   aw LBA NLB FLAGS HEX  ats_atomic_write (FLAGS: 1 FUA)              -> "st S"
+ *   sw LBA NLB [LBA NLB…] HEX  ats_static_tx of the ranges (0 to 9 of them), HEX = their data in
+ *                         list order                                   -> "st S"
  *   r LBA NLB             ats_read                                     -> "st S HEX" ("st S" on error)
  *   f                     ats_flush
  *   rf LBA NLB [LBA NLB…] ats_rflush          trim LBA NLB [LBA NLB…]   ats_trim
@@ -96,10 +100,26 @@ int main(int argc, char **argv)
         uint32_t tnlb = n > 3 ? (uint32_t)strtoul(tok[3], NULL, 0) : 0;
         uint64_t tlen = (uint64_t)tnlb * in.lba_bytes;
         if (!strcmp(op, "info") && n == 1) {
-            printf("info %u %llu %u %u %u\n", in.lba_bytes, (unsigned long long)in.num_lbas, in.num_tx,
-                   in.tx_entries, in.max_transfer);
+            printf("info %u %llu %u %u %u %u %u %u %u\n", in.lba_bytes, (unsigned long long)in.num_lbas, in.num_tx,
+                   in.tx_entries, in.max_transfer, in.atomic_blocks, in.atomic_boundary, in.static_ranges,
+                   in.static_pages);
         } else if (!strcmp(op, "w") && n == 5 && len <= in.max_transfer && !hex_decode(buf, len, tok[4])) {
             printf("st %d\n", ats_write(dev, lba, nlb, buf, (unsigned)strtoul(tok[3], NULL, 0)));
+        } else if (!strcmp(op, "aw") && n == 5 && len <= in.max_transfer && !hex_decode(buf, len, tok[4])) {
+            printf("st %d\n", ats_atomic_write(dev, lba, nlb, buf, (unsigned)strtoul(tok[3], NULL, 0)));
+        } else if (!strcmp(op, "sw") && n % 2 == 0 && n <= 2 * 9 + 2) {
+            struct ats_range sr[9];
+            unsigned k = (unsigned)(n - 2) / 2;
+            uint64_t total = 0;
+            for (unsigned i = 0; i < k; i++) {
+                sr[i].lba = strtoull(tok[1 + 2 * i], NULL, 0);
+                sr[i].nlb = (uint32_t)strtoul(tok[2 + 2 * i], NULL, 0);
+                total += (uint64_t)sr[i].nlb * in.lba_bytes;
+            }
+            if (total > in.max_transfer || hex_decode(buf, total, tok[n - 1]))
+                printf("bad line\n");
+            else
+                printf("st %d\n", ats_static_tx(dev, sr, k, buf));
         } else if (!strcmp(op, "r") && n == 3 && len <= in.max_transfer) {
             put_status_data(ats_read(dev, lba, nlb, buf), buf, (uint32_t)len, hex);
         } else if (!strcmp(op, "f") && n == 1) {

@@ -7,6 +7,7 @@
  *
  * Host memory (4 KiB pages; the first 64 KiB are left alone):
  *   0x10000 admin SQ   0x11000 admin CQ   0x12000 I/O SQ 1   0x13000 I/O CQ 1   0x14000 PRP list
+ *   0x15000 a command's second buffer (SWRITE's range list), at an offset that moves on as well
  *   0x20000 … 0x31FFF  the data buffer: a command's data starts at a dword offset inside its first
  *                      page that moves on with every command (as user buffers do under a real
  *                      driver), so PRP1 offsets, PRP2 and PRP lists all get used.
@@ -38,6 +39,7 @@ enum { REG_CAP = 0x00, REG_CC = 0x14, REG_CSTS = 0x1C, REG_AQA = 0x24, REG_ASQ =
 #define HM_IOSQ 0x12000u
 #define HM_IOCQ 0x13000u
 #define HM_LIST 0x14000u
+#define HM_LIST2 0x15000u
 #define HM_DATA 0x20000u
 #define DATA_OFF_STEP 0x2A4u        /* the data offset's step (dword aligned, wraps in the page) */
 
@@ -58,7 +60,7 @@ struct queue {
 struct sim {
     struct ats_hp hp;
     struct queue q[2];              /* admin, I/O */
-    uint32_t data_off;
+    uint32_t data_off, list_off;
     int failed;                     /* after a timeout or protocol error: no more commands */
 };
 
@@ -213,7 +215,23 @@ static int sim_cycle(ats_dev *dev, uint64_t *cycle)
     return 0;
 }
 
-static const struct ats_ops sim_ops = {sim_exec, sim_close, sim_arm_cut, sim_cycle};
+static int sim_put_list(ats_dev *dev, const void *list, uint32_t len, uint64_t *addr)
+{
+    struct sim *s = S(dev);
+    if (s->hp.cut)
+        return ATS_E_POWER_CUT;
+    if (s->failed)
+        return -EIO;
+    if (len < 1 || len > ATS_PAGE)
+        return -EINVAL;
+    s->list_off = (s->list_off + 0x1F4u) & (ATS_PAGE - 4u);
+    if (s->list_off + len > ATS_PAGE)
+        s->list_off = 0;
+    *addr = HM_LIST2 + s->list_off;
+    return failed(s, ats_hp_mem_write(&s->hp, (uint32_t)*addr, list, len));
+}
+
+static const struct ats_ops sim_ops = {sim_exec, sim_close, sim_arm_cut, sim_cycle, sim_put_list};
 
 static int admin(struct sim *s, struct ats_sqe *q, void *data, uint32_t len)
 {
@@ -243,7 +261,7 @@ static int bring_up(ats_dev *dev)
     }
     s->q[0] = (struct queue){HM_ASQ, HM_ACQ, qsize, 0, 0, 1, 0, 0};
     s->q[1] = (struct queue){HM_IOSQ, HM_IOCQ, qsize, 0, 0, 1, IOQ, 0};
-    if ((st = ats_hp_mem_fill(&s->hp, HM_ASQ, 0, HM_LIST + ATS_PAGE - HM_ASQ)))
+    if ((st = ats_hp_mem_fill(&s->hp, HM_ASQ, 0, HM_LIST2 + ATS_PAGE - HM_ASQ)))
         return st;
     if ((st = ats_hp_mmio_write(&s->hp, REG_AQA, (qsize - 1u) << 16 | (qsize - 1u))) ||
         (st = ats_hp_mmio_write(&s->hp, REG_ASQ, HM_ASQ)) || (st = ats_hp_mmio_write(&s->hp, REG_ASQ + 4, 0)) ||

@@ -140,3 +140,32 @@ int ats_prps(uint64_t addr, uint32_t len, uint64_t list, uint64_t *prp1, uint64_
         entries[i - 1] = first + (uint64_t)i * ATS_PAGE;
     return (int)(pages - 1);
 }
+
+/* SWRITE's list checks in the device's order (host-interface.md §1.11 "Statuses"): NR = 0, NR > the
+ * ranges, total LBAs > the pages, a range of 0 LBAs, a range past the namespace, overlapping ranges
+ * (the lengths always add up to the data here: the library computes NLB from them) */
+int ats_swrite_check(const struct ats_info *in, const struct ats_range *r, unsigned n, uint32_t *nlb)
+{
+    uint64_t total = 0;
+    *nlb = 0;
+    if (n == 0)
+        return ATS_SC_SW_NONE;
+    if (n > in->static_ranges)
+        return ATS_SC_SW_MANY;
+    for (unsigned i = 0; i < n; i++)
+        total += r[i].nlb;
+    if (total > in->static_pages)
+        return ATS_SC_SW_PAGES;
+    for (unsigned i = 0; i < n; i++)
+        if (r[i].nlb == 0)
+            return ATS_SC_SW_EMPTY;
+    for (unsigned i = 0; i < n; i++)
+        if (r[i].lba >= in->num_lbas || r[i].nlb > in->num_lbas - r[i].lba)
+            return ATS_SC_LBA_RANGE;
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = i + 1; j < n; j++)
+            if (r[i].lba < r[j].lba + r[j].nlb && r[j].lba < r[i].lba + r[i].nlb)
+                return ATS_SC_SW_OVERLAP;
+    *nlb = (uint32_t)total;
+    return 0;
+}

@@ -57,7 +57,20 @@ static int mock_close(ats_dev *dev)
     return 0;
 }
 
-static const struct ats_ops mock_ops = {mock_exec, mock_close, NULL, NULL};
+static uint8_t mock_list[4096];
+static uint32_t mock_list_len;
+
+static int mock_put_list(ats_dev *dev, const void *list, uint32_t len, uint64_t *addr)
+{
+    (void)dev;
+    memcpy(mock_list, list, len);
+    mock_list_len = len;
+    *addr = 0x123415F00ull;
+    return 0;
+}
+
+static const struct ats_ops mock_ops = {mock_exec, mock_close, NULL, NULL, mock_put_list};
+static const struct ats_ops mock_ops_nolist = {mock_exec, mock_close, NULL, NULL, NULL};
 
 /* compares bytes with hex digits (spaces ignored) */
 static void bytes_eq(const uint8_t *got, size_t n, const char *hex, int line)
@@ -95,7 +108,7 @@ static void test_commands(void)
 {
     struct mock *m = calloc(1, sizeof *m);
     ats_dev *dev = ats_dev_alloc(&mock_ops, m);
-    dev->info = (struct ats_info){512, 768, 3, 4, 65536};
+    dev->info = (struct ats_info){512, 768, 3, 4, 65536, 1, 0, 0, 0};
     static uint8_t buf[ATS_MAX_XFER + 512];
     memset(buf, 0x11, sizeof buf);
 
@@ -204,6 +217,71 @@ static void test_commands(void)
     EQ(ats_tx_write(t2, 767, 2, buf), ATS_SC_LBA_RANGE);      /* a failed write adds no pages */
     EQ(ats_tx_write(t2, 200, 4, buf), 0);
 
+    /* atomic write (unit 32 LBAs, boundary 32): a plain Write (opcode 0x01), FUA kept, NLB 0-based */
+    dev->info.atomic_blocks = 32;
+    dev->info.atomic_boundary = 32;
+    EQ(ats_atomic_write(dev, 0x40, 32, buf, 0), 0);           /* the whole unit 64..95 */
+    SQE("01000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 40000000 00000000 1f000000 00000000 00000000 00000000");
+    EQ(m->dir, ATS_DIR_TO_DEV); EQ(m->len, 16384);
+    EQ(ats_atomic_write(dev, 0x5E, 2, buf, ATS_FUA), 0);      /* 94, 95: ends at the boundary */
+    SQE("01000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 5e000000 00000000 01000040 00000000 00000000 00000000");
+    m->status[m->nstatus++] = ATS_SC_INDEX_FULL;              /* the device's answer passes through */
+    EQ(ats_atomic_write(dev, 0, 2, buf, 0), ATS_SC_INDEX_FULL);
+    n0 = m->n;
+    EQ(ats_atomic_write(dev, 0x5F, 2, buf, 0), ATS_E_NOT_ATOMIC);   /* 95, 96: crosses 96 */
+    EQ(ats_atomic_write(dev, 0x40, 33, buf, 0), ATS_E_NOT_ATOMIC);  /* longer than the unit */
+    EQ(ats_atomic_write(dev, 0x40, 129, buf, 0), -EINVAL);          /* longer than MDTS */
+    EQ(ats_atomic_write(dev, 0x40, 0, buf, 0), -EINVAL);
+    EQ(ats_atomic_write(dev, 0x40, 2, buf, ATS_BARRIER), -EINVAL);
+    EQ(ats_atomic_write(dev, 0x40, 2, NULL, 0), -EINVAL);
+    dev->info.atomic_blocks = 1;                              /* a device without atomic writes */
+    dev->info.atomic_boundary = 0;
+    EQ(ats_atomic_write(dev, 0x40, 2, buf, 0), ATS_E_NOT_ATOMIC);
+    EQ(m->n, n0);
+    EQ(ats_atomic_write(dev, 0x41, 1, buf, 0), 0);            /* one LBA is atomic by itself */
+    EQ(m->n, n0 + 1);
+
+    /* SWRITE (§1.11): opcode 0x8D, NR 1-based in CDW10, NLB = all LBAs - 1, CDW14/15 = the list's
+     * address, the list in DSM's format (attributes 0, length 1-based, SLBA), data = the ranges' blocks */
+    n0 = m->n;
+    struct ats_range sr[3] = {{0x2FF, 2}, {0x10, 1}, {0x100000005ull, 3}};
+    EQ(ats_static_tx(dev, sr, 2, buf), -ENOTSUP);             /* the device has no SWRITE */
+    dev->info.static_ranges = 8;
+    dev->info.static_pages = 32;
+    dev->info.num_lbas = 1ull << 33;
+    EQ(m->n, n0);
+    for (int i = 0; i < 6 * 512; i++)
+        buf[i] = (uint8_t)(i * 7 + 1);
+    EQ(ats_static_tx(dev, sr, 3, buf), 0);
+    SQE("8d000000 01000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 03000000 00000000 05000000 00000000 005f4123 01000000");
+    EQ(m->dir, ATS_DIR_TO_DEV); EQ(m->len, 6 * 512); EQ(m->data[0], 1); EQ(m->data[6 * 512 - 1], (uint8_t)(6 * 512 * 7 - 6));
+    bytes_eq(mock_list, mock_list_len, "00000000 02000000 ff020000 00000000 00000000 01000000 10000000 00000000"
+                                       "00000000 03000000 05000000 01000000", __LINE__);
+    memset(buf, 0x11, sizeof buf);
+    n0 = m->n;
+    struct ats_range many[9], big[2] = {{0, 31}, {100, 2}}, empty[2] = {{0, 1}, {5, 0}};
+    struct ats_range past[2] = {{0, 1}, {(1ull << 33) - 1, 2}}, ovl[3] = {{10, 4}, {20, 1}, {13, 2}};
+    for (int i = 0; i < 9; i++)
+        many[i] = (struct ats_range){(uint64_t)i * 2, 1};
+    EQ(ats_static_tx(dev, sr, 0, buf), ATS_SC_SW_NONE);
+    EQ(ats_static_tx(dev, many, 9, buf), ATS_SC_SW_MANY);
+    EQ(ats_static_tx(dev, big, 2, buf), ATS_SC_SW_PAGES);
+    EQ(ats_static_tx(dev, empty, 2, buf), ATS_SC_SW_EMPTY);
+    EQ(ats_static_tx(dev, past, 2, buf), ATS_SC_LBA_RANGE);
+    EQ(ats_static_tx(dev, ovl, 3, buf), ATS_SC_SW_OVERLAP);
+    EQ(ats_static_tx(dev, ovl, 2, NULL), -EINVAL);
+    EQ(ats_static_tx(dev, NULL, 2, buf), -EINVAL);
+    EQ(m->n, n0);
+    m->status[m->nstatus++] = ATS_SC_INDEX_FULL;              /* a device status passes through */
+    EQ(ats_static_tx(dev, ovl, 2, buf), ATS_SC_INDEX_FULL);
+    dev->ops = &mock_ops_nolist;                              /* a transport without a second buffer */
+    EQ(ats_static_tx(dev, ovl, 2, buf), -ENOTSUP);
+    dev->ops = &mock_ops;
+    dev->info.num_lbas = 768;
+
     /* argument checks: nothing sent */
     n0 = m->n;
     EQ(ats_read(dev, 0, 0, buf), -EINVAL);
@@ -298,6 +376,27 @@ static void test_codec(void)
     EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.max_transfer, 65536);
     ats_put32(ctrl + 3072 + 36, 100);
     EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.num_tx, 63);   /* 6-bit TXID */
+    /* atomic-write fields: none without NSFEAT bit 1; NAWUPF / NABSPF + 1; NABO != 0 turns them off;
+     * a unit beyond MDTS is cut to MDTS (one command) */
+    EQ(d->info.atomic_blocks, 1); EQ(d->info.atomic_boundary, 0);
+    EQ(d->info.static_ranges, 0); EQ(d->info.static_pages, 0);
+    ctrl[3136] = 8; ctrl[3137] = 2; ctrl[3138] = 0x20;       /* SWRITE: 8 ranges, STX 2, 32 pages */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.static_ranges, 8); EQ(d->info.static_pages, 32);
+    ctrl[3138] = 0; ctrl[3139] = 1;                          /* 256 pages > MDTS (128 of 512 B) */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.static_pages, 128);
+    ctrl[3136] = 0;                                          /* STX = 0: no SWRITE */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.static_ranges, 0); EQ(d->info.static_pages, 0);
+    ns[24] = 0x06;                                     /* NSFEAT: NSABP, DAE */
+    ns[36] = 31; ns[44] = 31;                          /* NAWUPF, NABSPF: 32 LBAs */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.atomic_blocks, 32); EQ(d->info.atomic_boundary, 32);
+    ns[44] = 0;                                        /* no boundary */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.atomic_blocks, 32); EQ(d->info.atomic_boundary, 0);
+    ns[44] = 63; ns[43] = 1;                           /* NABO = 256 */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.atomic_blocks, 1); EQ(d->info.atomic_boundary, 0);
+    ns[43] = 0; ns[24] = 0x04;                         /* NSABP clear: the namespace fields do not apply */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.atomic_blocks, 1);
+    ns[24] = 0x02; ns[36] = 0xFF; ns[37] = 0x01;       /* NAWUPF 511: 512 LBAs > MDTS (128 of 512 B) */
+    EQ(ats_dev_identify(d, ctrl, ns), 0); EQ(d->info.atomic_blocks, 128); EQ(d->info.atomic_boundary, 64);
     ats_put32(ctrl + 3072, 0);
     EQ(ats_dev_identify(d, ctrl, ns), -ENODEV);
     ats_dev_free(d);
@@ -306,7 +405,9 @@ static void test_codec(void)
     const int named[] = {ATS_OK, ATS_E_POWER_CUT, ATS_SC_INVALID_OPCODE, ATS_SC_INVALID_FIELD, ATS_SC_DATA_XFER,
                          ATS_SC_INTERNAL, ATS_SC_INVALID_NS, ATS_SC_CMD_SEQ, ATS_SC_PRP_OFFSET, ATS_SC_LBA_RANGE,
                          ATS_SC_WRITE_FAULT, ATS_SC_READ_ERROR, ATS_SC_BAD_TXID, ATS_SC_TX_FULL, ATS_SC_INDEX_FULL,
-                         ATS_SC_TX_EMPTY, ATS_SC_TABLE_FULL, -EINVAL, -E2BIG, -ETIMEDOUT, -EPROTO, -EIO};
+                         ATS_SC_TX_EMPTY, ATS_SC_TABLE_FULL, -EINVAL, -E2BIG, -ETIMEDOUT, -EPROTO, -EIO,
+                         ATS_E_NOT_ATOMIC, ATS_SC_SW_NONE, ATS_SC_SW_MANY, ATS_SC_SW_PAGES, ATS_SC_SW_EMPTY,
+                         ATS_SC_SW_LENGTH, ATS_SC_SW_OVERLAP};
     const size_t nn = sizeof named / sizeof named[0];
     for (size_t i = 0; i < nn; i++)
         for (size_t j = i + 1; j < nn; j++)

@@ -7,11 +7,16 @@ full-system simulation listens on a Unix socket in tmp_path and the C programs a
 - test_script_against_model: `atstx_script` runs a seeded random mix of plain and transactional
   writes (1 to 17 LBAs: PRP1 only, PRP2, PRP lists) and reads (up to MDTS), TX Begin / Write / Read / Commit / COMMIT write / Abort,
   Flush, Range Flush, trim, writes past the last LBA, txids out of range and reserved CDW13 bits
-  (raw commands), all txids taken (TABLE_FULL), a transaction past its page limit; the data are
+  (raw commands), all txids taken (TABLE_FULL), a transaction past its page limit, atomic writes
+  (ats_atomic_write: 2 … AWU LBAs inside one boundary; too long, across a boundary, bad flags:
+  refused, nothing written; the unit and boundary as docs/host-interface.md §1.10 defines them,
+  computed here); the data are
   generated here and every read is compared byte for byte with a dict model written here (plain
   reads of LBAs an open transaction wrote must return committed data; an aborted transaction leaves
   no trace). Then the simulator is restarted on the same die images (after ats_close's clean
   shutdown) and every LBA is read again.
+- test_static_tx_script: `ats_static_tx` (SWRITE) on the device against the dict model; skipped while
+  the simulator's front end has no SWRITE engine (config `stx` = 0).
 - test_bank_power_cut: `atstx_bank` init, run with a power cut at a seeded random cycle, restart (the
   firmware recovers), check: no torn account, the total conserved, and the accounts equal a Python
   replay of the seeded transfers after the last one printed committed (or the one in flight).
@@ -44,6 +49,11 @@ M32 = 0xFFFFFFFF
 OK, INVALID_OPCODE, INVALID_FIELD, LBA_RANGE = 0, 0x0001, 0x0002, 0x0080
 BAD_TXID, TX_EMPTY, TABLE_FULL = 0x0702, 0x0706, 0x0708
 E2BIG = -errno.E2BIG                     # the library's own page-limit refusal (nothing sent)
+EINVAL = -errno.EINVAL
+NOT_ATOMIC = -10001                      # ATS_E_NOT_ATOMIC: ats_atomic_write refused (nothing sent)
+ENOTSUP = -errno.ENOTSUP
+# SWRITE's list statuses (docs/host-interface.md §1.11: SCT 7, SC 0x20 …)
+SW_NONE, SW_MANY, SW_PAGES, SW_EMPTY, SW_OVERLAP = 0x0720, 0x0721, 0x0722, 0x0723, 0x0725
 FUA, BARRIER = 1, 2
 
 
@@ -104,6 +114,9 @@ class Model:
 
     def __init__(self, rng: random.Random, pb: int, nl: int, num_tx: int, te: int, maxx: int):
         self.rng, self.pb, self.nl, self.num_tx, self.te, self.maxn = rng, pb, nl, num_tx, te, maxx // pb
+        # host-interface.md §1.10: AWU = the largest power of two <= min(MDTS / LBA size, TX_ENTRIES);
+        # the boundary every AWU LBAs
+        self.aw = 1 << (min(self.maxn, te).bit_length() - 1)
         self.committed: dict[int, bytes] = {}
         self.txs: dict[int, dict[int, bytes]] = {}
         self.lines: list[str] = []
@@ -149,6 +162,17 @@ class Model:
         for i in range(n):
             self.committed[lba + i] = d[i * self.pb:(i + 1) * self.pb]
         self.emit("write", f"w {lba} {n} {flags} {d.hex()}", "st 0")
+
+    def atomic_write(self) -> None:
+        n = self.rng.randint(2, self.aw)
+        lba = self.rng.randrange(self.nl // self.aw) * self.aw + self.rng.randrange(self.aw - n + 1)
+        if self.held(range(lba, lba + n)):
+            return
+        d = self.rand_bytes(n)
+        for i in range(n):
+            self.committed[lba + i] = d[i * self.pb:(i + 1) * self.pb]
+        self.emit("atomic_write", f"aw {lba} {n} {self.rng.choice([0, FUA])} {d.hex()}", "st 0")
+        self.emit("read_after_atomic", f"r {lba} {n}", "st 0 " + self.data(lba, n))
 
     def read(self) -> None:
         held = [lba for p in self.txs.values() for lba in p]
@@ -250,6 +274,9 @@ class Model:
             ("invalid_field", "raw 0x81 0x30000 0 1", f"st {INVALID_FIELD}"),  # ATTR 3
             ("invalid_field", f"raw 0x01 0 0 {self.maxn + 1}", f"st {INVALID_FIELD}"),  # past MDTS
             ("invalid_opcode", "raw 0x83 0 0 0", f"st {INVALID_OPCODE}"),
+            ("not_atomic", f"aw 0 {self.aw + 1} 0 {bytes((self.aw + 1) * pb).hex()}", f"st {NOT_ATOMIC}"),
+            ("not_atomic", f"aw {self.aw - 1} 2 0 {z}", f"st {NOT_ATOMIC}"),       # across the boundary
+            ("not_atomic", f"aw {nl - self.aw} 2 {BARRIER} {z}", f"st {EINVAL}"),   # no barrier atomic write
         ]
         if self.txs:                                    # a tx write past the end: the tx stays open
             t = self.rng.choice(sorted(self.txs))
@@ -264,8 +291,10 @@ class Model:
     def step(self) -> None:
         r = self.rng.random()
         t = self.rng.choice(sorted(self.txs)) if self.txs else 0
-        if r < 0.17:
+        if r < 0.13:
             self.write()
+        elif r < 0.17:
+            self.atomic_write()
         elif r < 0.32:
             self.read()
         elif r < 0.40 or (r < 0.83 and not t):
@@ -307,7 +336,13 @@ def test_script_against_model(built, tmp_path):
     pb, nl = cfg["page_bytes"], cfg["num_lbas"]
     ntx = cfg["num_tx"] - 1                             # the NVMe front end keeps the last txid (host-interface §1.10)
     m = Model(rng, pb, nl, ntx, cfg["tx_entries"], 64 * 1024)
-    m.emit("info", "info", f"info {pb} {nl} {ntx} {cfg['tx_entries']} {64 * 1024}")
+    stx = cfg.get("stx", 0)                             # SWRITE engines of the front end (§1.11)
+    ntx -= stx
+    sw = (8, min(cfg["tx_entries"], 64 * 1024 // pb)) if stx else (0, 0)
+    m.num_tx = ntx
+    m.emit("info", "info", f"info {pb} {nl} {ntx} {cfg['tx_entries']} {64 * 1024} {m.aw} {m.aw} {sw[0]} {sw[1]}")
+    if not stx:                                         # no SWRITE in this build: refused, nothing sent
+        m.emit("no_swrite", f"sw 0 1 5 1 {m.rand_bytes(2).hex()}", f"st {ENOTSUP}")
     for _ in range(200):
         m.step()
     for _ in range(ntx + 1):                            # every txid taken: TABLE_FULL
@@ -316,6 +351,8 @@ def test_script_against_model(built, tmp_path):
     m.emit("page_limit", f"tw {t} 0 {m.te + 1} {m.rand_bytes(m.te + 1).hex()}", f"st {E2BIG}")
     for case in m.error_cases():                        # every error once
         m.emit(*case)
+    for lba in (0, 5, m.aw - 1, m.aw):                  # the refused atomic writes (and SWRITE) left no trace
+        m.emit("read_after_not_atomic", f"r {lba} 2", "st 0 " + m.data(lba, 2))
     m.emit("flush", "f", "st 0")
     m.emit("rflush", "rf 0 8 700 3", "st 0")
     lba = next(a for a in range(nl) if not m.held([a]))
@@ -342,9 +379,60 @@ def test_script_against_model(built, tmp_path):
     k = m.kinds
     for kind in ("write", "read", "read_of_uncommitted", "tw", "tcw", "tx_read", "commit", "abort",
                  "read_after_abort", "table_full", "page_limit", "lba_range", "bad_txid", "invalid_field", "flush",
-                 "rflush", "trim"):
+                 "rflush", "trim", "atomic_write", "read_after_atomic", "not_atomic"):
         assert k.get(kind, 0) > 0, f"the script has no '{kind}' line: {k}"
     print(f"script: {len(m.lines)} lines {dict(sorted(k.items()))}; {t1 - t0:.1f} s + {time.time() - t1:.1f} s")
+
+
+def test_static_tx_script(built, tmp_path):
+    """ats_static_tx on the whole device: seeded random static transactions (1 … 8 ranges, disjoint,
+    up to the SWRITE page limit) mixed with plain writes and reads, every read compared with the
+    dict model; lists the library refuses with the device's statuses (no range, 9 ranges, too many
+    LBAs, an empty range, overlapping ranges, past the namespace) leave no trace; then a clean
+    shutdown and restart, and every LBA read again. Runs when the simulator's front end has SWRITE
+    engines (config `stx` >= 1, docs/host-interface.md §1.11)."""
+    exe, fw, cfg = built
+    stx = cfg.get("stx", 0)
+    if not stx:
+        pytest.skip("the full-system simulation's NVMe front end has no SWRITE (STX = 0, "
+                    "docs/host-interface.md §1.11): this test runs once a build sets `stx`")
+    rng = random.Random(SEED * 53 + 11)
+    pb, nl, te = cfg["page_bytes"], cfg["num_lbas"], cfg["tx_entries"]
+    m = Model(rng, pb, nl, cfg["num_tx"] - 1 - stx, te, 64 * 1024)
+    pages = min(te, 64 * 1024 // pb)
+    m.emit("info", "info", f"info {pb} {nl} {m.num_tx} {te} {64 * 1024} {m.aw} {m.aw} 8 {pages}")
+    for _ in range(60):
+        if rng.random() < 0.3:
+            m.write() if rng.random() < 0.5 else m.read()
+            continue
+        k = rng.randint(1, 8)
+        lens = [rng.randint(1, 4) for _ in range(k)]
+        while sum(lens) > pages:
+            lens.pop()
+        starts = sorted(rng.sample(range(0, nl - 4, 5), len(lens)))
+        d = m.rand_bytes(sum(lens))
+        off = 0
+        for a, n in zip(starts, lens):
+            for i in range(n):
+                m.committed[a + i] = d[(off + i) * pb:(off + i + 1) * pb]
+            off += n
+        m.emit("swrite", "sw " + " ".join(f"{a} {n}" for a, n in zip(starts, lens)) + f" {d.hex()}", "st 0")
+        a = rng.choice(starts)
+        m.emit("read_after_swrite", f"r {a} 1", "st 0 " + m.data(a, 1))
+    one = m.rand_bytes(1).hex()
+    for line, st in (("sw -", SW_NONE), ("sw " + " ".join(f"{2 * i} 1" for i in range(9)) + " " + m.rand_bytes(9).hex(), SW_MANY),
+                     (f"sw 0 {pages} 100 1 {m.rand_bytes(pages + 1).hex()}", SW_PAGES),
+                     (f"sw 0 1 7 0 {one}", SW_EMPTY),
+                     (f"sw 10 2 11 1 {m.rand_bytes(3).hex()}", SW_OVERLAP),
+                     (f"sw {nl - 1} 2 {m.rand_bytes(2).hex()}", LBA_RANGE)):
+        m.emit("swrite_refused", line, f"st {st}")
+    m.sweep()
+    images = [tmp_path / f"die{d}.img" for d in range(cfg["ndie"])]
+    run_script(Sim(exe, fw, images, tmp_path), m, 0)
+    start = len(m.lines)
+    m.sweep()
+    run_script(Sim(exe, fw, images, tmp_path), m, start)
+    assert m.kinds.get("swrite", 0) > 20 and m.kinds.get("swrite_refused") == 6, m.kinds
 
 
 # ---------------------------------------------------------------------------- bank + power cut

@@ -15,17 +15,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(ROOT / "sw" / "host"), str(ROOT / "cocotb_tests" / "lib"), str(Path(__file__).parent)]
 
-from atomssd.txapi import AtomDevice, TxError  # noqa: E402
+from atomssd.txapi import AtomDevice, NotAtomicError, TxError  # noqa: E402
 from atstb.nvme_ref import NvmeRefConfig, default_identify_words  # noqa: E402
 from test_nvme import make_env  # noqa: E402
+import atomssd.nvme as N  # noqa: E402
 
 # docs/host-interface.md §1.8 as literals (not the library's constants)
 LBA_RANGE, BAD_TXID, TX_FULL, TX_EMPTY, TABLE_FULL = (0, 0x80), (7, 0x02), (7, 0x04), (7, 0x06), (7, 0x08)
 
 
 def make_dev(seed: int = 1, num_tx: int = 8, tx_entries: int = 16, num_lbas: int = 256, page_bytes: int = 512,
-             rng: bool = True):
-    cfg = dict(num_tx=num_tx, num_lbas=num_lbas, page_bytes=page_bytes)
+             rng: bool = True, stx: int = 0):
+    cfg = dict(num_tx=num_tx, num_lbas=num_lbas, page_bytes=page_bytes, **({"stx": stx} if stx else {}))
     words = default_identify_words(NvmeRefConfig(**cfg), tx_entries)     # the firmware's IDENTIFY words
     env = make_env(seed, tx_entries=tx_entries, fw_identify=words, rng=rng, **cfg)
     return env, AtomDevice(env.drv, env.t)
@@ -156,7 +157,7 @@ def test_atomic_write():
         assert dev.read(lba, n) == d
     for n, lba in ((33, 0), (4, 30)):                  # too long; crossing the boundary at 32
         k0 = len(env.model.descriptors)
-        with pytest.raises(TxError) as e:
+        with pytest.raises(NotAtomicError) as e:
             dev.atomic_write(lba, bytes(n * 512))
         assert e.value.local and e.value.status == (0, 0x02) and len(env.model.descriptors) == k0
 
@@ -252,3 +253,107 @@ def test_diff_write_patches_a_page_inside_the_transaction():
         tx.diff_write(9, 510, b"\1\2\3\4")                  # crosses the page end
     assert e.value.status == (0, 0x02) and not e.value.local
     tx.abort()
+
+
+def _nvme_pkg_statuses() -> dict:
+    sys.path.insert(0, str(ROOT / "tools"))
+    import contract
+    return contract.parse_nvme()
+
+
+def test_static_tx_statuses_are_the_front_ends():
+    """txapi's SWRITE statuses are rtl/nvme/ats_nvme_pkg.sv's SC_SW_* (SCT 7), the one source."""
+    from atomssd import txapi
+    pkg = _nvme_pkg_statuses()
+    names = ("NONE", "MANY", "PAGES", "EMPTY", "LENGTH", "OVERLAP")
+    assert all(f"SW_{n}" in pkg for n in names), sorted(pkg)
+    for n in names:
+        assert pkg[f"SW_{n}"] == 0x700 | getattr(txapi, f"SW_{n}"), n
+
+
+def test_static_tx_encoding_and_refusals():
+    """static_tx's SWRITE against docs/host-interface.md §1.11, byte for byte (opcode 0x8D, NSID 1, NR
+    1-based in CDW10, NLB = all blocks - 1 in CDW12, CDW14/15 = the range list's address, dword
+    aligned, inside one page; the list in DSM's format; the data the ranges' blocks in list order
+    by PRPs), and against the reference front end's `swrite_plan` (cocotb_tests/lib/atstb/nvme_ref.py,
+    STX = 2): it plans the WRITEs of exactly these ranges; every list the library refuses gets the
+    same status from `swrite_plan` (the device's checks in the device's order), and the library sends
+    nothing. The limits come from Identify (bytes 3136, 3138-3139); a device without SWRITE (STX = 0):
+    Invalid Command Opcode, local."""
+    env0, dev0 = make_dev(num_lbas=256)
+    assert (dev0.info.static_ranges, dev0.info.static_pages) == (0, 0)
+    with pytest.raises(TxError) as e:
+        dev0.static_tx([(1, bytes(512))])
+    assert e.value.local and e.value.status == (0, 0x01)
+    env, dev = make_dev(num_lbas=256, num_tx=8, tx_entries=16, stx=2)
+    ref = env.model
+    assert (dev.info.static_ranges, dev.info.static_pages, dev.info.num_tx) == (8, 16, 8 - 1 - 2), dev.info
+    a, b = bytes(range(256)) * 2, bytes(range(255, -1, -1)) * 4
+    c = dev.submit_static_tx([(0x2F, a), (0x10, b)])
+    sq = c.sqe.to_bytes()
+    laddr = c.sqe.cdw15 << 32 | c.sqe.cdw14
+    assert sq[:2] == b"\x8d\x00" and sq[4:8] == b"\1\0\0\0" and sq[40:] == bytes.fromhex(
+        "02000000" "00000000" "02000000" "00000000") + laddr.to_bytes(8, "little")
+    assert laddr % 4 == 0 and laddr % 4096 + 32 <= 4096
+    lst = env.t.mem_read(laddr, 32)
+    assert lst == bytes.fromhex("00000000 01000000 2f000000 00000000 00000000 02000000 10000000 00000000"
+                                .replace(" ", ""))
+    k = min(1536, 4096 - c.sqe.prp1 % 4096)
+    assert env.t.mem_read(c.sqe.prp1, k) == (a + b)[:k]
+    assert ref.swrite_plan(c.sqe.cdw10, c.sqe.cdw11, c.sqe.cdw12, c.sqe.cdw13, laddr, lst) == \
+        ((0, 0), [(0x2F, 0, 0, 0), (0x10, 1, 1, 4)])            # OK; WRITEs (lba, nlb, offset, COMMIT)
+    env.run(env.drv.wait([c]))
+    k0, n = len(env.model.descriptors), env.core.pages_written
+    bad = (([], (7, 0x20)), ([(i * 2, bytes(512)) for i in range(9)], (7, 0x21)),
+           ([(0, bytes(512 * 15)), (40, bytes(1024))], (7, 0x22)), ([(0, bytes(512)), (9, b"")], (7, 0x23)),
+           ([(0, bytes(512)), (255, bytes(1024))], (0, 0x80)),
+           ([(10, bytes(2048)), (20, bytes(512)), (13, bytes(1024))], (7, 0x25)),
+           ([(0, bytes(512 * 17)), (300, b"")], (7, 0x22)),          # two faults: the device's order
+           ([(0, b""), (300, bytes(512))], (7, 0x23)), ([(300, bytes(512)), (0, bytes(512)), (0, bytes(512))], (0, 0x80)))
+    for ranges, st in bad:
+        with pytest.raises(TxError) as e:
+            dev.static_tx(ranges)
+        assert e.value.local and e.value.status == st, (ranges[:2], e.value)
+        blocks = [(l, len(d) // 512) for l, d in ranges]
+        nlb = sum(x for _, x in blocks) - 1
+        got, plan = ref.swrite_plan(len(blocks), 0, nlb & 0xFFFF, 0, 0x1000, N.dsm_list(blocks))
+        assert got == st and not plan, (blocks[:3], got)
+    with pytest.raises(ValueError):
+        dev.static_tx([(0, bytes(100))])
+    assert len(env.model.descriptors) == k0 and env.core.pages_written == n
+
+
+def _model_has_swrite() -> bool:
+    from atstb import nvme_ref
+    return getattr(nvme_ref, "IO_SWRITE", None) in getattr(nvme_ref, "IO_OPCODES", ())
+
+
+@pytest.mark.skipif(not _model_has_swrite(), reason="the reference front end does not execute SWRITE yet "
+                    "(cocotb_tests/lib/atstb/nvme_ref.py: docs/host-interface.md §1.11, issue 39 item 3)")
+def test_static_tx_on_the_reference_front_end():
+    """static_tx and the statuses the device gives bad lists (sent raw through the driver) on the
+    reference front end with STX = 2, checked against a dict: the ranges read back, a refused list
+    leaves nothing."""
+    env, dev = make_dev(num_lbas=256, stx=2, tx_entries=32, num_tx=8)
+    assert (dev.info.static_ranges, dev.info.static_pages) == (8, 32) and dev.info.num_tx == 8 - 1 - 2
+    rng = random.Random(7)
+    want: dict[int, bytes] = {}
+    for _ in range(20):
+        starts = sorted(rng.sample(range(0, 250, 6), rng.randint(1, 8)))
+        rs = [(s, rng.randbytes(512 * rng.randint(1, 4))) for s in starts]
+        if sum(len(d) for _, d in rs) > 32 * 512:
+            continue
+        dev.static_tx(rs)
+        for s, d in rs:
+            for i in range(len(d) // 512):
+                want[s + i] = d[i * 512:(i + 1) * 512]
+    for lba in range(256):
+        assert dev.read(lba) == want.get(lba, bytes(512)), lba
+    # the device's own statuses: lists the library would refuse, sent raw
+    for ranges, data_blocks, st in (([(0, 2), (1, 2)], 4, (7, 0x25)), ([(0, 1), (4, 0)], 1, (7, 0x23)),
+                                    ([(0, 2)], 3, (7, 0x24))):
+        cmd = env.run(env.drv.submit_swrite(1, ranges, bytes(512 * data_blocks)))
+        env.run(env.drv.wait(cmd))
+        assert (cmd.cqe.sct, cmd.cqe.sc) == st
+    for lba in range(256):
+        assert dev.read(lba) == want.get(lba, bytes(512)), lba
