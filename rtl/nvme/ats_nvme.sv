@@ -543,38 +543,40 @@ module ats_nvme #(
     // an edge it misses and the gated build gives the same cycles as the ungated one
     // (tests/system/test_sim_cgate.py, bench/sim).
 `ifdef ATS_NVME_CGATE
-    // Inputs watched: each compared with its value at the previous edge, field by field (no packed
-    // vector: the comparison of the inputs the harness drives is evaluated at every evaluation).
+    // The decision is taken once a cycle at the falling edge (ats_sim_cgate FALL): the busy signals
+    // and the core's outputs, which change only at rising edges, are evaluated then, once a cycle,
+    // instead of at every evaluation (their cone was in Verilator's input-combinational region with
+    // the latch form's enable; bench/sim/README.md "The NVMe build's per-cycle cost").
+    // Inputs the harness drives while the clock is low (the PCIe side) reach the clock through a
+    // latch open while clk is low (cg_lact_l: their valids and any change of the other fields,
+    // compared with their value at the previous rising edge), and into the hold at the next falling
+    // edge (cg_lact_q: cg_lact as the rising edge took it; no input in `act`, whose cone would else be
+    // evaluated at every evaluation again): the same edges as the latch form.
     // Not watched: the payloads of CQ and RC (tdata, tkeep, tlast, tuser), which the front end
     // reads only with their tvalid (ats_nvme_bar in S_IDLE / S_DRAIN, ats_nvme_rq at an RC
     // handshake); a tvalid that is up keeps the clock running (act).
     logic [43:0] cg_pcie, cg_pcie_q;
-    logic [21:0] cg_core, cg_core_q;
-    logic [31:0] cg_cpl_res_q, cg_hrd_addr_q, cg_hwr_addr_q, cg_hwr_data_q;
-    logic [15:0] cg_hrd_len_q;
-    logic        cg_chg;
+    logic        cg_lact, cg_lact_l, cg_lact_q, cg_gclk;
     assign cg_pcie = {s_axis_cq_tvalid, m_axis_cc_tready, m_axis_rq_tready, s_axis_rc_tvalid, rq_wr_ur,
                       cfg_max_payload, cfg_max_read_req, cfg_function_status, cfg_interrupt_msi_enable,
                       cfg_interrupt_msi_mmenable, cfg_interrupt_msi_sent, cfg_interrupt_msi_fail};
-    assign cg_core = {m_cmd_ready, s_cpl_valid, s_cpl_tag, s_cpl_status, s_hrd_valid, m_hrd_ready, s_hwr_valid,
-                      s_hwr_last};
+    assign cg_lact = s_axis_cq_tvalid || s_axis_rc_tvalid || cfg_interrupt_msi_sent || cfg_interrupt_msi_fail ||
+                     cg_pcie != cg_pcie_q;
     always_ff @(posedge clk) begin
-        cg_pcie_q     <= cg_pcie;
-        cg_core_q     <= cg_core;
-        cg_cpl_res_q  <= s_cpl_result;
-        cg_hrd_addr_q <= s_hrd_addr;
-        cg_hrd_len_q  <= s_hrd_len;
-        cg_hwr_addr_q <= s_hwr_addr;
-        cg_hwr_data_q <= s_hwr_data;
+        cg_pcie_q <= cg_pcie;
+        cg_lact_q <= cg_lact;
     end
-    assign cg_chg = cg_pcie != cg_pcie_q || cg_core != cg_core_q || s_cpl_result != cg_cpl_res_q ||
-                    s_hrd_addr != cg_hrd_addr_q || s_hrd_len != cg_hrd_len_q || s_hwr_addr != cg_hwr_addr_q ||
-                    s_hwr_data != cg_hwr_data_q;
-    ats_sim_cgate #(.W(1), .HOLD(32), .ID(CG_ID)) u_cg_nvme (
-        .clk, .rst, .gclk(nclk), .watch(1'b0),
-        .act(cg_chg || u_bar.sim_busy || u_rq.sim_busy || u_qm.sim_busy || u_prp.sim_busy || u_cmd.sim_busy ||
-             u_adm.sim_busy || of_n_q != '0 || s_axis_cq_tvalid || s_axis_rc_tvalid || s_cpl_valid ||
-             s_hrd_valid || s_hwr_valid || cfg_interrupt_msi_sent || cfg_interrupt_msi_fail));
+    always_latch begin
+        if (!clk) cg_lact_l = cg_lact;
+    end
+    // the core's outputs (registers of the core's blocks: they change at rising edges)
+    ats_sim_cgate #(.W(22 + 32 + 32 + 16 + 32 + 32), .HOLD(32), .ID(CG_ID), .FALL(1)) u_cg_nvme (
+        .clk, .rst, .gclk(cg_gclk),
+        .watch({m_cmd_ready, s_cpl_valid, s_cpl_tag, s_cpl_status, s_hrd_valid, m_hrd_ready, s_hwr_valid,
+                s_hwr_last, s_cpl_result, s_hrd_addr, s_hrd_len, s_hwr_addr, s_hwr_data}),
+        .act(cg_lact_q || u_bar.sim_busy || u_rq.sim_busy || u_qm.sim_busy || u_prp.sim_busy ||
+             u_cmd.sim_busy || u_adm.sim_busy || of_n_q != '0 || s_cpl_valid || s_hrd_valid || s_hwr_valid));
+    assign nclk = cg_gclk || (clk && cg_lact_l);
 `else
     assign nclk = clk;
 `endif
