@@ -11,8 +11,9 @@ build (sim/soc/build.py) and the NVMe build (--nvme):
   recovery  after a power cut at the end of idle: the restart until host_en
 
 Four builds, each in its own build directory, driven by the same messages:
-  new        the current tree as sim/soc/build.py builds it: the RTL's simulation forms and the
+  new        the current tree as sim/soc/build.py builds it: the RTL's simulation forms, the
              core's simulation-only clock gates (ATS_SIM_CGATE: build/soc/sim/sim_ats_bench_sim, ...)
+             and cycle skipping (ATS_SIM_SKIP; each phase's `skipped` cycles, `skipped_pct`)
   ungated    the same without the clock gates (--no-cgate: ..._nocgate): what the gates gain
   synth      the current tree with +define+ATS_SYNTH_FORM and without the gates (the forms written
              for synthesis, every block clocked on every edge: ..._ats_synth_form_nocgate): the
@@ -128,10 +129,13 @@ class Run:
         self.trace: dict = {"uart": [], "cpl": [], "msi": [], "reads": [], "cycles": {}, "images": {}}
 
     def _phase(self, hp: HostPort, name: str, fn) -> None:
+        # cycles skipped (sim/soc/README.md "Cycle skipping": INFO's `skipped`, 0 in a build without
+        # it); INFO changes nothing in the simulation
+        s0 = hp.info().get("skipped", 0)
         c0, t0 = hp.cycle, cpu_s(hp.proc.pid)
         fn()
         t1 = cpu_s(hp.proc.pid)
-        self.phases[name] = dict(cycles=hp.cycle - c0, cpu_s=round(t1 - t0, 3))
+        self.phases[name] = dict(cycles=hp.cycle - c0, cpu_s=round(t1 - t0, 3), skipped=hp.info().get("skipped", 0) - s0)
         self.trace["cycles"][name] = (c0, hp.cycle)
 
     def _images(self, when: str) -> None:
@@ -346,6 +350,8 @@ def main() -> None:
             n, u = runs[("new", kind)].phases[name], runs[("ungated", kind)].phases[name]
             s = runs[("synth", kind)].phases[name] if not a.no_synth else dict(cpu_s=0.0, cycles=0)
             row = dict(name=name, build=kind, cycles=n["cycles"], cpu_s=n["cpu_s"], mcycles_per_s=round(rate(n), 4),
+                       skipped=n.get("skipped", 0),
+                       skipped_pct=round(100 * n.get("skipped", 0) / n["cycles"], 2) if n["cycles"] else 0.0,
                        ungated_cpu_s=u["cpu_s"], ungated_mcycles_per_s=round(rate(u), 4),
                        cgate_speedup=round(rate(n) / rate(u), 3) if rate(u) else None,
                        synth_form_cpu_s=s["cpu_s"], synth_form_mcycles_per_s=round(rate(s), 4))
@@ -394,10 +400,11 @@ def main() -> None:
 
     # report: every rate beside its references (the synthesis form, the baseline)
     print(f"\nfull-system simulation speed, M simulated cycles per CPU second (config sim, seed {a.seed})")
-    print(f"{'phase':9} {'build':5} {'cycles':>10} {'new':>8} {'ungated':>8} {'new/ungated':>12} {'synth form':>11} "
+    print(f"{'phase':9} {'build':5} {'cycles':>10} {'skipped':>8} {'new':>8} {'ungated':>8} {'new/ungated':>12} {'synth form':>11} "
           f"{'baseline':>9} {'new/base':>9}")
     for p in phases:
-        print(f"{p['name']:9} {p['build']:5} {p['cycles']:>10,} {p['mcycles_per_s']:>8.3f} {p['ungated_mcycles_per_s']:>8.3f} "
+        print(f"{p['name']:9} {p['build']:5} {p['cycles']:>10,} {p['skipped_pct']:>7.1f}% {p['mcycles_per_s']:>8.3f} "
+              f"{p['ungated_mcycles_per_s']:>8.3f} "
               f"{p['cgate_speedup'] or 0:>11.2f}x {p['synth_form_mcycles_per_s']:>11.3f} "
               f"{p.get('baseline_mcycles_per_s', 0):>9.3f} {p.get('speedup') or 0:>8.2f}x")
     for kind, key in (("host", ""), ("nvme", "nvme_")):
