@@ -21,6 +21,11 @@
 // LATCH_ACT = 1, which also passes `act` to the clock through a latch open while clk is low (the
 // latch form for `act` alone, a small cone), and the block must take the other testbench-driven
 // inputs only while such a valid is high (rtl/core/README.md "Simulation cost").
+//
+// ATS_SIM_SKIP (with ATS_SIM_CGATE; the SoC simulator's cycle skipping, sim/soc/README.md "Cycle
+// skipping"): each gate tells the harness through DPI-C when its clock starts or stops running
+// (ats_sim_gate_open(ID, +1 / -1), the first +1 at time 0: a gate starts open), so the harness knows
+// when every gate is closed, and the edges the harness skipped count as edges with the clock off.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -58,6 +63,12 @@ module ats_sim_cgate #(
         void'($value$plusargs("cgate_off=%d", mask));
         keep_on = mask[ID];
     end
+`ifdef ATS_SIM_SKIP
+    // the harness's count of open gates (sim/soc/ats_soc_sim.cpp); skipped edges (for the figures)
+    import "DPI-C" function void ats_sim_gate_open(input int id, input int delta);
+    import "DPI-C" function longint ats_sim_skipped();
+    initial ats_sim_gate_open(ID, 1);
+`endif
 if (FALL) begin : g_fall
     // the decision at the falling edge; en_q starts on (the first edges are under reset)
     logic en_q = 1'b1;
@@ -67,9 +78,15 @@ if (FALL) begin : g_fall
         if (rst || act || keep_on || (watch != watch_q)) begin
             hold_q <= HW'(HOLD);
             en_q   <= 1'b1;
+`ifdef ATS_SIM_SKIP
+            if (!en_q) ats_sim_gate_open(ID, 1);
+`endif
         end else begin
             if (hold_q != '0) hold_q <= hold_q - 1'b1;
             en_q <= hold_q != '0;
+`ifdef ATS_SIM_SKIP
+            if (en_q && hold_q == '0) ats_sim_gate_open(ID, -1);
+`endif
         end
     end
     if (LATCH_ACT) begin : g_act
@@ -93,11 +110,20 @@ end else begin : g_latch
     always_latch begin
         if (!clk) en_l = en;
     end
+`ifdef ATS_SIM_SKIP
+    // open: the enable as the latch holds it at the falling edge (it changes while clk is low only
+    // with a testbench-driven input, when the harness does not skip)
+    logic open_q = 1'b1;
+    always_ff @(negedge clk) begin
+        if (en != open_q) ats_sim_gate_open(ID, en ? 1 : -1);
+        open_q <= en;
+    end
+`endif
 end
     assign gclk = clk && en_l;
 
     // activity figures: edges given to the block / all edges, printed at the end of the simulation
-    longint unsigned n_all, n_on;
+    longint unsigned n_all, n_on, n_tot;
     initial begin
         n_all = 0;
         n_on  = 0;
@@ -106,8 +132,14 @@ end
         n_all <= n_all + 1;
         n_on  <= n_on + longint'(en_l);
     end
-    final $display("[cgate] %m: clock on %0d of %0d edges (%0.1f %%)", n_on, n_all,
-                   n_all == 0 ? 0.0 : 100.0 * real'(n_on) / real'(n_all));
+    final begin
+        n_tot = n_all;
+`ifdef ATS_SIM_SKIP
+        n_tot = n_tot + longint'(ats_sim_skipped());    // the edges the harness skipped (clock off)
+`endif
+        $display("[cgate] %m: clock on %0d of %0d edges (%0.1f %%)", n_on, n_tot,
+                 n_tot == 0 ? 0.0 : 100.0 * real'(n_on) / real'(n_tot));
+    end
 `else
     assign gclk = clk;
     logic unused;

@@ -107,6 +107,11 @@ module ats_nand_die #(
     import "DPI-C" function void ats_nand_error_nonfatal();
     import "DPI-C" function void ats_nand_error_forgive();
     import "DPI-C" function int  ats_nand_viol_mode(input int dflt);
+`ifdef ATS_SIM_SKIP
+    // the SoC simulator's cycle skipping (sim/soc/README.md "Cycle skipping"): the array timer's
+    // next event, busy_end while busy, else -1 (ats_nand_next_busy_end() gives the earliest)
+    import "DPI-C" function void ats_nand_busy_until(input chandle h, input real t);
+`endif
 
     typedef enum logic [1:0] {PW_OFF, PW_NEEDRST, PW_ON} pwr_e;
     typedef enum logic [2:0] {OUT_NONE, OUT_DATA, OUT_STATUS, OUT_ID, OUT_PARAM} out_e;
@@ -197,6 +202,9 @@ module ats_nand_die #(
         t_confirm = $realtime;
         rb_n = 1'b0;
         drv = 1'b0;
+`ifdef ATS_SIM_SKIP
+        ats_nand_busy_until(store, busy_end);
+`endif
     endtask
 
     // an interrupted program/erase (power cut or RESET while busy) leaves torn content
@@ -205,6 +213,9 @@ module ats_nand_die #(
         if (busy && op == OP_ERASE) ats_nand_tear_block(store, op_block);
         busy = 1'b0;
         op = OP_NONE;
+`ifdef ATS_SIM_SKIP
+        ats_nand_busy_until(store, -1.0);
+`endif
     endtask
 
     task automatic clear_io();
@@ -251,6 +262,9 @@ module ats_nand_die #(
         op = OP_NONE;
         rb_n = 1'b1;
         t_rb_rise = $realtime;
+`ifdef ATS_SIM_SKIP
+        ats_nand_busy_until(store, -1.0);
+`endif
     endtask
 
     // a command latch (CLE high, ALE low)

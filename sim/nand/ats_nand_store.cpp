@@ -32,6 +32,7 @@ struct Die {
     std::string image;
     FILE *journal = nullptr;                                    // <image>.log: every change since the image
     std::string refused;                                        // why the image file was refused ("" = not refused)
+    double busy_until = -1;                                     // array operation ends (ns; < 0: idle): ATS_SIM_SKIP
 };
 
 std::map<int, Die *> &registry() {
@@ -286,6 +287,15 @@ void *ats_nand_handle(int die_id) {
     auto &r = registry();
     auto it = r.find(die_id);
     return it == r.end() ? nullptr : it->second;
+}
+
+void ats_nand_busy_until(void *h, double t) { D(h)->busy_until = t; }
+
+double ats_nand_next_busy_end(void) {
+    double t = -1;
+    for (auto &kv : registry())
+        if (kv.second->busy_until >= 0 && (t < 0 || kv.second->busy_until < t)) t = kv.second->busy_until;
+    return t;
 }
 
 void ats_nand_reg_fill(void *h) { std::fill(D(h)->reg.begin(), D(h)->reg.end(), 0xFF); }

@@ -65,6 +65,11 @@ int ats_nand_pages_stored(void *h);
 int ats_nand_is_factory_bad(void *h, int block);
 // Handle of die `die_id` opened in this process (nullptr if none): for C++ harnesses.
 void *ats_nand_handle(int die_id);
+// The array timer (the SoC simulator's cycle skipping, sim/soc/README.md "Cycle skipping"): a die
+// built with ATS_SIM_SKIP reports when its array operation ends (busy_end in the die's time unit,
+// ns; t < 0: not busy); ats_nand_next_busy_end() is the earliest over the open dies (< 0: none busy).
+void ats_nand_busy_until(void *h, double t);
+double ats_nand_next_busy_end(void);
 
 #ifdef __cplusplus
 }

@@ -37,18 +37,31 @@ void ATS_CAT(ATS_ROOT, ___eval)(ATS_ROOT *vlSelf);
 #if VM_TRACE
 #include "verilated_fst_c.h"
 #endif
+#ifdef ATS_SIM_SKIP
+// cycle skipping (sim/soc/README.md "Cycle skipping"): the free-running registers the harness
+// advances over a skip are members of the model's classes (all of them, through the symbol table)
+#ifdef ATS_NVME
+#include "Vats_soc_nvme_sim_top__Syms.h"
+#else
+#include "Vats_soc_sim_top__Syms.h"
+#endif
+#include "ats_nand_store.h"
+#endif
 
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +90,15 @@ enum : uint32_t {
 enum : uint32_t { CUT_NONE = 0, CUT_CYCLE = 1, CUT_ACCEPT = 2, CUT_CPL = 3 };
 
 constexpr uint64_t kHalfPs = 5000;   // 100 MHz
+
+#ifdef ATS_SIM_SKIP
+// The gates' reports (rtl/common/ats_sim_cgate.sv under ATS_SIM_SKIP): how many gates give their
+// block the coming rising edge; cycles skipped so far (the gates count them as edges off)
+int g_gates_open = 0;
+int g_gates = 0;
+uint64_t g_skipped = 0;
+int g_open_id[32];            // open gates per +cgate_off ID (the figures of +skip_stats)
+#endif
 
 [[noreturn]] void die(const char *fmt, ...) {
     va_list ap;
@@ -516,6 +538,152 @@ struct Sim {
     }
 #endif
 
+#ifdef ATS_SIM_SKIP
+    // ---- cycle skipping (sim/soc/README.md "Cycle skipping")
+    // While the CPU sleeps in a stalled read of the wait unit (its clock gated), every block's clock
+    // gate is closed and the harness has nothing to give, the edges until the next event change
+    // nothing in the model but free-running counters: the SoC's CYCLES, LiteX's uptime counter and
+    // bus timeout, the wait unit's stall count, the NAND scheduler's slot counter (and the NVMe queue
+    // manager's round-robin phase). The next event is the wait's deadline or cap, the end of a die's
+    // array operation, the end of the RUN or an armed cut. skip() jumps over those edges but the last
+    // (which runs as usual and so recomputes whatever depends on the counters: they cross no
+    // threshold on the way) by advancing the counters, the cycle count and the time.
+    bool skip_on = true;              // +skip_off: never skip (the reference run of the same binary)
+    uint64_t skips = 0;               // jumps made
+#ifdef ATS_NVME
+    auto *soc() { return top->rootp->ats_soc_nvme_sim_top->u_sys->u_soc; }
+#else
+    auto *soc() { return top->rootp->ats_soc_sim_top->u_soc; }
+#endif
+    static constexpr uint32_t kWaitCap = (1u << 19) - 1;      // ats_wait's CAP_W = 19 (soc/ats_litex.py)
+    static constexpr uint32_t kBusTimeout = 1000000;          // LiteX's bus timeout (its counter's reload)
+    // +skip_stats: why each cycle was not skipped (the first reason), printed at exit
+    bool skip_stats = false;
+    uint64_t why_not[48] = {};
+    enum { W_CPU = 32, W_GATES, W_HOST, W_UART, W_INCHG, W_WAIT, W_TIMER, W_BUS, W_NEAR, W_BUDGET, W_OFF, W_N };
+    const char *why_name(int k) {
+        static const char *n[] = {"CPU awake", "gates open (several)", "harness input / host outputs", "UART",
+                                  "input changed", "wait unit (no stall / wake / ack)", "LiteX timer on",
+                                  "bus timeout", "event within 3 cycles", "RUN budget", "off / cut"};
+        static char b[32];
+        if (k >= W_CPU) return n[k - W_CPU];
+        std::snprintf(b, sizeof b, "gate ID %d open", k);
+        return b;
+    }
+    uint64_t skip(uint64_t budget) {
+        int why = -1;
+        uint64_t n = skip_try(budget, why);
+        if (skip_stats && !n) {
+            if (why == W_GATES) {
+                // the CPU's own gate (ID 20) first, else the set of open gates (by ID)
+                if (g_open_id[20]) {
+                    why = W_CPU;
+                } else {
+                    uint32_t set = 0;
+                    for (int i = 0; i < 32; i++) if (g_open_id[i]) set |= 1u << i;
+                    gate_sets[set]++;
+                }
+            }
+            why_not[why]++;
+        }
+        return n;
+    }
+    std::map<uint32_t, uint64_t> gate_sets;
+    void skip_report() {
+        if (!skip_stats) return;
+        uint64_t all = 0;
+        for (uint64_t v : why_not) all += v;
+        std::fprintf(stderr, "[ats_soc_sim] cycles not skipped: %" PRIu64 "\n", all);
+        for (int k = 0; k < W_N; k++)
+            if (why_not[k]) std::fprintf(stderr, "[ats_soc_sim]   %-40s %12" PRIu64 " (%.1f %%)\n", why_name(k), why_not[k],
+                                         100.0 * why_not[k] / all);
+        for (auto &kv : gate_sets) {
+            std::string ids;
+            for (int i = 0; i < 32; i++) if (kv.first >> i & 1) ids += " " + std::to_string(i);
+            std::fprintf(stderr, "[ats_soc_sim]     gates open (IDs%s) %12" PRIu64 " (%.1f %%)\n", ids.c_str(), kv.second,
+                         100.0 * kv.second / all);
+        }
+    }
+    // budget: cycles the RUN may still skip; returns the cycles skipped (0: none; why: the reason)
+    uint64_t skip_try(uint64_t budget, int &why) {
+        why = W_OFF;
+        if (!skip_on || g_gates == 0 || cut_done) return 0;
+        why = W_GATES;
+        if (g_gates_open != 0) return 0;
+        why = W_BUDGET;
+        if (budget < 2) return 0;
+        why = W_HOST;
+        // nothing from the harness for the coming edge, nothing on the outputs it takes
+#ifdef ATS_NVME
+        if (!cq_q.empty() || !rc_q.empty() || msi_ack || rq_in_tlp) return 0;
+        if (top->m_axis_cc_tvalid || top->m_axis_rq_tvalid || top->cfg_interrupt_msi_int) return 0;
+#else
+        if (!sq.empty() || !hrd_q.empty() || hwr_burst) return 0;
+        if (top->host_cpl_valid || top->host_hrd_valid || top->host_hwr_valid) return 0;
+#endif
+        why = W_UART;
+        if (!uart_in.empty() || top->uart_tx_valid) return 0;
+        drive();
+        why = W_INCHG;
+        if (in_chg) return 0;
+        auto *m = soc();
+        // the CPU in a stalled wait read, no wake source up; LiteX's timer stopped (the firmware
+        // never starts it); the bus timeout counting down that read
+        why = W_WAIT;
+        if (!m->__PVT__ats_wait__DOT__rd || m->__PVT__ats_wait__DOT__wake || m->__PVT__ats_wait__DOT__ack_q) return 0;
+        why = W_TIMER;
+        if (m->__PVT__soc_timer_en_storage) return 0;
+        const uint32_t bus_to = m->__PVT__count;
+        why = W_BUS;
+        if (bus_to >= kBusTimeout) return 0;
+        // q: the quiet edges (edge 0 = the coming one): CYCLES at the edge below the deadline, the
+        // stall count below the cap, no die's operation ending at its falling edge
+        const uint64_t cyc = m->__PVT__soc_cyc;
+        const uint32_t cnt = m->__PVT__ats_wait__DOT__cnt_q;
+        uint64_t q = cnt < kWaitCap ? kWaitCap - cnt : 0;
+        if (m->__PVT__soc_wait_mask_storage >> 16 & 1) {
+            const uint64_t dl = m->__PVT__soc_wait_deadline_storage;
+            q = std::min<uint64_t>(q, dl > cyc ? dl - cyc : 0);
+        }
+        const double be = ats_nand_next_busy_end();            // ns (< 0: no die busy)
+        if (be >= 0) {
+            // edge k falls at t_ps + (k + 1) * 10,000 ps; the die ends at the first with time >= be
+            const uint64_t be_ps = uint64_t(std::llround(be * 1000.0));
+            q = std::min<uint64_t>(q, be_ps > t_ps ? (be_ps - t_ps + 2 * kHalfPs - 1) / (2 * kHalfPs) - 1 : 0);
+        }
+        if (cut_kind == CUT_CYCLE) q = std::min<uint64_t>(q, cut_value > cycle ? cut_value - cycle : 0);
+        q = std::min<uint64_t>(q, bus_to - 1);
+        why = W_NEAR;
+        if (q < 3) return 0;
+        const uint64_t n = std::min<uint64_t>(q - 1, budget);
+        m->__PVT__soc_cyc += n;
+        m->__PVT__soc_uptime_cycles += n;
+        m->__PVT__count = bus_to - uint32_t(n);
+        m->__PVT__ats_wait__DOT__cnt_q = cnt + uint32_t(n);
+        {   // the NAND scheduler's slot counter (ats_nand_sched.sv: 0 .. PERIOD - 1 on the free clock)
+            auto &v = m->__PVT__ats_ssd_core__DOT__u_nand__DOT__u_sched__DOT__slot_q;
+            if (v >= ATS_SKIP_SCHED_PERIOD) die("skip: scheduler slot %u, period %d", unsigned(v), ATS_SKIP_SCHED_PERIOD);
+            v = uint8_t((v + n) % ATS_SKIP_SCHED_PERIOD);
+            m->__Vdly__ats_ssd_core__DOT__u_nand__DOT__u_sched__DOT__slot_q = v;
+        }
+#ifdef ATS_NVME
+        {   // the queue manager's round-robin phase (ats_nvme_qm.sv: edges mod NQ + 1, on the free clock)
+            auto *t = top->rootp->ats_soc_nvme_sim_top;
+            auto &v = t->__PVT__u_nvme__DOT__u_qm__DOT__rr_ph_q;
+            if (v >= ATS_SKIP_NVME_RR) die("skip: queue manager phase %u, period %d", unsigned(v), ATS_SKIP_NVME_RR);
+            v = uint8_t((v + n) % ATS_SKIP_NVME_RR);
+            t->__Vdly__u_nvme__DOT__u_qm__DOT__rr_ph_q = v;
+        }
+#endif
+        cycle += n;
+        t_ps += n * 2 * kHalfPs;
+        ctx->time(t_ps);
+        g_skipped += n;
+        skips++;
+        return n;
+    }
+#endif
+
     uint32_t power_cut() {
         if (cut_done) return 0;
         // the supply falls: the dies tear what they are doing and save their images (ats_nand_die);
@@ -550,6 +718,9 @@ struct Sim {
             if ((until & U_HOST_EN) && top->host_cmd_ready) why |= U_HOST_EN;
         }
         for (uint64_t n = 0; !why && n < max_cycles; n++) {
+#ifdef ATS_SIM_SKIP
+            n += skip(max_cycles - n - 1);      // (the RUN's last cycle is always stepped)
+#endif
             uint32_t w = step();
             if (out.size() > (1u << 16)) flush();
             if ((until & U_IDLE) && completed == submitted) w |= U_IDLE;
@@ -582,10 +753,15 @@ struct Sim {
                       "{\"cycle\": %" PRIu64 ", \"clk_mhz\": 100, \"submitted\": %" PRIu64 ", \"accepted\": %" PRIu64
                       ", \"completed\": %" PRIu64 ", \"cut\": %s, \"cut_cycle\": %" PRIu64
                       ", \"viol_total\": %u, \"mem_errors\": %" PRIu64 ", \"wall_run_s\": %.3f, \"sim_mhz\": %.4f"
-                      ", \"host_mem_bytes\": %zu, \"trace\": %s%s}",
+                      ", \"host_mem_bytes\": %zu, \"skipped\": %" PRIu64 ", \"skips\": %" PRIu64 ", \"trace\": %s%s}",
                       cycle, submitted, accepted, completed, cut_done ? "true" : "false", cut_cycle,
                       top->viol_total, mem_errors, wall_run, wall_run > 0 ? cycle / wall_run / 1e6 : 0.0,
                       mem.size() * 4,
+#ifdef ATS_SIM_SKIP
+                      g_skipped, skips,
+#else
+                      uint64_t(0), uint64_t(0),
+#endif
 #if VM_TRACE
                       "true",
 #else
@@ -715,6 +891,17 @@ int listen_once(const std::string &path) {
 
 }  // namespace
 
+#ifdef ATS_SIM_SKIP
+// DPI-C of rtl/common/ats_sim_cgate.sv: +1 when a gate's clock starts running (and once at time 0
+// for each gate: they start open), -1 when it stops
+extern "C" void ats_sim_gate_open(int id, int delta) {
+    g_gates_open += delta;
+    g_open_id[id & 31] += delta;
+    if (g_gates_open > g_gates) g_gates = g_gates_open;     // (the gates: all open at time 0)
+}
+extern "C" long long ats_sim_skipped() { return (long long)g_skipped; }
+#endif
+
 int main(int argc, char **argv) {
     auto ctx = std::make_unique<VerilatedContext>();
     ctx->commandArgs(argc, argv);
@@ -737,6 +924,10 @@ int main(int argc, char **argv) {
     if (!ul.empty() && !(sim.uart_log = std::fopen(ul.c_str(), "w"))) die("cannot write %s", ul.c_str());
     sim.uart_echo = !plus("uart_echo").empty();
     sim.eval_always = !plus("eval_always").empty();
+#ifdef ATS_SIM_SKIP
+    sim.skip_on = plus("skip_off").empty() && !VM_TRACE;     // (a traced run records every edge)
+    sim.skip_stats = !plus("skip_stats").empty();
+#endif
 #if VM_TRACE
     sim.trace_path = plus("trace=");
     if (!sim.trace_path.empty()) {
@@ -790,5 +981,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "[ats_soc_sim] %" PRIu64 " cycles, %.2f s in RUN: %.3f MHz simulated (clock 100 MHz)%s\n",
                  sim.cycle, sim.wall_run, sim.wall_run > 0 ? sim.cycle / sim.wall_run / 1e6 : 0.0,
                  sim.cut_done ? ", power cut" : "");
+#ifdef ATS_SIM_SKIP
+    std::fprintf(stderr, "[ats_soc_sim] cycle skipping%s: %" PRIu64 " cycles skipped (%.1f %%) in %" PRIu64 " jumps\n",
+                 sim.skip_on ? "" : " off (+skip_off)", g_skipped, sim.cycle ? 100.0 * g_skipped / sim.cycle : 0.0, sim.skips);
+    sim.skip_report();
+#endif
     return top->viol_total ? 3 : 0;
 }

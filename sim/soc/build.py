@@ -82,19 +82,28 @@ def pgo_default() -> bool:
 
 
 def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, nvme: bool = False,
-              defines: tuple[str, ...] = (), pgo: bool | None = None, cgate: bool = True) -> Path:
+              defines: tuple[str, ...] = (), pgo: bool | None = None, cgate: bool = True,
+              skip: bool = True) -> Path:
     """nvme: the build with the NVMe front end before the host port (ats_soc_nvme_sim_top; the
     harness is its PCIe root port: docs/host-port.md "NVMe build"). defines: Verilog defines, in a
     build directory of their own (e.g. ATS_SYNTH_FORM: the RTL's synthesis form, bench/sim).
     pgo: compiler PGO (default: pgo_default(); never for a traced build).
     cgate: the core's simulation-only clock gates (ATS_SIM_CGATE, rtl/common/ats_sim_cgate.sv), on by
-    default; cgate=False builds without them into a directory of its own (`..._nocgate`)."""
+    default; cgate=False builds without them into a directory of its own (`..._nocgate`).
+    skip: cycle skipping (ATS_SIM_SKIP, sim/soc/README.md "Cycle skipping"), on by default in a gated
+    untraced build (it needs the gates); skip=False: a directory of its own (`..._noskip`)."""
     pgo = (pgo_default() if pgo is None else pgo) and not trace
     cfg = CONFIGS[cfg_name]
     out = gen_soc(cfg_name, quiet)
+    skip = skip and cgate and not trace
     obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else "") + "".join(f"_{d.lower()}" for d in defines)
-                 + ("" if cgate else "_nocgate"))
-    defines = tuple(defines) + (("ATS_SIM_CGATE",) if cgate else ())
+                 + ("" if cgate else "_nocgate") + ("_noskip" if cgate and not trace and not skip else ""))
+    defines = tuple(defines) + (("ATS_SIM_CGATE",) if cgate else ()) + (("ATS_SIM_SKIP",) if skip else ())
+    # cycle skipping: the harness advances the free-running counters itself (ats_soc_sim.cpp skip()):
+    # the NAND scheduler's slot counter (ats_nand_sched.sv: PERIOD = max(NUM_CHAN, 6)) and the NVMe
+    # queue manager's round-robin phase (ats_nvme_qm.sv: mod NQ + 1; ats_soc_nvme_sim_top's NQ = 4)
+    skip_cflags = (f" -DATS_SIM_SKIP -DATS_SKIP_SCHED_PERIOD={max(cfg.num_chan, 6)} -DATS_SKIP_NVME_RR={4 + 1}"
+                   if skip else "")
     vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
     vsrcs += [out / "gateware" / "ats_soc.v", *block_sources("ats_nand_array"), HERE / "ats_soc_sim_top.sv"]
     if nvme:
@@ -110,7 +119,7 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
            "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
-           "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else ""),
+           "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else "") + skip_cflags,
            *(["--trace-fst", "--trace-structs"] if trace else []), *[f"+define+{d}" for d in defines],
            *[f"-G{k}={v}" for k, v in g.items()], *map(str, vsrcs), *map(str, cpp)]
     d = _digest(vsrcs + cpp + [ROOT / "sim/nand/ats_nand_store.h"], "\0".join(cmd) + ("\0pgo" if pgo else ""))
@@ -257,7 +266,7 @@ def build_firmware(cfg_name: str = "sim", quiet: bool = False) -> Path:
 
 
 def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False,
-                 cgate: bool = True) -> tuple[Path, Path, dict]:
+                 cgate: bool = True, skip: bool = True) -> tuple[Path, Path, dict]:
     """The simulator, the firmware and the configuration (build/soc/<cfg>/config.json), built under a
     file lock: parallel callers (pytest-xdist workers, nbdkit's plugin) wait for one build.
     cgate=False: the build without the simulation-only clock gates (tests/system/test_sim_cgate.py)."""
@@ -266,7 +275,7 @@ def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False,
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate)
+        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate, skip=skip)
         fw = build_firmware(cfg_name, quiet=True)
     return exe, fw, json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
 
@@ -278,6 +287,8 @@ def main() -> None:
     ap.add_argument("--no-firmware", action="store_true")
     ap.add_argument("--nvme", action="store_true", help="with the NVMe front end (the harness is its root port)")
     ap.add_argument("--define", action="append", default=[], help="Verilog define (own build directory)")
+    ap.add_argument("--no-skip", action="store_true",
+                    help="without cycle skipping (own build directory: ..._noskip; +skip_off does the same at run time)")
     ap.add_argument("--no-cgate", action="store_true",
                     help="without the simulation-only clock gates of the core's blocks (own build directory: ..._nocgate)")
     ap.add_argument("--pgo", action=argparse.BooleanOptionalAction, default=None,
@@ -288,7 +299,8 @@ def main() -> None:
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define), pgo=a.pgo, cgate=not a.no_cgate)
+        exe = build_sim(a.config, a.trace, nvme=a.nvme, defines=tuple(a.define), pgo=a.pgo, cgate=not a.no_cgate,
+                        skip=not a.no_skip)
         print(exe)
         if not a.no_firmware:
             print(build_firmware(a.config))

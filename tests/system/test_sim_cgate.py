@@ -26,6 +26,12 @@ dies now end it on the falling edge). The NAND scheduler's slot counter turns on
 timing contract, rtl/nand/README_sched.md): it stays on the free clock, the rest of the scheduler is
 gated.
 
+The gated builds also skip cycles (ATS_SIM_SKIP, sim/soc/README.md "Cycle skipping"): while the CPU
+sleeps in the wait unit, every gate is closed and the harness has nothing to give, the harness jumps
+to the next event (the wait's deadline or cap, a die's array operation ending, the end of the RUN)
+and advances the free-running counters itself. The same comparisons check that, and each test
+requires that cycles were skipped (in the idle phase above all: the firmware's housekeeping waits).
+
 The NVMe build (test_sim_cgate_nvme_exact) adds the NVMe front end's gate (rtl/nvme/ats_nvme.sv) and
 the queue manager's round-robin pointer in its simulation form (a phase counter on the ungated clock
 instead of a register that turns in every idle cycle: ats_nvme_qm). Its reference is the same
@@ -63,6 +69,11 @@ def cpu_gate(logs: list[str]) -> tuple[int, int] | None:
     hits = [(int(a), int(b)) for log in logs
             for a, b in re.findall(r"\[cgate\] \S*ats_wait\.u_cg_cpu: clock on (\d+) of (\d+) edges", log)]
     return (sum(a for a, _ in hits), sum(b for _, b in hits)) if hits else None
+
+
+def skipped(logs: list[str]) -> int:
+    """Cycles the harness skipped over a run's processes (its exit line; 0 without cycle skipping)."""
+    return sum(int(n) for log in logs for n in re.findall(r"cycle skipping: (\d+) cycles skipped", log))
 
 
 def test_sim_cgate_exact(tmp_path, monkeypatch):
@@ -108,6 +119,11 @@ def test_sim_cgate_exact(tmp_path, monkeypatch):
     assert 0 < on < tot, f"CPU: clock on {on} of {tot} edges"
     assert cpu_gate(u.logs) is None
     print(f"[cgate] CPU clock on {100 * on / tot:.1f} %")
+    # cycle skipping: the gated build jumped over most of the idle phase, exactly (the comparison above)
+    assert g.phases["idle"]["skipped"] > g.phases["idle"]["cycles"] // 2, f"idle phase: {g.phases['idle']}"
+    assert skipped(g.logs) == sum(p["skipped"] for p in g.phases.values()) > 0
+    assert skipped(u.logs) == 0
+    print("[skip] cycles skipped: " + ", ".join(f"{n} {p['skipped']:,} of {p['cycles']:,}" for n, p in g.phases.items()))
     print("[cgate] clock on: " + ", ".join(f"{n} {100 * on / tot:.1f} %" for n, (on, tot) in counts.items()))
 
 
@@ -142,4 +158,9 @@ def test_sim_cgate_nvme_exact(tmp_path):
     on, tot = cpu_gate(g.logs)
     assert 0 < on < tot, f"CPU: clock on {on} of {tot} edges"
     assert cpu_gate(o.logs)[0] == cpu_gate(o.logs)[1]
+    # cycle skipping in the gated run (none with every gate held open)
+    assert g.phases["idle"]["skipped"] > g.phases["idle"]["cycles"] // 2, f"idle phase: {g.phases['idle']}"
+    assert skipped(o.logs) == 0
+    print("[skip] NVMe build, cycles skipped: " + ", ".join(f"{n} {p['skipped']:,} of {p['cycles']:,}"
+                                                          for n, p in g.phases.items()))
     print("[cgate] NVMe build, clock on: " + ", ".join(f"{n} {100 * on / tot:.1f} %" for n, (on, tot) in counts.items()))
