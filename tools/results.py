@@ -28,6 +28,7 @@ Commands:
       core      build/bench/core.json or core_<runs>.json (make bench-core)
       recovery  build/bench/recovery.json             (make bench-recovery)
       tx        build/bench/tx.json                   (make bench-tx)
+      atomic    build/bench/atomic.json               (make bench-atomic)
       sata      build/bench/sata.json                 (make bench-sata: the SATA rows)
       nvme      build/bench/sata.json                 (make bench-sata: the NVMe rows)
       sim       build/bench/sim.json                  (make bench-sim)
@@ -53,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "results"
 DOC = ROOT / "docs" / "results.md"
 # the order of the sections; an area not listed comes after these, by name
-AREAS = ["remap", "nand", "order", "core", "recovery", "tx", "sata", "nvme", "soc", "sim", "tests", "synth"]
+AREAS = ["remap", "nand", "order", "core", "recovery", "tx", "atomic", "sata", "nvme", "soc", "sim", "tests", "synth"]
 STATUSES = ("met", "missed", None)
 ROW_KEYS = ("figure", "value", "unit", "limit", "target", "status", "commit", "dirty", "command", "date",
             "reason", "note")
@@ -318,6 +319,40 @@ def ex_tx(j: dict, path: Path) -> list[dict]:
     return rows
 
 
+WHY_ATOMIC = "atomic Writes wait for each other's commit (the write buffer runs one commit at a time, rtl/wbuf/README.md \"Pending commit\"): an atomic stream moves exactly its one-at-a-time MB/s, plain Writes keep the 8 dies programming in parallel"
+
+
+def ex_atomic(j: dict, path: Path) -> list[dict]:
+    t, at = j["target"], j["atomic_over_plain_at"]
+    sizes = ", ".join(f"{p['blocks']}: " + " / ".join(f"{p[r]['atomic_over_plain']:.3f}" for r in j["atomic_over_plain_by_regime"])
+                      for p in j["sizes"])
+    rows = [dict(figure="atomic Writes / plain Writes, worst over sizes (atomic_over_plain)",
+                 value=round(j["atomic_over_plain"], 3), target=f"≥ {t}", status=status(j["atomic_over_plain"] >= t),
+                 reason=WHY_ATOMIC,
+                 note=f"worst at {at['blocks']} blocks ({at['regime']}); per regime "
+                      + ", ".join(f"{r} {v:.3f}" for r, v in j["atomic_over_plain_by_regime"].items())
+                      + f"; by size (blocks: {' / '.join(j['atomic_over_plain_by_regime'])}) {sizes}")]
+    for r, v in j["atomic_over_plain_by_regime"].items():
+        rows.append(dict(figure=f"atomic / plain, worst over sizes, {r}", value=round(v, 3), target=f"≥ {t}",
+                         status=status(v >= t), reason=WHY_ATOMIC if v < t else None))
+    sw = j["swrite"]
+    if sw.get("measured"):
+        rows.append(dict(figure="SWRITE / TX Writes + COMMIT (time a transaction)", value=round(sw["swrite_over_tx"], 3),
+                         note=f"{sw['ranges']} ranges x {sw['blocks_per_range']} blocks: SWRITE {sw['swrite_us']:.0f} µs, "
+                              f"TX Writes + COMMIT {sw['tx_commit_write_us']:.0f} µs"))
+    ps = j["page_store"]
+    lim = j["limit_program_bw_mb_s"] * 1e6 / ps["page_bytes"]
+    for m in ("doublewrite", "atomic"):
+        rows.append(dict(figure=f"page store {m}: pages/s", value=round(ps[m]["pages_per_s"]), unit="16 KiB pages/s",
+                         limit=round(lim if m == "atomic" else lim / 2),
+                         note=f"batches of {ps['batch']}; {ps[m]['nand_bytes_per_page']:,.0f} NAND bytes a page"))
+        rows.append(dict(figure=f"page store {m}: NAND bytes a page", value=round(ps[m]["nand_bytes_per_page"]),
+                         unit="B", limit=ps["page_bytes"] * (2 if m == "doublewrite" else 1)))
+    rows.append(dict(figure="page store atomic / doublewrite: pages/s", value=round(ps["atomic_over_doublewrite_pages_per_s"], 2),
+                     note=f"NAND bytes a page doublewrite / atomic {ps['nand_bytes_doublewrite_over_atomic']:.2f}"))
+    return rows
+
+
 def _iface(j: dict, key: str, label: str) -> list[dict]:
     rows = []
     for kind in ("write", "read"):
@@ -405,6 +440,7 @@ def ex_synth(j: dict, path: Path) -> list[dict]:
 EXTRACT = {"remap": (ex_remap, "make bench-remap"), "nand": (ex_nand, "make bench-nand"),
            "order": (ex_order, None), "core": (ex_core, "make bench-core"),
            "recovery": (ex_recovery, "make bench-recovery"), "tx": (ex_tx, "make bench-tx"),
+           "atomic": (ex_atomic, "make bench-atomic"),
            "sata": (ex_sata, "make bench-sata"), "nvme": (ex_nvme, "make bench-sata"),
            "sim": (ex_sim, "make bench-sim"), "synth": (ex_synth, "make synth")}
 
