@@ -81,7 +81,7 @@ def test_txapi_accounts_power_cut(seed, tmp_path):
             dev.atomic_write(lba, bytes(n * pb))
         assert e.value.local and e.value.status == (0, 0x02)
     assert [parse(dev.read(BASE_LBA + a)) for a in range(ACCOUNTS)] == [(a, 1000, 0) for a in range(ACCOUNTS)]
-    n_atomic = 0
+    n_atomic = n_static = 0                          # (static transactions when the front end has SWRITE)
     # history: transfer id -> {account: (balance after, writer id)}; acked: commit returned
     writes: dict[int, dict[int, int]] = {0: dict(bal)}
     acked, aborted, sent = {0}, set(), [0]
@@ -107,6 +107,14 @@ def test_txapi_accounts_power_cut(seed, tmp_path):
                             raise ValueError("application abort")
                     except ValueError:
                         pass
+                    continue
+                if dev.info.static_ranges >= 4 and rng.random() < 0.25:   # a static transaction (SWRITE)
+                    writes[xid] = new
+                    sent.append(xid)
+                    n_static += 1
+                    dev.static_tx([(BASE_LBA + a, page(pb, a, new[a], xid)) for a in accts])
+                    acked.add(xid)
+                    bal.update(new)
                     continue
                 if rng.random() < 0.25:               # one atomic write of the span lo..hi
                     lo, hi = min(accts), max(accts)
@@ -193,5 +201,5 @@ def test_txapi_accounts_power_cut(seed, tmp_path):
         for x in barrier_before[g]:
             for a in writes[x]:
                 assert state[a] >= x, f"barrier {g} durable but transfer {x} before it is not (account {a})"
-    print(f"txapi cut: seed {seed}, {len(sent)} transfers sent ({n_atomic} atomic writes), {len(acked)} acknowledged, "
+    print(f"txapi cut: seed {seed}, {len(sent)} transfers sent ({n_atomic} atomic writes, {n_static} static transactions), {len(acked)} acknowledged, "
           f"{len(aborted)} aborted by the application, {len(visible)} visible after recovery, epochs {last_g} written, counter {g}")
