@@ -18,6 +18,7 @@ Testpoints: rtl/nand/testplan_sched.md.
 from __future__ import annotations
 
 import heapq
+import json
 import os
 import random
 import sys
@@ -35,6 +36,10 @@ from atstb.streams import StreamSink, StreamSource, random_pause
 from atstb.streams import pause_gen as streams_pause_gen
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
+# ATS_SCHED_TRACE=<dir>: every test writes its port trace (all ports, every edge) there: a cycle-exact
+# reference for changes that must not move timing (e.g. an Fmax retiming); compare two runs with diff
+TRACE_DIR = os.environ.get("ATS_SCHED_TRACE")
+_trace_n = 0
 HERE = Path(__file__).resolve().parent
 NREQ_FIELDS = ["tag", "op", "chan", "way", "block", "page", "head", "prio_read", "slot"]
 CCPL_FIELDS = ["tag", "status", "corrected", "rel"]
@@ -218,6 +223,11 @@ class TB:
 
     def check(self, min_cov: dict | None = None):
         self.recording = False
+        if TRACE_DIR:   # ATS_SCHED_TRACE=<dir>: the recorded port trace, one JSON line per edge
+            global _trace_n
+            _trace_n += 1
+            with open(Path(TRACE_DIR) / f"sched_{self.nch}x{self.nways}_d{self.depth}_{_trace_n:02d}.jsonl", "w") as f:
+                f.writelines(json.dumps(s, sort_keys=True) + "\n" for s in self.trace)
         errs, cov, log = check_trace(self.trace, self.nch, self.nways, self.depth,
                                      stamp_w=self.stamp_w)
         self.dut._log.info("edges %d, commands %d, coverage %s", len(self.trace), self.commands,

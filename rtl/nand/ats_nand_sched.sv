@@ -166,7 +166,11 @@ module ats_nand_sched #(
 
     // dies
     logic [NUM_DIES-1:0]  busy_q;              // picked, completion not yet taken from c1
-    logic [NUM_DIES-1:0]  tv_q;                // infl_tag_q holds the in-flight tag
+    // infl_tag_q is matched by an incoming completion: busy_q without the die c1 holds a matched
+    // beat for (mtv_q == busy_q & ~(c1_v_q ? hit_q : 0), asserted below). While c1 holds a beat a new
+    // beat is loaded only at c1's take, where that die must not match (it is freed): so the match
+    // of a new beat needs no c1_take term (Fmax: c1_take is off the match path)
+    logic [NUM_DIES-1:0]  mtv_q;
     logic [TAG_W-1:0]     infl_tag_q [NUM_DIES];
 
     // pick pipeline registers (stage A snapshot, B class/stamp, C order, D pick, E read)
@@ -210,12 +214,14 @@ module ats_nand_sched #(
     logic [15:0]          relm_mem [16];       // LUT RAM
     logic [15:0]          relm_rv_q;           // row written since reset (else it reads 0)
     logic [15:0]          c1_row_q, row_d, row_w;
-    logic                 rel_hit, c1_fwd, c1_spur, rel_set, rel_clr;
+    logic                 rel_hit, c1_fwd, c1_spur, rel_set, rel_clr, rel_we, rel_val;
     // c1's match flags, loaded with c1 (Fmax: the 32-bit OR of the die matches and the 16:1 select
     // of c1's bit in its row are off the release-map update path; same values, same cycles)
-    logic                 any_hit_q;           // |hit_q
+    // hit_q's OR by groups of 8 dies (Fmax: the 32-input OR is split over the load and the take)
+    localparam int HG    = (NUM_DIES + 7) / 8;
+    logic [HG-1:0]        hg_q, hg_d;
     logic                 rel_hit_q;           // c1_row_q[c1_tag_q[3:0]]
-    logic                 rel_hit_d, any_hit_d;
+    logic                 rel_hit_d;
     logic                 out_valid_q, out_real_q;
     logic [TAG_W-1:0]     out_tag_q;
     logic [2:0]           out_status_q;
@@ -280,6 +286,32 @@ module ats_nand_sched #(
                 fr_cand[w][c] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
                 fr_head[w][c] = lne_q[2*d+1];
                 fr_idx[w][c]  = lne_q[2*d+1] ? lhead_q[2*d+1] : lhead_q[2*d];
+            end
+        end
+    end
+    // Each way selects with its own copy of the slot, slot_x_q[w] = slot_x(slot_q, w), a different
+    // bijective encoding per way (plain, inverted, Gray, inverted Gray), so that the synthesis
+    // keeps the copies apart (Fmax: the slot's fan-out to the 4 ways' 8:1 selects is split)
+    function automatic logic [2:0] slot_x(input logic [2:0] s, input int w);
+        logic [2:0] g;
+        g = (w >= 2) ? (s ^ (s >> 1)) : s;
+        slot_x = (w % 2 == 1) ? ~g : g;
+    endfunction
+    function automatic logic [2:0] slot_x_inv(input logic [2:0] x, input int w);
+        logic [2:0] g;
+        g = (w % 2 == 1) ? ~x : x;
+        slot_x_inv = (w >= 2) ? {g[2], g[2] ^ g[1], g[2] ^ g[1] ^ g[0]} : g;
+    endfunction
+    logic [2:0]           slot_x_q [NUM_WAYS];
+    logic [7:0]           fx_cand [NUM_WAYS];  // fr_* in the order of way w's slot encoding
+    logic [7:0]           fx_head [NUM_WAYS];
+    logic [IDX_W-1:0]     fx_idx  [NUM_WAYS][8];
+    always_comb begin
+        for (int w = 0; w < NUM_WAYS; w++) begin
+            for (int k = 0; k < 8; k++) begin
+                fx_cand[w][k] = fr_cand[w][slot_x_inv(3'(k), w)];
+                fx_head[w][k] = fr_head[w][slot_x_inv(3'(k), w)];
+                fx_idx[w][k]  = fr_idx[w][slot_x_inv(3'(k), w)];
             end
         end
     end
@@ -359,7 +391,7 @@ module ats_nand_sched #(
     assign c1_take      = c1_v_q && out_free && !eq_ne_q;
     assign s_ccpl_ready = !c1_v_q || c1_take;
     assign ccpl_fire    = s_ccpl_valid && s_ccpl_ready;
-    assign any_hit      = any_hit_q;
+    assign any_hit      = |hg_q;               // == |hit_q
     // c1 as taken: a release frees its (matched) die and marks the tag released; a completion
     // matched to a die frees it and goes out; one whose tag was released goes out and unmarks it
     assign rel_hit      = rel_hit_q;
@@ -367,46 +399,42 @@ module ats_nand_sched #(
     assign c1_spur      = c1_rel_q ? !any_hit : !(any_hit || rel_hit);
     assign rel_set      = c1_take && c1_rel_q && any_hit;
     assign rel_clr      = c1_take && !c1_rel_q && !any_hit && rel_hit;
+    // the map write (rel_set || rel_clr) and the value of c1's bit in it: the written row is built
+    // from registers only (c1_take only in the write enable and the bypass select)
+    assign rel_we       = c1_take && (c1_rel_q ? any_hit : (!any_hit && rel_hit));
+    assign rel_val      = c1_rel_q && any_hit;
     always_comb begin
-        row_w = c1_row_q;
-        row_w[c1_tag_q[3:0]] = rel_set;
+        for (int i = 0; i < 16; i++) row_w[i] = (int'(c1_tag_q[3:0]) == i) ? rel_val : c1_row_q[i];
         row_d = relm_rv_q[s_ccpl_tag[7:4]] ? relm_mem[s_ccpl_tag[7:4]] : 16'h0;
-        if ((rel_set || rel_clr) && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d = row_w;
-        // row_d[s_ccpl_tag[3:0]], written so that the late terms (rel_set, rel_clr) come last
-        if (c1_tag_q[7:4] != s_ccpl_tag[7:4] || !(rel_set || rel_clr)) begin
+        if (rel_we && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d = row_w;
+        // row_d[s_ccpl_tag[3:0]], written so that the late term (rel_we) comes last
+        if (c1_tag_q[7:4] != s_ccpl_tag[7:4] || !rel_we) begin
             rel_hit_d = relm_rv_q[s_ccpl_tag[7:4]] && relm_mem[s_ccpl_tag[7:4]][s_ccpl_tag[3:0]];
         end else if (c1_tag_q[3:0] == s_ccpl_tag[3:0]) begin
-            rel_hit_d = rel_set;
+            rel_hit_d = rel_val;
         end else begin
             rel_hit_d = c1_row_q[s_ccpl_tag[3:0]];
         end
     end
-    // any_hit_d = |hit_d without c1_take in the 32-input OR: in-flight tags are distinct (a tag is
-    // accepted only while not outstanding), so the one die c1 frees at this edge is matched by the
-    // new beat exactly when the beat's tag is c1's (checked: the assertion at the end)
-    logic [NUM_DIES-1:0] hit_raw;
+    // hit_d: the dies whose in-flight tag the incoming beat matches (a die c1 frees at this edge is
+    // not in mtv_q: see mtv_q), hg_d their ORs by groups of 8
+`ifdef ATS_SYNTH_FORM
+    // (a module of its own, kept apart by the synthesis: ABC9 maps it for least depth on its own,
+    // not up to the depth of the slowest cone elsewhere in the block; README "Implementation")
+    logic [NUM_DIES*TAG_W-1:0] infl_tag_v;
+    always_comb for (int d = 0; d < NUM_DIES; d++) infl_tag_v[d*TAG_W +: TAG_W] = infl_tag_q[d];
+    ats_nand_sched_match #(.N(NUM_DIES), .W(TAG_W)) u_match (
+        .valid(mtv_q), .tags(infl_tag_v), .tag(s_ccpl_tag), .hit(hit_d), .grp(hg_d));
+`else
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin
-`ifdef ATS_SYNTH_FORM
-            hit_raw[d] = tv_q[d] && (infl_tag_q[d] == s_ccpl_tag);
-`else
-            // simulation form: only when any_hit_q loads it (ccpl_fire)
-            hit_raw[d] = ccpl_fire && tv_q[d] && (infl_tag_q[d] == s_ccpl_tag);
-`endif
-        end
-        any_hit_d = (|hit_raw) && !(c1_take && any_hit_q && (c1_tag_q == s_ccpl_tag));
-    end
-    always_comb begin
-        for (int d = 0; d < NUM_DIES; d++) begin   // (a die freed by c1 at this edge: no match)
-`ifdef ATS_SYNTH_FORM
-            hit_d[d] = tv_q[d] && !(c1_take && hit_q[d]) && (infl_tag_q[d] == s_ccpl_tag);
-`else
             // simulation form: only when hit_q loads it (ccpl_fire)
-            if (ccpl_fire) hit_d[d] = tv_q[d] && !(c1_take && hit_q[d]) && (infl_tag_q[d] == s_ccpl_tag);
-            else           hit_d[d] = 1'b0;
-`endif
+            hit_d[d] = ccpl_fire && mtv_q[d] && (infl_tag_q[d] == s_ccpl_tag);
         end
+        hg_d = '0;
+        for (int d = 0; d < NUM_DIES; d++) hg_d[d / 8] = hg_d[d / 8] || hit_d[d];
     end
+`endif
 
     // ---------------------------------------------------------------- free-entry FIFO
     // entries 0..DEPTH-1 are handed out fresh after reset, then freed entries in FIFO order
@@ -442,7 +470,7 @@ module ats_nand_sched #(
         if (ins) pay_mem[free_idx_q] <= r2_pay_q;
         if (ins && r2_link_q) next_mem[r2_tail_q] <= free_idx_q;
         eq_mem[eq_wr_q] <= rb_pay_q[POS_TAG +: TAG_W]; // slot eq_wr_q is free (<= 3 wait)
-        if (rel_set || rel_clr) relm_mem[c1_tag_q[7:4]] <= row_w;
+        if (rel_we) relm_mem[c1_tag_q[7:4]] <= row_w;
         if (e_v_q) fq_mem[fq_wr_q] <= e_idx_q;
     end
 
@@ -578,9 +606,9 @@ module ats_nand_sched #(
         a_chan_q <= slot_q;
         for (int w = 0; w < NUM_WAYS; w++) begin
 `ifdef ATS_SYNTH_FORM
-            a_cand_q[w] <= fr_cand[w][slot_q];
-            a_head_q[w] <= fr_head[w][slot_q];
-            a_idx_q[w]  <= fr_idx[w][slot_q];
+            a_cand_q[w] <= fx_cand[w][slot_x_q[w]];
+            a_head_q[w] <= fx_head[w][slot_x_q[w]];
+            a_idx_q[w]  <= fx_idx[w][slot_x_q[w]];
 `else
             int d;
             d = int'(slot_q) * NUM_WAYS + w;
@@ -650,18 +678,16 @@ module ats_nand_sched #(
         for (int d = 0; d < NUM_DIES; d++) begin
             if (e_v_q && e_dsel_q[d]) begin
                 busy_q[d]     <= 1'b1;
-                tv_q[d]       <= 1'b1;
+                mtv_q[d]      <= 1'b1;
                 infl_tag_q[d] <= e_pay_q[POS_TAG +: TAG_W];
             end
-            if (c1_take && hit_q[d]) begin     // never the die being set (README)
-                busy_q[d] <= 1'b0;
-                tv_q[d]   <= 1'b0;
-            end
+            if (c1_take && hit_q[d]) busy_q[d] <= 1'b0;  // never the die being set (README)
+            if (ccpl_fire && hit_d[d]) mtv_q[d] <= 1'b0;  // (nor this one: it is busy)
         end
         if (rst) begin
             cv_q   <= '0;
             busy_q <= '0;
-            tv_q   <= '0;
+            mtv_q  <= '0;
         end
 
         // ---- BAD_REQ queue, then the m_ncpl register (a BAD_REQ goes out before channel
@@ -696,10 +722,10 @@ module ats_nand_sched #(
             c1_rel_q    <= s_ccpl_rel;
             c1_row_q    <= row_d;
             hit_q       <= hit_d;
-            any_hit_q   <= any_hit_d;
+            hg_q        <= hg_d;
             rel_hit_q   <= rel_hit_d;
         end
-        if (rel_set || rel_clr) relm_rv_q[c1_tag_q[7:4]] <= 1'b1;
+        if (rel_we) relm_rv_q[c1_tag_q[7:4]] <= 1'b1;
         if (rst) relm_rv_q <= '0;
         c1_v_q <= rst ? 1'b0 : (ccpl_fire || (c1_v_q && !c1_take));
         if (rst) begin
@@ -711,8 +737,13 @@ module ats_nand_sched #(
     // ---------------------------------------------------------------- slot counter
     // The pick pipeline's slot (channel served at stage A): the only register that changes in every
     // cycle, so it stays on the free-running clock and the rest can be gated (below).
+    logic [CH_W-1:0] slot_n;
+    assign slot_n = (rst || int'(slot_q) == PERIOD - 1) ? '0 : slot_q + CH_W'(1);
     always_ff @(posedge clk) begin
-        slot_q <= (rst || int'(slot_q) == PERIOD - 1) ? '0 : slot_q + CH_W'(1);
+        slot_q <= slot_n;
+`ifdef ATS_SYNTH_FORM
+        for (int w = 0; w < NUM_WAYS; w++) slot_x_q[w] <= slot_x(3'(slot_n), w);
+`endif
     end
 
     // ---------------------------------------------------------------- simulation-only clock gate
@@ -776,11 +807,45 @@ module ats_nand_sched #(
                 else $error("ats_nand_sched: BAD_REQ queue flags out of step with its count %0d (%m)", eq_cnt_q);
             assert (!(c1_take && e_v_q) || (hit_q & e_dsel_q) == '0)
                 else $error("ats_nand_sched: a completion frees the die being set (%m)");
-            assert (!c1_v_q || (any_hit_q == (|hit_q) && rel_hit_q == c1_row_q[c1_tag_q[3:0]]))
+            assert (!c1_v_q || (any_hit == (|hit_q) && rel_hit_q == c1_row_q[c1_tag_q[3:0]]))
                 else $error("ats_nand_sched: c1's registered match flags out of step (%m)");
+`ifdef ATS_SYNTH_FORM
+            for (int w = 0; w < NUM_WAYS; w++) begin
+                assert (slot_x_inv(slot_x_q[w], w) == 3'(slot_q))
+                    else $error("ats_nand_sched: way %0d's slot copy out of step (%m)", w);
+            end
+`endif
+            assert (mtv_q == (busy_q & ~(c1_v_q ? hit_q : '0)))
+                else $error("ats_nand_sched: match-valid bits out of step with busy_q (%m)");
+            assert (!rel_we == !(rel_set || rel_clr))
+                else $error("ats_nand_sched: release-map write enable out of step (%m)");
         end
     end
 `endif
 endmodule
+
+// ats_nand_sched_match: which of N valid W-bit tags equal `tag`, and the ORs of that by groups of 8.
+// Its own
+// hierarchy level in synthesis (keep_hierarchy): ABC9 maps each module apart, so this cone gets its
+// least depth instead of the depth of the scheduler's slowest cone (README_sched.md "Implementation").
+/* verilator lint_off DECLFILENAME */
+(* keep_hierarchy *)
+module ats_nand_sched_match #(
+    parameter int N = 32,
+    parameter int W = 8
+) (
+    input  wire logic [N-1:0]   valid,
+    input  wire logic [N*W-1:0] tags,
+    input  wire logic [W-1:0]   tag,
+    output      logic [N-1:0]   hit,
+    output      logic [(N+7)/8-1:0] grp
+);
+    always_comb begin
+        for (int i = 0; i < N; i++) hit[i] = valid[i] && (tags[i*W +: W] == tag);
+        grp = '0;
+        for (int i = 0; i < N; i++) grp[i / 8] = grp[i / 8] || hit[i];
+    end
+endmodule
+/* verilator lint_on DECLFILENAME */
 
 `resetall
