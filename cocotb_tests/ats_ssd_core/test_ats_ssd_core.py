@@ -1208,6 +1208,202 @@ class TB:
         self.stats["directed_checks"] = self.stats.get("directed_checks", 0) + 1
         self.errors.extend(errs)
 
+    async def directed_nawun(self, rounds: int):
+        """Reads concurrent with a commit (NAWUN, docs/host-interface.md 1.10 "Reads during a
+        commit"): on a fresh device, per round a tx t writes new versions of 2-4 consecutive LBAs
+        whose old (plain) versions are in the buffer (clean after a FLUSH, or dirty) or on flash,
+        then its commit (TX_COMMIT; the last page as a WRITE with COMMIT; or, as the NVMe front end
+        sends an atomic Write, all pages in one WRITE with COMMIT on a txid without entries) is
+        submitted while READs of those LBAs (mostly multi-page) are submitted continuously at random
+        gaps, before, during and after the commit, up to 6 in flight (a READ that overlaps the COMMIT
+        write is ordered by the queue; the others run beside the commit in the write buffer; the
+        commit has prio 1, else the queue would dispatch every queued READ first). Reference: the
+        host's view (old / new version of each LBA). Checked:
+        - every page returned is the LBA's old or new version, and one READ's pages are all old or all new;
+        - a READ completed before the commit was submitted is all old, one submitted after the
+          commit completed (OK) all new;
+        - linearisable: no READ submitted after another READ completed with the new data returns
+          the old data.
+        Stats `nawun_reads` (reads checked), `nawun_concurrent` (submitted while the commit was in
+        flight), `nawun_old` / `nawun_new` among those."""
+        rng = random.Random(self.rng.getrandbits(32))
+        pw, pb = self.pw, self.geo.page_bytes
+        errs = []
+        nv = [2 << 20]
+        st = self.stats
+        for k in ("nawun_reads", "nawun_concurrent", "nawun_old", "nawun_new"):
+            st.setdefault(k, 0)
+
+        async def write(lba, n, txid=0, flags=0, addr=0x200000):
+            vs = []
+            for i in range(n):
+                nv[0] += 1
+                vs.append(nv[0])
+                for j, w in enumerate(pattern(lba + i, nv[0], pw)):
+                    self.mem[addr + i * pb + 4 * j] = w
+            got = await self.run_one(op=OP_WRITE, lba=lba, nlb=n - 1, txid=txid, flags=flags, dptr=addr)
+            if got != (OK, n):
+                errs.append(f"nawun: WRITE {lba}+{n} txid {txid}: {got}")
+            return vs
+
+        now = lambda: cocotb.utils.get_sim_time("ns") // 10   # noqa: E731
+        # the write buffer's commit window (cw_q, public): its length per commit and the latency of
+        # the READs submitted while it is open (held) or while no window is open (not held)
+        cw = getattr(self.dut.u_dut.u_wbuf, "cw_q", None)
+        win = {"open": None, "len": [], "held": [], "free": []}
+        for rnd in range(rounds):
+            t = 1 + rnd % self.ntx_used
+            k = rng.randint(2, 4)
+            # the commit: TX_COMMIT; or the last page as a WRITE + COMMIT; or (atomic) every page
+            # in one WRITE + COMMIT on a txid without entries, as the NVMe front end sends an
+            # atomic Write (the queue orders a READ that overlaps a write behind it or ahead of it)
+            mode = rng.choices(("commit", "cmt_write", "atomic"), (6, 3, 1))[0]
+            base = rng.randrange(0, self.num_lbas - k)
+            old = dict(zip(range(base, base + k), await write(base, k)))
+            # where the old versions are when the commit is applied: the first j pages in the
+            # buffer (dirty, or clean after a FLUSH), the others only on flash (evicted: a FLUSH and
+            # 10 writes of other LBAs take every slot of the 8-slot buffer), so that a READ's pages
+            # come from the buffer's committed copies and from the media's mapping (both in 3 of
+            # 4 rounds: the mix the RTL before "Reads during a commit" returned)
+            j = rng.randint(1, k - 1) if rng.random() < 0.75 else rng.choice((0, k))
+            if j < k:
+                other = (base + k + 4) % (self.num_lbas - 10)
+                for _ in range(2):
+                    if await self.run_one(op=OP_FLUSH) != (OK, 0):
+                        errs.append("nawun: FLUSH")
+                    await write(other, 5)
+                    await write(other + 5, 5)
+                if j:
+                    old.update(zip(range(base, base + j), await write(base, j)))
+            if rng.random() < 0.5:
+                if await self.run_one(op=OP_FLUSH) != (OK, 0):
+                    errs.append("nawun: FLUSH")
+            m = {"commit": k, "cmt_write": k - 1, "atomic": 0}[mode]     # pages of the tx's own WRITE
+            new = dict(zip(range(base, base + m), await write(base, m, txid=t))) if m else {}
+            if mode == "atomic":
+                t = self.ntx                               # (the campaign's txids are 1 .. ntx_used)
+            # the concurrent phase: the commit among a stream of reads
+            tags = list(range(self.qdepth))
+            rng.shuffle(tags)
+            ctag = tags.pop()
+            if mode != "commit":
+                for i in range(k - m):
+                    nv[0] += 1
+                    new[base + m + i] = nv[0]
+                    for j, w in enumerate(pattern(base + m + i, nv[0], pw)):
+                        self.mem[0x210000 + i * pb + 4 * j] = w
+                ccmd = dict(op=OP_WRITE, lba=base + m, nlb=k - m - 1, txid=t, flags=COMMIT, dptr=0x210000)
+            else:
+                ccmd = dict(op=OP_COMMIT, lba=0, nlb=0, txid=t, flags=0, dptr=0)
+            pre = rng.randint(0, 3)                        # reads submitted before the commit
+            c_sub = c_done = None
+            c_ok = False
+            after = rng.randint(2, 5)                      # reads submitted after its completion
+            inflight = {}                                  # tag -> (lba, nlb, submitted)
+            done = []                                      # (submitted, completed, lba, nlb, kind)
+            nread = 0
+            gap = 0
+            for _ in range(STALL_EDGES):
+                await RisingEdge(self.dut.clk)
+                if cw is not None:
+                    o = int(cw.value)
+                    if o and win["open"] is None:
+                        win["open"] = now()
+                    elif not o and win["open"] is not None:
+                        win["len"].append(now() - win["open"])
+                        win["open"] = None
+                while self.cpl.queue:
+                    c = self.cpl.queue.popleft()
+                    if c["tag"] == ctag:
+                        c_done = now()
+                        c_ok = c["status"] == OK
+                        if c["status"] not in (OK, INDEX_FULL, TX_FULL):
+                            errs.append(f"nawun: commit of tx {t}: status {c['status']:#x}")
+                        continue
+                    if c["tag"] not in inflight:
+                        errs.append(f"nawun: completion of unknown tag {c}")
+                        continue
+                    lba, nlb, sub, held = inflight.pop(c["tag"])
+                    win["held" if held else "free"].append(now() - sub)
+                    tags.append(c["tag"])
+                    self.drain_hwr()
+                    a = 0x300000 + c["tag"] * 0x2000
+                    kinds = set()
+                    for i in range(nlb + 1):
+                        got = [self.mem.get(a + i * pb + 4 * j) for j in range(pw)]
+                        x = lba + i
+                        if got == pattern(x, old[x], pw):
+                            kinds.add("old")
+                        elif x in new and got == pattern(x, new[x], pw):
+                            kinds.add("new")
+                        else:
+                            kinds.add("bad")
+                            errs.append(f"nawun: READ {lba}+{nlb + 1} page {x}: words 0-1 {got[:2]}, "
+                                        f"old v{old[x]}, new v{new.get(x)}")
+                    if c["status"] != OK or c["result"] != nlb + 1:
+                        errs.append(f"nawun: READ {lba}+{nlb + 1}: {c}")
+                    kind = kinds.pop() if len(kinds) == 1 else "mixed"
+                    if kind == "mixed":
+                        errs.append(f"nawun: round {rnd} READ {lba}+{nlb + 1} submitted at {sub}, completed at "
+                                    f"{now()}, commit of tx {t} submitted at {c_sub}, completed at {c_done}: "
+                                    f"some pages old, some new")
+                    done.append((sub, now(), lba, nlb, kind))
+                if c_done is not None and not inflight and after <= 0:
+                    break
+                if gap > 0:
+                    gap -= 1
+                    continue
+                if c_sub is None and nread >= pre:
+                    # prio 1: the queue dispatches a READ before anything else of its prio, and
+                    # this stream always has one queued (a prio-0 commit would wait for its end)
+                    self.cmd.send_nowait(tag=ctag, attr=0, prio=1, aux=0, **ccmd)
+                    c_sub = now()
+                    gap = rng.randint(0, 40)
+                    continue
+                if len(inflight) >= 6 or not tags or (c_done is not None and after <= 0):
+                    continue
+                tag = tags.pop()
+                r = rng.random()                           # all k pages, some (2 or more), one
+                a0 = 0 if r < 0.5 else rng.randrange(0, k - 1) if r < 0.85 else rng.randrange(0, k)
+                n = k if r < 0.5 else rng.randint(2, k - a0) if r < 0.85 else 1
+                a = 0x300000 + tag * 0x2000
+                for j in range(n * pw):
+                    self.mem.pop(a + 4 * j, None)
+                self.cmd.send_nowait(op=OP_READ, tag=tag, lba=base + a0, nlb=n - 1, txid=0, flags=0, attr=0,
+                                     prio=0, dptr=a, aux=0)
+                inflight[tag] = (base + a0, n - 1, now(), win["open"] is not None)
+                nread += 1
+                if c_done is not None:
+                    after -= 1
+                gap = rng.choice((0, 0, rng.randint(0, 20), rng.randint(0, 200)))
+            else:
+                errs.append(f"nawun: round {rnd}: no end (commit of tx {t} {mode} "
+                            f"submitted at {c_sub}, completed at {c_done}, reads in flight {inflight}; "
+                            f"backend {self.backend_state()})")
+                break
+            for sub, cpl, lba, nlb, kind in done:
+                st["nawun_reads"] += 1
+                if kind not in ("old", "new"):
+                    continue
+                if cpl < c_sub and kind != "old":
+                    errs.append(f"nawun: round {rnd} READ {lba}+{nlb + 1} completed before the commit: {kind}")
+                if sub > c_done and kind != ("new" if c_ok else "old"):
+                    errs.append(f"nawun: round {rnd} READ {lba}+{nlb + 1} submitted after the commit "
+                                f"completed ({'OK' if c_ok else 'refused'}): {kind}")
+                if c_sub <= sub <= c_done:
+                    st["nawun_concurrent"] += 1
+                    st[f"nawun_{kind}"] += 1
+                # linearisable: an old read after a new one (completed before it was submitted)
+                if kind == "old" and any(k2 == "new" and c2 < sub for _, c2, _, _, k2 in done):
+                    errs.append(f"nawun: round {rnd} READ {lba}+{nlb + 1} submitted at {sub} returns the old "
+                                f"data after a read that completed with the new data before it")
+            if errs:
+                break
+        for key, v in (("window", win["len"]), ("held_lat", win["held"]), ("free_lat", win["free"])):
+            if v:
+                st[f"nawun_{key}"] = [min(v), round(sum(v) / len(v)), max(v), len(v)]   # min, mean, max, n
+        self.errors.extend(errs)
+
     async def directed_commit_timing(self, write, expect):
         """A commit costs no program round of its own (issue 37; rtl/backend/README.md
         "Transactions": the COMMIT / ABORT flag is decided from the tx's own early TX_WRITEs, so the
@@ -1395,6 +1591,14 @@ async def campaign(dut, seed, cuts, idle, backpressure):
         await tb.power_on()
         await tb.directed_tx()
         await tb.cut()
+    # reads concurrent with a commit (NAWUN) on their own power cycle (ATS_CORE_NAWUN rounds, 0: none)
+    nawun = int(os.environ.get("ATS_CORE_NAWUN", "24" if LONG else "6"))
+    if nawun:
+        await tb.power_on()
+        await tb.directed_nawun(nawun)
+        await tb.cut()
+        if tb.errors:
+            assert not tb.errors, "\n".join(tb.errors[:20])
     for i in range(cuts):
         await tb.power_on()
         # every eighth power cycle ends cleanly (every command completes, FLUSH, read-back, valid
@@ -1521,7 +1725,8 @@ RUNS = sorted(((name, mode, seed) for name, (_, runs) in CONFIGS.items() for mod
 
 # The signals below the TB top that the tests read (the watchdog's report of the backend: module ->
 # names); the build makes only these and the top's own signals visible to cocotb (runner.run `public`)
-PUBLIC = {"ats_backend": ["nq_v_q", "c_st_q", "rq_v_q", "tw_out_q", "fx_cnt_q", "txl_q"],
+PUBLIC = {"ats_wbuf": ["cw_q"],     # the commit window (directed_nawun's figures)
+          "ats_backend": ["nq_v_q", "c_st_q", "rq_v_q", "tw_out_q", "fx_cnt_q", "txl_q"],
           "ats_backend_read": ["ra_q", "rl_q", "rn_q", "lk_wait_q", "rl_fresh_q", "rn_ok_q", "rn_adv_q"],
           "ats_backend_fw": ["fw_st_q", "rd_st_q"]}
 BACKEND_UNITS = {"ats_backend": None, "ats_backend_read": "u_read", "ats_backend_fw": "u_fw"}   # module -> instance

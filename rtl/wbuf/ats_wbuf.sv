@@ -381,6 +381,12 @@ module ats_wbuf #(
     logic               ptx_w0_q;                 // a txid-0 page was committed into the buffer since
     logic               ptx_rdirty_q;             // its slot is DIRTY (not issued yet), registered
     logic               ptx_set, ptx_conf, fin_go, fin_busy;
+    // reads during a commit (README "Reads during a commit"): cw_q, the commit window, is set when
+    // the engine finds the pending commit's record (or COMMIT-marked page) live at the head of the
+    // writeback order and ends with the commit; a READ decoded while it is set waits in ST_PTXW
+    // until the commit has ended, and the record is issued only when the window has been open for
+    // a cycle (cw_ok_q) and no READ was executing its pages in the cycle before (rd_act_q)
+    logic               cw_q, cw_ok_q, cw_set, rd_act_q;
     typedef enum logic [2:0] {F_IDLE, F_W2, F_W3, F_FIN, F_CAN1, F_CAN2, F_DONE} fin_state_e;
     fin_state_e         fin_q;
     logic [7:0]         fin_st_q;
@@ -564,7 +570,8 @@ module ats_wbuf #(
     assign fin_go   = TX && fin_q == F_IDLE && ptx_v_q && !dump_q && (state_q == ST_IDLE || state_q == ST_PTXW) &&
                       (txdone_q || (nosp_q && ptx_rdirty_q));
     assign fin_busy = TX && (fin_q != F_IDLE || fin_go);
-    assign ptx_conf = TX && ptx_v_q && (op_rec_q || cmt_q || op_q == OP_RFLUSH || (txid_q != 6'd0 && txid_q == ptx_txid_q));
+    assign ptx_conf = TX && ptx_v_q && (op_rec_q || cmt_q || op_q == OP_RFLUSH || (txid_q != 6'd0 && txid_q == ptx_txid_q) ||
+                                        (op_rd_q && cw_q));
 
     always_comb begin
         state_d   = state_q;
@@ -1097,6 +1104,7 @@ module ats_wbuf #(
     eng_state_e         en_q;
     logic [SLOT_W-1:0]  hs_q, uc_q, es_q;
     logic               uc_v_q, es_urg_q, fifo_ne_q, live_q, ucok_q, hs_urg_q;
+    logic               hs_cmt_q, cw_hold;        // the head is a commit record / COMMIT-marked page; wait
     logic               wb_go_q, budget_ok_q, issue_fire, pop_fire, issue_urg;
     slot_state_e        hs_st_q, uc_st_q;
     logic [QP_W-1:0]    hs_qp_q;
@@ -1109,6 +1117,10 @@ module ats_wbuf #(
     logic               c_issue, c_pop, c_urg;
     logic [SLOT_W-1:0]  c_slot;
     logic [SLOT_W-1:0]  issue_slot;
+    // a commit's record (or COMMIT-marked page) at the head waits until the commit window has
+    // been open for a cycle and no READ executed its pages in the cycle before (README "Reads
+    // during a commit"); not after a power failure (the dump issues it like any page)
+    assign cw_hold = TX && hs_cmt_q && !dump_q && (!cw_ok_q || rd_act_q);
     always_comb begin
         c_issue = 1'b0;
         c_pop   = 1'b0;
@@ -1118,17 +1130,20 @@ module ats_wbuf #(
             if (!live_q) begin
                 c_pop = 1'b1;                             // stale entry
             end else if (wb_go_q && budget_ok_q && (dump_q || !pwr_fail)) begin
-                c_issue = 1'b1;
                 if (ucok_q && !dump_q) begin
+                    c_issue = 1'b1;
                     c_slot = uc_q;
                     c_urg  = 1'b1;
                     c_pop  = (uc_q == hs_q);
-                end else begin
+                end else if (!cw_hold) begin
+                    c_issue = 1'b1;
                     c_pop = 1'b1;
                 end
             end
         end
     end
+    // the commit window opens when the engine sees the commit's record live at the head
+    assign cw_set = TX && en_q == EN_C && fifo_ne_q && live_q && hs_cmt_q && !dump_q;
     // PLP: nothing is issued (or popped) in the cycle that samples pwr_fail: a page decided in the
     // cycle before would reach m_wb after the cut without the budget check (README "PLP", "The
     // cut"); the engine restarts from EN_A and the dump decides it again within the budget
@@ -1163,6 +1178,7 @@ module ats_wbuf #(
                 hs_qp_q  <= sl_qp_q[hs_q];
                 hs_ep_q  <= sl_ep_q[hs_q];
                 hs_urg_q <= sl_urg_q[hs_q];
+                hs_cmt_q <= TX && (sl_rec_q[hs_q] == RC_CMARK || sl_rec_q[hs_q] == RC_CREC);
                 uc_st_q  <= sl_st_q[uc_q];
                 uc_ep_q  <= sl_ep_q[uc_q];
                 uc_urg_q <= sl_urg_q[uc_q];
@@ -1208,7 +1224,7 @@ module ats_wbuf #(
     assign busy       = 1'b0;     // simulation only: no logic in a netlist
 `else
     assign busy       = state_q != ST_IDLE || en_q != EN_A || (fifo_cnt_q != 0 && wb_go_q) || rdr_busy_q ||
-                        !mq_hw_idle || dump_q || ptx_v_q || fin_q != F_IDLE;
+                        !mq_hw_idle || dump_q || ptx_v_q || fin_q != F_IDLE || cw_ok_q || rd_act_q;
 `endif
     assign m_wb_op    = sl_trim_q[es_q];
     assign m_wb_rec   = TX ? sl_rec_q[es_q] : RC_NONE;
@@ -1286,13 +1302,33 @@ module ats_wbuf #(
             default: fin_q <= F_IDLE;
         endcase
         if (dump_q) fin_q <= F_IDLE;                          // frozen: a pending commit never ends
+        // reads during a commit: the window ends with the commit (its completion taken)
+        if (cw_set) cw_q <= 1'b1;
+        else if (fin_q == F_DONE && main_taken) cw_q <= 1'b0;
+        cw_ok_q  <= cw_q && !(fin_q == F_DONE && main_taken);
+        // a READ past its decode (LK1 .. FIN): its pages read the buffer's slots or go to the media
+        rd_act_q <= TX && op_rd_q && !(state_q inside {ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_PTXW, ST_DONE, ST_FROZEN});
         if (rst || !TX) begin
             ptx_v_q  <= 1'b0;
             ptx_slot_q <= '0;
             txdone_q <= 1'b0;
             fin_q    <= F_IDLE;
+            cw_q     <= 1'b0;
+            cw_ok_q  <= 1'b0;
+            rd_act_q <= 1'b0;
         end
     end
+`ifndef SYNTHESIS
+    // reads during a commit: the window belongs to the pending commit, and a commit record or
+    // COMMIT-marked page is issued (before a power failure) only while no READ executes its pages
+    always_ff @(posedge clk) begin
+        if (!rst && TX && cw_q && !ptx_v_q)
+            $error("ats_wbuf: commit window open without a pending commit");
+        if (!rst && TX && issue_fire && !dump_q && (sl_rec_q[issue_slot] == RC_CMARK || sl_rec_q[issue_slot] == RC_CREC) &&
+            (!cw_q || (op_rd_q && !(state_q inside {ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_PTXW, ST_DONE, ST_FROZEN}))))
+            $error("ats_wbuf: a commit record issued while a READ executes or without the commit window");
+    end
+`endif
     assign txfin_fire   = TX && fin_q == F_FIN;
     assign txcan_fire   = TX && fin_q == F_CAN2 && ptx_rdirty_q;
     assign rec_drop     = txcan_fire && ptx_rec_q;      // a DIRTY record freed: one dirty page less
