@@ -253,8 +253,8 @@ module ats_nvme_cmd #(
     assign vendor = opc[7];
     assign rw     = opc == IO_WRITE || opc == IO_READ || opc == IO_TX_WRITE || opc == IO_TX_READ ||
                     opc == IO_SREAD;
-    logic sw;                                      // an SWRITE
-    assign sw     = opc == IO_SWRITE;
+    logic sw;                                      // an SWRITE (none without engines: its logic is
+    assign sw     = STX > 0 && opc == IO_SWRITE;   // constant then, and synthesis drops it)
     assign data   = opc[1:0] != 2'b00;
 
     logic [16:0] xfer_len;
@@ -331,8 +331,8 @@ module ats_nvme_cmd #(
     assign e_pi = {1'b0, r_slba[p_i]} + 49'(r_len[p_i]);
     assign e_pj = {1'b0, r_slba[p_j]} + 49'(r_len[p_j]);
     logic        p_lr, p_ov;
-    assign p_lr = 4'(p_i) < nr4 && (r_hi_q[p_i] || e_pi > 49'(NUM_LBAS));
-    assign p_ov = p_i < p_j && 4'(p_j) < nr4 && 49'(r_slba[p_i]) < e_pj && 49'(r_slba[p_j]) < e_pi;
+    assign p_lr = STX > 0 && 4'(p_i) < nr4 && (r_hi_q[p_i] || e_pi > 49'(NUM_LBAS));
+    assign p_ov = STX > 0 && p_i < p_j && 4'(p_j) < nr4 && 49'(r_slba[p_i]) < e_pj && 49'(r_slba[p_j]) < e_pi;
     logic        sw_empty;
     assign sw_empty = (nr_mask & ~r_valid_q) != 8'd0;
 
@@ -490,7 +490,7 @@ module ats_nvme_cmd #(
                 case (l_i_q[1:0])
                     2'd1: begin
                         r_len[l_r] <= s_lrd_data;
-                        l_sum_q <= l_sum_q + 36'(s_lrd_data);
+                        if (STX > 0) l_sum_q <= l_sum_q + 36'(s_lrd_data);
                         if (s_lrd_data > 32'd65536) l_big_q <= 1'b1;
                         if (s_lrd_data != 32'd0) r_valid_q[l_r] <= 1'b1;
                     end
