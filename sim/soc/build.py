@@ -72,6 +72,7 @@ def verilator() -> str:
 
 
 NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (one list)
+NVME_STX = 2    # the NVMe build's SWRITE engines (ats_nvme STX; host txids 1 .. num_tx-1-STX: host-interface §1.11)
 sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
 from atstb.filelist import block_sources  # noqa: E402
 
@@ -115,7 +116,7 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     if nvme:
         g.update(NUM_LBAS=cfg.num_lbas, QDEPTH=1 << (cfg.qdepth.bit_length() - 1))
         rp = json.loads((out / "config.json").read_text())      # the remap preset's (gen_soc)
-        g.update(NUM_TX=rp["num_tx"], TX_ENTRIES=rp["tx_entries"])
+        g.update(NUM_TX=rp["num_tx"], TX_ENTRIES=rp["tx_entries"], STX=NVME_STX)
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
            "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
@@ -277,7 +278,8 @@ def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False,
         fcntl.flock(lk, fcntl.LOCK_EX)
         exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate, skip=skip)
         fw = build_firmware(cfg_name, quiet=True)
-    return exe, fw, json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
+    cfg = json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
+    return exe, fw, (dict(cfg, stx=NVME_STX) if nvme else cfg)     # stx: the NVMe front end's SWRITE engines
 
 
 def main() -> None:

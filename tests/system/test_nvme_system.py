@@ -367,7 +367,7 @@ def test_nvme_cut_by_command_count(tmp_path):
     while cnt.submitted < value - 2:               # k2 - 6 more: plain, FUA, open-tx writes
         kind = rng.choice(["plain", "fua", "open"])
         cmds.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
-                          txid=cfg["num_tx"] - 1 if kind == "open" else 0))
+                          txid=cfg["num_tx"] - 1 - cfg.get("stx", 0) if kind == "open" else 0))
     run_sync(drv.wait([c for *_, c in cmds]), tr)
     c1 = cnt.add(run_sync(drv.submit_tx(2, nvme.IO_TX_COMMIT, 1), tr))      # command value - 1
     run_sync(drv.wait(c1), tr)
@@ -406,7 +406,7 @@ def test_nvme_cut_by_command_count(tmp_path):
             c3 = cnt.add(run_sync(drv.submit_tx(rng.choice([1, 2]), nvme.IO_TX_COMMIT, 3), tr))
         kind = rng.choice(["plain", "fua", "fua", "open"])
         burst.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
-                           txid=cfg["num_tx"] - 1 if kind == "open" else 0))
+                           txid=cfg["num_tx"] - 1 - cfg.get("stx", 0) if kind == "open" else 0))
     with pytest.raises(SimError):
         run_sync(drv.wait([c for *_, c in burst] + [c3]), tr)
     assert hp.cut, f"the cut armed at I/O completion {value} never fired"
@@ -480,8 +480,9 @@ def test_nvme_power_cut(seed, tmp_path):
             versions.setdefault(lba, []).append(d)
             cmds.append(("tx", lba, d, run_sync(drv.submit_write(1, lba, d, txid=txid), tr)))
         commits.append((txid, group, None))
-    open_txid = cfg["num_tx"] - 1                        # never committed (the host's last txid: NUM_TX is
-                                                        # the front end's, for atomic writes)
+    open_txid = cfg["num_tx"] - 1 - cfg.get("stx", 0)    # never committed (the host's last txid: NUM_TX is
+                                                        # the front end's, for atomic writes, and the STX below it
+                                                        # its SWRITE engines', docs/host-interface.md §1.11)
     assert open_txid > len(txs)
     for lba in opened:
         d = rng.randbytes(pb)
