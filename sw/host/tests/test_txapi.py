@@ -323,13 +323,6 @@ def test_static_tx_encoding_and_refusals():
     assert len(env.model.descriptors) == k0 and env.core.pages_written == n
 
 
-def _model_has_swrite() -> bool:
-    from atstb import nvme_ref
-    return getattr(nvme_ref, "IO_SWRITE", None) in getattr(nvme_ref, "IO_OPCODES", ())
-
-
-@pytest.mark.skipif(not _model_has_swrite(), reason="the reference front end does not execute SWRITE yet "
-                    "(cocotb_tests/lib/atstb/nvme_ref.py: docs/host-interface.md §1.11, issue 39 item 3)")
 def test_static_tx_on_the_reference_front_end():
     """static_tx and the statuses the device gives bad lists (sent raw through the driver) on the
     reference front end with STX = 2, checked against a dict: the ranges read back, a refused list
