@@ -530,11 +530,23 @@ class TB:
         assert w784 == maxp << 16 | self.stx << 8 | R.SW_RANGES and w785 == self.num_tx << 8 | (self.num_tx - self.stx)
         sqs = sorted(q for q in d.sqs if q)
         self.core.sw_par = 0
+        waits = dict(swgo=0, srw=0, on=True)           # cycles the decoder waited for an engine / in an SREAD
+
+        async def watch():
+            while waits["on"]:
+                await RisingEdge(self.dut.clk)
+                st = int(self.dut.u_cmd.d_q.value)
+                if st == 12:                            # D_SWGO
+                    waits["swgo"] += 1
+                elif st == 13:                          # D_SRW
+                    waits["srw"] += 1
+        cocotb.start_soon(watch())
+        nsw = 0
         for _ in range(rounds):
             n0 = len(self.core.descs)
             used: set[int] = set()
             cmds, srs = [], []
-            for _ in range(r.randrange(2, 2 * self.stx + 2)):
+            for _ in range(r.randrange(self.stx + 1, 2 * self.stx + 2)):     # more than the engines
                 q = r.choice(sqs)
                 ranges = self.pick_ranges(used, maxp)
                 data = r.randbytes(sum(n for _, n in ranges) * pb)
@@ -558,8 +570,14 @@ class TB:
                 src = await self.do(d._data_cmd(c.qid, sr, k * pb, to_host=True, ring=False, what="sread"))
                 rd = await self.do(d.submit_read(r.choice(sqs), lba, k, ring=False))
                 srs.append((src, rd, lba, k, ranges))
-            for q in r.sample(sqs, len(sqs)):
+            self.core.held = 1                          # the core completes nothing for a while: every
+            for q in r.sample(sqs, len(sqs)):           # engine busy, the next SWRITE waits for one
                 await self.do(d.ring(q))
+
+            async def release():
+                await ClockCycles(self.dut.clk, r.randrange(2000, 6000))
+                self.core.held = 0
+            cocotb.start_soon(release())
             await self.do(d.wait([c for c, *_ in cmds] + [x for s_ in srs for x in s_[:2]]))
             for c, sqe, ranges, data in cmds:
                 assert c.cqe.ok, f"{c.what}: {c.cqe}"
@@ -583,7 +601,11 @@ class TB:
                     self.smart[0] += 1
                     self.smart[1] += n * pb
             self.stats["swrite"] = self.stats.get("swrite", 0) + len(cmds)
+            nsw += len(cmds)
+        waits["on"] = False
         assert self.core.sw_par >= 2, f"never two SWRITEs in the core at once ({self.core.sw_par})"
+        assert waits["swgo"] > nsw and waits["srw"] > 2 * rounds, f"no SWRITE waited for an engine or SREAD: {waits}"
+        self.stats["sw_waits"] = (waits["swgo"], waits["srw"])
         q = sqs[0]
         # a WRITE the core fails: Capacity Exceeded, nothing visible; the engine's next SWRITE aborts the txid first
         used = set()
@@ -678,8 +700,9 @@ async def run_top(dut) -> None:
     if tb.stx:
         t0 = get_sim_time("ns")
         await tb.static_tx(2 if LONG else 1)
-        dut._log.info("static transactions: %.0f us, %d SWRITEs, %d SWRITE txids in the core at once",
-                      (get_sim_time("ns") - t0) / 1000, tb.stats["swrite"], tb.core.sw_par)
+        dut._log.info("static transactions: %.0f us, %d SWRITEs, %d SWRITE txids in the core at once, "
+                      "decoder cycles waiting for an engine / in SREADs %s", (get_sim_time("ns") - t0) / 1000,
+                      tb.stats["swrite"], tb.core.sw_par, tb.stats["sw_waits"])
     await tb.check_logs()
     # Delete SQ with commands held in the core: it completes after them
     q = max(d.sqs)
