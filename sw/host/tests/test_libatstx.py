@@ -15,8 +15,8 @@ full-system simulation listens on a Unix socket in tmp_path and the C programs a
   reads of LBAs an open transaction wrote must return committed data; an aborted transaction leaves
   no trace). Then the simulator is restarted on the same die images (after ats_close's clean
   shutdown) and every LBA is read again.
-- test_static_tx_script: `ats_static_tx` (SWRITE) on the device against the dict model; skipped while
-  the simulator's front end has no SWRITE engine (config `stx` = 0).
+- test_static_tx_script: `ats_static_tx` (SWRITE) on the device against the dict model (the NVMe
+  simulator build has STX = 2 SWRITE engines, config `stx`; skipped on a build with `stx` = 0).
 - test_bank_power_cut: `atstx_bank` init, run with a power cut at a seeded random cycle, restart (the
   firmware recovers), check: no torn account, the total conserved, and the accounts equal a Python
   replay of the seeded transfers after the last one printed committed (or the one in flight).
