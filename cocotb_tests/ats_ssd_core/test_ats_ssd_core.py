@@ -1248,7 +1248,8 @@ class TB:
 
         now = lambda: cocotb.utils.get_sim_time("ns") // 10   # noqa: E731
         # the write buffer's commit window (cw_q, public): its length per commit and the latency of
-        # the READs submitted while it is open (held) or while no window is open (not held)
+        # the READs submitted while it is open (held) or while no window is open (not held); the
+        # stats hold the figures of the last call (one power cycle)
         cw = getattr(self.dut.u_dut.u_wbuf, "cw_q", None)
         win = {"open": None, "len": [], "held": [], "free": []}
         for rnd in range(rounds):
@@ -1591,12 +1592,14 @@ async def campaign(dut, seed, cuts, idle, backpressure):
         await tb.power_on()
         await tb.directed_tx()
         await tb.cut()
-    # reads concurrent with a commit (NAWUN) on their own power cycle (ATS_CORE_NAWUN rounds, 0: none)
+    # reads concurrent with a commit (NAWUN) on power cycles of their own (ATS_CORE_NAWUN rounds, 0:
+    # none), 6 rounds each: a round programs about 30 pages and nothing is collected (no GC)
     nawun = int(os.environ.get("ATS_CORE_NAWUN", "24" if LONG else "6"))
-    if nawun:
+    while nawun > 0:
         await tb.power_on()
-        await tb.directed_nawun(nawun)
+        await tb.directed_nawun(min(nawun, 6))
         await tb.cut()
+        nawun -= 6
         if tb.errors:
             assert not tb.errors, "\n".join(tb.errors[:20])
     for i in range(cuts):
