@@ -63,9 +63,9 @@ DRAM_CPU_BYTES = 16 << 20   # the DDR3's first 16 MiB: the CPU's main RAM (firmw
 ROM_SIZE = 0x8000
 
 # The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz, with the
-# `sim` configuration's backend sizes (the ones the full-system tests run): 4 read slots (the
-# default's 16 take 24 DP16KD more, beyond the 85F's block RAM) and a request table of 4 pages in
-# flight (the default's 8 doubles the backend's request table; docs/boards.md "Resources"). 4 writes of tPROG 200 us in flight are about 80 MB/s of NAND programs, 4 reads in
+# `sim` configuration's backend sizes (the ones the full-system tests run): 4 read slots and a
+# request table of 4 pages in flight (8 and 8: the backend 1,005 LUT positions and 16 DP16KD more;
+# docs/boards.md "Resources"). 4 writes of tPROG 200 us in flight are about 80 MB/s of NAND programs, 4 reads in
 # flight of tR 40 us about 400 MB/s: both near or above what the GbE link moves
 ECPIX5 = AtsConfig(name="ecpix5", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                    pages_per_block=64, blocks=128, num_lbas=16384, win=4, rd_slots=4,
