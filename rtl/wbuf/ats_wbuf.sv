@@ -1307,7 +1307,10 @@ module ats_wbuf #(
         else if (fin_q == F_DONE && main_taken) cw_q <= 1'b0;
         cw_ok_q  <= cw_q && !(fin_q == F_DONE && main_taken);
         // a READ past its decode (LK1 .. FIN): its pages read the buffer's slots or go to the media
-        rd_act_q <= TX && op_rd_q && !(state_q inside {ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_PTXW, ST_DONE, ST_FROZEN});
+        // (no `inside` here: Yosys's parser does not take it in synthesised code)
+        rd_act_q <= TX && op_rd_q && !(state_q == ST_IDLE || state_q == ST_DEC || state_q == ST_DEC2 ||
+                                       state_q == ST_DEC3 || state_q == ST_PTXW || state_q == ST_DONE ||
+                                       state_q == ST_FROZEN);
         if (rst || !TX) begin
             ptx_v_q  <= 1'b0;
             ptx_slot_q <= '0;
