@@ -17,8 +17,17 @@ if not files:
     print("core power cuts: no campaign stats found")
     sys.exit(1)
 tot: dict[str, int] = {}
+spans: dict[str, list] = {}     # [min, mean, max, n] figures (directed_nawun's cycle counts): merged
 for f in files:
     for k, v in json.loads(f.read_text()).items():
+        if isinstance(v, list):
+            lo, mean, hi, n = v
+            if k in spans:
+                a = spans[k]
+                spans[k] = [min(a[0], lo), (a[1] * a[3] + mean * n) / max(1, a[3] + n), max(a[2], hi), a[3] + n]
+            else:
+                spans[k] = [lo, mean, hi, n]
+            continue
         tot[k] = max(tot.get(k, 0), v) if k.startswith("max_") else tot.get(k, 0) + v
 print(f"core power cuts: {tot['cuts']} cuts, {tot['cuts']} recoveries by the oracle ({tot['clean']} after a clean "
       f"FLUSH), {tot['violations']} invariant violations; {tot['cmds']} commands, {tot['reads_checked']} read "
@@ -59,5 +68,16 @@ if "rd_overlap" in tot:
         bad = True
     if not tot.get("rd_ilv", 0):
         print("core read misses: no NAND read words of two channels' pages interleaved (word-by-word merge not exercised)")
+        bad = True
+if "nawun_reads" in tot:
+    def span(k):
+        lo, mean, hi, n = spans.get(k, [0, 0, 0, 0])
+        return f"{lo:,.0f} / {mean:,.0f} / {hi:,.0f} cycles (min / mean / max of {n})"
+    print(f"core reads during a commit (NAWUN): {tot['nawun_reads']} READs checked all old or all new, "
+          f"{tot['nawun_concurrent']} submitted while the commit was in flight ({tot['nawun_old']} old, "
+          f"{tot['nawun_new']} new); commit window {span('nawun_window')}; held READs {span('nawun_held_lat')}, "
+          f"other READs {span('nawun_free_lat')}")
+    if not tot["nawun_concurrent"]:
+        print("core reads during a commit: no READ ran while a commit was in flight (NAWUN case not exercised)")
         bad = True
 sys.exit(1 if bad else 0)
