@@ -63,11 +63,9 @@ from atomssd.hostport import HostPort  # noqa: E402
 from atomssd.nvme import NvmeDriver, run_sync  # noqa: E402
 from atomssd.nvme_sim import boot  # noqa: E402
 from atomssd.txapi import AtomDevice, TxError  # noqa: E402
-from bench_tx import MsiTransport  # noqa: E402
+from bench_tx import T_PROG_US, MsiTransport, close_checked, program_limit  # noqa: E402
 
 CONFIG = "b5_256"
-T_PROG_US = 200.0                             # FEMU preset tPROG (sim/nand/README.md)
-BYTE_CYCLES = 4                               # ONFI SDR byte time (bench/tx)
 TARGET = 0.97                                 # atomic >= 0.97 of plain (issue 39 item 7)
 DB_PAGE = 16 * 1024                           # InnoDB's default page
 REGIMES = ("qd1", "stream", "stream_fua")
@@ -307,15 +305,12 @@ def main() -> None:
         print("C. page store: doublewrite vs atomic", flush=True)
         ps = b.page_store(a.batch, a.batches)
         log = b.log()
-        info = hp.close()
-        assert not hp.errors, hp.errors[:5]
-        assert not info.get("mem_errors") and not info.get("viol_total"), info
+        info = close_checked(hp)
     except BaseException:
         hp.close()
         raise
     clk = cfg["sys_clk_hz"]
-    t_xfer_us = (dev.info.lba_bytes + cfg["spare_bytes"]) * BYTE_CYCLES / clk * 1e6
-    bw_pages = min(cfg["ndie"] / (T_PROG_US + t_xfer_us), cfg["num_chan"] / t_xfer_us) * 1e6
+    t_xfer_us, bw_pages = program_limit(cfg, dev.info.lba_bytes)
     worst = min((p[r]["atomic_over_plain"], p["blocks"], r) for p in pts for r in REGIMES)
     by_regime = {r: min(p[r]["atomic_over_plain"] for p in pts) for r in REGIMES}
     met = worst[0] >= TARGET

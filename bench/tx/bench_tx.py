@@ -68,6 +68,22 @@ TARGET_VS_JOURNAL, TARGET_VS_PLAIN = 1.5, 0.97
 MODES = ("plain", "journal", "tx", "tx_cmd")
 
 
+def close_checked(hp) -> dict:
+    """Closes the simulator session and fails on a harness error, a host-memory error or an ONFI
+    timing violation the die models counted (shared by the NVMe benches)."""
+    info = hp.close()
+    assert not hp.errors, hp.errors[:5]
+    assert not info.get("mem_errors") and not info.get("viol_total"), info
+    return info
+
+
+def program_limit(cfg: dict, page_bytes: int) -> tuple[float, float]:
+    """(one page + spare's transfer time on its ONFI bus in us, pages a second the dies can program:
+    every die programming back to back, or every bus busy with transfers, whichever is lower)."""
+    t_xfer_us = (page_bytes + cfg["spare_bytes"]) * BYTE_CYCLES / cfg["sys_clk_hz"] * 1e6
+    return t_xfer_us, min(cfg["ndie"] / (T_PROG_US + t_xfer_us), cfg["num_chan"] / t_xfer_us) * 1e6
+
+
 def groups_for(n: int, scale: float) -> int:
     """Groups per mode: about 96 application writes at least, 2 groups at least."""
     return max(2, round(max(96 // n, 1) * scale)) if n < 1000 else max(1, round(scale))
@@ -159,9 +175,7 @@ def run_point(n: int, scale: float, seed: int, work: Path) -> dict:
                 cyc[m] += hp.cycle - c0
         idle()
         log = run_sync(drv.device_log(), tr)
-        info = hp.close()
-        assert not hp.errors, hp.errors[:5]
-        assert not info.get("mem_errors") and not info.get("viol_total"), info
+        info = close_checked(hp)
     except BaseException:
         hp.close()
         raise
@@ -169,10 +183,9 @@ def run_point(n: int, scale: float, seed: int, work: Path) -> dict:
     writes = n * g
     iops = {m: writes / (cyc[m] / clk) for m in MODES}
     ndie = cfg["ndie"]
-    t_xfer_us = (pb + cfg["spare_bytes"]) * BYTE_CYCLES / clk * 1e6    # one page + spare on its ONFI bus
+    t_xfer_us, bw = program_limit(cfg, pb)
     rounds = -(-n // ndie)
     floor_us = rounds * (T_PROG_US + t_xfer_us)
-    bw = min(ndie / (T_PROG_US + t_xfer_us), cfg["num_chan"] / t_xfer_us) * 1e6
     return {
         "fsync_every": n, "groups": g, "app_writes": writes, "config": CONFIG, "page_bytes": pb, "ndie": ndie,
         "clock_mhz": clk / 1e6, "tx_entries": te, "tx_per_fsync": -(-n // te),
