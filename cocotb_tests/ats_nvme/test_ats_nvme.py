@@ -15,7 +15,8 @@ of each LBA, zeros after a TRIM or never written), data written by transactions 
 their commit; every CQE status is the expected one (errors: LBA Out of Range from the core, Invalid
 Opcode, Invalid Namespace, PRP Offset Invalid from the front end); Identify Controller / Namespace
 are byte-for-byte the reference model's with the firmware's words, SMART counts the commands the
-host saw complete OK, LID 0xC0 is the firmware's page. Then the sequences around the queues: Delete
+host saw complete OK, LID 0xC0 is the firmware's page with the front end's SWRITE limits in its
+counters k59..k63 (the reference's `device_log`, equal to Identify's). Then the sequences around the queues: Delete
 SQ with commands held in the core (completes after them), a disable with commands in the core
 (RDY falls after they complete), re-enable, MSIs, shutdown (one FLUSH, SHST 2). Random idle and
 backpressure on every stream.
@@ -282,9 +283,20 @@ class TB:
         ref = self.ref()
         ref.read_cmds, ref.bytes_read, ref.write_cmds, ref.bytes_written = self.smart
         assert log.data == ref.smart_log(), f"SMART log differs: {nvme.SmartLog.parse(log.data)} vs {self.smart}"
+        dev = ref.device_log(self.core.fw_log)            # the firmware's page, k59..k63 the front end's
         off = 4 * self.rng.randrange(64)
         log = await self.do(self.drv.get_log_page(nvme.LID_DEVICE, 256, offset=off))
-        assert log.data == self.core.fw_log[off:off + 256], "LID 0xC0 differs from the firmware's page"
+        assert log.data == dev[off:off + 256], "LID 0xC0 differs from the reference (firmware page + limits)"
+        # the whole page: the SWRITE limits (k59..k63) are those of Identify Controller bytes 3136..3141
+        log = await self.do(self.drv.get_log_page(nvme.LID_DEVICE, 512))
+        assert log.data == dev, "LID 0xC0 differs from the reference (firmware page + limits)"
+        assert log.data[:472] == self.core.fw_log[:472], "LID 0xC0: the firmware's counters k0..k58 changed"
+        idc = await self.do(self.drv.identify(nvme.CNS_CONTROLLER))
+        rng_, stx, pages = struct.unpack_from("<BBH", idc, 3136)
+        first, atx = struct.unpack_from("<BB", idc, 3140)
+        lim = struct.unpack_from("<5Q", log.data, 472)
+        assert lim == (rng_, stx, pages, first, atx) and stx == self.stx, \
+            f"LID 0xC0 limits {lim} vs Identify {(rng_, stx, pages, first, atx)}, STX {self.stx}"
 
     # ------------------------------------------------------------------ I/O
     async def batch(self, n: int) -> None:
@@ -345,7 +357,7 @@ class TB:
                               cdw12=off)
                     c = await self.do(d._data_cmd(0, sqe, ln, offset=4 * r.randrange(1024), to_host=True,
                                                   ring=False))
-                    cmds.append((c, "admin", 0, self.core.fw_log[off:off + ln]))
+                    cmds.append((c, "admin", 0, self.ref().device_log(self.core.fw_log)[off:off + ln]))
         for q in r.sample(sorted(d.sqs), len(d.sqs)):     # the admin SQ too, in a random order
             await self.do(d.ring(q))
         await self.do(d.wait([c for c, *_ in cmds]))

@@ -11,7 +11,8 @@
 //   - Identify (CNS 0, 1, 2, 3) and Get Log Page (LID 1, 2, 3, 0xC0): a PRP setup of the admin slot
 //     (QDEPTH) on ats_nvme_prp with PRP1 / PRP2 and the transfer length, then (Identify Controller,
 //     LID 0xC0) one §1 IDENTIFY / GET_LOG descriptor (tag QDEPTH, dptr = LOCAL_ADDR) whose 512-byte
-//     answer comes back on s_lwr into a 128-word buffer, then one burst of the transfer's dwords
+//     answer comes back on s_lwr into a 128-word buffer (LID 0xC0's counters k59..k63 are replaced
+//     by the front end's SWRITE limits), then one burst of the transfer's dwords
 //     through the admin slot's window (m_wwr), then the CQE once ats_nvme_prp's wr_done has reached
 //     the wr_acc of that burst (its DMA writes are issued) and the slot's error flag was read (Data
 //     Transfer Error);
@@ -384,7 +385,18 @@ module ats_nvme_admin #(
                 15'd21: gen = {16'd0, wr_cmds_q[47:32]};
                 default: gen = '0;
             endcase
-            K_BUF: gen = j < 15'd128 ? bw : 32'd0;
+            // LID 0xC0: the firmware's page, its counters k59..k63 (dwords 118..127) the front end's
+            // static-transaction limits (docs/host-interface.md §1.11 "Get Log Page LID 0xC0")
+            K_BUF: case (j)
+                15'd118: gen = STX == 0 ? 32'd0 : 32'd8;                   // k59 SW_RANGES
+                15'd120: gen = 32'(STX);                                   // k60 STX (engines)
+                15'd122: gen = STX == 0 ? 32'd0 :                          // k61 SW_PAGES
+                               32'(ats_nvme_pkg::sw_pages(PAGE_BYTES, TX_ENTRIES));
+                15'd124: gen = 32'(NUM_TX - STX);                          // k62 the first reserved txid
+                15'd126: gen = 32'(NUM_TX);                                // k63 the atomic Writes' txid
+                15'd119, 15'd121, 15'd123, 15'd125, 15'd127: gen = 32'd0;  // the counters' high dwords
+                default: gen = j < 15'd128 ? bw : 32'd0;
+            endcase
             default: gen = '0;
         endcase
     endfunction

@@ -63,7 +63,8 @@ what an SWRITE (0x8D) does from its SQE fields and the bytes of its range list: 
 first failed check (in the documented order) or the WRITEs it issues (lba, nlb, data offset in
 blocks; the last with COMMIT); txids `num_tx` − `stx` … `num_tx` are the front end's (BAD_TXID for a
 vendor command naming one), Identify word 9 reads min(word, `num_tx` − 1 − `stx`), dword 784 =
-{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − stx}. The model
+{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − stx}, and the
+same limits in Get Log Page LID 0xC0's counters k59 … k63 (`device_log`). The model
 runs them as the RTL does: SWRITE's WRITEs one at a time on engine k's txid (the lowest free engine;
 the decoder fetches nothing while an SWRITE waits for one), stopping at a failed one (the txid then
 dirty: a TX_ABORT before its next WRITE, its OK / TX_EMPTY not the command's status); an SREAD's READ
@@ -145,6 +146,7 @@ CDW13_DEFINED = 0x3F | 1 << 8 | 1 << 9 | 3 << 16      # TXID, COMMIT, BARRIER, A
 FID_VWC, FID_NUM_QUEUES, FID_INT_COALESCING, FID_ASYNC_EVENT = 0x06, 0x07, 0x08, 0x0B
 LID_ERROR, LID_SMART, LID_FW_SLOT, LID_DEVICE = 0x01, 0x02, 0x03, 0xC0
 LOG_BYTES = {LID_ERROR: 64, LID_SMART: 512, LID_FW_SLOT: 512, LID_DEVICE: ADM_BYTES}
+LOG_FE_FIRST = 59               # LID 0xC0's counters k59 … k63 are the front end's (§1.11)
 AER_MAX = 4                    # AERL + 1
 
 # registers
@@ -1344,6 +1346,17 @@ class NvmeRef:
         k[26], k[27] = self.cycle, 125_000_000
         return struct.pack("<64Q", *k)
 
+    def device_log(self, fw: bytes | None = None) -> bytes:
+        """Get Log Page LID 0xC0 (§1.11): the firmware's 512-byte GET_LOG answer (`fw`, default
+        `fw_log()`; missing bytes 0) with its 64-bit counters k59 … k63 (bytes 472 … 511) replaced by the
+        front end's: SW_RANGES, STX, SW_PAGES (both 0 when stx = 0), the first reserved txid
+        num_tx − stx, the atomic Writes' txid num_tx."""
+        b = bytearray((self.fw_log() if fw is None else fw)[:ADM_BYTES].ljust(ADM_BYTES, b"\0"))
+        c = self.cfg
+        struct.pack_into("<5Q", b, 8 * LOG_FE_FIRST, SW_RANGES if c.stx else 0, c.stx,
+                         self.sw_pages if c.stx else 0, c.num_tx - c.stx, c.num_tx)
+        return bytes(b)
+
     def _adm_get_log(self, cmd: _Cmd) -> int:
         lid = cmd.cdw[10] & 0xFF
         numd = ((cmd.cdw[11] & 0xFFFF) << 16 | cmd.cdw[10] >> 16) + 1
@@ -1353,8 +1366,7 @@ class NvmeRef:
         size = LOG_BYTES[lid]
         if off & 3 or off >= size or numd * 4 > MDTS_BYTES:
             raise _Fail(SC_INVALID_FIELD)
-        log = {LID_SMART: self.smart_log, LID_DEVICE: lambda: self.fw_log()[:ADM_BYTES]}.get(
-            lid, lambda: bytes(size))()
+        log = {LID_SMART: self.smart_log, LID_DEVICE: self.device_log}.get(lid, lambda: bytes(size))()
         data = log[off:off + numd * 4]
         self._host_write(cmd.prp1, cmd.prp2, data + bytes(numd * 4 - len(data)))
         return 0
