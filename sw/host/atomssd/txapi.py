@@ -29,8 +29,8 @@ Atomic writes (docs/host-interface.md §1.10): `atomic_write` sends one Write of
 `atomic_blocks` (NAWUPF + 1 when Identify Namespace has NSFEAT bit 1, else 1) blocks that does not
 cross an NABSPF boundary, which the device makes all or nothing across power loss; a longer or
 crossing one is refused before sending (`NotAtomicError`: a `TxError` Invalid Field, local), as Linux refuses a
-RWF_ATOMIC write beyond its limits. The device reserves its last txid for them: `num_tx` here is
-what Identify reports (the core's less one).
+RWF_ATOMIC write beyond its limits. The device reserves its last txid for them (and the `STX` below
+it for its SWRITE engines, §1.11): `num_tx` here is what Identify reports (the core's less 1 + STX).
 
 Errors: every device status other than Successful Completion raises `TxError` with the NVMe
 {SCT, SC} and its name (§1.8: the vendor statuses BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY,
@@ -202,7 +202,8 @@ class AtomDevice:
         refuse (no range, more than `static_ranges` ranges or `static_pages` blocks, an empty range,
         one past the namespace, overlapping ranges) raises `TxError` with the device's status and
         `local` set, nothing sent; a device without SWRITE: Invalid Command Opcode, local. Returns
-        DW0 (the core's result of the COMMIT write)."""
+        DW0: the COMMIT write's result, its pages, i.e. the last range's length in blocks (§1.11).
+        A Data Transfer Error (host memory failed) leaves the SWRITE all or nothing but either."""
         c = self.wait(self.submit_static_tx(ranges), f"static tx of {len(ranges)} ranges")[0]
         return c.cqe.dw0
 

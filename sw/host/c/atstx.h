@@ -147,7 +147,8 @@ int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigne
  * does) and durable when it returns OK. nlb ≤ atomic_blocks and [lba, lba + nlb) inside one
  * atomic_boundary; otherwise ATS_E_NOT_ATOMIC and nothing is sent (the library never splits it).
  * flags: 0 or ATS_FUA. Device statuses as ats_write (ATS_SC_INDEX_FULL, ATS_SC_CAP_EXCEEDED: nothing
- * of it written). */
+ * of it written; but a CAP_EXCEEDED write may be applied by the next atomic write, the known defect of
+ * host-interface.md §1.10; ATS_SC_DATA_XFER: all or nothing, but either). */
 int ats_atomic_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags);
 /* Static transaction (SWRITE, host-interface.md §1.11): the `n` ranges, each written with its data,
  * applied all or nothing across power loss, durable and visible as a whole when it returns OK,
@@ -158,7 +159,8 @@ int ats_atomic_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, 
  * range past the namespace ATS_SC_LBA_RANGE, two ranges sharing an LBA ATS_SC_SW_OVERLAP;
  * -ENOTSUP when the device has no SWRITE (static_ranges = 0) or the transport cannot place a range
  * list in host memory (Linux passthrough: the ioctl maps one data buffer); -EINVAL for NULL
- * arguments. Other device statuses as a write's (nothing of it is visible after an error). */
+ * arguments. Other device statuses as a write's (nothing of it is visible after one; ATS_SC_DATA_XFER,
+ * host memory failed: all or nothing, but either, §1.11). */
 int ats_static_tx(ats_dev *dev, const struct ats_range *ranges, unsigned n, const void *buf);
 /* Flush: every write completed before it is durable when it returns */
 int ats_flush(ats_dev *dev);
