@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test top of the shared Berlekamp-Massey unit: four ats_bch_dec (EXT_BM = 1) around one
-// ats_bch_bm_arb, as ats_nand_subsys connects them (one decoder per channel). Channel c's streams
+// ats_bch_bm_arb, as ats_nand_subsys connects them (one decoder per channel; LANES as
+// ats_nand_page picks it for the default NAND timing). Channel c's streams
 // are s<c>_data_*, m<c>_data_*, m<c>_status_*; bm_req / bm_gnt / bm_done are visible for the
 // arbiter checks of test_ats_bch_dec_shared.py.
 `resetall
@@ -10,7 +11,8 @@
 module ats_bch_dec_shared_tb #(
     parameter int M = 13,
     parameter int T = 8,
-    parameter int K = 512
+    parameter int K = 512,
+    parameter int LANES = 4     // the page controller's choice at 4 bus cycles a byte
 ) (
     input  wire logic       clk,
     input  wire logic       rst,
@@ -48,7 +50,7 @@ module ats_bch_dec_shared_tb #(
         .clk, .rst, .req(bm_req), .syn, .gnt(bm_gnt), .done(bm_done), .lambda, .len);
 
 `define ATS_TB_CH_DEC(c) \
-    ats_bch_dec #(.M(M), .T(T), .K(K), .OUT_DEPTH(4), .EXT_BM(1'b1)) u_dec``c`` ( \
+    ats_bch_dec #(.M(M), .T(T), .K(K), .OUT_DEPTH(4), .EXT_BM(1'b1), .LANES(LANES)) u_dec``c`` ( \
         .clk, .rst, \
         .s_data_valid(s``c``_data_valid), .s_data_ready(s``c``_data_ready), \
         .s_data_data(s``c``_data_data), .s_data_last(s``c``_data_last), \

@@ -5,7 +5,7 @@ through StreamSource (random idle). The corrected data (m_data, K bytes a sector
 the status beats (m_status: corrected, uncorrectable) are collected with random backpressure and
 compared, bit for bit, with BCH.decode() of the model - including the sectors the model itself
 miscorrects or flags (beyond t errors). Testpoints: rtl/nand/testplan_ecc.md.
-Environment: ATS_BCH="M,T,K" (set by the pytest entry point), ATS_SEED, ATS_LONG=1.
+Environment: ATS_BCH="M,T,K,LANES" (set by the pytest entry point), ATS_SEED, ATS_LONG=1.
 """
 from __future__ import annotations
 
@@ -31,14 +31,20 @@ SEED = int(os.environ.get("ATS_SEED", "1"))
 
 
 def cfg():
-    m, t, k = (int(x) for x in os.environ.get("ATS_BCH", "13,8,512").split(","))
-    return m, t, k
+    m, t, k, lanes = (int(x) for x in os.environ.get("ATS_BCH", "13,8,512,8").split(","))
+    return m, t, k, lanes
+
+
+def period_contract(n_bits: int, t: int, lanes: int) -> int:
+    """Cycles a sector back to back (README_ecc.md): (8/LANES)(K + P) + 4T + 11; LANES = 8 is the
+    former K + P + 4T + 11."""
+    return (8 // lanes) * (n_bits // 8) + 4 * t + 11
 
 
 class TB:
     def __init__(self, dut, idle: bool, backpressure: bool, seed: int):
         self.dut = dut
-        m, t, k = cfg()
+        m, t, k, self.lanes = cfg()
         self.code = BCH(m, t, k)
         self.t, self.k, self.n = t, k, self.code.n
         self.rng = random.Random(seed * 7919 + SEED)
@@ -109,8 +115,8 @@ async def correctable(dut, idle, backpressure):
     stats = await tb.run()
     assert stats["uncorrectable"] == 0
     if not idle and not backpressure:
-        # throughput contract (README_ecc.md): back to back, a sector every K + P + 4T + 11 cycles
-        period = tb.n // 8 + 4 * tb.t + 11
+        # throughput contract (README_ecc.md): back to back, a sector every (8/LANES)(K + P) + 4T + 11
+        period = period_contract(tb.n, tb.t, tb.lanes)
         gaps = [b - a for a, b in zip(tb.status_cycles, tb.status_cycles[1:])]
         dut._log.info(f"status beats {gaps} cycles apart (contract {period})")
         assert gaps and max(gaps) <= period, f"status beats {gaps} cycles apart, contract {period}"
@@ -147,13 +153,16 @@ async def parity_and_edges(dut):
 
 
 # "synth": the RTL's synthesis form of the decoder and BM (`ATS_SYNTH_FORM`, what Yosys builds) on
-# the product configuration; the other items run the simulation form (rtl/nand/README_ecc.md)
-@pytest.mark.parametrize("m,t,k,form", [c + ("sim",) for c in CONFIGS] + [CONFIGS[0] + ("synth",)])
-def test_ats_bch_dec(m, t, k, form):
+# the product configuration with the Chien width the page controller picks at 4 bus cycles a byte
+# (LANES = 4); the other items run the simulation form (rtl/nand/README_ecc.md). LANES: 8 (a byte a
+# cycle), 2 (the narrowest); 4 in simulation form is test_ats_bch_dec_shared (the subsystem's wiring)
+@pytest.mark.parametrize("m,t,k,form,lanes", [CONFIGS[0] + ("sim", 8), CONFIGS[1] + ("sim", 2),
+                                              CONFIGS[0] + ("synth", 4)])
+def test_ats_bch_dec(m, t, k, form, lanes):
     run(toplevel="ats_bch_dec",
         sources=block_sources("ats_bch_dec", "ats_stream_check") + [Path(__file__).parent / "ats_bch_dec_bind.sv"],
         test_module="test_ats_bch_dec", test_dir=Path(__file__).parent,
-        build_key=f"m{m}_t{t}_k{k}" + ("_synthform" if form == "synth" else ""),
+        build_key=f"m{m}_t{t}_k{k}" + ("" if lanes == 8 else f"_l{lanes}") + ("_synthform" if form == "synth" else ""),
         build_args=["+define+ATS_SYNTH_FORM"] if form == "synth" else None,
-        parameters={"M": m, "T": t, "K": k}, extra_env={"ATS_BCH": f"{m},{t},{k}"},
+        parameters={"M": m, "T": t, "K": k, "LANES": lanes}, extra_env={"ATS_BCH": f"{m},{t},{k},{lanes}"},
         public={})   # the test reads only the top's signals

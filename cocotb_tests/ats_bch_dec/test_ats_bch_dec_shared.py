@@ -27,6 +27,7 @@ LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 SEED = int(os.environ.get("ATS_SEED", "1"))
 N = 4
 M, T, K = 13, 8, 512
+LANES = 4          # the Chien width ats_nand_page picks at 4 bus cycles a byte (the default timing)
 
 
 class Chan:
@@ -149,8 +150,8 @@ async def shared_random(dut):
 @cocotb.test()
 async def shared_throughput(dut):
     """Four channels back to back, every sector with T errors (every one needs BM at the same
-    time): each channel still gets a sector every K + P + 4T + 11 cycles (the single decoder's
-    contract), and the BM waits stay within the round-robin bound."""
+    time): each channel still gets a sector every (8/LANES)(K + P) + 4T + 11 cycles (the single
+    decoder's contract), and the BM waits stay within the round-robin bound."""
     rng = random.Random(202 + SEED)
     code = BCH(M, T, K)
     chans = [Chan(dut, c, code, random.Random(rng.random()), idle=False, bp=False) for c in range(N)]
@@ -162,7 +163,7 @@ async def shared_throughput(dut):
     tasks = [cocotb.start_soon(ch.check()) for ch in chans]
     for t in tasks:
         await t
-    period = code.n // 8 + 4 * T + 11
+    period = (8 // LANES) * (code.n // 8) + 4 * T + 11
     for ch in chans:
         gaps = [b - a for a, b in zip(ch.status_cycles, ch.status_cycles[1:])]
         dut._log.info(f"channel {ch.c}: status beats {gaps} cycles apart (contract {period})")
@@ -176,5 +177,5 @@ def test_ats_bch_dec_shared():
         sources=block_sources("ats_bch_dec", "ats_stream_check")
         + [Path(__file__).parent / "ats_bch_dec_shared_tb.sv", Path(__file__).parent / "ats_bch_dec_bind.sv"],
         test_module="test_ats_bch_dec_shared", test_dir=Path(__file__).parent,
-        build_key="shared_m13_t8_k512", parameters={"M": M, "T": T, "K": K},
+        build_key=f"shared_m13_t8_k512_l{LANES}", parameters={"M": M, "T": T, "K": K, "LANES": LANES},
         public={})   # the test reads only the TB top's signals

@@ -6,17 +6,18 @@
 //   2. ats_bch_bm: inversionless Berlekamp-Massey, error locator Lambda and its length L: the
 //      decoder's own (EXT_BM = 0, an N = 1 ats_bch_bm_arb) or one shared by several decoders
 //      (EXT_BM = 1, bm_* ports to ats_bch_bm_arb), asked as soon as a sector's syndromes are in.
-//   3. Chien search, 8 positions a cycle, parity positions after the data ones, in step with the
-//      read of the buffered sector: every data bit at a root of Lambda is flipped as it streams out
+//   3. Chien search, LANES positions a cycle (8: a byte a cycle; 4 or 2: a byte in 2 or 4 cycles,
+//      fewer Chien registers), parity positions after the data ones, in step with the read of the
+//      buffered sector: every data bit at a root of Lambda is flipped as it streams out
 //      (m_data_*, K bytes, m_data_last on the last), then one status beat per sector (m_status_*).
 // Status: corrected = bits corrected (data and parity), uncorrectable = 1 when L > T, deg(Lambda) !=
 // L, or the number of roots in the codeword != L; corrected is then 0, and the sector's data (which
 // streamed out before the verdict, raw if L > T or deg != L, else with the flips at the roots found)
 // must be discarded by the user. The status beat is offered once the sector's last data byte is in
 // the output FIFO (sector order; the n-th status belongs to the n-th sector).
-// Throughput: the back end needs K + P + ~17 cycles a sector (BM runs for the next sector while the
-// current one is searched; own or shared, EXT_BM), the input K + P; the next sector streams in
-// while the current one is decoded. Details: rtl/nand/README_ecc.md.
+// Throughput: the back end needs (8/LANES)(K + P) + ~LANES + 9 cycles a sector (BM runs for the
+// next sector while the current one is searched; own or shared, EXT_BM), the input K + P; the next
+// sector streams in while the current one is decoded. Details: rtl/nand/README_ecc.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -32,8 +33,10 @@ module ats_bch_dec #(
     parameter int T         = 8,    // correctable bits per sector; M*T a multiple of 8
     parameter int K         = 512,  // data bytes per sector; power of two
     parameter int OUT_DEPTH = 4,    // output FIFO entries (4 sustains a byte a cycle); power of two
-    parameter bit EXT_BM    = 1'b0  // 1: Berlekamp-Massey is outside (bm_* ports, ats_bch_bm_arb
+    parameter bit EXT_BM    = 1'b0, // 1: Berlekamp-Massey is outside (bm_* ports, ats_bch_bm_arb
                                     // shared by several decoders); 0: the decoder's own BM
+    parameter int LANES     = 8     // Chien positions a cycle: 8 (a byte a cycle), 4 or 2 (a byte
+                                    // in 2 / 4 cycles; LANES*T Chien registers instead of 8T)
 ) (
     input  wire logic       clk,
     input  wire logic       rst,                 // synchronous, active high
@@ -73,6 +76,8 @@ module ats_bch_dec #(
     localparam int ROOT_W = $clog2(NBITS + 1);
     localparam int CR_W   = $clog2(OUT_DEPTH + 1);
     localparam int FP_W   = $clog2(OUT_DEPTH);
+    localparam int SUBS   = 8 / LANES;          // Chien cycles a byte
+    localparam int SUB_W  = (SUBS > 1) ? $clog2(SUBS) : 1;
 
     if (POLY == 0) begin : g_check_m
         $fatal(1, "ats_bch_dec: M must be 13 or 14 (%m)");
@@ -85,6 +90,9 @@ module ats_bch_dec #(
     end
     if (NBITS > Q) begin : g_check_len
         $fatal(1, "ats_bch_dec: K + parity exceeds the code length 2^M-1 (%m)");
+    end
+    if (LANES != 2 && LANES != 4 && LANES != 8) begin : g_check_lanes
+        $fatal(1, "ats_bch_dec: LANES must be 2, 4 or 8 (%m)");
     end
     if (OUT_DEPTH < 4 || (OUT_DEPTH & (OUT_DEPTH - 1)) != 0) begin : g_check_depth
         $fatal(1, "ats_bch_dec: OUT_DEPTH must be a power of two, at least 4 (%m)");
@@ -134,16 +142,16 @@ module ats_bch_dec #(
         end
         tab_aj = v;
     endfunction
-    function automatic logic [T*GF_WW-1:0] tab_a8j();    // alpha^(8j), entry j-1: one byte on
-        logic [T*GF_WW-1:0] v;
-        logic [M-1:0] a8, c;
-        a8 = apow(8);
-        c  = a8;
+    function automatic logic [T*GF_WW-1:0] tab_alj();    // alpha^(LANES*j), entry j-1: one Chien
+        logic [T*GF_WW-1:0] v;                            // step (LANES positions) on
+        logic [M-1:0] al, c;
+        al = apow(LANES);
+        c  = al;
         for (int j = 1; j <= T; j++) begin
             v[(j-1)*GF_WW +: GF_WW] = ccols(c);
-            c = gmul(c, a8);
+            c = gmul(c, al);
         end
-        tab_a8j = v;
+        tab_alj = v;
     endfunction
     function automatic logic [8*T*M-1:0] tab_syn();       // alpha^((2i+1)*b), entry i*8+b
         logic [8*T*M-1:0] v;
@@ -173,7 +181,7 @@ module ats_bch_dec #(
     endfunction
     localparam logic [T*GF_WW-1:0]   GJ  = tab_g();
     localparam logic [T*GF_WW-1:0]   AJ  = tab_aj();
-    localparam logic [T*GF_WW-1:0]   A8J = tab_a8j();
+    localparam logic [T*GF_WW-1:0]   ALJ = tab_alj();
     localparam logic [8*T*M-1:0]     SYB = tab_syn();
     localparam logic [T*GF_WW-1:0]   A8E = tab_a8e();
 
@@ -302,12 +310,14 @@ module ats_bch_dec #(
     end
 
     // ---- stage 3: Chien search and output ----------------------------------------------------
-    // One register per bit lane k (0..7, k = 0 is bit 7, the higher degree) and locator term j
-    // (1..T): r_q[k*T+j-1] = Lambda_j * alpha^(j(8c+k-(n-1))) at byte c, stepped by alpha^(8j) a
-    // byte. The evaluation of bit k is then a plain XOR of its T registers and Lambda_0: every
-    // register feeds only its own update and one sum (short, local nets: Fmax), at the cost of 8T
-    // registers instead of T.
-    logic [M-1:0]      r_q [8*T];
+    // One register per lane k (0..LANES-1) and locator term j (1..T): in sub-step s (0..SUBS-1) of
+    // byte c, lane k evaluates position p = 8c + s*LANES + k (bit 7 - s*LANES - k of the byte; bit 7
+    // is the higher degree) and r_q[k*T+j-1] = Lambda_j * alpha^(j(p-(n-1))), stepped by
+    // alpha^(LANES*j) a cycle. The evaluation of a lane is then a plain XOR of its T registers and
+    // Lambda_0: every register feeds only its own update and one sum (short, local nets: Fmax), at
+    // the cost of LANES*T registers instead of T. LANES < 8 takes SUBS = 8/LANES cycles a byte
+    // with LANES/8 of the registers and step matrices (issue 38: the board's LUTs).
+    logic [M-1:0]      r_q [LANES*T];
     logic [(T+1)*M-1:0] lamc_q;          // Lambda_j * alpha^(-j(n-1)), taken from BM at its done
                                          // (next to the Chien registers: the BM register is far
                                          // away), then stepped by alpha^j a cycle in the pre-roll
@@ -319,6 +329,8 @@ module ats_bch_dec #(
     logic [ROOT_W-1:0] roots_q;
     logic [CR_W-1:0]   credit_q;         // output FIFO entries + reads in flight
     logic              issue, issue_data;
+    logic              sub_last;         // this issue is the byte's last sub-step (1 if SUBS = 1)
+    logic              issue_byte;       // a data-phase issue that completes a byte
 
     // degree of Lambda, in two registered steps: non-zero flags taken at bm_done (with lamc_q), the
     // degree one cycle later (deg_q follows nz_q), used in BE_CINIT at least two cycles after done
@@ -338,30 +350,51 @@ module ats_bch_dec #(
     // cycle t. c_lastd_q/c_lastp_q = (ccnt_q == K-1) / (ccnt_q == NB-1), kept as registers.
     logic            issue_q, issue_d, chien_d, data_ph_q, data_ph_d, c_lastd_q, c_lastp_q;
     logic            cinit_q;            // cinit_q = (be_q == BE_CINIT), the last pre-roll cycle
-    // pre-roll (BE_PRE, 7 cycles, and BE_CINIT): lane k takes lamc_q in its cycle ld_q[k] (lamc_q
-    // then holds Lambda_j * alpha^(j(k-(n-1))), its start value) while lamc_q steps by alpha^j:
-    // no start-value multipliers per lane (8T constant matrices less than a one-cycle load)
-    logic [6:0]      ld_q;               // one-hot: lane loading in this cycle (lane 7: cinit_q)
-    logic [7:0]      ld_d;
+    // pre-roll (BE_PRE, LANES-1 cycles, and BE_CINIT): lane k takes lamc_q in its cycle ld_q[k]
+    // (lamc_q then holds Lambda_j * alpha^(j(k-(n-1))), its start value) while lamc_q steps by
+    // alpha^j: no start-value multipliers per lane (LANES*T constant matrices less than a one-cycle
+    // load)
+    logic [LANES-2:0] ld_q;              // one-hot: lane loading in this cycle (the last: cinit_q)
+    logic [LANES-1:0] ld_d;
     logic            ldn_q;              // ld_q != 0 (the lanes' load / step select)
-    logic [7:0]      r_en_q;             // lane k's enable: ld_q[k] || issue
+    logic [LANES-1:0] r_en_q;            // lane k's enable: ld_q[k] || issue
     logic [CR_W-1:0] credit_d;
     logic            pop;                // output FIFO pop
     assign issue      = issue_q;
     assign issue_data = issue_q && data_ph_q;
     assign rd_addr    = {rslot_q, ccnt_q[AW-1:0]};
-    assign slot_free  = issue_data && c_lastd_q;
-    assign ld_d = (be_q == BE_DEG) ? 8'd1 : {ld_q, 1'b0};
+    assign issue_byte = issue_data && sub_last;
+    assign slot_free  = issue_byte && c_lastd_q;
+    assign ld_d = (be_q == BE_DEG) ? LANES'(1) : {ld_q, 1'b0};
     always_comb begin
-        chien_d   = cinit_q || ((be_q == BE_CHIEN) && !(issue_q && c_lastp_q));
-        data_ph_d = cinit_q || (data_ph_q && !(issue_q && c_lastd_q));
-        credit_d  = credit_q + CR_W'(issue_data) - CR_W'(pop);
+        chien_d   = cinit_q || ((be_q == BE_CHIEN) && !(issue_q && sub_last && c_lastp_q));
+        data_ph_d = cinit_q || (data_ph_q && !(issue_q && sub_last && c_lastd_q));
+        credit_d  = credit_q + CR_W'(issue_byte) - CR_W'(pop);
         issue_d   = chien_d && (!data_ph_d || (credit_d != CR_W'(OUT_DEPTH)));
     end
 
-    // Chien evaluations of the 8 bits of byte ccnt_q
-    logic [M-1:0] ev [8];
-    for (genvar k = 0; k < 8; k++) begin : g_ev
+    // sub-step of the byte (SUBS > 1): sub_q counts the issues of byte ccnt_q, sub_last_q marks its
+    // last one (a register: it gates the byte's end flags and the FIFO credit)
+    if (SUBS == 1) begin : g_sub1
+        assign sub_last = 1'b1;
+    end else begin : g_subn
+        logic [SUB_W-1:0]        sub_q;
+        logic                    sub_last_q;
+        assign sub_last = sub_last_q;
+        always_ff @(posedge clk) begin
+            if (cinit_q) begin
+                sub_q      <= '0;
+                sub_last_q <= 1'b0;
+            end else if (issue) begin
+                sub_q      <= sub_q + 1'b1;                 // wraps after SUBS (a power of two)
+                sub_last_q <= (sub_q == SUB_W'(SUBS - 2));
+            end
+        end
+    end
+
+    // Chien evaluations of the LANES positions of this sub-step
+    logic [M-1:0] ev [LANES];
+    for (genvar k = 0; k < LANES; k++) begin : g_ev
         always_comb begin
             ev[k] = lam0_q;
 `ifndef ATS_SYNTH_FORM
@@ -374,11 +407,17 @@ module ats_bch_dec #(
     // pipeline: issue (r_q) -> s1 (ev_q, buffer read) -> s2 (mask_q, rd_data) -> output FIFO;
     // root count: s3 (pop_q: roots in mask_q) -> s4 (roots_q has them) -> verdict register
     logic             s1_valid_q, s1_out_q, s1_last_q;
-    logic [M-1:0]     ev_q [8];
+    logic [M-1:0]     ev_q [LANES];
     logic             s2_valid_q, s2_out_q, s2_last_q;
-    logic [7:0]       mask_q;
+    logic [7:0]       mask_q;            // the byte's root mask, LANES bits shifted in a sub-step
+    logic [7:0]       mask_d;
     logic             s3_valid_q, s4_valid_q;
-    logic [3:0]       pop_q;             // roots among the 8 positions of the s2 byte
+    logic [3:0]       pop_q;             // roots among the LANES positions of the s2 sub-step
+
+    always_comb begin
+        mask_d = 8'(mask_q << LANES);    // (LANES = 8: the new byte only)
+        for (int k = 0; k < LANES; k++) mask_d[LANES-1-k] = (ev_q[k] == '0);
+    end
 
     logic [3:0] mask_pop;
     always_comb begin
@@ -386,7 +425,7 @@ module ats_bch_dec #(
 `ifndef ATS_SYNTH_FORM
         if (s2_valid_q)                        // (simulation form: only when pop_q takes it)
 `endif
-        for (int b = 0; b < 8; b++) mask_pop = mask_pop + 4'(mask_q[b]);
+        for (int b = 0; b < LANES; b++) mask_pop = mask_pop + 4'(mask_q[b]);  // the newest bits
     end
 
     // status
@@ -400,9 +439,9 @@ module ats_bch_dec #(
         case (be_q)
             BE_IDLE:  if (lam_full_q) be_d = BE_DEG;
             BE_DEG:   be_d = BE_PRE;
-            BE_PRE:   if (ld_q[6]) be_d = BE_CINIT;
+            BE_PRE:   if (ld_q[LANES-2]) be_d = BE_CINIT;
             BE_CINIT: be_d = BE_CHIEN;
-            BE_CHIEN: if (issue && c_lastp_q) be_d = BE_DRAIN;
+            BE_CHIEN: if (issue && sub_last && c_lastp_q) be_d = BE_DRAIN;
             BE_DRAIN: if (!s1_valid_q && !s2_valid_q && !s3_valid_q && !s4_valid_q) be_d = BE_STAT;
             BE_STAT:  if (!st_valid_q || m_status_ready) be_d = BE_IDLE;
             default:  be_d = BE_IDLE;
@@ -421,11 +460,11 @@ module ats_bch_dec #(
     always_ff @(posedge clk) begin
         // datapath
 `ifdef ATS_SYNTH_FORM
-        for (int k = 0; k < 8; k++) begin
+        for (int k = 0; k < LANES; k++) begin
             if (r_en_q[k]) begin
                 for (int j = 1; j <= T; j++) begin
                     r_q[k*T+j-1] <= ldn_q ? lamc_q[j*M +: M]
-                                          : cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
+                                          : cmul(r_q[k*T+j-1], ALJ[(j-1)*GF_WW +: GF_WW]);
                 end
             end
         end
@@ -433,12 +472,12 @@ module ats_bch_dec #(
         // simulation form: the Chien registers written as one array in the cycles they load (a
         // simulator copies it then, instead of a flag per register in every cycle)
         if (r_en_q != '0) begin : s_chien
-            logic [M-1:0] r_n [8*T];
-            for (int k = 0; k < 8; k++) begin
+            logic [M-1:0] r_n [LANES*T];
+            for (int k = 0; k < LANES; k++) begin
                 for (int j = 1; j <= T; j++) begin
                     if (!r_en_q[k])  r_n[k*T+j-1] = r_q[k*T+j-1];
                     else if (ldn_q)  r_n[k*T+j-1] = lamc_q[j*M +: M];
-                    else             r_n[k*T+j-1] = cmul(r_q[k*T+j-1], A8J[(j-1)*GF_WW +: GF_WW]);
+                    else             r_n[k*T+j-1] = cmul(r_q[k*T+j-1], ALJ[(j-1)*GF_WW +: GF_WW]);
                 end
             end
             r_q <= r_n;
@@ -460,16 +499,16 @@ module ats_bch_dec #(
             apply_q <= ({1'b0, lenc_q} <= (LEN_W + 1)'(T)) && (deg_q == lenc_q);
         end
 `ifdef ATS_SYNTH_FORM
-        for (int k = 0; k < 8; k++) ev_q[k] <= ev[k];
+        for (int k = 0; k < LANES; k++) ev_q[k] <= ev[k];
 `else
-        if (issue) for (int k = 0; k < 8; k++) ev_q[k] <= ev[k];   // (simulation form: when used)
+        if (issue) for (int k = 0; k < LANES; k++) ev_q[k] <= ev[k];   // (simulation form: when used)
 `endif
-        s1_out_q  <= issue_data;
+        s1_out_q  <= issue_byte;
         s1_last_q <= c_lastd_q;
 `ifdef ATS_SYNTH_FORM
-        for (int k = 0; k < 8; k++) mask_q[7-k] <= (ev_q[k] == '0);
+        if (LANES == 8 || s1_valid_q) mask_q <= mask_d;   // (LANES < 8: shifts only with a sub-step)
 `else
-        if (s1_valid_q) for (int k = 0; k < 8; k++) mask_q[7-k] <= (ev_q[k] == '0);
+        if (s1_valid_q) mask_q <= mask_d;
 `endif
         s2_out_q  <= s1_valid_q && s1_out_q;
         s2_last_q <= s1_last_q;
@@ -495,17 +534,17 @@ module ats_bch_dec #(
             ccnt_q    <= '0;
             c_lastd_q <= 1'b0;                // K >= 2
             c_lastp_q <= 1'b0;
-        end else if (issue) begin
+        end else if (issue && sub_last) begin
             ccnt_q    <= ccnt_q + 1'b1;
             c_lastd_q <= (ccnt_q == CNT_W'(K - 2));
             c_lastp_q <= (ccnt_q == CNT_W'(NB - 2));
         end
         data_ph_q <= data_ph_d;
         issue_q   <= issue_d;
-        cinit_q   <= ld_q[6];                 // BE_PRE's last cycle is followed by BE_CINIT
-        ld_q      <= ld_d[6:0];
+        cinit_q   <= ld_q[LANES-2];           // BE_PRE's last cycle is followed by BE_CINIT
+        ld_q      <= ld_d[LANES-2:0];
         ldn_q     <= (ld_d != '0);
-        r_en_q    <= ld_d | {8{issue_d}};
+        r_en_q    <= ld_d | {LANES{issue_d}};
         if (bm_start)       bm_pend_q <= 1'b1;
         else if (bm_done_w) bm_pend_q <= 1'b0;
         if (bm_done_w)      lam_full_q <= 1'b1;

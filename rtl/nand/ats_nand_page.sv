@@ -321,11 +321,16 @@ module ats_nand_page #(
     // completions have gone out (2-bit counts: at most 2 filled pages are ahead of the decoder)
     logic [1:0]        reln_q, djn_q;
     logic              dj_ok;
+    // the BCH decoder's Chien width: 4 positions a cycle (2 cycles a byte, half the Chien
+    // registers) when the bus takes >= 3 cycles a byte, so the decode job still outpaces the fill
+    // (README_ecc.md "Narrow Chien search"); 8 at the fast interface
+    localparam int BCH_LANES = (T_RP + T_REH >= 3) ? 4 : 8;
     assign dj_ok = (reln_q != djn_q);
 
     ats_nand_page_rd #(
         .WAYS(WAYS), .TAG_W(TAG_W), .SLOT_W(SLOT_W), .PAGE_BYTES(PAGE_BYTES),
-        .ERASED_THR(ERASED_THR), .BAD_MARK_THR(BAD_MARK_THR), .BCH_EXT_BM(BCH_EXT_BM)
+        .ERASED_THR(ERASED_THR), .BAD_MARK_THR(BAD_MARK_THR), .BCH_EXT_BM(BCH_EXT_BM),
+        .BCH_LANES(BCH_LANES)
     ) u_rd (
         .clk, .rst,
         .way_op, .way_tag, .way_slot,

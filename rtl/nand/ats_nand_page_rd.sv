@@ -19,8 +19,9 @@ module ats_nand_page_rd #(
     parameter int PAGE_BYTES   = 4096,  // data bytes per page: a multiple of 512 (1..32 sectors)
     parameter int ERASED_THR   = 8,     // a codeword with at most this many 0 bits reads as erased
     parameter int BAD_MARK_THR = 4,     // spare byte 0 with at least this many 0 bits: bad block
-    parameter bit BCH_EXT_BM   = 1'b0   // 1: the decoder's Berlekamp-Massey is the shared unit on
+    parameter bit BCH_EXT_BM   = 1'b0,  // 1: the decoder's Berlekamp-Massey is the shared unit on
                                         // the bm_* ports (ats_bch_bm_arb); 0: its own
+    parameter int BCH_LANES    = 8      // the decoder's Chien positions a cycle (8, 4 or 2)
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,           // synchronous, active high
@@ -119,7 +120,7 @@ module ats_nand_page_rd #(
     logic       dec_st_valid, dec_st_ready, dec_st_uncorr;
     logic [7:0] dec_st_corr;
 
-    ats_bch_dec #(.M(13), .T(8), .K(K), .OUT_DEPTH(4), .EXT_BM(BCH_EXT_BM)) u_dec (
+    ats_bch_dec #(.M(13), .T(8), .K(K), .OUT_DEPTH(4), .EXT_BM(BCH_EXT_BM), .LANES(BCH_LANES)) u_dec (
         .clk, .rst,
         .s_data_valid(dec_in_valid), .s_data_ready(dec_in_ready), .s_data_data(dec_in_data),
         .s_data_last(dec_in_last),
