@@ -18,7 +18,12 @@ invariants (docs/persistence.md):
   - no torn or foreign data: every page reads as one of the versions the host wrote to it (or the
     base / zeros);
   - reads of the base before the cut returned the base.
-Environment: ATS_SEED (first seed), ATS_LONG=1 (more seeds)."""
+`test_nvme_swrite_cut`: static transactions (SWRITE / SREAD, docs/host-interface.md §1.11) with
+atomic, plain and FUA Writes across rounds of power cuts on one device, checked against the recovery
+oracle and docs/persistence.md §9 (its docstring); it first checks the SWRITE limits of Identify
+against those of Get Log Page LID 0xC0.
+Environment: ATS_SEED (first seed), ATS_LONG=1 (more seeds; SWRITE: 8 seeds x 25 cuts),
+ATS_NVME_SW_CUTS (the SWRITE campaign's cuts a seed)."""
 from __future__ import annotations
 
 import os
@@ -585,3 +590,207 @@ def test_nvme_clean_shutdown(tmp_path):
         f"the recovery after a clean shutdown read {log['recovery_pages']} pages (bound {bound})"
     print("nvme clean shutdown:", dict(lbas=len(model), shutdown_cycles=shut, recovery_pages=log["recovery_pages"],
                                        recovery_cycles=log["recovery_cycles"], bound=bound))
+
+
+SW_SEEDS = [SEED0 + i for i in range(8 if LONG else 1)]
+SW_CUTS = int(os.environ.get("ATS_NVME_SW_CUTS", "25" if LONG else "5"))
+SW_POOL = 128                           # LBAs one seed writes (from an atomic-unit boundary)
+SW_CUT_MAX = 60_000                     # the cut: a random cycle up to this far after the round starts
+
+
+def _check_limits(hp: HostPort, tr, drv, cfg: dict, pb: int) -> tuple[int, int]:
+    """The static-transaction limits (docs/host-interface.md §1.11): Identify Controller bytes
+    3136-3141 and Get Log Page LID 0xC0 counters k59-k63 agree with each other and with the build
+    (STX, num_tx, tx_entries); returns (SW_RANGES, SW_PAGES)."""
+    rn, stx, pages = struct.unpack_from("<BBH", drv.ctrl.raw, 3136)
+    first, atx = struct.unpack_from("<BB", drv.ctrl.raw, 3140)
+    log = run_sync(drv.get_log_page(nvme.LID_DEVICE, 512), tr).data
+    lim = struct.unpack_from("<5Q", log, 472)
+    want = (8, cfg["stx"], min(cfg["tx_entries"], 65536 // pb), cfg["num_tx"] - cfg["stx"], cfg["num_tx"])
+    assert (rn, stx, pages, first, atx) == want, f"Identify SWRITE limits {(rn, stx, pages, first, atx)}, build {want}"
+    assert lim == want, f"LID 0xC0 k59..k63 {lim}, Identify / build {want}"
+    return rn, pages
+
+
+@pytest.mark.parametrize("seed", SW_SEEDS)
+def test_nvme_swrite_cut(seed, tmp_path):
+    """Static transactions across power cuts (docs/persistence.md §9, docs/host-interface.md §1.11),
+    rounds on one device, each ended by a cut at a random cycle: per round, on LBAs of a 128-LBA pool
+    (each written by at most one command a round), 3-6 SWRITEs of 1-4 ranges (engines busy: some wait
+    in the device), atomic Writes (2 ... 8 blocks inside the atomic unit), plain and FUA Writes, SREADs
+    on the SQ of an SWRITE before them (of blocks of that SWRITE) and Reads of an SWRITE's range, on
+    two SQs without waiting. After the cut: every CQE seen is Successful Completion; an SREAD completed
+    OK returned the new data of the SWRITE before it on its SQ (every SWRITE fetched before it has
+    committed) and that SWRITE must then be durable; a Read returned all old or all new blocks of the
+    SWRITE range it covers (read committed: never part of one). After the restart the firmware's
+    recovery must agree with the recovery oracle (recovery_oracle.py, from the die images) on every
+    pool LBA, and: each LBA holds its old data or the new data of its command (no torn or foreign
+    page); an SWRITE or an atomic Write is all new or all old over all its blocks, all new when its
+    OK CQE was seen (or an SREAD saw it); an acknowledged FUA Write is new; untouched LBAs keep their
+    data. The recovered state is the next round's old data. ATS_LONG=1: 8 seeds x 25 cuts (make test:
+    one seed x 5); ATS_NVME_SW_CUTS sets the cuts a seed."""
+    exe, fw, cfg = harness.build("sim", nvme=True)
+    assert cfg.get("stx", 0) >= 1, "the NVMe simulation build has no SWRITE engines"
+    rng = random.Random(seed * 15485863 + 39)
+    nd, nlbas, pb = cfg["ndie"], cfg["num_lbas"], cfg["page_bytes"]
+    images = [tmp_path / f"die{d}.img" for d in range(nd)]
+    geo = harness.Geometry(cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], pb, cfg["spare_bytes"])
+    hp = HostPort(exe, fw, images, cwd=tmp_path)
+    tr, drv = open_device(hp)
+    sw_ranges, sw_pages = _check_limits(hp, tr, drv, cfg, pb)
+    awu = struct.unpack_from("<H", drv.ns.raw, 36)[0] + 1            # NAWUPF + 1
+    mx = min(16, 65536 // pb)                                         # blocks a command (MDTS)
+    p0 = awu * rng.randrange((nlbas - SW_POOL) // awu)
+    pool = range(p0, p0 + SW_POOL)
+    cur: dict[int, bytes] = {}
+    for a in range(p0, p0 + SW_POOL, mx):                             # a flushed base: "old" is data
+        d = rng.randbytes(mx * pb)
+        run_sync(drv.write(1 + a // mx % 2, a, d), tr)
+        cur.update({a + i: d[i * pb:(i + 1) * pb] for i in range(mx)})
+    run_sync(drv.flush(1), tr)
+    st = dict(cuts=0, swrites=0, sw_acked=0, sw_new=0, sw_old=0, sw_new_unacked=0, sw_waited=0, atomics=0,
+              at_new=0, at_old=0, plain=0, sreads_ok=0, sreads_sent=0, reads_ok=0, reads_new=0, lbas_checked=0,
+              oracle_checked=0, all_done=0, done_cycles=[])
+    for rnd in range(SW_CUTS):
+        used: set[int] = set()
+
+        def span(n: int, unit: int = 0) -> int | None:
+            """n contiguous unused pool LBAs (inside one `unit`-aligned group when unit)."""
+            for _ in range(40):
+                a = rng.randrange(p0, p0 + SW_POOL - n + 1)
+                if unit and a % unit + n > unit:
+                    continue
+                if not used & set(range(a, a + n)):
+                    used.update(range(a, a + n))
+                    return a
+            return None
+        # the round's commands: (kind, SQ, [(lba, data)] in data order, ranges, fua), data decided first
+        plan = []
+        for _ in range(rng.randint(3, 6)):
+            ranges, left = [], sw_pages
+            for _ in range(rng.randint(1, min(4, sw_ranges))):
+                n = rng.randint(1, min(3, left))
+                a = span(n)
+                if a is None or left < 1:
+                    break
+                ranges.append((a, n))
+                left -= n
+                if left < 1:
+                    break
+            if ranges:
+                plan.append(["sw", rng.choice([1, 2]), ranges, False])
+        for _ in range(rng.randint(1, 3)):
+            k = rng.randint(2, min(awu, 8))
+            a = span(k, awu)
+            if a is not None:
+                plan.append(["at", rng.choice([1, 2]), [(a, k)], rng.random() < 0.4])
+        for _ in range(rng.randint(2, 5)):
+            a = span(1)
+            if a is not None:
+                plan.append(["pl", rng.choice([1, 2]), [(a, 1)], rng.random() < 0.5])
+        rng.shuffle(plan)
+        cmds = []           # dict(kind, q, blocks {lba: new}, fua, c)
+        for kind, q, ranges, fua in plan:
+            nb = sum(n for _, n in ranges)
+            d = rng.randbytes(nb * pb)
+            blocks, off = {}, 0
+            for a, n in ranges:
+                for i in range(n):
+                    blocks[a + i] = d[(off + i) * pb:(off + i + 1) * pb]
+                off += n
+            cmds.append(dict(kind=kind, q=q, ranges=ranges, blocks=blocks, data=d, fua=fua, c=None))
+        reads = []          # dict(kind sread/read, sw: the SWRITE's entry, lba, n, c)
+        t0 = hp.cycle
+        hp.arm_cut(CUT_CYCLE, t0 + rng.randrange(200, SW_CUT_MAX))
+        try:
+            for e in cmds:
+                if e["kind"] == "sw":
+                    e["c"] = run_sync(drv.submit_swrite(e["q"], e["ranges"], e["data"]), tr)
+                    st["swrites"] += 1
+                    r = rng.random()
+                    if r < 0.5:                  # an SREAD on its SQ: blocks of one of its ranges
+                        a, n = rng.choice(e["ranges"])
+                        o = rng.randrange(n)
+                        k = rng.randint(1, n - o)
+                        sq = nvme.Sqe(nvme.IO_SREAD, nsid=1, cdw12=k - 1)
+                        sq.set_slba(a + o)
+                        st["sreads_sent"] += 1
+                        reads.append(dict(kind="sread", sw=e, lba=a + o, n=k, c=run_sync(
+                            drv._data_cmd(e["q"], sq, k * pb, to_host=True, what="sread"), tr)))
+                    elif r < 0.8 and max(n for _, n in e["ranges"]) >= 2:   # a Read of a whole range
+                        a, n = max(e["ranges"], key=lambda x: x[1])
+                        reads.append(dict(kind="read", sw=e, lba=a, n=n,
+                                          c=run_sync(drv.submit_read(rng.choice([1, 2]), a, n), tr)))
+                else:
+                    (a, n), = e["ranges"]
+                    e["c"] = run_sync(drv.submit_write(e["q"], a, e["data"], fua=e["fua"]), tr)
+                    st["atomics" if e["kind"] == "at" else "plain"] += 1
+            run_sync(drv.wait([e["c"] for e in cmds] + [r["c"] for r in reads]), tr)
+            st["all_done"] += 1                          # the cut after every command's CQE
+            st["done_cycles"].append(hp.cycle - t0)
+            tr.wait(SW_CUT_MAX)
+        except (SimError, NvmeError):
+            if not hp.cut:
+                raise
+        assert hp.cut, "the armed power cut never fired"
+        st["cuts"] += 1
+        for q in (1, 2):                                  # CQEs in host memory at the cut
+            run_sync(drv.reap(q), tr)
+        _close_clean(hp)
+        # ---- what the host saw before the cut
+        for e in cmds + reads:
+            c = e["c"]
+            assert c is None or c.cqe is None or c.cqe.ok, f"{e['kind']} {e.get('ranges', e.get('lba'))}: {c.cqe.name}"
+        must_new = {id(e) for e in cmds if _acked(e["c"]) and (e["kind"] != "pl" or e["fua"])}
+        for r in reads:
+            if not _acked(r["c"]):
+                continue
+            sw = r["sw"]
+            got = [r["c"].data[i * pb:(i + 1) * pb] for i in range(r["n"])]
+            new = [sw["blocks"][r["lba"] + i] for i in range(r["n"])]
+            old = [cur[r["lba"] + i] for i in range(r["n"])]
+            if r["kind"] == "sread":                      # serializable: the SWRITE before it has committed
+                st["sreads_ok"] += 1
+                assert got == new, f"SREAD of {r['lba']}+{r['n']} completed without the SWRITE before it on its SQ"
+                must_new.add(id(sw))
+                if not _acked(sw["c"]):
+                    st["sw_waited"] += 1
+            else:                                         # read committed: never part of one SWRITE
+                st["reads_ok"] += 1
+                assert got in (new, old), f"Read of {r['lba']}+{r['n']}: part of an SWRITE ({got == new}, {got == old})"
+                st["reads_new"] += got == new
+        # ---- restart: the firmware's recovery against the oracle, then the invariants
+        oracle = harness.recover(images, geo)
+        hp = HostPort(exe, fw, images, cwd=tmp_path)
+        tr, drv = open_device(hp)
+        got: dict[int, bytes] = {}
+        for a in range(p0, p0 + SW_POOL, mx):
+            d = run_sync(drv.read(1 + a // mx % 2, a, mx), tr)
+            got.update({a + i: d[i * pb:(i + 1) * pb] for i in range(mx)})
+        for lba in pool:
+            exp = harness.read_lpn(geo, oracle, lba)
+            assert got[lba] == (exp if exp is not None else bytes(pb)), \
+                f"round {rnd}: LBA {lba}: the firmware's recovery and the oracle disagree"
+        st["oracle_checked"] += len(pool)
+        written = {lba: e for e in cmds for lba in e["blocks"]}
+        for lba in pool:
+            e = written.get(lba)
+            assert got[lba] == cur[lba] or (e is not None and got[lba] == e["blocks"][lba]), \
+                f"round {rnd}: LBA {lba}: data of no version (torn or foreign)"
+        for e in cmds:
+            new = [got[lba] == d for lba, d in e["blocks"].items()]
+            if e["kind"] != "pl":
+                assert all(new) or not any(new), f"round {rnd}: {e['kind']} {e['ranges']}: torn by the cut ({new})"
+            if id(e) in must_new:
+                assert all(new), f"round {rnd}: {e['kind']} {e['ranges']}: acknowledged (or seen by an SREAD) but lost"
+            if e["kind"] == "sw":
+                st["sw_acked"] += _acked(e["c"])
+                st["sw_new" if all(new) else "sw_old"] += 1
+                st["sw_new_unacked"] += all(new) and not _acked(e["c"])
+            elif e["kind"] == "at":
+                st["at_new" if all(new) else "at_old"] += 1
+        st["lbas_checked"] += len(pool)
+        cur = got
+    _close_clean(hp)
+    dc = st.pop("done_cycles")
+    print("nvme swrite cut:", dict(seed=seed, **st, done_cycles_max=max(dc, default=0)))
