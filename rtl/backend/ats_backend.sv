@@ -1253,7 +1253,20 @@ module ats_backend #(
 `ifdef SYNTHESIS
     assign busy = 1'b0;     // simulation only: no logic in a netlist
 `else
-    assign busy = count != '0 || !rt_empty || fw_busy || c_st_q != C_IDLE ||
+    // ATS_SIM_SKIP (sim/soc/README.md "Cycle skipping"): requests in the table that only wait for
+    // their NAND completions are no work: every accepted entry issued (none to issue or retry, so the
+    // issue rule's registers settle and the issue pointer stands still), no early TX_WRITE queued, the
+    // completion FSM idle and the oldest entry not ready for it. Nothing changes then until an input
+    // does (a completion, a free block, a response: the gate's watch and act); the gate's HOLD settles
+    // the one-shot steps (a die opening its next block, the registered issue rule and fix search).
+    logic tbl_wait;
+`ifdef ATS_SIM_SKIP
+    assign tbl_wait = to_issue == '0 && rt_empty && !tw_ne && c_st_q == C_IDLE &&
+                      !(e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp]));
+`else
+    assign tbl_wait = 1'b0;
+`endif
+    assign busy = (count != '0 && !tbl_wait) || !rt_empty || fw_busy || c_st_q != C_IDLE ||
                   rd_busy || vc_init_busy;
 `endif
 

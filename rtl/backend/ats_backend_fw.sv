@@ -304,7 +304,18 @@ module ats_backend_fw #(
 `ifdef SYNTHESIS
     assign busy = 1'b0;     // simulation only: no logic in a netlist
 `else
-    assign busy = fw_st_q != F_IDLE || rd_st_q != RD_IDLE;
+    // ATS_SIM_SKIP (sim/soc/README.md "Cycle skipping"): an ERASE / PROGRAM waiting for its NAND
+    // completion (F_NCPL), an NREAD waiting for its page's words or its completion (F_DONE with
+    // RD_DATA / RD_CPL) is no work: the next step needs an input (the completion, a word), which
+    // the gate watches; the request register and the response register are in the gate's act
+    logic wait_in;
+`ifdef ATS_SIM_SKIP
+    assign wait_in = (fw_st_q == F_NCPL && rd_st_q == RD_IDLE) ||
+                     (fw_st_q == F_DONE && (rd_st_q == RD_DATA || rd_st_q == RD_CPL));
+`else
+    assign wait_in = 1'b0;
+`endif
+    assign busy = (fw_st_q != F_IDLE || rd_st_q != RD_IDLE) && !wait_in;
 `endif
 endmodule
 

@@ -387,10 +387,56 @@ module ats_nand_subsys #(
         assign pin_chg = 1'b0;
 `endif
 `undef ATS_PAGE_PINQ
+        // ATS_SIM_SKIP (sim/soc/README.md "Cycle skipping"): the commands it holds only wait for R/B#
+        // (pg_wait_q): every way idle or in its busy wait past tWB with R/B# low, and nothing else runs
+        // (bus, engine, request, data-in, read-data and completion stages, the write half, the read
+        // half's fill and decode job). Then no register changes at an edge until R/B# rises or a port
+        // moves (act, watch), so the gate may close (its HOLD after the last activity settles the rest:
+        // the command window, T_CMDWIN 32 edges, and the registered flags). It opens again PG_END_NS
+        // before the earliest array end of any die (ats_nand_next_busy_end(), the die models' report;
+        // the harness's jumps end earlier still), so R/B# rises with the clock on. The terms are
+        // registers of the controller, read by hierarchical reference (simulation only).
+        logic pg_wait_q;
+`ifdef ATS_SIM_CGATE
+`ifdef ATS_SIM_SKIP
+`ifndef SYNTHESIS
+`define ATS_PAGE_WAIT
+`endif
+`endif
+`endif
+`ifdef ATS_PAGE_WAIT
+        import "DPI-C" function real ats_nand_next_busy_end();
+        localparam real PG_END_NS = 80.0;
+        logic pg_wait;
+        always_comb begin
+            pg_wait = u_page.wr_idle && !u_page.bad_v_q && !u_page.chs_v_q && !u_page.cpl_v_q &&
+                      u_page.raw_idle && !u_page.u_rd.dj_v_q && !u_page.u_rd.full_q && !u_page.u_rd.fl_mid_q &&
+                      u_page.u_chan.bus_free && !u_page.u_chan.pend_v_q && !u_page.u_chan.cpl_v_q &&
+                      !u_page.u_chan.uop_v_q && !u_page.u_chan.eng_busy_q && !u_page.u_chan.din_v_q &&
+                      !u_page.u_chan.rd_v_q;
+            for (int w = 0; w < WAYS; w++) begin   // W_IDLE 0, W_BUSY 1 (ats_nand_chan way_state_e)
+                if (!(u_page.u_chan.way_st_q[w] == 0 || (u_page.u_chan.way_st_q[w] == 1 &&
+                      u_page.u_chan.way_wb_q[w] == '0 && !nand_rb_n[c*WAYS + w])))
+                    pg_wait = 1'b0;
+            end
+        end
+        always @(negedge clk) begin : p_wait
+            real be;
+            if (pg_wait && pg_out_q != '0) begin
+                be = ats_nand_next_busy_end();
+                pg_wait_q <= be >= 0.0 && be - $realtime > PG_END_NS;
+            end else begin
+                pg_wait_q <= 1'b0;
+            end
+        end
+`else
+        assign pg_wait_q = 1'b0;
+`endif
+`undef ATS_PAGE_WAIT
         ats_sim_cgate #(.W($bits(`ATS_CG_PAGE_IN)), .HOLD(64), .ID(5 + c), .FALL(1)) u_cg_page (
             .clk, .rst, .gclk(clk_pg), .watch(`ATS_CG_PAGE_IN),
-            .act(init_q || pg_out_q != '0 || pc_cmd_valid || pc_rd_valid || pc_cpl_valid || s_ndata_valid[c] ||
-                 pin_chg));
+            .act(init_q || (pg_out_q != '0 && !pg_wait_q) || pc_cmd_valid || pc_rd_valid || pc_cpl_valid ||
+                 s_ndata_valid[c] || pin_chg));
 `undef ATS_CG_PAGE_IN
 
         // the subsystem's gate (below): this channel's command stage, fetch request, power-on RESETs or

@@ -557,6 +557,7 @@ struct Sim {
 #endif
     static constexpr uint32_t kWaitCap = (1u << 19) - 1;      // ats_wait's CAP_W = 19 (soc/ats_litex.py)
     static constexpr uint32_t kBusTimeout = 1000000;          // LiteX's bus timeout (its counter's reload)
+    static constexpr uint64_t kDieMargin = 12;                 // edges stepped before a die's array end
     // +skip_stats: why each cycle was not skipped (the first reason), printed at exit
     bool skip_stats = false;
     uint64_t why_not[48] = {};
@@ -648,8 +649,11 @@ struct Sim {
         const double be = ats_nand_next_busy_end();            // ns (< 0: no die busy)
         if (be >= 0) {
             // edge k falls at t_ps + (k + 1) * 10,000 ps; the die ends at the first with time >= be
+            // (less kDieMargin edges: the page controllers' gates open PG_END_NS = 80 ns before the
+            // end, rtl/nand/ats_nand_subsys.sv; their decision is taken at stepped falling edges)
             const uint64_t be_ps = uint64_t(std::llround(be * 1000.0));
-            q = std::min<uint64_t>(q, be_ps > t_ps ? (be_ps - t_ps + 2 * kHalfPs - 1) / (2 * kHalfPs) - 1 : 0);
+            const uint64_t e = be_ps > t_ps ? (be_ps - t_ps + 2 * kHalfPs - 1) / (2 * kHalfPs) - 1 : 0;
+            q = std::min<uint64_t>(q, e > kDieMargin ? e - kDieMargin : 0);
         }
         if (cut_kind == CUT_CYCLE) q = std::min<uint64_t>(q, cut_value > cycle ? cut_value - cycle : 0);
         q = std::min<uint64_t>(q, bus_to - 1);
