@@ -15,7 +15,8 @@ uint64_t ck_seq_base, ck_scan_from;
 uint32_t ck_pages[MAX_CK_PAGES][PW] NOINIT;
 uint32_t map_lpn[NLBA] NOINIT, map_ppn[NLBA] NOINIT;
 
-int ckpt_write_map(const uint32_t *l2p) {
+// lookup: the mapping by LOOKUP of every LPN; else the list in map_lpn / map_ppn[0..n_known)
+static int ckpt_write_map(int lookup, uint32_t n_known) {
     const uint64_t t0 = hal_cycles();
     census_dirty = 1;                                  // plan and block states change below
     // 1. drain: every accepted request completed, none accepted meanwhile
@@ -86,11 +87,10 @@ int ckpt_write_map(const uint32_t *l2p) {
     uint64_t t2 = hal_cycles();
     S.ck_phase[1] += t2 - t1;
     // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
-    uint32_t n_map = 0;
-    for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
-        uint32_t mapped = 0, ppn = l2p ? l2p[lpn] : 0;
-        if (l2p) mapped = ppn != ATS_UNMAPPED;
-        else ppn = remap(R_LOOKUP, lpn, 0, &mapped);
+    uint32_t n_map = lookup ? 0u : n_known;
+    for (uint32_t lpn = 0; lookup && lpn < NLBA; lpn++) {
+        uint32_t mapped = 0;
+        const uint32_t ppn = remap(R_LOOKUP, lpn, 0, &mapped);
         if (mapped && ppn != 0xFFFFFFFFu) {
             map_lpn[n_map] = lpn;
             map_ppn[n_map] = ppn;
@@ -154,4 +154,5 @@ int ckpt_write_map(const uint32_t *l2p) {
     return ATS_OK;
 }
 
-int ckpt_write(void) { return ckpt_write_map(0); }
+int ckpt_write(void) { return ckpt_write_map(1, 0); }
+int ckpt_write_list(uint32_t n_map) { return ckpt_write_map(0, n_map); }

@@ -55,5 +55,7 @@ int format_device(void) {
     supply_ok = 1;
     ck_blk = ck_blk1;                            // the first checkpoint goes to block 0
     ckpt_no = 0;
-    return ckpt_write();
+    // an empty mapping: nothing was mapped since reset (recovery found no checkpoint before it wrote
+    // any mapping), so the NLBA LOOKUPs of ckpt_write would all answer unmapped
+    return ckpt_write_list(0);
 }

@@ -198,11 +198,16 @@ int recover(void) {
     rp.tail = rp_tail;
     st = ats_replay(&rp, recs, np, c.seq_base);
     if (st != ATS_OK) return st;
-    // 5. restart: the mapping into the remap engine, valid-count bases, the next seq
+    // 5. restart: the mapping into the remap engine, valid-count bases, the next seq. The mapping
+    //    also goes into map_lpn / map_ppn (the checkpoint's, no longer needed) for step 6's checkpoint
     memset(vc_base, 0, sizeof vc_base);
+    uint32_t n_map = 0;
     for (uint32_t lpn = 0; lpn < NLBA; lpn++) {
         const uint32_t ppn = l2p[lpn];
         if (ppn == ATS_UNMAPPED) continue;
+        map_lpn[n_map] = lpn;
+        map_ppn[n_map] = ppn;
+        n_map++;
         remap(R_MAP_WRITE, lpn, ppn, 0);
         const uint32_t d = ats_ppn_die(&G, ppn), b = ats_ppn_block(&G, ppn);
         if (d < NDIE && b < BLOCKS) vc_base[bi(d, b)]++;
@@ -228,7 +233,7 @@ int recover(void) {
                rp.applied, rp.trims, rp.relocs_applied, rp.relocs_stale, rp.commits, rp.aborts, rp.dropped_open,
                (unsigned long long)next);
     // 6. a new checkpoint (the recovered mapping, a plan of erased blocks) before any host write
-    st = ckpt_write_map(l2p);
+    st = ckpt_write_list(n_map);
     S.recovery_cycles = hal_cycles() - t0;
     hal_printf("recovery: %u pages read, %llu cycles\n", rec_pages, (unsigned long long)S.recovery_cycles);
     return st;

@@ -189,22 +189,43 @@ int ats_ckpt_parse(const ats_geo_t *g, ats_ckpt_t *c, ats_page_fn page, void *ct
 }
 
 // ---- durable prefix
+// a record copied field by field: a struct assignment compiled (-Os) to a memcpy call, three a swap
+static inline void rec_cp(ats_rec_t *d, const ats_rec_t *s) {
+    d->seq = s->seq;
+    d->ppn = s->ppn;
+    d->lpn = s->lpn;
+    d->epoch = s->epoch;
+    d->txid = s->txid;
+    d->kind = s->kind;
+    d->flags = s->flags;
+    d->pad = s->pad;
+}
+
+// sift-down of a max-heap by seq. The moving record is held aside and written once where it stops
+// (each step moves the larger child up): the same array as swapping it down step by step, so the
+// sort's order, ties included, is the swapping version's
 static void sift(ats_rec_t *a, uint32_t i, uint32_t n) {
+    ats_rec_t t;
+    rec_cp(&t, &a[i]);
     for (;;) {
-        uint32_t l = 2u * i + 1u, m = i;
-        if (l < n && a[l].seq > a[m].seq) m = l;
-        if (l + 1u < n && a[l + 1u].seq > a[m].seq) m = l + 1u;
-        if (m == i) return;
-        ats_rec_t t = a[i];
-        a[i] = a[m];
-        a[m] = t;
+        const uint32_t l = 2u * i + 1u;
+        uint32_t m = i;
+        uint64_t ms = t.seq;
+        if (l < n && a[l].seq > ms) {
+            m = l;
+            ms = a[l].seq;
+        }
+        if (l + 1u < n && a[l + 1u].seq > ms) m = l + 1u;
+        if (m == i) break;
+        rec_cp(&a[i], &a[m]);
         i = m;
     }
+    rec_cp(&a[i], &t);
 }
 
 uint32_t ats_log_add(ats_rec_t *recs, uint32_t n, uint32_t cap, const ats_rec_t *x, uint32_t *dropped) {
     if (n < cap) {
-        recs[n] = *x;
+        rec_cp(&recs[n], x);
         return n + 1u;
     }
     if (cap == 0u) {
@@ -215,7 +236,7 @@ uint32_t ats_log_add(ats_rec_t *recs, uint32_t n, uint32_t cap, const ats_rec_t 
         for (uint32_t i = cap / 2u; i-- > 0;) sift(recs, i, cap);
     (*dropped)++;
     if (x->seq < recs[0].seq) {                  // the highest seq kept goes, x comes in
-        recs[0] = *x;
+        rec_cp(&recs[0], x);
         sift(recs, 0, cap);
     }
     return n;
@@ -225,9 +246,10 @@ uint32_t ats_prefix(ats_rec_t *recs, uint32_t n, uint64_t scan_from) {
     // heap sort by seq (no allocation; n is the active log)
     for (uint32_t i = n / 2u; i-- > 0;) sift(recs, i, n);
     for (uint32_t e = n; e > 1u; e--) {
-        ats_rec_t t = recs[0];
-        recs[0] = recs[e - 1u];
-        recs[e - 1u] = t;
+        ats_rec_t t;
+        rec_cp(&t, &recs[0]);
+        rec_cp(&recs[0], &recs[e - 1u]);
+        rec_cp(&recs[e - 1u], &t);
         sift(recs, 0, e - 1u);
     }
     uint32_t k = 0;
@@ -235,7 +257,8 @@ uint32_t ats_prefix(ats_rec_t *recs, uint32_t n, uint64_t scan_from) {
     for (uint32_t i = 0; i < n; i++) {
         if (recs[i].seq < want) continue;        // a duplicate (re-programmed page), or below scan_from
         if (recs[i].seq != want) break;          // the first gap
-        recs[k++] = recs[i];
+        if (k != i) rec_cp(&recs[k], &recs[i]);
+        k++;
         want++;
     }
     return k;
