@@ -46,7 +46,7 @@ module ats_bch_dec_shared_tb #(
     logic [(T+1)*M-1:0] lambda;
     logic [LEN_W-1:0]   len;
 
-    ats_bch_bm_arb #(.N(N), .M(M), .POLY(POLY), .T(T), .K(K)) u_arb (
+    ats_bch_bm_arb #(.N(N), .M(M), .POLY(POLY), .T(T)) u_arb (
         .clk, .rst, .req(bm_req), .syn, .gnt(bm_gnt), .done(bm_done), .lambda, .len);
 
 `define ATS_TB_CH_DEC(c) \

@@ -15,9 +15,6 @@
 // channel-to-channel mux in front of BM's Frobenius maps, and the grant cone stays off BM's state
 // reset: Fmax), also for N = 1 (a decoder's own BM). SYN_REG must be 1: the form with the grant as
 // BM's start (SYN_REG = 0, d23527b) was removed, nothing used it after af87212.
-// Lambda leaves pre-scaled for the decoders' Chien search: lambda_j = Lambda_j * alpha^(-j(n-1)),
-// n = 8(K + M*T/8) the shortened code length (Lambda_0 as is; a zero term stays zero), so the T
-// constant matrices of that start value are here once instead of once in every decoder (issue 38).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -27,8 +24,7 @@ module ats_bch_bm_arb #(
     parameter int M       = 13,          // GF(2^M)
     parameter int POLY    = 'h201B,      // primitive polynomial, with its x^M term
     parameter int T       = 8,           // correctable errors
-    parameter bit SYN_REG = 1'b1,        // register the granted syndromes (must be 1, see above)
-    parameter int K       = 512          // the decoders' data bytes a sector (code length n, above)
+    parameter bit SYN_REG = 1'b1         // register the granted syndromes (must be 1, see above)
 ) (
     input  wire logic                    clk,
     input  wire logic                    rst,        // synchronous, active high
@@ -36,8 +32,7 @@ module ats_bch_bm_arb #(
     input  wire logic [N*T*M-1:0]        syn,        // decoder i: S_(2k+1) at [(i*T+k)*M +: M]
     output wire logic [N-1:0]            gnt,
     output wire logic [N-1:0]            done,
-    output wire logic [(T+1)*M-1:0]      lambda,     // Lambda_j * alpha^(-j(n-1)) at [j*M +: M],
-                                                     // valid with done
+    output wire logic [(T+1)*M-1:0]      lambda,     // Lambda_j at [j*M +: M], valid with done
     output wire logic [$clog2(2*T+1)-1:0] len        // LFSR length L, valid with done
 );
     localparam int IW = (N > 1) ? $clog2(N) : 1;
@@ -92,36 +87,6 @@ module ats_bch_bm_arb #(
         assign done[i] = bm_done && (owner_q == IW'(i));
     end
 
-    // ---- the Chien search's start: Lambda_j * alpha^(-j(n-1)) (ats_gf_pkg helpers) ------------
-    localparam int GF_W  = ats_gf_pkg::GF_W;
-    localparam int GF_WW = ats_gf_pkg::GF_WW;
-    localparam int Q     = (1 << M) - 1;
-    localparam int NBITS = 8 * K + M * T;               // shortened code length n
-    if (NBITS > Q || K < 1) begin : g_check_k
-        $fatal(1, "ats_bch_bm_arb: K + parity exceeds the code length 2^M-1 (%m)");
-    end
-    function automatic logic [M-1:0] gmul(input logic [M-1:0] a, input logic [M-1:0] b);
-        gmul = M'(ats_gf_pkg::gf_mul_part(GF_W'(a), GF_W'(b), M, POLY, 0, M));
-    endfunction
-    function automatic logic [T*GF_WW-1:0] tab_g();      // "times alpha^(-j(n-1))", entry j-1
-        logic [T*GF_WW-1:0] v;
-        logic [M-1:0] g, gj;
-        g  = M'(ats_gf_pkg::gf_pow(Q - (NBITS - 1) % Q, M, POLY));
-        gj = M'(1);
-        for (int j = 1; j <= T; j++) begin
-            gj = gmul(gj, g);
-            v[(j-1)*GF_WW +: GF_WW] = ats_gf_pkg::gf_cols(GF_W'(gj), M, POLY);
-        end
-        tab_g = v;
-    endfunction
-    localparam logic [T*GF_WW-1:0] GJ = tab_g();
-
-    logic [(T+1)*M-1:0] bm_lambda;
-    assign lambda[M-1:0] = bm_lambda[M-1:0];
-    for (genvar j = 1; j <= T; j++) begin : g_pre
-        assign lambda[j*M +: M] = M'(ats_gf_pkg::gf_cmul(GF_W'(bm_lambda[j*M +: M]), GJ[(j-1)*GF_WW +: GF_WW]));
-    end
-
     ats_bch_bm #(
         .M   (M),
         .POLY(POLY),
@@ -133,7 +98,7 @@ module ats_bch_bm_arb #(
         .syn_odd(bm_syn),
         .busy   (bm_busy),
         .done   (bm_done),
-        .lambda (bm_lambda),
+        .lambda (lambda),
         .len    (len)
     );
 

@@ -61,8 +61,7 @@ module ats_bch_dec #(
     output wire logic [T*M-1:0]             bm_syn,      // S_(2i+1) at [i*M +: M]
     input  wire logic                       bm_gnt,      // BM takes bm_syn at this edge
     input  wire logic                       bm_done,     // this decoder's Lambda / L, this cycle
-    input  wire logic [(T+1)*M-1:0]         bm_lambda_i, // Lambda_j * alpha^(-j(n-1)) (the unit's
-                                                         // pre-scale, its K = this K), Lambda_0
+    input  wire logic [(T+1)*M-1:0]         bm_lambda_i,
     input  wire logic [$clog2(2*T+1)-1:0]   bm_len_i
 );
     localparam int POLY   = (M == 13) ? 'h201B : (M == 14) ? 'h4443 : 0;  // primitive polynomials
@@ -122,6 +121,17 @@ module ats_bch_dec #(
     // constant tables, entry e at [e*W +: W] (W = GF_WW for multipliers, M for elements). Each
     // steps through its powers of alpha with one product an entry: Yosys evaluates constant
     // functions slowly, and a square-and-multiply per entry (gf_pow) took about a minute here.
+    function automatic logic [T*GF_WW-1:0] tab_g();      // Chien start of term j (1..T) at the
+        logic [T*GF_WW-1:0] v;                            // first position: alpha^(-j(n-1)),
+        logic [M-1:0] g, gj;                              // entry j-1
+        g  = apow(Q - (NBITS - 1) % Q);                   // alpha^(-(n-1))
+        gj = M'(1);
+        for (int j = 1; j <= T; j++) begin
+            gj = gmul(gj, g);
+            v[(j-1)*GF_WW +: GF_WW] = ccols(gj);
+        end
+        tab_g = v;
+    endfunction
     function automatic logic [T*GF_WW-1:0] tab_aj();     // alpha^j, entry j-1: one bit lane on
         logic [T*GF_WW-1:0] v;
         logic [M-1:0] c;
@@ -169,6 +179,7 @@ module ats_bch_dec #(
         end
         tab_a8e = v;
     endfunction
+    localparam logic [T*GF_WW-1:0]   GJ  = tab_g();
     localparam logic [T*GF_WW-1:0]   AJ  = tab_aj();
     localparam logic [T*GF_WW-1:0]   ALJ = tab_alj();
     localparam logic [8*T*M-1:0]     SYB = tab_syn();
@@ -285,7 +296,7 @@ module ats_bch_dec #(
         // (nand_page 138.6 -> 128.7 MHz mean over seeds 1-3, issue 36). One cycle per sector, hidden
         // behind the previous sector's Chien search like the shared unit's.
         ats_bch_bm_arb #(
-            .N(1), .M(M), .POLY(POLY), .T(T), .SYN_REG(1'b1), .K(K)
+            .N(1), .M(M), .POLY(POLY), .T(T), .SYN_REG(1'b1)
         ) u_bm (
             .clk   (clk),
             .rst   (rst),
@@ -473,7 +484,8 @@ module ats_bch_dec #(
         end
 `endif
         if (bm_done_w) begin
-            lamc_q <= bm_lambda;          // Lambda_j * alpha^(-j(n-1)): pre-scaled by ats_bch_bm_arb
+            lamc_q[M-1:0] <= bm_lambda[M-1:0];
+            for (int j = 1; j <= T; j++) lamc_q[j*M +: M] <= cmul(bm_lambda[j*M +: M], GJ[(j-1)*GF_WW +: GF_WW]);
             lenc_q <= bm_len;
         end else if (ldn_q) begin
             for (int j = 1; j <= T; j++) lamc_q[j*M +: M] <= cmul(lamc_q[j*M +: M], AJ[(j-1)*GF_WW +: GF_WW]);
