@@ -67,7 +67,7 @@ def nchunks(n: int) -> int:
 
 class _Cmd:
     __slots__ = ("p", "slot", "seq", "wdata", "rd_len", "aux", "aux_buf", "rdata", "cpl", "running", "deadline",
-                 "tries", "failed", "t0")
+                 "tries", "failed", "t0", "epoch")
 
     def __init__(self, p: Pending, slot: int, seq: int, wdata: bytes, rd_len: int, aux: int, aux_buf: int):
         self.p, self.slot, self.seq, self.wdata, self.rd_len = p, slot, seq, wdata, rd_len
@@ -79,6 +79,7 @@ class _Cmd:
         self.tries = 0
         self.failed: LinkError | None = None
         self.t0 = 0.0
+        self.epoch = 0
 
     def missing_rdata(self) -> int:
         return sum(1 << k for k in range(nchunks(self.rd_len)) if k not in self.rdata)
@@ -108,7 +109,9 @@ class UdpDevice:
         self._ready: list[Pending] = []           # completed, not yet returned by poll / wait
         self._cmds: dict[int, _Cmd] = {}          # slot -> command in flight
         self._order: list[int] = []               # slots in submission order
-        self.stats = dict(sent=0, received=0, retries=0, ignored=0, stale=0, busy=0, resent_chunks=0)
+        self._epoch = 0                           # 2^31 jumps so far (ERROR STALE of a SUBMIT)
+        self.retry_log: list[dict] = []           # the first retries: what was missing (diagnostics)
+        self.stats = dict(sent=0, received=0, retries=0, ignored=0, stale=0, busy=0, resent_chunks=0, resync=0)
 
     def close(self) -> None:
         self.sock.close()
@@ -136,6 +139,9 @@ class UdpDevice:
         if c.tries > self.max_retries:
             c.failed = LinkTimeout(f"slot {c.slot} seq {c.seq:#x}: no answer after {self.max_retries} retries")
             return
+        if len(self.retry_log) < 16:
+            self.retry_log.append(dict(slot=c.slot, seq=c.seq, op=c.p.op, cpl=c.cpl is not None, running=c.running,
+                                       missing_rdata=c.missing_rdata(), t=round(time.monotonic() - c.t0, 3)))
         self._send_submit(c, c.missing_rdata())
         self._arm(c)
 
@@ -167,7 +173,22 @@ class UdpDevice:
             elif arg == S_RUNNING:
                 c.running = True
         elif t == T_ERROR:
-            if arg == E_STALE:
+            w2 = struct.unpack_from("<I", pkt, 8)[0] if len(pkt) >= 12 else 0
+            if arg == E_STALE and (w2 & 0xFF) == T_SUBMIT and c.cpl is None and not c.running:
+                # our SUBMIT is older than the slot's command: that one is of an earlier run of this
+                # host (or another host). STALE means ours was never accepted, so it is sent again
+                # with a sequence number 2^31 further on, newer than the slot's
+                self.stats["resync"] += 1
+                if c.epoch < self._epoch:
+                    self.seq = (self.seq + 1) & 0xFFFFFFFF            # numbered before the last jump
+                else:
+                    self.seq = (self.seq + (1 << 31)) & 0xFFFFFFFF
+                    self._epoch += 1
+                c.seq, c.epoch = self.seq, self._epoch
+                self._send_submit(c)
+                self._send_chunks(c, range(nchunks(len(c.wdata))))
+                self._arm(c)
+            elif arg == E_STALE:
                 self.stats["stale"] += 1          # a late duplicate of our own DATA
             elif arg == E_BUSY:
                 self.stats["busy"] += 1           # the slot's earlier command still runs: retry later
@@ -244,7 +265,7 @@ class UdpDevice:
         self.seq = (self.seq + 1) & 0xFFFFFFFF
         p = Pending(slot, op, lba, nlb, txid, flags, user=dict(user, _attr=attr, _prio=prio, seq=self.seq))
         c = _Cmd(p, slot, self.seq, wdata, rd_len, aux, aux_buf)
-        c.t0 = time.monotonic()
+        c.t0, c.epoch = time.monotonic(), self._epoch
         self._cmds[slot] = c
         self._order.append(slot)
         self.inflight[slot] = p
