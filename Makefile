@@ -93,7 +93,7 @@ results:
 
 test-rtl: $(GEN_STAMP) $(HOST_H)
 	rm -rf build/system
-	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests tests/system tests/attach formal/test_formal.py $(SYNTH_TESTS)
+	$(PY) -m pytest -n $(JOBS) --maxschedchunk 1 -q cocotb_tests bench/ssd/test_bench_ssd.py sw/firmware/tests sw/host/tests sim/board tests/system tests/attach formal/test_formal.py $(SYNTH_TESTS)
 
 # SymbiYosys proofs of the small stream blocks and their mutants (formal/README.md; also in make test)
 formal: $(SETUP_STAMP)
