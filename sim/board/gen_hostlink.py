@@ -61,11 +61,13 @@ class PhyModel(LiteXModule):
 
 
 class BoardHostLink(LiteXModule):
-    def __init__(self):
+    def __init__(self, rx_cdc_depth: int = 32):
         self.cd_sys = ClockDomain()
         self.ethphy = phy = PhyModel()
+        # rx_cdc_depth 32: LiteEth's default, as soc/boards/ecpix5.py builds it (other values only
+        # for experiments: sim/board/README.md "Found by it")
         self.ethcore = LiteEthUDPIPCore(phy, mac_address=MAC, ip_address=IP, clk_freq=SYS_HZ, dw=32,
-                                        with_sys_datapath=True)
+                                        with_sys_datapath=True, rx_cdc_depth=rx_cdc_depth)
         udp = self.ethcore.udp.crossbar.get_port(ecpix5.UDP_PORT, dw=32)
         rx, tx = udp.source, udp.sink
         io = {}
@@ -115,9 +117,9 @@ class BoardHostLink(LiteXModule):
         )
 
 
-def generate(out: Path) -> Path:
+def generate(out: Path, rx_cdc_depth: int = 32) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    top = BoardHostLink()
+    top = BoardHostLink(rx_cdc_depth)
     phy = top.ethphy
     ios = {top.cd_sys.clk, top.cd_sys.rst, phy.eth_clk, phy.eth_rst, phy.tx_valid, phy.tx_data,
            phy.tx_last, phy.rx_valid, phy.rx_data, phy.rx_last}

@@ -338,6 +338,7 @@ class TB:
         cocotb.start_soon(Clock(dut.sys_clk, 13336, unit="ps").start())   # 75 MHz
         cocotb.start_soon(Clock(dut.eth_clk, 8000, unit="ps").start())    # 125 MHz
         self.cycle = 0
+        self.blk_in = collections.Counter()         # packets the block took, by type
         self.last_act = 0
         self.client_done = Event()
         cocotb.start_soon(self._count())
@@ -345,9 +346,16 @@ class TB:
         self.phy = SocketPhy(dut, self, rng, **faults)
 
     async def _count(self):
+        u = self.dut.ats_udp_host
+        first = True
         while True:
             await RisingEdge(self.dut.sys_clk)
             self.cycle += 1
+            if int(u.s_udp_valid.value) and int(u.s_udp_ready.value):   # packets into the block
+                if first:
+                    w = int(u.s_udp_data.value)
+                    self.blk_in[w & 0xFF] += 1
+                first = bool(int(u.s_udp_last.value))
 
     def activity(self):
         self.last_act = self.cycle
@@ -392,7 +400,7 @@ class TB:
         res["cycles"] = self.cycle - c0
         res["busy_cycles"] = (self.phy.last_out or 0) - (self.phy.first_in or 0)
         res["max_latency"] = self.phy.max_latency
-        self.dut._log.info("%s %d: %s, phy %s", mode, n, res, dict(self.phy.stats))
+        self.dut._log.info("%s %d: %s, phy %s, block took %s", mode, n, res, dict(self.phy.stats), dict(self.blk_in))
         self.phy.proc = None
         return res
 
@@ -508,8 +516,9 @@ def _build_sources() -> list[Path]:
     import gen_hostlink
     from atstb.filelist import block_sources
     out = ROOT / "build" / "sim_board"
-    tmp = gen_hostlink.generate(out / "gen_tmp")
-    v = out / "board_hostlink.v"
+    depth = int(os.environ.get("ATS_BOARD_RX_CDC_DEPTH", "32"))     # experiments only (README)
+    tmp = gen_hostlink.generate(out / "gen_tmp", depth)
+    v = out / ("board_hostlink.v" if depth == 32 else f"board_hostlink_rx{depth}.v")
     if not v.exists() or v.read_bytes() != tmp.read_bytes():   # same text: no rebuild
         v.write_bytes(tmp.read_bytes())
     return [v] + list(block_sources("ats_udp_host"))
@@ -519,5 +528,7 @@ def _build_sources() -> list[Path]:
 def test_board_hostlink(case):
     from atstb.runner import run
     run(toplevel="board_hostlink", sources=_build_sources(), test_module="test_board_hostlink", test_dir=HERE,
-        build_key="default", public={},
+        build_key="default" if os.environ.get("ATS_BOARD_RX_CDC_DEPTH", "32") == "32"
+        else f"rx{os.environ['ATS_BOARD_RX_CDC_DEPTH']}",
+        public={"ats_udp_host": ["s_udp_valid", "s_udp_ready", "s_udp_last", "s_udp_data"]},
         testcase=os.environ.get("ATS_BOARD_CASES", "short_frames,mix_clean,mix_lossy,throughput").split(","))
