@@ -98,6 +98,9 @@ class SocketPhy:
         self.proc = None
         self.started: dict[bytes, int] = {}        # (slot, seq) -> cycle of its first SUBMIT
         self.max_latency = 0                       # cycles, first SUBMIT in to the first CPL out
+        # the MAC's first receive stage (LiteEth's last_be / converter sink, eth clock): not ready
+        # while a byte is offered means the byte is lost (a diagnostic count, README "Found by it")
+        self._phy_ready = getattr(dut, "mac_core_rx_converter_sink_ready")
         dut.rx_valid.value = 0
         dut.rx_last.value = 0
         dut.rx_data.value = 0
@@ -155,11 +158,16 @@ class SocketPhy:
                 await RisingEdge(clk)
             self.rx_busy = True
             fr = self.rxq.popleft()
+            lost = 0
             for i, b in enumerate(fr):
                 self.dut.rx_valid.value = 1
                 self.dut.rx_data.value = b
                 self.dut.rx_last.value = int(i == len(fr) - 1)
                 await RisingEdge(clk)
+                lost += not int(self._phy_ready.value)       # the PHY cannot wait: a byte lost
+            if lost:
+                self.stats["frames_cut"] += 1
+                self.stats["bytes_lost"] += lost
             self.dut.rx_valid.value = 0
             self.dut.rx_last.value = 0
             for _ in range(12):                       # inter-frame gap
