@@ -87,16 +87,7 @@ static int ckpt_write_map(int lookup, uint32_t n_known) {
     uint64_t t2 = hal_cycles();
     S.ck_phase[1] += t2 - t1;
     // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
-    uint32_t n_map = lookup ? 0u : n_known;
-    for (uint32_t lpn = 0; lookup && lpn < NLBA; lpn++) {
-        uint32_t mapped = 0;
-        const uint32_t ppn = remap(R_LOOKUP, lpn, 0, &mapped);
-        if (mapped && ppn != 0xFFFFFFFFu) {
-            map_lpn[n_map] = lpn;
-            map_ppn[n_map] = ppn;
-            n_map++;
-        }
-    }
+    const uint32_t n_map = lookup ? hal_fw_lookups(0, NLBA, map_lpn, map_ppn) : n_known;
     ats_ckpt_t c;
     memset(&c, 0, sizeof c);
     c.version = 2;

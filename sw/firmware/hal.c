@@ -46,6 +46,16 @@ static int in_hook;
 
 void hal_set_wait_hook(uint32_t (*fn)(void)) { wait_hook = fn; }
 
+// hal_fw_lookups: runs the hook (not re-entered); returns the wake sources at which it wants to run again
+static uint32_t run_hook(void) {
+    if (!wait_hook || in_hook) return 0;
+    in_hook = 1;
+    hal_wait_clr_act();
+    const uint32_t want = wait_hook();
+    in_hook = 0;
+    return want;
+}
+
 // the CPU sleeps in the wait unit until the operation ends or, with the hook, until the hook may
 // have work (the sources it asks for; an event during the hook is kept by the sticky ACT)
 static void fw_wait(void) {
@@ -109,6 +119,31 @@ int hal_fw_remap(uint32_t rop, uint32_t lpn, uint32_t ppn, fw_rsp_t *r) {
     ats_fw_ppn_write(ppn);
     fw_go(FW_REMAP, rop, 0, r);
     return ATS_OK;
+}
+
+// a run of LOOKUPs (the checkpoint's mapping, README "Checkpoints"): a LOOKUP is answered within tens
+// of cycles, so the CPU polls the port instead of sleeping in the wait unit, and runs the hook once
+// and then only when a source it asked for is pending (WAIT_PENDING), not once a command as
+// fw_wait does: the hook's inputs change only with those sources. Same answers as hal_fw_remap.
+uint32_t hal_fw_lookups(uint32_t lpn0, uint32_t n, uint32_t *lpns, uint32_t *ppns) {
+    fw_wait();
+    uint32_t want = run_hook(), k = 0;
+    ats_fw_ppn_write(0);
+    for (uint32_t lpn = lpn0; lpn < lpn0 + n; lpn++) {
+        ats_fw_lpn_write(lpn);
+        ats_fw_cmd_write((FW_REMAP << CSR_ATS_FW_CMD_OP_OFFSET) | (R_LOOKUP << CSR_ATS_FW_CMD_ROP_OFFSET));
+        while (ST_BIT(FW_BUSY))
+            if (ats_wait_pending_read() & want) want = run_hook();
+        const uint32_t v = ats_fw_rsp_read();
+        // mapped and status OK (hal_fw_remap's fields)
+        if ((v & ((0xFFu << CSR_ATS_FW_RSP_STATUS_OFFSET) | (1u << CSR_ATS_FW_RSP_MAPPED_OFFSET))) ==
+            (1u << CSR_ATS_FW_RSP_MAPPED_OFFSET)) {
+            lpns[k] = lpn;
+            ppns[k] = ats_fw_rsp_ppn_read();
+            k++;
+        }
+    }
+    return k;
 }
 
 int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r) {

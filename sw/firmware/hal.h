@@ -64,6 +64,9 @@ int hal_fw_nread(uint32_t die, uint32_t block, uint32_t page, fw_rsp_t *r);
 int hal_fw_nerase(uint32_t die, uint32_t block, fw_rsp_t *r);
 int hal_fw_nprog(uint32_t die, uint32_t block, uint32_t page, uint32_t lpn, uint64_t seq, uint32_t kind, fw_rsp_t *r);
 int hal_fw_remap(uint32_t rop, uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
+// LOOKUP of lpn0 .. lpn0 + n - 1, one at a time: the mapped ones (status OK) into lpns / ppns, in
+// LPN order; returns their number
+uint32_t hal_fw_lookups(uint32_t lpn0, uint32_t n, uint32_t *lpns, uint32_t *ppns);
 int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 int hal_fw_seqset(uint64_t seq, fw_rsp_t *r);
 // the NREAD spare words in the page buffer after an NREAD
