@@ -26,7 +26,14 @@ statement of the Linux NVMe driver's and block layer's rules (`linux_atomic_limi
 every size up to the atomic unit at random offsets inside a group, at a group's end, crossing a
 boundary and above the unit, with and without FUA: each one's descriptor is the implicit
 transaction (txid NUM_TX + COMMIT) exactly when Linux would send it as an atomic write of two or
-more blocks (`linux_atomic_ok`), its data read back; the reserved txid is BAD_TXID.
+more blocks (`linux_atomic_ok`), its data read back; the reserved txid is BAD_TXID. No space
+(`atomic_no_space`): an atomic Write whose WRITE the core ends NO_SPACE after its first pages entered
+the write buffer (the core model's `stall`, the reference's `CoreStub.execute(taken=m)`: m uncommitted
+entries of txid NUM_TX) completes Capacity Exceeded with DW0 = m; the next atomic Write, submitted
+while the failed one waits in the core or after its CQE, reaches the core only after that completion
+and sends a TX_ABORT of NUM_TX before its WRITE; a TX_ABORT refused (still no space) fails its Write,
+the next one aborts again; every failed Write's blocks read their old data. The core model keeps
+the command queue's rule 5 (a COMMIT write or TX_* waits for the earlier commands of its txid).
 
 Static transactions (docs/host-interface.md §1.11, STX = 2 engines): batches of SWRITEs of random
 range counts and sizes (disjoint ranges, the list in a random order, random list and data offsets)
@@ -142,6 +149,9 @@ class CoreModel:
         self.descs: list[dict] = []
         self.flushes = 0
         self.fail = None                                # f -> bool: complete that descriptor NO_SPACE
+        self.stall = None                               # f -> m: that WRITE waits for a buffer slot after its
+        self.stalled: list[dict] = []                   # first m pages until no_space rises (stub.no_space)
+        self.nosp_pulse = True                          # ... and the bit falls once its completion is out
         self.sw_txids: range = range(0)                 # the SWRITE engines' txids
         self.sw_par = 0                                 # most SWRITE txids in the core at once
         cocotb.start_soon(self._run())
@@ -153,6 +163,7 @@ class CoreModel:
             f = self.cmd.queue.popleft()
             assert f["tag"] not in self.in_core, f"descriptor with tag {f['tag']} already in the core: {f}"
             self.in_core[f["tag"]] = f
+            f["_seq"] = len(self.descs)
             self.descs.append(f)
             self.sw_par = max(self.sw_par, len({g["txid"] for g in self.in_core.values()
                                                 if g["txid"] in self.sw_txids}))
@@ -193,10 +204,26 @@ class CoreModel:
                 i += len(chunk)
             await self.hwr.wait_idle()
 
+    def _rule5(self, f: dict) -> bool:
+        """The command queue's rule 5 (rtl/cmdq/README.md "Ordering"): f waits for an earlier command of
+        its txid still in the core when either is a TX_BEGIN / TX_COMMIT / TX_ABORT or a COMMIT write."""
+        def cm(g):
+            return g["op"] in (R.OP_TX_BEGIN, R.OP_TX_COMMIT, R.OP_TX_ABORT) or \
+                (g["op"] == R.OP_WRITE and g["flags"] & R.F_COMMIT)
+        return bool(f["txid"]) and any(g["_seq"] < f["_seq"] and g["txid"] == f["txid"] and (cm(f) or cm(g))
+                                       for g in self.in_core.values())
+
     async def _exec(self, f: dict) -> None:
+        while self._rule5(f):
+            await RisingEdge(self.dut.clk)
         slow = self.rng.random() < 0.2                  # some commands take long: their data move late
         await ClockCycles(self.dut.clk, self.rng.randrange(300, 3000) if slow else self.rng.randrange(1, 60))
         tag = f["tag"]
+        taken = self.stall(f) if self.stall is not None else None
+        if taken is not None:                           # waits for a slot until no_space rises
+            self.stalled.append(f)
+            while not self.stub.no_space:
+                await RisingEdge(self.dut.clk)
         if f["op"] in (9, 10):                          # the firmware (ats_admin)
             assert tag == self.tb.qdepth and f["dptr"] == LOCAL_ADDR, f
             ans = (self.fw_identify if f["op"] == 9 else self.fw_log).ljust(512, b"\0")
@@ -220,7 +247,7 @@ class CoreModel:
                         raise _NeedRead(a, n)
                     return fetched[(a, n)]
                 try:
-                    st, res = self.stub.execute(d, rd, lambda a, b: wrote.append((a, b)))
+                    st, res = self.stub.execute(d, rd, lambda a, b: wrote.append((a, b)), taken)
                     break
                 except _NeedRead as e:
                     fetched[(e.addr, e.n)] = await self.host_read(e.addr, e.n)
@@ -230,7 +257,9 @@ class CoreModel:
             await RisingEdge(self.dut.clk)
         del self.in_core[tag]
         self.cpl.send_nowait(tag=tag, status=st, result=res)
-        f["_st"], f["_res"] = st, res
+        f["_st"], f["_res"], f["_ndesc"] = st, res, len(self.descs)
+        if taken is not None and self.nosp_pulse:
+            self.stub.no_space = False                  # space is back before any later command runs
 
 
 class TB:
@@ -476,6 +505,127 @@ class TB:
         assert len(self.core.descs) == n0, "a command of the reserved txid reached the core"
         self.stats["atomic"] = seen
 
+    async def atomic_no_space(self) -> None:
+        """An atomic Write ended NO_SPACE with its first pages in the write buffer (the core model's
+        `stall`: it waits for a slot after m pages when no_space rises) leaves m uncommitted entries
+        of txid NUM_TX: it completes Capacity Exceeded with DW0 = m, and the front end sends a TX_ABORT
+        of NUM_TX before the next atomic Write's WRITE, so no later COMMIT applies them
+        (docs/host-interface.md §1.10). Three rounds on fresh groups of LBAs: (1) the next atomic Write
+        submitted while the failing one waits in the core (it must not reach the core before that one's
+        completion; space is back before it runs); (2) submitted after the failure's CQE; (3) no space
+        still up at the next one: its TX_ABORT is refused, it completes Capacity Exceeded with nothing
+        written, and the one after it (space back) aborts and commits. Reads of every failed Write's
+        LBAs return the old data."""
+        r, d, pb, awu, ntx = self.rng, self.drv, self.page_bytes, self.ref().awu, self.num_tx
+        sqs = sorted(q for q in d.sqs if q)
+        groups = r.sample(range(self.num_lbas // awu), 7)
+
+        def pick(g: int) -> tuple[int, bytes]:
+            k = r.randrange(2, awu + 1)
+            return g * awu + r.randrange(awu - k + 1), r.randbytes(k * pb)
+
+        async def read_back(lba: int, n: int, what: str) -> None:
+            got = await self.do(d.read(r.choice(sqs), lba, n))
+            assert got == b"".join(self.shadow.get(lba + i, bytes(pb)) for i in range(n)), what
+            self.smart[0] += 1
+            self.smart[1] += n * pb
+
+        async def fail_one(lba: int, data: bytes, q: int):
+            """Submits an atomic Write that stalls in the core; returns (command, its WRITE, m)."""
+            n = len(data) // pb
+            m = r.randrange(1, n)
+            self.core.stalled.clear()
+            self.core.stall = lambda f: m if (f["op"] == R.OP_WRITE and f["txid"] == ntx and f["lba"] == lba) else None
+            c = await self.do(d.submit_write(q, lba, data))
+            for _ in range(4000):
+                if self.core.stalled:
+                    break
+                await ClockCycles(self.dut.clk, 5)
+            assert self.core.stalled, "the atomic Write never reached the core"
+            return c, self.core.stalled[0], m
+
+        async def ok_one(c, lba: int, data: bytes, what: str) -> None:
+            """c is an atomic Write that must complete OK."""
+            await self.do(d.wait(c))
+            assert c.cqe.ok and c.cqe.dw0 == len(data) // pb, f"{what}: {c.cqe}"
+            for i in range(len(data) // pb):
+                self.shadow[lba + i] = data[i * pb:(i + 1) * pb]
+            self.smart[2] += 1
+            self.smart[3] += len(data)
+
+        def abort_first(lba: int, data: bytes, n0: int, what: str) -> None:
+            """Its descriptors (from n0 on): a TX_ABORT of NUM_TX (answered OK), then its WRITE."""
+            fs = [f for f in self.core.descs[n0:] if f["txid"] == ntx]
+            assert [(f["op"], f["txid"]) for f in fs] == [(R.OP_TX_ABORT, ntx), (R.OP_WRITE, ntx)], f"{what}: {fs}"
+            assert fs[0]["tag"] == fs[1]["tag"] and fs[0]["_st"] == R.ST_OK, f"{what}: {fs}"
+            assert (fs[1]["lba"], fs[1]["nlb"], fs[1]["flags"] & R.F_COMMIT) == (lba, len(data) // pb - 1, R.F_COMMIT), fs
+
+        def failed(c, m: int, what: str) -> None:
+            assert (c.cqe.sct, c.cqe.sc) == R.SC_CAP_EXCEEDED and c.cqe.dnr and c.cqe.dw0 == m, f"{what}: {c.cqe}"
+            self.stats["errors"] += 1
+
+        # (1) the next atomic Write already behind the failing one
+        la, da = pick(groups[0])
+        lb, db = pick(groups[1])
+        n0 = len(self.core.descs)
+        ca, fa, m = await fail_one(la, da, r.choice(sqs))
+        cb = await self.do(d.submit_write(r.choice(sqs), lb, db))
+        for _ in range(4000):                           # B fetched: waiting in the decoder (D_DESC), or
+            if int(self.dut.u_cmd.d_q.value) == 7 or any(f["lba"] == lb for f in self.core.descs[n0:]):
+                break                                   # (the old front end) in the core behind A, rule 5
+            await ClockCycles(self.dut.clk, 5)
+        else:
+            raise AssertionError("the second atomic Write was never fetched")
+        await ClockCycles(self.dut.clk, r.randrange(1, 200))
+        self.core.stub.no_space = True                  # no space: A ends with its first m pages buffered
+        await self.do(d.wait(ca))
+        failed(ca, m, "atomic Write ended by no space")
+        await ok_one(cb, lb, db, "atomic Write behind the failed one")
+        await read_back(la, len(da) // pb, "a failed atomic Write became visible (committed by the next one)")
+        await read_back(lb, len(db) // pb, "the atomic Write after the failure")
+        assert all(f["_seq"] >= fa["_ndesc"] for f in self.core.descs[n0:] if f["txid"] == ntx and f is not fa), \
+            "the next atomic Write reached the core before the failed one completed"
+        abort_first(lb, db, fa["_seq"] + 1, "atomic Write behind the failed one")
+        # (2) the next atomic Write submitted after the failure's CQE
+        la, da = pick(groups[2])
+        lc, dc = pick(groups[3])
+        ca, fa, m = await fail_one(la, da, r.choice(sqs))
+        self.core.stub.no_space = True
+        await self.do(d.wait(ca))
+        failed(ca, m, "atomic Write ended by no space")
+        n0 = len(self.core.descs)
+        cc = await self.do(d.submit_write(r.choice(sqs), lc, dc))
+        await ok_one(cc, lc, dc, "atomic Write after the failure's CQE")
+        await read_back(la, len(da) // pb, "a failed atomic Write became visible (committed by the next one)")
+        await read_back(lc, len(dc) // pb, "the atomic Write after the failure")
+        abort_first(lc, dc, n0, "atomic Write after the failure's CQE")
+        # (3) no space still up at the next one: its TX_ABORT is refused; the one after it goes through
+        la, da = pick(groups[4])
+        ld, dd = pick(groups[5])
+        le, de = pick(groups[6])
+        self.core.nosp_pulse = False
+        ca, fa, m = await fail_one(la, da, r.choice(sqs))
+        self.core.stub.no_space = True
+        await self.do(d.wait(ca))
+        failed(ca, m, "atomic Write ended by no space")
+        n0 = len(self.core.descs)
+        cd = await self.do(d.submit_write(r.choice(sqs), ld, dd))
+        await self.do(d.wait(cd))
+        failed(cd, 0, "atomic Write whose TX_ABORT met no space")
+        fs = [f for f in self.core.descs[n0:] if f["txid"] == ntx]
+        assert [(f["op"], f["_st"]) for f in fs] == [(R.OP_TX_ABORT, R.ST_NO_SPACE)], f"refused abort: {fs}"
+        self.core.stub.no_space = False
+        self.core.nosp_pulse = True
+        n0 = len(self.core.descs)
+        ce = await self.do(d.submit_write(r.choice(sqs), le, de))
+        await ok_one(ce, le, de, "atomic Write after a refused abort")
+        for lba, data, what in ((la, da, "failed"), (ld, dd, "refused"), (le, de, "last")):
+            await read_back(lba, len(data) // pb, f"atomic Write ({what}) after no space")
+        abort_first(le, de, n0, "atomic Write after a refused abort")
+        self.core.stall = None
+        assert not self.core.stub.tx.get(ntx), f"txid {ntx} still holds entries: {self.core.stub.tx.get(ntx)}"
+        self.stats["atomic_nosp"] = 3
+
     # ------------------------------------------------------------------ static transactions (§1.11)
     def sw_sqe(self, nr: int, nlb: int, laddr: int, **kw) -> Sqe:
         return Sqe(R.IO_SWRITE, nsid=1, cdw10=kw.pop("cdw10", nr), cdw12=nlb, cdw14=laddr & 0xFFFFFFFF,
@@ -715,6 +865,9 @@ async def run_top(dut) -> None:
         dut._log.info("static transactions: %.0f us, %d SWRITEs, %d SWRITE txids in the core at once, "
                       "decoder cycles waiting for an engine / in SREADs %s", (get_sim_time("ns") - t0) / 1000,
                       tb.stats["swrite"], tb.core.sw_par, tb.stats["sw_waits"])
+    t0 = get_sim_time("ns")                            # after static_tx: its random draws as before
+    await tb.atomic_no_space()
+    dut._log.info("atomic Writes ended by no space: %.0f us", (get_sim_time("ns") - t0) / 1000)
     await tb.check_logs()
     # Delete SQ with commands held in the core: it completes after them
     q = max(d.sqs)

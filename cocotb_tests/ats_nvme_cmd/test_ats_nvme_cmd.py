@@ -11,7 +11,8 @@ Around the DUT, plain-Python models of its neighbours:
     write-order counters `wr_acc` / `wr_done` (a READ's data burst is counted taken before the
     core completes it, issued after a random delay);
   - the core: takes descriptors with backpressure and completes them out of order after random
-    delays with random device statuses and results;
+    delays with random device statuses and results (so atomic Writes fail and the next one's
+    TX_ABORT of NUM_TX, compared like every descriptor, is required to occur);
   - the admin block: takes admin SQEs, stays busy a while.
 Reference: `atstb.nvme_ref.NvmeRef` (`_io` for every SQE, `complete` for every completion): every
 descriptor of a tag equals the reference's next descriptor for that tag; every CQE request equals
@@ -92,7 +93,7 @@ class TB:
         self.feeding = False
         self.smart = [0, 0, 0, 0]                  # DUT: reads, bytes read, writes, bytes written
         self.alloc: dict[int, tuple[int, int]] = {}   # tag -> (SQ, cycle taken), until its CQE is acknowledged
-        self.stats.update(sqe=0, adm=0, desc=0, cqe=0, err_cqe=0, trims=0, lba_hi=0, xfer_win=0)
+        self.stats.update(sqe=0, adm=0, desc=0, cqe=0, err_cqe=0, trims=0, lba_hi=0, xfer_win=0, atom_abort=0)
         every_edge(dut.clk, self._edge)
 
     async def _cqe_port(self) -> None:
@@ -211,6 +212,7 @@ class TB:
             assert g == want.fields(), f"descriptor {g} != the reference's {want.fields()}"
             self.stats["desc"] += 1
             self.stats["trims"] += want.op == R.OP_TRIM
+            self.stats["atom_abort"] += want.op == R.OP_TX_ABORT and want.txid == self.ref.cfg.num_tx
             self.in_core.append((tag, self.cycle, want))
         # the core: completions, out of order
         if self.in_core and self.rng.random() < 0.3:
@@ -295,6 +297,10 @@ class TB:
         maxnlb = 65536 // self.page_bytes
         nlb = self.rng.randrange(maxnlb) if self.rng.random() < 0.97 else maxnlb + self.rng.randrange(3)
         slba = self.rng.randrange(1 << 20) if self.rng.random() < 0.97 else 1 << 48 | self.rng.randrange(99)
+        if opc == R.IO_WRITE and self.rng.random() < 0.5:     # an atomic Write: 2 … AWU blocks in a group
+            awu = self.ref.awu
+            nlb = self.rng.randrange(1, awu)
+            slba = slba // awu * awu + self.rng.randrange(awu - nlb)
         d[10], d[11] = slba & 0xFFFFFFFF, slba >> 32
         d[12] = nlb | (self.rng.randrange(2) << 30)
         d[13] = (self.rng.randrange(64) | self.rng.randrange(2) << 8 | self.rng.randrange(2) << 9 |
@@ -432,7 +438,8 @@ async def cmd_random(dut):
         await tb.shutdown_flush()
     dut._log.info("cmd: %s", tb.stats)
     assert tb.smart[0] and tb.smart[2], tb.smart
-    for k in ("adm", "desc", "cqe", "err_cqe", "trims", "lba_hi", "xfer_win", "full_cq", "stray_cpl"):
+    for k in ("adm", "desc", "cqe", "err_cqe", "trims", "lba_hi", "xfer_win", "full_cq", "stray_cpl",
+              "atom_abort"):      # atom_abort: a failed atomic Write's txid aborted before the next one
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
 
 

@@ -19,7 +19,12 @@
 // Atomic writes (docs/host-interface.md "Atomic writes", docs/persistence.md §8): a Write (0x01) of
 // 2 … AWU blocks that does not cross an AWU-block boundary leaves as a WRITE of the reserved txid
 // NUM_TX with the COMMIT flag (one implicit transaction: all or nothing across power loss); a vendor
-// command naming txid NUM_TX completes BAD_TXID (SCT 7 / SC 0x02) here, without a descriptor.
+// command naming txid NUM_TX completes BAD_TXID (SCT 7 / SC 0x02) here, without a descriptor. One
+// atomic Write is in the core at a time (the decoder waits in D_DESC while the previous one's WRITE
+// is not completed); a WRITE that completes with an error marks txid NUM_TX dirty (NO_SPACE may
+// leave its first pages as entries of the txid), and the next atomic Write first sends a TX_ABORT of
+// NUM_TX under its own tag and waits for it in D_ABW: OK / TX_EMPTY clears the mark and is not the
+// command's status (its WRITE follows); any other status ends the command with it, still dirty.
 //
 // Static transactions (docs/host-interface.md §1.11): an SWRITE (0x8D, STX ≥ 1) reads its range list
 // (CDW14/15, DSM format, NR 1-based in CDW10[7:0]) through the slot's window, checks it (zero / too
@@ -216,7 +221,7 @@ module ats_nvme_cmd #(
 
     // ---------------------------------------------------------------- decoder
     typedef enum logic [3:0] {D_IDLE, D_ADM, D_CHECK, D_SET, D_SETW, D_LRD, D_LDAT, D_DESC, D_FIN,
-                              D_DSM, D_SWCHK, D_SWEND, D_SWGO, D_SRW} dec_state_e;
+                              D_DSM, D_SWCHK, D_SWEND, D_SWGO, D_SRW, D_ABW} dec_state_e;
     dec_state_e    d_q;
     logic [511:0]  q_sqe;
     logic [15:0]   q_sqhd;
@@ -298,6 +303,14 @@ module ats_nvme_cmd #(
     logic        atomic;
     assign atomic = opc == IO_WRITE && nlb != 16'd0 &&
                     17'(slba[15:0] & 16'(AWU - 1)) + 17'(nlb) < 17'(AWU);
+
+    // one atomic Write in the core at a time; txid NUM_TX aborted after a failed one (module header)
+    logic          a_busy_q;                        // an atomic Write's WRITE is in the core
+    logic [TW-1:0] a_slot_q;                        // ... under this tag
+    logic          a_dirty_q;                       // txid NUM_TX may hold uncommitted pages
+    logic          a_wait, a_abort;
+    assign a_wait  = atomic && a_busy_q;            // D_DESC: wait for the previous atomic Write
+    assign a_abort = atomic && a_dirty_q;           // D_DESC: the descriptor is the TX_ABORT of NUM_TX
 
     logic        d_lba_bad;                         // SLBA beyond the core's 48 bits
     assign d_lba_bad = (rw || opc == IO_DIFF_WRITE) && slba[63:48] != 16'd0;
@@ -386,6 +399,9 @@ module ats_nvme_cmd #(
     logic cpl_ok, cpl_abok;
     assign cpl_ok   = s_cpl_status == ats_host_pkg::STS_OK;
     assign cpl_abok = cpl_ok || s_cpl_status == ats_host_pkg::STS_TX_EMPTY;
+    // an atomic Write's TX_ABORT answered OK / TX_EMPTY: not the command's status, its WRITE follows
+    logic a_mid;
+    assign a_mid = d_q == D_ABW && 8'(s_cpl_tag) == 8'(q_slot) && cpl_abok;
     always_comb begin
         e_mid = 1'b0; e_ign = 1'b0;
         for (int k = 0; k < SK; k++) begin
@@ -418,7 +434,7 @@ module ats_nvme_cmd #(
     assign m_lrd_addr   = sw ? winl : win;
     assign m_lrd_len    = sw ? {8'd0, nr4, 4'd0} : 16'(xfer_len);
     assign s_lrd_ready  = d_q == D_LDAT;
-    assign d_load       = d_q == D_DESC && cmd_free && !d_lba_bad;
+    assign d_load       = d_q == D_DESC && cmd_free && !d_lba_bad && !a_wait;
     assign t_skip       = t_q == T_ISSUE && r_hi_q[t_r];
     assign t_load       = t_q == T_ISSUE && !r_hi_q[t_r] && cmd_free && !d_load;
     assign t_consume    = t_load || t_skip;
@@ -549,9 +565,11 @@ module ats_nvme_cmd #(
                 if (d_lba_bad) begin
                     q_st <= SC_LBA_RANGE; d_q <= D_FIN;
                 end else if (d_load) begin
-                    d_q <= D_IDLE;
+                    d_q <= a_abort ? D_ABW : D_IDLE;
                 end
             end
+            // an atomic Write's TX_ABORT of NUM_TX: then its WRITE, or the command ends with its status
+            D_ABW: if (cpl_take && 8'(s_cpl_tag) == 8'(q_slot)) d_q <= cpl_abok ? D_DESC : D_IDLE;
             D_FIN: d_q <= D_IDLE;
             default: d_q <= D_IDLE;
         endcase
@@ -619,6 +637,22 @@ module ats_nvme_cmd #(
             if (rst) begin
                 e_st[k] <= E_IDLE; e_dirty[k] <= 1'b0;
             end
+        end
+    end
+
+    // atomic Writes: the one in the core, the dirty mark of txid NUM_TX (kept over controller resets)
+    always_ff @(posedge clk) begin
+        if (d_load && atomic && !a_dirty_q) begin
+            a_busy_q <= 1'b1;
+            a_slot_q <= q_slot;
+        end
+        if (cpl_take && a_busy_q && 8'(s_cpl_tag) == 8'(a_slot_q)) begin
+            a_busy_q <= 1'b0;
+            if (!cpl_ok) a_dirty_q <= 1'b1;
+        end
+        if (cpl_take && a_mid) a_dirty_q <= 1'b0;
+        if (rst) begin
+            a_busy_q <= 1'b0; a_dirty_q <= 1'b0;
         end
     end
 
@@ -692,6 +726,9 @@ module ats_nvme_cmd #(
         // f_load: the shutdown FLUSH, tag 0, every other field 0 (the defaults above)
         if (k_load) begin
             m_cmd_op <= OP_GET_LOG; m_cmd_tag <= SHUT_TAG; m_cmd_dptr <= 32'h8000_0000;
+        end
+        if (d_load && a_abort) begin                    // a dirty txid NUM_TX is aborted first
+            m_cmd_op <= OP_TX_ABORT; m_cmd_lba <= '0; m_cmd_nlb <= '0; m_cmd_flags <= '0; m_cmd_dptr <= '0;
         end
         if (rst) m_cmd_valid <= 1'b0;
     end
@@ -770,10 +807,10 @@ module ats_nvme_cmd #(
                 busy_q[TW'(s_cpl_tag)] <= 1'b0;
                 shut_q[TW'(s_cpl_tag)] <= 1'b0;
             end else begin
-                if (sl_st[TW'(s_cpl_tag)] == SC_OK && !e_ign)
+                if (sl_st[TW'(s_cpl_tag)] == SC_OK && !e_ign && !a_mid)
                     sl_st[TW'(s_cpl_tag)] <= ats_nvme_pkg::map_status(s_cpl_status);
-                if (!e_ign) sl_res[TW'(s_cpl_tag)] <= s_cpl_result;
-                if (!cpl_mid && !e_mid) begin
+                if (!e_ign && !a_mid) sl_res[TW'(s_cpl_tag)] <= s_cpl_result;
+                if (!cpl_mid && !e_mid && !a_mid) begin
                     done_q[TW'(s_cpl_tag)]  <= 1'b1;
                     sl_snap[TW'(s_cpl_tag)] <= wr_acc;
                 end

@@ -54,7 +54,11 @@ Interpretations where §1 is silent (each is listed in the module's report to th
 
 Atomic writes (docs/host-interface.md "Atomic writes"): `awu` = NAWUPF + 1 = the largest power of two
 of at most MDTS in LBAs and at most `tx_entries`; a Write of 2 … `awu` LBAs inside one `awu`-aligned
-group leaves as WRITE with txid `num_tx` and COMMIT (FUA kept); a vendor command with TXID `num_tx`
+group leaves as WRITE with txid `num_tx` and COMMIT (FUA kept), only once the previous atomic Write's
+WRITE has completed (the decoder waits meanwhile); one completed with an error makes txid `num_tx`
+dirty, and the next atomic Write sends a TX_ABORT of it first under its own tag (the decoder waits
+for its answer: OK / TX_EMPTY clears the mark and is not the command's status, any other status
+ends the command with it, still dirty); a vendor command with TXID `num_tx`
 is BAD_TXID (7/0x02) after the CDW13 check; the firmware's IDENTIFY word 9 (num_tx) reads
 min(word, `num_tx` − 1) in Identify Controller.
 
@@ -353,6 +357,7 @@ class _Slot:
     done: bool = False                               # its CQE is queued (no descriptor will follow)
     sw_eng: int | None = None                        # SWRITE: its engine
     sw_abort: bool = False                           # SWRITE: the descriptor in the core is the TX_ABORT
+    atom_abort: bool = False                         # atomic Write: the descriptor in the core is the TX_ABORT
 
 
 def _cdw(sqe: bytes) -> list[int]:
@@ -392,7 +397,12 @@ class CoreStub:
     rtl/wbuf/README.md "Transactions"): committed pages, one page dict per open txid (invisible to
     a READ without txid until the commit), unmapped LBAs read as zeros. Validation as the command
     queue's rules 1–8 (cmdq_model) plus the write buffer's DIFFWRITE and TRIM checks; a tx with more than `tx_entries` distinct
-    pages fails its write with TX_FULL and its commit with TX_FULL (the tx is then gone)."""
+    pages fails its write with TX_FULL and its commit with TX_FULL (the tx is then gone).
+    No space (rtl/wbuf/README.md "No space"): while `no_space` is set, WRITE, DIFFWRITE, TRIM, FLUSH,
+    RFLUSH and a TX_COMMIT / TX_ABORT of a txid holding entries complete NO_SPACE, result 0, nothing
+    changed; `execute(..., taken=m)` runs a WRITE that waited for a buffer slot after its first m pages
+    when the bit rose: those m pages are in (a tx write's as entries of its txid, not committed: its
+    COMMIT mark rides on the last page), NO_SPACE, result m."""
 
     def __init__(self, num_lbas: int, page_bytes: int, num_tx: int = 32, tx_entries: int = 64):
         self.num_lbas = num_lbas
@@ -404,6 +414,7 @@ class CoreStub:
         self.tx_err: dict[int, int] = {}
         self.pages_written = 0
         self.pages_read = 0
+        self.no_space = False
 
     def _reject(self, d: Descriptor) -> tuple[int, int]:
         """(status, result) of a descriptor the core refuses, (0, 0) when it is good: the command
@@ -423,11 +434,26 @@ class CoreStub:
         return ST_OK, 0
 
     def execute(self, d: Descriptor, read: Callable[[int, int], bytes],
-                write: Callable[[int, bytes], None]) -> tuple[int, int]:
-        """Runs one descriptor; `read` / `write` are the front end's window. Returns (status, result)."""
+                write: Callable[[int, bytes], None], taken: int | None = None) -> tuple[int, int]:
+        """Runs one descriptor; `read` / `write` are the front end's window. Returns (status, result).
+        `taken`: a WRITE ended by no space after that many pages (class docstring)."""
         st, res = self._reject(d)
         if st:
             return st, res
+        if taken is not None:
+            assert d.op == OP_WRITE and 0 < taken <= d.nlb, (d, taken)
+            pb = self.page_bytes
+            data = read(d.dptr, taken * pb)
+            pages = {d.lba + i: data[i * pb:(i + 1) * pb] for i in range(taken)}
+            self.pages_written += taken
+            if d.txid:
+                self._tx_put(d.txid, pages)
+            else:
+                self.pages.update(pages)
+            return ST_NO_SPACE, taken
+        if self.no_space and (d.op in (OP_WRITE, OP_DIFFWRITE, OP_TRIM, OP_FLUSH, OP_RFLUSH) or
+                              d.op in (OP_TX_COMMIT, OP_TX_ABORT) and (self.tx.get(d.txid) or d.txid in self.tx_err)):
+            return ST_NO_SPACE, 0
         return getattr(self, "_" + OP_NAMES[d.op].lower())(d, read, write)
 
     def _page(self, lba: int, txid: int) -> bytes:
@@ -539,6 +565,7 @@ class NvmeRef:
         self.shst = 0
         self._masked_pending: set[int] = set()
         self._eng_dirty = [False] * self.cfg.stx        # SWRITE engines' txids (kept over controller resets)
+        self._atom_dirty = False                        # txid num_tx after a failed atomic Write (kept too)
         self._reset_state()
 
     # ------------------------------------------------------------------ state
@@ -552,6 +579,7 @@ class NvmeRef:
         self._disabling = False
         self._held: tuple[Callable[[], bool], Callable[[], None]] | None = None   # the decoder waits
         self._eng: list[_Slot | None] = [None] * self.cfg.stx                  # SWRITE engines
+        self._atom: _Slot | None = None                 # the atomic Write whose WRITE is in the core
         self._shutdown = False
         self._aers: list[int] = []
         self.features = {FID_VWC: 1, FID_INT_COALESCING: 0, FID_ASYNC_EVENT: 0}
@@ -974,8 +1002,31 @@ class NvmeRef:
             self._held = (lambda: all(x.done for x in mask), lambda: self._issue(slot, d0))
             return
         slot.swk = descs[0].txid == self.cfg.num_tx and cmd.opc == IO_WRITE
+        if slot.swk:
+            self._atomic(slot, descs[0])
+            return
         self._issue(slot, descs[0])
         slot.trims.extend(descs[1:])
+
+    def _atomic(self, slot: _Slot, w: Descriptor) -> None:
+        """An atomic Write's WRITE (§1.10): issued once no earlier atomic Write's WRITE is in the core
+        (the decoder waits meanwhile); while txid num_tx is dirty (a failed atomic Write may have left
+        entries) a TX_ABORT of it goes first under the same tag, and the decoder waits for its answer
+        (`complete`): OK / TX_EMPTY → the WRITE, else the command ends with that status."""
+        def go() -> None:
+            if self._atom_dirty:
+                slot.atom_abort = True
+                slot.trims.append(w)
+                self._issue(slot, Descriptor(OP_TX_ABORT, tag=w.tag, prio=w.prio, sqid=w.sqid, cid=w.cid,
+                                             txid=self.cfg.num_tx))
+                self._held = (lambda: not slot.atom_abort, lambda: None)
+            else:
+                self._atom = slot
+                self._issue(slot, w)
+        if self._atom is None:
+            go()
+        else:
+            self._held = (lambda: self._atom is None, go)
 
     def _io_descriptors(self, cmd: _Cmd, sq: _Sq, slot: _Slot) -> list[Descriptor]:
         c13, nlb, opc = cmd.cdw[13], cmd.cdw[12] & 0xFFFF, cmd.opc
@@ -1056,7 +1107,12 @@ class NvmeRef:
         self.complete(d.tag, st, res)
 
     def complete(self, tag: int, status: int, result: int = 0) -> None:
-        """A §2 completion from the core for slot `tag`."""
+        """A §2 completion from the core for slot `tag`; a decoder wait it ends is released at once."""
+        self._complete(tag, status, result)
+        if self._held is not None and self._held[0]():
+            self._release_held()
+
+    def _complete(self, tag: int, status: int, result: int) -> None:
         slot = self.slots[tag] if 0 <= tag < len(self.slots) else None
         if slot is None or not slot.in_core:
             raise ModelError(f"completion for tag {tag}, which has no descriptor in the core")
@@ -1070,6 +1126,20 @@ class NvmeRef:
         if slot.sw_eng is not None:
             self._sw_complete(slot, status, result)
             return
+        if slot.atom_abort:                            # the TX_ABORT before an atomic Write's WRITE
+            slot.atom_abort = False
+            if status in (ST_OK, ST_TX_EMPTY):
+                self._atom_dirty = False
+                self._atom = slot
+                self._issue(slot, slot.trims.popleft())
+            else:
+                slot.trims.clear()
+                self._finish(slot, nvme_status(status), result)
+            return
+        if slot is self._atom:
+            self._atom = None
+            if status != ST_OK:
+                self._atom_dirty = True
         if status != ST_OK and slot.first_bad is None:
             slot.first_bad = nvme_status(status)
         slot.result = result

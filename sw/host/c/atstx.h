@@ -147,7 +147,7 @@ int ats_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigne
  * does) and durable when it returns OK. nlb ≤ atomic_blocks and [lba, lba + nlb) inside one
  * atomic_boundary; otherwise ATS_E_NOT_ATOMIC and nothing is sent (the library never splits it).
  * flags: 0 or ATS_FUA. Device statuses as ats_write (ATS_SC_INDEX_FULL, ATS_SC_CAP_EXCEEDED: nothing
- * of it written; but a CAP_EXCEEDED write may be applied by the next atomic write, the known defect of
+ * of it written, also after later atomic writes: the device aborts its leftovers first,
  * host-interface.md §1.10; ATS_SC_DATA_XFER: all or nothing, but either). */
 int ats_atomic_write(ats_dev *dev, uint64_t lba, uint32_t nlb, const void *buf, unsigned flags);
 /* Static transaction (SWRITE, host-interface.md §1.11): the `n` ranges, each written with its data,
