@@ -166,12 +166,12 @@ module ats_nand_sched #(
 
     // dies
     logic [NUM_DIES-1:0]  busy_q;              // picked, completion not yet taken from c1
-    // infl_tag_q is matched by an incoming completion: busy_q without the die c1 holds a matched
-    // beat for (mtv_q == busy_q & ~(c1_v_q ? hit_q : 0), asserted below). While c1 holds a beat a new
-    // beat is loaded only at c1's take, where that die must not match (it is freed): so the match
-    // of a new beat needs no c1_take term (Fmax: c1_take is off the match path)
-    logic [NUM_DIES-1:0]  mtv_q;
+    // an incoming beat is matched against infl_tag_q of the busy dies (busy_q as it is before the
+    // edge, so no c1_take on the match path). The one wrong match that gives: a beat loaded at the
+    // take of a matched c1 beat with c1's tag matches the die that take frees; dup_q (registered with
+    // the beat) marks it and the take ignores hit_q / hg_q then (README "Implementation")
     logic [TAG_W-1:0]     infl_tag_q [NUM_DIES];
+    logic                 dup_q;               // c1's hit_q is the die freed as c1 was loaded
 
     // pick pipeline registers (stage A snapshot, B class/stamp, C order, D pick, E read)
     logic [CH_W-1:0]      slot_q;
@@ -260,11 +260,12 @@ module ats_nand_sched #(
     assign rb_tail   = rb_same_q ? rb_fidx_q : rb_gtail_q[int'(rb_list_q) % GRP];
 
     // ---------------------------------------------------------------- per-list events
+    // (e_lsel_q is 0 without a pick in stage E: d_v_q is folded in)
     logic [NUM_LISTS-1:0] l_ins, l_pop;
     always_comb begin
         for (int l = 0; l < NUM_LISTS; l++) begin
             l_ins[l] = ins && r2_lsel_q[l];
-            l_pop[l] = e_v_q && e_lsel_q[l];
+            l_pop[l] = e_lsel_q[l];
         end
     end
 
@@ -274,18 +275,23 @@ module ats_nand_sched #(
 `ifdef ATS_SYNTH_FORM
     logic [7:0]           fr_cand [NUM_WAYS];
     logic [7:0]           fr_head [NUM_WAYS];
-    logic [IDX_W-1:0]     fr_idx  [NUM_WAYS][8];
+    logic [IDX_W-1:0]     fr_hidx [NUM_WAYS][8];   // HEAD list head
+    logic [IDX_W-1:0]     fr_nidx [NUM_WAYS][8];   // normal list head
     always_comb begin
         for (int w = 0; w < NUM_WAYS; w++) begin
             fr_cand[w] = '0;
             fr_head[w] = '0;
-            for (int c = 0; c < 8; c++) fr_idx[w][c] = '0;
+            for (int c = 0; c < 8; c++) begin
+                fr_hidx[w][c] = '0;
+                fr_nidx[w][c] = '0;
+            end
             for (int c = 0; c < NUM_CHAN; c++) begin
                 int d;
                 d = c * NUM_WAYS + w;
                 fr_cand[w][c] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
                 fr_head[w][c] = lne_q[2*d+1];
-                fr_idx[w][c]  = lne_q[2*d+1] ? lhead_q[2*d+1] : lhead_q[2*d];
+                fr_hidx[w][c] = lhead_q[2*d+1];
+                fr_nidx[w][c] = lhead_q[2*d];
             end
         end
     end
@@ -305,13 +311,15 @@ module ats_nand_sched #(
     logic [2:0]           slot_x_q [NUM_WAYS];
     logic [7:0]           fx_cand [NUM_WAYS];  // fr_* in the order of way w's slot encoding
     logic [7:0]           fx_head [NUM_WAYS];
-    logic [IDX_W-1:0]     fx_idx  [NUM_WAYS][8];
+    logic [IDX_W-1:0]     fx_hidx [NUM_WAYS][8];
+    logic [IDX_W-1:0]     fx_nidx [NUM_WAYS][8];
     always_comb begin
         for (int w = 0; w < NUM_WAYS; w++) begin
             for (int k = 0; k < 8; k++) begin
                 fx_cand[w][k] = fr_cand[w][slot_x_inv(3'(k), w)];
                 fx_head[w][k] = fr_head[w][slot_x_inv(3'(k), w)];
-                fx_idx[w][k]  = fr_idx[w][slot_x_inv(3'(k), w)];
+                fx_hidx[w][k] = fr_hidx[w][slot_x_inv(3'(k), w)];
+                fx_nidx[w][k] = fr_nidx[w][slot_x_inv(3'(k), w)];
             end
         end
     end
@@ -391,7 +399,7 @@ module ats_nand_sched #(
     assign c1_take      = c1_v_q && out_free && !eq_ne_q;
     assign s_ccpl_ready = !c1_v_q || c1_take;
     assign ccpl_fire    = s_ccpl_valid && s_ccpl_ready;
-    assign any_hit      = |hg_q;               // == |hit_q
+    assign any_hit      = (|hg_q) && !dup_q;   // == |hit_q unless dup_q
     // c1 as taken: a release frees its (matched) die and marks the tag released; a completion
     // matched to a die frees it and goes out; one whose tag was released goes out and unmarks it
     assign rel_hit      = rel_hit_q;
@@ -400,36 +408,49 @@ module ats_nand_sched #(
     assign rel_set      = c1_take && c1_rel_q && any_hit;
     assign rel_clr      = c1_take && !c1_rel_q && !any_hit && rel_hit;
     // the map write (rel_set || rel_clr) and the value of c1's bit in it: the written row is built
-    // from registers only (c1_take only in the write enable and the bypass select)
+    // from registers only (c1_take and the match only in the write enable and the bypass select):
+    // the bit's new value rel_val is c1_rel_q whenever the map is written (1 for a matched release,
+    // 0 for a completion of a released tag; asserted), so c1_rel_q is written
     assign rel_we       = c1_take && (c1_rel_q ? any_hit : (!any_hit && rel_hit));
     assign rel_val      = c1_rel_q && any_hit;
+    // The row read for a beat loaded into c1 (row_d, and its bit rel_hit_d): c1's row is corrected
+    // for c1's take at this edge. A beat is loaded with c1 full only at c1's take, and c1_row_q is
+    // c1's row as it is up to the take, so the row after the take is c1_row_q with c1's bit set to
+    // rel_new: the bypass is selected by c1_v_q and the row compare alone (Fmax: no c1_take, no
+    // match in the select; only rel_new, 1 bit, carries the match). rel_new = rel_we ? c1_rel_q :
+    // rel_hit_q with rel_we's terms (c1_take is true when it is used) written out: asserted.
+    logic rel_new, row_byp;
+    assign rel_new = c1_rel_q ? (rel_hit_q || any_hit) : (rel_hit_q && any_hit);
+    assign row_byp = c1_v_q && (c1_tag_q[7:4] == s_ccpl_tag[7:4]);
     always_comb begin
-        for (int i = 0; i < 16; i++) row_w[i] = (int'(c1_tag_q[3:0]) == i) ? rel_val : c1_row_q[i];
+        for (int i = 0; i < 16; i++) row_w[i] = (int'(c1_tag_q[3:0]) == i) ? c1_rel_q : c1_row_q[i];
         row_d = relm_rv_q[s_ccpl_tag[7:4]] ? relm_mem[s_ccpl_tag[7:4]] : 16'h0;
-        if (rel_we && c1_tag_q[7:4] == s_ccpl_tag[7:4]) row_d = row_w;
-        // row_d[s_ccpl_tag[3:0]], written so that the late term (rel_we) comes last
-        if (c1_tag_q[7:4] != s_ccpl_tag[7:4] || !rel_we) begin
+        if (row_byp) begin
+            for (int i = 0; i < 16; i++) row_d[i] = (int'(c1_tag_q[3:0]) == i) ? rel_new : c1_row_q[i];
+        end
+        // row_d[s_ccpl_tag[3:0]]
+        if (!row_byp) begin
             rel_hit_d = relm_rv_q[s_ccpl_tag[7:4]] && relm_mem[s_ccpl_tag[7:4]][s_ccpl_tag[3:0]];
         end else if (c1_tag_q[3:0] == s_ccpl_tag[3:0]) begin
-            rel_hit_d = rel_val;
+            rel_hit_d = rel_new;
         end else begin
             rel_hit_d = c1_row_q[s_ccpl_tag[3:0]];
         end
     end
-    // hit_d: the dies whose in-flight tag the incoming beat matches (a die c1 frees at this edge is
-    // not in mtv_q: see mtv_q), hg_d their ORs by groups of 8
+    // hit_d: the busy dies whose in-flight tag the incoming beat matches (a die c1 frees at this
+    // edge included: see dup_q), hg_d their ORs by groups of 8
 `ifdef ATS_SYNTH_FORM
     // (a module of its own, kept apart by the synthesis: ABC9 maps it for least depth on its own,
     // not up to the depth of the slowest cone elsewhere in the block; README "Implementation")
     logic [NUM_DIES*TAG_W-1:0] infl_tag_v;
     always_comb for (int d = 0; d < NUM_DIES; d++) infl_tag_v[d*TAG_W +: TAG_W] = infl_tag_q[d];
     ats_nand_sched_match #(.N(NUM_DIES), .W(TAG_W)) u_match (
-        .valid(mtv_q), .tags(infl_tag_v), .tag(s_ccpl_tag), .hit(hit_d), .grp(hg_d));
+        .valid(busy_q), .tags(infl_tag_v), .tag(s_ccpl_tag), .hit(hit_d), .grp(hg_d));
 `else
     always_comb begin
         for (int d = 0; d < NUM_DIES; d++) begin
-            // simulation form: only when hit_q loads it (ccpl_fire)
-            hit_d[d] = ccpl_fire && mtv_q[d] && (infl_tag_q[d] == s_ccpl_tag);
+            // simulation form: only for a beat (ccpl_fire; without one c1_v_q is 0, hit_q not read)
+            hit_d[d] = ccpl_fire && busy_q[d] && (infl_tag_q[d] == s_ccpl_tag);
         end
         hg_d = '0;
         for (int d = 0; d < NUM_DIES; d++) hg_d[d / 8] = hg_d[d / 8] || hit_d[d];
@@ -608,7 +629,8 @@ module ats_nand_sched #(
 `ifdef ATS_SYNTH_FORM
             a_cand_q[w] <= fx_cand[w][slot_x_q[w]];
             a_head_q[w] <= fx_head[w][slot_x_q[w]];
-            a_idx_q[w]  <= fx_idx[w][slot_x_q[w]];
+            // (the front: the two list heads and the HEAD flag selected apart, then the 2:1 choice)
+            a_idx_q[w]  <= fx_head[w][slot_x_q[w]] ? fx_hidx[w][slot_x_q[w]] : fx_nidx[w][slot_x_q[w]];
 `else
             int d;
             d = int'(slot_q) * NUM_WAYS + w;
@@ -646,13 +668,16 @@ module ats_nand_sched #(
         d_head_q <= phead;
         d_idx_q  <= pidx;
         e_v_q    <= d_v_q;
+        // (the one-hot selects include d_v_q: all 0 without a pick, so stage F's enables need no
+        // e_v_q: Fmax, its fan-out; asserted)
         for (int l = 0; l < NUM_LISTS; l++) begin
-            e_lsel_q[l] <= ((int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) * 2 + int'(d_head_q)) == l;
+            e_lsel_q[l] <= d_v_q &&
+                           (((int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) * 2 + int'(d_head_q)) == l);
         end
         for (int d = 0; d < NUM_DIES; d++) begin
-            e_dsel_q[d] <= (int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) == d;
+            e_dsel_q[d] <= d_v_q && ((int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) == d);
         end
-        for (int c = 0; c < NUM_CHAN; c++) e_csel_q[c] <= (int'(d_chan_q) == c);
+        for (int c = 0; c < NUM_CHAN; c++) e_csel_q[c] <= d_v_q && (int'(d_chan_q) == c);
         e_idx_q  <= d_idx_q;
         e_nraw_q <= next_mem[d_idx_q];
         e_byp_q  <= ins && r2_link_q && (r2_tail_q == d_idx_q);
@@ -664,11 +689,14 @@ module ats_nand_sched #(
             c_cand_q <= '0;
             d_v_q    <= 1'b0;
             e_v_q    <= 1'b0;
+            e_lsel_q <= '0;
+            e_dsel_q <= '0;
+            e_csel_q <= '0;
         end
 
         // ---- stage F: command register, die busy and in-flight tag
         for (int c = 0; c < NUM_CHAN; c++) begin
-            if (e_v_q && e_csel_q[c]) begin
+            if (e_csel_q[c]) begin
                 cv_q[c]   <= 1'b1;
                 cpay_q[c] <= e_pay_q;
             end else if (m_ccmd_ready[c]) begin
@@ -676,18 +704,16 @@ module ats_nand_sched #(
             end
         end
         for (int d = 0; d < NUM_DIES; d++) begin
-            if (e_v_q && e_dsel_q[d]) begin
+            if (e_dsel_q[d]) begin
                 busy_q[d]     <= 1'b1;
-                mtv_q[d]      <= 1'b1;
                 infl_tag_q[d] <= e_pay_q[POS_TAG +: TAG_W];
             end
-            if (c1_take && hit_q[d]) busy_q[d] <= 1'b0;  // never the die being set (README)
-            if (ccpl_fire && hit_d[d]) mtv_q[d] <= 1'b0;  // (nor this one: it is busy)
+            // never the die being set (README); with dup_q hit_q is a die freed already
+            if (c1_take && hit_q[d] && !dup_q) busy_q[d] <= 1'b0;
         end
         if (rst) begin
             cv_q   <= '0;
             busy_q <= '0;
-            mtv_q  <= '0;
         end
 
         // ---- BAD_REQ queue, then the m_ncpl register (a BAD_REQ goes out before channel
@@ -715,7 +741,9 @@ module ats_nand_sched #(
             end
         end
         spur_q <= c1_take && c1_spur;
-        if (ccpl_fire) begin
+        // (c1's fields are loaded whenever c1 can take a beat, valid or not: they are read only
+        // with c1_v_q; Fmax: the enable's fan-out without s_ccpl_valid)
+        if (s_ccpl_ready) begin
             c1_tag_q    <= s_ccpl_tag;
             c1_status_q <= s_ccpl_status;
             c1_corr_q   <= s_ccpl_corrected;
@@ -724,6 +752,9 @@ module ats_nand_sched #(
             hit_q       <= hit_d;
             hg_q        <= hg_d;
             rel_hit_q   <= rel_hit_d;
+            // the beat matches (hit_d) the die c1's take frees at this edge: c1 matched a die
+            // (any_hit), the die's in-flight tag is c1's tag, and the beat has that tag
+            dup_q       <= c1_take && any_hit && (s_ccpl_tag == c1_tag_q);
         end
         if (rel_we) relm_rv_q[c1_tag_q[7:4]] <= 1'b1;
         if (rst) relm_rv_q <= '0;
@@ -797,6 +828,26 @@ module ats_nand_sched #(
     assign err_spurious     = spur_q;
 
 `ifndef SYNTHESIS
+    // reference values for the assertions below: stage E's selects without d_v_q, and the match as
+    // the contract defines it (mv_q: busy dies less the one c1's take frees, mh_q: c1's match)
+    logic [NUM_LISTS-1:0] e_lsel_chk_q;
+    logic [NUM_DIES-1:0]  e_dsel_chk_q, mv_q, mh_q;
+    logic [NUM_CHAN-1:0]  e_csel_chk_q;
+    always_ff @(posedge gclk) begin
+        for (int l = 0; l < NUM_LISTS; l++) begin
+            e_lsel_chk_q[l] <= ((int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) * 2 + int'(d_head_q)) == l;
+        end
+        for (int d = 0; d < NUM_DIES; d++) begin
+            e_dsel_chk_q[d] <= (int'(d_chan_q) * NUM_WAYS + int'(d_way_q)) == d;
+            if (e_v_q && e_dsel_chk_q[d]) mv_q[d] <= 1'b1;
+            if (ccpl_fire && mv_q[d] && infl_tag_q[d] == s_ccpl_tag) mv_q[d] <= 1'b0;
+        end
+        for (int c = 0; c < NUM_CHAN; c++) e_csel_chk_q[c] <= (int'(d_chan_q) == c);
+        if (ccpl_fire) begin
+            for (int d = 0; d < NUM_DIES; d++) mh_q[d] <= mv_q[d] && infl_tag_q[d] == s_ccpl_tag;
+        end
+        if (rst) mv_q <= '0;
+    end
     // the comments' invariants: at most 3 BAD_REQs wait (4-entry queue), its registered flags
     // agree with the count, and a channel completion never frees the die being set this cycle
     always_ff @(posedge gclk) begin
@@ -805,18 +856,27 @@ module ats_nand_sched #(
                 else $error("ats_nand_sched: a fourth BAD_REQ queued (%m)");
             assert (eq_ne_q == (eq_cnt_q != 2'd0) && eq_one_q == (eq_cnt_q == 2'd1))
                 else $error("ats_nand_sched: BAD_REQ queue flags out of step with its count %0d (%m)", eq_cnt_q);
-            assert (!(c1_take && e_v_q) || (hit_q & e_dsel_q) == '0)
+            assert (!(c1_take && !dup_q) || (hit_q & e_dsel_q) == '0)
                 else $error("ats_nand_sched: a completion frees the die being set (%m)");
-            assert (!c1_v_q || (any_hit == (|hit_q) && rel_hit_q == c1_row_q[c1_tag_q[3:0]]))
+            assert (!c1_v_q || (any_hit == ((|hit_q) && !dup_q) && rel_hit_q == c1_row_q[c1_tag_q[3:0]]))
                 else $error("ats_nand_sched: c1's registered match flags out of step (%m)");
+            assert (e_lsel_q == (e_v_q ? e_lsel_chk_q : '0) && e_dsel_q == (e_v_q ? e_dsel_chk_q : '0) &&
+                    e_csel_q == (e_v_q ? e_csel_chk_q : '0))
+                else $error("ats_nand_sched: stage E's selects out of step with e_v_q (%m)");
+            assert (!c1_v_q || (hit_q & ~{NUM_DIES{dup_q}}) == mh_q)
+                else $error("ats_nand_sched: c1's match (hit_q, dup_q) differs from the reference match (%m)");
+            assert (!rel_we || rel_val == c1_rel_q)
+                else $error("ats_nand_sched: release-map write data out of step (%m)");
+            assert (!c1_take || rel_new == (rel_we ? c1_rel_q : rel_hit_q))
+                else $error("ats_nand_sched: c1's new release bit out of step (%m)");
+            assert (!c1_v_q || c1_row_q == ((relm_rv_q[c1_tag_q[7:4]] ? relm_mem[c1_tag_q[7:4]] : 16'h0)))
+                else $error("ats_nand_sched: c1_row_q differs from c1's row of the release map (%m)");
 `ifdef ATS_SYNTH_FORM
             for (int w = 0; w < NUM_WAYS; w++) begin
                 assert (slot_x_inv(slot_x_q[w], w) == 3'(slot_q))
                     else $error("ats_nand_sched: way %0d's slot copy out of step (%m)", w);
             end
 `endif
-            assert (mtv_q == (busy_q & ~(c1_v_q ? hit_q : '0)))
-                else $error("ats_nand_sched: match-valid bits out of step with busy_q (%m)");
             assert (!rel_we == !(rel_set || rel_clr))
                 else $error("ats_nand_sched: release-map write enable out of step (%m)");
         end
