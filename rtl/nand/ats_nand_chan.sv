@@ -130,9 +130,14 @@ module ats_nand_chan #(
     logic                uop_z_q, uop_z_d;        // WAIT: zero cycles
 
     // sequencer state
-    txn_e                txn_q, txn_d;       // transaction being executed on the bus
+    // transaction being executed on the bus; one-hot (Fmax: every T_* decode is one register;
+    // Yosys extracts it as an FSM: its next state is a tree of constants, see T_NONE)
+    (* fsm_encoding = "one-hot" *)
+    txn_e                txn_q;
+    txn_e                txn_d;
     logic [3:0]          step_q, step_d;     // step within the transaction
     logic [WAY_W-1:0]    bway_q, bway_d;     // way owning the bus
+    logic [WAYS-1:0]     bway_oh_q, bway_oh_d; // the same, one-hot (valid while txn_q != T_NONE)
     logic [2:0]          bop_q, bop_d;       // op of that way's request
     logic [TAG_W-1:0]    btag_q, btag_d;
     logic [COL_W-1:0]    bcol_q, bcol_d;
@@ -178,26 +183,33 @@ module ats_nand_chan #(
     assign nand_wp_n = 1'b1;
     assign nand_dq_o = dq_q;
     for (genvar w = 0; w < WAYS; w++) begin : g_ce
-        assign nand_ce_n[w] = !(ce_on_q && bway_q == WAY_W'(w));
+        assign nand_ce_n[w] = !(ce_on_q && bway_oh_q[w]);
     end
 
     // Which ready way to serve next (lowest index; fairness is the scheduler's business). A
     // register: a pick keeps the bus busy for at least T_CS cycles, so it is never stale when used.
     logic                ready_any_q, ready_any_d;
     logic [WAY_W-1:0]    ready_way_q, ready_way_d;
+    logic [WAYS-1:0]     ready_oh_q, ready_oh_d;   // ready_way_q one-hot (while ready_any_q)
+    logic                ready_stat_q;             // the picked way's finish is READ STATUS
     always_comb begin
         ready_any_d = 1'b0;
         ready_way_d = '0;
+        ready_oh_d = '0;
         for (int w = WAYS - 1; w >= 0; w--) begin
             if (way_st_q[w] == W_READY) begin
                 ready_any_d = 1'b1;
                 ready_way_d = WAY_W'(w);
+                ready_oh_d = WAYS'(1) << w;
             end
         end
         // a suspended transfer resumes before any other (the page controller takes a page's bytes
         // in one piece); at most one way is suspended at a time
         for (int w = 0; w < WAYS; w++) begin
-            if (way_susp_q[w]) ready_way_d = WAY_W'(w);
+            if (way_susp_q[w]) begin
+                ready_way_d = WAY_W'(w);
+                ready_oh_d = WAYS'(1) << w;
+            end
         end
     end
 
@@ -210,6 +222,9 @@ module ats_nand_chan #(
     // the next is accepted once it has left (requests are microseconds apart on a NAND channel).
     logic                pend_v_q;
     logic                pend_bad_q;         // completes with BAD_REQ, never reaches the pins
+    logic                pend_good_q;        // pend_v_q && !pend_bad_q
+    logic [WAYS-1:0]     pend_oh_q;          // pend_way_q one-hot (0 for a way out of range)
+    logic [WAYS-1:0]     pend_wbusy_q;       // ... and the request makes its way busy (not READ ID)
     logic [2:0]          pend_op_q;
     logic [TAG_W-1:0]    pend_tag_q;
     logic [WAY_W-1:0]    pend_way_q;
@@ -229,10 +244,19 @@ module ats_nand_chan #(
                     s_cmd_op == OP_PARAM) && (s_cmd_len == '0 || 32'(s_cmd_len) > MAX_LEN));
     end
     assign s_cmd_ready = !pend_v_q;
+    // The payload is loaded in every cycle the stage is empty (its enable is the register
+    // !pend_v_q, not the caller's valid: Fmax); only pend_v_q / pend_good_q follow s_cmd_valid.
+    // Every use of the payload is gated by pend_v_q / pend_good_q, or loads a register that is
+    // used only once a request starts (the operands in T_NONE, a way's operands while idle).
     always_ff @(posedge clk) begin
-        if (s_cmd_valid && !pend_v_q) begin
-            pend_v_q   <= 1'b1;
+        if (!pend_v_q) begin
+            pend_v_q   <= s_cmd_valid;
             pend_bad_q <= cmd_bad;
+            pend_good_q <= s_cmd_valid && !cmd_bad;
+            for (int w = 0; w < WAYS; w++) begin
+                pend_oh_q[w] <= (32'(s_cmd_way) == w);
+                pend_wbusy_q[w] <= (32'(s_cmd_way) == w) && (s_cmd_op != OP_RDID);
+            end
             pend_op_q  <= s_cmd_op;
             pend_tag_q <= s_cmd_tag;
             pend_way_q <= s_cmd_way;
@@ -259,10 +283,14 @@ module ats_nand_chan #(
             endcase
         end else if (pend_take) begin
             pend_v_q <= 1'b0;
+            pend_good_q <= 1'b0;
         end else if (pick_ready && ready_way_q == pend_way_q) begin
             pend_idle_q <= 1'b1;
         end
-        if (rst) pend_v_q <= 1'b0;
+        if (rst) begin
+            pend_v_q <= 1'b0;
+            pend_good_q <= 1'b0;
+        end
     end
     // A request for an idle way starts when the bus is free; a bad one needs only the cpl register.
     logic way_idle_sel;
@@ -288,8 +316,8 @@ module ats_nand_chan #(
     // way's data transfer, so that its array time overlaps the transfer (B7: reads at 4 ways went
     // from 62 % to 99 % of the bus limit). A PROGRAM, with its page of data, waits.
     logic short_first;
-    assign short_first   = pend_v_q && !pend_bad_q && pend_short_q && way_idle_sel;
-    assign take_base     = pend_v_q && !pend_bad_q && bus_free && (!ready_any_q || short_first);
+    assign short_first   = pend_good_q && pend_short_q && way_idle_sel;
+    assign take_base     = pend_good_q && bus_free && (!ready_any_q || short_first);
     assign cmd_take_good = take_base && way_idle_sel;
     assign pend_take     = cmd_take_bad || cmd_take_good;
     // (ready_way_q is one cycle old, never stale here: only a pick takes a way out of READY, and a
@@ -299,6 +327,16 @@ module ats_nand_chan #(
     always_ff @(posedge clk) begin
         if (!rst && pick_ready && way_st_q[ready_way_q] != W_READY)
             $error("ats_nand_chan: picked way %0d is not ready", ready_way_q);
+        // the precomputed flags and one-hot copies (Fmax) agree with what they stand for
+        if (!rst && pick_ready && (ready_stat_q != (way_op_q[ready_way_q] == OP_PROG ||
+                way_op_q[ready_way_q] == OP_ERASE || way_op_q[ready_way_q] == OP_RESET)))
+            $error("ats_nand_chan: ready_stat_q out of step with way %0d", ready_way_q);
+        if (!rst && ready_any_q && ready_oh_q != (WAYS'(1) << ready_way_q))
+            $error("ats_nand_chan: ready_oh_q out of step");
+        if (!rst && txn_q != T_NONE && bway_oh_q != (WAYS'(1) << bway_q))
+            $error("ats_nand_chan: bway_oh_q out of step");
+        if (!rst && pend_good_q != (pend_v_q && !pend_bad_q))
+            $error("ats_nand_chan: pend_good_q out of step");
     end
 `endif
 
@@ -309,12 +347,40 @@ module ats_nand_chan #(
     if (T_CMDWIN > 0) begin : g_cmdwin
         localparam int WIN_W = $clog2(T_CMDWIN + 1);
         logic [WIN_W-1:0] cmdwin_q;
+        logic             cmdwin_nz_q;   // cmdwin_q != 0 (a register: Fmax)
+        logic             cpl_was_q;     // cpl_v_q one cycle ago
+        // Loaded at cpl_v_q's rise (registers only; Fmax: not from the next-state cpl_v_d), one
+        // cycle after a load at the completion's production, with that cycle's countdown step
+        // included: the count equals the former one from the next cycle on, and in the cycle of
+        // the rise cmdwin_hold is not used (pick_ready needs cpl_free = !cpl_v_q)
         always_ff @(posedge clk) begin
-            if (cpl_v_d && !cpl_v_q) cmdwin_q <= WIN_W'(T_CMDWIN);
-            else if (cmdwin_q != '0 && bus_free) cmdwin_q <= cmdwin_q - 1'b1;
-            if (rst) cmdwin_q <= '0;
+            cpl_was_q <= cpl_v_q;
+            if (cpl_v_q && !cpl_was_q) begin
+                cmdwin_q <= WIN_W'(T_CMDWIN) - WIN_W'(bus_free);
+                cmdwin_nz_q <= !(bus_free && T_CMDWIN == 1);
+            end else if (cmdwin_nz_q && bus_free) begin
+                cmdwin_q <= cmdwin_q - 1'b1;
+                cmdwin_nz_q <= (cmdwin_q != WIN_W'(1));
+            end
+            if (rst) begin
+                cmdwin_q <= '0;
+                cmdwin_nz_q <= 1'b0;
+                cpl_was_q <= 1'b0;
+            end
         end
-        assign cmdwin_hold = (cmdwin_q != '0) && !pend_v_q;
+        assign cmdwin_hold = cmdwin_nz_q && !pend_v_q;
+`ifndef SYNTHESIS
+        // the former window, loaded from the next-state cpl_v_d: the pick decision agrees
+        logic [WIN_W-1:0] cmdwin_ref_q;
+        always_ff @(posedge clk) begin
+            if (cpl_v_d && !cpl_v_q) cmdwin_ref_q <= WIN_W'(T_CMDWIN);
+            else if (cmdwin_ref_q != '0 && bus_free) cmdwin_ref_q <= cmdwin_ref_q - 1'b1;
+            if (rst) cmdwin_ref_q <= '0;
+            if (!rst && cpl_free && (cmdwin_nz_q != (cmdwin_ref_q != '0) ||
+                                     (cmdwin_nz_q && cmdwin_q != cmdwin_ref_q)))
+                $error("ats_nand_chan: command window out of step with the reference");
+        end
+`endif
     end else begin : g_no_cmdwin
         assign cmdwin_hold = 1'b0;
     end
@@ -357,6 +423,7 @@ module ats_nand_chan #(
 
     always_comb begin
         txn_d = txn_q; step_d = step_q; bway_d = bway_q; bop_d = bop_q; btag_d = btag_q;
+        bway_oh_d = bway_oh_q;
         bcol_d = bcol_q; blen_d = blen_q; ce_on_d = ce_on_q; abytes_d = abytes_q;
         naddr_d = naddr_q;
         uop_v_d = uop_v_q; uop_kind_d = uop_kind_q; uop_byte_d = uop_byte_q;
@@ -382,12 +449,14 @@ module ats_nand_chan #(
                 // starts), so only the start itself waits for the full start condition.
                 if (ready_any_q && !short_first) begin
                     bway_d = ready_way_q;
+                    bway_oh_d = ready_oh_q;
                     bop_d = way_op_q[ready_way_q];
                     btag_d = way_tag_q[ready_way_q];
                     bcol_d = way_col_q[ready_way_q];
                     blen_d = way_len_q[ready_way_q];
                 end else begin
                     bway_d = pend_way_q;
+                    bway_oh_d = pend_oh_q;
                     bop_d = pend_op_q;
                     btag_d = pend_tag_q;
                     bcol_d = pend_col_q;
@@ -398,10 +467,18 @@ module ats_nand_chan #(
                 step_d = '0;
                 uop_kind_d = U_WAIT; uop_byte_d = 8'(T_CS); uop_z_d = (T_CS == 0);
                 if (pick_ready) begin
-                    txn_d = (way_op_q[ready_way_q] == OP_PROG || way_op_q[ready_way_q] == OP_ERASE ||
-                             way_op_q[ready_way_q] == OP_RESET) ? T_STATUS : T_FETCH;
+                    txn_d = ready_stat_q ? T_STATUS : T_FETCH;
                 end else if (cmd_take_good) begin
-                    txn_d = pend_txn_q;
+                    // constants only (not txn_d = pend_txn_q), so that Yosys extracts txn_q as an
+                    // FSM and gives it a one-hot code (Fmax: every T_* decode is then one register)
+                    unique case (pend_txn_q)
+                        T_START_READ:  txn_d = T_START_READ;
+                        T_START_PROG:  txn_d = T_START_PROG;
+                        T_START_ERASE: txn_d = T_START_ERASE;
+                        T_START_RESET: txn_d = T_START_RESET;
+                        T_RDID:        txn_d = T_RDID;
+                        default:       txn_d = T_START_PARAM;
+                    endcase
                 end
                 if (pick_ready || cmd_take_good) begin
                     ce_on_d = 1'b1;
@@ -647,17 +724,17 @@ module ats_nand_chan #(
                     way_col_q[w] <= pend_col_q;
                     way_len_q[w] <= pend_len_q;
                     way_wb_q[w] <= CNT_W'(T_WB);
-                    if (take_base && pend_way_q == WAY_W'(w) && pend_op_q != OP_RDID)
+                    if (take_base && pend_wbusy_q[w])
                         way_st_q[w] <= W_BUSY;
                 end
                 W_BUSY: begin
                     // the tWB countdown starts once this way's start transaction has left the bus
-                    if (!(txn_q != T_NONE && bway_q == WAY_W'(w))) begin
+                    if (!(txn_q != T_NONE && bway_oh_q[w])) begin
                         if (way_wb_q[w] != '0) way_wb_q[w] <= way_wb_q[w] - 1'b1;
                         else if (nand_rb_n[w]) way_st_q[w] <= W_READY;
                     end
                 end
-                W_READY: if (pick_ready && ready_way_q == WAY_W'(w)) begin
+                W_READY: if (pick_ready && ready_oh_q[w]) begin
                     way_st_q[w] <= W_IDLE;   // its finishing transaction starts now
                     way_susp_q[w] <= 1'b0;
                 end
@@ -669,7 +746,7 @@ module ats_nand_chan #(
             // at least three cycles (the WAIT micro-op must pass the engine), and nothing reads the
             // way's registers before the bus is free again (the next pick, ready_*_q included);
             // no request for that way arrives meanwhile (its READ has not completed)
-            if (susp_q && bway_q == WAY_W'(w)) begin
+            if (susp_q && bway_oh_q[w]) begin
                 way_st_q[w] <= W_READY;
                 way_susp_q[w] <= 1'b1;
                 way_op_q[w] <= bop_q;
@@ -694,7 +771,11 @@ module ats_nand_chan #(
         // cycles later (the micro-op register must be taken in between).
         blen_z_q <= (blen_q == '0);
         blen_1_q <= (blen_q == LEN_W'(1));
-        ready_any_q <= ready_any_d; ready_way_q <= ready_way_d;
+        ready_any_q <= ready_any_d; ready_way_q <= ready_way_d; ready_oh_q <= ready_oh_d;
+        bway_oh_q <= bway_oh_d;
+        // the op of the way picked next (ready_way_d): a READY way's op does not change (README)
+        ready_stat_q <= (way_op_q[ready_way_d] == OP_PROG || way_op_q[ready_way_d] == OP_ERASE ||
+                         way_op_q[ready_way_d] == OP_RESET);
         abytes_q <= abytes_d; naddr_q <= naddr_d;
         uop_v_q <= uop_v_d; uop_kind_q <= uop_kind_d; uop_byte_q <= uop_byte_d;
         uop_last_q <= uop_last_d; uop_z_q <= uop_z_d;

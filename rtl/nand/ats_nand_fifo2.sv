@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_nand_fifo2: a 2-entry stream FIFO, two registers with write / read pointers and a count.
 // s_ready (= not full) and m_valid (= not empty) are decodes of the count register, m_data is the
-// entry at the read pointer: neither side sees a combinational path from the other, and an entry's
-// write enable depends on the push only (never on m_ready). Full throughput (a push and a pop in
+// entry at the read pointer (meaningful only while m_valid): neither side sees a combinational path
+// from the other, and an entry's write enable is a decode of registers only (never s_valid or
+// m_ready). Full throughput (a push and a pop in
 // the same cycle when one entry is held). Used by ats_nand_page_wr for its s_wdata words, the
 // encoder's input bytes and the page-image bytes to the chan (rtl/nand/README_page.md).
 `resetall
@@ -35,7 +36,12 @@ module ats_nand_fifo2 #(
     assign push    = s_valid && s_ready;
     assign pop     = m_valid && m_ready;
     always_ff @(posedge clk) begin
-        if (push) q[wp_q] <= s_data;
+        // the free entry at the write pointer is written in every cycle the FIFO is not full, so an
+        // entry's enable is a decode of registers (n_q, wp_q) and not of s_valid (Fmax: the
+        // page-image FIFO's entry enables were at the end of the write half's output-stage
+        // paths); the pointer moves only on a push, so a cycle without one leaves nothing held
+        // changed, and m_data is read only while m_valid
+        if (s_ready) q[wp_q] <= s_data;
         if (push) wp_q <= !wp_q;
         if (pop) rp_q <= !rp_q;
         n_q <= n_q + {1'b0, push} - {1'b0, pop};

@@ -85,6 +85,7 @@ module ats_nand_page_rd #(
     localparam int BK_W       = (BANKS > 1) ? $clog2(BANKS) : 1;
     localparam int SEC_W      = $clog2(SECT + 2);          // codeword index (SECT = metadata codeword)
     localparam int ZC_W       = $clog2(ERASED_THR + 2);
+    localparam int ZW         = (ZC_W < 4) ? 4 : ZC_W;   // zero count bits: 2^ZW > ERASED_THR, 8
     localparam int FIFO_D     = 4;                         // decoder input FIFO entries
 
     localparam logic [2:0] OP_READ   = ats_nand_pkg::NAND_OP_READ;
@@ -135,29 +136,41 @@ module ats_nand_page_rd #(
     // Read path, part 1: chan read data routing. READ fetch (data + used spare, one array read)
     // -> page buffer; raw reads -> word packer. Decode job: page buffer -> decoder input.
     // =================================================================================================
-    // chan read bytes enter a 2-entry FIFO with their route, decided from the way's context when
-    // the byte arrives: the chan sees a registered ready, the routing logic registered inputs
-    logic              ch_rd_valid, ch_rd_ready, ch_rd_last;  // read data after the FIFO
+    // chan read bytes enter a one-byte register with their route, decided from the way's context
+    // when the byte arrives: the chan sees a registered ready (empty: one byte at a time, >= 2
+    // cycles a byte on the bus), the routing logic registered inputs. With the byte, its route as
+    // valid flags (a fill byte, its last one, a raw byte), so that the takes need no route decode
+    // (Fmax: the fill's take drives the fill registers; the former 2-entry FIFO never held two)
+    logic              ch_rd_last;               // read data in the register
     logic [7:0]        ch_rd_data;
     logic [WAY_W-1:0]  ch_rd_tag;
-    localparam int RQ_W = 8 + WAY_W + 2;
-    logic [RQ_W-1:0] rq_q [2];
-    logic [1:0]      rq_n_q;
+    localparam int RQ_W = 8 + WAY_W + 1;
+    logic [RQ_W-1:0] rq_q;
+    logic            rq_v_q;                    // a byte is held
+    logic            rq_fill_q, rq_fill_last_q; // ... a READ fetch byte, its last one
+    logic            rq_raw_q;                  // ... a raw byte
     logic            rq_push, rq_pop;
     logic            cr_raw;
+    logic            raw_take;                  // the held raw byte is taken
+    logic            fl_take;                   // the held fill byte is taken (page buffer)
     assign cr_raw   = (op_q[s_cdata_tag] != OP_READ);
-    assign s_cdata_ready = (rq_n_q == 2'd0);   // one byte at a time: >= 2 cycles a byte on the bus
-    assign rq_push  = s_cdata_valid && s_cdata_ready;
-    assign rq_pop   = ch_rd_valid && ch_rd_ready;
-    logic route_raw;   // else: READ fetch, into the page buffer
-    assign ch_rd_valid = (rq_n_q != 2'd0);
-    assign {route_raw, ch_rd_last, ch_rd_tag, ch_rd_data} = rq_q[0];
+    assign s_cdata_ready = !rq_v_q;
+    assign rq_push  = s_cdata_valid && !rq_v_q;
+    assign rq_pop   = fl_take || raw_take;
+    assign {ch_rd_last, ch_rd_tag, ch_rd_data} = rq_q;
     always_ff @(posedge clk) begin
-        if (rq_pop) rq_q[0] <= rq_q[1];
-        if (rq_push) rq_q[(rq_n_q == 2'd0 || (rq_n_q == 2'd1 && rq_pop)) ? 0 : 1] <=
-            {cr_raw, s_cdata_last, s_cdata_tag, s_cdata_data};
-        rq_n_q <= rq_n_q + {1'b0, rq_push} - {1'b0, rq_pop};
-        if (rst) rq_n_q <= '0;
+        if (rq_push) rq_q <= {s_cdata_last, s_cdata_tag, s_cdata_data};
+        if (rq_push) begin
+            rq_v_q <= 1'b1;
+            rq_fill_q <= !cr_raw;
+            rq_fill_last_q <= !cr_raw && s_cdata_last;
+            rq_raw_q <= cr_raw;
+        end else if (rq_pop) begin
+            rq_v_q <= 1'b0; rq_fill_q <= 1'b0; rq_fill_last_q <= 1'b0; rq_raw_q <= 1'b0;
+        end
+        if (rst) begin
+            rq_v_q <= 1'b0; rq_fill_q <= 1'b0; rq_fill_last_q <= 1'b0; rq_raw_q <= 1'b0;
+        end
     end
 
     // m_rdata output register (written by the raw packer or by the decode job, never both)
@@ -207,12 +220,20 @@ module ats_nand_page_rd #(
     logic [SLOT_W-1:0] full_slot_q;         // next request before the page is decoded)
     logic              full_half_q;
     logic              ahead_q;             // the decode job has read past fl_da_q (or none runs)
-    logic              fl_take;
     logic              fill_rdy;
     logic [DB_AW-1:0]  fi_da_q, fi_da_d;    // decode job: next data-buffer read address
     logic              fi_past_q;           // decode job: every data-buffer byte read
     assign fill_rdy = (fl_mid_q || !full_q) && (fl_sp_q || ahead_q);
-    assign fl_take  = ch_rd_valid && ch_rd_ready && !route_raw;
+    assign fl_take  = rq_fill_q && fill_rdy;
+    // chan read bytes: raw ones to the packer (not during a decode job: they share m_rdata),
+    // READ fetch ones into the page buffer (fl_take)
+    assign raw_take = rq_raw_q && !dj_v_q && (!rp_word || !ro_v_q);
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && fl_take && rq_fill_last_q && full_q)
+            $error("ats_nand_page_rd: a page's last byte taken while a filled page waits (%m)");
+    end
+`endif
 
     logic [BK_W-1:0]  db_wbank, db_rbank;
     logic [7:0]       db_rd [BANKS];
@@ -257,8 +278,17 @@ module ats_nand_page_rd #(
     );
 
     always_ff @(posedge clk) begin
+        // the filled page's context, loaded in every cycle no page waits: full_q rises only in such
+        // a cycle (at a page's last byte, a fill starts only while no page waits: fill_rdy), so
+        // the registers hold the values of that byte (Fmax: the take drives only full_q)
+        if (!full_q) begin
+            full_way_q <= ch_rd_tag;
+            full_tag_q <= tag_q[ch_rd_tag];
+            full_slot_q <= slot_q[ch_rd_tag];
+            full_half_q <= fl_half_q;
+        end
         if (fl_take) begin
-            if (ch_rd_last) begin
+            if (rq_fill_last_q) begin
                 fl_mid_q <= 1'b0;
                 fl_sp_q <= 1'b0;
                 fl_da_q <= '0;
@@ -266,10 +296,6 @@ module ats_nand_page_rd #(
                 fl_sa_q <= '0;
                 fl_half_q <= !fl_half_q;
                 full_q <= 1'b1;
-                full_way_q <= ch_rd_tag;
-                full_tag_q <= tag_q[ch_rd_tag];
-                full_slot_q <= slot_q[ch_rd_tag];
-                full_half_q <= fl_half_q;
             end else begin
                 fl_mid_q <= 1'b1;
                 if (fl_sp_q) begin
@@ -330,10 +356,6 @@ module ats_nand_page_rd #(
         fi_da_d = fi_da_q;
         pp_push = 1'b0; pp_src = PS_ZERO;
         sp_raddr = {dj_half_q, fi_ra_q};
-        // chan read bytes: raw ones to the packer (not during a decode job: they share m_rdata),
-        // READ fetch ones into the page buffer
-        if (route_raw) ch_rd_ready = !dj_v_q && (!rp_word || !ro_v_q);
-        else           ch_rd_ready = fill_rdy;
         unique case (fi_st_q)
             // the positions are set when the feed goes idle (and at reset), so the job start only
             // moves the state (Fmax: dj_start drives no address register)
@@ -394,22 +416,23 @@ module ats_nand_page_rd #(
     // corrected byte of a codeword comes >= 4T cycles after its last input byte)
     logic [SEC_W-1:0]  di_sec_q;
     logic [9:0]        di_pos_q;
-    logic [ZC_W-1:0]   di_zc_q;
+    logic [ZW-1:0]     di_zc_q;               // zero bits of the codeword so far, modulo 2^ZW
+    logic              di_zo_q;               // ... they have reached 2^ZW (> ERASED_THR)
+    logic [ZW-1:0]     zc_fin_q;              // the complete count of the codeword just ended
+    logic              zc_fo_q;               // ... it reached 2^ZW
     logic              zp_v_q, zp_last_q;     // popped byte: valid, last of its codeword
     logic [3:0]        zp_cnt_q;              // popped byte: zero bits to count
     logic [(1 << SEC_W)-1:0] er_vec_q;       // codeword c (0..SECT) looked erased (few 0 bits)
     logic [(1 << SEC_W)-1:0] er_oh_q;        // codeword whose count ends next, one-hot
-    logic              zc_end_q;              // di_zc_q holds a complete codeword's count
+    logic              zc_end_q;              // zc_fin_q / zc_fo_q hold a complete codeword's count
     assign dec_in_last = (di_pos_q == 10'(CW - 1));
-    // running count, saturating at ERASED_THR + 1; after a codeword's last byte the count is
-    // registered whole and compared one cycle later (zc_end_q): no add-compare-write chain (Fmax)
-    logic [ZC_W-1:0]   di_zc_base, di_zc_next;
-    assign di_zc_base = zc_end_q ? '0 : di_zc_q;
-    always_comb begin
-        logic [ZC_W+3:0] s;
-        s = (ZC_W + 4)'(di_zc_base) + (ZC_W + 4)'(zp_cnt_q);
-        di_zc_next = (32'(s) > ERASED_THR) ? ZC_W'(ERASED_THR + 1) : ZC_W'(s);
-    end
+    // running count: ZW bits and a sticky carry-out flag (2^ZW > ERASED_THR: a codeword whose
+    // count carries out is not erased), one adder and no saturation compare in the loop (Fmax: the
+    // former saturating add was a second carry chain after the first); at a codeword's last byte
+    // the count is registered whole (zc_fin_q / zc_fo_q) and restarts at 0, and it is compared one
+    // cycle later (zc_end_q): the same erased flags in the same cycles as a saturating count
+    logic [ZW:0]       di_zc_sum;
+    assign di_zc_sum = {1'b0, di_zc_q} + (ZW + 1)'(zp_cnt_q);
 
     always_ff @(posedge clk) begin
         pp1_v_q <= pp_push; pp1_src_q <= pp_src; pp1_bk_q <= db_rbank;
@@ -432,24 +455,33 @@ module ats_nand_page_rd #(
         zp_v_q <= fifo_pop;
         zp_last_q <= dec_in_last;
         zp_cnt_q <= fifo_out[11:8];
-        if (zp_v_q) di_zc_q <= di_zc_next;
-        else if (zc_end_q) di_zc_q <= '0;
+        if (zp_v_q) begin
+            di_zc_q <= zp_last_q ? '0 : di_zc_sum[ZW-1:0];
+            di_zo_q <= !zp_last_q && (di_zo_q || di_zc_sum[ZW]);
+        end
+        if (zp_v_q && zp_last_q) begin
+            zc_fin_q <= di_zc_sum[ZW-1:0];
+            zc_fo_q <= di_zo_q || di_zc_sum[ZW];
+        end
         zc_end_q <= zp_v_q && zp_last_q;
         if (zc_end_q) begin
             er_oh_q <= er_oh_q << 1;
             for (int c = 0; c < (1 << SEC_W); c++) begin
-                if (er_oh_q[c]) er_vec_q[c] <= (32'(di_zc_q) <= ERASED_THR);
+                if (er_oh_q[c]) er_vec_q[c] <= !zc_fo_q && (32'(zc_fin_q) <= ERASED_THR);
             end
         end
-        if (dj_start) begin
-            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; er_vec_q <= '0;
+        // held at the job's start values while no job runs (Fmax: the reset is the register
+        // dj_v_q, not dj_start; the decoder input is empty and no byte is popped while no job
+        // runs, asserted below, so every job starts from the same values)
+        if (!dj_v_q) begin
+            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; di_zo_q <= 1'b0; er_vec_q <= '0;
             er_oh_q <= (1 << SEC_W)'(1); zc_end_q <= 1'b0;
         end
         if (rst) begin
             pp1_v_q <= 1'b0; pp2_v_q <= 1'b0; pp3_v_q <= 1'b0; fi_st_q <= FI_IDLE; fifo_n_q <= '0;
             fi_sec_q <= '0; fi_pos_q <= '0; fi_da_q <= '0; fi_ra_q <= SPB_AW'(SP_DPAR);
             occ_q <= '0; fifo_wp_q <= '0; fifo_rp_q <= '0; fi_past_q <= 1'b0;
-            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; zp_v_q <= 1'b0;
+            di_sec_q <= '0; di_pos_q <= '0; di_zc_q <= '0; di_zo_q <= 1'b0; zp_v_q <= 1'b0;
             er_oh_q <= (1 << SEC_W)'(1); zc_end_q <= 1'b0;
         end
     end
@@ -493,19 +525,25 @@ module ats_nand_page_rd #(
         else if (32'(do_pos_q) < MCW_PAD + META_B)             do_kind = DB_META;
         else                                                   do_kind = DB_SCRC;
     end
+    // (write / read pointers; the free entry at the write pointer is written in every cycle the
+    // FIFO is not full, so an entry's enable is a decode of registers, not of the decoder's
+    // output valid (Fmax); the pointer moves only on a push, an entry is read only while held)
     logic [9:0] db_q [2];                   // {kind, byte}
     logic [1:0] db_n_q;
+    logic       db_wp_q, db_rp_q;
     logic       db_push, db_pop;
     logic [1:0] db_kind;
     logic [7:0] db_byte;
-    assign {db_kind, db_byte} = db_q[0];
+    assign {db_kind, db_byte} = db_q[db_rp_q];
     assign db_push = dec_out_valid && dec_out_ready;
     always_ff @(posedge clk) begin
-        if (db_pop) db_q[0] <= db_q[1];
-        if (db_push) db_q[(db_n_q == 2'd0 || (db_n_q == 2'd1 && db_pop)) ? 0 : 1] <=
-            {do_kind, do_er ? 8'hFF : dec_out_data};
+        if (db_n_q != 2'd2) db_q[db_wp_q] <= {do_kind, do_er ? 8'hFF : dec_out_data};
+        if (db_push) db_wp_q <= !db_wp_q;
+        if (db_pop) db_rp_q <= !db_rp_q;
         db_n_q <= db_n_q + {1'b0, db_push} - {1'b0, db_pop};
-        if (rst) db_n_q <= '0;
+        if (rst) begin
+            db_n_q <= '0; db_wp_q <= 1'b0; db_rp_q <= 1'b0;
+        end
     end
     assign do_byte = db_byte;
 
@@ -547,7 +585,7 @@ module ats_nand_page_rd #(
         dec_st_ready = 1'b0;
 
         // ---- raw packer -----------------------------------------------------------------------
-        if (ch_rd_valid && ch_rd_ready && route_raw) begin
+        if (raw_take) begin
             if (rp_word) begin
                 ro_v_d = 1'b1;
             end
@@ -618,17 +656,20 @@ module ats_nand_page_rd #(
                 default: do_st_d = DO_RUN;
             endcase
         end
-        if (dj_start) begin
+        // the job's output registers are held at their start values while no job runs (Fmax: their
+        // reset is the register dj_v_q, not dj_start = full_q && !dj_v_q && feed idle; nothing
+        // reads them while !dj_v_q, and a job starts only when none runs, so every job starts from
+        // the same values as with a load at dj_start)
+        if (!dj_v_q) begin
             do_st_d = DO_RUN; do_sec_d = '0; do_pos_d = '0; st_n_d = '0; corr_d = '0; unc_d = 1'b0;
             rcrc_d = 32'hFFFF_FFFF; pk_n_d = '0;
-            // (rc_v_d / rm_v_d need no clear here: they are set only while a job runs, dj_v_q,
-            // and a job starts only when none runs; Fmax: dj_start stays off their reset)
+            // (rc_v_d / rm_v_d need no clear here: they are set only while a job runs, dj_v_q)
         end
     end
 
     always_ff @(posedge clk) begin
         dj_cv_q <= dj_v_q && (do_st_q == DO_CPL) && !ro_v_q && !dj_done;
-        raw_idle_q <= !ro_v_q && (rq_n_q == 2'd0);
+        raw_idle_q <= !ro_v_q && !rq_v_q;
         // decode job: completion fields, ready with the verdict
         crc_eq_q <= (~rcrc_q == scrc_q);
         if (do_st_q == DO_VER) begin
@@ -658,19 +699,23 @@ module ats_nand_page_rd #(
             ro_last_q <= dj_v_q ? (do_st_q == DO_META && mw_q == 3'd4) : ch_rd_last;
         end
         // raw packer
-        if (ch_rd_valid && ch_rd_ready && route_raw) begin
+        if (raw_take) begin
             rp_w_q <= {ch_rd_data, rp_w_q[23:8]};
             rp_n_q <= rp_word ? 2'd0 : rp_n_q + 1'b1;
             rw_tag_q <= tag_q[ch_rd_tag];         // used by the word's last byte (same fetch)
             rw_slot_q <= slot_q[ch_rd_tag];
         end
         // decode job
-        if (dj_start) begin
-            dj_v_q <= 1'b1;
+        // the job's page context follows the filled page's while no job runs (Fmax: the enable is
+        // dj_v_q; it is read only while a job runs, and holds from dj_start on)
+        if (!dj_v_q) begin
             dj_way_q <= full_way_q;
             dj_half_q <= full_half_q;
             djt_tag_q <= full_tag_q;
             djt_slot_q <= full_slot_q;
+        end
+        if (dj_start) begin
+            dj_v_q <= 1'b1;
         end else if (dj_done) begin
             dj_v_q <= 1'b0;
         end
@@ -682,6 +727,14 @@ module ats_nand_page_rd #(
 
     logic unused_last;
     assign unused_last = dec_out_last;   // framing is by count
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        // the job registers held while no job runs (!dj_v_q) are not in use then
+        if (!rst && !dj_v_q && (fifo_n_q != '0 || zp_v_q || zc_end_q || pp1_v_q || pp2_v_q ||
+                                pp3_v_q || rc_v_q || rm_v_q || dec_out_valid || db_n_q != 2'd0))
+            $error("ats_nand_page_rd: decode-job state active while no job runs (%m)");
+    end
+`endif
 endmodule
 
 `resetall

@@ -163,7 +163,7 @@ module ats_nand_page_wr #(
 
     // encoder input bytes pass a 2-entry FIFO (registered data and ready): the input mux
     // (unpacked word byte / metadata / CRC) and the encoder's remainder update are in different
-    // cycles (Fmax). ats_nand_fifo2: a write enable depends on the push only, never on the
+    // cycles (Fmax). ats_nand_fifo2: a write enable depends on its registers only, never on the
     // encoder's ready
     logic       ei_valid, ei_ready, ei_last;
     logic [7:0] ei_data;
