@@ -125,8 +125,9 @@ CONFIGS = {
     # on 4 x 2 dies of 16 MiB raw (128 MiB: 50 % spare), with the fast NAND interface: the page
     # transfer was most of a write's device time, and a random 4 KiB write now takes about 3,000
     # cycles instead of 7,900 (it was 8 MiB on 2 x 2 dies at 40 ns a byte, too small for XFS and
-    # Btrfs). Few large blocks (32 of 128 pages a die): the first boot's factory bad-block scan, about
-    # 22,000 cycles a block, is almost all of it
+    # Btrfs). Few large blocks (32 of 128 pages a die): the first boot's factory bad-block scan (one
+    # whole-page read a block, about 15,700 cycles each) is 4.0 M of its 4.17 M cycles
+    # (docs/host-attach.md "Boot cycles")
     "attach": AtsConfig(name="attach", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                         pages_per_block=128, blocks=32, num_lbas=16384, win=8, rd_slots=8,
                         remap_preset="default", fast_nand_if=True),

@@ -4,6 +4,7 @@
 
 #include "ckpt.h"
 #include "housekeeping.h"
+#include "wear.h"
 
 uint8_t blk_state[NBLK];
 uint8_t blk_retire[NBLK];
@@ -45,6 +46,7 @@ int nerase(uint32_t d, uint32_t b) {
     if (r.status != N_OK) return ATS_E_NAND;
     erase_cnt[bi(d, b)]++;
     wl_dirty = 1;
+    if (blk_state[bi(d, b)] != B_CKPT && erase_cnt[bi(d, b)] > (uint32_t)wl_lo + WL_SPREAD) wl_over = 1;
     return ATS_OK;
 }
 uint32_t remap(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t *mapped) {

@@ -85,7 +85,8 @@ void housekeeping(void) {
             hal_printf("checkpoint failed: %d\n", st);
         }
     }
-    // GC: one block on every die that wants it; static wear levelling when no die's GC had work
+    // GC: one block on every die that wants it; static wear levelling when no die's GC had work, or
+    // when an erase took the spread past WL_SPREAD and write-backs are not held (ats_hk_wl_due)
     ats_hk_pass_begin(&HK);
     for (uint32_t d = 0; d < NDIE; d++) {
         census();
@@ -96,7 +97,7 @@ void housekeeping(void) {
             ats_hk_gc_done(&HK, st);
         }
     }
-    if (ats_hk_wl_due(&HK)) {
+    if (ats_hk_wl_due(&HK, wl_over)) {
         hk_work += (uint32_t)wl_dirty;         // (wl_step looks only when something was erased or retired)
         wl_step();
     }

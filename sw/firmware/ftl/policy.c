@@ -77,7 +77,10 @@ void ats_hk_gc_done(ats_hk_t *h, int st) {
     if (st != ATS_E_NOSPACE) h->pass_busy = 1;
 }
 
-int ats_hk_wl_due(const ats_hk_t *h) { return !h->pass_busy; }
+// over: an erase since the last look took a block more than WL_SPREAD above the lowest count that
+// look saw (wear.c): then wear levelling also runs in a pass with GC work, unless write-backs are held
+// (a host that kept GC busy starved it, and the spread grew to WL_SPREAD + 3: test_wear_static)
+int ats_hk_wl_due(const ats_hk_t *h, int over) { return !h->pass_busy || (over && !h->hold_wb); }
 
 int ats_hk_pass_end(ats_hk_t *h) {
     h->gc_moved = h->pass_progress;

@@ -60,7 +60,7 @@ int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room);
 void ats_hk_pass_begin(ats_hk_t *h);
 int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d);
 void ats_hk_gc_done(ats_hk_t *h, int st);
-int ats_hk_wl_due(const ats_hk_t *h);
+int ats_hk_wl_due(const ats_hk_t *h, int over);   // over: the spread may be past WL_SPREAD (wear.c wl_over)
 // the end of a pass (after the census): gc_moved, and the no-space state: entered after three passes
 // in a row with write-backs held, no block collected and no erased block waiting for a plan; left
 // as soon as one of those ends. Returns ATS_HK_NS_ENTER / ATS_HK_NS_CLEAR when it changes, else 0
