@@ -93,15 +93,7 @@ class BoardHostLink(LiteXModule):
         stray = port("stray_cpls", 16, True)
         self.io = io
         self.specials += Instance("ats_udp_host",
-            p_NSLOT=ecpix5.UDP_SLOTS, p_SLOT_BYTES=ecpix5.UDP_SLOT_BYTES, p_PAGE_BYTES=PAGE_BYTES,
-            p_LOCAL_PORT=ecpix5.UDP_PORT,
-            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
-            i_s_udp_valid=rx.valid, o_s_udp_ready=rx.ready, i_s_udp_src_port=rx.src_port,
-            i_s_udp_dst_port=rx.dst_port, i_s_udp_ip_address=rx.ip_address, i_s_udp_length=rx.length,
-            i_s_udp_data=rx.data, i_s_udp_last=rx.last, i_s_udp_last_be=rx.last_be, i_s_udp_error=rx.error,
-            o_m_udp_valid=tx.valid, i_m_udp_ready=tx.ready, o_m_udp_src_port=tx.src_port,
-            o_m_udp_dst_port=tx.dst_port, o_m_udp_ip_address=tx.ip_address, o_m_udp_length=tx.length,
-            o_m_udp_data=tx.data, o_m_udp_last=tx.last, o_m_udp_last_be=tx.last_be, o_m_udp_error=tx.error,
+            **ecpix5.udp_host_udp_ports(PAGE_BYTES, rx, tx),
             o_m_cmd_valid=cmd["valid"], i_m_cmd_ready=cmd_ready, o_m_cmd_op=cmd["op"], o_m_cmd_tag=cmd["tag"],
             o_m_cmd_lba=cmd["lba"], o_m_cmd_nlb=cmd["nlb"], o_m_cmd_txid=cmd["txid"], o_m_cmd_flags=cmd["flags"],
             o_m_cmd_attr=cmd["attr"], o_m_cmd_prio=cmd["prio"], o_m_cmd_dptr=cmd["dptr"], o_m_cmd_aux=cmd["aux"],

@@ -242,15 +242,7 @@ class Ecpix5SoC(SoCCore):
         rx, tx = udp.source, udp.sink
         # 4 slots of one page each: 8 DP16KD (4 x 8 KiB would take 16, beyond the 85F's block RAM
         # with everything else; a host splits longer requests into one-LBA commands)
-        self.specials += Instance("ats_udp_host",
-            p_NSLOT=UDP_SLOTS, p_SLOT_BYTES=UDP_SLOT_BYTES, p_PAGE_BYTES=cfg.page_bytes, p_LOCAL_PORT=UDP_PORT,
-            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
-            i_s_udp_valid=rx.valid, o_s_udp_ready=rx.ready, i_s_udp_src_port=rx.src_port,
-            i_s_udp_dst_port=rx.dst_port, i_s_udp_ip_address=rx.ip_address, i_s_udp_length=rx.length,
-            i_s_udp_data=rx.data, i_s_udp_last=rx.last, i_s_udp_last_be=rx.last_be, i_s_udp_error=rx.error,
-            o_m_udp_valid=tx.valid, i_m_udp_ready=tx.ready, o_m_udp_src_port=tx.src_port,
-            o_m_udp_dst_port=tx.dst_port, o_m_udp_ip_address=tx.ip_address, o_m_udp_length=tx.length,
-            o_m_udp_data=tx.data, o_m_udp_last=tx.last, o_m_udp_last_be=tx.last_be, o_m_udp_error=tx.error,
+        self.specials += Instance("ats_udp_host", **udp_host_udp_ports(cfg.page_bytes, rx, tx),
             o_m_cmd_valid=host.cmd_valid, i_m_cmd_ready=host.cmd_ready, o_m_cmd_op=host.cmd_op,
             o_m_cmd_tag=host.cmd_tag, o_m_cmd_lba=host.cmd_lba, o_m_cmd_nlb=host.cmd_nlb,
             o_m_cmd_txid=host.cmd_txid, o_m_cmd_flags=host.cmd_flags, o_m_cmd_attr=host.cmd_attr,
@@ -269,6 +261,20 @@ class Ecpix5SoC(SoCCore):
         self.add_constant("ATS_UDP_PORT", UDP_PORT)
         self.add_constant("ATS_IP_ADDRESS", ipn)
 
+
+
+def udp_host_udp_ports(page_bytes: int, rx, tx) -> dict:
+    """`ats_udp_host`'s parameters, clock, reset and UDP ports on LiteEth's user port (rx = the port's
+    source, tx = its sink): one wiring for the board SoC and the board simulation (sim/board)."""
+    return dict(
+        p_NSLOT=UDP_SLOTS, p_SLOT_BYTES=UDP_SLOT_BYTES, p_PAGE_BYTES=page_bytes, p_LOCAL_PORT=UDP_PORT,
+        i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+        i_s_udp_valid=rx.valid, o_s_udp_ready=rx.ready, i_s_udp_src_port=rx.src_port,
+        i_s_udp_dst_port=rx.dst_port, i_s_udp_ip_address=rx.ip_address, i_s_udp_length=rx.length,
+        i_s_udp_data=rx.data, i_s_udp_last=rx.last, i_s_udp_last_be=rx.last_be, i_s_udp_error=rx.error,
+        o_m_udp_valid=tx.valid, i_m_udp_ready=tx.ready, o_m_udp_src_port=tx.src_port,
+        o_m_udp_dst_port=tx.dst_port, o_m_udp_ip_address=tx.ip_address, o_m_udp_length=tx.length,
+        o_m_udp_data=tx.data, o_m_udp_last=tx.last, o_m_udp_last_be=tx.last_be, o_m_udp_error=tx.error)
 
 def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_cache: int = 0,
              emu_ports: int = EMU_PORTS, cmd_buffer_depth: int = CMD_BUFFER_DEPTH,

@@ -58,7 +58,50 @@ class Pending:
     user: dict = field(default_factory=dict)
 
 
-class Device:
+class Commands:
+    """The blocking command calls over `submit` / `wait` / `submit_rflush`, shared by the simulator's
+    Device and the board's UdpDevice (udplink.py): each transport supplies those three."""
+
+    def _check(self, p: Pending, what: str) -> Pending:
+        if p.cpl.status != ST["OK"]:
+            raise DeviceError(f"{what}: status {p.cpl.status:#x}")
+        return p
+
+    @staticmethod
+    def rflush_list(ranges: list[tuple[int, int]]) -> bytes:
+        """RFLUSH's range list: per range the lba's low 32 bits, then {nblocks - 1, lba high}."""
+        return b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((n - 1) << 16) | (lba >> 32)) for lba, n in ranges)
+
+    def trim(self, lba: int, n: int = 1) -> Pending:
+        return self._check(self.wait(self.submit(OP["TRIM"], lba, n - 1)), f"TRIM {lba}")
+
+    def flush(self) -> Pending:
+        return self._check(self.wait(self.submit(OP["FLUSH"])), "FLUSH")
+
+    def rflush(self, ranges: list[tuple[int, int]]) -> Pending:
+        return self._check(self.wait(self.submit_rflush(ranges)), "RFLUSH")
+
+    def tx_begin(self, txid: int) -> Pending:
+        return self._check(self.wait(self.submit(OP["TX_BEGIN"], txid=txid)), f"TX_BEGIN {txid}")
+
+    def tx_commit(self, txid: int) -> Pending:
+        return self.wait(self.submit(OP["TX_COMMIT"], txid=txid))
+
+    def tx_abort(self, txid: int) -> Pending:
+        return self.wait(self.submit(OP["TX_ABORT"], txid=txid))
+
+    def identify(self) -> dict:
+        """IDENTIFY: geometry and limits (docs/architecture.md section 1.1)."""
+        p = self._check(self.wait(self.submit(OP["IDENTIFY"])), "IDENTIFY")
+        return decode_identify(p.data)
+
+    def get_log(self) -> dict:
+        """GET_LOG: the device's counters (docs/architecture.md section 1.1)."""
+        p = self._check(self.wait(self.submit(OP["GET_LOG"])), "GET_LOG")
+        return decode_log(p.data)
+
+
+class Device(Commands):
     def __init__(self, hp: HostPort, page_bytes: int, nlba: int, qdepth: int = 16, max_pages: int = 8):
         self.hp = hp
         self.page_bytes = page_bytes
@@ -130,11 +173,6 @@ class Device:
             if t in self.inflight:
                 self.wait(t, max(1, end - self.hp.cycle))
 
-    def _check(self, p: Pending, what: str) -> Pending:
-        if p.cpl.status != ST["OK"]:
-            raise DeviceError(f"{what}: status {p.cpl.status:#x}")
-        return p
-
     # ---- blocking calls
     def write(self, lba: int, data: bytes, txid: int = 0, fua: bool = False, barrier: bool = False,
               commit: bool = False) -> Pending:
@@ -145,43 +183,14 @@ class Device:
     def read(self, lba: int, n: int = 1, txid: int = 0) -> bytes:
         return self._check(self.wait(self.submit(OP["READ"], lba, n - 1, None, txid)), f"READ {lba}").data
 
-    def trim(self, lba: int, n: int = 1) -> Pending:
-        return self._check(self.wait(self.submit(OP["TRIM"], lba, n - 1)), f"TRIM {lba}")
-
-    def flush(self) -> Pending:
-        return self._check(self.wait(self.submit(OP["FLUSH"])), "FLUSH")
-
     def submit_rflush(self, ranges: list[tuple[int, int]], **user) -> int:
         """RFLUSH of up to 8 (lba, nblocks) ranges: the range list (lba low 32 bits, then
         {nblocks - 1, lba high}) in the next tag's 64-byte slot at RANGE_BASE, its address in `aux`."""
         if not self.free_tags:
             raise DeviceError("no free tag: wait for a completion first")
         aux = RANGE_BASE + 64 * self.free_tags[0]
-        words = b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((n - 1) << 16) | (lba >> 32)) for lba, n in ranges)
-        self.hp.mem_write(aux, words)
+        self.hp.mem_write(aux, self.rflush_list(ranges))
         return self.submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=aux, **user)
-
-    def rflush(self, ranges: list[tuple[int, int]]) -> Pending:
-        return self._check(self.wait(self.submit_rflush(ranges)), "RFLUSH")
-
-    def tx_begin(self, txid: int) -> Pending:
-        return self._check(self.wait(self.submit(OP["TX_BEGIN"], txid=txid)), f"TX_BEGIN {txid}")
-
-    def tx_commit(self, txid: int) -> Pending:
-        return self.wait(self.submit(OP["TX_COMMIT"], txid=txid))
-
-    def tx_abort(self, txid: int) -> Pending:
-        return self.wait(self.submit(OP["TX_ABORT"], txid=txid))
-
-    def identify(self) -> dict:
-        """IDENTIFY: geometry and limits (docs/architecture.md section 1.1)."""
-        p = self._check(self.wait(self.submit(OP["IDENTIFY"])), "IDENTIFY")
-        return decode_identify(p.data)
-
-    def get_log(self) -> dict:
-        """GET_LOG: the device's counters (docs/architecture.md section 1.1)."""
-        p = self._check(self.wait(self.submit(OP["GET_LOG"])), "GET_LOG")
-        return decode_log(p.data)
 
     def cut_happened(self) -> bool:
         return bool(self.hp.cut)

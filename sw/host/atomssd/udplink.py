@@ -24,8 +24,8 @@ import socket
 import struct
 import time
 
-from .device import ADM_BYTES, DeviceError, Pending, decode_identify, decode_log
-from .hostport import A_SIMPLE, F_BARRIER, F_COMMIT, F_FUA, OP, ST, Completion
+from .device import ADM_BYTES, Commands, DeviceError, Pending
+from .hostport import A_SIMPLE, F_BARRIER, F_COMMIT, F_FUA, OP, Completion
 
 DEV_PORT = 16724
 CHUNK = 1024
@@ -85,7 +85,7 @@ class _Cmd:
         return sum(1 << k for k in range(nchunks(self.rd_len)) if k not in self.rdata)
 
 
-class UdpDevice:
+class UdpDevice(Commands):
     """A device behind the UDP host link at (`addr`, `port`). `nslot` / `slot_bytes` are the
     bitstream's (`ats_udp_host` NSLOT / SLOT_BYTES); `timeout` is the first retry's wait in seconds
     (doubled per retry up to `max_timeout`)."""
@@ -344,11 +344,6 @@ class UdpDevice:
             if t in self.inflight:
                 self.wait(t, max(0.001, end - time.monotonic()))
 
-    def _check(self, p: Pending, what: str) -> Pending:
-        if p.cpl.status != ST["OK"]:
-            raise DeviceError(f"{what}: status {p.cpl.status:#x}")
-        return p
-
     # ---- blocking calls (hosts split I/O above SLOT_BYTES: commit / barrier on the last piece)
     def _pieces(self, n: int) -> list[tuple[int, int]]:
         per = max(1, self.slot_bytes // self.page_bytes)
@@ -371,37 +366,10 @@ class UdpDevice:
         tags = [self.submit(OP["READ"], lba + i, k - 1, None, txid) for i, k in self._pieces(n)]
         return b"".join(self._check(self.wait(t), f"READ {lba}").data for t in tags)
 
-    def trim(self, lba: int, n: int = 1) -> Pending:
-        return self._check(self.wait(self.submit(OP["TRIM"], lba, n - 1)), f"TRIM {lba}")
-
-    def flush(self) -> Pending:
-        return self._check(self.wait(self.submit(OP["FLUSH"])), "FLUSH")
-
     def submit_rflush(self, ranges: list[tuple[int, int]], **user) -> int:
         """RFLUSH of up to 8 (lba, nblocks) ranges: the range list goes as write data into the slot's
         buffer, `aux` = its offset there (SUBMIT's aux_buf bit)."""
-        words = b"".join(struct.pack("<II", lba & 0xFFFFFFFF, ((n - 1) << 16) | (lba >> 32)) for lba, n in ranges)
-        return self.submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=0, aux_data=words, **user)
-
-    def rflush(self, ranges: list[tuple[int, int]]) -> Pending:
-        return self._check(self.wait(self.submit_rflush(ranges)), "RFLUSH")
-
-    def tx_begin(self, txid: int) -> Pending:
-        return self._check(self.wait(self.submit(OP["TX_BEGIN"], txid=txid)), f"TX_BEGIN {txid}")
-
-    def tx_commit(self, txid: int) -> Pending:
-        return self.wait(self.submit(OP["TX_COMMIT"], txid=txid))
-
-    def tx_abort(self, txid: int) -> Pending:
-        return self.wait(self.submit(OP["TX_ABORT"], txid=txid))
-
-    def identify(self) -> dict:
-        p = self._check(self.wait(self.submit(OP["IDENTIFY"])), "IDENTIFY")
-        return decode_identify(p.data)
-
-    def get_log(self) -> dict:
-        p = self._check(self.wait(self.submit(OP["GET_LOG"])), "GET_LOG")
-        return decode_log(p.data)
+        return self.submit(OP["RFLUSH"], 0, len(ranges) - 1, aux=0, aux_data=self.rflush_list(ranges), **user)
 
 
 __all__ = ["UdpDevice", "LinkError", "LinkTimeout", "DEV_PORT", "submit_pkt", "data_pkt"]
