@@ -135,7 +135,7 @@ module ats_nand_emu #(
     end
 
     // ---------------------------------------------------------------- ONFI parameter page
-    // bytes 0..253 from a table, bytes 254..255 the CRC-16, computed once after rst (crc_q)
+    // bytes 0..253 from a table, bytes 254..255 the CRC-16 (PP_CRC, a constant)
     localparam int ILV = (PLANES <= 1) ? 0 : $clog2(PLANES);     // plane address bits
     localparam logic [31:0] PP_PAGE  = 32'(PAGE_BYTES);
     localparam logic [31:0] PP_SPARE = 32'(SPARE_BYTES);
@@ -181,36 +181,29 @@ module ats_nand_emu #(
         endcase
         param_raw = v;
     endfunction
-    logic [15:0] crc_q;
-    logic [7:0]  crc_i_q;
-    wire         crc_done = (crc_i_q == 8'd254);
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            crc_q <= 16'h4F4E;                                        // ONFI: poly 8005h, init 4F4Eh
-            crc_i_q <= 8'd0;
-        end else if (!crc_done) begin
-            crc_q <= crc_step(crc_q, param_raw(crc_i_q));
-            crc_i_q <= crc_i_q + 1'b1;
-        end
-    end
     function automatic logic [15:0] crc_step(input logic [15:0] c0, input logic [7:0] b);
         logic [15:0] c;
         c = c0 ^ {b, 8'h00};
         for (int k = 0; k < 8; k++) c = c[15] ? ((c << 1) ^ 16'h8005) : (c << 1);
         crc_step = c;
     endfunction
+    // the CRC-16 of bytes 0..253, a constant of the parameters (computed at elaboration)
+    function automatic logic [15:0] param_crc();
+        logic [15:0] c;
+        c = 16'h4F4E;                                                 // ONFI: poly 8005h, init 4F4Eh
+        for (int i = 0; i < 254; i++) c = crc_step(c, param_raw(8'(i)));
+        param_crc = c;
+    endfunction
+    localparam logic [15:0] PP_CRC = param_crc();
 
-    // torn content: a fixed mix of row and column (stable across reads), never erased-looking
+    // torn content: a fixed mix of row and column (stable across reads), never erased-looking: the
+    // column's low byte runs through 16 different values in 16 bytes, so a read of 16 torn bytes is
+    // never all FFh; partly erased (pe): each bit ORed with its neighbour, more ones. A plain XOR of
+    // the address bytes (a few LUTs a bit) instead of a hash (hundreds of LUTs a die, three uses)
     function automatic logic [7:0] torn_byte(input logic [23:0] row, input logic [15:0] col, input logic pe);
-        logic [31:0] x;
-        x = {row[15:0], col} ^ {row[23:16], 24'h9E3779} ^ (pe ? 32'h7F4A7C15 : 32'h0);
-        x = x ^ (x << 13);
-        x = x ^ (x >> 17);
-        x = x ^ (x << 5);
-        x = x ^ {x[15:0], x[31:16]};
-        x = x ^ (x << 7);
-        x = x ^ (x >> 9);
-        torn_byte = pe ? (x[7:0] | x[15:8]) : (x[7:0] ^ x[23:16]);
+        logic [7:0] x;
+        x = row[7:0] ^ row[15:8] ^ row[23:16] ^ col[7:0] ^ {col[11:8], col[15:12]} ^ 8'h5A;
+        torn_byte = pe ? (x | {x[6:0], x[7]}) : x;
     endfunction
 
     // ---------------------------------------------------------------- pin sampling
@@ -457,7 +450,7 @@ module ats_nand_emu #(
         case (mode_eff)
             OUT_STATUS: dq_mux = status_byte;
             OUT_ID:     dq_mux = id_byte;
-            OUT_PARAM:  dq_mux = (pidx_q == 8'd254) ? crc_q[7:0] : (pidx_q == 8'd255) ? crc_q[15:8] : param_raw(pidx_q);
+            OUT_PARAM:  dq_mux = (pidx_q == 8'd254) ? PP_CRC[7:0] : (pidx_q == 8'd255) ? PP_CRC[15:8] : param_raw(pidx_q);
             OUT_DATA:   dq_mux = data_byte;
             default:    dq_mux = 8'hFF;
         endcase
@@ -612,7 +605,7 @@ module ats_nand_emu #(
             case (ast_q)
                 A_INIT: begin
                     init_q <= init_q + 1'b1;
-                    if (init_q >= (ROW_W + 1)'(ROWS) && init_q >= (ROW_W + 1)'(BLOCKS) && crc_done) ast_q <= A_IDLE;
+                    if (init_q >= (ROW_W + 1)'(ROWS) && init_q >= (ROW_W + 1)'(BLOCKS)) ast_q <= A_IDLE;
                 end
                 A_LOOK: ast_q <= A_LOOKW;                  // page state / bad mark read
                 A_LOOKW: ast_q <= A_LOOK2;
