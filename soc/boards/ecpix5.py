@@ -137,7 +137,9 @@ def emu_dram_bases(cfg: AtsConfig, words_per_row: int) -> list[int]:
 class Ecpix5SoC(SoCCore):
     def __init__(self, cfg: AtsConfig = ECPIX5, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001,
                  l2_cache: int = 0, toolchain: str = "trellis", emu_ports: int = EMU_PORTS,
-                 cmd_buffer_depth: int = CMD_BUFFER_DEPTH):
+                 cmd_buffer_depth: int = CMD_BUFFER_DEPTH, sim=None):
+        """sim: the board simulation's PHYs (sim/board/gen_board.py SimPhys: platform, uart_name, crg(),
+        ddrphy() -> (phy, module), ethphy(), emu_times) in place of the board's; None for the board."""
         from litedram.modules import MT41K256M16
         from litedram.phy import ECP5DDRPHY
         from litedram.common import LiteDRAMNativePort
@@ -145,20 +147,24 @@ class Ecpix5SoC(SoCCore):
         from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
         from liteeth.core import LiteEthUDPIPCore
 
-        platform = lambdaconcept_ecpix5.Platform(device="85F", toolchain=toolchain)
-        platform.add_extension(EXTENSIONS)
+        platform = sim.platform if sim else lambdaconcept_ecpix5.Platform(device="85F", toolchain=toolchain)
+        if sim is None:
+            platform.add_extension(EXTENSIONS)
         sys_hz = cfg.sys_clk_hz
         SoCCore.__init__(self, platform, clk_freq=sys_hz, ident=f"atomssd {cfg.name}",
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=ROM_SIZE, integrated_rom_init=[0] * 4,
                          integrated_sram_size=SRAM_SIZE, integrated_main_ram_size=0,
-                         uart_name="serial", with_timer=True, timer_uptime=True)
-        self.crg = BoardCRG(platform, sys_hz)
+                         uart_name=sim.uart_name if sim else "serial", with_timer=True, timer_uptime=True)
+        self.crg = sim.crg(platform) if sim else BoardCRG(platform, sys_hz)
 
         # ---- DDR3 (main RAM of the CPU; the emulated NAND arrays above DRAM_CPU_BYTES)
-        self.ddrphy = ECP5DDRPHY(platform.request("ddram"), sys_clk_freq=sys_hz)
-        self.comb += [self.crg.stop.eq(self.ddrphy.init.stop), self.crg.reset.eq(self.ddrphy.init.reset)]
-        self.add_sdram("sdram", phy=self.ddrphy, module=MT41K256M16(sys_hz, "1:2"), l2_cache_size=l2_cache,
+        if sim:
+            self.ddrphy, module = sim.ddrphy(sys_hz)
+        else:
+            self.ddrphy, module = ECP5DDRPHY(platform.request("ddram"), sys_clk_freq=sys_hz), MT41K256M16(sys_hz, "1:2")
+            self.comb += [self.crg.stop.eq(self.ddrphy.init.stop), self.crg.reset.eq(self.ddrphy.init.reset)]
+        self.add_sdram("sdram", phy=self.ddrphy, module=module, l2_cache_size=l2_cache,
                        controller_settings=ControllerSettings(cmd_buffer_depth=cmd_buffer_depth))
 
         # ---- power-fail input: a button (active low, pulled up), two flops into sys
@@ -208,7 +214,7 @@ class Ecpix5SoC(SoCCore):
                     p_DIE_ID=d, p_PLANES=1, p_BLOCKS=cfg.blocks, p_PAGES_PER_BLOCK=cfg.pages_per_block,
                     p_PAGE_BYTES=cfg.page_bytes, p_SPARE_BYTES=cfg.spare_bytes, p_CLK_PS=clk_ps,
                     p_SYNC_STAGES=1, p_DRAM_DW=dw, p_DRAM_AW=aw, p_DRAM_BASE=bases[d],
-                    **{f"p_{k}": v for k, v in EMU_TIMES.items()},
+                    **{f"p_{k}": v for k, v in (sim.emu_times if sim else EMU_TIMES).items()},
                     i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"), o_init_done=Signal(name=f"emu{d}_init_done"),
                     i_power_ok=~pwr_fail,
                     i_ce_n=nand.ce_n[d], i_cle=nand.cle[c], i_ale=nand.ale[c], i_we_n=nand.we_n[c],
@@ -230,8 +236,8 @@ class Ecpix5SoC(SoCCore):
             self.comb += nand.dq_i[8 * c:8 * c + 8].eq(bus)
 
         # ---- Ethernet: RGMII PHY, MAC / ARP / IP / ICMP / UDP at the system clock, 32-bit datapath
-        self.ethphy = LiteEthPHYRGMII(clock_pads=platform.request("eth_clocks"),
-                                      pads=platform.request("eth"), rx_delay=0e-9)
+        self.ethphy = sim.ethphy(platform) if sim else LiteEthPHYRGMII(clock_pads=platform.request("eth_clocks"),
+                                                                       pads=platform.request("eth"), rx_delay=0e-9)
         self.ethcore = LiteEthUDPIPCore(self.ethphy, mac_address=mac, ip_address=ip, clk_freq=sys_hz,
                                         dw=32, with_sys_datapath=True)
         # (the board file constrains the PHY's receive clock, eth_clocks:rx, to 125 MHz; the transmit
