@@ -82,6 +82,12 @@ BOARD_CONFIGS = {"ecpix5": ECPIX5, "ecpix5_2x4": ECPIX5_2X4}
 # the dies' crossbar ports: 2, four dies (two channels) on each through EmuPortArbiter. A die
 # waits at most for three other rows on its port (about 15 us at 75 MHz, under tR). 8 = one a die
 EMU_PORTS = 2
+# the dies' DRAM word: 64 bits, half the crossbar port's 128 (EmuPortArbiter writes a word with
+# half the byte enables, reads a port word and returns its half): a die's 128-bit data path (page
+# register input and write mask multiplexers, write queue) and the arbiters' multiplexers halved,
+# about 170 LUT positions a die (docs/boards.md "Resources"). A row is then 540 port commands, about
+# 7 us at 75 MHz: four dies on a port wait under 22 us, still under tR
+EMU_DW = 64
 # LiteDRAM's bank machines' command buffers (LiteDRAM's default 8): the dies and the CPU move
 # sequential words, so little look-ahead is needed
 CMD_BUFFER_DEPTH = 4
@@ -126,11 +132,11 @@ class BoardCRG(LiteXModule):
         ]
 
 
-def emu_dram_bases(cfg: AtsConfig, words_per_row: int) -> list[int]:
-    """Each die's first DRAM word (the native port's 128-bit words): the dies' arrays one after the
+def emu_dram_bases(cfg: AtsConfig, words_per_row: int, word_bytes: int = EMU_DW // 8) -> list[int]:
+    """Each die's first DRAM word (the dies' words: EMU_DW bits): the dies' arrays one after the
     other above the CPU's main RAM."""
     rows = cfg.blocks * cfg.pages_per_block
-    first = DRAM_CPU_BYTES // 16
+    first = DRAM_CPU_BYTES // word_bytes
     return [first + d * rows * words_per_row for d in range(cfg.ndie)]
 
 
@@ -190,14 +196,18 @@ class Ecpix5SoC(SoCCore):
         if cfg.ndie % emu_ports:
             raise ValueError("emu_ports must divide the dies")
         xports = [self.sdram.crossbar.get_port(mode="both") for _ in range(emu_ports)]
-        dw, aw = xports[0].data_width, xports[0].address_width
+        # the dies' ports: EMU_DW-bit words (half the crossbar's), one more address bit
+        xdw = xports[0].data_width
+        if xdw not in (EMU_DW, 2 * EMU_DW):
+            raise ValueError(f"EMU_DW {EMU_DW} must be the crossbar port's {xdw} bits or half of it")
+        dw, aw = EMU_DW, xports[0].address_width + (xdw // EMU_DW - 1)
         ports = [LiteDRAMNativePort("both", aw, dw) for _ in range(cfg.ndie)]
         per = cfg.ndie // emu_ports
         for k, xp in enumerate(xports):
             self.submodules += EmuPortArbiter(ports[k * per:(k + 1) * per], xp)
         self.xports = xports
         row_words = -(-(cfg.page_bytes + cfg.spare_bytes) // (dw // 8))
-        bases = emu_dram_bases(cfg, row_words)
+        bases = emu_dram_bases(cfg, row_words, dw // 8)
         dram_words = (512 << 20) // (dw // 8)
         if bases[-1] + cfg.blocks * cfg.pages_per_block * row_words > dram_words:
             raise ValueError("the emulated NAND arrays do not fit the DDR3")

@@ -21,12 +21,26 @@ DRAM slower than that stretches a busy time (rtl/nand_emu/README.md "Array times
 """
 from __future__ import annotations
 
-from migen import Array, Case, If, Module, Signal
+from migen import Array, Case, Cat, If, Module, Mux, Replicate, Signal
 
 
 class EmuPortArbiter(Module):
+    """`masters`' native ports (all of one data width: the slave's, or half of it) on `slave`.
+
+    Half-width masters (the emulated dies at 64 bits on the 128-bit crossbar port): master word a is
+    half a & 1 of slave word a >> 1; a write is a slave write with that half's byte enables (its
+    data in both halves), a read a slave read whose half a & 1 goes back. The half of each returned
+    read word and of each taken write word is tracked, not queued: it is the address bit of the
+    first command taken while none of that kind was outstanding, then alternates, so a master must
+    issue consecutive addresses while it has words in flight (the emulator's transfers are rows of
+    consecutive words)."""
+
     def __init__(self, masters, slave, count_bits: int = 12):
         n = len(masters)
+        mdw, sdw = masters[0].data_width, slave.data_width
+        if mdw not in (sdw, sdw // 2) or any(m.data_width != mdw for m in masters):
+            raise ValueError("masters must be of the slave's data width or half of it")
+        half = (mdw != sdw)
         self.grant = grant = Signal(max=max(n, 2))
         rd_out = Signal(count_bits)     # read commands taken, data not yet returned
         wr_out = Signal(count_bits)     # write commands taken, data not yet taken
@@ -34,27 +48,50 @@ class EmuPortArbiter(Module):
         self.comb += cmd_fire.eq(slave.cmd.valid & slave.cmd.ready)
 
         cmd_valid = Array([m.cmd.valid for m in masters])
+        m_addr = Signal(len(masters[0].cmd.addr))
+        m_wdata = Signal(mdw)
+        m_we = Signal(mdw // 8)
         self.comb += [
+            m_addr.eq(Array([m.cmd.addr for m in masters])[grant]),
+            m_wdata.eq(Array([m.wdata.data for m in masters])[grant]),
+            m_we.eq(Array([m.wdata.we for m in masters])[grant]),
             slave.cmd.valid.eq(cmd_valid[grant]),
             slave.cmd.we.eq(Array([m.cmd.we for m in masters])[grant]),
-            slave.cmd.addr.eq(Array([m.cmd.addr for m in masters])[grant]),
             slave.cmd.last.eq(1),
             slave.wdata.valid.eq(Array([m.wdata.valid for m in masters])[grant]),
-            slave.wdata.data.eq(Array([m.wdata.data for m in masters])[grant]),
-            slave.wdata.we.eq(Array([m.wdata.we for m in masters])[grant]),
             slave.rdata.ready.eq(1),
         ]
+        rd_take = Signal()
+        wr_take = Signal()
+        self.comb += [rd_take.eq(cmd_fire & ~slave.cmd.we), wr_take.eq(cmd_fire & slave.cmd.we)]
+        if half:
+            # the half of the next read word back / write word taken (see the class doc)
+            rphase, wphase = Signal(), Signal()
+            rdata = Signal(mdw)
+            self.sync += [
+                If(rd_take & (rd_out == 0), rphase.eq(m_addr[0] ^ slave.rdata.valid))
+                .Elif(slave.rdata.valid, rphase.eq(~rphase)),
+                If(wr_take & (wr_out == 0), wphase.eq(m_addr[0] ^ slave.wdata.ready))
+                .Elif(slave.wdata.ready, wphase.eq(~wphase)),
+            ]
+            self.comb += [
+                slave.cmd.addr.eq(m_addr[1:]),
+                slave.wdata.data.eq(Cat(m_wdata, m_wdata)),
+                If(wphase, slave.wdata.we.eq(Cat(Replicate(0, mdw // 8), m_we)))
+                .Else(slave.wdata.we.eq(Cat(m_we, Replicate(0, mdw // 8)))),
+                rdata.eq(Mux(rphase, slave.rdata.data[mdw:], slave.rdata.data[:mdw])),
+            ]
+        else:
+            rdata = slave.rdata.data
+            self.comb += [slave.cmd.addr.eq(m_addr), slave.wdata.data.eq(m_wdata), slave.wdata.we.eq(m_we)]
         for i, m in enumerate(masters):
             self.comb += [
                 m.cmd.ready.eq(slave.cmd.ready & (grant == i)),
                 m.wdata.ready.eq(slave.wdata.ready & (grant == i)),
                 m.rdata.valid.eq(slave.rdata.valid & (grant == i)),
-                m.rdata.data.eq(slave.rdata.data),
+                m.rdata.data.eq(rdata),
             ]
 
-        rd_take = Signal()
-        wr_take = Signal()
-        self.comb += [rd_take.eq(cmd_fire & ~slave.cmd.we), wr_take.eq(cmd_fire & slave.cmd.we)]
         self.sync += [
             rd_out.eq(rd_out + rd_take - slave.rdata.valid),
             wr_out.eq(wr_out + wr_take - slave.wdata.ready),
