@@ -260,9 +260,12 @@ module ats_cmdq #(
     logic [5:0]       txid_q  [DEPTH];
     logic [LW-1:0]    lba_q   [DEPTH];
     logic [LW-1:0]    last_q  [DEPTH];
-    logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
 `ifdef ATS_SYNTH_FORM
+    logic [DEPTH-1:0] dep_q   [DEPTH];       // dep_q[i][j]: entry i waits until entry j is done
     logic [DEPTH-1:0] dep_d   [DEPTH];
+`else
+    // simulation form: the matrices as packed vectors (one assignment when rows change)
+    logic [DEPTH-1:0][DEPTH-1:0] dep_q, dep_n;
 `endif
     logic [DEPTH-1:0] epc_q;                 // entry is a write of a closed epoch (a BARRIER write
                                              // arrived at or after it): later writes wait for it
@@ -276,7 +279,10 @@ module ats_cmdq #(
 `else
     // simulation form: the decoded order itself, precm_q[i][j] = prec[i][j], row and column of
     // an entry rewritten when it is inserted
-    logic [DEPTH-1:0] precm_q [DEPTH];
+    logic [DEPTH-1:0][DEPTH-1:0] precm_q, precm_n;
+    // dnz_q[i] = |dep_q[i], kept with the rows (written whenever a row is); an entry's bit is
+    // consistent from its insert on, and only queued entries (inserted) read it
+    logic [DEPTH-1:0] dnz_q;
 `endif
     logic [DEPTH-1:0] hit_q;                 // entry freed at this edge: matched by the done
                                              // accepted at the last edge (at most one bit: tags
@@ -417,6 +423,38 @@ module ats_cmdq #(
         end
     end
 `endif
+`ifndef ATS_SYNTH_FORM
+    // simulation form: the insert's slot as an index, and the dependency rows' next value
+    // (computed only in the cycles the rows are written)
+    logic [IDX_W-1:0] ins_k;
+    always_comb begin
+        ins_k = '0;
+        if (|ins_row_q) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                if (ins_row_q[i]) ins_k = IDX_W'(i);
+            end
+        end
+    end
+    always_comb begin
+        dep_n = '0;
+        if (|{ins_dep_q, ins_col_q, hit_col_q}) begin
+            for (int k = 0; k < DEPTH; k++) begin
+                dep_n[k] = ins_dep_q[k] ? (s3_dep & ~hit_col_q) : (dep_q[k] & ~(ins_col_q | hit_col_q));
+            end
+        end
+    end
+    // precedence: the new entry k's row (j goes first: s3_prec_q[j]) and column (k goes
+    // before i unless s3_prec_q[i]), as the triangle's pairs (k, j) are written
+    always_comb begin
+        precm_n = '0;
+        if (|ins_prec_q) begin
+            for (int i = 0; i < DEPTH; i++) begin
+                precm_n[i] = ins_prec_q[i] ? (s3_prec_q & ~ins_prec_q)
+                                           : ((precm_q[i] & ~ins_prec_q) | (s3_prec_q[i] ? '0 : ins_prec_q));
+            end
+        end
+    end
+`endif
     assign s2_opd_d = {s1_attr_q, s1_rng, s1_wr, s1_fl, s1_txop, s1_txid_q, s1_lba_q[LW-1:0],
                        s1_end_q[LW-1:0], s1_key};
     for (genvar g = 0; g < NCPY; g++) begin : g_cpy
@@ -460,20 +498,21 @@ module ats_cmdq #(
         end
     end
 `else
-    // simulation form: the winner when the pick register loads it, the index when the select
-    // registers do
+    // simulation form: the winner and its index (the OR of the indices of its bits, as the
+    // synthesis form encodes pick_oh_q) when the pick register loads them; pick_ix_q is that
+    // index registered with pick_oh_q, so pick_idx = the synthesis form's encoding of pick_oh_q
+    logic [IDX_W-1:0] win_ix, pick_ix_q;
     always_comb begin
         win = '0;
-        if (pick_ld) begin
-            for (int i = 0; i < DEPTH; i++) win[i] = cand_q[i] && !(|(cand_q & precm_q[i]));
-        end
-        pick_idx = '0;
-        if (sel_ld) begin
+        win_ix = '0;
+        if (pick_ld && (|cand_q)) begin
             for (int i = 0; i < DEPTH; i++) begin
-                pick_idx = pick_idx | ({IDX_W{pick_oh_q[i]}} & IDX_W'(i));
+                win[i] = cand_q[i] && !(|(cand_q & precm_q[i]));
+                win_ix = win_ix | ({IDX_W{win[i]}} & IDX_W'(i));
             end
         end
     end
+    assign pick_idx = pick_ix_q;
 `endif
     assign out_ld   = !disp_v_q || m_disp_ready;
     assign sel_ld   = !sel_v_q || out_ld;
@@ -490,6 +529,7 @@ module ats_cmdq #(
     assign svc_gt1    = svc_cnt_q > CNT_W'(1);
     assign svc_eq1    = svc_cnt_q == CNT_W'(1);
 
+`ifdef ATS_SYNTH_FORM
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
             // a HEAD entry's dependencies are only the epoch-order ones
@@ -497,6 +537,11 @@ module ats_cmdq #(
                         (head_q[i] || !ord_q[i] || !any_svc_e);
         end
     end
+`else
+    // simulation form: the same as one vector expression, |dep_q[i] from dnz_q
+    assign elig_d = ord_busy_e ? '0 :
+                    (queued_q & ~pick_oh_q & ~dnz_q & (head_q | ~ord_q | (any_svc_e ? '0 : '1)));
+`endif
 
     // ================================================================ done and completions
     logic             dbuf_v_q, dbuf_ld, done_acc;
@@ -527,8 +572,9 @@ module ats_cmdq #(
 
     always_comb begin
 `ifndef ATS_SYNTH_FORM
-        done_hit = '0;
-        if (done_acc)                           // (simulation form: only when registered)
+        done_hit   = '0;
+        done_hit_g = '0;
+        if (done_acc) begin                     // (simulation form: only when registered)
 `endif
         for (int i = 0; i < DEPTH; i++) begin
             // an entry freed at this edge (hit_q) no longer counts
@@ -540,6 +586,9 @@ module ats_cmdq #(
                 done_hit_g[g] = done_hit_g[g] | done_hit[i];
             end
         end
+`ifndef ATS_SYNTH_FORM
+        end
+`endif
     end
     assign cpl_ld       = !cpl_v_q || m_cpl_ready;
     assign rq_head      = rq_mem[rq_rd_q];
@@ -616,18 +665,31 @@ module ats_cmdq #(
             s1_end_q   <= 49'(s_cmd_lba) + 49'(s_cmd_nlb);
             s1_dend_q  <= 17'(s_cmd_aux[15:0]) + 17'(s_cmd_aux[31:16]);
         end
-        // stage 2
+        // stage 2 (simulation form: the fields that are functions of stage 1's command alone are
+        // loaded only while stage 1 holds one: stage 1's registers change only at an accept,
+        // after which s1_v_q is high, so these registers hold the values the synthesis form
+        // gives them (from the first command on; nothing reads them before); stage 3's copies
+        // likewise with s2_v_q)
         s2_v_q     <= s1_v_q;
+`ifndef ATS_SYNTH_FORM
+        if (s1_v_q) begin
+`endif
         s2_bad_q   <= s1_bad;
         s2_err_hi_q <= s1_err_hi;
         s2_err_lo_q <= s1_err_lo;
         s2_b_lba_q  <= s1_b_lba;
+`ifndef ATS_SYNTH_FORM
+        end
+`endif
         s2_fok_q   <= s1_v_q && !(s1_b_op || s1_b_rsvd || s1_b_flag || s1_b_txr || s1_b_txn);
         s2_fok2_q  <= !(s1_b_lba || s1_b_diff || s1_b_rfl);
         s2_dupg_q  <= s1_dupg;
         s2_dupx_q  <= s1_dupx;
         s2_dep_y_q  <= s1_dep_s2;
         s2_prec_y_q <= s1_prec_s2;
+`ifndef ATS_SYNTH_FORM
+        if (s1_v_q) begin
+`endif
         s2_bar_q   <= (s1_op_q == ats_host_pkg::OP_WRITE) && s1_flags_q[ats_host_pkg::FLAG_BARRIER];
         s2_last_q  <= s1_end_q[LW-1:0];
         s2_rng_q   <= s1_rng;
@@ -644,6 +706,9 @@ module ats_cmdq #(
         s2_prio_q  <= s1_prio_q;
         s2_dptr_q  <= s1_dptr_q;
         s2_aux_q   <= s1_aux_q;
+`ifndef ATS_SYNTH_FORM
+        end
+`endif
         // stage 3
         s3_v_q     <= s2_v_q;
         s3_ins_q   <= s2_ok;
@@ -656,6 +721,9 @@ module ats_cmdq #(
         s3_ova_q   <= s2_ova;
         s3_ovb_q   <= s2_ovb;
         s3_prec_q  <= s2_prec;
+`ifndef ATS_SYNTH_FORM
+        if (s2_v_q) begin
+`endif
         s3_bar_q   <= s2_bar_q;
         s3_last_q  <= s2_last_q;
         s3_rng_q   <= s2_rng_q;
@@ -672,6 +740,9 @@ module ats_cmdq #(
         s3_prio_q  <= s2_prio_q;
         s3_dptr_q  <= s2_dptr_q;
         s3_aux_q   <= s2_aux_q;
+`ifndef ATS_SYNTH_FORM
+        end
+`endif
 
         // epochs: every command carries the open epoch; a BARRIER write closes it
         if (s3_insbar_q) epoch_q <= epoch_q + 16'd1;
@@ -715,32 +786,22 @@ module ats_cmdq #(
         rng_q    <= (rng_q & ~ins_row_q)  | (s3_rng_q ? ins_row_q : '0);
         wr_q     <= (wr_q & ~ins_row_q)   | (s3_wr_q ? ins_row_q : '0);
         txop_q   <= (txop_q & ~ins_row_q) | (s3_txop_q ? ins_row_q : '0);
+        // (one write at the insert's index: ins_row_q is one-hot or zero, the lowest free slot)
         if (|ins_row_q) begin
-            for (int k = 0; k < DEPTH; k++) begin
-                if (ins_row_q[k]) begin
-                    key_q[k]  <= s3_key_q;
-                    tag_q[k]  <= s3_tag_q;
-                    txid_q[k] <= s3_txid_q;
-                    lba_q[k]  <= s3_lba_t;
-                    last_q[k] <= s3_last_q;
-                end
-            end
+            key_q[ins_k]  <= s3_key_q;
+            tag_q[ins_k]  <= s3_tag_q;
+            txid_q[ins_k] <= s3_txid_q;
+            lba_q[ins_k]  <= s3_lba_t;
+            last_q[ins_k] <= s3_last_q;
         end
         // dependency rows: the new entry's row, the new entry's and the freed entry's columns
+        // (the rows' next value dep_n, computed only in these cycles)
         if (|{ins_dep_q, ins_col_q, hit_col_q}) begin
-            for (int k = 0; k < DEPTH; k++) begin
-                if (ins_dep_q[k]) dep_q[k] <= s3_dep & ~hit_col_q;
-                else              dep_q[k] <= dep_q[k] & ~(ins_col_q | hit_col_q);
-            end
+            dep_q <= dep_n;
+            for (int k = 0; k < DEPTH; k++) dnz_q[k] <= |dep_n[k];
         end
-        // precedence: the new entry k's row (j goes first: s3_prec_q[j]) and column (k goes
-        // before i unless s3_prec_q[i]), as the triangle's pairs (k, j) are written
-        if (|ins_prec_q) begin
-            for (int i = 0; i < DEPTH; i++) begin
-                if (ins_prec_q[i]) precm_q[i] <= s3_prec_q & ~ins_prec_q;
-                else               precm_q[i] <= (precm_q[i] & ~ins_prec_q) | (s3_prec_q[i] ? '0 : ins_prec_q);
-            end
-        end
+        // precedence rows and columns (precm_n above)
+        if (|ins_prec_q) precm_q <= precm_n;
 `endif
 
         // pick (at most every other cycle), its consequences one edge later
@@ -748,6 +809,9 @@ module ats_cmdq #(
         pick_v_q   <= pick_any;                  // (a pick register in use always moves on)
         pick_ord_q <= pick_ord;
         pick_oh_q  <= pick_ld ? win : '0;
+`ifndef ATS_SYNTH_FORM
+        pick_ix_q  <= pick_ld ? win_ix : '0;
+`endif
         ord_busy_q <= pick_ord_q || (ord_busy_q && !hit_any);
         any_svc_q  <= pick_v_q || svc_gt1 || (svc_eq1 && !hit_any);
         svc_cnt_q  <= svc_cnt_q + CNT_W'(pick_v_q) - CNT_W'(hit_any);
@@ -831,6 +895,9 @@ module ats_cmdq #(
             cand_q     <= '0;
             pick_ord_q <= 1'b0;
             pick_oh_q  <= '0;
+`ifndef ATS_SYNTH_FORM
+            pick_ix_q  <= '0;
+`endif
             ord_busy_q <= 1'b0;
             any_svc_q  <= 1'b0;
             svc_cnt_q  <= '0;
