@@ -80,13 +80,15 @@ ECPIX5_2X4 = AtsConfig(name="ecpix5_2x4", num_chan=2, ways=4, page_bytes=4096, s
 BOARD_CONFIGS = {"ecpix5": ECPIX5, "ecpix5_2x4": ECPIX5_2X4}
 
 # the dies' crossbar ports: 2, four dies (two channels) on each through EmuPortArbiter. A die
-# waits at most for three other rows on its port (about 15 us at 75 MHz, under tR). 8 = one a die
+# waits at most for three other rows on its port (below). 8 = one a die
 EMU_PORTS = 2
 # the dies' DRAM word: 64 bits, half the crossbar port's 128 (EmuPortArbiter writes a word with
 # half the byte enables, reads a port word and returns its half): a die's 128-bit data path (page
 # register input and write mask multiplexers, write queue) and the arbiters' multiplexers halved,
 # about 170 LUT positions a die (docs/boards.md "Resources"). A row is then 540 port commands, about
-# 7 us at 75 MHz: four dies on a port wait under 22 us, still under tR
+# 14 us at one BL8 burst every two cycles (7 us at 128 bits): when four dies of a port load at once
+# the last one's busy time runs up to ~20 us past tR; the channels' read rate is bound by the NAND
+# bus (a page ~230 us a channel), not by tR (rtl/nand_emu/README.md "Limits")
 EMU_DW = 64
 # LiteDRAM's bank machines' command buffers (LiteDRAM's default 8): the dies and the CPU move
 # sequential words, so little look-ahead is needed

@@ -14,10 +14,12 @@ intact and in order:
   - the masters' `rdata.ready` is not looked at: the emulator's is always 1, as the crossbar's
     contract asks (it does not wait for rdata.ready either).
 
-A die waits at most for the other dies' transfers on the port (one row each): at 128 bits a row of
-4,320 bytes is 270 words, about 4 us at 75 MHz, so four dies on a port wait under 20 us, less than
-tR (40 us); the emulator's R/B# rises when its timer has run out and its transfer is done, so only a
-DRAM slower than that stretches a busy time (rtl/nand_emu/README.md "Array times").
+A die waits at most for the other dies' transfers on the port (one row each): a row of 4,320
+bytes is 270 port words at 128 bits, 540 commands with 64-bit masters (the board's), and the
+board's 16-bit DDR3 at 1:2 moves one port word (a BL8 burst) every two cycles, so about 7 / 14 us at
+75 MHz: with four dies loading at once on a port the last one waits 22 / 43 us, and the emulator's
+R/B# rises when its timer has run out and its transfer is done, so then its busy time exceeds tR
+(40 us) by up to ~20 us at 64 bits (rtl/nand_emu/README.md "Array times", "Limits").
 """
 from __future__ import annotations
 
