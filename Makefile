@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-atomic bench-sata bench-sim wave-core synth results bitstream prog clean distclean
+.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-atomic bench-difftx bench-sata bench-sim wave-core synth results bitstream prog clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-recovery B5: recovery time vs capacity (256 MiB..4 GiB) and active log, full-system sim -> build/bench/recovery.json, recovery.png"
 	@echo "make bench-tx    B6: tx writes vs plain writes vs host data journaling, fsync every 1/10/100/1000, NVMe front end, full-system sim -> build/bench/tx.json, tx.png"
 	@echo "make bench-atomic issue 39: NVMe atomic writes vs plain, SWRITE vs txid + COMMIT, doublewrite vs atomic page store, full-system sim -> build/bench/atomic.json"
+	@echo "make bench-difftx B4: DiffTx shapes (varmail, TPC-C, fileserver, webproxy): S-Log (not built) / full-page shadowing / host data journaling, WA, NAND bytes a tx, tx/s, full-system sim -> build/bench/difftx.json"
 	@echo "make bench-sim   full-system simulation speed (M cycles per CPU s) by phase vs 5a048bf, exactness vs the synthesis form -> build/bench/sim.json"
 	@echo "make bench-core  through the whole device core with NAND die models: B1 TX_COMMIT cycles, B2, 4 KiB random write/read IOPS -> build/bench/core.json"
 	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"
@@ -178,6 +179,11 @@ bench-tx: $(GEN_STAMP)
 # issue 39 item 7: atomic writes, static transactions, a doublewrite page store (bench/atomic/README.md)
 bench-atomic: $(GEN_STAMP)
 	$(PY) bench/atomic/bench_atomic.py
+
+# B4 (issue 40): DiffTx's workload shapes, S-Log (not built) vs full-page shadowing vs host data
+# journaling (bench/difftx/README.md)
+bench-difftx: $(GEN_STAMP)
+	$(PY) bench/difftx/bench_difftx.py --jobs $(JOBS)
 
 # issue 15: 4 KiB random R/W IOPS at NCQ depth 32, SATA front end vs its link limit and vs the NVMe
 # front end on the same ideal core (bench/sata/README.md)
