@@ -21,6 +21,11 @@
 // LATCH_ACT = 1, which also passes `act` to the clock through a latch open while clk is low (the
 // latch form for `act` alone, a small cone), and the block must take the other testbench-driven
 // inputs only while such a valid is high (rtl/core/README.md "Simulation cost").
+// `settle` (FALL only; default 0): the instance's own proof that the block is settled now, i.e. every
+// register is at a fixed point while the inputs keep their values (the caller's condition on the
+// block's registers, e.g. a page controller whose ways only wait for R/B#, rtl/nand/ats_nand_subsys.sv).
+// At a falling edge without activity or a watched change, settle ends the HOLD at once: HOLD is for
+// blocks whose settling is not known, settle for states where it is.
 //
 // ATS_SIM_SKIP (with ATS_SIM_CGATE; the SoC simulator's cycle skipping, sim/soc/README.md "Cycle
 // skipping"): each gate tells the harness through DPI-C when its clock starts or stops running
@@ -49,6 +54,9 @@ module ats_sim_cgate #(
     input  wire logic         rst,
     input  wire logic         act,      // active now (valid on a port, busy)
     input  wire logic [W-1:0] watch,    // the block's inputs: a change wakes it
+    // FALL: the block is settled (every register at a fixed point while its inputs keep their values):
+    // at a falling edge with no activity and no watched change, the hold ends at once (see above)
+    input  wire logic         settle = 1'b0,
     output wire logic         gclk
 );
 `ifdef ATS_SIM_CGATE_ON
@@ -81,6 +89,12 @@ if (FALL) begin : g_fall
 `ifdef ATS_SIM_SKIP
             if (!en_q) ats_sim_gate_open(ID, 1);
 `endif
+        end else if (settle) begin
+            hold_q <= '0;
+            en_q   <= 1'b0;
+`ifdef ATS_SIM_SKIP
+            if (en_q) ats_sim_gate_open(ID, -1);
+`endif
         end else begin
             if (hold_q != '0) hold_q <= hold_q - 1'b1;
             en_q <= hold_q != '0;
@@ -100,6 +114,8 @@ if (FALL) begin : g_fall
     assign wake = 1'b0;     // (the latch form's signals)
     assign en   = 1'b0;
 end else begin : g_latch
+    logic unused_settle;    // (settle: the FALL form's)
+    assign unused_settle = settle;
     assign wake = rst || act || keep_on || (watch != watch_q);
     assign en   = wake || (hold_q != '0);
     always_ff @(posedge clk) begin
@@ -143,7 +159,7 @@ end
 `else
     assign gclk = clk;
     logic unused;
-    assign unused = ^{rst, act, watch};
+    assign unused = ^{rst, act, watch, settle};
 `endif
 endmodule
 

@@ -396,7 +396,7 @@ module ats_nand_subsys #(
         // before the earliest array end of any die (ats_nand_next_busy_end(), the die models' report;
         // the harness's jumps end earlier still), so R/B# rises with the clock on. The terms are
         // registers of the controller, read by hierarchical reference (simulation only).
-        logic pg_wait_q;
+        logic pg_wait_q, pg_settle;
 `ifdef ATS_SIM_CGATE
 `ifdef ATS_SIM_SKIP
 `ifndef SYNTHESIS
@@ -420,23 +420,51 @@ module ats_nand_subsys #(
                     pg_wait = 1'b0;
             end
         end
+        // pg_mgn_q: the wait has two cycles more than PG_END_NS left (pg_wait_q stays up at the next
+        // falling edge if the controller keeps waiting)
+        logic pg_mgn_q;
         always @(negedge clk) begin : p_wait
             real be;
             if (pg_wait && pg_out_q != '0) begin
                 be = ats_nand_next_busy_end();
                 pg_wait_q <= be >= 0.0 && be - $realtime > PG_END_NS;
+                pg_mgn_q  <= be >= 0.0 && be - $realtime > PG_END_NS + 20.0;
             end else begin
                 pg_wait_q <= 1'b0;
+                pg_mgn_q  <= 1'b0;
             end
         end
+        // Settled (the gate's `settle`: its HOLD ends at once): the controller is in the wait state
+        // above (pg_wait, on the registers as they are now) or holds no command and is idle, and
+        // the chan's command window is not counting (the one register that moves in that state, with
+        // the bus free); then its registers are a fixed point while its inputs keep their values, so
+        // the edges the HOLD would still give change nothing (checked register by register with
+        // ATS_SETTLE_CHECK: sim/soc/README.md "Cycle skipping"). While it holds a command, pg_wait_q
+        // and pg_mgn_q from the falling edge before: the gate's act is low only with pg_wait_q.
+        assign pg_settle = pg_wait && !u_page.u_chan.g_cmdwin.cmdwin_nz_q &&
+                           (pg_out_q == '0 || (pg_wait_q && pg_mgn_q));
 `else
         assign pg_wait_q = 1'b0;
+        assign pg_settle = 1'b0;
 `endif
 `undef ATS_PAGE_WAIT
+`ifdef ATS_SETTLE_CHECK
+        // the check build: the gate keeps its HOLD; the harness compares the controller's state across
+        // every edge the settle would have left out (pg_sfire_q: it would have closed at this falling edge)
+        logic pg_sfire_q /* verilator public_flat_rd */;     // (read by the harness only)
+        always @(negedge clk)
+            pg_sfire_q <= pg_settle && !u_cg_page.keep_on && !rst && !pg_act && (`ATS_CG_PAGE_IN == u_cg_page.watch_q);
+        logic pg_settle_g;
+        assign pg_settle_g = 1'b0;
+`else
+        logic pg_settle_g;
+        assign pg_settle_g = pg_settle;
+`endif
+        logic pg_act;
+        assign pg_act = init_q || (pg_out_q != '0 && !pg_wait_q) || pc_cmd_valid || pc_rd_valid || pc_cpl_valid ||
+                        s_ndata_valid[c] || pin_chg;
         ats_sim_cgate #(.W($bits(`ATS_CG_PAGE_IN)), .HOLD(64), .ID(5 + c), .FALL(1)) u_cg_page (
-            .clk, .rst, .gclk(clk_pg), .watch(`ATS_CG_PAGE_IN),
-            .act(init_q || (pg_out_q != '0 && !pg_wait_q) || pc_cmd_valid || pc_rd_valid || pc_cpl_valid ||
-                 s_ndata_valid[c] || pin_chg));
+            .clk, .rst, .gclk(clk_pg), .watch(`ATS_CG_PAGE_IN), .act(pg_act), .settle(pg_settle_g));
 `undef ATS_CG_PAGE_IN
 
         // the subsystem's gate (below): this channel's command stage, fetch request, power-on RESETs or

@@ -237,6 +237,9 @@ struct Sim {
         half(1);
         half(0);
         cycle++;
+#ifdef ATS_SETTLE_CHECK
+        settle_check();
+#endif
 #if VM_TRACE
         if (!trace_path.empty()) {
             if (cycle == trace_from && !tfp) open_trace(trace_path);
@@ -377,57 +380,82 @@ struct Sim {
         const uint32_t d0 = top->m_axis_rq_tdata[0], d1 = top->m_axis_rq_tdata[1], d2 = top->m_axis_rq_tdata[2];
         return ((d2 >> 11) & 0xF) == 1 && !host_ok(uint64_t(d1) << 32 | (d0 & ~3u), d2 & 0x7FF);
     }
+    // The root port's constant inputs (ready, configuration, no MSI failure) are tied in the NVMe top
+    // (ats_soc_nvme_sim_top.sv: its Simulation cost note); set once here, as they always were.
+    void drive_pcie_const() {
+        top->m_axis_cc_tready = 1;
+        top->m_axis_rq_tready = 1;
+        top->cfg_max_payload = 1;          // 256 bytes
+        top->cfg_max_read_req = 2;         // 512 bytes
+        top->cfg_function_status = 0x4;    // bus master enable
+        top->cfg_interrupt_msi_enable = 1;
+        top->cfg_interrupt_msi_mmenable = 5;   // 32 vectors
+        top->cfg_interrupt_msi_fail = 0;
+    }
+    // Each input is written once a cycle with its final value (set_in: in_chg only for a real change;
+    // a field cleared and then set again in the same cycle cost an evaluation of the model each cycle
+    // a request or a read completion was on offer).
+    bool pcie_quiet = false;    // CQ and RC inputs written with their idle values, both queues empty since
     void drive_pcie() {
-        set_in(top->m_axis_cc_tready, 1);
-        set_in(top->m_axis_rq_tready, 1);
-        set_in(top->cfg_max_payload, 1);          // 256 bytes
-        set_in(top->cfg_max_read_req, 2);         // 512 bytes
-        set_in(top->cfg_function_status, 0x4);    // bus master enable
-        set_in(top->cfg_interrupt_msi_enable, 1);
-        set_in(top->cfg_interrupt_msi_mmenable, 5);   // 32 vectors
         set_in(top->cfg_interrupt_msi_sent, msi_ack);
-        set_in(top->cfg_interrupt_msi_fail, 0);
         // the RQ beat on offer (RQ is always ready): the last beat of a write TLP outside host memory
         // is refused (the front end's rq_wr_ur: this root port's report of the dropped posted write)
         set_in(top->rq_wr_ur, top->m_axis_rq_tvalid && top->m_axis_rq_tlast && rq_write_bad());
+        // nothing on offer and every CQ / RC input already at its idle value: nothing to write
+        // (only this function writes them)
+        if (cq_q.empty() && rc_q.empty()) {
+            if (pcie_quiet) return;
+        } else {
+            pcie_quiet = false;
+        }
         // CQ: the oldest MMIO request, one beat
         set_in(top->s_axis_cq_tvalid, !cq_q.empty() && !cut_done);
-        for (int i = 0; i < 8; i++) set_in(top->s_axis_cq_tdata[i], 0);
-        for (int i = 0; i < 3; i++) set_in(top->s_axis_cq_tuser[i], 0);
+        uint32_t d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        uint32_t u0 = 0, keep = 0;
+        bool last = false;
         if (!cq_q.empty()) {
             const CqReq &r = cq_q.front();
-            set_in(top->s_axis_cq_tdata[0], r.off & 0x3FFC);                    // BAR0 at 0: address = offset
-            set_in(top->s_axis_cq_tdata[2], (r.write ? 1u : 0u) << 11 | 1u);  // MemWr / MemRd, 1 dword
-            set_in(top->s_axis_cq_tdata[3], 14u << 19 | r.tag);               // BAR id 0, aperture 2^14, tag
-            set_in(top->s_axis_cq_tdata[4], r.value);
-            set_in(top->s_axis_cq_tkeep, r.write ? 0x1F : 0x0F);
-            set_in(top->s_axis_cq_tlast, 1);
-            set_in(top->s_axis_cq_tuser[0], 0xF);                             // first BE 1111, last BE 0000
+            d[0] = r.off & 0x3FFC;                      // BAR0 at 0: address = offset
+            d[2] = (r.write ? 1u : 0u) << 11 | 1u;      // MemWr / MemRd, 1 dword
+            d[3] = 14u << 19 | r.tag;                   // BAR id 0, aperture 2^14, tag
+            d[4] = r.value;
+            keep = r.write ? 0x1F : 0x0F;
+            last = true;
+            u0 = 0xF;                                   // first BE 1111, last BE 0000
+            set_in(top->s_axis_cq_tkeep, keep);         // (tkeep and tlast keep their last values when idle)
+            set_in(top->s_axis_cq_tlast, last);
         }
+        for (int i = 0; i < 8; i++) set_in(top->s_axis_cq_tdata[i], d[i]);
+        set_in(top->s_axis_cq_tuser[0], u0);
+        set_in(top->s_axis_cq_tuser[1], 0);
+        set_in(top->s_axis_cq_tuser[2], 0);
         // RC: the next beat of the oldest read's completion
         set_in(top->s_axis_rc_tvalid, !rc_q.empty() && !cut_done);
-        for (int i = 0; i < 8; i++) set_in(top->s_axis_rc_tdata[i], 0);
-        set_in(top->s_axis_rc_tkeep, 0);
-        set_in(top->s_axis_rc_tlast, 0);
+        for (int i = 0; i < 8; i++) d[i] = 0;
+        keep = 0;
+        last = false;
         if (!rc_q.empty()) {
             const RdJob &j = rc_q.front();
             int lane = 0;
             if (rc_sent == 0) {
                 const uint32_t bc = j.bad ? 0 : j.ndw * 4;
-                set_in(top->s_axis_rc_tdata[0], 1u << 30 | (bc & 0x1FFF) << 16 | uint32_t(j.addr & 0xFFF));
-                set_in(top->s_axis_rc_tdata[1], (j.bad ? 1u : 0u) << 11 | (j.bad ? 0 : (j.ndw & 0x7FF)));
-                set_in(top->s_axis_rc_tdata[2], j.tag);
+                d[0] = 1u << 30 | (bc & 0x1FFF) << 16 | uint32_t(j.addr & 0xFFF);
+                d[1] = (j.bad ? 1u : 0u) << 11 | (j.bad ? 0 : (j.ndw & 0x7FF));
+                d[2] = j.tag;
                 lane = 3;
             }
             uint32_t n = j.bad ? 0 : std::min<uint32_t>(8 - lane, j.ndw - rc_sent);
-            uint32_t keep = (1u << lane) - 1;
+            keep = (1u << lane) - 1;
             for (uint32_t k = 0; k < n; k++) {
-                set_in(top->s_axis_rc_tdata[lane + k], mem[(j.addr / 4) + rc_sent + k]);
+                d[lane + k] = mem[(j.addr / 4) + rc_sent + k];
                 keep |= 1u << (lane + k);
             }
-            set_in(top->s_axis_rc_tkeep, keep);
-            set_in(top->s_axis_rc_tlast, j.bad || rc_sent + n == j.ndw);
+            last = j.bad || rc_sent + n == j.ndw;
         }
+        for (int i = 0; i < 8; i++) set_in(top->s_axis_rc_tdata[i], d[i]);
+        set_in(top->s_axis_rc_tkeep, keep);
+        set_in(top->s_axis_rc_tlast, last);
+        pcie_quiet = cq_q.empty() && rc_q.empty();
     }
     // samples the PCIe handshakes of this cycle, clocks, and applies them; returns stop reasons
     uint32_t pcie_step() {
@@ -679,12 +707,78 @@ struct Sim {
             t->__Vdly__u_nvme__DOT__u_qm__DOT__rr_ph_q = v;
         }
 #endif
+#ifdef ATS_SETTLE_CHECK
+        for (bool &a : sm_armed) a = false;      // (the edge after a jump is not the one after the fire)
+#endif
         cycle += n;
         t_ps += n * 2 * kHalfPs;
         ctx->time(t_ps);
         g_skipped += n;
         skips++;
         return n;
+    }
+#endif
+
+#ifdef ATS_SETTLE_CHECK
+    // ---- the page gates' settle check (build.py --define ATS_SETTLE_CHECK; sim/soc/README.md "Cycle
+    // skipping"): the gates keep their HOLD; after every falling edge at which a page controller's gate
+    // would have closed by its settle (pg_sfire_q), its whole Verilated state (every member of the
+    // SoC's class under its u_page, ats_settle_members.h) is saved, and after the next edge, which
+    // the settle would have left out, compared: a member that changed is a register the settle missed
+    struct SmVar { const char *name; uint8_t *p; size_t n; };
+    std::vector<SmVar> sm_vars[ATS_SETTLE_NCH];
+    std::vector<uint8_t> sm_snap[ATS_SETTLE_NCH];
+    bool sm_armed[ATS_SETTLE_NCH] = {};
+    uint64_t sm_fires = 0, sm_checked = 0, sm_bad = 0;
+    std::map<std::string, uint64_t> sm_diff;
+    void settle_init() {
+        auto *m = soc();
+#define ATS_SM(c, v) sm_vars[c].push_back({#v, reinterpret_cast<uint8_t *>(&m->v), sizeof(m->v)});
+#define ATS_SF(c, v)
+#include "ats_settle_members.h"
+#undef ATS_SM
+#undef ATS_SF
+    }
+    bool settle_fire(int c) {
+        auto *m = soc();
+#define ATS_SM(c, v)
+#define ATS_SF(cc, v) if (c == cc) return m->v;
+#include "ats_settle_members.h"
+#undef ATS_SM
+#undef ATS_SF
+        return false;
+    }
+    void settle_snap(int c, std::vector<uint8_t> &b) {
+        b.clear();
+        for (const SmVar &v : sm_vars[c]) b.insert(b.end(), v.p, v.p + v.n);
+    }
+    void settle_check() {
+        if (sm_vars[0].empty()) settle_init();
+        std::vector<uint8_t> now;
+        for (int c = 0; c < ATS_SETTLE_NCH; c++) {
+            if (sm_armed[c]) {
+                settle_snap(c, now);
+                sm_checked++;
+                if (now != sm_snap[c]) {
+                    sm_bad++;
+                    size_t o = 0;
+                    for (const SmVar &v : sm_vars[c]) {
+                        if (std::memcmp(now.data() + o, sm_snap[c].data() + o, v.n)) sm_diff[v.name]++;
+                        o += v.n;
+                    }
+                }
+            }
+            sm_armed[c] = settle_fire(c);
+            if (sm_armed[c]) {
+                sm_fires++;
+                settle_snap(c, sm_snap[c]);
+            }
+        }
+    }
+    void settle_report() {
+        std::fprintf(stderr, "[ats_soc_sim] settle check: %" PRIu64 " edges after a settle checked, %" PRIu64
+                     " with a change\n", sm_checked, sm_bad);
+        for (auto &kv : sm_diff) std::fprintf(stderr, "[ats_soc_sim]   changed %12" PRIu64 "  %s\n", kv.second, kv.first.c_str());
     }
 #endif
 
@@ -955,6 +1049,9 @@ int main(int argc, char **argv) {
     top->host_hwr_ready = 1;
 #endif
     top->uart_tx_ready = 1;
+#ifdef ATS_NVME
+    sim.drive_pcie_const();
+#endif
     top->clk = 0;
     top->eval();
     for (int i = 0; i < 10; i++) {
@@ -989,6 +1086,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "[ats_soc_sim] cycle skipping%s: %" PRIu64 " cycles skipped (%.1f %%) in %" PRIu64 " jumps\n",
                  sim.skip_on ? "" : " off (+skip_off)", g_skipped, sim.cycle ? 100.0 * g_skipped / sim.cycle : 0.0, sim.skips);
     sim.skip_report();
+#endif
+#ifdef ATS_SETTLE_CHECK
+    sim.settle_report();
 #endif
     return top->viol_total ? 3 : 0;
 }

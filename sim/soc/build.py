@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -105,6 +106,12 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     # queue manager's round-robin phase (ats_nvme_qm.sv: mod NQ + 1; ats_soc_nvme_sim_top's NQ = 4)
     skip_cflags = (f" -DATS_SIM_SKIP -DATS_SKIP_SCHED_PERIOD={max(cfg.num_chan, 6)} -DATS_SKIP_NVME_RR={4 + 1}"
                    if skip else "")
+    # --define ATS_SETTLE_CHECK (with the gates and skipping): the page gates' settle check (sim/soc/README.md
+    # "Cycle skipping"): the harness compares each page controller's Verilated state across the edges
+    # its settle would leave out; the list of that state is generated from the Verilated header
+    settle_check = "ATS_SETTLE_CHECK" in defines and skip
+    if settle_check:
+        skip_cflags += f" -DATS_SETTLE_CHECK -DATS_SETTLE_NCH={cfg.num_chan}"
     vsrcs = [Path(p) for p in (out / "gateware" / "sources.f").read_text().split()]
     vsrcs += [out / "gateware" / "ats_soc.v", *block_sources("ats_nand_array"), HERE / "ats_soc_sim_top.sv"]
     if nvme:
@@ -140,6 +147,8 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     if not mode.exists() or mode.read_text().strip() != ("pgo" if pgo else "plain"):
         _clean_objects(obj, gcda=True)
     mode.write_text("pgo\n" if pgo else "plain\n")
+    if settle_check:
+        _settle_members(cmd, obj, cfg.num_chan, env)
     if pgo:
         _build_pgo(cmd, obj, cfg_name, nvme, env, quiet)
     else:
@@ -152,6 +161,30 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     if not quiet:
         print(f"[soc] built in {time.time() - t0:.0f} s", flush=True)
     return exe
+
+
+def _settle_members(cmd: list[str], obj: Path, nch: int, env: dict) -> None:
+    """ATS_SETTLE_CHECK: Verilate, then list every member of the SoC's Verilated class that belongs to
+    a page controller (u_page of channel c: ats_settle_members.h, ATS_SM(c, member) lines) and its
+    settle-check flag (pg_sfire_q), for the harness's comparison."""
+    r = subprocess.run([c for c in cmd if c != "--build"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=env)
+    if r.returncode != 0:
+        sys.stdout.write(r.stdout[-6000:])
+        raise SystemExit("[soc] Verilator failed")
+    hdr = next(obj.glob("V*_ats_soc.h")).read_text()
+    lines = []
+    for c in range(nch):
+        pre = f"ats_ssd_core__DOT__u_nand__DOT__g_chan__BRA__{c}__KET____DOT__"
+        names = re.findall(r"\b((?:__PVT__)?" + re.escape(pre) + r"u_page__DOT__\w+);", hdr)
+        if not names:
+            raise SystemExit(f"[soc] ATS_SETTLE_CHECK: no members of channel {c}'s page controller")
+        lines += [f"ATS_SM({c}, {n})" for n in names]
+        fire = re.findall(r"\b((?:__PVT__)?" + re.escape(pre) + r"pg_sfire_q);", hdr)
+        if len(fire) != 1:
+            raise SystemExit(f"[soc] ATS_SETTLE_CHECK: channel {c}'s pg_sfire_q not found")
+        lines.append(f"ATS_SF({c}, {fire[0]})")
+    (obj / "ats_settle_members.h").write_text("\n".join(lines) + "\n")
 
 
 def _clean_objects(obj: Path, gcda: bool) -> None:
