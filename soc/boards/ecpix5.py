@@ -19,7 +19,7 @@ What it holds (docs/architecture.md, soc/README.md):
   - eight NAND die emulators (rtl/nand_emu) on the core's NAND pins, each with a LiteDRAM native
     port of its own (the crossbar arbitrates), their arrays in the DDR3 above the CPU's 16 MiB
   - LiteEth on the RGMII PHY with its ARP / IP / ICMP / UDP stack (32-bit datapath at the system
-    clock) and the UDP host link (rtl/hostlink/ats_udp_host) on UDP port 16724, wired to the core's
+    clock; the MAC on 8 bits in the PHY's clock) and the UDP host link (rtl/hostlink/ats_udp_host) on UDP port 16724, wired to the core's
     host port in place of the simulation's host port pads
   - the power-fail input (constraints/ecpix5.py: a button on PMOD 0 pin 1), synchronised, to the
     core's pwr_fail and to the emulated dies' power_ok
@@ -93,6 +93,12 @@ EMU_DW = 64
 # LiteDRAM's bank machines' command buffers (LiteDRAM's default 8): the dies and the CPU move
 # sequential words, so little look-ahead is needed
 CMD_BUFFER_DEPTH = 4
+
+# LiteEth's MAC in the PHY's clock domain on 8 bits (LiteEth's default, as litex-boards' ECPIX-5
+# target), not at the system clock on 32: the MAC's CRC-32 on 32-bit words a cycle, its padding
+# and preamble inserters and their 32-bit converters take about 1,400 LUT positions more
+# (docs/boards.md "Resources"); 8 bits at 125 MHz is the GbE line rate, the UDP side stays 32-bit
+ETH_SYS_DATAPATH = False
 
 # the emulated dies' array times: the FEMU preset (40 / 200 / 2000 us), as the die model's defaults
 EMU_TIMES = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000, ARRAY_TIME_DIV=1)
@@ -247,11 +253,12 @@ class Ecpix5SoC(SoCCore):
                 bus = bus | (dq_d[d] & Cat(*[oe[d]] * 8))
             self.comb += nand.dq_i[8 * c:8 * c + 8].eq(bus)
 
-        # ---- Ethernet: RGMII PHY, MAC / ARP / IP / ICMP / UDP at the system clock, 32-bit datapath
+        # ---- Ethernet: RGMII PHY; the MAC (preamble, CRC, padding) on the PHY's 8-bit bytes in its
+        # 125 MHz clocks, ARP / IP / ICMP / UDP at the system clock on 32 bits (ETH_SYS_DATAPATH)
         self.ethphy = sim.ethphy(platform) if sim else LiteEthPHYRGMII(clock_pads=platform.request("eth_clocks"),
                                                                        pads=platform.request("eth"), rx_delay=0e-9)
         self.ethcore = LiteEthUDPIPCore(self.ethphy, mac_address=mac, ip_address=ip, clk_freq=sys_hz,
-                                        dw=32, with_sys_datapath=True)
+                                        dw=32, with_sys_datapath=ETH_SYS_DATAPATH)
         # (the board file constrains the PHY's receive clock, eth_clocks:rx, to 125 MHz; the transmit
         # clock is made from it)
         udp = self.ethcore.udp.crossbar.get_port(UDP_PORT, dw=32)
