@@ -116,6 +116,9 @@ module ats_nand_sched #(
     // op checks and the list number are computed from the port here.
     logic                 r1_v_q, r1_rbad_q, r1_prio_q;
     logic [LIST_W-1:0]    r1_list_q;
+    logic [7:0]           r1_gsel_q;           // r1's group of lists (r1_list_q / 8), one-hot (Fmax)
+    logic [4:0]           r1_tsel_n_q, r1_tsel; // ~tag[7:3], a copy for the map read (Fmax: fan-out;
+                                               // inverted so that the synthesis keeps it apart)
     logic [PAY_W-1:0]     r1_pay_q;
     logic                 acc;
     logic [CNT_W-1:0]     nfree_q;             // entries not claimed (see README "Acceptance")
@@ -125,8 +128,8 @@ module ats_nand_sched #(
     assign acc          = s_nreq_valid && s_nreq_ready;
 
     // ================================================================ row (edge e+1) -> rb
-    // rb: the request with the 16-bit row of the outstanding-tag map that holds its tag bit
-    // (row = tag[7:4]); the map is updated at the same edge (set for r1's tag unless r1 failed the
+    // rb: the request with the 8 bits of the outstanding-tag map that hold its tag bit
+    // (tag[7:3]; Fmax: an 8:1 select left for the check, not 16:1); the map is updated at the same edge (set for r1's tag unless r1 failed the
     // range/op check, clear for a completion that left m_ncpl at the previous edge)
     logic [255:0]         outst_q;             // outstanding tags
     // set (r1's tag, unless r1 failed the range/op check) and clear (a real completion left
@@ -136,7 +139,7 @@ module ats_nand_sched #(
     logic                 rb_v_q, rb_rbad_q, rb_prio_q;
     logic [LIST_W-1:0]    rb_list_q;
     logic [PAY_W-1:0]     rb_pay_q;
-    logic [15:0]          rb_row_q;
+    logic [7:0]           rb_row_q;            // the 8 bits of the map around rb's tag (tag[7:3])
 
     // ================================================================ check (edge e+2) -> r2
     // rb is bad if its range/op check failed or its tag bit is set in the row. r2 holds a good
@@ -148,7 +151,8 @@ module ats_nand_sched #(
     logic                 r2_link_q;           // link r2 behind r2_tail_q when it is inserted
     logic [IDX_W-1:0]     r2_tail_q;
     logic                 dup, bad;
-    assign dup = rb_row_q[rb_pay_q[POS_TAG +: 4]];
+    assign dup = rb_row_q[rb_pay_q[POS_TAG +: 3]];
+    assign r1_tsel = ~r1_tsel_n_q;
     assign bad = rb_rbad_q || dup;
 
     // ================================================================ tables and lists
@@ -174,7 +178,7 @@ module ats_nand_sched #(
     logic                 dup_q;               // c1's hit_q is the die freed as c1 was loaded
 
     // pick pipeline registers (stage A snapshot, B class/stamp, C order, D pick, E read)
-    logic [CH_W-1:0]      slot_q;
+    logic [CH_W-1:0]      slot_q, slot_n;
     logic [CH_W-1:0]      a_chan_q, b_chan_q, c_chan_q, d_chan_q;
     logic [NUM_WAYS-1:0]  a_cand_q, a_head_q, b_cand_q, b_head_q, c_cand_q, c_head_q;
     logic [IDX_W-1:0]     a_idx_q [NUM_WAYS];
@@ -214,13 +218,28 @@ module ats_nand_sched #(
     logic [15:0]          relm_mem [16];       // LUT RAM
     logic [15:0]          relm_rv_q;           // row written since reset (else it reads 0)
     logic [15:0]          c1_row_q, row_d, row_w;
+    // c1's row (c1_rowf) is c1_row_q, or 0 unless c1_rv_q (the row-valid bit registered apart: Fmax),
+    // with the bit fix_oh_q selects replaced by fix_v_q: a beat
+    // loaded at c1's take with c1's row gets the bit c1's take leaves (rel_new) in fix_v_q, not in
+    // c1_row_q (Fmax: the match reaches 2 flip-flops, fix_v_q and rel_hit_q, not 17)
+    logic                 fix_v_q;
+    logic [15:0]          fix_oh_q;            // one-hot position of the bit, 0 for none
+    logic [15:0]          c1_rowf;
+    logic                 c1_rv_q, rv_d;
     logic                 rel_hit, c1_fwd, c1_spur, rel_set, rel_clr, rel_we, rel_val;
     // c1's match flags, loaded with c1 (Fmax: the 32-bit OR of the die matches and the 16:1 select
     // of c1's bit in its row are off the release-map update path; same values, same cycles)
-    // hit_q's OR by groups of 8 dies (Fmax: the 32-input OR is split over the load and the take)
-    localparam int HG    = (NUM_DIES + 7) / 8;
+    // hit_q's OR by groups of 4 dies (Fmax: the 32-input OR is split over the load and the take)
+    localparam int HG    = (NUM_DIES + 3) / 4;
     logic [HG-1:0]        hg_q, hg_d;
     logic                 rel_hit_q;           // c1_row_q[c1_tag_q[3:0]]
+    // the release-map write, registered (Fmax: the match reaches one flip-flop, not the RAM's write
+    // enable and the 16 row-valid enables): a take's write is done at the next edge, and a row read
+    // in between takes the pending row (wr_row_q) instead of the RAM's
+    logic                 wr_v_q;
+    logic [3:0]           wr_a_q;
+    logic [15:0]          wr_row_q;
+    logic                 wr_byp;
     logic                 rel_hit_d;
     logic                 out_valid_q, out_real_q;
     logic [TAG_W-1:0]     out_tag_q;
@@ -247,6 +266,9 @@ module ats_nand_sched #(
     logic [GRP-1:0]       rb_gne_q;            // r1's group of lists at the r1 -> rb edge
     logic [IDX_W-1:0]     rb_gtail_q [GRP];
     logic                 rb_same_q;           // r2 was inserted into r1's list at that edge
+    logic [GRP-1:0]       rb_gsel_q;           // rb's list in its group, one-hot (Fmax: AND-OR select)
+    logic                 rb_nsame_q;          // rb's list == r1's list at that edge (Fmax: same_list
+                                               // from a register; r2 and rb load rb and r1 always)
     logic [IDX_W-1:0]     rb_fidx_q;           // with this entry
     logic                 same_list, rb_ne;
     logic [IDX_W-1:0]     rb_tail;
@@ -255,9 +277,14 @@ module ats_nand_sched #(
         lne_p[NUM_LISTS-1:0] = lne_q;
         for (int l = 0; l < NL_P; l++) ltail_p[l] = (l < NUM_LISTS) ? ltail_q[l] : '0;
     end
-    assign same_list = r2_v_q && (r2_list_q == rb_list_q);
-    assign rb_ne     = rb_same_q || rb_gne_q[int'(rb_list_q) % GRP];
-    assign rb_tail   = rb_same_q ? rb_fidx_q : rb_gtail_q[int'(rb_list_q) % GRP];
+    assign same_list = r2_v_q && rb_nsame_q;   // == r2_v_q && (r2_list_q == rb_list_q): asserted
+    always_comb begin
+        logic [IDX_W-1:0] gt;
+        gt = '0;
+        for (int j = 0; j < GRP; j++) gt = gt | ({IDX_W{rb_gsel_q[j]}} & rb_gtail_q[j]);
+        rb_ne   = rb_same_q || (|(rb_gsel_q & rb_gne_q));
+        rb_tail = rb_same_q ? rb_fidx_q : gt;
+    end
 
     // ---------------------------------------------------------------- per-list events
     // (e_lsel_q is 0 without a pick in stage E: d_v_q is folded in)
@@ -295,32 +322,32 @@ module ats_nand_sched #(
             end
         end
     end
-    // Each way selects with its own copy of the slot, slot_x_q[w] = slot_x(slot_q, w), a different
-    // bijective encoding per way (plain, inverted, Gray, inverted Gray), so that the synthesis
-    // keeps the copies apart (Fmax: the slot's fan-out to the 4 ways' 8:1 selects is split)
-    function automatic logic [2:0] slot_x(input logic [2:0] s, input int w);
-        logic [2:0] g;
-        g = (w >= 2) ? (s ^ (s >> 1)) : s;
-        slot_x = (w % 2 == 1) ? ~g : g;
+    // Each way selects with its own one-hot copy of the slot (soh_q[w]: AND-OR selects, one LUT
+    // level less than an 8:1 mux on a binary slot; Fmax), kept apart from the other ways' copies
+    // (the synthesis merges identical flip-flops; Fmax: the slot's fan-out is split): ways 0 and 1
+    // decode the next slot, ways 2 and 3 rotate their own copy (a ring, set to slot 0 at reset as
+    // slot_q is), ways 1 and 3 hold the complement (one-cold). An assertion checks each copy.
+    function automatic logic [7:0] soh_hot(input logic [7:0] x, input int w);
+        soh_hot = (w % 2 == 1) ? ~x : x;
     endfunction
-    function automatic logic [2:0] slot_x_inv(input logic [2:0] x, input int w);
-        logic [2:0] g;
-        g = (w % 2 == 1) ? ~x : x;
-        slot_x_inv = (w >= 2) ? {g[2], g[2] ^ g[1], g[2] ^ g[1] ^ g[0]} : g;
-    endfunction
-    logic [2:0]           slot_x_q [NUM_WAYS];
-    logic [7:0]           fx_cand [NUM_WAYS];  // fr_* in the order of way w's slot encoding
-    logic [7:0]           fx_head [NUM_WAYS];
-    logic [IDX_W-1:0]     fx_hidx [NUM_WAYS][8];
-    logic [IDX_W-1:0]     fx_nidx [NUM_WAYS][8];
+    logic [7:0]           soh_q [NUM_WAYS];
+    logic [7:0]           soh_n [NUM_WAYS];
+    logic [7:0]           a_sel [NUM_WAYS];
     always_comb begin
         for (int w = 0; w < NUM_WAYS; w++) begin
+            logic [7:0] cur, nxt;
+            cur = soh_hot(soh_q[w], w);
             for (int k = 0; k < 8; k++) begin
-                fx_cand[w][k] = fr_cand[w][slot_x_inv(3'(k), w)];
-                fx_head[w][k] = fr_head[w][slot_x_inv(3'(k), w)];
-                fx_hidx[w][k] = fr_hidx[w][slot_x_inv(3'(k), w)];
-                fx_nidx[w][k] = fr_nidx[w][slot_x_inv(3'(k), w)];
+                if (w < 2) begin
+                    nxt[k] = (int'(slot_n) == k);
+                end else begin
+                    // (slot k follows slot k - 1, slot 0 follows slot PERIOD - 1)
+                    nxt[k] = (k == 0) ? (rst || cur[PERIOD - 1]) :
+                             (!rst && k < PERIOD && cur[(k == 0) ? 0 : k - 1]);
+                end
             end
+            soh_n[w] = soh_hot(nxt, w);
+            a_sel[w] = cur;
         end
     end
 `endif
@@ -340,13 +367,20 @@ module ats_nand_sched #(
 
     // ---------------------------------------------------------------- stage C: pairwise order
     // a arrived before b: (a - b) modulo 2^STAMP_W is negative (exact for < 2^(STAMP_W-1) apart)
-    function automatic logic stamp_older(input logic [STAMP_W-1:0] a,
-                                         input logic [STAMP_W-1:0] b);
-        logic [STAMP_W-1:0] diff;
-        diff        = a - b;
-        stamp_older = diff[STAMP_W-1];
-    endfunction
     logic [NUM_WAYS-1:0]  beats_d [NUM_WAYS];
+    // (the stamp compares in a module of their own, ats_nand_sched_older: Fmax, their carry chains
+    // would otherwise set ABC9's depth target for the whole scheduler; README "Implementation")
+    logic [NUM_WAYS-1:0]  older [NUM_WAYS];    // [w][v], v > w: way v's stamp is older than way w's
+    for (genvar w = 0; w < NUM_WAYS; w++) begin : g_older
+        for (genvar v = 0; v < NUM_WAYS; v++) begin : g_v
+            if (v > w) begin : g_pair
+                ats_nand_sched_older #(.W(STAMP_W)) u_older (
+                    .a(b_stamp_q[v]), .b(b_stamp_q[w]), .older(older[w][v]));
+            end else begin : g_none
+                assign older[w][v] = 1'b0;
+            end
+        end
+    end
     always_comb begin
         // fronts of two dies of a channel are distinct entries with distinct stamps: one of the
         // two always goes first, so each pair is compared once
@@ -354,7 +388,7 @@ module ats_nand_sched #(
         for (int w = 0; w < NUM_WAYS; w++) begin
             for (int v = w + 1; v < NUM_WAYS; v++) begin
                 beats_d[w][v] = (b_cls_q[v] > b_cls_q[w]) ||
-                                ((b_cls_q[v] == b_cls_q[w]) && stamp_older(b_stamp_q[v], b_stamp_q[w]));
+                                ((b_cls_q[v] == b_cls_q[w]) && older[w][v]);
                 beats_d[v][w] = !beats_d[w][v];
             end
         end
@@ -395,23 +429,34 @@ module ats_nand_sched #(
     // accepted (a duplicate sets a bit that is already set; a range/op error sets nothing),
     // cleared one edge after its completion is accepted on m_ncpl (so the tag is outstanding at
     // that edge); a clear wins over a set of the same bit (only a duplicate can cause both).
-    assign out_free     = !out_valid_q || m_ncpl_ready;
-    assign c1_take      = c1_v_q && out_free && !eq_ne_q;
-    assign s_ccpl_ready = !c1_v_q || c1_take;
+    // The take's decisions (ats_nand_sched_take, its own hierarchy level: Fmax, ABC9 maps them for
+    // least depth; README "Implementation"): out_free, c1_take, s_ccpl_ready; any_hit = |hit_q
+    // unless dup_q; c1 as taken: a release frees its (matched) die and marks the tag released, a
+    // completion matched to a die frees it and goes out (c1_fwd), one whose tag was released goes
+    // out and unmarks it, anything else is spurious (c1_spur); the map write rel_we (rel_set ||
+    // rel_clr) and c1's bit after the take (rel_new). The written row is built from registers only
+    // (the take and the match only in the write enable): the bit's new value rel_val is c1_rel_q
+    // whenever the map is written (1 for a matched release, 0 for a completion of a released tag;
+    // asserted), so c1_rel_q is written. A second instance gives a copy of s_ccpl_ready (ccpl_rdy_b)
+    // for the load enable of c1's wide fields (Fmax: the enable's fan-out split in two).
+    logic                 ccpl_rdy_b;
+    logic                 rel_new;
+    ats_nand_sched_take #(.HG(HG)) u_take (
+        .c1_v(c1_v_q), .out_valid(out_valid_q), .ncpl_ready(m_ncpl_ready), .eq_ne(eq_ne_q),
+        .hg(hg_q), .dup(dup_q), .c1_rel(c1_rel_q), .rel_hit(rel_hit_q),
+        .out_free(out_free), .c1_take(c1_take), .ccpl_ready(s_ccpl_ready), .any_hit(any_hit),
+        .fwd(c1_fwd), .spur(c1_spur), .rel_we(rel_we), .rel_new(rel_new));
+    /* verilator lint_off PINCONNECTEMPTY */
+    ats_nand_sched_take #(.HG(HG)) u_take_b (
+        .c1_v(c1_v_q), .out_valid(out_valid_q), .ncpl_ready(m_ncpl_ready), .eq_ne(eq_ne_q),
+        .hg(hg_q), .dup(dup_q), .c1_rel(c1_rel_q), .rel_hit(rel_hit_q),
+        .out_free(), .c1_take(), .ccpl_ready(ccpl_rdy_b), .any_hit(),
+        .fwd(), .spur(), .rel_we(), .rel_new());
+    /* verilator lint_on PINCONNECTEMPTY */
     assign ccpl_fire    = s_ccpl_valid && s_ccpl_ready;
-    assign any_hit      = (|hg_q) && !dup_q;   // == |hit_q unless dup_q
-    // c1 as taken: a release frees its (matched) die and marks the tag released; a completion
-    // matched to a die frees it and goes out; one whose tag was released goes out and unmarks it
     assign rel_hit      = rel_hit_q;
-    assign c1_fwd       = !c1_rel_q && (any_hit || rel_hit);
-    assign c1_spur      = c1_rel_q ? !any_hit : !(any_hit || rel_hit);
     assign rel_set      = c1_take && c1_rel_q && any_hit;
     assign rel_clr      = c1_take && !c1_rel_q && !any_hit && rel_hit;
-    // the map write (rel_set || rel_clr) and the value of c1's bit in it: the written row is built
-    // from registers only (c1_take and the match only in the write enable and the bypass select):
-    // the bit's new value rel_val is c1_rel_q whenever the map is written (1 for a matched release,
-    // 0 for a completion of a released tag; asserted), so c1_rel_q is written
-    assign rel_we       = c1_take && (c1_rel_q ? any_hit : (!any_hit && rel_hit));
     assign rel_val      = c1_rel_q && any_hit;
     // The row read for a beat loaded into c1 (row_d, and its bit rel_hit_d): c1's row is corrected
     // for c1's take at this edge. A beat is loaded with c1 full only at c1's take, and c1_row_q is
@@ -419,22 +464,25 @@ module ats_nand_sched #(
     // rel_new: the bypass is selected by c1_v_q and the row compare alone (Fmax: no c1_take, no
     // match in the select; only rel_new, 1 bit, carries the match). rel_new = rel_we ? c1_rel_q :
     // rel_hit_q with rel_we's terms (c1_take is true when it is used) written out: asserted.
-    logic rel_new, row_byp;
-    assign rel_new = c1_rel_q ? (rel_hit_q || any_hit) : (rel_hit_q && any_hit);
+    logic row_byp;
     assign row_byp = c1_v_q && (c1_tag_q[7:4] == s_ccpl_tag[7:4]);
     always_comb begin
-        for (int i = 0; i < 16; i++) row_w[i] = (int'(c1_tag_q[3:0]) == i) ? c1_rel_q : c1_row_q[i];
-        row_d = relm_rv_q[s_ccpl_tag[7:4]] ? relm_mem[s_ccpl_tag[7:4]] : 16'h0;
-        if (row_byp) begin
-            for (int i = 0; i < 16; i++) row_d[i] = (int'(c1_tag_q[3:0]) == i) ? rel_new : c1_row_q[i];
-        end
+        for (int i = 0; i < 16; i++) c1_rowf[i] = fix_oh_q[i] ? fix_v_q : (c1_rv_q && c1_row_q[i]);
+        for (int i = 0; i < 16; i++) row_w[i] = (int'(c1_tag_q[3:0]) == i) ? c1_rel_q : c1_rowf[i];
+        wr_byp = wr_v_q && (wr_a_q == s_ccpl_tag[7:4]);
+        // (with row_byp, c1's own bit is rel_new: it goes to fix_v_q, c1_row_q's copy is not read)
+        // (c1_row_q takes the RAM's row as it is, c1_rv_q whether it counts: row valid or a bypass)
+        row_d = row_byp ? c1_rowf : wr_byp ? wr_row_q : relm_mem[s_ccpl_tag[7:4]];
+        rv_d  = row_byp || wr_byp || relm_rv_q[s_ccpl_tag[7:4]];
         // row_d[s_ccpl_tag[3:0]]
-        if (!row_byp) begin
+        if (!row_byp && wr_byp) begin
+            rel_hit_d = wr_row_q[s_ccpl_tag[3:0]];
+        end else if (!row_byp) begin
             rel_hit_d = relm_rv_q[s_ccpl_tag[7:4]] && relm_mem[s_ccpl_tag[7:4]][s_ccpl_tag[3:0]];
         end else if (c1_tag_q[3:0] == s_ccpl_tag[3:0]) begin
             rel_hit_d = rel_new;
         end else begin
-            rel_hit_d = c1_row_q[s_ccpl_tag[3:0]];
+            rel_hit_d = c1_rowf[s_ccpl_tag[3:0]];
         end
     end
     // hit_d: the busy dies whose in-flight tag the incoming beat matches (a die c1 frees at this
@@ -444,7 +492,7 @@ module ats_nand_sched #(
     // not up to the depth of the slowest cone elsewhere in the block; README "Implementation")
     logic [NUM_DIES*TAG_W-1:0] infl_tag_v;
     always_comb for (int d = 0; d < NUM_DIES; d++) infl_tag_v[d*TAG_W +: TAG_W] = infl_tag_q[d];
-    ats_nand_sched_match #(.N(NUM_DIES), .W(TAG_W)) u_match (
+    ats_nand_sched_match #(.N(NUM_DIES), .W(TAG_W), .GS(4)) u_match (
         .valid(busy_q), .tags(infl_tag_v), .tag(s_ccpl_tag), .hit(hit_d), .grp(hg_d));
 `else
     always_comb begin
@@ -453,7 +501,7 @@ module ats_nand_sched #(
             hit_d[d] = ccpl_fire && busy_q[d] && (infl_tag_q[d] == s_ccpl_tag);
         end
         hg_d = '0;
-        for (int d = 0; d < NUM_DIES; d++) hg_d[d / 8] = hg_d[d / 8] || hit_d[d];
+        for (int d = 0; d < NUM_DIES; d++) hg_d[d / 4] = hg_d[d / 4] || hit_d[d];
     end
 `endif
 
@@ -491,7 +539,7 @@ module ats_nand_sched #(
         if (ins) pay_mem[free_idx_q] <= r2_pay_q;
         if (ins && r2_link_q) next_mem[r2_tail_q] <= free_idx_q;
         eq_mem[eq_wr_q] <= rb_pay_q[POS_TAG +: TAG_W]; // slot eq_wr_q is free (<= 3 wait)
-        if (rel_we) relm_mem[c1_tag_q[7:4]] <= row_w;
+        if (wr_v_q) relm_mem[wr_a_q] <= wr_row_q;
         if (e_v_q) fq_mem[fq_wr_q] <= e_idx_q;
     end
 
@@ -500,8 +548,13 @@ module ats_nand_sched #(
         r1_v_q    <= rst ? 1'b0 : acc;
         r1_pay_q  <= {s_nreq_tag, s_nreq_op, s_nreq_way, s_nreq_block, s_nreq_page, s_nreq_slot};
         r1_prio_q <= s_nreq_prio_read;
+        r1_tsel_n_q <= ~s_nreq_tag[7:3];
         r1_rbad_q <= (s_nreq_op == 2'd3) || (int'(s_nreq_chan) >= NUM_CHAN) ||
                      (int'(s_nreq_way) >= NUM_WAYS);
+        for (int g = 0; g < 8; g++) begin
+            r1_gsel_q[g] <= (((int'(s_nreq_chan) * NUM_WAYS + int'(s_nreq_way)) * 2 +
+                              int'(s_nreq_head)) % (1 << LIST_W)) / GRP == g;
+        end
         r1_list_q <= LIST_W'((int'(s_nreq_chan) * NUM_WAYS + int'(s_nreq_way)) * 2 +
                              int'(s_nreq_head));
 
@@ -511,12 +564,28 @@ module ats_nand_sched #(
         rb_prio_q <= r1_prio_q;
         rb_rbad_q <= r1_rbad_q;
         rb_list_q <= r1_list_q;
-        rb_row_q  <= outst_q[16 * int'(r1_pay_q[POS_TAG + 4 +: 4]) +: 16];
+        rb_row_q  <= outst_q[8 * int'(r1_tsel) +: 8];
         for (int j = 0; j < GRP; j++) begin
+`ifdef ATS_SYNTH_FORM
+            // (AND-OR over the groups with the one-hot r1_gsel_q: Fmax)
+            logic             gn;
+            logic [IDX_W-1:0] gt;
+            gn = 1'b0;
+            gt = '0;
+            for (int g = 0; g < NL_P / GRP; g++) begin
+                gn = gn | (r1_gsel_q[g] && lne_p[g * GRP + j]);
+                gt = gt | ({IDX_W{r1_gsel_q[g]}} & ltail_p[g * GRP + j]);
+            end
+            rb_gne_q[j]   <= gn;
+            rb_gtail_q[j] <= gt;
+`else
             rb_gne_q[j]   <= lne_p[int'(r1_list_q) / GRP * GRP + j];
             rb_gtail_q[j] <= ltail_p[int'(r1_list_q) / GRP * GRP + j];
+`endif
         end
         rb_same_q <= r2_v_q && (r2_list_q == r1_list_q);
+        rb_nsame_q <= (rb_list_q == r1_list_q);
+        for (int j = 0; j < GRP; j++) rb_gsel_q[j] <= (int'(r1_list_q) % GRP == j);
         rb_fidx_q <= free_idx_q;
 
         // ---- check -> r2
@@ -627,10 +696,18 @@ module ats_nand_sched #(
         a_chan_q <= slot_q;
         for (int w = 0; w < NUM_WAYS; w++) begin
 `ifdef ATS_SYNTH_FORM
-            a_cand_q[w] <= fx_cand[w][slot_x_q[w]];
-            a_head_q[w] <= fx_head[w][slot_x_q[w]];
-            // (the front: the two list heads and the HEAD flag selected apart, then the 2:1 choice)
-            a_idx_q[w]  <= fx_head[w][slot_x_q[w]] ? fx_hidx[w][slot_x_q[w]] : fx_nidx[w][slot_x_q[w]];
+            begin
+                // (AND-OR over the channels with the one-hot slot; per channel the front is the
+                // HEAD list head or the normal list head)
+                logic [IDX_W-1:0] ix;
+                ix = '0;
+                for (int c = 0; c < NUM_CHAN; c++) begin
+                    ix = ix | ({IDX_W{a_sel[w][c]}} & (fr_head[w][c] ? fr_hidx[w][c] : fr_nidx[w][c]));
+                end
+                a_cand_q[w] <= |(a_sel[w] & fr_cand[w]);
+                a_head_q[w] <= |(a_sel[w] & fr_head[w]);
+                a_idx_q[w]  <= ix;
+            end
 `else
             int d;
             d = int'(slot_q) * NUM_WAYS + w;
@@ -748,15 +825,23 @@ module ats_nand_sched #(
             c1_status_q <= s_ccpl_status;
             c1_corr_q   <= s_ccpl_corrected;
             c1_rel_q    <= s_ccpl_rel;
-            c1_row_q    <= row_d;
-            hit_q       <= hit_d;
+            for (int i = 0; i < 16; i++) fix_oh_q[i] <= row_byp && (int'(c1_tag_q[3:0]) == i);
+            fix_v_q     <= rel_new;
             hg_q        <= hg_d;
             rel_hit_q   <= rel_hit_d;
             // the beat matches (hit_d) the die c1's take frees at this edge: c1 matched a die
             // (any_hit), the die's in-flight tag is c1's tag, and the beat has that tag
             dup_q       <= c1_take && any_hit && (s_ccpl_tag == c1_tag_q);
         end
-        if (rel_we) relm_rv_q[c1_tag_q[7:4]] <= 1'b1;
+        if (ccpl_rdy_b) begin                      // (== s_ccpl_ready: a copy)
+            c1_row_q    <= row_d;
+            c1_rv_q     <= rv_d;
+            hit_q       <= hit_d;
+        end
+        wr_v_q   <= rst ? 1'b0 : rel_we;
+        wr_a_q   <= c1_tag_q[7:4];
+        wr_row_q <= row_w;
+        if (wr_v_q) relm_rv_q[wr_a_q] <= 1'b1;
         if (rst) relm_rv_q <= '0;
         c1_v_q <= rst ? 1'b0 : (ccpl_fire || (c1_v_q && !c1_take));
         if (rst) begin
@@ -768,12 +853,11 @@ module ats_nand_sched #(
     // ---------------------------------------------------------------- slot counter
     // The pick pipeline's slot (channel served at stage A): the only register that changes in every
     // cycle, so it stays on the free-running clock and the rest can be gated (below).
-    logic [CH_W-1:0] slot_n;
     assign slot_n = (rst || int'(slot_q) == PERIOD - 1) ? '0 : slot_q + CH_W'(1);
     always_ff @(posedge clk) begin
         slot_q <= slot_n;
 `ifdef ATS_SYNTH_FORM
-        for (int w = 0; w < NUM_WAYS; w++) slot_x_q[w] <= slot_x(3'(slot_n), w);
+        for (int w = 0; w < NUM_WAYS; w++) soh_q[w] <= soh_n[w];
 `endif
     end
 
@@ -782,7 +866,7 @@ module ats_nand_sched #(
     // the scheduler is settled (rtl/common/ats_sim_cgate.sv, README_sched.md "Simulation cost"): it
     // runs while a valid is up on s_nreq or s_ccpl, while a request or a beat is in the accept, check,
     // pick or completion registers, a command waits on m_ccmd or a completion on m_ncpl, a BAD_REQ
-    // waits, a tag-map update is pending, or some die is idle with a request queued (a candidate for
+    // waits, a tag-map update or a release-map write is pending, or some die is idle with a request queued (a candidate for
     // its channel's next slot), and for HOLD edges after (the entry-accounting and free-entry tails).
     // Settled, every register keeps its value at every edge except the pipeline registers that
     // follow slot_q, whose values matter only with a candidate (a_cand_q .. e_v_q all 0 then): so the
@@ -801,7 +885,7 @@ module ats_nand_sched #(
         for (int d = 0; d < NUM_DIES; d++) cg_cand[d] = (lne_q[2*d] || lne_q[2*d+1]) && !busy_q[d];
         cg_act = s_nreq_valid || s_ccpl_valid || r1_v_q || rb_v_q || r2_v_q || r2_bad_q ||
                  (|a_cand_q) || (|b_cand_q) || (|c_cand_q) || d_v_q || e_v_q || (|cv_q) ||
-                 c1_v_q || out_valid_q || spur_q || eq_ne_q || (|set_hi_q) || (|clr_hi_q) ||
+                 c1_v_q || wr_v_q || out_valid_q || spur_q || eq_ne_q || (|set_hi_q) || (|clr_hi_q) ||
                  (|cg_cand);
     end
     ats_sim_cgate #(.W(1), .HOLD(4), .ID(13), .FALL(1)) u_cg_sched (
@@ -858,7 +942,7 @@ module ats_nand_sched #(
                 else $error("ats_nand_sched: BAD_REQ queue flags out of step with its count %0d (%m)", eq_cnt_q);
             assert (!(c1_take && !dup_q) || (hit_q & e_dsel_q) == '0)
                 else $error("ats_nand_sched: a completion frees the die being set (%m)");
-            assert (!c1_v_q || (any_hit == ((|hit_q) && !dup_q) && rel_hit_q == c1_row_q[c1_tag_q[3:0]]))
+            assert (!c1_v_q || (any_hit == ((|hit_q) && !dup_q) && rel_hit_q == c1_rowf[c1_tag_q[3:0]]))
                 else $error("ats_nand_sched: c1's registered match flags out of step (%m)");
             assert (e_lsel_q == (e_v_q ? e_lsel_chk_q : '0) && e_dsel_q == (e_v_q ? e_dsel_chk_q : '0) &&
                     e_csel_q == (e_v_q ? e_csel_chk_q : '0))
@@ -869,14 +953,23 @@ module ats_nand_sched #(
                 else $error("ats_nand_sched: release-map write data out of step (%m)");
             assert (!c1_take || rel_new == (rel_we ? c1_rel_q : rel_hit_q))
                 else $error("ats_nand_sched: c1's new release bit out of step (%m)");
-            assert (!c1_v_q || c1_row_q == ((relm_rv_q[c1_tag_q[7:4]] ? relm_mem[c1_tag_q[7:4]] : 16'h0)))
-                else $error("ats_nand_sched: c1_row_q differs from c1's row of the release map (%m)");
+            assert (!c1_v_q || c1_rowf == ((wr_v_q && wr_a_q == c1_tag_q[7:4]) ? wr_row_q :
+                                            (relm_rv_q[c1_tag_q[7:4]] ? relm_mem[c1_tag_q[7:4]] : 16'h0)))
+                else $error("ats_nand_sched: c1's row (c1_rowf) differs from its row of the release map (%m)");
 `ifdef ATS_SYNTH_FORM
             for (int w = 0; w < NUM_WAYS; w++) begin
-                assert (slot_x_inv(slot_x_q[w], w) == 3'(slot_q))
+                assert (soh_hot(soh_q[w], w) == 8'(1) << slot_q)
                     else $error("ats_nand_sched: way %0d's slot copy out of step (%m)", w);
             end
 `endif
+            assert (r1_tsel_n_q == ~r1_pay_q[POS_TAG + 3 +: 5])
+                else $error("ats_nand_sched: r1_tsel_n_q out of step (%m)");
+            assert (r1_gsel_q == 8'(1) << (int'(r1_list_q) / GRP))
+                else $error("ats_nand_sched: r1_gsel_q out of step (%m)");
+            assert (rb_gsel_q == GRP'(1) << (int'(rb_list_q) % GRP))
+                else $error("ats_nand_sched: rb_gsel_q out of step (%m)");
+            assert (same_list == (r2_v_q && (r2_list_q == rb_list_q)))
+                else $error("ats_nand_sched: same_list out of step (%m)");
             assert (!rel_we == !(rel_set || rel_clr))
                 else $error("ats_nand_sched: release-map write enable out of step (%m)");
         end
@@ -884,7 +977,7 @@ module ats_nand_sched #(
 `endif
 endmodule
 
-// ats_nand_sched_match: which of N valid W-bit tags equal `tag`, and the ORs of that by groups of 8.
+// ats_nand_sched_match: which of N valid W-bit tags equal `tag`, and the ORs of that by groups of GS.
 // Its own
 // hierarchy level in synthesis (keep_hierarchy): ABC9 maps each module apart, so this cone gets its
 // least depth instead of the depth of the scheduler's slowest cone (README_sched.md "Implementation").
@@ -892,18 +985,69 @@ endmodule
 (* keep_hierarchy *)
 module ats_nand_sched_match #(
     parameter int N = 32,
-    parameter int W = 8
+    parameter int W = 8,
+    parameter int GS = 4
 ) (
     input  wire logic [N-1:0]   valid,
     input  wire logic [N*W-1:0] tags,
     input  wire logic [W-1:0]   tag,
     output      logic [N-1:0]   hit,
-    output      logic [(N+7)/8-1:0] grp
+    output      logic [(N+GS-1)/GS-1:0] grp
 );
     always_comb begin
         for (int i = 0; i < N; i++) hit[i] = valid[i] && (tags[i*W +: W] == tag);
         grp = '0;
-        for (int i = 0; i < N; i++) grp[i / 8] = grp[i / 8] || hit[i];
+        for (int i = 0; i < N; i++) grp[i / GS] = grp[i / GS] || hit[i];
+    end
+endmodule
+
+// ats_nand_sched_older: a's arrival stamp is older than b's ((a - b) modulo 2^W negative). Its own
+// hierarchy level in synthesis: its carry chain does not set the scheduler's depth target.
+(* keep_hierarchy *)
+module ats_nand_sched_older #(
+    parameter int W = 16
+) (
+    input  wire logic [W-1:0] a,
+    input  wire logic [W-1:0] b,
+    output      logic         older
+);
+    logic [W-1:0] diff;
+    assign diff  = a - b;
+    assign older = diff[W-1];
+endmodule
+
+// ats_nand_sched_take: the completion buffer's take decisions from c1's registers (the scheduler's
+// "completions" section). Its own hierarchy level in synthesis, for the same reason as the match.
+(* keep_hierarchy *)
+module ats_nand_sched_take #(
+    parameter int HG = 8
+) (
+    input  wire logic          c1_v,
+    input  wire logic          out_valid,
+    input  wire logic          ncpl_ready,
+    input  wire logic          eq_ne,
+    input  wire logic [HG-1:0] hg,
+    input  wire logic          dup,
+    input  wire logic          c1_rel,
+    input  wire logic          rel_hit,
+    output      logic          out_free,
+    output      logic          c1_take,
+    output      logic          ccpl_ready,
+    output      logic          any_hit,
+    output      logic          fwd,
+    output      logic          spur,
+    output      logic          rel_we,
+    output      logic          rel_new
+);
+    always_comb begin
+        out_free   = !out_valid || ncpl_ready;
+        c1_take    = c1_v && out_free && !eq_ne;
+        ccpl_ready = !c1_v || c1_take;
+        any_hit    = (|hg) && !dup;
+        fwd        = !c1_rel && (any_hit || rel_hit);
+        spur       = c1_rel ? !any_hit : !(any_hit || rel_hit);
+        rel_we     = c1_take && (c1_rel ? any_hit : (!any_hit && rel_hit));
+        rel_new    = c1_rel ? (rel_hit || any_hit) : (rel_hit && any_hit);
     end
 endmodule
 /* verilator lint_on DECLFILENAME */
