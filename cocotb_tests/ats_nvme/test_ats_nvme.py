@@ -25,15 +25,18 @@ Atomic writes (docs/host-interface.md "Atomic writes"): the Identify fields agai
 statement of the Linux NVMe driver's and block layer's rules (`linux_atomic_limits`), then Writes of
 every size up to the atomic unit at random offsets inside a group, at a group's end, crossing a
 boundary and above the unit, with and without FUA: each one's descriptor is the implicit
-transaction (txid NUM_TX + COMMIT) exactly when Linux would send it as an atomic write of two or
-more blocks (`linux_atomic_ok`), its data read back; the reserved txid is BAD_TXID. No space
-(`atomic_no_space`): an atomic Write whose WRITE the core ends NO_SPACE after its first pages entered
-the write buffer (the core model's `stall`, the reference's `CoreStub.execute(taken=m)`: m uncommitted
-entries of txid NUM_TX) completes Capacity Exceeded with DW0 = m; the next atomic Write, submitted
-while the failed one waits in the core or after its CQE, reaches the core only after that completion
-and sends a TX_ABORT of NUM_TX before its WRITE; a TX_ABORT refused (still no space) fails its Write,
-the next one aborts again; every failed Write's blocks read their old data. The core model keeps
-the command queue's rule 5 (a COMMIT write or TX_* waits for the earlier commands of its txid).
+transaction (a txid of the atomic pool, taken in turn, + COMMIT) exactly when Linux would send it as
+an atomic write of two or more blocks (`linux_atomic_ok`), its data read back; the reserved txids are
+BAD_TXID. No space (`atomic_no_space`): an atomic Write whose WRITE the core ends NO_SPACE after its
+first pages entered the write buffer (the core model's `stall`, the reference's
+`CoreStub.execute(taken=m)`: m uncommitted entries of its txid t) completes Capacity Exceeded with
+DW0 = m; the next atomic Write on t's pool entry (the next one with ATX = 1, ATX later with a pool),
+submitted while the failed one waits in the core or after its CQE, reaches the core only after that
+completion and sends a TX_ABORT of t before its WRITE; a TX_ABORT refused (still no space) fails its
+Write, the next one on the entry aborts again; every failed Write's blocks read their old data. With
+ATX > 1 the atomic Write submitted while the failing one waits in the core is on the next entry: it
+reaches the core and completes while the failing one is still there. The core model keeps the
+command queue's rule 5 (a COMMIT write or TX_* waits for the earlier commands of its txid).
 
 Static transactions (docs/host-interface.md §1.11, STX = 2 engines): batches of SWRITEs of random
 range counts and sizes (disjoint ranges, the list in a random order, random list and data offsets)
@@ -272,11 +275,14 @@ class TB:
         self.nq = int(dut.NQ.value)
         self.num_tx = int(dut.NUM_TX.value)
         self.stx = int(dut.STX.value)
+        self.atx = int(dut.ATX.value)
+        self.res0 = self.num_tx - self.atx - self.stx + 1   # the first reserved txid
+        self.atom0 = self.num_tx - self.atx + 1             # the first atomic Writes' txid
         self.qsize = int(dut.QSIZE.value)
         self.host = PcieNvmeHost(dut, self.rng, mem_size=8 << 20)
         self.drv = self.host.drv
         self.core = CoreModel(self)
-        self.core.sw_txids = range(self.num_tx - self.stx, self.num_tx)
+        self.core.sw_txids = range(self.res0, self.atom0)
         self.expect_shutdown_flush = False
         self.shadow: dict[int, bytes] = {}              # LBA -> page (what a read must return)
         self.smart = [0, 0, 0, 0]                       # reads, bytes read, writes, bytes written
@@ -296,7 +302,8 @@ class TB:
     # ------------------------------------------------------------------ checks of the admin data
     def ref(self) -> R.NvmeRef:
         cfg = R.NvmeRefConfig(qdepth=self.qdepth, page_bytes=self.page_bytes, nq=self.nq, qsize=self.qsize,
-                              num_lbas=self.num_lbas, fw_identify=self.core.fw_identify, stx=self.stx)
+                              num_lbas=self.num_lbas, fw_identify=self.core.fw_identify, stx=self.stx,
+                              atx=self.atx)
         return R.NvmeRef(cfg)
 
     async def check_identify(self) -> None:
@@ -427,7 +434,7 @@ class TB:
         r, d = self.rng, self.drv
         q = r.choice(sorted(q for q in d.sqs if q))
         for _ in range(n):
-            txid = r.randrange(1, self.num_tx - self.stx)   # the last stx + 1 txids are the front end's
+            txid = r.randrange(1, self.res0)               # the last stx + atx txids are the front end's
             lbas = r.sample(range(self.num_lbas), r.randrange(1, 4))
             pages = {lba: r.randbytes(self.page_bytes) for lba in lbas}
             for lba, p in pages.items():
@@ -463,7 +470,7 @@ class TB:
         assert lim["unit_max"] == lim["max"] == lim["boundary"] == awu * pb >= 16384, (lim, awu)
         assert lim["unit_min"] == pb and lim["nawun"] == lim["awun"] == awu - 1 and lim["nacwu"] == 0, lim
         assert lim["nabsn"] == awu - 1, lim
-        assert struct.unpack_from("<I", idc, 3072 + 36)[0] == self.num_tx - 1 - self.stx, \
+        assert struct.unpack_from("<I", idc, 3072 + 36)[0] == self.res0 - 1, \
             "num_tx not less the reserved txids"
         q = r.choice(sorted(q for q in d.sqs if q))
         maxb = 65536 // pb
@@ -473,6 +480,7 @@ class TB:
         cases += [(k, r.randrange(awu - k + 1, awu)) for k in r.sample(range(2, awu + 1), min(6, awu - 1))]
         cases += [(k, r.randrange(awu)) for k in range(awu + 1, maxb + 1, max(1, (maxb - awu) // 4))]
         seen = dict(atomic=0, plain=0)
+        prev = None                                    # the pool's txids are taken in turn
         for k, off in cases:
             lba = r.randrange(groups - (k + off) // awu - 1) * awu + off
             data, fua = r.randbytes(k * pb), r.random() < 0.3
@@ -483,7 +491,11 @@ class TB:
             assert len(w) == 1 and w[0]["lba"] == lba and w[0]["nlb"] == k - 1, w
             atomic = k >= 2 and linux_atomic_ok(lim, pb, lba, k)
             assert atomic == ref.is_atomic(lba, k - 1)
-            want = (self.num_tx if atomic else 0, (4 if atomic else 0) | (1 if fua else 0))
+            if atomic:
+                txid = w[0]["txid"] if prev is None else self.atom0 + (prev - self.atom0 + 1) % self.atx
+                assert self.atom0 <= txid <= self.num_tx, w[0]
+                prev = txid
+            want = (txid if atomic else 0, (4 if atomic else 0) | (1 if fua else 0))
             assert (w[0]["txid"], w[0]["flags"]) == want, f"{k} blocks at {lba} (group offset {off}): {w[0]}"
             seen["atomic" if atomic else "plain"] += 1
             for i in range(k):
@@ -495,11 +507,11 @@ class TB:
             self.smart[0] += 1
             self.smart[1] += len(data)
         assert seen["atomic"] >= awu - 1 and seen["plain"] >= 4, seen
-        # the reserved txid is the device's: BAD_TXID from the front end, no descriptor
+        # the reserved txids are the device's: BAD_TXID from the front end, no descriptor
         n0 = len(self.core.descs)
         for c in [await self.do(d.submit_write(q, 0, bytes(pb), txid=self.num_tx, tx=True)),
-                  await self.do(d.submit_tx(q, nvme.IO_TX_BEGIN, self.num_tx)),
-                  await self.do(d.submit_tx(q, nvme.IO_TX_COMMIT, self.num_tx))]:
+                  await self.do(d.submit_tx(q, nvme.IO_TX_BEGIN, self.atom0)),
+                  await self.do(d.submit_tx(q, nvme.IO_TX_COMMIT, r.randrange(self.res0, self.num_tx + 1)))]:
             await self.do(d.wait(c))
             assert (c.cqe.sct, c.cqe.sc) == (7, 0x02) and c.cqe.dnr == 1, c.cqe
         assert len(self.core.descs) == n0, "a command of the reserved txid reached the core"
@@ -508,21 +520,28 @@ class TB:
     async def atomic_no_space(self) -> None:
         """An atomic Write ended NO_SPACE with its first pages in the write buffer (the core model's
         `stall`: it waits for a slot after m pages when no_space rises) leaves m uncommitted entries
-        of txid NUM_TX: it completes Capacity Exceeded with DW0 = m, and the front end sends a TX_ABORT
-        of NUM_TX before the next atomic Write's WRITE, so no later COMMIT applies them
-        (docs/host-interface.md §1.10). Three rounds on fresh groups of LBAs: (1) the next atomic Write
-        submitted while the failing one waits in the core (it must not reach the core before that one's
-        completion; space is back before it runs); (2) submitted after the failure's CQE; (3) no space
-        still up at the next one: its TX_ABORT is refused, it completes Capacity Exceeded with nothing
-        written, and the one after it (space back) aborts and commits. Reads of every failed Write's
-        LBAs return the old data."""
-        r, d, pb, awu, ntx = self.rng, self.drv, self.page_bytes, self.ref().awu, self.num_tx
+        of its txid t: it completes Capacity Exceeded with DW0 = m, and the front end sends a TX_ABORT
+        of t before the next atomic Write on t's pool entry, so no later COMMIT applies them
+        (docs/host-interface.md §1.10). With a pool (ATX > 1) `fillers` take the entries between.
+        Three rounds on fresh groups of LBAs: (1) the next atomic Write submitted while the failing
+        one waits in the core (ATX = 1: it must not reach the core before that one's completion;
+        space is back before it runs; ATX > 1: it is on the next entry and completes while the
+        failing one waits); (2) submitted after the failure's CQE; (3) no space still up at the next
+        one on the entry: its TX_ABORT is refused, it completes Capacity Exceeded with nothing
+        written, and the one after it on the entry (space back) aborts and commits. Reads of every
+        failed Write's LBAs return the old data."""
+        r, d, pb, awu, atx = self.rng, self.drv, self.page_bytes, self.ref().awu, self.atx
         sqs = sorted(q for q in d.sqs if q)
-        groups = r.sample(range(self.num_lbas // awu), 7)
+        groups = r.sample(range(self.num_lbas // awu), 7 + 3 * (atx - 1))
+        nx = [7]                                        # the next free group for fillers
 
         def pick(g: int) -> tuple[int, bytes]:
             k = r.randrange(2, awu + 1)
             return g * awu + r.randrange(awu - k + 1), r.randbytes(k * pb)
+
+        def after(t: int, n: int = 1) -> int:
+            """The pool txid n entries after t."""
+            return self.atom0 + (t - self.atom0 + n) % atx
 
         async def read_back(lba: int, n: int, what: str) -> None:
             got = await self.do(d.read(r.choice(sqs), lba, n))
@@ -535,7 +554,7 @@ class TB:
             n = len(data) // pb
             m = r.randrange(1, n)
             self.core.stalled.clear()
-            self.core.stall = lambda f: m if (f["op"] == R.OP_WRITE and f["txid"] == ntx and f["lba"] == lba) else None
+            self.core.stall = lambda f: m if (f["op"] == R.OP_WRITE and f["txid"] >= self.atom0 and f["lba"] == lba) else None
             c = await self.do(d.submit_write(q, lba, data))
             for _ in range(4000):
                 if self.core.stalled:
@@ -553,10 +572,20 @@ class TB:
             self.smart[2] += 1
             self.smart[3] += len(data)
 
-        def abort_first(lba: int, data: bytes, n0: int, what: str) -> None:
-            """Its descriptors (from n0 on): a TX_ABORT of NUM_TX (answered OK), then its WRITE."""
-            fs = [f for f in self.core.descs[n0:] if f["txid"] == ntx]
-            assert [(f["op"], f["txid"]) for f in fs] == [(R.OP_TX_ABORT, ntx), (R.OP_WRITE, ntx)], f"{what}: {fs}"
+        async def fillers(t: int, n: int) -> None:
+            """n atomic Writes that complete OK, on the pool entries after txid t (no abort: clean)."""
+            for i in range(n):
+                lba, data = pick(groups[nx[0]])
+                nx[0] += 1
+                n0 = len(self.core.descs)
+                await ok_one(await self.do(d.submit_write(r.choice(sqs), lba, data)), lba, data, "filler")
+                fs = [(f["op"], f["txid"]) for f in self.core.descs[n0:] if f["lba"] == lba or f["op"] == R.OP_TX_ABORT]
+                assert fs == [(R.OP_WRITE, after(t, i + 1))], f"filler {i} after txid {t}: {fs}"
+
+        def abort_first(lba: int, data: bytes, n0: int, t: int, what: str) -> None:
+            """Its descriptors (from n0 on): a TX_ABORT of t (answered OK), then its WRITE on t."""
+            fs = [f for f in self.core.descs[n0:] if f["txid"] == t]
+            assert [(f["op"], f["txid"]) for f in fs] == [(R.OP_TX_ABORT, t), (R.OP_WRITE, t)], f"{what}: {fs}"
             assert fs[0]["tag"] == fs[1]["tag"] and fs[0]["_st"] == R.ST_OK, f"{what}: {fs}"
             assert (fs[1]["lba"], fs[1]["nlb"], fs[1]["flags"] & R.F_COMMIT) == (lba, len(data) // pb - 1, R.F_COMMIT), fs
 
@@ -569,50 +598,70 @@ class TB:
         lb, db = pick(groups[1])
         n0 = len(self.core.descs)
         ca, fa, m = await fail_one(la, da, r.choice(sqs))
+        ta = fa["txid"]
         cb = await self.do(d.submit_write(r.choice(sqs), lb, db))
         for _ in range(4000):                           # B fetched: waiting in the decoder (D_DESC), or
             if int(self.dut.u_cmd.d_q.value) == 7 or any(f["lba"] == lb for f in self.core.descs[n0:]):
-                break                                   # (the old front end) in the core behind A, rule 5
+                break                                   # in the core (behind A, rule 5, or on its own txid)
             await ClockCycles(self.dut.clk, 5)
         else:
             raise AssertionError("the second atomic Write was never fetched")
+        if atx > 1:                                     # B on the next entry: done while A waits in the core
+            await ok_one(cb, lb, db, "atomic Write on the next pool txid while one waits in the core")
+            fb = [f for f in self.core.descs[n0:] if f["lba"] == lb and f["op"] == R.OP_WRITE]
+            assert [(f["op"], f["txid"]) for f in fb] == [(R.OP_WRITE, after(ta))], fb
+            assert not ca.done and self.core.stalled, "the failing atomic Write left the core before B"
+            self.stats["atomic_pool"] = self.stats.get("atomic_pool", 0) + 1
         await ClockCycles(self.dut.clk, r.randrange(1, 200))
         self.core.stub.no_space = True                  # no space: A ends with its first m pages buffered
         await self.do(d.wait(ca))
         failed(ca, m, "atomic Write ended by no space")
+        if atx > 1:
+            await fillers(after(ta), atx - 2)
+            lb, db = pick(groups[nx[0]])
+            nx[0] += 1
+            n1 = len(self.core.descs)
+            cb = await self.do(d.submit_write(r.choice(sqs), lb, db))
         await ok_one(cb, lb, db, "atomic Write behind the failed one")
         await read_back(la, len(da) // pb, "a failed atomic Write became visible (committed by the next one)")
         await read_back(lb, len(db) // pb, "the atomic Write after the failure")
-        assert all(f["_seq"] >= fa["_ndesc"] for f in self.core.descs[n0:] if f["txid"] == ntx and f is not fa), \
-            "the next atomic Write reached the core before the failed one completed"
-        abort_first(lb, db, fa["_seq"] + 1, "atomic Write behind the failed one")
+        assert all(f["_seq"] >= fa["_ndesc"] for f in self.core.descs[n0:] if f["txid"] == ta and f is not fa), \
+            "the next atomic Write on the txid reached the core before the failed one completed"
+        abort_first(lb, db, fa["_seq"] + 1 if atx == 1 else n1, ta, "atomic Write behind the failed one")
         # (2) the next atomic Write submitted after the failure's CQE
         la, da = pick(groups[2])
         lc, dc = pick(groups[3])
         ca, fa, m = await fail_one(la, da, r.choice(sqs))
+        ta = fa["txid"]
         self.core.stub.no_space = True
         await self.do(d.wait(ca))
         failed(ca, m, "atomic Write ended by no space")
+        await fillers(ta, atx - 1)
         n0 = len(self.core.descs)
         cc = await self.do(d.submit_write(r.choice(sqs), lc, dc))
         await ok_one(cc, lc, dc, "atomic Write after the failure's CQE")
         await read_back(la, len(da) // pb, "a failed atomic Write became visible (committed by the next one)")
         await read_back(lc, len(dc) // pb, "the atomic Write after the failure")
-        abort_first(lc, dc, n0, "atomic Write after the failure's CQE")
+        abort_first(lc, dc, n0, ta, "atomic Write after the failure's CQE")
         # (3) no space still up at the next one: its TX_ABORT is refused; the one after it goes through
         la, da = pick(groups[4])
         ld, dd = pick(groups[5])
         le, de = pick(groups[6])
-        self.core.nosp_pulse = False
+        self.core.nosp_pulse = atx > 1                  # a pool: space back for the fillers, then up again
         ca, fa, m = await fail_one(la, da, r.choice(sqs))
+        ta = fa["txid"]
         self.core.stub.no_space = True
         await self.do(d.wait(ca))
         failed(ca, m, "atomic Write ended by no space")
+        if atx > 1:
+            await fillers(ta, atx - 1)
+            self.core.nosp_pulse = False
+            self.core.stub.no_space = True
         n0 = len(self.core.descs)
         cd = await self.do(d.submit_write(r.choice(sqs), ld, dd))
         await self.do(d.wait(cd))
         failed(cd, 0, "atomic Write whose TX_ABORT met no space")
-        fs = [f for f in self.core.descs[n0:] if f["txid"] == ntx]
+        fs = [f for f in self.core.descs[n0:] if f["txid"] == ta]
         assert [(f["op"], f["_st"]) for f in fs] == [(R.OP_TX_ABORT, R.ST_NO_SPACE)], f"refused abort: {fs}"
         self.core.stub.no_space = False
         self.core.nosp_pulse = True
@@ -621,9 +670,10 @@ class TB:
         await ok_one(ce, le, de, "atomic Write after a refused abort")
         for lba, data, what in ((la, da, "failed"), (ld, dd, "refused"), (le, de, "last")):
             await read_back(lba, len(data) // pb, f"atomic Write ({what}) after no space")
-        abort_first(le, de, n0, "atomic Write after a refused abort")
+        abort_first(le, de, n0, ta, "atomic Write after a refused abort")
         self.core.stall = None
-        assert not self.core.stub.tx.get(ntx), f"txid {ntx} still holds entries: {self.core.stub.tx.get(ntx)}"
+        for t in range(self.atom0, self.num_tx + 1):
+            assert not self.core.stub.tx.get(t), f"txid {t} still holds entries: {self.core.stub.tx.get(t)}"
         self.stats["atomic_nosp"] = 3
 
     # ------------------------------------------------------------------ static transactions (§1.11)
@@ -689,7 +739,7 @@ class TB:
         idc = await self.do(d.identify(nvme.CNS_CONTROLLER))
         w784, w785 = struct.unpack_from("<II", idc, 3136)
         maxp = ref.sw_pages
-        assert w784 == maxp << 16 | self.stx << 8 | R.SW_RANGES and w785 == self.num_tx << 8 | (self.num_tx - self.stx)
+        assert w784 == maxp << 16 | self.stx << 8 | R.SW_RANGES and w785 == self.num_tx << 8 | self.res0
         sqs = sorted(q for q in d.sqs if q)
         self.core.sw_par = 0
         waits = dict(swgo=0, srw=0, on=True)           # cycles the decoder waited for an engine / in an SREAD
@@ -987,6 +1037,8 @@ PUBLIC = {"ats_nvme_arb2": ["s0_valid", "s1_valid"], "ats_nvme_admin": ["a_q"], 
 CONFIGS = {
     "q8_p4096": {"NQ": 2, "QSIZE": 64, "QDEPTH": 8, "PAGE_BYTES": 4096, "NUM_LBAS": 2048, "TAGS": 4, "STX": 2},
     "q4_p512": {"NQ": 1, "QSIZE": 16, "QDEPTH": 4, "PAGE_BYTES": 512, "NUM_LBAS": 4096, "TAGS": 2, "STX": 2},
+    "q8_p4096_atx3": {"NQ": 2, "QSIZE": 64, "QDEPTH": 8, "PAGE_BYTES": 4096, "NUM_LBAS": 2048, "TAGS": 4, "STX": 2,
+                      "ATX": 3},
 }
 
 

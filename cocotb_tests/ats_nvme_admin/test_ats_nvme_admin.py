@@ -96,6 +96,7 @@ class TB:
         self.rmem = R.HostMemory(limit=LIMIT, base=0x100000)      # what the reference writes
         cfg = R.NvmeRefConfig(qdepth=self.qdepth, page_bytes=self.page_bytes, nq=NQ, qsize=QSIZE,
                               num_lbas=self.num_lbas, fw_identify=bytes(64), stx=int(dut.STX.value),
+                              atx=int(dut.ATX.value),
                               num_tx=int(dut.NUM_TX.value), tx_entries=int(dut.TX_ENTRIES.value))
         self.ref = R.NvmeRef(cfg, mem=self.rmem)
         self.ref.sqs[0] = R._Sq(0, 0, 64, cqid=0)
@@ -535,7 +536,7 @@ async def admin_random(dut):
 
 
 CONFIGS = {"q32_p4096": {"QDEPTH": 32, "PAGE_BYTES": 4096, "NUM_LBAS": 16384},
-           "q4_p512": {"QDEPTH": 4, "PAGE_BYTES": 512, "NUM_LBAS": "64'h2_0000_3039", "STX": 2}}
+           "q4_p512": {"QDEPTH": 4, "PAGE_BYTES": 512, "NUM_LBAS": "64'h2_0000_3039", "STX": 2, "ATX": 3}}
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))

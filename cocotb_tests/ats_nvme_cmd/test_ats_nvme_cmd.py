@@ -11,8 +11,10 @@ Around the DUT, plain-Python models of its neighbours:
     write-order counters `wr_acc` / `wr_done` (a READ's data burst is counted taken before the
     core completes it, issued after a random delay);
   - the core: takes descriptors with backpressure and completes them out of order after random
-    delays with random device statuses and results (so atomic Writes fail and the next one's
-    TX_ABORT of NUM_TX, compared like every descriptor, is required to occur);
+    delays with random device statuses and results (so atomic Writes fail and the TX_ABORT of the
+    failed one's txid before the next atomic Write on it, compared like every descriptor, is
+    required to occur; with ATX > 1 several atomic Writes of distinct pool txids are required to be
+    in the core at once);
   - the admin block: takes admin SQEs, stays busy a while.
 Reference: `atstb.nvme_ref.NvmeRef` (`_io` for every SQE, `complete` for every completion): every
 descriptor of a tag equals the reference's next descriptor for that tag; every CQE request equals
@@ -53,7 +55,9 @@ class TB:
         self.page_bytes = int(dut.PAGE_BYTES.value)
         cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
         self.mem = R.HostMemory(limit=LIMIT, base=0x100000)
-        self.ref = R.NvmeRef(R.NvmeRefConfig(qdepth=self.qdepth, page_bytes=self.page_bytes, nq=NQ), mem=self.mem)
+        self.atx = int(dut.ATX.value)
+        self.ref = R.NvmeRef(R.NvmeRefConfig(qdepth=self.qdepth, page_bytes=self.page_bytes, nq=NQ, atx=self.atx),
+                             mem=self.mem)
         for q in range(NQ + 1):
             self.ref.cqs[q] = R._Cq(q, 0, 64)
         self.prio = {0: 0}
@@ -93,7 +97,8 @@ class TB:
         self.feeding = False
         self.smart = [0, 0, 0, 0]                  # DUT: reads, bytes read, writes, bytes written
         self.alloc: dict[int, tuple[int, int]] = {}   # tag -> (SQ, cycle taken), until its CQE is acknowledged
-        self.stats.update(sqe=0, adm=0, desc=0, cqe=0, err_cqe=0, trims=0, lba_hi=0, xfer_win=0, atom_abort=0)
+        self.stats.update(sqe=0, adm=0, desc=0, cqe=0, err_cqe=0, trims=0, lba_hi=0, xfer_win=0, atom_abort=0,
+                          atom_multi=0)
         every_edge(dut.clk, self._edge)
 
     async def _cqe_port(self) -> None:
@@ -212,8 +217,13 @@ class TB:
             assert g == want.fields(), f"descriptor {g} != the reference's {want.fields()}"
             self.stats["desc"] += 1
             self.stats["trims"] += want.op == R.OP_TRIM
-            self.stats["atom_abort"] += want.op == R.OP_TX_ABORT and want.txid == self.ref.cfg.num_tx
+            atom = self.ref.atom0 <= want.txid <= self.ref.cfg.num_tx
+            self.stats["atom_abort"] += want.op == R.OP_TX_ABORT and atom
             self.in_core.append((tag, self.cycle, want))
+            if want.op == R.OP_WRITE and atom:        # atomic WRITEs of distinct txids in the core at once
+                n = sum(w.op == R.OP_WRITE and self.ref.atom0 <= w.txid <= self.ref.cfg.num_tx
+                        for _, _, w in self.in_core)
+                self.stats["atom_multi"] = max(self.stats["atom_multi"], n)
         # the core: completions, out of order
         if self.in_core and self.rng.random() < 0.3:
             i = self.rng.randrange(len(self.in_core))
@@ -441,9 +451,12 @@ async def cmd_random(dut):
     for k in ("adm", "desc", "cqe", "err_cqe", "trims", "lba_hi", "xfer_win", "full_cq", "stray_cpl",
               "atom_abort"):      # atom_abort: a failed atomic Write's txid aborted before the next one
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
+    assert 1 <= tb.stats["atom_multi"] <= tb.atx and (tb.atx == 1 or tb.stats["atom_multi"] > 1), (
+        f"atomic Writes in the core at once vs the pool of {tb.atx}: {tb.stats}")
 
 
-CONFIGS = {"q32_p4096": {"QDEPTH": 32, "PAGE_BYTES": 4096}, "q4_p512": {"QDEPTH": 4, "PAGE_BYTES": 512}}
+CONFIGS = {"q32_p4096": {"QDEPTH": 32, "PAGE_BYTES": 4096}, "q4_p512": {"QDEPTH": 4, "PAGE_BYTES": 512},
+           "q32_p4096_atx4": {"QDEPTH": 32, "PAGE_BYTES": 4096, "ATX": 4}}
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))

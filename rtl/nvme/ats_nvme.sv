@@ -42,9 +42,10 @@ module ats_nvme #(
     parameter int          WCHUNK     = 64,
     parameter logic [15:0] VID        = 16'h1D1D,
     parameter logic [63:0] FR         = "0000abcd",
-    parameter int          NUM_TX     = 32,            // the core's txids (NUM_TX: the atomic writes')
+    parameter int          NUM_TX     = 32,            // the core's txids (the last ATX: the atomic writes')
     parameter int          TX_ENTRIES = 32,            // the core's pages per transaction
-    parameter int          STX        = 0,             // SWRITE engines (their txids NUM_TX-STX..NUM_TX-1; §1.11)
+    parameter int          STX        = 0,             // SWRITE engines (their txids NUM_TX-ATX-STX+1..NUM_TX-ATX; §1.11)
+    parameter int          ATX        = 1,             // atomic Writes' txids NUM_TX-ATX+1..NUM_TX (§1.10)
     parameter int          QW         = $clog2(NQ + 1)
 ) (
     input  wire logic         clk,
@@ -366,7 +367,7 @@ module ats_nvme #(
     logic cmd_idle_c;
 
     ats_nvme_cmd #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .SHUT_CKPT(SHUT_CKPT), .NUM_TX(NUM_TX),
-                   .TX_ENTRIES(TX_ENTRIES), .STX(STX), .NUM_LBAS(NUM_LBAS)) u_cmd (
+                   .TX_ENTRIES(TX_ENTRIES), .STX(STX), .ATX(ATX), .NUM_LBAS(NUM_LBAS)) u_cmd (
         .clk(nclk), .rst,
         .s_sqe_valid(sqe_valid), .s_sqe_ready(sqe_ready), .s_sqe_data(sqe_data), .s_sqe_sqid(sqe_sqid),
         .s_sqe_cqid(sqe_cqid), .s_sqe_sqhd(sqe_sqhd), .s_sqe_prio(sqe_prio),
@@ -391,7 +392,7 @@ module ats_nvme #(
     );
 
     ats_nvme_admin #(.NQ(NQ), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS), .VID(VID), .FR(FR),
-                     .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES), .STX(STX)) u_adm (
+                     .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES), .STX(STX), .ATX(ATX)) u_adm (
         .clk(nclk), .rst,
         .s_adm_valid(adm_valid), .s_adm_ready(adm_ready), .s_adm_data(adm_data), .s_adm_sqhd(adm_sqhd),
         .adm_busy, .st_rdy, .st_dis, .ioq_any, .sq_busy, .vwc,

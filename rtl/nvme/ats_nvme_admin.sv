@@ -41,9 +41,10 @@ module ats_nvme_admin #(
     parameter logic [63:0] NUM_LBAS   = 64'd16384,
     parameter logic [15:0] VID        = 16'h1D1D,
     parameter logic [63:0] FR         = "0000abcd",         // firmware revision: 8 ASCII characters
-    parameter int          NUM_TX     = 32,                 // the core's txids; NUM_TX is reserved (ats_nvme_cmd)
+    parameter int          NUM_TX     = 32,                 // the core's txids; the last STX + ATX reserved (ats_nvme_cmd)
     parameter int          TX_ENTRIES = 32,                 // the core's pages per transaction
-    parameter int          STX        = 0,                  // SWRITE engines: txids NUM_TX-STX..NUM_TX-1 (ats_nvme_cmd)
+    parameter int          STX        = 0,                  // SWRITE engines: txids NUM_TX-ATX-STX+1..NUM_TX-ATX (ats_nvme_cmd)
+    parameter int          ATX        = 1,                  // atomic Writes' txids NUM_TX-ATX+1..NUM_TX (ats_nvme_cmd)
     parameter int          AWU        = ats_nvme_pkg::awu_blocks(PAGE_BYTES, TX_ENTRIES),  // NAWUPF + 1
     parameter logic [31:0] LOCAL_ADDR = 32'h8000_0000       // dptr of the §1 admin descriptors
 ) (
@@ -340,8 +341,8 @@ module ats_nvme_admin #(
         case (k)
             K_IDC: begin
                 if (j >= 15'd1 && j <= 15'd17)      gen = STRS[32 * (j - 15'd1) +: 32];   // SN, MN, FR
-                else if (j == 15'd777)              gen = bw < 32'(NUM_TX - STX) ? bw : 32'(NUM_TX - 1 - STX);
-                                                                   // num_tx: the last STX + 1 txids are the
+                else if (j == 15'd777)              gen = bw < 32'(NUM_TX - STX - ATX + 1) ? bw : 32'(NUM_TX - ATX - STX);
+                                                                   // num_tx: the last STX + ATX txids are the
                                                                    // front end's (SWRITE, atomic writes)
                 else if (j >= 15'd768 && j < 15'd784) gen = bw;          // the firmware's IDENTIFY words
                 else case (j)
@@ -357,7 +358,7 @@ module ats_nvme_admin #(
                     15'd132: gen = 32'(AWU - 1);                           // AWUPF (NVSCC, NWPC 0)
                     15'd784: gen = STX == 0 ? 32'd0 :                      // SWRITE: SW_PAGES, STX, SW_RANGES
                                    {16'(ats_nvme_pkg::sw_pages(PAGE_BYTES, TX_ENTRIES)), 8'(STX), 8'd8};
-                    15'd785: gen = {16'd0, 8'(NUM_TX), 8'(NUM_TX - STX)};  // atomic txid, first reserved
+                    15'd785: gen = {16'd0, 8'(NUM_TX), 8'(NUM_TX - STX - ATX + 1)};  // last atomic txid, first reserved
                     default: gen = '0;
                 endcase
             end
@@ -392,8 +393,8 @@ module ats_nvme_admin #(
                 15'd120: gen = 32'(STX);                                   // k60 STX (engines)
                 15'd122: gen = STX == 0 ? 32'd0 :                          // k61 SW_PAGES
                                32'(ats_nvme_pkg::sw_pages(PAGE_BYTES, TX_ENTRIES));
-                15'd124: gen = 32'(NUM_TX - STX);                          // k62 the first reserved txid
-                15'd126: gen = 32'(NUM_TX);                                // k63 the atomic Writes' txid
+                15'd124: gen = 32'(NUM_TX - STX - ATX + 1);                // k62 the first reserved txid
+                15'd126: gen = 32'(NUM_TX);                                // k63 the last atomic Writes' txid
                 15'd119, 15'd121, 15'd123, 15'd125, 15'd127: gen = 32'd0;  // the counters' high dwords
                 default: gen = j < 15'd128 ? bw : 32'd0;
             endcase

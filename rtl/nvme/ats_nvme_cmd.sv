@@ -17,20 +17,24 @@
 // status Data Transfer Error. The slot is freed when the CQE is acknowledged.
 //
 // Atomic writes (docs/host-interface.md "Atomic writes", docs/persistence.md §8): a Write (0x01) of
-// 2 … AWU blocks that does not cross an AWU-block boundary leaves as a WRITE of the reserved txid
-// NUM_TX with the COMMIT flag (one implicit transaction: all or nothing across power loss); a vendor
-// command naming txid NUM_TX completes BAD_TXID (SCT 7 / SC 0x02) here, without a descriptor. One
-// atomic Write is in the core at a time (the decoder waits in D_DESC while the previous one's WRITE
-// is not completed); a WRITE that completes with an error marks txid NUM_TX dirty (NO_SPACE may
-// leave its first pages as entries of the txid), and the next atomic Write first sends a TX_ABORT of
-// NUM_TX under its own tag and waits for it in D_ABW: OK / TX_EMPTY clears the mark and is not the
-// command's status (its WRITE follows); any other status ends the command with it, still dirty.
+// 2 … AWU blocks that does not cross an AWU-block boundary leaves as a WRITE with the COMMIT flag on
+// one of the ATX reserved atomic txids NUM_TX-ATX+1 … NUM_TX (one implicit transaction: all or
+// nothing across power loss); a vendor command naming a reserved txid completes BAD_TXID (SCT 7 /
+// SC 0x02) here, without a descriptor. The atomic Writes take the pool's txids in turn (entry
+// a_nx_q, txid NUM_TX-ATX+1+a_nx_q, then the next entry; a rotation in decode order, so the txid
+// of each Write does not depend on completion timing); each txid carries one atomic Write in the
+// core at a time (the decoder waits in D_DESC while the WRITE of the entry's previous Write is not
+// completed). A WRITE that completes with an error marks its txid dirty (NO_SPACE may leave its
+// first pages as entries of the txid), and the next atomic Write on that entry first sends a
+// TX_ABORT of the txid under its own tag and waits for it in D_ABW: OK / TX_EMPTY clears the mark
+// and is not the command's status (its WRITE follows on the same entry); any other status ends the
+// command with it, still dirty (the next atomic Write tries the same entry again).
 //
 // Static transactions (docs/host-interface.md §1.11): an SWRITE (0x8D, STX ≥ 1) reads its range list
 // (CDW14/15, DSM format, NR 1-based in CDW10[7:0]) through the slot's window, checks it (zero / too
 // many ranges, too many pages, an empty range, lengths ≠ NLB + 1, LBA out of range, overlap: the
 // vendor statuses 7/0x20-0x25 of ats_nvme_pkg), opens the data's PRPs and hands the ranges to a free
-// SWRITE engine k (txid NUM_TX - STX + k; the decoder waits while none is free): one WRITE per range,
+// SWRITE engine k (txid NUM_TX - ATX - STX + 1 + k; the decoder waits while none is free): one WRITE per range,
 // each after the previous one's completion, the last with COMMIT; a failed WRITE ends the command and
 // marks the txid dirty, and a dirty txid gets a TX_ABORT before the engine's next WRITE. An SREAD
 // (0x8E) is a Read whose descriptor leaves only once every SWRITE / atomic Write taken before it is
@@ -58,9 +62,10 @@ module ats_nvme_cmd #(
     parameter int QDEPTH     = 32,                 // I/O slots (the core's tags 0..QDEPTH-1)
     parameter int PAGE_BYTES = 4096,               // LBA size
     parameter bit SHUT_CKPT  = 1'b0,               // shutdown: FLUSH, then the firmware's checkpoint
-    parameter int NUM_TX     = 32,                 // the core's txids 1..NUM_TX; NUM_TX is the atomic writes'
+    parameter int NUM_TX     = 32,                 // the core's txids 1..NUM_TX; the last ATX: the atomic writes'
     parameter int TX_ENTRIES = 32,                 // the core's pages per transaction
-    parameter int STX        = 0,                  // SWRITE engines (txids NUM_TX-STX .. NUM_TX-1)
+    parameter int STX        = 0,                  // SWRITE engines (txids NUM_TX-ATX-STX+1 .. NUM_TX-ATX)
+    parameter int ATX        = 1,                  // atomic Writes' txids (NUM_TX-ATX+1 .. NUM_TX), 1..8
     parameter logic [63:0] NUM_LBAS = 64'd16384,   // the namespace's size (SWRITE's range check)
     parameter int AWU        = ats_nvme_pkg::awu_blocks(PAGE_BYTES, TX_ENTRIES),  // atomic write unit: NAWUPF + 1
     parameter int SW         = $clog2(QDEPTH + 1)  // slot index width at ats_nvme_prp (QDEPTH + 1 slots)
@@ -163,7 +168,9 @@ module ats_nvme_cmd #(
                             SC_SW_LENGTH = ats_nvme_pkg::SC_SW_LENGTH, SC_SW_OVERLAP = ats_nvme_pkg::SC_SW_OVERLAP;
     localparam int SW_MAXP = ats_nvme_pkg::sw_pages(PAGE_BYTES, TX_ENTRIES);   // blocks an SWRITE carries
     localparam int SK      = STX > 0 ? STX : 1;    // engine arrays (none used when STX = 0)
-    localparam int TX_RES0 = NUM_TX - STX;         // the first reserved txid
+    localparam int TX_RES0 = NUM_TX - STX - ATX + 1;   // the first reserved txid (the SWRITE engines')
+    localparam int TX_ATM0 = NUM_TX - ATX + 1;     // the first atomic Writes' txid
+    localparam int AXW     = ATX > 1 ? $clog2(ATX) : 1; // atomic pool index width
     localparam int EW      = SK > 1 ? $clog2(SK) : 1;   // engine index width
     localparam int TW = $clog2(QDEPTH);
     localparam int MAX_NLB = 65536 / PAGE_BYTES;   // LBAs a command may move (MDTS)
@@ -189,8 +196,8 @@ module ats_nvme_cmd #(
     if (PAGE_BYTES < 512 || PAGE_BYTES > 65536 || (PAGE_BYTES & (PAGE_BYTES - 1)) != 0) begin : g_check_page
         $fatal(1, "ats_nvme_cmd: PAGE_BYTES must be a power of two, 512..65536 (%m)");
     end
-    if (STX < 0 || STX > 8 || NUM_TX - STX < 2) begin : g_check_stx
-        $fatal(1, "ats_nvme_cmd: STX must be 0..8 and leave the host a txid (%m)");
+    if (STX < 0 || STX > 8 || ATX < 1 || ATX > 8 || NUM_TX - STX - ATX < 1) begin : g_check_stx
+        $fatal(1, "ats_nvme_cmd: STX must be 0..8, ATX 1..8, and leave the host a txid (%m)");
     end
     if (NUM_TX < 2 || NUM_TX > 63 || AWU < 2 || AWU > MAX_NLB || (AWU & (AWU - 1)) != 0) begin : g_check_awu
         $fatal(1, "ats_nvme_cmd: NUM_TX must be 2..63, AWU a power of two, 2..MDTS in LBAs (%m)");
@@ -304,13 +311,15 @@ module ats_nvme_cmd #(
     assign atomic = opc == IO_WRITE && nlb != 16'd0 &&
                     17'(slba[15:0] & 16'(AWU - 1)) + 17'(nlb) < 17'(AWU);
 
-    // one atomic Write in the core at a time; txid NUM_TX aborted after a failed one (module header)
-    logic          a_busy_q;                        // an atomic Write's WRITE is in the core
-    logic [TW-1:0] a_slot_q;                        // ... under this tag
-    logic          a_dirty_q;                       // txid NUM_TX may hold uncommitted pages
-    logic          a_wait, a_abort;
-    assign a_wait  = atomic && a_busy_q;            // D_DESC: wait for the previous atomic Write
-    assign a_abort = atomic && a_dirty_q;           // D_DESC: the descriptor is the TX_ABORT of NUM_TX
+    // the atomic txid pool: one atomic Write in the core per txid, taken in turn; a txid aborted
+    // after a failed one (module header)
+    logic [ATX-1:0] a_busy_q;                       // entry j: an atomic Write's WRITE is in the core
+    logic [TW-1:0]  a_slot_q [ATX];                 // ... under this tag
+    logic [ATX-1:0] a_dirty_q;                      // entry j: its txid may hold uncommitted pages
+    logic [AXW-1:0] a_nx_q;                         // the entry the next atomic Write takes
+    logic           a_wait, a_abort;
+    assign a_wait  = atomic && a_busy_q[a_nx_q];    // D_DESC: wait for the entry's previous Write
+    assign a_abort = atomic && a_dirty_q[a_nx_q];   // D_DESC: the descriptor is the entry's TX_ABORT
 
     logic        d_lba_bad;                         // SLBA beyond the core's 48 bits
     assign d_lba_bad = (rw || opc == IO_DIFF_WRITE) && slba[63:48] != 16'd0;
@@ -640,20 +649,33 @@ module ats_nvme_cmd #(
         end
     end
 
-    // atomic Writes: the one in the core, the dirty mark of txid NUM_TX (kept over controller resets)
+    // atomic Writes: the one in the core per pool entry, the entries' dirty marks, the rotation (all
+    // kept over controller resets). The entry a_nx_q cannot complete while the decoder is in D_ABW
+    // (its WRITE is not in the core), so the mark the abort clears is a_nx_q's.
     always_ff @(posedge clk) begin
-        if (d_load && atomic && !a_dirty_q) begin
-            a_busy_q <= 1'b1;
-            a_slot_q <= q_slot;
+        if (d_load && atomic && !a_dirty_q[a_nx_q]) begin
+            a_busy_q[a_nx_q] <= 1'b1;
+            a_slot_q[a_nx_q] <= q_slot;
         end
-        if (cpl_take && a_busy_q && 8'(s_cpl_tag) == 8'(a_slot_q)) begin
-            a_busy_q <= 1'b0;
-            if (!cpl_ok) a_dirty_q <= 1'b1;
+        for (int j = 0; j < ATX; j++) begin
+            if (cpl_take && a_busy_q[j] && 8'(s_cpl_tag) == 8'(a_slot_q[j])) begin
+                a_busy_q[j] <= 1'b0;
+                if (!cpl_ok) a_dirty_q[j] <= 1'b1;
+            end
         end
-        if (cpl_take && a_mid) a_dirty_q <= 1'b0;
+        if (cpl_take && a_mid) a_dirty_q[a_nx_q] <= 1'b0;
         if (rst) begin
-            a_busy_q <= 1'b0; a_dirty_q <= 1'b0;
+            a_busy_q <= '0; a_dirty_q <= '0;
         end
+    end
+    if (ATX > 1) begin : g_anx                      // the rotation (constant entry 0 without a pool)
+        always_ff @(posedge clk) begin
+            if (d_load && atomic && !a_dirty_q[a_nx_q])
+                a_nx_q <= 32'(a_nx_q) == ATX - 1 ? '0 : a_nx_q + 1'b1;
+            if (rst) a_nx_q <= '0;
+        end
+    end else begin : g_anx1
+        assign a_nx_q = '0;
     end
 
     // ---------------------------------------------------------------- descriptor register
@@ -675,7 +697,7 @@ module ats_nvme_cmd #(
                 IO_WRITE: begin
                     m_cmd_op <= OP_WRITE; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb;
                     m_cmd_flags <= (fua ? F_FUA : 4'd0) | (atomic ? F_COMMIT : 4'd0); m_cmd_dptr <= win;
-                    if (atomic) m_cmd_txid <= 6'(NUM_TX);
+                    if (atomic) m_cmd_txid <= 6'(TX_ATM0) + 6'(a_nx_q);
                 end
                 IO_READ, IO_SREAD: begin
                     m_cmd_op <= OP_READ; m_cmd_lba <= slba[47:0]; m_cmd_nlb <= nlb; m_cmd_dptr <= win;
@@ -727,7 +749,7 @@ module ats_nvme_cmd #(
         if (k_load) begin
             m_cmd_op <= OP_GET_LOG; m_cmd_tag <= SHUT_TAG; m_cmd_dptr <= 32'h8000_0000;
         end
-        if (d_load && a_abort) begin                    // a dirty txid NUM_TX is aborted first
+        if (d_load && a_abort) begin                    // a dirty atomic txid is aborted first
             m_cmd_op <= OP_TX_ABORT; m_cmd_lba <= '0; m_cmd_nlb <= '0; m_cmd_flags <= '0; m_cmd_dptr <= '0;
         end
         if (rst) m_cmd_valid <= 1'b0;

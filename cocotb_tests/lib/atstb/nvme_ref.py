@@ -54,20 +54,22 @@ Interpretations where §1 is silent (each is listed in the module's report to th
 
 Atomic writes (docs/host-interface.md "Atomic writes"): `awu` = NAWUPF + 1 = the largest power of two
 of at most MDTS in LBAs and at most `tx_entries`; a Write of 2 … `awu` LBAs inside one `awu`-aligned
-group leaves as WRITE with txid `num_tx` and COMMIT (FUA kept), only once the previous atomic Write's
-WRITE has completed (the decoder waits meanwhile); one completed with an error makes txid `num_tx`
-dirty, and the next atomic Write sends a TX_ABORT of it first under its own tag (the decoder waits
-for its answer: OK / TX_EMPTY clears the mark and is not the command's status, any other status
-ends the command with it, still dirty); a vendor command with TXID `num_tx`
-is BAD_TXID (7/0x02) after the CDW13 check; the firmware's IDENTIFY word 9 (num_tx) reads
-min(word, `num_tx` − 1) in Identify Controller.
+group leaves as WRITE with COMMIT (FUA kept) on one of the `atx` atomic txids `num_tx` − `atx` + 1 …
+`num_tx`: the atomic Writes take the pool's entries in turn (entry k, txid `num_tx` − `atx` + 1 + k,
+then k + 1 mod `atx`, in decode order), each only once the WRITE of the entry's previous atomic Write
+has completed (the decoder waits meanwhile); one completed with an error makes its txid dirty, and
+the next atomic Write on that entry sends a TX_ABORT of it first under its own tag (the decoder waits
+for its answer: OK / TX_EMPTY clears the mark and is not the command's status, its WRITE follows on
+the same entry; any other status ends the command with it, still dirty, the entry not moved on); a
+vendor command with a reserved TXID is BAD_TXID (7/0x02) after the CDW13 check; the firmware's
+IDENTIFY word 9 (num_tx) reads min(word, `num_tx` − `atx` − `stx`) in Identify Controller.
 
 Static transactions (docs/host-interface.md §1.11, `stx` ≥ 1 SWRITE engines): `swrite_plan` states
 what an SWRITE (0x8D) does from its SQE fields and the bytes of its range list: the status of the
 first failed check (in the documented order) or the WRITEs it issues (lba, nlb, data offset in
-blocks; the last with COMMIT); txids `num_tx` − `stx` … `num_tx` are the front end's (BAD_TXID for a
-vendor command naming one), Identify word 9 reads min(word, `num_tx` − 1 − `stx`), dword 784 =
-{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − stx}, and the
+blocks; the last with COMMIT); txids `num_tx` − `atx` − `stx` + 1 … `num_tx` are the front end's (BAD_TXID
+for a vendor command naming one; engine k's txid `num_tx` − `atx` − `stx` + 1 + k), dword 784 =
+{sw_pages 16, stx 8, 8 ranges 8} (0 when stx = 0), dword 785 = {0, num_tx, num_tx − atx − stx + 1}, and the
 same limits in Get Log Page LID 0xC0's counters k59 … k63 (`device_log`). The model
 runs them as the RTL does: SWRITE's WRITEs one at a time on engine k's txid (the lowest free engine;
 the decoder fetches nothing while an SWRITE waits for one), stopping at a failed one (the txid then
@@ -293,9 +295,10 @@ class NvmeRefConfig:
     qdepth: int = 32               # QDEPTH: command slots (tags)
     page_bytes: int = 4096         # LBA size
     num_lbas: int = 16384
-    num_tx: int = 32               # the core's txids; txid num_tx is the atomic writes' (reserved)
+    num_tx: int = 32               # the core's txids; the last atx are the atomic writes' (reserved)
     tx_entries: int = 32           # TX_ENTRIES of ats_nvme: pages per transaction (bounds the atomic unit)
-    stx: int = 0                   # STX of ats_nvme: SWRITE engines (their txids num_tx - stx … num_tx - 1)
+    stx: int = 0                   # STX of ats_nvme: SWRITE engines (txids num_tx - atx - stx + 1 … num_tx - atx)
+    atx: int = 1                   # ATX of ats_nvme: atomic Writes' txids (num_tx - atx + 1 … num_tx)
     msi_vectors: int = 32          # MSI vectors the host allocated
     vid: int = 0x1D1D
     sn: str = "ATOMSSD-SIM-0001"
@@ -358,6 +361,7 @@ class _Slot:
     sw_eng: int | None = None                        # SWRITE: its engine
     sw_abort: bool = False                           # SWRITE: the descriptor in the core is the TX_ABORT
     atom_abort: bool = False                         # atomic Write: the descriptor in the core is the TX_ABORT
+    atom_k: int | None = None                        # atomic Write: its pool entry
 
 
 def _cdw(sqe: bytes) -> list[int]:
@@ -565,7 +569,8 @@ class NvmeRef:
         self.shst = 0
         self._masked_pending: set[int] = set()
         self._eng_dirty = [False] * self.cfg.stx        # SWRITE engines' txids (kept over controller resets)
-        self._atom_dirty = False                        # txid num_tx after a failed atomic Write (kept too)
+        self._atom_dirty = [False] * self.cfg.atx       # atomic txids after a failed atomic Write (kept too)
+        self._atom_nx = 0                               # the pool entry the next atomic Write takes (kept)
         self._reset_state()
 
     # ------------------------------------------------------------------ state
@@ -579,7 +584,7 @@ class NvmeRef:
         self._disabling = False
         self._held: tuple[Callable[[], bool], Callable[[], None]] | None = None   # the decoder waits
         self._eng: list[_Slot | None] = [None] * self.cfg.stx                  # SWRITE engines
-        self._atom: _Slot | None = None                 # the atomic Write whose WRITE is in the core
+        self._atom: list[_Slot | None] = [None] * self.cfg.atx   # entry k: the atomic Write in the core
         self._shutdown = False
         self._aers: list[int] = []
         self.features = {FID_VWC: 1, FID_INT_COALESCING: 0, FID_ASYNC_EVENT: 0}
@@ -915,7 +920,7 @@ class NvmeRef:
             raise _Fail(SC_INVALID_FIELD)
         if cmd.opc == IO_SWRITE and (cmd.cdw[10] >> 8 or cmd.cdw[11]):
             raise _Fail(SC_INVALID_FIELD)
-        if cmd.opc in VENDOR_OPCODES and self.cfg.num_tx - self.cfg.stx <= cmd.cdw[13] & 0x3F <= self.cfg.num_tx:
+        if cmd.opc in VENDOR_OPCODES and self.res0 <= cmd.cdw[13] & 0x3F <= self.cfg.num_tx:
             raise _Fail(DEVICE_TO_NVME[ST_BAD_TXID])
         if cmd.opc in (IO_READ, IO_WRITE, IO_TX_READ, IO_TX_WRITE, IO_SREAD) and self._xfer_len(cmd) > MDTS_BYTES:
             raise _Fail(SC_INVALID_FIELD)
@@ -948,7 +953,7 @@ class NvmeRef:
             k = self._eng.index(None)
             self._eng[k] = slot
             slot.sw_eng = k
-            base = dict(tag=slot.tag, prio=sq.prio, sqid=sq.qid, cid=cmd.cid, txid=self.cfg.num_tx - self.cfg.stx + k)
+            base = dict(tag=slot.tag, prio=sq.prio, sqid=sq.qid, cid=cmd.cid, txid=self.res0 + k)
             descs = [Descriptor(OP_WRITE, lba=a, nlb=n, flags=fl, dptr=win + off * self.cfg.page_bytes, **base)
                      for a, n, off, fl in plan]
             if self._eng_dirty[k]:
@@ -1001,7 +1006,7 @@ class NvmeRef:
             d0 = descs[0]
             self._held = (lambda: all(x.done for x in mask), lambda: self._issue(slot, d0))
             return
-        slot.swk = descs[0].txid == self.cfg.num_tx and cmd.opc == IO_WRITE
+        slot.swk = cmd.opc == IO_WRITE and self.is_atomic(cmd.slba, cmd.cdw[12] & 0xFFFF)
         if slot.swk:
             self._atomic(slot, descs[0])
             return
@@ -1009,24 +1014,44 @@ class NvmeRef:
         slot.trims.extend(descs[1:])
 
     def _atomic(self, slot: _Slot, w: Descriptor) -> None:
-        """An atomic Write's WRITE (§1.10): issued once no earlier atomic Write's WRITE is in the core
-        (the decoder waits meanwhile); while txid num_tx is dirty (a failed atomic Write may have left
-        entries) a TX_ABORT of it goes first under the same tag, and the decoder waits for its answer
-        (`complete`): OK / TX_EMPTY → the WRITE, else the command ends with that status."""
+        """An atomic Write's WRITE (§1.10) on pool entry k = `_atom_nx` (txid `atom0` + k): issued once
+        the entry's previous atomic Write's WRITE has completed (the decoder waits meanwhile); while
+        the txid is dirty (a failed atomic Write may have left entries) a TX_ABORT of it goes first
+        under the same tag, and the decoder waits for its answer (`complete`): OK / TX_EMPTY → the
+        WRITE on the same entry, else the command ends with that status (the entry not moved on)."""
+        k = self._atom_nx
+        w.txid = self.atom0 + k
+
         def go() -> None:
-            if self._atom_dirty:
+            if self._atom_dirty[k]:
                 slot.atom_abort = True
+                slot.atom_k = k
                 slot.trims.append(w)
                 self._issue(slot, Descriptor(OP_TX_ABORT, tag=w.tag, prio=w.prio, sqid=w.sqid, cid=w.cid,
-                                             txid=self.cfg.num_tx))
+                                             txid=w.txid))
                 self._held = (lambda: not slot.atom_abort, lambda: None)
             else:
-                self._atom = slot
-                self._issue(slot, w)
-        if self._atom is None:
+                self._take_atom(slot, k, w)
+        if self._atom[k] is None:
             go()
         else:
-            self._held = (lambda: self._atom is None, go)
+            self._held = (lambda: self._atom[k] is None, go)
+
+    def _take_atom(self, slot: _Slot, k: int, w: Descriptor) -> None:
+        self._atom[k] = slot
+        slot.atom_k = k
+        self._atom_nx = (k + 1) % self.cfg.atx
+        self._issue(slot, w)
+
+    @property
+    def res0(self) -> int:
+        """The first reserved txid (the SWRITE engines', then the atomic pool's)."""
+        return self.cfg.num_tx - self.cfg.atx - self.cfg.stx + 1
+
+    @property
+    def atom0(self) -> int:
+        """The first atomic Writes' txid."""
+        return self.cfg.num_tx - self.cfg.atx + 1
 
     def _io_descriptors(self, cmd: _Cmd, sq: _Sq, slot: _Slot) -> list[Descriptor]:
         c13, nlb, opc = cmd.cdw[13], cmd.cdw[12] & 0xFFFF, cmd.opc
@@ -1039,7 +1064,7 @@ class NvmeRef:
             return [Descriptor(OP_FLUSH, **base)]
         if opc == IO_WRITE:
             if self.is_atomic(cmd.slba, nlb):           # the implicit transaction of an atomic write
-                return [Descriptor(OP_WRITE, lba=cmd.slba, nlb=nlb, txid=self.cfg.num_tx, flags=fua | F_COMMIT,
+                return [Descriptor(OP_WRITE, lba=cmd.slba, nlb=nlb, txid=self.atom0, flags=fua | F_COMMIT,
                                    dptr=win, data=self._gather(slot), **base)]
             return [Descriptor(OP_WRITE, lba=cmd.slba, nlb=nlb, flags=fua, dptr=win, data=self._gather(slot),
                                **base)]
@@ -1129,17 +1154,16 @@ class NvmeRef:
         if slot.atom_abort:                            # the TX_ABORT before an atomic Write's WRITE
             slot.atom_abort = False
             if status in (ST_OK, ST_TX_EMPTY):
-                self._atom_dirty = False
-                self._atom = slot
-                self._issue(slot, slot.trims.popleft())
+                self._atom_dirty[slot.atom_k] = False
+                self._take_atom(slot, slot.atom_k, slot.trims.popleft())
             else:
                 slot.trims.clear()
                 self._finish(slot, nvme_status(status), result)
             return
-        if slot is self._atom:
-            self._atom = None
+        if slot.atom_k is not None and slot is self._atom[slot.atom_k]:
+            self._atom[slot.atom_k] = None
             if status != ST_OK:
-                self._atom_dirty = True
+                self._atom_dirty[slot.atom_k] = True
         if status != ST_OK and slot.first_bad is None:
             slot.first_bad = nvme_status(status)
         slot.result = result
@@ -1383,11 +1407,11 @@ class NvmeRef:
         b[525] = 1                                     # VWC
         struct.pack_into("<HH", b, 526, self.awu - 1, self.awu - 1)   # AWUN, AWUPF
         b[3072:3136] = self.fw_identify[:64]
-        w9 = struct.unpack_from("<I", b, 3072 + 36)[0]                 # num_tx: the last txid is reserved
-        struct.pack_into("<I", b, 3072 + 36, min(w9, self.cfg.num_tx - 1 - self.cfg.stx))
+        w9 = struct.unpack_from("<I", b, 3072 + 36)[0]                 # num_tx: the reserved txids not
+        struct.pack_into("<I", b, 3072 + 36, min(w9, self.res0 - 1))
         if self.cfg.stx:                               # SWRITE limits (§1.11)
             struct.pack_into("<BBH", b, 3136, SW_RANGES, self.cfg.stx, self.sw_pages)
-        struct.pack_into("<BB", b, 3140, self.cfg.num_tx - self.cfg.stx, self.cfg.num_tx)
+        struct.pack_into("<BB", b, 3140, self.res0, self.cfg.num_tx)
         return bytes(b)
 
     def identify_namespace(self) -> bytes:
@@ -1420,11 +1444,11 @@ class NvmeRef:
         """Get Log Page LID 0xC0 (§1.11): the firmware's 512-byte GET_LOG answer (`fw`, default
         `fw_log()`; missing bytes 0) with its 64-bit counters k59 … k63 (bytes 472 … 511) replaced by the
         front end's: SW_RANGES, STX, SW_PAGES (both 0 when stx = 0), the first reserved txid
-        num_tx − stx, the atomic Writes' txid num_tx."""
+        num_tx − atx − stx + 1, the last atomic Writes' txid num_tx."""
         b = bytearray((self.fw_log() if fw is None else fw)[:ADM_BYTES].ljust(ADM_BYTES, b"\0"))
         c = self.cfg
         struct.pack_into("<5Q", b, 8 * LOG_FE_FIRST, SW_RANGES if c.stx else 0, c.stx,
-                         self.sw_pages if c.stx else 0, c.num_tx - c.stx, c.num_tx)
+                         self.sw_pages if c.stx else 0, self.res0, c.num_tx)
         return bytes(b)
 
     def _adm_get_log(self, cmd: _Cmd) -> int:
