@@ -123,8 +123,13 @@ test-long: $(GEN_STAMP) $(HOST_H)
 # ---- demo, waveforms, benchmarks, synthesis ------------------------------------------------------
 # the simulated SSD's main job: boot (format), transactions, a power cut inside a commit, recovery,
 # committed transactions whole and the cut one gone, statistics, an FST of a commit (sim/soc/demo.py)
+# BOARD=ecpix5-sim: the ECPIX-5 board SoC in Verilator instead (sim/board/demo_board.py)
 demo: $(GEN_STAMP)
+ifeq ($(BOARD),ecpix5-sim)
+	$(PY) sim/board/demo_board.py
+else
 	$(PY) sim/soc/demo.py
+endif
 
 # the remap engine's commit scenario (the demo before the SoC existed)
 demo-remap: $(GEN_STAMP)

@@ -6,6 +6,9 @@ Prints one JSON line with its counts; exits 1 on a data mismatch or a link error
     mix N      random WRITE / READ / TRIM / FLUSH / RFLUSH / IDENTIFY, read data checked against a dict
     wstream N  N one-page WRITEs of seeded data, NSLOT in flight (throughput)
     rstream N  N one-page READs of what wstream wrote, checked, NSLOT in flight
+    boot N     the whole board SoC (test_board_soc.py): IDENTIFY, sent at once and retried while the
+               device boots; then N random one-page WRITE / READ / TRIM / FLUSH, one at a time, each
+               READ checked against a dict, and every LBA written read back at the end
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "sw" / "host"), str(ROOT / "sw" / "host" / "tests")]
 
+from atomssd.device import decode_identify  # noqa: E402
 from atomssd.hostport import OP  # noqa: E402
 from atomssd.udplink import UdpDevice  # noqa: E402
 
@@ -49,9 +53,43 @@ def stream(dev: UdpDevice, mode: str, n: int, seed: int, nlba: int, page: int) -
     return dict(done=done)
 
 
+def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
+    t0 = time.monotonic()
+    p = dev.wait(dev.submit(OP["IDENTIFY"]), timeout=7200.0)
+    if p.cpl.status != 0:
+        raise SystemExit(f"IDENTIFY: status {p.cpl.status:#x}")
+    idn = decode_identify(p.data)
+    t_id = time.monotonic() - t0
+    rng = random.Random(seed)
+    ref: dict[int, bytes] = {}
+    counts = dict(write=0, read=0, trim=0, flush=0)
+    for _ in range(n):
+        k, lba = rng.random(), rng.randrange(nlba)
+        if k < 0.45:
+            data = rng.randbytes(page)
+            dev.write(lba, data)
+            ref[lba] = data
+            counts["write"] += 1
+        elif k < 0.85:
+            if dev.read(lba) != ref.get(lba, bytes(page)):
+                raise SystemExit(f"READ {lba}: data differ from the dict")
+            counts["read"] += 1
+        elif k < 0.95:
+            dev.trim(lba)
+            ref.pop(lba, None)
+            counts["trim"] += 1
+        else:
+            dev.flush()
+            counts["flush"] += 1
+    for lba, data in sorted(ref.items()):
+        if dev.read(lba) != data:
+            raise SystemExit(f"read-back {lba}: data differ from the dict")
+    return dict(counts, done=n, readback=len(ref), identify=idn, identify_wall_s=round(t_id, 1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["mix", "wstream", "rstream"])
+    ap.add_argument("mode", choices=["mix", "wstream", "rstream", "boot"])
     ap.add_argument("n", type=int)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
@@ -61,8 +99,11 @@ def main() -> None:
     ap.add_argument("--slot-bytes", type=int, default=4096)
     ap.add_argument("--timeout", type=float, default=2.0)
     a = ap.parse_args()
+    # boot: the device answers only once its firmware has booted (minutes of wall time in the
+    # simulation): retried for as long as that takes
     dev = UdpDevice("127.0.0.1", a.port, page_bytes=a.page, nlba=a.nlba, nslot=a.nslot, slot_bytes=a.slot_bytes,
-                    timeout=a.timeout, max_timeout=4 * a.timeout, max_retries=20)
+                    timeout=a.timeout, max_timeout=(8 if a.mode == "boot" else 4) * a.timeout,
+                    max_retries=2000 if a.mode == "boot" else 20)
     t0 = time.monotonic()
     try:
         counts = run(dev, a)
@@ -75,6 +116,8 @@ def main() -> None:
 
 
 def run(dev: UdpDevice, a) -> dict:
+    if a.mode == "boot":
+        return boot(dev, a.n, a.seed, a.nlba, a.page)
     if a.mode == "mix":
         from test_udplink import random_workload
         return random_workload(dev, None, random.Random(a.seed), a.n, nlba=a.nlba, slot_bytes=a.slot_bytes)
