@@ -10,6 +10,16 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// ATS_NAND_SYNC_PINS (the full-system Verilator build only, sim/soc/build.py): the pins change only
+// just after rising edges of clk (registers of the channel controller), and the die takes them at
+// the next falling edge, as if at the rising edge (README "Clock-sampled pins"). `ATS_DIE_NOW is
+// the time the die acts at: the pins' rising edge for pin changes, else the present time.
+`ifdef ATS_NAND_SYNC_PINS
+`define ATS_DIE_NOW t_now
+`else
+`define ATS_DIE_NOW $realtime
+`endif
+
 module ats_nand_die #(
     parameter int DIE_ID          = 0,        // store/registry id; plusarg +ats_nand_image<DIE_ID>=file
     // geometry
@@ -133,6 +143,9 @@ module ats_nand_die #(
     realtime t_we_fall, t_we_rise, t_re_fall, t_re_rise, t_cle, t_ale, t_ce, t_dq, t_last_addr;
     realtime t_both_low;            // when WE# falling found RE# low (reported once per time step)
     logic   last_was_write, last_was_read, drv;
+`ifdef ATS_NAND_SYNC_PINS
+    realtime t_now, t_rise;         // the time the die acts at; the last rising edge of clk
+`endif
     logic   power_p, ce_p, cle_p, ale_p, we_p, re_p, clk_rose;
     logic [7:0] dq_p;
     int     viol_q;
@@ -180,14 +193,14 @@ module ats_nand_die #(
         viol_q = viol_q + 1;
         $sformat(viol_last, "%s", msg);
         if (viol_mode == 1) ats_nand_error_nonfatal();
-        if (viol_mode != 0) $error("NAND protocol violation #%0d at %0.3f ns: %s", viol_q, $realtime, msg);
-        else $display("%m: NAND protocol violation #%0d at %0.3f ns: %s", viol_q, $realtime, msg);
+        if (viol_mode != 0) $error("NAND protocol violation #%0d at %0.3f ns: %s", viol_q, `ATS_DIE_NOW, msg);
+        else $display("%m: NAND protocol violation #%0d at %0.3f ns: %s", viol_q, `ATS_DIE_NOW, msg);
         if (viol_mode >= 2) $stop;    // loud by default: the run ends here (whatever the error limit)
     endtask
 
     // true if fewer than ps picoseconds have passed since t
     function automatic logic too_soon(input realtime t, input int ps);
-        return ($realtime - t) * 1000.0 < real'(ps) - 0.001;
+        return (`ATS_DIE_NOW - t) * 1000.0 < real'(ps) - 0.001;
     endfunction
 
     function automatic realtime array_time(input int ns, input logic scaled);
@@ -198,8 +211,8 @@ module ats_nand_die #(
     task automatic start_busy(input op_e o, input realtime dur);
         busy = 1'b1;
         op = o;
-        busy_end = $realtime + dur;
-        t_confirm = $realtime;
+        busy_end = `ATS_DIE_NOW + dur;
+        t_confirm = `ATS_DIE_NOW;
         rb_n = 1'b0;
         drv = 1'b0;
 `ifdef ATS_SIM_SKIP
@@ -261,7 +274,7 @@ module ats_nand_die #(
         busy = 1'b0;
         op = OP_NONE;
         rb_n = 1'b1;
-        t_rb_rise = $realtime;
+        t_rb_rise = `ATS_DIE_NOW;
 `ifdef ATS_SIM_SKIP
         ats_nand_busy_until(store, -1.0);
 `endif
@@ -383,7 +396,7 @@ module ats_nand_die #(
         end
         addr_b[addr_cnt] = a;
         addr_cnt = addr_cnt + 1;
-        t_last_addr = $realtime;
+        t_last_addr = `ATS_DIE_NOW;
         resume_ok = 1'b0;
         if (addr_cnt == addr_need) begin
             case (seq_cmd)
@@ -489,6 +502,9 @@ module ats_nand_die #(
         t_we_fall = -1.0e9; t_we_rise = -1.0e9; t_re_fall = -1.0e9; t_re_rise = -1.0e9;
         t_cle = -1.0e9; t_ale = -1.0e9; t_ce = -1.0e9; t_dq = -1.0e9; t_last_addr = -1.0e9;
         t_both_low = -1.0e9;
+`ifdef ATS_NAND_SYNC_PINS
+        t_now = 0; t_rise = 0;
+`endif
         last_was_write = 1'b0; last_was_read = 1'b0;
         power_p = 1'b0; ce_p = 1'b1; cle_p = 1'b0; ale_p = 1'b0; we_p = 1'b1; re_p = 1'b1; clk_rose = 1'b0;
         dq_p = 8'h00;
@@ -500,7 +516,8 @@ module ats_nand_die #(
         if (viol_q != 0) $display("%m: %0d NAND protocol violation(s) in this run", viol_q);
     end
 
-    // One process sees every pin change (of the clock only the falling edge while the array is busy,
+    // The step (pin-edge form; the clock-sampled form further below). One process sees every pin
+    // change (of the clock only the falling edge while the array is busy,
     // which times it); it compares with the previous values to know what changed.
     // Blocking assignments on purpose: a behavioural model whose state is read back in the same
     // activation (not RTL); nothing else reads these variables within the time step.
@@ -511,8 +528,10 @@ module ats_nand_die #(
     // timer check that can end the operation is at a later falling edge, where aclk falls with clk.
     // A vector (any change) in the event list is one trigger where each bit's two edges were two.
     /* verilator lint_off BLKSEQ */
-    wire aclk = clk || !busy;
-    always @(negedge aclk or power_ok or ce_n or cle or ale or we_n or re_n or dq_i) begin
+    task automatic pin_step();
+`ifdef ATS_NAND_SYNC_PINS
+        t_now = $realtime;
+`endif
         // --- power
         if (power_ok !== power_p) begin
             power_p = power_ok;
@@ -534,31 +553,34 @@ module ats_nand_die #(
                 end
                 pwr = PW_NEEDRST;   // R/B# high, but only RESET (or READ STATUS) is accepted
                 rb_n = 1'b1;
-                t_rb_rise = $realtime;
+                t_rb_rise = `ATS_DIE_NOW;
             end
         end
         if (pwr == PW_OFF) begin
             ce_p = ce_n; cle_p = cle; ale_p = ale; we_p = we_n; re_p = re_n; dq_p = dq_i;
             if (clk === 1'b0) clk_rose = 1'b0;
         end else begin
+`ifdef ATS_NAND_SYNC_PINS
+            if (clk === 1'b0) t_now = t_rise;   // the pins changed at the last rising edge
+`endif
             // --- level changes: timestamps and hold checks (only while selected)
             if (ce_n !== ce_p) begin
-                t_ce = $realtime;
+                t_ce = `ATS_DIE_NOW;
                 ce_p = ce_n;
             end
             if (cle !== cle_p) begin
                 if (!ce_n && too_soon(t_we_rise, T_CLH_PS)) viol("tCLH");
-                t_cle = $realtime;
+                t_cle = `ATS_DIE_NOW;
                 cle_p = cle;
             end
             if (ale !== ale_p) begin
                 if (!ce_n && too_soon(t_we_rise, T_CLH_PS)) viol("tALH");
-                t_ale = $realtime;
+                t_ale = `ATS_DIE_NOW;
                 ale_p = ale;
             end
             if (dq_i !== dq_p) begin
                 if (!ce_n && too_soon(t_we_rise, T_DH_PS)) viol("tDH");
-                t_dq = $realtime;
+                t_dq = `ATS_DIE_NOW;
                 dq_p = dq_i;
             end
             // --- WE#
@@ -572,11 +594,11 @@ module ats_nand_die #(
                         // WE#/RE# low together: one violation, named after the edge that made it
                         // (RE# falling in the same time step: "together", not reported again there)
                         if (!re_n) begin
-                            viol((re_n !== re_p || t_re_fall == $realtime) ?
+                            viol((re_n !== re_p || t_re_fall == `ATS_DIE_NOW) ?
                                  "WE# and RE# falling together" : "WE# falling while RE# low");
-                            t_both_low = $realtime;
+                            t_both_low = `ATS_DIE_NOW;
                         end
-                        t_we_fall = $realtime;
+                        t_we_fall = `ATS_DIE_NOW;
                     end else begin
                         if (too_soon(t_we_fall, T_WP_PS)) viol("tWP");
                         if (too_soon(t_ce, T_CS_PS)) viol("tCS");
@@ -585,7 +607,7 @@ module ats_nand_die #(
                         if (ale && too_soon(t_ale, T_CLS_PS)) viol("tALS");
                         if (!cle && !ale && (too_soon(t_cle, T_CLS_PS) || too_soon(t_ale, T_CLS_PS)))
                             viol("tCLS/tALS (data cycle)");
-                        t_we_rise = $realtime;
+                        t_we_rise = `ATS_DIE_NOW;
                         last_was_write = 1'b1;
                         last_was_read = 1'b0;
                         if (cle && ale) viol("CLE and ALE both high");
@@ -602,16 +624,16 @@ module ats_nand_die #(
                     if (!re_n) begin
                         if (too_soon(t_re_rise, T_REH_PS)) viol("tREH");
                         if (too_soon(t_confirm, T_WB_PS)) viol("tWB");
-                        if (!we_n && t_both_low != $realtime)
-                            viol((t_we_fall == $realtime) ? "WE# and RE# falling together"
+                        if (!we_n && t_both_low != `ATS_DIE_NOW)
+                            viol((t_we_fall == `ATS_DIE_NOW) ? "WE# and RE# falling together"
                                                           : "RE# falling while WE# low");
-                        t_re_fall = $realtime;
+                        t_re_fall = `ATS_DIE_NOW;
                         on_read_cycle();
                         last_was_write = 1'b0;
                         last_was_read = 1'b1;
                     end else begin
                         if (too_soon(t_re_fall, T_RP_PS)) viol("tRP");
-                        t_re_rise = $realtime;
+                        t_re_rise = `ATS_DIE_NOW;
                     end
                 end
             end
@@ -619,15 +641,37 @@ module ats_nand_die #(
             // rising edge; while busy, aclk is clk)
             if (clk === 1'b0 && clk_rose) begin
                 clk_rose = 1'b0;
-                if (busy && $realtime >= busy_end) finish_op();
+`ifdef ATS_NAND_SYNC_PINS
+                t_now = $realtime;
+`endif
+                if (busy && `ATS_DIE_NOW >= busy_end) finish_op();
             end
         end
+    endtask
+
+`ifdef ATS_NAND_SYNC_PINS
+    // Clock-sampled pins: no trigger of the die's own (a pin change was a trigger the simulator
+    // evaluated at every pass of its scheduling loop, issue 35); a cheap compare at each falling edge
+    // and the step only when a pin changed or the array is busy.
+    always @(negedge clk or power_ok) begin
+        if (power_ok !== power_p || ce_n !== ce_p || cle !== cle_p || ale !== ale_p || we_n !== we_p ||
+            re_n !== re_p || dq_i !== dq_p || (busy && clk === 1'b0 && clk_rose))
+            pin_step();
     end
+    always @(posedge clk) begin
+        clk_rose = 1'b1;
+        t_rise = $realtime;
+    end
+`else
+    wire aclk = clk || !busy;
+    always @(negedge aclk or power_ok or ce_n or cle or ale or we_n or re_n or dq_i) pin_step();
 
     // The rising clock edge only marks that one was seen: the process above need not run at it
     // when no pin changes (the simulator's cost, issue 35: it ran on both edges of every cycle)
     always @(posedge clk) clk_rose = 1'b1;
+`endif
     /* verilator lint_on BLKSEQ */
 endmodule
 
+`undef ATS_DIE_NOW
 `resetall

@@ -101,6 +101,9 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     obj = out / (("sim_nvme" if nvme else "sim") + ("_trace" if trace else "") + "".join(f"_{d.lower()}" for d in defines)
                  + ("" if cgate else "_nocgate") + ("_noskip" if cgate and not trace and not skip else ""))
     defines = tuple(defines) + (("ATS_SIM_CGATE",) if cgate else ()) + (("ATS_SIM_SKIP",) if skip else ())
+    # the die models take their pins at clk's falling edge (the channel's registers drive them): no
+    # trigger per pin in Verilator's scheduling loop (sim/nand/README.md "Clock-sampled pins")
+    defines += ("ATS_NAND_SYNC_PINS",)
     # cycle skipping: the harness advances the free-running counters itself (ats_soc_sim.cpp skip()):
     # the NAND scheduler's slot counter (ats_nand_sched.sv: PERIOD = max(NUM_CHAN, 6)) and the NVMe
     # queue manager's round-robin phase (ats_nvme_qm.sv: mod NQ + 1; ats_soc_nvme_sim_top's NQ = 4)
