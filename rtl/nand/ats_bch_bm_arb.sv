@@ -5,7 +5,7 @@
 // per-channel BMs were about half of the decoders' LUTs).
 // Protocol, per decoder i:
 //   req[i]  level: the decoder holds a complete sector's odd syndromes on syn[i] (stable while req)
-//   gnt[i]  one cycle: the unit takes syn[i] at this edge (the decoder clears its syndromes); the
+//   gnt[i]  one cycle: the unit takes syn[i] at this edge (the decoder clears its syndromes a cycle later); the
 //           decoder drops req from the next cycle on and keeps at most one job in flight
 //   done[i] one cycle: lambda / len are this decoder's result in this cycle only (capture them)
 // Arbitration: round robin over the requesting decoders from the one after the last granted, so a
@@ -69,8 +69,11 @@ module ats_bch_bm_arb #(
     assign free     = !bm_busy && !go_q;
     assign bm_start = go_q;
     assign bm_syn   = syn_q;
+    // syn_q is loaded in every free cycle (enable free, not free && any: the requests stay off the
+    // enable of its T*M flip-flops, Fmax); BM reads it only from go_q on, one cycle after a grant
+    // loaded it, and it holds while BM runs (free is low)
     always_ff @(posedge clk) begin
-        if (free && any) syn_q <= syn[32'(pick)*T*M +: T*M];
+        if (free) syn_q <= syn[32'(pick)*T*M +: T*M];
         go_q <= !rst && free && any;
     end
 

@@ -237,11 +237,22 @@ module ats_bch_dec #(
     end
 
     // one cycle after acceptance (fire_q, wr_data_q: keeps the fan-out off the ready loop); cleared
-    // when Berlekamp-Massey takes the syndromes (the input is stalled until then)
+    // in the cycle after Berlekamp-Massey took the syndromes (bm_start_q: the grant's cone, which
+    // starts at BM's state, stays off the 8M-bit reset, Fmax). Exact: no byte is taken in the grant
+    // cycle (the input is stalled while syn_full_q), so fire_q is low in the next one, and the next
+    // sector's first Horner step (fire_q, two cycles after the grant at the earliest) sees zeros
+    logic bm_start_q;
     always_ff @(posedge clk) begin
-        if (rst || bm_start) syn_q <= '0;
-        else if (fire_q)     syn_q <= syn_d;
+        bm_start_q <= !rst && bm_start;
+        if (rst || bm_start_q) syn_q <= '0;
+        else if (fire_q)       syn_q <= syn_d;
     end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && bm_start_q && fire_q)
+            $error("ats_bch_dec: a syndrome step in the cycle after the grant (%m)");
+    end
+`endif
 
     // buffer writes are registered once (the slot is read only after its sector has left BM)
     always_ff @(posedge clk) begin

@@ -235,9 +235,15 @@ module ats_nand_chan #(
     txn_e                pend_txn_q;         // first bus transaction of the request
     logic                pend_short_q;       // READ or ERASE: a short start transaction
     logic                pend_idle_q;        // its way is idle (kept here, not muxed from way_st_q)
+    logic                pend_sf_q;          // pend_good_q && pend_short_q && pend_idle_q (Fmax)
+    logic                pend_idle_d;        // pend_idle_q's load while the stage is empty
     logic                pend_take;          // the held request leaves the stage this cycle
 
     logic cmd_bad;
+    // the way is idle now, or a pick makes it idle this cycle; afterwards only a pick can make it
+    // idle (and only this request's own start makes it busy again)
+    assign pend_idle_d = (32'(s_cmd_way) < WAYS) && ((way_st_q[s_cmd_way] == W_IDLE) ||
+                                                     (pick_ready && ready_way_q == s_cmd_way));
     always_comb begin
         cmd_bad = (s_cmd_op > OP_PARAM) || (32'(s_cmd_way) >= WAYS) ||
                   ((s_cmd_op == OP_READ || s_cmd_op == OP_PROG || s_cmd_op == OP_RDID ||
@@ -267,10 +273,9 @@ module ats_nand_chan #(
                              (s_cmd_op == OP_READ || s_cmd_op == OP_PROG) ?
                                  {24'(s_cmd_row), 16'(s_cmd_col)} : 40'b0;
             pend_short_q <= (s_cmd_op == OP_READ || s_cmd_op == OP_ERASE);
-            // the way is idle now, or a pick makes it idle this cycle; afterwards only a pick can
-            // make it idle (and only this request's own start makes it busy again)
-            pend_idle_q <= (32'(s_cmd_way) < WAYS) && ((way_st_q[s_cmd_way] == W_IDLE) ||
-                           (pick_ready && ready_way_q == s_cmd_way));
+            pend_idle_q <= pend_idle_d;
+            pend_sf_q <= s_cmd_valid && !cmd_bad && (s_cmd_op == OP_READ || s_cmd_op == OP_ERASE) &&
+                         pend_idle_d;
             pend_naddr_q <= (s_cmd_op == OP_READ || s_cmd_op == OP_PROG) ? 3'd5 :
                             (s_cmd_op == OP_ERASE) ? 3'd3 : (s_cmd_op == OP_RESET) ? 3'd0 : 3'd1;
             unique case (s_cmd_op)
@@ -284,12 +289,15 @@ module ats_nand_chan #(
         end else if (pend_take) begin
             pend_v_q <= 1'b0;
             pend_good_q <= 1'b0;
+            pend_sf_q <= 1'b0;
         end else if (pick_ready && ready_way_q == pend_way_q) begin
             pend_idle_q <= 1'b1;
+            pend_sf_q <= pend_good_q && pend_short_q;
         end
         if (rst) begin
             pend_v_q <= 1'b0;
             pend_good_q <= 1'b0;
+            pend_sf_q <= 1'b0;
         end
     end
     // A request for an idle way starts when the bus is free; a bad one needs only the cpl register.
@@ -316,7 +324,9 @@ module ats_nand_chan #(
     // way's data transfer, so that its array time overlaps the transfer (B7: reads at 4 ways went
     // from 62 % to 99 % of the bus limit). A PROGRAM, with its page of data, waits.
     logic short_first;
-    assign short_first   = pend_good_q && pend_short_q && way_idle_sel;
+    // (one register: the AND of pend_good_q, pend_short_q and pend_idle_q, kept with them: Fmax,
+    // short_first reaches the suspension and the bus operands' select)
+    assign short_first   = pend_sf_q;
     assign take_base     = pend_good_q && bus_free && (!ready_any_q || short_first);
     assign cmd_take_good = take_base && way_idle_sel;
     assign pend_take     = cmd_take_bad || cmd_take_good;
@@ -337,6 +347,8 @@ module ats_nand_chan #(
             $error("ats_nand_chan: bway_oh_q out of step");
         if (!rst && pend_good_q != (pend_v_q && !pend_bad_q))
             $error("ats_nand_chan: pend_good_q out of step");
+        if (!rst && pend_sf_q != (pend_good_q && pend_short_q && pend_idle_q))
+            $error("ats_nand_chan: pend_sf_q out of step");
     end
 `endif
 
@@ -556,11 +568,16 @@ module ats_nand_chan #(
                     uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
                     uop_z_d = (T_RHW == 0);
                 end else if (blen_z_q) begin
+                    // the WAIT's payload is written into the empty micro-op register before it is
+                    // valid (Fmax: the engine's and rd_v_q's state reach only uop_v_q, not the
+                    // payload; the engine reads the payload only while uop_v_q)
+                    if (emit) begin
+                        uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW); uop_z_d = (T_RHW == 0);
+                    end
                     if (eng_idle && !cpl_v_q && !rd_v_q) begin
                         cpl_v_d = 1'b1;
                         txn_d = T_RHWAIT;
-                        uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
-                        uop_z_d = (T_RHW == 0);
+                        uop_v_d = 1'b1;
                     end
                 end else if (emit) begin
                     uop_v_d = 1'b1; uop_kind_d = U_DOUT; uop_last_d = blen_1_q;
@@ -571,11 +588,13 @@ module ats_nand_chan #(
             T_STATUS: begin
                 // a ready PROGRAM/ERASE/RESET: READ STATUS 70h, tWHR, one status byte
                 if (step_q == 4'd3) begin
+                    if (emit) begin   // (the payload before it is valid, as in T_DOUT)
+                        uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW); uop_z_d = (T_RHW == 0);
+                    end
                     if (eng_idle && !cpl_v_q) begin
                         cpl_v_d = 1'b1;
                         txn_d = T_RHWAIT;
-                        uop_v_d = 1'b1; uop_kind_d = U_WAIT; uop_byte_d = 8'(T_RHW);
-                        uop_z_d = (T_RHW == 0);
+                        uop_v_d = 1'b1;
                     end
                 end else if (emit) begin
                     uop_v_d = 1'b1;

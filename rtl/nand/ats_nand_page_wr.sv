@@ -142,7 +142,13 @@ module ats_nand_page_wr #(
     logic [7:0]        par_mem [PAR_N];          // sector parity of the PROGRAM being written
     logic              par_we;
     logic [7:0]        par_rd;
-    assign par_rd = par_mem[pidx_q];
+    // The buffer is read one byte ahead into pr_q (Fmax: the LUT RAM's read mux is off the
+    // page-image FIFO's entries): ra_q is 0 outside WO_PAR and pidx_q + 1 in it, pr_q is loaded in
+    // every cycle outside WO_PAR (so it holds byte 0 when WO_PAR starts) and at each byte taken in
+    // it, so pr_q = par_mem[pidx_q] in every WO_PAR cycle (checked below)
+    logic [PAR_AW-1:0] ra_q, ra_d;
+    logic [7:0]        pr_q;
+    assign par_rd = par_mem[ra_q];
     always_ff @(posedge clk) if (par_we) par_mem[pidx_q] <= enc_out_data;
 
     // registered from the current (not next) state: free one cycle after both sides went idle,
@@ -191,6 +197,7 @@ module ats_nand_page_wr #(
         wcnt_d = wcnt_q; wbyte_d = wbyte_q; wpos_d = wpos_q; opos_d = opos_q; osec_d = osec_q;
         opar_d = opar_q; odrop_d = odrop_q;
         pidx_d = pidx_q; wcrc_d = wcrc_q; wmeta_d = wmeta_q; mph_d = mph_q;
+        ra_d = (wo_st_q == WO_PAR) ? ra_q : '0;
         wmw_d = wmw_q; wmo_d = wmo_q; wc_z_d = wc_z_q; wc_1_d = wc_1_q;
         wc_v_d = 1'b0; wc_b_d = (wi_st_q == WI_DATA) ? up_byte : wmeta_q[7:0];
         if (wc_v_q) wcrc_d = ats_nand_pkg::crc32c_byte(wcrc_q, wc_b_q);
@@ -351,15 +358,17 @@ module ats_nand_page_wr #(
                     if (opos_q == 10'(CW - 1)) begin
                         wo_st_d = WO_PAR;
                         pidx_d = '0;
+                        ra_d = PAR_AW'(1);
                     end
                 end
             end
             WO_PAR: begin
                 wb_valid = 1'b1;
-                wb_data = par_rd;
+                wb_data = pr_q;
                 wb_last = (32'(pidx_q) == PAR_N - 1);
                 if (wb_ready) begin
                     pidx_d = pidx_q + 1'b1;
+                    ra_d = ra_q + 1'b1;
                     if (32'(pidx_q) == PAR_N - 1) wo_st_d = WO_IDLE;
                 end
             end
@@ -389,11 +398,20 @@ module ats_nand_page_wr #(
         wmeta_q <= wmeta_d; up_w_q <= up_w_d; up_i_q <= up_i_d; mph_q <= mph_d;
         wmw_q <= wmw_d; wmo_q <= wmo_d; wc_z_q <= wc_z_d; wc_1_q <= wc_1_d;
         wc_v_q <= wc_v_d; wc_b_q <= wc_b_d;
+        ra_q <= ra_d;
+        if (wo_st_q != WO_PAR || wb_ready) pr_q <= par_rd;
         wi_st_q <= wi_st_d; wo_st_q <= wo_st_d; up_v_q <= up_v_d;
         if (rst) begin
             wi_st_q <= WI_IDLE; wo_st_q <= WO_IDLE; up_v_q <= 1'b0; wc_v_q <= 1'b0;
         end
     end
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && wo_st_q == WO_PAR && pr_q != par_mem[pidx_q])
+            $error("ats_nand_page_wr: parity read-ahead pr_q out of step at byte %0d (%m)", pidx_q);
+    end
+`endif
 
     logic unused_last;
     assign unused_last = enc_out_last;   // framing is by count
