@@ -30,7 +30,7 @@ the order of the modes rotated per transaction, each from an idle device (a Flus
 
 A paper transaction larger than the device's `tx_entries` pages (64: the tx tables' size) runs as
 ceil(pages / 64) device transactions submitted at once (txids reused as their commits complete);
-the workload shapes are bench/difftx/workloads.py's (Table 3 averages; Fig. 2's proportions are
+the workload shapes are bench/difftx/difftx_workloads.py's (Table 3 averages; Fig. 2's proportions are
 stated assumptions there).
 
 Measured per mode: simulated cycles from the first submission of a transaction to the completion of
@@ -61,7 +61,7 @@ sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "tests/system"), str(ROOT / "c
                 str(ROOT / "soc"), str(ROOT / "bench/recovery"), str(ROOT / "bench/tx"), str(ROOT / "sim/soc"),
                 str(ROOT / "bench/difftx")]
 
-from workloads import PAGE_BYTES, SHAPES, THRESHOLD, Update, gen_workload, split_for_device  # noqa: E402
+from difftx_workloads import PAGE_BYTES, SHAPES, THRESHOLD, Update, gen_workload, split_for_device  # noqa: E402
 
 CONFIG = "b5_256"
 MODES = ("shadow", "shadow_diffwrite", "journal")

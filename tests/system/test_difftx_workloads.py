@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""B4's workload generator (bench/difftx/workloads.py) against expectations computed here from the
+"""B4's workload generator (bench/difftx/difftx_workloads.py) against expectations computed here from the
 paper's Table 3 and the stated Fig. 2 assumptions: pages per transaction, the share of partial
 updates, their sizes and alignment, distinct LPNs, the pools, and the split into device
 transactions. Plain Python, no simulator.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench/difftx"))
-import workloads as W  # noqa: E402
+import difftx_workloads as W  # noqa: E402
 
 TABLE3 = {"fileserver": 6151.1, "varmail": 17.5, "webproxy": 1239.6, "tpcc": 18.0}   # avg. pages per Tx
 Z = 4.5
