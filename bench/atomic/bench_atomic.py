@@ -49,7 +49,6 @@ import argparse
 import datetime
 import json
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -63,7 +62,7 @@ from atomssd.hostport import HostPort  # noqa: E402
 from atomssd.nvme import NvmeDriver, run_sync  # noqa: E402
 from atomssd.nvme_sim import boot  # noqa: E402
 from atomssd.txapi import AtomDevice, TxError  # noqa: E402
-from bench_tx import T_PROG_US, MsiTransport, close_checked, program_limit  # noqa: E402
+from bench_tx import T_PROG_US, close_checked, nvme_up, program_limit, start_device  # noqa: E402
 
 CONFIG = "b5_256"
 TARGET = 0.97                                 # atomic >= 0.97 of plain (issue 39 item 7)
@@ -275,20 +274,13 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "build/bench/atomic.json"))
     a = ap.parse_args()
     import build as simbuild
-    from bench_recovery import offline_format
     commit, dirty = tree()
     exe, fw, cfg = simbuild.build_locked(CONFIG, nvme=True)
-    work = ROOT / "build/bench/atomic"
-    shutil.rmtree(work, ignore_errors=True)
-    imgs = offline_format(work / "dev", cfg)
+    hp = start_device(exe, fw, cfg, ROOT / "build/bench/atomic")
     t0 = time.time()
-    hp = HostPort(exe, fw, [imgs / f"die{d}.img" for d in range(cfg["ndie"])], cwd=work)
     try:
         boot(hp, max_cycles=1_000_000_000)
-        tr = MsiTransport(hp)
-        drv = NvmeDriver(timeout_cycles=1 << 62, poll_cycles=MsiTransport.POLL, use_irq=True)
-        run_sync(drv.bring_up(io_queues=1, qsize=256), tr)
-        dev = AtomDevice(drv, tr)
+        tr, drv, dev = nvme_up(hp)
         b = Bench(hp, dev, drv, tr, a.seed)
         b.clk = cfg["sys_clk_hz"]
         awu = dev.info.atomic_blocks

@@ -192,25 +192,15 @@ def snapshot(dest: Path) -> None:
 
 
 def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt: str | None = None) -> dict:
-    from atomssd.hostport import HostPort
-    from atomssd.nvme import NvmeDriver, run_sync
     from atomssd.nvme_sim import boot
-    from atomssd.txapi import AtomDevice
-    from bench_recovery import offline_format
-    from bench_tx import MsiTransport, close_checked
+    from bench_tx import close_checked, nvme_up, start_device
     shape = SHAPES[name]
     exe, fw, cfg = simulator(prebuilt)
-    wdir = work.resolve() / name
-    shutil.rmtree(wdir, ignore_errors=True)
-    imgs = offline_format(wdir / "dev", cfg)
+    hp = start_device(exe, fw, cfg, work.resolve() / name)
     t0 = time.time()
-    hp = HostPort(exe, fw, [imgs / f"die{d}.img" for d in range(cfg["ndie"])], cwd=wdir)
     try:
         boot(hp, max_cycles=1_000_000_000)
-        tr = MsiTransport(hp)
-        drv = NvmeDriver(timeout_cycles=1 << 62, poll_cycles=MsiTransport.POLL, use_irq=True)
-        run_sync(drv.bring_up(io_queues=1, qsize=256), tr)
-        dev = AtomDevice(drv, tr)
+        tr, drv, dev = nvme_up(hp)
         assert dev.info.lba_bytes == PAGE_BYTES, dev.info
         assert shape.meta_pool + shape.data_pool <= dev.info.num_lbas // 2
         r = Runner(hp, dev, drv, tr, shape, seed)

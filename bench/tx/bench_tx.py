@@ -107,22 +107,33 @@ class MsiTransport(SimTransport):
             raise SimError(f"no completion for {self.QUIET * self.POLL} cycles (cycle {self.hp.cycle}): a hang")
 
 
-def run_point(n: int, scale: float, seed: int, work: Path) -> dict:
-    import build as simbuild
+def start_device(exe: Path, fw: Path, cfg: dict, wdir: Path) -> HostPort:
+    """A device formatted offline into wdir/dev (bench/recovery) and its simulator session, not yet
+    booted (shared by the NVMe benches: bench/tx, bench/atomic, bench/difftx)."""
     from bench_recovery import offline_format
-    exe, fw, cfg = simbuild.build_locked(CONFIG, nvme=True)
-    wdir = work.resolve() / f"n{n}"
     shutil.rmtree(wdir, ignore_errors=True)
     imgs = offline_format(wdir / "dev", cfg)
+    return HostPort(exe, fw, [imgs / f"die{d}.img" for d in range(cfg["ndie"])], cwd=wdir)
+
+
+def nvme_up(hp: HostPort) -> tuple:
+    """After the boot: the MSI transport, the NVMe driver brought up with one I/O queue of 256 entries,
+    and the transactional device on it: (tr, drv, dev)."""
+    tr = MsiTransport(hp)
+    drv = NvmeDriver(timeout_cycles=1 << 62, poll_cycles=MsiTransport.POLL, use_irq=True)
+    run_sync(drv.bring_up(io_queues=1, qsize=256), tr)
+    return tr, drv, AtomDevice(drv, tr)
+
+
+def run_point(n: int, scale: float, seed: int, work: Path) -> dict:
+    import build as simbuild
+    exe, fw, cfg = simbuild.build_locked(CONFIG, nvme=True)
+    hp = start_device(exe, fw, cfg, work.resolve() / f"n{n}")
     t0 = time.time()
-    hp = HostPort(exe, fw, [imgs / f"die{d}.img" for d in range(cfg["ndie"])], cwd=wdir)
     try:
         boot(hp, max_cycles=1_000_000_000)
         boot_cycles = hp.cycle
-        tr = MsiTransport(hp)
-        drv = NvmeDriver(timeout_cycles=1 << 62, poll_cycles=MsiTransport.POLL, use_irq=True)
-        run_sync(drv.bring_up(io_queues=1, qsize=256), tr)
-        dev = AtomDevice(drv, tr)
+        tr, drv, dev = nvme_up(hp)
         pb, nl, te = dev.info.lba_bytes, dev.info.num_lbas, dev.info.tx_entries
         home_n = nl // 2                          # home LBAs [0, nl/2); journal area [nl/2, nl)
         jbase, jlen = nl // 2, nl // 2
