@@ -143,7 +143,9 @@ module ats_nand_emu_tb #(
         .T_CLH_PS(T_CLH_PS), .T_CS_PS(T_CS_PS), .T_DS_PS(T_DS_PS), .T_DH_PS(T_DH_PS), .T_WB_PS(T_WB_PS),
         .T_RR_PS(T_RR_PS), .T_ADL_PS(T_ADL_PS), .T_WHR_PS(T_WHR_PS), .T_RHW_PS(T_RHW_PS)
     ) u_die (
-        .clk(clk), .power_ok(power_ok), .ce_n(p_ce_n), .cle(p_cle), .ale(p_ale), .we_n(p_we_n),
+        // the system reset is a power cut of the emulated die (rtl/nand_emu/README.md "Power loss"):
+        // the reference sees it as one
+        .clk(clk), .power_ok(power_ok && !rst), .ce_n(p_ce_n), .cle(p_cle), .ale(p_ale), .we_n(p_we_n),
         .re_n(p_re_n), .wp_n(p_wp_n), .dq_i(p_dq), .dq_o(die_dq_o), .dq_oe(die_dq_oe), .rb_n(die_rb_n),
         .viol_count(viol_count)
     );

@@ -210,6 +210,28 @@ class TB:
         await Timer(self.rng.randint(100, 1000), unit="ns")
         assert int(dut.die_rb_n.value) == 0 and int(dut.emu_rb_n.value) == 0, "R/B# high while power is off"
 
+    async def sys_reset(self):
+        """The system reset (`rst` of the emulator and the controller; the die model sees a power
+        cut, the TB wires it so), pins idle. The board resets LiteDRAM's port with the dies; this
+        port model is not reset, so the reset waits for it to be idle."""
+        dut = self.dut
+        while int(dut.m_dram_cmd_valid.value) or int(dut.m_dram_wdata_valid.value) or not self.dram._idle():
+            await RisingEdge(dut.clk)
+        dut.ce_n.value = 1
+        dut.we_n.value = 1
+        dut.re_n.value = 1
+        dut.cle.value = 0
+        dut.ale.value = 0
+        self.host.ce_low_since = None
+        self.host.confirm_time = None
+        dut.rst.value = 1
+        for _ in range(self.rng.randint(10, 60)):
+            await RisingEdge(dut.clk)
+        assert int(dut.emu_rb_n.value) == 0, "emulator R/B# high in the system reset"
+        assert int(dut.emu_init_done.value), "the system reset cleared the emulator's page states"
+        dut.rst.value = 0
+        await Timer(self.rng.randint(300, 1000), unit="ns")
+
     def check_busy(self, confirm_ns: float):
         """The last busy period of both devices: R/B# rises within rb_tol of the model's."""
         d_rise, e_rise = self.rb_die.last(1), self.rb_emu.last(1)
@@ -519,6 +541,64 @@ async def power_fail(dut):
 
 
 @cocotb.test()
+async def sys_reset(dut):
+    """The board's power-fail button, then a system reset (a firmware restart): a cut in tPROG
+    leaves the page torn, and `rst` afterwards keeps the completed pages, the torn page and the bad
+    marks (the page states are cleared only at power-on); `rst` in tPROG with power on tears the
+    page as a cut does (the model sees a cut); `rst` while idle loses nothing. Fails on an
+    emulator whose `rst` clears the page states (they read FFh then)."""
+    tb = TB(dut)
+    rng = tb.rng
+    await tb.start()
+    good = tb.good_blocks()
+    data_len = tb.row_bytes if tb.row_bytes < 1000 else 48
+    b, b2 = rng.sample(good, 2)
+    done: list[int] = []
+    for blk in (b, b2):
+        await tb.erase(blk)
+        for p in range(2):
+            await tb.program(blk * tb.ppb + p, tb.rand_data(data_len))
+            done.append(blk * tb.ppb + p)
+
+    async def check_all(what):
+        for r in done:
+            await tb.check_row(r, 0, data_len, what)
+        for bb in sorted(tb.bad):
+            await tb.check_row(bb * tb.ppb, 0, 32, f"{what}: bad block {bb}'s mark")
+    # 1. cut in tPROG, the system reset while off, power back
+    row = b * tb.ppb + 2
+    await tb.host.program_start(row, tb.rand_data(data_len))
+    await Timer(rng.randint(tb.t_prog // 20, tb.t_prog * 9 // 10), unit="ns")
+    assert int(dut.die_rb_n.value) == 0 and int(dut.emu_rb_n.value) == 0
+    await tb.power_cut()
+    await tb.sys_reset()
+    await tb.power_on()
+    tb.model.tear_page(row)
+    await tb.check_row(row, 0, 32, "page cut in tPROG, after the system reset")
+    await check_all("after a cut and the system reset")
+    # 2. the system reset in tPROG with power on: a cut for the die
+    row2 = b2 * tb.ppb + 2
+    data2 = tb.rand_data(data_len)
+    await tb.host.program_start(row2, data2)
+    await Timer(rng.randint(tb.t_prog // 4, tb.t_prog * 3 // 4), unit="ns")
+    await tb.sys_reset()
+    assert int(dut.die_rb_n.value) == 1 and int(dut.emu_rb_n.value) == 1, "R/B# low after the system reset"
+    await tb.host.reset()
+    tb.model.tear_page(row2)
+    await tb.check_row(row2, 0, 32, "page in tPROG at the system reset")
+    await check_all("after a system reset in tPROG")
+    # 3. the system reset while idle: nothing lost; the torn pages stay torn until erased
+    await tb.sys_reset()
+    await tb.host.reset()
+    await check_all("after an idle system reset")
+    await tb.check_row(row, 0, 32, "torn page after an idle system reset")
+    await tb.erase(b)
+    await tb.program(row, tb.rand_data(data_len))
+    await tb.check_row(row, 0, data_len, "reprogrammed after the system resets")
+    await tb.end()
+
+
+@cocotb.test()
 async def chan_traffic(dut):
     """The emulator behind ats_nand_chan (pins in cycles from the die's minimums, one way), the die
     model on the same pins as the referee: RESET, READ ID, PARAMETER PAGE, random erase / program /
@@ -683,7 +763,7 @@ def test_ats_nand_emu(build, dram, tmp_path):
         sources=block_sources("ats_nand_die", "ats_nand_chan", "ats_nand_emu") + [Path(__file__).parent / "ats_nand_emu_tb.sv"],
         test_module="test_ats_nand_emu", test_dir=Path(__file__).parent, build_key=build, parameters=params,
         build_args=[str(NAND / "ats_nand_store.cpp"), "-CFLAGS", f"-I{NAND}"], public={},
-        testcase=["identify", "traffic", "bad_blocks", "power_fail", "chan_traffic", "dram_slow"],
+        testcase=["identify", "traffic", "bad_blocks", "power_fail", "sys_reset", "chan_traffic", "dram_slow"],
         extra_env={"ATS_NAND_IMAGE_0": str(img), "ATS_EMU_DRAM": dram,
                    "ATS_EMU_BAD": ",".join(map(str, BAD[build]))},
         results_name=f"test_ats_nand_emu_{dram}")

@@ -8,7 +8,8 @@
 // being erased indeterminate, nothing later is stored). Pins are sampled by `clk` (SYNC_STAGES
 // flops); every pin timing must last at least SYNC_STAGES + 1 clock periods. Page-state (erased /
 // programmed / torn) lives on chip, so erased pages read 0xFF without DRAM traffic and an erase
-// touches no DRAM. Contract: rtl/nand_emu/README.md.
+// touches no DRAM. The page states and marks are cleared only at power-on (the FPGA's
+// configuration); a later `rst` is a power cut of the die. Contract: rtl/nand_emu/README.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -38,8 +39,8 @@ module ats_nand_emu #(
     parameter int DRAM_BASE       = 0         // in words
 ) (
     input  wire logic                       clk,
-    input  wire logic                       rst,        // synchronous, active high
-    output wire logic                       init_done,  // page state cleared (after rst)
+    input  wire logic                       rst,        // synchronous, active high; a power cut once init_done
+    output wire logic                       init_done,  // page state cleared (once, after the configuration)
     // NAND pins (docs/nand-pins.md)
     input  wire logic                       power_ok,   // 0 = power cut (a button or pin)
     input  wire logic                       ce_n,
@@ -586,8 +587,19 @@ module ats_nand_emu #(
         end
     end
 
+    // Power-on only: the row states and bad marks are cleared once, after the FPGA's configuration
+    // (por_done_q's initial value, the bitstream's; no reset). A later `rst` (the system reset) is a
+    // power cut of the die: the pin samples show power off while it lasts (an operation in flight
+    // is torn as by `power_ok`), the DRAM engine stops (the port is reset with it), and the states
+    // stay, so the arrays in the DRAM keep what was complete (README "Storage")
+    // (the initial value is the point: an FPGA flop's configuration value, Yosys's init attribute)
+    /* verilator lint_off PROCASSINIT */
+    logic por_done_q = 1'b0;
+    always_ff @(posedge clk) if (ast_q == A_IDLE) por_done_q <= 1'b1;
+    /* verilator lint_on PROCASSINIT */
+
     always_ff @(posedge clk) begin
-        if (rst) begin
+        if (rst && !por_done_q) begin
             pwr_q <= PW_OFF; mode_q <= OUT_NONE; op_q <= OP_NONE; src_q <= SRC_FF; ast_q <= A_INIT;
             busy_q <= 1'b0; fail_q <= 1'b0; read_valid_q <= 1'b0; resume_ok_q <= 1'b0; rb_q <= 1'b0;
             seq_on_q <= 1'b0; seq_cmd_q <= 8'h00; addr_cnt_q <= '0; addr_need_q <= '0;
