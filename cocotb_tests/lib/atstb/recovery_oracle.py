@@ -7,6 +7,10 @@ page count, then (u32 row, page + spare bytes) per programmed page, then one byt
 factory bad). A page absent from the image is erased (all 0xFF).
 
 The oracle reads a page only when the algorithm needs it and counts the reads (INV-BOUND).
+
+The S-Log (persistence.md section 10: log pages with flag SLOG, MERGE pages, checkpoint version 3,
+records decided by completeness after the durable prefix's gap) is `atstb.slog_ref`'s format; no device
+of this version writes it, so on today's images the result is unchanged.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from atstb.nand_page_model import Meta, PageFormat, crc32c
+from atstb.slog_ref import F_SLOG, FragLoc, SlogState, find_records, log_page, read_merged
 
 KIND_DATA, KIND_LOG, KIND_MAP, KIND_CKPT = 0, 1, 2, 3
 F_COMMIT, F_COMMIT_BLOCK, F_TRIM, F_ABORT, F_RELOC = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -128,15 +133,19 @@ class Checkpoint:
     ckpt_no: int = 0
     bad: list[int] = field(default_factory=list)            # (die << 16) | block
     erase_cnt: list[int] = field(default_factory=list)
+    slog_lpgn: int = 0                                      # version 3: the next LPGN
+    slog: dict[int, tuple[int, list[FragLoc]]] = field(default_factory=dict)   # lpn -> (base, F)
 
 
 def parse_checkpoint_v2(geo: Geometry, pages: list[bytes], seq: int) -> Checkpoint | None:
     """Version 2 (persistence.md section 5): pages each with the header magic, 2, index, count;
-    their payloads concatenated give the word stream."""
+    their payloads concatenated give the word stream. Version 3 (section 10.4): the same with the
+    S-Log section after the mapping pairs."""
     stream: list[int] = []
+    version = int.from_bytes(pages[0][4:8], "little")
     for i, data in enumerate(pages):
         w = [int.from_bytes(data[k:k + 4], "little") for k in range(0, len(data), 4)]
-        if w[0] != CP_MAGIC or w[1] != 2 or w[2] != i or w[3] != len(pages):
+        if w[0] != CP_MAGIC or w[1] != version or version not in (2, 3) or w[2] != i or w[3] != len(pages):
             return None
         stream += w[4:]
     it = iter(stream)
@@ -159,11 +168,19 @@ def parse_checkpoint_v2(geo: Geometry, pages: list[bytes], seq: int) -> Checkpoi
         for _ in range(n_map):
             lpn = next(it)
             mapping[lpn] = next(it)
+        slog_lpgn, slog = 0, {}
+        if version == 3:
+            slog_lpgn, nsl = next(it), next(it)
+            for _ in range(nsl):
+                lpn, base, nf = next(it), next(it), next(it)
+                fr = [(next(it), next(it), next(it)) for _ in range(nf)]
+                sq = [next(it) | next(it) << 32 for _ in range(nf)]
+                slog[lpn] = (base, [FragLoc(p, d & 0xFFFF, ol & 0xFFFF, ol >> 16, s) for (p, ol, d), s in zip(fr, sq)])
     except StopIteration:
         return None
     if scan_from > seq:
         return None
-    return Checkpoint(seq, scan_from, plan, mapping, 2, ckpt_no, bad, ec[:ndie * blocks])
+    return Checkpoint(seq, scan_from, plan, mapping, version, ckpt_no, bad, ec[:ndie * blocks], slog_lpgn, slog)
 
 
 def checkpoint_blocks(geo: Geometry, die0: DieImage) -> tuple[int, int]:
@@ -201,7 +218,7 @@ def find_checkpoint(geo: Geometry, die0: DieImage, rec) -> Checkpoint | None:
                     continue
                 v1_in_block0 |= blk == 0
                 c = Checkpoint(m.seq, m.seq, cp[0], cp[1], 1)
-            elif ver == 2:
+            elif ver in (2, 3):
                 idx, n = int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")
                 cand.setdefault(m.seq, {})[idx] = data
                 count[m.seq] = n
@@ -219,9 +236,11 @@ def find_checkpoint(geo: Geometry, die0: DieImage, rec) -> Checkpoint | None:
 
 def checkpoint_pages_v2(geo: Geometry, plan: list[list[int]], mapping: dict[int, int], seq_base: int,
                         scan_from: int | None = None, ckpt_no: int = 1, bad: list[int] | None = None,
-                        erase_cnt: list[int] | None = None) -> list[bytes]:
+                        erase_cnt: list[int] | None = None,
+                        slog: tuple[int, dict[int, tuple[int, list[FragLoc]]]] | None = None) -> list[bytes]:
     """Version 2 (persistence.md section 5): the word stream cut into pages, each with the header
-    magic, 2, index, count; the last page zero-padded."""
+    magic, 2, index, count; the last page zero-padded. With `slog` = (next LPGN, {lpn: (base, F)}):
+    version 3, the S-Log section (section 10.4) after the mapping pairs."""
     scan_from = seq_base if scan_from is None else scan_from
     bad = bad or []
     ec = erase_cnt or [0] * (geo.ndie * geo.blocks)
@@ -233,11 +252,20 @@ def checkpoint_pages_v2(geo: Geometry, plan: list[list[int]], mapping: dict[int,
     words += [ec[i] | ec[i + 1] << 16 for i in range(0, len(ec), 2)]
     for lpn in sorted(mapping):
         words += [lpn, mapping[lpn]]
+    if slog is not None:
+        words += [slog[0], len(slog[1])]
+        for lpn in sorted(slog[1]):
+            base, fr = slog[1][lpn]
+            words += [lpn, base, len(fr)]
+            for f in fr:
+                words += [f.ppn, f.off | f.len << 16, f.doff]
+            for f in fr:
+                words += [f.seq & 0xFFFFFFFF, f.seq >> 32]
     per = geo.page_bytes // 4 - 4
     n = max(1, -(-len(words) // per))
     out = []
     for i in range(n):
-        w = [CP_MAGIC, 2, i, n] + words[i * per:(i + 1) * per]
+        w = [CP_MAGIC, 2 if slog is None else 3, i, n] + words[i * per:(i + 1) * per]
         w += [0] * (geo.page_bytes // 4 - len(w))
         out.append(b"".join(x.to_bytes(4, "little") for x in w))
     return out
@@ -292,6 +320,17 @@ class Recovered:
     plan: list[list[int]] = field(default_factory=list)
     checkpoint: "Checkpoint | None" = None
     dies: list[DieImage] = field(default_factory=list)        # the images recovery read
+    # the S-Log (persistence.md section 10)
+    frags: dict = field(default_factory=dict)                 # lpn -> [FragLoc] (F), in commit order
+    next_lpgn: int = 0                                        # the backend's LPGN counter after recovery
+    slog_commits: int = 0                                     # records applied in the prefix
+    slog_after_gap: int = 0                                   # complete records applied after the gap
+    slog_incomplete: int = 0                                  # records after the gap not applied
+    slog_flag_skips: int = 0                                  # full-page checks a completeness flag replaced
+    slog_bad: int = 0                                         # log pages / records that do not parse
+    slog_partial: int = 0                                     # records whose log pages are not all valid
+    slog_full_mismatch: int = 0                               # prefix records whose full META-PUs differ from t's pending pages
+    merges: int = 0                                           # MERGE pages applied
 
 
 def _decode(geo: Geometry, raw: bytes):
@@ -307,9 +346,12 @@ def _decode(geo: Geometry, raw: bytes):
     return m, data
 
 
-def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None) -> Recovered:
+def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_flags: bool = True) -> Recovered:
     """num_tx: the device's transaction count; a record whose txid is above it changes nothing
-    (persistence.md section 4; counted in `ignored`). None: every txid is taken as valid."""
+    (persistence.md section 4; counted in `ignored`). None: every txid is taken as valid.
+    use_flags: S-Log records after the gap whose completeness flag a later record carries skip the
+    full-page check (section 10.5 step 3); False always checks the full pages (the same result on
+    images a correct device wrote)."""
     dies = [DieImage(p, geo) for p in paths]
     rec = Recovered(dies=dies)
     # 1. checkpoint (version 1: die 0 block 0; version 2: blocks 0 and 1 of die 0)
@@ -323,6 +365,8 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None) -> Reco
     # 2. scan the active log: per die the planned blocks in order, each up to its first erased page;
     #    a block whose page 0 is erased was never opened: the die's log ends there
     found: dict[int, Record] = {}
+    by_ppn: dict[int, Record] = {}                    # every valid kept page (section 10.5's full-page check)
+    max_lpgn = -1
     for d in range(geo.ndie):
         for blk in plan[d]:
             opened = True
@@ -340,9 +384,12 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None) -> Reco
                 if m.kind not in (KIND_DATA, KIND_LOG):
                     continue
                 rec.max_seq_seen = max(rec.max_seq_seen, m.seq)
+                if m.kind == KIND_LOG and m.flags & F_SLOG:
+                    max_lpgn = max(max_lpgn, m.epoch)
                 if m.seq < scan_from:
                     continue
-                found[m.seq] = Record(m.seq, d, blk, pg, m.lpn, m.txid, m.kind, m.epoch, m.flags, data)
+                found[m.seq] = by_ppn[geo.ppn(d, blk, pg)] = Record(m.seq, d, blk, pg, m.lpn, m.txid, m.kind,
+                                                                    m.epoch, m.flags, data)
             if not opened:
                 break
     # 3. the durable prefix: scan_from, scan_from + 1, ... without a gap
@@ -352,28 +399,70 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None) -> Reco
         n += 1
     rec.prefix_end = n
     rec.beyond_prefix = sum(1 for s in found if s >= n)
+    # the S-Log's records (section 10.1, 10.2): every log page kept, every record complete in them
+    st = SlogState(rec.mapping, {})
+    for lpn, (base, fr) in cp.slog.items():         # version 3: exact at seq_base
+        st.l2p[lpn] = base
+        st.F[lpn] = list(fr)
+    lpages = {}
+    for s in sorted(found):
+        r = found[s]
+        if r.kind == KIND_LOG and r.flags & F_SLOG:
+            lp = log_page(r.data, r.seq, geo.ppn(r.die, r.block, r.page), r.epoch, geo.page_bytes)
+            if lp is None or lp.lpgn in lpages:
+                rec.slog_bad += 1
+                continue
+            lpages[lp.lpgn] = lp
+    slog_recs, nbad, rec.slog_partial = find_records(lpages, geo.page_bytes)
+    rec.slog_bad += nbad
+    by_commit = {r.commit_seq: r for r in slog_recs}
+    rec.next_lpgn = max(max_lpgn + 1, cp.slog_lpgn)
+    ppn_of = lambda r: geo.ppn(r.die, r.block, r.page)     # noqa: E731
     # 4. replay in seq order; transactions apply at their commit record, open ones are dropped
     pending: dict[int, list[Record]] = {}
     for r in rec.records:
         if num_tx is not None and r.txid > num_tx:
             rec.ignored += 1                  # not the device's: keeps its seq, changes nothing
             continue
+        sr = by_commit.get(r.seq) if r.kind == KIND_LOG and r.flags & F_SLOG else None
+        if sr is not None and num_tx is not None and sr.txid > num_tx:
+            rec.ignored += 1
+            sr = None
         if r.seq < seq_base:
             # before the checkpoint (version 2, transactions open at it): only the pending lists
             if r.kind == KIND_DATA and r.txid != 0:
                 pending.setdefault(r.txid, []).append(r)
             if r.txid != 0 and r.flags & (F_ABORT | F_COMMIT):
                 pending.pop(r.txid, None)
+            if sr is not None:
+                pending.pop(sr.txid, None)
             continue
         if r.kind == KIND_LOG and r.flags & F_TRIM:
-            rec.mapping.pop(r.lpn, None)
+            st.trim(r.lpn)
+        elif r.kind == KIND_LOG and r.flags & F_SLOG:
+            if sr is not None:
+                # the record's commit point: t commits as at a COMMIT (its pending pages in seq order),
+                # then its fragments are appended (section 10.5 step 2)
+                newest = {}
+                for p in pending.pop(sr.txid, []):
+                    st.map_full(p.lpn, ppn_of(p))
+                    newest[p.lpn] = p
+                fulls = {m.lpn: m.ppn for m in sr.metas if not m.is_diff}
+                if set(fulls) != set(newest) or any(
+                        fulls[l] != ppn_of(p) and getattr(by_ppn.get(fulls[l]), "seq", None) != p.seq
+                        for l, p in newest.items()):
+                    rec.slog_full_mismatch += 1
+                st.apply_record(sr, fulls=False)
+                rec.slog_commits += 1
+        elif r.kind == KIND_DATA and r.txid == 0 and r.flags & F_RELOC and r.flags & F_SLOG:
+            rec.merges += st.merge(r.lpn, r.epoch, ppn_of(r), r.seq)
         elif r.kind == KIND_DATA and r.txid == 0 and r.flags & F_RELOC:
             # a GC relocation: applied only if the LPN still maps to the page it copied (epoch field)
             if rec.mapping.get(r.lpn) == r.epoch:
                 rec.mapping[r.lpn] = geo.ppn(r.die, r.block, r.page)
                 rec.relocs += 1
         elif r.kind == KIND_DATA and r.txid == 0:
-            rec.mapping[r.lpn] = geo.ppn(r.die, r.block, r.page)
+            st.map_full(r.lpn, ppn_of(r))
         elif r.kind == KIND_DATA:
             pending.setdefault(r.txid, []).append(r)
         # a tx ends at a record (kind 1, no LPN) or a data page of it that carries the flag
@@ -382,17 +471,38 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None) -> Reco
             rec.aborts += 1
         elif r.txid != 0 and r.flags & F_COMMIT:
             for p in pending.pop(r.txid, []):
-                rec.mapping[p.lpn] = geo.ppn(p.die, p.block, p.page)
+                st.map_full(p.lpn, ppn_of(p))
             rec.commits += 1
+    # 5. after the gap (section 10.5 step 3): complete S-Log records, in commit-point order
+    flags = {c for r in slog_recs for c in r.cflags}
+    for sr in sorted((r for r in slog_recs if r.commit_seq >= rec.prefix_end), key=lambda r: r.commit_seq):
+        if num_tx is not None and sr.txid > num_tx:
+            continue
+        if use_flags and sr.key in flags:
+            full_ok = True
+            rec.slog_flag_skips += 1
+        else:
+            full_ok = all(
+                (p := by_ppn.get(m.ppn)) is not None and p.kind == KIND_DATA and p.txid == sr.txid
+                and p.lpn == m.lpn and not p.flags & (F_COMMIT | F_ABORT) and p.seq < sr.first_seq
+                for m in sr.metas if not m.is_diff)
+        if full_ok and st.bases_ok(sr):
+            st.apply_record(sr)
+            pending.pop(sr.txid, None)
+            rec.slog_after_gap += 1
+        else:
+            rec.slog_incomplete += 1
+    rec.frags = st.F
     rec.aborted_tx = len(pending)
     return rec
 
 
 def read_lpn(geo: Geometry, rec: Recovered, lpn: int) -> bytes | None:
-    """Data of `lpn` in the recovered state (None = unmapped), from the images recovery read."""
-    if lpn not in rec.mapping:
-        return None
-    d, blk, pg = geo.unppn(rec.mapping[lpn])
-    raw = rec.dies[d].row(blk, pg)
-    assert raw is not None
-    return raw[:geo.page_bytes]
+    """Data of `lpn` in the recovered state (None = unmapped), from the images recovery read: the
+    mapped page with the LPN's S-Log fragments applied in order (section 10.5 "Reads after recovery")."""
+    def page(ppn: int) -> bytes:
+        d, blk, pg = geo.unppn(ppn)
+        raw = rec.dies[d].row(blk, pg)
+        assert raw is not None, f"lpn {lpn}: page {ppn:#x} is erased"
+        return raw[:geo.page_bytes]
+    return read_merged(page, rec.mapping.get(lpn), rec.frags.get(lpn, []))
