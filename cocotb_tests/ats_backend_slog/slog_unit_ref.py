@@ -1,0 +1,181 @@
+"""Plain-Python reference of ats_backend_slog, written from rtl/backend/README_slog.md (the index
+commands, the record's descriptors and statuses) and docs/persistence.md §10.1-10.2 (the log page
+and record bytes), not from the RTL. Transaction level: one call per command or record."""
+from __future__ import annotations
+
+import struct
+
+OK, BAD_TXID, TX_FULL, TX_EMPTY, BAD_FIELD = 0x00, 0x02, 0x04, 0x06, 0x07
+MAGIC = 0x474F4C53
+NCF = 8
+
+
+class SlogRef:
+    def __init__(self, page_bytes: int, num_tx: int, lpns: int, ways: int, frags: int,
+                 txfrags: int, txfull: int):
+        self.pb, self.num_tx, self.ways, self.frags = page_bytes, num_tx, ways, frags
+        self.txfrags, self.txfull = txfrags, txfull
+        self.sets = lpns // ways
+        self.P = page_bytes - 16
+        # set -> list of entries {lpn, rsv, owner, F: [frag], pend}
+        self.idx: dict[int, list[dict]] = {s: [] for s in range(self.sets)}
+        self.cf: list[tuple[int, int, int]] = []
+        self.lpgn = 0
+        self.held = None      # the accepted record: {txid, lpgn0, frags: [(lpn, frag)]}
+
+    # ---- index
+    def _txid_ok(self, t: int) -> bool:
+        return 1 <= t <= self.num_tx
+
+    def entry(self, lpn: int) -> dict | None:
+        for e in self.idx[lpn % self.sets]:
+            if e["lpn"] == lpn:
+                return e
+        return None
+
+    def _drop_if_empty(self, e: dict) -> None:
+        if not e["rsv"] and not e["F"] and e["pend"] == 0:
+            self.idx[e["lpn"] % self.sets].remove(e)
+
+    def reserve(self, t: int, lpn: int) -> tuple[int, int]:
+        if not self._txid_ok(t):
+            return BAD_TXID, 0
+        e = self.entry(lpn)
+        if e is None:
+            if len(self.idx[lpn % self.sets]) >= self.ways:
+                return TX_FULL, 0
+            self.idx[lpn % self.sets].append(dict(lpn=lpn, rsv=True, owner=t, F=[], pend=0))
+            return OK, self.frags
+        if e["rsv"]:
+            return (OK, self.frags - len(e["F"])) if e["owner"] == t else (TX_FULL, 0)
+        if len(e["F"]) >= self.frags:
+            return TX_FULL, 0
+        e["rsv"], e["owner"] = True, t
+        return OK, self.frags - len(e["F"])
+
+    def unreserve(self, t: int, lpn: int) -> int:
+        if not self._txid_ok(t):
+            return BAD_TXID
+        e = self.entry(lpn)
+        if e is None or not e["rsv"] or e["owner"] != t:
+            return TX_EMPTY
+        if e["pend"]:
+            return BAD_FIELD
+        e["rsv"] = False
+        self._drop_if_empty(e)
+        return OK
+
+    def lookup(self, lpn: int) -> list[tuple[int, int, int, int]]:
+        e = self.entry(lpn)
+        return list(e["F"]) if e else []
+
+    def release(self, lpn: int, n: int) -> tuple[int, int]:
+        e = self.entry(lpn)
+        if e is None:
+            return OK, 0
+        if e["pend"]:
+            return BAD_FIELD, 0
+        m = min(n, len(e["F"]))
+        del e["F"][:m]
+        self._drop_if_empty(e)
+        return OK, m
+
+    def push_cf(self, txid: int, reclen: int, lpgn: int) -> None:
+        if len(self.cf) < NCF:
+            self.cf.append((txid, reclen, lpgn))
+
+    # ---- records
+    def record(self, descs: list[dict]) -> dict:
+        """descs: {txid, full, lpn, ppn, off, len}. Returns {sts, txid} and, when OK, lpgn, reclen,
+        pages (list of bytes), and the layout; the record is then held until apply()."""
+        t = descs[0]["txid"]
+        sts = OK
+        fulls, frs = [], []
+        pend: dict[int, int] = {}
+        if not self._txid_ok(t):
+            sts = BAD_TXID
+        for d in descs:
+            if sts != OK:
+                break
+            if d["txid"] != t:
+                sts = BAD_FIELD
+            elif d["full"]:
+                if len(fulls) >= self.txfull:
+                    sts = TX_FULL
+                else:
+                    fulls.append(d)
+            else:
+                ln, off = d["len"], d["off"]
+                if ln == 0 or ln % 4 or off % 4 or ln > self.P or off + ln > self.pb:
+                    sts = BAD_FIELD
+                    continue
+                if len(frs) >= self.txfrags:
+                    sts = TX_FULL
+                    continue
+                e = self.entry(d["lpn"])
+                if e is None or not e["rsv"] or e["owner"] != t:
+                    sts = BAD_FIELD
+                    continue
+                k = len(e["F"]) + pend.get(d["lpn"], 0)
+                if k >= self.frags:
+                    sts = TX_FULL
+                    continue
+                pend[d["lpn"]] = pend.get(d["lpn"], 0) + 1
+                frs.append(dict(d, ver=k + 1))
+        if sts != OK:
+            return dict(sts=sts, txid=t)
+        for lpn, n in pend.items():
+            self.entry(lpn)["pend"] += n
+        return self._build(t, fulls, frs)
+
+    def _build(self, t: int, fulls: list[dict], frs: list[dict]) -> dict:
+        P = self.P
+        cf, self.cf = self.cf, []
+        txlen = len(fulls) + len(frs)
+        pos = 16 + 8 * len(cf) + 16 * txlen
+        for f in frs:                               # a fragment never crosses a log page
+            if pos % P + f["len"] > P:
+                pos = (pos // P + 1) * P
+            f["loc"] = pos
+            pos += f["len"]
+        nbytes = pos
+        reclen = -(-nbytes // P)
+        s = bytearray(reclen * P)
+        struct.pack_into("<4I", s, 0, 0x01 | 1 << 8 | len(cf) << 16, t | txlen << 8 | reclen << 24, nbytes, 0)
+        o = 16
+        for (ct, crl, clg) in cf:
+            struct.pack_into("<2I", s, o, ct | crl << 24, clg)
+            o += 8
+        for f in fulls:
+            struct.pack_into("<4I", s, o, f["lpn"], f["ppn"], 0, 0)
+            o += 16
+        for f in frs:
+            struct.pack_into("<4I", s, o, f["lpn"], f["ppn"],
+                             f["len"] | f["off"] << 12 | f["ver"] << 24 | 1 << 31, f["loc"])
+            o += 16
+        for f in frs:
+            s[f["loc"]:f["loc"] + f["len"]] = f["data"]
+        lpgn0 = self.lpgn
+        pages = []
+        for j in range(reclen):
+            used = 16 + min(P, nbytes - j * P)
+            hdr = struct.pack("<IIHHI", MAGIC, (lpgn0 + j) & 0xFFFFFFFF, 16 if j == 0 else 0xFFFF, used, 0)
+            pages.append(bytes(hdr) + bytes(s[j * P:(j + 1) * P]))
+        self.lpgn = (self.lpgn + reclen) & 0xFFFFFFFF
+        self.held = dict(txid=t, frags=[(f["lpn"], ((lpgn0 + f["loc"] // P) & 0xFFFFFFFF,
+                                                    16 + f["loc"] % P, f["off"], f["len"])) for f in frs])
+        return dict(sts=OK, txid=t, lpgn=lpgn0, reclen=reclen, pages=pages, ncf=len(cf))
+
+    def apply(self, t: int) -> tuple[int, int]:
+        if not self._txid_ok(t):
+            return BAD_TXID, 0
+        if self.held is None or self.held["txid"] != t:
+            return TX_EMPTY, 0
+        for lpn, fr in self.held["frags"]:
+            e = self.entry(lpn)
+            e["F"].append(fr)
+            e["pend"] -= 1
+            e["rsv"] = False
+        n = len(self.held["frags"])
+        self.held = None
+        return OK, n

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: Apache-2.0
+// ats_backend_slog: DiffTx's S-Log core (docs/architecture.md §11, docs/persistence.md §10):
+// the S-Log index (F[lpn] of up to SLOG_LPNS LPNs, SLOG_FRAGS fragments each, SLOG_WAYS-way set
+// associative on the LPN's low bits) with exclusive per-tx reservations, and the record assembler
+// that turns a commit's descriptors (full pages and fragments) and the fragments' words into
+// REC-LEN log pages in persistence §10's format, with the LPGN counter and the completeness-flag
+// list. Standalone (not yet in ats_backend). Contract: rtl/backend/README_slog.md.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module ats_backend_slog #(
+    parameter int PAGE_BYTES   = 4096, // data bytes per page: multiple of 4, 64..4096
+    parameter int NUM_TX       = 16,   // txids 1..NUM_TX
+    parameter int SLOG_LPNS    = 256,  // index entries (LPNs with F != [] or a reservation)
+    parameter int SLOG_WAYS    = 4,    // ways per set; SLOG_LPNS / SLOG_WAYS sets, a power of two >= 2
+    parameter int SLOG_FRAGS   = 4,    // fragments per LPN, 1..127
+    parameter int SLOG_TXFRAGS = 64,   // fragments per record, >= 1
+    parameter int SLOG_TXFULL  = 64,   // full pages per record (the tx table's entries), >= 1
+    parameter int PPN_W        = 32    // PPN width, <= 32 (zero-extended in META-PUs)
+) (
+    input  wire logic                  clk,
+    input  wire logic                  rst,          // synchronous, active high
+    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY
+    input  wire logic                  s_ix_valid,
+    output      logic                  s_ix_ready,
+    input  wire logic [2:0]            s_ix_op,
+    input  wire logic [7:0]            s_ix_txid,
+    input  wire logic [31:0]           s_ix_lpn,
+    input  wire logic [7:0]            s_ix_n,       // RELEASE: fragments to remove (oldest first)
+    // index answers: one beat per command, LOOKUP one per fragment (k = 0: one beat)
+    output      logic                  m_ix_valid,
+    input  wire logic                  m_ix_ready,
+    output      logic [7:0]            m_ix_sts,
+    output      logic [7:0]            m_ix_cnt,     // RESERVE: room; LOOKUP: k; RELEASE: removed; APPLY: fragments
+    output      logic [31:0]           m_ix_lpgn,    // LOOKUP: the fragment's log page
+    output      logic [11:0]           m_ix_pofs,    // LOOKUP: its data's byte offset in that page
+    output      logic [11:0]           m_ix_off,     // LOOKUP: the page bytes it replaces
+    output      logic [11:0]           m_ix_len,
+    output      logic                  m_ix_last,
+    // record descriptors: full pages and fragments of one commit, `last` on the final one
+    input  wire logic                  s_rd_valid,
+    output      logic                  s_rd_ready,
+    input  wire logic [7:0]            s_rd_txid,
+    input  wire logic                  s_rd_full,
+    input  wire logic [31:0]           s_rd_lpn,
+    input  wire logic [PPN_W-1:0]      s_rd_ppn,     // full: the tx's page; fragment: the base
+    input  wire logic [11:0]           s_rd_off,
+    input  wire logic [11:0]           s_rd_len,
+    input  wire logic                  s_rd_last,
+    // record status: one beat per record, after its last descriptor
+    output      logic                  m_rs_valid,
+    input  wire logic                  m_rs_ready,
+    output      logic [7:0]            m_rs_sts,
+    output      logic [7:0]            m_rs_txid,
+    output      logic [31:0]           m_rs_lpgn,    // first LPGN (OK)
+    output      logic [7:0]            m_rs_reclen,  // log pages (OK)
+    // the fragments' words, after an OK status, in descriptor order (len/4 words each)
+    input  wire logic                  s_rw_valid,
+    output      logic                  s_rw_ready,
+    input  wire logic [31:0]           s_rw_data,
+    // log pages: PAGE_BYTES/4 words each, `last` on a page's final word
+    output      logic                  m_lp_valid,
+    input  wire logic                  m_lp_ready,
+    output      logic [31:0]           m_lp_data,
+    output      logic                  m_lp_last,
+    output      logic [31:0]           m_lp_lpgn,
+    output      logic                  m_lp_end,     // on the record's final page
+    // completeness flags (always taken; dropped when 8 are held)
+    input  wire logic                  s_cf_valid,
+    input  wire logic [7:0]            s_cf_txid,
+    input  wire logic [7:0]            s_cf_reclen,
+    input  wire logic [31:0]           s_cf_lpgn,
+    // LPGN counter load (recovery), taken while no record is held
+    input  wire logic                  s_lg_valid,
+    output      logic                  s_lg_ready,
+    input  wire logic [31:0]           s_lg_lpgn,
+    output      logic [31:0]           lpgn          // the next LPGN
+);
+    // ---- derived sizes and parameter checks
+    localparam int P        = PAGE_BYTES - 16;             // payload bytes per log page
+    localparam int PW       = PAGE_BYTES / 4;              // words per page
+    localparam int SETS     = SLOG_LPNS / SLOG_WAYS;
+    localparam int SET_W    = $clog2(SETS);
+    localparam int WAY_W    = (SLOG_WAYS > 1) ? $clog2(SLOG_WAYS) : 1;
+    localparam int SLOT_W   = (SLOG_FRAGS > 1) ? $clog2(SLOG_FRAGS) : 1;
+    localparam int SLOT_N   = 1 << SLOT_W;
+    localparam int K_W      = $clog2(SLOG_FRAGS + 1);
+    localparam int TX_W     = $clog2(NUM_TX + 1);
+    localparam int NCF      = 8;
+    localparam int FR_W     = $clog2(SLOG_TXFRAGS + 1);
+    localparam int FU_W     = $clog2(SLOG_TXFULL + 1);
+    localparam int FRI_W    = (SLOG_TXFRAGS > 1) ? $clog2(SLOG_TXFRAGS) : 1;
+    localparam int FUI_W    = (SLOG_TXFULL > 1) ? $clog2(SLOG_TXFULL) : 1;
+    localparam int FM_D     = SETS * SLOG_WAYS * SLOT_N;
+    localparam int FM_W     = $clog2(FM_D);
+    localparam int HDR_MAX  = 16 + 8 * NCF + 16 * (SLOG_TXFRAGS + SLOG_TXFULL);
+    localparam int BYTES_MAX = HDR_MAX + SLOG_TXFRAGS * P;  // a fragment per page, worst case
+    localparam int S_W      = $clog2(BYTES_MAX + PAGE_BYTES + 1);
+    localparam int PG_MAX   = (BYTES_MAX + P - 1) / P;
+    // statuses: the contract's numbers (docs/architecture.md §2), by scoped name
+    localparam logic [7:0] STS_OK        = ats_host_pkg::STS_OK;
+    localparam logic [7:0] STS_BAD_TXID  = ats_host_pkg::STS_BAD_TXID;
+    localparam logic [7:0] STS_TX_FULL   = ats_host_pkg::STS_TX_FULL;
+    localparam logic [7:0] STS_TX_EMPTY  = ats_host_pkg::STS_TX_EMPTY;
+    localparam logic [7:0] STS_BAD_FIELD = ats_host_pkg::STS_BAD_FIELD;
+    localparam logic [2:0] OP_RESERVE = 3'd0, OP_UNRESERVE = 3'd1, OP_LOOKUP = 3'd2,
+                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4;
+
+    if (PAGE_BYTES % 4 != 0 || PAGE_BYTES < 64 || PAGE_BYTES > 4096) begin : g_chk_page
+        $fatal(1, "ats_backend_slog: PAGE_BYTES must be a multiple of 4 in 64..4096 (%m)");
+    end
+    if (NUM_TX < 1 || NUM_TX > 255) begin : g_chk_tx
+        $fatal(1, "ats_backend_slog: NUM_TX must be 1..255 (%m)");
+    end
+    if (SLOG_WAYS < 1 || SLOG_LPNS % SLOG_WAYS != 0 || SETS < 2 || (SETS & (SETS - 1)) != 0) begin : g_chk_sets
+        $fatal(1, "ats_backend_slog: SLOG_LPNS / SLOG_WAYS must be a power of two >= 2 (%m)");
+    end
+    if (SLOG_FRAGS < 1 || SLOG_FRAGS > 127) begin : g_chk_frags
+        $fatal(1, "ats_backend_slog: SLOG_FRAGS must be 1..127 (VER is 7 bits) (%m)");
+    end
+    if (SLOG_TXFRAGS < 1 || SLOG_TXFULL < 1) begin : g_chk_rec
+        $fatal(1, "ats_backend_slog: SLOG_TXFRAGS, SLOG_TXFULL must be >= 1 (%m)");
+    end
+    if (PG_MAX > 255) begin : g_chk_reclen
+        $fatal(1, "ats_backend_slog: a record could need more than 255 log pages (REC-LEN) (%m)");
+    end
+    if (PPN_W < 1 || PPN_W > 32) begin : g_chk_ppn
+        $fatal(1, "ats_backend_slog: PPN_W must be 1..32 (%m)");
+    end
+
+    // ---- index: per way a tag RAM (asynchronous read) and a valid vector; one fragment RAM
+    typedef struct packed {
+        logic [31:0]       lpn;
+        logic              rsv;      // reserved (by owner)
+        logic [TX_W-1:0]   owner;
+        logic [K_W-1:0]    k;        // committed fragments
+        logic [SLOT_W-1:0] head;     // ring position of the oldest
+        logic [K_W-1:0]    pend;     // fragments of the held record (not yet applied)
+    } tag_t;
+    typedef struct packed {
+        logic [31:0] lpgn;
+        logic [11:0] pofs;
+        logic [11:0] off;
+        logic [11:0] len;
+    } frag_t;
+
+    localparam int TAG_W = 32 + 1 + TX_W + K_W + SLOT_W + K_W;   // $bits(tag_t)
+    logic [SLOG_WAYS-1:0][SETS-1:0] vld_q;
+    logic [67:0] frag_mem [FM_D];            // frag_t (Yosys: memories of plain vectors)
+
+    // the set the current operation addresses, and the ways' tags (combinational read)
+    logic [31:0]    q_lpn;
+    logic [SET_W-1:0] q_set;
+    logic [SLOG_WAYS-1:0][TAG_W-1:0] q_tagv;  // per way: its tag at q_set
+    logic           hit, has_free;
+    logic [WAY_W-1:0] hit_way, free_way;
+    tag_t           ht;                      // the hit way's tag
+    tag_t           tw_tag;
+    logic           tw_en, tw_vld;
+    logic [WAY_W-1:0] tw_way;
+    assign q_set = q_lpn[SET_W-1:0];
+
+    // per way a tag RAM (asynchronous read: distributed RAM), written by the one tag write port
+    for (genvar w = 0; w < SLOG_WAYS; w++) begin : g_way
+        logic [TAG_W-1:0] mem [SETS];
+        assign q_tagv[w] = mem[q_set];
+        always_ff @(posedge clk) if (tw_en && tw_way == WAY_W'(w)) mem[q_set] <= tw_tag;
+    end
+
+    /* verilator lint_off UNUSEDSIGNAL */     // (the other fields of the tag)
+    function automatic logic [31:0] tag_lpn(input logic [TAG_W-1:0] v);
+        tag_lpn = v[TAG_W-1 -: 32];              // tag_t's first field
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    always_comb begin
+        hit = 1'b0; hit_way = '0; has_free = 1'b0; free_way = '0;
+        for (int w = SLOG_WAYS - 1; w >= 0; w--) begin
+            if (vld_q[w][q_set] && tag_lpn(q_tagv[w]) == q_lpn) begin hit = 1'b1; hit_way = WAY_W'(w); end
+            if (!vld_q[w][q_set]) begin has_free = 1'b1; free_way = WAY_W'(w); end
+        end
+        ht = q_tagv[hit_way];
+    end
+
+    always_ff @(posedge clk) begin
+        if (rst) vld_q <= '0;
+        else if (tw_en) vld_q[tw_way][q_set] <= tw_vld;
+    end
+
+    // fragment RAM: synchronous read (block RAM), one write port
+    logic           fw_en;
+    logic [FM_W-1:0] fw_addr, fr_addr;
+    frag_t          fw_data, fr_data_q;
+    always_ff @(posedge clk) begin
+        if (fw_en) frag_mem[fw_addr] <= fw_data;
+        fr_data_q <= frag_mem[fr_addr];
+    end
+    function automatic logic [FM_W-1:0] faddr(input logic [SET_W-1:0] s, input logic [WAY_W-1:0] w,
+                                              input logic [SLOT_W-1:0] slot);
+        faddr = FM_W'((int'(s) * SLOG_WAYS + int'(w)) * SLOT_N + int'(slot));
+    endfunction
+    function automatic logic [SLOT_W-1:0] ring(input logic [SLOT_W-1:0] h, input int unsigned n);
+        int unsigned x;
+        x = int'(h) + n;
+        if (x >= SLOG_FRAGS) x = x - SLOG_FRAGS;
+        ring = SLOT_W'(x);
+    endfunction
+
+    // ---- the held record's descriptors (asynchronous-read RAMs)
+    typedef struct packed {
+        logic [31:0]      lpn;
+        logic [PPN_W-1:0] ppn;
+    } full_t;
+    typedef struct packed {
+        logic [31:0]      lpn;
+        logic [PPN_W-1:0] ppn;
+        logic [11:0]      off;
+        logic [11:0]      len;
+        logic [6:0]       ver;
+    } fd_t;
+    typedef struct packed {
+        logic [S_W-1:0] loc;   // DATA-LOC (from the record's start)
+        logic [7:0]     pg;    // log page of the record holding it
+        logic [11:0]    pofs;  // byte offset in that page
+    } fl_t;
+    // (memories of plain vectors: Yosys does not infer memories of structs)
+    logic [32+PPN_W-1:0]       full_mem [SLOG_TXFULL];    // full_t
+    logic [32+PPN_W+31-1:0]    fd_mem   [SLOG_TXFRAGS];   // fd_t
+    logic [S_W+20-1:0]         fl_mem   [SLOG_TXFRAGS];   // fl_t
+
+    // record state (index side)
+    typedef enum logic [2:0] {R_FREE, R_CLR, R_STS, R_EMIT, R_HELD, R_APPLY} rec_state_e;
+    rec_state_e       rs_q, rs_d;
+    logic [7:0]       rtx_q, rtx_d;           // txid of the record (first descriptor)
+    logic             rfirst_q, rfirst_d;     // next descriptor is a record's first
+    logic [7:0]       rerr_q, rerr_d;         // first error, 0 = none
+    logic [FU_W-1:0]  nfu_q, nfu_d;
+    logic [FR_W-1:0]  nfr_q, nfr_d;
+    logic [FRI_W-1:0] wi_q, wi_d;             // walk index (clear / apply)
+    logic [31:0]      lpgn_q, lpgn_d, lpgn0_q, lpgn0_d;
+    logic             lay_end;                // the emitter's layout ends this cycle
+    logic [7:0]       lay_pages;              // ... with this many log pages
+    // completeness flags: the list and the held record's copy
+    logic [3:0]       ncf_q, rncf_q;
+    logic [7:0]       cf_tx_q [NCF], cf_rl_q [NCF], rcf_tx_q [NCF], rcf_rl_q [NCF];
+    logic [31:0]      cf_lg_q [NCF], rcf_lg_q [NCF];
+    logic             snap;                   // an OK record's layout starts; it takes the list
+
+    // index answer register
+    logic        ixv_q, ixv_d, ixl_q, ixl_d;
+    logic [7:0]  ixs_q, ixs_d, ixc_q, ixc_d;
+    // index FSM
+    typedef enum logic [2:0] {I_IDLE, I_RESP, I_LKRD, I_LKOUT} ix_state_e;
+    ix_state_e   is_q, is_d;
+    logic [31:0] op_lpn_q, op_lpn_d;
+    logic [SLOT_W-1:0] lk_slot_q, lk_slot_d;
+    logic [K_W-1:0]    lk_i_q, lk_i_d;
+    logic [WAY_W-1:0]  lk_way_q, lk_way_d;
+    logic              emit_done;             // from the emitter: the record's pages are out
+
+    logic [7:0] e;                            // a descriptor's error
+    wire txid_ok_ix = (s_ix_txid != 8'd0) && (s_ix_txid <= 8'(NUM_TX));
+    wire txid_ok_rd = (s_rd_txid != 8'd0) && (s_rd_txid <= 8'(NUM_TX));
+    // a descriptor is taken in I_IDLE when no index command is offered
+    wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid;
+    wire ix_apply_wait = (s_ix_op == OP_APPLY) && (rs_q == R_EMIT);
+    wire ix_take = (is_q == I_IDLE) && (rs_q == R_FREE || rs_q == R_EMIT || rs_q == R_HELD)
+                   && s_ix_valid && !ix_apply_wait;
+
+    // walk of the held record's fragments (clear after an error / apply)
+    fd_t fdw;
+    fl_t flw;
+    assign fdw = fd_mem[wi_q];
+    assign flw = fl_mem[wi_q];
+
+    always_comb begin
+        is_d = is_q; rs_d = rs_q; rtx_d = rtx_q; rfirst_d = rfirst_q; rerr_d = rerr_q;
+        nfu_d = nfu_q; nfr_d = nfr_q; wi_d = wi_q; lpgn_d = lpgn_q;
+        ixv_d = ixv_q; ixl_d = ixl_q; ixs_d = ixs_q; ixc_d = ixc_q; 
+        op_lpn_d = op_lpn_q; lk_slot_d = lk_slot_q; lk_i_d = lk_i_q; lk_way_d = lk_way_q;
+        tw_en = 1'b0; tw_vld = 1'b1; tw_way = hit_way; tw_tag = ht;
+        fw_en = 1'b0; fw_addr = '0; fw_data = '0;
+        fr_addr = faddr(q_set, lk_way_q, lk_slot_q);
+        q_lpn = s_ix_lpn;
+        e = 8'd0;
+        if (rs_q == R_CLR || rs_q == R_APPLY) q_lpn = fdw.lpn;
+        else if (is_q == I_LKRD || is_q == I_LKOUT) q_lpn = op_lpn_q;
+        else if (rd_take) q_lpn = s_rd_lpn;
+
+        // ---- record walks (the index FSM is idle during them: ix_take excludes R_CLR / R_APPLY)
+        if (rs_q == R_CLR) begin
+            if (hit) begin tw_en = 1'b1; tw_tag.pend = '0; end
+            if (32'(wi_q) + 1 >= 32'(nfr_q)) rs_d = R_STS; else wi_d = wi_q + 1'b1;
+            if (nfr_q == '0) rs_d = R_STS;
+        end
+        if (rs_q == R_APPLY && is_q == I_IDLE) begin
+            if (nfr_q == '0) begin
+                rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK; ixc_d = '0;
+            end else begin
+                if (hit) begin
+                    fw_en = 1'b1;
+                    fw_addr = faddr(q_set, hit_way, ring(ht.head, int'(ht.k)));
+                    fw_data = {lpgn0_q + 32'(flw.pg), flw.pofs, fdw.off, fdw.len};
+                    tw_en = 1'b1; tw_tag.k = ht.k + 1'b1; tw_tag.pend = ht.pend - 1'b1;
+                    tw_tag.rsv = (ht.pend != K_W'(1));      // the last one: the reservation becomes the entry
+                end
+                if (32'(wi_q) + 1 >= 32'(nfr_q)) begin
+                    rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                    ixc_d = 8'(nfr_q);
+                end else wi_d = wi_q + 1'b1;
+            end
+        end
+        if (rs_q == R_EMIT && emit_done) rs_d = R_HELD;
+
+        // ---- index commands
+        case (is_q)
+            I_IDLE: begin
+                if (ix_take) begin
+                    ixv_d = 1'b1; ixl_d = 1'b1; ixc_d = '0; is_d = I_RESP;
+                    case (s_ix_op)
+                        OP_RESERVE: begin
+                            if (!txid_ok_ix) ixs_d = STS_BAD_TXID;
+                            else if (hit) begin
+                                if (ht.rsv && 8'(ht.owner) != s_ix_txid) ixs_d = STS_TX_FULL;
+                                else if (ht.rsv) begin
+                                    ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
+                                end else if (32'(ht.k) >= SLOG_FRAGS) ixs_d = STS_TX_FULL;
+                                else begin
+                                    ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
+                                    tw_en = 1'b1; tw_tag.rsv = 1'b1; tw_tag.owner = TX_W'(s_ix_txid);
+                                end
+                            end else if (has_free) begin
+                                ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS);
+                                tw_en = 1'b1; tw_way = free_way;
+                                tw_tag = {s_ix_lpn, 1'b1, TX_W'(s_ix_txid), K_W'(0), SLOT_W'(0), K_W'(0)};
+                            end else ixs_d = STS_TX_FULL;
+                        end
+                        OP_UNRESERVE: begin
+                            if (!txid_ok_ix) ixs_d = STS_BAD_TXID;
+                            else if (!hit || !ht.rsv || 8'(ht.owner) != s_ix_txid) ixs_d = STS_TX_EMPTY;
+                            else if (ht.pend != '0) ixs_d = STS_BAD_FIELD;
+                            else begin
+                                ixs_d = STS_OK; tw_en = 1'b1; tw_tag.rsv = 1'b0;
+                                tw_vld = (ht.k != '0);
+                            end
+                        end
+                        OP_LOOKUP: begin
+                            ixs_d = STS_OK;
+                            if (hit && ht.k != '0) begin
+                                ixv_d = 1'b0; is_d = I_LKRD; op_lpn_d = s_ix_lpn; lk_way_d = hit_way;
+                                lk_slot_d = ht.head; lk_i_d = '0; ixc_d = 8'(ht.k);
+                            end
+                        end
+                        OP_RELEASE: begin
+                            ixs_d = STS_OK;
+                            if (hit && ht.pend != '0) ixs_d = STS_BAD_FIELD;
+                            else if (hit) begin
+                                ixc_d = (s_ix_n >= 8'(ht.k)) ? 8'(ht.k) : s_ix_n;
+                                tw_en = 1'b1;
+                                tw_tag.k = ht.k - K_W'(ixc_d);
+                                tw_tag.head = ring(ht.head, int'(ixc_d));
+                                tw_vld = ht.rsv || (tw_tag.k != '0);
+                            end
+                        end
+                        OP_APPLY: begin
+                            if (!txid_ok_ix) ixs_d = STS_BAD_TXID;
+                            else if (rs_q != R_HELD || rtx_q != s_ix_txid) ixs_d = STS_TX_EMPTY;
+                            else begin
+                                ixv_d = 1'b0; is_d = I_IDLE; rs_d = R_APPLY; wi_d = '0;
+                            end
+                        end
+                        default: ixs_d = STS_BAD_FIELD;
+                    endcase
+                end else if (rd_take) begin
+                    // one descriptor of a record
+                    if (rfirst_q) begin
+                        rtx_d = s_rd_txid; nfu_d = '0; nfr_d = '0; rerr_d = 8'd0;
+                    end
+                    if (rfirst_q ? !txid_ok_rd : (s_rd_txid != rtx_q)) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
+                    else if (s_rd_full) begin
+                        if (32'(rfirst_q ? '0 : nfu_q) >= SLOG_TXFULL) e = STS_TX_FULL;
+                    end else begin
+                        if (s_rd_len == 12'd0 || s_rd_len[1:0] != 2'd0 || s_rd_off[1:0] != 2'd0
+                            || 32'(s_rd_len) > P || 32'(s_rd_off) + 32'(s_rd_len) > PAGE_BYTES)
+                            e = STS_BAD_FIELD;
+                        else if (32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS) e = STS_TX_FULL;
+                        else if (!hit || !ht.rsv || 8'(ht.owner) != s_rd_txid) e = STS_BAD_FIELD;
+                        else if (32'(ht.k) + 32'(ht.pend) >= SLOG_FRAGS) e = STS_TX_FULL;
+                    end
+                    if (!rfirst_q && rerr_q != 8'd0) e = rerr_q;     // the first error stays
+                    rerr_d = e;
+                    if (e == 8'd0) begin
+                        if (s_rd_full) nfu_d = (rfirst_q ? '0 : nfu_q) + 1'b1;
+                        else begin
+                            nfr_d = (rfirst_q ? '0 : nfr_q) + 1'b1;
+                            tw_en = 1'b1; tw_tag.pend = ht.pend + 1'b1;
+                        end
+                    end
+                    rfirst_d = s_rd_last;
+                    if (s_rd_last) begin
+                        wi_d = '0;
+                        rs_d = (e != 8'd0) ? R_CLR : R_EMIT;
+                    end
+                end
+            end
+            I_RESP: if (m_ix_ready) begin ixv_d = 1'b0; is_d = I_IDLE; end
+            I_LKRD: begin
+                // fr_addr = this fragment's slot; its data is registered at this edge
+                is_d = I_LKOUT; ixv_d = 1'b1; ixl_d = (32'(lk_i_q) + 1 >= 32'(ixc_q));
+            end
+            I_LKOUT: if (m_ix_ready) begin
+                ixv_d = 1'b0;
+                if (ixl_q) is_d = I_IDLE;
+                else begin
+                    is_d = I_LKRD; lk_i_d = lk_i_q + 1'b1; lk_slot_d = ring(lk_slot_q, 1);
+                end
+            end
+            default: is_d = I_IDLE;
+        endcase
+
+        // an error's status beat (an OK record's is the emitter's, after its layout)
+        if (rs_q == R_STS && m_rs_ready) rs_d = R_FREE;
+        if (s_lg_valid && s_lg_ready) lpgn_d = s_lg_lpgn;
+        // the LPGN counter advances by the record's pages once laid out
+        if (lay_end) lpgn_d = lpgn_q + 32'(lay_pages);
+    end
+
+    assign s_ix_ready = ix_take;
+    assign s_rd_ready = rd_take;
+    assign m_ix_valid = ixv_q && (is_q == I_RESP || is_q == I_LKOUT);
+    assign m_ix_sts = ixs_q;
+    assign m_ix_cnt = ixc_q;
+    assign m_ix_lpgn = (is_q == I_LKOUT) ? fr_data_q.lpgn : 32'd0;
+    assign m_ix_pofs = (is_q == I_LKOUT) ? fr_data_q.pofs : 12'd0;
+    assign m_ix_off = (is_q == I_LKOUT) ? fr_data_q.off : 12'd0;
+    assign m_ix_len = (is_q == I_LKOUT) ? fr_data_q.len : 12'd0;
+    assign m_ix_last = ixl_q;
+    assign m_rs_valid = (rs_q == R_STS) || (es_q == E_STS);
+    assign m_rs_sts = (rs_q == R_STS) ? rerr_q : STS_OK;
+    assign m_rs_txid = rtx_q;
+    assign m_rs_lpgn = (es_q == E_STS) ? lpgn0_q : 32'd0;
+    assign m_rs_reclen = (es_q == E_STS) ? rl_q : 8'd0;
+    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q;
+    assign lpgn = lpgn_q;
+
+    // descriptor RAM writes (at the descriptor's edge when it is accepted)
+    always_ff @(posedge clk) begin
+        if (rd_take && rerr_d == 8'd0) begin
+            if (s_rd_full) full_mem[FUI_W'(rfirst_q ? '0 : nfu_q)] <= {s_rd_lpn, s_rd_ppn};
+            else fd_mem[FRI_W'(rfirst_q ? '0 : nfr_q)] <= {s_rd_lpn, s_rd_ppn, s_rd_off, s_rd_len,
+                                                          7'(32'(ht.k) + 32'(ht.pend) + 1)};
+        end
+    end
+
+    // ================= emitter: layout pass, then the log pages
+    typedef enum logic [2:0] {E_IDLE, E_DIV, E_LAY, E_STS, E_OUT, E_DONE} em_state_e;
+    em_state_e        es_q, es_d;
+    assign snap = (rs_q == R_EMIT) && (es_q == E_IDLE);
+    logic [S_W-1:0]   pos_q, pos_d;       // layout: stream position
+    logic [S_W-1:0]   pof_q, pof_d;       // its offset in the page payload (0..P)
+    logic [7:0]       pg_q, pg_d;
+    logic [FRI_W-1:0] li_q, li_d;         // layout / body fragment index
+    logic [S_W-1:0]   bytes_q, bytes_d, hdr_q, hdr_d, cfe_q, cfe_d;
+    logic [7:0]       rl_q, rl_d;
+    logic [S_W-1:0]   s_q, s_d;           // emission: stream byte offset of the next payload word
+    logic [11:0]      w_q, w_d;           // word in page
+    logic [7:0]       j_q, j_d;           // page of the record
+    logic [S_W-1:0]   rem_q, rem_d;       // bytes of the record from this page on
+    logic [S_W-1:0]   p2, f2;             // layout: the fragment's place
+    logic [7:0]       g2;
+    logic             fl_we;
+    fl_t              fl_wd;
+    fd_t              fdl;
+    fl_t              fll;
+    assign fdl = fd_mem[li_q];
+    assign fll = fl_mem[li_q];
+
+    always_ff @(posedge clk) if (fl_we) fl_mem[li_q] <= fl_wd;
+
+    // the word at (j_q, w_q)
+    logic        ow_valid, ow_data_word;
+    logic [31:0] ow;
+    full_t       fu_r;
+    fd_t         fd_r;
+    fl_t         fl_r;
+    logic [S_W-1:0] rel;
+    always_comb begin
+        ow_valid = 1'b1; ow_data_word = 1'b0; ow = 32'd0; rel = '0;
+        fu_r = full_mem[FUI_W'(0)]; fd_r = fd_mem[FRI_W'(0)]; fl_r = fl_mem[FRI_W'(0)];
+        if (w_q < 12'd4) begin
+            case (w_q[1:0])
+                2'd0: ow = 32'h474F4C53;
+                2'd1: ow = lpgn0_q + 32'(j_q);
+                2'd2: ow = {16'(32'd16 + ((rem_q > S_W'(P)) ? 32'(P) : 32'(rem_q))),
+                            (j_q == 8'd0) ? 16'd16 : 16'hFFFF};
+                default: ow = 32'd0;
+            endcase
+        end else if (s_q < S_W'(16)) begin
+            case (s_q[3:2])
+                2'd0: ow = {8'd0, 4'd0, rncf_q, 8'd1, 8'h01};
+                2'd1: ow = {rl_q, 16'(32'(nfu_q) + 32'(nfr_q)), rtx_q};
+                2'd2: ow = 32'(bytes_q);
+                default: ow = 32'd0;
+            endcase
+        end else if (s_q < cfe_q) begin
+            rel = s_q - S_W'(16);
+            if (rel[2] == 1'b0) ow = {rcf_rl_q[rel[5:3]], 16'd0, rcf_tx_q[rel[5:3]]};
+            else ow = rcf_lg_q[rel[5:3]];
+        end else if (s_q < hdr_q) begin
+            rel = s_q - cfe_q;
+            if (32'(rel[S_W-1:4]) < 32'(nfu_q)) begin
+                fu_r = full_mem[FUI_W'(rel[S_W-1:4])];
+                case (rel[3:2])
+                    2'd0: ow = fu_r.lpn;
+                    2'd1: ow = 32'(fu_r.ppn);
+                    default: ow = 32'd0;
+                endcase
+            end else begin
+                fd_r = fd_mem[FRI_W'(32'(rel[S_W-1:4]) - 32'(nfu_q))];
+                fl_r = fl_mem[FRI_W'(32'(rel[S_W-1:4]) - 32'(nfu_q))];
+                case (rel[3:2])
+                    2'd0: ow = fd_r.lpn;
+                    2'd1: ow = 32'(fd_r.ppn);
+                    2'd2: ow = {1'b1, fd_r.ver, fd_r.off, fd_r.len};
+                    default: ow = 32'(fl_r.loc);
+                endcase
+            end
+        end else if (s_q < bytes_q && 32'(li_q) < 32'(nfr_q) && s_q >= fll.loc) begin
+            ow_data_word = 1'b1; ow_valid = s_rw_valid; ow = s_rw_data;
+        end
+    end
+
+    assign m_lp_valid = (es_q == E_OUT) && ow_valid;
+    assign m_lp_data = ow;
+    assign m_lp_last = (32'(w_q) == PW - 1);
+    assign m_lp_lpgn = lpgn0_q + 32'(j_q);
+    assign m_lp_end = (j_q + 8'd1 == rl_q);
+    assign s_rw_ready = (es_q == E_OUT) && ow_data_word && m_lp_ready;
+    assign emit_done = (es_q == E_DONE);
+
+    always_comb begin
+        es_d = es_q; pos_d = pos_q; pof_d = pof_q; pg_d = pg_q; li_d = li_q; bytes_d = bytes_q;
+        hdr_d = hdr_q; cfe_d = cfe_q; rl_d = rl_q; s_d = s_q; w_d = w_q; j_d = j_q; rem_d = rem_q;
+        fl_we = 1'b0; fl_wd = '0; p2 = pos_q; f2 = pof_q; g2 = pg_q;
+        lpgn0_d = lpgn0_q;
+        case (es_q)
+            E_IDLE: if (snap) begin
+                cfe_d = S_W'(16 + 8 * int'(ncf_q));
+                hdr_d = S_W'(16 + 8 * int'(ncf_q) + 16 * (int'(nfu_q) + int'(nfr_q)));
+                pos_d = S_W'(16 + 8 * int'(ncf_q) + 16 * (int'(nfu_q) + int'(nfr_q)));
+                pof_d = pos_d; pg_d = '0; li_d = '0;
+                lpgn0_d = lpgn_q;
+                es_d = E_DIV;
+            end
+            E_DIV: begin
+                if (32'(pof_q) > P) begin pof_d = pof_q - S_W'(P); pg_d = pg_q + 1'b1; end
+                else es_d = E_LAY;
+            end
+            E_LAY: begin
+                if (32'(li_q) >= 32'(nfr_q)) begin
+                    bytes_d = pos_q;
+                    rl_d = lay_pages;
+                    li_d = '0; s_d = '0; w_d = '0; j_d = '0; rem_d = pos_q;
+                    es_d = E_STS;
+                end else begin
+                    p2 = pos_q; f2 = pof_q; g2 = pg_q;
+                    if (32'(f2) + 32'(fdl.len) > P) begin
+                        p2 = p2 + (S_W'(P) - f2); f2 = '0; g2 = g2 + 1'b1;
+                    end
+                    fl_we = 1'b1;
+                    fl_wd = {p2, g2, 12'(32'd16 + 32'(f2))};
+                    pos_d = p2 + S_W'(fdl.len); pof_d = f2 + S_W'(fdl.len); pg_d = g2;
+                    li_d = li_q + 1'b1;
+                end
+            end
+            E_STS: if (m_rs_ready) es_d = E_OUT;
+            E_OUT: if (m_lp_valid && m_lp_ready) begin
+                if (w_q >= 12'd4) begin
+                    s_d = s_q + S_W'(4);
+                    // the body's fragment pointer moves past a fragment's final word
+                    if (ow_data_word && s_q + S_W'(4) == fll.loc + S_W'(fdl.len)) li_d = li_q + 1'b1;
+                end
+                if (32'(w_q) == PW - 1) begin
+                    w_d = '0; j_d = j_q + 1'b1; rem_d = rem_q - S_W'(P);
+                    if (j_q + 8'd1 == rl_q) es_d = E_DONE;
+                end else w_d = w_q + 1'b1;
+            end
+            E_DONE: if (rs_q == R_APPLY || rs_q == R_FREE) es_d = E_IDLE;
+            default: es_d = E_IDLE;
+        endcase
+    end
+
+    // emitter registers
+    always_ff @(posedge clk) begin
+        pos_q <= pos_d; pof_q <= pof_d; pg_q <= pg_d; li_q <= li_d; bytes_q <= bytes_d;
+        hdr_q <= hdr_d; cfe_q <= cfe_d; rl_q <= rl_d; s_q <= s_d; w_q <= w_d; j_q <= j_d; rem_q <= rem_d;
+        lpgn0_q <= lpgn0_d;
+        if (rst) es_q <= E_IDLE; else es_q <= es_d;
+    end
+    assign lay_end = (es_q == E_LAY) && (32'(li_q) >= 32'(nfr_q));
+    assign lay_pages = pg_q + ((pof_q != '0) ? 8'd1 : 8'd0);
+
+    // index / record registers
+    always_ff @(posedge clk) begin
+        rtx_q <= rtx_d; rerr_q <= rerr_d; nfu_q <= nfu_d; nfr_q <= nfr_d; wi_q <= wi_d;
+        ixl_q <= ixl_d; ixs_q <= ixs_d; ixc_q <= ixc_d; op_lpn_q <= op_lpn_d;
+        lk_slot_q <= lk_slot_d; lk_i_q <= lk_i_d; lk_way_q <= lk_way_d;
+        if (rst) begin
+            is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0;
+        end else begin
+            is_q <= is_d; rs_q <= rs_d; rfirst_q <= rfirst_d; ixv_q <= ixv_d; lpgn_q <= lpgn_d;
+        end
+    end
+
+    // completeness flags: the list; an OK record takes it (and empties it) at its status beat
+    always_ff @(posedge clk) begin
+        if (snap) begin
+            rncf_q <= ncf_q;
+            for (int i = 0; i < NCF; i++) begin
+                rcf_tx_q[i] <= cf_tx_q[i]; rcf_rl_q[i] <= cf_rl_q[i]; rcf_lg_q[i] <= cf_lg_q[i];
+            end
+        end
+        if (rst) ncf_q <= '0;
+        else if (snap) begin
+            ncf_q <= {3'd0, s_cf_valid};
+            cf_tx_q[0] <= s_cf_txid; cf_rl_q[0] <= s_cf_reclen; cf_lg_q[0] <= s_cf_lpgn;
+        end else if (s_cf_valid && ncf_q < 4'(NCF)) begin
+            cf_tx_q[ncf_q[2:0]] <= s_cf_txid; cf_rl_q[ncf_q[2:0]] <= s_cf_reclen;
+            cf_lg_q[ncf_q[2:0]] <= s_cf_lpgn;
+            ncf_q <= ncf_q + 1'b1;
+        end
+    end
+
+    logic unused_ok;
+    assign unused_ok = ^{fdw, flw, fdl, fll, fl_r, rel[1:0]};
+
+`ifndef SYNTHESIS
+    // invariants: a way's entry is never duplicated in its set; k never exceeds SLOG_FRAGS;
+    // a held record's pages are emitted only after the layout
+    always_ff @(posedge clk) if (!rst) begin
+        for (int w = 0; w < SLOG_WAYS; w++)
+            if (vld_q[w][q_set]) begin
+                /* verilator lint_off UNUSEDSIGNAL */
+                tag_t t;                         // (sim only: lpn, owner, head unused here)
+                /* verilator lint_on UNUSEDSIGNAL */
+                t = q_tagv[w];
+                assert (32'(t.k) + 32'(t.pend) <= SLOG_FRAGS)
+                    else $error("%m: entry with more than SLOG_FRAGS fragments");
+                assert (t.pend == '0 || t.rsv)
+                    else $error("%m: pending fragments without a reservation");
+                for (int v = w + 1; v < SLOG_WAYS; v++)
+                    assert (!vld_q[v][q_set] || tag_lpn(q_tagv[v]) != t.lpn)
+                        else $error("%m: an LPN twice in one set");
+            end
+        if (es_q == E_OUT) assert (rs_q == R_EMIT) else $error("%m: pages out without a record");
+        if (m_lp_valid && ow_data_word) assert (s_q + 4 <= bytes_q) else $error("%m: data beyond the record");
+    end
+`endif
+endmodule
+`resetall
