@@ -4,7 +4,10 @@ NAND bytes per transaction and transactions per second of (a) the S-Log, (b) ful
 (c) host data journaling, in one run.
 
 (a) The S-Log (docs/architecture.md §11, docs/persistence.md §10) is specified, not built: its
-    figures are reported as null with the reason, never estimated.
+    measured figures are null with the reason. Next to them, `slog_model` gives its NAND bytes as a
+    **model, not measured** (bench/difftx/slog_model.py: the S-Log reference's record encoder on the
+    same transactions; no timing), labelled so in the JSON and the table; `--model-only` prints it
+    without the simulator.
 (b) Full-page shadowing, two ways the device runs today:
       shadow            every updated page a whole-page TX Write (the host merges a partial update
                         into its cached page; TxFlash-like in-device shadow paging), the device
@@ -62,6 +65,9 @@ sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "tests/system"), str(ROOT / "c
                 str(ROOT / "bench/difftx")]
 
 from difftx_workloads import PAGE_BYTES, SHAPES, THRESHOLD, Update, gen_workload, split_for_device  # noqa: E402
+from slog_model import shadow_nand, slog_nand  # noqa: E402
+
+TX_ENTRIES = 64                    # the b5_256 device's tx tables (IDENTIFY word 10), for --model-only
 
 CONFIG = "b5_256"
 MODES = ("shadow", "shadow_diffwrite", "journal")
@@ -248,9 +254,11 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
     for m in MODES:
         modes[m]["traffic_vs_shadow"] = modes[m]["nand_bytes"] / modes["shadow"]["nand_bytes"]
         modes[m]["tps_vs_shadow"] = modes[m]["tps"] / modes["shadow"]["tps"]
+    model = model_point(wl, dev.info.tx_entries, txs)
+    model["traffic_vs_shadow_measured"] = model["nand_bytes"] / modes["shadow"]["nand_bytes"]
     return {
         "name": name, "wa": None, "traffic_vs_shadow": None, "tps_vs_shadow": None, "slog": SLOG_STATUS,
-        "modes": modes, "txs": txs, "scale": scale,
+        "modes": modes, "slog_model": model, "txs": txs, "scale": scale,
         "shape": {"pages_per_tx_table3": shape.pages_mean, "pages_per_tx": n_pages / txs,
                   "partial_frac_assumed": shape.partial_frac, "partial_frac": n_part / n_pages,
                   "partial_bytes_mean": (sum(u.length for tx in wl for u in tx if not u.full) / n_part
@@ -260,6 +268,28 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
                                            "gc_runs", "gc_relocs") if k in log},
         "sim_mhz": info.get("sim_mhz"), "wall_s": round(time.time() - t0, 1),
     }
+
+
+def model_point(wl, entries: int, txs: int) -> dict:
+    """(a) as a model (not measured): the S-Log's NAND bytes for these transactions, and the same
+    model's full-page shadowing, whose ratio is `traffic_vs_shadow_model`."""
+    m = slog_nand(wl, split_for_device, entries, PAGE_BYTES)
+    m["nand_bytes_per_tx"] = m["nand_bytes"] / txs
+    m["shadow_nand_bytes_model"] = shadow_nand(wl, PAGE_BYTES)
+    m["traffic_vs_shadow_model"] = m["nand_bytes"] / m["shadow_nand_bytes_model"]
+    return m
+
+
+def model_only(names, txs, scales, seed) -> None:
+    print(f"B4 (a) S-Log: model, not measured ({PAGE_BYTES} B pages, threshold {THRESHOLD} B, tx tables {TX_ENTRIES})")
+    print(f"{'workload':>10} {'txs':>4} {'scale':>5} | {'WA':>5} {'KiB/tx':>8} {'log pg':>6} {'full pg':>7} "
+          f"{'merges':>6} {'fallb':>5} | {'traffic/shadow':>14}")
+    for n in names:
+        wl = gen_workload(SHAPES[n], txs[n], seed, scales[n], meta_base=0, data_base=SHAPES[n].meta_pool)
+        m = model_point(wl, TX_ENTRIES, txs[n])
+        print(f"{n:>10} {txs[n]:>4} {scales[n]:>5} | {m['wa']:>5.2f} {m['nand_bytes_per_tx'] / 1024:>8.1f} "
+              f"{m['log_pages']:>6} {m['full_pages']:>7} {m['merges']:>6} {m['fragment_fallbacks']:>5} | "
+              f"{m['traffic_vs_shadow_model']:>14.2f}")
 
 
 def main() -> None:
@@ -274,6 +304,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "build/bench/difftx.json"))
     ap.add_argument("--prebuilt", help="run this copy of the simulator (a --snapshot directory)")
     ap.add_argument("--snapshot", help="build the simulator, copy it with its firmware and configuration here, exit")
+    ap.add_argument("--model-only", action="store_true",
+                    help="print (a)'s model figures (not measured) for the workloads, without the simulator")
     a = ap.parse_args()
     if a.snapshot:
         snapshot(Path(a.snapshot))
@@ -281,6 +313,9 @@ def main() -> None:
     names = [n for n in a.workloads.split(",") if n]
     txs = dict(TXS, **{k: int(v) for k, v in (kv.split("=") for kv in a.txs.split(",") if kv)})
     scales = {n: (a.large_scale if SHAPES[n].pages_mean > 64 else 1.0) for n in names}
+    if a.model_only:
+        model_only(names, txs, scales, a.seed)
+        return
     work = ROOT / "build/bench/difftx"
     work.mkdir(parents=True, exist_ok=True)
     exe, _, cfg0 = simulator(a.prebuilt)                          # built once, before the workers
@@ -299,12 +334,18 @@ def main() -> None:
         print(f"{p['name']:>10} {p['txs']:>4} {s['pages_per_tx']:>7.1f} {s['partial_frac']:>5.2f} | " +
               " | ".join(f"{p['modes'][m]['wa']:>6.2f} {p['modes'][m]['nand_bytes_per_tx'] / 1024:>9.1f} "
                          f"{p['modes'][m]['tps']:>8.1f} {p['modes'][m]['tps_vs_shadow']:>5.2f}" for m in MODES))
+    print("(a) S-Log, model, not measured (bench/difftx/slog_model.py): WA, KiB/tx, NAND bytes / measured shadow's")
+    for p in pts:
+        m = p["slog_model"]
+        print(f"{p['name']:>10} | {m['wa']:>6.2f} {m['nand_bytes_per_tx'] / 1024:>9.1f} "
+              f"{m['traffic_vs_shadow_measured']:>5.2f}")
     print(f"wall {time.time() - t0:.0f} s")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     res = {"bench": "B4", "config": CONFIG, "commit": head, "tree_dirty": dirty, "seed": a.seed,
            "threshold": THRESHOLD, "page_bytes": PAGE_BYTES, "slog": SLOG_STATUS, "targets": TARGETS,
-           "modes": {"slog": "(a) the S-Log: " + SLOG_STATUS,
+           "modes": {"slog": "(a) the S-Log: " + SLOG_STATUS + "; per workload `slog_model`: its NAND bytes "
+                             "as a model, not measured",
                      "shadow": "(b) whole-page TX Writes, COMMIT on the last page (reference of the ratios)",
                      "shadow_diffwrite": "(b) partial updates as today's DIFFWRITE (read-modify-write of the page)",
                      "journal": "(c) host data journaling: journal blocks + Flush, commit block FUA, home writes + Flush"},

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+"""B4's S-Log model (bench/difftx/slog_model.py: NAND bytes of (a) from the reference encoder, a
+model, not measured) against counts worked out here from docs/persistence.md §10's sizes: a record
+is 16 + 16 per META-PU + the fragments' bytes, packed into 4,080-byte payloads from a fresh log page
+(a fragment never crossing one); full pages one program each; an LPN with SLOG_FRAGS fragments takes
+today's path (a full page); a transaction without fragments writes no record."""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "bench/difftx"), str(ROOT / "cocotb_tests/lib")]
+
+from difftx_workloads import PAGE_BYTES, Update, split_for_device  # noqa: E402
+from slog_model import SLOG_FRAGS, shadow_nand, slog_nand  # noqa: E402
+
+P = PAGE_BYTES - 16
+
+
+def _log_pages(nfull: int, lens: list[int]) -> int:
+    pos = 16 + 16 * (nfull + len(lens))
+    for n in lens:
+        if pos // P != (pos + n - 1) // P:
+            pos = (pos // P + 1) * P
+        pos += n
+    return (pos - 1) // P + 1
+
+
+def test_model_counts():
+    full = [[Update(l, True) for l in range(10 * t, 10 * t + 10)] for t in range(3)]
+    m = slog_nand(full, split_for_device, 64, PAGE_BYTES)
+    assert m["nand_bytes"] == shadow_nand(full, PAGE_BYTES) == 30 * PAGE_BYTES and m["log_pages"] == 0
+    assert m["wa"] == 1.0
+
+    tx = [Update(1, True), Update(2, False, 8, 64)]
+    m = slog_nand([tx], split_for_device, 64, PAGE_BYTES)
+    assert (m["full_pages"], m["log_pages"]) == (1, 1)
+    assert m["wa"] == 2 * PAGE_BYTES / (PAGE_BYTES + 64)
+
+    # SLOG_FRAGS fragments on one LPN, then the next partial update of it is a full page
+    txs = [[Update(5, False, 4 * i, 16)] for i in range(SLOG_FRAGS + 2)]
+    m = slog_nand(txs, split_for_device, 64, PAGE_BYTES)
+    assert m["fragment_fallbacks"] == 1 and m["full_pages"] == 1
+    assert m["log_pages"] == SLOG_FRAGS + 1          # the fallback's part has no fragment: no record
+    assert m["merges"] == 0
+
+
+def test_model_random_records():
+    """Random transactions under the merge budget: log pages = the sum of each part's record size by
+    the formula above (no LPN reaches SLOG_FRAGS: every partial update goes to a distinct LPN)."""
+    rng = random.Random(4)
+    txs, want_log, want_full, lpn = [], 0, 0, 0
+    for _ in range(20):
+        tx = []
+        for _ in range(rng.randint(1, 90)):
+            lpn += 1
+            if rng.random() < 0.5:
+                tx.append(Update(lpn, True))
+            else:
+                n = 4 * rng.randint(1, 127)
+                tx.append(Update(lpn, False, 4 * rng.randint(0, (PAGE_BYTES - n) // 4), n))
+        txs.append(tx)
+        for part in split_for_device(tx, 64):
+            lens = [u.length for u in part if not u.full]
+            nfull = sum(u.full for u in part)
+            want_full += nfull
+            want_log += _log_pages(nfull, lens) if lens else 0
+    m = slog_nand(txs, split_for_device, 64, PAGE_BYTES)
+    assert lpn < 192 or m["merges"] > 0
+    assert (m["log_pages"], m["full_pages"]) == (want_log, want_full)
+    app = sum(u.app_bytes for tx in txs for u in tx)
+    assert m["nand_bytes"] == (want_log + want_full + m["merges"]) * PAGE_BYTES and m["app_bytes"] == app
