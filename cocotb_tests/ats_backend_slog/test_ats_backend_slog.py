@@ -310,3 +310,21 @@ def test_ats_backend_slog(lpns, ways, frags, seed):
                               replace={"ats_backend_slog.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_backend_slog", test_dir=HERE, build_key=key, parameters=params,
         seed=seed, results_name=f"{key}_seed{seed}", extra_env={"ATS_SEED": str(seed)}, public={})
+
+
+# parameter checks at elaboration: each bad value stops Verilator with the block's message
+BAD_PARAMS = [dict(PAGE_BYTES=130), dict(PAGE_BYTES=8192), dict(NUM_TX=0), dict(SLOG_LPNS=12, SLOG_WAYS=4),
+              dict(SLOG_LPNS=4, SLOG_WAYS=4), dict(SLOG_FRAGS=0), dict(SLOG_FRAGS=128),
+              dict(SLOG_TXFRAGS=0), dict(PAGE_BYTES=64, SLOG_TXFRAGS=300), dict(PPN_W=33)]
+
+
+@pytest.mark.parametrize("bad", BAD_PARAMS, ids=["_".join(f"{k}{v}" for k, v in b.items()) for b in BAD_PARAMS])
+def test_ats_backend_slog_params(bad):
+    import subprocess
+    import shutil
+    root = HERE.parents[1]
+    vl = shutil.which("verilator") or str(root / ".venv" / "bin" / "verilator")
+    args = [vl, "--lint-only", "-Wno-lint", "-Wno-style", "--top-module", "ats_backend_slog"]
+    args += [f"-G{k}={v}" for k, v in bad.items()] + [str(p) for p in block_sources("ats_backend_slog")]
+    r = subprocess.run(args, cwd=root, capture_output=True, text=True)
+    assert r.returncode != 0 and "ats_backend_slog:" in r.stdout + r.stderr, (r.returncode, r.stderr[-800:])
