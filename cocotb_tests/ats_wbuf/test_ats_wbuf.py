@@ -29,10 +29,11 @@ from cocotb.utils import get_sim_time
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 from atstb.media_model import MediaConfig, MediaModel
 from atstb.runner import block_sources, run
+from atstb.tx_commit_ref import TxCommitRef
 from atstb.streams import StreamSink, StreamSource, pause_gen
 from atstb.wbuf_model import (BAD_FIELD, BAD_LBA, BAD_OP, BARRIER, FLUSH, FUA, MEDIA_ERROR, NO_SPACE, OK,
                               PROGRAM_FAIL, READ, RFLUSH, TRIM, WRITE, COMMIT, TX_ABORT, TX_BEGIN, TX_COMMIT, Cmd, PlpCutModel, WbufModel,
-                              WritebackPolicyModel, page_words)
+                              WritebackPolicyModel, decode_page, page_words)
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
@@ -42,10 +43,11 @@ HRD_FIELDS = ["addr", "len"]
 HRDD_FIELDS = ["data", "last"]
 HWR_FIELDS = ["addr", "data", "last"]
 NUM_LBAS = 64
+TX_EMPTY_ST = 0x06         # docs/architecture.md section 2
 
 
 class TB:
-    def __init__(self, dut, seed: int, idle=False, backpressure=False):
+    def __init__(self, dut, seed: int, idle=False, backpressure=False, tx_aware=False):
         self.dut = dut
         self.rng = random.Random(seed)
         self.nslots = int(dut.NUM_SLOTS.value)
@@ -87,7 +89,7 @@ class TB:
         self.media = MediaModel(dut, dut.clk, self.cfg, rng,
                                 wb_pause=pause_gen(rng, backpressure), wbd_pause=pause_gen(rng, backpressure),
                                 wbc_pause=pause_gen(rng, idle), rd_pause=pause_gen(rng, backpressure),
-                                rdd_pause=pause_gen(rng, idle))
+                                rdd_pause=pause_gen(rng, idle), tx_aware=tx_aware)
         self.model = WbufModel(self.num_lbas, self.page_bytes, self.plp)
         self.hostmem: dict[int, int] = {}
         self.next_addr = 0x1000
@@ -1283,6 +1285,197 @@ async def run_tx_pending(dut):
     dut._log.info("pending commit: programs %d, unmaps %d", tb.media.stats.programs, tb.media.stats.unmaps)
 
 
+@cocotb.test()
+@cocotb.parametrize(idle=[False, True], backpressure=[False, True])
+async def run_tx_pending_fifo(dut, idle, backpressure):
+    """Several pending commits (TX = 1, PTXQ > 1, README "Pending commit"). First, directed: with
+    the media withholding durability, TX_COMMITs of three txids and a COMMIT write of a fourth are
+    sent, then a plain WRITE: with PTXQ >= 4 the four commits are pending at once and the plain
+    WRITE completes while they wait (with PTXQ = 1, the RTL before the FIFO, it waits behind the
+    first: 'a hang'); the commits complete in their order once the media lets go. Then a random
+    mix (seeded) of tx WRITEs, COMMIT writes, TX_COMMITs, TX_ABORTs (interleaved), plain WRITEs,
+    FLUSHes and plain READs of multi-page ranges on 16 LBAs and 5 txids, with the media holding
+    durability for random stretches (so up to PTXQ commits pend) and random idle / backpressure on
+    every stream, against TxCommitRef (plain Python, from the README): every status and result, the
+    commits' completion order, no command of a txid completing before that txid's earlier commit,
+    every READ's pages all from one state linearised with the commits (monotone), and at the end
+    every LBA reads the state with every commit applied. The media model is transaction-aware (a
+    tx's pages reach the mapping only at its commit record, an abort drops them), so a tx page
+    issued after its own record, or a record issued ahead of its tx's pages, shows as a wrong
+    version. No protocol error, no dirty page left, no media error."""
+    if not int(dut.TX.value) or int(dut.PTXQ.value) < 4:
+        return
+    tb = TB(dut, seed_of(dut, 120 + 2 * int(idle) + int(bool(backpressure))), idle, backpressure, tx_aware=True)
+    tb.disp.on_accept = None
+    await tb.reset()
+    rng = tb.rng
+    pw = tb.pw
+    ntx = int(dut.NUM_TX.value)
+    tags = iter(range(1, 1 << 30))
+    ref = TxCommitRef()
+    ver_n = [0]
+    got: dict[int, tuple] = {}
+    order: list[int] = []
+    outstanding: dict[int, tuple] = {}      # tag -> (kind, txid, expect, commit number)
+    pending_tx: dict[int, int] = {}         # txid -> tag of its last outstanding commit / abort
+
+    def collect():
+        while tb.done.queue:
+            b = tb.done.queue.popleft()
+            order.append(b["tag"])
+            got[b["tag"]] = (b["status"], b["result"])
+            kind, txid, exp, g, before = outstanding.pop(b["tag"])
+            assert before is None or before not in outstanding, \
+                f"tag {b['tag']} (op {kind}, txid {txid}) completed before its txid's earlier commit / abort {before}"
+            assert (b["status"], b["result"]) == exp or (exp[1] is None and b["status"] == exp[0]), \
+                f"tag {b['tag']} {kind} txid {txid}: status/result {(b['status'], b['result'])}, expected {exp}"
+            if g:
+                ref.commit_completed(g)
+            for t_, v in outstanding.items():        # (tags are reused once completed)
+                if v[4] == b["tag"]:
+                    outstanding[t_] = v[:4] + (None,)
+            if pending_tx.get(txid) == b["tag"]:
+                del pending_tx[txid]
+
+    def send(op, lba=0, nlb=0, txid=0, flags=0):
+        t = next(tags) & 0xFF
+        while t == 0 or t in outstanding:
+            t = next(tags) & 0xFF
+        dptr, ver, g, exp = 0, None, 0, (OK, nlb + 1)
+        if op == WRITE:
+            ver_n[0] += 1
+            ver = ver_n[0]
+            dptr = tb.alloc((nlb + 1) * tb.page_bytes)
+            for p in range(nlb + 1):
+                for i, w in enumerate(page_words(lba + p, ver, pw)):
+                    tb.hostmem[dptr + p * tb.page_bytes + 4 * i] = w
+            ref.write(lba, nlb, ver, txid)
+            if flags & COMMIT:
+                g = ref.commit(txid)
+        elif op == READ:
+            dptr = tb.alloc((nlb + 1) * tb.page_bytes)
+        elif op == TX_COMMIT:
+            g = ref.commit(txid)
+            exp = (OK, None) if g else (TX_EMPTY_ST, 0)
+        elif op == TX_ABORT:
+            exp = (OK, 0) if ref.abort(txid) else (TX_EMPTY_ST, 0)
+        elif op == FLUSH:
+            exp = (OK, 0)
+        # a command of a txid must not complete before that txid's earlier commit / abort
+        before = pending_tx.get(txid) if txid else None
+        if txid and (op in (TX_COMMIT, TX_ABORT) or flags & COMMIT):
+            pending_tx[txid] = t
+        outstanding[t] = (op, txid, exp, g or 0, before)
+        tb.disp.send_nowait(op=op, tag=t, lba=lba, nlb=nlb, txid=txid, flags=flags, attr=0, prio=0,
+                            dptr=dptr, aux=0, epoch=0)
+        return t, dptr, before
+
+    async def wait_tag(t, max_cycles=100_000, release_after=None):
+        for n in range(max_cycles):
+            collect()
+            if t in got:
+                return got[t]
+            if release_after is not None and n == release_after:
+                tb.media.hold = False                 # a READ held behind a due record waits for it
+            await RisingEdge(dut.clk)
+        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
+
+    async def read_check(lba, nlb):
+        cands = None
+        t, dptr, _ = send(READ, lba, nlb)
+        cands = ref.read_candidates(lba, nlb)
+        await wait_tag(t, release_after=rng.randrange(500, 3000))
+        tb.absorb_hwr()
+        vers = []
+        for p in range(nlb + 1):
+            words = [tb.hwmem.pop((dptr + p * tb.page_bytes + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
+            d = decode_page(words)
+            assert d is not None or words == [0] * pw, f"READ lba {lba + p}: garbage {words[:2]}"
+            assert d is None or d[0] == lba + p, f"READ lba {lba + p}: page of lba {d[0]}"
+            vers.append(d[1] if d else 0)
+        ks = [k for k, v in cands if v == vers]
+        assert ks, f"READ lba {lba}+{nlb}: versions {vers}, allowed {cands}"
+        ref.read_seen(min(ks))
+        return vers
+
+    # directed: four commits pending at once, a plain WRITE completes beside them
+    tb.media.hold = True
+    for tx in (1, 2, 3):
+        t, _, _ = send(WRITE, 2 * tx, 0, tx)
+        await wait_tag(t)
+    cts = [send(TX_COMMIT, 0, 0, tx)[0] for tx in (1, 2, 3)]
+    cts.append(send(WRITE, 9, 0, 4, COMMIT)[0])
+    tw, _, _ = send(WRITE, 12)
+    await wait_tag(tw, 3000)
+    assert not any(c in got for c in cts), "a commit completed while the media held its record"
+    tb.media.hold = False
+    for c in cts:
+        await wait_tag(c)
+    assert [x for x in order if x in cts] == cts, "commits completed out of their order"
+    for lba in (2, 4, 6, 9, 12):
+        await read_check(lba, 0)
+
+    # random mix
+    max_pend = 0
+    hold_left = 0
+    for n in range(160):
+        collect()
+        if hold_left == 0:
+            tb.media.hold = False
+            if rng.random() < 0.25:
+                tb.media.hold = True
+                hold_left = rng.randrange(3, 14)
+        else:
+            hold_left -= 1
+        max_pend = max(max_pend, sum(1 for v in outstanding.values() if v[3]))
+        r = rng.random()
+        tx = rng.randrange(1, min(ntx, 5) + 1)
+        lba = rng.randrange(15)
+        nlb = rng.choice([0, 0, 1])
+        if r < 0.30:
+            send(WRITE, lba, nlb, tx)
+        elif r < 0.40:
+            send(WRITE, lba, nlb, tx, COMMIT)
+        elif r < 0.55:
+            send(TX_COMMIT, 0, 0, tx)
+        elif r < 0.62:
+            send(TX_ABORT, 0, 0, tx)
+        elif r < 0.77:
+            send(WRITE, lba, nlb)
+        elif r < 0.80:
+            send(FLUSH)
+        else:
+            tb.media.hold = False if rng.random() < 0.5 else tb.media.hold
+            await read_check(lba, nlb)
+        while len(outstanding) > 12:              # keep the dispatcher's queue short
+            if tb.media.hold and rng.random() < 0.01:
+                tb.media.hold = False
+                hold_left = 0
+            await RisingEdge(dut.clk)
+            collect()
+        for _ in range(rng.randrange(0, 40) if idle else 0):
+            await RisingEdge(dut.clk)
+    tb.media.hold = False
+    for tx in range(1, min(ntx, 5) + 1):          # every open tx committed
+        send(TX_COMMIT, 0, 0, tx)
+    t, _, _ = send(FLUSH)
+    await wait_tag(t)
+    while outstanding:
+        await RisingEdge(dut.clk)
+        collect()
+    final = ref.state(ref.ncommits)
+    for lba in range(15):
+        v = await read_check(lba, 0)
+        assert v == [final.get(lba, 0)], f"LBA {lba} after every commit: version {v}, expected {final.get(lba, 0)}"
+    # a txid's command never completed ahead of that txid's earlier commit: checked by order
+    await tb.idle(50)
+    assert int(dut.dirty_pages.value) == 0 and int(dut.cnt_proto_err.value) == 0
+    assert not tb.media.errors, tb.media.errors[:5]
+    assert max_pend >= 2, f"at most {max_pend} commit(s) outstanding at once: the mix did not test the FIFO"
+    dut._log.info("pending FIFO: commits %d, max outstanding %d, programs %d", ref.ncommits, max_pend,
+                  tb.media.stats.programs)
+
+
 CONFIGS = [
     # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT, PLP_BUDGET_PAGES)
     (8, 64, 0, 75, 0),
@@ -1323,6 +1516,18 @@ def test_ats_wbuf_tx_no_space():
         sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
         test_module="test_ats_wbuf", test_dir=HERE, build_key="s16_p64_tx", parameters=params,
         test_filter="run_no_space_tx|run_tx_pending")
+
+
+@pytest.mark.parametrize("ptxq", [4])
+def test_ats_wbuf_tx_fifo(ptxq):
+    """Several pending commits (TX = 1, PTXQ = 4; README "Pending commit"): run_tx_pending_fifo,
+    and the single-commit tests run_tx_pending / run_no_space_tx on the same build."""
+    params = {"NUM_SLOTS": 16, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
+              "NUM_WAITERS": 4, "TX": 1, "NUM_TX": 6, "PTXQ": ptxq}
+    run(toplevel="ats_wbuf",
+        sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
+        test_module="test_ats_wbuf", test_dir=HERE, build_key=f"s16_p64_tx_q{ptxq}", parameters=params,
+        test_filter="run_tx_pending_fifo|run_no_space_tx|run_tx_pending")
 
 
 @pytest.mark.parametrize("params,msg", [

@@ -26,7 +26,8 @@ module ats_wbuf #(
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
     parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
-    parameter int NUM_TX           = 32      // txids 1..NUM_TX (TX = 1)
+    parameter int NUM_TX           = 32,     // txids 1..NUM_TX (TX = 1)
+    parameter int PTXQ             = 1       // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -157,6 +158,9 @@ module ats_wbuf #(
     end
     if (TX && (NUM_TX < 1 || NUM_TX > 63)) begin : g_chk_tx
         $fatal(1, "ats_wbuf: NUM_TX must be in 1..63 (%m)");
+    end
+    if (PTXQ < 1 || PTXQ > 8) begin : g_chk_ptxq
+        $fatal(1, "ats_wbuf: PTXQ must be in 1..8 (%m)");
     end
     if (PLP && (PLP_BUDGET_PAGES < 1 || PLP_BUDGET_PAGES > 65535)) begin : g_chk_plp
         $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES in 1..65535 (%m)");
@@ -362,24 +366,37 @@ module ats_wbuf #(
     logic [63:0]        txo_q, txm_q;
     logic               txo_cur_q, txm_cur_q;     // txo_q / txm_q of txid_q (registered)
     logic               own_q, own_d;
-    logic [15:0]        txcnt_q;                  // the pending commit record's entry count (s_wbc_ppn)
+    logic [15:0]        txcnt_q;                  // the head pending commit record's entry count (s_wbc_ppn)
     logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
     logic [SLOT_W-1:0]  dslot_q, dslot_d;         // base slot
     logic               d_in, dstep, dlast;
-    logic               txdone_q;                 // the pending commit's record completion arrived
+    logic               txdone_q;                 // the head pending commit's record completion arrived
     // pending commit (README "Transactions"): a TX_COMMIT / TX_ABORT / COMMIT write whose record
     // (or COMMIT-marked page) is in the writeback FIFO. The command FSM goes on with later commands
     // (those of the same txid, another commit / abort and an RFLUSH wait in ST_PTXW); the finisher
     // (fin_q) ends it when the record's completion has arrived, while the FSM is in ST_IDLE (taking
     // nothing) or ST_PTXW, i.e. between two commands' slot work: its slot update, its completion
-    logic               ptx_v_q;                  // a commit / abort is pending
-    logic [SLOT_W-1:0]  ptx_slot_q;               // its record (or COMMIT-marked page) slot
+    // Up to PTXQ commits of distinct txids are pending at once: a FIFO (pq_*, head pq_hd_q, in
+    // writeback = seq order, so their records complete in FIFO order); the finisher ends the head.
+    // ptx_* below are the head entry's fields (ptx_v_q: any entry pending).
+    localparam int PQ_W = (PTXQ > 1) ? $clog2(PTXQ) : 1;
+    logic [PTXQ-1:0]    pq_v_q, pq_done_q, pq_w0_q, pq_due_q, pq_rec_q, pq_abort_q;
+    logic [SLOT_W-1:0]  pq_slot_q [PTXQ];
+    logic [5:0]         pq_txid_q [PTXQ];
+    logic [7:0]         pq_tag_q  [PTXQ];
+    logic [31:0]        pq_res_q  [PTXQ];
+    logic [7:0]         pq_st_q   [PTXQ];
+    logic [15:0]        pq_cnt_q  [PTXQ];
+    logic [PQ_W-1:0]    pq_hd_q, pq_tl_q;
+    logic               pq_same, pq_full, pq_odue, ptx_end_q, ptx_pop;
+    logic               ptx_v_q;                  // a commit / abort is pending (any entry)
+    logic [SLOT_W-1:0]  ptx_slot_q;               // the head's record (or COMMIT-marked page) slot
     logic [5:0]         ptx_txid_q;
     logic [7:0]         ptx_tag_q;
     logic               ptx_rec_q, ptx_abort_q;   // a record (TX_COMMIT / TX_ABORT); TX_ABORT
     logic [31:0]        ptx_res_q;                // a COMMIT write's result (its pages)
     logic               ptx_w0_q;                 // a txid-0 page was committed into the buffer since
-    logic               ptx_rdirty_q;             // its slot is DIRTY (not issued yet), registered
+    logic               ptx_rdirty_q;             // the head's slot is DIRTY (not issued yet), registered
     logic               ptx_set, ptx_conf, fin_go, fin_busy;
     // reads during a commit (README "Reads during a commit"): cw_q, the commit window, is set when
     // the engine finds the pending commit's record (or COMMIT-marked page) live at the head of the
@@ -391,7 +408,7 @@ module ats_wbuf #(
     fin_state_e         fin_q;
     logic [7:0]         fin_st_q;
     logic [31:0]        fin_res_q;
-    logic [7:0]         txst_q;                   // its status
+    logic [7:0]         txst_q;                   // the head's record status
     logic [1:0]         prio_q;
     logic [15:0]        epoch_q;
     logic [31:0]        addr_q, addr_d;           // host address of the current page / range list
@@ -570,7 +587,7 @@ module ats_wbuf #(
     assign fin_go   = TX && fin_q == F_IDLE && ptx_v_q && !dump_q && (state_q == ST_IDLE || state_q == ST_PTXW) &&
                       (txdone_q || (nosp_q && ptx_rdirty_q));
     assign fin_busy = TX && (fin_q != F_IDLE || fin_go);
-    assign ptx_conf = TX && ptx_v_q && (op_rec_q || cmt_q || op_q == OP_RFLUSH || (txid_q != 6'd0 && txid_q == ptx_txid_q) ||
+    assign ptx_conf = TX && ptx_v_q && (((op_rec_q || cmt_q) && pq_full) || op_q == OP_RFLUSH || (txid_q != 6'd0 && pq_same) ||
                                         (op_rd_q && cw_q));
 
     always_comb begin
@@ -623,7 +640,8 @@ module ats_wbuf #(
                 status_d = dec_status;
             end
             // behind the pending commit: decoded again once it has ended (txo_cur_q may change)
-            ST_PTXW: if (!ptx_v_q) state_d = ST_DEC;
+            // (PTXQ > 1: also when an entry has ended and the finisher is not running)
+            ST_PTXW: if (!ptx_v_q || (ptx_end_q && !fin_busy)) state_d = ST_DEC;
             ST_LK1: state_d = ST_LK2;                       // match_q registered
             ST_LK2: begin                                   // hit encoded
                 hit_d      = |match_q;
@@ -1255,27 +1273,63 @@ module ats_wbuf #(
                                           s_wbc_status == STS_INDEX_FULL || s_wbc_status == STS_TX_EMPTY));
     // the pending commit (TX = 1): set in ST_FIN, ended by the finisher. txdone_q: the completion
     // of its record (or COMMIT-marked page), ptx_slot_q (a slot no other request in flight has)
+    // the head entry's fields (PTXQ = 1: the one entry, index 0)
+    assign ptx_v_q     = |pq_v_q;
+    assign ptx_slot_q  = pq_slot_q[pq_hd_q];
+    assign ptx_txid_q  = pq_txid_q[pq_hd_q];
+    assign ptx_tag_q   = pq_tag_q[pq_hd_q];
+    assign ptx_rec_q   = pq_rec_q[pq_hd_q];
+    assign ptx_abort_q = pq_abort_q[pq_hd_q];
+    assign ptx_res_q   = pq_res_q[pq_hd_q];
+    assign ptx_w0_q    = pq_w0_q[pq_hd_q];
+    assign txdone_q    = pq_done_q[pq_hd_q];
+    assign txst_q      = pq_st_q[pq_hd_q];
+    assign txcnt_q     = pq_cnt_q[pq_hd_q];
+    assign pq_full     = &pq_v_q;
+    assign ptx_pop     = fin_q == F_DONE && main_taken;
+    always_comb begin
+        pq_same = 1'b0;                                   // txid_q has a pending commit / abort
+        pq_odue = 1'b0;                                   // an entry behind the head has its record due
+        for (int k = 0; k < PTXQ; k++) begin
+            if (pq_v_q[k] && pq_txid_q[k] == txid_q) pq_same = 1'b1;
+            if (pq_v_q[k] && pq_due_q[k] && PQ_W'(k) != pq_hd_q) pq_odue = 1'b1;
+        end
+    end
     always_ff @(posedge clk) begin
         if (ptx_set) begin
-            ptx_v_q     <= 1'b1;
-            ptx_slot_q  <= fill_q;
-            ptx_txid_q  <= txid_q;
-            ptx_tag_q   <= tag_q;
-            ptx_rec_q   <= op_rec_q;
-            ptx_abort_q <= op_q == OP_TX_ABORT;
-            ptx_res_q   <= result_d;
-            ptx_w0_q    <= 1'b0;
-        end else if (fin_q == F_DONE && main_taken) begin
-            ptx_v_q     <= 1'b0;
+            pq_v_q[pq_tl_q]     <= 1'b1;
+            pq_slot_q[pq_tl_q]  <= fill_q;
+            pq_txid_q[pq_tl_q]  <= txid_q;
+            pq_tag_q[pq_tl_q]   <= tag_q;
+            pq_rec_q[pq_tl_q]   <= op_rec_q;
+            pq_abort_q[pq_tl_q] <= op_q == OP_TX_ABORT;
+            pq_res_q[pq_tl_q]   <= result_d;
+            pq_tl_q             <= (pq_tl_q == PQ_W'(PTXQ - 1)) ? '0 : pq_tl_q + 1'b1;
         end
-        if (ptx_v_q && commit_fire && txid_q == 6'd0) ptx_w0_q <= 1'b1;
-        if (!ptx_v_q) begin
-            txdone_q <= 1'b0;
-        end else if (cpl_fire && cpl_slot == ptx_slot_q && !txdone_q) begin
-            txdone_q <= 1'b1;
-            txst_q   <= s_wbc_status;
-            txcnt_q  <= s_wbc_ppn;
+        if (ptx_pop) begin
+            pq_v_q[pq_hd_q]     <= 1'b0;
+            pq_hd_q             <= (pq_hd_q == PQ_W'(PTXQ - 1)) ? '0 : pq_hd_q + 1'b1;
         end
+        // an entry's txid-0 flag, record completion (records complete in FIFO order, each matched
+        // by its slot: no other request in flight has it) and commit window flag (cw_set names the
+        // record the engine found live at the writeback FIFO's head, hs_q)
+        for (int k = 0; k < PTXQ; k++) begin
+            if (ptx_set && pq_tl_q == PQ_W'(k)) begin
+                pq_w0_q[k]   <= 1'b0;
+                pq_done_q[k] <= 1'b0;
+                pq_due_q[k]  <= cw_set && hs_q == fill_q;
+            end else begin
+                if (pq_v_q[k] && commit_fire && txid_q == 6'd0) pq_w0_q[k] <= 1'b1;
+                if (pq_v_q[k] && cpl_fire && cpl_slot == pq_slot_q[k] && !pq_done_q[k]) begin
+                    pq_done_q[k] <= 1'b1;
+                    pq_st_q[k]   <= s_wbc_status;
+                    pq_cnt_q[k]  <= s_wbc_ppn;
+                end
+                if (pq_v_q[k] && cw_set && hs_q == pq_slot_q[k]) pq_due_q[k] <= 1'b1;
+            end
+        end
+        if (ptx_pop) ptx_end_q <= 1'b1;
+        else if (state_q == ST_DEC) ptx_end_q <= 1'b0;
         // finisher: F_W2, F_W3 (two cycles after the record's own slot update), F_FIN (the slot
         // update of the tx's end), F_DONE (its completion); no space while the record is not issued:
         // F_CAN1, F_CAN2 (engine held), the record dropped / the COMMIT mark cleared, NO_SPACE
@@ -1302,19 +1356,24 @@ module ats_wbuf #(
             default: fin_q <= F_IDLE;
         endcase
         if (dump_q) fin_q <= F_IDLE;                          // frozen: a pending commit never ends
-        // reads during a commit: the window ends with the commit (its completion taken)
+        // reads during a commit: the window ends with the commit (its completion taken) unless a
+        // later pending commit's record is due too (PTXQ > 1)
         if (cw_set) cw_q <= 1'b1;
-        else if (fin_q == F_DONE && main_taken) cw_q <= 1'b0;
-        cw_ok_q  <= cw_q && !(fin_q == F_DONE && main_taken);
+        else if (ptx_pop && !pq_odue) cw_q <= 1'b0;
+        cw_ok_q  <= cw_q && !(ptx_pop && !pq_odue);
         // a READ past its decode (LK1 .. FIN): its pages read the buffer's slots or go to the media
         // (no `inside` here: Yosys's parser does not take it in synthesised code)
         rd_act_q <= TX && op_rd_q && !(state_q == ST_IDLE || state_q == ST_DEC || state_q == ST_DEC2 ||
                                        state_q == ST_DEC3 || state_q == ST_PTXW || state_q == ST_DONE ||
                                        state_q == ST_FROZEN);
         if (rst || !TX) begin
-            ptx_v_q  <= 1'b0;
-            ptx_slot_q <= '0;
-            txdone_q <= 1'b0;
+            pq_v_q   <= '0;
+            pq_done_q <= '0;
+            pq_due_q <= '0;
+            pq_hd_q  <= '0;
+            pq_tl_q  <= '0;
+            ptx_end_q <= 1'b0;
+            for (int k = 0; k < PTXQ; k++) pq_slot_q[k] <= '0;
             fin_q    <= F_IDLE;
             cw_q     <= 1'b0;
             cw_ok_q  <= 1'b0;
@@ -1327,6 +1386,8 @@ module ats_wbuf #(
     always_ff @(posedge clk) begin
         if (!rst && TX && cw_q && !ptx_v_q)
             $error("ats_wbuf: commit window open without a pending commit");
+        if (!rst && TX && !cw_q && |(pq_v_q & pq_due_q))
+            $error("ats_wbuf: a pending commit's record is due with the commit window closed");
         if (!rst && TX && issue_fire && !dump_q && (sl_rec_q[issue_slot] == RC_CMARK || sl_rec_q[issue_slot] == RC_CREC) &&
             (!cw_q || (op_rd_q && !(state_q inside {ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_PTXW, ST_DONE, ST_FROZEN}))))
             $error("ats_wbuf: a commit record issued while a READ executes or without the commit window");

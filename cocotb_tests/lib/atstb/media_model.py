@@ -27,6 +27,14 @@ What it models (written from docs/architecture.md section 4 and the design brief
   `restart()` clears in-flight work and keeps the durable log (the recovered image).
 - Faults: `fail_seqs` (sequence numbers whose program fails: status PROGRAM_FAIL, record dropped),
   `read_err_lpns` (reads answered with MEDIA_ERROR).
+- Transactions (`tx_aware=True`, for a write buffer with `TX` = 1; off by default: then a tx page is
+  mapped when it is durable, whatever its commit): the request's `rec` field is read too; a durable
+  page with a txid goes into that txid's table instead of the mapping; a commit record (`rec` 2)
+  applies the table to the mapping in the table's order, a COMMIT-marked page (`rec` 1) joins the
+  table and then applies it, an abort record (`rec` 3) drops the table; records change no LBA of
+  the mapping. A commit record's or marked page's completion carries the entries applied in `ppn`.
+  A read with a txid returns the txid's table entry first, else the mapping (no probe answers:
+  tests with it issue plain READs only).
 - Counters for benchmarks: programs, unmaps, reads, bytes programmed/read, per-request latency
   (request accepted -> completion sent, in cycles), peak outstanding requests.
 
@@ -124,6 +132,8 @@ class Record:
     failed: bool = False
     tag: int = 0
     die: int = 0
+    rec: int = 0               # tx_aware: 0 page, 1 COMMIT-marked page, 2 commit record, 3 abort record
+    applied: int = 0           # tx_aware: entries a commit applied (the completion's ppn)
 
 
 @dataclass
@@ -256,7 +266,7 @@ class _Sink(_Port):
 class MediaModel:
     def __init__(self, dut, clk, cfg: MediaConfig, rng: random.Random | None = None,
                  wb_pause=None, wbd_pause=None, wbc_pause=None, rd_pause=None, rdd_pause=None,
-                 clocked: bool = True, fast_ports: bool = True):
+                 clocked: bool = True, fast_ports: bool = True, tx_aware: bool = False):
         self.dut = dut
         self.clk = clk
         self.cfg = cfg
@@ -264,7 +274,9 @@ class MediaModel:
         self.pw = cfg.page_bytes // 4
         self.ndies = cfg.num_chan * cfg.ways
         fp = fast_ports
-        self.wb = _Sink(dut, "m_wb", WB_FIELDS, wb_pause, fast=fp)
+        self.tx_aware = tx_aware
+        self.txtab: dict[int, list] = {}     # tx_aware: txid -> [(lpn, data or None)] durable, not committed
+        self.wb = _Sink(dut, "m_wb", WB_FIELDS + (["rec"] if tx_aware else []), wb_pause, fast=fp)
         self.wbd = _Sink(dut, "m_wbd", WBD_FIELDS, wbd_pause, tuples=True, fast=fp)   # (data, last)
         self.rd = _Sink(dut, "m_rd", RD_FIELDS, rd_pause, fast=fp)
         self.wbc = _Source(dut, "s_wbc", WBC_FIELDS, wbc_pause, fast=fp)
@@ -325,6 +337,7 @@ class MediaModel:
             self._advance_durable()
         self.active = False
         self.inflight.clear()
+        self.txtab.clear()                   # tx_aware: uncommitted transactions do not survive a cut
         return list(self.log)
 
     def summary(self) -> dict:
@@ -371,6 +384,10 @@ class MediaModel:
         for req in self.rd.queue:
             if "_data" not in req:
                 req["_data"] = self.mapping.get(req["lpn"])
+                if self.tx_aware and req["txid"]:
+                    for lpn, d in self.txtab.get(req["txid"], []):
+                        if lpn == req["lpn"]:
+                            req["_data"] = d
         n_rd = len(self.rd.queue) + len(self.rd_pend)
         if n_rd > self.stats.max_rd_outstanding:
             self.stats.max_rd_outstanding = n_rd
@@ -383,7 +400,7 @@ class MediaModel:
                 if self.hold:
                     self._release -= 1
                 self.wbc.send_nowait(tag=rec.tag, status=ST_PROGRAM_FAIL if rec.failed else ST_OK,
-                                     ppn=rec.seq & 0xFFFF)
+                                     ppn=(rec.applied if self.tx_aware and rec.rec in (1, 2) else rec.seq) & 0xFFFF)
                 self.stats.wb_latency.append(cyc - rec.issue_cycle)
         if self.rd_pend or self.rd.queue or self.rd_sending:
             self._read_step()
@@ -418,7 +435,8 @@ class MediaModel:
             self.wb.queue.popleft()
             now = self.cycle
             rec = Record(seq=self.seq, op=req["op"], lpn=req["lpn"], txid=req["txid"],
-                         epoch=req["epoch"], data=words, issue_cycle=req["_cycle"], tag=req["tag"])
+                         epoch=req["epoch"], data=words, issue_cycle=req["_cycle"], tag=req["tag"],
+                         rec=req.get("rec", 0) if self.tx_aware else 0)
             self.seq += 1
             if words is not None:
                 die = self.next_die
@@ -441,7 +459,23 @@ class MediaModel:
         done = []
         while self.inflight and self.inflight[0].done_cycle <= self.cycle and (limit is None or len(done) < limit):
             rec = self.inflight.popleft()
-            if not rec.failed:
+            if not rec.failed and self.tx_aware and (rec.txid or rec.rec):
+                self.log.append(rec)
+                if rec.rec in (0, 1):
+                    self.txtab.setdefault(rec.txid, []).append((rec.lpn, rec.data if rec.op == PROGRAM else None))
+                    if rec.op == PROGRAM:
+                        self.die_of[rec.lpn] = rec.die
+                if rec.rec in (1, 2):
+                    tab = self.txtab.pop(rec.txid, [])
+                    rec.applied = len(tab)
+                    for lpn, d in tab:
+                        if d is None:
+                            self.mapping.pop(lpn, None)
+                        else:
+                            self.mapping[lpn] = d
+                elif rec.rec == 3:
+                    self.txtab.pop(rec.txid, None)
+            elif not rec.failed:
                 self.log.append(rec)
                 if rec.op == PROGRAM:
                     self.mapping[rec.lpn] = rec.data
