@@ -149,17 +149,19 @@ module ats_backend_slog #(
     logic [SLOG_WAYS-1:0][SETS-1:0] vld_q;
     logic [67:0] frag_mem [FM_D];            // frag_t (Yosys: memories of plain vectors)
 
-    // the set the current operation addresses, and the ways' tags (combinational read)
-    logic [31:0]    q_lpn;
+    // the set the current operation addresses (its LPN registered), the ways' tags there
+    // (read and compared in I_TAG, registered, used in I_EXE)
+    logic [31:0]    a_lpn_q, a_lpn_d;
     logic [SET_W-1:0] q_set;
-    logic [SLOG_WAYS-1:0][TAG_W-1:0] q_tagv;  // per way: its tag at q_set
+    logic [SLOG_WAYS-1:0][TAG_W-1:0] q_tagv, t_tag_q;   // per way: its tag at q_set
+    logic [SLOG_WAYS-1:0] t_vld_q, t_match_q;
     logic           hit, has_free;
     logic [WAY_W-1:0] hit_way, free_way;
     tag_t           ht;                      // the hit way's tag
     tag_t           tw_tag;
     logic           tw_en, tw_vld;
     logic [WAY_W-1:0] tw_way;
-    assign q_set = q_lpn[SET_W-1:0];
+    assign q_set = a_lpn_q[SET_W-1:0];
 
     // per way a tag RAM (asynchronous read: distributed RAM), written by the one tag write port
     for (genvar w = 0; w < SLOG_WAYS; w++) begin : g_way
@@ -174,13 +176,20 @@ module ats_backend_slog #(
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
 
+    always_ff @(posedge clk) begin
+        t_tag_q <= q_tagv;
+        for (int w = 0; w < SLOG_WAYS; w++) begin
+            t_vld_q[w] <= vld_q[w][q_set];
+            t_match_q[w] <= vld_q[w][q_set] && tag_lpn(q_tagv[w]) == a_lpn_q;
+        end
+    end
     always_comb begin
         hit = 1'b0; hit_way = '0; has_free = 1'b0; free_way = '0;
         for (int w = SLOG_WAYS - 1; w >= 0; w--) begin
-            if (vld_q[w][q_set] && tag_lpn(q_tagv[w]) == q_lpn) begin hit = 1'b1; hit_way = WAY_W'(w); end
-            if (!vld_q[w][q_set]) begin has_free = 1'b1; free_way = WAY_W'(w); end
+            if (t_match_q[w]) begin hit = 1'b1; hit_way = WAY_W'(w); end
+            if (!t_vld_q[w]) begin has_free = 1'b1; free_way = WAY_W'(w); end
         end
-        ht = q_tagv[hit_way];
+        ht = t_tag_q[hit_way];
     end
 
     always_ff @(posedge clk) begin
@@ -250,18 +259,26 @@ module ats_backend_slog #(
     // index answer register
     logic        ixv_q, ixv_d, ixl_q, ixl_d;
     logic [7:0]  ixs_q, ixs_d, ixc_q, ixc_d;
-    // index FSM
-    typedef enum logic [2:0] {I_IDLE, I_RESP, I_LKRD, I_LKOUT} ix_state_e;
+    // index FSM: a command, a descriptor or a walk step is registered (I_IDLE), its set's tags
+    // read and compared (I_TAG), then it is executed (I_EXE)
+    typedef enum logic [2:0] {I_IDLE, I_TAG, I_EXE, I_RESP, I_LKRD, I_LKOUT} ix_state_e;
+    typedef enum logic [1:0] {K_CMD, K_DESC, K_CLR, K_APPLY} kind_e;
     ix_state_e   is_q, is_d;
-    logic [31:0] op_lpn_q, op_lpn_d;
+    kind_e       kd_q, kd_d;
+    logic [2:0]  a_op_q, a_op_d;
+    logic [7:0]  a_tx_q, a_tx_d, a_n_q, a_n_d;
+    logic        a_full_q, a_full_d, a_last_q, a_last_d;
+    logic [PPN_W-1:0] a_ppn_q, a_ppn_d;
+    logic [11:0] a_off_q, a_off_d, a_len_q, a_len_d, a_pofs_q, a_pofs_d;
+    logic [7:0]  a_pg_q, a_pg_d;
     logic [SLOT_W-1:0] lk_slot_q, lk_slot_d;
     logic [K_W-1:0]    lk_i_q, lk_i_d;
     logic [WAY_W-1:0]  lk_way_q, lk_way_d;
     logic              emit_done;             // from the emitter: the record's pages are out
 
     logic [7:0] e;                            // a descriptor's error
-    wire txid_ok_ix = (s_ix_txid != 8'd0) && (s_ix_txid <= 8'(NUM_TX));
-    wire txid_ok_rd = (s_rd_txid != 8'd0) && (s_rd_txid <= 8'(NUM_TX));
+    logic       d_we;                         // a descriptor is stored
+    wire txid_ok = (a_tx_q != 8'd0) && (a_tx_q <= 8'(NUM_TX));
     // a descriptor is taken in I_IDLE when no index command is offered
     wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid;
     wire ix_apply_wait = (s_ix_op == OP_APPLY) && (rs_q == R_EMIT);
@@ -277,132 +294,150 @@ module ats_backend_slog #(
     always_comb begin
         is_d = is_q; rs_d = rs_q; rtx_d = rtx_q; rfirst_d = rfirst_q; rerr_d = rerr_q;
         nfu_d = nfu_q; nfr_d = nfr_q; wi_d = wi_q; lpgn_d = lpgn_q;
-        ixv_d = ixv_q; ixl_d = ixl_q; ixs_d = ixs_q; ixc_d = ixc_q; 
-        op_lpn_d = op_lpn_q; lk_slot_d = lk_slot_q; lk_i_d = lk_i_q; lk_way_d = lk_way_q;
+        ixv_d = ixv_q; ixl_d = ixl_q; ixs_d = ixs_q; ixc_d = ixc_q;
+        kd_d = kd_q; a_lpn_d = a_lpn_q; a_op_d = a_op_q; a_tx_d = a_tx_q; a_n_d = a_n_q;
+        a_full_d = a_full_q; a_last_d = a_last_q; a_ppn_d = a_ppn_q; a_off_d = a_off_q;
+        a_len_d = a_len_q; a_pofs_d = a_pofs_q; a_pg_d = a_pg_q;
+        lk_slot_d = lk_slot_q; lk_i_d = lk_i_q; lk_way_d = lk_way_q;
         tw_en = 1'b0; tw_vld = 1'b1; tw_way = hit_way; tw_tag = ht;
         fw_en = 1'b0; fw_addr = '0; fw_data = '0;
         fr_addr = faddr(q_set, lk_way_q, lk_slot_q);
-        q_lpn = s_ix_lpn;
-        e = 8'd0;
-        if (rs_q == R_CLR || rs_q == R_APPLY) q_lpn = fdw.lpn;
-        else if (is_q == I_LKRD || is_q == I_LKOUT) q_lpn = op_lpn_q;
-        else if (rd_take) q_lpn = s_rd_lpn;
+        e = 8'd0; d_we = 1'b0;
 
-        // ---- record walks (the index FSM is idle during them: ix_take excludes R_CLR / R_APPLY)
-        if (rs_q == R_CLR) begin
-            if (hit) begin tw_en = 1'b1; tw_tag.pend = '0; end
-            if (32'(wi_q) + 1 >= 32'(nfr_q)) rs_d = R_STS; else wi_d = wi_q + 1'b1;
-            if (nfr_q == '0) rs_d = R_STS;
-        end
-        if (rs_q == R_APPLY && is_q == I_IDLE) begin
-            if (nfr_q == '0) begin
-                rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK; ixc_d = '0;
-            end else begin
-                if (hit) begin
-                    fw_en = 1'b1;
-                    fw_addr = faddr(q_set, hit_way, ring(ht.head, int'(ht.k)));
-                    fw_data = {lpgn0_q + 32'(flw.pg), flw.pofs, fdw.off, fdw.len};
-                    tw_en = 1'b1; tw_tag.k = ht.k + 1'b1; tw_tag.pend = ht.pend - 1'b1;
-                    tw_tag.rsv = (ht.pend != K_W'(1));      // the last one: the reservation becomes the entry
-                end
-                if (32'(wi_q) + 1 >= 32'(nfr_q)) begin
-                    rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
-                    ixc_d = 8'(nfr_q);
-                end else wi_d = wi_q + 1'b1;
-            end
-        end
-        if (rs_q == R_EMIT && emit_done) rs_d = R_HELD;
-
-        // ---- index commands
         case (is_q)
             I_IDLE: begin
-                if (ix_take) begin
-                    ixv_d = 1'b1; ixl_d = 1'b1; ixc_d = '0; is_d = I_RESP;
-                    case (s_ix_op)
-                        OP_RESERVE: begin
-                            if (!txid_ok_ix) ixs_d = STS_BAD_TXID;
-                            else if (hit) begin
-                                if (ht.rsv && 8'(ht.owner) != s_ix_txid) ixs_d = STS_TX_FULL;
-                                else if (ht.rsv) begin
-                                    ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
-                                end else if (32'(ht.k) >= SLOG_FRAGS) ixs_d = STS_TX_FULL;
-                                else begin
-                                    ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
-                                    tw_en = 1'b1; tw_tag.rsv = 1'b1; tw_tag.owner = TX_W'(s_ix_txid);
-                                end
-                            end else if (has_free) begin
-                                ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS);
-                                tw_en = 1'b1; tw_way = free_way;
-                                tw_tag = {s_ix_lpn, 1'b1, TX_W'(s_ix_txid), K_W'(0), SLOT_W'(0), K_W'(0)};
-                            end else ixs_d = STS_TX_FULL;
-                        end
-                        OP_UNRESERVE: begin
-                            if (!txid_ok_ix) ixs_d = STS_BAD_TXID;
-                            else if (!hit || !ht.rsv || 8'(ht.owner) != s_ix_txid) ixs_d = STS_TX_EMPTY;
-                            else if (ht.pend != '0) ixs_d = STS_BAD_FIELD;
-                            else begin
-                                ixs_d = STS_OK; tw_en = 1'b1; tw_tag.rsv = 1'b0;
-                                tw_vld = (ht.k != '0);
-                            end
-                        end
-                        OP_LOOKUP: begin
-                            ixs_d = STS_OK;
-                            if (hit && ht.k != '0) begin
-                                ixv_d = 1'b0; is_d = I_LKRD; op_lpn_d = s_ix_lpn; lk_way_d = hit_way;
-                                lk_slot_d = ht.head; lk_i_d = '0; ixc_d = 8'(ht.k);
-                            end
-                        end
-                        OP_RELEASE: begin
-                            ixs_d = STS_OK;
-                            if (hit && ht.pend != '0) ixs_d = STS_BAD_FIELD;
-                            else if (hit) begin
-                                ixc_d = (s_ix_n >= 8'(ht.k)) ? 8'(ht.k) : s_ix_n;
-                                tw_en = 1'b1;
-                                tw_tag.k = ht.k - K_W'(ixc_d);
-                                tw_tag.head = ring(ht.head, int'(ixc_d));
-                                tw_vld = ht.rsv || (tw_tag.k != '0);
-                            end
-                        end
-                        OP_APPLY: begin
-                            if (!txid_ok_ix) ixs_d = STS_BAD_TXID;
-                            else if (rs_q != R_HELD || rtx_q != s_ix_txid) ixs_d = STS_TX_EMPTY;
-                            else begin
-                                ixv_d = 1'b0; is_d = I_IDLE; rs_d = R_APPLY; wi_d = '0;
-                            end
-                        end
-                        default: ixs_d = STS_BAD_FIELD;
-                    endcase
-                end else if (rd_take) begin
-                    // one descriptor of a record
-                    if (rfirst_q) begin
-                        rtx_d = s_rd_txid; nfu_d = '0; nfr_d = '0; rerr_d = 8'd0;
-                    end
-                    if (rfirst_q ? !txid_ok_rd : (s_rd_txid != rtx_q)) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
-                    else if (s_rd_full) begin
-                        if (32'(rfirst_q ? '0 : nfu_q) >= SLOG_TXFULL) e = STS_TX_FULL;
-                    end else begin
-                        if (s_rd_len == 12'd0 || s_rd_len[1:0] != 2'd0 || s_rd_off[1:0] != 2'd0
-                            || 32'(s_rd_len) > P || 32'(s_rd_off) + 32'(s_rd_len) > PAGE_BYTES)
-                            e = STS_BAD_FIELD;
-                        else if (32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS) e = STS_TX_FULL;
-                        else if (!hit || !ht.rsv || 8'(ht.owner) != s_rd_txid) e = STS_BAD_FIELD;
-                        else if (32'(ht.k) + 32'(ht.pend) >= SLOG_FRAGS) e = STS_TX_FULL;
-                    end
-                    if (!rfirst_q && rerr_q != 8'd0) e = rerr_q;     // the first error stays
-                    rerr_d = e;
-                    if (e == 8'd0) begin
-                        if (s_rd_full) nfu_d = (rfirst_q ? '0 : nfu_q) + 1'b1;
+                if (rs_q == R_CLR || rs_q == R_APPLY) begin
+                    if (nfr_q == '0) begin
+                        if (rs_q == R_CLR) rs_d = R_STS;
                         else begin
-                            nfr_d = (rfirst_q ? '0 : nfr_q) + 1'b1;
-                            tw_en = 1'b1; tw_tag.pend = ht.pend + 1'b1;
+                            rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                            ixc_d = '0;
+                        end
+                    end else begin
+                        kd_d = (rs_q == R_CLR) ? K_CLR : K_APPLY; is_d = I_TAG;
+                        a_lpn_d = fdw.lpn; a_off_d = fdw.off; a_len_d = fdw.len;
+                        a_pg_d = flw.pg; a_pofs_d = flw.pofs;
+                    end
+                end else if (ix_take) begin
+                    kd_d = K_CMD; is_d = I_TAG;
+                    a_op_d = s_ix_op; a_tx_d = s_ix_txid; a_lpn_d = s_ix_lpn; a_n_d = s_ix_n;
+                end else if (rd_take) begin
+                    kd_d = K_DESC; is_d = I_TAG;
+                    a_tx_d = s_rd_txid; a_full_d = s_rd_full; a_lpn_d = s_rd_lpn; a_ppn_d = s_rd_ppn;
+                    a_off_d = s_rd_off; a_len_d = s_rd_len; a_last_d = s_rd_last;
+                end
+            end
+            I_TAG: is_d = I_EXE;
+            I_EXE: begin
+                is_d = I_IDLE;
+                case (kd_q)
+                    K_CMD: begin
+                        ixv_d = 1'b1; ixl_d = 1'b1; ixc_d = '0; is_d = I_RESP;
+                        case (a_op_q)
+                            OP_RESERVE: begin
+                                if (!txid_ok) ixs_d = STS_BAD_TXID;
+                                else if (hit) begin
+                                    if (ht.rsv && 8'(ht.owner) != a_tx_q) ixs_d = STS_TX_FULL;
+                                    else if (ht.rsv) begin
+                                        ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
+                                    end else if (32'(ht.k) >= SLOG_FRAGS) ixs_d = STS_TX_FULL;
+                                    else begin
+                                        ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
+                                        tw_en = 1'b1; tw_tag.rsv = 1'b1; tw_tag.owner = TX_W'(a_tx_q);
+                                    end
+                                end else if (has_free) begin
+                                    ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS);
+                                    tw_en = 1'b1; tw_way = free_way;
+                                    tw_tag = {a_lpn_q, 1'b1, TX_W'(a_tx_q), K_W'(0), SLOT_W'(0), K_W'(0)};
+                                end else ixs_d = STS_TX_FULL;
+                            end
+                            OP_UNRESERVE: begin
+                                if (!txid_ok) ixs_d = STS_BAD_TXID;
+                                else if (!hit || !ht.rsv || 8'(ht.owner) != a_tx_q) ixs_d = STS_TX_EMPTY;
+                                else if (ht.pend != '0) ixs_d = STS_BAD_FIELD;
+                                else begin
+                                    ixs_d = STS_OK; tw_en = 1'b1; tw_tag.rsv = 1'b0;
+                                    tw_vld = (ht.k != '0);
+                                end
+                            end
+                            OP_LOOKUP: begin
+                                ixs_d = STS_OK;
+                                if (hit && ht.k != '0) begin
+                                    ixv_d = 1'b0; is_d = I_LKRD; lk_way_d = hit_way;
+                                    lk_slot_d = ht.head; lk_i_d = '0; ixc_d = 8'(ht.k);
+                                end
+                            end
+                            OP_RELEASE: begin
+                                ixs_d = STS_OK;
+                                if (hit && ht.pend != '0) ixs_d = STS_BAD_FIELD;
+                                else if (hit) begin
+                                    ixc_d = (a_n_q >= 8'(ht.k)) ? 8'(ht.k) : a_n_q;
+                                    tw_en = 1'b1;
+                                    tw_tag.k = ht.k - K_W'(ixc_d);
+                                    tw_tag.head = ring(ht.head, int'(ixc_d));
+                                    tw_vld = ht.rsv || (tw_tag.k != '0);
+                                end
+                            end
+                            OP_APPLY: begin
+                                if (!txid_ok) ixs_d = STS_BAD_TXID;
+                                else if (rs_q != R_HELD || rtx_q != a_tx_q) ixs_d = STS_TX_EMPTY;
+                                else begin
+                                    ixv_d = 1'b0; is_d = I_IDLE; rs_d = R_APPLY; wi_d = '0;
+                                end
+                            end
+                            default: ixs_d = STS_BAD_FIELD;
+                        endcase
+                    end
+                    K_DESC: begin
+                        // one descriptor of a record
+                        if (rfirst_q) begin
+                            rtx_d = a_tx_q; nfu_d = '0; nfr_d = '0; rerr_d = 8'd0;
+                        end
+                        if (rfirst_q ? !txid_ok : (a_tx_q != rtx_q)) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
+                        else if (a_full_q) begin
+                            if (32'(rfirst_q ? '0 : nfu_q) >= SLOG_TXFULL) e = STS_TX_FULL;
+                        end else begin
+                            if (a_len_q == 12'd0 || a_len_q[1:0] != 2'd0 || a_off_q[1:0] != 2'd0
+                                || 32'(a_len_q) > P || 32'(a_off_q) + 32'(a_len_q) > PAGE_BYTES)
+                                e = STS_BAD_FIELD;
+                            else if (32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS) e = STS_TX_FULL;
+                            else if (!hit || !ht.rsv || 8'(ht.owner) != a_tx_q) e = STS_BAD_FIELD;
+                            else if (32'(ht.k) + 32'(ht.pend) >= SLOG_FRAGS) e = STS_TX_FULL;
+                        end
+                        if (!rfirst_q && rerr_q != 8'd0) e = rerr_q;     // the first error stays
+                        rerr_d = e;
+                        if (e == 8'd0) begin
+                            d_we = 1'b1;
+                            if (a_full_q) nfu_d = (rfirst_q ? '0 : nfu_q) + 1'b1;
+                            else begin
+                                nfr_d = (rfirst_q ? '0 : nfr_q) + 1'b1;
+                                tw_en = 1'b1; tw_tag.pend = ht.pend + 1'b1;
+                            end
+                        end
+                        rfirst_d = a_last_q;
+                        if (a_last_q) begin
+                            wi_d = '0;
+                            rs_d = (e != 8'd0) ? R_CLR : R_EMIT;
                         end
                     end
-                    rfirst_d = s_rd_last;
-                    if (s_rd_last) begin
-                        wi_d = '0;
-                        rs_d = (e != 8'd0) ? R_CLR : R_EMIT;
+                    K_CLR: begin
+                        if (hit) begin tw_en = 1'b1; tw_tag.pend = '0; end
+                        if (32'(wi_q) + 1 >= 32'(nfr_q)) rs_d = R_STS; else wi_d = wi_q + 1'b1;
                     end
-                end
+                    default: begin   // K_APPLY
+                        if (hit) begin
+                            fw_en = 1'b1;
+                            fw_addr = faddr(q_set, hit_way, ring(ht.head, int'(ht.k)));
+                            fw_data = {lpgn0_q + 32'(a_pg_q), a_pofs_q, a_off_q, a_len_q};
+                            tw_en = 1'b1; tw_tag.k = ht.k + 1'b1; tw_tag.pend = ht.pend - 1'b1;
+                            tw_tag.rsv = (ht.pend != K_W'(1));   // the last one: the reservation becomes the entry
+                        end
+                        if (32'(wi_q) + 1 >= 32'(nfr_q)) begin
+                            rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                            ixc_d = 8'(nfr_q);
+                        end else wi_d = wi_q + 1'b1;
+                    end
+                endcase
             end
             I_RESP: if (m_ix_ready) begin ixv_d = 1'b0; is_d = I_IDLE; end
             I_LKRD: begin
@@ -418,6 +453,7 @@ module ats_backend_slog #(
             end
             default: is_d = I_IDLE;
         endcase
+        if (rs_q == R_EMIT && emit_done) rs_d = R_HELD;
 
         // an error's status beat (an OK record's is the emitter's, after its layout)
         if (rs_q == R_STS && m_rs_ready) rs_d = R_FREE;
@@ -441,14 +477,14 @@ module ats_backend_slog #(
     assign m_rs_txid = rtx_q;
     assign m_rs_lpgn = (es_q == E_STS) ? lpgn0_q : 32'd0;
     assign m_rs_reclen = (es_q == E_STS) ? rl_q : 8'd0;
-    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q;
+    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE);
     assign lpgn = lpgn_q;
 
-    // descriptor RAM writes (at the descriptor's edge when it is accepted)
+    // descriptor RAM writes (when the descriptor passes its checks)
     always_ff @(posedge clk) begin
-        if (rd_take && rerr_d == 8'd0) begin
-            if (s_rd_full) full_mem[FUI_W'(rfirst_q ? '0 : nfu_q)] <= {s_rd_lpn, s_rd_ppn};
-            else fd_mem[FRI_W'(rfirst_q ? '0 : nfr_q)] <= {s_rd_lpn, s_rd_ppn, s_rd_off, s_rd_len,
+        if (d_we) begin
+            if (a_full_q) full_mem[FUI_W'(rfirst_q ? '0 : nfu_q)] <= {a_lpn_q, a_ppn_q};
+            else fd_mem[FRI_W'(rfirst_q ? '0 : nfr_q)] <= {a_lpn_q, a_ppn_q, a_off_q, a_len_q,
                                                           7'(32'(ht.k) + 32'(ht.pend) + 1)};
         end
     end
@@ -604,7 +640,10 @@ module ats_backend_slog #(
     // index / record registers
     always_ff @(posedge clk) begin
         rtx_q <= rtx_d; rerr_q <= rerr_d; nfu_q <= nfu_d; nfr_q <= nfr_d; wi_q <= wi_d;
-        ixl_q <= ixl_d; ixs_q <= ixs_d; ixc_q <= ixc_d; op_lpn_q <= op_lpn_d;
+        ixl_q <= ixl_d; ixs_q <= ixs_d; ixc_q <= ixc_d;
+        kd_q <= kd_d; a_lpn_q <= a_lpn_d; a_op_q <= a_op_d; a_tx_q <= a_tx_d; a_n_q <= a_n_d;
+        a_full_q <= a_full_d; a_last_q <= a_last_d; a_ppn_q <= a_ppn_d; a_off_q <= a_off_d;
+        a_len_q <= a_len_d; a_pofs_q <= a_pofs_d; a_pg_q <= a_pg_d;
         lk_slot_q <= lk_slot_d; lk_i_q <= lk_i_d; lk_way_q <= lk_way_d;
         if (rst) begin
             is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0;
