@@ -77,6 +77,8 @@ class SimDev:
         # allocation: per die its blocks in order (block 0/1 of die 0 are the checkpoint blocks)
         self.free = {d: [b for b in range(2 if d == 0 else 0, geo.blocks)] for d in range(geo.ndie)}
         self.open = {d: (self.free[d].pop(0), 0) for d in range(geo.ndie)}
+        self.order = {d: [self.open[d][0]] for d in range(geo.ndie)}     # blocks in hand-out order
+        self.opened: dict[int, list[Req]] = {}     # S-Log transactions open: txid -> their full pages
         self.plan = {d: [self.open[d][0]] + self.free[d][:] for d in range(geo.ndie)}
         self.die_rr = 0
         self.ckpt_no = 0
@@ -99,6 +101,7 @@ class SimDev:
         blk, pg = self.open[d]
         if pg == self.geo.ppb:
             blk, pg = self.free[d].pop(0), 0
+            self.order[d].append(blk)
         self.open[d] = (blk, pg + 1)
         return self.geo.ppn(d, blk, pg)
 
@@ -123,12 +126,17 @@ class SimDev:
 
     def checkpoint(self) -> None:
         """Drain (every request programmed), then a version-3 checkpoint of the exact state at
-        seq_base = the next seq, with a plan of each die's open block and the blocks after it."""
+        seq_base = the next seq; scan_from = the first page of the oldest open transaction (or
+        seq_base); a plan of each die's blocks holding a page at or after scan_from, its open block and
+        the blocks after it (docs/persistence.md §5)."""
         self.time = max([self.time] + self.die_free) + 1
-        plan = [[self.open[d][0]] + self.free[d] for d in range(self.geo.ndie)]
+        scan_from = min([rs[0].seq for rs in self.opened.values() if rs] + [self.seq])
+        keep = {self.geo.unppn(r.ppn)[:2] for r in self.reqs if r.seq >= scan_from}
+        plan = [[b for b in self.order[d] if (d, b) in keep and b != self.open[d][0]] + [self.open[d][0]] + self.free[d]
+                for d in range(self.geo.ndie)]
         blk = self.ckpt_no % 2
         self.ckpt_no += 1
-        pages = checkpoint_pages_v2(self.geo, plan, dict(self.l2p), self.seq, ckpt_no=self.ckpt_no,
+        pages = checkpoint_pages_v2(self.geo, plan, dict(self.l2p), self.seq, scan_from, ckpt_no=self.ckpt_no,
                                     slog=(self.writer.lpgn0 + len(self.writer.stream) // self.writer.P,
                                           {l: (self.l2p[l], list(f)) for l, f in self.F.items() if f}))
         meta = Meta(lpn=0xFFFFFFFF, txid=0, kind=KIND_CKPT, seq=self.seq, epoch=0, flags=0)
@@ -175,9 +183,14 @@ class SimDev:
         self.ops.append(op)
         return op
 
+    def open_slog(self, txid: int, fulls: list[int]) -> None:
+        """The full pages of an S-Log transaction whose record comes later (`slog_tx(txid, ...)`)."""
+        self.opened[txid] = [self.data_page(l, txid) for l in fulls]
+
     def slog_tx(self, txid: int, fulls: list[int], frags: list[tuple[int, int, bytes]]) -> Op:
         """An S-Log transaction: its full pages (data pages of txid, no flag), then its record."""
-        rs = [self.data_page(l, txid) for l in fulls]
+        rs = self.opened.pop(txid, []) + [self.data_page(l, txid) for l in fulls]
+        fulls = [r.meta.lpn for r in rs]
         k = {}
         fr, logical = [], []
         for lpn, off, d in frags:
@@ -266,10 +279,18 @@ class SimDev:
                         b = min(b, a + 4 * rng.randint(1, 40))
                         frags.append((l, a, rng.randbytes(b - a)))
                 self.slog_tx(rng.randint(1, 4), fl, frags)
-            elif x < 0.95:
+            elif x < 0.86:
                 c = [l for l in mapped if self.F.get(l)]
                 if c:
                     self.merge(rng.choice(c))
+            elif x < 0.95:
+                # an S-Log transaction (txid 5) open across other requests and checkpoints
+                if 5 not in self.opened:
+                    self.open_slog(5, rng.sample(range(self.nlpn), rng.randint(1, 2)))
+                else:
+                    fl = {r.meta.lpn for r in self.opened[5]}
+                    c = [l for l in mapped if l not in fl and len(self.F.get(l, [])) < 4]
+                    self.slog_tx(5, [], [(l, 16, rng.randbytes(4 * rng.randint(1, 20))) for l in c[:2]])
             else:
                 self.checkpoint()
 

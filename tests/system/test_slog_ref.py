@@ -307,6 +307,24 @@ def test_bases_after_gap(tmp_path):
         assert got[5] != old[5] and rec.slog_after_gap == 1 and rec.slog_incomplete == 2, lost
 
 
+def test_open_tx_across_checkpoint(tmp_path):
+    """A checkpoint while an S-Log transaction is open (scan_from < seq_base): its full pages before the
+    checkpoint join its pending list and its record after it applies them; a record committed before
+    the checkpoint (in it already) only empties its txid's pending list, so a later commit of that
+    txid does not bring its pages back over a newer write."""
+    rng = random.Random(21)
+    dev = _base(rng)
+    dev.open_slog(5, [3])
+    dev.slog_tx(2, [7], [(1, 16, rng.randbytes(32))])
+    dev.checkpoint()
+    dev.write(7)
+    dev.tx(2, [8])
+    dev.slog_tx(5, [], [(2, 64, rng.randbytes(48))])
+    rec, got = _check(dev, tmp_path, _end(dev))
+    assert rec.checkpoint.scan_from < rec.checkpoint.seq_base and rec.slog_commits == 1
+    assert got[7] == dev.merged_bytes(7) and got[3] == dev.merged_bytes(3)
+
+
 def test_reads_after_merges(tmp_path):
     """Fragments piled on bases, merged (stale merges among them: a full write after the merge's
     base), re-fragmented on the merged page, a checkpoint with the S-Log section between: every LPN
