@@ -23,7 +23,8 @@
 `default_nettype none
 // ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
 // simulator gets a form with the same next state that computes the syndrome step, the Chien sums
-// and the root count only in the cycles that register them (README_ecc.md "Simulation cost")
+// and the root count only in the cycles that register them, and the syndrome and Chien steps
+// (constant GF products, linear) by look-up tables filled at time 0 (README_ecc.md "Simulation cost")
 `ifdef SYNTHESIS
 `define ATS_SYNTH_FORM
 `endif
@@ -218,23 +219,49 @@ module ats_bch_dec #(
         if (slot_free) full_d[rslot_q] = 1'b0;
     end
 
+`ifdef ATS_SYNTH_FORM
     for (genvar i = 0; i < T; i++) begin : g_syn
         logic [M-1:0] acc;                                   // Horner step at alpha^(2i+1)
         always_comb begin
-`ifndef ATS_SYNTH_FORM
-            acc = '0;
-            if (fire_q) begin                                // (simulation form: only when loaded)
-`endif
             acc = cmul(syn_q[i*M +: M], A8E[i*GF_WW +: GF_WW]);   // syn_q is 0 at a sector start
             for (int b = 0; b < 8; b++) begin                // bit b has degree b in the byte
                 if (wr_data_q[b]) acc = acc ^ SYB[(i*8+b)*M +: M];
             end
-`ifndef ATS_SYNTH_FORM
-            end
-`endif
         end
         assign syn_d[i*M +: M] = acc;
     end
+`else
+    // simulation form: the same Horner step, only when loaded (fire_q), as three look-ups a lane.
+    // The step is linear over GF(2) in the syndrome and in the byte, so it is the XOR of the images
+    // of the syndrome's low byte, of its high M-8 bits and of the byte, each a table of that lane
+    // filled at time 0 from the synthesis form's own products (cmul by A8E, the XOR of SYB):
+    // README_ecc.md "Simulation cost"
+    localparam int SH_N = 1 << (M - 8);
+    logic [M-1:0] syn_tl [T][256];                           // (S & 'hFF) * alpha^(8(2i+1))
+    logic [M-1:0] syn_th [T][SH_N];                          // (S >> 8 << 8) * alpha^(8(2i+1))
+    logic [M-1:0] syn_tb [T][256];                           // the byte's sum of SYB entries
+    initial begin
+        for (int i = 0; i < T; i++) begin
+            for (int v = 0; v < 256; v++) begin
+                syn_tl[i][v] = cmul(M'(v), A8E[i*GF_WW +: GF_WW]);
+                syn_tb[i][v] = '0;
+                for (int b = 0; b < 8; b++) begin
+                    if (v[b]) syn_tb[i][v] = syn_tb[i][v] ^ SYB[(i*8+b)*M +: M];
+                end
+            end
+            for (int v = 0; v < SH_N; v++) syn_th[i][v] = cmul(M'(v << 8), A8E[i*GF_WW +: GF_WW]);
+        end
+    end
+    for (genvar i = 0; i < T; i++) begin : g_syn
+        logic [M-1:0] acc;                                   // Horner step at alpha^(2i+1)
+        always_comb begin
+            acc = '0;
+            if (fire_q) acc = syn_tl[i][syn_q[i*M +: 8]] ^ syn_th[i][syn_q[i*M+8 +: M-8]]
+                              ^ syn_tb[i][wr_data_q];
+        end
+        assign syn_d[i*M +: M] = acc;
+    end
+`endif
 
     // one cycle after acceptance (fire_q, wr_data_q: keeps the fan-out off the ready loop); cleared
     // in the cycle after Berlekamp-Massey took the syndromes (bm_start_q: the grant's cone, which
@@ -329,6 +356,18 @@ module ats_bch_dec #(
     // the cost of LANES*T registers instead of T. LANES < 8 takes SUBS = 8/LANES cycles a byte
     // with LANES/8 of the registers and step matrices (issue 38: the board's LUTs).
     logic [M-1:0]      r_q [LANES*T];
+`ifndef ATS_SYNTH_FORM
+    // simulation form: "times alpha^(LANES*j)" of a Chien register, by its low byte and its high
+    // M-8 bits, entry j-1, filled at time 0 from the synthesis form's matrices (ALJ)
+    logic [M-1:0]      chn_tl [T][256];
+    logic [M-1:0]      chn_th [T][SH_N];
+    initial begin
+        for (int j = 0; j < T; j++) begin
+            for (int v = 0; v < 256; v++) chn_tl[j][v] = cmul(M'(v), ALJ[j*GF_WW +: GF_WW]);
+            for (int v = 0; v < SH_N; v++) chn_th[j][v] = cmul(M'(v << 8), ALJ[j*GF_WW +: GF_WW]);
+        end
+    end
+`endif
     logic [(T+1)*M-1:0] lamc_q;          // Lambda_j * alpha^(-j(n-1)), taken from BM at its done
                                          // (next to the Chien registers: the BM register is far
                                          // away), then stepped by alpha^j a cycle in the pre-roll
@@ -481,14 +520,16 @@ module ats_bch_dec #(
         end
 `else
         // simulation form: the Chien registers written as one array in the cycles they load (a
-        // simulator copies it then, instead of a flag per register in every cycle)
+        // simulator copies it then, instead of a flag per register in every cycle), the step by
+        // alpha^(LANES*j) as two look-ups (chn_tl, chn_th: linear, as the syndrome tables)
         if (r_en_q != '0) begin : s_chien
             logic [M-1:0] r_n [LANES*T];
             for (int k = 0; k < LANES; k++) begin
                 for (int j = 1; j <= T; j++) begin
                     if (!r_en_q[k])  r_n[k*T+j-1] = r_q[k*T+j-1];
                     else if (ldn_q)  r_n[k*T+j-1] = lamc_q[j*M +: M];
-                    else             r_n[k*T+j-1] = cmul(r_q[k*T+j-1], ALJ[(j-1)*GF_WW +: GF_WW]);
+                    else             r_n[k*T+j-1] = chn_tl[j-1][r_q[k*T+j-1][7:0]]
+                                                    ^ chn_th[j-1][r_q[k*T+j-1][M-1:8]];
                 end
             end
             r_q <= r_n;
