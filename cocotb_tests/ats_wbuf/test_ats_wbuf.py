@@ -1476,6 +1476,86 @@ async def run_tx_pending_fifo(dut, idle, backpressure):
                   tb.media.stats.programs)
 
 
+@cocotb.test()
+async def run_no_space_tx_fifo(dut):
+    """No space with several pending commits (TX = 1, PTXQ >= 4, README "No space", "Several
+    pending commits"): the media withholds durability behind 8 plain pages, a TX_COMMIT of tx 1, a
+    COMMIT write of tx 3 and a TX_COMMIT of tx 2 are pending at once (a plain WRITE completes
+    beside them, none of them does); the bit rises: all three are taken back, NO_SPACE within 900
+    cycles, in their order, results 0 / 1 (the COMMIT write's page) / 0; each tx keeps its pages
+    and entries (TX_BEGIN: TABLE_FULL; READs with the txid return its pages, plain READs the old
+    data); bit cleared, media released: the three commits go through, plain READs return their
+    pages (the media model transaction-aware: a page reaches the mapping only at its commit),
+    FLUSH, no dirty page, no protocol error. Expected values from the README's rules."""
+    if not int(dut.TX.value) or int(dut.PTXQ.value) < 4:
+        return
+    tb = TB(dut, seed_of(dut, 97), True, True, tx_aware=True)
+    tb.disp.on_accept = None
+    await tb.reset()
+    tags = iter(range(1, 250))
+    pw = tb.pw
+    send = directed_sender(tb, tags)
+    got: dict[int, tuple] = {}
+    order: list[int] = []
+
+    async def done(t, max_cycles=20_000):
+        for _ in range(max_cycles):
+            while tb.done.queue:
+                b = tb.done.queue.popleft()
+                order.append(b["tag"])
+                got[b["tag"]] = (b["status"], b["result"])
+            if t in got:
+                return got.pop(t)
+            await RisingEdge(dut.clk)
+        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
+
+    async def run(op, lba=0, txid=0, flags=0, ver=None, exp=OK):
+        t, dptr = send(op, lba, txid, flags, ver)
+        st, res = await done(t)
+        assert st == exp, f"op {op} lba {lba} txid {txid}: status {st:#x}, expected {exp:#x}"
+        return res, dptr
+
+    async def read(lba, txid, ver):
+        res, dptr = await run(READ, lba, txid)
+        tb.absorb_hwr()
+        w = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
+        assert w == (page_words(lba, ver, pw) if ver else [0] * pw), \
+            f"READ lba {lba} txid {txid}: version {w[1]} / {w[:2]}, expected {ver}"
+
+    tb.media.hold = True
+    for k in range(8):                            # held pages ahead of the records
+        await run(WRITE, 20 + k, ver=100 + k)
+    for lba, tx, ver in ((3, 1, 1), (4, 1, 2), (5, 2, 5), (6, 3, 6)):
+        await run(WRITE, lba, txid=tx, ver=ver)
+    tc1, _ = send(TX_COMMIT, txid=1)
+    tw3, _ = send(WRITE, 7, txid=3, flags=COMMIT, ver=7)
+    tc2, _ = send(TX_COMMIT, txid=2)
+    await run(WRITE, 30, ver=130)                 # beside three pending commits
+    await tb.idle(600)
+    assert not any(t in got or any(b["tag"] == t for b in tb.done.queue) for t in (tc1, tw3, tc2)), \
+        "a commit completed while the media held"
+    tb.set_no_space(1)
+    res = [await done(t, 900) for t in (tc1, tw3, tc2)]
+    assert res == [(NO_SPACE, 0), (NO_SPACE, 1), (NO_SPACE, 0)], f"taken back: {res}"
+    assert [x for x in order if x in (tc1, tw3, tc2)] == [tc1, tw3, tc2], "take-backs out of order"
+    for tx in (1, 2, 3):
+        await run(TX_BEGIN, txid=tx, exp=0x08)    # TABLE_FULL: entries kept
+    for lba, tx, ver in ((3, 1, 1), (5, 2, 5), (6, 3, 6), (7, 3, 7)):
+        await read(lba, tx, ver)
+        await read(lba, 0, 0)
+    tb.set_no_space(0)
+    tb.media.hold = False
+    await tb.idle(2 * tb.NS_SLACK)
+    for tx in (2, 3, 1):
+        await run(TX_COMMIT, txid=tx)
+    for lba, ver in ((3, 1), (4, 2), (5, 5), (6, 6), (7, 7), (27, 107), (30, 130)):
+        await read(lba, 0, ver)
+    await run(FLUSH)
+    await tb.idle(50)
+    assert int(dut.dirty_pages.value) == 0 and int(dut.cnt_proto_err.value) == 0
+    assert not tb.media.errors, tb.media.errors[:5]
+
+
 CONFIGS = [
     # (NUM_SLOTS, PAGE_BYTES, PLP, THRESH_PCT, PLP_BUDGET_PAGES)
     (8, 64, 0, 75, 0),
@@ -1520,14 +1600,15 @@ def test_ats_wbuf_tx_no_space():
 
 @pytest.mark.parametrize("ptxq", [4])
 def test_ats_wbuf_tx_fifo(ptxq):
-    """Several pending commits (TX = 1, PTXQ = 4; README "Pending commit"): run_tx_pending_fifo,
-    and the single-commit tests run_tx_pending / run_no_space_tx on the same build."""
+    """Several pending commits (TX = 1, PTXQ = 4; README "Several pending commits"):
+    run_tx_pending_fifo, run_no_space_tx_fifo, and the single-commit tests run_tx_pending /
+    run_no_space_tx on the same build."""
     params = {"NUM_SLOTS": 16, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "TX": 1, "NUM_TX": 6, "PTXQ": ptxq}
     run(toplevel="ats_wbuf",
         sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
         test_module="test_ats_wbuf", test_dir=HERE, build_key=f"s16_p64_tx_q{ptxq}", parameters=params,
-        test_filter="run_tx_pending_fifo|run_no_space_tx|run_tx_pending")
+        test_filter="run_tx_pending_fifo|run_no_space_tx_fifo|run_no_space_tx|run_tx_pending")
 
 
 @pytest.mark.parametrize("params,msg", [
