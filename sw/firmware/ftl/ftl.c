@@ -384,3 +384,365 @@ int ats_wl_static_due(const uint16_t *erase_cnt, const uint8_t *usable, uint32_t
     }
     return hi >= lo && hi - lo > thresh;
 }
+
+// ---- S-Log (persistence.md section 10)
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int ats_slog_page(const uint8_t *d, uint32_t pb, uint32_t epoch, uint16_t *first, uint16_t *used) {
+    const uint32_t f = (uint32_t)d[8] | (uint32_t)d[9] << 8, u = (uint32_t)d[10] | (uint32_t)d[11] << 8;
+    if (le32(d) != ATS_SLOG_MAGIC || le32(d + 4) != epoch || le32(d + 12) != 0u) return ATS_E_FORMAT;
+    if (u < ATS_SLOG_PG_HDR || u > pb || (u & 3u)) return ATS_E_FORMAT;
+    if (f != ATS_SLOG_NO_FIRST && (f < ATS_SLOG_PG_HDR || f >= u || (f & 3u))) return ATS_E_FORMAT;
+    *first = (uint16_t)f;
+    *used = (uint16_t)u;
+    return ATS_OK;
+}
+
+// byte x of the record starting at byte b of log page lpgn (section 10.1): its page and offset
+typedef struct {
+    uint32_t P, lpgn, q0;
+    ats_lpage_fn pg;
+    void *ctx;
+} sl_rd_t;
+
+static const ats_lpage_t *sl_at(const sl_rd_t *s, uint32_t x, uint32_t *o) {
+    const uint32_t q = s->q0 + x;
+    *o = ATS_SLOG_PG_HDR + q % s->P;
+    return s->pg(s->ctx, s->lpgn + q / s->P);
+}
+
+static int sl_word(const sl_rd_t *s, uint32_t x, uint32_t *w) {
+    uint32_t o;
+    const ats_lpage_t *p = sl_at(s, x, &o);
+    if (!p) return 0;
+    *w = le32(p->data + o);
+    return 1;
+}
+
+static void sl_init(sl_rd_t *s, uint32_t pb, ats_lpage_fn pg, void *ctx, uint32_t lpgn, uint32_t b) {
+    s->P = pb - ATS_SLOG_PG_HDR;
+    s->lpgn = lpgn;
+    s->q0 = b - ATS_SLOG_PG_HDR;
+    s->pg = pg;
+    s->ctx = ctx;
+}
+
+static void sl_mpu_words(const uint32_t w[4], ats_mpu_t *m) {
+    m->lpn = w[0];
+    m->ppn = w[1];
+    m->len = (uint16_t)(w[2] & 0xFFFu);
+    m->off = (uint16_t)((w[2] >> 12) & 0xFFFu);
+    m->ver = (uint8_t)((w[2] >> 24) & 0x7Fu);
+    m->is_diff = (uint8_t)(w[2] >> 31);
+    m->pad[0] = m->pad[1] = 0;
+    m->dloc = w[3];
+}
+
+static int sl_read_mpu(const sl_rd_t *s, const ats_slog_rec_t *r, uint32_t i, ats_mpu_t *m) {
+    uint32_t w[4];
+    const uint32_t o = ATS_SLOG_PG_HDR + 8u * r->ncf + 16u * i;
+    for (uint32_t k = 0; k < 4u; k++)
+        if (!sl_word(s, o + 4u * k, &w[k])) return ATS_E_NAND;
+    sl_mpu_words(w, m);
+    return ATS_OK;
+}
+
+int ats_slog_parse(uint32_t pb, ats_lpage_fn pg, void *ctx, uint32_t lpgn, uint32_t b, ats_slog_rec_t *r) {
+    sl_rd_t s;
+    uint32_t h[4];
+    if (pb < 64u || b < ATS_SLOG_PG_HDR || b >= pb) return ATS_E_RANGE;
+    sl_init(&s, pb, pg, ctx, lpgn, b);
+    for (uint32_t i = 0; i < 4u; i++)
+        if (!sl_word(&s, 4u * i, &h[i])) return ATS_E_NAND;
+    if ((h[0] & 0xFFu) != 1u || ((h[0] >> 8) & 0xFFu) != 1u || (h[0] >> 24) || h[3]) return ATS_E_FORMAT;
+    r->ncf = (h[0] >> 16) & 0xFFu;
+    r->txid = h[1] & 0xFFu;
+    r->txlen = (h[1] >> 8) & 0xFFFFu;
+    r->reclen = h[1] >> 24;
+    r->nbytes = h[2];
+    r->hlen = ATS_SLOG_PG_HDR + 8u * r->ncf + 16u * r->txlen;
+    if (r->ncf > ATS_SLOG_MAX_CF || !r->txid || !r->reclen || (r->nbytes & 3u) || r->nbytes < r->hlen)
+        return ATS_E_FORMAT;
+    // REC-LEN = floor((b - 16 + bytes - 1) / P) + 1 (64-bit: bytes is any 32-bit word)
+    if ((uint64_t)(s.q0 + 0ull + r->nbytes - 1u) / s.P + 1u != r->reclen) return ATS_E_FORMAT;
+    // its log pages: all kept, consecutive seqs, all but the last full, the last one's used covers its end
+    const ats_lpage_t *last = 0;
+    for (uint32_t i = 0; i < r->reclen; i++) {
+        const ats_lpage_t *p = pg(ctx, lpgn + i);
+        if (!p) return ATS_E_NAND;
+        if (i == 0) r->first_seq = p->seq;
+        if (p->seq != r->first_seq + i) return ATS_E_FORMAT;
+        if (i + 1u < r->reclen && p->used != pb) return ATS_E_FORMAT;
+        last = p;
+    }
+    if (last->used < ATS_SLOG_PG_HDR + (s.q0 + r->nbytes - 1u) % s.P + 1u) return ATS_E_FORMAT;
+    r->commit_seq = last->seq;
+    r->first_lpgn = lpgn;
+    r->first_byte = b;
+    for (uint32_t i = 0; i < r->ncf; i++) {
+        uint32_t c0, c1;
+        sl_word(&s, ATS_SLOG_PG_HDR + 8u * i, &c0);
+        sl_word(&s, ATS_SLOG_PG_HDR + 8u * i + 4u, &c1);
+        if ((c0 & 0x00FFFF00u) || !(c0 >> 24)) return ATS_E_FORMAT;
+        r->cf_txid[i] = c0 & 0xFFu;
+        r->cf_reclen[i] = c0 >> 24;
+        r->cf_lpgn[i] = c1;
+    }
+    for (uint32_t i = 0; i < r->txlen; i++) {
+        ats_mpu_t m;
+        sl_read_mpu(&s, r, i, &m);
+        if (!m.is_diff) {
+            if (m.off || m.len || m.ver || m.dloc) return ATS_E_FORMAT;
+        } else {
+            if (!m.len || (m.len & 3u) || (m.off & 3u) || (uint32_t)m.off + m.len > pb || !m.ver || (m.dloc & 3u) ||
+                m.dloc < r->hlen || (uint64_t)m.dloc + m.len > r->nbytes)
+                return ATS_E_FORMAT;
+            if ((s.q0 + m.dloc) / s.P != (s.q0 + m.dloc + m.len - 1u) / s.P) return ATS_E_FORMAT;
+        }
+    }
+    return ATS_OK;
+}
+
+int ats_slog_mpu(uint32_t pb, ats_lpage_fn pg, void *ctx, const ats_slog_rec_t *r, uint32_t i, ats_mpu_t *m,
+                 uint32_t *dppn, uint32_t *doff) {
+    sl_rd_t s;
+    if (i >= r->txlen) return ATS_E_RANGE;
+    sl_init(&s, pb, pg, ctx, r->first_lpgn, r->first_byte);
+    int st = sl_read_mpu(&s, r, i, m);
+    if (st) return st;
+    *dppn = *doff = 0;
+    if (m->is_diff) {
+        const ats_lpage_t *p = sl_at(&s, m->dloc, doff);
+        if (!p) return ATS_E_NAND;
+        *dppn = p->ppn;
+    }
+    return ATS_OK;
+}
+
+int ats_slog_find(uint32_t pb, ats_lpage_fn pg, void *ctx, const uint32_t *lpgns, uint32_t n, uint32_t *out_lpgn,
+                  uint32_t *out_b, uint32_t cap, uint32_t *nbad, uint32_t *npartial) {
+    const uint32_t P = pb - ATS_SLOG_PG_HDR;
+    uint32_t k = 0;
+    *nbad = *npartial = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const ats_lpage_t *p = pg(ctx, lpgns[i]);
+        if (!p) continue;
+        uint32_t b = p->first;
+        while (b != ATS_SLOG_NO_FIRST) {
+            ats_slog_rec_t r;
+            const int st = ats_slog_parse(pb, pg, ctx, lpgns[i], b, &r);
+            if (st == ATS_E_NAND) {
+                (*npartial)++;
+                break;
+            }
+            if (st) {
+                (*nbad)++;
+                break;
+            }
+            if (k >= cap) return ATS_E_FULL;
+            out_lpgn[k] = lpgns[i];
+            out_b[k++] = b;
+            // the next record follows when this one ends inside the page, before its used
+            const uint64_t end = (uint64_t)(b - ATS_SLOG_PG_HDR) + r.nbytes;
+            if (end >= P || ATS_SLOG_PG_HDR + end >= p->used) break;
+            b = ATS_SLOG_PG_HDR + (uint32_t)end;
+        }
+    }
+    return (int)k;
+}
+
+// ---- fragment lists
+int ats_slog_lookup(const ats_slog_tab_t *t, uint32_t lpn) {
+    for (uint32_t e = 0; e < t->n; e++)
+        if (t->lpn[e] == lpn) return (int)e;
+    return -1;
+}
+
+uint32_t ats_slog_count(const ats_slog_tab_t *t, uint32_t lpn) {
+    const int e = ats_slog_lookup(t, lpn);
+    return e < 0 ? 0u : t->nf[e];
+}
+
+static void sl_drop(ats_slog_tab_t *t, uint32_t e) {
+    const uint32_t l = --t->n;
+    if (e != l) {
+        t->lpn[e] = t->lpn[l];
+        t->nf[e] = t->nf[l];
+        memcpy(&t->f[e * t->frags], &t->f[l * t->frags], t->nf[l] * sizeof(ats_frag_t));
+    }
+}
+
+void ats_slog_clear(ats_slog_tab_t *t, uint32_t lpn) {
+    const int e = ats_slog_lookup(t, lpn);
+    if (e >= 0) sl_drop(t, (uint32_t)e);
+}
+
+int ats_slog_append(ats_slog_tab_t *t, uint32_t lpn, const ats_frag_t *f) {
+    int e = ats_slog_lookup(t, lpn);
+    if (e < 0) {
+        if (t->n >= t->cap || !t->frags) return ATS_E_FULL;
+        e = (int)t->n++;
+        t->lpn[e] = lpn;
+        t->nf[e] = 0;
+    }
+    if (t->nf[e] >= t->frags || t->nf[e] == 255u) return ATS_E_FULL;
+    t->f[(uint32_t)e * t->frags + t->nf[e]++] = *f;
+    return ATS_OK;
+}
+
+int ats_slog_merge(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t lpn, uint32_t base_ppn,
+                   uint32_t new_ppn, uint64_t seq) {
+    if (lpn >= nlba) return ATS_E_RANGE;
+    if (l2p[lpn] == ATS_UNMAPPED || (l2p[lpn] != base_ppn && l2p[lpn] != new_ppn)) return 0;
+    l2p[lpn] = new_ppn;
+    const int e = ats_slog_lookup(t, lpn);
+    if (e < 0) return 1;
+    ats_frag_t *f = &t->f[(uint32_t)e * t->frags];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < t->nf[e]; i++)
+        if (f[i].seq >= seq) f[k++] = f[i];
+    t->nf[e] = (uint8_t)k;
+    if (!k) sl_drop(t, (uint32_t)e);
+    return 1;
+}
+
+int ats_slog_read(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t lpn, ats_read_fn read,
+                  void *ctx, uint8_t *out, uint32_t pb) {
+    if (lpn >= nlba) return ATS_E_RANGE;
+    const int e = ats_slog_lookup(t, lpn);
+    if (l2p[lpn] == ATS_UNMAPPED) return e < 0 ? ATS_E_RANGE : ATS_E_STATE;
+    const uint8_t *base = read(ctx, l2p[lpn]);
+    if (!base) return ATS_E_NAND;
+    memcpy(out, base, pb);
+    if (e < 0) return ATS_OK;
+    // in commit order: a later fragment's bytes win
+    for (uint32_t i = 0; i < t->nf[e]; i++) {
+        const ats_frag_t *f = &t->f[(uint32_t)e * t->frags + i];
+        const uint8_t *lp = read(ctx, f->ppn);
+        if (!lp) return ATS_E_NAND;
+        if ((uint32_t)f->off + f->len > pb || (uint32_t)f->doff + f->len > pb) return ATS_E_RANGE;
+        memcpy(out + f->off, lp + f->doff, f->len);
+    }
+    return ATS_OK;
+}
+
+int ats_slog_apply(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t pb, ats_lpage_fn pg, void *ctx,
+                   const ats_slog_rec_t *r, int fulls) {
+    for (uint32_t i = 0; i < r->txlen; i++) {
+        ats_mpu_t m;
+        uint32_t dppn, doff;
+        int st = ats_slog_mpu(pb, pg, ctx, r, i, &m, &dppn, &doff);
+        if (st) return st;
+        if (m.lpn >= nlba) return ATS_E_RANGE;
+        if (!m.is_diff) {
+            if (fulls) {
+                l2p[m.lpn] = m.ppn;
+                ats_slog_clear(t, m.lpn);
+            }
+            continue;
+        }
+        ats_frag_t f = {r->commit_seq, dppn, (uint16_t)doff, m.off, m.len, 0};
+        if ((st = ats_slog_append(t, m.lpn, &f))) return st;
+    }
+    return ATS_OK;
+}
+
+int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t pb, ats_lpage_fn pg,
+                      void *ctx, const ats_slog_rec_t *r, ats_ppn_fn at, void *actx, const uint32_t *flags,
+                      uint32_t nflags, int use_flags, int *skipped) {
+    int flagged = 0;
+    *skipped = 0;
+    if (use_flags)
+        for (uint32_t i = 0; i < nflags && !flagged; i++)
+            flagged = flags[3u * i] == r->txid && flags[3u * i + 1u] == r->reclen && flags[3u * i + 2u] == r->first_lpgn;
+    int full_ok = 1;
+    for (uint32_t i = 0; i < r->txlen && !flagged && full_ok; i++) {
+        ats_mpu_t m;
+        uint32_t dppn, doff;
+        const int st = ats_slog_mpu(pb, pg, ctx, r, i, &m, &dppn, &doff);
+        if (st) return st;
+        if (m.is_diff) continue;
+        const ats_rec_t *p = at(actx, m.ppn);
+        full_ok = p && p->kind == ATS_KIND_DATA && p->txid == r->txid && p->lpn == m.lpn &&
+                  !(p->flags & (ATS_F_COMMIT | ATS_F_ABORT)) && p->seq < r->first_seq;
+    }
+    if (!full_ok) return 0;
+    *skipped = flagged;
+    // bases, in order, counting the record's own earlier META-PUs of the LPN (no table: a rescan)
+    for (uint32_t i = 0; i < r->txlen; i++) {
+        ats_mpu_t m, q;
+        uint32_t dppn, doff;
+        int st = ats_slog_mpu(pb, pg, ctx, r, i, &m, &dppn, &doff);
+        if (st) return st;
+        if (!m.is_diff) continue;
+        if (m.lpn >= nlba) return 0;
+        uint32_t base = l2p[m.lpn], k = ats_slog_count(t, m.lpn);
+        for (uint32_t j = 0; j < i; j++) {
+            if ((st = ats_slog_mpu(pb, pg, ctx, r, j, &q, &dppn, &doff))) return st;
+            if (q.lpn != m.lpn) continue;
+            if (!q.is_diff) base = q.ppn, k = 0;
+            else k++;
+        }
+        if (base == ATS_UNMAPPED || base != m.ppn || k != m.ver - 1u) return 0;
+    }
+    return 1;
+}
+
+// ---- checkpoint version 3's S-Log section
+uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t) {
+    uint32_t w = 2u;
+    for (uint32_t e = 0; e < t->n; e++) w += 3u + 5u * t->nf[e];
+    return w;
+}
+
+int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t slog_lpgn, uint32_t *out,
+                      uint32_t cap) {
+    if (ats_slog_ckpt_words(t) > cap) return ATS_E_FULL;
+    uint32_t k = 0;
+    out[k++] = slog_lpgn;
+    out[k++] = t->n;
+    for (uint32_t e = 0; e < t->n; e++) {
+        const ats_frag_t *f = &t->f[e * t->frags];
+        if (t->lpn[e] >= nlba) return ATS_E_RANGE;
+        out[k++] = t->lpn[e];
+        out[k++] = l2p[t->lpn[e]];
+        out[k++] = t->nf[e];
+        for (uint32_t i = 0; i < t->nf[e]; i++) {
+            out[k++] = f[i].ppn;
+            out[k++] = (uint32_t)f[i].off | (uint32_t)f[i].len << 16;
+            out[k++] = f[i].doff;
+        }
+        for (uint32_t i = 0; i < t->nf[e]; i++) {
+            out[k++] = (uint32_t)f[i].seq;
+            out[k++] = (uint32_t)(f[i].seq >> 32);
+        }
+    }
+    return (int)k;
+}
+
+int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uint32_t *w, uint32_t n,
+                      uint32_t *slog_lpgn) {
+    uint32_t k = 2;
+    if (n < 2u) return ATS_E_FORMAT;
+    *slog_lpgn = w[0];
+    t->n = 0;
+    for (uint32_t s = 0; s < w[1]; s++) {
+        if (n - k < 3u) return ATS_E_FORMAT;
+        const uint32_t lpn = w[k], base = w[k + 1u], nf = w[k + 2u];
+        k += 3u;
+        if (!nf || lpn >= nlba || ats_slog_lookup(t, lpn) >= 0 || (n - k) / 5u < nf) return ATS_E_FORMAT;
+        for (uint32_t i = 0; i < nf; i++) {
+            const uint32_t *x = &w[k + 3u * i], *q = &w[k + 3u * nf + 2u * i];
+            if (x[2] >> 16) return ATS_E_FORMAT;
+            ats_frag_t f = {(uint64_t)q[0] | (uint64_t)q[1] << 32, x[0], (uint16_t)x[2], (uint16_t)x[1],
+                            (uint16_t)(x[1] >> 16), 0};
+            const int st = ats_slog_append(t, lpn, &f);
+            if (st) return st;
+        }
+        l2p[lpn] = base;
+        k += 5u * nf;
+    }
+    return (int)k;
+}

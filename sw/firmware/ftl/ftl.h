@@ -126,3 +126,101 @@ int ats_wl_pick_free(const uint16_t *erase_cnt, uint32_t n);
 uint32_t ats_wl_order(const uint16_t *erase_cnt, uint16_t *order, uint32_t n, uint32_t m);
 // static: whether the spread (max - min erase count over good blocks) exceeds thresh
 int ats_wl_static_due(const uint16_t *erase_cnt, const uint8_t *usable, uint32_t n, uint32_t thresh);
+
+// ---- DiffTx's S-Log (docs/persistence.md section 10, docs/architecture.md section 11.2: the firmware's
+// part is the recovery of section 10.5 and the checkpoint's S-Log section). Pure functions over
+// caller-provided tables; no device of this version writes S-Log pages (the hook: README "S-Log").
+#define ATS_F_SLOG 0x20u
+#define ATS_SLOG_MAGIC 0x474F4C53u   // "SLOG"
+#define ATS_SLOG_NO_FIRST 0xFFFFu
+#define ATS_SLOG_PG_HDR 16u
+#define ATS_SLOG_MAX_CF 8u
+
+// a scanned, valid, well-formed log page (spare kind 1, flags = SLOG, epoch = its LPGN)
+typedef struct {
+    uint64_t seq;
+    uint32_t ppn, lpgn;
+    uint16_t first, used;
+    const uint8_t *data;       // page_bytes bytes
+} ats_lpage_t;
+// section 10.1's well-formedness of a log page's data whose spare epoch is `epoch`: ATS_OK and its
+// `first` / `used`, or ATS_E_FORMAT (recovery ignores the page)
+int ats_slog_page(const uint8_t *data, uint32_t page_bytes, uint32_t epoch, uint16_t *first, uint16_t *used);
+// the log pages kept, by LPGN (NULL: none)
+typedef const ats_lpage_t *(*ats_lpage_fn)(void *ctx, uint32_t lpgn);
+
+// a record that parses (section 10.2 "The record parses")
+typedef struct {
+    uint64_t first_seq, commit_seq;   // its first log page's seq; the commit point (its last one's)
+    uint32_t first_lpgn, first_byte;  // where it starts
+    uint32_t nbytes, txid, txlen, reclen, ncf, hlen;
+    uint32_t cf_txid[ATS_SLOG_MAX_CF], cf_reclen[ATS_SLOG_MAX_CF], cf_lpgn[ATS_SLOG_MAX_CF];
+} ats_slog_rec_t;
+typedef struct {
+    uint32_t lpn, ppn, dloc;   // m0, m1 (full: the tx's page; diff: the base), m3 DATA-LOC
+    uint16_t off, len;         // m2 fields
+    uint8_t ver, is_diff, pad[2];
+} ats_mpu_t;
+// the record at byte b of log page lpgn: ATS_OK (*r filled), ATS_E_NAND when one of the log pages it
+// needs is not kept (torn or not programmed at a cut), ATS_E_FORMAT when it does not parse (the checks
+// in section 10.2's order: header, REC-LEN against bytes, its pages, flags, META-PUs)
+int ats_slog_parse(uint32_t page_bytes, ats_lpage_fn pg, void *ctx, uint32_t lpgn, uint32_t b, ats_slog_rec_t *r);
+// META-PU i of a parsed record; for a diff also where its bytes are (*dppn: the log page's PPN,
+// *doff: the byte in it), else both 0
+int ats_slog_mpu(uint32_t page_bytes, ats_lpage_fn pg, void *ctx, const ats_slog_rec_t *r, uint32_t i,
+                 ats_mpu_t *m, uint32_t *dppn, uint32_t *doff);
+// every record that parses and starts in one of the kept log pages lpgns[0..n) (ascending): at each
+// page's `first` and after each record ending inside a page before its `used` (section 10.1).
+// out_lpgn/out_b[0..) their starts; *nbad counts starts that do not parse, *npartial those missing a
+// page. Returns the count, or ATS_E_FULL past cap.
+int ats_slog_find(uint32_t page_bytes, ats_lpage_fn pg, void *ctx, const uint32_t *lpgns, uint32_t n,
+                  uint32_t *out_lpgn, uint32_t *out_b, uint32_t cap, uint32_t *nbad, uint32_t *npartial);
+
+// the fragment lists F (architecture.md section 11.1): up to `cap` LPNs with F != [], each up to
+// `frags` fragments in commit order. Entries are unordered (a cleared one takes the last one's place).
+typedef struct {
+    uint64_t seq;              // its record's commit point
+    uint32_t ppn;              // the log page holding its bytes
+    uint16_t doff, off, len, pad;
+} ats_frag_t;
+typedef struct {
+    uint32_t cap, frags, n;
+    uint32_t *lpn;             // [cap]
+    uint8_t *nf;               // [cap]
+    ats_frag_t *f;             // [cap * frags]: entry e's list at f[e * frags ...]
+} ats_slog_tab_t;
+int ats_slog_lookup(const ats_slog_tab_t *t, uint32_t lpn);          // entry index, -1 if F[lpn] = []
+uint32_t ats_slog_count(const ats_slog_tab_t *t, uint32_t lpn);      // |F[lpn]|
+void ats_slog_clear(ats_slog_tab_t *t, uint32_t lpn);                // F[lpn] := [] (full write, TRIM, COMMIT)
+int ats_slog_append(ats_slog_tab_t *t, uint32_t lpn, const ats_frag_t *f);   // ATS_E_FULL when no room
+// a MERGE page (section 10.3) of lpn at new_ppn, epoch base_ppn, its seq: 1 applied, 0 stale
+int ats_slog_merge(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t lpn, uint32_t base_ppn,
+                   uint32_t new_ppn, uint64_t seq);
+// what lpn reads: its base (read(ctx, ppn) -> the page's data) with F applied in order into out
+// [page_bytes]. ATS_E_RANGE: lpn >= nlba or unmapped (nothing read); ATS_E_STATE: unmapped with fragments
+typedef const uint8_t *(*ats_read_fn)(void *ctx, uint32_t ppn);
+int ats_slog_read(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t lpn,
+                  ats_read_fn read, void *ctx, uint8_t *out, uint32_t page_bytes);
+// apply a parsed record: META-PUs in order (full: L2P := m1, F := [] unless fulls = 0, the prefix's
+// case where the pending list maps them; diff: appended with the record's commit point)
+int ats_slog_apply(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t page_bytes, ats_lpage_fn pg,
+                   void *ctx, const ats_slog_rec_t *r, int fulls);
+// the scanned page at a PPN (NULL: not kept)
+typedef const ats_rec_t *(*ats_ppn_fn)(void *ctx, uint32_t ppn);
+// section 10.5 step 3: is the parsed record R, after the gap, complete on the state (l2p, t)? Full
+// pages: each full META-PU's m1 kept, kind 0, txid t, lpn m0, no COMMIT / ABORT, seq < R's first log
+// page's; skipped when use_flags and flags[0..nflags) (3 words each: txid, reclen, first LPGN, from
+// every record that parses) hold R's key (*skipped := 1). Bases: (L2P, |F|) = (m1, ver - 1) per diff,
+// counting R's own earlier META-PUs. Returns 1 complete, 0 not, < 0 an error.
+int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t page_bytes,
+                      ats_lpage_fn pg, void *ctx, const ats_slog_rec_t *r, ats_ppn_fn at, void *actx,
+                      const uint32_t *flags, uint32_t nflags, int use_flags, int *skipped);
+// checkpoint version 3's S-Log section (section 10.4): slog_lpgn, nsl, then per entry lpn, base_ppn
+// (= l2p[lpn]), nf, nf x {ppn, off | len << 16, doff}, nf x {seq lo, seq hi}
+uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t);
+int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t slog_lpgn,
+                      uint32_t *out, uint32_t cap);                   // words written, or ATS_E_FULL
+// reads the section at w[0..n) into an empty t (step 1: l2p[lpn] := base_ppn, F[lpn] := its list):
+// words used, or ATS_E_FORMAT (short, nf 0, an LPN twice or >= nlba, nonzero reserved bits), ATS_E_FULL
+int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uint32_t *w, uint32_t n,
+                      uint32_t *slog_lpgn);

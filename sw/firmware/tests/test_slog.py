@@ -1,0 +1,623 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Host unit tests of the firmware's S-Log functions (sw/firmware/ftl/ftl.c, `ats_slog_*`: DiffTx's
+differential log, docs/persistence.md section 10) against the independent plain-Python reference
+cocotb_tests/lib/atstb/slog_ref.py (written from the same section, never from this C).
+
+* log pages: section 10.1's well-formedness on pages of the reference writer with random header damage;
+* records: seeded random records (full and diff META-PUs, completeness flags, multi-page bodies), written
+  one per fresh page (this version's writer) and packed back to back; every start the reader finds,
+  every parsed field and META-PU (with where a fragment's bytes lie) equal to `find_records`;
+* torn records: a multi-page record cut at every byte (the pages from that byte's page on not kept)
+  and every byte of it flipped: the C's verdict (parses / a page missing / does not parse) and fields
+  equal the reference's;
+* the decision after the gap (section 10.5 step 3): random transactions on a random mapping, some full
+  pages and log pages missing, with and without completeness flags: the records applied and the state
+  (L2P, F) equal the reference's step, and flags on and off agree on a correct device's images;
+* the fragment lists: clear / append / MERGE pages / the read merge (base + F in commit order);
+* checkpoint version 3's S-Log section: C writer -> reference reader, reference writer -> C reader.
+
+`ATS_FTL_C` (environment) builds another ftl.c instead (how the mutants of sw/firmware/README.md "S-Log"
+were run). Only the standard library, pytest and ctypes are used.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import struct
+import subprocess
+import sys
+from ctypes import POINTER, c_int, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
+from atstb.recovery_oracle import Geometry, checkpoint_pages_v2, parse_checkpoint_v2  # noqa: E402
+from atstb.slog_ref import (CFlag, Frag, FragLoc, LogPage, LogWriter, SlogState, find_records,  # noqa: E402
+                            log_page, parse_record, read_merged)
+
+FTL_DIR = ROOT / "sw" / "firmware" / "ftl"
+FTL_C = Path(os.environ.get("ATS_FTL_C", FTL_DIR / "ftl.c"))
+ATS_OK, ATS_E_FORMAT, ATS_E_FULL, ATS_E_NAND = 0, -2, -3, -4
+KIND_DATA, KIND_LOG = 0, 1
+F_COMMIT, F_ABORT = 0x01, 0x08
+UNMAPPED = 0xFFFFFFFF
+SEEDS = list(range(6))
+
+
+class LPage(ctypes.Structure):
+    _fields_ = [("seq", c_uint64), ("ppn", c_uint32), ("lpgn", c_uint32), ("first", c_uint16), ("used", c_uint16),
+                ("data", c_void_p)]
+
+
+class Rec(ctypes.Structure):
+    _fields_ = [("first_seq", c_uint64), ("commit_seq", c_uint64)] + \
+        [(n, c_uint32) for n in ("first_lpgn", "first_byte", "nbytes", "txid", "txlen", "reclen", "ncf", "hlen")] + \
+        [(n, c_uint32 * 8) for n in ("cf_txid", "cf_reclen", "cf_lpgn")]
+
+
+class Mpu(ctypes.Structure):
+    _fields_ = [("lpn", c_uint32), ("ppn", c_uint32), ("dloc", c_uint32), ("off", c_uint16), ("len", c_uint16),
+                ("ver", c_uint8), ("is_diff", c_uint8), ("pad", c_uint8 * 2)]
+
+
+class FragC(ctypes.Structure):
+    _fields_ = [("seq", c_uint64), ("ppn", c_uint32), ("doff", c_uint16), ("off", c_uint16), ("len", c_uint16),
+                ("pad", c_uint16)]
+
+
+class Tab(ctypes.Structure):
+    _fields_ = [("cap", c_uint32), ("frags", c_uint32), ("n", c_uint32), ("lpn", POINTER(c_uint32)),
+                ("nf", POINTER(c_uint8)), ("f", POINTER(FragC))]
+
+
+class ScanRec(ctypes.Structure):     # ats_rec_t
+    _fields_ = [("seq", c_uint64), ("ppn", c_uint32), ("lpn", c_uint32), ("epoch", c_uint32),
+                ("txid", c_uint8), ("kind", c_uint8), ("flags", c_uint8), ("pad", c_uint8)]
+
+
+PTR_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint32)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    so = tmp_path_factory.mktemp("slog") / "libftl_slog.so"
+    subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", f"-I{FTL_DIR}",
+                    "-o", str(so), str(FTL_C)], check=True)
+    L = ctypes.CDLL(str(so))
+    sig = {
+        "ats_slog_page": (c_int, [c_void_p, c_uint32, c_uint32, POINTER(c_uint16), POINTER(c_uint16)]),
+        "ats_slog_parse": (c_int, [c_uint32, PTR_FN, c_void_p, c_uint32, c_uint32, POINTER(Rec)]),
+        "ats_slog_mpu": (c_int, [c_uint32, PTR_FN, c_void_p, POINTER(Rec), c_uint32, POINTER(Mpu),
+                                 POINTER(c_uint32), POINTER(c_uint32)]),
+        "ats_slog_find": (c_int, [c_uint32, PTR_FN, c_void_p, POINTER(c_uint32), c_uint32, POINTER(c_uint32),
+                                  POINTER(c_uint32), c_uint32, POINTER(c_uint32), POINTER(c_uint32)]),
+        "ats_slog_count": (c_uint32, [POINTER(Tab), c_uint32]),
+        "ats_slog_clear": (None, [POINTER(Tab), c_uint32]),
+        "ats_slog_append": (c_int, [POINTER(Tab), c_uint32, POINTER(FragC)]),
+        "ats_slog_merge": (c_int, [POINTER(Tab), POINTER(c_uint32), c_uint32, c_uint32, c_uint32, c_uint32,
+                                   c_uint64]),
+        "ats_slog_read": (c_int, [POINTER(Tab), POINTER(c_uint32), c_uint32, c_uint32, PTR_FN, c_void_p,
+                                  c_void_p, c_uint32]),
+        "ats_slog_apply": (c_int, [POINTER(Tab), POINTER(c_uint32), c_uint32, c_uint32, PTR_FN, c_void_p,
+                                   POINTER(Rec), c_int]),
+        "ats_slog_complete": (c_int, [POINTER(Tab), POINTER(c_uint32), c_uint32, c_uint32, PTR_FN, c_void_p,
+                                      POINTER(Rec), PTR_FN, c_void_p, POINTER(c_uint32), c_uint32, c_int,
+                                      POINTER(c_int)]),
+        "ats_slog_ckpt_words": (c_uint32, [POINTER(Tab)]),
+        "ats_slog_ckpt_put": (c_int, [POINTER(Tab), POINTER(c_uint32), c_uint32, c_uint32, POINTER(c_uint32),
+                                      c_uint32]),
+        "ats_slog_ckpt_get": (c_int, [POINTER(Tab), POINTER(c_uint32), c_uint32, POINTER(c_uint32), c_uint32,
+                                      POINTER(c_uint32)]),
+    }
+    for name, (res, args) in sig.items():
+        f = getattr(L, name)
+        f.restype, f.argtypes = res, args
+    return L
+
+
+# ==================================================================================================
+# helpers: the kept log pages as the C sees them
+class Pages:
+    """LPGN -> LogPage (reference) and the same as ats_lpage_t for the C (by an ats_lpage_fn)."""
+
+    def __init__(self, page_bytes: int, pages: dict[int, LogPage]):
+        self.pb = page_bytes
+        self.ref = pages
+        self.bufs = {k: ctypes.create_string_buffer(p.data, page_bytes) for k, p in pages.items()}
+        self.c = {k: LPage(p.seq, p.ppn, p.lpgn, p.first, p.used, ctypes.addressof(self.bufs[k]))
+                  for k, p in pages.items()}
+        self.fn = PTR_FN(lambda ctx, lpgn: ctypes.addressof(self.c[lpgn]) if lpgn in self.c else None)
+
+
+def kept(writer_pages, page_bytes: int, seq0: int = 100, ppn0: int = 5000, drop=()) -> dict[int, LogPage]:
+    """The writer's pages as scanned log pages (seq and PPN by LPGN), minus `drop`; a page that is not
+    well formed (section 10.1) is not kept, as recovery ignores it."""
+    out = {}
+    for lpgn, data in writer_pages:
+        if lpgn in drop:
+            continue
+        p = log_page(data, seq0 + lpgn, ppn0 + lpgn, lpgn, page_bytes)
+        if p is not None:
+            out[lpgn] = p
+    return out
+
+
+def rand_record(rng: random.Random, pb: int, txid: int | None = None, flags_from=()):
+    """Random full pages, fragments (4-aligned, up to a quarter page) and completeness flags."""
+    txid = txid or rng.randint(1, 255)
+    fulls = [(rng.randrange(64), rng.randrange(1 << 20)) for _ in range(rng.randint(0, 3))]
+    frags = []
+    for _ in range(rng.randint(0 if fulls else 1, 12)):
+        n = 4 * rng.randint(1, max(1, min(pb - 16, pb // 4) // 4))
+        off = 4 * rng.randrange((pb - n) // 4 + 1)
+        frags.append(Frag(rng.randrange(64), rng.randrange(1 << 20), rng.randint(1, 127), off, rng.randbytes(n)))
+    cf = list(flags_from) or [CFlag(rng.randint(1, 255), rng.randint(1, 255), rng.randrange(1 << 32))
+                              for _ in range(rng.randint(0, 8))]
+    return txid, fulls, frags, cf[:8]
+
+
+def c_parse(lib, P: Pages, lpgn: int, b: int):
+    r = Rec()
+    st = lib.ats_slog_parse(P.pb, P.fn, None, lpgn, b, ctypes.byref(r))
+    return st, r
+
+
+def c_metas(lib, P: Pages, r: Rec):
+    out = []
+    for i in range(r.txlen):
+        m, dp, do = Mpu(), c_uint32(), c_uint32()
+        assert lib.ats_slog_mpu(P.pb, P.fn, None, ctypes.byref(r), i, ctypes.byref(m), ctypes.byref(dp),
+                                ctypes.byref(do)) == ATS_OK
+        out.append(((m.lpn, m.ppn, bool(m.is_diff), m.off, m.len, m.ver, m.dloc),
+                    (dp.value, do.value) if m.is_diff else None))
+    return out
+
+
+def same_record(lib, P: Pages, st: int, r: Rec, ref, why: str) -> None:
+    """The C's verdict and fields against the reference's parse_record."""
+    if ref is None:
+        assert st == (ATS_E_NAND if why.endswith("missing") else ATS_E_FORMAT), (st, why)
+        return
+    assert st == ATS_OK, (st, ref)
+    assert (r.txid, r.first_lpgn, r.first_byte, r.reclen, r.nbytes, r.first_seq, r.commit_seq) == \
+        (ref.txid, ref.first_lpgn, ref.first_byte, ref.reclen, ref.nbytes, ref.first_seq, ref.commit_seq)
+    assert [CFlag(r.cf_txid[i], r.cf_reclen[i], r.cf_lpgn[i]) for i in range(r.ncf)] == ref.cflags
+    assert c_metas(lib, P, r) == [((m.lpn, m.ppn, m.is_diff, m.off, m.len, m.ver, m.dloc), fa)
+                                  for m, fa in zip(ref.metas, ref.frag_at)]
+
+
+def c_find(lib, P: Pages):
+    lp = sorted(P.ref)
+    arr = (c_uint32 * max(1, len(lp)))(*lp)
+    cap = 4096
+    ol, ob = (c_uint32 * cap)(), (c_uint32 * cap)()
+    nbad, npart = c_uint32(), c_uint32()
+    k = lib.ats_slog_find(P.pb, P.fn, None, arr, len(lp), ol, ob, cap, ctypes.byref(nbad), ctypes.byref(npart))
+    assert k >= 0
+    return [(ol[i], ob[i]) for i in range(k)], nbad.value, npart.value
+
+
+# ==================================================================================================
+# log pages (section 10.1)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_log_page_header(lib, seed):
+    rng = random.Random(seed)
+    pb = rng.choice([64, 128, 512, 4096])
+    w = LogWriter(pb, lpgn=rng.randrange(1 << 20), pack=bool(seed & 1))
+    for _ in range(6):
+        w.add(*rand_record(rng, pb))
+    checked = rejected = 0
+    for lpgn, data in w.pages():
+        for _ in range(40):
+            d = bytearray(data)
+            epoch = lpgn
+            k = rng.randrange(5)
+            if k == 1:
+                d[rng.randrange(16)] ^= 1 << rng.randrange(8)
+            elif k == 2:
+                struct.pack_into("<H", d, rng.choice([8, 10]), rng.randrange(1 << 16))
+            elif k == 3:
+                struct.pack_into("<H", d, rng.choice([8, 10]), rng.choice([0, 12, 14, 16, pb - 4, pb, pb + 4, 0xFFFF]))
+            elif k == 4:
+                epoch ^= 1 << rng.randrange(32)
+            ref = log_page(bytes(d), 0, 0, epoch, pb)
+            f, u = c_uint16(), c_uint16()
+            buf = ctypes.create_string_buffer(bytes(d), pb)
+            st = lib.ats_slog_page(buf, pb, epoch, ctypes.byref(f), ctypes.byref(u))
+            if ref is None:
+                assert st == ATS_E_FORMAT, (lpgn, k, bytes(d[:16]).hex())
+                rejected += 1
+            else:
+                assert st == ATS_OK and (f.value, u.value) == (ref.first, ref.used)
+            checked += 1
+    assert rejected > checked // 10
+
+
+# ==================================================================================================
+# records: the reader finds what the reference finds
+@pytest.mark.parametrize("pack", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_records_found(lib, seed, pack):
+    rng = random.Random(1000 + seed)
+    pb = rng.choice([64, 128, 256, 4096])
+    w = LogWriter(pb, lpgn=rng.randrange(1 << 16), pack=pack)
+    for _ in range(rng.randint(3, 20)):
+        w.add(*rand_record(rng, pb))
+        if pack and rng.random() < 0.2:
+            w.close_page()
+    pages = w.pages()
+    drop = {lg for lg, _ in pages if rng.random() < 0.1}
+    kp = kept(pages, pb, drop=drop)
+    if seed % 3 == 2 and kp:                          # another request's page between two log pages: a seq gap
+        cut = rng.choice(sorted(kp))
+        for lg in kp:
+            kp[lg].seq += lg >= cut
+    P = Pages(pb, kp)
+    recs, bad, partial = find_records(P.ref, pb)
+    got, cbad, cpart = c_find(lib, P)
+    assert got == [(r.first_lpgn, r.first_byte) for r in recs]
+    assert (cbad, cpart) == (bad, partial)
+    assert len(recs) > 0 or drop
+    for r in recs:
+        st, cr = c_parse(lib, P, r.first_lpgn, r.first_byte)
+        same_record(lib, P, st, cr, r, "")
+
+
+# a multi-page record torn at each byte, and each byte flipped
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_record_torn_every_byte(lib, seed):
+    rng = random.Random(2000 + seed)
+    pb = 128
+    w = LogWriter(pb, lpgn=7, pack=bool(seed & 1))
+    if seed & 1:
+        w.add(*rand_record(rng, pb))       # an earlier record in the same stream: the next one starts inside a page
+    txid, fulls, frags, cf = rand_record(rng, pb)
+    frags += [Frag(rng.randrange(64), rng.randrange(1 << 20), 1, 0, rng.randbytes(4 * rng.randint(4, 20)))
+              for _ in range(8)]
+    wr = w.add(txid, fulls, frags, cf)
+    w.add(*rand_record(rng, pb))
+    pages = dict(w.pages())
+    assert wr.reclen >= 3
+    P = (pb - 16)
+    q0 = wr.first_byte - 16
+    n_ok = n_nand = n_fmt = 0
+    for x in range(wr.nbytes):
+        cut = wr.first_lpgn + (q0 + x) // P          # the page a program of byte x tears: it and later ones not kept
+        Pg = Pages(pb, kept(pages.items(), pb, drop={lg for lg in pages if lg >= cut}))
+        ref, why = parse_record(Pg.ref, wr.first_lpgn, wr.first_byte, pb)
+        st, cr = c_parse(lib, Pg, wr.first_lpgn, wr.first_byte)
+        same_record(lib, Pg, st, cr, ref, why)
+        assert ref is None and st == ATS_E_NAND
+        # byte x flipped in a page that still reads valid (a writer's bug or a bit the ECC let through)
+        lg, o = wr.first_lpgn + (q0 + x) // P, 16 + (q0 + x) % P
+        d = bytearray(pages[lg])
+        d[o] ^= 1 << rng.randrange(8)
+        Pg = Pages(pb, kept([(k, bytes(d) if k == lg else v) for k, v in pages.items()], pb))
+        ref, why = parse_record(Pg.ref, wr.first_lpgn, wr.first_byte, pb)
+        st, cr = c_parse(lib, Pg, wr.first_lpgn, wr.first_byte)
+        same_record(lib, Pg, st, cr, ref, why)
+        n_ok += ref is not None
+        n_fmt += ref is None and not why.endswith("missing")
+        n_nand += ref is None and why.endswith("missing")
+        assert c_find(lib, Pg)[1:] == find_records(Pg.ref, pb)[1:]
+    # each page of the record with another (well-formed) `first` / `used`
+    for lg in range(wr.first_lpgn, wr.first_lpgn + wr.reclen):
+        for _ in range(24):
+            d = bytearray(pages[lg])
+            struct.pack_into("<2H", d, 8, rng.choice([0xFFFF, 16 + 4 * rng.randrange((pb - 16) // 4)]),
+                             16 + 4 * rng.randrange((pb - 16) // 4 + 1))
+            Pg = Pages(pb, kept([(k, bytes(d) if k == lg else v) for k, v in pages.items()], pb))
+            ref, why = parse_record(Pg.ref, wr.first_lpgn, wr.first_byte, pb)
+            st, cr = c_parse(lib, Pg, wr.first_lpgn, wr.first_byte)
+            same_record(lib, Pg, st, cr, ref, why)
+            assert c_find(lib, Pg) == (lambda r: ([(x.first_lpgn, x.first_byte) for x in r[0]], r[1], r[2]))(
+                find_records(Pg.ref, pb))
+    assert n_ok and n_fmt      # both verdicts met (a body byte parses, a header byte does not)
+
+
+# ==================================================================================================
+# the fragment lists
+def tab_new(cap: int, frags: int):
+    arrs = ((c_uint32 * cap)(), (c_uint8 * cap)(), (FragC * (cap * frags))())
+    t = Tab(cap, frags, 0, arrs[0], arrs[1], arrs[2])
+    t._keep = arrs
+    return t
+
+
+def tab_dict(t: Tab) -> dict[int, list[FragLoc]]:
+    out = {}
+    for e in range(t.n):
+        fs = [t.f[e * t.frags + i] for i in range(t.nf[e])]
+        out[t.lpn[e]] = [FragLoc(f.ppn, f.doff, f.off, f.len, f.seq) for f in fs]
+    return out
+
+
+def l2p_dict(l2p, nlba: int) -> dict[int, int]:
+    return {i: l2p[i] for i in range(nlba) if l2p[i] != UNMAPPED}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fragment_lists_and_read(lib, seed):
+    rng = random.Random(3000 + seed)
+    pb, nlba, frags = 256, 24, 4
+    t = tab_new(16, frags)
+    l2p = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+    st = SlogState()
+    data = {}                                         # PPN -> page data
+    ppn = iter(range(100, 100000))
+    seq = 0
+    for _ in range(600):
+        lpn = rng.randrange(nlba)
+        seq += 1
+        op = rng.random()
+        if op < 0.2:                                  # a full write
+            p = next(ppn)
+            data[p] = rng.randbytes(pb)
+            st.map_full(lpn, p)
+            l2p[lpn] = p
+            lib.ats_slog_clear(ctypes.byref(t), lpn)
+        elif op < 0.25:                               # TRIM
+            st.trim(lpn)
+            l2p[lpn] = UNMAPPED
+            lib.ats_slog_clear(ctypes.byref(t), lpn)
+        elif op < 0.75 and lpn in st.l2p:             # a committed fragment
+            n = 4 * rng.randint(1, 16)
+            off, doff = 4 * rng.randrange((pb - n) // 4 + 1), 16 + 4 * rng.randrange((pb - 16 - n) // 4 + 1)
+            p = next(ppn)
+            data[p] = rng.randbytes(pb)
+            f = FragLoc(p, doff, off, n, seq)
+            full = len(st.F.get(lpn, [])) >= frags or (len(st.F) >= 16 and lpn not in st.F)
+            rc = lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(FragC(seq, p, doff, off, n, 0)))
+            assert rc == (ATS_E_FULL if full else ATS_OK)
+            if not full:
+                st.F.setdefault(lpn, []).append(f)
+        elif lpn in st.l2p:                           # a MERGE page, sometimes stale
+            base = st.l2p[lpn] if rng.random() < 0.8 else next(ppn)
+            p = next(ppn)
+            cut = rng.choice([f.seq for f in st.F.get(lpn, [])] + [seq])
+            old = read_merged(data.__getitem__, st.l2p[lpn], [f for f in st.F.get(lpn, []) if f.seq < cut])
+            ok = st.merge(lpn, base, p, cut)
+            if ok:
+                data[p] = old
+            rc = lib.ats_slog_merge(ctypes.byref(t), l2p, nlba, lpn, base, p, cut)
+            assert rc == int(ok)
+        assert l2p_dict(l2p, nlba) == st.l2p
+        assert tab_dict(t) == {k: v for k, v in st.F.items() if v}
+        assert lib.ats_slog_count(ctypes.byref(t), lpn) == len(st.F.get(lpn, []))
+    bufs = {k: ctypes.create_string_buffer(v, pb) for k, v in data.items()}
+    rd = PTR_FN(lambda ctx, p: ctypes.addressof(bufs[p]) if p in bufs else None)
+    for lpn in range(nlba):
+        out = ctypes.create_string_buffer(pb)
+        rc = lib.ats_slog_read(ctypes.byref(t), l2p, nlba, lpn, rd, None, out, pb)
+        ref = read_merged(data.__getitem__, st.l2p.get(lpn), st.F.get(lpn, []))
+        if ref is None:
+            assert rc != ATS_OK
+        else:
+            assert rc == ATS_OK and out.raw == ref
+    assert any(len(v) > 1 for v in st.F.values())
+
+
+# ==================================================================================================
+# section 10.5 step 3: the decision after the gap
+def gen_history(rng: random.Random, pb: int, nlba: int, ntx: int, frags: int):
+    """A correct device's records after the gap: each transaction's full pages (kind 0, its txid, seqs
+    below its record's) then its record on fresh log pages; diffs on the LPN's current base with
+    ver = |F| + 1. Returns (initial l2p, writer pages, seq of each LPGN, the full pages, records)."""
+    l2p0 = {lpn: 10 + lpn for lpn in range(nlba) if rng.random() < 0.9}
+    cur = SlogState(dict(l2p0), {})
+    w = LogWriter(pb, lpgn=rng.randrange(1 << 16))
+    ppn = iter(range(1000, 1 << 20))
+    seq = 500
+    lpgn_seq, fullpages, written, pending_flags = {}, {}, [], []
+    for _ in range(ntx):
+        txid = rng.randint(1, 8)
+        lpns = rng.sample(range(nlba), rng.randint(1, 5))
+        fulls, fr = [], []
+        for lpn in lpns:
+            k = len(cur.F.get(lpn, []))
+            if lpn in cur.l2p and k < frags and rng.random() < 0.7:
+                for j in range(rng.randint(1, min(2, frags - k))):
+                    n = 4 * rng.randint(1, 8)
+                    fr.append(Frag(lpn, cur.l2p[lpn], k + j + 1, 4 * rng.randrange((pb - n) // 4 + 1), rng.randbytes(n)))
+            else:
+                p = next(ppn)
+                fullpages[p] = ScanRec(seq, p, lpn, 0, txid, KIND_DATA, 0, 0)
+                seq += 1
+                fulls.append((lpn, p))
+        cf = pending_flags[:8]
+        del pending_flags[:8]
+        wr = w.add(txid, fulls, fr, cf)
+        for i in range(wr.reclen):
+            lpgn_seq[wr.first_lpgn + i] = seq
+            seq += 1
+        for lpn, p in fulls:
+            cur.map_full(lpn, p)
+        for f in fr:
+            cur.F.setdefault(f.lpn, []).append(FragLoc(0, 0, f.off, len(f.data), 0))
+        written.append((wr, fulls))
+        if rng.random() < 0.6:
+            pending_flags.append(wr.cflag)
+    return l2p0, w.pages(), lpgn_seq, fullpages, written
+
+
+def ref_after_gap(st: SlogState, recs, by_ppn, flags: set, use_flags: bool):
+    """recovery_oracle's step 5 loop on the reference's records (same rules, without the image)."""
+    applied, skips = [], 0
+    for sr in sorted(recs, key=lambda r: r.commit_seq):
+        if use_flags and sr.key in flags:
+            full_ok = True
+            skips += 1
+        else:
+            full_ok = all((p := by_ppn.get(m.ppn)) is not None and p.kind == KIND_DATA and p.txid == sr.txid
+                          and p.lpn == m.lpn and not p.flags & (F_COMMIT | F_ABORT) and p.seq < sr.first_seq
+                          for m in sr.metas if not m.is_diff)
+        ok = full_ok and st.bases_ok(sr)
+        if ok:
+            st.apply_record(sr)
+        applied.append(ok)
+    return applied, skips
+
+
+def c_after_gap(lib, P: Pages, t: Tab, l2p, nlba: int, by_ppn, use_flags: bool):
+    starts, _, _ = c_find(lib, P)
+    recs = [c_parse(lib, P, lg, b)[1] for lg, b in starts]
+    fl = [x for r in recs for i in range(r.ncf) for x in (r.cf_txid[i], r.cf_reclen[i], r.cf_lpgn[i])]
+    flags = (c_uint32 * max(1, len(fl)))(*fl)
+    keep = {p: ScanRec(r.seq, r.ppn, r.lpn, r.epoch, r.txid, r.kind, r.flags, 0) for p, r in by_ppn.items()}
+    at = PTR_FN(lambda ctx, p: ctypes.addressof(keep[p]) if p in keep else None)
+    applied, skips = [], 0
+    for r in sorted(recs, key=lambda r: r.commit_seq):
+        sk = c_int()
+        ok = lib.ats_slog_complete(ctypes.byref(t), l2p, nlba, P.pb, P.fn, None, ctypes.byref(r), at, None, flags,
+                                   len(fl) // 3, int(use_flags), ctypes.byref(sk))
+        assert ok in (0, 1)
+        if ok:
+            assert lib.ats_slog_apply(ctypes.byref(t), l2p, nlba, P.pb, P.fn, None, ctypes.byref(r), 1) == ATS_OK
+        skips += sk.value
+        applied.append(bool(ok))
+    return applied, skips
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_after_gap_decision(lib, seed):
+    rng = random.Random(4000 + seed)
+    pb, nlba, frags = 256, 16, 4
+    totals = {"applied": 0, "refused": 0, "skips": 0}
+    for trial in range(12):
+        l2p0, pages, lpgn_seq, fullpages, written = gen_history(rng, pb, nlba, rng.randint(3, 12), frags)
+        # a cut: some log pages torn / never programmed, some full pages missing, some full pages lying
+        drop = {lg for lg, _ in pages if rng.random() < 0.06}
+        if trial % 3 == 0 and pages:
+            drop |= {lg for lg, _ in pages if lg >= rng.choice(pages)[0]}
+        by_ppn = {p: r for p, r in fullpages.items() if rng.random() > 0.08}
+        for p in list(by_ppn):
+            if rng.random() < 0.05:                   # a page at m1 that is not the record's full page
+                r = by_ppn[p]
+                f = [r.seq, r.ppn, r.lpn, 0, r.txid, r.kind, 0, 0]
+                k = rng.randrange(5)
+                if k == 0:
+                    f[2] ^= 1
+                elif k == 1:
+                    f[4] = f[4] % 8 + 1
+                elif k == 2:
+                    f[5] = KIND_LOG
+                elif k == 3:
+                    f[6] = rng.choice([F_COMMIT, F_ABORT])
+                else:
+                    f[0] += 10000
+                by_ppn[p] = ScanRec(*f)
+        kp = {}
+        for lg, d in pages:
+            if lg not in drop:
+                p = log_page(d, lpgn_seq[lg], 50000 + lg, lg, pb)
+                kp[lg] = p
+        P = Pages(pb, kp)
+        recs, _, _ = find_records(P.ref, pb)
+        flags = {c for r in recs for c in r.cflags}
+        results = {}
+        for use_flags in (True, False):
+            st = SlogState(dict(l2p0), {})
+            ref = ref_after_gap(st, recs, by_ppn, flags, use_flags)
+            t = tab_new(nlba, frags)
+            l2p = (c_uint32 * nlba)(*[l2p0.get(i, UNMAPPED) for i in range(nlba)])
+            got = c_after_gap(lib, P, t, l2p, nlba, by_ppn, use_flags)
+            assert got == ref, (trial, use_flags)
+            assert l2p_dict(l2p, nlba) == st.l2p
+            assert tab_dict(t) == {k: v for k, v in st.F.items() if v}
+            results[use_flags] = (st.l2p, st.F, ref[0])
+            totals["applied"] += sum(ref[0])
+            totals["refused"] += len(ref[0]) - sum(ref[0])
+            totals["skips"] += ref[1]
+        if not any((p.seq, p.lpn, p.txid, p.kind, p.flags) != (fullpages[k].seq, fullpages[k].lpn, fullpages[k].txid,
+                                                               fullpages[k].kind, fullpages[k].flags)
+                   for k, p in by_ppn.items()):
+            # a correct device's images (no page lies about itself): flags only save checks. A flagged
+            # record's full pages were programmed, so a dropped one belongs to an unflagged record.
+            flagged_missing = any(c.first_lpgn == wr.first_lpgn and p not in by_ppn
+                                  for wr, fulls in written for c in flags for _, p in fulls)
+            if not flagged_missing:
+                assert results[True] == results[False], trial
+    assert totals["applied"] and totals["refused"] and totals["skips"], totals
+
+
+# ==================================================================================================
+# checkpoint version 3's S-Log section (section 10.4)
+GEO = Geometry(1, 1, 16, 8, 256, 16)
+
+
+def rand_section(rng: random.Random, nlba: int, frags: int):
+    F, l2p = {}, {}
+    for lpn in rng.sample(range(nlba), rng.randint(0, nlba)):
+        l2p[lpn] = rng.randrange(1 << 32)
+        F[lpn] = [FragLoc(rng.randrange(1 << 32), 4 * rng.randrange(1 << 14), rng.randrange(1 << 16),
+                          rng.randrange(1 << 16), rng.randrange(1 << 64)) for _ in range(rng.randint(1, frags))]
+    return l2p, F
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ckpt_section_round_trip(lib, seed):
+    rng = random.Random(5000 + seed)
+    nlba, frags = 40, 4
+    mapping = {i: rng.randrange(1 << 20) for i in range(5)}
+    plan = [[1, 2, 3]]
+    for _ in range(10):
+        l2p, F = rand_section(rng, nlba, frags)
+        lpgn = rng.randrange(1 << 32)
+        # reference writer -> C reader (entries sorted by LPN there)
+        pages = checkpoint_pages_v2(GEO, plan, mapping, 9, slog=(lpgn, {k: (l2p[k], F[k]) for k in F}))
+        plain = checkpoint_pages_v2(GEO, plan, mapping, 9)
+        stream = [w for pg in pages for w in struct.unpack(f"<{GEO.page_bytes // 4}I", pg)[4:]]
+        n_plain = 8 + 1 + len(plan[0]) + (GEO.blocks + 1) // 2 + 2 * len(mapping)
+        assert len(plain) == 1
+        sec = stream[n_plain:]
+        t = tab_new(nlba, frags)
+        cl2p = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+        arr = (c_uint32 * len(sec))(*sec)
+        out_lpgn = c_uint32()
+        used = lib.ats_slog_ckpt_get(ctypes.byref(t), cl2p, nlba, arr, len(sec), ctypes.byref(out_lpgn))
+        assert used == 2 + sum(3 + 5 * len(v) for v in F.values()) and out_lpgn.value == lpgn
+        assert tab_dict(t) == F and l2p_dict(cl2p, nlba) == l2p
+        # C writer -> reference reader (the table's order: entries moved by clears)
+        for lpn in rng.sample(sorted(F), len(F) // 3):
+            lib.ats_slog_clear(ctypes.byref(t), lpn)
+            del F[lpn]
+        nw = lib.ats_slog_ckpt_words(ctypes.byref(t))
+        buf = (c_uint32 * nw)()
+        assert lib.ats_slog_ckpt_put(ctypes.byref(t), cl2p, nlba, lpgn, buf, nw - 1) == ATS_E_FULL
+        assert lib.ats_slog_ckpt_put(ctypes.byref(t), cl2p, nlba, lpgn, buf, nw) == nw
+        words = stream[:n_plain] + list(buf)
+        per = GEO.page_bytes // 4 - 4
+        n = -(-len(words) // per)
+        cpages = []
+        for i in range(n):
+            w = [0x50435441, 3, i, n] + words[i * per:(i + 1) * per]
+            w += [0] * (GEO.page_bytes // 4 - len(w))
+            cpages.append(struct.pack(f"<{len(w)}I", *w))
+        cp = parse_checkpoint_v2(GEO, cpages, 9)
+        assert cp is not None and cp.version == 3 and cp.slog_lpgn == lpgn and cp.mapping == mapping
+        assert cp.slog == {k: (l2p[k], F[k]) for k in F}
+
+
+def test_ckpt_section_rejects(lib):
+    """What the reader refuses (section 10.4: nf >= 1, one entry per LPN, the data offset's word {15:0, 0})."""
+    nlba, frags = 8, 2
+    good = [7, 1, 3, 0x1234, 1, 0x55, 4 | 8 << 16, 32, 99, 0]
+
+    def get(words, cap_frags=frags):
+        t = tab_new(nlba, cap_frags)
+        l2p = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+        arr = (c_uint32 * max(1, len(words)))(*words)
+        return lib.ats_slog_ckpt_get(ctypes.byref(t), l2p, nlba, arr, len(words), ctypes.byref(c_uint32()))
+
+    assert get(good) == len(good)
+    assert get(good[:-1]) == ATS_E_FORMAT                      # short
+    assert get([7, 1, 3, 0x1234, 0]) == ATS_E_FORMAT           # nf 0
+    assert get([7, 1, 9, 0x1234, 1, 0x55, 4, 32, 99, 0]) == ATS_E_FORMAT      # LPN >= nlba
+    bad = list(good)
+    bad[7] |= 1 << 16
+    assert get(bad) == ATS_E_FORMAT                            # reserved bits of the data offset word
+    assert get([7, 2] + good[2:] + good[2:]) == ATS_E_FORMAT   # the LPN twice
+    assert get([7, 1, 3, 0, 3] + [1, 4 << 16, 16] * 3 + [0, 0] * 3) == ATS_E_FULL   # more than SLOG_FRAGS
