@@ -388,22 +388,26 @@ module ats_ssd_core #(
     end
     assign boot = boot_q != '0;
 
-`define ATS_CG_CMDQ_IN {disp_ready, done_valid, done_tag, done_status, done_result, m_cpl_ready}
+// (the queue's watch: its output readies; not done_valid, in act, nor the done payload, which the
+// queue takes only with done_valid, as the backend below)
+`define ATS_CG_CMDQ_IN {disp_ready, m_cpl_ready}
 `define ATS_CG_WBUF_IN {disp_valid, disp_op, disp_tag, disp_lba, disp_nlb, disp_txid, disp_flags, disp_attr, \
         disp_prio, disp_dptr, disp_aux, disp_epoch, done_ready, m_hrd_ready, m_hwr_ready, wb_ready, wbd_ready, \
         wbc_valid, wbc_tag, wbc_status, wbc_ppn, rd_ready, rdd_valid, rdd_data, rdd_last, rdd_status, rdd_tag, \
         no_space}
-// (not rdd_ready: the write buffer derives it from the host's DIFFWRITE word, which the harness
-// drives while the clock is low, so Verilator built this whole vector on every evaluation; the
-// backend uses it only with its own m_rdd_valid, which is in the gate's act; nor the firmware port's
-// request fields s_fw_op .. s_fw_kind: the backend reads them only when it takes a request, with
-// s_fw_valid, which is in act; the vector is built and compared once a cycle: fewer bits, less work)
-`define ATS_CG_BE_IN {wb_valid, wb_op, wb_rec, wb_lpn, wb_txid, wb_epoch, wb_kind, wb_fua, wb_tag, wbd_valid, \
-        wbd_data, wbd_last, wbc_ready, rd_valid, rd_lpn, rd_txid, rd_tag, s_free_valid, \
-        s_free_chan, s_free_way, s_free_block, m_bad_ready, rq_ready, rs_valid, rs_tag, rs_status, rs_ppn, \
-        rs_mapped, rs_from_tx, rs_count, iv_valid, iv_ppn, mp_valid, nq_ready, nf_valid, nf_chan, nf_slot, \
-        nd_ready, rdn_valid, rdn_data, rdn_last, rdn_tag, rdn_widx, nc_valid, nc_tag, nc_status, nc_corr, \
-        nc_bad_mark, vc_addr, wb_hold, txs_addr, s_fw_valid, s_fwd_valid, s_fwd_data, s_fwd_last, m_fwr_ready}
+// The backend's watch holds only what the backend may act on while none of the valids in its act
+// is up: the readies of its own outputs and the firmware's CSRs (vc_addr, wb_hold, txs_addr). Not
+// the valids (each is in act, and a valid that falls was in act at the falling edge before, which
+// starts the HOLD), nor the payloads that come with a valid (the write buffer's wb_* / wbd_* / rd_*,
+// the remap engine's rs_* / iv_ppn, the NAND side's nf_* / rdn_* / nc_* / s_free_*, the firmware
+// port's s_fw_* / s_fwd_*): the backend takes each only with its valid (its registers that copy one
+// on every edge, e.g. the read buffer's write word, are read only behind the registered valid), so
+// a payload that changes while its valid is low and the clock is off changes nothing the backend
+// shows; nor rdd_ready (the write buffer derives it from the host's DIFFWRITE word, which the
+// harness drives while the clock is low; the backend reads it only with its own m_rdd_valid, in
+// act). The 570-bit vector that held all of them was packed after every clocked evaluation and
+// compared at every falling edge (bench/sim/README.md "The backend's watch and the SoC's blocks").
+`define ATS_CG_BE_IN {wbc_ready, m_bad_ready, rq_ready, nq_ready, nd_ready, m_fwr_ready, vc_addr, wb_hold, txs_addr}
 `define ATS_CG_REMAP_IN {rq_valid, rq_op, rq_tag, rq_txid, rq_lpn, rq_ppn, rs_ready, iv_ready, mp_ready}
 
     ats_sim_cgate #(.W($bits(`ATS_CG_CMDQ_IN)), .HOLD(32), .ID(0), .FALL(1), .LATCH_ACT(1)) u_cg_cmdq (

@@ -1,1 +1,2 @@
 rtl/soc/ats_fw_bridge.sv
+rtl/common/ats_sim_cgate.sv

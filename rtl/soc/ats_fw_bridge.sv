@@ -119,6 +119,22 @@ module ats_fw_bridge #(
     assign m_fwd_last  = fwd_last_q;
     assign s_fwr_ready = (st_q == ST_RSP);
 
+    // Simulation-only clock gate (ats_sim_cgate, ATS_SIM_CGATE; a wire in synthesis and without the
+    // define): the bridge's registers run while `go` pulses, the CPU addresses the buffer (and the
+    // edge after: cpu_rd_q), the request is offered and taken, the page streams out (ST_DATA, a
+    // buffer read or an m_fwd word pending), a response beat is offered, and for HOLD edges after.
+    // Otherwise every register keeps its value at every edge (waiting in ST_REQ for m_fw_ready or in
+    // ST_RSP for a beat: an NERASE's whole array time) but mem_q, which is read only through
+    // cpu_rdata after a CPU read (cpu_rd_q, set at an edge that cpu_en, in act, opened). Every input
+    // in act is a register of the LiteX SoC (the CSR's write pulse, the bus decode) or of the backend
+    // (its ready, its response valid), stable at the falling edge where the gate decides; a closed
+    // gate lets the harness skip cycles (rtl/soc/README.md "Simulation cost").
+    logic gclk, cpu_rd_q;
+    ats_sim_cgate #(.W(1), .HOLD(2), .ID(21), .FALL(1)) u_cg_bridge (
+        .clk, .rst, .gclk, .watch(1'b0),
+        .act(go || cpu_en || cpu_rd_q || (m_fw_valid && m_fw_ready) || st_q == ST_DATA || rd_pend_q ||
+             fwd_v_q || s_fwr_valid));
+
     logic fwr_fire, fwd_fire, rd_issue, bwr;
     assign fwr_fire = s_fwr_valid && s_fwr_ready;
     assign fwd_fire = m_fwd_valid && m_fwd_ready;
@@ -127,16 +143,15 @@ module ats_fw_bridge #(
                       32'(rd_i_q) < PW;
     assign bwr = fwr_fire && op_q == OP_NREAD && 32'(wr_i_q) < DEPTH;
 
-    always_ff @(posedge clk) begin
+    always_ff @(posedge gclk) begin
         if (bwr) mem[wr_i_q[AW-1:0]] <= s_fwr_data;
         else if (!busy && cpu_en && cpu_we) mem[cpu_addr] <= cpu_wdata;
         mem_q <= mem[busy ? rd_i_q : cpu_addr];
     end
-    logic cpu_rd_q;
-    always_ff @(posedge clk) cpu_rd_q <= cpu_en && !cpu_we && !busy;
+    always_ff @(posedge gclk) cpu_rd_q <= cpu_en && !cpu_we && !busy;
     assign cpu_rdata = cpu_rd_q ? mem_q : 32'd0;
 
-    always_ff @(posedge clk) begin
+    always_ff @(posedge gclk) begin
         if (rst) begin
             st_q <= ST_IDLE;
             rd_pend_q <= 1'b0;
