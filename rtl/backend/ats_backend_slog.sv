@@ -153,7 +153,7 @@ module ats_backend_slog #(
     // (read and compared in I_TAG, registered, used in I_EXE)
     logic [31:0]    a_lpn_q, a_lpn_d;
     logic [SET_W-1:0] q_set;
-    logic [SLOG_WAYS-1:0][TAG_W-1:0] q_tagv, t_tag_q;   // per way: its tag at q_set
+    logic [SLOG_WAYS-1:0][TAG_W-1:0] q_tagv, t_tag_q, t_tag2_q;   // per way: its tag at q_set
     logic [SLOG_WAYS-1:0] t_vld_q, t_match_q;
     logic           hit, has_free;
     logic [WAY_W-1:0] hit_way, free_way;
@@ -176,20 +176,33 @@ module ats_backend_slog #(
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
 
+    // I_TAG: the tag RAMs read (block RAM); I_TAG2: registered again (the RAM's output register);
+    // I_CMP: the ways compared; I_EXE: executed
     always_ff @(posedge clk) begin
         t_tag_q <= q_tagv;
+        t_tag2_q <= t_tag_q;
         for (int w = 0; w < SLOG_WAYS; w++) begin
             t_vld_q[w] <= vld_q[w][q_set];
-            t_match_q[w] <= vld_q[w][q_set] && tag_lpn(q_tagv[w]) == a_lpn_q;
+            t_match_q[w] <= vld_q[w][q_set] && tag_lpn(t_tag2_q[w]) == a_lpn_q;
         end
     end
+    // I_SEL: the hit way, a free way, the hit tag and its tests registered
+    logic             hit_c, has_free_c, own, kp_full;
+    logic [WAY_W-1:0] hit_way_c, free_way_c;
+    tag_t             ht_c;
     always_comb begin
-        hit = 1'b0; hit_way = '0; has_free = 1'b0; free_way = '0;
+        hit_c = 1'b0; hit_way_c = '0; has_free_c = 1'b0; free_way_c = '0;
         for (int w = SLOG_WAYS - 1; w >= 0; w--) begin
-            if (t_match_q[w]) begin hit = 1'b1; hit_way = WAY_W'(w); end
-            if (!t_vld_q[w]) begin has_free = 1'b1; free_way = WAY_W'(w); end
+            if (t_match_q[w]) begin hit_c = 1'b1; hit_way_c = WAY_W'(w); end
+            if (!t_vld_q[w]) begin has_free_c = 1'b1; free_way_c = WAY_W'(w); end
         end
-        ht = t_tag_q[hit_way];
+        ht_c = t_tag2_q[hit_way_c];
+    end
+    always_ff @(posedge clk) begin
+        hit <= hit_c; hit_way <= hit_way_c; has_free <= has_free_c; free_way <= free_way_c;
+        ht <= ht_c;
+        own <= ht_c.rsv && 8'(ht_c.owner) == a_tx_q;            // reserved by the op's txid
+        kp_full <= 32'(ht_c.k) + 32'(ht_c.pend) >= SLOG_FRAGS;  // no room for one more
     end
 
     always_ff @(posedge clk) begin
@@ -260,8 +273,8 @@ module ats_backend_slog #(
     logic        ixv_q, ixv_d, ixl_q, ixl_d;
     logic [7:0]  ixs_q, ixs_d, ixc_q, ixc_d;
     // index FSM: a command, a descriptor or a walk step is registered (I_IDLE), its set's tags
-    // read and compared (I_TAG), then it is executed (I_EXE)
-    typedef enum logic [2:0] {I_IDLE, I_TAG, I_EXE, I_RESP, I_LKRD, I_LKOUT} ix_state_e;
+    // read (I_TAG, I_TAG2) and compared (I_CMP), then it is executed (I_EXE)
+    typedef enum logic [3:0] {I_IDLE, I_TAG, I_TAG2, I_CMP, I_SEL, I_EXE, I_RESP, I_LKRD, I_LKOUT} ix_state_e;
     typedef enum logic [1:0] {K_CMD, K_DESC, K_CLR, K_APPLY} kind_e;
     ix_state_e   is_q, is_d;
     kind_e       kd_q, kd_d;
@@ -327,7 +340,10 @@ module ats_backend_slog #(
                     a_off_d = s_rd_off; a_len_d = s_rd_len; a_last_d = s_rd_last;
                 end
             end
-            I_TAG: is_d = I_EXE;
+            I_TAG: is_d = I_TAG2;
+            I_TAG2: is_d = I_CMP;
+            I_CMP: is_d = I_SEL;
+            I_SEL: is_d = I_EXE;
             I_EXE: begin
                 is_d = I_IDLE;
                 case (kd_q)
@@ -337,7 +353,7 @@ module ats_backend_slog #(
                             OP_RESERVE: begin
                                 if (!txid_ok) ixs_d = STS_BAD_TXID;
                                 else if (hit) begin
-                                    if (ht.rsv && 8'(ht.owner) != a_tx_q) ixs_d = STS_TX_FULL;
+                                    if (ht.rsv && !own) ixs_d = STS_TX_FULL;
                                     else if (ht.rsv) begin
                                         ixs_d = STS_OK; ixc_d = 8'(SLOG_FRAGS) - 8'(ht.k);
                                     end else if (32'(ht.k) >= SLOG_FRAGS) ixs_d = STS_TX_FULL;
@@ -353,7 +369,7 @@ module ats_backend_slog #(
                             end
                             OP_UNRESERVE: begin
                                 if (!txid_ok) ixs_d = STS_BAD_TXID;
-                                else if (!hit || !ht.rsv || 8'(ht.owner) != a_tx_q) ixs_d = STS_TX_EMPTY;
+                                else if (!hit || !own) ixs_d = STS_TX_EMPTY;
                                 else if (ht.pend != '0) ixs_d = STS_BAD_FIELD;
                                 else begin
                                     ixs_d = STS_OK; tw_en = 1'b1; tw_tag.rsv = 1'b0;
@@ -401,8 +417,8 @@ module ats_backend_slog #(
                                 || 32'(a_len_q) > P || 32'(a_off_q) + 32'(a_len_q) > PAGE_BYTES)
                                 e = STS_BAD_FIELD;
                             else if (32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS) e = STS_TX_FULL;
-                            else if (!hit || !ht.rsv || 8'(ht.owner) != a_tx_q) e = STS_BAD_FIELD;
-                            else if (32'(ht.k) + 32'(ht.pend) >= SLOG_FRAGS) e = STS_TX_FULL;
+                            else if (!hit || !own) e = STS_BAD_FIELD;
+                            else if (kp_full) e = STS_TX_FULL;
                         end
                         if (!rfirst_q && rerr_q != 8'd0) e = rerr_q;     // the first error stays
                         rerr_d = e;
