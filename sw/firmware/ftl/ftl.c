@@ -628,8 +628,22 @@ int ats_slog_read(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, u
     return ATS_OK;
 }
 
+// every META-PU readable and its LPN below nlba (checked before anything changes)
+static int sl_lpns_ok(uint32_t nlba, uint32_t pb, ats_lpage_fn pg, void *ctx, const ats_slog_rec_t *r) {
+    for (uint32_t i = 0; i < r->txlen; i++) {
+        ats_mpu_t m;
+        uint32_t dppn, doff;
+        const int st = ats_slog_mpu(pb, pg, ctx, r, i, &m, &dppn, &doff);
+        if (st) return st;
+        if (m.lpn >= nlba) return ATS_E_RANGE;
+    }
+    return ATS_OK;
+}
+
 int ats_slog_apply(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t pb, ats_lpage_fn pg, void *ctx,
                    const ats_slog_rec_t *r, int fulls) {
+    const int ok = sl_lpns_ok(nlba, pb, pg, ctx, r);
+    if (ok) return ok;
     for (uint32_t i = 0; i < r->txlen; i++) {
         ats_mpu_t m;
         uint32_t dppn, doff;
@@ -654,6 +668,9 @@ int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
                       uint32_t nflags, int use_flags, int *skipped) {
     int flagged = 0;
     *skipped = 0;
+    const int lo = sl_lpns_ok(nlba, pb, pg, ctx, r);
+    if (lo == ATS_E_RANGE) return 0;   // names an LPN the device does not have: applied nowhere
+    if (lo) return lo;
     if (use_flags)
         for (uint32_t i = 0; i < nflags && !flagged; i++)
             flagged = flags[3u * i] == r->txid && flags[3u * i + 1u] == r->reclen && flags[3u * i + 2u] == r->first_lpgn;

@@ -202,7 +202,9 @@ typedef const uint8_t *(*ats_read_fn)(void *ctx, uint32_t ppn);
 int ats_slog_read(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t lpn,
                   ats_read_fn read, void *ctx, uint8_t *out, uint32_t page_bytes);
 // apply a parsed record: META-PUs in order (full: L2P := m1, F := [] unless fulls = 0, the prefix's
-// case where the pending list maps them; diff: appended with the record's commit point)
+// case where the pending list maps them; diff: appended with the record's commit point). ATS_E_RANGE,
+// nothing changed, when a META-PU names an LPN >= nlba; ATS_E_FULL: F's table is full (a correct
+// device never exceeds SLOG_LPNS x SLOG_FRAGS; the lists up to then are changed)
 int ats_slog_apply(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t page_bytes, ats_lpage_fn pg,
                    void *ctx, const ats_slog_rec_t *r, int fulls);
 // the scanned page at a PPN (NULL: not kept)
@@ -211,7 +213,8 @@ typedef const ats_rec_t *(*ats_ppn_fn)(void *ctx, uint32_t ppn);
 // pages: each full META-PU's m1 kept, kind 0, txid t, lpn m0, no COMMIT / ABORT, seq < R's first log
 // page's; skipped when use_flags and flags[0..nflags) (3 words each: txid, reclen, first LPGN, from
 // every record that parses) hold R's key (*skipped := 1). Bases: (L2P, |F|) = (m1, ver - 1) per diff,
-// counting R's own earlier META-PUs. Returns 1 complete, 0 not, < 0 an error.
+// counting R's own earlier META-PUs. A META-PU naming an LPN >= nlba: not complete. Returns 1
+// complete, 0 not, < 0 an error (a page of R missing: R was not parsed from these pages).
 int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t page_bytes,
                       ats_lpage_fn pg, void *ctx, const ats_slog_rec_t *r, ats_ppn_fn at, void *actx,
                       const uint32_t *flags, uint32_t nflags, int use_flags, int *skipped);

@@ -621,3 +621,23 @@ def test_ckpt_section_rejects(lib):
     assert get(bad) == ATS_E_FORMAT                            # reserved bits of the data offset word
     assert get([7, 2] + good[2:] + good[2:]) == ATS_E_FORMAT   # the LPN twice
     assert get([7, 1, 3, 0, 3] + [1, 4 << 16, 16] * 3 + [0, 0] * 3) == ATS_E_FULL   # more than SLOG_FRAGS
+
+
+def test_record_lpn_out_of_range(lib):
+    """A META-PU naming an LPN the device does not have (persistence.md section 10.2: recovery applies
+    such a record nowhere): not complete, and apply refuses it before changing anything."""
+    pb, nlba = 128, 8
+    w = LogWriter(pb, lpgn=3)
+    w.add(2, [(1, 77)], [Frag(nlba, 40, 1, 0, bytes(range(8)))])
+    P = Pages(pb, kept(w.pages(), pb))
+    st, r = c_parse(lib, P, 3, 16)
+    assert st == ATS_OK
+    t = tab_new(4, 2)
+    l2p = (c_uint32 * nlba)(*([5] * nlba))
+    keep = ScanRec(1, 77, 1, 0, 2, KIND_DATA, 0, 0)
+    at = PTR_FN(lambda ctx, p: ctypes.addressof(keep) if p == 77 else None)
+    sk = c_int()
+    assert lib.ats_slog_complete(ctypes.byref(t), l2p, nlba, pb, P.fn, None, ctypes.byref(r), at, None,
+                                 (c_uint32 * 1)(), 0, 1, ctypes.byref(sk)) == 0
+    assert lib.ats_slog_apply(ctypes.byref(t), l2p, nlba, pb, P.fn, None, ctypes.byref(r), 1) == -1
+    assert list(l2p) == [5] * nlba and t.n == 0
