@@ -452,7 +452,7 @@ static int sl_read_mpu(const sl_rd_t *s, const ats_slog_rec_t *r, uint32_t i, at
 int ats_slog_parse(uint32_t pb, ats_lpage_fn pg, void *ctx, uint32_t lpgn, uint32_t b, ats_slog_rec_t *r) {
     sl_rd_t s;
     uint32_t h[4];
-    if (pb < 64u || b < ATS_SLOG_PG_HDR || b >= pb) return ATS_E_RANGE;
+    if (pb < 64u || (pb & 3u) || b < ATS_SLOG_PG_HDR || b >= pb || (b & 3u)) return ATS_E_RANGE;
     sl_init(&s, pb, pg, ctx, lpgn, b);
     for (uint32_t i = 0; i < 4u; i++)
         if (!sl_word(&s, 4u * i, &h[i])) return ATS_E_NAND;

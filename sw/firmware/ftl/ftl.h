@@ -163,7 +163,8 @@ typedef struct {
 } ats_mpu_t;
 // the record at byte b of log page lpgn: ATS_OK (*r filled), ATS_E_NAND when one of the log pages it
 // needs is not kept (torn or not programmed at a cut), ATS_E_FORMAT when it does not parse (the checks
-// in section 10.2's order: header, REC-LEN against bytes, its pages, flags, META-PUs)
+// in section 10.2's order: header, REC-LEN against bytes, its pages, flags, META-PUs); ATS_E_RANGE when
+// b is not a 4-aligned byte in 16 .. page_bytes - 1 (a page's `first` always is)
 int ats_slog_parse(uint32_t page_bytes, ats_lpage_fn pg, void *ctx, uint32_t lpgn, uint32_t b, ats_slog_rec_t *r);
 // META-PU i of a parsed record; for a diff also where its bytes are (*dppn: the log page's PPN,
 // *doff: the byte in it), else both 0

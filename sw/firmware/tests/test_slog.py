@@ -84,8 +84,9 @@ PTR_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint32)
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
     so = tmp_path_factory.mktemp("slog") / "libftl_slog.so"
+    extra = os.environ.get("ATS_FTL_CFLAGS", "").split()      # e.g. -fsanitize=address,undefined (with LD_PRELOAD)
     subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", f"-I{FTL_DIR}",
-                    "-o", str(so), str(FTL_C)], check=True)
+                    *extra, "-o", str(so), str(FTL_C)], check=True)
     L = ctypes.CDLL(str(so))
     sig = {
         "ats_slog_page": (c_int, [c_void_p, c_uint32, c_uint32, POINTER(c_uint16), POINTER(c_uint16)]),
@@ -641,3 +642,6 @@ def test_record_lpn_out_of_range(lib):
                                  (c_uint32 * 1)(), 0, 1, ctypes.byref(sk)) == 0
     assert lib.ats_slog_apply(ctypes.byref(t), l2p, nlba, pb, P.fn, None, ctypes.byref(r), 1) == -1
     assert list(l2p) == [5] * nlba and t.n == 0
+    # a start that is no record start (not 4-aligned, in the page header, past the page): refused, nothing read
+    for b in (17, 18, 19, 0, 12, pb, pb + 4):
+        assert c_parse(lib, P, 3, b)[0] == -1, b
