@@ -1616,6 +1616,7 @@ def test_ats_wbuf_tx_fifo(ptxq):
     ({"NUM_SLOTS": 12}, "NUM_SLOTS must be a power of two"),
     ({"PAGE_BYTES": 100}, "PAGE_BYTES must be a power of two"),
     ({"THRESH_PCT": 0}, "THRESH_PCT must be in"),
+    ({"PTXQ": 9}, "PTXQ must be in"),
 ])
 def test_ats_wbuf_elaboration_checks(params, msg):
     """Bad parameter sets are refused at elaboration (e.g. PLP without a budget)."""
