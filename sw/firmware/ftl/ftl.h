@@ -228,3 +228,22 @@ int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
 // words used, or ATS_E_FORMAT (short, nf 0, an LPN twice or >= nlba, nonzero reserved bits), ATS_E_FULL
 int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uint32_t *w, uint32_t n,
                       uint32_t *slog_lpgn);
+// section 10.5 step 2 (the durable prefix): ats_replay's rules (same arguments and results) plus the
+// S-Log's: a data page without txid and without RELOC, a TRIM and each page a COMMIT applies also set
+// F[lpn] := []; a MERGE page (kind 0, txid 0, RELOC | SLOG) is ats_slog_merge; a log page that is a
+// parsed record's commit point (commit(cctx, seq) returns it; NULL: none) commits the record's txid t
+// as a COMMIT (its pending pages in seq order) then appends its fragments (ats_slog_apply, fulls = 0);
+// a record whose txid is above ntx changes nothing (counted in `ignored`); below seq_base such a
+// commit point only empties t's pending list. With no log page of a record and no MERGE page in
+// recs it gives what ats_replay gives. Returns ATS_OK or ats_slog_apply's error.
+typedef const ats_slog_rec_t *(*ats_commit_fn)(void *ctx, uint64_t seq);
+typedef struct {
+    ats_slog_tab_t *tab;       // F: the checkpoint's section in, the recovered lists out
+    ats_commit_fn commit;
+    void *cctx;
+    ats_lpage_fn pg;           // the log pages (for the records' META-PUs)
+    void *pctx;
+    uint32_t page_bytes;
+    uint32_t slog_commits, merges, merges_stale;   // results
+} ats_slog_replay_t;
+int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs, uint32_t n, uint64_t seq_base);

@@ -14,7 +14,10 @@ cocotb_tests/lib/atstb/slog_ref.py (written from the same section, never from th
   pages and log pages missing, with and without completeness flags: the records applied and the state
   (L2P, F) equal the reference's step, and flags on and off agree on a correct device's images;
 * the fragment lists: clear / append / MERGE pages / the read merge (base + F in commit order);
-* checkpoint version 3's S-Log section: C writer -> reference reader, reference writer -> C reader.
+* checkpoint version 3's S-Log section: C writer -> reference reader, reference writer -> C reader;
+* section 10.5 steps 2-3 as the firmware would call them (ats_prefix, ats_slog_find / parse,
+  ats_slog_replay, ats_slog_complete / apply) on the images of tests/system/slog_sim.py against
+  recovery_oracle.recover, and ats_slog_replay = ats_replay on records without the S-Log.
 
 `ATS_FTL_C` (environment) builds another ftl.c instead (how the mutants of sw/firmware/README.md "S-Log"
 were run). Only the standard library, pytest and ctypes are used.
@@ -645,3 +648,166 @@ def test_record_lpn_out_of_range(lib):
     # a start that is no record start (not 4-aligned, in the page header, past the page): refused, nothing read
     for b in (17, 18, 19, 0, 12, pb, pb + 4):
         assert c_parse(lib, P, 3, b)[0] == -1, b
+
+
+# ==================================================================================================
+# section 10.5 whole: the C's steps 2 and 3 on the images of tests/system/slog_sim.py against
+# recovery_oracle.recover (the reference recovery), and ats_slog_replay = ats_replay without the S-Log
+class Replay(ctypes.Structure):      # ats_replay_t
+    _fields_ = [("l2p", POINTER(c_uint32)), ("nlba", c_uint32), ("ntx", c_uint32),
+                ("next", POINTER(ctypes.c_int32)), ("head", POINTER(ctypes.c_int32)),
+                ("tail", POINTER(ctypes.c_int32))] + \
+        [(n, c_uint32) for n in ("applied", "trims", "relocs_applied", "relocs_stale", "commits", "aborts",
+                                 "dropped_open", "ignored")]
+
+
+COMMIT_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint64)
+
+
+class SlReplay(ctypes.Structure):    # ats_slog_replay_t
+    _fields_ = [("tab", POINTER(Tab)), ("commit", COMMIT_FN), ("cctx", c_void_p), ("pg", PTR_FN), ("pctx", c_void_p),
+                ("page_bytes", c_uint32), ("slog_commits", c_uint32), ("merges", c_uint32),
+                ("merges_stale", c_uint32)]
+
+
+def replay_fns(lib):
+    lib.ats_replay.restype, lib.ats_replay.argtypes = c_int, [POINTER(Replay), POINTER(ScanRec), c_uint32, c_uint64]
+    lib.ats_slog_replay.restype = c_int
+    lib.ats_slog_replay.argtypes = [POINTER(Replay), POINTER(SlReplay), POINTER(ScanRec), c_uint32, c_uint64]
+    lib.ats_prefix.restype, lib.ats_prefix.argtypes = c_uint32, [POINTER(ScanRec), c_uint32, c_uint64]
+
+
+def new_replay(l2p0: dict, nlba: int, ntx: int, n: int):
+    l2p = (c_uint32 * nlba)(*[l2p0.get(i, UNMAPPED) for i in range(nlba)])
+    keep = (l2p, (ctypes.c_int32 * max(1, n))(), (ctypes.c_int32 * (ntx + 1))(), (ctypes.c_int32 * (ntx + 1))())
+    r = Replay(keep[0], nlba, ntx, keep[1], keep[2], keep[3])
+    r._keep = keep
+    return r
+
+
+def c_recover(lib, geo, paths, cp, nlba: int, ntx: int, use_flags: bool):
+    """Steps 2-3 of section 10.5 with the C: the scan (the oracle's page decode and checkpoint are
+    inputs), ats_prefix, the log pages (ats_slog_page), the records (ats_slog_find / parse),
+    ats_slog_replay, then the records after the gap through ats_slog_complete / ats_slog_apply."""
+    import atstb.recovery_oracle as ro
+    dies = [ro.DieImage(p, geo) for p in paths]
+    scanned, data = [], {}
+    for d in range(geo.ndie):
+        for blk in cp.plan[d]:
+            opened = True
+            for pg in range(geo.ppb):
+                raw = dies[d].row(blk, pg)
+                if raw is None:
+                    opened = pg != 0
+                    break
+                dec = ro._decode(geo, raw)
+                if dec is None or dec[0].kind not in (KIND_DATA, KIND_LOG) or dec[0].seq < cp.scan_from:
+                    continue
+                m = dec[0]
+                scanned.append(ScanRec(m.seq, geo.ppn(d, blk, pg), m.lpn, m.epoch, m.txid, m.kind, m.flags, 0))
+                data[m.seq] = dec[1]
+            if not opened:
+                break
+    by_ppn = {r.ppn: r for r in scanned}
+    arr = (ScanRec * max(1, len(scanned)))(*scanned)
+    np_ = lib.ats_prefix(arr, len(scanned), cp.scan_from)
+    prefix_end = arr[np_ - 1].seq + 1 if np_ else cp.scan_from
+    # the log pages kept (seq order; an LPGN met again is ignored)
+    lp = {}
+    for r in sorted(by_ppn.values(), key=lambda r: r.seq):
+        if r.kind == KIND_LOG and r.flags & 0x20:
+            f, u = c_uint16(), c_uint16()
+            buf = ctypes.create_string_buffer(data[r.seq], geo.page_bytes)
+            if lib.ats_slog_page(buf, geo.page_bytes, r.epoch, ctypes.byref(f), ctypes.byref(u)) == ATS_OK \
+                    and r.epoch not in lp:
+                lp[r.epoch] = LogPage(r.epoch, r.seq, r.ppn, f.value, u.value, data[r.seq])
+    P = Pages(geo.page_bytes, lp)
+    starts, _, _ = c_find(lib, P)
+    recs = [c_parse(lib, P, lg, b)[1] for lg, b in starts]
+    by_commit = {r.commit_seq: r for r in recs}
+    cfn = COMMIT_FN(lambda ctx, seq: ctypes.addressof(by_commit[seq]) if seq in by_commit else None)
+    t = tab_new(64, 16)
+    l2p0 = dict(cp.mapping)
+    for lpn, (base, fr) in cp.slog.items():
+        l2p0[lpn] = base
+        for f in fr:
+            assert lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(FragC(f.seq, f.ppn, f.doff, f.off, f.len, 0))) == 0
+    rp = new_replay(l2p0, nlba, ntx, np_)
+    s = SlReplay(ctypes.pointer(t), cfn, None, P.fn, None, geo.page_bytes, 0, 0, 0)
+    assert lib.ats_slog_replay(ctypes.byref(rp), ctypes.byref(s), arr, np_, cp.seq_base) == ATS_OK
+    fl = [x for r in recs for i in range(r.ncf) for x in (r.cf_txid[i], r.cf_reclen[i], r.cf_lpgn[i])]
+    flags = (c_uint32 * max(1, len(fl)))(*fl)
+    at = PTR_FN(lambda ctx, p: ctypes.addressof(by_ppn[p]) if p in by_ppn else None)
+    after = 0
+    for r in sorted((r for r in recs if r.commit_seq >= prefix_end and r.txid <= ntx), key=lambda r: r.commit_seq):
+        sk = c_int()
+        ok = lib.ats_slog_complete(ctypes.byref(t), rp.l2p, nlba, geo.page_bytes, P.fn, None, ctypes.byref(r), at,
+                                   None, flags, len(fl) // 3, int(use_flags), ctypes.byref(sk))
+        assert ok in (0, 1)
+        if ok:
+            assert lib.ats_slog_apply(ctypes.byref(t), rp.l2p, nlba, geo.page_bytes, P.fn, None, ctypes.byref(r), 1) == 0
+            after += 1
+    return l2p_dict(rp.l2p, nlba), tab_dict(t), s.slog_commits, after, s.merges
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_recovery_vs_oracle(lib, seed, tmp_path):
+    sys.path.insert(0, str(ROOT / "tests" / "system"))
+    from slog_sim import SimDev
+    from atstb.recovery_oracle import recover
+    replay_fns(lib)
+    stats = [0, 0, 0, 0]
+    for sub in range(4):
+      rng = random.Random(f"h2slog{seed}.{sub}")
+      dev = SimDev(rng, p_slow=0.1)
+      dev.random_ops(40)
+      end = max(r.done for r in dev.reqs) + 1
+      for cut in range(dev.ckpt_time + 1, end + 1, 3):
+        paths = dev.images(tmp_path, cut, "tail" if cut % 4 else "random")
+        for uf in (True, False):
+            rec = recover(paths, dev.geo, use_flags=uf)
+            l2p, F, commits, after, merges = c_recover(lib, dev.geo, paths, rec.checkpoint, dev.nlpn, 255, uf)
+            assert l2p == rec.mapping, cut
+            assert F == {k: v for k, v in rec.frags.items() if v}, cut
+            assert (commits, after, merges) == (rec.slog_commits, rec.slog_after_gap, rec.merges), cut
+            stats = [a + b for a, b in zip(stats, (commits, after, merges, 1))]
+    print("commits, after the gap, merges, recoveries:", stats)
+    assert stats[0] and stats[1] and stats[2], stats
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_replay_is_replay_without_slog(lib, seed):
+    """Random records of section 4 (no S-Log page, no MERGE page): ats_slog_replay gives ats_replay's
+    mapping and counters, and leaves F as it was (the hook's no-op path)."""
+    replay_fns(lib)
+    rng = random.Random(6000 + seed)
+    nlba, ntx = 16, 4
+    for _ in range(30):
+        n = rng.randint(0, 60)
+        recs = []
+        for i in range(n):
+            kind = rng.choice([KIND_DATA, KIND_DATA, KIND_LOG])
+            fl = rng.choice([0, 0, 0x01, 0x04, 0x08, 0x10]) if kind == KIND_LOG or rng.random() < 0.3 else 0
+            if kind == KIND_DATA and fl == 0x04:
+                fl = 0
+            recs.append(ScanRec(100 + i, 1000 + i, rng.randrange(nlba + 2), rng.randrange(1000, 1000 + n + 1),
+                                rng.choice([0, 0, 1, 2, 3, 4, 5]), kind, fl, 0))
+        l2p0 = {i: rng.randrange(500) for i in range(nlba) if rng.random() < 0.7}
+        seq_base = 100 + rng.randrange(n + 1)
+        a = new_replay(l2p0, nlba, ntx, n)
+        arr = (ScanRec * max(1, n))(*recs)
+        assert lib.ats_replay(ctypes.byref(a), arr, n, seq_base) == 0
+        b = new_replay(l2p0, nlba, ntx, n)
+        t = tab_new(8, 4)
+        lpn0 = rng.randrange(nlba)
+        lib.ats_slog_append(ctypes.byref(t), lpn0, ctypes.byref(FragC(1, 2, 16, 0, 4, 0)))
+        none = COMMIT_FN(lambda ctx, seq: None)
+        s = SlReplay(ctypes.pointer(t), none, None, PTR_FN(lambda c, x: None), None, 256, 0, 0, 0)
+        assert lib.ats_slog_replay(ctypes.byref(b), ctypes.byref(s), arr, n, seq_base) == 0
+        assert list(a.l2p[:nlba]) == list(b.l2p[:nlba])
+        assert [getattr(a, f) for f, _ in Replay._fields_[6:]] == [getattr(b, f) for f, _ in Replay._fields_[6:]]
+        if not any(r.lpn == lpn0 for r in recs):
+            assert lib.ats_slog_count(ctypes.byref(t), lpn0) == 1
+        if any(r.lpn == lpn0 and r.seq >= seq_base and r.kind == KIND_DATA and r.txid == 0 and not r.flags & 0x10
+               for r in recs):
+            assert lib.ats_slog_count(ctypes.byref(t), lpn0) == 0      # a full write empties F
