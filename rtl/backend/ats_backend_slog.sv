@@ -519,7 +519,10 @@ module ats_backend_slog #(
     logic [11:0]      w_q, w_d;           // word in page
     logic [7:0]       j_q, j_d;           // page of the record
     logic [S_W-1:0]   rem_q, rem_d;       // bytes of the record from this page on
-    logic [S_W-1:0]   p2, f2;             // layout: the fragment's place
+    logic [S_W-1:0]   p2;                 // layout: the fragment's place
+    logic             lp_q, lp_d;         // layout: second step of a fragment
+    logic [11:0]      len_q, pofs16_q;    // layout: its length; 16 + pof_q
+    logic [S_W-1:0]   skip_q;             // layout: the next page's start in the stream
     logic [7:0]       g2;
     logic             fl_we;
     fl_t              fl_wd;
@@ -594,7 +597,7 @@ module ats_backend_slog #(
     always_comb begin
         es_d = es_q; pos_d = pos_q; pof_d = pof_q; pg_d = pg_q; li_d = li_q; bytes_d = bytes_q;
         hdr_d = hdr_q; cfe_d = cfe_q; rl_d = rl_q; s_d = s_q; w_d = w_q; j_d = j_q; rem_d = rem_q;
-        fl_we = 1'b0; fl_wd = '0; p2 = pos_q; f2 = pof_q; g2 = pg_q;
+        fl_we = 1'b0; fl_wd = '0; p2 = pos_q; g2 = pg_q; lp_d = lp_q;
         lpgn0_d = lpgn0_q;
         case (es_q)
             E_IDLE: if (snap) begin
@@ -615,14 +618,22 @@ module ats_backend_slog #(
                     rl_d = lay_pages;
                     li_d = '0; s_d = '0; w_d = '0; j_d = '0; rem_d = pos_q;
                     es_d = E_STS;
+                end else if (!lp_q) begin
+                    // step 1: the fragment's length and the next page's start, registered
+                    lp_d = 1'b1;
                 end else begin
-                    p2 = pos_q; f2 = pof_q; g2 = pg_q;
-                    if (32'(f2) + 32'(fdl.len) > P) begin
-                        p2 = p2 + (S_W'(P) - f2); f2 = '0; g2 = g2 + 1'b1;
+                    // step 2: here or at the next page's start (both sums in parallel)
+                    lp_d = 1'b0;
+                    p2 = pos_q; g2 = pg_q;
+                    pos_d = pos_q + S_W'(len_q); pof_d = pof_q + S_W'(len_q);
+                    if (32'(pof_q) + 32'(len_q) > P) begin
+                        p2 = skip_q; g2 = pg_q + 1'b1;
+                        pos_d = skip_q + S_W'(len_q); pof_d = S_W'(len_q);
                     end
                     fl_we = 1'b1;
-                    fl_wd = {p2, g2, 12'(32'd16 + 32'(f2))};
-                    pos_d = p2 + S_W'(fdl.len); pof_d = f2 + S_W'(fdl.len); pg_d = g2;
+                    fl_wd = {p2, g2, pofs16_q};
+                    if (32'(pof_q) + 32'(len_q) > P) fl_wd = {p2, g2, 12'd16};
+                    pg_d = g2;
                     li_d = li_q + 1'b1;
                 end
             end
@@ -648,7 +659,9 @@ module ats_backend_slog #(
         pos_q <= pos_d; pof_q <= pof_d; pg_q <= pg_d; li_q <= li_d; bytes_q <= bytes_d;
         hdr_q <= hdr_d; cfe_q <= cfe_d; rl_q <= rl_d; s_q <= s_d; w_q <= w_d; j_q <= j_d; rem_q <= rem_d;
         lpgn0_q <= lpgn0_d;
-        if (rst) es_q <= E_IDLE; else es_q <= es_d;
+        len_q <= fdl.len; skip_q <= pos_q + (S_W'(P) - pof_q); pofs16_q <= 12'(32'd16 + 32'(pof_q));
+        if (rst) begin es_q <= E_IDLE; lp_q <= 1'b0; end
+        else begin es_q <= es_d; lp_q <= lp_d; end
     end
     assign lay_end = (es_q == E_LAY) && (32'(li_q) >= 32'(nfr_q));
     assign lay_pages = pg_q + ((pof_q != '0) ? 8'd1 : 8'd0);
