@@ -754,8 +754,10 @@ def c_recover(lib, geo, paths, cp, nlba: int, ntx: int, use_flags: bool):
 def test_recovery_vs_oracle(lib, seed, tmp_path):
     import importlib.util     # slog_sim by its path: tests/system stays off sys.path (its modules' names)
     spec = importlib.util.spec_from_file_location("ats_fw_slog_sim", ROOT / "tests" / "system" / "slog_sim.py")
-    sim = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sim)
+    sim = sys.modules.get(spec.name)
+    if sim is None:
+        sim = sys.modules[spec.name] = importlib.util.module_from_spec(spec)   # its dataclasses need it there
+        spec.loader.exec_module(sim)
     SimDev = sim.SimDev
     from atstb.recovery_oracle import recover
     replay_fns(lib)
