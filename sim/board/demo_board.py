@@ -7,7 +7,12 @@ simulated Gigabit Ethernet link to the host library's UDP client, and runs rando
 WRITE / READ / TRIM / FLUSH checked against a dict over a link that drops, duplicates and delays
 datagrams. Prints the firmware's console and the client's counts.
 
-    python sim/board/demo_board.py [--n 24] [--seed 1]
+    python sim/board/demo_board.py [--n 24] [--seed 1] [--time-div 10] [--blocks 16]
+
+By default the dies' array times are divided by 10 and each die has 16 blocks (the board: 1 and
+128), so that the online format of the blank dies is about 4 M cycles rather than 30 M (about 6
+CPU minutes at the model's speed, sim/board/README.md "Builds"); --time-div 1 --blocks 0 is the
+board's configuration.
 """
 from __future__ import annotations
 
@@ -29,7 +34,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=24, help="random commands after IDENTIFY")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--time-div", type=int, default=10, help="the dies' ARRAY_TIME_DIV (1: the board's)")
+    ap.add_argument("--blocks", type=int, default=16, help="blocks a die (0: the board's 128)")
     a = ap.parse_args()
+    os.environ["ATS_BOARD_TIME_DIV"] = str(a.time_div)
+    os.environ["ATS_BOARD_BLOCKS"] = str(a.blocks)
     os.environ["ATS_BOARD_MIX_N"] = str(a.n)
     os.environ["ATS_SEED"] = str(a.seed)
     print("[demo] the ECPIX-5 board SoC in Verilator: generate, firmware, build (cached), boot, I/O", flush=True)

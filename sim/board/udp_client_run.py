@@ -9,6 +9,11 @@ Prints one JSON line with its counts; exits 1 on a data mismatch or a link error
     boot N     the whole board SoC (test_board_soc.py): IDENTIFY, sent at once and retried while the
                device boots; then N random one-page WRITE / READ / TRIM / FLUSH, one at a time, each
                READ checked against a dict, and every LBA written read back at the end
+    write N    the board SoC's power-fail test: IDENTIFY as in boot, then LBAs 0..N-1 written with
+               seeded data (NSLOT in flight), then FLUSH: all of it durable
+    check N    after the cut and the reboot: IDENTIFY as in boot, then READ LBAs 0..N-1: each must be
+               `--seed`'s data, or, for the LBAs below --n2 (rewritten without a FLUSH when power
+               failed), `--seed2`'s; never anything else (the counts of each are printed)
 """
 from __future__ import annotations
 
@@ -53,13 +58,39 @@ def stream(dev: UdpDevice, mode: str, n: int, seed: int, nlba: int, page: int) -
     return dict(done=done)
 
 
-def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
+def identify(dev: UdpDevice) -> tuple[dict, float]:
+    """IDENTIFY, retried while the device boots (minutes of wall time in the simulation)."""
     t0 = time.monotonic()
     p = dev.wait(dev.submit(OP["IDENTIFY"]), timeout=7200.0)
     if p.cpl.status != 0:
         raise SystemExit(f"IDENTIFY: status {p.cpl.status:#x}")
-    idn = decode_identify(p.data)
-    t_id = time.monotonic() - t0
+    return decode_identify(p.data), time.monotonic() - t0
+
+
+def write_flush(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
+    idn, t_id = identify(dev)
+    stream(dev, "wstream", n, seed, nlba, page)
+    dev.flush()
+    return dict(done=n, identify=idn, identify_wall_s=round(t_id, 1))
+
+
+def check(dev: UdpDevice, n: int, seed: int, seed2: int, n2: int, page: int) -> dict:
+    idn, t_id = identify(dev)
+    old = new = 0
+    for lba in range(n):
+        d = dev.read(lba)
+        if d == page_of(seed, lba, page):
+            old += 1
+        elif lba < n2 and d == page_of(seed2, lba, page):
+            new += 1
+        else:
+            raise SystemExit(f"check: READ {lba} is neither the flushed data nor (below {n2}) the rewrite's: "
+                             f"{d[:16].hex()}")
+    return dict(done=n, old=old, new=new, identify=idn, identify_wall_s=round(t_id, 1))
+
+
+def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
+    idn, t_id = identify(dev)
     rng = random.Random(seed)
     ref: dict[int, bytes] = {}
     counts = dict(write=0, read=0, trim=0, flush=0)
@@ -87,9 +118,12 @@ def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
     return dict(counts, done=n, readback=len(ref), identify=idn, identify_wall_s=round(t_id, 1))
 
 
+BOOTS = ("boot", "write", "check")       # modes that start while the device boots
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["mix", "wstream", "rstream", "boot"])
+    ap.add_argument("mode", choices=["mix", "wstream", "rstream", "boot", "write", "check"])
     ap.add_argument("n", type=int)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
@@ -98,12 +132,14 @@ def main() -> None:
     ap.add_argument("--nslot", type=int, default=4)
     ap.add_argument("--slot-bytes", type=int, default=4096)
     ap.add_argument("--timeout", type=float, default=2.0)
+    ap.add_argument("--seed2", type=int, default=0, help="check: the unflushed rewrite's seed")
+    ap.add_argument("--n2", type=int, default=0, help="check: LBAs 0..n2-1 were rewritten without a FLUSH")
     a = ap.parse_args()
     # boot: the device answers only once its firmware has booted (minutes of wall time in the
     # simulation): retried for as long as that takes
     dev = UdpDevice("127.0.0.1", a.port, page_bytes=a.page, nlba=a.nlba, nslot=a.nslot, slot_bytes=a.slot_bytes,
-                    timeout=a.timeout, max_timeout=(8 if a.mode == "boot" else 4) * a.timeout,
-                    max_retries=2000 if a.mode == "boot" else 20)
+                    timeout=a.timeout, max_timeout=(8 if a.mode in BOOTS else 4) * a.timeout,
+                    max_retries=2000 if a.mode in BOOTS else 20)
     t0 = time.monotonic()
     try:
         counts = run(dev, a)
@@ -118,6 +154,10 @@ def main() -> None:
 def run(dev: UdpDevice, a) -> dict:
     if a.mode == "boot":
         return boot(dev, a.n, a.seed, a.nlba, a.page)
+    if a.mode == "write":
+        return write_flush(dev, a.n, a.seed, a.nlba, a.page)
+    if a.mode == "check":
+        return check(dev, a.n, a.seed, a.seed2, a.n2, a.page)
     if a.mode == "mix":
         from test_udplink import random_workload
         return random_workload(dev, None, random.Random(a.seed), a.n, nlba=a.nlba, slot_bytes=a.slot_bytes)
