@@ -291,7 +291,17 @@ module ats_backend_slog #(
 
     logic [7:0] e;                            // a descriptor's error
     logic       d_we;                         // a descriptor is stored
-    wire txid_ok = (a_tx_q != 8'd0) && (a_tx_q <= 8'(NUM_TX));
+    // tests of the registered operation, registered in turn (its fields are stable from I_TAG to
+    // I_EXE; the counts change only in an I_EXE)
+    logic txid_ok, fbad, fu_full, fr_full, tx_same;
+    always_ff @(posedge clk) begin
+        txid_ok <= (a_tx_q != 8'd0) && (a_tx_q <= 8'(NUM_TX));
+        fbad <= a_len_q == 12'd0 || a_len_q[1:0] != 2'd0 || a_off_q[1:0] != 2'd0
+                || 32'(a_len_q) > P || 32'(a_off_q) + 32'(a_len_q) > PAGE_BYTES;
+        fu_full <= 32'(rfirst_q ? '0 : nfu_q) >= SLOG_TXFULL;
+        fr_full <= 32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS;
+        tx_same <= a_tx_q == rtx_q;
+    end
     // a descriptor is taken in I_IDLE when no index command is offered
     wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid;
     wire ix_apply_wait = (s_ix_op == OP_APPLY) && (rs_q == R_EMIT);
@@ -409,14 +419,12 @@ module ats_backend_slog #(
                         if (rfirst_q) begin
                             rtx_d = a_tx_q; nfu_d = '0; nfr_d = '0; rerr_d = 8'd0;
                         end
-                        if (rfirst_q ? !txid_ok : (a_tx_q != rtx_q)) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
+                        if (rfirst_q ? !txid_ok : !tx_same) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
                         else if (a_full_q) begin
-                            if (32'(rfirst_q ? '0 : nfu_q) >= SLOG_TXFULL) e = STS_TX_FULL;
+                            if (fu_full) e = STS_TX_FULL;
                         end else begin
-                            if (a_len_q == 12'd0 || a_len_q[1:0] != 2'd0 || a_off_q[1:0] != 2'd0
-                                || 32'(a_len_q) > P || 32'(a_off_q) + 32'(a_len_q) > PAGE_BYTES)
-                                e = STS_BAD_FIELD;
-                            else if (32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS) e = STS_TX_FULL;
+                            if (fbad) e = STS_BAD_FIELD;
+                            else if (fr_full) e = STS_TX_FULL;
                             else if (!hit || !own) e = STS_BAD_FIELD;
                             else if (kp_full) e = STS_TX_FULL;
                         end
