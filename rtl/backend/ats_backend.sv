@@ -300,12 +300,10 @@ module ats_backend #(
     // ring pointers with one wrap bit: entry = pointer[WIN_W-1:0]
     logic [WIN_W:0]     acc_ptr_q, iss_ptr_q, cpl_ptr_q;
     logic [WIN_W:0]     count;            // allocated entries (acc - cpl)
-    logic [WIN_W:0]     to_issue;         // accepted, not yet issued in order (acc - iss)
     logic [63:0]        cpl_seq_q;        // seq of the oldest entry (cpl_ptr); entry i has
                                           // seq = cpl_seq_q + ((i - cpl_ptr) mod WIN)
     logic [63:0]        seq_q;            // seq of the next request: cpl_seq_q + count
     assign count    = acc_ptr_q - cpl_ptr_q;
-    assign to_issue = acc_ptr_q - iss_ptr_q;
     assign seq_q    = cpl_seq_q + 64'(count);
     logic [63:0]        e_seq  [WIN];         // seq of each entry, written at acceptance (= seq_q then)
     logic [WIN_W-1:0]   acc_e, iss_e;
@@ -343,8 +341,14 @@ module ats_backend #(
     logic [31:0]        fw_rd;
     logic               recv_fw_q;        // the entry being received is a RELOC (data on s_fwd)
     logic               fw_acc;           // RELOC enters the table this cycle
-    assign fw_acc      = fw_reloc_req && !recv_q && (count != (WIN_W+1)'(WIN)) && !rst;
-    assign s_wb_ready  = !recv_q && (count != (WIN_W+1)'(WIN)) && !rst && !fw_reloc_req && !wb_hold;
+    // table full / empty / all issued as pointer compares (no subtraction: a carry chain on the
+    // completion FSM's and the issue rule's paths)
+    logic               tbl_full, tbl_empty, all_issued;
+    assign tbl_full    = acc_ptr_q[WIN_W-1:0] == cpl_ptr_q[WIN_W-1:0] && acc_ptr_q[WIN_W] != cpl_ptr_q[WIN_W];
+    assign tbl_empty   = acc_ptr_q == cpl_ptr_q;
+    assign all_issued  = acc_ptr_q == iss_ptr_q;
+    assign fw_acc      = fw_reloc_req && !recv_q && !tbl_full && !rst;
+    assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !wb_hold;
     assign acc_fire    = s_wb_valid && s_wb_ready;
     assign s_wbd_ready = recv_q && !recv_fw_q;
     assign s_fwd_ready = (recv_q && recv_fw_q) || fw_fwd_take;
@@ -441,14 +445,21 @@ module ats_backend #(
     logic [WIN_W-1:0]   rt_mem [WIN];
     logic [WIN_W:0]     rt_rd_q, rt_wr_q;
     logic               rt_empty;
-    assign rt_empty = rt_rd_q == rt_wr_q;
+    // the FIFO's state as the issue unit reads it, registered (timing: the pointer compare and the
+    // head's LUT-RAM read began the issue priority, the backend's slowest path at seed 3): rt_ne_q
+    // = not empty, rt_one_q = one entry, rt_head_q = rt_mem[rt_rd_q], each written with the
+    // cycle's push and pop (exact copies, asserted; no cycle is added)
+    logic               rt_ne_q, rt_one_q;
+    logic [WIN_W-1:0]   rt_head_q;
+    assign rt_empty = !rt_ne_q;
 
     localparam int BADQ = 4;
     logic [16:0]        bq_mem [BADQ];    // {chan 3, way 2, block 12}
     logic [2:0]         bq_rd_q, bq_wr_q;
     logic               bq_full, bq_empty;
+    logic               bq_full_q;        // (bq_wr_q - bq_rd_q) == BADQ, registered (s_ncpl_ready: timing; asserted)
     assign bq_empty = bq_rd_q == bq_wr_q;
-    assign bq_full  = (bq_wr_q - bq_rd_q) == 3'(BADQ);
+    assign bq_full  = bq_full_q;
     assign m_bad_valid = !bq_empty;
     assign {m_bad_chan, m_bad_way, m_bad_block} = bq_mem[bq_rd_q[1:0]];
 
@@ -490,7 +501,7 @@ module ats_backend #(
         .rsp_valid(rsp_fw), .rsp_status(s_rsp_status), .rsp_ppn(s_rsp_ppn), .rsp_mapped(s_rsp_mapped),
         .reloc_req(fw_reloc_req), .reloc_acc(fw_acc_go), .reloc_done(c_reloc_done),
         .reloc_status(c_status_q), .reloc_ppn(c_ppn_q),
-        .seq_idle(count == '0 && !acc_fire && !recv_q), .seqset(fw_seqset),
+        .seq_idle(tbl_empty && !acc_fire && !recv_q), .seqset(fw_seqset),
         .fo_free, .busy(fw_busy), .perr(fw_perr)
     );
 
@@ -590,10 +601,17 @@ module ats_backend #(
     logic               iss_have;
     logic               iss_txpg;         // the in-order entry is a data page with a txid (mark included)
     logic               iss_early;        // ... whose TX_WRITE goes early (at this issue)
-    assign iss_txpg  = e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e];
-    assign iss_early = iss_txpg && !txl_q[e_txid[iss_e]] &&
-                       (e_rec[iss_e] == RC_CMARK ? !txe_v_q[e_txid[iss_e]]
-                                                 : 32'(fx_cnt_q) + 32'(early_pend_q) < FIXN);
+    // the in-order entry's fields, registered with iss_ok_q (timing: iss_ptr -> the entry's txid ->
+    // the per-tx flags -> the early-TX_WRITE queue's write enable was the slowest path at seed 2):
+    // they are read only when iss_ok_q && !iss_mv_q, i.e. the entry was queued in the cycle before
+    // (so not being accepted) and the issue pointer did not move: its fields did not change
+    // (asserted).
+    logic [5:0]         iss_txid_q;
+    logic [1:0]         iss_rec_q;
+    logic               iss_txpg_q;
+    assign iss_txpg  = iss_txpg_q;
+    assign iss_early = iss_txpg && !txl_q[iss_txid_q] &&
+                       (iss_rec_q == RC_CMARK ? !txe_v_q[iss_txid_q] : 32'(fx_cnt_q) + 32'(early_pend_q) < FIXN);
     logic [WIN_W-1:0]   iss_ent;
     logic               iss_retry;
     // the in-order entry's issue rule, registered (timing: iss_ptr -> the entry's state, record kind
@@ -606,8 +624,8 @@ module ats_backend #(
     logic               die_ok;
     logic               any_block;
     always_comb begin
-        iss_retry = !rt_empty;
-        iss_ent   = iss_retry ? rt_mem[rt_rd_q[WIN_W-1:0]] : iss_e;
+        iss_retry = rt_ne_q;
+        iss_ent   = iss_retry ? rt_head_q : iss_e;
         // a commit / abort (record or COMMIT-marked page) is issued once every early TX_WRITE has
         // been answered and no commit / abort is in flight: the statuses of its tx's own TX_WRITEs
         // are known, so a doomed commit is written as an abort (a tx on the late path: once every
@@ -688,11 +706,15 @@ module ats_backend #(
     // the C_FIX search registered (timing: cpl_ptr -> e_txid[cp] -> FIXN compares -> first hit ->
     // the fix's flags was the backend's slowest path after the issue rule and the delivery pick);
     // C_FIX waits a cycle before each step (c_fxw_q) so that these describe the current table
+    // The first free fix slot is registered too: C_IDLE, the one state that takes a slot, never
+    // follows a cycle that wrote the fix table (C_IDLE and C_ACK write none; every state that
+    // writes one goes on to C_VC_NEW, C_FIX or C_REQ), so fx_free_i_q is current there (asserted)
     logic               fx_hit_q, c_fxw_q;
-    logic [FX_W-1:0]    fx_hit_i_q;
+    logic [FX_W-1:0]    fx_hit_i_q, fx_free_i_q;
     always_ff @(posedge clk) begin
-        fx_hit_q   <= fx_hit;
-        fx_hit_i_q <= fx_hit_i;
+        fx_hit_q    <= fx_hit;
+        fx_hit_i_q  <= fx_hit_i;
+        fx_free_i_q <= rst ? '0 : fx_free_i;   // (after reset every slot is free)
     end
     always_comb begin
         fx_hit = 1'b0; fx_hit_i = '0; fx_free_ok = 1'b0; fx_free_i = '0;
@@ -729,17 +751,24 @@ module ats_backend #(
     assign i_fw   = !i_rb && !i_nrd && nq_free && fw_nq_req && !(erase_wait && rd_nand_pending);
     assign i_iss  = !i_rb && !i_nrd && !i_fw && nq_free && iss_have;
     assign i_idle = !i_rb && !i_nrd && !i_fw && !i_iss && !iss_have;
-    assign i_prog = i_iss && die_ok;
+    // (the same as i_iss && die_ok, with the NAND request register's ready last: registers first)
+    logic               prog_ok;
+    assign prog_ok = !rd_nrd_valid && !fw_nrd_req && !(fw_nq_req && !(erase_wait && rd_nand_pending)) &&
+                     iss_have && die_ok;
+    assign i_prog = nq_free && prog_ok;
     assign i_open = (i_iss && !die_ok && nx_v[rr_q]) || (i_idle && !op_v[rr_q] && nx_v[rr_q]);
     assign i_skip = i_iss && !die_ok && !nx_v[rr_q];
     // the in-order entry's issue rule, registered (iss_ok_q, above)
     always_ff @(posedge clk) begin
-        iss_ok_q <= to_issue != '0 && e_st[iss_e] == E_QUEUED &&
+        iss_ok_q <= !all_issued && e_st[iss_e] == E_QUEUED &&
                     (e_rec[iss_e] != RC_NONE ?
                          (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
                                                : (tw_out_q == '0 && txr_q == '0)) :
                      1'b1);
         iss_mv_q <= i_prog && !iss_retry;
+        iss_txid_q <= e_txid[iss_e];
+        iss_rec_q  <= e_rec[iss_e];
+        iss_txpg_q <= e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e];
         if (rst) begin
             iss_ok_q <= 1'b0;
             iss_mv_q <= 1'b0;
@@ -748,21 +777,22 @@ module ats_backend #(
     // firmware port: a RELOC entering the table, a REMAP request granted
     logic               fw_acc_go, fw_rq_go;
     assign fw_acc_go = !acc_fire && fw_acc;
-    assign fw_rq_go  = fw_rq_req && rq_free && c_st_q != C_REQ && !rd_lk_pending;
+    logic               fw_rq_want, tw_want, c_rq_want;   // the same without rq_free
+    assign fw_rq_want = fw_rq_req && c_st_q != C_REQ && !rd_lk_pending;
+    assign fw_rq_go   = fw_rq_want && rq_free;
     // early TX_WRITEs: when nobody else wants the remap request register and no commit / abort is
     // in flight, except the COMMIT-marked page's own (a commit / abort is issued with an empty queue,
     // so the mark's TX_WRITE is then the head and every other queued one is later in seq order; the
     // COMMIT / ABORT goes to the engine at its completion, which clears txr_q)
-    assign tw_go     = tw_ne && rq_free && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req &&
+    assign tw_want   = tw_ne && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req &&
                        (txr_q == '0 || e_rec[tw_e] != RC_NONE);
+    assign tw_go     = tw_want && rq_free;
     // completion FSM: its remap request, the oldest entry completed (a RELOC's on m_fwr)
     logic               c_rq_go, c_ack, c_reloc_done;
-    assign c_rq_go      = c_st_q == C_REQ && rq_free && !rd_lk_pending;      // host read lookups go first
+    assign c_rq_want    = c_st_q == C_REQ && !rd_lk_pending;                 // host read lookups go first
+    assign c_rq_go      = c_rq_want && rq_free;
     assign c_ack        = c_st_q == C_ACK && (e_fw[cp] ? fo_free : (!wc_v_q || m_wbc_ready));
     assign c_reloc_done = c_ack && e_fw[cp];
-    // host reads: a lookup request
-    logic               lk_fire;
-    assign lk_fire = rd_lk_valid && rq_free;
 
     // ---------------------------------------------------------------------------------------------
     // request table: accept, page words, issue, NAND completion, in-order completion
@@ -822,11 +852,11 @@ module ats_backend #(
                 e_blk[iss_ent]  <= op_blk[rr_q];
                 e_pg[iss_ent]   <= 8'(op_pg[rr_q]);
                 e_st[iss_ent]   <= E_ISSUED;
-                if (!iss_retry && e_rec[iss_ent] != RC_NONE) begin
+                if (!iss_retry && iss_rec_q != RC_NONE) begin
                     // every TX_WRITE of the tx has been answered (early ones), or every earlier
                     // request has completed (late path): the tx's error status is final
-                    e_doom[iss_ent]  <= e_rec[iss_ent] != RC_AREC && txe_v_q[e_txid[iss_ent]];
-                    e_flags[iss_ent] <= (e_rec[iss_ent] == RC_AREC || txe_v_q[e_txid[iss_ent]]) ? F_ABORT : F_COMMIT;
+                    e_doom[iss_ent]  <= iss_rec_q != RC_AREC && txe_v_q[iss_txid_q];
+                    e_flags[iss_ent] <= (iss_rec_q == RC_AREC || txe_v_q[iss_txid_q]) ? F_ABORT : F_COMMIT;
                 end
                 if (!iss_retry) begin
                     e_tw[iss_ent]  <= iss_early;
@@ -941,16 +971,16 @@ module ats_backend #(
             end
             if (tw_go) tw_rd_q <= tw_rd_q + 1'b1;
             tw_out_q <= tw_out_q + (WIN_W+1)'(tw_push) - (WIN_W+1)'(rsp_tw);
-            early_pend_q <= early_pend_q + (WIN_W+1)'(tw_push && e_rec[iss_ent] == RC_NONE)
+            early_pend_q <= early_pend_q + (WIN_W+1)'(tw_push && iss_rec_q == RC_NONE)
                                          - (WIN_W+1)'(c_ack_early);
             // completion first: a tx's next page is issued only after its commit's completion
             if (c_ack && e_rec[cp] != RC_NONE) begin
                 txr_q[e_txid[cp]] <= 1'b0;
                 txl_q[e_txid[cp]] <= 1'b0;
             end
-            if (i_prog && !iss_retry && e_rec[iss_ent] != RC_NONE) txr_q[e_txid[iss_ent]] <= 1'b1;
-            if (i_prog && !iss_retry && iss_txpg && !iss_early && e_rec[iss_ent] == RC_NONE)
-                txl_q[e_txid[iss_ent]] <= 1'b1;
+            if (i_prog && !iss_retry && iss_rec_q != RC_NONE) txr_q[iss_txid_q] <= 1'b1;
+            if (i_prog && !iss_retry && iss_txpg && !iss_early && iss_rec_q == RC_NONE)
+                txl_q[iss_txid_q] <= 1'b1;
         end
     end
 
@@ -959,7 +989,7 @@ module ats_backend #(
     always_ff @(posedge clk) begin
         if (rst) begin
             rt_wr_q <= '0;
-            bq_rd_q <= '0; bq_wr_q <= '0;
+            bq_rd_q <= '0; bq_wr_q <= '0; bq_full_q <= 1'b0;
             cnt_erases <= '0; cnt_nand_prog <= '0; cnt_nand_read <= '0;
             cnt_ecc_corr <= '0; cnt_prog_fail <= '0; cnt_read_err <= '0;
         end else begin
@@ -982,7 +1012,28 @@ module ats_backend #(
                 else            cnt_read_err <= cnt_read_err + 1'b1;
             end
             if (m_bad_valid && m_bad_ready) bq_rd_q <= bq_rd_q + 1'b1;
+            bq_full_q <= (bq_wr_q + 3'(nc_fail) - 3'(m_bad_valid && m_bad_ready)) - bq_rd_q == 3'(BADQ);
             if (fw_nrd_cpl) cnt_nand_read <= cnt_nand_read + 1'b1;
+        end
+    end
+
+    // the retry FIFO's registered state (rt_ne_q, rt_one_q, rt_head_q above): the cycle's push (a
+    // failed program) and pop (a re-program issued) applied; the head after a pop is read from the
+    // slot after the current head, a push into an empty FIFO (or one the pop empties) is the head
+    logic               rt_push, rt_pop, rt_last;
+    logic [WIN_W:0]     rt_cnt;
+    assign rt_push = nc_fail;
+    assign rt_pop  = i_prog && iss_retry;
+    assign rt_cnt  = rt_wr_q - rt_rd_q;
+    assign rt_last = !rt_ne_q || (rt_pop && rt_one_q);   // nothing left after the pop
+    always_ff @(posedge clk) begin
+        rt_ne_q   <= rt_push || !rt_last;
+        rt_one_q  <= (rt_push && !rt_pop) ? rt_cnt == '0 :
+                     (!rt_push && rt_pop) ? rt_cnt == (WIN_W+1)'(2) : rt_cnt == (WIN_W+1)'(1);
+        rt_head_q <= rt_last ? nc_e : rt_pop ? rt_mem[WIN_W'(rt_rd_q[WIN_W-1:0] + 1'b1)] : rt_mem[rt_rd_q[WIN_W-1:0]];
+        if (rst) begin
+            rt_ne_q  <= 1'b0;
+            rt_one_q <= 1'b0;
         end
     end
 
@@ -992,31 +1043,40 @@ module ats_backend #(
     // is kept. (When it stood after the firmware FSM, a REMAP loaded while a read lookup was being
     // taken was dropped, and the firmware waited for its response for ever; found by the core
     // campaign's watchdog, 1x4_faults seed 5.)
+    // The four requesters exclude each other (a lookup waiting stops the other three, the
+    // completion FSM in C_REQ the firmware and the early TX_WRITEs, a firmware REMAP the early
+    // TX_WRITEs), so the next request is selected from registers alone and m_req_ready, through
+    // rq_free, only enables the load (timing: in the core, the remap engine's ready -> this
+    // register was the whole device's critical path).
+    logic               rq_ld;
+    logic [3:0]         rq_op_d;
+    logic [7:0]         rq_tag_d;
+    logic [5:0]         rq_txid_d;
+    logic [31:0]        rq_lpn_d;
+    logic [PPN_W-1:0]   rq_ppn_d;
+    assign rq_ld = rq_free && (rd_lk_valid || c_rq_want || fw_rq_want || tw_want) && !rst;
+    always_comb begin
+        if (rd_lk_valid) begin                     // a host read's lookup
+            rq_tag_d = RT_RD; rq_op_d = rd_lk_op; rq_txid_d = rd_lk_txid; rq_lpn_d = rd_lk_lpn; rq_ppn_d = '0;
+        end else if (c_rq_want) begin              // the completion FSM's request
+            rq_tag_d = RT_CPL; rq_op_d = c_op_q; rq_txid_d = e_txid[cp]; rq_lpn_d = c_lpn_q; rq_ppn_d = c_rppn_q;
+        end else if (fw_rq_want) begin             // a firmware REMAP
+            rq_tag_d = RT_FW; rq_op_d = fw_rop_q; rq_txid_d = fw_txid_q; rq_lpn_d = fw_lpn_q; rq_ppn_d = fw_ppn_q;
+        end else begin                             // an early TX_WRITE (tag RT_TW + entry)
+            rq_tag_d = RT_TW | 8'(tw_e); rq_op_d = R_TX_WRITE; rq_txid_d = e_txid[tw_e]; rq_lpn_d = e_lpn[tw_e];
+            rq_ppn_d = tw_ppn;
+        end
+    end
     always_ff @(posedge clk) begin
         if (rst) begin
             rq_v_q <= 1'b0;
         end else begin
             if (rq_v_q && m_req_ready) rq_v_q <= 1'b0;
-            if (tw_go) begin                       // an early TX_WRITE (tag RT_TW + entry)
-                rq_v_q <= 1'b1; rq_tag_q <= RT_TW | 8'(tw_e); rq_op_q <= R_TX_WRITE;
-                rq_txid_q <= e_txid[tw_e]; rq_lpn_q <= e_lpn[tw_e]; rq_ppn_q <= tw_ppn;
-            end
-            if (fw_rq_go) begin
-                rq_v_q <= 1'b1; rq_tag_q <= RT_FW; rq_op_q <= fw_rop_q; rq_txid_q <= fw_txid_q;
-                rq_lpn_q <= fw_lpn_q; rq_ppn_q <= fw_ppn_q;
-            end
-            if (c_rq_go) begin
-                rq_v_q <= 1'b1;
-                rq_tag_q <= RT_CPL;
-                rq_op_q <= c_op_q;
-                rq_txid_q <= e_txid[cp];
-                rq_lpn_q <= c_lpn_q;
-                rq_ppn_q <= c_rppn_q;
-            end
-            if (lk_fire) begin
-                rq_v_q <= 1'b1; rq_tag_q <= RT_RD;
-                rq_op_q <= rd_lk_op; rq_txid_q <= rd_lk_txid; rq_lpn_q <= rd_lk_lpn; rq_ppn_q <= '0;
-            end
+            if (rq_ld) rq_v_q <= 1'b1;
+        end
+        if (rq_ld) begin
+            rq_tag_q <= rq_tag_d; rq_op_q <= rq_op_d; rq_txid_q <= rq_txid_d; rq_lpn_q <= rq_lpn_d;
+            rq_ppn_q <= rq_ppn_d;
         end
     end
 
@@ -1043,7 +1103,7 @@ module ats_backend #(
                 txe_st_q[e_txid[rsp_tw_e]] <= s_rsp_status;
             end
             case (c_st_q)
-                C_IDLE: if (count != '0 && e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp])) begin
+                C_IDLE: if (!tbl_empty && e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp])) begin
                     c_cnt_q <= 16'd0;
                     c_status_q <= 8'h00;
                     c_mapafter_q <= 1'b0;
@@ -1089,11 +1149,11 @@ module ats_backend #(
                             end else begin
                                 if (e_fx[cp]) begin
                                     c_vppn_q <= e_fppn[cp];
-                                    fx_v[fx_free_i] <= 1'b1;
-                                    fx_t[fx_free_i] <= e_txid[cp];
-                                    fx_lpn[fx_free_i] <= e_lpn[cp];
-                                    fx_fppn[fx_free_i] <= e_fppn[cp];
-                                    fx_nppn[fx_free_i] <= cp_ppn;
+                                    fx_v[fx_free_i_q] <= 1'b1;
+                                    fx_t[fx_free_i_q] <= e_txid[cp];
+                                    fx_lpn[fx_free_i_q] <= e_lpn[cp];
+                                    fx_fppn[fx_free_i_q] <= e_fppn[cp];
+                                    fx_nppn[fx_free_i_q] <= cp_ppn;
                                     fx_cnt_q <= fx_cnt_q + 1'b1;
                                 end
                                 c_st_q <= C_VC_NEW;
@@ -1222,6 +1282,29 @@ module ats_backend #(
         end
     end
 
+`ifndef SYNTHESIS
+    // the registers that mirror state (timing): the retry FIFO's flags and head, the in-order
+    // entry's fields where they are read, and the remap requesters that the load select assumes
+    // exclusive
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert (rt_ne_q == (rt_rd_q != rt_wr_q) && rt_one_q == (rt_cnt == (WIN_W+1)'(1)) &&
+                    (!rt_ne_q || rt_head_q == rt_mem[rt_rd_q[WIN_W-1:0]]))
+                else $error("ats_backend: retry FIFO registers out of step with its pointers (%m)");
+            assert (!(iss_ok_q && !iss_mv_q) ||
+                    (iss_txid_q == e_txid[iss_e] && iss_rec_q == e_rec[iss_e] &&
+                     iss_txpg_q == (e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e])))
+                else $error("ats_backend: registered in-order entry fields out of step with entry %0d (%m)", iss_e);
+            assert ($onehot0({rd_lk_valid, c_rq_want, fw_rq_want, tw_want}))
+                else $error("ats_backend: two remap requesters at once (%m)");
+            assert (bq_full_q == ((bq_wr_q - bq_rd_q) == 3'(BADQ)))
+                else $error("ats_backend: bad-block FIFO full flag out of step with its pointers (%m)");
+            assert (c_st_q != C_IDLE || fx_free_i_q == fx_free_i)
+                else $error("ats_backend: registered free fix slot out of step with the fix table (%m)");
+        end
+    end
+`endif
+
     // ---------------------------------------------------------------------------------------------
     // protocol errors, counted over all units (at most one per source a cycle; 3-bit sum as before)
     logic [2:0]         perr;
@@ -1261,7 +1344,7 @@ module ats_backend #(
     // the one-shot steps (a die opening its next block, the registered issue rule and fix search).
     logic tbl_wait;
 `ifdef ATS_SIM_SKIP
-    assign tbl_wait = to_issue == '0 && rt_empty && !tw_ne && c_st_q == C_IDLE &&
+    assign tbl_wait = all_issued && rt_empty && !tw_ne && c_st_q == C_IDLE &&
                       !(e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp]));
 `else
     assign tbl_wait = 1'b0;

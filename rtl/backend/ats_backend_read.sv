@@ -206,7 +206,7 @@ module ats_backend_read #(
     localparam int OBD = 4;
     logic [RD_SLOTS-1:0]    dv_cand_q;        // slots ready to deliver, not yet picked
     logic                   dv_act_q;         // a page is being delivered from slot dv_s_q
-    logic [RS_W-1:0]        dv_s_q, dv_rr_q, dv_pick_s;
+    logic [RS_W-1:0]        dv_s_q, dv_pick_s;
     logic                   dv_pick;
     logic [RWA:0]           dl_w_q;           // next word of that page
     logic                   dl_pick, dl_last;
@@ -217,9 +217,9 @@ module ats_backend_read #(
     logic [2:0]             ob_rd_q, ob_wr_q, ob_pend_q;
     logic                   q1_v_q, q2_v_q, q1_z_q, q2_z_q, q1_l_q, q2_l_q;
     logic [7:0]             q1_st_q, q2_st_q, q1_tag_q, q2_tag_q;
-    // round robin as two find-first-set searches (timing: a rotate by dv_rr_q, then a priority
+    // round robin as two find-first-set searches (timing: a rotate by the pointer, then a priority
     // chain over RD_SLOTS candidates, was the backend's slowest path): the first candidate at or
-    // after dv_rr_q if there is one, else the first candidate; each search isolates the lowest set
+    // after the pointer if there is one, else the first candidate; each search isolates the lowest set
     // bit (v & -v: a carry chain) and encodes the one-hot (an OR tree per index bit)
     // (the one-hot also sets rb_out_q directly, without decoding the index again)
     function automatic logic [RS_W-1:0] oh_idx(input logic [RD_SLOTS-1:0] oh);
@@ -227,11 +227,23 @@ module ats_backend_read #(
         for (int b = 0; b < RS_W; b++)
             for (int k = 0; k < RD_SLOTS; k++) if (((k >> b) & 1) != 0) oh_idx[b] = oh_idx[b] | oh[k];
     endfunction
-    logic [RD_SLOTS-1:0]    dv_ge;            // slots at or after dv_rr_q
-    logic [RD_SLOTS-1:0]    dv_hi, dv_oh;     // candidates at or after it; the picked slot, one-hot
-    always_comb for (int k = 0; k < RD_SLOTS; k++) dv_ge[k] = RS_W'(k) >= dv_rr_q;
-    assign dv_hi     = dv_cand_q & dv_ge;
-    assign dv_oh     = dv_hi != '0 ? dv_hi & (~dv_hi + 1'b1) : dv_cand_q & (~dv_cand_q + 1'b1);
+    // The at-or-after mask is applied a cycle ahead: dv_hi_q = the candidates at or after the
+    // pointer (and dv_hi_nz_q: any), registered with dv_cand_q from the same vector (timing: the
+    // pointer -> mask -> find-first-set -> pointer loop was the backend's slowest path). It is a
+    // cycle old only in the cycle after a pick, when dv_act_q is high and nothing is picked; the
+    // pointer is kept one-hot (dv_rr_oh_q: the pick rotated by one), so no index is decoded for it.
+    logic [RD_SLOTS-1:0]    dv_rr_oh_q;       // the slot after the last one delivered, one-hot
+    logic [RD_SLOTS-1:0]    dv_ge;            // slots at or after it
+    logic [RD_SLOTS-1:0]    dv_cand_d;        // next candidate vector
+    logic [RD_SLOTS-1:0]    dv_hi_q, dv_oh;   // candidates at or after it; the picked slot, one-hot
+    logic                   dv_hi_nz_q;
+    always_comb begin
+        logic acc;
+        acc = 1'b0;
+        for (int k = 0; k < RD_SLOTS; k++) begin acc = acc | dv_rr_oh_q[k]; dv_ge[k] = acc; end
+    end
+    assign dv_cand_d = rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q;
+    assign dv_oh     = dv_hi_nz_q ? dv_hi_q & (~dv_hi_q + 1'b1) : dv_cand_q & (~dv_cand_q + 1'b1);
     assign dv_pick   = !dv_act_q && dv_cand_q != '0 && !rst;
     assign dv_pick_s = oh_idx(dv_oh);
     // room for one more word: FIFO occupancy + words in the memory pipeline < 4 (4-bit arithmetic,
@@ -245,14 +257,18 @@ module ats_backend_read #(
     assign m_rdd_status = ob_st[ob_rd_q[1:0]];
     assign m_rdd_tag    = ob_tag[ob_rd_q[1:0]];
     always_ff @(posedge clk) begin
-        dv_cand_q <= rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q;
+        dv_cand_q  <= dv_cand_d;
+        dv_hi_q    <= dv_cand_d & dv_ge;
+        dv_hi_nz_q <= (dv_cand_d & dv_ge) != '0;
         if (rst) begin
-            dl_w_q <= '0; dv_act_q <= 1'b0; dv_rr_q <= '0; dv_cand_q <= '0;
+            dl_w_q <= '0; dv_act_q <= 1'b0; dv_rr_oh_q <= RD_SLOTS'(1); dv_cand_q <= '0;
+            dv_hi_q <= '0; dv_hi_nz_q <= 1'b0;
             ob_rd_q <= 3'd0; ob_wr_q <= 3'd0; ob_pend_q <= 3'd0;
             q1_v_q <= 1'b0; q2_v_q <= 1'b0;
         end else begin
             if (dv_pick) begin
-                dv_act_q <= 1'b1; dv_s_q <= dv_pick_s; dv_rr_q <= dv_pick_s + 1'b1;
+                dv_act_q <= 1'b1; dv_s_q <= dv_pick_s;
+                dv_rr_oh_q <= {dv_oh[RD_SLOTS-2:0], dv_oh[RD_SLOTS-1]};
             end
             q1_v_q <= dl_pick; q1_z_q <= rb_zero_q[dv_s_q]; q1_l_q <= dl_last;
             q1_st_q <= dl_last ? rb_st[dv_s_q] : ats_host_pkg::STS_OK; q1_tag_q <= rb_tag[dv_s_q];
@@ -365,6 +381,25 @@ module ats_backend_read #(
             if (!rb_req_q[nd_s] || rb_dat_q[nd_s]) perr = perr + 3'd1;
         end
     end
+
+`ifndef SYNTHESIS
+    // the registers that mirror state (timing): the delivery pick's mask registered a cycle ahead
+    // equals the mask of the current pointer whenever a pick can happen, and the one-hot pointer is
+    // the slot after the last one picked (reference: its index, as it was kept before)
+    logic [RS_W-1:0]        dv_rr_chk_q;
+    always_ff @(posedge clk) begin
+        if (rst) dv_rr_chk_q <= '0;
+        else if (dv_pick) dv_rr_chk_q <= dv_pick_s + 1'b1;
+    end
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert (dv_rr_oh_q == RD_SLOTS'(1) << dv_rr_chk_q)
+                else $error("ats_backend_read: one-hot delivery pointer out of step with its index (%m)");
+            assert (dv_act_q || (dv_hi_q == (dv_cand_q & dv_ge) && dv_hi_nz_q == (dv_hi_q != '0)))
+                else $error("ats_backend_read: registered delivery mask out of step with the pointer (%m)");
+        end
+    end
+`endif
 
     // work that the ports do not show (rtl/core/README.md "Simulation cost")
 `ifdef SYNTHESIS
