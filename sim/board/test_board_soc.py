@@ -67,6 +67,9 @@ class BoardTB:
         mon = int(os.environ.get("ATS_BOARD_MON", "0"))
         if mon:
             cocotb.start_soon(self._monitor(mon))
+        tr = os.environ.get("ATS_BOARD_TRACE", "")
+        if tr:
+            cocotb.start_soon(self._trace(*map(int, tr.split(","))))
 
     @property
     def cycle(self) -> int:
@@ -86,6 +89,24 @@ class BoardTB:
             await Timer(every * SYS_PS, unit="ps")
             d._log.info("mon @%d: ibus %08x ce_n %02x rb_n %02x", self.cycle, int(d.soc_ecpix5soc_ibus_adr.value) << 2,
                         int(d.soc_nand_ce_n.value), int(d.soc_nand_rb_n.value))
+
+    async def _trace(self, start: int, lines: int):
+        """ATS_BOARD_TRACE=<cycle>,<lines>: from that cycle, a log line whenever channel 0's pins seen
+        by die 0 change (CE#, RE#, WE#, CLE, ALE), with its DQ output enable and the bus the core samples."""
+        d = self.dut
+        await Timer(start * SYS_PS, unit="ps")
+        last = None
+        while lines > 0:
+            await RisingEdge(d.sys_clk)
+            await ReadOnly()
+            v = (int(d.soc_nand_ce_n.value) & 1, int(d.soc_nand_re_n.value) & 1, int(d.soc_nand_we_n.value) & 1,
+                 int(d.soc_nand_cle.value) & 1, int(d.soc_nand_ale.value) & 1, int(d.soc_emu0_dq_oe.value),
+                 int(d.soc_nand_dq_i.value) & 0xFF, int(d.soc_emu0_dq_o.value))
+            if v != last:
+                d._log.info("trace @%d: ce_n %d re_n %d we_n %d cle %d ale %d | oe0 %d dq_i %02x emu0_dq_o %02x",
+                            self.cycle, *v)
+                last = v
+                lines -= 1
 
     async def _uart(self):
         """The console: one byte a cycle while the UART's stream offers one (ready held at 1)."""
