@@ -10,7 +10,7 @@ adds the firmware to the ROM and runs Yosys, nextpnr-ecp5 and ecppack.
 
 What it holds (docs/architecture.md, soc/README.md):
   - the CPU side of the simulation SoC (soc/atomssd_soc.py): VexRiscv standard, ROM 32 KiB (the
-    firmware and its DDR3 initialisation), SRAM 16 KiB, timer, UART console on the board's USB
+    firmware and its DDR3 initialisation), SRAM 16 KiB, no timer, UART console on the board's USB
     serial; main RAM in the DDR3
   - the device core through add_atomssd (the same RTL and CSRs as the simulation SoC), 4 channels x
     2 ways, 4 KiB pages (the `default` device's geometry)
@@ -18,7 +18,7 @@ What it holds (docs/architecture.md, soc/README.md):
     an L2 at the 128-bit port is 16 byte-lane block RAMs)
   - eight NAND die emulators (rtl/nand_emu) on the core's NAND pins, each with a LiteDRAM native
     port of its own (the crossbar arbitrates), their arrays in the DDR3 above the CPU's 16 MiB
-  - LiteEth on the RGMII PHY with its ARP / IP / ICMP / UDP stack (32-bit datapath at the system
+  - LiteEth on the RGMII PHY with its ARP / IP / UDP stack (no ICMP) (32-bit datapath at the system
     clock; the MAC on 8 bits in the PHY's clock) and the UDP host link (rtl/hostlink/ats_udp_host) on UDP port 16724, wired to the core's
     host port in place of the simulation's host port pads
   - the power-fail input (constraints/ecpix5.py: a button on PMOD 0 pin 1), synchronised, to the
@@ -66,10 +66,14 @@ ROM_SIZE = 0x8000
 # `sim` configuration's backend sizes (the ones the full-system tests run): 4 read slots and a
 # request table of 4 pages in flight (8 and 8: the backend 1,005 LUT positions and 16 DP16KD more;
 # docs/boards.md "Resources"). 4 writes of tPROG 200 us in flight are about 80 MB/s of NAND programs, 4 reads in
-# flight of tR 40 us about 400 MB/s: both near or above what the GbE link moves
+# flight of tR 40 us about 400 MB/s: both near or above what the GbE link moves. The command queue
+# holds 4 commands (the host link's UDP_SLOTS, the only source of commands: its precedence matrices
+# grow with the square of the depth, 16 entries 3,364 LUT positions, 4 entries 962) and the write
+# buffer 4 page slots (8 before: 698 positions). docs/boards.md "Resources": bench-core's read IOPS
+# at these sizes unchanged (the 4 read slots bound them), its write IOPS 2.3 % lower
 ECPIX5 = AtsConfig(name="ecpix5", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
-                   pages_per_block=64, blocks=128, num_lbas=16384, win=4, rd_slots=4,
-                   remap_preset="default", sys_clk_hz=75_000_000)
+                   pages_per_block=64, blocks=128, num_lbas=16384, qdepth=UDP_SLOTS, num_slots=4,
+                   win=4, rd_slots=4, remap_preset="default", sys_clk_hz=75_000_000)
 # The same eight dies on two channels of four ways (`make bitstream BOARD=ecpix5_2x4`): half the
 # channels' page controllers and BCH decoders, the part of the core that grows with the channels
 # (docs/boards.md "Resources": 4 x 2 does not fit the 85F yet). The same capacity and die count; half
@@ -99,6 +103,9 @@ CMD_BUFFER_DEPTH = 4
 # and preamble inserters and their 32-bit converters take about 1,400 LUT positions more
 # (docs/boards.md "Resources"); 8 bits at 125 MHz is the GbE line rate, the UDP side stays 32-bit
 ETH_SYS_DATAPATH = False
+# LiteEth's ICMP (ping: its echo FIFO, packetizer and IP crossbar port) and IP broadcast reception
+# left out: the host link needs ARP and UDP to its own address only (docs/boards.md "Resources")
+ETH_ICMP = False
 
 # the emulated dies' array times: the FEMU preset (40 / 200 / 2000 us), as the die model's defaults
 EMU_TIMES = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000, ARRAY_TIME_DIV=1)
@@ -169,7 +176,8 @@ class Ecpix5SoC(SoCCore):
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=ROM_SIZE, integrated_rom_init=[0] * 4,
                          integrated_sram_size=SRAM_SIZE, integrated_main_ram_size=0,
-                         uart_name=sim.uart_name if sim else "serial", with_timer=True, timer_uptime=True)
+                         # no timer: neither the firmware nor LiteX's DDR3 initialisation reads one
+                         uart_name=sim.uart_name if sim else "serial", with_timer=False)
         self.crg = sim.crg(platform) if sim else BoardCRG(platform, sys_hz)
 
         # ---- DDR3 (main RAM of the CPU; the emulated NAND arrays above DRAM_CPU_BYTES)
@@ -254,11 +262,12 @@ class Ecpix5SoC(SoCCore):
             self.comb += nand.dq_i[8 * c:8 * c + 8].eq(bus)
 
         # ---- Ethernet: RGMII PHY; the MAC (preamble, CRC, padding) on the PHY's 8-bit bytes in its
-        # 125 MHz clocks, ARP / IP / ICMP / UDP at the system clock on 32 bits (ETH_SYS_DATAPATH)
+        # 125 MHz clocks, ARP / IP / UDP at the system clock on 32 bits (ETH_SYS_DATAPATH, ETH_ICMP)
         self.ethphy = sim.ethphy(platform) if sim else LiteEthPHYRGMII(clock_pads=platform.request("eth_clocks"),
                                                                        pads=platform.request("eth"), rx_delay=0e-9)
         self.ethcore = LiteEthUDPIPCore(self.ethphy, mac_address=mac, ip_address=ip, clk_freq=sys_hz,
-                                        dw=32, with_sys_datapath=ETH_SYS_DATAPATH)
+                                        dw=32, with_sys_datapath=ETH_SYS_DATAPATH,
+                                        with_icmp=ETH_ICMP, with_ip_broadcast=False)
         # (the board file constrains the PHY's receive clock, eth_clocks:rx, to 125 MHz; the transmit
         # clock is made from it)
         udp = self.ethcore.udp.crossbar.get_port(UDP_PORT, dw=32)

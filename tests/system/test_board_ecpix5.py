@@ -88,6 +88,9 @@ def test_board_soc(board):
     port = host[0]["LOCAL_PORT"]
     assert port == 16724 and "16724" in doc
     assert host[0]["PAGE_BYTES"] == cfg["page_bytes"]
+    # the command queue holds every command the host link can have in flight (its only source of
+    # commands; docs/boards.md "Resources": the board's queue is sized to the link's slots)
+    assert core[0]["QDEPTH"] >= host[0]["NSLOT"]
 
     emus = _instances(v, "ats_nand_emu")
     assert len(emus) == ndie
