@@ -109,6 +109,7 @@ COPIES = {
     "cocotb_tests/lib/atstb/wbuf_model.py": [("op", "", ""), ("flag", "", ""), ("sts", "", "")],
     "cocotb_tests/lib/atstb/nvme_ref.py": [("op", "OP_", ""), ("flag", "F_", ""), ("sts", "ST_", "")],
     "cocotb_tests/lib/atstb/media_model.py": [("sts", "ST_", "")],
+    "cocotb_tests/ats_backend_slog/slog_unit_ref.py": [("sts", "", "")],
     "cocotb_tests/lib/atstb/sata_core_model.py": [("op", "OP_", "")],
     "cocotb_tests/ats_ssd_core/test_ats_ssd_core.py": [("op", "OP_", ""), ("sts", "", "")],
     "cocotb_tests/ats_sata_core/test_ats_sata_core.py": [("op", "OP_", "")],
