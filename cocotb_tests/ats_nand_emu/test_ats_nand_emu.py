@@ -173,8 +173,19 @@ class TB:
             for _ in range(5):
                 await RisingEdge(dut.clk)
             dut.rst.value = 0
-            while not int(dut.emu_init_done.value):
-                await RisingEdge(dut.clk)
+            # power on and the first RESET at once, while the emulator still clears its page states
+            # (pins not decoded then), as the board's core sends its power-on RESETs right after the
+            # system reset: the emulator runs that RESET when the clearing ends (R/B# low until
+            # then: the two rises are not compared). No second RESET follows, so an emulator that
+            # dropped this one answers READ ID and everything after it with nothing
+            dut.power_ok.value = 1
+            await Timer(self.rng.randint(20, 200), unit="ns")
+            assert not int(dut.emu_init_done.value), "the emulator cleared its states before the early RESET"
+            await self.host.command(0xFF)
+            assert not int(dut.emu_init_done.value), "the early RESET came after the clearing"
+            await self.host.wait_ready()
+            await self.host.deselect()
+            assert int(dut.emu_init_done.value)
             for b in sorted(self.bad):                    # factory marks, as the die's image has them
                 dut.s_bad_valid.value = 1
                 dut.s_bad_block.value = b
@@ -184,8 +195,8 @@ class TB:
                     await RisingEdge(dut.clk)
                 dut.s_bad_valid.value = 0
             S["started"] = True
-        else:
-            await Timer(1, unit="us")       # this test's host does not know the last test's cycles (tRHW)
+            return
+        await Timer(1, unit="us")           # this test's host does not know the last test's cycles (tRHW)
         await self.power_on()
 
     async def power_on(self):

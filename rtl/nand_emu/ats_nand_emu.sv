@@ -268,6 +268,7 @@ module ats_nand_emu #(
     logic [PG_W-1:0] loop_q;
     logic [ROW_W:0]  init_q;
     logic [1:0] fetch_q;
+    logic       init_rst_q;                   // a RESET (FFh) came while the page states were cleared
 
     // page-state and bad-mark memories (one read and one write port each, synchronous read)
     (* ram_style = "block" *) logic [1:0] pst_mem [ROWS];
@@ -565,6 +566,8 @@ module ats_nand_emu #(
                            (seq_cmd_q == 8'h80 && c_byte == 8'h10) || (seq_cmd_q == 8'h60 && c_byte == 8'hD0) ||
                            (seq_cmd_q == 8'h00 && addr_cnt_q == 3'd0);
     wire        ev_reset  = ev_cmd && c_byte == 8'hFF;
+    // an FFh latch while the page states are cleared (A_INIT: pins not decoded otherwise)
+    wire        init_ff   = (ast_q == A_INIT) && cur.pw && we_rise && prv.cle && !prv.ale && c_byte == 8'hFF;
     wire        intr      = ev_pwroff || ev_reset;     // an operation in flight is interrupted
     wire        in_tear   = (ast_q == A_TEAR) || (ast_q == A_TEARW) || (ast_q == A_TEAR2) || (ast_q == A_TEAR_LOOP);
     logic       sb;                                    // an array operation starts (R/B# low)
@@ -607,7 +610,7 @@ module ats_nand_emu #(
             col_q <= '0; col_rd_q <= '0; prog_lo_q <= '0; prog_hi_q <= '0; row_q <= '0;
             id20_q <= 1'b0; id_idx_q <= '0; pidx_q <= '0; tmr_q <= '0; fail_pend_q <= 1'b0;
             tear_blk_q <= 1'b0; tear_reset_q <= 1'b0; loop_q <= '0; init_q <= '0; fetch_q <= '0;
-            out_en_q <= 1'b0; din_we <= 1'b0; din_byte <= 8'h00;
+            out_en_q <= 1'b0; din_we <= 1'b0; din_byte <= 8'h00; init_rst_q <= 1'b0;
         end else begin
             din_we <= 1'b0;
             col_rd_q <= col_q;
@@ -617,7 +620,19 @@ module ats_nand_emu #(
             case (ast_q)
                 A_INIT: begin
                     init_q <= init_q + 1'b1;
-                    if (init_q >= (ROW_W + 1)'(ROWS) && init_q >= (ROW_W + 1)'(BLOCKS)) ast_q <= A_IDLE;
+                    if (init_ff) init_rst_q <= 1'b1;
+                    if (init_q >= (ROW_W + 1)'(ROWS) && init_q >= (ROW_W + 1)'(BLOCKS)) begin
+                        ast_q <= A_IDLE;
+                        // the host's power-on RESET came while the states were cleared (the pins are
+                        // not decoded then, R/B# low): it runs now, R/B# low until tRST has passed
+                        if ((init_rst_q || init_ff) && cur.pw) begin
+                            ast_q <= A_TIMER;
+                            busy_q <= 1'b1;
+                            op_q <= OP_RESET;
+                            tmr_q <= TMR_W'(CYC_RST);
+                            pwr_q <= PW_NEEDRST;
+                        end
+                    end
                 end
                 A_LOOK: ast_q <= A_LOOKW;                  // page state / bad mark read
                 A_LOOKW: ast_q <= A_LOOK2;
