@@ -7,6 +7,13 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets the remainder's byte step as a look-up table filled at time 0 from lfsr8
+// (linear: the shifted remainder XOR the image of its top byte XOR the input byte; README_ecc.md
+// "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_bch_enc #(
     parameter int M = 13,   // Galois field GF(2^M): 13 (512 B sectors) or 14 (1 KiB sectors)
@@ -68,6 +75,13 @@ module ats_bch_enc #(
         end
         lfsr8 = x;
     endfunction
+`ifndef ATS_SYNTH_FORM
+    // simulation form: lfsr8(r, d) = (r << 8) ^ lfsr8(0, r[R-1 -: 8] ^ d), entry v = lfsr8(0, v)
+    logic [R-1:0] lfsr_t [256];
+    initial begin
+        for (int v = 0; v < 256; v++) lfsr_t[v] = lfsr8('0, 8'(v));
+    end
+`endif
 
     logic             par_mode_q, par_mode_d;    // emitting parity bytes
     logic [CNT_W-1:0] cnt_q, cnt_d;              // byte index in the data / parity part
@@ -100,7 +114,11 @@ module ats_bch_enc #(
         cnt_d      = cnt_q;
         rem_d      = rem_q;
         if (s_fire) begin
+`ifdef ATS_SYNTH_FORM
             rem_d = lfsr8(rem_q, s_data_data);           // rem_q is 0 at a sector start
+`else
+            rem_d = {rem_q[R-9:0], 8'h00} ^ lfsr_t[rem_q[R-1 -: 8] ^ s_data_data];
+`endif
             cnt_d = cnt_q + 1'b1;
             if (cnt_q == CNT_W'(K - 1)) begin
                 par_mode_d = 1'b1;

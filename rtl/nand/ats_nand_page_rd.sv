@@ -11,6 +11,13 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets the CRC-32C byte step as a look-up table filled at time 0 from
+// ats_nand_pkg::crc32c_byte and the zero count of a byte by $countones (same values;
+// README_page.md "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_nand_page_rd #(
     parameter int WAYS         = 4,     // dies on the channel (1..8)
@@ -94,11 +101,22 @@ module ats_nand_page_rd #(
     localparam logic [2:0] ST_ERASED = ats_nand_pkg::NAND_ST_ERASED;
 
     function automatic logic [3:0] zeros8(input logic [7:0] b);
+`ifdef ATS_SYNTH_FORM
         logic [3:0] n;
         n = '0;
         for (int i = 0; i < 8; i++) n = n + {3'b0, !b[i]};
         zeros8 = n;
+`else
+        zeros8 = 4'($countones(~b));
+`endif
     endfunction
+`ifndef ATS_SYNTH_FORM
+    // simulation form: crc32c_byte(c, b) = (c >> 8) ^ crc32c_byte(0, c[7:0] ^ b) (reflected, linear)
+    logic [31:0] crc_t [256];
+    initial begin
+        for (int v = 0; v < 256; v++) crc_t[v] = ats_nand_pkg::crc32c_byte(32'h0, 8'(v));
+    end
+`endif
 
     // per-way context, as arrays
     logic [2:0]        op_q   [WAYS];
@@ -576,7 +594,11 @@ module ats_nand_page_rd #(
         do_st_d = do_st_q; do_sec_d = do_sec_q; do_pos_d = do_pos_q; st_n_d = st_n_q;
         corr_d = corr_q; unc_d = unc_q; rcrc_d = rcrc_q; rmeta_d = rmeta_q; scrc_d = scrc_q;
         rc_v_d = 1'b0; rm_v_d = 1'b0;
+`ifdef ATS_SYNTH_FORM
         if (rc_v_q) rcrc_d = ats_nand_pkg::crc32c_byte(rcrc_q, rc_b_q);
+`else
+        if (rc_v_q) rcrc_d = (rcrc_q >> 8) ^ crc_t[rcrc_q[7:0] ^ rc_b_q];
+`endif
         if (rm_v_q) rmeta_d = {rc_b_q, rmeta_q[8*META_B-1:8]};
         pk_d = pk_q; pk_n_d = pk_n_q; mw_d = mw_q; vst_d = vst_q; mwords_d = mwords_q;
         ro_v_d = ro_v_q && !m_rdata_ready;

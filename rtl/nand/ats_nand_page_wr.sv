@@ -9,6 +9,12 @@
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// ATS_SYNTH_FORM: the form written for synthesis (Yosys defines SYNTHESIS); without it a
+// simulator gets the CRC-32C byte step as a look-up table filled at time 0 from
+// ats_nand_pkg::crc32c_byte (same values; README_page.md "Simulation cost")
+`ifdef SYNTHESIS
+`define ATS_SYNTH_FORM
+`endif
 
 module ats_nand_page_wr #(
     parameter int WAYS        = 4,     // dies on the channel (1..8)
@@ -179,6 +185,13 @@ module ats_nand_page_wr #(
         .m_valid(enc_in_valid), .m_ready(enc_in_ready), .m_data({enc_in_last, enc_in_data})
     );
 
+`ifndef ATS_SYNTH_FORM
+    // simulation form: crc32c_byte(c, b) = (c >> 8) ^ crc32c_byte(0, c[7:0] ^ b) (reflected, linear)
+    logic [31:0] crc_t [256];
+    initial begin
+        for (int v = 0; v < 256; v++) crc_t[v] = ats_nand_pkg::crc32c_byte(32'h0, 8'(v));
+    end
+`endif
     logic wd_take;   // a word is taken from s_wdata
     // Input words pass a 2-entry FIFO (pointers, registered ready = not full): s_wdata_valid /
     // _data / _last reach only the FIFO's registers, the input FSM sees registered words (Fmax:
@@ -200,7 +213,11 @@ module ats_nand_page_wr #(
         ra_d = (wo_st_q == WO_PAR) ? ra_q : '0;
         wmw_d = wmw_q; wmo_d = wmo_q; wc_z_d = wc_z_q; wc_1_d = wc_1_q;
         wc_v_d = 1'b0; wc_b_d = (wi_st_q == WI_DATA) ? up_byte : wmeta_q[7:0];
+`ifdef ATS_SYNTH_FORM
         if (wc_v_q) wcrc_d = ats_nand_pkg::crc32c_byte(wcrc_q, wc_b_q);
+`else
+        if (wc_v_q) wcrc_d = (wcrc_q >> 8) ^ crc_t[wcrc_q[7:0] ^ wc_b_q];
+`endif
         up_v_d = up_v_q; up_w_d = up_w_q; up_i_d = up_i_q;
         wd_take = 1'b0;
         ei_valid = 1'b0; ei_data = 8'h00; ei_last = (wpos_q == 10'(K - 1));

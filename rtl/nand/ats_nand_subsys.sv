@@ -414,6 +414,7 @@ module ats_nand_subsys #(
                       u_page.u_chan.bus_free && !u_page.u_chan.pend_v_q && !u_page.u_chan.cpl_v_q &&
                       !u_page.u_chan.uop_v_q && !u_page.u_chan.eng_busy_q && !u_page.u_chan.din_v_q &&
                       !u_page.u_chan.rd_v_q;
+            if (pg_wait)                           // (the ways only while the rest waits)
             for (int w = 0; w < WAYS; w++) begin   // W_IDLE 0, W_BUSY 1 (ats_nand_chan way_state_e)
                 if (!(u_page.u_chan.way_st_q[w] == 0 || (u_page.u_chan.way_st_q[w] == 1 &&
                       u_page.u_chan.way_wb_q[w] == '0 && !nand_rb_n[c*WAYS + w])))
