@@ -1,6 +1,7 @@
 """Plain-Python reference of ats_backend_slog, written from rtl/backend/README_slog.md (the index
 commands, the record's descriptors and statuses) and docs/persistence.md §10.1-10.2 (the log page
-and record bytes), not from the RTL. Transaction level: one call per command or record."""
+and record bytes), not from the RTL. Transaction level: one call per command, per descriptor
+(`desc`, then `rec_end` after the last) or per record (`record`)."""
 from __future__ import annotations
 
 import struct
@@ -22,6 +23,7 @@ class SlogRef:
         self.cf: list[tuple[int, int, int]] = []
         self.lpgn = 0
         self.held = None      # the accepted record: {txid, lpgn0, frags: [(lpn, frag)]}
+        self.rx = None        # the record being received (its descriptors so far)
 
     # ---- index
     def _txid_ok(self, t: int) -> bool:
@@ -85,48 +87,65 @@ class SlogRef:
             self.cf.append((txid, reclen, lpgn))
 
     # ---- records
-    def record(self, descs: list[dict]) -> dict:
-        """descs: {txid, full, lpn, ppn, off, len}. Returns {sts, txid} and, when OK, lpgn, reclen,
-        pages (list of bytes), and the layout; the record is then held until apply()."""
-        t = descs[0]["txid"]
-        sts = OK
-        fulls, frs = [], []
-        pend: dict[int, int] = {}
-        if not self._txid_ok(t):
-            sts = BAD_TXID
-        for d in descs:
-            if sts != OK:
-                break
-            if d["txid"] != t:
-                sts = BAD_FIELD
-            elif d["full"]:
-                if len(fulls) >= self.txfull:
-                    sts = TX_FULL
-                else:
-                    fulls.append(d)
+    def rec_begin(self) -> None:
+        """A record's first descriptor is about to be checked."""
+        self.rx = dict(t=None, sts=OK, fulls=[], frs=[], pend={})
+
+    def receiving(self) -> bool:
+        return getattr(self, "rx", None) is not None
+
+    def desc(self, d: dict) -> None:
+        """One descriptor {txid, full, lpn, ppn, off, len (, data)} checked in order (README "Records"):
+        a fragment that passes counts in its entry's `pend` at once."""
+        if not self.receiving():
+            self.rec_begin()
+        rx = self.rx
+        if rx["t"] is None:
+            rx["t"] = d["txid"]
+            if not self._txid_ok(d["txid"]):
+                rx["sts"] = BAD_TXID
+        t = rx["t"]
+        if rx["sts"] != OK:
+            return                                  # the first error stays; the rest ignored
+        if d["txid"] != t:
+            rx["sts"] = BAD_FIELD
+        elif d["full"]:
+            if len(rx["fulls"]) >= self.txfull:
+                rx["sts"] = TX_FULL
             else:
-                ln, off = d["len"], d["off"]
-                if ln == 0 or ln % 4 or off % 4 or ln > self.P or off + ln > self.pb:
-                    sts = BAD_FIELD
-                    continue
-                if len(frs) >= self.txfrags:
-                    sts = TX_FULL
-                    continue
-                e = self.entry(d["lpn"])
-                if e is None or not e["rsv"] or e["owner"] != t:
-                    sts = BAD_FIELD
-                    continue
-                k = len(e["F"]) + pend.get(d["lpn"], 0)
-                if k >= self.frags:
-                    sts = TX_FULL
-                    continue
-                pend[d["lpn"]] = pend.get(d["lpn"], 0) + 1
-                frs.append(dict(d, ver=k + 1))
-        if sts != OK:
-            return dict(sts=sts, txid=t)
-        for lpn, n in pend.items():
-            self.entry(lpn)["pend"] += n
-        return self._build(t, fulls, frs)
+                rx["fulls"].append(d)
+        else:
+            ln, off = d["len"], d["off"]
+            e = self.entry(d["lpn"])
+            if ln == 0 or ln % 4 or off % 4 or ln > self.P or off + ln > self.pb:
+                rx["sts"] = BAD_FIELD
+            elif len(rx["frs"]) >= self.txfrags:
+                rx["sts"] = TX_FULL
+            elif e is None or not e["rsv"] or e["owner"] != t:
+                rx["sts"] = BAD_FIELD
+            elif len(e["F"]) + e["pend"] >= self.frags:
+                rx["sts"] = TX_FULL
+            else:
+                e["pend"] += 1
+                rx["pend"][d["lpn"]] = rx["pend"].get(d["lpn"], 0) + 1
+                rx["frs"].append(dict(d, ver=len(e["F"]) + e["pend"]))
+
+    def rec_end(self) -> dict:
+        """After the last descriptor: {sts, txid} and, when OK, the held record's pages (see _build);
+        a rejected record's pending fragments are dropped (the index as before it)."""
+        rx, self.rx = self.rx, None
+        if rx["sts"] != OK:
+            for lpn, n in rx["pend"].items():
+                self.entry(lpn)["pend"] -= n
+            return dict(sts=rx["sts"], txid=rx["t"])
+        return self._build(rx["t"], rx["fulls"], rx["frs"])
+
+    def record(self, descs: list[dict]) -> dict:
+        """A whole record at once (no index command between its descriptors)."""
+        self.rec_begin()
+        for d in descs:
+            self.desc(d)
+        return self.rec_end()
 
     def _build(self, t: int, fulls: list[dict], frs: list[dict]) -> dict:
         P = self.P
@@ -164,7 +183,7 @@ class SlogRef:
         self.lpgn = (self.lpgn + reclen) & 0xFFFFFFFF
         self.held = dict(txid=t, frags=[(f["lpn"], ((lpgn0 + f["loc"] // P) & 0xFFFFFFFF,
                                                     16 + f["loc"] % P, f["off"], f["len"])) for f in frs])
-        return dict(sts=OK, txid=t, lpgn=lpgn0, reclen=reclen, pages=pages, ncf=len(cf))
+        return dict(sts=OK, txid=t, lpgn=lpgn0, reclen=reclen, pages=pages, ncf=len(cf), cf=cf, frs=frs)
 
     def apply(self, t: int) -> tuple[int, int]:
         if not self._txid_ok(t):
@@ -176,6 +195,22 @@ class SlogRef:
             e["F"].append(fr)
             e["pend"] -= 1
             e["rsv"] = False
+        n = len(self.held["frags"])
+        self.held = None
+        return OK, n
+
+    def discard(self, t: int) -> tuple[int, int]:
+        """DISCARD: the held record dropped; each of its LPNs' reservation freed as UNRESERVE does."""
+        if not self._txid_ok(t):
+            return BAD_TXID, 0
+        if self.held is None or self.held["txid"] != t:
+            return TX_EMPTY, 0
+        for lpn, _ in self.held["frags"]:
+            e = self.entry(lpn)
+            e["pend"] -= 1
+            if e["pend"] == 0:
+                e["rsv"] = False
+                self._drop_if_empty(e)
         n = len(self.held["frags"])
         self.held = None
         return OK, n

@@ -2,39 +2,49 @@
 against `SlogRef` (slog_unit_ref.py: plain Python from the README and docs/persistence.md §10, not from
 the RTL).
 
-A random workload of index commands (RESERVE, UNRESERVE, LOOKUP, RELEASE, APPLY) and records (full
-pages and fragments of one transaction, their words) with random idle on every source and random
-backpressure on every sink; index commands also run while a record's pages stream out. Every
-answer beat, every record status and every log page byte is compared with the reference; LOOKUP
-of every LPN the reference knows ends the run. Bad input: txid 0 / above NUM_TX, a full set, an
-LPN at SLOG_FRAGS, another tx's reservation, a fragment without reservation, too many fragments
-or full pages, bad off/len, a txid change inside a record, APPLY without a held record.
+`slog_random` (serial mode): the README's latencies measured first (no idle, no backpressure),
+then a random workload of index commands (RESERVE, UNRESERVE, LOOKUP, RELEASE, APPLY, DISCARD) and
+records (full pages and fragments of one transaction, their words) with random idle on every source
+and random backpressure on every sink, one stream at a time except index commands while a record's
+pages stream out. `slog_concurrent`: s_ix, s_rd, s_lg and s_cf offered at once at random times
+(TB.run_concurrent), the reference fed in the order the unit took them. Every answer beat, every
+record status and every log page byte is compared with the reference, and every OK record's pages
+are read back by the recovery's reader (atstb.slog_ref); LOOKUP of every LPN the reference knows
+ends each run. Bad input: txid 0 / above NUM_TX, a full set, an LPN at SLOG_FRAGS, another tx's
+reservation, a fragment without reservation, too many fragments or full pages, bad off/len, a txid
+change inside a record, APPLY / DISCARD without a held record.
 
-Environment: ATS_SEED, ATS_LONG=1 (4x the steps), ATS_SLOG_SRC (another copy of ats_backend_slog.sv,
-for mutation checks). Testpoints: rtl/backend/testplan_slog.md.
+Environment: ATS_SEED, ATS_LONG=1 (4x the steps, and the default-configuration item),
+ATS_SLOG_STEPS (the steps, directly), ATS_SLOG_SRC (another copy of ats_backend_slog.sv, for
+mutation checks), ATS_SLOG_TEST (run only this cocotb test: slog_random or slog_concurrent). Testpoints: rtl/backend/testplan_slog.md.
 """
 from __future__ import annotations
 
 import os
 import random
 import sys
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, Timer
+from cocotb.triggers import ClockCycles, Event, RisingEdge, with_timeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))   # atstb, under pytest too
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from atstb.runner import block_sources, run
-from atstb.streams import StreamSink, StreamSource, pause_gen
+from atstb.slog_ref import CFlag, MetaPU, find_records, log_page, parse_record
+from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
 from slog_unit_ref import BAD_FIELD, BAD_TXID, OK, TX_EMPTY, TX_FULL, SlogRef
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
-STEPS = 1500 * (4 if LONG else 1)
+STEPS = int(os.environ.get("ATS_SLOG_STEPS", "0")) or 1500 * (4 if LONG else 1)
+OP_RESERVE, OP_UNRESERVE, OP_LOOKUP, OP_RELEASE, OP_APPLY, OP_DISCARD = range(6)
+# the README's latencies (section "Timing"), cycles from a command's acceptance to its answer beat
+# being taken with no backpressure
+LAT_CMD, LAT_LOOKUP_FIRST, LAT_LOOKUP_NEXT = 6, 7, 2
 
 IX_F = ["op", "txid", "lpn", "n"]
 IXA_F = ["sts", "cnt", "lpgn", "pofs", "off", "len", "last"]
@@ -132,13 +142,21 @@ class TB:
 
     async def do_apply(self, t=None) -> None:
         t = self.rand_txid() if t is None else t
-        (b,) = await self.ix_cmd(4, t)
+        (b,) = await self.ix_cmd(OP_APPLY, t)
         sts, cnt = self.m.apply(t)
         self.check(f"APPLY t{t}", (b["sts"], b["cnt"]), (sts, cnt))
         self.cov[f"apply_{sts}"] += 1
 
+    async def do_discard(self, t=None) -> None:
+        t = self.rand_txid() if t is None else t
+        (b,) = await self.ix_cmd(OP_DISCARD, t)
+        sts, cnt = self.m.discard(t)
+        self.check(f"DISCARD t{t}", (b["sts"], b["cnt"]), (sts, cnt))
+        self.cov[f"discard_{sts}"] += 1
+        self.cov[f"discard_{sts}_frags{min(cnt, 1)}"] += 1
+
     async def do_badop(self) -> None:
-        op = self.rng.randint(5, 7)
+        op = self.rng.randint(6, 7)
         (b,) = await self.ix_cmd(op, self.rand_txid(), self.rng.choice(self.pool), self.rng.getrandbits(8))
         self.check(f"op {op}", (b["sts"], b["cnt"]), (BAD_FIELD, 0))
         self.cov["bad_op"] += 1
@@ -161,9 +179,9 @@ class TB:
         self.cov["lpgn_set"] += 1
 
     # ---- records
-    def make_record(self) -> tuple[list[dict], list[list[int]]]:
+    def make_record(self, t: int | None = None) -> list[dict]:
         r = self.rng
-        t = r.randint(1, self.num_tx)
+        t = r.randint(1, self.num_tx) if t is None else t
         mine = [e["lpn"] for s in self.m.idx.values() for e in s if e["rsv"] and e["owner"] == t]
         descs = []
         for _ in range(r.choice([0, 0, 1, 2, self.txfull + (1 if r.random() < 0.1 else 0)])):
@@ -199,10 +217,10 @@ class TB:
             descs[0]["txid"] = r.choice([0, self.num_tx + 1, 255])
         if r.random() < 0.03 and len(descs) > 1:
             descs[-1]["txid"] = (descs[0]["txid"] % self.num_tx) + 1
-        return descs, []
+        return descs
 
     async def do_record(self) -> None:
-        descs, _ = self.make_record()
+        descs = self.make_record()
         for i, dd in enumerate(descs):
             self.rd.send_nowait(txid=dd["txid"], full=dd["full"], lpn=dd["lpn"], ppn=dd["ppn"],
                                 off=dd.get("off", 0), len=dd.get("len", 0), last=int(i == len(descs) - 1))
@@ -222,20 +240,30 @@ class TB:
                 for k in range(0, len(dd["data"]), 4):
                     self.rw.send_nowait(data=int.from_bytes(dd["data"][k:k + 4], "little"))
         # index commands while the pages stream out (they never change the record)
-        collector = cocotb.start_soon(self.collect_pages(want))
+        collector = cocotb.start_soon(self.collect_pages(want, descs))
         for _ in range(self.rng.randint(0, 4)):
             await self.rng.choice([self.do_reserve, self.do_lookup, self.do_release, self.do_unreserve])()
+        # the record ends in APPLY (its commit completed) or DISCARD (it became an abort)
+        end = self.do_discard if self.rng.random() < 0.25 else self.do_apply
         if self.rng.random() < 0.5:
-            await self.do_apply(want["txid"])           # may wait for the last page (APPLY stalls)
+            await end(want["txid"])                     # may wait for the last page (it stalls)
             await collector
         else:
             await collector
             if self.rng.random() < 0.2:
-                await self.do_apply(want["txid"] % self.num_tx + 1)   # a wrong txid: TX_EMPTY
-            await self.do_apply(want["txid"])
+                await end(want["txid"] % self.num_tx + 1)   # a wrong txid: TX_EMPTY
+            await end(want["txid"])
+        if end == self.do_discard and self.rng.random() < 0.5:
+            # the integration's rule (README "Integration"): the counter loaded back to the record's
+            # first LPGN, the discarded pages being dropped
+            self.lg.send_nowait(lpgn=want["lpgn"])
+            await self.lg.wait_idle()
+            self.m.lpgn = want["lpgn"]
+            self.cov["lpgn_back"] += 1
 
-    async def collect_pages(self, want: dict) -> None:
+    async def collect_pages(self, want: dict, descs: list[dict]) -> None:
         words_pp = self.pb // 4
+        pages = []
         for j, page in enumerate(want["pages"]):
             got = bytearray()
             for w in range(words_pp):
@@ -247,6 +275,36 @@ class TB:
                 diff = next(i for i in range(len(page)) if got[i] != page[i])
                 raise AssertionError(f"log page {j} (LPGN {want['lpgn'] + j:#x}) differs first at byte {diff}: "
                                      f"got {bytes(got[diff:diff + 16]).hex()}, reference {page[diff:diff + 16].hex()}")
+            pages.append(bytes(got))
+        self.decode(want, descs, pages)
+
+    def decode(self, want: dict, descs: list[dict], pages: list[bytes]) -> None:
+        """The pages read back by the recovery's reader (atstb.slog_ref, written from persistence
+        §10): one complete record, its header, flags, META-PUs (full pages first) and fragment data
+        as the descriptors gave them. Keys: LPGNs without the 2^32 wrap (the reader adds)."""
+        lg0 = want["lpgn"]
+        scanned = {}
+        for j, data in enumerate(pages):
+            lp = log_page(data, seq=100 + j, ppn=1000 + j, epoch=(lg0 + j) & 0xFFFFFFFF, page_bytes=self.pb)
+            assert lp is not None, f"log page {j} of LPGN {lg0 + j:#x} not a well-formed log page"
+            scanned[lg0 + j] = lp
+        recs, bad, partial = find_records(scanned, self.pb)
+        assert (len(recs), bad, partial) == (1, 0, 0), f"find_records: {len(recs)} records, {bad} bad, {partial} partial"
+        r, why = parse_record(scanned, lg0, 16, self.pb)
+        assert r is not None, f"parse_record: {why}"
+        fulls = [d for d in descs if d["full"]]
+        frs = [d for d in descs if not d["full"]]
+        self.check("decoded txid/reclen/first", (r.txid, r.reclen, r.first_lpgn, r.first_byte),
+                   (want["txid"], want["reclen"], lg0, 16))
+        self.check("decoded flags", r.cflags, [CFlag(t, rl, lg) for (t, rl, lg) in want["cf"]])
+        self.check("decoded full META-PUs", r.metas[:len(fulls)], [MetaPU(d["lpn"], d["ppn"]) for d in fulls])
+        got_fr = [(m.lpn, m.ppn, m.is_diff, m.off, m.len, m.ver) for m in r.metas[len(fulls):]]
+        self.check("decoded fragment META-PUs", got_fr, [(d["lpn"], d["ppn"], True, d["off"], d["len"], d["ver"]) for d in want["frs"]])
+        for i, d in enumerate(frs):
+            ppn, o = r.frag_at[len(fulls) + i]
+            data = pages[ppn - 1000][o:o + d["len"]]
+            self.check(f"decoded fragment {i} data", data.hex(), d["data"].hex())
+        self.cov["decoded"] += 1
 
     async def run(self, steps: int) -> None:
         r = self.rng
@@ -262,8 +320,10 @@ class TB:
                 await self.do_unreserve()
             elif x < 0.82:
                 await self.do_record()
-            elif x < 0.84:
+            elif x < 0.835:
                 await self.do_apply()
+            elif x < 0.84:
+                await self.do_discard()
             elif x < 0.85:
                 await self.do_badop()
             elif x < 0.95:
@@ -276,24 +336,333 @@ class TB:
                 await self.do_lookup(e["lpn"])
 
 
+    # ---- latencies (README "Timing") with no idle and no backpressure on the index streams
+    async def measure(self) -> dict:
+        self.ix.set_pause(None)
+        self.ixa.set_pause(None)
+        lat = {}
+
+        async def cmd(op, t=0, lpn=0, n=0):
+            self.ix.send_nowait(op=op, txid=t, lpn=lpn, n=n)
+            beats = []
+            while not beats or not beats[-1]["last"]:
+                beats.append(await self.ixa.recv())
+            c0 = self.ix.accept_cycles[-1]
+            return beats, [b["_cycle"] - c0 for b in beats]
+
+        t, lpn = 1, self.pool[0]
+        beats, d = await cmd(OP_RESERVE, t, lpn)
+        self.check("latency RESERVE answer", (beats[0]["sts"], beats[0]["cnt"]), self.m.reserve(t, lpn))
+        lat["RESERVE"] = d[0]
+        beats, d = await cmd(OP_LOOKUP, 0, lpn)
+        self.check("latency LOOKUP k0", [(b["sts"], b["cnt"]) for b in beats], [(OK, 0)])
+        lat["LOOKUP k0"] = d[0]
+        # a record of min(2, SLOG_FRAGS) fragments of lpn, applied: then LOOKUP with fragments
+        nf = min(2, self.frags)
+        descs = [dict(txid=t, full=0, lpn=lpn, ppn=7 + i, off=4 * i, len=8, data=bytes(range(8 * i, 8 * i + 8)))
+                 for i in range(nf)]
+        for i, dd in enumerate(descs):
+            self.rd.send_nowait(last=int(i == nf - 1), **dd)
+        want = self.m.record(descs)
+        b = await self.rs.recv()
+        self.check("latency record status", (b["sts"], b["lpgn"], b["reclen"]), (OK, want["lpgn"], want["reclen"]))
+        for dd in descs:
+            for k in range(0, 8, 4):
+                self.rw.send_nowait(data=int.from_bytes(dd["data"][k:k + 4], "little"))
+        await self.collect_pages(want, descs)
+        beats, d = await cmd(OP_APPLY, t)
+        self.check("latency APPLY answer", (beats[0]["sts"], beats[0]["cnt"]), self.m.apply(t))
+        lat[f"APPLY n{nf}"] = d[0]
+        beats, d = await cmd(OP_LOOKUP, 0, lpn)
+        self.check("latency LOOKUP", [(b["sts"], b["cnt"], b["lpgn"], b["pofs"], b["off"], b["len"]) for b in beats],
+                   [(OK, nf) + f for f in self.m.lookup(lpn)])
+        lat["LOOKUP first"] = d[0]
+        lat["LOOKUP next"] = d[1] - d[0] if nf > 1 else LAT_LOOKUP_NEXT
+        self.dut._log.info("latencies (cycles, no backpressure): %s", lat)
+        want_lat = {"RESERVE": LAT_CMD, "LOOKUP k0": LAT_CMD, "LOOKUP first": LAT_LOOKUP_FIRST,
+                    "LOOKUP next": LAT_LOOKUP_NEXT, f"APPLY n{nf}": LAT_CMD + 6 * nf}
+        self.check("latencies (README Timing)", lat, want_lat)
+        p = lambda: pause_gen(self.rng, True, 0.3)
+        self.ix.set_pause(p())
+        self.ixa.set_pause(p())
+        return lat
+
+    # ---- concurrent mode: index commands, descriptors, s_lg and s_cf offered at random times by
+    # separate drivers. A monitor at every clock edge feeds the reference what the unit took, in
+    # the order it took it (the edge's LPGN load, a record's end, an index command, a descriptor,
+    # then a flag), checks that s_rd / s_lg were taken only when the README allows it, and queues
+    # the expected answers, statuses and pages; checkers compare what comes out in order.
+    async def run_concurrent(self, n_records: int, n_cmds: int) -> None:
+        d = self.dut
+        self.ev: list = []
+        self.exp_ix: deque = deque()
+        self.exp_rs: deque = deque()
+        self.exp_lp: deque = deque()
+        self.rec_due: deque = deque()          # (last descriptor's edge + 6, its descriptors): a record's end
+        self.verdicts: deque = deque()
+        self.verdict_ev = Event()
+        self.exp_lp_ev = Event()
+        self.ix_done_ev = Event()
+        self.cf_on = True
+        self.cf_drv = None                     # the flag offered this cycle
+        self.cyc = 0
+        self.ix.on_accept = lambda item, c: self.ev.append(("ix", item))
+        self.rd.on_accept = lambda item, c: self.ev.append(("rd", item))
+        self.lg.on_accept = lambda item, c: self.ev.append(("lg", item))
+        every_edge(d.clk, self.cc_edge)
+        chk = [cocotb.start_soon(self.cc_check_ix()), cocotb.start_soon(self.cc_check_rs()),
+               cocotb.start_soon(self.cc_check_lp())]
+        lg_task = cocotb.start_soon(self.cc_lg())
+        rd_task = cocotb.start_soon(self.cc_rd(n_records))
+        await self.cc_ix(n_cmds, rd_task)
+        self.cf_on = False
+        lg_task.cancel()
+        self.lg.flush()
+        for _ in range(400_000):
+            if not (self.exp_ix or self.exp_rs or self.exp_lp or self.ev):
+                break
+            await RisingEdge(d.clk)
+        assert not (self.exp_ix or self.exp_rs or self.exp_lp), \
+            f"outputs missing at the end: {len(self.exp_ix)} answers, {len(self.exp_rs)} statuses, {len(self.exp_lp)} records' pages"
+        for s in self.m.idx.values():                  # every entry the reference knows
+            for e in list(s):
+                await self.cc_cmd(OP_LOOKUP, 0, e["lpn"])
+        for t in chk:
+            t.cancel()
+        self.ix.on_accept = self.rd.on_accept = self.lg.on_accept = None
+
+    def cc_edge(self) -> None:
+        """At every edge, after the stream ends: this edge's flag, then the reference in order."""
+        self.cyc += 1
+        d, m = self.dut, self.m
+        # coverage of the overlaps the serial mode never has
+        if self.rd._driving and m.held is not None:
+            self.cov["cc_rd_waits_for_held"] += 1
+        if self.lg._driving and (m.held is not None or m.receiving()):
+            self.cov["cc_lg_waits_for_record"] += 1
+        if self.ix._driving and self.rd._driving:
+            self.cov["cc_ix_and_rd_offered"] += 1
+        cf = self.cf_drv                                   # valid at this edge: taken (always)
+        ev, self.ev = self.ev, []
+        for kind, item in sorted(ev, key=lambda x: x[0] != "lg"):   # a load first (it is R_FREE's)
+            if kind == "lg":
+                assert m.held is None and not m.receiving(), \
+                    f"s_lg taken at cycle {self.cyc} while a record is held or being received"
+                m.lpgn = item["lpgn"]
+                self.cov["lpgn_set"] += 1
+        while self.rec_due and self.rec_due[0][0] <= self.cyc:    # a record's end (its flag list)
+            _, descs = self.rec_due.popleft()
+            want = m.rec_end()
+            self.exp_rs.append(want)
+            if want["sts"] == OK:
+                self.exp_lp.append((want, descs))
+                self.exp_lp_ev.set()
+                self.cov["record_ok"] += 1
+                self.cov[f"record_pages{min(want['reclen'], 4)}"] += 1
+                self.cov[f"record_ncf{min(want['ncf'], 8)}"] += 1
+            else:
+                self.cov[f"record_{want['sts']}"] += 1
+            self.verdicts.append(want)
+            self.verdict_ev.set()
+        for kind, item in ev:
+            if kind == "ix":
+                self.exp_ix.append(self.ix_expect(item))
+            elif kind == "rd":
+                assert m.held is None, f"a descriptor taken at cycle {self.cyc} while a record is held"
+                if not m.receiving():
+                    m.rec_begin()
+                    self.rx_descs = []
+                m.desc(item)
+                self.rx_descs.append(item)
+                if item["last"]:
+                    self.rec_due.append((self.cyc + 6, self.rx_descs))
+        if cf is not None:
+            m.push_cf(*cf)
+            self.cov["cf"] += 1
+        # the next cycle's flag
+        self.cf_drv = None
+        if self.cf_on and self.rng.random() < 0.04:
+            self.cf_drv = (self.rng.randint(1, self.num_tx), self.rng.randint(1, 255), self.rng.getrandbits(32))
+            d.s_cf_txid.value, d.s_cf_reclen.value, d.s_cf_lpgn.value = self.cf_drv
+        if (self.cf_drv is not None) != getattr(self, "cf_out", False):
+            self.cf_out = self.cf_drv is not None
+            d.s_cf_valid.value = int(self.cf_out)
+
+    def ix_expect(self, item: dict) -> tuple:
+        """The reference's answer to an index command taken now: (name, beats, cov key)."""
+        m, op, t, lpn, n = self.m, item["op"], item["txid"], item["lpn"], item["n"]
+        z = (0, 0, 0, 0)
+        if op == OP_RESERVE:
+            sts, cnt = m.reserve(t, lpn)
+            return f"RESERVE t{t} {lpn:#x}", [(sts, cnt) + z], f"reserve_{sts}"
+        if op == OP_UNRESERVE:
+            sts = m.unreserve(t, lpn)
+            return f"UNRESERVE t{t} {lpn:#x}", [(sts, 0) + z], f"unreserve_{sts}"
+        if op == OP_LOOKUP:
+            f = m.lookup(lpn)
+            return f"LOOKUP {lpn:#x}", [(OK, len(f)) + x for x in f] or [(OK, 0) + z], f"lookup_k{len(f)}"
+        if op == OP_RELEASE:
+            sts, cnt = m.release(lpn, n)
+            return f"RELEASE {lpn:#x} {n}", [(sts, cnt) + z], f"release_{sts}_{cnt > 0}"
+        if op == OP_APPLY:
+            sts, cnt = m.apply(t)
+            return f"APPLY t{t}", [(sts, cnt) + z], f"apply_{sts}"
+        if op == OP_DISCARD:
+            sts, cnt = m.discard(t)
+            return f"DISCARD t{t}", [(sts, cnt) + z], f"discard_{sts}_frags{min(cnt, 1)}"
+        return f"op {op}", [(BAD_FIELD, 0) + z], "bad_op"
+
+    @staticmethod
+    async def beat(sink) -> dict:
+        """The next beat of a sink, waiting on its event (no coroutine resumed every cycle)."""
+        while not sink.queue:
+            sink.event.clear()
+            await sink.event.wait()
+        return sink.queue.popleft()
+
+    async def cc_check_ix(self) -> None:
+        while True:
+            b = await self.beat(self.ixa)
+            assert self.exp_ix, f"an index answer with no command taken: {b}"
+            name, beats, key = self.exp_ix[0]
+            i = getattr(self, "ix_beat", 0)
+            got = (b["sts"], b["cnt"], b["lpgn"], b["pofs"], b["off"], b["len"])
+            self.check(f"{name} beat {i}", (got, b["last"]), (beats[i], int(i == len(beats) - 1)))
+            if i == len(beats) - 1:
+                self.exp_ix.popleft()
+                self.ix_beat = 0
+                self.cov[key] += 1
+                self.ix_done_ev.set()
+            else:
+                self.ix_beat = i + 1
+
+    async def cc_check_rs(self) -> None:
+        while True:
+            b = await self.beat(self.rs)
+            assert self.exp_rs, f"a record status with no record: {b}"
+            want = self.exp_rs.popleft()
+            if want["sts"] != OK:
+                self.check("record status", (b["sts"], b["txid"], b["lpgn"], b["reclen"]),
+                           (want["sts"], want["txid"], 0, 0))
+            else:
+                self.check("record status", (b["sts"], b["txid"], b["lpgn"], b["reclen"]),
+                           (OK, want["txid"], want["lpgn"], want["reclen"]))
+
+    async def cc_check_lp(self) -> None:
+        while True:
+            while not self.exp_lp:
+                self.exp_lp_ev.clear()
+                await self.exp_lp_ev.wait()
+            want, descs = self.exp_lp[0]
+            await self.collect_pages(want, descs)
+            self.exp_lp.popleft()
+
+    async def cc_cmd(self, op: int, t: int = 0, lpn: int = 0, n: int = 0) -> None:
+        """Offer one index command and wait until its answer is checked."""
+        self.ix_done_ev.clear()
+        self.ix.send_nowait(op=op, txid=t, lpn=lpn, n=n)
+        await with_timeout(self.ix_done_ev.wait(), 4, "ms")      # (a wedged unit fails, not hangs)
+
+    async def cc_ix(self, n_cmds: int, rd_task) -> None:
+        r = self.rng
+        i = 0
+        while i < n_cmds or not rd_task.done() or self.m.held is not None:
+            if r.random() < 0.5:
+                await ClockCycles(self.dut.clk, r.randint(1, 12))
+            held = self.m.held
+            x = r.random()
+            if (held is not None and x < 0.3) or (i >= n_cmds and held is not None):
+                t = held["txid"] if r.random() < 0.9 else self.rand_txid()
+                await self.cc_cmd(OP_DISCARD if r.random() < 0.25 else OP_APPLY, t)
+            elif i >= n_cmds:
+                await RisingEdge(self.dut.clk)
+                continue
+            elif x < 0.6:
+                t, lpn = self.rand_txid(), r.choice(self.pool)
+                await self.cc_cmd(OP_RESERVE, t, lpn)
+            elif x < 0.72:
+                await self.cc_cmd(OP_LOOKUP, 0, r.choice(self.pool))
+            elif x < 0.82:
+                await self.cc_cmd(OP_RELEASE, 0, r.choice(self.pool), r.choice([1, 2, self.frags, 255]))
+            elif x < 0.92:
+                t, lpn = self.rand_txid(), r.choice(self.pool)
+                own = [e for s in self.m.idx.values() for e in s if e["rsv"]]
+                if own and r.random() < 0.5:
+                    e = r.choice(own)
+                    t, lpn = e["owner"], e["lpn"]
+                await self.cc_cmd(OP_UNRESERVE, t, lpn)
+            elif x < 0.98:
+                await self.cc_cmd(r.choice([OP_APPLY, OP_DISCARD]), self.rand_txid())
+            else:
+                await self.cc_cmd(r.randint(6, 7), self.rand_txid(), r.choice(self.pool), r.getrandbits(8))
+            i += 1
+
+    async def cc_rd(self, n_records: int) -> None:
+        r = self.rng
+        for _ in range(n_records):
+            if r.random() < 0.5:
+                await ClockCycles(self.dut.clk, r.randint(1, 30))
+            owners = sorted({e["owner"] for s in self.m.idx.values() for e in s if e["rsv"]})
+            descs = self.make_record(r.choice(owners) if owners and r.random() < 0.7 else None)
+            for i, dd in enumerate(descs):
+                dd.setdefault("off", 0)
+                dd.setdefault("len", 0)
+                dd["last"] = int(i == len(descs) - 1)
+                self.rd.send_nowait(**dd)
+            while not self.verdicts:
+                self.verdict_ev.clear()
+                await with_timeout(self.verdict_ev.wait(), 4, "ms")
+            want = self.verdicts.popleft()
+            if want["sts"] == OK:
+                for dd in descs:
+                    if not dd["full"]:
+                        for k in range(0, len(dd["data"]), 4):
+                            self.rw.send_nowait(data=int.from_bytes(dd["data"][k:k + 4], "little"))
+
+    async def cc_lg(self) -> None:
+        r = self.rng
+        while True:
+            await ClockCycles(self.dut.clk, r.randint(20, 400))
+            self.lg.send_nowait(lpgn=r.choice([r.getrandbits(32), 0xFFFFFFFF - r.randrange(3)]))
+            await self.lg.wait_idle()
+
+
 @cocotb.test()
 async def slog_random(dut):
+    """Serial mode: one stream at a time (a command and its answer, a record and its pages)."""
     seed = int(os.environ.get("ATS_SEED", "1"))
     rng = random.Random(seed)
     cocotb.start_soon(Clock(dut.clk, 10, "ns").start())
     tb = TB(dut, rng)
     await tb.reset()
+    await tb.measure()
     await tb.run(STEPS)
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "reserve_4", "reserve_2", "record_ok", "record_4", "record_7", "record_2",
-                 "apply_0", "apply_6", "unreserve_0", "unreserve_6", "release_0_True", "cf",
-                 "record_pages2", "lpgn_set", "bad_op", "record_ncf8"):
+                 "apply_0", "apply_6", "discard_0_frags1", "discard_6", "unreserve_0", "unreserve_6",
+                 "release_0_True", "cf", "record_pages2", "lpgn_set", "bad_op", "record_ncf8", "decoded"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     assert any(tb.cov[f"lookup_k{k}"] for k in range(2, tb.frags + 1)) or tb.frags == 1
 
 
+@cocotb.test()
+async def slog_concurrent(dut):
+    """Concurrent mode: s_ix, s_rd, s_lg and s_cf offered at random times at once (TB.run_concurrent)."""
+    seed = int(os.environ.get("ATS_SEED", "1"))
+    rng = random.Random(seed * 7919 + 1)
+    cocotb.start_soon(Clock(dut.clk, 10, "ns").start())
+    tb = TB(dut, rng)
+    await tb.reset()
+    await tb.run_concurrent(max(20, STEPS // 8), max(60, STEPS // 3))
+    dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
+    for need in ("reserve_0", "record_ok", "apply_0", "discard_0_frags1", "unreserve_0",
+                 "cf", "lpgn_set", "record_ncf8", "decoded", "cc_rd_waits_for_held",
+                 "cc_lg_waits_for_record", "cc_ix_and_rd_offered"):
+        assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
+
+
 # (SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS): a tiny index (full sets, 2 fragments), a non-power-of-two
-# fragment ring, the default shape (256 x 4, 4 ways)
+# fragment ring, the default shape (256 x 4, 4 ways). Each item runs both cocotb tests.
 CONFIGS = [(8, 2, 2), (16, 4, 3), (256, 4, 4)]
 SEEDS = [1, 2]
 
@@ -309,7 +678,22 @@ def test_ats_backend_slog(lpns, ways, frags, seed):
         sources=block_sources("ats_backend_slog",
                               replace={"ats_backend_slog.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_backend_slog", test_dir=HERE, build_key=key, parameters=params,
+        testcase=os.environ.get("ATS_SLOG_TEST") or None,        # one cocotb test (mutant checks)
         seed=seed, results_name=f"{key}_seed{seed}", extra_env={"ATS_SEED": str(seed)}, public={})
+
+
+@pytest.mark.skipif(not LONG, reason="ATS_LONG=1 only (4 KiB pages: long)")
+def test_ats_backend_slog_default():
+    """The default configuration (4 KiB pages, 256 x 4, 4 ways, 64 + 64 per record), fewer steps."""
+    src = os.environ.get("ATS_SLOG_SRC")
+    key = "default" + ("_" + Path(src).parent.name if src else "")
+    run(toplevel="ats_backend_slog",
+        sources=block_sources("ats_backend_slog",
+                              replace={"ats_backend_slog.sv": Path(src).resolve()} if src else None),
+        test_module="test_ats_backend_slog", test_dir=HERE, build_key=key,
+        parameters=dict(PAGE_BYTES=4096, NUM_TX=16, SLOG_LPNS=256, SLOG_WAYS=4, SLOG_FRAGS=4,
+                        SLOG_TXFRAGS=64, SLOG_TXFULL=64, PPN_W=32),
+        seed=1, results_name=f"{key}_seed1", extra_env={"ATS_SEED": "1", "ATS_SLOG_STEPS": "400"}, public={})
 
 
 # parameter checks at elaboration: each bad value stops Verilator with the block's message

@@ -21,7 +21,7 @@ module ats_backend_slog #(
 ) (
     input  wire logic                  clk,
     input  wire logic                  rst,          // synchronous, active high
-    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY
+    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY, 5 DISCARD
     input  wire logic                  s_ix_valid,
     output      logic                  s_ix_ready,
     input  wire logic [2:0]            s_ix_op,
@@ -105,7 +105,7 @@ module ats_backend_slog #(
     localparam logic [7:0] STS_TX_EMPTY  = ats_host_pkg::STS_TX_EMPTY;
     localparam logic [7:0] STS_BAD_FIELD = ats_host_pkg::STS_BAD_FIELD;
     localparam logic [2:0] OP_RESERVE = 3'd0, OP_UNRESERVE = 3'd1, OP_LOOKUP = 3'd2,
-                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4;
+                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4, OP_DISCARD = 3'd5;
 
     if (PAGE_BYTES % 4 != 0 || PAGE_BYTES < 64 || PAGE_BYTES > 4096) begin : g_chk_page
         $fatal(1, "ats_backend_slog: PAGE_BYTES must be a multiple of 4 in 64..4096 (%m)");
@@ -252,7 +252,7 @@ module ats_backend_slog #(
     logic [S_W+20-1:0]         fl_mem   [SLOG_TXFRAGS];   // fl_t
 
     // record state (index side)
-    typedef enum logic [2:0] {R_FREE, R_CLR, R_STS, R_EMIT, R_HELD, R_APPLY} rec_state_e;
+    typedef enum logic [2:0] {R_FREE, R_CLR, R_STS, R_EMIT, R_HELD, R_APPLY, R_DISC} rec_state_e;
     rec_state_e       rs_q, rs_d;
     logic [7:0]       rtx_q, rtx_d;           // txid of the record (first descriptor)
     logic             rfirst_q, rfirst_d;     // next descriptor is a record's first
@@ -275,7 +275,7 @@ module ats_backend_slog #(
     // index FSM: a command, a descriptor or a walk step is registered (I_IDLE), its set's tags
     // read (I_TAG, I_TAG2) and compared (I_CMP), then it is executed (I_EXE)
     typedef enum logic [3:0] {I_IDLE, I_TAG, I_TAG2, I_CMP, I_SEL, I_EXE, I_RESP, I_LKRD, I_LKOUT} ix_state_e;
-    typedef enum logic [1:0] {K_CMD, K_DESC, K_CLR, K_APPLY} kind_e;
+    typedef enum logic [2:0] {K_CMD, K_DESC, K_CLR, K_APPLY, K_DISC} kind_e;
     ix_state_e   is_q, is_d;
     kind_e       kd_q, kd_d;
     logic [2:0]  a_op_q, a_op_d;
@@ -304,11 +304,11 @@ module ats_backend_slog #(
     end
     // a descriptor is taken in I_IDLE when no index command is offered
     wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid;
-    wire ix_apply_wait = (s_ix_op == OP_APPLY) && (rs_q == R_EMIT);
+    wire ix_apply_wait = (s_ix_op == OP_APPLY || s_ix_op == OP_DISCARD) && (rs_q == R_EMIT);
     wire ix_take = (is_q == I_IDLE) && (rs_q == R_FREE || rs_q == R_EMIT || rs_q == R_HELD)
                    && s_ix_valid && !ix_apply_wait;
 
-    // walk of the held record's fragments (clear after an error / apply)
+    // walk of the held record's fragments (clear after an error / apply / discard)
     fd_t fdw;
     fl_t flw;
     assign fdw = fd_mem[wi_q];
@@ -329,7 +329,7 @@ module ats_backend_slog #(
 
         case (is_q)
             I_IDLE: begin
-                if (rs_q == R_CLR || rs_q == R_APPLY) begin
+                if (rs_q == R_CLR || rs_q == R_APPLY || rs_q == R_DISC) begin
                     if (nfr_q == '0) begin
                         if (rs_q == R_CLR) rs_d = R_STS;
                         else begin
@@ -337,7 +337,8 @@ module ats_backend_slog #(
                             ixc_d = '0;
                         end
                     end else begin
-                        kd_d = (rs_q == R_CLR) ? K_CLR : K_APPLY; is_d = I_TAG;
+                        kd_d = (rs_q == R_CLR) ? K_CLR : (rs_q == R_APPLY) ? K_APPLY : K_DISC;
+                        is_d = I_TAG;
                         a_lpn_d = fdw.lpn; a_off_d = fdw.off; a_len_d = fdw.len;
                         a_pg_d = flw.pg; a_pofs_d = flw.pofs;
                     end
@@ -404,11 +405,12 @@ module ats_backend_slog #(
                                     tw_vld = ht.rsv || (tw_tag.k != '0);
                                 end
                             end
-                            OP_APPLY: begin
+                            OP_APPLY, OP_DISCARD: begin
                                 if (!txid_ok) ixs_d = STS_BAD_TXID;
                                 else if (rs_q != R_HELD || rtx_q != a_tx_q) ixs_d = STS_TX_EMPTY;
                                 else begin
-                                    ixv_d = 1'b0; is_d = I_IDLE; rs_d = R_APPLY; wi_d = '0;
+                                    ixv_d = 1'b0; is_d = I_IDLE; wi_d = '0;
+                                    rs_d = (a_op_q == OP_APPLY) ? R_APPLY : R_DISC;
                                 end
                             end
                             default: ixs_d = STS_BAD_FIELD;
@@ -447,6 +449,19 @@ module ats_backend_slog #(
                     K_CLR: begin
                         if (hit) begin tw_en = 1'b1; tw_tag.pend = '0; end
                         if (32'(wi_q) + 1 >= 32'(nfr_q)) rs_d = R_STS; else wi_d = wi_q + 1'b1;
+                    end
+                    K_DISC: begin
+                        // the fragment dropped; its LPN's last one of the record ends the
+                        // reservation (as UNRESERVE: the entry too when F = [])
+                        if (hit) begin
+                            tw_en = 1'b1; tw_tag.pend = ht.pend - 1'b1;
+                            tw_tag.rsv = (ht.pend != K_W'(1));
+                            tw_vld = (ht.pend != K_W'(1)) || (ht.k != '0);
+                        end
+                        if (32'(wi_q) + 1 >= 32'(nfr_q)) begin
+                            rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                            ixc_d = 8'(nfr_q);
+                        end else wi_d = wi_q + 1'b1;
                     end
                     default: begin   // K_APPLY
                         if (hit) begin
@@ -657,7 +672,7 @@ module ats_backend_slog #(
                     if (j_q + 8'd1 == rl_q) es_d = E_DONE;
                 end else w_d = w_q + 1'b1;
             end
-            E_DONE: if (rs_q == R_APPLY || rs_q == R_FREE) es_d = E_IDLE;
+            E_DONE: if (rs_q == R_APPLY || rs_q == R_DISC || rs_q == R_FREE) es_d = E_IDLE;
             default: es_d = E_IDLE;
         endcase
     end
@@ -730,7 +745,10 @@ module ats_backend_slog #(
                         else $error("%m: an LPN twice in one set");
             end
         if (es_q == E_OUT) assert (rs_q == R_EMIT) else $error("%m: pages out without a record");
-        if (m_lp_valid && ow_data_word) assert (s_q + 4 <= bytes_q) else $error("%m: data beyond the record");
+        // a body word lies inside the fragment it is taken for
+        if (m_lp_valid && ow_data_word)
+            assert (32'(s_q) + 4 <= 32'(fll.loc) + 32'(fdl.len))
+                else $error("%m: a body word beyond its fragment");
     end
 `endif
 endmodule
