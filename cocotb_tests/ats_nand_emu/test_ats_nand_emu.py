@@ -19,7 +19,7 @@ from pathlib import Path
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import Edge, First, RisingEdge, Timer
+from cocotb.triggers import Edge, First, RisingEdge, Timer, with_timeout
 from cocotb.utils import get_sim_time
 
 from atstb.nand_model import PRESETS, NandModel, onfi_crc16
@@ -221,12 +221,15 @@ class TB:
         await Timer(self.rng.randint(100, 1000), unit="ns")
         assert int(dut.die_rb_n.value) == 0 and int(dut.emu_rb_n.value) == 0, "R/B# high while power is off"
 
-    async def sys_reset(self):
+    async def sys_reset(self, in_transfer: bool = False):
         """The system reset (`rst` of the emulator and the controller; the die model sees a power
         cut, the TB wires it so), pins idle. The board resets LiteDRAM's port with the dies; this
-        port model is not reset, so the reset waits for it to be idle."""
+        port model is not reset, so the reset waits for it to be idle, or (`in_transfer`: `rst` in
+        the middle of a READ's page load) the reads in flight are dropped two cycles into `rst`, as
+        the port's reset drops them, and `rst` lasts until the port model is idle."""
         dut = self.dut
-        while int(dut.m_dram_cmd_valid.value) or int(dut.m_dram_wdata_valid.value) or not self.dram._idle():
+        while not in_transfer and (int(dut.m_dram_cmd_valid.value) or int(dut.m_dram_wdata_valid.value)
+                                   or not self.dram._idle()):
             await RisingEdge(dut.clk)
         dut.ce_n.value = 1
         dut.we_n.value = 1
@@ -236,7 +239,11 @@ class TB:
         self.host.ce_low_since = None
         self.host.confirm_time = None
         dut.rst.value = 1
-        for _ in range(self.rng.randint(10, 60)):
+        for i in range(self.rng.randint(10, 60)):
+            await RisingEdge(dut.clk)
+            if in_transfer and i == 1:
+                self.dram.reads.clear()         # the port's reset: words not yet returned are lost
+        while in_transfer and (int(dut.m_dram_cmd_valid.value) or not self.dram._idle()):
             await RisingEdge(dut.clk)
         assert int(dut.emu_rb_n.value) == 0, "emulator R/B# high in the system reset"
         assert int(dut.emu_init_done.value), "the system reset cleared the emulator's page states"
@@ -556,8 +563,9 @@ async def sys_reset(dut):
     """The board's power-fail button, then a system reset (a firmware restart): a cut in tPROG
     leaves the page torn, and `rst` afterwards keeps the completed pages, the torn page and the bad
     marks (the page states are cleared only at power-on); `rst` in tPROG with power on tears the
-    page as a cut does (the model sees a cut); `rst` while idle loses nothing. Fails on an
-    emulator whose `rst` clears the page states (they read FFh then)."""
+    page as a cut does (the model sees a cut); `rst` while a READ loads its page from the DRAM (the
+    emulator's A_ENG, during tR) drops the read as a cut in tR does, the page intact; `rst` while
+    idle loses nothing. Fails on an emulator whose `rst` clears the page states (they read FFh then)."""
     tb = TB(dut)
     rng = tb.rng
     await tb.start()
@@ -598,6 +606,23 @@ async def sys_reset(dut):
     tb.model.tear_page(row2)
     await tb.check_row(row2, 0, 32, "page in tPROG at the system reset")
     await check_all("after a system reset in tPROG")
+    # 2b. the system reset while a READ of a programmed page loads it from the DRAM (the
+    # emulator's A_ENG, inside the die's tR): a cut in tR for the die; the read dropped, the
+    # page intact in both; the next READ's page load is not mixed with the dropped one's words
+    row3 = rng.choice(done)
+    await tb.host.read_page_start(row3, 0)
+    want_cmds = rng.randint(1, max(1, tb.row_words - 2))
+    n_cmds = 0
+    while n_cmds < want_cmds:
+        await RisingEdge(dut.clk)
+        n_cmds += int(dut.m_dram_cmd_valid.value) & int(dut.m_dram_cmd_ready.value)
+    assert int(dut.die_rb_n.value) == 0 and int(dut.emu_rb_n.value) == 0, "READ not busy in its page load"
+    await tb.sys_reset(in_transfer=True)
+    assert int(dut.die_rb_n.value) == 1 and int(dut.emu_rb_n.value) == 1, "R/B# low after the system reset"
+    # (an emulator whose DRAM engine still waits for the dropped words never ends the RESET)
+    await with_timeout(tb.host.reset(), 200, "us")
+    await tb.check_row(row3, 0, data_len, "page whose READ's page load met the system reset")
+    await check_all("after a system reset in a READ's page load")
     # 3. the system reset while idle: nothing lost; the torn pages stay torn until erased
     await tb.sys_reset()
     await tb.host.reset()
