@@ -125,35 +125,39 @@ def run(toplevel: str, sources: list[Path], test_module: str, test_dir: Path, bu
     build_dir.parent.mkdir(parents=True, exist_ok=True)
     lock = open(build_dir.parent / f".{build_key}.lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
-    t_build, c_build = time.time(), _cpu()
-    stamp = build_dir / "model.sha"
-    # a directory built before the fingerprints (no stamp) holds the legacy model: kept as it is
-    legacy = public is None and runner.make_vars == LEGACY_OPT
-    if build_dir.exists() and (stamp.read_text() != fp_hash if stamp.exists() else not legacy):
-        for f in [*build_dir.glob("*.o"), *build_dir.glob("*.a"), *build_dir.glob("*.gch"),
-                  build_dir / toplevel]:
-            f.unlink(missing_ok=True)
-        stamp.unlink(missing_ok=True)
-    if public is not None:
-        build_dir.mkdir(parents=True, exist_ok=True)
-        vlt = build_dir / "public.vlt"
-        text = _vlt(toplevel, public)
-        if not vlt.exists() or vlt.read_text() != text:
-            vlt.write_text(text)
-        srcs = [str(vlt)] + srcs          # cocotb's runner wants a control file first
-    runner.build(
-        sources=srcs,
-        hdl_toplevel=toplevel,
-        build_dir=build_dir,
-        parameters=parameters or {},
-        build_args=args,
-        waves=trace,
-        always=False,
-    )
-    stamp.write_text(fp_hash)
-    t_build, c_build = time.time() - t_build, _cpu() - c_build
-    fcntl.flock(lock, fcntl.LOCK_UN)
-    lock.close()
+    # released in `finally`: a failed build (a compile error, no verilator) must fail this item, not
+    # leave the lock held so that the worker's next item on this build waits for ever
+    try:
+        t_build, c_build = time.time(), _cpu()
+        stamp = build_dir / "model.sha"
+        # a directory built before the fingerprints (no stamp) holds the legacy model: kept as it is
+        legacy = public is None and runner.make_vars == LEGACY_OPT
+        if build_dir.exists() and (stamp.read_text() != fp_hash if stamp.exists() else not legacy):
+            for f in [*build_dir.glob("*.o"), *build_dir.glob("*.a"), *build_dir.glob("*.gch"),
+                      build_dir / toplevel]:
+                f.unlink(missing_ok=True)
+            stamp.unlink(missing_ok=True)
+        if public is not None:
+            build_dir.mkdir(parents=True, exist_ok=True)
+            vlt = build_dir / "public.vlt"
+            text = _vlt(toplevel, public)
+            if not vlt.exists() or vlt.read_text() != text:
+                vlt.write_text(text)
+            srcs = [str(vlt)] + srcs          # cocotb's runner wants a control file first
+        runner.build(
+            sources=srcs,
+            hdl_toplevel=toplevel,
+            build_dir=build_dir,
+            parameters=parameters or {},
+            build_args=args,
+            waves=trace,
+            always=False,
+        )
+        stamp.write_text(fp_hash)
+        t_build, c_build = time.time() - t_build, _cpu() - c_build
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
     t_run, c_run = time.time(), _cpu()
     env = {"PYTHONPATH": os.pathsep.join([str(LIB), str(test_dir), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
