@@ -494,6 +494,57 @@ def directed_sender(tb, tags):
     return send
 
 
+class Directed:
+    """The directed tests' helpers over one TB: `send` (directed_sender), `done(t)` (the status and
+    result of tag t's completion; every completion taken meanwhile is kept in `got` and its tag
+    appended to `order`, the order in which they left), `run` (send, then its completion, status
+    checked), `read` (a one-page READ whose data must be page_words(lba, ver), zeros for ver 0 /
+    None) and `seen(t)` (t completed, taken or not)."""
+
+    def __init__(self, tb, tags):
+        self.tb, self.send = tb, directed_sender(tb, tags)
+        self.got: dict[int, tuple] = {}
+        self.order: list[int] = []
+
+    def _take(self):
+        q = self.tb.done.queue
+        while q:
+            b = q.popleft()
+            self.order.append(b["tag"])
+            self.got[b["tag"]] = (b["status"], b["result"])
+
+    def seen(self, t) -> bool:
+        self._take()
+        return t in self.got
+
+    async def done(self, t, max_cycles=20_000):
+        for _ in range(max_cycles):
+            self._take()
+            if t in self.got:
+                return self.got.pop(t)
+            await RisingEdge(self.tb.dut.clk)
+        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
+
+    async def run(self, op, lba=0, txid=0, flags=0, ver=None, exp=OK):
+        t, dptr = self.send(op, lba, txid, flags, ver)
+        st, res = await self.done(t)
+        assert st == exp, f"op {op} lba {lba} txid {txid}: status {st:#x}, expected {exp:#x}"
+        return res, dptr
+
+    def check(self, lba, dptr, ver, txid=0):
+        """The page a completed READ put at dptr is page_words(lba, ver) (zeros for ver 0 / None)."""
+        tb = self.tb
+        tb.absorb_hwr()
+        w = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(tb.pw)]
+        assert w == (page_words(lba, ver, tb.pw) if ver else [0] * tb.pw), \
+            f"READ lba {lba} txid {txid}: version {w[1]} / {w[:2]}, expected {ver}"
+
+    async def read(self, lba, txid, ver):
+        res, dptr = await self.run(READ, lba, txid)
+        assert res == 1, f"READ lba {lba} txid {txid}: result {res}, expected 1"
+        self.check(lba, dptr, ver, txid)
+
+
 @cocotb.test()
 @cocotb.parametrize(idle=[False, True], backpressure=[False, True, "heavy"])
 async def run_random_mix(dut, idle, backpressure):
@@ -1081,32 +1132,10 @@ async def run_no_space_tx(dut):
     tb.disp.on_accept = None                      # directed: statuses checked here
     await tb.reset()
     tags = iter(range(1, 250))
-    pw, pb = tb.pw, tb.page_bytes
     TXC, TXA, TXB, COMMIT_F = TX_COMMIT, TX_ABORT, TX_BEGIN, COMMIT
 
-    send = directed_sender(tb, tags)
-
-    async def done(t, max_cycles=20_000):
-        for _ in range(max_cycles):
-            for b in list(tb.done.queue):
-                if b["tag"] == t:
-                    tb.done.queue.remove(b)
-                    return b["status"], b["result"]
-            await RisingEdge(dut.clk)
-        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
-
-    async def run(op, lba=0, txid=0, flags=0, ver=None, exp=OK):
-        t, dptr = send(op, lba, txid, flags, ver)
-        st, res = await done(t)
-        assert st == exp, f"op {op} lba {lba} txid {txid}: status {st:#x}, expected {exp:#x}"
-        return res, dptr
-
-    async def read(lba, txid, ver):
-        res, dptr = await run(READ, lba, txid)
-        tb.absorb_hwr()
-        got = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
-        exp = page_words(lba, ver, pw) if ver else [0] * pw
-        assert got == exp, f"READ lba {lba} txid {txid}: version {got[1]} / {got[:2]}, expected {ver}"
+    d = Directed(tb, tags)
+    send, done, run, read = d.send, d.done, d.run, d.read
 
     tb.media.hold = True
     for k in range(8):                            # held pages ahead of the records (window 4 + 1)
@@ -1116,7 +1145,7 @@ async def run_no_space_tx(dut):
     tc, _ = send(TXC, txid=1)                     # waits in ST_TXW: its record is DIRTY
     for _ in range(600):
         await RisingEdge(dut.clk)
-    assert not any(b["tag"] == tc for b in tb.done.queue), "commit completed while the media held"
+    assert not d.seen(tc), "commit completed while the media held"
     tb.set_no_space(1)
     st, res = await done(tc, 300)
     assert (st, res) == (NO_SPACE, 0), f"waiting TX_COMMIT: {st:#x} result {res}"
@@ -1180,25 +1209,10 @@ async def run_tx_pending(dut):
     tb.disp.on_accept = None                      # directed: statuses checked here
     await tb.reset()
     tags = iter(range(1, 250))
-    pw, pb = tb.pw, tb.page_bytes
     TXC, TXA, COMMIT_F = TX_COMMIT, TX_ABORT, COMMIT
 
-    send = directed_sender(tb, tags)
-
-    order = []                                    # tags in completion order
-
-    async def done(t, max_cycles=20_000):
-        for _ in range(max_cycles):
-            for b in list(tb.done.queue):
-                tb.done.queue.remove(b)
-                order.append(b["tag"])
-                tb.got[b["tag"]] = (b["status"], b["result"])
-            if t in tb.got:
-                return tb.got.pop(t)
-            await RisingEdge(dut.clk)
-        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
-
-    tb.got = {}
+    d = Directed(tb, tags)
+    send, done, order = d.send, d.done, d.order   # order: tags in completion order
 
     async def expect(t, exp, what):
         st_res = await done(t)
@@ -1206,25 +1220,12 @@ async def run_tx_pending(dut):
             st_res = (st_res[0], None)
         assert st_res == exp, f"{what}: status/result {st_res}, expected {exp}"
 
-    def check_data(lba, dptr, ver):
-        tb.absorb_hwr()
-        got = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
-        exp = page_words(lba, ver, pw) if ver else [0] * pw
-        assert got == exp, f"READ lba {lba}: version {got[1]} / {got[:2]}, expected {ver}"
-
-    async def read(lba, txid, ver):
-        t, dptr = send(READ, lba, txid)
-        await expect(t, (OK, 1), f"READ lba {lba} txid {txid}")
-        check_data(lba, dptr, ver)
+    read = d.read
 
     async def quiet_for(n, tags_):
         for _ in range(n):
             await RisingEdge(dut.clk)
-        while tb.done.queue:
-            b = tb.done.queue.popleft() if hasattr(tb.done.queue, "popleft") else tb.done.queue.pop(0)
-            order.append(b["tag"])
-            tb.got[b["tag"]] = (b["status"], b["result"])
-        early = [x for x in tags_ if x in tb.got]
+        early = [x for x in tags_ if d.seen(x)]
         assert not early, f"tags {early} completed while the media held the commit's record"
 
     # phase 1: a TX_COMMIT pending, plain commands beside it
@@ -1272,7 +1273,7 @@ async def run_tx_pending(dut):
     await expect(tc2, (OK, 1), "COMMIT write of tx 2")
     await expect(ta1, (OK, 0), "TX_ABORT 1 behind the pending commit")
     await expect(tr2, (OK, 1), "READ of the pending txid")
-    check_data(5, dr2, 5)
+    d.check(5, dr2, 5)
     await expect(tc3, (OK, None), "TX_COMMIT 3 behind")
     assert order.index(tc2) < order.index(ta1) < order.index(tc3), "a commit / abort overtook the pending one"
     for lba, ver in ((5, 5), (7, 7), (8, 8), (9, 9), (3, 9), (26, 202)):
@@ -1493,34 +1494,8 @@ async def run_no_space_tx_fifo(dut):
     tb.disp.on_accept = None
     await tb.reset()
     tags = iter(range(1, 250))
-    pw = tb.pw
-    send = directed_sender(tb, tags)
-    got: dict[int, tuple] = {}
-    order: list[int] = []
-
-    async def done(t, max_cycles=20_000):
-        for _ in range(max_cycles):
-            while tb.done.queue:
-                b = tb.done.queue.popleft()
-                order.append(b["tag"])
-                got[b["tag"]] = (b["status"], b["result"])
-            if t in got:
-                return got.pop(t)
-            await RisingEdge(dut.clk)
-        raise AssertionError(f"tag {t}: no completion within {max_cycles} cycles (a hang)")
-
-    async def run(op, lba=0, txid=0, flags=0, ver=None, exp=OK):
-        t, dptr = send(op, lba, txid, flags, ver)
-        st, res = await done(t)
-        assert st == exp, f"op {op} lba {lba} txid {txid}: status {st:#x}, expected {exp:#x}"
-        return res, dptr
-
-    async def read(lba, txid, ver):
-        res, dptr = await run(READ, lba, txid)
-        tb.absorb_hwr()
-        w = [tb.hwmem.pop((dptr + 4 * i) & 0xFFFFFFFF) for i in range(pw)]
-        assert w == (page_words(lba, ver, pw) if ver else [0] * pw), \
-            f"READ lba {lba} txid {txid}: version {w[1]} / {w[:2]}, expected {ver}"
+    d = Directed(tb, tags)
+    send, done, run, read, order = d.send, d.done, d.run, d.read, d.order
 
     tb.media.hold = True
     for k in range(8):                            # held pages ahead of the records
@@ -1532,7 +1507,7 @@ async def run_no_space_tx_fifo(dut):
     tc2, _ = send(TX_COMMIT, txid=2)
     await run(WRITE, 30, ver=130)                 # beside three pending commits
     await tb.idle(600)
-    assert not any(t in got or any(b["tag"] == t for b in tb.done.queue) for t in (tc1, tw3, tc2)), \
+    assert not any(d.seen(t) for t in (tc1, tw3, tc2)), \
         "a commit completed while the media held"
     tb.set_no_space(1)
     res = [await done(t, 900) for t in (tc1, tw3, tc2)]
