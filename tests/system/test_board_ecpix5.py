@@ -374,3 +374,54 @@ def test_board_dram_arbiter(n_masters, half):
     assert st["done"] == n_masters, f"only {st['done']} of {n_masters} masters finished in {st['cycles']} cycles"
     assert st["grant_moves"] > 20
     print(f"[board] arbiter: {st['words']} words in {st['cycles']} cycles, {st['grant_moves']} grant moves")
+
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("ats_board_build", ROOT / "soc" / "boards" / "build.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_board_pnr_report():
+    """build.py's reading of a nextpnr run (report.json's clocks, critical paths by block, router2
+    congestion) and `--reuse-pnr`: a finished run on the same netlist (SHA-256) is read back, one on
+    another netlist runs again. The figures below are worked out by hand from the synthetic report."""
+    B = _build_module()
+    gw = ROOT / "build" / "boards" / "test_ecpix5_pnr"          # build.py names its logs relative to ROOT
+    shutil.rmtree(gw, ignore_errors=True)
+    gw.mkdir(parents=True)
+    (gw / "x.json").write_text("{}")
+    sha = B.sha256(gw / "x.json")
+    rep = {"fmax": {"sys": {"achieved": 71.234, "constraint": 75.0}, "eth": {"achieved": 190.0, "constraint": 125.0}},
+           "utilization": {"TRELLIS_COMB": {"used": 76532, "available": 83640}},
+           "critical_paths": [{"from": "sys", "to": "sys", "path": [
+               {"type": "clk-to-q", "from": {"cell": "ats_ssd_core.u_nand.g_chan[2].u_page.u_rd.u_dec.r_q[3]_TRELLIS_FF_Q"},
+                "to": {"cell": "ats_ssd_core.u_nand.g_chan[2].u_page.u_rd.u_dec.r_q[3]_TRELLIS_FF_Q"}, "delay": 0.5},
+               {"type": "routing", "from": {"cell": "a"}, "to": {"cell": "b"}, "delay": 2.25},
+               {"type": "logic", "from": {"cell": "b"}, "to": {"cell": "b"}, "delay": 0.75},
+               {"type": "routing", "from": {"cell": "b"}, "to": {"cell": "sram.0.1_DIA0_LUT4_Z"}, "delay": 1.0}]}]}
+    (gw / "nextpnr_seed1.json").write_text(json.dumps(rep))
+    (gw / "nextpnr_seed1.log").write_text(
+        "Info: \t        TRELLIS_COMB:   76532/  83640    91%\n"
+        "Info:     iter=1 wires=1000 overused=300 overuse=420 archfail=NA\n"
+        "Info:     iter=2 wires=990 overused=12 overuse=12 archfail=NA\n"
+        "Info:     iter=3 wires=985 overused=0 overuse=0 archfail=0\n")
+    (gw / "nextpnr_seed1.result.json").write_text(json.dumps({"exit": 0, "wall_s": 10.0, "cpu_s": 9.5,
+                                                              "netlist_sha256": sha, "command": "by hand"}))
+    ran = []
+    B.run = lambda cmd, cwd, logfile: ran.append(cmd) or (1, 0.0, 0.0)
+    r = B.nextpnr_seed(gw, "x", [], 1, 1, "heap", "router2", reuse=True, netlist_sha=sha)
+    assert ran == [] and r["reused"] and r["exit"] == 0 and r["cpu_s"] == 9.5
+    assert r["fmax"] == {"sys": {"fmax_mhz": 71.23, "target_mhz": 75.0}, "eth": {"fmax_mhz": 190.0, "target_mhz": 125.0}}
+    assert r["utilisation"]["TRELLIS_COMB"] == {"used": 76532, "avail": 83640, "pct": 92}
+    cp, = r["critical_paths"]
+    assert (cp["delay_ns"], cp["logic_ns"], cp["routing_ns"], cp["steps"]) == (4.5, 1.25, 3.25, 4)
+    assert cp["source_block"] == "ats_ssd_core.u_nand.g_chan[2].u_page.u_rd.u_dec" and cp["sink_block"] == "sram"
+    assert r["congestion"] == {"router2_iterations": 3, "first_overused_wires": 300, "first_overuse": 420,
+                               "last_overused_wires": 0, "routed_wires": 985}
+    assert B.block_of("litedramcore_roundrobin2_grant_TRELLIS_FF_Q") == "litex:litedramcore"
+    # another netlist: nextpnr runs (the stub fails it: exit 1, the old report removed)
+    r = B.nextpnr_seed(gw, "x", [], 1, 1, "heap", "router2", reuse=True, netlist_sha="0" * 64)
+    assert len(ran) == 1 and not r["reused"] and r["exit"] == 1 and "fmax" not in r
+    assert ran[0][ran[0].index("--placer") + 1] == "heap" and ran[0][ran[0].index("--router") + 1] == "router2"
