@@ -118,8 +118,10 @@ class TB:
             side = s
             assert b["error"] == 0
             words.append(b["data"])
+            # last_be 0 on every beat but the last (LiteEth's MAC in the PHY's clock ends the frame
+            # at the first byte whose last_be bit is set)
+            assert b["last_be"] == (0b1000 if b["last"] else 0), f"last_be {b['last_be']:#06b} on beat {len(words) - 1}"
             if b["last"]:
-                assert b["last_be"] == 0b1000
                 break
         pkt = b"".join(w.to_bytes(4, "little") for w in words)
         assert side["length"] == len(pkt), f"length {side['length']} for {len(pkt)} bytes"

@@ -518,7 +518,9 @@ module ats_udp_host #(
     assign m_udp_valid      = (tx_q == TX_HDR) || (tx_q == TX_PAY && own_q && rd_busy_q && rdd_v);
     assign m_udp_data       = (tx_q == TX_HDR) ? tx_w_q[tx_hi_q] : rdd_data;
     assign m_udp_last       = (tx_q == TX_HDR) ? (!tx_pay_q && tx_hi_q == tx_hn_q) : rdd_last;
-    assign m_udp_last_be    = 4'b1000;
+    // last_be only on the last beat: LiteEth's MAC in the PHY's clock (LiteEthLastHandler after its
+    // 32-to-8 converter) ends the frame at the first byte whose last_be bit is set, last or not
+    assign m_udp_last_be    = m_udp_last ? 4'b1000 : 4'b0000;
     assign m_udp_error      = 4'd0;
     assign m_udp_src_port   = LOCAL_PORT;
     assign m_udp_dst_port   = tx_dport_q;

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The board's host link for simulation: the ECPIX-5 SoC's Ethernet and host-link part
 (soc/boards/ecpix5.py) with only the PHY replaced. LiteEth's MAC (preamble and CRC on, as with the
-RGMII PHY), ARP / IP / ICMP / UDP at the system clock with the 32-bit datapath, the UDP user port
+RGMII PHY) on the PHY's bytes in the eth clock, ARP / IP / UDP at the system clock on 32 bits
+(ecpix5.ETH_SYS_DATAPATH, ETH_ICMP: as the bitstream builds it), the UDP user port
 16724 and `ats_udp_host` with the board's parameters (ecpix5.UDP_SLOTS, UDP_SLOT_BYTES, the page
 size); the PHY is a byte stream per eth clock (`PhyModel`: the RGMII PHY's sink / source at 125 MHz
 without the DDR pins), which the test bench turns into Ethernet frames to and from a real UDP socket.
@@ -66,8 +67,11 @@ class BoardHostLink(LiteXModule):
         self.ethphy = phy = PhyModel()
         # rx_cdc_depth 32: LiteEth's default, as soc/boards/ecpix5.py builds it (other values only
         # for experiments: sim/board/README.md "Found by it")
+        # the bitstream's arrangement (soc/boards/ecpix5.py): the MAC on the PHY's bytes in the eth
+        # clock (ETH_SYS_DATAPATH False), no ICMP, no IP broadcast
         self.ethcore = LiteEthUDPIPCore(phy, mac_address=MAC, ip_address=IP, clk_freq=SYS_HZ, dw=32,
-                                        with_sys_datapath=True, rx_cdc_depth=rx_cdc_depth)
+                                        with_sys_datapath=ecpix5.ETH_SYS_DATAPATH, with_icmp=ecpix5.ETH_ICMP,
+                                        with_ip_broadcast=False, rx_cdc_depth=rx_cdc_depth)
         udp = self.ethcore.udp.crossbar.get_port(ecpix5.UDP_PORT, dw=32)
         rx, tx = udp.source, udp.sink
         io = {}

@@ -64,7 +64,7 @@ def udp_frame(payload: bytes, sport: int) -> bytes:
 class SocketPhy:
     """The UDP socket model of the Ethernet PHY (module docstring)."""
 
-    def __init__(self, dut, tb, rng, drop=0.0, dup=0.0, delay=0, ready="mac_core_rx_converter_sink_ready",
+    def __init__(self, dut, tb, rng, drop=0.0, dup=0.0, delay=0, ready="mac_core_rx_preamble_sink_ready",
                  stop_idle=True):
         self.dut, self.tb, self.rng = dut, tb, rng
         self.stop_idle = stop_idle
@@ -84,7 +84,7 @@ class SocketPhy:
         self.proc = None
         self.started: dict[bytes, int] = {}        # (slot, seq) -> cycle of its first SUBMIT
         self.max_latency = 0                       # cycles, first SUBMIT in to the first CPL out
-        # the MAC's first receive stage (LiteEth's last_be / converter sink, eth clock): not ready
+        # the MAC's first receive stage (LiteEth's preamble checker, eth clock): not ready
         # while a byte is offered means the byte is lost (a diagnostic count, README "Found by it")
         self._phy_ready = getattr(dut, ready)
         dut.rx_valid.value = 0
