@@ -208,9 +208,10 @@ class TB:
             assert int(self.dut.emu_rb_n.value) == 1, "emulator R/B# low after power-on"
         await self.host.reset()
 
-    async def power_cut(self):
+    def pins_idle(self):
+        """The controller's pins idle (CE#, WE#, RE# high, CLE, ALE low) and the host model's timing
+        marks forgotten: before a power cut or a system reset."""
         dut = self.dut
-        dut.power_ok.value = 0
         dut.ce_n.value = 1
         dut.we_n.value = 1
         dut.re_n.value = 1
@@ -218,6 +219,11 @@ class TB:
         dut.ale.value = 0
         self.host.ce_low_since = None
         self.host.confirm_time = None
+
+    async def power_cut(self):
+        dut = self.dut
+        dut.power_ok.value = 0
+        self.pins_idle()
         await Timer(self.rng.randint(100, 1000), unit="ns")
         assert int(dut.die_rb_n.value) == 0 and int(dut.emu_rb_n.value) == 0, "R/B# high while power is off"
 
@@ -231,13 +237,7 @@ class TB:
         while not in_transfer and (int(dut.m_dram_cmd_valid.value) or int(dut.m_dram_wdata_valid.value)
                                    or not self.dram._idle()):
             await RisingEdge(dut.clk)
-        dut.ce_n.value = 1
-        dut.we_n.value = 1
-        dut.re_n.value = 1
-        dut.cle.value = 0
-        dut.ale.value = 0
-        self.host.ce_low_since = None
-        self.host.confirm_time = None
+        self.pins_idle()
         dut.rst.value = 1
         for i in range(self.rng.randint(10, 60)):
             await RisingEdge(dut.clk)
