@@ -14,6 +14,32 @@ uint64_t ck_seq_base, ck_scan_from;
 // NOINIT: filled up to n_map / the page count before a checkpoint writes or parses them
 uint32_t ck_pages[MAX_CK_PAGES][PW] NOINIT;
 uint32_t map_lpn[NLBA] NOINIT, map_ppn[NLBA] NOINIT;
+static uint32_t sl_lpn[SLOG_LPNS];
+static uint8_t sl_nf[SLOG_LPNS];
+static ats_frag_t sl_frag[SLOG_LPNS * SLOG_FRAGS] NOINIT;
+ats_slog_tab_t SL = {SLOG_LPNS, SLOG_FRAGS, 0, sl_lpn, sl_nf, sl_frag};
+uint32_t slog_lpgn;
+uint32_t sl_words[SLOG_WORDS] NOINIT;
+uint32_t ck_l2p[NLBA] NOINIT;
+
+// F's section (version 3) for the mapping map_lpn / map_ppn[0..n_map) (ascending LPNs): each LPN's
+// base is its mapping now; an LPN unmapped since (a TRIM) leaves F (section 10.5: F[lpn] = [] then).
+// Returns the section's words (0: F is empty, version 2) or ATS_E_FULL
+static int ckpt_slog(uint32_t n_map) {
+    for (uint32_t e = SL.n; e-- > 0;) {
+        const uint32_t lpn = SL.lpn[e];
+        uint32_t lo = 0, hi = n_map;               // binary search of the ascending list
+        while (lo < hi) {
+            const uint32_t mid = (lo + hi) / 2u;
+            if (map_lpn[mid] < lpn) lo = mid + 1u;
+            else hi = mid;
+        }
+        if (lpn < NLBA && lo < n_map && map_lpn[lo] == lpn && map_ppn[lo] != ATS_UNMAPPED) ck_l2p[lpn] = map_ppn[lo];
+        else ats_slog_clear(&SL, lpn);
+    }
+    if (!SL.n) return 0;
+    return ats_slog_ckpt_put(&SL, ck_l2p, NLBA, slog_lpgn, sl_words, SLOG_WORDS);
+}
 
 // lookup: the mapping by LOOKUP of every LPN; else the list in map_lpn / map_ppn[0..n_known)
 static int ckpt_write_map(int lookup, uint32_t n_known) {
@@ -88,9 +114,14 @@ static int ckpt_write_map(int lookup, uint32_t n_known) {
     S.ck_phase[1] += t2 - t1;
     // 3. the mapping (fuzzy: read after seq_base; replay from seq_base fixes what moved since)
     const uint32_t n_map = lookup ? hal_fw_lookups(0, NLBA, map_lpn, map_ppn) : n_known;
+    const int n_slog = ckpt_slog(n_map);
+    if (n_slog < 0) return n_slog;
     ats_ckpt_t c;
     memset(&c, 0, sizeof c);
-    c.version = 2;
+    c.version = n_slog ? 3u : 2u;               // 3 only while F is not empty (section 10.4)
+    c.slog = sl_words;
+    c.n_slog = (uint32_t)n_slog;
+    c.cap_slog = SLOG_WORDS;
     c.seq_base = seq_base;
     c.scan_from = scan_from;
     c.ckpt_no = ckpt_no + 1u;

@@ -12,6 +12,13 @@ extern uint64_t ck_seq_base, ck_scan_from;
 // checkpoint pages (the writer's page image, recovery's pages read) and the mapping lists
 extern uint32_t ck_pages[MAX_CK_PAGES][PW];
 extern uint32_t map_lpn[NLBA], map_ppn[NLBA];
+// the S-Log's fragment lists F (recovered; written as checkpoint version 3's section while not
+// empty), the next LPGN, the section's words, and an LPN-indexed scratch mapping (recovery's L2P;
+// the checkpoint's bases of F's LPNs)
+extern ats_slog_tab_t SL;
+extern uint32_t slog_lpgn;
+extern uint32_t sl_words[SLOG_WORDS];
+extern uint32_t ck_l2p[NLBA];
 
 // hold, drain, note seq and open transactions, release, plan, read the mapping, write the pages to
 // the other checkpoint block. The mapping: a LOOKUP of every LPN in the remap engine (ckpt_write),

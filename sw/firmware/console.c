@@ -69,6 +69,20 @@ static void cmd_log(void) {
     }
 }
 
+// `slog`: the S-Log's fragment lists F (README "S-Log"): the next LPGN, then per LPN its base and
+// its fragments in order, each log PPN / byte in it / off / len / record seq
+static void cmd_slog(void) {
+    hal_printf("slog: lpgn %u, %u lpns\n", slog_lpgn, SL.n);
+    for (uint32_t e = 0; e < SL.n; e++) {
+        hal_printf("slog %u:", SL.lpn[e]);
+        for (uint32_t i = 0; i < SL.nf[e]; i++) {
+            const ats_frag_t *f = &SL.f[e * SL.frags + i];
+            hal_printf(" %u/%u/%u/%u/%llu", f->ppn, f->doff, f->off, f->len, (unsigned long long)f->seq);
+        }
+        hal_printf("\n");
+    }
+}
+
 // `scan <n>`: the full-device scan that a recovery without a bounded log needs (TxFlash reads every
 // page), timed on a sample: the first n pages of every die in scan order (blocks from 0 without the
 // checkpoint and bad blocks, pages 0..PPB-1), read one at a time like recovery's reads (benchmark B5)
@@ -115,11 +129,12 @@ void console(void) {
             else if (!strcmp(line, "stats")) cmd_stats();
             else if (!strcmp(line, "bbt")) cmd_bbt();
             else if (!strcmp(line, "log")) cmd_log();
+            else if (!strcmp(line, "slog")) cmd_slog();
             else if (!strcmp(line, "ckpt")) hal_printf("ckpt: %d\n", ckpt_write());
             else if (!strcmp(line, "gc greedy")) gc_policy = ATS_GC_GREEDY;
             else if (!strcmp(line, "gc cb")) gc_policy = ATS_GC_COST_BENEFIT;
             else if (line[0] == 's' && line[1] == 'c' && line[2] == 'a' && line[3] == 'n' && line[4] == ' ') cmd_scan(parse_u32(line + 5));
-            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, ckpt, gc greedy, gc cb, scan N)\n", line);
+            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, slog, ckpt, gc greedy, gc cb, scan N)\n", line);
             if (line_n) hal_puts("> ");
             line_n = 0;
         } else if (line_n + 1u < sizeof line) {

@@ -19,6 +19,16 @@
 #define MAX_LOG 4096u            // records a recovery can hold (the checkpoint policy keeps the log below half)
 #define CK_BLK0 0u               // checkpoint blocks: die 0 block 0 and ck_blk1 (never in a plan)
 #define MAX_CK_PAGES 64u
+// the S-Log (README "S-Log"; docs/persistence.md section 10): F's table (the backend's SLOG_LPNS x
+// SLOG_FRAGS), the log pages and records a recovery keeps, its cache of log-page data
+#define SLOG_LPNS 256u
+#define SLOG_FRAGS 4u
+#define SLOG_PG 256u             // log pages a recovery keeps (the active log's; more are counted, not kept)
+#define SLOG_RECS 128u           // records a recovery parses (more: the recovery fails, ATS_E_FULL)
+#ifndef SLOG_CACHE               // log pages held in RAM (tests/system/test_slog_fw.py builds it with 2)
+#define SLOG_CACHE ((16384u / ATS_PAGE_BYTES) > 2u ? (16384u / ATS_PAGE_BYTES) : 2u)
+#endif
+#define SLOG_WORDS (2u + SLOG_LPNS * (3u + 5u * SLOG_FRAGS))   // the checkpoint's S-Log section at most
 
 // ---- housekeeping policy (README "Checkpoints", "Garbage collection", "Wear levelling"; the
 // decisions are ftl/policy.c's, these are its parameters)

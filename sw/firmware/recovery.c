@@ -7,9 +7,9 @@
 #include "blocks.h"
 #include "ckpt.h"
 
-// scratch, NOINIT (not cleared at start): l2p (recover sets every LPN), recs (the scan fills 0..n-1),
-// rp_* (ats_replay initialises what it reads)
-static uint32_t l2p[NLBA] NOINIT;
+// scratch, NOINIT (not cleared at start): l2p (recover sets every LPN; ckpt.c's ck_l2p), recs (the
+// scan fills 0..n-1), rp_* (ats_slog_replay initialises what it reads)
+static uint32_t *const l2p = ck_l2p;
 static ats_rec_t recs[MAX_LOG] NOINIT;
 static int32_t rp_next[MAX_LOG] NOINIT, rp_head[NTX + 1] NOINIT, rp_tail[NTX + 1] NOINIT;
 static uint32_t rec_pages;
@@ -19,6 +19,144 @@ static const uint32_t *ck_page_fn(void *ctx, uint32_t idx) {
     return idx < MAX_CK_PAGES ? ck_pages[idx] : 0;
 }
 
+
+// ---- the S-Log (README "S-Log"; persistence.md section 10.5). The log pages the scan kept (seq >=
+// scan_from, well formed), sorted by LPGN; their data in a cache of SLOG_CACHE pages (filled by the
+// scan, read again from the NAND on a miss). With no log page in the scan every step is a no-op.
+static ats_lpage_t sl_pg[SLOG_PG] NOINIT;
+static int16_t sl_slot[SLOG_PG] NOINIT;             // cache slot of sl_pg[i], -1: not held
+static int16_t sl_owner[SLOG_CACHE] NOINIT;         // the page a slot holds, -1: none
+static uint32_t sl_cache[SLOG_CACHE][PW] NOINIT;
+static uint32_t sl_tmp[PW] NOINIT;
+static uint32_t sl_lpgns[SLOG_PG] NOINIT, sl_start[SLOG_RECS] NOINIT, sl_b[SLOG_RECS] NOINIT, sl_fl[3u * ATS_SLOG_MAX_CF * SLOG_RECS] NOINIT;
+static ats_slog_rec_t sl_rec[SLOG_RECS] NOINIT;     // the records that parse, by commit point
+static uint32_t sl_npg, sl_nrec, sl_over, sl_clock, sl_rereads;
+
+static const ats_lpage_t *sl_page_fn(void *ctx, uint32_t lpgn) {
+    (void)ctx;
+    uint32_t lo = 0, hi = sl_npg;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2u;
+        if (sl_pg[mid].lpgn < lpgn) lo = mid + 1u;
+        else hi = mid;
+    }
+    if (lo >= sl_npg || sl_pg[lo].lpgn != lpgn) return 0;
+    ats_lpage_t *p = &sl_pg[lo];
+    if (sl_slot[lo] < 0) {                          // a miss: the page again from the NAND
+        const uint32_t k = sl_clock++ % SLOG_CACHE;
+        if (sl_owner[k] >= 0) sl_slot[sl_owner[k]] = -1;
+        sl_owner[k] = -1;
+        fw_rsp_t r;
+        nread(ats_ppn_die(&G, p->ppn), ats_ppn_block(&G, p->ppn), ats_ppn_page(&G, p->ppn), &r);
+        rec_pages++;
+        sl_rereads++;
+        if (r.status != N_OK) return 0;             // read before, not now: missing
+        volatile uint32_t *buf = hal_buf();
+        for (uint32_t w = 0; w < PW; w++) sl_cache[k][w] = buf[w];
+        sl_owner[k] = (int16_t)lo;
+        sl_slot[lo] = (int16_t)k;
+    }
+    p->data = (const uint8_t *)sl_cache[sl_slot[lo]];
+    return p;
+}
+
+// the page the scan kept at a PPN (recs[0..n): after ats_prefix every record is still there)
+static uint32_t sl_nscan;
+static const ats_rec_t *sl_at_fn(void *ctx, uint32_t ppn) {
+    (void)ctx;
+    for (uint32_t i = 0; i < sl_nscan; i++)
+        if (recs[i].ppn == ppn) return &recs[i];
+    return 0;
+}
+
+// the record whose commit point is seq (sl_rec sorted by commit_seq)
+static const ats_slog_rec_t *sl_commit_fn(void *ctx, uint64_t seq) {
+    (void)ctx;
+    uint32_t lo = 0, hi = sl_nrec;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2u;
+        if (sl_rec[mid].commit_seq < seq) lo = mid + 1u;
+        else hi = mid;
+    }
+    return lo < sl_nrec && sl_rec[lo].commit_seq == seq ? &sl_rec[lo] : 0;
+}
+
+// a valid kind-1 SLOG page of the scan (data in hal_buf): the LPGN counter, and kept when seq >=
+// scan_from (section 10.5 step 4: every valid log page counts for the counter)
+static void sl_scan_page(const spare_t *sp, uint32_t ppn, uint64_t scan_from) {
+    volatile uint32_t *buf = hal_buf();
+    for (uint32_t w = 0; w < PW; w++) sl_tmp[w] = buf[w];
+    uint16_t first, used;
+    if (ats_slog_page((const uint8_t *)sl_tmp, ATS_PAGE_BYTES, sp->epoch, &first, &used) != ATS_OK) return;
+    if (sp->epoch + 1u > slog_lpgn) slog_lpgn = sp->epoch + 1u;
+    if (sp->seq < scan_from) return;
+    if (sl_npg >= SLOG_PG) { sl_over++; return; }
+    ats_lpage_t *p = &sl_pg[sl_npg];
+    p->seq = sp->seq;
+    p->ppn = ppn;
+    p->lpgn = sp->epoch;
+    p->first = first;
+    p->used = used;
+    p->data = 0;
+    sl_slot[sl_npg] = -1;
+    if (sl_npg < SLOG_CACHE) {                      // the first SLOG_CACHE pages stay in RAM
+        for (uint32_t w = 0; w < PW; w++) sl_cache[sl_npg][w] = sl_tmp[w];
+        sl_slot[sl_npg] = (int16_t)sl_npg;
+        sl_owner[sl_npg] = (int16_t)sl_npg;
+    }
+    sl_npg++;
+}
+
+// the kept pages by (LPGN, seq), an LPGN met again dropped (the lower seq stays: section 10.1), then
+// the records (ats_slog_find / ats_slog_parse) by commit point and their completeness flags
+static int sl_records(uint32_t *nfl, uint32_t *nbad, uint32_t *npart) {
+    for (uint32_t i = 1; i < sl_npg; i++) {        // insertion sort, the cache slots moving along
+        const ats_lpage_t x = sl_pg[i];
+        const int16_t xs = sl_slot[i];
+        uint32_t j = i;
+        for (; j > 0 && (sl_pg[j - 1u].lpgn > x.lpgn || (sl_pg[j - 1u].lpgn == x.lpgn && sl_pg[j - 1u].seq > x.seq)); j--) {
+            sl_pg[j] = sl_pg[j - 1u];
+            sl_slot[j] = sl_slot[j - 1u];
+        }
+        sl_pg[j] = x;
+        sl_slot[j] = xs;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < sl_npg; i++) {
+        if (k && sl_pg[k - 1u].lpgn == sl_pg[i].lpgn) {
+            if (sl_slot[i] >= 0) sl_owner[sl_slot[i]] = -1;
+            continue;
+        }
+        sl_pg[k] = sl_pg[i];
+        sl_slot[k] = sl_slot[i];
+        k++;
+    }
+    sl_npg = k;
+    for (uint32_t i = 0; i < SLOG_CACHE; i++) sl_owner[i] = -1;
+    for (uint32_t i = 0; i < sl_npg; i++) {
+        if (sl_slot[i] >= 0) sl_owner[sl_slot[i]] = (int16_t)i;
+        sl_lpgns[i] = sl_pg[i].lpgn;
+    }
+    const int nf = ats_slog_find(ATS_PAGE_BYTES, sl_page_fn, 0, sl_lpgns, sl_npg, sl_start, sl_b, SLOG_RECS, nbad, npart);
+    if (nf < 0) return nf;
+    uint32_t n = 0;
+    *nfl = 0;
+    for (uint32_t i = 0; i < (uint32_t)nf; i++) {
+        ats_slog_rec_t r;
+        if (ats_slog_parse(ATS_PAGE_BYTES, sl_page_fn, 0, sl_start[i], sl_b[i], &r) != ATS_OK) continue;
+        for (uint32_t f = 0; f < r.ncf; f++) {
+            sl_fl[3u * *nfl] = r.cf_txid[f];
+            sl_fl[3u * *nfl + 1u] = r.cf_reclen[f];
+            sl_fl[3u * *nfl + 2u] = r.cf_lpgn[f];
+            (*nfl)++;
+        }
+        uint32_t j = n++;                          // by commit point
+        for (; j > 0 && sl_rec[j - 1u].commit_seq > r.commit_seq; j--) sl_rec[j] = sl_rec[j - 1u];
+        sl_rec[j] = r;
+    }
+    sl_nrec = n;
+    return ATS_OK;
+}
 
 // persistence.md section 6 step 1. A checkpoint block holds at most one checkpoint, from page 0
 // (the firmware erases the block before every attempt; version 1 is one page): page 0 of each
@@ -42,7 +180,7 @@ static int ck_head(uint32_t blk, uint32_t h, uint64_t *seq, uint32_t *no, uint32
     if (buf[1] == 1u) {
         *np = 1u;
         *no = 0u;
-    } else if (buf[1] == 2u && buf[2] == 0u && buf[3] >= 1u && buf[3] <= MAX_CK_PAGES && buf[3] <= PPB) {
+    } else if ((buf[1] == 2u || buf[1] == 3u) && buf[2] == 0u && buf[3] >= 1u && buf[3] <= MAX_CK_PAGES && buf[3] <= PPB) {
         *np = buf[3];
         *no = buf[ATS_CKPT_HDR_WORDS + 6u];      // the stream's ckpt_no (section 5)
     } else {
@@ -64,7 +202,7 @@ static int ck_load(uint32_t blk, uint32_t h, uint64_t seq, uint32_t np, ats_ckpt
         spare_t s;
         hal_spare(&s);
         volatile uint32_t *buf = hal_buf();
-        if (s.kind != ATS_KIND_CKPT || s.seq != seq || buf[0] != ATS_CKPT_MAGIC || buf[1] != 2u || buf[2] != i ||
+        if (s.kind != ATS_KIND_CKPT || s.seq != seq || buf[0] != ATS_CKPT_MAGIC || buf[1] != ck_head_pg[h][1] || buf[2] != i ||
             buf[3] != np)
             return ATS_E_FORMAT;
         for (uint32_t w = 0; w < PW; w++) ck_pages[i][w] = buf[w];
@@ -73,6 +211,11 @@ static int ck_load(uint32_t blk, uint32_t h, uint64_t seq, uint32_t np, ats_ckpt
     t.seq_base = seq;
     const int st = ats_ckpt_parse(&G, &t, ck_page_fn, 0);
     if (st != ATS_OK) return st;
+    // version 3: a section that ats_slog_ckpt_get refuses makes the checkpoint one that does not
+    // parse (persistence.md section 10.4); read again into l2p by recover()
+    uint32_t lpgn;
+    SL.n = 0;
+    if (t.version == 3u && ats_slog_ckpt_get(&SL, l2p, NLBA, sl_words, t.n_slog, &lpgn) < 0) return ATS_E_FORMAT;
     *c = t;
     return ATS_OK;
 }
@@ -119,6 +262,8 @@ int recover(void) {
     c.map_lpn = map_lpn;
     c.map_ppn = map_ppn;
     c.cap_map = NLBA;
+    c.slog = sl_words;
+    c.cap_slog = SLOG_WORDS;
     uint32_t blk;
     int st = find_checkpoint(&c, &blk);
     if (st != ATS_OK) return st;
@@ -130,6 +275,12 @@ int recover(void) {
     for (uint32_t i = 0; i < NLBA; i++) l2p[i] = ATS_UNMAPPED;
     for (uint32_t i = 0; i < c.n_map; i++)
         if (map_lpn[i] < NLBA) l2p[map_lpn[i]] = map_ppn[i];
+    // section 10.5 step 1: F and the bases from the S-Log section (version 3; else F = [], LPGN 0)
+    SL.n = 0;
+    slog_lpgn = 0;
+    if (c.version == 3u && ats_slog_ckpt_get(&SL, l2p, NLBA, sl_words, c.n_slog, &slog_lpgn) < 0) return ATS_E_FORMAT;
+    sl_npg = sl_nrec = sl_over = sl_rereads = 0;
+    for (uint32_t i = 0; i < SLOG_CACHE; i++) sl_owner[i] = -1;
     // block states: checkpoint blocks, bad blocks, plan blocks; everything else holds old pages
     for (uint32_t i = 0; i < NBLK; i++) { blk_state[i] = B_USED; blk_retire[i] = 0; }
     blk_state[bi(0, CK_BLK0)] = blk_state[bi(0, ck_blk1)] = B_CKPT;
@@ -169,6 +320,7 @@ int recover(void) {
                 if ((s.kind != ATS_KIND_DATA && s.kind != ATS_KIND_LOG)) continue;
                 if (!any_seq || s.seq > max_seq) max_seq = s.seq;
                 any_seq = 1;
+                if (s.kind == ATS_KIND_LOG && (s.flags & ATS_F_SLOG)) sl_scan_page(&s, ats_ppn(&G, d, b, p), c.scan_from);
                 if (s.seq < c.scan_from) continue;
                 // at most MAX_LOG records: the lowest seqs (ats_log_add), so that the durable prefix
                 // is cut at a seq, never holed by a record dropped in scan order
@@ -188,6 +340,9 @@ int recover(void) {
     if (overflow) hal_printf("recovery: %u records beyond MAX_LOG dropped (the highest seqs)\n", overflow);
     // 3. durable prefix, 4. replay
     const uint32_t np = ats_prefix(recs, n, c.scan_from);
+    // the S-Log's records (none without log pages)
+    uint32_t nfl = 0, sl_bad = 0, sl_part = 0;
+    if (sl_npg && (st = sl_records(&nfl, &sl_bad, &sl_part)) != ATS_OK) return st;
     ats_replay_t rp;
     memset(&rp, 0, sizeof rp);
     rp.l2p = l2p;
@@ -196,8 +351,35 @@ int recover(void) {
     rp.next = rp_next;
     rp.head = rp_head;
     rp.tail = rp_tail;
-    st = ats_replay(&rp, recs, np, c.seq_base);
+    ats_slog_replay_t srp;
+    memset(&srp, 0, sizeof srp);
+    srp.tab = &SL;
+    srp.commit = sl_commit_fn;
+    srp.pg = sl_page_fn;
+    srp.page_bytes = ATS_PAGE_BYTES;
+    st = ats_slog_replay(&rp, &srp, recs, np, c.seq_base);
     if (st != ATS_OK) return st;
+    // section 10.5 step 3: the records after the gap in commit-point order, each applied when complete
+    const uint64_t prefix_end = np ? recs[np - 1u].seq + 1u : c.scan_from;
+    uint32_t sl_after = 0, sl_flagged = 0;
+    sl_nscan = n;
+    for (uint32_t i = 0; i < sl_nrec; i++) {
+        const ats_slog_rec_t *r = &sl_rec[i];
+        if (r->commit_seq < prefix_end || r->txid > NTX) continue;
+        int skipped = 0;
+        const int ok = ats_slog_complete(&SL, l2p, NLBA, ATS_PAGE_BYTES, sl_page_fn, 0, r, sl_at_fn, 0, sl_fl, nfl, 1,
+                                         &skipped);
+        if (ok < 0) return ok;
+        if (!ok) continue;
+        if ((st = ats_slog_apply(&SL, l2p, NLBA, ATS_PAGE_BYTES, sl_page_fn, 0, r, 1)) != ATS_OK) return st;
+        sl_after++;
+        sl_flagged += (uint32_t)skipped;
+    }
+    if (sl_npg || sl_over || SL.n)
+        hal_printf("recovery: slog: %u log pages (%u over SLOG_PG, %u read again), %u records (%u bad, %u partial), "
+                   "commits %u, after the gap %u (%u by flag), merges %u/%u stale, F %u LPNs, next lpgn %u\n",
+                   sl_npg, sl_over, sl_rereads, sl_nrec, sl_bad, sl_part, srp.slog_commits, sl_after, sl_flagged,
+                   srp.merges, srp.merges_stale, SL.n, slog_lpgn);
     // 5. restart: the mapping into the remap engine, valid-count bases, the next seq. The mapping
     //    also goes into map_lpn / map_ppn (the checkpoint's, no longer needed) for step 6's checkpoint
     memset(vc_base, 0, sizeof vc_base);

@@ -42,6 +42,7 @@ uint32_t ats_ckpt_words(const ats_geo_t *g, const ats_ckpt_t *c) {
     w += c->n_bad;
     w += (g->ndie * g->blocks + 1u) / 2u;
     w += 2u * c->n_map;
+    if (c->version == 3u) w += c->n_slog;
     return w;
 }
 
@@ -80,6 +81,8 @@ static uint32_t ck_word(const ats_geo_t *g, const ats_ckpt_t *c, uint32_t i) {
     }
     i -= ew;
     if (i < 2u * c->n_map) return (i & 1u) ? c->map_ppn[i / 2u] : c->map_lpn[i / 2u];
+    i -= 2u * c->n_map;
+    if (c->version == 3u && i < c->n_slog) return c->slog[i];
     return 0;
 }
 
@@ -88,7 +91,7 @@ int ats_ckpt_page(const ats_geo_t *g, const ats_ckpt_t *c, uint32_t idx, uint32_
     const uint32_t n = ats_ckpt_pages(g, c), total = ats_ckpt_words(g, c);
     if (idx >= n) return ATS_E_RANGE;
     out[0] = ATS_CKPT_MAGIC;
-    out[1] = 2u;
+    out[1] = c->version == 3u ? 3u : 2u;
     out[2] = idx;
     out[3] = n;
     for (uint32_t k = 0; k < per; k++) {
@@ -102,7 +105,7 @@ int ats_ckpt_page(const ats_geo_t *g, const ats_ckpt_t *c, uint32_t idx, uint32_
 typedef struct {
     ats_page_fn page;
     void *ctx;
-    uint32_t pw, per, hdr, idx, off, npages;
+    uint32_t pw, per, hdr, idx, off, npages, version;
     const uint32_t *cur;
     int err;
 } ck_rd_t;
@@ -116,7 +119,7 @@ static uint32_t rd(ck_rd_t *r) {
             r->err = 1;
             return 0;
         }
-        if (r->cur[0] != ATS_CKPT_MAGIC || r->cur[1] != 2u || r->cur[2] != r->idx || r->cur[3] != r->npages) {
+        if (r->cur[0] != ATS_CKPT_MAGIC || r->cur[1] != r->version || r->cur[2] != r->idx || r->cur[3] != r->npages) {
             r->err = 1;
             return 0;
         }
@@ -144,8 +147,9 @@ int ats_ckpt_parse(const ats_geo_t *g, ats_ckpt_t *c, ats_page_fn page, void *ct
         c->scan_from = c->seq_base;
         c->ckpt_no = 0;
         c->n_bad = 0;
-    } else if (c->version == 2u) {
+    } else if (c->version == 2u || c->version == 3u) {      // 3: 2 + the S-Log section (section 10.4)
         if (p0[2] != 0u || p0[3] == 0u) return ATS_E_FORMAT;
+        r.version = c->version;
         r.hdr = ATS_CKPT_HDR_WORDS;
         r.per = r.pw - ATS_CKPT_HDR_WORDS;
         r.npages = p0[3];
@@ -170,7 +174,7 @@ int ats_ckpt_parse(const ats_geo_t *g, ats_ckpt_t *c, ats_page_fn page, void *ct
             c->plan[d * g->blocks + i] = (uint16_t)b;
         }
     }
-    if (c->version == 2u) {
+    if (c->version >= 2u) {
         for (uint32_t i = 0; i < c->n_bad; i++) c->bad[i] = rd(&r);
         const uint32_t nb = g->ndie * g->blocks;
         for (uint32_t i = 0; i < (nb + 1u) / 2u; i++) {
@@ -184,6 +188,15 @@ int ats_ckpt_parse(const ats_geo_t *g, ats_ckpt_t *c, ats_page_fn page, void *ct
     for (uint32_t i = 0; i < c->n_map; i++) {
         c->map_lpn[i] = rd(&r);
         c->map_ppn[i] = rd(&r);
+    }
+    // version 3: the rest of the stream (the S-Log section, then the last page's zero padding), as
+    // much as slog holds; ats_slog_ckpt_get finds where the section ends
+    c->n_slog = 0;
+    if (c->version == 3u && !r.err) {
+        const uint32_t left = r.npages * r.per - (r.idx * r.per + r.off);
+        const uint32_t k = left < c->cap_slog ? left : c->cap_slog;
+        for (uint32_t i = 0; i < k; i++) c->slog[i] = rd(&r);
+        c->n_slog = k;
     }
     return r.err ? ATS_E_FORMAT : ATS_OK;
 }
@@ -257,70 +270,21 @@ uint32_t ats_prefix(ats_rec_t *recs, uint32_t n, uint64_t scan_from) {
     for (uint32_t i = 0; i < n; i++) {
         if (recs[i].seq < want) continue;        // a duplicate (re-programmed page), or below scan_from
         if (recs[i].seq != want) break;          // the first gap
-        if (k != i) rec_cp(&recs[k], &recs[i]);
+        if (k != i) {                            // swapped, not copied: recs[k..n) keeps every other record
+            ats_rec_t t;                         // (the S-Log's check after the gap looks pages up there)
+            rec_cp(&t, &recs[k]);
+            rec_cp(&recs[k], &recs[i]);
+            rec_cp(&recs[i], &t);
+        }
         k++;
         want++;
     }
     return k;
 }
 
-// ---- replay
-static void apply(ats_replay_t *r, const ats_rec_t *x) {
-    if (x->lpn >= r->nlba) return;               // cannot be written by the device: ignored
-    r->l2p[x->lpn] = x->ppn;
-    r->applied++;
-}
-
+// ---- replay: ats_replay is ats_slog_replay without the S-Log (one function, section 10.5 step 2)
 int ats_replay(ats_replay_t *r, const ats_rec_t *recs, uint32_t n, uint64_t seq_base) {
-    for (uint32_t t = 0; t <= r->ntx; t++) r->head[t] = r->tail[t] = -1;
-    r->applied = r->trims = r->relocs_applied = r->relocs_stale = r->commits = r->aborts = r->dropped_open = 0;
-    r->ignored = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const ats_rec_t *x = &recs[i];
-        const int live = x->seq >= seq_base;     // below: in the checkpoint's mapping already
-        const uint32_t t = x->txid;
-        r->next[i] = -1;
-        if (t > r->ntx) {                        // not this device's: its seq stays, nothing else
-            r->ignored++;
-            continue;
-        }
-        if (x->kind == ATS_KIND_LOG && (x->flags & ATS_F_TRIM)) {
-            if (live && x->lpn < r->nlba) {
-                r->l2p[x->lpn] = ATS_UNMAPPED;
-                r->trims++;
-            }
-        } else if (x->kind == ATS_KIND_DATA && t == 0) {
-            if (live) {
-                if (x->flags & ATS_F_RELOC) {
-                    if (x->lpn < r->nlba && r->l2p[x->lpn] == x->epoch) {
-                        r->l2p[x->lpn] = x->ppn;
-                        r->relocs_applied++;
-                    } else {
-                        r->relocs_stale++;
-                    }
-                } else {
-                    apply(r, x);
-                }
-            }
-        } else if (x->kind == ATS_KIND_DATA && t != 0) {
-            if (r->tail[t] < 0) r->head[t] = (int32_t)i;
-            else r->next[r->tail[t]] = (int32_t)i;
-            r->tail[t] = (int32_t)i;
-        }
-        if (t != 0 && (x->flags & ATS_F_ABORT)) {
-            r->head[t] = r->tail[t] = -1;
-            if (live) r->aborts++;
-        } else if (t != 0 && (x->flags & ATS_F_COMMIT)) {
-            if (live) {
-                for (int32_t k = r->head[t]; k >= 0; k = r->next[k]) apply(r, &recs[k]);
-                r->commits++;
-            }
-            r->head[t] = r->tail[t] = -1;
-        }
-    }
-    for (uint32_t t = 1; t <= r->ntx; t++)
-        if (r->head[t] >= 0) r->dropped_open++;
-    return ATS_OK;
+    return ats_slog_replay(r, 0, recs, n, seq_base);
 }
 
 // ---- GC victim: greedy = fewest valid pages; cost-benefit (Rosenblum/Kawaguchi) = the largest
@@ -764,35 +728,33 @@ int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uin
     return (int)k;
 }
 
-// ---- section 10.5 step 2: ats_replay's rules plus the S-Log's (a separate function so that
-// ats_replay, which recovery.c calls today, stays as it is; with no S-Log page and no MERGE page in
-// recs both give the same mapping and counters, tests/test_slog.py)
-// apply()'s rule, and F emptied (its own copy: a second caller of apply() changed how ats_replay
-// compiles, and the firmware image is kept byte for byte until recovery.c takes this function)
+// ---- section 10.5 step 2 (and, with s = NULL, section 4: ats_replay)
+// a page's mapping applied (a full write, a committed page): L2P := its PPN, F emptied
 static void sl_map(ats_replay_t *r, ats_slog_tab_t *t, const ats_rec_t *x) {
-    if (x->lpn >= r->nlba) return;
+    if (x->lpn >= r->nlba) return;               // cannot be written by the device: ignored
     r->l2p[x->lpn] = x->ppn;
     r->applied++;
-    ats_slog_clear(t, x->lpn);
+    if (t) ats_slog_clear(t, x->lpn);
 }
 
 int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs, uint32_t n, uint64_t seq_base) {
+    ats_slog_tab_t *tab = s ? s->tab : 0;
     for (uint32_t t = 0; t <= r->ntx; t++) r->head[t] = r->tail[t] = -1;
     r->applied = r->trims = r->relocs_applied = r->relocs_stale = r->commits = r->aborts = r->dropped_open = 0;
     r->ignored = 0;
-    s->slog_commits = s->merges = s->merges_stale = 0;
+    if (s) s->slog_commits = s->merges = s->merges_stale = 0;
     for (uint32_t i = 0; i < n; i++) {
         const ats_rec_t *x = &recs[i];
-        const int live = x->seq >= seq_base;
+        const int live = x->seq >= seq_base;     // below: in the checkpoint's mapping already
         const uint32_t t = x->txid;
         r->next[i] = -1;
-        if (t > r->ntx) {
+        if (t > r->ntx) {                        // not this device's: its seq stays, nothing else
             r->ignored++;
             continue;
         }
         // a log page that is a parsed record's commit point (its txid in range)
         const ats_slog_rec_t *sr = 0;
-        if (x->kind == ATS_KIND_LOG && (x->flags & ATS_F_SLOG) && (sr = s->commit(s->cctx, x->seq)) &&
+        if (s && x->kind == ATS_KIND_LOG && (x->flags & ATS_F_SLOG) && (sr = s->commit(s->cctx, x->seq)) &&
             sr->txid > r->ntx) {
             r->ignored++;
             sr = 0;
@@ -800,22 +762,22 @@ int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs
         if (x->kind == ATS_KIND_LOG && (x->flags & ATS_F_TRIM)) {
             if (live && x->lpn < r->nlba) {
                 r->l2p[x->lpn] = ATS_UNMAPPED;
-                ats_slog_clear(s->tab, x->lpn);
+                if (tab) ats_slog_clear(tab, x->lpn);
                 r->trims++;
             }
         } else if (sr) {
             const uint32_t tt = sr->txid;
             if (live) {   // tt commits as at a COMMIT, then its fragments are appended
-                for (int32_t k = r->head[tt]; k >= 0; k = r->next[k]) sl_map(r, s->tab, &recs[k]);
-                const int st = ats_slog_apply(s->tab, r->l2p, r->nlba, s->page_bytes, s->pg, s->pctx, sr, 0);
+                for (int32_t k = r->head[tt]; k >= 0; k = r->next[k]) sl_map(r, tab, &recs[k]);
+                const int st = ats_slog_apply(tab, r->l2p, r->nlba, s->page_bytes, s->pg, s->pctx, sr, 0);
                 if (st) return st;
                 s->slog_commits++;
             }
             r->head[tt] = r->tail[tt] = -1;
         } else if (x->kind == ATS_KIND_DATA && t == 0) {
             if (live) {
-                if ((x->flags & (ATS_F_RELOC | ATS_F_SLOG)) == (ATS_F_RELOC | ATS_F_SLOG)) {
-                    const int m = x->lpn < r->nlba ? ats_slog_merge(s->tab, r->l2p, r->nlba, x->lpn, x->epoch, x->ppn, x->seq) : 0;
+                if (s && (x->flags & (ATS_F_RELOC | ATS_F_SLOG)) == (ATS_F_RELOC | ATS_F_SLOG)) {
+                    const int m = x->lpn < r->nlba ? ats_slog_merge(tab, r->l2p, r->nlba, x->lpn, x->epoch, x->ppn, x->seq) : 0;
                     if (m > 0) s->merges++;
                     else s->merges_stale++;
                 } else if (x->flags & ATS_F_RELOC) {
@@ -826,7 +788,7 @@ int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs
                         r->relocs_stale++;
                     }
                 } else {
-                    sl_map(r, s->tab, x);
+                    sl_map(r, tab, x);
                 }
             }
         } else if (x->kind == ATS_KIND_DATA && t != 0) {
@@ -839,7 +801,7 @@ int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs
             if (live) r->aborts++;
         } else if (t != 0 && (x->flags & ATS_F_COMMIT)) {
             if (live) {
-                for (int32_t k = r->head[t]; k >= 0; k = r->next[k]) sl_map(r, s->tab, &recs[k]);
+                for (int32_t k = r->head[t]; k >= 0; k = r->next[k]) sl_map(r, tab, &recs[k]);
                 r->commits++;
             }
             r->head[t] = r->tail[t] = -1;

@@ -58,7 +58,7 @@ static inline uint32_t ats_ppn_block(const ats_geo_t *g, uint32_t ppn) { return 
 
 // ---- checkpoint (persistence.md section 5, version 2): a word stream split over pages
 typedef struct {
-    uint32_t version;          // 1 (one page, the format step of the core tests) or 2
+    uint32_t version;          // 1 (one page, the format step of the core tests), 2, or 3 (2 + the S-Log section)
     uint64_t seq_base;         // the spare seq of its pages: the log replays from here
     uint64_t scan_from;        // <= seq_base: first seq of a transaction open at the checkpoint
     uint32_t ckpt_no;          // counts checkpoints
@@ -72,11 +72,17 @@ typedef struct {
     uint16_t *erase_cnt;       // [ndie * blocks] (version 2)
     uint32_t *map_lpn, *map_ppn;  // [cap_map]
     uint32_t cap_map;
+    // version 3 (section 10.4): the S-Log section's words after the mapping pairs (ats_slog_ckpt_put
+    // writes them, ats_slog_ckpt_get reads them). The writer writes n_slog words; the parser copies
+    // the stream's words after the pairs, up to cap_slog, into slog (n_slog: how many; 0 for 1 and 2)
+    uint32_t *slog;
+    uint32_t n_slog, cap_slog;
 } ats_ckpt_t;
 // words of the stream (without page headers) for this checkpoint, and pages it needs
 uint32_t ats_ckpt_words(const ats_geo_t *g, const ats_ckpt_t *c);
 uint32_t ats_ckpt_pages(const ats_geo_t *g, const ats_ckpt_t *c);
-// page `idx` of the checkpoint into out[page_bytes / 4] (version 2 only)
+// page `idx` of the checkpoint into out[page_bytes / 4] (version 2, or 3: the header says 3, the
+// stream ends with slog[0..n_slog))
 int ats_ckpt_page(const ats_geo_t *g, const ats_ckpt_t *c, uint32_t idx, uint32_t *out);
 // parse: `page(i)` returns page i's words (NULL: missing); n_pages from page 0's header
 typedef const uint32_t *(*ats_page_fn)(void *ctx, uint32_t idx);
@@ -108,7 +114,8 @@ int ats_replay(ats_replay_t *r, const ats_rec_t *recs, uint32_t n, uint64_t seq_
 uint32_t ats_log_add(ats_rec_t *recs, uint32_t n, uint32_t cap, const ats_rec_t *x, uint32_t *dropped);
 
 // durable prefix: sort recs by seq (in place), drop duplicates (a re-programmed page), and return
-// the length of the run scan_from, scan_from + 1, ... (the rest is after the first gap)
+// the length k of the run scan_from, scan_from + 1, ... (the rest is after the first gap). recs[k..n)
+// holds every other record (the duplicates and those after the gap), in no particular order
 uint32_t ats_prefix(ats_rec_t *recs, uint32_t n, uint64_t scan_from);
 
 // ---- garbage collection victim choice (sw/firmware/README.md "GC")
@@ -228,7 +235,8 @@ int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
 // words used, or ATS_E_FORMAT (short, nf 0, an LPN twice or >= nlba, nonzero reserved bits), ATS_E_FULL
 int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uint32_t *w, uint32_t n,
                       uint32_t *slog_lpgn);
-// section 10.5 step 2 (the durable prefix): ats_replay's rules (same arguments and results) plus the
+// section 10.5 step 2 (the durable prefix): ats_replay's rules (same arguments and results; ats_replay
+// is this function with s = NULL: no commit point, no F, a MERGE page read as a RELOC page) plus the
 // S-Log's: a data page without txid and without RELOC, a TRIM and each page a COMMIT applies also set
 // F[lpn] := []; a MERGE page (kind 0, txid 0, RELOC | SLOG) is ats_slog_merge; a log page that is a
 // parsed record's commit point (commit(cctx, seq) returns it; NULL: none) commits the record's txid t

@@ -15,9 +15,11 @@ cocotb_tests/lib/atstb/slog_ref.py (written from the same section, never from th
   (L2P, F) equal the reference's step, and flags on and off agree on a correct device's images;
 * the fragment lists: clear / append / MERGE pages / the read merge (base + F in commit order);
 * checkpoint version 3's S-Log section: C writer -> reference reader, reference writer -> C reader;
+  whole version-3 checkpoints (ats_ckpt_page / ats_ckpt_parse, what ckpt.c and recovery.c use) both ways;
 * section 10.5 steps 2-3 as the firmware would call them (ats_prefix, ats_slog_find / parse,
   ats_slog_replay, ats_slog_complete / apply) on the images of tests/system/slog_sim.py against
-  recovery_oracle.recover, and ats_slog_replay = ats_replay on records without the S-Log.
+  recovery_oracle.recover, and ats_slog_replay = ats_replay (the same function without the S-Log
+  part) on records without the S-Log.
 
 `ATS_FTL_C` (environment) builds another ftl.c instead (how the mutants of sw/firmware/README.md "S-Log"
 were run). Only the standard library, pytest and ctypes are used.
@@ -603,6 +605,111 @@ def test_ckpt_section_round_trip(lib, seed):
         cp = parse_checkpoint_v2(GEO, cpages, 9)
         assert cp is not None and cp.version == 3 and cp.slog_lpgn == lpgn and cp.mapping == mapping
         assert cp.slog == {k: (l2p[k], F[k]) for k in F}
+
+
+class GeoC(ctypes.Structure):      # ats_geo_t
+    _fields_ = [(n, c_uint32) for n in ("ndie", "ways", "blocks", "ppb", "page_bytes", "nlba", "ntx", "die_w", "pg_w")]
+
+
+class CkptC(ctypes.Structure):    # ats_ckpt_t
+    _fields_ = [("version", c_uint32), ("seq_base", c_uint64), ("scan_from", c_uint64),
+                ("ckpt_no", c_uint32), ("n_map", c_uint32), ("n_bad", c_uint32),
+                ("plan_len", POINTER(c_uint16)), ("plan", POINTER(c_uint16)),
+                ("bad", POINTER(c_uint32)), ("cap_bad", c_uint32), ("erase_cnt", POINTER(c_uint16)),
+                ("map_lpn", POINTER(c_uint32)), ("map_ppn", POINTER(c_uint32)), ("cap_map", c_uint32),
+                ("slog", POINTER(c_uint32)), ("n_slog", c_uint32), ("cap_slog", c_uint32)]
+
+
+PAGE_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint32)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ckpt_v3_pages(lib, seed):
+    """Whole version-3 checkpoints (what ckpt.c writes and recovery.c reads: ats_ckpt_page /
+    ats_ckpt_parse with the section of ats_slog_ckpt_put / _get): C pages -> the reference's
+    parse_checkpoint_v2, the reference's checkpoint_pages_v2 -> C, with sections spanning pages; a
+    later page that says version 2 in a version-3 checkpoint, and a section the reader refuses."""
+    lib.ats_geo_init.restype = c_int
+    lib.ats_ckpt_page.restype, lib.ats_ckpt_page.argtypes = c_int, [POINTER(GeoC), POINTER(CkptC), c_uint32,
+                                                                     POINTER(c_uint32)]
+    lib.ats_ckpt_pages.restype, lib.ats_ckpt_pages.argtypes = c_uint32, [POINTER(GeoC), POINTER(CkptC)]
+    lib.ats_ckpt_parse.restype = c_int
+    lib.ats_ckpt_parse.argtypes = [POINTER(GeoC), POINTER(CkptC), PAGE_FN, c_void_p]
+    rng = random.Random(7000 + seed)
+    geo = Geometry(1, 2, 16, 8, 256, 16)
+    g = GeoC()
+    nlba, frags, cap = 64, 4, 2 + 64 * 23
+    assert lib.ats_geo_init(ctypes.byref(g), 1, 2, 16, 8, 256, nlba, 8) == 0
+    for _ in range(8):
+        plan = [sorted(rng.sample(range(2, 16), rng.randint(0, 6))) for _ in range(geo.ndie)]
+        mapping = {l: rng.randrange(1 << 12) for l in rng.sample(range(nlba), rng.randint(0, 30))}
+        l2p, F = rand_section(rng, nlba, frags)
+        F = {k: F[k] for k in list(F)[:12]}
+        for k in F:
+            l2p[k] = rng.randrange(1 << 12)
+        lpgn, seq, sf = rng.randrange(1 << 32), rng.randrange(1, 1 << 40), 0
+        ec = [rng.randrange(1 << 16) for _ in range(geo.ndie * geo.blocks)]
+        # C writer: the section's words from the table, then the pages
+        t = tab_new(nlba, frags)
+        for k, fr in F.items():
+            for f in fr:
+                assert lib.ats_slog_append(ctypes.byref(t), k, ctypes.byref(FragC(f.seq, f.ppn, f.doff, f.off, f.len, 0))) == 0
+        cl2p = (c_uint32 * nlba)(*[l2p.get(i, UNMAPPED) for i in range(nlba)])
+        words = (c_uint32 * cap)()
+        nw = lib.ats_slog_ckpt_put(ctypes.byref(t), cl2p, nlba, lpgn, words, cap)
+        assert nw == 2 + sum(3 + 5 * len(v) for v in F.values())
+        keep = dict(plen=(c_uint16 * geo.ndie)(*[len(p) for p in plan]),
+                    plan=(c_uint16 * (geo.ndie * geo.blocks))(*[b for p in plan for b in p + [0] * (geo.blocks - len(p))]),
+                    bad=(c_uint32 * 4)(), ec=(c_uint16 * len(ec))(*ec),
+                    ml=(c_uint32 * max(1, nlba))(*sorted(mapping)),
+                    mp=(c_uint32 * max(1, nlba))(*[mapping[k] for k in sorted(mapping)]))
+        c = CkptC(3 if F else 2, seq, sf, 5, len(mapping), 0, keep["plen"], keep["plan"], keep["bad"], 4, keep["ec"],
+                  keep["ml"], keep["mp"], nlba, words, nw, cap)
+        n = lib.ats_ckpt_pages(ctypes.byref(g), ctypes.byref(c))
+        pages = []
+        for i in range(n):
+            out = (c_uint32 * (geo.page_bytes // 4))()
+            assert lib.ats_ckpt_page(ctypes.byref(g), ctypes.byref(c), i, out) == 0
+            pages.append(bytes(out))
+        cp = parse_checkpoint_v2(geo, pages, seq)
+        assert cp is not None and cp.version == (3 if F else 2) and cp.mapping == mapping and cp.plan == plan
+        assert cp.erase_cnt == ec and cp.ckpt_no == 5
+        if F:
+            assert cp.slog_lpgn == lpgn and cp.slog == {k: (l2p[k], F[k]) for k in F}
+        # reference writer -> C reader, then the section through ats_slog_ckpt_get
+        ref = checkpoint_pages_v2(geo, plan, mapping, seq, sf, ckpt_no=6, erase_cnt=ec,
+                                  slog=(lpgn, {k: (l2p[k], F[k]) for k in F}))
+        bufs = [(c_uint32 * (geo.page_bytes // 4)).from_buffer_copy(p) for p in ref]
+
+        def parse(bufs):
+            fn = PAGE_FN(lambda ctx, i: ctypes.addressof(bufs[i]) if i < len(bufs) else None)
+            k2 = dict(plen=(c_uint16 * geo.ndie)(), plan=(c_uint16 * (geo.ndie * geo.blocks))(), bad=(c_uint32 * 4)(),
+                      ec=(c_uint16 * len(ec))(), ml=(c_uint32 * nlba)(), mp=(c_uint32 * nlba)(), sw=(c_uint32 * cap)())
+            r = CkptC(0, seq, 0, 0, 0, 0, k2["plen"], k2["plan"], k2["bad"], 4, k2["ec"], k2["ml"], k2["mp"], nlba,
+                      k2["sw"], 0, cap)
+            return lib.ats_ckpt_parse(ctypes.byref(g), ctypes.byref(r), fn, None), r, k2
+
+        st, r, k2 = parse(bufs)
+        assert st == 0 and r.version == 3 and r.ckpt_no == 6 and r.n_map == len(mapping)
+        assert {k2["ml"][i]: k2["mp"][i] for i in range(r.n_map)} == mapping
+        assert [list(k2["ec"])] == [ec]
+        t2 = tab_new(nlba, frags)
+        l2 = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+        got = c_uint32()
+        assert lib.ats_slog_ckpt_get(ctypes.byref(t2), l2, nlba, k2["sw"], r.n_slog, ctypes.byref(got)) == \
+            2 + sum(3 + 5 * len(v) for v in F.values())
+        assert got.value == lpgn and tab_dict(t2) == F and l2p_dict(l2, nlba) == {k: l2p[k] for k in F}
+        if len(bufs) > 1:                   # every page carries the checkpoint's version
+            bad = [(c_uint32 * (geo.page_bytes // 4)).from_buffer_copy(p) for p in ref]
+            bad[-1][1] = 2
+            assert parse(bad)[0] == ATS_E_FORMAT
+        if F:                               # a section with nf 0: the reader refuses it
+            ref0 = checkpoint_pages_v2(geo, plan, mapping, seq, sf, ckpt_no=6, erase_cnt=ec,
+                                       slog=(lpgn, {**{k: (l2p[k], F[k]) for k in F}, 63 if 63 not in F else 62: (1, [])}))
+            st, r, k2 = parse([(c_uint32 * (geo.page_bytes // 4)).from_buffer_copy(p) for p in ref0])
+            assert st == 0
+            assert lib.ats_slog_ckpt_get(ctypes.byref(tab_new(nlba, frags)), l2, nlba, k2["sw"], r.n_slog,
+                                         ctypes.byref(got)) == ATS_E_FORMAT
 
 
 def test_ckpt_section_rejects(lib):
