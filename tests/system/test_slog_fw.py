@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The firmware's S-Log recovery on the whole SoC (issue 40; sw/firmware/README.md "S-Log",
+docs/persistence.md §10.5): die images written by the reference writer (tests/system/slog_sim.py:
+plain writes, TRIMs, transactions, S-Log transactions, MERGE pages, version-3 checkpoints; a power cut
+at a random time, the page each die was programming torn, the rest erased) are loaded into the
+simulation (the `sim` configuration has slog_sim's geometry) and recovered by the real firmware.
+Compared with two plain-Python references:
+- the recovery oracle (cocotb_tests/lib/atstb/recovery_oracle.py `recover`, written from §10): the
+  fragment lists F (console `slog`: every fragment's log PPN, byte, off, len, record seq) and the
+  mapping (every LPN read through the host port equals the oracle's base page: the hardware does not
+  merge fragments yet, so a read returns the base);
+- the writer's own logical state (slog_sim `expected(cut)`, stated on requests, not pages): the
+  host's read with the firmware's F applied from the log pages in the images equals it.
+Then a second power cycle without writes: the firmware recovers from the version-3 checkpoint it wrote
+(ckpt.c) and must give the same F and reads.
+
+`make test`: one seed, the two most S-Log-heavy of a few random cuts (a record decided after the gap
+and F not empty); ATS_LONG=1 (`make test-long`): 6 seeds x 4 cuts; ATS_SLOG_FW_SEEDS / _CUTS override."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import harness  # noqa: E402
+from atstb.recovery_oracle import DieImage, recover  # noqa: E402
+
+LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
+SEEDS = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "6" if LONG else "1"))))
+CUTS = int(os.environ.get("ATS_SLOG_FW_CUTS", "4" if LONG else "2"))
+
+
+def slog_sim():
+    spec = importlib.util.spec_from_file_location("ats_sys_slog_sim", HERE / "slog_sim.py")
+    mod = sys.modules.get(spec.name)
+    if mod is None:
+        mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec)   # its dataclasses need it there
+        spec.loader.exec_module(mod)
+    return mod
+
+
+def fw_frags(text: str) -> tuple[int, dict[int, list[tuple]]]:
+    """The console's `slog` answer: next LPGN, lpn -> [(ppn, doff, off, len, seq)]."""
+    m = re.search(r"slog: lpgn (\d+), (\d+) lpns", text)
+    assert m, text[-1000:]
+    out = {}
+    for line in text.splitlines():
+        mm = re.match(r"slog (\d+):((?: \d+/\d+/\d+/\d+/\d+)*)\s*$", line.strip())
+        if mm:
+            out[int(mm.group(1))] = [tuple(int(x) for x in f.split("/")) for f in mm.group(2).split()]
+    assert len(out) == int(m.group(2)), text[-1000:]
+    return int(m.group(1)), out
+
+
+def console(sysm, cmd: str, cycles: int = 4_000_000) -> str:
+    """harness.System.console, complete only once the prompt after the answer came (the prompt the
+    boot printed may arrive after the command was sent)."""
+    mark = len(sysm.hp.uart)
+    sysm.hp.uart_in(cmd + "\n")
+    end = sysm.hp.cycle + cycles
+    while sysm.hp.cycle < end:
+        text = sysm.hp.uart[mark:].decode(errors="replace")
+        i = text.find(cmd.split()[0] + ":")
+        if i >= 0 and "> " in text[i:]:
+            break
+        sysm.hp.run(min(50_000, end - sysm.hp.cycle), harness.U_LINE)
+    return sysm.hp.uart[mark:].decode(errors="replace")
+
+
+def oracle_frags(rec) -> dict[int, list[tuple]]:
+    return {l: [(f.ppn, f.doff, f.off, f.len, f.seq) for f in fr] for l, fr in rec.frags.items() if fr}
+
+
+def merged(geo, dies, base: bytes, frags: list[tuple]) -> bytes:
+    """base with the fragments applied in order, each from its log page in the images."""
+    b = bytearray(base)
+    for ppn, doff, off, ln, _ in frags:
+        d, blk, pg = geo.unppn(ppn)
+        raw = dies[d].row(blk, pg)
+        assert raw is not None, f"log page {ppn:#x} erased"
+        b[off:off + ln] = raw[doff:doff + ln]
+    return bytes(b)
+
+
+def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
+    assert sysm.start(), f"{where}: boot cut"
+    boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace").split("atomssd firmware")[-1]
+    assert "recovery: checkpoint" in boot, f"{where}: no recovery:\n{boot[-2000:]}"
+    lpgn, F = fw_frags(console(sysm, "slog"))
+    errs = []
+    if F != oracle_frags(rec):
+        errs.append(f"{where}: F differs:\n fw     {F}\n oracle {oracle_frags(rec)}")
+    if lpgn != rec.next_lpgn:
+        errs.append(f"{where}: next LPGN fw {lpgn}, oracle {rec.next_lpgn}")
+    dies = [DieImage(p, geo) for p in sysm.images]
+    exp = dev.expected(cut)
+    for lpn in range(dev.nlpn):
+        got = sysm.dev.read(lpn)
+        ppn = rec.mapping.get(lpn)
+        if ppn is None:
+            base = bytes(geo.page_bytes)
+        else:
+            d, blk, pg = geo.unppn(ppn)
+            base = rec.dies[d].row(blk, pg)[:geo.page_bytes]
+        if got != base:
+            errs.append(f"{where}: lpn {lpn}: the host reads another page than the oracle's base {ppn}")
+            continue
+        want = exp.get(lpn)
+        have = merged(geo, dies, got, F.get(lpn, [])) if (ppn is not None or F.get(lpn)) else None
+        if have != want:
+            errs.append(f"{where}: lpn {lpn}: base + fw F != the writer's state")
+    m = re.search(r"recovery: slog: (\d+) log pages \(\d+ over SLOG_PG, (\d+) read again\).*?commits (\d+), "
+                  r"after the gap (\d+).*?merges (\d+)/", boot)
+    sysm.stop()
+    assert not errs, "\n".join(errs[:8]) + f"\n(uart: {sysm.uart_log})"
+    g = [int(x) for x in m.groups()] if m else [0] * 5
+    return dict(zip(("log_pages", "read_again", "commits", "after_gap", "merges"), g))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_recovery_on_soc(tmp_path, seed):
+    sim = slog_sim()
+    exe, fw, cfg = harness.build("sim")
+    geo = sim.GEO
+    assert (cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], cfg["page_bytes"],
+            cfg["spare_bytes"]) == (geo.num_chan, geo.ways, geo.blocks, geo.ppb, geo.page_bytes, geo.spare_bytes)
+    rng = random.Random(f"slogfw{seed}")
+    dev = sim.SimDev(rng, p_slow=0.1)
+    dev.random_ops(40)
+    end = max(r.done for r in dev.reqs) + 1
+    # candidate cuts after the last checkpoint; the oracle (cheap) ranks them by what they exercise
+    cands = []
+    for i, cut in enumerate(rng.sample(range(dev.ckpt_time + 1, end + 1), min(12, end - dev.ckpt_time))):
+        d = tmp_path / f"cand{i}"
+        d.mkdir()
+        paths = dev.images(d, cut, "tail" if i % 2 else "random")
+        rec = recover(paths, geo, cfg["num_tx"])
+        score = (rec.slog_after_gap > 0) + (rec.merges > 0) + (len(oracle_frags(rec)) > 0) + (rec.slog_commits > 0)
+        cands.append((score, -i, cut, d, rec))
+    cands.sort(reverse=True)
+    # every other cut with a firmware whose log-page cache holds 2 pages: records read their pages
+    # again from the NAND (the path a long S-Log takes)
+    small = tmp_path / "fw_cache2"
+    r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc/sim'}",
+                        f"OUT={small}", "XCFLAGS=-DSLOG_CACHE=2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = {"log_pages": 0, "commits": 0, "after_gap": 0, "merges": 0, "read_again": 0}
+    for k, (score, _, cut, d, rec) in enumerate(cands[:CUTS]):
+        where = f"seed {seed} cut {cut}" + (" (2-page cache)" if k % 2 else "")
+        sysm = harness.System(tmp_path / f"run{cut}", seed, template=d)
+        if k % 2 and not os.environ.get("ATS_SYS_FW"):
+            sysm.fw = small / "firmware.init"
+        st = boot_and_check(sysm, geo, rec, dev, cut, where)
+        seen = {k: seen[k] + st[k] for k in seen}
+        # again from what the firmware wrote: its version-3 checkpoint (F not empty) or version 2
+        again = recover(sysm.images, geo, cfg["num_tx"])
+        assert again.mapping == rec.mapping and oracle_frags(again) == oracle_frags(rec), where
+        boot_and_check(sysm, geo, again, dev, cut, where + " (second boot)")
+        shutil.rmtree(sysm.dir, ignore_errors=True)
+    print(f"seed {seed}: firmware recoveries' S-Log figures {seen}")
+    assert seen["log_pages"] and seen["commits"] and (seen["read_again"] or CUTS < 2), seen
