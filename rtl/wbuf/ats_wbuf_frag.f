@@ -1,0 +1,1 @@
+rtl/wbuf/ats_wbuf_frag.sv
