@@ -87,6 +87,10 @@ class AtsConfig:
     # byte at 100 MHz); True = one cycle each (20 ns a byte, ONFI timing mode 5's tWC/tRC; the die
     # models' FAST minimums are 10 / 7 ns), twice the page transfer rate
     fast_nand_if: bool = False
+    # the write buffer's pending commits of distinct txids (ats_ssd_core / ats_wbuf PTXQ, 1..8): 1 in
+    # the synthesized configurations (the board's LUT budget), 8 in the simulated ones, so that
+    # queued NVMe atomic Writes (the front end's ATX pool: sim/soc/build.py) overlap their commits
+    ptxq: int = 1
 
     @property
     def ndie(self) -> int:
@@ -99,6 +103,8 @@ class AtsConfig:
         d = asdict(self)
         if not d["fast_nand_if"]:
             del d["fast_nand_if"]             # (the configurations without it keep their build digests)
+        if d["ptxq"] == 1:
+            del d["ptxq"]                     # (likewise)
         r = self.remap()
         d.update(ndie=self.ndie, num_tx=r["NUM_TX"], tx_entries=r["TX_ENTRIES"], ppn_w=r["PPN_W"],
                  map_depth=r["MAP_DEPTH"])
@@ -110,13 +116,15 @@ class AtsConfig:
             raise ValueError(f"num_lbas {self.num_lbas} > the remap preset's MAP_DEPTH {r['MAP_DEPTH']}")
         if self.ndie * self.blocks * self.pages_per_block > 1 << r["PPN_W"]:
             raise ValueError("the geometry has more pages than the remap preset's PPN width addresses")
+        if not 1 <= self.ptxq <= min(8, r["NUM_TX"]):
+            raise ValueError(f"ptxq {self.ptxq} not in 1..min(8, NUM_TX {r['NUM_TX']})")
 
 
 CONFIGS = {
     # the full-system simulation (tests, demo): 2 x 2 dies, 512-byte pages, 2048 pages (1 MiB) raw,
     # 768 LBAs (37.5 % of the raw pages: GC runs after about one capacity of writes). Small so that
     # the whole SoC simulates fast enough for hundreds of power cuts in `make test`
-    "sim": AtsConfig(),
+    "sim": AtsConfig(ptxq=8),
     # the product's default device (synthesis): the core's defaults, 4 x 2 dies
     "default": AtsConfig(name="default", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                          pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
@@ -130,14 +138,14 @@ CONFIGS = {
     # (docs/host-attach.md "Boot cycles")
     "attach": AtsConfig(name="attach", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                         pages_per_block=128, blocks=32, num_lbas=16384, win=8, rd_slots=8,
-                        remap_preset="default", fast_nand_if=True),
+                        remap_preset="default", fast_nand_if=True, ptxq=8),
 }
 # benchmark B5 (bench/recovery): the default device with its geometry scaled from 256 MiB to 4 GiB
 # raw (blocks per die; 128 pages of 4 KiB a block), FEMU array times, 16 Ki LBAs (the on-chip L2P)
 for _mib in (256, 512, 1024, 2048, 4096):
     CONFIGS[f"b5_{_mib}"] = AtsConfig(name=f"b5_{_mib}", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                                       pages_per_block=128, blocks=_mib * 256 // (8 * 128), num_lbas=16384,
-                                      win=8, rd_slots=16, remap_preset="large", array_time_div=1)
+                                      win=8, rd_slots=16, remap_preset="large", array_time_div=1, ptxq=8)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:
@@ -420,6 +428,7 @@ class AtomSSD(LiteXModule):
             p_NUM_LBAS=cfg.num_lbas, p_NUM_TX=r["NUM_TX"], p_QDEPTH=cfg.qdepth,
             p_NUM_SLOTS=cfg.num_slots, p_WIN=cfg.win, p_RD_SLOTS=cfg.rd_slots,
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
+            **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),

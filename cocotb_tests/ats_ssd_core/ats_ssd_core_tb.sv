@@ -17,6 +17,7 @@ module ats_ssd_core_tb #(
     parameter int BLOCKS          = 16,
     parameter int NUM_LBAS        = 64,
     parameter int NUM_TX          = 8,
+    parameter int PTXQ            = 8,      // the write buffer's pending commits (the simulated SoCs': soc/ats_litex.py)
     parameter int QDEPTH          = 16,
     parameter int NUM_SLOTS       = 8,
     parameter int WIN             = 4,
@@ -144,7 +145,7 @@ module ats_ssd_core_tb #(
         .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS), .NUM_LBAS(NUM_LBAS), .NUM_TX(NUM_TX),
         .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
-        .REMAP_CNT_W(REMAP_CNT_W),
+        .REMAP_CNT_W(REMAP_CNT_W), .PTXQ(PTXQ),
         // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
         // strobes, 2 cycles a byte (the page transfers are most of a campaign's cycles)
         .T_WP(1), .T_WH(1), .T_RP(1), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),

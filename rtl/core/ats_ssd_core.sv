@@ -26,6 +26,7 @@ module ats_ssd_core #(
     parameter int WIN             = 8,      // backend request table (pages in flight)
     parameter int RD_SLOTS        = 32,     // backend read slots (host read misses in flight; 32 = QDEPTH)
     parameter int SCHED_DEPTH     = 32,     // NAND scheduler entries (>= RD_SLOTS: the reads all reach the dies)
+    parameter int PTXQ            = 1,      // write buffer: pending commits of distinct txids (1..8, <= NUM_TX)
     parameter int REMAP_LPN_W     = 32,     // remap engine port widths (params.json of its preset)
     parameter int REMAP_PPN_W     = 16,
     parameter int REMAP_TXID_W    = 6,
@@ -148,6 +149,9 @@ module ats_ssd_core #(
     if (NUM_TX > (1 << REMAP_TXID_W) - 1) begin : g_chk_tx
         $fatal(1, "ats_ssd_core: NUM_TX exceeds the remap preset (%m)");
     end
+    if (PTXQ < 1 || PTXQ > 8 || PTXQ > NUM_TX) begin : g_chk_ptxq
+        $fatal(1, "ats_ssd_core: PTXQ must be in 1..8 and at most NUM_TX (%m)");
+    end
 
     // ---- command queue <-> write buffer
     logic        disp_valid, disp_ready;
@@ -210,7 +214,7 @@ module ats_ssd_core #(
 
     ats_wbuf #(.NUM_SLOTS(NUM_SLOTS), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS),
                .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0),
-               .TX(1'b1), .NUM_TX(NUM_TX),
+               .TX(1'b1), .NUM_TX(NUM_TX), .PTXQ(PTXQ),
                // a read id and a CPL entry per single-page READ, both taken in ring order: four
                // times the backend's read ring from 32 slots (at twice, an id still outstanding
                // after 2 x RD_SLOTS later reads, the NAND's tail, stops the ring: issue 37)

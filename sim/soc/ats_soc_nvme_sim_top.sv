@@ -22,8 +22,9 @@ module ats_soc_nvme_sim_top #(
     parameter int NQ              = 4,
     parameter int QSIZE           = 256,
     parameter int NUM_TX          = 8,      // the core's txids and pages per transaction (the remap preset's):
-    parameter int TX_ENTRIES      = 32,     // the front end reserves txid NUM_TX for atomic writes
-    parameter int STX             = 2       // SWRITE engines: txids NUM_TX-STX .. NUM_TX-1 (host-interface §1.11)
+    parameter int TX_ENTRIES      = 32,
+    parameter int STX             = 2,      // SWRITE engines: txids NUM_TX-ATX-STX+1 .. NUM_TX-ATX (host-interface §1.11)
+    parameter int ATX             = 2       // atomic Writes' txid pool: NUM_TX-ATX+1 .. NUM_TX (§1.10; sim/soc/build.py)
 ) (
     input  wire logic         clk,
     input  wire logic         rst,
@@ -127,7 +128,7 @@ module ats_soc_nvme_sim_top #(
     );
 
     ats_nvme #(.NQ(NQ), .QSIZE(QSIZE), .QDEPTH(QDEPTH), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(64'(NUM_LBAS)),
-               .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES), .STX(STX),
+               .NUM_TX(NUM_TX), .TX_ENTRIES(TX_ENTRIES), .STX(STX), .ATX(ATX),
                .SHUT_CKPT(1'b1)) u_nvme (   // shutdown: FLUSH, then the firmware's checkpoint
         .clk, .rst(rst_i),
         .s_axis_cq_tdata, .s_axis_cq_tkeep, .s_axis_cq_tlast, .s_axis_cq_tuser, .s_axis_cq_tvalid, .s_axis_cq_tready,

@@ -73,7 +73,16 @@ def verilator() -> str:
 
 
 NVME_F = ROOT / "rtl/nvme/ats_nvme.f"          # the NVMe front end's sources (one list)
-NVME_STX = 2    # the NVMe build's SWRITE engines (ats_nvme STX; host txids 1 .. num_tx-1-STX: host-interface §1.11)
+NVME_STX = 2    # the NVMe build's SWRITE engines (ats_nvme STX; host txids 1 .. num_tx-ATX-STX: host-interface §1.11)
+
+
+def nvme_atx(num_tx: int) -> int:
+    """The NVMe build's atomic-Write txid pool (ats_nvme ATX, docs/host-interface.md §1.10): a quarter
+    of the core's txids, at most 8 (ats_nvme_cmd's limit): 2 of the `sim` configuration's 8 (host
+    txids 1 .. 4), 8 of the 32 of `b5_*` / `attach` (host txids 1 .. 22). With the core's `PTXQ`
+    pending commits (soc/ats_litex.py `AtsConfig.ptxq`) queued atomic Writes overlap their commits
+    (bench/atomic/README.md)."""
+    return max(1, min(8, num_tx // 4))
 sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
 from atstb.filelist import block_sources  # noqa: E402
 
@@ -126,7 +135,7 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     if nvme:
         g.update(NUM_LBAS=cfg.num_lbas, QDEPTH=1 << (cfg.qdepth.bit_length() - 1))
         rp = json.loads((out / "config.json").read_text())      # the remap preset's (gen_soc)
-        g.update(NUM_TX=rp["num_tx"], TX_ENTRIES=rp["tx_entries"], STX=NVME_STX)
+        g.update(NUM_TX=rp["num_tx"], TX_ENTRIES=rp["tx_entries"], STX=NVME_STX, ATX=nvme_atx(rp["num_tx"]))
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
            "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
@@ -315,7 +324,8 @@ def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False,
         exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate, skip=skip)
         fw = build_firmware(cfg_name, quiet=True)
     cfg = json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
-    return exe, fw, (dict(cfg, stx=NVME_STX) if nvme else cfg)     # stx: the NVMe front end's SWRITE engines
+    # stx, atx: the NVMe front end's SWRITE engines and atomic-Write txids (the host's: 1 .. num_tx-atx-stx)
+    return exe, fw, (dict(cfg, stx=NVME_STX, atx=nvme_atx(cfg["num_tx"])) if nvme else cfg)
 
 
 def main() -> None:

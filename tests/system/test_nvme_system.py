@@ -372,7 +372,7 @@ def test_nvme_cut_by_command_count(tmp_path):
     while cnt.submitted < value - 2:               # k2 - 6 more: plain, FUA, open-tx writes
         kind = rng.choice(["plain", "fua", "open"])
         cmds.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
-                          txid=cfg["num_tx"] - 1 - cfg.get("stx", 0) if kind == "open" else 0))
+                          txid=cfg["num_tx"] - cfg.get("atx", 1) - cfg.get("stx", 0) if kind == "open" else 0))
     run_sync(drv.wait([c for *_, c in cmds]), tr)
     c1 = cnt.add(run_sync(drv.submit_tx(2, nvme.IO_TX_COMMIT, 1), tr))      # command value - 1
     run_sync(drv.wait(c1), tr)
@@ -411,7 +411,7 @@ def test_nvme_cut_by_command_count(tmp_path):
             c3 = cnt.add(run_sync(drv.submit_tx(rng.choice([1, 2]), nvme.IO_TX_COMMIT, 3), tr))
         kind = rng.choice(["plain", "fua", "fua", "open"])
         burst.append(write(cnt, rng.choice([1, 2]), next(lb), kind, fua=kind == "fua",
-                           txid=cfg["num_tx"] - 1 - cfg.get("stx", 0) if kind == "open" else 0))
+                           txid=cfg["num_tx"] - cfg.get("atx", 1) - cfg.get("stx", 0) if kind == "open" else 0))
     with pytest.raises(SimError):
         run_sync(drv.wait([c for *_, c in burst] + [c3]), tr)
     assert hp.cut, f"the cut armed at I/O completion {value} never fired"
@@ -458,7 +458,8 @@ def test_nvme_power_cut(seed, tmp_path):
 
     # ---- the mixed phase, with a cut armed inside it
     plain, fua, opened = lbas[48:60], lbas[60:72], lbas[72:80]
-    txs = [lbas[80 + 4 * k:84 + 4 * k] for k in range(4)]
+    host_tx = cfg["num_tx"] - cfg.get("atx", 1) - cfg.get("stx", 0)    # the host's txids 1 .. host_tx
+    txs = [lbas[80 + 4 * k:84 + 4 * k] for k in range(min(4, host_tx - 1))]    # and host_tx: the open one
     atomics = []                                        # (lba, blocks, data, fua, Command): all or nothing (first: the
                                                         # early cuts land among them)
     for g in agroups:
@@ -485,9 +486,9 @@ def test_nvme_power_cut(seed, tmp_path):
             versions.setdefault(lba, []).append(d)
             cmds.append(("tx", lba, d, run_sync(drv.submit_write(1, lba, d, txid=txid), tr)))
         commits.append((txid, group, None))
-    open_txid = cfg["num_tx"] - 1 - cfg.get("stx", 0)    # never committed (the host's last txid: NUM_TX is
-                                                        # the front end's, for atomic writes, and the STX below it
-                                                        # its SWRITE engines', docs/host-interface.md §1.11)
+    open_txid = cfg["num_tx"] - cfg.get("atx", 1) - cfg.get("stx", 0)    # never committed (the host's last txid:
+                                                        # the last ATX are the front end's, for atomic writes, and
+                                                        # the STX below them its SWRITE engines', host-interface §1.10-1.11)
     assert open_txid > len(txs)
     for lba in opened:
         d = rng.randbytes(pb)
@@ -606,7 +607,7 @@ def _check_limits(hp: HostPort, tr, drv, cfg: dict, pb: int) -> tuple[int, int]:
     first, atx = struct.unpack_from("<BB", drv.ctrl.raw, 3140)
     log = run_sync(drv.get_log_page(nvme.LID_DEVICE, 512), tr).data
     lim = struct.unpack_from("<5Q", log, 472)
-    want = (8, cfg["stx"], min(cfg["tx_entries"], 65536 // pb), cfg["num_tx"] - cfg["stx"], cfg["num_tx"])
+    want = (8, cfg["stx"], min(cfg["tx_entries"], 65536 // pb), cfg["num_tx"] - cfg["stx"] - cfg.get("atx", 1) + 1, cfg["num_tx"])
     assert (rn, stx, pages, first, atx) == want, f"Identify SWRITE limits {(rn, stx, pages, first, atx)}, build {want}"
     assert lim == want, f"LID 0xC0 k59..k63 {lim}, Identify / build {want}"
     return rn, pages

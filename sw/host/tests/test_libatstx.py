@@ -334,7 +334,7 @@ def test_script_against_model(built, tmp_path):
     exe, fw, cfg = built
     rng = random.Random(SEED * 31 + 5)
     pb, nl = cfg["page_bytes"], cfg["num_lbas"]
-    ntx = cfg["num_tx"] - 1                             # the NVMe front end keeps the last txid (host-interface §1.10)
+    ntx = cfg["num_tx"] - cfg.get("atx", 1)             # the NVMe front end keeps the last ATX txids (host-interface §1.10)
     m = Model(rng, pb, nl, ntx, cfg["tx_entries"], 64 * 1024)
     stx = cfg.get("stx", 0)                             # SWRITE engines of the front end (§1.11)
     ntx -= stx
@@ -398,7 +398,7 @@ def test_static_tx_script(built, tmp_path):
                     "docs/host-interface.md §1.11): this test runs once a build sets `stx`")
     rng = random.Random(SEED * 53 + 11)
     pb, nl, te = cfg["page_bytes"], cfg["num_lbas"], cfg["tx_entries"]
-    m = Model(rng, pb, nl, cfg["num_tx"] - 1 - stx, te, 64 * 1024)
+    m = Model(rng, pb, nl, cfg["num_tx"] - cfg.get("atx", 1) - stx, te, 64 * 1024)
     pages = min(te, 64 * 1024 // pb)
     m.emit("info", "info", f"info {pb} {nl} {m.num_tx} {te} {64 * 1024} {m.aw} {m.aw} 8 {pages}")
     for _ in range(60):
