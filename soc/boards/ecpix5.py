@@ -9,7 +9,7 @@ the firmware's headers; csr.json, config.json). soc/boards/build.py (`make bitst
 adds the firmware to the ROM and runs Yosys, nextpnr-ecp5 and ecppack.
 
 What it holds (docs/architecture.md, soc/README.md):
-  - the CPU side of the simulation SoC (soc/atomssd_soc.py): VexRiscv standard, ROM 32 KiB (the
+  - the CPU side of the simulation SoC (soc/atomssd_soc.py): VexRiscv standard, ROM 64 KiB (the
     firmware and its DDR3 initialisation), SRAM 16 KiB, no timer, UART console on the board's USB
     serial; main RAM in the DDR3
   - the device core through add_atomssd (the same RTL and CSRs as the simulation SoC), 4 channels x
@@ -58,9 +58,10 @@ UDP_PORT = 16724            # the host link's port (docs/host-port.md "UDP host 
 UDP_SLOTS = 4               # the host link's commands in flight
 UDP_SLOT_BYTES = 4096       # and each one's buffer: one 4 KiB LBA
 DRAM_CPU_BYTES = 16 << 20   # the DDR3's first 16 MiB: the CPU's main RAM (firmware data)
-# The board's ROM: 32 KiB (16 DP16KD; the simulation's 64 KiB would take 32 of the part's 208), room
-# for the firmware (about 26 KB) and the DDR3 initialisation (soc/boards/fw, about 4 KB)
-ROM_SIZE = 0x8000
+# The board's ROM: 64 KiB (32 DP16KD of the part's 208, as the simulation's): the firmware with the
+# S-Log recovery (5f301a3) and the DDR3 initialisation (soc/boards/fw, about 4 KB) is 41 KB, 8,300
+# bytes over the 32 KiB (16 DP16KD) it had before
+ROM_SIZE = 0x10000
 
 # The board's device: the `default` geometry (soc/README.md "Configurations") at 75 MHz, with the
 # `sim` configuration's backend sizes (the ones the full-system tests run): 4 read slots and a
