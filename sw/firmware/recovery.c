@@ -357,7 +357,9 @@ int recover(void) {
     srp.commit = sl_commit_fn;
     srp.pg = sl_page_fn;
     srp.page_bytes = ATS_PAGE_BYTES;
-    st = ats_slog_replay(&rp, &srp, recs, np, c.seq_base);
+    // without a log page and with F = [] the S-Log part changes nothing (a MERGE page is then a RELOC
+    // page: F stays empty): the replay without it, as before (B5's recovery cycles)
+    st = ats_slog_replay(&rp, (sl_npg || SL.n) ? &srp : 0, recs, np, c.seq_base);
     if (st != ATS_OK) return st;
     // section 10.5 step 3: the records after the gap in commit-point order, each applied when complete
     const uint64_t prefix_end = np ? recs[np - 1u].seq + 1u : c.scan_from;
