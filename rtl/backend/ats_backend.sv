@@ -395,7 +395,6 @@ module ats_backend #(
     localparam logic [7:0] RT_TW = 8'h40;
     logic [WIN_W+PPN_W-1:0] tw_mem [WIN];
     logic [WIN_W:0]     tw_rd_q, tw_wr_q;
-    logic [WIN_W:0]     tw_out_q;
     logic               tw_ne, tw_go, tw_push, rsp_tw;
     logic [WIN_W-1:0]   tw_e, rsp_tw_e;
     logic [PPN_W-1:0]   tw_ppn;
@@ -758,13 +757,24 @@ module ats_backend #(
     assign i_prog = nq_free && prog_ok;
     assign i_open = (i_iss && !die_ok && nx_v[rr_q]) || (i_idle && !op_v[rr_q] && nx_v[rr_q]);
     assign i_skip = i_iss && !die_ok && !nx_v[rr_q];
-    // the in-order entry's issue rule, registered (iss_ok_q, above)
+    // the in-order entry's issue rule, registered (iss_ok_q, above). Per transaction (issue 39):
+    // a record / marked page of t waits only for t's own early TX_WRITEs (an entry's is queued or
+    // unanswered while e_tw && !e_twv: the table's own registers, WIN compares of the txid) and
+    // for no commit / abort of t in flight; a data page of t waits while a commit / abort of t is
+    // in flight (the write buffer sends none then: its rule; so t's TX_WRITEs never pass t's
+    // COMMIT / ABORT, and no TX_WRITE waits in the queue for another tx's commit)
+    logic               iss_tw_pend;      // an early TX_WRITE of the in-order entry's tx is outstanding
+    always_comb begin
+        iss_tw_pend = 1'b0;
+        for (int i = 0; i < WIN; i++)
+            if (e_tw[i] && !e_twv[i] && e_txid[i] == e_txid[iss_e]) iss_tw_pend = 1'b1;
+    end
     always_ff @(posedge clk) begin
         iss_ok_q <= !all_issued && e_st[iss_e] == E_QUEUED &&
                     (e_rec[iss_e] != RC_NONE ?
                          (txl_q[e_txid[iss_e]] ? iss_ptr_q == cpl_ptr_q
-                                               : (tw_out_q == '0 && txr_q == '0)) :
-                     1'b1);
+                                               : (!iss_tw_pend && !txr_q[e_txid[iss_e]])) :
+                     !(e_txid[iss_e] != 6'd0 && txr_q[e_txid[iss_e]]));
         iss_mv_q <= i_prog && !iss_retry;
         iss_txid_q <= e_txid[iss_e];
         iss_rec_q  <= e_rec[iss_e];
@@ -780,12 +790,11 @@ module ats_backend #(
     logic               fw_rq_want, tw_want, c_rq_want;   // the same without rq_free
     assign fw_rq_want = fw_rq_req && c_st_q != C_REQ && !rd_lk_pending;
     assign fw_rq_go   = fw_rq_want && rq_free;
-    // early TX_WRITEs: when nobody else wants the remap request register and no commit / abort is
-    // in flight, except the COMMIT-marked page's own (a commit / abort is issued with an empty queue,
-    // so the mark's TX_WRITE is then the head and every other queued one is later in seq order; the
-    // COMMIT / ABORT goes to the engine at its completion, which clears txr_q)
-    assign tw_want   = tw_ne && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req &&
-                       (txr_q == '0 || e_rec[tw_e] != RC_NONE);
+    // early TX_WRITEs: when nobody else wants the remap request register. No TX_WRITE of t is queued
+    // while a commit / abort of t is in flight but the marked page's own (the issue rule: t's
+    // record waits for t's queue entries, t's pages wait for t's commit), so none passes a COMMIT /
+    // ABORT of its tx that precedes it in seq order; another tx's commit in flight holds nothing
+    assign tw_want   = tw_ne && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req;
     assign tw_go     = tw_want && rq_free;
     // completion FSM: its remap request, the oldest entry completed (a RELOC's on m_fwr)
     logic               c_rq_go, c_ack, c_reloc_done;
@@ -798,7 +807,10 @@ module ats_backend #(
     // request table: accept, page words, issue, NAND completion, in-order completion
     always_ff @(posedge clk) begin
         if (rst) begin
-            for (int i = 0; i < WIN; i++) e_st[i] <= E_FREE;
+            for (int i = 0; i < WIN; i++) begin
+                e_st[i] <= E_FREE;
+                e_tw[i] <= 1'b0;      // (iss_tw_pend reads every entry's: no power-on contents)
+            end
             acc_ptr_q <= '0; cpl_ptr_q <= '0;
             cpl_seq_q <= 64'd0;
             recv_q <= 1'b0; recv_w_q <= '0; recv_ent_q <= '0;
@@ -960,7 +972,7 @@ module ats_backend #(
     assign c_ack_early = c_ack && e_tw[cp] && e_rec[cp] == RC_NONE;
     always_ff @(posedge clk) begin
         if (rst) begin
-            tw_rd_q <= '0; tw_wr_q <= '0; tw_out_q <= '0;
+            tw_rd_q <= '0; tw_wr_q <= '0;
             txr_q <= '0; txl_q <= '0;
             early_pend_q <= '0;
         end else begin
@@ -970,7 +982,6 @@ module ats_backend #(
                 tw_wr_q <= tw_wr_q + 1'b1;
             end
             if (tw_go) tw_rd_q <= tw_rd_q + 1'b1;
-            tw_out_q <= tw_out_q + (WIN_W+1)'(tw_push) - (WIN_W+1)'(rsp_tw);
             early_pend_q <= early_pend_q + (WIN_W+1)'(tw_push && iss_rec_q == RC_NONE)
                                          - (WIN_W+1)'(c_ack_early);
             // completion first: a tx's next page is issued only after its commit's completion
@@ -1301,6 +1312,47 @@ module ats_backend #(
                 else $error("ats_backend: bad-block FIFO full flag out of step with its pointers (%m)");
             assert (c_st_q != C_IDLE || fx_free_i_q == fx_free_i)
                 else $error("ats_backend: registered free fix slot out of step with the fix table (%m)");
+        end
+    end
+    // per-tx early TX_WRITEs (issue 39): counts per txid (pushed, not answered) and in all, against
+    // the table's flags the issue rule reads; no TX_WRITE of t is queued or sent while a commit /
+    // abort of t is in flight but the marked page's own; a record of t (early path) is issued only
+    // with none of t's outstanding
+    logic [WIN_W:0]     sim_twc [64];
+    logic [WIN_W:0]     tw_out_q;         // queued or unanswered, all txs
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            for (int t = 0; t < 64; t++) sim_twc[t] <= '0;
+            tw_out_q <= '0;
+        end else begin
+            tw_out_q <= tw_out_q + (WIN_W+1)'(tw_push) - (WIN_W+1)'(rsp_tw);
+            for (int t = 0; t < 64; t++)
+                sim_twc[t] <= sim_twc[t] + (WIN_W+1)'(tw_push && iss_txid_q == 6'(t))
+                                         - (WIN_W+1)'(rsp_tw && e_txid[rsp_tw_e] == 6'(t));
+        end
+    end
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            automatic int n = 0, nt = 0, sum = 0;
+            for (int i = 0; i < WIN; i++) begin
+                if (e_tw[i] && !e_twv[i]) n++;
+                if (e_tw[i] && !e_twv[i] && e_txid[i] == e_txid[iss_e]) nt++;
+            end
+            for (int t = 0; t < 64; t++) sum += int'(sim_twc[t]);
+            assert (n == int'(tw_out_q) && sum == int'(tw_out_q) && int'(sim_twc[e_txid[iss_e]]) == nt &&
+                    iss_tw_pend == (nt != 0))
+                else $error("ats_backend: outstanding TX_WRITEs: table %0d, counted %0d, per tx sum %0d; tx %0d: %0d / %0d (%m)",
+                            n, tw_out_q, sum, e_txid[iss_e], nt, sim_twc[e_txid[iss_e]]);
+            assert (!rsp_tw || sim_twc[e_txid[rsp_tw_e]] != '0)
+                else $error("ats_backend: TX_WRITE answer for tx %0d with none outstanding (%m)", e_txid[rsp_tw_e]);
+            assert (!tw_push || iss_rec_q != RC_NONE || !txr_q[iss_txid_q])
+                else $error("ats_backend: TX_WRITE of tx %0d queued while its commit / abort is in flight (%m)", iss_txid_q);
+            assert (!tw_go || e_rec[tw_e] != RC_NONE || !txr_q[e_txid[tw_e]])
+                else $error("ats_backend: TX_WRITE of tx %0d sent while its commit / abort is in flight (%m)", e_txid[tw_e]);
+            assert (!(i_prog && !iss_retry && iss_rec_q != RC_NONE && !txl_q[iss_txid_q]) ||
+                    (sim_twc[iss_txid_q] == '0 && !txr_q[iss_txid_q]))
+                else $error("ats_backend: commit / abort of tx %0d issued with %0d TX_WRITEs outstanding (%m)",
+                            iss_txid_q, sim_twc[iss_txid_q]);
         end
     end
 `endif
