@@ -1,66 +1,79 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_wbuf_frag: the write buffer's FRAG table (DiffTx's S-Log, docs/architecture.md §11.3 "The
 // write buffer's part exactly"), a unit of its own, not yet instantiated by ats_wbuf. FRAG_SLOTS
-// entries {txid, lpn, room, word mask}; a new entry takes the lowest free number. Per entry the
-// set words and the runs (maximal sequences of set mask bits) are counted as words are written,
-// one word per write: a word newly set adds 1 run minus its set neighbours (it extends or joins
-// runs), so the commit's choice (set bytes < thr, runs <= room, record runs <= SLOG_TXFRAGS) reads
-// two counters. The run scanner walks one entry's mask, one word per cycle, and sends its runs in
-// word order on m_run ({first word, words}, `last` on the entry's final run): the record's
-// descriptors (the caller adds the LPN). rtl/wbuf/README.md "FRAG table".
+// entries {txid, lpn, room} in registers, their word masks (PWORDS bits each) in a small block
+// RAM as 32-bit mask words: every access to a mask is sequential (a DIFFWRITE's range, a walk
+// over the page), so no bit of it is ever addressed at random (a register mask with random access
+// cost 22,801 LUT4 at 4 entries x 4 KiB pages). Operations, one at a time (`busy`):
+//   create   a new entry at the lowest free number, its mask cleared (PWORDS/32 writes);
+//   range    words lo..hi-1 of an entry set (a read-modify-write per mask word);
+//   scan     a walk over an entry's mask, one bit per cycle, counting its set words and runs
+//            (maximal sequences of set bits); mode 1 also sends the runs in word order on m_run
+//            ({first word, words}, `last` on the final run), mode 2 sends every bit on m_bit
+//            (the overlay's write enables, the words pass's filter).
+// rtl/wbuf/README.md "Units".
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
 module ats_wbuf_frag #(
     parameter int FRAG_SLOTS = 4,                 // entries, a power of two 2..16
-    parameter int PWORDS     = 1024,              // words per page, power of two, 16..8192
+    parameter int PWORDS     = 1024,              // words per page, a power of two 16..8192
     parameter int LPN_W      = 14
 ) (
     input  wire logic                          clk,
-    input  wire logic                          rst,           // synchronous: every entry free
+    input  wire logic                          rst,           // synchronous: every entry free, idle
     // lookup of (lk_txid, lk_lpn) over the table (combinational; the caller registers it)
     input  wire logic [5:0]                    lk_txid,
     input  wire logic [LPN_W-1:0]              lk_lpn,
     output logic                               lk_hit,
-    output logic [$clog2(FRAG_SLOTS)-1:0]                      lk_num,
-    output logic [$clog2(FRAG_SLOTS):0]                        lk_txcnt,      // entries held by lk_txid
+    output logic [$clog2(FRAG_SLOTS)-1:0]      lk_num,
+    output logic [$clog2(FRAG_SLOTS):0]        lk_txcnt,      // entries held by lk_txid
     output logic                               free_v,        // an entry is free: free_num
-    output logic [$clog2(FRAG_SLOTS)-1:0]                      free_num,      // the lowest free number
-    // create (takes free_num; free_v must be 1), write one word's mask bit, free one / every entry of a txid
-    input  wire logic                          cr_en,
-    input  wire logic [5:0]                    cr_txid,
-    input  wire logic [LPN_W-1:0]              cr_lpn,
-    input  wire logic [7:0]                    cr_room,
-    input  wire logic                          wr_en,
-    input  wire logic [$clog2(FRAG_SLOTS)-1:0]                 wr_num,
-    input  wire logic [$clog2(PWORDS)-1:0]               wr_widx,
-    input  wire logic                          fr_en,
-    input  wire logic [$clog2(FRAG_SLOTS)-1:0]                 fr_num,
-    input  wire logic                          frt_en,
-    input  wire logic [5:0]                    frt_txid,
-    // one entry's fields (st_num), and its mask bit mk_widx
-    input  wire logic [$clog2(FRAG_SLOTS)-1:0]                 st_num,
+    output logic [$clog2(FRAG_SLOTS)-1:0]      free_num,      // the lowest free number
+    // one entry's fields
+    input  wire logic [$clog2(FRAG_SLOTS)-1:0] st_num,
     output logic                               st_v,
     output logic [5:0]                         st_txid,
     output logic [LPN_W-1:0]                   st_lpn,
     output logic [7:0]                         st_room,
-    output logic [$clog2(PWORDS):0]                      st_words,      // set words (bytes / 4)
-    output logic [$clog2(PWORDS):0]                      st_runs,
-    input  wire logic [$clog2(PWORDS)-1:0]               mk_widx,
-    output logic                               mk_bit,
-    // run scanner
-    input  wire logic                          sc_start,      // scan entry sc_num (sc_busy low)
-    input  wire logic [$clog2(FRAG_SLOTS)-1:0]                 sc_num,
-    output logic                               sc_busy,
+    // operations, taken while busy is low (one at most per cycle)
+    output logic                               busy,
+    input  wire logic                          cr_en,         // create at free_num (free_v must be 1)
+    input  wire logic [5:0]                    cr_txid,
+    input  wire logic [LPN_W-1:0]              cr_lpn,
+    input  wire logic [7:0]                    cr_room,
+    input  wire logic                          rs_en,         // set words rs_lo..rs_hi-1 of entry rs_num
+    input  wire logic [$clog2(FRAG_SLOTS)-1:0] rs_num,
+    input  wire logic [$clog2(PWORDS):0]       rs_lo,
+    input  wire logic [$clog2(PWORDS):0]       rs_hi,         // rs_lo < rs_hi <= PWORDS
+    input  wire logic                          sc_en,         // scan entry sc_num
+    input  wire logic [$clog2(FRAG_SLOTS)-1:0] sc_num,
+    input  wire logic [1:0]                    sc_mode,       // 0 count, 1 runs on m_run, 2 bits on m_bit
+    input  wire logic                          fr_en,         // free one entry (any time)
+    input  wire logic [$clog2(FRAG_SLOTS)-1:0] fr_num,
+    input  wire logic                          frt_en,        // free every entry of a txid (any time)
+    input  wire logic [5:0]                    frt_txid,
+    // the last scan's counts (held until the next scan starts)
+    output logic [$clog2(PWORDS):0]            sc_words,
+    output logic [$clog2(PWORDS):0]            sc_runs,
+    // scan outputs
     output logic                               m_run_valid,
     input  wire logic                          m_run_ready,
-    output logic [$clog2(PWORDS)-1:0]                    m_run_first,
-    output logic [$clog2(PWORDS):0]                      m_run_words,
-    output logic                               m_run_last
+    output logic [$clog2(PWORDS)-1:0]          m_run_first,
+    output logic [$clog2(PWORDS):0]            m_run_words,
+    output logic                               m_run_last,
+    output logic                               m_bit_valid,
+    input  wire logic                          m_bit_ready,
+    output logic                               m_bit,
+    output logic                               m_bit_last
 );
     localparam int NW   = $clog2(FRAG_SLOTS);
     localparam int WI_W = $clog2(PWORDS);
+    localparam int BPW  = (PWORDS < 32) ? PWORDS : 32;   // page words per mask word
+    localparam int MW   = PWORDS / BPW;           // mask words per entry
+    localparam int G_W  = (MW > 1) ? $clog2(MW) : 1;
+    localparam int MA_W = $clog2(FRAG_SLOTS * MW);
 
     if (FRAG_SLOTS < 2 || FRAG_SLOTS > 16 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0) begin : g_chk_n
         $fatal(1, "ats_wbuf_frag: FRAG_SLOTS must be a power of two in 2..16 (%m)");
@@ -69,15 +82,12 @@ module ats_wbuf_frag #(
         $fatal(1, "ats_wbuf_frag: PWORDS must be a power of two in 16..8192 (%m)");
     end
 
+    // ------------------------------------------------------------ table
     logic [FRAG_SLOTS-1:0] v_q;
-    logic [5:0]            tx_q    [FRAG_SLOTS];
-    logic [LPN_W-1:0]      lpn_q   [FRAG_SLOTS];
-    logic [7:0]            room_q  [FRAG_SLOTS];
-    logic [PWORDS-1:0]     mask_q  [FRAG_SLOTS];
-    logic [WI_W:0]         words_q [FRAG_SLOTS];
-    logic [WI_W:0]         runs_q  [FRAG_SLOTS];
+    logic [5:0]            tx_q   [FRAG_SLOTS];
+    logic [LPN_W-1:0]      lpn_q  [FRAG_SLOTS];
+    logic [7:0]            room_q [FRAG_SLOTS];
 
-    // lookup, count, lowest free
     always_comb begin
         lk_hit   = 1'b0;
         lk_num   = '0;
@@ -96,113 +106,180 @@ module ats_wbuf_frag #(
         end
         for (int n = 0; n < FRAG_SLOTS; n++) lk_txcnt = lk_txcnt + (NW + 1)'(v_q[n] && tx_q[n] == lk_txid);
     end
+    assign st_v    = v_q[st_num];
+    assign st_txid = tx_q[st_num];
+    assign st_lpn  = lpn_q[st_num];
+    assign st_room = room_q[st_num];
 
-    assign st_v     = v_q[st_num];
-    assign st_txid  = tx_q[st_num];
-    assign st_lpn   = lpn_q[st_num];
-    assign st_room  = room_q[st_num];
-    assign st_words = words_q[st_num];
-    assign st_runs  = runs_q[st_num];
-    assign mk_bit   = mask_q[st_num][mk_widx];
+    // ------------------------------------------------------------ mask RAM (read latency 2)
+    logic               m_we;
+    logic [MA_W-1:0]    m_wa, m_ra;
+    logic [31:0]        m_wd, m_rd;
+    ats_wbuf_mem #(.DEPTH(FRAG_SLOTS * MW)) u_mask (
+        .clk    (clk),
+        .wr_en  (m_we),
+        .wr_addr(m_wa),
+        .wr_data(m_wd),
+        .rd_addr(m_ra),
+        .rd_data(m_rd)
+    );
 
-    // a word newly set: +1 word, +1 run - its set neighbours
-    logic               w_new, w_left, w_right;
-    logic [PWORDS-1:0]  w_mask;
-    assign w_mask  = mask_q[wr_num];
-    assign w_new   = !w_mask[wr_widx];
-    assign w_left  = (wr_widx != '0) && w_mask[wr_widx - 1'b1];
-    assign w_right = (wr_widx != WI_W'(PWORDS - 1)) && w_mask[wr_widx + 1'b1];
-
-    always_ff @(posedge clk) begin
-        if (wr_en && w_new) begin
-            mask_q[wr_num][wr_widx] <= 1'b1;
-            words_q[wr_num] <= words_q[wr_num] + 1'b1;
-            runs_q[wr_num]  <= runs_q[wr_num] + 1'b1 - (WI_W + 1)'(w_left) - (WI_W + 1)'(w_right);
-        end
-        if (cr_en) begin
-            v_q[free_num]     <= 1'b1;
-            tx_q[free_num]    <= cr_txid;
-            lpn_q[free_num]   <= cr_lpn;
-            room_q[free_num]  <= cr_room;
-            mask_q[free_num]  <= '0;
-            words_q[free_num] <= '0;
-            runs_q[free_num]  <= '0;
-        end
-        if (fr_en) v_q[fr_num] <= 1'b0;
-        if (frt_en) begin
-            for (int n = 0; n < FRAG_SLOTS; n++) if (tx_q[n] == frt_txid) v_q[n] <= 1'b0;
-        end
-        if (rst) v_q <= '0;
-    end
-
-    // run scanner: word sc_w_q of entry sc_n_q per cycle; a run found is held (pend) until the
-    // next one is found (then sent with last 0) or the scan ends (sent with last 1)
-    logic               scan_q, flush_q, in_run_q, pend_v_q, out_v_q, out_last_q;
-    logic [NW-1:0]      sc_n_q;
-    logic [WI_W:0]      sc_w_q;
+    typedef enum logic [3:0] {S_IDLE, S_CLR, S_RS_RD, S_RS_W1, S_RS_WR, S_SC_RD, S_SC_W1, S_SC_LD,
+                              S_SC_WALK, S_SC_F1, S_SC_F2} st_e;
+    st_e                st_q;
+    logic [NW-1:0]      num_q;
+    logic [G_W-1:0]     g_q;                      // mask word (group of 32 page words)
+    logic [WI_W:0]      lo_q, hi_q;
+    logic [1:0]         mode_q;
+    logic [31:0]        cur_q;                    // the mask word being walked
+    logic [4:0]         bi_q;                     // its bit
+    logic               in_run_q, pend_v_q, out_v_q, out_last_q;
     logic [WI_W-1:0]    start_q, pend_first_q, out_first_q;
-    logic [WI_W:0]      pend_words_q, out_words_q;
-    logic               b, b_next, run_end, out_free, adv;
-    logic [WI_W-1:0]    run_first;
-    logic [PWORDS-1:0]  s_mask;
-    assign s_mask    = mask_q[sc_n_q];
-    assign b         = s_mask[sc_w_q[WI_W-1:0]];
-    assign b_next    = (sc_w_q[WI_W-1:0] != WI_W'(PWORDS - 1)) && s_mask[sc_w_q[WI_W-1:0] + 1'b1];
-    assign run_end   = b && !b_next;
-    assign run_first = in_run_q ? start_q : sc_w_q[WI_W-1:0];
-    assign out_free  = !out_v_q || m_run_ready;
-    // a step waits only when it would move the held run to a busy output
-    assign adv       = scan_q && !(run_end && pend_v_q && !out_free);
-    assign sc_busy   = scan_q || flush_q || out_v_q;
+    logic [WI_W:0]      pend_words_q, out_words_q, words_q, runs_q;
+    logic [WI_W-1:0]    w;                        // page word being walked
+    logic               b, found, out_free, step, last_w, last_g;
+    logic [4:0]         lo_b, hi_b;
+    logic [31:0]        rs_mask;
+
+    assign busy     = st_q != S_IDLE || out_v_q;
+    assign m_ra     = MA_W'(32'(num_q) * MW + 32'(g_q));
+    assign m_wa     = m_ra;
+    assign last_g   = g_q == G_W'(MW - 1);
+    // the range's bits of mask word g_q: from lo's bit in lo's word (else 0) to hi-1's bit in
+    // hi-1's word (else 31); with fewer than 32 page words there is one mask word (g_q = 0)
+    assign lo_b     = (lo_q >> 5 == (WI_W + 1)'(g_q)) ? 5'(lo_q) : 5'd0;
+    assign hi_b     = ((hi_q - 1'b1) >> 5 == (WI_W + 1)'(g_q)) ? 5'(hi_q - 1'b1) : 5'd31;
+    assign rs_mask  = (32'hFFFF_FFFF << lo_b) & (32'hFFFF_FFFF >> (5'd31 - hi_b));
+    assign m_we     = st_q == S_CLR || st_q == S_RS_WR;
+    assign m_wd     = (st_q == S_CLR) ? 32'd0 : (m_rd | rs_mask);
+
+    // the walk: bit bi_q of cur_q is page word w; a run ends at a 0 after a 1 (found), or at the
+    // page end (S_SC_F1)
+    assign w        = WI_W'(32'(g_q) * BPW + 32'(bi_q));
+    assign b        = cur_q[bi_q];
+    assign found    = !b && in_run_q;
+    assign out_free = !out_v_q || m_run_ready;
+    assign last_w   = bi_q == 5'(BPW - 1);
+    assign step     = st_q == S_SC_WALK &&
+                      ((mode_q == 2'd2) ? m_bit_ready : !(mode_q == 2'd1 && found && pend_v_q && !out_free));
+    assign m_bit_valid = st_q == S_SC_WALK && mode_q == 2'd2;
+    assign m_bit       = b;
+    assign m_bit_last  = last_g && last_w;
     assign m_run_valid = out_v_q;
     assign m_run_first = out_first_q;
     assign m_run_words = out_words_q;
     assign m_run_last  = out_last_q;
+    assign sc_words    = words_q;
+    assign sc_runs     = runs_q;
 
     always_ff @(posedge clk) begin
         if (out_v_q && m_run_ready) out_v_q <= 1'b0;
-        if (sc_start && !sc_busy) begin
-            scan_q   <= 1'b1;
-            sc_n_q   <= sc_num;
-            sc_w_q   <= '0;
-            in_run_q <= 1'b0;
-            pend_v_q <= 1'b0;
+        if (fr_en) v_q[fr_num] <= 1'b0;
+        if (frt_en) begin
+            for (int n = 0; n < FRAG_SLOTS; n++) if (tx_q[n] == frt_txid) v_q[n] <= 1'b0;
         end
-        if (adv) begin
-            if (b && !in_run_q) start_q <= sc_w_q[WI_W-1:0];
-            in_run_q <= b && !run_end;
-            if (run_end) begin
+        unique case (st_q)
+            S_IDLE: begin
+                g_q <= '0;
+                if (cr_en && !out_v_q) begin
+                    v_q[free_num]    <= 1'b1;
+                    tx_q[free_num]   <= cr_txid;
+                    lpn_q[free_num]  <= cr_lpn;
+                    room_q[free_num] <= cr_room;
+                    num_q <= free_num;
+                    st_q  <= S_CLR;
+                end else if (rs_en && !out_v_q) begin
+                    num_q <= rs_num;
+                    lo_q  <= rs_lo;
+                    hi_q  <= rs_hi;
+                    g_q   <= G_W'(rs_lo >> 5);
+                    st_q  <= S_RS_RD;
+                end else if (sc_en && !out_v_q) begin
+                    num_q    <= sc_num;
+                    mode_q   <= sc_mode;
+                    words_q  <= '0;
+                    runs_q   <= '0;
+                    in_run_q <= 1'b0;
+                    pend_v_q <= 1'b0;
+                    st_q     <= S_SC_RD;
+                end
+            end
+            S_CLR: begin
+                g_q <= g_q + 1'b1;
+                if (last_g) st_q <= S_IDLE;
+            end
+            S_RS_RD: st_q <= S_RS_W1;             // m_ra = this word
+            S_RS_W1: st_q <= S_RS_WR;
+            S_RS_WR: begin                        // m_rd here: written back with the range's bits
+                g_q  <= g_q + 1'b1;
+                st_q <= ((hi_q - 1'b1) >> 5 == (WI_W + 1)'(g_q)) ? S_IDLE : S_RS_RD;
+            end
+            S_SC_RD: st_q <= S_SC_W1;
+            S_SC_W1: st_q <= S_SC_LD;
+            S_SC_LD: begin
+                cur_q <= m_rd;
+                bi_q  <= '0;
+                st_q  <= S_SC_WALK;
+            end
+            S_SC_WALK: if (step) begin
+                words_q <= words_q + (WI_W + 1)'(b);
+                if (b && !in_run_q) start_q <= w;
+                in_run_q <= b;
+                if (found) begin
+                    runs_q <= runs_q + 1'b1;
+                    if (pend_v_q) begin
+                        out_v_q     <= mode_q == 2'd1;
+                        out_first_q <= pend_first_q;
+                        out_words_q <= pend_words_q;
+                        out_last_q  <= 1'b0;
+                    end
+                    pend_v_q     <= 1'b1;
+                    pend_first_q <= start_q;
+                    pend_words_q <= (WI_W + 1)'(w - start_q);
+                end
+                bi_q <= bi_q + 1'b1;
+                if (last_w) begin
+                    g_q  <= g_q + 1'b1;
+                    st_q <= last_g ? S_SC_F1 : S_SC_RD;
+                end
+            end
+            // page end: a run still open ends at the last word (it goes to pend), then the held
+            // run leaves with last = 1
+            S_SC_F1: if (!in_run_q) begin
+                st_q <= S_SC_F2;
+            end else if (!pend_v_q || out_free || mode_q != 2'd1) begin
+                runs_q <= runs_q + 1'b1;
                 if (pend_v_q) begin
-                    out_v_q     <= 1'b1;
+                    out_v_q     <= mode_q == 2'd1;
                     out_first_q <= pend_first_q;
                     out_words_q <= pend_words_q;
                     out_last_q  <= 1'b0;
                 end
                 pend_v_q     <= 1'b1;
-                pend_first_q <= run_first;
-                pend_words_q <= (WI_W + 1)'(sc_w_q[WI_W-1:0] - run_first) + 1'b1;
+                pend_first_q <= start_q;
+                pend_words_q <= (WI_W + 1)'(PWORDS) - (WI_W + 1)'(start_q);
+                in_run_q     <= 1'b0;
+                st_q         <= S_SC_F2;
             end
-            sc_w_q <= sc_w_q + 1'b1;
-            if (sc_w_q[WI_W-1:0] == WI_W'(PWORDS - 1)) begin
-                scan_q  <= 1'b0;
-                flush_q <= 1'b1;
+            S_SC_F2: if (!pend_v_q || out_free || mode_q != 2'd1) begin
+                if (pend_v_q) begin
+                    out_v_q     <= mode_q == 2'd1;
+                    out_first_q <= pend_first_q;
+                    out_words_q <= pend_words_q;
+                    out_last_q  <= 1'b1;
+                end
+                pend_v_q <= 1'b0;
+                st_q     <= S_IDLE;
             end
-        end
-        if (flush_q && out_free) begin
-            flush_q <= 1'b0;
-            if (pend_v_q) begin
-                out_v_q     <= 1'b1;
-                out_first_q <= pend_first_q;
-                out_words_q <= pend_words_q;
-                out_last_q  <= 1'b1;
-                pend_v_q    <= 1'b0;
-            end
-        end
+            default: st_q <= S_IDLE;
+        endcase
         if (rst) begin
-            scan_q  <= 1'b0;
-            flush_q <= 1'b0;
-            out_v_q <= 1'b0;
+            v_q      <= '0;
+            st_q     <= S_IDLE;
+            out_v_q  <= 1'b0;
             pend_v_q <= 1'b0;
+            words_q  <= '0;
+            runs_q   <= '0;
         end
     end
 endmodule
