@@ -9,11 +9,14 @@ Prints one JSON line with its counts; exits 1 on a data mismatch or a link error
     boot N     the whole board SoC (test_board_soc.py): IDENTIFY, sent at once and retried while the
                device boots; then N random one-page WRITE / READ / TRIM / FLUSH, one at a time, each
                READ checked against a dict, and every LBA written read back at the end
-    write N    the board SoC's power-fail test: IDENTIFY as in boot, then LBAs 0..N-1 written with
-               seeded data (NSLOT in flight), then FLUSH: all of it durable
-    check N    after the cut and the reboot: IDENTIFY as in boot, then READ LBAs 0..N-1: each must be
-               `--seed`'s data, or, for the LBAs below --n2 (rewritten without a FLUSH when power
-               failed), `--seed2`'s; never anything else (the counts of each are printed)
+    pfwrite N  the power-fail test with the system tests' invariants checker (tests/system/model.py
+               `Model`, `pf_history`): IDENTIFY as in boot, LBAs 0..N-1 written with the Model's
+               self-identifying pages (NSLOT in flight), then FLUSH
+    pfrewrite N  the history's second part, without a FLUSH (killed at the power cut): LBAs
+               0..N2-1 rewritten and N..N+N2/2-1 written for the first time
+    pfcheck N  after the reboot: IDENTIFY, READ every LBA of the history, each checked by the Model
+               (INV-LBA, INV-DUR: the flushed version or a later accepted one, whole; never garbage,
+               another LBA's data or an older version) and INV-ATOM / INV-ORDER over all of them
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "sw" / "host"), str(ROOT / "sw" / "host" / "tests")]
+sys.path[:0] = [str(ROOT / "sw" / "host"), str(ROOT / "sw" / "host" / "tests"), str(ROOT / "tests" / "system")]
 
 from atomssd.device import decode_identify  # noqa: E402
 from atomssd.hostport import OP  # noqa: E402
@@ -58,6 +61,56 @@ def stream(dev: UdpDevice, mode: str, n: int, seed: int, nlba: int, page: int) -
     return dict(done=done)
 
 
+def put_pages(dev: UdpDevice, pages: list[tuple[int, bytes]]) -> int:
+    """One-page WRITEs of (lba, data), NSLOT in flight; every completion must be OK."""
+    pending: dict[tuple[int, int], int] = {}
+    i = done = 0
+    while done < len(pages):
+        while i < len(pages) and dev.free_tags:
+            lba, data = pages[i]
+            pending[dev.submit(OP["WRITE"], lba, 0, data), dev.seq] = lba
+            i += 1
+        for p in dev.poll(1.0):
+            lba = pending.pop((p.tag, p.user["seq"]))
+            if p.cpl.status != 0:
+                raise SystemExit(f"WRITE lba {lba}: status {p.cpl.status:#x}")
+            done += 1
+    return done
+
+
+def pf_history(n: int, n2: int, page: int):
+    """The power-fail test's history in the system tests' Model (tests/system/model.py): LBAs 0..n-1
+    written (versions 1..n), then FLUSHed; then, without a FLUSH, LBAs 0..n2-1 rewritten and
+    n..n+n2//2-1 written for the first time. Returns (model, [(Ver, lba, data)] first, second)."""
+    from model import Model
+    m = Model(n + n2, page)
+    first = [(*m.new_write(lba), lba) for lba in range(n)]
+    second = [(*m.new_write(lba), lba) for lba in list(range(n2)) + list(range(n, n + n2 // 2))]
+    return m, [(v, lba, d) for v, d, lba in first], [(v, lba, d) for v, d, lba in second]
+
+
+def pf_check(dev: UdpDevice, n: int, n2: int, page: int) -> dict:
+    """Every LBA of pf_history read back and checked by the Model: the first part completed and
+    durable (FLUSH completed), the second accepted (possibly in the device when power failed), none
+    of it completed as far as the checker knows (the host was killed)."""
+    idn, t_id = identify(dev)
+    m, first, second = pf_history(n, n2, page)
+    for v, _, _ in first:
+        v.accepted = v.completed = v.durable = True
+    for v, _, _ in second:
+        v.accepted = True
+    shown, counts = {}, dict(first=0, second=0, zero=0)
+    for lba in sorted({lba for _, lba, _ in first + second}):
+        ver = m.check_page(lba, dev.read(lba), "after the power cut")
+        if ver is not None:
+            shown[lba] = ver
+            counts["zero" if ver.version == 0 else "first" if ver.version <= n else "second"] += 1
+    m.check_all(shown, "after the power cut")
+    if m.violations:
+        raise SystemExit("pfcheck: " + "; ".join(m.violations))
+    return dict(counts, done=len(shown), identify=idn, identify_wall_s=round(t_id, 1))
+
+
 def identify(dev: UdpDevice) -> tuple[dict, float]:
     """IDENTIFY, retried while the device boots (minutes of wall time in the simulation)."""
     t0 = time.monotonic()
@@ -65,28 +118,6 @@ def identify(dev: UdpDevice) -> tuple[dict, float]:
     if p.cpl.status != 0:
         raise SystemExit(f"IDENTIFY: status {p.cpl.status:#x}")
     return decode_identify(p.data), time.monotonic() - t0
-
-
-def write_flush(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
-    idn, t_id = identify(dev)
-    stream(dev, "wstream", n, seed, nlba, page)
-    dev.flush()
-    return dict(done=n, identify=idn, identify_wall_s=round(t_id, 1))
-
-
-def check(dev: UdpDevice, n: int, seed: int, seed2: int, n2: int, page: int) -> dict:
-    idn, t_id = identify(dev)
-    old = new = 0
-    for lba in range(n):
-        d = dev.read(lba)
-        if d == page_of(seed, lba, page):
-            old += 1
-        elif lba < n2 and d == page_of(seed2, lba, page):
-            new += 1
-        else:
-            raise SystemExit(f"check: READ {lba} is neither the flushed data nor (below {n2}) the rewrite's: "
-                             f"{d[:16].hex()}")
-    return dict(done=n, old=old, new=new, identify=idn, identify_wall_s=round(t_id, 1))
 
 
 def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
@@ -118,12 +149,12 @@ def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
     return dict(counts, done=n, readback=len(ref), identify=idn, identify_wall_s=round(t_id, 1))
 
 
-BOOTS = ("boot", "write", "check")       # modes that start while the device boots
+BOOTS = ("boot", "pfwrite", "pfcheck")       # modes that start while the device boots
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["mix", "wstream", "rstream", "boot", "write", "check"])
+    ap.add_argument("mode", choices=["mix", "wstream", "rstream", "boot", "pfwrite", "pfrewrite", "pfcheck"])
     ap.add_argument("n", type=int)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
@@ -132,8 +163,7 @@ def main() -> None:
     ap.add_argument("--nslot", type=int, default=4)
     ap.add_argument("--slot-bytes", type=int, default=4096)
     ap.add_argument("--timeout", type=float, default=2.0)
-    ap.add_argument("--seed2", type=int, default=0, help="check: the unflushed rewrite's seed")
-    ap.add_argument("--n2", type=int, default=0, help="check: LBAs 0..n2-1 were rewritten without a FLUSH")
+    ap.add_argument("--n2", type=int, default=0, help="pf*: LBAs 0..n2-1 rewritten without a FLUSH")
     a = ap.parse_args()
     # boot: the device answers only once its firmware has booted (minutes of wall time in the
     # simulation): retried for as long as that takes
@@ -154,10 +184,15 @@ def main() -> None:
 def run(dev: UdpDevice, a) -> dict:
     if a.mode == "boot":
         return boot(dev, a.n, a.seed, a.nlba, a.page)
-    if a.mode == "write":
-        return write_flush(dev, a.n, a.seed, a.nlba, a.page)
-    if a.mode == "check":
-        return check(dev, a.n, a.seed, a.seed2, a.n2, a.page)
+    if a.mode == "pfwrite":
+        idn, t_id = identify(dev)
+        put_pages(dev, [(lba, d) for _, lba, d in pf_history(a.n, a.n2, a.page)[1]])
+        dev.flush()
+        return dict(done=a.n, identify=idn, identify_wall_s=round(t_id, 1))
+    if a.mode == "pfrewrite":
+        return dict(done=put_pages(dev, [(lba, d) for _, lba, d in pf_history(a.n, a.n2, a.page)[2]]))
+    if a.mode == "pfcheck":
+        return pf_check(dev, a.n, a.n2, a.page)
     if a.mode == "mix":
         from test_udplink import random_workload
         return random_workload(dev, None, random.Random(a.seed), a.n, nlba=a.nlba, slot_bytes=a.slot_bytes)
