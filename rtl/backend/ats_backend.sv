@@ -699,10 +699,21 @@ module ats_backend #(
 
     logic [WIN_W-1:0] cp;
     assign cp = cpl_ptr_q[WIN_W-1:0];
+    // The oldest entry's fields that its completion decides on, registered (timing: cpl_ptr ->
+    // e_st / e_tw / e_twv / e_rec ... [cp] (8:1 selects) -> the C_IDLE branch -> a fix slot's write
+    // enable was the backend's slowest path). cm_*_q equals e_*[cp] in every cycle (asserted): its
+    // next value is the entry's at the next cp (cp + 1 on c_ack, whose fields come from the table,
+    // else the mirror itself) with this cycle's writes to that entry applied, in the request
+    // table's order (below, "the oldest entry's mirror"). Every read of these fields at cp uses it.
+    logic               cm_done_q;        // cm_done_q
+    logic               cm_tw_q, cm_twv_q, cm_fx_q, cm_doom_q, cm_trim_q, cm_fw_q;
+    logic [3:0]         cm_tws_q;
+    logic [1:0]         cm_rec_q;
+    logic [5:0]         cm_txid_q;
     // fixes: the first one of the oldest entry's tx, the first free slot, a lookup answer redirected
     logic               fx_hit, fx_free_ok;
     logic [FX_W-1:0]    fx_hit_i, fx_free_i;
-    // the C_FIX search registered (timing: cpl_ptr -> e_txid[cp] -> FIXN compares -> first hit ->
+    // the C_FIX search registered (timing: cpl_ptr -> cm_txid_q -> FIXN compares -> first hit ->
     // the fix's flags was the backend's slowest path after the issue rule and the delivery pick);
     // C_FIX waits a cycle before each step (c_fxw_q) so that these describe the current table
     // The first free fix slot is registered too: C_IDLE, the one state that takes a slot, never
@@ -719,7 +730,7 @@ module ats_backend #(
         fx_hit = 1'b0; fx_hit_i = '0; fx_free_ok = 1'b0; fx_free_i = '0;
         lk_ppn_fx = s_rsp_ppn;
         for (int i = FIXN - 1; i >= 0; i--) begin
-            if (fx_v[i] && fx_t[i] == e_txid[cp]) begin fx_hit = 1'b1; fx_hit_i = FX_W'(i); end
+            if (fx_v[i] && fx_t[i] == cm_txid_q) begin fx_hit = 1'b1; fx_hit_i = FX_W'(i); end
             if (!fx_v[i]) begin fx_free_ok = 1'b1; fx_free_i = FX_W'(i); end
             if (fx_v[i] && s_rsp_mapped && fx_fppn[i] == s_rsp_ppn) lk_ppn_fx = fx_nppn[i];
         end
@@ -800,8 +811,8 @@ module ats_backend #(
     logic               c_rq_go, c_ack, c_reloc_done;
     assign c_rq_want    = c_st_q == C_REQ && !rd_lk_pending;                 // host read lookups go first
     assign c_rq_go      = c_rq_want && rq_free;
-    assign c_ack        = c_st_q == C_ACK && (e_fw[cp] ? fo_free : (!wc_v_q || m_wbc_ready));
-    assign c_reloc_done = c_ack && e_fw[cp];
+    assign c_ack        = c_st_q == C_ACK && (cm_fw_q ? fo_free : (!wc_v_q || m_wbc_ready));
+    assign c_reloc_done = c_ack && cm_fw_q;
 
     // ---------------------------------------------------------------------------------------------
     // request table: accept, page words, issue, NAND completion, in-order completion
@@ -896,6 +907,64 @@ module ats_backend #(
         end
     end
 
+    // the oldest entry's mirror (cm_*_q, above): the entry at the next cp, this cycle's writes to it
+    // applied in the order of the always_ff above (c_ack writes only e_st[cp], never the next cp's)
+    logic [WIN_W-1:0]   cm_e;             // the next cp
+    logic               cm_acc, cm_wbd, cm_iss, cm_nc, cm_rsp;   // a write to entry cm_e this cycle
+    logic               cm_done_d, cm_tw_d, cm_twv_d, cm_fx_d, cm_doom_d, cm_trim_d, cm_fw_d;
+    logic [3:0]         cm_tws_d;
+    logic [1:0]         cm_rec_d;
+    logic [5:0]         cm_txid_d;
+    always_comb begin
+        cm_e   = c_ack ? cp + 1'b1 : cp;
+        cm_acc = (acc_fire || fw_acc_go) && acc_e == cm_e;
+        cm_wbd = wbd_fire && 32'(recv_w_q) == PW - 1 && recv_ent_q == cm_e;
+        cm_iss = i_prog && iss_ent == cm_e;
+        cm_nc  = nc_e == cm_e;
+        cm_rsp = rsp_tw && rsp_tw_e == cm_e;
+        if (c_ack) begin
+            cm_done_d = e_st[cm_e] == E_DONE;
+            cm_tw_d = e_tw[cm_e]; cm_twv_d = e_twv[cm_e]; cm_tws_d = e_tws[cm_e]; cm_fx_d = e_fx[cm_e];
+            cm_doom_d = e_doom[cm_e]; cm_trim_d = e_trim[cm_e]; cm_rec_d = e_rec[cm_e];
+            cm_fw_d = e_fw[cm_e]; cm_txid_d = e_txid[cm_e];
+        end else begin
+            cm_done_d = cm_done_q;
+            cm_tw_d = cm_tw_q; cm_twv_d = cm_twv_q; cm_tws_d = cm_tws_q; cm_fx_d = cm_fx_q;
+            cm_doom_d = cm_doom_q; cm_trim_d = cm_trim_q; cm_rec_d = cm_rec_q;
+            cm_fw_d = cm_fw_q; cm_txid_d = cm_txid_q;
+        end
+        if (cm_acc) begin
+            cm_done_d = 1'b0;
+            cm_trim_d = acc_fire && s_wb_op;
+            cm_rec_d  = acc_fire ? s_wb_rec : RC_NONE;
+            cm_fw_d   = !acc_fire;
+            cm_txid_d = acc_fire ? s_wb_txid : 6'd0;
+        end
+        if (cm_wbd) cm_done_d = 1'b0;
+        if (cm_iss) begin
+            cm_done_d = 1'b0;
+            if (!iss_retry && iss_rec_q != RC_NONE) cm_doom_d = iss_rec_q != RC_AREC && txe_v_q[iss_txid_q];
+            if (!iss_retry) begin cm_tw_d = iss_early; cm_twv_d = 1'b0; cm_fx_d = 1'b0; end
+        end
+        if (cm_nc && nc_ok)        cm_done_d = 1'b1;
+        else if (cm_nc && nc_fail) cm_done_d = 1'b0;
+        if (cm_nc && nc_fail && e_tw[nc_e] && !e_fx[nc_e]) cm_fx_d = 1'b1;
+        if (cm_rsp) begin cm_twv_d = 1'b1; cm_tws_d = s_rsp_status; end
+    end
+    always_ff @(posedge clk) begin
+        if (rst) begin                    // cp = 0 after reset; the table is not written in reset
+            cm_done_q <= e_st[0] == E_DONE;
+            cm_tw_q <= e_tw[0]; cm_twv_q <= e_twv[0]; cm_tws_q <= e_tws[0]; cm_fx_q <= e_fx[0];
+            cm_doom_q <= e_doom[0]; cm_trim_q <= e_trim[0]; cm_rec_q <= e_rec[0];
+            cm_fw_q <= e_fw[0]; cm_txid_q <= e_txid[0];
+        end else begin
+            cm_done_q <= cm_done_d;
+            cm_tw_q <= cm_tw_d; cm_twv_q <= cm_twv_d; cm_tws_q <= cm_tws_d; cm_fx_q <= cm_fx_d;
+            cm_doom_q <= cm_doom_d; cm_trim_q <= cm_trim_d; cm_rec_q <= cm_rec_d;
+            cm_fw_q <= cm_fw_d; cm_txid_q <= cm_txid_d;
+        end
+    end
+
     // ---------------------------------------------------------------------------------------------
     // dies: free blocks in, open blocks taken at issue, a failed block closed
     always_ff @(posedge clk) begin
@@ -969,7 +1038,7 @@ module ats_backend #(
     // early TX_WRITEs (queue, count), the per-tx commit-in-flight and late flags, fix reservations
     assign tw_push = i_prog && !iss_retry && iss_early;
     logic               c_ack_early;      // the completed entry was an early tx page without mark
-    assign c_ack_early = c_ack && e_tw[cp] && e_rec[cp] == RC_NONE;
+    assign c_ack_early = c_ack && cm_tw_q && cm_rec_q == RC_NONE;
     always_ff @(posedge clk) begin
         if (rst) begin
             tw_rd_q <= '0; tw_wr_q <= '0;
@@ -985,9 +1054,9 @@ module ats_backend #(
             early_pend_q <= early_pend_q + (WIN_W+1)'(tw_push && iss_rec_q == RC_NONE)
                                          - (WIN_W+1)'(c_ack_early);
             // completion first: a tx's next page is issued only after its commit's completion
-            if (c_ack && e_rec[cp] != RC_NONE) begin
-                txr_q[e_txid[cp]] <= 1'b0;
-                txl_q[e_txid[cp]] <= 1'b0;
+            if (c_ack && cm_rec_q != RC_NONE) begin
+                txr_q[cm_txid_q] <= 1'b0;
+                txl_q[cm_txid_q] <= 1'b0;
             end
             if (i_prog && !iss_retry && iss_rec_q != RC_NONE) txr_q[iss_txid_q] <= 1'b1;
             if (i_prog && !iss_retry && iss_txpg && !iss_early && iss_rec_q == RC_NONE)
@@ -1070,7 +1139,7 @@ module ats_backend #(
         if (rd_lk_valid) begin                     // a host read's lookup
             rq_tag_d = RT_RD; rq_op_d = rd_lk_op; rq_txid_d = rd_lk_txid; rq_lpn_d = rd_lk_lpn; rq_ppn_d = '0;
         end else if (c_rq_want) begin              // the completion FSM's request
-            rq_tag_d = RT_CPL; rq_op_d = c_op_q; rq_txid_d = e_txid[cp]; rq_lpn_d = c_lpn_q; rq_ppn_d = c_rppn_q;
+            rq_tag_d = RT_CPL; rq_op_d = c_op_q; rq_txid_d = cm_txid_q; rq_lpn_d = c_lpn_q; rq_ppn_d = c_rppn_q;
         end else if (fw_rq_want) begin             // a firmware REMAP
             rq_tag_d = RT_FW; rq_op_d = fw_rop_q; rq_txid_d = fw_txid_q; rq_lpn_d = fw_lpn_q; rq_ppn_d = fw_ppn_q;
         end else begin                             // an early TX_WRITE (tag RT_TW + entry)
@@ -1114,7 +1183,7 @@ module ats_backend #(
                 txe_st_q[e_txid[rsp_tw_e]] <= s_rsp_status;
             end
             case (c_st_q)
-                C_IDLE: if (!tbl_empty && e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp])) begin
+                C_IDLE: if (!tbl_empty && cm_done_q && (!cm_tw_q || cm_twv_q)) begin
                     c_cnt_q <= 16'd0;
                     c_status_q <= 8'h00;
                     c_mapafter_q <= 1'b0;
@@ -1126,42 +1195,42 @@ module ats_backend #(
                     c_rppn_q <= cp_ppn;
                     c_after_vc_q <= C_ACK;
                     c_st_q <= C_REQ;
-                    if (e_trim[cp] && e_rec[cp] == RC_NONE) begin
+                    if (cm_trim_q && cm_rec_q == RC_NONE) begin
                         c_op_q <= R_UNMAP;
-                    end else if (e_rec[cp] == RC_AREC || (e_rec[cp] != RC_NONE && e_doom[cp])) begin
+                    end else if (cm_rec_q == RC_AREC || (cm_rec_q != RC_NONE && cm_doom_q)) begin
                         c_op_q <= R_ABORT;
-                    end else if (e_rec[cp] == RC_CREC) begin
+                    end else if (cm_rec_q == RC_CREC) begin
                         c_op_q <= R_COMMIT;
-                    end else if (e_rec[cp] == RC_CMARK) begin
-                        if (!e_tw[cp]) begin
+                    end else if (cm_rec_q == RC_CMARK) begin
+                        if (!cm_tw_q) begin
                             c_op_q <= R_TX_WRITE;              // late path: TX_WRITE, then COMMIT
                         end else begin
                             // early: its page counted (or the failed page its TX_WRITE named), COMMIT,
                             // then its own MAP_WRITE if its TX_WRITE failed or named the failed page
                             c_op_q <= R_COMMIT;
-                            c_mapafter_q <= e_tws[cp] != 4'd0 || e_fx[cp];
-                            if (e_tws[cp] == 4'd0) begin
-                                if (e_fx[cp]) c_vppn_q <= e_fppn[cp];
+                            c_mapafter_q <= cm_tws_q != 4'd0 || cm_fx_q;
+                            if (cm_tws_q == 4'd0) begin
+                                if (cm_fx_q) c_vppn_q <= e_fppn[cp];
                                 c_after_vc_q <= C_REQ;
                                 c_st_q <= C_VC_NEW;
                             end
                         end
-                    end else if (e_fw[cp]) begin
+                    end else if (cm_fw_q) begin
                         c_op_q <= R_LOOKUP;
-                    end else if (e_txid[cp] != 6'd0) begin
-                        if (!e_tw[cp]) begin
+                    end else if (cm_txid_q != 6'd0) begin
+                        if (!cm_tw_q) begin
                             c_op_q <= R_TX_WRITE;
                         end else begin
                             // early: answered already; the tx table holds its page, or the failed page
                             // (a fix: the page is counted for the failed one, its own at the commit)
-                            c_status_q <= {4'd0, e_tws[cp]};
-                            if (e_tws[cp] != 4'd0) begin
+                            c_status_q <= {4'd0, cm_tws_q};
+                            if (cm_tws_q != 4'd0) begin
                                 c_st_q <= C_ACK;
                             end else begin
-                                if (e_fx[cp]) begin
+                                if (cm_fx_q) begin
                                     c_vppn_q <= e_fppn[cp];
                                     fx_v[fx_free_i_q] <= 1'b1;
-                                    fx_t[fx_free_i_q] <= e_txid[cp];
+                                    fx_t[fx_free_i_q] <= cm_txid_q;
                                     fx_lpn[fx_free_i_q] <= e_lpn[cp];
                                     fx_fppn[fx_free_i_q] <= e_fppn[cp];
                                     fx_nppn[fx_free_i_q] <= cp_ppn;
@@ -1200,25 +1269,25 @@ module ats_backend #(
                             end
                         end
                         R_TX_WRITE: begin                  // late path
-                            if (e_rec[cp] == RC_CMARK) begin
+                            if (cm_rec_q == RC_CMARK) begin
                                 // the commit follows whatever the TX_WRITE said
                                 c_op_q <= R_COMMIT;
                                 c_mapafter_q <= s_rsp_status != 4'd0;
                                 c_after_vc_q <= C_REQ;
                                 c_st_q <= (s_rsp_status == 4'd0) ? C_VC_NEW : C_REQ;
                             end else begin
-                                if (s_rsp_status != 4'd0 && !txe_v_q[e_txid[cp]]) begin
-                                    txe_v_q[e_txid[cp]]  <= 1'b1;
-                                    txe_st_q[e_txid[cp]] <= s_rsp_status;
+                                if (s_rsp_status != 4'd0 && !txe_v_q[cm_txid_q]) begin
+                                    txe_v_q[cm_txid_q]  <= 1'b1;
+                                    txe_st_q[cm_txid_q] <= s_rsp_status;
                                 end
                                 c_st_q <= (s_rsp_status == 4'd0) ? C_VC_NEW : C_ACK;
                             end
                         end
                         R_COMMIT: begin
-                            txe_v_q[e_txid[cp]] <= 1'b0;
+                            txe_v_q[cm_txid_q] <= 1'b0;
                             if (s_rsp_status == 4'd0) c_cnt_q <= s_rsp_count;
                             // a COMMIT-marked page whose tx table held only earlier pages: OK
-                            if (e_rec[cp] == RC_CMARK) c_status_q <= ats_host_pkg::STS_OK;
+                            if (cm_rec_q == RC_CMARK) c_status_q <= ats_host_pkg::STS_OK;
                             if (c_mapafter_q) begin
                                 c_op_q <= R_MAP_WRITE;
                                 c_st_q <= C_REQ;
@@ -1227,9 +1296,9 @@ module ats_backend #(
                             end
                         end
                         R_ABORT: begin
-                            txe_v_q[e_txid[cp]] <= 1'b0;
+                            txe_v_q[cm_txid_q] <= 1'b0;
                             // a doomed commit reports why; an abort with nothing to drop is TX_EMPTY
-                            if (e_doom[cp]) c_status_q <= {4'd0, txe_st_q[e_txid[cp]]};
+                            if (cm_doom_q) c_status_q <= {4'd0, txe_st_q[cm_txid_q]};
                             c_abort_q <= 1'b1;
                             c_st_q <= C_FIX;
                         end
@@ -1248,7 +1317,7 @@ module ats_backend #(
                                     c_after_vc_q <= C_FIX;
                                 end
                                 // a TRIM record holds no live data: it is garbage at once
-                                c_st_q <= (s_rsp_status == 4'd0 && !e_trim[cp]) ? C_VC_NEW :
+                                c_st_q <= (s_rsp_status == 4'd0 && !cm_trim_q) ? C_VC_NEW :
                                           c_mapafter_q ? C_FIX : C_ACK;
                             end
                         end
@@ -1275,16 +1344,16 @@ module ats_backend #(
                     end
                 end
                 C_ACK: if (c_ack) begin
-                    if (e_fw[cp]) begin
+                    if (cm_fw_q) begin
                         if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;   // (response: firmware port)
                     end else begin
                         wc_v_q <= 1'b1;
                         wc_tag_q <= e_wtag[cp];
                         wc_status_q <= c_status_q;
                         // a commit record has no mapping: its completion carries the entries applied
-                        wc_ppn_q <= (e_rec[cp] == RC_CREC) ? c_cnt_q : 16'(c_ppn_q);
-                        if (e_trim[cp] && e_rec[cp] == RC_NONE) cnt_trims <= cnt_trims + 1'b1;
-                        else if (!e_trim[cp]) cnt_host_pages <= cnt_host_pages + 1'b1;
+                        wc_ppn_q <= (cm_rec_q == RC_CREC) ? c_cnt_q : 16'(c_ppn_q);
+                        if (cm_trim_q && cm_rec_q == RC_NONE) cnt_trims <= cnt_trims + 1'b1;
+                        else if (!cm_trim_q) cnt_host_pages <= cnt_host_pages + 1'b1;
                     end
                     c_st_q <= C_IDLE;
                 end
@@ -1312,6 +1381,11 @@ module ats_backend #(
                 else $error("ats_backend: bad-block FIFO full flag out of step with its pointers (%m)");
             assert (c_st_q != C_IDLE || fx_free_i_q == fx_free_i)
                 else $error("ats_backend: registered free fix slot out of step with the fix table (%m)");
+            assert (cm_done_q == (e_st[cp] == E_DONE) && cm_tw_q == e_tw[cp] && cm_twv_q == e_twv[cp] &&
+                    cm_tws_q == e_tws[cp] && cm_fx_q == e_fx[cp] && cm_doom_q == e_doom[cp] &&
+                    cm_trim_q == e_trim[cp] && cm_rec_q == e_rec[cp] && cm_fw_q == e_fw[cp] &&
+                    cm_txid_q == e_txid[cp])
+                else $error("ats_backend: the oldest entry's mirror out of step with entry %0d (%m)", cp);
         end
     end
     // per-tx early TX_WRITEs (issue 39): counts per txid (pushed, not answered) and in all, against
@@ -1397,7 +1471,7 @@ module ats_backend #(
     logic tbl_wait;
 `ifdef ATS_SIM_SKIP
     assign tbl_wait = all_issued && rt_empty && !tw_ne && c_st_q == C_IDLE &&
-                      !(e_st[cp] == E_DONE && (!e_tw[cp] || e_twv[cp]));
+                      !(cm_done_q && (!cm_tw_q || cm_twv_q));
 `else
     assign tbl_wait = 1'b0;
 `endif

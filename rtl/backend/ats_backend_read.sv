@@ -117,7 +117,14 @@ module ats_backend_read #(
     //   rn_q moved they describe the previous read (rn_adv_q) and are not used.
     logic [RS_W-1:0]        rl_s_q, rn_s_q;
     logic                   rl_fresh_q, rn_ok_q, rn_nand_q, rn_adv_q;
-    assign ra_s = fl[fl_rd_q[RS_W-1:0]];          // the slot a read accepted now takes
+    // the slot a read accepted now takes, fl[fl_rd_q], registered with its one-hot (timing:
+    // fl_rd_q -> the free list's 32:1 select -> the slot's flag write enables was the backend's
+    // slowest path): its next value is the head after this cycle's accept, with this cycle's
+    // write of a freed slot applied (that write lands on the head only when the list is empty or
+    // holds one slot); asserted equal to fl[fl_rd_q]
+    logic [RS_W-1:0]        ra_s_q;
+    logic [RD_SLOTS-1:0]    ra_oh_q;
+    assign ra_s = ra_s_q;
     assign rl_s = rl_s_q;
     assign rn_s = rn_s_q;
     assign rb_full = fl_rd_q == fl_wr_q;          // no free slot
@@ -302,6 +309,26 @@ module ats_backend_read #(
         end
     end
 
+    // the free list's head (ra_s_q, ra_oh_q above)
+    // both candidates from registers (the head stays, or the next entry), the accept selects last
+    logic [RS_W-1:0]        fl_nx_e, ra_st_d, ra_nx_d;
+    logic                   fl_free;
+    always_comb begin
+        fl_free = dl_pick && dl_last;     // fl[fl_wr_q] <= dv_s_q this cycle
+        fl_nx_e = fl_rd_q[RS_W-1:0] + 1'b1;
+        ra_st_d = (fl_free && fl_wr_q[RS_W-1:0] == fl_rd_q[RS_W-1:0]) ? dv_s_q : ra_s_q;
+        ra_nx_d = (fl_free && fl_wr_q[RS_W-1:0] == fl_nx_e) ? dv_s_q : fl[fl_nx_e];
+    end
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            ra_s_q <= '0; ra_oh_q <= RD_SLOTS'(1);   // fl[0] = 0 after reset
+        end else if (s_rd_valid && s_rd_ready) begin
+            ra_s_q <= ra_nx_d; ra_oh_q <= RD_SLOTS'(1) << ra_nx_d;
+        end else begin
+            ra_s_q <= ra_st_d; ra_oh_q <= RD_SLOTS'(1) << ra_st_d;
+        end
+    end
+
     // host read ring: issue and verdict of a slot, accept, lookup, page words, free list
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -327,8 +354,10 @@ module ats_backend_read #(
             end
             if (s_rd_valid && s_rd_ready) begin
                 rb_lpn[ra_s] <= s_rd_lpn; rb_txid[ra_s] <= s_rd_txid; rb_tag[ra_s] <= s_rd_tag;
-                rb_nand_q[ra_s] <= 1'b0; rb_req_q[ra_s] <= 1'b0; rb_zero_q[ra_s] <= 1'b0; rb_dat_q[ra_s] <= 1'b0;
-                rb_rdy_q[ra_s] <= 1'b0; rb_bad_q[ra_s] <= 1'b0; rb_out_q[ra_s] <= 1'b0;
+                for (int k = 0; k < RD_SLOTS; k++) if (ra_oh_q[k]) begin   // (= slot ra_s)
+                    rb_nand_q[k] <= 1'b0; rb_req_q[k] <= 1'b0; rb_zero_q[k] <= 1'b0; rb_dat_q[k] <= 1'b0;
+                    rb_rdy_q[k] <= 1'b0; rb_bad_q[k] <= 1'b0; rb_out_q[k] <= 1'b0;
+                end
                 oq[ra_q[RS_W-1:0]] <= ra_s;
                 fl_rd_q <= fl_rd_q + 1'b1;
                 ra_q <= ra_q + 1'b1;
@@ -397,6 +426,8 @@ module ats_backend_read #(
                 else $error("ats_backend_read: one-hot delivery pointer out of step with its index (%m)");
             assert (dv_act_q || (dv_hi_q == (dv_cand_q & dv_ge) && dv_hi_nz_q == (dv_hi_q != '0)))
                 else $error("ats_backend_read: registered delivery mask out of step with the pointer (%m)");
+            assert (ra_s_q == fl[fl_rd_q[RS_W-1:0]] && ra_oh_q == RD_SLOTS'(1) << ra_s_q)
+                else $error("ats_backend_read: registered free-list head out of step with the list (%m)");
         end
     end
 `endif
