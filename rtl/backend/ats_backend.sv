@@ -952,9 +952,9 @@ module ats_backend #(
         if (cm_rsp) begin cm_twv_d = 1'b1; cm_tws_d = s_rsp_status; end
     end
     always_ff @(posedge clk) begin
-        if (rst) begin                    // cp = 0 after reset; the table is not written in reset
-            cm_done_q <= e_st[0] == E_DONE;
-            cm_tw_q <= e_tw[0]; cm_twv_q <= e_twv[0]; cm_tws_q <= e_tws[0]; cm_fx_q <= e_fx[0];
+        if (rst) begin                    // cp = 0 after reset; in reset the table is written only
+            cm_done_q <= 1'b0;            // e_st (E_FREE) and e_tw (0)
+            cm_tw_q <= 1'b0; cm_twv_q <= e_twv[0]; cm_tws_q <= e_tws[0]; cm_fx_q <= e_fx[0];
             cm_doom_q <= e_doom[0]; cm_trim_q <= e_trim[0]; cm_rec_q <= e_rec[0];
             cm_fw_q <= e_fw[0]; cm_txid_q <= e_txid[0];
         end else begin
