@@ -193,6 +193,7 @@ def run_world(seed, pb=256, nf=4, txfrags=6, thr=128, frags=2, ways=2, steps=100
     dict(),                                       # 256-byte pages, 4 FRAG slots, 2 fragments per LPN
     dict(nf=2, txfrags=3, thr=64, frags=1, ways=1),   # tight: refusals, conversions by room / txfrags
     dict(pb=64, thr=4096, frags=3),               # thr clipped to PAGE_BYTES - 16 = 48
+    dict(nf=4, txfrags=2, thr=128, frags=2),      # SLOG_TXFRAGS < FRAG_SLOTS: a tx's slot count binds
 ])
 def test_frag_ref_composes_with_slog_ref(seed, cfg):
     st = run_world(seed, **cfg)
@@ -242,3 +243,18 @@ def test_frag_ref_runs_and_stream():
     r2 = fr2.commit(2)
     assert [s.lpn for s in r2["sent"]] == [1] and [s.lpn for s in r2["converted"]] == [2]
     assert words_of(fr2.overlay(r2["converted"][0], bytes(256)))[3] == 100
+
+
+def test_frag_ref_txfrags_bounds_slots():
+    """Directed (architecture §11.3 "Step 5 in detail"): with SLOG_TXFRAGS 2 < FRAG_SLOTS 4, t's third
+    FRAG slot is refused before any RESERVE (step 1's path, no 0xFD request); another tx still gets one."""
+    fr = FragRef(256, 4, 2, 64)
+    rsv = lambda t, lpn: (OK, 2)                  # noqa: E731
+    d = page_from_words([1])
+    assert fr.diffwrite(1, 7, 0, 4, d, False, False, rsv)[0] == "frag_new"
+    assert fr.diffwrite(1, 8, 0, 4, d, False, False, rsv)[0] == "frag_new"
+    n = len(fr.reqs)
+    assert fr.diffwrite(1, 9, 0, 4, d, False, False, rsv)[0] == "rmw"
+    assert len(fr.reqs) == n, "a RESERVE was sent for a slot t may not hold"
+    assert fr.diffwrite(2, 9, 0, 4, d, False, False, rsv)[0] == "frag_new"
+    assert fr.reqs[-1] == (ID_RESERVE, 9, 2)
