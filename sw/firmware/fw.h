@@ -23,7 +23,9 @@
 // SLOG_FRAGS), the log pages and records a recovery keeps, its cache of log-page data
 #define SLOG_LPNS 256u
 #define SLOG_FRAGS 4u
-#define SLOG_PG 256u             // log pages a recovery keeps (the active log's; more are counted, not kept)
+#ifndef SLOG_PG                  // log pages a recovery keeps (more: the recovery fails, ATS_E_FULL)
+#define SLOG_PG 256u
+#endif
 #define SLOG_RECS 128u           // records a recovery parses (more: the recovery fails, ATS_E_FULL)
 #ifndef SLOG_CACHE               // log pages held in RAM (tests/system/test_slog_fw.py builds it with 2)
 #define SLOG_CACHE ((16384u / ATS_PAGE_BYTES) > 2u ? (16384u / ATS_PAGE_BYTES) : 2u)

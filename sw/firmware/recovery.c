@@ -342,6 +342,12 @@ int recover(void) {
     const uint32_t np = ats_prefix(recs, n, c.scan_from);
     // the S-Log's records (none without log pages)
     uint32_t nfl = 0, sl_bad = 0, sl_part = 0;
+    // more log pages than the table keeps: a record could miss a page it has and be taken as partial,
+    // a committed transaction dropped; the recovery fails instead (as past SLOG_RECS records)
+    if (sl_over) {
+        hal_printf("recovery: slog: %u log pages over SLOG_PG %u\n", sl_over, SLOG_PG);
+        return ATS_E_FULL;
+    }
     if (sl_npg && (st = sl_records(&nfl, &sl_bad, &sl_part)) != ATS_OK) return st;
     ats_replay_t rp;
     memset(&rp, 0, sizeof rp);

@@ -161,10 +161,30 @@ def test_slog_recovery_on_soc(tmp_path, seed):
             sysm.fw = small / "firmware.init"
         st = boot_and_check(sysm, geo, rec, dev, cut, where)
         seen = {k: seen[k] + st[k] for k in seen}
+        if k == 0:
+            first = (d, st["log_pages"])
         # again from what the firmware wrote: its version-3 checkpoint (F not empty) or version 2
         again = recover(sysm.images, geo, cfg["num_tx"])
         assert again.mapping == rec.mapping and oracle_frags(again) == oracle_frags(rec), where
         boot_and_check(sysm, geo, again, dev, cut, where + " (second boot)")
         shutil.rmtree(sysm.dir, ignore_errors=True)
     print(f"seed {seed}: firmware recoveries' S-Log figures {seen}")
+    # one log page more than the table keeps: the recovery fails (ATS_E_FULL), it does not drop a
+    # record's page and take a committed transaction as partial (sw/firmware/README.md "S-Log")
+    d, npg = first
+    print(f"seed {seed}: the first cut's log pages {npg}")
+    if npg >= 2 and not os.environ.get("ATS_SYS_FW"):
+        ovf = tmp_path / "fw_pg"
+        r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc/sim'}",
+                            f"OUT={ovf}", f"XCFLAGS=-DSLOG_PG={npg - 1}u"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        sysm = harness.System(tmp_path / "run_pg", seed, template=d)
+        sysm.fw = ovf / "firmware.init"
+        sysm.boot_limit = 4_000_000
+        with pytest.raises(AssertionError, match="did not come up"):
+            sysm.start()
+        uart = sysm.hp.uart_text()
+        sysm.stop()
+        assert f"1 log pages over SLOG_PG {npg - 1}" in uart and "recovery failed: -3" in uart \
+            and "device not ready" in uart, uart[-1500:]
     assert seen["log_pages"] and seen["commits"] and (seen["read_again"] or CUTS < 2), seen
