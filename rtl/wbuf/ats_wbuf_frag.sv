@@ -282,6 +282,17 @@ module ats_wbuf_frag #(
             runs_q   <= '0;
         end
     end
+`ifndef SYNTHESIS
+    // the callers' preconditions (README "Units"): a create needs a free entry, a set range is
+    // rs_lo < rs_hi <= PWORDS (rs_hi 0 or a wrapped range would never end or set other words)
+    always_ff @(posedge clk) begin
+        if (!rst && !busy && cr_en)
+            assert (free_v) else $error("ats_wbuf_frag: cr_en with no free entry");
+        if (!rst && !busy && rs_en && !cr_en)
+            assert (rs_lo < rs_hi && 32'(rs_hi) <= PWORDS)
+                else $error("ats_wbuf_frag: rs_en with rs_lo %0d, rs_hi %0d (PWORDS %0d)", rs_lo, rs_hi, PWORDS);
+    end
+`endif
 endmodule
 
 `resetall
