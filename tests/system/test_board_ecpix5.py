@@ -407,10 +407,21 @@ def test_board_pnr_report():
         "Info:     iter=1 wires=1000 overused=300 overuse=420 archfail=NA\n"
         "Info:     iter=2 wires=990 overused=12 overuse=12 archfail=NA\n"
         "Info:     iter=3 wires=985 overused=0 overuse=0 archfail=0\n")
-    (gw / "nextpnr_seed1.result.json").write_text(json.dumps({"exit": 0, "wall_s": 10.0, "cpu_s": 9.5,
-                                                              "netlist_sha256": sha, "command": "by hand"}))
+    same = ("nextpnr-ecp5 --json x.json --lpf x.lpf --textcfg x_seed1.config --seed 1 --timing-allow-fail "
+            "--report nextpnr_seed1.json --threads 1 --placer heap --router router2 -l nextpnr_seed1.log -q")
     ran = []
     B.run = lambda cmd, cwd, logfile: ran.append(cmd) or (1, 0.0, 0.0)
+    # a run of another command (here: the static placer) is not reused
+    (gw / "nextpnr_seed1.result.json").write_text(json.dumps({"exit": 0, "wall_s": 10.0, "cpu_s": 9.5,
+        "netlist_sha256": sha, "command": same.replace("--placer heap", "--placer sa")}))
+    saved = {f: (gw / f).read_text() for f in ("nextpnr_seed1.json", "nextpnr_seed1.log")}
+    r = B.nextpnr_seed(gw, "x", [], 1, 1, "heap", "router2", reuse=True, netlist_sha=sha)
+    assert len(ran) == 1 and not r.get("reused") and r["exit"] == 1
+    ran.clear()
+    for f, t in saved.items():
+        (gw / f).write_text(t)
+    (gw / "nextpnr_seed1.result.json").write_text(json.dumps({"exit": 0, "wall_s": 10.0, "cpu_s": 9.5,
+                                                              "netlist_sha256": sha, "command": same}))
     r = B.nextpnr_seed(gw, "x", [], 1, 1, "heap", "router2", reuse=True, netlist_sha=sha)
     assert ran == [] and r["reused"] and r["exit"] == 0 and r["cpu_s"] == 9.5
     assert r["fmax"] == {"sys": {"fmax_mhz": 71.23, "target_mhz": 75.0}, "eth": {"fmax_mhz": 190.0, "target_mhz": 125.0}}
