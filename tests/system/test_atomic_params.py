@@ -75,8 +75,13 @@ def test_simulated_ptxq_atx(simbuild):
     assert simbuild.nvme_atx(CONFIGS["b5_256"].remap()["NUM_TX"]) == 8
 
 
-@pytest.mark.parametrize("ptxq", [0, 9])
-def test_check_refuses_ptxq(simbuild, ptxq):
+@pytest.mark.parametrize("ptxq", [0, 9, "num_tx+1"])
+def test_check_refuses_ptxq(simbuild, ptxq):   # (simbuild: check() reads the preset's params.json)
+    cfg = CONFIGS["sim"]
+    if ptxq == "num_tx+1":                          # the tiny preset's NUM_TX 4: PTXQ 5 is refused
+        cfg = dataclasses.replace(cfg, remap_preset="tiny", num_lbas=32, blocks=4, pages_per_block=4)
+        ptxq = cfg.remap()["NUM_TX"] + 1
+        assert ptxq <= 8
     with pytest.raises(ValueError, match="ptxq"):
-        dataclasses.replace(CONFIGS["sim"], ptxq=ptxq).check()
+        dataclasses.replace(cfg, ptxq=ptxq).check()
 
