@@ -136,7 +136,11 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
         g.update(NUM_LBAS=cfg.num_lbas, QDEPTH=1 << (cfg.qdepth.bit_length() - 1))
         rp = json.loads((out / "config.json").read_text())      # the remap preset's (gen_soc)
         g.update(NUM_TX=rp["num_tx"], TX_ENTRIES=rp["tx_entries"], STX=NVME_STX, ATX=nvme_atx(rp["num_tx"]))
-    cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+    # ATS_SIM_ASSERT (build_locked: the environment's ATS_SIM_ASSERT=1): the RTL's simulation assertions
+    # on (Verilator --assert), in a directory of its own (`..._ats_sim_assert`); off in the default build
+    # (they cost instructions per simulated cycle: bench/sim/README.md), on in every cocotb test
+    asrt = ["--assert"] if "ATS_SIM_ASSERT" in defines else []
+    cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", *asrt, "--x-assign", "fast", "--x-initial", "fast",
            "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
            "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else "") + skip_cflags,
@@ -315,13 +319,15 @@ def build_locked(cfg_name: str = "sim", trace: bool = False, nvme: bool = False,
                  cgate: bool = True, skip: bool = True) -> tuple[Path, Path, dict]:
     """The simulator, the firmware and the configuration (build/soc/<cfg>/config.json), built under a
     file lock: parallel callers (pytest-xdist workers, nbdkit's plugin) wait for one build.
-    cgate=False: the build without the simulation-only clock gates (tests/system/test_sim_cgate.py)."""
+    cgate=False: the build without the simulation-only clock gates (tests/system/test_sim_cgate.py).
+    ATS_SIM_ASSERT=1 in the environment: the build with the RTL's assertions on (campaigns)."""
     import fcntl
     lock = ROOT / "build" / "soc" / ".build.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate, skip=skip)
+        asrt = ("ATS_SIM_ASSERT",) if os.environ.get("ATS_SIM_ASSERT") == "1" else ()
+        exe = build_sim(cfg_name, trace=trace, quiet=True, nvme=nvme, cgate=cgate, skip=skip, defines=asrt)
         fw = build_firmware(cfg_name, quiet=True)
     cfg = json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
     # stx, atx: the NVMe front end's SWRITE engines and atomic-Write txids (the host's: 1 .. num_tx-atx-stx)
