@@ -593,7 +593,6 @@ async def tx_overlap(dut):
     k = 0
     closing: dict[int, int] = {}
     lpn = 0
-    t0 = None
     for n in (1, 2):
         start = tb.cyc
         sent = []
@@ -618,7 +617,6 @@ async def tx_overlap(dut):
                       f"marks in flight at most {tb.marks_max}")
         assert tb.marks_max >= 2, f"n={n}: never two commit marks in flight at once"
         assert took <= bound, f"n={n}: {took} cycles > {bound}: the marks did not overlap"
-        t0 = t0 or took
     await tb.drain()
     tb.check()
 
