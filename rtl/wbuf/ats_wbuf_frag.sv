@@ -138,6 +138,7 @@ module ats_wbuf_frag #(
     logic [WI_W:0]      pend_words_q, out_words_q, words_q, runs_q;
     logic [WI_W-1:0]    w;                        // page word being walked
     logic               b, found, out_free, step, last_w, last_g;
+    logic               sc_gate, run_end, ho;     // the run hand-over, below
     logic [4:0]         lo_b, hi_b;
     logic [31:0]        rs_mask;
 
@@ -162,6 +163,13 @@ module ats_wbuf_frag #(
     assign last_w   = bi_q == 5'(BPW - 1);
     assign step     = st_q == S_SC_WALK &&
                       ((mode_q == 2'd2) ? m_bit_ready : !(mode_q == 2'd1 && found && pend_v_q && !out_free));
+    // The run hand-over, one rule for the walk and the page end: a run that ends (a 0 after a 1 in
+    // the walk, or a run still open at the page end, S_SC_F1) is loaded into the pending register
+    // and the run held there before moves to the output register (mode 1 only offers it); at
+    // S_SC_F2 the pending run leaves with last = 1. In mode 1 a hand-over waits for a free output.
+    assign sc_gate  = !pend_v_q || out_free || mode_q != 2'd1;
+    assign run_end  = (st_q == S_SC_WALK && step && found) || (st_q == S_SC_F1 && in_run_q && sc_gate);
+    assign ho       = pend_v_q && (run_end || (st_q == S_SC_F2 && sc_gate));
     assign m_bit_valid = st_q == S_SC_WALK && mode_q == 2'd2;
     assign m_bit       = b;
     assign m_bit_last  = last_g && last_w;
@@ -225,54 +233,37 @@ module ats_wbuf_frag #(
                 words_q <= words_q + (WI_W + 1)'(b);
                 if (b && !in_run_q) start_q <= w;
                 in_run_q <= b;
-                if (found) begin
-                    runs_q <= runs_q + 1'b1;
-                    if (pend_v_q) begin
-                        out_v_q     <= mode_q == 2'd1;
-                        out_first_q <= pend_first_q;
-                        out_words_q <= pend_words_q;
-                        out_last_q  <= 1'b0;
-                    end
-                    pend_v_q     <= 1'b1;
-                    pend_first_q <= start_q;
-                    pend_words_q <= (WI_W + 1)'(w - start_q);
-                end
                 bi_q <= bi_q + 1'b1;
                 if (last_w) begin
                     g_q  <= g_q + 1'b1;
                     st_q <= last_g ? S_SC_F1 : S_SC_RD;
                 end
             end
-            // page end: a run still open ends at the last word (it goes to pend), then the held
-            // run leaves with last = 1
-            S_SC_F1: if (!in_run_q) begin
-                st_q <= S_SC_F2;
-            end else if (!pend_v_q || out_free || mode_q != 2'd1) begin
-                runs_q <= runs_q + 1'b1;
-                if (pend_v_q) begin
-                    out_v_q     <= mode_q == 2'd1;
-                    out_first_q <= pend_first_q;
-                    out_words_q <= pend_words_q;
-                    out_last_q  <= 1'b0;
-                end
-                pend_v_q     <= 1'b1;
-                pend_first_q <= start_q;
-                pend_words_q <= (WI_W + 1)'(PWORDS) - (WI_W + 1)'(start_q);
-                in_run_q     <= 1'b0;
-                st_q         <= S_SC_F2;
+            // page end: a run still open ends at the last word (run_end), then the held run leaves
+            // with last = 1 (ho at S_SC_F2)
+            S_SC_F1: if (!in_run_q || sc_gate) begin
+                in_run_q <= 1'b0;
+                st_q     <= S_SC_F2;
             end
-            S_SC_F2: if (!pend_v_q || out_free || mode_q != 2'd1) begin
-                if (pend_v_q) begin
-                    out_v_q     <= mode_q == 2'd1;
-                    out_first_q <= pend_first_q;
-                    out_words_q <= pend_words_q;
-                    out_last_q  <= 1'b1;
-                end
+            S_SC_F2: if (sc_gate) begin
                 pend_v_q <= 1'b0;
                 st_q     <= S_IDLE;
             end
             default: st_q <= S_IDLE;
         endcase
+        if (ho) begin
+            out_v_q     <= mode_q == 2'd1;
+            out_first_q <= pend_first_q;
+            out_words_q <= pend_words_q;
+            out_last_q  <= st_q == S_SC_F2;
+        end
+        if (run_end) begin
+            runs_q       <= runs_q + 1'b1;
+            pend_v_q     <= 1'b1;
+            pend_first_q <= start_q;
+            pend_words_q <= (st_q == S_SC_F1) ? (WI_W + 1)'(PWORDS) - (WI_W + 1)'(start_q)
+                                              : (WI_W + 1)'(w - start_q);
+        end
         if (rst) begin
             v_q      <= '0;
             st_q     <= S_IDLE;
