@@ -24,7 +24,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
 from atstb.runner import block_sources, run
-from atstb.streams import StreamSink, StreamSource, random_pause
+from atstb.streams import StreamSink, StreamSource, heavy_pause, random_pause
 
 HERE = Path(__file__).parent
 NSLOT, SLOT_BYTES, PAGE = 4, 8192, 4096
@@ -69,19 +69,69 @@ def chunks(n_bytes: int) -> int:
 
 
 # ------------------------------------------------------------------ DUT ends
+class WireRx:
+    """The receive side as the board has it: a PHY that cannot wait. Packets arrive one 32-bit word
+    every `rate` cycles with `gap` word times between packets (the Ethernet, IP and UDP headers,
+    preamble and gap), into a FIFO of `depth` words (LiteEth's receive buffering) that feeds
+    `s_udp`; a word that finds the FIFO full is lost (`overflow`), which must never happen."""
+
+    def __init__(self, dut, rate=2, gap=16, depth=16):
+        self.dut, self.rate, self.gap, self.depth = dut, rate, gap, depth
+        self.pkts: list[list[dict]] = []
+        self.fifo: list[dict] = []
+        self.overflow = 0
+        self.beats = 0
+        for f in UDP_FIELDS:
+            getattr(dut, f"s_udp_{f}").value = 0
+        dut.s_udp_valid.value = 0
+        cocotb.start_soon(self._run())
+
+    def idle(self) -> bool:
+        return not self.pkts and not self.fifo
+
+    async def _run(self):
+        d = self.dut
+        cur: list[dict] = []
+        t = 0
+        while True:
+            await RisingEdge(d.clk)
+            if int(d.s_udp_valid.value) and int(d.s_udp_ready.value):
+                self.fifo.pop(0)
+                self.beats += 1
+            t += 1
+            if t >= self.rate:
+                t = 0
+                if not cur and self.pkts:
+                    cur = [None] * self.gap + self.pkts.pop(0)     # None: header / gap word times
+                if cur:
+                    w = cur.pop(0)
+                    if w is not None:
+                        if len(self.fifo) >= self.depth:
+                            self.overflow += 1
+                        else:
+                            self.fifo.append(w)
+            if self.fifo:
+                for k, v in self.fifo[0].items():
+                    getattr(d, f"s_udp_{k}").value = v
+            d.s_udp_valid.value = int(bool(self.fifo))
+
+
 class TB:
-    def __init__(self, dut, rng: random.Random, pause=0.3):
+    def __init__(self, dut, rng: random.Random, pause=0.3, wire: WireRx | None = None, hwr_burst=False,
+                 tx_pause=None):
         self.dut, self.rng = dut, rng
         cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
         p = lambda: random_pause(random.Random(rng.random()), pause)
-        self.rx = StreamSource(dut, "s_udp", dut.clk, UDP_FIELDS, p())
-        self.tx = StreamSink(dut, "m_udp", dut.clk, UDP_FIELDS, p())
+        self.wire = wire
+        self.rx = None if wire else StreamSource(dut, "s_udp", dut.clk, UDP_FIELDS, p())
+        self.tx = StreamSink(dut, "m_udp", dut.clk, UDP_FIELDS, tx_pause if tx_pause is not None else p())
         self.cmd = StreamSink(dut, "m_cmd", dut.clk, ["op", "tag", "lba", "nlb", "txid", "flags", "attr",
                                                       "prio", "dptr", "aux"], p())
         self.cpl = StreamSource(dut, "s_cpl", dut.clk, ["tag", "status", "result"], p())
         self.hrdq = StreamSource(dut, "s_hrdq", dut.clk, ["addr", "len"], p())
         self.hrdd = StreamSink(dut, "m_hrdd", dut.clk, ["data", "last"], p())
-        self.hwr = StreamSource(dut, "s_hwr", dut.clk, ["addr", "data", "last"], p())
+        # hwr_burst: the core writes READ data in unbroken bursts (the SoC's core: a word a cycle)
+        self.hwr = StreamSource(dut, "s_hwr", dut.clk, ["addr", "data", "last"], None if hwr_burst else p())
         self.cycle = 0
         cocotb.start_soon(self._count())
 
@@ -100,13 +150,19 @@ class TB:
     def send(self, pkt: bytes, src_port=HOST_PORT, ip=HOST_IP, error_beat=None):
         """One UDP packet into the block: 32-bit beats, byte 0 in data[7:0], last_be one-hot."""
         n = (len(pkt) + 3) // 4
+        beats = []
         for i in range(n):
             w = pkt[4 * i:4 * i + 4]
             last = i == n - 1
             be = (1 << (len(w) - 1)) if last else 0
-            self.rx.send_nowait(src_port=src_port, dst_port=DEV_PORT, ip_address=ip, length=len(pkt),
-                                data=int.from_bytes(w.ljust(4, b"\0"), "little"), last=int(last),
-                                last_be=be, error=int(error_beat == i))
+            beats.append(dict(src_port=src_port, dst_port=DEV_PORT, ip_address=ip, length=len(pkt),
+                              data=int.from_bytes(w.ljust(4, b"\0"), "little"), last=int(last),
+                              last_be=be, error=int(error_beat == i)))
+        if self.wire:
+            self.wire.pkts.append(beats)
+        else:
+            for b in beats:
+                self.rx.send_nowait(**b)
 
     async def recv(self, timeout=20000) -> tuple[bytes, dict]:
         """One packet out of the block: its bytes and sideband (checked constant over the packet)."""
@@ -397,7 +453,7 @@ async def workload(tb, client, rng, n_cmds, max_cycles):
                 dut_log = f"slot {i}: st {int(u.st_q[i].value)} got {int(u.got_q[i].value):#x} wlen {int(u.wlen_q[i].value)} seq {int(u.seq_q[i].value):#x}"
                 u._log.info(dut_log)
             u._log.info(f"iss {int(u.iss_q.value):#x} cmd_v {int(u.cmd_v_q.value)} rx {int(u.rx_q.value)} tx {int(u.tx_q.value)}")
-        assert tb.cycle < max_cycles, f"hang: {len(client.done)} of {n_cmds} done, rxq {len(tb.rx.queue)} txq {len(tb.tx.queue)} hrdq {len(tb.hrdq.queue)} hwr {len(tb.hwr.queue)} cmdq {len(tb.cmd.queue)} cpl {len(tb.cpl.queue)} hrdd {len(tb.hrdd.queue)} done ops {[c['op'] for c in client.done]}, active " + "; ".join(
+        assert tb.cycle < max_cycles, f"hang: {len(client.done)} of {n_cmds} done, rxq {len(tb.rx.queue) if tb.rx else len(tb.wire.fifo)} txq {len(tb.tx.queue)} hrdq {len(tb.hrdq.queue)} hwr {len(tb.hwr.queue)} cmdq {len(tb.cmd.queue)} cpl {len(tb.cpl.queue)} hrdd {len(tb.hrdd.queue)} done ops {[c['op'] for c in client.done]}, active " + "; ".join(
             f"slot {c['slot']} op {c['op']} nlb {c['nlb']} wr {len(c['wdata'])} rd {c['rd_len']} got {c['got']} rdata {sorted(c['rdata'])} x{c['executions']}" for c in client.active.values())
         if issued < n_cmds and rng.random() < 0.05:
             free = [s for s in range(NSLOT) if s not in client.active]
@@ -536,8 +592,95 @@ async def malformed(dut):
     assert int(dut.err_pkts.value) == 23, int(dut.err_pkts.value)
 
 
+@cocotb.test()
+async def no_wait(dut):
+    """The PHY cannot wait (WireRx: a word every 2 cycles into a 16-word FIFO): a random workload
+    with duplicates and reordering, the core writing READ data in unbroken bursts and the
+    transmitter slowed by long stalls (replies queue up). No word may find the FIFO full (the
+    block takes a beat every cycle but 4 per packet); every command exactly once, data compared;
+    a packet whose reply finds the queue full is dropped whole and the host's retry recovers it."""
+    rng = random.Random(seed_of(21))
+    wire = WireRx(dut, rate=2, gap=16, depth=16)
+    tb = TB(dut, rng, wire=wire, hwr_burst=True, tx_pause=heavy_pause(random.Random(rng.random()), 60))
+    await tb.reset()
+    net = Network(tb, rng, drop=0.0, dup=0.15, delay=(0, 2000))
+    client = Client(tb, net, rng, timeout=20000)
+    CoreModel(tb, client, rng)
+    await workload(tb, client, rng, 300 if os.environ.get("ATS_LONG") else 30, 40_000_000)
+    dut._log.info("no_wait: %d commands, %d retries, %s, %d beats, %d error replies, %d dropped", len(client.done),
+                  client.retries, net.stats, wire.beats, int(dut.err_pkts.value), int(dut.drop_pkts.value))
+    assert wire.overflow == 0, f"{wire.overflow} words lost: the block held s_udp_ready low too long"
+    assert int(dut.stray_cpls.value) == 0 and net.stats["duplicated"] > 0
+
+
+@cocotb.test()
+async def reply_queue(dut):
+    """Replies (STATE / ERROR) against a busy transmitter (README "Receive", "Transmit"): a STATE
+    goes out after the RDATA chunk under way, not after the slot's whole send; with the
+    transmitter stalled, one ERROR in the transmitter and two queued, every further packet that
+    needs a reply is dropped whole (drop_pkts) while the receiver keeps taking beats (no word
+    lost at the PHY); after the stall exactly the first three ERRORs come, in order."""
+    rng = random.Random(seed_of(22))
+    hold = [False]
+
+    def gate():
+        while True:
+            yield hold[0]
+    wire = WireRx(dut, rate=2, gap=16, depth=16)
+    tb = TB(dut, rng, pause=0.0, wire=wire, tx_pause=gate())
+    await tb.reset()
+
+    class NoClient:
+        active: dict = {}
+    nc = NoClient()
+    core = CoreModel(tb, nc, rng)
+    base = dict(txid=0, flags=0, attr=0, prio=0, aux=0, aux_buf=0, executions=0)
+    # slot 1: a WRITE loading (chunk 0 of 4 received); slot 0: a two-page READ
+    tb.send(submit_pkt(1, 50, OP_WRITE, lba=9, wr_len=PAGE))
+    tb.send(data_pkt(1, 50, 0, rng.randbytes(CHUNK)))
+    core.store[20], core.store[21] = rng.randbytes(PAGE), rng.randbytes(PAGE)
+    nc.active[0] = dict(base, op=OP_READ, lba=20, nlb=1, seq=60)
+    hold[0] = True
+    tb.send(submit_pkt(0, 60, OP_READ, lba=20, nlb=1, rd_len=2 * PAGE))
+    for _ in range(20000):                         # until slot 0's first RDATA waits in the transmitter
+        await RisingEdge(dut.clk)
+        if int(dut.m_udp_valid.value):
+            break
+    assert int(dut.m_udp_valid.value)
+    tb.send(submit_pkt(1, 50, OP_WRITE, lba=9, wr_len=PAGE))    # again: STATE loading, chunk 0 got
+    for _ in range(200):
+        await RisingEdge(dut.clk)
+    hold[0] = False
+    got = [parse((await tb.recv(20000))[0]) for _ in range(10)]
+    order = [(p["type"], p["slot"], p["arg"]) for p in got]
+    assert order == [(T_RDATA, 0, 0), (T_STATE, 1, 1)] + [(T_RDATA, 0, k) for k in range(1, 8)] + [(T_CPL, 0, STS_OK)], order
+    assert got[1]["w2"] == 0b1 and got[1]["seq"] == 50
+    assert b"".join(p["payload"] for p in got if p["type"] == T_RDATA) == core.store[20] + core.store[21]
+    # the transmitter stalled and idle: 40 packets that each need an ERROR (a DATA for a free slot)
+    e0, d0 = int(dut.err_pkts.value), int(dut.drop_pkts.value)
+    hold[0] = True
+    for k in range(40):
+        tb.send(data_pkt(2, 1000 + k, 0, bytes(4)))
+    for _ in range(40 * 80):
+        await RisingEdge(dut.clk)
+        if wire.idle() and int(dut.drop_pkts.value) - d0 == 37:
+            break
+    assert wire.overflow == 0, f"{wire.overflow} words lost at the PHY"
+    assert int(dut.drop_pkts.value) - d0 == 37, int(dut.drop_pkts.value) - d0
+    hold[0] = False
+    got = [parse((await tb.recv(5000))[0]) for _ in range(3)]
+    assert [(p["type"], p["arg"], p["slot"], p["seq"]) for p in got] == [(T_ERROR, E_STALE, 2, 1000 + k) for k in range(3)], got
+    for _ in range(500):
+        await RisingEdge(dut.clk)
+    assert not tb.tx.queue and int(dut.err_pkts.value) - e0 == 3
+    assert core.executed == {(0, 60)} and not core.pending                    # the READ, once; slot 1 still loading
+
+
 @pytest.mark.parametrize("case", ["all"])
 def test_ats_udp_host(case):
-    run(toplevel="ats_udp_host", sources=block_sources("ats_udp_host"), test_module="test_ats_udp_host",
-        test_dir=HERE, build_key="default", parameters=dict(NSLOT=NSLOT, SLOT_BYTES=SLOT_BYTES, PAGE_BYTES=PAGE),
-        public={}, testcase=os.environ.get("ATS_UDP_CASES", "malformed,clean,lossy,lossy_reorder").split(","))
+    src = os.environ.get("ATS_UDP_HOST_SRC")          # another copy of ats_udp_host.sv (old / mutant checks)
+    run(toplevel="ats_udp_host",
+        sources=block_sources("ats_udp_host", replace={"ats_udp_host.sv": Path(src).resolve()} if src else None),
+        test_module="test_ats_udp_host", test_dir=HERE,
+        build_key="default" + ("_" + Path(src).parent.name if src else ""), parameters=dict(NSLOT=NSLOT, SLOT_BYTES=SLOT_BYTES, PAGE_BYTES=PAGE),
+        public={}, testcase=os.environ.get("ATS_UDP_CASES", "malformed,clean,lossy,lossy_reorder,no_wait,reply_queue").split(","))

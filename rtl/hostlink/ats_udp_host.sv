@@ -75,9 +75,11 @@ module ats_udp_host #(
     input  wire logic [31:0] s_hwr_addr,
     input  wire logic [31:0] s_hwr_data,
     input  wire logic        s_hwr_last,
-    // counters (wrap): packets answered ERROR, completions for no running slot (dropped)
+    // counters (wrap): packets answered ERROR, completions for no running slot (dropped), packets
+    // dropped whole because their reply found the reply queue full
     output logic      [15:0] err_pkts,
-    output logic      [15:0] stray_cpls
+    output logic      [15:0] stray_cpls,
+    output logic      [15:0] drop_pkts
 );
     localparam int SW    = $clog2(NSLOT);
     localparam int NCH   = SLOT_BYTES / 1024;              // chunks of a slot
@@ -122,6 +124,18 @@ module ats_udp_host #(
 
     function automatic logic [5:0] nchunks(input logic [15:0] len);
         nchunks = len[15:10] + {5'b0, len[9:0] != 10'd0};
+    endfunction
+    // round robin: the first requesting slot after `last` (`last` itself comes last)
+    function automatic logic [SW-1:0] rr_pick(input logic [NSLOT-1:0] req, input logic [SW-1:0] last);
+        logic found;
+        rr_pick = last;
+        found   = 1'b0;
+        for (int k = 1; k <= NSLOT; k++) begin
+            if (!found && req[SW'(last + SW'(k))]) begin
+                rr_pick = SW'(last + SW'(k));
+                found   = 1'b1;
+            end
+        end
     endfunction
     function automatic logic [NCH-1:0] chmask(input logic [15:0] len);
         for (int i = 0; i < NCH; i++) chmask[i] = (6'(i) < nchunks(len));
@@ -204,18 +218,22 @@ module ats_udp_host #(
     end
     wire          d_match  = p_slot_ok && k_st_q == S_LOAD && k_seq_eq_q;
 
-    // the RAM's write port: core writes (s_hwr) first, then DATA payload words
+    // the RAM's write port: DATA payload words first (the PHY cannot wait), then core writes (s_hwr,
+    // which waits: s_hwr_ready low in a cycle a payload word is written)
     logic [BW-1:0] hwr_addr_q;                             // next word of a burst
     logic          hwr_mid_q;                              // inside a burst (addr taken)
     wire  [29:0]   hwr_word = hwr_mid_q ? 30'(hwr_addr_q) : s_hwr_addr[31:2];
     wire           hwr_in   = hwr_mid_q ? 1'b1 : (s_hwr_addr[31:2] < 30'(WORDS));
     logic          hwr_drop_q;                             // burst started outside the buffer
-    assign s_hwr_ready = 1'b1;
 
     wire           rx_beat    = s_udp_valid && s_udp_ready;
     wire           rx_pay     = rx_q == RX_PKT && wc_q >= 16'd2 && k_wrok_q
                                 && (wc_q - 16'd2) < (k_bytes_q >> 2);
-    assign s_udp_ready = rx_q == RX_PKT && !s_hwr_valid;
+    // the receiver takes a beat in every cycle of RX_PKT: only the four per-packet cycles (RX_LOOK,
+    // RX_CHK, RX_EVAL, RX_APPLY) hold it, never the core, the reply queue or the transmitter
+    assign s_udp_ready = rx_q == RX_PKT;
+    assign s_hwr_ready = !(rx_beat && rx_pay);
+    wire           hwr_fire   = s_hwr_valid && s_hwr_ready;
 
     logic          ram_we;
     logic [BW-1:0] ram_wa;
@@ -224,13 +242,13 @@ module ats_udp_host #(
         ram_we = 1'b0;
         ram_wa = '0;
         ram_wd = s_hwr_data;
-        if (s_hwr_valid) begin
-            ram_we = hwr_in && !(hwr_mid_q && hwr_drop_q);
-            ram_wa = hwr_word[BW-1:0];
-        end else if (rx_beat && rx_pay) begin
+        if (rx_beat && rx_pay) begin
             ram_we = 1'b1;
             ram_wa = {p_slot, p_arg[CW-1:0], 8'(wc_q - 16'd2)} ;
             ram_wd = s_udp_data;
+        end else if (hwr_fire) begin
+            ram_we = hwr_in && !(hwr_mid_q && hwr_drop_q);
+            ram_wa = hwr_word[BW-1:0];
         end
     end
 
@@ -239,7 +257,7 @@ module ats_udp_host #(
             hwr_mid_q  <= 1'b0;
             hwr_drop_q <= 1'b0;
             hwr_addr_q <= '0;
-        end else if (s_hwr_valid) begin
+        end else if (hwr_fire) begin
             hwr_mid_q  <= !s_hwr_last;
             hwr_addr_q <= hwr_word[BW-1:0] + BW'(1);
             if (!hwr_mid_q) hwr_drop_q <= !hwr_in;
@@ -342,7 +360,11 @@ module ats_udp_host #(
             a_last_chunk_q <= (k_got_q | (NCH'(1) << d_ch)) == k_wmask_q;
         end
     end
+    // a packet whose reply (STATE / ERROR) finds the queue full is dropped whole: no reply, no
+    // change (replies come only with packets that change nothing), counted in drop_pkts; the
+    // receiver never waits for the transmitter (README "Receive")
     wire rq_full = rq_cnt_q == 2'd2;
+    wire rq_drop = rx_q == RX_APPLY && a_reply_q && rq_full && !rx_err_q;
     wire ev_go   = rx_q == RX_APPLY && !(a_reply_q && rq_full) && !rx_err_q;
     assign rq_push = rx_q == RX_APPLY && a_reply_q && !rq_full && !rx_err_q;
 
@@ -353,6 +375,7 @@ module ats_udp_host #(
             rx_len_q <= '0;
             rx_err_q <= 1'b0;
             err_pkts <= '0;
+            drop_pkts <= '0;
         end else begin
             case (rx_q)
                 RX_PKT: if (rx_beat) begin
@@ -375,10 +398,11 @@ module ats_udp_host #(
                 RX_LOOK: rx_q <= RX_CHK;
                 RX_CHK: rx_q <= pend_last_q ? RX_EVAL : RX_PKT;
                 RX_EVAL: rx_q <= RX_APPLY;
-                RX_APPLY: if (rx_err_q || !(a_reply_q && rq_full)) begin
+                RX_APPLY: begin
                     rx_q     <= RX_PKT;
                     rx_err_q <= 1'b0;
-                    if (a_err_q && !rx_err_q) err_pkts <= err_pkts + 16'd1;
+                    if (a_err_q && rq_push) err_pkts <= err_pkts + 16'd1;
+                    if (rq_drop) drop_pkts <= drop_pkts + 16'd1;
                 end
                 default: rx_q <= RX_PKT;
             endcase
@@ -409,11 +433,9 @@ module ats_udp_host #(
     // ---------------------------------------------------------------- issue
     logic          cmd_v_q;
     logic [SW-1:0] cmd_s_q;
-    logic [SW-1:0] iss_pick;
-    always_comb begin
-        iss_pick = '0;
-        for (int i = NSLOT - 1; i >= 0; i--) if (iss_q[i]) iss_pick = SW'(i);
-    end
+    // round robin from the slot after the last one offered: a slot whose data complete while
+    // lower slots keep completing is not passed over
+    wire [SW-1:0] iss_pick = rr_pick(iss_q, cmd_s_q);
     wire iss_load = !cmd_v_q && iss_q != '0;
     assign m_cmd_valid = cmd_v_q;
     assign m_cmd_op    = d0_q[cmd_s_q][3:0];
@@ -450,13 +472,15 @@ module ats_udp_host #(
     logic           tx_req_q;                              // payload read not yet requested
     logic [15:0]    tx_len_q, tx_dport_q;
     logic [31:0]    tx_ip_q;
+    logic           tx_mid_q;                              // a slot's send paused for a reply
+    logic [31:0]    tx_sip_q;                              // the paused send's host address, port
+    logic [15:0]    tx_sport_q;
     logic [15:0]    tx_rlen_q;
 
-    logic [SW-1:0]  snd_pick;
-    always_comb begin
-        snd_pick = '0;
-        for (int i = NSLOT - 1; i >= 0; i--) if (snd_q[i]) snd_pick = SW'(i);
-    end
+    // round robin from the slot after the last one sent: with a core faster than the link, lower
+    // slots turn DONE again while one is sent, and a lowest-first pick starved the highest slot
+    // until the host's timeout
+    wire [SW-1:0]   snd_pick = rr_pick(snd_q, tx_slot_q);
     logic [CW-1:0]  ch_pick;
     always_comb begin
         ch_pick = '0;
@@ -532,6 +556,8 @@ module ats_udp_host #(
             tx_q     <= TX_IDLE;
             tx_req_q <= 1'b0;
             tx_hi_q  <= '0;
+            tx_mid_q <= 1'b0;
+            tx_slot_q <= '0;
         end else begin
             case (tx_q)
                 TX_IDLE: begin
@@ -555,6 +581,8 @@ module ats_udp_host #(
                         tx_rlen_q  <= rlen_q[snd_pick];
                         tx_ip_q    <= ip_q[snd_pick];
                         tx_dport_q <= port_q[snd_pick];
+                        tx_sip_q   <= ip_q[snd_pick];
+                        tx_sport_q <= port_q[snd_pick];
                         tx_q       <= TX_NEXT;
                     end
                 end
@@ -593,6 +621,11 @@ module ats_udp_host #(
                         end else if (tx_cpl_q) begin
                             tx_cpl_q <= 1'b0;
                             tx_q     <= TX_IDLE;
+                        end else if (tx_mid_q) begin           // a reply sent: the paused send goes on
+                            tx_mid_q   <= 1'b0;
+                            tx_ip_q    <= tx_sip_q;
+                            tx_dport_q <= tx_sport_q;
+                            tx_q       <= TX_NEXT;
                         end else begin
                             tx_q     <= TX_IDLE;
                         end
@@ -600,7 +633,12 @@ module ats_udp_host #(
                 end
                 TX_PAY: begin
                     if (tx_wants && rd_req_r && !rd_busy_q) tx_req_q <= 1'b0;
-                    if (m_udp_valid && m_udp_ready && m_udp_last) tx_q <= TX_NEXT;
+                    // after each RDATA packet the queued replies go first (the receiver never
+                    // waits for them: a reply waits at most one chunk)
+                    if (m_udp_valid && m_udp_ready && m_udp_last) begin
+                        tx_mid_q <= rq_cnt_q != 2'd0;
+                        tx_q     <= (rq_cnt_q != 2'd0) ? TX_IDLE : TX_NEXT;
+                    end
                 end
                 default: tx_q <= TX_IDLE;
             endcase
@@ -684,6 +722,8 @@ module ats_udp_host #(
     always_ff @(posedge clk) begin
         if (!rst && tx_start_slot) assert (st_q[snd_pick] == S_DONE)
             else $error("ats_udp_host: send of slot %0d not DONE", snd_pick);
+        if (!rst && tx_q == TX_IDLE && tx_mid_q) assert (rq_cnt_q != 2'd0)
+            else $error("ats_udp_host: a paused send with no reply to send");
     end
 `endif
 

@@ -95,6 +95,7 @@ class BoardHostLink(LiteXModule):
         hwr_ready = port("hwr_ready", 1, True)
         err_pkts = port("err_pkts", 16, True)
         stray = port("stray_cpls", 16, True)
+        drops = port("drop_pkts", 16, True)
         self.io = io
         self.specials += Instance("ats_udp_host",
             **ecpix5.udp_host_udp_ports(PAGE_BYTES, rx, tx),
@@ -109,7 +110,7 @@ class BoardHostLink(LiteXModule):
             o_m_hrdd_last=hrdd["last"],
             i_s_hwr_valid=hwr["valid"], o_s_hwr_ready=hwr_ready, i_s_hwr_addr=hwr["addr"],
             i_s_hwr_data=hwr["data"], i_s_hwr_last=hwr["last"],
-            o_err_pkts=err_pkts, o_stray_cpls=stray,
+            o_err_pkts=err_pkts, o_stray_cpls=stray, o_drop_pkts=drops,
         )
 
 

@@ -65,7 +65,7 @@ class SocketPhy:
     """The UDP socket model of the Ethernet PHY (module docstring)."""
 
     def __init__(self, dut, tb, rng, drop=0.0, dup=0.0, delay=0, ready="mac_core_rx_preamble_sink_ready",
-                 stop_idle=True):
+                 stop_idle=True, diag_sigs=None):
         self.dut, self.tb, self.rng = dut, tb, rng
         self.stop_idle = stop_idle
         self.drop, self.dup, self.delay = drop, dup, delay
@@ -87,6 +87,9 @@ class SocketPhy:
         # the MAC's first receive stage (LiteEth's preamble checker, eth clock): not ready
         # while a byte is offered means the byte is lost (a diagnostic count, README "Found by it")
         self._phy_ready = getattr(dut, ready)
+        # diagnostics: the signals `diag_sigs` (name -> handle) at the first lost byte of a frame
+        self.diag: list[tuple[int, int, int, dict]] = []
+        self.diag_sigs = diag_sigs or {}
         dut.rx_valid.value = 0
         dut.rx_last.value = 0
         dut.rx_data.value = 0
@@ -150,7 +153,10 @@ class SocketPhy:
                 self.dut.rx_data.value = b
                 self.dut.rx_last.value = int(i == len(fr) - 1)
                 await RisingEdge(clk)
-                lost += not int(self._phy_ready.value)       # the PHY cannot wait: a byte lost
+                if not int(self._phy_ready.value):        # the PHY cannot wait: a byte lost
+                    lost += 1
+                    if lost == 1 and len(self.diag) < 16:    # where the backpressure came from
+                        self.diag.append((self.tb.cycle, i, len(fr), {k: int(h.value) for k, h in self.diag_sigs.items()}))
             if lost:
                 self.stats["frames_cut"] += 1
                 self.stats["bytes_lost"] += lost
