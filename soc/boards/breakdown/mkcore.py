@@ -2,13 +2,23 @@
 build/boards/breakdown/base: gen_var.py build/boards/breakdown/base base) -> core/core.json (synth_ecp5
 -noflatten, the module renamed ats_ssd_core_board), core/stat.{txt,json}, core/stub.v (its ports as a
 black box, for stitch.py). rtl/ as committed at HEAD (git archive into core/src).
-`mkcore.py stub`: the stub only (stitch.py's `rest` can then run beside the core's synthesis)."""
+`mkcore.py stub`: the stub only (stitch.py's `rest` can then run beside the core's synthesis).
+`mkcore.py --flat`: the same core snapshot (core/src, core/commit: run mkcore.py or `stub` first)
+synthesised flattened (synth_ecp5 without -noflatten: Yosys optimises and maps across the blocks'
+boundaries) -> core_flat/core.json, core_flat/stat.{txt,json} (no per-block figures), for
+`stitch.py OUT rest --flat` / `stitch --flat` (docs/boards.md "Resources": the flattened synthesis)."""
 import os, re, subprocess, shutil, sys
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]; E = ROOT/"build/boards/breakdown"; C = E/"core"
 def tp(p): return os.path.relpath(Path(p).resolve(), ROOT)
+FLAT = sys.argv[1:] == ["--flat"]
 src = C/"src"
-if not (sys.argv[1:] == ["stub"] and src.exists()):          # the stub of the snapshot being synthesised
+if FLAT:                                                      # the hierarchical run's snapshot, its stub
+    if not src.exists():
+        sys.exit("mkcore --flat: no core/src: run mkcore.py (or mkcore.py stub) first")
+    C = E/"core_flat"; C.mkdir(exist_ok=True)
+    (C/"commit").write_text((E/"core"/"commit").read_text())
+elif not (sys.argv[1:] == ["stub"] and src.exists()):          # the stub of the snapshot being synthesised
     shutil.rmtree(src, ignore_errors=True); src.mkdir(parents=True)
     commit = subprocess.run(["git","rev-parse","HEAD"],cwd=ROOT,capture_output=True,text=True).stdout.strip()
     arch = subprocess.run(["git","-C",str(ROOT),"archive",commit,"rtl"],check=True,capture_output=True).stdout
@@ -28,7 +38,7 @@ for l in (gw/"ecpix5.ys").read_text().splitlines():
     reads.append(f"{head} {tp(fp)}")
 s = "\n".join(["verilog_defines -DATS_ECP5_BRAM", "verilog_defaults -push", "verilog_defaults -add -defer", *reads, "verilog_defaults -pop",
     "chparam " + " ".join(f"-set {k} {val}" for k,val in params) + " ats_ssd_core",
-    "synth_ecp5 -top ats_ssd_core -noflatten",
+    "synth_ecp5 -top ats_ssd_core" + ("" if FLAT else " -noflatten"),
     f"tee -q -o {tp(C/'stat.txt')} stat -top ats_ssd_core",
     f"tee -q -o {tp(C/'stat.json')} stat -json -top ats_ssd_core",
     "rename ats_ssd_core ats_ssd_core_board",
@@ -41,6 +51,8 @@ if not stub_only:
   print(p.returncode, p.stderr[-3000:])
   if p.returncode:
     sys.exit(f"mkcore: Yosys failed ({p.returncode}): {C/'yosys.log'}")
+if FLAT:
+    sys.exit(0)
 # the core's ports with the board's parameters, as a black box for stitch.py
 pk = [r for r in reads if "pkg" in r and "-lib" not in r]
 hp = " ".join(f"-chparam {k} {val}" for k, val in params)

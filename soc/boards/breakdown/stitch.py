@@ -6,10 +6,16 @@ black box core/stub.v (mkcore.py) -> OUT/st/stat_rest.{txt,json} (per block: bui
 and OUT/st/rest.json; `stitch`: core/core.json (flattened once) + rest.json -> OUT/gateware/ecpix5.json
 (flattened: nextpnr-ecp5's input, as make bitstream's) and OUT/st/stat.txt. The core's RTL is the
 snapshot mkcore.py took (its commit in core/commit); the rest from the worktree's soc/ and
-rtl/nand_emu, rtl/hostlink and the packages from the snapshot."""
+rtl/nand_emu, rtl/hostlink and the packages from the snapshot.
+`--flat` (after OUT and the stage): the rest synthesised flattened (synth_ecp5 without -noflatten)
+and joined with mkcore.py --flat's core (core_flat/core.json): nextpnr's input with Yosys's
+optimisation across the blocks' boundaries (docs/boards.md "Resources"); OUT/st/stat_rest.* then
+count the rest as a whole."""
 import os, re, subprocess, sys, json, time
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]; E = ROOT/"build/boards/breakdown"; C = E/"core"
+FLAT = "--flat" in sys.argv[3:]
+CN = E/"core_flat" if FLAT else C                          # the core's netlist (the stub, src: C's)
 sys.path.insert(0, str(ROOT/"soc/boards"))
 import build as B
 def tp(p): return os.path.relpath(Path(p).resolve(), ROOT)
@@ -19,8 +25,8 @@ def ys(script, log):
     print(log.name, p.returncode, round(time.time()-t), p.stderr[-1500:]); assert p.returncode == 0
 out = Path(sys.argv[1]).resolve(); gw = out/"gateware"; st = out/"st"; st.mkdir(exist_ok=True)
 stage = sys.argv[2] if len(sys.argv) > 2 else "all"
-if stage in ("all", "stitch") and not (C/"core_flat.json").exists():
-    ys(f"read_json {tp(C/'core.json')}; hierarchy -top ats_ssd_core_board; flatten; opt_clean; write_json {tp(C/'core_flat.json')}", C/"flat.log")
+if stage in ("all", "stitch") and not (CN/"core_flat.json").exists():
+    ys(f"read_json {tp(CN/'core.json')}; hierarchy -top ats_ssd_core_board; flatten; opt_clean; write_json {tp(CN/'core_flat.json')}", CN/"flat.log")
 if stage == "stitch":
     def real(path):                                        # modules of a netlist, without the cell library's
         j = json.loads(path.read_text())
@@ -30,8 +36,8 @@ if stage == "stitch":
             j["modules"] = {k: v for k, v in j["modules"].items() if not int(str(v.get("attributes", {}).get("blackbox", "0")), 2)}
         return j
     (st/"rest_nocore.json").write_text(json.dumps(real(st/"rest.json")))
-    (C/"core_nolib.json").write_text(json.dumps(real(C/"core_flat.json")))
-    ys(f"read_json {tp(C/'core_nolib.json')}; read_json {tp(st/'rest_nocore.json')}; hierarchy -top ecpix5; flatten; opt_clean; tee -q -o {tp(st/'stat.txt')} stat; write_json {tp(gw/'ecpix5.json')}", st/"stitch.log")
+    (CN/"core_nolib.json").write_text(json.dumps(real(CN/"core_flat.json")))
+    ys(f"read_json {tp(CN/'core_nolib.json')}; read_json {tp(st/'rest_nocore.json')}; hierarchy -top ecpix5; flatten; opt_clean; tee -q -o {tp(st/'stat.txt')} stat; write_json {tp(gw/'ecpix5.json')}", st/"stitch.log")
     sys.exit(0)
 fw = B.firmware_rom(out, "ecpix5"); print("firmware", fw)
 v = (gw/"ecpix5.v").read_text()
@@ -48,7 +54,7 @@ for l in (gw/"ecpix5.ys").read_text().splitlines():
     if fp.is_relative_to(ROOT/"rtl") and "/rtl/nand_emu/" not in str(fp): fp = src/fp.relative_to(ROOT)   # committed RTL; the emulator from the worktree
     reads.append(f"{head} {tp(fp)}")
 script = "; ".join(["verilog_defines -DATS_ECP5_BRAM", f"read_verilog -lib {tp(C/'stub.v')}", "verilog_defaults -push", "verilog_defaults -add -defer", *reads, "verilog_defaults -pop",
-  f"read_verilog -defer {tp(gw/'top_corebb.v')}", "hierarchy -top ecpix5", "synth_ecp5 -top ecpix5 -noflatten",
+  f"read_verilog -defer {tp(gw/'top_corebb.v')}", "hierarchy -top ecpix5", "synth_ecp5 -top ecpix5" + ("" if FLAT else " -noflatten"),
   f"tee -q -o {tp(st/'stat_rest.txt')} stat -top ecpix5", f"tee -q -o {tp(st/'stat_rest.json')} stat -json -top ecpix5",
   "delete ats_ssd_core_board", f"write_json {tp(st/'rest.json')}"])
 ys(script, st/"rest.log")
