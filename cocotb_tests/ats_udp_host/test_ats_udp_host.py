@@ -108,6 +108,8 @@ class WireRx:
                     if w is not None:
                         if len(self.fifo) >= self.depth:
                             self.overflow += 1
+                            raise AssertionError(f"a word lost at the PHY (FIFO of {self.depth} full): the block "
+                                                 "held s_udp_ready low too long")
                         else:
                             self.fifo.append(w)
             if self.fifo:
