@@ -5,4 +5,5 @@ rtl/backend/ats_backend_vcount.sv
 rtl/backend/ats_backend_fetch.sv
 rtl/backend/ats_backend_read.sv
 rtl/backend/ats_backend_fw.sv
+rtl/backend/ats_backend_slog.sv
 rtl/backend/ats_backend.sv

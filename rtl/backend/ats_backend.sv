@@ -38,7 +38,17 @@ module ats_backend #(
     parameter int BLOCKS          = 128,   // blocks per die, power of two, <= 4096
     parameter int WIN             = 8,     // request table entries (outstanding pages), power of two, 2..64
     parameter int RD_SLOTS        = 32,    // host read misses in flight (read slots), power of two, 2..32 (32: the core's)
-    parameter int PPN_W           = 16     // remap engine PPN width
+    parameter int PPN_W           = 16,    // remap engine PPN width
+    // DiffTx's S-Log (README "S-Log", README_slog.md): 0 = no S-Log (the RTL before it, cycle for
+    // cycle; s_wb_slog and the read ids 0xFD / 0xFC are then ordinary), 1 = ats_backend_slog wired in
+    parameter int SLOG            = 0,
+    /* verilator lint_off UNUSEDPARAM */   // (used with SLOG = 1 only)
+    parameter int SLOG_TX         = 16,    // txids of S-Log records 1..SLOG_TX (<= 63)
+    parameter int SLOG_LPNS       = 256,   // index entries (README_slog "Parameters")
+    parameter int SLOG_WAYS       = 4,
+    parameter int SLOG_FRAGS      = 4,
+    parameter int SLOG_TXFRAGS    = 64
+    /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire logic                     clk,
     input  wire logic                     rst,            // synchronous, active high
@@ -55,6 +65,7 @@ module ats_backend #(
     input  wire logic                     s_wb_fua,       // FUA hint: not used (programs are never HEAD: README)
     /* verilator lint_on UNUSEDSIGNAL */
     input  wire logic [7:0]               s_wb_tag,
+    input  wire logic                     s_wb_slog,      // with op 1, rec 2: an S-Log record (SLOG = 1; architecture §11.4)
     input  wire logic                     s_wbd_valid,
     output wire logic                     s_wbd_ready,
     input  wire logic [31:0]              s_wbd_data,
@@ -183,6 +194,7 @@ module ats_backend #(
     output wire logic                     no_free_block,  // a page waits and no die has a block
     output wire logic                     busy,           // work in flight (the core's simulation clock gate)
     output wire logic [63:0]              next_seq,       // seq the next request will get
+    output wire logic [31:0]              slog_lpgn,      // the S-Log's next LPGN (0 with SLOG = 0)
     output logic      [31:0]              cnt_host_pages, // PROGRAM requests completed (data pages)
     output logic      [31:0]              cnt_trims,      // UNMAP requests completed (TRIM records)
     output logic      [31:0]              cnt_nand_prog,  // NAND PROGRAMs completed OK
@@ -296,6 +308,42 @@ module ats_backend #(
     logic [3:0]         e_tws  [WIN];          // ... with this status
     logic               e_fx   [WIN];          // the page TX_WRITten early failed to program: e_fppn
     logic [PPN_W-1:0]   e_fppn [WIN];          // that page (the tx table holds it: a fix, below)
+    // S-Log (SLOG = 1, README "S-Log"): the entry is a log page of a record (kind 1, flag SLOG,
+    // lpn 0xFFFFFFFF, spare txid 0, epoch = its LPGN); a record's last page has e_rec RC_CREC and
+    // the tx's txid (its completion is the commit's), the others e_rec RC_NONE and txid 0
+    localparam bit      SL = SLOG != 0;
+    logic               e_sl   [WIN];
+    logic [31:0]        e_lpgn [WIN];
+    // the S-Log unit's requests to the table, the completion FSM and the remap request register
+    // (driven by g_slog below; constant 0 with SLOG = 0)
+    logic               sl_rec_st;        // the request on s_wb is an S-Log record
+    logic               sl_busy;          // an S-Log record is being received: no other request taken
+    logic               sl_acc;           // a record's log page after its first enters the table (entry acc_e)
+    logic               sl_acc_fin;       // ... and it is the record's last
+    logic [31:0]        sl_acc_lpgn;      // ... its LPGN
+    logic [5:0]         sl_t;             // the record's txid
+    logic [7:0]         sl_wtag;          // its request's tag
+    logic [WIN_W-1:0]   sl_rec_e;         // its first entry (the one accepted with the request)
+    logic               sl_v_ok;          // that entry becomes log page 0 (the record is programmed)
+    logic               sl_v_fin;         // ... which is also its last
+    logic [31:0]        sl_v_lpgn;
+    logic               sl_v_abort;       // that entry is queued as a plain commit record (rejected / doomed)
+    logic               sl_mem_we;        // a log page word into the staging memory
+    logic [MEM_AW-1:0]  sl_mem_wa;
+    logic [31:0]        sl_mem_wd;
+    logic               sl_pg_done;       // a log page's words are in: entry sl_pg_e queued
+    logic [WIN_W-1:0]   sl_pg_e;
+    logic               sl_err_set;       // a rejected record: t's error := sl_err_st (written as an abort)
+    logic [3:0]         sl_err_st;
+    logic               sl_wbd_ready;     // the S-Log receiver takes s_wbd
+    logic               sl_rq_want;       // a descriptor's base LOOKUP wants the remap request register
+    logic [31:0]        sl_rq_lpn;
+    logic               sl_fin_cp, sl_mid_cp;   // the oldest entry is a record's last / an earlier log page
+    logic               sl_ix_cp;         // the oldest entry needs an index command first: its APPLY
+                                          // (a record's last page) or RELEASE (a plain page or TRIM)
+    logic               apl_done;         // that command answered (APPLY: apl_sts, apl_cnt)
+    logic [7:0]         apl_sts, apl_cnt;
+    logic               sl_busy_any;      // (busy)
 
     // ring pointers with one wrap bit: entry = pointer[WIN_W-1:0]
     logic [WIN_W:0]     acc_ptr_q, iss_ptr_q, cpl_ptr_q;
@@ -347,14 +395,14 @@ module ats_backend #(
     assign tbl_full    = acc_ptr_q[WIN_W-1:0] == cpl_ptr_q[WIN_W-1:0] && acc_ptr_q[WIN_W] != cpl_ptr_q[WIN_W];
     assign tbl_empty   = acc_ptr_q == cpl_ptr_q;
     assign all_issued  = acc_ptr_q == iss_ptr_q;
-    assign fw_acc      = fw_reloc_req && !recv_q && !tbl_full && !rst;
-    assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !wb_hold;
+    assign fw_acc      = fw_reloc_req && !recv_q && !tbl_full && !rst && !(SL && sl_busy);
+    assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !wb_hold && !(SL && sl_busy);
     assign acc_fire    = s_wb_valid && s_wb_ready;
-    assign s_wbd_ready = recv_q && !recv_fw_q;
+    assign s_wbd_ready = (recv_q && !recv_fw_q) || (SL && sl_wbd_ready);
     assign s_fwd_ready = (recv_q && recv_fw_q) || fw_fwd_take;
     assign wbd_fire    = recv_q && (recv_fw_q ? s_fwd_valid : s_wbd_valid);
-    assign mem_we      = wbd_fire;
-    assign mem_wa      = MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
+    assign mem_we      = wbd_fire || (SL && sl_mem_we);
+    assign mem_wa      = (SL && sl_mem_we) ? sl_mem_wa : MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
     assign next_seq    = seq_q;
     assign cpl_seq     = cpl_seq_q;
     // open transactions as the request stream shows them (checkpoint support): a page with txid t
@@ -378,7 +426,8 @@ module ats_backend #(
     end
 
     ats_wbuf_mem #(.DEPTH(MEM_DEPTH)) u_mem (
-        .clk, .wr_en(mem_we), .wr_addr(mem_wa), .wr_data(recv_fw_q ? s_fwd_data : s_wbd_data),
+        .clk, .wr_en(mem_we), .wr_addr(mem_wa),
+        .wr_data((SL && sl_mem_we) ? sl_mem_wd : recv_fw_q ? s_fwd_data : s_wbd_data),
         .rd_addr(mem_ra), .rd_data(mem_rd)
     );
     // per-tx error: the first failed TX_WRITE's status (TX_FULL, INDEX_FULL, ...), until the tx's
@@ -519,11 +568,16 @@ module ats_backend #(
     // accepted read has its NAND READ issued (per-die order: the read of a page is never behind the
     // erase of its block)
     logic                   erase_wait;
+    // the read unit's request and page ports (S-Log: the read ids 0xFD / 0xFC are answered beside it)
+    logic                   ur_s_rd_valid, ur_s_rd_ready, ur_rdd_valid, ur_rdd_ready, ur_rdd_last;
+    logic [31:0]            ur_rdd_data;
+    logic [7:0]             ur_rdd_status, ur_rdd_tag;
     assign erase_wait = fw_nq_req && fw_op_q == FO_NERASE;
     ats_backend_read #(.PAGE_BYTES(PAGE_BYTES), .RD_SLOTS(RD_SLOTS), .PPN_W(PPN_W)) u_read (
         .clk, .rst,
-        .s_rd_valid, .s_rd_ready, .s_rd_lpn, .s_rd_txid, .s_rd_tag, .hold(erase_wait),
-        .m_rdd_valid, .m_rdd_ready, .m_rdd_data, .m_rdd_last, .m_rdd_status, .m_rdd_tag,
+        .s_rd_valid(ur_s_rd_valid), .s_rd_ready(ur_s_rd_ready), .s_rd_lpn, .s_rd_txid, .s_rd_tag, .hold(erase_wait),
+        .m_rdd_valid(ur_rdd_valid), .m_rdd_ready(ur_rdd_ready), .m_rdd_data(ur_rdd_data), .m_rdd_last(ur_rdd_last),
+        .m_rdd_status(ur_rdd_status), .m_rdd_tag(ur_rdd_tag),
         .m_lk_valid(rd_lk_valid), .m_lk_ready(rq_free), .m_lk_op(rd_lk_op), .m_lk_txid(rd_lk_txid),
         .m_lk_lpn(rd_lk_lpn),
         .s_lk_valid(rsp_rd), .s_lk_status(s_rsp_status), .s_lk_ppn(lk_ppn_fx), .s_lk_mapped(s_rsp_mapped),
@@ -644,9 +698,12 @@ module ats_backend #(
     logic [WIN_W-1:0]   f_meta_e;
     logic               f_meta_fw;
     logic [31:0]        f_meta_epoch, f_meta_info;
-    assign f_meta_epoch = f_meta_fw ? fw_epoch_q : e_fw[f_meta_e] ? 32'(e_old[f_meta_e]) : {16'h0000, e_epoch[f_meta_e]};
+    assign f_meta_epoch = f_meta_fw ? fw_epoch_q : (SL && e_sl[f_meta_e]) ? e_lpgn[f_meta_e] :
+                          e_fw[f_meta_e] ? 32'(e_old[f_meta_e]) : {16'h0000, e_epoch[f_meta_e]};
+    // a log page (persistence §10.1): kind 1, flag SLOG (bit 5) alone, txid 0
     assign f_meta_info  = f_meta_fw ? {8'h00, fw_flags_q, 6'd0, fw_kind_q, 2'b00, fw_txid_q}
-                                    : {8'h00, e_flags[f_meta_e], 6'd0, e_kind[f_meta_e], 2'b00, e_txid[f_meta_e]};
+                        : (SL && e_sl[f_meta_e]) ? {8'h00, 8'h20, 6'd0, 2'd1, 2'b00, 6'd0}
+                        : {8'h00, e_flags[f_meta_e], 6'd0, e_kind[f_meta_e], 2'b00, e_txid[f_meta_e]};
     ats_backend_fetch #(.NUM_CHAN(NUM_CHAN), .PAGE_BYTES(PAGE_BYTES), .WIN(WIN)) u_fetch (
         .clk, .rst,
         .s_nfetch_valid, .s_nfetch_ready, .s_nfetch_chan, .s_nfetch_slot,
@@ -681,6 +738,9 @@ module ats_backend #(
     logic rsp_fw;
     assign rsp_fw  = s_rsp_valid && s_rsp_tag == RT_FW;
     assign rsp_tw  = s_rsp_valid && s_rsp_tag[7:6] == RT_TW[7:6] && 32'(s_rsp_tag[5:0]) < WIN;
+    localparam logic [7:0] RT_SL = 8'h04;               // remap tag: an S-Log fragment's base LOOKUP
+    logic rsp_sl;
+    assign rsp_sl  = SL && s_rsp_valid && s_rsp_tag == RT_SL;
 
     // completion FSM outputs for the valid counts
     always_comb begin
@@ -789,7 +849,7 @@ module ats_backend #(
         iss_mv_q <= i_prog && !iss_retry;
         iss_txid_q <= e_txid[iss_e];
         iss_rec_q  <= e_rec[iss_e];
-        iss_txpg_q <= e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e];
+        iss_txpg_q <= e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e] && !(SL && e_sl[iss_e]);
         if (rst) begin
             iss_ok_q <= 1'b0;
             iss_mv_q <= 1'b0;
@@ -837,8 +897,10 @@ module ats_backend #(
                 e_kind[acc_e]  <= s_wb_op ? 2'd1 : s_wb_kind;
                 e_flags[acc_e] <= (s_wb_op && s_wb_rec == RC_NONE) ? F_TRIM : 8'h00;   // records: at issue
                 if (s_wb_op && s_wb_rec != RC_NONE) e_lpn[acc_e] <= 32'hFFFF_FFFF;
-                e_st[acc_e]    <= s_wb_op ? E_QUEUED : E_RECV;
+                // (an S-Log record waits for its verdict: README "S-Log")
+                e_st[acc_e]    <= s_wb_op ? ((SL && sl_rec_st) ? E_RECV : E_QUEUED) : E_RECV;
                 e_fw[acc_e]    <= 1'b0;
+                e_sl[acc_e]    <= 1'b0;
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 if (!s_wb_op) begin
@@ -857,11 +919,37 @@ module ats_backend #(
                 e_flags[acc_e] <= F_RELOC;
                 e_st[acc_e]    <= E_RECV;
                 e_fw[acc_e]    <= 1'b1;
+                e_sl[acc_e]    <= 1'b0;
                 e_old[acc_e]   <= fw_ppn_q;
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1;
+            end else if (SL && sl_acc) begin
+                // an S-Log record's next log page (its words follow from the unit: sl_mem_we)
+                e_lpn[acc_e]   <= 32'hFFFF_FFFF;
+                e_txid[acc_e]  <= sl_acc_fin ? sl_t : 6'd0;
+                e_epoch[acc_e] <= 16'd0;
+                e_wtag[acc_e]  <= sl_wtag;
+                e_trim[acc_e]  <= 1'b0;
+                e_rec[acc_e]   <= sl_acc_fin ? RC_CREC : RC_NONE;
+                e_kind[acc_e]  <= 2'd1;
+                e_flags[acc_e] <= 8'h00;
+                e_st[acc_e]    <= E_RECV;
+                e_fw[acc_e]    <= 1'b0;
+                e_sl[acc_e]    <= 1'b1;
+                e_lpgn[acc_e]  <= sl_acc_lpgn;
+                e_seq[acc_e]   <= seq_q;
+                acc_ptr_q <= acc_ptr_q + 1'b1;
             end
+            if (SL && sl_v_ok) begin            // the record's first entry: log page 0
+                e_sl[sl_rec_e]   <= 1'b1;
+                e_trim[sl_rec_e] <= 1'b0;
+                e_lpgn[sl_rec_e] <= sl_v_lpgn;
+                e_rec[sl_rec_e]  <= sl_v_fin ? RC_CREC : RC_NONE;
+                e_txid[sl_rec_e] <= sl_v_fin ? sl_t : 6'd0;
+            end
+            if (SL && sl_v_abort) e_st[sl_rec_e] <= E_QUEUED;
+            if (SL && sl_pg_done) e_st[sl_pg_e] <= E_QUEUED;
             if (wbd_fire) begin
                 if (32'(recv_w_q) == PW - 1) begin
                     recv_q <= 1'b0;
@@ -917,7 +1005,7 @@ module ats_backend #(
     logic [5:0]         cm_txid_d;
     always_comb begin
         cm_e   = c_ack ? cp + 1'b1 : cp;
-        cm_acc = (acc_fire || fw_acc_go) && acc_e == cm_e;
+        cm_acc = (acc_fire || fw_acc_go || (SL && sl_acc)) && acc_e == cm_e;
         cm_wbd = wbd_fire && 32'(recv_w_q) == PW - 1 && recv_ent_q == cm_e;
         cm_iss = i_prog && iss_ent == cm_e;
         cm_nc  = nc_e == cm_e;
@@ -936,9 +1024,14 @@ module ats_backend #(
         if (cm_acc) begin
             cm_done_d = 1'b0;
             cm_trim_d = acc_fire && s_wb_op;
-            cm_rec_d  = acc_fire ? s_wb_rec : RC_NONE;
-            cm_fw_d   = !acc_fire;
-            cm_txid_d = acc_fire ? s_wb_txid : 6'd0;
+            cm_rec_d  = acc_fire ? s_wb_rec : (SL && sl_acc && sl_acc_fin) ? RC_CREC : RC_NONE;
+            cm_fw_d   = !acc_fire && !(SL && sl_acc);
+            cm_txid_d = acc_fire ? s_wb_txid : (SL && sl_acc && sl_acc_fin) ? sl_t : 6'd0;
+        end
+        if (SL && sl_v_ok && sl_rec_e == cm_e) begin
+            cm_trim_d = 1'b0;
+            cm_rec_d  = sl_v_fin ? RC_CREC : RC_NONE;
+            cm_txid_d = sl_v_fin ? sl_t : 6'd0;
         end
         if (cm_wbd) cm_done_d = 1'b0;
         if (cm_iss) begin
@@ -1134,7 +1227,7 @@ module ats_backend #(
     logic [5:0]         rq_txid_d;
     logic [31:0]        rq_lpn_d;
     logic [PPN_W-1:0]   rq_ppn_d;
-    assign rq_ld = rq_free && (rd_lk_valid || c_rq_want || fw_rq_want || tw_want) && !rst;
+    assign rq_ld = rq_free && (rd_lk_valid || c_rq_want || fw_rq_want || tw_want || (SL && sl_rq_want)) && !rst;
     always_comb begin
         if (rd_lk_valid) begin                     // a host read's lookup
             rq_tag_d = RT_RD; rq_op_d = rd_lk_op; rq_txid_d = rd_lk_txid; rq_lpn_d = rd_lk_lpn; rq_ppn_d = '0;
@@ -1142,6 +1235,8 @@ module ats_backend #(
             rq_tag_d = RT_CPL; rq_op_d = c_op_q; rq_txid_d = cm_txid_q; rq_lpn_d = c_lpn_q; rq_ppn_d = c_rppn_q;
         end else if (fw_rq_want) begin             // a firmware REMAP
             rq_tag_d = RT_FW; rq_op_d = fw_rop_q; rq_txid_d = fw_txid_q; rq_lpn_d = fw_lpn_q; rq_ppn_d = fw_ppn_q;
+        end else if (SL && sl_rq_want) begin       // an S-Log fragment's base (tag RT_SL)
+            rq_tag_d = RT_SL; rq_op_d = R_LOOKUP; rq_txid_d = 6'd0; rq_lpn_d = sl_rq_lpn; rq_ppn_d = '0;
         end else begin                             // an early TX_WRITE (tag RT_TW + entry)
             rq_tag_d = RT_TW | 8'(tw_e); rq_op_d = R_TX_WRITE; rq_txid_d = e_txid[tw_e]; rq_lpn_d = e_lpn[tw_e];
             rq_ppn_d = tw_ppn;
@@ -1182,8 +1277,13 @@ module ats_backend #(
                 txe_v_q[e_txid[rsp_tw_e]]  <= 1'b1;
                 txe_st_q[e_txid[rsp_tw_e]] <= s_rsp_status;
             end
+            // a rejected S-Log record: its commit is written and answered as a doomed one
+            if (SL && sl_err_set && !txe_v_q[sl_t]) begin
+                txe_v_q[sl_t]  <= 1'b1;
+                txe_st_q[sl_t] <= sl_err_st;
+            end
             case (c_st_q)
-                C_IDLE: if (!tbl_empty && cm_done_q && (!cm_tw_q || cm_twv_q)) begin
+                C_IDLE: if (!tbl_empty && cm_done_q && (!cm_tw_q || cm_twv_q) && !(SL && sl_ix_cp && !apl_done)) begin
                     c_cnt_q <= 16'd0;
                     c_status_q <= 8'h00;
                     c_mapafter_q <= 1'b0;
@@ -1195,7 +1295,9 @@ module ats_backend #(
                     c_rppn_q <= cp_ppn;
                     c_after_vc_q <= C_ACK;
                     c_st_q <= C_REQ;
-                    if (cm_trim_q && cm_rec_q == RC_NONE) begin
+                    if (SL && sl_mid_cp) begin
+                        c_st_q <= C_ACK;                   // a record's log page before its last: nothing to map
+                    end else if (cm_trim_q && cm_rec_q == RC_NONE) begin
                         c_op_q <= R_UNMAP;
                     end else if (cm_rec_q == RC_AREC || (cm_rec_q != RC_NONE && cm_doom_q)) begin
                         c_op_q <= R_ABORT;
@@ -1346,14 +1448,18 @@ module ats_backend #(
                 C_ACK: if (c_ack) begin
                     if (cm_fw_q) begin
                         if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;   // (response: firmware port)
+                    end else if (SL && sl_mid_cp) begin
+                        // a record's log page before its last: no completion (the last one's is the commit's)
                     end else begin
                         wc_v_q <= 1'b1;
                         wc_tag_q <= e_wtag[cp];
-                        wc_status_q <= c_status_q;
+                        // an S-Log commit: APPLY's status, the entries COMMIT applied + the fragments
+                        wc_status_q <= (SL && sl_fin_cp) ? apl_sts : c_status_q;
                         // a commit record has no mapping: its completion carries the entries applied
-                        wc_ppn_q <= (cm_rec_q == RC_CREC) ? c_cnt_q : 16'(c_ppn_q);
+                        wc_ppn_q <= (SL && sl_fin_cp) ? c_cnt_q + 16'(apl_cnt) :
+                                    (cm_rec_q == RC_CREC) ? c_cnt_q : 16'(c_ppn_q);
                         if (cm_trim_q && cm_rec_q == RC_NONE) cnt_trims <= cnt_trims + 1'b1;
-                        else if (!cm_trim_q) cnt_host_pages <= cnt_host_pages + 1'b1;
+                        else if (!cm_trim_q && !(SL && sl_fin_cp)) cnt_host_pages <= cnt_host_pages + 1'b1;
                     end
                     c_st_q <= C_IDLE;
                 end
@@ -1373,9 +1479,9 @@ module ats_backend #(
                 else $error("ats_backend: retry FIFO registers out of step with its pointers (%m)");
             assert (!(iss_ok_q && !iss_mv_q) ||
                     (iss_txid_q == e_txid[iss_e] && iss_rec_q == e_rec[iss_e] &&
-                     iss_txpg_q == (e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e])))
+                     iss_txpg_q == (e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e] && !(SL && e_sl[iss_e]))))
                 else $error("ats_backend: registered in-order entry fields out of step with entry %0d (%m)", iss_e);
-            assert ($onehot0({rd_lk_valid, c_rq_want, fw_rq_want, tw_want}))
+            assert ($onehot0({rd_lk_valid, c_rq_want, fw_rq_want, tw_want, SL && sl_rq_want}))
                 else $error("ats_backend: two remap requesters at once (%m)");
             assert (bq_full_q == ((bq_wr_q - bq_rd_q) == 3'(BADQ)))
                 else $error("ats_backend: bad-block FIFO full flag out of step with its pointers (%m)");
@@ -1432,6 +1538,305 @@ module ats_backend #(
 `endif
 
     // ---------------------------------------------------------------------------------------------
+    // S-Log (SLOG = 1; README "S-Log", README_slog.md "Integration"): ats_backend_slog with
+    //  - the read ids 0xFD (RESERVE) / 0xFC (UNRESERVE) answered from its index, beside the read unit
+    //    (no lookup, no NAND read): PAGE_BYTES/4 words, word 0 = RESERVE's room, status on `last`;
+    //  - an S-Log record (s_wb op 1, rec 2, slog 1) received on s_wbd in two passes: descriptors
+    //    (per fragment {lpn}, {off | len << 16}), each fragment's base looked up (LOOKUP, in order),
+    //    then the fragments' words; its log pages enter the table as consecutive entries (seqs) and
+    //    are programmed like any page; the commit's completion is its last page's: COMMIT, APPLY;
+    //  - a rejected record (status not OK) or a doomed one (a TX_WRITE of t failed: DISCARD, the
+    //    LPGN counter loaded back) is written and answered as a commit record of a doomed tx.
+    localparam logic [7:0] RID_RSV = 8'hFD, RID_UNRSV = 8'hFC;
+    if (SLOG != 0) begin : g_slog
+        if (SLOG_TX < 1 || SLOG_TX > 63) begin : g_chk_sltx
+            $fatal(1, "ats_backend: SLOG_TX must be 1..63 (%m)");
+        end
+        // ---- the unit
+        logic               ix_v_q;
+        logic [2:0]         ix_op_q;
+        logic [7:0]         ix_txid_q;
+        logic [31:0]        ix_lpn_q;
+        logic               ix_ready, ixa_valid, ixa_last;
+        logic [7:0]         ixa_sts, ixa_cnt;
+        logic [31:0]        ixa_lpgn;         // (LOOKUP's fields: the read merge, not built)
+        logic [11:0]        ixa_pofs, ixa_off, ixa_len;
+        logic               rd_v, rd_ready_u;
+        logic [31:0]        d_lpn_q;
+        logic [15:0]        d_off_q, d_len_q;
+        logic               d_last_q, d_map_q;
+        logic [PPN_W-1:0]   d_base_q;
+        logic               rs_valid, rs_ready;
+        logic [7:0]         rs_sts, rs_txid, rs_reclen;
+        logic [31:0]        rs_lpgn;
+        logic               rw_valid, rw_ready;
+        logic               lp_valid, lp_ready, lp_last, lp_end;
+        logic [31:0]        lp_data, lp_lpgn;
+        logic               lg_valid, lg_ready;
+        logic [5:0]         rx_t_q;
+        logic [7:0]         rx_tag_q, rx_reclen_q;
+        logic [31:0]        rx_lpgn_q;
+        logic [WIN_W-1:0]   rx_e_q, pg_e_q;
+        logic [7:0]         pg_i_q;           // log page index in the record
+        logic [PWW-1:0]     pg_w_q;           // word index in the page
+        logic               wl_q;             // the words' `last` was taken
+        logic               ab_q;             // the record's entry ends as a plain (doomed) commit record
+        logic               dis_q;            // DISCARD answered
+        typedef enum logic [3:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
+                                  X_DIS, X_LG, X_WEND} rx_state_e;
+        rx_state_e          rx_st_q;
+        ats_backend_slog #(
+            .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
+            .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(1), .PPN_W(PPN_W)
+        ) u_slog (
+            .clk, .rst,
+            .s_ix_valid(ix_v_q), .s_ix_ready(ix_ready), .s_ix_op(ix_op_q), .s_ix_txid(ix_txid_q),
+            .s_ix_lpn(ix_lpn_q), .s_ix_n(8'd255),
+            .m_ix_valid(ixa_valid), .m_ix_ready(1'b1), .m_ix_sts(ixa_sts), .m_ix_cnt(ixa_cnt),
+            .m_ix_lpgn(ixa_lpgn), .m_ix_pofs(ixa_pofs), .m_ix_off(ixa_off), .m_ix_len(ixa_len), .m_ix_last(ixa_last),
+            .s_rd_valid(rd_v), .s_rd_ready(rd_ready_u), .s_rd_txid({2'b00, rx_t_q}), .s_rd_full(1'b0),
+            .s_rd_lpn(d_lpn_q), .s_rd_ppn(d_base_q),
+            // a fragment out of the unit's 12-bit fields, or on an unmapped LPN (no base: persistence
+            // §10.2), goes in with len 0: BAD_FIELD, the record rejected
+            .s_rd_off(d_off_q[11:0]),
+            .s_rd_len((d_map_q && d_off_q[15:12] == 4'd0 && d_len_q[15:12] == 4'd0) ? d_len_q[11:0] : 12'd0),
+            .s_rd_last(d_last_q),
+            .m_rs_valid(rs_valid), .m_rs_ready(rs_ready), .m_rs_sts(rs_sts), .m_rs_txid(rs_txid),
+            .m_rs_lpgn(rs_lpgn), .m_rs_reclen(rs_reclen),
+            .s_rw_valid(rw_valid), .s_rw_ready(rw_ready), .s_rw_data(s_wbd_data),
+            .m_lp_valid(lp_valid), .m_lp_ready(lp_ready), .m_lp_data(lp_data), .m_lp_last(lp_last),
+            .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end),
+            .s_cf_valid(1'b0), .s_cf_txid(8'd0), .s_cf_reclen(8'd0), .s_cf_lpgn(32'd0),
+            .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn(rx_lpgn_q), .lpgn(slog_lpgn)
+        );
+
+        // ---- index commands, one at a time: DISCARD (the receiver) first, APPLY (the completion
+        //      FSM), then a read id's RESERVE / UNRESERVE; m_ix always taken (one beat each)
+        typedef enum logic [1:0] {W_NONE, W_DIS, W_APL, W_RID} ixw_e;
+        ixw_e               ix_who_q;
+        logic               dis_req, apl_req, rid_req;
+        logic               rid_v_q, rid_a_q, rid_sel_q, ur_mid_q, ur_fire, is_rid;
+        logic [7:0]         rid_tag_q, rid_sts_q, rid_cnt_q;
+        logic [5:0]         rid_txid_q;
+        logic [31:0]        rid_lpn_q;
+        logic [PWW-1:0]     rid_w_q;
+        logic [1:0]         apl_s_q;          // 0 none, 1 sent, 2 answered (until the entry's c_ack)
+        logic [7:0]         apl_sts_q, apl_cnt_q;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                ix_v_q <= 1'b0;
+                ix_who_q <= W_NONE;
+            end else begin
+                if (ix_v_q && ix_ready) ix_v_q <= 1'b0;
+                if (ixa_valid) begin
+                    ix_who_q <= W_NONE;
+                end else if (ix_who_q == W_NONE) begin
+                    if (dis_req) begin
+                        ix_v_q <= 1'b1; ix_who_q <= W_DIS; ix_op_q <= 3'd5; ix_txid_q <= {2'b00, rx_t_q};
+                    end else if (apl_req) begin
+                        ix_v_q <= 1'b1; ix_who_q <= W_APL; ix_op_q <= sl_fin_cp ? 3'd4 : 3'd3;
+                        ix_txid_q <= {2'b00, cm_txid_q}; ix_lpn_q <= e_lpn[cp];
+                    end else if (rid_req) begin
+                        ix_v_q <= 1'b1; ix_who_q <= W_RID; ix_op_q <= (rid_tag_q == RID_RSV) ? 3'd0 : 3'd1;
+                        ix_txid_q <= {2'b00, rid_txid_q}; ix_lpn_q <= rid_lpn_q;
+                    end
+                end
+            end
+        end
+
+        // ---- read ids: taken beside the read unit, answered as a page on m_rdd between its pages
+        assign is_rid        = s_rd_tag == RID_RSV || s_rd_tag == RID_UNRSV;
+        assign ur_s_rd_valid = s_rd_valid && !is_rid;
+        assign s_rd_ready    = is_rid ? (!rid_v_q && !rid_a_q && !rst) : ur_s_rd_ready;
+        assign rid_req       = rid_v_q && ix_who_q != W_RID;
+        assign ur_fire       = ur_rdd_valid && m_rdd_ready && !rid_sel_q;
+        assign ur_rdd_ready  = m_rdd_ready && !rid_sel_q;
+        assign m_rdd_valid   = rid_sel_q || ur_rdd_valid;
+        assign m_rdd_data    = !rid_sel_q ? ur_rdd_data :
+                               (rid_w_q == '0 && rid_tag_q == RID_RSV && rid_sts_q == ats_host_pkg::STS_OK) ?
+                               {24'd0, rid_cnt_q} : 32'd0;
+        assign m_rdd_last    = rid_sel_q ? 32'(rid_w_q) == PW - 1 : ur_rdd_last;
+        assign m_rdd_status  = !rid_sel_q ? ur_rdd_status : (32'(rid_w_q) == PW - 1) ? rid_sts_q : 8'h00;
+        assign m_rdd_tag     = rid_sel_q ? rid_tag_q : ur_rdd_tag;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                rid_v_q <= 1'b0; rid_a_q <= 1'b0; rid_sel_q <= 1'b0; ur_mid_q <= 1'b0;
+            end else begin
+                if (s_rd_valid && s_rd_ready && is_rid) begin
+                    rid_v_q <= 1'b1; rid_tag_q <= s_rd_tag; rid_txid_q <= s_rd_txid; rid_lpn_q <= s_rd_lpn;
+                end
+                if (ixa_valid && ix_who_q == W_RID) begin
+                    rid_v_q <= 1'b0; rid_a_q <= 1'b1; rid_sts_q <= ixa_sts; rid_cnt_q <= ixa_cnt;
+                end
+                if (ur_fire) ur_mid_q <= !ur_rdd_last;
+                if (rid_a_q && !rid_sel_q && !ur_mid_q && !ur_fire) begin
+                    rid_sel_q <= 1'b1; rid_w_q <= '0;
+                end
+                if (rid_sel_q && m_rdd_ready) begin
+                    rid_w_q <= rid_w_q + 1'b1;
+                    if (32'(rid_w_q) == PW - 1) begin rid_sel_q <= 1'b0; rid_a_q <= 1'b0; end
+                end
+            end
+        end
+
+        // ---- APPLY at the in-order completion of a record's last log page (before its COMMIT);
+        //      RELEASE (n 255) at a plain page's or TRIM's (before its MAP_WRITE / UNMAP): a
+        //      full-page write empties its LPN's F (a RELOC does not: it copies the same data)
+        assign sl_fin_cp = e_sl[cp] && cm_rec_q == RC_CREC;
+        assign sl_mid_cp = e_sl[cp] && cm_rec_q == RC_NONE;
+        assign sl_ix_cp  = sl_fin_cp || (!e_sl[cp] && !cm_fw_q && cm_rec_q == RC_NONE && cm_txid_q == 6'd0);
+        assign apl_req   = apl_s_q == 2'd0 && ix_who_q != W_APL && c_st_q == C_IDLE && !tbl_empty &&
+                           cm_done_q && sl_ix_cp;
+        assign apl_done  = apl_s_q == 2'd2;
+        assign apl_sts   = apl_sts_q;
+        assign apl_cnt   = apl_cnt_q;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                apl_s_q <= 2'd0;
+            end else begin
+                if (ix_v_q && ix_who_q == W_APL) apl_s_q <= 2'd1;
+                if (ixa_valid && ix_who_q == W_APL) begin
+                    apl_s_q <= 2'd2; apl_sts_q <= ixa_sts; apl_cnt_q <= ixa_cnt;
+                end
+                if (c_ack) apl_s_q <= 2'd0;
+            end
+        end
+
+        // ---- the record receiver
+        // verdict: every earlier request issued (their early TX_WRITEs queued), none of t's
+        // TX_WRITEs outstanding, no commit of t in flight, and on the late path every earlier
+        // request completed: t's error is final (the issue rule's conditions for its commit)
+        logic               tw_t, verd;
+        always_comb begin
+            tw_t = 1'b0;
+            for (int i = 0; i < WIN; i++) if (e_tw[i] && !e_twv[i] && e_txid[i] == rx_t_q) tw_t = 1'b1;
+        end
+        assign verd = iss_ptr_q + 1'b1 == acc_ptr_q && !tw_t && !txr_q[rx_t_q] &&
+                      (!txl_q[rx_t_q] || cp == rx_e_q);
+        logic               lp_alloc, lp_fire, fwd, w_take;
+        logic [WIN_W-1:0]   lp_e;
+        assign sl_rec_st   = s_wb_op && s_wb_rec == RC_CREC && s_wb_slog;
+        assign sl_busy     = rx_st_q != X_IDLE;
+        assign sl_t        = rx_t_q;
+        assign sl_wtag     = rx_tag_q;
+        assign sl_rec_e    = rx_e_q;
+        assign sl_rq_want  = rx_st_q == X_LK && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req && !tw_ne;
+        assign sl_rq_lpn   = d_lpn_q;
+        assign rd_v        = rx_st_q == X_RD;
+        assign rs_ready    = rx_st_q == X_STS;
+        assign fwd         = (rx_st_q == X_VERD || rx_st_q == X_PAGES || rx_st_q == X_DIS) && !wl_q;
+        assign rw_valid    = fwd && s_wbd_valid;
+        // s_wbd: descriptor words, words forwarded to the unit, or (rejected record, surplus) dropped
+        assign sl_wbd_ready = rx_st_q == X_W0 || rx_st_q == X_W1 || (fwd && rw_ready) ||
+                              (rx_st_q == X_WEND && !wl_q);
+        assign w_take      = s_wbd_valid && sl_wbd_ready && (fwd || rx_st_q == X_WEND);
+        // log pages: page 0 into the record's entry, each later one into a new entry (at its first word)
+        assign lp_alloc    = rx_st_q == X_PAGES && pg_w_q == '0 && pg_i_q != 8'd0;
+        assign lp_ready    = rx_st_q == X_DIS || (rx_st_q == X_PAGES && (!lp_alloc || !tbl_full));
+        assign lp_fire     = lp_valid && lp_ready;
+        assign lp_e        = lp_alloc ? acc_e : (pg_i_q == 8'd0) ? rx_e_q : pg_e_q;
+        assign sl_acc      = lp_fire && lp_alloc;
+        assign sl_acc_fin  = pg_i_q == rx_reclen_q - 8'd1;
+        assign sl_acc_lpgn = lp_lpgn;
+        assign sl_mem_we   = lp_fire && rx_st_q == X_PAGES;
+        assign sl_mem_wa   = MEM_AW'(32'(lp_e) * 32'(PW) + 32'(pg_w_q));
+        assign sl_mem_wd   = lp_data;
+        assign sl_pg_done  = sl_mem_we && lp_last;
+        assign sl_pg_e     = lp_e;
+        assign sl_v_ok     = rx_st_q == X_VERD && verd && !txe_v_q[rx_t_q];
+        assign sl_v_fin    = rx_reclen_q == 8'd1;
+        assign sl_v_lpgn   = rx_lpgn_q;
+        assign sl_err_set  = rx_st_q == X_STS && rs_valid && rs_sts != ats_host_pkg::STS_OK;
+        assign sl_err_st   = rs_sts[3:0];
+        assign sl_v_abort  = rx_st_q == X_WEND && ab_q && (wl_q || w_take && s_wbd_last);
+        assign dis_req     = rx_st_q == X_DIS && !dis_q && ix_who_q != W_DIS;
+        assign lg_valid    = rx_st_q == X_LG;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                rx_st_q <= X_IDLE;
+            end else begin
+                if (w_take && s_wbd_last) wl_q <= 1'b1;
+                unique case (rx_st_q)
+                    X_IDLE: if (acc_fire && sl_rec_st) begin
+                        rx_st_q <= X_W0; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_e_q <= acc_e;
+                        wl_q <= 1'b0; ab_q <= 1'b0; dis_q <= 1'b0;
+                    end
+                    X_W0: if (s_wbd_valid) begin
+                        d_lpn_q <= s_wbd_data;
+                        if (s_wbd_last) begin      // a descriptor without its second word: rejected
+                            d_off_q <= 16'd0; d_len_q <= 16'd0; d_last_q <= 1'b1; rx_st_q <= X_LK;
+                        end else begin
+                            rx_st_q <= X_W1;
+                        end
+                    end
+                    X_W1: if (s_wbd_valid) begin
+                        d_off_q <= s_wbd_data[15:0]; d_len_q <= s_wbd_data[31:16]; d_last_q <= s_wbd_last;
+                        rx_st_q <= X_LK;
+                    end
+                    X_LK: if (sl_rq_want && rq_free) rx_st_q <= X_LKW;
+                    X_LKW: if (rsp_sl) begin
+                        d_base_q <= lk_ppn_fx;
+                        d_map_q <= s_rsp_status == 4'd0 && s_rsp_mapped;
+                        rx_st_q <= X_RD;
+                    end
+                    X_RD: if (rd_ready_u) rx_st_q <= d_last_q ? X_STS : X_W0;
+                    X_STS: if (rs_valid) begin
+                        rx_lpgn_q <= rs_lpgn; rx_reclen_q <= rs_reclen;
+                        if (rs_sts != ats_host_pkg::STS_OK) begin
+                            ab_q <= 1'b1; rx_st_q <= X_WEND;   // the words dropped, then a doomed commit
+                        end else begin
+                            rx_st_q <= X_VERD;
+                        end
+                    end
+                    X_VERD: if (verd) begin
+                        pg_i_q <= 8'd0; pg_w_q <= '0;
+                        rx_st_q <= txe_v_q[rx_t_q] ? X_DIS : X_PAGES;
+                    end
+                    X_PAGES: if (lp_fire) begin
+                        pg_w_q <= pg_w_q + 1'b1;
+                        if (lp_alloc) pg_e_q <= acc_e;
+                        if (lp_last) begin
+                            pg_w_q <= '0; pg_i_q <= pg_i_q + 8'd1;
+                            if (lp_end) rx_st_q <= X_WEND;
+                        end
+                    end
+                    X_DIS: if (ixa_valid && ix_who_q == W_DIS) rx_st_q <= X_LG;
+                    X_LG: if (lg_ready) begin ab_q <= 1'b1; rx_st_q <= X_WEND; end
+                    X_WEND: if (wl_q || (w_take && s_wbd_last)) rx_st_q <= X_IDLE;
+                    default: rx_st_q <= X_IDLE;
+                endcase
+            end
+        end
+        assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0;
+        logic unused_sl;
+        assign unused_sl = ^{ixa_last, rs_txid, ixa_lpgn, ixa_pofs, ixa_off, ixa_len, dis_q};
+`ifndef SYNTHESIS
+        always_ff @(posedge clk) begin
+            if (!rst) begin
+                assert (!(ixa_valid && ix_who_q == W_NONE))
+                    else $error("ats_backend: S-Log index answer with no command in flight (%m)");
+                assert (!(i_prog && !iss_retry && e_sl[iss_ent] && iss_rec_q == RC_CREC && txe_v_q[iss_txid_q]))
+                    else $error("ats_backend: an S-Log record's last page issued for a doomed tx %0d (%m)", iss_txid_q);
+            end
+        end
+`endif
+    end else begin : g_noslog
+        assign ur_s_rd_valid = s_rd_valid;
+        assign s_rd_ready    = ur_s_rd_ready;
+        assign m_rdd_valid   = ur_rdd_valid;
+        assign ur_rdd_ready  = m_rdd_ready;
+        assign m_rdd_data    = ur_rdd_data;
+        assign m_rdd_last    = ur_rdd_last;
+        assign m_rdd_status  = ur_rdd_status;
+        assign m_rdd_tag     = ur_rdd_tag;
+        assign slog_lpgn     = 32'd0;
+        assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
+                sl_err_set, sl_wbd_ready, sl_rq_want, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
+        assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,
+               sl_mem_wd = '0, sl_pg_e = '0, sl_err_st = '0, sl_rq_lpn = '0, apl_sts = '0, apl_cnt = '0;
+    end
+
+    // ---------------------------------------------------------------------------------------------
     // protocol errors, counted over all units (at most one per source a cycle; 3-bit sum as before)
     logic [2:0]         perr;
     always_comb begin
@@ -1446,7 +1851,7 @@ module ats_backend #(
         if (s_free_valid && s_free_ready && !free_ok) perr = perr + 3'd1;   // free block of no die / beyond BLOCKS
         if (nc_stray) perr = perr + 3'd1;                  // completion of an entry not in flight
         if (nc_unknown) perr = perr + 3'd1;                // unknown NAND tag
-        if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw && !rsp_tw) perr = perr + 3'd1;   // unknown remap tag
+        if (s_rsp_valid && !rsp_cpl && !rsp_rd && !rsp_fw && !rsp_tw && !rsp_sl) perr = perr + 3'd1;   // unknown remap tag
         perr = perr + rd_perr;                             // host reads (ats_backend_read)
         perr = perr + fw_perr;                             // firmware port (ats_backend_fw)
     end
@@ -1476,11 +1881,12 @@ module ats_backend #(
     assign tbl_wait = 1'b0;
 `endif
     assign busy = (count != '0 && !tbl_wait) || !rt_empty || fw_busy || c_st_q != C_IDLE ||
-                  rd_busy || vc_init_busy;
+                  rd_busy || vc_init_busy || (SL && sl_busy_any);
 `endif
 
     logic unused;
-    assign unused = ^{free_die[31:DIE_W], s_wb_kind, fx_free_ok, s_nfetch_slot[7:0], s_map_valid, s_inval_ppn};
+    assign unused = ^{free_die[31:DIE_W], s_wb_kind, fx_free_ok, s_nfetch_slot[7:0], s_map_valid, s_inval_ppn,
+                      s_wb_slog};
 endmodule
 
 `resetall

@@ -4,7 +4,7 @@
 // associative on the LPN's low bits) with exclusive per-tx reservations, and the record assembler
 // that turns a commit's descriptors (full pages and fragments) and the fragments' words into
 // REC-LEN log pages in persistence §10's format, with the LPGN counter and the completeness-flag
-// list. Standalone (not yet in ats_backend). Contract: rtl/backend/README_slog.md.
+// list. In ats_backend with SLOG = 1 (its README "S-Log"). Contract: rtl/backend/README_slog.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
