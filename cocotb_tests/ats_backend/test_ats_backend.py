@@ -751,7 +751,7 @@ async def slog_random(dut):
     async def commit(t):
         frs = []
         mine = dict(rsv.get(t, {}))
-        bad = not pages.get(t) and rng.random() < 0.25     # (a rejected record only without tx pages:
+        bad = not pages.get(t) and rng.random() < 0.4      # (a rejected record only without tx pages:
         if not bad and mine and rng.random() < 0.4:         # tx pages just before the record: its
             await settle()                                  # verdict waits for their TX_WRITEs
             for _ in range(rng.randint(1, 2)):
@@ -789,11 +789,13 @@ async def slog_random(dut):
             await unreserve(t, lpn)
         rsv.pop(t, None)
 
+    for lpn in FR_LPNS[:-2]:                # bases for most fragment LPNs (the last two: unmapped)
+        send(0, RC_NONE, lpn, 0)
     for _ in range(int(os.environ.get("ATS_BACKEND_STEPS", "300"))):
         x = rng.random()
         t = rng.randint(1, NTX)
         if x < 0.3:
-            send(rng.random() < 0.1, RC_NONE, rng.choice(range(36)), 0)
+            send(rng.random() < 0.1, RC_NONE, rng.choice(FR_LPNS if rng.random() < 0.5 else range(24)), 0)
         elif x < 0.45:
             send(0, RC_NONE, rng.randrange(24), t)
             pages[t] = pages.get(t, 0) + 1
@@ -815,7 +817,7 @@ async def slog_random(dut):
             await unreserve(1, lpn)
     r = check_slog(tb, tl)
     dut._log.info(f"slog_random: {r}")
-    assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"]) > 0, \
+    assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"]) > 0, \
         f"a path not met: {r}"
 
 
@@ -838,13 +840,16 @@ def check_slog(tb, tl: list) -> dict:
     want_pages: dict[int, tuple] = {}       # seq -> (lpn, txid, kind, flags, epoch, data words)
     want_recs = []                          # applied records: (txid, lpgn, [(lpn, base, off, len, ver, data)])
     kf: dict[int, int] = {}                 # lpn -> fragments applied
-    n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0)
+    n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
+             unmapped_rsv=0)
     q = 0
     for ev in tl:
         if ev[0] == "rsv":
             _, t, lpn, st, room = ev
             n["reserves"] += 1
-            w = ref.reserve(t, lpn)
+            # an unmapped LPN has no base: refused, the index untouched (README "S-Log")
+            w = ref.reserve(t, lpn) if lpn in l2p else (TX_FULL, 0)
+            n["unmapped_rsv"] += lpn not in l2p
             assert (st, room if st == OK else 0) == w, f"RESERVE tx {t} lpn {lpn}: ({st:#x}, {room}), reference {w}"
             continue
         if ev[0] == "unrsv":
@@ -887,6 +892,8 @@ def check_slog(tb, tl: list) -> dict:
                     assert e is None, "the test sends a record that must be rejected only without tx pages"
                     e = res["sts"]
                     n["rejected"] += 1
+                    for lpn, _, _, _ in r["frs"][:SL_TXFRAGS]:   # its reservations end (README "S-Log")
+                        ref.unreserve(t, lpn)
                 elif e is not None:         # doomed: DISCARD, the LPGN counter loaded back
                     assert ref.discard(t)[0] == OK
                     ref.lpgn = res["lpgn"]

@@ -336,8 +336,9 @@ module ats_backend #(
     logic               sl_err_set;       // a rejected record: t's error := sl_err_st (written as an abort)
     logic [3:0]         sl_err_st;
     logic               sl_wbd_ready;     // the S-Log receiver takes s_wbd
-    logic               sl_rq_want;       // a descriptor's base LOOKUP wants the remap request register
-    logic [31:0]        sl_rq_lpn;
+    logic               sl_rq_want;       // an S-Log LOOKUP wants the remap request register: a
+    logic [31:0]        sl_rq_lpn;        // descriptor's base (tag RT_SL) or a RESERVE's LPN (RT_RL)
+    logic               sl_rq_rl;
     logic               sl_fin_cp, sl_mid_cp;   // the oldest entry is a record's last / an earlier log page
     logic               sl_ix_cp;         // the oldest entry needs an index command first: its APPLY
                                           // (a record's last page) or RELEASE (a plain page or TRIM)
@@ -739,8 +740,9 @@ module ats_backend #(
     assign rsp_fw  = s_rsp_valid && s_rsp_tag == RT_FW;
     assign rsp_tw  = s_rsp_valid && s_rsp_tag[7:6] == RT_TW[7:6] && 32'(s_rsp_tag[5:0]) < WIN;
     localparam logic [7:0] RT_SL = 8'h04;               // remap tag: an S-Log fragment's base LOOKUP
+    localparam logic [7:0] RT_RL = 8'h05;               // remap tag: a RESERVE's LOOKUP (mapped?)
     logic rsp_sl;
-    assign rsp_sl  = SL && s_rsp_valid && s_rsp_tag == RT_SL;
+    assign rsp_sl  = SL && s_rsp_valid && (s_rsp_tag == RT_SL || s_rsp_tag == RT_RL);
 
     // completion FSM outputs for the valid counts
     always_comb begin
@@ -1235,8 +1237,8 @@ module ats_backend #(
             rq_tag_d = RT_CPL; rq_op_d = c_op_q; rq_txid_d = cm_txid_q; rq_lpn_d = c_lpn_q; rq_ppn_d = c_rppn_q;
         end else if (fw_rq_want) begin             // a firmware REMAP
             rq_tag_d = RT_FW; rq_op_d = fw_rop_q; rq_txid_d = fw_txid_q; rq_lpn_d = fw_lpn_q; rq_ppn_d = fw_ppn_q;
-        end else if (SL && sl_rq_want) begin       // an S-Log fragment's base (tag RT_SL)
-            rq_tag_d = RT_SL; rq_op_d = R_LOOKUP; rq_txid_d = 6'd0; rq_lpn_d = sl_rq_lpn; rq_ppn_d = '0;
+        end else if (SL && sl_rq_want) begin       // an S-Log fragment's base, a RESERVE's LPN
+            rq_tag_d = sl_rq_rl ? RT_RL : RT_SL; rq_op_d = R_LOOKUP; rq_txid_d = 6'd0; rq_lpn_d = sl_rq_lpn; rq_ppn_d = '0;
         end else begin                             // an early TX_WRITE (tag RT_TW + entry)
             rq_tag_d = RT_TW | 8'(tw_e); rq_op_d = R_TX_WRITE; rq_txid_d = e_txid[tw_e]; rq_lpn_d = e_lpn[tw_e];
             rq_ppn_d = tw_ppn;
@@ -1583,7 +1585,14 @@ module ats_backend #(
         logic               ab_q;             // the record's entry ends as a plain (doomed) commit record
         logic               dis_q;            // DISCARD answered
         typedef enum logic [3:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
-                                  X_DIS, X_LG, X_WEND} rx_state_e;
+                                  X_DIS, X_LG, X_WEND, X_UNR} rx_state_e;
+        // a rejected record ends its fragments' reservations (architecture §11.3 "After the
+        // record"): its descriptors' LPNs (the first SLOG_TXFRAGS) are kept and UNRESERVEd (t)
+        localparam int RL_W = $clog2(SLOG_TXFRAGS + 1);
+        localparam int RLI_W = (SLOG_TXFRAGS > 1) ? $clog2(SLOG_TXFRAGS) : 1;
+        logic [31:0]        rl_mem [SLOG_TXFRAGS];
+        logic [RL_W-1:0]    rl_n_q, rl_i_q;
+        logic               rj_q;             // the record was rejected
         rx_state_e          rx_st_q;
         ats_backend_slog #(
             .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
@@ -1631,8 +1640,9 @@ module ats_backend #(
                 if (ixa_valid) begin
                     ix_who_q <= W_NONE;
                 end else if (ix_who_q == W_NONE) begin
-                    if (dis_req) begin
-                        ix_v_q <= 1'b1; ix_who_q <= W_DIS; ix_op_q <= 3'd5; ix_txid_q <= {2'b00, rx_t_q};
+                    if (dis_req) begin               // DISCARD, or a rejected record's UNRESERVE
+                        ix_v_q <= 1'b1; ix_who_q <= W_DIS; ix_op_q <= (rx_st_q == X_UNR) ? 3'd1 : 3'd5;
+                        ix_txid_q <= {2'b00, rx_t_q}; ix_lpn_q <= rl_mem[rl_i_q[RLI_W-1:0]];
                     end else if (apl_req) begin
                         ix_v_q <= 1'b1; ix_who_q <= W_APL; ix_op_q <= sl_fin_cp ? 3'd4 : 3'd3;
                         ix_txid_q <= {2'b00, cm_txid_q}; ix_lpn_q <= e_lpn[cp];
@@ -1648,7 +1658,10 @@ module ats_backend #(
         assign is_rid        = s_rd_tag == RID_RSV || s_rd_tag == RID_UNRSV;
         assign ur_s_rd_valid = s_rd_valid && !is_rid;
         assign s_rd_ready    = is_rid ? (!rid_v_q && !rid_a_q && !rst) : ur_s_rd_ready;
-        assign rid_req       = rid_v_q && ix_who_q != W_RID;
+        // a RESERVE answers OK only for a mapped LPN (architecture §11.3 step 5: a fragment needs a
+        // base): LOOKUP first (rid_lk_q 1 wants the register, 2 waits), unmapped: TX_FULL at once
+        logic [1:0]         rid_lk_q;
+        assign rid_req       = rid_v_q && rid_lk_q == 2'd3 && ix_who_q != W_RID;
         assign ur_fire       = ur_rdd_valid && m_rdd_ready && !rid_sel_q;
         assign ur_rdd_ready  = m_rdd_ready && !rid_sel_q;
         assign m_rdd_valid   = rid_sel_q || ur_rdd_valid;
@@ -1660,10 +1673,20 @@ module ats_backend #(
         assign m_rdd_tag     = rid_sel_q ? rid_tag_q : ur_rdd_tag;
         always_ff @(posedge clk) begin
             if (rst) begin
-                rid_v_q <= 1'b0; rid_a_q <= 1'b0; rid_sel_q <= 1'b0; ur_mid_q <= 1'b0;
+                rid_v_q <= 1'b0; rid_a_q <= 1'b0; rid_sel_q <= 1'b0; ur_mid_q <= 1'b0; rid_lk_q <= 2'd0;
             end else begin
                 if (s_rd_valid && s_rd_ready && is_rid) begin
                     rid_v_q <= 1'b1; rid_tag_q <= s_rd_tag; rid_txid_q <= s_rd_txid; rid_lpn_q <= s_rd_lpn;
+                    rid_lk_q <= (s_rd_tag == RID_RSV) ? 2'd1 : 2'd3;
+                end
+                if (rid_lk_q == 2'd1 && sl_rq_want && sl_rq_rl && rq_free) rid_lk_q <= 2'd2;
+                if (rid_lk_q == 2'd2 && rsp_sl && s_rsp_tag == RT_RL) begin
+                    if (s_rsp_status == 4'd0 && s_rsp_mapped) begin
+                        rid_lk_q <= 2'd3;
+                    end else begin                   // no base: refused, the index untouched
+                        rid_lk_q <= 2'd0; rid_v_q <= 1'b0; rid_a_q <= 1'b1;
+                        rid_sts_q <= ats_host_pkg::STS_TX_FULL; rid_cnt_q <= 8'd0;
+                    end
                 end
                 if (ixa_valid && ix_who_q == W_RID) begin
                     rid_v_q <= 1'b0; rid_a_q <= 1'b1; rid_sts_q <= ixa_sts; rid_cnt_q <= ixa_cnt;
@@ -1720,8 +1743,12 @@ module ats_backend #(
         assign sl_t        = rx_t_q;
         assign sl_wtag     = rx_tag_q;
         assign sl_rec_e    = rx_e_q;
-        assign sl_rq_want  = rx_st_q == X_LK && c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req && !tw_ne;
-        assign sl_rq_lpn   = d_lpn_q;
+        // the remap request register after every other requester; the receiver's LOOKUP first
+        logic               sl_rq_free;
+        assign sl_rq_free  = c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req && !tw_ne;
+        assign sl_rq_want  = sl_rq_free && (rx_st_q == X_LK || rid_lk_q == 2'd1);
+        assign sl_rq_rl    = rx_st_q != X_LK;
+        assign sl_rq_lpn   = sl_rq_rl ? rid_lpn_q : d_lpn_q;
         assign rd_v        = rx_st_q == X_RD;
         assign rs_ready    = rx_st_q == X_STS;
         assign fwd         = (rx_st_q == X_VERD || rx_st_q == X_PAGES || rx_st_q == X_DIS) && !wl_q;
@@ -1748,8 +1775,10 @@ module ats_backend #(
         assign sl_v_lpgn   = rx_lpgn_q;
         assign sl_err_set  = rx_st_q == X_STS && rs_valid && rs_sts != ats_host_pkg::STS_OK;
         assign sl_err_st   = rs_sts[3:0];
-        assign sl_v_abort  = rx_st_q == X_WEND && ab_q && (wl_q || w_take && s_wbd_last);
-        assign dis_req     = rx_st_q == X_DIS && !dis_q && ix_who_q != W_DIS;
+        assign sl_v_abort  = (rx_st_q == X_WEND && ab_q && !rj_q && (wl_q || w_take && s_wbd_last)) ||
+                             (rx_st_q == X_UNR && rl_i_q == rl_n_q);
+        assign dis_req     = ((rx_st_q == X_DIS && !dis_q) || (rx_st_q == X_UNR && rl_i_q != rl_n_q)) &&
+                             ix_who_q != W_DIS;
         assign lg_valid    = rx_st_q == X_LG;
         always_ff @(posedge clk) begin
             if (rst) begin
@@ -1759,7 +1788,7 @@ module ats_backend #(
                 unique case (rx_st_q)
                     X_IDLE: if (acc_fire && sl_rec_st) begin
                         rx_st_q <= X_W0; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_e_q <= acc_e;
-                        wl_q <= 1'b0; ab_q <= 1'b0; dis_q <= 1'b0;
+                        wl_q <= 1'b0; ab_q <= 1'b0; dis_q <= 1'b0; rj_q <= 1'b0; rl_n_q <= '0; rl_i_q <= '0;
                     end
                     X_W0: if (s_wbd_valid) begin
                         d_lpn_q <= s_wbd_data;
@@ -1774,16 +1803,23 @@ module ats_backend #(
                         rx_st_q <= X_LK;
                     end
                     X_LK: if (sl_rq_want && rq_free) rx_st_q <= X_LKW;
-                    X_LKW: if (rsp_sl) begin
+                    X_LKW: if (rsp_sl && s_rsp_tag == RT_SL) begin
                         d_base_q <= lk_ppn_fx;
                         d_map_q <= s_rsp_status == 4'd0 && s_rsp_mapped;
                         rx_st_q <= X_RD;
                     end
-                    X_RD: if (rd_ready_u) rx_st_q <= d_last_q ? X_STS : X_W0;
+                    X_RD: if (rd_ready_u) begin
+                        if (32'(rl_n_q) < SLOG_TXFRAGS) begin
+                            rl_mem[rl_n_q[RLI_W-1:0]] <= d_lpn_q;
+                            rl_n_q <= rl_n_q + 1'b1;
+                        end
+                        rx_st_q <= d_last_q ? X_STS : X_W0;
+                    end
                     X_STS: if (rs_valid) begin
                         rx_lpgn_q <= rs_lpgn; rx_reclen_q <= rs_reclen;
                         if (rs_sts != ats_host_pkg::STS_OK) begin
-                            ab_q <= 1'b1; rx_st_q <= X_WEND;   // the words dropped, then a doomed commit
+                            ab_q <= 1'b1; rj_q <= 1'b1;   // the words dropped, the reservations
+                            rx_st_q <= X_WEND;            // ended, then a doomed commit
                         end else begin
                             rx_st_q <= X_VERD;
                         end
@@ -1802,7 +1838,11 @@ module ats_backend #(
                     end
                     X_DIS: if (ixa_valid && ix_who_q == W_DIS) rx_st_q <= X_LG;
                     X_LG: if (lg_ready) begin ab_q <= 1'b1; rx_st_q <= X_WEND; end
-                    X_WEND: if (wl_q || (w_take && s_wbd_last)) rx_st_q <= X_IDLE;
+                    X_WEND: if (wl_q || (w_take && s_wbd_last)) rx_st_q <= rj_q ? X_UNR : X_IDLE;
+                    X_UNR: begin
+                        if (ixa_valid && ix_who_q == W_DIS) rl_i_q <= rl_i_q + 1'b1;
+                        if (rl_i_q == rl_n_q) rx_st_q <= X_IDLE;
+                    end
                     default: rx_st_q <= X_IDLE;
                 endcase
             end
@@ -1831,7 +1871,7 @@ module ats_backend #(
         assign m_rdd_tag     = ur_rdd_tag;
         assign slog_lpgn     = 32'd0;
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
-                sl_err_set, sl_wbd_ready, sl_rq_want, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
+                sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,
                sl_mem_wd = '0, sl_pg_e = '0, sl_err_st = '0, sl_rq_lpn = '0, apl_sts = '0, apl_cnt = '0;
     end
