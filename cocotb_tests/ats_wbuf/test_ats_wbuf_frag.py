@@ -93,7 +93,7 @@ async def _check(dut, slots: dict[int, FragSlot], nf: int, rng: random.Random):
         t, lpn = s.txid, s.lpn
     else:
         t, lpn = rng.randrange(1, 4), rng.randrange(1 << LPN_W)
-    _set(dut, lk_txid=t, lk_lpn=lpn)
+    _set(dut, lk_txid=t, lk_lpn=lpn, tv_txid=t)
     for n in range(nf):
         dut.st_num.value = n
         await Timer(1, unit="ns")
@@ -107,6 +107,7 @@ async def _check(dut, slots: dict[int, FragSlot], nf: int, rng: random.Random):
     if hit:
         assert int(dut.lk_num.value) == hit[0]
     assert int(dut.lk_txcnt.value) == sum(s.txid == t for s in slots.values())
+    assert int(dut.tv_vec.value) == sum(1 << n for n, s in slots.items() if s.txid == t), "tv_vec"
     free = [n for n in range(nf) if n not in slots]
     assert int(dut.free_v.value) == bool(free)
     if free:
@@ -122,7 +123,7 @@ async def run_frag_table(dut):
     nf, pw = int(dut.FRAG_SLOTS.value), int(dut.PWORDS.value)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     _set(dut, rst=1, cr_en=0, rs_en=0, sc_en=0, fr_en=0, frt_en=0, m_run_ready=0, m_bit_ready=0,
-         lk_txid=0, lk_lpn=0, st_num=0, cr_txid=0, cr_lpn=0, cr_room=0, rs_num=0, rs_lo=0, rs_hi=1,
+         lk_txid=0, lk_lpn=0, tv_txid=0, st_num=0, cr_txid=0, cr_lpn=0, cr_room=0, rs_num=0, rs_lo=0, rs_hi=1,
          sc_num=0, sc_mode=0, fr_num=0, frt_txid=0)
     for _ in range(3):
         await RisingEdge(dut.clk)

@@ -10,11 +10,20 @@
 // Commands are executed one at a time (one page at a time); writeback runs beside them, and so
 // does the wait for a commit's record (a pending commit, ended by the finisher).
 // Units of their own: ats_wbuf_rmiss (read-miss ids, READ completion entries, the drain),
-// ats_wbuf_cpl (FLUSH/FUA and RFLUSH waiters, the completion arbiter), ats_wbuf_mem (page memory).
+// ats_wbuf_cpl (FLUSH/FUA and RFLUSH waiters, the completion arbiter), ats_wbuf_mem (page memory),
+// and with FRAG_SLOTS > 0 ats_wbuf_frag (DiffTx's S-Log FRAG table; README "S-Log").
 // Theory of operation, interfaces and timing: rtl/wbuf/README.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
+// FRAG_SLOTS' default is 0 (no S-Log). A synthesis check of the transactional buffer defines
+// ATS_WBUF_FRAG_SLOTS (README "Figures"): FRAG_SLOTS' default is then its value and TX's 1
+`ifdef ATS_WBUF_FRAG_SLOTS
+`define ATS_WBUF_TX_DEFAULT 1'b1
+`else
+`define ATS_WBUF_FRAG_SLOTS 0
+`define ATS_WBUF_TX_DEFAULT 1'b0
+`endif
 
 module ats_wbuf #(
     parameter int NUM_SLOTS        = 16,     // page slots; power of two, 2..1024
@@ -25,9 +34,11 @@ module ats_wbuf #(
     parameter int MISS_Q           = 32,     // read ids (miss pages in flight) and READ completions waiting; power of two, 4..128 (ids < 0xFE)
     parameter bit PLP              = 1'b0,   // power-loss protection (supercapacitor dump)
     parameter int PLP_BUDGET_PAGES = 0,      // pages the supercapacitor can program after pwr_fail (design value, 1..65535)
-    parameter bit TX               = 1'b0,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
+    parameter bit TX               = `ATS_WBUF_TX_DEFAULT,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
     parameter int NUM_TX           = 32,     // txids 1..NUM_TX (TX = 1)
-    parameter int PTXQ             = 1       // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
+    parameter int PTXQ             = 1,      // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
+    parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_SLOTS,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..16 (README "S-Log")
+    parameter int SLOG_TXFRAGS     = 64      // fragments of one S-Log record, 1..255 (docs/architecture.md §11.3)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -77,6 +88,7 @@ module ats_wbuf #(
     output wire logic [1:0]  m_wb_kind,        // always 0 (data) here
     output wire logic        m_wb_fua,         // page written for an RFLUSH (hint: dispatch first)
     output wire logic [7:0]  m_wb_tag,         // = slot (low 8 bits above 256 slots)
+    output wire logic        m_wb_slog,        // a commit record (rec 2) with S-Log fragments on m_wbd (FRAG_SLOTS > 0)
     output wire logic        m_wbd_valid,
     input  wire logic        m_wbd_ready,
     output wire logic [31:0] m_wbd_data,
@@ -105,6 +117,9 @@ module ats_wbuf #(
     // no space (firmware, CTRL.no_space): the media takes no new data; commands that need it
     // complete NO_SPACE instead of waiting (README "No space")
     input  wire logic        no_space,
+    // S-Log threshold (bytes, CSR SLOG_THR; FRAG_SLOTS > 0): a DIFFWRITE shorter than
+    // min(slog_thr, PAGE_BYTES - 16) may become a fragment (docs/architecture.md §11.3)
+    input  wire logic [15:0] slog_thr = 16'd0,
     output wire logic        dump_done,        // buffer safe (PLP) or frozen (no PLP) after pwr_fail
     output wire logic        dump_short,       // PLP budget ran out before the dump finished
     // counters (since reset) and status
@@ -118,6 +133,7 @@ module ats_wbuf #(
     output wire logic [31:0] cnt_wb_fail,      // writebacks completed with an error status
     output wire logic [31:0] cnt_proto_err,    // media completions without an outstanding writeback, read pages no read asked for
     output wire logic [7:0]  dirty_pages,      // dirty slots not yet issued (saturates at 255)
+    output wire logic [31:0] cnt_slog_err,     // UNRESERVE answers other than OK (FRAG_SLOTS > 0)
     // work in progress that the ports do not show (the core's simulation-only clock gate)
     output wire logic        busy
 );
@@ -161,6 +177,12 @@ module ats_wbuf #(
     end
     if (PTXQ < 1 || PTXQ > 8) begin : g_chk_ptxq
         $fatal(1, "ats_wbuf: PTXQ must be in 1..8 (%m)");
+    end
+    if (FRAG_SLOTS != 0 && (!TX || FRAG_SLOTS < 2 || FRAG_SLOTS > 16 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0)) begin : g_chk_frag
+        $fatal(1, "ats_wbuf: FRAG_SLOTS must be 0 or a power of two in 2..16 with TX = 1 (%m)");
+    end
+    if (SLOG_TXFRAGS < 1 || SLOG_TXFRAGS > 255) begin : g_chk_txfrags
+        $fatal(1, "ats_wbuf: SLOG_TXFRAGS must be in 1..255 (%m)");
     end
     if (PLP && (PLP_BUDGET_PAGES < 1 || PLP_BUDGET_PAGES > 65535)) begin : g_chk_plp
         $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES in 1..65535 (%m)");
@@ -334,7 +356,11 @@ module ats_wbuf #(
         ST_RF_HRD, ST_RF_RECV, ST_RF_CHECK, ST_RF_CHECK2, ST_RF_CHECK3, ST_RF_CHECK4, ST_RF_WAIT, ST_RF_SCAN, ST_RF_ARM, ST_DONE, ST_FROZEN,
         ST_PTXW,
         ST_DHRD, ST_DJOB, ST_DRDREQ, ST_DFILL, ST_DCHK, ST_DREL,
-        ST_PRB_REQ, ST_PRB_DATA
+        ST_PRB_REQ, ST_PRB_DATA,
+        // S-Log (FRAG_SLOTS > 0; unreachable at 0): reservation, FRAG write, UNRESERVE, the
+        // FRAG stream's start, a READ's overlay, the commit's and abort's walks over the tx's slots
+        ST_RSV_REQ, ST_RSV_DATA, ST_FCR, ST_FHRD, ST_FWR, ST_FRS, ST_UNR_REQ, ST_UNR_DATA,
+        ST_FS_GO, ST_FOV_RD, ST_FOV_JOB, ST_FOV, ST_WK_NEXT, ST_AB_LPN, ST_CM_SC, ST_CM_W, ST_CM_DEC
     } main_state_e;
     // one-hot: Yosys' "auto" FSM encoding picks binary for 32 states, which puts a state decode in
     // front of every registered decode and per-state enable
@@ -559,6 +585,75 @@ module ats_wbuf #(
         end
     end
 
+    // ---------------------------------------------------------------- S-Log (FRAG_SLOTS > 0)
+    // docs/architecture.md §11.3 "The write buffer's part exactly", README "S-Log". Every term
+    // below is gated by FR: with FRAG_SLOTS = 0 the RTL is the buffer without it, cycle for cycle.
+    localparam bit FR   = TX && (FRAG_SLOTS > 0);
+    localparam int NFS  = FR ? FRAG_SLOTS : 2;   // FRAG table entries (2 when unused: widths only)
+    localparam int NF_W = $clog2(NFS);
+    localparam logic [7:0] RD_ID_RESV  = 8'hFD;   // RESERVE (behind no miss, like the probe)
+    localparam logic [7:0] RD_ID_UNRES = 8'hFC;   // UNRESERVE
+    localparam logic [1:0] UR_LK = 2'd0, UR_FS = 2'd1, UR_AB = 2'd2;   // after an UNRESERVE: lookup again, FRAG stream, abort walk
+    logic               fr_hit_q, fr_ok_q, dsmall_q;
+    logic [NF_W-1:0]    fr_num_q;
+    logic [NFS-1:0]     fr_txv_q;                 // the command's txid's FRAG slots
+    logic [15:0]        thr_q;                    // min(slog_thr, PAGE_BYTES - 16)
+    logic               cv_q, cv_d, ccv_q, ccv_d, fov_q, fov_d, cm_slog_q, cm_slog_d;
+    logic               wk_ab_q, wk_ab_d, wk_cva_q, wk_cva_d;
+    logic               sv_rec_q, sv_cmt_q, sv_wr_q;  // the command's flags, kept over a commit-time conversion
+    logic [NF_W-1:0]    fnum_q, fnum_d;           // the FRAG slot the FSM works on
+    logic [NF_W:0]      wk_n_q, wk_n_d;           // the walk's next FRAG number
+    logic [8:0]         racc_q, racc_d;           // the record's runs so far
+    logic [7:0]         room_q, room_d;
+    logic [1:0]         ur_ret_q, ur_ret_d;
+    logic               fr_leave, fu_free_fsm, fsm_fu_req, fov_step, fov_base_ok, wk_found, cm_send;
+    logic [NF_W-1:0]    wk_k;
+    logic [31:0]        fov_data, c_slog_err_q;
+    // the FRAG table (ats_wbuf_frag) and the FRAG pages' memory
+    logic               fu_busy, fu_lk_hit, fu_free_v, fu_cr_en, fu_rs_en, fu_sc_en, fu_fr_en;
+    logic [NF_W-1:0]    fu_lk_num, fu_free_num, fu_st_num, fu_sc_num;
+    logic [NF_W:0]      fu_lk_txcnt;
+    logic [LPN_W-1:0]   fu_st_lpn;
+    logic [7:0]         fu_st_room;
+    logic               fu_st_v, fu_bit_last;     // (unused: the FSM and the streamer know their slots and the page end)
+    logic [5:0]         fu_st_txid;
+    logic [NFS-1:0]     fu_tv_vec, fu_tv2_vec;
+    logic [1:0]         fu_sc_mode;
+    logic [WI_W:0]      fu_sc_words, fu_sc_runs;
+    logic               fu_run_valid, fu_run_ready, fu_run_last, fu_bit_valid, fu_bit_ready, fu_bit;
+    logic [WI_W-1:0]    fu_run_first;
+    logic [WI_W:0]      fu_run_words;
+    logic               fm_we;
+    logic [NF_W+WI_W-1:0] fm_wa, fm_ra;
+    logic [31:0]        fm_rd;
+    // the FSM's FRAG stream (scan mode 2): {mask bit, word} of every page word in order, 4 deep
+    logic [WI_W-1:0]    fs_idx_q;
+    logic [1:0]         fs_pipe_q, fs_pbit_q;
+    logic [31:0]        fs_w_q [4];
+    logic [3:0]         fs_b_q;
+    logic [2:0]         fs_cnt_q;
+    logic [1:0]         fs_rd_q, fs_wr_q;
+    logic               fs_v, fs_bit, fs_take, fs_pop, fs_start;
+    logic [31:0]        fs_word;
+    // the engine's record streamer (README "S-Log"): descriptors, then the runs' words
+    typedef enum logic [2:0] {SE_IDLE, SE_LOCK, SE_NEXT, SE_RUN, SE_DRAIN} se_state_e;
+    se_state_e          se_q;
+    logic               fu_eng_q;                 // the engine holds the FRAG table and the FRAG pages' read port
+    logic [5:0]         se_tx_q;
+    logic [NF_W:0]      se_n_q;
+    logic [NF_W-1:0]    se_cur_q, se_k;
+    logic               se_pass_q, se_ph_q, se_lastslot_q, se_found, se_none_above, se_sc_en;
+    logic [WI_W:0]      se_ri_q;
+    logic               se_take, se_wbd_v, se_wbd_last;
+    logic [31:0]        se_wbd_data;
+    logic [31:0]        ew_w_q [4];
+    logic [3:0]         ew_l_q;
+    logic [1:0]         ew_pipe_q, ew_plast_q, ew_rd_q, ew_wr_q;
+    logic [2:0]         ew_cnt_q;
+    logic               ew_issue, ew_last_in, ew_pop;
+    logic [NUM_SLOTS-1:0] sl_slog_q;              // the slot is an S-Log commit record
+    logic               hs_slog_q;
+
     logic               hwr_from_rdr;
     assign hwr_from_rdr = (state_q == ST_RD_HIT);
 
@@ -571,7 +666,12 @@ module ats_wbuf #(
     assign fill_last     = s_hrd_valid && (widx_q == (WI_W + 1)'(PWORDS - 1));
     assign scan_done     = scan_q[SLOT_W] && !sc_v_q && !sc2_v_q && !sc3_v_q;
     assign diff_p1miss   = TX && op_diff_q && key_q != 6'd0 && !rd_hit_q && !own_q;   // DIFFWRITE leaves ACT for its probe / second lookup
-    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss && !nosp_q));
+    // a write or DIFFWRITE of an LPN with a FRAG slot of its txid, or a DIFFWRITE that may become
+    // a fragment (step 5 without a probe), leaves ACT for the S-Log states without a slot
+    assign fr_leave      = FR && !dmiss_q && !own_q && key_q != 6'd0 && !op_rd_q &&
+                           ((op_wr_q && fr_hit_q) || (op_diff_q && fr_hit_q) ||
+                            (op_diff_q && dsmall_q && fr_ok_q && !rd_hit_q && !txm_cur_q));
+    assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss && !fr_leave && !nosp_q));
     assign to_precommit  = !dump_q && ((state_q == ST_ACT && (op_trim_q || op_rec_q) && alloc_ok) ||
                                        (state_q == ST_DCHK && !rd_err_q) ||
                                        (state_q == ST_FILL && fill_last));
@@ -617,6 +717,17 @@ module ats_wbuf #(
         rf_store = 1'b0;
         rdr_req_main = 1'b0;
         ptx_set = 1'b0;
+        cv_d      = cv_q;
+        ccv_d     = ccv_q;
+        fov_d     = fov_q;
+        cm_slog_d = cm_slog_q;
+        wk_ab_d   = wk_ab_q;
+        wk_cva_d  = wk_cva_q;
+        fnum_d    = fnum_q;
+        wk_n_d    = wk_n_q;
+        racc_d    = racc_q;
+        room_d    = room_q;
+        ur_ret_d  = ur_ret_q;
         unique case (state_q)
             ST_IDLE: begin
                 // loaded in every idle cycle (none of these is used in ST_IDLE): the enables are
@@ -632,12 +743,25 @@ module ats_wbuf #(
                 had_miss_d = 1'b0;
                 rd_err_d = 1'b0;
                 widx_d   = '0;
+                cv_d     = 1'b0;
+                ccv_d    = 1'b0;
+                fov_d    = 1'b0;
+                cm_slog_d = 1'b0;
             end
             ST_DEC: state_d = ST_DEC2;                     // lba_hi_q, lba_lo_q, lba_rem_q registered
             ST_DEC2: state_d = ST_DEC3;                    // lba_bad_q registered
             ST_DEC3: begin
                 state_d  = ptx_conf ? ST_PTXW : dec_next;
                 status_d = dec_status;
+                // S-Log: a TX_COMMIT / TX_ABORT / COMMIT write of a txid with FRAG slots walks
+                // them first (§11.3: the commit's choice and conversions; the abort's UNRESERVEs)
+                if (FR && !ptx_conf && dec_next == ST_LK1 && (op_rec_q || cmt_q) && fr_txv_q != '0) begin
+                    state_d  = ST_WK_NEXT;
+                    wk_n_d   = '0;
+                    racc_d   = '0;
+                    wk_ab_d  = op_q == OP_TX_ABORT;
+                    wk_cva_d = cmt_q;
+                end
             end
             // behind the pending commit: decoded again once it has ended (txo_cur_q may change)
             // (PTXQ > 1: also when an entry has ended and the finisher is not running)
@@ -654,7 +778,17 @@ module ats_wbuf #(
                 if (op_rd_q) begin
                     // a READ hit: the slot's data stays put while this FSM streams it (only this
                     // FSM allocates slots); a state change since LK3 (WB -> CLEAN) does not matter
-                    if (rd_hit_q) begin
+                    if (FR && fov_q) begin
+                        // S-Log overlay: the base the READ would return without the FRAG slot
+                        dslot_d = hit_slot_q;
+                        dsrc_d  = rd_hit_q ? (rd_tomb_q ? 2'd2 : 2'd0) : 2'd1;
+                        fnum_d  = fr_num_q;
+                        state_d = ST_FS_GO;
+                    end else if (FR && fr_hit_q) begin
+                        fov_d   = 1'b1;                  // a FRAG slot of the tx: committed slots next (no probe: §11.3 invariant)
+                        key_d   = 6'd0;
+                        state_d = ST_LK1;
+                    end else if (rd_hit_q) begin
                         state_d = ST_RD_WAIT;            // (a slot changes only by this FSM)
                     end else if (TX && key_q != 6'd0 && !own_q && txm_cur_q) begin
                         state_d = ST_PRB_REQ;            // tx READ: own slots missed, the tx's table next
@@ -663,6 +797,22 @@ module ats_wbuf #(
                         state_d = ST_LK1;
                     end else begin
                         state_d = ST_RD_REQ;             // (own_q: m_rd with the txid reads the tx's page)
+                    end
+                end else if (fr_leave) begin
+                    fnum_d = fr_num_q;
+                    if (op_wr_q) begin
+                        ur_ret_d = UR_LK;                // a WRITE replaces the FRAG slot: UNRESERVE, then today's path
+                        state_d  = ST_UNR_REQ;
+                    end else if (fr_hit_q && dsmall_q) begin
+                        widx_d  = dlo_q;                 // step 4: the words into the FRAG slot
+                        state_d = ST_FHRD;
+                    end else if (fr_hit_q) begin
+                        cv_d    = 1'b1;                  // step 1 with a FRAG slot: a conversion
+                        dmiss_d = 1'b1;
+                        key_d   = 6'd0;
+                        state_d = ST_LK1;
+                    end else begin
+                        state_d = ST_RSV_REQ;            // step 5
                     end
                 end else if (diff_p1miss) begin
                     if (txm_cur_q) begin
@@ -681,6 +831,10 @@ module ats_wbuf #(
                     dsrc_d  = rd_hit_q ? (rd_tomb_q ? 2'd2 : 2'd0) : 2'd1;
                     if (dmiss_q || hit_slot_q == alloc_q) hit_d = 1'b0;
                     state_d = ST_DHRD;
+                    if (FR && cv_q) begin
+                        ur_ret_d = UR_FS;                // a conversion: UNRESERVE, the FRAG stream, then the fill
+                        state_d  = ST_UNR_REQ;
+                    end
                 end else if (alloc_ok) begin
                     // (PLP: only while held < budget, else wait for writeback to complete one)
                     // alloc_q is FREE or CLEAN: it was computed last cycle and only this FSM
@@ -718,6 +872,7 @@ module ats_wbuf #(
                     dmiss_d = op_diff_q;
                 end
                 state_d = ST_LK1;
+                if (FR && s_rdd_status != STS_OK && op_diff_q && dsmall_q && fr_ok_q) state_d = ST_RSV_REQ;   // step 5
             end
             ST_DFILL: if (dstep) begin
                 widx_d = widx_q + 1'b1;
@@ -740,7 +895,14 @@ module ats_wbuf #(
                 state_d = ST_NEXT;
             end
             ST_NEXT: begin
-                if (page_last_q) begin
+                fov_d = 1'b0;
+                if (FR && ccv_q) begin
+                    // a commit-time conversion's page is in: back to the walk (flags restored below)
+                    ccv_d   = 1'b0;
+                    cv_d    = 1'b0;
+                    lpn_d   = lba_q[LPN_W-1:0];
+                    state_d = ST_WK_NEXT;
+                end else if (page_last_q) begin
                     state_d = ST_FIN;
                 end else begin
                     page_d  = page_q + 1'b1;
@@ -771,6 +933,7 @@ module ats_wbuf #(
             ST_FIN: begin
                 result_d = {16'd0, nlb_q} + 32'd1;
                 // (a READ's MEDIA_ERROR comes only from its miss pages: the drain completes it)
+                if (FR && op_rd_q && rd_err_q) status_d = STS_MEDIA_ERROR;   // an overlay's base unreadable
                 if (op_rd_q && had_miss_q) begin
                     mq_push_cpl = 1'b1;                   // completed by the drain after its pages
                     state_d = ST_IDLE;
@@ -813,6 +976,90 @@ module ats_wbuf #(
                 rfarm_fire = 1'b1;
                 state_d = ST_IDLE;
             end
+            // ---- S-Log (FR only: with FRAG_SLOTS = 0 no transition leaves, or enters, these states)
+            // RESERVE (id 0xFD): word 0 of the answer is the room, the status on `last` decides
+            ST_RSV_REQ: if (FR) if (m_rd_ready && mq_hw_idle) begin
+                widx_d  = '0;
+                state_d = ST_RSV_DATA;
+            end
+            ST_RSV_DATA: if (FR) if (s_rdd_valid && s_rdd_tag == RD_ID_RESV) begin
+                widx_d = widx_q + 1'b1;
+                if (widx_q == '0) room_d = s_rdd_data[7:0];
+                if (s_rdd_last) begin
+                    if (s_rdd_status == STS_OK && ((widx_q == '0) ? s_rdd_data[7:0] : room_q) != 8'd0) begin
+                        state_d = ST_FCR;
+                    end else begin
+                        key_d   = 6'd0;                  // refused: today's read-modify-write
+                        dmiss_d = 1'b1;
+                        state_d = ST_LK1;
+                    end
+                end
+            end
+            ST_FCR: if (FR) if (fu_free_fsm) begin                // a new FRAG slot at the lowest free number
+                fnum_d  = fu_free_num;
+                widx_d  = dlo_q;
+                state_d = ST_FHRD;
+            end
+            ST_FHRD: if (FR) if (m_hrd_ready) state_d = ST_FWR;
+            ST_FWR: if (FR) if (s_hrd_valid) begin               // words dlo..dhi-1 into the FRAG page
+                widx_d = widx_q + 1'b1;
+                if (widx_q == dhi_q - 1'b1) state_d = ST_FRS;
+            end
+            ST_FRS: if (FR) if (fu_free_fsm) state_d = ST_FIN;   // their mask bits set
+            ST_UNR_REQ: if (FR) if (m_rd_ready && mq_hw_idle) state_d = ST_UNR_DATA;
+            ST_UNR_DATA: if (FR) if (s_rdd_valid && s_rdd_tag == RD_ID_UNRES && s_rdd_last) begin
+                state_d = (ur_ret_q == UR_LK) ? ST_LK1 : (ur_ret_q == UR_FS) ? ST_FS_GO : ST_WK_NEXT;
+            end
+            // the FRAG stream (mask bits and words of slot fnum_q) starts; behind no miss
+            ST_FS_GO: if (FR) if (fu_free_fsm && mq_hw_idle) begin
+                widx_d = '0;
+                if (op_rd_q) state_d = (dsrc_q == 2'd1) ? ST_FOV_RD : (dsrc_q == 2'd0) ? ST_FOV_JOB : ST_FOV;
+                else if (ccv_q) state_d = (dsrc_q == 2'd0) ? ST_DJOB : (dsrc_q == 2'd1) ? ST_DRDREQ : ST_DFILL;
+                else state_d = ST_DHRD;
+            end
+            ST_FOV_RD: if (FR) if (m_rd_ready && mq_hw_idle) state_d = ST_FOV;   // base page (id 0xFF)
+            ST_FOV_JOB: if (FR) begin
+                rdr_req_main = 1'b1;
+                if (rdr_grant_main) state_d = ST_FOV;
+            end
+            ST_FOV: if (FR) if (fov_step) begin                   // the overlaid page to the host
+                widx_d = widx_q + 1'b1;
+                if (dsrc_q == 2'd1 && s_rdd_status != STS_OK) rd_err_d = 1'b1;
+                if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_NEXT;
+            end
+            // walk over the txid's FRAG slots in number order (commit: choose / convert; abort: UNRESERVE)
+            ST_WK_NEXT: if (FR) if (!wk_found) begin
+                lpn_d   = lba_q[LPN_W-1:0];
+                key_d   = txid_q;                         // (a conversion looked in domain 0)
+                dmiss_d = 1'b0;
+                state_d = ST_LK1;
+                cm_slog_d = !wk_ab_q && racc_q != '0;
+            end else begin
+                fnum_d  = wk_k;
+                wk_n_d  = (NF_W + 1)'(wk_k) + 1'b1;
+                state_d = wk_ab_q ? ST_AB_LPN : wk_cva_q ? ST_CM_DEC : ST_CM_SC;
+            end
+            ST_AB_LPN: if (FR) if (!fu_eng_q) begin
+                lpn_d    = fu_st_lpn;
+                ur_ret_d = UR_AB;
+                state_d  = ST_UNR_REQ;
+            end
+            ST_CM_SC: if (FR) if (fu_free_fsm) state_d = ST_CM_W; // count scan of the slot
+            ST_CM_W: if (FR) if (!fu_busy) state_d = ST_CM_DEC;
+            ST_CM_DEC: if (FR) if (fu_eng_q) begin
+                state_d = ST_CM_DEC;                      // (a COMMIT write's walk: the streamer holds the table)
+            end else if (cm_send) begin
+                racc_d  = racc_q + 9'(fu_sc_runs);
+                state_d = ST_WK_NEXT;
+            end else begin
+                // converted: overlay onto the committed version, a full page of the tx (flags below)
+                lpn_d   = fu_st_lpn;
+                key_d   = 6'd0;
+                dmiss_d = 1'b1;
+                cv_d    = 1'b1;
+                ccv_d   = 1'b1;
+                state_d = ST_LK1;
+            end
             ST_DONE: if (main_taken) state_d = ST_IDLE;
             ST_FROZEN: ;
             default: state_d = ST_IDLE;
@@ -829,29 +1076,36 @@ module ats_wbuf #(
     logic [31:0]        hrd_addr_q;
     logic [15:0]        hrd_len_q, hrd_live_len;
     assign hrd_live_len = (state_q == ST_RF_HRD) ? {9'd0, {1'b0, rf_n_q} + 4'd1, 3'd0} :
-                          (state_q == ST_DHRD) ? dlen_q : 16'(PAGE_BYTES);
+                          (state_q == ST_DHRD || (FR && state_q == ST_FHRD)) ? dlen_q : 16'(PAGE_BYTES);
     assign m_hrd_valid  = hrd_hold_q || (!dump_q && ((state_q == ST_HRD_REQ) || (state_q == ST_RF_HRD) ||
-                                                     (state_q == ST_DHRD)));
+                                                     (state_q == ST_DHRD) || (FR && state_q == ST_FHRD)));
     assign m_hrd_addr   = hrd_hold_q ? hrd_addr_q : addr_q;
     assign m_hrd_len    = hrd_hold_q ? hrd_len_q : hrd_live_len;
     // DIFFWRITE fill: one word a step, when the base word is there (and the host word, in the diff)
     assign d_in   = (widx_q >= dlo_q) && (widx_q < dhi_q);
-    assign dstep  = (state_q == ST_DFILL) && (!d_in || s_hrd_valid) &&
+    // (S-Log conversion, cv_q: the FRAG slot's masked words over the base, the host's over both)
+    assign dstep  = (state_q == ST_DFILL) && (!d_in || s_hrd_valid) && (!(FR && cv_q) || fs_v) &&
                     (dsrc_q == 2'd2 || (dsrc_q == 2'd0 ? rdf_cnt_q != 0 : s_rdd_valid && s_rdd_tag == RD_ID_BASE));
     assign dlast  = widx_q == (WI_W + 1)'(PWORDS - 1);
-    assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV) || (dstep && d_in);
+    assign s_hrd_ready  = (state_q == ST_FILL) || (state_q == ST_RF_RECV) || (dstep && d_in) || (FR && state_q == ST_FWR);
     assign mem_we = ((state_q == ST_FILL) && s_hrd_valid) || dstep;
     assign mem_wa = {fill_q, widx_q[WI_W-1:0]};
-    assign mem_wd = (state_q == ST_FILL || d_in) ? s_hrd_data :
+    assign mem_wd = (state_q == ST_FILL || d_in) ? s_hrd_data : (FR && cv_q && fs_bit) ? fs_word :
                     (dsrc_q == 2'd0) ? rdf_q[rdf_rd_q] : (dsrc_q == 2'd1) ? s_rdd_data : 32'd0;
+    // S-Log overlay of a READ (ST_FOV): one word a step when the base word, the FRAG stream and m_hwr are there
+    assign fov_base_ok = dsrc_q == 2'd2 || (dsrc_q == 2'd0 ? rdf_cnt_q != 0 : s_rdd_valid && s_rdd_tag == RD_ID_BASE);
+    assign fov_data    = fs_bit ? fs_word : (dsrc_q == 2'd0) ? rdf_q[rdf_rd_q] : (dsrc_q == 2'd1) ? s_rdd_data : 32'd0;
+    assign fov_step    = FR && state_q == ST_FOV && fs_v && fov_base_ok && m_hwr_ready;
 
     logic               rd_hold_q;
     logic [31:0]        rd_lpn_q;
     logic [5:0]         rd_txid_q;
     logic [7:0]         rd_tag_q, rd_live_tag;
-    assign rd_live_tag = (state_q == ST_DRDREQ) ? RD_ID_BASE : (state_q == ST_PRB_REQ) ? RD_ID_PROBE : 8'(mq_id);
+    assign rd_live_tag = (state_q == ST_DRDREQ || (FR && state_q == ST_FOV_RD)) ? RD_ID_BASE : (state_q == ST_PRB_REQ) ? RD_ID_PROBE :
+                         (FR && state_q == ST_RSV_REQ) ? RD_ID_RESV : (FR && state_q == ST_UNR_REQ) ? RD_ID_UNRES : 8'(mq_id);
     assign m_rd_valid = rd_hold_q || (!dump_q && ((state_q == ST_RD_REQ && mq_room) ||
-                                                  ((state_q == ST_DRDREQ || state_q == ST_PRB_REQ) && mq_hw_idle)));
+                                                  ((state_q == ST_DRDREQ || state_q == ST_PRB_REQ) && mq_hw_idle) ||
+                                                  (FR && (state_q == ST_RSV_REQ || state_q == ST_UNR_REQ || state_q == ST_FOV_RD) && mq_hw_idle)));
     assign m_rd_lpn   = rd_hold_q ? rd_lpn_q : 32'(lpn_q);
     assign m_rd_txid  = rd_hold_q ? rd_txid_q : txid_q;
     assign m_rd_tag   = rd_hold_q ? rd_tag_q : rd_live_tag;
@@ -859,8 +1113,8 @@ module ats_wbuf #(
     logic               hwr_hold_q, hwr_live_v, hwr_live_last, hwr_last_q;
     logic [31:0]        hwr_live_data, hwr_live_addr, hwr_addr_q, hwr_data_q;
     assign hwr_live_v    = hwr_from_rdr ? (rdf_cnt_q != 0 && rdr_dest_q)
-                         : (state_q == ST_RD_ZERO) || mr_hwr_valid;
-    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : mr_busy ? mr_hwr_data : 32'd0;
+                         : (state_q == ST_RD_ZERO) || mr_hwr_valid || (FR && state_q == ST_FOV && fs_v && fov_base_ok);
+    assign hwr_live_data = hwr_from_rdr ? rdf_q[rdf_rd_q] : mr_busy ? mr_hwr_data : (FR && state_q == ST_FOV) ? fov_data : 32'd0;
     assign hwr_live_last = hwr_from_rdr ? (rdr_out_q == WI_W'(PWORDS - 1))
                          : mr_busy ? mr_hwr_last
                          : (widx_q == (WI_W + 1)'(PWORDS - 1));
@@ -869,7 +1123,10 @@ module ats_wbuf #(
     // a miss page's word goes to m_hwr as it is taken (after the cut only a held beat is finished)
     assign mr_hwr_ready = m_hwr_ready && (!dump_q || hwr_hold_q);
     assign s_rdd_ready = mr_rdd_ready || (dstep && dsrc_q == 2'd1) ||
-                         (TX && state_q == ST_PRB_DATA && s_rdd_tag == RD_ID_PROBE);
+                         (TX && state_q == ST_PRB_DATA && s_rdd_tag == RD_ID_PROBE) ||
+                         (fov_step && dsrc_q == 2'd1) ||
+                         (FR && state_q == ST_RSV_DATA && s_rdd_tag == RD_ID_RESV) ||
+                         (FR && state_q == ST_UNR_DATA && s_rdd_tag == RD_ID_UNRES);
     assign m_hwr_addr  = hwr_hold_q ? hwr_addr_q : hwr_live_addr;
     assign m_hwr_data  = hwr_hold_q ? hwr_data_q : hwr_live_data;
     assign m_hwr_last  = hwr_hold_q ? hwr_last_q : hwr_live_last;
@@ -903,7 +1160,10 @@ module ats_wbuf #(
         .PAGE_BYTES (PAGE_BYTES),
         .MISS_Q     (MISS_Q),
         .ID_BASE    (RD_ID_BASE),
-        .ID_PROBE   (RD_ID_PROBE)
+        .ID_PROBE   (RD_ID_PROBE),
+        .ID_RESV    (RD_ID_RESV),
+        .ID_UNRES   (RD_ID_UNRES),
+        .SLOG       (FR)
     ) u_rmiss (
         .clk          (clk),
         .rst          (rst),
@@ -916,6 +1176,7 @@ module ats_wbuf #(
         .close_push   (mq_push_cpl),
         .close_tag    (tag_q),
         .close_nlb    (nlb_q),
+        .close_err    (FR && rd_err_q),
         .idle         (mq_hw_idle),
         .s_rdd_valid  (s_rdd_valid),
         .s_rdd_ready  (mr_rdd_ready),
@@ -923,8 +1184,10 @@ module ats_wbuf #(
         .s_rdd_last   (s_rdd_last),
         .s_rdd_status (s_rdd_status),
         .s_rdd_tag    (s_rdd_tag),
-        .base_exp     (state_q == ST_DFILL && dsrc_q == 2'd1),
+        .base_exp     ((state_q == ST_DFILL || (FR && state_q == ST_FOV)) && dsrc_q == 2'd1),
         .probe_exp    (TX && state_q == ST_PRB_DATA),
+        .resv_exp     (FR && state_q == ST_RSV_DATA),
+        .unres_exp    (FR && state_q == ST_UNR_DATA),
         .stray        (mr_stray),
         .busy         (mr_busy),
         .m_hwr_valid  (mr_hwr_valid),
@@ -1041,6 +1304,45 @@ module ats_wbuf #(
             txid_bad_q <= 7'(s_disp_txid) > 7'(NUM_TX);
             rf_n_q  <= s_disp_nlb[2:0];
         end
+        // S-Log: a commit-time conversion runs the DIFFWRITE path on the slot's LPN (a page of the
+        // tx without host words: doff = dlen = 0); the command's flags come back at its ST_NEXT
+        if (FR && state_q == ST_DEC3) begin
+            sv_rec_q <= op_rec_q;
+            sv_cmt_q <= cmt_q;
+            sv_wr_q  <= op_wr_q;
+        end
+        if (FR && state_q == ST_CM_DEC && !fu_eng_q && !cm_send) begin
+            op_rec_q  <= 1'b0;
+            cmt_q     <= 1'b0;
+            op_wr_q   <= 1'b0;
+            op_diff_q <= 1'b1;
+            doff_q    <= 16'd0;
+            dlen_q    <= 16'd0;
+        end
+        if (FR && state_q == ST_NEXT && ccv_q) begin
+            op_rec_q  <= sv_rec_q;
+            cmt_q     <= sv_cmt_q;
+            op_wr_q   <= sv_wr_q;
+            op_diff_q <= 1'b0;
+        end
+        cv_q      <= FR && cv_d;
+        ccv_q     <= FR && ccv_d;
+        fov_q     <= FR && fov_d;
+        cm_slog_q <= FR && cm_slog_d;
+        wk_ab_q   <= wk_ab_d;
+        wk_cva_q  <= wk_cva_d;
+        fnum_q    <= fnum_d;
+        wk_n_q    <= wk_n_d;
+        racc_q    <= racc_d;
+        room_q    <= room_d;
+        ur_ret_q  <= ur_ret_d;
+        // the FRAG table's lookup of (txid_q, lpn_q), registered (both are fixed from ST_DEC on)
+        fr_hit_q  <= FR && fu_lk_hit;
+        fr_num_q  <= fu_lk_num;
+        fr_ok_q   <= fu_free_v && 32'(fu_lk_txcnt) < SLOG_TXFRAGS;
+        fr_txv_q  <= FR ? fu_tv2_vec : '0;
+        thr_q     <= (slog_thr > 16'(PAGE_BYTES - 16)) ? 16'(PAGE_BYTES - 16) : slog_thr;
+        dsmall_q  <= FR && !fua_q && dlen_q < thr_q;
         for (int i = 0; i < NUM_SLOTS; i++) begin
             match_q[i] <= sl_new_q[i] && sl_lpn_q[i] == lpn_q && !op_rec_q && (!TX || sl_tx_q[i] == key_q);
         end
@@ -1138,7 +1440,9 @@ module ats_wbuf #(
     // a commit's record (or COMMIT-marked page) at the head waits until the commit window has
     // been open for a cycle and no READ executed its pages in the cycle before (README "Reads
     // during a commit"); not after a power failure (the dump issues it like any page)
-    assign cw_hold = TX && hs_cmt_q && !dump_q && (!cw_ok_q || rd_act_q);
+    // (S-Log: a record with fragments also waits until every earlier request has completed, so
+    // the fragments' bases are mapped pages: §11.3 "The record on the media interface")
+    assign cw_hold = (TX && hs_cmt_q && !dump_q && (!cw_ok_q || rd_act_q)) || (FR && hs_slog_q && !out_empty);
     always_comb begin
         c_issue = 1'b0;
         c_pop   = 1'b0;
@@ -1197,6 +1501,7 @@ module ats_wbuf #(
                 hs_ep_q  <= sl_ep_q[hs_q];
                 hs_urg_q <= sl_urg_q[hs_q];
                 hs_cmt_q <= TX && (sl_rec_q[hs_q] == RC_CMARK || sl_rec_q[hs_q] == RC_CREC);
+                hs_slog_q <= FR && sl_slog_q[hs_q];
                 uc_st_q  <= sl_st_q[uc_q];
                 uc_ep_q  <= sl_ep_q[uc_q];
                 uc_urg_q <= sl_urg_q[uc_q];
@@ -1224,9 +1529,10 @@ module ats_wbuf #(
                     en_q     <= EN_A;
                 end
             end
-            EN_REQ: if (m_wb_ready) en_q <= sl_trim_q[es_q] ? EN_A : EN_JOB;
+            // (an S-Log record: its fragments follow on m_wbd from the record streamer, se_q)
+            EN_REQ: if (m_wb_ready) en_q <= sl_trim_q[es_q] ? ((FR && sl_slog_q[es_q]) ? EN_DATA : EN_A) : EN_JOB;
             EN_JOB: if (rdr_grant_eng) en_q <= EN_DATA;
-            EN_DATA: if (!rdr_busy_q) en_q <= EN_A;
+            EN_DATA: if (!rdr_busy_q && (!FR || se_q == SE_IDLE)) en_q <= EN_A;
             default: en_q <= EN_A;
         endcase
         if (rst) begin
@@ -1242,7 +1548,8 @@ module ats_wbuf #(
     assign busy       = 1'b0;     // simulation only: no logic in a netlist
 `else
     assign busy       = state_q != ST_IDLE || en_q != EN_A || (fifo_cnt_q != 0 && wb_go_q) || rdr_busy_q ||
-                        !mq_hw_idle || dump_q || ptx_v_q || fin_q != F_IDLE || cw_ok_q || rd_act_q;
+                        !mq_hw_idle || dump_q || ptx_v_q || fin_q != F_IDLE || cw_ok_q || rd_act_q ||
+                        (FR && (se_q != SE_IDLE || fu_busy));
 `endif
     assign m_wb_op    = sl_trim_q[es_q];
     assign m_wb_rec   = TX ? sl_rec_q[es_q] : RC_NONE;
@@ -1253,11 +1560,13 @@ module ats_wbuf #(
     assign m_wb_kind  = 2'd0;
     assign m_wb_fua   = es_urg_q;
     assign m_wb_tag   = 8'(es_q);
-    assign m_wbd_valid = (rdf_cnt_q != 0) && !rdr_dest_q;
-    assign m_wbd_data  = rdf_q[rdf_rd_q];
-    assign m_wbd_last  = (rdr_out_q == WI_W'(PWORDS - 1));
+    assign m_wb_slog  = FR && sl_slog_q[es_q];
+    assign m_wbd_valid = (FR && se_q != SE_IDLE) ? se_wbd_v : (rdf_cnt_q != 0) && !rdr_dest_q;
+    assign m_wbd_data  = (FR && se_q != SE_IDLE) ? se_wbd_data : rdf_q[rdf_rd_q];
+    assign m_wbd_last  = (FR && se_q != SE_IDLE) ? se_wbd_last : (rdr_out_q == WI_W'(PWORDS - 1));
     // after a power failure a host-bound page is dropped (the command FSM is frozen)
-    assign rdr_out_ready = rdr_dest_q ? ((hwr_from_rdr && m_hwr_ready) || dump_q || (dstep && dsrc_q == 2'd0))
+    assign rdr_out_ready = rdr_dest_q ? ((hwr_from_rdr && m_hwr_ready) || dump_q || (dstep && dsrc_q == 2'd0) ||
+                                         (fov_step && dsrc_q == 2'd0))
                                       : m_wbd_ready;
 
     // completions from the media, in issue order
@@ -1422,7 +1731,7 @@ module ats_wbuf #(
         if (rdr_grant_eng || rdr_grant_main) begin
             rdr_busy_q <= 1'b1;
             rdr_dest_q <= rdr_grant_main;
-            rdr_slot_q <= rdr_grant_main ? ((state_q == ST_DJOB) ? dslot_q : hit_slot_q) : es_q;
+            rdr_slot_q <= rdr_grant_main ? ((state_q == ST_DJOB || (FR && state_q == ST_FOV_JOB)) ? dslot_q : hit_slot_q) : es_q;
             rdr_iss_q  <= '0;
             rdr_out_q  <= '0;
         end
@@ -1454,7 +1763,7 @@ module ats_wbuf #(
     always_ff @(posedge clk) begin
         // (a DIFFWRITE whose first lookup missed allocates in its second ACT, not this one)
         for (int i = 0; i < NUM_SLOTS; i++)
-            alloc_take_q[i] <= st_act_w_q && alloc_ok && alloc_oh_q[i] && !diff_p1miss;
+            alloc_take_q[i] <= st_act_w_q && alloc_ok && alloc_oh_q[i] && !diff_p1miss && !fr_leave;
         if (rst) alloc_take_q <= '0;
     end
 
@@ -1487,6 +1796,7 @@ module ats_wbuf #(
                 sl_trim_q[i] <= op_trim_q || op_rec_q;
                 sl_rec_q[i]  <= op_rec_q ? ((op_q == OP_TX_ABORT) ? RC_AREC : RC_CREC)
                               : (cmt_q && page_last_q) ? RC_CMARK : RC_NONE;
+                sl_slog_q[i] <= FR && op_rec_q && cm_slog_q;
                 sl_urg_q[i]  <= c_take_q ? c_urg_q : 1'b0;
                 sl_qp_q[i]   <= c_take_q ? c_qp_q : tail_pos_q[QP_W-1:0];
             end
@@ -1529,7 +1839,233 @@ module ats_wbuf #(
                 sl_st_q[i]  <= SL_FREE;
                 sl_new_q[i] <= 1'b0;
                 sl_urg_q[i] <= 1'b0;
+                sl_slog_q[i] <= 1'b0;
             end
+        end
+    end
+
+    // ---------------------------------------------------------------- S-Log units (FR)
+    // FRAG table operations: the command FSM's, while the engine's record streamer does not hold
+    // the table (fu_eng_q); the streamer takes it only when the FSM asks for nothing (fsm_fu_req)
+    assign fu_free_fsm = FR && !fu_busy && !fu_eng_q;
+    assign fsm_fu_req  = FR && (state_q == ST_FCR || state_q == ST_FRS || state_q == ST_FS_GO ||
+                                state_q == ST_CM_SC || state_q == ST_CM_W || state_q == ST_CM_DEC ||
+                                state_q == ST_AB_LPN);
+    assign fu_cr_en    = state_q == ST_FCR && fu_free_fsm;
+    assign fu_rs_en    = state_q == ST_FRS && fu_free_fsm;
+    assign fs_start    = state_q == ST_FS_GO && fu_free_fsm && mq_hw_idle;
+    assign fu_sc_en    = fs_start || (state_q == ST_CM_SC && fu_free_fsm) || se_sc_en;
+    assign fu_sc_num   = fu_eng_q ? se_k : fnum_q;
+    assign fu_sc_mode  = fu_eng_q ? 2'd1 : (state_q == ST_FS_GO) ? 2'd2 : 2'd0;
+    assign fu_st_num   = fu_eng_q ? se_cur_q : fnum_q;
+    // a FRAG slot ends: UNRESERVE answered (a WRITE's, an abort's; a conversion's at the end of its fill)
+    assign fu_fr_en    = FR && ((state_q == ST_UNR_DATA && s_rdd_valid && s_rdd_tag == RD_ID_UNRES && s_rdd_last &&
+                                 ur_ret_q != UR_FS) || (state_q == ST_DCHK && cv_q));
+    // the commit's choice (§11.3 "Which FRAG slots become fragments"): fewer set bytes than thr,
+    // runs within the room and within the record's SLOG_TXFRAGS
+    assign cm_send     = !wk_cva_q && (32'(fu_sc_words) << 2) < 32'(thr_q) && 32'(fu_sc_runs) <= 32'(fu_st_room) &&
+                         32'(racc_q) + 32'(fu_sc_runs) <= SLOG_TXFRAGS;
+    always_comb begin                                // the walk: the lowest slot of the txid at or above wk_n_q
+        wk_found = 1'b0;
+        wk_k     = '0;
+        for (int n = NFS - 1; n >= 0; n--) begin
+            if (fr_txv_q[n] && (NF_W + 1)'(n) >= wk_n_q) begin
+                wk_found = 1'b1;
+                wk_k     = NF_W'(n);
+            end
+        end
+    end
+
+    if (FR) begin : g_frag
+        ats_wbuf_frag #(.FRAG_SLOTS(FRAG_SLOTS), .PWORDS(PWORDS), .LPN_W(LPN_W)) u_frag (
+            .clk        (clk),
+            .rst        (rst),
+            .lk_txid    (txid_q),
+            .lk_lpn     (lpn_q),
+            .lk_hit     (fu_lk_hit),
+            .lk_num     (fu_lk_num),
+            .lk_txcnt   (fu_lk_txcnt),
+            .free_v     (fu_free_v),
+            .free_num   (fu_free_num),
+            .tv_txid    (se_tx_q),
+            .tv_vec     (fu_tv_vec),
+            .tv2_txid   (txid_q),
+            .tv2_vec    (fu_tv2_vec),
+            .st_num     (fu_st_num),
+            .st_v       (fu_st_v),
+            .st_txid    (fu_st_txid),
+            .st_lpn     (fu_st_lpn),
+            .st_room    (fu_st_room),
+            .busy       (fu_busy),
+            .cr_en      (fu_cr_en),
+            .cr_txid    (txid_q),
+            .cr_lpn     (lpn_q),
+            .cr_room    (room_q),
+            .rs_en      (fu_rs_en),
+            .rs_num     (fnum_q),
+            .rs_lo      (dlo_q),
+            .rs_hi      (dhi_q),
+            .sc_en      (fu_sc_en),
+            .sc_num     (fu_sc_num),
+            .sc_mode    (fu_sc_mode),
+            .fr_en      (fu_fr_en),
+            .fr_num     (fnum_q),
+            .frt_en     (txfin_fire),
+            .frt_txid   (ptx_txid_q),
+            .sc_words   (fu_sc_words),
+            .sc_runs    (fu_sc_runs),
+            .m_run_valid(fu_run_valid),
+            .m_run_ready(fu_run_ready),
+            .m_run_first(fu_run_first),
+            .m_run_words(fu_run_words),
+            .m_run_last (fu_run_last),
+            .m_bit_valid(fu_bit_valid),
+            .m_bit_ready(fu_bit_ready),
+            .m_bit      (fu_bit),
+            .m_bit_last (fu_bit_last)
+        );
+        // the FRAG pages: FRAG_SLOTS pages of their own (§11.3), written by ST_FWR, read by the
+        // FSM's stream or the record streamer
+        ats_wbuf_mem #(.DEPTH(FRAG_SLOTS * PWORDS)) u_fmem (
+            .clk    (clk),
+            .wr_en  (fm_we),
+            .wr_addr(fm_wa),
+            .wr_data(s_hrd_data),
+            .rd_addr(fm_ra),
+            .rd_data(fm_rd)
+        );
+    end else begin : g_nofrag
+        assign fu_lk_hit = 1'b0;  assign fu_lk_num = '0;  assign fu_lk_txcnt = '0;
+        assign fu_free_v = 1'b0;  assign fu_free_num = '0;
+        assign fu_tv_vec = '0;    assign fu_tv2_vec = '0;
+        assign fu_st_lpn = '0;    assign fu_st_room = '0;  assign fu_busy = 1'b0;
+        assign fu_sc_words = '0;  assign fu_sc_runs = '0;
+        assign fu_run_valid = 1'b0; assign fu_run_first = '0; assign fu_run_words = '0; assign fu_run_last = 1'b0;
+        assign fu_bit_valid = 1'b0; assign fu_bit = 1'b0;
+        assign fm_rd = '0;
+        assign fu_st_v = 1'b0; assign fu_st_txid = '0; assign fu_bit_last = 1'b0;
+        // the S-Log's controls have no unit to drive here
+        logic unused_nofrag;
+        assign unused_nofrag = ^{fu_rs_en, fu_sc_en, fu_fr_en, fu_st_num, fu_sc_num, fu_sc_mode, fu_bit_ready,
+                                 fm_we, fm_wa, fm_ra, se_tx_q};
+    end
+    assign fm_we = FR && state_q == ST_FWR && s_hrd_valid;
+    assign fm_wa = {fnum_q, widx_q[WI_W-1:0]};
+    assign fm_ra = fu_eng_q ? {se_cur_q, WI_W'(fu_run_first + WI_W'(se_ri_q))} : {fnum_q, fs_idx_q};
+
+    // the FSM's FRAG stream: each mask bit taken reads its word (latency 2) into a 4-deep FIFO
+    assign fs_take      = FR && fu_bit_valid && !fu_eng_q && (fs_cnt_q + {2'b0, fs_pipe_q[0]} + {2'b0, fs_pipe_q[1]} < 3'd4);
+    assign fu_bit_ready = fs_take;
+    assign fs_v    = fs_cnt_q != 0;
+    assign fs_bit  = fs_b_q[fs_rd_q];
+    assign fs_word = fs_w_q[fs_rd_q];
+    assign fs_pop  = (dstep && cv_q) || fov_step;
+    always_ff @(posedge clk) begin
+        fs_pipe_q <= {fs_pipe_q[0], fs_take};
+        fs_pbit_q <= {fs_pbit_q[0], fu_bit};
+        if (fs_take) fs_idx_q <= fs_idx_q + 1'b1;
+        if (fs_pipe_q[1]) begin
+            fs_w_q[fs_wr_q] <= fm_rd;
+            fs_b_q[fs_wr_q] <= fs_pbit_q[1];
+            fs_wr_q <= fs_wr_q + 1'b1;
+        end
+        if (fs_pop) fs_rd_q <= fs_rd_q + 1'b1;
+        fs_cnt_q <= fs_cnt_q + {2'b0, fs_pipe_q[1]} - {2'b0, fs_pop};
+        if (fs_start) begin                           // (the previous stream was consumed whole)
+            fs_idx_q <= '0;
+        end
+        if (rst || !FR) begin
+            fs_pipe_q <= '0;
+            fs_cnt_q  <= '0;
+            fs_rd_q   <= '0;
+            fs_wr_q   <= '0;
+            fs_idx_q  <= '0;
+        end
+    end
+
+    // the record streamer (engine, an S-Log record accepted on m_wb): pass 0 sends two descriptor
+    // words per run ({lpn}, {off | len << 16}) of the txid's FRAG slots in number order, pass 1
+    // the runs' words in the same order; `last` on each pass's final word
+    always_comb begin
+        se_found = 1'b0;
+        se_k     = '0;
+        for (int n = NFS - 1; n >= 0; n--) begin
+            if (fu_tv_vec[n] && (NF_W + 1)'(n) >= se_n_q) begin
+                se_found = 1'b1;
+                se_k     = NF_W'(n);
+            end
+        end
+        se_none_above = 1'b1;
+        for (int n = 0; n < NFS; n++) if (fu_tv_vec[n] && NF_W'(n) > se_k) se_none_above = 1'b0;
+    end
+    assign se_sc_en    = FR && se_q == SE_NEXT && !fu_busy && se_found;
+    assign ew_issue    = FR && se_q == SE_RUN && se_pass_q && fu_run_valid &&
+                         (ew_cnt_q + {2'b0, ew_pipe_q[0]} + {2'b0, ew_pipe_q[1]} < 3'd4);
+    assign ew_last_in  = se_lastslot_q && fu_run_last && se_ri_q == fu_run_words - 1'b1;
+    assign ew_pop      = se_pass_q && ew_cnt_q != 0 && m_wbd_ready;
+    assign se_take     = !se_pass_q && se_ph_q && fu_run_valid && m_wbd_ready;   // a run's descriptor sent
+    assign fu_run_ready = FR && se_q == SE_RUN && (se_pass_q ? (ew_issue && se_ri_q == fu_run_words - 1'b1) : se_take);
+    assign se_wbd_v    = se_pass_q ? ew_cnt_q != 0 : (se_q == SE_RUN && fu_run_valid);
+    assign se_wbd_data = se_pass_q ? ew_w_q[ew_rd_q] :
+                         se_ph_q ? {16'(32'(fu_run_words) << 2), 16'(32'(fu_run_first) << 2)} : 32'(fu_st_lpn);
+    assign se_wbd_last = se_pass_q ? ew_l_q[ew_rd_q] : (se_ph_q && fu_run_last && se_lastslot_q);
+    always_ff @(posedge clk) begin
+        ew_pipe_q  <= {ew_pipe_q[0], ew_issue};
+        ew_plast_q <= {ew_plast_q[0], ew_last_in};
+        if (ew_pipe_q[1]) begin
+            ew_w_q[ew_wr_q] <= fm_rd;
+            ew_l_q[ew_wr_q] <= ew_plast_q[1];
+            ew_wr_q <= ew_wr_q + 1'b1;
+        end
+        if (ew_pop) ew_rd_q <= ew_rd_q + 1'b1;
+        ew_cnt_q <= ew_cnt_q + {2'b0, ew_pipe_q[1]} - {2'b0, ew_pop};
+        if (ew_issue) se_ri_q <= (se_ri_q == fu_run_words - 1'b1) ? '0 : se_ri_q + 1'b1;
+        if (!se_pass_q && se_q == SE_RUN && fu_run_valid && m_wbd_ready) se_ph_q <= !se_ph_q;
+        unique case (se_q)
+            SE_IDLE: if (en_q == EN_REQ && m_wb_ready && sl_slog_q[es_q]) begin
+                se_tx_q <= sl_tx_q[es_q];
+                se_q    <= SE_LOCK;
+            end
+            SE_LOCK: if (!fu_busy && !fsm_fu_req) begin
+                fu_eng_q  <= 1'b1;
+                se_n_q    <= '0;
+                se_pass_q <= 1'b0;
+                se_ph_q   <= 1'b0;
+                se_ri_q   <= '0;
+                se_q      <= SE_NEXT;
+            end
+            SE_NEXT: if (!fu_busy) begin
+                if (se_found) begin
+                    se_cur_q      <= se_k;
+                    se_lastslot_q <= se_none_above;
+                    se_n_q        <= (NF_W + 1)'(se_k) + 1'b1;
+                    se_q          <= SE_RUN;
+                end else if (!se_pass_q) begin
+                    se_pass_q <= 1'b1;
+                    se_n_q    <= '0;
+                end else begin
+                    se_q <= SE_DRAIN;
+                end
+            end
+            SE_RUN: if (fu_run_ready && fu_run_last) se_q <= SE_NEXT;
+            SE_DRAIN: if (ew_cnt_q == 0 && ew_pipe_q == '0) begin
+                fu_eng_q <= 1'b0;
+                se_q     <= SE_IDLE;
+            end
+            default: se_q <= SE_IDLE;
+        endcase
+        // an UNRESERVE answered with another status than OK: counted, otherwise ignored
+        if (FR && state_q == ST_UNR_DATA && s_rdd_valid && s_rdd_tag == RD_ID_UNRES && s_rdd_last &&
+            s_rdd_status != STS_OK) c_slog_err_q <= c_slog_err_q + 1'b1;
+        if (rst || !FR) begin
+            se_q      <= SE_IDLE;
+            fu_eng_q  <= 1'b0;
+            ew_pipe_q <= '0;
+            ew_cnt_q  <= '0;
+            ew_rd_q   <= '0;
+            ew_wr_q   <= '0;
+            se_ri_q   <= '0;
+            c_slog_err_q <= '0;
         end
     end
 
@@ -1549,6 +2085,7 @@ module ats_wbuf #(
         txm_set_q <= TX && wb_accept && m_wb_txid != 6'd0;
         txm_id_q  <= m_wb_txid;
         if (TX && commit_fire && !op_rec_q && txid_q != 6'd0) txo_q[txid_q] <= 1'b1;
+        if (FR && fu_cr_en) txo_q[txid_q] <= 1'b1;       // a FRAG slot is an entry of the tx (§11.3)
         if (txm_set_q) txm_q[txm_id_q] <= 1'b1;
         if (txfin_fire) begin
             txo_q[ptx_txid_q] <= 1'b0;
@@ -1602,7 +2139,7 @@ module ats_wbuf #(
         // than the expected slot; a read page no read asked for (mr_stray)
         c_perr_q <= c_perr_q + 32'(s_wbc_valid && (out_empty || s_wbc_tag != 8'(cpl_slot))) + 32'(mr_stray);
         // counters
-        if (commit_fire && (op_q == OP_WRITE || op_diff_q)) c_host_q <= c_host_q + 1'b1;
+        if (commit_fire && (op_q == OP_WRITE || op_diff_q) && !ccv_q) c_host_q <= c_host_q + 1'b1;
         if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
         if (wb_accept && !m_wb_op) begin
             c_wbp_q   <= c_wbp_q + 1'b1;
@@ -1667,6 +2204,7 @@ module ats_wbuf #(
     assign cnt_read_misses = c_miss_q;
     assign cnt_wb_fail     = fail_cnt_q;
     assign cnt_proto_err   = c_perr_q;
+    assign cnt_slog_err    = c_slog_err_q;
     if (DC_W > 8) begin : g_dirty_sat              // more than 255 slots: saturate the status output
         assign dirty_pages = (dirty_cnt_q > DC_W'(255)) ? 8'hFF : dirty_cnt_q[7:0];
     end else begin : g_dirty
@@ -1675,7 +2213,8 @@ module ats_wbuf #(
 
     // inputs only used for checks or reserved
     logic unused_ok;
-    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[ats_host_pkg::FLAG_BARRIER], sl_pr_q[0]};
+    assign unused_ok = ^{s_hrd_last, s_rdd_last, s_wbc_ppn, s_disp_flags[ats_host_pkg::FLAG_BARRIER], sl_pr_q[0],
+                         fu_st_v, fu_st_txid, fu_bit_last};
 endmodule
 
 `resetall

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_wbuf_frag: the write buffer's FRAG table (DiffTx's S-Log, docs/architecture.md §11.3 "The
-// write buffer's part exactly"), a unit of its own, not yet instantiated by ats_wbuf. FRAG_SLOTS
+// write buffer's part exactly"), a unit of its own, instantiated by ats_wbuf when FRAG_SLOTS > 0. FRAG_SLOTS
 // entries {txid, lpn, room} in registers, their word masks (PWORDS bits each) in a small block
 // RAM as 32-bit mask words: every access to a mask is sequential (a DIFFWRITE's range, a walk
 // over the page), so no bit of it is ever addressed at random (a register mask with random access
@@ -31,6 +31,11 @@ module ats_wbuf_frag #(
     output logic [$clog2(FRAG_SLOTS):0]        lk_txcnt,      // entries held by lk_txid
     output logic                               free_v,        // an entry is free: free_num
     output logic [$clog2(FRAG_SLOTS)-1:0]      free_num,      // the lowest free number
+    // the entries of one txid as a vector (combinational): the commit's and abort's walks
+    input  wire logic [5:0]                    tv_txid,
+    output logic [FRAG_SLOTS-1:0]              tv_vec,
+    input  wire logic [5:0]                    tv2_txid,      // a second one (the write buffer's FSM and its record streamer)
+    output logic [FRAG_SLOTS-1:0]              tv2_vec,
     // one entry's fields
     input  wire logic [$clog2(FRAG_SLOTS)-1:0] st_num,
     output logic                               st_v,
@@ -105,6 +110,8 @@ module ats_wbuf_frag #(
             end
         end
         for (int n = 0; n < FRAG_SLOTS; n++) lk_txcnt = lk_txcnt + (NW + 1)'(v_q[n] && tx_q[n] == lk_txid);
+        for (int n = 0; n < FRAG_SLOTS; n++) tv_vec[n] = v_q[n] && tx_q[n] == tv_txid;
+        for (int n = 0; n < FRAG_SLOTS; n++) tv2_vec[n] = v_q[n] && tx_q[n] == tv2_txid;
     end
     assign st_v    = v_q[st_num];
     assign st_txid = tx_q[st_num];

@@ -6,7 +6,8 @@
 // the media returns (s_rdd, ids in any order), streams it to host memory (m_hwr at the id's address)
 // and frees the id after its last word. A closed CPL entry with no page outstanding is ready; the
 // lowest ready entry is offered as a completion (m_done: OK, or MEDIA_ERROR if a word of one of its
-// pages carried an error). Ids ID_BASE / ID_PROBE belong to the command FSM (base_exp / probe_exp
+// pages carried an error). Ids ID_BASE / ID_PROBE (and with SLOG ID_RESV / ID_UNRES) belong to the
+// command FSM (base_exp / probe_exp / resv_exp / unres_exp
 // say when it takes them); any other page no read asked for is a protocol error (stray), taken to
 // its last word and dropped.
 // Split out of ats_wbuf.sv as it was (issue 36): the same registers and the same next state in
@@ -27,7 +28,10 @@ module ats_wbuf_rmiss #(
     parameter int          PAGE_BYTES = 4096,    // bytes per page (power of two): PAGE_BYTES/4 words a page
     parameter int          MISS_Q     = 32,      // read ids and CPL entries; power of two, 4..128 (checked by ats_wbuf)
     parameter logic [7:0]  ID_BASE    = 8'hFF,   // read id of the command FSM's DIFFWRITE base page
-    parameter logic [7:0]  ID_PROBE   = 8'hFE    // read id of the command FSM's own-table probe
+    parameter logic [7:0]  ID_PROBE   = 8'hFE,   // read id of the command FSM's own-table probe
+    parameter logic [7:0]  ID_RESV    = 8'hFD,   // read id of the command FSM's S-Log RESERVE
+    parameter logic [7:0]  ID_UNRES   = 8'hFC,   // read id of the command FSM's S-Log UNRESERVE
+    parameter bit          SLOG       = 1'b0     // ID_RESV / ID_UNRES are the FSM's (the buffer's FRAG_SLOTS > 0); 0: strays
 ) (
     input  wire logic            clk,
     input  wire logic            rst,           // synchronous, active high
@@ -41,6 +45,7 @@ module ats_wbuf_rmiss #(
     input  wire logic            close_push,    // the READ has issued every page: close its entry
     input  wire logic [7:0]      close_tag,
     input  wire logic [15:0]     close_nlb,     // result = nlb + 1
+    input  wire logic            close_err,     // the READ had an error of its own (an S-Log overlay's base): MEDIA_ERROR
     output wire logic            idle,          // no id outstanding, drain idle (m_hwr, s_rdd free for the FSM)
     // read pages from the media (PAGE_BYTES/4 words each, the id on s_rdd_tag)
     input  wire logic            s_rdd_valid,
@@ -51,6 +56,8 @@ module ats_wbuf_rmiss #(
     input  wire logic [7:0]      s_rdd_tag,
     input  wire logic            base_exp,      // the FSM takes an ID_BASE page now
     input  wire logic            probe_exp,     // the FSM takes an ID_PROBE page now
+    input  wire logic            resv_exp,      // the FSM takes an ID_RESV page now
+    input  wire logic            unres_exp,     // the FSM takes an ID_UNRES page now
     output wire logic            stray,         // a page no read asked for starts (count it)
     // drained words to host memory
     output wire logic            busy,          // the drain is streaming a page
@@ -112,10 +119,12 @@ module ats_wbuf_rmiss #(
     // word, never written to host memory or counted against a READ
     assign stray    = !mr_busy_q && !mr_drop_q && s_rdd_valid && !freeze &&
                       ((s_rdd_tag == ID_BASE) ? !base_exp :
-                       (s_rdd_tag == ID_PROBE) ? !probe_exp
+                       (s_rdd_tag == ID_PROBE) ? !probe_exp :
+                       (SLOG && s_rdd_tag == ID_RESV) ? !resv_exp :
+                       (SLOG && s_rdd_tag == ID_UNRES) ? !unres_exp
                                                : (32'(s_rdd_tag) >= MISS_Q || !pt_busy_q[s_rdd_tag[MQ_W-1:0]]));
     assign mr_start = !mr_busy_q && !mr_drop_q && s_rdd_valid && s_rdd_tag != ID_BASE &&
-                      s_rdd_tag != ID_PROBE && !freeze && !stray;
+                      s_rdd_tag != ID_PROBE && !(SLOG && (s_rdd_tag == ID_RESV || s_rdd_tag == ID_UNRES)) && !freeze && !stray;
     // a miss page's word goes to m_hwr as it is taken
     assign s_rdd_ready = (mr_busy_q && m_hwr_ready) || mr_drop_q;
     assign rdd_take = mr_busy_q && s_rdd_valid && s_rdd_ready;
@@ -151,6 +160,7 @@ module ats_wbuf_rmiss #(
             cq_res[cq_wr_q] <= 17'(close_nlb) + 17'd1;
             cq_closed_q[cq_wr_q] <= 1'b1;
             cq_wr_q <= cq_wr_q + 1'b1;
+            if (SLOG && close_err) cq_err_q[cq_wr_q] <= 1'b1;
         end
         pa_ok_q    <= !pt_busy_q[pa_q];
         cq_ok_q    <= !cq_used_q[cq_wr_q];

@@ -1,0 +1,518 @@
+"""ats_wbuf with FRAG slots (DiffTx's S-Log, docs/architecture.md §11.3 "The write buffer's part
+exactly", rtl/wbuf/README.md "S-Log") against the plain-Python reference `frag_ref.FragRef` and a
+page-copy model, with a plain-Python backend of its own (below) that answers RESERVE (id 0xFD:
+the room, or TX_FULL at random, for an LPN another transaction holds or whose fragment list is
+full) and UNRESERVE (id 0xFC: OK, or TX_FULL at random), the probe (0xFE), base (0xFF) and miss
+reads (a tx read: its table, else the committed page), and consumes the write-back stream: pages,
+UNMAPs, COMMIT marks, commit and abort records, and an S-Log record's two passes on m_wbd (parsed
+with frag_ref.parse_stream, its fragments applied onto the committed page at the record's
+completion, each on an LPN the transaction had reserved).
+
+Random commands (DIFFWRITEs of random ranges, some past the page, tx and plain WRITEs, COMMIT
+writes, tx and plain READs of 1-2 pages, TX_COMMIT / TX_ABORT / TX_BEGIN, FLUSH; the threshold
+`slog_thr` changed now and then, 0 included), one at a time, with random idle / backpressure on
+every stream. Checked after each command: its status (and a commit's result: the backend's entry
+count), every READ's data word by word (read your writes: the FRAG slot's words over the base),
+the 0xFD / 0xFC requests sent (tag, lpn, txid, in order) equal the reference's, an S-Log record's
+m_wbd stream equals the reference's `commit()` stream word for word; at the end (FLUSH) the
+backend's committed pages and a READ of every LBA equal the page-copy model, and `cnt_slog_err`
+equals the UNRESERVEs answered TX_FULL.
+Environment: ATS_SEED, ATS_SLOG_STEPS (commands, default 400), ATS_SLOG_BP (fixed backpressure),
+ATS_SLOG_DEBUG=1 (log every command and its 0xFD / 0xFC requests; 2: every host word too)."""
+from __future__ import annotations
+
+import os
+import random
+import struct
+import sys
+from pathlib import Path
+
+import cocotb
+import pytest
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "lib"))
+
+from atstb.runner import block_sources, run  # noqa: E402
+from frag_ref import BAD_FIELD, OK, FragRef, parse_stream, words_of  # noqa: E402
+
+READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH = 0, 1, 2, 3, 4, 5, 6
+FUA_F, COMMIT_F = 1 << 0, 1 << 2
+TX_FULL, TX_EMPTY, TABLE_FULL = 0x04, 0x06, 0x08
+NUM_LBAS, NUM_TX, SLOG_FRAGS = 12, 3, 3
+ID_UNRES, ID_RESV, ID_PROBE, ID_BASE = 0xFC, 0xFD, 0xFE, 0xFF
+
+
+def _page(words):
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+class Backend:
+    """The backend's side of architecture §4 / §11.3-§11.4, transaction level, for this test."""
+
+    def __init__(self, pb, rng):
+        self.pb, self.pw, self.rng = pb, pb // 4, rng
+        self.committed: dict[int, bytes] = {}
+        self.k: dict[int, int] = {}              # fragments on the base (room = SLOG_FRAGS - k)
+        self.resv: dict[int, int] = {}           # lpn -> txid holding its reservation
+        self.table: dict[int, dict[int, bytes]] = {}
+        self.answers: list[tuple[int, int]] = []   # RESERVE answers (status, room), in order
+        self.rq: list[tuple[int, int, int]] = []   # 0xFD / 0xFC requests (tag, lpn, txid)
+        self.unres_bad = 0
+        self.records: list[list[tuple[int, int]]] = []   # S-Log records' m_wbd streams
+        self.errors: list[str] = []
+
+    def page(self, lpn, txid):
+        if txid and lpn in self.table.get(txid, {}):
+            return self.table[txid][lpn]
+        return self.committed.get(lpn, bytes(self.pb))
+
+    def read(self, lpn, txid, tag):
+        """Answer of a read request taken now: (words, status)."""
+        z = [0] * self.pw
+        if tag == ID_PROBE:
+            return z, OK if lpn in self.table.get(txid, {}) else TX_EMPTY
+        if tag == ID_RESV:
+            self.rq.append((tag, lpn, txid))
+            if lpn in self.resv and self.resv[lpn] == txid:
+                self.errors.append(f"RESERVE of lpn {lpn} by tx {txid} that holds it")
+            room = SLOG_FRAGS - self.k.get(lpn, 0)
+            if self.rng.random() < 0.15 and room > 0:
+                self.k[lpn] = 0                    # a merge (firmware): the room grows
+                room = SLOG_FRAGS
+            if lpn in self.resv or room <= 0 or self.rng.random() < 0.15:
+                self.answers.append((TX_FULL, 0))
+                return z, TX_FULL
+            self.resv[lpn] = txid
+            self.answers.append((OK, room))
+            return [room] + z[1:], OK
+        if tag == ID_UNRES:
+            self.rq.append((tag, lpn, txid))
+            if self.resv.get(lpn) != txid:
+                self.errors.append(f"UNRESERVE of lpn {lpn} by tx {txid} without its reservation")
+            self.resv.pop(lpn, None)
+            if self.rng.random() < 0.1:
+                self.unres_bad += 1
+                return z, TX_FULL
+            return z, OK
+        return words_of(self.page(lpn, txid)), OK
+
+    def complete(self, rq, data):
+        """A write-back request's completion (durable, applied): its ppn field."""
+        op, rec, slog, lpn, txid = rq["op"], rq["rec"], rq["slog"], rq["lpn"], rq["txid"]
+        if op == 0:
+            page = _page(data)
+            if txid:
+                self.table.setdefault(txid, {})[lpn] = page
+                if rec == 1:
+                    return self._apply(txid, [])
+            else:
+                self.committed[lpn] = page
+                self.k[lpn] = 0                  # a full-page write empties F
+            return 0
+        if rec == 0:                              # UNMAP
+            self.committed[lpn] = bytes(self.pb)
+            self.k[lpn] = 0
+            return 0
+        if rec == 3:
+            self.table.pop(txid, None)
+            if any(t == txid for t in self.resv.values()):
+                self.errors.append(f"abort record of tx {txid} with reservations left")
+            return 0
+        frags = []
+        if slog:
+            self.records.append(data)
+            frags = parse_stream(data)
+            for f in frags:
+                if self.resv.get(f["lpn"]) != txid:
+                    self.errors.append(f"fragment of lpn {f['lpn']} without tx {txid}'s reservation")
+        return self._apply(txid, frags)
+
+    def _apply(self, txid, frags):
+        tab = self.table.pop(txid, {})
+        for lpn, page in tab.items():
+            self.committed[lpn] = page
+            self.k[lpn] = 0
+        for f in frags:
+            b = bytearray(self.committed.get(f["lpn"], bytes(self.pb)))
+            b[f["off"]:f["off"] + f["len"]] = f["data"]
+            self.committed[f["lpn"]] = bytes(b)
+            self.k[f["lpn"]] = self.k.get(f["lpn"], 0) + 1
+        for f in frags:
+            self.resv.pop(f["lpn"], None)
+        return len(tab) + len(frags)
+
+
+class TB:
+    def __init__(self, dut, rng):
+        self.dut, self.rng = dut, rng
+        self.pb = int(dut.PAGE_BYTES.value)
+        self.pw = self.pb // 4
+        self.be = Backend(self.pb, rng)
+        self.mem: dict[int, int] = {}            # host memory, by word address
+        self.disp = None                         # the command beat offered
+        self.done: list[tuple[int, int, int]] = []
+        self.hrd_q: list[list[int]] = []         # host read replies (words)
+        self.hwr_addr = None
+        self.wb_q: list[dict] = []               # requests taken, waiting for their data
+        self.cpl_q: list[tuple[int, int]] = []   # (tag, ppn) completions ready, in order
+        self.cpl_cur = None
+        self.out = 0                             # requests taken, completion not sent
+        self.rd_q: list[tuple[int, list[int], int]] = []   # pages to answer (tag, words, status)
+        self.rd_cur = None
+        self.hrd_pend = self.rdd_pend = False
+        self.p = dict(idle=rng.choice([0.0, 0.3]), bp=rng.choice([0.0, 0.3, 0.6]))
+        if os.environ.get("ATS_SLOG_BP"):
+            self.p["bp"] = float(os.environ["ATS_SLOG_BP"])
+
+    def r(self, p=None):
+        return self.rng.random() < (self.p["bp"] if p is None else p)
+
+    async def clock(self):
+        # at each rising edge: the beats of that edge (the DUT's outputs as the edge sees them, and
+        # the values this TB drove for it), then the values for the next edge (streams.py's rule)
+        self.drv: dict[str, int] = {}
+        while True:
+            await RisingEdge(self.dut.clk)
+            if self.drv:
+                self.sample()
+            self.drive()
+
+    def _set(self, name, v):
+        self.drv[name] = v
+        getattr(self.dut, name).value = v
+
+    def _v(self, name):
+        return self.drv[name] if name in self.drv else int(getattr(self.dut, name).value)
+
+    def drive(self):
+        d, idle = self.dut, self.p["idle"]
+        if self.disp is not None:
+            for k, v in self.disp.items():
+                self._set(f"s_disp_{k}", v)
+            self._set('s_disp_valid', 1)
+        else:
+            self._set('s_disp_valid', 0)
+        self._set('m_done_ready', int(not self.r()))
+        self._set('m_hrd_ready', int(not self.r()))
+        self._set('m_hwr_ready', int(not self.r()))
+        self._set('m_wb_ready', int(not self.r() and self.out < 6))
+        self._set('m_wbd_ready', int(not self.r()))
+        self._set('m_rd_ready', int(not self.r()))
+        # host read data
+        # (a source keeps an offered beat until it is taken: random idle only between beats)
+        if self.hrd_q and (self.hrd_pend or not self.r(idle)):
+            self._set('s_hrd_valid', 1)
+            self._set('s_hrd_data', self.hrd_q[0][0])
+            self._set('s_hrd_last', int(len(self.hrd_q[0]) == 1))
+        else:
+            self._set('s_hrd_valid', 0)
+        # completions in request order, when their data is in
+        if self.cpl_cur is None and self.cpl_q and not self.r(idle):
+            self.cpl_cur = self.cpl_q.pop(0)
+        if self.cpl_cur is not None:
+            self._set('s_wbc_valid', 1)
+            self._set('s_wbc_tag', self.cpl_cur[0])
+            self._set('s_wbc_status', OK)
+            self._set('s_wbc_ppn', self.cpl_cur[1])
+        else:
+            self._set('s_wbc_valid', 0)
+        # read pages, any order, whole pages
+        if self.rd_cur is None and self.rd_q and not self.r(idle):
+            self.rd_cur = [*self.rd_q.pop(self.rng.randrange(len(self.rd_q))), 0]
+        if self.rd_cur is not None and (self.rdd_pend or not self.r(idle / 2)):
+            tag, words, sts, i = self.rd_cur
+            self._set('s_rdd_valid', 1)
+            self._set('s_rdd_data', words[i])
+            self._set('s_rdd_tag', tag)
+            self._set('s_rdd_last', int(i == self.pw - 1))
+            self._set('s_rdd_status', sts if i == self.pw - 1 else OK)
+        else:
+            self._set('s_rdd_valid', 0)
+
+    def sample(self):
+        d = self.dut
+        self.hrd_pend = bool(self._v('s_hrd_valid') and not int(d.s_hrd_ready.value))
+        self.rdd_pend = bool(self._v('s_rdd_valid') and not int(d.s_rdd_ready.value))
+        if self.disp is not None and self._v('s_disp_valid') and int(d.s_disp_ready.value):
+            self.disp = None
+        if int(d.m_done_valid.value) and self._v('m_done_ready'):
+            self.done.append((int(d.m_done_tag.value), int(d.m_done_status.value), int(d.m_done_result.value)))
+        if int(d.m_hrd_valid.value) and self._v('m_hrd_ready'):
+            a, n = int(d.m_hrd_addr.value), int(d.m_hrd_len.value)
+            self.hrd_q.append([self.mem.get(a // 4 + i, 0) for i in range(n // 4)])
+        if self._v('s_hrd_valid') and int(d.s_hrd_ready.value):
+            if os.environ.get("ATS_SLOG_DEBUG") == "2":
+                d._log.info(f"hrd {self._v('s_hrd_data')}")
+            self.hrd_q[0].pop(0)
+            if not self.hrd_q[0]:
+                self.hrd_q.pop(0)
+        if int(d.m_hwr_valid.value) and self._v('m_hwr_ready'):
+            if self.hwr_addr is None:
+                self.hwr_addr = int(d.m_hwr_addr.value) // 4
+            self.mem[self.hwr_addr] = int(d.m_hwr_data.value)
+            if os.environ.get("ATS_SLOG_DEBUG") == "2":
+                d._log.info(f"hwr {self.hwr_addr * 4:#x} {int(d.m_hwr_data.value)} last {int(d.m_hwr_last.value)}")
+            self.hwr_addr = None if int(d.m_hwr_last.value) else self.hwr_addr + 1
+        if int(d.m_wb_valid.value) and self._v('m_wb_ready'):
+            rq = dict(op=int(d.m_wb_op.value), rec=int(d.m_wb_rec.value), slog=int(d.m_wb_slog.value),
+                      lpn=int(d.m_wb_lpn.value), txid=int(d.m_wb_txid.value), tag=int(d.m_wb_tag.value),
+                      data=[], passes=0)
+            self.out += 1
+            self.wb_q.append(rq)
+            self._wb_ready()
+        if int(d.m_wbd_valid.value) and self._v('m_wbd_ready'):
+            assert self.wb_q and (self.wb_q[0]["op"] == 0 or self.wb_q[0]["slog"]), "m_wbd beat without a data request"
+            rq = self.wb_q[0]
+            last = int(d.m_wbd_last.value)
+            if rq["slog"]:
+                rq["data"].append((int(d.m_wbd_data.value), last))
+                rq["passes"] += last
+            else:
+                rq["data"].append(int(d.m_wbd_data.value))
+                assert last == (len(rq["data"]) == self.pw), "m_wbd last"
+            self._wb_ready()
+        if self._v('s_wbc_valid') and int(d.s_wbc_ready.value) and self.cpl_cur is not None:
+            self.cpl_cur = None
+            self.out -= 1
+        if int(d.m_rd_valid.value) and self._v('m_rd_ready'):
+            lpn, txid, tag = int(d.m_rd_lpn.value), int(d.m_rd_txid.value), int(d.m_rd_tag.value)
+            words, sts = self.be.read(lpn, txid, tag)
+            self.rd_q.append((tag, words, sts))
+        if self._v('s_rdd_valid') and int(d.s_rdd_ready.value) and self.rd_cur is not None:
+            self.rd_cur[3] += 1
+            if self.rd_cur[3] == self.pw:
+                self.rd_cur = None
+
+    def _wb_ready(self):
+        """Requests whose data is complete are applied (durable) in order, their completions queued."""
+        while self.wb_q:
+            rq = self.wb_q[0]
+            need_data = rq["op"] == 0 or rq["slog"]
+            if need_data and not ((rq["op"] == 0 and len(rq["data"]) == self.pw) or (rq["slog"] and rq["passes"] == 2)):
+                return
+            self.wb_q.pop(0)
+            ppn = self.be.complete(rq, rq["data"])
+            self.cpl_q.append((rq["tag"], ppn))
+
+
+async def _wait_done(tb, tag, cycles=60_000):
+    for _ in range(cycles):
+        for i, (t, st, res) in enumerate(tb.done):
+            if t == tag:
+                tb.done.pop(i)
+                return st, res
+        await RisingEdge(tb.dut.clk)
+    raise AssertionError(f"command tag {tag} did not complete")
+
+
+@cocotb.test()
+async def run_slog_random(dut):
+    seed = int(os.environ.get("ATS_SEED", "1"))
+    rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value))
+    steps = int(os.environ.get("ATS_SLOG_STEPS", "400"))
+    tb = TB(dut, rng)
+    pb, pw = tb.pb, tb.pw
+    nf, txfrags = int(dut.FRAG_SLOTS.value), int(dut.SLOG_TXFRAGS.value)
+    thr_v = rng.choice([pb - 16, pb // 2])
+    ref = FragRef(pb, nf, txfrags, thr_v)
+    for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
+        getattr(dut, name).value = 0
+    dut.plp_budget.value = 0
+    dut.slog_thr.value = thr_v
+    for k in ("op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux", "epoch"):
+        getattr(dut, f"s_disp_{k}").value = 0
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    for _ in range(5):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    cocotb.start_soon(tb.clock())
+
+    view0 = {}                                   # what a plain READ returns
+    full = {t: {} for t in range(1, NUM_TX + 1)}  # each tx's full pages
+    ents = {t: False for t in range(1, NUM_TX + 1)}
+    tags = iter(i % 200 + 1 for i in range(10**9))
+    epoch = [1]
+    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0)
+
+    def v0(lpn):
+        return view0.get(lpn, bytes(pb))
+
+    def host_put(addr, data):
+        for i, w in enumerate(words_of(data)):
+            tb.mem[addr // 4 + i] = w
+
+    def host_get(addr, n):
+        return _page([tb.mem.get(addr // 4 + i, 0) for i in range(n // 4)])
+
+    async def cmd(op, lba=0, nlb=0, txid=0, flags=0, dptr=0, aux=0):
+        tag = next(tags)
+        n_rq, n_ans = len(tb.be.rq), len(tb.be.answers)
+        while tb.disp is not None:
+            await RisingEdge(dut.clk)
+        tb.disp = dict(op=op, tag=tag, lba=lba, nlb=nlb, txid=txid, flags=flags, attr=0, prio=0,
+                       dptr=dptr, aux=aux, epoch=epoch[0])
+        st, res = await _wait_done(tb, tag)
+        if os.environ.get("ATS_SLOG_DEBUG"):
+            dut._log.info(f"cmd op {op} lba {lba} nlb {nlb} tx {txid} fl {flags} aux {aux:#x} -> {st:#x} {res} "
+                          f"rq {tb.be.rq[n_rq:]} ans {tb.be.answers[n_ans:]}")
+        return st, res, tb.be.rq[n_rq:], tb.be.answers[n_ans:]
+
+    def reserve_cb(answers):
+        it = iter(answers)
+
+        def cb(t, lpn):
+            a = next(it, None)
+            assert a is not None, f"the reference sends RESERVE ({lpn}, {t}); the buffer did not"
+            return a
+        return cb
+
+    addr_w, addr_r = 0x1000, 0x8000
+    for step in range(steps):
+        if rng.random() < 0.04:                   # the CSR changes now and then (0: no fragments)
+            thr_v = rng.choice([0, pb // 4, pb // 2, pb - 16, pb])
+            dut.slog_thr.value = thr_v
+            ref.thr = min(thr_v, pb - 16)
+            for _ in range(3):
+                await RisingEdge(dut.clk)
+        if rng.random() < 0.1:
+            epoch[0] = (epoch[0] + 1) & 0xFFFF
+        t = rng.randrange(1, NUM_TX + 1)
+        lpn = rng.randrange(NUM_LBAS - 1)
+        if ref.of_tx(t) and rng.random() < 0.4:   # often an LPN the tx holds a FRAG slot of
+            lpn = rng.choice(ref.of_tx(t)).lpn
+        x = rng.random()
+        n_before = len(ref.reqs)
+        if x < 0.34:                              # DIFFWRITE
+            off = 4 * rng.randrange(pw)
+            ln = 4 * rng.randrange(1, pw - off // 4 + 1) if rng.random() < 0.4 else 4 * rng.randrange(1, min(4, pw - off // 4) + 1)
+            if rng.random() < 0.03:
+                ln = pb - off + 4                 # past the page
+            fua = rng.random() < 0.05
+            data = bytes(rng.randrange(256) for _ in range(ln))
+            host_put(addr_w, data)
+            st, res, rq, ans = await cmd(DIFFWRITE, lpn, 0, t, FUA_F if fua else 0, addr_w, off | ln << 16)
+            path, s = ref.diffwrite(t, lpn, off, ln, data, fua, lpn in full[t], reserve_cb(ans))
+            if path == "bad_field":
+                assert st == BAD_FIELD, f"step {step}: DIFFWRITE past the page: status {st:#x}"
+            else:
+                assert st == OK, f"step {step}: DIFFWRITE {path} status {st:#x}"
+                stats[path] += 1
+                ents[t] = True
+                if path in ("rmw", "convert"):
+                    base = full[t].get(lpn) if lpn in full[t] else v0(lpn)
+                    if path == "convert":
+                        base = ref.overlay(s, v0(lpn))
+                    b = bytearray(base)
+                    b[off:off + ln] = data
+                    full[t][lpn] = bytes(b)
+        elif x < 0.44 or (x < 0.5 and ents[t]):   # WRITE (a tx's, plain, a COMMIT write)
+            tx = t if rng.random() < 0.7 else 0
+            cm = tx != 0 and rng.random() < 0.15
+            data = bytes(rng.randrange(256) for _ in range(pb))
+            host_put(addr_w, data)
+            st, res, rq, _ = await cmd(WRITE, lpn, 0, tx, COMMIT_F if cm else 0, addr_w)
+            assert st == OK, f"step {step}: WRITE status {st:#x}"
+            if tx:
+                if cm:                            # its walk converts every FRAG slot of the tx first
+                    for fs in ref.of_tx(tx):      # (README "S-Log": a COMMIT write sends no fragments)
+                        full[tx][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
+                        ref._free(fs, True)
+                        stats["conv_commit"] += 1
+                ref.write(tx, lpn)
+                full[tx][lpn] = data
+                ents[tx] = True
+                if cm:
+                    view0.update(full[tx])
+                    full[tx], ents[tx] = {}, False
+            else:
+                view0[lpn] = data
+        elif x < 0.72:                            # READ, a tx's or plain, 1-2 pages
+            tx = t if rng.random() < 0.75 else 0
+            nlb = rng.randrange(2)
+            st, res, rq, _ = await cmd(READ, lpn, nlb, tx, 0, addr_r)
+            assert st == OK, f"step {step}: READ status {st:#x}"
+            for p in range(nlb + 1):
+                lp = lpn + p
+                if tx and lp in full[tx]:
+                    exp = full[tx][lp]
+                else:
+                    if tx and ref.find(tx, lp):
+                        stats["overlay_reads"] += 1
+                    exp = ref.read(tx, lp, v0(lp)) if tx else v0(lp)
+                got = host_get(addr_r + p * pb, pb)
+                assert got == exp, (f"step {step}: READ lpn {lp} tx {tx}: got {words_of(got)} "
+                                    f"expected {words_of(exp)}; the backend's committed page "
+                                    f"{words_of(tb.be.committed.get(lp, bytes(pb)))}")
+        elif x < 0.82:                            # TX_COMMIT
+            n_rec = len(tb.be.records)
+            st, res, rq, _ = await cmd(TX_COMMIT, 0, 0, t)
+            if not ents[t]:
+                assert st == TX_EMPTY, f"step {step}: empty commit {st:#x}"
+            else:
+                assert st == OK, f"step {step}: TX_COMMIT status {st:#x}"
+                r = ref.commit(t)
+                for fs in r["converted"]:
+                    full[t][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
+                    stats["conv_commit"] += 1
+                recs = tb.be.records[n_rec:]
+                if r["slog"]:
+                    stats["slog_records"] += 1
+                    stats["sent"] += len(r["sent"])
+                    assert len(recs) == 1 and recs[0] == r["stream"], \
+                        f"step {step}: S-Log record stream {recs} expected {r['stream']}"
+                else:
+                    assert not recs, f"step {step}: an S-Log record without fragments"
+                exp_res = len(full[t]) + sum(len(fs.runs()) for fs in r["sent"])
+                assert res == exp_res, f"step {step}: commit result {res}, expected {exp_res}"
+                view0.update(full[t])
+                for fs in r["sent"]:
+                    view0[fs.lpn] = ref.overlay(fs, v0(fs.lpn))
+                ref.commit_done(t)
+                full[t], ents[t] = {}, False
+        elif x < 0.87:                            # TX_ABORT
+            st, res, rq, _ = await cmd(TX_ABORT, 0, 0, t)
+            assert st == (OK if ents[t] else TX_EMPTY), f"step {step}: TX_ABORT status {st:#x}"
+            ref.abort(t)
+            full[t], ents[t] = {}, False
+        elif x < 0.92:
+            st, res, rq, _ = await cmd(TX_BEGIN, 0, 0, t)
+            assert st == (TABLE_FULL if ents[t] else OK), f"step {step}: TX_BEGIN status {st:#x}"
+        else:
+            st, res, rq, _ = await cmd(FLUSH)
+            assert st == OK
+        exp_rq = ref.reqs[n_before:]
+        assert rq == exp_rq, f"step {step}: 0xFD / 0xFC requests {rq}, expected {exp_rq}"
+        assert not tb.be.errors, tb.be.errors
+        assert int(dut.cnt_proto_err.value) == 0, f"step {step}: protocol error"
+    # end: every tx aborted, FLUSH, the backend's committed pages and every LBA read back
+    for t in range(1, NUM_TX + 1):
+        n_before = len(ref.reqs)
+        st, res, rq, _ = await cmd(TX_ABORT, 0, 0, t)
+        ref.abort(t)
+        assert rq == ref.reqs[n_before:]
+    st, *_ = await cmd(FLUSH)
+    assert st == OK
+    for lp in range(NUM_LBAS):
+        assert tb.be.committed.get(lp, bytes(pb)) == v0(lp), f"backend lpn {lp}"
+        st, *_ = await cmd(READ, lp, 0, 0, 0, addr_r)
+        assert st == OK and host_get(addr_r, pb) == v0(lp), f"final READ lpn {lp}"
+    assert int(dut.cnt_slog_err.value) == tb.be.unres_bad, "cnt_slog_err"
+    assert not tb.be.errors, tb.be.errors
+    dut._log.info(f"S-Log run: {stats}, unreserve refused {tb.be.unres_bad}, streams {tb.p}")
+    assert stats["frag_new"] and stats["frag_write"] and stats["convert"] and stats["slog_records"], stats
+
+
+@pytest.mark.parametrize("frag_slots,txfrags", [(2, 64), (4, 2)])
+def test_ats_wbuf_slog(frag_slots, txfrags):
+    params = {"NUM_SLOTS": 8, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
+              "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": 1,
+              "FRAG_SLOTS": frag_slots, "SLOG_TXFRAGS": txfrags}
+    run(toplevel="ats_wbuf",
+        sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
+        test_module="test_ats_wbuf_slog", test_dir=HERE, build_key=f"slog_f{frag_slots}_x{txfrags}",
+        parameters=params, public={})
