@@ -248,9 +248,12 @@ class TB:
         self.slog_mode = False              # requests and seqs not one to one (slog_random)
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "s_map_valid", "wb_hold"):
             getattr(dut, n).value = 0
-        if SLOG:                            # the write buffer's read ids 0xFD / 0xFC
+        if SLOG:                            # the write buffer's read ids 0xFD / 0xFC, host reads
             self.rd = StreamSource(dut, "s_rd", dut.clk, ["lpn", "txid", "tag"], p())
             self.rdd = StreamSink(dut, "m_rdd", dut.clk, ["data", "last", "status", "tag"], p())
+            self.rdd_cur: list = []         # the page being received on m_rdd
+            self.rid_pages: deque = deque() # the read ids' answer pages, in order
+            self.read_pages: list = []      # (tag, words) of the host reads' pages
         else:
             dut.m_rdd_ready.value = 1
         dut.m_fwr_ready.value = 1
@@ -304,6 +307,15 @@ class TB:
             _, a = self.eng.pending.popleft()
             self.rsp.send_nowait(**a)
         self.nand.edge(cyc)
+        while SLOG and self.rdd.queue:      # m_rdd: whole pages, never two interleaved (architecture §4)
+            w = self.rdd.queue.popleft()
+            assert not self.rdd_cur or w["tag"] == self.rdd_cur[0]["tag"], \
+                f"m_rdd: a word of tag {w['tag']:#x} inside a page of tag {self.rdd_cur[0]['tag']:#x}"
+            self.rdd_cur.append(w)
+            if w["last"]:
+                pg, self.rdd_cur = self.rdd_cur, []
+                (self.rid_pages.append(pg) if pg[0]["tag"] in (RID_RSV, RID_UNRSV)
+                 else self.read_pages.append((pg[0]["tag"], pg)))
         while self.wbc.queue:
             c = self.wbc.queue.popleft()
             s = self.by_tag.pop(c["tag"])
@@ -671,18 +683,13 @@ FR_LPNS = list(range(24, 36))               # LPNs that take fragments (3 a set:
 async def rid(tb, tag: int, t: int, lpn: int) -> tuple[int, int]:
     """A RESERVE (0xFD) / UNRESERVE (0xFC) as the write buffer sends it: (status on last, word 0)."""
     tb.rd.send_nowait(lpn=lpn, txid=t, tag=tag)
-    words = []
     n = 0
-    while True:
-        while not tb.rdd.queue:
-            await RisingEdge(tb.dut.clk)
-            n += 1
-            assert n < 20_000, f"read id {tag:#x} of tx {t} lpn {lpn}: no answer"
-        w = tb.rdd.queue.popleft()
-        assert w["tag"] == tag, f"answer page with tag {w['tag']:#x}, read id {tag:#x} outstanding"
-        words.append(w)
-        if w["last"]:
-            break
+    while not tb.rid_pages:
+        await RisingEdge(tb.dut.clk)
+        n += 1
+        assert n < 20_000, f"read id {tag:#x} of tx {t} lpn {lpn}: no answer"
+    words = tb.rid_pages.popleft()
+    assert words[0]["tag"] == tag, f"answer page with tag {words[0]['tag']:#x}, read id {tag:#x} outstanding"
     assert len(words) == PW, f"read id {tag:#x}: {len(words)} words"
     assert all(w["status"] == OK for w in words[:-1])
     assert all(w["data"] == 0 for w in words[1:]) and (tag == RID_RSV or words[0]["data"] == 0)
@@ -718,6 +725,7 @@ async def slog_random(dut):
     rsv: dict[int, dict] = {}               # txid -> {lpn: room} reserved OK
     pages: dict[int, int] = {}              # txid -> its tx pages since its last commit
     last_fr = -1                            # the last request that wrote an LPN of FR_LPNS
+    reads: list = []                        # the host reads' tags, in order
     mapped: set = set()                     # LPNs of FR_LPNS last written (not trimmed)
 
     def send(op, rec, lpn, t):
@@ -805,6 +813,10 @@ async def slog_random(dut):
             await unreserve(t, rng.choice(sorted(rsv[t])))
         elif x < 0.9 and (rsv.get(t) or pages.get(t)):
             await commit(t)
+        if rng.random() < 0.15:             # host reads (of never written LPNs: zero pages, no NAND)
+            for _ in range(rng.randint(1, 3)):
+                tb.rd.send_nowait(lpn=100 + rng.randrange(8), txid=0, tag=len(reads) % 64)
+                reads.append(len(reads) % 64)
         if rng.random() < 0.1:
             await ClockCycles(dut.clk, rng.randint(1, 200))
     for t in range(1, NTX + 1):
@@ -815,7 +827,13 @@ async def slog_random(dut):
         await reserve(1, lpn)
         if lpn in rsv.get(1, {}):
             await unreserve(1, lpn)
+    await ClockCycles(dut.clk, 200)
+    assert sorted(g for g, _ in tb.read_pages) == sorted(reads), "host reads: pages missing or extra"
+    for g, pg in tb.read_pages:             # an unmapped LPN reads zeros, OK (README "Read miss")
+        assert len(pg) == PW and all(w["data"] == 0 for w in pg) and all(w["status"] == OK for w in pg), \
+            f"host read tag {g}: {pg}"
     r = check_slog(tb, tl)
+    r["host_reads"] = len(reads)
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"]) > 0, \
         f"a path not met: {r}"

@@ -1692,7 +1692,9 @@ module ats_backend #(
                     rid_v_q <= 1'b0; rid_a_q <= 1'b1; rid_sts_q <= ixa_sts; rid_cnt_q <= ixa_cnt;
                 end
                 if (ur_fire) ur_mid_q <= !ur_rdd_last;
-                if (rid_a_q && !rid_sel_q && !ur_mid_q && !ur_fire) begin
+                // switch only where m_rdd shows no word of the read unit (a valid beat keeps its
+                // payload until taken): its page's last word taken now, or none offered between pages
+                if (rid_a_q && !rid_sel_q && ((ur_fire && ur_rdd_last) || (!ur_mid_q && !ur_rdd_valid))) begin
                     rid_sel_q <= 1'b1; rid_w_q <= '0;
                 end
                 if (rid_sel_q && m_rdd_ready) begin
