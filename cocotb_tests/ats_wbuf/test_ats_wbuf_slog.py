@@ -41,7 +41,7 @@ from frag_ref import BAD_FIELD, OK, FragRef, parse_stream, words_of  # noqa: E40
 
 READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH = 0, 1, 2, 3, 4, 5, 6
 FUA_F, COMMIT_F = 1 << 0, 1 << 2
-TX_FULL, TX_EMPTY, TABLE_FULL = 0x04, 0x06, 0x08
+TX_FULL, TX_EMPTY, TABLE_FULL, MEDIA_ERROR = 0x04, 0x06, 0x08, 0x10
 NUM_LBAS, NUM_TX, SLOG_FRAGS = 12, 3, 3
 ID_UNRES, ID_RESV, ID_PROBE, ID_BASE = 0xFC, 0xFD, 0xFE, 0xFF
 
@@ -62,6 +62,8 @@ class Backend:
         self.answers: list[tuple[int, int]] = []   # RESERVE answers (status, room), in order
         self.rq: list[tuple[int, int, int]] = []   # 0xFD / 0xFC requests (tag, lpn, txid)
         self.unres_bad = 0
+        self.err_p = 0.0                           # MEDIA_ERROR on a base read (id 0xFF), set per command
+        self.base_errs = 0
         self.records: list[list[tuple[int, int]]] = []   # S-Log records' m_wbd streams
         self.errors: list[str] = []
 
@@ -98,6 +100,9 @@ class Backend:
                 self.unres_bad += 1
                 return z, TX_FULL
             return z, OK
+        if tag == ID_BASE and self.rng.random() < self.err_p:
+            self.base_errs += 1
+            return words_of(self.page(lpn, txid)), MEDIA_ERROR
         return words_of(self.page(lpn, txid)), OK
 
     def complete(self, rq, data):
@@ -337,7 +342,8 @@ async def run_slog_random(dut):
     ents = {t: False for t in range(1, NUM_TX + 1)}
     tags = iter(i % 200 + 1 for i in range(10**9))
     epoch = [1]
-    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0)
+    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0,
+                 base_err=0, read_err=0)
 
     def v0(lpn):
         return view0.get(lpn, bytes(pb))
@@ -389,15 +395,27 @@ async def run_slog_random(dut):
         n_before = len(ref.reqs)
         if x < 0.34:                              # DIFFWRITE
             off = 4 * rng.randrange(pw)
-            ln = 4 * rng.randrange(1, pw - off // 4 + 1) if rng.random() < 0.4 else 4 * rng.randrange(1, min(4, pw - off // 4) + 1)
+            held = ref.find(t, lpn) is not None
+            ln = (4 * rng.randrange(1, pw - off // 4 + 1) if rng.random() < (0.6 if held else 0.4)
+                  else 4 * rng.randrange(1, min(4, pw - off // 4) + 1))
+            if held and rng.random() < 0.15:
+                off, ln = 0, pb                   # a whole page: a conversion (len >= thr)
             if rng.random() < 0.03:
                 ln = pb - off + 4                 # past the page
             fua = rng.random() < 0.05
             data = bytes(rng.randrange(256) for _ in range(ln))
             host_put(addr_w, data)
+            tb.be.err_p, e0 = 0.08, tb.be.base_errs
             st, res, rq, ans = await cmd(DIFFWRITE, lpn, 0, t, FUA_F if fua else 0, addr_w, off | ln << 16)
+            tb.be.err_p = 0.0
+            assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: DIFFWRITE {st:#x}, base read errors {tb.be.base_errs - e0}"
             path, s = ref.diffwrite(t, lpn, off, ln, data, fua, lpn in full[t], reserve_cb(ans))
-            if path == "bad_field":
+            if st == MEDIA_ERROR:
+                # its base read failed: nothing written (a conversion's FRAG slot is gone all the same:
+                # freed and unreserved before the fill, architecture §11.3)
+                assert path in ("rmw", "convert"), f"step {step}: MEDIA_ERROR on a {path}"
+                stats["base_err"] += 1
+            elif path == "bad_field":
                 assert st == BAD_FIELD, f"step {step}: DIFFWRITE past the page: status {st:#x}"
             else:
                 assert st == OK, f"step {step}: DIFFWRITE {path} status {st:#x}"
@@ -434,9 +452,17 @@ async def run_slog_random(dut):
         elif x < 0.72:                            # READ, a tx's or plain, 1-2 pages
             tx = t if rng.random() < 0.75 else 0
             nlb = rng.randrange(2)
+            tb.be.err_p, e0 = 0.08, tb.be.base_errs
             st, res, rq, _ = await cmd(READ, lpn, nlb, tx, 0, addr_r)
-            assert st == OK, f"step {step}: READ status {st:#x}"
-            for p in range(nlb + 1):
+            tb.be.err_p = 0.0
+            assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: READ {st:#x}, base read errors {tb.be.base_errs - e0}"
+            ovl = [lp for lp in range(lpn, lpn + nlb + 1) if tx and lp not in full[tx] and ref.find(tx, lp)]
+            if st == MEDIA_ERROR:                 # only an overlay's base read (id 0xFF) can fail here
+                assert ovl, f"step {step}: READ MEDIA_ERROR without an overlay"
+                stats["read_err"] += 1
+            else:
+                assert st == OK, f"step {step}: READ status {st:#x}"
+            for p in range(nlb + 1 if st == OK else 0):
                 lp = lpn + p
                 if tx and lp in full[tx]:
                     exp = full[tx][lp]
