@@ -760,6 +760,8 @@ async def slog_random(dut):
         frs = []
         mine = dict(rsv.get(t, {}))
         bad = not pages.get(t) and rng.random() < 0.4      # (a rejected record only without tx pages:
+        if not pages.get(t) and mine and rng.random() < 0.15:   # a base unmapped after its RESERVE:
+            send(1, RC_NONE, rng.choice(sorted(mine)), 0)       # the record is rejected (BAD_FIELD)
         if not bad and mine and rng.random() < 0.4:         # tx pages just before the record: its
             await settle()                                  # verdict waits for their TX_WRITEs
             for _ in range(rng.randint(1, 2)):
@@ -835,7 +837,7 @@ async def slog_random(dut):
     r = check_slog(tb, tl)
     r["host_reads"] = len(reads)
     dut._log.info(f"slog_random: {r}")
-    assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"]) > 0, \
+    assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"]) > 0, \
         f"a path not met: {r}"
 
 
@@ -858,8 +860,10 @@ def check_slog(tb, tl: list) -> dict:
     want_pages: dict[int, tuple] = {}       # seq -> (lpn, txid, kind, flags, epoch, data words)
     want_recs = []                          # applied records: (txid, lpgn, [(lpn, base, off, len, ver, data)])
     kf: dict[int, int] = {}                 # lpn -> fragments applied
+    exp_cf: list = []                       # completeness flags not yet taken by a record
+    rec_cf: list = []
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
-             unmapped_rsv=0)
+             unmapped_rsv=0, flags=0)
     q = 0
     for ev in tl:
         if ev[0] == "rsv":
@@ -906,6 +910,8 @@ def check_slog(tb, tl: list) -> dict:
                               len=ln if lpn in l2p else 0,    # an unmapped base: rejected (README "S-Log")
                               data=b"".join(w.to_bytes(4, "little") for w in d)) for lpn, o, ln, d in r["frs"]]
                 res = ref.record(descs)
+                if res["sts"] == OK:        # the flags a record takes (its own list, from the docs:
+                    rec_cf, exp_cf = exp_cf, []   # architecture §11.5, README_slog; a doomed one's lost)
                 if res["sts"] != OK:
                     assert e is None, "the test sends a record that must be rejected only without tx pages"
                     e = res["sts"]
@@ -922,6 +928,9 @@ def check_slog(tb, tl: list) -> dict:
             elif res is not None:
                 a_st, a_n = ref.apply(t)
                 assert a_st == OK
+                ref.push_cf(t, res["reclen"], res["lpgn"])   # applied: programmed whole (README "S-Log")
+                if len(exp_cf) < 8:
+                    exp_cf.append((t, res["reclen"], res["lpgn"]))
                 want, cnt = OK, taken + a_n
                 for lp, q2, k in ent:
                     if k:
@@ -933,7 +942,7 @@ def check_slog(tb, tl: list) -> dict:
                 for (lpn, o, ln, d), dd in zip(r["frs"], descs):
                     kf[lpn] = kf.get(lpn, 0) + 1    # VER: the fragment's ordinal on its base (no merge yet)
                     fl.append((lpn, dd["ppn"], o, ln, kf[lpn], d))
-                want_recs.append((t, res["lpgn"], fl))
+                want_recs.append((t, res["lpgn"], fl, rec_cf))
                 n["records"] += 1
                 n["multi_page"] += len(pgs) > 1
             else:
@@ -974,8 +983,11 @@ def check_slog(tb, tl: list) -> dict:
     assert bad == 0 and partial == 0, f"log: {bad} malformed, {partial} partial records"
     assert len(recs) == len(want_recs), f"{len(recs)} records decoded, {len(want_recs)} applied"
     assert sorted(lps) == list(range(len(lps))), "LPGNs not consecutive from 0"
-    for rr, (t, lpgn, frs) in zip(sorted(recs, key=lambda x: x.first_lpgn), want_recs):
+    for rr, (t, lpgn, frs, cfl) in zip(sorted(recs, key=lambda x: x.first_lpgn), want_recs):
         assert (rr.txid, rr.first_lpgn) == (t, lpgn), f"record {rr.txid}@{rr.first_lpgn}, reference {t}@{lpgn}"
+        got_cf = [(c.txid, c.reclen, c.first_lpgn) for c in rr.cflags]
+        assert got_cf == cfl, f"record of tx {t} at LPGN {lpgn}: completeness flags {got_cf}, reference {cfl}"
+        n["flags"] += len(got_cf)
         got = [(m.lpn, m.ppn, m.off, m.len, m.ver) for m in rr.metas]
         assert got == [f[:5] for f in frs], f"record of tx {t}: META-PUs {got}, reference {[f[:5] for f in frs]}"
         for m, at, (_, _, _, ln, _, d) in zip(rr.metas, rr.frag_at, frs):

@@ -1615,7 +1615,10 @@ module ats_backend #(
             .s_rw_valid(rw_valid), .s_rw_ready(rw_ready), .s_rw_data(s_wbd_data),
             .m_lp_valid(lp_valid), .m_lp_ready(lp_ready), .m_lp_data(lp_data), .m_lp_last(lp_last),
             .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end),
-            .s_cf_valid(1'b0), .s_cf_txid(8'd0), .s_cf_reclen(8'd0), .s_cf_lpgn(32'd0),
+            // completeness flag: a record applied at its in-order completion was programmed whole
+            // (architecture §11.5: its log pages; it names no full page yet)
+            .s_cf_valid(ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK),
+            .s_cf_txid({2'b00, cm_txid_q}), .s_cf_reclen(rx_reclen_q), .s_cf_lpgn(rx_lpgn_q),
             .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn(rx_lpgn_q), .lpgn(slog_lpgn)
         );
 
