@@ -24,7 +24,7 @@ from pathlib import Path
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import Event, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import Event, ReadOnly, RisingEdge, SimTimeoutError, Timer, with_timeout
 from cocotb.utils import get_sim_time
 
 HERE = Path(__file__).resolve().parent
@@ -126,18 +126,37 @@ class BoardTB:
             await RisingEdge(d.sys_clk)
             await ReadOnly()
 
-    async def reset(self, ns: int = 200):
+    async def reset(self, ns: int = 200, pin_up: bool = False):
+        """The system reset for `ns` (at least 200); pin_up: the power-fail pin rises half-way through
+        (power back before the reset ends: at least 100 ns, the pin's 2-flop synchroniser, before)."""
         self.dut.sys_rst.value = 1
         self.dut.eth_rst.value = 1
+        if pin_up:
+            await Timer(ns // 2, unit="ns")
+            self.dut.pwr_fail_n.value = 1
+            ns -= ns // 2
         await Timer(ns, unit="ns")
         self.dut.sys_rst.value = 0
         self.dut.eth_rst.value = 0
 
     async def client(self, mode: str, n: int, seed: int, timeout: float, *args: str) -> dict:
-        res = await run_client(self, mode, n, seed, timeout,
-                               ["--nlba", "64", "--page", str(self.cfg["page_bytes"]), "--nslot",
-                                str(self.board["udp_slots"]), "--slot-bytes", str(self.board["udp_slot_bytes"]), *args],
-                               lambda: f"console:\n{self.console.decode(errors='replace')[-2000:]}")
+        """One client run; fails (the client killed) if it has not finished within ATS_BOARD_LIMIT
+        simulated cycles (default 40 M: the board's own geometry formats in about 30 M)."""
+        limit = int(float(os.environ.get("ATS_BOARD_LIMIT", "40e6")))
+        diag = lambda: f"console:\n{self.console.decode(errors='replace')[-2000:]}"   # noqa: E731
+        try:
+            res = await with_timeout(run_client(self, mode, n, seed, timeout,
+                                                ["--nlba", "64", "--page", str(self.cfg["page_bytes"]), "--nslot",
+                                                 str(self.board["udp_slots"]), "--slot-bytes",
+                                                 str(self.board["udp_slot_bytes"]), *args], diag),
+                                     limit * SYS_PS, "ps")
+        except SimTimeoutError:
+            if self.phy.proc is not None:
+                self.phy.proc.kill()
+                self.phy.proc.wait()
+                self.phy.proc = None
+            raise AssertionError(f"client {mode}: not done within {limit} cycles (cycle {self.cycle}); "
+                                 f"phy {dict(self.phy.stats)}; {diag()}") from None
         self.dut._log.info("%s %d: %s, phy %s", mode, n, res, dict(self.phy.stats))
         return res
 
@@ -160,16 +179,17 @@ async def boot(dut):
     await tb.reset()
     r = await tb.client("boot", n, seed_of(1), 2.0)
     con = tb.console.decode(errors="replace")
-    assert "DDR3 ready" in con, con[-2000:]
+    assert "DDR3 ready" in con and "format: 0, 0 factory bad blocks" in con and "ready (boot" in con, con[-2000:]
     idn = r["identify"]
     cfg = tb.cfg
     assert idn["page_bytes"] == cfg["page_bytes"] and idn["num_lbas"] == cfg["num_lbas"], (idn, cfg)
     assert r["done"] == n, r
     dut._log.info("boot: done at cycle %d, IDENTIFY %s", tb.cycle, idn)
     out = ROOT / "build" / "sim_board"
-    (out / "board_soc_console.txt").write_text(con)
+    name = os.environ.get("ATS_BOARD_OUT", "boot")             # slice: board_soc_slice.json
+    (out / ("board_soc_console.txt" if name == "boot" else f"board_soc_{name}_console.txt")).write_text(con)
     res = dict(r, cycles_total=tb.cycle, sim_us=round(tb.cycle * SYS_PS / 1e6, 1), phy=dict(tb.phy.stats))
-    (out / "board_soc_boot.json").write_text(json.dumps(res, indent=1) + "\n")
+    (out / f"board_soc_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
 @cocotb.test()
@@ -211,10 +231,14 @@ async def power_fail(dut):
     phy.proc.wait()
     phy.proc = None
     phy.late = [x for x in phy.late if x[3] is not None]      # the dead host's datagrams not yet in
-    for _ in range(rng.randint(500, 3000)):                  # the button held
+    for _ in range(rng.randint(500, 3000)):                  # the power off
         await RisingEdge(dut.sys_clk)
-    await tb.reset(rng.randint(200, 2000))                   # the reset button, the power-fail one still held
-    dut.pwr_fail_n.value = 1
+    # power on: the reset (the board's reset button) with the power-fail pin still low, the pin rising
+    # while the reset holds (the supply good before the reset ends, as a power-on reset does): the
+    # write buffer's power-fail state is sticky until a reset (rtl/wbuf, `dump_q`), so a pin rising
+    # only after the reset left the rebooted device's write buffer frozen, every host READ and WRITE
+    # waiting for ever (IDENTIFY, the firmware's, still answered)
+    await tb.reset(rng.randint(200, 2000), pin_up=True)
     con0 = len(tb.console)
     r3 = await tb.client("pfcheck", n, seed, 2.0, "--n2", str(n2))
     con = tb.console.decode(errors="replace")
@@ -257,19 +281,31 @@ async def throughput(dut):
     path.write_text(json.dumps(out, indent=1) + "\n")
 
 
-# Not in `make test`: the build is about 75 CPU s, but a boot with the online format of blank dies is
-# millions of cycles at about 11,000 a CPU second (sim/board/README.md "Status"), over an item's
-# 3-minute budget. ATS_BOARD_SOC=1 runs it (the demo calls it directly); ATS_BOARD_TIME_DIV=10
-# ATS_BOARD_BLOCKS=16 is the shortest build that still formats every die
-@pytest.mark.skipif(os.environ.get("ATS_BOARD_SOC", "0") in ("", "0"),
-                    reason="ATS_BOARD_SOC=1 runs the whole board SoC (millions of cycles: boot and the online format)")
-@pytest.mark.parametrize("case", ["boot", "power_fail", "throughput"])
+# `slice` (make test): the smallest build that is still the board's RTL and firmware (SLICE: the
+# dies' array times / 10, 8 blocks a die, so the online format reads 64 pages, not 1,024), boot,
+# IDENTIFY and SLICE_MIX_N random commands over a lossy link (the `boot` cocotb test). The other
+# cases are millions of cycles more at about 11,000 a CPU second (sim/board/README.md "Status"):
+# ATS_BOARD_SOC=1 runs them (the demo calls them directly) with ATS_BOARD_TIME_DIV / ATS_BOARD_BLOCKS
+SLICE = dict(div=10, blocks=8)
+SLICE_MIX_N = 6
+SLICE_LIMIT = 6_000_000        # cycles for the client (the slice is about 2.4 M: a hang fails, not waits)
+
+
+@pytest.mark.parametrize("case", ["slice", "boot", "power_fail", "throughput"])
 def test_board_soc(case):
     sys.path.insert(0, str(HERE))
     import gen_board
     from atstb.runner import run
-    div = int(os.environ.get("ATS_BOARD_TIME_DIV", "1"))
-    blocks = int(os.environ.get("ATS_BOARD_BLOCKS", "0"))
+    env = {}
+    if case == "slice":
+        div, blocks = SLICE["div"], SLICE["blocks"]
+        env = {"ATS_BOARD_MIX_N": os.environ.get("ATS_BOARD_MIX_N", str(SLICE_MIX_N)), "ATS_BOARD_OUT": "slice",
+               "ATS_BOARD_LIMIT": os.environ.get("ATS_BOARD_LIMIT", str(SLICE_LIMIT))}
+    else:
+        if os.environ.get("ATS_BOARD_SOC", "0") in ("", "0"):
+            pytest.skip("ATS_BOARD_SOC=1 runs the whole board SoC (millions of cycles: boot and the online format)")
+        div = int(os.environ.get("ATS_BOARD_TIME_DIV", "1"))
+        blocks = int(os.environ.get("ATS_BOARD_BLOCKS", "0"))
     bdir = board_dir(div, blocks)
     g = gen_board.generate(bdir, div, quiet=True, blocks=blocks)
     # The build (sim/board/README.md "Build"): Verilator's parallel form (one object per file, make
@@ -280,9 +316,9 @@ def test_board_soc(case):
     try:
         run(toplevel=gen_board.NAME, sources=g["sources"], test_module="test_board_soc", test_dir=HERE,
             build_key=board_key(div, blocks), public={}, plusargs=[f"+firmware={g['firmware']}"],
-            extra_env={"ATS_BOARD_DIR": str(bdir)}, results_name=f"test_board_soc_{case}",
+            extra_env={"ATS_BOARD_DIR": str(bdir), **env}, results_name=f"test_board_soc_{case}",
             build_args=["--output-split", str(BOARD_SPLIT), "--output-split-cfuncs", str(BOARD_SPLIT)],
-            testcase=os.environ.get("ATS_BOARD_SOC_CASES", case).split(","))
+            testcase=["boot"] if case == "slice" else os.environ.get("ATS_BOARD_SOC_CASES", case).split(","))
     finally:
         if old is None:
             os.environ.pop("ATS_VL_OPT", None)

@@ -108,7 +108,8 @@ def pf_check(dev: UdpDevice, n: int, n2: int, page: int) -> dict:
     m.check_all(shown, "after the power cut")
     if m.violations:
         raise SystemExit("pfcheck: " + "; ".join(m.violations))
-    return dict(counts, done=len(shown), identify=idn, identify_wall_s=round(t_id, 1))
+    return dict(counts, done=len(shown), identify=idn, identify_wall_s=round(t_id, 1),
+                versions={lba: v.version for lba, v in sorted(shown.items())})
 
 
 def identify(dev: UdpDevice) -> tuple[dict, float]:
