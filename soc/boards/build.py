@@ -8,8 +8,9 @@
 2. the firmware (sw/firmware) with the DDR3 initialisation first (soc/boards/fw/dram_init.c and
    LiteX's liblitedram, called from crt0 before .data / .bss, which are in the DDR3) built against
    that SoC's headers -> the ROM's init file
-3. Yosys synth_ecp5 -noflatten (the YoWASP build of the venv; ATS_ECP5_BRAM as for the core's
-   synthesis) on LiteX's script -> gateware/<board>.json (flattened), stat.json / stat.txt (per module)
+3. Yosys (the YoWASP build of the venv; ATS_ECP5_BRAM as for the core's synthesis) on LiteX's
+   script, twice in one run: synth_ecp5 -noflatten -> stat.json / stat.txt (per module), then LiteX's
+   own flattened synth_ecp5 -> gateware/<board>.json (nextpnr's input) and stat_flat.json / .txt
 4. nextpnr-ecp5 with the board's LPF, once per seed, one after another; ecppack on the best seed
    that places -> <board>.bit (and .svf)
 5. report.json: lut4_used, lut4_total, ff, dp16kd, per-seed results and `clocks` {name: {fmax_mhz,
@@ -140,10 +141,14 @@ def rtl_state() -> dict:
 
 
 def yosys_script(gw: Path, name: str, src: Path | None = None) -> Path:
-    """LiteX's script with the ECP5 block RAM define of the core's synthesis, synthesised without
-    flattening so that the statistics are per module (stat_ram.txt: after the block RAM mapping, an
-    early look at the DP16KD per module; stat.txt / stat.json: the mapped design, each top-level
-    block and the totals), then flattened for nextpnr. Every path relative to gw/, where the tools
+    """LiteX's script with the ECP5 block RAM define of the core's synthesis. The design is
+    synthesised twice from the same elaborated RTL (design -save / -load): without flattening, for
+    the statistics per module (stat_ram.txt: after the block RAM mapping, an early look at the
+    DP16KD per module; stat.txt / stat.json: the mapped design, each top-level block and the
+    totals), and flattened, as LiteX's own script does, for nextpnr (<name>.json; stat_flat.txt /
+    stat_flat.json): Yosys then optimises and maps across the blocks' boundaries (constants, unused
+    outputs, one ABC9 run over the whole logic), about 15 % fewer LUT positions in the core than the
+    per-module mapping flattened afterwards (docs/boards.md "Resources"). Every path relative to gw/, where the tools
     run: the YoWASP tools run in a WASI sandbox with a /tmp of their own (synth/run_synth.py tp()),
     so a repository under /tmp must not be named by absolute paths."""
     lines = []
@@ -156,9 +161,12 @@ def yosys_script(gw: Path, name: str, src: Path | None = None) -> Path:
             line = f"{head} {os.path.relpath(fp, gw.resolve())}"
         if line.split()[:1] == ["synth_ecp5"]:
             synth = line.replace("synth_ecp5", "synth_ecp5 -noflatten", 1)
-            line = "\n".join([f"{synth} -run begin:map_gates", f"tee -q -o stat_ram.txt stat -top {name}",
+            line = "\n".join(["design -save ats_rtl",
+                              f"{synth} -run begin:map_gates", f"tee -q -o stat_ram.txt stat -top {name}",
                               f"{synth} -run map_gates:", f"tee -q -o stat.txt stat -top {name}",
-                              f"tee -q -o stat.json stat -json -top {name}", "flatten", "opt_clean"])
+                              f"tee -q -o stat.json stat -json -top {name}",
+                              "design -load ats_rtl", line, f"tee -q -o stat_flat.txt stat -top {name}",
+                              f"tee -q -o stat_flat.json stat -json -top {name}"])
         lines.append(line)
     s = "verilog_defines -DATS_ECP5_BRAM\n" + "\n".join(lines) + "\n"
     p = gw / f"{name}_ats.ys"
@@ -167,15 +175,25 @@ def yosys_script(gw: Path, name: str, src: Path | None = None) -> Path:
 
 
 def yosys_stat(gw: Path, name: str) -> dict:
+    """The totals of nextpnr's input (stat_flat.json, the flattened synthesis; stat.json's when a
+    run left none) and the per-module breakdown of the hierarchical synthesis (stat.json), whose
+    totals are `hierarchical`."""
     st = json.loads((gw / "stat.json").read_text())
-    mods = st.get("modules", {})
-    top = mods.get(f"\\{name}") or mods.get(name) or st.get("design") or {}
-    cells = top.get("num_cells_by_type", {})
-    d = st.get("design", top).get("num_cells_by_type", cells)
+
+    def totals(st: dict) -> dict:
+        mods = st.get("modules", {})
+        top = mods.get(f"\\{name}") or mods.get(name) or st.get("design") or {}
+        cells = top.get("num_cells_by_type", {})
+        return st.get("design", top).get("num_cells_by_type", cells)
+
+    flat = gw / "stat_flat.json"
+    d = totals(json.loads(flat.read_text())) if flat.exists() else totals(st)
+    hier = totals(st)
     ff = sum(v for k, v in d.items() if k.startswith("TRELLIS_FF"))
     return {"lut4": d.get("LUT4", 0), "ff": ff, "dp16kd": d.get("DP16KD", 0),
             "lutram_dpr16x4": d.get("TRELLIS_DPR16X4", 0), "mult18": d.get("MULT18X18D", 0),
-            "ccu2c": d.get("CCU2C", 0), "cells": d, "modules": module_breakdown(st, name)}
+            "ccu2c": d.get("CCU2C", 0), "cells": d, "modules": module_breakdown(st, name),
+            "hierarchical": _summary(hier) if flat.exists() else None}
 
 
 def netlist_stat(path: Path, name: str) -> dict:
@@ -462,6 +480,8 @@ def main() -> int:
                   lut4_pct=round(100 * st["lut4"] / lut_total, 1), lut_positions=positions,
                   lut_positions_pct=round(100 * positions / lut_total, 1),
                   dp16kd_pct=round(100 * st["dp16kd"] / bram_total, 1), modules=st["modules"])
+    if st.get("hierarchical"):                  # the per-module synthesis' totals (modules' sum)
+        report["hierarchical"] = st["hierarchical"]
     log(f"Yosys: {st['lut4']} LUT4 ({report['lut4_pct']} % of {lut_total}), {st['ff']} FF, "
         f"{st['dp16kd']} DP16KD ({report['dp16kd_pct']} % of {bram_total})")
     seeds = [] if a.yosys_only else [int(s) for s in a.seeds.split(",") if s]
