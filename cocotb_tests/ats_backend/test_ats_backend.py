@@ -246,6 +246,7 @@ class TB:
         self.marks_out = 0
         self.marks_max = 0
         self.slog_mode = False              # requests and seqs not one to one (slog_random)
+        self.acc_cyc: dict[int, int] = {}   # request -> the cycle s_wb took it
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "s_map_valid", "wb_hold"):
             getattr(dut, n).value = 0
         if SLOG:                            # the write buffer's read ids 0xFD / 0xFC, host reads
@@ -324,6 +325,7 @@ class TB:
                 self.marks_out -= 1
 
     def on_wb(self, item, cyc) -> None:
+        self.acc_cyc[item["seq"]] = self.cyc    # (slog_random: by request index)
         # the table is a ring in arrival order (README): entry = requests accepted before mod WIN
         self.ent_seq[item["seq"] % WIN] = item["seq"]
 
@@ -760,7 +762,7 @@ async def slog_random(dut):
         frs = []
         mine = dict(rsv.get(t, {}))
         bad = not pages.get(t) and rng.random() < 0.4      # (a rejected record only without tx pages:
-        if not pages.get(t) and mine and rng.random() < 0.15:   # a base unmapped after its RESERVE:
+        if not pages.get(t) and mine and rng.random() < 0.3:    # a base unmapped after its RESERVE:
             send(1, RC_NONE, rng.choice(sorted(mine)), 0)       # the record is rejected (BAD_FIELD)
         if not bad and mine and rng.random() < 0.4:         # tx pages just before the record: its
             await settle()                                  # verdict waits for their TX_WRITEs
@@ -837,7 +839,8 @@ async def slog_random(dut):
     r = check_slog(tb, tl)
     r["host_reads"] = len(reads)
     dut._log.info(f"slog_random: {r}")
-    assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"]) > 0, \
+    assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
+               r["late_tw"], r["unmapped_base"]) > 0, \
         f"a path not met: {r}"
 
 
@@ -863,7 +866,7 @@ def check_slog(tb, tl: list) -> dict:
     exp_cf: list = []                       # completeness flags not yet taken by a record
     rec_cf: list = []
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
-             unmapped_rsv=0, flags=0)
+             unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0)
     q = 0
     for ev in tl:
         if ev[0] == "rsv":
@@ -912,10 +915,14 @@ def check_slog(tb, tl: list) -> dict:
                 res = ref.record(descs)
                 if res["sts"] == OK:        # the flags a record takes (its own list, from the docs:
                     rec_cf, exp_cf = exp_cf, []   # architecture §11.5, README_slog; a doomed one's lost)
+                # a TX_WRITE of t sent to the engine after the record was taken: its verdict had to wait
+                n["late_tw"] += any(op == R_TX_WRITE and tt == t and tb.acc_cyc[i] < c < tb.done[i][3]
+                                    for op, tt, _, _, c in tb.eng.log)
                 if res["sts"] != OK:
                     assert e is None, "the test sends a record that must be rejected only without tx pages"
                     e = res["sts"]
                     n["rejected"] += 1
+                    n["unmapped_base"] += any(lpn not in l2p for lpn, _, _, _ in r["frs"])
                     for lpn, _, _, _ in r["frs"][:SL_TXFRAGS]:   # its reservations end (README "S-Log")
                         ref.unreserve(t, lpn)
                 elif e is not None:         # doomed: DISCARD, the LPGN counter loaded back
@@ -928,6 +935,10 @@ def check_slog(tb, tl: list) -> dict:
             elif res is not None:
                 a_st, a_n = ref.apply(t)
                 assert a_st == OK
+                for _, q2, _ in ent:        # the verdict: no log page to NAND before t's TX_WRITEs answered
+                    assert q2 not in tb.tw_ans or tb.iss[q] >= tb.tw_ans[q2], \
+                        f"record of tx {t}: log page seq {q} issued at {tb.iss[q]}, before the TX_WRITE of " \
+                        f"its page seq {q2} was answered at {tb.tw_ans[q2]}"
                 ref.push_cf(t, res["reclen"], res["lpgn"])   # applied: programmed whole (README "S-Log")
                 if len(exp_cf) < 8:
                     exp_cf.append((t, res["reclen"], res["lpgn"]))
