@@ -343,7 +343,7 @@ async def run_slog_random(dut):
     tags = iter(i % 200 + 1 for i in range(10**9))
     epoch = [1]
     stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0,
-                 base_err=0, read_err=0)
+                 base_err=0, read_err=0, overlapped=0)
 
     def v0(lpn):
         return view0.get(lpn, bytes(pb))
@@ -378,6 +378,73 @@ async def run_slog_random(dut):
         return cb
 
     addr_w, addr_r = 0x1000, 0x8000
+
+    async def do_diffwrite(t, lpn, step, err_p=0.08):
+        """A random DIFFWRITE of tx t on lpn, checked against the reference; its 0xFD / 0xFC requests."""
+        off = 4 * rng.randrange(pw)
+        held = ref.find(t, lpn) is not None
+        ln = (4 * rng.randrange(1, pw - off // 4 + 1) if rng.random() < (0.6 if held else 0.4)
+              else 4 * rng.randrange(1, min(4, pw - off // 4) + 1))
+        if held and rng.random() < 0.15:
+            off, ln = 0, pb                   # a whole page: a conversion (len >= thr)
+        if rng.random() < 0.03:
+            ln = pb - off + 4                 # past the page
+        fua = rng.random() < 0.05
+        data = bytes(rng.randrange(256) for _ in range(ln))
+        host_put(addr_w, data)
+        tb.be.err_p, e0 = err_p, tb.be.base_errs
+        st, res, rq, ans = await cmd(DIFFWRITE, lpn, 0, t, FUA_F if fua else 0, addr_w, off | ln << 16)
+        tb.be.err_p = 0.0
+        assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: DIFFWRITE {st:#x}, base read errors {tb.be.base_errs - e0}"
+        path, s = ref.diffwrite(t, lpn, off, ln, data, fua, lpn in full[t], reserve_cb(ans))
+        if st == MEDIA_ERROR:
+            # its base read failed: nothing written (a conversion's FRAG slot is gone all the same:
+            # freed and unreserved before the fill, architecture §11.3)
+            assert path in ("rmw", "convert"), f"step {step}: MEDIA_ERROR on a {path}"
+            stats["base_err"] += 1
+        elif path == "bad_field":
+            assert st == BAD_FIELD, f"step {step}: DIFFWRITE past the page: status {st:#x}"
+        else:
+            assert st == OK, f"step {step}: DIFFWRITE {path} status {st:#x}"
+            stats[path] += 1
+            ents[t] = True
+            if path in ("rmw", "convert"):
+                base = full[t].get(lpn) if lpn in full[t] else v0(lpn)
+                if path == "convert":
+                    base = ref.overlay(s, v0(lpn))
+                b = bytearray(base)
+                b[off:off + ln] = data
+                full[t][lpn] = bytes(b)
+        return rq
+
+    async def do_read(t, lpn, step, err_p=0.08):
+        """A READ (of tx t or plain) of 1-2 pages from lpn, checked; its 0xFD / 0xFC requests."""
+        tx = t if rng.random() < 0.75 else 0
+        nlb = rng.randrange(2)
+        tb.be.err_p, e0 = err_p, tb.be.base_errs
+        st, res, rq, _ = await cmd(READ, lpn, nlb, tx, 0, addr_r)
+        tb.be.err_p = 0.0
+        assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: READ {st:#x}, base read errors {tb.be.base_errs - e0}"
+        ovl = [lp for lp in range(lpn, lpn + nlb + 1) if tx and lp not in full[tx] and ref.find(tx, lp)]
+        if st == MEDIA_ERROR:                 # only an overlay's base read (id 0xFF) can fail here
+            assert ovl, f"step {step}: READ MEDIA_ERROR without an overlay"
+            stats["read_err"] += 1
+        else:
+            assert st == OK, f"step {step}: READ status {st:#x}"
+        for p in range(nlb + 1 if st == OK else 0):
+            lp = lpn + p
+            if tx and lp in full[tx]:
+                exp = full[tx][lp]
+            else:
+                if tx and ref.find(tx, lp):
+                    stats["overlay_reads"] += 1
+                exp = ref.read(tx, lp, v0(lp)) if tx else v0(lp)
+            got = host_get(addr_r + p * pb, pb)
+            assert got == exp, (f"step {step}: READ lpn {lp} tx {tx}: got {words_of(got)} "
+                                f"expected {words_of(exp)}; the backend's committed page "
+                                f"{words_of(tb.be.committed.get(lp, bytes(pb)))}")
+        return rq
+
     for step in range(steps):
         if rng.random() < 0.04:                   # the CSR changes now and then (0: no fragments)
             thr_v = rng.choice([0, pb // 4, pb // 2, pb - 16, pb])
@@ -394,40 +461,7 @@ async def run_slog_random(dut):
         x = rng.random()
         n_before = len(ref.reqs)
         if x < 0.34:                              # DIFFWRITE
-            off = 4 * rng.randrange(pw)
-            held = ref.find(t, lpn) is not None
-            ln = (4 * rng.randrange(1, pw - off // 4 + 1) if rng.random() < (0.6 if held else 0.4)
-                  else 4 * rng.randrange(1, min(4, pw - off // 4) + 1))
-            if held and rng.random() < 0.15:
-                off, ln = 0, pb                   # a whole page: a conversion (len >= thr)
-            if rng.random() < 0.03:
-                ln = pb - off + 4                 # past the page
-            fua = rng.random() < 0.05
-            data = bytes(rng.randrange(256) for _ in range(ln))
-            host_put(addr_w, data)
-            tb.be.err_p, e0 = 0.08, tb.be.base_errs
-            st, res, rq, ans = await cmd(DIFFWRITE, lpn, 0, t, FUA_F if fua else 0, addr_w, off | ln << 16)
-            tb.be.err_p = 0.0
-            assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: DIFFWRITE {st:#x}, base read errors {tb.be.base_errs - e0}"
-            path, s = ref.diffwrite(t, lpn, off, ln, data, fua, lpn in full[t], reserve_cb(ans))
-            if st == MEDIA_ERROR:
-                # its base read failed: nothing written (a conversion's FRAG slot is gone all the same:
-                # freed and unreserved before the fill, architecture §11.3)
-                assert path in ("rmw", "convert"), f"step {step}: MEDIA_ERROR on a {path}"
-                stats["base_err"] += 1
-            elif path == "bad_field":
-                assert st == BAD_FIELD, f"step {step}: DIFFWRITE past the page: status {st:#x}"
-            else:
-                assert st == OK, f"step {step}: DIFFWRITE {path} status {st:#x}"
-                stats[path] += 1
-                ents[t] = True
-                if path in ("rmw", "convert"):
-                    base = full[t].get(lpn) if lpn in full[t] else v0(lpn)
-                    if path == "convert":
-                        base = ref.overlay(s, v0(lpn))
-                    b = bytearray(base)
-                    b[off:off + ln] = data
-                    full[t][lpn] = bytes(b)
+            rq = await do_diffwrite(t, lpn, step)
         elif x < 0.44 or (x < 0.5 and ents[t]):   # WRITE (a tx's, plain, a COMMIT write)
             tx = t if rng.random() < 0.7 else 0
             cm = tx != 0 and rng.random() < 0.15
@@ -450,38 +484,45 @@ async def run_slog_random(dut):
             else:
                 view0[lpn] = data
         elif x < 0.72:                            # READ, a tx's or plain, 1-2 pages
-            tx = t if rng.random() < 0.75 else 0
-            nlb = rng.randrange(2)
-            tb.be.err_p, e0 = 0.08, tb.be.base_errs
-            st, res, rq, _ = await cmd(READ, lpn, nlb, tx, 0, addr_r)
-            tb.be.err_p = 0.0
-            assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: READ {st:#x}, base read errors {tb.be.base_errs - e0}"
-            ovl = [lp for lp in range(lpn, lpn + nlb + 1) if tx and lp not in full[tx] and ref.find(tx, lp)]
-            if st == MEDIA_ERROR:                 # only an overlay's base read (id 0xFF) can fail here
-                assert ovl, f"step {step}: READ MEDIA_ERROR without an overlay"
-                stats["read_err"] += 1
-            else:
-                assert st == OK, f"step {step}: READ status {st:#x}"
-            for p in range(nlb + 1 if st == OK else 0):
-                lp = lpn + p
-                if tx and lp in full[tx]:
-                    exp = full[tx][lp]
-                else:
-                    if tx and ref.find(tx, lp):
-                        stats["overlay_reads"] += 1
-                    exp = ref.read(tx, lp, v0(lp)) if tx else v0(lp)
-                got = host_get(addr_r + p * pb, pb)
-                assert got == exp, (f"step {step}: READ lpn {lp} tx {tx}: got {words_of(got)} "
-                                    f"expected {words_of(exp)}; the backend's committed page "
-                                    f"{words_of(tb.be.committed.get(lp, bytes(pb)))}")
+            rq = await do_read(t, lpn, step)
         elif x < 0.82:                            # TX_COMMIT
             n_rec = len(tb.be.records)
-            st, res, rq, _ = await cmd(TX_COMMIT, 0, 0, t)
+            tset = set(full[t]) | {fs.lpn for fs in ref.of_tx(t)}
+            free_lpns = [lp for lp in range(NUM_LBAS - 1) if lp not in tset and lp + 1 not in tset]
+            if ents[t] and free_lpns and rng.random() < 0.5:
+                # other txs' DIFFWRITEs and READs of LPNs t does not touch while t's commit is
+                # pending: the FSM's FRAG table work beside the record streamer. Their requests
+                # follow the commit's (its walk runs before the FSM takes the next command); no
+                # base read fails meanwhile (the walk's conversions read bases too)
+                n_rq0, n_ref0 = len(tb.be.rq), len(ref.reqs)
+                tag_c = next(tags)
+                while tb.disp is not None:
+                    await RisingEdge(dut.clk)
+                tb.disp = dict(op=TX_COMMIT, tag=tag_c, lba=0, nlb=0, txid=t, flags=0, attr=0, prio=0,
+                               dptr=0, aux=0, epoch=epoch[0])
+                r = ref.commit(t)
+                for _ in range(rng.randrange(1, 4)):
+                    # (a DIFFWRITE only where u holds a FRAG slot or a full page: a new FRAG slot
+                    # would depend on when t's record frees t's slots, which the model cannot know)
+                    u = rng.choice([v for v in range(1, NUM_TX + 1) if v != t])
+                    held = [fs.lpn for fs in ref.of_tx(u) if fs.lpn in free_lpns] + \
+                           [lp for lp in full[u] if lp in free_lpns]
+                    if held and rng.random() < 0.7:
+                        await do_diffwrite(u, rng.choice(held), step, 0.0)
+                    else:
+                        await do_read(u, rng.choice(free_lpns), step, 0.0)
+                st, res = await _wait_done(tb, tag_c)
+                rq, exp_group = tb.be.rq[n_rq0:], ref.reqs[n_ref0:]
+                assert rq == exp_group, f"step {step}: 0xFD / 0xFC requests {rq}, expected {exp_group}"
+                stats["overlapped"] += 1
+            else:
+                st, res, rq, _ = await cmd(TX_COMMIT, 0, 0, t)
+                r = None
             if not ents[t]:
                 assert st == TX_EMPTY, f"step {step}: empty commit {st:#x}"
             else:
                 assert st == OK, f"step {step}: TX_COMMIT status {st:#x}"
-                r = ref.commit(t)
+                r = ref.commit(t) if r is None else r
                 for fs in r["converted"]:
                     full[t][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
                     stats["conv_commit"] += 1
