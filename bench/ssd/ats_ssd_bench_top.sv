@@ -167,6 +167,7 @@ module ats_ssd_bench_top #(
     logic [31:0] cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail;
 
     logic wb_busy;
+    logic [31:0] cnt_slog_err;          // the wbuf's S-Log counter (FRAG_SLOTS = 0 here)
     ats_wbuf #(
         .NUM_SLOTS  (NUM_SLOTS),
         .PAGE_BYTES (PAGE_BYTES),
@@ -214,6 +215,7 @@ module ats_ssd_bench_top #(
         .m_wb_op        (m_wb_op),
         /* verilator lint_off PINCONNECTEMPTY */
         .m_wb_rec       (),                     // TX = 0: always 0
+        .m_wb_slog      (),                     // FRAG_SLOTS = 0: always 0
         /* verilator lint_on PINCONNECTEMPTY */
         .m_wb_slot      (m_wb_slot),
         .m_wb_lpn       (m_wb_lpn),
@@ -256,13 +258,14 @@ module ats_ssd_bench_top #(
         .cnt_read_misses(cnt_read_misses),
         .cnt_wb_fail    (cnt_wb_fail),
         .cnt_proto_err  (cnt_proto_err),
+        .cnt_slog_err   (cnt_slog_err),         // FRAG_SLOTS = 0: always 0
         .dirty_pages    (dirty_pages),
         .busy           (wb_busy)       // the SoC core's simulation clock gate only
     );
 
     // counters the benches do not report (power loss is not part of B2/B3)
     logic unused_ok;
-    assign unused_ok = ^{cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail, wb_busy};
+    assign unused_ok = ^{cnt_slog_err, cnt_wb_unmaps, cnt_read_hits, cnt_read_misses, cnt_wb_fail, wb_busy};
 endmodule
 
 `resetall

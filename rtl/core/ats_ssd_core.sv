@@ -190,6 +190,8 @@ module ats_ssd_core #(
     // ---- write buffer <-> backend
     logic        wb_valid, wb_ready, wb_op, wb_fua;
     logic [1:0]  wb_rec;
+    logic        wb_slog;          // an S-Log commit record (0 while the wbuf's FRAG_SLOTS is 0)
+    logic [31:0] wb_cnt_slog_err, be_slog_lpgn;
     logic [7:0]  wb_slot, wb_tag;
     logic [31:0] wb_lpn;
     logic [5:0]  wb_txid;
@@ -228,7 +230,7 @@ module ats_ssd_core #(
         .m_done_status(done_status), .m_done_result(done_result),
         .m_hrd_valid, .m_hrd_ready, .m_hrd_addr, .m_hrd_len, .s_hrd_valid, .s_hrd_ready, .s_hrd_data,
         .s_hrd_last, .m_hwr_valid, .m_hwr_ready, .m_hwr_addr, .m_hwr_data, .m_hwr_last,
-        .m_wb_valid(wb_valid), .m_wb_ready(wb_ready), .m_wb_op(wb_op), .m_wb_rec(wb_rec), .m_wb_slot(wb_slot),
+        .m_wb_valid(wb_valid), .m_wb_ready(wb_ready), .m_wb_op(wb_op), .m_wb_rec(wb_rec), .m_wb_slog(wb_slog), .m_wb_slot(wb_slot),
         .m_wb_lpn(wb_lpn), .m_wb_txid(wb_txid), .m_wb_epoch(wb_epoch), .m_wb_kind(wb_kind),
         .m_wb_fua(wb_fua), .m_wb_tag(wb_tag),
         .m_wbd_valid(wbd_valid), .m_wbd_ready(wbd_ready), .m_wbd_data(wbd_data), .m_wbd_last(wbd_last),
@@ -240,7 +242,7 @@ module ats_ssd_core #(
         .pwr_fail, .plp_budget(16'd0), .no_space, .dump_done, .dump_short,
         .cnt_host_pages, .cnt_coalesced, .cnt_wb_pages(wb_cnt_wb_pages), .cnt_wb_unmaps(wb_cnt_unmaps),
         .cnt_media_bytes(wb_cnt_bytes), .cnt_read_hits(wb_cnt_hits), .cnt_read_misses(wb_cnt_misses),
-        .cnt_wb_fail(wb_cnt_fail), .cnt_proto_err(wb_cnt_proto), .dirty_pages(wb_dirty), .busy(wb_busy)
+        .cnt_wb_fail(wb_cnt_fail), .cnt_proto_err(wb_cnt_proto), .cnt_slog_err(wb_cnt_slog_err), .dirty_pages(wb_dirty), .busy(wb_busy)
     );
 
     // ---- backend <-> remap engine, NAND subsystem
@@ -288,7 +290,7 @@ module ats_ssd_core #(
     ats_backend #(.NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
                   .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_)) u_backend (
         .clk(clk_be), .rst,
-        .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
+        .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_slog(wb_slog), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),
         .s_wbd_valid(wbd_valid), .s_wbd_ready(wbd_ready), .s_wbd_data(wbd_data), .s_wbd_last(wbd_last),
         .m_wbc_valid(wbc_valid), .m_wbc_ready(wbc_ready), .m_wbc_tag(wbc_tag), .m_wbc_status(wbc_status),
@@ -321,7 +323,7 @@ module ats_ssd_core #(
         .no_free_block, .busy(be_busy), .next_seq,
         .cnt_host_pages(be_cnt_host), .cnt_trims(be_cnt_trims), .cnt_nand_prog, .cnt_nand_read,
         .cnt_ecc_corr, .cnt_prog_fail, .cnt_read_err, .cnt_proto_err(be_cnt_proto),
-        .cnt_erases, .cnt_relocs
+        .cnt_erases, .cnt_relocs, .slog_lpgn(be_slog_lpgn)
     );
 
     ats_remap_engine u_remap (
@@ -449,7 +451,8 @@ module ats_ssd_core #(
     assign unused = ^{q_epoch, q_occ, wb_slot, dump_done, dump_short, wb_cnt_wb_pages, wb_cnt_unmaps,
                       wb_cnt_hits, wb_cnt_misses, wb_cnt_fail, wb_cnt_bytes, wb_dirty,
                       iv_txid, iv_aborted, mp_txid, mp_lpn, mp_ppn, mp_last, commit_active,
-                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims, be_busy, wb_busy};
+                      cm_txid, nf_tag, rdn_slot, rdn_chan, be_cnt_host, be_cnt_trims, be_busy, wb_busy,
+                      wb_cnt_slog_err, be_slog_lpgn};
 endmodule
 
 `resetall
