@@ -134,17 +134,20 @@ class Backend:
             for f in frags:
                 if self.resv.get(f["lpn"]) != txid:
                     self.errors.append(f"fragment of lpn {f['lpn']} without tx {txid}'s reservation")
-        return self._apply(txid, frags)
+        return self._apply(txid, frags, rq.get("bases", {}))
 
-    def _apply(self, txid, frags):
+    def _apply(self, txid, frags, bases=None):
+        """A commit: the tx's table, then its fragments, each onto its LPN's base as the backend
+        looked it up when it took the record's descriptors (`bases`), then onto the previous one."""
         tab = self.table.pop(txid, {})
         for lpn, page in tab.items():
             self.committed[lpn] = page
             self.k[lpn] = 0
+        cur = dict(bases or {})
         for f in frags:
-            b = bytearray(self.committed.get(f["lpn"], bytes(self.pb)))
+            b = bytearray(cur.get(f["lpn"], self.committed.get(f["lpn"], bytes(self.pb))))
             b[f["off"]:f["off"] + f["len"]] = f["data"]
-            self.committed[f["lpn"]] = bytes(b)
+            self.committed[f["lpn"]] = cur[f["lpn"]] = bytes(b)
             self.k[f["lpn"]] = self.k.get(f["lpn"], 0) + 1
         for f in frags:
             self.resv.pop(f["lpn"], None)
@@ -180,8 +183,10 @@ class TB:
         # at each rising edge: the beats of that edge (the DUT's outputs as the edge sees them, and
         # the values this TB drove for it), then the values for the next edge (streams.py's rule)
         self.drv: dict[str, int] = {}
+        self.cyc = 0
         while True:
             await RisingEdge(self.dut.clk)
+            self.cyc += 1
             if self.drv:
                 self.sample()
             self.drive()
@@ -216,8 +221,9 @@ class TB:
         else:
             self._set('s_hrd_valid', 0)
         # completions in request order, when their data is in
-        if self.cpl_cur is None and self.cpl_q and not self.r(idle):
-            self.cpl_cur = self.cpl_q.pop(0)
+        if self.cpl_cur is None and self.cpl_q and self.cpl_q[0]["t_done"] <= self.cyc and not self.r(idle):
+            rq = self.cpl_q.pop(0)
+            self.cpl_cur = (rq["tag"], self.be.complete(rq, rq["data"]))
         if self.cpl_cur is not None:
             self._set('s_wbc_valid', 1)
             self._set('s_wbc_tag', self.cpl_cur[0])
@@ -276,6 +282,9 @@ class TB:
             if rq["slog"]:
                 rq["data"].append((int(d.m_wbd_data.value), last))
                 rq["passes"] += last
+                if last and rq["passes"] == 1:    # the descriptors: the backend looks their bases up now
+                    rq["bases"] = {rq["data"][i][0]: self.be.committed.get(rq["data"][i][0], bytes(self.pb))
+                                   for i in range(0, len(rq["data"]), 2)}
             else:
                 rq["data"].append(int(d.m_wbd_data.value))
                 assert last == (len(rq["data"]) == self.pw), "m_wbd last"
@@ -293,15 +302,15 @@ class TB:
                 self.rd_cur = None
 
     def _wb_ready(self):
-        """Requests whose data is complete are applied (durable) in order, their completions queued."""
+        """Requests whose data is complete queue their completions, in order (applied when sent)."""
         while self.wb_q:
             rq = self.wb_q[0]
             need_data = rq["op"] == 0 or rq["slog"]
             if need_data and not ((rq["op"] == 0 and len(rq["data"]) == self.pw) or (rq["slog"] and rq["passes"] == 2)):
                 return
             self.wb_q.pop(0)
-            ppn = self.be.complete(rq, rq["data"])
-            self.cpl_q.append((rq["tag"], ppn))
+            rq["t_done"] = self.cyc + self.rng.randrange(10, 150)   # a program's latency
+            self.cpl_q.append(rq)                 # applied (durable) when its completion is sent
 
 
 async def _wait_done(tb, tag, cycles=60_000):
@@ -486,6 +495,15 @@ async def run_slog_random(dut):
         elif x < 0.72:                            # READ, a tx's or plain, 1-2 pages
             rq = await do_read(t, lpn, step)
         elif x < 0.82:                            # TX_COMMIT
+            if ref.of_tx(t) and rng.random() < 0.3:
+                # a plain WRITE of a FRAG slot's LPN just before the commit: its fragments go onto
+                # this version (architecture §11.4: the record waits until it has completed)
+                lp = rng.choice(ref.of_tx(t)).lpn
+                data = bytes(rng.randrange(256) for _ in range(pb))
+                host_put(addr_w, data)
+                st, *_ = await cmd(WRITE, lp, 0, 0, 0, addr_w)
+                assert st == OK
+                view0[lp] = data
             n_rec = len(tb.be.records)
             tset = set(full[t]) | {fs.lpn for fs in ref.of_tx(t)}
             free_lpns = [lp for lp in range(NUM_LBAS - 1) if lp not in tset and lp + 1 not in tset]
