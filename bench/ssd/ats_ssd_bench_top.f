@@ -3,6 +3,7 @@ rtl/common/ats_ram_sdp.sv
 rtl/wbuf/ats_wbuf_mem.sv
 rtl/wbuf/ats_wbuf_rmiss.sv
 rtl/wbuf/ats_wbuf_cpl.sv
+rtl/wbuf/ats_wbuf_frag.sv
 rtl/wbuf/ats_wbuf.sv
 rtl/cmdq/ats_cmdq.sv
 bench/ssd/ats_ssd_bench_top.sv

@@ -5,11 +5,13 @@ rtl/cmdq/ats_cmdq.sv
 rtl/wbuf/ats_wbuf_mem.sv
 rtl/wbuf/ats_wbuf_rmiss.sv
 rtl/wbuf/ats_wbuf_cpl.sv
+rtl/wbuf/ats_wbuf_frag.sv
 rtl/wbuf/ats_wbuf.sv
 rtl/backend/ats_backend_vcount.sv
 rtl/backend/ats_backend_fetch.sv
 rtl/backend/ats_backend_read.sv
 rtl/backend/ats_backend_fw.sv
+rtl/backend/ats_backend_slog.sv
 rtl/backend/ats_backend.sv
 rtl/nand/ats_gf_pkg.sv
 rtl/nand/ats_bch_bm.sv
