@@ -77,15 +77,14 @@ class FragRef:
         backend's answer to id 0xFD. Returns the path taken:
         'bad_field'; 'rmw' (step 1-3: today's read-modify-write, a full page of t; the caller does
         it); 'convert' (step 1 with a FRAG slot: overlay, then the RMW on the FRAG page: the caller
-        takes the slot returned, now freed, as the base's overlay); 'frag_write' (step 4);
+        takes the slot returned as the base's overlay and calls convert_done if the base read was good); 'frag_write' (step 4);
         'frag_new' (step 5)."""
         if ln == 0 or ln % 4 or off % 4 or off + ln > self.pb:
             return "bad_field", None
         s = self.find(t, lpn)
         if ln >= self.thr or fua or self.thr == 0 or self.nf == 0:
             if s is not None:
-                self._free(s, True)
-                return "convert", s
+                return "convert", s          # freed by convert_done once its base read is good
             return "rmw", None
         if has_full_page:
             assert s is None, "invariant: a FRAG slot and a full page of one LPN"
@@ -105,6 +104,11 @@ class FragRef:
         self.slots[num] = s
         self._write(s, off, data)
         return "frag_new", s
+
+    def convert_done(self, s: FragSlot) -> None:
+        """A conversion's base read was good: the slot ends (UNRESERVE). After a failed one
+        (MEDIA_ERROR) the slot and its reservation stay: nothing changed (§11.3)."""
+        self._free(s, True)
 
     def _write(self, s: FragSlot, off: int, data: bytes) -> None:
         for k, w in enumerate(words_of(data)):

@@ -351,7 +351,7 @@ async def run_slog_random(dut):
     ents = {t: False for t in range(1, NUM_TX + 1)}
     tags = iter(i % 200 + 1 for i in range(10**9))
     epoch = [1]
-    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0,
+    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0, conv_err=0,
                  base_err=0, read_err=0, overlapped=0)
 
     def v0(lpn):
@@ -401,16 +401,18 @@ async def run_slog_random(dut):
         fua = rng.random() < 0.05
         data = bytes(rng.randrange(256) for _ in range(ln))
         host_put(addr_w, data)
-        tb.be.err_p, e0 = err_p, tb.be.base_errs
+        # (a held LPN's base read fails more often: a failed conversion must change nothing)
+        tb.be.err_p, e0 = (min(1.0, 4 * err_p) if held else err_p), tb.be.base_errs
         st, res, rq, ans = await cmd(DIFFWRITE, lpn, 0, t, FUA_F if fua else 0, addr_w, off | ln << 16)
         tb.be.err_p = 0.0
         assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: DIFFWRITE {st:#x}, base read errors {tb.be.base_errs - e0}"
         path, s = ref.diffwrite(t, lpn, off, ln, data, fua, lpn in full[t], reserve_cb(ans))
         if st == MEDIA_ERROR:
-            # its base read failed: nothing written (a conversion's FRAG slot is gone all the same:
-            # freed and unreserved before the fill, architecture §11.3)
+            # its base read failed: nothing changed (a conversion's FRAG slot and its reservation
+            # stay, architecture §11.3: later READs and the commit must still see its bytes)
             assert path in ("rmw", "convert"), f"step {step}: MEDIA_ERROR on a {path}"
             stats["base_err"] += 1
+            stats["conv_err"] += path == "convert"
         elif path == "bad_field":
             assert st == BAD_FIELD, f"step {step}: DIFFWRITE past the page: status {st:#x}"
         else:
@@ -421,6 +423,7 @@ async def run_slog_random(dut):
                 base = full[t].get(lpn) if lpn in full[t] else v0(lpn)
                 if path == "convert":
                     base = ref.overlay(s, v0(lpn))
+                    ref.convert_done(s)
                 b = bytearray(base)
                 b[off:off + ln] = data
                 full[t][lpn] = bytes(b)

@@ -70,6 +70,8 @@ class World:
     def diffwrite(self, t, lpn, off, ln, fua=False):
         data = bytes(self.rng.randrange(256) for _ in range(ln)) if ln > 0 else b""
         path, s = self.fr.diffwrite(t, lpn, off, ln, data, fua, lpn in self.full[t], self.reserve)
+        if path == "convert":
+            self.fr.convert_done(s)                 # (no base read error in this model)
         self._drain_reqs()
         if path == "bad_field":
             self.stats["bad"] += 1
@@ -219,7 +221,10 @@ def test_frag_ref_runs_and_stream():
     assert fr.diffwrite(1, 3, 0, 4, d(1), False, False, rsv)[0] == "rmw"          # room 0: refused
     assert fr.diffwrite(1, 3, 0, 64, d(16), False, False, rsv)[0] == "rmw"        # len >= thr
     assert fr.diffwrite(1, 3, 250, 8, b"\0" * 8, False, False, rsv)[0] == "bad_field"
-    assert fr.diffwrite(1, 9, 4, 4, d(1), True, False, rsv)[0] == "convert"       # FUA: not step 4
+    path, s9 = fr.diffwrite(1, 9, 4, 4, d(1), True, False, rsv)
+    assert path == "convert"                                                    # FUA: not step 4
+    assert fr.find(1, 9) is s9                                                  # kept until its base read is good
+    fr.convert_done(s9)
     assert fr.diffwrite(1, 9, 0, 4, d(1), False, False, lambda t, n: (OK, 1))[0] == "frag_new"
     assert fr.diffwrite(1, 9, 8, 4, d(1), False, False, rsv)[0] == "frag_write"   # 2 runs > room 1
     assert [s.lpn for s in fr.of_tx(1)] == [7, 9, 5]

@@ -593,7 +593,7 @@ module ats_wbuf #(
     localparam int NF_W = $clog2(NFS);
     localparam logic [7:0] RD_ID_RESV  = 8'hFD;   // RESERVE (behind no miss, like the probe)
     localparam logic [7:0] RD_ID_UNRES = 8'hFC;   // UNRESERVE
-    localparam logic [1:0] UR_LK = 2'd0, UR_FS = 2'd1, UR_AB = 2'd2;   // after an UNRESERVE: lookup again, FRAG stream, abort walk
+    localparam logic [1:0] UR_LK = 2'd0, UR_PC = 2'd1, UR_AB = 2'd2;   // after an UNRESERVE: lookup again, a conversion's precommit, abort walk
     logic               fr_hit_q, fr_ok_q, dsmall_q;
     logic [NF_W-1:0]    fr_num_q;
     logic [NFS-1:0]     fr_txv_q;                 // the command's txid's FRAG slots
@@ -673,7 +673,9 @@ module ats_wbuf #(
                             (op_diff_q && dsmall_q && fr_ok_q && !rd_hit_q && !txm_cur_q));
     assign to_act_w      = !dump_q && !op_rd_q && ((state_q == ST_LK3) || (state_q == ST_ACT && !alloc_ok && !diff_p1miss && !fr_leave && !nosp_q));
     assign to_precommit  = !dump_q && ((state_q == ST_ACT && (op_trim_q || op_rec_q) && alloc_ok) ||
-                                       (state_q == ST_DCHK && !rd_err_q) ||
+                                       (state_q == ST_DCHK && !rd_err_q && !(FR && cv_q)) ||
+                                       (FR && state_q == ST_UNR_DATA && s_rdd_valid && s_rdd_tag == RD_ID_UNRES &&
+                                        s_rdd_last && ur_ret_q == UR_PC) ||
                                        (state_q == ST_FILL && fill_last));
     assign to_precommit2 = !dump_q && (state_q == ST_PRECOMMIT);
     assign to_commit     = !dump_q && (state_q == ST_PRECOMMIT2);
@@ -831,10 +833,9 @@ module ats_wbuf #(
                     dsrc_d  = rd_hit_q ? (rd_tomb_q ? 2'd2 : 2'd0) : 2'd1;
                     if (dmiss_q || hit_slot_q == alloc_q) hit_d = 1'b0;
                     state_d = ST_DHRD;
-                    if (FR && cv_q) begin
-                        ur_ret_d = UR_FS;                // a conversion: UNRESERVE, the FRAG stream, then the fill
-                        state_d  = ST_UNR_REQ;
-                    end
+                    // a conversion: the FRAG stream, then the fill; the FRAG slot and its reservation
+                    // end only after a good base read (ST_DCHK), so a failed one changes nothing
+                    if (FR && cv_q) state_d = ST_FS_GO;
                 end else if (alloc_ok) begin
                     // (PLP: only while held < budget, else wait for writeback to complete one)
                     // alloc_q is FREE or CLEAN: it was computed last cycle and only this FSM
@@ -879,7 +880,13 @@ module ats_wbuf #(
                 if (dsrc_q == 2'd1 && s_rdd_status != STS_OK) rd_err_d = 1'b1;
                 if (dlast) state_d = ST_DCHK;
             end
-            ST_DCHK: state_d = rd_err_q ? ST_DREL : ST_PRECOMMIT;
+            ST_DCHK: begin
+                state_d = rd_err_q ? ST_DREL : ST_PRECOMMIT;
+                if (FR && cv_q && !rd_err_q) begin
+                    ur_ret_d = UR_PC;                    // a conversion's page is good: UNRESERVE, the slot ends
+                    state_d  = ST_UNR_REQ;
+                end
+            end
             ST_DREL: begin                                // base unreadable: the new slot is freed
                 status_d = STS_MEDIA_ERROR;
                 state_d  = ST_DONE;
@@ -1008,7 +1015,7 @@ module ats_wbuf #(
             ST_FRS: if (FR) if (fu_free_fsm) state_d = ST_FIN;   // their mask bits set
             ST_UNR_REQ: if (FR) if (m_rd_ready && mq_hw_idle) state_d = ST_UNR_DATA;
             ST_UNR_DATA: if (FR) if (s_rdd_valid && s_rdd_tag == RD_ID_UNRES && s_rdd_last) begin
-                state_d = (ur_ret_q == UR_LK) ? ST_LK1 : (ur_ret_q == UR_FS) ? ST_FS_GO : ST_WK_NEXT;
+                state_d = (ur_ret_q == UR_LK) ? ST_LK1 : (ur_ret_q == UR_PC) ? ST_PRECOMMIT : ST_WK_NEXT;
             end
             // the FRAG stream (mask bits and words of slot fnum_q) starts; behind no miss
             ST_FS_GO: if (FR) if (fu_free_fsm && mq_hw_idle) begin
@@ -1858,9 +1865,8 @@ module ats_wbuf #(
     assign fu_sc_num   = fu_eng_q ? se_k : fnum_q;
     assign fu_sc_mode  = fu_eng_q ? 2'd1 : (state_q == ST_FS_GO) ? 2'd2 : 2'd0;
     assign fu_st_num   = fu_eng_q ? se_cur_q : fnum_q;
-    // a FRAG slot ends: UNRESERVE answered (a WRITE's, an abort's; a conversion's at the end of its fill)
-    assign fu_fr_en    = FR && ((state_q == ST_UNR_DATA && s_rdd_valid && s_rdd_tag == RD_ID_UNRES && s_rdd_last &&
-                                 ur_ret_q != UR_FS) || (state_q == ST_DCHK && cv_q));
+    // a FRAG slot ends: UNRESERVE answered (a WRITE's, an abort's, a conversion's after its good fill)
+    assign fu_fr_en    = FR && state_q == ST_UNR_DATA && s_rdd_valid && s_rdd_tag == RD_ID_UNRES && s_rdd_last;
     // the commit's choice (§11.3 "Which FRAG slots become fragments"): fewer set bytes than thr,
     // runs within the room and within the record's SLOG_TXFRAGS
     assign cm_send     = !wk_cva_q && (32'(fu_sc_words) << 2) < 32'(thr_q) && 32'(fu_sc_runs) <= 32'(fu_st_room) &&
