@@ -1583,7 +1583,6 @@ module ats_backend #(
         logic [PWW-1:0]     pg_w_q;           // word index in the page
         logic               wl_q;             // the words' `last` was taken
         logic               ab_q;             // the record's entry ends as a plain (doomed) commit record
-        logic               dis_q;            // DISCARD answered
         typedef enum logic [3:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
                                   X_DIS, X_LG, X_WEND, X_UNR} rx_state_e;
         // a rejected record ends its fragments' reservations (architecture §11.3 "After the
@@ -1606,7 +1605,7 @@ module ats_backend #(
             .s_rd_valid(rd_v), .s_rd_ready(rd_ready_u), .s_rd_txid({2'b00, rx_t_q}), .s_rd_full(1'b0),
             .s_rd_lpn(d_lpn_q), .s_rd_ppn(d_base_q),
             // a fragment out of the unit's 12-bit fields, or on an unmapped LPN (no base: persistence
-            // §10.2), goes in with len 0: BAD_FIELD, the record rejected
+            // §10.2), goes in with len 0: BAD_FIELD, the record rejected (the commit answered TX_FULL)
             .s_rd_off(d_off_q[11:0]),
             .s_rd_len((d_map_q && d_off_q[15:12] == 4'd0 && d_len_q[15:12] == 4'd0) ? d_len_q[11:0] : 12'd0),
             .s_rd_last(d_last_q),
@@ -1779,10 +1778,12 @@ module ats_backend #(
         assign sl_v_fin    = rx_reclen_q == 8'd1;
         assign sl_v_lpgn   = rx_lpgn_q;
         assign sl_err_set  = rx_st_q == X_STS && rs_valid && rs_sts != ats_host_pkg::STS_OK;
-        assign sl_err_st   = rs_sts[3:0];
+        // any rejection answers the commit TX_FULL: it became an abort (architecture §2: BAD_FIELD
+        // would say "nothing changed"; §4: a commit's statuses)
+        assign sl_err_st   = ats_host_pkg::STS_TX_FULL[3:0];
         assign sl_v_abort  = (rx_st_q == X_WEND && ab_q && !rj_q && (wl_q || w_take && s_wbd_last)) ||
                              (rx_st_q == X_UNR && rl_i_q == rl_n_q);
-        assign dis_req     = ((rx_st_q == X_DIS && !dis_q) || (rx_st_q == X_UNR && rl_i_q != rl_n_q)) &&
+        assign dis_req     = (rx_st_q == X_DIS || (rx_st_q == X_UNR && rl_i_q != rl_n_q)) &&
                              ix_who_q != W_DIS;
         assign lg_valid    = rx_st_q == X_LG;
         always_ff @(posedge clk) begin
@@ -1793,7 +1794,7 @@ module ats_backend #(
                 unique case (rx_st_q)
                     X_IDLE: if (acc_fire && sl_rec_st) begin
                         rx_st_q <= X_W0; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_e_q <= acc_e;
-                        wl_q <= 1'b0; ab_q <= 1'b0; dis_q <= 1'b0; rj_q <= 1'b0; rl_n_q <= '0; rl_i_q <= '0;
+                        wl_q <= 1'b0; ab_q <= 1'b0; rj_q <= 1'b0; rl_n_q <= '0; rl_i_q <= '0;
                     end
                     X_W0: if (s_wbd_valid) begin
                         d_lpn_q <= s_wbd_data;
@@ -1854,7 +1855,7 @@ module ats_backend #(
         end
         assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0;
         logic unused_sl;
-        assign unused_sl = ^{ixa_last, rs_txid, ixa_lpgn, ixa_pofs, ixa_off, ixa_len, dis_q};
+        assign unused_sl = ^{ixa_last, rs_txid, ixa_lpgn, ixa_pofs, ixa_off, ixa_len};
 `ifndef SYNTHESIS
         always_ff @(posedge clk) begin
             if (!rst) begin
