@@ -47,8 +47,12 @@ def words_of(page: bytes) -> list[int]:
 class FragRef:
     """The FRAG table of one write buffer. `slog_thr` is the CSR value; `thr` the one used."""
 
-    def __init__(self, page_bytes: int, frag_slots: int, txfrags: int, slog_thr: int):
+    def __init__(self, page_bytes: int, frag_slots: int, txfrags: int, slog_thr: int,
+                 mixed: bool = False):
         self.pb, self.pw = page_bytes, page_bytes // 4
+        # mixed: a record may sit beside full pages of its tx (full-page META-PUs, §11.4; not
+        # built: the write buffer converts every slot of such a tx, mixed False)
+        self.mixed = mixed
         self.nf, self.txfrags = frag_slots, txfrags
         self.thr = min(slog_thr, page_bytes - 16)
         self.slots: dict[int, FragSlot] = {}      # FRAG number -> slot
@@ -138,21 +142,29 @@ class FragRef:
             self._free(s, True)
 
     # ---- TX_COMMIT
-    def commit(self, t: int) -> dict:
+    def commit(self, t: int, has_full: bool = False) -> dict:
         """Which FRAG slots of t become fragments, which are converted (§11.3 "Which FRAG slots
-        become fragments"), and the record's m_wbd stream [(word, last)] (empty when no fragment:
+        become fragments"; `has_full`: t holds a full page, then no record), and the record's m_wbd stream [(word, last)] (empty when no fragment:
         today's commit). Converted slots are freed (UNRESERVE sent); the sent ones stay until
         `commit_done`."""
         sent, conv, frags, n = [], [], [], 0
         for s in self.of_tx(t):
             r = s.runs()
-            if s.set_bytes() < self.thr and len(r) <= s.room and n + len(r) <= self.txfrags:
+            if ((self.mixed or not has_full) and s.set_bytes() < self.thr and len(r) <= s.room and
+                    n + len(r) <= self.txfrags):
                 sent.append(s)
                 n += len(r)
                 frags += [(s, i, k) for (i, k) in r]
             else:
                 conv.append(s)
                 self._free(s, True)
+        if conv and sent and not self.mixed:
+            # a record is not atomic with the tx's full pages yet (no full-page META-PUs,
+            # §11.4): slots kept while another was converted are converted too (a second walk)
+            for s in sent:
+                conv.append(s)
+                self._free(s, True)
+            sent, frags = [], []
         stream: list[tuple[int, int]] = []
         for j, (s, i, k) in enumerate(frags):
             stream.append((s.lpn & 0xFFFFFFFF, 0))

@@ -521,7 +521,7 @@ async def run_slog_random(dut):
                     await RisingEdge(dut.clk)
                 tb.disp = dict(op=TX_COMMIT, tag=tag_c, lba=0, nlb=0, txid=t, flags=0, attr=0, prio=0,
                                dptr=0, aux=0, epoch=epoch[0])
-                r = ref.commit(t)
+                r = ref.commit(t, bool(full[t]))
                 for _ in range(rng.randrange(1, 4)):
                     # (a DIFFWRITE only where u holds a FRAG slot or a full page: a new FRAG slot
                     # would depend on when t's record frees t's slots, which the model cannot know)
@@ -543,7 +543,7 @@ async def run_slog_random(dut):
                 assert st == TX_EMPTY, f"step {step}: empty commit {st:#x}"
             else:
                 assert st == OK, f"step {step}: TX_COMMIT status {st:#x}"
-                r = ref.commit(t) if r is None else r
+                r = ref.commit(t, bool(full[t])) if r is None else r
                 for fs in r["converted"]:
                     full[t][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
                     stats["conv_commit"] += 1

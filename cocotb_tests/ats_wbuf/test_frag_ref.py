@@ -31,7 +31,7 @@ class World:
                  lpns: int = 10, num_tx: int = 3):
         self.rng = random.Random(seed)
         self.pb, self.pw, self.lpns, self.num_tx = pb, pb // 4, lpns, num_tx
-        self.fr = FragRef(pb, nf, txfrags, thr)
+        self.fr = FragRef(pb, nf, txfrags, thr, mixed=True)
         self.sl = SlogRef(pb, num_tx, 8, ways, frags, txfrags, 64)   # one SLOG_TXFRAGS (§11.3)
         self.base = {n: bytes(pb) for n in range(lpns)}      # the L2P's page per LPN
         self.logpages: dict[int, bytes] = {}                 # LPGN -> log page
@@ -207,7 +207,7 @@ def test_frag_ref_composes_with_slog_ref(seed, cfg):
 def test_frag_ref_runs_and_stream():
     """Directed: runs of a mask, the conversions by bytes / room / SLOG_TXFRAGS, and the stream's
     exact words (architecture §11.3 "The record on the media interface")."""
-    fr = FragRef(256, 4, 4, 64)
+    fr = FragRef(256, 4, 4, 64, mixed=True)
     res = iter([(OK, 2), (OK, 1), (OK, 4), (OK, 0)])
     rsv = lambda t, lpn: next(res)                # noqa: E731
     d = lambda n: page_from_words(list(range(100 * n, 100 * n + n)))   # noqa: E731
@@ -240,7 +240,7 @@ def test_frag_ref_runs_and_stream():
     fr.commit_done(1)
     assert not fr.slots and len(fr.reqs) == 8
     # SLOG_TXFRAGS: a slot whose runs would pass the record's bound is converted
-    fr2 = FragRef(256, 4, 2, 128)
+    fr2 = FragRef(256, 4, 2, 128, mixed=True)
     rsv2 = lambda t, lpn: (OK, 4)                 # noqa: E731
     fr2.diffwrite(2, 1, 0, 4, d(1), False, False, rsv2)
     fr2.diffwrite(2, 2, 0, 4, d(1), False, False, rsv2)
@@ -253,7 +253,7 @@ def test_frag_ref_runs_and_stream():
 def test_frag_ref_txfrags_bounds_slots():
     """Directed (architecture §11.3 "Step 5 in detail"): with SLOG_TXFRAGS 2 < FRAG_SLOTS 4, t's third
     FRAG slot is refused before any RESERVE (step 1's path, no 0xFD request); another tx still gets one."""
-    fr = FragRef(256, 4, 2, 64)
+    fr = FragRef(256, 4, 2, 64, mixed=True)
     rsv = lambda t, lpn: (OK, 2)                  # noqa: E731
     d = page_from_words([1])
     assert fr.diffwrite(1, 7, 0, 4, d, False, False, rsv)[0] == "frag_new"

@@ -389,8 +389,8 @@ module ats_wbuf #(
     // issued); both cleared at the tx's end (F_FIN). A tx READ / DIFFWRITE base whose own-domain lookup
     // misses while the tx has pages on the media probes the tx's table (m_rd, id 0xFE) before it
     // looks at committed slots: own_q = the probe found the page in the tx's table.
-    logic [63:0]        txo_q, txm_q;
-    logic               txo_cur_q, txm_cur_q;     // txo_q / txm_q of txid_q (registered)
+    logic [63:0]        txo_q, txm_q, txf_q;      // txf_q: a full page of the tx entered the buffer (S-Log, FR)
+    logic               txo_cur_q, txm_cur_q, txf_cur_q;   // txo_q / txm_q / txf_q of txid_q (registered)
     logic               own_q, own_d;
     logic [15:0]        txcnt_q;                  // the head pending commit record's entry count (s_wbc_ppn)
     logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
@@ -762,7 +762,7 @@ module ats_wbuf #(
                     wk_n_d   = '0;
                     racc_d   = '0;
                     wk_ab_d  = op_q == OP_TX_ABORT;
-                    wk_cva_d = cmt_q;
+                    wk_cva_d = cmt_q || txf_cur_q;       // full pages too: no record (§11.4)
                 end
             end
             // behind the pending commit: decoded again once it has ended (txo_cur_q may change)
@@ -1035,7 +1035,13 @@ module ats_wbuf #(
                 if (widx_q == (WI_W + 1)'(PWORDS - 1)) state_d = ST_NEXT;
             end
             // walk over the txid's FRAG slots in number order (commit: choose / convert; abort: UNRESERVE)
-            ST_WK_NEXT: if (FR) if (!wk_found) begin
+            ST_WK_NEXT: if (FR) if (!wk_found && !wk_ab_q && racc_q != '0 && txf_cur_q) begin
+                // slots kept while the walk converted another (a full page of the tx now): the
+                // record would not be atomic with the full pages (§11.4): walk again, converting all
+                wk_n_d   = '0;
+                racc_d   = '0;
+                wk_cva_d = 1'b1;
+            end else if (!wk_found) begin
                 lpn_d   = lba_q[LPN_W-1:0];
                 key_d   = txid_q;                         // (a conversion looked in domain 0)
                 dmiss_d = 1'b0;
@@ -2092,16 +2098,20 @@ module ats_wbuf #(
         txm_id_q  <= m_wb_txid;
         if (TX && commit_fire && !op_rec_q && txid_q != 6'd0) txo_q[txid_q] <= 1'b1;
         if (FR && fu_cr_en) txo_q[txid_q] <= 1'b1;       // a FRAG slot is an entry of the tx (§11.3)
+        if (FR && commit_fire && !op_rec_q && txid_q != 6'd0) txf_q[txid_q] <= 1'b1;
         if (txm_set_q) txm_q[txm_id_q] <= 1'b1;
         if (txfin_fire) begin
             txo_q[ptx_txid_q] <= 1'b0;
             txm_q[ptx_txid_q] <= 1'b0;
+            txf_q[ptx_txid_q] <= 1'b0;
         end
         txo_cur_q <= TX && txo_q[txid_q];
         txm_cur_q <= TX && txm_q[txid_q];
+        txf_cur_q <= FR && txf_q[txid_q];
         if (rst) begin
             txo_q <= '0;
             txm_q <= '0;
+            txf_q <= '0;
             txm_set_q <= 1'b0;
         end
     end
