@@ -17,11 +17,14 @@
 `timescale 1ns / 1ps
 `default_nettype none
 // FRAG_SLOTS' default is 0 (no S-Log). A synthesis check of the transactional buffer defines
-// ATS_WBUF_FRAG_SLOTS (README "Figures"): FRAG_SLOTS' default is then its value and TX's 1
+// ATS_WBUF_FRAG_SLOTS (README "Figures"): FRAG_SLOTS' default is then its value and TX's 1.
+// (The defaults are macros of their own, undefined after the header: the tested one is never
+// defined here, so a later file that tests it sees only what the command line set.)
 `ifdef ATS_WBUF_FRAG_SLOTS
+`define ATS_WBUF_FRAG_DEFAULT `ATS_WBUF_FRAG_SLOTS
 `define ATS_WBUF_TX_DEFAULT 1'b1
 `else
-`define ATS_WBUF_FRAG_SLOTS 0
+`define ATS_WBUF_FRAG_DEFAULT 0
 `define ATS_WBUF_TX_DEFAULT 1'b0
 `endif
 
@@ -37,7 +40,7 @@ module ats_wbuf #(
     parameter bit TX               = `ATS_WBUF_TX_DEFAULT,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
     parameter int NUM_TX           = 32,     // txids 1..NUM_TX (TX = 1)
     parameter int PTXQ             = 1,      // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
-    parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_SLOTS,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..16 (README "S-Log")
+    parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_DEFAULT,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..16 (README "S-Log")
     parameter int SLOG_TXFRAGS     = 64      // fragments of one S-Log record, 1..255 (docs/architecture.md §11.3)
 ) (
     input  wire logic        clk,
@@ -137,6 +140,8 @@ module ats_wbuf #(
     // work in progress that the ports do not show (the core's simulation-only clock gate)
     output wire logic        busy
 );
+`undef ATS_WBUF_FRAG_DEFAULT
+`undef ATS_WBUF_TX_DEFAULT
     // ---------------------------------------------------------------- parameters
     localparam int PWORDS = PAGE_BYTES / 4;
     localparam int WI_W   = $clog2(PWORDS);
@@ -1877,16 +1882,12 @@ module ats_wbuf #(
     // runs within the room and within the record's SLOG_TXFRAGS
     assign cm_send     = !wk_cva_q && (32'(fu_sc_words) << 2) < 32'(thr_q) && 32'(fu_sc_runs) <= 32'(fu_st_room) &&
                          32'(racc_q) + 32'(fu_sc_runs) <= SLOG_TXFRAGS;
-    always_comb begin                                // the walk: the lowest slot of the txid at or above wk_n_q
-        wk_found = 1'b0;
-        wk_k     = '0;
-        for (int n = NFS - 1; n >= 0; n--) begin
-            if (fr_txv_q[n] && (NF_W + 1)'(n) >= wk_n_q) begin
-                wk_found = 1'b1;
-                wk_k     = NF_W'(n);
-            end
-        end
-    end
+    // the lowest set bit of v at or above n: {found, its number} (the walk's and the streamer's search)
+    function automatic logic [NF_W:0] low_from(input logic [NFS-1:0] v, input logic [NF_W:0] n);
+        low_from = '0;
+        for (int i = NFS - 1; i >= 0; i--) if (v[i] && (NF_W + 1)'(i) >= n) low_from = {1'b1, NF_W'(i)};
+    endfunction
+    assign {wk_found, wk_k} = low_from(fr_txv_q, wk_n_q);   // the walk: the txid's lowest slot at or above wk_n_q
 
     if (FR) begin : g_frag
         ats_wbuf_frag #(.FRAG_SLOTS(FRAG_SLOTS), .PWORDS(PWORDS), .LPN_W(LPN_W)) u_frag (
@@ -1999,14 +2000,7 @@ module ats_wbuf #(
     // words per run ({lpn}, {off | len << 16}) of the txid's FRAG slots in number order, pass 1
     // the runs' words in the same order; `last` on each pass's final word
     always_comb begin
-        se_found = 1'b0;
-        se_k     = '0;
-        for (int n = NFS - 1; n >= 0; n--) begin
-            if (fu_tv_vec[n] && (NF_W + 1)'(n) >= se_n_q) begin
-                se_found = 1'b1;
-                se_k     = NF_W'(n);
-            end
-        end
+        {se_found, se_k} = low_from(fu_tv_vec, se_n_q);
         se_none_above = 1'b1;
         for (int n = 0; n < NFS; n++) if (fu_tv_vec[n] && NF_W'(n) > se_k) se_none_above = 1'b0;
     end
