@@ -120,7 +120,7 @@ class WireRx:
 
 class TB:
     def __init__(self, dut, rng: random.Random, pause=0.3, wire: WireRx | None = None, hwr_burst=False,
-                 tx_pause=None):
+                 tx_pause=None, cmd_pause=None):
         self.dut, self.rng = dut, rng
         cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
         p = lambda: random_pause(random.Random(rng.random()), pause)
@@ -128,7 +128,8 @@ class TB:
         self.rx = None if wire else StreamSource(dut, "s_udp", dut.clk, UDP_FIELDS, p())
         self.tx = StreamSink(dut, "m_udp", dut.clk, UDP_FIELDS, tx_pause if tx_pause is not None else p())
         self.cmd = StreamSink(dut, "m_cmd", dut.clk, ["op", "tag", "lba", "nlb", "txid", "flags", "attr",
-                                                      "prio", "dptr", "aux"], p())
+                                                      "prio", "dptr", "aux"],
+                              cmd_pause if cmd_pause is not None else p())
         self.cpl = StreamSource(dut, "s_cpl", dut.clk, ["tag", "status", "result"], p())
         self.hrdq = StreamSource(dut, "s_hrdq", dut.clk, ["addr", "len"], p())
         self.hrdd = StreamSink(dut, "m_hrdd", dut.clk, ["data", "last"], p())
@@ -196,6 +197,7 @@ class CoreModel:
         self.store: dict[int, bytes] = {}
         self.pending: list[dict] = []
         self.executed: set[tuple[int, int]] = set()
+        self.taken: list[int] = []            # slots in the order their descriptors were taken
         self.hold = hold                      # malformed test: keep commands until released
         cocotb.start_soon(self._take())
         cocotb.start_soon(self._exec())
@@ -210,6 +212,7 @@ class CoreModel:
             key = (slot, c["seq"])
             assert key not in self.executed, f"command executed twice: slot {slot} seq {c['seq']}"
             self.executed.add(key)
+            self.taken.append(slot)
             for f in ("op", "lba", "nlb", "txid", "flags", "attr", "prio"):
                 assert d[f] == c[f], f"descriptor field {f}: {d[f]:#x} != {c[f]:#x}"
             assert d["dptr"] == slot * SLOT_BYTES
@@ -678,6 +681,69 @@ async def reply_queue(dut):
     assert core.executed == {(0, 60)} and not core.pending                    # the READ, once; slot 1 still loading
 
 
+@cocotb.test()
+async def cmd_order(dut):
+    """The host's ordering rule (docs/host-port.md "Order"): a command that must reach the core after
+    another is sent only when the other's STATE says running (2). With the core's command port held,
+    slot 1's FLUSH is offered and waits; slot 3's FLUSH waits behind it for its turn. A host probing
+    slot 3 must not hear "running" before slot 3's descriptor is offered: the round robin (from slot 1)
+    would hand a command of slot 2 to the core before slot 3's. The host here follows the rule
+    (probes slot 3, sends slot 2's command only on STATE 2 or slot 3's CPL); the core must see the
+    commands in the order 1, 3, 2."""
+    rng = random.Random(seed_of(23))
+    hold = [True]
+
+    def gate():
+        while True:
+            yield hold[0] or rng.random() < 0.3
+    tb = TB(dut, rng, cmd_pause=gate())
+    await tb.reset()
+
+    class NoClient:
+        active: dict = {}
+    nc = NoClient()
+    core = CoreModel(tb, nc, rng)
+    base = dict(op=OP_FLUSH, lba=0, nlb=0, txid=0, flags=0, attr=0, prio=0, aux=0, aux_buf=0, executions=0)
+    nc.active[1] = dict(base, seq=70)
+    nc.active[3] = dict(base, seq=71)
+    nc.active[2] = dict(base, seq=72)
+    tb.send(submit_pkt(1, 70, OP_FLUSH))
+    for _ in range(300):                           # slot 1 offered (m_cmd held)
+        await RisingEdge(dut.clk)
+    assert int(dut.m_cmd_valid.value) and int(dut.m_cmd_tag.value) == 1
+    tb.send(submit_pkt(3, 71, OP_FLUSH))
+    for _ in range(300):
+        await RisingEdge(dut.clk)
+    states = []
+    released = False
+    while True:                                    # probe slot 3 until running or complete
+        tb.send(submit_pkt(3, 71, OP_FLUSH))
+        p = parse((await tb.recv(20000))[0])
+        assert p["slot"] == 3 and p["seq"] == 71, p
+        states.append((p["type"], p["arg"]))
+        if p["type"] == T_CPL or (p["type"] == T_STATE and p["arg"] == 2):
+            break
+        assert p["type"] == T_STATE and p["arg"] == 1 and p["w2"] == 0, p      # waiting, no chunks to send
+        if not released:
+            for _ in range(rng.randint(0, 200)):
+                await RisingEdge(dut.clk)
+            hold[0] = False                        # the core takes slot 1's, then slot 3's is offered
+            released = True
+        assert len(states) < 20, states
+    tb.send(submit_pkt(2, 72, OP_FLUSH))           # the dependent command
+    for _ in range(rng.randint(300, 500)):         # the core's port still held (if it was): slot 2 arrives
+        await RisingEdge(dut.clk)
+    hold[0] = False
+    cpls = set()
+    while len(cpls) < 3:
+        p = parse((await tb.recv(20000))[0])
+        if p["type"] == T_CPL:
+            cpls.add(p["slot"])
+    dut._log.info("cmd_order: probes of slot 3 %s, core took %s", states, core.taken)
+    assert core.executed == {(1, 70), (3, 71), (2, 72)}
+    assert core.taken == [1, 3, 2], f"the core took slot 2's command before slot 3's: {core.taken}"
+
+
 @pytest.mark.parametrize("case", ["all"])
 def test_ats_udp_host(case):
     src = os.environ.get("ATS_UDP_HOST_SRC")          # another copy of ats_udp_host.sv (old / mutant checks)
@@ -685,4 +751,4 @@ def test_ats_udp_host(case):
         sources=block_sources("ats_udp_host", replace={"ats_udp_host.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_udp_host", test_dir=HERE,
         build_key="default" + ("_" + Path(src).parent.name if src else ""), parameters=dict(NSLOT=NSLOT, SLOT_BYTES=SLOT_BYTES, PAGE_BYTES=PAGE),
-        public={}, testcase=os.environ.get("ATS_UDP_CASES", "malformed,clean,lossy,lossy_reorder,no_wait,reply_queue").split(","))
+        public={}, testcase=os.environ.get("ATS_UDP_CASES", "malformed,clean,lossy,lossy_reorder,no_wait,reply_queue,cmd_order").split(","))

@@ -175,18 +175,21 @@ module ats_udp_host #(
     // Only the receiver changes a LOAD slot; a RUN slot may turn DONE meanwhile (the answer is
     // then that of a moment earlier: STATE running or BUSY, both defined).
     logic [1:0]     k_st_q;
+    logic           k_iss_q;                               // RUN, descriptor not yet offered
     logic           k_seq_eq_q, k_seq_old_q, k_in_q, k_new_q, k_wrok_q;
     logic [NCH-1:0] k_got_q, k_wmask_q, k_rmask_q;
     logic [15:0]    k_bytes_q;
     logic           pend_last_q;
     // RX_LOOK reads the slot's entry, RX_CHK derives from the copy
     logic [1:0]     r_st_q;
+    logic           r_iss_q;
     logic [31:0]    r_seq_q;
     logic [15:0]    r_wlen_q, r_rlen_q;
     logic [NCH-1:0] r_got_q;
     always_ff @(posedge clk) begin
         if (rx_q == RX_LOOK) begin
             r_st_q   <= st_q[p_slot];
+            r_iss_q  <= iss_q[p_slot];
             r_seq_q  <= seq_q[p_slot];
             r_wlen_q <= wlen_q[p_slot];
             r_rlen_q <= rlen_q[p_slot];
@@ -205,6 +208,7 @@ module ats_udp_host #(
     always_ff @(posedge clk) begin
         if (rx_q == RX_CHK) begin
             k_st_q      <= r_st_q;
+            k_iss_q     <= r_iss_q;
             k_seq_eq_q  <= diff == 32'd0;
             k_seq_old_q <= diff[31];
             k_in_q      <= d_in;
@@ -313,10 +317,13 @@ module ats_udp_host #(
                 if (k_st_q == S_DONE) begin
                     ev_resend = 1'b1;
                 end else begin
+                    // running (2) only once the descriptor is offered on m_cmd: every command
+                    // offered later reaches the core after it (the host's ordering rule). A RUN slot
+                    // still waiting for its turn (iss_q) answers loading with all its chunks received
                     ev_reply = 1'b1;
                     rq_type  = T_STATE;
-                    rq_arg   = (k_st_q == S_LOAD) ? 8'd1 : 8'd2;
-                    rq_w2    = (k_st_q == S_LOAD) ? 32'(k_got_q) : 32'd0;
+                    rq_arg   = (k_st_q == S_LOAD || k_iss_q) ? 8'd1 : 8'd2;
+                    rq_w2    = (k_st_q == S_LOAD || k_iss_q) ? 32'(k_got_q) : 32'd0;
                 end
             end else if (!k_seq_old_q) begin
                 if (k_st_q == S_RUN) begin
@@ -621,7 +628,7 @@ module ats_udp_host #(
                         end else if (tx_cpl_q) begin
                             tx_cpl_q <= 1'b0;
                             tx_q     <= TX_IDLE;
-                        end else if (tx_mid_q) begin           // a reply sent: the paused send goes on
+                        end else if (tx_mid_q) begin           // the replies sent: the paused send goes on
                             tx_mid_q   <= 1'b0;
                             tx_ip_q    <= tx_sip_q;
                             tx_dport_q <= tx_sport_q;
