@@ -1,12 +1,13 @@
 """ats_wbuf with FRAG slots (DiffTx's S-Log, docs/architecture.md §11.3 "The write buffer's part
 exactly", rtl/wbuf/README.md "S-Log") against the plain-Python reference `frag_ref.FragRef` and a
 page-copy model, with a plain-Python backend of its own (below) that answers RESERVE (id 0xFD:
-the room, or TX_FULL at random, for an LPN another transaction holds or whose fragment list is
-full) and UNRESERVE (id 0xFC: OK, or TX_FULL at random), the probe (0xFE), base (0xFF) and miss
+the room, or TX_FULL at random, for an LPN another transaction holds, whose fragment list is
+full or that is unmapped) and UNRESERVE (id 0xFC: OK, or TX_FULL at random), the probe (0xFE), base (0xFF) and miss
 reads (a tx read: its table, else the committed page), and consumes the write-back stream: pages,
 UNMAPs, COMMIT marks, commit and abort records, and an S-Log record's two passes on m_wbd (parsed
 with frag_ref.parse_stream, its fragments applied onto the committed page at the record's
-completion, each on an LPN the transaction had reserved).
+completion, each on an LPN the transaction had reserved; 20 % of records rejected as ats_backend
+rejects one: nothing applied, the reservations ended by the backend, the commit answered TX_FULL).
 
 Random commands (DIFFWRITEs of random ranges, some past the page, tx and plain WRITEs, COMMIT
 writes, tx and plain READs of 1-2 pages, TX_COMMIT / TX_ABORT / TX_BEGIN, FLUSH; the threshold
@@ -17,7 +18,7 @@ the 0xFD / 0xFC requests sent (tag, lpn, txid, in order) equal the reference's, 
 m_wbd stream equals the reference's `commit()` stream word for word; at the end (FLUSH) the
 backend's committed pages and a READ of every LBA equal the page-copy model, and `cnt_slog_err`
 equals the UNRESERVEs answered TX_FULL.
-Environment: ATS_SEED, ATS_SLOG_STEPS (commands, default 400), ATS_SLOG_BP (fixed backpressure),
+Environment: ATS_SEED, ATS_SLOG_STEPS (commands, default 600), ATS_SLOG_BP (fixed backpressure),
 ATS_SLOG_DEBUG=1 (log every command and its 0xFD / 0xFC requests; 2: every host word too)."""
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ class Backend:
         self.err_p = 0.0                           # MEDIA_ERROR on a base read (id 0xFF), set per command
         self.base_errs = 0
         self.records: list[list[tuple[int, int]]] = []   # S-Log records' m_wbd streams
+        self.rejected: list[int] = []            # txids of S-Log records rejected (TX_FULL), in order
         self.errors: list[str] = []
 
     def page(self, lpn, txid):
@@ -85,7 +87,9 @@ class Backend:
             if self.rng.random() < 0.15 and room > 0:
                 self.k[lpn] = 0                    # a merge (firmware): the room grows
                 room = SLOG_FRAGS
-            if lpn in self.resv or room <= 0 or self.rng.random() < 0.15:
+            # refused: held by another tx, no room, an unmapped LPN (no base: ats_backend refuses it
+            # before its index, architecture §11.3 step 5), or at random
+            if lpn in self.resv or room <= 0 or lpn not in self.committed or self.rng.random() < 0.15:
                 self.answers.append((TX_FULL, 0))
                 return z, TX_FULL
             self.resv[lpn] = txid
@@ -106,7 +110,20 @@ class Backend:
         return words_of(self.page(lpn, txid)), OK
 
     def complete(self, rq, data):
-        """A write-back request's completion (durable, applied): its ppn field."""
+        """A write-back request's completion (durable, applied): (ppn field, status)."""
+        if rq["op"] == 1 and rq["rec"] == 2 and rq["slog"] and self.rng.random() < 0.2:
+            # rejected (as ats_backend does, e.g. a base unmapped after its RESERVE): nothing
+            # applied, the tx aborted, its fragments' reservations ended by the backend itself
+            self.records.append(data)
+            self.rejected.append(rq["txid"])
+            for f in parse_stream(data):
+                if self.resv.get(f["lpn"]) == rq["txid"]:
+                    self.resv.pop(f["lpn"])
+            self.table.pop(rq["txid"], None)
+            return 0, TX_FULL
+        return self._complete(rq, data), OK
+
+    def _complete(self, rq, data):
         op, rec, slog, lpn, txid = rq["op"], rq["rec"], rq["slog"], rq["lpn"], rq["txid"]
         if op == 0:
             page = _page(data)
@@ -223,11 +240,11 @@ class TB:
         # completions in request order, when their data is in
         if self.cpl_cur is None and self.cpl_q and self.cpl_q[0]["t_done"] <= self.cyc and not self.r(idle):
             rq = self.cpl_q.pop(0)
-            self.cpl_cur = (rq["tag"], self.be.complete(rq, rq["data"]))
+            self.cpl_cur = (rq["tag"], *self.be.complete(rq, rq["data"]))
         if self.cpl_cur is not None:
             self._set('s_wbc_valid', 1)
             self._set('s_wbc_tag', self.cpl_cur[0])
-            self._set('s_wbc_status', OK)
+            self._set('s_wbc_status', self.cpl_cur[2])
             self._set('s_wbc_ppn', self.cpl_cur[1])
         else:
             self._set('s_wbc_valid', 0)
@@ -327,7 +344,7 @@ async def _wait_done(tb, tag, cycles=60_000):
 async def run_slog_random(dut):
     seed = int(os.environ.get("ATS_SEED", "1"))
     rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value))
-    steps = int(os.environ.get("ATS_SLOG_STEPS", "400"))
+    steps = int(os.environ.get("ATS_SLOG_STEPS", "600"))
     tb = TB(dut, rng)
     pb, pw = tb.pb, tb.pw
     nf, txfrags = int(dut.FRAG_SLOTS.value), int(dut.SLOG_TXFRAGS.value)
@@ -351,7 +368,7 @@ async def run_slog_random(dut):
     ents = {t: False for t in range(1, NUM_TX + 1)}
     tags = iter(i % 200 + 1 for i in range(10**9))
     epoch = [1]
-    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0, conv_err=0,
+    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0, conv_err=0, rejected=0,
                  base_err=0, read_err=0, overlapped=0)
 
     def v0(lpn):
@@ -475,7 +492,8 @@ async def run_slog_random(dut):
         if x < 0.34:                              # DIFFWRITE
             rq = await do_diffwrite(t, lpn, step)
         elif x < 0.44 or (x < 0.5 and ents[t]):   # WRITE (a tx's, plain, a COMMIT write)
-            tx = t if rng.random() < 0.7 else 0
+            # (a tx with a full page sends no record, §11.3: tx WRITEs not too often)
+            tx = t if rng.random() < 0.4 else 0
             cm = tx != 0 and rng.random() < 0.15
             data = bytes(rng.randrange(256) for _ in range(pb))
             host_put(addr_w, data)
@@ -507,7 +525,7 @@ async def run_slog_random(dut):
                 st, *_ = await cmd(WRITE, lp, 0, 0, 0, addr_w)
                 assert st == OK
                 view0[lp] = data
-            n_rec = len(tb.be.records)
+            n_rec, rej0 = len(tb.be.records), len(tb.be.rejected)
             tset = set(full[t]) | {fs.lpn for fs in ref.of_tx(t)}
             free_lpns = [lp for lp in range(NUM_LBAS - 1) if lp not in tset and lp + 1 not in tset]
             if ents[t] and free_lpns and rng.random() < 0.5:
@@ -541,6 +559,15 @@ async def run_slog_random(dut):
                 r = None
             if not ents[t]:
                 assert st == TX_EMPTY, f"step {step}: empty commit {st:#x}"
+            elif rej0 < len(tb.be.rejected):
+                # its S-Log record was rejected: the commit became an abort, nothing of t visible
+                assert st == TX_FULL, f"step {step}: TX_COMMIT of a rejected record: status {st:#x}"
+                r = ref.commit(t, bool(full[t])) if r is None else r
+                assert r["slog"] and not full[t] and not r["converted"], f"step {step}: rejected {r}"
+                assert tb.be.records[n_rec:] == [r["stream"]], f"step {step}: S-Log record stream"
+                stats["rejected"] += 1
+                ref.commit_done(t)
+                full[t], ents[t] = {}, False
             else:
                 assert st == OK, f"step {step}: TX_COMMIT status {st:#x}"
                 r = ref.commit(t, bool(full[t])) if r is None else r
@@ -592,7 +619,8 @@ async def run_slog_random(dut):
     assert int(dut.cnt_slog_err.value) == tb.be.unres_bad, "cnt_slog_err"
     assert not tb.be.errors, tb.be.errors
     dut._log.info(f"S-Log run: {stats}, unreserve refused {tb.be.unres_bad}, streams {tb.p}")
-    assert stats["frag_new"] and stats["frag_write"] and stats["convert"] and stats["slog_records"], stats
+    assert stats["frag_new"] and stats["frag_write"] and stats["convert"] and \
+        stats["slog_records"] + stats["rejected"], stats
 
 
 @pytest.mark.parametrize("frag_slots,txfrags", [(2, 64), (4, 2)])
