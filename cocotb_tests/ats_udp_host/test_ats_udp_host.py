@@ -652,14 +652,22 @@ async def reply_queue(dut):
         if int(dut.m_udp_valid.value):
             break
     assert int(dut.m_udp_valid.value)
-    tb.send(submit_pkt(1, 50, OP_WRITE, lba=9, wr_len=PAGE))    # again: STATE loading, chunk 0 got
+    # again, twice, from two other hosts: STATE loading (chunk 0 got) to each, both before RDATA chunk 1
+    others = [(0x0A000063, 41000), (0x0A000064, 42000)]
+    for ip, port in others:
+        tb.send(submit_pkt(1, 50, OP_WRITE, lba=9, wr_len=PAGE), src_port=port, ip=ip)
     for _ in range(200):
         await RisingEdge(dut.clk)
     hold[0] = False
-    got = [parse((await tb.recv(20000))[0]) for _ in range(10)]
+    rx = [await tb.recv(20000) for _ in range(11)]
+    got = [parse(x[0]) for x in rx]
+    dest = [(x[1]["ip_address"], x[1]["dst_port"]) for x in rx]
     order = [(p["type"], p["slot"], p["arg"]) for p in got]
-    assert order == [(T_RDATA, 0, 0), (T_STATE, 1, 1)] + [(T_RDATA, 0, k) for k in range(1, 8)] + [(T_CPL, 0, STS_OK)], order
-    assert got[1]["w2"] == 0b1 and got[1]["seq"] == 50
+    assert order == [(T_RDATA, 0, 0), (T_STATE, 1, 1), (T_STATE, 1, 1)] + [(T_RDATA, 0, k) for k in range(1, 8)] \
+        + [(T_CPL, 0, STS_OK)], order
+    assert all(p["w2"] == 0b1 and p["seq"] == 50 for p in got[1:3])
+    # each reply to its sender, the paused READ's packets back to the READ's host
+    assert dest == [(HOST_IP, HOST_PORT)] + others + [(HOST_IP, HOST_PORT)] * 8, dest
     assert b"".join(p["payload"] for p in got if p["type"] == T_RDATA) == core.store[20] + core.store[21]
     # the transmitter stalled and idle: 40 packets that each need an ERROR (a DATA for a free slot)
     e0, d0 = int(dut.err_pkts.value), int(dut.drop_pkts.value)

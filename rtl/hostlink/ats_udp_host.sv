@@ -628,6 +628,8 @@ module ats_udp_host #(
                         end else if (tx_cpl_q) begin
                             tx_cpl_q <= 1'b0;
                             tx_q     <= TX_IDLE;
+                        end else if (tx_mid_q && rq_cnt_q != 2'd0) begin
+                            tx_q       <= TX_IDLE;             // another reply first (paused send kept)
                         end else if (tx_mid_q) begin           // the replies sent: the paused send goes on
                             tx_mid_q   <= 1'b0;
                             tx_ip_q    <= tx_sip_q;
