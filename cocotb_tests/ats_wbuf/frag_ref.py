@@ -147,6 +147,20 @@ class FragRef:
         become fragments"; `has_full`: t holds a full page, then no record), and the record's m_wbd stream [(word, last)] (empty when no fragment:
         today's commit). Converted slots are freed (UNRESERVE sent); the sent ones stay until
         `commit_done`."""
+        sent, conv, frags = self._plan(t, has_full)
+        for s in conv:
+            self._free(s, True)
+        stream: list[tuple[int, int]] = []
+        for j, (s, i, k) in enumerate(frags):
+            stream.append((s.lpn & 0xFFFFFFFF, 0))
+            stream.append((4 * i | (4 * k) << 16, int(j == len(frags) - 1)))
+        body = [s.words[i + m] for (s, i, k) in frags for m in range(k)]
+        stream += [(w, int(m == len(body) - 1)) for m, w in enumerate(body)]
+        return dict(sent=sent, converted=conv, stream=stream,
+                    slog=bool(frags))
+
+    def _plan(self, t: int, has_full: bool):
+        """(sent, converted in the walk's conversion order, the fragments) of t's commit."""
         sent, conv, frags, n = [], [], [], 0
         for s in self.of_tx(t):
             r = s.runs()
@@ -157,22 +171,20 @@ class FragRef:
                 frags += [(s, i, k) for (i, k) in r]
             else:
                 conv.append(s)
-                self._free(s, True)
         if conv and sent and not self.mixed:
             # a record is not atomic with the tx's full pages yet (no full-page META-PUs,
             # §11.4): slots kept while another was converted are converted too (a second walk)
-            for s in sent:
-                conv.append(s)
-                self._free(s, True)
-            sent, frags = [], []
-        stream: list[tuple[int, int]] = []
-        for j, (s, i, k) in enumerate(frags):
-            stream.append((s.lpn & 0xFFFFFFFF, 0))
-            stream.append((4 * i | (4 * k) << 16, int(j == len(frags) - 1)))
-        body = [s.words[i + m] for (s, i, k) in frags for m in range(k)]
-        stream += [(w, int(m == len(body) - 1)) for m, w in enumerate(body)]
-        return dict(sent=sent, converted=conv, stream=stream,
-                    slog=bool(frags))
+            conv, sent, frags = conv + sent, [], []
+        return sent, conv, frags
+
+    def commit_failed(self, t: int, has_full: bool, lpn: int) -> list[FragSlot]:
+        """t's commit whose conversion of `lpn` failed its base read (MEDIA_ERROR): the slots
+        converted before it are freed (UNRESERVE; full pages of t now), it and the rest stay (§11.3)."""
+        _, conv, _ = self._plan(t, has_full)
+        k = [s.lpn for s in conv].index(lpn)
+        for s in conv[:k]:
+            self._free(s, True)
+        return conv[:k]
 
     def commit_done(self, t: int) -> None:
         """The record's completion (any status): t's remaining FRAG slots freed, no UNRESERVE (an

@@ -65,6 +65,7 @@ class Backend:
         self.unres_bad = 0
         self.err_p = 0.0                           # MEDIA_ERROR on a base read (id 0xFF), set per command
         self.base_errs = 0
+        self.err_lpns: list[int] = []            # LPNs of the failed base reads, in order
         self.records: list[list[tuple[int, int]]] = []   # S-Log records' m_wbd streams
         self.rejected: list[int] = []            # txids of S-Log records rejected (TX_FULL), in order
         self.errors: list[str] = []
@@ -106,6 +107,7 @@ class Backend:
             return z, OK
         if tag == ID_BASE and self.rng.random() < self.err_p:
             self.base_errs += 1
+            self.err_lpns.append(lpn)
             return words_of(self.page(lpn, txid)), MEDIA_ERROR
         return words_of(self.page(lpn, txid)), OK
 
@@ -368,7 +370,7 @@ async def run_slog_random(dut):
     ents = {t: False for t in range(1, NUM_TX + 1)}
     tags = iter(i % 200 + 1 for i in range(10**9))
     epoch = [1]
-    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0, conv_err=0, rejected=0,
+    stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0, conv_err=0, rejected=0, commit_err=0,
                  base_err=0, read_err=0, overlapped=0)
 
     def v0(lpn):
@@ -555,9 +557,19 @@ async def run_slog_random(dut):
                 assert rq == exp_group, f"step {step}: 0xFD / 0xFC requests {rq}, expected {exp_group}"
                 stats["overlapped"] += 1
             else:
+                # a commit's conversions read bases too: one may fail (then nothing is lost, §11.3)
+                tb.be.err_p, e0 = (0.15 if ref.of_tx(t) else 0.0), tb.be.base_errs
                 st, res, rq, _ = await cmd(TX_COMMIT, 0, 0, t)
+                tb.be.err_p = 0.0
                 r = None
-            if not ents[t]:
+                assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: TX_COMMIT {st:#x}"
+            if st == MEDIA_ERROR:
+                # its conversion of err_lpns[-1] failed: the slots converted before it are full
+                # pages of t, it and the rest stay FRAG slots, t stays open
+                for fs in ref.commit_failed(t, bool(full[t]), tb.be.err_lpns[-1]):
+                    full[t][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
+                stats["commit_err"] += 1
+            elif not ents[t]:
                 assert st == TX_EMPTY, f"step {step}: empty commit {st:#x}"
             elif rej0 < len(tb.be.rejected):
                 # its S-Log record was rejected: the commit became an abort, nothing of t visible
