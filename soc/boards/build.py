@@ -175,9 +175,14 @@ def yosys_script(gw: Path, name: str, src: Path | None = None) -> Path:
 
 
 def yosys_stat(gw: Path, name: str) -> dict:
-    """The totals of nextpnr's input (stat_flat.json, the flattened synthesis; stat.json's when a
-    run left none) and the per-module breakdown of the hierarchical synthesis (stat.json), whose
-    totals are `hierarchical`."""
+    """The totals of nextpnr's input (stat_flat.json, the flattened synthesis) and the per-module
+    breakdown of the hierarchical synthesis (stat.json), whose totals are `hierarchical`. A run
+    that left no stat_flat.json (a Yosys script of before the flattened synthesis, a failed run) is
+    an error: the hierarchical totals are not nextpnr's input and must not be reported as if they were."""
+    flat = gw / "stat_flat.json"
+    if not flat.exists():
+        raise FileNotFoundError(f"{flat}: no flattened synthesis statistics (run Yosys again with this "
+                                "script; stat.json's hierarchical totals are not nextpnr's input)")
     st = json.loads((gw / "stat.json").read_text())
 
     def totals(st: dict) -> dict:
@@ -186,14 +191,13 @@ def yosys_stat(gw: Path, name: str) -> dict:
         cells = top.get("num_cells_by_type", {})
         return st.get("design", top).get("num_cells_by_type", cells)
 
-    flat = gw / "stat_flat.json"
-    d = totals(json.loads(flat.read_text())) if flat.exists() else totals(st)
+    d = totals(json.loads(flat.read_text()))
     hier = totals(st)
     ff = sum(v for k, v in d.items() if k.startswith("TRELLIS_FF"))
     return {"lut4": d.get("LUT4", 0), "ff": ff, "dp16kd": d.get("DP16KD", 0),
             "lutram_dpr16x4": d.get("TRELLIS_DPR16X4", 0), "mult18": d.get("MULT18X18D", 0),
             "ccu2c": d.get("CCU2C", 0), "cells": d, "modules": module_breakdown(st, name),
-            "hierarchical": _summary(hier) if flat.exists() else None}
+            "hierarchical": _summary(hier)}
 
 
 def netlist_stat(path: Path, name: str) -> dict:
