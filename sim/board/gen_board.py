@@ -153,10 +153,24 @@ def generate(out: Path = OUT, time_div: int = 1, quiet: bool = False, blocks: in
     return dict(verilog=v, sources=sources, firmware=fw, board=json.loads((out / "board.json").read_text()))
 
 
+def _board_build():
+    """soc/boards/build.py as the module ats_board_build (one load per process)."""
+    import importlib.util
+    mod = sys.modules.get("ats_board_build")
+    if mod is None:
+        spec = importlib.util.spec_from_file_location("ats_board_build", ROOT / "soc" / "boards" / "build.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["ats_board_build"] = mod
+        spec.loader.exec_module(mod)
+    return mod
+
+
 def firmware(out: Path, quiet: bool = False) -> Path:
     """soc/boards/build.py's board firmware (DDR3 initialisation, then sw/firmware; checked against
     the 32 KiB ROM) against the simulated SoC's headers -> <out>/fw/firmware.init."""
-    import build as board_build             # soc/boards/build.py
+    # soc/boards/build.py, loaded by its path: in a pytest worker `import build` can already name
+    # sim/soc/build.py (the system tests import it under that name)
+    board_build = _board_build()
     fw = out / "fw" / "firmware.init"
     srcs = sorted((ROOT / "sw" / "firmware").rglob("*.[chS]")) + [ROOT / "sw" / "firmware" / "linker.ld",
                                                                 ROOT / "sw" / "firmware" / "Makefile",
