@@ -100,6 +100,22 @@ int ats_close(ats_dev *dev)
     return st;
 }
 
+/* ------------------------------------------------------------------------ open by address */
+int ats_open(const char *addr, ats_dev **out)
+{
+    if (!addr || !out)
+        return -EINVAL;
+    if (!strncmp(addr, "udp:", 4))
+        return ats_open_udp_addr(addr + 4, out);
+    if (!strncmp(addr, "nvme:", 5))
+        return ats_open_nvme(addr + 5, out);
+    if (!strncmp(addr, "/dev/", 5))
+        return ats_open_nvme(addr, out);
+    if (!strncmp(addr, "sim:", 4))
+        return ats_open_sim(addr + 4, out);
+    return addr[0] ? ats_open_sim(addr, out) : -EINVAL;
+}
+
 /* ------------------------------------------------------------------------------ status names */
 const char *ats_strerror(int st)
 {
@@ -134,10 +150,14 @@ const char *ats_strerror(int st)
     case 0x0102: return "NVMe Invalid Queue Size";
     case 0x0109: return "NVMe Invalid Log Page";
     case 0x010C: return "NVMe Invalid Queue Deletion";
+    case ATS_E_LINK_ERR(3): return "UDP link ERROR BAD_LEN: the device refused a packet's length (command not run)";
+    case ATS_E_LINK_ERR(4): return "UDP link ERROR BAD_SLOT: no such slot in the device (command not run; check nslot)";
+    case ATS_E_LINK_ERR(5): return "UDP link ERROR BAD_FIELD: the device refused a SUBMIT field (command not run; check slot_bytes)";
+    case -EHOSTUNREACH: return "the device's host name does not resolve, or no route to it";
     case -EINVAL: return "invalid argument (nothing sent)";
     case -E2BIG: return "the transaction would hold more than tx_entries LBAs (nothing sent, still open)";
     case -ENAMETOOLONG: return "socket path too long";
-    case -ETIMEDOUT: return "no completion within the budget (the handle is failed)";
+    case -ETIMEDOUT: return "no completion within the budget (simulator cycles, or the UDP link's retries): the handle is failed";
     case -EPROTO: return "protocol error: unexpected completion or message (the handle is failed)";
     case -EIO: return "the handle failed earlier, or the controller reported a fatal status";
     case -ENODEV: return "not an atomssd device (no vendor IDENTIFY words)";
@@ -150,6 +170,8 @@ const char *ats_strerror(int st)
     case -ENOTTY: return "not an NVMe namespace device";
     default: break;
     }
+    if (st <= ATS_E_LINK_ERR(1) && st >= ATS_E_LINK_ERR(0xFF))
+        return "UDP link ERROR from the device (command not run)";
     if (st < 0)
         return "host error (negative errno)";
     if ((st >> 8) == 7)

@@ -125,6 +125,80 @@ int ats_open_sim(const char *socket_path, ats_dev **out);
  * The kernel owns the queues, the PRPs and the controller's state. */
 int ats_open_nvme(const char *path, ats_dev **out);
 
+/* Opens a device by address (what the programs' --addr takes):
+ *   udp:HOST[:PORT][,key=value…]   a board over the UDP host link (ats_open_udp; HOST an IPv4
+ *                                  address or name, PORT 16724 by default; keys: nslot, slot_bytes,
+ *                                  timeout_ms, max_timeout_ms, retries, seq0, local_port as in
+ *                                  struct ats_udp_opts), e.g. "udp:192.168.1.50" or
+ *                                  "udp:192.168.1.50:16724,slot_bytes=4096,timeout_ms=50"
+ *   nvme:PATH, or a path under /dev/ a Linux NVMe namespace (ats_open_nvme)
+ *   sim:PATH, or any other path     the simulator's host socket (ats_open_sim)
+ * -EINVAL for a malformed address (nothing opened). */
+int ats_open(const char *addr, ats_dev **out);
+
+/* ---- the UDP host link (docs/host-port.md "UDP host link"; atstx_udp.c)
+ * The calls of this header over the link: Read, Write (FUA, BARRIER), TX Begin / Write (COMMIT) /
+ * Read / Commit / Abort, Flush, Range Flush, trim, as the §1 descriptors the NVMe front end would
+ * make of them, the core's status as its NVMe status (host-interface.md §1.8). One command at a
+ * time; max_transfer = slot_bytes (rounded down to LBAs); no SWRITE (static_ranges = 0: -ENOTSUP),
+ * no atomic-write unit (atomic_blocks = 1), no power-cut calls (-ENOTSUP).
+ * Host-side statuses of the link: -ETIMEDOUT when a command has no answer after max_retries
+ * retries (the handle is failed: -EIO for every later call; the command may or may not have
+ * executed), ATS_E_LINK_ERR(code) when the device refused a packet with ERROR `code`
+ * (3 BAD_LEN, 4 BAD_SLOT, 5 BAD_FIELD: nothing of the command reached the core; the handle stays
+ * usable). Opening sends IDENTIFY: -ENODEV without atomssd's magic, -EPROTO for a geometry the
+ * slots cannot carry, -EHOSTUNREACH for a host name that does not resolve. */
+#define ATS_UDP_PORT 16724u
+#define ATS_E_LINK_BASE (-10100)
+#define ATS_E_LINK_ERR(code) (ATS_E_LINK_BASE - (int)(code))   /* -10101 … -10107 (-10355: code 0) */
+
+struct ats_udp_opts {               /* 0 in a field: its default */
+    uint16_t port;                  /* the device's UDP port (16724) */
+    uint16_t local_port;            /* the host's (0: any) */
+    uint32_t nslot;                 /* the bitstream's NSLOT (4); commands take them round robin */
+    uint32_t slot_bytes;            /* the bitstream's SLOT_BYTES, a multiple of 1024 up to 32768 (4096,
+                                     * the ECPIX-5's): a command's data at most */
+    uint32_t timeout_ms;            /* the first wait for an answer (20), doubled per retry ... */
+    uint32_t max_timeout_ms;        /* ... up to this (1000) */
+    uint32_t max_retries;           /* retries of one command before -ETIMEDOUT (30: about 25 s) */
+    uint32_t seq0;                  /* the first sequence number when have_seq0 (else a random one) */
+    int have_seq0;
+};
+
+/* a §1 descriptor as the link carries it (docs/host-port.md SUBMIT) */
+struct ats_udp_desc {
+    uint8_t op, txid, flags, attr, prio;
+    uint8_t aux_buf;                /* aux is an offset into the slot's buffer (RFLUSH's list) */
+    uint16_t nlb;                   /* 0-based */
+    uint64_t lba;                   /* 48 bits */
+    uint32_t aux;
+};
+
+struct ats_udp_stats {
+    uint64_t cmds;                  /* descriptors sent (new sequence numbers; resyncs not counted) */
+    uint64_t sent, received;        /* packets */
+    uint64_t retries;               /* timeouts answered by a SUBMIT again */
+    uint64_t ignored;               /* packets of other commands, duplicates, malformed */
+    uint64_t stale, busy, resync;   /* ERROR STALE of own DATA; ERROR BUSY; STALE SUBMITs renumbered */
+    uint64_t resent_chunks;         /* DATA chunks sent again after STATE loading */
+    uint64_t link_errors, timeouts;
+    uint32_t last_slot, last_seq;   /* of the last descriptor */
+};
+
+int ats_open_udp(const char *host, const struct ats_udp_opts *opts, ats_dev **out);
+/* the part of an address after "udp:" */
+int ats_open_udp_addr(const char *spec, ats_dev **out);
+int ats_is_udp(const ats_dev *dev);
+/* One raw descriptor over the link (a test's or a tool's: IDENTIFY, GET_LOG, any opcode): `wlen`
+ * bytes of write data, `rlen` bytes of read data back (multiples of 4, at most slot_bytes).
+ * Returns the core's §2 status as it is (not its NVMe form) or a host-side status; *result = the
+ * completion's result. -ENOTSUP on another transport. */
+int ats_udp_cmd(ats_dev *dev, const struct ats_udp_desc *d, const void *wdata, uint32_t wlen, void *rdata,
+                uint32_t rlen, uint32_t *result);
+/* §2 device status -> NVMe status (host-interface.md §1.8) */
+int ats_udp_nvme_status(int sts);
+int ats_udp_stats(const ats_dev *dev, struct ats_udp_stats *out);
+
 /* Aborts the transactions still open (TX Abort; their ats_tx handles are freed and must not be
  * used again), then on the simulator: a normal shutdown (CC.SHN = 01, wait for CSTS.SHST = 2:
  * every acknowledged write durable) and QUIT (the simulator powers off, saving its die images).

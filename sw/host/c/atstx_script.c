@@ -22,7 +22,11 @@
  *                         bits, ...); data: NLB LBAs of zeros to the device, or read and dropped,
  *                         as the opcode's low two bits say (at most MAX_TRANSFER bytes)
  *   cycle                 -> "cycle C" (the simulated cycle)
- * Other lines -> "bad line". At the end of input: ats_close -> "close S". Usage: --socket PATH. */
+ *   udp OP TXID FLAGS ATTR LBA NLB RLEN [HEX]  one raw descriptor over the UDP link (ats_udp_cmd: the
+ *                         core's §2 status, HEX the write data)        -> "st S result R [HEX of RLEN bytes]"
+ *   stats                 the UDP link's counters (ats_udp_stats)      -> "stats cmds=… sent=… …"
+ * Other lines -> "bad line". At the end of input: ats_close -> "close S".
+ * Usage: --socket PATH (the simulator) or --addr ADDRESS (ats_open: "udp:HOST[:PORT][,key=value…]", …). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -66,20 +70,21 @@ static int ranges(char **tok, int n, struct ats_range *r)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || strcmp(argv[1], "--socket")) {
-        fprintf(stderr, "usage: atstx_script --socket PATH < script\n");
+    if (argc != 3 || (strcmp(argv[1], "--socket") && strcmp(argv[1], "--addr"))) {
+        fprintf(stderr, "usage: atstx_script --socket PATH | --addr ADDRESS < script\n");
         return 64;
     }
     ats_dev *dev;
-    int st = ats_open_sim(argv[2], &dev);
+    int st = !strcmp(argv[1], "--socket") ? ats_open_sim(argv[2], &dev) : ats_open(argv[2], &dev);
     if (st) {
         printf("open %d %s\n", st, ats_strerror(st));
         return 1;
     }
     struct ats_info in;
     ats_info(dev, &in);
-    uint8_t *buf = malloc(in.max_transfer);
-    char *hex = malloc(2 * (size_t)in.max_transfer + 1);
+    size_t bufsz = in.max_transfer > ATS_MAX_XFER ? in.max_transfer : ATS_MAX_XFER;
+    uint8_t *buf = malloc(bufsz);
+    char *hex = malloc(2 * bufsz + 1);
     char *line = NULL;
     size_t cap = 0;
     while (buf && hex && getline(&line, &cap, stdin) > 0) {
@@ -170,6 +175,43 @@ int main(int argc, char **argv)
                 ats_sqe_cmd(&s, opc, 1, (uint32_t)lba, (uint32_t)(lba >> 32), cdw13);
             memset(buf, 0, in.max_transfer);
             printf("st %d\n", ats_exec_io(dev, &s, dir ? buf : NULL, dir ? (uint32_t)len : 0, dir, NULL));
+        } else if (!strcmp(op, "udp") && (n == 8 || n == 9)) {
+            /* a raw descriptor over the UDP link: OP TXID FLAGS ATTR LBA NLB RLEN [HEX write data] */
+            struct ats_udp_desc d;
+            memset(&d, 0, sizeof d);
+            d.op = (uint8_t)strtoul(tok[1], NULL, 0);
+            d.txid = (uint8_t)strtoul(tok[2], NULL, 0);
+            d.flags = (uint8_t)strtoul(tok[3], NULL, 0);
+            d.attr = (uint8_t)strtoul(tok[4], NULL, 0);
+            d.lba = strtoull(tok[5], NULL, 0);
+            d.nlb = (uint16_t)strtoul(tok[6], NULL, 0);
+            uint32_t rlen = (uint32_t)strtoul(tok[7], NULL, 0);
+            size_t wl = n == 9 ? strlen(tok[8]) / 2 : 0;
+            if (rlen > bufsz / 2 || wl > bufsz / 2 || (wl && hex_decode(buf + bufsz / 2, wl, tok[8]))) {
+                printf("bad line\n");
+            } else {
+                uint32_t res = 0;
+                st = ats_udp_cmd(dev, &d, buf + bufsz / 2, (uint32_t)wl, buf, rlen, &res);
+                if (st >= 0 && rlen) {
+                    hex_encode(hex, buf, rlen);
+                    printf("st %d result %u %s\n", st, res, hex);
+                } else {
+                    printf("st %d result %u\n", st, res);
+                }
+            }
+        } else if (!strcmp(op, "stats") && n == 1) {
+            struct ats_udp_stats u;
+            st = ats_udp_stats(dev, &u);
+            if (st)
+                printf("st %d\n", st);
+            else
+                printf("stats cmds=%llu sent=%llu received=%llu retries=%llu ignored=%llu stale=%llu busy=%llu "
+                       "resync=%llu resent_chunks=%llu link_errors=%llu timeouts=%llu last_slot=%u last_seq=%u\n",
+                       (unsigned long long)u.cmds, (unsigned long long)u.sent, (unsigned long long)u.received,
+                       (unsigned long long)u.retries, (unsigned long long)u.ignored, (unsigned long long)u.stale,
+                       (unsigned long long)u.busy, (unsigned long long)u.resync,
+                       (unsigned long long)u.resent_chunks, (unsigned long long)u.link_errors,
+                       (unsigned long long)u.timeouts, u.last_slot, u.last_seq);
         } else if (!strcmp(op, "cycle") && n == 1) {
             uint64_t c = 0;
             ats_sim_cycle(dev, &c);
