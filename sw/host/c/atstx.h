@@ -6,12 +6,14 @@
  * I/O commands TX Write (0x81), TX Read (0x82), TX Begin (0x84), TX Commit (0x88), Range Flush
  * (0x89) and TX Abort (0x8C) with their TXID / COMMIT / BARRIER fields in CDW13 (§1.5).
  *
- * Two ways to reach a device, the same SQEs for both:
+ * Three ways to reach a device, the same SQEs for all (ats_open() picks one by address):
  *   ats_open_sim()  the full-system simulation's host port (docs/host-port.md, "NVMe build"): the
  *                   library is the host's NVMe driver (controller enable, Identify, one I/O queue
  *                   pair, PRPs, completions) in the simulator's host memory, over its Unix socket;
  *   ats_open_nvme() a Linux NVMe namespace (/dev/nvmeXnY or /dev/ngXnY) through the kernel's
- *                   passthrough ioctls (an atomssd board behind the in-kernel driver).
+ *                   passthrough ioctls (an atomssd board behind the in-kernel driver);
+ *   ats_open_udp()  a board over the UDP host link (docs/host-port.md "UDP host link"): each SQE
+ *                   becomes the §1 descriptor(s) the NVMe front end would make of it.
  * One handle runs one command at a time (queue depth 1); a handle is not thread safe, and the
  * library keeps no state outside its handles.
  *
@@ -24,10 +26,11 @@
  *   < 0  a host-side failure, nothing to do with the device's answer: a negative errno
  *          -EINVAL     a bad argument: refused before anything is sent;
  *          -E2BIG      a transaction's page limit (tx_entries), checked before sending;
- *          -ETIMEDOUT  no completion within the command's cycle budget;
+ *          -ETIMEDOUT  no completion within the command's cycle budget (UDP: its retries);
  *          -EPROTO     a completion or message that breaks the protocol;
  *          -EIO        the controller reported a fatal status, or the handle failed earlier (after
  *                      a timeout or a protocol error it accepts no more commands);
+ *          ATS_E_LINK_ERR(code)  the UDP link's device refused a packet (ERROR code; below);
  *          others      the socket's or the ioctl's own errno;
  *        or ATS_E_POWER_CUT: the simulated power was cut, the device is gone until the simulator
  *        is restarted on its die images.

@@ -4,6 +4,8 @@
  *   atstx_bank --socket P init  [--accounts A]
  *   atstx_bank --socket P run   --transfers N --seed S [--cut-at-cycle C | --cut-after-cycles D] [--accounts A]
  *   atstx_bank --socket P check [--accounts A]
+ * or --addr ADDRESS in place of --socket P: any device ats_open reaches ("udp:192.168.1.50" for a
+ * board; the power-cut options are the simulator's: -ENOTSUP elsewhere, "ready cycle 0").
  *
  * Accounts 0 … A-1 (default 64), one an LBA page at LBA 16 + a:
  *   bytes 0-3 "ATSB", 4-7 account, 8-15 balance (signed), 16-19 version (transfers that changed
@@ -228,12 +230,13 @@ static int do_check(ats_dev *dev, const struct ats_info *in, uint32_t na, struct
 
 int main(int argc, char **argv)
 {
-    const char *sock = NULL, *cmd = NULL;
+    const char *sock = NULL, *addr = NULL, *cmd = NULL;
     unsigned long na = 64, n = 0, seed = 1;
     unsigned long long cut_at = 0, cut_after = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--socket") && v) sock = argv[++i];
+        else if (!strcmp(o, "--addr") && v) addr = argv[++i];
         else if (!strcmp(o, "--accounts") && v) na = strtoul(argv[++i], NULL, 0);
         else if (!strcmp(o, "--transfers") && v) n = strtoul(argv[++i], NULL, 0);
         else if (!strcmp(o, "--seed") && v) seed = strtoul(argv[++i], NULL, 0);
@@ -242,13 +245,14 @@ int main(int argc, char **argv)
         else if (!cmd && o[0] != '-') cmd = o;
         else cmd = NULL, i = argc;
     }
-    if (!sock || !cmd || na < 4 || na > MAXA || (cut_at && cut_after)) {
-        fprintf(stderr, "usage: atstx_bank --socket PATH init|run|check [--accounts 4..%u] [--transfers N --seed S "
+    if (!sock == !addr || !cmd || na < 4 || na > MAXA || (cut_at && cut_after)) {
+        fprintf(stderr, "usage: atstx_bank --socket PATH | --addr ADDRESS init|run|check [--accounts 4..%u] "
+                        "[--transfers N --seed S "
                         "[--cut-at-cycle C | --cut-after-cycles D]]\n", MAXA);
         return 64;
     }
     ats_dev *dev;
-    int st = ats_open_sim(sock, &dev);
+    int st = sock ? ats_open_sim(sock, &dev) : ats_open(addr, &dev);
     if (st)
         return fail("open", st);
     struct ats_info in;

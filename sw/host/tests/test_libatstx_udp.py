@@ -17,7 +17,8 @@ reference (a dict of LBA -> bytes, the open transactions' pages) and checks
   executed, the handle still works), a reserved opcode the core's BAD_OP;
 - a device that stops answering: -ETIMEDOUT within the retry budget, then -EIO, no hang; a port
   nobody listens on, and open against a dead device, the same;
-- a restarted host whose sequence numbers are older than the slots' (ERROR STALE, one 2^31 jump).
+- a restarted host whose sequence numbers are older than the slots' (ERROR STALE, one 2^31 jump);
+- atstx_bank (init / run / check, transactions) over a lossy link against a replay of its transfers.
 ATS_UDP_MUTANTS=1 also builds broken transports (no sequence check, no retry, no chunk resend,
 one sequence number for all) and checks that the random mix fails on each.
 """
@@ -434,6 +435,30 @@ def test_host_restart(built, gap):
         assert drv.close() == "close 0"
         assert len(m.descs) == n0 + 1 + 2 * NSLOT + 1   # IDENTIFY, the reads and close's FLUSH, each once
         assert s["resync"] == (0 if gap > 1 << 31 else 1) and s["retries"] == 0, s
+    finally:
+        m.close()
+
+
+def test_bank_over_lossy_link(built):
+    """atstx_bank (transactions of 2-4 accounts, COMMIT writes and TX Commits) over a lossy link:
+    init, run, check in three processes against one device; the balances equal a Python replay of
+    the seeded transfers (test_libatstx.replay, written from atstx_bank.c's comment)."""
+    from test_libatstx import replay
+    accts, n, seed = 32, 40, 977
+    m = Board(41, NSLOT, SLOT_BYTES, PAGE, NLBA, drop=0.05, dup=0.1, delay=0.005)
+    addr = f"udp:127.0.0.1:{m.port},slot_bytes={SLOT_BYTES},timeout_ms=10,max_timeout_ms=80,retries=20"
+    bank = [str(built.parent / "atstx_bank"), "--addr", addr, "--accounts", str(accts)]
+    try:
+        for args in (["init"], ["run", "--transfers", str(n), "--seed", str(seed)], ["check"]):
+            r = subprocess.run(bank + args, capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, (args, r.stdout[-500:], r.stderr[-500:])
+        assert r.stdout.count("\n") == accts + 1 and f"total {accts * 1000}" in r.stdout
+        want = replay(seed, n, accts)[n]
+        got = {int(a): (int(b), int(v), int(x)) for a, b, v, x in
+               re.findall(r"account (\d+) balance (-?\d+) version (\d+) xfer (\d+)", r.stdout)}
+        assert got == want
+        assert m.stats["dropped"] > 0 and m.stats["duplicated"] > 0
+        assert not any(m.txs.values()), "a transaction left open in the device"
     finally:
         m.close()
 
