@@ -73,9 +73,13 @@ SLOG = os.environ.get("ATS_BACKEND_SLOG", "0") == "1"   # the SLOG = 1 build (it
 NCH, PB, PPB, BLOCKS, WIN = 4, (64 if SLOG else 16), 8, 32, 8
 PW = PB // 4
 SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS = 8, 2, 3, 6      # the SLOG build's index: 4 sets of 2 ways
+SL_CACHE = int(os.environ.get("ATS_BACKEND_SLCACHE", "2"))   # the read merge's cached log pages (0: none)
+SL_PPNS = 8                                 # its LPGN -> PPN table: the 8 newest log pages (= WIN)
+SL_TAG = 0xC0                               # the NAND tag of the merge's log page READ
+NAND_UNCORRECTABLE = 3
 F_SLOG = 0x20
 RID_RSV, RID_UNRSV = 0xFD, 0xFC
-OK, TX_FULL, INDEX_FULL, TX_EMPTY = 0x00, 0x04, 0x05, 0x06
+OK, TX_FULL, INDEX_FULL, TX_EMPTY, MEDIA_ERROR = 0x00, 0x04, 0x05, 0x06, 0x10
 NAND_PROGRAM_FAIL = 1
 R_MAP_WRITE, R_LOOKUP, R_TX_WRITE, R_TX_LOOKUP, R_COMMIT, R_ABORT, R_UNMAP = 0, 1, 2, 3, 4, 5, 6
 RC_NONE, RC_CMARK, RC_CREC, RC_AREC = 0, 1, 2, 3
@@ -151,17 +155,25 @@ class Nand:
         self.failed: dict[int, dict] = {}   # ppn -> the same, for a program that failed
         self.fails: list = []               # (chan, block) of each failed program, in order
         self.ready = [0] * NCH
+        self.rq: deque = deque()            # READs (SLOG build): (due cycle, request)
+        self.rd_busy = False                # a READ's words are being sent
+        self.log_reads: list = []           # the merge's log page READs: (LPGN of the page read, failed)
 
     def edge(self, cyc: int) -> None:
         tb, dut = self.tb, self.tb.dut
         while tb.nreq.queue:
             r = tb.nreq.queue.popleft()
-            assert r["op"] == 1 and r["head"] == 0 and r["prio_read"] == 0, f"nreq {r}"
+            start = tb.nq_starts.popleft()
             assert r["way"] == 0 and r["chan"] < NCH
+            if r["op"] == 0:                # a READ (host read 0x80 + slot, the merge's log page SL_TAG)
+                assert SLOG and r["head"] == 0 and r["prio_read"] == 1 and r["tag"] in (0x80, 0x81, SL_TAG), \
+                    f"nreq {r}"
+                self.rq.append((cyc + tb.rng.randint(4, 60 if tb.slow else 4), r))
+                continue
+            assert r["op"] == 1 and r["head"] == 0 and r["prio_read"] == 0, f"nreq {r}"
             # issued (first valid on m_nreq) at the latest in the cycle after the one in which the
             # backend took the block's failure (an issue in that same cycle is registered: README
             # "Program failure"); the sink's backpressure may delay its acceptance further
-            start = tb.nq_starts.popleft()
             fail = tb.bad_at.get((r["chan"], r["block"]))
             assert fail is None or start <= fail + 1, \
                 f"PROGRAM {r} to block {r['block']} of die {r['chan']} issued at {start}, after its program " \
@@ -201,6 +213,24 @@ class Nand:
                     tb.ncpl.send_nowait(tag=cur[0]["tag"], status=0, corrected=0, bad_mark=0)
                     tb.ev_prog_done(cur[0]["tag"], ppn, cyc)
                 self.cur[c] = None
+        if self.rq and self.rq[0][0] <= cyc and not self.rd_busy:
+            # a READ: the page's words and its 5 spare words on s_ndata (widx 0 ..), then (after the
+            # last word was taken: on_nd) the completion; a log page READ fails now and then
+            # (UNCORRECTABLE: the host read must answer MEDIA_ERROR)
+            _, r = self.rq.popleft()
+            ppn = ppn_of(r["chan"], r["block"], r["page"])
+            assert ppn in self.pages, f"READ {r} of page {ppn:#x}, never programmed"
+            p = self.pages[ppn]
+            st = 0
+            if r["tag"] == SL_TAG:
+                assert p["kind"] == 1 and p["flags"] == F_SLOG, f"log page READ of a page that is not one: {p}"
+                st = NAND_UNCORRECTABLE if tb.frng.random() < tb.lrfail else 0
+                self.log_reads.append((p["epoch"], st != 0))
+            words = p["data"] + [p["lpn"], p["seq"] & 0xFFFFFFFF, p["seq"] >> 32, p["epoch"],
+                                 p["flags"] << 16 | p["kind"] << 8 | p["txid"]]
+            for i, w in enumerate(words):
+                tb.ndata.send_nowait(data=w, last=int(i == len(words) - 1), tag=r["tag"], widx=i, cpl=st)
+            self.rd_busy = True
         rdy = 0
         for c in range(NCH):
             self.ready[c] = int(not (tb.slow and tb.rng.random() < 0.3))
@@ -251,6 +281,9 @@ class TB:
             getattr(dut, n).value = 0
         if SLOG:                            # the write buffer's read ids 0xFD / 0xFC, host reads
             self.rd = StreamSource(dut, "s_rd", dut.clk, ["lpn", "txid", "tag"], p())
+            self.ndata = StreamSource(dut, "s_ndata", dut.clk, ["data", "last", "tag", "widx"], p())
+            self.ndata.on_accept = self.on_nd
+            self.lrfail = 0.1 if pfail > 0 else 0.0
             self.rdd = StreamSink(dut, "m_rdd", dut.clk, ["data", "last", "status", "tag"], p())
             self.rdd_cur: list = []         # the page being received on m_rdd
             self.rid_pages: deque = deque() # the read ids' answer pages, in order
@@ -330,11 +363,16 @@ class TB:
         self.ent_seq[item["seq"] % WIN] = item["seq"]
 
     def on_ncpl(self, item, cyc) -> None:
-        if item["status"] != 0:             # from here on the backend must not program that block
+        if item["status"] != 0 and item["tag"] < WIN:   # from here on the backend must not program that block
             r = self.nand_last[item["tag"]]
             self.bad_known.add((r["chan"], r["block"]))
             # (the sources' callbacks run before TB.edge counts this edge: + 1)
             self.bad_at.setdefault((r["chan"], r["block"]), self.cyc + 1)
+
+    def on_nd(self, item, cyc) -> None:
+        if item["last"]:                    # a READ's last word taken: its completion
+            self.ncpl.send_nowait(tag=item["tag"], status=item["cpl"], corrected=0, bad_mark=0)
+            self.nand.rd_busy = False
 
     def on_rsp(self, item, cyc) -> None:
         if item["tag"] & 0xC0 == 0x40:      # an early TX_WRITE's answer (tag 0x40 + entry)
@@ -752,6 +790,23 @@ async def slog_random(dut):
         if st == OK and room:
             rsv.setdefault(t, {})[lpn] = room
 
+    async def host_read(lpn):
+        # a read miss of a fragment LPN (architecture §11.5) when nothing of it is in flight (its plain
+        # writes completed, no S-Log commit in flight: the driver awaits each), waited for: its page is
+        # the version of the reference's state at that point; which log pages it read from NAND
+        await settle()
+        tag = 0x40 | (len(tl) & 0x3F)
+        n0 = len(tb.nand.log_reads)
+        tb.rd.send_nowait(lpn=lpn, txid=0, tag=tag)
+        k = 0
+        while not any(g == tag for g, _ in tb.read_pages):
+            await RisingEdge(dut.clk)
+            k += 1
+            assert k < 50_000, f"host read of lpn {lpn}: no page"
+        i = next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag)
+        _, pg = tb.read_pages.pop(i)
+        tl.append(("read", lpn, pg, tb.nand.log_reads[n0:]))
+
     async def unreserve(t, lpn):
         await settle()
         st, _ = await rid(tb, RID_UNRSV, t, lpn)
@@ -800,6 +855,9 @@ async def slog_random(dut):
         for lpn in sorted(mine):            # the reservations: ended by APPLY / DISCARD (TX_EMPTY) or not
             await unreserve(t, lpn)
         rsv.pop(t, None)
+        for lpn in sorted(mine):            # its fragments read back (read merge)
+            if rng.random() < 0.5:
+                await host_read(lpn)
 
     for lpn in FR_LPNS[:-2]:                # bases for most fragment LPNs (the last two: unmapped)
         send(0, RC_NONE, lpn, 0)
@@ -817,6 +875,8 @@ async def slog_random(dut):
             await unreserve(t, rng.choice(sorted(rsv[t])))
         elif x < 0.9 and (rsv.get(t) or pages.get(t)):
             await commit(t)
+        if rng.random() < 0.1:
+            await host_read(rng.choice(FR_LPNS))
         if rng.random() < 0.15:             # host reads (of never written LPNs: zero pages, no NAND)
             for _ in range(rng.randint(1, 3)):
                 tb.rd.send_nowait(lpn=100 + rng.randrange(8), txid=0, tag=len(reads) % 64)
@@ -827,6 +887,8 @@ async def slog_random(dut):
         if rsv.get(t) or pages.get(t):
             await commit(t)
     await tb.drain()
+    for lpn in FR_LPNS:                     # every fragment LPN read back
+        await host_read(lpn)
     for lpn in FR_LPNS:                     # the index's contents: each LPN's room (SLOG_FRAGS - |F|)
         await reserve(1, lpn)
         if lpn in rsv.get(1, {}):
@@ -840,7 +902,8 @@ async def slog_random(dut):
     r["host_reads"] = len(reads)
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
-               r["late_tw"], r["unmapped_base"]) > 0, \
+               r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
+               r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"]) > 0, \
         f"a path not met: {r}"
 
 
@@ -866,9 +929,58 @@ def check_slog(tb, tl: list) -> dict:
     exp_cf: list = []                       # completeness flags not yet taken by a record
     rec_cf: list = []
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
-             unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0)
+             unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
+             rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0)
+    own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
+    released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
     q = 0
     for ev in tl:
+        if ev[0] == "read":
+            # architecture §11.5: base + F in order (later bytes win); a fragment is read from the
+            # cache (the SL_CACHE newest log pages) or from NAND (the SL_PPNS newest: the LPGN -> PPN
+            # table), else the read answers MEDIA_ERROR; a failed log page READ: MEDIA_ERROR
+            _, lpn, pg, lrd = ev
+            n["reads"] += 1
+            F = ref.lookup(lpn)
+            fr = own.get(lpn, [])
+            assert len(F) == len(fr), f"lpn {lpn}: the index reference has {len(F)} fragments, the read's {len(fr)}"
+            page = bytearray(b"".join(w.to_bytes(4, "little") for w in want_pages[l2p[lpn]][-1])) \
+                if lpn in l2p else bytearray(PB)
+            plan, ok = [], True             # the log pages the merge must READ, in order
+            for (lg, _, _, _), (o, d) in zip(F, fr):
+                if lg < ref.lpgn - SL_PPNS:
+                    ok = False
+                    break
+                if lg < ref.lpgn - SL_CACHE:
+                    plan.append(lg)
+                else:
+                    n["rd_cached"] += 1
+                page[o:o + len(d)] = d
+            got_lr = [lg for lg, _ in lrd]
+            failed = any(f for _, f in lrd)
+            if failed:                      # the merge stops at the failed READ
+                assert lrd[-1][1] and got_lr == plan[:len(got_lr)], \
+                    f"read of lpn {lpn}: log page READs {lrd}, reference {plan}"
+                ok = False
+                n["rd_lrfail"] += 1
+            else:
+                assert got_lr == plan, f"read of lpn {lpn}: log page READs {got_lr}, reference {plan} (F {F})"
+            n["rd_nand"] += len(got_lr)
+            assert len(pg) == PW and all(w["status"] == OK for w in pg[:-1])
+            st = pg[-1]["status"]
+            if not ok:
+                n["rd_lost"] += not failed
+                assert st == MEDIA_ERROR, f"read of lpn {lpn}: status {st:#x}, reference MEDIA_ERROR (F {F})"
+            else:
+                got = b"".join(w["data"].to_bytes(4, "little") for w in pg)
+                assert st == OK and got == bytes(page), \
+                    f"read of lpn {lpn}: status {st:#x}, page {got.hex()}, reference {bytes(page).hex()} (F {F})"
+            n["rd_frag"] += len(F) > 0
+            n["rd_multi"] += len(F) > 1
+            n["rd_release"] += lpn in released
+            spans = [set(range(o, o + len(d))) for o, d in fr]
+            n["rd_overlap"] += any(spans[i] & spans[j] for i in range(len(spans)) for j in range(i))
+            continue
         if ev[0] == "rsv":
             _, t, lpn, st, room = ev
             n["reserves"] += 1
@@ -890,6 +1002,8 @@ def check_slog(tb, tl: list) -> dict:
         if r["rec"] == RC_NONE and t == 0:  # a full-page write or TRIM empties F (RELEASE, n 255)
             assert ref.release(r["lpn"], 255)[0] == OK
             kf.pop(r["lpn"], None)
+            if own.pop(r["lpn"], None):
+                released.add(r["lpn"])
         if r["rec"] == RC_NONE and r["op"] == 1:
             l2p.pop(r["lpn"], None)
             want, pgs = OK, [(r["lpn"], 0, 1, F_TRIM, zero)]
@@ -953,6 +1067,8 @@ def check_slog(tb, tl: list) -> dict:
                 for (lpn, o, ln, d), dd in zip(r["frs"], descs):
                     kf[lpn] = kf.get(lpn, 0) + 1    # VER: the fragment's ordinal on its base (no merge yet)
                     fl.append((lpn, dd["ppn"], o, ln, kf[lpn], d))
+                    own.setdefault(lpn, []).append((o, dd["data"]))
+                    released.discard(lpn)
                 want_recs.append((t, res["lpgn"], fl, rec_cf))
                 n["records"] += 1
                 n["multi_page"] += len(pgs) > 1
@@ -1030,18 +1146,23 @@ def test_ats_backend(seed):
         seed=seed, results_name=f"{key}_seed{seed}", extra_env={"ATS_SEED": str(seed)}, public={})
 
 
-@pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
-def test_ats_backend_slog(seed):
-    """The SLOG = 1 build (64-byte pages, a small index): slog_random, and tx_random / tx_overlap
-    (the traffic without S-Log records behaves as in the SLOG = 0 build)."""
+SLOG_CASES = [(1, 2), (2, 2), (3, 0)]         # (seed, SLOG_CACHE): the cache, and no cache at all
+
+
+@pytest.mark.parametrize("seed,cache", SLOG_CASES, ids=[f"seed{s}" + ("" if c else "_nocache") for s, c in SLOG_CASES])
+def test_ats_backend_slog(seed, cache):
+    """The SLOG = 1 build (64-byte pages, a small index, SLOG_CACHE 2 or 0): slog_random (with the
+    read merge), and tx_random / tx_overlap (the traffic without S-Log records behaves as in the
+    SLOG = 0 build)."""
     src = os.environ.get("ATS_BACKEND_SRC")
-    key = "slog" + ("_" + Path(src).parent.name if src else "")
+    key = f"slog_c{cache}" + ("_" + Path(src).parent.name if src else "")
     run(toplevel="ats_backend",
         sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_backend", test_dir=HERE, build_key=key,
         parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
                         RD_SLOTS=2, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
-                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS),
+                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_CACHE=cache, SLOG_PPNS=SL_PPNS),
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
-        seed=seed, results_name=f"{key}_seed{seed}", extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1"},
+        seed=seed, results_name=f"{key}_seed{seed}",
+        extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache)},
         public={})

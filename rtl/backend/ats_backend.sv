@@ -47,7 +47,9 @@ module ats_backend #(
     parameter int SLOG_LPNS       = 256,   // index entries (README_slog "Parameters")
     parameter int SLOG_WAYS       = 4,
     parameter int SLOG_FRAGS      = 4,
-    parameter int SLOG_TXFRAGS    = 64
+    parameter int SLOG_TXFRAGS    = 64,
+    parameter int SLOG_CACHE      = 8,     // log pages cached on chip for the read merge: 0 or a power of two (README_slog "Read merge")
+    parameter int SLOG_PPNS       = 256    // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
     /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire logic                     clk,
@@ -345,6 +347,12 @@ module ats_backend #(
     logic               apl_done;         // that command answered (APPLY: apl_sts, apl_cnt)
     logic [7:0]         apl_sts, apl_cnt;
     logic               sl_busy_any;      // (busy)
+    logic               sl_nrd_valid;     // the read merge wants a NAND READ of a log page (tag SL_TAG)
+    logic [PPN_W-1:0]   sl_nrd_ppn;
+    logic               sl_nw;            // ... and waits for its words and completion
+    localparam logic [7:0] SL_TAG = 8'hC0;              // NAND tag of the read merge's log page READ
+    logic               nd_sl;            // an s_ndata word of that READ (taken always)
+    assign nd_sl = SL && s_ndata_tag == SL_TAG;
 
     // ring pointers with one wrap bit: entry = pointer[WIN_W-1:0]
     logic [WIN_W:0]     acc_ptr_q, iss_ptr_q, cpl_ptr_q;
@@ -545,7 +553,7 @@ module ats_backend #(
         .nq_req(fw_nq_req), .nq_take(i_fw), .nq_wait(fw_nq_wait), .nc_valid(nc_fw),
         .nrd_req(fw_nrd_req), .nrd_ppn(fw_nrd_ppn), .nrd_take(i_nrd), .nrd_ncpl_valid(ncpl_read),
         .nrd_cpl(fw_nrd_cpl), .ncpl_status(s_ncpl_status), .ncpl_bad_mark(s_ncpl_bad_mark),
-        .s_ndata_valid, .s_ndata_data, .s_ndata_last, .nd_host(rd_nd_host), .nd_ready(fw_nd_ready),
+        .s_ndata_valid, .s_ndata_data, .s_ndata_last, .nd_host(rd_nd_host || nd_sl), .nd_ready(fw_nd_ready),
         .rq_req(fw_rq_req), .rq_take(fw_rq_go),
         .rsp_valid(rsp_fw), .rsp_status(s_rsp_status), .rsp_ppn(s_rsp_ppn), .rsp_mapped(s_rsp_mapped),
         .reloc_req(fw_reloc_req), .reloc_acc(fw_acc_go), .reloc_done(c_reloc_done),
@@ -574,7 +582,13 @@ module ats_backend #(
     logic [31:0]            ur_rdd_data;
     logic [7:0]             ur_rdd_status, ur_rdd_tag;
     assign erase_wait = fw_nq_req && fw_op_q == FO_NERASE;
-    ats_backend_read #(.PAGE_BYTES(PAGE_BYTES), .RD_SLOTS(RD_SLOTS), .PPN_W(PPN_W)) u_read (
+    // the S-Log read merge's ports of the read unit (g_slog; tied off with SLOG = 0)
+    logic [RD_SLOTS-1:0]    rm_hold, rm_bad, rm_fin;
+    logic                   rm_we, rm_wok, rm_qz, rm_qok;
+    logic [RS_W+$clog2(PW)-1:0] rm_wa;
+    logic [31:0]            rm_wd;
+    logic [RS_W-1:0]        rm_qs, rm_acc_s, rm_lk_s;
+    ats_backend_read #(.PAGE_BYTES(PAGE_BYTES), .RD_SLOTS(RD_SLOTS), .PPN_W(PPN_W), .MG(SLOG)) u_read (
         .clk, .rst,
         .s_rd_valid(ur_s_rd_valid), .s_rd_ready(ur_s_rd_ready), .s_rd_lpn, .s_rd_txid, .s_rd_tag, .hold(erase_wait),
         .m_rdd_valid(ur_rdd_valid), .m_rdd_ready(ur_rdd_ready), .m_rdd_data(ur_rdd_data), .m_rdd_last(ur_rdd_last),
@@ -587,7 +601,9 @@ module ats_backend #(
         .s_ndata_valid, .s_ndata_data, .s_ndata_last, .s_ndata_tag, .s_ndata_widx, .nd_host(rd_nd_host),
         .ncpl_valid(nc_rb), .ncpl_slot(s_ncpl_tag[RS_W-1:0]), .ncpl_status(s_ncpl_status),
         .ncpl_ok(rd_ncpl_ok), .ncpl_good(rd_ncpl_good),
-        .lk_pending(rd_lk_pending), .nand_pending(rd_nand_pending), .busy(rd_busy), .perr(rd_perr)
+        .lk_pending(rd_lk_pending), .nand_pending(rd_nand_pending), .busy(rd_busy), .perr(rd_perr),
+        .mg_hold(rm_hold), .mg_bad(rm_bad), .mg_we(rm_we), .mg_wa(rm_wa), .mg_wd(rm_wd), .q_slot(rm_qs),
+        .mg_wok(rm_wok), .acc_slot(rm_acc_s), .lk_slot(rm_lk_s), .fin_vec(rm_fin), .q_zero(rm_qz), .q_ok(rm_qok)
     );
 
     // ---------------------------------------------------------------------------------------------
@@ -728,10 +744,12 @@ module ats_backend #(
     assign ncpl_fw      = ncpl_fire && s_ncpl_tag == FW_TAG;
     assign ncpl_read    = ncpl_fire && s_ncpl_tag == RD_TAG;
     logic               ncpl_rb;          // a host read's completion (tag 0x80 + slot)
+    logic               ncpl_sl;          // the read merge's log page READ's completion (SLOG = 1)
+    assign ncpl_sl      = SL && ncpl_fire && s_ncpl_tag == SL_TAG;
     assign ncpl_rb      = ncpl_fire && s_ncpl_tag[7:RS_W] == RB_TAG[7:RS_W];
     // a host read's words always go into the reorder memory; an NREAD's to m_fwr (the spare words
     // but the last one through the response register, the last one held for the completion)
-    assign s_ndata_ready = rd_nd_host || fw_nd_ready;
+    assign s_ndata_ready = rd_nd_host || fw_nd_ready || nd_sl;
 
     logic               rsp_cpl, rsp_rd;
     assign rsp_cpl = s_rsp_valid && s_rsp_tag == RT_CPL;
@@ -813,19 +831,22 @@ module ats_backend #(
     assign nc_fail    = ncpl_prog && e_st[nc_e] == E_ISSUED && s_ncpl_status != N_OK;
     assign nc_fw      = !ncpl_prog && ncpl_fw && fw_nq_wait;
     assign nc_rb      = !ncpl_prog && !(ncpl_fw && fw_nq_wait) && ncpl_rb;
-    assign nc_unknown = !ncpl_prog && !(ncpl_fw && fw_nq_wait) && !ncpl_rb && ncpl_fire && !ncpl_read;
+    assign nc_unknown = !ncpl_prog && !(ncpl_fw && fw_nq_wait) && !ncpl_rb && ncpl_fire && !ncpl_read &&
+                        !(ncpl_sl && sl_nw);
     // issue: the NAND request register goes to a host read, else the firmware NREAD, else a
     // firmware ERASE / PROGRAM, else the next table entry (or its die takes its next block, or the
     // round-robin pointer steps); with nothing to issue, a die opens its next block ahead of time
     logic               i_rb, i_nrd, i_fw, i_iss, i_idle, i_prog, i_open, i_skip;
+    logic               i_sl;             // the read merge's log page READ (SLOG = 1), after host reads
     assign i_rb   = nq_free && rd_nrd_valid;
-    assign i_nrd  = !i_rb && nq_free && fw_nrd_req;
-    assign i_fw   = !i_rb && !i_nrd && nq_free && fw_nq_req && !(erase_wait && rd_nand_pending);
-    assign i_iss  = !i_rb && !i_nrd && !i_fw && nq_free && iss_have;
-    assign i_idle = !i_rb && !i_nrd && !i_fw && !i_iss && !iss_have;
+    assign i_sl   = SL && !i_rb && nq_free && sl_nrd_valid;
+    assign i_nrd  = !i_rb && !i_sl && nq_free && fw_nrd_req;
+    assign i_fw   = !i_rb && !i_sl && !i_nrd && nq_free && fw_nq_req && !(erase_wait && rd_nand_pending);
+    assign i_iss  = !i_rb && !i_sl && !i_nrd && !i_fw && nq_free && iss_have;
+    assign i_idle = !i_rb && !i_sl && !i_nrd && !i_fw && !i_iss && !iss_have;
     // (the same as i_iss && die_ok, with the NAND request register's ready last: registers first)
     logic               prog_ok;
-    assign prog_ok = !rd_nrd_valid && !fw_nrd_req && !(fw_nq_req && !(erase_wait && rd_nand_pending)) &&
+    assign prog_ok = !rd_nrd_valid && !(SL && sl_nrd_valid) && !fw_nrd_req && !(fw_nq_req && !(erase_wait && rd_nand_pending)) &&
                      iss_have && die_ok;
     assign i_prog = nq_free && prog_ok;
     assign i_open = (i_iss && !die_ok && nx_v[rr_q]) || (i_idle && !op_v[rr_q] && nx_v[rr_q]);
@@ -1103,6 +1124,11 @@ module ats_backend #(
                 nq_v_q <= 1'b1; nq_tag_q <= RB_TAG | 8'(rd_nrd_slot); nq_op_q <= 2'd0;
                 nq_chan_q <= 3'(ppn_die(rd_nrd_ppn) / WAYS); nq_way_q <= 2'(ppn_die(rd_nrd_ppn) % WAYS);
                 nq_blk_q <= 12'(ppn_block(rd_nrd_ppn)); nq_page_q <= 8'(ppn_page(rd_nrd_ppn));
+                nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
+            end else if (i_sl) begin
+                nq_v_q <= 1'b1; nq_tag_q <= SL_TAG; nq_op_q <= 2'd0;
+                nq_chan_q <= 3'(ppn_die(sl_nrd_ppn) / WAYS); nq_way_q <= 2'(ppn_die(sl_nrd_ppn) % WAYS);
+                nq_blk_q <= 12'(ppn_block(sl_nrd_ppn)); nq_page_q <= 8'(ppn_page(sl_nrd_ppn));
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b1; nq_slot_q <= 8'd0;
             end else if (i_nrd) begin
                 nq_v_q <= 1'b1; nq_tag_q <= RD_TAG; nq_op_q <= 2'd0;
@@ -1593,6 +1619,16 @@ module ats_backend #(
         logic [RL_W-1:0]    rl_n_q, rl_i_q;
         logic               rj_q;             // the record was rejected
         rx_state_e          rx_st_q;
+        // the read merge's state (section "read merge" below)
+        typedef enum logic [3:0] {M_IDLE, M_CHK, M_FR, M_CA, M_CW, M_NRQ, M_NW, M_NX, M_DONE} mg_state_e;
+        mg_state_e          mg_st_q;
+        logic               mg_cc;            // copying from the cache (its fill waits)
+        if (SLOG_CACHE < 0 || (SLOG_CACHE & (SLOG_CACHE - 1)) != 0) begin : g_chk_slc
+            $fatal(1, "ats_backend: SLOG_CACHE must be 0 or a power of two (%m)");
+        end
+        if (SLOG_PPNS < WIN || (SLOG_PPNS & (SLOG_PPNS - 1)) != 0) begin : g_chk_slp
+            $fatal(1, "ats_backend: SLOG_PPNS must be a power of two >= WIN (%m)");
+        end
         ats_backend_slog #(
             .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
             .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(1), .PPN_W(PPN_W)
@@ -1623,9 +1659,14 @@ module ats_backend #(
 
         // ---- index commands, one at a time: DISCARD (the receiver) first, APPLY (the completion
         //      FSM), then a read id's RESERVE / UNRESERVE; m_ix always taken (one beat each)
-        typedef enum logic [1:0] {W_NONE, W_DIS, W_APL, W_RID} ixw_e;
+        typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK} ixw_e;
         ixw_e               ix_who_q;
-        logic               dis_req, apl_req, rid_req;
+        logic               dis_req, apl_req, rid_req, lk_req;
+        logic [RS_W:0]      lq_rd_q, lq_wr_q;     // the host reads' index LOOKUPs, in s_rd order (a FIFO)
+        logic [RS_W-1:0]    lq_s   [RD_SLOTS];    // ... their slots
+        logic [31:0]        lq_lpn [RD_SLOTS];    // ... and LPNs
+        logic [RS_W-1:0]    lk_s_q;               // the slot whose LOOKUP is in flight
+        logic               lq_pend;              // a read's LOOKUP not yet answered
         logic               rid_v_q, rid_a_q, rid_sel_q, ur_mid_q, ur_fire, is_rid;
         logic [7:0]         rid_tag_q, rid_sts_q, rid_cnt_q;
         logic [5:0]         rid_txid_q;
@@ -1637,9 +1678,10 @@ module ats_backend #(
             if (rst) begin
                 ix_v_q <= 1'b0;
                 ix_who_q <= W_NONE;
+                lq_rd_q <= '0;
             end else begin
                 if (ix_v_q && ix_ready) ix_v_q <= 1'b0;
-                if (ixa_valid) begin
+                if (ixa_valid && ixa_last) begin     // (a LOOKUP answers one beat per fragment)
                     ix_who_q <= W_NONE;
                 end else if (ix_who_q == W_NONE) begin
                     if (dis_req) begin               // DISCARD, or a rejected record's UNRESERVE
@@ -1648,6 +1690,11 @@ module ats_backend #(
                     end else if (apl_req) begin
                         ix_v_q <= 1'b1; ix_who_q <= W_APL; ix_op_q <= sl_fin_cp ? 3'd4 : 3'd3;
                         ix_txid_q <= {2'b00, cm_txid_q}; ix_lpn_q <= e_lpn[cp];
+                    end else if (lk_req) begin       // a host read's LOOKUP (the read merge)
+                        ix_v_q <= 1'b1; ix_who_q <= W_LK; ix_op_q <= 3'd2;
+                        ix_txid_q <= 8'd0; ix_lpn_q <= lq_lpn[lq_rd_q[RS_W-1:0]];
+                        lk_s_q <= lq_s[lq_rd_q[RS_W-1:0]];
+                        lq_rd_q <= lq_rd_q + 1'b1;
                     end else if (rid_req) begin
                         ix_v_q <= 1'b1; ix_who_q <= W_RID; ix_op_q <= (rid_tag_q == RID_RSV) ? 3'd0 : 3'd1;
                         ix_txid_q <= {2'b00, rid_txid_q}; ix_lpn_q <= rid_lpn_q;
@@ -1658,8 +1705,14 @@ module ats_backend #(
 
         // ---- read ids: taken beside the read unit, answered as a page on m_rdd between its pages
         assign is_rid        = s_rd_tag == RID_RSV || s_rd_tag == RID_UNRSV;
-        assign ur_s_rd_valid = s_rd_valid && !is_rid;
-        assign s_rd_ready    = is_rid ? (!rid_v_q && !rid_a_q && !rst) : ur_s_rd_ready;
+        // a plain read is not taken while an index change of the completion is on its way (APPLY,
+        // RELEASE: from apl_req until the entry's remap request is taken), so that its LOOKUP of the
+        // index and its lookup of the L2P see the same version (README "S-Log", read merge)
+        logic               rd_blk;
+        assign rd_blk        = apl_req || ix_who_q == W_APL ||
+                               (apl_s_q != 2'd0 && (c_st_q == C_IDLE || c_st_q == C_REQ));
+        assign ur_s_rd_valid = s_rd_valid && !is_rid && !rd_blk;
+        assign s_rd_ready    = is_rid ? (!rid_v_q && !rid_a_q && !rst) : (ur_s_rd_ready && !rd_blk);
         // a RESERVE answers OK only for a mapped LPN (architecture §11.3 step 5: a fragment needs a
         // base): LOOKUP first (rid_lk_q 1 wants the register, 2 waits), unmapped: TX_FULL at once
         logic [1:0]         rid_lk_q;
@@ -1712,8 +1765,9 @@ module ats_backend #(
         assign sl_fin_cp = e_sl[cp] && cm_rec_q == RC_CREC;
         assign sl_mid_cp = e_sl[cp] && cm_rec_q == RC_NONE;
         assign sl_ix_cp  = sl_fin_cp || (!e_sl[cp] && !cm_fw_q && cm_rec_q == RC_NONE && cm_txid_q == 6'd0);
+        // (index lookups go first: no APPLY / RELEASE while a host read's LOOKUP is to come)
         assign apl_req   = apl_s_q == 2'd0 && ix_who_q != W_APL && c_st_q == C_IDLE && !tbl_empty &&
-                           cm_done_q && sl_ix_cp;
+                           cm_done_q && sl_ix_cp && !lq_pend;
         assign apl_done  = apl_s_q == 2'd2;
         assign apl_sts   = apl_sts_q;
         assign apl_cnt   = apl_cnt_q;
@@ -1763,7 +1817,8 @@ module ats_backend #(
         assign w_take      = s_wbd_valid && sl_wbd_ready && (fwd || rx_st_q == X_WEND);
         // log pages: page 0 into the record's entry, each later one into a new entry (at its first word)
         assign lp_alloc    = rx_st_q == X_PAGES && pg_w_q == '0 && pg_i_q != 8'd0;
-        assign lp_ready    = rx_st_q == X_DIS || (rx_st_q == X_PAGES && (!lp_alloc || !tbl_full));
+        // (held while the read merge copies from the cache: a page's fill never changes a line being read)
+        assign lp_ready    = (rx_st_q == X_DIS || (rx_st_q == X_PAGES && (!lp_alloc || !tbl_full))) && !mg_cc;
         assign lp_fire     = lp_valid && lp_ready;
         assign lp_e        = lp_alloc ? acc_e : (pg_i_q == 8'd0) ? rx_e_q : pg_e_q;
         assign sl_acc      = lp_fire && lp_alloc;
@@ -1853,9 +1908,180 @@ module ats_backend #(
                 endcase
             end
         end
-        assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0;
+
+        // ---- read merge (architecture §11.5, README_slog "Read merge"): every host read (not a
+        //      read id) is LOOKed up in the index in s_rd order (before any later APPLY / RELEASE:
+        //      apl_req waits, and no read is taken while one is on its way, rd_blk), its fragments
+        //      kept per slot and the slot held (rm_hold) until the LOOKUP answered F = [] or the
+        //      merge has copied every fragment into the slot's page: from the S-Log cache (a log
+        //      page's words as they entered the staging memory, SLOG_CACHE lines by LPGN) or from a
+        //      NAND READ (tag SL_TAG) of its log page, whose PPN the LPGN -> PPN table gives (the
+        //      SLOG_PPNS newest log pages programmed). A fragment neither cached nor in the table,
+        //      a failed log page READ or a page that is not that log page (spare lpn, epoch): the
+        //      read is delivered MEDIA_ERROR (rm_bad). One slot is merged at a time.
+        localparam int KW = (SLOG_FRAGS > 1) ? $clog2(SLOG_FRAGS) : 1;
+        localparam int WA = $clog2(PW);
+        localparam int CW = (SLOG_CACHE > 1) ? $clog2(SLOG_CACHE) : 1;
+        localparam int TW = $clog2(SLOG_PPNS);
+        logic [RD_SLOTS-1:0] mh_q, mn_q, mb_q, mt_q;    // held; fragments to merge; failed; tx table read
+        logic [7:0]         fr_n [RD_SLOTS];            // the slot's fragments (|F| at its LOOKUP)
+        logic [67:0]        fr_mem [RD_SLOTS << KW];    // {lpgn, pofs, off, len} per slot and fragment
+        logic [KW-1:0]      lk_k_q;                     // the LOOKUP's next fragment
+        logic               rd_acc;
+        assign rd_acc  = ur_s_rd_valid && ur_s_rd_ready;
+        assign lq_pend = lq_rd_q != lq_wr_q || ix_who_q == W_LK;
+        assign lk_req  = lq_rd_q != lq_wr_q;
+        assign rm_hold = mh_q;
+        assign rm_bad  = mb_q;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                lq_wr_q <= '0; mh_q <= '0; mn_q <= '0; mb_q <= '0; lk_k_q <= '0;
+            end else begin
+                if (rd_acc) begin
+                    lq_s[lq_wr_q[RS_W-1:0]] <= rm_acc_s; lq_lpn[lq_wr_q[RS_W-1:0]] <= s_rd_lpn;
+                    lq_wr_q <= lq_wr_q + 1'b1;
+                    mh_q[rm_acc_s] <= 1'b1; mn_q[rm_acc_s] <= 1'b0; mb_q[rm_acc_s] <= 1'b0;
+                end
+                if (rsp_rd) mt_q[rm_lk_s] <= s_rsp_from_tx;   // (a tx read answered from t's table: no merge)
+                if (ixa_valid && ix_who_q == W_LK) begin
+                    if (ixa_cnt != 8'd0) begin
+                        fr_mem[{lk_s_q, lk_k_q}] <= {ixa_lpgn, ixa_pofs, ixa_off, ixa_len};
+                        lk_k_q <= lk_k_q + 1'b1;
+                    end
+                    if (ixa_last) begin
+                        lk_k_q <= '0;
+                        fr_n[lk_s_q] <= ixa_cnt;
+                        if (ixa_cnt == 8'd0) mh_q[lk_s_q] <= 1'b0;
+                        else                 mn_q[lk_s_q] <= 1'b1;
+                    end
+                end
+                if (mg_st_q == M_DONE) begin mh_q[rm_qs] <= 1'b0; mn_q[rm_qs] <= 1'b0; end
+                if (mg_fail) mb_q[rm_qs] <= 1'b1;
+            end
+        end
+
+        // the LPGN -> PPN table: a log page's PPN at its program's success (direct mapped by the
+        // LPGN's low bits, the whole LPGN kept as the tag)
+        logic [SLOG_PPNS-1:0] pt_v_q;
+        logic [31:0]        pt_lpgn [SLOG_PPNS];
+        logic [PPN_W-1:0]   pt_ppn  [SLOG_PPNS];
+        always_ff @(posedge clk) begin
+            if (nc_ok && e_sl[nc_e]) begin
+                pt_lpgn[e_lpgn[nc_e][TW-1:0]] <= e_lpgn[nc_e];
+                pt_ppn[e_lpgn[nc_e][TW-1:0]]  <= pack_ppn(e_chan[nc_e], e_way[nc_e], e_blk[nc_e], e_pg[nc_e]);
+            end
+            if (rst) pt_v_q <= '0;
+            else if (nc_ok && e_sl[nc_e]) pt_v_q[e_lpgn[nc_e][TW-1:0]] <= 1'b1;
+        end
+
+        // the merge
+        logic [RS_W-1:0]    mg_s_q;
+        logic [7:0]         mg_k_q, mg_n_q;
+        logic [31:0]        mg_lpgn_q;
+        logic [WA-1:0]      mg_pw_q, mg_ow_q, mg_i_q;   // source word, destination word, word index
+        logic [WA:0]        mg_lw_q;                    // the fragment's words
+        logic [CW-1:0]      mg_cl_q;
+        logic [PPN_W-1:0]   mg_ppn_q;
+        logic [1:0]         mg_wt_q;
+        logic [31:0]        mg_d_q;
+        logic               mg_sp_q, mg_fail;
+        logic [RD_SLOTS-1:0] mg_cand;
+        logic [RS_W-1:0]    mg_pick;
+        logic [67:0]        mg_f;
+        logic [31:0]        mf_lpgn;
+        logic               c_hit, t_hit, nd_in;
+        logic [31:0]        c_rd;
+        assign rm_qs   = mg_s_q;
+        assign mg_cand = mn_q & mh_q & rm_fin;
+        always_comb begin
+            mg_pick = '0;
+            for (int k = RD_SLOTS - 1; k >= 0; k--) if (mg_cand[k]) mg_pick = RS_W'(k);
+        end
+        assign mg_f    = fr_mem[{mg_s_q, mg_k_q[KW-1:0]}];
+        assign mf_lpgn = mg_f[67:36];
+        assign t_hit   = pt_v_q[mf_lpgn[TW-1:0]] && pt_lpgn[mf_lpgn[TW-1:0]] == mf_lpgn;
+        if (SLOG_CACHE > 0) begin : g_cache
+            // the S-Log cache: a log page's words as they go into the staging memory (X_PAGES),
+            // line = LPGN mod SLOG_CACHE; a line is invalid from its page's first word to its last
+            logic [SLOG_CACHE-1:0] ct_v_q;
+            logic [31:0]        ct_lpgn [SLOG_CACHE];
+            logic [CW-1:0]      fl_l, mf_l;
+            assign fl_l  = (SLOG_CACHE > 1) ? CW'(lp_lpgn) : '0;
+            assign mf_l  = (SLOG_CACHE > 1) ? CW'(mf_lpgn) : '0;
+            assign c_hit = ct_v_q[mf_l] && ct_lpgn[mf_l] == mf_lpgn;
+            always_ff @(posedge clk) begin
+                if (sl_mem_we && pg_w_q == '0) ct_lpgn[fl_l] <= lp_lpgn;
+                if (rst) ct_v_q <= '0;
+                else if (sl_mem_we) ct_v_q[fl_l] <= lp_last;
+            end
+            ats_wbuf_mem #(.DEPTH(SLOG_CACHE * PW)) u_cache (
+                .clk, .wr_en(sl_mem_we), .wr_addr($clog2(SLOG_CACHE * PW)'({fl_l, pg_w_q[WA-1:0]})),
+                .wr_data(lp_data),
+                .rd_addr($clog2(SLOG_CACHE * PW)'({mg_cl_q, WA'(mg_pw_q + mg_i_q)})), .rd_data(c_rd)
+            );
+        end else begin : g_nocache
+            assign c_hit = 1'b0;
+            assign c_rd  = '0;
+        end
+        assign mg_cc = SLOG_CACHE > 0 && (mg_st_q == M_FR || mg_st_q == M_CA || mg_st_q == M_CW);
+        // a log page word of the READ within the fragment: into the slot at once (no host word then)
+        assign nd_in = mg_st_q == M_NW && s_ndata_valid && nd_sl && 32'(s_ndata_widx) >= 32'(mg_pw_q) &&
+                       32'(s_ndata_widx) < 32'(mg_pw_q) + 32'(mg_lw_q);
+        assign rm_we = nd_in || mg_st_q == M_CW;
+        assign rm_wa = nd_in ? {mg_s_q, WA'(32'(mg_ow_q) + 32'(s_ndata_widx) - 32'(mg_pw_q))}
+                             : {mg_s_q, WA'(mg_ow_q + mg_i_q)};
+        assign rm_wd = nd_in ? s_ndata_data : mg_d_q;
+        assign sl_nrd_valid = mg_st_q == M_NRQ;
+        assign sl_nrd_ppn   = mg_ppn_q;
+        assign sl_nw        = mg_st_q == M_NW;
+        assign mg_fail = (mg_st_q == M_FR && !c_hit && !t_hit) ||
+                         (mg_st_q == M_NW && ncpl_sl && (s_ncpl_status != N_OK || mg_sp_q));
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                mg_st_q <= M_IDLE;
+            end else begin
+                unique case (mg_st_q)
+                    M_IDLE: if (mg_cand != '0) begin mg_s_q <= mg_pick; mg_st_q <= M_CHK; end
+                    M_CHK: begin                         // the base: a merge only onto a good page of the L2P
+                        mg_k_q <= 8'd0; mg_n_q <= fr_n[mg_s_q];
+                        mg_st_q <= (rm_qz || !rm_qok || mt_q[mg_s_q]) ? M_DONE : M_FR;
+                    end
+                    M_FR: begin
+                        mg_lpgn_q <= mf_lpgn; mg_pw_q <= WA'(mg_f[35:26]); mg_ow_q <= WA'(mg_f[23:14]);
+                        mg_lw_q <= (WA+1)'(mg_f[11:2]); mg_i_q <= '0; mg_wt_q <= 2'd0;
+                        mg_cl_q <= (SLOG_CACHE > 1) ? CW'(mf_lpgn) : '0;
+                        mg_ppn_q <= pt_ppn[mf_lpgn[TW-1:0]]; mg_sp_q <= 1'b0;
+                        mg_st_q <= c_hit ? M_CA : t_hit ? M_NRQ : M_DONE;
+                    end
+                    M_CA: begin                          // the cache word's address held 3 cycles (latency 2)
+                        mg_wt_q <= mg_wt_q + 2'd1;
+                        if (mg_wt_q == 2'd2) begin mg_d_q <= c_rd; mg_st_q <= M_CW; end
+                    end
+                    M_CW: if (rm_wok) begin
+                        mg_i_q <= mg_i_q + 1'b1; mg_wt_q <= 2'd0;
+                        mg_st_q <= ((WA+1)'(mg_i_q) + 1'b1 == mg_lw_q) ? M_NX : M_CA;
+                    end
+                    M_NRQ: if (i_sl) mg_st_q <= M_NW;
+                    M_NW: begin
+                        if (s_ndata_valid && nd_sl) begin    // the spare words: a log page, this LPGN
+                            if (32'(s_ndata_widx) == PW && s_ndata_data != 32'hFFFFFFFF) mg_sp_q <= 1'b1;
+                            if (32'(s_ndata_widx) == PW + 3 && s_ndata_data != mg_lpgn_q) mg_sp_q <= 1'b1;
+                        end
+                        if (ncpl_sl) mg_st_q <= mg_fail ? M_DONE : M_NX;
+                    end
+                    M_NX: begin
+                        mg_k_q <= mg_k_q + 8'd1;
+                        mg_st_q <= (mg_k_q + 8'd1 < mg_n_q) ? M_FR : M_DONE;
+                    end
+                    M_DONE: mg_st_q <= M_IDLE;
+                    default: mg_st_q <= M_IDLE;
+                endcase
+            end
+        end
+        assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 ||
+                             lq_pend || mg_st_q != M_IDLE || rm_hold != '0;
         logic unused_sl;
-        assign unused_sl = ^{ixa_last, rs_txid, ixa_lpgn, ixa_pofs, ixa_off, ixa_len};
+        assign unused_sl = ^{rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
 `ifndef SYNTHESIS
         always_ff @(posedge clk) begin
             if (!rst) begin
@@ -1876,6 +2102,9 @@ module ats_backend #(
         assign m_rdd_status  = ur_rdd_status;
         assign m_rdd_tag     = ur_rdd_tag;
         assign slog_lpgn     = 32'd0;
+        assign {rm_hold, rm_bad, rm_we, rm_wa, rm_wd, rm_qs, sl_nrd_valid, sl_nrd_ppn, sl_nw} = '0;
+        logic unused_rm;
+        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s};
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,

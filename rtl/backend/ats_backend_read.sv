@@ -13,7 +13,8 @@
 module ats_backend_read #(
     parameter int PAGE_BYTES = 4096,   // data bytes per page
     parameter int RD_SLOTS   = 32,     // host reads in flight, power of two, 2..32
-    parameter int PPN_W      = 16      // remap engine PPN width
+    parameter int PPN_W      = 16,     // remap engine PPN width
+    parameter int MG         = 0       // 1: the S-Log's read merge (ats_backend g_slog) holds slots and writes into them
 ) (
     input  wire logic                        clk,
     input  wire logic                        rst,            // synchronous, active high
@@ -63,7 +64,25 @@ module ats_backend_read #(
     output wire logic                        lk_pending,     // an accepted read is not looked up yet
     output wire logic                        nand_pending,   // an accepted read has not gone to NAND yet
     output wire logic                        busy,           // a read in flight (simulation clock gate)
-    output logic      [2:0]                  perr            // protocol errors this cycle
+    output logic      [2:0]                  perr,           // protocol errors this cycle
+    // S-Log read merge (MG = 1, README_slog "Read merge"; ignored with MG = 0): a held slot is not
+    // delivered; mg_bad delivers it MEDIA_ERROR; mg_we writes a word into a slot's page (taken when
+    // mg_wok: no host page word this cycle); the slot a read takes now, the slot whose lookup is in
+    // flight, the slots whose verdict and page are there, and a slot's verdict for the merge
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire logic [RD_SLOTS-1:0]         mg_hold,
+    input  wire logic [RD_SLOTS-1:0]         mg_bad,
+    input  wire logic                        mg_we,
+    input  wire logic [$clog2(RD_SLOTS)+$clog2(PAGE_BYTES/4)-1:0] mg_wa,   // {slot, word}
+    input  wire logic [31:0]                 mg_wd,
+    input  wire logic [$clog2(RD_SLOTS)-1:0] q_slot,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire logic                        mg_wok,
+    output wire logic [$clog2(RD_SLOTS)-1:0] acc_slot,
+    output wire logic [$clog2(RD_SLOTS)-1:0] lk_slot,
+    output wire logic [RD_SLOTS-1:0]         fin_vec,
+    output wire logic                        q_zero,         // q_slot: delivered as zeros
+    output wire logic                        q_ok            // q_slot: verdict OK
 );
     localparam int PW     = PAGE_BYTES / 4;             // data words per page
     localparam int PWW    = $clog2(PW + 5) + 1;          // word counter incl. metadata words
@@ -175,11 +194,18 @@ module ats_backend_read #(
     logic                   rob_we_q;
     logic [$clog2(ROB_DEPTH)-1:0] rob_wa_q;
     logic [31:0]            rob_wd_q;
+    // (MG = 1: the merge's word takes the register in a cycle without a host page word)
     always_ff @(posedge clk) begin
-        rob_we_q <= rob_we && !rst;
-        rob_wa_q <= rob_wa;
-        rob_wd_q <= s_ndata_data;
+        rob_we_q <= (rob_we || (MG != 0 && mg_we)) && !rst;
+        rob_wa_q <= (MG != 0 && !rob_we) ? mg_wa : rob_wa;
+        rob_wd_q <= (MG != 0 && !rob_we) ? mg_wd : s_ndata_data;
     end
+    assign mg_wok   = !rob_we;
+    assign acc_slot = ra_s_q;
+    assign lk_slot  = lk_s_q;
+    assign fin_vec  = rb_rdy_q & (rb_zero_q | rb_dat_q);
+    assign q_zero   = rb_zero_q[q_slot];
+    assign q_ok     = rb_st[q_slot] == ats_host_pkg::STS_OK;
     // one ats_wbuf_mem holds at most 16K words (32 DP16KD of 1-bit slices, no cascade mux): more
     // slots (32 pages of 1K words) use banks of 16K words, selected by the address's top bits; the
     // bank of a read is registered twice beside the memory's latency of 2
@@ -249,7 +275,7 @@ module ats_backend_read #(
         acc = 1'b0;
         for (int k = 0; k < RD_SLOTS; k++) begin acc = acc | dv_rr_oh_q[k]; dv_ge[k] = acc; end
     end
-    assign dv_cand_d = rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q;
+    assign dv_cand_d = rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q & ~(MG != 0 ? mg_hold : '0);
     assign dv_oh     = dv_hi_nz_q ? dv_hi_q & (~dv_hi_q + 1'b1) : dv_cand_q & (~dv_cand_q + 1'b1);
     assign dv_pick   = !dv_act_q && dv_cand_q != '0 && !rst;
     assign dv_pick_s = oh_idx(dv_oh);
@@ -278,7 +304,9 @@ module ats_backend_read #(
                 dv_rr_oh_q <= {dv_oh[RD_SLOTS-2:0], dv_oh[RD_SLOTS-1]};
             end
             q1_v_q <= dl_pick; q1_z_q <= rb_zero_q[dv_s_q]; q1_l_q <= dl_last;
-            q1_st_q <= dl_last ? rb_st[dv_s_q] : ats_host_pkg::STS_OK; q1_tag_q <= rb_tag[dv_s_q];
+            q1_st_q <= !dl_last ? ats_host_pkg::STS_OK :
+                       (MG != 0 && mg_bad[dv_s_q]) ? ats_host_pkg::STS_MEDIA_ERROR : rb_st[dv_s_q];
+            q1_tag_q <= rb_tag[dv_s_q];
             q2_v_q <= q1_v_q; q2_z_q <= q1_z_q; q2_l_q <= q1_l_q; q2_st_q <= q1_st_q; q2_tag_q <= q1_tag_q;
             ob_pend_q <= ob_pend_q + (dl_pick ? 3'd1 : 3'd0) - (q2_v_q ? 3'd1 : 3'd0);
             if (q2_v_q) begin
