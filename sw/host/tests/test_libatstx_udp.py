@@ -335,8 +335,8 @@ def run_mix(exe: Path, seed: int, net: dict, n_cmds: int, timeout_ms: int, max_t
 # slot 0, so the previous command's late duplicates arrive while the next one runs
 CASES = {"clean": (11, dict(), 2000, 2000, NSLOT),
          "lossy": (12, dict(drop=0.08, dup=0.08, delay=0.003), 10, 80, NSLOT),
-         "reorder": (13, dict(drop=0.03, dup=0.25, delay=0.02), 30, 120, NSLOT),
-         "one_slot": (14, dict(drop=0.03, dup=0.3, delay=0.02), 30, 120, 1)}
+         "reorder": (13, dict(drop=0.03, dup=0.25, delay=0.01), 15, 60, NSLOT),
+         "one_slot": (14, dict(drop=0.03, dup=0.3, delay=0.01), 15, 60, 1)}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
