@@ -25,7 +25,10 @@
 //    with the request's s_rd_tag on m_rdd_tag, as soon as its NAND completion gives the verdict
 //    (status on the last word: OK, or MEDIA_ERROR on UNCORRECTABLE / wrong LPN in the spare area):
 //    pages leave in any order, and the slot is free again after its last word.
-// Theory, interface and persistence format: rtl/backend/README.md, docs/persistence.md.
+//  - S-Log (SLOG = 1, g_slog): ats_backend_slog's index and records, and the read merge: a read
+//    miss's slot is held until the fragments of its LPN (the index's LOOKUP in s_rd order) are
+//    copied into its page from the S-Log cache or a NAND READ of their log page (tag 0xC0).
+// Theory, interface and persistence format: rtl/backend/README.md, README_slog.md, docs/persistence.md.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
