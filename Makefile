@@ -16,6 +16,7 @@ JOBS ?= 2
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
 	@echo "make demo-remap  remap engine commit scenario: latency table + waveform"
+	@echo "make attach      the simulated SSD as an ext4 mount (root); BOARD_ADDR=HOST[:PORT]: a board over UDP"
 	@echo "make test        lint, generation, synthesis check, every cocotb test (sets up first)"
 	@echo "make formal      SymbiYosys proofs of the stream blocks (formal/, also in make test)"
 	@echo "make check BLOCK=<name>  one block's lint, cocotb tests, synthesis check and proofs (e.g. BLOCK=wbuf)"
@@ -231,6 +232,10 @@ distclean: clean
 	rm -rf .venv .cache .stamps spinal/target
 
 # host attach (docs/host-attach.md): the simulated device as an ext4 mount until Ctrl-C (needs root,
-# /dev/fuse and loop devices)
-attach: $(SETUP_STAMP) $(GEN_STAMP)
+# /dev/fuse and loop devices); BOARD_ADDR=HOST[:PORT]: a board over its UDP host link instead (no simulator)
+attach: $(SETUP_STAMP) $(if $(BOARD_ADDR),,$(GEN_STAMP))
+ifeq ($(BOARD_ADDR),)
 	cd sw/host && ATS_SIM_PGO=1 $(PY) -m atomssd.attach --dir $(ROOT)/build/attach/dev --mount $(ROOT)/build/attach/fs
+else
+	cd sw/host && $(PY) -m atomssd.attach --board $(BOARD_ADDR) --dir $(ROOT)/build/attach/board --mount $(ROOT)/build/attach/fs
+endif

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Host attach (docs/host-attach.md): the simulated atomssd as a Linux block device.
+"""Host attach (docs/host-attach.md): the simulated atomssd, or a board by address, as a Linux block device.
 
     python -m atomssd.attach --dir build/attach [--config attach] [--mount build/attach/fs] [--mkfs]
+    python -m atomssd.attach --board HOST[:PORT] --dir build/attach/board [--mount ...] [--link-param K=V ...]
 
 starts nbdkit with the atomssd plugin (nbd_plugin.py: the full-system simulation with the NVMe
-front end, every NBD request NVMe commands) on `<dir>/nbd.sock`; with `--mount`, nbdfuse exposes the
+front end, every NBD request NVMe commands; with `--board`, the board's UDP host link instead, every
+NBD request host-link commands, the size from the device's IDENTIFY, no simulator and no die
+images; `--link-param` passes the plugin's link parameters: nslot, slot_bytes, timeout,
+max_timeout, retries, boot_wait) on `<dir>/nbd.sock`; with `--mount`, nbdfuse exposes the
 export as `<dir>/fuse/disk`, a loop device is attached to it, an ext4 file system is made on it
 (`--mkfs`, or when it has none) and mounted. Ctrl-C (or SIGTERM) unmounts and detaches in order,
 and the device powers off (images saved in `<dir>`). Needs root, /dev/fuse and loop devices, and
@@ -24,6 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE / "nbd_plugin.py"
+LINK_PARAMS = ("nslot", "slot_bytes", "timeout", "max_timeout", "retries", "boot_wait")
 TOOLS = ("nbdkit", "nbdfuse", "losetup", "mkfs.ext4", "e2fsck", "mount", "umount", "fusermount3")
 
 
@@ -65,17 +70,21 @@ class Export:
     """nbdkit serving the simulated device on a Unix socket (the device boots at the first
     connection: format on blank images, recovery otherwise)."""
 
-    def __init__(self, d: Path, config: str = "attach", queues: int = 2):
+    def __init__(self, d: Path, config: str = "attach", queues: int = 2, board: str | None = None,
+                 link: dict | None = None):
         self.dir = Path(d).resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.sock = self.dir / "nbd.sock"
         self.sock.unlink(missing_ok=True)
-        exe, fw, ndie = build(config)
+        self.board = board
+        if board:                                    # a board by address: the UDP host link
+            params = [f"addr={board}", f"dir={self.dir}"] + [f"{k}={v}" for k, v in (link or {}).items()]
+        else:
+            exe, fw, ndie = build(config)
+            params = [f"dir={self.dir}", f"exe={exe}", f"fw={fw}", f"ndie={ndie}", f"queues={queues}"]
         self.log = open(self.dir / "nbdkit.log", "a")
         env = dict(os.environ, PYTHONPATH=str(HERE.parent))
-        self.proc = subprocess.Popen(["nbdkit", "-U", str(self.sock), "-f", "python", str(PLUGIN),
-                                      f"dir={self.dir}", f"exe={exe}", f"fw={fw}", f"ndie={ndie}",
-                                      f"queues={queues}"],
+        self.proc = subprocess.Popen(["nbdkit", "-U", str(self.sock), "-f", "python", str(PLUGIN), *params],
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         _wait_for(self.sock, self.proc, "nbdkit", 60)
 
@@ -176,12 +185,27 @@ def main() -> None:
     ap.add_argument("--config", default="attach", help="device configuration (soc/ats_litex.py CONFIGS)")
     ap.add_argument("--mount", type=Path, help="also attach a loop device and mount ext4 here")
     ap.add_argument("--mkfs", action="store_true", help="make a new ext4 file system first")
+    ap.add_argument("--board", metavar="HOST[:PORT]",
+                    help="a board by address over the UDP host link (port 16724 by default) instead of the simulator")
+    ap.add_argument("--link-param", action="append", default=[], metavar="K=V",
+                    help="with --board: the plugin's link parameters (nslot, slot_bytes, timeout, max_timeout, "
+                         "retries, boot_wait; docs/host-attach.md)")
     a = ap.parse_args()
     lack = missing()
     if lack and a.mount:
         sys.exit("host attach needs: " + ", ".join(lack))
-    exp = Export(a.dir, a.config)
-    print(f"[attach] NBD export: {exp.uri} (the device boots at the first connection)", flush=True)
+    link = {}
+    for kv in a.link_param:
+        k, sep, v = kv.partition("=")
+        if not sep or k not in LINK_PARAMS:
+            sys.exit(f"--link-param {kv}: K=V with K one of {', '.join(LINK_PARAMS)}")
+        link[k] = v
+    if link and not a.board:
+        sys.exit("--link-param needs --board")
+    exp = Export(a.dir, a.config, board=a.board, link=link)
+    print(f"[attach] NBD export: {exp.uri} (" + (f"the board at {a.board}: IDENTIFY at the first connection)"
+                                                 if a.board else "the device boots at the first connection)"),
+          flush=True)
     att = None
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
@@ -201,7 +225,8 @@ def main() -> None:
         if att is not None:
             att.detach()
         exp.stop()
-        print("[attach] powered off (images saved)", flush=True)
+        print("[attach] detached (the board keeps running)" if a.board else "[attach] powered off (images saved)",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,24 @@ export. Every NBD request becomes NVMe commands of the project's driver on the s
   posted; at most SLICE cycles, so that new requests get in), reaps every CQ and answers the
   requests whose commands are all done. So the device sees the client's queue depth, and the
   simulation runs freely between completions instead of in polls of a few hundred cycles.
-- The device starts at the first connection and powers off (images saved) when nbdkit exits."""
+- The device starts at the first connection and powers off (images saved) when nbdkit exits.
+
+**A board by address** (UDP mode, docs/host-attach.md "A board by address"):
+
+    nbdkit -U <socket> python sw/host/atomssd/nbd_plugin.py addr=HOST[:PORT] [dir=<dir>] [nslot=4] \
+        [slot_bytes=4096] [timeout=0.02] [max_timeout=1.0] [retries=30] [boot_wait=60]
+
+the board's UDP host link (udplink.UdpDevice, docs/host-port.md "UDP host link"; port 16724 when not
+given) instead of the simulator: no simulator, no die images; the size is IDENTIFY's num_lbas ×
+page_bytes (asked at the first connection, retried for up to `boot_wait` s). READ → READs, WRITE →
+WRITEs (FUA flag when the request has FUA; unaligned: read-modify-write as above), each split at
+`slot_bytes` (the bitstream's SLOT_BYTES: one 4 KiB LBA a command on the ECPIX-5), FLUSH → FLUSH
+(sent once every command sent before it has completed), TRIM → TRIM of the whole LBAs inside the
+range. Up to `nslot` commands in flight (the bitstream's NSLOT). A command completing with a status
+other than OK, or without an answer after `retries` retries (the wait `timeout` s doubled per retry
+up to `max_timeout`), answers its request with EIO; when every slot is lost that way the device is
+gone and every request answers EIO at once (restart nbdkit). `dir`: where `link_stats.json` (the
+link's counters) is written when nbdkit exits (UdpBackend)."""
 from __future__ import annotations
 
 import errno
@@ -36,9 +53,10 @@ sys.path.insert(0, str(HERE.parent))
 
 import nbdkit  # noqa: E402  (provided by nbdkit's Python plugin)
 
-from atomssd.hostport import HostPort  # noqa: E402
+from atomssd.hostport import OP, ST, F_FUA, HostPort  # noqa: E402
 from atomssd.nvme import CSTS_CFS, REG_CSTS, NvmeError, rd32, run_sync  # noqa: E402
 from atomssd.nvme_sim import open_device  # noqa: E402
+from atomssd.udplink import DEV_PORT, LinkError, LinkTimeout, UdpDevice  # noqa: E402
 
 API_VERSION = 2
 
@@ -46,7 +64,9 @@ SLICE = 20_000               # cycles a run may last before new requests are let
 TIMEOUT = 50_000_000         # cycles a command may take (0.5 s of device time)
 HOST_MEM_MB = 64             # the simulator's host memory: data buffers of `inflight` commands
 
-_cfg = {"dir": None, "exe": None, "fw": None, "ndie": None, "queues": "2", "inflight": "32"}
+_cfg = {"dir": None, "exe": None, "fw": None, "ndie": None, "queues": "2", "inflight": "32",
+        "addr": None, "nslot": "4", "slot_bytes": "4096", "timeout": "0.02", "max_timeout": "1.0", "retries": "30",
+        "boot_wait": "60"}
 _dev: dict = {}
 _dev_lock = threading.Lock()
 _rmw_lock = threading.Lock()
@@ -59,6 +79,8 @@ def config(key, value):
 
 
 def config_complete():
+    if _cfg["addr"]:
+        return                                       # a board by address: nothing local
     for k in ("dir", "exe", "fw", "ndie"):
         if not _cfg[k]:
             raise RuntimeError(f"{k}=... is required")
@@ -125,6 +147,10 @@ class Device:
             nbdkit.debug(f"atomssd: {r.error}")
             raise RuntimeError(r.error)
         return r.results
+
+    @staticmethod
+    def trim_ops(ranges: list[tuple[int, int]]) -> list[tuple]:
+        return [("dsm", ranges[i:i + 8]) for i in range(0, len(ranges), 8)]
 
     def stop(self) -> dict:
         self.q.put(None)
@@ -227,12 +253,166 @@ class Device:
                     item.fail(self.dead)
 
 
+def parse_addr(addr: str) -> tuple[str, int]:
+    """HOST[:PORT] (IPv4 address or name; the port 16724 when not given)."""
+    host, sep, port = addr.rpartition(":")
+    if not sep:
+        return addr, DEV_PORT
+    if not host or not port.isdigit():
+        raise RuntimeError(f"addr={addr}: HOST[:PORT] expected")
+    return host, int(port)
+
+
+class UdpBackend:
+    """A board by address (`addr=HOST[:PORT]`): the UDP host link's client (udplink.UdpDevice) and a
+    device thread that owns it. The geometry is the device's IDENTIFY (page_bytes, num_lbas), asked
+    at the first connection and retried for up to `boot_wait` seconds (a board still booting).
+    Requests are split into commands of at most `slot_bytes` (the bitstream's SLOT_BYTES); the
+    thread sends every command waiting while a slot is free (up to `nslot` in flight: the link's
+    own limit), so the device sees the client's queue depth. A FLUSH is sent when every command
+    sent before it has completed (NBD asks only for the writes already answered; this also keeps
+    the link's ordering rule trivially). A command that completes with a status other than OK, or
+    that gets no answer after `retries` retries (udplink's LinkTimeout: its slot stays out of use),
+    fails its request (EIO); when no slot is left the device is declared gone and every request
+    fails at once."""
+
+    def __init__(self, addr: str):
+        host, port = parse_addr(addr)
+        c = _cfg
+        self.link = UdpDevice(host, port, nslot=int(c["nslot"]), slot_bytes=int(c["slot_bytes"]),
+                              timeout=float(c["timeout"]), max_timeout=float(c["max_timeout"]),
+                              max_retries=int(c["retries"]))
+        try:
+            self.idn = self._identify(float(c["boot_wait"]))
+        except BaseException:
+            self.link.close()
+            raise
+        self.lba = self.idn["page_bytes"]
+        self.nlbas = self.idn["num_lbas"]
+        if self.lba <= 0 or self.lba % 512 or self.nlbas <= 0:
+            self.link.close()
+            raise RuntimeError(f"IDENTIFY: page_bytes {self.lba}, num_lbas {self.nlbas}")
+        self.link.page_bytes, self.link.nlba = self.lba, self.nlbas
+        self.mdts = max(1, self.link.slot_bytes // self.lba)
+        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.dead: str | None = None
+        self.thread = threading.Thread(target=self._loop, name="atomssd-udp", daemon=True)
+        self.thread.start()
+
+    def _identify(self, boot_wait: float) -> dict:
+        """IDENTIFY, retried while the board boots (the retry budget stretched to `boot_wait` s)."""
+        link = self.link
+        keep = link.max_retries
+        link.max_retries = max(keep, int(boot_wait / max(link.max_timeout, 1e-3)) + 8)
+        try:
+            return link.identify()
+        finally:
+            link.max_retries = keep
+
+    do = Device.do
+
+    @staticmethod
+    def trim_ops(ranges: list[tuple[int, int]]) -> list[tuple]:
+        return [("trim", lba, n) for lba, n in ranges]
+
+    def stop(self) -> dict:
+        self.q.put(None)
+        self.thread.join(timeout=120)
+        self.link.close()
+        return dict(self.link.stats)
+
+    def _submit(self, op: tuple) -> int:
+        kind, link = op[0], self.link
+        if kind == "read":
+            return link.submit(OP["READ"], op[1], op[2] - 1)
+        if kind == "write":
+            return link.submit(OP["WRITE"], op[1], len(op[2]) // self.lba - 1, op[2], flags=F_FUA if op[3] else 0)
+        if kind == "trim":
+            return link.submit(OP["TRIM"], op[1], op[2] - 1)
+        return link.submit(OP["FLUSH"])
+
+    def _loop(self) -> None:
+        link = self.link
+        waiting: collections.deque = collections.deque()   # (request, op index) not sent yet
+        out: dict = {}                               # tag (slot) -> (request, op index)
+        stopping = False
+        sub = None
+        while True:
+            try:
+                item = self.q.get() if not out and not waiting and not stopping else self.q.get_nowait()
+            except queue.Empty:
+                item = False
+            while item is not False:
+                if item is None:
+                    stopping = True
+                else:
+                    waiting.extend((item, i) for i in range(len(item.ops)))
+                try:
+                    item = self.q.get_nowait()
+                except queue.Empty:
+                    item = False
+            if stopping and not out and not waiting:
+                return
+            try:
+                while waiting and link.free_tags:
+                    r, i = waiting[0]
+                    if r.done.is_set():
+                        waiting.popleft()            # its request failed already
+                        continue
+                    if r.ops[i][0] == "flush" and link.outstanding:
+                        break                        # after every command sent before it
+                    waiting.popleft()
+                    sub = r
+                    out[self._submit(r.ops[i])] = (r, i)
+                    sub = None
+                if not out:
+                    if waiting and not link.free_tags:
+                        raise LinkTimeout("every slot of the link is lost (commands that got no answer)")
+                    continue
+                try:
+                    done = link.poll(0.05 if waiting or not link.free_tags else 0.002)
+                except LinkError as e:               # one command failed (no answer, or the device's ERROR)
+                    if e.tag not in out:
+                        raise
+                    r, i = out.pop(e.tag)
+                    r.fail(f"{r.ops[i][0]}: {e}")
+                    continue
+                for p in done:
+                    r, i = out.pop(p.tag)
+                    if p.cpl.status != ST["OK"]:
+                        r.fail(f"{r.ops[i][0]} {r.ops[i][1:2]}: status {p.cpl.status:#x}")
+                        continue
+                    r.results[i] = p.data
+                    r.left -= 1
+                    if r.left == 0 and not r.done.is_set():
+                        r.done.set()
+            except Exception as e:  # noqa: BLE001 - the link is gone
+                self.dead = f"atomssd: the device is gone: {e}"
+                if sub is not None:
+                    sub.fail(self.dead)
+                for r, _ in out.values():
+                    r.fail(self.dead)
+                for r, _ in waiting:
+                    r.fail(self.dead)
+                out.clear()
+                waiting.clear()
+                while True:                          # answer whatever arrives until unload
+                    item = self.q.get()
+                    if item is None:
+                        return
+                    item.fail(self.dead)
+
+
 def _rd32(off: int):
     return (yield rd32(off))
 
 
 def _device() -> Device:
     with _dev_lock:
+        if not _dev and _cfg["addr"]:
+            dev = UdpBackend(_cfg["addr"])
+            _dev["dev"] = dev
+            nbdkit.debug(f"atomssd: {_cfg['addr']}: {dev.nlbas} LBAs of {dev.lba} bytes, IDENTIFY {dev.idn}")
         if not _dev:
             d = Path(_cfg["dir"]).resolve()
             d.mkdir(parents=True, exist_ok=True)
@@ -341,7 +521,7 @@ def trim(h, count, offset, flags):
         ranges.append((first, k))
         first += k
     if ranges:
-        _do([("dsm", ranges[i:i + 8]) for i in range(0, len(ranges), 8)])
+        _do(d.trim_ops(ranges))
     if flags & nbdkit.FLAG_FUA:
         flush(h, 0)
 
@@ -355,7 +535,17 @@ def unload():
         if _dev:
             try:
                 info = _dev["dev"].stop()
-                (Path(_cfg["dir"]) / "sim_info.json").write_text(json.dumps(info, indent=1) + "\n")
-            except Exception:  # noqa: BLE001
-                pass
+                if _cfg["dir"]:
+                    (Path(_cfg["dir"]) / ("link_stats.json" if _cfg["addr"] else "sim_info.json")).write_text(
+                        json.dumps(info, indent=1) + "\n")
+            except Exception as e:  # noqa: BLE001
+                nbdkit.debug(f"atomssd: unload: {e!r}")
             _dev.clear()
+
+
+def cleanup():
+    """nbdkit's Python plugin calls `cleanup` when nbdkit exits (1.32 has no `unload` callback, so
+    `unload` above never ran in the simulator mode: the simulator ends when its socket closes). UDP
+    mode only: stop the device thread, close the socket, write `<dir>/link_stats.json`."""
+    if _cfg["addr"]:
+        unload()

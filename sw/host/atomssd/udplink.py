@@ -43,6 +43,7 @@ class LinkError(DeviceError):
     def __init__(self, msg: str, code: int = 0):
         super().__init__(msg)
         self.code = code
+        self.tag: int | None = None               # the failed command's tag (slot), set when raised by poll / wait
 
 
 class LinkTimeout(LinkError):
@@ -115,6 +116,11 @@ class UdpDevice(Commands):
 
     def close(self) -> None:
         self.sock.close()
+
+    @property
+    def outstanding(self) -> int:
+        """Commands in flight that have not failed (a failed command's slot stays out of use)."""
+        return len(self._order)
 
     # ---- packets
     def _send(self, pkt: bytes) -> None:
@@ -293,11 +299,15 @@ class UdpDevice(Commands):
 
     def _collect(self) -> list[Pending]:
         out = []
+        failed = None
         for slot in list(self._order):
             c = self._cmds[slot]
             if c.failed is not None:
-                self._order.remove(slot)
-                raise c.failed
+                if failed is None:                # one failure a call: raised after the completions are
+                    self._order.remove(slot)      # recorded (poll returns them next time)
+                    c.failed.tag = slot
+                    failed = c.failed
+                continue
             if not self._finished(c):
                 continue
             self._order.remove(slot)
@@ -312,6 +322,8 @@ class UdpDevice(Commands):
             out.append(p)
         self.done += out
         self._ready += out
+        if failed is not None:
+            raise failed
         return out
 
     def _collect_after(self, end: float) -> list[Pending]:

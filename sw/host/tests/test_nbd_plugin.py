@@ -55,3 +55,268 @@ def test_request_fails_when_the_device_dies_in_submission(ops):
     # every later request fails at once, too
     with pytest.raises(RuntimeError, match="device is gone"):
         dev.do([("flush",)])
+
+
+# ---- UDP mode: the plugin under nbdkit against the UDP device model -------------------------------
+# nbdkit runs nbd_plugin.py with addr=127.0.0.1:<port> of udp_device_model.UdpDeviceModel (the device
+# side of the UDP host link, written from docs/host-port.md) with seeded drops, duplicates and delays
+# (reordering); the test is an NBD client of its own (the protocol's fixed newstyle handshake and
+# simple replies, several requests in flight) whose random READ / WRITE (aligned or not, FUA or not) /
+# TRIM / FLUSH requests are checked against a bytearray kept here: read data equal, a READ that
+# touches an LBA the model fails (MEDIA_ERROR) answered EIO, every WRITE command carrying FUA exactly
+# for the LBAs of FUA requests, every command executed once; a device that stops answering gives EIO
+# within the retry budget (no hang), and every later request EIO at once.
+import os  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import struct  # noqa: E402
+import subprocess  # noqa: E402
+import random  # noqa: E402
+import time  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from udp_device_model import UdpDeviceModel  # noqa: E402
+
+PLUGIN = Path(nbd_plugin.__file__)
+EIO = 5
+NBD_READ, NBD_WRITE, NBD_DISC, NBD_FLUSH, NBD_TRIM = 0, 1, 2, 3, 4
+NBD_CMD_FLAG_FUA = 1
+_nbdkit_ok = shutil.which("nbdkit") is not None and subprocess.run(
+    ["nbdkit", "python", "--dump-plugin"], capture_output=True).returncode == 0
+udp_mode = pytest.mark.skipif(not _nbdkit_ok, reason="needs nbdkit with its Python plugin (nbdkit-plugin-python)")
+
+
+class NbdClient:
+    """A minimal NBD client (the NBD protocol: fixed newstyle, NBD_OPT_EXPORT_NAME, simple replies)."""
+
+    def __init__(self, path: Path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.connect(str(path))
+        self.s.settimeout(60)
+        magic, opt, hflags = struct.unpack(">8s8sH", self._recv(18))
+        assert magic == b"NBDMAGIC" and opt == b"IHAVEOPT", (magic, opt)
+        cflags = 1 | (2 if hflags & 2 else 0)                 # FIXED_NEWSTYLE, NO_ZEROES when offered
+        self.s.sendall(struct.pack(">I", cflags) + b"IHAVEOPT" + struct.pack(">II", 1, 0))
+        self.size, self.flags = struct.unpack(">QH", self._recv(10))
+        if not hflags & 2:
+            self._recv(124)
+        self.pending: dict[int, int] = {}                    # handle -> bytes of read data expected
+        self.n = 0
+
+    def _recv(self, n: int) -> bytes:
+        b = bytearray()
+        while len(b) < n:
+            c = self.s.recv(n - len(b))
+            if not c:
+                raise ConnectionError("nbdkit closed the connection")
+            b += c
+        return bytes(b)
+
+    def send(self, typ: int, off: int = 0, length: int = 0, data: bytes = b"", flags: int = 0) -> int:
+        self.n += 1
+        self.s.sendall(struct.pack(">IHHQQI", 0x25609513, flags, typ, self.n, off, length) + data)
+        self.pending[self.n] = length if typ == NBD_READ else 0
+        return self.n
+
+    def reply(self) -> tuple[int, int, bytes]:
+        """The next reply: (handle, error, read data)."""
+        magic, err, h = struct.unpack(">IIQ", self._recv(16))
+        assert magic == 0x67446698, hex(magic)
+        n = self.pending.pop(h)
+        return h, err, (self._recv(n) if n and not err else b"")
+
+    def call(self, typ: int, off: int = 0, length: int = 0, data: bytes = b"", flags: int = 0) -> tuple[int, bytes]:
+        self.send(typ, off, length, data, flags)
+        _, err, d = self.reply()
+        return err, d
+
+    def close(self) -> None:
+        try:
+            self.s.sendall(struct.pack(">IHHQQI", 0x25609513, 0, NBD_DISC, 0, 0, 0))
+        except OSError:
+            pass
+        self.s.close()
+
+
+class UdpExport:
+    """nbdkit with the plugin in UDP mode on a Unix socket in `tmp`."""
+
+    def __init__(self, tmp: Path, port: int, **params):
+        self.sock = tmp / "nbd.sock"
+        self.log = open(tmp / "nbdkit.log", "w")
+        args = [f"addr=127.0.0.1:{port}"] + [f"{k}={v}" for k, v in params.items()]
+        self.proc = subprocess.Popen(["nbdkit", "-U", str(self.sock), "-f", "-v", "python", str(PLUGIN), *args],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        t0 = time.monotonic()
+        while not self.sock.exists():
+            assert self.proc.poll() is None, (tmp / "nbdkit.log").read_text()[-3000:]
+            assert time.monotonic() - t0 < 30, "nbdkit did not start"
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+PAGE_U, NLBA_U, NSLOT_U = 4096, 40, 4
+
+
+def _nbd_workload(c: NbdClient, rng: random.Random, n_req: int, bad: set[int], depth: int) -> dict:
+    """`n_req` random requests, up to `depth` in flight (never two on one LBA at once), checked against
+    `ref`; returns the expected FUA writes per LBA and the counts."""
+    size = NLBA_U * PAGE_U
+    ref = bytearray(size)
+    fua_lbas: dict[int, int] = {}
+    busy: dict[int, tuple] = {}                  # handle -> (kind, off, len, data, flags, lbas)
+    counts = dict(read=0, write=0, unaligned=0, trim=0, flush=0, eio=0)
+    sent = 0
+
+    def lbas_of(off, n):
+        return set(range(off // PAGE_U, (off + n - 1) // PAGE_U + 1))
+
+    def finish():
+        h, err, data = c.reply()
+        kind, off, n, wdata, flags, lbas = busy.pop(h)
+        if kind == NBD_READ:
+            if lbas & bad:
+                assert err == EIO, f"READ {off}+{n} over a failing LBA: error {err}, not EIO"
+                counts["eio"] += 1
+                return
+            assert err == 0, f"READ {off}+{n}: error {err}"
+            assert data == bytes(ref[off:off + n]), f"READ {off}+{n}: data differ from the reference"
+        elif kind == NBD_WRITE:
+            unaligned = off % PAGE_U or n % PAGE_U
+            if unaligned and lbas & bad:             # its read-modify-write's read fails: nothing written
+                assert err == EIO, f"unaligned WRITE {off}+{n} over a failing LBA: error {err}"
+                counts["eio"] += 1
+                return
+            assert err == 0, f"WRITE {off}+{n}: error {err}"
+            ref[off:off + n] = wdata
+            if flags & NBD_CMD_FLAG_FUA:
+                for lba in lbas:
+                    fua_lbas[lba] = fua_lbas.get(lba, 0) + 1
+        elif kind == NBD_TRIM:
+            assert err == 0, f"TRIM {off}+{n}: error {err}"
+            first, end = -(-off // PAGE_U), (off + n) // PAGE_U          # whole LBAs inside: zero
+            if end > first:
+                ref[first * PAGE_U:end * PAGE_U] = bytes((end - first) * PAGE_U)
+        else:
+            assert err == 0, f"FLUSH: error {err}"
+
+    while sent < n_req or busy:
+        if sent < n_req and len(busy) < depth and (not busy or rng.random() < 0.75):
+            taken = set().union(*(b[5] for b in busy.values())) if busy else set()
+            k = rng.random()
+            if k < 0.9:
+                if rng.random() < 0.6:
+                    lba, nl = rng.randrange(NLBA_U), rng.randint(1, 3)
+                    nl = min(nl, NLBA_U - lba)
+                    off, n = lba * PAGE_U, nl * PAGE_U
+                else:
+                    off = rng.randrange(size - 1)
+                    n = rng.randint(1, min(3 * PAGE_U, size - off))
+                lbas = lbas_of(off, n)
+                if lbas & taken:
+                    continue
+                r = rng.random()
+                if r < 0.4:
+                    h = c.send(NBD_READ, off, n)
+                    busy[h] = (NBD_READ, off, n, None, 0, lbas)
+                    counts["read"] += 1
+                elif r < 0.85:
+                    data = rng.randbytes(n)
+                    flags = NBD_CMD_FLAG_FUA if rng.random() < 0.3 else 0
+                    h = c.send(NBD_WRITE, off, n, data, flags)
+                    busy[h] = (NBD_WRITE, off, n, data, flags, lbas)
+                    counts["write"] += 1
+                    counts["unaligned"] += bool(off % PAGE_U or n % PAGE_U)
+                else:
+                    flags = NBD_CMD_FLAG_FUA if rng.random() < 0.3 else 0
+                    h = c.send(NBD_TRIM, off, n, flags=flags)
+                    busy[h] = (NBD_TRIM, off, n, None, flags, lbas)
+                    counts["trim"] += 1
+                    counts["flush"] += bool(flags)
+            else:
+                h = c.send(NBD_FLUSH)
+                busy[h] = (NBD_FLUSH, 0, 0, None, 0, set())
+                counts["flush"] += 1
+            sent += 1
+        else:
+            finish()
+    # every LBA read back at the end (one request over the whole device but the failing LBAs)
+    for lba in range(NLBA_U):
+        if lba not in bad:
+            err, d = c.call(NBD_READ, lba * PAGE_U, PAGE_U)
+            assert err == 0 and d == bytes(ref[lba * PAGE_U:(lba + 1) * PAGE_U]), f"LBA {lba} differs at the end"
+    counts["fua_lbas"] = fua_lbas
+    return counts
+
+
+@udp_mode
+@pytest.mark.parametrize("case", ["lossy", "reorder"])
+def test_udp_mode_random_requests(tmp_path, case):
+    """Random NBD requests through nbdkit + the plugin in UDP mode over a lossy / reordering link."""
+    seed = {"lossy": 11, "reorder": 12}[case]
+    net = {"lossy": dict(drop=0.06, dup=0.06, delay=0.003), "reorder": dict(drop=0.02, dup=0.2, delay=0.015)}[case]
+    bad = {7, 23}
+    m = UdpDeviceModel(seed, NSLOT_U, PAGE_U, PAGE_U, NLBA_U, bad_read_lbas=frozenset(bad), **net)
+    exp = UdpExport(tmp_path, m.port, nslot=NSLOT_U, slot_bytes=PAGE_U, timeout=0.02, max_timeout=0.2)
+    try:
+        c = NbdClient(exp.sock)
+        assert c.size == NLBA_U * PAGE_U, c.size                  # the size from the device's IDENTIFY
+        assert c.flags & (1 << 2) and c.flags & (1 << 3) and c.flags & (1 << 5), f"flags {c.flags:#x}"  # FLUSH FUA TRIM
+        counts = _nbd_workload(c, random.Random(seed), 160, bad, depth=6)
+        c.close()
+    finally:
+        exp.stop()
+        m.close()
+    print(case, {k: v for k, v in counts.items() if k != "fua_lbas"}, m.stats)
+    keys = [(s, q) for s, q, _ in m.executed]
+    assert len(keys) == len(set(keys)), "a command executed twice"
+    got: dict[int, int] = {}
+    for lba, n, flags in m.writes:
+        if flags & 1:
+            for k in range(lba, lba + n):
+                got[k] = got.get(k, 0) + 1
+    assert got == counts["fua_lbas"], "WRITE commands with FUA differ from the FUA requests' LBAs"
+    assert sum(op == 6 for _, _, op in m.executed) == counts["flush"], "FLUSH commands differ from the flushes"
+    assert counts["eio"] > 0 and counts["unaligned"] > 0 and m.stats["dropped"] and m.stats["duplicated"]
+
+
+@udp_mode
+def test_udp_mode_dead_device_gives_eio(tmp_path):
+    """A device that stops answering: the requests in flight and every later one answer EIO within
+    the retry budget, never data and never a hang; nbdkit still exits cleanly."""
+    m = UdpDeviceModel(13, NSLOT_U, PAGE_U, PAGE_U, NLBA_U)
+    exp = UdpExport(tmp_path, m.port, nslot=NSLOT_U, slot_bytes=PAGE_U, timeout=0.01, max_timeout=0.04, retries=4)
+    try:
+        c = NbdClient(exp.sock)
+        assert c.call(NBD_WRITE, 0, PAGE_U, b"\x5a" * PAGE_U) == (0, b"")
+        assert c.call(NBD_READ, 0, PAGE_U) == (0, b"\x5a" * PAGE_U)
+        m.mute = True
+        t0 = time.monotonic()
+        hs = [c.send(NBD_READ, 0, 2 * PAGE_U), c.send(NBD_WRITE, PAGE_U, PAGE_U, bytes(PAGE_U)), c.send(NBD_FLUSH),
+              c.send(NBD_READ, 100, 10)]
+        errs = {}
+        for _ in hs:
+            h, err, d = c.reply()
+            errs[h] = (err, d)
+        assert all(v == (EIO, b"") for v in errs.values()), errs
+        dt = time.monotonic() - t0
+        assert dt < 10, f"EIO after {dt:.1f} s"
+        t0 = time.monotonic()
+        for typ in (NBD_READ, NBD_FLUSH, NBD_WRITE):               # every slot lost: EIO at once
+            assert c.call(typ, 0, PAGE_U if typ != NBD_FLUSH else 0,
+                          bytes(PAGE_U) if typ == NBD_WRITE else b"")[0] == EIO
+        assert time.monotonic() - t0 < 5
+        c.close()
+    finally:
+        exp.stop()
+        m.close()
+    assert exp.proc.returncode == 0, exp.proc.returncode

@@ -5,7 +5,10 @@ serial-number arithmetic, 1024-byte chunks, the error codes in their order, STAT
 retransmission of a finished command's CPL and RDATA chunks. Behind it a core stub executes the
 descriptors against a dict of LBAs after a random delay. It serves a real UDP socket in a thread;
 `Net` between the socket and the model drops, duplicates and delays (reorders) packets in both
-directions at seeded rates. Records every execution (slot, seq) and the issue order for the checks."""
+directions at seeded rates. Records every execution (slot, seq) and the issue order for the checks,
+and every WRITE's (lba, pages, flags). IDENTIFY answers docs/architecture.md 1.1's fields with the
+model's geometry (page_bytes, num_lbas, qdepth = NSLOT); `bad_read_lbas`: a READ touching one
+completes with MEDIA_ERROR (0x10); `mute` = True: the device answers nothing (a board that stopped)."""
 from __future__ import annotations
 
 import heapq
@@ -19,7 +22,7 @@ CHUNK = 1024
 FREE, LOAD, RUN, DONE = range(4)
 E_SHORT, E_TYPE, E_LEN, E_SLOT, E_FIELD, E_BUSY, E_STALE = range(1, 8)
 READ, WRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, GET_LOG = 0, 1, 3, 4, 5, 6, 7, 8, 9, 10
-OK, BAD_OP, BAD_LBA = 0x00, 0x01, 0x03
+OK, BAD_OP, BAD_LBA, MEDIA_ERROR = 0x00, 0x01, 0x03, 0x10
 
 
 class Slot:
@@ -34,7 +37,8 @@ class Slot:
 
 class UdpDeviceModel:
     def __init__(self, seed: int = 1, nslot: int = 4, slot_bytes: int = 8192, page: int = 4096, nlba: int = 64,
-                 drop: float = 0.0, dup: float = 0.0, delay: float = 0.0, core_delay: float = 0.002):
+                 drop: float = 0.0, dup: float = 0.0, delay: float = 0.0, core_delay: float = 0.002,
+                 bad_read_lbas: frozenset = frozenset()):
         self.rng = random.Random(seed)
         self.nslot, self.slot_bytes, self.page, self.nlba = nslot, slot_bytes, page, nlba
         self.drop, self.dup, self.delay, self.core_delay = drop, dup, delay, core_delay
@@ -44,6 +48,9 @@ class UdpDeviceModel:
         self.port = self.sock.getsockname()[1]
         self.slots = [Slot(slot_bytes) for _ in range(nslot)]
         self.store: dict[int, bytes] = {}
+        self.bad_read_lbas = set(bad_read_lbas)            # a READ touching one completes with MEDIA_ERROR
+        self.writes: list[tuple[int, int, int]] = []        # (lba, pages, flags) of every WRITE executed
+        self.mute = False                                   # True: the device answers nothing (stopped)
         self.executed: list[tuple[int, int, int]] = []      # (slot, seq, op) in issue order
         self.errors: list[int] = []
         self.stats = dict(dropped=0, duplicated=0, to_dev=0, to_host=0)
@@ -82,7 +89,8 @@ class UdpDeviceModel:
         while not self._stop:
             try:
                 pkt, addr = self.sock.recvfrom(4096)
-                self._net("dev", pkt, addr)
+                if not self.mute:
+                    self._net("dev", pkt, addr)
             except socket.timeout:
                 pass
             now = time.monotonic()
@@ -91,7 +99,7 @@ class UdpDeviceModel:
                 if d == "dev":
                     self.stats["to_dev"] += 1
                     self._packet(pkt, addr)
-                else:
+                elif not self.mute:
                     self.stats["to_host"] += 1
                     self.sock.sendto(pkt, addr)
             while self._core and self._core[0][0] <= now:
@@ -187,7 +195,10 @@ class UdpDeviceModel:
         status, result = OK, 0
         if op in (READ, WRITE, TRIM) and lba + n > self.nlba:
             status = BAD_LBA
+        elif op == READ and self.bad_read_lbas.intersection(range(lba, lba + n)):
+            status = MEDIA_ERROR
         elif op == WRITE:
+            self.writes.append((lba, n, d["flags"]))
             for k in range(n):
                 self.store[lba + k] = bytes(s.buf[k * pg:(k + 1) * pg])
             result = n
@@ -199,7 +210,11 @@ class UdpDeviceModel:
             for k in range(n):
                 self.store.pop(lba + k, None)
         elif op == IDENTIFY:
-            s.buf[0:512] = struct.pack("<128I", 0x41545344, *[k * 0x01010101 & 0xFFFFFFFF for k in range(1, 128)])
+            # docs/architecture.md 1.1: magic, version, num_chan, ways, blocks, pages_per_block, page_bytes,
+            # spare_bytes, num_lbas, num_tx, tx_entries, qdepth, rflush_ranges, ...; the rest 0
+            s.buf[0:512] = struct.pack("<16I", 0x41545344, 1, 1, 1, 2 * self.nlba // 64 + 1, 64, self.page, 0,
+                                       self.nlba, 0, 0, self.nslot, 8, 1, 0, 0) + bytes(448)
+            result = 64
         elif op == RFLUSH:
             off = d["aux"] - i * self.slot_bytes
             assert 0 <= off < self.slot_bytes, "RFLUSH range list outside the slot's buffer"
