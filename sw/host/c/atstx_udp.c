@@ -247,7 +247,8 @@ static int handle(struct udp *u, struct cmd *c, const uint8_t *p, size_t n)
     }
 }
 
-/* waits up to `ms` for packets and handles every one that is queued */
+/* waits up to `ms` for packets and handles those queued (at most 256, so that a flood of foreign
+ * packets cannot hold the caller past its deadline) */
 static int pump(struct udp *u, struct cmd *c, uint64_t ms, int *rearm)
 {
     struct pollfd pf = {u->fd, POLLIN, 0};
@@ -256,7 +257,7 @@ static int pump(struct udp *u, struct cmd *c, uint64_t ms, int *rearm)
         return errno == EINTR ? 0 : -errno;
     if (r == 0)
         return 0;
-    for (;;) {
+    for (int npk = 0; npk < 256; npk++) {
         struct sockaddr_in src;
         socklen_t sl = sizeof src;
         ssize_t k = recvfrom(u->fd, u->pkt, sizeof u->pkt, MSG_DONTWAIT, (struct sockaddr *)&src, &sl);
@@ -280,6 +281,7 @@ static int pump(struct udp *u, struct cmd *c, uint64_t ms, int *rearm)
         if (finished(c))
             return 0;
     }
+    return 0;
 }
 
 static uint64_t wait_of(const struct udp *u, uint32_t tries)

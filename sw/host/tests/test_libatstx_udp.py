@@ -18,9 +18,11 @@ reference (a dict of LBA -> bytes, the open transactions' pages) and checks
 - a device that stops answering: -ETIMEDOUT within the retry budget, then -EIO, no hang; a port
   nobody listens on, and open against a dead device, the same;
 - a restarted host whose sequence numbers are older than the slots' (ERROR STALE, one 2^31 jump);
-- atstx_bank (init / run / check, transactions) over a lossy link against a replay of its transfers.
-ATS_UDP_MUTANTS=1 also builds broken transports (no sequence check, no retry, no chunk resend,
-one sequence number for all) and checks that the random mix fails on each.
+- atstx_bank (init / run / check, transactions) over a lossy link against a replay of its transfers;
+- a flood of forged CPL / RDATA packets from another source: ignored.
+ATS_UDP_MUTANTS=1 also builds broken transports (no sequence check, no source check, no retry, no
+chunk resend, one sequence number for all, retries without mask) and checks that the random mixes
+or the flood fail on each.
 """
 from __future__ import annotations
 
@@ -353,6 +355,57 @@ def test_random_mix_against_dict(built, case):
         assert stats["ignored"] > 0, stats               # duplicates and late packets were seen and dropped
 
 
+def test_foreign_packets_ignored(built):
+    """Another source floods the host's port with CPL and RDATA packets for every slot and the
+    sequence numbers the host will use (status OK, garbage data): the library takes answers from
+    the device's address and port only, so the mix still matches the dict and runs exactly once."""
+    import socket
+    import threading
+    seq0 = 5000
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    lport = probe.getsockname()[1]
+    probe.close()
+    m = Board(51, NSLOT, SLOT_BYTES, PAGE, NLBA, dup=0.05, delay=0.002)
+    drv = Driver(built, m.port, timeout_ms=15, max_timeout_ms=60, retries=20, seq0=seq0, local_port=lport)
+    stop = threading.Event()
+    sent = [0]
+
+    def forge():
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        junk = bytes(range(256)) * 4
+        while not stop.is_set():
+            for q in range(seq0, seq0 + 400):
+                for slot in range(NSLOT):
+                    for k in range(SLOT_BYTES // 1024):
+                        s.sendto(struct.pack("<BBBBI", 0x82, slot, k, 1, q) + junk, ("127.0.0.1", lport))
+                    s.sendto(struct.pack("<BBBBII", 0x81, slot, 0, 1, q, 1), ("127.0.0.1", lport))
+                    sent[0] += 1
+                if stop.is_set():
+                    break
+        s.close()
+
+    t = threading.Thread(target=forge, daemon=True)
+    t.start()
+    try:
+        ref = Ref()
+        ref.want.append((IDENTIFY, 0, 0, 0, 0))
+        random_mix(drv, random.Random(51), ref, 60)
+        for tx in sorted(ref.txs):
+            ref.want.append((TX_ABORT, tx, 0, 0, 0))
+        ref.want.append((FLUSH, 0, 0, 0, 0))
+        stats = drv.stats()
+        assert drv.close() == "close 0"
+        check_descs(m, ref, skip=0)
+        assert sent[0] > 1000 and stats["ignored"] > 1000, (sent, stats)
+    finally:
+        stop.set()
+        t.join(5)
+        if drv.p.poll() is None:
+            drv.p.kill()
+        m.close()
+
+
 def test_link_errors_and_dead_device(built):
     """The link's ERROR answers and a device that stops answering: defined statuses, no hang."""
     m = Board(21, NSLOT, SLOT_BYTES, PAGE, NLBA)
@@ -472,6 +525,8 @@ MUTANTS = {
     "no_chunk_resend": ("int st = send_chunks(u, c, miss);\n            return st ? st : 1;", "return 0;"),
     # every command under one sequence number (the device takes it for a retry)
     "one_seq": ("c.seq = ++u->seq;", "c.seq = u->seq;"),
+    # answers taken from any source
+    "no_src_check": ("            src.sin_port != u->dev.sin_port) {", "            src.sin_port != u->dev.sin_port && 0) {"),
     # retries ask for no RDATA chunk again
     "no_mask": ("if ((st = send_submit(u, &c, miss)))", "if ((st = send_submit(u, &c, 0 * miss)))"),
 }
@@ -498,5 +553,9 @@ def test_mutant_fails(built, mutant, tmp_path):
             run_mix(exe, *CASES[case][:2], 160, *CASES[case][2:])
         except AssertionError as e:
             failed.append(f"{case}: {str(e)[:120]}")
+    try:
+        test_foreign_packets_ignored(exe)
+    except AssertionError as e:
+        failed.append(f"foreign: {str(e)[:120]}")
     print(mutant, failed)
     assert failed, f"mutant {mutant} passed the random mix"
