@@ -53,6 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import nbdkit  # noqa: E402  (provided by nbdkit's Python plugin)
 
+from atomssd.device import decode_identify  # noqa: E402
 from atomssd.hostport import OP, ST, F_FUA, HostPort  # noqa: E402
 from atomssd.nvme import CSTS_CFS, REG_CSTS, NvmeError, rd32, run_sync  # noqa: E402
 from atomssd.nvme_sim import open_device  # noqa: E402
@@ -305,7 +306,8 @@ class UdpBackend:
         keep = link.max_retries
         link.max_retries = max(keep, int(boot_wait / max(link.max_timeout, 1e-3)) + 8)
         try:
-            return link.identify()
+            p = link.wait(link.submit(OP["IDENTIFY"]), timeout=max(boot_wait, 1.0))
+            return decode_identify(link._check(p, "IDENTIFY").data)
         finally:
             link.max_retries = keep
 
