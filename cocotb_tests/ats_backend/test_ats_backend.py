@@ -79,7 +79,7 @@ SL_TAG = 0xC0                               # the NAND tag of the merge's log pa
 NAND_UNCORRECTABLE = 3
 F_SLOG = 0x20
 RID_RSV, RID_UNRSV = 0xFD, 0xFC
-OK, TX_FULL, INDEX_FULL, TX_EMPTY, MEDIA_ERROR = 0x00, 0x04, 0x05, 0x06, 0x10
+OK, TX_FULL, INDEX_FULL, TX_EMPTY, BAD_FIELD, MEDIA_ERROR = 0x00, 0x04, 0x05, 0x06, 0x07, 0x10
 NAND_PROGRAM_FAIL = 1
 R_MAP_WRITE, R_LOOKUP, R_TX_WRITE, R_TX_LOOKUP, R_COMMIT, R_ABORT, R_UNMAP = 0, 1, 2, 3, 4, 5, 6
 RC_NONE, RC_CMARK, RC_CREC, RC_AREC = 0, 1, 2, 3
@@ -905,6 +905,120 @@ async def slog_random(dut):
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"]) > 0, \
         f"a path not met: {r}"
+
+
+@cocotb.test(skip=not SLOG)
+async def slog_recover(dut):
+    """The firmware's loads after a recovery (README "Firmware port" op 7 SLOAD, README_slog
+    "Recovery loads"): the LPGN counter, the LPGN -> PPN entries of log pages already on flash
+    (written into the NAND model as recovery finds them), and the recovered fragments INSERTed into
+    the index, some refused (room, a full set, bad fields); then every LPN read through the read merge
+    (all from NAND: nothing cached) and RESERVEd (its room), against a plain-Python model."""
+    tb = await setup(dut, True, 80)
+    rng = tb.rng
+    fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
+                                             "seq", "epoch", "flags", "kind"], pause_gen(rng, True))
+    fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"], pause_gen(rng, True))
+
+    async def fw_op(op, **f):
+        fw.send_nowait(op=op, **f)
+        b = await fwr.recv(20_000)
+        assert b["last"] == 1, f"firmware op {op}: a response of more than one beat"
+        return b["status"], b["data"]
+    lpns = [40, 41, 42, 43, 44, 45, 48, 50]     # sets (lpn mod 4): 0 0 1 1 2 2 0 2: the last two find a full set
+    base = {lpn: tb.send(0, RC_NONE, lpn, 0) for lpn in lpns}
+    for q in base.values():
+        await tb.wait_done(q)
+    # log pages on flash (block 31: never handed to the backend here), LPGNs 1000..1005; 1006's table
+    # entry names a page that is another log page (epoch 999); 1007 is in no table entry
+    lg_ppn, lg_data = {}, {}
+    for i, lg in enumerate(list(range(1000, 1006)) + [999]):
+        ppn = ppn_of(i % NCH, 31, i // NCH)
+        lg_data[lg] = [rng.getrandbits(32) for _ in range(PW)]
+        tb.nand.pages[ppn] = dict(data=lg_data[lg], lpn=0xFFFFFFFF, seq=1 << 40 | i, epoch=lg, flags=F_SLOG, kind=1,
+                                  txid=0, tag=0)
+        lg_ppn[lg] = ppn
+    lg_ppn[1006] = lg_ppn.pop(999)
+    st, _ = await fw_op(7, rop=0, epoch=2000)                # the LPGN counter (persistence §10.5 step 4)
+    assert st == OK and int(dut.slog_lpgn.value) == 2000, f"SLOAD LPGN: {st:#x}, slog_lpgn {int(dut.slog_lpgn.value)}"
+    for lg, ppn in lg_ppn.items():
+        st, _ = await fw_op(7, rop=1, epoch=lg, ppn=ppn)
+        assert st == OK, f"SLOAD PPN of LPGN {lg}: {st:#x}"
+    st, _ = await fw_op(7, rop=3)
+    assert st == 0xFF, f"SLOAD rop 3: {st:#x}"
+    # the fragments, in commit order as recovery found them; the model: F per LPN, entries per set
+    P = PB - 16
+    F: dict[int, list] = {}
+    n_full = n_bad = 0
+    for i in range(40):
+        lpn = rng.choice(lpns) if i >= 2 else (44, 41)[i]
+        ln = 4 * rng.randint(1, P // 4)
+        off = 4 * rng.randrange((PB - ln) // 4 + 1)
+        pofs = 16 + 4 * rng.randrange((PB - 16 - ln) // 4 + 1)
+        lg = rng.choice(list(range(1000, 1006)) * 4 + [1006, 1007]) if i >= 2 else (1006, 1007)[i]
+        bad = rng.random() < 0.1 and i >= 2
+        if bad:                                             # len 0, a pofs in the header, or past the page
+            ln, pofs = rng.choice([(0, pofs), (ln, 12), (ln, PB - ln + 4)])
+        st, cnt = await fw_op(7, rop=2, lpn=lpn, epoch=lg, seq=ln | off << 12 | pofs << 32)
+        in_set = [x for x in F if x % 4 == lpn % 4 and F[x]]
+        if bad:
+            want = (BAD_FIELD, 0)
+            n_bad += 1
+        elif len(F.get(lpn, [])) >= SL_FRAGS or (not F.get(lpn) and len(in_set) >= SL_WAYS):
+            want = (TX_FULL, 0)
+            n_full += 1
+        else:
+            F.setdefault(lpn, []).append((lg, pofs, off, ln))
+            want = (OK, len(F[lpn]))
+        assert (st, cnt if st == OK else 0) == want, f"INSERT lpn {lpn} {(lg, pofs, off, ln)}: {(st, cnt)}, reference {want}"
+    assert n_full and n_bad, f"INSERT: {n_full} refused for room, {n_bad} for fields"
+    # every LPN read (read merge): base + its fragments in order; a fragment of 1006 (the table names a
+    # page that is not that log page) or 1007 (no entry): MEDIA_ERROR
+    n_err = n_ok = 0
+    for lpn in lpns:
+        n0 = len(tb.nand.log_reads)
+        tag = 0x40 | lpn
+        tb.rd.send_nowait(lpn=lpn, txid=0, tag=tag)
+        k = 0
+        while not any(g == tag for g, _ in tb.read_pages):
+            await RisingEdge(dut.clk)
+            k += 1
+            assert k < 50_000, f"read of lpn {lpn}: no page"
+        _, pg = tb.read_pages.pop(next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag))
+        page = bytearray(b"".join(w.to_bytes(4, "little") for w in tb.reqs[base[lpn]]["data"]))
+        plan, ok = [], True
+        for lg, pofs, off, ln in F.get(lpn, []):
+            if lg == 1007:
+                ok = False
+                break
+            plan.append(lg if lg != 1006 else 999)
+            if lg == 1006:
+                ok = False
+                break
+            src = b"".join(w.to_bytes(4, "little") for w in lg_data[lg])
+            page[off:off + ln] = src[pofs:pofs + ln]
+        got_lr = [lg for lg, _ in tb.nand.log_reads[n0:]]
+        assert got_lr == plan, f"read of lpn {lpn}: log page READs {got_lr}, reference {plan} (F {F.get(lpn)})"
+        st = pg[-1]["status"]
+        if ok:
+            got = b"".join(w["data"].to_bytes(4, "little") for w in pg)
+            assert st == OK and got == bytes(page), f"read of lpn {lpn}: {st:#x} {got.hex()}, reference {page.hex()}"
+            n_ok += 1
+        else:
+            assert st == MEDIA_ERROR, f"read of lpn {lpn}: status {st:#x}, reference MEDIA_ERROR (F {F.get(lpn)})"
+            n_err += 1
+    for lpn in lpns:                                        # the rooms: SLOG_FRAGS - |F| (a full set: TX_FULL)
+        st, room = await rid(tb, RID_RSV, 1, lpn)
+        in_set = [x for x in F if x % 4 == lpn % 4 and F[x]]
+        want = (OK, SL_FRAGS - len(F[lpn])) if F.get(lpn) and len(F[lpn]) < SL_FRAGS else \
+               (TX_FULL, 0) if F.get(lpn) or len(in_set) >= SL_WAYS else (OK, SL_FRAGS)
+        assert (st, room if st == OK else 0) == want, f"RESERVE lpn {lpn}: {(st, room)}, reference {want}"
+        if st == OK:
+            assert (await rid(tb, RID_UNRSV, 1, lpn))[0] == OK
+    assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
+    dut._log.info(f"slog_recover: {sum(len(v) for v in F.values())} fragments inserted, {n_full} refused for room, "
+                  f"{n_bad} for fields; reads {n_ok} OK, {n_err} MEDIA_ERROR, {len(tb.nand.log_reads)} log page READs")
+    assert n_ok and n_err
 
 
 def check_slog(tb, tl: list) -> dict:

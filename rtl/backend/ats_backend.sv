@@ -353,6 +353,9 @@ module ats_backend #(
     logic               sl_nrd_valid;     // the read merge wants a NAND READ of a log page (tag SL_TAG)
     logic [PPN_W-1:0]   sl_nrd_ppn;
     logic               sl_nw;            // ... and waits for its words and completion
+    logic               fw_sl_req, fw_sl_done;   // firmware op 7 SLOAD (SLOG = 1, README "Firmware port")
+    logic [7:0]         fw_sl_status;
+    logic [31:0]        fw_sl_data;
     localparam logic [7:0] SL_TAG = 8'hC0;              // NAND tag of the read merge's log page READ
     logic               nd_sl;            // an s_ndata word of that READ (taken always)
     assign nd_sl = SL && s_ndata_tag == SL_TAG;
@@ -542,7 +545,8 @@ module ats_backend #(
     // firmware port (ats_backend_fw, README "Firmware port"): its requests to the table, the issue
     // unit and the remap request register, granted here (signals declared with the table)
     ats_backend_fw #(
-        .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .PPN_W(PPN_W)
+        .NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .PPN_W(PPN_W),
+        .SL(SLOG)
     ) u_fw (
         .clk, .rst,
         .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
@@ -562,6 +566,7 @@ module ats_backend #(
         .reloc_req(fw_reloc_req), .reloc_acc(fw_acc_go), .reloc_done(c_reloc_done),
         .reloc_status(c_status_q), .reloc_ppn(c_ppn_q),
         .seq_idle(tbl_empty && !acc_fire && !recv_q), .seqset(fw_seqset),
+        .sl_req(fw_sl_req), .sl_done(fw_sl_done), .sl_status(fw_sl_status), .sl_data(fw_sl_data),
         .fo_free, .busy(fw_busy), .perr(fw_perr)
     );
 
@@ -1622,6 +1627,10 @@ module ats_backend #(
         logic [RL_W-1:0]    rl_n_q, rl_i_q;
         logic               rj_q;             // the record was rejected
         rx_state_e          rx_st_q;
+        // who sent the index command in flight (section "index commands" below; declared before the
+        // unit's instance, whose s_cf_valid reads it: Yosys needs a declaration before its use)
+        typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW} ixw_e;
+        ixw_e               ix_who_q;
         // the read merge's state (section "read merge" below)
         typedef enum logic [3:0] {M_IDLE, M_CHK, M_FR, M_CA, M_CW, M_NRQ, M_NW, M_NX, M_DONE} mg_state_e;
         mg_state_e          mg_st_q;
@@ -1639,6 +1648,7 @@ module ats_backend #(
             .clk, .rst,
             .s_ix_valid(ix_v_q), .s_ix_ready(ix_ready), .s_ix_op(ix_op_q), .s_ix_txid(ix_txid_q),
             .s_ix_lpn(ix_lpn_q), .s_ix_n(8'd255),
+            .s_ix_lpgn(fw_epoch_q), .s_ix_pofs(fw_seq_q[43:32]), .s_ix_off(fw_seq_q[23:12]), .s_ix_len(fw_seq_q[11:0]),
             .m_ix_valid(ixa_valid), .m_ix_ready(1'b1), .m_ix_sts(ixa_sts), .m_ix_cnt(ixa_cnt),
             .m_ix_lpgn(ixa_lpgn), .m_ix_pofs(ixa_pofs), .m_ix_off(ixa_off), .m_ix_len(ixa_len), .m_ix_last(ixa_last),
             .s_rd_valid(rd_v), .s_rd_ready(rd_ready_u), .s_rd_txid({2'b00, rx_t_q}), .s_rd_full(1'b0),
@@ -1657,19 +1667,25 @@ module ats_backend #(
             // (architecture §11.5: its log pages; it names no full page yet)
             .s_cf_valid(ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK),
             .s_cf_txid({2'b00, cm_txid_q}), .s_cf_reclen(rx_reclen_q), .s_cf_lpgn(rx_lpgn_q),
-            .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn(rx_lpgn_q), .lpgn(slog_lpgn)
+            .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn((rx_st_q == X_LG) ? rx_lpgn_q : fw_epoch_q),
+            .lpgn(slog_lpgn)
         );
 
         // ---- index commands, one at a time: DISCARD (the receiver) first, APPLY (the completion
         //      FSM), then a read id's RESERVE / UNRESERVE; m_ix always taken (one beat each)
-        typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK} ixw_e;
-        ixw_e               ix_who_q;
         logic               dis_req, apl_req, rid_req, lk_req;
         logic [RS_W:0]      lq_rd_q, lq_wr_q;     // the host reads' index LOOKUPs, in s_rd order (a FIFO)
         logic [RS_W-1:0]    lq_s   [RD_SLOTS];    // ... their slots
         logic [31:0]        lq_lpn [RD_SLOTS];    // ... and LPNs
         logic [RS_W-1:0]    lk_s_q;               // the slot whose LOOKUP is in flight
         logic               lq_pend;              // a read's LOOKUP not yet answered
+        // firmware op 7 SLOAD (README "Firmware port"): rop 0 the LPGN counter := epoch, 1 the LPGN ->
+        // PPN table's entry {epoch, ppn}, 2 INSERT of a recovered fragment {lpn, epoch, seq's fields}
+        logic               fs_lg, fs_pt, fs_ins, fs_sent_q, fs_req;
+        assign fs_lg  = fw_sl_req && fw_rop_q == 4'd0;
+        assign fs_pt  = fw_sl_req && fw_rop_q == 4'd1 && !(nc_ok && e_sl[nc_e]);   // (the table's one write port)
+        assign fs_ins = fw_sl_req && fw_rop_q == 4'd2;
+        assign fs_req = fs_ins && !fs_sent_q;
         logic               rid_v_q, rid_a_q, rid_sel_q, ur_mid_q, ur_fire, is_rid;
         logic [7:0]         rid_tag_q, rid_sts_q, rid_cnt_q;
         logic [5:0]         rid_txid_q;
@@ -1682,7 +1698,9 @@ module ats_backend #(
                 ix_v_q <= 1'b0;
                 ix_who_q <= W_NONE;
                 lq_rd_q <= '0;
+                fs_sent_q <= 1'b0;
             end else begin
+                if (fw_sl_done) fs_sent_q <= 1'b0;
                 if (ix_v_q && ix_ready) ix_v_q <= 1'b0;
                 if (ixa_valid && ixa_last) begin     // (a LOOKUP answers one beat per fragment)
                     ix_who_q <= W_NONE;
@@ -1698,6 +1716,10 @@ module ats_backend #(
                         ix_txid_q <= 8'd0; ix_lpn_q <= lq_lpn[lq_rd_q[RS_W-1:0]];
                         lk_s_q <= lq_s[lq_rd_q[RS_W-1:0]];
                         lq_rd_q <= lq_rd_q + 1'b1;
+                    end else if (fs_req) begin       // the firmware's INSERT (recovery)
+                        ix_v_q <= 1'b1; ix_who_q <= W_FW; ix_op_q <= 3'd6;
+                        ix_txid_q <= 8'd0; ix_lpn_q <= fw_lpn_q;
+                        fs_sent_q <= 1'b1;
                     end else if (rid_req) begin
                         ix_v_q <= 1'b1; ix_who_q <= W_RID; ix_op_q <= (rid_tag_q == RID_RSV) ? 3'd0 : 3'd1;
                         ix_txid_q <= {2'b00, rid_txid_q}; ix_lpn_q <= rid_lpn_q;
@@ -1843,7 +1865,11 @@ module ats_backend #(
                              (rx_st_q == X_UNR && rl_i_q == rl_n_q);
         assign dis_req     = (rx_st_q == X_DIS || (rx_st_q == X_UNR && rl_i_q != rl_n_q)) &&
                              ix_who_q != W_DIS;
-        assign lg_valid    = rx_st_q == X_LG;
+        assign lg_valid    = rx_st_q == X_LG || (fs_lg && rx_st_q == X_IDLE);
+        assign fw_sl_done  = (fs_lg && rx_st_q == X_IDLE && lg_ready) || fs_pt ||
+                             (ixa_valid && ix_who_q == W_FW) || (fw_sl_req && fw_rop_q > 4'd2);
+        assign fw_sl_status = (ixa_valid && ix_who_q == W_FW) ? ixa_sts : (fw_rop_q > 4'd2) ? 8'hFF : 8'h00;
+        assign fw_sl_data  = (ixa_valid && ix_who_q == W_FW) ? {24'd0, ixa_cnt} : 32'd0;
         always_ff @(posedge clk) begin
             if (rst) begin
                 rx_st_q <= X_IDLE;
@@ -1968,13 +1994,21 @@ module ats_backend #(
         logic [SLOG_PPNS-1:0] pt_v_q;
         logic [31:0]        pt_lpgn [SLOG_PPNS];
         logic [PPN_W-1:0]   pt_ppn  [SLOG_PPNS];
+        // (and the firmware's SLOAD rop 1 after a recovery: a live log page's {LPGN, PPN}, in a cycle
+        // without a program's)
+        logic               pt_we;
+        logic [31:0]        pt_wl;
+        logic [PPN_W-1:0]   pt_wp;
+        assign pt_we = (nc_ok && e_sl[nc_e]) || fs_pt;
+        assign pt_wl = fs_pt ? fw_epoch_q : e_lpgn[nc_e];
+        assign pt_wp = fs_pt ? fw_ppn_q : pack_ppn(e_chan[nc_e], e_way[nc_e], e_blk[nc_e], e_pg[nc_e]);
         always_ff @(posedge clk) begin
-            if (nc_ok && e_sl[nc_e]) begin
-                pt_lpgn[e_lpgn[nc_e][TW-1:0]] <= e_lpgn[nc_e];
-                pt_ppn[e_lpgn[nc_e][TW-1:0]]  <= pack_ppn(e_chan[nc_e], e_way[nc_e], e_blk[nc_e], e_pg[nc_e]);
+            if (pt_we) begin
+                pt_lpgn[pt_wl[TW-1:0]] <= pt_wl;
+                pt_ppn[pt_wl[TW-1:0]]  <= pt_wp;
             end
             if (rst) pt_v_q <= '0;
-            else if (nc_ok && e_sl[nc_e]) pt_v_q[e_lpgn[nc_e][TW-1:0]] <= 1'b1;
+            else if (pt_we) pt_v_q[pt_wl[TW-1:0]] <= 1'b1;
         end
 
         // the merge
@@ -2106,8 +2140,9 @@ module ats_backend #(
         assign m_rdd_tag     = ur_rdd_tag;
         assign slog_lpgn     = 32'd0;
         assign {rm_hold, rm_bad, rm_we, rm_wa, rm_wd, rm_qs, sl_nrd_valid, sl_nrd_ppn, sl_nw} = '0;
+        assign {fw_sl_done, fw_sl_status, fw_sl_data} = '0;
         logic unused_rm;
-        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s};
+        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req};
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,

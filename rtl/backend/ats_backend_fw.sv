@@ -16,7 +16,8 @@ module ats_backend_fw #(
     parameter int WAYS            = 2,     // dies per channel
     parameter int PAGE_BYTES      = 4096,  // data bytes per page
     parameter int PAGES_PER_BLOCK = 64,    // power of two
-    parameter int PPN_W           = 16     // remap engine PPN width
+    parameter int PPN_W           = 16,    // remap engine PPN width
+    parameter int SL              = 0      // 1: op 7 SLOAD (the S-Log's recovery loads, the backend's g_slog)
 ) (
     input  wire logic                     clk,
     input  wire logic                     rst,            // synchronous, active high
@@ -94,6 +95,12 @@ module ats_backend_fw #(
     input  wire logic [PPN_W-1:0]         reloc_ppn,
     input  wire logic                     seq_idle,       // SEQSET allowed: no request in the table
     output wire logic                     seqset,         // SEQSET applied now (the table takes s_fw_seq)
+    output wire logic                     sl_req,         // SLOAD (SL = 1): an S-Log load waits (fw_rop, fw_*)
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire logic                     sl_done,        // ... done now, its response:
+    input  wire logic [7:0]               sl_status,
+    input  wire logic [31:0]              sl_data,
+    /* verilator lint_on UNUSEDSIGNAL */
     output wire logic                     fo_free,        // the response register takes a beat now
     output wire logic                     busy,           // an operation in progress (simulation clock gate)
     output logic      [2:0]               perr            // protocol errors this cycle
@@ -105,7 +112,7 @@ module ats_backend_fw #(
     localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
     localparam int FW_AW    = $clog2(PW);
     localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4,
-                           FO_SEQSET = 3'd5;
+                           FO_SEQSET = 3'd5, FO_SLOAD = 3'd7;
 
     function automatic logic [PPN_W-1:0] pack_ppn(input logic [2:0] ch, input logic [1:0] wy,
                                                   input logic [11:0] blk, input logic [7:0] pg);
@@ -114,7 +121,8 @@ module ats_backend_fw #(
         pack_ppn = PPN_W'((32'(blk) << (PG_W + DIE_PACK)) | (32'(pg) << DIE_PACK) | d);
     endfunction
 
-    typedef enum logic [3:0] {F_IDLE, F_RD, F_PRECV, F_NREQ, F_NCPL, F_REMAP, F_RSPW, F_RACC, F_RWAIT, F_DONE} fw_state_e;
+    typedef enum logic [3:0] {F_IDLE, F_RD, F_PRECV, F_NREQ, F_NCPL, F_REMAP, F_RSPW, F_RACC, F_RWAIT, F_DONE,
+                              F_SL} fw_state_e;
     fw_state_e          fw_st_q;
     logic [2:0]         fw_op_q;
     logic [2:0]         fw_chan_q;
@@ -141,6 +149,7 @@ module ats_backend_fw #(
     assign nq_wait   = fw_st_q == F_NCPL;
     assign rq_req    = fw_st_q == F_REMAP;
     assign reloc_req = fw_st_q == F_RACC;
+    assign sl_req    = SL != 0 && fw_st_q == F_SL;
     assign fw_take   = s_fw_valid && s_fw_ready;
     assign seqset    = fw_take && s_fw_op == FO_SEQSET && seq_idle;
     // the firmware's NPROG page (fetch slot WIN), same read latency as the staging memory
@@ -219,8 +228,12 @@ module ats_backend_fw #(
                             fo_status_q <= seqset ? 8'h00 : 8'h04;
                         end
                         default: begin                     // unknown operation: status 0xFF, nothing done
-                            fo_v_q <= 1'b1; fo_status_q <= 8'hFF; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
-                            fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                            if (SL != 0 && s_fw_op == FO_SLOAD) begin
+                                fw_st_q <= F_SL;           // (SL = 1: g_slog answers, sl_done)
+                            end else begin
+                                fo_v_q <= 1'b1; fo_status_q <= 8'hFF; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
+                                fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                            end
                         end
                     endcase
                 end
@@ -229,6 +242,11 @@ module ats_backend_fw #(
                     if (32'(fw_w_q) == PW - 1) fw_st_q <= F_NREQ;
                 end
                 F_REMAP: if (rq_take) fw_st_q <= F_RSPW;
+                F_SL: if (sl_done) begin
+                    fo_v_q <= 1'b1; fo_status_q <= sl_status; fo_data_q <= sl_data; fo_last_q <= 1'b1;
+                    fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                    fw_st_q <= F_IDLE;
+                end
                 F_RSPW: if (rsp_valid) begin
                     fo_v_q <= 1'b1; fo_status_q <= {4'd0, rsp_status}; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
                     fo_ppn_q <= rsp_ppn; fo_mapped_q <= rsp_mapped;

@@ -21,13 +21,17 @@ module ats_backend_slog #(
 ) (
     input  wire logic                  clk,
     input  wire logic                  rst,          // synchronous, active high
-    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY, 5 DISCARD
+    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY, 5 DISCARD, 6 INSERT
     input  wire logic                  s_ix_valid,
     output      logic                  s_ix_ready,
     input  wire logic [2:0]            s_ix_op,
     input  wire logic [7:0]            s_ix_txid,
     input  wire logic [31:0]           s_ix_lpn,
     input  wire logic [7:0]            s_ix_n,       // RELEASE: fragments to remove (oldest first)
+    input  wire logic [31:0]           s_ix_lpgn,    // INSERT: the fragment (recovery)
+    input  wire logic [11:0]           s_ix_pofs,
+    input  wire logic [11:0]           s_ix_off,
+    input  wire logic [11:0]           s_ix_len,
     // index answers: one beat per command, LOOKUP one per fragment (k = 0: one beat)
     output      logic                  m_ix_valid,
     input  wire logic                  m_ix_ready,
@@ -105,7 +109,7 @@ module ats_backend_slog #(
     localparam logic [7:0] STS_TX_EMPTY  = ats_host_pkg::STS_TX_EMPTY;
     localparam logic [7:0] STS_BAD_FIELD = ats_host_pkg::STS_BAD_FIELD;
     localparam logic [2:0] OP_RESERVE = 3'd0, OP_UNRESERVE = 3'd1, OP_LOOKUP = 3'd2,
-                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4, OP_DISCARD = 3'd5;
+                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4, OP_DISCARD = 3'd5, OP_INSERT = 3'd6;
 
     if (PAGE_BYTES % 4 != 0 || PAGE_BYTES < 64 || PAGE_BYTES > 4096) begin : g_chk_page
         $fatal(1, "ats_backend_slog: PAGE_BYTES must be a multiple of 4 in 64..4096 (%m)");
@@ -284,6 +288,7 @@ module ats_backend_slog #(
     logic [PPN_W-1:0] a_ppn_q, a_ppn_d;
     logic [11:0] a_off_q, a_off_d, a_len_q, a_len_d, a_pofs_q, a_pofs_d;
     logic [7:0]  a_pg_q, a_pg_d;
+    logic [31:0] a_lpgn_q, a_lpgn_d;          // INSERT's fragment LPGN
     logic [SLOT_W-1:0] lk_slot_q, lk_slot_d;
     logic [K_W-1:0]    lk_i_q, lk_i_d;
     logic [WAY_W-1:0]  lk_way_q, lk_way_d;
@@ -293,8 +298,9 @@ module ats_backend_slog #(
     logic       d_we;                         // a descriptor is stored
     // tests of the registered operation, registered in turn (its fields are stable from I_TAG to
     // I_EXE; the counts change only in an I_EXE)
-    logic txid_ok, fbad, fu_full, fr_full, tx_same;
+    logic txid_ok, fbad, fu_full, fr_full, tx_same, pbad;
     always_ff @(posedge clk) begin
+        pbad <= a_pofs_q[1:0] != 2'd0 || a_pofs_q < 12'd16 || 32'(a_pofs_q) + 32'(a_len_q) > PAGE_BYTES;
         txid_ok <= (a_tx_q != 8'd0) && (a_tx_q <= 8'(NUM_TX));
         fbad <= a_len_q == 12'd0 || a_len_q[1:0] != 2'd0 || a_off_q[1:0] != 2'd0
                 || 32'(a_len_q) > P || 32'(a_off_q) + 32'(a_len_q) > PAGE_BYTES;
@@ -320,7 +326,7 @@ module ats_backend_slog #(
         ixv_d = ixv_q; ixl_d = ixl_q; ixs_d = ixs_q; ixc_d = ixc_q;
         kd_d = kd_q; a_lpn_d = a_lpn_q; a_op_d = a_op_q; a_tx_d = a_tx_q; a_n_d = a_n_q;
         a_full_d = a_full_q; a_last_d = a_last_q; a_ppn_d = a_ppn_q; a_off_d = a_off_q;
-        a_len_d = a_len_q; a_pofs_d = a_pofs_q; a_pg_d = a_pg_q;
+        a_len_d = a_len_q; a_pofs_d = a_pofs_q; a_pg_d = a_pg_q; a_lpgn_d = a_lpgn_q;
         lk_slot_d = lk_slot_q; lk_i_d = lk_i_q; lk_way_d = lk_way_q;
         tw_en = 1'b0; tw_vld = 1'b1; tw_way = hit_way; tw_tag = ht;
         fw_en = 1'b0; fw_addr = '0; fw_data = '0;
@@ -345,6 +351,7 @@ module ats_backend_slog #(
                 end else if (ix_take) begin
                     kd_d = K_CMD; is_d = I_TAG;
                     a_op_d = s_ix_op; a_tx_d = s_ix_txid; a_lpn_d = s_ix_lpn; a_n_d = s_ix_n;
+                    a_lpgn_d = s_ix_lpgn; a_pofs_d = s_ix_pofs; a_off_d = s_ix_off; a_len_d = s_ix_len;
                 end else if (rd_take) begin
                     kd_d = K_DESC; is_d = I_TAG;
                     a_tx_d = s_rd_txid; a_full_d = s_rd_full; a_lpn_d = s_rd_lpn; a_ppn_d = s_rd_ppn;
@@ -404,6 +411,25 @@ module ats_backend_slog #(
                                     tw_tag.head = ring(ht.head, int'(ixc_d));
                                     tw_vld = ht.rsv || (tw_tag.k != '0);
                                 end
+                            end
+                            OP_INSERT: begin
+                                // recovery: a committed fragment appended to its LPN's F (README_slog
+                                // "Recovery loads"); a held record's LPN: BAD_FIELD; room: TX_FULL
+                                if (fbad || pbad) ixs_d = STS_BAD_FIELD;
+                                else if (hit && ht.pend != '0) ixs_d = STS_BAD_FIELD;
+                                else if (hit && kp_full) ixs_d = STS_TX_FULL;
+                                else if (hit) begin
+                                    ixs_d = STS_OK; ixc_d = 8'(ht.k) + 8'd1;
+                                    fw_en = 1'b1; fw_addr = faddr(q_set, hit_way, ring(ht.head, int'(ht.k)));
+                                    fw_data = {a_lpgn_q, a_pofs_q, a_off_q, a_len_q};
+                                    tw_en = 1'b1; tw_tag.k = ht.k + 1'b1;
+                                end else if (has_free) begin
+                                    ixs_d = STS_OK; ixc_d = 8'd1;
+                                    fw_en = 1'b1; fw_addr = faddr(q_set, free_way, '0);
+                                    fw_data = {a_lpgn_q, a_pofs_q, a_off_q, a_len_q};
+                                    tw_en = 1'b1; tw_way = free_way;
+                                    tw_tag = {a_lpn_q, 1'b0, TX_W'(0), K_W'(1), SLOT_W'(0), K_W'(0)};
+                                end else ixs_d = STS_TX_FULL;
                             end
                             OP_APPLY, OP_DISCARD: begin
                                 if (!txid_ok) ixs_d = STS_BAD_TXID;
@@ -695,7 +721,7 @@ module ats_backend_slog #(
         ixl_q <= ixl_d; ixs_q <= ixs_d; ixc_q <= ixc_d;
         kd_q <= kd_d; a_lpn_q <= a_lpn_d; a_op_q <= a_op_d; a_tx_q <= a_tx_d; a_n_q <= a_n_d;
         a_full_q <= a_full_d; a_last_q <= a_last_d; a_ppn_q <= a_ppn_d; a_off_q <= a_off_d;
-        a_len_q <= a_len_d; a_pofs_q <= a_pofs_d; a_pg_q <= a_pg_d;
+        a_len_q <= a_len_d; a_pofs_q <= a_pofs_d; a_pg_q <= a_pg_d; a_lpgn_q <= a_lpgn_d;
         lk_slot_q <= lk_slot_d; lk_i_q <= lk_i_d; lk_way_q <= lk_way_d;
         if (rst) begin
             is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0;
