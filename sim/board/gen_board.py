@@ -12,7 +12,8 @@ EmuPortArbiter, LiteEth's MAC / ARP / IP / UDP and ats_udp_host), with only the 
   - Ethernet: the byte streams of sim/board/gen_hostlink.py's PhyModel on top-level pins (`eth_clk`
     125 MHz, `tx_*`, `rx_*`), which the test bench's UDP socket model drives, in place of the RGMII PHY
   - UART: LiteX's simulation PHY (a byte stream, `serial_*`) in place of the 115,200-baud pins
-  - the power-fail button's pin `pwr_fail_n` is a top-level input as on the board
+  - the power-fail button's pin `pwr_fail_n` is a top-level input as on the board (its reset guard,
+    soc/boards/ecpix5.py PowerFailResetGuard, is the board's, its debounce divided by --time-div)
 
 Writes <out>/gateware/board_sim.v (the ROM reads +firmware=<file>, soc/atomssd_soc.py
 patch_rom_init), the firmware's headers, csr.json, config.json and board.json, and the firmware
@@ -36,7 +37,7 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT / "soc" / "boards"), str(ROOT / "soc"), str(ROOT),
                 str(ROOT / "cocotb_tests" / "lib")]
 
-from migen import ClockDomain  # noqa: E402
+from migen import ClockDomain, ResetSignal, Signal  # noqa: E402
 from litex.build.generic_platform import Pins, Subsignal  # noqa: E402
 from litex.build.sim import SimPlatform  # noqa: E402
 from litex.soc.integration.builder import Builder  # noqa: E402
@@ -62,17 +63,30 @@ def board_sim_io(cfg) -> list:
     ]
 
 
+class SimCRG(_CRG):
+    """The clock tree's replacement: sys and its reset from the pins, the reset ORed with `hold` (the
+    power-fail pin's reset guard, as BoardCRG ORs it into its sys reset synchroniser)."""
+
+    def __init__(self, clk, rst):
+        self.hold = Signal()
+        rst_or = Signal()
+        super().__init__(clk, rst_or)
+        self.comb += rst_or.eq(rst | self.hold)
+
+
 class SimPhys:
     """The board SoC's PHYs for simulation (Ecpix5SoC's `sim` argument). time_div > 1 divides the
-    emulated dies' array times (the emulator's ARRAY_TIME_DIV, as the sim configuration's dies)."""
+    emulated dies' array times (the emulator's ARRAY_TIME_DIV, as the sim configuration's dies) and
+    the power-fail pin's debounce (ecpix5.PF_DEBOUNCE_CYCLES)."""
     uart_name = "sim"
 
     def __init__(self, cfg, time_div: int = 1):
         self.platform = SimPlatform("SIM", board_sim_io(cfg))
         self.emu_times = dict(ecpix5.EMU_TIMES, ARRAY_TIME_DIV=time_div)
+        self.pf_debounce = max(1, ecpix5.PF_DEBOUNCE_CYCLES // time_div)
 
     def crg(self, platform):
-        return _CRG(platform.request("sys_clk"), platform.request("sys_rst"))
+        return SimCRG(platform.request("sys_clk"), platform.request("sys_rst"))
 
     def ddrphy(self, sys_hz):
         from litedram.modules import MT41K256M16
@@ -85,7 +99,10 @@ class SimPhys:
         phy = PhyModel()
         clk, rst = platform.request("eth_clk"), platform.request("eth_rst")
         tx, rx = platform.request("tx"), platform.request("rx")
-        phy.comb += [phy.eth_clk.eq(clk), phy.eth_rst.eq(rst),
+        # the eth domains' reset: the pin, and the system reset as on the board, where the RGMII PHY's
+        # LiteEthPHYHWReset holds them while sys is in reset and 256 cycles after (a reset of the
+        # guard's, with the bench's eth_rst low, must not leave LiteEth's clock-crossing FIFOs half reset)
+        phy.comb += [phy.eth_clk.eq(clk), phy.eth_rst.eq(rst | ResetSignal("sys")),
                      tx.valid.eq(phy.tx_valid), tx.data.eq(phy.tx_data), tx.last.eq(phy.tx_last),
                      phy.rx_valid.eq(rx.valid), phy.rx_data.eq(rx.data), phy.rx_last.eq(rx.last)]
         return phy
@@ -145,7 +162,7 @@ def generate(out: Path = OUT, time_div: int = 1, quiet: bool = False, blocks: in
         board = dict(board="ecpix5-sim", config=cfg.name, udp_port=ecpix5.UDP_PORT, udp_slots=ecpix5.UDP_SLOTS,
                      udp_slot_bytes=ecpix5.UDP_SLOT_BYTES, sys_clk_mhz=cfg.sys_clk_hz / 1e6, eth_clk_mhz=125.0,
                      rom_bytes=ecpix5.ROM_SIZE, emu_dram_bases=soc.emu_bases, time_div=time_div,
-                     dram_port_words_bits=ecpix5.ports_info(soc))
+                     dram_port_words_bits=ecpix5.ports_info(soc), pf_debounce=phys.pf_debounce)
         (out / "board.json").write_text(json.dumps(board, indent=1) + "\n")
         stamp.write_text(d + "\n")
     fw = firmware(out, quiet)

@@ -212,6 +212,8 @@ class SocketPhy:
         payload = fr[42:14 + total]
         assert len(payload) == ulen - 8
         self.stats["udp_out"] += 1
+        if payload[0] == 0x8F:                                    # an ERROR: the block's err_pkts
+            self.stats["err_out"] += 1
         if payload[0] == 0x81:                                    # a CPL: the command's latency
             t0 = self.started.pop(payload[1:2] + payload[4:8], None)
             if t0 is not None:

@@ -126,6 +126,21 @@ class BoardTB:
             await RisingEdge(d.sys_clk)
             await ReadOnly()
 
+    def udp_counters(self) -> dict:
+        """The host link's CSRs (soc/boards/ecpix5.py UdpHostCounters, bank `udp_host`): each
+        register's value as the CSR bank returns it to a bus read (its `_w` read-data wire, found by
+        name: the bank's number is LiteX's allocation)."""
+        out = {}
+        for reg in ("drop_pkts", "err_pkts", "stray_cpls"):
+            for bank in range(32):
+                h = getattr(self.dut, f"csr_bankarray_csrbank{bank}_{reg}_w", None)
+                if h is not None:
+                    out[reg] = int(h.value)
+                    break
+            else:
+                raise AssertionError(f"no CSR {reg} in the board SoC")
+        return out
+
     async def reset(self, ns: int = 200, pin_up: bool = False):
         """The system reset for `ns` (at least 200); pin_up: the power-fail pin rises half-way through
         (power back before the reset ends: at least 100 ns, the pin's 2-flop synchroniser, before)."""
@@ -161,6 +176,35 @@ class BoardTB:
         return res
 
 
+class GuardWatch:
+    """The power-fail pin's reset guard seen from outside: the sys reset as applied (the pins' reset
+    ORed with the guard's `hold`, `SimCRG`) sampled every cycle."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.held_cycles = 0
+        self.end = None
+
+    async def released(self, debounce: int):
+        """Waits until the system reset has ended after the guard held it (at most 4 x debounce +
+        the reset: the guard must not hold for ever); held_cycles: cycles the guard held it."""
+        d = self.dut
+        rst, hold = d.soc_simphys_rst_or, d.soc_pf_guard_hold
+        limit = 4 * debounce + 100_000
+        seen = False
+        for _ in range(limit):
+            await RisingEdge(d.sys_clk)
+            await ReadOnly()
+            if int(hold.value):
+                seen = True
+                self.held_cycles += 1
+            if seen and not int(rst.value):
+                self.end = int(get_sim_time("ps")) // SYS_PS
+                return
+        raise AssertionError(f"the guard held the reset {self.held_cycles} cycles, not released within {limit}"
+                             if seen else f"the guard never held the system reset after the pin's release ({limit} cycles)")
+
+
 # C++ flags of the board model (atstb.runner ATS_VL_OPT: OPT_FAST, OPT_SLOW, OPT_GLOBAL, parallel)
 BOARD_OPT = "-O0,,-O2,1"
 BOARD_SPLIT = 4000
@@ -175,9 +219,23 @@ async def boot(dut):
     """Reset, DDR3 init, format of the blank dies, IDENTIFY through the UDP link, a short random mix
     with a lossy link."""
     n = int(os.environ.get("ATS_BOARD_MIX_N", "12"))
+    lbas = int(os.environ.get("ATS_BOARD_MIX_LBAS", "0"))
     tb = BoardTB(dut, random.Random(seed_of(1)), drop=0.03, dup=0.03, delay=2000)
     await tb.reset()
-    r = await tb.client("boot", n, seed_of(1), 2.0)
+    r = await tb.client("boot", n, seed_of(1), float(os.environ.get("ATS_BOARD_CLIENT_TIMEOUT", "2.0")),
+                        "--lbas", str(lbas))
+    # the host link's CSRs against what the PHY model saw: every ERROR the block queued went out
+    # (the model counts before its own faults), no stray completion; drop_pkts: packets the block
+    # dropped whole (their reply found its queue full), at most the datagrams it was given
+    for _ in range(2000):                                # the last reply's frame is out; nothing comes in
+        await RisingEdge(dut.sys_clk)
+    csr, st = tb.udp_counters(), tb.phy.stats
+    dut._log.info("udp_host CSRs %s; phy: ERROR replies %d, datagrams in %d (%d dropped, %d duplicated by the model)",
+                  csr, st["err_out"], st["to_dev"], st["dropped"], st["duplicated"])
+    assert csr["err_pkts"] == st["err_out"] % 65536, (csr, dict(st))
+    assert csr["stray_cpls"] == 0 and csr["drop_pkts"] <= st["to_dev"], (csr, dict(st))
+    if lbas:                                             # the slice's window: what its READs met
+        assert min(r["read_never"], r["read_trimmed"], r["overwrite"], r["trim"], r["flush"]) > 0, r
     con = tb.console.decode(errors="replace")
     assert "DDR3 ready" in con and "format: 0, 0 factory bad blocks" in con and "ready (boot" in con, con[-2000:]
     idn = r["identify"]
@@ -188,7 +246,8 @@ async def boot(dut):
     out = ROOT / "build" / "sim_board"
     name = os.environ.get("ATS_BOARD_OUT", "boot")             # slice: board_soc_slice.json
     (out / ("board_soc_console.txt" if name == "boot" else f"board_soc_{name}_console.txt")).write_text(con)
-    res = dict(r, cycles_total=tb.cycle, sim_us=round(tb.cycle * SYS_PS / 1e6, 1), phy=dict(tb.phy.stats))
+    res = dict(r, cycles_total=tb.cycle, sim_us=round(tb.cycle * SYS_PS / 1e6, 1), phy=dict(tb.phy.stats),
+               udp_host_csr=csr)
     (out / f"board_soc_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
@@ -198,7 +257,9 @@ async def power_fail(dut):
     (durable), then a second host rewrites the first N/2 and writes N/4 fresh LBAs without a FLUSH
     and the power-fail pin falls while its writes are in flight (the dies tear what they program,
     the core sees pwr_fail); the system reset follows (the board's reset button; the dies keep their
-    page states, the DDR3 model its contents), the pin rises, the firmware boots again and recovers;
+    page states, the DDR3 model its contents), the pin rises after the reset ended (ATS_BOARD_PF_RELEASE),
+    the reset guard holds the system reset until the pin has been high for its debounce, the
+    firmware boots again and recovers;
     a third host reads every LBA of the history and checks it with the system tests' invariants
     checker (tests/system/model.py Model: INV-LBA, INV-DUR, INV-ATOM, INV-ORDER; udp_client_run.py
     pf_history / pf_check)."""
@@ -245,12 +306,33 @@ async def power_fail(dut):
     phy.late = [x for x in phy.late if x[3] is not None]
     for _ in range(rng.randint(500, 3000)):                  # the power off
         await RisingEdge(dut.sys_clk)
-    # power on: the reset (the board's reset button) with the power-fail pin still low, the pin rising
-    # while the reset holds (the supply good before the reset ends, as a power-on reset does): the
-    # write buffer's power-fail state is sticky until a reset (rtl/wbuf, `dump_q`), so a pin rising
-    # only after the reset left the rebooted device's write buffer frozen, every host READ and WRITE
-    # waiting for ever (IDENTIFY, the firmware's, still answered)
-    await tb.reset(rng.randint(200, 2000), pin_up=True)
+    # power on. ATS_BOARD_PF_RELEASE: `after` (default) the reset (the board's reset button) with the
+    # pin still low, the pin released 0..20,000 cycles after the reset ended: the write buffer's
+    # power-fail state is sticky until a reset (rtl/wbuf `dump_q`), and before the reset guard
+    # (soc/boards/ecpix5.py PowerFailResetGuard) that froze every host READ and WRITE for ever;
+    # `in`: the pin rising while the reset holds (the supply good before a power-on reset ends);
+    # `only`: no reset button, the pin's release alone (power back). The guard must hold or apply
+    # the system reset from the release until the pin has been high for its debounce
+    # the cut as before the guard: the core sees pwr_fail and nothing is reset while the pin is held
+    assert int(dut.soc_pwr_fail.value) == 1 and int(dut.soc_pf_guard_hold.value) == 0
+    mode = os.environ.get("ATS_BOARD_PF_RELEASE", "after")
+    deb = tb.board["pf_debounce"]
+    guard = GuardWatch(dut)
+    if mode == "in":
+        await tb.reset(rng.randint(200, 2000), pin_up=True)
+    else:
+        if mode == "after":
+            await tb.reset(rng.randint(200, 2000))
+        else:
+            assert mode == "only", mode
+        for _ in range(rng.randint(0, 20_000)):
+            await RisingEdge(dut.sys_clk)
+        dut.pwr_fail_n.value = 1
+    c_up = tb.cycle
+    await guard.released(deb)
+    dut._log.info("power_fail: release %s, the pin up at cycle %d, the system reset held by the guard %d cycles "
+                  "(debounce %d), ended at cycle %d", mode, c_up, guard.held_cycles, deb, guard.end)
+    assert guard.end - c_up >= deb, (guard.end, c_up, deb)
     con0 = len(tb.console)
     r3 = await tb.client("pfcheck", n, seed, 2.0, "--n2", str(n2))
     con = tb.console.decode(errors="replace")
@@ -262,7 +344,8 @@ async def power_fail(dut):
     out = ROOT / "build" / "sim_board"
     (out / "board_soc_pf_console.txt").write_text(con)
     res = dict(write=r1, check=r3, cut_cycle=c_cut, flushed_cycle=c_flushed, rewrite_first_in=c_in,
-               cut_after=cut_after, cycles_total=tb.cycle, reboot_console=con[con0:][-4000:])
+               cut_after=cut_after, release=mode, pin_up_cycle=c_up, guard_held_cycles=guard.held_cycles,
+               guard_reset_end=guard.end, pf_debounce=deb, cycles_total=tb.cycle, reboot_console=con[con0:][-4000:])
     (out / "board_soc_power_fail.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
@@ -299,8 +382,10 @@ async def throughput(dut):
 # cases are millions of cycles more at about 11,000 a CPU second (sim/board/README.md "Status"):
 # ATS_BOARD_SOC=1 runs them (the demo calls them directly) with ATS_BOARD_TIME_DIV / ATS_BOARD_BLOCKS
 SLICE = dict(div=10, blocks=8)
-SLICE_MIX_N = 6
-SLICE_LIMIT = 6_000_000        # cycles for the client (the slice is about 2.4 M: a hang fails, not waits)
+SLICE_MIX_N = 16               # random commands after the client's fixed opening (9 commands)
+SLICE_MIX_LBAS = 8             # on 8 LBAs: overwrites, TRIMs of written LBAs, reads of trimmed ones
+SLICE_TIMEOUT = 1.0            # the client's first timeout, s (each lost datagram costs it in cycles)
+SLICE_LIMIT = 6_000_000        # cycles for the client (the slice is about 2.6 M: a hang fails, not waits)
 
 
 @pytest.mark.parametrize("case", ["slice", "boot", "power_fail", "throughput"])
@@ -312,6 +397,8 @@ def test_board_soc(case):
     if case == "slice":
         div, blocks = SLICE["div"], SLICE["blocks"]
         env = {"ATS_BOARD_MIX_N": os.environ.get("ATS_BOARD_MIX_N", str(SLICE_MIX_N)), "ATS_BOARD_OUT": "slice",
+               "ATS_BOARD_MIX_LBAS": os.environ.get("ATS_BOARD_MIX_LBAS", str(SLICE_MIX_LBAS)),
+               "ATS_BOARD_CLIENT_TIMEOUT": os.environ.get("ATS_BOARD_CLIENT_TIMEOUT", str(SLICE_TIMEOUT)),
                "ATS_BOARD_LIMIT": os.environ.get("ATS_BOARD_LIMIT", str(SLICE_LIMIT))}
     else:
         if os.environ.get("ATS_BOARD_SOC", "0") in ("", "0"):
@@ -336,3 +423,86 @@ def test_board_soc(case):
             os.environ.pop("ATS_VL_OPT", None)
         else:
             os.environ["ATS_VL_OPT"] = old
+
+
+# ---- the power-fail pin's reset guard alone (soc/boards/ecpix5.py PowerFailResetGuard), in migen's
+# simulator: random pin and reset waveforms (presses, bounces, resets in and out of cuts) against a
+# reference written from its contract, and the properties the board relies on
+
+def guard_ref(pins: list[int], rsts: list[int], debounce: int) -> list[int]:
+    """The sys reset as applied in each cycle, from the contract (docs/boards.md "The power-fail
+    button"), on the synchronised pin (1: power failed) and the reset pin: a cut is on in a cycle when
+    the pin was seen low (pins 1) in one of the `debounce` cycles before it; the guard holds the
+    reset in the next cycle when a cut is on and (it holds it now, or the reset is applied now, or
+    the pin is seen high now)."""
+    out, held = [], 0
+    for t, (pf, r) in enumerate(zip(pins, rsts)):
+        applied = r | held
+        out.append(applied)
+        cut = any(pins[max(0, t - debounce):t])
+        held = int(cut and (held or applied or not pf))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pf_reset_guard(seed):
+    sys.path.insert(0, str(ROOT / "soc" / "boards"))
+    from migen import ClockDomain, Module, Signal, run_simulation
+    import ecpix5
+
+    deb = 9
+    rng = random.Random(seed)
+    pins, rsts = [], []
+    while len(pins) < 4000:                     # segments: idle, press (with bounces), reset pulses
+        k = rng.random()
+        n = rng.randint(1, 3 * deb)
+        if k < 0.3:
+            seg = [0] * n
+        elif k < 0.6:
+            seg = [1] * n
+        else:
+            seg = [rng.randint(0, 1) for _ in range(n)]        # a bouncing pin
+        pins += seg
+        rsts += [int(rng.random() < 0.01) for _ in seg]
+
+    class Top(Module):
+        def __init__(self):
+            self.clock_domains.cd_sys = ClockDomain()
+            self.ext = Signal()
+            self.submodules.g = g = ecpix5.PowerFailResetGuard(deb)
+            self.applied = Signal()
+            self.comb += [self.applied.eq(self.ext | g.hold), self.cd_sys.rst.eq(self.applied)]
+
+    top = Top()
+    got = []
+
+    def gen():
+        for pf, r in zip(pins, rsts):
+            yield top.g.pf.eq(pf)
+            yield top.ext.eq(r)
+            yield
+            got.append((yield top.applied))
+
+    run_simulation(top, gen(), clocks={"sys": 10})
+    ref = guard_ref(pins, rsts, deb)
+    bad = [t for t, (a, b) in enumerate(zip(got, ref)) if a != b]
+    assert not bad, f"the guard differs from its contract at cycles {bad[:8]} (of {len(bad)})"
+    # the properties the board relies on: (1) no freeze: when the pin has just been high for
+    # `deb` cycles after being low, the reset was applied in one of those cycles (the write buffer's
+    # power-fail state is cleared after the last low cycle); (2) the cut itself resets nothing: a
+    # press with no cut on and the device running, while the pin stays low and no reset pin comes,
+    # leaves the reset off (the core sees pwr_fail, as without the guard)
+    cuts = 0
+    for t in range(deb + 1, len(got)):
+        if pins[t - deb - 1] and not any(pins[t - deb:t]):
+            cuts += 1
+            assert any(got[t - deb:t + 1]), f"a cut ended at cycle {t} without a reset: the device would freeze"
+    presses = 0
+    for t0 in range(deb, len(got)):
+        if pins[t0] and not any(pins[t0 - deb:t0]) and not got[t0 - 1]:       # a press, no cut on
+            presses += 1
+            t = t0
+            while t < len(got) and pins[t] and not any(rsts[t0 - 1:t + 1]):
+                assert not got[t], f"the reset applied at cycle {t} while the pin is held since {t0}, no reset pin"
+                t += 1
+    assert cuts > 20 and presses > 20, (cuts, presses)

@@ -7,8 +7,9 @@ Prints one JSON line with its counts; exits 1 on a data mismatch or a link error
     wstream N  N one-page WRITEs of seeded data, NSLOT in flight (throughput)
     rstream N  N one-page READs of what wstream wrote, checked, NSLOT in flight
     boot N     the whole board SoC (test_board_soc.py): IDENTIFY, sent at once and retried while the
-               device boots; then N random one-page WRITE / READ / TRIM / FLUSH, one at a time, each
-               READ checked against a dict, and every LBA written read back at the end
+               device boots; then a fixed opening (reads of a never-written and a trimmed LBA, an
+               overwrite, a FLUSH) and N random one-page WRITE / READ / TRIM / FLUSH on --lbas LBAs,
+               one at a time, each READ checked against a dict, and the LBAs read back at the end
     pfwrite N  the power-fail test with the system tests' invariants checker (tests/system/model.py
                `Model`, `pf_history`): IDENTIFY as in boot, LBAs 0..N-1 written with the Model's
                self-identifying pages (NSLOT in flight), then FLUSH
@@ -121,33 +122,66 @@ def identify(dev: UdpDevice) -> tuple[dict, float]:
     return decode_identify(p.data), time.monotonic() - t0
 
 
-def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int) -> dict:
+def boot(dev: UdpDevice, n: int, seed: int, nlba: int, page: int, lbas: int = 0) -> dict:
+    """IDENTIFY (retried while the device boots), then on `lbas` LBAs (0: all `nlba`; few: every
+    command meets earlier ones' LBAs) a fixed opening (a READ of a never-written LBA, a WRITE and its
+    overwrite read back, a TRIM and a READ of the trimmed LBA, a WRITE, FLUSH and READ of another)
+    and `n` random one-page WRITE / READ / TRIM / FLUSH, one at a time, every READ checked against
+    the dict (`ref`: an LBA absent from it, never written or trimmed, reads zeros), and at the end
+    every LBA of the window read back. The counts say what the READs met."""
     idn, t_id = identify(dev)
     rng = random.Random(seed)
+    lbas = lbas or nlba
     ref: dict[int, bytes] = {}
-    counts = dict(write=0, read=0, trim=0, flush=0)
+    written: set[int] = set()
+    counts = dict(write=0, overwrite=0, read=0, read_never=0, read_trimmed=0, trim=0, flush=0, script=0)
+    zero = bytes(page)
+
+    def write(lba: int) -> None:
+        data = rng.randbytes(page)
+        dev.write(lba, data)
+        counts["overwrite"] += lba in ref
+        ref[lba] = data
+        written.add(lba)
+        counts["write"] += 1
+
+    def read(lba: int, what: str) -> None:
+        got = dev.read(lba)
+        if got != ref.get(lba, zero):
+            state = "written" if lba in ref else "trimmed" if lba in written else "never written"
+            raise SystemExit(f"{what} {lba} ({state}): data differ from the dict")
+        counts["read"] += 1
+        if lba not in ref:
+            counts["read_trimmed" if lba in written else "read_never"] += 1
+
+    def trim(lba: int) -> None:
+        dev.trim(lba)
+        ref.pop(lba, None)
+        counts["trim"] += 1
+
+    def flush() -> None:
+        dev.flush()
+        counts["flush"] += 1
+
+    a, b = rng.sample(range(lbas), 2)
+    for step in (lambda: read(a, "READ"), lambda: write(a), lambda: write(a), lambda: read(a, "READ"),
+                 lambda: trim(a), lambda: read(a, "READ"), lambda: write(b), flush, lambda: read(b, "READ")):
+        step()
+        counts["script"] += 1
     for _ in range(n):
-        k, lba = rng.random(), rng.randrange(nlba)
-        if k < 0.45:
-            data = rng.randbytes(page)
-            dev.write(lba, data)
-            ref[lba] = data
-            counts["write"] += 1
-        elif k < 0.85:
-            if dev.read(lba) != ref.get(lba, bytes(page)):
-                raise SystemExit(f"READ {lba}: data differ from the dict")
-            counts["read"] += 1
-        elif k < 0.95:
-            dev.trim(lba)
-            ref.pop(lba, None)
-            counts["trim"] += 1
+        k, lba = rng.random(), rng.randrange(lbas)
+        if k < 0.35:
+            write(lba)
+        elif k < 0.7:
+            read(lba, "READ")
+        elif k < 0.9:
+            trim(lba)
         else:
-            dev.flush()
-            counts["flush"] += 1
-    for lba, data in sorted(ref.items()):
-        if dev.read(lba) != data:
-            raise SystemExit(f"read-back {lba}: data differ from the dict")
-    return dict(counts, done=n, readback=len(ref), identify=idn, identify_wall_s=round(t_id, 1))
+            flush()
+    for lba in range(lbas) if lbas < nlba else sorted(ref):
+        read(lba, "read-back")
+    return dict(counts, done=n, readback=lbas if lbas < nlba else len(ref), identify=idn,
+                identify_wall_s=round(t_id, 1))
 
 
 BOOTS = ("boot", "pfwrite", "pfcheck")       # modes that start while the device boots
@@ -165,6 +199,7 @@ def main() -> None:
     ap.add_argument("--slot-bytes", type=int, default=4096)
     ap.add_argument("--timeout", type=float, default=2.0)
     ap.add_argument("--n2", type=int, default=0, help="pf*: LBAs 0..n2-1 rewritten without a FLUSH")
+    ap.add_argument("--lbas", type=int, default=0, help="boot: the LBAs the mix uses (0: all --nlba)")
     a = ap.parse_args()
     # boot: the device answers only once its firmware has booted (minutes of wall time in the
     # simulation): retried for as long as that takes
@@ -184,7 +219,7 @@ def main() -> None:
 
 def run(dev: UdpDevice, a) -> dict:
     if a.mode == "boot":
-        return boot(dev, a.n, a.seed, a.nlba, a.page)
+        return boot(dev, a.n, a.seed, a.nlba, a.page, a.lbas)
     if a.mode == "pfwrite":
         idn, t_id = identify(dev)
         put_pages(dev, [(lba, d) for _, lba, d in pf_history(a.n, a.n2, a.page)[1]])

@@ -22,7 +22,9 @@ What it holds (docs/architecture.md, soc/README.md):
     clock; the MAC on 8 bits in the PHY's clock) and the UDP host link (rtl/hostlink/ats_udp_host) on UDP port 16724, wired to the core's
     host port in place of the simulation's host port pads
   - the power-fail input (constraints/ecpix5.py: a button on PMOD 0 pin 1), synchronised, to the
-    core's pwr_fail and to the emulated dies' power_ok
+    core's pwr_fail and to the emulated dies' power_ok, and its reset guard (PowerFailResetGuard:
+    the system reset is held, or applied, until the pin has been released for PF_DEBOUNCE_CYCLES)
+  - the host link's counters (drop_pkts, err_pkts, stray_cpls) as CSRs (`udp_host` bank)
 NVMe (PCIe) stays in simulation: no open flow places a PCIe block on the ECP5.
 """
 from __future__ import annotations
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT / "soc"))
 sys.path.insert(0, str(ROOT))
 
 from migen import ClockDomain, Signal, Instance, ClockSignal, ResetSignal, If, Cat, Record  # noqa: E402
+from litex.soc.interconnect.csr import CSRStatus  # noqa: E402
 from migen.genlib.cdc import MultiReg  # noqa: E402
 from migen.genlib.resetsync import AsyncResetSynchronizer  # noqa: E402
 from litex.gen import LiteXModule  # noqa: E402
@@ -111,16 +114,69 @@ ETH_ICMP = False
 # the emulated dies' array times: the FEMU preset (40 / 200 / 2000 us), as the die model's defaults
 EMU_TIMES = dict(T_R_NS=40_000, T_PROG_NS=200_000, T_BERS_NS=2_000_000, ARRAY_TIME_DIV=1)
 
+# the power-fail pin's debounce (PowerFailResetGuard): 10 ms at 75 MHz, longer than a push button's
+# bounce; the board simulation divides it as it divides the array times (sim/board/gen_board.py)
+PF_DEBOUNCE_CYCLES = 750_000
+
+
+class PowerFailResetGuard(LiteXModule):
+    """The power-fail pin's reset guard (docs/boards.md "The power-fail button"): the write buffer's
+    power-fail state is sticky until a reset (rtl/wbuf `dump_q`), so a device whose reset ended with
+    the pin still low, or that saw the pin at all, stays frozen until the next reset; power coming
+    back is that reset here. In the sys domain, on the synchronised pin `pf` (1: power failed):
+
+      ok   counts the cycles since `pf` was last 1, saturating at `debounce` (0 while `pf`; `debounce`
+           at configuration). "cut" = ok != debounce: the pin was asserted and has not yet been
+           released for `debounce` consecutive cycles.
+      held <= cut & (held | rst | ~pf)    (0 at configuration; `rst` = the sys reset as applied)
+      hold = held                         (ORed into the sys reset by the CRG)
+
+    So, after a cut: while the pin stays low nothing is reset (the core sees pwr_fail: the write
+    buffer freezes, STATUS.pwr_fail, the dies tear their operations); the reset is applied from the
+    cycle after the pin is first seen high (power back), or held from any reset during the cut (the
+    reset button with the pin low), and ends when the pin has been high for `debounce` consecutive
+    cycles (a bounce restarts the count inside the reset). Without a cut (ok = debounce) the guard
+    adds nothing to a reset. Both registers are outside the reset they drive (reset_less)."""
+
+    def __init__(self, debounce: int):
+        if debounce < 1:
+            raise ValueError("debounce must be at least one cycle")
+        self.pf = Signal()
+        self.hold = Signal()
+        ok = Signal(max=debounce + 1, reset=debounce, reset_less=True)
+        held = Signal(reset_less=True)
+        cut = Signal()
+        self.ok, self.held = ok, held
+        self.comb += [cut.eq(ok != debounce), self.hold.eq(held)]
+        self.sync += [
+            If(self.pf, ok.eq(0)).Elif(cut, ok.eq(ok + 1)),
+            held.eq(cut & (held | ResetSignal("sys") | ~self.pf)),
+        ]
+
+
+class UdpHostCounters(LiteXModule):
+    """`ats_udp_host`'s counters as CSRs (rtl/hostlink/README.md "Ports"; docs/host-port.md "At the
+    link's rate"), 16 bits each, wrapping, cleared by the system reset: `drop_pkts` packets dropped
+    whole (their reply found the reply queue full), `err_pkts` ERROR replies queued, `stray_cpls`
+    completions of the core for no running slot."""
+
+    def __init__(self):
+        self.drop_pkts = CSRStatus(16, description="packets dropped whole: their reply found the reply queue full")
+        self.err_pkts = CSRStatus(16, description="ERROR replies queued")
+        self.stray_cpls = CSRStatus(16, description="completions of the core for no running slot (dropped)")
+
 
 class BoardCRG(LiteXModule):
     """Clocks from the board's 100 MHz oscillator: a PLL makes 2 x sys, the DDR3 PHY's edge clock
     (ECLKSYNCB, stopped by the PHY's init sequence), and CLKDIVF divides it by 2 into sys, so the
     PHY's 2:1 gearing is phase aligned; `init` (25 MHz) runs the PHY's initialisation. sys is held
     in reset until the PLL locks and while the PHY asks for it; rst_n (the board's reset) and a
-    power-on counter reset the PLL."""
+    power-on counter reset the PLL. `hold` (PowerFailResetGuard) holds the sys domain's reset (the
+    PLL stays locked, the DDR3 PHY's clock alignment is kept)."""
 
     def __init__(self, platform, sys_hz: float):
         self.rst = Signal()
+        self.hold = Signal()        # the power-fail pin's reset guard
         self.stop = Signal()        # from the DDR3 PHY's init
         self.reset = Signal()       # from the DDR3 PHY's init
         self.cd_por = ClockDomain(reset_less=True)
@@ -144,7 +200,7 @@ class BoardCRG(LiteXModule):
             Instance("ECLKSYNCB", i_ECLKI=self.cd_sys2x_i.clk, i_STOP=self.stop, o_ECLKO=self.cd_sys2x.clk),
             Instance("CLKDIVF", p_DIV="2.0", i_ALIGNWD=0, i_CLKI=self.cd_sys2x.clk, i_RST=self.reset,
                      o_CDIVX=self.cd_sys.clk),
-            AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.reset),
+            AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.reset | self.hold),
         ]
 
 
@@ -160,8 +216,9 @@ class Ecpix5SoC(SoCCore):
     def __init__(self, cfg: AtsConfig = ECPIX5, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001,
                  l2_cache: int = 0, toolchain: str = "trellis", emu_ports: int = EMU_PORTS,
                  cmd_buffer_depth: int = CMD_BUFFER_DEPTH, sim=None):
-        """sim: the board simulation's PHYs (sim/board/gen_board.py SimPhys: platform, uart_name, crg(),
-        ddrphy() -> (phy, module), ethphy(), emu_times) in place of the board's; None for the board."""
+        """sim: the board simulation's PHYs (sim/board/gen_board.py SimPhys: platform, uart_name, crg()
+        (with a `hold` input as BoardCRG's), ddrphy() -> (phy, module), ethphy(), emu_times,
+        pf_debounce) in place of the board's; None for the board."""
         from litedram.modules import MT41K256M16
         from litedram.phy import ECP5DDRPHY
         from litedram.common import LiteDRAMNativePort
@@ -194,6 +251,10 @@ class Ecpix5SoC(SoCCore):
         pwr_fail = Signal()
         btn_n = platform.request("pwr_fail_n")
         self.specials += MultiReg(~btn_n, pwr_fail)
+        # the reset guard: the sys reset held / applied until the pin has been released for the
+        # debounce (PowerFailResetGuard), so power coming back always restarts the device
+        self.pf_guard = PowerFailResetGuard(sim.pf_debounce if sim else PF_DEBOUNCE_CYCLES)
+        self.comb += [self.pf_guard.pf.eq(pwr_fail), self.crg.hold.eq(self.pf_guard.hold)]
 
         # ---- the device core (the simulation SoC's RTL and CSRs) on internal records
         host = Record([(n, w) for n, w, _ in HOST_FIELDS])
@@ -272,8 +333,8 @@ class Ecpix5SoC(SoCCore):
         # (the board file constrains the PHY's receive clock, eth_clocks:rx, to 125 MHz; the transmit
         # clock is made from it)
         udp = self.ethcore.udp.crossbar.get_port(UDP_PORT, dw=32)
-        self.udp_err_pkts = Signal(16)
-        self.udp_stray_cpls = Signal(16)
+        # the block's counters, readable by the CPU (and so the console) as CSRs
+        self.udp_host = UdpHostCounters()
         rx, tx = udp.source, udp.sink
         # 4 slots of one page each: 8 DP16KD (4 x 8 KiB would take 16, beyond the 85F's block RAM
         # with everything else; a host splits longer requests into one-LBA commands)
@@ -290,7 +351,8 @@ class Ecpix5SoC(SoCCore):
             o_m_hrdd_last=host.hrdd_last,
             i_s_hwr_valid=host.hwr_valid, o_s_hwr_ready=host.hwr_ready, i_s_hwr_addr=host.hwr_addr,
             i_s_hwr_data=host.hwr_data, i_s_hwr_last=host.hwr_last,
-            o_err_pkts=self.udp_err_pkts, o_stray_cpls=self.udp_stray_cpls,
+            o_err_pkts=self.udp_host.err_pkts.status, o_stray_cpls=self.udp_host.stray_cpls.status,
+            o_drop_pkts=self.udp_host.drop_pkts.status,
         )
         ipn = int(ipaddress.IPv4Address(ip))
         self.add_constant("ATS_UDP_PORT", UDP_PORT)
@@ -328,7 +390,7 @@ def generate(out: Path, ip: str = "192.168.1.50", mac: int = 0x10E2D5000001, l2_
                  sys_clk_mhz=cfg.sys_clk_hz / 1e6, eth_clk_mhz=125.0,
                  dram_port_words_bits=ports_info(soc),
                  emu_dram_bases=soc.emu_bases, rom_bytes=ROM_SIZE, udp_slots=UDP_SLOTS,
-                 udp_slot_bytes=UDP_SLOT_BYTES)
+                 udp_slot_bytes=UDP_SLOT_BYTES, pf_debounce_cycles=PF_DEBOUNCE_CYCLES)
     (out / "board.json").write_text(json.dumps(board, indent=1) + "\n")
     return soc
 
