@@ -2116,7 +2116,7 @@ module ats_backend #(
             end
         end
         assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 ||
-                             lq_pend || mg_st_q != M_IDLE || rm_hold != '0;
+                             lq_pend || mg_st_q != M_IDLE || mg_cand != '0;   // (a held slot waiting for its page: no work)
         logic unused_sl;
         assign unused_sl = ^{rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
 `ifndef SYNTHESIS
