@@ -288,6 +288,7 @@ class TB:
             self.rdd_cur: list = []         # the page being received on m_rdd
             self.rid_pages: deque = deque() # the read ids' answer pages, in order
             self.read_pages: list = []      # (tag, words) of the host reads' pages
+            self.read_done_c: list = []     # ... the cycle each was received (slog_snapshot)
         else:
             dut.m_rdd_ready.value = 1
         dut.m_fwr_ready.value = 1
@@ -348,8 +349,11 @@ class TB:
             self.rdd_cur.append(w)
             if w["last"]:
                 pg, self.rdd_cur = self.rdd_cur, []
-                (self.rid_pages.append(pg) if pg[0]["tag"] in (RID_RSV, RID_UNRSV)
-                 else self.read_pages.append((pg[0]["tag"], pg)))
+                if pg[0]["tag"] in (RID_RSV, RID_UNRSV):
+                    self.rid_pages.append(pg)
+                else:
+                    self.read_pages.append((pg[0]["tag"], pg))
+                    self.read_done_c.append(cyc)
         while self.wbc.queue:
             c = self.wbc.queue.popleft()
             s = self.by_tag.pop(c["tag"])
@@ -1019,6 +1023,105 @@ async def slog_recover(dut):
     dut._log.info(f"slog_recover: {sum(len(v) for v in F.values())} fragments inserted, {n_full} refused for room, "
                   f"{n_bad} for fields; reads {n_ok} OK, {n_err} MEDIA_ERROR, {len(tb.nand.log_reads)} log page READs")
     assert n_ok and n_err
+
+
+@cocotb.test(skip=not SLOG)
+async def slog_snapshot(dut):
+    """The read merge's snapshot rule (architecture §11.5, README "S-Log"): reads of one LPN sent
+    back to back, without idle or backpressure, while S-Log commits add fragments to it (APPLY) and
+    plain writes replace it (RELEASE, then MAP_WRITE): every page read is one of the versions the LPN
+    had (base + its fragments in order) while the read was in flight: from its acceptance (s_rd) to
+    its page, a version counting from 40 cycles before the completion that made it (its APPLY or
+    RELEASE goes first) to the completion of the next change. The old base without its fragments (a
+    RELEASE seen by a read's LOOKUP before the MAP_WRITE its L2P lookup did not see) was a version
+    too, but only before their APPLY, long before the write that releases them."""
+    tb = await setup(dut, False, 80)
+    tb.slog_mode = True                     # (log pages: requests and seqs not one to one)
+    rng = tb.rng
+    X, t = 24, 1
+    versions: list[bytes] = []
+
+    def pbytes(words):
+        return bytearray(b"".join(w.to_bytes(4, "little") for w in words))
+    s = tb.send(0, RC_NONE, X, 0)
+    cur = pbytes(tb.reqs[s]["data"])
+    await tb.wait_done(s)
+    versions.append((bytes(cur), 0))        # (page, the cycle of the completion that made it)
+    acc: dict = {}                          # read tag -> the cycle s_rd took it
+    acc_of: dict = {}                       # read number -> that cycle
+    tb.rd.on_accept = lambda item, cyc: acc.__setitem__(item["tag"], tb.cyc + 1)
+    running = True
+
+    async def reader():
+        n = 0
+        while running:
+            tag = 0x40 | (n & 0x3F)
+            n += 1
+            tb.rd.send_nowait(lpn=X, txid=0, tag=tag)
+            while tag not in acc:
+                await RisingEdge(dut.clk)
+            acc_of[n - 1] = acc.pop(tag)
+    rd_task = cocotb.start_soon(reader())
+    for rnd in range(48):
+        st, room = await rid(tb, RID_RSV, t, X)
+        assert st == OK and room >= 1, f"round {rnd}: RESERVE {st:#x} room {room}"
+        frs = []
+        for _ in range(rng.randint(1, min(room, 2))):
+            ln = 4 * rng.randint(1, (PB - 16) // 4)
+            off = 4 * rng.randrange((PB - ln) // 4 + 1)
+            frs.append((off, ln, [rng.getrandbits(32) for _ in range(ln // 4)]))
+        q = len(tb.reqs)
+        tag = q & 0xFF
+        tb.reqs.append(dict(op=1, rec=RC_CREC, lpn=0, txid=t, data=[], tag=tag, slog=True))
+        tb.by_tag[tag] = q
+        tb.wb.send_nowait(op=1, rec=RC_CREC, lpn=0, txid=t, epoch=0, kind=0, fua=0, tag=tag, slog=1, seq=q)
+        for i, (off, ln, _) in enumerate(frs):
+            tb.wbd.send_nowait(data=X, last=0)
+            tb.wbd.send_nowait(data=off | ln << 16, last=int(i == len(frs) - 1))
+        words = [w for _, _, d in frs for w in d]
+        for i, w in enumerate(words):
+            tb.wbd.send_nowait(data=w, last=int(i == len(words) - 1))
+        await tb.wait_done(q)
+        assert tb.done[-1][1] == OK, f"round {rnd}: S-Log commit status {tb.done[-1][1]:#x}"
+        for off, ln, d in frs:
+            cur[off:off + ln] = pbytes(d)
+        versions.append((bytes(cur), tb.done[-1][3]))
+        if rnd % 4 != 3:                    # a plain write: the fragments released, a new base
+            await ClockCycles(dut.clk, rng.randint(0, 30))
+            s = tb.send(0, RC_NONE, X, 0)
+            await tb.wait_done(s)
+            cur = pbytes(tb.reqs[s]["data"])
+            versions.append((bytes(cur), tb.done[-1][3]))
+        await ClockCycles(dut.clk, rng.randint(0, 40))
+    running = False
+    await rd_task
+    await ClockCycles(dut.clk, 400)
+    n_ver = set()
+    pend: dict = {}                         # pages by tag, in arrival order: a read's page is the
+    for (g, pg), d in zip(tb.read_pages, tb.read_done_c):   # first one of its tag after its acceptance
+        pend.setdefault(g, []).append((pg, d))
+    for i in range(len(acc_of)):
+        g = 0x40 | (i & 0x3F)
+        if not pend.get(g):
+            break
+        pg, d = pend[g].pop(0)
+        a = acc_of[i]
+        b = b"".join(w["data"].to_bytes(4, "little") for w in pg)
+        assert pg[-1]["status"] == OK, f"read tag {g:#x}: status {pg[-1]['status']:#x}"
+        ok = [j for j, (v, c) in enumerate(versions) if v == b and c - 40 <= d and
+              (j + 1 == len(versions) or versions[j + 1][1] >= a)]
+        assert ok, f"read {i} (tag {g:#x}, taken at {a}, page at {d}): not a version of lpn {X} in that time " \
+                   f"(a version at all: {[j for j, (v, _) in enumerate(versions) if v == b]}; versions from " \
+                   f"{[c for _, c in versions]})"
+        n_ver.add(ok[0])
+    # coverage: reads taken in the 12 cycles before a MAP_WRITE of X reached the engine (the window
+    # between its RELEASE and its MAP_WRITE, where the backend takes none)
+    mw = [c for op, _, lp, _, c in tb.eng.log if op == R_MAP_WRITE and lp == X]
+    near = sum(1 for a in acc_of.values() if any(0 <= m - a <= 12 for m in mw))
+    dut._log.info(f"slog_snapshot: {len(tb.read_pages)} reads, {len(n_ver)} of {len(versions)} versions seen, "
+                  f"{near} reads taken at most 12 cycles before one of the {len(mw)} MAP_WRITEs")
+    assert len(tb.read_pages) > 100 and len(n_ver) > len(versions) // 2
+    assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
 
 
 def check_slog(tb, tl: list) -> dict:
