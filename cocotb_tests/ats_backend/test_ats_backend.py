@@ -166,7 +166,7 @@ class Nand:
             start = tb.nq_starts.popleft()
             assert r["way"] == 0 and r["chan"] < NCH
             if r["op"] == 0:                # a READ (host read 0x80 + slot, the merge's log page SL_TAG)
-                assert SLOG and r["head"] == 0 and r["prio_read"] == 1 and r["tag"] in (0x80, 0x81, SL_TAG), \
+                assert r["head"] == 0 and r["prio_read"] == 1 and r["tag"] in (0x80, 0x81, SL_TAG), \
                     f"nreq {r}"
                 self.rq.append((cyc + tb.rng.randint(4, 60 if tb.slow else 4), r))
                 continue
@@ -279,18 +279,17 @@ class TB:
         self.acc_cyc: dict[int, int] = {}   # request -> the cycle s_wb took it
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "s_map_valid", "wb_hold"):
             getattr(dut, n).value = 0
-        if SLOG:                            # the write buffer's read ids 0xFD / 0xFC, host reads
+        if True:                            # the write buffer's read ids 0xFD / 0xFC, host reads
             self.rd = StreamSource(dut, "s_rd", dut.clk, ["lpn", "txid", "tag"], p())
             self.ndata = StreamSource(dut, "s_ndata", dut.clk, ["data", "last", "tag", "widx"], p())
             self.ndata.on_accept = self.on_nd
             self.lrfail = 0.1 if pfail > 0 else 0.0
-            self.rdd = StreamSink(dut, "m_rdd", dut.clk, ["data", "last", "status", "tag"], p())
+            # (SLOG = 0: no backpressure: a sink draws from rng every cycle, the old stimulus stays)
+            self.rdd = StreamSink(dut, "m_rdd", dut.clk, ["data", "last", "status", "tag"], p() if SLOG else None)
             self.rdd_cur: list = []         # the page being received on m_rdd
             self.rid_pages: deque = deque() # the read ids' answer pages, in order
             self.read_pages: list = []      # (tag, words) of the host reads' pages
             self.read_done_c: list = []     # ... the cycle each was received (slog_snapshot)
-        else:
-            dut.m_rdd_ready.value = 1
         dut.m_fwr_ready.value = 1
         dut.vc_addr.value = 0
         dut.txs_addr.value = 0
@@ -342,7 +341,7 @@ class TB:
             _, a = self.eng.pending.popleft()
             self.rsp.send_nowait(**a)
         self.nand.edge(cyc)
-        while SLOG and self.rdd.queue:      # m_rdd: whole pages, never two interleaved (architecture §4)
+        while self.rdd.queue:               # m_rdd: whole pages, never two interleaved (architecture §4)
             w = self.rdd.queue.popleft()
             assert not self.rdd_cur or w["tag"] == self.rdd_cur[0]["tag"], \
                 f"m_rdd: a word of tag {w['tag']:#x} inside a page of tag {self.rdd_cur[0]['tag']:#x}"
@@ -715,6 +714,37 @@ async def tx_overlap(dut):
         assert took <= bound, f"n={n}: {took} cycles > {bound}: the marks did not overlap"
     await tb.drain()
     tb.check()
+
+@cocotb.test()
+async def read_latency(dut):
+    """Host read misses one at a time, no idle, no backpressure (both builds): a mapped LPN (its page
+    from NAND, 4 cycles in the model) and an unmapped one (zeros), each checked; the cycles from the
+    read's acceptance to its page's first and last word are logged, so the two builds' figures give
+    what the read merge adds to a read of an LPN without fragments (README_slog "Read merge")."""
+    tb = await setup(dut, False, 80)
+    s = tb.send(0, RC_NONE, 5, 0)
+    await tb.wait_done(s)
+    acc: dict = {}
+    tb.rd.on_accept = lambda item, cyc: acc.__setitem__(item["tag"], tb.cyc + 1)
+    lat = {5: [], 99: []}
+    for i in range(16):
+        lpn = (5, 99)[i % 2]
+        tb.rd.send_nowait(lpn=lpn, txid=0, tag=i)
+        first = None
+        while not any(g == i for g, _ in tb.read_pages):
+            await RisingEdge(dut.clk)
+            if first is None and tb.rdd_cur and tb.rdd_cur[0]["tag"] == i:
+                first = tb.cyc
+        k = next(j for j, (g, _) in enumerate(tb.read_pages) if g == i)
+        _, pg = tb.read_pages.pop(k)
+        tb.read_done_c.pop(k)
+        want = tb.reqs[s]["data"] if lpn == 5 else [0] * PW
+        assert [w["data"] for w in pg] == want and pg[-1]["status"] == OK, f"read {i} of lpn {lpn}: {pg}"
+        lat[lpn].append((first - acc[i], tb.cyc - acc[i]))
+        await ClockCycles(dut.clk, 20)
+    dut._log.info(f"read_latency (SLOG = {int(SLOG)}): cycles from acceptance to first / last word: "
+                  f"from NAND {sorted(set(lat[5]))}, unmapped {sorted(set(lat[99]))}")
+    assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
 
 
 # ---------------------------------------------------------------------------------------------
