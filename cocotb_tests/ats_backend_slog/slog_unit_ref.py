@@ -82,6 +82,24 @@ class SlogRef:
         self._drop_if_empty(e)
         return OK, m
 
+    def insert(self, lpn: int, lpgn: int, pofs: int, off: int, ln: int) -> tuple[int, int]:
+        """INSERT (op 6, recovery): a committed fragment appended to F[lpn] (README_slog "The index")."""
+        if (ln == 0 or ln % 4 or off % 4 or pofs % 4 or ln > self.P or off + ln > self.pb or pofs < 16
+                or pofs + ln > self.pb):
+            return BAD_FIELD, 0
+        e = self.entry(lpn)
+        if e is not None and e["pend"]:
+            return BAD_FIELD, 0
+        if e is None:
+            if len(self.idx[lpn % self.sets]) >= self.ways:
+                return TX_FULL, 0
+            e = dict(lpn=lpn, rsv=False, owner=0, F=[], pend=0)
+            self.idx[lpn % self.sets].append(e)
+        elif len(e["F"]) >= self.frags:
+            return TX_FULL, 0
+        e["F"].append((lpgn & 0xFFFFFFFF, pofs, off, ln))
+        return OK, len(e["F"])
+
     def push_cf(self, txid: int, reclen: int, lpgn: int) -> None:
         if len(self.cf) < NCF:
             self.cf.append((txid, reclen, lpgn))

@@ -46,7 +46,7 @@ OP_RESERVE, OP_UNRESERVE, OP_LOOKUP, OP_RELEASE, OP_APPLY, OP_DISCARD = range(6)
 # being taken with no backpressure
 LAT_CMD, LAT_LOOKUP_FIRST, LAT_LOOKUP_NEXT = 6, 7, 2
 
-IX_F = ["op", "txid", "lpn", "n"]
+IX_F = ["op", "txid", "lpn", "n", "lpgn", "pofs", "off", "len"]
 IXA_F = ["sts", "cnt", "lpgn", "pofs", "off", "len", "last"]
 RD_F = ["txid", "full", "lpn", "ppn", "off", "len", "last"]
 RS_F = ["sts", "txid", "lpgn", "reclen"]
@@ -85,8 +85,8 @@ class TB:
         await RisingEdge(d.clk)
 
     # ---- index commands
-    async def ix_cmd(self, op: int, txid: int = 0, lpn: int = 0, n: int = 0) -> list[dict]:
-        self.ix.send_nowait(op=op, txid=txid, lpn=lpn, n=n)
+    async def ix_cmd(self, op: int, txid: int = 0, lpn: int = 0, n: int = 0, **fr) -> list[dict]:
+        self.ix.send_nowait(op=op, txid=txid, lpn=lpn, n=n, **fr)
         beats = []
         while True:
             b = await self.ixa.recv()
@@ -155,8 +155,25 @@ class TB:
         self.cov[f"discard_{sts}"] += 1
         self.cov[f"discard_{sts}_frags{min(cnt, 1)}"] += 1
 
+    async def do_insert(self) -> None:
+        # INSERT (op 6, the firmware's recovery load): a fragment {lpgn, pofs, off, len}, 20 % with a
+        # bad field; then the LPN looked up
+        r = self.rng
+        P = self.pb - 16
+        ln = 4 * r.randint(1, P // 4)
+        off, pofs = 4 * r.randrange((self.pb - ln) // 4 + 1), 16 + 4 * r.randrange((P - ln) // 4 + 1)
+        if r.random() < 0.2:
+            ln, off, pofs = r.choice([(0, off, pofs), (ln + 2, off, pofs), (ln, off, 8), (ln, self.pb - ln + 4, pofs),
+                                      (ln, off, self.pb - ln + 4)])
+        lpn, lg = r.choice(self.pool), r.getrandbits(32)
+        (b,) = await self.ix_cmd(6, 0, lpn, 0, lpgn=lg, pofs=pofs, off=off, len=ln)
+        sts, cnt = self.m.insert(lpn, lg, pofs, off, ln)
+        self.check(f"INSERT {lpn:#x} {(lg, pofs, off, ln)}", (b["sts"], b["cnt"] if b["sts"] == OK else 0), (sts, cnt))
+        self.cov[f"insert_{sts}"] += 1
+        await self.do_lookup(lpn)
+
     async def do_badop(self) -> None:
-        op = self.rng.randint(6, 7)
+        op = self.rng.randint(6, 7)         # (op 6 INSERT with its fragment fields 0: BAD_FIELD)
         (b,) = await self.ix_cmd(op, self.rand_txid(), self.rng.choice(self.pool), self.rng.getrandbits(8))
         self.check(f"op {op}", (b["sts"], b["cnt"]), (BAD_FIELD, 0))
         self.cov["bad_op"] += 1
@@ -325,7 +342,7 @@ class TB:
             elif x < 0.84:
                 await self.do_discard()
             elif x < 0.85:
-                await self.do_badop()
+                await (self.do_badop() if r.random() < 0.5 else self.do_insert())
             elif x < 0.95:
                 for _ in range(9 if r.random() < 0.1 else 1):    # 9: the list holds 8
                     await self.push_cf()
@@ -640,7 +657,7 @@ async def slog_random(dut):
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "reserve_4", "reserve_2", "record_ok", "record_4", "record_7", "record_2",
                  "apply_0", "apply_6", "discard_0_frags1", "discard_6", "unreserve_0", "unreserve_6",
-                 "release_0_True", "cf", "record_pages2", "lpgn_set", "bad_op", "record_ncf8", "decoded"):
+                 "release_0_True", "cf", "record_pages2", "lpgn_set", "bad_op", "record_ncf8", "decoded", "insert_0"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     assert any(tb.cov[f"lookup_k{k}"] for k in range(2, tb.frags + 1)) or tb.frags == 1
 
