@@ -30,7 +30,9 @@ e2fsck), 610 s wall. Cycles by stage (from the bench's 20,000-cycle polls): boot
 (78,442 bytes) + sync 660,000, umount 120,000, e2fsck -fn 480,000 (clean), mount + compare 620,000,
 umount 214,322. The link: 858 datagrams sent by the plugin, 129 retries (the first wait, 3 s of wall
 time, is about 33,000 cycles here: a NAND read behind others takes longer; each retry found the
-command running), no frame cut, no fault injected.
+command running), no frame cut, no fault injected. With a broken plugin (split reads joined in
+completion order, not request order) the same run fails: mkfs, e2fsck and the mounts pass, then
+"d0/f3.bin differs after the remount" (10 min wall).
 
 Knobs: `ATS_BOARD_EXT4_FILES` (files in the tree, 6), `ATS_BOARD_EXT4_FAULTS` (drop, duplicate
 rate on the link, 0), `ATS_BOARD_LIMIT` (cycles before the client is killed, 60 M), `ATS_SEED`.
