@@ -91,6 +91,11 @@ class AtsConfig:
     # the synthesized configurations (the board's LUT budget), 8 in the simulated ones, so that
     # queued NVMe atomic Writes (the front end's ATX pool: sim/soc/build.py) overlap their commits
     ptxq: int = 1
+    # DiffTx's S-Log in the backend (ats_ssd_core SLOG = 1: the read merge of fragments, op 7 SLOAD;
+    # docs/architecture.md section 11) at the core's S-Log defaults; the write buffer's FRAG slots stay
+    # 0 (no S-Log records from the host path). The firmware sees it as ATS_SLOG (soc.h) and loads the
+    # recovered S-Log into the backend (sw/firmware/README.md "S-Log")
+    slog: bool = False
 
     @property
     def ndie(self) -> int:
@@ -105,6 +110,8 @@ class AtsConfig:
             del d["fast_nand_if"]             # (the configurations without it keep their build digests)
         if d["ptxq"] == 1:
             del d["ptxq"]                     # (likewise)
+        if not d["slog"]:
+            del d["slog"]                     # (likewise)
         r = self.remap()
         d.update(ndie=self.ndie, num_tx=r["NUM_TX"], tx_entries=r["TX_ENTRIES"], ppn_w=r["PPN_W"],
                  map_depth=r["MAP_DEPTH"])
@@ -302,6 +309,10 @@ class AtomSSD(LiteXModule):
                                    "whose bits are 1 (an event in the same cycle stays pending).")
         self.wait_count = CSRStatus(32, description="Wait: reads of the wait word answered since reset.")
         self.wait_timeouts = CSRStatus(32, description="Wait: of them, those ended by the unit's cap.")
+        self.slog_thr = CSRStorage(16, description="S-Log threshold in bytes: a DIFFWRITE shorter than "
+                                   "min(SLOG_THR, page bytes - 16) may become an S-Log fragment "
+                                   "(docs/architecture.md section 11.3; no effect while the write buffer has "
+                                   "no FRAG slots, as in every configuration now). 0 after reset: none.")
         # the UART's receive level (a wake source), wired by add_atomssd from the SoC's UART
         self.uart_rx = Signal()
 
@@ -429,6 +440,7 @@ class AtomSSD(LiteXModule):
             p_NUM_SLOTS=cfg.num_slots, p_WIN=cfg.win, p_RD_SLOTS=cfg.rd_slots,
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
             **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
+            **(dict(p_SLOG=1) if cfg.slog else {}),               # (0: the core's default)
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
@@ -451,6 +463,7 @@ class AtomSSD(LiteXModule):
             o_m_bad_valid=bad_v, i_m_bad_ready=bad_pop, o_m_bad_chan=self.bad.fields.chan,
             o_m_bad_way=self.bad.fields.way, o_m_bad_block=self.bad.fields.block,
             i_vc_addr=self.vc_addr.storage, o_vc_data=self.vc_data.status,
+            i_slog_thr=self.slog_thr.storage,
             i_wb_hold=self.ctrl.fields.wb_hold, i_no_space=self.ctrl.fields.no_space, o_cpl_seq=self.cpl_seq.status,
             i_txs_addr=self.txs_addr.storage, o_txs_open=self.txs.status, o_txs_seq=self.txs_seq.status,
             i_s_fw_valid=fw["valid"], o_s_fw_ready=fw["ready"], i_s_fw_op=fw["op"],
@@ -532,4 +545,7 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
                      WIN=cfg.win, BUF_WORDS=m.buf_words, SYS_CLK_HZ=cfg.sys_clk_hz, QDEPTH=cfg.qdepth,
                      ADM_WORDS=ADM_WORDS).items():
         soc.add_constant(f"ATS_{k}", v)
+    if cfg.slog:
+        soc.add_constant("ATS_SLOG", 1)
+        soc.add_constant("ATS_SLOG_PPNS", 256)        # ats_ssd_core's SLOG_PPNS default
     return m

@@ -31,6 +31,18 @@ module ats_ssd_core #(
     parameter int REMAP_PPN_W     = 16,
     parameter int REMAP_TXID_W    = 6,
     parameter int REMAP_CNT_W     = 7,
+    // DiffTx's S-Log (docs/architecture.md section 11; rtl/backend/README_slog.md): SLOG = 1 builds the
+    // backend's S-Log unit and read merge; FRAG_SLOTS > 0 (needs SLOG = 1) the write buffer's FRAG
+    // slots that make S-Log records. Defaults: neither (the build without the S-Log)
+    parameter int SLOG            = 0,
+    parameter int SLOG_TX         = 16,     // txids of S-Log records 1..SLOG_TX (>= NUM_TX when FRAG_SLOTS > 0)
+    parameter int SLOG_LPNS       = 256,    // backend S-Log index entries
+    parameter int SLOG_WAYS       = 4,
+    parameter int SLOG_FRAGS      = 4,      // fragments per LPN
+    parameter int SLOG_TXFRAGS    = 64,     // fragments of one record (backend and write buffer)
+    parameter int SLOG_CACHE      = 8,      // log pages cached for the read merge (0 or a power of two)
+    parameter int SLOG_PPNS       = 256,    // LPGN -> PPN table entries
+    parameter int FRAG_SLOTS      = 0,      // write buffer FRAG slots: 0 or a power of two 2..16
     // ONFI timings in cycles (ats_nand_chan), defaults for 125 MHz against ONFI mode 5
     parameter int T_WP = 2, parameter int T_WH = 2, parameter int T_RP = 2, parameter int T_REH = 2,
     parameter int T_WB = 20, parameter int T_WHR = 12, parameter int T_ADL = 14, parameter int T_RR = 4,
@@ -77,6 +89,7 @@ module ats_ssd_core #(
     input  wire logic [2:0]  s_free_chan,
     input  wire logic [1:0]  s_free_way,
     input  wire logic [11:0] s_free_block,
+    input  wire logic [15:0] slog_thr = 16'd0, // S-Log threshold in bytes (CSR SLOG_THR; no effect while FRAG_SLOTS = 0)
     output wire logic        m_bad_valid,
     input  wire logic        m_bad_ready,
     output wire logic [2:0]  m_bad_chan,
@@ -152,6 +165,17 @@ module ats_ssd_core #(
     if (PTXQ < 1 || PTXQ > 8 || PTXQ > NUM_TX) begin : g_chk_ptxq
         $fatal(1, "ats_ssd_core: PTXQ must be in 1..8 and at most NUM_TX (%m)");
     end
+    // the write buffer's S-Log records go to the backend's S-Log unit: its txids must cover them
+    // (SLOG_TXFRAGS is one parameter of both blocks, equal by construction)
+    if (SLOG != 0 && SLOG != 1) begin : g_chk_slog
+        $fatal(1, "ats_ssd_core: SLOG must be 0 or 1 (%m)");
+    end
+    if (FRAG_SLOTS > 0 && SLOG == 0) begin : g_chk_frag_slog
+        $fatal(1, "ats_ssd_core: FRAG_SLOTS > 0 needs SLOG = 1 (the backend's S-Log unit) (%m)");
+    end
+    if (FRAG_SLOTS > 0 && NUM_TX > SLOG_TX) begin : g_chk_slog_tx
+        $fatal(1, "ats_ssd_core: FRAG_SLOTS > 0 needs NUM_TX <= SLOG_TX (%m)");
+    end
 
     // ---- command queue <-> write buffer
     logic        disp_valid, disp_ready;
@@ -216,7 +240,7 @@ module ats_ssd_core #(
 
     ats_wbuf #(.NUM_SLOTS(NUM_SLOTS), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS),
                .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0),
-               .TX(1'b1), .NUM_TX(NUM_TX), .PTXQ(PTXQ),
+               .TX(1'b1), .NUM_TX(NUM_TX), .PTXQ(PTXQ), .FRAG_SLOTS(FRAG_SLOTS), .SLOG_TXFRAGS(SLOG_TXFRAGS),
                // a read id and a CPL entry per single-page READ, both taken in ring order: four
                // times the backend's read ring from 32 slots (at twice, an id still outstanding
                // after 2 x RD_SLOTS later reads, the NAND's tail, stops the ring: issue 37)
@@ -239,7 +263,7 @@ module ats_ssd_core #(
         .m_rd_valid(rd_valid), .m_rd_ready(rd_ready), .m_rd_lpn(rd_lpn), .m_rd_txid(rd_txid), .m_rd_tag(rd_tag),
         .s_rdd_valid(rdd_valid), .s_rdd_ready(rdd_ready), .s_rdd_data(rdd_data), .s_rdd_last(rdd_last),
         .s_rdd_status(rdd_status), .s_rdd_tag(rdd_tag),
-        .pwr_fail, .plp_budget(16'd0), .no_space, .dump_done, .dump_short,
+        .pwr_fail, .plp_budget(16'd0), .no_space, .dump_done, .dump_short, .slog_thr,
         .cnt_host_pages, .cnt_coalesced, .cnt_wb_pages(wb_cnt_wb_pages), .cnt_wb_unmaps(wb_cnt_unmaps),
         .cnt_media_bytes(wb_cnt_bytes), .cnt_read_hits(wb_cnt_hits), .cnt_read_misses(wb_cnt_misses),
         .cnt_wb_fail(wb_cnt_fail), .cnt_proto_err(wb_cnt_proto), .cnt_slog_err(wb_cnt_slog_err), .dirty_pages(wb_dirty), .busy(wb_busy)
@@ -288,7 +312,10 @@ module ats_ssd_core #(
     logic                 be_busy;          // backend: work in flight (the simulation clock gate)
 
     ats_backend #(.NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
-                  .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_)) u_backend (
+                  .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_),
+                  .SLOG(SLOG), .SLOG_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
+                  .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_CACHE(SLOG_CACHE),
+                  .SLOG_PPNS(SLOG_PPNS)) u_backend (
         .clk(clk_be), .rst,
         .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_slog(wb_slog), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),

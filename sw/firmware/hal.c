@@ -161,6 +161,17 @@ int hal_fw_seqset(uint64_t seq, fw_rsp_t *r) {
     return ATS_OK;
 }
 
+int hal_fw_sload(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq, fw_rsp_t *r) {
+    fw_wait();
+    ats_fw_lpn_write(lpn);
+    ats_fw_ppn_write(ppn);
+    ats_fw_epoch_write(epoch);
+    ats_fw_seq_write(seq);
+    fw_go(FW_SLOAD, rop, 0, r);
+    r->data = ats_fw_rsp_data_read();
+    return ATS_OK;
+}
+
 void hal_spare(spare_t *s) {
     volatile uint32_t *b = hal_buf();
     const uint32_t pw = ATS_PAGE_BYTES / 4;

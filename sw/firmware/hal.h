@@ -18,7 +18,7 @@
 #include <ats_remap.h>
 
 // firmware-port operations (rtl/backend/README.md "Firmware port")
-enum { FW_NREAD = 0, FW_NPROG = 1, FW_NERASE = 2, FW_REMAP = 3, FW_RELOC = 4, FW_SEQSET = 5 };
+enum { FW_NREAD = 0, FW_NPROG = 1, FW_NERASE = 2, FW_REMAP = 3, FW_RELOC = 4, FW_SEQSET = 5, FW_SLOAD = 7 };
 // remap operations (architecture.md section 3)
 enum {
     R_MAP_WRITE = ATS_REMAP_OP_MAP_WRITE, R_LOOKUP = ATS_REMAP_OP_LOOKUP, R_TX_WRITE = ATS_REMAP_OP_TX_WRITE,
@@ -69,6 +69,8 @@ int hal_fw_remap(uint32_t rop, uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 uint32_t hal_fw_lookups(uint32_t lpn0, uint32_t n, uint32_t *lpns, uint32_t *ppns);
 int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 int hal_fw_seqset(uint64_t seq, fw_rsp_t *r);
+// op 7 SLOAD (a core built with SLOG = 1: ATS_SLOG): the S-Log's loads after a recovery
+int hal_fw_sload(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq, fw_rsp_t *r);
 // the NREAD spare words in the page buffer after an NREAD
 typedef struct {
     uint32_t lpn, epoch;

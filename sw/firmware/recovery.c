@@ -107,6 +107,44 @@ static void sl_scan_page(const spare_t *sp, uint32_t ppn, uint64_t scan_from) {
     sl_npg++;
 }
 
+#if ATS_SLOG
+// a log page's LPGN for SLOAD: a kept page of this scan, else its spare (a page before scan_from that
+// F names through the checkpoint): a readable kind-1 SLOG page, or the recovery fails
+static int sl_lpgn_of(void *ctx, uint32_t ppn, uint32_t *lpgn) {
+    (void)ctx;
+    for (uint32_t i = 0; i < sl_npg; i++)
+        if (sl_pg[i].ppn == ppn) { *lpgn = sl_pg[i].lpgn; return ATS_OK; }
+    fw_rsp_t r;
+    spare_t s;
+    nread(ats_ppn_die(&G, ppn), ats_ppn_block(&G, ppn), ats_ppn_page(&G, ppn), &r);
+    if (r.status != N_OK) return ATS_E_NAND;
+    hal_spare(&s);
+    if (s.kind != ATS_KIND_LOG || !(s.flags & ATS_F_SLOG)) return ATS_E_FORMAT;
+    *lpgn = s.epoch;
+    return ATS_OK;
+}
+
+static int sl_sload(void *ctx, uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq) {
+    (void)ctx;
+    fw_rsp_t r;
+    hal_fw_sload(rop, lpn, ppn, epoch, seq, &r);
+    if (r.status == 0) return ATS_OK;
+    hal_printf("recovery: sload rop %u lpn %u ppn %u lpgn %u: status %#x\n", rop, lpn, ppn, epoch, r.status);
+    return r.status == 0x04u ? ATS_E_FULL : ATS_E_STATE;     // TX_FULL: the backend's index is full
+}
+
+static uint32_t sl_hw_pages[2u * SLOG_PG] NOINIT;     // the live log pages (<= SLOG_PG: else ATS_E_FULL)
+
+static int sl_hw_load(void) {
+    uint32_t npg = 0;
+    const int st = ats_slog_hw_load(&SL, slog_lpgn, sl_lpgn_of, 0, sl_sload, 0, ATS_SLOG_PPNS, sl_hw_pages,
+                                    SLOG_PG, &npg);
+    if (st != ATS_OK) hal_printf("recovery: slog: hardware load failed: %d\n", st);
+    else if (SL.n) hal_printf("recovery: slog: loaded lpgn %u, %u log pages, %u LPNs\n", slog_lpgn, npg, SL.n);
+    return st;
+}
+#endif
+
 // the kept pages by (LPGN, seq), an LPGN met again dropped (the lower seq stays: section 10.1), then
 // the records (ats_slog_find / ats_slog_parse) by commit point and their completeness flags
 static int sl_records(uint32_t *nfl, uint32_t *nbad, uint32_t *npart) {
@@ -406,6 +444,10 @@ int recover(void) {
     fw_rsp_t r;
     hal_fw_seqset(next > c.seq_base ? next : c.seq_base, &r);
     if (r.status != 0) return ATS_E_STATE;
+#if ATS_SLOG
+    // section 10.5 step 4 in the hardware (SLOAD): the LPGN counter, the live log pages, F
+    if ((st = sl_hw_load()) != ATS_OK) return st;
+#endif
     for (uint32_t d = 0; d < NDIE; d++) { plan_len[d] = plan_pos[d] = plan_ok[d] = hl_len[d] = 0; }
     supply_ok = 1;
     S.recoveries++;

@@ -672,6 +672,47 @@ int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
 }
 
 // ---- checkpoint version 3's S-Log section
+// pages: scratch[0..n) PPNs, scratch[cap..cap+n) their LPGNs, kept sorted by LPGN (insertion)
+static int sl_page_index(const uint32_t *pp, uint32_t n, uint32_t ppn) {
+    for (uint32_t i = 0; i < n; i++)
+        if (pp[i] == ppn) return (int)i;
+    return -1;
+}
+
+int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lpgn_of, void *lctx,
+                     ats_sload_fn load, void *sctx, uint32_t ppns, uint32_t *scratch, uint32_t cap,
+                     uint32_t *npages) {
+    uint32_t *pp = scratch, *lg = scratch + cap, n = 0;
+    *npages = 0;
+    for (uint32_t e = 0; e < t->n; e++)
+        for (uint32_t k = 0; k < t->nf[e]; k++) {
+            const uint32_t ppn = t->f[e * t->frags + k].ppn;
+            if (sl_page_index(pp, n, ppn) >= 0) continue;
+            if (n >= cap) return ATS_E_FULL;
+            uint32_t l;
+            const int st = lpgn_of(lctx, ppn, &l);
+            if (st < 0) return st;
+            uint32_t i = n++;
+            for (; i > 0 && lg[i - 1u] > l; i--) { pp[i] = pp[i - 1u]; lg[i] = lg[i - 1u]; }
+            pp[i] = ppn;
+            lg[i] = l;
+        }
+    for (uint32_t i = 0; ppns && i + 1u < n; i++)
+        for (uint32_t j = i + 1u; j < n; j++)
+            if (((lg[i] ^ lg[j]) & (ppns - 1u)) == 0u) return ATS_E_FULL;
+    int st = load(sctx, 0u, 0u, 0u, next_lpgn, 0u);
+    for (uint32_t i = 0; st == ATS_OK && i < n; i++) st = load(sctx, 1u, 0u, pp[i], lg[i], 0u);
+    for (uint32_t e = 0; st == ATS_OK && e < t->n; e++)
+        for (uint32_t k = 0; st == ATS_OK && k < t->nf[e]; k++) {
+            const ats_frag_t *f = &t->f[e * t->frags + k];
+            const int i = sl_page_index(pp, n, f->ppn);
+            st = load(sctx, 2u, t->lpn[e], f->ppn, lg[i],
+                      (uint64_t)f->len | (uint64_t)f->off << 12 | (uint64_t)f->doff << 32);
+        }
+    if (st == ATS_OK) *npages = n;
+    return st;
+}
+
 uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t) {
     uint32_t w = 2u;
     for (uint32_t e = 0; e < t->n; e++) w += 3u + 5u * t->nf[e];

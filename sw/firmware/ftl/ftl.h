@@ -226,6 +226,19 @@ typedef const ats_rec_t *(*ats_ppn_fn)(void *ctx, uint32_t ppn);
 int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t page_bytes,
                       ats_lpage_fn pg, void *ctx, const ats_slog_rec_t *r, ats_ppn_fn at, void *actx,
                       const uint32_t *flags, uint32_t nflags, int use_flags, int *skipped);
+// section 10.5 step 4's hardware loads (rtl/backend/README.md, firmware port op 7 SLOAD), in order:
+// rop 0 the next LPGN; rop 1 (LPGN, PPN) for each log page F names, by ascending LPGN (each once);
+// rop 2 each fragment, entries in table order, each LPN's list in commit order (LPGN, seq = len |
+// off << 12 | doff << 32). lpgn_of(ctx, ppn) gives a page's LPGN (< 0: an error, returned as is);
+// load(ctx, rop, lpn, ppn, epoch, seq) issues one and returns ATS_OK or < 0: the first failure is
+// returned, nothing after it issued. ppns (the hardware's LPGN -> PPN entries, a power of two; 0: no
+// check): two live pages whose LPGNs are equal mod ppns would share an entry: ATS_E_FULL before any
+// load. scratch [2 x cap]: cap >= the distinct pages of F (else ATS_E_FULL). *npages: pages loaded
+typedef int (*ats_lpgn_fn)(void *ctx, uint32_t ppn, uint32_t *lpgn);
+typedef int (*ats_sload_fn)(void *ctx, uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq);
+int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lpgn_of, void *lctx,
+                     ats_sload_fn load, void *sctx, uint32_t ppns, uint32_t *scratch, uint32_t cap,
+                     uint32_t *npages);
 // checkpoint version 3's S-Log section (section 10.4): slog_lpgn, nsl, then per entry lpn, base_ppn
 // (= l2p[lpn]), nf, nf x {ppn, off | len << 16, doff}, nf x {seq lo, seq hi}
 uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t);

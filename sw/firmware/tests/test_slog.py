@@ -45,7 +45,7 @@ from atstb.slog_ref import (CFlag, Frag, FragLoc, LogPage, LogWriter, SlogState,
 
 FTL_DIR = ROOT / "sw" / "firmware" / "ftl"
 FTL_C = Path(os.environ.get("ATS_FTL_C", FTL_DIR / "ftl.c"))
-ATS_OK, ATS_E_FORMAT, ATS_E_FULL, ATS_E_NAND = 0, -2, -3, -4
+ATS_OK, ATS_E_FORMAT, ATS_E_FULL, ATS_E_NAND, ATS_E_STATE = 0, -2, -3, -4, -7
 KIND_DATA, KIND_LOG = 0, 1
 F_COMMIT, F_ABORT = 0x01, 0x08
 UNMAPPED = 0xFFFFFFFF
@@ -923,3 +923,89 @@ def test_slog_replay_is_replay_without_slog(lib, seed):
         if any(r.lpn == lpn0 and r.seq >= seq_base and r.kind == KIND_DATA and r.txid == 0 and not r.flags & 0x10
                for r in recs):
             assert lib.ats_slog_count(ctypes.byref(t), lpn0) == 0      # a full write empties F
+
+
+# ==================================================================================================
+# section 10.5 step 4 in the hardware: the SLOAD sequence (ats_slog_hw_load; rtl/backend/README.md op 7)
+LPGN_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint32, POINTER(c_uint32))
+SLOAD_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint32, c_uint32, c_uint32, c_uint32, c_uint64)
+
+
+def sload_ref(F: list[tuple[int, list[FragLoc]]], next_lpgn: int, lpgn: dict[int, int]) -> list[tuple]:
+    """The loads from the contract (sw/firmware/README.md "S-Log"): rop 0 the counter; rop 1 each log
+    page F names once, by ascending LPGN; rop 2 each fragment, entries in table order, lists in order."""
+    pages = sorted({f.ppn for _, fs in F for f in fs}, key=lambda p: lpgn[p])
+    out = [(0, 0, 0, next_lpgn, 0)] + [(1, 0, p, lpgn[p], 0) for p in pages]
+    for lpn, fs in F:
+        out += [(2, lpn, f.ppn, lpgn[f.ppn], f.len | f.off << 12 | f.doff << 32) for f in fs]
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_hw_load(lib, seed):
+    rng = random.Random(7000 + seed)
+    lib.ats_slog_hw_load.restype = c_int
+    lib.ats_slog_hw_load.argtypes = [POINTER(Tab), c_uint32, LPGN_FN, c_void_p, SLOAD_FN, c_void_p, c_uint32,
+                                     POINTER(c_uint32), c_uint32, POINTER(c_uint32)]
+    for rnd in range(40):
+        t = tab_new(16, 4)
+        pool = rng.sample(range(1, 4000), rng.randrange(1, 12))          # log page PPNs
+        base = rng.randrange(0, 1 << 20)
+        lpgn = dict(zip(pool, (base + x for x in rng.sample(range(400), len(pool)))))  # one LPGN a page
+        for _ in range(rng.randrange(0, 60)):
+            lpn = rng.randrange(40)
+            if rng.random() < 0.15:
+                lib.ats_slog_clear(ctypes.byref(t), lpn)
+                continue
+            f = FragC(rng.randrange(1 << 40), rng.choice(pool), 16 + 4 * rng.randrange(100), 4 * rng.randrange(100),
+                      4 * rng.randrange(1, 100), 0)
+            lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(f))
+        F = [(t.lpn[e], tab_dict(t)[t.lpn[e]]) for e in range(t.n)]          # table order
+        nxt = max(lpgn.values()) + rng.randrange(1, 5)
+        want = sload_ref(F, nxt, lpgn)
+        live = {f.ppn for _, fs in F for f in fs}
+        fail_at = rng.randrange(len(want)) if rng.random() < 0.3 else -1      # a load the hardware refuses
+        bad_page = rng.choice(sorted(live)) if live and rng.random() < 0.15 else -1
+        mod = rng.choice([0, 8, 64, 1 << 16])
+        cap = len(live) if rng.random() < 0.8 else max(0, len(live) - 1)
+        got, asked = [], []
+
+        @LPGN_FN
+        def lpgn_of(ctx, ppn, out):
+            asked.append(ppn)
+            if ppn == bad_page:
+                return ATS_E_NAND
+            out[0] = lpgn[ppn]
+            return ATS_OK
+
+        @SLOAD_FN
+        def load(ctx, rop, lpn, ppn, epoch, seq):
+            got.append((rop, lpn, ppn, epoch, seq))
+            return ATS_E_STATE if len(got) - 1 == fail_at else ATS_OK
+
+        scratch = (c_uint32 * (2 * max(cap, 1)))()
+        npg = c_uint32(99)
+        st = lib.ats_slog_hw_load(ctypes.byref(t), nxt, lpgn_of, None, load, None, mod, scratch, cap,
+                                  ctypes.byref(npg))
+        where = f"seed {seed} round {rnd}"
+        lg = sorted(lpgn[p] for p in live)
+        clash = mod and any((a - b) % mod == 0 for i, a in enumerate(lg) for b in lg[i + 1:])
+        first = []                                                           # pages in table order
+        for _, fs in F:
+            for f in fs:
+                if f.ppn not in first:
+                    first.append(f.ppn)
+        early = None                                   # the first page past cap or unreadable, in that order
+        for k, p in enumerate(first):
+            if k >= cap or p == bad_page:
+                early = ATS_E_FULL if k >= cap else ATS_E_NAND
+                break
+        if early is not None:
+            assert st == early and not got, where
+        elif clash:
+            assert st == ATS_E_FULL and not got, where
+        elif fail_at >= 0:
+            assert st == ATS_E_STATE and got == want[:fail_at + 1], where
+        else:
+            assert st == ATS_OK and got == want and npg.value == len(live), (where, got, want)
+        assert len(set(asked)) == len(asked), where                          # each page asked once
