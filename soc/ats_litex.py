@@ -93,7 +93,7 @@ class AtsConfig:
     ptxq: int = 1
     # DiffTx's S-Log in the backend (ats_ssd_core SLOG = 1: the read merge of fragments, op 7 SLOAD;
     # docs/architecture.md section 11) at the core's S-Log defaults; the write buffer's FRAG slots stay
-    # 0 (no S-Log records from the host path). The firmware sees it as ATS_SLOG (soc.h) and loads the
+    # 0 (no S-Log records from the host path). The firmware sees it as ATS_HW_SLOG (soc.h) and loads the
     # recovered S-Log into the backend (sw/firmware/README.md "S-Log")
     slog: bool = False
 
@@ -132,6 +132,9 @@ CONFIGS = {
     # 768 LBAs (37.5 % of the raw pages: GC runs after about one capacity of writes). Small so that
     # the whole SoC simulates fast enough for hundreds of power cuts in `make test`
     "sim": AtsConfig(ptxq=8),
+    # the sim configuration with the backend's S-Log (SLOG = 1: the read merge, SLOAD; no FRAG slots):
+    # tests/system/test_slog_fw.py, host reads of recovered fragments through the hardware merge
+    "sim_slog": AtsConfig(name="sim_slog", ptxq=8, slog=True),
     # the product's default device (synthesis): the core's defaults, 4 x 2 dies
     "default": AtsConfig(name="default", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                          pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
@@ -546,6 +549,6 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
                      ADM_WORDS=ADM_WORDS).items():
         soc.add_constant(f"ATS_{k}", v)
     if cfg.slog:
-        soc.add_constant("ATS_SLOG", 1)
-        soc.add_constant("ATS_SLOG_PPNS", 256)        # ats_ssd_core's SLOG_PPNS default
+        soc.add_constant("ATS_HW_SLOG", 1)       # (not ATS_SLOG: LiteX adds ats_<name>_read(), ftl.h has ats_slog_read)
+        soc.add_constant("ATS_HW_SLOG_PPNS", 256)        # ats_ssd_core's SLOG_PPNS default
     return m

@@ -19,13 +19,13 @@
 #define MAX_LOG 4096u            // records a recovery can hold (the checkpoint policy keeps the log below half)
 #define CK_BLK0 0u               // checkpoint blocks: die 0 block 0 and ck_blk1 (never in a plan)
 #define MAX_CK_PAGES 64u
-// ATS_SLOG (soc.h, the configuration's `slog`): the core has the backend's S-Log (SLOG = 1): the
-// recovery loads F into it (op 7 SLOAD); ATS_SLOG_PPNS its LPGN -> PPN table's entries
-#ifndef ATS_SLOG
-#define ATS_SLOG 0
+// ATS_HW_SLOG (soc.h, the configuration's `slog`): the core has the backend's S-Log (SLOG = 1): the
+// recovery loads F into it (op 7 SLOAD); ATS_HW_SLOG_PPNS its LPGN -> PPN table's entries
+#ifndef ATS_HW_SLOG
+#define ATS_HW_SLOG 0
 #endif
-#ifndef ATS_SLOG_PPNS
-#define ATS_SLOG_PPNS 0u
+#ifndef ATS_HW_SLOG_PPNS
+#define ATS_HW_SLOG_PPNS 0u
 #endif
 // the S-Log (README "S-Log"; docs/persistence.md section 10): F's table (the backend's SLOG_LPNS x
 // SLOG_FRAGS), the log pages and records a recovery keeps, its cache of log-page data

@@ -69,7 +69,7 @@ int hal_fw_remap(uint32_t rop, uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 uint32_t hal_fw_lookups(uint32_t lpn0, uint32_t n, uint32_t *lpns, uint32_t *ppns);
 int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 int hal_fw_seqset(uint64_t seq, fw_rsp_t *r);
-// op 7 SLOAD (a core built with SLOG = 1: ATS_SLOG): the S-Log's loads after a recovery
+// op 7 SLOAD (a core built with SLOG = 1: ATS_HW_SLOG): the S-Log's loads after a recovery
 int hal_fw_sload(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq, fw_rsp_t *r);
 // the NREAD spare words in the page buffer after an NREAD
 typedef struct {

@@ -107,7 +107,7 @@ static void sl_scan_page(const spare_t *sp, uint32_t ppn, uint64_t scan_from) {
     sl_npg++;
 }
 
-#if ATS_SLOG
+#if ATS_HW_SLOG
 // a log page's LPGN for SLOAD: a kept page of this scan, else its spare (a page before scan_from that
 // F names through the checkpoint): a readable kind-1 SLOG page, or the recovery fails
 static int sl_lpgn_of(void *ctx, uint32_t ppn, uint32_t *lpgn) {
@@ -137,7 +137,7 @@ static uint32_t sl_hw_pages[2u * SLOG_PG] NOINIT;     // the live log pages (<= 
 
 static int sl_hw_load(void) {
     uint32_t npg = 0;
-    const int st = ats_slog_hw_load(&SL, slog_lpgn, sl_lpgn_of, 0, sl_sload, 0, ATS_SLOG_PPNS, sl_hw_pages,
+    const int st = ats_slog_hw_load(&SL, slog_lpgn, sl_lpgn_of, 0, sl_sload, 0, ATS_HW_SLOG_PPNS, sl_hw_pages,
                                     SLOG_PG, &npg);
     if (st != ATS_OK) hal_printf("recovery: slog: hardware load failed: %d\n", st);
     else if (SL.n) hal_printf("recovery: slog: loaded lpgn %u, %u log pages, %u LPNs\n", slog_lpgn, npg, SL.n);
@@ -444,7 +444,7 @@ int recover(void) {
     fw_rsp_t r;
     hal_fw_seqset(next > c.seq_base ? next : c.seq_base, &r);
     if (r.status != 0) return ATS_E_STATE;
-#if ATS_SLOG
+#if ATS_HW_SLOG
     // section 10.5 step 4 in the hardware (SLOAD): the LPGN counter, the live log pages, F
     if ((st = sl_hw_load()) != ATS_OK) return st;
 #endif

@@ -7,10 +7,12 @@ simulation (the `sim` configuration has slog_sim's geometry) and recovered by th
 Compared with two plain-Python references:
 - the recovery oracle (cocotb_tests/lib/atstb/recovery_oracle.py `recover`, written from §10): the
   fragment lists F (console `slog`: every fragment's log PPN, byte, off, len, record seq) and the
-  mapping (every LPN read through the host port equals the oracle's base page: the hardware does not
-  merge fragments yet, so a read returns the base);
+  mapping (its base page of every LPN);
 - the writer's own logical state (slog_sim `expected(cut)`, stated on requests, not pages): the
-  host's read with the firmware's F applied from the log pages in the images equals it.
+  oracle's base with the oracle's F applied from the log pages in the images equals it, and so does
+  every LPN read through the host port: the `sim_slog` configuration's backend (SLOG = 1) merges the
+  fragments the firmware loaded into it after its recovery (op 7 SLOAD, sw/firmware/README.md
+  "S-Log"). ATS_SLOG_FW_CFG=sim runs the configuration without the S-Log, where a read is the base.
 Then a second power cycle without writes: the firmware recovers from the version-3 checkpoint it wrote
 (ckpt.c) and must give the same F and reads.
 
@@ -32,9 +34,11 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
+from atomssd.device import DeviceError  # noqa: E402
 from atstb.recovery_oracle import DieImage, recover  # noqa: E402
 
 LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
+CFG = os.environ.get("ATS_SLOG_FW_CFG", "sim_slog")
 SEEDS = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "6" if LONG else "1"))))
 CUTS = int(os.environ.get("ATS_SLOG_FW_CUTS", "4" if LONG else "2"))
 
@@ -103,21 +107,33 @@ def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
         errs.append(f"{where}: next LPGN fw {lpgn}, oracle {rec.next_lpgn}")
     dies = [DieImage(p, geo) for p in sysm.images]
     exp = dev.expected(cut)
+    ofr = oracle_frags(rec)
+    hw_merge = bool(sysm.cfg.get("slog"))
+    if hw_merge and ofr and "recovery: slog: loaded lpgn" not in boot:
+        errs.append(f"{where}: F not empty and no SLOAD line in the boot log")
     for lpn in range(dev.nlpn):
-        got = sysm.dev.read(lpn)
+        try:
+            got = sysm.dev.read(lpn)
+        except DeviceError as e:                          # MEDIA_ERROR: the merge could not name a log page
+            errs.append(f"{where}: lpn {lpn}: {e}")
+            continue
         ppn = rec.mapping.get(lpn)
         if ppn is None:
             base = bytes(geo.page_bytes)
         else:
             d, blk, pg = geo.unppn(ppn)
             base = rec.dies[d].row(blk, pg)[:geo.page_bytes]
-        if got != base:
-            errs.append(f"{where}: lpn {lpn}: the host reads another page than the oracle's base {ppn}")
-            continue
         want = exp.get(lpn)
-        have = merged(geo, dies, got, F.get(lpn, [])) if (ppn is not None or F.get(lpn)) else None
+        have = merged(geo, dies, base, ofr.get(lpn, [])) if (ppn is not None or ofr.get(lpn)) else None
         if have != want:
-            errs.append(f"{where}: lpn {lpn}: base + fw F != the writer's state")
+            errs.append(f"{where}: lpn {lpn}: the oracle's base + F != the writer's state")
+        if hw_merge:
+            # the hardware's merge: base + F (an unmapped LPN without fragments reads zeros)
+            if got != (have if have is not None else base):
+                errs.append(f"{where}: lpn {lpn}: the host read != base + F ({len(ofr.get(lpn, []))} fragments, "
+                            f"base {ppn})")
+        elif got != base:
+            errs.append(f"{where}: lpn {lpn}: the host reads another page than the oracle's base {ppn}")
     m = re.search(r"recovery: slog: (\d+) log pages \(\d+ over SLOG_PG, (\d+) read again\).*?commits (\d+), "
                   r"after the gap (\d+).*?merges (\d+)/", boot)
     sysm.stop()
@@ -129,7 +145,7 @@ def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_slog_recovery_on_soc(tmp_path, seed):
     sim = slog_sim()
-    exe, fw, cfg = harness.build("sim")
+    exe, fw, cfg = harness.build(CFG)
     geo = sim.GEO
     assert (cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], cfg["page_bytes"],
             cfg["spare_bytes"]) == (geo.num_chan, geo.ways, geo.blocks, geo.ppb, geo.page_bytes, geo.spare_bytes)
@@ -150,13 +166,13 @@ def test_slog_recovery_on_soc(tmp_path, seed):
     # every other cut with a firmware whose log-page cache holds 2 pages: records read their pages
     # again from the NAND (the path a long S-Log takes)
     small = tmp_path / "fw_cache2"
-    r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc/sim'}",
+    r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc' / CFG}",
                         f"OUT={small}", "XCFLAGS=-DSLOG_CACHE=2"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     seen = {"log_pages": 0, "commits": 0, "after_gap": 0, "merges": 0, "read_again": 0}
     for k, (score, _, cut, d, rec) in enumerate(cands[:CUTS]):
         where = f"seed {seed} cut {cut}" + (" (2-page cache)" if k % 2 else "")
-        sysm = harness.System(tmp_path / f"run{cut}", seed, template=d)
+        sysm = harness.System(tmp_path / f"run{cut}", seed, cfg_name=CFG, template=d)
         if k % 2 and not os.environ.get("ATS_SYS_FW"):
             sysm.fw = small / "firmware.init"
         st = boot_and_check(sysm, geo, rec, dev, cut, where)
@@ -175,10 +191,10 @@ def test_slog_recovery_on_soc(tmp_path, seed):
     print(f"seed {seed}: the first cut's log pages {npg}")
     if npg >= 2 and not os.environ.get("ATS_SYS_FW"):
         ovf = tmp_path / "fw_pg"
-        r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc/sim'}",
+        r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc' / CFG}",
                             f"OUT={ovf}", f"XCFLAGS=-DSLOG_PG={npg - 1}u"], capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
-        sysm = harness.System(tmp_path / "run_pg", seed, template=d)
+        sysm = harness.System(tmp_path / "run_pg", seed, cfg_name=CFG, template=d)
         sysm.fw = ovf / "firmware.init"
         sysm.boot_limit = 4_000_000
         with pytest.raises(AssertionError, match="did not come up"):
