@@ -78,6 +78,8 @@ SL_PPNS = 8                                 # its LPGN -> PPN table: the 8 newes
 SL_TAG = 0xC0                               # the NAND tag of the merge's log page READ
 NAND_UNCORRECTABLE = 3
 F_SLOG = 0x20
+F_MERGE = 0x30                              # a MERGE page: RELOC | SLOG (persistence §10.3)
+MG_TAG = 0xFB                               # the MERGE's read on the read unit (never a host read's tag)
 RID_RSV, RID_UNRSV = 0xFD, 0xFC
 OK, TX_FULL, INDEX_FULL, TX_EMPTY, BAD_FIELD, MEDIA_ERROR = 0x00, 0x04, 0x05, 0x06, 0x07, 0x10
 NAND_PROGRAM_FAIL = 1
@@ -203,7 +205,8 @@ class Nand:
                     cur[2], cur[3] = "prog", cyc + tb.tprog + (tb.rng.randint(0, tb.tprog // 4) if tb.slow else 0)
             if cur is not None and cur[2] == "prog" and cyc >= cur[3]:
                 ppn = ppn_of(c, cur[0]["block"], cur[0]["page"])
-                if tb.frng.random() < tb.pfail:
+                # (a MERGE page fails more often: its re-programming is a case of slog_random)
+                if tb.frng.random() < (0.25 if cur[4]["flags"] == F_MERGE and tb.pfail else tb.pfail):
                     # a program failure: the page is not on flash, the block goes bad
                     self.failed[ppn] = cur[4]
                     self.fails.append((c, cur[0]["block"]))
@@ -751,7 +754,8 @@ async def read_latency(dut):
 # S-Log (the SLOG = 1 build): the write buffer's reservations and S-Log commits (architecture
 # §11.3-§11.4, README "S-Log"), checked against SlogRef (the unit's reference, README_slog) and
 # persistence §10's decoder (atstb.slog_ref), both plain Python written from the docs
-FR_LPNS = list(range(24, 36))               # LPNs that take fragments (3 a set: a set can fill)
+FR_LPNS = list(range(24, 36))
+MERGES = os.environ.get("ATS_BACKEND_MERGE", "1") == "1"   # slog_random's MERGEs (0: the test before them)               # LPNs that take fragments (3 a set: a set can fill)
 
 
 async def rid(tb, tag: int, t: int, lpn: int) -> tuple[int, int]:
@@ -801,6 +805,11 @@ async def slog_random(dut):
     last_fr = -1                            # the last request that wrote an LPN of FR_LPNS
     reads: list = []                        # the host reads' tags, in order
     mapped: set = set()                     # LPNs of FR_LPNS last written (not trimmed)
+    fr_seen: list = []                      # LPNs named by a record's fragments (MERGE candidates)
+    mrng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 5)   # the MERGEs' choices
+    fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
+                                             "seq", "epoch", "flags", "kind"], pause_gen(mrng, True))
+    fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"], pause_gen(mrng, True))
 
     def send(op, rec, lpn, t):
         nonlocal last_fr
@@ -808,6 +817,7 @@ async def slog_random(dut):
         tl.append(("req", s))
         if rec == RC_NONE and lpn in FR_LPNS:
             last_fr = s
+            fr_seen[:] = [x for x in fr_seen if x != lpn]
             (mapped.discard if op else mapped.add)(lpn)
         return s
 
@@ -840,6 +850,49 @@ async def slog_random(dut):
         i = next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag)
         _, pg = tb.read_pages.pop(i)
         tl.append(("read", lpn, pg, tb.nand.log_reads[n0:]))
+
+    async def merge(lpn):
+        # firmware op 6 MERGE (architecture §11.6, README "Firmware port") once every request sent so
+        # far was taken (the merge page's seq follows theirs); while it is in flight, now and then a
+        # plain write or TRIM of lpn (the stale case) or a host read of lpn (must see base + F: the
+        # RELEASE and the MAP_WRITE only at the merge's completion)
+        await settle()
+        k = 0
+        while len(tb.acc_cyc) < len(tb.reqs):
+            await RisingEdge(dut.clk)
+            k += 1
+            assert k < 50_000, "requests not taken"
+        n0 = len(tb.nand.log_reads)
+        ev = ["merge", lpn, None, None, None, None]
+        tl.append(ev)
+        fw.send_nowait(op=6, chan=0, way=0, block=0, page=0, rop=0, txid=0, lpn=lpn, ppn=0, seq=0, epoch=0,
+                       flags=0, kind=0)
+        x, tag = mrng.random(), None
+        if x < 0.35 and lpn in mapped:
+            await ClockCycles(dut.clk, mrng.randint(0, 20))
+            send(int(mrng.random() < 0.2), RC_NONE, lpn, 0)
+        elif x < 0.6:                       # (no log page READ fails meanwhile: both read the same pages)
+            lrf, tb.lrfail = tb.lrfail, 0.0
+            await ClockCycles(dut.clk, mrng.randint(0, 150))
+            tag = 0x40 | (len(tl) & 0x3F)
+            tb.rd.send_nowait(lpn=lpn, txid=0, tag=tag)
+        b = await fwr.recv(100_000)
+        assert b["last"] == 1, "MERGE: a response of more than one beat"
+        pg = None
+        if tag is not None:
+            k = 0
+            while not any(g == tag for g, _ in tb.read_pages):
+                await RisingEdge(dut.clk)
+                k += 1
+                assert k < 50_000, f"host read of lpn {lpn} during its MERGE: no page"
+            i = next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag)
+            pg = tb.read_pages.pop(i)[1]
+            tb.lrfail = lrf
+        ev[2:] = [b["status"], b["ppn"], tb.nand.log_reads[n0:], pg]
+        if b["status"] in (0, 2):           # (its fragments merged, or none: no candidate now)
+            fr_seen[:] = [x for x in fr_seen if x != lpn]
+        if mrng.random() < 0.6:
+            await host_read(lpn)
 
     async def unreserve(t, lpn):
         await settle()
@@ -884,6 +937,7 @@ async def slog_random(dut):
             words = [w for d in data for w in d]
             for i, w in enumerate(words):
                 tb.wbd.send_nowait(data=w, last=int(i == len(words) - 1))
+            fr_seen.extend(lpn for lpn, _, _ in frs)
         await tb.wait_done(s)
         pages[t] = 0
         for lpn in sorted(mine):            # the reservations: ended by APPLY / DISCARD (TX_EMPTY) or not
@@ -895,34 +949,42 @@ async def slog_random(dut):
 
     for lpn in FR_LPNS[:-2]:                # bases for most fragment LPNs (the last two: unmapped)
         send(0, RC_NONE, lpn, 0)
-    for _ in range(int(os.environ.get("ATS_BACKEND_STEPS", "300"))):
-        x = rng.random()
-        t = rng.randint(1, NTX)
-        if x < 0.3:
-            send(rng.random() < 0.1, RC_NONE, rng.choice(FR_LPNS if rng.random() < 0.5 else range(24)), 0)
-        elif x < 0.45:
-            send(0, RC_NONE, rng.randrange(24), t)
-            pages[t] = pages.get(t, 0) + 1
-        elif x < 0.65 and len(rsv.get(t, {})) < 3:
-            await reserve(t, rng.choice(FR_LPNS))
-        elif x < 0.7 and rsv.get(t):
-            await unreserve(t, rng.choice(sorted(rsv[t])))
-        elif x < 0.9 and (rsv.get(t) or pages.get(t)):
-            await commit(t)
-        if rng.random() < 0.1:
-            await host_read(rng.choice(FR_LPNS))
-        if rng.random() < 0.15:             # host reads (of never written LPNs: zero pages, no NAND)
-            for _ in range(rng.randint(1, 3)):
-                tb.rd.send_nowait(lpn=100 + rng.randrange(8), txid=0, tag=len(reads) % 64)
-                reads.append(len(reads) % 64)
-        if rng.random() < 0.1:
-            await ClockCycles(dut.clk, rng.randint(1, 200))
-    for t in range(1, NTX + 1):
-        if rsv.get(t) or pages.get(t):
-            await commit(t)
-    await tb.drain()
-    for lpn in FR_LPNS:                     # every fragment LPN read back
-        await host_read(lpn)
+    async def phase(nsteps, merging):
+        for _ in range(nsteps):
+            x = rng.random()
+            t = rng.randint(1, NTX)
+            if x < 0.3:
+                send(rng.random() < 0.1, RC_NONE, rng.choice(FR_LPNS if rng.random() < 0.5 else range(24)), 0)
+            elif x < 0.45:
+                send(0, RC_NONE, rng.randrange(24), t)
+                pages[t] = pages.get(t, 0) + 1
+            elif x < 0.65 and len(rsv.get(t, {})) < 3:
+                await reserve(t, rng.choice(FR_LPNS))
+            elif x < 0.7 and rsv.get(t):
+                await unreserve(t, rng.choice(sorted(rsv[t])))
+            elif x < 0.9 and (rsv.get(t) or pages.get(t)):
+                await commit(t)
+            if rng.random() < 0.1:
+                await host_read(rng.choice(FR_LPNS))
+            if merging and mrng.random() < 0.2:
+                await merge(mrng.choice(fr_seen) if fr_seen and mrng.random() < 0.85 else mrng.choice(FR_LPNS))
+            if rng.random() < 0.15:         # host reads (of never written LPNs: zero pages, no NAND)
+                for _ in range(rng.randint(1, 3)):
+                    tb.rd.send_nowait(lpn=100 + rng.randrange(8), txid=0, tag=len(reads) % 64)
+                    reads.append(len(reads) % 64)
+            if rng.random() < 0.1:
+                await ClockCycles(dut.clk, rng.randint(1, 200))
+        for t in range(1, NTX + 1):
+            if rsv.get(t) or pages.get(t):
+                await commit(t)
+        await tb.drain()
+        for lpn in FR_LPNS:                 # every fragment LPN read back
+            await host_read(lpn)
+    await phase(int(os.environ.get("ATS_BACKEND_STEPS", "300")), False)
+    if MERGES:                              # then MERGEs among the same traffic (the test before them: MERGE=0)
+        await phase(int(os.environ.get("ATS_BACKEND_MSTEPS", "100")), True)
+        for lpn in FR_LPNS[:6]:             # merged, read back again
+            await merge(lpn)
     for lpn in FR_LPNS:                     # the index's contents: each LPN's room (SLOG_FRAGS - |F|)
         await reserve(1, lpn)
         if lpn in rsv.get(1, {}):
@@ -937,7 +999,8 @@ async def slog_random(dut):
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
-               r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"]) > 0, \
+               r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
+               *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
 
@@ -1092,6 +1155,10 @@ async def slog_snapshot(dut):
                 await RisingEdge(dut.clk)
             acc_of[n - 1] = acc.pop(tag)
     rd_task = cocotb.start_soon(reader())
+    fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
+                                             "seq", "epoch", "flags", "kind"], None)
+    fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"], None)
+    n_mg = 0
     for rnd in range(48):
         st, room = await rid(tb, RID_RSV, t, X)
         assert st == OK and room >= 1, f"round {rnd}: RESERVE {st:#x} room {room}"
@@ -1116,6 +1183,13 @@ async def slog_snapshot(dut):
         for off, ln, d in frs:
             cur[off:off + ln] = pbytes(d)
         versions.append((bytes(cur), tb.done[-1][3]))
+        if MERGES:                          # a MERGE of X: the same bytes, from one page (its RELEASE
+            await ClockCycles(dut.clk, rng.randint(0, 30))   # and MAP_WRITE one step for the reads)
+            fw.send_nowait(op=6, chan=0, way=0, block=0, page=0, rop=0, txid=0, lpn=X, ppn=0, seq=0, epoch=0,
+                           flags=0, kind=0)
+            b = await fwr.recv(50_000)
+            assert b["status"] == OK, f"round {rnd}: MERGE status {b['status']}"
+            n_mg += 1
         if rnd % 4 != 3:                    # a plain write: the fragments released, a new base
             await ClockCycles(dut.clk, rng.randint(0, 30))
             s = tb.send(0, RC_NONE, X, 0)
@@ -1149,7 +1223,7 @@ async def slog_snapshot(dut):
     mw = [c for op, _, lp, _, c in tb.eng.log if op == R_MAP_WRITE and lp == X]
     near = sum(1 for a in acc_of.values() if any(0 <= m - a <= 12 for m in mw))
     dut._log.info(f"slog_snapshot: {len(tb.read_pages)} reads, {len(n_ver)} of {len(versions)} versions seen, "
-                  f"{near} reads taken at most 12 cycles before one of the {len(mw)} MAP_WRITEs")
+                  f"{near} reads taken at most 12 cycles before one of the {len(mw)} MAP_WRITEs ({n_mg} MERGEs)")
     assert len(tb.read_pages) > 100 and len(n_ver) > len(versions) // 2
     assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
 
@@ -1180,39 +1254,109 @@ def check_slog(tb, tl: list) -> dict:
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
+    n.update(mg_ok=0, mg_stale=0, mg_empty=0, mg_err=0, mg_pfail=0, mg_rd=0)
+    # the MERGE pages (flags RELOC | SLOG), in seq order: one per MERGE that programmed, in order
+    mg_pages = iter(sorted((p["seq"], ppn) for ppn, p in tb.nand.pages.items() if p["flags"] == F_MERGE))
+    mg_pend: deque = deque()                # MERGEs programmed, their seq not reached yet
+    mw = {(lp, pp) for op, _, lp, pp, _ in tb.eng.log if op == R_MAP_WRITE}
+    failed_mg = {p["seq"] for p in tb.nand.failed.values() if p["flags"] == F_MERGE}
+
+    def version(lpn, lrd, twice=False):
+        # base + F in order (later bytes win): (page, ok, failed) as the read merge gives it; a
+        # fragment is read from the cache (the SL_CACHE newest log pages) or from NAND (the SL_PPNS
+        # newest: the LPGN -> PPN table), else MEDIA_ERROR; a failed log page READ: MEDIA_ERROR
+        F = ref.lookup(lpn)
+        fr = own.get(lpn, [])
+        assert len(F) == len(fr), f"lpn {lpn}: the index reference has {len(F)} fragments, the read's {len(fr)}"
+        page = bytearray(b"".join(w.to_bytes(4, "little") for w in want_pages[l2p[lpn]][-1])) \
+            if lpn in l2p else bytearray(PB)
+        plan, ok = [], True             # the log pages the merge must READ, in order
+        for (lg, _, _, _), (o, d) in zip(F, fr):
+            if lg < ref.lpgn - SL_PPNS:
+                ok = False
+                break
+            if lg < ref.lpgn - SL_CACHE:
+                plan.append(lg)
+            else:
+                n["rd_cached"] += 1
+            page[o:o + len(d)] = d
+        got_lr = [lg for lg, _ in lrd]
+        failed = any(f for _, f in lrd)
+        if failed:                      # the merge stops at the failed READ
+            assert lrd[-1][1] and got_lr == plan[:len(got_lr)], \
+                f"read of lpn {lpn}: log page READs {lrd}, reference {plan}"
+            ok = False
+        else:                           # (twice: a MERGE and a host read, the read's LOOKUP before
+            assert got_lr == plan or (twice and got_lr == plan + plan), \
+                f"read of lpn {lpn}: log page READs {got_lr}, reference {plan} (F {F})"   # or after its RELEASE)
+        n["rd_nand"] += len(got_lr)
+        return bytes(page), ok, failed
+
+    def flush(q):
+        # the MERGEs whose page has seq q (in order: its completion): applied when lpn still maps to
+        # the base (MAP_WRITE, its fragments RELEASEd), else stale (F is empty then: a plain write or
+        # TRIM completed in between released it)
+        while mg_pend and mg_pend[0]["seq"] == q:
+            m = mg_pend.popleft()
+            lpn = m["lpn"]
+            applied = l2p.get(lpn) == m["base"]
+            assert m["st"] == (OK if applied else 1), f"MERGE of lpn {lpn}: status {m['st']}, applied {applied}"
+            assert ((lpn, m["ppn"]) in mw) == applied, f"MERGE of lpn {lpn}: MAP_WRITE of its page {m['ppn']:#x}: " \
+                                                      f"{(lpn, m['ppn']) in mw}, reference {applied}"
+            if applied:
+                assert m["rppn"] == m["ppn"], f"MERGE of lpn {lpn}: response ppn {m['rppn']:#x}, page {m['ppn']:#x}"
+                l2p[lpn] = q
+                assert ref.release(lpn, m["n"]) == (OK, m["n"])
+                own[lpn] = own.get(lpn, [])[m["n"]:]
+                if not own[lpn]:
+                    own.pop(lpn)
+                kf[lpn] = kf.get(lpn, 0) - m["n"]
+                n["mg_ok"] += 1
+            else:
+                assert not own.get(lpn), f"stale MERGE of lpn {lpn}: F {own.get(lpn)} not emptied"
+                n["mg_stale"] += 1
+            n["mg_pfail"] += q in failed_mg
+            want_pages[q] = (lpn, 0, 0, F_MERGE, base_ppn(m["base"]), list(struct.unpack(f"<{PW}I", m["data"])))
+            q += 1
+        return q
     q = 0
     for ev in tl:
+        if ev[0] == "merge":
+            # firmware op 6 (architecture §11.6): F = [] or no base: 2, nothing programmed; a base or a
+            # fragment that cannot be read: 3 (media error), nothing programmed; else a MERGE page of
+            # base + F (completion: flush); a host read during it: the same version
+            _, lpn, st, rppn, lrd, rdpg = ev
+            if lpn not in l2p or not ref.lookup(lpn):
+                assert st == 2, f"MERGE of lpn {lpn} without fragments: status {st}, reference 2"
+                assert not lrd
+                n["mg_empty"] += 1
+                page, ok = None, True
+            else:
+                page, ok, failed = version(lpn, lrd, rdpg is not None)
+                if not ok:
+                    assert st == 3, f"MERGE of lpn {lpn}: status {st}, reference 3 (a fragment unreadable)"
+                    n["mg_err"] += 1
+                else:
+                    assert st in (OK, 1), f"MERGE of lpn {lpn}: status {st}, reference 0 or 1"
+                    sq, pp = next(mg_pages)
+                    assert sq >= q, f"MERGE of lpn {lpn}: page seq {sq} before the requests sent earlier ({q})"
+                    mg_pend.append(dict(seq=sq, ppn=pp, lpn=lpn, base=l2p[lpn], n=len(ref.lookup(lpn)), data=page,
+                                        st=st, rppn=rppn))
+            if rdpg is not None and page is not None:
+                got = b"".join(w["data"].to_bytes(4, "little") for w in rdpg)
+                assert (rdpg[-1]["status"] == OK and got == page) or (rdpg[-1]["status"] == MEDIA_ERROR and not ok), \
+                    f"host read of lpn {lpn} during its MERGE: status {rdpg[-1]['status']:#x}, {got.hex()}, " \
+                    f"reference {page.hex()}"
+                n["mg_rd"] += 1
+            q = flush(q)
+            continue
         if ev[0] == "read":
-            # architecture §11.5: base + F in order (later bytes win); a fragment is read from the
-            # cache (the SL_CACHE newest log pages) or from NAND (the SL_PPNS newest: the LPGN -> PPN
-            # table), else the read answers MEDIA_ERROR; a failed log page READ: MEDIA_ERROR
             _, lpn, pg, lrd = ev
             n["reads"] += 1
             F = ref.lookup(lpn)
             fr = own.get(lpn, [])
-            assert len(F) == len(fr), f"lpn {lpn}: the index reference has {len(F)} fragments, the read's {len(fr)}"
-            page = bytearray(b"".join(w.to_bytes(4, "little") for w in want_pages[l2p[lpn]][-1])) \
-                if lpn in l2p else bytearray(PB)
-            plan, ok = [], True             # the log pages the merge must READ, in order
-            for (lg, _, _, _), (o, d) in zip(F, fr):
-                if lg < ref.lpgn - SL_PPNS:
-                    ok = False
-                    break
-                if lg < ref.lpgn - SL_CACHE:
-                    plan.append(lg)
-                else:
-                    n["rd_cached"] += 1
-                page[o:o + len(d)] = d
-            got_lr = [lg for lg, _ in lrd]
-            failed = any(f for _, f in lrd)
-            if failed:                      # the merge stops at the failed READ
-                assert lrd[-1][1] and got_lr == plan[:len(got_lr)], \
-                    f"read of lpn {lpn}: log page READs {lrd}, reference {plan}"
-                ok = False
-                n["rd_lrfail"] += 1
-            else:
-                assert got_lr == plan, f"read of lpn {lpn}: log page READs {got_lr}, reference {plan} (F {F})"
-            n["rd_nand"] += len(got_lr)
+            page, ok, failed = version(lpn, lrd)
+            n["rd_lrfail"] += failed
             assert len(pg) == PW and all(w["status"] == OK for w in pg[:-1])
             st = pg[-1]["status"]
             if not ok:
@@ -1220,8 +1364,8 @@ def check_slog(tb, tl: list) -> dict:
                 assert st == MEDIA_ERROR, f"read of lpn {lpn}: status {st:#x}, reference MEDIA_ERROR (F {F})"
             else:
                 got = b"".join(w["data"].to_bytes(4, "little") for w in pg)
-                assert st == OK and got == bytes(page), \
-                    f"read of lpn {lpn}: status {st:#x}, page {got.hex()}, reference {bytes(page).hex()} (F {F})"
+                assert st == OK and got == page, \
+                    f"read of lpn {lpn}: status {st:#x}, page {got.hex()}, reference {page.hex()} (F {F})"
             n["rd_frag"] += len(F) > 0
             n["rd_multi"] += len(F) > 1
             n["rd_release"] += lpn in released
@@ -1241,6 +1385,7 @@ def check_slog(tb, tl: list) -> dict:
             w = ref.unreserve(t, lpn)
             assert st == w, f"UNRESERVE tx {t} lpn {lpn}: {st:#x}, reference {w:#x}"
             continue
+        q = flush(q)
         i = ev[1]
         r = reqs[i]
         st, ppn = tb.done[i][1], tb.done[i][2]
@@ -1330,17 +1475,19 @@ def check_slog(tb, tl: list) -> dict:
         for pg in pgs:
             want_pages[q] = pg
             q += 1
+    q = flush(q)
+    assert not mg_pend and next(mg_pages, None) is None, "MERGE pages left over"
     # every programmed page: its spare words and data, by seq
     assert sorted(by_seq) == list(range(q)), f"programmed seqs {sorted(set(by_seq) ^ set(range(q)))[:8]}"
     for s, pg in want_pages.items():
         p = by_seq[s][1]
         lpn, t, kind, fl = pg[:4]
-        epoch = pg[4] if fl == F_SLOG else None
+        epoch = pg[4] if len(pg) == 6 else None     # a log page's LPGN, a MERGE page's base PPN
         data = pg[-1]
         got = (p["lpn"], p["txid"], p["kind"], p["flags"])
         assert got == (lpn, t, kind, fl), f"seq {s}: spare (lpn, txid, kind, flags) {got}, reference {pg[:4]}"
         if epoch is not None:
-            assert p["epoch"] == epoch, f"seq {s}: log page epoch {p['epoch']}, its LPGN {epoch}"
+            assert p["epoch"] == epoch, f"seq {s}: epoch {p['epoch']}, reference {epoch} (flags {fl:#x})"
         assert p["data"] == data, f"seq {s}: data {p['data']}, reference {data}"
     for pp, p in tb.nand.failed.items():    # a failed page was programmed again with the same words
         q2 = by_seq[p["seq"]][1]

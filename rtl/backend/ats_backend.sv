@@ -238,7 +238,8 @@ module ats_backend #(
     // NAND statuses
     localparam logic [2:0] N_OK = 3'd0;   // any other status of a READ: MEDIA_ERROR
     // spare flags (persistence.md): bit 0 commit, bit 1 commit block, bit 2 TRIM record
-    localparam logic [7:0] F_COMMIT = 8'h01, F_TRIM = 8'h04, F_ABORT = 8'h08, F_RELOC = 8'h10;
+    localparam logic [7:0] F_COMMIT = 8'h01, F_TRIM = 8'h04, F_ABORT = 8'h08, F_RELOC = 8'h10,
+                           F_SLOG = 8'h20;   // RELOC | SLOG: a MERGE page (persistence §10.3)
 
     if (NUM_CHAN < 1 || NUM_CHAN > 8) begin : g_chk_chan
         $fatal(1, "ats_backend: NUM_CHAN must be 1..8 (%m)");
@@ -356,6 +357,14 @@ module ats_backend #(
     logic               fw_sl_req, fw_sl_done;   // firmware op 7 SLOAD (SLOG = 1, README "Firmware port")
     logic [7:0]         fw_sl_status;
     logic [31:0]        fw_sl_data;
+    // firmware op 6 MERGE (SLOG = 1, README "Firmware port"): its page enters the table as a RELOC
+    // entry (mg_acc_req, flags RELOC | SLOG, epoch = the base mg_base) whose words come from the
+    // read unit's page of the merge's read (tag MG_TAG, mg_rdd); no S-Log record is accepted meanwhile
+    logic               mg_acc_req, mg_blk, mg_rdd, mg_take, recv_mg_q;
+    logic [PPN_W-1:0]   mg_base;
+    logic [31:0]        ur_rd_lpn;        // the read unit's request: the host's s_rd or the merge's read
+    logic [5:0]         ur_rd_txid;
+    logic [7:0]         ur_rd_tag;
     localparam logic [7:0] SL_TAG = 8'hC0;              // NAND tag of the read merge's log page READ
     logic               nd_sl;            // an s_ndata word of that READ (taken always)
     assign nd_sl = SL && s_ndata_tag == SL_TAG;
@@ -410,12 +419,13 @@ module ats_backend #(
     assign tbl_full    = acc_ptr_q[WIN_W-1:0] == cpl_ptr_q[WIN_W-1:0] && acc_ptr_q[WIN_W] != cpl_ptr_q[WIN_W];
     assign tbl_empty   = acc_ptr_q == cpl_ptr_q;
     assign all_issued  = acc_ptr_q == iss_ptr_q;
-    assign fw_acc      = fw_reloc_req && !recv_q && !tbl_full && !rst && !(SL && sl_busy);
-    assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !wb_hold && !(SL && sl_busy);
+    assign fw_acc      = (fw_reloc_req || mg_acc_req) && !recv_q && !tbl_full && !rst && !(SL && sl_busy);
+    assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !mg_acc_req && !wb_hold && !(SL && sl_busy) &&
+                         !(SL && mg_blk && sl_rec_st);
     assign acc_fire    = s_wb_valid && s_wb_ready;
     assign s_wbd_ready = (recv_q && !recv_fw_q) || (SL && sl_wbd_ready);
-    assign s_fwd_ready = (recv_q && recv_fw_q) || fw_fwd_take;
-    assign wbd_fire    = recv_q && (recv_fw_q ? s_fwd_valid : s_wbd_valid);
+    assign s_fwd_ready = (recv_q && recv_fw_q && !recv_mg_q) || fw_fwd_take;
+    assign wbd_fire    = recv_q && (recv_mg_q ? (ur_rdd_valid && mg_rdd) : recv_fw_q ? s_fwd_valid : s_wbd_valid);
     assign mem_we      = wbd_fire || (SL && sl_mem_we);
     assign mem_wa      = (SL && sl_mem_we) ? sl_mem_wa : MEM_AW'(32'(recv_ent_q) * 32'(PW) + 32'(recv_w_q));
     assign next_seq    = seq_q;
@@ -442,7 +452,7 @@ module ats_backend #(
 
     ats_wbuf_mem #(.DEPTH(MEM_DEPTH)) u_mem (
         .clk, .wr_en(mem_we), .wr_addr(mem_wa),
-        .wr_data((SL && sl_mem_we) ? sl_mem_wd : recv_fw_q ? s_fwd_data : s_wbd_data),
+        .wr_data((SL && sl_mem_we) ? sl_mem_wd : recv_mg_q ? ur_rdd_data : recv_fw_q ? s_fwd_data : s_wbd_data),
         .rd_addr(mem_ra), .rd_data(mem_rd)
     );
     // per-tx error: the first failed TX_WRITE's status (TX_FULL, INDEX_FULL, ...), until the tx's
@@ -598,7 +608,8 @@ module ats_backend #(
     logic [RS_W-1:0]        rm_qs, rm_acc_s, rm_lk_s;
     ats_backend_read #(.PAGE_BYTES(PAGE_BYTES), .RD_SLOTS(RD_SLOTS), .PPN_W(PPN_W), .MG(SLOG)) u_read (
         .clk, .rst,
-        .s_rd_valid(ur_s_rd_valid), .s_rd_ready(ur_s_rd_ready), .s_rd_lpn, .s_rd_txid, .s_rd_tag, .hold(erase_wait),
+        .s_rd_valid(ur_s_rd_valid), .s_rd_ready(ur_s_rd_ready), .s_rd_lpn(ur_rd_lpn), .s_rd_txid(ur_rd_txid),
+        .s_rd_tag(ur_rd_tag), .hold(erase_wait),
         .m_rdd_valid(ur_rdd_valid), .m_rdd_ready(ur_rdd_ready), .m_rdd_data(ur_rdd_data), .m_rdd_last(ur_rdd_last),
         .m_rdd_status(ur_rdd_status), .m_rdd_tag(ur_rdd_tag),
         .m_lk_valid(rd_lk_valid), .m_lk_ready(rq_free), .m_lk_op(rd_lk_op), .m_lk_txid(rd_lk_txid),
@@ -916,7 +927,7 @@ module ats_backend #(
             acc_ptr_q <= '0; cpl_ptr_q <= '0;
             cpl_seq_q <= 64'd0;
             recv_q <= 1'b0; recv_w_q <= '0; recv_ent_q <= '0;
-            recv_fw_q <= 1'b0;
+            recv_fw_q <= 1'b0; recv_mg_q <= 1'b0;
         end else begin
             if (acc_fire) begin
                 e_lpn[acc_e]   <= s_wb_lpn;
@@ -935,7 +946,7 @@ module ats_backend #(
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 if (!s_wb_op) begin
-                    recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b0;
+                    recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b0; recv_mg_q <= 1'b0;
                 end
             end else if (fw_acc_go) begin
                 // a firmware RELOC: a data page of the log (flag RELOC, the old page in the epoch
@@ -947,14 +958,14 @@ module ats_backend #(
                 e_trim[acc_e]  <= 1'b0;
                 e_rec[acc_e]   <= RC_NONE;
                 e_kind[acc_e]  <= 2'd0;
-                e_flags[acc_e] <= F_RELOC;
+                e_flags[acc_e] <= (SL && mg_acc_req) ? (F_RELOC | F_SLOG) : F_RELOC;   // (a MERGE: RELOC | SLOG)
                 e_st[acc_e]    <= E_RECV;
                 e_fw[acc_e]    <= 1'b1;
                 e_sl[acc_e]    <= 1'b0;
-                e_old[acc_e]   <= fw_ppn_q;
+                e_old[acc_e]   <= (SL && mg_acc_req) ? mg_base : fw_ppn_q;
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
-                recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1;
+                recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1; recv_mg_q <= SL && mg_acc_req;
             end else if (SL && sl_acc) begin
                 // an S-Log record's next log page (its words follow from the unit: sl_mem_we)
                 e_lpn[acc_e]   <= 32'hFFFF_FFFF;
@@ -1483,7 +1494,7 @@ module ats_backend #(
                 end
                 C_ACK: if (c_ack) begin
                     if (cm_fw_q) begin
-                        if (c_status_q == 8'h00) cnt_relocs <= cnt_relocs + 1'b1;   // (response: firmware port)
+                        if (c_status_q == 8'h00 && !e_flags[cp][5]) cnt_relocs <= cnt_relocs + 1'b1;   // (not a MERGE)   // (response: firmware port)
                     end else if (SL && sl_mid_cp) begin
                         // a record's log page before its last: no completion (the last one's is the commit's)
                     end else begin
@@ -1593,6 +1604,7 @@ module ats_backend #(
         logic [2:0]         ix_op_q;
         logic [7:0]         ix_txid_q;
         logic [31:0]        ix_lpn_q;
+        logic [7:0]         ix_n_q;           // RELEASE's n: 255 (a plain page, TRIM), a MERGE's fragments
         logic               ix_ready, ixa_valid, ixa_last;
         logic [7:0]         ixa_sts, ixa_cnt;
         logic [31:0]        ixa_lpgn;         // (LOOKUP's fields: the read merge, not built)
@@ -1631,6 +1643,12 @@ module ats_backend #(
         // unit's instance, whose s_cf_valid reads it: Yosys needs a declaration before its use)
         typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW} ixw_e;
         ixw_e               ix_who_q;
+        // firmware op 6 MERGE (section "MERGE" below)
+        localparam logic [7:0] MG_TAG = 8'hFB;   // the MERGE's read on the read unit (a reserved read tag)
+        typedef enum logic [2:0] {G_IDLE, G_WREC, G_RQ, G_RD, G_ACC, G_DATA, G_DROP, G_CPL} gm_state_e;
+        gm_state_e          g_st_q;
+        logic [7:0]         g_n_q, g_sts_q;   // the fragments merged (|F| at its LOOKUP); a refusal's status
+        logic               mg_done;          // a MERGE answered without a page (g_sts_q)
         // the read merge's state (section "read merge" below)
         typedef enum logic [3:0] {M_IDLE, M_CHK, M_FR, M_CA, M_CW, M_NRQ, M_NW, M_NX, M_DONE} mg_state_e;
         mg_state_e          mg_st_q;
@@ -1647,7 +1665,7 @@ module ats_backend #(
         ) u_slog (
             .clk, .rst,
             .s_ix_valid(ix_v_q), .s_ix_ready(ix_ready), .s_ix_op(ix_op_q), .s_ix_txid(ix_txid_q),
-            .s_ix_lpn(ix_lpn_q), .s_ix_n(8'd255),
+            .s_ix_lpn(ix_lpn_q), .s_ix_n(ix_n_q),
             .s_ix_lpgn(fw_epoch_q), .s_ix_pofs(fw_seq_q[43:32]), .s_ix_off(fw_seq_q[23:12]), .s_ix_len(fw_seq_q[11:0]),
             .m_ix_valid(ixa_valid), .m_ix_ready(1'b1), .m_ix_sts(ixa_sts), .m_ix_cnt(ixa_cnt),
             .m_ix_lpgn(ixa_lpgn), .m_ix_pofs(ixa_pofs), .m_ix_off(ixa_off), .m_ix_len(ixa_len), .m_ix_last(ixa_last),
@@ -1682,9 +1700,12 @@ module ats_backend #(
         // firmware op 7 SLOAD (README "Firmware port"): rop 0 the LPGN counter := epoch, 1 the LPGN ->
         // PPN table's entry {epoch, ppn}, 2 INSERT of a recovered fragment {lpn, epoch, seq's fields}
         logic               fs_lg, fs_pt, fs_ins, fs_sent_q, fs_req;
-        assign fs_lg  = fw_sl_req && fw_rop_q == 4'd0;
-        assign fs_pt  = fw_sl_req && fw_rop_q == 4'd1 && !(nc_ok && e_sl[nc_e]);   // (the table's one write port)
-        assign fs_ins = fw_sl_req && fw_rop_q == 4'd2;
+        logic               fw_sl7, fw_mg;
+        assign fw_sl7 = fw_sl_req && fw_op_q == 3'd7;
+        assign fw_mg  = fw_sl_req && fw_op_q == 3'd6;
+        assign fs_lg  = fw_sl7 && fw_rop_q == 4'd0;
+        assign fs_pt  = fw_sl7 && fw_rop_q == 4'd1 && !(nc_ok && e_sl[nc_e]);   // (the table's one write port)
+        assign fs_ins = fw_sl7 && fw_rop_q == 4'd2;
         assign fs_req = fs_ins && !fs_sent_q;
         logic               rid_v_q, rid_a_q, rid_sel_q, ur_mid_q, ur_fire, is_rid;
         logic [7:0]         rid_tag_q, rid_sts_q, rid_cnt_q;
@@ -1711,6 +1732,7 @@ module ats_backend #(
                     end else if (apl_req) begin
                         ix_v_q <= 1'b1; ix_who_q <= W_APL; ix_op_q <= sl_fin_cp ? 3'd4 : 3'd3;
                         ix_txid_q <= {2'b00, cm_txid_q}; ix_lpn_q <= e_lpn[cp];
+                        ix_n_q <= cm_fw_q ? g_n_q : 8'd255;
                     end else if (lk_req) begin       // a host read's LOOKUP (the read merge)
                         ix_v_q <= 1'b1; ix_who_q <= W_LK; ix_op_q <= 3'd2;
                         ix_txid_q <= 8'd0; ix_lpn_q <= lq_lpn[lq_rd_q[RS_W-1:0]];
@@ -1734,17 +1756,28 @@ module ats_backend #(
         // RELEASE: from apl_req until the entry's remap request is taken), so that its LOOKUP of the
         // index and its lookup of the L2P see the same version (README "S-Log", read merge)
         logic               rd_blk;
+        // (a MERGE's completion: its RELEASE, then LOOKUP, then MAP_WRITE: blocked until the
+        // MAP_WRITE is taken, or the LOOKUP found the copy stale)
         assign rd_blk        = apl_req || ix_who_q == W_APL ||
-                               (apl_s_q != 2'd0 && (c_st_q == C_IDLE || c_st_q == C_REQ));
-        assign ur_s_rd_valid = s_rd_valid && !is_rid && !rd_blk;
-        assign s_rd_ready    = is_rid ? (!rid_v_q && !rid_a_q && !rst) : (ur_s_rd_ready && !rd_blk);
+                               (apl_s_q != 2'd0 && (c_st_q == C_IDLE || c_st_q == C_REQ ||
+                                                    (cm_fw_q && c_st_q == C_WAIT && c_op_q == R_LOOKUP)));
+        // the MERGE's read (g_st_q G_RQ) goes in instead of a host read
+        logic               mg_inj;
+        assign mg_inj        = g_st_q == G_RQ;
+        assign ur_s_rd_valid = mg_inj ? !rd_blk : (s_rd_valid && !is_rid && !rd_blk);
+        assign s_rd_ready    = is_rid ? (!rid_v_q && !rid_a_q && !rst) : (ur_s_rd_ready && !rd_blk && !mg_inj);
+        assign ur_rd_lpn     = mg_inj ? fw_lpn_q : s_rd_lpn;
+        assign ur_rd_txid    = mg_inj ? 6'd0 : s_rd_txid;
+        assign ur_rd_tag     = mg_inj ? MG_TAG : s_rd_tag;
         // a RESERVE answers OK only for a mapped LPN (architecture §11.3 step 5: a fragment needs a
         // base): LOOKUP first (rid_lk_q 1 wants the register, 2 waits), unmapped: TX_FULL at once
         logic [1:0]         rid_lk_q;
         assign rid_req       = rid_v_q && rid_lk_q == 2'd3 && ix_who_q != W_RID;
-        assign ur_fire       = ur_rdd_valid && m_rdd_ready && !rid_sel_q;
-        assign ur_rdd_ready  = m_rdd_ready && !rid_sel_q;
-        assign m_rdd_valid   = rid_sel_q || ur_rdd_valid;
+        // (the MERGE's page, tag MG_TAG, goes into its table entry, or is dropped: never on m_rdd)
+        assign mg_rdd        = ur_rdd_tag == MG_TAG;
+        assign ur_fire       = ur_rdd_valid && ur_rdd_ready;
+        assign ur_rdd_ready  = mg_rdd ? mg_take : (m_rdd_ready && !rid_sel_q);
+        assign m_rdd_valid   = rid_sel_q || (ur_rdd_valid && !mg_rdd);
         assign m_rdd_data    = !rid_sel_q ? ur_rdd_data :
                                (rid_w_q == '0 && rid_tag_q == RID_RSV && rid_sts_q == ats_host_pkg::STS_OK) ?
                                {24'd0, rid_cnt_q} : 32'd0;
@@ -1789,7 +1822,10 @@ module ats_backend #(
         //      full-page write empties its LPN's F (a RELOC does not: it copies the same data)
         assign sl_fin_cp = e_sl[cp] && cm_rec_q == RC_CREC;
         assign sl_mid_cp = e_sl[cp] && cm_rec_q == RC_NONE;
-        assign sl_ix_cp  = sl_fin_cp || (!e_sl[cp] && !cm_fw_q && cm_rec_q == RC_NONE && cm_txid_q == 6'd0);
+        //      ... and RELEASE (n = its fragments) at a MERGE's (before its LOOKUP: F holds none of
+        //      them when the copy is stale, a plain page's or TRIM's RELEASE emptied it)
+        assign sl_ix_cp  = sl_fin_cp || (!e_sl[cp] && !cm_fw_q && cm_rec_q == RC_NONE && cm_txid_q == 6'd0) ||
+                           (cm_fw_q && e_flags[cp][5]);
         // (index lookups go first: no APPLY / RELEASE while a host read's LOOKUP is to come)
         assign apl_req   = apl_s_q == 2'd0 && ix_who_q != W_APL && c_st_q == C_IDLE && !tbl_empty &&
                            cm_done_q && sl_ix_cp && !lq_pend;
@@ -1867,9 +1903,10 @@ module ats_backend #(
                              ix_who_q != W_DIS;
         assign lg_valid    = rx_st_q == X_LG || (fs_lg && rx_st_q == X_IDLE);
         assign fw_sl_done  = (fs_lg && rx_st_q == X_IDLE && lg_ready) || fs_pt ||
-                             (ixa_valid && ix_who_q == W_FW) || (fw_sl_req && fw_rop_q > 4'd2);
-        assign fw_sl_status = (ixa_valid && ix_who_q == W_FW) ? ixa_sts : (fw_rop_q > 4'd2) ? 8'hFF : 8'h00;
-        assign fw_sl_data  = (ixa_valid && ix_who_q == W_FW) ? {24'd0, ixa_cnt} : 32'd0;
+                             (ixa_valid && ix_who_q == W_FW) || (fw_sl7 && fw_rop_q > 4'd2) || mg_done;
+        assign fw_sl_status = mg_done ? g_sts_q : (ixa_valid && ix_who_q == W_FW) ? ixa_sts :
+                              (fw_rop_q > 4'd2) ? 8'hFF : 8'h00;
+        assign fw_sl_data  = (ixa_valid && ix_who_q == W_FW && !mg_done) ? {24'd0, ixa_cnt} : 32'd0;
         always_ff @(posedge clk) begin
             if (rst) begin
                 rx_st_q <= X_IDLE;
@@ -1967,7 +2004,7 @@ module ats_backend #(
                 lq_wr_q <= '0; mh_q <= '0; mn_q <= '0; mb_q <= '0; lk_k_q <= '0;
             end else begin
                 if (rd_acc) begin
-                    lq_s[lq_wr_q[RS_W-1:0]] <= rm_acc_s; lq_lpn[lq_wr_q[RS_W-1:0]] <= s_rd_lpn;
+                    lq_s[lq_wr_q[RS_W-1:0]] <= rm_acc_s; lq_lpn[lq_wr_q[RS_W-1:0]] <= ur_rd_lpn;
                     lq_wr_q <= lq_wr_q + 1'b1;
                     mh_q[rm_acc_s] <= 1'b1; mn_q[rm_acc_s] <= 1'b0; mb_q[rm_acc_s] <= 1'b0;
                 end
@@ -2115,8 +2152,62 @@ module ats_backend #(
                 endcase
             end
         end
+        // ---- MERGE (firmware op 6, architecture §11.6, README "Firmware port"): waits until no S-Log
+        //      record is being received or held (none is accepted from the request on: mg_blk, until
+        //      the response), then reads lpn through the read unit like a host read (LOOKUP, base,
+        //      fragments: the read merge) under the read tag MG_TAG; at its page's first word: F = []
+        //      or no base: status 2, a failed base or fragment: status 3, the page dropped; else the
+        //      page's words go into a RELOC entry (flags RELOC | SLOG, epoch = the base), completed
+        //      as a RELOC with the RELEASE of its g_n_q fragments first (sl_ix_cp)
+        logic [RS_W-1:0]    g_s_q;
+        logic               g_map_q, g_bq_q, sl_held;
+        logic [PPN_W-1:0]   g_base_q;
+        always_comb begin
+            sl_held = 1'b0;
+            for (int i = 0; i < WIN; i++) if (e_sl[i] && e_st[i] != E_FREE) sl_held = 1'b1;
+        end
+        assign mg_blk     = g_st_q != G_IDLE;
+        assign mg_acc_req = g_st_q == G_ACC;
+        assign mg_base    = g_base_q;
+        assign mg_take    = (recv_q && recv_mg_q) || g_st_q == G_DROP;
+        assign mg_done    = g_st_q == G_DROP && ur_rdd_valid && mg_rdd && ur_rdd_last;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                g_st_q <= G_IDLE;
+            end else begin
+                unique case (g_st_q)
+                    G_IDLE: if (fw_mg) g_st_q <= G_WREC;
+                    G_WREC: if (rx_st_q == X_IDLE && !sl_held) begin
+                        g_n_q <= 8'd0; g_map_q <= 1'b0; g_bq_q <= 1'b0;
+                        g_st_q <= G_RQ;
+                    end
+                    G_RQ: if (rd_acc) begin g_s_q <= rm_acc_s; g_st_q <= G_RD; end
+                    G_RD: if (ur_rdd_valid && mg_rdd) begin     // the page's first word: the verdict
+                        if (g_n_q == 8'd0 || !g_map_q) begin
+                            g_sts_q <= 8'h02; g_st_q <= G_DROP;
+                        end else if (g_bq_q || mb_q[g_s_q]) begin
+                            g_sts_q <= 8'h03; g_st_q <= G_DROP;
+                        end else begin
+                            g_st_q <= G_ACC;
+                        end
+                    end
+                    G_ACC: if (fw_acc_go) g_st_q <= G_DATA;
+                    G_DATA: if (ur_fire && mg_rdd && ur_rdd_last) g_st_q <= G_CPL;
+                    G_DROP: if (mg_done) g_st_q <= G_IDLE;
+                    G_CPL: if (c_reloc_done) g_st_q <= G_IDLE;
+                    default: g_st_q <= G_IDLE;
+                endcase
+                if (g_st_q == G_RD) begin
+                    if (rsp_rd && rm_lk_s == g_s_q) begin
+                        g_map_q <= s_rsp_status == 4'd0 && s_rsp_mapped; g_base_q <= lk_ppn_fx;
+                    end
+                    if (ixa_valid && ix_who_q == W_LK && ixa_last && lk_s_q == g_s_q) g_n_q <= ixa_cnt;
+                    if (mg_st_q == M_CHK && mg_s_q == g_s_q) g_bq_q <= rm_qz || !rm_qok || mt_q[g_s_q];
+                end
+            end
+        end
         assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 ||
-                             lq_pend || mg_st_q != M_IDLE || mg_cand != '0;   // (a held slot waiting for its page: no work)
+                             lq_pend || mg_st_q != M_IDLE || mg_cand != '0 || g_st_q != G_IDLE;   // (a held slot waiting for its page: no work)
         logic unused_sl;
         assign unused_sl = ^{rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
 `ifndef SYNTHESIS
@@ -2132,6 +2223,8 @@ module ats_backend #(
     end else begin : g_noslog
         assign ur_s_rd_valid = s_rd_valid;
         assign s_rd_ready    = ur_s_rd_ready;
+        assign ur_rd_lpn = s_rd_lpn, ur_rd_txid = s_rd_txid, ur_rd_tag = s_rd_tag;
+        assign {mg_acc_req, mg_blk, mg_rdd, mg_take, mg_base} = '0;
         assign m_rdd_valid   = ur_rdd_valid;
         assign ur_rdd_ready  = m_rdd_ready;
         assign m_rdd_data    = ur_rdd_data;
@@ -2142,7 +2235,7 @@ module ats_backend #(
         assign {rm_hold, rm_bad, rm_we, rm_wa, rm_wd, rm_qs, sl_nrd_valid, sl_nrd_ppn, sl_nw} = '0;
         assign {fw_sl_done, fw_sl_status, fw_sl_data} = '0;
         logic unused_rm;
-        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req};
+        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req, mg_take};
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,
@@ -2156,8 +2249,8 @@ module ats_backend #(
         perr = 3'd0;
         if (wbd_fire) begin                                // a missing or an early `last`: the word count decides
             if (32'(recv_w_q) == PW - 1) begin
-                if (!(recv_fw_q ? s_fwd_last : s_wbd_last)) perr = perr + 3'd1;
-            end else if (recv_fw_q ? s_fwd_last : s_wbd_last) begin
+                if (!(recv_mg_q ? ur_rdd_last : recv_fw_q ? s_fwd_last : s_wbd_last)) perr = perr + 3'd1;
+            end else if (recv_mg_q ? ur_rdd_last : recv_fw_q ? s_fwd_last : s_wbd_last) begin
                 perr = perr + 3'd1;
             end
         end

@@ -112,7 +112,7 @@ module ats_backend_fw #(
     localparam int DIE_PACK = (NDIE > 1) ? $clog2(NDIE) : 0;   // die bits in a PPN
     localparam int FW_AW    = $clog2(PW);
     localparam logic [2:0] FO_NREAD = 3'd0, FO_NPROG = 3'd1, FO_NERASE = 3'd2, FO_REMAP = 3'd3, FO_RELOC = 3'd4,
-                           FO_SEQSET = 3'd5, FO_SLOAD = 3'd7;
+                           FO_SEQSET = 3'd5, FO_MERGE = 3'd6, FO_SLOAD = 3'd7;
 
     function automatic logic [PPN_W-1:0] pack_ppn(input logic [2:0] ch, input logic [1:0] wy,
                                                   input logic [11:0] blk, input logic [7:0] pg);
@@ -228,8 +228,9 @@ module ats_backend_fw #(
                             fo_status_q <= seqset ? 8'h00 : 8'h04;
                         end
                         default: begin                     // unknown operation: status 0xFF, nothing done
-                            if (SL != 0 && s_fw_op == FO_SLOAD) begin
-                                fw_st_q <= F_SL;           // (SL = 1: g_slog answers, sl_done)
+                            if (SL != 0 && (s_fw_op == FO_SLOAD || s_fw_op == FO_MERGE)) begin
+                                fw_st_q <= F_SL;           // (SL = 1: g_slog answers, sl_done; a MERGE
+                                                           //  that programs a page: reloc_acc / reloc_done)
                             end else begin
                                 fo_v_q <= 1'b1; fo_status_q <= 8'hFF; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
                                 fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
