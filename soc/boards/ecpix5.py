@@ -172,7 +172,10 @@ class BoardCRG(LiteXModule):
     PHY's 2:1 gearing is phase aligned; `init` (25 MHz) runs the PHY's initialisation. sys is held
     in reset until the PLL locks and while the PHY asks for it; rst_n (the board's reset) and a
     power-on counter reset the PLL. `hold` (PowerFailResetGuard) holds the sys domain's reset (the
-    PLL stays locked, the DDR3 PHY's clock alignment is kept)."""
+    PLL stays locked, the DDR3 PHY's clock alignment is kept). The sys reset leaves its synchroniser
+    through a DCCA, so that its ~7,100 flip-flop LSR loads ride a global network instead of the
+    general routing (nextpnr-ecp5 promotes clock nets only; docs/boards.md "Whole-device place and
+    route")."""
 
     def __init__(self, platform, sys_hz: float):
         self.rst = Signal()
@@ -184,12 +187,14 @@ class BoardCRG(LiteXModule):
         self.cd_sys = ClockDomain()
         self.cd_sys2x = ClockDomain()
         self.cd_sys2x_i = ClockDomain(reset_less=True)
+        self.cd_rstgen = ClockDomain()  # sys's clock; its reset is the synchroniser's, before the DCCA
 
         clk100 = platform.request("clk100")
         rst_n = platform.request("rst_n")
         por_count = Signal(16, reset=0xFFFF)
         self.comb += self.cd_por.clk.eq(clk100)
         self.sync.por += If(por_count != 0, por_count.eq(por_count - 1))
+        self.comb += self.cd_rstgen.clk.eq(self.cd_sys.clk)
 
         self.pll = pll = ECP5PLL()
         self.comb += pll.reset.eq((por_count != 0) | ~rst_n | self.rst)
@@ -200,7 +205,8 @@ class BoardCRG(LiteXModule):
             Instance("ECLKSYNCB", i_ECLKI=self.cd_sys2x_i.clk, i_STOP=self.stop, o_ECLKO=self.cd_sys2x.clk),
             Instance("CLKDIVF", p_DIV="2.0", i_ALIGNWD=0, i_CLKI=self.cd_sys2x.clk, i_RST=self.reset,
                      o_CDIVX=self.cd_sys.clk),
-            AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.reset | self.hold),
+            AsyncResetSynchronizer(self.cd_rstgen, ~pll.locked | self.reset | self.hold),
+            Instance("DCCA", i_CLKI=self.cd_rstgen.rst, i_CE=1, o_CLKO=self.cd_sys.rst),
         ]
 
 

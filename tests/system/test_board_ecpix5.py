@@ -79,6 +79,11 @@ def test_board_soc(board):
 
     core = _instances(v, "ats_ssd_core")
     assert len(core) == 1
+    # the sys reset (every flip-flop's LSR) on a global network: a DCCA between its synchroniser and
+    # the sys domain (soc/boards/ecpix5.py BoardCRG; docs/boards.md "Whole-device place and route")
+    dcca = re.findall(r"^DCCA \w+\(\s*// Inputs\.\s*\.CE\s*\(1'd1\),\s*\.CLKI\s*\((\w+)\),\s*// Outputs\.\s*"
+                      r"\.CLKO\s*\((\w+)\)", v, re.M)
+    assert dcca == [("rstgen_rst", "sys_rst")], dcca
     assert (core[0]["NUM_CHAN"], core[0]["WAYS"], core[0]["BLOCKS"]) == (4, 2, cfg["blocks"])
 
     host = _instances(v, "ats_udp_host")
