@@ -161,7 +161,7 @@ module ats_backend #(
     // ---- firmware port (README "Firmware port"): one operation at a time, one response each
     input  wire logic                     s_fw_valid,
     output wire logic                     s_fw_ready,
-    input  wire logic [2:0]               s_fw_op,        // 0 NREAD, 1 NPROG, 2 NERASE, 3 REMAP, 4 RELOC
+    input  wire logic [2:0]               s_fw_op,        // 0 NREAD, 1 NPROG, 2 NERASE, 3 REMAP, 4 RELOC, 5 SEQSET, 6 MERGE, 7 SLOAD
     input  wire logic [2:0]               s_fw_chan,      // NREAD / NPROG / NERASE address
     input  wire logic [1:0]               s_fw_way,
     input  wire logic [11:0]              s_fw_block,
