@@ -61,6 +61,10 @@ COUNTERS = [
     ("cnt_relocs", "GC relocations applied"),
 ]
 
+# the S-Log configurations' LPGN -> PPN table entries (ats_ssd_core SLOG_PPNS): one value for the core's
+# parameter and soc.h's ATS_HW_SLOG_PPNS (the firmware's SLOAD refuses pages that clash modulo it)
+SLOG_PPNS = 256
+
 
 @dataclass
 class AtsConfig:
@@ -443,7 +447,7 @@ class AtomSSD(LiteXModule):
             p_NUM_SLOTS=cfg.num_slots, p_WIN=cfg.win, p_RD_SLOTS=cfg.rd_slots,
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
             **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
-            **(dict(p_SLOG=1) if cfg.slog else {}),               # (0: the core's default)
+            **(dict(p_SLOG=1, p_SLOG_PPNS=SLOG_PPNS) if cfg.slog else {}),   # (SLOG 0: the core's default)
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
@@ -550,5 +554,5 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
         soc.add_constant(f"ATS_{k}", v)
     if cfg.slog:
         soc.add_constant("ATS_HW_SLOG", 1)       # (not ATS_SLOG: LiteX adds ats_<name>_read(), ftl.h has ats_slog_read)
-        soc.add_constant("ATS_HW_SLOG_PPNS", 256)        # ats_ssd_core's SLOG_PPNS default
+        soc.add_constant("ATS_HW_SLOG_PPNS", SLOG_PPNS)  # the value the core was built with (above)
     return m
