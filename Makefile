@@ -237,5 +237,5 @@ attach: $(SETUP_STAMP) $(if $(BOARD_ADDR),,$(GEN_STAMP))
 ifeq ($(BOARD_ADDR),)
 	cd sw/host && ATS_SIM_PGO=1 $(PY) -m atomssd.attach --dir $(ROOT)/build/attach/dev --mount $(ROOT)/build/attach/fs
 else
-	cd sw/host && $(PY) -m atomssd.attach --board $(BOARD_ADDR) --dir $(ROOT)/build/attach/board --mount $(ROOT)/build/attach/fs
+	cd sw/host && $(PY) -m atomssd.attach --board $(BOARD_ADDR) --dir $(ROOT)/build/attach/board --mount $(ROOT)/build/attach/fs $(if $(MKFS),--mkfs)
 endif

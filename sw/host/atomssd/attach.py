@@ -10,7 +10,8 @@ NBD request host-link commands, the size from the device's IDENTIFY, no simulato
 images; `--link-param` passes the plugin's link parameters: nslot, slot_bytes, timeout,
 max_timeout, retries, boot_wait) on `<dir>/nbd.sock`; with `--mount`, nbdfuse exposes the
 export as `<dir>/fuse/disk`, a loop device is attached to it, an ext4 file system is made on it
-(`--mkfs`, or when it has none) and mounted. Ctrl-C (or SIGTERM) unmounts and detaches in order,
+(`--mkfs`, or when `blkid -p` finds no signature; with `--board` only with `--mkfs`; another file
+system or a failed probe stops attach) and mounted. Ctrl-C (or SIGTERM) unmounts and detaches in order,
 and the device powers off (images saved in `<dir>`). Needs root, /dev/fuse and loop devices, and
 the Debian packages nbdkit, nbdkit-plugin-python, libnbd-bin (nbdfuse), e2fsprogs (`make setup`).
 
@@ -174,9 +175,58 @@ class Attached:
             self.fuse.kill()
 
 
+PROBE_HEAD, PROBE_TAIL = 256 << 10, 64 << 10      # read before blkid: its superblock areas (ext4 1 KiB, btrfs 64 KiB...)
+
+
+def probe_fs(dev: str, run=subprocess.run) -> str | None:
+    """The file system on `dev` by `blkid -p` (a low-level probe of the device itself): its TYPE, or
+    None only when the device's first PROBE_HEAD and last PROBE_TAIL bytes read without error and
+    blkid says there is no signature (exit 2). A failed read (EIO: a link that timed out, a board
+    still recovering) or any other exit of blkid (4: usage / probe error, 8: ambiguous) raises:
+    "could not read" must never read as "empty"."""
+    if not Path(dev).exists():
+        raise RuntimeError(f"{dev}: no such device")
+    # blkid -p exits 2 (nothing found) also when its reads fail with EIO (util-linux 2.38, checked on a
+    # loop device over an export answering EIO), so the regions it probes are read here first
+    try:
+        fd = os.open(dev, os.O_RDONLY)
+        try:
+            size = os.lseek(fd, 0, os.SEEK_END)
+            for off, n in ((0, min(PROBE_HEAD, size)), (max(0, size - PROBE_TAIL), min(PROBE_TAIL, size))):
+                if len(os.pread(fd, n, off)) != n:
+                    raise OSError(f"short read at {off}")
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise RuntimeError(f"{dev}: cannot read its first / last blocks ({e}): no file system is made") from e
+    r = run(["blkid", "-p", "-o", "value", "-s", "TYPE", dev], capture_output=True, text=True)
+    if r.returncode == 2:
+        return None
+    if r.returncode != 0:
+        raise RuntimeError(f"blkid -p {dev}: exit {r.returncode} ({(r.stderr or r.stdout).strip() or 'probe failed'}):"
+                           " the device could not be probed; no file system is made")
+    return r.stdout.strip() or "unknown"
+
+
 def has_fs(dev: str) -> bool:
-    r = subprocess.run(["blkid", "-p", dev], capture_output=True, text=True)
-    return "ext4" in r.stdout
+    """An ext4 file system on `dev` (probe_fs: raises when the probe fails)."""
+    return probe_fs(dev) == "ext4"
+
+
+def need_mkfs(dev: str, mkfs: bool, board: bool, run=subprocess.run) -> bool:
+    """Whether to make a new ext4 file system on `dev`: `--mkfs` always; else only when blkid finds no
+    signature at all, and never on a board (its data are the user's: `--mkfs` is asked for).
+    Another file system, a failed probe, or an empty board stops attach with the reason."""
+    if mkfs:
+        return True
+    fs = probe_fs(dev, run)
+    if fs == "ext4":
+        return False
+    if fs is not None:
+        raise RuntimeError(f"{dev}: holds a {fs} file system, not ext4 (--mkfs replaces it)")
+    if board:
+        raise RuntimeError(f"{dev}: the board's export has no file system; --mkfs (make attach ... MKFS=1) makes one")
+    return True
 
 
 def main() -> None:
@@ -212,7 +262,11 @@ def main() -> None:
     try:
         if a.mount:
             att = Attached(exp)
-            if a.mkfs or not has_fs(att.loop):
+            try:
+                make = need_mkfs(att.loop, a.mkfs, bool(a.board))
+            except RuntimeError as e:
+                sys.exit(f"[attach] {e}")
+            if make:
                 print(f"[attach] mkfs.ext4 {att.loop}", flush=True)
                 att.mkfs()
             att.mount(a.mount)

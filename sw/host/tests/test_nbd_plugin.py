@@ -320,3 +320,78 @@ def test_udp_mode_dead_device_gives_eio(tmp_path):
         exp.stop()
         m.close()
     assert exp.proc.returncode == 0, exp.proc.returncode
+
+
+# ---- attach's mkfs decision (sw/host/atomssd/attach.py need_mkfs) ----------------------------------
+# A file system is made only with --mkfs, or (not on a board) when the device reads without error and
+# blkid -p finds no signature (exit 2). Another exit code, another file system, or a device whose
+# first blocks answer EIO stops attach: a board's data must never be formatted over because a read
+# failed. The EIO case is real: nbdkit + the plugin against udp_device_model failing reads of LBA 0,
+# through nbdfuse, where blkid -p itself exits 2 ("nothing found") despite the EIO.
+from atomssd import attach  # noqa: E402
+
+
+class _Blkid:
+    def __init__(self, rc: int, out: str = ""):
+        self.rc, self.out, self.calls = rc, out, 0
+
+    def __call__(self, argv, **kw):
+        self.calls += 1
+        assert argv[:2] == ["blkid", "-p"]
+        return subprocess.CompletedProcess(argv, self.rc, self.out, "")
+
+
+def test_attach_mkfs_decision_by_blkid_exit(tmp_path):
+    dev = tmp_path / "disk"
+    dev.write_bytes(bytes(1 << 20))
+    d = str(dev)
+    for board in (False, True):
+        assert attach.need_mkfs(d, True, board, _Blkid(4)) is True            # --mkfs: always
+        assert attach.need_mkfs(d, False, board, _Blkid(0, "ext4\n")) is False
+        for rc in (1, 4, 8):                                                   # a probe that failed
+            with pytest.raises(RuntimeError, match=f"exit {rc}"):
+                attach.need_mkfs(d, False, board, _Blkid(rc))
+        with pytest.raises(RuntimeError, match="xfs"):                         # another file system
+            attach.need_mkfs(d, False, board, _Blkid(0, "xfs\n"))
+    assert attach.need_mkfs(d, False, False, _Blkid(2)) is True                # simulator, no signature
+    with pytest.raises(RuntimeError, match="--mkfs"):                          # a board: only when asked
+        attach.need_mkfs(d, False, True, _Blkid(2))
+    # the real blkid: a blank image, an ext4 image
+    if shutil.which("blkid") and shutil.which("mkfs.ext4"):
+        assert attach.need_mkfs(d, False, False) is True
+        subprocess.run(["mkfs.ext4", "-q", "-F", d], check=True, capture_output=True)
+        assert attach.need_mkfs(d, False, True) is False
+
+
+_fuse_ok = _nbdkit_ok and shutil.which("nbdfuse") and shutil.which("blkid") and os.path.exists("/dev/fuse") \
+    and os.geteuid() == 0
+
+
+@pytest.mark.skipif(not _fuse_ok, reason="needs nbdkit-plugin-python, nbdfuse, blkid, /dev/fuse and root")
+def test_attach_no_mkfs_when_lba0_fails(tmp_path):
+    """The board's export answers EIO on LBA 0: attach must stop, not format (blkid alone says 'empty')."""
+    m = UdpDeviceModel(14, NSLOT_U, PAGE_U, PAGE_U, NLBA_U, bad_read_lbas=frozenset({0}))
+    exp = UdpExport(tmp_path, m.port, nslot=NSLOT_U, slot_bytes=PAGE_U, timeout=0.02, max_timeout=0.2)
+    mnt = tmp_path / "fuse"
+    mnt.mkdir()
+    fuse = subprocess.Popen(["nbdfuse", str(mnt / "disk"), "--unix", str(exp.sock)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        t0 = time.monotonic()
+        while not (mnt / "disk").exists():
+            assert fuse.poll() is None and time.monotonic() - t0 < 30, "nbdfuse did not start"
+            time.sleep(0.05)
+        disk = str(mnt / "disk")
+        assert subprocess.run(["blkid", "-p", disk], capture_output=True).returncode == 2   # blkid: "nothing"
+        for board in (True, False):
+            with pytest.raises(RuntimeError, match="cannot read"):
+                attach.need_mkfs(disk, False, board)
+        assert not m.writes, "something was written"
+    finally:
+        subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True)
+        try:
+            fuse.wait(20)
+        except subprocess.TimeoutExpired:
+            fuse.kill()
+        exp.stop()
+        m.close()
