@@ -11,7 +11,10 @@ have arrived. On a timeout the same SUBMIT is sent again with `mask` = the RDATA
 missing; the device answers STATE (loading: the chunks it lacks are sent again; running: wait) or
 the CPL and the chunks asked for. Packets of other commands (old sequence numbers), duplicates and
 ERROR STALE (late duplicates of one's own DATA) are ignored. A command with no answer after
-`max_retries` timeouts fails with `LinkTimeout`; its slot stays out of use. Ordering: the device
+`max_retries` timeouts fails with `LinkTimeout`; its slot stays out of use (its command may still
+run). A command the device refuses (another ERROR) fails with `LinkError`; its slot is free again.
+A completion is handed out once (by `poll`, or `wait(tag)`); the client keeps only the last one of
+each tag (`done`), so a long run holds no more than NSLOT of them. Ordering: the device
 hands commands to the core in the order their last piece arrives, so a command that must reach the
 core after the earlier ones (TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, the COMMIT or BARRIER flag, a
 non-SIMPLE attribute) is sent only when every earlier command in flight is known to be running
@@ -106,8 +109,9 @@ class UdpDevice(Commands):
         self.seq = random.SystemRandom().randrange(1 << 32) if seq0 is None else seq0 & 0xFFFFFFFF
         self.free_tags = list(range(nslot))
         self.inflight: dict[int, Pending] = {}
-        self.done: list[Pending] = []
+        self.done: dict[int, Pending] = {}        # tag -> its last completion (wait(tag) after a poll)
         self._ready: list[Pending] = []           # completed, not yet returned by poll / wait
+        self._refused: dict[int, LinkError] = {}  # tag -> the device's ERROR for it (wait(tag) raises it)
         self._cmds: dict[int, _Cmd] = {}          # slot -> command in flight
         self._order: list[int] = []               # slots in submission order
         self._epoch = 0                           # 2^31 jumps so far (ERROR STALE of a SUBMIT)
@@ -274,6 +278,8 @@ class UdpDevice(Commands):
         c.t0, c.epoch = time.monotonic(), self._epoch
         self._cmds[slot] = c
         self._order.append(slot)
+        self.done.pop(slot, None)                 # the tag's earlier command is forgotten
+        self._refused.pop(slot, None)
         self.inflight[slot] = p
         self._send_submit(c)
         self._send_chunks(c, range(nchunks(len(wdata))))
@@ -307,6 +313,13 @@ class UdpDevice(Commands):
                     self._order.remove(slot)      # recorded (poll returns them next time)
                     c.failed.tag = slot
                     failed = c.failed
+                    if not isinstance(failed, LinkTimeout):
+                        # the device refused it (ERROR): it answers a newer seq on the slot, which is
+                        # free again; a LinkTimeout's slot stays out of use (its command may still run)
+                        del self._cmds[slot]
+                        self.inflight.pop(slot, None)
+                        self.free_tags.append(slot)
+                        self._refused[slot] = failed
                 continue
             if not self._finished(c):
                 continue
@@ -320,7 +333,8 @@ class UdpDevice(Commands):
                 p.data = b"".join(c.rdata[k] for k in range(nchunks(c.rd_len)))
             self.free_tags.append(slot)
             out.append(p)
-        self.done += out
+        for p in out:
+            self.done[p.tag] = p
         self._ready += out
         if failed is not None:
             raise failed
@@ -345,7 +359,11 @@ class UdpDevice(Commands):
             if time.monotonic() >= end:
                 raise LinkTimeout(f"tag {tag}: no completion within {timeout} s")
             self._collect_after(end)
-        p = next(p for p in reversed(self.done) if p.tag == tag)
+        if tag in self._refused:
+            raise self._refused[tag]
+        p = self.done.get(tag)
+        if p is None:
+            raise DeviceError(f"tag {tag}: no command")
         if p in self._ready:
             self._ready.remove(p)
         return p

@@ -247,3 +247,72 @@ def test_host_restart_in_flight():
         dev.close()
     finally:
         m.close()
+
+
+def test_refused_commands_free_their_slot():
+    """A command the device refuses (ERROR BAD_FIELD) frees its slot (the device takes a newer seq on
+    it; only a LinkTimeout keeps a slot out of use): 3 × NSLOT refused commands, with and without
+    other commands in flight, then normal commands on every slot still complete."""
+    m = UdpDeviceModel(15, NSLOT, SLOT_BYTES, PAGE, NLBA, core_delay=0.0)
+    dev = UdpDevice("127.0.0.1", m.port, page_bytes=PAGE, nslot=NSLOT, slot_bytes=SLOT_BYTES, timeout=0.01,
+                    max_timeout=0.05, max_retries=5)
+    rng = random.Random(15)
+    try:
+        for k in range(3 * NSLOT):
+            good = dev.submit(OP["WRITE"], k, 0, rng.randbytes(PAGE), max_wait=2.0) if k % 2 else None
+            bad = dev.submit(OP["READ"], k, 0, txid=0x40, max_wait=2.0)          # txid bits 7:6: BAD_FIELD
+            with pytest.raises(LinkError) as e:
+                dev.wait(bad, timeout=2.0)
+            assert e.value.code == 5 and e.value.tag == bad
+            with pytest.raises(LinkError):                                        # asked again: the same
+                dev.wait(bad, timeout=0.1)
+            if good is not None:
+                dev._check(dev.wait(good, timeout=2.0), "WRITE")
+        assert sorted(dev.free_tags) == list(range(NSLOT)) and dev.outstanding == 0
+        data = rng.randbytes(NSLOT * PAGE)
+        tags = [dev.submit(OP["WRITE"], 40 + i, 0, data[i * PAGE:(i + 1) * PAGE], max_wait=2.0) for i in range(NSLOT)]
+        for t in tags:
+            dev._check(dev.wait(t, timeout=2.0), "WRITE")
+        assert dev.read(40, NSLOT) == data
+    finally:
+        dev.close()
+        m.close()
+    assert m.errors.count(5) == 3 * NSLOT
+
+
+def test_completions_not_kept():
+    """1,000 commands: the client keeps what poll / wait have not handed out, and the last completion
+    of each tag, nothing more (it kept every completion with its data: ~4 KiB a command)."""
+    m = UdpDeviceModel(16, NSLOT, SLOT_BYTES, PAGE, NLBA, core_delay=0.0)
+    dev = UdpDevice("127.0.0.1", m.port, page_bytes=PAGE, nlba=NLBA, nslot=NSLOT, slot_bytes=SLOT_BYTES)
+    rng = random.Random(16)
+    ref: dict[int, bytes] = {}
+    n = peak = 0
+    try:
+        while n < 1000:
+            while dev.free_tags and n < 1000:
+                lba = rng.randrange(NLBA)
+                if rng.random() < 0.5:
+                    ref[lba] = rng.randbytes(PAGE)
+                    dev.submit(OP["WRITE"], lba, 0, ref[lba], want=None)
+                else:
+                    dev.submit(OP["READ"], lba, 0, want=ref.get(lba, bytes(PAGE)))
+                n += 1
+            if dev.inflight and rng.random() < 0.2:           # a blocking call between the polls
+                t = next(iter(dev.inflight))
+                p = dev.wait(t)
+                assert dev.wait(t) is p                       # waiting again for a finished tag: the same
+                got = [p]
+            else:
+                got = dev.poll(1.0)
+            for p in got:
+                assert p.cpl.status == 0
+                if p.user["want"] is not None:
+                    assert p.data == p.user["want"]
+            peak = max(peak, len(dev.done) + len(dev._ready))
+        dev.drain()
+        dev.poll(0.01)
+    finally:
+        dev.close()
+        m.close()
+    assert peak <= 2 * NSLOT and len(dev.done) <= NSLOT and not dev._ready, (peak, len(dev.done), len(dev._ready))
