@@ -63,7 +63,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.runner import block_sources, run
-from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
+from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen, random_pause
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "ats_backend_slog"))
@@ -406,6 +406,18 @@ class TB:
             await RisingEdge(self.dut.clk)
             n += 1
             assert n < limit, f"request seq {s} not completed after {limit} cycles"
+
+    async def read_page(self, tag: int, what: str, limit: int = 50_000) -> list:
+        """The first host read page of tag received (its words), taken off read_pages / read_done_c;
+        fails after limit cycles without one."""
+        k = 0
+        while not any(g == tag for g, _ in self.read_pages):
+            await RisingEdge(self.dut.clk)
+            k += 1
+            assert k < limit, f"{what}: no page"
+        i = next(j for j, (g, _) in enumerate(self.read_pages) if g == tag)
+        self.read_done_c.pop(i)
+        return self.read_pages.pop(i)[1]
 
     async def drain(self) -> None:
         n = 0
@@ -842,13 +854,7 @@ async def slog_random(dut):
         tag = 0x40 | (len(tl) & 0x3F)
         n0 = len(tb.nand.log_reads)
         tb.rd.send_nowait(lpn=lpn, txid=0, tag=tag)
-        k = 0
-        while not any(g == tag for g, _ in tb.read_pages):
-            await RisingEdge(dut.clk)
-            k += 1
-            assert k < 50_000, f"host read of lpn {lpn}: no page"
-        i = next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag)
-        _, pg = tb.read_pages.pop(i)
+        pg = await tb.read_page(tag, f"host read of lpn {lpn}")
         tl.append(("read", lpn, pg, tb.nand.log_reads[n0:]))
 
     async def merge(lpn):
@@ -880,13 +886,7 @@ async def slog_random(dut):
         assert b["last"] == 1, "MERGE: a response of more than one beat"
         pg = None
         if tag is not None:
-            k = 0
-            while not any(g == tag for g, _ in tb.read_pages):
-                await RisingEdge(dut.clk)
-                k += 1
-                assert k < 50_000, f"host read of lpn {lpn} during its MERGE: no page"
-            i = next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag)
-            pg = tb.read_pages.pop(i)[1]
+            pg = await tb.read_page(tag, f"host read of lpn {lpn} during its MERGE")
             tb.lrfail = lrf
         ev[2:] = [b["status"], b["ppn"], tb.nand.log_reads[n0:], pg]
         if b["status"] in (0, 2):           # (its fragments merged, or none: no candidate now)
@@ -1076,12 +1076,7 @@ async def slog_recover(dut):
         n0 = len(tb.nand.log_reads)
         tag = 0x40 | lpn
         tb.rd.send_nowait(lpn=lpn, txid=0, tag=tag)
-        k = 0
-        while not any(g == tag for g, _ in tb.read_pages):
-            await RisingEdge(dut.clk)
-            k += 1
-            assert k < 50_000, f"read of lpn {lpn}: no page"
-        _, pg = tb.read_pages.pop(next(j for j, (g, _) in enumerate(tb.read_pages) if g == tag))
+        pg = await tb.read_page(tag, f"read of lpn {lpn}")
         page = bytearray(b"".join(w.to_bytes(4, "little") for w in tb.reqs[base[lpn]]["data"]))
         plan, ok = [], True
         for lg, pofs, off, ln in F.get(lpn, []):
@@ -1121,16 +1116,27 @@ async def slog_recover(dut):
 @cocotb.test(skip=not SLOG)
 async def slog_snapshot(dut):
     """The read merge's snapshot rule (architecture §11.5, README "S-Log"): reads of one LPN sent
-    back to back, without idle or backpressure, while S-Log commits add fragments to it (APPLY) and
-    plain writes replace it (RELEASE, then MAP_WRITE): every page read is one of the versions the LPN
-    had (base + its fragments in order) while the read was in flight: from its acceptance (s_rd) to
-    its page, a version counting from 40 cycles before the completion that made it (its APPLY or
+    one after another (in a random half of the rounds with random idle on s_rd and backpressure on
+    m_rdd, their own generator; back to back in the others) while S-Log commits add fragments to it
+    (APPLY) and plain writes replace it (RELEASE, then MAP_WRITE): each accepted read gets exactly one
+    page, and every page read is one of the versions the LPN had (base + its fragments in order)
+    while the read was in flight: from its acceptance (s_rd) to its page, a version counting from 40 cycles before the completion that made it (its APPLY or
     RELEASE goes first) to the completion of the next change. The old base without its fragments (a
     RELEASE seen by a read's LOOKUP before the MAP_WRITE its L2P lookup did not see) was a version
     too, but only before their APPLY, long before the write that releases them."""
     tb = await setup(dut, False, 80)
     tb.slog_mode = True                     # (log pages: requests and seqs not one to one)
     rng = tb.rng
+    # s_rd idle and m_rdd backpressure (their own generator), in half the rounds: the other half keeps
+    # reads back to back (a read accepted just before each APPLY / RELEASE: the snapshot mutants)
+    prng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 5)
+    noisy = [False]
+
+    def phased(gen):
+        while True:
+            yield next(gen) if noisy[0] else False
+    tb.rd.pause = phased(random_pause(prng, 0.3))
+    tb.rdd.pause = phased(random_pause(prng, 0.3))
     X, t = 24, 1
     versions: list[bytes] = []
 
@@ -1151,15 +1157,23 @@ async def slog_snapshot(dut):
             tag = 0x40 | (n & 0x3F)
             n += 1
             tb.rd.send_nowait(lpn=X, txid=0, tag=tag)
+            k = 0
             while tag not in acc:
                 await RisingEdge(dut.clk)
+                k += 1
+                assert k < 50_000, f"read {n - 1}: not taken by s_rd"
             acc_of[n - 1] = acc.pop(tag)
+            if noisy[0] and prng.random() < 0.3:
+                await ClockCycles(dut.clk, prng.randint(1, 4))
     rd_task = cocotb.start_soon(reader())
     fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
                                              "seq", "epoch", "flags", "kind"], None)
     fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"], None)
     n_mg = 0
+    n_noisy = 0
     for rnd in range(48):
+        noisy[0] = prng.random() < 0.5
+        n_noisy += noisy[0]
         st, room = await rid(tb, RID_RSV, t, X)
         assert st == OK and room >= 1, f"round {rnd}: RESERVE {st:#x} room {room}"
         frs = []
@@ -1199,15 +1213,20 @@ async def slog_snapshot(dut):
         await ClockCycles(dut.clk, rng.randint(0, 40))
     running = False
     await rd_task
+    k = 0                                   # every accepted read's page (a dropped or hung one fails)
+    while len(tb.read_pages) < len(acc_of) and k < 20_000:
+        await RisingEdge(dut.clk)
+        k += 1
     await ClockCycles(dut.clk, 400)
+    assert len(tb.read_pages) == len(acc_of), \
+        f"{len(acc_of)} reads taken, {len(tb.read_pages)} pages (a read dropped, hung or answered twice)"
     n_ver = set()
     pend: dict = {}                         # pages by tag, in arrival order: a read's page is the
     for (g, pg), d in zip(tb.read_pages, tb.read_done_c):   # first one of its tag after its acceptance
         pend.setdefault(g, []).append((pg, d))
     for i in range(len(acc_of)):
         g = 0x40 | (i & 0x3F)
-        if not pend.get(g):
-            break
+        assert pend.get(g), f"read {i} (tag {g:#x}, taken at {acc_of[i]}): no page"
         pg, d = pend[g].pop(0)
         a = acc_of[i]
         b = b"".join(w["data"].to_bytes(4, "little") for w in pg)
@@ -1223,8 +1242,9 @@ async def slog_snapshot(dut):
     mw = [c for op, _, lp, _, c in tb.eng.log if op == R_MAP_WRITE and lp == X]
     near = sum(1 for a in acc_of.values() if any(0 <= m - a <= 12 for m in mw))
     dut._log.info(f"slog_snapshot: {len(tb.read_pages)} reads, {len(n_ver)} of {len(versions)} versions seen, "
-                  f"{near} reads taken at most 12 cycles before one of the {len(mw)} MAP_WRITEs ({n_mg} MERGEs)")
-    assert len(tb.read_pages) > 100 and len(n_ver) > len(versions) // 2
+                  f"{near} reads taken at most 12 cycles before one of the {len(mw)} MAP_WRITEs ({n_mg} MERGEs, "
+                  f"{n_noisy} rounds with idle / backpressure)")
+    assert len(tb.read_pages) > 100 and len(n_ver) > len(versions) // 2 and 0 < n_noisy < 48
     assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
 
 
