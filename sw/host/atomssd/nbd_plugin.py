@@ -31,7 +31,8 @@ the board's UDP host link (udplink.UdpDevice, docs/host-port.md "UDP host link";
 given) instead of the simulator: no simulator, no die images; the size is IDENTIFY's num_lbas ×
 page_bytes (asked at the first connection, retried for up to `boot_wait` s). READ → READs, WRITE →
 WRITEs (FUA flag when the request has FUA; unaligned: read-modify-write as above), each split at
-`slot_bytes` (the bitstream's SLOT_BYTES: one 4 KiB LBA a command on the ECPIX-5), FLUSH → FLUSH
+`slot_bytes` (the bitstream's SLOT_BYTES: one 4 KiB LBA a command on the ECPIX-5; an LBA larger
+than it is refused at open), FLUSH → FLUSH
 (sent once every command sent before it has completed), TRIM → TRIM of the whole LBAs inside the
 range. Up to `nslot` commands in flight (the bitstream's NSLOT). A command completing with a status
 other than OK, or without an answer after `retries` retries (the wait `timeout` s doubled per retry
@@ -182,19 +183,7 @@ class Device:
         idle_slices = 0
         sub = None                                   # the request whose op is being submitted
         while True:
-            try:
-                item = self.q.get() if not out and not waiting and not stopping else self.q.get_nowait()
-            except queue.Empty:
-                item = False
-            while item is not False:
-                if item is None:
-                    stopping = True
-                else:
-                    waiting.extend((item, i) for i in range(len(item.ops)))
-                try:
-                    item = self.q.get_nowait()
-                except queue.Empty:
-                    item = False
+            stopping |= _intake(self.q, waiting, block=not out and not waiting and not stopping)
             if stopping and not out and not waiting:
                 return
             try:
@@ -238,20 +227,41 @@ class Device:
                     if self.hp.cycle - cyc > TIMEOUT:
                         r.fail(f"{cmd.what}: no completion within {TIMEOUT} cycles")
             except Exception as e:  # noqa: BLE001 - the simulator is gone or broke a rule
-                self.dead = f"atomssd: the device is gone: {e}"
-                if sub is not None:                  # popped from `waiting`, not yet in `out`
-                    sub.fail(self.dead)
-                for _, r, _, _ in out.values():
-                    r.fail(self.dead)
-                for r, _ in waiting:
-                    r.fail(self.dead)
-                out.clear()
-                waiting.clear()
-                while True:                          # answer whatever arrives until unload
-                    item = self.q.get()
-                    if item is None:
-                        return
-                    item.fail(self.dead)
+                # sub: popped from `waiting`, not yet in `out`
+                return self._gone(e, [sub] + [v[1] for v in out.values()] + [r for r, _ in waiting])
+
+    def _gone(self, e: Exception, reqs: list) -> None:
+        """The device is gone: fails `reqs` (None entries skipped) and every request that arrives
+        until unload (none may wait for ever)."""
+        self.dead = f"atomssd: the device is gone: {e}"
+        for r in reqs:
+            if r is not None:
+                r.fail(self.dead)
+        while True:
+            item = self.q.get()
+            if item is None:
+                return
+            item.fail(self.dead)
+
+
+def _intake(q: queue.SimpleQueue, waiting: collections.deque, block: bool) -> bool:
+    """The device thread's request intake (both backends): moves every request queued on `q` to
+    `waiting` as (request, op index), waiting for the first when `block`; True when the stop marker
+    (None) was among them."""
+    try:
+        item = q.get() if block else q.get_nowait()
+    except queue.Empty:
+        return False
+    stop = False
+    while True:
+        if item is None:
+            stop = True
+        else:
+            waiting.extend((item, i) for i in range(len(item.ops)))
+        try:
+            item = q.get_nowait()
+        except queue.Empty:
+            return stop
 
 
 def parse_addr(addr: str) -> tuple[str, int]:
@@ -293,8 +303,12 @@ class UdpBackend:
         if self.lba <= 0 or self.lba % 512 or self.nlbas <= 0:
             self.link.close()
             raise RuntimeError(f"IDENTIFY: page_bytes {self.lba}, num_lbas {self.nlbas}")
+        if self.lba > self.link.slot_bytes:
+            self.link.close()
+            raise RuntimeError(f"IDENTIFY: LBAs of {self.lba} bytes, above slot_bytes={self.link.slot_bytes}: no "
+                               "command could carry one (slot_bytes must be the bitstream's SLOT_BYTES)")
         self.link.page_bytes, self.link.nlba = self.lba, self.nlbas
-        self.mdts = max(1, self.link.slot_bytes // self.lba)
+        self.mdts = self.link.slot_bytes // self.lba
         self.q: queue.SimpleQueue = queue.SimpleQueue()
         self.dead: str | None = None
         self.thread = threading.Thread(target=self._loop, name="atomssd-udp", daemon=True)
@@ -312,6 +326,7 @@ class UdpBackend:
             link.max_retries = keep
 
     do = Device.do
+    _gone = Device._gone
 
     @staticmethod
     def trim_ops(ranges: list[tuple[int, int]]) -> list[tuple]:
@@ -340,19 +355,7 @@ class UdpBackend:
         stopping = False
         sub = None
         while True:
-            try:
-                item = self.q.get() if not out and not waiting and not stopping else self.q.get_nowait()
-            except queue.Empty:
-                item = False
-            while item is not False:
-                if item is None:
-                    stopping = True
-                else:
-                    waiting.extend((item, i) for i in range(len(item.ops)))
-                try:
-                    item = self.q.get_nowait()
-                except queue.Empty:
-                    item = False
+            stopping |= _intake(self.q, waiting, block=not out and not waiting and not stopping)
             if stopping and not out and not waiting:
                 return
             try:
@@ -389,20 +392,7 @@ class UdpBackend:
                     if r.left == 0 and not r.done.is_set():
                         r.done.set()
             except Exception as e:  # noqa: BLE001 - the link is gone
-                self.dead = f"atomssd: the device is gone: {e}"
-                if sub is not None:
-                    sub.fail(self.dead)
-                for r, _ in out.values():
-                    r.fail(self.dead)
-                for r, _ in waiting:
-                    r.fail(self.dead)
-                out.clear()
-                waiting.clear()
-                while True:                          # answer whatever arrives until unload
-                    item = self.q.get()
-                    if item is None:
-                        return
-                    item.fail(self.dead)
+                return self._gone(e, [sub] + [r for r, _ in out.values()] + [r for r, _ in waiting])
 
 
 def _rd32(off: int):

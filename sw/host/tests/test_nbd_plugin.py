@@ -395,3 +395,25 @@ def test_attach_no_mkfs_when_lba0_fails(tmp_path):
             fuse.kill()
         exp.stop()
         m.close()
+
+
+def test_udp_mode_lba_above_slot_bytes_refused_at_open(monkeypatch):
+    """IDENTIFY's LBA size above slot_bytes: no command could carry one LBA, so the plugin refuses at
+    open with the reason (it opened, and every I/O then failed and declared the device gone)."""
+    m = UdpDeviceModel(17, NSLOT_U, 2 * PAGE_U, 2 * PAGE_U, NLBA_U, core_delay=0.0)
+    try:
+        for k, v in dict(addr=f"127.0.0.1:{m.port}", slot_bytes=str(PAGE_U), timeout="0.01", boot_wait="2").items():
+            monkeypatch.setitem(nbd_plugin._cfg, k, v)
+        with pytest.raises(RuntimeError, match=f"LBAs of {2 * PAGE_U} bytes, above slot_bytes={PAGE_U}"):
+            nbd_plugin.UdpBackend(nbd_plugin._cfg["addr"])
+        monkeypatch.setitem(nbd_plugin._cfg, "slot_bytes", str(2 * PAGE_U))      # one LBA a command: opens
+        dev = nbd_plugin.UdpBackend(nbd_plugin._cfg["addr"])
+        try:
+            assert dev.mdts == 1
+            data = random.Random(17).randbytes(2 * PAGE_U)
+            dev.do([("write", 3, data, False)])
+            assert dev.do([("read", 3, 1)]) == [data]
+        finally:
+            dev.stop()
+    finally:
+        m.close()
