@@ -697,11 +697,19 @@ int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lp
             pp[i] = ppn;
             lg[i] = l;
         }
-    for (uint32_t i = 0; ppns && i + 1u < n; i++)
-        for (uint32_t j = i + 1u; j < n; j++)
-            if (((lg[i] ^ lg[j]) & (ppns - 1u)) == 0u) return ATS_E_FULL;
+    // a page whose entry of the LPGN -> PPN table a newer live page takes (LPGNs equal mod ppns) is
+    // not loaded: its fragments are still INSERTed, and the read merge answers them MEDIA_ERROR (the
+    // table's tag is the whole LPGN: never another page's bytes)
+    uint32_t loaded = 0, shadowed = 0;
     int st = load(sctx, 0u, 0u, 0u, next_lpgn, 0u);
-    for (uint32_t i = 0; st == ATS_OK && i < n; i++) st = load(sctx, 1u, 0u, pp[i], lg[i], 0u);
+    for (uint32_t i = 0; st == ATS_OK && i < n; i++) {
+        int newer = 0;
+        for (uint32_t j = i + 1u; ppns && !newer && j < n; j++)
+            newer = ((lg[i] ^ lg[j]) & (ppns - 1u)) == 0u;
+        if (newer) { shadowed++; continue; }
+        st = load(sctx, 1u, 0u, pp[i], lg[i], 0u);
+        loaded++;
+    }
     for (uint32_t e = 0; st == ATS_OK && e < t->n; e++)
         for (uint32_t k = 0; st == ATS_OK && k < t->nf[e]; k++) {
             const ats_frag_t *f = &t->f[e * t->frags + k];
@@ -709,8 +717,9 @@ int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lp
             st = load(sctx, 2u, t->lpn[e], f->ppn, lg[i],
                       (uint64_t)f->len | (uint64_t)f->off << 12 | (uint64_t)f->doff << 32);
         }
-    if (st == ATS_OK) *npages = n;
-    return st;
+    if (st != ATS_OK) return st;
+    *npages = loaded;
+    return (int)shadowed;
 }
 
 uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t) {

@@ -232,8 +232,10 @@ int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
 // off << 12 | doff << 32). lpgn_of(ctx, ppn) gives a page's LPGN (< 0: an error, returned as is);
 // load(ctx, rop, lpn, ppn, epoch, seq) issues one and returns ATS_OK or < 0: the first failure is
 // returned, nothing after it issued. ppns (the hardware's LPGN -> PPN entries, a power of two; 0: no
-// check): two live pages whose LPGNs are equal mod ppns would share an entry: ATS_E_FULL before any
-// load. scratch [2 x cap]: cap >= the distinct pages of F (else ATS_E_FULL). *npages: pages loaded
+// check): of live pages whose LPGNs are equal mod ppns (one entry) only the newest is loaded (rop 1);
+// the others' fragments are still loaded (rop 2) and read MEDIA_ERROR. Returns the count of pages not
+// loaded so (>= 0), or the error. scratch [2 x cap]: cap >= the distinct pages of F (else ATS_E_FULL
+// before any load). *npages: pages loaded
 typedef int (*ats_lpgn_fn)(void *ctx, uint32_t ppn, uint32_t *lpgn);
 typedef int (*ats_sload_fn)(void *ctx, uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq);
 int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lpgn_of, void *lctx,
