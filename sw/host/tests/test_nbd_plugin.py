@@ -417,3 +417,53 @@ def test_udp_mode_lba_above_slot_bytes_refused_at_open(monkeypatch):
             dev.stop()
     finally:
         m.close()
+
+
+@udp_mode
+def test_udp_mode_flush_after_every_earlier_command(tmp_path):
+    """The plugin's FLUSH barrier: a FLUSH reaches the device only after every command sent before it
+    completed. Writes stay in flight (up to 6 requests) while the client sends flushes, one at a time;
+    the model records per FLUSH reaching its core the pages written so far and the WRITE commands
+    still in its core. Every page of every write the client saw answered before it sent the flush
+    must be among the first (the NBD contract), and no WRITE sent before the FLUSH (older seq) may be in
+    the core (the barrier; the first check alone cannot see it: the plugin answers a write only at its
+    completion)."""
+    m = UdpDeviceModel(18, NSLOT_U, PAGE_U, PAGE_U, NLBA_U, drop=0.03, dup=0.03, delay=0.004, core_delay=0.006)
+    exp = UdpExport(tmp_path, m.port, nslot=NSLOT_U, slot_bytes=PAGE_U, timeout=0.02, max_timeout=0.2)
+    rng = random.Random(18)
+    answered: list[tuple[int, bytes]] = []          # (lba, page) of every write answered, in order
+    covers: list[int] = []                          # per flush sent: len(answered) then
+    busy: dict[int, tuple] = {}
+    sent = 0
+    try:
+        c = NbdClient(exp.sock)
+        while sent < 150 or busy:
+            flushing = any(b[0] == NBD_FLUSH for b in busy.values())
+            if sent < 150 and len(busy) < 6 and (not busy or rng.random() < 0.8):
+                if not flushing and sent > 6 and rng.random() < 0.15:
+                    busy[c.send(NBD_FLUSH)] = (NBD_FLUSH,)
+                    covers.append(len(answered))
+                else:
+                    taken = set().union(*(b[1] for b in busy.values() if b[0] == NBD_WRITE))
+                    lba, n = rng.randrange(NLBA_U - 1), rng.randint(1, 2)
+                    if {lba, lba + n - 1} & taken:
+                        continue
+                    data = rng.randbytes(n * PAGE_U)
+                    busy[c.send(NBD_WRITE, lba * PAGE_U, n * PAGE_U, data)] = (NBD_WRITE, {lba, lba + n - 1}, lba, data)
+                sent += 1
+                continue
+            h, err, _ = c.reply()
+            assert err == 0, err
+            b = busy.pop(h)
+            if b[0] == NBD_WRITE:
+                answered += [(b[2] + k, b[3][k * PAGE_U:(k + 1) * PAGE_U]) for k in range(len(b[3]) // PAGE_U)]
+        c.close()
+    finally:
+        exp.stop()
+        m.close()
+    assert len(m.flushes) == len(covers) >= 8, (len(m.flushes), len(covers))
+    for k, ((nwritten, in_core), upto) in enumerate(zip(m.flushes, covers)):
+        done = set(m.written[:nwritten])
+        missing = [lba for lba, d in answered[:upto] if (lba, d) not in done]
+        assert not missing, f"flush {k}: answered writes of LBAs {missing} not executed before the FLUSH"
+        assert in_core == 0, f"flush {k}: {in_core} WRITE commands sent before it still in the core when it came"

@@ -8,7 +8,10 @@ descriptors against a dict of LBAs after a random delay. It serves a real UDP so
 directions at seeded rates. Records every execution (slot, seq) and the issue order for the checks,
 and every WRITE's (lba, pages, flags). IDENTIFY answers docs/architecture.md 1.1's fields with the
 model's geometry (page_bytes, num_lbas, qdepth = NSLOT); `bad_read_lbas`: a READ touching one
-completes with MEDIA_ERROR (0x10); `mute` = True: the device answers nothing (a board that stopped)."""
+completes with MEDIA_ERROR (0x10); `mute` = True: the device answers nothing (a board that stopped).
+Every page a WRITE executed, in order (`written`: (lba, data)); per FLUSH reaching the core
+(`flushes`): how many of those pages had been written then, and how many WRITE commands sent before
+it (older seq) were still in the core (issued, not executed)."""
 from __future__ import annotations
 
 import heapq
@@ -50,6 +53,9 @@ class UdpDeviceModel:
         self.store: dict[int, bytes] = {}
         self.bad_read_lbas = set(bad_read_lbas)            # a READ touching one completes with MEDIA_ERROR
         self.writes: list[tuple[int, int, int]] = []        # (lba, pages, flags) of every WRITE executed
+        self.written: list[tuple[int, bytes]] = []          # (lba, data) of every page written, in order
+        self.flushes: list[tuple[int, int]] = []            # per FLUSH issued: (len(written), older WRITEs in the core)
+        self._writes_in_core: dict[int, int] = {}           # slot -> seq of a WRITE issued, not executed
         self.mute = False                                   # True: the device answers nothing (stopped)
         self.executed: list[tuple[int, int, int]] = []      # (slot, seq, op) in issue order
         self.errors: list[int] = []
@@ -184,6 +190,11 @@ class UdpDeviceModel:
         s = self.slots[i]
         s.st = RUN
         self.executed.append((i, s.seq, s.desc["op"]))
+        if s.desc["op"] == WRITE:
+            self._writes_in_core[i] = s.seq
+        elif s.desc["op"] == FLUSH:
+            older = sum(self._newer(s.seq, q) > 0 for q in self._writes_in_core.values())
+            self.flushes.append((len(self.written), older))
         self._n += 1
         heapq.heappush(self._core, (time.monotonic() + self.rng.random() * self.core_delay, self._n, i))
 
@@ -193,6 +204,7 @@ class UdpDeviceModel:
         d = s.desc
         op, lba, n, pg = d["op"], d["lba"], d["nlb"] + 1, self.page
         status, result = OK, 0
+        self._writes_in_core.pop(i, None)
         if op in (READ, WRITE, TRIM) and lba + n > self.nlba:
             status = BAD_LBA
         elif op == READ and self.bad_read_lbas.intersection(range(lba, lba + n)):
@@ -201,6 +213,7 @@ class UdpDeviceModel:
             self.writes.append((lba, n, d["flags"]))
             for k in range(n):
                 self.store[lba + k] = bytes(s.buf[k * pg:(k + 1) * pg])
+                self.written.append((lba + k, self.store[lba + k]))
             result = n
         elif op == READ:
             for k in range(n):
