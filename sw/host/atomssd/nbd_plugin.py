@@ -365,7 +365,9 @@ class UdpBackend:
                         waiting.popleft()            # its request failed already
                         continue
                     if r.ops[i][0] == "flush" and link.outstanding:
-                        break                        # after every command sent before it
+                        break                        # after every command sent before it (an ordered submit
+                                                     # with commands out would collect completions
+                                                     # here, their slots reused: test_nbd_plugin)
                     waiting.popleft()
                     sub = r
                     out[self._submit(r.ops[i])] = (r, i)
