@@ -38,6 +38,8 @@ from pathlib import Path
 
 import pytest
 
+from libatstx_build import build_libatstx  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).parent))
 OUT = ROOT / "build" / "host" / "c"
@@ -116,13 +118,7 @@ class Board(UdpDeviceModel):
 
 @pytest.fixture(scope="module")
 def built():
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler (cc/gcc): libatstx cannot be built")
-    import fcntl
-    OUT.mkdir(parents=True, exist_ok=True)
-    with open(OUT / ".build.lock", "w") as lk:     # pytest-xdist workers build one at a time
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        subprocess.run(["make", "-s", "-j1", "-C", str(ROOT / "sw/host/c")], check=True)
+    build_libatstx()
     return OUT / "atstx_script"
 
 
