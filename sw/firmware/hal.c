@@ -172,6 +172,23 @@ int hal_fw_sload(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint6
     return ATS_OK;
 }
 
+int hal_fw_sread(uint32_t rop, uint32_t lpn, uint32_t epoch, fw_rsp_t *r) {
+    fw_wait();
+    ats_fw_lpn_write(lpn);
+    ats_fw_epoch_write(epoch);
+    fw_go(FW_SLOAD, rop, 0, r);
+    r->data = ats_fw_rsp_data_read();
+    return ATS_OK;
+}
+
+int hal_fw_merge(uint32_t lpn, fw_rsp_t *r) {
+    fw_wait();
+    ats_fw_lpn_write(lpn);
+    fw_go(FW_MERGE, 0, 0, r);
+    r->data = ats_fw_rsp_data_read();
+    return ATS_OK;
+}
+
 void hal_spare(spare_t *s) {
     volatile uint32_t *b = hal_buf();
     const uint32_t pw = ATS_PAGE_BYTES / 4;

@@ -18,7 +18,11 @@
 #include <ats_remap.h>
 
 // firmware-port operations (rtl/backend/README.md "Firmware port")
-enum { FW_NREAD = 0, FW_NPROG = 1, FW_NERASE = 2, FW_REMAP = 3, FW_RELOC = 4, FW_SEQSET = 5, FW_SLOAD = 7 };
+enum { FW_NREAD = 0, FW_NPROG = 1, FW_NERASE = 2, FW_REMAP = 3, FW_RELOC = 4, FW_SEQSET = 5, FW_MERGE = 6, FW_SLOAD = 7 };
+// op 7 SLOAD's rops (rtl/backend/README.md "Firmware port"): loads 0-2, index reads 3-6
+enum {
+    SL_LPGN = 0, SL_PPN = 1, SL_INSERT = 2, SL_RD_ENTRY = 3, SL_RD_FRAG = 4, SL_RD_PPN = 5, SL_RD_CTR = 6
+};
 // remap operations (architecture.md section 3)
 enum {
     R_MAP_WRITE = ATS_REMAP_OP_MAP_WRITE, R_LOOKUP = ATS_REMAP_OP_LOOKUP, R_TX_WRITE = ATS_REMAP_OP_TX_WRITE,
@@ -71,6 +75,12 @@ int hal_fw_reloc(uint32_t lpn, uint32_t ppn, fw_rsp_t *r);
 int hal_fw_seqset(uint64_t seq, fw_rsp_t *r);
 // op 7 SLOAD (a core built with SLOG = 1: ATS_HW_SLOG): the S-Log's loads after a recovery
 int hal_fw_sload(uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq, fw_rsp_t *r);
+// op 7 SLOAD's index reads (rop 3 SREAD-ENTRY: lpn = slot; 4 SREAD-FRAG: lpn = slot, epoch = fragment;
+// 5 SREAD-PPN: epoch = LPGN; 6 SREAD-CTR): status, mapped, ppn (its low PPN_W bits) and data in *r
+int hal_fw_sread(uint32_t rop, uint32_t lpn, uint32_t epoch, fw_rsp_t *r);
+// op 6 MERGE of lpn (SLOG = 1): status 0 merged (ppn = the new page), 1 stale, 2 nothing to merge,
+// 3 a base or fragment unreadable (rtl/backend/README.md "Firmware port")
+int hal_fw_merge(uint32_t lpn, fw_rsp_t *r);
 // the NREAD spare words in the page buffer after an NREAD
 typedef struct {
     uint32_t lpn, epoch;
