@@ -133,3 +133,134 @@ int ats_wl_static_victim(const uint8_t *state, const uint16_t *erase_cnt, uint32
         if (state[i] == ATS_B_USED && (best < 0 || erase_cnt[i] < erase_cnt[(uint32_t)best])) best = (int)i;
     return best;
 }
+
+// ---- the S-Log merge policy (policy.h; docs/architecture.md section 11.6)
+void ats_sl_ctr(ats_sl_t *s, uint32_t next, uint32_t used) {
+    if (next != s->next || used != s->used) s->stall = 0;
+    s->next = next;
+    s->used = used;
+}
+
+uint32_t ats_sl_live_ub(const ats_sl_t *s) {
+    const uint64_t ub = (uint64_t)s->live + (uint32_t)(s->next - s->dump_next);
+    return ub > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)ub;
+}
+
+int ats_sl_aged(const ats_sl_t *s) {
+    return s->valid && s->has_old && (uint32_t)(s->next - s->oldest) > s->ppns - s->ppns / 4u;
+}
+
+static int sl_full(const ats_sl_t *s) { return (uint64_t)s->used * 4u > (uint64_t)s->lpns * 3u; }
+
+int ats_sl_need_dump(const ats_sl_t *s) {
+    if (s->used == 0u) return 0;
+    if (!s->valid) return 1;
+    if (s->stall) return 0;   // nothing it could merge, and neither counter moved since
+    return s->on || ats_sl_live_ub(s) > s->hi || sl_full(s) || ats_sl_aged(s);
+}
+
+// shell sort (the firmware sorts up to SLOG_LPNS x SLOG_FRAGS LPGNs: no O(n^2))
+static void sl_sort(uint32_t *a, uint32_t n) {
+    uint32_t gap = 1;
+    while (gap < n / 3u) gap = gap * 3u + 1u;
+    for (; gap > 0; gap /= 3u)
+        for (uint32_t i = gap; i < n; i++) {
+            const uint32_t v = a[i];
+            uint32_t j = i;
+            for (; j >= gap && a[j - gap] > v; j -= gap) a[j] = a[j - gap];
+            a[j] = v;
+        }
+}
+
+void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, uint32_t *scratch, int fresh) {
+    uint32_t k = 0, oldest_age = 0;
+    s->has_old = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < e[i].nf && j < ATS_SL_MAX_FRAGS; j++) {
+            // ages relative to the dump's counter: LPGNs compare across a 32-bit wrap
+            const uint32_t age = (uint32_t)(s->next - e[i].lpgn[j]);
+            scratch[k++] = age;
+            if (!s->has_old || age > oldest_age) {
+                oldest_age = age;
+                s->oldest = e[i].lpgn[j];
+                s->has_old = 1;
+            }
+        }
+    sl_sort(scratch, k);
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < k; i++) live += i == 0u || scratch[i] != scratch[i - 1u];
+    if (fresh) {
+        s->dump_next = s->next;
+        s->dump_used = s->used;
+        s->live = live;
+    } else {
+        // the merges' recount covers the entries of the dump only: pages written since stay in
+        // live_ub through next - dump_next, so live never grows here
+        if (live < s->live) s->live = live;
+    }
+    s->valid = 1;
+}
+
+int ats_sl_want(ats_sl_t *s) {
+    const uint32_t ub = ats_sl_live_ub(s);
+    if (s->used == 0u) s->on = 0;
+    else if (ub > s->hi || sl_full(s)) s->on = 1;
+    else if (ub < s->lo && (uint64_t)s->used * 2u < s->lpns) s->on = 0;
+    return s->used != 0u && (s->on || ats_sl_aged(s));
+}
+
+int ats_sl_pick(const ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip) {
+    int best = -1;
+    uint32_t best_age = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (e[i].nf == 0u || (skip && skip[i])) continue;
+        const uint32_t age = (uint32_t)(s->next - e[i].lpgn[0]);
+        if (best < 0 || age > best_age) {
+            best = (int)i;
+            best_age = age;
+        }
+    }
+    return best;
+}
+
+static uint32_t sl_mask(uint32_t w) { return w >= 32u ? 0xFFFFFFFFu : (1u << w) - 1u; }
+uint32_t ats_sl_ext_fwd(uint32_t low, uint32_t ref, uint32_t w) { return ref + ((low - ref) & sl_mask(w)); }
+uint32_t ats_sl_ext_back(uint32_t low, uint32_t ref, uint32_t w) { return ref - 1u - ((ref - 1u - low) & sl_mask(w)); }
+
+int ats_sl_step(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip) {
+    if (!ats_sl_want(s)) return -1;
+    const int k = ats_sl_pick(s, e, n, skip);
+    if (k < 0) s->stall = 1;
+    return k;
+}
+
+uint32_t ats_sl_skip(const ats_sl_ent_t *e, uint32_t n, uint32_t *bad_lpn, uint32_t *bad_lpgn, uint32_t nbad,
+                     uint8_t *skip) {
+    for (uint32_t i = 0; i < n; i++) skip[i] = 0;
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < nbad; b++) {
+        int found = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (e[i].nf != 0u && e[i].lpn == bad_lpn[b] && e[i].lpgn[0] == bad_lpgn[b]) {
+                skip[i] = 1;
+                found = 1;
+            }
+        if (!found) continue;
+        bad_lpn[k] = bad_lpn[b];
+        bad_lpgn[k] = bad_lpgn[b];
+        k++;
+    }
+    return k;
+}
+
+static int sl_in_block(const ats_geo_t *g, uint32_t ppn, uint32_t d, uint32_t b) {
+    return ppn != ATS_UNMAPPED && ats_ppn_die(g, ppn) == d && ats_ppn_block(g, ppn) == b;
+}
+
+int ats_sl_gc_lpn(const ats_geo_t *g, const ats_sl_ent_t *e, uint32_t d, uint32_t b) {
+    if (e->nf == 0u && e->pend == 0u) return 0;
+    if (sl_in_block(g, e->base, d, b)) return 1;
+    for (uint32_t j = 0; j < e->nf && j < ATS_SL_MAX_FRAGS; j++)
+        if (sl_in_block(g, e->ppn[j], d, b)) return 1;
+    return 0;
+}

@@ -81,3 +81,67 @@ int ats_gc_victim(ats_gc_policy_t pol, int tight, const uint32_t *valid, const u
 // static wear levelling: when the erase-count spread over good blocks (not bad, not a checkpoint
 // block) exceeds `spread`, the used block with the fewest erases (the lowest index of a tie); -1: none
 int ats_wl_static_victim(const uint8_t *state, const uint16_t *erase_cnt, uint32_t n, uint32_t spread);
+
+// ---- the S-Log merge policy (docs/architecture.md section 11.6; sw/firmware/README.md "S-Log").
+// One entry of the backend's S-Log index as the firmware read it (op 7 rops 3, 4; the base by LOOKUP
+// and the log pages' PPNs by rop 5 only when GC needs them)
+#define ATS_SL_MAX_FRAGS 8u
+typedef struct {
+    uint32_t lpn;
+    uint32_t nf;                      // |F| (0: a reservation only)
+    uint32_t pend;                    // fragments of a held record (become F at its completion)
+    uint32_t base;                    // the LPN's L2P (ATS_UNMAPPED: not read or unmapped)
+    uint32_t lpgn[ATS_SL_MAX_FRAGS];  // fragment j's log page (LPGN), j = 0 the oldest
+    uint32_t ppn[ATS_SL_MAX_FRAGS];   // that log page's PPN (rop 5; ATS_UNMAPPED: not in the table / not read)
+} ats_sl_ent_t;
+
+typedef struct {
+    // configuration (fw.h): log pages SLOG_MAX, SLOG_HI, SLOG_LO; the backend's SLOG_LPNS, SLOG_PPNS
+    uint32_t max, hi, lo, lpns, ppns;
+    // the backend's counters (rop 6), the last read
+    uint32_t next;                    // the next LPGN
+    uint32_t used;                    // index entries in use
+    // the last dump (ats_sl_recount), kept up to date by the merges since
+    int32_t valid;                    // a dump was taken (else live and oldest are unknown)
+    uint32_t dump_next, dump_used;    // the counters when it was taken
+    uint32_t live;                    // distinct log pages holding a fragment of a (not yet merged) entry
+    int32_t has_old;                  // some entry holds a fragment
+    uint32_t oldest;                  // the oldest fragment's LPGN (has_old)
+    int32_t on;                       // the capacity hysteresis (on above hi / 3/4, off below lo and 1/2)
+    int32_t stall;                    // the last look wanted a merge and found no entry to merge
+} ats_sl_t;
+
+// a pass's counters (rop 6): stores them; a change of either clears stall
+void ats_sl_ctr(ats_sl_t *s, uint32_t next, uint32_t used);
+// the live log pages at most: the dump's, plus every log page written since (next - dump_next)
+uint32_t ats_sl_live_ub(const ats_sl_t *s);
+// the oldest live fragment is within ppns / 4 of leaving the backend's LPGN -> PPN table:
+// next - oldest > ppns - ppns / 4 (32-bit LPGN arithmetic)
+int ats_sl_aged(const ats_sl_t *s);
+// whether this pass must read the index (a dump): entries in use and (no dump yet, or a merge may be
+// wanted: on, live_ub > hi, used > 3/4 lpns, aged), unless stalled on the same counters
+int ats_sl_need_dump(const ats_sl_t *s);
+// after a dump (fresh: dump_next/dump_used := the counters) or a merge (fresh 0): live, oldest from
+// the entries [n] whose nf > 0 (scratch: n * ATS_SL_MAX_FRAGS words)
+void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, uint32_t *scratch, int fresh);
+// the hysteresis (updates on) and the decision: 1 = merge this pass (on, or aged)
+int ats_sl_want(ats_sl_t *s);
+// the next entry to merge: nf > 0, not skip[i], the oldest fragment 0 (largest next - lpgn[0]; a tie:
+// the lowest i); -1: none
+int ats_sl_pick(const ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip);
+// the backend answers LPGNs (rops 4, 6) in their low w bits (FW_RSP_PPN is PPN_W bits wide): the
+// 32-bit LPGN with those low bits at or after ref (the counter, read at least once per 2^w LPGNs),
+// and the one before ref (a fragment's page: at most 2^w older than the counter)
+uint32_t ats_sl_ext_fwd(uint32_t low, uint32_t ref, uint32_t w);
+uint32_t ats_sl_ext_back(uint32_t low, uint32_t ref, uint32_t w);
+// one merge step: ats_sl_want, then ats_sl_pick; wanted with nothing to pick sets stall (no dump
+// until a counter moves). -1: no merge now
+int ats_sl_step(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip);
+// the firmware's list of (lpn, lpgn[0]) pairs whose MERGE answered 3 (unreadable): skip[i] for every
+// entry that matches one; pairs matching no entry with nf > 0 are dropped (F changed: retried).
+// Returns the list's new length
+uint32_t ats_sl_skip(const ats_sl_ent_t *e, uint32_t n, uint32_t *bad_lpn, uint32_t *bad_lpgn, uint32_t nbad,
+                     uint8_t *skip);
+// GC (victim block b of die d): entry e must be merged before the block is erased or relocated: it
+// has fragments (nf or pend) and its base or one of its fragments' log pages lies in the block
+int ats_sl_gc_lpn(const ats_geo_t *g, const ats_sl_ent_t *e, uint32_t d, uint32_t b);
