@@ -894,6 +894,27 @@ async def slog_random(dut):
         if mrng.random() < 0.6:
             await host_read(lpn)
 
+    async def sread(rop, lpn=0, epoch=0):
+        fw.send_nowait(op=7, chan=0, way=0, block=0, page=0, rop=rop, txid=0, lpn=lpn, ppn=0, seq=0, epoch=epoch,
+                       flags=0, kind=0)
+        b = await fwr.recv(20_000)
+        assert b["last"] == 1, f"SLOAD rop {rop}: a response of more than one beat"
+        return b["status"], b["mapped"], b["ppn"], b["data"]
+
+    async def dump(slots):
+        # the firmware's index reads (op 7 rops 3 / 4, README "Firmware port") of these slots: each
+        # entry, each of its fragments and one past them (BAD_FIELD), a fragment number past 254;
+        # checked against the reference at this point of the timeline (check_slog)
+        await settle()
+        got = []
+        for i in slots:
+            e = await sread(3, i)
+            got.append(("e", i, 255, e))
+            k = e[3] & 0xFF if e[0] == OK else 0
+            for j in list(range(k + 1)) + ([300] if mrng.random() < 0.2 else []):
+                got.append(("f", i, j, await sread(4, i, j)))
+        tl.append(("dump", got))
+
     async def unreserve(t, lpn):
         await settle()
         st, _ = await rid(tb, RID_UNRSV, t, lpn)
@@ -981,15 +1002,26 @@ async def slog_random(dut):
         for lpn in FR_LPNS:                 # every fragment LPN read back
             await host_read(lpn)
     await phase(int(os.environ.get("ATS_BACKEND_STEPS", "300")), False)
+    await dump(range(SL_LPNS))              # the whole index after the first phase (F not merged away)
     if MERGES:                              # then MERGEs among the same traffic (the test before them: MERGE=0)
         await phase(int(os.environ.get("ATS_BACKEND_MSTEPS", "100")), True)
         for lpn in FR_LPNS[:6]:             # merged, read back again
             await merge(lpn)
+    nd = 0
     for lpn in FR_LPNS:                     # the index's contents: each LPN's room (SLOG_FRAGS - |F|)
         await reserve(1, lpn)
         if lpn in rsv.get(1, {}):
+            if nd < 2:                      # the whole index read with a reservation held (rop 3's rsv, owner)
+                await dump(range(SL_LPNS))
+                nd += 1
             await unreserve(1, lpn)
     await ClockCycles(dut.clk, 200)
+    await dump(range(SL_LPNS + 2))          # the whole index (and two slots past it: BAD_FIELD)
+    c0, c1 = await sread(6), await sread(6, epoch=1)
+    tb.slog_ctr = (c0, c1)
+    # the LPGN -> PPN table (rop 5) around every LPGN used, and the answer to a rop past 6
+    tb.slog_pt = [(lg, await sread(5, epoch=lg)) for lg in range(max(0, c1[3] - 2 * SL_PPNS), c1[3] + 2)]
+    tb.slog_rop7 = await sread(7 + mrng.randrange(9))
     assert sorted(g for g, _ in tb.read_pages) == sorted(reads), "host reads: pages missing or extra"
     for g, pg in tb.read_pages:             # an unmapped LPN reads zeros, OK (README "Read miss")
         assert len(pg) == PW and all(w["data"] == 0 for w in pg) and all(w["status"] == OK for w in pg), \
@@ -1000,6 +1032,7 @@ async def slog_random(dut):
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
+               r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"],
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1022,6 +1055,12 @@ async def slog_recover(dut):
         b = await fwr.recv(20_000)
         assert b["last"] == 1, f"firmware op {op}: a response of more than one beat"
         return b["status"], b["data"]
+
+    async def fw_op4(op, **f):
+        fw.send_nowait(op=op, **{k: 0 for k in ("chan", "way", "block", "page", "txid", "ppn", "seq", "flags",
+                                                 "kind", "lpn", "epoch")} | f)
+        b = await fwr.recv(20_000)
+        return b["status"], b["mapped"], b["ppn"], b["data"]
     lpns = [40, 41, 42, 43, 44, 45, 48, 50]     # sets (lpn mod 4): 0 0 1 1 2 2 0 2: the last two find a full set
     base = {lpn: tb.send(0, RC_NONE, lpn, 0) for lpn in lpns}
     for q in base.values():
@@ -1041,12 +1080,13 @@ async def slog_recover(dut):
     for lg, ppn in lg_ppn.items():
         st, _ = await fw_op(7, rop=1, epoch=lg, ppn=ppn)
         assert st == OK, f"SLOAD PPN of LPGN {lg}: {st:#x}"
-    st, _ = await fw_op(7, rop=3)
-    assert st == 0xFF, f"SLOAD rop 3: {st:#x}"
+    st, _ = await fw_op(7, rop=7)
+    assert st == 0xFF, f"SLOAD rop 7: {st:#x}"
     # the fragments, in commit order as recovery found them; the model: F per LPN, entries per set
     P = PB - 16
     F: dict[int, list] = {}
     n_full = n_bad = 0
+    ins_order = []
     for i in range(40):
         lpn = rng.choice(lpns) if i >= 2 else (44, 41)[i]
         ln = 4 * rng.randint(1, P // 4)
@@ -1066,9 +1106,41 @@ async def slog_recover(dut):
             n_full += 1
         else:
             F.setdefault(lpn, []).append((lg, pofs, off, ln))
+            ins_order.append(lpn)
             want = (OK, len(F[lpn]))
         assert (st, cnt if st == OK else 0) == want, f"INSERT lpn {lpn} {(lg, pofs, off, ln)}: {(st, cnt)}, reference {want}"
     assert n_full and n_bad, f"INSERT: {n_full} refused for room, {n_bad} for fields"
+    # the index read back (op 7 rops 3 / 4): slot = set * SLOG_WAYS + way, a set's LPNs in the ways
+    # in the order of their first INSERT (each takes the lowest free way; none is dropped here)
+    sets = SL_LPNS // SL_WAYS
+    order = [x for x in dict.fromkeys(ins_order)]
+    for slot in range(SL_LPNS + 1):
+        st, mp, pp, data = await fw_op4(7, rop=3, lpn=slot)
+        ways = [x for x in order if x % sets == slot // SL_WAYS]
+        if slot >= SL_LPNS:
+            want = (BAD_FIELD, 0, 0, 0)
+        elif slot % SL_WAYS < len(ways):
+            x = ways[slot % SL_WAYS]
+            want = (OK, 1, x, len(F[x]))
+        else:
+            want = (OK, 0, 0, 0)
+        assert (st, mp, pp, data) == want, f"SLOAD rop 3 slot {slot}: {(st, mp, pp, data)}, reference {want}"
+        fr = F[want[2]] if want[1] else []
+        for j in range(len(fr) + 1):
+            got = await fw_op4(7, rop=4, lpn=slot, epoch=j)
+            if j < len(fr):
+                lg, pofs, off, ln = fr[j]
+                want = (OK, 0, lg, ln // 4 << 20 | off // 4 << 10 | pofs // 4)
+            else:
+                want = (BAD_FIELD, 0, 0, 0)
+            assert got == want, f"SLOAD rop 4 slot {slot} fragment {j}: {got}, reference {want}"
+    for lg in range(996, 1010):             # the LPGN -> PPN table (rop 5): the entries loaded
+        got = await fw_op4(7, rop=5, epoch=lg)
+        want = (OK, 1, lg_ppn[lg], 0) if lg in lg_ppn else (OK, 0, 0, 0)
+        assert got == want, f"SLOAD rop 5 LPGN {lg}: {got}, reference {want}"
+    got = await fw_op4(7, rop=6), await fw_op4(7, rop=6, epoch=1)
+    want = (OK, 0, 2000, len(order)), (OK, 0, 2000, 2000)
+    assert got == want, f"SLOAD rop 6: {got}, reference {want}"
     # every LPN read (read merge): base + its fragments in order; a fragment of 1006 (the table names a
     # page that is not that log page) or 1007 (no entry): MEDIA_ERROR
     n_err = n_ok = 0
@@ -1271,7 +1343,8 @@ def check_slog(tb, tl: list) -> dict:
     rec_cf: list = []
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
              unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
-             rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0)
+             rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
+             dump_frags=0, dump_bad=0, pt_hit=0)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
     n.update(mg_ok=0, mg_stale=0, mg_empty=0, mg_err=0, mg_pfail=0, mg_rd=0)
@@ -1399,6 +1472,21 @@ def check_slog(tb, tl: list) -> dict:
             w = ref.reserve(t, lpn) if lpn in l2p else (TX_FULL, 0)
             n["unmapped_rsv"] += lpn not in l2p
             assert (st, room if st == OK else 0) == w, f"RESERVE tx {t} lpn {lpn}: ({st:#x}, {room}), reference {w}"
+            continue
+        if ev[0] == "dump":
+            q = flush(q)                    # (a MERGE completed before the dump: its RELEASE)
+            for kind, i, j, got in ev[1]:
+                a = ref.read(i, 255 if kind == "e" else min(j, 254))
+                if kind == "e":             # SREAD-ENTRY: mapped = an entry; ppn = its LPN; data
+                    want = (a[0], a[3], a[2] & 0xFFFF, (a[4] >> 11) << 31 | (a[4] & 0xFF) << 16 | a[5] << 8 | a[1])
+                    n["dump_rsv"] += a[4] >> 11
+                    n["dump_entries"] += a[3]
+                else:                       # SREAD-FRAG: ppn = its LPGN; data {len/4, off/4, pofs/4}
+                    want = (a[0], 0, a[2] & 0xFFFF, (a[5] // 4) << 20 | (a[4] // 4) << 10 | a[3] // 4) \
+                        if a[0] == OK else (a[0], 0, 0, 0)
+                    n["dump_frags"] += a[0] == OK
+                n["dump_bad"] += a[0] == BAD_FIELD
+                assert got == want, f"SLOAD rop {3 if kind == 'e' else 4} slot {i} fragment {j}: {got}, reference {want}"
             continue
         if ev[0] == "unrsv":
             _, t, lpn, st = ev
@@ -1539,6 +1627,21 @@ def check_slog(tb, tl: list) -> dict:
     assert int(tb.dut.slog_lpgn.value) == ref.lpgn, f"next LPGN {int(tb.dut.slog_lpgn.value)}, reference {ref.lpgn}"
     got = {lp: tb.nand.pages[pp]["seq"] for lp, pp in tb.eng.l2p.items()}
     assert got == l2p, f"mapping differs from the replay: {sorted(set(got.items()) ^ set(l2p.items()))[:6]}"
+    if hasattr(tb, "slog_ctr"):             # SREAD-CTR, SREAD-PPN, a rop past 6 (README "Firmware port")
+        used = sum(len(x) for x in ref.idx.values())
+        c0, c1 = tb.slog_ctr
+        assert c0 == (OK, 0, ref.lpgn & 0xFFFF, used), f"SLOAD rop 6: {c0}, reference {(OK, 0, ref.lpgn, used)}"
+        assert c1 == (OK, 0, ref.lpgn & 0xFFFF, ref.lpgn), f"SLOAD rop 6 epoch 1: {c1}, reference counter {ref.lpgn}"
+        logs = {p["epoch"]: pp for pp, p in tb.nand.pages.items() if p["kind"] == 1 and p["flags"] == F_SLOG}
+        newest = {}
+        for lg in logs:
+            if lg > newest.get(lg % SL_PPNS, -1):
+                newest[lg % SL_PPNS] = lg
+        for lg, got in tb.slog_pt:
+            want = (OK, 1, logs[lg], 0) if newest.get(lg % SL_PPNS) == lg else (OK, 0, 0, 0)
+            n["pt_hit"] += want[1]
+            assert got == want, f"SLOAD rop 5 LPGN {lg}: {got}, reference {want}"
+        assert tb.slog_rop7[0] == 0xFF, f"SLOAD rop past 6: {tb.slog_rop7}"
     assert not tb.eng.tx, f"tx tables left: {tb.eng.tx}"
     assert int(tb.dut.cnt_proto_err.value) == 0, "protocol errors counted"
     return n

@@ -39,6 +39,30 @@ class SlogRef:
         if not e["rsv"] and not e["F"] and e["pend"] == 0:
             self.idx[e["lpn"] % self.sets].remove(e)
 
+    def _new(self, e: dict) -> None:
+        """A new entry takes the lowest free way of its set (README_slog "op 7 READ": which way an
+        entry takes is visible there)."""
+        s = self.idx[e["lpn"] % self.sets]
+        used = {x["way"] for x in s}
+        e["way"] = min(w for w in range(self.ways) if w not in used)
+        s.append(e)
+
+    def read(self, slot: int, n: int) -> tuple:
+        """READ (op 7): slot = set * ways + way; n = 255: the entry, else its fragment n. Returns the
+        answer (sts, cnt, lpgn, pofs, off, len)."""
+        if slot >= self.sets * self.ways:
+            return BAD_FIELD, 0, 0, 0, 0, 0
+        st, w = divmod(slot, self.ways)
+        e = next((x for x in self.idx[st] if x["way"] == w), None)
+        if n == 255:
+            if e is None:
+                return OK, 0, 0, 0, 0, 0
+            return OK, len(e["F"]), e["lpn"], 1, (int(e["rsv"]) << 11) | e["pend"], e["owner"]
+        if e is None or n >= len(e["F"]):
+            return BAD_FIELD, 0, 0, 0, 0, 0
+        lg, pofs, off, ln = e["F"][n]
+        return OK, len(e["F"]), lg, pofs, off, ln
+
     def reserve(self, t: int, lpn: int) -> tuple[int, int]:
         if not self._txid_ok(t):
             return BAD_TXID, 0
@@ -46,7 +70,7 @@ class SlogRef:
         if e is None:
             if len(self.idx[lpn % self.sets]) >= self.ways:
                 return TX_FULL, 0
-            self.idx[lpn % self.sets].append(dict(lpn=lpn, rsv=True, owner=t, F=[], pend=0))
+            self._new(dict(lpn=lpn, rsv=True, owner=t, F=[], pend=0))
             return OK, self.frags
         if e["rsv"]:
             return (OK, self.frags - len(e["F"])) if e["owner"] == t else (TX_FULL, 0)
@@ -94,7 +118,7 @@ class SlogRef:
             if len(self.idx[lpn % self.sets]) >= self.ways:
                 return TX_FULL, 0
             e = dict(lpn=lpn, rsv=False, owner=0, F=[], pend=0)
-            self.idx[lpn % self.sets].append(e)
+            self._new(e)
         elif len(e["F"]) >= self.frags:
             return TX_FULL, 0
         e["F"].append((lpgn & 0xFFFFFFFF, pofs, off, ln))

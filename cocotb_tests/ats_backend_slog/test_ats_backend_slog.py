@@ -42,6 +42,7 @@ LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
 STEPS = int(os.environ.get("ATS_SLOG_STEPS", "0")) or 1500 * (4 if LONG else 1)
 OP_RESERVE, OP_UNRESERVE, OP_LOOKUP, OP_RELEASE, OP_APPLY, OP_DISCARD = range(6)
+OP_READ = 7
 # the README's latencies (section "Timing"), cycles from a command's acceptance to its answer beat
 # being taken with no backpressure
 LAT_CMD, LAT_LOOKUP_FIRST, LAT_LOOKUP_NEXT = 6, 7, 2
@@ -173,10 +174,36 @@ class TB:
         await self.do_lookup(lpn)
 
     async def do_badop(self) -> None:
-        op = self.rng.randint(6, 7)         # (op 6 INSERT with its fragment fields 0: BAD_FIELD)
+        op = 6                              # (op 6 INSERT with its fragment fields 0: BAD_FIELD)
         (b,) = await self.ix_cmd(op, self.rand_txid(), self.rng.choice(self.pool), self.rng.getrandbits(8))
         self.check(f"op {op}", (b["sts"], b["cnt"]), (BAD_FIELD, 0))
         self.cov["bad_op"] += 1
+
+    def rand_slot(self) -> tuple[int, int]:
+        """A READ's (slot, n): slots past the index now and then, n the entry, a fragment that may
+        not exist, or any byte."""
+        r = self.rng
+        slot = r.randrange(self.lpns + 3) if r.random() < 0.2 else r.randrange(self.lpns)
+        n = r.choice([255, 255, 0, 1, self.frags - 1, self.frags, r.getrandbits(8)])
+        return slot, n
+
+    async def do_read(self, slot: int, n: int) -> None:
+        (b,) = await self.ix_cmd(OP_READ, 0, slot, n)
+        got = (b["sts"], b["cnt"], b["lpgn"], b["pofs"], b["off"], b["len"])
+        self.check(f"READ {slot} {n}", got, self.m.read(slot, n))
+        self.cov[f"read_{'e' if n == 255 else 'f'}_{got[0]}"] += 1
+
+    async def dump(self) -> None:
+        """Every slot's entry and every fragment it has, against the reference."""
+        for slot in range(self.lpns):
+            await self.do_read(slot, 255)
+            k = self.m.read(slot, 255)[1]
+            for j in range(k):
+                await self.do_read(slot, j)
+            await self.do_read(slot, k)                   # one past |F|: BAD_FIELD
+        for slot in (self.lpns, self.lpns + 1, 0xFFFFFFFF):  # past the index: BAD_FIELD
+            await self.do_read(slot, 255)
+            await self.do_read(slot, 0)
 
     async def push_cf(self) -> None:
         d, r = self.dut, self.rng
@@ -342,7 +369,8 @@ class TB:
             elif x < 0.84:
                 await self.do_discard()
             elif x < 0.85:
-                await (self.do_badop() if r.random() < 0.5 else self.do_insert())
+                y = r.random()
+                await (self.do_badop() if y < 0.15 else self.do_insert() if y < 0.65 else self.do_read(*self.rand_slot()))
             elif x < 0.95:
                 for _ in range(9 if r.random() < 0.1 else 1):    # 9: the list holds 8
                     await self.push_cf()
@@ -351,6 +379,7 @@ class TB:
         for s in self.m.idx.values():
             for e in list(s):
                 await self.do_lookup(e["lpn"])
+        await self.dump()
 
 
     # ---- latencies (README "Timing") with no idle and no backpressure on the index streams
@@ -444,6 +473,10 @@ class TB:
         for s in self.m.idx.values():                  # every entry the reference knows
             for e in list(s):
                 await self.cc_cmd(OP_LOOKUP, 0, e["lpn"])
+        for slot in range(self.lpns):                  # a dump: every slot, every fragment (and one past)
+            await self.cc_cmd(OP_READ, 0, slot, 255)
+            for j in range(self.frags + 1):
+                await self.cc_cmd(OP_READ, 0, slot, j)
         for t in chk:
             t.cancel()
         self.ix.on_accept = self.rd.on_accept = self.lg.on_accept = None
@@ -527,6 +560,9 @@ class TB:
         if op == OP_DISCARD:
             sts, cnt = m.discard(t)
             return f"DISCARD t{t}", [(sts, cnt) + z], f"discard_{sts}_frags{min(cnt, 1)}"
+        if op == OP_READ:
+            a = m.read(lpn, n)
+            return f"READ {lpn} {n}", [a], f"read_{'e' if n == 255 else 'f'}_{a[0]}"
         return f"op {op}", [(BAD_FIELD, 0) + z], "bad_op"
 
     @staticmethod
@@ -610,8 +646,10 @@ class TB:
                 await self.cc_cmd(OP_UNRESERVE, t, lpn)
             elif x < 0.98:
                 await self.cc_cmd(r.choice([OP_APPLY, OP_DISCARD]), self.rand_txid())
+            elif r.random() < 0.3:
+                await self.cc_cmd(6, self.rand_txid(), r.choice(self.pool), r.getrandbits(8))
             else:
-                await self.cc_cmd(r.randint(6, 7), self.rand_txid(), r.choice(self.pool), r.getrandbits(8))
+                await self.cc_cmd(OP_READ, 0, *self.rand_slot())
             i += 1
 
     async def cc_rd(self, n_records: int) -> None:
@@ -657,7 +695,8 @@ async def slog_random(dut):
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "reserve_4", "reserve_2", "record_ok", "record_4", "record_7", "record_2",
                  "apply_0", "apply_6", "discard_0_frags1", "discard_6", "unreserve_0", "unreserve_6",
-                 "release_0_True", "cf", "record_pages2", "lpgn_set", "bad_op", "record_ncf8", "decoded", "insert_0"):
+                 "release_0_True", "cf", "record_pages2", "lpgn_set", "bad_op", "record_ncf8", "decoded", "insert_0",
+                 "read_e_0", "read_f_0", "read_e_7", "read_f_7"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     assert any(tb.cov[f"lookup_k{k}"] for k in range(2, tb.frags + 1)) or tb.frags == 1
 
@@ -674,7 +713,7 @@ async def slog_concurrent(dut):
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "record_ok", "apply_0", "discard_0_frags1", "unreserve_0",
                  "cf", "lpgn_set", "record_ncf8", "decoded", "cc_rd_waits_for_held",
-                 "cc_lg_waits_for_record", "cc_ix_and_rd_offered"):
+                 "cc_lg_waits_for_record", "cc_ix_and_rd_offered", "read_e_0", "read_f_7"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
 
 

@@ -357,6 +357,8 @@ module ats_backend #(
     logic               fw_sl_req, fw_sl_done;   // firmware op 7 SLOAD (SLOG = 1, README "Firmware port")
     logic [7:0]         fw_sl_status;
     logic [31:0]        fw_sl_data;
+    logic [PPN_W-1:0]   fw_sl_ppn;               // ... its ppn and mapped (SLOAD's index reads, rops 3-6)
+    logic               fw_sl_mapped;
     // firmware op 6 MERGE (SLOG = 1, README "Firmware port"): its page enters the table as a RELOC
     // entry (mg_acc_req, flags RELOC | SLOG, epoch = the base mg_base) whose words come from the
     // read unit's page of the merge's read (tag MG_TAG, mg_rdd); no S-Log record is accepted meanwhile
@@ -577,6 +579,7 @@ module ats_backend #(
         .reloc_status(c_status_q), .reloc_ppn(c_ppn_q),
         .seq_idle(tbl_empty && !acc_fire && !recv_q), .seqset(fw_seqset),
         .sl_req(fw_sl_req), .sl_done(fw_sl_done), .sl_status(fw_sl_status), .sl_data(fw_sl_data),
+        .sl_ppn(fw_sl_ppn), .sl_mapped(fw_sl_mapped),
         .fo_free, .busy(fw_busy), .perr(fw_perr)
     );
 
@@ -1686,7 +1689,7 @@ module ats_backend #(
             .s_cf_valid(ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK),
             .s_cf_txid({2'b00, cm_txid_q}), .s_cf_reclen(rx_reclen_q), .s_cf_lpgn(rx_lpgn_q),
             .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn((rx_st_q == X_LG) ? rx_lpgn_q : fw_epoch_q),
-            .lpgn(slog_lpgn)
+            .lpgn(slog_lpgn), .used(sl_used)
         );
 
         // ---- index commands, one at a time: DISCARD (the receiver) first, APPLY (the completion
@@ -1698,15 +1701,22 @@ module ats_backend #(
         logic [RS_W-1:0]    lk_s_q;               // the slot whose LOOKUP is in flight
         logic               lq_pend;              // a read's LOOKUP not yet answered
         // firmware op 7 SLOAD (README "Firmware port"): rop 0 the LPGN counter := epoch, 1 the LPGN ->
-        // PPN table's entry {epoch, ppn}, 2 INSERT of a recovered fragment {lpn, epoch, seq's fields}
-        logic               fs_lg, fs_pt, fs_ins, fs_sent_q, fs_req;
+        // PPN table's entry {epoch, ppn}, 2 INSERT of a recovered fragment {lpn, epoch, seq's fields};
+        // index reads: 3 SREAD-ENTRY (slot lpn), 4 SREAD-FRAG (slot lpn, fragment epoch) as the
+        // index's op 7 READ, 5 SREAD-PPN (the table at LPGN epoch), 6 SREAD-CTR
+        logic               fs_lg, fs_pt, fs_ins, fs_sent_q, fs_req, fs_rd, fs_ctr, fs_tr;
         logic               fw_sl7, fw_mg;
+        logic               fs_t1_q, fs_hit_q;    // rop 5: the table read (pt_rd_q), its tag's verdict
+        logic [PPN_W-1:0]   pt_rd_q;              // the table's PPN read port (the merge's and rop 5's)
+        logic [15:0]        sl_used;              // the index's entries in use
         assign fw_sl7 = fw_sl_req && fw_op_q == 3'd7;
         assign fw_mg  = fw_sl_req && fw_op_q == 3'd6;
         assign fs_lg  = fw_sl7 && fw_rop_q == 4'd0;
         assign fs_pt  = fw_sl7 && fw_rop_q == 4'd1 && !(nc_ok && e_sl[nc_e]);   // (the table's one write port)
         assign fs_ins = fw_sl7 && fw_rop_q == 4'd2;
-        assign fs_req = fs_ins && !fs_sent_q;
+        assign fs_rd  = fw_sl7 && (fw_rop_q == 4'd3 || fw_rop_q == 4'd4);
+        assign fs_ctr = fw_sl7 && fw_rop_q == 4'd6;
+        assign fs_req = (fs_ins || fs_rd) && !fs_sent_q;
         logic               rid_v_q, rid_a_q, rid_sel_q, ur_mid_q, ur_fire, is_rid;
         logic [7:0]         rid_tag_q, rid_sts_q, rid_cnt_q;
         logic [5:0]         rid_txid_q;
@@ -1738,9 +1748,11 @@ module ats_backend #(
                         ix_txid_q <= 8'd0; ix_lpn_q <= lq_lpn[lq_rd_q[RS_W-1:0]];
                         lk_s_q <= lq_s[lq_rd_q[RS_W-1:0]];
                         lq_rd_q <= lq_rd_q + 1'b1;
-                    end else if (fs_req) begin       // the firmware's INSERT (recovery)
-                        ix_v_q <= 1'b1; ix_who_q <= W_FW; ix_op_q <= 3'd6;
+                    end else if (fs_req) begin       // the firmware's INSERT (recovery) or READ
+                        ix_v_q <= 1'b1; ix_who_q <= W_FW; ix_op_q <= fs_ins ? 3'd6 : 3'd7;
                         ix_txid_q <= 8'd0; ix_lpn_q <= fw_lpn_q;
+                        // READ: n = 255 the entry (rop 3), else fragment epoch (past 254: none)
+                        ix_n_q <= (fw_rop_q == 4'd3) ? 8'hFF : (fw_epoch_q > 32'd254) ? 8'd254 : fw_epoch_q[7:0];
                         fs_sent_q <= 1'b1;
                     end else if (rid_req) begin
                         ix_v_q <= 1'b1; ix_who_q <= W_RID; ix_op_q <= (rid_tag_q == RID_RSV) ? 3'd0 : 3'd1;
@@ -1903,10 +1915,33 @@ module ats_backend #(
                              ix_who_q != W_DIS;
         assign lg_valid    = rx_st_q == X_LG || (fs_lg && rx_st_q == X_IDLE);
         assign fw_sl_done  = (fs_lg && rx_st_q == X_IDLE && lg_ready) || fs_pt ||
-                             (ixa_valid && ix_who_q == W_FW) || (fw_sl7 && fw_rop_q > 4'd2) || mg_done;
+                             (ixa_valid && ix_who_q == W_FW) || fs_ctr || (fw_sl7 && fw_rop_q == 4'd5 && fs_t1_q) ||
+                             (fw_sl7 && fw_rop_q > 4'd6) || mg_done;
         assign fw_sl_status = mg_done ? g_sts_q : (ixa_valid && ix_who_q == W_FW) ? ixa_sts :
-                              (fw_rop_q > 4'd2) ? 8'hFF : 8'h00;
-        assign fw_sl_data  = (ixa_valid && ix_who_q == W_FW && !mg_done) ? {24'd0, ixa_cnt} : 32'd0;
+                              (fw_rop_q > 4'd6) ? 8'hFF : 8'h00;
+        // data: INSERT |F|; SREAD-ENTRY {rsv, 0, pend, owner, |F|}; SREAD-FRAG {len/4, off/4, pofs/4};
+        // SREAD-CTR the entries in use (epoch bit 0 = 1: the whole LPGN counter)
+        always_comb begin
+            fw_sl_data = 32'd0; fw_sl_ppn = '0; fw_sl_mapped = 1'b0;
+            if (!mg_done && ixa_valid && ix_who_q == W_FW) begin
+                unique case (fw_rop_q)
+                    4'd3: begin
+                        fw_sl_data = {ixa_off[11], 7'd0, ixa_off[7:0], ixa_len[7:0], ixa_cnt};
+                        fw_sl_ppn = PPN_W'(ixa_lpgn); fw_sl_mapped = ixa_pofs[0];
+                    end
+                    4'd4: begin
+                        fw_sl_data = {2'd0, ixa_len[11:2], ixa_off[11:2], ixa_pofs[11:2]};
+                        fw_sl_ppn = PPN_W'(ixa_lpgn);
+                    end
+                    default: fw_sl_data = {24'd0, ixa_cnt};
+                endcase
+            end else if (fw_sl7 && fw_rop_q == 4'd5) begin
+                fw_sl_ppn = fs_hit_q ? pt_rd_q : '0; fw_sl_mapped = fs_hit_q;
+            end else if (fw_sl7 && fw_rop_q == 4'd6) begin
+                fw_sl_data = fw_epoch_q[0] ? slog_lpgn : {16'd0, sl_used};
+                fw_sl_ppn = PPN_W'(slog_lpgn);
+            end
+        end
         always_ff @(posedge clk) begin
             if (rst) begin
                 rx_st_q <= X_IDLE;
@@ -2055,7 +2090,6 @@ module ats_backend #(
         logic [WA-1:0]      mg_pw_q, mg_ow_q, mg_i_q;   // source word, destination word, word index
         logic [WA:0]        mg_lw_q;                    // the fragment's words
         logic [CW-1:0]      mg_cl_q;
-        logic [PPN_W-1:0]   mg_ppn_q;
         logic [1:0]         mg_wt_q;
         logic [31:0]        mg_d_q;
         logic               mg_sp_q, mg_fail;
@@ -2073,7 +2107,20 @@ module ats_backend #(
         end
         assign mg_f    = fr_mem[{mg_s_q, mg_k_q[KW-1:0]}];
         assign mf_lpgn = mg_f[67:36];
-        assign t_hit   = pt_v_q[mf_lpgn[TW-1:0]] && pt_lpgn[mf_lpgn[TW-1:0]] == mf_lpgn;
+        // the table's read address: the merge's fragment in M_FR, the firmware's rop 5 LPGN while the
+        // merge is idle (rop 5 waits for an M_IDLE cycle: fs_tr); the PPN read registered (pt_rd_q)
+        logic [31:0]        pt_ra;
+        logic               pt_hit;
+        assign pt_ra   = (mg_st_q == M_IDLE) ? fw_epoch_q : mf_lpgn;
+        assign pt_hit  = pt_v_q[pt_ra[TW-1:0]] && pt_lpgn[pt_ra[TW-1:0]] == pt_ra;
+        assign t_hit   = pt_hit;
+        assign fs_tr   = fw_sl7 && fw_rop_q == 4'd5 && !fs_t1_q && mg_st_q == M_IDLE;
+        always_ff @(posedge clk) begin
+            if (mg_st_q == M_FR || fs_tr) pt_rd_q <= pt_ppn[pt_ra[TW-1:0]];
+            if (fs_tr) fs_hit_q <= pt_hit;
+            if (rst || fw_sl_done) fs_t1_q <= 1'b0;
+            else if (fs_tr) fs_t1_q <= 1'b1;
+        end
         if (SLOG_CACHE > 0) begin : g_cache
             // the S-Log cache: a log page's words as they go into the staging memory (X_PAGES),
             // line = LPGN mod SLOG_CACHE; a line is invalid from its page's first word to its last
@@ -2106,7 +2153,7 @@ module ats_backend #(
                              : {mg_s_q, WA'(mg_ow_q + mg_i_q)};
         assign rm_wd = nd_in ? s_ndata_data : mg_d_q;
         assign sl_nrd_valid = mg_st_q == M_NRQ;
-        assign sl_nrd_ppn   = mg_ppn_q;
+        assign sl_nrd_ppn   = pt_rd_q;           // (read in M_FR; rop 5 reads only in M_IDLE)
         assign sl_nw        = mg_st_q == M_NW;
         assign mg_fail = (mg_st_q == M_FR && !c_hit && !t_hit) ||
                          (mg_st_q == M_NW && ncpl_sl && (s_ncpl_status != N_OK || mg_sp_q));
@@ -2124,7 +2171,7 @@ module ats_backend #(
                         mg_lpgn_q <= mf_lpgn; mg_pw_q <= WA'(mg_f[35:26]); mg_ow_q <= WA'(mg_f[23:14]);
                         mg_lw_q <= (WA+1)'(mg_f[11:2]); mg_i_q <= '0; mg_wt_q <= 2'd0;
                         mg_cl_q <= (SLOG_CACHE > 1) ? CW'(mf_lpgn) : '0;
-                        mg_ppn_q <= pt_ppn[mf_lpgn[TW-1:0]]; mg_sp_q <= 1'b0;
+                        mg_sp_q <= 1'b0;
                         mg_st_q <= c_hit ? M_CA : t_hit ? M_NRQ : M_DONE;
                     end
                     M_CA: begin                          // the cache word's address held 3 cycles (latency 2)
@@ -2233,7 +2280,7 @@ module ats_backend #(
         assign m_rdd_tag     = ur_rdd_tag;
         assign slog_lpgn     = 32'd0;
         assign {rm_hold, rm_bad, rm_we, rm_wa, rm_wd, rm_qs, sl_nrd_valid, sl_nrd_ppn, sl_nw} = '0;
-        assign {fw_sl_done, fw_sl_status, fw_sl_data} = '0;
+        assign {fw_sl_done, fw_sl_status, fw_sl_data, fw_sl_ppn, fw_sl_mapped} = '0;
         logic unused_rm;
         assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req, mg_take};
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,

@@ -100,6 +100,8 @@ module ats_backend_fw #(
     input  wire logic                     sl_done,        // ... done now, its response:
     input  wire logic [7:0]               sl_status,
     input  wire logic [31:0]              sl_data,
+    input  wire logic [PPN_W-1:0]         sl_ppn,
+    input  wire logic                     sl_mapped,
     /* verilator lint_on UNUSEDSIGNAL */
     output wire logic                     fo_free,        // the response register takes a beat now
     output wire logic                     busy,           // an operation in progress (simulation clock gate)
@@ -245,7 +247,7 @@ module ats_backend_fw #(
                 F_REMAP: if (rq_take) fw_st_q <= F_RSPW;
                 F_SL: if (sl_done) begin
                     fo_v_q <= 1'b1; fo_status_q <= sl_status; fo_data_q <= sl_data; fo_last_q <= 1'b1;
-                    fo_ppn_q <= '0; fo_mapped_q <= 1'b0;
+                    fo_ppn_q <= sl_ppn; fo_mapped_q <= sl_mapped;
                     fw_st_q <= F_IDLE;
                 end
                 F_RSPW: if (rsp_valid) begin

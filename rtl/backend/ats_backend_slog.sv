@@ -21,7 +21,8 @@ module ats_backend_slog #(
 ) (
     input  wire logic                  clk,
     input  wire logic                  rst,          // synchronous, active high
-    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY, 5 DISCARD, 6 INSERT
+    // index commands: op 0 RESERVE, 1 UNRESERVE, 2 LOOKUP, 3 RELEASE, 4 APPLY, 5 DISCARD, 6 INSERT,
+    // 7 READ (lpn = slot set * SLOG_WAYS + way, n = fragment j or 255: the entry; README_slog)
     input  wire logic                  s_ix_valid,
     output      logic                  s_ix_ready,
     input  wire logic [2:0]            s_ix_op,
@@ -79,7 +80,8 @@ module ats_backend_slog #(
     input  wire logic                  s_lg_valid,
     output      logic                  s_lg_ready,
     input  wire logic [31:0]           s_lg_lpgn,
-    output      logic [31:0]           lpgn          // the next LPGN
+    output      logic [31:0]           lpgn,         // the next LPGN
+    output      logic [15:0]           used          // entries in use (valid ways)
 );
     // ---- derived sizes and parameter checks
     localparam int P        = PAGE_BYTES - 16;             // payload bytes per log page
@@ -109,7 +111,8 @@ module ats_backend_slog #(
     localparam logic [7:0] STS_TX_EMPTY  = ats_host_pkg::STS_TX_EMPTY;
     localparam logic [7:0] STS_BAD_FIELD = ats_host_pkg::STS_BAD_FIELD;
     localparam logic [2:0] OP_RESERVE = 3'd0, OP_UNRESERVE = 3'd1, OP_LOOKUP = 3'd2,
-                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4, OP_DISCARD = 3'd5, OP_INSERT = 3'd6;
+                           OP_RELEASE = 3'd3, OP_APPLY = 3'd4, OP_DISCARD = 3'd5, OP_INSERT = 3'd6,
+                           OP_READ = 3'd7;
 
     if (PAGE_BYTES % 4 != 0 || PAGE_BYTES < 64 || PAGE_BYTES > 4096) begin : g_chk_page
         $fatal(1, "ats_backend_slog: PAGE_BYTES must be a multiple of 4 in 64..4096 (%m)");
@@ -209,10 +212,17 @@ module ats_backend_slog #(
         kp_full <= 32'(ht_c.k) + 32'(ht_c.pend) >= SLOG_FRAGS;  // no room for one more
     end
 
+    logic [15:0] used_q;
     always_ff @(posedge clk) begin
-        if (rst) vld_q <= '0;
-        else if (tw_en) vld_q[tw_way][q_set] <= tw_vld;
+        if (rst) begin
+            vld_q <= '0; used_q <= '0;
+        end else if (tw_en) begin
+            vld_q[tw_way][q_set] <= tw_vld;
+            if (tw_vld && !vld_q[tw_way][q_set]) used_q <= used_q + 16'd1;
+            else if (!tw_vld && vld_q[tw_way][q_set]) used_q <= used_q - 16'd1;
+        end
     end
+    assign used = used_q;
 
     // fragment RAM: synchronous read (block RAM), one write port
     logic           fw_en;
@@ -289,6 +299,17 @@ module ats_backend_slog #(
     logic [11:0] a_off_q, a_off_d, a_len_q, a_len_d, a_pofs_q, a_pofs_d;
     logic [7:0]  a_pg_q, a_pg_d;
     logic [31:0] a_lpgn_q, a_lpgn_d;          // INSERT's fragment LPGN
+    logic [WAY_W-1:0] a_way_q, a_way_d;       // READ: the slot's way (a_lpn_q holds its set)
+    logic        a_bad_q, a_bad_d;            // READ: slot >= SLOG_LPNS
+    // READ of an entry: its fields, answered with the beat (m_ix_lpgn = lpn, cnt = |F|, off =
+    // {rsv, pend}, len = owner, pofs = 1 when the slot holds an entry)
+    logic        re_q, re_d;
+    logic [31:0] re_lpn_q, re_lpn_d;
+    logic [11:0] re_off_q, re_off_d, re_len_q, re_len_d, re_pofs_q, re_pofs_d;
+    tag_t        rt;                          // READ: the slot's tag
+    logic        rt_v;                        // ... and its valid bit
+    assign rt = t_tag2_q[a_way_q];
+    assign rt_v = t_vld_q[a_way_q];
     logic [SLOT_W-1:0] lk_slot_q, lk_slot_d;
     logic [K_W-1:0]    lk_i_q, lk_i_d;
     logic [WAY_W-1:0]  lk_way_q, lk_way_d;
@@ -328,6 +349,8 @@ module ats_backend_slog #(
         a_full_d = a_full_q; a_last_d = a_last_q; a_ppn_d = a_ppn_q; a_off_d = a_off_q;
         a_len_d = a_len_q; a_pofs_d = a_pofs_q; a_pg_d = a_pg_q; a_lpgn_d = a_lpgn_q;
         lk_slot_d = lk_slot_q; lk_i_d = lk_i_q; lk_way_d = lk_way_q;
+        a_way_d = a_way_q; a_bad_d = a_bad_q;
+        re_d = re_q; re_lpn_d = re_lpn_q; re_off_d = re_off_q; re_len_d = re_len_q; re_pofs_d = re_pofs_q;
         tw_en = 1'b0; tw_vld = 1'b1; tw_way = hit_way; tw_tag = ht;
         fw_en = 1'b0; fw_addr = '0; fw_data = '0;
         fr_addr = faddr(q_set, lk_way_q, lk_slot_q);
@@ -352,6 +375,10 @@ module ats_backend_slog #(
                     kd_d = K_CMD; is_d = I_TAG;
                     a_op_d = s_ix_op; a_tx_d = s_ix_txid; a_lpn_d = s_ix_lpn; a_n_d = s_ix_n;
                     a_lpgn_d = s_ix_lpgn; a_pofs_d = s_ix_pofs; a_off_d = s_ix_off; a_len_d = s_ix_len;
+                    // READ: the slot's set addresses the tags (a_lpn), its way is kept
+                    a_bad_d = s_ix_lpn >= 32'(SLOG_LPNS);
+                    a_way_d = WAY_W'(s_ix_lpn % 32'(SLOG_WAYS));
+                    if (s_ix_op == OP_READ) a_lpn_d = s_ix_lpn / 32'(SLOG_WAYS);
                 end else if (rd_take) begin
                     kd_d = K_DESC; is_d = I_TAG;
                     a_tx_d = s_rd_txid; a_full_d = s_rd_full; a_lpn_d = s_rd_lpn; a_ppn_d = s_rd_ppn;
@@ -439,6 +466,26 @@ module ats_backend_slog #(
                                     rs_d = (a_op_q == OP_APPLY) ? R_APPLY : R_DISC;
                                 end
                             end
+                            OP_READ: begin
+                                // the slot's entry (n = 255) or its fragment n (0 = the oldest)
+                                ixs_d = STS_OK;
+                                if (a_bad_q) ixs_d = STS_BAD_FIELD;
+                                else if (a_n_q == 8'hFF) begin
+                                    re_d = 1'b1;
+                                    re_pofs_d = {11'd0, rt_v};
+                                    if (rt_v) begin
+                                        ixc_d = 8'(rt.k); re_lpn_d = rt.lpn;
+                                        re_off_d = {rt.rsv, 3'd0, 8'(rt.pend)}; re_len_d = 12'(rt.owner);
+                                    end else begin
+                                        re_lpn_d = '0; re_off_d = '0; re_len_d = '0;
+                                    end
+                                end else if (!rt_v || a_n_q >= 8'(rt.k)) ixs_d = STS_BAD_FIELD;
+                                else begin
+                                    ixv_d = 1'b0; is_d = I_LKRD; lk_way_d = a_way_q;
+                                    lk_slot_d = ring(rt.head, int'(a_n_q)); lk_i_d = K_W'(rt.k - 1'b1);
+                                    ixc_d = 8'(rt.k);
+                                end
+                            end
                             default: ixs_d = STS_BAD_FIELD;
                         endcase
                     end
@@ -504,7 +551,7 @@ module ats_backend_slog #(
                     end
                 endcase
             end
-            I_RESP: if (m_ix_ready) begin ixv_d = 1'b0; is_d = I_IDLE; end
+            I_RESP: if (m_ix_ready) begin ixv_d = 1'b0; is_d = I_IDLE; re_d = 1'b0; end
             I_LKRD: begin
                 // fr_addr = this fragment's slot; its data is registered at this edge
                 is_d = I_LKOUT; ixv_d = 1'b1; ixl_d = (32'(lk_i_q) + 1 >= 32'(ixc_q));
@@ -532,10 +579,10 @@ module ats_backend_slog #(
     assign m_ix_valid = ixv_q && (is_q == I_RESP || is_q == I_LKOUT);
     assign m_ix_sts = ixs_q;
     assign m_ix_cnt = ixc_q;
-    assign m_ix_lpgn = (is_q == I_LKOUT) ? fr_data_q.lpgn : 32'd0;
-    assign m_ix_pofs = (is_q == I_LKOUT) ? fr_data_q.pofs : 12'd0;
-    assign m_ix_off = (is_q == I_LKOUT) ? fr_data_q.off : 12'd0;
-    assign m_ix_len = (is_q == I_LKOUT) ? fr_data_q.len : 12'd0;
+    assign m_ix_lpgn = (is_q == I_LKOUT) ? fr_data_q.lpgn : re_q ? re_lpn_q : 32'd0;
+    assign m_ix_pofs = (is_q == I_LKOUT) ? fr_data_q.pofs : re_q ? re_pofs_q : 12'd0;
+    assign m_ix_off = (is_q == I_LKOUT) ? fr_data_q.off : re_q ? re_off_q : 12'd0;
+    assign m_ix_len = (is_q == I_LKOUT) ? fr_data_q.len : re_q ? re_len_q : 12'd0;
     assign m_ix_last = ixl_q;
     assign m_rs_valid = (rs_q == R_STS) || (es_q == E_STS);
     assign m_rs_sts = (rs_q == R_STS) ? rerr_q : STS_OK;
@@ -723,10 +770,12 @@ module ats_backend_slog #(
         a_full_q <= a_full_d; a_last_q <= a_last_d; a_ppn_q <= a_ppn_d; a_off_q <= a_off_d;
         a_len_q <= a_len_d; a_pofs_q <= a_pofs_d; a_pg_q <= a_pg_d; a_lpgn_q <= a_lpgn_d;
         lk_slot_q <= lk_slot_d; lk_i_q <= lk_i_d; lk_way_q <= lk_way_d;
+        a_way_q <= a_way_d; a_bad_q <= a_bad_d;
+        re_lpn_q <= re_lpn_d; re_off_q <= re_off_d; re_len_q <= re_len_d; re_pofs_q <= re_pofs_d;
         if (rst) begin
-            is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0;
+            is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0; re_q <= 1'b0;
         end else begin
-            is_q <= is_d; rs_q <= rs_d; rfirst_q <= rfirst_d; ixv_q <= ixv_d; lpgn_q <= lpgn_d;
+            is_q <= is_d; rs_q <= rs_d; rfirst_q <= rfirst_d; ixv_q <= ixv_d; lpgn_q <= lpgn_d; re_q <= re_d;
         end
     end
 
