@@ -73,6 +73,15 @@ static void cmd_log(void) {
 // its fragments in order, each log PPN / byte in it / off / len / record seq
 static void cmd_slog(void) {
     hal_printf("slog: lpgn %u, %u lpns\n", slog_lpgn, SL.n);
+#if ATS_HW_SLOG
+    // the merge policy (README "S-Log"): the backend's counters and the last index read, the counts
+    hal_printf("slog: merge: next %u used %u live %u (at most %u) oldest %u on %d stall %d; dumps %llu merged %llu "
+               "stale %llu nothing %llu unreadable %llu gc_merges %llu gc_kept %llu over %llu\n",
+               SLP.next, SLP.used, SLP.live, ats_sl_live_ub(&SLP), SLP.has_old ? SLP.oldest : 0u, SLP.on, SLP.stall,
+               (unsigned long long)S.sl_dumps, (unsigned long long)S.sl_merged, (unsigned long long)S.sl_stale,
+               (unsigned long long)S.sl_nothing, (unsigned long long)S.sl_unreadable,
+               (unsigned long long)S.sl_gc_merges, (unsigned long long)S.sl_gc_kept, (unsigned long long)S.sl_over);
+#endif
     for (uint32_t e = 0; e < SL.n; e++) {
         hal_printf("slog %u:", SL.lpn[e]);
         for (uint32_t i = 0; i < SL.nf[e]; i++) {
@@ -120,6 +129,22 @@ static uint32_t parse_u32(const char *p) {
     return v;
 }
 
+// `gc D B`: one GC of used block B of die D now (gc_block: with the S-Log its LPNs merged first;
+// tests/system/test_slog_merge.py), its status
+static void cmd_gc(const char *p) {
+    while (*p == ' ') p++;
+    const uint32_t d = parse_u32(p);
+    while (*p >= '0' && *p <= '9') p++;
+    const uint32_t b = parse_u32(p);
+    if (d >= NDIE || b >= BLOCKS || blk_state[bi(d, b)] != B_USED) {
+        hal_printf("gc: %u/%u is not a used block\n", d, b);
+        return;
+    }
+    const int st = gc_block(d, b);
+    if (st == ATS_OK) S.gc_runs++;
+    hal_printf("gc: %u/%u: %d\n", d, b, st);
+}
+
 void console(void) {
     int ch;
     while ((ch = hal_getc()) >= 0) {
@@ -133,8 +158,9 @@ void console(void) {
             else if (!strcmp(line, "ckpt")) hal_printf("ckpt: %d\n", ckpt_write());
             else if (!strcmp(line, "gc greedy")) gc_policy = ATS_GC_GREEDY;
             else if (!strcmp(line, "gc cb")) gc_policy = ATS_GC_COST_BENEFIT;
+            else if (line[0] == 'g' && line[1] == 'c' && line[2] == ' ' && line[3] >= '0' && line[3] <= '9') cmd_gc(line + 3);
             else if (line[0] == 's' && line[1] == 'c' && line[2] == 'a' && line[3] == 'n' && line[4] == ' ') cmd_scan(parse_u32(line + 5));
-            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, slog, ckpt, gc greedy, gc cb, scan N)\n", line);
+            else if (line_n) hal_printf("unknown command '%s' (status, stats, bbt, log, slog, ckpt, gc greedy, gc cb, gc D B, scan N)\n", line);
             if (line_n) hal_puts("> ");
             line_n = 0;
         } else if (line_n + 1u < sizeof line) {

@@ -39,6 +39,16 @@
 #define SLOG_CACHE ((16384u / ATS_PAGE_BYTES) > 2u ? (16384u / ATS_PAGE_BYTES) : 2u)
 #endif
 #define SLOG_WORDS (2u + SLOG_LPNS * (3u + 5u * SLOG_FRAGS))   // the checkpoint's S-Log section at most
+// the merge policy (ftl/policy.c ats_sl_*, docs/architecture.md section 11.6, README "S-Log"), with
+// ATS_HW_SLOG: live log pages allowed (a recovery keeps SLOG_PG), merging on above SLOG_HI (or the
+// index above 3/4 full, or the oldest fragment near the end of the backend's LPGN -> PPN table), off
+// below SLOG_LO with the index below half full; at most SLOG_STEP MERGEs a housekeeping pass
+#define SLOG_MAX 256u
+#define SLOG_HI 192u
+#define SLOG_LO 128u
+#define SLOG_STEP 8u
+_Static_assert(SLOG_FRAGS <= ATS_SL_MAX_FRAGS, "ats_sl_ent_t holds SLOG_FRAGS fragments");
+_Static_assert(SLOG_LO < SLOG_HI && SLOG_HI < SLOG_MAX, "S-Log merge thresholds");
 
 // ---- housekeeping policy (README "Checkpoints", "Garbage collection", "Wear levelling"; the
 // decisions are ftl/policy.c's, these are its parameters)
@@ -79,5 +89,8 @@ typedef struct {
     uint64_t shutdowns;                    // checkpoints asked for by a clean shutdown (ADM_SHUT_TAG)
     uint64_t recovery_ignored;             // records of the last recovery with a txid above NTX (ignored)
     uint64_t boot_cycles;
+    // the S-Log merge policy (console `slog`): index reads (dumps), MERGE answers 0 / 1 / 2 / 3 (and
+    // any other), MERGEs GC issued, GC blocks kept for an unmergeable LPN, dumps above SLOG_MAX live pages
+    uint64_t sl_dumps, sl_merged, sl_stale, sl_nothing, sl_unreadable, sl_gc_merges, sl_gc_kept, sl_over;
 } fw_stats_t;
 extern fw_stats_t S;

@@ -8,7 +8,36 @@
 
 ats_gc_policy_t gc_policy = ATS_GC_COST_BENEFIT;
 
+#if ATS_HW_SLOG
+// blocks GC left because an LPN whose base or live log page is there could not be merged
+// (unreadable): no candidates until such an LPN's F changes (sl_bad_gen)
+static uint8_t gc_keep[NBLK];
+static uint32_t gc_keep_gen;
+#endif
+
+static int gc_move(uint32_t d, uint32_t b);
+
+// with the S-Log (architecture.md 11.6): the LPNs whose base or live log page lies in the block are
+// merged first (sl_gc), the write-backs held until the block's pages are moved; a block that still
+// holds a pinned base or live log page is neither relocated nor erased
 int gc_block(uint32_t d, uint32_t b) {
+#if ATS_HW_SLOG
+    int st = sl_gc(d, b);
+    if (st == ATS_OK) {
+        st = gc_move(d, b);
+    } else {
+        gc_keep[bi(d, b)] = 1;
+        gc_keep_gen = sl_bad_gen;
+        S.sl_gc_kept++;
+    }
+    sl_gc_end();
+    return st;
+#else
+    return gc_move(d, b);
+#endif
+}
+
+static int gc_move(uint32_t d, uint32_t b) {
     census_dirty = 1;
     // the valid count says how many pages still map here: the scan stops once it has met them all
     // (pages become invalid, never valid, while GC runs: no host write maps into an old block)
@@ -60,8 +89,17 @@ int gc_step(uint32_t d, int tight) {
     static uint32_t cand[BLOCKS], val[BLOCKS], age[BLOCKS];
     static uint8_t ret[BLOCKS];
     uint32_t n = 0;
+#if ATS_HW_SLOG
+    if (gc_keep_gen != sl_bad_gen) {
+        for (uint32_t i = 0; i < NBLK; i++) gc_keep[i] = 0;
+        gc_keep_gen = sl_bad_gen;
+    }
+#endif
     for (uint32_t b = 0; b < BLOCKS; b++) {
         if (blk_state[bi(d, b)] != B_USED) continue;
+#if ATS_HW_SLOG
+        if (gc_keep[bi(d, b)]) continue;
+#endif
         const uint32_t v = valid_pages(d, b);
         if (!ats_gc_candidate(tight, blk_retire[bi(d, b)], v)) continue;
         cand[n] = b;

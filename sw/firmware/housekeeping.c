@@ -21,6 +21,157 @@ ats_hk_t HK = {
 
 uint32_t hk_work;
 
+#if ATS_HW_SLOG
+// ---- the S-Log merge policy (README "S-Log"; decisions: ftl/policy.c ats_sl_*)
+ats_sl_t SLP = {.max = SLOG_MAX, .hi = SLOG_HI, .lo = SLOG_LO, .lpns = SLOG_LPNS, .ppns = ATS_HW_SLOG_PPNS};
+static ats_sl_ent_t sl_ent[SLOG_LPNS] NOINIT;          // the last index read (sl_dump), sl_n entries
+static uint32_t sl_n;
+static uint32_t sl_scratch[SLOG_LPNS * ATS_SL_MAX_FRAGS] NOINIT;
+static uint8_t sl_skip[SLOG_LPNS];
+static uint32_t sl_bad_lpn[SLOG_LPNS], sl_bad_lpgn[SLOG_LPNS], sl_nbad;   // MERGE answered unreadable
+uint32_t sl_bad_gen;
+static int sl_init, sl_held;
+static uint64_t sl_seq = ~0ull;                        // NEXT_SEQ when the counters were last read
+
+// rop 6: the next LPGN (its low ATS_PPN_W bits, extended from the last value: the recovery's
+// slog_lpgn at first) and the entries in use
+static void sl_ctr(void) {
+    fw_rsp_t r;
+    if (!sl_init) {
+        SLP.next = slog_lpgn;
+        sl_init = 1;
+    }
+    hal_fw_sread(SL_RD_CTR, 0, 0, &r);
+    if (r.status == 0) ats_sl_ctr(&SLP, ats_sl_ext_fwd(r.ppn, SLP.next, ATS_PPN_W), r.data);
+}
+
+// the index: every slot (rop 3), its fragments' LPGNs (rop 4); with pages also each fragment's log
+// page PPN (rop 5) and the base of every entry with fragments (LOOKUP). An entry that changes while
+// it is read keeps the fragments read before the change (rop 4 answers BAD_FIELD past |F|)
+static void sl_dump(int pages) {
+    sl_n = 0;
+    for (uint32_t i = 0; i < SLOG_LPNS; i++) {
+        fw_rsp_t r;
+        hal_fw_sread(SL_RD_ENTRY, i, 0, &r);
+        if (r.status != 0 || !r.mapped) continue;
+        ats_sl_ent_t *e = &sl_ent[sl_n++];
+        e->lpn = r.ppn;
+        e->nf = r.data & 0xFFu;
+        if (e->nf > ATS_SL_MAX_FRAGS) e->nf = ATS_SL_MAX_FRAGS;
+        e->pend = (r.data >> 16) & 0xFFu;
+        e->base = ATS_UNMAPPED;
+        for (uint32_t j = 0; j < e->nf; j++) {
+            hal_fw_sread(SL_RD_FRAG, i, j, &r);
+            if (r.status != 0) {
+                e->nf = j;
+                break;
+            }
+            e->lpgn[j] = r.ppn;                        // low bits: extended below
+            e->ppn[j] = ATS_UNMAPPED;
+        }
+    }
+    // the counter after the reads: every fragment read is older than it
+    sl_ctr();
+    for (uint32_t k = 0; k < sl_n; k++) {
+        ats_sl_ent_t *e = &sl_ent[k];
+        for (uint32_t j = 0; j < e->nf; j++) {
+            e->lpgn[j] = ats_sl_ext_back(e->lpgn[j], SLP.next, ATS_PPN_W);
+            if (!pages) continue;
+            fw_rsp_t r;
+            hal_fw_sread(SL_RD_PPN, 0, e->lpgn[j], &r);
+            if (r.status == 0 && r.mapped) e->ppn[j] = r.ppn;
+        }
+        if (pages && (e->nf || e->pend)) {
+            uint32_t mapped;
+            const uint32_t cur = remap(R_LOOKUP, e->lpn, 0, &mapped);
+            if (mapped) e->base = cur;
+        }
+    }
+    S.sl_dumps++;
+    ats_sl_recount(&SLP, sl_ent, sl_n, sl_scratch, 1);
+    const uint32_t nb = ats_sl_skip(sl_ent, sl_n, sl_bad_lpn, sl_bad_lpgn, sl_nbad, sl_skip);
+    if (nb < sl_nbad) sl_bad_gen++;
+    sl_nbad = nb;
+    S.sl_over += (uint64_t)(SLP.live > SLOG_MAX);
+}
+
+// MERGE of entry i: 0 merged, 1 stale, 2 nothing (F emptied meanwhile): F[lpn] is empty now (the
+// firmware's copy too); 3 (or any other answer) unreadable: the base or a fragment cannot be read,
+// F unchanged, the host's reads of the LPN answer MEDIA_ERROR; the LPN is skipped (by merges and by
+// GC, whose block keeps it) until its F changes (a write, TRIM or new fragment list)
+static int sl_merge(uint32_t i) {
+    ats_sl_ent_t *e = &sl_ent[i];
+    fw_rsp_t r;
+    hal_fw_merge(e->lpn, &r);
+    if (r.status > 2u) {
+        S.sl_unreadable++;
+        hal_printf("slog: merge lpn %u: status %u (unreadable: not merged again until its F changes)\n", e->lpn,
+                   r.status);
+        sl_skip[i] = 1;
+        if (sl_nbad < SLOG_LPNS) {
+            sl_bad_lpn[sl_nbad] = e->lpn;
+            sl_bad_lpgn[sl_nbad] = e->lpgn[0];
+            sl_nbad++;
+        }
+        return ATS_E_NAND;
+    }
+    if (r.status == 0u) S.sl_merged++;
+    else if (r.status == 1u) S.sl_stale++;
+    else S.sl_nothing++;
+    ats_slog_clear(&SL, e->lpn);
+    e->nf = e->pend = 0;
+    ats_sl_recount(&SLP, sl_ent, sl_n, sl_scratch, 0);
+    return ATS_OK;
+}
+
+// a pass: the counters when NEXT_SEQ moved since the last read (every change of the index but a
+// reservation comes with a request, which takes a seq; a pass without one costs no firmware-port
+// operation, so the main loop can sleep); the index when the policy may want a merge; then at most
+// SLOG_STEP MERGEs, oldest fragment first
+static void sl_pass(void) {
+    const uint64_t ns = hal_next_seq();
+    if (ns == sl_seq) return;
+    sl_seq = ns;
+    sl_ctr();
+    if (!ats_sl_need_dump(&SLP)) {
+        (void)ats_sl_want(&SLP);
+        return;
+    }
+    sl_dump(0);
+    for (uint32_t k = 0; k < SLOG_STEP; k++) {
+        const int i = ats_sl_step(&SLP, sl_ent, sl_n, sl_skip);
+        if (i < 0) break;
+        (void)sl_merge((uint32_t)i);
+    }
+}
+
+int sl_gc(uint32_t d, uint32_t b) {
+    sl_held = 0;
+    sl_ctr();
+    if (SLP.used == 0u) return ATS_OK;
+    // no S-Log record is accepted from here to sl_gc_end: no fragment gets a base in the block
+    hal_ctrl(hal_ctrl_host_en(), 1);
+    sl_held = 1;
+    sl_dump(1);
+    int st = ATS_OK;
+    for (uint32_t i = 0; i < sl_n; i++) {
+        if (!ats_sl_gc_lpn(&G, &sl_ent[i], d, b)) continue;
+        if (sl_skip[i]) {
+            st = ATS_E_STATE;
+            continue;
+        }
+        S.sl_gc_merges++;
+        if (sl_merge(i) != ATS_OK) st = ATS_E_STATE;
+    }
+    return st;
+}
+
+void sl_gc_end(void) {
+    if (sl_held) hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+    sl_held = 0;
+}
+#endif
+
 // keep supplying while a firmware command waits (a RELOC or a checkpoint page may need a block; not
 // while recovery still reads the old plan: supply_ok). Runs again when something it looks at may have
 // changed: a grown bad block, BLK_NEED or NEXT_SEQ (the sticky ACT), otherwise when the command ends
@@ -114,5 +265,8 @@ void housekeeping(void) {
         hal_puts("no space: cleared\n");
     }
     S.no_space += (uint64_t)HK.no_space;
+#if ATS_HW_SLOG
+    sl_pass();
+#endif
     hk_work += hk_sig() != sig;
 }

@@ -18,3 +18,18 @@ uint32_t wait_hook(void);
 extern uint32_t hk_work;
 // after boot: the host comes in with write-backs held when the room is short
 void hk_boot_hold(void);
+
+#if ATS_HW_SLOG
+// the S-Log merge policy's state (ftl/policy.c ats_sl_*; README "S-Log")
+extern ats_sl_t SLP;
+// bumped when an LPN whose MERGE answered unreadable left the skip list (its F changed): GC's kept
+// blocks (gc.c) may be tried again
+extern uint32_t sl_bad_gen;
+// GC of block b of die d (architecture.md 11.6): when the index holds entries, holds the host's
+// write-backs (no S-Log record is sealed meanwhile), reads the index with the log pages' PPNs and the
+// bases, and MERGEs every LPN whose base or live log page lies in the block. ATS_OK: none is left
+// there; ATS_E_STATE: one could not be merged (unreadable): the block must not be erased or
+// relocated. The hold stays until sl_gc_end (after the relocations)
+int sl_gc(uint32_t d, uint32_t b);
+void sl_gc_end(void);
+#endif
