@@ -30,19 +30,16 @@ static uint32_t sl_scratch[SLOG_LPNS * ATS_SL_MAX_FRAGS] NOINIT;
 static uint8_t sl_skip[SLOG_LPNS];
 static uint32_t sl_bad_lpn[SLOG_LPNS], sl_bad_lpgn[SLOG_LPNS], sl_nbad;   // MERGE answered unreadable
 uint32_t sl_bad_gen;
-static int sl_init, sl_held;
+static int sl_held;
 static uint64_t sl_seq = ~0ull;                        // NEXT_SEQ when the counters were last read
 
-// rop 6: the next LPGN (its low ATS_PPN_W bits, extended from the last value: the recovery's
-// slog_lpgn at first) and the entries in use
+// rop 6: the entries in use (epoch 0) and the whole 32-bit LPGN counter (epoch 1: FW_RSP_PPN carries
+// only its low ATS_PPN_W bits)
 static void sl_ctr(void) {
-    fw_rsp_t r;
-    if (!sl_init) {
-        SLP.next = slog_lpgn;
-        sl_init = 1;
-    }
+    fw_rsp_t r, c;
     hal_fw_sread(SL_RD_CTR, 0, 0, &r);
-    if (r.status == 0) ats_sl_ctr(&SLP, ats_sl_ext_fwd(r.ppn, SLP.next, ATS_PPN_W), r.data);
+    hal_fw_sread(SL_RD_CTR, 0, 1, &c);
+    if (r.status == 0 && c.status == 0) ats_sl_ctr(&SLP, c.data, r.data);
 }
 
 // the index: every slot (rop 3), its fragments' LPGNs (rop 4); with pages also each fragment's log
