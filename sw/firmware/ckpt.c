@@ -22,11 +22,107 @@ uint32_t slog_lpgn;
 uint32_t sl_words[SLOG_WORDS] NOINIT;
 uint32_t ck_l2p[NLBA] NOINIT;
 
+#if ATS_HW_SLOG
+// the LPNs of the backend's index come as the port's PPN_W low bits (rtl/backend/README.md op 7 rop 3)
+_Static_assert(NLBA <= (1ull << ATS_PPN_W), "an LPN must fit the firmware port's ppn field");
+static uint32_t hw_lpn[SLOG_LPNS];
+static uint8_t hw_nf[SLOG_LPNS];
+static ats_frag_t hw_frag[SLOG_LPNS * SLOG_FRAGS] NOINIT;
+static ats_slog_tab_t HW = {SLOG_LPNS, SLOG_FRAGS, 0, hw_lpn, hw_nf, hw_frag};
+
+static void sread(uint32_t rop, uint32_t lpn, uint32_t epoch, fw_rsp_t *r) { hal_fw_sread(rop, lpn, epoch, r); }
+
+// the log page of LPGN lg when the LPGN -> PPN table no longer names it (an older page in its entry):
+// a page of the old table's list `of` (the fragment's LPN) with the same byte, off and len whose spare
+// says log page lg (one NREAD each). ATS_UNMAPPED: none
+static uint32_t old_page(int of, const ats_frag_t *f, uint32_t lg) {
+    if (of < 0) return ATS_UNMAPPED;
+    for (uint32_t i = 0; i < SL.nf[of]; i++) {
+        const ats_frag_t *o = &SL.f[(uint32_t)of * SL.frags + i];
+        if (o->doff != f->doff || o->off != f->off || o->len != f->len) continue;
+        fw_rsp_t r;
+        spare_t sp;
+        nread(ats_ppn_die(&G, o->ppn), ats_ppn_block(&G, o->ppn), ats_ppn_page(&G, o->ppn), &r);
+        if (r.status != N_OK) continue;
+        hal_spare(&sp);
+        if (sp.kind == ATS_KIND_LOG && (sp.flags & ATS_F_SLOG) && sp.epoch == lg) return o->ppn;
+    }
+    return ATS_UNMAPPED;
+}
+
+// F from the backend's index (docs/persistence.md section 10.4, rtl/backend/README.md "Firmware port"
+// op 7 rops 3-6), read while write-backs are held and every accepted request has completed (exact at
+// seq_base): per slot its entry (LPN, |F|), each fragment (LPGN, byte, off, len), its log page's PPN
+// from the LPGN -> PPN table (rop 5), else from the old table (old_page); each entry's base = its
+// LOOKUP now (into ck_l2p). A fragment keeps its record's commit point when the old table holds it
+// (same LPN, page, byte, off, len), else seq_base - 1 (logged by the device since: all the recovery
+// asks of a checkpointed fragment's seq is that it is below seq_base, section 10.4). On success SL and
+// slog_lpgn become what the hardware said. ATS_E_STATE: a live fragment whose log page neither names
+// (the device reads it MEDIA_ERROR; the checkpoint is not written: the old one and its log keep the
+// page's PPN), an entry on an unmapped LPN or a slot past SLOG_LPNS holding one; nothing changed then
+static int ckpt_slog_hw(uint64_t seq_base) {
+    fw_rsp_t r;
+    sread(SL_RD_CTR, 0, 1, &r);
+    const uint32_t ctr = r.data;                       // the whole LPGN counter (epoch bit 0 = 1)
+    const uint32_t mask = ATS_PPN_W >= 32 ? 0xFFFFFFFFu : (1u << ATS_PPN_W) - 1u;
+    HW.n = 0;
+    for (uint32_t slot = 0;; slot++) {
+        sread(SL_RD_ENTRY, slot, 0, &r);
+        if (r.status != 0) break;                      // BAD_FIELD: past the index
+        if (!r.mapped) continue;
+        const uint32_t lpn = r.ppn, nf = r.data & 0xFFu;
+        if (slot >= SLOG_LPNS || lpn >= NLBA) {
+            hal_printf("ckpt: slog: slot %u lpn %u out of range\n", slot, lpn);
+            return ATS_E_STATE;
+        }
+        if (!nf) continue;                             // a reservation only
+        fw_rsp_t lk;
+        hal_fw_remap(R_LOOKUP, lpn, 0, &lk);
+        if (lk.status != 0 || !lk.mapped) {
+            hal_printf("ckpt: slog: lpn %u has %u fragments and no base\n", lpn, nf);
+            return ATS_E_STATE;
+        }
+        ck_l2p[lpn] = lk.ppn;
+        const int of = ats_slog_lookup(&SL, lpn);
+        for (uint32_t j = 0; j < nf; j++) {
+            sread(SL_RD_FRAG, slot, j, &r);
+            if (r.status != 0) return ATS_E_STATE;
+            ats_frag_t f;
+            memset(&f, 0, sizeof f);
+            const uint32_t lg = ctr - ((ctr - r.ppn) & mask);     // the LPGN from its low PPN_W bits
+            f.doff = (uint16_t)((r.data & 0x3FFu) * 4u);
+            f.off = (uint16_t)(((r.data >> 10) & 0x3FFu) * 4u);
+            f.len = (uint16_t)(((r.data >> 20) & 0x3FFu) * 4u);
+            fw_rsp_t pt;
+            sread(SL_RD_PPN, 0, lg, &pt);
+            f.ppn = pt.mapped ? pt.ppn : old_page(of, &f, lg);
+            if (f.ppn == ATS_UNMAPPED) {
+                hal_printf("ckpt: slog: lpn %u fragment %u (lpgn %u): no log page\n", lpn, j, lg);
+                return ATS_E_STATE;
+            }
+            f.seq = seq_base - 1u;
+            for (uint32_t i = 0; of >= 0 && i < SL.nf[of]; i++) {
+                const ats_frag_t *o = &SL.f[(uint32_t)of * SL.frags + i];
+                if (o->ppn == f.ppn && o->doff == f.doff && o->off == f.off && o->len == f.len) f.seq = o->seq;
+            }
+            if (ats_slog_append(&HW, lpn, &f) != ATS_OK) return ATS_E_FULL;
+        }
+    }
+    SL.n = HW.n;
+    memcpy(SL.lpn, HW.lpn, HW.n * sizeof HW.lpn[0]);
+    memcpy(SL.nf, HW.nf, HW.n * sizeof HW.nf[0]);
+    memcpy(SL.f, HW.f, HW.n * SLOG_FRAGS * sizeof HW.f[0]);
+    slog_lpgn = ctr;
+    return ATS_OK;
+}
+#endif
+
 // F's section (version 3) for the mapping map_lpn / map_ppn[0..n_map) (ascending LPNs): each LPN's
 // base is its mapping now; an LPN unmapped since (a TRIM) leaves F (section 10.5: F[lpn] = [] then).
+// With ATS_HW_SLOG, F and the bases (ck_l2p) were read at seq_base (ckpt_slog_hw): used as they are.
 // Returns the section's words (0: F is empty, version 2) or ATS_E_FULL
 static int ckpt_slog(uint32_t n_map) {
-    for (uint32_t e = SL.n; e-- > 0;) {
+    for (uint32_t e = SL.n; !ATS_HW_SLOG && e-- > 0;) {
         const uint32_t lpn = SL.lpn[e];
         uint32_t lo = 0, hi = n_map;               // binary search of the ascending list
         while (lo < hi) {
@@ -59,6 +155,15 @@ static int ckpt_write_map(int lookup, uint32_t n_known) {
         hal_wait(WK(DRAIN) | WK(ACT) | WK(BAD) | WK(DEADLINE), t0 + 5000001u);
     }
     const uint64_t seq_base = hal_next_seq();
+#if ATS_HW_SLOG
+    {   // the S-Log as the backend holds it at seq_base, before write-backs go on
+        const int st = ckpt_slog_hw(seq_base);
+        if (st != ATS_OK) {
+            hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+            return st;
+        }
+    }
+#endif
     uint64_t t1 = hal_cycles();
     S.ck_phase[0] += t1 - t0;
     uint64_t scan_from = seq_base;

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The checkpoint's S-Log section from the backend's index (issue 40; docs/persistence.md §10.4,
+sw/firmware/ckpt.c with ATS_HW_SLOG, rtl/backend/README.md "Firmware port" op 7 rops 3-6) on the
+whole `sim_slog` SoC.
+
+Die images written by the reference writer (tests/system/slog_sim.py: plain writes, TRIMs,
+transactions, S-Log transactions, MERGE pages, version-3 checkpoints) are cut after the writer's
+last checkpoint at the point where the recovery oracle (cocotb_tests/lib/atstb/recovery_oracle.py)
+finds the most LPNs with fragments; the firmware recovers them (F loaded into the backend by SLOAD).
+Then, through the host port, full-page writes of some LPNs with fragments and a TRIM of another
+and a FLUSH (the backend RELEASEs their F as they are written back; the firmware's own table does
+not see it), a forced
+checkpoint (console `ckpt`), and a power cycle: the recovery from that checkpoint must give every LPN
+byte for byte the test's model (the writer's state at the cut, then the host's writes), and the
+firmware's F (console `slog`) must be the oracle's for the LPNs not written, none for the others.
+Before the checkpoint every LPN is read too (the loads). The old ckpt.c (F from the firmware's
+table, the bases from the fuzzy mapping) wrote the written LPNs' stale fragments over their new
+pages: their reads after the power cycle differ.
+
+`make test`: one seed (ATS_SLOG_CKPT_SEEDS sets more)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import harness  # noqa: E402
+from atstb.recovery_oracle import recover  # noqa: E402
+
+CFG = "sim_slog"
+SEEDS = list(range(int(os.environ.get("ATS_SLOG_CKPT_SEEDS", "1"))))
+
+
+def slog_sim():
+    spec = importlib.util.spec_from_file_location("ats_sys_slog_sim", HERE / "slog_sim.py")
+    mod = sys.modules.get(spec.name)
+    if mod is None:
+        mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec)   # its dataclasses need it there
+        spec.loader.exec_module(mod)
+    return mod
+
+
+def console(sysm, cmd: str, cycles: int = 6_000_000) -> str:
+    """The console's answer, complete once the prompt after it came."""
+    mark = len(sysm.hp.uart)
+    sysm.hp.uart_in(cmd + "\n")
+    end = sysm.hp.cycle + cycles
+    while sysm.hp.cycle < end:
+        text = sysm.hp.uart[mark:].decode(errors="replace")
+        i = text.find(cmd.split()[0] + ":")
+        if i >= 0 and "> " in text[i:]:
+            break
+        sysm.hp.run(min(50_000, end - sysm.hp.cycle), harness.U_LINE)
+    return sysm.hp.uart[mark:].decode(errors="replace")
+
+
+def fw_frags(text: str) -> dict[int, list[tuple]]:
+    """The console's `slog` answer: lpn -> [(log ppn, byte, off, len, seq)]."""
+    m = re.search(r"slog: lpgn (\d+), (\d+) lpns", text)
+    assert m, text[-1000:]
+    out = {}
+    for line in text.splitlines():
+        mm = re.match(r"slog (\d+):((?: \d+/\d+/\d+/\d+/\d+)*)\s*$", line.strip())
+        if mm:
+            out[int(mm.group(1))] = [tuple(int(x) for x in f.split("/")) for f in mm.group(2).split()]
+    assert len(out) == int(m.group(2)), text[-1000:]
+    return out
+
+
+def oracle_frags(rec) -> dict[int, list[tuple]]:
+    return {l: [(f.ppn, f.doff, f.off, f.len, f.seq) for f in fr] for l, fr in rec.frags.items() if fr}
+
+
+def read_all(sysm, model: dict[int, bytes], where: str) -> None:
+    bad = []
+    for lpn, want in sorted(model.items()):
+        got = sysm.dev.read(lpn)
+        if got != want:
+            bad.append(lpn)
+    assert not bad, f"{where}: LPNs read differently from the model: {bad} (uart: {sysm.uart_log})"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_ckpt_from_hw_index(tmp_path, seed):
+    sim = slog_sim()
+    exe, fw, cfg = harness.build(CFG)
+    geo = sim.GEO
+    assert cfg.get("slog"), "the sim_slog configuration has the backend's S-Log"
+    rng = random.Random(f"slogckpt{seed}")
+    dev = sim.SimDev(rng, p_slow=0.1)
+    dev.random_ops(40)
+    end = max(r.done for r in dev.reqs) + 1
+    # the cut (after the writer's last checkpoint) whose recovery has the most LPNs with fragments
+    best = None
+    for i, cut in enumerate(rng.sample(range(dev.ckpt_time + 1, end + 1), min(8, end - dev.ckpt_time))):
+        d = tmp_path / f"cand{i}"
+        d.mkdir()
+        rec = recover(dev.images(d, cut, "tail"), geo, cfg["num_tx"])
+        if best is None or len(oracle_frags(rec)) > len(oracle_frags(best[2])):
+            best = (cut, d, rec)
+    cut, d, rec = best
+    ofr = oracle_frags(rec)
+    assert len(ofr) >= 2, f"seed {seed}: no cut with fragments on 2 LPNs ({len(ofr)})"
+    exp = dev.expected(cut)
+    zero = bytes(geo.page_bytes)
+    model = {lpn: exp.get(lpn) or zero for lpn in range(dev.nlpn)}
+
+    sysm = harness.System(tmp_path / "run", seed, cfg_name=CFG, template=d)
+    assert sysm.start(), "boot cut"
+    boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
+    assert "recovery: slog: loaded lpgn" in boot, f"no SLOAD at the boot:\n{boot[-2000:]}"
+    assert fw_frags(console(sysm, "slog")) == ofr, "the firmware's F after the recovery != the oracle's"
+    read_all(sysm, model, "after the recovery")
+    # full pages over LPNs with fragments, a TRIM of another: the backend RELEASEs their F
+    lpns = sorted(ofr)
+    rng.shuffle(lpns)
+    nw = max(1, len(lpns) // 2)
+    written, trimmed = lpns[:nw], lpns[nw:nw + 1]
+    for lpn in written:
+        model[lpn] = rng.randbytes(geo.page_bytes)
+        sysm.dev.write(lpn, model[lpn])
+    for lpn in trimmed:
+        sysm.dev.trim(lpn)
+        model[lpn] = zero
+    sysm.dev.flush()                                    # written back: the backend has RELEASEd their F
+    out = console(sysm, "ckpt")
+    assert re.search(r"ckpt: 0\b", out), f"ckpt: {out[-1000:]}"
+    keep = {l: f for l, f in ofr.items() if l not in written + trimmed}
+    f_ck = fw_frags(console(sysm, "slog"))
+    read_all(sysm, model, "after the checkpoint")
+    sysm.stop()
+    # power cycle: the recovery starts from that checkpoint (its S-Log section) and replays nothing of F
+    assert sysm.start(), "boot cut"
+    boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
+    assert "recovery: checkpoint" in boot, boot[-2000:]
+    f_pc = fw_frags(console(sysm, "slog"))
+    read_all(sysm, model, "after the power cycle")
+    sysm.stop()
+    assert f_ck == keep, f"the firmware's F after the checkpoint: {f_ck}, the hardware's {keep}"
+    assert f_pc == keep, f"F after the power cycle: {f_pc}, before it {keep}"
+    assert not sysm.errors, sysm.errors
+    print(f"seed {seed}: cut {cut}, {len(ofr)} LPNs with fragments ({sum(map(len, ofr.values()))} fragments), "
+          f"{len(written)} written, {len(trimmed)} trimmed before the checkpoint")
