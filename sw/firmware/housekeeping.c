@@ -85,10 +85,10 @@ static void sl_dump(int pages) {
         }
     }
     S.sl_dumps++;
-    ats_sl_recount(&SLP, sl_ent, sl_n, sl_scratch, 1);
     const uint32_t nb = ats_sl_skip(sl_ent, sl_n, sl_bad_lpn, sl_bad_lpgn, sl_nbad, sl_skip);
     if (nb < sl_nbad) sl_bad_gen++;
     sl_nbad = nb;
+    ats_sl_recount(&SLP, sl_ent, sl_n, sl_skip, sl_scratch, 1);
     S.sl_over += (uint64_t)(SLP.live > SLOG_MAX);
 }
 
@@ -110,6 +110,7 @@ static int sl_merge(uint32_t i) {
             sl_bad_lpgn[sl_nbad] = e->lpgn[0];
             sl_nbad++;
         }
+        ats_sl_recount(&SLP, sl_ent, sl_n, sl_skip, sl_scratch, 0);   // no longer the age rule's oldest
         return ATS_E_NAND;
     }
     if (r.status == 0u) S.sl_merged++;
@@ -117,7 +118,7 @@ static int sl_merge(uint32_t i) {
     else S.sl_nothing++;
     ats_slog_clear(&SL, e->lpn);
     e->nf = e->pend = 0;
-    ats_sl_recount(&SLP, sl_ent, sl_n, sl_scratch, 0);
+    ats_sl_recount(&SLP, sl_ent, sl_n, sl_skip, sl_scratch, 0);
     return ATS_OK;
 }
 

@@ -267,3 +267,73 @@ def test_slog_merge_power_cut(tmp_path, image, k):
     check_reads(again, exp, nlpn, f"after the cut {k} and the merges")
     print(f"cut {k}: {at} cycles after the boot: {len(F0)} LPNs with F recovered, {st['merged']} merged after")
     again.stop()
+
+
+def test_slog_merge_unreadable(tmp_path):
+    """MERGE status 3 (unreadable): three LPNs whose log pages (LPGN 0..2) share the LPGN -> PPN
+    table's entries with newer live pages (LPGN 256..258: the recovery loads only the newest, the
+    older fragments read MEDIA_ERROR) are the oldest fragments, so the age rule wants them merged. The
+    firmware issues each MERGE once (status 3, counted, reported) and never loops: the age rule then
+    looks only at the LPNs it may merge (young here: no MERGE of them, no further index read); GC of the block holding one of their bases merges
+    the other LPNs there and keeps the block (status -7, gc_kept); every other LPN reads its bytes,
+    the three MEDIA_ERROR (never other bytes)."""
+    sim = slog_sim()
+    exe, fw, cfg = harness.build(CFG)
+    geo = sim.GEO
+    rng = random.Random("slogmerge3")
+    dev = sim.SimDev(rng, nlpn=8, p_slow=0.0)
+    x = 7
+    for lpn in list(range(6)) + [x]:
+        dev.write(lpn)
+    for lpn in (0, 1, 2):
+        dev.slog_tx(1, [], [(lpn, 4 * lpn, rng.randbytes(16))])
+    while len(dev.writer.stream) // dev.writer.P < SLOG_PPNS:      # log pages whose fragments die
+        dev.slog_tx(2, [], [(x, 64, rng.randbytes(8))])
+        dev.write(x)
+    for lpn in (3, 4, 5):
+        dev.slog_tx(3, [], [(lpn, 32, rng.randbytes(24))])
+    dev.checkpoint()
+    cut = max(r.done for r in dev.reqs) + 1
+    d = tmp_path / "img"
+    d.mkdir()
+    dev.images(d, cut, "tail")
+    exp = dev.expected(cut)
+    lost = {0, 1, 2}
+    sysm = harness.System(tmp_path / "run", 3, cfg_name=CFG, template=d)
+    assert sysm.start()
+    boot = sysm.hp.uart_text()
+    assert "3 older log pages share a table entry" in boot, boot[-2000:]
+
+    def reads(where):
+        errs = []
+        for lpn in range(8):
+            try:
+                got = sysm.dev.read(lpn)
+                if lpn in lost or got != (exp.get(lpn) or bytes(geo.page_bytes)):
+                    errs.append(f"{where}: lpn {lpn}: " + ("read" if lpn in lost else "wrong bytes"))
+            except harness.DeviceError as e:
+                if lpn not in lost:
+                    errs.append(f"{where}: lpn {lpn}: {e}")
+        assert not errs, "\n".join(errs)
+
+    reads("boot")
+    sysm.hp.run(3_000_000, 0)
+    st, F = fw_slog(sysm)
+    # each MERGE once; then the age rule looks only at the LPNs it may merge (all young): nothing due
+    assert st["unreadable"] == 3 and st["merged"] == 0 and not st["on"], st
+    assert set(F) == {0, 1, 2, 3, 4, 5}, F
+    uart = sysm.hp.uart_text()
+    assert all(f"slog: merge lpn {lpn}: status 3" in uart for lpn in lost), uart[-2000:]
+    sysm.hp.run(3_000_000, 0)
+    st2, _ = fw_slog(sysm)
+    assert (st2["dumps"], st2["unreadable"]) == (st["dumps"], 3), (st, st2)   # no loop
+    # GC of the block holding LPN 0's base: its other pinned LPNs merged, the block kept
+    d0, b0, _ = geo.unppn(dev.l2p[0])
+    others = {lpn for lpn in (3, 4, 5) if geo.unppn(dev.l2p[lpn])[:2] == (d0, b0)}
+    out = console(sysm, f"gc {d0} {b0}")
+    assert f"gc: {d0}/{b0}: -7" in out, out[-1500:]
+    st3, F3 = fw_slog(sysm)
+    assert st3["gc_kept"] == 1 and st3["gc_merges"] == len(others) and st3["unreadable"] == 3, st3
+    assert set(F3) == {0, 1, 2, 3, 4, 5} - others, F3
+    reads("after the kept GC")
+    sysm.stop()

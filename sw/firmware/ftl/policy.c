@@ -172,7 +172,8 @@ static void sl_sort(uint32_t *a, uint32_t n) {
         }
 }
 
-void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, uint32_t *scratch, int fresh) {
+void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip, uint32_t *scratch,
+                    int fresh) {
     uint32_t k = 0, oldest_age = 0;
     s->has_old = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -180,6 +181,7 @@ void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, uint32_t *sc
             // ages relative to the dump's counter: LPGNs compare across a 32-bit wrap
             const uint32_t age = (uint32_t)(s->next - e[i].lpgn[j]);
             scratch[k++] = age;
+            if (skip && skip[i]) continue;
             if (!s->has_old || age > oldest_age) {
                 oldest_age = age;
                 s->oldest = e[i].lpgn[j];

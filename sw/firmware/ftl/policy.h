@@ -105,8 +105,8 @@ typedef struct {
     int32_t valid;                    // a dump was taken (else live and oldest are unknown)
     uint32_t dump_next, dump_used;    // the counters when it was taken
     uint32_t live;                    // distinct log pages holding a fragment of a (not yet merged) entry
-    int32_t has_old;                  // some entry holds a fragment
-    uint32_t oldest;                  // the oldest fragment's LPGN (has_old)
+    int32_t has_old;                  // some entry not skipped holds a fragment
+    uint32_t oldest;                  // the oldest fragment's LPGN among them (has_old)
     int32_t on;                       // the capacity hysteresis (on above hi / 3/4, off below lo and 1/2)
     int32_t stall;                    // the last look wanted a merge and found no entry to merge
 } ats_sl_t;
@@ -121,9 +121,11 @@ int ats_sl_aged(const ats_sl_t *s);
 // whether this pass must read the index (a dump): entries in use and (no dump yet, or a merge may be
 // wanted: on, live_ub > hi, used > 3/4 lpns, aged), unless stalled on the same counters
 int ats_sl_need_dump(const ats_sl_t *s);
-// after a dump (fresh: dump_next/dump_used := the counters) or a merge (fresh 0): live, oldest from
-// the entries [n] whose nf > 0 (scratch: n * ATS_SL_MAX_FRAGS words)
-void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, uint32_t *scratch, int fresh);
+// after a dump (fresh: dump_next/dump_used := the counters) or a merge (fresh 0): live from the
+// fragments of every entry [n], oldest from those of the entries not skipped (skip may be NULL: an
+// unmergeable LPN does not keep the age rule on; scratch: n * ATS_SL_MAX_FRAGS words)
+void ats_sl_recount(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip, uint32_t *scratch,
+                    int fresh);
 // the hysteresis (updates on) and the decision: 1 = merge this pass (on, or aged)
 int ats_sl_want(ats_sl_t *s);
 // the next entry to merge: nf > 0, not skip[i], the oldest fragment 0 (largest next - lpgn[0]; a tie:

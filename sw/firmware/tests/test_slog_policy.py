@@ -103,7 +103,7 @@ def lib(build):
         "ats_sl_live_ub": (c_uint32, [P]),
         "ats_sl_aged": (c_int, [P]),
         "ats_sl_need_dump": (c_int, [P]),
-        "ats_sl_recount": (None, [P, EP, c_uint32, U32P, c_int]),
+        "ats_sl_recount": (None, [P, EP, c_uint32, U8P, U32P, c_int]),
         "ats_sl_want": (c_int, [P]),
         "ats_sl_pick": (c_int, [P, EP, c_uint32, U8P]),
         "ats_sl_step": (c_int, [P, EP, c_uint32, U8P]),
@@ -183,11 +183,13 @@ class Model:
             return False
         return self.on or self.live_bound() > self.hi or self.full() or self.aged()
 
-    def recount(self, ents, fresh):
+    def recount(self, ents, fresh, skip=None):
         pages = [lg for e in ents for lg in e.lpgns]
-        self.has_old = bool(pages)
-        if pages:
-            self.oldest = max(pages, key=lambda lg: (self.next - lg) & M32)
+        # the age rule looks at the LPNs it can merge (not skipped as unreadable)
+        mergeable = [lg for i, e in enumerate(ents) if not (skip and skip[i]) for lg in e.lpgns]
+        self.has_old = bool(mergeable)
+        if mergeable:
+            self.oldest = max(mergeable, key=lambda lg: (self.next - lg) & M32)
         if fresh:
             self.dump_next, self.dump_used, self.live = self.next, self.used, len(set(pages))
         else:
@@ -291,9 +293,10 @@ class Pair:
         assert got == exp, f"need_dump: C {got} model {exp} ({self.m})"
         return exp
 
-    def recount(self, ents, fresh):
-        self.L.ats_sl_recount(ctypes.byref(self.c), self.cents(ents), len(ents), self.scratch, int(fresh))
-        self.m.recount(ents, fresh)
+    def recount(self, ents, fresh, skip=None):
+        sk = (c_uint8 * max(1, len(ents)))(*[int(x) for x in skip]) if skip is not None else None
+        self.L.ats_sl_recount(ctypes.byref(self.c), self.cents(ents), len(ents), sk, self.scratch, int(fresh))
+        self.m.recount(ents, fresh, skip)
         self.check(f"recount fresh={fresh}")
 
     def want(self):
@@ -413,8 +416,8 @@ def test_random_passes(lib, seed):
                 continue
             stats["dumps"] += 1
             ents = ix.dump()
-            p.recount(ents, True)
             skip, bad = p.skip(ents, bad)
+            p.recount(ents, True, skip)
             slots = sorted(ix.ents)
             for _ in range(STEP):
                 was_on = p.m.on
@@ -430,12 +433,13 @@ def test_random_passes(lib, seed):
                     skip[k] = True
                     bad.append((ents[k].lpn, ents[k].lpgns[0]))
                     stats["unreadable"] += 1
+                    p.recount(ents, False, skip)
                     continue
                 stats["merges"] += 1
                 ents[k] = E(ents[k].lpn, [], 0)
                 if slots[k] in ix.ents:
                     ix.clear(slots[k])
-                p.recount(ents, False)
+                p.recount(ents, False, skip)
     # every branch taken
     assert all(v > 0 for v in stats.values()), stats
 
@@ -477,6 +481,9 @@ def test_oldest_first_and_skip(lib):
     assert not p.need_dump()                        # stalled, the counters unchanged
     p.counters(501, 4)
     assert not p.m.stall and p.need_dump()
+    # the age rule looks only at the LPNs it may merge: with the old ones unreadable, nothing is due
+    p.recount(ents, True, [True, True, False, True])
+    assert not p.m.has_old and not p.want()
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
@@ -555,7 +562,7 @@ def test_closed_loop(lib, seed):
         ents = ix.dump()
         slots = sorted(ix.ents)
         arr = Pair.cents(ents)
-        lib.ats_sl_recount(ctypes.byref(c), arr, len(ents), scratch, 1)
+        lib.ats_sl_recount(ctypes.byref(c), arr, len(ents), None, scratch, 1)
         n = 0
         for _ in range(STEP):
             k = lib.ats_sl_step(ctypes.byref(c), arr, len(ents), sk)
@@ -563,7 +570,7 @@ def test_closed_loop(lib, seed):
                 break
             arr[k].nf = 0
             ix.clear(slots[k])
-            lib.ats_sl_recount(ctypes.byref(c), arr, len(ents), scratch, 0)
+            lib.ats_sl_recount(ctypes.byref(c), arr, len(ents), None, scratch, 0)
             n += 1
         merges += n
         return n
