@@ -76,6 +76,9 @@ SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS = 8, 2, 3, 6      # the SLOG build's inde
 SL_CACHE = int(os.environ.get("ATS_BACKEND_SLCACHE", "2"))   # the read merge's cached log pages (0: none)
 SL_PPNS = 8                                 # its LPGN -> PPN table: the 8 newest log pages (= WIN)
 SL_TAG = 0xC0                               # the NAND tag of the merge's log page READ
+# a COMMIT's applied mappings RELEASE their F (README "S-Log"); ATS_BACKEND_TXREL=0: the driver and the
+# reference without it (the test before it)
+TXREL = os.environ.get("ATS_BACKEND_TXREL", "1") != "0"
 NAND_UNCORRECTABLE = 3
 F_SLOG = 0x20
 F_MERGE = 0x30                              # a MERGE page: RELOC | SLOG (persistence §10.3)
@@ -135,9 +138,13 @@ class Engine:
             if not ent:
                 st = TX_EMPTY
             elif op == R_COMMIT:
-                for lp, pp in ent:
+                for k, (lp, pp) in enumerate(ent):
                     self.l2p[lp] = pp
                     self.hist.setdefault(lp, []).append(pp)
+                    # the applied mappings on m_map (remap README "Event streams"), the response
+                    # independent of them (it may come before they are taken)
+                    if self.tb.smap is not None:
+                        self.tb.smap.send_nowait(lpn=lp, last=int(k == len(ent) - 1))
                 cnt = len(ent)
         else:
             raise AssertionError(f"engine: unexpected op {op}")
@@ -264,6 +271,11 @@ class TB:
         self.rsp = StreamSource(dut, "s_rsp", dut.clk, ["tag", "status", "ppn", "mapped", "from_tx", "count"])
         self.free = StreamSource(dut, "s_free", dut.clk, ["chan", "way", "block"], p())
         self.bad = StreamSink(dut, "m_bad", dut.clk, ["chan", "way", "block"], p())
+        # the engine's applied mappings (SLOG = 1: the backend RELEASEs them; own pause generator)
+        # (the engine's walk: a beat every few cycles; stalls in long bursts, the window the reads must not see)
+        self.smap = StreamSource(dut, "s_map", dut.clk, ["lpn", "last"],
+                                 pause_gen(random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 11), "heavy",
+                                           max_stall=30)) if SLOG else None
         self.eng, self.nand = Engine(self), Nand(self)
         self.cyc = 0
         self.next_blk = [0] * NCH
@@ -280,7 +292,7 @@ class TB:
         self.marks_max = 0
         self.slog_mode = False              # requests and seqs not one to one (slog_random)
         self.acc_cyc: dict[int, int] = {}   # request -> the cycle s_wb took it
-        for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "s_map_valid", "wb_hold"):
+        for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "wb_hold") + (() if SLOG else ("s_map_valid",)):
             getattr(dut, n).value = 0
         if True:                            # the write buffer's read ids 0xFD / 0xFC, host reads
             self.rd = StreamSource(dut, "s_rd", dut.clk, ["lpn", "txid", "tag"], p())
@@ -818,6 +830,7 @@ async def slog_random(dut):
     reads: list = []                        # the host reads' tags, in order
     mapped: set = set()                     # LPNs of FR_LPNS last written (not trimmed)
     fr_seen: list = []                      # LPNs named by a record's fragments (MERGE candidates)
+    trng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 13)   # (their choices: own generator)
     mrng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 5)   # the MERGEs' choices
     fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
                                              "seq", "epoch", "flags", "kind"], pause_gen(mrng, True))
@@ -827,10 +840,12 @@ async def slog_random(dut):
         nonlocal last_fr
         s = tb.send(op, rec, lpn, t)
         tl.append(("req", s))
-        if rec == RC_NONE and lpn in FR_LPNS:
+        if rec == RC_NONE and lpn in FR_LPNS and t == 0:
             last_fr = s
             fr_seen[:] = [x for x in fr_seen if x != lpn]
             (mapped.discard if op else mapped.add)(lpn)
+        elif rec == RC_NONE and lpn in FR_LPNS:     # a tx page: maps nothing until its commit
+            last_fr = s
         return s
 
     async def settle():
@@ -1007,6 +1022,36 @@ async def slog_random(dut):
         await phase(int(os.environ.get("ATS_BACKEND_MSTEPS", "100")), True)
         for lpn in FR_LPNS[:6]:             # merged, read back again
             await merge(lpn)
+    # transactions' full pages of LPNs with fragments (README "S-Log" "Transaction commit"): t2 logs
+    # fragments of a (an S-Log commit), then t writes a tx page of a (t has not reserved a) and
+    # commits, half the time with an S-Log record of its own on b (APPLY, then the COMMIT's RELEASE
+    # of a): a reads t's page, F[a] = [] (the room probes and dumps below check the index)
+    lrf, tb.lrfail = tb.lrfail, max(tb.lrfail, 0.3) if tb.lrfail else 0.0   # (log page READs fail more often)
+    for _ in range(int(os.environ.get("ATS_BACKEND_TXSTEPS", "20")) if TXREL else 0):
+        t = trng.randint(1, NTX)
+        t2 = t % NTX + 1
+        c = sorted(mapped)
+        if len(c) < 2 or rsv.get(t) or rsv.get(t2) or pages.get(t) or pages.get(t2):
+            continue
+        a, b = trng.sample(c, 2)
+        await reserve(t2, a)
+        if rsv.get(t2):
+            await commit(t2)
+        if trng.random() < 0.5:
+            await reserve(t, b)
+        await settle()
+        send(0, RC_NONE, a, t)
+        pages[t] = pages.get(t, 0) + 1
+        if trng.random() < 0.5:
+            send(0, RC_NONE, trng.randrange(24), t)
+            pages[t] += 1
+        await commit(t)
+        await host_read(a)
+        await host_read(b if trng.random() < 0.5 else trng.choice(FR_LPNS))
+    if TXREL:
+        for lpn in FR_LPNS:                 # every fragment LPN read back once more
+            await host_read(lpn)
+    tb.lrfail = lrf
     nd = 0
     for lpn in FR_LPNS:                     # the index's contents: each LPN's room (SLOG_FRAGS - |F|)
         await reserve(1, lpn)
@@ -1032,7 +1077,7 @@ async def slog_random(dut):
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
-               r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"],
+               r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1241,7 +1286,7 @@ async def slog_snapshot(dut):
     fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
                                              "seq", "epoch", "flags", "kind"], None)
     fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"], None)
-    n_mg = 0
+    n_mg = n_tx = 0
     n_noisy = 0
     for rnd in range(48):
         noisy[0] = prng.random() < 0.5
@@ -1269,19 +1314,28 @@ async def slog_snapshot(dut):
         for off, ln, d in frs:
             cur[off:off + ln] = pbytes(d)
         versions.append((bytes(cur), tb.done[-1][3]))
-        if MERGES:                          # a MERGE of X: the same bytes, from one page (its RELEASE
+        if MERGES and not (TXREL and rnd % 2):   # a MERGE of X: the same bytes, from one page (its RELEASE
             await ClockCycles(dut.clk, rng.randint(0, 30))   # and MAP_WRITE one step for the reads)
             fw.send_nowait(op=6, chan=0, way=0, block=0, page=0, rop=0, txid=0, lpn=X, ppn=0, seq=0, epoch=0,
                            flags=0, kind=0)
             b = await fwr.recv(50_000)
             assert b["status"] == OK, f"round {rnd}: MERGE status {b['status']}"
             n_mg += 1
-        if rnd % 4 != 3:                    # a plain write: the fragments released, a new base
+        if rnd % 4 != 3 and not (TXREL and rnd % 2):   # a plain write: the fragments released, a new base
             await ClockCycles(dut.clk, rng.randint(0, 30))
             s = tb.send(0, RC_NONE, X, 0)
             await tb.wait_done(s)
             cur = pbytes(tb.reqs[s]["data"])
             versions.append((bytes(cur), tb.done[-1][3]))
+        elif TXREL:                         # a tx page of X (tx 2) and its commit record: the COMMIT's
+            await ClockCycles(dut.clk, rng.randint(0, 30))   # mapping RELEASEs F (one step for reads)
+            s = tb.send(0, RC_NONE, X, 2)
+            c = tb.send(1, RC_CREC, 0, 2)
+            await tb.wait_done(c)
+            assert tb.done[-1][1] == OK, f"round {rnd}: tx commit status {tb.done[-1][1]:#x}"
+            cur = pbytes(tb.reqs[s]["data"])
+            versions.append((bytes(cur), tb.done[-1][3]))
+            n_tx += 1
         await ClockCycles(dut.clk, rng.randint(0, 40))
     running = False
     await rd_task
@@ -1313,8 +1367,11 @@ async def slog_snapshot(dut):
     # between its RELEASE and its MAP_WRITE, where the backend takes none)
     mw = [c for op, _, lp, _, c in tb.eng.log if op == R_MAP_WRITE and lp == X]
     near = sum(1 for a in acc_of.values() if any(0 <= m - a <= 12 for m in mw))
+    cm = [c for op, tt, _, _, c in tb.eng.log if op == R_COMMIT and tt == 2]
+    near_cm = sum(1 for a in acc_of.values() if any(-2 <= a - c <= 30 for c in cm))
     dut._log.info(f"slog_snapshot: {len(tb.read_pages)} reads, {len(n_ver)} of {len(versions)} versions seen, "
                   f"{near} reads taken at most 12 cycles before one of the {len(mw)} MAP_WRITEs ({n_mg} MERGEs, "
+                  f"{n_tx} tx commits, {near_cm} reads taken from 2 cycles before to 30 after one's COMMIT, "
                   f"{n_noisy} rounds with idle / backpressure)")
     assert len(tb.read_pages) > 100 and len(n_ver) > len(versions) // 2 and 0 < n_noisy < 48
     assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
@@ -1344,7 +1401,7 @@ def check_slog(tb, tl: list) -> dict:
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
              unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
-             dump_frags=0, dump_bad=0, pt_hit=0)
+             dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
     n.update(mg_ok=0, mg_stale=0, mg_empty=0, mg_err=0, mg_pfail=0, mg_rd=0)
@@ -1412,6 +1469,16 @@ def check_slog(tb, tl: list) -> dict:
             want_pages[q] = (lpn, 0, 0, F_MERGE, base_ppn(m["base"]), list(struct.unpack(f"<{PW}I", m["data"])))
             q += 1
         return q
+    def commit_release(lp):
+        # a tx page the COMMIT applied empties its LPN's F (m_map -> RELEASE n 255; persistence §10.5)
+        if not TXREL:
+            return
+        assert ref.release(lp, 255)[0] == OK
+        kf.pop(lp, None)
+        if own.pop(lp, None):
+            released.add(lp)
+            n["tx_release"] += 1
+
     q = 0
     for ev in tl:
         if ev[0] == "merge":
@@ -1533,7 +1600,7 @@ def check_slog(tb, tl: list) -> dict:
                 n["late_tw"] += any(op == R_TX_WRITE and tt == t and tb.acc_cyc[i] < c < tb.done[i][3]
                                     for op, tt, _, _, c in tb.eng.log)
                 if res["sts"] != OK:
-                    assert e is None, "the test sends a record that must be rejected only without tx pages"
+                    assert e is None, f"the test sends a record that must be rejected only without tx pages: {res['sts']:#x} {r['frs']} {ent} {e}"
                     e = TX_FULL             # any rejection: the commit became an abort (architecture §2, §4)
                     n["rejected"] += 1
                     n["unmapped_base"] += any(lpn not in l2p for lpn, _, _, _ in r["frs"])
@@ -1560,6 +1627,7 @@ def check_slog(tb, tl: list) -> dict:
                 for lp, q2, k in ent:
                     if k:
                         l2p[lp] = q2
+                        commit_release(lp)
                 pgs = [(0xFFFFFFFF, 0, 1, F_SLOG, list(struct.unpack(f"<{PW}I", pg))) for pg in res["pages"]]
                 for j in range(len(pgs)):
                     pgs[j] = pgs[j][:4] + (res["lpgn"] + j,) + pgs[j][4:]
@@ -1577,6 +1645,7 @@ def check_slog(tb, tl: list) -> dict:
                 for lp, q2, k in ent:
                     if k:
                         l2p[lp] = q2
+                        commit_release(lp)
                 pgs = [(0xFFFFFFFF, t, 1, F_COMMIT, zero)]
             assert ppn == cnt, f"request {i} (seq {q}): completion count {ppn}, reference {cnt}"
         assert st == want, f"request {i} (seq {q}) {r}: status {st:#x}, reference {want:#x}"

@@ -125,6 +125,12 @@ module ats_backend #(
     input  wire logic [PPN_W-1:0]         s_inval_ppn,
     input  wire logic                     s_map_valid,
     output wire logic                     s_map_ready,
+    // (SLOG = 1: each is RELEASEd in the S-Log index, README "S-Log"; a top that does not connect
+    // them gets LPN 0xFFFFFFFF, in no index entry: the RELEASEs change nothing)
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire logic [31:0]              s_map_lpn = 32'hFFFFFFFF,   // a mapping a COMMIT applied: its LPN
+    input  wire logic                     s_map_last = 1'b1,          // ... the commit's last
+    /* verilator lint_on UNUSEDSIGNAL */
     // ---- NAND subsystem (architecture.md section 5)
     output wire logic                     m_nreq_valid,
     input  wire logic                     m_nreq_ready,
@@ -351,6 +357,8 @@ module ats_backend #(
     logic               apl_done;         // that command answered (APPLY: apl_sts, apl_cnt)
     logic [7:0]         apl_sts, apl_cnt;
     logic               sl_busy_any;      // (busy)
+    logic               sl_mp_busy;       // a commit's s_map RELEASEs are not all done
+    logic               sl_mp_take;       // s_map taken now (its RELEASE sent to the index)
     logic               sl_nrd_valid;     // the read merge wants a NAND READ of a log page (tag SL_TAG)
     logic [PPN_W-1:0]   sl_nrd_ppn;
     logic               sl_nw;            // ... and waits for its words and completion
@@ -664,7 +672,9 @@ module ats_backend #(
     logic               rq_free;
     assign rq_free = !rq_v_q || m_req_ready;
     assign s_rsp_ready = 1'b1;
-    assign s_map_ready = 1'b1;            // commit log stream (transactions: persistence.md)
+    // commit log stream (the remap engine's applied mappings): with SLOG = 1 each is RELEASEd in the
+    // S-Log index (g_slog); else taken and not used
+    assign s_map_ready = SL ? sl_mp_take : 1'b1;
 
     // completion output register
     logic               wc_v_q;
@@ -1333,7 +1343,8 @@ module ats_backend #(
                 txe_st_q[sl_t] <= sl_err_st;
             end
             case (c_st_q)
-                C_IDLE: if (!tbl_empty && cm_done_q && (!cm_tw_q || cm_twv_q) && !(SL && sl_ix_cp && !apl_done)) begin
+                C_IDLE: if (!tbl_empty && cm_done_q && (!cm_tw_q || cm_twv_q) && !(SL && sl_ix_cp && !apl_done) &&
+                            !(SL && sl_mp_busy)) begin
                     c_cnt_q <= 16'd0;
                     c_status_q <= 8'h00;
                     c_mapafter_q <= 1'b0;
@@ -1644,8 +1655,9 @@ module ats_backend #(
         rx_state_e          rx_st_q;
         // who sent the index command in flight (section "index commands" below; declared before the
         // unit's instance, whose s_cf_valid reads it: Yosys needs a declaration before its use)
-        typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW} ixw_e;
+        typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW, W_MAP} ixw_e;
         ixw_e               ix_who_q;
+        logic               mp_open_q, mp_last_q;   // a commit's RELEASEs (section "RELEASE at a commit" below)
         // firmware op 6 MERGE (section "MERGE" below)
         localparam logic [7:0] MG_TAG = 8'hFB;   // the MERGE's read on the read unit (a reserved read tag)
         typedef enum logic [2:0] {G_IDLE, G_WREC, G_RQ, G_RD, G_ACC, G_DATA, G_DROP, G_CPL} gm_state_e;
@@ -1748,6 +1760,10 @@ module ats_backend #(
                         ix_txid_q <= 8'd0; ix_lpn_q <= lq_lpn[lq_rd_q[RS_W-1:0]];
                         lk_s_q <= lq_s[lq_rd_q[RS_W-1:0]];
                         lq_rd_q <= lq_rd_q + 1'b1;
+                    end else if (sl_mp_take) begin   // a commit's applied mapping: RELEASE (n 255)
+                        ix_v_q <= 1'b1; ix_who_q <= W_MAP; ix_op_q <= 3'd3;
+                        ix_txid_q <= 8'd0; ix_lpn_q <= s_map_lpn; ix_n_q <= 8'd255;
+                        mp_last_q <= s_map_last;
                     end else if (fs_req) begin       // the firmware's INSERT (recovery) or READ
                         ix_v_q <= 1'b1; ix_who_q <= W_FW; ix_op_q <= fs_ins ? 3'd6 : 3'd7;
                         ix_txid_q <= 8'd0; ix_lpn_q <= fw_lpn_q;
@@ -1770,7 +1786,8 @@ module ats_backend #(
         logic               rd_blk;
         // (a MERGE's completion: its RELEASE, then LOOKUP, then MAP_WRITE: blocked until the
         // MAP_WRITE is taken, or the LOOKUP found the copy stale)
-        assign rd_blk        = apl_req || ix_who_q == W_APL ||
+        assign rd_blk        = apl_req || ix_who_q == W_APL || sl_mp_busy ||
+                               (c_st_q == C_REQ && c_op_q == R_COMMIT) ||
                                (apl_s_q != 2'd0 && (c_st_q == C_IDLE || c_st_q == C_REQ ||
                                                     (cm_fw_q && c_st_q == C_WAIT && c_op_q == R_LOOKUP)));
         // the MERGE's read (g_st_q G_RQ) goes in instead of a host read
@@ -1840,7 +1857,26 @@ module ats_backend #(
                            (cm_fw_q && e_flags[cp][5]);
         // (index lookups go first: no APPLY / RELEASE while a host read's LOOKUP is to come)
         assign apl_req   = apl_s_q == 2'd0 && ix_who_q != W_APL && c_st_q == C_IDLE && !tbl_empty &&
-                           cm_done_q && sl_ix_cp && !lq_pend;
+                           cm_done_q && sl_ix_cp && !lq_pend && !sl_mp_busy;
+        // ---- RELEASE at a transaction's commit (README "S-Log" "Transaction commit", persistence
+        //      §10.5 step 2: each page a COMMIT applies empties F[lpn]): every mapping the engine's
+        //      COMMIT applied (s_map, in order, `last` on the commit's final one) is RELEASEd (n 255),
+        //      after the host reads' LOOKUPs already queued and before the next completion's index
+        //      command; no read is taken from the COMMIT's request until the last one is done
+        //      (mp_open_q: from the request's take until the last RELEASE answered, or a response
+        //      that applied nothing), so a read sees the new pages with F = [] or the old ones with F
+        assign sl_mp_take = s_map_valid && ix_who_q == W_NONE && !dis_req && !apl_req && !lk_req;
+        assign sl_mp_busy = mp_open_q || s_map_valid || ix_who_q == W_MAP;
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                mp_open_q <= 1'b0;
+            end else begin
+                if (c_rq_go && c_op_q == R_COMMIT) mp_open_q <= 1'b1;
+                if (c_st_q == C_WAIT && rsp_cpl && c_op_q == R_COMMIT &&
+                    (s_rsp_status != 4'd0 || s_rsp_count == 16'd0)) mp_open_q <= 1'b0;
+                if (ixa_valid && ix_who_q == W_MAP && mp_last_q) mp_open_q <= 1'b0;
+            end
+        end
         assign apl_done  = apl_s_q == 2'd2;
         assign apl_sts   = apl_sts_q;
         assign apl_cnt   = apl_cnt_q;
@@ -2253,7 +2289,7 @@ module ats_backend #(
                 end
             end
         end
-        assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 ||
+        assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 || sl_mp_busy ||
                              lq_pend || mg_st_q != M_IDLE || mg_cand != '0 || g_st_q != G_IDLE;   // (a held slot waiting for its page: no work)
         logic unused_sl;
         assign unused_sl = ^{rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
@@ -2284,7 +2320,8 @@ module ats_backend #(
         logic unused_rm;
         assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req, mg_take};
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
-                sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any} = '0;
+                sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any,
+                sl_mp_busy, sl_mp_take} = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,
                sl_mem_wd = '0, sl_pg_e = '0, sl_err_st = '0, sl_rq_lpn = '0, apl_sts = '0, apl_cnt = '0;
     end
