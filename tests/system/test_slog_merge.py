@@ -25,8 +25,11 @@ empties one LPN's F. The `sim_slog` SoC boots it (recovery + SLOAD); then:
    state (merging off: the hysteresis is not kept across a power cut), give exactly the LPNs the
    firmware leaves and the number it merges.
 
-Cost (make test: ATS_SLOG_MERGE_CUTS = 1 power cut): about 40 CPU s on the sim_slog simulator of
-test_slog_fw. It fails on: the firmware before the policy (no merge line, F unchanged), GC without
+5. (test_slog_merge_unreadable) MERGE status 3: each unreadable LPN merged once, never in a loop,
+   and a GC block holding its base kept.
+
+Cost (make test: ATS_SLOG_MERGE_CUTS = 1 power cut; ATS_LONG=1: 4): 42 CPU s for the three items on
+the sim_slog simulator of test_slog_fw. It fails on: the firmware before the policy (no merge line, F unchanged), GC without
 the S-Log step (the console's gc_merges; without that check, the reads after GC of a block of live
 log pages answer MEDIA_ERROR), no hysteresis (merging stops at 152 live pages, not below SLOG_LO)."""
 from __future__ import annotations
@@ -48,7 +51,8 @@ from atstb.recovery_oracle import recover  # noqa: E402
 CFG = "sim_slog"
 N_LPN, FRAGS = 70, 3
 SLOG_HI, SLOG_LO, SLOG_LPNS, SLOG_PPNS = 192, 128, 256, 256
-CUTS = int(os.environ.get("ATS_SLOG_MERGE_CUTS", "1"))
+LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
+CUTS = int(os.environ.get("ATS_SLOG_MERGE_CUTS", "4" if LONG else "1"))
 
 
 def slog_sim():
