@@ -123,6 +123,11 @@ class Backend:
                     self.resv.pop(f["lpn"])
             self.table.pop(rq["txid"], None)
             return 0, TX_FULL
+        if rq["op"] == 1 and rq["rec"] == 3 and not self.table.get(rq["txid"]):
+            # an abort record of a tx without table entries (one that held only FRAG slots): the
+            # remap engine's ABORT answers TX_EMPTY, and ats_backend passes it on
+            self._complete(rq, data)
+            return 0, TX_EMPTY
         return self._complete(rq, data), OK
 
     def _complete(self, rq, data):

@@ -1667,7 +1667,9 @@ module ats_wbuf #(
             F_FIN: begin
                 // TX_COMMIT: the entries the commit applied (the record's completion carries the
                 // remap engine's count in its ppn field); TX_ABORT: 0; a COMMIT write: its pages
-                fin_st_q  <= txst_q;
+                // (an abort of a tx that held only FRAG slots: nothing of it was written back, so the
+                // backend's ABORT finds no entries and answers TX_EMPTY; the abort is OK, section 11.3)
+                fin_st_q  <= (FR && ptx_abort_q && txst_q == STS_TX_EMPTY) ? STS_OK : txst_q;
                 fin_res_q <= !ptx_rec_q ? ptx_res_q : (!ptx_abort_q && txst_q == STS_OK) ? 32'(txcnt_q) : 32'd0;
                 fin_q     <= F_DONE;
             end
