@@ -87,8 +87,9 @@ def read_all(sysm, model: dict[int, bytes], where: str) -> None:
     assert not bad, f"{where}: LPNs read differently from the model: {bad} (uart: {sysm.uart_log})"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_slog_ckpt_from_hw_index(tmp_path, seed):
+def boot_with_fragments(tmp_path, seed):
+    """slog_sim's images cut where the oracle has the most LPNs with fragments, booted: (sysm, geo,
+    the oracle's F, the model of every LPN, cut)."""
     sim = slog_sim()
     exe, fw, cfg = harness.build(CFG)
     geo = sim.GEO
@@ -118,6 +119,13 @@ def test_slog_ckpt_from_hw_index(tmp_path, seed):
     assert "recovery: slog: loaded lpgn" in boot, f"no SLOAD at the boot:\n{boot[-2000:]}"
     assert fw_frags(console(sysm, "slog")) == ofr, "the firmware's F after the recovery != the oracle's"
     read_all(sysm, model, "after the recovery")
+    return sysm, geo, ofr, model, cut, rng
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_ckpt_from_hw_index(tmp_path, seed):
+    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed)
+    zero = bytes(geo.page_bytes)
     # full pages over LPNs with fragments, a TRIM of another: the backend RELEASEs their F
     lpns = sorted(ofr)
     rng.shuffle(lpns)
@@ -148,3 +156,35 @@ def test_slog_ckpt_from_hw_index(tmp_path, seed):
     assert not sysm.errors, sysm.errors
     print(f"seed {seed}: cut {cut}, {len(ofr)} LPNs with fragments ({sum(map(len, ofr.values()))} fragments), "
           f"{len(written)} written, {len(trimmed)} trimmed before the checkpoint")
+
+
+CORE = harness.ROOT / "rtl/core/ats_ssd_core.sv"
+
+
+@pytest.mark.skipif(".s_map_lpn(" not in CORE.read_text(),
+                    reason="the core does not connect the backend's s_map_lpn (rtl/backend/README.md 'Transaction "
+                           "commit'): a tx page of an LPN with fragments still reads them over it")
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_tx_commit_releases(tmp_path, seed):
+    """A transaction's full pages of LPNs with fragments (TX_BEGIN, WRITEs with the txid, TX_COMMIT):
+    the COMMIT's applied mappings RELEASE their F in the backend (README "Transaction commit"); every
+    LPN reads the model (t's pages whole), then after a checkpoint and a power cycle again."""
+    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed)
+    lpns = sorted(ofr)
+    rng.shuffle(lpns)
+    t = 3
+    sysm.dev.tx_begin(t)
+    for lpn in lpns[:max(1, len(lpns) // 2)]:
+        model[lpn] = rng.randbytes(geo.page_bytes)
+        sysm.dev.write(lpn, model[lpn], txid=t)
+    c = sysm.dev.tx_commit(t)
+    assert c.cpl.status == 0, f"TX_COMMIT: {c.cpl.status:#x}"
+    sysm.dev.flush()
+    read_all(sysm, model, "after the commit")
+    out = console(sysm, "ckpt")
+    assert re.search(r"ckpt: 0\b", out), f"ckpt: {out[-1000:]}"
+    sysm.stop()
+    assert sysm.start(), "boot cut"
+    read_all(sysm, model, "after the power cycle")
+    sysm.stop()
+    assert not sysm.errors, sysm.errors
