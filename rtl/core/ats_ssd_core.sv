@@ -332,7 +332,7 @@ module ats_ssd_core #(
         .s_rsp_valid(rs_valid), .s_rsp_ready(rs_ready), .s_rsp_tag(rs_tag), .s_rsp_status(rs_status),
         .s_rsp_ppn(rs_ppn), .s_rsp_mapped(rs_mapped), .s_rsp_from_tx(rs_from_tx), .s_rsp_count(16'(rs_count)),
         .s_inval_valid(iv_valid), .s_inval_ready(iv_ready), .s_inval_ppn(iv_ppn),
-        .s_map_valid(mp_valid), .s_map_ready(mp_ready),
+        .s_map_valid(mp_valid), .s_map_ready(mp_ready), .s_map_lpn(32'(mp_lpn)), .s_map_last(mp_last),   // a COMMIT's mappings: the S-Log's RELEASE (n 255) of each LPN
         .m_nreq_valid(nq_valid), .m_nreq_ready(nq_ready), .m_nreq_tag(nq_tag), .m_nreq_op(nq_op),
         .m_nreq_chan(nq_chan), .m_nreq_way(nq_way), .m_nreq_block(nq_block), .m_nreq_page(nq_page),
         .m_nreq_head(nq_head), .m_nreq_prio_read(nq_prio), .m_nreq_slot(nq_slot),
