@@ -96,10 +96,13 @@ class AtsConfig:
     # queued NVMe atomic Writes (the front end's ATX pool: sim/soc/build.py) overlap their commits
     ptxq: int = 1
     # DiffTx's S-Log in the backend (ats_ssd_core SLOG = 1: the read merge of fragments, op 7 SLOAD;
-    # docs/architecture.md section 11) at the core's S-Log defaults; the write buffer's FRAG slots stay
-    # 0 (no S-Log records from the host path). The firmware sees it as ATS_HW_SLOG (soc.h) and loads the
-    # recovered S-Log into the backend (sw/firmware/README.md "S-Log")
+    # docs/architecture.md section 11) at the core's S-Log defaults. The firmware sees it as ATS_HW_SLOG
+    # (soc.h) and loads the recovered S-Log into the backend (sw/firmware/README.md "S-Log")
     slog: bool = False
+    # the write buffer's FRAG slots (ats_ssd_core FRAG_SLOTS: 0 or a power of two 2..16, needs slog):
+    # > 0 = DIFFWRITEs below the SLOG_THR CSR become S-Log records (the firmware sets SLOG_THR at boot,
+    # soc.h ATS_HW_FRAG_SLOTS); 0 = every DIFFWRITE a read-modify-write
+    frag_slots: int = 0
 
     @property
     def ndie(self) -> int:
@@ -116,6 +119,8 @@ class AtsConfig:
             del d["ptxq"]                     # (likewise)
         if not d["slog"]:
             del d["slog"]                     # (likewise)
+        if not d["frag_slots"]:
+            del d["frag_slots"]               # (likewise)
         r = self.remap()
         d.update(ndie=self.ndie, num_tx=r["NUM_TX"], tx_entries=r["TX_ENTRIES"], ppn_w=r["PPN_W"],
                  map_depth=r["MAP_DEPTH"])
@@ -129,6 +134,8 @@ class AtsConfig:
             raise ValueError("the geometry has more pages than the remap preset's PPN width addresses")
         if not 1 <= self.ptxq <= min(8, r["NUM_TX"]):
             raise ValueError(f"ptxq {self.ptxq} not in 1..min(8, NUM_TX {r['NUM_TX']})")
+        if self.frag_slots and (not self.slog or self.frag_slots not in (2, 4, 8, 16)):
+            raise ValueError(f"frag_slots {self.frag_slots}: 0, or 2/4/8/16 with slog")
 
 
 CONFIGS = {
@@ -136,9 +143,10 @@ CONFIGS = {
     # 768 LBAs (37.5 % of the raw pages: GC runs after about one capacity of writes). Small so that
     # the whole SoC simulates fast enough for hundreds of power cuts in `make test`
     "sim": AtsConfig(ptxq=8),
-    # the sim configuration with the backend's S-Log (SLOG = 1: the read merge, SLOAD; no FRAG slots):
-    # tests/system/test_slog_fw.py, host reads of recovered fragments through the hardware merge
-    "sim_slog": AtsConfig(name="sim_slog", ptxq=8, slog=True),
+    # the sim configuration with the S-Log (SLOG = 1: the read merge, SLOAD; 4 FRAG slots: DIFFWRITEs
+    # below SLOG_THR become S-Log records): tests/system/test_slog_fw.py (recovery of writer-made
+    # images), test_slog_device.py (the device's own records under power cuts), bench/difftx's slog mode
+    "sim_slog": AtsConfig(name="sim_slog", ptxq=8, slog=True, frag_slots=4),
     # the product's default device (synthesis): the core's defaults, 4 x 2 dies
     "default": AtsConfig(name="default", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                          pages_per_block=64, blocks=128, num_lbas=16384, win=8, rd_slots=16,
@@ -448,6 +456,7 @@ class AtomSSD(LiteXModule):
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
             **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
             **(dict(p_SLOG=1, p_SLOG_PPNS=SLOG_PPNS) if cfg.slog else {}),   # (SLOG 0: the core's default)
+            **(dict(p_FRAG_SLOTS=cfg.frag_slots) if cfg.frag_slots else {}),
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
@@ -555,4 +564,6 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
     if cfg.slog:
         soc.add_constant("ATS_HW_SLOG", 1)       # (not ATS_SLOG: LiteX adds ats_<name>_read(), ftl.h has ats_slog_read)
         soc.add_constant("ATS_HW_SLOG_PPNS", SLOG_PPNS)  # the value the core was built with (above)
+    if cfg.frag_slots:
+        soc.add_constant("ATS_HW_FRAG_SLOTS", cfg.frag_slots)   # the firmware sets SLOG_THR at boot
     return m

@@ -12,6 +12,10 @@
 #include "housekeeping.h"
 #include "recovery.h"
 
+#ifndef SLOG_THR_BOOT
+#define SLOG_THR_BOOT 512      // bytes: the paper's threshold (issue 40)
+#endif
+
 ats_geo_t G;
 int boot_st;
 fw_stats_t S;
@@ -42,6 +46,12 @@ int main(void) {
         hal_puts("device not ready\n");
         for (;;) console();
     }
+#ifdef ATS_HW_FRAG_SLOTS
+    // the write buffer has FRAG slots (soc.h): DIFFWRITEs shorter than SLOG_THR bytes (the core uses
+    // min(SLOG_THR, page bytes - 16)) become S-Log fragments; set before the host comes in (the CSR
+    // resets to 0: every DIFFWRITE a read-modify-write). docs/architecture.md section 11.1
+    ats_slog_thr_write(SLOG_THR_BOOT);
+#endif
     S.boot_cycles = hal_cycles() - t0;
     // the host comes in with write-backs held when the room is short (housekeeping.c); GC and
     // checkpoints make room first

@@ -2,8 +2,8 @@
 """Version chains of one LBA for the host model once DIFFWRITE goes to the S-Log (docs/invariants.md
 "S-Log"): a page's contents are a full version (a test page of tests/system/model.py, which carries
 its identity in its first 16 bytes) followed by committed fragments applied in commit order. Plain
-Python, from docs/invariants.md only; for the campaigns' DIFFWRITE workloads (not yet issued: the
-device's DIFFWRITE is still a read-modify-write) and tested by tests/system/test_slog_chain.py.
+Python, from docs/invariants.md only; used by tests/system/test_slog_device.py (the `sim_slog` device's
+own S-Log records under power cuts) and tested by tests/system/test_slog_chain.py.
 
 A fragment's bytes carry their identity too (`frag_bytes`: a function of LBA and fragment number) and
 never cover bytes 0-15, so a read tells which full version it starts from; `Chain.match` then says how
@@ -87,13 +87,16 @@ class Chain:
         else:
             return None, f"INV-LBA lba {self.lba} reads garbage ({data[:16].hex()})"
         last_dur = max((i for i, e in enumerate(self.events) if e.durable), default=-1)
+        # every state that gives this page (zeros may be the start and a later TRIM, equal bytes
+        # several states): the newest one that is not older than the required-durable event
+        hits = []
         for s in starts:
             end = next((i for i in range(s + 1, len(self.events)) if self.events[i].kind == "full"), len(self.events))
-            for j in range(s, end):
-                if self.contents(j) == data:
-                    if j < last_dur:
-                        return None, (f"INV-DUR lba {self.lba} shows event {j} of {len(self.events)}, older than "
-                                      f"the required-durable event {last_dur}")
-                    return j, ""
+            hits += [j for j in range(s, end) if self.contents(j) == data]
+        if hits:
+            if max(hits) < last_dur:
+                return None, (f"INV-DUR lba {self.lba} shows event {max(hits)} of {len(self.events)}, older than "
+                              f"the required-durable event {last_dur}")
+            return max(hits), ""
         return None, (f"INV-LBA lba {self.lba}: no full version with a prefix of its fragments in commit order "
                       f"gives this page")

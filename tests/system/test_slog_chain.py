@@ -95,3 +95,16 @@ def test_chain_match():
     c = Chain(5, PB)
     c.full(1)
     assert c.match(page_bytes_for(6, 1, 0, PB))[1].startswith("INV-LBA lba 5 reads the data of lba 6")
+
+
+def test_zeros_after_trim_of_durable_version():
+    """Zeros are both 'never written' and a TRIM's state: a durable version then a completed TRIM
+    reads zeros without an INV-DUR (the first match was taken: a false violation in
+    test_slog_device), and a durable TRIM makes a read of the older version an INV-DUR."""
+    c = Chain(7, PB)
+    c.full(1).durable = True
+    c.full(0)
+    assert c.match(bytes(PB)) == (1, "")
+    c.events[1].durable = True
+    j, why = c.match(page_bytes_for(7, 1, 0, PB))
+    assert j is None and why.startswith("INV-DUR")

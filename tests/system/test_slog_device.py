@@ -1,0 +1,386 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The S-Log written by the device itself, on the whole SoC (issue 40; docs/architecture.md §11): the
+`sim_slog` configuration (4 FRAG slots, the firmware sets SLOG_THR = 512 at boot: a DIFFWRITE shorter
+than 496 bytes becomes an S-Log fragment), DIFFWRITE-heavy transactions through the host port, power
+cuts at random cycles, the firmware's recovery of the device's own records (docs/persistence.md §10.5).
+
+Workload per power cycle (queue depth up to 16): transactions on txids 1..4 of 1-3 LBAs, each LBA 1-3
+DIFFWRITEs of 4-60 bytes (fragments, or read-modify-writes when the FRAG slots, the index room or the
+transaction's record cannot take them), some with a full page WRITE of another LBA (the S-Log
+transaction then commits its FRAG slots as full pages, §11.3), ended by TX_COMMIT (85 %) or TX_ABORT;
+plain WRITEs (some FUA), TRIMs, FLUSHes and READs of LBAs no transaction holds. One command at a time
+per transaction (its DIFFWRITEs of one LBA apply in order), the others concurrent. Then a power cut at a
+random cycle (60 %) or after every command completed, and the recovery.
+
+Reference (plain Python): each LBA's version chain (tests/system/slog_chain.py, from docs/invariants.md
+"S-Log": a full version or zeros, then committed fragments in commit order). After every recovery every
+LBA of the pool is read through the host port and must be
+- the recovery oracle's page (cocotb_tests/lib/atstb/recovery_oracle.py, from docs/persistence.md §10:
+  its base with its fragments), i.e. the firmware's recovery and the independent one agree;
+- INV-LBA (a state of its chain: a full version with a prefix of its committed fragments), INV-DUR (not
+  older than its newest required-durable event: a FUA write, anything completed before a completed
+  FLUSH, a completed commit), INV-ATOM (a transaction's events shown on all of its LBAs or on none);
+then each LBA's chain collapses to what it shows. READs while running are checked against the chains too.
+INV-ORDER (barriers) is the campaign's (test_system.py): no barrier here.
+Coverage that fails the test when missing: S-Log records on the dies (the oracle's `slog_commits`),
+fragments recovered (the oracle's F not empty after a cut), a cut while a commit was in flight.
+
+Until the backend empties F at a transaction's full-page commit (RELEASE, helper S1), a full page
+written over an LBA's fragments reads the older fragments again; the workload therefore gives each LBA's
+DIFFWRITEs since its last plain WRITE / TRIM disjoint byte ranges (lanes), so that a read-modify-write
+page (which holds the fragments' bytes) is unchanged by them. ATS_SLOG_DEV_OVERLAP=1 drops that rule.
+
+`make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import harness  # noqa: E402
+from atomssd.device import OP, ST, F_FUA  # noqa: E402
+from atstb.recovery_oracle import read_lpn  # noqa: E402
+from model import page_bytes_for  # noqa: E402
+from slog_chain import HDR, Chain, frag_bytes  # noqa: E402
+
+LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
+SEEDS = list(range(1, 1 + int(os.environ.get("ATS_SLOG_DEV_SEEDS", "6" if LONG else "1"))))
+CUTS = int(os.environ.get("ATS_SLOG_DEV_CUTS", "12" if LONG else "3"))
+OVERLAP = os.environ.get("ATS_SLOG_DEV_OVERLAP", "") not in ("", "0")
+POOL = 24                 # LBAs the workload uses
+LANE = 60                 # bytes of a lane (4-60-byte DIFFWRITEs stay inside one)
+NTX = 4
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return harness.format_template(tmp_path_factory.mktemp("slog_template"), "sim_slog")
+
+
+class Host:
+    def __init__(self, sysm):
+        self.s = sysm
+        self.pb = sysm.cfg["page_bytes"]
+        self.rng = sysm.rng
+        self.lbas = sorted(self.rng.sample(range(sysm.cfg["num_lbas"]), POOL))
+        self.chains = {x: Chain(x, self.pb) for x in self.lbas}
+        self.lanes = {x: set() for x in self.lbas}      # lanes of DIFFWRITEs since the LBA's last plain WRITE / TRIM
+        self.ver = 1 << 20
+        self.frag = 0
+        self.txs: list[dict] = []                       # commits submitted this power cycle
+        self.busy: set[int] = set()                     # lbas with a command in flight or an open tx
+        self.open: dict[int, dict] = {}                 # txid -> open tx
+        self.violations: list[str] = []
+        self.trimmed: set[int] = set()                  # TRIMs completed and not yet covered by a FLUSH
+        self.stats = dict(diffs=0, diff_small=0, diff_large=0, tx_commits=0, tx_aborts=0, plain=0, trims=0,
+                          flushes=0, reads=0, cuts=0, cut_in_commit=0, oracle_slog_records=0, recovered_frags=0,
+                          lbas_checked=0, atom_checked=0,
+                          commit_refused_trim=0)
+
+    # ---- the device
+    def submit(self, op, lba=0, data=None, txid=0, flags=0, aux=0, **user):
+        dev = self.s.dev
+        while not dev.free_tags:
+            self.poll()
+            if self.s.hp.cut:
+                return None
+        return dev.submit(op, lba, 0, data, txid, flags, aux=aux, **user)
+
+    def poll(self, cycles=100_000):
+        for p in self.s.dev.poll(cycles):
+            self.complete(p)
+
+    def wait(self, tag) -> int | None:
+        """Polls until command `tag` completed: its status (None: cut first)."""
+        dev = self.s.dev
+        c0 = self.s.hp.cycle
+        while tag in dev.inflight:
+            self.poll()
+            if self.s.hp.cut:
+                return None
+            if self.s.hp.cycle - c0 > harness.HANG_CYCLES:
+                self.s.hang("slog workload")
+        return next(p for p in reversed(dev.done) if p.tag == tag).cpl.status
+
+    def complete(self, p):
+        st, u = p.cpl.status, p.user
+        if p.op == OP["WRITE"] and "ev" in u:
+            u["ev"].completed = st == ST["OK"]
+            u["ev"].durable |= st == ST["OK"] and bool(p.flags & F_FUA)
+            self.busy.discard(p.lba)
+        elif p.op == OP["TRIM"] and "ev" in u:
+            u["ev"].completed = st == ST["OK"]
+            self.busy.discard(p.lba)
+            self.trimmed.add(p.lba)
+        elif p.op == OP["FLUSH"] and st == ST["OK"]:
+            for e in u["snap"]:
+                e.durable = True
+            self.trimmed -= u["trimmed"]
+        elif p.op == OP["TX_COMMIT"]:
+            tx = u["tx"]
+            tx["done"] = True
+            for x, e in tx["events"]:
+                if st == ST["OK"]:
+                    e.completed = e.durable = True
+                else:                                   # a refused commit aborts the transaction
+                    self.chains[x].events.remove(e)
+            if st == ST["TX_FULL"] and tx["after_trim"]:
+                # §11.3 / §11.4: a fragment reserved while the LBA's TRIM was still in the write buffer
+                # (the backend still mapped it); the UNMAP written back before the record makes the
+                # backend reject the record: the commit is an abort, answered TX_FULL
+                self.stats["commit_refused_trim"] += 1
+            elif st != ST["OK"]:
+                self.violations.append(f"TX_COMMIT {tx['txid']}: status {st:#x}; its writes "
+                                       f"{[(x, e.kind, e.off, e.length) for x, e in tx['events']]}; "
+                                       f"{[(x, self.events(x)) for x in tx['lbas']]}")
+            for x in tx["lbas"]:
+                self.busy.discard(x)
+            self.stats["tx_commits"] += st == ST["OK"]
+        elif p.op == OP["READ"] and "chk" in u:
+            self.busy.discard(p.lba)
+            if st != ST["OK"]:
+                self.violations.append(f"READ lba {p.lba}: status {st:#x}")
+                return
+            j, why = self.chains[p.lba].match(p.data)
+            if j is None:
+                self.violations.append(f"run: {why}; {self.events(p.lba)}; page holds {self.shows(p.lba, p.data)}")
+            self.stats["reads"] += 1
+        if st != ST["OK"] and p.op in (OP["WRITE"], OP["TRIM"], OP["FLUSH"], OP["DIFFWRITE"]):
+            self.violations.append(f"op {p.op} lba {p.lba}: status {st:#x}")
+
+    def shows(self, x, data):
+        """Which of the LBA's events' bytes the page holds (diagnosis)."""
+        out = [data[:16].hex()]
+        for e in self.chains[x].events:
+            if e.kind == "frag":
+                out.append((e.ident, data[e.off:e.off + e.length] == frag_bytes(x, e.ident, e.length)))
+        return out
+
+    def events(self, x):
+        return [(e.kind, e.ident, e.off, e.length, e.txid, "D" if e.durable else "", "C" if getattr(e, "completed", 1) else "")
+                for e in self.chains[x].events]
+
+    # ---- the workload
+    def free_lbas(self):
+        return [x for x in self.lbas if x not in self.busy]
+
+    def full(self, x, txid=0):
+        self.ver += 1
+        e = self.chains[x].full(self.ver, txid)
+        self.lanes[x] = set()
+        return e, page_bytes_for(x, self.ver, txid, self.pb)
+
+    def transaction(self, txid):
+        rng = self.rng
+        free = self.free_lbas()
+        k = rng.randint(1, 3)
+        if len(free) < k + 1:
+            return
+        lbas = rng.sample(free, k)
+        # a full page of the tx only on an LBA without fragments since its last plain WRITE / TRIM
+        # (the rule above: the backend does not empty F at a tx's full-page commit yet)
+        fl = [x for x in free if x not in lbas and (OVERLAP or not self.lanes[x])]
+        full_lba = rng.choice(fl) if fl and rng.random() < 0.3 else None
+        tx = dict(txid=txid, lbas=lbas + ([full_lba] if full_lba is not None else []), events=[], done=False)
+        self.busy.update(tx["lbas"])
+        ops = []                                        # (lba, kind, off, len, frag no / version, data)
+        for x in lbas:
+            for _ in range(rng.randint(1, 3)):
+                big = rng.random() < (0.3 if not self.lanes[x] else 0.05)
+                lanes = [i for i in range((self.pb - HDR) // LANE) if i not in self.lanes[x]]
+                if big and (OVERLAP or not self.lanes[x]):
+                    off, n = HDR, self.pb - HDR         # >= the threshold: a read-modify-write
+                    self.lanes[x].update(range((self.pb - HDR) // LANE))
+                else:
+                    big = False
+                    if not lanes and not OVERLAP:
+                        break
+                    lane = rng.choice(lanes) if lanes and not OVERLAP else rng.randrange((self.pb - HDR) // LANE)
+                    self.lanes[x].add(lane)
+                    n = 4 * rng.randint(1, LANE // 4)
+                    off = HDR + lane * LANE + 4 * rng.randint(0, (LANE - n) // 4)
+                self.frag += 1
+                ops.append((x, "diff", off, n, self.frag, frag_bytes(x, self.frag, n), big))
+        if full_lba is not None:
+            self.ver += 1
+            ops.insert(rng.randrange(len(ops) + 1), (full_lba, "full", 0, 0, self.ver,
+                                                     page_bytes_for(full_lba, self.ver, txid, self.pb), False))
+        if not ops:                                     # every lane of its LBAs used: no transaction
+            self.busy.difference_update(tx["lbas"])
+            return
+        for x, kind, off, n, ident, data, big in ops:
+            if kind == "diff":
+                tag = self.submit(OP["DIFFWRITE"], x, data, txid, 0, aux=off | n << 16)
+                self.stats["diffs"] += 1
+                self.stats["diff_large" if big else "diff_small"] += 1
+            else:
+                tag = self.submit(OP["WRITE"], x, data, txid)
+            if tag is None or self.wait(tag) is None:
+                return                                  # cut: the open tx never commits
+            st = next(p for p in reversed(self.s.dev.done) if p.tag == tag).cpl.status
+            if st != ST["OK"]:
+                self.violations.append(f"tx {txid} op {kind} lba {x}: status {st:#x}")
+                return
+        if rng.random() < 0.15:
+            tag = self.submit(OP["TX_ABORT"], txid=txid)
+            self.stats["tx_aborts"] += 1
+            st = self.wait(tag) if tag is not None else None
+            if st is not None and st != ST["OK"]:       # (a tx of FRAG slots only is not TX_EMPTY, §11.3)
+                self.violations.append(f"TX_ABORT {txid} after {len(ops)} writes: status {st:#x}")
+            self.busy.difference_update(tx["lbas"])
+            return
+        for x, kind, off, n, ident, data, big in ops:   # the commit's events, in the tx's order
+            if kind == "diff":
+                e = self.chains[x].frag(ident, off, n, txid)
+            else:
+                e = self.chains[x].full(ident, txid)    # (F is not emptied by it: lanes stay)
+            e.completed = False
+            tx["events"].append((x, e))
+        # an LBA whose last event before this tx is a TRIM not yet known flushed (see complete())
+        tx["after_trim"] = any(x in self.trimmed for x in lbas)
+        self.txs.append(tx)
+        self.submit(OP["TX_COMMIT"], txid=txid, tx=tx)
+
+    def step(self, free_tx):
+        rng = self.rng
+        r = rng.random()
+        if r < 0.5 and free_tx:
+            self.transaction(free_tx)
+            return
+        free = self.free_lbas()
+        if not free:
+            self.poll()
+            return
+        x = rng.choice(free)
+        if r < 0.68:
+            e, data = self.full(x)
+            e.completed = False
+            self.busy.add(x)
+            self.submit(OP["WRITE"], x, data, 0, F_FUA if rng.random() < 0.2 else 0, ev=e)
+            self.stats["plain"] += 1
+        elif r < 0.74:
+            self.ver += 1
+            e = self.chains[x].full(0)
+            self.lanes[x] = set()
+            e.completed = False
+            self.busy.add(x)
+            self.submit(OP["TRIM"], x, ev=e)
+            self.stats["trims"] += 1
+        elif r < 0.8:
+            snap = [e for c in self.chains.values() for e in c.events if getattr(e, "completed", True)]
+            self.submit(OP["FLUSH"], snap=snap, trimmed=set(self.trimmed))
+            self.stats["flushes"] += 1
+        else:
+            self.busy.add(x)
+            self.submit(OP["READ"], x, chk=True)
+
+    def workload(self, n):
+        """n steps; a transaction runs to its commit's submission before the next step (the device
+        overlaps it with the plain commands in flight)."""
+        for _ in range(n):
+            if self.s.hp.cut:
+                return
+            busy_tx = {tx["txid"] for tx in self.txs if not tx["done"]}
+            free = [t for t in range(1, NTX + 1) if t not in busy_tx]
+            self.step(self.rng.choice(free) if free else None)
+            if self.rng.random() < 0.3:
+                self.poll(self.rng.randint(500, 20_000))
+
+    # ---- after a cut
+    def verify(self, oracle, where):
+        dev = self.s.dev
+        shown = {}
+        for x in self.lbas:
+            while not dev.free_tags:
+                dev.poll(200_000)
+            dev.submit(OP["READ"], x, 0, lba_check=x)
+        dev.drain(harness.HANG_CYCLES)
+        for p in dev.done:
+            if p.op != OP["READ"] or "lba_check" not in p.user:
+                continue
+            x = p.user["lba_check"]
+            if p.cpl.status != ST["OK"]:
+                self.violations.append(f"{where}: READ lba {x}: status {p.cpl.status:#x}")
+                continue
+            exp = read_lpn(self.s.geo, oracle, x)
+            exp = exp if exp is not None else bytes(self.pb)
+            if p.data != exp:
+                self.violations.append(f"{where}: lba {x}: the firmware's recovery and the oracle disagree "
+                                       f"(device {p.data[:16].hex()}, oracle {exp[:16].hex()}, oracle F "
+                                       f"{len(oracle.frags.get(x, []))})")
+            j, why = self.chains[x].match(p.data)
+            if j is None:
+                self.violations.append(f"{where}: {why}; {self.events(x)}; page holds {self.shows(x, p.data)}")
+                continue
+            shown[x] = j
+            self.stats["lbas_checked"] += 1
+        dev.done.clear()
+        # INV-ATOM: every commit submitted shows on all of its LBAs or on none
+        for tx in self.txs:
+            seen = set()
+            for x, e in tx["events"]:
+                if x in shown and e in self.chains[x].events:
+                    seen.add(self.chains[x].events.index(e) <= shown[x])
+            if len(seen) > 1:
+                self.violations.append(f"{where}: INV-ATOM tx {tx['txid']} (lbas {tx['lbas']}) shows in part")
+            self.stats["atom_checked"] += 1
+        # collapse: what an LBA shows is its durable state now
+        for x, j in shown.items():
+            c = self.chains[x]
+            c.events = c.events[:j + 1]
+            for e in c.events:
+                e.durable = e.completed = True
+            # lanes from what survived (a plain WRITE lost in the cut reset them at its submission)
+            last = max((i for i, e in enumerate(c.events) if e.kind == "full" and not e.txid), default=-1)
+            self.lanes[x] = {ln for e in c.events[last + 1:] if e.kind == "frag"
+                             for ln in range((e.off - HDR) // LANE, (e.off + e.length - 1 - HDR) // LANE + 1)}
+        self.txs = []
+        self.busy = set()
+        self.trimmed = set()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_device_cuts(template, tmp_path, seed):
+    sysm = harness.System(tmp_path, seed, cfg_name="sim_slog", template=template)
+    assert sysm.cfg.get("frag_slots", 0) > 0, "sim_slog without FRAG slots"
+    h = Host(sysm)
+    assert sysm.start(), "first boot was cut"
+    st = h.stats
+    frag_cuts = 0
+    while st["cuts"] < CUTS:
+        n = h.rng.randint(20, 40)
+        c0 = sysm.hp.cycle
+        if h.rng.random() < 0.6:
+            sysm.hp.arm_cut(harness.CUT_CYCLE, c0 + h.rng.randint(2000, 6000 * n))
+        h.workload(n)
+        if not sysm.hp.cut:
+            for _ in range(400):
+                if sysm.hp.cut or not sysm.dev.inflight:
+                    break
+                h.poll(50_000)
+        if not sysm.hp.cut:
+            sysm.hp.cut_now()
+        st["cut_in_commit"] += any(not tx["done"] for tx in h.txs)
+        sysm.stop()
+        st["cuts"] += 1
+        oracle = sysm.oracle()
+        st["oracle_slog_records"] += oracle.slog_commits + oracle.slog_after_gap
+        nf = sum(len(f) for f in oracle.frags.values())
+        st["recovered_frags"] += nf
+        frag_cuts += nf > 0
+        assert sysm.start(), "a boot without an armed cut was cut"
+        h.verify(oracle, f"seed {seed} cut {st['cuts']}")
+        if h.violations or sysm.errors:
+            break
+    fw = harness.parse_fw_stats(sysm.console("stats"))
+    sysm.stop()
+    print(f"slog device seed {seed}: {st} fw {fw}")
+    msgs = h.violations + sysm.errors
+    assert not msgs, "\n".join(msgs[:10]) + f"\n(uart log: {sysm.uart_log})"
+    assert st["oracle_slog_records"] > 0, "no S-Log record on the dies: the device wrote none"
+    assert frag_cuts > 0, "no cut left fragments to recover"
+    assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0
