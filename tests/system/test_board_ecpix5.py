@@ -14,6 +14,8 @@ emulated dies and the host link: their own checks in synth/test_synth_check.py),
 boxes after elaboration: the CPU, LiteDRAM with its ECP5 DDR3 PHY, LiteEth and the glue go through
 synth_ecp5 up to the LUT mapping (memories, I/O and flip-flops mapped to ECP5 cells) without errors and without multiple drivers, logic loops or undriven nets (outside the
 VexRiscv's own Verilog).
+test_sta_sdf: soc/boards/breakdown/sta_sdf.py (worst paths of a clock from a placed design's SDF)
+against a plain enumeration of every path of a random netlist written as nextpnr's SDF.
 """
 from __future__ import annotations
 
@@ -441,3 +443,103 @@ def test_board_pnr_report():
     r = B.nextpnr_seed(gw, "x", [], 1, 1, "heap", "router2", reuse=True, netlist_sha="0" * 64)
     assert len(ran) == 1 and not r["reused"] and r["exit"] == 1 and "fmax" not in r
     assert ran[0][ran[0].index("--placer") + 1] == "heap" and ran[0][ran[0].index("--router") + 1] == "router2"
+
+
+def _sdf_name(s: str) -> str:
+    """nextpnr's SDF escaping (common/kernel/sdf.cc escape_name)."""
+    return "".join("\\" + c if c in "$\\[]:" else c for c in s)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sta_sdf(seed, tmp_path):
+    """soc/boards/breakdown/sta_sdf.py (the worst paths of one clock from a placed design's SDF,
+    docs/boards.md "Whole-device place and route") on a random netlist written as nextpnr-ecp5's
+    SDF writer writes one (escaped names, INTERCONNECT / IOPATH / SETUPHOLD, two clocks, two setup
+    checks a data pin, a register clocked by the other clock on the paths): its worst delay, failing
+    endpoints and worst endpoint against a plain enumeration of every register-to-register path of
+    the main clock; and with --exclude-launch, the same without one launching register."""
+    import random
+    import sys as _sys
+    r = random.Random(seed)
+    ff = [f"u_{c}.r$q[{i}]" for i, c in enumerate("ab" * 6)]          # 12 registers
+    clk_of = {f: ("main" if i % 5 else "other") for i, f in enumerate(ff)}
+    luts = [f"u_c.l_{i}:x" for i in range(25)]
+    # a DAG: a LUT's inputs come from registers or earlier LUTs; each register's D from one LUT
+    lut_in = {l: r.sample(ff + luts[:k], min(r.randint(1, 3), len(ff) + k)) for k, l in enumerate(luts)}
+    d_src = {f: r.choice(luts) for f in ff}
+    ic, io, setup = [], {}, {}
+    cq = {f: r.randint(250, 450) for f in ff}
+    for f in ff:
+        ic.append((f"$gbuf$clk_{clk_of[f]}", "CLKO", f, "CLK", 0))
+        setup[f] = r.randint(20, 120)
+    net = {}                                              # (src, dst, pin) -> ps
+    for l, srcs in lut_in.items():
+        for k, s in enumerate(srcs):
+            pin = "ABCD"[k]
+            d = r.randint(0, 3000)
+            ic.append((s, "Q" if s in ff else "F", l, pin, d))
+            net[(s, l, pin)] = d
+        io[l] = {("ABCD"[k]): r.randint(90, 160) for k in range(len(srcs))}
+    for f, l in d_src.items():
+        d = r.randint(0, 3000)
+        ic.append((l, "F", f, "DI", d))
+        net[(l, f, "DI")] = d
+    lines = ['(DELAYFILE', '  (SDFVERSION "3.0")', '  (TIMESCALE 1ps)', '  (CELL', '    (CELLTYPE "top")',
+             '    (INSTANCE )', '    (DELAY', '      (ABSOLUTE']
+    for a, ap, b, bp, d in ic:
+        lines.append(f"        (INTERCONNECT {_sdf_name(a + '/' + ap)} {_sdf_name(b + '/' + bp)} "
+                     f"({d // 2}:{d * 3 // 4}:{d}) ({d // 3}:{d // 2}:{d - 1}))")
+    lines += ['      )', '    )', '  )']
+    for f in ff:
+        lines += ['  (CELL', '    (CELLTYPE "TRELLIS_FF")', f'    (INSTANCE {_sdf_name(f)})', '    (DELAY',
+                  '      (ABSOLUTE', f'        (IOPATH CLK Q ({cq[f]}:{cq[f]}:{cq[f]}) (1:1:{cq[f] - 5}))',
+                  '      )', '    )', '    (TIMINGCHECK']
+        for e in ("posedge", "negedge"):
+            lines.append(f'      (SETUPHOLD ({e} DI) (posedge CLK) ({setup[f]}:{setup[f]}:{setup[f]}) (-5:0:5))')
+        lines += ['    )', '  )']
+    for l in luts:
+        lines += ['  (CELL', '    (CELLTYPE "TRELLIS_COMB")', f'    (INSTANCE {_sdf_name(l)})', '    (DELAY',
+                  '      (ABSOLUTE']
+        lines += [f'        (IOPATH {p} F (1:2:{d}) (1:2:{d - 3}))' for p, d in io[l].items()]
+        lines += ['      )', '    )', '  )']
+    lines.append(')')
+    sdf = tmp_path / "t.sdf"
+    sdf.write_text("\n".join(lines) + "\n")
+
+    # reference: every path from a main-clock register through LUTs to a main-clock register's D
+    def arrivals(excl):
+        best = {}                                         # endpoint register -> (delay, launch)
+
+        def walk(node, t, launch):                        # node: a LUT; t: arrival at its output
+            for f, l in d_src.items():
+                if l == node and clk_of[f] == "main":
+                    tot = t + net[(l, f, "DI")] + setup[f]
+                    if tot > best.get(f, (-1, None))[0]:
+                        best[f] = (tot, launch)
+            for l2, srcs in lut_in.items():
+                for k, s in enumerate(srcs):
+                    if s == node:
+                        walk(l2, t + net[(s, l2, "ABCD"[k])] + io[l2]["ABCD"[k]], launch)
+        for f in ff:
+            if clk_of[f] == "main" and f not in excl:
+                walk(f, cq[f], f)
+        return best
+    period = 6.0
+    first = arrivals([])
+    for excl in ([], [first[max(first, key=lambda f: first[f][0])][1]]):   # then without the worst's launch
+        best = arrivals(excl)
+        worst = max(v[0] for v in best.values())
+        out = tmp_path / "o.json"
+        cmd = [_sys.executable, str(ROOT / "soc" / "boards" / "breakdown" / "sta_sdf.py"), str(sdf),
+               "--period-ns", str(period), "--clock-driver", "clk_main", "--json", str(out), "--top", "3"]
+        for e in excl:
+            cmd += ["--exclude-launch", e]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        got = json.loads(out.read_text())
+        assert got["clock_driver"] == "$gbuf$clk_main/CLKO"
+        assert got["endpoints"] == len(best)
+        assert got["worst_ns"] == round(worst / 1000, 3), (got["worst_ns"], worst)
+        assert got["failing_endpoints"] == sum(v[0] > period * 1000 for v in best.values())
+        top = max(best, key=lambda f: best[f][0])
+        assert got["paths"][0]["endpoint"] == f"{top}/DI"
+        assert got["paths"][0]["path"][0]["to"] == f"{best[top][1]}/CLK"
