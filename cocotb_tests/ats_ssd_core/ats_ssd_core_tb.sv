@@ -26,7 +26,11 @@ module ats_ssd_core_tb #(
     parameter int REMAP_PPN_W     = 12,
     parameter int REMAP_TXID_W    = 4,
     parameter int REMAP_CNT_W     = 6,
-    parameter int ARRAY_TIME_DIV  = 20
+    parameter int ARRAY_TIME_DIV  = 20,
+    // the S-Log (docs/architecture.md section 11): SLOG = 1 the backend's unit, FRAG_SLOTS > 0 the
+    // write buffer's FRAG slots (S-Log records from DIFFWRITEs below slog_thr)
+    parameter int SLOG            = 0,
+    parameter int FRAG_SLOTS      = 0
 ) (
     input  wire logic        clk,
     input  wire logic        rst,
@@ -68,6 +72,11 @@ module ats_ssd_core_tb #(
     input  wire logic [2:0]  s_free_chan,
     input  wire logic [1:0]  s_free_way,
     input  wire logic [11:0] s_free_block,
+    input  wire logic [15:0] slog_thr,
+    output wire logic [31:0] slog_lpgn,          // the backend's next LPGN (log pages accepted)
+    output wire logic [31:0] cnt_slog_err,       // the write buffer's UNRESERVE answers other than OK
+    output logic [31:0]      slog_rec_total,     // S-Log record requests (m_wb slog) over the run
+    output logic [31:0]      slog_rsv_total,     // RESERVE answers (tag 0xFD) with status OK over the run
     output wire logic        m_bad_valid,
     input  wire logic        m_bad_ready,
     output wire logic [2:0]  m_bad_chan,
@@ -145,7 +154,7 @@ module ats_ssd_core_tb #(
         .PAGES_PER_BLOCK(PAGES_PER_BLOCK), .BLOCKS(BLOCKS), .NUM_LBAS(NUM_LBAS), .NUM_TX(NUM_TX),
         .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
-        .REMAP_CNT_W(REMAP_CNT_W), .PTXQ(PTXQ),
+        .REMAP_CNT_W(REMAP_CNT_W), .PTXQ(PTXQ), .SLOG(SLOG), .FRAG_SLOTS(FRAG_SLOTS),
         // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
         // strobes, 2 cycles a byte (the page transfers are most of a campaign's cycles)
         .T_WP(1), .T_WH(1), .T_RP(1), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),
@@ -157,7 +166,7 @@ module ats_ssd_core_tb #(
         .m_cpl_valid, .m_cpl_ready, .m_cpl_tag, .m_cpl_status, .m_cpl_result,
         .m_hrd_valid, .m_hrd_ready, .m_hrd_addr, .m_hrd_len, .s_hrd_valid, .s_hrd_ready, .s_hrd_data,
         .s_hrd_last, .m_hwr_valid, .m_hwr_ready, .m_hwr_addr, .m_hwr_data, .m_hwr_last,
-        .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block,
+        .s_free_valid, .s_free_ready, .blk_need, .s_free_chan, .s_free_way, .s_free_block, .slog_thr,
         .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
         .vc_addr, .vc_data, .wb_hold, .no_space(1'b0), .cpl_seq, .txs_addr, .txs_open, .txs_seq,
         .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
@@ -172,8 +181,12 @@ module ats_ssd_core_tb #(
         .nand_wp_n(wp_n), .nand_dq_o(dq_c), .nand_dq_i(dq_bus), .nand_rb_n(rb_n)
     );
 
+    assign slog_lpgn    = u_dut.be_slog_lpgn;
+    assign cnt_slog_err = u_dut.wb_cnt_slog_err;
     // over the whole run (power cycles included): zero at time 0, never reset
     initial begin
+        slog_rec_total = '0;
+        slog_rsv_total = '0;
         prog_head_total = '0;
         urgent_wb_total = '0;
         rd_ring_max = '0;
@@ -241,6 +254,14 @@ module ats_ssd_core_tb #(
             prog_head_total <= prog_head_total + 1'b1;
         if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_fua)
             urgent_wb_total <= urgent_wb_total + 1'b1;
+        if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog)
+            slog_rec_total <= slog_rec_total + 1'b1;
+    end
+    // the backend's read data stream back to the write buffer: RESERVE answers (tag 0xFD)
+    always @(posedge clk) begin
+        if (!rst && u_dut.u_backend.m_rdd_valid && u_dut.u_backend.m_rdd_ready && u_dut.u_backend.m_rdd_last &&
+            u_dut.u_backend.m_rdd_tag == 8'hFD && u_dut.u_backend.m_rdd_status == 8'h00)
+            slog_rsv_total <= slog_rsv_total + 1'b1;
     end
 
     ats_nand_array #(
