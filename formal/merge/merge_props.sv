@@ -3,7 +3,8 @@
 // IN_REG 0 or 1 (tasks in merge.sby). Proved, given the stream rules on every s_ input (assumed):
 //   - the stream rules on m_ (valid held; data, last, idx stable until taken; valid low after reset);
 //   - m_idx < N; for any one input (f_i, chosen by the solver), its beats come out once each, in
-//     order, intact, tagged m_idx = f_i (ats_fv_track; 1 beat inside, 2 with IN_REG);
+//     order, intact, tagged m_idx = f_i (ats_fv_track; 1 beat inside, 2 with IN_REG: its buffer
+//     (granted or not: the grant register holds only the index) and the output register);
 //   - fairness as the header states: while input f_i offers a beat (with IN_REG: holds one in its
 //     buffer) and is not granted, the other inputs are granted at most N - 1 beats.
 // f_* wires are the block's registers, tied in by the .sby script (`connect`).
@@ -31,6 +32,8 @@ module merge_props #(
     (* keep *) wire logic [N-1:0]     f_a_valid, f_a_ready, f_ib_v, f_ib_last;
     (* keep *) wire logic [N*W-1:0]   f_ib_d;
     (* keep *) wire logic [IDX_W-1:0] f_last_q;
+    (* keep *) wire logic             f_g_v;     // IN_REG: the grant register (0 without IN_REG)
+    (* keep *) wire logic [IDX_W-1:0] f_g_idx;
 
     logic f_ok = 1'b0;
     always_ff @(posedge clk) f_ok <= f_ok || rst;
@@ -73,7 +76,11 @@ module merge_props #(
         assert (int'(wait_q) <= N - 1);
         // invariants (induction)
         assert (int'(f_last_q) < N);
-        assert (wait_q == '0 || int'(wait_q) + int'(dist) <= N);
+        // (IN_REG: an input granted (f_g_v, f_g_idx) is taken before any later grant; last_q is
+        // the last grant, so one granted other input is still to be taken ahead of f_i)
+        if (f_g_v && f_g_idx == f_i) assert (int'(wait_q) <= N - 1);
+        else assert (wait_q == '0 || int'(wait_q) + int'(dist) + int'(f_g_v) <= N);
+        if (IN_REG != 0) assert (!f_g_v || f_g_idx == f_last_q);
         if (IN_REG != 0) begin
             assert (cnt == 3'(out_i) + 3'(f_ib_v[f_i]));
             assert (!(trk && pos == 3'd0 && out_i) || {m_last, m_data} == trk_data);
