@@ -1776,17 +1776,13 @@ def test_ats_ssd_core(name, mode, seed):
 # The S-Log in the device (docs/architecture.md section 11): the write buffer's FRAG slots and the
 # backend's S-Log unit, a campaign of its own (test_ats_ssd_core_slog.py: random transactions with
 # small and large DIFFWRITEs, WRITEs, READs, TRIM, FLUSH, concurrent writers and MERGEs against a
-# byte-exact reference, then a clean cut and the recovery oracle). Runs only with ATS_CORE_SLOG=1 until
-# the device hang it finds is fixed (rtl/core/testplan.md "S-Log in the core": seeds 1 and 2 stop
-# completing write-backs, a MERGE then waits forever). ATS_SLOG_SEED picks the seed of the short run;
-# ATS_LONG=1 runs seeds 1-8.
+# byte-exact reference, then a clean cut and the recovery oracle). make test: seed 1, 2 power cycles;
+# ATS_LONG=1: seeds 1-8, 4 power cycles each (ATS_SLOG_SEED: the short run's seed).
 SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4)
 SLOG_RUNS = [("bp", s) for s in (range(1, 9) if LONG else (int(os.environ.get("ATS_SLOG_SEED", "1")),))]
-SLOG_ON = os.environ.get("ATS_CORE_SLOG", "") not in ("", "0")
+SLOG_CYCLES = os.environ.get("ATS_SLOG_CYCLES", "4" if LONG else "2")
 
 
-@pytest.mark.skipif(not SLOG_ON, reason="ATS_CORE_SLOG=1: fails on an open device hang (issue 40: "
-                    "write-backs stop with S-Log records and MERGEs; rtl/core/testplan.md)")
 @pytest.mark.parametrize("mode,seed", SLOG_RUNS, ids=[f"slog-{m}{s}" for m, s in SLOG_RUNS])
 def test_ats_ssd_core_slog(mode, seed):
     params, srcs, rp = core_build(SLOG_PARAMS)
@@ -1800,6 +1796,6 @@ def test_ats_ssd_core_slog(mode, seed):
         plusargs=[f"+ats_nand_image{d}={img / f'die{d}.img'}" for d in range(nd)],
         results_name=f"slog_{seed}", public=PUBLIC,
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_CORE_MODE": mode,
-                   "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]),
+                   "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]), "ATS_SLOG_CYCLES": SLOG_CYCLES,
                    # (not stats_*.json: cut_summary.py sums those of the power-cut campaign)
                    "ATS_CORE_STATS": str(build_dir / f"slog_stats_{seed}.json")})
