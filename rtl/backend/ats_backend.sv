@@ -822,6 +822,13 @@ module ats_backend #(
     logic [3:0]         cm_tws_q;
     logic [1:0]         cm_rec_q;
     logic [5:0]         cm_txid_q;
+    // cm_doom_q's issue update a cycle late (Fmax: the NAND request ready -> the issue rule (i_prog)
+    // -> cm_doom_q was the board's slowest path): an issue of a commit / abort record at the oldest
+    // entry sets cm_dfix_q and keeps its doom bit in cm_dv_q (the value e_doom gets); the next cycle
+    // loads it. In that cycle cm_doom_q is stale, harmless: the issue cleared cm_done_q, so no
+    // commit is decided (C_IDLE needs cm_done_q, c_ack the entry done) until the NAND completion,
+    // many cycles later (asserted below).
+    logic               cm_dfix_q, cm_dv_q;
     // fixes: the first one of the oldest entry's tx, the first free slot, a lookup answer redirected
     logic               fx_hit, fx_free_ok;
     logic [FX_W-1:0]    fx_hit_i, fx_free_i;
@@ -1073,7 +1080,7 @@ module ats_backend #(
         end else begin
             cm_done_d = cm_done_q;
             cm_tw_d = cm_tw_q; cm_twv_d = cm_twv_q; cm_tws_d = cm_tws_q; cm_fx_d = cm_fx_q;
-            cm_doom_d = cm_doom_q; cm_trim_d = cm_trim_q; cm_rec_d = cm_rec_q;
+            cm_doom_d = cm_dfix_q ? cm_dv_q : cm_doom_q; cm_trim_d = cm_trim_q; cm_rec_d = cm_rec_q;
             cm_fw_d = cm_fw_q; cm_txid_d = cm_txid_q;
         end
         if (cm_acc) begin
@@ -1091,7 +1098,6 @@ module ats_backend #(
         if (cm_wbd) cm_done_d = 1'b0;
         if (cm_iss) begin
             cm_done_d = 1'b0;
-            if (!iss_retry && iss_rec_q != RC_NONE) cm_doom_d = iss_rec_q != RC_AREC && txe_v_q[iss_txid_q];
             if (!iss_retry) begin cm_tw_d = iss_early; cm_twv_d = 1'b0; cm_fx_d = 1'b0; end
         end
         if (cm_nc && nc_ok)        cm_done_d = 1'b1;
@@ -1100,6 +1106,9 @@ module ats_backend #(
         if (cm_rsp) begin cm_twv_d = 1'b1; cm_tws_d = s_rsp_status; end
     end
     always_ff @(posedge clk) begin
+        // (cm_e is the next cp, so the entry cm_dfix_q marks is cp in the next cycle)
+        cm_dfix_q <= !rst && cm_iss && !iss_retry && iss_rec_q != RC_NONE;
+        cm_dv_q   <= iss_rec_q != RC_AREC && txe_v_q[iss_txid_q];
         if (rst) begin                    // cp = 0 after reset; in reset the table is written only
             cm_done_q <= 1'b0;            // e_st (E_FREE) and e_tw (0)
             cm_tw_q <= 1'b0; cm_twv_q <= e_twv[0]; cm_tws_q <= e_tws[0]; cm_fx_q <= e_fx[0];
@@ -1549,10 +1558,12 @@ module ats_backend #(
             assert (c_st_q != C_IDLE || fx_free_i_q == fx_free_i)
                 else $error("ats_backend: registered free fix slot out of step with the fix table (%m)");
             assert (cm_done_q == (e_st[cp] == E_DONE) && cm_tw_q == e_tw[cp] && cm_twv_q == e_twv[cp] &&
-                    cm_tws_q == e_tws[cp] && cm_fx_q == e_fx[cp] && cm_doom_q == e_doom[cp] &&
+                    cm_tws_q == e_tws[cp] && cm_fx_q == e_fx[cp] && (cm_dfix_q || cm_doom_q == e_doom[cp]) &&
                     cm_trim_q == e_trim[cp] && cm_rec_q == e_rec[cp] && cm_fw_q == e_fw[cp] &&
                     cm_txid_q == e_txid[cp])
                 else $error("ats_backend: the oldest entry's mirror out of step with entry %0d (%m)", cp);
+            assert (!cm_dfix_q || (cm_dv_q == e_doom[cp] && !cm_done_q && !c_ack && c_st_q == C_IDLE))
+                else $error("ats_backend: a commit decided while cm_doom_q is a cycle late (%m)");
         end
     end
     // per-tx early TX_WRITEs (issue 39): counts per txid (pushed, not answered) and in all, against
