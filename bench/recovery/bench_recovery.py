@@ -15,7 +15,9 @@ of the device (a scan's cost is linear in the pages it reads; the whole device i
 0.1 MHz simulation: 1 Mi page reads at 4 GiB).
 
 Output: build/bench/recovery.json (keys per point: capacity_mib, recovery_ms, recovery_pages,
-full_scan_ms, ...), build/bench/recovery.png, and a table on stdout.
+full_scan_ms, ...), build/bench/recovery.png, and a table on stdout. `--slog` adds the S-Log sweeps
+on `sim_slog` (bench/recovery/slog_points.py: recovery against the active log's records and against
+the live fragments the checkpoint names; keys slog_*).
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ sys.path[:0] = [str(ROOT / "tests/system"), str(ROOT / "cocotb_tests/lib"), str(
 
 from harness import System, build, fill  # noqa: E402
 from atstb.recovery_oracle import Geometry, format_images  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from slog_points import run_slog_point, slope  # noqa: E402
 
 PLAN_BLOCKS = 32          # blocks a die in the offline format's plan (the firmware's PLAN_TAIL)
 CK_BLOCKS = 2             # die 0 blocks 0 and 1 hold checkpoints
@@ -166,13 +170,21 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--reuse", action="store_true",
                     help="take a point's result from an earlier run (build/bench/recovery/<config>_w<writes>/point.json)")
+    ap.add_argument("--slog", action="store_true",
+                    help="also the S-Log sweeps on sim_slog (bench/recovery/slog_points.py; keys slog_*)")
+    ap.add_argument("--slog-active", default="0,16,64,128",
+                    help="S-Log records in the active log (sweep a; the firmware parses at most SLOG_RECS = 128)")
+    ap.add_argument("--slog-ckpt", default="0,64,128,256", help="live fragments the checkpoint names (sweep b)")
+    ap.add_argument("--slog-ckpt-active", type=int, default=16, help="active-log records of sweep b")
     ap.add_argument("--json", default=str(ROOT / "build/bench/recovery.json"))
     ap.add_argument("--plot", default=str(ROOT / "build/bench/recovery.png"))
     a = ap.parse_args()
-    caps = [int(x) for x in a.caps.split(",")]
-    logw = [int(x) for x in a.log_writes.split(",")]
-    for c in sorted(set(caps + [a.log_cap])):
+    caps = [int(x) for x in a.caps.split(",")] if a.caps not in ("", "none") else []
+    logw = [int(x) for x in a.log_writes.split(",")] if a.log_writes not in ("", "none") else []
+    for c in sorted(set(caps + ([a.log_cap] if logw else []))):
         build(f"b5_{c}")                      # serially: each build uses every core
+    if a.slog:
+        build("sim_slog")
     work = ROOT / "build/bench/recovery"
     points = [(c, a.writes) for c in caps] + [(a.log_cap, w) for w in logw if (a.log_cap, w) not in
                                                [(c, a.writes) for c in caps]]
@@ -183,14 +195,18 @@ def main() -> int:
             f = work / f"b5_{p[0]}_w{p[1]}" / "point.json"
             if f.exists():
                 done[p] = json.loads(f.read_text())
+    sl_points = ([("log", n, 0) for n in [int(x) for x in a.slog_active.split(",")]] +
+                 [("ckpt", a.slog_ckpt_active, m) for m in [int(x) for x in a.slog_ckpt.split(",")]]) if a.slog else []
     with ProcessPoolExecutor(a.jobs) as ex:
         futs = {p: ex.submit(run_point, p[0], p[1], a.scan, a.seed, work) for p in points if p not in done}
+        sfuts = {p: ex.submit(run_slog_point, p[0], p[1], p[2], a.seed, work) for p in sl_points}
         done.update({p: f.result() for p, f in futs.items()})
+        sdone = {p: f.result() for p, f in sfuts.items()}
     cap_sweep = [done[(c, a.writes)] for c in caps]
     log_sweep = sorted([done[(a.log_cap, w)] for w in logw], key=lambda p: p["writes"])
     rec = [p["recovery_ms"] for p in cap_sweep]
-    flat = max(rec) / min(rec)
-    big = cap_sweep[-1]
+    flat = max(rec) / min(rec) if rec else 0.0
+    big = cap_sweep[-1] if cap_sweep else (log_sweep[-1] if log_sweep else None)
     try:
         commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
@@ -200,16 +216,29 @@ def main() -> int:
         "benchmark": "B5 recovery time", "commit": commit, "command": "make bench-recovery",
         "capacity_sweep": cap_sweep, "log_sweep": log_sweep,
         "flatness_max_over_min": flat,
-        "speedup_at_largest": big["speedup"], "target_speedup": TARGET_SPEEDUP,
-        "speedup_met": big["speedup"] >= TARGET_SPEEDUP,
-        "violations": sum(p["violations"] for p in done.values()),
+        "speedup_at_largest": big["speedup"] if big else None, "target_speedup": TARGET_SPEEDUP,
+        "speedup_met": bool(big) and big["speedup"] >= TARGET_SPEEDUP,
+        "violations": sum(p["violations"] for p in list(done.values()) + list(sdone.values())),
         "wall_s": round(time.time() - t0, 1),
     }
+    if a.slog:
+        sa = sorted([p for k, p in sdone.items() if k[0] == "log"], key=lambda p: p["active_records"])
+        sb = sorted([p for k, p in sdone.items() if k[0] == "ckpt"], key=lambda p: p["ckpt_fragments"])
+        res.update({
+            "slog_config": "sim_slog", "slog_log_sweep": sa, "slog_ckpt_sweep": sb,
+            # cycles per S-Log record (= one log page here) of the active log, least squares
+            "slog_cycles_per_active_record": slope([p for p in sa if not p["violations"]], "active_records"),
+            # cycles per live fragment the checkpoint names (its log page not in the active log):
+            # reading the checkpoint's S-Log section, SLOAD and the recovery's checkpoint of the index
+            "slog_cycles_per_ckpt_fragment": slope([p for p in sb if not p["violations"]], "ckpt_fragments"),
+            "slog_recovery_pages_ckpt_sweep": [p["recovery_pages"] for p in sb],
+        })
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(res, indent=1))
-    plot(res, Path(a.plot))
+    if cap_sweep and log_sweep:
+        plot(res, Path(a.plot))
     print("B5 recovery (commit %s, %d writes + 40 mixed commands before the cut, %.0f MHz)" %
-          (commit, a.writes, big["clock_mhz"]))
+          (commit, a.writes, big["clock_mhz"] if big else 100))
     print("%9s %6s %8s %7s %11s %9s %11s %12s %9s %12s %8s %5s" % (
         "capacity", "writes", "log rec", "rec pg", "recovery ms", "boot ms", "scan cyc/pg", "full scan ms", "speedup",
         "scan floor ms", "vs floor", "viol"))
@@ -218,11 +247,29 @@ def main() -> int:
             p["capacity_mib"], p["writes"], p["log_records"], p["recovery_pages"], p["recovery_ms"], p["boot_ms"],
             p["scan_cycles_per_page"], p["full_scan_ms"], p["speedup"], p["full_scan_bound_ms"],
             p["speedup_vs_bound"], p["violations"]))
-    print("recovery over capacities: max/min %.3f (flat = 1); at %d MiB %.0fx faster than the full scan "
-          "(target >= %.0fx: %s); %.1fx faster than the floor of any full scan (every page's tR %d us, "
-          "%d dies in parallel)" % (flat, big["capacity_mib"], big["speedup"], TARGET_SPEEDUP,
-                                     "met" if res["speedup_met"] else "MISSED", big["speedup_vs_bound"],
-                                     T_R_NS // 1000, big["ndie"]))
+    if big:
+        print("recovery over capacities: max/min %.3f (flat = 1); at %d MiB %.0fx faster than the full scan "
+              "(target >= %.0fx: %s); %.1fx faster than the floor of any full scan (every page's tR %d us, "
+              "%d dies in parallel)" % (flat, big["capacity_mib"], big["speedup"], TARGET_SPEEDUP,
+                                         "met" if res["speedup_met"] else "MISSED", big["speedup_vs_bound"],
+                                         T_R_NS // 1000, big["ndie"]))
+    if a.slog:
+        print("B5 with the S-Log (sim_slog: 2 x 2 dies, 2,048 pages of 512 bytes, tR %.0f us, 100 MHz; "
+              "full-scan floor %.0f us = every page's tR, 4 dies in parallel)" %
+              (sdone[sl_points[0]]["t_r_ns"] / 1000, sdone[sl_points[0]]["full_scan_bound_us"]))
+        print("%6s %13s %13s %10s %8s %14s %11s %9s %5s" % ("sweep", "active recs", "ckpt frags", "ckpt pgs",
+                                                            "rec pg", "recovery cyc", "recovery us",
+                                                            "SLOAD pg", "viol"))
+        for p in res["slog_log_sweep"] + res["slog_ckpt_sweep"]:
+            print("%6s %13d %13d %10d %8d %14d %11.1f %9d %5d" % (
+                p["kind"], p["active_records"], p["ckpt_fragments"], p["ckpt_log_pages"], p["recovery_pages"],
+                p["recovery_cycles"], p["recovery_us"], p["sload_log_pages"], p["violations"]))
+            if p["violations"]:
+                print("   " + p["violation_text"][:600].replace("\n", "\n   "))
+        print("per active-log record: %.0f cycles; per live fragment named by the checkpoint: %.0f cycles "
+              "(recovery pages of sweep b: %s)" % (res["slog_cycles_per_active_record"],
+                                                   res["slog_cycles_per_ckpt_fragment"],
+                                                   res["slog_recovery_pages_ckpt_sweep"]))
     print("violations: %d; json %s, plot %s" % (res["violations"], a.json, a.plot))
     return 1 if res["violations"] else 0
 
