@@ -48,7 +48,13 @@ SWRITE whose WRITE the core fails (NO_SPACE) completes Capacity Exceeded, its bl
 data and its engine's next SWRITE starts with a TX_ABORT of the txid; every bad list gets the
 reference's status with DNR and sends nothing to the core.
 
-Environment: ATS_SEED, ATS_LONG=1.
+Cost (rtl/nvme/README.md "The cocotb test's cost"): the run is Python-bound (a million clock edges a
+build); nothing here resumes a task at every edge unless it reads signals there: the contention
+counters are in the model (ats_nvme_cover.sv), the core model waits for beats on the sinks' events and
+for `held` on an event, long delays and the driver's polling go through `PcieNvmeHost.cycles` (a timer,
+then the edge: the same edges as ClockCycles).
+
+Environment: ATS_SEED, ATS_LONG=1, ATS_PCIE_LOG=1 (cocotbext-pcie's line per TLP and frame).
 """
 from __future__ import annotations
 
@@ -59,13 +65,13 @@ from pathlib import Path
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, Lock, RisingEdge
+from cocotb.triggers import ClockCycles, Event, Lock, RisingEdge
 from cocotb.utils import get_sim_time
 
 from atstb import nvme_ref as R
 from atstb.nvme_pcie import PcieNvmeHost
 from atstb.runner import block_sources, run
-from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
+from atstb.streams import StreamSink, StreamSource, pause_gen
 
 from atomssd import nvme  # noqa: E402  (on sys.path through atstb.nvme_pcie)
 from atomssd.nvme import Req, Sqe  # noqa: E402
@@ -147,7 +153,8 @@ class CoreModel:
         self.rd_lock, self.wr_lock = Lock(), Lock()
         self.fw_identify = rng.randbytes(64)
         self.fw_log = rng.randbytes(512)
-        self.held = 0                                   # completions are held while > 0
+        self._held = 0                                  # completions are held while > 0
+        self.released = Event()                         # set when held falls to 0
         self.in_core: dict[int, dict] = {}              # tag -> descriptor
         self.descs: list[dict] = []
         self.flushes = 0
@@ -161,8 +168,9 @@ class CoreModel:
 
     async def _run(self) -> None:
         while True:
-            while not self.cmd.queue:
-                await RisingEdge(self.dut.clk)
+            while not self.cmd.queue:                   # the sink sets its event with each beat
+                self.cmd.event.clear()
+                await self.cmd.event.wait()
             f = self.cmd.queue.popleft()
             assert f["tag"] not in self.in_core, f"descriptor with tag {f['tag']} already in the core: {f}"
             self.in_core[f["tag"]] = f
@@ -171,6 +179,16 @@ class CoreModel:
             self.sw_par = max(self.sw_par, len({g["txid"] for g in self.in_core.values()
                                                 if g["txid"] in self.sw_txids}))
             cocotb.start_soon(self._exec(f))
+
+    @property
+    def held(self) -> int:
+        return self._held
+
+    @held.setter
+    def held(self, v: int) -> None:
+        self._held = v
+        if not v:
+            self.released.set()
 
     async def host_read(self, addr: int, n: int) -> bytes:
         """Window read of n bytes, in requests of at most one page (the core's page reads)."""
@@ -184,7 +202,8 @@ class CoreModel:
                 raw = b""
                 for j in range(ndw):
                     while not self.hrd_data.queue:
-                        await RisingEdge(self.dut.clk)
+                        self.hrd_data.event.clear()
+                        await self.hrd_data.event.wait()
                     b = self.hrd_data.queue.popleft()
                     assert b["last"] == int(j == ndw - 1), f"window read {addr:#x}+{k}: last on dword {j} of {ndw}"
                     raw += struct.pack("<I", b["data"])
@@ -220,7 +239,7 @@ class CoreModel:
         while self._rule5(f):
             await RisingEdge(self.dut.clk)
         slow = self.rng.random() < 0.2                  # some commands take long: their data move late
-        await ClockCycles(self.dut.clk, self.rng.randrange(300, 3000) if slow else self.rng.randrange(1, 60))
+        await self.tb.cycles(self.rng.randrange(300, 3000) if slow else self.rng.randrange(1, 60))
         tag = f["tag"]
         taken = self.stall(f) if self.stall is not None else None
         if taken is not None:                           # waits for a slot until no_space rises
@@ -257,7 +276,8 @@ class CoreModel:
             for a, b in wrote:
                 await self.host_write(a, b)
         while self.held:
-            await RisingEdge(self.dut.clk)
+            self.released.clear()
+            await self.released.wait()
         del self.in_core[tag]
         self.cpl.send_nowait(tag=tag, status=st, result=res)
         f["_st"], f["_res"], f["_ndesc"] = st, res, len(self.descs)
@@ -280,24 +300,25 @@ class TB:
         self.atom0 = self.num_tx - self.atx + 1             # the first atomic Writes' txid
         self.qsize = int(dut.QSIZE.value)
         self.host = PcieNvmeHost(dut, self.rng, mem_size=8 << 20)
+        self.cycles = self.host.cycles                  # ClockCycles without a resume per cycle
         self.drv = self.host.drv
         self.core = CoreModel(self)
         self.core.sw_txids = range(self.res0, self.atom0)
         self.expect_shutdown_flush = False
         self.shadow: dict[int, bytes] = {}              # LBA -> page (what a read must return)
         self.smart = [0, 0, 0, 0]                       # reads, bytes read, writes, bytes written
-        self.contended = dict(wwr=0, cqe=0, cmd=0, rd=0)   # cycles both inputs of a shared port offered
-        every_edge(dut.clk, self._cover)
         self.stats = dict(admin=0, cmds=0, reads=0, writes=0, tx=0, trims=0, errors=0, flushes=0, bytes=0)
 
     async def do(self, gen):
         return await self.host.do(gen)
 
-    def _cover(self) -> None:
+    @property
+    def contended(self) -> dict:
+        """Cycles both inputs of a shared port offered (ats_nvme_cover.sv's counters bound into each
+        ats_nvme_arb2: a Python read of 8 signals at every edge cost a tenth of the run)."""
         d = self.dut
-        for k, a in (("wwr", d.u_wwarb), ("cqe", d.u_qarb), ("cmd", d.u_carb), ("rd", d.u_rdarb)):
-            if int(a.s0_valid.value) and int(a.s1_valid.value):
-                self.contended[k] += 1
+        return {k: int(a.u_contend.n.value) for k, a in
+                (("wwr", d.u_wwarb), ("cqe", d.u_qarb), ("cmd", d.u_carb), ("rd", d.u_rdarb))}
 
     # ------------------------------------------------------------------ checks of the admin data
     def ref(self) -> R.NvmeRef:
@@ -787,7 +808,7 @@ class TB:
                 await self.do(d.ring(q))
 
             async def release():
-                await ClockCycles(self.dut.clk, r.randrange(2000, 6000))
+                await self.cycles(r.randrange(2000, 6000))
                 self.core.held = 0
             cocotb.start_soon(release())
             await self.do(d.wait([c for c, *_ in cmds] + [x for s_ in srs for x in s_[:2]]))
@@ -928,7 +949,7 @@ async def run_top(dut) -> None:
     assert len(held) == 3, f"the three reads are not all held in the core: {tb.core.in_core}"
 
     async def release():
-        await ClockCycles(dut.clk, 2000)
+        await tb.cycles(2000)
         tb.core.held = 0
     cocotb.start_soon(release())
     t0 = get_sim_time("ns")
@@ -1029,10 +1050,11 @@ async def test_top(dut):
     await run_top(dut)
 
 
-# signals below the top that the test reads: the shared ports' arbiters (contention coverage), and
+# signals below the top that the test reads: the contention counters bound into the shared ports' arbiters
+# (ats_nvme_cover.sv), and
 # the admin/command/queue-manager states of a timeout report; only these and the top's own are
 # visible to cocotb (runner.run `public`)
-PUBLIC = {"ats_nvme_arb2": ["s0_valid", "s1_valid"], "ats_nvme_admin": ["a_q"], "ats_nvme_cmd": ["d_q"],
+PUBLIC = {"ats_nvme_tb_contend": ["n"], "ats_nvme_admin": ["a_q"], "ats_nvme_cmd": ["d_q"],
           "ats_nvme_qm": ["fetch_ok_adm"]}
 CONFIGS = {
     "q8_p4096": {"NQ": 2, "QSIZE": 64, "QDEPTH": 8, "PAGE_BYTES": 4096, "NUM_LBAS": 2048, "TAGS": 4, "STX": 2},
@@ -1047,7 +1069,8 @@ def test_ats_nvme(cfg):
     # stream rules on the m_ ports of the top and of every block inside it (bound by module name)
     srcs = block_sources("ats_nvme", "ats_stream_check") + [
         HERE.parent / d / f"{d}_bind.sv" for d in ("ats_nvme", "ats_nvme_bar", "ats_nvme_rq", "ats_nvme_arb2",
-                                                    "ats_nvme_qm", "ats_nvme_prp", "ats_nvme_cmd", "ats_nvme_admin")]
+                                                    "ats_nvme_qm", "ats_nvme_prp", "ats_nvme_cmd", "ats_nvme_admin")] + [
+        HERE / "ats_nvme_cover.sv"]
     run(toplevel="ats_nvme", sources=srcs, test_module="test_ats_nvme", test_dir=HERE, build_key=cfg,
         parameters=CONFIGS[cfg], waves=os.environ.get("ATS_WAVES"), extra_env={"ATS_LONG": "1" if LONG else "0"},
         public=PUBLIC)

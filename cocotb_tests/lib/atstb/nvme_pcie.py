@@ -10,23 +10,66 @@ in a region of the root complex's memory. Random idle and backpressure on the fo
 from __future__ import annotations
 
 import logging
+import os
 import random
 import sys
 from pathlib import Path
 from typing import Callable
 
-from cocotb.triggers import ClockCycles, FallingEdge, Timer
+import cocotb
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer
+from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 
-from .streams import pause_gen
+from .streams import every_edge, pause_gen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sw" / "host"))
 from atomssd import nvme  # noqa: E402
 from atomssd.nvme import NvmeDriver, run_async  # noqa: E402
 
 VID, DID, CLASS = 0x1D1D, 0xA705, 0x010802
+
+
+class CycleWait:
+    """`await w(n)`: the n-th rising edge of `clk` from now, as ClockCycles(clk, n), without resuming
+    the waiting task at each edge (cocotb's ClockCycles awaits every edge: a driver polling every 40
+    cycles, or a core model delaying a command 3000 cycles, cost a task resume per cycle). A timer to
+    the middle of the cycle before the n-th edge, then that edge. `sync()` (at a rising edge) learns
+    the clock's phase; before it, and for n <= 2, it is ClockCycles. The clock's period must be
+    constant (a cocotb Clock). Called at or after an edge, never at an edge's time before it."""
+
+    def __init__(self, clk, period_ps: int):
+        self.clk, self.p, self.e0 = clk, int(period_ps), None
+
+    async def sync(self) -> None:
+        await RisingEdge(self.clk)
+        self.e0 = get_sim_time("ps") % self.p
+
+    async def __call__(self, n: int) -> None:
+        n = max(int(n), 1)
+        if n <= 2 or self.e0 is None:
+            await ClockCycles(self.clk, n)
+            return
+        now = get_sim_time("ps")
+        first = now + self.p - (now - self.e0) % self.p          # the first edge ClockCycles would count
+        await Timer(first + (n - 1) * self.p - self.p // 2 - now, "ps")
+        await RisingEdge(self.clk)
+
+
+class _UspDevice(UltraScalePlusPcieDevice):
+    """The UltraScale+ model with its two per-cycle configuration coroutines (status: cfg_max_payload,
+    cfg_max_read_req, cfg_function_status; interrupts: MSI enable / mmenable / int / sent / fail) run
+    as a function of the clock's stream ticker (`PcieNvmeHost._cfg_edge`, the same writes at the same
+    edges, a value written only when it changes): two task resumes a cycle less. Only the cfg ports
+    PcieNvmeHost connects are modelled; the others must stay unconnected."""
+
+    async def _run_cfg_status_logic(self):
+        return
+
+    async def _run_cfg_int_logic(self):
+        return
 
 
 class RcTransport:
@@ -65,7 +108,7 @@ class RcTransport:
         return bytes(self.host.mem[o:o + n])
 
     async def wait(self, cycles):
-        await ClockCycles(self.host.dut.clk, max(int(cycles), 1))
+        await self.host.cycles(cycles)
 
     def irq_pending(self, v):
         return v in self.irqs
@@ -83,7 +126,7 @@ class PcieNvmeHost:
         self.rng = rng
         self.rc = RootComplex()
         self.rc.max_payload_size = max_payload_size
-        self.dev = UltraScalePlusPcieDevice(
+        self.dev = _UspDevice(
             pcie_generation=3, pcie_link_width=4, user_clk_frequency=125e6, alignment="dword",
             pf_count=1, max_payload_size=512, enable_client_tag=True, pf0_msi_enable=True, pf0_msi_count=32,
             user_clk=dut.clk, user_reset=dut.rst,
@@ -100,21 +143,75 @@ class PcieNvmeHost:
         f.vendor_id, f.device_id, f.class_code = VID, DID, CLASS
         f.configure_bar(0, 16 * 1024, ext=True, prefetch=False)
         self.rc.make_port().connect(self.dev)
-        for lg in (self.rc.log, self.dev.log):
-            lg.setLevel(logging.WARNING)
+        # the model's INFO lines (one per TLP and AXI frame, each frame's dwords formatted: 13,000
+        # lines a run of the ats_nvme test) only with ATS_PCIE_LOG=1
+        if os.environ.get("ATS_PCIE_LOG", "0") in ("", "0"):
+            for lg in (self.rc.log, self.dev.log, self.dev.cq_source.log, self.dev.rc_source.log,
+                       self.dev.cc_sink.log, self.dev.rq_sink.log):
+                lg.setLevel(logging.WARNING)
         self.mem_size = mem_size
         self.mem = self.rc.mem_pool.alloc_region(self.mem_size)
         self.mem_base = self.mem.get_absolute_address(0)
-        for s in (self.dev.cq_source, self.dev.rc_source):
-            s.set_pause_generator(pause_gen(rng, True, 0.2))
-        for s in (self.dev.cc_sink, self.dev.rq_sink):
-            s.set_pause_generator(pause_gen(rng, "heavy", max_stall=12))
+        for n in ("sys_reset", "cfg_phy_link_down", "user_lnk_up", "cfg_negotiated_width", "cfg_current_speed",
+                  "cfg_local_error_out", "cfg_rcb_status", "cfg_interrupt_msi_function_number",
+                  "cfg_interrupt_msi_attr", "cfg_interrupt_msi_select", "cfg_interrupt_msi_data",
+                  "cfg_interrupt_msi_pending_status_data_enable", "cfg_interrupt_msix_int",
+                  "cfg_interrupt_msix_enable", "cfg_interrupt_msix_mask", "cfg_interrupt_msix_sent"):
+            assert getattr(self.dev, n, None) is None, f"{n}: not modelled by _cfg_edge"
+        # random idle / backpressure on the four AXI streams: each one's pause generator is advanced at
+        # each edge by `_cfg_edge` (as the model's own per-stream coroutine would, without four task
+        # resumes a cycle); `clear_pause_generator()` still turns a stream's pauses off (the bench's
+        # ideal host), `set_pause_generator()` must not be used on these four
+        self.pauses = [self.dev.cq_source, self.dev.rc_source, self.dev.cc_sink, self.dev.rq_sink]
+        for s in self.pauses[:2]:
+            s._pause_generator = pause_gen(rng, True, 0.2)
+        for s in self.pauses[2:]:
+            s._pause_generator = pause_gen(rng, "heavy", max_stall=12)
+        self._put_last: dict = {}
+        self._msi_busy = False
+        every_edge(dut.clk, self._cfg_edge)
+        self.cycles = CycleWait(dut.clk, round(1e12 / 125e6))
         self.tr = RcTransport(self)
         self.drv = NvmeDriver(timeout_cycles=timeout_cycles, poll_cycles=poll_cycles)
         self.msis: list[int] = []
 
+    def _put(self, h, v: int) -> None:
+        if self._put_last.get(h) != v:
+            h.value = v
+            self._put_last[h] = v
+
+    def _cfg_edge(self) -> None:
+        """One rising edge of the model's cfg status and interrupt logic (usp_model.py
+        _run_cfg_status_logic / _run_cfg_int_logic for one function), then the pause generators."""
+        dev = self.dev
+        f = dev.functions[0]
+        self._put(dev.cfg_max_payload, f.pcie_cap.max_payload_size & 3)
+        self._put(dev.cfg_max_read_req, f.pcie_cap.max_read_request_size)
+        self._put(dev.cfg_function_status, (0x07 if f.bus_master_enable else 0) | (0x08 if f.interrupt_disable else 0))
+        if not self._msi_busy:              # the model's interrupt coroutine waits in issue_msi_interrupt
+            msi_int = int(dev.cfg_interrupt_msi_int.value)
+            self._put(dev.cfg_interrupt_msi_enable, int(bool(f.msi_cap.msi_enable)))
+            self._put(dev.cfg_interrupt_msi_sent, 0)
+            self._put(dev.cfg_interrupt_msi_fail, 0)
+            if msi_int and not msi_int & (msi_int - 1):
+                self._msi_busy = True
+                cocotb.start_soon(self._issue_msi(msi_int.bit_length() - 1))
+            else:
+                self._put(dev.cfg_interrupt_msi_mmenable, f.msi_cap.msi_multiple_message_enable & 0x7)
+        for s in self.pauses:
+            if s._pause_generator is not None:
+                s.pause = next(s._pause_generator)
+
+    async def _issue_msi(self, v: int) -> None:
+        f = self.dev.functions[0]
+        await f.msi_cap.issue_msi_interrupt(v)
+        self._put(self.dev.cfg_interrupt_msi_sent, 1)
+        self._put(self.dev.cfg_interrupt_msi_mmenable, f.msi_cap.msi_multiple_message_enable & 0x7)
+        self._msi_busy = False
+
     async def start(self):
         await FallingEdge(self.dut.rst)
+        cocotb.start_soon(self.cycles.sync())          # the clock's phase, at the next edge (no delay here)
         await Timer(100, "ns")
         await self.rc.enumerate()
         self.d = self.rc.find_device(self.dev.functions[0].pcie_id)
