@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, asdict, field
+from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 
 from migen import Signal, Instance, ClockSignal, ResetSignal, If, Cat, Constant
@@ -168,6 +168,9 @@ for _mib in (256, 512, 1024, 2048, 4096):
     CONFIGS[f"b5_{_mib}"] = AtsConfig(name=f"b5_{_mib}", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                                       pages_per_block=128, blocks=_mib * 256 // (8 * 128), num_lbas=16384,
                                       win=8, rd_slots=16, remap_preset="large", array_time_div=1, ptxq=8)
+# B4 (a) (bench/difftx --config b5_256_slog): b5_256 with the S-Log, 4 FRAG slots (the firmware sets
+# SLOG_THR = 512 at boot): a transaction's DIFFWRITE below 512 bytes becomes an S-Log fragment
+CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=4)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:
@@ -456,7 +459,7 @@ class AtomSSD(LiteXModule):
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
             **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
             **(dict(p_SLOG=1, p_SLOG_PPNS=SLOG_PPNS) if cfg.slog else {}),   # (SLOG 0: the core's default)
-            **(dict(p_FRAG_SLOTS=cfg.frag_slots) if cfg.frag_slots else {}),
+            **(dict(p_FRAG_SLOTS=cfg.frag_slots, p_SLOG_TX=max(16, r["NUM_TX"])) if cfg.frag_slots else {}),
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
