@@ -124,7 +124,11 @@ module ats_nand_sched #(
     logic [CNT_W-1:0]     nfree_q;             // entries not claimed (see README "Acceptance")
     logic                 nf_ge1_q;            // nfree_q >= 1
     logic                 eq_ne_q;             // BAD_REQ queue not empty
-    assign s_nreq_ready = !eq_ne_q && nf_ge1_q;
+    // s_nreq_ready from a register of its own, == !eq_ne_q && nf_ge1_q (asserted): in the whole
+    // device eq_ne_q (fan-out 17) -> the backend's issue rule -> cm_doom_q was the board's slowest
+    // path (docs/boards.md "Whole-device place and route"); no cycle changes
+    logic                 nrdy_q;
+    assign s_nreq_ready = nrdy_q;
     assign acc          = s_nreq_valid && s_nreq_ready;
 
     // ================================================================ row (edge e+1) -> rb
@@ -800,6 +804,7 @@ module ats_nand_sched #(
         eq_wr_q  <= rst ? '0 : eq_wr_q + 2'(eq_push);
         eq_rd_q  <= rst ? '0 : eq_rd_q + 2'(eq_pop);
         eq_ne_q  <= rst ? 1'b0 : (eq_push || (eq_ne_q && !(eq_pop && eq_one_q)));
+        nrdy_q   <= rst ? 1'b1 : (!(eq_push || (eq_ne_q && !(eq_pop && eq_one_q))) && (nfree_d != '0));
         eq_cnt_q <= rst ? '0 : eq_cnt_d;
         eq_one_q <= rst ? 1'b0 : (eq_cnt_d == 2'd1);
         // (the payload registers are loaded whenever there is something to load; only the
@@ -938,6 +943,8 @@ module ats_nand_sched #(
         if (!rst) begin
             assert (!(eq_push && !eq_pop && eq_cnt_q == 2'd3))
                 else $error("ats_nand_sched: a fourth BAD_REQ queued (%m)");
+            assert (nrdy_q == (!eq_ne_q && nf_ge1_q))
+                else $error("ats_nand_sched: s_nreq_ready's register out of step with its flags (%m)");
             assert (eq_ne_q == (eq_cnt_q != 2'd0) && eq_one_q == (eq_cnt_q == 2'd1))
                 else $error("ats_nand_sched: BAD_REQ queue flags out of step with its count %0d (%m)", eq_cnt_q);
             assert (!(c1_take && !dup_q) || (hit_q & e_dsel_q) == '0)
