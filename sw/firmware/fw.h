@@ -34,7 +34,15 @@
 #ifndef SLOG_PG                  // log pages a recovery keeps (more: the recovery fails, ATS_E_FULL)
 #define SLOG_PG 256u
 #endif
-#define SLOG_RECS 128u           // records a recovery parses (more: the recovery fails, ATS_E_FULL)
+// records a recovery parses: as many as the log pages it keeps (every record starts at a log page)
+#define SLOG_RECS SLOG_PG
+// the active log's log pages stay below SLOG_PG (ftl/policy.c ats_hk_ckpt_due, ats_hk_urgent): a
+// checkpoint when the log pages written since the last one reach SLOG_CKPT_PG; the host's
+// write-backs held from SLOG_HOLD_PG until it is written (the quarter above: the log pages written
+// between two passes, and those before a checkpoint that its recovery keeps: seq >= scan_from, a
+// transaction open at the checkpoint; docs/persistence.md section 10.5 "Limits")
+#define SLOG_CKPT_PG (SLOG_PG / 2u)
+#define SLOG_HOLD_PG (SLOG_PG / 2u + SLOG_PG / 4u)
 #ifndef SLOG_CACHE               // log pages held in RAM (tests/system/test_slog_fw.py builds it with 2)
 #define SLOG_CACHE ((16384u / ATS_PAGE_BYTES) > 2u ? (16384u / ATS_PAGE_BYTES) : 2u)
 #endif

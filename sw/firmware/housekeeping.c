@@ -15,6 +15,9 @@ ats_hk_t HK = {
     .ndie = NDIE, .ppb = PPB, .gc_low = GC_LOW, .gc_high = GC_HIGH, .gc_urgent = GC_URGENT,
     .plan_low = PLAN_LOW, .plan_tail = PLAN_TAIL, .host_room = HOST_ROOM, .reloc_reserve = RELOC_RESERVE,
     .gc_slack = GC_SLACK, .log_ckpt = LOG_CKPT,
+#if ATS_HW_SLOG
+    .slog_ckpt = SLOG_CKPT_PG, .slog_hold = SLOG_HOLD_PG,
+#endif
     .plan_len = plan_len, .plan_pos = plan_pos, .plan_ok = plan_ok, .hl_len = hl_len, .n_free = n_free,
     .n_retired = n_retired, .gc_on = gc_on, .gc_none = gc_none,
 };
@@ -143,6 +146,26 @@ static void sl_pass(void) {
     }
 }
 
+// the log pages written since the last durable checkpoint into HK.slog_pages (the checkpoint rule
+// by log pages, ftl/policy.c): the LPGN counter (read again only when NEXT_SEQ moved: every log
+// page comes with a request) less the counter that checkpoint read at its seq_base (slog_lpgn,
+// taken when ck_seq_base changes: a checkpoint that failed after reading it does not count)
+static uint64_t sl_pg_seq = ~0ull, sl_ck_seq = ~0ull;
+static uint32_t sl_ck_lpgn;
+static void sl_pages(void) {
+    const uint64_t ns = hal_next_seq();
+    if (ns != sl_pg_seq) {
+        sl_pg_seq = ns;
+        sl_ctr();
+    }
+    if (ck_seq_base != sl_ck_seq) {
+        sl_ck_seq = ck_seq_base;
+        sl_ck_lpgn = slog_lpgn;
+    }
+    const int32_t n = (int32_t)(SLP.next - sl_ck_lpgn);
+    HK.slog_pages = n > 0 ? (uint32_t)n : 0u;
+}
+
 int sl_gc(uint32_t d, uint32_t b) {
     sl_held = 0;
     sl_ctr();
@@ -180,7 +203,8 @@ uint32_t wait_hook(void) {
     // the host's write-backs wait as soon as the room runs short, not only at the next housekeeping
     // pass (issue 34: the next checkpoint's drain waited for a block that only that checkpoint could
     // plan). Released by housekeeping only. (The hook runs in every poll of a firmware command: the
-    // BLK_NEED read only while the hold is off)
+    // BLK_NEED read only while the hold is off; the S-Log's log pages as the last pass counted them,
+    // no firmware-port read inside another command)
     if (!HK.hold_wb && ats_hk_hold_now(&HK, room())) {
         HK.hold_wb = 1;
         hal_ctrl(hal_ctrl_host_en(), 1);
@@ -216,8 +240,12 @@ void housekeeping(void) {
     // GC per die with hysteresis, so that erased blocks come in batches and one checkpoint plans
     // several of them
     ats_hk_gc_hyst(&HK);
+#if ATS_HW_SLOG
+    sl_pages();
+#endif
     // the host's write-backs wait (the buffer fills, then host commands wait) while a die runs short
-    // or the room does, until GC and a checkpoint have planned blocks again
+    // or the room does, until GC and a checkpoint have planned blocks again, or while the S-Log's
+    // log pages since the last checkpoint near what a recovery keeps, until the next one
     const int urgent = ats_hk_urgent(&HK, room());
     if (urgent != HK.hold_wb) {
         hk_work++;
@@ -225,7 +253,8 @@ void housekeeping(void) {
         hal_ctrl(1, (uint32_t)HK.hold_wb);
     }
     S.gc_urgent += (uint64_t)urgent;
-    // checkpoint: the log grows long, a die's plan runs low, or (held) erased blocks wait for a plan
+    // checkpoint: the log grows long (requests, or S-Log log pages), a die's plan runs low, or (held)
+    // erased blocks wait for a plan
     if (ats_hk_ckpt_due(&HK, hal_next_seq() - ck_scan_from, room())) {
         hk_work++;
         const int st = ckpt_write();

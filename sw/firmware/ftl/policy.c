@@ -31,18 +31,23 @@ void ats_hk_gc_hyst(ats_hk_t *h) {
 // the backend writes to the other dies). And while room < host_room: erased blocks no checkpoint
 // planned yet cannot take a write-back, and the write-backs accepted before the next checkpoint's
 // drain must all find a block, or the drain never ends (issue 13's second hang, issue 34)
+// The S-Log: a checkpoint starts a new active log, so the log pages (records) a recovery must parse
+// stay below what it keeps (SLOG_PG, SLOG_RECS) only if no record is accepted past slog_hold before
+// the checkpoint that slog_ckpt asked for is durable
+static int slog_held(const ats_hk_t *h) { return h->slog_hold != 0u && h->slog_pages >= h->slog_hold; }
+
 int ats_hk_urgent(const ats_hk_t *h, uint32_t room) {
-    int urgent = room < h->host_room;
+    int urgent = room < h->host_room || slog_held(h);
     for (uint32_t d = 0; d < h->ndie; d++) urgent |= ats_hk_free(h, d) < h->gc_urgent && !h->gc_none[d];
     return urgent;
 }
 
 // a checkpoint's mapping read or a GC block takes hundreds of thousands of cycles, in which the host
 // could use up every planned block: the hold is set as soon as the room runs short (issue 34)
-int ats_hk_hold_now(const ats_hk_t *h, uint32_t room) { return !h->hold_wb && room < h->host_room; }
+int ats_hk_hold_now(const ats_hk_t *h, uint32_t room) { return !h->hold_wb && (room < h->host_room || slog_held(h)); }
 
 int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room) {
-    int ck = log_len >= h->log_ckpt;
+    int ck = log_len >= h->log_ckpt || (h->slog_ckpt != 0u && h->slog_pages >= h->slog_ckpt);
     // while held, erased blocks are room only once a checkpoint plans them: in batches of ndie blocks
     // while GC goes on collecting, at once when the room is too short for another GC block or the
     // last pass collected none

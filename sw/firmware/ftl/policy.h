@@ -39,6 +39,13 @@ typedef struct {
     int32_t pass_progress;        // this pass: some die collected a block
     int32_t pass_busy;            // this pass: some die's GC had work (did not answer ATS_E_NOSPACE)
     uint32_t stuck;               // passes in a row without progress while held (no space at 3)
+    // the S-Log's log pages (README "S-Log", docs/persistence.md section 10.5): a recovery keeps at
+    // most SLOG_PG of them and parses at most SLOG_RECS records (every record starts at a log page).
+    // A checkpoint when the log pages written since the last one reach slog_ckpt; the host's
+    // write-backs (and so the device's S-Log records) held from slog_hold until that checkpoint is
+    // written. 0: no rule (no S-Log in the core)
+    uint32_t slog_ckpt, slog_hold;
+    uint32_t slog_pages;          // log pages written since the last checkpoint (the caller's, each pass)
 } ats_hk_t;
 
 // planned (not yet handed) + erased blocks of die d
@@ -48,12 +55,15 @@ uint32_t ats_hk_free(const ats_hk_t *h, uint32_t d);
 uint32_t ats_hk_room(const ats_hk_t *h, uint32_t need);
 // GC hysteresis per die: on below gc_low free blocks, off at gc_high
 void ats_hk_gc_hyst(ats_hk_t *h);
-// whether the host's write-backs must be held this pass: room < host_room, or a die below gc_urgent
-// free blocks whose GC has something to collect (gc_none clear)
+// whether the host's write-backs must be held this pass: room < host_room, a die below gc_urgent
+// free blocks whose GC has something to collect (gc_none clear), or slog_pages >= slog_hold
+// (slog_hold != 0)
 int ats_hk_urgent(const ats_hk_t *h, uint32_t room);
-// between passes (the firmware's wait hook): 1 when the hold must be set now (never released here)
+// between passes (the firmware's wait hook): 1 when the hold must be set now (never released here):
+// room < host_room or the S-Log rule above
 int ats_hk_hold_now(const ats_hk_t *h, uint32_t room);
-// whether this pass takes a checkpoint (log_len = next_seq - scan_from of the last checkpoint)
+// whether this pass takes a checkpoint (log_len = next_seq - scan_from of the last checkpoint; also
+// slog_pages >= slog_ckpt, slog_ckpt != 0)
 int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room);
 // a pass's GC: pass_begin, then per die (after the census) gc_wanted and, if it ran, gc_done with the
 // step's status; then wl_due (static wear levelling this pass), then pass_end

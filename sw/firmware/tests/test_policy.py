@@ -60,7 +60,7 @@ class HK(ctypes.Structure):
                 + [(n, U16P) for n in ("plan_len", "plan_pos", "plan_ok", "hl_len", "n_free")]
                 + [("n_retired", U8P), ("gc_on", U8P), ("gc_none", U8P)]
                 + [(n, c_int32) for n in ("hold_wb", "no_space", "gc_moved", "pass_progress", "pass_busy")]
-                + [("stuck", c_uint32)])
+                + [(n, c_uint32) for n in ("stuck", "slog_ckpt", "slog_hold", "slog_pages")])
 
 
 HELPER_C = r"""
@@ -70,7 +70,7 @@ HELPER_C = r"""
 const size_t lay_hk[] = {sizeof(ats_hk_t), O(ndie), O(ppb), O(gc_low), O(gc_high), O(gc_urgent), O(plan_low),
     O(plan_tail), O(host_room), O(reloc_reserve), O(gc_slack), O(pad0), O(log_ckpt), O(plan_len), O(plan_pos),
     O(plan_ok), O(hl_len), O(n_free), O(n_retired), O(gc_on), O(gc_none), O(hold_wb), O(no_space), O(gc_moved),
-    O(pass_progress), O(pass_busy), O(stuck)};
+    O(pass_progress), O(pass_busy), O(stuck), O(slog_ckpt), O(slog_hold), O(slog_pages)};
 const int hk_consts[] = {ATS_B_FREE, ATS_B_PLAN, ATS_B_OPEN, ATS_B_USED, ATS_B_BAD, ATS_B_CKPT, ATS_HK_NS_CLEAR,
     ATS_HK_NS_SAME, ATS_HK_NS_ENTER, ATS_HK_MAX_DIE, ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE, ATS_GC_GREEDY,
     ATS_GC_COST_BENEFIT};
@@ -148,6 +148,8 @@ class Cfg:
     reloc_reserve: int = 2
     gc_slack: int = 12           # WIN + PPB / 2
     log_ckpt: int = 512
+    slog_ckpt: int = 0           # the S-Log's log pages since the last checkpoint: a checkpoint (0: off)
+    slog_hold: int = 0           # ... write-backs held (0: off)
 
     @staticmethod
     def firmware(ndie=4, ppb=16, win=4, blocks=32):
@@ -183,6 +185,7 @@ class Model:
     no_space: bool = False
     moved_last_pass: bool = False
     passes_stuck: int = 0
+    slog_pages: int = 0          # log pages the device wrote since the last checkpoint
 
     def __post_init__(self):
         self.gc_on = self.gc_on or [False] * self.cfg.ndie
@@ -200,17 +203,23 @@ class Model:
             elif x.free >= self.cfg.gc_high:
                 self.gc_on[d] = False
 
+    def slog_full(self):
+        # README "S-Log": records stop from 3/4 of what a recovery keeps until the next checkpoint
+        return self.cfg.slog_hold > 0 and self.slog_pages >= self.cfg.slog_hold
+
     def urgent(self, dies, room):
-        if room < self.cfg.host_room:
+        if room < self.cfg.host_room or self.slog_full():
             return True
         return any(x.free < self.cfg.gc_urgent and not self.gc_none[d] for d, x in enumerate(dies))
 
     def hold_now(self, room):
-        return not self.hold and room < self.cfg.host_room
+        return not self.hold and (room < self.cfg.host_room or self.slog_full())
 
     def checkpoint_due(self, dies, log_len, room):
         c = self.cfg
         if log_len >= c.log_ckpt:
+            return True
+        if c.slog_ckpt and self.slog_pages >= c.slog_ckpt:
             return True
         if self.hold:
             # erased blocks a checkpoint could add to a plan that is not full
@@ -292,6 +301,7 @@ class CHk:
         self.s = HK(ndie=n, ppb=cfg.ppb, gc_low=cfg.gc_low, gc_high=cfg.gc_high, gc_urgent=cfg.gc_urgent,
                     plan_low=cfg.plan_low, plan_tail=cfg.plan_tail, host_room=cfg.host_room,
                     reloc_reserve=cfg.reloc_reserve, gc_slack=cfg.gc_slack, log_ckpt=cfg.log_ckpt,
+                    slog_ckpt=cfg.slog_ckpt, slog_hold=cfg.slog_hold,
                     **{k: ctypes.cast(v, U16P if v._type_ is c_uint16 else U8P) for k, v in self.t.items()})
         self.p = ctypes.byref(self.s)
 
@@ -305,6 +315,7 @@ class CHk:
                 self.t["gc_on"][d], self.t["gc_none"][d] = int(model.gc_on[d]), int(model.gc_none[d])
             self.s.hold_wb, self.s.no_space = int(model.hold), int(model.no_space)
             self.s.gc_moved, self.s.stuck = int(model.moved_last_pass), model.passes_stuck
+            self.s.slog_pages = model.slog_pages
 
     def gc_on(self):
         return [bool(self.t["gc_on"][d]) for d in range(self.cfg.ndie)]
@@ -327,6 +338,14 @@ def rand_die(rng: random.Random, cfg: Cfg) -> Die:
 
 
 def rand_cfg(rng: random.Random) -> Cfg:
+    cfg = _rand_cfg(rng)
+    if rng.random() < 0.6:           # the S-Log rule (fw.h SLOG_CKPT_PG, SLOG_HOLD_PG), or other pairs
+        pg = rng.choice([256, 256, 64, 2, 1])
+        cfg.slog_ckpt, cfg.slog_hold = rng.choice([(pg // 2, pg // 2 + pg // 4), (rng.randint(0, 300), rng.randint(0, 300))])
+    return cfg
+
+
+def _rand_cfg(rng: random.Random) -> Cfg:
     if rng.random() < 0.5:
         return Cfg.firmware(ndie=rng.choice([1, 2, 4, 8, 16, 32]), ppb=rng.choice([16, 64, 256]),
                             win=rng.choice([4, 8, 16]), blocks=rng.choice([32, 128, 1024]))
@@ -345,7 +364,7 @@ def test_policy_passes_random(lib, seed):
     pass's progress) across passes and must agree with the model's at every decision."""
     rng = random.Random(3600 + seed)
     cov = dict.fromkeys(("urgent", "ck_log", "ck_held_batch", "ck_plan_low", "hyst_band", "wl_due",
-                         "ns_enter", "ns_clear", "hold_now", "wl_over"), 0)
+                         "ns_enter", "ns_clear", "hold_now", "wl_over", "ck_slog", "hold_slog"), 0)
     for _ in range(60):
         cfg = rand_cfg(rng)
         m, c = Model(cfg), CHk(lib, cfg)
@@ -359,6 +378,10 @@ def test_policy_passes_random(lib, seed):
                 for x in dies:
                     x.n_free = 0
             need = rng.getrandbits(cfg.ndie)
+            # the log pages since the last checkpoint, around the S-Log rule's thresholds
+            m.slog_pages = rng.choice([0, cfg.slog_ckpt, max(cfg.slog_ckpt - 1, 0), cfg.slog_hold,
+                                       max(cfg.slog_hold - 1, 0), rng.randint(0, 400)])
+            c.s.slog_pages = m.slog_pages
             c.load(dies)
             room = m.room(dies, need)
             assert c.room(need) == room
@@ -371,6 +394,7 @@ def test_policy_passes_random(lib, seed):
                     m.hold = True
                     c.s.hold_wb = 1
                 cov["hold_now"] += want
+                cov["hold_slog"] += want and room >= cfg.host_room
             was_on = list(m.gc_on)
             m.hysteresis(dies)
             c.gc_hyst()
@@ -386,6 +410,8 @@ def test_policy_passes_random(lib, seed):
             ck = m.checkpoint_due(dies, log_len, room2)
             assert bool(c.ckpt_due(log_len, room2)) == ck, (dies, log_len, room2, m)
             cov["ck_log"] += log_len >= cfg.log_ckpt
+            cov["ck_slog"] += ck and log_len < cfg.log_ckpt and m.slog_full() is False and cfg.slog_ckpt > 0 \
+                and m.slog_pages >= cfg.slog_ckpt
             cov["ck_held_batch"] += ck and m.hold and log_len < cfg.log_ckpt
             cov["ck_plan_low"] += ck and not m.hold and log_len < cfg.log_ckpt
             # GC on the dies that want it, with random step results (and the GC step's gc_none)
@@ -656,3 +682,39 @@ def test_livelock_static_wl_never_ran(lib):
     assert lib.ats_wl_static_victim((c_uint8 * 6)(*state), (c_uint16 * 6)(*ec), 6, 8) == 2
     ec[3] = 10
     assert lib.ats_wl_static_victim((c_uint8 * 6)(*state), (c_uint16 * 6)(*ec), 6, 8) == -1
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slog_log_pages_bounded(lib, seed):
+    """README "S-Log": a device never writes more log pages between checkpoints than its recovery
+    keeps (SLOG_PG = 256; the records it parses are as many). The host's DIFFWRITEs add up to a
+    quarter of SLOG_PG log pages between two passes (the wait hook and a pass's checkpoint) while
+    write-backs are not held, also while a checkpoint writes (after its drain: the new active log's);
+    a checkpoint may fail (tried again the next pass); the request-count rule (log_ckpt) never fires
+    first. B5 found the device
+    without the rule: 192 records in the active log, `recovery failed: -3`."""
+    rng = random.Random(4700 + seed)
+    pg = 256
+    cfg = Cfg.firmware(ndie=4, ppb=16, win=4, blocks=32)
+    cfg.slog_ckpt, cfg.slog_hold, cfg.log_ckpt = pg // 2, pg // 2 + pg // 4, 1 << 40
+    c = CHk(lib, cfg)
+    dies = [Die(plan_len=32, plan_pos=4, plan_ok=32, n_free=20) for _ in range(cfg.ndie)]
+    c.load(dies, Model(cfg))
+    pages, most, ckpts, held = 0, 0, 0, 0
+    for _ in range(2000):
+        if not c.s.hold_wb:                  # records only while write-backs go on
+            pages += rng.choice([0, 1, 1, 3, rng.randint(0, pg // 4 - 1)])
+        most = max(most, pages)
+        assert pages <= pg, f"{pages} log pages since the last checkpoint: the recovery keeps {pg}"
+        c.s.slog_pages = pages               # the firmware's decisions (the model's: the random test)
+        room = c.room(0)
+        urgent = bool(c.urgent(room))
+        c.s.hold_wb = int(urgent)
+        held += urgent
+        ck = bool(c.ckpt_due(0, room))
+        if ck and rng.random() < 0.6:        # a checkpoint (else it failed: tried again next pass)
+            pages = 0
+            ckpts += 1
+            if not c.s.hold_wb:              # records while it writes: the new active log's
+                pages += rng.randint(0, pg // 8)
+    assert ckpts and held and most >= pg // 2 + pg // 4, (ckpts, held, most)
