@@ -173,7 +173,7 @@ def main() -> int:
     ap.add_argument("--slog", action="store_true",
                     help="also the S-Log sweeps on sim_slog (bench/recovery/slog_points.py; keys slog_*)")
     ap.add_argument("--slog-active", default="0,16,64,128",
-                    help="S-Log records in the active log (sweep a; the firmware parses at most SLOG_RECS = 128)")
+                    help="S-Log records in the active log (sweep a; the firmware keeps at most SLOG_PG = 256 log pages)")
     ap.add_argument("--slog-ckpt", default="0,64,128,256", help="live fragments the checkpoint names (sweep b)")
     ap.add_argument("--slog-ckpt-active", type=int, default=16, help="active-log records of sweep b")
     ap.add_argument("--json", default=str(ROOT / "build/bench/recovery.json"))
