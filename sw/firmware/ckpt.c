@@ -32,46 +32,38 @@ static ats_slog_tab_t HW = {SLOG_LPNS, SLOG_FRAGS, 0, hw_lpn, hw_nf, hw_frag};
 
 static void sread(uint32_t rop, uint32_t lpn, uint32_t epoch, fw_rsp_t *r) { hal_fw_sread(rop, lpn, epoch, r); }
 
-// the log page of LPGN lg when the LPGN -> PPN table no longer names it (an older page in its entry):
-// a page of the old table's list `of` (the fragment's LPN) with the same byte, off and len whose spare
-// says log page lg (one NREAD each). ATS_UNMAPPED: none
-static uint32_t old_page(int of, const ats_frag_t *f, uint32_t lg) {
-    if (of < 0) return ATS_UNMAPPED;
-    for (uint32_t i = 0; i < SL.nf[of]; i++) {
-        const ats_frag_t *o = &SL.f[(uint32_t)of * SL.frags + i];
-        if (o->doff != f->doff || o->off != f->off || o->len != f->len) continue;
-        fw_rsp_t r;
-        spare_t sp;
-        nread(ats_ppn_die(&G, o->ppn), ats_ppn_block(&G, o->ppn), ats_ppn_page(&G, o->ppn), &r);
-        if (r.status != N_OK) continue;
-        hal_spare(&sp);
-        if (sp.kind == ATS_KIND_LOG && (sp.flags & ATS_F_SLOG) && sp.epoch == lg) return o->ppn;
-    }
-    return ATS_UNMAPPED;
-}
-
 // F from the backend's index (docs/persistence.md section 10.4, rtl/backend/README.md "Firmware port"
 // op 7 rops 3-6), read while write-backs are held and every accepted request has completed (exact at
-// seq_base): per slot its entry (LPN, |F|), each fragment (LPGN, byte, off, len), its log page's PPN
-// from the LPGN -> PPN table (rop 5), else from the old table (old_page); each entry's base = its
-// LOOKUP now (into ck_l2p). A fragment keeps its record's commit point when the old table holds it
-// (same LPN, page, byte, off, len), else seq_base - 1 (logged by the device since: all the recovery
-// asks of a checkpointed fragment's seq is that it is below seq_base, section 10.4). On success SL and
-// slog_lpgn become what the hardware said. ATS_E_STATE: a live fragment whose log page neither names
-// (the device reads it MEDIA_ERROR; the checkpoint is not written: the old one and its log keep the
-// page's PPN), an entry on an unmapped LPN or a slot past SLOG_LPNS holding one; nothing changed then
+// seq_base): per slot 0 .. SLOG_LPNS - 1 its entry (LPN, |F|), each fragment (LPGN, byte, off, len),
+// its log page's PPN (sl_log_page); each entry's base = its LOOKUP now (into ck_l2p). A fragment
+// keeps its record's commit point when the old table holds it (same LPN, page, byte, off, len), else
+// seq_base - 1 (logged by the device since: all the recovery asks of a checkpointed fragment's seq is
+// that it is below seq_base, section 10.4). A fragment whose log page neither names (the device reads
+// it MEDIA_ERROR) goes into the section as an unknown page (PPN ATS_UNMAPPED, its LPGN): never a
+// refusal. On success SL and slog_lpgn become what the hardware said. ATS_E_STATE (the index answered
+// what a correct backend never does: a slot below SLOG_LPNS or a fragment below |F| not status 0, slot
+// SLOG_LPNS not BAD_FIELD, an entry on an LPN >= NLBA or with fragments on an unmapped LPN), ATS_E_FULL:
+// nothing changed then
 static int ckpt_slog_hw(uint64_t seq_base) {
     fw_rsp_t r;
     sread(SL_RD_CTR, 0, 1, &r);
+    if (r.status != 0) return ATS_E_STATE;
     const uint32_t ctr = r.data;                       // the whole LPGN counter (epoch bit 0 = 1)
-    const uint32_t mask = ATS_PPN_W >= 32 ? 0xFFFFFFFFu : (1u << ATS_PPN_W) - 1u;
     HW.n = 0;
-    for (uint32_t slot = 0;; slot++) {
+    for (uint32_t slot = 0; slot <= SLOG_LPNS; slot++) {
         sread(SL_RD_ENTRY, slot, 0, &r);
-        if (r.status != 0) break;                      // BAD_FIELD: past the index
+        if (slot == SLOG_LPNS) {                       // past the index: BAD_FIELD, nothing else
+            if (r.status == 0x07u) break;
+            hal_printf("ckpt: slog: slot %u answered status %u (not BAD_FIELD)\n", slot, r.status);
+            return ATS_E_STATE;
+        }
+        if (r.status != 0) {
+            hal_printf("ckpt: slog: slot %u status %u\n", slot, r.status);
+            return ATS_E_STATE;
+        }
         if (!r.mapped) continue;
         const uint32_t lpn = r.ppn, nf = r.data & 0xFFu;
-        if (slot >= SLOG_LPNS || lpn >= NLBA) {
+        if (lpn >= NLBA) {
             hal_printf("ckpt: slog: slot %u lpn %u out of range\n", slot, lpn);
             return ATS_E_STATE;
         }
@@ -89,21 +81,22 @@ static int ckpt_slog_hw(uint64_t seq_base) {
             if (r.status != 0) return ATS_E_STATE;
             ats_frag_t f;
             memset(&f, 0, sizeof f);
-            const uint32_t lg = ctr - ((ctr - r.ppn) & mask);     // the LPGN from its low PPN_W bits
+            const uint32_t lg = ats_sl_ext_back(r.ppn, ctr, ATS_PPN_W);   // the LPGN from its low PPN_W bits
             f.doff = (uint16_t)((r.data & 0x3FFu) * 4u);
             f.off = (uint16_t)(((r.data >> 10) & 0x3FFu) * 4u);
             f.len = (uint16_t)(((r.data >> 20) & 0x3FFu) * 4u);
-            fw_rsp_t pt;
-            sread(SL_RD_PPN, 0, lg, &pt);
-            f.ppn = pt.mapped ? pt.ppn : old_page(of, &f, lg);
-            if (f.ppn == ATS_UNMAPPED) {
-                hal_printf("ckpt: slog: lpn %u fragment %u (lpgn %u): no log page\n", lpn, j, lg);
-                return ATS_E_STATE;
+            f.ppn = sl_log_page(lpn, lg, r.data);
+            if (f.ppn == ATS_UNMAPPED) {               // section 10.4's unknown page: reads MEDIA_ERROR
+                f.lpgn = lg;
+                hal_printf("ckpt: slog: lpn %u fragment %u (lpgn %u): log page unknown (MEDIA_ERROR)\n", lpn, j,
+                           lg);
             }
             f.seq = seq_base - 1u;
             for (uint32_t i = 0; of >= 0 && i < SL.nf[of]; i++) {
                 const ats_frag_t *o = &SL.f[(uint32_t)of * SL.frags + i];
-                if (o->ppn == f.ppn && o->doff == f.doff && o->off == f.off && o->len == f.len) f.seq = o->seq;
+                if (o->ppn == f.ppn && o->doff == f.doff && o->off == f.off && o->len == f.len &&
+                    (f.ppn != ATS_UNMAPPED || o->lpgn == f.lpgn))
+                    f.seq = o->seq;
             }
             if (ats_slog_append(&HW, lpn, &f) != ATS_OK) return ATS_E_FULL;
         }

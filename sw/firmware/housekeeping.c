@@ -3,6 +3,8 @@
 // decision is an ftl/policy.c function of HK.
 #include "housekeeping.h"
 
+#include <string.h>
+
 #include "blocks.h"
 #include "ckpt.h"
 #include "gc.h"
@@ -30,11 +32,42 @@ ats_sl_t SLP = {.max = SLOG_MAX, .hi = SLOG_HI, .lo = SLOG_LO, .lpns = SLOG_LPNS
 static ats_sl_ent_t sl_ent[SLOG_LPNS] NOINIT;          // the last index read (sl_dump), sl_n entries
 static uint32_t sl_n;
 static uint32_t sl_scratch[SLOG_LPNS * ATS_SL_MAX_FRAGS] NOINIT;
+static uint32_t sl_fdata[SLOG_LPNS][ATS_SL_MAX_FRAGS] NOINIT;   // rop 4's data of each fragment read
 static uint8_t sl_skip[SLOG_LPNS];
 static uint32_t sl_bad_lpn[SLOG_LPNS], sl_bad_lpgn[SLOG_LPNS], sl_nbad;   // MERGE answered unreadable
 uint32_t sl_bad_gen;
 static int sl_held;
 static uint64_t sl_seq = ~0ull;                        // NEXT_SEQ when the counters were last read
+
+// the log page of LPGN lg when the LPGN -> PPN table no longer names it (an older page in its entry):
+// a page of the old table's list `of` (the fragment's LPN) with the same byte, off and len whose spare
+// says log page lg (one NREAD each). ATS_UNMAPPED: none
+static uint32_t old_page(int of, const ats_frag_t *f, uint32_t lg) {
+    if (of < 0) return ATS_UNMAPPED;
+    for (uint32_t i = 0; i < SL.nf[of]; i++) {
+        const ats_frag_t *o = &SL.f[(uint32_t)of * SL.frags + i];
+        if (o->ppn == ATS_UNMAPPED || o->doff != f->doff || o->off != f->off || o->len != f->len) continue;
+        fw_rsp_t r;
+        spare_t sp;
+        nread(ats_ppn_die(&G, o->ppn), ats_ppn_block(&G, o->ppn), ats_ppn_page(&G, o->ppn), &r);
+        if (r.status != N_OK) continue;
+        hal_spare(&sp);
+        if (sp.kind == ATS_KIND_LOG && (sp.flags & ATS_F_SLOG) && sp.epoch == lg) return o->ppn;
+    }
+    return ATS_UNMAPPED;
+}
+
+uint32_t sl_log_page(uint32_t lpn, uint32_t lg, uint32_t rop4_data) {
+    fw_rsp_t pt;
+    hal_fw_sread(SL_RD_PPN, 0, lg, &pt);
+    if (pt.status == 0 && pt.mapped) return pt.ppn;
+    ats_frag_t f;
+    memset(&f, 0, sizeof f);
+    f.doff = (uint16_t)((rop4_data & 0x3FFu) * 4u);
+    f.off = (uint16_t)(((rop4_data >> 10) & 0x3FFu) * 4u);
+    f.len = (uint16_t)(((rop4_data >> 20) & 0x3FFu) * 4u);
+    return old_page(ats_slog_lookup(&SL, lpn), &f, lg);
+}
 
 // rop 6: the entries in use (epoch 0) and the whole 32-bit LPGN counter (epoch 1: FW_RSP_PPN carries
 // only its low ATS_PPN_W bits)
@@ -68,6 +101,7 @@ static void sl_dump(int pages) {
             }
             e->lpgn[j] = r.ppn;                        // low bits: extended below
             e->ppn[j] = ATS_UNMAPPED;
+            sl_fdata[sl_n - 1u][j] = r.data;
         }
     }
     // the counter after the reads: every fragment read is older than it
@@ -77,9 +111,10 @@ static void sl_dump(int pages) {
         for (uint32_t j = 0; j < e->nf; j++) {
             e->lpgn[j] = ats_sl_ext_back(e->lpgn[j], SLP.next, ATS_PPN_W);
             if (!pages) continue;
-            fw_rsp_t r;
-            hal_fw_sread(SL_RD_PPN, 0, e->lpgn[j], &r);
-            if (r.status == 0 && r.mapped) e->ppn[j] = r.ppn;
+            // the table, else the firmware's list (a page the table no longer names may still be
+            // live and named by the durable checkpoint: GC must see it in its block); ATS_UNMAPPED:
+            // unknown (sl_gc says why that block may go)
+            e->ppn[j] = sl_log_page(e->lpn, e->lpgn[j], sl_fdata[k][j]);
         }
         if (pages && (e->nf || e->pend)) {
             uint32_t mapped;
@@ -167,15 +202,24 @@ static void sl_pages(void) {
 }
 
 int sl_gc(uint32_t d, uint32_t b) {
-    sl_held = 0;
-    sl_ctr();
-    if (SLP.used == 0u) return ATS_OK;
-    // no S-Log record is accepted from here to sl_gc_end: no fragment gets a base in the block
+    // no S-Log record is accepted from here to sl_gc_end (held from before the index read,
+    // architecture 11.6): no fragment gets a base in the block
     hal_ctrl(hal_ctrl_host_en(), 1);
     sl_held = 1;
+    sl_ctr();
+    if (SLP.used == 0u) {
+        sl_gc_end();
+        return ATS_OK;
+    }
     sl_dump(1);
     int st = ATS_OK;
     for (uint32_t i = 0; i < sl_n; i++) {
+        // a live fragment's page is found by the table or by the firmware's list SL (sl_log_page).
+        // One neither names is not looked for: SL names every page the durable checkpoint names
+        // (each checkpoint's SL takes every live fragment's page from the table or the previous SL),
+        // so that checkpoint names it as an unknown page, or it was logged after the checkpoint (its
+        // block is in the active log, handed and not a GC victim until the next one); either way
+        // neither the device (MEDIA_ERROR) nor a recovery reads it, and its block may be erased
         if (!ats_sl_gc_lpn(&G, &sl_ent[i], d, b)) continue;
         if (sl_skip[i]) {
             st = ATS_E_STATE;

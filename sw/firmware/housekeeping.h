@@ -32,4 +32,9 @@ extern uint32_t sl_bad_gen;
 // relocated. The hold stays until sl_gc_end (after the relocations)
 int sl_gc(uint32_t d, uint32_t b);
 void sl_gc_end(void);
+// the log page (PPN) of a live fragment of `lpn` with LPGN lg and rop 4 `data` {len/4, off/4, pofs/4}:
+// the backend's LPGN -> PPN table (rop 5), else the firmware's list SL (a page of lpn's list with the
+// same byte, off and len whose spare says log page lg; one NREAD each). ATS_UNMAPPED: neither names it
+// (the device reads it MEDIA_ERROR). The checkpoint's (ckpt.c) and GC's (sl_dump) one lookup
+uint32_t sl_log_page(uint32_t lpn, uint32_t lg, uint32_t data);
 #endif

@@ -621,7 +621,7 @@ int ats_slog_apply(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, uint32_t pb,
             }
             continue;
         }
-        ats_frag_t f = {r->commit_seq, dppn, (uint16_t)doff, m.off, m.len, 0};
+        ats_frag_t f = {r->commit_seq, dppn, 0, (uint16_t)doff, m.off, m.len, 0};
         if ((st = ats_slog_append(t, m.lpn, &f))) return st;
     }
     return ATS_OK;
@@ -687,7 +687,7 @@ int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lp
     for (uint32_t e = 0; e < t->n; e++)
         for (uint32_t k = 0; k < t->nf[e]; k++) {
             const uint32_t ppn = t->f[e * t->frags + k].ppn;
-            if (sl_page_index(pp, n, ppn) >= 0) continue;
+            if (ppn == ATS_UNMAPPED || sl_page_index(pp, n, ppn) >= 0) continue;   // unknown: no page
             if (n >= cap) return ATS_E_FULL;
             uint32_t l;
             const int st = lpgn_of(lctx, ppn, &l);
@@ -713,8 +713,11 @@ int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lp
     for (uint32_t e = 0; st == ATS_OK && e < t->n; e++)
         for (uint32_t k = 0; st == ATS_OK && k < t->nf[e]; k++) {
             const ats_frag_t *f = &t->f[e * t->frags + k];
-            const int i = sl_page_index(pp, n, f->ppn);
-            st = load(sctx, 2u, t->lpn[e], f->ppn, lg[i],
+            // an unknown page's fragment: INSERTed with its LPGN, which no loaded page has (LPGNs are
+            // unique, and every page the device writes later has one at or above next_lpgn): it
+            // reads MEDIA_ERROR, as on the device before the power cycle
+            const int i = f->ppn == ATS_UNMAPPED ? -1 : sl_page_index(pp, n, f->ppn);
+            st = load(sctx, 2u, t->lpn[e], i < 0 ? 0u : f->ppn, i < 0 ? f->lpgn : lg[i],
                       (uint64_t)f->len | (uint64_t)f->off << 12 | (uint64_t)f->doff << 32);
         }
     if (st != ATS_OK) return st;
@@ -726,6 +729,11 @@ uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t) {
     uint32_t w = 2u;
     for (uint32_t e = 0; e < t->n; e++) w += 3u + 5u * t->nf[e];
     return w;
+}
+
+uint32_t ats_sl_ext_back(uint32_t low, uint32_t ref, uint32_t w) {
+    const uint32_t mask = w >= 32u ? 0xFFFFFFFFu : (1u << w) - 1u;
+    return ref - 1u - ((ref - 1u - low) & mask);
 }
 
 int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t slog_lpgn, uint32_t *out,
@@ -741,9 +749,14 @@ int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
         out[k++] = l2p[t->lpn[e]];
         out[k++] = t->nf[e];
         for (uint32_t i = 0; i < t->nf[e]; i++) {
+            uint32_t lg16 = 0;
+            if (f[i].ppn == ATS_UNMAPPED) {   // an unknown page: its LPGN's low 16 bits, extended back
+                lg16 = f[i].lpgn & 0xFFFFu;
+                if (ats_sl_ext_back(lg16, slog_lpgn, 16u) != f[i].lpgn) return ATS_E_RANGE;
+            }
             out[k++] = f[i].ppn;
             out[k++] = (uint32_t)f[i].off | (uint32_t)f[i].len << 16;
-            out[k++] = f[i].doff;
+            out[k++] = f[i].doff | lg16 << 16;
         }
         for (uint32_t i = 0; i < t->nf[e]; i++) {
             out[k++] = (uint32_t)f[i].seq;
@@ -766,8 +779,9 @@ int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uin
         if (!nf || lpn >= nlba || ats_slog_lookup(t, lpn) >= 0 || (n - k) / 5u < nf) return ATS_E_FORMAT;
         for (uint32_t i = 0; i < nf; i++) {
             const uint32_t *x = &w[k + 3u * i], *q = &w[k + 3u * nf + 2u * i];
-            if (x[2] >> 16) return ATS_E_FORMAT;
-            ats_frag_t f = {(uint64_t)q[0] | (uint64_t)q[1] << 32, x[0], (uint16_t)x[2], (uint16_t)x[1],
+            if ((x[2] >> 16) && x[0] != ATS_UNMAPPED) return ATS_E_FORMAT;
+            const uint32_t lg = x[0] == ATS_UNMAPPED ? ats_sl_ext_back(x[2] >> 16, *slog_lpgn, 16u) : 0u;
+            ats_frag_t f = {(uint64_t)q[0] | (uint64_t)q[1] << 32, x[0], lg, (uint16_t)x[2], (uint16_t)x[1],
                             (uint16_t)(x[1] >> 16), 0};
             const int st = ats_slog_append(t, lpn, &f);
             if (st) return st;

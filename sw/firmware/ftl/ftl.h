@@ -188,9 +188,16 @@ int ats_slog_find(uint32_t page_bytes, ats_lpage_fn pg, void *ctx, const uint32_
 // `frags` fragments in commit order. Entries are unordered (a cleared one takes the last one's place).
 typedef struct {
     uint64_t seq;              // its record's commit point
-    uint32_t ppn;              // the log page holding its bytes
+    uint32_t ppn;              // the log page holding its bytes; ATS_UNMAPPED: not known (section 10.4's
+                               // unknown-page fragment: reads MEDIA_ERROR on the device)
+    uint32_t lpgn;             // with ppn ATS_UNMAPPED: its log page's LPGN (the SLOAD INSERT's); else 0
     uint16_t doff, off, len, pad;
 } ats_frag_t;
+
+// the 32-bit LPGN with low `w` bits `low` just below ref (the next LPGN): in [ref - 2^w, ref - 1];
+// exact for a page at most 2^w LPGNs older than ref (the backend's rop 4 gives PPN_W bits; section
+// 10.4's unknown-page fragment keeps 16)
+uint32_t ats_sl_ext_back(uint32_t low, uint32_t ref, uint32_t w);
 typedef struct {
     uint32_t cap, frags, n;
     uint32_t *lpn;             // [cap]
@@ -235,19 +242,24 @@ int ats_slog_complete(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlb
 // check): of live pages whose LPGNs are equal mod ppns (one entry) only the newest is loaded (rop 1);
 // the others' fragments are still loaded (rop 2) and read MEDIA_ERROR. Returns the count of pages not
 // loaded so (>= 0), or the error. scratch [2 x cap]: cap >= the distinct pages of F (else ATS_E_FULL
-// before any load). *npages: pages loaded
+// before any load). *npages: pages loaded. A fragment with ppn ATS_UNMAPPED (section 10.4's unknown
+// page) names no page: INSERTed with its lpgn, it reads MEDIA_ERROR
 typedef int (*ats_lpgn_fn)(void *ctx, uint32_t ppn, uint32_t *lpgn);
 typedef int (*ats_sload_fn)(void *ctx, uint32_t rop, uint32_t lpn, uint32_t ppn, uint32_t epoch, uint64_t seq);
 int ats_slog_hw_load(const ats_slog_tab_t *t, uint32_t next_lpgn, ats_lpgn_fn lpgn_of, void *lctx,
                      ats_sload_fn load, void *sctx, uint32_t ppns, uint32_t *scratch, uint32_t cap,
                      uint32_t *npages);
 // checkpoint version 3's S-Log section (section 10.4): slog_lpgn, nsl, then per entry lpn, base_ppn
-// (= l2p[lpn]), nf, nf x {ppn, off | len << 16, doff}, nf x {seq lo, seq hi}
+// (= l2p[lpn]), nf, nf x {ppn, off | len << 16, doff | lg16 << 16}, nf x {seq lo, seq hi}; a fragment
+// whose log page is not known: ppn 0xFFFFFFFF and lg16 = its LPGN's low 16 bits (else lg16 = 0); the
+// reader extends lg16 to the newest LPGN below slog_lpgn (ats_sl_ext_back(lg16, slog_lpgn, 16)).
+// The writer returns ATS_E_RANGE for an unknown-page fragment not within 2^16 LPGNs below slog_lpgn
 uint32_t ats_slog_ckpt_words(const ats_slog_tab_t *t);
 int ats_slog_ckpt_put(const ats_slog_tab_t *t, const uint32_t *l2p, uint32_t nlba, uint32_t slog_lpgn,
                       uint32_t *out, uint32_t cap);                   // words written, or ATS_E_FULL
 // reads the section at w[0..n) into an empty t (step 1: l2p[lpn] := base_ppn, F[lpn] := its list):
-// words used, or ATS_E_FORMAT (short, nf 0, an LPN twice or >= nlba, nonzero reserved bits), ATS_E_FULL
+// words used, or ATS_E_FORMAT (short, nf 0, an LPN twice or >= nlba, bits 31:16 of the data-offset
+// word nonzero with a PPN other than 0xFFFFFFFF), ATS_E_FULL
 int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uint32_t *w, uint32_t n,
                       uint32_t *slog_lpgn);
 // section 10.5 step 2 (the durable prefix): ats_replay's rules (same arguments and results; ats_replay

@@ -230,8 +230,6 @@ int ats_sl_pick(const ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint
     return best;
 }
 
-static uint32_t sl_mask(uint32_t w) { return w >= 32u ? 0xFFFFFFFFu : (1u << w) - 1u; }
-uint32_t ats_sl_ext_back(uint32_t low, uint32_t ref, uint32_t w) { return ref - 1u - ((ref - 1u - low) & sl_mask(w)); }
 
 int ats_sl_step(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip) {
     if (!ats_sl_want(s)) return -1;

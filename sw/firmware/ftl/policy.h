@@ -142,9 +142,7 @@ int ats_sl_want(ats_sl_t *s);
 // the lowest i); -1: none
 int ats_sl_pick(const ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip);
 // the backend answers a fragment's LPGN (rop 4) in its low w bits (FW_RSP_PPN is PPN_W bits wide):
-// the 32-bit LPGN with those low bits just below ref (the whole counter, rop 6 with epoch 1): exact
-// for a page at most 2^w LPGNs older than the counter
-uint32_t ats_sl_ext_back(uint32_t low, uint32_t ref, uint32_t w);
+// ats_sl_ext_back (ftl.h) with ref = the whole counter (rop 6 with epoch 1) gives the 32-bit LPGN
 // one merge step: ats_sl_want, then ats_sl_pick; wanted with nothing to pick sets stall (no dump
 // until a counter moves). -1: no merge now
 int ats_sl_step(ats_sl_t *s, const ats_sl_ent_t *e, uint32_t n, const uint8_t *skip);

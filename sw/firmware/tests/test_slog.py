@@ -69,8 +69,8 @@ class Mpu(ctypes.Structure):
 
 
 class FragC(ctypes.Structure):
-    _fields_ = [("seq", c_uint64), ("ppn", c_uint32), ("doff", c_uint16), ("off", c_uint16), ("len", c_uint16),
-                ("pad", c_uint16)]
+    _fields_ = [("seq", c_uint64), ("ppn", c_uint32), ("lpgn", c_uint32), ("doff", c_uint16), ("off", c_uint16),
+                ("len", c_uint16), ("pad", c_uint16)]
 
 
 class Tab(ctypes.Structure):
@@ -376,7 +376,7 @@ def test_fragment_lists_and_read(lib, seed):
             data[p] = rng.randbytes(pb)
             f = FragLoc(p, doff, off, n, seq)
             full = len(st.F.get(lpn, [])) >= frags or (len(st.F) >= 16 and lpn not in st.F)
-            rc = lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(FragC(seq, p, doff, off, n, 0)))
+            rc = lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(FragC(seq, p, 0, doff, off, n, 0)))
             assert rc == (ATS_E_FULL if full else ATS_OK)
             if not full:
                 st.F.setdefault(lpn, []).append(f)
@@ -653,7 +653,7 @@ def test_ckpt_v3_pages(lib, seed):
         t = tab_new(nlba, frags)
         for k, fr in F.items():
             for f in fr:
-                assert lib.ats_slog_append(ctypes.byref(t), k, ctypes.byref(FragC(f.seq, f.ppn, f.doff, f.off, f.len, 0))) == 0
+                assert lib.ats_slog_append(ctypes.byref(t), k, ctypes.byref(FragC(f.seq, f.ppn, 0, f.doff, f.off, f.len, 0))) == 0
         cl2p = (c_uint32 * nlba)(*[l2p.get(i, UNMAPPED) for i in range(nlba)])
         words = (c_uint32 * cap)()
         nw = lib.ats_slog_ckpt_put(ctypes.byref(t), cl2p, nlba, lpgn, words, cap)
@@ -838,7 +838,7 @@ def c_recover(lib, geo, paths, cp, nlba: int, ntx: int, use_flags: bool):
     for lpn, (base, fr) in cp.slog.items():
         l2p0[lpn] = base
         for f in fr:
-            assert lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(FragC(f.seq, f.ppn, f.doff, f.off, f.len, 0))) == 0
+            assert lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(FragC(f.seq, f.ppn, 0, f.doff, f.off, f.len, 0))) == 0
     rp = new_replay(l2p0, nlba, ntx, np_)
     s = SlReplay(ctypes.pointer(t), cfn, None, P.fn, None, geo.page_bytes, 0, 0, 0)
     assert lib.ats_slog_replay(ctypes.byref(rp), ctypes.byref(s), arr, np_, cp.seq_base) == ATS_OK
@@ -912,7 +912,7 @@ def test_slog_replay_is_replay_without_slog(lib, seed):
         b = new_replay(l2p0, nlba, ntx, n)
         t = tab_new(8, 4)
         lpn0 = rng.randrange(nlba)
-        lib.ats_slog_append(ctypes.byref(t), lpn0, ctypes.byref(FragC(1, 2, 16, 0, 4, 0)))
+        lib.ats_slog_append(ctypes.byref(t), lpn0, ctypes.byref(FragC(1, 2, 0, 16, 0, 4, 0)))
         none = COMMIT_FN(lambda ctx, seq: None)
         s = SlReplay(ctypes.pointer(t), none, None, PTR_FN(lambda c, x: None), None, 256, 0, 0, 0)
         assert lib.ats_slog_replay(ctypes.byref(b), ctypes.byref(s), arr, n, seq_base) == 0
@@ -965,7 +965,7 @@ def test_slog_hw_load(lib, seed):
             if rng.random() < 0.15:
                 lib.ats_slog_clear(ctypes.byref(t), lpn)
                 continue
-            f = FragC(rng.randrange(1 << 40), rng.choice(pool), 16 + 4 * rng.randrange(100), 4 * rng.randrange(100),
+            f = FragC(rng.randrange(1 << 40), rng.choice(pool), 0, 16 + 4 * rng.randrange(100), 4 * rng.randrange(100),
                       4 * rng.randrange(1, 100), 0)
             lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(f))
         F = [(t.lpn[e], tab_dict(t)[t.lpn[e]]) for e in range(t.n)]          # table order
@@ -1016,3 +1016,183 @@ def test_slog_hw_load(lib, seed):
             n_shadow += st
         assert len(set(asked)) == len(asked), where                          # each page asked once
     assert n_shadow, f"seed {seed}: no table-entry clash met"
+
+
+# ---- section 10.4's unknown-page fragment (a live fragment whose log page neither the backend's table
+# nor the firmware's list names): PPN 0xFFFFFFFF, the LPGN's low 16 bits in the data-offset word's
+# bits 31:16, extended to the newest LPGN below slog_lpgn. Plain-Python writer / reader from the text
+ATS_E_RANGE = -1
+
+
+def ref_ext_back(low: int, ref: int, w: int) -> int:
+    """The newest LPGN below ref with low w bits `low` (section 10.4 / rtl/backend/README.md)."""
+    return next(y & M32 for y in range(ref - 1, ref - 1 - (1 << w), -1) if (y & ((1 << w) - 1)) == low)
+
+
+M32 = 0xFFFFFFFF
+
+
+def ref_section_put(slog_lpgn: int, entries: list[tuple[int, int, list[dict]]]) -> list[int] | None:
+    """entries: (lpn, base, frags); a frag {ppn, off, len, doff, seq, lpgn}. None: the writer refuses
+    (an unknown page not within 2^16 LPGNs below slog_lpgn)."""
+    out = [slog_lpgn, len(entries)]
+    for lpn, base, fs in entries:
+        out += [lpn, base, len(fs)]
+        for f in fs:
+            lg16 = 0
+            if f["ppn"] == UNMAPPED:
+                if not 1 <= (slog_lpgn - f["lpgn"]) % (1 << 32) <= 1 << 16:
+                    return None
+                lg16 = f["lpgn"] & 0xFFFF
+            out += [f["ppn"], f["off"] | f["len"] << 16, f["doff"] | lg16 << 16]
+        for f in fs:
+            out += [f["seq"] & M32, f["seq"] >> 32]
+    return out
+
+
+def rand_unknown_entries(rng, slog_lpgn, nlba, frags):
+    ents = []
+    for lpn in rng.sample(range(nlba), rng.randint(1, min(nlba, 10))):
+        fs = []
+        for _ in range(rng.randint(1, frags)):
+            unk = rng.random() < 0.4
+            # the two ends of the window: exactly 2^16 old and the newest
+            age = rng.choice([1, 1 << 16, rng.randint(1, 1 << 16)])
+            fs.append({"ppn": UNMAPPED if unk else rng.randrange(1 << 20), "off": 4 * rng.randrange(1000),
+                       "len": 4 * rng.randint(1, 1000), "doff": 16 + 4 * rng.randrange(1000),
+                       "seq": rng.randrange(1 << 64), "lpgn": (slog_lpgn - age) % (1 << 32) if unk else 0})
+        ents.append((lpn, rng.randrange(1 << 20), fs))
+    return ents
+
+
+def frag_of(f: dict) -> FragC:
+    return FragC(f["seq"], f["ppn"], f["lpgn"], f["doff"], f["off"], f["len"], 0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ckpt_section_unknown_page(lib, seed):
+    """Writer and reader against the plain-Python text of section 10.4: the C writer's words equal the
+    reference's; the C reader gives back every fragment with its LPGN (unknown pages) or 0; an unknown
+    page outside the 16-bit window is refused by the writer. Fails on the code before the rule (the
+    writer wrote no LPGN bits; the reader refused nonzero bits 31:16 as reserved)."""
+    lib.ats_sl_ext_back.restype = c_uint32
+    lib.ats_sl_ext_back.argtypes = [c_uint32, c_uint32, c_uint32]
+    rng = random.Random(9100 + seed)
+    nlba, frags = 64, 4
+    for rnd in range(60):
+        slog_lpgn = rng.choice([0, 1, 1 << 16, (1 << 16) + 1, M32, rng.getrandbits(32)])
+        ents = rand_unknown_entries(rng, slog_lpgn, nlba, frags)
+        if rng.random() < 0.2:                      # an unknown page too old, or not below slog_lpgn
+            f = rng.choice(rng.choice(ents)[2])
+            f["ppn"] = UNMAPPED
+            f["lpgn"] = (slog_lpgn - rng.choice([0, (1 << 16) + 1, 1 << 20])) % (1 << 32)
+        want = ref_section_put(slog_lpgn, ents)
+        t = tab_new(nlba, frags)
+        l2p = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+        for lpn, base, fs in ents:
+            l2p[lpn] = base
+            for f in fs:
+                assert lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(frag_of(f))) == ATS_OK
+        nw = lib.ats_slog_ckpt_words(ctypes.byref(t))
+        buf = (c_uint32 * nw)()
+        st = lib.ats_slog_ckpt_put(ctypes.byref(t), l2p, nlba, slog_lpgn, buf, nw)
+        where = f"seed {seed} round {rnd}"
+        if want is None:
+            assert st == ATS_E_RANGE, where
+            continue
+        assert st == nw and list(buf) == want, where
+        # the reader: every field back, an unknown page's LPGN by the extension (exactly 2^16 old too)
+        t2 = tab_new(nlba, frags)
+        l2 = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+        out_lpgn = c_uint32()
+        assert lib.ats_slog_ckpt_get(ctypes.byref(t2), l2, nlba, buf, nw, ctypes.byref(out_lpgn)) == nw, where
+        assert out_lpgn.value == slog_lpgn
+        got = {}
+        for e in range(t2.n):
+            got[t2.lpn[e]] = [(g.seq, g.ppn, g.lpgn, g.doff, g.off, g.len)
+                              for g in (t2.f[e * t2.frags + i] for i in range(t2.nf[e]))]
+        exp = {lpn: [(f["seq"], f["ppn"], ref_ext_back(f["lpgn"] & 0xFFFF, slog_lpgn, 16) if f["ppn"] == UNMAPPED
+                      else 0, f["doff"], f["off"], f["len"]) for f in fs] for lpn, _, fs in ents}
+        assert got == exp, where
+        assert all(g[2] == f["lpgn"] for lpn, _, fs in ents for g, f in zip(got[lpn], fs)), where
+        assert l2p_dict(l2, nlba) == {lpn: base for lpn, base, _ in ents}
+
+
+def test_ckpt_section_unknown_page_rejects(lib):
+    """The reader's rules for bits 31:16 of the data-offset word: allowed (an LPGN's low bits) only
+    with PPN 0xFFFFFFFF; reserved 0 otherwise (the checkpoint does not parse)."""
+    nlba, frags = 8, 2
+
+    def get(words):
+        t = tab_new(nlba, frags)
+        l2p = (c_uint32 * nlba)(*([UNMAPPED] * nlba))
+        arr = (c_uint32 * len(words))(*words)
+        out = c_uint32()
+        st = lib.ats_slog_ckpt_get(ctypes.byref(t), l2p, nlba, arr, len(words), ctypes.byref(out))
+        return st, (t.f[0].ppn, t.f[0].lpgn) if st > 0 else None
+
+    slog_lpgn = 0x30005
+    unk = [slog_lpgn, 1, 3, 0x1234, 1, UNMAPPED, 4 | 8 << 16, 32 | 0x0006 << 16, 99, 0]
+    assert get(unk) == (len(unk), (UNMAPPED, 0x20006))         # 0x30006 is not below: 2^16 back
+    unk[7] = 32 | 0x0004 << 16
+    assert get(unk) == (len(unk), (UNMAPPED, 0x30004))
+    unk[7] = 32                                                  # low bits 0 are an LPGN too
+    assert get(unk) == (len(unk), (UNMAPPED, 0x30000))
+    known = list(unk)
+    known[5] = 0x4321
+    assert get(known) == (len(known), (0x4321, 0))
+    known[7] = 32 | 1 << 16                                      # reserved bits with a real PPN
+    assert get(known)[0] == ATS_E_FORMAT
+
+
+def test_slog_hw_load_unknown_page(lib):
+    """The SLOAD sequence with unknown-page fragments: no LPGN is asked for them, no page is loaded
+    for them (rop 1), each is INSERTed (rop 2) with its LPGN and PPN 0 in F's order."""
+    lib.ats_slog_hw_load.restype = c_int
+    lib.ats_slog_hw_load.argtypes = [POINTER(Tab), c_uint32, LPGN_FN, c_void_p, SLOAD_FN, c_void_p, c_uint32,
+                                     POINTER(c_uint32), c_uint32, POINTER(c_uint32)]
+    rng = random.Random(77)
+    for rnd in range(40):
+        t = tab_new(16, 4)
+        pool = rng.sample(range(1, 4000), rng.randrange(1, 8))
+        lpgn = dict(zip(pool, (1000 + x for x in rng.sample(range(300), len(pool)))))
+        exp_f = []
+        for _ in range(rng.randrange(1, 30)):
+            lpn = rng.randrange(16)
+            if rng.random() < 0.4:
+                f = FragC(5, UNMAPPED, rng.randrange(600, 1300), 16 + 4 * rng.randrange(50), 4 * rng.randrange(50),
+                          4 * rng.randint(1, 50), 0)
+            else:
+                f = FragC(5, rng.choice(pool), 0, 16 + 4 * rng.randrange(50), 4 * rng.randrange(50),
+                          4 * rng.randint(1, 50), 0)
+            lib.ats_slog_append(ctypes.byref(t), lpn, ctypes.byref(f))
+        nxt = 1400
+        F = []
+        for e in range(t.n):
+            F.append((t.lpn[e], [t.f[e * t.frags + i] for i in range(t.nf[e])]))
+        pages = sorted({f.ppn for _, fs in F for f in fs if f.ppn != UNMAPPED}, key=lambda p: lpgn[p])
+        want = [(0, 0, 0, nxt, 0)] + [(1, 0, p, lpgn[p], 0) for p in pages]
+        for lpn, fs in F:
+            for f in fs:
+                unk = f.ppn == UNMAPPED
+                want.append((2, lpn, 0 if unk else f.ppn, f.lpgn if unk else lpgn[f.ppn],
+                             f.len | f.off << 12 | f.doff << 32))
+        got, asked = [], []
+
+        @LPGN_FN
+        def lpgn_of(ctx, ppn, out):
+            asked.append(ppn)
+            if ppn not in lpgn:
+                return ATS_E_NAND
+            out[0] = lpgn[ppn]
+            return ATS_OK
+
+        @SLOAD_FN
+        def load(ctx, rop, lpn, ppn, epoch, seq):
+            got.append((rop, lpn, ppn, epoch, seq))
+            return ATS_OK
+
+        scratch = (c_uint32 * 64)()
+        npg = c_uint32()
+        st = lib.ats_slog_hw_load(ctypes.byref(t), nxt, lpgn_of, None, load, None, 256, scratch, 32, ctypes.byref(npg))
+        assert st == 0 and got == want and UNMAPPED not in asked and npg.value == len(pages), f"round {rnd}"

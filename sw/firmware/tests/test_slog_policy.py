@@ -612,3 +612,19 @@ def test_closed_loop(lib, seed):
     for _ in range(10):
         a_pass()
     assert merges == before, "merging went on below the thresholds"
+
+
+def test_lpgn_extension_enumerated(lib):
+    """ats_sl_ext_back, the one extension the firmware uses (ckpt.c, housekeeping.c, the checkpoint
+    section's unknown pages): for every counter near 0, near the 32-bit wrap and in between and every
+    low value of w = 4 bits, the answer is the only LPGN in [ref - 2^w, ref - 1] with those bits (the
+    counter is the NEXT LPGN: never ref itself; the page exactly 2^w older comes back). ckpt.c's former
+    inline formula (ref - ((ref - low) mod 2^w), range [ref - 2^w + 1, ref]) fails the first check."""
+    w = 4
+    for ref in list(range(0, 40)) + [(M32 - k) & M32 for k in range(40)] + [0x12345678 + k for k in range(40)]:
+        window = {(ref - a) & M32 for a in range(1, (1 << w) + 1)}
+        for low in range(1 << w):
+            got = lib.ats_sl_ext_back(low, ref, w)
+            assert got in window and got & ((1 << w) - 1) == low, (ref, low)
+        assert lib.ats_sl_ext_back((ref - (1 << w)) & ((1 << w) - 1), ref, w) == (ref - (1 << w)) & M32
+        assert lib.ats_sl_ext_back(ref & ((1 << w) - 1), ref, w) != ref
