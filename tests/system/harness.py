@@ -35,6 +35,18 @@ def build(cfg_name: str = "sim", trace: bool = False, nvme: bool = False):
     """The simulator (the NVMe build with `nvme`), the firmware and the configuration (built once;
     pytest-xdist workers wait on a file lock)."""
     import build as simbuild
+    if os.environ.get("ATS_SYS_FW") and not nvme:
+        # another firmware image runs (System): the simulator only, the tree's firmware is not built
+        # (it may be mid-edit; a scratch build of sw/firmware is what runs)
+        import fcntl
+        import json
+        lock = ROOT / "build" / "soc" / ".build.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock, "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            asrt = ("ATS_SIM_ASSERT",) if os.environ.get("ATS_SIM_ASSERT") == "1" else ()
+            exe = simbuild.build_sim(cfg_name, trace=trace, quiet=True, defines=asrt)
+        return exe, Path(os.environ["ATS_SYS_FW"]), json.loads((ROOT / "build" / "soc" / cfg_name / "config.json").read_text())
     return simbuild.build_locked(cfg_name, trace=trace, nvme=nvme)
 
 
@@ -74,6 +86,35 @@ def parse_fw_stats(text: str) -> dict:
                     pass
     return out
 
+
+
+def console_answer(sysm: "System", cmd: str, cycles: int = 6_000_000) -> str:
+    """The console's answer to `cmd`, complete once the prompt AFTER the answer came (System.console
+    stops at the first prompt, which may be the one the boot printed after the command was sent);
+    stops early if an armed power cut fired (the simulator then stops advancing)."""
+    mark = len(sysm.hp.uart)
+    sysm.hp.uart_in(cmd + "\n")
+    end = sysm.hp.cycle + cycles
+    key = cmd.split()[0] + ":"
+    while sysm.hp.cycle < end and not sysm.hp.cut:
+        text = sysm.hp.uart[mark:].decode(errors="replace")
+        i = text.find(key)
+        if i >= 0 and "> " in text[i:]:
+            break
+        sysm.hp.run(min(50_000, end - sysm.hp.cycle), U_LINE)
+    return sysm.hp.uart[mark:].decode(errors="replace")
+
+
+def slog_sim():
+    """tests/system/slog_sim.py (the S-Log reference writer), loaded once under one module name
+    (its dataclasses need the module in sys.modules)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ats_sys_slog_sim", Path(__file__).resolve().parent / "slog_sim.py")
+    mod = sys.modules.get(spec.name)
+    if mod is None:
+        mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    return mod
 
 class System:
     def __init__(self, workdir: Path, seed: int, faults: str = "", cfg_name: str = "sim", template: Path | None = None):

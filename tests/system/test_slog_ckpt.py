@@ -20,7 +20,6 @@ pages: their reads after the power cycle differ.
 `make test`: one seed (ATS_SLOG_CKPT_SEEDS sets more)."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import re
@@ -36,29 +35,6 @@ from atstb.recovery_oracle import recover  # noqa: E402
 
 CFG = "sim_slog"
 SEEDS = list(range(int(os.environ.get("ATS_SLOG_CKPT_SEEDS", "1"))))
-
-
-def slog_sim():
-    spec = importlib.util.spec_from_file_location("ats_sys_slog_sim", HERE / "slog_sim.py")
-    mod = sys.modules.get(spec.name)
-    if mod is None:
-        mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec)   # its dataclasses need it there
-        spec.loader.exec_module(mod)
-    return mod
-
-
-def console(sysm, cmd: str, cycles: int = 6_000_000) -> str:
-    """The console's answer, complete once the prompt after it came."""
-    mark = len(sysm.hp.uart)
-    sysm.hp.uart_in(cmd + "\n")
-    end = sysm.hp.cycle + cycles
-    while sysm.hp.cycle < end:
-        text = sysm.hp.uart[mark:].decode(errors="replace")
-        i = text.find(cmd.split()[0] + ":")
-        if i >= 0 and "> " in text[i:]:
-            break
-        sysm.hp.run(min(50_000, end - sysm.hp.cycle), harness.U_LINE)
-    return sysm.hp.uart[mark:].decode(errors="replace")
 
 
 def fw_frags(text: str) -> dict[int, list[tuple]]:
@@ -90,7 +66,7 @@ def read_all(sysm, model: dict[int, bytes], where: str) -> None:
 def boot_with_fragments(tmp_path, seed):
     """slog_sim's images cut where the oracle has the most LPNs with fragments, booted: (sysm, geo,
     the oracle's F, the model of every LPN, cut)."""
-    sim = slog_sim()
+    sim = harness.slog_sim()
     exe, fw, cfg = harness.build(CFG)
     geo = sim.GEO
     assert cfg.get("slog"), "the sim_slog configuration has the backend's S-Log"
@@ -117,7 +93,7 @@ def boot_with_fragments(tmp_path, seed):
     assert sysm.start(), "boot cut"
     boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
     assert "recovery: slog: loaded lpgn" in boot, f"no SLOAD at the boot:\n{boot[-2000:]}"
-    assert fw_frags(console(sysm, "slog")) == ofr, "the firmware's F after the recovery != the oracle's"
+    assert fw_frags(harness.console_answer(sysm, "slog")) == ofr, "the firmware's F after the recovery != the oracle's"
     read_all(sysm, model, "after the recovery")
     return sysm, geo, ofr, model, cut, rng
 
@@ -138,17 +114,17 @@ def test_slog_ckpt_from_hw_index(tmp_path, seed):
         sysm.dev.trim(lpn)
         model[lpn] = zero
     sysm.dev.flush()                                    # written back: the backend has RELEASEd their F
-    out = console(sysm, "ckpt")
+    out = harness.console_answer(sysm, "ckpt")
     assert re.search(r"ckpt: 0\b", out), f"ckpt: {out[-1000:]}"
     keep = {l: f for l, f in ofr.items() if l not in written + trimmed}
-    f_ck = fw_frags(console(sysm, "slog"))
+    f_ck = fw_frags(harness.console_answer(sysm, "slog"))
     read_all(sysm, model, "after the checkpoint")
     sysm.stop()
     # power cycle: the recovery starts from that checkpoint (its S-Log section) and replays nothing of F
     assert sysm.start(), "boot cut"
     boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
     assert "recovery: checkpoint" in boot, boot[-2000:]
-    f_pc = fw_frags(console(sysm, "slog"))
+    f_pc = fw_frags(harness.console_answer(sysm, "slog"))
     read_all(sysm, model, "after the power cycle")
     sysm.stop()
     assert f_ck == keep, f"the firmware's F after the checkpoint: {f_ck}, the hardware's {keep}"
@@ -181,7 +157,7 @@ def test_slog_tx_commit_releases(tmp_path, seed):
     assert c.cpl.status == 0, f"TX_COMMIT: {c.cpl.status:#x}"
     sysm.dev.flush()
     read_all(sysm, model, "after the commit")
-    out = console(sysm, "ckpt")
+    out = harness.console_answer(sysm, "ckpt")
     assert re.search(r"ckpt: 0\b", out), f"ckpt: {out[-1000:]}"
     sysm.stop()
     assert sysm.start(), "boot cut"

@@ -10,7 +10,14 @@ transaction's record cannot take them), some with a full page WRITE of another L
 transaction then commits its FRAG slots as full pages, §11.3), ended by TX_COMMIT (85 %) or TX_ABORT;
 plain WRITEs (some FUA), TRIMs, FLUSHes and READs of LBAs no transaction holds. One command at a time
 per transaction (its DIFFWRITEs of one LBA apply in order), the others concurrent. Then a power cut at a
-random cycle (60 %) or after every command completed, and the recovery.
+random cycle (60 %) or after every command completed, and the recovery. In 3 of 4 cycles (and in the
+last one while no checkpoint held fragments) a checkpoint (console `ckpt`) halfway or later through the
+workload, every command completed: the checkpoint's S-Log section comes from the backend's index
+(sw/firmware/ckpt.c `ckpt_slog_hw`, docs/persistence.md §10.4), i.e. from fragments the device logged
+itself; `ckpt: 0` is required, the cut falls after it (in the second phase or after it), and the
+recovery starts from that checkpoint, so a fragment committed before it and not replaced since must
+come back from its S-Log section (INV-DUR below: a checkpoint with an empty section, or without the
+fragments the firmware's own table does not know, fails it).
 
 Reference (plain Python): each LBA's version chain (tests/system/slog_chain.py, from docs/invariants.md
 "S-Log": a full version or zeros, then committed fragments in commit order). After every recovery every
@@ -23,17 +30,20 @@ LBA of the pool is read through the host port and must be
 then each LBA's chain collapses to what it shows. READs while running are checked against the chains too.
 INV-ORDER (barriers) is the campaign's (test_system.py): no barrier here.
 Coverage that fails the test when missing: S-Log records on the dies (the oracle's `slog_commits`),
-fragments recovered (the oracle's F not empty after a cut), a cut while a commit was in flight.
+fragments recovered (the oracle's F not empty after a cut), a recovery from a checkpoint whose S-Log
+section holds fragments (`ckpt_frags`: the oracle's checkpoint F after a cycle with a `ckpt`).
 
 DIFFWRITEs overlap earlier ones and a transaction's full page lands on LBAs with fragments (the backend
 empties F at each page a COMMIT maps). ATS_SLOG_DEV_OVERLAP=0 gives each LBA's DIFFWRITEs since its last
 plain WRITE / TRIM disjoint byte ranges (lanes) and a tx's full page only LBAs without fragments: the
 workload a backend without that RELEASE passes (stale fragments never show).
 
-`make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS)."""
+`make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS);
+ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +64,7 @@ OVERLAP = os.environ.get("ATS_SLOG_DEV_OVERLAP", "1") not in ("", "0")
 POOL = 24                 # LBAs the workload uses
 LANE = 60                 # bytes of a lane (4-60-byte DIFFWRITEs stay inside one)
 NTX = 4
+CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +90,7 @@ class Host:
         self.stats = dict(diffs=0, diff_small=0, diff_large=0, tx_commits=0, tx_aborts=0, plain=0, trims=0,
                           flushes=0, reads=0, cuts=0, cut_in_commit=0, oracle_slog_records=0, recovered_frags=0,
                           lbas_checked=0, atom_checked=0,
-                          commit_refused_trim=0)
+                          commit_refused_trim=0, ckpts=0, ckpt_frags=0)
 
     # ---- the device
     def submit(self, op, lba=0, data=None, txid=0, flags=0, aux=0, **user):
@@ -290,6 +301,19 @@ class Host:
             if self.rng.random() < 0.3:
                 self.poll(self.rng.randint(500, 20_000))
 
+    def checkpoint(self):
+        """Every command completed, then console `ckpt`: it must answer 0 (written)."""
+        for _ in range(400):
+            if self.s.hp.cut or not self.s.dev.inflight:
+                break
+            self.poll(50_000)
+        if self.s.dev.inflight:
+            self.s.hang("drain before the checkpoint")
+        out = harness.console_answer(self.s, "ckpt")
+        if not re.search(r"ckpt: 0\b", out):
+            self.violations.append(f"checkpoint {self.stats['ckpts'] + 1}: {out[-500:]!r}")
+        self.stats["ckpts"] += 1
+
     # ---- after a cut
     def verify(self, oracle, where):
         dev = self.s.dev
@@ -353,10 +377,16 @@ def test_slog_device_cuts(template, tmp_path, seed):
     frag_cuts = 0
     while st["cuts"] < CUTS:
         n = h.rng.randint(20, 40)
+        ck = h.rng.random() < CKPT_P or (CKPT_P > 0 and st["cuts"] == CUTS - 1 and not st["ckpt_frags"])
+        n1 = h.rng.randint(n // 2, n) if ck else 0      # a checkpoint after n1 steps; the cut after it
+        if ck:
+            h.workload(n1)
+            if not sysm.hp.cut:
+                h.checkpoint()
         c0 = sysm.hp.cycle
         if h.rng.random() < 0.6:
-            sysm.hp.arm_cut(harness.CUT_CYCLE, c0 + h.rng.randint(2000, 6000 * n))
-        h.workload(n)
+            sysm.hp.arm_cut(harness.CUT_CYCLE, c0 + h.rng.randint(2000, 6000 * (n - n1) + 2000))
+        h.workload(n - n1)
         if not sysm.hp.cut:
             for _ in range(400):
                 if sysm.hp.cut or not sysm.dev.inflight:
@@ -370,6 +400,8 @@ def test_slog_device_cuts(template, tmp_path, seed):
         oracle = sysm.oracle()
         st["oracle_slog_records"] += oracle.slog_commits + oracle.slog_after_gap
         nf = sum(len(f) for f in oracle.frags.values())
+        if ck:
+            st["ckpt_frags"] += sum(len(fr) for _, fr in oracle.checkpoint.slog.values())
         st["recovered_frags"] += nf
         frag_cuts += nf > 0
         assert sysm.start(), "a boot without an armed cut was cut"
@@ -381,6 +413,7 @@ def test_slog_device_cuts(template, tmp_path, seed):
     print(f"slog device seed {seed}: {st} fw {fw}")
     msgs = h.violations + sysm.errors
     assert not msgs, "\n".join(msgs[:10]) + f"\n(uart log: {sysm.uart_log})"
-    assert st["oracle_slog_records"] > 0, "no S-Log record on the dies: the device wrote none"
+    assert st["oracle_slog_records"] + st["ckpt_frags"] > 0, "no S-Log record on the dies (log or checkpoint): the device wrote none"
     assert frag_cuts > 0, "no cut left fragments to recover"
+    assert CKPT_P == 0 or st["ckpts"] > 0 and st["ckpt_frags"] > 0, "no recovery from a checkpoint with fragments"
     assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0

@@ -34,7 +34,6 @@ the S-Log step (the console's gc_merges; without that check, the reads after GC 
 log pages answer MEDIA_ERROR), no hysteresis (merging stops at 152 live pages, not below SLOG_LO)."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import re
@@ -55,33 +54,9 @@ LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 CUTS = int(os.environ.get("ATS_SLOG_MERGE_CUTS", "4" if LONG else "1"))
 
 
-def slog_sim():
-    spec = importlib.util.spec_from_file_location("ats_sys_slog_sim", HERE / "slog_sim.py")
-    mod = sys.modules.get(spec.name)
-    if mod is None:
-        mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    return mod
-
-
-def console(sysm, cmd: str, cycles: int = 6_000_000) -> str:
-    """The command's answer, complete once the prompt after it came."""
-    mark = len(sysm.hp.uart)
-    sysm.hp.uart_in(cmd + "\n")
-    end = sysm.hp.cycle + cycles
-    key = cmd.split()[0] + ":"
-    while sysm.hp.cycle < end and not sysm.hp.cut:
-        text = sysm.hp.uart[mark:].decode(errors="replace")
-        i = text.find(key)
-        if i >= 0 and "> " in text[i:]:
-            break
-        sysm.hp.run(min(50_000, end - sysm.hp.cycle), harness.U_LINE)
-    return sysm.hp.uart[mark:].decode(errors="replace")
-
-
 def fw_slog(sysm) -> tuple[dict, dict]:
     """The console's `slog`: the merge line's fields and the firmware's F (lpn -> its fragments' PPNs)."""
-    text = console(sysm, "slog")
+    text = harness.console_answer(sysm, "slog")
     m = re.search(r"slog: merge: next (\d+) used (\d+) live (\d+) \(at most (\d+)\) oldest (\d+) on (\d+) "
                   r"stall (\d+); dumps (\d+) merged (\d+) stale (\d+) nothing (\d+) unreadable (\d+) "
                   r"gc_merges (\d+) gc_kept (\d+) over (\d+)", text)
@@ -169,7 +144,7 @@ def wait_merged(sysm, where: str, limit: int = 60_000_000) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def image(tmp_path_factory):
-    sim = slog_sim()
+    sim = harness.slog_sim()
     exe, fw, cfg = harness.build(CFG)
     geo = sim.GEO
     assert (cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], cfg["page_bytes"]) == \
@@ -220,7 +195,7 @@ def test_slog_merge_and_gc(tmp_path, image):
                     logblk.setdefault((d, b), set()).add(lpn)
         cands = pinned if kind == "bases" else logblk
         for (d, b), lpns in sorted(cands.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            out = console(sysm, f"gc {d} {b}")
+            out = harness.console_answer(sysm, f"gc {d} {b}")
             if "not a used block" in out:
                 continue
             assert f"gc: {d}/{b}: 0" in out, out[-1500:]
@@ -281,7 +256,7 @@ def test_slog_merge_unreadable(tmp_path):
     looks only at the LPNs it may merge (young here: no MERGE of them, no further index read); GC of the block holding one of their bases merges
     the other LPNs there and keeps the block (status -7, gc_kept); every other LPN reads its bytes,
     the three MEDIA_ERROR (never other bytes)."""
-    sim = slog_sim()
+    sim = harness.slog_sim()
     exe, fw, cfg = harness.build(CFG)
     geo = sim.GEO
     rng = random.Random("slogmerge3")
@@ -334,7 +309,7 @@ def test_slog_merge_unreadable(tmp_path):
     # GC of the block holding LPN 0's base: its other pinned LPNs merged, the block kept
     d0, b0, _ = geo.unppn(dev.l2p[0])
     others = {lpn for lpn in (3, 4, 5) if geo.unppn(dev.l2p[lpn])[:2] == (d0, b0)}
-    out = console(sysm, f"gc {d0} {b0}")
+    out = harness.console_answer(sysm, f"gc {d0} {b0}")
     assert f"gc: {d0}/{b0}: -7" in out, out[-1500:]
     st3, F3 = fw_slog(sysm)
     assert st3["gc_kept"] == 1 and st3["gc_merges"] == len(others) and st3["unreadable"] == 3, st3
