@@ -556,3 +556,16 @@ def fill(sysm: "System", pages: int, lbas: list[int], flush_every: int = 256, ma
         sysm._complete(p)
     sysm.dev.done.clear()
     return parse_fw_stats(sysm.console("stats"))
+
+
+def fw_frags(text: str) -> tuple[int, dict[int, list[tuple]]]:
+    """The console's `slog` answer: the next LPGN and lpn -> [(log ppn, data offset, off, len, seq)]."""
+    m = re.search(r"slog: lpgn (\d+), (\d+) lpns", text)
+    assert m, text[-1000:]
+    out = {}
+    for line in text.splitlines():
+        mm = re.match(r"slog (\d+):((?: \d+/\d+/\d+/\d+/\d+)*)\s*$", line.strip())
+        if mm:
+            out[int(mm.group(1))] = [tuple(int(x) for x in f.split("/")) for f in mm.group(2).split()]
+    assert len(out) == int(m.group(2)), text[-1000:]
+    return int(m.group(1)), out

@@ -37,18 +37,6 @@ CFG = "sim_slog"
 SEEDS = list(range(int(os.environ.get("ATS_SLOG_CKPT_SEEDS", "1"))))
 
 
-def fw_frags(text: str) -> dict[int, list[tuple]]:
-    """The console's `slog` answer: lpn -> [(log ppn, byte, off, len, seq)]."""
-    m = re.search(r"slog: lpgn (\d+), (\d+) lpns", text)
-    assert m, text[-1000:]
-    out = {}
-    for line in text.splitlines():
-        mm = re.match(r"slog (\d+):((?: \d+/\d+/\d+/\d+/\d+)*)\s*$", line.strip())
-        if mm:
-            out[int(mm.group(1))] = [tuple(int(x) for x in f.split("/")) for f in mm.group(2).split()]
-    assert len(out) == int(m.group(2)), text[-1000:]
-    return out
-
 
 def oracle_frags(rec) -> dict[int, list[tuple]]:
     return {l: [(f.ppn, f.doff, f.off, f.len, f.seq) for f in fr] for l, fr in rec.frags.items() if fr}
@@ -93,7 +81,7 @@ def boot_with_fragments(tmp_path, seed):
     assert sysm.start(), "boot cut"
     boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
     assert "recovery: slog: loaded lpgn" in boot, f"no SLOAD at the boot:\n{boot[-2000:]}"
-    assert fw_frags(harness.console_answer(sysm, "slog")) == ofr, "the firmware's F after the recovery != the oracle's"
+    assert harness.fw_frags(harness.console_answer(sysm, "slog"))[1] == ofr, "the firmware's F after the recovery != the oracle's"
     read_all(sysm, model, "after the recovery")
     return sysm, geo, ofr, model, cut, rng
 
@@ -117,14 +105,14 @@ def test_slog_ckpt_from_hw_index(tmp_path, seed):
     out = harness.console_answer(sysm, "ckpt")
     assert re.search(r"ckpt: 0\b", out), f"ckpt: {out[-1000:]}"
     keep = {l: f for l, f in ofr.items() if l not in written + trimmed}
-    f_ck = fw_frags(harness.console_answer(sysm, "slog"))
+    f_ck = harness.fw_frags(harness.console_answer(sysm, "slog"))[1]
     read_all(sysm, model, "after the checkpoint")
     sysm.stop()
     # power cycle: the recovery starts from that checkpoint (its S-Log section) and replays nothing of F
     assert sysm.start(), "boot cut"
     boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
     assert "recovery: checkpoint" in boot, boot[-2000:]
-    f_pc = fw_frags(harness.console_answer(sysm, "slog"))
+    f_pc = harness.fw_frags(harness.console_answer(sysm, "slog"))[1]
     read_all(sysm, model, "after the power cycle")
     sysm.stop()
     assert f_ck == keep, f"the firmware's F after the checkpoint: {f_ck}, the hardware's {keep}"

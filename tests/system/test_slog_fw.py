@@ -42,18 +42,6 @@ SEEDS = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "6" if LONG else "1")
 CUTS = int(os.environ.get("ATS_SLOG_FW_CUTS", "4" if LONG else "2"))
 
 
-def fw_frags(text: str) -> tuple[int, dict[int, list[tuple]]]:
-    """The console's `slog` answer: next LPGN, lpn -> [(ppn, doff, off, len, seq)]."""
-    m = re.search(r"slog: lpgn (\d+), (\d+) lpns", text)
-    assert m, text[-1000:]
-    out = {}
-    for line in text.splitlines():
-        mm = re.match(r"slog (\d+):((?: \d+/\d+/\d+/\d+/\d+)*)\s*$", line.strip())
-        if mm:
-            out[int(mm.group(1))] = [tuple(int(x) for x in f.split("/")) for f in mm.group(2).split()]
-    assert len(out) == int(m.group(2)), text[-1000:]
-    return int(m.group(1)), out
-
 
 def oracle_frags(rec) -> dict[int, list[tuple]]:
     return {l: [(f.ppn, f.doff, f.off, f.len, f.seq) for f in fr] for l, fr in rec.frags.items() if fr}
@@ -74,7 +62,7 @@ def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
     assert sysm.start(), f"{where}: boot cut"
     boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace").split("atomssd firmware")[-1]
     assert "recovery: checkpoint" in boot, f"{where}: no recovery:\n{boot[-2000:]}"
-    lpgn, F = fw_frags(harness.console_answer(sysm, "slog"))
+    lpgn, F = harness.fw_frags(harness.console_answer(sysm, "slog"))
     errs = []
     if F != oracle_frags(rec):
         errs.append(f"{where}: F differs:\n fw     {F}\n oracle {oracle_frags(rec)}")
