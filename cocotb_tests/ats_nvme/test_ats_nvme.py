@@ -398,7 +398,9 @@ class TB:
                 c = await self.do(d.submit(q, sqe))
                 cmds.append((c, "err", 0, R.SC_INVALID_OPCODE))
             elif kind < 0.97:
-                c = await self.do(d.submit_read(q, self.num_lbas - 1 + r.randrange(1, 4), 1, ring=False))
+                # past the namespace (the core's BAD_LBA) or above the core's 48 LBA bits (the decoder's own check)
+                bad = self.num_lbas - 1 + r.randrange(1, 4) if r.random() < 0.5 else r.randrange(1, 1 << 16) << 48
+                c = await self.do(d.submit_read(q, bad, 1, ring=False))
                 cmds.append((c, "err", 0, R.SC_LBA_RANGE))
             else:
                 c = await self.do(d.submit_read(q, lba, 1, nsid=2, ring=False))
