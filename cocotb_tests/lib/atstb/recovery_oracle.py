@@ -9,8 +9,10 @@ factory bad). A page absent from the image is erased (all 0xFF).
 The oracle reads a page only when the algorithm needs it and counts the reads (INV-BOUND).
 
 The S-Log (persistence.md section 10: log pages with flag SLOG, MERGE pages, checkpoint version 3,
-records decided by completeness after the durable prefix's gap) is `atstb.slog_ref`'s format; no device
-of this version writes it, so on today's images the result is unchanged.
+records decided by completeness after the durable prefix's gap) is `atstb.slog_ref`'s format; on images
+without S-Log pages the result is section 6's. A version-3 checkpoint's "unknown page" (section 10.4: PPN
+0xFFFFFFFF, its LPGN's low 16 bits) stays in F[lpn] with its LPGN extended below `slog_lpgn`; `read_lpn`
+answers MEDIA_ERROR for that LPN (tests/system/test_oracle_unknown_page.py).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from atstb.nand_page_model import Meta, PageFormat, crc32c
-from atstb.slog_ref import F_SLOG, FragLoc, SlogState, find_records, log_page, read_merged
+from atstb.slog_ref import (F_SLOG, LG16, MEDIA_ERROR, UNKNOWN_PPN, FragLoc, ReadStatus, SlogState,  # noqa: F401
+                            find_records, lpgn_ext_back, log_page, read_merged)
 
 KIND_DATA, KIND_LOG, KIND_MAP, KIND_CKPT = 0, 1, 2, 3
 F_COMMIT, F_COMMIT_BLOCK, F_TRIM, F_ABORT, F_RELOC = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -175,7 +178,12 @@ def parse_checkpoint_v2(geo: Geometry, pages: list[bytes], seq: int) -> Checkpoi
                 lpn, base, nf = next(it), next(it), next(it)
                 fr = [(next(it), next(it), next(it)) for _ in range(nf)]
                 sq = [next(it) | next(it) << 32 for _ in range(nf)]
-                slog[lpn] = (base, [FragLoc(p, d & 0xFFFF, ol & 0xFFFF, ol >> 16, s) for (p, ol, d), s in zip(fr, sq)])
+                # an unknown page (section 10.4): PPN 0xFFFFFFFF, lg16 (bits 31:16 of the third word)
+                # extended to the newest LPGN below slog_lpgn; lg16 of any other PPN (0 from a correct
+                # writer) is not used (this reader is lenient)
+                slog[lpn] = (base, [FragLoc(p, d & 0xFFFF, ol & 0xFFFF, ol >> 16, s,
+                                            lpgn_ext_back(d >> 16, slog_lpgn) if p == UNKNOWN_PPN else None)
+                                    for (p, ol, d), s in zip(fr, sq)])
     except StopIteration:
         return None
     if scan_from > seq:
@@ -258,7 +266,13 @@ def checkpoint_pages_v2(geo: Geometry, plan: list[list[int]], mapping: dict[int,
             base, fr = slog[1][lpn]
             words += [lpn, base, len(fr)]
             for f in fr:
-                words += [f.ppn, f.off | f.len << 16, f.doff]
+                lg16 = 0
+                if f.ppn == UNKNOWN_PPN:             # section 10.4: only within 2^16 LPGNs below slog_lpgn
+                    if f.lpgn is None or not 1 <= (slog[0] - f.lpgn) & 0xFFFFFFFF <= LG16:
+                        raise ValueError(f"lpn {lpn}: unknown page LPGN {f.lpgn} not in [slog_lpgn - 2^16, "
+                                         f"slog_lpgn - 1] (slog_lpgn {slog[0]})")
+                    lg16 = f.lpgn & 0xFFFF
+                words += [f.ppn, f.off | f.len << 16, f.doff | lg16 << 16]
             for f in fr:
                 words += [f.seq & 0xFFFFFFFF, f.seq >> 32]
     per = geo.page_bytes // 4 - 4
@@ -497,9 +511,11 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_fla
     return rec
 
 
-def read_lpn(geo: Geometry, rec: Recovered, lpn: int) -> bytes | None:
+def read_lpn(geo: Geometry, rec: Recovered, lpn: int) -> bytes | ReadStatus | None:
     """Data of `lpn` in the recovered state (None = unmapped), from the images recovery read: the
-    mapped page with the LPN's S-Log fragments applied in order (section 10.5 "Reads after recovery")."""
+    mapped page with the LPN's S-Log fragments applied in order (section 10.5 "Reads after recovery");
+    MEDIA_ERROR (a ReadStatus, not data) when its fragments include a checkpoint's unknown page
+    (section 10.4: the device answers MEDIA_ERROR)."""
     def page(ppn: int) -> bytes:
         d, blk, pg = geo.unppn(ppn)
         raw = rec.dies[d].row(blk, pg)

@@ -25,6 +25,28 @@ MPU_BYTES = 16                  # one META-PU
 MAX_CF = 8
 MAX_RECLEN = 255
 NO_FIRST = 0xFFFF
+UNKNOWN_PPN = 0xFFFFFFFF        # §10.4: a checkpoint fragment whose log page the writer could not name
+LG16 = 1 << 16                  # an unknown page's LPGN is kept as its low 16 bits (`lg16`)
+
+
+class ReadStatus:
+    """A read's answer that is not data (`read_merged`, `recovery_oracle.read_lpn`): compares equal
+    only to itself. MEDIA_ERROR: an LPN with an unknown page's fragment (§10.4)."""
+
+    def __init__(self, name: str, status: int):
+        self.name, self.status = name, status
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+MEDIA_ERROR = ReadStatus("MEDIA_ERROR", 0x10)       # the contract's status (docs/architecture.md §2)
+
+
+def lpgn_ext_back(lg16: int, slog_lpgn: int) -> int:
+    """§10.4: an unknown page's LPGN from its low 16 bits, the newest value below the checkpoint's
+    `slog_lpgn` with those bits: slog_lpgn - 1 - ((slog_lpgn - 1 - lg16) mod 2^16), 32-bit."""
+    return (slog_lpgn - 1 - ((slog_lpgn - 1 - lg16) % LG16)) & 0xFFFFFFFF
 
 
 def _w(data: bytes, off: int) -> int:
@@ -199,12 +221,15 @@ def log_page(data: bytes, seq: int, ppn: int, epoch: int, page_bytes: int) -> Lo
 @dataclass
 class FragLoc:
     """A fragment of an LPN's list F: `len` bytes at `doff` of log page `ppn` replace bytes
-    `off` .. `off` + `len` - 1 of the page; `seq` is its record's commit point."""
+    `off` .. `off` + `len` - 1 of the page; `seq` is its record's commit point. `ppn` = UNKNOWN_PPN: a
+    checkpoint's unknown page (§10.4), `lpgn` its log page's LPGN (None for every other fragment); the
+    LPN then reads MEDIA_ERROR until a write or TRIM empties its F."""
     ppn: int
     doff: int
     off: int
     len: int
     seq: int
+    lpgn: int | None = None
 
 
 @dataclass
@@ -334,11 +359,14 @@ def frag_bytes(read_page, f: FragLoc) -> bytes:
     return read_page(f.ppn)[f.doff:f.doff + f.len]
 
 
-def read_merged(read_page, base_ppn: int | None, frags: list[FragLoc]) -> bytes | None:
-    """What an LPN reads: its base page with F applied (None: unmapped, F must be empty)."""
+def read_merged(read_page, base_ppn: int | None, frags: list[FragLoc]) -> bytes | ReadStatus | None:
+    """What an LPN reads: its base page with F applied (None: unmapped, F must be empty; MEDIA_ERROR:
+    F holds an unknown page's fragment, §10.4: never the base without its fragments)."""
     if base_ppn is None:
         assert not frags, "unmapped LPN with fragments"
         return None
+    if any(f.ppn == UNKNOWN_PPN for f in frags):
+        return MEDIA_ERROR
     return merge_page(read_page(base_ppn), [(f.off, frag_bytes(read_page, f)) for f in frags])
 
 
@@ -402,8 +430,8 @@ class SlogState:
 
     # reclaim (docs/architecture.md §11.6)
     def live_log_pages(self) -> set[int]:
-        """Log pages holding a fragment of some F: never erased."""
-        return {f.ppn for fs in self.F.values() for f in fs}
+        """Log pages holding a fragment of some F: never erased (an unknown page, §10.4, is none)."""
+        return {f.ppn for fs in self.F.values() for f in fs if f.ppn != UNKNOWN_PPN}
 
     def pinned(self) -> set[int]:
         """Bases of LPNs with fragments: never erased or relocated."""
