@@ -51,6 +51,7 @@ module ats_backend #(
     parameter int SLOG_WAYS       = 4,
     parameter int SLOG_FRAGS      = 4,
     parameter int SLOG_TXFRAGS    = 64,
+    parameter int SLOG_TXFULL     = 64,    // full pages a record names (t's list of full pages, README_slog "Integration"), >= 1
     parameter int SLOG_CACHE      = 8,     // log pages cached on chip for the read merge: 0 or a power of two (README_slog "Read merge")
     parameter int SLOG_PPNS       = 256    // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
     /* verilator lint_on UNUSEDPARAM */
@@ -1654,8 +1655,9 @@ module ats_backend #(
         logic [PWW-1:0]     pg_w_q;           // word index in the page
         logic               wl_q;             // the words' `last` was taken
         logic               ab_q;             // the record's entry ends as a plain (doomed) commit record
-        typedef enum logic [3:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
-                                  X_DIS, X_LG, X_WEND, X_UNR} rx_state_e;
+        typedef enum logic [4:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
+                                  X_DIS, X_LG, X_WEND, X_UNR,
+                                  X_FW, X_FA, X_FB, X_FC, X_FE} rx_state_e;   // (X_F*: the full pages)
         // a rejected record ends its fragments' reservations (architecture §11.3 "After the
         // record"): its descriptors' LPNs (the first SLOG_TXFRAGS) are kept and UNRESERVEd (t)
         localparam int RL_W = $clog2(SLOG_TXFRAGS + 1);
@@ -1664,6 +1666,32 @@ module ats_backend #(
         logic [RL_W-1:0]    rl_n_q, rl_i_q;
         logic               rj_q;             // the record was rejected
         rx_state_e          rx_st_q;
+        // ---- t's list of full pages (README_slog "Integration"): per txid t (1..SLOG_TX) the
+        //      {lpn, PPN of the first program (the one its TX_WRITE names)} of each data page of t,
+        //      appended at the page's first issue (first issues are in acceptance order), at most
+        //      SLOG_TXFULL (one more sets t's overflow bit); emptied at the first issue of t's
+        //      commit / abort (a commit or abort record, a COMMIT-marked page, an S-Log record's last
+        //      page or its entry written as a doomed commit). Block RAM (registered read), written a
+        //      cycle after the issue (ft_a_q: the issue grant is the backend's critical path).
+        localparam int FT_W = (SLOG_TX > 1) ? $clog2(SLOG_TX) : 1;
+        localparam int FI_W = (SLOG_TXFULL > 1) ? $clog2(SLOG_TXFULL) : 1;
+        localparam int FN_W = $clog2(SLOG_TXFULL + 2);    // (the overflow's SLOG_TXFULL + 1 too)
+        logic [32+PPN_W-1:0] ft_mem [(1 << FT_W) * (1 << FI_W)];
+        logic [32+PPN_W-1:0] ft_rd_q;                     // the read port, registered
+        logic [FT_W+FI_W-1:0] ft_ra;
+        logic [FN_W-1:0]    ft_n_q [SLOG_TX];             // (index t - 1)
+        logic [SLOG_TX-1:0] ft_ov_q;
+        logic               ft_a_q, ft_e_q;               // an append / emptying, registered from the issue
+        logic [5:0]         ft_t_q;
+        logic [31:0]        ft_lpn_q;
+        logic [PPN_W-1:0]   ft_ppn_q;
+        logic [FN_W-1:0]    fi_q, fj_q, fn_q;             // the feed: candidate, compared entry, list length
+        logic               fcv_q, fov_q;                 // a compare's data is in ft_rd_q; t overflowed
+        logic               ft_tok;
+        // per tx: a program of a data page of t failed (its page was programmed again, elsewhere)
+        // since t's last commit / abort completed; a record of t is then not flagged (persistence
+        // §10.2: its m1 may name the failed copy)
+        logic [63:0]        rf_q;
         // who sent the index command in flight (section "index commands" below; declared before the
         // unit's instance, whose s_cf_valid reads it: Yosys needs a declaration before its use)
         typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW, W_MAP} ixw_e;
@@ -1687,7 +1715,7 @@ module ats_backend #(
         end
         ats_backend_slog #(
             .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
-            .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(1), .PPN_W(PPN_W)
+            .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL), .PPN_W(PPN_W)
         ) u_slog (
             .clk, .rst,
             .s_ix_valid(ix_v_q), .s_ix_ready(ix_ready), .s_ix_op(ix_op_q), .s_ix_txid(ix_txid_q),
@@ -1695,21 +1723,24 @@ module ats_backend #(
             .s_ix_lpgn(fw_epoch_q), .s_ix_pofs(fw_seq_q[43:32]), .s_ix_off(fw_seq_q[23:12]), .s_ix_len(fw_seq_q[11:0]),
             .m_ix_valid(ixa_valid), .m_ix_ready(1'b1), .m_ix_sts(ixa_sts), .m_ix_cnt(ixa_cnt),
             .m_ix_lpgn(ixa_lpgn), .m_ix_pofs(ixa_pofs), .m_ix_off(ixa_off), .m_ix_len(ixa_len), .m_ix_last(ixa_last),
-            .s_rd_valid(rd_v), .s_rd_ready(rd_ready_u), .s_rd_txid({2'b00, rx_t_q}), .s_rd_full(1'b0),
+            // (X_FE: a full page of t's list, {d_lpn_q, d_base_q}; the fragments' fields ignored)
+            .s_rd_valid(rd_v), .s_rd_ready(rd_ready_u), .s_rd_txid({2'b00, rx_t_q}), .s_rd_full(rx_st_q == X_FE),
             .s_rd_lpn(d_lpn_q), .s_rd_ppn(d_base_q),
             // a fragment out of the unit's 12-bit fields, or on an unmapped LPN (no base: persistence
             // §10.2), goes in with len 0: BAD_FIELD, the record rejected (the commit answered TX_FULL)
             .s_rd_off(d_off_q[11:0]),
             .s_rd_len((d_map_q && d_off_q[15:12] == 4'd0 && d_len_q[15:12] == 4'd0) ? d_len_q[11:0] : 12'd0),
-            .s_rd_last(d_last_q),
+            .s_rd_last(d_last_q && rx_st_q == X_RD),
             .m_rs_valid(rs_valid), .m_rs_ready(rs_ready), .m_rs_sts(rs_sts), .m_rs_txid(rs_txid),
             .m_rs_lpgn(rs_lpgn), .m_rs_reclen(rs_reclen),
             .s_rw_valid(rw_valid), .s_rw_ready(rw_ready), .s_rw_data(s_wbd_data),
             .m_lp_valid(lp_valid), .m_lp_ready(lp_ready), .m_lp_data(lp_data), .m_lp_last(lp_last),
             .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end),
             // completeness flag: a record applied at its in-order completion was programmed whole
-            // (architecture §11.5: its log pages; it names no full page yet)
-            .s_cf_valid(ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK),
+            // (architecture §11.5: its log pages, and its full pages, whose seqs are lower), unless a
+            // data page of t was programmed again after a failure (rf_q: m1 may name the failed copy)
+            .s_cf_valid(ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK &&
+                        !rf_q[cm_txid_q]),
             .s_cf_txid({2'b00, cm_txid_q}), .s_cf_reclen(rx_reclen_q), .s_cf_lpgn(rx_lpgn_q),
             .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn((rx_st_q == X_LG) ? rx_lpgn_q : fw_epoch_q),
             .lpgn(slog_lpgn), .used(sl_used)
@@ -1927,7 +1958,7 @@ module ats_backend #(
         assign sl_rq_want  = sl_rq_free && (rx_st_q == X_LK || rid_lk_q == 2'd1);
         assign sl_rq_rl    = rx_st_q != X_LK;
         assign sl_rq_lpn   = sl_rq_rl ? rid_lpn_q : d_lpn_q;
-        assign rd_v        = rx_st_q == X_RD;
+        assign rd_v        = rx_st_q == X_RD || rx_st_q == X_FE;
         assign rs_ready    = rx_st_q == X_STS;
         assign fwd         = (rx_st_q == X_VERD || rx_st_q == X_PAGES || rx_st_q == X_DIS) && !wl_q;
         assign rw_valid    = fwd && s_wbd_valid;
@@ -1996,8 +2027,40 @@ module ats_backend #(
                 if (w_take && s_wbd_last) wl_q <= 1'b1;
                 unique case (rx_st_q)
                     X_IDLE: if (acc_fire && sl_rec_st) begin
-                        rx_st_q <= X_W0; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_e_q <= acc_e;
+                        rx_st_q <= X_FW; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_e_q <= acc_e;
                         wl_q <= 1'b0; ab_q <= 1'b0; rj_q <= 1'b0; rl_n_q <= '0; rl_i_q <= '0;
+                    end
+                    // the full pages first: once every earlier request has been issued (so t's list
+                    // holds every earlier page of t: appended at first issue, a cycle late), one
+                    // `full` descriptor per LPN of the list, its newest entry only (entry i is sent
+                    // when no later entry j > i has its LPN: one compare a cycle, O(n^2) cycles); t
+                    // overflowed: SLOG_TXFULL + 1 descriptors (the unit rejects the record TX_FULL)
+                    X_FW: if (iss_ptr_q + 1'b1 == acc_ptr_q && !ft_a_q && !ft_e_q) begin
+                        fi_q <= '0; fov_q <= ft_tok && ft_ov_q[FT_W'(rx_t_q - 6'd1)];
+                        fn_q <= !ft_tok ? '0 : ft_ov_q[FT_W'(rx_t_q - 6'd1)] ? FN_W'(SLOG_TXFULL + 1)
+                                                                           : ft_n_q[FT_W'(rx_t_q - 6'd1)];
+                        rx_st_q <= (ft_tok && (ft_ov_q[FT_W'(rx_t_q - 6'd1)] || ft_n_q[FT_W'(rx_t_q - 6'd1)] != '0))
+                                   ? X_FA : X_W0;
+                    end
+                    X_FA: rx_st_q <= X_FB;                 // (ft_ra = fi_q: read)
+                    X_FB: begin
+                        d_lpn_q <= ft_rd_q[32+PPN_W-1:PPN_W]; d_base_q <= ft_rd_q[PPN_W-1:0];
+                        fj_q <= fi_q + 1'b1; fcv_q <= 1'b0;
+                        rx_st_q <= fov_q ? X_FE : X_FC;
+                    end
+                    X_FC: begin                            // (ft_ra = fj_q: read; ft_rd_q = entry fj_q - 1)
+                        if (fcv_q && ft_rd_q[32+PPN_W-1:PPN_W] == d_lpn_q) begin
+                            fi_q <= fi_q + 1'b1;           // a newer entry of the LPN: not sent
+                            rx_st_q <= (fi_q + 1'b1 == fn_q) ? X_W0 : X_FA;
+                        end else if (fj_q == fn_q) begin
+                            rx_st_q <= X_FE;
+                        end else begin
+                            fj_q <= fj_q + 1'b1; fcv_q <= 1'b1;
+                        end
+                    end
+                    X_FE: if (rd_ready_u) begin
+                        fi_q <= fi_q + 1'b1;
+                        rx_st_q <= (fi_q + 1'b1 == fn_q) ? X_W0 : X_FA;
                     end
                     X_W0: if (s_wbd_valid) begin
                         d_lpn_q <= s_wbd_data;
@@ -2056,6 +2119,56 @@ module ats_backend #(
                 endcase
             end
         end
+
+        // ---- t's list of full pages (declared with the receiver): appends and emptyings, registered
+        //      from the issue grant (one in-order first issue at most a cycle, so one event a cycle);
+        //      the feed's read port (X_FA: entry fi_q, X_FC: entry fj_q)
+        logic               ft_wok;
+        logic [FT_W-1:0]    ft_wi, ft_ri;
+        assign ft_tok = rx_t_q != 6'd0 && 32'(rx_t_q) <= SLOG_TX;
+        assign ft_wok = ft_t_q != 6'd0 && 32'(ft_t_q) <= SLOG_TX;
+        assign ft_wi  = FT_W'(ft_t_q - 6'd1);
+        assign ft_ri  = FT_W'(rx_t_q - 6'd1);
+        assign ft_ra  = {ft_ri, FI_W'((rx_st_q == X_FC) ? fj_q : fi_q)};
+        always_ff @(posedge clk) begin
+            if (ft_a_q && ft_wok && 32'(ft_n_q[ft_wi]) < SLOG_TXFULL)
+                ft_mem[{ft_wi, FI_W'(ft_n_q[ft_wi])}] <= {ft_lpn_q, ft_ppn_q};
+            ft_rd_q <= ft_mem[ft_ra];
+        end
+        always_ff @(posedge clk) begin
+            ft_a_q   <= !rst && i_prog && !iss_retry && iss_txpg && iss_rec_q == RC_NONE;
+            ft_e_q   <= !rst && i_prog && !iss_retry && iss_rec_q != RC_NONE;
+            ft_t_q   <= iss_txid_q;
+            ft_lpn_q <= e_lpn[iss_e];
+            ft_ppn_q <= pack_ppn(3'(32'(rr_q) / WAYS), 2'(32'(rr_q) % WAYS), op_blk[rr_q], 8'(op_pg[rr_q]));
+            if (rst) begin
+                for (int t = 0; t < SLOG_TX; t++) ft_n_q[t] <= '0;
+                ft_ov_q <= '0;
+                rf_q <= '0;
+            end else begin
+                if (ft_a_q && ft_wok) begin
+                    if (32'(ft_n_q[ft_wi]) < SLOG_TXFULL) ft_n_q[ft_wi] <= ft_n_q[ft_wi] + 1'b1;
+                    else                                  ft_ov_q[ft_wi] <= 1'b1;
+                end
+                if (ft_e_q && ft_wok) begin
+                    ft_n_q[ft_wi] <= '0; ft_ov_q[ft_wi] <= 1'b0;
+                end
+                // (t's pages of the next incarnation are issued only after t's commit / abort has
+                // completed, txr_q: a failure of one never precedes the clear)
+                if (c_ack && cm_rec_q != RC_NONE) rf_q[cm_txid_q] <= 1'b0;
+                if (nc_fail && e_txid[nc_e] != 6'd0 && e_rec[nc_e] == RC_NONE && !e_sl[nc_e])
+                    rf_q[e_txid[nc_e]] <= 1'b1;
+            end
+        end
+`ifndef SYNTHESIS
+        always_ff @(posedge clk) begin
+            if (!rst) begin
+                assert (!((ft_a_q || ft_e_q) && ft_t_q == rx_t_q &&
+                          (rx_st_q == X_FA || rx_st_q == X_FB || rx_st_q == X_FC || rx_st_q == X_FE)))
+                    else $error("ats_backend: tx %0d's list of full pages changed while a record reads it (%m)", rx_t_q);
+            end
+        end
+`endif
 
         // ---- read merge (architecture §11.5, README_slog "Read merge"): every host read (not a
         //      read id) is LOOKed up in the index in s_rd order (before any later APPLY / RELEASE:
