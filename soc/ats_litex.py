@@ -168,9 +168,13 @@ for _mib in (256, 512, 1024, 2048, 4096):
     CONFIGS[f"b5_{_mib}"] = AtsConfig(name=f"b5_{_mib}", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                                       pages_per_block=128, blocks=_mib * 256 // (8 * 128), num_lbas=16384,
                                       win=8, rd_slots=16, remap_preset="large", array_time_div=1, ptxq=8)
-# B4 (a) (bench/difftx --config b5_256_slog): b5_256 with the S-Log, 4 FRAG slots (the firmware sets
-# SLOG_THR = 512 at boot): a transaction's DIFFWRITE below 512 bytes becomes an S-Log fragment
-CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=4)
+# B4 (a) (bench/difftx --config b5_256_slog, simulation only): b5_256 with the S-Log and 16 FRAG slots,
+# the write buffer's maximum (a varmail transaction has about 6 partial pages, a TPC-C one about 13;
+# the firmware sets SLOG_THR = 512 at boot): a transaction's DIFFWRITE below 512 bytes becomes an
+# S-Log fragment. The core's checks hold: SLOG_TX = max(16, NUM_TX 32) >= NUM_TX; a record's
+# fragments <= SLOG_TXFRAGS 64; the FRAG pages 16 x 1,024 words = 16 Ki words, ats_wbuf_mem's
+# largest block-RAM depth (64 KiB: 32 DP16KD if it were synthesized)
+CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=16)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:
