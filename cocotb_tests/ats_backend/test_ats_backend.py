@@ -73,6 +73,7 @@ SLOG = os.environ.get("ATS_BACKEND_SLOG", "0") == "1"   # the SLOG = 1 build (it
 NCH, PB, PPB, BLOCKS, WIN = 4, (64 if SLOG else 16), 8, 32, 8
 PW = PB // 4
 SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS = 8, 2, 3, 6      # the SLOG build's index: 4 sets of 2 ways
+SL_TXFULL = int(os.environ.get("ATS_BACKEND_TXFULL", "4"))  # full pages a record names (t's list, README_slog "Integration")
 SL_CACHE = int(os.environ.get("ATS_BACKEND_SLCACHE", "2"))   # the read merge's cached log pages (0: none)
 SL_PPNS = 8                                 # its LPGN -> PPN table: the 8 newest log pages (= WIN)
 SL_TAG = 0xC0                               # the NAND tag of the merge's log page READ
@@ -213,7 +214,10 @@ class Nand:
             if cur is not None and cur[2] == "prog" and cyc >= cur[3]:
                 ppn = ppn_of(c, cur[0]["block"], cur[0]["page"])
                 # (a MERGE page fails more often: its re-programming is a case of slog_random)
-                if tb.frng.random() < (0.25 if cur[4]["flags"] == F_MERGE and tb.pfail else tb.pfail):
+                # (a page whose first data word is in force_fail fails once: slog_random's full pages)
+                forced = cur[4]["data"][0] in tb.force_fail
+                tb.force_fail.discard(cur[4]["data"][0])
+                if forced or tb.frng.random() < (0.25 if cur[4]["flags"] == F_MERGE and tb.pfail else tb.pfail):
                     # a program failure: the page is not on flash, the block goes bad
                     self.failed[ppn] = cur[4]
                     self.fails.append((c, cur[0]["block"]))
@@ -285,6 +289,9 @@ class TB:
         self.done: list = []                # (tag, status, ppn, cycle)
         self.tw_ans: dict[int, int] = {}    # seq -> cycle its TX_WRITE was answered
         self.iss: dict[int, int] = {}       # seq -> first PROGRAM issue cycle
+        self.first_ppn: dict[int, int] = {} # seq -> the PPN of its first PROGRAM (a full META-PU's m1)
+        self.force_fail: set = set()        # first data words of pages whose next program fails
+        self.full_iter = self.full_skip = 0 # slog_random's full-page rounds: run, skipped (no room)
         self.prog_ok: dict[int, int] = {}   # seq -> programmed cycle
         self.ent_seq: dict[int, int] = {}   # table entry (NAND tag) -> seq in it
         self.nand_last: dict[int, dict] = {}  # table entry -> its last PROGRAM request
@@ -325,6 +332,7 @@ class TB:
         first = s not in self.iss
         self.nand_last[ent] = r
         self.iss.setdefault(s, cyc)
+        self.first_ppn.setdefault(s, ppn_of(r["chan"], r["block"], r["page"]))
         if not self.slog_mode and self.reqs[s]["rec"] != RC_NONE and first:
             self.marks_out += 1
             self.marks_max = max(self.marks_max, self.marks_out)
@@ -815,7 +823,11 @@ async def slog_random(dut):
     """Plain pages and TRIMs, S-Log transactions on txids 1..8 (reservations, tx pages, S-Log
     commits of 1..SLOG_TXFRAGS fragments, UNRESERVEs), some records the backend must reject
     (unreserved LPN, more fragments than the room, an unmapped base), doomed ones (a refused
-    TX_WRITE of t), failed programs; random idle and backpressure; then every LPN's room probed."""
+    TX_WRITE of t), failed programs; random idle and backpressure; then every LPN's room probed.
+    Every record of a tx with tx pages names its full pages (README_slog "Integration": t's list,
+    newest per LPN, m1 = the first program's PPN), checked byte for byte against `SlogRef` and
+    persistence §10's encoder (`atstb.slog_ref.LogWriter`); a full-page phase adds duplicates,
+    exactly SLOG_TXFULL pages, SLOG_TXFULL + 1 (rejected TX_FULL) and re-programmed full pages."""
     tb = await setup(dut, True, 80, float(os.environ.get("ATS_BACKEND_REFUSE", "0.2")),
                      float(os.environ.get("ATS_BACKEND_PFAIL", "0.02")))
     tb.slog_mode = True
@@ -1048,6 +1060,38 @@ async def slog_random(dut):
         await commit(t)
         await host_read(a)
         await host_read(b if trng.random() < 0.5 else trng.choice(FR_LPNS))
+    # t's full pages (README_slog "Integration"): t reserves an LPN, writes k tx pages (1 ..
+    # SL_TXFULL, every fourth time SL_TXFULL + 1; LPNs from a pool of 1-4: duplicates) and commits
+    # with an S-Log record: it names the newest page of each LPN (m1 = its first program's PPN)
+    # before its fragments; more than SL_TXFULL pages: rejected TX_FULL, t aborted. Program failures
+    # more often (a full page programmed again: the record is not flagged), refusals less
+    pf, rf = tb.pfail, tb.refuse
+    tb.pfail, tb.refuse = (0.05 if pf else 0.0), min(rf, 0.03)
+    for k in range(int(os.environ.get("ATS_BACKEND_FULLSTEPS", "24"))):
+        t = trng.randint(1, NTX)
+        c = sorted(mapped)
+        if not c or rsv.get(t) or pages.get(t):
+            continue
+        b = trng.choice(c)
+        await reserve(t, b)
+        if not rsv.get(t):                  # no room (F or the set full): a plain write of b empties F
+            send(0, RC_NONE, b, 0)
+            await reserve(t, b)
+        if not rsv.get(t):
+            tb.full_skip += 1
+            continue
+        tb.full_iter += 1
+        pool = trng.sample(range(24), trng.randint(1, 4))
+        for j in range({3: SL_TXFULL + 1, 2: SL_TXFULL}.get(k % 4) or trng.randint(1, SL_TXFULL)):
+            sq = send(0, RC_NONE, trng.choice(pool), t)
+            pages[t] = pages.get(t, 0) + 1
+            if pf and j == 0 and k % 3 == 1:    # (its first program fails: m1 names the failed copy)
+                tb.force_fail.add(tb.reqs[sq]["data"][0])
+        if trng.random() < 0.3:
+            await ClockCycles(dut.clk, trng.randint(1, 300))
+        await commit(t)
+        await host_read(b)
+    tb.pfail, tb.refuse = pf, rf
     if TXREL:
         for lpn in FR_LPNS:                 # every fragment LPN read back once more
             await host_read(lpn)
@@ -1073,11 +1117,13 @@ async def slog_random(dut):
             f"host read tag {g}: {pg}"
     r = check_slog(tb, tl)
     r["host_reads"] = len(reads)
+    r["full_iter"], r["full_skip"] = tb.full_iter, tb.full_skip
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
+               r["full_recs"], r["full_dup"], r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1389,7 +1435,8 @@ def check_slog(tb, tl: list) -> dict:
     def base_ppn(q: int) -> int:
         assert q in by_seq, f"seq {q} (a fragment's base) never programmed"
         return by_seq[q][0]
-    ref = SlogRef(PB, NTX, SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS, 1)
+    ref = SlogRef(PB, NTX, SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS, SL_TXFULL)
+    failed_seqs = {p["seq"] for p in tb.nand.failed.values()}
     l2p: dict[int, int] = {}                # lpn -> seq of its page
     pend: dict[int, list] = {}
     err: dict[int, int] = {}
@@ -1401,7 +1448,8 @@ def check_slog(tb, tl: list) -> dict:
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
              unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
-             dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0)
+             dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0, full_recs=0, full_dup=0, full_refail=0,
+             full_ovf=0, full_max=0, full_at_max=0)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
     n.update(mg_ok=0, mg_stale=0, mg_empty=0, mg_err=0, mg_pfail=0, mg_rd=0)
@@ -1566,6 +1614,7 @@ def check_slog(tb, tl: list) -> dict:
         st, ppn = tb.done[i][1], tb.done[i][2]
         t = r["txid"]
         zero = [0] * PW
+        alt = None                          # (a rejected record of a t with a refusal: either status)
         if r["rec"] == RC_NONE and t == 0:  # a full-page write or TRIM empties F (RELEASE, n 255)
             assert ref.release(r["lpn"], 255)[0] == OK
             kf.pop(r["lpn"], None)
@@ -1589,7 +1638,19 @@ def check_slog(tb, tl: list) -> dict:
             taken = sum(1 for _, _, k in ent if k)
             res = None
             if r.get("slog"):
-                descs = [dict(txid=t, full=0, lpn=lpn, off=o,
+                # t's full pages (README_slog "Integration"): its data pages since its last commit, one
+                # per LPN, the newest (dropping every earlier page of the LPN, the order of the newest
+                # ones kept), m1 = the PPN of its first program; more than SL_TXFULL pages: the record
+                # is rejected TX_FULL (SL_TXFULL + 1 full descriptors)
+                newest = {lp: k for k, (lp, _, _) in enumerate(ent)}
+                if len(ent) > SL_TXFULL:
+                    fulls = [(lp, tb.first_ppn[q2]) for lp, q2, _ in ent]
+                    n["full_ovf"] += 1
+                else:
+                    fulls = [(lp, tb.first_ppn[q2]) for k, (lp, q2, _) in enumerate(ent) if newest[lp] == k]
+                    n["full_dup"] += len(fulls) < len(ent)
+                descs = [dict(txid=t, full=1, lpn=lp, ppn=pp, off=0, len=0) for lp, pp in fulls]
+                descs += [dict(txid=t, full=0, lpn=lpn, off=o,
                               ppn=base_ppn(l2p[lpn]) if lpn in l2p else 0,
                               len=ln if lpn in l2p else 0,    # an unmapped base: rejected (README "S-Log")
                               data=b"".join(w.to_bytes(4, "little") for w in d)) for lpn, o, ln, d in r["frs"]]
@@ -1600,8 +1661,12 @@ def check_slog(tb, tl: list) -> dict:
                 n["late_tw"] += any(op == R_TX_WRITE and tt == t and tb.acc_cyc[i] < c < tb.done[i][3]
                                     for op, tt, _, _, c in tb.eng.log)
                 if res["sts"] != OK:
-                    assert e is None, f"the test sends a record that must be rejected only without tx pages: {res['sts']:#x} {r['frs']} {ent} {e}"
-                    e = TX_FULL             # any rejection: the commit became an abort (architecture §2, §4)
+                    # any rejection: the commit became an abort (architecture §2, §4), TX_FULL unless t
+                    # has a refusal already; a refusal answered after the rejection keeps TX_FULL
+                    assert e is None or len(ent) > SL_TXFULL, \
+                        f"a record rejected only without tx pages or with too many: {res['sts']:#x} {r['frs']} {ent} {e}"
+                    alt = e
+                    e = TX_FULL
                     n["rejected"] += 1
                     n["unmapped_base"] += any(lpn not in l2p for lpn, _, _, _ in r["frs"])
                     for lpn, _, _, _ in r["frs"][:SL_TXFRAGS]:   # its reservations end (README "S-Log")
@@ -1620,9 +1685,27 @@ def check_slog(tb, tl: list) -> dict:
                     assert q2 not in tb.tw_ans or tb.iss[q] >= tb.tw_ans[q2], \
                         f"record of tx {t}: log page seq {q} issued at {tb.iss[q]}, before the TX_WRITE of " \
                         f"its page seq {q2} was answered at {tb.tw_ans[q2]}"
-                ref.push_cf(t, res["reclen"], res["lpgn"])   # applied: programmed whole (README "S-Log")
-                if len(exp_cf) < 8:
-                    exp_cf.append((t, res["reclen"], res["lpgn"]))
+                # applied: programmed whole (README "S-Log"), flagged unless a data page of t was
+                # programmed again after a failure (persistence §10.2: m1 may name the failed copy)
+                if any(q2 in failed_seqs for _, q2, _ in ent):
+                    n["full_refail"] += 1
+                else:
+                    ref.push_cf(t, res["reclen"], res["lpgn"])
+                    if len(exp_cf) < 8:
+                        exp_cf.append((t, res["reclen"], res["lpgn"]))
+                # the pages, byte for byte, from persistence §10's own encoder (atstb.slog_ref)
+                lw = slog_ref.LogWriter(PB, lpgn=res["lpgn"])
+                kk, frg = dict(kf), []
+                for dd in descs[len(fulls):]:
+                    kk[dd["lpn"]] = kk.get(dd["lpn"], 0) + 1
+                    frg.append(slog_ref.Frag(dd["lpn"], dd["ppn"], kk[dd["lpn"]], dd["off"], dd["data"]))
+                lw.add(t, fulls, frg, [slog_ref.CFlag(*c) for c in rec_cf])
+                enc = lw.pages()
+                assert [d for _, d in enc] == list(res["pages"]), \
+                    f"record of tx {t}: the unit reference's pages differ from slog_ref's encoder"
+                n["full_recs"] += len(fulls) > 0
+                n["full_at_max"] += len(ent) == SL_TXFULL     # (SL_TXFULL appends: not an overflow)
+                n["full_max"] = max(n["full_max"], len(fulls))
                 want, cnt = OK, taken + a_n
                 for lp, q2, k in ent:
                     if k:
@@ -1631,8 +1714,8 @@ def check_slog(tb, tl: list) -> dict:
                 pgs = [(0xFFFFFFFF, 0, 1, F_SLOG, list(struct.unpack(f"<{PW}I", pg))) for pg in res["pages"]]
                 for j in range(len(pgs)):
                     pgs[j] = pgs[j][:4] + (res["lpgn"] + j,) + pgs[j][4:]
-                fl = []
-                for (lpn, o, ln, d), dd in zip(r["frs"], descs):
+                fl = [(lp, pp, 0, 0, 0, None) for lp, pp in fulls]
+                for (lpn, o, ln, d), dd in zip(r["frs"], descs[len(fulls):]):
                     kf[lpn] = kf.get(lpn, 0) + 1    # VER: the fragment's ordinal on its base (no merge yet)
                     fl.append((lpn, dd["ppn"], o, ln, kf[lpn], d))
                     own.setdefault(lpn, []).append((o, dd["data"]))
@@ -1648,7 +1731,8 @@ def check_slog(tb, tl: list) -> dict:
                         commit_release(lp)
                 pgs = [(0xFFFFFFFF, t, 1, F_COMMIT, zero)]
             assert ppn == cnt, f"request {i} (seq {q}): completion count {ppn}, reference {cnt}"
-        assert st == want, f"request {i} (seq {q}) {r}: status {st:#x}, reference {want:#x}"
+        assert st == want or (alt is not None and st == alt), \
+            f"request {i} (seq {q}) {r}: status {st:#x}, reference {want:#x}"
         for pg in pgs:
             want_pages[q] = pg
             q += 1
@@ -1688,7 +1772,9 @@ def check_slog(tb, tl: list) -> dict:
         n["flags"] += len(got_cf)
         got = [(m.lpn, m.ppn, m.off, m.len, m.ver) for m in rr.metas]
         assert got == [f[:5] for f in frs], f"record of tx {t}: META-PUs {got}, reference {[f[:5] for f in frs]}"
-        for m, at, (_, _, _, ln, _, d) in zip(rr.metas, rr.frag_at, frs):
+        nf = sum(1 for f in frs if f[-1] is None)
+        assert all(not m.is_diff for m in rr.metas[:nf])
+        for m, at, (_, _, _, ln, _, d) in zip(rr.metas[nf:], rr.frag_at[nf:], frs[nf:]):
             assert m.is_diff and at is not None
             pg = next(x for x in lps.values() if x.ppn == at[0])
             assert pg.data[at[1]:at[1] + ln] == b"".join(w.to_bytes(4, "little") for w in d), \
@@ -1747,7 +1833,8 @@ def test_ats_backend_slog(seed, cache):
         test_module="test_ats_backend", test_dir=HERE, build_key=key,
         parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
                         RD_SLOTS=2, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
-                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_CACHE=cache, SLOG_PPNS=SL_PPNS),
+                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=SL_TXFULL, SLOG_CACHE=cache,
+                        SLOG_PPNS=SL_PPNS),
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
         seed=seed, results_name=f"{key}_seed{seed}",
         extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache)},
