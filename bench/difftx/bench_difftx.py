@@ -3,10 +3,13 @@
 NAND bytes per transaction and transactions per second of (a) the S-Log, (b) full-page shadowing and
 (c) host data journaling, in one run.
 
-(a) The S-Log (docs/architecture.md §11, docs/persistence.md §10): measured with `--config b5_256_slog`
-    (the device with 4 FRAG slots, SLOG_THR 512: `shadow_diffwrite`'s DIFFWRITEs are S-Log fragments,
-    its figures are the workload's `wa` / `traffic_vs_shadow` / `tps_vs_shadow`); on `b5_256` they are
-    null with the reason. Next to them, `slog_model` gives its NAND bytes as a
+(a) The S-Log (docs/architecture.md §11, docs/persistence.md §10): measured on `b5_256_slog`, the
+    default (the device with 16 FRAG slots, SLOG_THR 512: `shadow_diffwrite`'s DIFFWRITEs are S-Log
+    fragments and a device transaction with partial updates ends with a TX Commit, its record; its
+    figures are the workload's `wa` / `traffic_vs_shadow` / `tps_vs_shadow`); with `--config b5_256`
+    they are null with the reason. Next to them, `limit` gives the physical floor they are compared
+    against (every full update one page, each device transaction's differential bytes in whole
+    pages; tx/s at the NAND's program rate) and `slog_model` gives its NAND bytes as a
     **model, not measured** (bench/difftx/slog_model.py: the S-Log reference's record encoder on the
     same transactions; no timing), labelled so in the JSON and the table; `--model-only` prints it
     without the simulator.
@@ -25,7 +28,7 @@ NAND bytes per transaction and transactions per second of (a) the S-Log, (b) ful
     area, Flush; the commit block with FUA; then every page to its home LBA and a Flush (the
     checkpoint at once: no coalescing of home writes across transactions; distinct LPNs inside one).
 
-The device is bench-tx's: the `b5_256` configuration (4 channels x 2 ways, 4 KiB pages, 16 Ki LBAs,
+The device is bench-tx's: the `b5_256` configuration (with the S-Log: `b5_256_slog`) (4 channels x 2 ways, 4 KiB pages, 16 Ki LBAs,
 FEMU tR 40 / tPROG 200 us, 100 MHz, formatted offline with a plan of 32 blocks a die) in its NVMe
 build, driven through the NVMe front end's RTL by the transactional host API
 (sw/host/atomssd/txapi.py) and bench-tx's transport (completions at their MSI: exact cycles). One
@@ -46,8 +49,8 @@ paper's denominator); wa = NAND bytes / workload bytes. At the end a sample of t
 back and compared with the host's pages (every mode writes the same logical result).
 
 Output: build/bench/difftx.json (`workloads`: per workload `name`, `wa`, `traffic_vs_shadow`,
-`tps_vs_shadow` of the S-Log: null, not built; `modes`: the measured figures of each mode; the shape
-realised), a table on stdout.
+`tps_vs_shadow` of the S-Log (null on a device without FRAG slots); `limit`; `modes`: the measured
+figures of each mode; `slog_model`; the shape realised), a table on stdout.
 """
 from __future__ import annotations
 
@@ -72,16 +75,51 @@ from slog_model import shadow_nand, slog_nand  # noqa: E402
 
 TX_ENTRIES = 64                    # the b5_256 device's tx tables (IDENTIFY word 10), for --model-only
 
-# the device; --config b5_256_slog (the same with the S-Log: 4 FRAG slots, SLOG_THR = 512 set by the
-# firmware) measures (a): there `shadow_diffwrite`'s DIFFWRITEs below 512 bytes are S-Log fragments
-CONFIG = os.environ.get("ATS_DIFFTX_CONFIG", "b5_256")
+# the device: b5_256_slog (b5_256 with the S-Log: 16 FRAG slots, SLOG_THR = 512 set by the firmware)
+# measures (a), (b) and (c) in one run: there `shadow_diffwrite`'s DIFFWRITEs below 512 bytes are S-Log
+# fragments; --config b5_256 (no FRAG slots) measures today's DIFFWRITE (a read-modify-write) instead
+CONFIG = os.environ.get("ATS_DIFFTX_CONFIG", "b5_256_slog")
+LARGE_SCALE = 0.25                 # fileserver / webproxy pages per tx x this by default (1: Table 3's)
+SLOG_TXFULL = 64                   # full pages a record names (the core's default; more: no record)
+# the NAND's program-rate limit (bench/core's formula): FEMU tPROG, ONFI SDR byte time (T_WP + T_WH cycles)
+T_PROG_S = 200e-6
 MODES = ("shadow", "shadow_diffwrite", "journal")
 TXS = {"varmail": 24, "tpcc": 24, "fileserver": 1, "webproxy": 2}
 DESC_PER = 255                     # journal tags per descriptor block
 TARGETS = {"wa_max": 1.1, "traffic_vs_shadow_max": 0.5, "tps_vs_shadow_min": 1.25}   # issue 40 item 6
 SLOG_STATUS = "not measured on this configuration (its write buffer has no FRAG slots: --config b5_256_slog)"
-SLOG_MEASURED = ("measured: shadow_diffwrite on a device with the S-Log (FRAG_SLOTS 4, SLOG_THR 512): partial "
-                 "updates below 512 B as S-Log fragments, full updates as TX Writes")
+
+
+def slog_measured(frag_slots: int) -> str:
+    return (f"measured: shadow_diffwrite on a device with the S-Log (FRAG_SLOTS {frag_slots}, SLOG_THR 512): "
+            "partial updates below 512 B as S-Log fragments, full updates as TX Writes, an explicit TX Commit "
+            "(the record) for a device transaction with partial updates")
+
+
+def nand_limits(cfg: dict) -> dict:
+    """The device's NAND program-rate limit in pages a second (bench/core/bench_core.py's formula:
+    min(dies / (tPROG + t_xfer), channels / t_xfer), t_xfer = (page + spare) bytes x (T_WP + T_WH)
+    cycles)."""
+    byte_s = (1 if cfg.get("fast_nand_if") else 4) / cfg["sys_clk_hz"]
+    xfer = (cfg["page_bytes"] + cfg["spare_bytes"]) * byte_s
+    t_prog = T_PROG_S / cfg.get("array_time_div", 1)
+    dies, bus = cfg["ndie"] / (t_prog + xfer), cfg["num_chan"] / xfer
+    return {"formula": "min(dies / (tPROG + t_xfer), channels / t_xfer)", "t_xfer_us": xfer * 1e6,
+            "t_prog_us": t_prog * 1e6, "write_pages_per_s": min(dies, bus),
+            "bound": "dies" if dies <= bus else "channel bus"}
+
+
+def floor_point(wl, entries: int, page_bytes: int) -> dict:
+    """The least NAND a transactional device can program for these transactions: each full update one
+    page, each device transaction's differential bytes packed into whole pages (they must be durable
+    at its commit; no record header, META-PU or merge counted)."""
+    full = diff_pages = 0
+    for tx in wl:
+        for part in split_for_device(tx, entries):
+            full += sum(1 for u in part if u.full)
+            d = sum(u.length for u in part if not u.full)
+            diff_pages += -(-d // page_bytes)
+    return {"full_pages": full, "diff_pages": diff_pages, "pages": full + diff_pages}
 
 
 def tree() -> tuple[str, bool]:
@@ -95,8 +133,9 @@ def tree() -> tuple[str, bool]:
 class Runner:
     """One device: the pools, the host's page cache, the three modes."""
 
-    def __init__(self, hp, dev, drv, tr, shape, seed: int):
+    def __init__(self, hp, dev, drv, tr, shape, seed: int, slog: bool = False):
         self.hp, self.dev, self.drv, self.tr, self.shape = hp, dev, drv, tr, shape
+        self.slog = slog                                  # the device has FRAG slots
         self.rng = random.Random(seed)
         self.cache: dict[int, bytes] = {}
         nl = dev.info.num_lbas
@@ -153,6 +192,10 @@ class Runner:
         def part(p: list[Update]):
             t = self.dev.begin(explicit=False)
             cmds = []
+            # on a device with FRAG slots a part with partial updates ends with a TX Commit: its S-Log
+            # record is the commit (a COMMIT-flag WRITE would do the same per architecture §11.4; the
+            # explicit commit keeps the measurement independent of that path)
+            explicit = diff and (self.slog or not p[-1].full) and any(not u.full for u in p)
             for i, u in enumerate(p):
                 last = i == len(p) - 1
                 if diff and not u.full:
@@ -160,8 +203,8 @@ class Runner:
                     t.pages.add(u.lpn)
                     cmds.append(self.dev.run(self.drv.submit_diff_write(self.dev.qid, u.lpn, off, b, t.txid)))
                 else:
-                    cmds += t.submit_write(u.lpn, self.merged(u.lpn, new[u.lpn]), commit=last)
-            if diff and not p[-1].full:
+                    cmds += t.submit_write(u.lpn, self.merged(u.lpn, new[u.lpn]), commit=last and not explicit)
+            if explicit:
                 cmds.append(t.submit_commit())
             return t, cmds
         self.run_parts(split_for_device(tx, self.te), part)
@@ -191,7 +234,7 @@ def simulator(prebuilt: str | None) -> tuple[Path, Path, dict]:
     import build as simbuild
     if not prebuilt:
         return simbuild.build_locked(CONFIG, nvme=True)
-    d = Path(prebuilt)
+    d = Path(prebuilt).resolve()          # (the simulator runs in the workload's directory)
     return d / "ats_soc_sim", d / "firmware.init", json.loads((d / "config.json").read_text())
 
 
@@ -210,13 +253,13 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
     shape = SHAPES[name]
     exe, fw, cfg = simulator(prebuilt)
     hp = start_device(exe, fw, cfg, work.resolve() / name)
-    t0 = time.time()
+    t0, cpu0 = time.time(), os.times()
     try:
         boot(hp, max_cycles=1_000_000_000)
         tr, drv, dev = nvme_up(hp)
         assert dev.info.lba_bytes == PAGE_BYTES, dev.info
         assert shape.meta_pool + shape.data_pool <= dev.info.num_lbas // 2
-        r = Runner(hp, dev, drv, tr, shape, seed)
+        r = Runner(hp, dev, drv, tr, shape, seed, slog=bool(cfg.get("frag_slots")))
         wl = gen_workload(shape, txs, seed, scale, meta_base=0, data_base=shape.meta_pool)
         r.prefill(list(range(shape.meta_pool)))
         cyc = {m: 0 for m in MODES}
@@ -261,15 +304,20 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
     for m in MODES:
         modes[m]["traffic_vs_shadow"] = modes[m]["nand_bytes"] / modes["shadow"]["nand_bytes"]
         modes[m]["tps_vs_shadow"] = modes[m]["tps"] / modes["shadow"]["tps"]
-    model = model_point(wl, dev.info.tx_entries, txs)
-    model["traffic_vs_shadow_measured"] = model["nand_bytes"] / modes["shadow"]["nand_bytes"]
     slog_dev = bool(cfg.get("frag_slots"))
+    model = model_point(wl, dev.info.tx_entries, txs, cfg.get("frag_slots") or None)
+    model["traffic_vs_shadow_measured"] = model["nand_bytes"] / modes["shadow"]["nand_bytes"]
     sd = modes["shadow_diffwrite"]
+    parts = [len(split_for_device(tx, dev.info.tx_entries)) for tx in wl]
     return {
         "name": name, "wa": sd["wa"] if slog_dev else None,
         "traffic_vs_shadow": sd["traffic_vs_shadow"] if slog_dev else None,
         "tps_vs_shadow": sd["tps_vs_shadow"] if slog_dev else None,
-        "slog": SLOG_MEASURED if slog_dev else SLOG_STATUS,
+        "slog": slog_measured(cfg["frag_slots"]) if slog_dev else SLOG_STATUS,
+        "limit": limit_point(wl, dev.info.tx_entries, txs, cfg, modes),
+        "device_txs": {"per_tx": sum(parts) / txs, "max_pages": dev.info.tx_entries, "slog_txfull": SLOG_TXFULL,
+                       "note": "a transaction above the tx table's pages runs as ceil(pages / tx_entries) device "
+                               "transactions; none has more than SLOG_TXFULL full pages, so each may have a record"},
         "modes": modes, "slog_model": model, "txs": txs, "scale": scale,
         "shape": {"pages_per_tx_table3": shape.pages_mean, "pages_per_tx": n_pages / txs,
                   "partial_frac_assumed": shape.partial_frac, "partial_frac": n_part / n_pages,
@@ -279,29 +327,69 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
         "device_log": {k: log[k] for k in ("host_pages", "nand_programs", "wa_x1000", "checkpoints", "ckpt_pages",
                                            "gc_runs", "gc_relocs") if k in log},
         "sim_mhz": info.get("sim_mhz"), "wall_s": round(time.time() - t0, 1),
+        "cpu_s": round(sum(os.times()[:4]) - sum(cpu0[:4]), 1),     # this worker and its simulator
     }
 
 
-def model_point(wl, entries: int, txs: int) -> dict:
+def limit_point(wl, entries: int, txs: int, cfg: dict, modes: dict | None = None) -> dict:
+    """The physical limits (a) is compared against: the floor of NAND pages (`floor_point`) as WA and as
+    a share of shadowing's bytes, and tx/s at the NAND's program rate for that floor and for shadowing
+    (one program per updated page): their ratio bounds `tps_vs_shadow` while the NAND is the bound."""
+    lim = nand_limits(cfg)
+    fl = floor_point(wl, entries, PAGE_BYTES)
+    app = sum(u.app_bytes for tx in wl for u in tx)
+    shadow_pages = sum(len(tx) for tx in wl)
+    rate = lim["write_pages_per_s"]
+    out = {**lim, "floor_pages": fl["pages"], "floor_full_pages": fl["full_pages"], "floor_diff_pages": fl["diff_pages"],
+           "wa_floor": fl["pages"] * PAGE_BYTES / app, "traffic_vs_shadow_floor": fl["pages"] / shadow_pages,
+           "tps_floor_max": rate * txs / fl["pages"], "tps_shadow_max": rate * txs / shadow_pages,
+           "tps_vs_shadow_max": shadow_pages / fl["pages"],
+           "note": "floor: every full update one page program, each device transaction's differential bytes in "
+                   "whole pages (no record header, META-PU, merge or checkpoint); tx/s limits: the NAND's program "
+                   "rate over those pages (the bench runs one transaction at a time from an idle device, so its "
+                   "tx/s is latency-bound below them)"}
+    if modes:
+        out["traffic_vs_shadow_floor_measured"] = fl["pages"] * PAGE_BYTES / modes["shadow"]["nand_bytes"]
+    return out
+
+
+def model_point(wl, entries: int, txs: int, frag_slots: int | None = None) -> dict:
     """(a) as a model (not measured): the S-Log's NAND bytes for these transactions, and the same
     model's full-page shadowing, whose ratio is `traffic_vs_shadow_model`."""
-    m = slog_nand(wl, split_for_device, entries, PAGE_BYTES)
+    m = slog_nand(wl, split_for_device, entries, PAGE_BYTES, frag_slots=frag_slots, txfull=SLOG_TXFULL)
     m["nand_bytes_per_tx"] = m["nand_bytes"] / txs
     m["shadow_nand_bytes_model"] = shadow_nand(wl, PAGE_BYTES)
     m["traffic_vs_shadow_model"] = m["nand_bytes"] / m["shadow_nand_bytes_model"]
     return m
 
 
+def config_dict(name: str) -> dict:
+    """The configuration's parameters without a build (soc/ats_litex.py), for --model-only."""
+    sys.path.insert(0, str(ROOT / "soc"))
+    from dataclasses import asdict
+    from ats_litex import CONFIGS
+    c = CONFIGS[name]
+    return dict(asdict(c), ndie=c.ndie)
+
+
 def model_only(names, txs, scales, seed) -> None:
-    print(f"B4 (a) S-Log: model, not measured ({PAGE_BYTES} B pages, threshold {THRESHOLD} B, tx tables {TX_ENTRIES})")
+    cfg = config_dict(CONFIG)
+    fs = cfg.get("frag_slots") or None
+    lim = nand_limits(cfg)
+    print(f"B4 (a) S-Log: model, not measured ({PAGE_BYTES} B pages, threshold {THRESHOLD} B, tx tables {TX_ENTRIES}, "
+          f"FRAG slots {fs or 'unlimited'} ({CONFIG})); limit: the floor of NAND pages and tx/s at "
+          f"{lim['write_pages_per_s']:.0f} programs/s ({lim['bound']})")
     print(f"{'workload':>10} {'txs':>4} {'scale':>5} | {'WA':>5} {'KiB/tx':>8} {'log pg':>6} {'full pg':>7} "
-          f"{'merges':>6} {'fallb':>5} | {'traffic/shadow':>14}")
+          f"{'merges':>6} {'fallb':>5} | {'traffic/shadow':>14} {'tps/sh @NAND':>12} | {'floor WA':>8} "
+          f"{'traffic':>7} {'tps/sh':>6}")
     for n in names:
         wl = gen_workload(SHAPES[n], txs[n], seed, scales[n], meta_base=0, data_base=SHAPES[n].meta_pool)
-        m = model_point(wl, TX_ENTRIES, txs[n])
+        m = model_point(wl, TX_ENTRIES, txs[n], fs)
+        f = limit_point(wl, TX_ENTRIES, txs[n], cfg)
         print(f"{n:>10} {txs[n]:>4} {scales[n]:>5} | {m['wa']:>5.2f} {m['nand_bytes_per_tx'] / 1024:>8.1f} "
               f"{m['log_pages']:>6} {m['full_pages']:>7} {m['merges']:>6} {m['fragment_fallbacks']:>5} | "
-              f"{m['traffic_vs_shadow_model']:>14.2f}")
+              f"{m['traffic_vs_shadow_model']:>14.2f} {1 / m['traffic_vs_shadow_model']:>12.2f} | "
+              f"{f['wa_floor']:>8.2f} {f['traffic_vs_shadow_floor']:>7.2f} {f['tps_vs_shadow_max']:>6.2f}")
 
 
 def main() -> None:
@@ -310,14 +398,16 @@ def main() -> None:
     ap.add_argument("--workloads", default=",".join(SHAPES))
     ap.add_argument("--txs", default="", help="name=count,... (default " +
                     ",".join(f"{k}={v}" for k, v in TXS.items()) + ")")
-    ap.add_argument("--large-scale", type=float, default=1.0,
-                    help="pages per transaction x this for fileserver and webproxy (1: Table 3's sizes)")
+    ap.add_argument("--large-scale", type=float, default=LARGE_SCALE,
+                    help=f"pages per transaction x this for fileserver and webproxy (default {LARGE_SCALE}; "
+                         "1: Table 3's sizes)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "build/bench/difftx.json"))
     ap.add_argument("--prebuilt", help="run this copy of the simulator (a --snapshot directory)")
     ap.add_argument("--snapshot", help="build the simulator, copy it with its firmware and configuration here, exit")
-    ap.add_argument("--config", default=CONFIG, help="the device (b5_256; b5_256_slog: (a) measured)")
+    ap.add_argument("--config", default=CONFIG, help="the device (b5_256_slog: (a) measured; b5_256: today's "
+                                                      "DIFFWRITE, (a) null)")
     ap.add_argument("--model-only", action="store_true",
                     help="print (a)'s model figures (not measured) for the workloads, without the simulator")
     a = ap.parse_args()
@@ -340,8 +430,8 @@ def main() -> None:
         pts = list(ex.map(run_point, names, [txs[n] for n in names], [scales[n] for n in names],
                           [a.seed] * len(names), [work] * len(names), [a.prebuilt] * len(names)))
     slog_dev = bool(cfg0.get("frag_slots"))
-    print(f"B4 ({CONFIG}, {PAGE_BYTES} B pages, threshold {THRESHOLD} B; simulated time; S-Log: "
-          f"{SLOG_MEASURED if slog_dev else SLOG_STATUS})")
+    slog_txt = slog_measured(cfg0["frag_slots"]) if slog_dev else SLOG_STATUS
+    print(f"B4 ({CONFIG}, {PAGE_BYTES} B pages, threshold {THRESHOLD} B; simulated time; S-Log: {slog_txt})")
     print(f"{'workload':>10} {'txs':>4} {'pg/tx':>7} {'part':>5} | " +
           " | ".join(f"{m:^30}" for m in MODES))
     print(f"{'':>10} {'':>4} {'':>7} {'':>5} | " + " | ".join(f"{'WA':>6} {'KiB/tx':>9} {'tx/s':>8} {'tps/sh':>5}"
@@ -351,22 +441,36 @@ def main() -> None:
         print(f"{p['name']:>10} {p['txs']:>4} {s['pages_per_tx']:>7.1f} {s['partial_frac']:>5.2f} | " +
               " | ".join(f"{p['modes'][m]['wa']:>6.2f} {p['modes'][m]['nand_bytes_per_tx'] / 1024:>9.1f} "
                          f"{p['modes'][m]['tps']:>8.1f} {p['modes'][m]['tps_vs_shadow']:>5.2f}" for m in MODES))
-    print("(a) S-Log, model, not measured (bench/difftx/slog_model.py): WA, KiB/tx, NAND bytes / measured shadow's")
+    print("(a) S-Log, model, not measured (bench/difftx/slog_model.py): WA, KiB/tx, NAND bytes / measured shadow's"
+          " | limit: floor WA, floor bytes / measured shadow's, tx/s ratio at the NAND's program rate")
     for p in pts:
-        m = p["slog_model"]
+        m, f = p["slog_model"], p["limit"]
         print(f"{p['name']:>10} | {m['wa']:>6.2f} {m['nand_bytes_per_tx'] / 1024:>9.1f} "
-              f"{m['traffic_vs_shadow_measured']:>5.2f}")
+              f"{m['traffic_vs_shadow_measured']:>5.2f} | {f['wa_floor']:>6.2f} "
+              f"{f['traffic_vs_shadow_floor_measured']:>5.2f} {f['tps_vs_shadow_max']:>5.2f}")
+    print("(a) against the targets (WA <= 1.1 on varmail and TPC-C, bytes <= 0.5x shadowing, tx/s >= 1.25x):")
+    for p in pts:
+        if p["wa"] is not None:
+            print(f"{p['name']:>10} | WA {p['wa']:.2f}  bytes {p['traffic_vs_shadow']:.2f}x  tx/s "
+                  f"{p['tps_vs_shadow']:.2f}x  (cpu {p['cpu_s']:.0f} s)")
     print(f"wall {time.time() - t0:.0f} s")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    res = {"bench": "B4", "config": CONFIG, "commit": head, "tree_dirty": dirty, "seed": a.seed,
-           "threshold": THRESHOLD, "page_bytes": PAGE_BYTES, "slog": SLOG_MEASURED if slog_dev else SLOG_STATUS,
+    res = {"bench": "B4", "config": CONFIG, "frag_slots": cfg0.get("frag_slots", 0), "commit": head,
+           "tree_dirty": dirty, "seed": a.seed, "large_scale": a.large_scale,
+           "threshold": THRESHOLD, "page_bytes": PAGE_BYTES, "slog": slog_txt,
            "targets": TARGETS,
-           "modes": {"slog": "(a) the S-Log: " + (SLOG_MEASURED if slog_dev else SLOG_STATUS) +
-                             "; per workload `slog_model`: its NAND bytes "
+           "definitions": {"wa": "NAND bytes programmed / workload bytes (4 KiB per full update + the differential "
+                                 "bytes of each partial update)",
+                           "traffic_vs_shadow": "NAND bytes / those of full-page shadowing (mode shadow) in the same run",
+                           "tps_vs_shadow": "transactions per simulated second / those of mode shadow",
+                           "limit": "per workload: the floor of NAND pages and tx/s at the NAND's program rate "
+                                    "(limit_point)"},
+           "modes": {"slog": "(a) the S-Log: " + slog_txt + "; per workload `slog_model`: its NAND bytes "
                              "as a model, not measured",
                      "shadow": "(b) whole-page TX Writes, COMMIT on the last page (reference of the ratios)",
-                     "shadow_diffwrite": "(b) partial updates as today's DIFFWRITE (read-modify-write of the page)",
+                     "shadow_diffwrite": ("(a) on this device: partial updates as S-Log DIFFWRITEs (fragments)" if slog_dev
+                                          else "(b) partial updates as today's DIFFWRITE (read-modify-write of the page)"),
                      "journal": "(c) host data journaling: journal blocks + Flush, commit block FUA, home writes + Flush"},
            "workloads": pts}
     out.write_text(json.dumps(res, indent=1))

@@ -32,8 +32,12 @@ NOTE = ("model, not measured: the S-Log's NAND bytes from the reference encoder 
         "checkpoints, GC and timing not modelled; tps not modelled")
 
 
-def slog_nand(txs, split, entries: int, page_bytes: int) -> dict:
+def slog_nand(txs, split, entries: int, page_bytes: int, frag_slots: int | None = None,
+              txfull: int | None = None) -> dict:
     """txs: the workload (lists of Update: lpn, full, offset, length); split(tx, entries) -> parts.
+    frag_slots: the write buffer's FRAG slots (None: unlimited): a part's partial update of a new LPN
+    when they are all taken is a full page (§11.3 step 5, today's path). txfull: a part with more full
+    pages (conversions included) sends no record: every fragment of it a full page (the plain commit).
     Returns the model's counts and bytes."""
     st = SlogState()
     w = LogWriter(page_bytes)
@@ -45,12 +49,17 @@ def slog_nand(txs, split, entries: int, page_bytes: int) -> dict:
             for u in part:
                 app += u.app_bytes
                 n = k.get(u.lpn, len(st.F.get(u.lpn, [])))
-                if u.full or n >= SLOG_FRAGS:
+                if u.full or n >= SLOG_FRAGS or (frag_slots is not None and u.lpn not in k
+                                                   and len(k) >= frag_slots):
                     fallbacks += not u.full
                     fulls.append(u.lpn)
                 else:
                     frags.append(Frag(u.lpn, 0, n + 1, u.offset, bytes(u.length)))
                     k[u.lpn] = n + 1
+            if txfull is not None and frags and len(fulls) > txfull:
+                fallbacks += len(frags)                 # no record: the FRAG slots converted
+                fulls += [f.lpn for f in frags]
+                frags = []
             full_pages += len(fulls)
             for l in fulls:
                 st.map_full(l, 0)
