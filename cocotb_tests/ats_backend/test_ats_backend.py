@@ -46,6 +46,10 @@ Environment: ATS_SEED, ATS_BACKEND_SRC (another copy of ats_backend.sv: mutation
 ATS_BACKEND_TEST (one cocotb test), ATS_BACKEND_STEPS (tx_random's steps, 800), ATS_BACKEND_REFUSE,
 ATS_BACKEND_PFAIL (failure rates; with both at or above the defaults tx_random requires every
 failure path met: refusals, a doomed commit, a refused mark, failed programs, fixes, a superseded fix).
+The SLOG = 1 build: ATS_BACKEND_TXFULL (its SLOG_TXFULL, 4), ATS_BACKEND_FULLSTEPS (slog_random's
+full-page rounds, 24), ATS_BACKEND_BLOCKS (blocks a die, 32), ATS_BACKEND_DEBUG=1 (the table's and the
+S-Log receiver's state printed when a request does not complete); ATS_LONG=1 adds
+test_ats_backend_slog_txfull (SLOG_TXFULL 1 and 6, 80 full-page rounds).
 """
 from __future__ import annotations
 
@@ -70,7 +74,7 @@ sys.path.insert(0, str(HERE.parent / "ats_backend_slog"))
 from slog_unit_ref import SlogRef                        # noqa: E402  (the unit's reference, README_slog)
 from atstb import slog_ref                               # noqa: E402  (persistence §10's decoder)
 SLOG = os.environ.get("ATS_BACKEND_SLOG", "0") == "1"   # the SLOG = 1 build (its unit needs 64-byte pages)
-NCH, PB, PPB, BLOCKS, WIN = 4, (64 if SLOG else 16), 8, 32, 8
+NCH, PB, PPB, BLOCKS, WIN = 4, (64 if SLOG else 16), 8, int(os.environ.get("ATS_BACKEND_BLOCKS", "32")), 8
 PW = PB // 4
 SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS = 8, 2, 3, 6      # the SLOG build's index: 4 sets of 2 ways
 SL_TXFULL = int(os.environ.get("ATS_BACKEND_TXFULL", "4"))  # full pages a record names (t's list, README_slog "Integration")
@@ -425,6 +429,23 @@ class TB:
         while not self.completed(s):
             await RisingEdge(self.dut.clk)
             n += 1
+            if n >= limit and os.environ.get("ATS_BACKEND_DEBUG"):
+                d = self.dut
+                for nm in ("iss_ptr_q", "acc_ptr_q", "cpl_ptr_q", "c_st_q", "s_wb_ready", "s_wbd_ready", "s_wbd_valid",
+                           "m_nreq_valid", "blk_need", "no_free_block", "next_seq", "s_wb_valid"):
+                    try:
+                        print("DBG", nm, int(getattr(d, nm).value))
+                    except Exception as ex:
+                        print("DBG", nm, ex)
+                for nm in ("rx_st_q", "fi_q", "fj_q", "fn_q", "rx_t_q", "ix_who_q", "apl_s_q", "g_st_q"):
+                    try:
+                        print("DBG", nm, int(getattr(d.g_slog, nm).value))
+                    except Exception as ex:
+                        print("DBG", nm, ex)
+                print("DBG e_st", [int(d.e_st[i].value) for i in range(WIN)])
+                print("DBG e_txid", [int(d.e_txid[i].value) for i in range(WIN)], "e_rec", [int(d.e_rec[i].value) for i in range(WIN)])
+                print("DBG e_sl", [int(d.e_sl[i].value) for i in range(WIN)])
+                print("DBG req", self.reqs[s], "done", len(self.done), "reqs", len(self.reqs))
             assert n < limit, f"request seq {s} not completed after {limit} cycles"
 
     async def read_page(self, tag: int, what: str, limit: int = 50_000) -> list:
@@ -1123,7 +1144,7 @@ async def slog_random(dut):
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
-               r["full_recs"], r["full_dup"], r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
+               r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1838,4 +1859,28 @@ def test_ats_backend_slog(seed, cache):
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
         seed=seed, results_name=f"{key}_seed{seed}",
         extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache)},
+        public={})
+
+
+LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
+TXFULL_LONG = [(4, 1, 2), (5, 6, 2)]          # (seed, SLOG_TXFULL, SLOG_CACHE)
+
+
+@pytest.mark.skipif(not LONG, reason="ATS_LONG=1 only")
+@pytest.mark.parametrize("seed,txfull,cache", TXFULL_LONG, ids=[f"seed{s}_txfull{f}" for s, f, _ in TXFULL_LONG])
+def test_ats_backend_slog_txfull(seed, txfull, cache):
+    """slog_random with another SLOG_TXFULL (1: one full page a record, two pages overflow; 6) and a
+    longer full-page phase (80 rounds; 64 blocks a die: the firmware model hands out each block once)."""
+    src = os.environ.get("ATS_BACKEND_SRC")
+    key = f"slog_c{cache}_tf{txfull}" + ("_" + Path(src).parent.name if src else "")
+    run(toplevel="ats_backend",
+        sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
+        test_module="test_ats_backend", test_dir=HERE, build_key=key,
+        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=64, WIN=WIN,
+                        RD_SLOTS=2, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
+                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=txfull, SLOG_CACHE=cache,
+                        SLOG_PPNS=SL_PPNS),
+        testcase="slog_random", seed=seed, results_name=f"{key}_seed{seed}",
+        extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache),
+                   "ATS_BACKEND_TXFULL": str(txfull), "ATS_BACKEND_FULLSTEPS": "80", "ATS_BACKEND_BLOCKS": "64"},
         public={})
