@@ -30,7 +30,8 @@ module ats_ssd_core_tb #(
     // the S-Log (docs/architecture.md section 11): SLOG = 1 the backend's unit, FRAG_SLOTS > 0 the
     // write buffer's FRAG slots (S-Log records from DIFFWRITEs below slog_thr)
     parameter int SLOG            = 0,
-    parameter int FRAG_SLOTS      = 0
+    parameter int FRAG_SLOTS      = 0,
+    parameter int SLOG_TXFULL     = 64      // full pages of one S-Log record (write buffer and backend)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,
@@ -155,6 +156,7 @@ module ats_ssd_core_tb #(
         .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
         .REMAP_CNT_W(REMAP_CNT_W), .PTXQ(PTXQ), .SLOG(SLOG), .FRAG_SLOTS(FRAG_SLOTS),
+        .SLOG_TXFULL(SLOG_TXFULL),
         // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
         // strobes, 2 cycles a byte (the page transfers are most of a campaign's cycles)
         .T_WP(1), .T_WH(1), .T_RP(1), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),

@@ -1778,7 +1778,8 @@ def test_ats_ssd_core(name, mode, seed):
 # small and large DIFFWRITEs, WRITEs, READs, TRIM, FLUSH, concurrent writers and MERGEs against a
 # byte-exact reference, then a clean cut and the recovery oracle). make test: seed 1, 2 power cycles;
 # ATS_LONG=1: seeds 1-8, 4 power cycles each (ATS_SLOG_SEED: the short run's seed).
-SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4)
+# SLOG_TXFULL 4: a transaction with more full pages converts its FRAG slots (architecture §11.3)
+SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4, SLOG_TXFULL=4)
 SLOG_RUNS = [("bp", s) for s in (range(1, 9) if LONG else (int(os.environ.get("ATS_SLOG_SEED", "1")),))]
 SLOG_CYCLES = os.environ.get("ATS_SLOG_CYCLES", "4" if LONG else "2")
 

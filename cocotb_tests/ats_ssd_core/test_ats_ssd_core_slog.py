@@ -39,7 +39,8 @@ from cocotb.triggers import ClockCycles, Event, RisingEdge, with_timeout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_ats_ssd_core as core  # noqa: E402  (the TB; its cocotb test is not collected here)
 from atstb.nand_page_model import bytes_to_words  # noqa: E402
-from atstb.recovery_oracle import read_lpn, recover  # noqa: E402
+from atstb.recovery_oracle import KIND_LOG, _decode, read_lpn, recover  # noqa: E402
+from atstb.slog_ref import F_SLOG, find_records, log_page  # noqa: E402
 from atstb.streams import every_edge  # noqa: E402
 
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_TRIM = (
@@ -62,7 +63,8 @@ class SlogTB(core.TB):
         for k in ("slog_cycles", "tx_commits", "tx_aborts", "diff_small", "diff_large", "diff_fua",
                   "tx_reads_own", "reads_checked", "plain_writes", "trims", "flushes", "merges",
                   "merges_stale", "merges_none", "contended", "contended_frag", "contended_rmw",
-                  "oracle_lbas", "oracle_slog_records", "recovered_frags"):
+                  "oracle_lbas", "oracle_slog_records", "recovered_frags", "mixed_records", "gap_records",
+                  "cut_mid", "cut_tx_new", "cut_tx_old", "cut_tx_done"):
             self.stats.setdefault(k, 0)
 
     # ---------------------------------------------------------------- commands
@@ -174,6 +176,8 @@ class SlogTB(core.TB):
         except Exception:
             raise AssertionError(f"no completion for op {op} lba {lba} txid {txid}: backend {self.backend_state()}")
         c = w[1]
+        if c is None:                               # the power was cut (cut_phase): no completion
+            return None, None
         self.free_tags.append(tag)
         return c["status"], c["result"]
 
@@ -487,6 +491,95 @@ async def merge_actor(tb: SlogTB, m: Model, rng: random.Random, gen: int, done: 
 
 
 
+def slog_records_on_dies(rec, geo) -> list:
+    """Every complete S-Log record in the dies' planned blocks (prefix or not): the oracle's scan
+    (persistence section 10.1), for coverage only."""
+    pages = {}
+    for d, blocks in enumerate(rec.plan):
+        for blk in blocks:
+            for pg in range(geo.ppb):
+                raw = rec.dies[d].row(blk, pg)
+                if raw is None:
+                    break
+                dec = _decode(geo, raw)
+                if dec is None:
+                    continue
+                mt, data = dec
+                if mt.kind == KIND_LOG and mt.flags & F_SLOG:
+                    lp = log_page(data, mt.seq, geo.ppn(d, blk, pg), mt.epoch, geo.page_bytes)
+                    if lp is not None:
+                        pages[lp.lpgn] = lp
+    return find_records(pages, geo.page_bytes)[0]
+
+
+async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int) -> dict:
+    """After the clean part (everything durable and read back): up to 4 transactions, each a full page
+    (WRITE) and small DIFFWRITEs of mapped LBAs (an S-Log record with full META-PUs), committed at
+    once; the power is cut at a random cycle while the commits are in flight (or after them). Returns
+    {txid: (its LBAs, the new pages, completed status or None)} for the oracle's INV-ATOM / DUR check."""
+    pw, pb = tb.pw, tb.geo.page_bytes
+    mapped = [x for x in range(m.nlbas) if len(m.cands(x)) == 1 and m.cands(x)[0] != m.zero]
+    rng.shuffle(mapped)
+    txs = {}
+    for t in range(1, min(tb.ntx, 4) + 1):
+        if len(mapped) < 2:
+            break
+        txs[t] = [mapped.pop() for _ in range(min(len(mapped), rng.randint(2, 4)))]
+    new: dict[int, dict] = {}
+
+    async def build(t, lbas):
+        ev = {x: [] for x in lbas}
+        for i, x in enumerate(lbas):
+            if i == 0 or rng.random() < 0.15:         # a full page of t (sometimes two)
+                words = [rng.getrandbits(32) for _ in range(pw)]
+                st, _ = await tb.do(OP_WRITE, lba=x, txid=t, dptr=tb.buf(words))
+                ev[x] = [("full", tuple(words))]
+            else:                                     # 1-2 small DIFFWRITEs: a FRAG slot
+                for _ in range(rng.randint(1, 2)):
+                    n = 4 * rng.randint(1, max(1, min(thr // 4 - 1, 16)))
+                    off = 4 * rng.randint(0, (pb - n) // 4)
+                    words = [rng.getrandbits(32) for _ in range(n // 4)]
+                    st, _ = await tb.do(OP_DIFF, lba=x, txid=t, dptr=tb.buf(words), aux=off | n << 16)
+                    if st != OK:
+                        break
+                    ev[x].append(("diff", off // 4, words, "small"))
+            if st != OK:
+                tb.errors.append(f"cut phase: tx {t} lba {x}: status {st:#x}")
+                return
+        new[t] = {x: Model.apply(m.cands(x)[0], ev[x]) for x in lbas}
+    await cocotb.triggers.Combine(*[cocotb.start_soon(build(t, lbas)) for t, lbas in txs.items()])
+    if tb.errors or gen != tb.gen:
+        return {}
+    done: dict[int, int] = {}
+
+    async def commit(t):
+        await ClockCycles(tb.dut.clk, rng.randint(0, 300))
+        if gen != tb.gen:                             # cut before it was sent
+            return
+        st, _ = await tb.do(OP_COMMIT, txid=t)
+        done[t] = st
+    tasks = [cocotb.start_soon(commit(t)) for t in new]
+    # the cut: a random number of cycles after the first commit's completion (others in flight),
+    # or at once when all have completed; in a third of the cycles before any completes
+    early = rng.random() < 0.33
+    extra, n = rng.randint(0, 4000), 0
+    while len(done) < len(new) and n < 2_000_000:
+        await RisingEdge(tb.dut.clk)
+        n += 1
+        if early and n >= extra or done and not early and (extra := extra - 1) <= 0:
+            break
+    at_cut = dict(done)
+    tb.stats["cut_mid"] += len(at_cut) < len(new)
+    tb.stats["cut_tx_done"] += len(at_cut)
+    await tb.cut()
+    for w in tb.waiting.values():                    # commands in flight at the cut never complete
+        w[0].set()
+    await cocotb.triggers.Combine(*tasks)
+    tb.waiting.clear()
+    tb.free_tags = list(range(64))
+    return {t: (sorted(new[t]), new[t], at_cut.get(t)) for t in new}
+
+
 async def slog_cycle(tb: SlogTB, ntx: int):
     rng = tb.rng
     await tb.power_on()
@@ -521,19 +614,54 @@ async def slog_cycle(tb: SlogTB, ntx: int):
             m.committed[x] = [got]
             tb.stats["reads_checked"] += 1
     tb.stats["slog_lpgn"] = tb.stats.get("slog_lpgn", 0) + int(tb.dut.slog_lpgn.value) - lpgn0
-    await tb.cut()
+    # then mixed transactions committed at once and the cut among their commits
+    cut_txs = await cut_phase(tb, m, thr_eff, rng, gen) if not tb.errors else {}
+    if tb.errors:
+        return
+    if not cut_txs:
+        await tb.cut()
     progs = tb.counters["cnt_nand_prog"]
     tb.stats["max_progs"] = max(tb.stats.get("max_progs", 0), progs)
     rec = recover(tb.paths, tb.geo)
     tb.stats["oracle_slog_records"] += rec.slog_commits + rec.slog_after_gap
+    tb.stats["gap_records"] += rec.slog_after_gap
     tb.stats["recovered_frags"] += sum(len(f) for f in rec.frags.values())
-    for x in range(m.nlbas):
+    tb.stats["mixed_records"] += sum(1 for r in slog_records_on_dies(rec, tb.geo)
+                                     if any(mp.is_diff for mp in r.metas) and any(not mp.is_diff for mp in r.metas))
+    if rec.slog_full_mismatch:
+        # a prefix record's full META-PUs are not t's pages written before it (persistence 10.5 step 2)
+        tb.errors.append(f"oracle: {rec.slog_full_mismatch} S-Log record(s) whose full META-PUs differ from "
+                         f"the transaction's pages")
+
+    def recovered(x):
         data = read_lpn(tb.geo, rec, x)
-        got = tuple(bytes_to_words(data)) if data is not None else m.zero
+        return tuple(bytes_to_words(data)) if data is not None else m.zero
+    in_cut = {x for lbas, _, _ in cut_txs.values() for x in lbas}
+    for x in range(m.nlbas):
+        if x in in_cut:
+            continue
         if not check_read(tb, f"recovered lba {x} (oracle: base {rec.mapping.get(x)}, "
-                              f"{len(rec.frags.get(x, []))} fragments)", got, m.cands(x), m, x):
+                              f"{len(rec.frags.get(x, []))} fragments)", recovered(x), m.cands(x), m, x):
             break
         tb.stats["oracle_lbas"] += 1
+    # INV-ATOM: a transaction committed at the cut is recovered all new or all old; INV-DUR: new when
+    # its commit completed OK before the cut
+    for t, (lbas, pages, st) in cut_txs.items():
+        got = {x: recovered(x) for x in lbas}
+        is_new = all(got[x] == pages[x] for x in lbas)
+        is_old = all(got[x] == m.cands(x)[0] for x in lbas)
+        if st is not None and st != OK:
+            tb.errors.append(f"cut phase: TX_COMMIT {t} completed {st:#x}")
+        elif st == OK and not is_new:
+            tb.errors.append(f"INV-DUR: tx {t} committed OK before the cut, recovered "
+                             f"{[x for x in lbas if got[x] != pages[x]]} of {lbas} not its pages")
+        elif not (is_new or is_old):
+            tb.errors.append(f"INV-ATOM: tx {t} (lbas {lbas}) recovered partly: new "
+                             f"{[x for x in lbas if got[x] == pages[x]]}, old "
+                             f"{[x for x in lbas if got[x] == m.cands(x)[0]]}")
+        else:
+            tb.stats["cut_tx_new" if is_new else "cut_tx_old"] += 1
+            tb.stats["oracle_lbas"] += len(lbas)
     tb.stats["slog_cycles"] += 1
 
 
@@ -566,6 +694,10 @@ async def run_slog(dut):
     assert s["slog_rsv_ok"] > 0, "no RESERVE answered OK: no fragment taken"
     assert s["slog_records_sent"] > 0 and s["slog_lpgn"] > 0, "no S-Log record sent / no log page accepted"
     assert s["oracle_slog_records"] > 0, "the recovery oracle found no S-Log record on the dies"
+    # records with full META-PUs and fragments (architecture 11.3: a tx with full pages sends its
+    # record), and cuts among the commits of such transactions
+    assert s["mixed_records"] > 0, "no S-Log record with both full-page and fragment META-PUs"
+    assert s["cut_tx_new"] > 0, "no transaction of the cut phase recovered"
     assert s["tx_reads_own"] > 0 and s["diff_small"] > 0 and s["diff_large"] + s["diff_fua"] > 0
     assert s["merges"] > 0, "no MERGE merged anything"
     assert s["contended"] > 0, "no concurrent writer of a tx's DIFFWRITE LBA"

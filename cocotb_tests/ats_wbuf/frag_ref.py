@@ -48,11 +48,11 @@ class FragRef:
     """The FRAG table of one write buffer. `slog_thr` is the CSR value; `thr` the one used."""
 
     def __init__(self, page_bytes: int, frag_slots: int, txfrags: int, slog_thr: int,
-                 mixed: bool = False):
+                 txfull: int = 64):
         self.pb, self.pw = page_bytes, page_bytes // 4
-        # mixed: a record may sit beside full pages of its tx (full-page META-PUs, §11.4; not
-        # built: the write buffer converts every slot of such a tx, mixed False)
-        self.mixed = mixed
+        # SLOG_TXFULL: a record is sent beside the tx's full pages (the backend adds their
+        # META-PUs, §11.4) only while the tx's full pages, counted as below, are at most this
+        self.txfull = txfull
         self.nf, self.txfrags = frag_slots, txfrags
         self.thr = min(slog_thr, page_bytes - 16)
         self.slots: dict[int, FragSlot] = {}      # FRAG number -> slot
@@ -142,12 +142,14 @@ class FragRef:
             self._free(s, True)
 
     # ---- TX_COMMIT
-    def commit(self, t: int, has_full: bool = False) -> dict:
+    def commit(self, t: int, nfull: int = 0) -> dict:
         """Which FRAG slots of t become fragments, which are converted (§11.3 "Which FRAG slots
-        become fragments"; `has_full`: t holds a full page, then no record), and the record's m_wbd stream [(word, last)] (empty when no fragment:
-        today's commit). Converted slots are freed (UNRESERVE sent); the sent ones stay until
-        `commit_done`."""
-        sent, conv, frags = self._plan(t, has_full)
+        become fragments"), and the record's m_wbd stream [(word, last)] (empty when no fragment:
+        today's commit). `nfull`: t's full pages committed into the buffer since its last commit
+        or abort before this commit (every WRITE / DIFFWRITE page of t, conversions included, a
+        rewrite of one LPN each time). Converted slots are freed (UNRESERVE sent); the sent ones
+        stay until `commit_done`."""
+        sent, conv, frags = self._plan(t, nfull)
         for s in conv:
             self._free(s, True)
         stream: list[tuple[int, int]] = []
@@ -159,28 +161,29 @@ class FragRef:
         return dict(sent=sent, converted=conv, stream=stream,
                     slog=bool(frags))
 
-    def _plan(self, t: int, has_full: bool):
+    def _plan(self, t: int, nfull: int):
         """(sent, converted in the walk's conversion order, the fragments) of t's commit."""
         sent, conv, frags, n = [], [], [], 0
         for s in self.of_tx(t):
             r = s.runs()
-            if ((self.mixed or not has_full) and s.set_bytes() < self.thr and len(r) <= s.room and
+            # more full pages than SLOG_TXFULL already: every slot converted, in number order
+            if (nfull <= self.txfull and s.set_bytes() < self.thr and len(r) <= s.room and
                     n + len(r) <= self.txfrags):
                 sent.append(s)
                 n += len(r)
                 frags += [(s, i, k) for (i, k) in r]
             else:
                 conv.append(s)
-        if conv and sent and not self.mixed:
-            # a record is not atomic with the tx's full pages yet (no full-page META-PUs,
-            # §11.4): slots kept while another was converted are converted too (a second walk)
+        if sent and nfull + len(conv) > self.txfull:
+            # the conversions took t's full pages above SLOG_TXFULL (the backend would reject
+            # the record): the slots kept are converted too, after the others (a second walk)
             conv, sent, frags = conv + sent, [], []
         return sent, conv, frags
 
-    def commit_failed(self, t: int, has_full: bool, lpn: int) -> list[FragSlot]:
+    def commit_failed(self, t: int, nfull: int, lpn: int) -> list[FragSlot]:
         """t's commit whose conversion of `lpn` failed its base read (MEDIA_ERROR): the slots
         converted before it are freed (UNRESERVE; full pages of t now), it and the rest stay (§11.3)."""
-        _, conv, _ = self._plan(t, has_full)
+        _, conv, _ = self._plan(t, nfull)
         k = [s.lpn for s in conv].index(lpn)
         for s in conv[:k]:
             self._free(s, True)

@@ -1592,6 +1592,7 @@ def test_ats_wbuf_tx_fifo(ptxq):
     ({"PAGE_BYTES": 100}, "PAGE_BYTES must be a power of two"),
     ({"THRESH_PCT": 0}, "THRESH_PCT must be in"),
     ({"PTXQ": 9}, "PTXQ must be in"),
+    ({"SLOG_TXFULL": 0}, "SLOG_TXFULL must be in"),
 ])
 def test_ats_wbuf_elaboration_checks(params, msg):
     """Bad parameter sets are refused at elaboration (e.g. PLP without a budget)."""

@@ -69,6 +69,34 @@ class Backend:
         self.records: list[list[tuple[int, int]]] = []   # S-Log records' m_wbd streams
         self.rejected: list[int] = []            # txids of S-Log records rejected (TX_FULL), in order
         self.errors: list[str] = []
+        # ats_backend's per-tx list of full pages (rtl/backend/README_slog.md "Integration"): one
+        # append per data page of t taken, emptied when t's commit / abort / S-Log record request is
+        # taken; an S-Log record of a t with more than SLOG_TXFULL appends would be rejected: a
+        # correct buffer never sends one (an error here)
+        self.txfull = 64
+        self.appends: dict[int, int] = {}
+        self.over: set[int] = set()              # txids whose S-Log record request came with too many
+        self.rec_open: set[int] = set()          # txids whose commit / abort record was taken, not completed
+        self.mixed = 0                           # S-Log records taken with appends (full pages) > 0
+
+    def taken(self, rq):
+        """A write-back request taken on m_wb (in order)."""
+        t = rq["txid"]
+        if not t:
+            return
+        if rq["op"] == 0:
+            if t in self.rec_open:
+                self.errors.append(f"a page of tx {t} (lpn {rq['lpn']}) after its commit record")
+            self.appends[t] = self.appends.get(t, 0) + 1
+            if rq["rec"] == 1:
+                self.appends[t] = 0
+        elif rq["rec"] in (2, 3):
+            self.rec_open.add(t)
+            if rq["slog"]:
+                self.mixed += self.appends.get(t, 0) > 0
+                if self.appends.get(t, 0) > self.txfull:
+                    self.over.add(t)
+            self.appends[t] = 0
 
     def page(self, lpn, txid):
         if txid and lpn in self.table.get(txid, {}):
@@ -113,6 +141,11 @@ class Backend:
 
     def complete(self, rq, data):
         """A write-back request's completion (durable, applied): (ppn field, status)."""
+        if rq["op"] == 1 and rq["rec"] in (2, 3):
+            self.rec_open.discard(rq["txid"])
+        if rq["op"] == 1 and rq["rec"] == 2 and rq["slog"] and rq["txid"] in self.over:
+            self.errors.append(f"S-Log record of tx {rq['txid']} with more than SLOG_TXFULL full pages")
+            self.over.discard(rq["txid"])
         if rq["op"] == 1 and rq["rec"] == 2 and rq["slog"] and self.rng.random() < 0.2:
             # rejected (as ats_backend does, e.g. a base unmapped after its RESERVE): nothing
             # applied, the tx aborted, its fragments' reservations ended by the backend itself
@@ -297,6 +330,7 @@ class TB:
                       lpn=int(d.m_wb_lpn.value), txid=int(d.m_wb_txid.value), tag=int(d.m_wb_tag.value),
                       data=[], passes=0)
             self.out += 1
+            self.be.taken(rq)
             self.wb_q.append(rq)
             self._wb_ready()
         if int(d.m_wbd_valid.value) and self._v('m_wbd_ready'):
@@ -356,7 +390,9 @@ async def run_slog_random(dut):
     pb, pw = tb.pb, tb.pw
     nf, txfrags = int(dut.FRAG_SLOTS.value), int(dut.SLOG_TXFRAGS.value)
     thr_v = rng.choice([pb - 16, pb // 2])
-    ref = FragRef(pb, nf, txfrags, thr_v)
+    txfull = int(dut.SLOG_TXFULL.value)
+    ref = FragRef(pb, nf, txfrags, thr_v, txfull)
+    tb.be.txfull = txfull
     for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
         getattr(dut, name).value = 0
     dut.plp_budget.value = 0
@@ -373,10 +409,11 @@ async def run_slog_random(dut):
     view0 = {}                                   # what a plain READ returns
     full = {t: {} for t in range(1, NUM_TX + 1)}  # each tx's full pages
     ents = {t: False for t in range(1, NUM_TX + 1)}
+    nfull = {t: 0 for t in range(1, NUM_TX + 1)}  # each tx's full pages committed into the buffer (a rewrite each time)
     tags = iter(i % 200 + 1 for i in range(10**9))
     epoch = [1]
     stats = dict(frag_new=0, frag_write=0, convert=0, rmw=0, slog_records=0, overlay_reads=0, sent=0, conv_commit=0, conv_err=0, rejected=0, commit_err=0,
-                 base_err=0, read_err=0, overlapped=0)
+                 base_err=0, read_err=0, overlapped=0, mixed=0, txfull_conv=0, late_w=0)
 
     def v0(lpn):
         return view0.get(lpn, bytes(pb))
@@ -410,7 +447,7 @@ async def run_slog_random(dut):
             return a
         return cb
 
-    addr_w, addr_r = 0x1000, 0x8000
+    addr_w, addr_r, addr_l = 0x1000, 0x8000, 0x4000
 
     async def do_diffwrite(t, lpn, step, err_p=0.08):
         """A random DIFFWRITE of tx t on lpn, checked against the reference; its 0xFD / 0xFC requests."""
@@ -444,6 +481,7 @@ async def run_slog_random(dut):
             stats[path] += 1
             ents[t] = True
             if path in ("rmw", "convert"):
+                nfull[t] += 1
                 base = full[t].get(lpn) if lpn in full[t] else v0(lpn)
                 if path == "convert":
                     base = ref.overlay(s, v0(lpn))
@@ -499,8 +537,7 @@ async def run_slog_random(dut):
         if x < 0.34:                              # DIFFWRITE
             rq = await do_diffwrite(t, lpn, step)
         elif x < 0.44 or (x < 0.5 and ents[t]):   # WRITE (a tx's, plain, a COMMIT write)
-            # (a tx with a full page sends no record, §11.3: tx WRITEs not too often)
-            tx = t if rng.random() < 0.4 else 0
+            tx = t if rng.random() < 0.6 else 0
             cm = tx != 0 and rng.random() < 0.15
             data = bytes(rng.randrange(256) for _ in range(pb))
             host_put(addr_w, data)
@@ -515,9 +552,10 @@ async def run_slog_random(dut):
                 ref.write(tx, lpn)
                 full[tx][lpn] = data
                 ents[tx] = True
+                nfull[tx] += 1
                 if cm:
                     view0.update(full[tx])
-                    full[tx], ents[tx] = {}, False
+                    full[tx], ents[tx], nfull[tx] = {}, False, 0
             else:
                 view0[lpn] = data
         elif x < 0.72:                            # READ, a tx's or plain, 1-2 pages
@@ -533,6 +571,9 @@ async def run_slog_random(dut):
                 assert st == OK
                 view0[lp] = data
             n_rec, rej0 = len(tb.be.records), len(tb.be.rejected)
+            nf0, late_w = nfull[t], None
+            # (coverage: slots that would be sent but for SLOG_TXFULL)
+            capped = bool(ref._plan(t, -10**6)[0]) and not ref._plan(t, nf0)[0]
             tset = set(full[t]) | {fs.lpn for fs in ref.of_tx(t)}
             free_lpns = [lp for lp in range(NUM_LBAS - 1) if lp not in tset and lp + 1 not in tset]
             if ents[t] and free_lpns and rng.random() < 0.5:
@@ -546,7 +587,7 @@ async def run_slog_random(dut):
                     await RisingEdge(dut.clk)
                 tb.disp = dict(op=TX_COMMIT, tag=tag_c, lba=0, nlb=0, txid=t, flags=0, attr=0, prio=0,
                                dptr=0, aux=0, epoch=epoch[0])
-                r = ref.commit(t, bool(full[t]))
+                r = ref.commit(t, nf0)
                 for _ in range(rng.randrange(1, 4)):
                     # (a DIFFWRITE only where u holds a FRAG slot or a full page: a new FRAG slot
                     # would depend on when t's record frees t's slots, which the model cannot know)
@@ -557,6 +598,16 @@ async def run_slog_random(dut):
                         await do_diffwrite(u, rng.choice(held), step, 0.0)
                     else:
                         await do_read(u, rng.choice(free_lpns), step, 0.0)
+                if rng.random() < 0.4:
+                    # a WRITE of t itself right behind its commit: it waits until the commit has
+                    # ended (its page is t's next incarnation's: never written back before the record)
+                    late_w = (next(tags), rng.randrange(NUM_LBAS - 1),
+                              bytes(rng.randrange(256) for _ in range(pb)))
+                    host_put(addr_l, late_w[2])
+                    while tb.disp is not None:
+                        await RisingEdge(dut.clk)
+                    tb.disp = dict(op=WRITE, tag=late_w[0], lba=late_w[1], nlb=0, txid=t, flags=0, attr=0,
+                                   prio=0, dptr=addr_l, aux=0, epoch=epoch[0])
                 st, res = await _wait_done(tb, tag_c)
                 rq, exp_group = tb.be.rq[n_rq0:], ref.reqs[n_ref0:]
                 assert rq == exp_group, f"step {step}: 0xFD / 0xFC requests {rq}, expected {exp_group}"
@@ -571,30 +622,33 @@ async def run_slog_random(dut):
             if st == MEDIA_ERROR:
                 # its conversion of err_lpns[-1] failed: the slots converted before it are full
                 # pages of t, it and the rest stay FRAG slots, t stays open
-                for fs in ref.commit_failed(t, bool(full[t]), tb.be.err_lpns[-1]):
+                for fs in ref.commit_failed(t, nf0, tb.be.err_lpns[-1]):
                     full[t][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
+                    nfull[t] += 1
                 stats["commit_err"] += 1
             elif not ents[t]:
                 assert st == TX_EMPTY, f"step {step}: empty commit {st:#x}"
             elif rej0 < len(tb.be.rejected):
                 # its S-Log record was rejected: the commit became an abort, nothing of t visible
                 assert st == TX_FULL, f"step {step}: TX_COMMIT of a rejected record: status {st:#x}"
-                r = ref.commit(t, bool(full[t])) if r is None else r
-                assert r["slog"] and not full[t] and not r["converted"], f"step {step}: rejected {r}"
+                r = ref.commit(t, nf0) if r is None else r
+                assert r["slog"], f"step {step}: rejected {r}"
                 assert tb.be.records[n_rec:] == [r["stream"]], f"step {step}: S-Log record stream"
                 stats["rejected"] += 1
                 ref.commit_done(t)
-                full[t], ents[t] = {}, False
+                full[t], ents[t], nfull[t] = {}, False, 0
             else:
                 assert st == OK, f"step {step}: TX_COMMIT status {st:#x}"
-                r = ref.commit(t, bool(full[t])) if r is None else r
+                r = ref.commit(t, nf0) if r is None else r
                 for fs in r["converted"]:
                     full[t][fs.lpn] = ref.overlay(fs, v0(fs.lpn))
                     stats["conv_commit"] += 1
                 recs = tb.be.records[n_rec:]
+                stats["txfull_conv"] += capped
                 if r["slog"]:
                     stats["slog_records"] += 1
                     stats["sent"] += len(r["sent"])
+                    stats["mixed"] += bool(full[t])
                     assert len(recs) == 1 and recs[0] == r["stream"], \
                         f"step {step}: S-Log record stream {recs} expected {r['stream']}"
                 else:
@@ -605,12 +659,19 @@ async def run_slog_random(dut):
                 for fs in r["sent"]:
                     view0[fs.lpn] = ref.overlay(fs, v0(fs.lpn))
                 ref.commit_done(t)
-                full[t], ents[t] = {}, False
+                full[t], ents[t], nfull[t] = {}, False, 0
+            if late_w is not None:
+                st, _ = await _wait_done(tb, late_w[0])
+                assert st == OK, f"step {step}: late WRITE status {st:#x}"
+                ref.write(t, late_w[1])
+                full[t][late_w[1]], ents[t] = late_w[2], True
+                nfull[t] += 1
+                stats["late_w"] += 1
         elif x < 0.87:                            # TX_ABORT
             st, res, rq, _ = await cmd(TX_ABORT, 0, 0, t)
             assert st == (OK if ents[t] else TX_EMPTY), f"step {step}: TX_ABORT status {st:#x}"
             ref.abort(t)
-            full[t], ents[t] = {}, False
+            full[t], ents[t], nfull[t] = {}, False, 0
         elif x < 0.92:
             st, res, rq, _ = await cmd(TX_BEGIN, 0, 0, t)
             assert st == (TABLE_FULL if ents[t] else OK), f"step {step}: TX_BEGIN status {st:#x}"
@@ -638,14 +699,16 @@ async def run_slog_random(dut):
     dut._log.info(f"S-Log run: {stats}, unreserve refused {tb.be.unres_bad}, streams {tb.p}")
     assert stats["frag_new"] and stats["frag_write"] and stats["convert"] and \
         stats["slog_records"] + stats["rejected"], stats
+    # records beside full pages (the backend's model saw appends), and the SLOG_TXFULL rule taken
+    assert stats["mixed"] and tb.be.mixed and stats["txfull_conv"], stats
 
 
-@pytest.mark.parametrize("frag_slots,txfrags", [(2, 64), (4, 2)])
-def test_ats_wbuf_slog(frag_slots, txfrags):
+@pytest.mark.parametrize("frag_slots,txfrags,txfull", [(2, 64, 3), (4, 2, 1)])
+def test_ats_wbuf_slog(frag_slots, txfrags, txfull):
     params = {"NUM_SLOTS": 8, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": 1,
-              "FRAG_SLOTS": frag_slots, "SLOG_TXFRAGS": txfrags}
+              "FRAG_SLOTS": frag_slots, "SLOG_TXFRAGS": txfrags, "SLOG_TXFULL": txfull}
     run(toplevel="ats_wbuf",
         sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
-        test_module="test_ats_wbuf_slog", test_dir=HERE, build_key=f"slog_f{frag_slots}_x{txfrags}",
+        test_module="test_ats_wbuf_slog", test_dir=HERE, build_key=f"slog_f{frag_slots}_x{txfrags}_u{txfull}",
         parameters=params, public={})

@@ -28,10 +28,11 @@ from slog_unit_ref import OK, SlogRef  # noqa: E402
 
 class World:
     def __init__(self, seed: int, pb: int, nf: int, txfrags: int, thr: int, frags: int, ways: int,
-                 lpns: int = 10, num_tx: int = 3):
+                 lpns: int = 10, num_tx: int = 3, txfull: int = 64):
         self.rng = random.Random(seed)
         self.pb, self.pw, self.lpns, self.num_tx = pb, pb // 4, lpns, num_tx
-        self.fr = FragRef(pb, nf, txfrags, thr, mixed=True)
+        self.fr = FragRef(pb, nf, txfrags, thr, txfull=txfull)
+        self.nfull = {t: 0 for t in range(1, num_tx + 1)}   # t's full pages (a rewrite each time)
         self.sl = SlogRef(pb, num_tx, 8, ways, frags, txfrags, 64)   # one SLOG_TXFRAGS (§11.3)
         self.base = {n: bytes(pb) for n in range(lpns)}      # the L2P's page per LPN
         self.logpages: dict[int, bytes] = {}                 # LPGN -> log page
@@ -39,7 +40,7 @@ class World:
         self.naive_c = {n: bytes(pb) for n in range(lpns)}   # naive: committed pages
         self.naive_t: dict[int, dict[int, bytes]] = {t: {} for t in range(1, num_tx + 1)}
         self.stats = dict(frag_new=0, frag_write=0, rmw=0, convert=0, commit_conv=0, slog=0,
-                          refused=0, bad=0)
+                          refused=0, bad=0, mixed=0)
         self.nreq = 0
 
     # the device's committed page: base + F (README_slog LOOKUP, the records' bytes)
@@ -78,6 +79,7 @@ class World:
             return BAD_FIELD
         self.stats[path] += 1
         if path in ("rmw", "convert"):
+            self.nfull[t] += 1
             base = self.full[t].get(lpn)
             if base is None:
                 base = self.committed(lpn) if s is None else self.fr.overlay(s, self.committed(lpn))
@@ -93,6 +95,7 @@ class World:
         data = bytes(self.rng.randrange(256) for _ in range(self.pb))
         self.fr.write(t, lpn)
         self._drain_reqs()
+        self.nfull[t] += 1
         self.full[t][lpn] = data
         self.naive_t[t][lpn] = data
 
@@ -115,8 +118,10 @@ class World:
         assert self.sl.release(lpn, 255)[0] == OK
 
     def commit(self, t):
-        r = self.fr.commit(t)
+        r = self.fr.commit(t, self.nfull[t])
         self._drain_reqs()
+        if r["slog"] and self.full[t]:
+            self.stats["mixed"] += 1
         for s in r["converted"]:
             self.stats["commit_conv"] += 1
             self.full[t][s.lpn] = self.fr.overlay(s, self.committed(s.lpn))
@@ -135,7 +140,7 @@ class World:
             self.base[lpn] = p
             assert self.sl.release(lpn, 255)[0] == OK
         self.fr.commit_done(t)
-        self.full[t] = {}
+        self.full[t], self.nfull[t] = {}, 0
         self.naive_c.update(self.naive_t[t])
         self.naive_t[t] = {}
         for n in range(self.lpns):
@@ -144,12 +149,12 @@ class World:
     def abort(self, t):
         self.fr.abort(t)
         self._drain_reqs()
-        self.full[t] = {}
+        self.full[t], self.nfull[t] = {}, 0
         self.naive_t[t] = {}
 
 
-def run_world(seed, pb=256, nf=4, txfrags=6, thr=128, frags=2, ways=2, steps=1000):
-    w = World(seed, pb, nf, txfrags, thr, frags, ways)
+def run_world(seed, pb=256, nf=4, txfrags=6, thr=128, frags=2, ways=2, steps=1000, txfull=64):
+    w = World(seed, pb, nf, txfrags, thr, frags, ways, txfull=txfull)
     rng = w.rng
     for _ in range(steps):
         t = rng.randrange(1, w.num_tx + 1)
@@ -196,18 +201,19 @@ def run_world(seed, pb=256, nf=4, txfrags=6, thr=128, frags=2, ways=2, steps=100
     dict(nf=2, txfrags=3, thr=64, frags=1, ways=1),   # tight: refusals, conversions by room / txfrags
     dict(pb=64, thr=4096, frags=3),               # thr clipped to PAGE_BYTES - 16 = 48
     dict(nf=4, txfrags=2, thr=128, frags=2),      # SLOG_TXFRAGS < FRAG_SLOTS: a tx's slot count binds
+    dict(txfull=1),                               # SLOG_TXFULL 1: most txs with full pages convert
 ])
 def test_frag_ref_composes_with_slog_ref(seed, cfg):
     st = run_world(seed, **cfg)
     # every path is taken (else the parameters test less than they claim)
-    for k in ("frag_new", "frag_write", "rmw", "convert", "commit_conv", "slog", "refused", "bad"):
+    for k in ("frag_new", "frag_write", "rmw", "convert", "commit_conv", "slog", "refused", "bad", "mixed"):
         assert st[k] > 0, f"path {k} never taken: {st}"
 
 
 def test_frag_ref_runs_and_stream():
     """Directed: runs of a mask, the conversions by bytes / room / SLOG_TXFRAGS, and the stream's
     exact words (architecture §11.3 "The record on the media interface")."""
-    fr = FragRef(256, 4, 4, 64, mixed=True)
+    fr = FragRef(256, 4, 4, 64, txfull=64)
     res = iter([(OK, 2), (OK, 1), (OK, 4), (OK, 0)])
     rsv = lambda t, lpn: next(res)                # noqa: E731
     d = lambda n: page_from_words(list(range(100 * n, 100 * n + n)))   # noqa: E731
@@ -240,7 +246,7 @@ def test_frag_ref_runs_and_stream():
     fr.commit_done(1)
     assert not fr.slots and len(fr.reqs) == 8
     # SLOG_TXFRAGS: a slot whose runs would pass the record's bound is converted
-    fr2 = FragRef(256, 4, 2, 128, mixed=True)
+    fr2 = FragRef(256, 4, 2, 128, txfull=64)
     rsv2 = lambda t, lpn: (OK, 4)                 # noqa: E731
     fr2.diffwrite(2, 1, 0, 4, d(1), False, False, rsv2)
     fr2.diffwrite(2, 2, 0, 4, d(1), False, False, rsv2)
@@ -253,7 +259,7 @@ def test_frag_ref_runs_and_stream():
 def test_frag_ref_txfrags_bounds_slots():
     """Directed (architecture §11.3 "Step 5 in detail"): with SLOG_TXFRAGS 2 < FRAG_SLOTS 4, t's third
     FRAG slot is refused before any RESERVE (step 1's path, no 0xFD request); another tx still gets one."""
-    fr = FragRef(256, 4, 2, 64, mixed=True)
+    fr = FragRef(256, 4, 2, 64, txfull=64)
     rsv = lambda t, lpn: (OK, 2)                  # noqa: E731
     d = page_from_words([1])
     assert fr.diffwrite(1, 7, 0, 4, d, False, False, rsv)[0] == "frag_new"
@@ -263,3 +269,24 @@ def test_frag_ref_txfrags_bounds_slots():
     assert len(fr.reqs) == n, "a RESERVE was sent for a slot t may not hold"
     assert fr.diffwrite(2, 9, 0, 4, d, False, False, rsv)[0] == "frag_new"
     assert fr.reqs[-1] == (ID_RESERVE, 9, 2)
+
+
+def test_frag_ref_txfull():
+    """Directed (architecture §11.3 "Which FRAG slots become fragments"): a record beside t's full
+    pages while their count (before the commit, plus its conversions) is at most SLOG_TXFULL; above
+    it every slot is converted (number order when the count was above it at the commit, else the
+    walk's conversions first, then the kept slots)."""
+    d = page_from_words([1])
+
+    def mk(txfull):
+        fr = FragRef(256, 4, 64, 64, txfull=txfull)
+        for lpn in (7, 8):
+            assert fr.diffwrite(1, lpn, 0, 4, d, False, False, lambda t, n: (OK, 4))[0] == "frag_new"
+        assert fr.diffwrite(1, 8, 4, 60, page_from_words(list(range(15))), False, False, None)[0] == "frag_write"
+        return fr                                 # slot 7 kept; slot 8 (64 B) converted
+    r = mk(2).commit(1, 1)                        # 1 full page + 1 conversion = 2 <= 2: a record
+    assert r["slog"] and [s.lpn for s in r["sent"]] == [7] and [s.lpn for s in r["converted"]] == [8]
+    r = mk(2).commit(1, 2)                        # 2 + 1 > 2: the kept slot converted after
+    assert not r["slog"] and [s.lpn for s in r["converted"]] == [8, 7]
+    r = mk(2).commit(1, 3)                        # 3 > 2 at the commit: all, number order
+    assert not r["slog"] and [s.lpn for s in r["converted"]] == [7, 8]

@@ -40,6 +40,7 @@ module ats_ssd_core #(
     parameter int SLOG_WAYS       = 4,
     parameter int SLOG_FRAGS      = 4,      // fragments per LPN
     parameter int SLOG_TXFRAGS    = 64,     // fragments of one record (backend and write buffer)
+    parameter int SLOG_TXFULL     = 64,     // full pages of one record (backend and write buffer), 1..1023
     parameter int SLOG_CACHE      = 8,      // log pages cached for the read merge (0 or a power of two)
     parameter int SLOG_PPNS       = 256,    // LPGN -> PPN table entries
     parameter int FRAG_SLOTS      = 0,      // write buffer FRAG slots: 0 or a power of two 2..16
@@ -166,7 +167,7 @@ module ats_ssd_core #(
         $fatal(1, "ats_ssd_core: PTXQ must be in 1..8 and at most NUM_TX (%m)");
     end
     // the write buffer's S-Log records go to the backend's S-Log unit: its txids must cover them
-    // (SLOG_TXFRAGS is one parameter of both blocks, equal by construction)
+    // (SLOG_TXFRAGS and SLOG_TXFULL are each one parameter of both blocks, equal by construction)
     if (SLOG != 0 && SLOG != 1) begin : g_chk_slog
         $fatal(1, "ats_ssd_core: SLOG must be 0 or 1 (%m)");
     end
@@ -241,6 +242,7 @@ module ats_ssd_core #(
     ats_wbuf #(.NUM_SLOTS(NUM_SLOTS), .PAGE_BYTES(PAGE_BYTES), .NUM_LBAS(NUM_LBAS),
                .THRESH_PCT(THRESH_PCT), .NUM_WAITERS(8), .PLP(1'b0), .PLP_BUDGET_PAGES(0),
                .TX(1'b1), .NUM_TX(NUM_TX), .PTXQ(PTXQ), .FRAG_SLOTS(FRAG_SLOTS), .SLOG_TXFRAGS(SLOG_TXFRAGS),
+               .SLOG_TXFULL(SLOG_TXFULL),
                // a read id and a CPL entry per single-page READ, both taken in ring order: four
                // times the backend's read ring from 32 slots (at twice, an id still outstanding
                // after 2 x RD_SLOTS later reads, the NAND's tail, stops the ring: issue 37)
@@ -314,8 +316,8 @@ module ats_ssd_core #(
     ats_backend #(.NUM_CHAN(NUM_CHAN), .WAYS(WAYS), .PAGE_BYTES(PAGE_BYTES), .PAGES_PER_BLOCK(PAGES_PER_BLOCK),
                   .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_),
                   .SLOG(SLOG), .SLOG_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
-                  .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_CACHE(SLOG_CACHE),
-                  .SLOG_PPNS(SLOG_PPNS)) u_backend (
+                  .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL),
+                  .SLOG_CACHE(SLOG_CACHE), .SLOG_PPNS(SLOG_PPNS)) u_backend (
         .clk(clk_be), .rst,
         .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_slog(wb_slog), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),

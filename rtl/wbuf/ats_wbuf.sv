@@ -41,7 +41,8 @@ module ats_wbuf #(
     parameter int NUM_TX           = 32,     // txids 1..NUM_TX (TX = 1)
     parameter int PTXQ             = 1,      // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
     parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_DEFAULT,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..16 (README "S-Log")
-    parameter int SLOG_TXFRAGS     = 64      // fragments of one S-Log record, 1..255 (docs/architecture.md §11.3)
+    parameter int SLOG_TXFRAGS     = 64,     // fragments of one S-Log record, 1..255 (docs/architecture.md §11.3)
+    parameter int SLOG_TXFULL      = 64      // full pages a tx may hold and still send an S-Log record, 1..1023 (§11.3; = the backend's)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -188,6 +189,9 @@ module ats_wbuf #(
     end
     if (SLOG_TXFRAGS < 1 || SLOG_TXFRAGS > 255) begin : g_chk_txfrags
         $fatal(1, "ats_wbuf: SLOG_TXFRAGS must be in 1..255 (%m)");
+    end
+    if (SLOG_TXFULL < 1 || SLOG_TXFULL > 1023) begin : g_chk_txfull
+        $fatal(1, "ats_wbuf: SLOG_TXFULL must be in 1..1023 (%m)");
     end
     if (PLP && (PLP_BUDGET_PAGES < 1 || PLP_BUDGET_PAGES > 65535)) begin : g_chk_plp
         $fatal(1, "ats_wbuf: PLP needs PLP_BUDGET_PAGES in 1..65535 (%m)");
@@ -394,8 +398,11 @@ module ats_wbuf #(
     // issued); both cleared at the tx's end (F_FIN). A tx READ / DIFFWRITE base whose own-domain lookup
     // misses while the tx has pages on the media probes the tx's table (m_rd, id 0xFE) before it
     // looks at committed slots: own_q = the probe found the page in the tx's table.
-    logic [63:0]        txo_q, txm_q, txf_q;      // txf_q: a full page of the tx entered the buffer (S-Log, FR)
-    logic               txo_cur_q, txm_cur_q, txf_cur_q;   // txo_q / txm_q / txf_q of txid_q (registered)
+    logic [63:0]        txo_q, txm_q;
+    logic               txo_cur_q, txm_cur_q;     // txo_q / txm_q of txid_q (registered)
+    // S-Log (FR): txf_cur_q = txid_q's count of full pages committed into the buffer since its last
+    // commit / abort is above SLOG_TXFULL (registered; the counters below, g_txn)
+    logic               txf_cur_q;
     logic               own_q, own_d;
     logic [15:0]        txcnt_q;                  // the head pending commit record's entry count (s_wbc_ppn)
     logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
@@ -767,7 +774,7 @@ module ats_wbuf #(
                     wk_n_d   = '0;
                     racc_d   = '0;
                     wk_ab_d  = op_q == OP_TX_ABORT;
-                    wk_cva_d = cmt_q || txf_cur_q;       // full pages too: no record (§11.4)
+                    wk_cva_d = cmt_q || txf_cur_q;       // more full pages than SLOG_TXFULL: no record (§11.3)
                 end
             end
             // behind the pending commit: decoded again once it has ended (txo_cur_q may change)
@@ -1041,8 +1048,8 @@ module ats_wbuf #(
             end
             // walk over the txid's FRAG slots in number order (commit: choose / convert; abort: UNRESERVE)
             ST_WK_NEXT: if (FR) if (!wk_found && !wk_ab_q && racc_q != '0 && txf_cur_q) begin
-                // slots kept while the walk converted another (a full page of the tx now): the
-                // record would not be atomic with the full pages (§11.4): walk again, converting all
+                // slots kept while the walk's conversions took the tx's full pages above
+                // SLOG_TXFULL (the backend would reject the record, §11.3): walk again, converting all
                 wk_n_d   = '0;
                 racc_d   = '0;
                 wk_cva_d = 1'b1;
@@ -2094,22 +2101,50 @@ module ats_wbuf #(
         txm_id_q  <= m_wb_txid;
         if (TX && commit_fire && !op_rec_q && txid_q != 6'd0) txo_q[txid_q] <= 1'b1;
         if (FR && fu_cr_en) txo_q[txid_q] <= 1'b1;       // a FRAG slot is an entry of the tx (§11.3)
-        if (FR && commit_fire && !op_rec_q && txid_q != 6'd0) txf_q[txid_q] <= 1'b1;
         if (txm_set_q) txm_q[txm_id_q] <= 1'b1;
         if (txfin_fire) begin
             txo_q[ptx_txid_q] <= 1'b0;
             txm_q[ptx_txid_q] <= 1'b0;
-            txf_q[ptx_txid_q] <= 1'b0;
         end
         txo_cur_q <= TX && txo_q[txid_q];
         txm_cur_q <= TX && txm_q[txid_q];
-        txf_cur_q <= FR && txf_q[txid_q];
         if (rst) begin
             txo_q <= '0;
             txm_q <= '0;
-            txf_q <= '0;
             txm_set_q <= 1'b0;
         end
+    end
+    // S-Log: per txid, the full pages committed into the buffer since its last commit / abort
+    // (WRITE and DIFFWRITE pages, conversions; a rewrite of one LPN each time), saturating at
+    // SLOG_TXFULL + 1: an upper bound of the write-backs of its data pages, so of the backend's
+    // list of its full pages (rtl/backend/README_slog.md "Integration"). A record is sent only
+    // while it is <= SLOG_TXFULL (architecture §11.3 "Which FRAG slots become fragments").
+    if (FR) begin : g_txn
+        // (the counts in LUT RAM: one write port, read at txid_q; a txid's count is valid while
+        // its bit in txv_q is set, so F_FIN clears a flip-flop, not the RAM)
+        localparam int TF_W = $clog2(SLOG_TXFULL + 2);
+        localparam int TI_W = (NUM_TX > 1) ? $clog2(NUM_TX) : 1;   // txid - 1 (txids 1..NUM_TX)
+        logic [TF_W-1:0] txn_m [1 << TI_W];
+        logic [NUM_TX-1:0] txv_q;
+        logic [TI_W-1:0] ti;
+        logic [TF_W-1:0] tn;
+        assign ti = TI_W'(txid_q - 6'd1);
+        assign tn = (7'(txid_q) - 7'd1 < 7'(NUM_TX) && txv_q[ti]) ? txn_m[ti] : '0;
+        always_ff @(posedge clk) begin
+            if (commit_fire && !op_rec_q && txid_q != 6'd0 && 32'(tn) <= SLOG_TXFULL)
+                txn_m[ti] <= tn + 1'b1;
+        end
+        always_ff @(posedge clk) begin
+            if (commit_fire && !op_rec_q && txid_q != 6'd0) txv_q[ti] <= 1'b1;
+            if (txfin_fire) txv_q[TI_W'(ptx_txid_q - 6'd1)] <= 1'b0;
+            txf_cur_q <= 32'(tn) > SLOG_TXFULL;
+            if (rst) begin
+                txv_q     <= '0;
+                txf_cur_q <= 1'b0;
+            end
+        end
+    end else begin : g_no_txn
+        assign txf_cur_q = 1'b0;
     end
 
     always_ff @(posedge clk) begin
