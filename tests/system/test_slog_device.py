@@ -6,8 +6,8 @@ cuts at random cycles, the firmware's recovery of the device's own records (docs
 
 Workload per power cycle (queue depth up to 16): transactions on txids 1..4 of 1-3 LBAs, each LBA 1-3
 DIFFWRITEs of 4-60 bytes (fragments, or read-modify-writes when the FRAG slots, the index room or the
-transaction's record cannot take them), some with a full page WRITE of another LBA (the S-Log
-transaction then commits its FRAG slots as full pages, §11.3), ended by TX_COMMIT (85 %) or TX_ABORT;
+transaction's record cannot take them), half with a full page WRITE of another LBA (its record then
+names that page too: a full-page META-PU beside the fragments, §11.3, §11.4), ended by TX_COMMIT (85 %) or TX_ABORT;
 plain WRITEs (some FUA), TRIMs, FLUSHes and READs of LBAs no transaction holds. One command at a time
 per transaction (its DIFFWRITEs of one LBA apply in order), the others concurrent. Then a power cut at a
 random cycle (60 %) or after every command completed, and the recovery. In 3 of 4 cycles (and in the
@@ -30,6 +30,7 @@ LBA of the pool is read through the host port and must be
 then each LBA's chain collapses to what it shows. READs while running are checked against the chains too.
 INV-ORDER (barriers) is the campaign's (test_system.py): no barrier here.
 Coverage that fails the test when missing: S-Log records on the dies (the oracle's `slog_commits`),
+records with both full-page and fragment META-PUs (`mixed_records`, distinct records seen on the dies),
 fragments recovered (the oracle's F not empty after a cut), a recovery from a checkpoint whose S-Log
 section holds fragments (`ckpt_frags`: the oracle's checkpoint F after a cycle with a `ckpt`).
 
@@ -53,7 +54,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
 from atomssd.device import OP, ST, F_FUA  # noqa: E402
-from atstb.recovery_oracle import read_lpn  # noqa: E402
+from atstb.recovery_oracle import KIND_LOG, _decode, read_lpn  # noqa: E402
+from atstb.slog_ref import F_SLOG, find_records, log_page  # noqa: E402
 from model import page_bytes_for  # noqa: E402
 from slog_chain import HDR, Chain, frag_bytes  # noqa: E402
 
@@ -65,6 +67,25 @@ POOL = 24                 # LBAs the workload uses
 LANE = 60                 # bytes of a lane (4-60-byte DIFFWRITEs stay inside one)
 NTX = 4
 CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
+
+
+def mixed_records(oracle, geo) -> set[int]:
+    """The first seqs of the complete S-Log records on the dies (the oracle's scan of the planned
+    blocks, persistence §10.1) that name both a full page and a fragment."""
+    pages = {}
+    for d, blocks in enumerate(oracle.plan):
+        for blk in blocks:
+            for pg in range(geo.ppb):
+                raw = oracle.dies[d].row(blk, pg)
+                if raw is None:
+                    break
+                dec = _decode(geo, raw)
+                if dec is not None and dec[0].kind == KIND_LOG and dec[0].flags & F_SLOG:
+                    lp = log_page(dec[1], dec[0].seq, geo.ppn(d, blk, pg), dec[0].epoch, geo.page_bytes)
+                    if lp is not None:
+                        pages[lp.lpgn] = lp
+    return {r.first_seq for r in find_records(pages, geo.page_bytes)[0]
+            if any(m.is_diff for m in r.metas) and any(not m.is_diff for m in r.metas)}
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +216,7 @@ class Host:
         # a full page of the tx only on an LBA without fragments since its last plain WRITE / TRIM
         # (the rule above: the backend does not empty F at a tx's full-page commit yet)
         fl = [x for x in free if x not in lbas and (OVERLAP or not self.lanes[x])]
-        full_lba = rng.choice(fl) if fl and rng.random() < 0.3 else None
+        full_lba = rng.choice(fl) if fl and rng.random() < 0.5 else None
         tx = dict(txid=txid, lbas=lbas + ([full_lba] if full_lba is not None else []), events=[], done=False)
         self.busy.update(tx["lbas"])
         ops = []                                        # (lba, kind, off, len, frag no / version, data)
@@ -375,6 +396,7 @@ def test_slog_device_cuts(template, tmp_path, seed):
     assert sysm.start(), "first boot was cut"
     st = h.stats
     frag_cuts = 0
+    mixed: set[int] = set()
     while st["cuts"] < CUTS:
         n = h.rng.randint(20, 40)
         ck = h.rng.random() < CKPT_P or (CKPT_P > 0 and st["cuts"] == CUTS - 1 and not st["ckpt_frags"])
@@ -399,6 +421,12 @@ def test_slog_device_cuts(template, tmp_path, seed):
         st["cuts"] += 1
         oracle = sysm.oracle()
         st["oracle_slog_records"] += oracle.slog_commits + oracle.slog_after_gap
+        st["gap_records"] = st.get("gap_records", 0) + oracle.slog_after_gap
+        mixed |= mixed_records(oracle, sysm.geo)
+        st["mixed_records"] = len(mixed)
+        if oracle.slog_full_mismatch:
+            h.violations.append(f"seed {seed} cut {st['cuts']}: the oracle found {oracle.slog_full_mismatch} "
+                                f"S-Log record(s) whose full META-PUs differ from the transaction's pages")
         nf = sum(len(f) for f in oracle.frags.values())
         if ck:
             st["ckpt_frags"] += sum(len(fr) for _, fr in oracle.checkpoint.slog.values())
@@ -415,5 +443,6 @@ def test_slog_device_cuts(template, tmp_path, seed):
     assert not msgs, "\n".join(msgs[:10]) + f"\n(uart log: {sysm.uart_log})"
     assert st["oracle_slog_records"] + st["ckpt_frags"] > 0, "no S-Log record on the dies (log or checkpoint): the device wrote none"
     assert frag_cuts > 0, "no cut left fragments to recover"
+    assert st["mixed_records"] > 0, "no S-Log record with both full-page and fragment META-PUs"
     assert CKPT_P == 0 or st["ckpts"] > 0 and st["ckpt_frags"] > 0, "no recovery from a checkpoint with fragments"
     assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0
