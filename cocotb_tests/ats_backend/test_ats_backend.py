@@ -848,7 +848,8 @@ async def slog_random(dut):
     Every record of a tx with tx pages names its full pages (README_slog "Integration": t's list,
     newest per LPN, m1 = the first program's PPN), checked byte for byte against `SlogRef` and
     persistence §10's encoder (`atstb.slog_ref.LogWriter`); a full-page phase adds duplicates,
-    exactly SLOG_TXFULL pages, SLOG_TXFULL + 1 (rejected TX_FULL) and re-programmed full pages."""
+    exactly SLOG_TXFULL pages, SLOG_TXFULL + 1 (rejected TX_FULL), re-programmed full pages and t's
+    previous incarnation ended by a COMMIT-marked page or an abort record (its list emptied there)."""
     tb = await setup(dut, True, 80, float(os.environ.get("ATS_BACKEND_REFUSE", "0.2")),
                      float(os.environ.get("ATS_BACKEND_PFAIL", "0.02")))
     tb.slog_mode = True
@@ -1094,6 +1095,15 @@ async def slog_random(dut):
         if not c or rsv.get(t) or pages.get(t):
             continue
         b = trng.choice(c)
+        if k % 3 == 0:                      # t's previous incarnation ends with a COMMIT-marked page or
+            pool = trng.sample(range(24), 2)    # an abort record: its list is emptied there, the
+            for _ in range(trng.randint(1, SL_TXFULL)):     # record below names none of these pages
+                send(0, RC_NONE, trng.choice(pool), t)
+            if k % 2 == 0:
+                send(0, RC_CMARK, trng.choice(pool), t)
+            else:
+                send(1, RC_AREC, 0, t)
+            pages[t] = 0
         await reserve(t, b)
         if not rsv.get(t):                  # no room (F or the set full): a plain write of b empties F
             send(0, RC_NONE, b, 0)
@@ -1145,6 +1155,7 @@ async def slog_random(dut):
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
+               r["full_cmark"], r["full_arec"],
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1470,7 +1481,8 @@ def check_slog(tb, tl: list) -> dict:
              unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
              dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0, full_recs=0, full_dup=0, full_refail=0,
-             full_ovf=0, full_max=0, full_at_max=0)
+             full_ovf=0, full_max=0, full_at_max=0, full_cmark=0, full_arec=0)
+    closed: dict[int, int] = {}             # txid -> how its last incarnation with pages ended (rec)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
     n.update(mg_ok=0, mg_stale=0, mg_empty=0, mg_err=0, mg_pfail=0, mg_rd=0)
@@ -1653,11 +1665,14 @@ def check_slog(tb, tl: list) -> dict:
             if q in refused:
                 err.setdefault(t, refused[q])
             pgs = [(r["lpn"], t, 0, 0, r["data"])]
-        else:                               # a commit record, S-Log or not
+        else:                               # a commit record, S-Log or not, a marked page, an abort
             ent = pend.pop(t, [])
             e = err.pop(t, None)
             taken = sum(1 for _, _, k in ent if k)
             res = None
+            last_close = closed.pop(t, None)
+            if ent:
+                closed[t] = r["rec"]
             if r.get("slog"):
                 # t's full pages (README_slog "Integration"): its data pages since its last commit, one
                 # per LPN, the newest (dropping every earlier page of the LPN, the order of the newest
@@ -1670,6 +1685,9 @@ def check_slog(tb, tl: list) -> dict:
                 else:
                     fulls = [(lp, tb.first_ppn[q2]) for k, (lp, q2, _) in enumerate(ent) if newest[lp] == k]
                     n["full_dup"] += len(fulls) < len(ent)
+                # (its list was emptied where t's previous incarnation ended: a marked page, an abort)
+                n["full_cmark"] += bool(fulls) and last_close == RC_CMARK
+                n["full_arec"] += bool(fulls) and last_close == RC_AREC
                 descs = [dict(txid=t, full=1, lpn=lp, ppn=pp, off=0, len=0) for lp, pp in fulls]
                 descs += [dict(txid=t, full=0, lpn=lpn, off=o,
                               ppn=base_ppn(l2p[lpn]) if lpn in l2p else 0,
@@ -1696,7 +1714,19 @@ def check_slog(tb, tl: list) -> dict:
                     assert ref.discard(t)[0] == OK
                     ref.lpgn = res["lpgn"]
                     n["doomed"] += 1
-            if e is not None:               # written and answered as an abort
+            if r["rec"] == RC_AREC:         # an abort record: the engine's answer (README "Transactions")
+                want, cnt = (OK if taken else TX_EMPTY), None
+                pgs = [(0xFFFFFFFF, t, 1, F_ABORT, zero)]
+            elif r["rec"] == RC_CMARK and e is not None:    # a marked page of t with an error: an abort
+                want, cnt = e, None
+                pgs = [(r["lpn"], t, 0, F_ABORT, r["data"])]
+            elif r["rec"] == RC_CMARK:      # the marked page commits t with it (its own refused
+                want, cnt = OK, None        # TX_WRITE too: mapped after the COMMIT)
+                for lp, q2 in [(lp, q2) for lp, q2, _ in ent] + [(r["lpn"], q)]:
+                    l2p[lp] = q2
+                    commit_release(lp)
+                pgs = [(r["lpn"], t, 0, F_COMMIT, r["data"])]
+            elif e is not None:             # written and answered as an abort
                 want, cnt = e, 0
                 pgs = [(0xFFFFFFFF, t, 1, F_ABORT, zero)]
             elif res is not None:
@@ -1751,7 +1781,7 @@ def check_slog(tb, tl: list) -> dict:
                         l2p[lp] = q2
                         commit_release(lp)
                 pgs = [(0xFFFFFFFF, t, 1, F_COMMIT, zero)]
-            assert ppn == cnt, f"request {i} (seq {q}): completion count {ppn}, reference {cnt}"
+            assert cnt is None or ppn == cnt, f"request {i} (seq {q}): completion count {ppn}, reference {cnt}"
         assert st == want or (alt is not None and st == alt), \
             f"request {i} (seq {q}) {r}: status {st:#x}, reference {want:#x}"
         for pg in pgs:
