@@ -296,6 +296,7 @@ class TB:
         self.first_ppn: dict[int, int] = {} # seq -> the PPN of its first PROGRAM (a full META-PU's m1)
         self.force_fail: set = set()        # first data words of pages whose next program fails
         self.full_iter = self.full_skip = 0 # slog_random's full-page rounds: run, skipped (no room)
+        self.full_pair = 0                  # ... of them with two S-Log commits in flight
         self.prog_ok: dict[int, int] = {}   # seq -> programmed cycle
         self.ent_seq: dict[int, int] = {}   # table entry (NAND tag) -> seq in it
         self.nand_last: dict[int, dict] = {}  # table entry -> its last PROGRAM request
@@ -971,6 +972,12 @@ async def slog_random(dut):
         rsv.get(t, {}).pop(lpn, None)
 
     async def commit(t):
+        s, mine = await commit_send(t)
+        await tb.wait_done(s)
+        await commit_end(t, mine)
+
+    async def commit_send(t):
+        # t's commit (a record of its fragments or a plain commit record) sent, not waited for
         frs = []
         mine = dict(rsv.get(t, {}))
         bad = not pages.get(t) and rng.random() < 0.4      # (a rejected record only without tx pages:
@@ -1008,8 +1015,11 @@ async def slog_random(dut):
             for i, w in enumerate(words):
                 tb.wbd.send_nowait(data=w, last=int(i == len(words) - 1))
             fr_seen.extend(lpn for lpn, _, _ in frs)
-        await tb.wait_done(s)
         pages[t] = 0
+        return s, mine
+
+    async def commit_end(t, mine):
+        # after t's commit completed: its reservations probed (UNRESERVE), its fragments read back
         for lpn in sorted(mine):            # the reservations: ended by APPLY / DISCARD (TX_EMPTY) or not
             await unreserve(t, lpn)
         rsv.pop(t, None)
@@ -1118,6 +1128,33 @@ async def slog_random(dut):
             pages[t] = pages.get(t, 0) + 1
             if pf and j == 0 and k % 3 == 1:    # (its first program fails: m1 names the failed copy)
                 tb.force_fail.add(tb.reqs[sq]["data"][0])
+        t2 = t % NTX + 1
+        if k % 4 == 1 and not rsv.get(t2) and not pages.get(t2) and len(c) > 1:
+            # two S-Log commits in flight: t2 (another LPN reserved, full pages of its own) sends its
+            # record right behind t's, and t's next incarnation's pages go right after t's record
+            # (before or after t2's; t's list emptied at its record's issue, their appends after);
+            # neither record awaited before the other is sent; then t's next incarnation commits
+            # with a record of its own
+            b2 = trng.choice([x for x in c if x != b])
+            await reserve(t2, b2)
+            for _ in range(trng.randint(1, SL_TXFULL)):
+                send(0, RC_NONE, trng.randrange(24), t2)
+                pages[t2] = pages.get(t2, 0) + 1
+            s1, m1 = await commit_send(t)
+            nxt = trng.randint(1, SL_TXFULL)
+            between = trng.random() < 0.5
+            for _ in range(nxt if between else 0):
+                send(0, RC_NONE, trng.randrange(24), t)
+            s2, m2 = await commit_send(t2)
+            for _ in range(0 if between else nxt):
+                send(0, RC_NONE, trng.randrange(24), t)
+            pages[t] = nxt
+            await tb.wait_done(s1)
+            await tb.wait_done(s2)
+            await commit_end(t, m1)
+            await commit_end(t2, m2)
+            await reserve(t, b)
+            tb.full_pair += 1
         if trng.random() < 0.3:
             await ClockCycles(dut.clk, trng.randint(1, 300))
         await commit(t)
@@ -1148,14 +1185,14 @@ async def slog_random(dut):
             f"host read tag {g}: {pg}"
     r = check_slog(tb, tl)
     r["host_reads"] = len(reads)
-    r["full_iter"], r["full_skip"] = tb.full_iter, tb.full_skip
+    r["full_iter"], r["full_skip"], r["full_pair"] = tb.full_iter, tb.full_skip, tb.full_pair
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
-               r["full_cmark"], r["full_arec"],
+               r["full_cmark"], r["full_arec"], r["rec_overlap"],
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1457,7 +1494,8 @@ async def slog_snapshot(dut):
 
 def check_slog(tb, tl: list) -> dict:
     """The reference of slog_random, in request (seq) order with the index operations where the
-    write buffer's side sent them (one S-Log commit at a time: no index operation overlaps one)."""
+    write buffer's side sent them (no index operation while an S-Log commit is in flight; two records
+    in flight name distinct fragment LPNs)."""
     reqs = tb.reqs
     assert [d[0] for d in tb.done] == list(range(len(reqs))), "completions out of request order"
     by_seq = {p["seq"]: (ppn, p) for ppn, p in tb.nand.pages.items()}
@@ -1486,6 +1524,10 @@ def check_slog(tb, tl: list) -> dict:
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
     n.update(mg_ok=0, mg_stale=0, mg_empty=0, mg_err=0, mg_pfail=0, mg_rd=0)
+    # S-Log records accepted while an earlier S-Log commit was not complete (two in flight)
+    done_cyc = {d[0]: d[3] for d in tb.done}
+    sl_seqs = [i for i, r in enumerate(reqs) if r.get("slog")]
+    n["rec_overlap"] = sum(1 for a, b in zip(sl_seqs, sl_seqs[1:]) if tb.acc_cyc[b] < done_cyc[a])
     # the MERGE pages (flags RELOC | SLOG), in seq order: one per MERGE that programmed, in order
     mg_pages = iter(sorted((p["seq"], ppn) for ppn, p in tb.nand.pages.items() if p["flags"] == F_MERGE))
     mg_pend: deque = deque()                # MERGEs programmed, their seq not reached yet
