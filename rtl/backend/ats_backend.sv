@@ -2168,6 +2168,19 @@ module ats_backend #(
                     else $error("ats_backend: tx %0d's list of full pages changed while a record reads it (%m)", rx_t_q);
             end
         end
+        // a record's fragment descriptor names no LPN of t's list (persistence §10.2: an LPN has a
+        // full META-PU or diff META-PUs in a record, never both; README_slog "Integration": the
+        // write buffer's FRAG slots hold no LPN that t wrote as a full page since its last commit)
+        always_ff @(posedge clk) begin
+            if (!rst && rx_st_q == X_RD && rd_ready_u && ft_tok) begin
+                for (int i = 0; i < SLOG_TXFULL; i++) begin
+                    assert (!(32'(i) < 32'(ft_n_q[ft_ri]) &&
+                              ft_mem[{ft_ri, FI_W'(i)}][32+PPN_W-1:PPN_W] == d_lpn_q))
+                        else $error("ats_backend: tx %0d's record has a fragment of lpn %0d, a full page of its list (%m)",
+                                    rx_t_q, d_lpn_q);
+                end
+            end
+        end
 `endif
 
         // ---- read merge (architecture §11.5, README_slog "Read merge"): every host read (not a
