@@ -2034,7 +2034,9 @@ module ats_backend #(
                     // holds every earlier page of t: appended at first issue, a cycle late), one
                     // `full` descriptor per LPN of the list, its newest entry only (entry i is sent
                     // when no later entry j > i has its LPN: one compare a cycle, O(n^2) cycles); t
-                    // overflowed: SLOG_TXFULL + 1 descriptors (the unit rejects the record TX_FULL)
+                    // overflowed: SLOG_TXFULL + 1 descriptors (the unit rejects the record TX_FULL;
+                    // the last reads index SLOG_TXFULL, past the list: its lpn / ppn are don't-care,
+                    // the unit rejects it for its count before it uses them)
                     X_FW: if (iss_ptr_q + 1'b1 == acc_ptr_q && !ft_a_q && !ft_e_q) begin
                         fi_q <= '0; fov_q <= ft_tok && ft_ov_q[FT_W'(rx_t_q - 6'd1)];
                         fn_q <= !ft_tok ? '0 : ft_ov_q[FT_W'(rx_t_q - 6'd1)] ? FN_W'(SLOG_TXFULL + 1)
