@@ -560,8 +560,9 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
         done[t] = st
     tasks = [cocotb.start_soon(commit(t)) for t in new]
     # the cut: a random number of cycles after the first commit's completion (others in flight),
-    # or at once when all have completed; in a third of the cycles before any completes
-    early = rng.random() < 0.33
+    # or at once when all have completed; in half of the odd power cycles before any completes
+    # (never in the first: a run always has a cut after a completed commit)
+    early = tb.stats["slog_cycles"] % 2 == 1 and rng.random() < 0.5
     extra, n = rng.randint(0, 4000), 0
     while len(done) < len(new) and n < 2_000_000:
         await RisingEdge(tb.dut.clk)
@@ -569,6 +570,8 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
         if early and n >= extra or done and not early and (extra := extra - 1) <= 0:
             break
     at_cut = dict(done)
+    tb.dut._log.info("cut phase: %d txs, cut after %d cycles (%s, extra %d), %d commit(s) completed",
+                     len(new), n, "early" if early else "after the first", extra, len(at_cut))
     tb.stats["cut_mid"] += len(at_cut) < len(new)
     tb.stats["cut_tx_done"] += len(at_cut)
     await tb.cut()
