@@ -118,6 +118,7 @@ class Engine:
         op, t, lpn, ppn = r["op"], r["txid"], r["lpn"], r["ppn"]
         self.log.append((op, t, lpn, ppn, cyc))
         st, rp, mapped, cnt = OK, 0, 0, 0
+        key = None                          # a refused TX_WRITE: (txid, ppn), its answer's cycle kept
         if op == R_MAP_WRITE:
             if lpn in self.l2p:
                 rp, mapped = self.l2p[lpn], 1
@@ -134,8 +135,9 @@ class Engine:
             if self.tb.frng.random() < self.tb.refuse:
                 # a refusal (the engine's TX_FULL / INDEX_FULL; which one and when is the model's
                 # choice here, the backend must handle either at any TX_WRITE): nothing appended
-                st = self.tb.frng.choice((TX_FULL, INDEX_FULL))
+                st = self.tb.frng.choice(self.tb.refuse_sts)
                 self.refused[(t, ppn)] = st
+                key = (t, ppn)
             else:
                 self.tx.setdefault(t, []).append((lpn, ppn))
         elif op in (R_COMMIT, R_ABORT):
@@ -155,7 +157,7 @@ class Engine:
             raise AssertionError(f"engine: unexpected op {op}")
         due = max(cyc + self.tb.rng.randint(1, 6 if self.tb.slow else 1),
                   self.pending[-1][0] + 1 if self.pending else 0)
-        self.pending.append((due, dict(tag=r["tag"], status=st, ppn=rp, mapped=mapped, from_tx=0, count=cnt)))
+        self.pending.append((due, dict(tag=r["tag"], status=st, ppn=rp, mapped=mapped, from_tx=0, count=cnt), key))
 
 
 class Nand:
@@ -295,6 +297,7 @@ class TB:
         self.iss: dict[int, int] = {}       # seq -> first PROGRAM issue cycle
         self.first_ppn: dict[int, int] = {} # seq -> the PPN of its first PROGRAM (a full META-PU's m1)
         self.force_fail: set = set()        # first data words of pages whose next program fails
+        self.refuse_sts = (TX_FULL, INDEX_FULL)     # a refused TX_WRITE's status: one of these
         self.full_iter = self.full_skip = 0 # slog_random's full-page rounds: run, skipped (no room)
         self.full_pair = 0                  # ... of them with two S-Log commits in flight
         self.prog_ok: dict[int, int] = {}   # seq -> programmed cycle
@@ -304,6 +307,9 @@ class TB:
         self.marks_max = 0
         self.slog_mode = False              # requests and seqs not one to one (slog_random)
         self.acc_cyc: dict[int, int] = {}   # request -> the cycle s_wb took it
+        self.rsp_meta: deque = deque()      # the engine responses sent, in order: (txid, ppn) of a refusal
+        self.ref_cyc: dict = {}             # (txid, ppn) of a refused TX_WRITE -> the cycle its answer was taken
+        self.rej_cyc: list = []             # (cycle, txid) of each S-Log record's rejection (sl_err_set)
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "wb_hold") + (() if SLOG else ("s_map_valid",)):
             getattr(dut, n).value = 0
         if True:                            # the write buffer's read ids 0xFD / 0xFC, host reads
@@ -354,6 +360,12 @@ class TB:
             if int(dut.m_nreq_ready.value):
                 self.nq_starts.append(self.nq_start)
                 self.nq_start = None
+        if int(dut.s_rsp_valid.value):      # a response taken at this edge (s_rsp_ready is 1), in order
+            key = self.rsp_meta.popleft()
+            if key is not None:
+                self.ref_cyc[key] = cyc
+        if SLOG and int(dut.sl_err_set.value):  # an S-Log record rejected at this edge: t's error
+            self.rej_cyc.append((cyc, int(dut.sl_t.value)))     # unless one is set (first wins)
         need = int(dut.blk_need.value)
         for d in range(NCH):                # the firmware: the die's next erased block
             if (need >> d) & 1 and not self.offered[d] and self.next_blk[d] < BLOCKS:
@@ -366,8 +378,9 @@ class TB:
             r = self.req.queue.popleft()
             self.eng.take(r, cyc)
         while self.eng.pending and self.eng.pending[0][0] <= cyc:
-            _, a = self.eng.pending.popleft()
+            _, a, key = self.eng.pending.popleft()
             self.rsp.send_nowait(**a)
+            self.rsp_meta.append(key)
         self.nand.edge(cyc)
         while self.rdd.queue:               # m_rdd: whole pages, never two interleaved (architecture §4)
             w = self.rdd.queue.popleft()
@@ -1099,6 +1112,7 @@ async def slog_random(dut):
     # more often (a full page programmed again: the record is not flagged), refusals less
     pf, rf = tb.pfail, tb.refuse
     tb.pfail, tb.refuse = (0.05 if pf else 0.0), min(rf, 0.03)
+    tb.refuse_sts = (INDEX_FULL, INDEX_FULL)    # (a refusal unlike the rejection's TX_FULL: which came first)
     for k in range(int(os.environ.get("ATS_BACKEND_FULLSTEPS", "24"))):
         t = trng.randint(1, NTX)
         c = sorted(mapped)
@@ -1123,8 +1137,12 @@ async def slog_random(dut):
             continue
         tb.full_iter += 1
         pool = trng.sample(range(24), trng.randint(1, 4))
+        if k % 8 == 2:                      # SL_TXFULL distinct LPNs: a record of SL_TXFULL full META-PUs
+            pool = trng.sample(range(24), SL_TXFULL)
+        if k % 4 == 3 and rf:               # an overflow: its TX_WRITEs refused more often (a refusal
+            tb.refuse = 0.25                # answered before the record's rejection: t's status wins)
         for j in range({3: SL_TXFULL + 1, 2: SL_TXFULL}.get(k % 4) or trng.randint(1, SL_TXFULL)):
-            sq = send(0, RC_NONE, trng.choice(pool), t)
+            sq = send(0, RC_NONE, pool[j] if k % 8 == 2 else trng.choice(pool), t)
             pages[t] = pages.get(t, 0) + 1
             if pf and j == 0 and k % 3 == 1:    # (its first program fails: m1 names the failed copy)
                 tb.force_fail.add(tb.reqs[sq]["data"][0])
@@ -1158,8 +1176,10 @@ async def slog_random(dut):
         if trng.random() < 0.3:
             await ClockCycles(dut.clk, trng.randint(1, 300))
         await commit(t)
+        tb.refuse = min(rf, 0.03)
         await host_read(b)
     tb.pfail, tb.refuse = pf, rf
+    tb.refuse_sts = (TX_FULL, INDEX_FULL)
     if TXREL:
         for lpn in FR_LPNS:                 # every fragment LPN read back once more
             await host_read(lpn)
@@ -1192,7 +1212,8 @@ async def slog_random(dut):
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
-               r["full_cmark"], r["full_arec"], r["rec_overlap"],
+               r["full_cmark"], r["full_arec"], r["rec_overlap"], int(r["full_max"] == SL_TXFULL),
+               r["rej_ref_first_ix"],
                *((r["mg_ok"], r["mg_empty"], r["mg_stale"] + r["mg_rd"]) if MERGES else ())) > 0, \
         f"a path not met: {r}"
 
@@ -1501,6 +1522,7 @@ def check_slog(tb, tl: list) -> dict:
     by_seq = {p["seq"]: (ppn, p) for ppn, p in tb.nand.pages.items()}
     seq_of_ppn = {pp: p["seq"] for pp, p in list(tb.nand.pages.items()) + list(tb.nand.failed.items())}
     refused = {seq_of_ppn[pp]: st for (t, pp), st in tb.eng.refused.items()}
+    ref_at = {seq_of_ppn[pp]: tb.ref_cyc[(t, pp)] for (t, pp) in tb.eng.refused}   # seq -> refusal taken
 
     def base_ppn(q: int) -> int:
         assert q in by_seq, f"seq {q} (a fragment's base) never programmed"
@@ -1519,7 +1541,7 @@ def check_slog(tb, tl: list) -> dict:
              unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
              dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0, full_recs=0, full_dup=0, full_refail=0,
-             full_ovf=0, full_max=0, full_at_max=0, full_cmark=0, full_arec=0)
+             full_ovf=0, full_max=0, full_at_max=0, full_cmark=0, full_arec=0, rej_ref_first=0, rej_ref_first_ix=0, rej_ref_later=0)
     closed: dict[int, int] = {}             # txid -> how its last incarnation with pages ended (rec)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
@@ -1689,7 +1711,6 @@ def check_slog(tb, tl: list) -> dict:
         st, ppn = tb.done[i][1], tb.done[i][2]
         t = r["txid"]
         zero = [0] * PW
-        alt = None                          # (a rejected record of a t with a refusal: either status)
         if r["rec"] == RC_NONE and t == 0:  # a full-page write or TRIM empties F (RELEASE, n 255)
             assert ref.release(r["lpn"], 255)[0] == OK
             kf.pop(r["lpn"], None)
@@ -1743,11 +1764,20 @@ def check_slog(tb, tl: list) -> dict:
                                     for op, tt, _, _, c in tb.eng.log)
                 if res["sts"] != OK:
                     # any rejection: the commit became an abort (architecture §2, §4), TX_FULL unless t
-                    # has a refusal already; a refusal answered after the rejection keeps TX_FULL
+                    # has an error already: the first error wins, a refusal of a TX_WRITE of t taken
+                    # at an earlier edge than the rejection (at the same edge or later: TX_FULL)
                     assert e is None or len(ent) > SL_TXFULL, \
                         f"a record rejected only without tx pages or with too many: {res['sts']:#x} {r['frs']} {ent} {e}"
-                    alt = e
-                    e = TX_FULL
+                    rj = [c for c, tt in tb.rej_cyc if tt == t and tb.acc_cyc[i] <= c <= tb.done[i][3]]
+                    assert len(rj) == 1, f"record of tx {t} (seq {q}): rejected at edges {rj}"
+                    fr = min((ref_at[q2], q2) for _, q2, _ in ent if q2 in ref_at) if e is not None else None
+                    if fr is not None and fr[0] < rj[0]:
+                        e = refused[fr[1]]
+                        n["rej_ref_first"] += 1
+                        n["rej_ref_first_ix"] += e != TX_FULL   # (the status tells the two apart)
+                    else:
+                        n["rej_ref_later"] += fr is not None
+                        e = TX_FULL
                     n["rejected"] += 1
                     n["unmapped_base"] += any(lpn not in l2p for lpn, _, _, _ in r["frs"])
                     for lpn, _, _, _ in r["frs"][:SL_TXFRAGS]:   # its reservations end (README "S-Log")
@@ -1824,7 +1854,7 @@ def check_slog(tb, tl: list) -> dict:
                         commit_release(lp)
                 pgs = [(0xFFFFFFFF, t, 1, F_COMMIT, zero)]
             assert cnt is None or ppn == cnt, f"request {i} (seq {q}): completion count {ppn}, reference {cnt}"
-        assert st == want or (alt is not None and st == alt), \
+        assert st == want, \
             f"request {i} (seq {q}) {r}: status {st:#x}, reference {want:#x}"
         for pg in pgs:
             want_pages[q] = pg
