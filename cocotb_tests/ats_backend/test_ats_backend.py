@@ -1109,7 +1109,9 @@ async def slog_random(dut):
     # SL_TXFULL, every fourth time SL_TXFULL + 1; LPNs from a pool of 1-4: duplicates) and commits
     # with an S-Log record: it names the newest page of each LPN (m1 = its first program's PPN)
     # before its fragments; more than SL_TXFULL pages: rejected TX_FULL, t aborted. Program failures
-    # more often (a full page programmed again: the record is not flagged), refusals less
+    # more often (a full page programmed again: the record is not flagged), refusals less (INDEX_FULL;
+    # more in overflow rounds). Some rounds: t's previous incarnation ends at a COMMIT-marked page or
+    # an abort record first; SL_TXFULL distinct LPNs; two records in flight (t's and t2's)
     pf, rf = tb.pfail, tb.refuse
     tb.pfail, tb.refuse = (0.05 if pf else 0.0), min(rf, 0.03)
     tb.refuse_sts = (INDEX_FULL, INDEX_FULL)    # (a refusal unlike the rejection's TX_FULL: which came first)
