@@ -202,6 +202,7 @@ class Model:
         self.txev: dict[int, dict] = {}              # txid -> its open tx's events (lba -> list)
         self.ending: set[int] = set()                # txids whose end (commit / abort) is under way
         self.trimmed: set[int] = set()               # LBAs with a TRIM completed and not yet flushed
+        self.trim_log: list[int] = []                # LBAs of every TRIM completed, in order
         self.contended: dict[int, tuple] = {}        # lba -> the plain version written over a tx's DIFFWRITEs
         self.hist: dict[int, list] = {}              # lba -> what happened to it (printed with an error)
         # lba -> small DIFFWRITEs committed since its last plain WRITE / TRIM / MERGE (fragments or not):
@@ -274,6 +275,7 @@ async def tx_actor(tb: SlogTB, m: Model, t: int, ntx: int, thr: int, rng: random
         if tb.errors or gen != tb.gen:
             return
         tx = m.txev[t] = {}                           # lba -> events
+        tr0, tl0 = set(m.trimmed), len(m.trim_log)    # TRIMs not yet flushed at its start, and later ones
         wrote = False
         frag_only = rng.random() < 0.4                # only small DIFFWRITEs and READs: an S-Log record
         if rng.random() < 0.3:
@@ -307,7 +309,9 @@ async def tx_actor(tb: SlogTB, m: Model, t: int, ntx: int, thr: int, rng: random
         wrote = any(tx.values())
         r = rng.random()
         new = {x: m.view(tx, x) for x in tx}
-        trimmed = set(m.trimmed)                     # TRIMs completed, not yet covered by a FLUSH
+        # TRIMs whose UNMAP may have reached the backend after a RESERVE of this tx saw the LBA mapped:
+        # not flushed at its start, or completed since (a FLUSH in between does not matter)
+        trimmed = tr0 | set(m.trim_log[tl0:]) | set(m.trimmed)
         if r < 0.15:
             st, _ = await tb.do(OP_ABORT, txid=t)
             exp = OK if wrote else TX_EMPTY
@@ -324,6 +328,7 @@ async def tx_actor(tb: SlogTB, m: Model, t: int, ntx: int, thr: int, rng: random
             st, _ = await tb.do(OP_COMMIT, txid=t)
             exp = OK if wrote else TX_EMPTY
             tb.stats["tx_commits"] += 1
+            r = max(r, 0.3)                          # (a TX_COMMIT: a frag-only tx's r in [0.15, 0.3) too)
         if st == core.TX_FULL and exp == OK and r >= 0.3 and any(x in trimmed for x in tx):
             # §11.3 / §11.4: a fragment reserved while the LBA's TRIM was still in the write buffer (the
             # backend still mapped it); its UNMAP, written back before the record, makes the backend
@@ -459,6 +464,7 @@ async def plain_actor(tb: SlogTB, m: Model, nops: int, rng: random.Random, gen: 
                     return
                 m.committed[x] = [m.zero]
                 m.trimmed.add(x)
+                m.trim_log.append(x)
                 m.smalls.pop(x, None)
                 m.note(x, "TRIM")
                 tb.stats["trims"] += 1
