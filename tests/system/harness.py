@@ -58,6 +58,7 @@ class Stats:
     violations: int = 0
     oracle_checked: int = 0
     lbas_checked: int = 0
+    oracle_media_error: int = 0   # LBAs the oracle says read MEDIA_ERROR (an unknown page's fragment)
     cmds: int = 0
     writes: int = 0
     tx_commits: int = 0
@@ -395,10 +396,19 @@ class System:
             if p.op != OP["READ"] or "lba_check" not in p.user:
                 continue
             lba = p.user["lba_check"]
+            exp = read_lpn(self.geo, oracle, lba) if oracle is not None else None
+            if exp is not None and not isinstance(exp, (bytes, bytearray)):
+                # the oracle's MEDIA_ERROR (persistence §10.4: a checkpoint's unknown page in F[lpn]): the
+                # device could not read the LBA before the cut either; agreement is the status, not data
+                self.stats.oracle_checked += 1
+                self.stats.oracle_media_error += 1
+                if p.cpl.status != ST["MEDIA_ERROR"]:
+                    m.violations.append(f"{where}: READ lba {lba} after recovery: status {p.cpl.status:#x}, "
+                                        f"the oracle's MEDIA_ERROR (an unknown page's fragment)")
+                continue
             if p.cpl.status != ST["OK"]:
                 m.violations.append(f"{where}: READ lba {lba} after recovery: status {p.cpl.status:#x}")
                 continue
-            exp = read_lpn(self.geo, oracle, lba) if oracle is not None else None
             exp = exp if exp is not None else bytes(m.page_bytes)
             if oracle is not None:
                 self.stats.oracle_checked += 1
