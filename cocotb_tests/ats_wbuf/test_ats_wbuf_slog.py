@@ -8,6 +8,8 @@ UNMAPs, COMMIT marks, commit and abort records, and an S-Log record's two passes
 with frag_ref.parse_stream, its fragments applied onto the committed page at the record's
 completion, each on an LPN the transaction had reserved; 20 % of records rejected as ats_backend
 rejects one: nothing applied, the reservations ended by the backend, the commit answered TX_FULL).
+An S-Log record taken while any earlier request but its transaction's own data pages is in flight
+is an error (§11.4's wait); one taken beside its own pages in flight is required at seed 1.
 
 Random commands (DIFFWRITEs of random ranges, some past the page, tx and plain WRITEs, COMMIT
 writes, tx and plain READs of 1-2 pages, TX_COMMIT / TX_ABORT / TX_BEGIN, FLUSH; the threshold
@@ -78,6 +80,7 @@ class Backend:
         self.over: set[int] = set()              # txids whose S-Log record request came with too many
         self.rec_open: set[int] = set()          # txids whose commit / abort record was taken, not completed
         self.mixed = 0                           # S-Log records taken with appends (full pages) > 0
+        self.beside = 0                          # S-Log records taken while a data page of their tx was in flight
 
     def taken(self, rq):
         """A write-back request taken on m_wb (in order)."""
@@ -226,6 +229,8 @@ class TB:
         self.cpl_q: list[tuple[int, int]] = []   # (tag, ppn) completions ready, in order
         self.cpl_cur = None
         self.out = 0                             # requests taken, completion not sent
+        self.inflight: list[dict] = []           # those requests, in order
+        self.slow_tx = None                      # the tx whose TX_COMMIT is being run
         self.rd_q: list[tuple[int, list[int], int]] = []   # pages to answer (tag, words, status)
         self.rd_cur = None
         self.hrd_pend = self.rdd_pend = False
@@ -330,6 +335,16 @@ class TB:
                       lpn=int(d.m_wb_lpn.value), txid=int(d.m_wb_txid.value), tag=int(d.m_wb_tag.value),
                       data=[], passes=0)
             self.out += 1
+            if rq["op"] == 1 and rq["rec"] == 2 and rq["slog"]:
+                # architecture §11.4: the record waits for every earlier request but its tx's own
+                # data pages (a fragment's base is looked up when its descriptor is taken: an
+                # earlier write / TRIM / commit of that LPN completing later would change it)
+                own = [q for q in self.inflight if q["op"] == 0 and q["rec"] == 0 and q["txid"] == rq["txid"]]
+                if len(own) < len(self.inflight):
+                    self.be.errors.append(f"S-Log record of tx {rq['txid']} taken while another request "
+                                          f"was in flight: {[(q['op'], q['rec'], q['txid'], q['lpn']) for q in self.inflight]}")
+                self.be.beside += bool(own)
+            self.inflight.append(rq)
             self.be.taken(rq)
             self.wb_q.append(rq)
             self._wb_ready()
@@ -350,6 +365,7 @@ class TB:
         if self._v('s_wbc_valid') and int(d.s_wbc_ready.value) and self.cpl_cur is not None:
             self.cpl_cur = None
             self.out -= 1
+            self.inflight.pop(0)                  # completions in request order
         if int(d.m_rd_valid.value) and self._v('m_rd_ready'):
             lpn, txid, tag = int(d.m_rd_lpn.value), int(d.m_rd_txid.value), int(d.m_rd_tag.value)
             words, sts = self.be.read(lpn, txid, tag)
@@ -367,7 +383,10 @@ class TB:
             if need_data and not ((rq["op"] == 0 and len(rq["data"]) == self.pw) or (rq["slog"] and rq["passes"] == 2)):
                 return
             self.wb_q.pop(0)
-            rq["t_done"] = self.cyc + self.rng.randrange(10, 150)   # a program's latency
+            # a program's latency; a long one for half the data pages of the tx being committed
+            # (slow_tx: so that its S-Log record may be taken while they are in flight, §11.4)
+            slow = rq["op"] == 0 and rq["txid"] == self.slow_tx and self.rng.random() < 0.5
+            rq["t_done"] = self.cyc + (self.rng.randrange(300, 1200) if slow else self.rng.randrange(10, 150))
             self.cpl_q.append(rq)                 # applied (durable) when its completion is sent
 
 
@@ -585,6 +604,7 @@ async def run_slog_random(dut):
                 tag_c = next(tags)
                 while tb.disp is not None:
                     await RisingEdge(dut.clk)
+                tb.slow_tx = t
                 tb.disp = dict(op=TX_COMMIT, tag=tag_c, lba=0, nlb=0, txid=t, flags=0, attr=0, prio=0,
                                dptr=0, aux=0, epoch=epoch[0])
                 r = ref.commit(t, nf0)
@@ -609,14 +629,16 @@ async def run_slog_random(dut):
                     tb.disp = dict(op=WRITE, tag=late_w[0], lba=late_w[1], nlb=0, txid=t, flags=0, attr=0,
                                    prio=0, dptr=addr_l, aux=0, epoch=epoch[0])
                 st, res = await _wait_done(tb, tag_c)
+                tb.slow_tx = None
                 rq, exp_group = tb.be.rq[n_rq0:], ref.reqs[n_ref0:]
                 assert rq == exp_group, f"step {step}: 0xFD / 0xFC requests {rq}, expected {exp_group}"
                 stats["overlapped"] += 1
             else:
                 # a commit's conversions read bases too: one may fail (then nothing is lost, §11.3)
                 tb.be.err_p, e0 = (0.15 if ref.of_tx(t) else 0.0), tb.be.base_errs
+                tb.slow_tx = t
                 st, res, rq, _ = await cmd(TX_COMMIT, 0, 0, t)
-                tb.be.err_p = 0.0
+                tb.be.err_p, tb.slow_tx = 0.0, None
                 r = None
                 assert (st == MEDIA_ERROR) == (tb.be.base_errs > e0), f"step {step}: TX_COMMIT {st:#x}"
             if st == MEDIA_ERROR:
@@ -701,6 +723,11 @@ async def run_slog_random(dut):
         stats["slog_records"] + stats["rejected"], stats
     # records beside full pages (the backend's model saw appends), and the SLOG_TXFULL rule taken
     assert stats["mixed"] and tb.be.mixed and stats["txfull_conv"], stats
+    # records taken beside their own full pages still in flight (the wait is not for every request):
+    # 1-4 a run (about 10 records, a few with full pages written back at the commit); required at
+    # make test's seed (1), which gives 4 / 3 in the two builds; seeds 2-6 give 0-2
+    dut._log.info(f"S-Log records taken beside their tx's pages in flight: {tb.be.beside}")
+    assert tb.be.beside or seed != 1 or steps != 600, "no S-Log record was taken while its tx's full pages were in flight"
 
 
 @pytest.mark.parametrize("frag_slots,txfrags,txfull", [(2, 64, 3), (4, 2, 1)])
