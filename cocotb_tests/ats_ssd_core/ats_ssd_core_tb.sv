@@ -77,6 +77,7 @@ module ats_ssd_core_tb #(
     output wire logic [31:0] slog_lpgn,          // the backend's next LPGN (log pages accepted)
     output wire logic [31:0] cnt_slog_err,       // the write buffer's UNRESERVE answers other than OK
     output logic [31:0]      slog_rec_total,     // S-Log record requests (m_wb slog) over the run
+    output logic [31:0]      slog_rec_beside,    // of those, taken while an earlier m_wb request was in flight
     output logic [31:0]      slog_rsv_total,     // RESERVE answers (tag 0xFD) with status OK over the run
     output wire logic        m_bad_valid,
     input  wire logic        m_bad_ready,
@@ -188,6 +189,7 @@ module ats_ssd_core_tb #(
     // over the whole run (power cycles included): zero at time 0, never reset
     initial begin
         slog_rec_total = '0;
+        slog_rec_beside = '0;
         slog_rsv_total = '0;
         prog_head_total = '0;
         urgent_wb_total = '0;
@@ -251,6 +253,7 @@ module ats_ssd_core_tb #(
             end
         end
     end
+    logic [31:0] wb_inflight = '0;                  // m_wb requests taken, completion not taken
     always @(posedge clk) begin
         if (!rst && u_dut.nq_valid && u_dut.nq_ready && u_dut.nq_op == 2'd1 && u_dut.nq_head)
             prog_head_total <= prog_head_total + 1'b1;
@@ -258,6 +261,11 @@ module ats_ssd_core_tb #(
             urgent_wb_total <= urgent_wb_total + 1'b1;
         if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog)
             slog_rec_total <= slog_rec_total + 1'b1;
+        // (the write buffer's wait lets only its tx's own data pages be in flight then, §11.4)
+        if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog && wb_inflight != 0)
+            slog_rec_beside <= slog_rec_beside + 1'b1;
+        wb_inflight <= rst ? 32'd0 : wb_inflight + 32'(u_dut.wb_valid && u_dut.wb_ready)
+                                                - 32'(u_dut.wbc_valid && u_dut.wbc_ready);
     end
     // the backend's read data stream back to the write buffer: RESERVE answers (tag 0xFD)
     always @(posedge clk) begin
