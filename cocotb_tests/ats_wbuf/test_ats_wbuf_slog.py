@@ -81,9 +81,12 @@ class Backend:
         self.rec_open: set[int] = set()          # txids whose commit / abort record was taken, not completed
         self.mixed = 0                           # S-Log records taken with appends (full pages) > 0
         self.beside = 0                          # S-Log records taken while a data page of their tx was in flight
+        self.refuse: set[tuple[int, int]] = set()  # (txid, lpn): its next data page's TX_WRITE refused (TX_FULL)
+        self.log: list[dict] = []                # every write-back request taken, in order
 
     def taken(self, rq):
         """A write-back request taken on m_wb (in order)."""
+        self.log.append(rq)
         t = rq["txid"]
         if not t:
             return
@@ -144,6 +147,10 @@ class Backend:
 
     def complete(self, rq, data):
         """A write-back request's completion (durable, applied): (ppn field, status)."""
+        if rq["op"] == 0 and (rq["txid"], rq["lpn"]) in self.refuse:
+            # its TX_WRITE refused (the tx table full): nothing applied, the tx is doomed
+            self.refuse.discard((rq["txid"], rq["lpn"]))
+            return 0, TX_FULL
         if rq["op"] == 1 and rq["rec"] in (2, 3):
             self.rec_open.discard(rq["txid"])
         if rq["op"] == 1 and rq["rec"] == 2 and rq["slog"] and rq["txid"] in self.over:
@@ -728,6 +735,90 @@ async def run_slog_random(dut):
     # make test's seed (1), which gives 4 / 3 in the two builds; seeds 2-6 give 0-2
     dut._log.info(f"S-Log records taken beside their tx's pages in flight: {tb.be.beside}")
     assert tb.be.beside or seed != 1 or steps != 600, "no S-Log record was taken while its tx's full pages were in flight"
+
+
+class _NoLuck(random.Random):
+    """The backend's random choices never taken (no refused RESERVE, no rejected record, no merge)."""
+
+    def random(self):
+        return 0.99
+
+
+@cocotb.test()
+async def run_slog_refused_page(dut):
+    """A data page of t refused (TX_FULL), then a small DIFFWRITE of its LPN x: the probe misses (x
+    is not in t's table), so x becomes a FRAG slot of t; but x is already in the backend's list of
+    t's full pages. t's commit must send no S-Log record: the FRAG slot is converted (a full page of
+    x of t written back, its bytes over the committed base) and the plain commit record follows
+    (architecture §11.3, "Which FRAG slots become fragments")."""
+    seed = int(os.environ.get("ATS_SEED", "1"))
+    rng = random.Random(seed * 104729 + int(dut.FRAG_SLOTS.value))
+    tb = TB(dut, rng)
+    tb.be.rng = _NoLuck()
+    tb.be.txfull = int(dut.SLOG_TXFULL.value)
+    pb, pw = tb.pb, tb.pw
+    dut.rst.value = 1
+    for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
+        getattr(dut, name).value = 0
+    dut.slog_thr.value = pb - 16
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    for _ in range(5):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    cocotb.start_soon(tb.clock())
+    tags = iter(range(1, 200))
+
+    async def cmd(op, lba=0, txid=0, flags=0, dptr=0, aux=0):
+        tag = next(tags)
+        while tb.disp is not None:
+            await RisingEdge(dut.clk)
+        tb.disp = dict(op=op, tag=tag, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
+                       dptr=dptr, aux=aux, epoch=1)
+        return await _wait_done(tb, tag)
+
+    def put(addr, data):
+        for i, w in enumerate(words_of(data)):
+            tb.mem[addr // 4 + i] = w
+
+    t, x = rng.randrange(1, NUM_TX + 1), rng.randrange(NUM_LBAS - 1)
+    base = bytes(rng.randrange(256) for _ in range(pb))
+    put(0x1000, base)
+    assert (await cmd(WRITE, x, 0, 0, 0x1000))[0] == OK          # x committed (a RESERVE needs a base)
+    assert (await cmd(FLUSH))[0] == OK
+    tb.be.refuse.add((t, x))
+    put(0x1000, bytes(rng.randrange(256) for _ in range(pb)))
+    assert (await cmd(WRITE, x, t, 0, 0x1000))[0] == OK
+    assert (await cmd(FLUSH))[0] == OK                           # TX_FULL is the tx's failure, not the FLUSH's
+    for _ in range(2000):
+        if not tb.be.refuse and tb.out == 0:
+            break
+        await RisingEdge(dut.clk)
+    assert not tb.be.refuse and tb.out == 0, "t's page of x was not written back"
+    off, ln = 4 * rng.randrange(pw - 1), 4
+    diff = bytes(rng.randrange(256) for _ in range(ln))
+    put(0x1000, diff)
+    n_rq = len(tb.be.rq)
+    st, _ = await cmd(DIFFWRITE, x, t, 0, 0x1000, off | ln << 16)
+    assert st == OK, f"DIFFWRITE {st:#x}"
+    assert tb.be.rq[n_rq:] == [(ID_RESV, x, t)], f"no FRAG slot of x: requests {tb.be.rq[n_rq:]}"
+    n_log, n_rec = len(tb.be.log), len(tb.be.records)
+    st, res = await cmd(TX_COMMIT, 0, t)
+    for _ in range(2000):
+        if tb.out == 0:
+            break
+        await RisingEdge(dut.clk)
+    taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
+    assert not any(q[2] for q in taken) and len(tb.be.records) == n_rec, \
+        f"an S-Log record of tx {t} after its page of lpn {x} was refused: {taken}"
+    assert [q for q in taken if q[0] == 0] == [(0, 0, 0, x, t)] and (1, 2, 0, 0, t) in taken, \
+        f"requests {taken}: expected the conversion of x, then t's plain commit record"
+    exp = bytearray(base)
+    exp[off:off + ln] = diff
+    conv = [q for q in tb.be.log[n_log:] if q["op"] == 0]
+    assert _page(conv[0]["data"]) == bytes(exp), "the converted page"
+    assert st == OK and res == 1, f"TX_COMMIT {st:#x} {res}"   # (this model applies t's table: x)
+    assert tb.be.committed[x] == bytes(exp) and not tb.be.resv and not tb.be.errors, tb.be.errors
+    assert int(dut.cnt_proto_err.value) == 0
 
 
 @pytest.mark.parametrize("frag_slots,txfrags,txfull", [(2, 64, 3), (4, 2, 1)])

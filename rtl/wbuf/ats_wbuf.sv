@@ -400,9 +400,12 @@ module ats_wbuf #(
     // looks at committed slots: own_q = the probe found the page in the tx's table.
     logic [63:0]        txo_q, txm_q;
     logic               txo_cur_q, txm_cur_q;     // txo_q / txm_q of txid_q (registered)
-    // S-Log (FR): txf_cur_q = txid_q's count of full pages committed into the buffer since its last
-    // commit / abort is above SLOG_TXFULL (registered; the counters below, g_txn)
+    // S-Log (FR): txf_cur_q = txid_q's count of full pages committed into the buffer (cleared at
+    // its F_FIN) is above SLOG_TXFULL, or a data page of it completed non-OK since (txr_set: its
+    // LPN is in the backend's list while a later DIFFWRITE of it may make a FRAG slot): its commit
+    // converts every FRAG slot (registered; the counters below, g_txn)
     logic               txf_cur_q;
+    logic [NUM_TX-1:0]  txr_set;                  // a data page of txid i + 1 completes non-OK (g_txo)
     logic               own_q, own_d;
     logic [15:0]        txcnt_q;                  // the head pending commit record's entry count (s_wbc_ppn)
     logic [1:0]         dsrc_q, dsrc_d;           // base: 0 slot, 1 media (TX_LOOKUP), 2 zeros
@@ -2122,13 +2125,17 @@ module ats_wbuf #(
     // SLOG_TXFULL + 1: an upper bound of the write-backs of its data pages, so of the backend's
     // list of its full pages (rtl/backend/README_slog.md "Integration"). A record is sent only
     // while it is <= SLOG_TXFULL (architecture §11.3 "Which FRAG slots become fragments").
+    // txr_q: a data page of the txid completed non-OK (its slot FREE, its LPN in the backend's
+    // list): no record either (a later DIFFWRITE of that LPN misses the probe and may make a FRAG
+    // slot of it). Both are cleared at the tx's F_FIN only (not when a commit is taken back at
+    // no_space, refused at decode or ended MEDIA_ERROR by a failed conversion).
     if (FR) begin : g_txn
         // (the counts in LUT RAM: one write port, read at txid_q; a txid's count is valid while
         // its bit in txv_q is set, so F_FIN clears a flip-flop, not the RAM)
         localparam int TF_W = $clog2(SLOG_TXFULL + 2);
         localparam int TI_W = (NUM_TX > 1) ? $clog2(NUM_TX) : 1;   // txid - 1 (txids 1..NUM_TX)
         logic [TF_W-1:0] txn_m [1 << TI_W];
-        logic [NUM_TX-1:0] txv_q;
+        logic [NUM_TX-1:0] txv_q, txr_q;
         logic [TI_W-1:0] ti;
         logic [TF_W-1:0] tn;
         assign ti = TI_W'(txid_q - 6'd1);
@@ -2140,14 +2147,20 @@ module ats_wbuf #(
         always_ff @(posedge clk) begin
             if (commit_fire && !op_rec_q && txid_q != 6'd0) txv_q[ti] <= 1'b1;
             if (txfin_fire) txv_q[TI_W'(ptx_txid_q - 6'd1)] <= 1'b0;
-            txf_cur_q <= 32'(tn) > SLOG_TXFULL;
+            // (F_FIN comes after every page of the tx has completed: no set of the same txid then)
+            txr_q <= (txfin_fire ? txr_q & ~(NUM_TX'(1) << TI_W'(ptx_txid_q - 6'd1)) : txr_q) | txr_set;
+            txf_cur_q <= 32'(tn) > SLOG_TXFULL ||
+                         (7'(txid_q) - 7'd1 < 7'(NUM_TX) && txr_q[ti]);
             if (rst) begin
                 txv_q     <= '0;
+                txr_q     <= '0;
                 txf_cur_q <= 1'b0;
             end
         end
     end else begin : g_no_txn
-        assign txf_cur_q = 1'b0;
+        logic unused_txr;
+        assign txf_cur_q  = 1'b0;
+        assign unused_txr = ^txr_set;
     end
 
     // S-Log: per txid, its data pages in flight (issued, completion not taken: a page of t with
@@ -2166,6 +2179,9 @@ module ats_wbuf #(
         assign od_in  = {sl_rec_q[issue_slot] == RC_NONE && !sl_trim_q[issue_slot] && sl_tx_q[issue_slot] != 6'd0 &&
                          7'(sl_tx_q[issue_slot]) <= 7'(NUM_TX), OI_W'(sl_tx_q[issue_slot] - 6'd1)};
         assign od_out = od_q[out_rd_q[SLOT_W-1:0]];
+        for (genvar i = 0; i < NUM_TX; i++) begin : g_txr
+            assign txr_set[i] = cpl_fire && !cpl_ok && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i);
+        end
         assign oc_hs  = (hs_tx_q != 6'd0 && 7'(hs_tx_q) <= 7'(NUM_TX)) ? oc_q[OI_W'(hs_tx_q - 6'd1)] : '0;
         always_ff @(posedge clk) begin
             if (issue_fire) od_q[out_wr_q[SLOT_W-1:0]] <= od_in;
@@ -2181,6 +2197,7 @@ module ats_wbuf #(
         end
     end else begin : g_no_txo
         assign slog_go_q = 1'b1;
+        assign txr_set   = '0;
     end
 
     always_ff @(posedge clk) begin
