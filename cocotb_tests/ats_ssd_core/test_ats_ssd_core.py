@@ -1781,6 +1781,10 @@ def test_ats_ssd_core(name, mode, seed):
 # SLOG_TXFULL 4: a transaction with more full pages converts its FRAG slots (architecture §11.3)
 SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4, SLOG_TXFULL=4)
 SLOG_RUNS = [("bp", s) for s in (range(1, 9) if LONG else (int(os.environ.get("ATS_SLOG_SEED", "1")),))]
+# ATS_LONG=1: the even seeds with 5 % program failures (persistence §10.2: a record's full META-PU
+# names the failed first program; the recovery oracle gets the grown-bad blocks); otherwise
+# ATS_NAND_FAULTS from the environment
+SLOG_PFAIL = "pfail_ppm=50000"
 SLOG_CYCLES = os.environ.get("ATS_SLOG_CYCLES", "4" if LONG else "2")
 
 
@@ -1798,5 +1802,7 @@ def test_ats_ssd_core_slog(mode, seed):
         results_name=f"slog_{seed}", public=PUBLIC,
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_CORE_MODE": mode,
                    "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]), "ATS_SLOG_CYCLES": SLOG_CYCLES,
+                   "ATS_NAND_FAULTS": f"{SLOG_PFAIL},seed={seed}" if LONG and seed % 2 == 0 else
+                   os.environ.get("ATS_NAND_FAULTS", ""),
                    # (not stats_*.json: cut_summary.py sums those of the power-cut campaign)
                    "ATS_CORE_STATS": str(build_dir / f"slog_stats_{seed}.json")})

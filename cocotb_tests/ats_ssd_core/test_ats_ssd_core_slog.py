@@ -330,7 +330,11 @@ async def tx_actor(tb: SlogTB, m: Model, t: int, ntx: int, thr: int, rng: random
             exp = OK if wrote else TX_EMPTY
             tb.stats["tx_commits"] += 1
             r = max(r, 0.3)                          # (a TX_COMMIT: a frag-only tx's r in [0.15, 0.3) too)
-        if st == core.TX_FULL and exp == OK and r >= 0.3 and any(x in trimmed for x in tx):
+        # (only LBAs of t with nothing but small DIFFWRITEs, i.e. fragments: a trimmed LBA t wrote as
+        # a full page must not hide a rejection for another reason, e.g. more than SLOG_TXFULL full pages)
+        frag_trimmed = [x for x in tx if x in trimmed and tx[x] and
+                        all(e[0] == "diff" and e[3] == "small" for e in tx[x])]
+        if st == core.TX_FULL and exp == OK and r >= 0.3 and frag_trimmed:
             # §11.3 / §11.4: a fragment reserved while the LBA's TRIM was still in the write buffer (the
             # backend still mapped it); its UNMAP, written back before the record, makes the backend
             # reject the record: the commit is an abort, answered TX_FULL
@@ -648,7 +652,15 @@ async def slog_cycle(tb: SlogTB, ntx: int):
         await tb.cut()
     progs = tb.counters["cnt_nand_prog"]
     tb.stats["max_progs"] = max(tb.stats.get("max_progs", 0), progs)
-    rec = recover(tb.paths, tb.geo)
+    # the pages a program may have failed on: every page of the blocks reported grown bad in this
+    # power cycle (the backend reports the block of every failed program, cut() drains the reports)
+    g = tb.geo
+    failed = {g.ppn(c * g.ways + w, b, pg) for c, w, b in tb.grown_bad for pg in range(g.ppb)}
+    rec = recover(tb.paths, tb.geo, failed=failed)
+    tb.stats["slog_full_failed"] = tb.stats.get("slog_full_failed", 0) + rec.slog_full_failed
+    if rec.slog_failed_info:
+        tb.dut._log.info("oracle: full META-PUs naming a failed first program (txid, lpn, m1, pending page): %s",
+                         [(t, l, hex(a), hex(b)) for t, l, a, b in rec.slog_failed_info])
     tb.stats["oracle_slog_records"] += rec.slog_commits + rec.slog_after_gap
     tb.stats["gap_records"] += rec.slog_after_gap
     # records durable after the gap without all their full pages (not applied: §10.5 step 3)
@@ -658,8 +670,11 @@ async def slog_cycle(tb: SlogTB, ntx: int):
                                      if any(mp.is_diff for mp in r.metas) and any(not mp.is_diff for mp in r.metas))
     if rec.slog_full_mismatch:
         # a prefix record's full META-PUs are not t's pages written before it (persistence 10.5 step 2)
+        info = [(t, l, a if a is None else hex(a), b if b is None else hex(b),
+                 "in a grown-bad block" if a in failed else "not failed") for t, l, a, b in rec.slog_mismatch_info]
         tb.errors.append(f"oracle: {rec.slog_full_mismatch} S-Log record(s) whose full META-PUs differ from "
-                         f"the transaction's pages")
+                         f"the transaction's pages: (txid, lpn, META-PU's PPN, pending page's PPN) {info}; "
+                         f"grown bad blocks (chan, way, block) {tb.grown_bad}")
 
     def recovered(x):
         data = read_lpn(tb.geo, rec, x)
@@ -704,6 +719,8 @@ async def run_slog(dut):
     # program fewer pages than the plan holds (15 blocks x 8 pages a die); 15 transactions an actor
     # program about 200-300 (stats `max_progs`); more would stall the device for want of blocks
     cycles = int(os.environ.get("ATS_SLOG_CYCLES", "4"))
+    faults = dict(kv.split("=") for kv in os.environ.get("ATS_NAND_FAULTS", "").split(",") if "=" in kv)
+    pfail = int(faults.get("pfail_ppm", 0)) > 0          # program failures on (the long sweep's even seeds)
     ntx = int(os.environ.get("ATS_SLOG_TXS", "15"))
     for _ in range(cycles):
         await slog_cycle(tb, ntx)
@@ -727,6 +744,12 @@ async def run_slog(dut):
     # record), and cuts among the commits of such transactions
     assert s["mixed_records"] > 0, "no S-Log record with both full-page and fragment META-PUs"
     assert s["cut_tx_new"] > 0, "no transaction of the cut phase recovered"
+    # a cut with a commit of the cut phase still in flight, and a tx of it recovered old (seed 1 of
+    # make test reaches both in its 2 power cycles)
+    assert s["cut_mid"] > 0 and s["cut_tx_old"] > 0, "no cut among the cut phase's commits / no tx recovered old"
+    if pfail:
+        # persistence §10.2: a record whose full META-PU names a failed first program, replayed in the prefix
+        assert s["prog_fail"] > 0 and s["slog_full_failed"] > 0, "no S-Log record naming a failed program"
     assert s["tx_reads_own"] > 0 and s["diff_small"] > 0 and s["diff_large"] + s["diff_fua"] > 0
     assert s["merges"] > 0, "no MERGE merged anything"
     assert s["contended"] > 0, "no concurrent writer of a tx's DIFFWRITE LBA"

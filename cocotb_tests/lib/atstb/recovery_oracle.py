@@ -344,6 +344,9 @@ class Recovered:
     slog_bad: int = 0                                         # log pages / records that do not parse
     slog_partial: int = 0                                     # records whose log pages are not all valid
     slog_full_mismatch: int = 0                               # prefix records whose full META-PUs differ from t's pending pages
+    slog_full_failed: int = 0                                 # prefix full META-PUs naming a failed first program (10.2)
+    slog_mismatch_info: list = field(default_factory=list)    # (txid, lpn, META-PU's PPN, pending page's PPN or None)
+    slog_failed_info: list = field(default_factory=list)      # the same for the META-PUs counted in slog_full_failed
     merges: int = 0                                           # MERGE pages applied
 
 
@@ -360,9 +363,15 @@ def _decode(geo: Geometry, raw: bytes):
     return m, data
 
 
-def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_flags: bool = True) -> Recovered:
+def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_flags: bool = True,
+            failed: set[int] | None = None) -> Recovered:
     """num_tx: the device's transaction count; a record whose txid is above it changes nothing
     (persistence.md section 4; counted in `ignored`). None: every txid is taken as valid.
+    failed: PPNs whose program may have failed (the test's fault model: e.g. every page of the blocks
+    reported grown bad). A prefix record's full META-PU names the PPN of its page's first program
+    (section 10.2): the pending page's PPN, or, when that program failed and the page was programmed
+    again elsewhere, the failed copy: accepted only if it is in `failed` and is not a valid kept page
+    (None: no PPN is taken as failed). Anything else counts in `slog_full_mismatch`.
     use_flags: S-Log records after the gap whose completeness flag a later record carries skip the
     full-page check (section 10.5 step 3); False always checks the full pages (the same result on
     images a correct device wrote)."""
@@ -432,6 +441,17 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_fla
     by_commit = {r.commit_seq: r for r in slog_recs}
     rec.next_lpgn = max(max_lpgn + 1, cp.slog_lpgn)
     ppn_of = lambda r: geo.ppn(r.die, r.block, r.page)     # noqa: E731
+
+    def full_meta_ok(m1: int, p: Record) -> bool:
+        """section 10.2: m1 = the PPN of p's page's first program: p itself, a kept copy with p's seq,
+        or a failed program's copy (in `failed`, not a valid kept page)"""
+        if m1 == ppn_of(p) or getattr(by_ppn.get(m1), "seq", None) == p.seq:
+            return True
+        if failed is not None and m1 in failed and m1 not in by_ppn:
+            rec.slog_full_failed += 1
+            rec.slog_failed_info.append((p.txid, p.lpn, m1, ppn_of(p)))
+            return True
+        return False
     # 4. replay in seq order; transactions apply at their commit record, open ones are dropped
     pending: dict[int, list[Record]] = {}
     for r in rec.records:
@@ -462,10 +482,12 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_fla
                     st.map_full(p.lpn, ppn_of(p))
                     newest[p.lpn] = p
                 fulls = {m.lpn: m.ppn for m in sr.metas if not m.is_diff}
-                if set(fulls) != set(newest) or any(
-                        fulls[l] != ppn_of(p) and getattr(by_ppn.get(fulls[l]), "seq", None) != p.seq
-                        for l, p in newest.items()):
+                bad = [(sr.txid, l, fulls.get(l), ppn_of(newest[l]) if l in newest else None)
+                       for l in sorted(set(fulls) | set(newest))
+                       if l not in fulls or l not in newest or not full_meta_ok(fulls[l], newest[l])]
+                if bad:
                     rec.slog_full_mismatch += 1
+                    rec.slog_mismatch_info += bad
                 st.apply_record(sr, fulls=False)
                 rec.slog_commits += 1
         elif r.kind == KIND_DATA and r.txid == 0 and r.flags & F_RELOC and r.flags & F_SLOG:
