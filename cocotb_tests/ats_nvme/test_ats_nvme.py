@@ -292,6 +292,7 @@ class TB:
         self.qdepth = int(dut.QDEPTH.value)
         self.page_bytes = int(dut.PAGE_BYTES.value)
         self.num_lbas = int(dut.NUM_LBAS.value)
+        self.bad_lba_n = 0             # LBA Out of Range reads sent: odd past the namespace, even SLBA >= 2^48
         self.nq = int(dut.NQ.value)
         self.num_tx = int(dut.NUM_TX.value)
         self.stx = int(dut.STX.value)
@@ -399,7 +400,10 @@ class TB:
                 cmds.append((c, "err", 0, R.SC_INVALID_OPCODE))
             elif kind < 0.97:
                 # past the namespace (the core's BAD_LBA) or above the core's 48 LBA bits (the decoder's own check)
-                bad = self.num_lbas - 1 + r.randrange(1, 4) if r.random() < 0.5 else r.randrange(1, 1 << 16) << 48
+                # (one draw, as before the second kind: the random stream and the other checks' coverage unchanged)
+                k = r.randrange(1, 4)
+                self.bad_lba_n += 1
+                bad = self.num_lbas - 1 + k if self.bad_lba_n % 2 else (k | self.bad_lba_n << 2) << 48
                 c = await self.do(d.submit_read(q, bad, 1, ring=False))
                 cmds.append((c, "err", 0, R.SC_LBA_RANGE))
             else:
