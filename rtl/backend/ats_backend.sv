@@ -1667,7 +1667,7 @@ module ats_backend #(
         logic               rj_q;             // the record was rejected
         rx_state_e          rx_st_q;
         // ---- t's list of full pages (README_slog "Integration"): per txid t (1..SLOG_TX) the
-        //      {lpn, PPN of the first program (the one its TX_WRITE names)} of each data page of t,
+        //      {lpn, PPN of the first program (an early TX_WRITE names it; a late one names the last)} of each data page of t,
         //      appended at the page's first issue (first issues are in acceptance order), at most
         //      SLOG_TXFULL (one more sets t's overflow bit); emptied at the first issue of t's
         //      commit / abort (a commit or abort record, a COMMIT-marked page, an S-Log record's last

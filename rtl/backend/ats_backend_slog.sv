@@ -16,7 +16,7 @@ module ats_backend_slog #(
     parameter int SLOG_WAYS    = 4,    // ways per set; SLOG_LPNS / SLOG_WAYS sets, a power of two >= 2
     parameter int SLOG_FRAGS   = 4,    // fragments per LPN, 1..127
     parameter int SLOG_TXFRAGS = 64,   // fragments per record, >= 1
-    parameter int SLOG_TXFULL  = 64,   // full pages per record (the tx table's entries), >= 1
+    parameter int SLOG_TXFULL  = 64,   // full pages per record (ats_backend: each txid's list of full pages), >= 1
     parameter int PPN_W        = 32    // PPN width, <= 32 (zero-extended in META-PUs)
 ) (
     input  wire logic                  clk,
