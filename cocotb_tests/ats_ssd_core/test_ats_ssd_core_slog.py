@@ -39,8 +39,7 @@ from cocotb.triggers import ClockCycles, Event, RisingEdge, with_timeout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_ats_ssd_core as core  # noqa: E402  (the TB; its cocotb test is not collected here)
 from atstb.nand_page_model import bytes_to_words  # noqa: E402
-from atstb.recovery_oracle import KIND_LOG, _decode, read_lpn, recover  # noqa: E402
-from atstb.slog_ref import F_SLOG, find_records, log_page  # noqa: E402
+from atstb.recovery_oracle import read_lpn, recover, slog_records_on_dies  # noqa: E402
 from atstb.streams import every_edge  # noqa: E402
 
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_TRIM = (
@@ -499,28 +498,6 @@ async def merge_actor(tb: SlogTB, m: Model, rng: random.Random, gen: int, done: 
         tb.stats[("merges", "merges_stale", "merges_none")[st]] += 1
         if st < 2:
             m.note(x, f"MERGE st {st}")
-
-
-
-def slog_records_on_dies(rec, geo) -> list:
-    """Every complete S-Log record in the dies' planned blocks (prefix or not): the oracle's scan
-    (persistence section 10.1), for coverage only."""
-    pages = {}
-    for d, blocks in enumerate(rec.plan):
-        for blk in blocks:
-            for pg in range(geo.ppb):
-                raw = rec.dies[d].row(blk, pg)
-                if raw is None:
-                    break
-                dec = _decode(geo, raw)
-                if dec is None:
-                    continue
-                mt, data = dec
-                if mt.kind == KIND_LOG and mt.flags & F_SLOG:
-                    lp = log_page(data, mt.seq, geo.ppn(d, blk, pg), mt.epoch, geo.page_bytes)
-                    if lp is not None:
-                        pages[lp.lpgn] = lp
-    return find_records(pages, geo.page_bytes)[0]
 
 
 async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int) -> dict:

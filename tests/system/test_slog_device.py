@@ -54,8 +54,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
 from atomssd.device import OP, ST, F_FUA  # noqa: E402
-from atstb.recovery_oracle import KIND_LOG, _decode, read_lpn  # noqa: E402
-from atstb.slog_ref import F_SLOG, find_records, log_page  # noqa: E402
+from atstb.recovery_oracle import read_lpn, slog_records_on_dies  # noqa: E402
 from model import page_bytes_for  # noqa: E402
 from slog_chain import HDR, Chain, frag_bytes  # noqa: E402
 
@@ -72,19 +71,7 @@ CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
 def mixed_records(oracle, geo) -> set[int]:
     """The first seqs of the complete S-Log records on the dies (the oracle's scan of the planned
     blocks, persistence §10.1) that name both a full page and a fragment."""
-    pages = {}
-    for d, blocks in enumerate(oracle.plan):
-        for blk in blocks:
-            for pg in range(geo.ppb):
-                raw = oracle.dies[d].row(blk, pg)
-                if raw is None:
-                    break
-                dec = _decode(geo, raw)
-                if dec is not None and dec[0].kind == KIND_LOG and dec[0].flags & F_SLOG:
-                    lp = log_page(dec[1], dec[0].seq, geo.ppn(d, blk, pg), dec[0].epoch, geo.page_bytes)
-                    if lp is not None:
-                        pages[lp.lpgn] = lp
-    return {r.first_seq for r in find_records(pages, geo.page_bytes)[0]
+    return {r.first_seq for r in slog_records_on_dies(oracle, geo)
             if any(m.is_diff for m in r.metas) and any(not m.is_diff for m in r.metas)}
 
 

@@ -544,3 +544,22 @@ def read_lpn(geo: Geometry, rec: Recovered, lpn: int) -> bytes | ReadStatus | No
         assert raw is not None, f"lpn {lpn}: page {ppn:#x} is erased"
         return raw[:geo.page_bytes]
     return read_merged(page, rec.mapping.get(lpn), rec.frags.get(lpn, []))
+
+
+def slog_records_on_dies(rec, geo: Geometry) -> list:
+    """Every complete S-Log record in the dies' planned blocks, in the durable prefix or not: the
+    scan of persistence section 10.1 over `rec.dies` / `rec.plan` (a `recover` result), for tests'
+    coverage counts (which records the device wrote), not for recovery."""
+    pages = {}
+    for d, blocks in enumerate(rec.plan):
+        for blk in blocks:
+            for pg in range(geo.ppb):
+                raw = rec.dies[d].row(blk, pg)
+                if raw is None:
+                    break
+                dec = _decode(geo, raw)
+                if dec is not None and dec[0].kind == KIND_LOG and dec[0].flags & F_SLOG:
+                    lp = log_page(dec[1], dec[0].seq, geo.ppn(d, blk, pg), dec[0].epoch, geo.page_bytes)
+                    if lp is not None:
+                        pages[lp.lpgn] = lp
+    return find_records(pages, geo.page_bytes)[0]
