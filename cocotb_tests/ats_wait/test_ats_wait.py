@@ -6,9 +6,10 @@ Checks:
   `bus_ack`, `bus_rdata` (while acknowledged), `pending`, `dl_hit`, `waits` and `timeouts` after
   the edge and compares them.
 - The transaction level, from the behavioural CPU (a Wishbone master that holds a read or a write
-  until it sees the acknowledge): every access is acknowledged exactly once; a write at the first
-  edge; a read never before a wake condition held (an enabled source pending, the deadline passed
-  with the deadline enabled) and at the latest 2^CAP_W cycles after it began (the cap: bit 31);
+  until it sees the acknowledge): every access is acknowledged exactly once; a write at the second
+  edge (the request is registered); a read never before a wake condition held (an enabled source
+  pending, the deadline passed with the deadline enabled) and at the latest 2^CAP_W + 1 cycles
+  after it began (the cap: bit 31);
   the answer has an enabled source, the deadline bit with the deadline enabled, or bit 31; never
   a hang (every read answered within the cap).
 - The CPU clock (built with ATS_SIM_CGATE, as the full-system simulation): a process on `cpu_clk`
@@ -56,6 +57,8 @@ class WaitModel:
         self.sticky = 0
         self.cnt = 0
         self.ack = 0
+        self.cs = 0          # the registered request: the master's cyc && stb (not while ack) ...
+        self.we = 0          # ... and we, of the cycle before
         self.rdata = 0
         self.waits = 0
         self.timeouts = 0
@@ -70,8 +73,8 @@ class WaitModel:
             return {}
         pend = self.pending(i["lvl"])
         dl_hit = i["cycles"] >= i["deadline"]
-        req = i["cyc"] and i["stb"] and not self.ack
-        rd = req and not i["we"]
+        req = self.cs and not self.ack
+        rd = req and not self.we
         cap_hit = self.cnt == (1 << CAP_W) - 1
         by = []
         if pend & i["mask"]:
@@ -83,7 +86,9 @@ class WaitModel:
         wake = bool(by)
         clr = i["clr"] if i["clr_we"] else 0
         self.sticky = (self.sticky & ~clr) | i["evt"]
-        self.ack = int(bool(req and (i["we"] or wake)))
+        self.cs = int(bool(i["cyc"] and i["stb"] and not self.ack))
+        self.ack = int(bool(req and (self.we or wake)))
+        self.we = i["we"]
         self.cnt = self.cnt + 1 if (rd and not wake) else 0
         done = {}
         if rd and wake:
@@ -251,8 +256,8 @@ async def random_waits(dut):
     reads = 0
     for k in range(n_acc):
         if r.random() < 0.15:
-            n, _ = await tb.access(1, r.getrandbits(NSRC), 0, 0, 2)
-            assert n == 1, "a write is acknowledged at the first edge"
+            n, _ = await tb.access(1, r.getrandbits(NSRC), 0, 0, 3)
+            assert n == 2, "a write is acknowledged at the second edge"
             continue
         kind = r.random()
         mask = r.getrandbits(NSRC) if kind < 0.6 else (1 << r.randrange(NSRC)) if kind < 0.85 else 0
@@ -260,7 +265,7 @@ async def random_waits(dut):
         deadline = tb.cycle + r.randrange(-5, 3 * (1 << CAP_W)) if r.random() < 0.9 else M64
         if kind >= 0.85 and r.random() < 0.5:
             dl_en = 0                                     # nothing can end it but the cap
-        n, rdata = await tb.access(0, mask, dl_en, deadline, (1 << CAP_W) + 4)
+        n, rdata = await tb.access(0, mask, dl_en, deadline, (1 << CAP_W) + 5)
         reads += 1
         ok = (rdata & 0xFF & mask) or (dl_en and rdata >> 16 & 1) or rdata >> 31
         assert ok, f"read {k}: answer {rdata:#x} has no enabled reason (mask {mask:#x}, dl_en {dl_en})"

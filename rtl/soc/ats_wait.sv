@@ -5,7 +5,10 @@
 // whose LiteX VexRiscv has no WFI, stops while it waits, with every one of its inputs unchanged:
 // under ATS_SIM_CGATE (simulation only) its clock is gated while such a read is stalled (after HOLD
 // edges that let its pipeline settle), which changes nothing but the simulator's work. Without the
-// define, and always in synthesis, cpu_clk = clk.
+// define, and always in synthesis, cpu_clk = clk. The bus request is registered (cs_q, we_q): the
+// shared bus's arbiter and decoder reach one flip-flop's input, never the enables of bus_rdata and
+// ack_q (a critical path of the board's placement, docs/boards.md pnr_e14); an access is seen one
+// cycle after the master raised it.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -46,12 +49,15 @@ module ats_wait #(
     logic [NSRC-1:0]  sticky_q;
     logic [CAP_W-1:0] cnt_q;
     logic             ack_q;
+    logic             cs_q, we_q;     // the master's cyc && stb (not in the cycle of an ack) and we, registered
     logic             req, rd, wake, cap_hit;
 
     assign pending = src_lvl | sticky_q;
     assign dl_hit  = cycles >= deadline;
-    assign req     = bus_cyc && bus_stb && !ack_q;
-    assign rd      = req && !bus_we;
+    // cs_q is low in the cycle after an acknowledge (the master took it at that edge, its cyc of
+    // that cycle was the answered access's), so an access is answered once
+    assign req     = cs_q && !ack_q;
+    assign rd      = req && !we_q;
     assign cap_hit = &cnt_q;
     assign wake    = |(pending & mask) || (dl_en && dl_hit) || cap_hit;
     assign bus_ack = ack_q;
@@ -61,13 +67,17 @@ module ats_wait #(
             sticky_q  <= '0;
             cnt_q     <= '0;
             ack_q     <= 1'b0;
+            cs_q      <= 1'b0;
+            we_q      <= 1'b0;
             bus_rdata <= 32'd0;
             waits     <= 32'd0;
             timeouts  <= 32'd0;
         end else begin
             // an event in the cycle of the clear stays pending
             sticky_q <= (sticky_q & ~(evt_clr_we ? evt_clr : '0)) | src_evt;
-            ack_q    <= req && (bus_we || wake);
+            cs_q     <= bus_cyc && bus_stb && !ack_q;
+            we_q     <= bus_we;
+            ack_q    <= req && (we_q || wake);
             cnt_q    <= (rd && !wake) ? cnt_q + CAP_W'(1) : '0;
             if (rd && wake) begin
                 // bit 31: ended by the CAP; bit 16: the deadline had passed; 15..0: the pending sources
