@@ -47,7 +47,7 @@ ATS_BACKEND_TEST (one cocotb test), ATS_BACKEND_STEPS (tx_random's steps, 800), 
 ATS_BACKEND_PFAIL (failure rates; with both at or above the defaults tx_random requires every
 failure path met: refusals, a doomed commit, a refused mark, failed programs, fixes, a superseded fix).
 The SLOG = 1 build: ATS_BACKEND_TXFULL (its SLOG_TXFULL, 4), ATS_BACKEND_FULLSTEPS (slog_random's
-full-page rounds, 24), ATS_BACKEND_BLOCKS (blocks a die, 32), ATS_BACKEND_DEBUG=1 (the table's and the
+full-page rounds, 24), ATS_BACKEND_BLOCKS (blocks a die, 32), ATS_BACKEND_RXSTEPS (slog_rx's rounds, 10), ATS_BACKEND_DEBUG=1 (the table's and the
 S-Log receiver's state printed when a request does not complete); ATS_LONG=1 adds
 test_ats_backend_slog_txfull (SLOG_TXFULL 1 and 6, 80 full-page rounds).
 """
@@ -1513,6 +1513,148 @@ async def slog_snapshot(dut):
                   f"{n_noisy} rounds with idle / backpressure)")
     assert len(tb.read_pages) > 100 and len(n_ver) > len(versions) // 2 and 0 < n_noisy < 48
     assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
+
+
+@cocotb.test(skip=not SLOG)
+async def slog_rx(dut):
+    """Firmware port op 7 rop 6's `mapped`: an S-Log record is being received (README "Firmware
+    port", architecture §11.6's GC rule). Records of t sent right behind t's own full pages (so the
+    backend takes their descriptors only once those pages are issued: NAND requests stalled), random
+    idle and backpressure everywhere, rop 6 polled meanwhile; the reference from the ports alone: 1
+    from the record's acceptance on `s_wb` at least until its last word is taken on `s_wbd`, 0 when no
+    record is between its acceptance and its completion on `m_wbc`. GC steps (`wb_hold` set just
+    after a record's acceptance, or before it is sent): polled until 0, then every record accepted
+    shows all its fragments in the index (rop 3: `pend` + |F|), no request is taken and rop 6 stays 0
+    until the hold is released."""
+    tb = await setup(dut, True, 80)
+    tb.slog_mode = True
+    rng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 29)   # (its own: the TB's stream stays)
+    tb.nreq.set_pause(pause_gen(rng, "heavy", max_stall=120))
+    fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
+                                             "seq", "epoch", "flags", "kind"], pause_gen(rng, True))
+    fwr = StreamSink(dut, "m_fwr", dut.clk, ["status", "data", "last", "ppn", "mapped"], pause_gen(rng, True))
+    fw_acc: list = []
+    fw.on_accept = lambda item, cyc: fw_acc.append(tb.cyc)
+    wmark: dict = {}                        # (what, request) -> the cycle its s_wbd word was taken
+    tb.wbd.on_accept = lambda item, cyc: wmark.__setitem__(item["mark"], tb.cyc) if item.get("mark") else None
+    recs: list = []                         # the records' request indices
+    samples: list = []                      # (fw op accepted, answer received, mapped)
+    frag_of: dict = {}                      # record -> {lpn: fragments}
+
+    async def rop(r, lpn=0, epoch=0):
+        n0 = len(fw_acc)
+        fw.send_nowait(op=7, chan=0, way=0, block=0, page=0, rop=r, txid=0, lpn=lpn, ppn=0, seq=0, epoch=epoch,
+                       flags=0, kind=0)
+        b = await fwr.recv(20_000)
+        assert b["last"] == 1 and b["status"] == OK, f"rop {r}: {b}"
+        if r == 6:
+            samples.append((fw_acc[n0], tb.cyc, b["mapped"]))
+        return b
+
+    lpns = FR_LPNS[:8]                      # every set of the index twice (8 slots: 4 sets of 2 ways)
+    for lpn in lpns:                        # their bases
+        s = tb.send(0, RC_NONE, lpn, 0)
+    await tb.wait_done(s)
+    n_gc = n_gc_wait = n_gc_before = 0
+    for rnd in range(int(os.environ.get("ATS_BACKEND_RXSTEPS", "10"))):
+        t = rng.randint(1, NTX)
+        mine = rng.sample(lpns, rng.randint(1, 2))
+        for lpn in mine:
+            st, room = await rid(tb, RID_RSV, t, lpn)
+            assert (st, room) == (OK, SL_FRAGS), f"RESERVE {lpn} for tx {t}: {st:#x} room {room}"
+        frs = [(lpn, o, ln) for lpn in mine for o, ln in runs_of(rng, rng.randint(1, 2))][:SL_TXFRAGS]
+        gc = rng.random() < 0.6
+        before = gc and rng.random() < 0.3  # the hold before the record is sent: never taken meanwhile
+        if before:
+            dut.wb_hold.value = 1
+            hold_c = tb.cyc
+        for _ in range(rng.randint(1, 2)):  # t's full pages, the record right behind them
+            s = tb.send(0, RC_NONE, rng.randrange(24), t)
+        s = len(tb.reqs)
+        tag = s & 0xFF
+        data = [[rng.getrandbits(32) for _ in range(ln // 4)] for _, _, ln in frs]
+        tb.reqs.append(dict(op=1, rec=RC_CREC, lpn=0, txid=t, data=[], tag=tag, slog=True,
+                            frs=[(lpn, o, ln, d) for (lpn, o, ln), d in zip(frs, data)]))
+        tb.by_tag[tag] = s
+        recs.append(s)
+        frag_of[s] = Counter(lpn for lpn, _, _ in frs)
+        tb.wb.send_nowait(op=1, rec=RC_CREC, lpn=0, txid=t, epoch=0, kind=0, fua=0, tag=tag, slog=1, seq=s)
+        for i, (lpn, o, ln) in enumerate(frs):
+            tb.wbd.send_nowait(data=lpn, last=0, mark=("d0", s) if i == 0 else None)
+            tb.wbd.send_nowait(data=o | ln << 16, last=int(i == len(frs) - 1))
+        words = [w for d in data for w in d]
+        for i, w in enumerate(words):
+            tb.wbd.send_nowait(data=w, last=int(i == len(words) - 1), mark=("wl", s) if i == len(words) - 1 else None)
+        if gc:
+            n_gc += 1
+            if before:
+                n_gc_before += 1
+                await ClockCycles(dut.clk, rng.randint(0, 40))
+            else:                           # just after the record's acceptance (its descriptors wait)
+                k = 0
+                while s not in tb.acc_cyc:
+                    await RisingEdge(dut.clk)
+                    k += 1
+                    assert k < 20_000, "record not taken"
+                await ClockCycles(dut.clk, rng.randint(0, 4))
+                dut.wb_hold.value = 1
+                hold_c = tb.cyc
+            k, first = 0, None
+            while True:                     # GC: polled until no record is being received
+                b = await rop(6)
+                first = b["mapped"] if first is None else first
+                if not b["mapped"]:
+                    break
+                k += 1
+                assert k < 2000, "rop 6: a record received for ever under wb_hold"
+            n_gc_wait += first
+            accepted = [q for q in recs if q in tb.acc_cyc]
+            for q in accepted:
+                assert tb.acc_cyc[q] <= hold_c + 1, f"record {q} taken under wb_hold"
+            ent = {}
+            for i in range(SL_LPNS):        # the index as GC reads it (rop 3)
+                b = await rop(3, i)
+                if b["mapped"]:
+                    ent[b["ppn"]] = ((b["data"] >> 16) & 0xFF, b["data"] & 0xFF)
+            if s in tb.acc_cyc:             # the record accepted: every fragment visible (pend or F;
+                for lpn, n in frag_of[s].items():   # the earlier rounds' were RELEASEd)
+                    pend, nf = ent.get(lpn, (0, 0))
+                    assert pend + nf == n, \
+                        f"record {s} (accepted {tb.acc_cyc[s]}, hold {hold_c}): lpn {lpn} shows pend {pend} |F| {nf}, {n} fragments"
+            for _ in range(rng.randint(2, 6)):   # the hold on: nothing starts being received
+                await ClockCycles(dut.clk, rng.randint(0, 60))
+                b = await rop(6)
+                assert b["mapped"] == 0, "rop 6: a record started being received under wb_hold"
+            assert before == (s not in tb.acc_cyc), f"record {s}: taken {s in tb.acc_cyc} under the hold"
+            dut.wb_hold.value = 0
+        while not tb.completed(s):          # polled until the record completed
+            await rop(6)
+            await ClockCycles(dut.clk, rng.randint(0, 30))
+        for _ in range(rng.randint(0, 2)):
+            await rop(6)
+        st = next(d[1] for d in tb.done if d[0] == s)
+        assert st == OK, f"record {s}: status {st:#x}"
+        for lpn in mine:                    # F emptied again (a plain write RELEASEs it)
+            s2 = tb.send(0, RC_NONE, lpn, 0)
+        await tb.wait_done(s2)
+    # the reference, from the ports: 1 while a record lies between its acceptance and its last word,
+    # 0 while none lies between its acceptance and its completion (2 cycles' margin each side)
+    done_c = {d[0]: d[3] for d in tb.done}
+    n_one = n_early = n_zero = 0
+    for a, r, m in samples:
+        busy = [q for q in recs if q in tb.acc_cyc and tb.acc_cyc[q] + 2 <= a and r + 2 <= wmark[("wl", q)]]
+        idle = all(q not in tb.acc_cyc or done_c.get(q, 1 << 60) + 2 <= a or tb.acc_cyc[q] >= r + 2 for q in recs)
+        if busy:
+            assert m == 1, f"rop 6 in cycles {a}..{r}: mapped 0 while record {busy[0]} is received"
+            n_one += 1
+            n_early += any(r + 2 <= wmark[("d0", q)] for q in busy)
+        elif idle:
+            assert m == 0, f"rop 6 in cycles {a}..{r}: mapped 1 with no record in flight"
+            n_zero += 1
+    dut._log.info(f"slog_rx: {len(recs)} records, {len(samples)} polls: 1 {n_one} (descriptors not yet taken "
+                  f"{n_early}), 0 {n_zero}; GC steps {n_gc} (waited {n_gc_wait}, hold before the record {n_gc_before})")
+    assert min(n_one, n_early, n_zero, n_gc_wait, n_gc_before) > 0, "a case not met"
+    assert int(dut.cnt_proto_err.value) == 0
 
 
 def check_slog(tb, tl: list) -> dict:

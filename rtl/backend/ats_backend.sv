@@ -2016,8 +2016,11 @@ module ats_backend #(
             end else if (fw_sl7 && fw_rop_q == 4'd5) begin
                 fw_sl_ppn = fs_hit_q ? pt_rd_q : '0; fw_sl_mapped = fs_hit_q;
             end else if (fw_sl7 && fw_rop_q == 4'd6) begin
+                // mapped: an S-Log record is being received (sl_busy: from the cycle after its request
+                // was taken on s_wb until its words are in and its log pages in the table, or it was
+                // dropped); under wb_hold, once 0 it stays 0 (no request is taken: asserted below)
                 fw_sl_data = fw_epoch_q[0] ? slog_lpgn : {16'd0, sl_used};
-                fw_sl_ppn = PPN_W'(slog_lpgn);
+                fw_sl_ppn = PPN_W'(slog_lpgn); fw_sl_mapped = sl_busy;
             end
         end
         always_ff @(posedge clk) begin
@@ -2433,8 +2436,14 @@ module ats_backend #(
         logic unused_sl;
         assign unused_sl = ^{rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
 `ifndef SYNTHESIS
+        // GC's order guarantee (architecture §11.6): write-backs held and no record being received
+        // in one cycle, the hold still on in the next: still none (s_wb takes nothing under wb_hold)
+        logic               sim_hold_idle_q;
+        always_ff @(posedge clk) sim_hold_idle_q <= !rst && wb_hold && !sl_busy;
         always_ff @(posedge clk) begin
             if (!rst) begin
+                assert (!(sim_hold_idle_q && wb_hold && sl_busy))
+                    else $error("ats_backend: an S-Log record started being received under wb_hold (%m)");
                 assert (!(ixa_valid && ix_who_q == W_NONE))
                     else $error("ats_backend: S-Log index answer with no command in flight (%m)");
                 assert (!(i_prog && !iss_retry && e_sl[iss_ent] && iss_rec_q == RC_CREC && txe_v_q[iss_txid_q]))
