@@ -31,10 +31,21 @@ NAND bytes per transaction and transactions per second of (a) the S-Log, (b) ful
 The device is bench-tx's: the `b5_256` configuration (with the S-Log: `b5_256_slog`) (4 channels x 2 ways, 4 KiB pages, 16 Ki LBAs,
 FEMU tR 40 / tPROG 200 us, 100 MHz, formatted offline with a plan of 32 blocks a die) in its NVMe
 build, driven through the NVMe front end's RTL by the transactional host API
-(sw/host/atomssd/txapi.py) and bench-tx's transport (completions at their MSI: exact cycles). One
-device per workload (the jobs run in parallel); on it the metadata pool is written once (so a
-DIFFWRITE's base page is on the media), then every transaction of the workload runs under each mode,
-the order of the modes rotated per transaction, each from an idle device (a Flush waited for).
+(sw/host/atomssd/txapi.py) and bench-tx's transport (completions at their MSI: exact cycles). Two
+devices per workload (the jobs run in parallel), booted alike; on each the metadata pool is written
+once (so a DIFFWRITE's base page is on the media), then
+  qd1  every transaction of the workload runs under each mode, the order of the modes rotated per
+       transaction, each from an idle device (a Flush waited for): tx/s is a commit's latency;
+  qd N (--qd, default 8) each mode runs all the transactions as one segment (a Flush waited for before
+       it), up to N in flight: N host threads taking the transactions in workload order, a transaction
+       starting only when every earlier one sharing an LPN with it has completed (a lock rule, as a
+       database's: conflicting transactions keep the workload's order, so every mode computes the same
+       logical result), its device transactions bounded by the device's free txids (bench/difftx/
+       difftx_sched.py). The journal mode runs each transaction's own sequence (journal blocks + Flush,
+       commit block FUA, home writes + Flush) with transactions overlapping, no group commit. Each mode
+       writes fresh contents in its segment; after it, 64 LPNs (those written by two transactions or
+       more first) are read back against the host's pages merged in workload order.
+A workload of one transaction (fileserver) has no qd N run.
 
 A paper transaction larger than the device's `tx_entries` pages (64: the tx tables' size) runs as
 ceil(pages / 64) device transactions submitted at once (txids reused as their commits complete);
@@ -42,15 +53,18 @@ the workload shapes are bench/difftx/difftx_workloads.py's (Table 3 averages; Fi
 stated assumptions there).
 
 Measured per mode: simulated cycles from the first submission of a transaction to the completion of
-its last command (tps = transactions / simulated seconds); NAND bytes = GET_LOG k2 (NAND programs:
+its last command, summed over the transactions (qd1), or from the segment's first submission to its
+last completion (qd N) (tps = transactions / simulated seconds); NAND bytes = GET_LOG k2 (NAND programs:
 host pages, commit records, checkpoint pages, GC copies) before / after the mode's segment x 4 KiB;
 the workload's bytes = 4 KiB per full update + the differential bytes of each partial update (the
 paper's denominator); wa = NAND bytes / workload bytes. At the end a sample of the pools is read
 back and compared with the host's pages (every mode writes the same logical result).
 
-Output: build/bench/difftx.json (`workloads`: per workload `name`, `wa`, `traffic_vs_shadow`,
-`tps_vs_shadow` of the S-Log (null on a device without FRAG slots); `limit`; `modes`: the measured
-figures of each mode; `slog_model`; the shape realised), a table on stdout.
+Output: build/bench/difftx.json (`workloads`: per workload `name`, `qd`, `wa`, `traffic_vs_shadow`,
+`tps_vs_shadow` of the S-Log at that qd (null on a device without FRAG slots) and the same at qd1
+(`*_qd1`); `limit`; `modes_qd` / `modes`: the measured figures of each mode at qd N / qd1;
+`programs_check`: each mode's NAND programs, host pages, checkpoint pages and NAND reads in both
+runs; `slog_model`; the shape realised), tables on stdout.
 """
 from __future__ import annotations
 
@@ -85,6 +99,7 @@ SLOG_TXFULL = 64                   # full pages a record names (the core's defau
 T_PROG_S = 200e-6
 MODES = ("shadow", "shadow_diffwrite", "journal")
 TXS = {"varmail": 24, "tpcc": 24, "fileserver": 1, "webproxy": 2}
+QD = 8                             # transactions in flight in the concurrent runs (README "Concurrency")
 DESC_PER = 255                     # journal tags per descriptor block
 TARGETS = {"wa_max": 1.1, "traffic_vs_shadow_max": 0.5, "tps_vs_shadow_min": 1.25}   # issue 40 item 6
 SLOG_STATUS = "not measured on this configuration (its write buffer has no FRAG slots: --config b5_256_slog)"
@@ -188,26 +203,30 @@ class Runner:
             self.dev.wait(cmds)
             t.complete()
 
+    def shadow_part(self, p: list[Update], new: dict, pages: dict, diff: bool):
+        """One device transaction submitted (not waited for): (its Transaction, its commands). `new`:
+        what each update writes (`new_contents`), `pages`: each LPN's whole new page (the host's merge)."""
+        t = self.dev.begin(explicit=False)
+        cmds = []
+        # on a device with FRAG slots a part with partial updates ends with a TX Commit: its S-Log
+        # record is the commit (a COMMIT-flag WRITE would do the same per architecture §11.4; the
+        # explicit commit keeps the measurement independent of that path)
+        explicit = diff and (self.slog or not p[-1].full) and any(not u.full for u in p)
+        for i, u in enumerate(p):
+            last = i == len(p) - 1
+            if diff and not u.full:
+                off, b = new[u.lpn]
+                t.pages.add(u.lpn)
+                cmds.append(self.dev.run(self.drv.submit_diff_write(self.dev.qid, u.lpn, off, b, t.txid)))
+            else:
+                cmds += t.submit_write(u.lpn, pages[u.lpn], commit=last and not explicit)
+        if explicit:
+            cmds.append(t.submit_commit())
+        return t, cmds
+
     def shadow(self, tx: list[Update], new: dict, diff: bool) -> None:
-        def part(p: list[Update]):
-            t = self.dev.begin(explicit=False)
-            cmds = []
-            # on a device with FRAG slots a part with partial updates ends with a TX Commit: its S-Log
-            # record is the commit (a COMMIT-flag WRITE would do the same per architecture §11.4; the
-            # explicit commit keeps the measurement independent of that path)
-            explicit = diff and (self.slog or not p[-1].full) and any(not u.full for u in p)
-            for i, u in enumerate(p):
-                last = i == len(p) - 1
-                if diff and not u.full:
-                    off, b = new[u.lpn]
-                    t.pages.add(u.lpn)
-                    cmds.append(self.dev.run(self.drv.submit_diff_write(self.dev.qid, u.lpn, off, b, t.txid)))
-                else:
-                    cmds += t.submit_write(u.lpn, self.merged(u.lpn, new[u.lpn]), commit=last and not explicit)
-            if explicit:
-                cmds.append(t.submit_commit())
-            return t, cmds
-        self.run_parts(split_for_device(tx, self.te), part)
+        pages = {u.lpn: self.merged(u.lpn, new[u.lpn]) for u in tx}
+        self.run_parts(split_for_device(tx, self.te), lambda p: self.shadow_part(p, new, pages, diff))
 
     def journal(self, tx: list[Update], new: dict) -> None:
         pages = [(u.lpn, self.merged(u.lpn, new[u.lpn])) for u in tx]
@@ -226,6 +245,129 @@ class Runner:
         for l, d in pages:
             cmds += self.dev.submit_write(l, d)
         self.dev.wait(cmds + [self.dev.submit_flush()])
+
+    # ------------------------------------------------------------------ concurrent (--qd N)
+    def plan(self, wl: list[list[Update]]) -> tuple[list[dict], list[dict]]:
+        """Fresh contents for every transaction of a segment and each one's whole pages, merged in
+        workload order from the host's pages (the logical result the lock rule guarantees); the host's
+        pages are then the segment's end state."""
+        cache = dict(self.cache)
+        news, pages = [], []
+        for tx in wl:
+            new = self.new_contents(tx)
+            pg = {}
+            for u in tx:
+                w = new[u.lpn]
+                if isinstance(w, bytes):
+                    pg[u.lpn] = w
+                else:
+                    off, b = w
+                    base = cache.get(u.lpn, bytes(PAGE_BYTES))
+                    pg[u.lpn] = base[:off] + b + base[off + len(b):]
+            cache.update(pg)
+            news.append(new)
+            pages.append(pg)
+        self.cache = cache
+        return news, pages
+
+    def journal_stage(self, stage: int, st: dict) -> list:
+        """Journal mode, one transaction's stage (submitted, not waited for): 0 its descriptor(s) and
+        blocks to the journal + Flush, 1 its commit block (FUA), 2 its home writes + Flush."""
+        if stage == 0:
+            cmds = []
+            for b in st["blocks"]:
+                cmds += self.dev.submit_write(self.jbase + st["jpos"], b)
+                st["jpos"] = (st["jpos"] + 1) % self.jlen
+            return cmds + [self.dev.submit_flush()]
+        if stage == 1:
+            return self.dev.submit_write(self.jbase + st["jpos"], st["commit"], fua=True)
+        cmds = []
+        for l, d in st["pages"]:
+            cmds += self.dev.submit_write(l, d)
+        return cmds + [self.dev.submit_flush()]
+
+    def journal_start(self, tx: list[Update], pages: dict) -> dict:
+        """A transaction's journal blocks, laid out at once (its descriptor(s), blocks and commit block
+        contiguous in the circular journal area, as jbd2 reserves them)."""
+        pg = [(u.lpn, pages[u.lpn]) for u in tx]
+        blocks = []
+        for k in range(0, len(pg), DESC_PER):
+            blocks.append(self.page())
+            blocks += [d for _, d in pg[k:k + DESC_PER]]
+        st = {"blocks": blocks, "pages": pg, "jpos": self.jpos, "commit": self.page()}
+        self.jpos = (self.jpos + len(blocks) + 1) % self.jlen
+        return st
+
+    def run_concurrent(self, wl: list[list[Update]], mode: str, qd: int) -> dict:
+        """One mode over the segment `wl`, up to `qd` transactions in flight under the lock rule and
+        the txid bound (difftx_sched.TxScheduler). Returns the cycles from the first submission to the
+        last completion, the transactions' latencies and the mean concurrency reached."""
+        from difftx_sched import TxScheduler
+        news, pages = self.plan(wl)
+        journal = mode == "journal"
+        parts = [[tx] if journal else split_for_device(tx, self.te) for tx in wl]
+        sch = TxScheduler([{u.lpn for u in tx} for tx in wl], [len(p) for p in parts], qd,
+                          None if journal else self.free_tx)
+        live = []                                 # [commands, tx, part, Transaction | journal state, stage]
+        start, end = {}, {}
+        c0 = prev = None
+        area_run = area_adm = 0
+        while not sch.finished:
+            for i, k in sch.step():
+                if c0 is None:
+                    c0 = prev = self.hp.cycle
+                start.setdefault(i, self.hp.cycle)
+                if journal:
+                    st = self.journal_start(wl[i], pages[i])
+                    live.append([self.journal_stage(0, st), i, k, st, 0])
+                else:
+                    t, cmds = self.shadow_part(parts[i][k], news[i], pages[i], mode == "shadow_diffwrite")
+                    live.append([cmds, i, k, t, None])
+            assert live, "scheduler: nothing in flight and nothing startable"
+            if not any(all(c.done for c in g[0]) for g in live):
+                self.dev.run(wait_any(self.drv, [c for g in live for c in g[0] if not c.done]))
+            now = self.hp.cycle
+            area_run += sch.running() * (now - prev)
+            area_adm += sch.in_flight() * (now - prev)
+            prev = now
+            for g in [g for g in live if all(c.done for c in g[0])]:
+                live.remove(g)
+                cmds, i, k, t, stage = g
+                self.dev.wait(cmds)                   # (all completed: raises on an error status)
+                if journal and stage < 2:
+                    live.append([self.journal_stage(stage + 1, t), i, k, t, stage + 1])
+                    continue
+                if not journal:
+                    t.complete()
+                sch.complete(i, k)
+                if sch.done[i]:
+                    end[i] = now
+        cyc = self.hp.cycle - c0
+        lat = [end[i] - start[i] for i in range(len(wl))]
+        return {"cycles": cyc, "latency_cycles_mean": sum(lat) / len(lat), "latency_cycles_max": max(lat),
+                "running_mean": area_run / cyc, "in_flight_mean": area_adm / cyc,
+                "lock_waits": len(sch.lock_waited)}
+
+    def read_back(self, lpns: list[int]) -> list[int]:
+        """These LPNs read (all submitted, then waited for) against the host's pages: the differing ones."""
+        got = {l: self.dev.submit_read(l) for l in lpns}
+        return [l for l, cmds in got.items() if b"".join(c.data for c in self.dev.wait(cmds)) != self.cache[l]]
+
+
+def wait_any(drv, cmds: list):
+    """A driver generator: reaps until one of `cmds` completed (the driver's `wait` waits for all;
+    this is its loop with `any`, on the driver's own reap / MSI gate / poll steps)."""
+    waited, first = 0, True
+    while not any(c.done for c in cmds):
+        scope = set(drv.cqs)
+        if first or not drv.use_irq or (yield from drv._irq_gate(scope)):
+            for cqid in sorted(scope):
+                yield from drv.reap(cqid)
+        first = False
+        if any(c.done for c in cmds):
+            break
+        waited = yield from drv._wait_cycles(waited, drv.timeout_cycles, "a completion")
+    return cmds
 
 
 def simulator(prebuilt: str | None) -> tuple[Path, Path, dict]:
@@ -247,13 +389,21 @@ def snapshot(dest: Path) -> None:
     (dest / "config.json").write_text(json.dumps(dict(cfg, built_from=head, tree_dirty=dirty)))
 
 
-def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt: str | None = None) -> dict:
+LOG_KEYS = ("nand_programs", "nand_reads", "host_pages", "ckpt_pages", "gc_relocs")
+
+
+def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt: str | None = None,
+              qd: int = 1) -> dict:
+    """One device, one workload: with `qd` 1 every transaction under each mode in turn, one at a time
+    from an idle device (the qd1 figures); with `qd` > 1 each mode over all the transactions (one
+    segment a mode), up to `qd` in flight (Runner.run_concurrent)."""
     from atomssd.nvme_sim import boot
     from bench_tx import close_checked, nvme_up, start_device
     shape = SHAPES[name]
     exe, fw, cfg = simulator(prebuilt)
-    hp = start_device(exe, fw, cfg, work.resolve() / name)
+    hp = start_device(exe, fw, cfg, work.resolve() / (name if qd == 1 else f"{name}_qd{qd}"))
     t0, cpu0 = time.time(), os.times()
+    conc = {}
     try:
         boot(hp, max_cycles=1_000_000_000)
         tr, drv, dev = nvme_up(hp)
@@ -263,26 +413,51 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
         wl = gen_workload(shape, txs, seed, scale, meta_base=0, data_base=shape.meta_pool)
         r.prefill(list(range(shape.meta_pool)))
         cyc = {m: 0 for m in MODES}
-        progs = {m: 0 for m in MODES}
-        reads = {m: 0 for m in MODES}
+        delta = {m: {k: 0 for k in LOG_KEYS} for m in MODES}
         app = sum(u.app_bytes for tx in wl for u in tx)
-        for i, tx in enumerate(wl):
-            new = r.new_contents(tx)
-            order = MODES[i % len(MODES):] + MODES[:i % len(MODES)]
-            for m in order:
+        checked = 0
+        if qd == 1:
+            for i, tx in enumerate(wl):
+                new = r.new_contents(tx)
+                order = MODES[i % len(MODES):] + MODES[:i % len(MODES)]
+                for m in order:
+                    dev.flush()
+                    l0 = r.log()
+                    c0 = hp.cycle
+                    if m == "journal":
+                        r.journal(tx, new)
+                    else:
+                        r.shadow(tx, new, diff=m == "shadow_diffwrite")
+                    cyc[m] += hp.cycle - c0
+                    l1 = r.log()
+                    for k in LOG_KEYS:
+                        delta[m][k] += l1[k] - l0[k]
+                for u in tx:
+                    r.cache[u.lpn] = r.merged(u.lpn, new[u.lpn])
+        else:
+            # the LPNs whose result depends on the lock rule's order (written by two transactions or more),
+            # then others, read back after each mode's segment (each mode writes fresh contents)
+            seen: dict[int, int] = {}
+            for tx in wl:
+                for u in tx:
+                    seen[u.lpn] = seen.get(u.lpn, 0) + 1
+            rs = random.Random(seed)
+            multi = sorted(l for l, n in seen.items() if n > 1)
+            once = sorted(l for l, n in seen.items() if n == 1)
+            probe = rs.sample(multi, min(48, len(multi)))
+            probe += rs.sample(once, min(64 - len(probe), len(once)))
+            for m in MODES:
                 dev.flush()
                 l0 = r.log()
-                c0 = hp.cycle
-                if m == "journal":
-                    r.journal(tx, new)
-                else:
-                    r.shadow(tx, new, diff=m == "shadow_diffwrite")
-                cyc[m] += hp.cycle - c0
+                conc[m] = r.run_concurrent(wl, m, qd)
+                cyc[m] = conc[m]["cycles"]
                 l1 = r.log()
-                progs[m] += l1["nand_programs"] - l0["nand_programs"]
-                reads[m] += l1["nand_reads"] - l0["nand_reads"]
-            for u in tx:
-                r.cache[u.lpn] = r.merged(u.lpn, new[u.lpn])
+                for k in LOG_KEYS:
+                    delta[m][k] = l1[k] - l0[k]
+                bad = r.read_back(probe)
+                assert not bad, f"{name} qd {qd} {m}: read-back differs at LPNs {bad[:8]}"
+                conc[m]["read_back_lpns"] = len(probe)
+                checked += len(probe)
         # read-back: every mode wrote the same logical result
         sample = random.Random(seed).sample(sorted(r.cache), min(64, len(r.cache)))
         bad = [l for l in sample if dev.read(l) != r.cache[l]]
@@ -297,10 +472,13 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
     n_part = sum(1 for tx in wl for u in tx if not u.full)
     modes = {}
     for m in MODES:
-        nb = progs[m] * PAGE_BYTES
+        nb = delta[m]["nand_programs"] * PAGE_BYTES
         modes[m] = {"cycles": cyc[m], "sim_s": cyc[m] / clk, "tps": txs / (cyc[m] / clk),
-                    "nand_programs": progs[m], "nand_bytes": nb, "nand_bytes_per_tx": nb / txs,
-                    "nand_reads": reads[m], "wa": nb / app}
+                    "nand_programs": delta[m]["nand_programs"], "nand_bytes": nb, "nand_bytes_per_tx": nb / txs,
+                    "nand_reads": delta[m]["nand_reads"], "wa": nb / app,
+                    **{k: delta[m][k] for k in ("host_pages", "ckpt_pages", "gc_relocs")}, **conc.get(m, {})}
+        if m in conc:
+            modes[m]["latency_us_mean"] = conc[m]["latency_cycles_mean"] / clk * 1e6
     for m in MODES:
         modes[m]["traffic_vs_shadow"] = modes[m]["nand_bytes"] / modes["shadow"]["nand_bytes"]
         modes[m]["tps_vs_shadow"] = modes[m]["tps"] / modes["shadow"]["tps"]
@@ -318,7 +496,8 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
         "device_txs": {"per_tx": sum(parts) / txs, "max_pages": dev.info.tx_entries, "slog_txfull": SLOG_TXFULL,
                        "note": "a transaction above the tx table's pages runs as ceil(pages / tx_entries) device "
                                "transactions; none has more than SLOG_TXFULL full pages, so each may have a record"},
-        "modes": modes, "slog_model": model, "txs": txs, "scale": scale,
+        "modes": modes, "slog_model": model, "txs": txs, "scale": scale, "qd": qd,
+        "read_back_lpns": checked + len(sample),
         "shape": {"pages_per_tx_table3": shape.pages_mean, "pages_per_tx": n_pages / txs,
                   "partial_frac_assumed": shape.partial_frac, "partial_frac": n_part / n_pages,
                   "partial_bytes_mean": (sum(u.length for tx in wl for u in tx if not u.full) / n_part
@@ -329,6 +508,27 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
         "sim_mhz": info.get("sim_mhz"), "wall_s": round(time.time() - t0, 1),
         "cpu_s": round(sum(os.times()[:4]) - sum(cpu0[:4]), 1),     # this worker and its simulator
     }
+
+
+def merge_point(p1: dict, pq: dict | None) -> dict:
+    """A workload's entry: the concurrent run's figures as the headline (`wa`, `traffic_vs_shadow`,
+    `tps_vs_shadow`, `modes_qd`), the one-at-a-time run's beside them (`*_qd1`, `modes`); the NAND
+    programs of each mode in both runs side by side (`programs_check`)."""
+    out = dict(p1, wa_qd1=p1["wa"], traffic_vs_shadow_qd1=p1["traffic_vs_shadow"], tps_vs_shadow_qd1=p1["tps_vs_shadow"],
+               qd=1, modes_qd=None, programs_check=None)
+    if pq is None:
+        return out
+    out.update(qd=pq["qd"], wa=pq["wa"], traffic_vs_shadow=pq["traffic_vs_shadow"], tps_vs_shadow=pq["tps_vs_shadow"],
+               modes_qd=pq["modes"], cpu_s=p1["cpu_s"] + pq["cpu_s"], cpu_s_qd1=p1["cpu_s"], cpu_s_qd=pq["cpu_s"],
+               read_back_lpns=p1["read_back_lpns"] + pq["read_back_lpns"], device_log_qd=pq["device_log"])
+    out["programs_check"] = {m: {f"{k}_{w}": pp["modes"][m][k2] for w, pp in (("qd1", p1), ("qd", pq))
+                                 for k, k2 in (("programs", "nand_programs"), ("host_pages", "host_pages"),
+                                               ("ckpt_pages", "ckpt_pages"), ("nand_reads", "nand_reads"))}
+                             for m in MODES}
+    lim = out["limit"] = dict(p1["limit"])
+    lim["tps_slog_measured_qd"] = pq["modes"]["shadow_diffwrite"]["tps"]
+    lim["tps_shadow_measured_qd"] = pq["modes"]["shadow"]["tps"]
+    return out
 
 
 def limit_point(wl, entries: int, txs: int, cfg: dict, modes: dict | None = None) -> dict:
@@ -346,8 +546,8 @@ def limit_point(wl, entries: int, txs: int, cfg: dict, modes: dict | None = None
            "tps_vs_shadow_max": shadow_pages / fl["pages"],
            "note": "floor: every full update one page program, each device transaction's differential bytes in "
                    "whole pages (no record header, META-PU, merge or checkpoint); tx/s limits: the NAND's program "
-                   "rate over those pages (the bench runs one transaction at a time from an idle device, so its "
-                   "tx/s is latency-bound below them)"}
+                   "rate over those pages (at qd1 the bench runs one transaction at a time from an idle device, so "
+                   "its tx/s is latency-bound below them; tps_*_measured_qd: the concurrent run's)"}
     if modes:
         out["traffic_vs_shadow_floor_measured"] = fl["pages"] * PAGE_BYTES / modes["shadow"]["nand_bytes"]
     return out
@@ -408,6 +608,9 @@ def main() -> None:
     ap.add_argument("--snapshot", help="build the simulator, copy it with its firmware and configuration here, exit")
     ap.add_argument("--config", default=CONFIG, help="the device (b5_256_slog: (a) measured; b5_256: today's "
                                                       "DIFFWRITE, (a) null)")
+    ap.add_argument("--qd", type=int, default=QD,
+                    help=f"transactions in flight in the concurrent runs (default {QD}; 1: only the one-at-a-time "
+                         "runs; a workload of one transaction has none)")
     ap.add_argument("--model-only", action="store_true",
                     help="print (a)'s model figures (not measured) for the workloads, without the simulator")
     a = ap.parse_args()
@@ -426,21 +629,45 @@ def main() -> None:
     exe, _, cfg0 = simulator(a.prebuilt)                          # built once, before the workers
     head, dirty = (cfg0["built_from"], cfg0["tree_dirty"]) if a.prebuilt else tree()
     t0 = time.time()
+    jobs = [(n, 1) for n in names] + [(n, a.qd) for n in names if a.qd > 1 and txs[n] > 1]
+    jobs.sort(key=lambda j: -txs[j[0]] * scales[j[0]] * SHAPES[j[0]].pages_mean)     # the longest first
     with ProcessPoolExecutor(max_workers=a.jobs) as ex:
-        pts = list(ex.map(run_point, names, [txs[n] for n in names], [scales[n] for n in names],
-                          [a.seed] * len(names), [work] * len(names), [a.prebuilt] * len(names)))
+        got = list(ex.map(run_point, [n for n, _ in jobs], [txs[n] for n, _ in jobs], [scales[n] for n, _ in jobs],
+                          [a.seed] * len(jobs), [work] * len(jobs), [a.prebuilt] * len(jobs), [q for _, q in jobs]))
+    res_by = {j: p for j, p in zip(jobs, got)}
+    pts = [merge_point(res_by[(n, 1)], res_by.get((n, a.qd))) for n in names]
     slog_dev = bool(cfg0.get("frag_slots"))
     slog_txt = slog_measured(cfg0["frag_slots"]) if slog_dev else SLOG_STATUS
     print(f"B4 ({CONFIG}, {PAGE_BYTES} B pages, threshold {THRESHOLD} B; simulated time; S-Log: {slog_txt})")
-    print(f"{'workload':>10} {'txs':>4} {'pg/tx':>7} {'part':>5} | " +
-          " | ".join(f"{m:^30}" for m in MODES))
-    print(f"{'':>10} {'':>4} {'':>7} {'':>5} | " + " | ".join(f"{'WA':>6} {'KiB/tx':>9} {'tx/s':>8} {'tps/sh':>5}"
-                                                            for _ in MODES))
+    for key, what in (("modes", "qd1: one transaction at a time from an idle device"),
+                      ("modes_qd", f"qd {a.qd}: up to {a.qd} transactions in flight under the lock rule")):
+        print(f"-- {what}")
+        print(f"{'workload':>10} {'txs':>4} {'pg/tx':>7} {'part':>5} | " +
+              " | ".join(f"{m:^30}" for m in MODES) + " | run/adm")
+        print(f"{'':>10} {'':>4} {'':>7} {'':>5} | " + " | ".join(f"{'WA':>6} {'KiB/tx':>9} {'tx/s':>8} {'tps/sh':>5}"
+                                                                for _ in MODES))
+        for p in pts:
+            s, md = p["shape"], p.get(key)
+            if md is None:
+                print(f"{p['name']:>10} (one transaction: no concurrent run)")
+                continue
+            conc = (" | " + " ".join(f"{md[m]['running_mean']:.1f}/{md[m]['in_flight_mean']:.1f}" for m in MODES)
+                    if "running_mean" in md["shadow"] else "")
+            print(f"{p['name']:>10} {p['txs']:>4} {s['pages_per_tx']:>7.1f} {s['partial_frac']:>5.2f} | " +
+                  " | ".join(f"{md[m]['wa']:>6.2f} {md[m]['nand_bytes_per_tx'] / 1024:>9.1f} "
+                             f"{md[m]['tps']:>8.1f} {md[m]['tps_vs_shadow']:>5.2f}" for m in MODES) + conc)
+    print("NAND programs qd1 -> qd (host pages qd1 -> qd; checkpoint pages): per mode")
     for p in pts:
-        s = p["shape"]
-        print(f"{p['name']:>10} {p['txs']:>4} {s['pages_per_tx']:>7.1f} {s['partial_frac']:>5.2f} | " +
-              " | ".join(f"{p['modes'][m]['wa']:>6.2f} {p['modes'][m]['nand_bytes_per_tx'] / 1024:>9.1f} "
-                         f"{p['modes'][m]['tps']:>8.1f} {p['modes'][m]['tps_vs_shadow']:>5.2f}" for m in MODES))
+        if p.get("programs_check"):
+            print(f"{p['name']:>10} | " + " | ".join(
+                f"{m} {c['programs_qd1']}->{c['programs_qd']} ({c['host_pages_qd1']}->{c['host_pages_qd']}; "
+                f"{c['ckpt_pages_qd1']}/{c['ckpt_pages_qd']})" for m, c in p["programs_check"].items()))
+    print("tx/s measured against the physical limit (tx/s at the NAND's program rate: the floor's pages, shadowing's)")
+    for p in pts:
+        f, md = p["limit"], p.get("modes_qd") or p["modes"]
+        print(f"{p['name']:>10} | S-Log {md['shadow_diffwrite']['tps']:>8.1f} (limit {f['tps_floor_max']:>8.1f}) | "
+              f"shadow {md['shadow']['tps']:>8.1f} (limit {f['tps_shadow_max']:>8.1f}) | ratio "
+              f"{md['shadow_diffwrite']['tps_vs_shadow']:.2f} (limit {f['tps_vs_shadow_max']:.2f}) at qd {p['qd']}")
     print("(a) S-Log, model, not measured (bench/difftx/slog_model.py): WA, KiB/tx, NAND bytes / measured shadow's"
           " | limit: floor WA, floor bytes / measured shadow's, tx/s ratio at the NAND's program rate")
     for p in pts:
@@ -448,22 +675,28 @@ def main() -> None:
         print(f"{p['name']:>10} | {m['wa']:>6.2f} {m['nand_bytes_per_tx'] / 1024:>9.1f} "
               f"{m['traffic_vs_shadow_measured']:>5.2f} | {f['wa_floor']:>6.2f} "
               f"{f['traffic_vs_shadow_floor_measured']:>5.2f} {f['tps_vs_shadow_max']:>5.2f}")
-    print("(a) against the targets (WA <= 1.1 on varmail and TPC-C, bytes <= 0.5x shadowing, tx/s >= 1.25x):")
+    print("(a) against the targets (WA <= 1.1 on varmail and TPC-C, bytes <= 0.5x shadowing, tx/s >= 1.25x), "
+          "qd N (qd1):")
     for p in pts:
         if p["wa"] is not None:
-            print(f"{p['name']:>10} | WA {p['wa']:.2f}  bytes {p['traffic_vs_shadow']:.2f}x  tx/s "
-                  f"{p['tps_vs_shadow']:.2f}x  (cpu {p['cpu_s']:.0f} s)")
+            print(f"{p['name']:>10} | qd {p['qd']}: WA {p['wa']:.2f} ({p['wa_qd1']:.2f})  bytes "
+                  f"{p['traffic_vs_shadow']:.2f}x ({p['traffic_vs_shadow_qd1']:.2f}x)  tx/s {p['tps_vs_shadow']:.2f}x "
+                  f"({p['tps_vs_shadow_qd1']:.2f}x)  (cpu {p['cpu_s']:.0f} s)")
     print(f"wall {time.time() - t0:.0f} s")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     res = {"bench": "B4", "config": CONFIG, "frag_slots": cfg0.get("frag_slots", 0), "commit": head,
-           "tree_dirty": dirty, "seed": a.seed, "large_scale": a.large_scale,
+           "tree_dirty": dirty, "seed": a.seed, "large_scale": a.large_scale, "qd": a.qd,
            "threshold": THRESHOLD, "page_bytes": PAGE_BYTES, "slog": slog_txt,
            "targets": TARGETS,
            "definitions": {"wa": "NAND bytes programmed / workload bytes (4 KiB per full update + the differential "
                                  "bytes of each partial update)",
                            "traffic_vs_shadow": "NAND bytes / those of full-page shadowing (mode shadow) in the same run",
                            "tps_vs_shadow": "transactions per simulated second / those of mode shadow",
+                           "qd": "wa / traffic_vs_shadow / tps_vs_shadow and modes_qd: the concurrent run (up to qd "
+                                 "transactions in flight, a transaction waiting for every earlier one sharing an LPN, "
+                                 "at most num_tx device transactions); *_qd1 and modes: one transaction at a time from "
+                                 "an idle device; a workload of one transaction: qd 1",
                            "limit": "per workload: the floor of NAND pages and tx/s at the NAND's program rate "
                                     "(limit_point)"},
            "modes": {"slog": "(a) the S-Log: " + slog_txt + "; per workload `slog_model`: its NAND bytes "
