@@ -134,8 +134,19 @@ static int ckpt_slog(uint32_t n_map) {
 static int ckpt_write_map(int lookup, uint32_t n_known) {
     const uint64_t t0 = hal_cycles();
     census_dirty = 1;                                  // plan and block states change below
-    // 1. drain: every accepted request completed, none accepted meanwhile
+    // 1. drain: every accepted request completed, none accepted meanwhile; with the S-Log first no
+    //    record being received (sl_rx_wait: under the hold it stays so), so that the drained table
+    //    holds no part of a record whose later log pages are still to come (architecture.md 11.7)
     hal_ctrl(hal_ctrl_host_en(), 1);
+#if ATS_HW_SLOG
+    {
+        const int st = sl_rx_wait();
+        if (st != ATS_OK) {
+            hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+            return st;
+        }
+    }
+#endif
     while (hal_cpl_seq() != hal_next_seq()) {
         hal_wait_clr_act();
         supply();                                      // a page waiting for a block must get one

@@ -55,6 +55,9 @@
 #define SLOG_HI 192u
 #define SLOG_LO 128u
 #define SLOG_STEP 8u
+// GC's and the checkpoint's wait, write-backs held, until the backend receives no S-Log record
+// (ftl/policy.c ats_sl_rx_wait; architecture.md 11.6): at most this many cycles (the drain's bound)
+#define SLOG_RX_WAIT 5000000u
 _Static_assert(SLOG_FRAGS <= ATS_SL_MAX_FRAGS, "ats_sl_ent_t holds SLOG_FRAGS fragments");
 _Static_assert(SLOG_LO < SLOG_HI && SLOG_HI < SLOG_MAX, "S-Log merge thresholds");
 

@@ -25,7 +25,7 @@ int gc_block(uint32_t d, uint32_t b) {
     int st = sl_gc(d, b);
     if (st == ATS_OK) {
         st = gc_move(d, b);
-    } else {
+    } else if (st != ATS_E_TIMEOUT) {   // (a record still received: the block is tried again later)
         gc_keep[bi(d, b)] = 1;
         gc_keep_gen = sl_bad_gen;
         S.sl_gc_kept++;

@@ -201,11 +201,37 @@ static void sl_pages(void) {
     HK.slog_pages = n > 0 ? (uint32_t)n : 0u;
 }
 
+// ats_sl_rx_wait's port: rop 6 (epoch 0) and the cycle counter
+static int rx_ctr(void *ctx, uint32_t *used, uint32_t *rx) {
+    (void)ctx;
+    fw_rsp_t r;
+    hal_fw_sread(SL_RD_CTR, 0, 0, &r);
+    if (r.status != 0) return ATS_E_STATE;
+    *used = r.data;
+    *rx = r.mapped;
+    return ATS_OK;
+}
+static uint64_t rx_now(void *ctx) {
+    (void)ctx;
+    return hal_cycles();
+}
+
+int sl_rx_wait(void) {
+    static const ats_sl_port_t port = {0, rx_ctr, rx_now};
+    uint32_t used;
+    const int st = ats_sl_rx_wait(&port, SLOG_RX_WAIT, &used);
+    if (st != ATS_OK) hal_printf("slog: wait for no record being received: %d\n", st);
+    return st;
+}
+
 int sl_gc(uint32_t d, uint32_t b) {
     // no S-Log record is accepted from here to sl_gc_end (held from before the index read,
-    // architecture 11.6): no fragment gets a base in the block
+    // architecture 11.6): no fragment gets a base in the block; a record accepted before the hold
+    // shows its fragments (pend) only once received: waited for first (sl_rx_wait)
     hal_ctrl(hal_ctrl_host_en(), 1);
     sl_held = 1;
+    const int rs = sl_rx_wait();
+    if (rs != ATS_OK) return rs;
     sl_ctr();
     if (SLP.used == 0u) {
         sl_gc_end();

@@ -29,8 +29,14 @@ extern uint32_t sl_bad_gen;
 // write-backs (no S-Log record is sealed meanwhile), reads the index with the log pages' PPNs and the
 // bases, and MERGEs every LPN whose base or live log page lies in the block. ATS_OK: none is left
 // there; ATS_E_STATE: one could not be merged (unreadable): the block must not be erased or
-// relocated. The hold stays until sl_gc_end (after the relocations)
+// relocated; ATS_E_TIMEOUT: a record the backend accepted before the hold was still being received
+// after SLOG_RX_WAIT cycles (sl_rx_wait): nothing merged, the block not collected now. The hold stays
+// until sl_gc_end (after the relocations)
 int sl_gc(uint32_t d, uint32_t b);
+// with write-backs held: waits (bounded, SLOG_RX_WAIT cycles) until the backend is receiving no S-Log
+// record (op 7 rop 6's mapped 0: every record it accepted is in its index as `pend` or applied, and
+// none starts until the hold ends; ftl/policy.c ats_sl_rx_wait). ATS_OK, ATS_E_TIMEOUT, ATS_E_STATE
+int sl_rx_wait(void) __attribute__((warn_unused_result));
 void sl_gc_end(void);
 // the log page (PPN) of a live fragment of `lpn` with LPGN lg and rop 4 `data` {len/4, off/4, pofs/4}:
 // the backend's LPGN -> PPN table (rop 5), else the firmware's list SL (a page of lpn's list with the

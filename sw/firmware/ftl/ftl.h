@@ -16,6 +16,7 @@ typedef enum {
     ATS_E_NOSPACE = -6,    // no erased block left
     ATS_E_STATE = -7,      // called in the wrong state
     ATS_E_NOTBLANK = -8,   // format refused: a good block's page 0 holds data (persistence.md section 5)
+    ATS_E_TIMEOUT = -9,    // a bounded wait for the hardware ran out (nothing changed; try again later)
 } ats_status_t;
 
 // ---- on-flash format (docs/persistence.md sections 2, 4, 5)

@@ -268,3 +268,16 @@ int ats_sl_gc_lpn(const ats_geo_t *g, const ats_sl_ent_t *e, uint32_t d, uint32_
         if (sl_in_block(g, e->ppn[j], d, b)) return 1;
     return 0;
 }
+
+int ats_sl_rx_wait(const ats_sl_port_t *p, uint64_t limit, uint32_t *used) {
+    const uint64_t t0 = p->now(p->ctx);
+    for (;;) {
+        uint32_t u = 0, rx = 0;
+        if (p->ctr(p->ctx, &u, &rx) != ATS_OK) return ATS_E_STATE;
+        if (!rx) {
+            *used = u;
+            return ATS_OK;
+        }
+        if (p->now(p->ctx) - t0 > limit) return ATS_E_TIMEOUT;
+    }
+}

@@ -154,3 +154,22 @@ uint32_t ats_sl_skip(const ats_sl_ent_t *e, uint32_t n, uint32_t *bad_lpn, uint3
 // GC (victim block b of die d): entry e must be merged before the block is erased or relocated: it
 // has fragments (nf or pend) and its base or one of its fragments' log pages lies in the block
 int ats_sl_gc_lpn(const ats_geo_t *g, const ats_sl_ent_t *e, uint32_t d, uint32_t b);
+
+// ---- GC's and the checkpoint's index read with the S-Log (docs/architecture.md section 11.6 "GC"):
+// after write-backs are held, the backend may still be receiving an S-Log record it accepted before
+// the hold, whose fragments are not yet in its index (`pend`); the firmware port's op 7 rop 6 answers
+// `mapped` = 1 while one is (rtl/backend/README.md "Firmware port"), and under the hold, once 0, it
+// stays 0. The port as these functions see it (the firmware's: housekeeping.c; a model in the tests):
+typedef struct {
+    void *ctx;
+    // op 7 rop 6 with epoch 0: ATS_OK with *used = the index entries in use (FW_RSP_DATA) and *rx =
+    // FW_RSP_MAPPED; any other value: the port answered an error status
+    int (*ctr)(void *ctx, uint32_t *used, uint32_t *rx);
+    uint64_t (*now)(void *ctx);       // the cycle counter
+} ats_sl_port_t;
+// with write-backs held (the caller's CTRL.wb_hold): rop 6 read until it answers rx = 0, for at most
+// `limit` cycles from the call. ATS_OK: *used = that read's entries in use (every record the backend
+// accepted is in the index, held with `pend` or applied); ATS_E_TIMEOUT: still rx = 1 after `limit`
+// cycles (a record waits for earlier requests' issue, i.e. for a block); ATS_E_STATE: the port
+// answered an error. Never more than one read after `limit` has passed
+int ats_sl_rx_wait(const ats_sl_port_t *p, uint64_t limit, uint32_t *used) __attribute__((warn_unused_result));

@@ -30,7 +30,7 @@ import ctypes
 import os
 import random
 import subprocess
-from ctypes import POINTER, c_int, c_int32, c_uint8, c_uint32
+from ctypes import CFUNCTYPE, POINTER, c_int, c_int32, c_uint8, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +66,15 @@ class Geo(ctypes.Structure):
     _fields_ = [(n, c_uint32) for n in ("ndie", "ways", "blocks", "ppb", "page_bytes", "nlba", "ntx", "die_w", "pg_w")]
 
 
+# ats_sl_rx_wait's port (policy.h ats_sl_port_t): rop 6 (epoch 0) and the cycle counter
+CTR_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_uint32), POINTER(c_uint32))
+NOW_FN = CFUNCTYPE(c_uint64, c_void_p)
+
+
+class Port(ctypes.Structure):
+    _fields_ = [("ctx", c_void_p), ("ctr", CTR_FN), ("now", NOW_FN)]
+
+
 HELPER_C = r"""
 #include <stddef.h>
 #include "policy.h"
@@ -75,6 +84,8 @@ const size_t lay_sl[] = {sizeof(ats_sl_t), O(max), O(hi), O(lo), O(lpns), O(ppns
     O(dump_next), O(dump_used), O(live), O(has_old), O(oldest), O(on), O(stall)};
 const size_t lay_ent[] = {sizeof(ats_sl_ent_t), E(lpn), E(nf), E(pend), E(base), E(lpgn), E(ppn), ATS_SL_MAX_FRAGS};
 const size_t lay_geo = sizeof(ats_geo_t);
+const size_t lay_port[] = {sizeof(ats_sl_port_t), offsetof(ats_sl_port_t, ctx), offsetof(ats_sl_port_t, ctr),
+    offsetof(ats_sl_port_t, now)};
 """
 
 
@@ -111,6 +122,7 @@ def lib(build):
         "ats_sl_gc_lpn": (c_int, [POINTER(Geo), EP, c_uint32, c_uint32]),
         "ats_sl_ext_back": (c_uint32, [c_uint32, c_uint32, c_uint32]),
         "ats_geo_init": (c_int, [POINTER(Geo)] + [c_uint32] * 7),
+        "ats_sl_rx_wait": (c_int, [POINTER(Port), c_uint64, U32P]),
     }
     for name, (res, args) in sig.items():
         f = getattr(L, name)
@@ -127,6 +139,8 @@ def test_struct_layout(build):
     assert lay == [ctypes.sizeof(Ent), Ent.lpn.offset, Ent.nf.offset, Ent.pend.offset, Ent.base.offset,
                    Ent.lpgn.offset, Ent.ppn.offset, MAXF]
     assert ctypes.c_size_t.in_dll(H, "lay_geo").value == ctypes.sizeof(Geo)
+    assert list((ctypes.c_size_t * 4).in_dll(H, "lay_port")) == [ctypes.sizeof(Port), Port.ctx.offset,
+                                                                 Port.ctr.offset, Port.now.offset]
 
 
 # ==================================================================================================
@@ -628,3 +642,132 @@ def test_lpgn_extension_enumerated(lib):
             assert got in window and got & ((1 << w) - 1) == low, (ref, low)
         assert lib.ats_sl_ext_back((ref - (1 << w)) & ((1 << w) - 1), ref, w) == (ref - (1 << w)) & M32
         assert lib.ats_sl_ext_back(ref & ((1 << w) - 1), ref, w) != ref
+
+
+# ==================================================================================================
+# GC's index read waits for a record being received (docs/architecture.md §11.6 "GC", rtl/backend
+# README "Firmware port" op 7 rop 6's `mapped`; ftl/policy.c ats_sl_rx_wait)
+ATS_OK, ATS_E_STATE, ATS_E_TIMEOUT = 0, -7, -9
+
+
+class RxBackend:
+    """A model of the backend's S-Log port as GC sees it, from the documents: records of t accepted
+    before the hold (none after it), each received (its descriptors taken once t's full pages are
+    issued) until `end`, only then in the index (pend, then F at its completion); rop 6 answers
+    `mapped` = 1 while one is being received, `data` = entries in use (the records' reserved LPNs
+    and others); a port operation takes 20..80 cycles."""
+
+    def __init__(self, rng, hold, recs, other, fail_at=None):
+        self.rng, self.cyc, self.hold, self.recs, self.other = rng, hold, hold, recs, other
+        self.polls: list = []               # (cycle answered, rx, used)
+        self.fail_at = fail_at              # the poll that answers an error status (None: none)
+
+    def rx(self, c):
+        return any(r["acc"] <= c < r["end"] for r in self.recs)
+
+    def used(self, c):
+        return len(self.other) + sum(len(r["lpns"]) for r in self.recs)
+
+    def index(self, c):
+        """The entries as GC's index read at cycle c finds them (ats_sl_ent_t fields as E)."""
+        ents = [E(lpn, [7], 0, base, [UNMAPPED]) for lpn, base in self.other]
+        for r in self.recs:
+            for lpn, (n, base) in r["lpns"].items():
+                if c < r["end"]:            # descriptors not taken: a reservation only
+                    ents.append(E(lpn, [], 0, base, []))
+                elif c < r["done"]:         # held: pend
+                    ents.append(E(lpn, [], n, base, []))
+                else:                       # applied: F
+                    ents.append(E(lpn, [r["lpgn"]] * n, 0, base, [UNMAPPED] * n))
+        return ents
+
+    def ctr(self, ctx, used, rx):
+        self.cyc += self.rng.randint(20, 80)
+        if self.fail_at is not None and len(self.polls) == self.fail_at:
+            self.polls.append((self.cyc, None, None))
+            return ATS_E_STATE
+        used[0], rx[0] = self.used(self.cyc), int(self.rx(self.cyc))
+        self.polls.append((self.cyc, rx[0], used[0]))
+        return ATS_OK
+
+    def now(self, ctx):
+        return self.cyc
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_gc_rx_wait(lib, seed):
+    """GC holds write-backs at cycle H, waits with ats_sl_rx_wait, then reads the index and picks the
+    entries to MERGE (ats_sl_gc_lpn). Records accepted before H whose descriptors are taken after it
+    (up to thousands of cycles: t's full pages in flight) name bases in the victim block. Reference:
+    rop 6 polled until it answers 0 (then OK, its `used`), ATS_E_TIMEOUT at the first poll answering 1
+    more than `limit` cycles after the call, ATS_E_STATE on a port error; after OK every record's LPN
+    whose base lies in the block is merged (all its fragments visible as pend or F)."""
+    rng = random.Random(1000 + seed)
+    g = Geo()
+    assert lib.ats_geo_init(ctypes.byref(g), 2, 2, 16, 64, 4096, 1000, 8) == 0
+    geo = dict(ndie=g.ndie, die_w=g.die_w, pg_w=g.pg_w)
+    n = {"ok": 0, "waited": 0, "timeout": 0, "state": 0, "in_block": 0}
+    for _ in range(300):
+        d, b = rng.randrange(g.ndie), rng.randrange(16)
+
+        def base():
+            dd, bb = (d, b) if rng.random() < 0.5 else (rng.randrange(g.ndie), rng.randrange(16))
+            return (bb << (g.pg_w + g.die_w)) | (rng.randrange(64) << g.die_w) | dd
+        H = 10_000
+        recs, lpn = [], 0
+        for _ in range(rng.randint(0, 3)):
+            acc = H - rng.randint(1, 3000)
+            end = acc + rng.choice([rng.randint(0, 200), rng.randint(0, 6000), 10 ** 9])
+            lp = {}
+            for _ in range(rng.randint(1, 3)):
+                lpn += 1
+                lp[lpn] = (rng.randint(1, 3), base())
+            recs.append(dict(acc=acc, end=end, done=end + rng.randint(100, 3000), lpns=lp, lpgn=rng.getrandbits(16)))
+        other = [(100 + i, base()) for i in range(rng.randint(0, 3))]
+        fail_at = rng.randrange(4) if rng.random() < 0.05 else None
+        be = RxBackend(rng, H, recs, other, fail_at)
+        port = Port(None, CTR_FN(be.ctr), NOW_FN(be.now))
+        limit = rng.choice([500, 4000, 20_000])
+        used = c_uint32(0xDEAD)
+        st = lib.ats_sl_rx_wait(ctypes.byref(port), limit, ctypes.byref(used))
+        if st == ATS_OK:
+            # GC's index read now: every record accepted before the hold has its fragments there, and
+            # each LPN whose base lies in the victim block is MERGEd
+            t = be.cyc
+            ents = be.index(t)
+            arr = Pair.cents(ents)
+            merged = {e.lpn for i, e in enumerate(ents)
+                      if lib.ats_sl_gc_lpn(ctypes.byref(g), ctypes.byref(arr[i]), d, b)}
+            for r in recs:
+                for lp, (nf, bs) in r["lpns"].items():
+                    inside = bs % geo["ndie"] == d and bs >> (geo["die_w"] + geo["pg_w"]) == b
+                    n["in_block"] += inside
+                    if inside:
+                        assert lp in merged, f"lpn {lp} (record accepted {r['acc']}, received until {r['end']}, " \
+                                             f"index read at {t}): base in the victim block, not merged"
+            assert merged == {e.lpn for e in ents if m_gc_lpn(geo, e, d, b)}
+        # the reference: the polls the function made, read one by one
+        exp, k = None, 0
+        for k, (c, rx, u) in enumerate(be.polls):
+            if rx is None:
+                exp = ATS_E_STATE
+                break
+            if not rx:
+                exp = ATS_OK
+                break
+            if c - H > limit:
+                exp = ATS_E_TIMEOUT
+                break
+        assert exp is not None and k == len(be.polls) - 1, f"polls {be.polls}: {exp} at poll {k}"
+        assert st == exp, f"ats_sl_rx_wait {st}, expected {exp} (polls {be.polls}, limit {limit})"
+        if st == ATS_E_TIMEOUT:
+            n["timeout"] += 1
+            assert all(c - H <= limit for c, _, _ in be.polls[:-1])
+        elif st == ATS_E_STATE:
+            n["state"] += 1
+        else:
+            n["ok"] += 1
+            n["waited"] += len(be.polls) > 1
+            assert used.value == be.polls[-1][2]
+    assert min(n.values()) > 0, n
+
