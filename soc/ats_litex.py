@@ -99,7 +99,7 @@ class AtsConfig:
     # docs/architecture.md section 11) at the core's S-Log defaults. The firmware sees it as ATS_HW_SLOG
     # (soc.h) and loads the recovered S-Log into the backend (sw/firmware/README.md "S-Log")
     slog: bool = False
-    # the write buffer's FRAG slots (ats_ssd_core FRAG_SLOTS: 0 or a power of two 2..16, needs slog):
+    # the write buffer's FRAG slots (ats_ssd_core FRAG_SLOTS: 0 or a power of two 2..64, needs slog):
     # > 0 = DIFFWRITEs below the SLOG_THR CSR become S-Log records (the firmware sets SLOG_THR at boot,
     # soc.h ATS_HW_FRAG_SLOTS); 0 = every DIFFWRITE a read-modify-write
     frag_slots: int = 0
@@ -134,8 +134,8 @@ class AtsConfig:
             raise ValueError("the geometry has more pages than the remap preset's PPN width addresses")
         if not 1 <= self.ptxq <= min(8, r["NUM_TX"]):
             raise ValueError(f"ptxq {self.ptxq} not in 1..min(8, NUM_TX {r['NUM_TX']})")
-        if self.frag_slots and (not self.slog or self.frag_slots not in (2, 4, 8, 16)):
-            raise ValueError(f"frag_slots {self.frag_slots}: 0, or 2/4/8/16 with slog")
+        if self.frag_slots and (not self.slog or self.frag_slots not in (2, 4, 8, 16, 32, 64)):
+            raise ValueError(f"frag_slots {self.frag_slots}: 0, or 2/4/8/16/32/64 with slog")
 
 
 CONFIGS = {
@@ -168,13 +168,16 @@ for _mib in (256, 512, 1024, 2048, 4096):
     CONFIGS[f"b5_{_mib}"] = AtsConfig(name=f"b5_{_mib}", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                                       pages_per_block=128, blocks=_mib * 256 // (8 * 128), num_lbas=16384,
                                       win=8, rd_slots=16, remap_preset="large", array_time_div=1, ptxq=8)
-# B4 (a) (bench/difftx --config b5_256_slog, simulation only): b5_256 with the S-Log and 16 FRAG slots,
-# the write buffer's maximum (a varmail transaction has about 6 partial pages, a TPC-C one about 13;
-# the firmware sets SLOG_THR = 512 at boot): a transaction's DIFFWRITE below 512 bytes becomes an
-# S-Log fragment. The core's checks hold: SLOG_TX = max(16, NUM_TX 32) >= NUM_TX; a record's
-# fragments <= SLOG_TXFRAGS 64; the FRAG pages 16 x 1,024 words = 16 Ki words, ats_wbuf_mem's
-# largest block-RAM depth (64 KiB: 32 DP16KD if it were synthesized)
-CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=16)
+# B4 (a) (bench/difftx --config b5_256_slog, simulation only): b5_256 with the S-Log and 32 FRAG slots
+# (the firmware sets SLOG_THR = 512 at boot): a transaction's DIFFWRITE below 512 bytes becomes an
+# S-Log fragment. 32: the smallest power of two above any B4 TPC-C transaction's partial pages (its
+# shape draws at most 27 pages a transaction, bench/difftx/difftx_workloads.py; seed 1's 16 have 6-20
+# partial pages, varmail's 1-12), so no partial update falls back for want of a FRAG slot while one
+# transaction runs at a time (16 let 13 of TPC-C's fall back: results_b4_4a8914e.json). The core's
+# checks hold: SLOG_TX = max(16, NUM_TX 32) >= NUM_TX; a record's fragments <= SLOG_TXFRAGS 64; the
+# FRAG pages 32 x 1,024 words = 32 Ki words, two banks of ats_wbuf_mem's largest block-RAM depth
+# (128 KiB: 64 DP16KD if it were synthesized)
+CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=32)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:

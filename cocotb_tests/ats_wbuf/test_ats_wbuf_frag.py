@@ -5,8 +5,11 @@ every step the lookup (hit, number, the txid's count, the lowest free number) an
 fields equal the reference's, and a count scan (mode 0) of every entry gives its set words and
 runs; scans of random entries (mostly the one with the most runs) in mode 1 send exactly the
 reference's runs in word order (`last` on the final one) and in mode 2 exactly its mask bits, with
-random backpressure. Two builds: 4 entries x 64-word pages (two mask words: runs across them)
-and 2 entries x 16-word pages (one mask word, part used: the 64-byte pages of the wbuf tests)."""
+random backpressure. Four builds: 4 entries x 64-word pages (two mask words: runs across them),
+2 entries x 16-word pages (one mask word, part used: the 64-byte pages of the wbuf tests), and
+32 x 64 and 64 x 16, past the old maximum of 16 entries: these first fill the whole table, mostly
+with one txid, checking the lookup, the txid's count and vector and the lowest free number after
+every create, scan every entry above 15, then free most entries and go on as the others."""
 from __future__ import annotations
 
 import os
@@ -131,6 +134,31 @@ async def run_frag_table(dut):
     await RisingEdge(dut.clk)
     slots: dict[int, FragSlot] = {}
     scans = multi = 0
+    if nf > 16:
+        # more entries than the old maximum (16): the table filled first, mostly by one txid (its
+        # count past 16, the lowest free number past 15, entries above 15 written and scanned), with
+        # a generator of its own (the builds of 16 entries or fewer keep their random stream)
+        frng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 1000 + 43)
+        for n in range(nf):
+            t = 1 if frng.random() < 0.8 else frng.randrange(2, 4)
+            lpn = n * (1 << LPN_W) // nf + frng.randrange((1 << LPN_W) // nf)
+            room = frng.randrange(1, 256)
+            await _op(dut, cr_en=1, cr_txid=t, cr_lpn=lpn, cr_room=room)
+            slots[n] = FragSlot(n, t, lpn, room)
+            lo = frng.randrange(pw)
+            k = frng.randrange(1, min(4, pw - lo) + 1)
+            await _op(dut, rs_en=1, rs_num=n, rs_lo=lo, rs_hi=lo + k)
+            for w in range(lo, lo + k):
+                slots[n].words[w] = 1
+            await _check(dut, slots, nf, frng)
+        assert int(dut.free_v.value) == 0 and int(dut.lk_txcnt.value) > 0
+        for n in range(16, nf):                   # the entries above the old maximum, scanned
+            multi += await _scan(dut, n, slots[n], frng.choice([1, 2]), frng, 0.5)
+            scans += 1
+        for n in [m for m in slots if frng.random() < 0.7]:   # then most freed: the random steps below
+            await _op(dut, fr_en=1, fr_num=n)
+            del slots[n]
+        await _check(dut, slots, nf, frng)
     for _ in range(300):
         x = rng.random()
         free = [n for n in range(nf) if n not in slots]
@@ -170,7 +198,7 @@ async def run_frag_table(dut):
     assert scans > 20 and multi > 3, f"only {scans} scans, {multi} of 3 runs or more under backpressure"
 
 
-@pytest.mark.parametrize("nf,pw", [(4, 64), (2, 16)])
+@pytest.mark.parametrize("nf,pw", [(4, 64), (2, 16), (32, 64), (64, 16)])
 def test_ats_wbuf_frag(nf, pw):
     run(toplevel="ats_wbuf_frag", sources=block_sources("ats_wbuf_frag"),
         test_module="test_ats_wbuf_frag", test_dir=HERE, build_key=f"n{nf}_w{pw}",

@@ -40,7 +40,7 @@ module ats_wbuf #(
     parameter bit TX               = `ATS_WBUF_TX_DEFAULT,   // transactions: tx-domain lookups, TX_BEGIN/COMMIT/ABORT, COMMIT flag (README "Transactions")
     parameter int NUM_TX           = 32,     // txids 1..NUM_TX (TX = 1)
     parameter int PTXQ             = 1,      // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
-    parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_DEFAULT,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..16 (README "S-Log")
+    parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_DEFAULT,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..64 (README "S-Log")
     parameter int SLOG_TXFRAGS     = 64,     // fragments of one S-Log record, 1..255 (docs/architecture.md §11.3)
     parameter int SLOG_TXFULL      = 64      // full pages a tx may hold and still send an S-Log record, 1..1023 (§11.3; = the backend's)
 ) (
@@ -184,8 +184,8 @@ module ats_wbuf #(
     if (PTXQ < 1 || PTXQ > 8) begin : g_chk_ptxq
         $fatal(1, "ats_wbuf: PTXQ must be in 1..8 (%m)");
     end
-    if (FRAG_SLOTS != 0 && (!TX || FRAG_SLOTS < 2 || FRAG_SLOTS > 16 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0)) begin : g_chk_frag
-        $fatal(1, "ats_wbuf: FRAG_SLOTS must be 0 or a power of two in 2..16 with TX = 1 (%m)");
+    if (FRAG_SLOTS != 0 && (!TX || FRAG_SLOTS < 2 || FRAG_SLOTS > 64 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0)) begin : g_chk_frag
+        $fatal(1, "ats_wbuf: FRAG_SLOTS must be 0 or a power of two in 2..64 with TX = 1 (%m)");
     end
     if (SLOG_TXFRAGS < 1 || SLOG_TXFRAGS > 255) begin : g_chk_txfrags
         $fatal(1, "ats_wbuf: SLOG_TXFRAGS must be in 1..255 (%m)");
@@ -1953,15 +1953,42 @@ module ats_wbuf #(
             .m_bit_last (fu_bit_last)
         );
         // the FRAG pages: FRAG_SLOTS pages of their own (§11.3), written by ST_FWR, read by the
-        // FSM's stream or the record streamer
-        ats_wbuf_mem #(.DEPTH(FRAG_SLOTS * PWORDS)) u_fmem (
-            .clk    (clk),
-            .wr_en  (fm_we),
-            .wr_addr(fm_wa),
-            .wr_data(s_hrd_data),
-            .rd_addr(fm_ra),
-            .rd_data(fm_rd)
-        );
+        // FSM's stream or the record streamer. In banks of at most 16 Ki words (ats_wbuf_mem's
+        // deepest block-RAM shape: 16 x 4 KiB pages); above that (32 or 64 x 4 KiB) the top address
+        // bits pick the bank, for a read two cycles late (the memory's read latency) through a
+        // registered select: one multiplexer level behind the block RAMs' outputs
+        localparam int FM_D  = FRAG_SLOTS * PWORDS;
+        localparam int FM_NB = (FM_D > 16384) ? FM_D / 16384 : 1;
+        if (FM_NB == 1) begin : g_fm1
+            ats_wbuf_mem #(.DEPTH(FM_D)) u_fmem (
+                .clk    (clk),
+                .wr_en  (fm_we),
+                .wr_addr(fm_wa),
+                .wr_data(s_hrd_data),
+                .rd_addr(fm_ra),
+                .rd_data(fm_rd)
+            );
+        end else begin : g_fmb
+            localparam int BA_W = $clog2(FM_D / FM_NB);   // address bits in a bank (14)
+            localparam int BK_W = $clog2(FM_NB);
+            logic [31:0]     fm_brd [FM_NB];
+            logic [BK_W-1:0] fm_bk1_q, fm_bk2_q;
+            for (genvar k = 0; k < FM_NB; k++) begin : g_bank
+                ats_wbuf_mem #(.DEPTH(FM_D / FM_NB)) u_fmem (
+                    .clk    (clk),
+                    .wr_en  (fm_we && fm_wa[BA_W +: BK_W] == BK_W'(k)),
+                    .wr_addr(fm_wa[BA_W-1:0]),
+                    .wr_data(s_hrd_data),
+                    .rd_addr(fm_ra[BA_W-1:0]),
+                    .rd_data(fm_brd[k])
+                );
+            end
+            always_ff @(posedge clk) begin
+                fm_bk1_q <= fm_ra[BA_W +: BK_W];
+                fm_bk2_q <= fm_bk1_q;
+            end
+            assign fm_rd = fm_brd[fm_bk2_q];
+        end
     end else begin : g_nofrag
         assign fu_lk_hit = 1'b0;  assign fu_lk_num = '0;  assign fu_lk_txcnt = '0;
         assign fu_free_v = 1'b0;  assign fu_free_num = '0;

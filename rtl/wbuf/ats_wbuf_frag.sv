@@ -17,7 +17,7 @@
 `default_nettype none
 
 module ats_wbuf_frag #(
-    parameter int FRAG_SLOTS = 4,                 // entries, a power of two 2..16
+    parameter int FRAG_SLOTS = 4,                 // entries, a power of two 2..64
     parameter int PWORDS     = 1024,              // words per page, a power of two 16..8192
     parameter int LPN_W      = 14
 ) (
@@ -80,8 +80,8 @@ module ats_wbuf_frag #(
     localparam int G_W  = (MW > 1) ? $clog2(MW) : 1;
     localparam int MA_W = $clog2(FRAG_SLOTS * MW);
 
-    if (FRAG_SLOTS < 2 || FRAG_SLOTS > 16 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0) begin : g_chk_n
-        $fatal(1, "ats_wbuf_frag: FRAG_SLOTS must be a power of two in 2..16 (%m)");
+    if (FRAG_SLOTS < 2 || FRAG_SLOTS > 64 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0) begin : g_chk_n
+        $fatal(1, "ats_wbuf_frag: FRAG_SLOTS must be a power of two in 2..64 (%m)");
     end
     if (PWORDS < 16 || PWORDS > 8192 || (PWORDS & (PWORDS - 1)) != 0) begin : g_chk_pw
         $fatal(1, "ats_wbuf_frag: PWORDS must be a power of two in 16..8192 (%m)");
