@@ -41,7 +41,7 @@ from cocotb.utils import get_sim_time
 from atstb.nand_page_model import (ERASED_META, ST_BAD, ST_EFAIL, ST_ERASED, ST_OK, ST_PFAIL,
                                    ST_UNCORR, Meta, bytes_to_words, words_to_bytes)
 from atstb.runner import ROOT, block_sources, run
-from atstb.streams import StreamSink, StreamSource, random_pause
+from atstb.streams import StreamSink, StreamSource, every_edge, random_pause
 
 CLK_NS = 10
 LONG = bool(os.environ.get("ATS_LONG"))
@@ -482,6 +482,25 @@ async def run_traffic(dut):
         tb.bad_request()
     await tb.collect()
     await tb.random_ops(n_ops, blocks, per_die=3, p_bad=0.08)
+    # directed, after the random traffic (its draws unchanged): BAD_REQs each followed at once by
+    # good READs, s_nreq never idle: the scheduler takes no request while a BAD_REQ waits for
+    # m_ncpl, so a refused request waits in the subsystem's input skid register and s_nreq_ready falls
+    refused = [0]
+
+    def count_refused() -> None:
+        refused[0] += int(dut.s_nreq_valid.value) and not int(dut.s_nreq_ready.value)
+    every_edge(dut.clk, count_refused)
+    keep_nreq, keep_cpl = tb.nreq.pause, tb.cpl.pause
+    tb.nreq.set_pause(None)
+    tb.cpl.set_pause(itertools.cycle([True] * 6 + [False]))
+    for _ in range(3):
+        tb.bad_request()
+        for k in range(4):                  # the scheduler takes two before the BAD_REQ is queued
+            tb.read(tb.dies[k % len(tb.dies)], blocks[0], 0)
+    await tb.collect()
+    tb.nreq.set_pause(keep_nreq)
+    tb.cpl.set_pause(keep_cpl)
+    assert refused[0] > 0, "s_nreq_ready never fell with a request waiting (the input skid register full)"
     st = status_counts(tb.done)
     cov = tb.coverage()
     dut._log.info(f"{len(tb.done)} requests, statuses {st}, coverage {cov}")

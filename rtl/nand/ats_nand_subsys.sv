@@ -144,12 +144,40 @@ module ats_nand_subsys #(
     logic [7:0]                 ncpl_tag, ncpl_corr;
     logic [2:0]                 ncpl_status;
 
+    // s_nreq's ready from a register of this input stage, not from the scheduler's nrdy_q, so the
+    // requester's issue logic (the core's backend: nq_v_q, iss_mv_q, nq_slot_q) has no path from the
+    // scheduler (docs/boards.md pnr_e14). A request goes straight through when the scheduler takes
+    // it (no added cycle); one the scheduler refuses is kept in the skid register (nq_sk_v_q) and
+    // offered from there, and s_nreq_ready is low while it is kept (README_subsys.md "Requests")
+    localparam int NQ_W = 8 + 2 + 3 + 2 + 12 + 8 + 1 + 1 + SLOT_W;
+    logic              nq_valid, nq_ready, nq_head, nq_prio;
+    logic [7:0]        nq_tag, nq_page;
+    logic [1:0]        nq_op, nq_way;
+    logic [2:0]        nq_chan;
+    logic [11:0]       nq_block;
+    logic [SLOT_W-1:0] nq_slot;
+    logic              nq_sk_v_q;
+    logic [NQ_W-1:0]   nq_sk_q, nq_in;
+    assign nq_in        = {s_nreq_tag, s_nreq_op, s_nreq_chan, s_nreq_way, s_nreq_block, s_nreq_page,
+                           s_nreq_head, s_nreq_prio_read, s_nreq_slot};
+    assign s_nreq_ready = !nq_sk_v_q;
+    assign nq_valid     = nq_sk_v_q || s_nreq_valid;
+    assign {nq_tag, nq_op, nq_chan, nq_way, nq_block, nq_page, nq_head, nq_prio, nq_slot} =
+               nq_sk_v_q ? nq_sk_q : nq_in;
+    always_ff @(posedge clk) begin
+        if (s_nreq_valid && !nq_sk_v_q) nq_sk_q <= nq_in;    // kept only when refused
+        if (rst)            nq_sk_v_q <= 1'b0;
+        else if (nq_sk_v_q) nq_sk_v_q <= !nq_ready;
+        else                nq_sk_v_q <= s_nreq_valid && !nq_ready;
+    end
+
     ats_nand_sched #(
         .DEPTH(DEPTH), .NUM_CHAN(NUM_CHAN), .NUM_WAYS(WAYS), .SLOT_W(SLOT_W), .STAMP_W(STAMP_W)
     ) u_sched (
         .clk, .rst, .reads_first,
-        .s_nreq_valid, .s_nreq_ready, .s_nreq_tag, .s_nreq_op, .s_nreq_chan, .s_nreq_way,
-        .s_nreq_block, .s_nreq_page, .s_nreq_head, .s_nreq_prio_read, .s_nreq_slot,
+        .s_nreq_valid(nq_valid), .s_nreq_ready(nq_ready), .s_nreq_tag(nq_tag), .s_nreq_op(nq_op),
+        .s_nreq_chan(nq_chan), .s_nreq_way(nq_way), .s_nreq_block(nq_block), .s_nreq_page(nq_page),
+        .s_nreq_head(nq_head), .s_nreq_prio_read(nq_prio), .s_nreq_slot(nq_slot),
         .m_ccmd_valid(ccmd_valid), .m_ccmd_ready(ccmd_ready), .m_ccmd_tag(ccmd_tag),
         .m_ccmd_op(ccmd_op), .m_ccmd_way(ccmd_way), .m_ccmd_block(ccmd_block),
         .m_ccmd_page(ccmd_page), .m_ccmd_slot(ccmd_slot),
