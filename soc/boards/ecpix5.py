@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 from migen import ClockDomain, Signal, Instance, ClockSignal, ResetSignal, If, Cat, Record  # noqa: E402
 from litex.soc.interconnect.csr import CSRStatus  # noqa: E402
 from migen.genlib.cdc import MultiReg  # noqa: E402
-from migen.genlib.resetsync import AsyncResetSynchronizer  # noqa: E402
 from litex.gen import LiteXModule  # noqa: E402
 from litex.soc.cores.clock import ECP5PLL  # noqa: E402
 from litex.soc.integration.soc_core import SoCCore  # noqa: E402
@@ -166,6 +165,11 @@ class UdpHostCounters(LiteXModule):
         self.stray_cpls = CSRStatus(16, description="completions of the core for no running slot (dropped)")
 
 
+# The sys reset synchroniser's two flip-flops (BoardCRG): one slice of the LFE5UM5G-85F next to the
+# left DCC column (X3/Y46), by nextpnr-ecp5's BEL names (metastable stage, output stage)
+RST_SYNC_BELS = ("X3/Y47/SLICEA.FF0", "X3/Y47/SLICEA.FF1")
+
+
 class BoardCRG(LiteXModule):
     """Clocks from the board's 100 MHz oscillator: a PLL makes 2 x sys, the DDR3 PHY's edge clock
     (ECLKSYNCB, stopped by the PHY's init sequence), and CLKDIVF divides it by 2 into sys, so the
@@ -205,7 +209,21 @@ class BoardCRG(LiteXModule):
             Instance("ECLKSYNCB", i_ECLKI=self.cd_sys2x_i.clk, i_STOP=self.stop, o_ECLKO=self.cd_sys2x.clk),
             Instance("CLKDIVF", p_DIV="2.0", i_ALIGNWD=0, i_CLKI=self.cd_sys2x.clk, i_RST=self.reset,
                      o_CDIVX=self.cd_sys.clk),
-            AsyncResetSynchronizer(self.cd_rstgen, ~pll.locked | self.reset | self.hold),
+        ]
+        # The synchroniser (LiteX's ECP5 AsyncResetSynchronizer: two FD1S3BX, asynchronous set, the
+        # second's output the reset) written out so that its flip-flops carry a placement: the BEL
+        # attribute (kept by Yosys on the TRELLIS_FF, read by nextpnr at USER strength) puts both in
+        # one slice beside the left DCC column, and nextpnr places a DCCA whose input driver is fixed
+        # at the nearest free DCC (X3/Y46, LDCC). Unplaced, the last flip-flop landed 49 columns from
+        # its DCCA (pnr_e14: a 5.0 ns net ahead of every fabric load of the reset, 14.21 ns).
+        rst_async = Signal()
+        rst_meta = Signal()
+        self.comb += rst_async.eq(~pll.locked | self.reset | self.hold)
+        self.specials += [
+            Instance("FD1S3BX", i_D=0, i_PD=rst_async, i_CK=self.cd_rstgen.clk, o_Q=rst_meta,
+                     attr={("BEL", RST_SYNC_BELS[0])}),
+            Instance("FD1S3BX", i_D=rst_meta, i_PD=rst_async, i_CK=self.cd_rstgen.clk,
+                     o_Q=self.cd_rstgen.rst, attr={("BEL", RST_SYNC_BELS[1])}),
             Instance("DCCA", i_CLKI=self.cd_rstgen.rst, i_CE=1, o_CLKO=self.cd_sys.rst),
         ]
 

@@ -86,6 +86,14 @@ def test_board_soc(board):
     dcca = re.findall(r"^DCCA \w+\(\s*// Inputs\.\s*\.CE\s*\(1'd1\),\s*\.CLKI\s*\((\w+)\),\s*// Outputs\.\s*"
                       r"\.CLKO\s*\((\w+)\)", v, re.M)
     assert dcca == [("rstgen_rst", "sys_rst")], dcca
+    # its synchroniser: two FD1S3BX (asynchronous set) with fixed places, the second's output the
+    # DCCA's input, so that nextpnr puts the DCCA at the DCC next to them (docs/boards.md pnr_e15)
+    sync = re.findall(r'^\(\* BEL = "([^"]+)" \*\)\n(?://.*\n)*FD1S3BX \w+\(\s*// Inputs\.\s*\.CK\s*\(rstgen_clk\),'
+                      r"\s*\.D\s*\(([\w']+)\),\s*\.PD\s*\((\w+)\),\s*// Outputs\.\s*\.Q\s*\((\w+)\)", v, re.M)
+    assert len(sync) == 2, sync
+    (bel0, d0, pd0, q0), (bel1, d1, pd1, q1) = sync
+    assert (d0, d1, q1) == ("1'd0", q0, "rstgen_rst") and pd0 == pd1, sync
+    assert (bel0, bel1) == _load_board().RST_SYNC_BELS and bel0.rsplit(".", 1)[0] == bel1.rsplit(".", 1)[0], sync
     assert (core[0]["NUM_CHAN"], core[0]["WAYS"], core[0]["BLOCKS"]) == (4, 2, cfg["blocks"])
 
     host = _instances(v, "ats_udp_host")
