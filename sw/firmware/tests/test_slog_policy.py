@@ -16,7 +16,11 @@ written from docs/architecture.md §11.6 "Firmware merge policy" (not from the C
   (lpn, first LPGN) changes); wanted with nothing to merge: stalled until a counter moves;
 * the index is read only when it may be needed; GC: an entry with fragments (or a held record's)
   must be merged before a victim block is erased or relocated when its base or one of its
-  fragments' log pages lies in that block.
+  fragments' log pages lies in that block;
+* GC's wait (``ats_sl_rx_wait``, §11.6 "A record being received"): with write-backs held, the
+  backend's op 7 rop 6 is polled until it says no record is being received (bounded: ATS_E_TIMEOUT),
+  so the index read that follows shows every record accepted before the hold (``test_gc_rx_wait``,
+  a model of the port; it fails with the wait removed).
 
 Random states and random sequences of passes are run through both, decision by decision and the
 whole state after every call; a closed loop (a simulated backend and host writing fragments) checks
