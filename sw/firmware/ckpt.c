@@ -147,16 +147,17 @@ static int ckpt_write_map(int lookup, uint32_t n_known) {
         }
     }
 #endif
+    const uint64_t td = hal_cycles();                  // the drain's own bound (after the S-Log wait)
     while (hal_cpl_seq() != hal_next_seq()) {
         hal_wait_clr_act();
         supply();                                      // a page waiting for a block must get one
         take_bad();
-        if (hal_cycles() - t0 > 5000000u) {
+        if (hal_cycles() - td > 5000000u) {
             hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
             return ATS_E_STATE;
         }
         // asleep until drained, or a block may be needed (ACT: BLK_NEED changed), or the time is up
-        hal_wait(WK(DRAIN) | WK(ACT) | WK(BAD) | WK(DEADLINE), t0 + 5000001u);
+        hal_wait(WK(DRAIN) | WK(ACT) | WK(BAD) | WK(DEADLINE), td + 5000001u);
     }
     const uint64_t seq_base = hal_next_seq();
 #if ATS_HW_SLOG

@@ -76,11 +76,13 @@ static void cmd_slog(void) {
 #if ATS_HW_SLOG
     // the merge policy (README "S-Log"): the backend's counters and the last index read, the counts
     hal_printf("slog: merge: next %u used %u live %u (at most %u) oldest %u on %d stall %d; dumps %llu merged %llu "
-               "stale %llu nothing %llu unreadable %llu gc_merges %llu gc_kept %llu over %llu\n",
+               "stale %llu nothing %llu unreadable %llu gc_merges %llu gc_kept %llu over %llu "
+               "rx_waits %llu rx_polls %llu rx_fails %llu\n",
                SLP.next, SLP.used, SLP.live, ats_sl_live_ub(&SLP), SLP.has_old ? SLP.oldest : 0u, SLP.on, SLP.stall,
                (unsigned long long)S.sl_dumps, (unsigned long long)S.sl_merged, (unsigned long long)S.sl_stale,
                (unsigned long long)S.sl_nothing, (unsigned long long)S.sl_unreadable,
-               (unsigned long long)S.sl_gc_merges, (unsigned long long)S.sl_gc_kept, (unsigned long long)S.sl_over);
+               (unsigned long long)S.sl_gc_merges, (unsigned long long)S.sl_gc_kept, (unsigned long long)S.sl_over,
+               (unsigned long long)S.sl_rx_waits, (unsigned long long)S.sl_rx_polls, (unsigned long long)S.sl_rx_fails);
 #endif
     for (uint32_t e = 0; e < SL.n; e++) {
         hal_printf("slog %u:", SL.lpn[e]);

@@ -58,6 +58,9 @@
 // GC's and the checkpoint's wait, write-backs held, until the backend receives no S-Log record
 // (ftl/policy.c ats_sl_rx_wait; architecture.md 11.6): at most this many cycles (the drain's bound)
 #define SLOG_RX_WAIT 5000000u
+// ... asleep between two reads of op 7 rop 6 at most this many cycles (a record's last words raise no
+// wake source; ACT does when a block is taken or a request completes)
+#define SLOG_RX_POLL 512u
 _Static_assert(SLOG_FRAGS <= ATS_SL_MAX_FRAGS, "ats_sl_ent_t holds SLOG_FRAGS fragments");
 _Static_assert(SLOG_LO < SLOG_HI && SLOG_HI < SLOG_MAX, "S-Log merge thresholds");
 
@@ -103,5 +106,8 @@ typedef struct {
     // the S-Log merge policy (console `slog`): index reads (dumps), MERGE answers 0 / 1 / 2 / 3 (and
     // any other), MERGEs GC issued, GC blocks kept for an unmergeable LPN, dumps above SLOG_MAX live pages
     uint64_t sl_dumps, sl_merged, sl_stale, sl_nothing, sl_unreadable, sl_gc_merges, sl_gc_kept, sl_over;
+    // GC's and the checkpoint's waits for no record being received (sl_rx_wait): the waits, the reads
+    // of rop 6 that answered 1 (each followed by a pump and a sleep), the waits that failed (-9 / -7)
+    uint64_t sl_rx_waits, sl_rx_polls, sl_rx_fails;
 } fw_stats_t;
 extern fw_stats_t S;

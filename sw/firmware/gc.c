@@ -17,18 +17,24 @@ static uint32_t gc_keep_gen;
 
 static int gc_move(uint32_t d, uint32_t b);
 
-// with the S-Log (architecture.md 11.6): the LPNs whose base or live log page lies in the block are
-// merged first (sl_gc), the write-backs held until the block's pages are moved; a block that still
-// holds a pinned base or live log page is neither relocated nor erased
+// with the S-Log (architecture.md 11.6): the write-backs held and no record being received
+// (sl_gc_hold), the LPNs whose base or live log page is in the block merged (sl_gc), the pages moved,
+// only then the hold released (sl_gc_end); a block that still holds a pinned base or live log page is
+// neither relocated nor erased (kept). A failed wait (a record still received after SLOG_RX_WAIT
+// cycles, or a port error): nothing merged, the block not collected now and not kept (the pass's
+// other dies and static wear levelling skip GC after ATS_E_TIMEOUT: ats_hk_gc_wanted, ats_hk_wl_due)
 int gc_block(uint32_t d, uint32_t b) {
 #if ATS_HW_SLOG
-    int st = sl_gc(d, b);
+    int st = sl_gc_hold();
     if (st == ATS_OK) {
-        st = gc_move(d, b);
-    } else if (st != ATS_E_TIMEOUT) {   // (a record still received: the block is tried again later)
-        gc_keep[bi(d, b)] = 1;
-        gc_keep_gen = sl_bad_gen;
-        S.sl_gc_kept++;
+        st = sl_gc(d, b);
+        if (st == ATS_OK) {
+            st = gc_move(d, b);
+        } else {
+            gc_keep[bi(d, b)] = 1;
+            gc_keep_gen = sl_bad_gen;
+            S.sl_gc_kept++;
+        }
     }
     sl_gc_end();
     return st;

@@ -201,7 +201,10 @@ static void sl_pages(void) {
     HK.slog_pages = n > 0 ? (uint32_t)n : 0u;
 }
 
-// ats_sl_rx_wait's port: rop 6 (epoch 0) and the cycle counter
+// ats_sl_rx_wait's port: rop 6 (epoch 0), the cycle counter and, between two reads, the drain's
+// work (ckpt.c): blocks handed out (the record may wait for its own full pages' issue, and they for a
+// block: BLK_NEED), grown bad blocks taken, then asleep until ACT (BLK_NEED or NEXT_SEQ changed, a
+// completion), a bad block or SLOG_RX_POLL cycles (the record's last words raise no wake source)
 static int rx_ctr(void *ctx, uint32_t *used, uint32_t *rx) {
     (void)ctx;
     fw_rsp_t r;
@@ -215,28 +218,40 @@ static uint64_t rx_now(void *ctx) {
     (void)ctx;
     return hal_cycles();
 }
+static void rx_pump(void *ctx) {
+    (void)ctx;
+    S.sl_rx_polls++;
+    hal_wait_clr_act();
+    supply();
+    take_bad();
+    (void)hal_wait(WK(ACT) | WK(BAD) | WK(DEADLINE), hal_cycles() + SLOG_RX_POLL);
+}
 
 int sl_rx_wait(void) {
-    static const ats_sl_port_t port = {0, rx_ctr, rx_now};
+    static const ats_sl_port_t port = {0, rx_ctr, rx_now, rx_pump};
     uint32_t used;
+    S.sl_rx_waits++;
     const int st = ats_sl_rx_wait(&port, SLOG_RX_WAIT, &used);
-    if (st != ATS_OK) hal_printf("slog: wait for no record being received: %d\n", st);
+    if (st != ATS_OK) {
+        S.sl_rx_fails++;
+        hal_printf("slog: wait for no record being received: %d\n", st);
+    }
     return st;
 }
 
-int sl_gc(uint32_t d, uint32_t b) {
-    // no S-Log record is accepted from here to sl_gc_end (held from before the index read,
-    // architecture 11.6): no fragment gets a base in the block; a record accepted before the hold
-    // shows its fragments (pend) only once received: waited for first (sl_rx_wait)
+int sl_gc_hold(void) {
+    // no S-Log record is accepted from here to sl_gc_end (held from before the index read until the
+    // block's pages are moved, architecture 11.6): no fragment gets a base in the block; a record
+    // accepted before the hold shows its fragments (pend) only once received: waited for first
     hal_ctrl(hal_ctrl_host_en(), 1);
     sl_held = 1;
-    const int rs = sl_rx_wait();
-    if (rs != ATS_OK) return rs;
+    return sl_rx_wait();
+}
+
+int sl_gc(uint32_t d, uint32_t b) {
     sl_ctr();
-    if (SLP.used == 0u) {
-        sl_gc_end();
-        return ATS_OK;
-    }
+    if (SLP.used == 0u) return ATS_OK;   // (the hold stays: a record sealed before the move could
+                                         // name a base in the block that this look did not see)
     sl_dump(1);
     int st = ATS_OK;
     for (uint32_t i = 0; i < sl_n; i++) {
@@ -343,6 +358,10 @@ void housekeeping(void) {
             const int st = gc_step(d, HK.hold_wb);
             hk_work += st != ATS_E_NOSPACE || gc_none[d] != none;
             ats_hk_gc_done(&HK, st);
+            if (st == ATS_E_TIMEOUT) {   // (no other die's GC this pass: ats_hk_gc_wanted)
+                supply();
+                take_bad();
+            }
         }
     }
     if (ats_hk_wl_due(&HK, wl_over)) {

@@ -102,10 +102,16 @@ def test_slog_ckpt_from_hw_index(tmp_path, seed):
         sysm.dev.trim(lpn)
         model[lpn] = zero
     sysm.dev.flush()                                    # written back: the backend has RELEASEd their F
+    rx0 = rx_counts(harness.console_answer(sysm, "slog"))
     out = harness.console_answer(sysm, "ckpt")
     assert re.search(r"ckpt: 0\b", out), f"ckpt: {out[-1000:]}"
     keep = {l: f for l, f in ofr.items() if l not in written + trimmed}
-    f_ck = harness.fw_frags(harness.console_answer(sysm, "slog"))[1]
+    text = harness.console_answer(sysm, "slog")
+    f_ck = harness.fw_frags(text)[1]
+    # the checkpoint waited (write-backs held) for no S-Log record being received before its drain
+    # (architecture 11.7, ckpt.c): one wait at least, none failed
+    rx1 = rx_counts(text)
+    assert rx1[0] >= rx0[0] + 1 and rx1[2] == 0, (rx0, rx1)
     read_all(sysm, model, "after the checkpoint")
     sysm.stop()
     # power cycle: the recovery starts from that checkpoint (its S-Log section) and replays nothing of F
@@ -120,6 +126,13 @@ def test_slog_ckpt_from_hw_index(tmp_path, seed):
     assert not sysm.errors, sysm.errors
     print(f"seed {seed}: cut {cut}, {len(ofr)} LPNs with fragments ({sum(map(len, ofr.values()))} fragments), "
           f"{len(written)} written, {len(trimmed)} trimmed before the checkpoint")
+
+
+def rx_counts(text: str) -> tuple[int, int, int]:
+    """The console `slog` merge line's waits for no record being received: (waits, polls, failed)."""
+    m = re.search(r"rx_waits (\d+) rx_polls (\d+) rx_fails (\d+)", text)
+    assert m, text[-1000:]
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 CORE = harness.ROOT / "rtl/core/ats_ssd_core.sv"

@@ -68,11 +68,14 @@ int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room) {
     return ck;
 }
 
-void ats_hk_pass_begin(ats_hk_t *h) { h->pass_progress = h->pass_busy = 0; }
+void ats_hk_pass_begin(ats_hk_t *h) { h->pass_progress = h->pass_busy = h->pass_wait = 0; }
 
 // one block on every die with GC on, or holding a grown bad block to move out of; every die while
-// write-backs are held
-int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d) { return h->gc_on[d] || h->n_retired[d] || h->hold_wb; }
+// write-backs are held. None after a step this pass answered ATS_E_TIMEOUT (its wait for an S-Log
+// record being received ran out: another die's step would wait the same SLOG_RX_WAIT for nothing)
+int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d) {
+    return !h->pass_wait && (h->gc_on[d] || h->n_retired[d] || h->hold_wb);
+}
 
 // a die with nothing to collect (ATS_E_NOSPACE: every old block full of valid pages, cold data, or no
 // room to start one) does not hold off static wear levelling, which is what moves such blocks
@@ -80,18 +83,22 @@ int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d) { return h->gc_on[d] || h->n
 void ats_hk_gc_done(ats_hk_t *h, int st) {
     h->pass_progress |= st == ATS_OK;
     if (st != ATS_E_NOSPACE) h->pass_busy = 1;
+    h->pass_wait |= st == ATS_E_TIMEOUT;
 }
 
 // over: an erase since the last look took a block more than WL_SPREAD above the lowest count that
 // look saw (wear.c): then wear levelling also runs in a pass with GC work, unless write-backs are held
 // (a host that kept GC busy starved it, and the spread grew to WL_SPREAD + 3: test_wear_static)
-int ats_hk_wl_due(const ats_hk_t *h, int over) { return !h->pass_busy || (over && !h->hold_wb); }
+// (none after ATS_E_TIMEOUT: its gc_block would wait the same way)
+int ats_hk_wl_due(const ats_hk_t *h, int over) { return !h->pass_wait && (!h->pass_busy || (over && !h->hold_wb)); }
 
 int ats_hk_pass_end(ats_hk_t *h) {
     h->gc_moved = h->pass_progress;
     uint32_t waiting = 0;
     for (uint32_t d = 0; d < h->ndie; d++) waiting += h->n_free[d];
     if (h->hold_wb && !h->pass_progress && waiting == 0) {
+        // a pass whose GC waited out a record being received is no evidence of no space: not counted
+        if (h->pass_wait) return ATS_HK_NS_SAME;
         if (h->stuck < 3u && ++h->stuck == 3u) {
             h->no_space = 1;
             return ATS_HK_NS_ENTER;
@@ -279,5 +286,6 @@ int ats_sl_rx_wait(const ats_sl_port_t *p, uint64_t limit, uint32_t *used) {
             return ATS_OK;
         }
         if (p->now(p->ctx) - t0 > limit) return ATS_E_TIMEOUT;
+        if (p->pump) p->pump(p->ctx);
     }
 }

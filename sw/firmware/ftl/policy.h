@@ -46,6 +46,7 @@ typedef struct {
     // written. 0: no rule (no S-Log in the core)
     uint32_t slog_ckpt, slog_hold;
     uint32_t slog_pages;          // log pages written since the last checkpoint (the caller's, each pass)
+    int32_t pass_wait;            // this pass: a GC step answered ATS_E_TIMEOUT (a record still received)
 } ats_hk_t;
 
 // planned (not yet handed) + erased blocks of die d
@@ -65,14 +66,16 @@ int ats_hk_hold_now(const ats_hk_t *h, uint32_t room);
 // whether this pass takes a checkpoint (log_len = next_seq - scan_from of the last checkpoint; also
 // slog_pages >= slog_ckpt, slog_ckpt != 0)
 int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room);
-// a pass's GC: pass_begin, then per die (after the census) gc_wanted and, if it ran, gc_done with the
-// step's status; then wl_due (static wear levelling this pass), then pass_end
+// a pass's GC: pass_begin, then per die (after the census) gc_wanted (0 for every die after a step
+// answered ATS_E_TIMEOUT) and, if it ran, gc_done with the step's status; then wl_due (static wear levelling this pass), then pass_end
 void ats_hk_pass_begin(ats_hk_t *h);
 int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d);
 void ats_hk_gc_done(ats_hk_t *h, int st);
-int ats_hk_wl_due(const ats_hk_t *h, int over);   // over: the spread may be past WL_SPREAD (wear.c wl_over)
+// over: the spread may be past WL_SPREAD (wear.c wl_over); 0 after a step answered ATS_E_TIMEOUT
+int ats_hk_wl_due(const ats_hk_t *h, int over);
 // the end of a pass (after the census): gc_moved, and the no-space state: entered after three passes
-// in a row with write-backs held, no block collected and no erased block waiting for a plan; left
+// in a row with write-backs held, no block collected and no erased block waiting for a plan (a pass
+// with a step answering ATS_E_TIMEOUT does not count: the state and the count stay); left
 // as soon as one of those ends. Returns ATS_HK_NS_ENTER / ATS_HK_NS_CLEAR when it changes, else 0
 enum { ATS_HK_NS_CLEAR = -1, ATS_HK_NS_SAME = 0, ATS_HK_NS_ENTER = 1 };
 int ats_hk_pass_end(ats_hk_t *h);
@@ -166,10 +169,15 @@ typedef struct {
     // FW_RSP_MAPPED; any other value: the port answered an error status
     int (*ctr)(void *ctx, uint32_t *used, uint32_t *rx);
     uint64_t (*now)(void *ctx);       // the cycle counter
+    // after every read that answered rx = 1 and before the next one (the timeout not yet reached):
+    // the caller's work while it waits (the firmware hands out blocks, which the record's wait for
+    // its full pages' issue may need, then sleeps a while); NULL: none
+    void (*pump)(void *ctx);
 } ats_sl_port_t;
 // with write-backs held (the caller's CTRL.wb_hold): rop 6 read until it answers rx = 0, for at most
 // `limit` cycles from the call. ATS_OK: *used = that read's entries in use (every record the backend
 // accepted is in the index, held with `pend` or applied); ATS_E_TIMEOUT: still rx = 1 after `limit`
 // cycles (a record waits for earlier requests' issue, i.e. for a block); ATS_E_STATE: the port
-// answered an error. Never more than one read after `limit` has passed
+// answered an error. Never more than one read after `limit` has passed; `pump` runs once between
+// two reads (never after the last)
 int ats_sl_rx_wait(const ats_sl_port_t *p, uint64_t limit, uint32_t *used) __attribute__((warn_unused_result));

@@ -43,7 +43,7 @@ import pytest
 FTL_DIR = Path(__file__).resolve().parents[1] / "ftl"
 POLICY_DIR = Path(os.environ.get("ATS_POLICY_DIR", FTL_DIR))
 
-ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE = 0, -4, -6, -7
+ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE, ATS_E_TIMEOUT = 0, -4, -6, -7, -9
 GREEDY, COST_BENEFIT = 0, 1
 B_FREE, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT = range(6)
 NS_CLEAR, NS_SAME, NS_ENTER = -1, 0, 1
@@ -60,7 +60,8 @@ class HK(ctypes.Structure):
                 + [(n, U16P) for n in ("plan_len", "plan_pos", "plan_ok", "hl_len", "n_free")]
                 + [("n_retired", U8P), ("gc_on", U8P), ("gc_none", U8P)]
                 + [(n, c_int32) for n in ("hold_wb", "no_space", "gc_moved", "pass_progress", "pass_busy")]
-                + [(n, c_uint32) for n in ("stuck", "slog_ckpt", "slog_hold", "slog_pages")])
+                + [(n, c_uint32) for n in ("stuck", "slog_ckpt", "slog_hold", "slog_pages")]
+                + [("pass_wait", c_int32)])
 
 
 HELPER_C = r"""
@@ -70,7 +71,8 @@ HELPER_C = r"""
 const size_t lay_hk[] = {sizeof(ats_hk_t), O(ndie), O(ppb), O(gc_low), O(gc_high), O(gc_urgent), O(plan_low),
     O(plan_tail), O(host_room), O(reloc_reserve), O(gc_slack), O(pad0), O(log_ckpt), O(plan_len), O(plan_pos),
     O(plan_ok), O(hl_len), O(n_free), O(n_retired), O(gc_on), O(gc_none), O(hold_wb), O(no_space), O(gc_moved),
-    O(pass_progress), O(pass_busy), O(stuck), O(slog_ckpt), O(slog_hold), O(slog_pages)};
+    O(pass_progress), O(pass_busy), O(stuck), O(slog_ckpt), O(slog_hold), O(slog_pages), O(pass_wait)};
+const int hk_timeout = ATS_E_TIMEOUT;
 const int hk_consts[] = {ATS_B_FREE, ATS_B_PLAN, ATS_B_OPEN, ATS_B_USED, ATS_B_BAD, ATS_B_CKPT, ATS_HK_NS_CLEAR,
     ATS_HK_NS_SAME, ATS_HK_NS_ENTER, ATS_HK_MAX_DIE, ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE, ATS_GC_GREEDY,
     ATS_GC_COST_BENEFIT};
@@ -131,6 +133,7 @@ def test_struct_layout_and_constants(build):
     consts = list((c_int * 16).in_dll(H, "hk_consts"))
     assert consts == [B_FREE, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT, NS_CLEAR, NS_SAME, NS_ENTER, MAX_DIE,
                       ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE, GREEDY, COST_BENEFIT]
+    assert c_int.in_dll(H, "hk_timeout").value == ATS_E_TIMEOUT
 
 
 # ==================================================================================================
@@ -234,8 +237,10 @@ class Model:
                     return True
         return False
 
-    def gc_wanted(self, dies, d):
-        return self.gc_on[d] or dies[d].retired or self.hold
+    def gc_wanted(self, dies, d, results=()):
+        # README "S-Log": after a step's wait for a record being received ran out (ATS_E_TIMEOUT), no
+        # other die's GC this pass
+        return ATS_E_TIMEOUT not in results and (self.gc_on[d] or dies[d].retired or self.hold)
 
     def pass_end(self, dies, results):
         """results: the GC steps' statuses of this pass; returns (wl_due, no-space event)."""
@@ -243,6 +248,8 @@ class Model:
         wl_due = all(st == ATS_E_NOSPACE for st in results)
         self.moved_last_pass = progress
         if self.hold and not progress and sum(x.n_free for x in dies) == 0:
+            if ATS_E_TIMEOUT in results:    # a wait ran out: no evidence of no space, nothing counted
+                return wl_due, NS_SAME
             self.passes_stuck = min(self.passes_stuck + 1, 3)
             if self.passes_stuck == 3 and not self.no_space:
                 self.no_space = True
@@ -421,7 +428,7 @@ def test_policy_passes_random(lib, seed):
                 if rng.random() < 0.2:
                     dies[d].retired = not dies[d].retired
                     c.t["n_retired"][d] = int(dies[d].retired)
-                want = m.gc_wanted(dies, d)
+                want = m.gc_wanted(dies, d, results)
                 assert bool(c.gc_wanted(d)) == want
                 if want:
                     st = rng.choice([ATS_OK, ATS_E_NOSPACE, ATS_E_NOSPACE, ATS_E_STATE, ATS_E_NAND])
@@ -443,6 +450,60 @@ def test_policy_passes_random(lib, seed):
             assert (bool(c.s.no_space), c.s.gc_moved) == (m.no_space, int(m.moved_last_pass))
             cov["ns_enter"] += ev == NS_ENTER
             cov["ns_clear"] += ev == NS_CLEAR
+    assert all(cov.values()), cov
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pass_gc_timeout(lib, seed):
+    """GC steps answering ATS_E_TIMEOUT (the S-Log wait for a record being received ran out after
+    SLOG_RX_WAIT cycles: sw/firmware/README.md "S-Log"): no other die's GC and no static wear levelling
+    in that pass, and such a
+    pass neither counts towards the no-space state nor changes it; random pass sequences with the
+    hold, the census and the step results, every decision against the model."""
+    rng = random.Random(3900 + seed)
+    cov = dict.fromkeys(("skipped", "not_counted", "ns_enter", "ns_kept", "timeout_progress", "wl_skipped"), 0)
+    for _ in range(60):
+        cfg = rand_cfg(rng)
+        m, c = Model(cfg), CHk(lib, cfg)
+        dies = [rand_die(rng, cfg) for _ in range(cfg.ndie)]
+        for x in dies:
+            x.n_free = rng.choice([0, 0, 0, x.n_free])
+        c.load(dies, m)
+        for _ in range(rng.randint(5, 30)):
+            m.hold = rng.random() < 0.8
+            c.s.hold_wb = int(m.hold)
+            for d in range(cfg.ndie):
+                if rng.random() < 0.1:
+                    dies[d].retired = not dies[d].retired
+                if rng.random() < 0.1:
+                    dies[d].n_free = rng.choice([0, 1])
+            c.load(dies)
+            c.pass_begin()
+            results = []
+            p_to = rng.choice([0.0, 0.2, 0.6])
+            for d in range(cfg.ndie):
+                want = m.gc_wanted(dies, d, results)
+                assert bool(c.gc_wanted(d)) == want, (d, results)
+                cov["skipped"] += not want and ATS_E_TIMEOUT in results
+                if want:
+                    st = ATS_E_TIMEOUT if rng.random() < p_to else rng.choice(
+                        [ATS_OK, ATS_E_NOSPACE, ATS_E_NOSPACE, ATS_E_STATE, ATS_E_NAND, ATS_E_NOSPACE])
+                    cov["timeout_progress"] += st == ATS_E_TIMEOUT and ATS_OK in results
+                    c.gc_done(st)
+                    results.append(st)
+            stuck_before, ns_before = m.passes_stuck, m.no_space
+            wl_due, ev = m.pass_end(dies, results)
+            over = rng.random() < 0.5
+            timed_out = ATS_E_TIMEOUT in results
+            assert bool(c.wl_due(int(over))) == ((wl_due or (over and not m.hold)) and not timed_out)
+            cov["wl_skipped"] += timed_out and over and not m.hold
+            assert c.pass_end() == ev, (results, m)
+            assert (bool(c.s.no_space), c.s.gc_moved, c.s.stuck) == (m.no_space, int(m.moved_last_pass),
+                                                                       m.passes_stuck), (results, m)
+            cond = m.hold and ATS_OK not in results and sum(x.n_free for x in dies) == 0
+            cov["not_counted"] += cond and ATS_E_TIMEOUT in results and stuck_before < 3
+            cov["ns_kept"] += cond and ATS_E_TIMEOUT in results and ns_before
+            cov["ns_enter"] += ev == NS_ENTER
     assert all(cov.values()), cov
 
 

@@ -70,13 +70,15 @@ class Geo(ctypes.Structure):
     _fields_ = [(n, c_uint32) for n in ("ndie", "ways", "blocks", "ppb", "page_bytes", "nlba", "ntx", "die_w", "pg_w")]
 
 
-# ats_sl_rx_wait's port (policy.h ats_sl_port_t): rop 6 (epoch 0) and the cycle counter
+# ats_sl_rx_wait's port (policy.h ats_sl_port_t): rop 6 (epoch 0), the cycle counter and the pump
+# (the firmware's work between two reads: blocks handed out, then asleep)
 CTR_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_uint32), POINTER(c_uint32))
 NOW_FN = CFUNCTYPE(c_uint64, c_void_p)
+PUMP_FN = CFUNCTYPE(None, c_void_p)
 
 
 class Port(ctypes.Structure):
-    _fields_ = [("ctx", c_void_p), ("ctr", CTR_FN), ("now", NOW_FN)]
+    _fields_ = [("ctx", c_void_p), ("ctr", CTR_FN), ("now", NOW_FN), ("pump", PUMP_FN)]
 
 
 HELPER_C = r"""
@@ -89,7 +91,7 @@ const size_t lay_sl[] = {sizeof(ats_sl_t), O(max), O(hi), O(lo), O(lpns), O(ppns
 const size_t lay_ent[] = {sizeof(ats_sl_ent_t), E(lpn), E(nf), E(pend), E(base), E(lpgn), E(ppn), ATS_SL_MAX_FRAGS};
 const size_t lay_geo = sizeof(ats_geo_t);
 const size_t lay_port[] = {sizeof(ats_sl_port_t), offsetof(ats_sl_port_t, ctx), offsetof(ats_sl_port_t, ctr),
-    offsetof(ats_sl_port_t, now)};
+    offsetof(ats_sl_port_t, now), offsetof(ats_sl_port_t, pump)};
 """
 
 
@@ -143,8 +145,9 @@ def test_struct_layout(build):
     assert lay == [ctypes.sizeof(Ent), Ent.lpn.offset, Ent.nf.offset, Ent.pend.offset, Ent.base.offset,
                    Ent.lpgn.offset, Ent.ppn.offset, MAXF]
     assert ctypes.c_size_t.in_dll(H, "lay_geo").value == ctypes.sizeof(Geo)
-    assert list((ctypes.c_size_t * 4).in_dll(H, "lay_port")) == [ctypes.sizeof(Port), Port.ctx.offset,
-                                                                 Port.ctr.offset, Port.now.offset]
+    assert list((ctypes.c_size_t * 5).in_dll(H, "lay_port")) == [ctypes.sizeof(Port), Port.ctx.offset,
+                                                                 Port.ctr.offset, Port.now.offset,
+                                                                 Port.pump.offset]
 
 
 # ==================================================================================================
@@ -659,15 +662,26 @@ class RxBackend:
     before the hold (none after it), each received (its descriptors taken once t's full pages are
     issued) until `end`, only then in the index (pend, then F at its completion); rop 6 answers
     `mapped` = 1 while one is being received, `data` = entries in use (the records' reserved LPNs
-    and others); a port operation takes 20..80 cycles."""
+    and others); a port operation takes 20..80 cycles. A record with `blk` waits for its own full
+    pages' issue, and they for a block only the firmware hands out: received `blk` cycles after the
+    first pump (the firmware's work between two reads, then 100..600 cycles asleep), never without."""
 
     def __init__(self, rng, hold, recs, other, fail_at=None):
         self.rng, self.cyc, self.hold, self.recs, self.other = rng, hold, hold, recs, other
         self.polls: list = []               # (cycle answered, rx, used)
+        self.events: list = []              # "poll" / "pump", in call order
         self.fail_at = fail_at              # the poll that answers an error status (None: none)
 
     def rx(self, c):
         return any(r["acc"] <= c < r["end"] for r in self.recs)
+
+    def pump(self, ctx):
+        self.events.append("pump")
+        for r in self.recs:
+            if r.get("blk") is not None and r["end"] == 10 ** 12:   # its block handed out now
+                r["end"] = self.cyc + r["blk"]
+                r["done"] = r["end"] + r["blk_done"]
+        self.cyc += self.rng.randint(100, 600)
 
     def used(self, c):
         return len(self.other) + sum(len(r["lpns"]) for r in self.recs)
@@ -686,6 +700,7 @@ class RxBackend:
         return ents
 
     def ctr(self, ctx, used, rx):
+        self.events.append("poll")
         self.cyc += self.rng.randint(20, 80)
         if self.fail_at is not None and len(self.polls) == self.fail_at:
             self.polls.append((self.cyc, None, None))
@@ -710,7 +725,7 @@ def test_gc_rx_wait(lib, seed):
     g = Geo()
     assert lib.ats_geo_init(ctypes.byref(g), 2, 2, 16, 64, 4096, 1000, 8) == 0
     geo = dict(ndie=g.ndie, die_w=g.die_w, pg_w=g.pg_w)
-    n = {"ok": 0, "waited": 0, "timeout": 0, "state": 0, "in_block": 0}
+    n = {"ok": 0, "waited": 0, "timeout": 0, "state": 0, "in_block": 0, "blk_ok": 0}
     for _ in range(300):
         d, b = rng.randrange(g.ndie), rng.randrange(16)
 
@@ -727,10 +742,13 @@ def test_gc_rx_wait(lib, seed):
                 lpn += 1
                 lp[lpn] = (rng.randint(1, 3), base())
             recs.append(dict(acc=acc, end=end, done=end + rng.randint(100, 3000), lpns=lp, lpgn=rng.getrandbits(16)))
+            if rng.random() < 0.3:          # parked until the firmware hands out a block (a pump)
+                recs[-1].update(blk=rng.randint(0, 300), blk_done=rng.randint(100, 3000), end=10 ** 12,
+                                done=10 ** 12)
         other = [(100 + i, base()) for i in range(rng.randint(0, 3))]
         fail_at = rng.randrange(4) if rng.random() < 0.05 else None
         be = RxBackend(rng, H, recs, other, fail_at)
-        port = Port(None, CTR_FN(be.ctr), NOW_FN(be.now))
+        port = Port(None, CTR_FN(be.ctr), NOW_FN(be.now), PUMP_FN(be.pump))
         limit = rng.choice([500, 4000, 20_000])
         used = c_uint32(0xDEAD)
         st = lib.ats_sl_rx_wait(ctypes.byref(port), limit, ctypes.byref(used))
@@ -763,6 +781,9 @@ def test_gc_rx_wait(lib, seed):
                 exp = ATS_E_TIMEOUT
                 break
         assert exp is not None and k == len(be.polls) - 1, f"polls {be.polls}: {exp} at poll {k}"
+        # one pump between every two reads (the firmware hands out blocks while it waits), none after
+        # the last
+        assert be.events == ["poll"] + ["pump", "poll"] * (len(be.polls) - 1), f"calls {be.events}"
         assert st == exp, f"ats_sl_rx_wait {st}, expected {exp} (polls {be.polls}, limit {limit})"
         if st == ATS_E_TIMEOUT:
             n["timeout"] += 1
@@ -772,6 +793,7 @@ def test_gc_rx_wait(lib, seed):
         else:
             n["ok"] += 1
             n["waited"] += len(be.polls) > 1
+            n["blk_ok"] += any(r.get("blk") is not None and r["acc"] <= H for r in recs)
             assert used.value == be.polls[-1][2]
     assert min(n.values()) > 0, n
 
