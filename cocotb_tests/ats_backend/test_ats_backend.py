@@ -1321,6 +1321,7 @@ async def slog_recover(dut):
         got = await fw_op4(7, rop=5, epoch=lg)
         want = (OK, 1, lg_ppn[lg], 0) if lg in lg_ppn else (OK, 0, 0, 0)
         assert got == want, f"SLOAD rop 5 LPGN {lg}: {got}, reference {want}"
+    # (mapped 0: a quiet point, no S-Log record being received: README "Firmware port" rop 6)
     got = await fw_op4(7, rop=6), await fw_op4(7, rop=6, epoch=1)
     want = (OK, 0, 2000, len(order)), (OK, 0, 2000, 2000)
     assert got == want, f"SLOAD rop 6: {got}, reference {want}"
@@ -2051,6 +2052,7 @@ def check_slog(tb, tl: list) -> dict:
     assert got == l2p, f"mapping differs from the replay: {sorted(set(got.items()) ^ set(l2p.items()))[:6]}"
     if hasattr(tb, "slog_ctr"):             # SREAD-CTR, SREAD-PPN, a rop past 6 (README "Firmware port")
         used = sum(len(x) for x in ref.idx.values())
+        # read at a quiet point (every record completed, none being received): mapped 0 expected
         c0, c1 = tb.slog_ctr
         assert c0 == (OK, 0, ref.lpgn & 0xFFFF, used), f"SLOAD rop 6: {c0}, reference {(OK, 0, ref.lpgn, used)}"
         assert c1 == (OK, 0, ref.lpgn & 0xFFFF, ref.lpgn), f"SLOAD rop 6 epoch 1: {c1}, reference counter {ref.lpgn}"
