@@ -140,7 +140,8 @@ static int ckpt_write_map(int lookup, uint32_t n_known) {
     hal_ctrl(hal_ctrl_host_en(), 1);
 #if ATS_HW_SLOG
     {
-        const int st = sl_rx_wait();
+        uint32_t used;
+        const int st = sl_rx_wait(0, &used);
         if (st != ATS_OK) {
             hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
             return st;

@@ -77,12 +77,15 @@ static void cmd_slog(void) {
     // the merge policy (README "S-Log"): the backend's counters and the last index read, the counts
     hal_printf("slog: merge: next %u used %u live %u (at most %u) oldest %u on %d stall %d; dumps %llu merged %llu "
                "stale %llu nothing %llu unreadable %llu gc_merges %llu gc_kept %llu over %llu "
-               "rx_waits %llu rx_polls %llu rx_fails %llu\n",
+               "rx_waits_gc %llu rx_waits_ckpt %llu rx_polls %llu rx_fails %llu "
+               "holds %llu hold_max %llu hold_total %llu\n",
                SLP.next, SLP.used, SLP.live, ats_sl_live_ub(&SLP), SLP.has_old ? SLP.oldest : 0u, SLP.on, SLP.stall,
                (unsigned long long)S.sl_dumps, (unsigned long long)S.sl_merged, (unsigned long long)S.sl_stale,
                (unsigned long long)S.sl_nothing, (unsigned long long)S.sl_unreadable,
                (unsigned long long)S.sl_gc_merges, (unsigned long long)S.sl_gc_kept, (unsigned long long)S.sl_over,
-               (unsigned long long)S.sl_rx_waits, (unsigned long long)S.sl_rx_polls, (unsigned long long)S.sl_rx_fails);
+               (unsigned long long)S.sl_rx_waits_gc, (unsigned long long)S.sl_rx_waits_ckpt,
+               (unsigned long long)S.sl_rx_polls, (unsigned long long)S.sl_rx_fails, (unsigned long long)S.sl_holds,
+               (unsigned long long)S.sl_hold_max, (unsigned long long)S.sl_hold_total);
 #endif
     for (uint32_t e = 0; e < SL.n; e++) {
         hal_printf("slog %u:", SL.lpn[e]);

@@ -106,8 +106,13 @@ typedef struct {
     // the S-Log merge policy (console `slog`): index reads (dumps), MERGE answers 0 / 1 / 2 / 3 (and
     // any other), MERGEs GC issued, GC blocks kept for an unmergeable LPN, dumps above SLOG_MAX live pages
     uint64_t sl_dumps, sl_merged, sl_stale, sl_nothing, sl_unreadable, sl_gc_merges, sl_gc_kept, sl_over;
-    // GC's and the checkpoint's waits for no record being received (sl_rx_wait): the waits, the reads
-    // of rop 6 that answered 1 (each followed by a pump and a sleep), the waits that failed (-9 / -7)
-    uint64_t sl_rx_waits, sl_rx_polls, sl_rx_fails;
+    // the waits for no record being received (sl_rx_wait): GC's (gc_block: housekeeping, static wear
+    // levelling, the console's `gc D B`), the checkpoint's; the pumps (each a read of rop 6 that
+    // answered 1 before the wait's bound, followed by the supply and a sleep: a read answering 1 past
+    // the bound ends the wait with -9 and is not counted); the waits that failed (-9 / -7)
+    uint64_t sl_rx_waits_gc, sl_rx_waits_ckpt, sl_rx_polls, sl_rx_fails;
+    // GC's write-back holds (gc_block, from sl_gc_hold to sl_gc_end: the wait, the index read, the
+    // merges and the page moves): how many, the longest and the total in cycles
+    uint64_t sl_holds, sl_hold_max, sl_hold_total;
 } fw_stats_t;
 extern fw_stats_t S;

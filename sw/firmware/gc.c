@@ -21,8 +21,9 @@ static int gc_move(uint32_t d, uint32_t b);
 // (sl_gc_hold), the LPNs whose base or live log page is in the block merged (sl_gc), the pages moved,
 // only then the hold released (sl_gc_end); a block that still holds a pinned base or live log page is
 // neither relocated nor erased (kept). A failed wait (a record still received after SLOG_RX_WAIT
-// cycles, or a port error): nothing merged, the block not collected now and not kept (the pass's
-// other dies and static wear levelling skip GC after ATS_E_TIMEOUT: ats_hk_gc_wanted, ats_hk_wl_due)
+// cycles, or a port error) or a port error in the index read: nothing (more) merged, the block not
+// collected now and not kept (the pass's later dies and static wear levelling skip GC after
+// ATS_E_TIMEOUT: ats_hk_gc_wanted, ats_hk_wl_due)
 int gc_block(uint32_t d, uint32_t b) {
 #if ATS_HW_SLOG
     int st = sl_gc_hold();
@@ -30,11 +31,12 @@ int gc_block(uint32_t d, uint32_t b) {
         st = sl_gc(d, b);
         if (st == ATS_OK) {
             st = gc_move(d, b);
-        } else {
+        } else if (st == ATS_E_NAND) {   // an LPN there could not be merged: kept
             gc_keep[bi(d, b)] = 1;
             gc_keep_gen = sl_bad_gen;
             S.sl_gc_kept++;
-        }
+            st = ATS_E_STATE;
+        }                                // (ATS_E_STATE: a port error, not kept)
     }
     sl_gc_end();
     return st;

@@ -37,6 +37,8 @@ static uint8_t sl_skip[SLOG_LPNS];
 static uint32_t sl_bad_lpn[SLOG_LPNS], sl_bad_lpgn[SLOG_LPNS], sl_nbad;   // MERGE answered unreadable
 uint32_t sl_bad_gen;
 static int sl_held;
+static uint64_t sl_hold_t0;                            // the cycle GC's hold began (sl_gc_hold)
+static uint32_t sl_hold_used;                          // `used` of the hold's wait (rop 6 under the hold)
 static uint64_t sl_seq = ~0ull;                        // NEXT_SEQ when the counters were last read
 
 // the log page of LPGN lg when the LPGN -> PPN table no longer names it (an older page in its entry):
@@ -70,22 +72,28 @@ uint32_t sl_log_page(uint32_t lpn, uint32_t lg, uint32_t rop4_data) {
 }
 
 // rop 6: the entries in use (epoch 0) and the whole 32-bit LPGN counter (epoch 1: FW_RSP_PPN carries
-// only its low ATS_PPN_W bits)
-static void sl_ctr(void) {
+// only its low ATS_PPN_W bits). ATS_E_STATE: the port answered an error (SLP keeps the last values)
+static int sl_ctr(void) {
     fw_rsp_t r, c;
     hal_fw_sread(SL_RD_CTR, 0, 0, &r);
     hal_fw_sread(SL_RD_CTR, 0, 1, &c);
-    if (r.status == 0 && c.status == 0) ats_sl_ctr(&SLP, c.data, r.data);
+    if (r.status != 0 || c.status != 0) return ATS_E_STATE;
+    ats_sl_ctr(&SLP, c.data, r.data);
+    return ATS_OK;
 }
 
 // the index: every slot (rop 3), its fragments' LPGNs (rop 4); with pages also each fragment's log
 // page PPN (rop 5) and the base of every entry with fragments (LOOKUP). An entry that changes while
-// it is read keeps the fragments read before the change (rop 4 answers BAD_FIELD past |F|)
-static void sl_dump(int pages) {
+// it is read keeps the fragments read before the change (rop 4 answers BAD_FIELD past |F|).
+// ATS_E_STATE: rop 3 or rop 6 answered an error (an entry or the counter unknown: GC must not trust
+// this read; the merge policy's pass goes on with it)
+static int sl_dump(int pages) {
+    int st = ATS_OK;
     sl_n = 0;
     for (uint32_t i = 0; i < SLOG_LPNS; i++) {
         fw_rsp_t r;
         hal_fw_sread(SL_RD_ENTRY, i, 0, &r);
+        if (r.status != 0) st = ATS_E_STATE;
         if (r.status != 0 || !r.mapped) continue;
         ats_sl_ent_t *e = &sl_ent[sl_n++];
         e->lpn = r.ppn;
@@ -105,7 +113,7 @@ static void sl_dump(int pages) {
         }
     }
     // the counter after the reads: every fragment read is older than it
-    sl_ctr();
+    if (sl_ctr() != ATS_OK) st = ATS_E_STATE;
     for (uint32_t k = 0; k < sl_n; k++) {
         ats_sl_ent_t *e = &sl_ent[k];
         for (uint32_t j = 0; j < e->nf; j++) {
@@ -128,6 +136,7 @@ static void sl_dump(int pages) {
     sl_nbad = nb;
     ats_sl_recount(&SLP, sl_ent, sl_n, sl_skip, sl_scratch, 1);
     S.sl_over += (uint64_t)(SLP.live > SLOG_MAX);
+    return st;
 }
 
 // MERGE of entry i: 0 merged, 1 stale, 2 nothing (F emptied meanwhile): F[lpn] is empty now (the
@@ -163,17 +172,19 @@ static int sl_merge(uint32_t i) {
 // a pass: the counters when NEXT_SEQ moved since the last read (every change of the index but a
 // reservation comes with a request, which takes a seq; a pass without one costs no firmware-port
 // operation, so the main loop can sleep); the index when the policy may want a merge; then at most
-// SLOG_STEP MERGEs, oldest fragment first
+// SLOG_STEP MERGEs, oldest fragment first. None in a pass whose wait for a record being received
+// ran out (HK.pass_wait: a MERGE waits, unbounded, while one is received; the next pass looks again)
 static void sl_pass(void) {
+    if (HK.pass_wait) return;
     const uint64_t ns = hal_next_seq();
     if (ns == sl_seq) return;
     sl_seq = ns;
-    sl_ctr();
+    (void)sl_ctr();
     if (!ats_sl_need_dump(&SLP)) {
         (void)ats_sl_want(&SLP);
         return;
     }
-    sl_dump(0);
+    (void)sl_dump(0);
     for (uint32_t k = 0; k < SLOG_STEP; k++) {
         const int i = ats_sl_step(&SLP, sl_ent, sl_n, sl_skip);
         if (i < 0) break;
@@ -191,7 +202,7 @@ static void sl_pages(void) {
     const uint64_t ns = hal_next_seq();
     if (ns != sl_pg_seq) {
         sl_pg_seq = ns;
-        sl_ctr();
+        (void)sl_ctr();
     }
     if (ck_seq_base != sl_ck_seq) {
         sl_ck_seq = ck_seq_base;
@@ -227,11 +238,11 @@ static void rx_pump(void *ctx) {
     (void)hal_wait(WK(ACT) | WK(BAD) | WK(DEADLINE), hal_cycles() + SLOG_RX_POLL);
 }
 
-int sl_rx_wait(void) {
+int sl_rx_wait(int gc, uint32_t *used) {
     static const ats_sl_port_t port = {0, rx_ctr, rx_now, rx_pump};
-    uint32_t used;
-    S.sl_rx_waits++;
-    const int st = ats_sl_rx_wait(&port, SLOG_RX_WAIT, &used);
+    if (gc) S.sl_rx_waits_gc++;
+    else S.sl_rx_waits_ckpt++;
+    const int st = ats_sl_rx_wait(&port, SLOG_RX_WAIT, used);
     if (st != ATS_OK) {
         S.sl_rx_fails++;
         hal_printf("slog: wait for no record being received: %d\n", st);
@@ -243,16 +254,18 @@ int sl_gc_hold(void) {
     // no S-Log record is accepted from here to sl_gc_end (held from before the index read until the
     // block's pages are moved, architecture 11.6): no fragment gets a base in the block; a record
     // accepted before the hold shows its fragments (pend) only once received: waited for first
+    sl_hold_t0 = hal_cycles();
     hal_ctrl(hal_ctrl_host_en(), 1);
     sl_held = 1;
-    return sl_rx_wait();
+    return sl_rx_wait(1, &sl_hold_used);
 }
 
 int sl_gc(uint32_t d, uint32_t b) {
-    sl_ctr();
-    if (SLP.used == 0u) return ATS_OK;   // (the hold stays: a record sealed before the move could
-                                         // name a base in the block that this look did not see)
-    sl_dump(1);
+    // `used` as the hold's wait read it (rop 6 after the hold, answering no record received: exact
+    // until sl_gc_end, as no record is accepted meanwhile). 0: no entry can hold a fragment now
+    if (sl_hold_used == 0u) return ATS_OK;   // (the hold stays: a record sealed before the move could
+                                             // name a base in the block that this look did not see)
+    if (sl_dump(1) != ATS_OK) return ATS_E_STATE;   // a port error: the block not collected now
     int st = ATS_OK;
     for (uint32_t i = 0; i < sl_n; i++) {
         // a live fragment's page is found by the table or by the firmware's list SL (sl_log_page).
@@ -263,17 +276,24 @@ int sl_gc(uint32_t d, uint32_t b) {
         // neither the device (MEDIA_ERROR) nor a recovery reads it, and its block may be erased
         if (!ats_sl_gc_lpn(&G, &sl_ent[i], d, b)) continue;
         if (sl_skip[i]) {
-            st = ATS_E_STATE;
+            st = ATS_E_NAND;
             continue;
         }
         S.sl_gc_merges++;
-        if (sl_merge(i) != ATS_OK) st = ATS_E_STATE;
+        if (sl_merge(i) != ATS_OK) st = ATS_E_NAND;
     }
     return st;
 }
 
 void sl_gc_end(void) {
-    if (sl_held) hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+    if (sl_held) {
+        hal_ctrl(hal_ctrl_host_en(), (uint32_t)HK.hold_wb);
+        // how long the host's write-backs waited for this GC block (console `slog` hold_*)
+        const uint64_t dt = hal_cycles() - sl_hold_t0;
+        S.sl_holds++;
+        S.sl_hold_total += dt;
+        if (dt > S.sl_hold_max) S.sl_hold_max = dt;
+    }
     sl_held = 0;
 }
 #endif
@@ -338,11 +358,14 @@ void housekeeping(void) {
         hal_ctrl(1, (uint32_t)HK.hold_wb);
     }
     S.gc_urgent += (uint64_t)urgent;
+    ats_hk_pass_begin(&HK);
     // checkpoint: the log grows long (requests, or S-Log log pages), a die's plan runs low, or (held)
-    // erased blocks wait for a plan
+    // erased blocks wait for a plan. ATS_E_TIMEOUT (its wait for a record being received ran out):
+    // no GC, static wear levelling or S-Log merge this pass (ats_hk_ckpt_done, sl_pass)
     if (ats_hk_ckpt_due(&HK, hal_next_seq() - ck_scan_from, room())) {
         hk_work++;
         const int st = ckpt_write();
+        ats_hk_ckpt_done(&HK, st);
         if (st != ATS_OK) {
             S.ckpt_fail++;
             hal_printf("checkpoint failed: %d\n", st);
@@ -350,7 +373,6 @@ void housekeeping(void) {
     }
     // GC: one block on every die that wants it; static wear levelling when no die's GC had work, or
     // when an erase took the spread past WL_SPREAD and write-backs are not held (ats_hk_wl_due)
-    ats_hk_pass_begin(&HK);
     for (uint32_t d = 0; d < NDIE; d++) {
         census();
         if (ats_hk_gc_wanted(&HK, d)) {
@@ -358,7 +380,7 @@ void housekeeping(void) {
             const int st = gc_step(d, HK.hold_wb);
             hk_work += st != ATS_E_NOSPACE || gc_none[d] != none;
             ats_hk_gc_done(&HK, st);
-            if (st == ATS_E_TIMEOUT) {   // (no other die's GC this pass: ats_hk_gc_wanted)
+            if (st == ATS_E_TIMEOUT) {   // (no later die's GC this pass: ats_hk_gc_wanted)
                 supply();
                 take_bad();
             }

@@ -27,20 +27,23 @@ extern ats_sl_t SLP;
 extern uint32_t sl_bad_gen;
 // GC of block b of die d (architecture.md 11.6), in gc_block's order: sl_gc_hold holds the host's
 // write-backs (no S-Log record is accepted meanwhile) and waits until no record is being received
-// (sl_rx_wait; any failure: nothing merged, the block not collected now, not kept); then sl_gc reads
-// `used` and, when the index holds entries, the index with the log pages' PPNs and the bases, and
-// MERGEs every LPN whose base or live log page lies in the block. ATS_OK: none is left there;
-// ATS_E_STATE: one could not be merged (unreadable): the block must not be erased or relocated. The
-// hold stays until sl_gc_end (after the relocations), also when `used` is 0
+// (sl_rx_wait; any failure: nothing merged, the block not collected now, not kept); then sl_gc takes
+// that wait's `used` and, when the index holds entries, reads the index with the log pages' PPNs and
+// the bases, and MERGEs every LPN whose base or live log page lies in the block. ATS_OK: none is left
+// there; ATS_E_NAND: one could not be merged (unreadable): the block must not be erased or relocated
+// (kept); ATS_E_STATE: the index read answered a port error (the block not collected now, not kept).
+// The hold stays until sl_gc_end (after the relocations), also when `used` is 0; sl_gc_end counts its
+// cycles (console `slog` holds / hold_max / hold_total)
 int sl_gc_hold(void) __attribute__((warn_unused_result));
 int sl_gc(uint32_t d, uint32_t b);
 // with write-backs held: waits (bounded, SLOG_RX_WAIT cycles) until the backend is receiving no S-Log
 // record (op 7 rop 6's mapped 0: every record it accepted is in its index as `pend` or applied, and
 // none starts until the hold ends; ftl/policy.c ats_sl_rx_wait). Between two reads of rop 6 it hands
 // out blocks and takes bad blocks (as the checkpoint's drain does), then sleeps until ACT, BAD or
-// SLOG_RX_POLL cycles. ATS_OK, ATS_E_TIMEOUT, ATS_E_STATE (counted: console `slog` rx_waits / rx_polls
-// / rx_fails)
-int sl_rx_wait(void) __attribute__((warn_unused_result));
+// SLOG_RX_POLL cycles. gc: GC's wait (else the checkpoint's). ATS_OK (*used: the entries in use, as
+// rop 6 answered with no record received), ATS_E_TIMEOUT, ATS_E_STATE (counted: console `slog`
+// rx_waits_gc / rx_waits_ckpt / rx_polls (the pumps) / rx_fails)
+int sl_rx_wait(int gc, uint32_t *used) __attribute__((warn_unused_result));
 void sl_gc_end(void);
 // the log page (PPN) of a live fragment of `lpn` with LPGN lg and rop 4 `data` {len/4, off/4, pofs/4}:
 // the backend's LPGN -> PPN table (rop 5), else the firmware's list SL (a page of lpn's list with the

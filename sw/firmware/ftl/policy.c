@@ -71,8 +71,9 @@ int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room) {
 void ats_hk_pass_begin(ats_hk_t *h) { h->pass_progress = h->pass_busy = h->pass_wait = 0; }
 
 // one block on every die with GC on, or holding a grown bad block to move out of; every die while
-// write-backs are held. None after a step this pass answered ATS_E_TIMEOUT (its wait for an S-Log
-// record being received ran out: another die's step would wait the same SLOG_RX_WAIT for nothing)
+// write-backs are held. None after the checkpoint or a step this pass answered ATS_E_TIMEOUT (its wait
+// for an S-Log record being received ran out: a later die's step would wait the same SLOG_RX_WAIT for
+// nothing)
 int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d) {
     return !h->pass_wait && (h->gc_on[d] || h->n_retired[d] || h->hold_wb);
 }
@@ -92,13 +93,22 @@ void ats_hk_gc_done(ats_hk_t *h, int st) {
 // (none after ATS_E_TIMEOUT: its gc_block would wait the same way)
 int ats_hk_wl_due(const ats_hk_t *h, int over) { return !h->pass_wait && (!h->pass_busy || (over && !h->hold_wb)); }
 
+// a checkpoint that answered ATS_E_TIMEOUT (its wait for a record being received ran out): no GC and
+// no static wear levelling this pass either (each would wait for the same record)
+void ats_hk_ckpt_done(ats_hk_t *h, int st) { h->pass_wait |= st == ATS_E_TIMEOUT; }
+
 int ats_hk_pass_end(ats_hk_t *h) {
     h->gc_moved = h->pass_progress;
+    // passes in a row with a wait that ran out (saturates at ATS_HK_WAIT_PASSES)
+    if (!h->pass_wait) h->wait_run = 0;
+    else if (h->wait_run < ATS_HK_WAIT_PASSES) h->wait_run++;
     uint32_t waiting = 0;
     for (uint32_t d = 0; d < h->ndie; d++) waiting += h->n_free[d];
     if (h->hold_wb && !h->pass_progress && waiting == 0) {
-        // a pass whose GC waited out a record being received is no evidence of no space: not counted
-        if (h->pass_wait) return ATS_HK_NS_SAME;
+        // a pass whose wait for a record being received ran out is no evidence of no space: not
+        // counted, unless it is the ATS_HK_WAIT_PASSES-th such pass in a row or later (a record
+        // stuck for good must not keep the device out of no space)
+        if (h->pass_wait && h->wait_run < ATS_HK_WAIT_PASSES) return ATS_HK_NS_SAME;
         if (h->stuck < 3u && ++h->stuck == 3u) {
             h->no_space = 1;
             return ATS_HK_NS_ENTER;
@@ -285,7 +295,7 @@ int ats_sl_rx_wait(const ats_sl_port_t *p, uint64_t limit, uint32_t *used) {
             *used = u;
             return ATS_OK;
         }
-        if (p->now(p->ctx) - t0 > limit) return ATS_E_TIMEOUT;
+        if (p->now(p->ctx) - t0 > limit) return ATS_E_TIMEOUT;   // (a read at exactly t0 + limit: one more)
         if (p->pump) p->pump(p->ctx);
     }
 }

@@ -46,8 +46,16 @@ typedef struct {
     // written. 0: no rule (no S-Log in the core)
     uint32_t slog_ckpt, slog_hold;
     uint32_t slog_pages;          // log pages written since the last checkpoint (the caller's, each pass)
-    int32_t pass_wait;            // this pass: a GC step answered ATS_E_TIMEOUT (a record still received)
+    int32_t pass_wait;            // this pass: a GC step or the checkpoint answered ATS_E_TIMEOUT (a record
+                                  // still received)
+    uint32_t wait_run;            // passes in a row with pass_wait (at most ATS_HK_WAIT_PASSES)
 } ats_hk_t;
+
+// from the ATS_HK_WAIT_PASSES-th pass in a row whose wait for a record being received ran out, such a
+// pass counts towards no space like any other (README "No space"): with SLOG_RX_WAIT = 5M cycles and
+// at most two waits a pass (the checkpoint's, one GC step's), a record stuck for good delays the
+// no-space state by at most 2 x 10M cycles
+#define ATS_HK_WAIT_PASSES 3u
 
 // planned (not yet handed) + erased blocks of die d
 uint32_t ats_hk_free(const ats_hk_t *h, uint32_t d);
@@ -66,17 +74,21 @@ int ats_hk_hold_now(const ats_hk_t *h, uint32_t room);
 // whether this pass takes a checkpoint (log_len = next_seq - scan_from of the last checkpoint; also
 // slog_pages >= slog_ckpt, slog_ckpt != 0)
 int ats_hk_ckpt_due(const ats_hk_t *h, uint64_t log_len, uint32_t room);
-// a pass's GC: pass_begin, then per die (after the census) gc_wanted (0 for every die after a step
-// answered ATS_E_TIMEOUT) and, if it ran, gc_done with the step's status; then wl_due (static wear levelling this pass), then pass_end
+// a pass: pass_begin (before the checkpoint), ckpt_done with the checkpoint's status if one ran, then
+// per die (after the census) gc_wanted (0 for every die once the checkpoint or a step answered
+// ATS_E_TIMEOUT: no later die's GC this pass) and, if it ran, gc_done with the step's status; then
+// wl_due (static wear levelling this pass), then pass_end
 void ats_hk_pass_begin(ats_hk_t *h);
+void ats_hk_ckpt_done(ats_hk_t *h, int st);
 int ats_hk_gc_wanted(const ats_hk_t *h, uint32_t d);
 void ats_hk_gc_done(ats_hk_t *h, int st);
 // over: the spread may be past WL_SPREAD (wear.c wl_over); 0 after a step answered ATS_E_TIMEOUT
 int ats_hk_wl_due(const ats_hk_t *h, int over);
 // the end of a pass (after the census): gc_moved, and the no-space state: entered after three passes
 // in a row with write-backs held, no block collected and no erased block waiting for a plan (a pass
-// with a step answering ATS_E_TIMEOUT does not count: the state and the count stay); left
-// as soon as one of those ends. Returns ATS_HK_NS_ENTER / ATS_HK_NS_CLEAR when it changes, else 0
+// with pass_wait, i.e. the checkpoint or a step answered ATS_E_TIMEOUT, does not count, the state and
+// the count stay, unless it is the ATS_HK_WAIT_PASSES-th pass with pass_wait in a row or later: then
+// it counts as above); left as soon as one of those ends. Returns ATS_HK_NS_ENTER / ATS_HK_NS_CLEAR when it changes, else 0
 enum { ATS_HK_NS_CLEAR = -1, ATS_HK_NS_SAME = 0, ATS_HK_NS_ENTER = 1 };
 int ats_hk_pass_end(ats_hk_t *h);
 

@@ -48,6 +48,7 @@ GREEDY, COST_BENEFIT = 0, 1
 B_FREE, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT = range(6)
 NS_CLEAR, NS_SAME, NS_ENTER = -1, 0, 1
 MAX_DIE = 32
+WAIT_PASSES = 3              # README "No space": the 3rd pass in a row whose S-Log wait ran out counts
 SEEDS = list(range(6))
 
 U16P, U8P = POINTER(c_uint16), POINTER(c_uint8)
@@ -61,7 +62,7 @@ class HK(ctypes.Structure):
                 + [("n_retired", U8P), ("gc_on", U8P), ("gc_none", U8P)]
                 + [(n, c_int32) for n in ("hold_wb", "no_space", "gc_moved", "pass_progress", "pass_busy")]
                 + [(n, c_uint32) for n in ("stuck", "slog_ckpt", "slog_hold", "slog_pages")]
-                + [("pass_wait", c_int32)])
+                + [("pass_wait", c_int32), ("wait_run", c_uint32)])
 
 
 HELPER_C = r"""
@@ -71,7 +72,9 @@ HELPER_C = r"""
 const size_t lay_hk[] = {sizeof(ats_hk_t), O(ndie), O(ppb), O(gc_low), O(gc_high), O(gc_urgent), O(plan_low),
     O(plan_tail), O(host_room), O(reloc_reserve), O(gc_slack), O(pad0), O(log_ckpt), O(plan_len), O(plan_pos),
     O(plan_ok), O(hl_len), O(n_free), O(n_retired), O(gc_on), O(gc_none), O(hold_wb), O(no_space), O(gc_moved),
-    O(pass_progress), O(pass_busy), O(stuck), O(slog_ckpt), O(slog_hold), O(slog_pages), O(pass_wait)};
+    O(pass_progress), O(pass_busy), O(stuck), O(slog_ckpt), O(slog_hold), O(slog_pages), O(pass_wait),
+    O(wait_run)};
+const unsigned hk_wait_passes = ATS_HK_WAIT_PASSES;
 const int hk_timeout = ATS_E_TIMEOUT;
 const int hk_consts[] = {ATS_B_FREE, ATS_B_PLAN, ATS_B_OPEN, ATS_B_USED, ATS_B_BAD, ATS_B_CKPT, ATS_HK_NS_CLEAR,
     ATS_HK_NS_SAME, ATS_HK_NS_ENTER, ATS_HK_MAX_DIE, ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE, ATS_GC_GREEDY,
@@ -108,6 +111,7 @@ def lib(build):
         "ats_hk_hold_now": (c_int, [P, c_uint32]),
         "ats_hk_ckpt_due": (c_int, [P, c_uint64, c_uint32]),
         "ats_hk_pass_begin": (None, [P]),
+        "ats_hk_ckpt_done": (None, [P, c_int]),
         "ats_hk_gc_wanted": (c_int, [P, c_uint32]),
         "ats_hk_gc_done": (None, [P, c_int]),
         "ats_hk_wl_due": (c_int, [P, c_int]),
@@ -134,6 +138,7 @@ def test_struct_layout_and_constants(build):
     assert consts == [B_FREE, B_PLAN, B_OPEN, B_USED, B_BAD, B_CKPT, NS_CLEAR, NS_SAME, NS_ENTER, MAX_DIE,
                       ATS_OK, ATS_E_NAND, ATS_E_NOSPACE, ATS_E_STATE, GREEDY, COST_BENEFIT]
     assert c_int.in_dll(H, "hk_timeout").value == ATS_E_TIMEOUT
+    assert c_uint32.in_dll(H, "hk_wait_passes").value == WAIT_PASSES
 
 
 # ==================================================================================================
@@ -188,6 +193,7 @@ class Model:
     no_space: bool = False
     moved_last_pass: bool = False
     passes_stuck: int = 0
+    wait_run: int = 0            # passes in a row whose S-Log wait ran out (README "No space")
     slog_pages: int = 0          # log pages the device wrote since the last checkpoint
 
     def __post_init__(self):
@@ -237,18 +243,24 @@ class Model:
                     return True
         return False
 
-    def gc_wanted(self, dies, d, results=()):
-        # README "S-Log": after a step's wait for a record being received ran out (ATS_E_TIMEOUT), no
-        # other die's GC this pass
-        return ATS_E_TIMEOUT not in results and (self.gc_on[d] or dies[d].retired or self.hold)
+    def gc_wanted(self, dies, d, results=(), ckpt=ATS_OK):
+        # README "S-Log": after the checkpoint's or a step's wait for a record being received ran out
+        # (ATS_E_TIMEOUT), no later die's GC this pass
+        return ATS_E_TIMEOUT not in results and ckpt != ATS_E_TIMEOUT and (self.gc_on[d] or dies[d].retired
+                                                                           or self.hold)
 
-    def pass_end(self, dies, results):
-        """results: the GC steps' statuses of this pass; returns (wl_due, no-space event)."""
+    def pass_end(self, dies, results, ckpt=ATS_OK):
+        """results: the GC steps' statuses of this pass, ckpt the checkpoint's; returns (wl_due, no-space
+        event)."""
         progress = ATS_OK in results
         wl_due = all(st == ATS_E_NOSPACE for st in results)
         self.moved_last_pass = progress
+        timed_out = ATS_E_TIMEOUT in results or ckpt == ATS_E_TIMEOUT
+        self.wait_run = self.wait_run + 1 if timed_out else 0
         if self.hold and not progress and sum(x.n_free for x in dies) == 0:
-            if ATS_E_TIMEOUT in results:    # a wait ran out: no evidence of no space, nothing counted
+            # a wait ran out: no evidence of no space, nothing counted, unless such passes have
+            # come WAIT_PASSES times in a row (a record stuck for good)
+            if timed_out and self.wait_run < WAIT_PASSES:
                 return wl_due, NS_SAME
             self.passes_stuck = min(self.passes_stuck + 1, 3)
             if self.passes_stuck == 3 and not self.no_space:
@@ -322,6 +334,7 @@ class CHk:
                 self.t["gc_on"][d], self.t["gc_none"][d] = int(model.gc_on[d]), int(model.gc_none[d])
             self.s.hold_wb, self.s.no_space = int(model.hold), int(model.no_space)
             self.s.gc_moved, self.s.stuck = int(model.moved_last_pass), model.passes_stuck
+            self.s.wait_run = min(model.wait_run, WAIT_PASSES)
             self.s.slog_pages = model.slog_pages
 
     def gc_on(self):
@@ -455,13 +468,15 @@ def test_policy_passes_random(lib, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_pass_gc_timeout(lib, seed):
-    """GC steps answering ATS_E_TIMEOUT (the S-Log wait for a record being received ran out after
-    SLOG_RX_WAIT cycles: sw/firmware/README.md "S-Log"): no other die's GC and no static wear levelling
-    in that pass, and such a
-    pass neither counts towards the no-space state nor changes it; random pass sequences with the
-    hold, the census and the step results, every decision against the model."""
+    """The checkpoint or GC steps answering ATS_E_TIMEOUT (the S-Log wait for a record being received
+    ran out after SLOG_RX_WAIT cycles: sw/firmware/README.md "S-Log"): no later die's GC and no static
+    wear levelling in that pass, and such a pass neither counts towards the no-space state nor changes
+    it, unless it is the WAIT_PASSES-th such pass in a row or later (then it counts as any other);
+    random pass sequences with the hold, the census, the checkpoint's and the steps' results, every
+    decision against the model. test_pass_wait_directed: the same rules on hand-computed sequences."""
     rng = random.Random(3900 + seed)
-    cov = dict.fromkeys(("skipped", "not_counted", "ns_enter", "ns_kept", "timeout_progress", "wl_skipped"), 0)
+    cov = dict.fromkeys(("skipped", "not_counted", "ns_enter", "ns_kept", "timeout_progress", "wl_skipped",
+                         "ckpt_skipped", "counted_run"), 0)
     for _ in range(60):
         cfg = rand_cfg(rng)
         m, c = Model(cfg), CHk(lib, cfg)
@@ -481,30 +496,94 @@ def test_pass_gc_timeout(lib, seed):
             c.pass_begin()
             results = []
             p_to = rng.choice([0.0, 0.2, 0.6])
+            # the checkpoint (none: ATS_OK, the same for the policy)
+            ck = ATS_E_TIMEOUT if rng.random() < p_to / 4 else rng.choice([ATS_OK, ATS_OK, ATS_E_STATE])
+            if ck != ATS_OK or rng.random() < 0.5:
+                c.ckpt_done(ck)
             for d in range(cfg.ndie):
-                want = m.gc_wanted(dies, d, results)
-                assert bool(c.gc_wanted(d)) == want, (d, results)
+                want = m.gc_wanted(dies, d, results, ck)
+                assert bool(c.gc_wanted(d)) == want, (d, results, ck)
                 cov["skipped"] += not want and ATS_E_TIMEOUT in results
+                cov["ckpt_skipped"] += not want and ck == ATS_E_TIMEOUT
                 if want:
                     st = ATS_E_TIMEOUT if rng.random() < p_to else rng.choice(
                         [ATS_OK, ATS_E_NOSPACE, ATS_E_NOSPACE, ATS_E_STATE, ATS_E_NAND, ATS_E_NOSPACE])
                     cov["timeout_progress"] += st == ATS_E_TIMEOUT and ATS_OK in results
                     c.gc_done(st)
                     results.append(st)
-            stuck_before, ns_before = m.passes_stuck, m.no_space
-            wl_due, ev = m.pass_end(dies, results)
+            stuck_before, ns_before, run_before = m.passes_stuck, m.no_space, m.wait_run
+            wl_due, ev = m.pass_end(dies, results, ck)
             over = rng.random() < 0.5
-            timed_out = ATS_E_TIMEOUT in results
+            timed_out = ATS_E_TIMEOUT in results or ck == ATS_E_TIMEOUT
             assert bool(c.wl_due(int(over))) == ((wl_due or (over and not m.hold)) and not timed_out)
             cov["wl_skipped"] += timed_out and over and not m.hold
             assert c.pass_end() == ev, (results, m)
             assert (bool(c.s.no_space), c.s.gc_moved, c.s.stuck) == (m.no_space, int(m.moved_last_pass),
                                                                        m.passes_stuck), (results, m)
+            assert c.s.wait_run == min(m.wait_run, WAIT_PASSES)
             cond = m.hold and ATS_OK not in results and sum(x.n_free for x in dies) == 0
-            cov["not_counted"] += cond and ATS_E_TIMEOUT in results and stuck_before < 3
-            cov["ns_kept"] += cond and ATS_E_TIMEOUT in results and ns_before
+            cov["not_counted"] += cond and timed_out and stuck_before < 3 and run_before + 1 < WAIT_PASSES
+            cov["ns_kept"] += cond and timed_out and ns_before
+            cov["counted_run"] += cond and timed_out and m.passes_stuck == stuck_before + 1
             cov["ns_enter"] += ev == NS_ENTER
     assert all(cov.values()), cov
+
+
+def test_pass_wait_directed(lib):
+    """The pass rules of an S-Log wait that ran out (README "No space", "S-Log"; ATS_HK_WAIT_PASSES = 3),
+    on hand-computed sequences (2 dies, write-backs held, no erased block waiting, GC on): per pass the
+    checkpoint's status (None: no checkpoint) and die 0's step; the expected no-space event, stuck count
+    and state written out from the rule, not from a model: a pass with a wait that ran out is not
+    counted unless it is the 3rd such pass in a row or later; three counted passes in a row enter no
+    space; a pass with progress clears it."""
+    cfg = Cfg(ndie=2)
+    T, NS, OK, ST = ATS_E_TIMEOUT, ATS_E_NOSPACE, ATS_OK, ATS_E_STATE
+    seqs = {
+        # a record stuck for good: passes 1, 2 not counted, 3, 4, 5 counted (no space at 5), 6 keeps it,
+        # progress clears it and the run
+        "stuck_record": [((None, T), NS_SAME, 0, 0), ((None, T), NS_SAME, 0, 0), ((None, T), NS_SAME, 1, 0),
+                         ((None, T), NS_SAME, 2, 0), ((None, T), NS_ENTER, 3, 1), ((None, T), NS_SAME, 3, 1),
+                         ((None, OK), NS_CLEAR, 0, 0), ((None, T), NS_SAME, 0, 0)],
+        # the run restarts after a pass without a timeout: the 6th pass is the first 3rd in a row
+        "run_reset": [((None, NS), NS_SAME, 1, 0), ((None, T), NS_SAME, 1, 0), ((None, NS), NS_SAME, 2, 0),
+                      ((None, T), NS_SAME, 2, 0), ((None, T), NS_SAME, 2, 0), ((None, T), NS_ENTER, 3, 1)],
+        # the checkpoint's timeout: no GC that pass (die 0's step not run), the pass a timed-out one
+        "ckpt_timeout": [((T, None), NS_SAME, 0, 0), ((T, None), NS_SAME, 0, 0), ((ST, NS), NS_SAME, 1, 0),
+                         ((T, None), NS_SAME, 1, 0), ((OK, T), NS_SAME, 1, 0), ((T, None), NS_SAME, 2, 0),
+                         ((None, NS), NS_ENTER, 3, 1)],
+        # a timeout in a pass that also collected a block: no space cleared all the same
+        "progress": [((None, NS), NS_SAME, 1, 0), ((None, NS), NS_SAME, 2, 0), ((None, NS), NS_ENTER, 3, 1),
+                     ((None, T), NS_SAME, 3, 1), ((None, [OK, T]), NS_CLEAR, 0, 0)],
+    }
+    for name, seq in seqs.items():
+        c = CHk(lib, cfg)
+        c.load([Die(plan_len=1, plan_pos=1, plan_ok=1) for _ in range(2)])
+        for d in range(2):
+            c.t["gc_on"][d] = 1
+        c.s.hold_wb = 1
+        for k, ((ck, step), ev, stuck, ns) in enumerate(seq):
+            c.pass_begin()
+            if ck is not None:
+                c.ckpt_done(ck)
+            steps = step if isinstance(step, list) else [step]
+            ran = []
+            for d in range(2):
+                want = c.gc_wanted(d)
+                if ck == T or T in ran:
+                    assert not want, (name, k, d)      # no later die's GC after a timeout
+                    continue
+                assert want, (name, k, d)
+                st = steps[d] if d < len(steps) else NS
+                if st is None:
+                    break
+                c.gc_done(st)
+                ran.append(st)
+            if ck == T:
+                assert ran == [] and step is None, (name, k)
+            timed_out = ck == T or T in ran
+            assert bool(c.wl_due(0)) == (not timed_out and all(x == NS for x in ran)), (name, k)
+            got = c.pass_end()
+            assert (got, c.s.stuck, c.s.no_space) == (ev, stuck, ns), (name, k, got, c.s.stuck, c.s.no_space)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

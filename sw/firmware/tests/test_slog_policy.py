@@ -797,3 +797,38 @@ def test_gc_rx_wait(lib, seed):
             assert used.value == be.polls[-1][2]
     assert min(n.values()) > 0, n
 
+
+class Script:
+    """A stand-in for RxBackend's random source: randint answers the scripted cycle steps in call order
+    (a poll's port time in ctr, a pump's sleep), whatever its range."""
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+
+    def randint(self, lo, hi):
+        return self.steps.pop(0)
+
+
+def test_gc_rx_wait_bound(lib):
+    """ats_sl_rx_wait's bound, directed (policy.h: ATS_E_TIMEOUT at the first read answering rx = 1
+    more than `limit` cycles after the call; a read at exactly call + limit is within the bound, so a
+    pump and one more read follow). The call at H = 10000, limit 4000, one record received until
+    `end`; the expected calls and status written out by hand."""
+    H, L = 10_000, 4000
+    cases = [
+        # (record received until, steps: poll, pump, poll, ...), expected (status, calls, polls' cycles)
+        (H + L + 10, [L, 30, 20], (ATS_OK, ["poll", "pump", "poll"], [H + L, H + L + 50])),
+        (H + L + 10, [L + 1], (ATS_E_TIMEOUT, ["poll"], [H + L + 1])),
+        (10 ** 9, [L - 60, 30, 30, 30, 30], (ATS_E_TIMEOUT, ["poll", "pump", "poll", "pump", "poll"],
+                                             [H + L - 60, H + L, H + L + 60])),
+        (H + 5, [5], (ATS_OK, ["poll"], [H + 5])),
+    ]
+    for end, steps, (exp, calls, cycles) in cases:
+        rec = dict(acc=H - 100, end=end, done=end + 100, lpns={1: (1, 0)}, lpgn=5)
+        be = RxBackend(Script(steps), H, [rec], [(100, 0)])
+        port = Port(None, CTR_FN(be.ctr), NOW_FN(be.now), PUMP_FN(be.pump))
+        used = c_uint32(0xDEAD)
+        st = lib.ats_sl_rx_wait(ctypes.byref(port), L, ctypes.byref(used))
+        assert (st, be.events, [c for c, _, _ in be.polls]) == (exp, calls, cycles), (end, steps, be.polls)
+        assert used.value == (2 if exp == ATS_OK else 0xDEAD)
+
