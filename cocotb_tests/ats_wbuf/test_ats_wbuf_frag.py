@@ -9,7 +9,9 @@ random backpressure. Four builds: 4 entries x 64-word pages (two mask words: run
 2 entries x 16-word pages (one mask word, part used: the 64-byte pages of the wbuf tests), and
 32 x 64 and 64 x 16, past the old maximum of 16 entries: these first fill the whole table, mostly
 with one txid, checking the lookup, the txid's count and vector and the lowest free number after
-every create, scan every entry above 15, then free most entries and go on as the others."""
+every create, scan every entry above 15, then free most entries and go on as the others; at the
+end they give every entry txid 1 (its count up to FRAG_SLOTS) and check a further reservation
+refused as frag_ref.FragRef says."""
 from __future__ import annotations
 
 import os
@@ -27,7 +29,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "lib"))
 
 from atstb.runner import block_sources, run  # noqa: E402
-from frag_ref import FragSlot  # noqa: E402
+from frag_ref import FragRef, FragSlot  # noqa: E402
 
 LPN_W = 6
 
@@ -196,6 +198,57 @@ async def run_frag_table(dut):
         await _check(dut, slots, nf, rng)
     dut._log.info("scans %d, of 3 runs or more under backpressure %d", scans, multi)
     assert scans > 20 and multi > 3, f"only {scans} scans, {multi} of 3 runs or more under backpressure"
+    if nf > 16:
+        await _one_tx_full(dut, slots, nf, pw)
+
+
+async def _one_tx_full(dut, slots: dict[int, FragSlot], nf: int, pw: int):
+    """Every entry held by txid 1 (after the random steps, so their stream stays): its count equals
+    FRAG_SLOTS (the count's top bit, 64 = 0b1000000 at 64 entries) and a further reservation is
+    refused as frag_ref.FragRef says (a RESERVE only with a free entry and the txid's count below
+    SLOG_TXFRAGS: ats_wbuf's fr_ok = free_v && lk_txcnt < SLOG_TXFRAGS), for SLOG_TXFRAGS = FRAG_SLOTS
+    and FRAG_SLOTS + 1; then one entry freed: the count FRAG_SLOTS - 1, a reservation allowed."""
+    frng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 1000 + 47)
+    for t in range(1, 4):
+        await _op(dut, frt_en=1, frt_txid=t)
+    slots.clear()
+    for n in range(nf):
+        lpn, room = n, frng.randrange(1, 256)
+        await _op(dut, cr_en=1, cr_txid=1, cr_lpn=lpn, cr_room=room)
+        slots[n] = FragSlot(n, 1, lpn, room)
+        lo = frng.randrange(pw)
+        await _op(dut, rs_en=1, rs_num=n, rs_lo=lo, rs_hi=lo + 1)
+        slots[n].words[lo] = 1
+        _set(dut, lk_txid=1, lk_lpn=lpn, tv_txid=1)
+        await Timer(1, unit="ns")
+        assert int(dut.lk_txcnt.value) == n + 1, f"txid 1's count {int(dut.lk_txcnt.value)}, expected {n + 1}"
+        await RisingEdge(dut.clk)
+    await _check(dut, slots, nf, frng)
+
+    async def refused(txfrags: int) -> bool:
+        # a DIFFWRITE of txid 1 to an LPN it does not hold (at 64 entries txid 1 holds all 64 LPNs of
+        # LPN_W = 6 bits: the reference's LPN is then 64; the count looked up does not depend on it)
+        lpn = min(set(range((1 << LPN_W) + 1)) - {s.lpn for s in slots.values()})
+        ref = FragRef(4 * pw, nf, txfrags, 4 * pw - 16)
+        ref.slots = dict(slots)
+        held = len(ref.of_tx(1))
+        asked = []
+        ref.diffwrite(1, lpn, 0, 4, bytes(4), False, False, lambda t, l: asked.append(l) or (0, 1))
+        _set(dut, lk_txid=1, lk_lpn=lpn % (1 << LPN_W), tv_txid=1)
+        await Timer(1, unit="ns")
+        cnt, free_v = int(dut.lk_txcnt.value), int(dut.free_v.value)
+        assert cnt == held, f"txid 1's count {cnt}, the reference's {held}"
+        assert (free_v and cnt < txfrags) == bool(asked), \
+            f"SLOG_TXFRAGS {txfrags}: free_v {free_v}, count {cnt}; the reference {'reserves' if asked else 'refuses'}"
+        await RisingEdge(dut.clk)
+        return bool(asked)
+
+    assert int(dut.lk_txcnt.value) == nf and int(dut.free_v.value) == 0
+    assert not await refused(nf) and not await refused(nf + 1)
+    await _op(dut, fr_en=1, fr_num=nf - 1)
+    del slots[nf - 1]
+    assert await refused(nf) and not await refused(nf - 1)
+    await _check(dut, slots, nf, frng)
 
 
 @pytest.mark.parametrize("nf,pw", [(4, 64), (2, 16), (32, 64), (64, 16)])
