@@ -157,10 +157,14 @@ module ats_nand_subsys #(
     logic [11:0]       nq_block;
     logic [SLOT_W-1:0] nq_slot;
     logic              nq_sk_v_q;
+    logic              nq_rdy_q;     // == !nq_sk_v_q (asserted): s_nreq_ready's own copy, of the
+                                     // other polarity so that the synthesis keeps it apart, placed by
+                                     // its loads in the requester (pnr_e15: one register for both
+                                     // sides left a 4.7 ns net ahead of the backend's issue logic)
     logic [NQ_W-1:0]   nq_sk_q, nq_in;
     assign nq_in        = {s_nreq_tag, s_nreq_op, s_nreq_chan, s_nreq_way, s_nreq_block, s_nreq_page,
                            s_nreq_head, s_nreq_prio_read, s_nreq_slot};
-    assign s_nreq_ready = !nq_sk_v_q;
+    assign s_nreq_ready = nq_rdy_q;
     assign nq_valid     = nq_sk_v_q || s_nreq_valid;
     assign {nq_tag, nq_op, nq_chan, nq_way, nq_block, nq_page, nq_head, nq_prio, nq_slot} =
                nq_sk_v_q ? nq_sk_q : nq_in;
@@ -169,7 +173,16 @@ module ats_nand_subsys #(
         if (rst)            nq_sk_v_q <= 1'b0;
         else if (nq_sk_v_q) nq_sk_v_q <= !nq_ready;
         else                nq_sk_v_q <= s_nreq_valid && !nq_ready;
+        if (rst)            nq_rdy_q  <= 1'b1;
+        else if (nq_sk_v_q) nq_rdy_q  <= nq_ready;
+        else                nq_rdy_q  <= !(s_nreq_valid && !nq_ready);
     end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst) assert (nq_rdy_q == !nq_sk_v_q)
+            else $error("ats_nand_subsys: s_nreq_ready's copy differs from the skid register (%m)");
+    end
+`endif
 
     ats_nand_sched #(
         .DEPTH(DEPTH), .NUM_CHAN(NUM_CHAN), .NUM_WAYS(WAYS), .SLOT_W(SLOT_W), .STAMP_W(STAMP_W)
