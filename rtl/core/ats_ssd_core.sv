@@ -43,7 +43,7 @@ module ats_ssd_core #(
     parameter int SLOG_TXFULL     = 64,     // full pages of one record (backend and write buffer), 1..1023
     parameter int SLOG_CACHE      = 8,      // log pages cached for the read merge (0 or a power of two)
     parameter int SLOG_PPNS       = 256,    // LPGN -> PPN table entries
-    parameter int FRAG_SLOTS      = 0,      // write buffer FRAG slots: 0 or a power of two 2..16
+    parameter int FRAG_SLOTS      = 0,      // write buffer FRAG slots: 0 or a power of two 2..64
     // ONFI timings in cycles (ats_nand_chan), defaults for 125 MHz against ONFI mode 5
     parameter int T_WP = 2, parameter int T_WH = 2, parameter int T_RP = 2, parameter int T_REH = 2,
     parameter int T_WB = 20, parameter int T_WHR = 12, parameter int T_ADL = 14, parameter int T_RR = 4,

@@ -52,7 +52,7 @@ void hal_no_space(uint32_t on);
 
 // wait for an event (the wait unit, rtl/soc/README.md "ats_wait"): the CPU stops in a read of the
 // wait word until a source in `mask` (WK(...) bits of WAIT_MASK) is pending; with WK(DEADLINE) also
-// when CYCLES reaches `deadline`; the unit ends any wait after 2^19 - 1 cycles (WK_TIMEOUT in the
+// when CYCLES reaches `deadline`; the unit ends any wait within 2^19 + 1 cycles (WK_TIMEOUT in the
 // answer). Returns the sources pending at the wake (WAIT_PENDING's layout)
 #define WK(name) (1u << CSR_ATS_WAIT_MASK_##name##_OFFSET)
 #define WK_TIMEOUT (1u << 31)
