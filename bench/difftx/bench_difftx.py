@@ -31,20 +31,25 @@ NAND bytes per transaction and transactions per second of (a) the S-Log, (b) ful
 The device is bench-tx's: the `b5_256` configuration (with the S-Log: `b5_256_slog`) (4 channels x 2 ways, 4 KiB pages, 16 Ki LBAs,
 FEMU tR 40 / tPROG 200 us, 100 MHz, formatted offline with a plan of 32 blocks a die) in its NVMe
 build, driven through the NVMe front end's RTL by the transactional host API
-(sw/host/atomssd/txapi.py) and bench-tx's transport (completions at their MSI: exact cycles). Two
-devices per workload (the jobs run in parallel), booted alike; on each the metadata pool is written
-once (so a DIFFWRITE's base page is on the media), then
-  qd1  every transaction of the workload runs under each mode, the order of the modes rotated per
-       transaction, each from an idle device (a Flush waited for): tx/s is a commit's latency;
-  qd N (--qd, default 8) each mode runs all the transactions as one segment (a Flush waited for before
-       it), up to N in flight: N host threads taking the transactions in workload order, a transaction
-       starting only when every earlier one sharing an LPN with it has completed (a lock rule, as a
-       database's: conflicting transactions keep the workload's order, so every mode computes the same
-       logical result), its device transactions bounded by the device's free txids (bench/difftx/
-       difftx_sched.py). The journal mode runs each transaction's own sequence (journal blocks + Flush,
-       commit block FUA, home writes + Flush) with transactions overlapping, no group commit. Each mode
-       writes fresh contents in its segment; after it, 64 LPNs (those written by two transactions or
-       more first) are read back against the host's pages merged in workload order.
+(sw/host/atomssd/txapi.py) and bench-tx's transport (completions at their MSI: exact cycles). One
+device per workload, qd and mode (3 modes x the qds; the jobs run in parallel), each booted and prefilled
+alike (the metadata pool written once, so a DIFFWRITE's base page is on the media, then the device
+settled: `settle`), so every mode starts from the same state and no mode's writes free another's
+S-Log fragments; then
+  qd1  every transaction of the workload, one at a time, each from an idle device (a Flush waited
+       for): tx/s is a commit's latency;
+  qd N (--qd, default 8) all the transactions as one segment, up to N in flight: N host threads taking
+       the transactions in workload order, a transaction starting only when every earlier one sharing
+       an LPN with it has completed (a lock rule, as a database's: conflicting transactions keep the
+       workload's order, so every mode computes the same logical result), its device transactions
+       bounded by the device's free txids (bench/difftx/difftx_sched.py). The journal mode runs each
+       transaction's own sequence (journal blocks + Flush, commit block FUA, home writes + Flush) with
+       transactions overlapping, no group commit; its locks are held until the home writes' Flush
+       (README "Concurrency": a stricter rule than jbd2's).
+then the device settled again (a Flush, GET_LOG polled with idle time between until NAND programs and
+reads stop changing: the merges, checkpoints and GC the run started are counted against it), and
+read back (after the qd segment, 64 LPNs, those written by two transactions or more first; at the end
+64 of the pool) against the host's pages merged in workload order.
 A workload of one transaction (fileserver) has no qd N run.
 
 A paper transaction larger than the device's `tx_entries` pages (64: the tx tables' size) runs as
@@ -55,10 +60,10 @@ stated assumptions there).
 Measured per mode: simulated cycles from the first submission of a transaction to the completion of
 its last command, summed over the transactions (qd1), or from the segment's first submission to its
 last completion (qd N) (tps = transactions / simulated seconds); NAND bytes = GET_LOG k2 (NAND programs:
-host pages, commit records, checkpoint pages, GC copies) before / after the mode's segment x 4 KiB;
+host pages, commit records, log pages, merges, checkpoint pages, GC copies) after the final settle -
+after the prefill's settle x 4 KiB (`background_programs`: those after the last completion);
 the workload's bytes = 4 KiB per full update + the differential bytes of each partial update (the
-paper's denominator); wa = NAND bytes / workload bytes. At the end a sample of the pools is read
-back and compared with the host's pages (every mode writes the same logical result).
+paper's denominator); wa = NAND bytes / workload bytes.
 
 Output: build/bench/difftx.json (`workloads`: per workload `name`, `qd`, `wa`, `traffic_vs_shadow`,
 `tps_vs_shadow` of the S-Log at that qd (null on a device without FRAG slots) and the same at qd1
@@ -137,12 +142,25 @@ def floor_point(wl, entries: int, page_bytes: int) -> dict:
     return {"full_pages": full, "diff_pages": diff_pages, "pages": full + diff_pages}
 
 
-def tree() -> tuple[str, bool]:
+SIM_PATHS = ("rtl", "sim", "soc", "sw", "spinal")   # what the simulator and its firmware are built from
+BENCH_PATHS = ("bench", "tests/system", "cocotb_tests/lib")   # the bench's own Python
+
+
+def tree() -> dict:
+    """The tree's state: HEAD, and for the simulator's sources and the bench's each the files that
+    differ from HEAD (tracked, `git status --porcelain`) and the SHA-256 of `git diff HEAD` over them
+    (None when clean): what a copy of the simulator or a run was made from, precisely."""
+    import hashlib
     git = ["git", "-C", str(ROOT)]
     head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", "rtl", "sim", "soc",
-                                  "sw", "spinal"], capture_output=True, text=True).stdout.strip()
-    return head or "?", bool(dirty)
+    out = {"head": head or "?"}
+    for key, paths in (("sim", SIM_PATHS), ("bench", BENCH_PATHS)):
+        st = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", *paths],
+                            capture_output=True, text=True).stdout.splitlines()
+        diff = subprocess.run(git + ["diff", "HEAD", "--", *paths], capture_output=True).stdout
+        out[f"{key}_dirty"] = sorted(l[3:] for l in st)
+        out[f"{key}_diff_sha256"] = hashlib.sha256(diff).hexdigest() if diff else None
+    return out
 
 
 class Runner:
@@ -381,27 +399,65 @@ def simulator(prebuilt: str | None) -> tuple[Path, Path, dict]:
 
 
 def snapshot(dest: Path) -> None:
+    """The simulator, its firmware and configuration copied to `dest`, with the tree's state (`tree`)
+    before and after the build: `tree_dirty` when the simulator's sources differed from HEAD at
+    either (`built_tree_after` only when the state changed during the build: then which of the two
+    the build read is not known)."""
+    t0 = tree()
     exe, fw, cfg = simulator(None)
+    t1 = tree()
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(exe, dest / "ats_soc_sim")
     shutil.copy2(fw, dest / "firmware.init")
-    head, dirty = tree()
-    (dest / "config.json").write_text(json.dumps(dict(cfg, built_from=head, tree_dirty=dirty)))
+    same = all(t0[k] == t1[k] for k in ("head", "sim_dirty", "sim_diff_sha256"))
+    (dest / "config.json").write_text(json.dumps(dict(
+        cfg, built_from=t0["head"], tree_dirty=bool(t0["sim_dirty"] or t1["sim_dirty"]), built_tree=t0,
+        **({} if same else {"built_tree_after": t1}))))
 
 
 LOG_KEYS = ("nand_programs", "nand_reads", "host_pages", "ckpt_pages", "gc_relocs")
+# the settle after prefill and after a mode's run: a Flush, then GET_LOG every SETTLE_POLL idle cycles
+# until NAND programs and reads stay unchanged for SETTLE_QUIET polls in a row. The firmware's main loop
+# runs a housekeeping pass at once after one that did something (a merge step is up to SLOG_STEP merges)
+# and sleeps at most IDLE_WAIT = 100,000 cycles after one that did nothing (sw/firmware/README.md): the
+# quiet window (1,000,000 cycles) spans 10 of its longest sleeps, every one ending in a pass.
+SETTLE_POLL = 250_000
+SETTLE_QUIET = 4
+SETTLE_MAX = 400                   # polls (100 M cycles, 1 simulated s): beyond, the run fails
+
+
+def settle(r: "Runner") -> tuple[dict, dict]:
+    """Flush, then poll GET_LOG with idle time between until the NAND is quiet (SETTLE_*): the final
+    counters and the settle's own figures (polls, cycles)."""
+    c0 = r.hp.cycle
+    r.dev.flush()
+    prev = r.log()
+    quiet = polls = 0
+    while quiet < SETTLE_QUIET:
+        assert polls < SETTLE_MAX, f"NAND not quiet after {polls} polls of {SETTLE_POLL} cycles"
+        r.hp.run(SETTLE_POLL)
+        cur = r.log()
+        polls += 1
+        same = all(cur[k] == prev[k] for k in ("nand_programs", "nand_reads"))
+        quiet = quiet + 1 if same else 0
+        prev = cur
+    return prev, {"settle_polls": polls, "settle_cycles": r.hp.cycle - c0}
 
 
 def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt: str | None = None,
-              qd: int = 1) -> dict:
-    """One device, one workload: with `qd` 1 every transaction under each mode in turn, one at a time
-    from an idle device (the qd1 figures); with `qd` > 1 each mode over all the transactions (one
-    segment a mode), up to `qd` in flight (Runner.run_concurrent)."""
+              qd: int = 1, mode: str = "shadow") -> dict:
+    """One device, one workload, one mode (every device booted and prefilled alike, so each mode starts
+    from the same state): the pool prefilled and the device settled, then with `qd` 1 every transaction
+    one at a time from an idle device (a Flush waited for before each: the qd1 figures), with `qd` > 1
+    all the transactions as one segment, up to `qd` in flight (Runner.run_concurrent); then settled
+    again. Cycles: the transactions' (qd1: summed; qd: first submission to last completion); NAND
+    counters: after the final settle - after the prefill's settle (`window_*`: to the last completion;
+    `background_*`: the settle's); then the read-backs."""
     from atomssd.nvme_sim import boot
     from bench_tx import close_checked, nvme_up, start_device
     shape = SHAPES[name]
     exe, fw, cfg = simulator(prebuilt)
-    hp = start_device(exe, fw, cfg, work.resolve() / (name if qd == 1 else f"{name}_qd{qd}"))
+    hp = start_device(exe, fw, cfg, work.resolve() / f"{name}_qd{qd}_{mode}")
     t0, cpu0 = time.time(), os.times()
     conc = {}
     try:
@@ -412,31 +468,25 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
         r = Runner(hp, dev, drv, tr, shape, seed, slog=bool(cfg.get("frag_slots")))
         wl = gen_workload(shape, txs, seed, scale, meta_base=0, data_base=shape.meta_pool)
         r.prefill(list(range(shape.meta_pool)))
-        cyc = {m: 0 for m in MODES}
-        delta = {m: {k: 0 for k in LOG_KEYS} for m in MODES}
-        app = sum(u.app_bytes for tx in wl for u in tx)
+        l0, _ = settle(r)
         checked = 0
+        probe = []
         if qd == 1:
-            for i, tx in enumerate(wl):
+            cyc = 0
+            for tx in wl:
                 new = r.new_contents(tx)
-                order = MODES[i % len(MODES):] + MODES[:i % len(MODES)]
-                for m in order:
-                    dev.flush()
-                    l0 = r.log()
-                    c0 = hp.cycle
-                    if m == "journal":
-                        r.journal(tx, new)
-                    else:
-                        r.shadow(tx, new, diff=m == "shadow_diffwrite")
-                    cyc[m] += hp.cycle - c0
-                    l1 = r.log()
-                    for k in LOG_KEYS:
-                        delta[m][k] += l1[k] - l0[k]
+                dev.flush()
+                c0 = hp.cycle
+                if mode == "journal":
+                    r.journal(tx, new)
+                else:
+                    r.shadow(tx, new, diff=mode == "shadow_diffwrite")
+                cyc += hp.cycle - c0
                 for u in tx:
                     r.cache[u.lpn] = r.merged(u.lpn, new[u.lpn])
         else:
             # the LPNs whose result depends on the lock rule's order (written by two transactions or more),
-            # then others, read back after each mode's segment (each mode writes fresh contents)
+            # then others, read back after the segment (after the settle: reads are counted)
             seen: dict[int, int] = {}
             for tx in wl:
                 for u in tx:
@@ -446,67 +496,85 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
             once = sorted(l for l, n in seen.items() if n == 1)
             probe = rs.sample(multi, min(48, len(multi)))
             probe += rs.sample(once, min(64 - len(probe), len(once)))
-            for m in MODES:
-                dev.flush()
-                l0 = r.log()
-                conc[m] = r.run_concurrent(wl, m, qd)
-                cyc[m] = conc[m]["cycles"]
-                l1 = r.log()
-                for k in LOG_KEYS:
-                    delta[m][k] = l1[k] - l0[k]
-                bad = r.read_back(probe)
-                assert not bad, f"{name} qd {qd} {m}: read-back differs at LPNs {bad[:8]}"
-                conc[m]["read_back_lpns"] = len(probe)
-                checked += len(probe)
-        # read-back: every mode wrote the same logical result
+            conc = r.run_concurrent(wl, mode, qd)
+            cyc = conc["cycles"]
+        l1 = r.log()                              # at the last completion
+        l2, st = settle(r)
+        if probe:
+            bad = r.read_back(probe)
+            assert not bad, f"{name} qd {qd} {mode}: read-back differs at LPNs {bad[:8]}"
+            checked += len(probe)
+        # read-back: the mode wrote the logical result the host's pages hold
         sample = random.Random(seed).sample(sorted(r.cache), min(64, len(r.cache)))
         bad = [l for l in sample if dev.read(l) != r.cache[l]]
-        assert not bad, f"{name}: read-back differs at LPNs {bad[:8]}"
+        assert not bad, f"{name} qd {qd} {mode}: read-back differs at LPNs {bad[:8]}"
+        checked += len(sample)
         log = r.log()
         info = close_checked(hp)
     except BaseException:
         hp.close()
         raise
+    return {"name": name, "qd": qd, "mode": mode, "cycles": cyc, "conc": conc, "settle": st,
+            "total": {k: l2[k] - l0[k] for k in LOG_KEYS}, "window": {k: l1[k] - l0[k] for k in LOG_KEYS},
+            "background": {k: l2[k] - l1[k] for k in LOG_KEYS}, "read_back_lpns": checked,
+            "tx_entries": dev.info.tx_entries,
+            "device_log": {k: log[k] for k in ("host_pages", "nand_programs", "wa_x1000", "checkpoints", "ckpt_pages",
+                                               "gc_runs", "gc_relocs") if k in log},
+            "sim_mhz": info.get("sim_mhz"), "wall_s": round(time.time() - t0, 1),
+            "cpu_s": round(sum(os.times()[:4]) - sum(cpu0[:4]), 1)}     # this worker and its simulator
+
+
+def make_point(name: str, txs: int, scale: float, seed: int, cfg: dict, raws: dict) -> dict:
+    """A workload at one qd from its three devices' `run_point`s (`raws`: mode -> result)."""
+    shape = SHAPES[name]
+    wl = gen_workload(shape, txs, seed, scale, meta_base=0, data_base=shape.meta_pool)
+    te = raws["shadow"]["tx_entries"]
     clk = cfg["sys_clk_hz"]
+    app = sum(u.app_bytes for tx in wl for u in tx)
     n_pages = sum(len(tx) for tx in wl)
     n_part = sum(1 for tx in wl for u in tx if not u.full)
     modes = {}
     for m in MODES:
-        nb = delta[m]["nand_programs"] * PAGE_BYTES
-        modes[m] = {"cycles": cyc[m], "sim_s": cyc[m] / clk, "tps": txs / (cyc[m] / clk),
-                    "nand_programs": delta[m]["nand_programs"], "nand_bytes": nb, "nand_bytes_per_tx": nb / txs,
-                    "nand_reads": delta[m]["nand_reads"], "wa": nb / app,
-                    **{k: delta[m][k] for k in ("host_pages", "ckpt_pages", "gc_relocs")}, **conc.get(m, {})}
-        if m in conc:
-            modes[m]["latency_us_mean"] = conc[m]["latency_cycles_mean"] / clk * 1e6
+        rw = raws[m]
+        d, cyc = rw["total"], rw["cycles"]
+        nb = d["nand_programs"] * PAGE_BYTES
+        modes[m] = {"cycles": cyc, "sim_s": cyc / clk, "tps": txs / (cyc / clk),
+                    "nand_programs": d["nand_programs"], "nand_bytes": nb, "nand_bytes_per_tx": nb / txs,
+                    "nand_reads": d["nand_reads"], "wa": nb / app,
+                    **{k: d[k] for k in ("host_pages", "ckpt_pages", "gc_relocs")},
+                    "window_programs": rw["window"]["nand_programs"], "window_reads": rw["window"]["nand_reads"],
+                    "background_programs": rw["background"]["nand_programs"],
+                    "background_reads": rw["background"]["nand_reads"],
+                    "background_ckpt_pages": rw["background"]["ckpt_pages"], **rw["settle"],
+                    "device_log": rw["device_log"], "cpu_s": rw["cpu_s"], **rw["conc"]}
+        if rw["conc"]:
+            modes[m]["latency_us_mean"] = rw["conc"]["latency_cycles_mean"] / clk * 1e6
     for m in MODES:
         modes[m]["traffic_vs_shadow"] = modes[m]["nand_bytes"] / modes["shadow"]["nand_bytes"]
         modes[m]["tps_vs_shadow"] = modes[m]["tps"] / modes["shadow"]["tps"]
     slog_dev = bool(cfg.get("frag_slots"))
-    model = model_point(wl, dev.info.tx_entries, txs, cfg.get("frag_slots") or None)
+    model = model_point(wl, te, txs, cfg.get("frag_slots") or None)
     model["traffic_vs_shadow_measured"] = model["nand_bytes"] / modes["shadow"]["nand_bytes"]
     sd = modes["shadow_diffwrite"]
-    parts = [len(split_for_device(tx, dev.info.tx_entries)) for tx in wl]
+    parts = [len(split_for_device(tx, te)) for tx in wl]
     return {
         "name": name, "wa": sd["wa"] if slog_dev else None,
         "traffic_vs_shadow": sd["traffic_vs_shadow"] if slog_dev else None,
         "tps_vs_shadow": sd["tps_vs_shadow"] if slog_dev else None,
         "slog": slog_measured(cfg["frag_slots"]) if slog_dev else SLOG_STATUS,
-        "limit": limit_point(wl, dev.info.tx_entries, txs, cfg, modes),
-        "device_txs": {"per_tx": sum(parts) / txs, "max_pages": dev.info.tx_entries, "slog_txfull": SLOG_TXFULL,
+        "limit": limit_point(wl, te, txs, cfg, modes),
+        "device_txs": {"per_tx": sum(parts) / txs, "max_pages": te, "slog_txfull": SLOG_TXFULL,
                        "note": "a transaction above the tx table's pages runs as ceil(pages / tx_entries) device "
                                "transactions; none has more than SLOG_TXFULL full pages, so each may have a record"},
-        "modes": modes, "slog_model": model, "txs": txs, "scale": scale, "qd": qd,
-        "read_back_lpns": checked + len(sample),
+        "modes": modes, "slog_model": model, "txs": txs, "scale": scale,
+        "qd": raws["shadow"]["qd"], "read_back_lpns": sum(raws[m]["read_back_lpns"] for m in MODES),
         "shape": {"pages_per_tx_table3": shape.pages_mean, "pages_per_tx": n_pages / txs,
                   "partial_frac_assumed": shape.partial_frac, "partial_frac": n_part / n_pages,
                   "partial_bytes_mean": (sum(u.length for tx in wl for u in tx if not u.full) / n_part
                                          if n_part else None),
                   "app_bytes": app, "app_bytes_per_tx": app / txs, "threshold": THRESHOLD},
-        "device_log": {k: log[k] for k in ("host_pages", "nand_programs", "wa_x1000", "checkpoints", "ckpt_pages",
-                                           "gc_runs", "gc_relocs") if k in log},
-        "sim_mhz": info.get("sim_mhz"), "wall_s": round(time.time() - t0, 1),
-        "cpu_s": round(sum(os.times()[:4]) - sum(cpu0[:4]), 1),     # this worker and its simulator
+        "sim_mhz": raws["shadow"]["sim_mhz"], "wall_s": max(raws[m]["wall_s"] for m in MODES),
+        "cpu_s": round(sum(raws[m]["cpu_s"] for m in MODES), 1),
     }
 
 
@@ -520,10 +588,12 @@ def merge_point(p1: dict, pq: dict | None) -> dict:
         return out
     out.update(qd=pq["qd"], wa=pq["wa"], traffic_vs_shadow=pq["traffic_vs_shadow"], tps_vs_shadow=pq["tps_vs_shadow"],
                modes_qd=pq["modes"], cpu_s=p1["cpu_s"] + pq["cpu_s"], cpu_s_qd1=p1["cpu_s"], cpu_s_qd=pq["cpu_s"],
-               read_back_lpns=p1["read_back_lpns"] + pq["read_back_lpns"], device_log_qd=pq["device_log"])
+               read_back_lpns=p1["read_back_lpns"] + pq["read_back_lpns"])
     out["programs_check"] = {m: {f"{k}_{w}": pp["modes"][m][k2] for w, pp in (("qd1", p1), ("qd", pq))
                                  for k, k2 in (("programs", "nand_programs"), ("host_pages", "host_pages"),
-                                               ("ckpt_pages", "ckpt_pages"), ("nand_reads", "nand_reads"))}
+                                               ("ckpt_pages", "ckpt_pages"), ("nand_reads", "nand_reads"),
+                                               ("background_programs", "background_programs"),
+                                               ("background_reads", "background_reads"))}
                              for m in MODES}
     lim = out["limit"] = dict(p1["limit"])
     lim["tps_slog_measured_qd"] = pq["modes"]["shadow_diffwrite"]["tps"]
@@ -627,15 +697,25 @@ def main() -> None:
     work = ROOT / "build/bench/difftx"
     work.mkdir(parents=True, exist_ok=True)
     exe, _, cfg0 = simulator(a.prebuilt)                          # built once, before the workers
-    head, dirty = (cfg0["built_from"], cfg0["tree_dirty"]) if a.prebuilt else tree()
+    run_tree = tree()                                             # the bench's own code at this run
+    if a.prebuilt:
+        sim_tree = {k: cfg0[k] for k in ("built_tree", "built_tree_after") if k in cfg0} or None
+        head, dirty = cfg0["built_from"], cfg0["tree_dirty"]
+    else:
+        sim_tree, head, dirty = {"built_tree": run_tree}, run_tree["head"], bool(run_tree["sim_dirty"])
     t0 = time.time()
-    jobs = [(n, 1) for n in names] + [(n, a.qd) for n in names if a.qd > 1 and txs[n] > 1]
+    # one device per (workload, qd, mode), booted and prefilled alike
+    qds = {n: [1] + ([a.qd] if a.qd > 1 and txs[n] > 1 else []) for n in names}
+    jobs = [(n, q, m) for n in names for q in qds[n] for m in MODES]
     jobs.sort(key=lambda j: -txs[j[0]] * scales[j[0]] * SHAPES[j[0]].pages_mean)     # the longest first
     with ProcessPoolExecutor(max_workers=a.jobs) as ex:
-        got = list(ex.map(run_point, [n for n, _ in jobs], [txs[n] for n, _ in jobs], [scales[n] for n, _ in jobs],
-                          [a.seed] * len(jobs), [work] * len(jobs), [a.prebuilt] * len(jobs), [q for _, q in jobs]))
-    res_by = {j: p for j, p in zip(jobs, got)}
-    pts = [merge_point(res_by[(n, 1)], res_by.get((n, a.qd))) for n in names]
+        got = list(ex.map(run_point, [n for n, _, _ in jobs], [txs[n] for n, _, _ in jobs],
+                          [scales[n] for n, _, _ in jobs], [a.seed] * len(jobs), [work] * len(jobs),
+                          [a.prebuilt] * len(jobs), [q for _, q, _ in jobs], [m for _, _, m in jobs]))
+    raw = {j: p for j, p in zip(jobs, got)}
+    byq = {(n, q): make_point(n, txs[n], scales[n], a.seed, cfg0, {m: raw[(n, q, m)] for m in MODES})
+           for n in names for q in qds[n]}
+    pts = [merge_point(byq[(n, 1)], byq.get((n, a.qd))) for n in names]
     slog_dev = bool(cfg0.get("frag_slots"))
     slog_txt = slog_measured(cfg0["frag_slots"]) if slog_dev else SLOG_STATUS
     print(f"B4 ({CONFIG}, {PAGE_BYTES} B pages, threshold {THRESHOLD} B; simulated time; S-Log: {slog_txt})")
@@ -656,12 +736,19 @@ def main() -> None:
             print(f"{p['name']:>10} {p['txs']:>4} {s['pages_per_tx']:>7.1f} {s['partial_frac']:>5.2f} | " +
                   " | ".join(f"{md[m]['wa']:>6.2f} {md[m]['nand_bytes_per_tx'] / 1024:>9.1f} "
                              f"{md[m]['tps']:>8.1f} {md[m]['tps_vs_shadow']:>5.2f}" for m in MODES) + conc)
-    print("NAND programs qd1 -> qd (host pages qd1 -> qd; checkpoint pages): per mode")
+    print("NAND programs qd1 -> qd (host pages qd1 -> qd; checkpoint pages; the settle's background programs / "
+          "reads): per mode, each on its own device, prefill to settled end")
     for p in pts:
         if p.get("programs_check"):
             print(f"{p['name']:>10} | " + " | ".join(
                 f"{m} {c['programs_qd1']}->{c['programs_qd']} ({c['host_pages_qd1']}->{c['host_pages_qd']}; "
-                f"{c['ckpt_pages_qd1']}/{c['ckpt_pages_qd']})" for m, c in p["programs_check"].items()))
+                f"{c['ckpt_pages_qd1']}/{c['ckpt_pages_qd']}; bg {c['background_programs_qd1']}/"
+                f"{c['background_reads_qd1']} -> {c['background_programs_qd']}/{c['background_reads_qd']})"
+                for m, c in p["programs_check"].items()))
+        else:
+            print(f"{p['name']:>10} | " + " | ".join(
+                f"{m} {c['nand_programs']} ({c['host_pages']}; {c['ckpt_pages']}; bg {c['background_programs']}/"
+                f"{c['background_reads']})" for m, c in p["modes"].items()))
     print("tx/s measured against the physical limit (tx/s at the NAND's program rate: the floor's pages, shadowing's)")
     for p in pts:
         f, md = p["limit"], p.get("modes_qd") or p["modes"]
@@ -686,7 +773,8 @@ def main() -> None:
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     res = {"bench": "B4", "config": CONFIG, "frag_slots": cfg0.get("frag_slots", 0), "commit": head,
-           "tree_dirty": dirty, "seed": a.seed, "large_scale": a.large_scale, "qd": a.qd,
+           "tree_dirty": dirty, "sim_tree": sim_tree, "run_tree": run_tree, "seed": a.seed,
+           "large_scale": a.large_scale, "qd": a.qd,
            "threshold": THRESHOLD, "page_bytes": PAGE_BYTES, "slog": slog_txt,
            "targets": TARGETS,
            "definitions": {"wa": "NAND bytes programmed / workload bytes (4 KiB per full update + the differential "

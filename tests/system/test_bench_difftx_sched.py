@@ -8,10 +8,11 @@ out here from the transactions (not from the scheduler's own state):
     earlier ones are incomplete (a thread waiting for a lock keeps its place); at most `txids` parts
     are out (the device's txids);
   - parts of a transaction go out in order, each once; every transaction completes;
-  - work-conserving, as N threads taking the transactions in order: after each step, the first
-    transaction not yet started is started if fewer than `qd` earlier transactions are incomplete,
-    its conflicting predecessors are complete and a txid is free (else the bench would under-load
-    the device), and a started transaction with parts left has them out while txids are free.
+  - work-conserving, as N threads taking the transactions in order: after each step, while a txid is
+    free, every transaction not yet started with fewer than `qd` earlier transactions incomplete and
+    its conflicting predecessors complete has been started (one held by a lock does not hold up a
+    later one; else the bench would under-load the device), and a started transaction with parts left
+    has them out.
 Plain Python, no simulator."""
 from __future__ import annotations
 
@@ -52,14 +53,18 @@ def drive(lpns: list[set[int]], parts: list[int], qd: int, txids: int | None, se
         assert len(running) <= qd, f"{len(running)} transactions out, qd {qd}"
         assert txids is None or len(out) <= txids, f"{len(out)} parts out, {txids} txids"
         peak_tx, peak_parts = max(peak_tx, len(running)), max(peak_parts, len(out))
-        # work-conserving: the first transaction not started, and the started ones' remaining parts
+        # work-conserving: every transaction not started that could start (fewer than qd earlier ones
+        # incomplete, its locks clear) is started whenever a txid is free, whatever an earlier one waits
+        # for (a thread held by a lock does not hold up a later thread); the started ones' parts too
         free = txids is None or len(out) < txids
-        first = next((i for i in range(n) if not sent[i]), None)
-        if first is not None and free:
-            earlier_open = sum(1 for j in range(first) if acked[j] < parts[j])
-            locks_clear = all(acked[j] == parts[j] for j in range(first) if lpns[j] & lpns[first])
-            assert not (earlier_open < qd and locks_clear), \
-                f"tx {first} could start ({earlier_open} earlier open, qd {qd}, locks clear, a txid free)"
+        if free:
+            for t in range(n):
+                if sent[t]:
+                    continue
+                earlier_open = sum(1 for j in range(t) if acked[j] < parts[j])
+                locks_clear = all(acked[j] == parts[j] for j in range(t) if lpns[j] & lpns[t])
+                assert not (earlier_open < qd and locks_clear), \
+                    f"tx {t} could start ({earlier_open} earlier open, qd {qd}, locks clear, a txid free)"
         if free:
             assert all(sent[i] == parts[i] for i in running), "a started transaction's part waits with txids free"
         assert out, "nothing out and nothing submitted: the scheduler stalls"
