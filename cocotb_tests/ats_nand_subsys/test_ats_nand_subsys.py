@@ -18,6 +18,9 @@ channel's s_ndata stream (random idle), and it checks m_ndata (pages of differen
 interleave word by word; a channel's pages come whole, one after the other; tag / slot / chan and
 the word index `widx` right, `last` exactly on a page's final word, a READ's words all before its
 completion) and m_ncpl (random backpressure on both).
+A directed part holds m_ncpl for 50 cycles while more than DEPTH READs arrive back to back: the
+input skid register keeps a refused request for many cycles (s_nreq_ready low >= 2 cycles in a row).
+ATS_NAND_SUBSYS_SRC: another copy of ats_nand_subsys.sv (mutation checks of the testbench).
 Coverage that fails the test when missing: two dies of one channel busy at once, two channels moving
 data at once (counters in the test top), completions out of issue order, and the statuses expected
 from the traffic.
@@ -501,6 +504,53 @@ async def run_traffic(dut):
     tb.nreq.set_pause(keep_nreq)
     tb.cpl.set_pause(keep_cpl)
     assert refused[0] > 0, "s_nreq_ready never fell with a request waiting (the input skid register full)"
+    # directed, a long hold of the skid register: m_ncpl fully stalled for STALL cycles while more
+    # than DEPTH good READs arrive with s_nreq never idle. The scheduler fills (its entries leave only
+    # through m_ncpl) and refuses the next request for many cycles in a row: it must stay in the skid
+    # register, offered again every cycle, s_nreq_ready low all along (the longest run of
+    # valid && !ready >= 2), and complete exactly once, in per-die order (drain's checks), with the
+    # flash model's data once m_ncpl runs again
+    STALL = 50
+    run = [0, 0, False]                   # current run, longest run, counting
+    held = [0]
+
+    def count_run() -> None:
+        if not run[2]:
+            return
+        if int(dut.s_nreq_valid.value) and not int(dut.s_nreq_ready.value):
+            run[0] += 1
+            run[1] = max(run[1], run[0])
+        else:
+            run[0] = 0
+        held[0] += 1
+    every_edge(dut.clk, count_run)
+    tb.nreq.set_pause(None)
+    tb.cpl.set_pause(itertools.repeat(True))
+    first = tb.issue_no
+    n_dir = tb.depth + 8
+    for k in range(n_dir):
+        d = tb.dies[k % len(tb.dies)]
+        tb.read(d, blocks[k % len(blocks)], k % tb.ppb)
+    run[2] = True
+    await tb.tick(STALL)
+    tb.cpl.set_pause(keep_cpl)
+    tb.nreq.set_pause(keep_nreq)
+    quiet = 0
+    n_done = len(tb.done)
+    longest_quiet = 0
+    while tb.outstanding:                 # a lost request: no completion for 200,000 cycles
+        await tb.tick()
+        quiet = 0 if len(tb.done) != n_done else quiet + 1
+        longest_quiet = max(longest_quiet, quiet)
+        n_done = len(tb.done)
+        assert quiet < 200_000, f"requests never completed: {list(tb.outstanding.values())[:3]}"
+    run[2] = False
+    dir_done = [r["no"] for r in tb.done if r["no"] >= first]
+    assert sorted(dir_done) == list(range(first, first + n_dir)), \
+        f"directed requests completed {sorted(dir_done)}, issued {first}..{first + n_dir - 1}"
+    dut._log.info(f"skid hold: longest run of s_nreq_ready low with a request waiting {run[1]} cycles; "
+                  f"longest stretch without a completion {longest_quiet} cycles")
+    assert run[1] >= 2, f"the skid register held a request at most {run[1]} cycle(s) in a row"
     st = status_counts(tb.done)
     cov = tb.coverage()
     dut._log.info(f"{len(tb.done)} requests, statuses {st}, coverage {cov}")
@@ -582,7 +632,12 @@ async def run_faults(dut):
 def _run(build_key, params, testcase, faults=None):
     here = Path(__file__).parent
     env = {"ATS_NAND_FAULTS": faults} if faults else {}
-    srcs = block_sources("ats_nand_subsys", "ats_nand_array", "ats_stream_check")
+    # ATS_NAND_SUBSYS_SRC: run against another copy of ats_nand_subsys.sv (mutation checks)
+    src = os.environ.get("ATS_NAND_SUBSYS_SRC")
+    if src:
+        build_key += "_" + Path(src).resolve().parent.name
+    srcs = block_sources("ats_nand_subsys", "ats_nand_array", "ats_stream_check",
+                         replace={"ats_nand_subsys.sv": Path(src).resolve()} if src else None)
     run(toplevel="ats_nand_subsys_tb",
         sources=srcs + [here / "ats_nand_subsys_tb.sv"],
         build_args=[str(ROOT / "sim/nand/ats_nand_store.cpp"), "-CFLAGS", f"-I{ROOT / 'sim/nand'}"],
