@@ -45,7 +45,7 @@ WAKE_SOURCES = [
             "by the host, BLK_NEED or NEXT_SEQ changed"),
 ]
 WAKE_DEADLINE_BIT = 16        # the deadline's bit in WAIT_MASK, WAIT_PENDING and the wait word
-WAKE_TIMEOUT_BIT = 31         # the wait word: the wait ended by the unit's cap (2^19 - 1 cycles)
+WAKE_TIMEOUT_BIT = 31         # the wait word: ended by the unit's cap (2^19 + 1 cycles after the read began)
 
 # The core's counters brought out as CSRs, in this order (name, description).
 COUNTERS = [
@@ -324,7 +324,8 @@ class AtomSSD(LiteXModule):
         self.wait_mask = CSRStorage(description="Wait: the sources that end a read of the wait word "
                                     f"(at {WAIT_ORIGIN:#x}; it returns WAIT_PENDING's layout at the wake, "
                                     f"bit {WAKE_TIMEOUT_BIT} set when the wait was ended by the unit's cap of "
-                                    "2^19 - 1 cycles). A write of the wait word is acknowledged at once and ignored.",
+                                    "2^19 + 1 cycles after the read began). A write of the wait word is acknowledged "
+                                    "at the second edge after the master raised it and ignored.",
                                     fields=wake_fields + [CSRField("deadline", size=1, offset=WAKE_DEADLINE_BIT,
                                         description="CYCLES >= WAIT_DEADLINE ends the wait")])
         self.wait_deadline = CSRStorage(64, description="Wait: the deadline, compared with CYCLES.")

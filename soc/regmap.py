@@ -63,8 +63,8 @@ def generate(out: Path, soc, bank: str = "ats") -> None:
           "32-bit word access only, uncached.",
           f"Wait word of the wait unit (rtl/soc/README.md \"ats_wait\"): {wait.get('base', 0):#010x}, uncached: a "
           "read is acknowledged when a source enabled in WAIT_MASK is pending (or the deadline or the unit's "
-          "cap ends it) and returns WAIT_PENDING's layout, bit 31 set when the cap ended it; a write is "
-          "acknowledged at once and ignored.", "",
+          "cap ends it, 2^19 + 1 cycles after the read began) and returns WAIT_PENDING's layout, bit 31 set when "
+          "the cap ended it; a write is acknowledged at the second edge after the master raised it and ignored.", "",
           "| address | register | bits | access | description |", "|---|---|---|---|---|"]
     for r in rows:
         md.append(f"| {r['addr']:#010x} | `{r['name'].upper()}` | {r['size']} | {r['kind']} | "

@@ -16,6 +16,7 @@ Checks:
   sees every acknowledge (one per access: the CPU is clocked at the edge that ends the acknowledged
   cycle, so a gated CPU sees what an ungated one does), and during a read stalled longer than HOLD
   edges `cpu_clk` stops (coverage `gated`).
+- A master that drops its request before the acknowledge (`dropped_request`): no acknowledge for it.
 Coverage: a wake by each source (level and sticky), by the deadline, by the cap; a sticky set and
 cleared in the same cycle; back-to-back accesses.
 
@@ -87,7 +88,8 @@ class WaitModel:
         clr = i["clr"] if i["clr_we"] else 0
         self.sticky = (self.sticky & ~clr) | i["evt"]
         self.cs = int(bool(i["cyc"] and i["stb"] and not self.ack))
-        self.ack = int(bool(req and (self.we or wake)))
+        # answered only while the master still holds the request (dropped early: no acknowledge)
+        self.ack = int(bool(req and (self.we or wake) and i["cyc"] and i["stb"]))
         self.we = i["we"]
         self.cnt = self.cnt + 1 if (rd and not wake) else 0
         done = {}
@@ -316,6 +318,58 @@ async def reset_mid_wait(dut):
     d.rst.value = 0
     await ReadOnly()
     assert int(d.bus_ack.value) == 0 and int(d.pending.value) & 0x80 == 0 and int(d.waits.value) == 0
+
+
+@cocotb.test()
+async def dropped_request(dut):
+    """A master that drops its request before the acknowledge (a CPU reset mid-access): no
+    acknowledge for it, ever (LiteX's decoder ORs the slaves' acks: a late one would complete another
+    master's access). Writes dropped after one cycle (answered at the second edge otherwise), reads
+    dropped after 1..4 cycles with their wake condition coming up in the first cycle without the
+    request (the registered request still up) or in the last cycle with it (then answered normally
+    when the request was seen). The model checks every edge; here bus_ack must stay low for 4 cycles
+    after the drop, and a normal access after each drop is answered once."""
+    tb = await setup(dut, int(os.environ.get("ATS_SEED", "1")) + 13)
+    d = dut
+    late = 0
+    for k in range(48):
+        we = int(k % 4 == 0)
+        hold = 1 if we else 1 + k % 4          # cycles the request is up
+        wake_after = (k // 4) % 2 == 0         # the wake in the first cycle after the drop, else the last held
+        tb.lvl &= ~1
+        d.mask.value = 1
+        d.dl_en.value = 0
+        d.deadline.value = M64
+        d.bus_we.value = we
+        d.bus_cyc.value = 1
+        d.bus_stb.value = 1
+        acked = 0
+        for c in range(hold):                  # cycle c with the request up
+            if c == hold - 1 and not wake_after:
+                tb.lvl |= 1
+                d.src_lvl.value = tb.lvl
+            await tb.step()                    # the edge that ends cycle c (ack: a register)
+            if int(d.bus_ack.value):           # answered while held: taken at the next edge
+                acked = 1
+                await tb.step()
+                break
+        d.bus_cyc.value = 0                    # dropped from this cycle on
+        d.bus_stb.value = 0
+        for c in range(4):                     # no acknowledge after the drop
+            if c == 0 and wake_after:
+                tb.lvl |= 1
+                d.src_lvl.value = tb.lvl
+            await tb.step()
+            if int(d.bus_ack.value) and not acked:
+                late += 1
+        tb.cov["dropped" if not acked else "answered_before_drop"] += 1
+        tb.lvl &= ~1
+        await tb.step()
+        n, _ = await tb.access(we, 0 if we else 0xFF, 1, tb.cycle + 3, (1 << CAP_W) + 5)
+        assert n >= 2
+    dut._log.info(f"dropped requests: coverage {dict(tb.cov)}")
+    assert late == 0, f"{late} acknowledges after the master dropped its request"
+    assert tb.cov["dropped"] >= 20 and tb.cov["answered_before_drop"] >= 5, dict(tb.cov)
 
 
 # ------------------------------------------------------------------------------------ pytest

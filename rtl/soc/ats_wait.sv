@@ -8,14 +8,14 @@
 // define, and always in synthesis, cpu_clk = clk. The bus request is registered (cs_q, we_q): the
 // shared bus's arbiter and decoder reach one flip-flop's input, never the enables of bus_rdata and
 // ack_q (a critical path of the board's placement, docs/boards.md pnr_e14); an access is seen one
-// cycle after the master raised it.
+// cycle after the master raised it; one the master dropped before its acknowledge gets none.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
 module ats_wait #(
     parameter int NSRC  = 8,       // wake sources (bits of mask / pending)
-    parameter int CAP_W = 19,      // a stall ends after 2^CAP_W - 1 cycles at the latest (TIMEOUT)
+    parameter int CAP_W = 19,      // a read is answered 2^CAP_W + 1 cycles after it began at the latest (TIMEOUT)
     parameter int HOLD  = 32,      // simulation gate: edges the CPU keeps after its wait read began
     parameter int CG_ID = 20       // simulation gate: the +cgate_off bit that keeps the CPU's clock on
 ) (
@@ -77,7 +77,10 @@ module ats_wait #(
             sticky_q <= (sticky_q & ~(evt_clr_we ? evt_clr : '0)) | src_evt;
             cs_q     <= bus_cyc && bus_stb && !ack_q;
             we_q     <= bus_we;
-            ack_q    <= req && (we_q || wake);
+            // bus_cyc && bus_stb of this cycle at ack_q's D input only (not an enable): a request
+            // the master dropped before its answer (a CPU reset mid-wait) is not answered a cycle
+            // late, where it could complete another master's access (LiteX's decoder ORs the acks)
+            ack_q    <= req && (we_q || wake) && bus_cyc && bus_stb;
             cnt_q    <= (rd && !wake) ? cnt_q + CAP_W'(1) : '0;
             if (rd && wake) begin
                 // bit 31: ended by the CAP; bit 16: the deadline had passed; 15..0: the pending sources
