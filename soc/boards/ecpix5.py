@@ -166,7 +166,8 @@ class UdpHostCounters(LiteXModule):
 
 
 # The sys reset synchroniser's two flip-flops (BoardCRG): one slice of the LFE5UM5G-85F next to the
-# left DCC column (X3/Y46), by nextpnr-ecp5's BEL names (metastable stage, output stage)
+# left DCC column (X3/Y46), by nextpnr-ecp5's BEL names (metastable stage, output stage). The BEL
+# attribute is read by nextpnr only: Lattice Diamond ignores it (a Diamond build places them freely)
 RST_SYNC_BELS = ("X3/Y47/SLICEA.FF0", "X3/Y47/SLICEA.FF1")
 
 
