@@ -399,16 +399,19 @@ def simulator(prebuilt: str | None) -> tuple[Path, Path, dict]:
 
 
 def snapshot(dest: Path) -> None:
-    """The simulator, its firmware and configuration copied to `dest`, with the tree's state (`tree`)
-    before and after the build: `tree_dirty` when the simulator's sources differed from HEAD at
-    either (`built_tree_after` only when the state changed during the build: then which of the two
-    the build read is not known)."""
+    """The simulator, its firmware and configuration copied to `dest`, with `tree.diff` (`git diff
+    HEAD` over SIM_PATHS after the build) and the tree's state (`tree`) before and after the build:
+    `tree_dirty` when the simulator's sources differed from HEAD at either (`built_tree_after` only
+    when the state changed during the build: then which of the two the build read is not known)."""
     t0 = tree()
     exe, fw, cfg = simulator(None)
     t1 = tree()
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(exe, dest / "ats_soc_sim")
     shutil.copy2(fw, dest / "firmware.init")
+    # the uncommitted changes themselves (whose SHA-256 is built_tree's sim_diff_sha256 when unchanged)
+    (dest / "tree.diff").write_bytes(subprocess.run(["git", "-C", str(ROOT), "diff", "HEAD", "--", *SIM_PATHS],
+                                                    capture_output=True).stdout)
     same = all(t0[k] == t1[k] for k in ("head", "sim_dirty", "sim_diff_sha256"))
     (dest / "config.json").write_text(json.dumps(dict(
         cfg, built_from=t0["head"], tree_dirty=bool(t0["sim_dirty"] or t1["sim_dirty"]), built_tree=t0,
