@@ -176,7 +176,8 @@ for _mib in (256, 512, 1024, 2048, 4096):
 # transaction runs at a time (16 let 13 of TPC-C's fall back: results_b4_4a8914e.json; a snapshot of
 # 46482ca with 32, `bench_difftx.py --prebuilt <it> --workloads tpcc --txs tpcc=16 --jobs 1`: one at a
 # time WA 1.0994, 95 programs = 76 full + 19 log pages, no base read; at qd 8, 8 transactions sharing
-# the slots, WA 1.18: 8 partial updates as full pages, 5 with 64 slots, WA 1.15). The core's
+# the slots, WA 1.18: 8 partial updates as full pages, 5 with 64 slots, WA 1.15; all on one shared device, no settle: on its own device TPC-C's S-Log merges, WA 1.98 at
+# qd 8, results_b4_813c399.json). The core's
 # checks hold: SLOG_TX = max(16, NUM_TX 32) >= NUM_TX; a record's fragments <= SLOG_TXFRAGS 64; the
 # FRAG pages 32 x 1,024 words = 32 Ki words, two banks of ats_wbuf_mem's largest block-RAM depth
 # (128 KiB: 64 DP16KD if it were synthesized)
