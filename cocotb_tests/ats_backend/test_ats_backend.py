@@ -435,6 +435,19 @@ class TB:
             self.wbd.send_nowait(data=w, last=int(i == PW - 1))
         return s
 
+    def send_record(self, txid: int, frs, rng) -> tuple[int, list]:
+        """An S-Log commit record of txid on s_wb (rec 2, slog 1); its fragments [(lpn, off, len)] get
+        words drawn from `rng` (the caller's stream), returned with the request's index; the caller
+        sends the two passes on s_wbd."""
+        s = len(self.reqs)
+        tag = s & 0xFF
+        data = [[rng.getrandbits(32) for _ in range(ln // 4)] for _, _, ln in frs]
+        self.reqs.append(dict(op=1, rec=RC_CREC, lpn=0, txid=txid, data=[], tag=tag, slog=True,
+                              frs=[(lpn, o, ln, d) for (lpn, o, ln), d in zip(frs, data)]))
+        self.by_tag[tag] = s
+        self.wb.send_nowait(op=1, rec=RC_CREC, lpn=0, txid=txid, epoch=0, kind=0, fua=0, tag=tag, slog=1, seq=s)
+        return s, data
+
     def completed(self, s: int) -> bool:
         return any(d[0] == s for d in self.done)
 
@@ -1013,14 +1026,8 @@ async def slog_random(dut):
             s = send(1, RC_CREC, 0, t)
         else:
             await settle()                                  # its bases committed (architecture §11.4's wait)
-            s = len(tb.reqs)
-            tag = s & 0xFF
-            data = [[rng.getrandbits(32) for _ in range(ln // 4)] for _, _, ln in frs]
-            tb.reqs.append(dict(op=1, rec=RC_CREC, lpn=0, txid=t, data=[], tag=tag, slog=True,
-                                frs=[(lpn, o, ln, d) for (lpn, o, ln), d in zip(frs, data)]))
-            tb.by_tag[tag] = s
+            s, data = tb.send_record(t, frs, rng)
             tl.append(("req", s))
-            tb.wb.send_nowait(op=1, rec=RC_CREC, lpn=0, txid=t, epoch=0, kind=0, fua=0, tag=tag, slog=1, seq=s)
             for i, (lpn, o, ln) in enumerate(frs):
                 tb.wbd.send_nowait(data=lpn, last=0)
                 tb.wbd.send_nowait(data=o | ln << 16, last=int(i == len(frs) - 1))
@@ -1571,15 +1578,9 @@ async def slog_rx(dut):
             hold_c = tb.cyc
         for _ in range(rng.randint(1, 2)):  # t's full pages, the record right behind them
             s = tb.send(0, RC_NONE, rng.randrange(24), t)
-        s = len(tb.reqs)
-        tag = s & 0xFF
-        data = [[rng.getrandbits(32) for _ in range(ln // 4)] for _, _, ln in frs]
-        tb.reqs.append(dict(op=1, rec=RC_CREC, lpn=0, txid=t, data=[], tag=tag, slog=True,
-                            frs=[(lpn, o, ln, d) for (lpn, o, ln), d in zip(frs, data)]))
-        tb.by_tag[tag] = s
+        s, data = tb.send_record(t, frs, rng)
         recs.append(s)
         frag_of[s] = Counter(lpn for lpn, _, _ in frs)
-        tb.wb.send_nowait(op=1, rec=RC_CREC, lpn=0, txid=t, epoch=0, kind=0, fua=0, tag=tag, slog=1, seq=s)
         for i, (lpn, o, ln) in enumerate(frs):
             tb.wbd.send_nowait(data=lpn, last=0, mark=("d0", s) if i == 0 else None)
             tb.wbd.send_nowait(data=o | ln << 16, last=int(i == len(frs) - 1))

@@ -245,6 +245,22 @@ class TB:
         if os.environ.get("ATS_SLOG_BP"):
             self.p["bp"] = float(os.environ["ATS_SLOG_BP"])
 
+    async def start(self, thr):
+        """Inputs idle, `slog_thr` = thr, the clock, five cycles of reset, then the TB's clock loop."""
+        dut = self.dut
+        for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
+            getattr(dut, name).value = 0
+        dut.plp_budget.value = 0
+        dut.slog_thr.value = thr
+        for k in ("op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux", "epoch"):
+            getattr(dut, f"s_disp_{k}").value = 0
+        cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+        dut.rst.value = 1
+        for _ in range(5):
+            await RisingEdge(dut.clk)
+        dut.rst.value = 0
+        cocotb.start_soon(self.clock())
+
     def r(self, p=None):
         return self.rng.random() < (self.p["bp"] if p is None else p)
 
@@ -419,18 +435,7 @@ async def run_slog_random(dut):
     txfull = int(dut.SLOG_TXFULL.value)
     ref = FragRef(pb, nf, txfrags, thr_v, txfull)
     tb.be.txfull = txfull
-    for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
-        getattr(dut, name).value = 0
-    dut.plp_budget.value = 0
-    dut.slog_thr.value = thr_v
-    for k in ("op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux", "epoch"):
-        getattr(dut, f"s_disp_{k}").value = 0
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.rst.value = 1
-    for _ in range(5):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
-    cocotb.start_soon(tb.clock())
+    await tb.start(thr_v)
 
     view0 = {}                                   # what a plain READ returns
     full = {t: {} for t in range(1, NUM_TX + 1)}  # each tx's full pages
@@ -757,15 +762,7 @@ async def run_slog_refused_page(dut):
     tb.be.rng = _NoLuck()
     tb.be.txfull = int(dut.SLOG_TXFULL.value)
     pb, pw = tb.pb, tb.pw
-    dut.rst.value = 1
-    for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
-        getattr(dut, name).value = 0
-    dut.slog_thr.value = pb - 16
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    for _ in range(5):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
-    cocotb.start_soon(tb.clock())
+    await tb.start(pb - 16)
     tags = iter(range(1, 200))
 
     async def cmd(op, lba=0, txid=0, flags=0, dptr=0, aux=0):

@@ -34,7 +34,6 @@ from pathlib import Path
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
 HERE = Path(__file__).resolve().parent
@@ -73,18 +72,7 @@ async def run_slog_wide(dut):
     txfull = int(dut.SLOG_TXFULL.value)
     ref = FragRef(pb, nf, txfrags, thr_v, txfull)
     tb.be.txfull = txfull
-    for name in ("s_disp_valid", "s_hrd_valid", "s_wbc_valid", "s_rdd_valid", "pwr_fail", "no_space"):
-        getattr(dut, name).value = 0
-    dut.plp_budget.value = 0
-    dut.slog_thr.value = thr_v
-    for k in ("op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux", "epoch"):
-        getattr(dut, f"s_disp_{k}").value = 0
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.rst.value = 1
-    for _ in range(5):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
-    cocotb.start_soon(tb.clock())
+    await tb.start(thr_v)
 
     view0: dict[int, bytes] = {}
     full = {t: {} for t in range(1, NUM_TX + 1)}

@@ -206,32 +206,11 @@ module ats_backend_read #(
     assign fin_vec  = rb_rdy_q & (rb_zero_q | rb_dat_q);
     assign q_zero   = rb_zero_q[q_slot];
     assign q_ok     = rb_st[q_slot] == ats_host_pkg::STS_OK;
-    // one ats_wbuf_mem holds at most 16K words (32 DP16KD of 1-bit slices, no cascade mux): more
-    // slots (32 pages of 1K words) use banks of 16K words, selected by the address's top bits; the
-    // bank of a read is registered twice beside the memory's latency of 2
-    localparam int RB_DEPTH = (ROB_DEPTH > 16384) ? 16384 : ROB_DEPTH;
-    localparam int RB_N     = ROB_DEPTH / RB_DEPTH;            // banks: 1, or 2 with 32 slots of 1K words
-    localparam int RB_AW    = $clog2(RB_DEPTH);
-    if (RB_N == 1) begin : g_rob1
-        ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
-            .clk, .wr_en(rob_we_q), .wr_addr(rob_wa_q), .wr_data(rob_wd_q), .rd_addr(rob_ra), .rd_data(rob_rd)
-        );
-    end else begin : g_robn
-        localparam int BW = $clog2(RB_N);
-        logic [31:0]   bk_rd [RB_N];
-        logic [BW-1:0] bk_s1_q, bk_s2_q;
-        for (genvar k = 0; k < RB_N; k++) begin : g_bank
-            ats_wbuf_mem #(.DEPTH(RB_DEPTH)) u_rob (
-                .clk, .wr_en(rob_we_q && rob_wa_q[RB_AW +: BW] == BW'(k)), .wr_addr(rob_wa_q[RB_AW-1:0]),
-                .wr_data(rob_wd_q), .rd_addr(rob_ra[RB_AW-1:0]), .rd_data(bk_rd[k])
-            );
-        end
-        always_ff @(posedge clk) begin
-            bk_s1_q <= rob_ra[RB_AW +: BW];
-            bk_s2_q <= bk_s1_q;
-        end
-        assign rob_rd = bk_rd[bk_s2_q];
-    end
+    // the reorder memory: ats_wbuf_mem builds banks of 16K words above that depth (32 slots of 1K
+    // words: 2), its read latency still 2
+    ats_wbuf_mem #(.DEPTH(ROB_DEPTH)) u_rob (
+        .clk, .wr_en(rob_we_q), .wr_addr(rob_wa_q), .wr_data(rob_wd_q), .rd_addr(rob_ra), .rd_data(rob_rd)
+    );
     // delivery: pick a finished slot (registered candidate vector, round robin from the slot after
     // the last one delivered), then its words (memory latency 2) into a 4-entry output FIFO = m_rdd.
     // The vector is a cycle old: a slot picked or freed in cycle t is out of it by t + 1 (rb_out_q),

@@ -330,6 +330,12 @@ module ats_wbuf #(
     logic               mem_we;
     logic [MA_W-1:0]    mem_wa, mem_ra;
     logic [31:0]        mem_wd, mem_rd;
+`ifdef ATS_ECP5_BRAM
+    // deeper page memories belong in DRAM (not built): a synthesized buffer stays within 16K words
+    if (NUM_SLOTS * PWORDS > 16384) begin : g_check_bram
+        $fatal(1, "ats_wbuf: more than 16K words (64 KiB) of on-chip page memory is not supported (%m)");
+    end
+`endif
     ats_wbuf_mem #(.DEPTH(NUM_SLOTS * PWORDS)) u_mem (
         .clk    (clk),
         .wr_en  (mem_we),
@@ -1953,42 +1959,16 @@ module ats_wbuf #(
             .m_bit_last (fu_bit_last)
         );
         // the FRAG pages: FRAG_SLOTS pages of their own (§11.3), written by ST_FWR, read by the
-        // FSM's stream or the record streamer. In banks of at most 16 Ki words (ats_wbuf_mem's
-        // deepest block-RAM shape: 16 x 4 KiB pages); above that (32 or 64 x 4 KiB) the top address
-        // bits pick the bank, for a read two cycles late (the memory's read latency) through a
-        // registered select: one multiplexer level behind the block RAMs' outputs
-        localparam int FM_D  = FRAG_SLOTS * PWORDS;
-        localparam int FM_NB = (FM_D > 16384) ? FM_D / 16384 : 1;
-        if (FM_NB == 1) begin : g_fm1
-            ats_wbuf_mem #(.DEPTH(FM_D)) u_fmem (
-                .clk    (clk),
-                .wr_en  (fm_we),
-                .wr_addr(fm_wa),
-                .wr_data(s_hrd_data),
-                .rd_addr(fm_ra),
-                .rd_data(fm_rd)
-            );
-        end else begin : g_fmb
-            localparam int BA_W = $clog2(FM_D / FM_NB);   // address bits in a bank (14)
-            localparam int BK_W = $clog2(FM_NB);
-            logic [31:0]     fm_brd [FM_NB];
-            logic [BK_W-1:0] fm_bk1_q, fm_bk2_q;
-            for (genvar k = 0; k < FM_NB; k++) begin : g_bank
-                ats_wbuf_mem #(.DEPTH(FM_D / FM_NB)) u_fmem (
-                    .clk    (clk),
-                    .wr_en  (fm_we && fm_wa[BA_W +: BK_W] == BK_W'(k)),
-                    .wr_addr(fm_wa[BA_W-1:0]),
-                    .wr_data(s_hrd_data),
-                    .rd_addr(fm_ra[BA_W-1:0]),
-                    .rd_data(fm_brd[k])
-                );
-            end
-            always_ff @(posedge clk) begin
-                fm_bk1_q <= fm_ra[BA_W +: BK_W];
-                fm_bk2_q <= fm_bk1_q;
-            end
-            assign fm_rd = fm_brd[fm_bk2_q];
-        end
+        // FSM's stream or the record streamer; above 16 Ki words (32 or 64 x 4 KiB) ats_wbuf_mem
+        // builds banks (its header), the read latency still 2
+        ats_wbuf_mem #(.DEPTH(FRAG_SLOTS * PWORDS)) u_fmem (
+            .clk    (clk),
+            .wr_en  (fm_we),
+            .wr_addr(fm_wa),
+            .wr_data(s_hrd_data),
+            .rd_addr(fm_ra),
+            .rd_data(fm_rd)
+        );
     end else begin : g_nofrag
         assign fu_lk_hit = 1'b0;  assign fu_lk_num = '0;  assign fu_lk_txcnt = '0;
         assign fu_free_v = 1'b0;  assign fu_free_num = '0;
