@@ -103,6 +103,11 @@ class AtsConfig:
     # > 0 = DIFFWRITEs below the SLOG_THR CSR become S-Log records (the firmware sets SLOG_THR at boot,
     # soc.h ATS_HW_FRAG_SLOTS); 0 = every DIFFWRITE a read-modify-write
     frag_slots: int = 0
+    # the backend's S-Log index entries (ats_ssd_core SLOG_LPNS, 4 ways: SLOG_LPNS / 4 sets, set = LPN mod
+    # the sets; rtl/backend/README_slog.md "The index"; needs slog): the core's default 256, or a larger
+    # power of two. The firmware sizes its copies of F and its checkpoint's S-Log section from it
+    # (soc.h ATS_HW_SLOG_LPNS, sw/firmware/fw.h SLOG_LPNS)
+    slog_lpns: int = 256
 
     @property
     def ndie(self) -> int:
@@ -121,6 +126,8 @@ class AtsConfig:
             del d["slog"]                     # (likewise)
         if not d["frag_slots"]:
             del d["frag_slots"]               # (likewise)
+        if d["slog_lpns"] == 256:
+            del d["slog_lpns"]                # (likewise)
         r = self.remap()
         d.update(ndie=self.ndie, num_tx=r["NUM_TX"], tx_entries=r["TX_ENTRIES"], ppn_w=r["PPN_W"],
                  map_depth=r["MAP_DEPTH"])
@@ -136,6 +143,8 @@ class AtsConfig:
             raise ValueError(f"ptxq {self.ptxq} not in 1..min(8, NUM_TX {r['NUM_TX']})")
         if self.frag_slots and (not self.slog or self.frag_slots not in (2, 4, 8, 16, 32, 64)):
             raise ValueError(f"frag_slots {self.frag_slots}: 0, or 2/4/8/16/32/64 with slog")
+        if self.slog_lpns != 256 and (not self.slog or self.slog_lpns not in (256, 512, 1024, 2048)):
+            raise ValueError(f"slog_lpns {self.slog_lpns}: 256, or 512/1024/2048 with slog")
 
 
 CONFIGS = {
@@ -181,7 +190,11 @@ for _mib in (256, 512, 1024, 2048, 4096):
 # checks hold: SLOG_TX = max(16, NUM_TX 32) >= NUM_TX; a record's fragments <= SLOG_TXFRAGS 64; the
 # FRAG pages 32 x 1,024 words = 32 Ki words, two banks of ats_wbuf_mem's largest block-RAM depth
 # (128 KiB: 64 DP16KD if it were synthesized)
-CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=32)
+# Its S-Log index: 1,024 entries (256 sets x 4 ways), not the core's 256 (64 x 4): TPC-C's 512-LPN
+# metadata pool puts 8 LPNs on each of 64 sets, and at 256 its RESERVEs were refused by full sets from
+# 116 entries in use on (45 read-modify-writes) and the firmware's 3/4 trigger merged (104 programs):
+# WA 1.98 (bench/difftx/README.md "Diagnosis" item 2); at 1,024 the pool puts 2 LPNs on a set
+CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=32, slog_lpns=1024)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:
@@ -471,6 +484,7 @@ class AtomSSD(LiteXModule):
             p_SCHED_DEPTH=cfg.sched_depth, p_REMAP_LPN_W=r["LPN_W"], p_REMAP_PPN_W=ppn_w,
             **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
             **(dict(p_SLOG=1, p_SLOG_PPNS=SLOG_PPNS) if cfg.slog else {}),   # (SLOG 0: the core's default)
+            **(dict(p_SLOG_LPNS=cfg.slog_lpns) if cfg.slog_lpns != 256 else {}),   # (256: the core's default)
             **(dict(p_FRAG_SLOTS=cfg.frag_slots, p_SLOG_TX=max(16, r["NUM_TX"])) if cfg.frag_slots else {}),
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
@@ -579,6 +593,7 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
     if cfg.slog:
         soc.add_constant("ATS_HW_SLOG", 1)       # (not ATS_SLOG: LiteX adds ats_<name>_read(), ftl.h has ats_slog_read)
         soc.add_constant("ATS_HW_SLOG_PPNS", SLOG_PPNS)  # the value the core was built with (above)
+        soc.add_constant("ATS_HW_SLOG_LPNS", cfg.slog_lpns)   # the index's entries the core was built with
     if cfg.frag_slots:
         soc.add_constant("ATS_HW_FRAG_SLOTS", cfg.frag_slots)   # the firmware sets SLOG_THR at boot
     return m

@@ -29,7 +29,11 @@
 #endif
 // the S-Log (README "S-Log"; docs/persistence.md section 10): F's table (the backend's SLOG_LPNS x
 // SLOG_FRAGS), the log pages and records a recovery keeps, its cache of log-page data
+#ifdef ATS_HW_SLOG_LPNS          // the core's index entries (soc.h: the configuration's slog_lpns)
+#define SLOG_LPNS (ATS_HW_SLOG_LPNS + 0u)
+#else
 #define SLOG_LPNS 256u
+#endif
 #define SLOG_FRAGS 4u
 #ifndef SLOG_PG                  // log pages a recovery keeps (more: the recovery fails, ATS_E_FULL)
 #define SLOG_PG 256u
