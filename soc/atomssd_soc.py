@@ -37,6 +37,13 @@ SRAM_SIZE = 0x4000        # stack
 MAIN_RAM_SIZE = 0x100000  # firmware data: block tables, recovery records, checkpoint staging
 
 
+def main_ram_size(cfg: AtsConfig) -> int:
+    """The integrated main RAM: MAIN_RAM_SIZE, twice that with an S-Log index above the core's 256
+    entries (cfg.slog_lpns): the firmware's copies of F, its index dump and the checkpoint's S-Log
+    section take about 450 bytes an entry (sw/firmware/fw.h SLOG_LPNS; b5_256_slog's 1,024 overflow 1 MiB)."""
+    return MAIN_RAM_SIZE * (2 if cfg.slog_lpns > 256 else 1)
+
+
 class _CRG(LiteXModule):
     def __init__(self, clk, rst):
         self.cd_sys = ClockDomain()
@@ -102,7 +109,7 @@ class AtsSoC(SoCCore):
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=ROM_SIZE, integrated_rom_init=[0] * 4,
                          integrated_sram_size=SRAM_SIZE,
-                         integrated_main_ram_size=0 if sdram else MAIN_RAM_SIZE,
+                         integrated_main_ram_size=0 if sdram else main_ram_size(cfg),
                          uart_name=uart_name, with_timer=True, timer_uptime=True)
         self.crg = _CRG(platform.request("sys_clk"), platform.request("sys_rst"))
         if sdram:

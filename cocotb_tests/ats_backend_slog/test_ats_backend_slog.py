@@ -376,6 +376,8 @@ class TB:
                     await self.push_cf()
             else:
                 await self.set_lpgn()
+        if not self.cov["bad_op"]:
+            await self.do_badop()                        # (0.15 % of the steps: at least once)
         for s in self.m.idx.values():
             for e in list(s):
                 await self.do_lookup(e["lpn"])
@@ -692,6 +694,15 @@ async def slog_random(dut):
     await tb.reset()
     await tb.measure()
     await tb.run(STEPS)
+    # rst empties a used index (README "The index": the tag RAMs' clear, SETS cycles, commands wait
+    # for it): `used` 0 at once, every slot empty, then the index works from empty again
+    assert int(dut.used.value) > 0, "the index is empty before the reset check"
+    await tb.reset()
+    tb.m = SlogRef(tb.pb, tb.num_tx, tb.lpns, tb.ways, tb.frags, tb.txfrags, tb.txfull)
+    assert int(dut.used.value) == 0, f"used {int(dut.used.value)} after rst"
+    await tb.dump()
+    await tb.run(max(50, STEPS // 10))
+    tb.cov["reset_used"] += 1
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "reserve_4", "reserve_2", "record_ok", "record_4", "record_7", "record_2",
                  "apply_0", "apply_6", "discard_0_frags1", "discard_6", "unreserve_0", "unreserve_6",
@@ -718,8 +729,9 @@ async def slog_concurrent(dut):
 
 
 # (SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS): a tiny index (full sets, 2 fragments), a non-power-of-two
-# fragment ring, the default shape (256 x 4, 4 ways). Each item runs both cocotb tests.
-CONFIGS = [(8, 2, 2), (16, 4, 3), (256, 4, 4)]
+# fragment ring, the default shape (256 x 4, 4 ways), B4's device shape (b5_256_slog: 1,024 x 4, the
+# tag RAMs in block RAM). Each item runs both cocotb tests.
+CONFIGS = [(8, 2, 2), (16, 4, 3), (256, 4, 4), (1024, 4, 4)]
 SEEDS = [1, 2]
 
 

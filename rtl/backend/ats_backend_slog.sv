@@ -153,15 +153,20 @@ module ats_backend_slog #(
     } frag_t;
 
     localparam int TAG_W = 32 + 1 + TX_W + K_W + SLOT_W + K_W;   // $bits(tag_t)
-    logic [SLOG_WAYS-1:0][SETS-1:0] vld_q;
     logic [67:0] frag_mem [FM_D];            // frag_t (Yosys: memories of plain vectors)
 
     // the set the current operation addresses (its LPN registered), the ways' tags there
     // (read and compared in I_TAG, registered, used in I_EXE)
     logic [31:0]    a_lpn_q, a_lpn_d;
     logic [SET_W-1:0] q_set;
-    logic [SLOG_WAYS-1:0][TAG_W-1:0] q_tagv, t_tag_q, t_tag2_q;   // per way: its tag at q_set
+    // per way: its word at q_set, {valid, tag}, read (q_tagv) and registered twice (the block RAM's
+    // read register and output register)
+    logic [SLOG_WAYS-1:0][TAG_W:0] q_tagv, t_tag_q, t_tag2_q;
     logic [SLOG_WAYS-1:0] t_vld_q, t_match_q;
+    // the tag RAMs' clear after rst (valid bits in the RAM, not in flip-flops): one set a cycle,
+    // every way at once; no command or descriptor is taken until it ends (SETS cycles)
+    logic             clr_q;
+    logic [SET_W-1:0] clr_set_q;
     logic           hit, has_free;
     logic [WAY_W-1:0] hit_way, free_way;
     tag_t           ht;                      // the hit way's tag
@@ -170,16 +175,28 @@ module ats_backend_slog #(
     logic [WAY_W-1:0] tw_way;
     assign q_set = a_lpn_q[SET_W-1:0];
 
-    // per way a tag RAM (asynchronous read: distributed RAM), written by the one tag write port
+    // per way a tag RAM of {valid, tag} words (read at q_set, registered twice: block RAM with its
+    // output register, or distributed RAM when small), written by the one tag write port or the clear
     for (genvar w = 0; w < SLOG_WAYS; w++) begin : g_way
-        logic [TAG_W-1:0] mem [SETS];
+        logic [TAG_W:0] mem [SETS];
         assign q_tagv[w] = mem[q_set];
-        always_ff @(posedge clk) if (tw_en && tw_way == WAY_W'(w)) mem[q_set] <= tw_tag;
+        always_ff @(posedge clk) begin
+            if (clr_q) mem[clr_set_q] <= '0;
+            else if (tw_en && tw_way == WAY_W'(w)) mem[q_set] <= {tw_vld, tw_tag};
+        end
+    end
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            clr_q <= 1'b1; clr_set_q <= '0;
+        end else if (clr_q) begin
+            clr_set_q <= clr_set_q + 1'b1;
+            if (clr_set_q == SET_W'(SETS - 1)) clr_q <= 1'b0;
+        end
     end
 
     /* verilator lint_off UNUSEDSIGNAL */     // (the other fields of the tag)
-    function automatic logic [31:0] tag_lpn(input logic [TAG_W-1:0] v);
-        tag_lpn = v[TAG_W-1 -: 32];              // tag_t's first field
+    function automatic logic [31:0] tag_lpn(input logic [TAG_W:0] v);
+        tag_lpn = v[TAG_W-1 -: 32];              // tag_t's first field (bit TAG_W: the valid bit)
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
 
@@ -189,8 +206,8 @@ module ats_backend_slog #(
         t_tag_q <= q_tagv;
         t_tag2_q <= t_tag_q;
         for (int w = 0; w < SLOG_WAYS; w++) begin
-            t_vld_q[w] <= vld_q[w][q_set];
-            t_match_q[w] <= vld_q[w][q_set] && tag_lpn(t_tag2_q[w]) == a_lpn_q;
+            t_vld_q[w] <= t_tag2_q[w][TAG_W];
+            t_match_q[w] <= t_tag2_q[w][TAG_W] && tag_lpn(t_tag2_q[w]) == a_lpn_q;
         end
     end
     // I_SEL: the hit way, a free way, the hit tag and its tests registered
@@ -203,7 +220,7 @@ module ats_backend_slog #(
             if (t_match_q[w]) begin hit_c = 1'b1; hit_way_c = WAY_W'(w); end
             if (!t_vld_q[w]) begin has_free_c = 1'b1; free_way_c = WAY_W'(w); end
         end
-        ht_c = t_tag2_q[hit_way_c];
+        ht_c = t_tag2_q[hit_way_c][TAG_W-1:0];
     end
     always_ff @(posedge clk) begin
         hit <= hit_c; hit_way <= hit_way_c; has_free <= has_free_c; free_way <= free_way_c;
@@ -212,14 +229,14 @@ module ats_backend_slog #(
         kp_full <= 32'(ht_c.k) + 32'(ht_c.pend) >= SLOG_FRAGS;  // no room for one more
     end
 
+    // entries in use: a write's way was valid before it (t_vld_q: the tag RAMs as the operation read
+    // them; nothing writes them between its I_TAG and its I_EXE)
     logic [15:0] used_q;
     always_ff @(posedge clk) begin
-        if (rst) begin
-            vld_q <= '0; used_q <= '0;
-        end else if (tw_en) begin
-            vld_q[tw_way][q_set] <= tw_vld;
-            if (tw_vld && !vld_q[tw_way][q_set]) used_q <= used_q + 16'd1;
-            else if (!tw_vld && vld_q[tw_way][q_set]) used_q <= used_q - 16'd1;
+        if (rst) used_q <= '0;
+        else if (tw_en) begin
+            if (tw_vld && !t_vld_q[tw_way]) used_q <= used_q + 16'd1;
+            else if (!tw_vld && t_vld_q[tw_way]) used_q <= used_q - 16'd1;
         end
     end
     assign used = used_q;
@@ -308,7 +325,7 @@ module ats_backend_slog #(
     logic [11:0] re_off_q, re_off_d, re_len_q, re_len_d, re_pofs_q, re_pofs_d;
     tag_t        rt;                          // READ: the slot's tag
     logic        rt_v;                        // ... and its valid bit
-    assign rt = t_tag2_q[a_way_q];
+    assign rt = t_tag2_q[a_way_q][TAG_W-1:0];
     assign rt_v = t_vld_q[a_way_q];
     logic [SLOT_W-1:0] lk_slot_q, lk_slot_d;
     logic [K_W-1:0]    lk_i_q, lk_i_d;
@@ -330,10 +347,10 @@ module ats_backend_slog #(
         tx_same <= a_tx_q == rtx_q;
     end
     // a descriptor is taken in I_IDLE when no index command is offered
-    wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid;
+    wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid && !clr_q;
     wire ix_apply_wait = (s_ix_op == OP_APPLY || s_ix_op == OP_DISCARD) && (rs_q == R_EMIT);
     wire ix_take = (is_q == I_IDLE) && (rs_q == R_FREE || rs_q == R_EMIT || rs_q == R_HELD)
-                   && s_ix_valid && !ix_apply_wait;
+                   && s_ix_valid && !ix_apply_wait && !clr_q;
 
     // walk of the held record's fragments (clear after an error / apply / discard)
     fd_t fdw;
@@ -804,19 +821,19 @@ module ats_backend_slog #(
 `ifndef SYNTHESIS
     // invariants: a way's entry is never duplicated in its set; k never exceeds SLOG_FRAGS;
     // a held record's pages are emitted only after the layout
-    always_ff @(posedge clk) if (!rst) begin
+    always_ff @(posedge clk) if (!rst && !clr_q) begin
         for (int w = 0; w < SLOG_WAYS; w++)
-            if (vld_q[w][q_set]) begin
+            if (q_tagv[w][TAG_W]) begin
                 /* verilator lint_off UNUSEDSIGNAL */
                 tag_t t;                         // (sim only: lpn, owner, head unused here)
                 /* verilator lint_on UNUSEDSIGNAL */
-                t = q_tagv[w];
+                t = q_tagv[w][TAG_W-1:0];
                 assert (32'(t.k) + 32'(t.pend) <= SLOG_FRAGS)
                     else $error("%m: entry with more than SLOG_FRAGS fragments");
                 assert (t.pend == '0 || t.rsv)
                     else $error("%m: pending fragments without a reservation");
                 for (int v = w + 1; v < SLOG_WAYS; v++)
-                    assert (!vld_q[v][q_set] || tag_lpn(q_tagv[v]) != t.lpn)
+                    assert (!q_tagv[v][TAG_W] || tag_lpn(q_tagv[v]) != t.lpn)
                         else $error("%m: an LPN twice in one set");
             end
         if (es_q == E_OUT) assert (rs_q == R_EMIT) else $error("%m: pages out without a record");
