@@ -1203,6 +1203,20 @@ class TB:
         await read("tx 3 reads x it never wrote", x, qx, txid=3)
         await read("tx 3 reads its own w after eviction", w, vw, txid=3)
         expect("TX_ABORT of tx 3", await self.run_one(op=OP_ABORT, txid=3), (OK, 0))
+        # an RFLUSH of a page still dirty in the buffer (one page: the buffer writes back only when
+        # every slot holds a page not yet durable) makes its write-back urgent (m_wb's fua), the path
+        # the HEAD-program check (C24) watches; directed, so that every campaign has one whatever the
+        # random mix's timing (its RFLUSHes of recent writes can find their pages written back
+        # already: a one-cycle change of the remap response's path took the last one from
+        # 1x4_faults-bp4); the RFLUSH completes OK and the page reads back
+        u0 = int(self.dut.urgent_wb_total.value)
+        vu = await write(44)
+        raddr = 0x280000
+        self.mem[raddr], self.mem[raddr + 4] = 44, 0        # one range: LBA 44, NLB 0 (one LBA)
+        got = await self.run_one(op=OP_RFLUSH, lba=0, nlb=0, aux=raddr)
+        expect("RFLUSH of a dirty page: status", got[0], OK)
+        expect("urgent write-backs for the RFLUSH of a dirty page", int(self.dut.urgent_wb_total.value) > u0, True)
+        await read("read of the RFLUSHed page", 44, vu)
         await self.directed_commit_timing(write, expect)
         expect("protocol errors", int(self.dut.cnt_proto_err.value), 0)
         self.stats["directed_checks"] = self.stats.get("directed_checks", 0) + 1

@@ -283,6 +283,16 @@ module ats_ssd_core #(
     logic [3:0]           rs_status;
     logic [PW_-1:0]       rs_ppn;
     logic [REMAP_CNT_W-1:0] rs_count;
+    // The remap engine's responses reach the backend through one register stage (the engine's m_rsp
+    // merges its walk register and its FIFO head combinationally: on the board that merge and the
+    // backend's response logic were one path, pnr_e16's worst, docs/boards.md). The backend is
+    // always ready for a response (its s_rsp_ready is a constant 1, asserted below), so the stage
+    // needs no backpressure: every response reaches the backend exactly one cycle later.
+    logic                 rsq_valid_q, rsq_mapped_q, rsq_from_tx_q, be_rs_ready;
+    logic [7:0]           rsq_tag_q;
+    logic [3:0]           rsq_status_q;
+    logic [PW_-1:0]       rsq_ppn_q;
+    logic [15:0]          rsq_count_q;
     logic                 iv_valid, iv_ready, iv_aborted;
     logic [PW_-1:0]       iv_ppn;
     logic [REMAP_TXID_W-1:0] iv_txid, mp_txid, cm_txid;
@@ -331,8 +341,8 @@ module ats_ssd_core #(
         .m_bad_valid, .m_bad_ready, .m_bad_chan, .m_bad_way, .m_bad_block,
         .m_req_valid(rq_valid), .m_req_ready(rq_ready), .m_req_op(rq_op), .m_req_tag(rq_tag),
         .m_req_txid(rq_txid), .m_req_lpn(rq_lpn), .m_req_ppn(rq_ppn),
-        .s_rsp_valid(rs_valid), .s_rsp_ready(rs_ready), .s_rsp_tag(rs_tag), .s_rsp_status(rs_status),
-        .s_rsp_ppn(rs_ppn), .s_rsp_mapped(rs_mapped), .s_rsp_from_tx(rs_from_tx), .s_rsp_count(16'(rs_count)),
+        .s_rsp_valid(rsq_valid_q), .s_rsp_ready(be_rs_ready), .s_rsp_tag(rsq_tag_q), .s_rsp_status(rsq_status_q),
+        .s_rsp_ppn(rsq_ppn_q), .s_rsp_mapped(rsq_mapped_q), .s_rsp_from_tx(rsq_from_tx_q), .s_rsp_count(rsq_count_q),
         .s_inval_valid(iv_valid), .s_inval_ready(iv_ready), .s_inval_ppn(iv_ppn),
         .s_map_valid(mp_valid), .s_map_ready(mp_ready), .s_map_lpn(32'(mp_lpn)), .s_map_last(mp_last),   // a COMMIT's mappings: the S-Log's RELEASE (n 255) of each LPN
         .m_nreq_valid(nq_valid), .m_nreq_ready(nq_ready), .m_nreq_tag(nq_tag), .m_nreq_op(nq_op),
@@ -354,6 +364,25 @@ module ats_ssd_core #(
         .cnt_ecc_corr, .cnt_prog_fail, .cnt_read_err, .cnt_proto_err(be_cnt_proto),
         .cnt_erases, .cnt_relocs, .slog_lpgn(be_slog_lpgn)
     );
+
+    assign rs_ready = 1'b1;
+    always_ff @(posedge clk_be) begin
+        rsq_valid_q <= rs_valid;
+        if (rs_valid) begin
+            rsq_tag_q     <= rs_tag;
+            rsq_status_q  <= rs_status;
+            rsq_ppn_q     <= rs_ppn;
+            rsq_mapped_q  <= rs_mapped;
+            rsq_from_tx_q <= rs_from_tx;
+            rsq_count_q   <= 16'(rs_count);
+        end
+        if (rst) rsq_valid_q <= 1'b0;
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_be)
+        if (!rst && rsq_valid_q && !be_rs_ready)
+            $error("ats_ssd_core: the backend refused a remap response (its s_rsp_ready must be 1)");
+`endif
 
     ats_remap_engine u_remap (
         .clk(clk_remap), .rst,
@@ -455,7 +484,7 @@ module ats_ssd_core #(
     ats_sim_cgate #(.W($bits(`ATS_CG_BE_IN)), .HOLD(32), .ID(2), .FALL(1)) u_cg_be (
         .clk, .rst, .gclk(clk_be), .watch(`ATS_CG_BE_IN),
         .act(boot || be_busy || wb_valid || wbd_valid || wbc_valid || rd_valid || rdd_valid || s_free_valid ||
-             m_bad_valid || rq_valid || rs_valid || iv_valid || mp_valid || nq_valid || nf_valid ||
+             m_bad_valid || rq_valid || rs_valid || rsq_valid_q || iv_valid || mp_valid || nq_valid || nf_valid ||
              (|nd_valid) || rdn_valid || nc_valid || s_fw_valid || s_fwd_valid || m_fwr_valid));
     ats_sim_cgate #(.W($bits(`ATS_CG_REMAP_IN)), .HOLD(REMAP_HOLD), .ID(3), .FALL(1)) u_cg_remap (
         .clk, .rst, .gclk(clk_remap), .watch(`ATS_CG_REMAP_IN),
