@@ -165,28 +165,38 @@ def summarize_commit(p: dict) -> dict:
             "waited_gap_mean": sum(waited) / len(waited) if waited else None}
 
 
-SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS = 256, 4, 4      # the backend's index in b5_256_slog (README_slog)
+SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS = 256, 4, 4      # the core's defaults (README_slog); the device's
+# SLOG_LPNS is the snapshot's config.json `slog_lpns` (b5_256_slog: 1,024 from 97792b8 on), 256 without
+REPLAY_SIZES = ((256, 4), (256, 8), (512, 4), (1024, 4))   # the summary's replays beside the device's
 
 
-def replay_index(txs: list[dict]) -> list[dict]:
+def index_lpns(prebuilt: str | None) -> int:
+    """The device's SLOG_LPNS: its snapshot's configuration (soc/ats_litex.py AtsConfig.slog_lpns)."""
+    if not prebuilt:
+        return SLOG_LPNS
+    return int(json.loads((Path(prebuilt) / "config.json").read_text()).get("slog_lpns", SLOG_LPNS))
+
+
+def replay_index(txs: list[dict], lpns: int = SLOG_LPNS, ways: int = SLOG_WAYS,
+                 frags: int = SLOG_FRAGS) -> list[dict]:
     """The backend's index as rtl/backend/README_slog.md specifies it (an LPN's set: lpn mod
     SLOG_LPNS / SLOG_WAYS, at most SLOG_WAYS entries; at most SLOG_FRAGS fragments an LPN), driven by
     each transaction's partial updates in order, without merges: per transaction the RESERVEs it
     predicts refused because the LPN's set is full (`set_full`) or the LPN has SLOG_FRAGS fragments
     (`frags_full`), each a read-modify-write (a host page and a base read). Valid up to the first merge."""
-    sets = SLOG_LPNS // SLOG_WAYS
+    sets = lpns // ways
     ent: dict[int, int] = {}                 # lpn -> fragments
     out = []
     for t in txs:
         sf = ff = 0
         for l in t["partial_lpns"]:
             if l in ent:
-                if ent[l] >= SLOG_FRAGS:
+                if ent[l] >= frags:
                     ff += 1                  # its read-modify-written page RELEASEs the fragments (n 255)
                     del ent[l]
                 else:
                     ent[l] += 1
-            elif sum(1 for e in ent if e % sets == l % sets) >= SLOG_WAYS:
+            elif sum(1 for e in ent if e % sets == l % sets) >= ways:
                 sf += 1                      # the RMW's full page frees nothing (the LPN has no entry)
             else:
                 ent[l] = 1
@@ -194,9 +204,9 @@ def replay_index(txs: list[dict]) -> list[dict]:
     return out
 
 
-def summarize_tpcc(p: dict) -> dict:
+def summarize_tpcc(p: dict, lpns: int = SLOG_LPNS) -> dict:
     txs = p["trace"]["txs"]
-    pred = replay_index(txs)
+    pred = replay_index(txs, lpns)
     rows, hist = [], {}
     fr: dict[int, int] = {}                 # host-side fragments an LPN took since the prefill (no merges seen)
     for i, t in enumerate(txs):
@@ -225,6 +235,11 @@ def summarize_tpcc(p: dict) -> dict:
             "matched_mismatch_txs": [r["i"] for r in nm if r["extra"] != r["pred_set_full"] + r["pred_frags_full"]],
             "first_refusal_at_used": next((r["used"] for r in rows if r["pred_set_full"]), None),
             "pred_all_set_full": sum(x["set_full"] for x in pred), "pred_all_frags_full": sum(x["frags_full"] for x in pred),
+            "index": {"lpns": lpns, "ways": SLOG_WAYS, "frags": SLOG_FRAGS},
+            "replays": {f"{n}x{w}": {"set_full": sum(x["set_full"] for x in q), "frags_full": sum(x["frags_full"] for x in q),
+                                     "entries_end": q[-1]["entries"] if q else 0}
+                        for n, w in REPLAY_SIZES for q in [replay_index(txs, n, w)]},
+            "merged_end": rows[-1]["merged"] if rows else None, "used_end": rows[-1]["used"] if rows else None,
             "total": p["total"], "window": p["window"], "background": p["background"],
             "full": sum(t["full"] for t in txs), "partial": sum(len(t["partial_lpns"]) for t in txs),
             "distinct_partial_lpns": len(fr), "lpns_ge5_updates": sum(1 for v in fr.values() if v >= 5)}
@@ -242,8 +257,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.summary_of:
         d = json.loads(Path(a.summary_of).read_text())
+        lpns = d.get("index_lpns", SLOG_LPNS)
         for p in d["runs"]:
-            s = summarize_tpcc(p) if p["name"] == "tpcc" else summarize_commit(p)
+            s = summarize_tpcc(p, lpns) if p["name"] == "tpcc" else summarize_commit(p)
             print(p["name"], p["mode"], json.dumps({k: v for k, v in s.items() if k != "rows"}))
         return
     B.CONFIG = "b5_256_slog"
@@ -255,9 +271,10 @@ def main() -> None:
         jobs += [("commit", "shadow_diffwrite", a.txs, a.qd), ("commit", "shadow", a.txs, a.qd)]
     with ProcessPoolExecutor(a.jobs) as ex:
         res = list(ex.map(job, *zip(*jobs), *zip(*[(a.prebuilt, work)] * len(jobs))))
-    out = {"args": vars(a), "runs": res, "summary": []}
+    lpns = index_lpns(a.prebuilt)
+    out = {"args": vars(a), "index_lpns": lpns, "runs": res, "summary": []}
     for (kind, mode, _, _), p in zip(jobs, res):
-        s = summarize_commit(p) if kind == "commit" else summarize_tpcc(p)
+        s = summarize_commit(p) if kind == "commit" else summarize_tpcc(p, lpns)
         out["summary"].append(s)
         print(kind, mode, "cpu_s", p["cpu_s"], json.dumps({k: v for k, v in s.items() if k != "rows"}))
         if kind == "tpcc":

@@ -26,19 +26,20 @@ if str(ROOT / "cocotb_tests/lib") not in sys.path:
 
 from atstb.slog_ref import Frag, FragLoc, LogWriter, SlogState  # noqa: E402
 
-SLOG_FRAGS, SLOG_LPNS = 4, 256                 # docs/architecture.md §11.1 defaults
+SLOG_FRAGS, SLOG_LPNS = 4, 256                 # docs/architecture.md §11.1 defaults (slog_nand's `lpns`:
+                                               # B4's b5_256_slog has 1,024, soc/ats_litex.py slog_lpns)
 SLOG_HI, SLOG_LO = 192, 128
 NOTE = ("model, not measured: the S-Log's NAND bytes from the reference encoder (bench/difftx/slog_model.py); "
         "checkpoints, GC and timing not modelled; tps not modelled")
 
 
 def slog_nand(txs, split, entries: int, page_bytes: int, frag_slots: int | None = None,
-              txfull: int | None = None) -> dict:
+              txfull: int | None = None, lpns: int = SLOG_LPNS) -> dict:
     """txs: the workload (lists of Update: lpn, full, offset, length); split(tx, entries) -> parts.
     frag_slots: the write buffer's FRAG slots (None: unlimited): a part's partial update of a new LPN
     when they are all taken is a full page (§11.3 step 5, today's path). txfull: a part with more full
     pages (conversions included) sends no record: every fragment of it a full page (the plain commit).
-    Returns the model's counts and bytes."""
+    lpns: the index's entries (the merge budget's 3/4 trigger; the model has no sets). Returns the model's counts and bytes."""
     st = SlogState()
     w = LogWriter(page_bytes)
     full_pages = log_pages = merges = fallbacks = app = 0
@@ -74,7 +75,7 @@ def slog_nand(txs, split, entries: int, page_bytes: int, frag_slots: int | None 
                 if m.is_diff:
                     st.F.setdefault(m.lpn, []).append(FragLoc(rec.first_lpgn + (m.dloc // P), 0, m.off, m.len,
                                                               rec.first_lpgn))
-            for l in st.merges_needed(SLOG_HI, SLOG_LO, SLOG_LPNS):
+            for l in st.merges_needed(SLOG_HI, SLOG_LO, lpns):
                 st.F.pop(l, None)
                 merges += 1
     pages = full_pages + log_pages + merges
