@@ -68,10 +68,12 @@ class BoardHostLink(LiteXModule):
         # rx_cdc_depth 32: LiteEth's default, as soc/boards/ecpix5.py builds it (other values only
         # for experiments: sim/board/README.md "Found by it")
         # the bitstream's arrangement (soc/boards/ecpix5.py): the MAC on the PHY's bytes in the eth
-        # clock (ETH_SYS_DATAPATH False), no ICMP, no IP broadcast
-        self.ethcore = LiteEthUDPIPCore(phy, mac_address=MAC, ip_address=IP, clk_freq=SYS_HZ, dw=32,
-                                        with_sys_datapath=ecpix5.ETH_SYS_DATAPATH, with_icmp=ecpix5.ETH_ICMP,
-                                        with_ip_broadcast=False, rx_cdc_depth=rx_cdc_depth)
+        # clock (ETH_SYS_DATAPATH False), its CRC stages' input buffers registered both ways
+        # (ecpix5.eth_mac_ready_registered), no ICMP, no IP broadcast
+        with ecpix5.eth_mac_ready_registered():
+            self.ethcore = LiteEthUDPIPCore(phy, mac_address=MAC, ip_address=IP, clk_freq=SYS_HZ, dw=32,
+                                            with_sys_datapath=ecpix5.ETH_SYS_DATAPATH, with_icmp=ecpix5.ETH_ICMP,
+                                            with_ip_broadcast=False, rx_cdc_depth=rx_cdc_depth)
         udp = self.ethcore.udp.crossbar.get_port(ecpix5.UDP_PORT, dw=32)
         rx, tx = udp.source, udp.sink
         io = {}
