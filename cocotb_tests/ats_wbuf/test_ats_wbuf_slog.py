@@ -8,8 +8,11 @@ UNMAPs, COMMIT marks, commit and abort records, and an S-Log record's two passes
 with frag_ref.parse_stream, its fragments applied onto the committed page at the record's
 completion, each on an LPN the transaction had reserved; 20 % of records rejected as ats_backend
 rejects one: nothing applied, the reservations ended by the backend, the commit answered TX_FULL).
-An S-Log record taken while any earlier request but its transaction's own data pages is in flight
-is an error (§11.4's wait); one taken beside its own pages in flight is required at seed 1.
+An S-Log record taken while any earlier request but a transaction's data page (its own or another's)
+is in flight is an error (§11.4's wait: a plain page, TRIM, COMMIT mark or record in flight); one
+taken beside its own pages in flight and one beside another transaction's are required at seed 1,
+and `run_slog_beside_other` holds another transaction's page in flight until the record has been
+taken (the buffer's earlier wait, for every request but the transaction's own pages, never sends it).
 
 Random commands (DIFFWRITEs of random ranges, some past the page, tx and plain WRITEs, COMMIT
 writes, tx and plain READs of 1-2 pages, TX_COMMIT / TX_ABORT / TX_BEGIN, FLUSH; the threshold
@@ -81,6 +84,7 @@ class Backend:
         self.rec_open: set[int] = set()          # txids whose commit / abort record was taken, not completed
         self.mixed = 0                           # S-Log records taken with appends (full pages) > 0
         self.beside = 0                          # S-Log records taken while a data page of their tx was in flight
+        self.beside_other = 0                    # ... while a data page of another tx was in flight
         self.refuse: set[tuple[int, int]] = set()  # (txid, lpn): its next data page's TX_WRITE refused (TX_FULL)
         self.log: list[dict] = []                # every write-back request taken, in order
 
@@ -238,6 +242,7 @@ class TB:
         self.out = 0                             # requests taken, completion not sent
         self.inflight: list[dict] = []           # those requests, in order
         self.slow_tx = None                      # the tx whose TX_COMMIT is being run
+        self.hold_tx = None                      # a tx whose data pages' completions are held (run_slog_beside_other)
         self.rd_q: list[tuple[int, list[int], int]] = []   # pages to answer (tag, words, status)
         self.rd_cur = None
         self.hrd_pend = self.rdd_pend = False
@@ -306,7 +311,8 @@ class TB:
         else:
             self._set('s_hrd_valid', 0)
         # completions in request order, when their data is in
-        if self.cpl_cur is None and self.cpl_q and self.cpl_q[0]["t_done"] <= self.cyc and not self.r(idle):
+        if self.cpl_cur is None and self.cpl_q and self.cpl_q[0]["t_done"] <= self.cyc and \
+                not self.cpl_q[0].get("held") and not self.r(idle):
             rq = self.cpl_q.pop(0)
             self.cpl_cur = (rq["tag"], *self.be.complete(rq, rq["data"]))
         if self.cpl_cur is not None:
@@ -359,14 +365,17 @@ class TB:
                       data=[], passes=0)
             self.out += 1
             if rq["op"] == 1 and rq["rec"] == 2 and rq["slog"]:
-                # architecture §11.4: the record waits for every earlier request but its tx's own
-                # data pages (a fragment's base is looked up when its descriptor is taken: an
-                # earlier write / TRIM / commit of that LPN completing later would change it)
-                own = [q for q in self.inflight if q["op"] == 0 and q["rec"] == 0 and q["txid"] == rq["txid"]]
-                if len(own) < len(self.inflight):
-                    self.be.errors.append(f"S-Log record of tx {rq['txid']} taken while another request "
-                                          f"was in flight: {[(q['op'], q['rec'], q['txid'], q['lpn']) for q in self.inflight]}")
-                self.be.beside += bool(own)
+                # architecture §11.4: the record waits for every earlier request but the data pages
+                # of transactions, its own or others' (a fragment's base is looked up when its
+                # descriptor is taken: an earlier write / TRIM / commit / record of that LPN
+                # completing later would change it; a tx's data page maps nothing at completion)
+                data = [q for q in self.inflight if q["op"] == 0 and q["rec"] == 0 and q["txid"]]
+                if len(data) < len(self.inflight):
+                    self.be.errors.append(f"S-Log record of tx {rq['txid']} taken while a request other than a "
+                                          f"tx's data page was in flight: "
+                                          f"{[(q['op'], q['rec'], q['txid'], q['lpn']) for q in self.inflight]}")
+                self.be.beside += any(q["txid"] == rq["txid"] for q in data)
+                self.be.beside_other += any(q["txid"] != rq["txid"] for q in data)
             self.inflight.append(rq)
             self.be.taken(rq)
             self.wb_q.append(rq)
@@ -407,8 +416,11 @@ class TB:
                 return
             self.wb_q.pop(0)
             # a program's latency; a long one for half the data pages of the tx being committed
-            # (slow_tx: so that its S-Log record may be taken while they are in flight, §11.4)
-            slow = rq["op"] == 0 and rq["txid"] == self.slow_tx and self.rng.random() < 0.5
+            # and of the others while it is (slow_tx: so that its S-Log record may be taken while
+            # they are in flight, §11.4)
+            slow = rq["op"] == 0 and rq["rec"] == 0 and self.slow_tx is not None and rq["txid"] and \
+                (rq["txid"] == self.slow_tx or self.rng.random() < 0.5) and self.rng.random() < 0.5
+            rq["held"] = rq["op"] == 0 and rq["rec"] == 0 and rq["txid"] == self.hold_tx and self.hold_tx is not None
             rq["t_done"] = self.cyc + (self.rng.randrange(300, 1200) if slow else self.rng.randrange(10, 150))
             self.cpl_q.append(rq)                 # applied (durable) when its completion is sent
 
@@ -426,7 +438,7 @@ async def _wait_done(tb, tag, cycles=60_000):
 @cocotb.test()
 async def run_slog_random(dut):
     seed = int(os.environ.get("ATS_SEED", "1"))
-    rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value))
+    rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value) + 1000 * (int(dut.PTXQ.value) - 1))
     steps = int(os.environ.get("ATS_SLOG_STEPS", "600"))
     tb = TB(dut, rng)
     pb, pw = tb.pb, tb.pw
@@ -738,8 +750,11 @@ async def run_slog_random(dut):
     # records taken beside their own full pages still in flight (the wait is not for every request):
     # 1-4 a run (about 10 records, a few with full pages written back at the commit); required at
     # make test's seed (1), which gives 4 / 3 in the two builds; seeds 2-6 give 0-2
-    dut._log.info(f"S-Log records taken beside their tx's pages in flight: {tb.be.beside}")
+    dut._log.info(f"S-Log records taken beside their tx's pages in flight: {tb.be.beside}, "
+                  f"beside another tx's: {tb.be.beside_other}")
     assert tb.be.beside or seed != 1 or steps != 600, "no S-Log record was taken while its tx's full pages were in flight"
+    assert tb.be.beside_other or seed != 1 or steps != 600, \
+        "no S-Log record was taken while another tx's data page was in flight"
 
 
 class _NoLuck(random.Random):
@@ -818,12 +833,136 @@ async def run_slog_refused_page(dut):
     assert int(dut.cnt_proto_err.value) == 0
 
 
-@pytest.mark.parametrize("frag_slots,txfrags,txfull", [(2, 64, 3), (4, 2, 1)])
-def test_ats_wbuf_slog(frag_slots, txfrags, txfull):
+@cocotb.test()
+async def run_slog_beside_other(dut):
+    """t's S-Log record is sent while an earlier data page of another transaction u is in flight
+    (architecture §11.4: a tx's data page maps nothing at its completion, so the record does not
+    wait for it). u's page of y is written back before t's record and its completion is held by the
+    backend model; t's record (one fragment of x) must be taken within a bound while u's page is
+    still in flight, then both complete in request order: t's commit OK with the fragment on x's
+    committed base, u's commit OK, x and y read back. Random idle / backpressure on every stream;
+    the wait for every request but t's own pages (the rule before) times out here."""
+    seed = int(os.environ.get("ATS_SEED", "1"))
+    rng = random.Random(seed * 15485863 + int(dut.FRAG_SLOTS.value))
+    tb = TB(dut, rng)
+    tb.be.rng = _NoLuck()
+    tb.be.txfull = int(dut.SLOG_TXFULL.value)
+    pb, pw = tb.pb, tb.pw
+    await tb.start(pb - 16)
+    tags = iter(range(1, 200))
+
+    async def cmd(op, lba=0, txid=0, flags=0, dptr=0, aux=0, wait=True):
+        tag = next(tags)
+        while tb.disp is not None:
+            await RisingEdge(dut.clk)
+        tb.disp = dict(op=op, tag=tag, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
+                       dptr=dptr, aux=aux, epoch=1)
+        return (await _wait_done(tb, tag)) if wait else tag
+
+    def put(addr, data):
+        for i, w in enumerate(words_of(data)):
+            tb.mem[addr // 4 + i] = w
+
+    t, u = rng.sample(range(1, NUM_TX + 1), 2)
+    x, y = rng.sample(range(NUM_LBAS - 1), 2)
+    base, upage = (bytes(rng.randrange(256) for _ in range(pb)) for _ in range(2))
+    put(0x1000, base)
+    assert (await cmd(WRITE, x, 0, 0, 0x1000))[0] == OK          # x committed (a RESERVE needs a base)
+    assert (await cmd(FLUSH))[0] == OK
+    tb.hold_tx = u                                               # u's data pages complete only when released
+    put(0x2000, upage)
+    assert (await cmd(WRITE, y, u, 0, 0x2000))[0] == OK          # u's full page of y, in the buffer
+    off, ln = 4 * rng.randrange(pw - 1), 4 * rng.randrange(1, 3)
+    ln = min(ln, pb - off)
+    diff = bytes(rng.randrange(256) for _ in range(ln))
+    put(0x1000, diff)
+    n_rq = len(tb.be.rq)
+    assert (await cmd(DIFFWRITE, x, t, 0, 0x1000, off | ln << 16))[0] == OK
+    assert tb.be.rq[n_rq:] == [(ID_RESV, x, t)], f"no FRAG slot of x: requests {tb.be.rq[n_rq:]}"
+    n_log, n_rec = len(tb.be.log), len(tb.be.records)
+    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
+    # t's commit writes back what is before its record: u's page, held; then the record
+    for _ in range(5000):
+        if any(q["slog"] for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
+    assert (1, 2, 1, 0, t) in taken, f"t's S-Log record not sent while u's page is in flight: requests {taken}"
+    held = [q for q in tb.inflight if q["txid"] == u and q["op"] == 0]
+    assert held and held[0]["lpn"] == y and tb.inflight.index(held[0]) < \
+        next(i for i, q in enumerate(tb.inflight) if q["slog"]), f"u's page not in flight before the record: {taken}"
+    assert tb.be.beside_other >= 1
+    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before u's earlier page"
+    for _ in range(rng.randrange(0, 300)):                     # the record stays behind u's page
+        await RisingEdge(dut.clk)
+    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before u's earlier page"
+    tb.hold_tx = None
+    for q in tb.cpl_q:
+        q["held"] = False
+    st, res = await _wait_done(tb, tag_c)
+    assert st == OK and res == 1, f"TX_COMMIT of t {st:#x} {res}"
+    exp = bytearray(base)
+    exp[off:off + ln] = diff
+    assert tb.be.records[n_rec:] and parse_stream(tb.be.records[n_rec])[0]["lpn"] == x
+    assert tb.be.committed[x] == bytes(exp), "the fragment on x's committed base"
+    st, res = await cmd(TX_COMMIT, 0, u)
+    assert st == OK and res == 1, f"TX_COMMIT of u {st:#x} {res}"
+    for lp, want in ((x, bytes(exp)), (y, upage)):
+        st, _ = await cmd(READ, lp, 0, 0, 0x8000)
+        got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
+        assert st == OK and got == want, f"READ lpn {lp}"
+    # an earlier COMMIT of another tx in flight is waited for (it maps u's pages at its completion;
+    # one of them could be a fragment's LPN): u's page and commit record held, t's record must not
+    # be taken before u's commit has completed (PTXQ >= 2: both commits pending at once; with
+    # PTXQ 1 t's TX_COMMIT itself waits for u's commit to end)
+    x2 = rng.choice([lp for lp in range(NUM_LBAS - 1) if lp != y])
+    put(0x1000, base)
+    if x2 != x:
+        assert (await cmd(WRITE, x2, 0, 0, 0x1000))[0] == OK
+        assert (await cmd(FLUSH))[0] == OK
+    cur = bytes(exp) if x2 == x else base
+    diff2 = bytes(rng.randrange(256) for _ in range(4))
+    off2 = 4 * rng.randrange(pw - 1)
+    put(0x1000, diff2)
+    assert (await cmd(DIFFWRITE, x2, t, 0, 0x1000, off2 | 4 << 16))[0] == OK
+    tb.hold_tx = u
+    put(0x2000, upage[::-1])
+    assert (await cmd(WRITE, y, u, 0, 0x2000))[0] == OK
+    n_log, n_rec = len(tb.be.log), len(tb.be.records)
+    tag_u = await cmd(TX_COMMIT, 0, u, wait=False)
+    for _ in range(5000):
+        if any(q["op"] == 1 and q["rec"] == 2 and q["txid"] == u for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
+    for _ in range(rng.randrange(1500, 2500)):
+        await RisingEdge(dut.clk)
+    taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
+    assert (1, 2, 0, 0, u) in taken and not any(q[2] for q in taken), \
+        f"t's record taken while u's commit record was in flight, or u's not taken: {taken}"
+    tb.hold_tx = None
+    for q in tb.cpl_q:
+        q["held"] = False
+    assert (await _wait_done(tb, tag_u)) == (OK, 1), "TX_COMMIT of u"
+    st, res = await _wait_done(tb, tag_c)
+    assert st == OK and res == 1, f"TX_COMMIT of t {st:#x} {res}"
+    exp2 = bytearray(cur)
+    exp2[off2:off2 + 4] = diff2
+    assert tb.be.committed[x2] == bytes(exp2) and tb.be.committed[y] == upage[::-1]
+    for lp, want in ((x2, bytes(exp2)), (y, upage[::-1])):
+        st, _ = await cmd(READ, lp, 0, 0, 0x8000)
+        got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
+        assert st == OK and got == want, f"READ lpn {lp}"
+    assert not tb.be.resv and not tb.be.errors, tb.be.errors
+    assert int(dut.cnt_proto_err.value) == 0
+
+
+@pytest.mark.parametrize("frag_slots,txfrags,txfull,ptxq", [(2, 64, 3, 1), (4, 2, 1, 1), (4, 64, 3, 2)])
+def test_ats_wbuf_slog(frag_slots, txfrags, txfull, ptxq):
     params = {"NUM_SLOTS": 8, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
-              "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": 1,
+              "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": ptxq,
               "FRAG_SLOTS": frag_slots, "SLOG_TXFRAGS": txfrags, "SLOG_TXFULL": txfull}
     run(toplevel="ats_wbuf",
         sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
-        test_module="test_ats_wbuf_slog", test_dir=HERE, build_key=f"slog_f{frag_slots}_x{txfrags}_u{txfull}",
+        test_module="test_ats_wbuf_slog", test_dir=HERE, build_key=f"slog_f{frag_slots}_x{txfrags}_u{txfull}" + (f"_p{ptxq}" if ptxq != 1 else ""),
         parameters=params, public={})

@@ -1475,9 +1475,10 @@ module ats_wbuf #(
     // been open for a cycle and no READ executed its pages in the cycle before (README "Reads
     // during a commit"); not after a power failure (the dump issues it like any page)
     // (S-Log: a record of t with fragments also waits until every earlier request has completed
-    // except t's own data pages (slog_go_q, g_txo), so no earlier write / TRIM / commit of a
-    // fragment's LPN completes after the backend looked its base up: §11.3 "The record on the
-    // media interface", §11.4)
+    // except transactions' data pages, t's or another's (slog_go_q, g_txo), so no earlier write /
+    // TRIM / commit / record of a fragment's LPN completes after the backend looked its base up; a
+    // tx's data page changes no mapping at its completion: §11.3 "The record on the media
+    // interface", §11.4)
     logic               slog_go_q;
     assign cw_hold = (TX && hs_cmt_q && !dump_q && (!cw_ok_q || rd_act_q)) || (FR && hs_slog_q && !slog_go_q);
     always_comb begin
@@ -2170,35 +2171,34 @@ module ats_wbuf #(
         assign unused_txr = ^txr_set;
     end
 
-    // S-Log: per txid, its data pages in flight (issued, completion not taken: a page of t with
-    // rec RC_NONE, not a TRIM), counted from a side FIFO beside out_q (so no slot metadata is read
-    // at the completion). The head's record of t may go when every write-back in flight is one of
-    // t's (the total out_wr_q - out_rd_q equals t's count): registered from EN_B2 (hs_tx_q from
-    // EN_B); nothing is issued between EN_B2 and EN_D but by this engine, and completions only
-    // lower both counts, so a 1 seen at EN_C still holds at EN_D (architecture §11.4)
+    // S-Log: the transactions' data pages in flight (issued, completion not taken: a page with
+    // rec RC_NONE, not a TRIM, of a txid 1..NUM_TX, any txid), counted from a side FIFO beside
+    // out_q that also names each one's txid (so no slot metadata is read at the completion:
+    // txr_set). The head's record may go when every write-back in flight is such a page (the
+    // total out_wr_q - out_rd_q equals their count): the requests it waits for are the plain
+    // pages, TRIMs, COMMIT marks and commit / abort / S-Log records, whose completion may map or
+    // RELEASE a fragment's LPN (architecture §11.4); a tx's data page maps nothing at its
+    // completion (its commit does, an earlier request this record waits for, or a later one that
+    // completes after it). Registered every cycle; nothing is issued between EN_B2 and EN_D but by
+    // this engine, and a completion lowers the total, and the count too when it is such a page,
+    // so a 1 seen at EN_C still holds at EN_D
     if (FR) begin : g_txo
         localparam int OI_W = (NUM_TX > 1) ? $clog2(NUM_TX) : 1;   // txid - 1 (txids 1..NUM_TX)
         logic [OI_W:0]   od_q [NUM_SLOTS];        // per out_q entry: {a tx's data page, txid - 1}
-        logic [SLOT_W:0] oc_q [NUM_TX];           // per txid: its data pages in flight
-        logic [5:0]      hs_tx_q;
+        logic [SLOT_W:0] oc_q;                    // the tx data pages in flight (every txid)
         logic [OI_W:0]   od_in, od_out;
-        logic [SLOT_W:0] oc_hs;
         assign od_in  = {sl_rec_q[issue_slot] == RC_NONE && !sl_trim_q[issue_slot] && sl_tx_q[issue_slot] != 6'd0 &&
                          7'(sl_tx_q[issue_slot]) <= 7'(NUM_TX), OI_W'(sl_tx_q[issue_slot] - 6'd1)};
         assign od_out = od_q[out_rd_q[SLOT_W-1:0]];
         for (genvar i = 0; i < NUM_TX; i++) begin : g_txr
             assign txr_set[i] = cpl_fire && !cpl_ok && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i);
         end
-        assign oc_hs  = (hs_tx_q != 6'd0 && 7'(hs_tx_q) <= 7'(NUM_TX)) ? oc_q[OI_W'(hs_tx_q - 6'd1)] : '0;
         always_ff @(posedge clk) begin
             if (issue_fire) od_q[out_wr_q[SLOT_W-1:0]] <= od_in;
-            for (int i = 0; i < NUM_TX; i++)
-                oc_q[i] <= oc_q[i] + (SLOT_W + 1)'(issue_fire && od_in[OI_W] && od_in[OI_W-1:0] == OI_W'(i))
-                                   - (SLOT_W + 1)'(cpl_fire && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i));
-            if (en_q == EN_B) hs_tx_q <= sl_tx_q[hs_q];
-            slog_go_q <= (out_wr_q - out_rd_q) == oc_hs;
+            oc_q <= oc_q + (SLOT_W + 1)'(issue_fire && od_in[OI_W]) - (SLOT_W + 1)'(cpl_fire && od_out[OI_W]);
+            slog_go_q <= (out_wr_q - out_rd_q) == oc_q;
             if (rst) begin
-                for (int i = 0; i < NUM_TX; i++) oc_q[i] <= '0;
+                oc_q      <= '0;
                 slog_go_q <= 1'b0;
             end
         end
