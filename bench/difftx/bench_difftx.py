@@ -556,7 +556,7 @@ def make_point(name: str, txs: int, scale: float, seed: int, cfg: dict, raws: di
         modes[m]["traffic_vs_shadow"] = modes[m]["nand_bytes"] / modes["shadow"]["nand_bytes"]
         modes[m]["tps_vs_shadow"] = modes[m]["tps"] / modes["shadow"]["tps"]
     slog_dev = bool(cfg.get("frag_slots"))
-    model = model_point(wl, te, txs, cfg.get("frag_slots") or None)
+    model = model_point(wl, te, txs, cfg.get("frag_slots") or None, cfg.get("slog_lpns", 256))
     model["traffic_vs_shadow_measured"] = model["nand_bytes"] / modes["shadow"]["nand_bytes"]
     sd = modes["shadow_diffwrite"]
     parts = [len(split_for_device(tx, te)) for tx in wl]
@@ -626,10 +626,11 @@ def limit_point(wl, entries: int, txs: int, cfg: dict, modes: dict | None = None
     return out
 
 
-def model_point(wl, entries: int, txs: int, frag_slots: int | None = None) -> dict:
+def model_point(wl, entries: int, txs: int, frag_slots: int | None = None, lpns: int = 256) -> dict:
     """(a) as a model (not measured): the S-Log's NAND bytes for these transactions, and the same
-    model's full-page shadowing, whose ratio is `traffic_vs_shadow_model`."""
-    m = slog_nand(wl, split_for_device, entries, PAGE_BYTES, frag_slots=frag_slots, txfull=SLOG_TXFULL)
+    model's full-page shadowing, whose ratio is `traffic_vs_shadow_model`. lpns: the device's S-Log
+    index entries (config.json `slog_lpns`, absent at 256; b5_256_slog: 1,024), the merge trigger's base."""
+    m = slog_nand(wl, split_for_device, entries, PAGE_BYTES, frag_slots=frag_slots, txfull=SLOG_TXFULL, lpns=lpns)
     m["nand_bytes_per_tx"] = m["nand_bytes"] / txs
     m["shadow_nand_bytes_model"] = shadow_nand(wl, PAGE_BYTES)
     m["traffic_vs_shadow_model"] = m["nand_bytes"] / m["shadow_nand_bytes_model"]
@@ -650,14 +651,14 @@ def model_only(names, txs, scales, seed) -> None:
     fs = cfg.get("frag_slots") or None
     lim = nand_limits(cfg)
     print(f"B4 (a) S-Log: model, not measured ({PAGE_BYTES} B pages, threshold {THRESHOLD} B, tx tables {TX_ENTRIES}, "
-          f"FRAG slots {fs or 'unlimited'} ({CONFIG})); limit: the floor of NAND pages and tx/s at "
+          f"FRAG slots {fs or 'unlimited'}, index {cfg.get('slog_lpns', 256)} entries ({CONFIG})); limit: the floor of NAND pages and tx/s at "
           f"{lim['write_pages_per_s']:.0f} programs/s ({lim['bound']})")
     print(f"{'workload':>10} {'txs':>4} {'scale':>5} | {'WA':>5} {'KiB/tx':>8} {'log pg':>6} {'full pg':>7} "
           f"{'merges':>6} {'fallb':>5} | {'traffic/shadow':>14} {'tps/sh @NAND':>12} | {'floor WA':>8} "
           f"{'traffic':>7} {'tps/sh':>6}")
     for n in names:
         wl = gen_workload(SHAPES[n], txs[n], seed, scales[n], meta_base=0, data_base=SHAPES[n].meta_pool)
-        m = model_point(wl, TX_ENTRIES, txs[n], fs)
+        m = model_point(wl, TX_ENTRIES, txs[n], fs, cfg.get("slog_lpns", 256))
         f = limit_point(wl, TX_ENTRIES, txs[n], cfg)
         print(f"{n:>10} {txs[n]:>4} {scales[n]:>5} | {m['wa']:>5.2f} {m['nand_bytes_per_tx'] / 1024:>8.1f} "
               f"{m['log_pages']:>6} {m['full_pages']:>7} {m['merges']:>6} {m['fragment_fallbacks']:>5} | "
