@@ -261,7 +261,7 @@ module ats_ssd_core_tb #(
             urgent_wb_total <= urgent_wb_total + 1'b1;
         if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog)
             slog_rec_total <= slog_rec_total + 1'b1;
-        // (the write buffer's wait lets only its tx's own data pages be in flight then, §11.4)
+        // (the write buffer's wait lets only transactions' data pages, its own tx's or others', be in flight then, §11.4)
         if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog && wb_inflight != 0)
             slog_rec_beside <= slog_rec_beside + 1'b1;
         wb_inflight <= rst ? 32'd0 : wb_inflight + 32'(u_dut.wb_valid && u_dut.wb_ready)

@@ -548,8 +548,9 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
         done[t] = st
     # chained (half the cycles): each tx built after the previous one's commit was sent, its commit
     # sent at once, so its pages follow the previous record in the write-back order and are the
-    # only requests its own record does not wait for (architecture §11.4): the record's log pages
-    # may then be durable at the cut while one of its full pages is not (`gap_incomplete`)
+    # among the requests its own record does not wait for (transactions' data pages, architecture §11.4):
+    # the record's log pages may then be durable at the cut while one of its full pages is not
+    # (`gap_incomplete`)
     if chained:
         tb.stats["cut_chained"] = tb.stats.get("cut_chained", 0) + 1
         tasks = []

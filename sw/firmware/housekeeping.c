@@ -213,8 +213,8 @@ static void sl_pages(void) {
 }
 
 // ats_sl_rx_wait's port: rop 6 (epoch 0), the cycle counter and, between two reads, the drain's
-// work (ckpt.c): blocks handed out (the record may wait for its own full pages' issue, and they for a
-// block: BLK_NEED), grown bad blocks taken, then asleep until ACT (BLK_NEED or NEXT_SEQ changed, a
+// work (ckpt.c): blocks handed out (the record may wait for the issue of the data pages before it,
+// its own and other transactions', and they for a block: BLK_NEED), grown bad blocks taken, then asleep until ACT (BLK_NEED or NEXT_SEQ changed, a
 // completion), a bad block or SLOG_RX_POLL cycles (the record's last words raise no wake source)
 static int rx_ctr(void *ctx, uint32_t *used, uint32_t *rx) {
     (void)ctx;
