@@ -695,11 +695,31 @@ async def slog_random(dut):
     await tb.measure()
     await tb.run(STEPS)
     # rst empties a used index (README "The index": the tag RAMs' clear, SETS cycles, commands wait
-    # for it): `used` 0 at once, every slot empty, then the index works from empty again
+    # for it): `used` 0 at once, every slot empty, then the index works from empty again. The last
+    # set is filled first (every way, so slot SLOG_LPNS-1 holds an entry before rst); after rst a
+    # READ of that slot offered at once, with no idle, is taken exactly SETS cycles after the first
+    # edge with rst low (the clear's SETS edges take no command) and answers an empty slot
+    sets = tb.lpns // tb.ways
+    for k in range(8 * tb.ways):
+        if len(tb.m.idx[sets - 1]) == tb.ways:
+            break
+        await tb.do_reserve(t=tb.rng.randint(1, tb.num_tx), lpn=(sets - 1) + sets * k)
+    assert len(tb.m.idx[sets - 1]) == tb.ways, f"the last set not full before rst: {tb.m.idx[sets - 1]}"
     assert int(dut.used.value) > 0, "the index is empty before the reset check"
+    rst_low: list[int] = []                       # the source's cycle at each edge sampling rst low
+    every_edge(dut.clk, lambda: rst_low.append(tb.ix.cycle) if not int(dut.rst.value) and not rst_low else None)
     await tb.reset()
     tb.m = SlogRef(tb.pb, tb.num_tx, tb.lpns, tb.ways, tb.frags, tb.txfrags, tb.txfull)
     assert int(dut.used.value) == 0, f"used {int(dut.used.value)} after rst"
+    pause = tb.ix.pause
+    tb.ix.set_pause(None)
+    n0 = len(tb.ix.accept_cycles)
+    await tb.do_read(tb.lpns - 1, 255)
+    tb.ix.set_pause(pause)
+    assert rst_low, "no edge with rst low seen"
+    took = tb.ix.accept_cycles[n0] - rst_low[0]
+    assert took == sets, f"READ after rst taken {took} cycles after the first edge with rst low, want SETS = {sets}"
+    tb.cov["reset_clear_wait"] += 1
     await tb.dump()
     await tb.run(max(50, STEPS // 10))
     tb.cov["reset_used"] += 1
@@ -707,7 +727,7 @@ async def slog_random(dut):
     for need in ("reserve_0", "reserve_4", "reserve_2", "record_ok", "record_4", "record_7", "record_2",
                  "apply_0", "apply_6", "discard_0_frags1", "discard_6", "unreserve_0", "unreserve_6",
                  "release_0_True", "cf", "record_pages2", "lpgn_set", "bad_op", "record_ncf8", "decoded", "insert_0",
-                 "read_e_0", "read_f_0", "read_e_7", "read_f_7"):
+                 "read_e_0", "read_f_0", "read_e_7", "read_f_7", "reset_clear_wait"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     assert any(tb.cov[f"lookup_k{k}"] for k in range(2, tb.frags + 1)) or tb.frags == 1
 

@@ -136,7 +136,7 @@ module ats_backend_slog #(
         $fatal(1, "ats_backend_slog: PPN_W must be 1..32 (%m)");
     end
 
-    // ---- index: per way a tag RAM (asynchronous read) and a valid vector; one fragment RAM
+    // ---- index: per way a RAM of {valid, tag} words (cleared one set a cycle after rst); one fragment RAM
     typedef struct packed {
         logic [31:0]       lpn;
         logic              rsv;      // reserved (by owner)
@@ -819,23 +819,34 @@ module ats_backend_slog #(
     assign unused_ok = ^{fdw, flw, fdl, fll, fl_r, rel[1:0]};
 
 `ifndef SYNTHESIS
-    // invariants: a way's entry is never duplicated in its set; k never exceeds SLOG_FRAGS;
-    // a held record's pages are emitted only after the layout
-    always_ff @(posedge clk) if (!rst && !clr_q) begin
-        for (int w = 0; w < SLOG_WAYS; w++)
-            if (q_tagv[w][TAG_W]) begin
-                /* verilator lint_off UNUSEDSIGNAL */
-                tag_t t;                         // (sim only: lpn, owner, head unused here)
-                /* verilator lint_on UNUSEDSIGNAL */
-                t = q_tagv[w][TAG_W-1:0];
-                assert (32'(t.k) + 32'(t.pend) <= SLOG_FRAGS)
-                    else $error("%m: entry with more than SLOG_FRAGS fragments");
-                assert (t.pend == '0 || t.rsv)
-                    else $error("%m: pending fragments without a reservation");
-                for (int v = w + 1; v < SLOG_WAYS; v++)
-                    assert (!q_tagv[v][TAG_W] || tag_lpn(q_tagv[v]) != t.lpn)
-                        else $error("%m: an LPN twice in one set");
-            end
+    // invariants: a way's entry is never duplicated in its set; k never exceeds SLOG_FRAGS; no tag
+    // write during the clear after rst; a tag write's way was valid as the RAM holds it now exactly
+    // when the operation read it valid (t_vld_q, what `used` counts from); `used` never exceeds
+    // SLOG_LPNS; a held record's pages are emitted only after the layout
+    always_ff @(posedge clk) if (!rst) begin
+        if (clr_q) begin
+            assert (!tw_en) else $error("%m: a tag write during the clear after rst");
+        end else begin
+            for (int w = 0; w < SLOG_WAYS; w++)
+                if (q_tagv[w][TAG_W]) begin
+                    /* verilator lint_off UNUSEDSIGNAL */
+                    tag_t t;                         // (sim only: lpn, owner, head unused here)
+                    /* verilator lint_on UNUSEDSIGNAL */
+                    t = q_tagv[w][TAG_W-1:0];
+                    assert (32'(t.k) + 32'(t.pend) <= SLOG_FRAGS)
+                        else $error("%m: entry with more than SLOG_FRAGS fragments");
+                    assert (t.pend == '0 || t.rsv)
+                        else $error("%m: pending fragments without a reservation");
+                    for (int v = w + 1; v < SLOG_WAYS; v++)
+                        assert (!q_tagv[v][TAG_W] || tag_lpn(q_tagv[v]) != t.lpn)
+                            else $error("%m: an LPN twice in one set");
+                end
+            if (tw_en)
+                assert (t_vld_q[tw_way] == q_tagv[tw_way][TAG_W])
+                    else $error("%m: a tag write's way valid %0d, read as %0d", q_tagv[tw_way][TAG_W],
+                                t_vld_q[tw_way]);
+        end
+        assert (32'(used_q) <= SLOG_LPNS) else $error("%m: used %0d above SLOG_LPNS", used_q);
         if (es_q == E_OUT) assert (rs_q == R_EMIT) else $error("%m: pages out without a record");
         // a body word lies inside the fragment it is taken for
         if (m_lp_valid && ow_data_word)
