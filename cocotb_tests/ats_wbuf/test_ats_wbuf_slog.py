@@ -12,7 +12,9 @@ An S-Log record taken while any earlier request but a transaction's data page (i
 is in flight is an error (§11.4's wait: a plain page, TRIM, COMMIT mark or record in flight); one
 taken beside its own pages in flight and one beside another transaction's are required at seed 1,
 and `run_slog_beside_other` holds another transaction's page in flight until the record has been
-taken (the buffer's earlier wait, for every request but the transaction's own pages, never sends it).
+taken (the buffer's earlier wait, for every request but the transaction's own pages, never sends it),
+then holds the other transaction's commit record, and (PTXQ 2) its COMMIT WRITE's mark page, in
+flight: the record must wait for each.
 
 Random commands (DIFFWRITEs of random ranges, some past the page, tx and plain WRITEs, COMMIT
 writes, tx and plain READs of 1-2 pages, TX_COMMIT / TX_ABORT / TX_BEGIN, FLUSH; the threshold
@@ -243,6 +245,7 @@ class TB:
         self.inflight: list[dict] = []           # those requests, in order
         self.slow_tx = None                      # the tx whose TX_COMMIT is being run
         self.hold_tx = None                      # a tx whose data pages' completions are held (run_slog_beside_other)
+        self.hold_cm = None                      # a tx whose COMMIT mark's (RC_CMARK page's) completion is held
         self.rd_q: list[tuple[int, list[int], int]] = []   # pages to answer (tag, words, status)
         self.rd_cur = None
         self.hrd_pend = self.rdd_pend = False
@@ -369,7 +372,7 @@ class TB:
                 # of transactions, its own or others' (a fragment's base is looked up when its
                 # descriptor is taken: an earlier write / TRIM / commit / record of that LPN
                 # completing later would change it; a tx's data page maps nothing at completion)
-                data = [q for q in self.inflight if q["op"] == 0 and q["rec"] == 0 and q["txid"]]
+                data = [q for q in self.inflight if q["op"] == 0 and q["rec"] == 0 and 0 < q["txid"] <= NUM_TX]
                 if len(data) < len(self.inflight):
                     self.be.errors.append(f"S-Log record of tx {rq['txid']} taken while a request other than a "
                                           f"tx's data page was in flight: "
@@ -420,7 +423,8 @@ class TB:
             # they are in flight, §11.4)
             slow = rq["op"] == 0 and rq["rec"] == 0 and self.slow_tx is not None and rq["txid"] and \
                 (rq["txid"] == self.slow_tx or self.rng.random() < 0.5) and self.rng.random() < 0.5
-            rq["held"] = rq["op"] == 0 and rq["rec"] == 0 and rq["txid"] == self.hold_tx and self.hold_tx is not None
+            rq["held"] = rq["op"] == 0 and rq["txid"] and (rq["rec"] == 0 and rq["txid"] == self.hold_tx or
+                                                           rq["rec"] == 1 and rq["txid"] == self.hold_cm)
             rq["t_done"] = self.cyc + (self.rng.randrange(300, 1200) if slow else self.rng.randrange(10, 150))
             self.cpl_q.append(rq)                 # applied (durable) when its completion is sent
 
@@ -841,7 +845,9 @@ async def run_slog_beside_other(dut):
     backend model; t's record (one fragment of x) must be taken within a bound while u's page is
     still in flight, then both complete in request order: t's commit OK with the fragment on x's
     committed base, u's commit OK, x and y read back. Random idle / backpressure on every stream;
-    the wait for every request but t's own pages (the rule before) times out here."""
+    the wait for every request but t's own pages (the rule before) times out here. Then u's commit
+    record held: t's record must wait for it; and (PTXQ 2) u's COMMIT WRITE's mark page held: t's
+    record must wait for it too (a wait counting COMMIT marks as data pages fails here)."""
     seed = int(os.environ.get("ATS_SEED", "1"))
     rng = random.Random(seed * 15485863 + int(dut.FRAG_SLOTS.value))
     tb = TB(dut, rng)
@@ -953,6 +959,48 @@ async def run_slog_beside_other(dut):
         st, _ = await cmd(READ, lp, 0, 0, 0x8000)
         got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
         assert st == OK and got == want, f"READ lpn {lp}"
+    if int(dut.PTXQ.value) >= 2:
+        # an earlier COMMIT mark of another tx in flight is waited for too (its completion maps u's
+        # pages): u's COMMIT WRITE of y (its RC_CMARK page) held, t's TX_COMMIT taken meanwhile (PTXQ 2:
+        # both pending at once); t's record must not be taken before the mark has completed (a wait
+        # that counted COMMIT marks as data pages would send it)
+        x3 = rng.choice([lp for lp in range(NUM_LBAS - 1) if lp != y])
+        put(0x1000, base)
+        assert (await cmd(WRITE, x3, 0, 0, 0x1000))[0] == OK
+        assert (await cmd(FLUSH))[0] == OK
+        diff3 = bytes(rng.randrange(256) for _ in range(4))
+        off3 = 4 * rng.randrange(pw - 1)
+        put(0x1000, diff3)
+        assert (await cmd(DIFFWRITE, x3, t, 0, 0x1000, off3 | 4 << 16))[0] == OK
+        tb.hold_cm = u
+        upage3 = bytes(rng.randrange(256) for _ in range(pb))
+        put(0x2000, upage3)
+        n_log = len(tb.be.log)
+        tag_w = await cmd(WRITE, y, u, COMMIT_F, 0x2000, wait=False)
+        for _ in range(5000):
+            if any(q["op"] == 0 and q["rec"] == 1 and q["txid"] == u for q in tb.be.log[n_log:]):
+                break
+            await RisingEdge(dut.clk)
+        tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
+        for _ in range(rng.randrange(1500, 2500)):
+            await RisingEdge(dut.clk)
+        taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
+        assert (0, 1, 0, y, u) in taken and not any(q[2] for q in taken), \
+            f"t's record taken while u's COMMIT mark was in flight, or u's mark not taken: {taken}"
+        tb.hold_cm = None
+        for q in tb.cpl_q:
+            q["held"] = False
+        st, _ = await _wait_done(tb, tag_w)
+        assert st == OK, f"COMMIT WRITE of u {st:#x}"
+        st, res = await _wait_done(tb, tag_c)
+        assert st == OK and res == 1, f"TX_COMMIT of t {st:#x} {res}"
+        exp3 = bytearray(base)
+        exp3[off3:off3 + 4] = diff3
+        assert tb.be.committed[x3] == bytes(exp3) and tb.be.committed[y] == upage3
+        for lp, want in ((x3, bytes(exp3)), (y, upage3)):
+            st, _ = await cmd(READ, lp, 0, 0, 0x8000)
+            got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
+            assert st == OK and got == want, f"READ lpn {lp}"
     assert not tb.be.resv and not tb.be.errors, tb.be.errors
     assert int(dut.cnt_proto_err.value) == 0
 
