@@ -39,7 +39,7 @@ from cocotb.triggers import ClockCycles, Event, RisingEdge, with_timeout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_ats_ssd_core as core  # noqa: E402  (the TB; its cocotb test is not collected here)
 from atstb.nand_page_model import bytes_to_words  # noqa: E402
-from atstb.recovery_oracle import read_lpn, recover, slog_records_on_dies  # noqa: E402
+from atstb.recovery_oracle import F_ABORT, F_COMMIT, _decode, read_lpn, recover, slog_records_on_dies  # noqa: E402
 from atstb.streams import every_edge  # noqa: E402
 
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_TRIM = (
@@ -63,7 +63,7 @@ class SlogTB(core.TB):
                   "tx_reads_own", "reads_checked", "plain_writes", "trims", "flushes", "merges",
                   "merges_stale", "merges_none", "contended", "contended_frag", "contended_rmw",
                   "oracle_lbas", "oracle_slog_records", "recovered_frags", "mixed_records", "gap_records",
-                  "gap_incomplete",
+                  "gap_incomplete", "gap_other", "other_cycles",
                   "cut_mid", "cut_tx_new", "cut_tx_old", "cut_tx_done"):
             self.stats.setdefault(k, 0)
 
@@ -500,7 +500,7 @@ async def merge_actor(tb: SlogTB, m: Model, rng: random.Random, gen: int, done: 
             m.note(x, f"MERGE st {st}")
 
 
-async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int) -> dict:
+async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int, other: bool = False) -> dict:
     """After the clean part (everything durable and read back): up to 4 transactions, each a full page
     (WRITE) and small DIFFWRITEs of mapped LBAs (an S-Log record with full META-PUs), committed at
     once; the power is cut at a random cycle while the commits are in flight (or after them). Returns
@@ -509,10 +509,16 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
     mapped = [x for x in range(m.nlbas) if len(m.cands(x)) == 1 and m.cands(x)[0] != m.zero]
     rng.shuffle(mapped)
     txs = {}
-    for t in range(1, min(tb.ntx, 4) + 1):
-        if len(mapped) < 2:
-            break
-        txs[t] = [mapped.pop() for _ in range(min(len(mapped), rng.randint(2, 4)))]
+    if other:
+        # the `other` power cycles (run_slog): t = 1 (a full page and fragments), then u = 2 (5-6
+        # full pages, written back behind t's), then at once t's commit, then u's
+        txs[2] = [mapped.pop() for _ in range(min(len(mapped) - 2, rng.randint(5, 6)))]
+        txs[1] = [mapped.pop() for _ in range(min(len(mapped), rng.randint(2, 3)))]
+    else:
+        for t in range(1, min(tb.ntx, 4) + 1):
+            if len(mapped) < 2:
+                break
+            txs[t] = [mapped.pop() for _ in range(min(len(mapped), rng.randint(2, 4)))]
     new: dict[int, dict] = {}
 
     # chained (half the cycles, below): two full pages a tx (more dies busy with its pages)
@@ -521,7 +527,7 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
     async def build(t, lbas):
         ev = {x: [] for x in lbas}
         for i, x in enumerate(lbas):
-            if i == 0 or (chained and i == 1) or rng.random() < 0.15:   # a full page of t (sometimes two)
+            if i == 0 or (chained and i == 1) or (other and t == 2) or rng.random() < 0.15:   # a full page
                 words = [rng.getrandbits(32) for _ in range(pw)]
                 st, _ = await tb.do(OP_WRITE, lba=x, txid=t, dptr=tb.buf(words))
                 ev[x] = [("full", tuple(words))]
@@ -551,6 +557,56 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
     # among the requests its own record does not wait for (transactions' data pages, architecture §11.4):
     # the record's log pages may then be durable at the cut while one of its full pages is not
     # (`gap_incomplete`)
+    if other:
+        # u's pages are written back (in order, as soon as the backend takes them) after t's, just
+        # before t's record, which waits for none of them (architecture §11.4); u commits after t's
+        # record. The cut: right after the k-th NAND program since t's first WRITE (k around t's
+        # record's program), or at once when both commits have completed
+        p0 = int(tb.dut.cnt_nand_prog.value)
+        # the firmware model hands out no block until a page has waited for `starve` cycles
+        # (test_ats_ssd_core.py `_firmware`): a die whose block ends under u's pages holds them
+        # while the other dies program t's record
+        tb.fw_cycles, tb.starve = 0, rng.randint(1000, 4000)
+        # a reader of the other mapped LBAs (NAND reads: a channel busy with them delays the
+        # programs of its dies, u's among them, while the other channel programs t's record)
+        rd_lbas = [x for x in mapped]
+
+        async def reader():
+            while gen == tb.gen and len(done) < len(new) and rd_lbas:
+                x = rng.choice(rd_lbas)
+                st, got = await tb.read(x)
+                if gen != tb.gen:
+                    return
+                if st != OK:
+                    tb.errors.append(f"cut phase (other): READ lba {x}: status {st:#x}")
+                    return
+                if check_read(tb, f"cut phase (other): READ lba {x}", got, m.cands(x), m, x) == 1:
+                    tb.stats["reads_checked"] += 1
+        readers = []
+        for t in (1, 2):
+            if t == 2:
+                readers = [cocotb.start_soon(reader()) for _ in range(3)]
+            await build(t, txs[t])
+            if tb.errors or gen != tb.gen:
+                return {}
+        tasks = readers + [cocotb.start_soon(commit(1, 0)), cocotb.start_soon(commit(2, rng.randint(1, 40)))]
+        k = rng.randint(len(txs[2]), len(txs[2]) + len(txs[1]) + 2)
+        n = 0
+        while len(done) < len(new) and n < 2_000_000 and int(tb.dut.cnt_nand_prog.value) - p0 < k:
+            await RisingEdge(tb.dut.clk)
+            n += 1
+        at_cut = dict(done)
+        tb.dut._log.info("cut phase (other): t 1 %d lbas, u 2 %d pages, cut after %d cycles at program %d, "
+                         "commits completed %s", len(txs[1]), len(txs[2]), n, k, sorted(at_cut))
+        tb.stats["cut_mid"] += len(at_cut) < len(new)
+        tb.stats["cut_tx_done"] += len(at_cut)
+        await tb.cut()
+        for w in tb.waiting.values():
+            w[0].set()
+        await cocotb.triggers.Combine(*tasks)
+        tb.waiting.clear()
+        tb.free_tags = list(range(64))
+        return {t: (sorted(new[t]), new[t], at_cut.get(t)) for t in new}
     if chained:
         tb.stats["cut_chained"] = tb.stats.get("cut_chained", 0) + 1
         tasks = []
@@ -588,7 +644,7 @@ async def cut_phase(tb: SlogTB, m: Model, thr: int, rng: random.Random, gen: int
     return {t: (sorted(new[t]), new[t], at_cut.get(t)) for t in new}
 
 
-async def slog_cycle(tb: SlogTB, ntx: int):
+async def slog_cycle(tb: SlogTB, ntx: int, other: bool = False):
     rng = tb.rng
     await tb.power_on()
     thr = rng.choice([64, 128, 256, 512])
@@ -599,15 +655,26 @@ async def slog_cycle(tb: SlogTB, ntx: int):
     m = Model(tb.pw, min(tb.num_lbas, 48))
     gen = tb.gen
     done = [False]
-    acts = [cocotb.start_soon(tx_actor(tb, m, t, ntx, thr_eff, random.Random(rng.getrandbits(32)), gen))
-            for t in range(1, min(tb.ntx, 4) + 1)]
-    acts += [cocotb.start_soon(plain_actor(tb, m, 3 * ntx, random.Random(rng.getrandbits(32)), gen))
-             for _ in range(2)]
-    mg = cocotb.start_soon(merge_actor(tb, m, random.Random(rng.getrandbits(32)), gen, done))
-    for a in acts:
-        await a
-    done[0] = True
-    await mg
+    if other:
+        # (run_slog's `other` cycles) no workload: 20-44 LBAs written plainly (the dies' open blocks
+        # near their ends), then the cut phase
+        for x in range(rng.randint(20, 44)):
+            words = [rng.getrandbits(32) for _ in range(tb.pw)]
+            st, _ = await tb.do(OP_WRITE, lba=x, dptr=tb.buf(words))
+            if st != OK:
+                tb.errors.append(f"other cycle: WRITE lba {x}: status {st:#x}")
+                return
+            m.committed[x] = [tuple(words)]
+    else:
+        acts = [cocotb.start_soon(tx_actor(tb, m, t, ntx, thr_eff, random.Random(rng.getrandbits(32)), gen))
+                for t in range(1, min(tb.ntx, 4) + 1)]
+        acts += [cocotb.start_soon(plain_actor(tb, m, 3 * ntx, random.Random(rng.getrandbits(32)), gen))
+                 for _ in range(2)]
+        mg = cocotb.start_soon(merge_actor(tb, m, random.Random(rng.getrandbits(32)), gen, done))
+        for a in acts:
+            await a
+        done[0] = True
+        await mg
     if tb.errors:
         return
     # clean end: FLUSH, every LBA read back, the cut, the recovery oracle
@@ -623,7 +690,7 @@ async def slog_cycle(tb: SlogTB, ntx: int):
             tb.stats["reads_checked"] += 1
     tb.stats["slog_lpgn"] = tb.stats.get("slog_lpgn", 0) + int(tb.dut.slog_lpgn.value) - lpgn0
     # then mixed transactions committed at once and the cut among their commits
-    cut_txs = await cut_phase(tb, m, thr_eff, rng, gen) if not tb.errors else {}
+    cut_txs = await cut_phase(tb, m, thr_eff, rng, gen, other) if not tb.errors else {}
     if tb.errors:
         return
     if not cut_txs:
@@ -644,6 +711,8 @@ async def slog_cycle(tb: SlogTB, ntx: int):
     # records durable after the gap without all their full pages (not applied: §10.5 step 3)
     tb.stats["gap_incomplete"] += rec.slog_incomplete
     tb.stats["recovered_frags"] += sum(len(f) for f in rec.frags.values())
+    if other and cut_txs:
+        gap_other(tb, rec, cut_txs)
     tb.stats["mixed_records"] += sum(1 for r in slog_records_on_dies(rec, tb.geo)
                                      if any(mp.is_diff for mp in r.metas) and any(not mp.is_diff for mp in r.metas))
     if rec.slog_full_mismatch:
@@ -683,7 +752,47 @@ async def slog_cycle(tb: SlogTB, ntx: int):
         else:
             tb.stats["cut_tx_new" if is_new else "cut_tx_old"] += 1
             tb.stats["oracle_lbas"] += len(lbas)
-    tb.stats["slog_cycles"] += 1
+    tb.stats["other_cycles" if other else "slog_cycles"] += 1
+
+
+def gap_other(tb: SlogTB, rec, cut_txs: dict) -> None:
+    """`gap_other` (an `other` cycle): t's (txid 1) record applied after the gap (recovered new,
+    its commit point at or above the prefix's end) while one of u's (txid 2) pages, written before
+    t was built, has no valid copy on the dies, and every seq missing between the prefix's end and
+    the record's first log page is one of them: since the FLUSH the only requests before t's record
+    were u's and t's data pages, and t's are there (applied), so the first missing seq (the prefix's
+    end) is a page of u (persistence §10.5 step 3)."""
+    g = tb.geo
+    seqs, u_pages = set(), set()
+    for d, blocks in enumerate(rec.plan):
+        for blk in blocks:
+            for pg in range(g.ppb):
+                raw = rec.dies[d].row(blk, pg)
+                if raw is None:
+                    break
+                dec = _decode(g, raw)
+                if dec is None:
+                    continue
+                mt = dec[0]
+                seqs.add(mt.seq)
+                if mt.kind == 0 and mt.txid == 2 and not mt.flags & (F_COMMIT | F_ABORT):
+                    u_pages.add(mt.lpn)
+    lbas_t, pages_t, _ = cut_txs[1]
+    tb.dut._log.info("gap_other: prefix end %d, %d valid pages beyond it, records of tx 1 %s, u's pages missing %s",
+                     rec.prefix_end, sum(1 for q in seqs if q > rec.prefix_end), [(r.first_seq, r.commit_seq) for r in slog_records_on_dies(rec, g)
+                                                    if r.txid == 1],
+                     [x for x in cut_txs[2][0] if x not in u_pages])
+    if not all(tuple(bytes_to_words(d)) == pages_t[x] if isinstance(d := read_lpn(g, rec, x), bytes) else False
+               for x in lbas_t):
+        return                                        # t recovered old: no record applied
+    recs = [r for r in slog_records_on_dies(rec, g) if r.txid == 1 and r.commit_seq >= rec.prefix_end]
+    missing_u = [x for x in cut_txs[2][0] if x not in u_pages]
+    for r in recs:
+        holes = [s for s in range(rec.prefix_end, r.first_seq) if s not in seqs]
+        tb.dut._log.info("gap_other check: record of tx 1 seqs %d..%d, prefix end %d, holes %s, u's pages "
+                         "missing %s", r.first_seq, r.commit_seq, rec.prefix_end, holes, missing_u)
+        if holes and holes[0] == rec.prefix_end and missing_u and len(holes) <= len(missing_u):
+            tb.stats["gap_other"] = tb.stats.get("gap_other", 0) + 1
 
 
 @cocotb.test()
@@ -704,6 +813,15 @@ async def run_slog(dut):
         await slog_cycle(tb, ntx)
         if tb.errors:
             break
+    # then the `other` power cycles (short: 12 plain pages, then cut_phase(other=True)): u's pages
+    # written back, t built and committed (its record), u committed; the cut at a program around
+    # t's record's, so that t's record may be durable after the gap while one of u's earlier pages
+    # is not (`gap_other`, persistence §10.5 step 3)
+    others = int(os.environ.get("ATS_SLOG_OTHER", "8"))
+    for _ in range(others if not tb.errors else 0):
+        await slog_cycle(tb, ntx, other=True)
+        if tb.errors:
+            break
     tb.stats["slog_rsv_ok"] = int(dut.slog_rsv_total.value)
     tb.stats["slog_records_sent"] = int(dut.slog_rec_total.value)
     tb.stats["slog_records_beside"] = int(dut.slog_rec_beside.value)
@@ -714,7 +832,9 @@ async def run_slog(dut):
         Path(out).write_text(json.dumps(tb.stats))
     assert not tb.errors, "\n".join(tb.errors[:20])
     s = tb.stats
-    assert s["slog_cycles"] == cycles
+    assert s["slog_cycles"] == cycles and s["other_cycles"] == others
+    # a record applied after the gap with another tx's earlier page missing (seed 1: see the testplan)
+    assert others == 0 or s["gap_other"] > 0, "no record applied after the gap before another tx's missing page"
     assert s["slog_rsv_ok"] > 0, "no RESERVE answered OK: no fragment taken"
     assert s["slog_records_sent"] > 0 and s["slog_lpgn"] > 0, "no S-Log record sent / no log page accepted"
     assert s["oracle_slog_records"] > 0, "the recovery oracle found no S-Log record on the dies"
