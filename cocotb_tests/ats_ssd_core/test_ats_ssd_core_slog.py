@@ -39,7 +39,7 @@ from cocotb.triggers import ClockCycles, Event, RisingEdge, with_timeout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_ats_ssd_core as core  # noqa: E402  (the TB; its cocotb test is not collected here)
 from atstb.nand_page_model import bytes_to_words  # noqa: E402
-from atstb.recovery_oracle import F_ABORT, F_COMMIT, _decode, read_lpn, recover, slog_records_on_dies  # noqa: E402
+from atstb.recovery_oracle import F_ABORT, F_COMMIT, pages_on_dies, read_lpn, recover, slog_records_on_dies  # noqa: E402
 from atstb.streams import every_edge  # noqa: E402
 
 OP_READ, OP_WRITE, OP_DIFF, OP_BEGIN, OP_COMMIT, OP_ABORT, OP_FLUSH, OP_TRIM = (
@@ -764,19 +764,10 @@ def gap_other(tb: SlogTB, rec, cut_txs: dict) -> None:
     end) is a page of u (persistence §10.5 step 3)."""
     g = tb.geo
     seqs, u_pages = set(), set()
-    for d, blocks in enumerate(rec.plan):
-        for blk in blocks:
-            for pg in range(g.ppb):
-                raw = rec.dies[d].row(blk, pg)
-                if raw is None:
-                    break
-                dec = _decode(g, raw)
-                if dec is None:
-                    continue
-                mt = dec[0]
-                seqs.add(mt.seq)
-                if mt.kind == 0 and mt.txid == 2 and not mt.flags & (F_COMMIT | F_ABORT):
-                    u_pages.add(mt.lpn)
+    for _, mt, _ in pages_on_dies(rec, g):
+        seqs.add(mt.seq)
+        if mt.kind == 0 and mt.txid == 2 and not mt.flags & (F_COMMIT | F_ABORT):
+            u_pages.add(mt.lpn)
     lbas_t, pages_t, _ = cut_txs[1]
     tb.dut._log.info("gap_other: prefix end %d, %d valid pages beyond it, records of tx 1 %s, u's pages missing %s",
                      rec.prefix_end, sum(1 for q in seqs if q > rec.prefix_end), [(r.first_seq, r.commit_seq) for r in slog_records_on_dies(rec, g)

@@ -768,6 +768,34 @@ class _NoLuck(random.Random):
         return 0.99
 
 
+
+async def _directed_tb(dut, salt: int):
+    """The directed items' set-up: a TB whose backend model has no luck (no random refusals) and
+    the build's SLOG_TXFULL, started; `cmd` sends one command (tags 1, 2, ...) and waits for its
+    completion ((status, result); with wait=False it returns the tag), `put` writes a page's bytes
+    into host memory."""
+    seed = int(os.environ.get("ATS_SEED", "1"))
+    rng = random.Random(seed * salt + int(dut.FRAG_SLOTS.value))
+    tb = TB(dut, rng)
+    tb.be.rng = _NoLuck()
+    tb.be.txfull = int(dut.SLOG_TXFULL.value)
+    await tb.start(tb.pb - 16)
+    tags = iter(range(1, 200))
+
+    async def cmd(op, lba=0, txid=0, flags=0, dptr=0, aux=0, wait=True):
+        tag = next(tags)
+        while tb.disp is not None:
+            await RisingEdge(dut.clk)
+        tb.disp = dict(op=op, tag=tag, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
+                       dptr=dptr, aux=aux, epoch=1)
+        return (await _wait_done(tb, tag)) if wait else tag
+
+    def put(addr, data):
+        for i, w in enumerate(words_of(data)):
+            tb.mem[addr // 4 + i] = w
+
+    return rng, tb, cmd, put
+
 @cocotb.test()
 async def run_slog_refused_page(dut):
     """A data page of t refused (TX_FULL), then a small DIFFWRITE of its LPN x: the probe misses (x
@@ -775,26 +803,8 @@ async def run_slog_refused_page(dut):
     t's full pages. t's commit must send no S-Log record: the FRAG slot is converted (a full page of
     x of t written back, its bytes over the committed base) and the plain commit record follows
     (architecture §11.3, "Which FRAG slots become fragments")."""
-    seed = int(os.environ.get("ATS_SEED", "1"))
-    rng = random.Random(seed * 104729 + int(dut.FRAG_SLOTS.value))
-    tb = TB(dut, rng)
-    tb.be.rng = _NoLuck()
-    tb.be.txfull = int(dut.SLOG_TXFULL.value)
+    rng, tb, cmd, put = await _directed_tb(dut, 104729)
     pb, pw = tb.pb, tb.pw
-    await tb.start(pb - 16)
-    tags = iter(range(1, 200))
-
-    async def cmd(op, lba=0, txid=0, flags=0, dptr=0, aux=0):
-        tag = next(tags)
-        while tb.disp is not None:
-            await RisingEdge(dut.clk)
-        tb.disp = dict(op=op, tag=tag, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
-                       dptr=dptr, aux=aux, epoch=1)
-        return await _wait_done(tb, tag)
-
-    def put(addr, data):
-        for i, w in enumerate(words_of(data)):
-            tb.mem[addr // 4 + i] = w
 
     t, x = rng.randrange(1, NUM_TX + 1), rng.randrange(NUM_LBAS - 1)
     base = bytes(rng.randrange(256) for _ in range(pb))
@@ -848,26 +858,8 @@ async def run_slog_beside_other(dut):
     the wait for every request but t's own pages (the rule before) times out here. Then u's commit
     record held: t's record must wait for it; and (PTXQ 2) u's COMMIT WRITE's mark page held: t's
     record must wait for it too (a wait counting COMMIT marks as data pages fails here)."""
-    seed = int(os.environ.get("ATS_SEED", "1"))
-    rng = random.Random(seed * 15485863 + int(dut.FRAG_SLOTS.value))
-    tb = TB(dut, rng)
-    tb.be.rng = _NoLuck()
-    tb.be.txfull = int(dut.SLOG_TXFULL.value)
+    rng, tb, cmd, put = await _directed_tb(dut, 15485863)
     pb, pw = tb.pb, tb.pw
-    await tb.start(pb - 16)
-    tags = iter(range(1, 200))
-
-    async def cmd(op, lba=0, txid=0, flags=0, dptr=0, aux=0, wait=True):
-        tag = next(tags)
-        while tb.disp is not None:
-            await RisingEdge(dut.clk)
-        tb.disp = dict(op=op, tag=tag, lba=lba, nlb=0, txid=txid, flags=flags, attr=0, prio=0,
-                       dptr=dptr, aux=aux, epoch=1)
-        return (await _wait_done(tb, tag)) if wait else tag
-
-    def put(addr, data):
-        for i, w in enumerate(words_of(data)):
-            tb.mem[addr // 4 + i] = w
 
     t, u = rng.sample(range(1, NUM_TX + 1), 2)
     x, y = rng.sample(range(NUM_LBAS - 1), 2)

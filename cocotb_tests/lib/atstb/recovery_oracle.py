@@ -551,6 +551,18 @@ def slog_records_on_dies(rec, geo: Geometry) -> list:
     scan of persistence section 10.1 over `rec.dies` / `rec.plan` (a `recover` result), for tests'
     coverage counts (which records the device wrote), not for recovery."""
     pages = {}
+    for ppn, meta, data in pages_on_dies(rec, geo):
+        if meta.kind == KIND_LOG and meta.flags & F_SLOG:
+            lp = log_page(data, meta.seq, ppn, meta.epoch, geo.page_bytes)
+            if lp is not None:
+                pages[lp.lpgn] = lp
+    return find_records(pages, geo.page_bytes)[0]
+
+
+def pages_on_dies(rec, geo: Geometry):
+    """Every page of the dies' planned blocks that decodes (ECC and metadata), in plan order, each
+    block up to its first erased page: (ppn, meta, data), from `rec.dies` / `rec.plan` (a `recover`
+    result); for tests' coverage counts, not for recovery."""
     for d, blocks in enumerate(rec.plan):
         for blk in blocks:
             for pg in range(geo.ppb):
@@ -558,8 +570,5 @@ def slog_records_on_dies(rec, geo: Geometry) -> list:
                 if raw is None:
                     break
                 dec = _decode(geo, raw)
-                if dec is not None and dec[0].kind == KIND_LOG and dec[0].flags & F_SLOG:
-                    lp = log_page(dec[1], dec[0].seq, geo.ppn(d, blk, pg), dec[0].epoch, geo.page_bytes)
-                    if lp is not None:
-                        pages[lp.lpgn] = lp
-    return find_records(pages, geo.page_bytes)[0]
+                if dec is not None:
+                    yield geo.ppn(d, blk, pg), dec[0], dec[1]
