@@ -246,7 +246,8 @@ module ats_nand_subsys #(
         // command stage: one command, loaded when it and the fetch register are free
         logic              cmd_v_q, cmd_bad_q;
         logic [7:0]        cmd_tag_q, cmd_page_q;
-        logic [1:0]        cmd_op_q, cmd_way_q;
+        logic [2:0]        cmd_op_q;            // the page controller's op (NAND_OP_*)
+        logic [1:0]        cmd_way_q;
         logic [11:0]       cmd_block_q;
         logic [SLOT_W-1:0] cmd_slot_q;
         logic              fet_v_q;                      // fetch request waiting for the merge
@@ -286,11 +287,15 @@ module ats_nand_subsys #(
         assign ccmd_ready[c] = !init_q && !cmd_v_q && !fet_v_q;
         assign load          = ccmd_valid[c] && ccmd_ready[c];
 
-        assign init_iss     = init_q && 32'(init_iss_q) < WAYS;
-        assign pc_cmd_valid = init_q ? init_iss : (cmd_v_q && !cmd_bad_q);
-        assign pc_tag       = init_q ? 8'(init_iss_q) : cmd_tag_q;
-        assign pc_op        = init_q ? ats_nand_pkg::NAND_OP_RESET : {1'b0, cmd_op_q};
-        assign pc_way       = init_q ? 2'(init_iss_q) : cmd_way_q;
+        // the page controller's command comes from the command registers only (no init_q
+        // multiplexer in front of it: Fmax, docs/boards.md pnr_e17): the power-on RESETs are loaded
+        // into them, way 0 at rst, way i+1 at the edge that takes way i's RESET, so the controller
+        // sees, cycle for cycle, what a multiplexer on init_q would give it
+        assign init_iss     = init_q && pc_cmd_valid && pc_cmd_ready;     // a RESET taken
+        assign pc_cmd_valid = cmd_v_q && !cmd_bad_q;
+        assign pc_tag       = cmd_tag_q;
+        assign pc_op        = cmd_op_q;
+        assign pc_way       = cmd_way_q;
         assign init_fin[c]  = !init_q;
 
         always_ff @(posedge clk_ss) begin
@@ -299,17 +304,26 @@ module ats_nand_subsys #(
                 init_iss_q <= '0;
                 init_cpl_q <= '0;
             end else if (init_q) begin
-                if (pc_cmd_valid && pc_cmd_ready) init_iss_q <= init_iss_q + 1'b1;
+                if (init_iss) init_iss_q <= init_iss_q + 1'b1;
                 if (pc_cpl_valid) init_cpl_q <= init_cpl_q + 1'b1;
                 if (pc_cpl_valid && 32'(init_cpl_q) == WAYS - 1) init_q <= 1'b0;
             end
         end
 
+        // the next power-on RESET (way init_iss_q + 1) while one is taken and more remain
+        wire init_more = init_iss && 32'(init_iss_q) + 1 < WAYS;
         always_ff @(posedge clk_ss) begin
-            if (load) begin
+            if (rst || init_more) begin
+                cmd_bad_q   <= 1'b0;
+                cmd_tag_q   <= rst ? 8'd0 : 8'(init_iss_q + 1'b1);
+                cmd_op_q    <= ats_nand_pkg::NAND_OP_RESET;
+                cmd_way_q   <= rst ? 2'd0 : 2'(init_iss_q + 1'b1);
+                cmd_block_q <= '0;
+                cmd_page_q  <= '0;
+            end else if (load) begin
                 cmd_bad_q   <= in_bad;
                 cmd_tag_q   <= in_tag;
-                cmd_op_q    <= in_op;
+                cmd_op_q    <= {1'b0, in_op};
                 cmd_way_q   <= in_way;
                 cmd_block_q <= in_block;
                 cmd_page_q  <= in_page;
@@ -317,13 +331,13 @@ module ats_nand_subsys #(
                 fet_q       <= {in_tag, ccmd_slot[c*SLOT_W +: SLOT_W]};
             end
             if (rst) begin
-                cmd_v_q  <= 1'b0;
+                cmd_v_q  <= 1'b1;                 // way 0's power-on RESET
                 fet_v_q  <= 1'b0;
                 rd_cpl_q <= '0;
             end else begin
-                if (load) begin
+                if (load || init_more) begin
                     cmd_v_q <= 1'b1;
-                end else if ((!init_q && pc_cmd_valid && pc_cmd_ready) ||
+                end else if ((pc_cmd_valid && pc_cmd_ready) ||
                              (cm_valid[2*c+1] && cm_ready[2*c+1])) begin
                     cmd_v_q <= 1'b0;
                 end
@@ -376,7 +390,7 @@ module ats_nand_subsys #(
             .clk(clk_pg), .rst,
             .s_cmd_valid(pc_cmd_valid), .s_cmd_ready(pc_cmd_ready), .s_cmd_tag(pc_tag),
             .s_cmd_op(pc_op), .s_cmd_way(pc_way[WAY_W-1:0]),
-            .s_cmd_block(init_q ? 12'd0 : cmd_block_q), .s_cmd_page(init_q ? 8'd0 : cmd_page_q),
+            .s_cmd_block(cmd_block_q), .s_cmd_page(cmd_page_q),
             .s_cmd_slot(cmd_slot_q),
             .s_wdata_valid(s_ndata_valid[c]), .s_wdata_ready(s_ndata_ready[c]),
             .s_wdata_data(s_ndata_data[c*32 +: 32]), .s_wdata_last(s_ndata_last[c]),
@@ -411,8 +425,8 @@ module ats_nand_subsys #(
         // the dies' DQ and R/B# are compared apart (pin_chg, into act): the die models drive them from
         // their own processes, and in the watch vector they made Verilator build the whole vector at
         // every pass of its trigger loop instead of once a cycle (bench/sim/README.md "Instruction counts")
-`define ATS_CG_PAGE_IN {pc_cmd_valid, pc_tag, pc_op, pc_way, init_q ? 12'd0 : cmd_block_q, \
-        init_q ? 8'd0 : cmd_page_q, cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], \
+`define ATS_CG_PAGE_IN {pc_cmd_valid, pc_tag, pc_op, pc_way, cmd_block_q, \
+        cmd_page_q, cmd_slot_q, s_ndata_valid[c], s_ndata_data[c*32 +: 32], s_ndata_last[c], \
         pc_rd_ready, pc_cpl_ready}
         logic pin_chg;
 `ifdef ATS_SIM_CGATE
