@@ -195,6 +195,12 @@ for _mib in (256, 512, 1024, 2048, 4096):
 # 116 entries in use on (45 read-modify-writes) and the firmware's 3/4 trigger merged (104 programs):
 # WA 1.98 (bench/difftx/README.md "Diagnosis" item 2); at 1,024 the pool puts 2 LPNs on a set
 CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=32, slog_lpns=1024)
+# sim_slog with b5_256_slog's S-Log shape (issue 40's system test gap: the firmware at a 1,024-entry
+# index): 1,024 index entries (256 sets x 4 ways: LPN mod 256, the sim's 768 LBAs put at most 3 on a
+# set) and 32 FRAG slots (32 x 128 words of FRAG pages at 512-byte pages), 2 MiB of main RAM
+# (atomssd_soc.main_ram_size). tests/system/test_slog_fw.py, test_slog_ckpt.py, test_slog_device.py
+# run on it with ATS_LONG=1 (items `1k-*`); simulation only
+CONFIGS["sim_slog1k"] = replace(CONFIGS["sim_slog"], name="sim_slog1k", frag_slots=32, slog_lpns=1024)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:

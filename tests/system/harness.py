@@ -579,3 +579,117 @@ def fw_frags(text: str) -> tuple[int, dict[int, list[tuple]]]:
             out[int(mm.group(1))] = [tuple(int(x) for x in f.split("/")) for f in mm.group(2).split()]
     assert len(out) == int(m.group(2)), text[-1000:]
     return int(m.group(1)), out
+
+
+# ---- power cuts inside a checkpoint's S-Log section (located from the NAND trace)
+PROG_RE = re.compile(rb"die (\d+) PROGRAM block (\d+) page (\d+)")
+CK_HDR_WORDS = 4          # a checkpoint page's header: magic, version, index, count (docs/persistence.md §5)
+CK_FIXED = 8              # the stream's fixed words before the plans (§5)
+
+
+class NandTrace:
+    """The PROGRAMs the running simulator logs with ATS_NAND_TRACE=1 in its environment (sim/nand
+    ats_nand_store.cpp: one line a program, at the end of its tPROG), read from its log between runs."""
+
+    def __init__(self, sysm: "System"):
+        self.path = sysm.hp.stderr_path
+        self.pos = 0
+        self.new()
+
+    def new(self) -> list[tuple[int, int, int]]:
+        t = self.path.read_bytes()
+        end = t.rfind(b"\n") + 1
+        out = [tuple(map(int, m.groups())) for m in PROG_RE.finditer(t, self.pos, max(end, self.pos))]
+        self.pos = max(end, self.pos)
+        return out
+
+
+def ckpt_traced(sysm: "System", ck_blocks: tuple[int, int], step: int = 250, cut_page: int | None = None,
+                cut_span: int = 0, rng: random.Random | None = None, limit: int = 40_000_000) -> dict:
+    """Console `ckpt`, the simulation run in steps of `step` cycles with the NAND trace on: the die-0
+    checkpoint block it programs (one of `ck_blocks`) and the cycle each of its pages ended (to a step).
+    cut_page = j (>= 1): when page j - 1 has ended, a power cut armed at a cycle drawn from
+    1 .. cut_span later (cut_span: page j's time in a measured checkpoint), i.e. in page j's transfer
+    or tPROG. Returns block, ends, the answer (None if cut first), cut (the cut fired), cut_at."""
+    hp = sysm.hp
+    assert os.environ.get("ATS_NAND_TRACE"), "ckpt_traced needs ATS_NAND_TRACE=1 in the simulator's environment"
+    tr = NandTrace(sysm)
+    mark = len(hp.uart)
+    hp.uart_in("ckpt\n")
+    out = dict(block=None, ends=[], answer=None, cut=False, cut_at=None)
+    c0 = hp.cycle
+    while hp.cycle - c0 < limit and not hp.cut:
+        text = hp.uart[mark:].decode(errors="replace")
+        m = re.search(r"ckpt: (-?\d+)\s", text)
+        if m and "> " in text[m.end():]:
+            out["answer"] = int(m.group(1))
+            break
+        hp.run(step, 0)
+        for d, b, p in tr.new():
+            if d != 0 or b not in ck_blocks:
+                continue
+            if p == 0:                                  # (a housekeeping checkpoint may come first)
+                out["ends"] = []
+            out["block"] = b
+            assert p == len(out["ends"]), f"checkpoint page {p} after {len(out['ends'])} pages"
+            out["ends"].append(hp.cycle)
+            if cut_page is not None and p == cut_page - 1 and out["cut_at"] is None:
+                # (the ends are known to a step: 2 steps short of the measured page, so not past page j)
+                out["cut_at"] = hp.cycle + rng.randint(1, max(1, cut_span - 2 * step))
+                hp.arm_cut(CUT_CYCLE, out["cut_at"])
+    out["cut"] = hp.cut
+    assert out["cut"] or out["answer"] is not None, f"ckpt did not answer in {limit} cycles"
+    return out
+
+
+def slog_section_words(frags: dict[int, list]) -> int:
+    """The checkpoint's S-Log section for F = lpn -> fragments (docs/persistence.md §10.4): next LPGN,
+    count, then per LPN (lpn, base, |F|), 3 words a fragment and its 2-word seq."""
+    return 2 + sum(3 + 5 * len(f) for f in frags.values()) if frags else 0
+
+
+def section_cut_page(rng: random.Random, geo: Geometry, npages: int, frags: dict[int, list]) -> int | None:
+    """A page of a checkpoint of `npages` pages that holds S-Log section words: the section is the
+    stream's tail, so its last ceil(words / payload) pages do (at least one word each); page 0 never
+    (the cut is placed after the end of the page before it). None: no section."""
+    w = slog_section_words(frags)
+    if not w or npages < 2:
+        return None
+    per = geo.page_bytes // 4 - CK_HDR_WORDS
+    return rng.randint(max(1, npages - -(-w // per)), npages - 1)
+
+
+def ckpt_torn(images: list[Path], geo: Geometry, blk: int) -> dict:
+    """The checkpoint in die 0 block `blk` read from the image (docs/persistence.md §5, §10.4; no
+    firmware code): its version and page count (page 0's header), the pages complete in order
+    (CRC, kind, header), and `k0`, the page holding the stream's first S-Log section word (after the
+    fixed words, the plans, the bad list, the erase counts and the mapping pairs, read from the
+    complete pages); `in_section`: version 3 and the first page not complete is one of k0 .. n - 1."""
+    from atstb.recovery_oracle import CP_MAGIC, KIND_CKPT, DieImage, _decode
+    die0 = DieImage(images[0], geo)
+    pages: list[list[int]] = []
+    for pg in range(geo.ppb):
+        raw = die0.row(blk, pg)
+        dec = _decode(geo, raw) if raw is not None else None
+        if dec is None or dec[0].kind != KIND_CKPT:
+            break
+        w = [int.from_bytes(dec[1][k:k + 4], "little") for k in range(0, geo.page_bytes, 4)]
+        if w[0] != CP_MAGIC or w[2] != pg or (pages and w[1:4:2] != pages[0][1:4:2]):
+            break
+        pages.append(w)
+    out = dict(version=None, n=None, done=len(pages), k0=None, in_section=False)
+    if not pages:
+        return out
+    out["version"], out["n"] = pages[0][1], pages[0][3]
+    s = [x for w in pages for x in w[CK_HDR_WORDS:]]
+    try:
+        ndie, blocks, n_map, n_bad = s[0], s[1], s[3], s[7]
+        i = CK_FIXED
+        for _ in range(ndie):
+            i += 1 + s[i]
+    except IndexError:
+        return out
+    i += n_bad + (ndie * blocks + 1) // 2 + 2 * n_map
+    out["k0"] = i // (geo.page_bytes // 4 - CK_HDR_WORDS)
+    out["in_section"] = out["version"] == 3 and out["k0"] <= out["done"] < out["n"]
+    return out

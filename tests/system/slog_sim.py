@@ -33,6 +33,22 @@ from atstb.slog_ref import F_SLOG, CFlag, Frag, FragLoc, LogWriter  # noqa: E402
 GEO = Geometry(num_chan=2, ways=2, blocks=32, ppb=16, page_bytes=512, spare_bytes=64)
 
 
+def index_spread(rng: random.Random, n: int = 24, nlba: int = 768, sets: int = 256) -> list[int]:
+    """n LPNs below nlba for a backend S-Log index of `sets` sets (set = LPN mod sets, 4 ways:
+    rtl/backend/README_slog.md "The index"): the last set's LPNs (its last slots), whole columns
+    (s, s + sets, ...: several ways of one set) up to a third of n, the rest at random: entries over
+    the whole index, low and high slots."""
+    out = list(range(sets - 1, nlba, sets))
+    while len(out) < n // 3 + len(out[:1]) * 3:
+        s = rng.randrange(sets)
+        out += [x for x in range(s, nlba, sets) if x not in out]
+    while len(out) < n:
+        x = rng.randrange(nlba)
+        if x not in out:
+            out.append(x)
+    return sorted(out[:n])
+
+
 @dataclass
 class Req:
     seq: int
@@ -64,9 +80,13 @@ class Op:
 
 class SimDev:
     def __init__(self, rng: random.Random, geo: Geometry = GEO, nlpn: int = 24, max_lag: int = 6,
-                 p_slow: float = 0.0):
+                 p_slow: float = 0.0, lpns: list[int] | None = None):
         """p_slow: the share of programs 8 times slower (a die lagging behind the others: the gap the
-        other dies' complete records are decided across)."""
+        other dies' complete records are decided across). lpns: the LPNs written (default 0 .. nlpn - 1;
+        `index_spread` spreads them over a larger S-Log index); the random choices are the same
+        for the same count (a choice of the list draws as one of the range)."""
+        self.lpns = sorted(lpns) if lpns is not None else list(range(nlpn))
+        nlpn = len(self.lpns)
         self.rng, self.geo, self.nlpn, self.max_lag, self.p_slow = rng, geo, nlpn, max_lag, p_slow
         self.fmt = PageFormat(geo.page_bytes, geo.spare_bytes)
         self.reqs: list[Req] = []
@@ -259,14 +279,14 @@ class SimDev:
             x = rng.random()
             mapped = sorted(self.l2p)
             if x < 0.15 or len(mapped) < 4:
-                self.write(rng.randrange(self.nlpn))
+                self.write(rng.choice(self.lpns))
             elif x < 0.2:
                 self.trim(rng.choice(mapped))
             elif x < 0.3:
-                self.tx(rng.randint(1, 4), rng.sample(range(self.nlpn), rng.randint(1, 3)), abort=rng.random() < 0.2)
+                self.tx(rng.randint(1, 4), rng.sample(self.lpns, rng.randint(1, 3)), abort=rng.random() < 0.2)
             elif x < 0.75:
                 dl = rng.sample(mapped, rng.randint(1, min(4, len(mapped))))
-                fl = rng.sample([l for l in range(self.nlpn) if l not in dl], rng.randint(0, 2))
+                fl = rng.sample([l for l in self.lpns if l not in dl], rng.randint(0, 2))
                 frags = []
                 for l in dl:
                     if len(self.F.get(l, [])) >= 4:       # SLOG_FRAGS: the writer falls back to a full page
@@ -286,7 +306,7 @@ class SimDev:
             elif x < 0.95:
                 # an S-Log transaction (txid 5) open across other requests and checkpoints
                 if 5 not in self.opened:
-                    self.open_slog(5, rng.sample(range(self.nlpn), rng.randint(1, 2)))
+                    self.open_slog(5, rng.sample(self.lpns, rng.randint(1, 2)))
                 else:
                     fl = {r.meta.lpn for r in self.opened[5]}
                     c = [l for l in mapped if l not in fl and len(self.F.get(l, [])) < 4]
@@ -374,7 +394,7 @@ class SimDev:
                     k[l] = kk + 1
                 if ok:
                     apply(op)
-        return {l: content.get(l) for l in range(self.nlpn)}
+        return {l: content.get(l) for l in self.lpns}
 
     def _ident_ppn(self, ident) -> int | None:
         """The PPN of a version's base page (data pages are identified by their seq)."""

@@ -17,7 +17,10 @@ Before the checkpoint every LPN is read too (the loads). The old ckpt.c (F from 
 table, the bases from the fuzzy mapping) wrote the written LPNs' stale fragments over their new
 pages: their reads after the power cycle differ.
 
-`make test`: one seed (ATS_SLOG_CKPT_SEEDS sets more)."""
+`make test`: one seed (ATS_SLOG_CKPT_SEEDS sets more). ATS_LONG=1 (`make test-long`) adds the same
+items on `sim_slog1k` (items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main RAM; the
+writer's 24 LPNs spread over the index, slog_sim.index_spread) and `test_slog_ckpt_cut_in_section` on
+both: a power cut while the firmware programs a page of a checkpoint's S-Log section."""
 from __future__ import annotations
 
 import os
@@ -33,8 +36,11 @@ sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
 from atstb.recovery_oracle import recover  # noqa: E402
 
-CFG = "sim_slog"
+LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 SEEDS = list(range(int(os.environ.get("ATS_SLOG_CKPT_SEEDS", "1"))))
+# (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` with ATS_LONG=1
+PARAMS = [pytest.param("sim_slog", s, id=str(s)) for s in SEEDS] + \
+    [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])]
 
 
 
@@ -51,15 +57,18 @@ def read_all(sysm, model: dict[int, bytes], where: str) -> None:
     assert not bad, f"{where}: LPNs read differently from the model: {bad} (uart: {sysm.uart_log})"
 
 
-def boot_with_fragments(tmp_path, seed):
+def boot_with_fragments(tmp_path, seed, cfg_name="sim_slog"):
     """slog_sim's images cut where the oracle has the most LPNs with fragments, booted: (sysm, geo,
-    the oracle's F, the model of every LPN, cut)."""
+    the oracle's F, the model of every LPN, cut). An index above 256 entries: the writer's LPNs spread
+    over it (slog_sim.index_spread)."""
     sim = harness.slog_sim()
-    exe, fw, cfg = harness.build(CFG)
+    exe, fw, cfg = harness.build(cfg_name)
     geo = sim.GEO
-    assert cfg.get("slog"), "the sim_slog configuration has the backend's S-Log"
+    assert cfg.get("slog"), f"the {cfg_name} configuration has the backend's S-Log"
     rng = random.Random(f"slogckpt{seed}")
-    dev = sim.SimDev(rng, p_slow=0.1)
+    nidx = cfg.get("slog_lpns", 256)
+    lpns = sim.index_spread(rng, 24, cfg["num_lbas"], nidx // 4) if nidx > 256 else None
+    dev = sim.SimDev(rng, p_slow=0.1, lpns=lpns)
     dev.random_ops(40)
     end = max(r.done for r in dev.reqs) + 1
     # the cut (after the writer's last checkpoint) whose recovery has the most LPNs with fragments
@@ -75,9 +84,9 @@ def boot_with_fragments(tmp_path, seed):
     assert len(ofr) >= 2, f"seed {seed}: no cut with fragments on 2 LPNs ({len(ofr)})"
     exp = dev.expected(cut)
     zero = bytes(geo.page_bytes)
-    model = {lpn: exp.get(lpn) or zero for lpn in range(dev.nlpn)}
+    model = {lpn: exp.get(lpn) or zero for lpn in dev.lpns}
 
-    sysm = harness.System(tmp_path / "run", seed, cfg_name=CFG, template=d)
+    sysm = harness.System(tmp_path / "run", seed, cfg_name=cfg_name, template=d)
     assert sysm.start(), "boot cut"
     boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
     assert "recovery: slog: loaded lpgn" in boot, f"no SLOAD at the boot:\n{boot[-2000:]}"
@@ -86,9 +95,9 @@ def boot_with_fragments(tmp_path, seed):
     return sysm, geo, ofr, model, cut, rng
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_slog_ckpt_from_hw_index(tmp_path, seed):
-    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed)
+@pytest.mark.parametrize("cfg,seed", PARAMS)
+def test_slog_ckpt_from_hw_index(tmp_path, cfg, seed):
+    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed, cfg)
     zero = bytes(geo.page_bytes)
     # full pages over LPNs with fragments, a TRIM of another: the backend RELEASEs their F
     lpns = sorted(ofr)
@@ -143,12 +152,12 @@ CORE = harness.ROOT / "rtl/core/ats_ssd_core.sv"
 @pytest.mark.skipif(".s_map_lpn(" not in CORE.read_text(),
                     reason="the core does not connect the backend's s_map_lpn (rtl/backend/README.md 'Transaction "
                            "commit'): a tx page of an LPN with fragments still reads them over it")
-@pytest.mark.parametrize("seed", SEEDS)
-def test_slog_tx_commit_releases(tmp_path, seed):
+@pytest.mark.parametrize("cfg,seed", PARAMS)
+def test_slog_tx_commit_releases(tmp_path, cfg, seed):
     """A transaction's full pages of LPNs with fragments (TX_BEGIN, WRITEs with the txid, TX_COMMIT):
     the COMMIT's applied mappings RELEASE their F in the backend (README "Transaction commit"); every
     LPN reads the model (t's pages whole), then after a checkpoint and a power cycle again."""
-    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed)
+    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed, cfg)
     lpns = sorted(ofr)
     rng.shuffle(lpns)
     t = 3
@@ -167,3 +176,64 @@ def test_slog_tx_commit_releases(tmp_path, seed):
     read_all(sysm, model, "after the power cycle")
     sysm.stop()
     assert not sysm.errors, sysm.errors
+
+
+def _cut_in_section(tmp_path, monkeypatch, cfg, seed):
+    """test_slog_ckpt_cut_in_section (ATS_LONG=1 only)."""
+    monkeypatch.setenv("ATS_NAND_TRACE", "1")           # the simulators log every PROGRAM (the cut's place)
+    sysm, geo, ofr, model, cut, rng = boot_with_fragments(tmp_path, seed, cfg)
+    from atstb.recovery_oracle import DieImage, checkpoint_blocks
+    ck_blocks = checkpoint_blocks(geo, DieImage(sysm.images[0], geo))
+    # a quarter of the LPNs with fragments written whole (the backend RELEASEs their F), then FLUSH
+    lpns = sorted(ofr)
+    rng.shuffle(lpns)
+    written = lpns[:len(lpns) // 4]
+    for lpn in written:
+        model[lpn] = rng.randbytes(geo.page_bytes)
+        sysm.dev.write(lpn, model[lpn])
+    sysm.dev.flush()
+    keep = {l: f for l, f in ofr.items() if l not in written}
+    # a checkpoint measured (its pages and their ends), then the same one again (nothing changed: the
+    # same pages) cut in a page holding S-Log section words, drawn from the tail the section fills
+    first = harness.ckpt_traced(sysm, ck_blocks)
+    assert first["answer"] == 0 and first["ends"], first
+    f_ck = harness.fw_frags(harness.console_answer(sysm, "slog"))[1]
+    assert f_ck == keep, f"the firmware's F after the checkpoint: {f_ck}, the hardware's {keep}"
+    j = harness.section_cut_page(rng, geo, len(first["ends"]), f_ck)
+    assert j is not None, (first, f_ck)
+    second = harness.ckpt_traced(sysm, ck_blocks, cut_page=j, rng=rng,
+                                 cut_span=first["ends"][j] - first["ends"][j - 1])
+    assert second["cut"], f"the cut aimed at checkpoint page {j} did not fire: {second}"
+    sysm.stop()
+    torn = harness.ckpt_torn(sysm.images, geo, second["block"])
+    assert torn["in_section"], f"the cut was not inside the S-Log section: aimed at page {j}, {torn}"
+    # the recovery: from the first checkpoint (the second is torn), its S-Log section is F; the
+    # oracle's F on the cut images, the model's bytes on every LPN
+    oracle = recover(sysm.images, geo, sysm.cfg["num_tx"])
+    assert oracle_frags(oracle) == keep, f"the oracle's F {oracle_frags(oracle)} != {keep}"
+    assert sysm.start(), "boot cut"
+    boot = sysm.hp.uart[:sysm.uart_mark].decode(errors="replace")
+    assert "recovery: checkpoint" in boot, boot[-2000:]
+    f_pc = harness.fw_frags(harness.console_answer(sysm, "slog"))[1]
+    assert f_pc == oracle_frags(oracle), f"F after the cut: fw {f_pc}, oracle {oracle_frags(oracle)}"
+    read_all(sysm, model, "after the cut inside the S-Log section")
+    sysm.stop()
+    # once more: from the checkpoint that recovery wrote
+    again = recover(sysm.images, geo, sysm.cfg["num_tx"])
+    assert oracle_frags(again) == keep, "the recovery's own checkpoint lost fragments"
+    assert sysm.start(), "boot cut"
+    read_all(sysm, model, "after a second power cycle")
+    sysm.stop()
+    assert not sysm.errors, sysm.errors
+    print(f"{cfg} seed {seed}: cut at page {torn['done']} of {torn['n']} (section from page {torn['k0']}, "
+          f"aimed at {j}), {len(keep)} LPNs with fragments ({sum(map(len, keep.values()))} fragments)")
+
+
+if LONG:
+    @pytest.mark.parametrize("cfg,seed", PARAMS)
+    def test_slog_ckpt_cut_in_section(tmp_path, monkeypatch, cfg, seed):
+        """A power cut while the firmware programs a page that holds its checkpoint's S-Log section
+        (located from the NAND trace of the same checkpoint written just before; the torn checkpoint's
+        pages read from the image show the place): the recovery from the checkpoint before it gives
+        the recovery oracle's F and the model's bytes on every LPN, and so does a second power cycle."""
+        _cut_in_section(tmp_path, monkeypatch, cfg, seed)

@@ -39,8 +39,15 @@ empties F at each page a COMMIT maps). ATS_SLOG_DEV_OVERLAP=0 gives each LBA's D
 plain WRITE / TRIM disjoint byte ranges (lanes) and a tx's full page only LBAs without fragments: the
 workload a backend without that RELEASE passes (stale fragments never show).
 
-`make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS);
-ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them)."""
+`make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS),
+and the same on `sim_slog1k` (items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main
+RAM); ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them).
+ATS_SLOG_DEV_SECT (ATS_LONG=1: 0.3, else 0): the share of the checkpoint cycles whose cut falls inside
+the checkpoint's S-Log section: after the checkpoint (measured with the NAND trace: its pages and their
+ends) the same checkpoint again, the host idle, cut while the firmware programs a page of its tail that
+the section fills (harness.section_cut_page); the torn checkpoint's pages read from the image must show
+the cut there (harness.ckpt_torn), and the recovery starts from the checkpoint before it. With the
+share > 0 at least one such cut is required (the last 3 cycles force one while none was)."""
 from __future__ import annotations
 
 import os
@@ -66,6 +73,10 @@ POOL = 24                 # LBAs the workload uses
 LANE = 60                 # bytes of a lane (4-60-byte DIFFWRITEs stay inside one)
 NTX = 4
 CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
+SECT_P = float(os.environ.get("ATS_SLOG_DEV_SECT", "0.3" if LONG else "0"))
+# (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` with ATS_LONG=1
+PARAMS = [pytest.param("sim_slog", s, id=str(s)) for s in SEEDS] + \
+    [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])]
 
 
 def mixed_records(oracle, geo) -> set[int]:
@@ -77,7 +88,14 @@ def mixed_records(oracle, geo) -> set[int]:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
-    return harness.format_template(tmp_path_factory.mktemp("slog_template"), "sim_slog")
+    """A formatted device per configuration (made at its first use)."""
+    made: dict[str, Path] = {}
+
+    def get(cfg: str) -> Path:
+        if cfg not in made:
+            made[cfg] = harness.format_template(tmp_path_factory.mktemp(f"{cfg}_template"), cfg)
+        return made[cfg]
+    return get
 
 
 class Host:
@@ -309,18 +327,40 @@ class Host:
             if self.rng.random() < 0.3:
                 self.poll(self.rng.randint(500, 20_000))
 
-    def checkpoint(self):
-        """Every command completed, then console `ckpt`: it must answer 0 (written)."""
+    def checkpoint(self, ck_blocks=None):
+        """Every command completed, then console `ckpt`: it must answer 0 (written). ck_blocks: with
+        the NAND trace (harness.ckpt_traced): returns its pages' ends."""
         for _ in range(400):
             if self.s.hp.cut or not self.s.dev.inflight:
                 break
             self.poll(50_000)
         if self.s.dev.inflight:
             self.s.hang("drain before the checkpoint")
-        out = harness.console_answer(self.s, "ckpt")
-        if not re.search(r"ckpt: 0\b", out):
+        if ck_blocks is not None:
+            tr = harness.ckpt_traced(self.s, ck_blocks)
+            ok, out = tr["answer"] == 0, f"ckpt: {tr['answer']}"
+        else:
+            out = harness.console_answer(self.s, "ckpt")
+            ok, tr = bool(re.search(r"ckpt: 0\b", out)), None
+        if not ok:
             self.violations.append(f"checkpoint {self.stats['ckpts'] + 1}: {out[-500:]!r}")
         self.stats["ckpts"] += 1
+        return tr if ok else None
+
+    def section_cut(self, first) -> tuple[int, int] | None:
+        """After the checkpoint `first` (measured), the same checkpoint again cut while a page of its
+        S-Log section is programmed: (the page aimed at, the checkpoint block), or None (no section:
+        F was empty, or one page)."""
+        frags = harness.fw_frags(harness.console_answer(self.s, "slog"))[1]
+        j = harness.section_cut_page(self.rng, self.s.geo, len(first["ends"]), frags)
+        if j is None:
+            return None
+        tr = harness.ckpt_traced(self.s, self.ck_blocks, cut_page=j, rng=self.rng,
+                                 cut_span=first["ends"][j] - first["ends"][j - 1])
+        if not tr["cut"]:
+            self.violations.append(f"the cut aimed at checkpoint page {j} did not fire: {tr}")
+            return None
+        return j, tr["block"]
 
     # ---- after a cut
     def verify(self, oracle, where):
@@ -375,36 +415,57 @@ class Host:
         self.trimmed = set()
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_slog_device_cuts(template, tmp_path, seed):
-    sysm = harness.System(tmp_path, seed, cfg_name="sim_slog", template=template)
-    assert sysm.cfg.get("frag_slots", 0) > 0, "sim_slog without FRAG slots"
+@pytest.mark.parametrize("cfg,seed", PARAMS)
+def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
+    if SECT_P > 0:
+        monkeypatch.setenv("ATS_NAND_TRACE", "1")       # the simulators log every PROGRAM (the cut's place)
+    sysm = harness.System(tmp_path, seed, cfg_name=cfg, template=template(cfg))
+    assert sysm.cfg.get("frag_slots", 0) > 0, f"{cfg} without FRAG slots"
+    from atstb.recovery_oracle import DieImage, checkpoint_blocks
     h = Host(sysm)
+    h.ck_blocks = checkpoint_blocks(sysm.geo, DieImage(sysm.images[0], sysm.geo))
     assert sysm.start(), "first boot was cut"
     st = h.stats
+    if SECT_P > 0:
+        st.update(sect_cuts=0, sect_aimed=0)
     frag_cuts = 0
     mixed: set[int] = set()
     while st["cuts"] < CUTS:
         n = h.rng.randint(20, 40)
-        ck = h.rng.random() < CKPT_P or (CKPT_P > 0 and st["cuts"] == CUTS - 1 and not st["ckpt_frags"])
+        # (ATS_SLOG_DEV_SECT: the cut inside a checkpoint's S-Log section; no draw while it is 0; the
+        # last 3 cycles force one while none was)
+        force = SECT_P > 0 and st["cuts"] >= CUTS - 3 and not st["sect_cuts"]
+        ck = h.rng.random() < CKPT_P or (CKPT_P > 0 and st["cuts"] == CUTS - 1 and not st["ckpt_frags"]) or force
         n1 = h.rng.randint(n // 2, n) if ck else 0      # a checkpoint after n1 steps; the cut after it
+        sect = ck and SECT_P > 0 and (h.rng.random() < SECT_P or force)
+        aimed = None
         if ck:
             h.workload(n1)
             if not sysm.hp.cut:
-                h.checkpoint()
-        c0 = sysm.hp.cycle
-        if h.rng.random() < 0.6:
-            sysm.hp.arm_cut(harness.CUT_CYCLE, c0 + h.rng.randint(2000, 6000 * (n - n1) + 2000))
-        h.workload(n - n1)
-        if not sysm.hp.cut:
-            for _ in range(400):
-                if sysm.hp.cut or not sysm.dev.inflight:
-                    break
-                h.poll(50_000)
-        if not sysm.hp.cut:
-            sysm.hp.cut_now()
+                first = h.checkpoint(h.ck_blocks if sect else None)
+                if sect and first is not None and not sysm.hp.cut:
+                    aimed = h.section_cut(first)
+        if aimed is None:
+            c0 = sysm.hp.cycle
+            if h.rng.random() < 0.6:
+                sysm.hp.arm_cut(harness.CUT_CYCLE, c0 + h.rng.randint(2000, 6000 * (n - n1) + 2000))
+            h.workload(n - n1)
+            if not sysm.hp.cut:
+                for _ in range(400):
+                    if sysm.hp.cut or not sysm.dev.inflight:
+                        break
+                    h.poll(50_000)
+            if not sysm.hp.cut:
+                sysm.hp.cut_now()
         st["cut_in_commit"] += any(not tx["done"] for tx in h.txs)
         sysm.stop()
+        if aimed is not None:
+            torn = harness.ckpt_torn(sysm.images, sysm.geo, aimed[1])
+            st["sect_aimed"] += 1
+            st["sect_cuts"] += torn["in_section"]
+            if not torn["in_section"]:
+                h.violations.append(f"seed {seed} cut {st['cuts'] + 1}: aimed at checkpoint page {aimed[0]}, "
+                                    f"not inside the S-Log section: {torn}")
         st["cuts"] += 1
         oracle = sysm.oracle()
         st["oracle_slog_records"] += oracle.slog_commits + oracle.slog_after_gap
@@ -432,4 +493,5 @@ def test_slog_device_cuts(template, tmp_path, seed):
     assert frag_cuts > 0, "no cut left fragments to recover"
     assert st["mixed_records"] > 0, "no S-Log record with both full-page and fragment META-PUs"
     assert CKPT_P == 0 or st["ckpts"] > 0 and st["ckpt_frags"] > 0, "no recovery from a checkpoint with fragments"
+    assert SECT_P == 0 or CKPT_P == 0 or st["sect_cuts"] > 0, "no cut inside a checkpoint's S-Log section"
     assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0

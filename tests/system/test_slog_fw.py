@@ -17,7 +17,10 @@ Then a second power cycle without writes: the firmware recovers from the version
 (ckpt.c) and must give the same F and reads.
 
 `make test`: one seed, the two most S-Log-heavy of a few random cuts (a record decided after the gap
-and F not empty); ATS_LONG=1 (`make test-long`): 6 seeds x 4 cuts; ATS_SLOG_FW_SEEDS / _CUTS override."""
+and F not empty); ATS_LONG=1 (`make test-long`): 6 seeds x 4 cuts, and 3 seeds x 4 cuts on `sim_slog1k`
+(items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main RAM; the writer's 24 LPNs
+spread over the index, slog_sim.index_spread); ATS_SLOG_FW_SEEDS / _CUTS override (both).
+ATS_SLOG_FW_CFG: that configuration only."""
 from __future__ import annotations
 
 import os
@@ -39,6 +42,10 @@ from atstb.recovery_oracle import DieImage, recover  # noqa: E402
 LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 CFG = os.environ.get("ATS_SLOG_FW_CFG", "sim_slog")
 SEEDS = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "6" if LONG else "1"))))
+SEEDS_1K = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "3"))))
+# (configuration, seed): CFG (ids: the seed, as before); with ATS_LONG=1 also `sim_slog1k` (ids 1k-<seed>)
+PARAMS = [pytest.param(CFG, s, id=f"1k-{s}" if CFG == "sim_slog1k" else str(s)) for s in SEEDS] + \
+    [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in SEEDS_1K if LONG and "ATS_SLOG_FW_CFG" not in os.environ]
 CUTS = int(os.environ.get("ATS_SLOG_FW_CUTS", "4" if LONG else "2"))
 
 
@@ -74,7 +81,7 @@ def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
     hw_merge = bool(sysm.cfg.get("slog"))
     if hw_merge and ofr and "recovery: slog: loaded lpgn" not in boot:
         errs.append(f"{where}: F not empty and no SLOAD line in the boot log")
-    for lpn in range(dev.nlpn):
+    for lpn in dev.lpns:
         try:
             got = sysm.dev.read(lpn)
         except DeviceError as e:                          # MEDIA_ERROR: the merge could not name a log page
@@ -105,15 +112,18 @@ def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
     return dict(zip(("log_pages", "read_again", "commits", "after_gap", "merges"), g))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_slog_recovery_on_soc(tmp_path, seed):
+@pytest.mark.parametrize("cfg_name,seed", PARAMS)
+def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
     sim = harness.slog_sim()
-    exe, fw, cfg = harness.build(CFG)
+    exe, fw, cfg = harness.build(cfg_name)
     geo = sim.GEO
     assert (cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], cfg["page_bytes"],
             cfg["spare_bytes"]) == (geo.num_chan, geo.ways, geo.blocks, geo.ppb, geo.page_bytes, geo.spare_bytes)
     rng = random.Random(f"slogfw{seed}")
-    dev = sim.SimDev(rng, p_slow=0.1)
+    # an index above 256 entries: the writer's LPNs spread over it (low and high slots, several ways)
+    nidx = cfg.get("slog_lpns", 256)
+    lpns = sim.index_spread(rng, 24, cfg["num_lbas"], nidx // 4) if nidx > 256 else None
+    dev = sim.SimDev(rng, p_slow=0.1, lpns=lpns)
     dev.random_ops(40)
     end = max(r.done for r in dev.reqs) + 1
     # candidate cuts after the last checkpoint; the oracle (cheap) ranks them by what they exercise
@@ -129,13 +139,13 @@ def test_slog_recovery_on_soc(tmp_path, seed):
     # every other cut with a firmware whose log-page cache holds 2 pages: records read their pages
     # again from the NAND (the path a long S-Log takes)
     small = tmp_path / "fw_cache2"
-    r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc' / CFG}",
+    r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc' / cfg_name}",
                         f"OUT={small}", "XCFLAGS=-DSLOG_CACHE=2"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     seen = {"log_pages": 0, "commits": 0, "after_gap": 0, "merges": 0, "read_again": 0}
     for k, (score, _, cut, d, rec) in enumerate(cands[:CUTS]):
         where = f"seed {seed} cut {cut}" + (" (2-page cache)" if k % 2 else "")
-        sysm = harness.System(tmp_path / f"run{cut}", seed, cfg_name=CFG, template=d)
+        sysm = harness.System(tmp_path / f"run{cut}", seed, cfg_name=cfg_name, template=d)
         if k % 2 and not os.environ.get("ATS_SYS_FW"):
             sysm.fw = small / "firmware.init"
         st = boot_and_check(sysm, geo, rec, dev, cut, where)
@@ -154,10 +164,10 @@ def test_slog_recovery_on_soc(tmp_path, seed):
     print(f"seed {seed}: the first cut's log pages {npg}")
     if npg >= 2 and not os.environ.get("ATS_SYS_FW"):
         ovf = tmp_path / "fw_pg"
-        r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc' / CFG}",
+        r = subprocess.run(["make", "-s", "-C", str(harness.ROOT / "sw/firmware"), f"SOC_DIR={harness.ROOT / 'build/soc' / cfg_name}",
                             f"OUT={ovf}", f"XCFLAGS=-DSLOG_PG={npg - 1}u"], capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
-        sysm = harness.System(tmp_path / "run_pg", seed, cfg_name=CFG, template=d)
+        sysm = harness.System(tmp_path / "run_pg", seed, cfg_name=cfg_name, template=d)
         sysm.fw = ovf / "firmware.init"
         sysm.boot_limit = 4_000_000
         with pytest.raises(AssertionError, match="did not come up"):
