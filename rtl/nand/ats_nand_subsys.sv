@@ -289,8 +289,9 @@ module ats_nand_subsys #(
 
         // the page controller's command comes from the command registers only (no init_q
         // multiplexer in front of it: Fmax, docs/boards.md pnr_e17): the power-on RESETs are loaded
-        // into them, way 0 at rst, way i+1 at the edge that takes way i's RESET, so the controller
-        // sees, cycle for cycle, what a multiplexer on init_q would give it
+        // into them, way 0 at rst, way i+1 at the edge that takes way i's RESET, so while s_cmd_valid
+        // is up the controller sees, cycle for cycle, what a multiplexer on init_q gave it (the idle
+        // payload after the last RESET differs: the controller reads it only with a valid)
         assign init_iss     = init_q && pc_cmd_valid && pc_cmd_ready;     // a RESET taken
         assign pc_cmd_valid = cmd_v_q && !cmd_bad_q;
         assign pc_tag       = cmd_tag_q;
@@ -310,21 +311,31 @@ module ats_nand_subsys #(
             end
         end
 
-        // the next power-on RESET (way init_iss_q + 1) while one is taken and more remain
+        // the next power-on RESET (way init_iss_q + 1) while one is taken and more remain: only the
+        // tag and the way change (load, in the other branch, never comes while init_q is up), so
+        // the acceptance of a RESET enables 10 registers, not the whole command
         wire init_more = init_iss && 32'(init_iss_q) + 1 < WAYS;
         always_ff @(posedge clk_ss) begin
-            if (rst || init_more) begin
+            if (rst) begin
+                cmd_tag_q <= 8'd0;
+                cmd_way_q <= 2'd0;
+            end else if (init_more) begin
+                cmd_tag_q <= 8'(init_iss_q + 1'b1);
+                cmd_way_q <= 2'(init_iss_q + 1'b1);
+            end else if (load) begin
+                cmd_tag_q <= in_tag;
+                cmd_way_q <= in_way;
+            end
+        end
+        always_ff @(posedge clk_ss) begin
+            if (rst) begin                        // way 0's power-on RESET (its tag, way: above)
                 cmd_bad_q   <= 1'b0;
-                cmd_tag_q   <= rst ? 8'd0 : 8'(init_iss_q + 1'b1);
                 cmd_op_q    <= ats_nand_pkg::NAND_OP_RESET;
-                cmd_way_q   <= rst ? 2'd0 : 2'(init_iss_q + 1'b1);
                 cmd_block_q <= '0;
                 cmd_page_q  <= '0;
             end else if (load) begin
                 cmd_bad_q   <= in_bad;
-                cmd_tag_q   <= in_tag;
                 cmd_op_q    <= {1'b0, in_op};
-                cmd_way_q   <= in_way;
                 cmd_block_q <= in_block;
                 cmd_page_q  <= in_page;
                 cmd_slot_q  <= ccmd_slot[c*SLOT_W +: SLOT_W];

@@ -638,6 +638,8 @@ def ckpt_traced(sysm: "System", ck_blocks: tuple[int, int], step: int = 250, cut
                 out["cut_at"] = hp.cycle + rng.randint(1, max(1, cut_span - 2 * step))
                 hp.arm_cut(CUT_CYCLE, out["cut_at"])
     out["cut"] = hp.cut
+    if not hp.cut and out["cut_at"] is not None:
+        hp.arm_cut(CUT_NONE, 0)                         # (the checkpoint ended first: not left armed)
     assert out["cut"] or out["answer"] is not None, f"ckpt did not answer in {limit} cycles"
     return out
 

@@ -35,11 +35,12 @@ GEO = Geometry(num_chan=2, ways=2, blocks=32, ppb=16, page_bytes=512, spare_byte
 
 def index_spread(rng: random.Random, n: int = 24, nlba: int = 768, sets: int = 256) -> list[int]:
     """n LPNs below nlba for a backend S-Log index of `sets` sets (set = LPN mod sets, 4 ways:
-    rtl/backend/README_slog.md "The index"): the last set's LPNs (its last slots), whole columns
-    (s, s + sets, ...: several ways of one set) up to a third of n, the rest at random: entries over
-    the whole index, low and high slots."""
+    rtl/backend/README_slog.md "The index"): the last set's LPNs (its last slots), then whole columns
+    (s, s + sets, ...: several ways of one random set s) until at least n // 3 + 3 LPNs are taken (a
+    third of n besides the last set's 3; the last column may pass it), the rest at random: entries
+    over the whole index, low and high slots."""
     out = list(range(sets - 1, nlba, sets))
-    while len(out) < n // 3 + len(out[:1]) * 3:
+    while len(out) < n // 3 + 3:
         s = rng.randrange(sets)
         out += [x for x in range(s, nlba, sets) if x not in out]
     while len(out) < n:

@@ -433,8 +433,8 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     while st["cuts"] < CUTS:
         n = h.rng.randint(20, 40)
         # (ATS_SLOG_DEV_SECT: the cut inside a checkpoint's S-Log section; no draw while it is 0; the
-        # last 3 cycles force one while none was)
-        force = SECT_P > 0 and st["cuts"] >= CUTS - 3 and not st["sect_cuts"]
+        # last 3 cycles force one while none was, unless ATS_SLOG_DEV_CKPT=0: no checkpoints at all)
+        force = SECT_P > 0 and CKPT_P > 0 and st["cuts"] >= CUTS - 3 and not st["sect_cuts"]
         ck = h.rng.random() < CKPT_P or (CKPT_P > 0 and st["cuts"] == CUTS - 1 and not st["ckpt_frags"]) or force
         n1 = h.rng.randint(n // 2, n) if ck else 0      # a checkpoint after n1 steps; the cut after it
         sect = ck and SECT_P > 0 and (h.rng.random() < SECT_P or force)
