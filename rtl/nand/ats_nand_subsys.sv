@@ -333,6 +333,7 @@ module ats_nand_subsys #(
                 cmd_op_q    <= ats_nand_pkg::NAND_OP_RESET;
                 cmd_block_q <= '0;
                 cmd_page_q  <= '0;
+                cmd_slot_q  <= '0;                // (the RESETs' slot: 0, not power-on contents)
             end else if (load) begin
                 cmd_bad_q   <= in_bad;
                 cmd_op_q    <= {1'b0, in_op};
