@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.nand_page_model import bytes_to_words
 from atstb.recovery_oracle import Geometry, format_images, read_lpn, recover
 from atstb.runner import ROOT, block_sources, load_params, load_sources, run
-from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen
+from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen, port_reader
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
@@ -158,6 +158,9 @@ class TB:
         self._wl_skip = False
         self._wl_wake = Event()
         every_edge(dut.clk, self._wl_edge)
+        # the firmware model's reads (the handle's integer get: streams.port_reader)
+        self._rd_no_free, self._rd_free_valid, self._rd_blk_need = (
+            port_reader(dut.no_free_block), port_reader(dut.s_free_valid), port_reader(dut.blk_need))
         every_edge(dut.clk, self._firmware)
         self.fw_on = False
         self.gc_on = False
@@ -215,7 +218,7 @@ class TB:
         if not self.fw_on:
             return
         self.fw_cycles += 4
-        if int(self.dut.no_free_block.value):
+        if self._rd_no_free():
             self.stats["no_free_seen"] += 1
             self.starve -= 4                    # starving: held back until a page has waited
         if self.fw_cycles > 20_000:
@@ -224,9 +227,9 @@ class TB:
             b = self.bad.queue.popleft()
             self.stats["grown_bad"] += 1
             self.grown_bad.append((b["chan"], b["way"], b["block"]))
-        if self.free.queue or int(self.dut.s_free_valid.value) or self.starve > 0:
+        if self.free.queue or self._rd_free_valid() or self.starve > 0:
             return
-        need = int(self.dut.blk_need.value)
+        need = self._rd_blk_need()
         for d in range(self.geo.ndie):
             if need >> d & 1 and self.plan_pos[d] < len(self.plan[d]):
                 blk = self.plan[d][self.plan_pos[d]]

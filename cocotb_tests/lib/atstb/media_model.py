@@ -43,7 +43,7 @@ rising edge, as the RTL sees them), with random idle / backpressure from the pau
 `MediaModel(..., clocked=False)` starts no coroutine: the owner calls `step()` once per rising
 edge from its own clock loop (the SSD benches do, from the host model's loop: one wake-up per cycle
 instead of two; same cycle behaviour, since the host loop ran first at every edge anyway).
-Ports are read and written through `port_reader` / `port_writer` (below): the same values and the
+Ports are read and written through `port_reader` (streams.py) / `port_writer` (below): the same values and the
 same write timing as `handle.value`, without cocotb's per-access object conversions
 (`fast_ports=False`: plain `.value`, the reference the bench self-test compares against).
 
@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from .streams import STABLE_CHECK_DEFAULT, StabilityCheck, never_pause
+from .streams import STABLE_CHECK_DEFAULT, StabilityCheck, never_pause, port_reader, slow_reader  # noqa: F401
 
 try:        # cocotb 2.x internals: the write queue behind `handle.value = v` (applied at ReadWrite)
     from cocotb.handle import _GPISetAction, _schedule_write
@@ -67,29 +67,11 @@ except ImportError:     # pragma: no cover - other cocotb versions: plain `.valu
     _GPISetAction = _schedule_write = None
 
 
-def slow_reader(h):
-    """Reference reader: `int(h.value)` (what port_reader must equal)."""
-    return lambda: int(h.value)
-
-
 def slow_writer(h):
     """Reference writer: `h.value = v` (what port_writer must equal)."""
     def w(v):
         h.value = v
     return w
-
-
-def port_reader(h):
-    """Fast reader of a port of at most 32 bits: a function returning the same int as `int(h.value)`
-    (2-state simulators: Verilator), from the simulator handle's integer get; `.value` otherwise."""
-    raw = getattr(h, "_handle", None)
-    n = len(h)
-    if raw is not None and n <= 32 and hasattr(raw, "get_signal_val_long"):
-        get = raw.get_signal_val_long
-        if n == 32:            # the VPI integer is signed
-            return lambda: get() & 0xFFFF_FFFF
-        return get
-    return lambda: int(h.value)
 
 
 def port_writer(h):

@@ -9,6 +9,7 @@ in a region of the root complex's memory. Random idle and backpressure on the fo
 """
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import os
 import random
@@ -22,8 +23,9 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
+from cocotbext.pcie.xilinx.us.interface import UsPcieSink, UsPcieSource
 
-from .streams import every_edge, pause_gen
+from .streams import every_edge, pause_gen, port_reader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sw" / "host"))
 from atomssd import nvme  # noqa: E402
@@ -56,6 +58,79 @@ class CycleWait:
         first = now + self.p - (now - self.e0) % self.p          # the first edge ClockCycles would count
         await Timer(first + (n - 1) * self.p - self.p // 2 - now, "ps")
         await RisingEdge(self.clk)
+
+
+async def _us_run_source(self):
+    """cocotbext-pcie's UsPcieSource._run_source (0.2.16, xilinx/us/interface.py) with the same handshake at the
+    same edges, cheaper: tready / tvalid / reset read with the handle's integer get (port_reader)
+    and tvalid written only when it changes (the value read at the edge is the one last written;
+    writing it again changed nothing). Installed on the class below (the sources are made inside
+    the device model); every NVMe test runs in its own process."""
+    self.active = False
+    clock_edge_event = RisingEdge(self.clock)
+    rd_ready, rd_valid = port_reader(self.bus.tready), port_reader(self.bus.tvalid)
+    rd_rst = port_reader(self.reset) if self.reset is not None else None
+    tvalid = self.bus.tvalid
+    while True:
+        await clock_edge_event
+        tready_sample = rd_ready()
+        tvalid_sample = rd_valid()
+        if rd_rst is not None and rd_rst():
+            if tvalid_sample:
+                tvalid.value = 0
+            continue
+        if (tready_sample and tvalid_sample) or not tvalid_sample:
+            if self.drive_obj and not self.pause:
+                self.bus.drive(self.drive_obj)
+                self.drive_obj = None
+                self.drive_sync.set()
+                if not tvalid_sample:
+                    tvalid.value = 1
+                self.active = True
+            else:
+                if tvalid_sample:
+                    tvalid.value = 0
+                self.active = bool(self.drive_obj)
+                if not self.drive_obj:
+                    self.idle_event.set()
+                    self.bus_active_event.clear()
+                    await self.bus_active_event.wait()
+
+
+async def _us_run_sink(self):
+    """cocotbext-pcie's UsPcieSink._run_sink, the same way cheaper as _us_run_source: tready
+    written only when it changes."""
+    clock_edge_event = RisingEdge(self.clock)
+    wake_event = self.wake_event.wait()
+    rd_ready, rd_valid = port_reader(self.bus.tready), port_reader(self.bus.tvalid)
+    rd_rst = port_reader(self.reset) if self.reset is not None else None
+    tready = self.bus.tready
+    while True:
+        pause_sample = bool(self.pause)
+        await clock_edge_event
+        tready_sample = rd_ready()
+        tvalid_sample = rd_valid()
+        if rd_rst is not None and rd_rst():
+            if tready_sample:
+                tready.value = 0
+            continue
+        if tready_sample and tvalid_sample:
+            self.sample_obj = self._transaction_obj()
+            self.bus.sample(self.sample_obj)
+            self.sample_sync.set()
+        paused = self.full() or pause_sample
+        if tready_sample != (not paused):
+            tready.value = not paused
+        if (not tvalid_sample or paused) and (pause_sample == bool(self.pause)):
+            self.wake_event.clear()
+            await wake_event
+
+
+# written against cocotbext-pcie 0.2.16 (tools/constraints.txt): another version must be compared first
+assert importlib.metadata.version("cocotbext-pcie") == "0.2.16", \
+    f"cocotbext-pcie {importlib.metadata.version('cocotbext-pcie')}: check _us_run_source / _us_run_sink"
+UsPcieSource._run_source = _us_run_source
+UsPcieSink._run_sink = _us_run_sink
 
 
 class _UspDevice(UltraScalePlusPcieDevice):
@@ -169,6 +244,12 @@ class PcieNvmeHost:
             s._pause_generator = pause_gen(rng, "heavy", max_stall=12)
         self._put_last: dict = {}
         self._msi_busy = False
+        self._f0 = self.dev.functions[0]
+        self._st_last = None                 # the status outputs' values last written (_cfg_edge)
+        # sent / fail to write 0 at the next edge the interrupt logic runs (at the first edge too:
+        # _put writes a value the first time it sees the handle)
+        self._msi_out = True
+        self._rd_msi_int = port_reader(dut.cfg_interrupt_msi_int)
         every_edge(dut.clk, self._cfg_edge)
         self.cycles = CycleWait(dut.clk, round(1e12 / 125e6))
         self.tr = RcTransport(self)
@@ -182,17 +263,27 @@ class PcieNvmeHost:
 
     def _cfg_edge(self) -> None:
         """One rising edge of the model's cfg status and interrupt logic (usp_model.py
-        _run_cfg_status_logic / _run_cfg_int_logic for one function), then the pause generators."""
+        _run_cfg_status_logic / _run_cfg_int_logic for one function), then the pause generators.
+        Each output is written only when its value changes (`_put`); the status values are compared
+        as one tuple first (they change only on configuration writes), and the MSI request is read
+        with the handle's integer get (`port_reader`)."""
         dev = self.dev
-        f = dev.functions[0]
-        self._put(dev.cfg_max_payload, f.pcie_cap.max_payload_size & 3)
-        self._put(dev.cfg_max_read_req, f.pcie_cap.max_read_request_size)
-        self._put(dev.cfg_function_status, (0x07 if f.bus_master_enable else 0) | (0x08 if f.interrupt_disable else 0))
+        f = self._f0
+        pc = f.pcie_cap
+        st = (pc.max_payload_size & 3, pc.max_read_request_size,
+              (0x07 if f.bus_master_enable else 0) | (0x08 if f.interrupt_disable else 0))
+        if st != self._st_last:
+            self._st_last = st
+            self._put(dev.cfg_max_payload, st[0])
+            self._put(dev.cfg_max_read_req, st[1])
+            self._put(dev.cfg_function_status, st[2])
         if not self._msi_busy:              # the model's interrupt coroutine waits in issue_msi_interrupt
-            msi_int = int(dev.cfg_interrupt_msi_int.value)
+            msi_int = self._rd_msi_int()
             self._put(dev.cfg_interrupt_msi_enable, int(bool(f.msi_cap.msi_enable)))
-            self._put(dev.cfg_interrupt_msi_sent, 0)
-            self._put(dev.cfg_interrupt_msi_fail, 0)
+            if self._msi_out:               # sent (and fail) back to 0 after an MSI
+                self._msi_out = False
+                self._put(dev.cfg_interrupt_msi_sent, 0)
+                self._put(dev.cfg_interrupt_msi_fail, 0)
             if msi_int and not msi_int & (msi_int - 1):
                 self._msi_busy = True
                 cocotb.start_soon(self._issue_msi(msi_int.bit_length() - 1))
@@ -206,6 +297,7 @@ class PcieNvmeHost:
         f = self.dev.functions[0]
         await f.msi_cap.issue_msi_interrupt(v)
         self._put(self.dev.cfg_interrupt_msi_sent, 1)
+        self._msi_out = True
         self._put(self.dev.cfg_interrupt_msi_mmenable, f.msi_cap.msi_multiple_message_enable & 0x7)
         self._msi_busy = False
 

@@ -54,6 +54,53 @@ def never_pause() -> Iterator[bool]:
     return itertools.repeat(False)
 
 
+# ATS_FAST_READ: how the stream ends read the signals they sample at every edge. Unset or "1":
+# port_reader; "0" or empty: cocotb's `.value` (to measure, or to bisect); "check": both, compared
+# at every read (a mismatch raises)
+FAST_READ = os.environ.get("ATS_FAST_READ", "1") or "0"
+
+
+def slow_reader(h):
+    """Reference reader: `int(h.value)` (what port_reader must equal)."""
+    return lambda: int(h.value)
+
+
+def port_reader(h):
+    """Fast reader of a port: a function returning the same int as `int(h.value)` (2-state
+    simulators: Verilator) without building a Logic / LogicArray per read: the simulator handle's
+    integer get up to 32 bits (the VPI integer is signed: masked at 32), its bit string through
+    int(..., 2) above; `.value` for a handle without them. On a 4-state simulator X / Z would read
+    as some integer up to 32 bits (int(h.value) raises ValueError); Verilator has none."""
+    raw = getattr(h, "_handle", None)
+    n = len(h)
+    if raw is not None and n <= 32 and hasattr(raw, "get_signal_val_long"):
+        get = raw.get_signal_val_long
+        if n == 32:
+            return lambda: get() & 0xFFFF_FFFF
+        return get
+    if raw is not None and hasattr(raw, "get_signal_val_binstr"):
+        getb = raw.get_signal_val_binstr
+        return lambda: int(getb(), 2)
+    return slow_reader(h)
+
+
+def _stream_reader(h):
+    """The stream ends' reader of h (ATS_FAST_READ)."""
+    if FAST_READ == "0":
+        return slow_reader(h)
+    fast = port_reader(h)
+    if FAST_READ != "check":
+        return fast
+    slow = slow_reader(h)
+
+    def checked():
+        a, b = fast(), slow()
+        if a != b:
+            raise AssertionError(f"port_reader({h._path}) read {a:#x}, .value {b:#x}")
+        return a
+    return checked
+
+
 class _Ticker:
     """One coroutine per clock runs the edge logic of every stream end on that clock.
 
@@ -105,7 +152,9 @@ class _StreamEnd:
         self.valid = getattr(dut, f"{prefix}_valid")
         self.ready = getattr(dut, f"{prefix}_ready")
         self.fields = {f: getattr(dut, f"{prefix}_{f}") for f in fields}
-        self.clk = clk
+        self._rd_valid, self._rd_ready = _stream_reader(self.valid), _stream_reader(self.ready)
+        self._rd_fields = None               # the payload's readers, made at the first read (`fields`
+        self.clk = clk                       # may be replaced after the constructor)
         self.pause = pause or never_pause()
         self.queue: deque[dict] = deque()
         self.cycle = 0
@@ -149,7 +198,7 @@ class StreamSource(_StreamEnd):
     def _edge(self) -> None:
         """One rising edge (called by the clock's _Ticker)."""
         self.cycle += 1
-        if self._driving and self.ready.value:
+        if self._driving and self._rd_ready():
             item = self.queue.popleft()
             self.sent += 1
             self.accept_cycles.append(self.cycle)
@@ -235,13 +284,16 @@ class StreamSink(_StreamEnd):
         return self.stab.checks
 
     def _payload(self) -> dict:
-        return {f: int(h.value) for f, h in self.fields.items()}   # X/Z with valid: ValueError
+        rd = self._rd_fields
+        if rd is None or rd[0] is not self.fields:
+            rd = self._rd_fields = (self.fields, [(f, _stream_reader(h)) for f, h in self.fields.items()])
+        return {f: r() for f, r in rd[1]}    # X/Z with valid: ValueError
 
     def _edge(self) -> None:
         """One rising edge (called by the clock's _Ticker)."""
         self.cycle += 1
         ready = self._ready_out
-        cur = self._payload() if int(self.valid.value) else None
+        cur = self._payload() if self._rd_valid() else None
         if self.check_stable:
             self.stab.edge(cur, ready, self.cycle)
         if ready and cur is not None:
