@@ -579,4 +579,8 @@ def test_ats_nvme_qm(cfg):
         waves=os.environ.get("ATS_WAVES"),
         public={"ats_nvme_qm": ["*"]},    # visible to cocotb: the TB top's signals, the queue manager's (read)
         extra_env={"ATS_LONG": "1" if LONG else "0", "ATS_NQ": str(p["NQ"]), "ATS_QSIZE": str(p["QSIZE"]),
-                   "PYTHONWARNINGS": "ignore::DeprecationWarning"})
+                   "PYTHONWARNINGS": "ignore::DeprecationWarning",
+                   # q1: every per-edge read of the stream ends (the 512-bit SQE included) and of the
+                   # PCIe model's AXI loops done both ways, port_reader and `.value`, and compared
+                   # (atstb/streams.py ATS_FAST_READ): the fast reads' check in make test
+                   **({"ATS_FAST_READ": "check"} if cfg == "q1" else {})})

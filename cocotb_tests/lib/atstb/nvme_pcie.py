@@ -25,7 +25,7 @@ from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 from cocotbext.pcie.xilinx.us.interface import UsPcieSink, UsPcieSource
 
-from .streams import every_edge, pause_gen, port_reader
+from .streams import every_edge, pause_gen, stream_reader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sw" / "host"))
 from atomssd import nvme  # noqa: E402
@@ -60,16 +60,21 @@ class CycleWait:
         await RisingEdge(self.clk)
 
 
+def _axi_readers(end) -> tuple:
+    """tready, tvalid and reset readers of a cocotbext-pcie AXI end (reset's None without one)."""
+    rd_rst = stream_reader(end.reset) if end.reset is not None else None
+    return stream_reader(end.bus.tready), stream_reader(end.bus.tvalid), rd_rst
+
+
 async def _us_run_source(self):
     """cocotbext-pcie's UsPcieSource._run_source (0.2.16, xilinx/us/interface.py) with the same handshake at the
-    same edges, cheaper: tready / tvalid / reset read with the handle's integer get (port_reader)
+    same edges, cheaper: tready / tvalid / reset read with the handle's integer get (streams.stream_reader)
     and tvalid written only when it changes (the value read at the edge is the one last written;
     writing it again changed nothing). Installed on the class below (the sources are made inside
     the device model); every NVMe test runs in its own process."""
     self.active = False
     clock_edge_event = RisingEdge(self.clock)
-    rd_ready, rd_valid = port_reader(self.bus.tready), port_reader(self.bus.tvalid)
-    rd_rst = port_reader(self.reset) if self.reset is not None else None
+    rd_ready, rd_valid, rd_rst = _axi_readers(self)
     tvalid = self.bus.tvalid
     while True:
         await clock_edge_event
@@ -102,8 +107,7 @@ async def _us_run_sink(self):
     written only when it changes."""
     clock_edge_event = RisingEdge(self.clock)
     wake_event = self.wake_event.wait()
-    rd_ready, rd_valid = port_reader(self.bus.tready), port_reader(self.bus.tvalid)
-    rd_rst = port_reader(self.reset) if self.reset is not None else None
+    rd_ready, rd_valid, rd_rst = _axi_readers(self)
     tready = self.bus.tready
     while True:
         pause_sample = bool(self.pause)
@@ -249,7 +253,7 @@ class PcieNvmeHost:
         # sent / fail to write 0 at the next edge the interrupt logic runs (at the first edge too:
         # _put writes a value the first time it sees the handle)
         self._msi_out = True
-        self._rd_msi_int = port_reader(dut.cfg_interrupt_msi_int)
+        self._rd_msi_int = stream_reader(dut.cfg_interrupt_msi_int)
         every_edge(dut.clk, self._cfg_edge)
         self.cycles = CycleWait(dut.clk, round(1e12 / 125e6))
         self.tr = RcTransport(self)
@@ -266,7 +270,7 @@ class PcieNvmeHost:
         _run_cfg_status_logic / _run_cfg_int_logic for one function), then the pause generators.
         Each output is written only when its value changes (`_put`); the status values are compared
         as one tuple first (they change only on configuration writes), and the MSI request is read
-        with the handle's integer get (`port_reader`)."""
+        with the handle's integer get (`stream_reader`)."""
         dev = self.dev
         f = self._f0
         pc = f.pcie_cap

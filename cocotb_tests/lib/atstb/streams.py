@@ -84,8 +84,9 @@ def port_reader(h):
     return slow_reader(h)
 
 
-def _stream_reader(h):
-    """The stream ends' reader of h (ATS_FAST_READ)."""
+def stream_reader(h):
+    """The per-edge reader of h for the stream ends and the NVMe host model's AXI loops: port_reader,
+    `.value` or both compared, as ATS_FAST_READ says."""
     if FAST_READ == "0":
         return slow_reader(h)
     fast = port_reader(h)
@@ -152,7 +153,7 @@ class _StreamEnd:
         self.valid = getattr(dut, f"{prefix}_valid")
         self.ready = getattr(dut, f"{prefix}_ready")
         self.fields = {f: getattr(dut, f"{prefix}_{f}") for f in fields}
-        self._rd_valid, self._rd_ready = _stream_reader(self.valid), _stream_reader(self.ready)
+        self._rd_valid, self._rd_ready = stream_reader(self.valid), stream_reader(self.ready)
         self._rd_fields = None               # the payload's readers, made at the first read (`fields`
         self.clk = clk                       # may be replaced after the constructor)
         self.pause = pause or never_pause()
@@ -286,7 +287,7 @@ class StreamSink(_StreamEnd):
     def _payload(self) -> dict:
         rd = self._rd_fields
         if rd is None or rd[0] is not self.fields:
-            rd = self._rd_fields = (self.fields, [(f, _stream_reader(h)) for f, h in self.fields.items()])
+            rd = self._rd_fields = (self.fields, [(f, stream_reader(h)) for f, h in self.fields.items()])
         return {f: r() for f, r in rd[1]}    # X/Z with valid: ValueError
 
     def _edge(self) -> None:
