@@ -403,7 +403,7 @@ module ats_backend #(
     logic [MEM_AW-1:0]  mem_wa, mem_ra;
     logic [31:0]        mem_rd;
     // firmware port unit (u_fw, below): its requests, grants and status
-    logic               fw_fwd_take, fw_nq_req, fw_nq_wait, fw_nrd_req, fw_nrd_cpl, fw_nd_ready;
+    logic               fw_fwd_take, fw_nq_req, fw_nq_erase, fw_nq_wait, fw_nrd_req, fw_nrd_cpl, fw_nd_ready;
     logic               fw_rq_req, fw_reloc_req, fw_seqset, fo_free, fw_busy;
     logic [PPN_W-1:0]   fw_nrd_ppn;
     logic [2:0]         fw_perr;
@@ -578,7 +578,7 @@ module ats_backend #(
         .fw_rop(fw_rop_q), .fw_txid(fw_txid_q), .fw_lpn(fw_lpn_q), .fw_ppn(fw_ppn_q), .fw_seq(fw_seq_q),
         .fw_epoch(fw_epoch_q), .fw_flags(fw_flags_q), .fw_kind(fw_kind_q),
         .fw_ra, .fw_rd,
-        .nq_req(fw_nq_req), .nq_take(i_fw), .nq_wait(fw_nq_wait), .nc_valid(nc_fw),
+        .nq_req(fw_nq_req), .nq_erase(fw_nq_erase), .nq_take(i_fw), .nq_wait(fw_nq_wait), .nc_valid(nc_fw),
         .nrd_req(fw_nrd_req), .nrd_ppn(fw_nrd_ppn), .nrd_take(i_nrd), .nrd_ncpl_valid(ncpl_read),
         .nrd_cpl(fw_nrd_cpl), .ncpl_status(s_ncpl_status), .ncpl_bad_mark(s_ncpl_bad_mark),
         .s_ndata_valid, .s_ndata_data, .s_ndata_last, .nd_host(rd_nd_host || nd_sl), .nd_ready(fw_nd_ready),
@@ -611,7 +611,7 @@ module ats_backend #(
     logic                   ur_s_rd_valid, ur_s_rd_ready, ur_rdd_valid, ur_rdd_ready, ur_rdd_last;
     logic [31:0]            ur_rdd_data;
     logic [7:0]             ur_rdd_status, ur_rdd_tag;
-    assign erase_wait = fw_nq_req && fw_op_q == FO_NERASE;
+    assign erase_wait = fw_nq_req && fw_nq_erase;
     // the S-Log read merge's ports of the read unit (g_slog; tied off with SLOG = 0)
     logic [RD_SLOTS-1:0]    rm_hold, rm_bad, rm_fin;
     logic                   rm_we, rm_wok, rm_qz, rm_qok;
@@ -1180,7 +1180,7 @@ module ats_backend #(
             end else if (i_fw) begin
                 // firmware ERASE / PROGRAM (its page is staging entry WIN); an ERASE waits until
                 // every accepted host read has gone to NAND (erase_wait)
-                nq_v_q <= 1'b1; nq_tag_q <= FW_TAG; nq_op_q <= (fw_op_q == FO_NERASE) ? 2'd2 : 2'd1;
+                nq_v_q <= 1'b1; nq_tag_q <= FW_TAG; nq_op_q <= fw_nq_erase ? 2'd2 : 2'd1;
                 nq_chan_q <= fw_chan_q; nq_way_q <= fw_way_q; nq_blk_q <= fw_blk_q; nq_page_q <= fw_pg_q;
                 nq_head_q <= 1'b0; nq_prio_q <= 1'b0; nq_slot_q <= 8'(WIN);
             end else if (i_prog) begin

@@ -67,6 +67,7 @@ module ats_backend_fw #(
     output wire logic [31:0]              fw_rd,
     // ---- requests to the backend's units and their grants
     output wire logic                     nq_req,         // ERASE / PROGRAM: the NAND request register
+    output wire logic                     nq_erase,       // ... an ERASE (fw_op == NERASE), with nq_req
     input  wire logic                     nq_take,
     output wire logic                     nq_wait,        // waiting for its NAND completion
     input  wire logic                     nc_valid,       // ... which comes (tag 0xFE)
@@ -147,7 +148,13 @@ module ats_backend_fw #(
     assign fw_flags = fw_flags_q; assign fw_kind = fw_kind_q;
     assign fwp_we    = fw_st_q == F_PRECV && s_fwd_valid;
     assign fwd_take  = fw_st_q == F_PRECV;
-    assign nq_req    = fw_st_q == F_NREQ;
+    // nq_req (fw_st_q == F_NREQ) and its ERASE as registers of their own (set on the edge that
+    // enters F_NREQ, cleared on nq_take, the only edge that leaves it): the backend's issue rule
+    // reads them in the same cycle as the table's registers (timing: pnr_e19's worst path ran
+    // fw_op_q's decode into the table's enables)
+    logic               nq_req_q, nq_erase_q;
+    assign nq_req    = nq_req_q;
+    assign nq_erase  = nq_erase_q;
     assign nq_wait   = fw_st_q == F_NCPL;
     assign rq_req    = fw_st_q == F_REMAP;
     assign reloc_req = fw_st_q == F_RACC;
@@ -200,9 +207,14 @@ module ats_backend_fw #(
         if (rst) begin
             fw_st_q <= F_IDLE;
             fo_v_q <= 1'b0;
+            nq_req_q <= 1'b0;
+            nq_erase_q <= 1'b0;
         end else begin
             if (reloc_acc) fw_st_q <= F_RWAIT;
-            if (nq_take) fw_st_q <= F_NCPL;
+            if (nq_take) begin
+                fw_st_q <= F_NCPL;
+                nq_req_q <= 1'b0;
+            end
             if (nc_valid) begin
                 // firmware ERASE / PROGRAM: the raw NAND status (fo is free: s_fw_ready needs it)
                 fo_v_q <= 1'b1; fo_status_q <= {5'd0, ncpl_status}; fo_data_q <= 32'd0; fo_last_q <= 1'b1;
@@ -219,7 +231,10 @@ module ats_backend_fw #(
                     unique case (s_fw_op)
                         FO_NREAD:  fw_st_q <= F_RD;
                         FO_NPROG:  fw_st_q <= F_PRECV;
-                        FO_NERASE: fw_st_q <= F_NREQ;
+                        FO_NERASE: begin
+                            fw_st_q <= F_NREQ;
+                            nq_req_q <= 1'b1; nq_erase_q <= 1'b1;
+                        end
                         FO_REMAP:  fw_st_q <= F_REMAP;
                         FO_RELOC:  fw_st_q <= F_RACC;
                         FO_SEQSET: begin                   // next seq := s_fw_seq, only with no request
@@ -242,7 +257,10 @@ module ats_backend_fw #(
                 end
                 F_PRECV: if (fwp_we) begin
                     fw_w_q <= fw_w_q + 1'b1;
-                    if (32'(fw_w_q) == PW - 1) fw_st_q <= F_NREQ;
+                    if (32'(fw_w_q) == PW - 1) begin
+                        fw_st_q <= F_NREQ;
+                        nq_req_q <= 1'b1; nq_erase_q <= 1'b0;
+                    end
                 end
                 F_REMAP: if (rq_take) fw_st_q <= F_RSPW;
                 F_SL: if (sl_done) begin
@@ -321,6 +339,15 @@ module ats_backend_fw #(
         end
         if (nrd_ncpl_valid && rd_st_q != RD_CPL) perr = perr + 3'd1;
     end
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst) begin
+            assert (nq_req_q == (fw_st_q == F_NREQ) && (!nq_req_q || nq_erase_q == (fw_op_q == FO_NERASE)))
+                else $error("ats_backend_fw: nq_req / nq_erase registers out of step with the FSM (%m)");
+        end
+    end
+`endif
 
 `ifdef SYNTHESIS
     assign busy = 1'b0;     // simulation only: no logic in a netlist

