@@ -172,13 +172,15 @@ module ats_backend_fw #(
     rd_state_e          rd_st_q;
     logic [PPN_W-1:0]   rd_ppn_q;
     logic [PWW-1:0]     rd_w_q;
+    logic               rd_tail_q;        // rd_w_q >= PW + 4 (the spare words past the first 4), as a
+                                          // register (timing: the compare's carry chain ran into nd_ready)
     logic [7:0]         rd_status_q;
     logic [31:0]        rd_meta_q;        // NREAD: the last spare word, held until the completion
     assign nrd_req = rd_st_q == RD_NREQ;
     assign nrd_ppn = rd_ppn_q;
     // an NREAD's words go to m_fwr (the spare words but the last one through the response
     // register, the last one held for the completion)
-    assign nd_ready = (rd_st_q == RD_DATA) && (32'(rd_w_q) >= PW + 4 || fo_free);
+    assign nd_ready = (rd_st_q == RD_DATA) && (rd_tail_q || fo_free);
     // firmware response register (m_fwr), stable until taken
     logic               fo_v_q, fo_last_q, fo_mapped_q;
     logic [7:0]         fo_status_q;
@@ -197,7 +199,7 @@ module ats_backend_fw #(
     logic               rd_go, rd_word, rd_word_out, rd_cpl, rd_last;
     assign rd_go       = rd_st_q == RD_IDLE && fw_st_q == F_RD;
     assign rd_word     = rd_st_q == RD_DATA && s_ndata_valid && nd_ready && !nd_host;
-    assign rd_word_out = rd_word && 32'(rd_w_q) < PW + 4;
+    assign rd_word_out = rd_word && !rd_tail_q;
     assign rd_cpl      = rd_st_q == RD_CPL && nrd_ncpl_valid;
     assign rd_last     = rd_st_q == RD_LAST && fo_free;
     assign nrd_cpl     = rd_cpl;
@@ -303,6 +305,7 @@ module ats_backend_fw #(
             if (nrd_take) begin                           // its NAND READ issued
                 rd_st_q <= RD_DATA;
                 rd_w_q <= '0;
+                rd_tail_q <= 1'b0;
             end
             case (rd_st_q)
                 RD_IDLE: if (rd_go) begin
@@ -312,6 +315,7 @@ module ats_backend_fw #(
                 RD_NREQ: ;                      // the backend's issue unit
                 RD_DATA: if (rd_word) begin
                     rd_w_q <= rd_w_q + 1'b1;
+                    if (32'(rd_w_q) == PW + 3) rd_tail_q <= 1'b1;
                     if (!rd_word_out) rd_meta_q <= s_ndata_data;
                     if (s_ndata_last) rd_st_q <= RD_CPL;
                 end
@@ -343,6 +347,8 @@ module ats_backend_fw #(
 `ifndef SYNTHESIS
     always_ff @(posedge clk) begin
         if (!rst) begin
+            assert (rd_st_q != RD_DATA || rd_tail_q == (32'(rd_w_q) >= PW + 4))
+                else $error("ats_backend_fw: rd_tail_q out of step with rd_w_q (%m)");
             assert (nq_req_q == (fw_st_q == F_NREQ) && (!nq_req_q || nq_erase_q == (fw_op_q == FO_NERASE)))
                 else $error("ats_backend_fw: nq_req / nq_erase registers out of step with the FSM (%m)");
         end
