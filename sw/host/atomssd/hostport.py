@@ -4,6 +4,7 @@ on a socket pair, submits descriptors and data, runs the simulation and collects
 UART output. Plain, transactional, barrier and flush calls are in `device.py`."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -11,6 +12,10 @@ import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+# one simulator log a process start: a counter, not id(), which a later HostPort can reuse (its
+# log would truncate an earlier power-on's)
+_LOG_NO = itertools.count()
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -62,7 +67,7 @@ class HostPort:
         args += extra or []
         env = dict(os.environ)
         env["ATS_NAND_FAULTS"] = faults
-        self.stderr_path = (cwd or Path(exe).parent) / f"sim_{os.getpid()}_{id(self)}.log"
+        self.stderr_path = (cwd or Path(exe).parent) / f"sim_{os.getpid()}_{next(_LOG_NO)}.log"
         self._err = open(self.stderr_path, "w")
         self.proc = subprocess.Popen(args, pass_fds=(child.fileno(),), env=env, stdout=self._err,
                                      stderr=subprocess.STDOUT, cwd=str(cwd) if cwd else None)
