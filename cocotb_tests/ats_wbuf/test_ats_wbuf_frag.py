@@ -251,7 +251,7 @@ async def _one_tx_full(dut, slots: dict[int, FragSlot], nf: int, pw: int):
     await _check(dut, slots, nf, frng)
 
 
-@pytest.mark.parametrize("nf,pw", [(4, 64), (2, 16), (32, 64), (64, 16)])
+@pytest.mark.parametrize("nf,pw", [(4, 64), (2, 16), (32, 64), (64, 16), (4, 1024)])
 def test_ats_wbuf_frag(nf, pw):
     run(toplevel="ats_wbuf_frag", sources=block_sources("ats_wbuf_frag"),
         test_module="test_ats_wbuf_frag", test_dir=HERE, build_key=f"n{nf}_w{pw}",

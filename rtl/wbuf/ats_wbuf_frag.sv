@@ -7,10 +7,12 @@
 // cost 22,801 LUT4 at 4 entries x 4 KiB pages). Operations, one at a time (`busy`):
 //   create   a new entry at the lowest free number, its mask cleared (PWORDS/32 writes);
 //   range    words lo..hi-1 of an entry set (a read-modify-write per mask word);
-//   scan     a walk over an entry's mask, one bit per cycle, counting its set words and runs
-//            (maximal sequences of set bits); mode 1 also sends the runs in word order on m_run
-//            ({first word, words}, `last` on the final run), mode 2 sends every bit on m_bit
-//            (the overlay's write enables, the words pass's filter).
+//   scan     a walk over an entry's mask, counting its set words and runs (maximal sequences of
+//            set bits); mode 1 also sends the runs in word order on m_run ({first word, words},
+//            `last` on the final run), mode 2 sends every bit on m_bit (the overlay's write
+//            enables, the words pass's filter). Modes 0 and 1 take a bit a cycle only where a run
+//            starts or ends and jump over the bits between (to the mask word's next such bit or
+//            its end), mode 2 takes one bit a cycle.
 // rtl/wbuf/README.md "Units".
 `resetall
 `timescale 1ns / 1ps
@@ -148,6 +150,12 @@ module ats_wbuf_frag #(
     logic               sc_gate, run_end, ho;     // the run hand-over, below
     logic [4:0]         lo_b, hi_b;
     logic [31:0]        rs_mask;
+    // modes 0 / 1: a bit equal to in_run_q starts or ends no run, so the walk jumps from it to the
+    // next bit of the word that differs (nx_b) or past the word's end (nx_end), counting the
+    // words it passes inside a run; a bit that differs is walked alone, as in mode 2
+    logic               jump, nx_end;
+    logic [5:0]         nx_b;
+    logic [31:0]        diff_m;
 
     assign busy     = st_q != S_IDLE || out_v_q;
     assign m_ra     = MA_W'(32'(num_q) * MW + 32'(g_q));
@@ -167,7 +175,15 @@ module ats_wbuf_frag #(
     assign b        = cur_q[bi_q];
     assign found    = !b && in_run_q;
     assign out_free = !out_v_q || m_run_ready;
-    assign last_w   = bi_q == 5'(BPW - 1);
+    assign last_w   = jump ? nx_end : (bi_q == 5'(BPW - 1));
+    assign jump     = mode_q != 2'd2 && b == in_run_q;
+    // the bits above bi_q (in the word's BPW bits) that differ from in_run_q
+    assign diff_m   = (in_run_q ? ~cur_q : cur_q) & (32'hFFFF_FFFF << bi_q) & (32'hFFFF_FFFF >> (32 - BPW));
+    always_comb begin
+        nx_b = 6'(BPW);
+        for (int i = BPW - 1; i >= 0; i--) if (diff_m[i]) nx_b = 6'(i);
+    end
+    assign nx_end   = nx_b == 6'(BPW);
     assign step     = st_q == S_SC_WALK &&
                       ((mode_q == 2'd2) ? m_bit_ready : !(mode_q == 2'd1 && found && pend_v_q && !out_free));
     // The run hand-over, one rule for the walk and the page end: a run that ends (a 0 after a 1 in
@@ -237,10 +253,15 @@ module ats_wbuf_frag #(
                 st_q  <= S_SC_WALK;
             end
             S_SC_WALK: if (step) begin
-                words_q <= words_q + (WI_W + 1)'(b);
-                if (b && !in_run_q) start_q <= w;
-                in_run_q <= b;
-                bi_q <= bi_q + 1'b1;
+                if (jump) begin                   // no run starts or ends at bits bi_q..nx_b-1
+                    if (in_run_q) words_q <= words_q + (WI_W + 1)'(nx_b - 6'(bi_q));
+                    bi_q <= 5'(nx_b);
+                end else begin
+                    words_q <= words_q + (WI_W + 1)'(b);
+                    if (b && !in_run_q) start_q <= w;
+                    in_run_q <= b;
+                    bi_q <= bi_q + 1'b1;
+                end
                 if (last_w) begin
                     g_q  <= g_q + 1'b1;
                     st_q <= last_g ? S_SC_F1 : S_SC_RD;
