@@ -2,7 +2,7 @@
 """B4 diagnosis (README "Diagnosis"): two figures of results_b4_813c399.json measured on the same
 devices as bench_difftx.py (its run_point: boot, prefill, settle, the same workloads and seed).
 
-  commit   varmail at qd N (8), the S-Log mode (`shadow_diffwrite` on b5_256_slog) and `shadow`, each on
+  commit   varmail (`--workload`: or tpcc) at qd N (8), the S-Log mode (`shadow_diffwrite` on b5_256_slog) and `shadow`, each on
            its own device: run_concurrent with every command's completion cycle recorded (taken at its
            MSI, as the bench does). Per transaction (one device transaction each: varmail < 64 pages):
            its submission cycle (all its commands go out at once), its last data command's completion
@@ -92,6 +92,7 @@ def run_concurrent_traced(self, wl, mode, qd):
     for r in recs:
         data = [c for c in r["cmds"] if c is not r["cmt"]]
         out.append({"tx": r["tx"], "part": r["part"], "pages": r["pages"], "partial": r["partial"],
+                    "lpns": sorted({u.lpn for u in wl[r["tx"]]}),
                     "sub": r["sub"] - c0, "sub_end": r["sub_end"] - c0,
                     "data_done": max(done_at[id(c)] for c in data) - c0 if data else None,
                     "commit_done": done_at[id(r["cmt"])] - c0})
@@ -113,16 +114,16 @@ def shadow_logged(orig):
     return f
 
 
-def job(kind: str, mode: str, txs: int, qd: int, prebuilt: str, work: str) -> dict:
+def job(kind: str, mode: str, txs: int, qd: int, prebuilt: str, work: str, workload: str = "varmail") -> dict:
     TRACE.clear()
     if kind == "commit":
         B.Runner.run_concurrent = run_concurrent_traced
-        name = "varmail"
+        name = workload
     else:
         B.Runner.shadow = shadow_logged(B.Runner.shadow)
         name = "tpcc"
     p = B.run_point(name, txs, 1.0, 1, Path(work), prebuilt, qd=qd, mode=mode)   # scale 1: as the bench (< 64 pages)
-    p.update(trace=TRACE)
+    p.update(trace=TRACE, kind=kind)
     return p
 
 
@@ -251,6 +252,7 @@ def main() -> None:
     ap.add_argument("--txs", type=int, default=32)
     ap.add_argument("--qd", type=int, default=8)
     ap.add_argument("--only", choices=("commit", "tpcc"))
+    ap.add_argument("--workload", default="varmail", help="commit: the workload run at qd N (varmail, tpcc)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "build/bench/difftx_diag.json"))
     ap.add_argument("--summary-of", help="print the summary of a JSON this script wrote (no simulation)")
@@ -259,7 +261,10 @@ def main() -> None:
         d = json.loads(Path(a.summary_of).read_text())
         lpns = d.get("index_lpns", SLOG_LPNS)
         for p in d["runs"]:
-            s = summarize_tpcc(p, lpns) if p["name"] == "tpcc" else summarize_commit(p)
+            kind = p.get("kind", "tpcc" if p["name"] == "tpcc" else "commit")   # (files before `kind`)
+            if kind == "commit" and "parts" not in p["trace"]:
+                continue
+            s = summarize_tpcc(p, lpns) if kind == "tpcc" else summarize_commit(p)
             print(p["name"], p["mode"], json.dumps({k: v for k, v in s.items() if k != "rows"}))
         return
     B.CONFIG = "b5_256_slog"
@@ -270,10 +275,15 @@ def main() -> None:
     if a.only in (None, "commit"):
         jobs += [("commit", "shadow_diffwrite", a.txs, a.qd), ("commit", "shadow", a.txs, a.qd)]
     with ProcessPoolExecutor(a.jobs) as ex:
-        res = list(ex.map(job, *zip(*jobs), *zip(*[(a.prebuilt, work)] * len(jobs))))
+        res = list(ex.map(job, *zip(*jobs), *zip(*[(a.prebuilt, work, a.workload)] * len(jobs))))
     lpns = index_lpns(a.prebuilt)
     out = {"args": vars(a), "index_lpns": lpns, "runs": res, "summary": []}
     for (kind, mode, _, _), p in zip(jobs, res):
+        if kind == "commit" and "parts" not in p["trace"]:
+            # qd 1: run_point runs the transactions one at a time without run_concurrent, so no
+            # per-command trace (a traced simulator's own output is in its log under `work`)
+            print(kind, mode, "cpu_s", p["cpu_s"], "qd 1: no per-command trace, nothing to summarize")
+            continue
         s = summarize_commit(p) if kind == "commit" else summarize_tpcc(p, lpns)
         out["summary"].append(s)
         print(kind, mode, "cpu_s", p["cpu_s"], json.dumps({k: v for k, v in s.items() if k != "rows"}))
