@@ -65,7 +65,9 @@ async def _scan(dut, n: int, s: FragSlot, mode: int, rng: random.Random, bp: flo
     await RisingEdge(dut.clk)
     dut.sc_en.value = 0
     runs, bits = [], []
+    cycles = 0
     for _ in range(60 * pw):
+        cycles += 1
         rdy = int(rng.random() >= bp)
         dut.m_run_ready.value = rdy
         dut.m_bit_ready.value = rdy
@@ -88,6 +90,12 @@ async def _scan(dut, n: int, s: FragSlot, mode: int, rng: random.Random, bp: flo
     assert runs == exp_runs, f"scan of entry {n}: runs {runs}, expected {exp_runs}"
     exp_bits = [(int(w in s.words), int(w == pw - 1)) for w in range(pw)] if mode == 2 else []
     assert bits == exp_bits, f"scan of entry {n}: bits {bits}, expected {exp_bits}"
+    # modes 0 / 1 without backpressure: the walk's documented bound (rtl/wbuf/README.md "Units": 3
+    # cycles to load each mask word, one per stretch between run edges and one per edge), not a
+    # cycle per page word
+    if mode in (0, 1) and bp == 0:
+        bound = 4 * -(-pw // 32) + 4 * len(r) + 8
+        assert cycles <= bound, f"scan of entry {n} (mode {mode}, {len(r)} runs): {cycles} cycles > {bound}"
     return mode == 1 and len(r) >= 3 and bp > 0
 
 

@@ -10,7 +10,7 @@
 //   scan     a walk over an entry's mask, counting its set words and runs (maximal sequences of
 //            set bits); mode 1 also sends the runs in word order on m_run ({first word, words},
 //            `last` on the final run), mode 2 sends every bit on m_bit (the overlay's write
-//            enables, the words pass's filter). Modes 0 and 1 take a bit a cycle only where a run
+//            enables: a conversion's read-modify-write). Modes 0 and 1 take a bit a cycle only where a run
 //            starts or ends and jump over the bits between (to the mask word's next such bit or
 //            its end), mode 2 takes one bit a cycle.
 // rtl/wbuf/README.md "Units".
