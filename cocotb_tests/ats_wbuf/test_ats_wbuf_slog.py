@@ -844,6 +844,67 @@ async def run_slog_refused_page(dut):
     assert int(dut.cnt_proto_err.value) == 0
 
 
+async def _record_beside_held(dut, rng, tb, cmd, put, t: int, h: int, ln: int):
+    """run_slog_beside_own / _other's common part: x committed with a random base; tx h's full page of
+    another LPN z written and its completion held by the backend model (tb.hold_tx); t's DIFFWRITE
+    of `ln` bytes of x (a FRAG slot: its RESERVE); t's TX_COMMIT. t's S-Log record must be taken
+    within 5,000 cycles while h's page of z is in flight and ahead of it (counted as beside its own
+    page, h = t, or another tx's), and t's commit must not complete while that page is held (random
+    idle after); then released, t's commit OK with the fragment on x's committed base. Returns
+    (t's commit result, x, x's base, x's expected page, z, z's page)."""
+    pb, pw = tb.pb, tb.pw
+    x, z = rng.sample(range(NUM_LBAS - 1), 2)
+    base, zpage = (bytes(rng.randrange(256) for _ in range(pb)) for _ in range(2))
+    put(0x1000, base)
+    assert (await cmd(WRITE, x, 0, 0, 0x1000))[0] == OK          # x committed (a RESERVE needs a base)
+    assert (await cmd(FLUSH))[0] == OK
+    tb.hold_tx = h                                               # h's data pages complete only when released
+    put(0x2000, zpage)
+    assert (await cmd(WRITE, z, h, 0, 0x2000))[0] == OK          # h's full page of z, in the buffer
+    off = 4 * rng.randrange(pw - 1)
+    ln = min(ln, pb - off)
+    diff = bytes(rng.randrange(256) for _ in range(ln))
+    put(0x1000, diff)
+    n_rq = len(tb.be.rq)
+    assert (await cmd(DIFFWRITE, x, t, 0, 0x1000, off | ln << 16))[0] == OK
+    assert tb.be.rq[n_rq:] == [(ID_RESV, x, t)], f"no FRAG slot of x: requests {tb.be.rq[n_rq:]}"
+    n_log, n_rec = len(tb.be.log), len(tb.be.records)
+    n_bes = tb.be.beside if h == t else tb.be.beside_other
+    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
+    # the commit writes back what is before its record (h's page of z, held), then the record
+    for _ in range(5000):
+        if any(q["slog"] for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
+    assert (1, 2, 1, 0, t) in taken, f"t's S-Log record not sent while h's page of z is in flight: {taken}"
+    held = [q for q in tb.inflight if q["txid"] == h and q["op"] == 0 and q["lpn"] == z]
+    assert held and tb.inflight.index(held[0]) < next(i for i, q in enumerate(tb.inflight) if q["slog"]), \
+        f"h's page of z not in flight before the record: {taken}"
+    assert (tb.be.beside if h == t else tb.be.beside_other) > n_bes
+    for _ in range(rng.randrange(0, 300)):                     # the commit stays behind z's page
+        await RisingEdge(dut.clk)
+    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before h's earlier page of z"
+    tb.hold_tx = None
+    for q in tb.cpl_q:
+        q["held"] = False
+    st, res = await _wait_done(tb, tag_c)
+    assert st == OK, f"TX_COMMIT of t {st:#x} {res}"
+    exp = bytearray(base)
+    exp[off:off + ln] = diff
+    assert tb.be.records[n_rec:] and parse_stream(tb.be.records[n_rec])[0]["lpn"] == x
+    assert tb.be.committed[x] == bytes(exp), "the fragment on x's committed base"
+    return res, x, base, bytes(exp), z, zpage
+
+
+async def _read_back(tb, cmd, pages):
+    """READ of each (lpn, expected page) through the buffer: OK and the page."""
+    for lp, want in pages:
+        st, _ = await cmd(READ, lp, 0, 0, 0x8000)
+        got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(tb.pw)])
+        assert st == OK and got == want, f"READ lpn {lp}"
+
+
 @cocotb.test()
 async def run_slog_beside_own(dut):
     """t's S-Log record is sent while t's own full page is in flight (architecture §11.4: t's pages
@@ -855,51 +916,11 @@ async def run_slog_beside_own(dut):
     met this case by chance at seed 1 while a FRAG slot's scan took a cycle per page word; with the
     scan's jump over the words inside and between runs it did not in one build.)"""
     rng, tb, cmd, put = await _directed_tb(dut, 32452843)
-    pb, pw = tb.pb, tb.pw
     t = rng.randrange(1, NUM_TX + 1)
-    x, z = rng.sample(range(NUM_LBAS - 1), 2)
-    base, zpage = (bytes(rng.randrange(256) for _ in range(pb)) for _ in range(2))
-    put(0x1000, base)
-    assert (await cmd(WRITE, x, 0, 0, 0x1000))[0] == OK          # x committed (a RESERVE needs a base)
-    assert (await cmd(FLUSH))[0] == OK
-    tb.hold_tx = t                                               # t's data pages complete only when released
-    put(0x2000, zpage)
-    assert (await cmd(WRITE, z, t, 0, 0x2000))[0] == OK          # t's full page of z, in the buffer
-    off, ln = 4 * rng.randrange(pw - 1), 4
-    diff = bytes(rng.randrange(256) for _ in range(ln))
-    put(0x1000, diff)
-    n_rq = len(tb.be.rq)
-    assert (await cmd(DIFFWRITE, x, t, 0, 0x1000, off | ln << 16))[0] == OK
-    assert tb.be.rq[n_rq:] == [(ID_RESV, x, t)], f"no FRAG slot of x: requests {tb.be.rq[n_rq:]}"
-    n_log, n_rec, n_bes = len(tb.be.log), len(tb.be.records), tb.be.beside
-    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
-    for _ in range(5000):
-        if any(q["slog"] for q in tb.be.log[n_log:]):
-            break
-        await RisingEdge(dut.clk)
-    taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
-    assert (0, 0, 0, z, t) in taken and (1, 2, 1, 0, t) in taken, \
-        f"t's page of z and then its S-Log record not both sent while z's page is in flight: {taken}"
-    held = [q for q in tb.inflight if q["txid"] == t and q["op"] == 0 and q["lpn"] == z]
-    assert held and tb.inflight.index(held[0]) < next(i for i, q in enumerate(tb.inflight) if q["slog"]), \
-        f"t's page of z not in flight before the record: {taken}"
-    assert tb.be.beside > n_bes
-    for _ in range(rng.randrange(0, 300)):                     # the commit stays behind z's page
-        await RisingEdge(dut.clk)
-    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before its page of z"
-    tb.hold_tx = None
-    for q in tb.cpl_q:
-        q["held"] = False
-    st, res = await _wait_done(tb, tag_c)
-    assert st == OK and res == 2, f"TX_COMMIT of t {st:#x} {res}"
-    exp = bytearray(base)
-    exp[off:off + ln] = diff
-    assert tb.be.records[n_rec:] and parse_stream(tb.be.records[n_rec])[0]["lpn"] == x
-    assert tb.be.committed[x] == bytes(exp) and tb.be.committed[z] == zpage
-    for lp, want in ((x, bytes(exp)), (z, zpage)):
-        st, _ = await cmd(READ, lp, 0, 0, 0x8000)
-        got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
-        assert st == OK and got == want, f"READ lpn {lp}"
+    res, x, _, xpage, z, zpage = await _record_beside_held(dut, rng, tb, cmd, put, t, t, 4)
+    assert res == 2, f"TX_COMMIT of t: result {res}, not its page of z and its fragment of x"
+    assert tb.be.committed[z] == zpage
+    await _read_back(tb, cmd, ((x, xpage), (z, zpage)))
     assert not tb.be.resv and not tb.be.errors, tb.be.errors
     assert int(dut.cnt_proto_err.value) == 0
 
@@ -917,55 +938,13 @@ async def run_slog_beside_other(dut):
     record must wait for it too (a wait counting COMMIT marks as data pages fails here)."""
     rng, tb, cmd, put = await _directed_tb(dut, 15485863)
     pb, pw = tb.pb, tb.pw
-
     t, u = rng.sample(range(1, NUM_TX + 1), 2)
-    x, y = rng.sample(range(NUM_LBAS - 1), 2)
-    base, upage = (bytes(rng.randrange(256) for _ in range(pb)) for _ in range(2))
-    put(0x1000, base)
-    assert (await cmd(WRITE, x, 0, 0, 0x1000))[0] == OK          # x committed (a RESERVE needs a base)
-    assert (await cmd(FLUSH))[0] == OK
-    tb.hold_tx = u                                               # u's data pages complete only when released
-    put(0x2000, upage)
-    assert (await cmd(WRITE, y, u, 0, 0x2000))[0] == OK          # u's full page of y, in the buffer
-    off, ln = 4 * rng.randrange(pw - 1), 4 * rng.randrange(1, 3)
-    ln = min(ln, pb - off)
-    diff = bytes(rng.randrange(256) for _ in range(ln))
-    put(0x1000, diff)
-    n_rq = len(tb.be.rq)
-    assert (await cmd(DIFFWRITE, x, t, 0, 0x1000, off | ln << 16))[0] == OK
-    assert tb.be.rq[n_rq:] == [(ID_RESV, x, t)], f"no FRAG slot of x: requests {tb.be.rq[n_rq:]}"
-    n_log, n_rec = len(tb.be.log), len(tb.be.records)
-    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
-    # t's commit writes back what is before its record: u's page, held; then the record
-    for _ in range(5000):
-        if any(q["slog"] for q in tb.be.log[n_log:]):
-            break
-        await RisingEdge(dut.clk)
-    taken = [(q["op"], q["rec"], q["slog"], q["lpn"], q["txid"]) for q in tb.be.log[n_log:]]
-    assert (1, 2, 1, 0, t) in taken, f"t's S-Log record not sent while u's page is in flight: requests {taken}"
-    held = [q for q in tb.inflight if q["txid"] == u and q["op"] == 0]
-    assert held and held[0]["lpn"] == y and tb.inflight.index(held[0]) < \
-        next(i for i, q in enumerate(tb.inflight) if q["slog"]), f"u's page not in flight before the record: {taken}"
-    assert tb.be.beside_other >= 1
-    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before u's earlier page"
-    for _ in range(rng.randrange(0, 300)):                     # the record stays behind u's page
-        await RisingEdge(dut.clk)
-    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before u's earlier page"
-    tb.hold_tx = None
-    for q in tb.cpl_q:
-        q["held"] = False
-    st, res = await _wait_done(tb, tag_c)
-    assert st == OK and res == 1, f"TX_COMMIT of t {st:#x} {res}"
-    exp = bytearray(base)
-    exp[off:off + ln] = diff
-    assert tb.be.records[n_rec:] and parse_stream(tb.be.records[n_rec])[0]["lpn"] == x
-    assert tb.be.committed[x] == bytes(exp), "the fragment on x's committed base"
+    res, x, base, xpage, y, upage = await _record_beside_held(dut, rng, tb, cmd, put, t, u, 4 * rng.randrange(1, 3))
+    assert res == 1, f"TX_COMMIT of t: result {res}"
+    exp = bytearray(xpage)
     st, res = await cmd(TX_COMMIT, 0, u)
     assert st == OK and res == 1, f"TX_COMMIT of u {st:#x} {res}"
-    for lp, want in ((x, bytes(exp)), (y, upage)):
-        st, _ = await cmd(READ, lp, 0, 0, 0x8000)
-        got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
-        assert st == OK and got == want, f"READ lpn {lp}"
+    await _read_back(tb, cmd, ((x, xpage), (y, upage)))
     # an earlier COMMIT of another tx in flight is waited for (it maps u's pages at its completion;
     # one of them could be a fragment's LPN): u's page and commit record held, t's record must not
     # be taken before u's commit has completed (PTXQ >= 2: both commits pending at once; with
@@ -1004,10 +983,7 @@ async def run_slog_beside_other(dut):
     exp2 = bytearray(cur)
     exp2[off2:off2 + 4] = diff2
     assert tb.be.committed[x2] == bytes(exp2) and tb.be.committed[y] == upage[::-1]
-    for lp, want in ((x2, bytes(exp2)), (y, upage[::-1])):
-        st, _ = await cmd(READ, lp, 0, 0, 0x8000)
-        got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
-        assert st == OK and got == want, f"READ lpn {lp}"
+    await _read_back(tb, cmd, ((x2, bytes(exp2)), (y, upage[::-1])))
     if int(dut.PTXQ.value) >= 2:
         # an earlier COMMIT mark of another tx in flight is waited for too (its completion maps u's
         # pages): u's COMMIT WRITE of y (its RC_CMARK page) held, t's TX_COMMIT taken meanwhile (PTXQ 2:
@@ -1046,10 +1022,7 @@ async def run_slog_beside_other(dut):
         exp3 = bytearray(base)
         exp3[off3:off3 + 4] = diff3
         assert tb.be.committed[x3] == bytes(exp3) and tb.be.committed[y] == upage3
-        for lp, want in ((x3, bytes(exp3)), (y, upage3)):
-            st, _ = await cmd(READ, lp, 0, 0, 0x8000)
-            got = _page([tb.mem.get(0x8000 // 4 + i, 0) for i in range(pw)])
-            assert st == OK and got == want, f"READ lpn {lp}"
+        await _read_back(tb, cmd, ((x3, bytes(exp3)), (y, upage3)))
     assert not tb.be.resv and not tb.be.errors, tb.be.errors
     assert int(dut.cnt_proto_err.value) == 0
 
