@@ -34,17 +34,19 @@ NOTE = ("model, not measured: the S-Log's NAND bytes from the reference encoder 
 
 
 def slog_nand(txs, split, entries: int, page_bytes: int, frag_slots: int | None = None,
-              txfull: int | None = None, lpns: int = SLOG_LPNS) -> dict:
+              txfull: int | None = None, lpns: int = SLOG_LPNS, records: list | None = None) -> dict:
     """txs: the workload (lists of Update: lpn, full, offset, length); split(tx, entries) -> parts.
     frag_slots: the write buffer's FRAG slots (None: unlimited): a part's partial update of a new LPN
     when they are all taken is a full page (§11.3 step 5, today's path). txfull: a part with more full
     pages (conversions included) sends no record: every fragment of it a full page (the plain commit).
-    lpns: the index's entries (the merge budget's 3/4 trigger; the model has no sets). Returns the model's counts and bytes."""
+    lpns: the index's entries (the merge budget's 3/4 trigger; the model has no sets). records: when a
+    list, each record's (workload transaction index, part index, full LPNs, fragments) is appended to
+    it in workload order (group_commit_model.py replays them). Returns the model's counts and bytes."""
     st = SlogState()
     w = LogWriter(page_bytes)
     full_pages = log_pages = merges = fallbacks = app = 0
-    for tx in txs:
-        for part in split(tx, entries):
+    for ti, tx in enumerate(txs):
+        for pi, part in enumerate(split(tx, entries)):
             fulls, frags = [], []
             k: dict[int, int] = {}
             for u in part:
@@ -66,6 +68,8 @@ def slog_nand(txs, split, entries: int, page_bytes: int, frag_slots: int | None 
                 st.map_full(l, 0)
             if not frags:
                 continue                        # no fragment: commits as today (COMMIT on its last page)
+            if records is not None:
+                records.append((ti, pi, list(fulls), list(frags)))
             n0 = len(w.stream) // w.P
             rec = w.add(1, [(l, 0) for l in fulls], frags)
             assert rec.first_lpgn == n0

@@ -72,3 +72,60 @@ def test_model_random_records():
     assert (m["log_pages"], m["full_pages"]) == (want_log, want_full)
     app = sum(u.app_bytes for tx in txs for u in tx)
     assert m["nand_bytes"] == (want_log + want_full + m["merges"]) * PAGE_BYTES and m["app_bytes"] == app
+
+
+def test_slog_model_records_hook():
+    """slog_nand's `records` list: one entry per part with fragments, its fulls and fragments (the
+    group-commit model replays them)."""
+    txs = [[Update(1, True), Update(2, False, 8, 64)], [Update(3, True)], [Update(4, False, 0, 12)]]
+    recs: list = []
+    slog_nand(txs, split_for_device, 64, PAGE_BYTES, records=recs)
+    assert [(t, p, f, [(g.lpn, g.off, len(g.data)) for g in fr]) for t, p, f, fr in recs] == \
+        [(0, 0, [1], [(2, 8, 64)]), (2, 0, [], [(4, 0, 12)])]
+
+
+def _packed_pages(sizes: list[tuple[int, list[int]]], start: int = 0) -> int:
+    """Log pages of records packed back to back from stream offset `start` (§10.1: each record at the
+    stream's end, a fragment skipping to the next payload when it would cross one)."""
+    pos = start
+    for nfull, lens in sizes:
+        s0 = pos
+        p = s0 + 16 + 16 * (nfull + len(lens))
+        for n in lens:
+            if p // P != (p + n - 1) // P:
+                p = (p // P + 1) * P
+            p += n
+        pos = p
+    return (pos - 1) // P + 1
+
+
+def test_group_commit_model():
+    """bench/difftx/group_commit_model.py's close-on-idle packing against counts worked out here."""
+    from group_commit_model import INF, pack
+    from atstb.slog_ref import Frag
+
+    def rec(lens, nfull=0):
+        return ([100 + i for i in range(nfull)], [Frag(i, 0, 1, 0, bytes(n)) for i, n in enumerate(lens)])
+    small = [rec([64]), rec([128], 2), rec([256]), rec([32, 32])]
+    arr = [0, 10, 1000, 1005]
+    # T = 0: each record on fresh pages (this version's writer), nothing waits
+    r = pack(small, arr, 0)
+    assert r["log_pages"] == 4 and r["added_mean"] == 0 and r["added_max"] == 0
+    # T = 100: records 0, 1 share a page (closed at 10 + 100), records 2, 3 another (closed at 1,105)
+    r = pack(small, arr, 100)
+    assert r["log_pages"] == 2
+    assert r["added_max"] == 110 and r["added_mean"] == (110 + 100 + 105 + 100) / 4
+    # T = inf: one page, closed at the last record's arrival
+    r = pack(small, arr, INF)
+    assert r["log_pages"] == 1 and r["added_max"] == 1005
+    # random records, T = inf: the packed stream's pages; T = 0: the sum of each record's own pages
+    rng = random.Random(7)
+    sizes = [(rng.randint(0, 20), [4 * rng.randint(1, 127) for _ in range(rng.randint(1, 30))]) for _ in range(25)]
+    recs = [rec(lens, nf) for nf, lens in sizes]
+    arr = sorted(rng.randrange(10**6) for _ in sizes)
+    assert pack(recs, arr, INF)["log_pages"] == _packed_pages(sizes)
+    assert pack(recs, arr, 0)["log_pages"] == sum(_log_pages(nf, lens) for nf, lens in sizes)
+    # a record filling its page closes it at once: no added latency for the one that ends it exactly
+    exact = rec([P - 16 - 16])                        # header 16 + one META-PU 16 + its bytes = one payload
+    r = pack([exact], [0], 10**6)
+    assert r["log_pages"] == 1 and r["added_max"] == 0
