@@ -1,24 +1,40 @@
 # SPDX-License-Identifier: Apache-2.0
 """Group commit as a **model, not measured** (README "Group commit: what it would buy"): how many log
 pages B4's records would take if records were packed back to back (docs/persistence.md §10.1 allows
-it; the firmware's and the oracle's readers already read packed records) under a close-on-idle policy,
-and what that costs in commit latency.
+it; the firmware's and the oracle's readers already read packed records), and what that does to the
+commit latency, under two writers.
 
 Inputs: the workload exactly as bench_difftx.py makes it (its shape, seed, transaction count), its
 records from the S-Log model (slog_model.slog_nand: the fragments and full pages of each device
-transaction, the fallbacks to full pages), and each record's arrival at the backend, taken as its
-transaction's last data command's completion cycle in a diag_difftx.py `--only commit` trace of the
-same workload (`data_done`: the commit is pending in the write buffer once its data are in).
+transaction, the fallbacks to full pages), and, from a diag_difftx.py `--only commit` trace of the
+same workload on the device (qd 8), each record's **arrival** (its transaction's last data command's
+completion, `data_done`: the commit is pending in the write buffer once its data are in) and its
+**completion** (`commit_done`).
 
-Policy T (cycles): records are written to the log stream in arrival order; a record's last, partly
-filled page stays open while another record arrives within T cycles of the page's latest record, and is
-closed (programmed) then, or T cycles after that record, or when a record fills it. T = 0 is this
-version's writer (every record's last page programmed with it: the measured device). A record's
-**added latency** is its last page's close time minus its arrival. First order: the added latency would
-delay the host's later submissions at qd 8 (the trace's arrivals would move), which the model ignores.
+**Batch writer** (`batch`, the main policy): today each S-Log record waits for the completion of every
+earlier commit (docs/architecture.md §11.4's wait), so records queue. From the trace, in completion
+order, a record's **service** is its completion minus the later of its arrival and the previous
+completion; replaying one record at a time with these services gives the trace's completions exactly
+(checked). The batch writer, when free, takes every record that has arrived (at least the next one, at
+its arrival), packs them back to back and closes the last page; the batch completes after the
+service of its first record (`first`) or of its slowest (`max`, conservative; both are printed), and
+the writer is free again. Latency = completion - arrival, against the trace's.
+
+**Timer** (`pack`): records written at their arrivals (as if nothing queued); a record's last, partly
+filled page stays open while another record arrives within T cycles of the page's latest record; it
+is closed then, T cycles after that record, or when a record fills it. T = 0 is this version's
+writer (every record on fresh pages). **Added latency** = its last page's close time minus its
+arrival; with T = inf the final page closes at the last arrival (so that row's latencies depend on
+where the run ends).
+
+First order, both: a changed completion would move the host's later submissions and keep FRAG slots
+longer (more fallbacks to full pages at qd 8); the arrivals and records here do not move. Records
+carry no completeness flags (as slog_nand's). "WA qd" adds the trace run's host pages to the model's
+log pages (the run's six fallbacks at qd 8 are then counted both as full pages and as the model's
+fragments: it overstates WA slightly); "WA model" uses the model's full pages.
 
 `python bench/difftx/group_commit_model.py --diag bench/difftx/diag_b4_<commit>_tpcc.json`
-prints the table and writes --out (JSON).
+prints the tables and writes --out (JSON).
 """
 from __future__ import annotations
 
@@ -45,7 +61,7 @@ def pack(records: list, arrivals: list[float], T: float) -> dict:
     last_t = None                           # the open page's latest record's arrival
     ends = []
     for (fulls, frags), a in zip(records, arrivals):
-        if last_t is not None and len(w.stream) % P and a > last_t + T:
+        if last_t is not None and len(w.stream) % P and (a > last_t + T or T == 0):
             closed[len(w.stream) // P] = last_t + T
             w.close_page()
         w.add(1, [(l, 0) for l in fulls], frags)
@@ -60,6 +76,43 @@ def pack(records: list, arrivals: list[float], T: float) -> dict:
     return {"log_pages": len(w.stream) // P, "added_mean": sum(lat) / len(lat), "added_max": max(lat)}
 
 
+def services(arrivals: list[float], completions: list[float]) -> list[float]:
+    """Records in completion order: each one's service, its completion minus the later of its arrival
+    and the previous record's completion (today's writer takes one record at a time)."""
+    out, prev = [], 0.0
+    for a, c in zip(arrivals, completions):
+        out.append(c - max(a, prev))
+        prev = c
+    return out
+
+
+def batch(records: list, arrivals: list[float], serv: list[float], combine=max) -> dict:
+    """The batch writer: records, arrivals and services in completion order. When free, it takes every
+    record that has arrived (at least the earliest untaken one, at its arrival), packs them back to back
+    (the last page closed), and completes them together after combine(their services). Returns the
+    log pages, each record's completion and the batch sizes."""
+    w = LogWriter(PAGE_BYTES, pack=True)
+    n = len(records)
+    taken = [False] * n
+    done = [0.0] * n
+    free, sizes = 0.0, []
+    while not all(taken):
+        i = next(k for k in range(n) if not taken[k])
+        start = max(free, min(arrivals[k] for k in range(n) if not taken[k]))
+        group = [k for k in range(n) if not taken[k] and arrivals[k] <= start]
+        assert i in group or arrivals[i] > start
+        for k in group:
+            fulls, frags = records[k]
+            w.add(1, [(l, 0) for l in fulls], frags)
+            taken[k] = True
+        w.close_page()
+        free = start + combine(serv[k] for k in group)
+        for k in group:
+            done[k] = free
+        sizes.append(len(group))
+    return {"log_pages": len(w.stream) // w.P, "done": done, "batches": sizes}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--diag", required=True, help="a diag_difftx.py --only commit JSON of the workload")
@@ -67,7 +120,7 @@ def main() -> None:
     ap.add_argument("--entries", type=int, default=64, help="the device's tx_entries (bench: 64)")
     ap.add_argument("--frag-slots", type=int, default=32)
     ap.add_argument("--lpns", type=int, default=1024)
-    ap.add_argument("--policies", default="0,5000,10000,20000,50000,100000,200000,inf")
+    ap.add_argument("--policies", default="0,5000,10000,20000,30000,40000,50000,100000,200000,inf")
     ap.add_argument("--out", default=str(HERE.parents[1] / "build" / "bench" / "difftx_group_commit.json"))
     a = ap.parse_args()
     d = json.loads(Path(a.diag).read_text())
@@ -93,6 +146,38 @@ def main() -> None:
           f"cycles; measured commit tail (commit done - data done) mean {base['commit_tail_mean_measured']:.0f}")
     print(f"measured at qd {d['args']['qd']}: {base['full_pages_measured_qd']} host pages, "
           f"{base['log_pages_measured_qd']} log pages (the model's T = 0 must give the same log pages)")
+    # the batch writer: records in completion order, today's services from the trace
+    corder = sorted(recs, key=lambda r: (parts[(r[0], r[1])]["commit_done"], r[0], r[1]))
+    ca = [parts[(r[0], r[1])]["data_done"] for r in corder]
+    cc = [parts[(r[0], r[1])]["commit_done"] for r in corder]
+    sv = services(ca, cc)
+    free, replay = 0.0, []
+    for x, y in zip(ca, sv):                # one record at a time: must give the trace's completions
+        free = max(x, free) + y
+        replay.append(free)
+    base["replay_matches_trace"] = replay == cc
+    meas = [c - x for x, c in zip(ca, cc)]
+    base["latency_measured"] = {"mean": sum(meas) / len(meas), "max": max(meas)}
+    base["waited_for_earlier_commit"] = sum(1 for k in range(1, len(ca)) if ca[k] < cc[k - 1])
+    print(f"records finding an earlier commit pending: {base['waited_for_earlier_commit']} of {len(ca)}; service "
+          f"(completion - later of arrival and previous completion) median {sorted(sv)[len(sv) // 2]:.0f}; "
+          f"one-at-a-time replay gives the trace's completions: {'yes' if base['replay_matches_trace'] else 'NO'}")
+    print(f"{'batch writer':>14} {'log pages':>9} {'WA model':>8} {'WA qd':>6} {'lat mean':>9} {'lat max':>9} "
+          f"{'batches':>7} {'largest':>7}")
+    print(f"{'today (trace)':>14} {base['log_pages_measured_qd']:>9} {'':>8} {'':>6} "
+          f"{base['latency_measured']['mean']:>9.0f} {base['latency_measured']['max']:>9.0f}")
+    base["batch"] = []
+    for how, fn in (("first", lambda it: next(iter(it))), ("max", max)):
+        b = batch([(f, g) for _, _, f, g in corder], ca, sv, fn)
+        lat_b = [dn - x for x, dn in zip(ca, b["done"])]
+        wa = (m["full_pages"] + b["log_pages"]) * PAGE_BYTES / m["app_bytes"]
+        waq = (base["full_pages_measured_qd"] + b["log_pages"]) * PAGE_BYTES / m["app_bytes"]
+        row = {"service": how, "log_pages": b["log_pages"], "wa_model": wa, "wa_measured_full_pages": waq,
+               "latency_mean": sum(lat_b) / len(lat_b), "latency_max": max(lat_b), "batches": len(b["batches"]),
+               "largest": max(b["batches"])}
+        base["batch"].append(row)
+        print(f"{'service ' + how:>14} {row['log_pages']:>9} {wa:>8.3f} {waq:>6.3f} {row['latency_mean']:>9.0f} "
+              f"{row['latency_max']:>9.0f} {row['batches']:>7} {row['largest']:>7}")
     print(f"{'T (cycles)':>11} {'log pages':>9} {'WA model':>8} {'WA qd':>6} {'+lat mean':>9} {'+lat max':>9}")
     for t in a.policies.split(","):
         T = INF if t == "inf" else float(t)

@@ -129,3 +129,36 @@ def test_group_commit_model():
     exact = rec([P - 16 - 16])                        # header 16 + one META-PU 16 + its bytes = one payload
     r = pack([exact], [0], 10**6)
     assert r["log_pages"] == 1 and r["added_max"] == 0
+    # a later record that fills the open page exactly: the page closes at its arrival (record 0 waits
+    # 40, record 1 nothing); record 2, arriving exactly T after, still packs (the window includes it)
+    a, b = rec([64]), rec([P - 96 - 32])             # 96 + (32 + P - 128) = P: the page's payload
+    r = pack([a, b], [0, 40], 100)
+    assert r["log_pages"] == 1 and r["added_max"] == 40 and r["added_mean"] == 20
+    r = pack([a, rec([64]), rec([64])], [0, 100, 200], 100)
+    assert r["log_pages"] == 1 and r["added_max"] == 300 and r["added_mean"] == (300 + 200 + 100) / 3
+    # a timer close, then a record of three pages: it starts on a fresh page and its last page waits T
+    big = rec([P - 64, P - 16, 64], 0)                # header 16 + 3 META-PUs 48, then a page each
+    assert _packed_pages([(0, [P - 64, P - 16, 64])]) == 3
+    r = pack([a, big], [0, 1000], 100)
+    assert r["log_pages"] == 4 and r["added_max"] == 100 and r["added_mean"] == 100
+
+
+def test_group_commit_batch_writer():
+    """The batch writer: services from completions (one record at a time), then every waiting record
+    packed into one batch that completes after the slowest (or the first) of their services."""
+    from group_commit_model import batch, services
+    from atstb.slog_ref import Frag
+    assert services([0, 10, 100], [50, 80, 200]) == [50, 30, 100]
+
+    def rec(lens):
+        return ([], [Frag(i, 0, 1, 0, bytes(n)) for i, n in enumerate(lens)])
+    recs = [rec([64]), rec([128]), rec([256]), rec([32])]
+    # record 0 alone (done 100); 1 and 2 waited for it: one batch, one page (done 100 + 5); 3 alone
+    b = batch(recs, [0, 10, 20, 500], [100, 5, 5, 7], max)
+    assert b["log_pages"] == 3 and b["batches"] == [1, 2, 1] and b["done"] == [100, 105, 105, 507]
+    b = batch(recs, [0, 10, 20, 500], [100, 9, 5, 7], lambda it: next(iter(it)))
+    assert b["done"] == [100, 109, 109, 507]
+    # nothing waits: one batch per record, each on pages of its own, the completions unchanged
+    arr = [0, 1000, 2000, 3000]
+    b = batch(recs, arr, [10, 10, 10, 10], max)
+    assert b["log_pages"] == 4 and b["done"] == [10, 1010, 2010, 3010]
