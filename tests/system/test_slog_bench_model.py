@@ -108,9 +108,10 @@ def test_group_commit_model():
         return ([100 + i for i in range(nfull)], [Frag(i, 0, 1, 0, bytes(n)) for i, n in enumerate(lens)])
     small = [rec([64]), rec([128], 2), rec([256]), rec([32, 32])]
     arr = [0, 10, 1000, 1005]
-    # T = 0: each record on fresh pages (this version's writer), nothing waits
+    # T = 0: each record on fresh pages (this version's writer), nothing waits, arrivals tied too
     r = pack(small, arr, 0)
     assert r["log_pages"] == 4 and r["added_mean"] == 0 and r["added_max"] == 0
+    assert pack(small[:2], [0, 0], 0)["log_pages"] == 2
     # T = 100: records 0, 1 share a page (closed at 10 + 100), records 2, 3 another (closed at 1,105)
     r = pack(small, arr, 100)
     assert r["log_pages"] == 2
@@ -156,8 +157,13 @@ def test_group_commit_batch_writer():
     # record 0 alone (done 100); 1 and 2 waited for it: one batch, one page (done 100 + 5); 3 alone
     b = batch(recs, [0, 10, 20, 500], [100, 5, 5, 7], max)
     assert b["log_pages"] == 3 and b["batches"] == [1, 2, 1] and b["done"] == [100, 105, 105, 507]
-    b = batch(recs, [0, 10, 20, 500], [100, 9, 5, 7], lambda it: next(iter(it)))
+    b = batch(recs, [0, 10, 20, 500], [100, 5, 9, 7], lambda it: next(iter(it)))
+    assert b["done"] == [100, 105, 105, 507]
+    b = batch(recs, [0, 10, 20, 500], [100, 5, 9, 7], max)
     assert b["done"] == [100, 109, 109, 507]
+    # a record that arrived before the next one in completion order joins its batch when it waits
+    b = batch(recs[:2], [50, 10], [30, 1], max)
+    assert b["batches"] == [2] and b["done"] == [80, 80] and b["log_pages"] == 1
     # nothing waits: one batch per record, each on pages of its own, the completions unchanged
     arr = [0, 1000, 2000, 3000]
     b = batch(recs, arr, [10, 10, 10, 10], max)

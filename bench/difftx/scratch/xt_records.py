@@ -24,6 +24,8 @@ for i,(t,k,d) in enumerate(ev):
     for t2,k2,d2 in ev[i+1:]:
         if k2=='NQ' and d2['sl']==1: nqs.append((t2,d2['tag']))
         if k2=='WC' and d2['tag']==tag: wc=t2; break
+    if not nqs or wc is None:
+        continue                        # no log page seen, or the run ended before its completion
     ncs=[]
     for tq,tg in nqs:
         for t3,k3,d3 in ev:
