@@ -941,7 +941,6 @@ async def run_slog_beside_other(dut):
     t, u = rng.sample(range(1, NUM_TX + 1), 2)
     res, x, base, xpage, y, upage = await _record_beside_held(dut, rng, tb, cmd, put, t, u, 4 * rng.randrange(1, 3))
     assert res == 1, f"TX_COMMIT of t: result {res}"
-    exp = bytearray(xpage)
     st, res = await cmd(TX_COMMIT, 0, u)
     assert st == OK and res == 1, f"TX_COMMIT of u {st:#x} {res}"
     await _read_back(tb, cmd, ((x, xpage), (y, upage)))
@@ -954,7 +953,7 @@ async def run_slog_beside_other(dut):
     if x2 != x:
         assert (await cmd(WRITE, x2, 0, 0, 0x1000))[0] == OK
         assert (await cmd(FLUSH))[0] == OK
-    cur = bytes(exp) if x2 == x else base
+    cur = xpage if x2 == x else base
     diff2 = bytes(rng.randrange(256) for _ in range(4))
     off2 = 4 * rng.randrange(pw - 1)
     put(0x1000, diff2)

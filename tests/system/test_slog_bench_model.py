@@ -20,12 +20,8 @@ P = PAGE_BYTES - 16
 
 
 def _log_pages(nfull: int, lens: list[int]) -> int:
-    pos = 16 + 16 * (nfull + len(lens))
-    for n in lens:
-        if pos // P != (pos + n - 1) // P:
-            pos = (pos // P + 1) * P
-        pos += n
-    return (pos - 1) // P + 1
+    """Log pages of one record from a fresh page (_packed_pages below, one record)."""
+    return _packed_pages([(nfull, lens)])
 
 
 def test_model_counts():
