@@ -177,27 +177,31 @@ for _mib in (256, 512, 1024, 2048, 4096):
     CONFIGS[f"b5_{_mib}"] = AtsConfig(name=f"b5_{_mib}", num_chan=4, ways=2, page_bytes=4096, spare_bytes=224,
                                       pages_per_block=128, blocks=_mib * 256 // (8 * 128), num_lbas=16384,
                                       win=8, rd_slots=16, remap_preset="large", array_time_div=1, ptxq=8)
-# B4 (a) (bench/difftx --config b5_256_slog, simulation only): b5_256 with the S-Log and 32 FRAG slots
+# B4 (a) (bench/difftx --config b5_256_slog, simulation only): b5_256 with the S-Log and 64 FRAG slots
 # (the firmware sets SLOG_THR = 512 at boot): a transaction's DIFFWRITE below 512 bytes becomes an
-# S-Log fragment. 32: the smallest power of two above any B4 TPC-C transaction's partial pages (its
+# S-Log fragment. 32 is the smallest power of two above any B4 TPC-C transaction's partial pages (its
 # shape draws at most 27 pages a transaction, bench/difftx/difftx_workloads.py; seed 1's 16 have 6-20
 # partial pages, varmail's 1-12), so no partial update falls back for want of a FRAG slot while one
-# transaction runs at a time (16 let 13 of TPC-C's fall back: results_b4_4a8914e.json; a snapshot of
-# 46482ca with 32, `bench_difftx.py --prebuilt <it> --workloads tpcc --txs tpcc=16 --jobs 1`: one at a
-# time WA 1.0994, 95 programs = 76 full + 19 log pages, no base read; at qd 8, 8 transactions sharing
-# the slots, WA 1.18: 8 partial updates as full pages, 5 with 64 slots, WA 1.15; all on one shared device, no settle: on its own device TPC-C's S-Log merges, WA 1.98 at
-# qd 8, results_b4_813c399.json). The core's
-# checks hold: SLOG_TX = max(16, NUM_TX 32) >= NUM_TX; a record's fragments <= SLOG_TXFRAGS 64; the
-# FRAG pages 32 x 1,024 words = 32 Ki words, two banks of ats_wbuf_mem's largest block-RAM depth
-# (128 KiB: 64 DP16KD if it were synthesized)
+# transaction runs at a time (16 let 13 of TPC-C's fall back: results_b4_4a8914e.json). 64: B4's
+# headline is 8 transactions in flight (about 3.1 running at once), which share the slots: with 32,
+# 5 of TPC-C's partial updates at qd 8 found the table full and became full pages (373b42d: 158 host
+# pages, WA 1.14, tx/s 1.40x of shadowing); with 64 none did (a snapshot of 544a71e with 64, the
+# `--workloads tpcc --txs tpcc=32 --jobs 2` run: 153 host pages at both qds, as at qd 1, WA 1.108,
+# tx/s 1.54x; bench/difftx/README.md "Diagnosis" item 5). The core's checks hold: SLOG_TX = max(16,
+# NUM_TX 32) >= NUM_TX; a record's fragments <= SLOG_TXFRAGS 64; the FRAG pages 64 x 1,024 words =
+# 64 Ki words, four banks of ats_wbuf_mem's largest block-RAM depth (256 KiB: 128 DP16KD if it were
+# synthesized, rtl/wbuf/README.md's S-Log cost row: 164 of the LFE5U-85F's 208 with the rest of the
+# buffer; a board build would keep the FRAG pages in the DDR3, architecture §11.8)
 # Its S-Log index: 1,024 entries (256 sets x 4 ways), not the core's 256 (64 x 4): TPC-C's 512-LPN
 # metadata pool puts 8 LPNs on each of 64 sets, and at 256 its RESERVEs were refused by full sets from
 # 116 entries in use on (45 read-modify-writes) and the firmware's 3/4 trigger merged (104 programs):
 # WA 1.98 (bench/difftx/README.md "Diagnosis" item 2); at 1,024 the pool puts 2 LPNs on a set
-CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=32, slog_lpns=1024)
+CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=64, slog_lpns=1024)
 # sim_slog with b5_256_slog's S-Log shape (issue 40's system test gap: the firmware at a 1,024-entry
 # index): 1,024 index entries (256 sets x 4 ways: LPN mod 256, the sim's 768 LBAs put at most 3 on a
-# set) and 32 FRAG slots (32 x 128 words of FRAG pages at 512-byte pages), 2 MiB of main RAM
+# set) and 32 FRAG slots (32 x 128 words of FRAG pages at 512-byte pages; B4's device had 32 when
+# this was made and has 64 since: the slots are the write buffer's, volatile, and the firmware never
+# sees them, so the index is the shape this configuration checks), 2 MiB of main RAM
 # (atomssd_soc.main_ram_size). tests/system/test_slog_fw.py, test_slog_ckpt.py, test_slog_device.py
 # run on it with ATS_LONG=1 (items `1k-*`); simulation only
 CONFIGS["sim_slog1k"] = replace(CONFIGS["sim_slog"], name="sim_slog1k", frag_slots=32, slog_lpns=1024)

@@ -21,9 +21,9 @@ sending more than 16 FRAG slots, a small DIFFWRITE falling back without a RESERV
 is full (SLOG_TXFRAGS >= FRAG_SLOTS) or its transaction holds SLOG_TXFRAGS slots (below it).
 Builds (8 page slots): FRAG_SLOTS 32 with SLOG_TXFRAGS 64, 48 LBAs of 64 bytes; FRAG_SLOTS 64 with
 SLOG_TXFRAGS 40 (the per-transaction bound below the table), 80 LBAs of 64 bytes; 8 rounds, 2-3
-CPU-s each (ATS_LONG=1: 40 rounds); and FRAG_SLOTS 32 with 4 KiB pages, where the FRAG pages
-(32 Ki words) are two banks of 16 Ki (rtl/wbuf/README.md "S-Log"), FRAG slots 16-31 in the second:
-2 rounds, about 24 CPU-s (ATS_LONG=1: 8). Environment: ATS_SEED, ATS_SLOG_WIDE_ROUNDS (the rounds
+CPU-s each (ATS_LONG=1: 40 rounds); and FRAG_SLOTS 64 with 4 KiB pages and SLOG_TXFRAGS 64 (B4's
+b5_256_slog device, soc/ats_litex.py), 96 LBAs, where the FRAG pages (64 Ki words) are four banks
+of 16 Ki (rtl/wbuf/README.md "S-Log"), FRAG slots 16n..16n+15 in bank n: 2 rounds (ATS_LONG=1: 8). Environment: ATS_SEED, ATS_SLOG_WIDE_ROUNDS (the rounds
 of every build), ATS_SLOG_BP (the backpressure)."""
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ async def run_slog_wide(dut):
     assert stats["table_full"] if txfrags >= nf else stats["tx_bound"], stats
 
 
-@pytest.mark.parametrize("frag_slots,txfrags,nlbas,pb", [(32, 64, 48, 64), (64, 40, 80, 64), (32, 64, 48, 4096)])
+@pytest.mark.parametrize("frag_slots,txfrags,nlbas,pb", [(32, 64, 48, 64), (64, 40, 80, 64), (64, 64, 96, 4096)])
 def test_ats_wbuf_slog_wide(frag_slots, txfrags, nlbas, pb):
     params = {"NUM_SLOTS": 8, "PAGE_BYTES": pb, "NUM_LBAS": nlbas, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": 1,
