@@ -30,7 +30,7 @@ help:
 	@echo "make bench-recovery B5: recovery time vs capacity (256 MiB..4 GiB) and active log, full-system sim -> build/bench/recovery.json, recovery.png"
 	@echo "make bench-tx    B6: tx writes vs plain writes vs host data journaling, fsync every 1/10/100/1000, NVMe front end, full-system sim -> build/bench/tx.json, tx.png"
 	@echo "make bench-atomic issue 39: NVMe atomic writes vs plain, SWRITE vs txid + COMMIT, doublewrite vs atomic page store, full-system sim -> build/bench/atomic.json"
-	@echo "make bench-difftx B4: DiffTx shapes (varmail, TPC-C, fileserver, webproxy): S-Log (b5_256_slog: 32 FRAG slots, 8 transactions in flight beside one at a time) / full-page shadowing / host data journaling, WA, NAND bytes a tx, tx/s, full-system sim -> build/bench/difftx.json"
+	@echo "make bench-difftx B4: DiffTx shapes (varmail, TPC-C, fileserver, webproxy): S-Log (b5_256_slog: 64 FRAG slots, 8 transactions in flight beside one at a time) / full-page shadowing / host data journaling, WA, NAND bytes a tx, tx/s, full-system sim -> build/bench/difftx.json"
 	@echo "make bench-sim   full-system simulation speed (M cycles per CPU s) by phase vs 5a048bf, exactness vs the synthesis form -> build/bench/sim.json"
 	@echo "make bench-core  through the whole device core with NAND die models: B1 TX_COMMIT cycles, B2, 4 KiB random write/read IOPS -> build/bench/core.json"
 	@echo "make wave-core   one TX_COMMIT of 8 pages through the device core: FST + GTKWave save files -> build/waves/core_commit.*"

@@ -4,7 +4,7 @@ NAND bytes per transaction and transactions per second of (a) the S-Log, (b) ful
 (c) host data journaling, in one run.
 
 (a) The S-Log (docs/architecture.md §11, docs/persistence.md §10): measured on `b5_256_slog`, the
-    default (the device with 32 FRAG slots, SLOG_THR 512: `shadow_diffwrite`'s DIFFWRITEs are S-Log
+    default (the device with 64 FRAG slots (32 before 48b0014), SLOG_THR 512: `shadow_diffwrite`'s DIFFWRITEs are S-Log
     fragments and a device transaction with partial updates ends with a TX Commit, its record; its
     figures are the workload's `wa` / `traffic_vs_shadow` / `tps_vs_shadow`); with `--config b5_256`
     they are null with the reason. Next to them, `limit` gives the physical floor they are compared
@@ -94,7 +94,7 @@ from slog_model import shadow_nand, slog_nand  # noqa: E402
 
 TX_ENTRIES = 64                    # the b5_256 device's tx tables (IDENTIFY word 10), for --model-only
 
-# the device: b5_256_slog (b5_256 with the S-Log: 32 FRAG slots, SLOG_THR = 512 set by the firmware)
+# the device: b5_256_slog (b5_256 with the S-Log: 64 FRAG slots, SLOG_THR = 512 set by the firmware)
 # measures (a), (b) and (c) in one run: there `shadow_diffwrite`'s DIFFWRITEs below 512 bytes are S-Log
 # fragments; --config b5_256 (no FRAG slots) measures today's DIFFWRITE (a read-modify-write) instead
 CONFIG = os.environ.get("ATS_DIFFTX_CONFIG", "b5_256_slog")

@@ -178,6 +178,14 @@ def index_lpns(prebuilt: str | None) -> int:
     return int(json.loads((Path(prebuilt) / "config.json").read_text()).get("slog_lpns", SLOG_LPNS))
 
 
+def frag_slots(prebuilt: str | None) -> int:
+    """The device's write-buffer FRAG slots (AtsConfig.frag_slots): its snapshot's configuration, else
+    the configuration the bench would build (B.CONFIG)."""
+    if prebuilt:
+        return int(json.loads((Path(prebuilt) / "config.json").read_text()).get("frag_slots", 0))
+    return int(B.config_dict(B.CONFIG).get("frag_slots") or 0)
+
+
 def replay_index(txs: list[dict], lpns: int = SLOG_LPNS, ways: int = SLOG_WAYS,
                  frags: int = SLOG_FRAGS) -> list[dict]:
     """The backend's index as rtl/backend/README_slog.md specifies it (an LPN's set: lpn mod
@@ -277,7 +285,7 @@ def main() -> None:
     with ProcessPoolExecutor(a.jobs) as ex:
         res = list(ex.map(job, *zip(*jobs), *zip(*[(a.prebuilt, work, a.workload)] * len(jobs))))
     lpns = index_lpns(a.prebuilt)
-    out = {"args": vars(a), "index_lpns": lpns, "runs": res, "summary": []}
+    out = {"args": vars(a), "index_lpns": lpns, "frag_slots": frag_slots(a.prebuilt), "runs": res, "summary": []}
     for (kind, mode, _, _), p in zip(jobs, res):
         if kind == "commit" and "parts" not in p["trace"]:
             # qd 1: run_point runs the transactions one at a time without run_concurrent, so no

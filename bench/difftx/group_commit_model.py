@@ -122,12 +122,16 @@ def main() -> None:
     ap.add_argument("--diag", required=True, help="a diag_difftx.py --only commit JSON of the workload")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--entries", type=int, default=64, help="the device's tx_entries (bench: 64)")
-    ap.add_argument("--frag-slots", type=int, default=32)
+    ap.add_argument("--frag-slots", type=int, default=None,
+                    help="the write buffer's FRAG slots of the traced device: the diag JSON's `frag_slots` "
+                         "(recorded from 48b0014 on), else 32 (B4's device until then)")
     ap.add_argument("--lpns", type=int, default=1024)
     ap.add_argument("--policies", default="0,5000,10000,20000,30000,40000,50000,100000,200000,inf")
     ap.add_argument("--out", default=str(HERE.parents[1] / "build" / "bench" / "difftx_group_commit.json"))
     a = ap.parse_args()
     d = json.loads(Path(a.diag).read_text())
+    if a.frag_slots is None:
+        a.frag_slots = d.get("frag_slots") or 32
     name, txs = d["args"]["workload"], d["args"]["txs"]
     run = next(r for r in d["runs"] if r["mode"] == "shadow_diffwrite")
     parts = {(p["tx"], p["part"]): p for p in run["trace"]["parts"]}
@@ -140,7 +144,7 @@ def main() -> None:
     arrivals = [parts[(r[0], r[1])]["data_done"] for r in order]
     gaps = sorted(b - x for x, b in zip(arrivals, arrivals[1:]))
     lat = [p["commit_done"] - p["data_done"] for p in parts.values()]
-    base = {"workload": name, "txs": txs, "diag": a.diag, "records": len(order), "full_pages_model": m["full_pages"],
+    base = {"workload": name, "txs": txs, "diag": a.diag, "frag_slots": a.frag_slots, "records": len(order), "full_pages_model": m["full_pages"],
             "full_pages_measured_qd": run["total"]["host_pages"],
             "log_pages_measured_qd": run["total"]["nand_programs"] - run["total"]["host_pages"] - run["total"]["ckpt_pages"],
             "app_bytes": m["app_bytes"], "arrival_gap_median": gaps[len(gaps) // 2] if gaps else None,
