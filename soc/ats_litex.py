@@ -185,9 +185,9 @@ for _mib in (256, 512, 1024, 2048, 4096):
 # transaction runs at a time (16 let 13 of TPC-C's fall back: results_b4_4a8914e.json). 64: B4's
 # headline is 8 transactions in flight (about 3.1 running at once), which share the slots: with 32,
 # 5 of TPC-C's partial updates at qd 8 found the table full and became full pages (373b42d: 158 host
-# pages, WA 1.14, tx/s 1.40x of shadowing); with 64 none did (a snapshot of 544a71e with 64, the
-# `--workloads tpcc --txs tpcc=32 --jobs 2` run: 153 host pages at both qds, as at qd 1, WA 1.108,
-# tx/s 1.54x; bench/difftx/README.md "Diagnosis" item 5). The core's checks hold: SLOG_TX = max(16,
+# pages, WA 1.14, tx/s 1.40x of shadowing); with 64 none does (48b0014: 153 host pages at both qds,
+# as at qd 1, WA 1.108, tx/s 1.54x; bench/difftx/README.md "Results at 48b0014",
+# results_b4_48b0014.json). The core's checks hold: SLOG_TX = max(16,
 # NUM_TX 32) >= NUM_TX; a record's fragments <= SLOG_TXFRAGS 64; the FRAG pages 64 x 1,024 words =
 # 64 Ki words, four banks of ats_wbuf_mem's largest block-RAM depth (256 KiB: 128 DP16KD if it were
 # synthesized, rtl/wbuf/README.md's S-Log cost row: 164 of the LFE5U-85F's 208 with the rest of the

@@ -172,9 +172,10 @@ REPLAY_SIZES = ((256, 4), (256, 8), (512, 4), (1024, 4))   # the summary's repla
 
 
 def index_lpns(prebuilt: str | None) -> int:
-    """The device's SLOG_LPNS: its snapshot's configuration (soc/ats_litex.py AtsConfig.slog_lpns)."""
+    """The device's SLOG_LPNS: its snapshot's configuration (soc/ats_litex.py AtsConfig.slog_lpns), else
+    the configuration the bench would build (B.CONFIG)."""
     if not prebuilt:
-        return SLOG_LPNS
+        return int(B.config_dict(B.CONFIG).get("slog_lpns") or SLOG_LPNS)
     return int(json.loads((Path(prebuilt) / "config.json").read_text()).get("slog_lpns", SLOG_LPNS))
 
 

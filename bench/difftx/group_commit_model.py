@@ -20,7 +20,7 @@ them back to back and closes the last page; the batch completes after the servic
 record (`first`) or of its slowest (`max`; both are printed; neither adds the program time of a
 batch's extra pages), and the writer is free again. Latency = completion - arrival, against the
 trace's. A record that completed just after a later-arriving one gets a service of a few cycles
-(TPC-C: one, 13 cycles): the script prints the services below a page program's 16,000 cycles.
+(TPC-C at 373b42d: one, 13 cycles; none at 48b0014): the script prints the services below a page program's 16,000 cycles.
 
 **Timer** (`pack`): records written at their arrivals (a writer that no longer makes a record wait
 for earlier commits: the redesign's; under today's writer a delayed completion would also delay the
@@ -34,7 +34,8 @@ where the run ends).
 First order, both: a changed completion would move the host's later submissions and keep FRAG slots
 longer (more fallbacks to full pages at qd 8); the arrivals and records here do not move. Records
 carry no completeness flags (as slog_nand's). "WA qd" adds the trace run's host pages to the model's
-log pages (the run's six fallbacks at qd 8 are then counted both as full pages and as the model's
+log pages (fallbacks the run had and the model has not, 373b42d's five at qd 8, none at
+48b0014, are then counted both as full pages and as the model's
 fragments: it overstates WA slightly); "WA model" uses the model's full pages.
 
 `python bench/difftx/group_commit_model.py --diag bench/difftx/diag_b4_<commit>_tpcc.json`
@@ -131,7 +132,9 @@ def main() -> None:
     a = ap.parse_args()
     d = json.loads(Path(a.diag).read_text())
     if a.frag_slots is None:
-        a.frag_slots = d.get("frag_slots") or 32
+        a.frag_slots = d["frag_slots"] if "frag_slots" in d else 32
+    if not a.frag_slots:
+        sys.exit(f"{a.diag}: the traced device has no FRAG slots, so no S-Log records to pack")
     name, txs = d["args"]["workload"], d["args"]["txs"]
     run = next(r for r in d["runs"] if r["mode"] == "shadow_diffwrite")
     parts = {(p["tx"], p["part"]): p for p in run["trace"]["parts"]}
