@@ -171,20 +171,22 @@ SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS = 256, 4, 4      # the core's defaults (README_
 REPLAY_SIZES = ((256, 4), (256, 8), (512, 4), (1024, 4))   # the summary's replays beside the device's
 
 
-def index_lpns(prebuilt: str | None) -> int:
-    """The device's SLOG_LPNS: its snapshot's configuration (soc/ats_litex.py AtsConfig.slog_lpns), else
+def device_config(prebuilt: str | None) -> dict:
+    """The traced device's configuration (soc/ats_litex.py AtsConfig): its snapshot's config.json, else
     the configuration the bench would build (B.CONFIG)."""
-    if not prebuilt:
-        return int(B.config_dict(B.CONFIG).get("slog_lpns") or SLOG_LPNS)
-    return int(json.loads((Path(prebuilt) / "config.json").read_text()).get("slog_lpns", SLOG_LPNS))
+    if prebuilt:
+        return json.loads((Path(prebuilt) / "config.json").read_text())
+    return B.config_dict(B.CONFIG)
+
+
+def index_lpns(prebuilt: str | None) -> int:
+    """The device's SLOG_LPNS (AtsConfig.slog_lpns; config.json leaves out the default 256)."""
+    return int(device_config(prebuilt).get("slog_lpns") or SLOG_LPNS)
 
 
 def frag_slots(prebuilt: str | None) -> int:
-    """The device's write-buffer FRAG slots (AtsConfig.frag_slots): its snapshot's configuration, else
-    the configuration the bench would build (B.CONFIG)."""
-    if prebuilt:
-        return int(json.loads((Path(prebuilt) / "config.json").read_text()).get("frag_slots", 0))
-    return int(B.config_dict(B.CONFIG).get("frag_slots") or 0)
+    """The device's write-buffer FRAG slots (AtsConfig.frag_slots; config.json leaves out 0)."""
+    return int(device_config(prebuilt).get("frag_slots") or 0)
 
 
 def replay_index(txs: list[dict], lpns: int = SLOG_LPNS, ways: int = SLOG_WAYS,

@@ -118,6 +118,14 @@ def batch(records: list, arrivals: list[float], serv: list[float], combine=max) 
     return {"log_pages": len(w.stream) // w.P, "done": done, "batches": sizes}
 
 
+def trace_frag_slots(diag: dict, given: int | None) -> int:
+    """The traced device's FRAG slots: `given` (--frag-slots) if set, else the diag JSON's `frag_slots`
+    (recorded from 48b0014 on, 0 for a device without them), else 32 (B4's device before 48b0014)."""
+    if given is not None:
+        return given
+    return int(diag["frag_slots"]) if "frag_slots" in diag else 32
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--diag", required=True, help="a diag_difftx.py --only commit JSON of the workload")
@@ -131,8 +139,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE.parents[1] / "build" / "bench" / "difftx_group_commit.json"))
     a = ap.parse_args()
     d = json.loads(Path(a.diag).read_text())
-    if a.frag_slots is None:
-        a.frag_slots = d["frag_slots"] if "frag_slots" in d else 32
+    a.frag_slots = trace_frag_slots(d, a.frag_slots)
     if not a.frag_slots:
         sys.exit(f"{a.diag}: the traced device has no FRAG slots, so no S-Log records to pack")
     name, txs = d["args"]["workload"], d["args"]["txs"]

@@ -164,3 +164,22 @@ def test_group_commit_batch_writer():
     arr = [0, 1000, 2000, 3000]
     b = batch(recs, arr, [10, 10, 10, 10], max)
     assert b["log_pages"] == 4 and b["done"] == [10, 1010, 2010, 3010]
+
+
+def test_traced_device_frag_slots(tmp_path):
+    """The FRAG slots the group-commit model replays with: from a snapshot's config.json (diag_difftx
+    records them), 0 for a device without them, 32 for a trace made before they were recorded, and
+    --frag-slots over all of them; the index size from the same config.json."""
+    import json
+    from diag_difftx import frag_slots, index_lpns
+    from group_commit_model import trace_frag_slots
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    (snap / "config.json").write_text(json.dumps({"name": "x", "frag_slots": 64, "slog_lpns": 1024}))
+    assert (frag_slots(str(snap)), index_lpns(str(snap))) == (64, 1024)
+    (snap / "config.json").write_text(json.dumps({"name": "y"}))          # the defaults are left out
+    assert (frag_slots(str(snap)), index_lpns(str(snap))) == (0, 256)
+    assert trace_frag_slots({"frag_slots": 64}, None) == 64
+    assert trace_frag_slots({"frag_slots": 0}, None) == 0
+    assert trace_frag_slots({}, None) == 32
+    assert trace_frag_slots({"frag_slots": 64}, 16) == 16
