@@ -41,7 +41,10 @@ workload a backend without that RELEASE passes (stale fragments never show).
 
 `make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS),
 and the same on `sim_slog1k` (items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main
-RAM); ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them).
+RAM), and on B4's device `b5_256_slog` (items `b4-<seed>`, ATS_SLOG_DEV_B4_SEEDS seeds, default 2:
+4 KiB pages, 64 FRAG slots in four banks, 8 dies) in the wider shape of SHAPES below (many transactions
+held open at once: more than 64 FRAG slots wanted; records of several log pages; filler LBAs read back
+at the end); ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them).
 ATS_SLOG_DEV_SECT (ATS_LONG=1: 0.3, else 0): the share of the checkpoint cycles whose cut falls inside
 the checkpoint's S-Log section: after the checkpoint (measured with the NAND trace: its pages and their
 ends) the same checkpoint again, the host idle, cut while the firmware programs a page of its tail that
@@ -69,14 +72,42 @@ LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 SEEDS = list(range(1, 1 + int(os.environ.get("ATS_SLOG_DEV_SEEDS", "6" if LONG else "1"))))
 CUTS = int(os.environ.get("ATS_SLOG_DEV_CUTS", "12" if LONG else "3"))
 OVERLAP = os.environ.get("ATS_SLOG_DEV_OVERLAP", "1") not in ("", "0")
-POOL = 24                 # LBAs the workload uses
-LANE = 60                 # bytes of a lane (4-60-byte DIFFWRITEs stay inside one)
-NTX = 4
+# The workload's shape per configuration: `pool` LBAs, txids 1..`ntx`, `k` LBAs a transaction,
+# DIFFWRITEs of 4..`lane` bytes inside one lane of `lane` bytes, and `hold`: the probability that a
+# transaction stays open after its writes (its FRAG slots held; its TX_COMMIT or TX_ABORT is sent at a
+# later step with probability `close`, drawn per power cycle from the shape's, or when every txid is
+# taken), so that the slots of many transactions are held at once; `slots_min`: the most FRAG slots
+# the workload must have wanted at once (distinct (txid, LBA) of small DIFFWRITEs whose transaction
+# is open or committing), checked at the end; `fill`: LBAs outside the pool written once before the
+# first cut (Host.prefill), so that the checkpoint's mapping fills more than its first page and a cut
+# can be aimed inside its S-Log section (with 4 KiB pages the pool alone fits in one page); `steps`:
+# the workload steps of a power cycle; `boot`: the cycles a boot or recovery may take.
+# `sim_slog`, `sim_slog1k`: 24 LBAs, txids 1-4, 1-3 LBAs, lanes of 60 bytes, 20-40 steps, no held transaction (at
+# most 12 slots wanted; the seeds' workloads as before). `b5_256_slog`, B4's device (4 KiB pages, 64
+# FRAG slots whose pages are four banks of the write buffer's memory, 8 dies, 32 txids, a 1,024-entry
+# index): 160 LBAs, txids 1-16, 4-12 LBAs, lanes of 480 bytes (a fragment up to 480 bytes, under
+# SLOG_THR 512: records of several log pages), 80 % of transactions held open, closed at 40 % of the
+# steps or only when all 16 txids are taken (cycles that commit them and cycles that pile them up),
+# 30-60 steps a power cycle, so that more than 32
+# slots are wanted at once (the upper two banks) and more than 64 (a DIFFWRITE that finds the table
+# full becomes a read-modify-write); 1,024 filler LBAs; 100 M boot cycles: recovery reads every block
+# of its plan from page 0 (docs/persistence.md §6 step 2: the blocks that may hold records from
+# `scan_from` on, until a die's first erased page), so its reads are bounded in blocks, 128 pages of
+# 4 KiB here, at about 34 k cycles a page read with B4's array times (seed 1's first cut: 924 pages,
+# 31.5 M cycles): up to 2 blocks a die, 2,048 reads, about 70 M cycles.
+SHAPES = {"sim_slog": dict(pool=24, ntx=4, k=(1, 3), lane=60, hold=0.0, close=(0.0,), slots_min=1, fill=0, steps=(20, 40),
+                           boot=harness.BOOT_CYCLES),
+          "b5_256_slog": dict(pool=160, ntx=16, k=(4, 12), lane=480, hold=0.8, close=(0.0, 0.4), slots_min=65,
+                              fill=1024, steps=(30, 60), boot=100_000_000)}
+SHAPES["sim_slog1k"] = SHAPES["sim_slog"]
 CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
 SECT_P = float(os.environ.get("ATS_SLOG_DEV_SECT", "0.3" if LONG else "0"))
-# (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` with ATS_LONG=1
+# (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` (ids `1k-<seed>`)
+# and B4's device `b5_256_slog` (ids `b4-<seed>`, ATS_SLOG_DEV_B4_SEEDS seeds, default 2) with ATS_LONG=1
+B4_SEEDS = list(range(1, 1 + int(os.environ.get("ATS_SLOG_DEV_B4_SEEDS", "2"))))
 PARAMS = [pytest.param("sim_slog", s, id=str(s)) for s in SEEDS] + \
-    [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])]
+    [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])] + \
+    [pytest.param("b5_256_slog", s, id=f"b4-{s}") for s in (B4_SEEDS if LONG else [])]
 
 
 def mixed_records(oracle, geo) -> set[int]:
@@ -99,24 +130,28 @@ def template(tmp_path_factory):
 
 
 class Host:
-    def __init__(self, sysm):
+    def __init__(self, sysm, shape: dict):
         self.s = sysm
         self.pb = sysm.cfg["page_bytes"]
         self.rng = sysm.rng
-        self.lbas = sorted(self.rng.sample(range(sysm.cfg["num_lbas"]), POOL))
+        self.shape = shape
+        self.lane = shape["lane"]
+        self.close = shape["close"][0]
+        self.lbas = sorted(self.rng.sample(range(sysm.cfg["num_lbas"]), shape["pool"]))
         self.chains = {x: Chain(x, self.pb) for x in self.lbas}
         self.lanes = {x: set() for x in self.lbas}      # lanes of DIFFWRITEs since the LBA's last plain WRITE / TRIM
         self.ver = 1 << 20
         self.frag = 0
         self.txs: list[dict] = []                       # commits submitted this power cycle
         self.busy: set[int] = set()                     # lbas with a command in flight or an open tx
-        self.open: dict[int, dict] = {}                 # txid -> open tx
+        self.open: dict[int, tuple] = {}                # txid -> (tx, its writes): held open, no commit sent yet
+        self.slot_keys: set[tuple[int, int]] = set()    # (txid, lba) of small DIFFWRITEs not yet committed / aborted
         self.violations: list[str] = []
         self.trimmed: set[int] = set()                  # TRIMs completed and not yet covered by a FLUSH
         self.stats = dict(diffs=0, diff_small=0, diff_large=0, tx_commits=0, tx_aborts=0, plain=0, trims=0,
                           flushes=0, reads=0, cuts=0, cut_in_commit=0, oracle_slog_records=0, recovered_frags=0,
                           lbas_checked=0, atom_checked=0,
-                          commit_refused_trim=0, ckpts=0, ckpt_frags=0)
+                          commit_refused_trim=0, ckpts=0, ckpt_frags=0, held=0, lost_open=0, slots_wanted_max=0)
 
     # ---- the device
     def submit(self, op, lba=0, data=None, txid=0, flags=0, aux=0, **user):
@@ -176,6 +211,7 @@ class Host:
                                        f"{[(x, self.events(x)) for x in tx['lbas']]}")
             for x in tx["lbas"]:
                 self.busy.discard(x)
+            self.slot_keys = {k for k in self.slot_keys if k[0] != tx["txid"]}
             self.stats["tx_commits"] += st == ST["OK"]
         elif p.op == OP["READ"] and "chk" in u:
             self.busy.discard(p.lba)
@@ -214,7 +250,7 @@ class Host:
     def transaction(self, txid):
         rng = self.rng
         free = self.free_lbas()
-        k = rng.randint(1, 3)
+        k = rng.randint(*self.shape["k"])
         if len(free) < k + 1:
             return
         lbas = rng.sample(free, k)
@@ -228,18 +264,18 @@ class Host:
         for x in lbas:
             for _ in range(rng.randint(1, 3)):
                 big = rng.random() < (0.3 if not self.lanes[x] else 0.05)
-                lanes = [i for i in range((self.pb - HDR) // LANE) if i not in self.lanes[x]]
+                lanes = [i for i in range((self.pb - HDR) // self.lane) if i not in self.lanes[x]]
                 if big and (OVERLAP or not self.lanes[x]):
                     off, n = HDR, self.pb - HDR         # >= the threshold: a read-modify-write
-                    self.lanes[x].update(range((self.pb - HDR) // LANE))
+                    self.lanes[x].update(range((self.pb - HDR) // self.lane))
                 else:
                     big = False
                     if not lanes and not OVERLAP:
                         break
-                    lane = rng.choice(lanes) if lanes and not OVERLAP else rng.randrange((self.pb - HDR) // LANE)
+                    lane = rng.choice(lanes) if lanes and not OVERLAP else rng.randrange((self.pb - HDR) // self.lane)
                     self.lanes[x].add(lane)
-                    n = 4 * rng.randint(1, LANE // 4)
-                    off = HDR + lane * LANE + 4 * rng.randint(0, (LANE - n) // 4)
+                    n = 4 * rng.randint(1, self.lane // 4)
+                    off = HDR + lane * self.lane + 4 * rng.randint(0, (self.lane - n) // 4)
                 self.frag += 1
                 ops.append((x, "diff", off, n, self.frag, frag_bytes(x, self.frag, n), big))
         if full_lba is not None:
@@ -249,11 +285,18 @@ class Host:
         if not ops:                                     # every lane of its LBAs used: no transaction
             self.busy.difference_update(tx["lbas"])
             return
+        # an LBA whose last event before this tx is a TRIM not yet known flushed (see complete()): taken
+        # before the tx's writes, which reserve its FRAG slots (the LBAs are busy from here on, so the
+        # set can only shrink until the commit)
+        tx["after_trim"] = any(x in self.trimmed for x in lbas)
         for x, kind, off, n, ident, data, big in ops:
             if kind == "diff":
                 tag = self.submit(OP["DIFFWRITE"], x, data, txid, 0, aux=off | n << 16)
                 self.stats["diffs"] += 1
                 self.stats["diff_large" if big else "diff_small"] += 1
+                if not big and tag is not None:
+                    self.slot_keys.add((txid, x))
+                    self.stats["slots_wanted_max"] = max(self.stats["slots_wanted_max"], len(self.slot_keys))
             else:
                 tag = self.submit(OP["WRITE"], x, data, txid)
             if tag is None or self.wait(tag) is None:
@@ -262,6 +305,15 @@ class Host:
             if st != ST["OK"]:
                 self.violations.append(f"tx {txid} op {kind} lba {x}: status {st:#x}")
                 return
+        if self.shape["hold"] and rng.random() < self.shape["hold"]:
+            self.open[txid] = (tx, ops)                 # its commit or abort at a later step
+            self.stats["held"] += 1
+            return
+        self.finish(txid, tx, ops)
+
+    def finish(self, txid, tx, ops):
+        """The end of a transaction whose writes completed: TX_ABORT (15 %) or TX_COMMIT."""
+        rng = self.rng
         if rng.random() < 0.15:
             tag = self.submit(OP["TX_ABORT"], txid=txid)
             self.stats["tx_aborts"] += 1
@@ -269,6 +321,7 @@ class Host:
             if st is not None and st != ST["OK"]:       # (a tx of FRAG slots only is not TX_EMPTY, §11.3)
                 self.violations.append(f"TX_ABORT {txid} after {len(ops)} writes: status {st:#x}")
             self.busy.difference_update(tx["lbas"])
+            self.slot_keys = {k for k in self.slot_keys if k[0] != txid}
             return
         for x, kind, off, n, ident, data, big in ops:   # the commit's events, in the tx's order
             if kind == "diff":
@@ -277,13 +330,16 @@ class Host:
                 e = self.chains[x].full(ident, txid)    # (F is not emptied by it: lanes stay)
             e.completed = False
             tx["events"].append((x, e))
-        # an LBA whose last event before this tx is a TRIM not yet known flushed (see complete())
-        tx["after_trim"] = any(x in self.trimmed for x in lbas)
         self.txs.append(tx)
         self.submit(OP["TX_COMMIT"], txid=txid, tx=tx)
 
     def step(self, free_tx):
         rng = self.rng
+        if self.open and (free_tx is None or rng.random() < self.close):
+            txid = rng.choice(sorted(self.open))        # a held transaction ends
+            tx, ops = self.open.pop(txid)
+            self.finish(txid, tx, ops)
+            return
         r = rng.random()
         if r < 0.5 and free_tx:
             self.transaction(free_tx)
@@ -321,8 +377,8 @@ class Host:
         for _ in range(n):
             if self.s.hp.cut:
                 return
-            busy_tx = {tx["txid"] for tx in self.txs if not tx["done"]}
-            free = [t for t in range(1, NTX + 1) if t not in busy_tx]
+            busy_tx = {tx["txid"] for tx in self.txs if not tx["done"]} | set(self.open)
+            free = [t for t in range(1, self.shape["ntx"] + 1) if t not in busy_tx]
             self.step(self.rng.choice(free) if free else None)
             if self.rng.random() < 0.3:
                 self.poll(self.rng.randint(500, 20_000))
@@ -361,6 +417,46 @@ class Host:
             self.violations.append(f"the cut aimed at checkpoint page {j} did not fire: {tr}")
             return None
         return j, tr["block"]
+
+    FILL_VER = 7
+
+    def prefill(self, n: int) -> None:
+        """`n` LBAs outside the pool (runs of 8 aligned LBAs without a pool LBA, from a random run on)
+        written once, 8 pages a WRITE, then a FLUSH (durable from then on: check_fill) and a checkpoint."""
+        runs = [b for b in range(0, self.s.cfg["num_lbas"], 8) if not any(b + i in self.chains for i in range(8))]
+        j = self.rng.randrange(len(runs))
+        runs = (runs[j:] + runs[:j])[:n // 8]
+        self.filler = [b + i for b in sorted(runs) for i in range(8)]
+        for b in runs:
+            data = b"".join(page_bytes_for(b + i, self.FILL_VER, 0, self.pb) for i in range(8))
+            while not self.s.dev.free_tags:
+                self.poll()
+            self.s.dev.submit(OP["WRITE"], b, 7, data)
+        tag = self.submit(OP["FLUSH"], snap=[], trimmed=set())
+        if tag is None or self.wait(tag) != ST["OK"]:
+            self.violations.append("prefill: the FLUSH after the fill did not complete OK")
+        # a checkpoint, so that the fill is not in the active log that the first cut's recovery reads
+        # (about 1,100 pages at some 20 k cycles a page read with B4's array times: past BOOT_CYCLES)
+        self.checkpoint()
+
+    def check_fill(self, where: str) -> None:
+        """Every filler LBA reads its one version (written before the first cut and flushed)."""
+        dev = self.s.dev
+        for b in range(0, len(self.filler), 8):
+            while not dev.free_tags:
+                dev.poll(200_000)
+            dev.submit(OP["READ"], self.filler[b], 7, fill_check=self.filler[b])
+        dev.drain(harness.HANG_CYCLES)
+        for p in dev.done:
+            if p.op != OP["READ"] or "fill_check" not in p.user:
+                continue
+            b = p.user["fill_check"]
+            exp = b"".join(page_bytes_for(b + i, self.FILL_VER, 0, self.pb) for i in range(8))
+            if p.cpl.status != ST["OK"] or p.data != exp:
+                self.violations.append(f"{where}: filler LBAs {b}..{b + 7}: status {p.cpl.status:#x}, "
+                                       f"{'data differs' if p.cpl.status == ST['OK'] else ''}")
+        dev.done.clear()
+        self.stats["fill_checked"] = len(self.filler)
 
     # ---- after a cut
     def verify(self, oracle, where):
@@ -409,10 +505,12 @@ class Host:
             # lanes from what survived (a plain WRITE lost in the cut reset them at its submission)
             last = max((i for i, e in enumerate(c.events) if e.kind == "full" and not e.txid), default=-1)
             self.lanes[x] = {ln for e in c.events[last + 1:] if e.kind == "frag"
-                             for ln in range((e.off - HDR) // LANE, (e.off + e.length - 1 - HDR) // LANE + 1)}
+                             for ln in range((e.off - HDR) // self.lane, (e.off + e.length - 1 - HDR) // self.lane + 1)}
         self.txs = []
         self.busy = set()
         self.trimmed = set()
+        self.open = {}                                  # held transactions: gone with the cut
+        self.slot_keys = set()
 
 
 @pytest.mark.parametrize("cfg,seed", PARAMS)
@@ -422,16 +520,23 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     sysm = harness.System(tmp_path, seed, cfg_name=cfg, template=template(cfg))
     assert sysm.cfg.get("frag_slots", 0) > 0, f"{cfg} without FRAG slots"
     from atstb.recovery_oracle import DieImage, checkpoint_blocks
-    h = Host(sysm)
+    shape = SHAPES[cfg]
+    sysm.boot_limit = shape["boot"]
+    h = Host(sysm, shape)
     h.ck_blocks = checkpoint_blocks(sysm.geo, DieImage(sysm.images[0], sysm.geo))
     assert sysm.start(), "first boot was cut"
     st = h.stats
+    h.filler = []
+    if shape["fill"]:
+        h.prefill(shape["fill"])
     if SECT_P > 0:
         st.update(sect_cuts=0, sect_aimed=0)
     frag_cuts = 0
     mixed: set[int] = set()
     while st["cuts"] < CUTS:
-        n = h.rng.randint(20, 40)
+        n = h.rng.randint(*shape["steps"])
+        if shape["hold"]:                                # (no draw for the shapes without held txs)
+            h.close = h.rng.choice(shape["close"])
         # (ATS_SLOG_DEV_SECT: the cut inside a checkpoint's S-Log section; no draw while it is 0; the
         # last 3 cycles force one while none was, unless ATS_SLOG_DEV_CKPT=0: no checkpoints at all)
         force = SECT_P > 0 and CKPT_P > 0 and st["cuts"] >= CUTS - 3 and not st["sect_cuts"]
@@ -458,6 +563,7 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
             if not sysm.hp.cut:
                 sysm.hp.cut_now()
         st["cut_in_commit"] += any(not tx["done"] for tx in h.txs)
+        st["lost_open"] += len(h.open)                  # held transactions the cut aborts
         sysm.stop()
         if aimed is not None:
             torn = harness.ckpt_torn(sysm.images, sysm.geo, aimed[1])
@@ -484,6 +590,8 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
         h.verify(oracle, f"seed {seed} cut {st['cuts']}")
         if h.violations or sysm.errors:
             break
+    if h.filler and not h.violations and not sysm.errors:
+        h.check_fill(f"seed {seed} after {st['cuts']} cuts")
     fw = harness.parse_fw_stats(sysm.console("stats"))
     sysm.stop()
     print(f"slog device seed {seed}: {st} fw {fw}")
@@ -495,3 +603,5 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     assert CKPT_P == 0 or st["ckpts"] > 0 and st["ckpt_frags"] > 0, "no recovery from a checkpoint with fragments"
     assert SECT_P == 0 or CKPT_P == 0 or st["sect_cuts"] > 0, "no cut inside a checkpoint's S-Log section"
     assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0
+    assert st["slots_wanted_max"] >= shape["slots_min"], \
+        f"at most {st['slots_wanted_max']} FRAG slots wanted at once, below the shape's {shape['slots_min']}"
