@@ -78,9 +78,12 @@ OVERLAP = os.environ.get("ATS_SLOG_DEV_OVERLAP", "1") not in ("", "0")
 # later step with probability `close`, drawn per power cycle from the shape's, or when every txid is
 # taken), so that the slots of many transactions are held at once; `slots_min`: the most FRAG slots
 # the workload must have wanted at once (distinct (txid, LBA) of small DIFFWRITEs whose transaction
-# is open or committing), checked at the end; `fill`: LBAs outside the pool written once before the
-# first cut (Host.prefill), so that the checkpoint's mapping fills more than its first page and a cut
-# can be aimed inside its S-Log section (with 4 KiB pages the pool alone fits in one page); `steps`:
+# is open or committing), checked at the end; `fill` > 0: before the first cut every pool LBA is
+# written once (mapped: RESERVE refuses an unmapped LPN, so a fresh device's DIFFWRITEs would all be
+# read-modify-writes) and `fill` LBAs outside the pool too (Host.prefill), so that the checkpoint's
+# mapping fills more than its first page and a cut can be aimed inside its S-Log section (with 4 KiB
+# pages the pool alone fits in one page), and at a checkpoint and at the end of a power cycle's
+# workload the held transactions all end in half of the cases (Host.close_all); `steps`:
 # the workload steps of a power cycle; `boot`: the cycles a boot or recovery may take.
 # `sim_slog`, `sim_slog1k`: 24 LBAs, txids 1-4, 1-3 LBAs, lanes of 60 bytes, 20-40 steps, no held transaction (at
 # most 12 slots wanted; the seeds' workloads as before). `b5_256_slog`, B4's device (4 KiB pages, 64
@@ -154,13 +157,13 @@ class Host:
                           commit_refused_trim=0, ckpts=0, ckpt_frags=0, held=0, lost_open=0, slots_wanted_max=0)
 
     # ---- the device
-    def submit(self, op, lba=0, data=None, txid=0, flags=0, aux=0, **user):
+    def submit(self, op, lba=0, data=None, txid=0, flags=0, aux=0, nlb=0, **user):
         dev = self.s.dev
         while not dev.free_tags:
             self.poll()
             if self.s.hp.cut:
                 return None
-        return dev.submit(op, lba, 0, data, txid, flags, aux=aux, **user)
+        return dev.submit(op, lba, nlb, data, txid, flags, aux=aux, **user)
 
     def poll(self, cycles=100_000):
         for p in self.s.dev.poll(cycles):
@@ -311,6 +314,15 @@ class Host:
             return
         self.finish(txid, tx, ops)
 
+    def close_all(self):
+        """Every held transaction ends now (TX_COMMIT or TX_ABORT as at a step), in txid order: so
+        that the FRAG slots of a pile-up become records before a checkpoint or a cut, not only lost."""
+        for txid in sorted(self.open):
+            if self.s.hp.cut:
+                return
+            tx, ops = self.open.pop(txid)
+            self.finish(txid, tx, ops)
+
     def finish(self, txid, tx, ops):
         """The end of a transaction whose writes completed: TX_ABORT (15 %) or TX_COMMIT."""
         rng = self.rng
@@ -421,18 +433,33 @@ class Host:
     FILL_VER = 7
 
     def prefill(self, n: int) -> None:
-        """`n` LBAs outside the pool (runs of 8 aligned LBAs without a pool LBA, from a random run on)
-        written once, 8 pages a WRITE, then a FLUSH (durable from then on: check_fill) and a checkpoint."""
+        """Before the first cut: every pool LBA written once (a full version of its chain: a fragment
+        needs a mapped base, RESERVE answers TX_FULL for an unmapped LPN, architecture §11.3 step 5),
+        and `n` filler LBAs outside the pool (runs of 8 aligned LBAs without a pool LBA, from a random
+        run on), 8 pages a WRITE; every write completed, then a FLUSH (all durable from then on: the
+        chains, check_fill) and a checkpoint."""
         runs = [b for b in range(0, self.s.cfg["num_lbas"], 8) if not any(b + i in self.chains for i in range(8))]
         j = self.rng.randrange(len(runs))
         runs = (runs[j:] + runs[:j])[:n // 8]
         self.filler = [b + i for b in sorted(runs) for i in range(8)]
+        for x in self.lbas:
+            e, data = self.full(x)
+            e.completed = False
+            self.busy.add(x)
+            if self.submit(OP["WRITE"], x, data, 0, 0, ev=e) is None:
+                return
         for b in runs:
             data = b"".join(page_bytes_for(b + i, self.FILL_VER, 0, self.pb) for i in range(8))
-            while not self.s.dev.free_tags:
-                self.poll()
-            self.s.dev.submit(OP["WRITE"], b, 7, data)
-        tag = self.submit(OP["FLUSH"], snap=[], trimmed=set())
+            if self.submit(OP["WRITE"], b, data, 0, 0, nlb=7) is None:
+                return
+        for _ in range(400):
+            if self.s.hp.cut or not self.s.dev.inflight:
+                break
+            self.poll(50_000)
+        if self.s.dev.inflight:
+            self.s.hang("prefill")
+        snap = [e for c in self.chains.values() for e in c.events if getattr(e, "completed", True)]
+        tag = self.submit(OP["FLUSH"], snap=snap, trimmed=set())
         if tag is None or self.wait(tag) != ST["OK"]:
             self.violations.append("prefill: the FLUSH after the fill did not complete OK")
         # a checkpoint, so that the fill is not in the active log that the first cut's recovery reads
@@ -546,6 +573,8 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
         aimed = None
         if ck:
             h.workload(n1)
+            if h.open and not sysm.hp.cut and h.rng.random() < 0.5:
+                h.close_all()                           # (held transactions: none in sim_slog's shape)
             if not sysm.hp.cut:
                 first = h.checkpoint(h.ck_blocks if sect else None)
                 if sect and first is not None and not sysm.hp.cut:
@@ -555,6 +584,8 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
             if h.rng.random() < 0.6:
                 sysm.hp.arm_cut(harness.CUT_CYCLE, c0 + h.rng.randint(2000, 6000 * (n - n1) + 2000))
             h.workload(n - n1)
+            if h.open and not sysm.hp.cut and h.rng.random() < 0.5:
+                h.close_all()
             if not sysm.hp.cut:
                 for _ in range(400):
                     if sysm.hp.cut or not sysm.dev.inflight:
