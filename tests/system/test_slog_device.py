@@ -395,15 +395,20 @@ class Host:
             if self.rng.random() < 0.3:
                 self.poll(self.rng.randint(500, 20_000))
 
-    def checkpoint(self, ck_blocks=None):
-        """Every command completed, then console `ckpt`: it must answer 0 (written). ck_blocks: with
-        the NAND trace (harness.ckpt_traced): returns its pages' ends."""
+    def drain(self, what: str | None) -> None:
+        """Polls until no command is in flight or the power is cut (at most 20 M cycles); `what`: a
+        command still in flight after that fails the test as a hang (None: the caller cuts next)."""
         for _ in range(400):
             if self.s.hp.cut or not self.s.dev.inflight:
                 break
             self.poll(50_000)
-        if self.s.dev.inflight:
-            self.s.hang("drain before the checkpoint")
+        if what is not None and self.s.dev.inflight:
+            self.s.hang(what)
+
+    def checkpoint(self, ck_blocks=None):
+        """Every command completed, then console `ckpt`: it must answer 0 (written). ck_blocks: with
+        the NAND trace (harness.ckpt_traced): returns its pages' ends."""
+        self.drain("drain before the checkpoint")
         if ck_blocks is not None:
             tr = harness.ckpt_traced(self.s, ck_blocks)
             ok, out = tr["answer"] == 0, f"ckpt: {tr['answer']}"
@@ -452,12 +457,7 @@ class Host:
             data = b"".join(page_bytes_for(b + i, self.FILL_VER, 0, self.pb) for i in range(8))
             if self.submit(OP["WRITE"], b, data, 0, 0, nlb=7) is None:
                 return
-        for _ in range(400):
-            if self.s.hp.cut or not self.s.dev.inflight:
-                break
-            self.poll(50_000)
-        if self.s.dev.inflight:
-            self.s.hang("prefill")
+        self.drain("prefill")
         snap = [e for c in self.chains.values() for e in c.events if getattr(e, "completed", True)]
         tag = self.submit(OP["FLUSH"], snap=snap, trimmed=set())
         if tag is None or self.wait(tag) != ST["OK"]:
@@ -480,8 +480,8 @@ class Host:
             b = p.user["fill_check"]
             exp = b"".join(page_bytes_for(b + i, self.FILL_VER, 0, self.pb) for i in range(8))
             if p.cpl.status != ST["OK"] or p.data != exp:
-                self.violations.append(f"{where}: filler LBAs {b}..{b + 7}: status {p.cpl.status:#x}, "
-                                       f"{'data differs' if p.cpl.status == ST['OK'] else ''}")
+                self.violations.append(f"{where}: filler LBAs {b}..{b + 7}: status {p.cpl.status:#x}"
+                                       + (", data differs" if p.cpl.status == ST["OK"] else ""))
         dev.done.clear()
         self.stats["fill_checked"] = len(self.filler)
 
@@ -587,10 +587,7 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
             if h.open and not sysm.hp.cut and h.rng.random() < 0.5:
                 h.close_all()
             if not sysm.hp.cut:
-                for _ in range(400):
-                    if sysm.hp.cut or not sysm.dev.inflight:
-                        break
-                    h.poll(50_000)
+                h.drain(None)
             if not sysm.hp.cut:
                 sysm.hp.cut_now()
         st["cut_in_commit"] += any(not tx["done"] for tx in h.txs)
