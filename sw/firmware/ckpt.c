@@ -113,7 +113,9 @@ static int ckpt_slog_hw(uint64_t seq_base) {
 // F's section (version 3) for the mapping map_lpn / map_ppn[0..n_map) (ascending LPNs): each LPN's
 // base is its mapping now; an LPN unmapped since (a TRIM) leaves F (section 10.5: F[lpn] = [] then).
 // With ATS_HW_SLOG, F and the bases (ck_l2p) were read at seq_base (ckpt_slog_hw): used as they are.
-// Returns the section's words (0: F is empty, version 2) or ATS_E_FULL
+// Returns the section's words (0: F is empty and the device has no S-Log: version 2) or ATS_E_FULL.
+// A device with the S-Log writes the section (version 3) also when F is empty: its slog_lpgn lets the
+// next recovery skip the old pages of its plan blocks (persistence.md section 6 step 2 "Old pages")
 static int ckpt_slog(uint32_t n_map) {
     for (uint32_t e = SL.n; !ATS_HW_SLOG && e-- > 0;) {
         const uint32_t lpn = SL.lpn[e];
@@ -126,7 +128,7 @@ static int ckpt_slog(uint32_t n_map) {
         if (lpn < NLBA && lo < n_map && map_lpn[lo] == lpn && map_ppn[lo] != ATS_UNMAPPED) ck_l2p[lpn] = map_ppn[lo];
         else ats_slog_clear(&SL, lpn);
     }
-    if (!SL.n) return 0;
+    if (!SL.n && !ATS_HW_SLOG) return 0;
     return ats_slog_ckpt_put(&SL, ck_l2p, NLBA, slog_lpgn, sl_words, SLOG_WORDS);
 }
 
@@ -229,7 +231,7 @@ static int ckpt_write_map(int lookup, uint32_t n_known) {
     if (n_slog < 0) return n_slog;
     ats_ckpt_t c;
     memset(&c, 0, sizeof c);
-    c.version = n_slog ? 3u : 2u;               // 3 only while F is not empty (section 10.4)
+    c.version = n_slog ? 3u : 2u;               // 3: the S-Log device always, else while F is not empty (10.4)
     c.slog = sl_words;
     c.n_slog = (uint32_t)n_slog;
     c.cap_slog = SLOG_WORDS;

@@ -202,6 +202,22 @@ static int sl_records(uint32_t *nfl, uint32_t *nbad, uint32_t *npart) {
     return ATS_OK;
 }
 
+// section 6 "Old pages": page p of block b of die d is old when it reads valid, kind 0 or 1, with a
+// seq below the checkpoint's seq_base (each probe is a page read of step 2)
+typedef struct { uint32_t d, b, n_old; uint64_t seq_base; } old_ctx_t;
+static int page_old(void *ctx, uint32_t p) {
+    old_ctx_t *x = (old_ctx_t *)ctx;
+    fw_rsp_t r;
+    nread(x->d, x->b, p, &r);
+    rec_pages++;
+    if (r.status != N_OK) return 0;
+    spare_t s;
+    hal_spare(&s);
+    const int old = (s.kind == ATS_KIND_DATA || s.kind == ATS_KIND_LOG) && s.seq < x->seq_base;
+    x->n_old += (uint32_t)old;
+    return old;
+}
+
 // persistence.md section 6 step 1. A checkpoint block holds at most one checkpoint, from page 0
 // (the firmware erases the block before every attempt; version 1 is one page): page 0 of each
 // block says its seq, number and page count, and only the newest candidate's other pages are read
@@ -344,6 +360,19 @@ int recover(void) {
     uint32_t n = 0, overflow = 0;
     uint64_t max_seq = c.seq_base ? c.seq_base - 1u : 0u;
     int any_seq = 0;
+    // "Old pages" (section 6): with no transaction open at the checkpoint (scan_from = seq_base), a
+    // block whose page 0 is older than seq_base is read from the page ats_scan_resume finds, not from
+    // page 1. With the S-Log only from a version-3 checkpoint (its slog_lpgn stands for the LPGNs of
+    // the log pages not read; a version-2 one leaves the LPGN counter to the scan, section 10.5 step 4)
+#if defined(ATS_SCAN_FROM_0)
+    const int skip_old = 0;                     // every block from page 0 (bench/recovery: the rule before)
+#elif ATS_HW_SLOG
+    const int skip_old = c.scan_from == c.seq_base && c.seq_base > 0u && c.version == 3u;
+#else
+    const int skip_old = c.scan_from == c.seq_base && c.seq_base > 0u;
+#endif
+    const uint32_t pages0 = rec_pages;
+    uint32_t searched = 0, unread = 0;
     for (uint32_t d = 0; d < NDIE; d++) {
         plan_len[d] = ck_plan_len[d];
         int open = 1;
@@ -362,6 +391,14 @@ int recover(void) {
                 spare_t s;
                 hal_spare(&s);
                 if ((s.kind != ATS_KIND_DATA && s.kind != ATS_KIND_LOG)) continue;
+                if (p == 0u && skip_old && s.seq < c.seq_base) {
+                    old_ctx_t x = {d, b, 0u, c.seq_base};
+                    const uint32_t from = ats_scan_resume(PPB, page_old, &x, 0);
+                    searched++;
+                    unread += from - 1u - x.n_old;  // pages 1..from-1 not probed (the probes there were old)
+                    p = from - 1u;                  // the loop's p++: the scan goes on at page `from`
+                    continue;
+                }
                 if (!any_seq || s.seq > max_seq) max_seq = s.seq;
                 any_seq = 1;
                 if (s.kind == ATS_KIND_LOG && (s.flags & ATS_F_SLOG)) sl_scan_page(&s, ats_ppn(&G, d, b, p), c.scan_from);
@@ -381,6 +418,8 @@ int recover(void) {
             }
         }
     }
+    hal_printf("recovery: scan: %u pages read, %u blocks searched past their old pages, %u pages not read\n",
+               rec_pages - pages0, searched, unread);
     if (overflow) hal_printf("recovery: %u records beyond MAX_LOG dropped (the highest seqs)\n", overflow);
     // 3. durable prefix, 4. replay
     const uint32_t np = ats_prefix(recs, n, c.scan_from);

@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT / "sw/host"), str(ROOT / "cocotb_tests/lib"), str(ROOT 
 from atomssd.device import Device, DeviceError  # noqa: E402
 from atomssd.hostport import (CUT_ACCEPT, CUT_CYCLE, CUT_NONE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_HOST_EN, U_LINE,  # noqa: E402
                               HostPort, SimError)
-from atstb.recovery_oracle import Geometry, read_lpn, recover  # noqa: E402
+from atstb.recovery_oracle import Geometry, read_lpn, recover, scan_reads  # noqa: E402
 from model import Model, Ver, decode, page_bytes_for  # noqa: E402
 
 BOOT_CYCLES = 20_000_000     # a boot or recovery must enable the host within this many cycles
@@ -72,6 +72,12 @@ class Stats:
     max_recovery_pages: int = 0
     max_recovery_cycles: int = 0
     relocs_replayed: int = 0        # GC relocations found in the active logs the recoveries replayed
+    mid_ckpts: int = 0              # checkpoints taken in the middle of a power cycle (campaign's mid_ckpt_p)
+    mid_ckpts_ok: int = 0           # ... that the firmware reported written (`ckpt: 0`)
+    mid_ckpts_tx_open: int = 0      # ... with a transaction open across them
+    scan_boots: int = 0             # recoveries whose step-2 reads were compared with scan_reads
+    scan_searched: int = 0          # plan blocks the recoveries searched past their old pages (section 6)
+    scan_unread: int = 0            # pages those searches did not read
     fw: dict = field(default_factory=dict)
 
 
@@ -138,12 +144,14 @@ class System:
         self.dev: Device | None = None
         self.uart_log = self.dir / "uart.log"
         self.boot_limit = BOOT_CYCLES     # a benchmark with a long active log raises it
+        self.check_scan = True            # each recovery's step-2 reads against scan_reads (False: another rule)
         self.errors: list[str] = []
 
     # ---- process
     def start(self, cut_at: int | None = None) -> bool:
         """Starts the simulator, waits for the firmware to enable the host. cut_at: power cut at
         that cycle (inside the boot / recovery); returns False if it was cut there."""
+        want = self._scan_want()
         self.hp = HostPort(self.exe, self.fw, self.images, faults=self.faults, cwd=self.dir)
         if cut_at:
             self.hp.arm_cut(CUT_CYCLE, cut_at)
@@ -159,6 +167,7 @@ class System:
             raise AssertionError(f"seed {self.seed}: the device did not come up in {self.boot_limit} cycles:\n"
                                  + self.hp.uart_text()[-2000:])
         self.boot_cycles = self.hp.cycle
+        self._check_scan_report(self.hp.uart_text(), want)
         self.dev = Device(self.hp, self.cfg["page_bytes"], self.cfg["num_lbas"], qdepth=min(16, self.cfg["qdepth"]))
         self.cmd_no = 0
         self.uart_mark = len(self.hp.uart)
@@ -351,6 +360,25 @@ class System:
                 self._poll(rng.randint(500, 20_000))
         return touched
 
+    def _open_tx(self, lbas: list[int], touched: set[int]) -> int | None:
+        """Writes 1-3 pages of a free txid and leaves the transaction open; returns the txid (None when
+        no txid or LBAs are free)."""
+        m, rng = self.model, self.rng
+        free_tx = [t for t in range(1, min(self.cfg["num_tx"], 4) + 1) if t not in m.open_tx]
+        locked = self._tx_locked()
+        avail = [l for l in lbas if l not in locked and l not in self._plain_busy()]
+        k = rng.randint(1, 3)
+        if not free_tx or len(avail) < k:
+            return None
+        txid = rng.choice(free_tx)
+        for lba in rng.sample(avail, k):
+            v, data = m.new_write(lba, txid=txid)
+            self._submit(OP["WRITE"], lba, 0, data, txid, 0, vers=[v])
+            v.cmd_no = self.cmd_no
+            touched.add(lba)
+            self.stats.writes += 1
+        return txid
+
     def _rflush(self, ranges, snap):
         c0 = self.hp.cycle
         while not self.dev.free_tags:
@@ -431,8 +459,44 @@ class System:
     def oracle(self):
         return recover(self.images, self.geo, self.cfg["num_tx"])
 
+    def _scan_want(self) -> dict | None:
+        """scan_reads of the images the next boot recovers from (persistence.md section 6 "Old pages"),
+        None when there is nothing to compare: blank dies (a format), another firmware (ATS_SYS_FW,
+        check_scan False),
+        or read flips (they can make the controller read a torn page as erased that the images' raw
+        bits do not: section 2's threshold)."""
+        if (not self.check_scan or "flip_ppb" in self.faults or os.environ.get("ATS_SYS_FW")
+                or not all(p.exists() for p in self.images)):
+            return None
+        try:
+            return scan_reads(self.images, self.geo, bool(self.cfg.get("slog")))
+        except RuntimeError:                    # no checkpoint: the boot formats
+            return None
+
+    def _check_scan_report(self, boot: str, want: dict | None) -> None:
+        """The recovery's step-2 report (`recovery: scan: ...`) against scan_reads of the images it
+        recovered from: the same pages read, blocks searched and pages not read."""
+        if want is None:
+            return
+        m = re.search(r"recovery: scan: (\d+) pages read, (\d+) blocks searched past their old pages, "
+                      r"(\d+) pages not read", boot)
+        if not m:
+            self.errors.append(f"seed {self.seed}: no recovery scan report in the boot log")
+            return
+        got = {"pages": int(m.group(1)), "searched": int(m.group(2)), "unread": int(m.group(3))}
+        if got != want:
+            self.errors.append(f"seed {self.seed} boot {self.stats.scan_boots}: recovery scan {got}, the images say {want}")
+        self.stats.scan_boots += 1
+        self.stats.scan_searched += got["searched"]
+        self.stats.scan_unread += got["unread"]
+
     # ---- the campaign
-    def campaign(self, cuts: int, lbas: list[int], cmds=(10, 40), recovery_cut_p: float = 0.1) -> Stats:
+    def campaign(self, cuts: int, lbas: list[int], cmds=(10, 40), recovery_cut_p: float = 0.1,
+                 mid_ckpt_p: float = 0.0) -> Stats:
+        """mid_ckpt_p: the probability that a power cycle first runs a workload to its end and takes a
+        checkpoint (the console's `ckpt`) before the workload the cut falls in: the blocks the cycle
+        opened then hold pages older than the checkpoint, which the next recovery searches past
+        (persistence.md section 6 "Old pages")."""
         s = self.stats
         assert self.start(), "first boot was cut"
         touched: set[int] = set()
@@ -461,6 +525,23 @@ class System:
                         s.fw = fw
                 if self.model.violations:
                     break
+            pre: set[int] = set()
+            straddle = None
+            if mid_ckpt_p and self.rng.random() < mid_ckpt_p:
+                pre = self.workload(self.rng.randint(*cmds), lbas)
+                if self.rng.random() < 0.5:
+                    # a transaction open across the checkpoint (its scan_from below its seq_base: the
+                    # next recovery reads every plan block from page 0), committed in half of the cases
+                    # by the workload the cut falls in
+                    straddle = self._open_tx(lbas, pre)
+                for _ in range(200):
+                    if not self.dev.inflight:
+                        break
+                    self._poll(50_000)
+                ans = self.console("ckpt")
+                s.mid_ckpts += 1
+                s.mid_ckpts_ok += "ckpt: 0" in ans
+                s.mid_ckpts_tx_open += straddle is not None
             n = self.rng.randint(*cmds)
             c0 = self.hp.cycle
             how = self.rng.random()
@@ -468,7 +549,13 @@ class System:
                 self.hp.arm_cut(CUT_CYCLE, c0 + self.rng.randint(200, 2500 * n))
             elif how < 0.9:
                 self.hp.arm_cut(CUT_ACCEPT, self.hp.submitted + self.rng.randint(1, n))
-            touched = self.workload(n, lbas)
+            if straddle is not None and self.rng.random() < 0.5 and not self.hp.cut:
+                tx = self.model.open_tx.pop(straddle)
+                self.model.idx += 1
+                tx.commit_idx = self.model.idx
+                self.model.commit_submitted(tx)
+                self._submit(OP["TX_COMMIT"], txid=straddle, tx=tx)
+            touched = self.workload(n, lbas) | pre
             if not self.hp.cut:
                 for _ in range(200):
                     if self.hp.cut or not self.dev.inflight:

@@ -554,15 +554,18 @@ def test_nvme_clean_shutdown(tmp_path):
     CSTS.SHST = 2. The next power-on's recovery (GET_LOG LID 0xC0 `recovery_pages`) reads the
     checkpoint and the dies' open blocks only, not the writes since the last checkpoint, and every
     LBA holds the last data the host wrote (the test's model). Without the checkpoint (the firmware
-    before issue 34) the same recovery read 310 pages: the log of every write."""
+    before issue 34) the same recovery read 310 pages: the log of every write. The dies' open blocks
+    hold only pages older than the checkpoint, so each is searched (docs/persistence.md section 6 step
+    2 "Old pages": page 0 and log2(pages a block) probes), not read whole (26 pages; 59 before)."""
     exe, fw, cfg = harness.build("sim", nvme=True)
     rng = random.Random(34005)
     nd, nlbas, pb, ppb = cfg["ndie"], cfg["num_lbas"], cfg["page_bytes"], cfg["pages_per_block"]
     images = [tmp_path / f"die{d}.img" for d in range(nd)]
     model: dict[int, bytes] = {}
     # the bound: both checkpoint heads, the checkpoint's pages (at most a block), and per die its open
-    # block, one erased page and the next block's page 0 (docs/persistence.md section 6)
-    bound = 2 + ppb + nd * (ppb + 2)
+    # block's page 0, the search's probes, the page it resumes at (erased) and the next block's page 0
+    # (docs/persistence.md section 6 step 2 "Old pages"; without the search a die's term was ppb + 2)
+    bound = 2 + ppb + nd * (3 + (ppb - 1).bit_length())
     hp = HostPort(exe, fw, images, cwd=tmp_path)
     try:
         tr, drv = open_device(hp)
@@ -583,14 +586,19 @@ def test_nvme_clean_shutdown(tmp_path):
         tr, drv = open_device(hp)
         log = run_sync(drv.device_log(), tr)
         got = {lba: run_sync(drv.read(1 + lba % 2, lba, 1), tr) for lba in sorted(model)}
+        boot = hp.uart_text()
     finally:
         _close_clean(hp)
+    ms = re.search(r"recovery: scan: (\d+) pages read, (\d+) blocks searched past their old pages, (\d+) pages not read",
+                   boot)
+    assert ms and int(ms.group(2)) >= 1, f"no block searched past its old pages:\n{boot[-1500:]}"
     bad = [lba for lba, d in model.items() if got[lba] != d]
     assert not bad, f"LBAs {bad[:8]} lost their last write across a clean shutdown"
     assert log["recoveries"] == 1 and 0 < log["recovery_pages"] <= bound, \
         f"the recovery after a clean shutdown read {log['recovery_pages']} pages (bound {bound})"
     print("nvme clean shutdown:", dict(lbas=len(model), shutdown_cycles=shut, recovery_pages=log["recovery_pages"],
-                                       recovery_cycles=log["recovery_cycles"], bound=bound))
+                                       recovery_cycles=log["recovery_cycles"], bound=bound,
+                                       searched=int(ms.group(2)), unread=int(ms.group(3))))
 
 
 SW_SEEDS = [SEED0 + i for i in range(8 if LONG else 1)]

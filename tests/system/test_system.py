@@ -43,7 +43,7 @@ def test_powercut_campaign(template, tmp_path, seed):
         harness.settle(sysm)
     else:
         lbas = sorted(sysm.rng.sample(range(sysm.model.nlba), 96))
-    st = sysm.campaign(CUTS, lbas)
+    st = sysm.campaign(CUTS, lbas, mid_ckpt_p=0.3)
     OUT.mkdir(parents=True, exist_ok=True)
     rec = dict(vars(st))
     rec["aged_seeds"] = int(aged)

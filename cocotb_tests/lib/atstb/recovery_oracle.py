@@ -572,3 +572,76 @@ def pages_on_dies(rec, geo: Geometry):
                 dec = _decode(geo, raw)
                 if dec is not None:
                     yield geo.ppn(d, blk, pg), dec[0], dec[1]
+
+
+# ---- the firmware's page reads in section 6 step 2 (the "Old pages" rule), counted from the images
+def _looks_erased_state(geo: Geometry, raw: bytes | None) -> str:
+    """Section 2's erased-page rule on a raw row: 'erased' when every codeword has at most 8 zero bits
+    (an absent row is all 0xFF), 'invalid' when some do and others do not, else 'programmed'."""
+    if raw is None:
+        return "erased"
+    data, spare = raw[:geo.page_bytes], raw[geo.page_bytes:]
+
+    def zeros(b: bytes) -> int:
+        return len(b) * 8 - int.from_bytes(b, "little").bit_count()
+
+    words = [spare[1:37]]
+    for s in range(geo.page_bytes // 512):
+        words.append(data[512 * s:512 * (s + 1)] + spare[37 + 13 * s:50 + 13 * s])
+    flags = [zeros(w) <= 8 for w in words]
+    return "erased" if all(flags) else "invalid" if any(flags) else "programmed"
+
+
+def scan_reads(paths: list[Path], geo: Geometry, slog_device: bool) -> dict:
+    """What the firmware's section 6 step 2 reads on these images (persistence.md section 6 "Old
+    pages"): per die, per plan block in order, page 0, then (the skip taken: scan_from = seq_base > 0,
+    and a version-3 checkpoint on a device with the S-Log; page 0 valid, kind 0/1, seq below
+    seq_base) the binary search's probes and the pages from its result on, else pages 1, 2, ...; each
+    block up to its first erased page, a die's plan ending at a block whose page 0 is erased.
+    Returns {'pages': reads, 'searched': blocks searched, 'unread': pages 1..result-1 not probed}.
+    Without ECC (the campaigns that use it inject no bit errors)."""
+    dies = [DieImage(p, geo) for p in paths]
+    scratch = Recovered(dies=dies)
+    cp = find_checkpoint(geo, dies[0], scratch)
+    if cp is None:
+        raise RuntimeError("no checkpoint: device not formatted")
+    skip = cp.scan_from == cp.seq_base and cp.seq_base > 0 and (not slog_device or cp.version == 3)
+    out = {"pages": 0, "searched": 0, "unread": 0}
+
+    def state(d: int, blk: int, pg: int):
+        raw = dies[d].row(blk, pg)
+        st = _looks_erased_state(geo, raw)
+        dec = _decode(geo, raw) if st == "programmed" else None
+        return st, dec
+
+    def old(d: int, blk: int, pg: int) -> bool:
+        out["pages"] += 1
+        st, dec = state(d, blk, pg)
+        return dec is not None and dec[0].kind in (KIND_DATA, KIND_LOG) and dec[0].seq < cp.seq_base
+
+    for d in range(geo.ndie):
+        for blk in cp.plan[d]:
+            pg, opened = 0, True
+            while pg < geo.ppb:
+                out["pages"] += 1
+                st, dec = state(d, blk, pg)
+                if st == "erased":
+                    opened = pg != 0
+                    break
+                if (pg == 0 and skip and dec is not None and dec[0].kind in (KIND_DATA, KIND_LOG)
+                        and dec[0].seq < cp.seq_base):
+                    lo, hi, n_old = 0, geo.ppb, 0
+                    while hi - lo > 1:
+                        mid = lo + (hi - lo) // 2
+                        if old(d, blk, mid):
+                            lo, n_old = mid, n_old + 1
+                        else:
+                            hi = mid
+                    out["searched"] += 1
+                    out["unread"] += lo - n_old          # pages 1..lo not probed (every probe there was old)
+                    pg = lo + 1
+                    continue
+                pg += 1
+            if not opened:
+                break
+    return out

@@ -282,6 +282,18 @@ uint32_t ats_prefix(ats_rec_t *recs, uint32_t n, uint64_t scan_from) {
     return k;
 }
 
+uint32_t ats_scan_resume(uint32_t ppb, ats_page_old_fn old, void *ctx, uint32_t *probes) {
+    uint32_t lo = 0, hi = ppb, n = 0;
+    while (hi - lo > 1u) {
+        const uint32_t mid = lo + (hi - lo) / 2u;
+        n++;
+        if (old(ctx, mid)) lo = mid;
+        else hi = mid;
+    }
+    if (probes) *probes = n;
+    return lo + 1u;
+}
+
 // ---- replay: ats_replay is ats_slog_replay without the S-Log (one function, section 10.5 step 2)
 int ats_replay(ats_replay_t *r, const ats_rec_t *recs, uint32_t n, uint64_t seq_base) {
     return ats_slog_replay(r, 0, recs, n, seq_base);

@@ -114,6 +114,17 @@ int ats_replay(ats_replay_t *r, const ats_rec_t *recs, uint32_t n, uint64_t seq_
 // them is the full log's prefix cut at a seq, never one with a hole (persistence.md section 6)
 uint32_t ats_log_add(ats_rec_t *recs, uint32_t n, uint32_t cap, const ats_rec_t *x, uint32_t *dropped);
 
+// section 6 step 2's resume point in a plan block whose page 0 is old (persistence.md section 6
+// "Old pages"): old(ctx, p) reads page p and returns 1 when it is old (valid, kind 0 or 1, seq below
+// the checkpoint's seq_base), else 0. Binary search between page 0 (old) and ppb (taken as not old):
+// probes lo + (hi - lo) / 2 while hi - lo > 1, lo := the probe when it is old, else hi := the probe.
+// Returns lo + 1 (1..ppb): the scan reads the block linearly from there. Every page below the result
+// other than the probed old ones is not read. Pages of a block are programmed in ascending order and
+// nothing below seq_base is programmed after the checkpoint, so a page below an old page is older
+// than the checkpoint (whatever the probes found between). *probes (may be 0) gets the reads made.
+typedef int (*ats_page_old_fn)(void *ctx, uint32_t page);
+uint32_t ats_scan_resume(uint32_t ppb, ats_page_old_fn old, void *ctx, uint32_t *probes);
+
 // durable prefix: sort recs by seq (in place), drop duplicates (a re-programmed page), and return
 // the length k of the run scan_from, scan_from + 1, ... (the rest is after the first gap). recs[k..n)
 // holds every other record (the duplicates and those after the gap), in no particular order

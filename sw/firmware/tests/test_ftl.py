@@ -79,6 +79,7 @@ class Replay(ctypes.Structure):
 
 
 PAGE_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint32)
+OLD_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint32)
 
 # a tiny C helper: the layouts as the compiler sees them, and the static inline PPN functions
 HELPER_C = r"""
@@ -137,6 +138,7 @@ def lib(build):
         "ats_ckpt_parse": (c_int, [G, POINTER(Ckpt), PAGE_FN, c_void_p]),
         "ats_replay": (c_int, [POINTER(Replay), POINTER(Rec), c_uint32, c_uint64]),
         "ats_prefix": (c_uint32, [POINTER(Rec), c_uint32, c_uint64]),
+        "ats_scan_resume": (c_uint32, [c_uint32, OLD_FN, c_void_p, POINTER(c_uint32)]),
         "ats_log_add": (c_uint32, [POINTER(Rec), c_uint32, c_uint32, POINTER(Rec), POINTER(c_uint32)]),
         "ats_gc_pick": (c_int, [c_int, POINTER(c_uint32), POINTER(c_uint32), c_uint32, c_uint32]),
         "ats_wl_pick_free": (c_int, [POINTER(c_uint16), c_uint32]),
@@ -1085,6 +1087,83 @@ def test_log_add_keeps_lowest_seqs(lib, seed):
         if len(got) < len(full):                      # cut, not holed: every kept seq is below the cut
             assert all(r.seq < full[len(got)] for r in kept)
         assert got == [e[0].seq for e in model_prefix(kept, scan_from)]
+
+
+# ---- section 6 step 2, "Old pages": where the scan of a block whose page 0 is old resumes
+def model_resume(ppb: int, old) -> tuple[int, list[int]]:
+    """persistence.md section 6 "Old pages": binary search between page 0 (old) and ppb (not old);
+    the probe lo + (hi - lo) // 2 while hi - lo > 1; returns (lo + 1, the pages probed in order)."""
+    lo, hi, probes = 0, ppb, []
+    while hi - lo > 1:
+        mid = lo + (hi - lo) // 2
+        probes.append(mid)
+        if old(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo + 1, probes
+
+
+def gen_block(rng: random.Random, ppb: int, seq_base: int) -> list[tuple[str, int]]:
+    """One plan block as a device leaves it (page order = program order): k pages programmed before the
+    checkpoint (valid kind 0/1 below seq_base; now and then an invalid page: a torn page of an earlier
+    cut, a failed program; a kind-2/3 page), then m after it (valid at or above seq_base, or torn),
+    then erased pages. Page 0 is old (the case the firmware searches)."""
+    k = max(1, min(ppb, rng.choice([1, 2, ppb - 1, ppb, rng.randint(1, ppb)])))
+    m = min(ppb - k, rng.choice([0, 1, ppb - k, rng.randint(0, ppb - k)]))
+    seq = seq_base - k - rng.randint(0, 50)
+    pages = [("old", seq)]
+    for _ in range(k - 1):
+        seq += rng.randint(1, 3)
+        r = rng.random()
+        pages.append(("invalid", 0) if r < 0.08 else ("kind2", 0) if r < 0.12 else ("old", min(seq, seq_base - 1)))
+    seq = seq_base
+    for i in range(m):
+        seq += rng.randint(0, 3)
+        pages.append(("invalid", 0) if rng.random() < 0.1 else ("new", seq))
+    pages += [("erased", 0)] * (ppb - len(pages))
+    return pages
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_scan_resume(lib, seed):
+    """ats_scan_resume against the section's rule (the probes and the resume page), and the rule's
+    promise on blocks a device can leave: no page at or above seq_base lies below the resume page (the
+    pages not read are older than the checkpoint), and at most log2(ppb) pages are probed. Then on
+    blocks labelled at random (no seq order: a rule that assumed one would skip a new page): the same
+    probes, and the page below the resume page is page 0 or a probed old one."""
+    rng = random.Random(900 + seed)
+    for it in range(300):
+        ppb = rng.choice([1, 2, 3, 4, 64, 128, 256, rng.randint(1, 300)])
+        seq_base = rng.randint(1000, 1 << 40)
+        if it % 3 == 2:
+            pages = [("old", 0)] + [(rng.choice(["old", "new", "invalid", "erased"]), 0) for _ in range(ppb - 1)]
+        else:
+            pages = gen_block(rng, ppb, seq_base)
+        assert len(pages) == ppb and pages[0][0] == "old"
+        seen = []
+
+        def old(_ctx, p):
+            seen.append(p)
+            assert 0 < p < ppb, p
+            return 1 if pages[p][0] == "old" else 0
+
+        fn = OLD_FN(old)
+        probes = c_uint32(0xDEAD)
+        got = lib.ats_scan_resume(ppb, fn, None, ctypes.byref(probes))
+        want, want_probes = model_resume(ppb, lambda p: pages[p][0] == "old")
+        assert (got, seen, probes.value) == (want, want_probes, len(want_probes))
+        assert 1 <= got <= ppb and len(seen) <= max(0, (ppb - 1).bit_length())
+        assert got == 1 or pages[got - 1][0] == "old" and got - 1 in seen
+        if it % 3 != 2:
+            assert all(kind not in ("new",) or i >= got for i, (kind, _) in enumerate(pages))
+            assert all(q < seq_base for kind, q in pages[:got] if kind == "old")
+    # the small cases by hand: one page (nothing to search), two pages, and a full old block
+    assert lib.ats_scan_resume(1, OLD_FN(lambda c, p: 1), None, None) == 1
+    assert lib.ats_scan_resume(2, OLD_FN(lambda c, p: 0), None, None) == 1
+    assert lib.ats_scan_resume(2, OLD_FN(lambda c, p: 1), None, None) == 2
+    assert lib.ats_scan_resume(128, OLD_FN(lambda c, p: 1), None, None) == 128
+    assert lib.ats_scan_resume(128, OLD_FN(lambda c, p: int(p < 40)), None, None) == 40
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
