@@ -556,7 +556,7 @@ def test_nvme_clean_shutdown(tmp_path):
     LBA holds the last data the host wrote (the test's model). Without the checkpoint (the firmware
     before issue 34) the same recovery read 310 pages: the log of every write. The dies' open blocks
     hold only pages older than the checkpoint, so each is searched (docs/persistence.md section 6 step
-    2 "Old pages": page 0 and log2(pages a block) probes), not read whole (26 pages; 59 before)."""
+    2 "Old pages": page 0 and log2(pages a block) probes), not read whole (26 pages; 58-59 before)."""
     exe, fw, cfg = harness.build("sim", nvme=True)
     rng = random.Random(34005)
     nd, nlbas, pb, ppb = cfg["ndie"], cfg["num_lbas"], cfg["page_bytes"], cfg["pages_per_block"]

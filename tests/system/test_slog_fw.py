@@ -152,7 +152,8 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
         seen = {k: seen[k] + st[k] for k in seen}
         if k == 0:
             first = (d, st["log_pages"])
-        # again from what the firmware wrote: its version-3 checkpoint (F not empty) or version 2
+        # again from what the firmware wrote: its version-3 checkpoint (always with the backend's S-Log;
+        # with the build without it version 3 while F is not empty, else version 2)
         again = recover(sysm.images, geo, cfg["num_tx"])
         assert again.mapping == rec.mapping and oracle_frags(again) == oracle_frags(rec), where
         boot_and_check(sysm, geo, again, dev, cut, where + " (second boot)")
