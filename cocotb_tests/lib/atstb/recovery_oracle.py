@@ -599,7 +599,10 @@ def scan_reads(paths: list[Path], geo: Geometry, slog_device: bool) -> dict:
     seq_base) the binary search's probes and the pages from its result on, else pages 1, 2, ...; each
     block up to its first erased page, a die's plan ending at a block whose page 0 is erased.
     Returns {'pages': reads, 'searched': blocks searched, 'unread': pages 1..result-1 not probed}.
-    Without ECC (the campaigns that use it inject no bit errors)."""
+    Without ECC: a page with 1-8 stored bit errors in a codeword, which the firmware corrects,
+    counts here as invalid (and one with an intact CRC and more errors in its parity as valid); the
+    die model stores none (torn pages and indeterminate blocks are random bits, read flips happen per
+    read), so on its images the firmware's numbers are these (tests/system/test_scan_rule_indep.py)."""
     dies = [DieImage(p, geo) for p in paths]
     scratch = Recovered(dies=dies)
     cp = find_checkpoint(geo, dies[0], scratch)
