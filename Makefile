@@ -11,7 +11,7 @@ export OBJCACHE := ccache
 export CCACHE_DIR := $(ROOT)/.cache/ccache
 JOBS ?= 2
 
-.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-tx bench-atomic bench-difftx bench-sata bench-sim wave-core synth results bitstream prog clean distclean
+.PHONY: attach help setup gen lint synth-check formal check test test-rtl test-harness test-long demo demo-remap sim-soc regs synth-soc wave-remap bench-remap bench-nand bench-order bench-rflush bench-rflush-regimes bench-core bench-recovery bench-recovery-old bench-tx bench-atomic bench-difftx bench-sata bench-sim wave-core synth results bitstream prog clean distclean
 
 help:
 	@echo "make demo        the simulated SSD: boot, transactions, power cut in a commit, recovery, stats, FST (sets up first)"
@@ -28,6 +28,7 @@ help:
 	@echo "make bench-rflush B3: 1 syncing + 12 bulk writers, FLUSH/RFLUSH/NOFLUSH fsync sweep -> build/bench/rflush.json"
 	@echo "make bench-rflush-regimes B3 across flash speed and buffer size (hours of CPU) -> build/bench/rflush_regimes.json"
 	@echo "make bench-recovery B5: recovery time vs capacity (256 MiB..4 GiB) and active log, full-system sim -> build/bench/recovery.json, recovery.png"
+	@echo "make bench-recovery-old B5 after a checkpoint mid-block: Old pages search vs from page 0, same images -> build/bench/recovery_old.json"
 	@echo "make bench-tx    B6: tx writes vs plain writes vs host data journaling, fsync every 1/10/100/1000, NVMe front end, full-system sim -> build/bench/tx.json, tx.png"
 	@echo "make bench-atomic issue 39: NVMe atomic writes vs plain, SWRITE vs txid + COMMIT, doublewrite vs atomic page store, full-system sim -> build/bench/atomic.json"
 	@echo "make bench-difftx B4: DiffTx shapes (varmail, TPC-C, fileserver, webproxy): S-Log (b5_256_slog: 64 FRAG slots, 8 transactions in flight beside one at a time) / full-page shadowing / host data journaling, WA, NAND bytes a tx, tx/s, full-system sim -> build/bench/difftx.json"
@@ -178,6 +179,11 @@ bench-core: $(GEN_STAMP)
 # (bench/recovery/README.md)
 bench-recovery: $(GEN_STAMP)
 	$(PY) bench/recovery/bench_recovery.py --jobs $(JOBS)
+
+# B5 after a checkpoint mid-block: the same images recovered with the Old pages search and from
+# page 0 (bench/recovery/README.md "Old pages")
+bench-recovery-old: $(GEN_STAMP)
+	$(PY) bench/recovery/bench_old_pages.py --jobs $(JOBS)
 
 bench-tx: $(GEN_STAMP)
 	$(PY) bench/tx/bench_tx.py --jobs $(JOBS)
