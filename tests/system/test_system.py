@@ -52,3 +52,7 @@ def test_powercut_campaign(template, tmp_path, seed):
     assert not msgs, "\n".join(msgs[:10]) + f"\n(uart log: {sysm.uart_log})"
     assert st.cuts == CUTS and st.recoveries >= CUTS - st.cuts_in_recovery
     assert st.oracle_checked > 0 and st.lbas_checked > 0
+    # every recovery's step-2 reads were compared with scan_reads (harness.System.start), and without
+    # NAND faults every mid-cycle checkpoint was written
+    assert st.scan_boots >= st.recoveries, (st.scan_boots, st.recoveries)
+    assert faults or st.mid_ckpts_ok == st.mid_ckpts, (st.mid_ckpts_ok, st.mid_ckpts)
