@@ -89,10 +89,7 @@ def run_old_point(cap: int, writes: int, seed: int, work: Path) -> dict:
     ck = sysm.console("ckpt", cycles=200_000_000)
     assert "ckpt: 0" in ck, ck[-500:]
     touched = sysm.workload(40, lbas)
-    for _ in range(400):
-        if not sysm.dev.inflight:
-            break
-        sysm._poll(50_000)
+    sysm.settle_inflight(400)
     sysm.hp.cut_now()
     info = sysm.hp.info()
     sysm.stop()

@@ -72,10 +72,7 @@ def run_point(cap: int, writes: int, scan: int, seed: int, work: Path) -> dict:
     fill(sysm, writes, lbas, flush_every=max(writes, 1) + 1)
     written = sorted(sysm.model.vers)
     touched = sysm.workload(40, lbas)
-    for _ in range(400):
-        if not sysm.dev.inflight:
-            break
-        sysm._poll(50_000)
+    sysm.settle_inflight(400)
     st = sysm.console("status")
     m = re.search(r"next_seq (\d+)", st)
     next_seq = int(m.group(1)) if m else 0

@@ -320,13 +320,10 @@ class System:
                     touched.add(lba)
                     self.stats.writes += 1
                 if how >= 0.4 and txid in m.open_tx:
-                    tx = m.open_tx.pop(txid)
                     if how < 0.85:
-                        m.idx += 1
-                        tx.commit_idx = m.idx
-                        m.commit_submitted(tx)
-                        self._submit(OP["TX_COMMIT"], txid=txid, tx=tx)
+                        self._tx_commit(txid)
                     else:
+                        tx = m.open_tx.pop(txid)
                         tx.aborted = True
                         self._submit(OP["TX_ABORT"], txid=txid)
                         self.stats.tx_aborts += 1
@@ -359,6 +356,23 @@ class System:
             if rng.random() < 0.3:
                 self._poll(rng.randint(500, 20_000))
         return touched
+
+    def _tx_commit(self, txid: int) -> None:
+        """TX_COMMIT of the open transaction txid (the model's commit point taken at its submission)."""
+        m = self.model
+        tx = m.open_tx.pop(txid)
+        m.idx += 1
+        tx.commit_idx = m.idx
+        m.commit_submitted(tx)
+        self._submit(OP["TX_COMMIT"], txid=txid, tx=tx)
+
+    def settle_inflight(self, polls: int = 200) -> None:
+        """Polls (50,000 cycles each, at most `polls` times) until no command is in flight or the power
+        was cut."""
+        for _ in range(polls):
+            if self.hp.cut or not self.dev.inflight:
+                break
+            self._poll(50_000)
 
     def _open_tx(self, lbas: list[int], touched: set[int]) -> int | None:
         """Writes 1-3 pages of a free txid and leaves the transaction open; returns the txid (None when
@@ -542,10 +556,7 @@ class System:
                     # next recovery reads every plan block from page 0), committed in half of the cases
                     # by the workload the cut falls in
                     straddle = self._open_tx(lbas, pre)
-                for _ in range(200):
-                    if not self.dev.inflight:
-                        break
-                    self._poll(50_000)
+                self.settle_inflight()
                 ans = self.console("ckpt")
                 s.mid_ckpts += 1
                 s.mid_ckpts_ok += "ckpt: 0" in ans
@@ -558,17 +569,10 @@ class System:
             elif how < 0.9:
                 self.hp.arm_cut(CUT_ACCEPT, self.hp.submitted + self.rng.randint(1, n))
             if straddle is not None and self.rng.random() < 0.5 and not self.hp.cut:
-                tx = self.model.open_tx.pop(straddle)
-                self.model.idx += 1
-                tx.commit_idx = self.model.idx
-                self.model.commit_submitted(tx)
-                self._submit(OP["TX_COMMIT"], txid=straddle, tx=tx)
+                self._tx_commit(straddle)
             touched = self.workload(n, lbas) | pre
             if not self.hp.cut:
-                for _ in range(200):
-                    if self.hp.cut or not self.dev.inflight:
-                        break
-                    self._poll(50_000)
+                self.settle_inflight()
             if not self.hp.cut:
                 self.hp.cut_now()                      # every command done: cut anyway (a clean cut)
             info = self.hp.info()
