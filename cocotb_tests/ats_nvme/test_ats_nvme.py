@@ -156,6 +156,7 @@ class CoreModel:
         self._held = 0                                  # completions are held while > 0
         self.released = Event()                         # set when held falls to 0
         self.in_core: dict[int, dict] = {}              # tag -> descriptor
+        self.left = Event()                             # set when a descriptor leaves in_core
         self.descs: list[dict] = []
         self.flushes = 0
         self.fail = None                                # f -> bool: complete that descriptor NO_SPACE
@@ -236,7 +237,9 @@ class CoreModel:
                                        for g in self.in_core.values())
 
     async def _exec(self, f: dict) -> None:
-        while self._rule5(f):
+        while self._rule5(f):                           # rule 5 can end only when a command leaves
+            self.left.clear()                           # the core: tested at the next edge after each
+            await self.left.wait()
             await RisingEdge(self.dut.clk)
         slow = self.rng.random() < 0.2                  # some commands take long: their data move late
         await self.tb.cycles(self.rng.randrange(300, 3000) if slow else self.rng.randrange(1, 60))
@@ -279,6 +282,7 @@ class CoreModel:
             self.released.clear()
             await self.released.wait()
         del self.in_core[tag]
+        self.left.set()
         self.cpl.send_nowait(tag=tag, status=st, result=res)
         f["_st"], f["_res"], f["_ndesc"] = st, res, len(self.descs)
         if taken is not None and self.nosp_pulse:

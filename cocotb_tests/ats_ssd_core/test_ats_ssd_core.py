@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from atstb.nand_page_model import bytes_to_words
 from atstb.recovery_oracle import Geometry, format_images, read_lpn, recover
 from atstb.runner import ROOT, block_sources, load_params, load_sources, run
-from atstb.streams import StreamSink, StreamSource, every_edge, pause_gen, port_reader
+from atstb.streams import CycleWait, StreamSink, StreamSource, every_edge, pause_gen, port_reader
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 HERE = Path(__file__).resolve().parent
@@ -121,6 +121,8 @@ class TB:
         self.pw = self.geo.page_bytes // 4
         self.paths = [image_dir / f"die{d}.img" for d in range(self.geo.ndie)]
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+        self.cycles = CycleWait(dut.clk, 10_000)        # ClockCycles without a resume an edge
+        cocotb.start_soon(self.cycles.sync())
         dut.rst.value = 1
         dut.power_ok.value = 0
         dut.pwr_fail.value = 0
@@ -291,7 +293,7 @@ class TB:
         while True:
             await RisingEdge(self.dut.clk)
             if not self.gc_on:
-                await ClockCycles(self.dut.clk, 15)
+                await self.cycles(15)
                 continue
             gen = self.gen
             self.gc_busy = True
@@ -299,7 +301,7 @@ class TB:
                 await self._fw_one(rng, gen)
             finally:
                 self.gc_busy = False
-            await ClockCycles(self.dut.clk, rng.randint(20, 400))
+            await self.cycles(rng.randint(20, 400))
 
     async def _fw_one(self, rng, gen):
         g = self.geo
@@ -337,7 +339,7 @@ class TB:
             # LBA meanwhile (the RELOC must then be stale)
             wait = rng.choice([0, 0, rng.randint(100, 4000)])
             if wait:
-                await ClockCycles(self.dut.clk, wait)
+                await self.cycles(wait)
                 if gen != self.gen:
                     return
             b = await self.fw_call(gen, op=FW_RELOC, lpn=lba, ppn=ppn, data=words[:pw])

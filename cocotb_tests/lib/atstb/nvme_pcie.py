@@ -18,46 +18,21 @@ from pathlib import Path
 from typing import Callable
 
 import cocotb
-from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer
+from cocotb.triggers import FallingEdge, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex
+from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 from cocotbext.pcie.xilinx.us.interface import UsPcieSink, UsPcieSource
 
-from .streams import every_edge, pause_gen, stream_reader
+from .streams import CycleWait, every_edge, pause_gen, stream_reader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sw" / "host"))
 from atomssd import nvme  # noqa: E402
 from atomssd.nvme import NvmeDriver, run_async  # noqa: E402
 
 VID, DID, CLASS = 0x1D1D, 0xA705, 0x010802
-
-
-class CycleWait:
-    """`await w(n)`: the n-th rising edge of `clk` from now, as ClockCycles(clk, n), without resuming
-    the waiting task at each edge (cocotb's ClockCycles awaits every edge: a driver polling every 40
-    cycles, or a core model delaying a command 3000 cycles, cost a task resume per cycle). A timer to
-    the middle of the cycle before the n-th edge, then that edge. `sync()` (at a rising edge) learns
-    the clock's phase; before it, and for n <= 2, it is ClockCycles. The clock's period must be
-    constant (a cocotb Clock). Called at or after an edge, never at an edge's time before it."""
-
-    def __init__(self, clk, period_ps: int):
-        self.clk, self.p, self.e0 = clk, int(period_ps), None
-
-    async def sync(self) -> None:
-        await RisingEdge(self.clk)
-        self.e0 = get_sim_time("ps") % self.p
-
-    async def __call__(self, n: int) -> None:
-        n = max(int(n), 1)
-        if n <= 2 or self.e0 is None:
-            await ClockCycles(self.clk, n)
-            return
-        now = get_sim_time("ps")
-        first = now + self.p - (now - self.e0) % self.p          # the first edge ClockCycles would count
-        await Timer(first + (n - 1) * self.p - self.p // 2 - now, "ps")
-        await RisingEdge(self.clk)
 
 
 def _axi_readers(end) -> tuple:
@@ -138,17 +113,59 @@ UsPcieSink._run_sink = _us_run_sink
 
 
 class _UspDevice(UltraScalePlusPcieDevice):
-    """The UltraScale+ model with its two per-cycle configuration coroutines (status: cfg_max_payload,
-    cfg_max_read_req, cfg_function_status; interrupts: MSI enable / mmenable / int / sent / fail) run
-    as a function of the clock's stream ticker (`PcieNvmeHost._cfg_edge`, the same writes at the same
-    edges, a value written only when it changes): two task resumes a cycle less. Only the cfg ports
-    PcieNvmeHost connects are modelled; the others must stay unconnected."""
+    """The UltraScale+ model with its five per-cycle coroutines run as functions of the clock's
+    stream ticker instead (`PcieNvmeHost._cfg_edge`, `_cq_edge`): five task resumes a cycle less.
+    - configuration status (cfg_max_payload, cfg_max_read_req, cfg_function_status) and interrupts
+      (MSI enable / mmenable / int / sent / fail): the same writes at the same edges, a value written
+      only when it changes;
+    - the completer-request logic (`_run_cq_logic`: the non-posted credit count, TLPs to the CQ
+      stream): the same steps at the same edges, the coroutine's wait on a full CQ source kept
+      (`_cq_edge`);
+    - the RQ sequence-number logic (`_run_rq_seq_num_logic`): with pcie_rq_seq_num0 unconnected and
+      a 256-bit interface it only drops one queued number an edge; so does `_cfg_edge`;
+    - the configuration control logic (`_run_cfg_ctrl_logic`): with sys_reset, cfg_config_space_enable
+      and cfg_bus_number unconnected it only sets config_space_enable, which the model's constructor
+      already set (True): nothing to run.
+    Only the ports PcieNvmeHost connects are modelled; the others must stay unconnected (asserted
+    there)."""
 
     async def _run_cfg_status_logic(self):
         return
 
     async def _run_cfg_int_logic(self):
         return
+
+    async def _run_cq_logic(self):
+        return
+
+    async def _run_rq_seq_num_logic(self):
+        return
+
+    async def _run_cfg_ctrl_logic(self):
+        return
+
+
+_NP_REQ = (TlpType.IO_READ, TlpType.IO_WRITE, TlpType.MEM_READ, TlpType.MEM_READ_64)
+
+
+def _cq_steps(dev):
+    """The body of usp_model.py's _run_cq_logic after its credit update (0.2.16), yielding each CQ
+    frame where the coroutine awaits cq_source.send: lazily, so every test is made after the
+    previous send, as there."""
+    while not dev.cq_np_queue.empty() and dev.cq_np_req_count > 0:
+        tlp = dev.cq_np_queue.get_nowait()
+        dev.cq_np_req_count -= 1
+        yield tlp.pack_us_cq()
+    while not dev.cq_queue.empty():
+        tlp = dev.cq_queue.get_nowait()
+        if tlp.fmt_type in _NP_REQ:
+            if dev.cq_np_req_count > 0:              # a credit: forward
+                dev.cq_np_req_count -= 1
+                yield tlp.pack_us_cq()
+            else:                                    # none: queue it
+                dev.cq_np_queue.put_nowait(tlp)
+        else:
+            yield tlp.pack_us_cq()
 
 
 class RcTransport:
@@ -237,6 +254,10 @@ class PcieNvmeHost:
                   "cfg_interrupt_msi_pending_status_data_enable", "cfg_interrupt_msix_int",
                   "cfg_interrupt_msix_enable", "cfg_interrupt_msix_mask", "cfg_interrupt_msix_sent"):
             assert getattr(self.dev, n, None) is None, f"{n}: not modelled by _cfg_edge"
+        for n in ("pcie_cq_np_req", "pcie_cq_np_req_count", "pcie_rq_seq_num0", "pcie_rq_seq_num1",
+                  "cfg_config_space_enable", "cfg_bus_number"):
+            assert getattr(self.dev, n, None) is None, f"{n}: not modelled by _cq_edge / _cfg_edge"
+        assert self.dev.dw != 512 and self.dev.config_space_enable, "_UspDevice: a 512-bit interface"
         # random idle / backpressure on the four AXI streams: each one's pause generator is advanced at
         # each edge by `_cfg_edge` (as the model's own per-stream coroutine would, without four task
         # resumes a cycle); `clear_pause_generator()` still turns a stream's pauses off (the bench's
@@ -254,6 +275,9 @@ class PcieNvmeHost:
         # _put writes a value the first time it sees the handle)
         self._msi_out = True
         self._rd_msi_int = stream_reader(dut.cfg_interrupt_msi_int)
+        self._cq_blocked = False             # _cq_edge: a CQ frame waits for room in the CQ source
+        self._cq_resumed = None              # ... the time it got it (that edge is the coroutine's no more)
+        every_edge(dut.clk, self._cq_edge)
         every_edge(dut.clk, self._cfg_edge)
         self.cycles = CycleWait(dut.clk, round(1e12 / 125e6))
         self.tr = RcTransport(self)
@@ -264,6 +288,39 @@ class PcieNvmeHost:
         if self._put_last.get(h) != v:
             h.value = v
             self._put_last[h] = v
+
+    def _cq_edge(self) -> None:
+        """One rising edge of the model's completer-request logic (usp_model.py _run_cq_logic): the
+        non-posted credit count (pcie_cq_np_req unconnected: +1, saturating at 32), then the queued
+        TLPs to the CQ source. Where the coroutine would wait in cq_source.send (the source full: 2
+        frames queued), a task takes over the rest of that edge's steps (`_cq_wait`); while it waits,
+        and at the edge of the time it ends, the coroutine would not be at its edge, so neither is this."""
+        if self._cq_blocked:
+            return
+        if self._cq_resumed is not None:
+            if self._cq_resumed == get_sim_time("step"):
+                return
+            self._cq_resumed = None
+        dev = self.dev
+        dev.cq_np_req_count = min(dev.cq_np_req_count + 1, 32)
+        if dev.cq_queue.empty() and (dev.cq_np_queue.empty() or not dev.cq_np_req_count):
+            return
+        src = dev.cq_source
+        steps = _cq_steps(dev)
+        for frame in steps:
+            if src.full():
+                self._cq_blocked = True
+                cocotb.start_soon(self._cq_wait(frame, steps))
+                return
+            src.send_nowait(frame)
+
+    async def _cq_wait(self, frame, steps) -> None:
+        src = self.dev.cq_source
+        await src.send(frame)
+        for frame in steps:
+            await src.send(frame)
+        self._cq_blocked = False
+        self._cq_resumed = get_sim_time("step")
 
     def _cfg_edge(self) -> None:
         """One rising edge of the model's cfg status and interrupt logic (usp_model.py
@@ -296,6 +353,8 @@ class PcieNvmeHost:
         for s in self.pauses:
             if s._pause_generator is not None:
                 s.pause = next(s._pause_generator)
+        if not dev.rq_seq_num.empty():     # _run_rq_seq_num_logic: nothing connected takes them
+            dev.rq_seq_num.get_nowait()
 
     async def _issue_msi(self, v: int) -> None:
         f = self.dev.functions[0]

@@ -14,9 +14,14 @@ from collections import deque
 from typing import Iterator
 
 import cocotb
-from cocotb.triggers import Event, RisingEdge
+from cocotb.triggers import ClockCycles, Event, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
+
+# ATS_RESUME_STATS=1: print what the scheduler resumed at the simulator's exit (resume_stats.py)
+if os.environ.get("ATS_RESUME_STATS", "0") not in ("0", ""):
+    from . import resume_stats
+    resume_stats.install()
 
 # stream stability check of StreamSink: on unless ATS_STREAM_CHECK=0
 STABLE_CHECK_DEFAULT = os.environ.get("ATS_STREAM_CHECK", "1") not in ("0", "")
@@ -134,6 +139,32 @@ class _Ticker:
                 e._edge()
 
 
+class CycleWait:
+    """`await w(n)`: the n-th rising edge of `clk` from now, as ClockCycles(clk, n), without resuming
+    the waiting task at each edge (cocotb's ClockCycles awaits every edge: a driver polling every 40
+    cycles, or a core model delaying a command 3000 cycles, cost a task resume per cycle). A timer to
+    the middle of the cycle before the n-th edge, then that edge. `sync()` (at a rising edge) learns
+    the clock's phase; before it, and for n <= 2, it is ClockCycles. The clock's period must be
+    constant (a cocotb Clock). Called at or after an edge, never at an edge's time before it."""
+
+    def __init__(self, clk, period_ps: int):
+        self.clk, self.p, self.e0 = clk, int(period_ps), None
+
+    async def sync(self) -> None:
+        await RisingEdge(self.clk)
+        self.e0 = get_sim_time("ps") % self.p
+
+    async def __call__(self, n: int) -> None:
+        n = max(int(n), 1)
+        if n <= 2 or self.e0 is None:
+            await ClockCycles(self.clk, n)
+            return
+        now = get_sim_time("ps")
+        first = now + self.p - (now - self.e0) % self.p          # the first edge ClockCycles would count
+        await Timer(first + (n - 1) * self.p - self.p // 2 - now, "ps")
+        await RisingEdge(self.clk)
+
+
 class _FnEnd:
     def __init__(self, fn):
         self._edge = fn
@@ -183,7 +214,13 @@ class StreamSource(_StreamEnd):
         self._idle.clear()
 
     async def wait_idle(self) -> None:
+        """Returns at the first edge at which nothing is queued and valid is low (as read there).
+        Not a resume an edge: while items are queued it sleeps until the last is taken (`_idle`, set
+        by `_edge`; valid falls after that edge), then checks at the next edge, as polling would."""
         while self.queue or self.valid.value:
+            if self.queue:
+                self._idle.clear()
+                await self._idle.wait()
             await RisingEdge(self.clk)
 
     def flush(self) -> int:
@@ -191,6 +228,7 @@ class StreamSource(_StreamEnd):
         now, e.g. before a reset. Returns the number of items dropped."""
         dropped = len(self.queue)
         self.queue.clear()
+        self._idle.set()
         self._driving = False
         self.valid.value = 0
         self._valid_out = 0
@@ -201,6 +239,8 @@ class StreamSource(_StreamEnd):
         self.cycle += 1
         if self._driving and self._rd_ready():
             item = self.queue.popleft()
+            if not self.queue:
+                self._idle.set()
             self.sent += 1
             self.accept_cycles.append(self.cycle)
             self._driving = False
