@@ -216,7 +216,10 @@ class StreamSource(_StreamEnd):
     async def wait_idle(self) -> None:
         """Returns at the first edge at which nothing is queued and valid is low (as read there).
         Not a resume an edge: while items are queued it sleeps until the last is taken (`_idle`, set
-        by `_edge`; valid falls after that edge), then checks at the next edge, as polling would."""
+        by `_edge`; valid falls after that edge), then checks at the next edge, as polling would. A
+        `flush()` ends the wait at the next edge (a polling loop that ran after a flush made at an
+        edge, in the same step, could end at that edge itself; no testbench flushes a source that
+        is being waited for). cocotb_tests/atstb_streams checks it against the polling loop."""
         while self.queue or self.valid.value:
             if self.queue:
                 self._idle.clear()
