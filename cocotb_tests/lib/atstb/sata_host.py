@@ -44,11 +44,12 @@ good FISes of that type it receives (they are then ignored, as the SATA transpor
 """
 from __future__ import annotations
 
+import heapq
 import random
 import struct
 from collections import deque
 
-from cocotb.triggers import ClockCycles, Event, First, RisingEdge
+from cocotb.triggers import Event, First, RisingEdge
 
 from .sata_link_model import HostLink, Scrambler, TxFrame
 from .streams import every_edge
@@ -190,7 +191,9 @@ class Cmd:
     async def wait(self, limit: int = 400_000):
         h = self.host
         if self.result is None:
-            await First(self._done.wait(), ClockCycles(h.dut.clk, limit))
+            # the timeout counted by the host's edge function (`_timeout`), not by ClockCycles, whose
+            # task is resumed at every edge while the command runs
+            await First(self._done.wait(), h._timeout(limit).wait())
         if self.result is not None:
             return self.result
         h.fail(f"timeout: {self.name} (tag {self.tag}) not done after {limit} cycles")
@@ -237,6 +240,8 @@ class SataHost:
         self._rd_d, self._rd_k = _reader(dut.phy_tx_data), _reader(dut.phy_tx_charisk)
         self._wr_d, self._wr_k = _writer(dut.phy_rx_data), _writer(dut.phy_rx_charisk)
         self._last_k = 0
+        self._edges = 0                            # rising edges seen (also while not running)
+        self._deadlines: list = []                 # heap of (edge, n, Event): Cmd.wait's timeouts
         every_edge(dut.clk, self._edge)
 
     # ------------------------------------------------------------------ failure
@@ -385,7 +390,17 @@ class SataHost:
         self.fail(f"not idle after {limit} cycles: ncq {sorted(self.ncq)}, nq {self.nq and self.nq.name}")
 
     # ------------------------------------------------------------------ per clock
+    def _timeout(self, n: int) -> Event:
+        """An Event set at the n-th rising edge from now (as ClockCycles(clk, n) would end there)."""
+        ev = Event()
+        heapq.heappush(self._deadlines, (self._edges + max(int(n), 1), id(ev), ev))
+        return ev
+
     def _edge(self) -> None:
+        self._edges += 1
+        dl = self._deadlines
+        while dl and dl[0][0] <= self._edges:
+            heapq.heappop(dl)[2].set()
         if not self.running:
             return
         self.cycle += 1
