@@ -122,7 +122,7 @@ class _UspDevice(UltraScalePlusPcieDevice):
       stream): the same steps at the same edges, the coroutine's wait on a full CQ source kept
       (`_cq_edge`);
     - the RQ sequence-number logic (`_run_rq_seq_num_logic`): with pcie_rq_seq_num0 unconnected and
-      a 256-bit interface it only drops one queued number an edge; so does `_cfg_edge`;
+      an interface narrower than 512 bits it only drops one queued number an edge; so does `_cfg_edge`;
     - the configuration control logic (`_run_cfg_ctrl_logic`): with sys_reset, cfg_config_space_enable
       and cfg_bus_number unconnected it only sets config_space_enable, which the model's constructor
       already set (True): nothing to run.
@@ -257,7 +257,8 @@ class PcieNvmeHost:
         for n in ("pcie_cq_np_req", "pcie_cq_np_req_count", "pcie_rq_seq_num0", "pcie_rq_seq_num1",
                   "cfg_config_space_enable", "cfg_bus_number"):
             assert getattr(self.dev, n, None) is None, f"{n}: not modelled by _cq_edge / _cfg_edge"
-        assert self.dev.dw != 512 and self.dev.config_space_enable, "_UspDevice: a 512-bit interface"
+        assert self.dev.dw != 512, "_UspDevice: a 512-bit interface (a second sequence number an edge)"
+        assert self.dev.config_space_enable, "_UspDevice: configuration space disabled at the start"
         # random idle / backpressure on the four AXI streams: each one's pause generator is advanced at
         # each edge by `_cfg_edge` (as the model's own per-stream coroutine would, without four task
         # resumes a cycle); `clear_pause_generator()` still turns a stream's pauses off (the bench's
