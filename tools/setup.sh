@@ -9,7 +9,7 @@ venv="$root/.venv"
 log() { printf '[setup] %s\n' "$*"; }
 
 # --- apt -------------------------------------------------------------------------------------
-apt_pkgs=(python3 python3-venv python3-dev build-essential g++ make git ccache
+apt_pkgs=(python3 python3-venv python3-dev build-essential g++ clang make git ccache
           liblz4-dev zlib1g-dev libfl-dev help2man perl
           openjdk-17-jdk-headless maven gtkwave
           gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libevent-dev libjson-c-dev

@@ -39,7 +39,9 @@ def _build_unlocked(key: str, parameters: dict) -> Path:
     build_dir.mkdir(parents=True, exist_ok=True)
     exe = build_dir / TOP
     stamp = build_dir / "build_key.json"
-    want = json.dumps({"parameters": parameters, "sources": [str(s) for s in sources()],
+    from atstb.cxx import cxx_make_vars          # the compiler (clang++ where installed)
+    mk = cxx_make_vars()
+    want = json.dumps({"parameters": parameters, "sources": [str(s) for s in sources()], "make": mk,
                        "mtimes": [os.path.getmtime(s) for s in sources() + [VLT, Path(__file__)]]}, sort_keys=True)
     if exe.exists() and stamp.exists() and stamp.read_text() == want:
         return build_dir
@@ -52,7 +54,7 @@ def _build_unlocked(key: str, parameters: dict) -> Path:
     subprocess.run(cmd, check=True, cwd=build_dir)
     # -O2 for the per-cycle code, -O0 for the (large, run-once) constructors of big buffers
     subprocess.run(["make", "-j", "2", "-C", str(build_dir), "-f", "Vtop.mk", "VM_TRACE=0", "OPT_FAST=-O2",
-                    "OPT_SLOW=-O0"],
+                    "OPT_SLOW=-O0", *[f"{k}={v}" for k, v in mk.items()]],
                    check=True, stdout=subprocess.DEVNULL)
     stamp.write_text(want)
     return build_dir

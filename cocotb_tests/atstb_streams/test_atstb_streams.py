@@ -10,7 +10,10 @@ waits on the same clock:
 - `StreamSource.wait_idle()` against the loop it replaced (`while queue or valid: await edge`),
   with random bursts, random idle on the source and random backpressure on the sink, callers that
   start at random edges (also while idle, and right after the last beat was taken), and `flush()`
-  mid-cycle while a caller waits (with a reset, as flush is used).
+  mid-cycle while a caller waits (with a reset, as flush is used);
+- `port_writer(h)(v)` (the stream ends' writes) against `h.value = v`: random values written at
+  edges and mid-cycle by either, one or both in a step (the last write of a step must win whichever
+  made it), read back on the port and through the DUT's path; out-of-range values refused alike.
 DUT: ats_nvme_arb2 as a plain valid/ready path (input 0 → output; input 1 idle); its own tests are
 cocotb_tests/ats_nvme_arb2. The sink's beats must be the sent ones, in order (the path is checked
 too, so a wait that returned early and dropped a beat would show).
@@ -24,13 +27,13 @@ from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "lib"))
 from atstb.runner import block_sources, run  # noqa: E402
-from atstb.streams import CycleWait, StreamSink, StreamSource, pause_gen  # noqa: E402
+from atstb.streams import CycleWait, StreamSink, StreamSource, pause_gen, port_writer  # noqa: E402
 
 PERIOD_PS = 10_000          # the clock (a cocotb Clock: constant period)
 
@@ -157,6 +160,65 @@ async def wait_idle(dut):
     assert flushes > 0 and cases == 120, (flushes, cases)
     dut._log.info("wait_idle: %d waits equal to the polling loop, %d beats through, %d flushes", cases,
                   len(sent), flushes)
+
+
+@cocotb.test()
+async def port_writer_vs_value(dut):
+    rng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7907 + 5)
+    await _reset(dut)
+    w = int(dut.W.value)
+    dut.s0_valid.value = 0
+    dut.m_ready.value = 1
+    ports = {"s1_data": w, "s1_last": 1, "s1_valid": 1}
+    fast = {p: port_writer(getattr(dut, p)) for p in ports}
+    cur = {p: 0 for p in ports}
+    kinds = {"fast": 0, "value": 0, "both": 0}
+    for i in range(400):
+        if rng.random() < 0.5:                             # at an edge, or mid-cycle
+            await RisingEdge(dut.clk)
+        else:
+            await Timer(rng.randrange(1, PERIOD_PS), "ps")
+        for p, n in ports.items():
+            if rng.random() < 0.3:
+                continue
+            vals = [rng.choice([0, (1 << n) - 1, rng.getrandbits(n)]) for _ in range(2)]
+            how = rng.choice(["fast", "value", "both", "both"])
+            kinds[how] += 1
+            if how == "fast":
+                fast[p](vals[0])
+            elif how == "value":
+                getattr(dut, p).value = vals[0]
+            else:                                          # two writes in one step: the last wins
+                if rng.random() < 0.5:
+                    fast[p](vals[0])
+                    getattr(dut, p).value = vals[1]
+                else:
+                    getattr(dut, p).value = vals[0]
+                    fast[p](vals[1])
+                vals[0] = vals[1]
+            cur[p] = vals[0]
+        await ReadOnly()
+        for p in ports:
+            assert int(getattr(dut, p).value) == cur[p], f"step {i}: {p} reads {int(getattr(dut, p).value):#x}, wrote {cur[p]:#x}"
+        # the DUT's path (input 1 alone offering, the output a mux): the written values reach it
+        assert int(dut.m_valid.value) == cur["s1_valid"], f"step {i}: m_valid"
+        if cur["s1_valid"]:
+            assert int(dut.m_data.value) == cur["s1_data"] and int(dut.m_last.value) == cur["s1_last"], f"step {i}"
+        await Timer(1, "ps")                               # out of the read-only phase
+    # out of range: refused by both (cocotb's range for an int: -2^(n-1) .. 2^n - 1; one bit: 0, 1)
+    for p, n in ports.items():
+        for v in ((1 << n), -(1 << (n - 1)) - 1 if n > 1 else -1):
+            for wr in (fast[p], lambda x, p=p: setattr(getattr(dut, p), "value", x)):
+                try:
+                    wr(v)
+                except ValueError:
+                    continue
+                raise AssertionError(f"{p}: {v} accepted")
+    fast["s1_data"](-1)                                    # -1 is in range for a vector: all ones
+    await ReadOnly()
+    assert int(dut.s1_data.value) == (1 << w) - 1
+    assert min(kinds.values()) > 50, kinds
+    dut._log.info("port_writer: %s writes, every read equal to what .value would leave", kinds)
 
 
 def test_atstb_streams():

@@ -85,6 +85,7 @@ def nvme_atx(num_tx: int) -> int:
     return max(1, min(8, num_tx // 4))
 sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
 from atstb.filelist import block_sources  # noqa: E402
+from atstb.cxx import cxx_make_vars  # noqa: E402
 
 
 def pgo_default() -> bool:
@@ -140,8 +141,10 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
     # on (Verilator --assert), in a directory of its own (`..._ats_sim_assert`); off in the default build
     # (they cost instructions per simulated cycle: bench/sim/README.md), on in every cocotb test
     asrt = ["--assert"] if "ATS_SIM_ASSERT" in defines else []
+    # the compiler (atstb/cxx.py: clang++ where installed), but g++ for PGO: its profile flags are GCC's
+    cc = [] if pgo else [a for k, v in cxx_make_vars().items() for a in ("-MAKEFLAGS", f"{k}={v}")]
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", "2", "-O3", *asrt, "--x-assign", "fast", "--x-initial", "fast",
-           "-MAKEFLAGS", "OPT_FAST=-O2", "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
+           "-MAKEFLAGS", "OPT_FAST=-O2", *cc, "-Mdir", str(obj), "--top-module", "ats_soc_nvme_sim_top" if nvme else "ats_soc_sim_top", "-o", "ats_soc_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-COMBDLY",
            "-CFLAGS", f"-I{ROOT / 'sim/nand'}" + (" -DATS_NVME" if nvme else "") + skip_cflags,
            *(["--trace-fst", "--trace-structs"] if trace else []), *[f"+define+{d}" for d in defines],

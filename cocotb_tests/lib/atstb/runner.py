@@ -15,6 +15,7 @@ from cocotb_tools.runner import Verilator
 
 # a block's sources come from its .f file list, the one place they are written (atstb/filelist.py)
 from .filelist import FileListError, block_sources, filelist, find_filelist, read_filelist  # noqa: F401
+from .cxx import cxx_make_vars
 
 ROOT = Path(__file__).resolve().parents[3]
 LIB = ROOT / "cocotb_tests" / "lib"
@@ -31,6 +32,7 @@ LIB = ROOT / "cocotb_tests" / "lib"
 # model compile against 5.2, for the core TB 47.7 against 33.0. The pytest pool runs two builds at a
 # time anyway, so a build's own make -j gains nothing there. Builds with --public-flat-rw keep the
 # parallel form (below).
+# The compiler: atstb/cxx.py (clang++ where installed, CXX and LINK; in the fingerprint too).
 # cocotb_tests/README.md "Build cost" has the figures. ATS_VL_OPT="FAST,SLOW,GLOBAL[,PARALLEL]"
 # overrides them (measurements); the flags are part of the build fingerprint.
 LEGACY_OPT = {"OPT_FAST": "-Os", "OPT_SLOW": "", "OPT_GLOBAL": "-Os"}   # Verilator's, before
@@ -38,6 +40,12 @@ OPT = {"OPT_FAST": "-O1", "OPT_SLOW": "", "OPT_GLOBAL": "-O2", "VM_PARALLEL_BUIL
 
 
 def _opt() -> dict:
+    """The make variables of a build: the optimisation flags above and the compiler (atstb/cxx.py:
+    clang++ where installed, CXX and LINK)."""
+    return {**_opt_flags(), **cxx_make_vars()}
+
+
+def _opt_flags() -> dict:
     o = os.environ.get("ATS_VL_OPT")
     if not o:
         return dict(OPT)

@@ -89,6 +89,40 @@ def port_reader(h):
     return slow_reader(h)
 
 
+# ATS_FAST_WRITE: how the stream ends write the signals they drive at an edge. Unset or "1":
+# port_writer; "0" or empty: cocotb's `.value =` (to measure, or to bisect)
+FAST_WRITE = os.environ.get("ATS_FAST_WRITE", "1") or "0"
+
+
+def port_writer(h):
+    """Fast writer of a port: a function v -> None that schedules exactly the write `h.value = v`
+    schedules (cocotb's `_schedule_write`: a deposit, applied at the step's ReadWrite phase or at
+    once inside it, keyed by the handle, so that the last write of a step wins whichever way it was
+    made), through the simulator handle's integer put, without building a Logic and its bit string
+    per write (a 1-bit signal) or checking the type (a vector). Up to 32 bits (the VPI integer);
+    an int outside what `.value` accepts for the width (-2^(n-1) .. 2^n - 1; 0 .. 1 for one bit)
+    raises ValueError as `.value` does. `.value =` for a wider handle or one without the put.
+    cocotb 2.0's `_schedule_write` and `_GPISetAction` are private: the pinned cocotb
+    (tools/constraints.txt) is the one this is written against; cocotb_tests/atstb_streams checks
+    it against `.value`."""
+    raw = getattr(h, "_handle", None)
+    n = len(h)
+    if FAST_WRITE != "0" and raw is not None and n <= 32 and hasattr(raw, "set_signal_val_int"):
+        from cocotb.handle import _GPISetAction, _schedule_write
+        put, dep = raw.set_signal_val_int, _GPISetAction.DEPOSIT
+        lo, hi = (-(1 << (n - 1)) if n > 1 else 0), (1 << n) - 1
+
+        def write(v: int) -> None:
+            if not lo <= v <= hi:
+                raise ValueError(f"{v!r} out of range for the {n}-bit signal {h._path}")
+            _schedule_write(h, put, dep, v)
+        return write
+
+    def slow(v: int) -> None:
+        h.value = v
+    return slow
+
+
 def stream_reader(h):
     """The per-edge reader of h for the stream ends and the NVMe host model's AXI loops: port_reader,
     `.value` or both compared, as ATS_FAST_READ says."""
@@ -206,6 +240,8 @@ class StreamSource(_StreamEnd):
         self.on_accept = None                # optional callback(item, cycle) at each acceptance
         self._driving = False
         self.valid.value = 0
+        self._wr_valid = port_writer(self.valid)
+        self._wr_fields = None               # the payload's writers, made at the first beat
         self._valid_out = 0                  # the value last written to valid (written on change only)
         self._ticker = _Ticker.add(clk, self)
 
@@ -251,13 +287,17 @@ class StreamSource(_StreamEnd):
                 self.on_accept(item, self.cycle)
         if not self._driving:
             if self.queue and not next(self.pause):
-                for f, h in self.fields.items():
-                    h.value = int(self.queue[0].get(f, 0))
-                self.valid.value = 1
+                wr = self._wr_fields
+                if wr is None or wr[0] is not self.fields:
+                    wr = self._wr_fields = (self.fields, [(f, port_writer(h)) for f, h in self.fields.items()])
+                item = self.queue[0]
+                for f, w in wr[1]:
+                    w(int(item.get(f, 0)))
+                self._wr_valid(1)
                 self._valid_out = 1
                 self._driving = True
             elif self._valid_out:
-                self.valid.value = 0
+                self._wr_valid(0)
                 self._valid_out = 0
 
 
@@ -320,6 +360,7 @@ class StreamSink(_StreamEnd):
         self.stab = StabilityCheck(prefix, fields, rst if rst is not None else getattr(dut, "rst", None))
         self.event = Event()
         self.ready.value = 0
+        self._wr_ready = port_writer(self.ready)
         self._ready_out = False              # the value last written to ready (written on change only)
         self._ticker = _Ticker.add(clk, self)
 
@@ -346,7 +387,7 @@ class StreamSink(_StreamEnd):
             self.event.set()
         ready = not next(self.pause)
         if ready != self._ready_out:
-            self.ready.value = int(ready)
+            self._wr_ready(int(ready))
             self._ready_out = ready
 
     async def recv(self, timeout_cycles: int = 100_000) -> dict:
