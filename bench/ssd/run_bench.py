@@ -45,6 +45,9 @@ def _build_unlocked(key: str, parameters: dict) -> Path:
                        "mtimes": [os.path.getmtime(s) for s in sources() + [VLT, Path(__file__)]]}, sort_keys=True)
     if exe.exists() and stamp.exists() and stamp.read_text() == want:
         return build_dir
+    # objects of another build (other flags, another compiler) go first: make would keep them
+    for f in [*build_dir.glob("*.o"), *build_dir.glob("*.a"), *build_dir.glob("*.gch"), exe]:
+        f.unlink(missing_ok=True)
     cmd = ["verilator", "-cc", "--exe", "-Mdir", str(build_dir), "--top-module", TOP, "--vpi",
            "--prefix", "Vtop", "-o", TOP,
            "-LDFLAGS", f"-Wl,-rpath,{cc.libs_dir} -L{cc.libs_dir} -lcocotbvpi_verilator",

@@ -162,10 +162,12 @@ def build_sim(cfg_name: str = "sim", trace: bool = False, quiet: bool = False, n
         print(f"[soc] verilating the full system{' (FST trace)' if trace else ''}{' (PGO)' if pgo else ''} -> {obj}", flush=True)
     t0 = time.time()
     # objects of the other mode (profile flags or none) must not be linked into this one
+    # (and objects of another compiler: make would keep them, the generated sources being the same)
     mode = obj / "build.mode"
-    if not mode.exists() or mode.read_text().strip() != ("pgo" if pgo else "plain"):
+    mtext = "pgo" if pgo else "plain" + "".join(f" {k}={v}" for k, v in cxx_make_vars().items())
+    if not mode.exists() or mode.read_text().strip() != mtext:
         _clean_objects(obj, gcda=True)
-    mode.write_text("pgo\n" if pgo else "plain\n")
+    mode.write_text(mtext + "\n")
     if settle_check:
         _settle_members(cmd, obj, cfg.num_chan, env)
     if pgo:
