@@ -3,9 +3,10 @@ SoC's among them; the full-system simulator's, sim/soc/build.py, except a PGO bu
 the make variables CXX and LINK given to Verilator's verilated.mk (standard library only: build
 scripts import it). bench/nand and bench/core keep verilated.mk's compiler.
 
-clang++ (Debian 12's clang 14, `make setup` installs it) when it is on PATH: it compiled the models
-of `make test` 16-21 % faster than g++ 12 for the same run time or less (cocotb_tests/README.md
-"Compiler"). `ATS_VL_CXX=<compiler>` overrides it (`g++`: the wheel's default, for a comparison);
+clang++ (Debian 12's clang 14, `make setup` installs it) when it is on PATH: against g++ 12 it
+compiled the core and SATA-core TBs 16-21 % faster and the full-system simulator about 40 %, the
+board SoC 13 % slower (its run 7 % faster), every run as fast or faster; all of `make test`'s cocotb
+builds together 12 % less CPU (cocotb_tests/README.md "Compiler"). `ATS_VL_CXX=<compiler>` overrides it (`g++`: the wheel's default, for a comparison);
 where clang++ is missing, the wheel's own `c++`. The choice is part of each build's fingerprint
 (runner.py) and of the full-system simulator's build hash (sim/soc/build.py), so changing it rebuilds.
 """
