@@ -1047,8 +1047,9 @@ async def run_top(dut) -> None:
     assert (await h.csts()) >> 2 & 3 == 2 and tb.core.flushes == 1
     assert int(dut.cnt_msi_fail.value) == 0 and int(dut.cnt_ur.value) == 0
     assert int(dut.cnt_rd_err.value) == 0 and int(dut.cnt_late.value) == 0
-    dut._log.info("ats_nvme: %s; %d descriptors, %d MSIs; contended cycles %s", tb.stats, len(tb.core.descs),
-                  len(h.msis), tb.contended)
+    dut._log.info("ats_nvme: %s; %d descriptors, %d MSIs; contended cycles %s; CQ frames that waited for "
+                  "room in the CQ source (the model's task fallback) %d", tb.stats, len(tb.core.descs),
+                  len(h.msis), tb.contended, h.cq_fallbacks)
     assert tb.stats["reads"] and tb.stats["writes"] and tb.stats["errors"] and tb.stats["tx"] and h.msis
     assert tb.stats["admin"], tb.stats
     if tb.qdepth >= 8:                  # the small build has too few commands in flight to contend

@@ -277,6 +277,7 @@ class PcieNvmeHost:
         self._msi_out = True
         self._rd_msi_int = stream_reader(dut.cfg_interrupt_msi_int)
         self._cq_blocked = False             # _cq_edge: a CQ frame waits for room in the CQ source
+        self.cq_fallbacks = 0                # ... times it did (the task `_cq_wait` took over): coverage
         self._cq_resumed = None              # ... the time it got it (that edge is the coroutine's no more)
         every_edge(dut.clk, self._cq_edge)
         every_edge(dut.clk, self._cfg_edge)
@@ -311,6 +312,7 @@ class PcieNvmeHost:
         for frame in steps:
             if src.full():
                 self._cq_blocked = True
+                self.cq_fallbacks += 1
                 cocotb.start_soon(self._cq_wait(frame, steps))
                 return
             src.send_nowait(frame)
