@@ -170,7 +170,7 @@ async def port_writer_vs_value(dut):
     dut.s0_valid.value = 0
     dut.m_ready.value = 1
     ports = {"s1_data": w, "s1_last": 1, "s1_valid": 1}
-    fast = {p: port_writer(getattr(dut, p)) for p in ports}
+    fast = {p: port_writer(getattr(dut, p), fast=True) for p in ports}   # (whatever ATS_FAST_WRITE says)
     cur = {p: 0 for p in ports}
     kinds = {"fast": 0, "value": 0, "both": 0}
     for i in range(400):

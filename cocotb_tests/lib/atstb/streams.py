@@ -94,7 +94,7 @@ def port_reader(h):
 FAST_WRITE = os.environ.get("ATS_FAST_WRITE", "1") or "0"
 
 
-def port_writer(h):
+def port_writer(h, fast: bool | None = None):
     """Fast writer of a port: a function v -> None that schedules exactly the write `h.value = v`
     schedules (cocotb's `_schedule_write`: a deposit, applied at the step's ReadWrite phase or at
     once inside it, keyed by the handle, so that the last write of a step wins whichever way it was
@@ -104,10 +104,11 @@ def port_writer(h):
     raises ValueError as `.value` does. `.value =` for a wider handle or one without the put.
     cocotb 2.0's `_schedule_write` and `_GPISetAction` are private: the pinned cocotb
     (tools/constraints.txt) is the one this is written against; cocotb_tests/atstb_streams checks
-    it against `.value`."""
+    it against `.value`. `fast`: None follows ATS_FAST_WRITE; True the integer put whatever it says
+    (the test, which would otherwise compare `.value` with itself under ATS_FAST_WRITE=0)."""
     raw = getattr(h, "_handle", None)
     n = len(h)
-    if FAST_WRITE != "0" and raw is not None and n <= 32 and hasattr(raw, "set_signal_val_int"):
+    if (FAST_WRITE != "0" if fast is None else fast) and raw is not None and n <= 32 and hasattr(raw, "set_signal_val_int"):
         from cocotb.handle import _GPISetAction, _schedule_write
         put, dep = raw.set_signal_val_int, _GPISetAction.DEPOSIT
         lo, hi = (-(1 << (n - 1)) if n > 1 else 0), (1 << n) - 1
