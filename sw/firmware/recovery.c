@@ -69,8 +69,9 @@ static const ats_rec_t *sl_at_fn(void *ctx, uint32_t ppn) {
     return 0;
 }
 
-// the record whose commit point is seq (sl_rec sorted by commit_seq)
-static const ats_slog_rec_t *sl_commit_fn(void *ctx, uint64_t seq) {
+// the i-th record (stream order) whose commit point is seq: records packed into one log page share it
+// (sl_rec sorted by commit_seq, ties in the order ats_slog_find met them)
+static const ats_slog_rec_t *sl_commit_fn(void *ctx, uint64_t seq, uint32_t i) {
     (void)ctx;
     uint32_t lo = 0, hi = sl_nrec;
     while (lo < hi) {
@@ -78,6 +79,7 @@ static const ats_slog_rec_t *sl_commit_fn(void *ctx, uint64_t seq) {
         if (sl_rec[mid].commit_seq < seq) lo = mid + 1u;
         else hi = mid;
     }
+    lo += i;                                   // sl_rec: by commit point, ties in stream order
     return lo < sl_nrec && sl_rec[lo].commit_seq == seq ? &sl_rec[lo] : 0;
 }
 

@@ -81,14 +81,17 @@ class Op:
 
 class SimDev:
     def __init__(self, rng: random.Random, geo: Geometry = GEO, nlpn: int = 24, max_lag: int = 6,
-                 p_slow: float = 0.0, lpns: list[int] | None = None):
+                 p_slow: float = 0.0, lpns: list[int] | None = None, p_pack: float = 0.0):
         """p_slow: the share of programs 8 times slower (a die lagging behind the others: the gap the
-        other dies' complete records are decided across). lpns: the LPNs written (default 0 .. nlpn - 1;
+        other dies' complete records are decided across). p_pack: the share of `random_ops`' S-Log
+        transactions written as a packed group of two or three records (`slog_group`; 0: none, and
+        the same random choices as before it existed). lpns: the LPNs written (default 0 .. nlpn - 1;
         `index_spread` spreads them over a larger S-Log index); the random choices are the same
         for the same count (a choice of the list draws as one of the range)."""
         self.lpns = sorted(lpns) if lpns is not None else list(range(nlpn))
         nlpn = len(self.lpns)
         self.rng, self.geo, self.nlpn, self.max_lag, self.p_slow = rng, geo, nlpn, max_lag, p_slow
+        self.p_pack = p_pack
         self.fmt = PageFormat(geo.page_bytes, geo.spare_bytes)
         self.reqs: list[Req] = []
         self.rows: dict[int, dict[int, bytes]] = {d: {} for d in range(geo.ndie)}   # die -> row -> image
@@ -210,47 +213,71 @@ class SimDev:
 
     def slog_tx(self, txid: int, fulls: list[int], frags: list[tuple[int, int, bytes]]) -> Op:
         """An S-Log transaction: its full pages (data pages of txid, no flag), then its record."""
-        rs = self.opened.pop(txid, []) + [self.data_page(l, txid) for l in fulls]
-        fulls = [r.meta.lpn for r in rs]
-        k = {}
-        fr, logical = [], []
-        for lpn, off, d in frags:
-            assert lpn in self.l2p and lpn not in fulls
-            kk = k.get(lpn, len(self.F.get(lpn, [])))
-            fr.append(Frag(lpn, self.l2p[lpn], kk + 1, off, d))
-            logical.append((lpn, off, d, (self.l2p[lpn], kk)))
-            k[lpn] = kk + 1
-        # completeness flags: records whose every page completed before this record is sealed
-        now = self.time + 1
-        done = {r.seq: r.done for r in self.reqs}
-        cf, rest = [], []
-        for f, seqs in self.flags_pending:
-            if len(cf) < 8 and all(done[s] < now for s in seqs):
-                cf.append(f)
-            else:
-                rest.append((f, seqs))
-        self.flags_pending = rest
+        return self.slog_group([(txid, fulls, frags)])[0]
+
+    def slog_group(self, items: list[tuple[int, list[int], list[tuple[int, int, bytes]]]],
+                   pack: bool = False) -> list[Op]:
+        """S-Log transactions of distinct txids and disjoint LPNs, each (txid, fulls, frags) as
+        `slog_tx`'s, whose records are written back to back in `items` order: with `pack` packed into
+        shared log pages (persistence §10.1), as a group-commit writer with the sealing rule
+        (bench/difftx/README.md "Group commit") writes them: every record's full pages first, then the
+        group's log pages with consecutive `seq`s; records that end in one log page share its `seq` as
+        their commit point. Without `pack` each record starts on a fresh log page."""
+        assert len({t for t, _, _ in items}) == len(items), "one record per txid in a group"
+        prep = []
+        for txid, fulls, frags in items:
+            rs = self.opened.pop(txid, []) + [self.data_page(l, txid) for l in fulls]
+            fulls = [r.meta.lpn for r in rs]
+            k = {}
+            fr, logical = [], []
+            for lpn, off, d in frags:
+                assert lpn in self.l2p and lpn not in fulls
+                kk = k.get(lpn, len(self.F.get(lpn, [])))
+                fr.append(Frag(lpn, self.l2p[lpn], kk + 1, off, d))
+                logical.append((lpn, off, d, (self.l2p[lpn], kk)))
+                k[lpn] = kk + 1
+            prep.append((txid, rs, fr, logical))
+        used = [{r.meta.lpn for r in rs} | {f.lpn for f in fr} for _, rs, fr, _ in prep]
+        assert sum(map(len, used)) == len(set().union(*used)), "a group's records share no LPN"
         n0 = len(self.writer.stream) // self.writer.P
-        w = self.writer.add(txid, [(r.meta.lpn, r.ppn) for r in rs], fr, cf)
+        self.writer.pack = pack
+        ws = []
+        for txid, rs, fr, _ in prep:
+            # completeness flags: records whose every page completed before this record is sealed
+            now = self.time + 1
+            done = {r.seq: r.done for r in self.reqs}
+            cf, rest = [], []
+            for f, seqs in self.flags_pending:
+                if len(cf) < 8 and all(done[s] < now for s in seqs):
+                    cf.append(f)
+                else:
+                    rest.append((f, seqs))
+            self.flags_pending = rest
+            ws.append(self.writer.add(txid, [(r.meta.lpn, r.ppn) for r in rs], fr, cf))
+        self.writer.pack = False
         pages = self.writer.pages()[n0:]
-        assert [p[0] for p in pages] == list(range(w.first_lpgn, w.first_lpgn + w.reclen))
-        lreqs = [self._program(data, Meta(lpn=0xFFFFFFFF, txid=0, kind=KIND_LOG, seq=self._next_seq(),
-                                          epoch=lpgn, flags=F_SLOG)) for lpgn, data in pages]
-        self.flags_pending.append((w.cflag, [r.seq for r in rs + lreqs]))
-        # at its completion: the full pages mapped, the fragments appended
-        for r in rs:
-            self.l2p[r.meta.lpn] = r.ppn
-            self.F.pop(r.meta.lpn, None)
+        assert [p[0] for p in pages] == list(range(ws[0].first_lpgn, ws[-1].first_lpgn + ws[-1].reclen))
+        by_lpgn = {lpgn: self._program(data, Meta(lpn=0xFFFFFFFF, txid=0, kind=KIND_LOG, seq=self._next_seq(),
+                                                  epoch=lpgn, flags=F_SLOG)) for lpgn, data in pages}
+        ops = []
         P = self.writer.P
-        for m in w.metas:
-            if m.is_diff:
-                q = w.first_byte - 16 + m.dloc
-                lr = lreqs[q // P]
-                self.F.setdefault(m.lpn, []).append(FragLoc(lr.ppn, 16 + q % P, m.off, m.len, lreqs[-1].seq))
-        op = Op("slog", [r.seq for r in rs + lreqs], fulls={r.meta.lpn: r.data for r in rs}, frags=logical)
-        op.log_seqs, op.full_seqs = [r.seq for r in lreqs], [r.seq for r in rs]
-        self.ops.append(op)
-        return op
+        for (txid, rs, fr, logical), w in zip(prep, ws):
+            lreqs = [by_lpgn[g] for g in range(w.first_lpgn, w.first_lpgn + w.reclen)]
+            self.flags_pending.append((w.cflag, [r.seq for r in rs + lreqs]))
+            # at its completion: the full pages mapped, the fragments appended
+            for r in rs:
+                self.l2p[r.meta.lpn] = r.ppn
+                self.F.pop(r.meta.lpn, None)
+            for m in w.metas:
+                if m.is_diff:
+                    q = w.first_byte - 16 + m.dloc
+                    lr = lreqs[q // P]
+                    self.F.setdefault(m.lpn, []).append(FragLoc(lr.ppn, 16 + q % P, m.off, m.len, lreqs[-1].seq))
+            op = Op("slog", [r.seq for r in rs + lreqs], fulls={r.meta.lpn: r.data for r in rs}, frags=logical)
+            op.log_seqs, op.full_seqs = [r.seq for r in lreqs], [r.seq for r in rs]
+            self.ops.append(op)
+            ops.append(op)
+        return ops
 
     def merged_bytes(self, lpn: int) -> bytes:
         base = self.page_data(self.l2p[lpn])
@@ -285,6 +312,8 @@ class SimDev:
                 self.trim(rng.choice(mapped))
             elif x < 0.3:
                 self.tx(rng.randint(1, 4), rng.sample(self.lpns, rng.randint(1, 3)), abort=rng.random() < 0.2)
+            elif x < 0.75 and self.p_pack and rng.random() < self.p_pack:
+                self._rand_group()
             elif x < 0.75:
                 dl = rng.sample(mapped, rng.randint(1, min(4, len(mapped))))
                 fl = rng.sample([l for l in self.lpns if l not in dl], rng.randint(0, 2))
@@ -314,6 +343,23 @@ class SimDev:
                     self.slog_tx(5, [], [(l, 16, rng.randbytes(4 * rng.randint(1, 20))) for l in c[:2]])
             else:
                 self.checkpoint()
+
+    def _rand_group(self) -> None:
+        """Two or three S-Log transactions (txids 1-4, disjoint LPNs, small fragments so that records
+        share log pages) written as one packed group."""
+        rng = self.rng
+        txids = rng.sample(range(1, 5), rng.randint(2, 3))
+        free = [l for l in self.lpns if not (5 in self.opened and l in {r.meta.lpn for r in self.opened[5]})]
+        items = []
+        for t in txids:
+            cand = [l for l in free if l in self.l2p and len(self.F.get(l, [])) < 4]
+            dl = rng.sample(cand, min(len(cand), rng.randint(1, 2)))
+            fl = [l for l in rng.sample(free, min(len(free), rng.randint(0, 1))) if l not in dl]
+            frags = [(l, 4 * rng.randrange(0, 64), rng.randbytes(4 * rng.randint(1, 12))) for l in dl]
+            frags = [(l, min(a, self.geo.page_bytes - len(d)), d) for l, a, d in frags]
+            free = [l for l in free if l not in dl and l not in fl]
+            items.append((t, fl, frags))
+        self.slog_group(items, pack=True)
 
     # ---- power cut
     def images(self, out: Path, cut: int, torn: str = "random") -> list[Path]:

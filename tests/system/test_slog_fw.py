@@ -47,6 +47,9 @@ SEEDS_1K = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "3"))))
 PARAMS = [pytest.param(CFG, s, id=f"1k-{s}" if CFG == "sim_slog1k" else str(s)) for s in SEEDS] + \
     [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in SEEDS_1K if LONG and "ATS_SLOG_FW_CFG" not in os.environ]
 CUTS = int(os.environ.get("ATS_SLOG_FW_CUTS", "4" if LONG else "2"))
+# the share of the writer's S-Log transactions written as packed groups (slog_sim.SimDev.slog_group:
+# records sharing log pages and commit points, persistence.md section 10.1 / 10.5 step 2)
+P_PACK = float(os.environ.get("ATS_SLOG_FW_PACK", "0.3"))
 
 
 
@@ -123,8 +126,10 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
     # an index above 256 entries: the writer's LPNs spread over it (low and high slots, several ways)
     nidx = cfg.get("slog_lpns", 256)
     lpns = sim.index_spread(rng, 24, cfg["num_lbas"], nidx // 4) if nidx > 256 else None
-    dev = sim.SimDev(rng, p_slow=0.1, lpns=lpns)
+    dev = sim.SimDev(rng, p_slow=0.1, lpns=lpns, p_pack=P_PACK)
     dev.random_ops(40)
+    cps = [o.commit for o in dev.ops if o.kind == "slog"]
+    shared = {c for c in cps if cps.count(c) > 1}
     end = max(r.done for r in dev.reqs) + 1
     # candidate cuts after the last checkpoint; the oracle (cheap) ranks them by what they exercise
     cands = []
@@ -133,7 +138,8 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
         d.mkdir()
         paths = dev.images(d, cut, "tail" if i % 2 else "random")
         rec = recover(paths, geo, cfg["num_tx"])
-        score = (rec.slog_after_gap > 0) + (rec.merges > 0) + (len(oracle_frags(rec)) > 0) + (rec.slog_commits > 0)
+        score = (rec.slog_after_gap > 0) + (rec.merges > 0) + (len(oracle_frags(rec)) > 0) + (rec.slog_commits > 0) + \
+            any(c < rec.prefix_end for c in shared)
         cands.append((score, -i, cut, d, rec))
     cands.sort(reverse=True)
     # every other cut with a firmware whose log-page cache holds 2 pages: records read their pages
@@ -143,12 +149,14 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
                         f"OUT={small}", "XCFLAGS=-DSLOG_CACHE=2"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     seen = {"log_pages": 0, "commits": 0, "after_gap": 0, "merges": 0, "read_again": 0}
+    packed = 0                     # recoveries whose prefix holds records sharing a commit point
     for k, (score, _, cut, d, rec) in enumerate(cands[:CUTS]):
         where = f"seed {seed} cut {cut}" + (" (2-page cache)" if k % 2 else "")
         sysm = harness.System(tmp_path / f"run{cut}", seed, cfg_name=cfg_name, template=d)
         if k % 2 and not os.environ.get("ATS_SYS_FW"):
             sysm.fw = small / "firmware.init"
         st = boot_and_check(sysm, geo, rec, dev, cut, where)
+        packed += any(c < rec.prefix_end for c in shared)
         seen = {k: seen[k] + st[k] for k in seen}
         if k == 0:
             first = (d, st["log_pages"])
@@ -158,7 +166,9 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
         assert again.mapping == rec.mapping and oracle_frags(again) == oracle_frags(rec), where
         boot_and_check(sysm, geo, again, dev, cut, where + " (second boot)")
         shutil.rmtree(sysm.dir, ignore_errors=True)
-    print(f"seed {seed}: firmware recoveries' S-Log figures {seen}")
+    print(f"seed {seed}: firmware recoveries' S-Log figures {seen}; with records sharing a commit point in the "
+          f"prefix: {packed} (the writer's shared commit points: {len(shared)})")
+    assert P_PACK == 0 or (shared and packed), (len(shared), packed)
     # one log page more than the table keeps: the recovery fails (ATS_E_FULL), it does not drop a
     # record's page and take a committed transaction as partial (sw/firmware/README.md "S-Log")
     d, npg = first

@@ -411,3 +411,55 @@ def test_property_cuts(tmp_path):
     assert stats["after"] > 0 and stats["incomplete"] > 0 and stats["merges"] > 0 and stats["commits"] > 0
     assert stats["skips"] > 0
     assert KIND_DATA == 0
+
+
+def test_lpgn_counter_well_formed_only(tmp_path):
+    """§10.5 step 4: the LPGN counter after recovery is 1 + the largest LPGN of the valid, well-formed
+    log pages read; a log page that is not well formed (here: its spare `epoch` raised above its data's
+    LPGN word) does not count, is left out of the log byte stream (its record is not found) and still
+    fills its `seq` in the durable prefix (§10.1 "Ignored"). The firmware's rule (recovery.c
+    sl_scan_page)."""
+    rng = random.Random(11)
+    dev = _base(rng)
+    dev.slog_tx(3, [], [(1, 0, rng.randbytes(40))])
+    before = {l: dev.merged_bytes(l) for l in range(12)}
+    op = dev.slog_tx(4, [5], [(2, 8, rng.randbytes(64))])
+    after = {l: dev.merged_bytes(l) for l in range(12)}
+    end = _end(dev) + 100
+    rec0 = recover(dev.images(tmp_path, end), dev.geo)
+    assert rec0.slog_bad == 0 and rec0.slog_commits == 2
+    lp = next(r for r in dev.reqs if r.seq == op.log_seqs[-1])
+    assert lp.meta.kind == KIND_LOG and lp.meta.flags & F_SLOG and len(op.log_seqs) == 1
+    d, blk, pg = dev.geo.unppn(lp.ppn)
+    m = lp.meta
+    dev.rows[d][blk * dev.geo.ppb + pg] = dev.fmt.image(lp.data, Meta(m.lpn, m.txid, m.kind, m.seq, m.epoch + 1000,
+                                                                        m.flags))
+    rec1 = recover(dev.images(tmp_path, end), dev.geo)
+    assert rec1.next_lpgn == rec0.next_lpgn - 1 == m.epoch
+    assert rec1.slog_bad == 1 and rec1.slog_commits == 1
+    assert rec1.prefix_end == rec0.prefix_end          # the malformed page keeps its place
+    # tx 4's record is not found, so its log page is no commit point: tx 4 stays open and is dropped
+    assert after[2] != before[2] and after[5] != before[5]
+    assert {l: read_lpn(dev.geo, rec0, l) for l in range(12)} == after
+    assert {l: read_lpn(dev.geo, rec1, l) for l in range(12)} == before
+
+
+def test_packed_records(tmp_path):
+    """Records packed back to back into shared log pages (§10.1: a group commit's writer with the
+    sealing rule; slog_sim.SimDev.slog_group), beside today's unpacked ones and the other operations:
+    at every other cut the reference recovery gives the logical model's state. Records that end in one
+    log page share its `seq` as their commit point (§10.5 step 2: each applied there, in stream
+    order), in the durable prefix and after the gap (a die lagging: p_slow)."""
+    both = after = 0
+    for seed in range(4):
+        rng = random.Random(f"packed{seed}")
+        dev = SimDev(rng, p_slow=0.2, p_pack=0.5)
+        dev.random_ops(40)
+        commits = [o.commit for o in dev.ops if o.kind == "slog"]
+        shared = {c for c in commits if commits.count(c) > 1}
+        assert shared, "no two records share a commit point: the test packs nothing"
+        for cut in range(dev.ckpt_time + 1, _end(dev) + 1, 2):
+            rec, _ = _check(dev, tmp_path, cut, "tail" if cut % 3 else "random")
+            both += sum(1 for c in shared if c < rec.prefix_end)
+            after += rec.slog_after_gap
+    assert both and after, (both, after)

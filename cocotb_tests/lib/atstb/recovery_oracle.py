@@ -407,8 +407,9 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_fla
                 if m.kind not in (KIND_DATA, KIND_LOG):
                     continue
                 rec.max_seq_seen = max(rec.max_seq_seen, m.seq)
-                if m.kind == KIND_LOG and m.flags & F_SLOG:
-                    max_lpgn = max(max_lpgn, m.epoch)
+                if (m.kind == KIND_LOG and m.flags & F_SLOG
+                        and log_page(data, m.seq, geo.ppn(d, blk, pg), m.epoch, geo.page_bytes) is not None):
+                    max_lpgn = max(max_lpgn, m.epoch)   # well-formed log pages only (section 10.5 step 4)
                 if m.seq < scan_from:
                     continue
                 found[m.seq] = by_ppn[geo.ppn(d, blk, pg)] = Record(m.seq, d, blk, pg, m.lpn, m.txid, m.kind,
@@ -438,7 +439,9 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_fla
             lpages[lp.lpgn] = lp
     slog_recs, nbad, rec.slog_partial = find_records(lpages, geo.page_bytes)
     rec.slog_bad += nbad
-    by_commit = {r.commit_seq: r for r in slog_recs}
+    by_commit: dict[int, list] = {}      # commit point -> its records in stream order (packed records share one)
+    for r in slog_recs:
+        by_commit.setdefault(r.commit_seq, []).append(r)
     rec.next_lpgn = max(max_lpgn + 1, cp.slog_lpgn)
     ppn_of = lambda r: geo.ppn(r.die, r.block, r.page)     # noqa: E731
 
@@ -458,25 +461,26 @@ def recover(paths: list[Path], geo: Geometry, num_tx: int | None = None, use_fla
         if num_tx is not None and r.txid > num_tx:
             rec.ignored += 1                  # not the device's: keeps its seq, changes nothing
             continue
-        sr = by_commit.get(r.seq) if r.kind == KIND_LOG and r.flags & F_SLOG else None
-        if sr is not None and num_tx is not None and sr.txid > num_tx:
-            rec.ignored += 1
-            sr = None
+        srs = by_commit.get(r.seq, []) if r.kind == KIND_LOG and r.flags & F_SLOG else []
+        if num_tx is not None:
+            rec.ignored += sum(1 for x in srs if x.txid > num_tx)
+            srs = [x for x in srs if x.txid <= num_tx]
         if r.seq < seq_base:
             # before the checkpoint (version 2, transactions open at it): only the pending lists
             if r.kind == KIND_DATA and r.txid != 0:
                 pending.setdefault(r.txid, []).append(r)
             if r.txid != 0 and r.flags & (F_ABORT | F_COMMIT):
                 pending.pop(r.txid, None)
-            if sr is not None:
+            for sr in srs:
                 pending.pop(sr.txid, None)
             continue
         if r.kind == KIND_LOG and r.flags & F_TRIM:
             st.trim(r.lpn)
         elif r.kind == KIND_LOG and r.flags & F_SLOG:
-            if sr is not None:
+            for sr in srs:
                 # the record's commit point: t commits as at a COMMIT (its pending pages in seq order),
-                # then its fragments are appended (section 10.5 step 2)
+                # then its fragments are appended (section 10.5 step 2); records packed into one page
+                # share it and are applied in stream order
                 newest = {}
                 for p in pending.pop(sr.txid, []):
                     st.map_full(p.lpn, ppn_of(p))

@@ -828,12 +828,15 @@ int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs
             r->ignored++;
             continue;
         }
-        // a log page that is a parsed record's commit point (its txid in range)
-        const ats_slog_rec_t *sr = 0;
-        if (s && x->kind == ATS_KIND_LOG && (x->flags & ATS_F_SLOG) && (sr = s->commit(s->cctx, x->seq)) &&
-            sr->txid > r->ntx) {
-            r->ignored++;
-            sr = 0;
+        // a log page that is the commit point of parsed records (records packed into one page share
+        // it): how many; those of a txid above ntx change nothing
+        uint32_t ncp = 0;
+        if (s && x->kind == ATS_KIND_LOG && (x->flags & ATS_F_SLOG)) {
+            const ats_slog_rec_t *sr;
+            while ((sr = s->commit(s->cctx, x->seq, ncp)) != 0) {
+                if (sr->txid > r->ntx) r->ignored++;
+                ncp++;
+            }
         }
         if (x->kind == ATS_KIND_LOG && (x->flags & ATS_F_TRIM)) {
             if (live && x->lpn < r->nlba) {
@@ -841,15 +844,19 @@ int ats_slog_replay(ats_replay_t *r, ats_slog_replay_t *s, const ats_rec_t *recs
                 if (tab) ats_slog_clear(tab, x->lpn);
                 r->trims++;
             }
-        } else if (sr) {
-            const uint32_t tt = sr->txid;
-            if (live) {   // tt commits as at a COMMIT, then its fragments are appended
-                for (int32_t k = r->head[tt]; k >= 0; k = r->next[k]) sl_map(r, tab, &recs[k]);
-                const int st = ats_slog_apply(tab, r->l2p, r->nlba, s->page_bytes, s->pg, s->pctx, sr, 0);
-                if (st) return st;
-                s->slog_commits++;
+        } else if (ncp) {
+            for (uint32_t j = 0; j < ncp; j++) {   // in stream order
+                const ats_slog_rec_t *sr = s->commit(s->cctx, x->seq, j);
+                const uint32_t tt = sr->txid;
+                if (tt > r->ntx) continue;
+                if (live) {   // tt commits as at a COMMIT, then its fragments are appended
+                    for (int32_t k = r->head[tt]; k >= 0; k = r->next[k]) sl_map(r, tab, &recs[k]);
+                    const int st = ats_slog_apply(tab, r->l2p, r->nlba, s->page_bytes, s->pg, s->pctx, sr, 0);
+                    if (st) return st;
+                    s->slog_commits++;
+                }
+                r->head[tt] = r->tail[tt] = -1;
             }
-            r->head[tt] = r->tail[tt] = -1;
         } else if (x->kind == ATS_KIND_DATA && t == 0) {
             if (live) {
                 if (s && (x->flags & (ATS_F_RELOC | ATS_F_SLOG)) == (ATS_F_RELOC | ATS_F_SLOG)) {

@@ -277,13 +277,14 @@ int ats_slog_ckpt_get(ats_slog_tab_t *t, uint32_t *l2p, uint32_t nlba, const uin
 // section 10.5 step 2 (the durable prefix): ats_replay's rules (same arguments and results; ats_replay
 // is this function with s = NULL: no commit point, no F, a MERGE page read as a RELOC page) plus the
 // S-Log's: a data page without txid and without RELOC, a TRIM and each page a COMMIT applies also set
-// F[lpn] := []; a MERGE page (kind 0, txid 0, RELOC | SLOG) is ats_slog_merge; a log page that is a
-// parsed record's commit point (commit(cctx, seq) returns it; NULL: none) commits the record's txid t
-// as a COMMIT (its pending pages in seq order) then appends its fragments (ats_slog_apply, fulls = 0);
-// a record whose txid is above ntx changes nothing (counted in `ignored`); below seq_base such a
-// commit point only empties t's pending list. With no log page of a record and no MERGE page in
+// F[lpn] := []; a MERGE page (kind 0, txid 0, RELOC | SLOG) is ats_slog_merge; a log page that is
+// the commit point of parsed records (commit(cctx, seq, i) returns the i-th of them in stream order,
+// i = 0, 1, ...: records packed into one page share it; NULL: no more) commits each record's txid t
+// in that order as a COMMIT (its pending pages in seq order) then appends its fragments
+// (ats_slog_apply, fulls = 0); a record whose txid is above ntx changes nothing (counted in
+// `ignored`); below seq_base such a commit point only empties t's pending list. With no log page of a record and no MERGE page in
 // recs it gives what ats_replay gives. Returns ATS_OK or ats_slog_apply's error.
-typedef const ats_slog_rec_t *(*ats_commit_fn)(void *ctx, uint64_t seq);
+typedef const ats_slog_rec_t *(*ats_commit_fn)(void *ctx, uint64_t seq, uint32_t i);
 typedef struct {
     ats_slog_tab_t *tab;       // F: the checkpoint's section in, the recovered lists out
     ats_commit_fn commit;

@@ -768,7 +768,7 @@ class Replay(ctypes.Structure):      # ats_replay_t
                                  "dropped_open", "ignored")]
 
 
-COMMIT_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint64)
+COMMIT_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_uint64, c_uint32)
 
 
 class SlReplay(ctypes.Structure):    # ats_slog_replay_t
@@ -831,8 +831,10 @@ def c_recover(lib, geo, paths, cp, nlba: int, ntx: int, use_flags: bool):
     P = Pages(geo.page_bytes, lp)
     starts, _, _ = c_find(lib, P)
     recs = [c_parse(lib, P, lg, b)[1] for lg, b in starts]
-    by_commit = {r.commit_seq: r for r in recs}
-    cfn = COMMIT_FN(lambda ctx, seq: ctypes.addressof(by_commit[seq]) if seq in by_commit else None)
+    by_commit = {}                      # commit point -> its records in stream order (packed ones share it)
+    for r in recs:
+        by_commit.setdefault(r.commit_seq, []).append(r)
+    cfn = COMMIT_FN(lambda ctx, seq, i: ctypes.addressof(by_commit[seq][i]) if i < len(by_commit.get(seq, [])) else None)
     t = tab_new(64, 16)
     l2p0 = dict(cp.mapping)
     for lpn, (base, fr) in cp.slog.items():
@@ -859,6 +861,18 @@ def c_recover(lib, geo, paths, cp, nlba: int, ntx: int, use_flags: bool):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_recovery_vs_oracle(lib, seed, tmp_path):
+    _recovery_vs_oracle(lib, f"h2slog{seed}", tmp_path, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_recovery_vs_oracle_packed(lib, seed, tmp_path):
+    """As test_recovery_vs_oracle with half of the S-Log transactions written as packed groups
+    (slog_sim.SimDev.slog_group): records sharing log pages, and records ending in one page sharing
+    its seq as their commit point (persistence.md section 10.5 step 2: each applied, in stream order)."""
+    _recovery_vs_oracle(lib, f"h2pack{seed}", tmp_path, 0.5)
+
+
+def _recovery_vs_oracle(lib, tag, tmp_path, p_pack):
     import importlib.util     # slog_sim by its path: tests/system stays off sys.path (its modules' names)
     spec = importlib.util.spec_from_file_location("ats_fw_slog_sim", ROOT / "tests" / "system" / "slog_sim.py")
     sim = sys.modules.get(spec.name)
@@ -869,10 +883,13 @@ def test_recovery_vs_oracle(lib, seed, tmp_path):
     from atstb.recovery_oracle import recover
     replay_fns(lib)
     stats = [0, 0, 0, 0]
+    shared = 0
     for sub in range(4):
-      rng = random.Random(f"h2slog{seed}.{sub}")
-      dev = SimDev(rng, p_slow=0.1)
+      rng = random.Random(f"{tag}.{sub}")
+      dev = SimDev(rng, p_slow=0.1, p_pack=p_pack)
       dev.random_ops(40)
+      cps = [o.commit for o in dev.ops if o.kind == "slog"]
+      shared += sum(1 for c in set(cps) if cps.count(c) > 1)
       end = max(r.done for r in dev.reqs) + 1
       for cut in range(dev.ckpt_time + 1, end + 1, 3):
         paths = dev.images(tmp_path, cut, "tail" if cut % 4 else "random")
@@ -883,8 +900,9 @@ def test_recovery_vs_oracle(lib, seed, tmp_path):
             assert F == {k: v for k, v in rec.frags.items() if v}, cut
             assert (commits, after, merges) == (rec.slog_commits, rec.slog_after_gap, rec.merges), cut
             stats = [a + b for a, b in zip(stats, (commits, after, merges, 1))]
-    print("commits, after the gap, merges, recoveries:", stats)
+    print("commits, after the gap, merges, recoveries:", stats, "commit points shared by records:", shared)
     assert stats[0] and stats[1] and stats[2], stats
+    assert (shared > 0) == (p_pack > 0), shared
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -913,7 +931,7 @@ def test_slog_replay_is_replay_without_slog(lib, seed):
         t = tab_new(8, 4)
         lpn0 = rng.randrange(nlba)
         lib.ats_slog_append(ctypes.byref(t), lpn0, ctypes.byref(FragC(1, 2, 0, 16, 0, 4, 0)))
-        none = COMMIT_FN(lambda ctx, seq: None)
+        none = COMMIT_FN(lambda ctx, seq, i: None)
         s = SlReplay(ctypes.pointer(t), none, None, PTR_FN(lambda c, x: None), None, 256, 0, 0, 0)
         assert lib.ats_slog_replay(ctypes.byref(b), ctypes.byref(s), arr, n, seq_base) == 0
         assert list(a.l2p[:nlba]) == list(b.l2p[:nlba])
