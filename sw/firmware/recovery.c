@@ -287,13 +287,18 @@ static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
     uint32_t no[2] = {0, 0}, np[2] = {0, 0};
     int ok[2], bad = 0;
     ok[0] = ck_head(CK_BLK0, 0, &seq[0], &no[0], &np[0], &bad);
-    // block 1 is not read when block 0 holds a version-1 checkpoint (the offline format's); the
-    // second checkpoint block is the first one after block 0 without the factory bad mark
+    if (ok[0] && ck_head_pg[0][1] == 1u) {
+        // a version-1 checkpoint (the core tests' offline format, persistence.md section 6 step 1): its
+        // device has no second checkpoint block (its plans may hold die 0 block 1), so the checkpoints
+        // after a recovery would have nowhere safe to go: refused before anything is written
+        hal_puts("recovery: block 0 holds a version-1 checkpoint (an offline format's): refused, nothing written\n");
+        return ATS_E_FORMAT;
+    }
+    // the second checkpoint block: the first one after block 0 without the factory bad mark
     ok[1] = 0;
     ck_blk1 = 1u;
-    if (!(ok[0] && ck_head_pg[0][1] == 1u))
-        for (bad = 1; bad && ck_blk1 < BLOCKS; ck_blk1 += (uint32_t)bad)
-            ok[1] = ck_head(ck_blk1, 1, &seq[1], &no[1], &np[1], &bad);
+    for (bad = 1; bad && ck_blk1 < BLOCKS; ck_blk1 += (uint32_t)bad)
+        ok[1] = ck_head(ck_blk1, 1, &seq[1], &no[1], &np[1], &bad);
     if (ck_blk1 >= BLOCKS) ck_blk1 = 1u;       // no good block after block 0: no second checkpoint block
     // the newest first (seq, then number); the other if the newest is incomplete
     const uint32_t first = (ok[1] && (!ok[0] || seq[1] > seq[0] || (seq[1] == seq[0] && no[1] >= no[0]))) ? 1u : 0u;

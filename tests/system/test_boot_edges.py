@@ -13,7 +13,10 @@ docs/persistence.md) and the dies' own contents:
 - die 0 block 1 factory bad: format takes the next good block as the second checkpoint block,
   recovery finds the checkpoints there, no page is ever programmed into block 1; the factory bad
   block count (IDENTIFY word 14, GET_LOG 15) is the same after every recovery as after the format
-  (every checkpoint gives the factory bad blocks erase count 0xFFFF).
+  (every checkpoint gives the factory bad blocks erase count 0xFFFF);
+- a version-1 checkpoint in block 0 (the core tests' offline format, whose plans hold die 0 block 1):
+  the firmware refuses it (persistence.md section 6 step 1 "Version 1 and the firmware"), lets no
+  host in and changes no page.
 
 Each test boots the simulator 2-3 times with a few host writes (no campaign)."""
 from __future__ import annotations
@@ -28,8 +31,8 @@ import harness  # noqa: E402
 
 sys.path.insert(0, str(harness.ROOT / "cocotb_tests" / "lib"))
 from atstb.nand_page_model import Meta, PageFormat  # noqa: E402
-from atstb.recovery_oracle import (F_COMMIT, KIND_CKPT, KIND_DATA, DieImage, _decode, read_lpn,  # noqa: E402
-                                   recover, write_image)
+from atstb.recovery_oracle import (F_COMMIT, KIND_CKPT, KIND_DATA, DieImage, _decode, format_images,  # noqa: E402
+                                   read_lpn, recover, write_image)
 
 
 def blank_dies(sysm, bad: set[tuple[int, int]]) -> None:
@@ -204,4 +207,28 @@ def test_ckpt_block_factory_bad(tmp_path):
         # block 1 holds its mark only, never a programmed page
         assert sorted(r for r in die0.pages if r // g.ppb == 1) == [g.ppb]
         assert die0.pages[g.ppb] == bytes(g.page_bytes + g.spare_bytes)
+    assert not sysm.errors, sysm.errors
+
+
+def test_version1_refused(tmp_path):
+    """A version-1 checkpoint in die 0 block 0 with a durable write in die 0 block 1, its plan's first
+    block (the core tests' offline format): the firmware says why, lets no host in, and programs and
+    erases nothing. Before 2026-11-29 it recovered such dies once and put its next checkpoint into
+    block 1, erasing the page there, which the recovery had just mapped."""
+    sysm = harness.System(tmp_path, 5)
+    g = sysm.geo
+    plan = [[1, 2, 3, 4] if d == 0 else [0, 1, 2, 3] for d in range(g.ndie)]   # (one checkpoint page)
+    format_images(sysm.images, g, plan, seq_base=0, version=1)
+    data = bytes([7, 1]) * (g.page_bytes // 2)
+    die0 = DieImage(sysm.images[0], g)
+    die0.pages[1 * g.ppb] = PageFormat(g.page_bytes, g.spare_bytes).image(
+        data, Meta(lpn=3, txid=0, kind=KIND_DATA, seq=0, epoch=0, flags=0))
+    rewrite(sysm.images[0], die0)
+    assert read_lpn(g, recover(sysm.images, g, sysm.cfg["num_tx"]), 3) == data   # what the dies hold
+    before = [DieImage(p, g).pages for p in sysm.images]
+    why, text = boot_until_line(sysm, r"device not ready")
+    assert not why & harness.U_HOST_EN, "the firmware let the host in on a version-1 checkpoint:\n" + text[-1500:]
+    assert "block 0 holds a version-1 checkpoint" in text and "recovery failed: -2" in text, text[-1500:]
+    sysm.stop()
+    assert [DieImage(p, g).pages for p in sysm.images] == before, "the refused recovery changed the dies"
     assert not sysm.errors, sysm.errors
