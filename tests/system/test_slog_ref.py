@@ -126,7 +126,7 @@ def test_record_rejects():
 
 def test_checkpoint_v3_roundtrip():
     rng = random.Random(3)
-    plan = [[rng.randrange(64) for _ in range(5)] for _ in range(GEO.ndie)]
+    plan = [[rng.randrange(GEO.blocks) for _ in range(5)] for _ in range(GEO.ndie)]
     mapping = {rng.randrange(4096): rng.randrange(1 << 16) for _ in range(300)}
     slog = {rng.randrange(4096): (rng.randrange(1 << 16),
                                   [FragLoc(rng.randrange(1 << 16), 4 * rng.randrange(100), 4 * rng.randrange(100),
@@ -138,6 +138,10 @@ def test_checkpoint_v3_roundtrip():
     assert cp.slog_lpgn == 123456 and cp.slog == slog
     cp2 = parse_checkpoint_v2(GEO, checkpoint_pages_v2(GEO, plan, mapping, 9), 9)
     assert cp2.version == 2 and cp2.slog == {}
+    # §6 step 1 "parses": a plan block past the die, or a plan longer than the die, does not
+    for bad_plan in ([p[:2] + [GEO.blocks] + p[3:] if d == 1 else p for d, p in enumerate(plan)],
+                     [list(range(GEO.blocks)) + [0] if d == 2 else p for d, p in enumerate(plan)]):
+        assert parse_checkpoint_v2(GEO, checkpoint_pages_v2(GEO, bad_plan, mapping, 9), 9) is None
 
 
 # ------------------------------------------------------------------------------------------------

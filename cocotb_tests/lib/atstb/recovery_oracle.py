@@ -162,6 +162,8 @@ def parse_checkpoint_v2(geo: Geometry, pages: list[bytes], seq: int) -> Checkpoi
         for _ in range(ndie):
             n = next(it)
             plan.append([next(it) for _ in range(n)])
+            if n > blocks or any(b >= blocks for b in plan[-1]):
+                return None                 # section 6 step 1: a plan past the die does not parse
         bad = [next(it) for _ in range(n_bad)]
         ec: list[int] = []
         for _ in range((ndie * blocks + 1) // 2):
