@@ -44,7 +44,9 @@ int nerase(uint32_t d, uint32_t b) {
     fw_rsp_t r;
     hal_fw_nerase(d, b, &r);
     if (r.status != N_OK) return ATS_E_NAND;
-    erase_cnt[bi(d, b)]++;
+    // saturates at EC_FACTORY - 1: 0xFFFF is the factory-bad mark every checkpoint carries
+    // (persistence.md section 5), so a good block's count never becomes it
+    if (erase_cnt[bi(d, b)] < EC_FACTORY - 1u) erase_cnt[bi(d, b)]++;
     wl_dirty = 1;
     if (blk_state[bi(d, b)] != B_CKPT && erase_cnt[bi(d, b)] > (uint32_t)wl_lo + WL_SPREAD) wl_over = 1;
     return ATS_OK;

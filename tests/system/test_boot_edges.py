@@ -16,7 +16,9 @@ docs/persistence.md) and the dies' own contents:
   (every checkpoint gives the factory bad blocks erase count 0xFFFF);
 - a version-1 checkpoint in block 0 (the core tests' offline format, whose plans hold die 0 block 1):
   the firmware refuses it (persistence.md section 6 step 1 "Version 1 and the firmware"), lets no
-  host in and changes no page.
+  host in and changes no page;
+- erase counts at 0xFFFE: an erase keeps them there (persistence.md section 5: 0xFFFF is the factory
+  bad mark), so no good block is ever counted factory bad.
 
 Each test boots the simulator 2-3 times with a few host writes (no campaign)."""
 from __future__ import annotations
@@ -31,8 +33,8 @@ import harness  # noqa: E402
 
 sys.path.insert(0, str(harness.ROOT / "cocotb_tests" / "lib"))
 from atstb.nand_page_model import Meta, PageFormat  # noqa: E402
-from atstb.recovery_oracle import (F_COMMIT, KIND_CKPT, KIND_DATA, DieImage, _decode, format_images,  # noqa: E402
-                                   read_lpn, recover, write_image)
+from atstb.recovery_oracle import (F_COMMIT, KIND_CKPT, KIND_DATA, DieImage, _decode,  # noqa: E402
+                                   checkpoint_pages_v2, format_images, read_lpn, recover, write_image)
 
 
 def blank_dies(sysm, bad: set[tuple[int, int]]) -> None:
@@ -231,4 +233,35 @@ def test_version1_refused(tmp_path):
     assert "block 0 holds a version-1 checkpoint" in text and "recovery failed: -2" in text, text[-1500:]
     sysm.stop()
     assert [DieImage(p, g).pages for p in sysm.images] == before, "the refused recovery changed the dies"
+    assert not sysm.errors, sysm.errors
+
+
+def test_erase_count_saturates(tmp_path):
+    """A version-2 checkpoint in die 0 block 0 whose every erase count is 0xFFFE: the recovery's own
+    checkpoint erases die 0 block 1 (the second checkpoint block), whose count stays 0xFFFE in that
+    checkpoint (persistence.md section 5: good blocks saturate, 0xFFFF is the factory bad mark); the
+    next recovery counts no factory bad block and reads back the data. Before 2026-11-29 the count
+    became 0xFFFF and block 1 was then counted factory bad."""
+    sysm = harness.System(tmp_path, 6)
+    g = sysm.geo
+    plan = [[2, 3, 4, 5] if d == 0 else [0, 1, 2, 3] for d in range(g.ndie)]
+    ec = [0xFFFE] * (g.ndie * g.blocks)
+    fmt = PageFormat(g.page_bytes, g.spare_bytes)
+    ck = checkpoint_pages_v2(g, plan, {}, 0, ckpt_no=1, erase_cnt=ec)
+    for d, path in enumerate(sysm.images):
+        write_image(path, g, {i: fmt.image(data, Meta(lpn=0xFFFFFFFF, txid=0, kind=KIND_CKPT, seq=0, epoch=0, flags=0))
+                              for i, data in enumerate(ck)} if d == 0 else {})
+    assert recover(sysm.images, g, sysm.cfg["num_tx"]).checkpoint.erase_cnt == ec
+    assert sysm.start(), sysm.hp.uart_text()
+    data = write_some(sysm, [1, 2, 30], 9)
+    sysm.stop()
+    rec = recover(sysm.images, g, sysm.cfg["num_tx"])
+    assert rec.checkpoint.ckpt_no >= 2
+    cnt = rec.checkpoint.erase_cnt
+    assert cnt[1] == 0xFFFE and 0xFFFF not in cnt, [(i, c) for i, c in enumerate(cnt) if c != 0xFFFE]
+    assert sysm.start(), sysm.hp.uart_text()
+    idn, lg = sysm.dev.identify(), sysm.dev.get_log()
+    assert (idn["factory_bad"], lg["factory_bad"]) == (0, 0), (idn, lg)
+    check_lbas(sysm, rec, data)
+    sysm.stop()
     assert not sysm.errors, sysm.errors
