@@ -217,18 +217,20 @@ class SimDev:
 
     def slog_group(self, items: list[tuple[int, list[int], list[tuple[int, int, bytes]]]],
                    pack: bool = False) -> list[Op]:
-        """S-Log transactions of distinct txids and disjoint LPNs, each (txid, fulls, frags) as
-        `slog_tx`'s, whose records are written back to back in `items` order: with `pack` packed into
-        shared log pages (persistence §10.1), as a group-commit writer with the sealing rule
-        (bench/difftx/README.md "Group commit") writes them: every record's full pages first, then the
-        group's log pages with consecutive `seq`s; records that end in one log page share its `seq` as
-        their commit point. Without `pack` each record starts on a fresh log page."""
+        """S-Log transactions of distinct txids, each (txid, fulls, frags) as `slog_tx`'s, whose records
+        are written back to back in `items` order: with `pack` packed into shared log pages
+        (persistence §10.1): every record's full pages first, then the group's log pages with
+        consecutive `seq`s (a group-commit writer with the sealing rule, bench/difftx/README.md "Group
+        commit", when nothing else is accepted between them); records that end in one log page share
+        its `seq` as their commit point. Records of a group may have fragments of one LPN (a later
+        one's `ver` counts the earlier ones': §10.2, the order matters); a full page's LPN is in no
+        other record of the group. Without `pack` each record starts on a fresh log page."""
         assert len({t for t, _, _ in items}) == len(items), "one record per txid in a group"
         prep = []
+        k = {}                  # fragments per LPN so far: the LPN's F, then the group's records'
         for txid, fulls, frags in items:
             rs = self.opened.pop(txid, []) + [self.data_page(l, txid) for l in fulls]
             fulls = [r.meta.lpn for r in rs]
-            k = {}
             fr, logical = [], []
             for lpn, off, d in frags:
                 assert lpn in self.l2p and lpn not in fulls
@@ -237,8 +239,10 @@ class SimDev:
                 logical.append((lpn, off, d, (self.l2p[lpn], kk)))
                 k[lpn] = kk + 1
             prep.append((txid, rs, fr, logical))
-        used = [{r.meta.lpn for r in rs} | {f.lpn for f in fr} for _, rs, fr, _ in prep]
-        assert sum(map(len, used)) == len(set().union(*used)), "a group's records share no LPN"
+        for i, (_, rs, _, _) in enumerate(prep):
+            others = set().union(set(), *({r.meta.lpn for r in rj} | {f.lpn for f in fj}
+                                           for j, (_, rj, fj, _) in enumerate(prep) if j != i))
+            assert not {r.meta.lpn for r in rs} & others, "a full page's LPN in no other record of the group"
         n0 = len(self.writer.stream) // self.writer.P
         self.writer.pack = pack
         ws = []
@@ -345,19 +349,27 @@ class SimDev:
                 self.checkpoint()
 
     def _rand_group(self) -> None:
-        """Two or three S-Log transactions (txids 1-4, disjoint LPNs, small fragments so that records
-        share log pages) written as one packed group."""
+        """Two or three S-Log transactions (txids 1-4, small fragments so that records share log
+        pages) written as one packed group; about half of the later records also have a fragment of
+        an LPN an earlier one has (in the first 64 bytes, so their bytes often overlap: the order in
+        which they apply shows in the page)."""
         rng = self.rng
         txids = rng.sample(range(1, 5), rng.randint(2, 3))
         free = [l for l in self.lpns if not (5 in self.opened and l in {r.meta.lpn for r in self.opened[5]})]
-        items = []
+        items, full_l, frag_n = [], set(), {}
         for t in txids:
-            cand = [l for l in free if l in self.l2p and len(self.F.get(l, [])) < 4]
+            cand = [l for l in free if l in self.l2p and l not in full_l
+                    and len(self.F.get(l, [])) + frag_n.get(l, 0) < 4]
+            again = [l for l in cand if l in frag_n]
             dl = rng.sample(cand, min(len(cand), rng.randint(1, 2)))
-            fl = [l for l in rng.sample(free, min(len(free), rng.randint(0, 1))) if l not in dl]
-            frags = [(l, 4 * rng.randrange(0, 64), rng.randbytes(4 * rng.randint(1, 12))) for l in dl]
-            frags = [(l, min(a, self.geo.page_bytes - len(d)), d) for l, a, d in frags]
-            free = [l for l in free if l not in dl and l not in fl]
+            if again and rng.random() < 0.5:
+                dl = [rng.choice(again)] + [l for l in dl if l not in again][:1]
+            fl = [l for l in rng.sample(free, min(len(free), rng.randint(0, 1)))
+                  if l not in dl and l not in frag_n and l not in full_l]
+            frags = [(l, 4 * rng.randrange(0, 16), rng.randbytes(4 * rng.randint(1, 12))) for l in dl]
+            for l in dl:
+                frag_n[l] = frag_n.get(l, 0) + 1
+            full_l |= set(fl)
             items.append((t, fl, frags))
         self.slog_group(items, pack=True)
 

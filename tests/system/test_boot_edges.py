@@ -18,7 +18,7 @@ docs/persistence.md) and the dies' own contents:
   the firmware refuses it (persistence.md section 6 step 1 "Version 1 and the firmware"), lets no
   host in and changes no page;
 - erase counts at 0xFFFE: an erase keeps them there (persistence.md section 5: 0xFFFF is the factory
-  bad mark), so no good block is ever counted factory bad.
+  bad mark; past it the count wrapped to 0).
 
 Each test boots the simulator 2-3 times with a few host writes (no campaign)."""
 from __future__ import annotations
@@ -241,7 +241,8 @@ def test_erase_count_saturates(tmp_path):
     checkpoint erases die 0 block 1 (the second checkpoint block), whose count stays 0xFFFE in that
     checkpoint (persistence.md section 5: good blocks saturate, 0xFFFF is the factory bad mark); the
     next recovery counts no factory bad block and reads back the data. Before 2026-11-29 the count
-    became 0xFFFF and block 1 was then counted factory bad."""
+    became 0xFFFF (a block going bad after that was counted factory bad) and the next erase
+    wrapped it to 0."""
     sysm = harness.System(tmp_path, 6)
     g = sysm.geo
     plan = [[2, 3, 4, 5] if d == 0 else [0, 1, 2, 3] for d in range(g.ndie)]

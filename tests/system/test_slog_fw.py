@@ -43,13 +43,16 @@ LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 CFG = os.environ.get("ATS_SLOG_FW_CFG", "sim_slog")
 SEEDS = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "6" if LONG else "1"))))
 SEEDS_1K = list(range(int(os.environ.get("ATS_SLOG_FW_SEEDS", "3"))))
-# (configuration, seed): CFG (ids: the seed, as before); with ATS_LONG=1 also `sim_slog1k` (ids 1k-<seed>)
-PARAMS = [pytest.param(CFG, s, id=f"1k-{s}" if CFG == "sim_slog1k" else str(s)) for s in SEEDS] + \
-    [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in SEEDS_1K if LONG and "ATS_SLOG_FW_CFG" not in os.environ]
+# P_PACK: the chance that one of the writer's S-Log operations is a packed group of 2-3 transactions
+# (slog_sim.SimDev.slog_group: records sharing log pages and commit points, persistence.md section
+# 10.1 / 10.5 step 2), in the `packed-<seed>` items
+P_PACK = float(os.environ.get("ATS_SLOG_FW_PACK", "0.5"))
+# (configuration, seed, p_pack): CFG (ids: the seed, as before) and CFG packed (ids packed-<seed>);
+# with ATS_LONG=1 also `sim_slog1k` (ids 1k-<seed>)
+PARAMS = [pytest.param(CFG, s, 0.0, id=f"1k-{s}" if CFG == "sim_slog1k" else str(s)) for s in SEEDS] + \
+    [pytest.param(CFG, s, P_PACK, id=f"packed-{s}") for s in SEEDS] + \
+    [pytest.param("sim_slog1k", s, 0.0, id=f"1k-{s}") for s in SEEDS_1K if LONG and "ATS_SLOG_FW_CFG" not in os.environ]
 CUTS = int(os.environ.get("ATS_SLOG_FW_CUTS", "4" if LONG else "2"))
-# the share of the writer's S-Log transactions written as packed groups (slog_sim.SimDev.slog_group:
-# records sharing log pages and commit points, persistence.md section 10.1 / 10.5 step 2)
-P_PACK = float(os.environ.get("ATS_SLOG_FW_PACK", "0.3"))
 
 
 
@@ -115,8 +118,8 @@ def boot_and_check(sysm, geo, rec, dev, cut, where: str) -> dict:
     return dict(zip(("log_pages", "read_again", "commits", "after_gap", "merges"), g))
 
 
-@pytest.mark.parametrize("cfg_name,seed", PARAMS)
-def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
+@pytest.mark.parametrize("cfg_name,seed,p_pack", PARAMS)
+def test_slog_recovery_on_soc(tmp_path, cfg_name, seed, p_pack):
     sim = harness.slog_sim()
     exe, fw, cfg = harness.build(cfg_name)
     geo = sim.GEO
@@ -126,7 +129,7 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
     # an index above 256 entries: the writer's LPNs spread over it (low and high slots, several ways)
     nidx = cfg.get("slog_lpns", 256)
     lpns = sim.index_spread(rng, 24, cfg["num_lbas"], nidx // 4) if nidx > 256 else None
-    dev = sim.SimDev(rng, p_slow=0.1, lpns=lpns, p_pack=P_PACK)
+    dev = sim.SimDev(rng, p_slow=0.1, lpns=lpns, p_pack=p_pack)
     dev.random_ops(40)
     cps = [o.commit for o in dev.ops if o.kind == "slog"]
     shared = {c for c in cps if cps.count(c) > 1}
@@ -139,7 +142,7 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
         paths = dev.images(d, cut, "tail" if i % 2 else "random")
         rec = recover(paths, geo, cfg["num_tx"])
         score = (rec.slog_after_gap > 0) + (rec.merges > 0) + (len(oracle_frags(rec)) > 0) + (rec.slog_commits > 0) + \
-            any(c < rec.prefix_end for c in shared)
+            any(rec.checkpoint.seq_base <= c < rec.prefix_end for c in shared)
         cands.append((score, -i, cut, d, rec))
     cands.sort(reverse=True)
     # every other cut with a firmware whose log-page cache holds 2 pages: records read their pages
@@ -156,7 +159,7 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
         if k % 2 and not os.environ.get("ATS_SYS_FW"):
             sysm.fw = small / "firmware.init"
         st = boot_and_check(sysm, geo, rec, dev, cut, where)
-        packed += any(c < rec.prefix_end for c in shared)
+        packed += any(rec.checkpoint.seq_base <= c < rec.prefix_end for c in shared)
         seen = {k: seen[k] + st[k] for k in seen}
         if k == 0:
             first = (d, st["log_pages"])
@@ -166,9 +169,9 @@ def test_slog_recovery_on_soc(tmp_path, cfg_name, seed):
         assert again.mapping == rec.mapping and oracle_frags(again) == oracle_frags(rec), where
         boot_and_check(sysm, geo, again, dev, cut, where + " (second boot)")
         shutil.rmtree(sysm.dir, ignore_errors=True)
-    print(f"seed {seed}: firmware recoveries' S-Log figures {seen}; with records sharing a commit point in the "
-          f"prefix: {packed} (the writer's shared commit points: {len(shared)})")
-    assert P_PACK == 0 or (shared and packed), (len(shared), packed)
+    print(f"seed {seed}: firmware recoveries' S-Log figures {seen}; replaying records that share a commit point "
+          f"(at or above the checkpoint's seq_base): {packed} (the writer's shared commit points: {len(shared)})")
+    assert p_pack == 0 or (shared and packed), (len(shared), packed)
     # one log page more than the table keeps: the recovery fails (ATS_E_FULL), it does not drop a
     # record's page and take a committed transaction as partial (sw/firmware/README.md "S-Log")
     d, npg = first

@@ -449,21 +449,29 @@ def test_lpgn_counter_well_formed_only(tmp_path):
 
 
 def test_packed_records(tmp_path):
-    """Records packed back to back into shared log pages (§10.1: a group commit's writer with the
-    sealing rule; slog_sim.SimDev.slog_group), beside today's unpacked ones and the other operations:
-    at every other cut the reference recovery gives the logical model's state. Records that end in one
-    log page share its `seq` as their commit point (§10.5 step 2: each applied there, in stream
-    order), in the durable prefix and after the gap (a die lagging: p_slow)."""
-    both = after = 0
+    """Records packed back to back into shared log pages (§10.1; slog_sim.SimDev.slog_group), beside
+    today's unpacked ones and the other operations: at every other cut the reference recovery gives
+    the logical model's state. Records that end in one log page share its `seq` as their commit
+    point (§10.5 step 2: each applied there, in stream order), replayed in the durable prefix (at or
+    above the checkpoint's `seq_base`) and applied after the gap (a die lagging: p_slow); some of
+    them have fragments of one LPN, often over the same bytes, so the order shows in the page."""
+    both = same = after = 0
     for seed in range(4):
         rng = random.Random(f"packed{seed}")
         dev = SimDev(rng, p_slow=0.2, p_pack=0.5)
         dev.random_ops(40)
-        commits = [o.commit for o in dev.ops if o.kind == "slog"]
+        slog = [o for o in dev.ops if o.kind == "slog"]
+        commits = [o.commit for o in slog]
         shared = {c for c in commits if commits.count(c) > 1}
+        # commit points shared by records with a fragment of one LPN each
+        lpn_shared = {c for c in shared
+                      if len([l for o in slog if o.commit == c for l in {f[0] for f in o.frags}])
+                      > len({l for o in slog if o.commit == c for l in {f[0] for f in o.frags}})}
         assert shared, "no two records share a commit point: the test packs nothing"
         for cut in range(dev.ckpt_time + 1, _end(dev) + 1, 2):
             rec, _ = _check(dev, tmp_path, cut, "tail" if cut % 3 else "random")
-            both += sum(1 for c in shared if c < rec.prefix_end)
+            live = range(rec.checkpoint.seq_base, rec.prefix_end)
+            both += sum(1 for c in shared if c in live)
+            same += sum(1 for c in lpn_shared if c in live)
             after += rec.slog_after_gap
-    assert both and after, (both, after)
+    assert both and same and after, (both, same, after)

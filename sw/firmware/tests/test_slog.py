@@ -866,7 +866,7 @@ def test_recovery_vs_oracle(lib, seed, tmp_path):
 
 @pytest.mark.parametrize("seed", range(2))
 def test_recovery_vs_oracle_packed(lib, seed, tmp_path):
-    """As test_recovery_vs_oracle with half of the S-Log transactions written as packed groups
+    """As test_recovery_vs_oracle with each S-Log operation a packed group with probability 0.5
     (slog_sim.SimDev.slog_group): records sharing log pages, and records ending in one page sharing
     its seq as their commit point (persistence.md section 10.5 step 2: each applied, in stream order)."""
     _recovery_vs_oracle(lib, f"h2pack{seed}", tmp_path, 0.5)
