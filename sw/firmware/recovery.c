@@ -282,24 +282,27 @@ static int ck_load(uint32_t blk, uint32_t h, uint64_t seq, uint32_t np, ats_ckpt
     return ATS_OK;
 }
 
+// a version-1 checkpoint (the core tests' offline format, persistence.md section 6 step 1) in a
+// checkpoint block: its device has no second checkpoint block (its plans may hold die 0 block 1), so
+// the checkpoints after a recovery would have nowhere safe to go: refused before anything is written
+static int ck_v1_refused(uint32_t blk) {
+    hal_printf("recovery: block %u holds a version-1 checkpoint (an offline format's): refused, nothing written\n", blk);
+    return ATS_E_FORMAT;
+}
+
 static int find_checkpoint(ats_ckpt_t *c, uint32_t *blk_out) {
     uint64_t seq[2] = {0, 0};
     uint32_t no[2] = {0, 0}, np[2] = {0, 0};
     int ok[2], bad = 0;
     ok[0] = ck_head(CK_BLK0, 0, &seq[0], &no[0], &np[0], &bad);
-    if (ok[0] && ck_head_pg[0][1] == 1u) {
-        // a version-1 checkpoint (the core tests' offline format, persistence.md section 6 step 1): its
-        // device has no second checkpoint block (its plans may hold die 0 block 1), so the checkpoints
-        // after a recovery would have nowhere safe to go: refused before anything is written
-        hal_puts("recovery: block 0 holds a version-1 checkpoint (an offline format's): refused, nothing written\n");
-        return ATS_E_FORMAT;
-    }
+    if (ok[0] && ck_head_pg[0][1] == 1u) return ck_v1_refused(CK_BLK0);
     // the second checkpoint block: the first one after block 0 without the factory bad mark
     ok[1] = 0;
     ck_blk1 = 1u;
     for (bad = 1; bad && ck_blk1 < BLOCKS; ck_blk1 += (uint32_t)bad)
         ok[1] = ck_head(ck_blk1, 1, &seq[1], &no[1], &np[1], &bad);
     if (ck_blk1 >= BLOCKS) ck_blk1 = 1u;       // no good block after block 0: no second checkpoint block
+    if (ok[1] && ck_head_pg[1][1] == 1u) return ck_v1_refused(ck_blk1);
     // the newest first (seq, then number); the other if the newest is incomplete
     const uint32_t first = (ok[1] && (!ok[0] || seq[1] > seq[0] || (seq[1] == seq[0] && no[1] >= no[0]))) ? 1u : 0u;
     for (uint32_t k = 0; k < 2; k++) {

@@ -27,6 +27,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
@@ -212,25 +214,30 @@ def test_ckpt_block_factory_bad(tmp_path):
     assert not sysm.errors, sysm.errors
 
 
-def test_version1_refused(tmp_path):
-    """A version-1 checkpoint in die 0 block 0 with a durable write in die 0 block 1, its plan's first
-    block (the core tests' offline format): the firmware says why, lets no host in, and programs and
-    erases nothing. Before 2026-11-29 it recovered such dies once and put its next checkpoint into
-    block 1, erasing the page there, which the recovery had just mapped."""
+@pytest.mark.parametrize("blk", [0, 1])
+def test_version1_refused(tmp_path, blk):
+    """A version-1 checkpoint in die 0 block `blk` (0: where the offline format puts it; 1: block 0
+    erased, the second checkpoint block read instead) with a durable write in die 0's first plan
+    block (the core tests' offline format, whose plans hold die 0 block 1): the firmware says why,
+    lets no host in, and programs and erases nothing. Before 2026-11-29 it recovered such dies once
+    and put its next checkpoint into block 1, erasing the page the recovery had just mapped there."""
     sysm = harness.System(tmp_path, 5)
     g = sysm.geo
-    plan = [[1, 2, 3, 4] if d == 0 else [0, 1, 2, 3] for d in range(g.ndie)]   # (one checkpoint page)
+    first = 1 if blk == 0 else 2
+    plan = [[first, 3, 4, 5] if d == 0 else [0, 1, 2, 3] for d in range(g.ndie)]   # (one checkpoint page)
     format_images(sysm.images, g, plan, seq_base=0, version=1)
     data = bytes([7, 1]) * (g.page_bytes // 2)
     die0 = DieImage(sysm.images[0], g)
-    die0.pages[1 * g.ppb] = PageFormat(g.page_bytes, g.spare_bytes).image(
+    if blk:
+        die0.pages[blk * g.ppb] = die0.pages.pop(0)             # the checkpoint page moved to block 1
+    die0.pages[first * g.ppb] = PageFormat(g.page_bytes, g.spare_bytes).image(
         data, Meta(lpn=3, txid=0, kind=KIND_DATA, seq=0, epoch=0, flags=0))
     rewrite(sysm.images[0], die0)
     assert read_lpn(g, recover(sysm.images, g, sysm.cfg["num_tx"]), 3) == data   # what the dies hold
     before = [DieImage(p, g).pages for p in sysm.images]
     why, text = boot_until_line(sysm, r"device not ready")
     assert not why & harness.U_HOST_EN, "the firmware let the host in on a version-1 checkpoint:\n" + text[-1500:]
-    assert "block 0 holds a version-1 checkpoint" in text and "recovery failed: -2" in text, text[-1500:]
+    assert f"block {blk} holds a version-1 checkpoint" in text and "recovery failed: -2" in text, text[-1500:]
     sysm.stop()
     assert [DieImage(p, g).pages for p in sysm.images] == before, "the refused recovery changed the dies"
     assert not sysm.errors, sysm.errors
