@@ -83,10 +83,10 @@ module ats_cmdq #(
     // opcodes, attributes, flags, status codes and rejection reasons: ats_host_pkg (scoped names:
     // Yosys's SystemVerilog frontend takes no `import` inside a module)
 
-    // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1)
-    function automatic integer pidx(input integer i, input integer j);
-        pidx = i * DEPTH - (i * (i + 1)) / 2 + (j - i - 1);
-    endfunction
+    // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1):
+    // pidx(i, j) = i * DEPTH - i * (i + 1) / 2 + (j - i - 1), written out where it is used (no
+    // function: Yosys's frontend elaborates a function call in a loop about 30 times slower, 60 s of
+    // the synthesis check at DEPTH 32 when the loops called it; rtl/cmdq/README.md "Synthesis")
 
     // ordering rules 1-5 and the epoch order (README "Ordering", "Epochs"): does the later
     // command x wait until the earlier command y is done? (y_epc: y is a write of a closed epoch)
@@ -487,9 +487,9 @@ module ats_cmdq #(
 `ifdef ATS_SYNTH_FORM
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
-            for (int j = 0; j < DEPTH; j++) begin
-                prec[i][j] = (j > i) ? prec_q[pidx(i, j)] : (j < i) ? !prec_q[pidx(j, i)] : 1'b0;
-            end
+            prec[i][i] = 1'b0;
+            for (int j = i + 1; j < DEPTH; j++) prec[i][j] = prec_q[i * DEPTH - (i * (i + 1)) / 2 + (j - i - 1)];
+            for (int j = 0; j < i; j++)         prec[i][j] = !prec_q[j * DEPTH - (j * (j + 1)) / 2 + (i - j - 1)];
             win[i] = cand_q[i] && !(|(cand_q & prec[i]));
         end
         pick_idx = '0;
@@ -628,19 +628,14 @@ module ats_cmdq #(
         dep_d  = dep_q;
         prec_d = prec_q;
         for (int k = 0; k < DEPTH; k++) begin
-            for (int j = 0; j < DEPTH; j++) begin
-                if (ins_dep_q[k]) begin                   // row k: the new entry
-                    dep_d[k][j] = s3_dep[j] && !hit_col_q[j];
-                end else if (ins_col_q[j] || hit_col_q[j]) begin   // column j: the new entry or a free
-                    dep_d[k][j] = 1'b0;
-                end
-                // pair (k, j), k < j: does j go before k? Older entries win ties.
-                if (j > k) begin
-                    if (ins_prec_q[k]) begin              // k is new: j (in use) goes first unless lower
-                        prec_d[pidx(k, j)] = s3_prec_q[j];
-                    end else if (ins_prec_q[j]) begin     // j is new: it goes first only when higher
-                        prec_d[pidx(k, j)] = !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
-                    end
+            // row k: the new entry's; else column j cleared for the new entry or a freed one
+            dep_d[k] = ins_dep_q[k] ? (s3_dep & ~hit_col_q) : (dep_q[k] & ~(ins_col_q | hit_col_q));
+            // pair (k, j), k < j: does j go before k? Older entries win ties.
+            for (int j = k + 1; j < DEPTH; j++) begin
+                if (ins_prec_q[k]) begin                  // k is new: j (in use) goes first unless lower
+                    prec_d[k * DEPTH - (k * (k + 1)) / 2 + (j - k - 1)] = s3_prec_q[j];
+                end else if (ins_prec_q[j]) begin         // j is new: it goes first only when higher
+                    prec_d[k * DEPTH - (k * (k + 1)) / 2 + (j - k - 1)] = !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
                 end
             end
         end
