@@ -110,7 +110,7 @@ check: $(GEN_STAMP)
 test-harness: $(SETUP_STAMP)
 	$(MAKE) -f sim/nand/harness.mk
 
-test: SYNTH_TESTS = synth/test_synth_check.py
+test: SYNTH_TESTS = synth/test_synth_check.py synth/test_equiv_rev.py
 test: $(SETUP_STAMP) lint test-harness test-rtl
 	$(PY) cocotb_tests/ats_ssd_core/cut_summary.py
 	$(PY) tests/system/summary.py

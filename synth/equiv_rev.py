@@ -7,7 +7,8 @@ synthesis forms), flattens both, maps memories to flip-flops, and proves every o
 register's next state equal: `equiv_make` (registers matched by name), `equiv_simple -seq N`, then
 `equiv_induct -seq N` for what is left; `equiv_status -assert` fails on any cell not proven.
 
-    python synth/equiv_rev.py --block cmdq [--rev HEAD] [--seq 2] [--keep DIR]
+    python synth/equiv_rev.py --block cmdq [--rev HEAD] [--param DEPTH=4] [--swap SRC=FILE]
+                              [--seq 2] [--keep DIR]
 
 For a rewrite that keeps every register (its name and width) and changes only how the logic is
 written: loops, functions, generate forms. Every submodule is flattened into the top (kept
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rev", default="HEAD", help="the git revision to compare with (default HEAD)")
     ap.add_argument("--seq", type=int, default=2, help="equiv_simple / equiv_induct depth (default 2)")
     ap.add_argument("--keep", type=Path, help="write the script, log and the revision's files here")
+    ap.add_argument("--swap", action="append", default=[], metavar="SOURCE=FILE",
+                    help="the gate side reads FILE in place of the block's SOURCE (a path in the repository; "
+                         "repeatable): a candidate or a mutant without touching the working tree")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="a top parameter for both sides (chparam; repeatable): a smaller instance proves faster")
     a = ap.parse_args(argv)
@@ -75,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     b = blocks[a.block]
     params = [tuple(x.split("=", 1)) for x in a.param]
+    swaps = {}
+    for x in a.swap:
+        src, _, f = x.partition("=")
+        if not f:
+            print("equiv_rev: --swap wants SOURCE=FILE", file=sys.stderr)
+            return 2
+        swaps[(REPO / src).resolve()] = Path(f).resolve()
     if any(len(x) != 2 for x in params):
         print("equiv_rev: --param wants NAME=VALUE", file=sys.stderr)
         return 2
@@ -99,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         lines = ["read_verilog -lib -specify +/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v", "design -save cells"]
         lines += _read("gold", top, gold_src, gold_incs, defines, params)
         lines += ["design -load cells"]
-        lines += _read("gate", top, list(fl.sources), incs, defines, params)
+        unknown = set(swaps) - {p.resolve() for p in fl.sources}
+        if unknown:
+            print(f"equiv_rev: --swap names no source of {a.block}: {', '.join(map(str, unknown))}", file=sys.stderr)
+            return 2
+        gate_src = [swaps.get(p.resolve(), p) for p in fl.sources]
+        lines += _read("gate", top, gate_src, incs, defines, params)
         lines += ["design -reset",
                   "design -copy-from gold -as gold gold", "design -copy-from gate -as gate gate",
                   "equiv_make gold gate equiv", "hierarchy -top equiv",
