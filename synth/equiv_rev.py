@@ -15,7 +15,13 @@ written: loops, functions, generate forms. Every submodule is flattened into the
 hierarchies too) and memories become flip-flops. `--param NAME=VALUE` elaborates both with that
 top parameter (a smaller instance proves faster; the block's defaults otherwise). A rewrite that renames or retimes registers is not
 provable this way (equiv_make cannot pair them). A source not tracked at the revision (a generated
-file under build/) is read from the working tree on both sides. Exit status 0: proven.
+file under build/) is read from the working tree on both sides, and named; none tracked, or an
+unknown revision: exit 2. The file list, defines and include directories are today's
+(synth/blocks.json and the .f list of the working tree), on both sides: a revision whose list
+differs is not elaborated as it was. A block whose sources instantiate ECP5 primitives (the
+`ATS_ECP5_BRAM` forms' DP16KD) cannot be compared: the primitives stay cells, which the check
+refuses. Exit status: 0 proven, 1 not proven (`equiv_status -assert`), 2 no verdict (usage, an
+unknown revision, a Yosys error before the verdict).
 """
 from __future__ import annotations
 
@@ -33,13 +39,16 @@ import run_synth  # noqa: E402
 REPO = run_synth.REPO
 
 
-def _export(rev: str, path: Path, dest_root: Path) -> Path:
-    """The file at `rev` under dest_root (same relative path), or the working tree's file when
-    the revision does not track it."""
-    rel = path.resolve().relative_to(REPO)
+def _export(rev: str, path: Path, dest_root: Path) -> Path | None:
+    """The file at `rev` under dest_root (same relative path), or None when the revision does not
+    track it (a generated file under build/, a file added since)."""
+    try:
+        rel = path.resolve().relative_to(REPO)
+    except ValueError:
+        return None
     r = subprocess.run(["git", "show", f"{rev}:{rel.as_posix()}"], cwd=REPO, capture_output=True)
     if r.returncode != 0:
-        return path
+        return None
     out = dest_root / rel
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(r.stdout)
@@ -96,7 +105,23 @@ def main(argv: list[str] | None = None) -> int:
         work = a.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         gold_root = work / "gold"
-        gold_src = [_export(a.rev, s, gold_root) for s in fl.sources]
+        # the revision must exist: otherwise every source would fall back to the working tree's and
+        # the two sides would be one file
+        rv = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{a.rev}^{{commit}}"], cwd=REPO,
+                            capture_output=True, text=True)
+        if rv.returncode != 0:
+            print(f"equiv_rev: no revision {a.rev!r} in this repository", file=sys.stderr)
+            return 2
+        exported = [_export(a.rev, s, gold_root) for s in fl.sources]
+        untracked = [run_synth.rel(s) for s, e in zip(fl.sources, exported) if e is None]
+        if len(untracked) == len(exported):
+            print(f"equiv_rev: none of {a.block}'s sources is tracked at {a.rev}: nothing to compare",
+                  file=sys.stderr)
+            return 2
+        if untracked:
+            print(f"equiv_rev: not tracked at {a.rev}, read from the working tree on both sides: "
+                  f"{', '.join(untracked)}", file=sys.stderr)
+        gold_src = [e or s for s, e in zip(fl.sources, exported)]
         # an include directory's headers at the revision too (each file the revision tracks there)
         gold_incs = []
         for d in incs:
@@ -129,11 +154,19 @@ def main(argv: list[str] | None = None) -> int:
         dt = time.monotonic() - t0
         text = log.read_text() if log.exists() else p.stdout + p.stderr
         summary = [l.strip() for l in text.splitlines() if "Of those cells" in l or "unproven" in l.lower()]
-        if p.returncode != 0:
-            print(f"equiv_rev: {a.block} ({top}) against {a.rev}: NOT proven ({dt:.0f} s)", file=sys.stderr)
-            print("\n".join(summary[-6:] or [l for l in text.splitlines() if "ERROR" in l][-6:]), file=sys.stderr)
+        errors = [l.strip() for l in (text + p.stderr).splitlines() if "ERROR" in l]
+        refuted = [l for l in errors if "unproven $equiv cells in 'equiv_status -assert'" in l]
+        if p.returncode != 0 and refuted:
+            print(f"equiv_rev: {a.block} ({top}) against {a.rev}: NOT proven ({dt:.0f} s wall)", file=sys.stderr)
+            print("\n".join(summary[-6:] + refuted[:1]), file=sys.stderr)
             return 1
-        print(f"equiv_rev: {a.block} ({top}) against {a.rev}: equivalent ({dt:.0f} s; "
+        if p.returncode != 0:
+            # not a verdict: Yosys failed before it (a parse error, a parameter the top lacks, or a
+            # cell left unflattened: an ECP5 primitive such as DP16KD from an ATS_ECP5_BRAM form)
+            print(f"equiv_rev: {a.block} ({top}): Yosys failed before a verdict ({dt:.0f} s wall)", file=sys.stderr)
+            print("\n".join(errors[-6:] or [text[-2000:]]), file=sys.stderr)
+            return 2
+        print(f"equiv_rev: {a.block} ({top}) against {a.rev}: equivalent ({dt:.0f} s wall; "
               f"{summary[-1] if summary else 'equiv_status passed'})")
         return 0
 
