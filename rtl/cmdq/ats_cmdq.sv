@@ -85,8 +85,8 @@ module ats_cmdq #(
 
     // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1):
     // pidx(i, j) = i * DEPTH - i * (i + 1) / 2 + (j - i - 1), written out where it is used (no
-    // function: Yosys's frontend elaborates a function call in a loop about 30 times slower, 60 s of
-    // the synthesis check at DEPTH 32 when the loops called it; rtl/cmdq/README.md "Synthesis")
+    // function: Yosys's frontend inlines every call of a function in an unrolled loop, 60 s of the
+    // synthesis check's elaboration at DEPTH 32 when the loops called it; synth/README.md "Tool notes")
 
     // ordering rules 1-5 and the epoch order (README "Ordering", "Epochs"): does the later
     // command x wait until the earlier command y is done? (y_epc: y is a write of a closed epoch)
