@@ -54,6 +54,11 @@ NUM_LBAS, NUM_TX, SLOG_FRAGS = 12, 3, 3
 ID_UNRES, ID_RESV, ID_PROBE, ID_BASE = 0xFC, 0xFD, 0xFE, 0xFF
 
 
+def _is_rec(rq) -> bool:
+    """An S-Log record's request (op 1, rec 2, slog)."""
+    return rq["op"] == 1 and rq["rec"] == 2 and bool(rq["slog"])
+
+
 def _page(words):
     return struct.pack(f"<{len(words)}I", *words)
 
@@ -246,6 +251,16 @@ class TB:
         self.slow_tx = None                      # the tx whose TX_COMMIT is being run
         self.hold_tx = None                      # a tx whose data pages' completions are held (run_slog_beside_other)
         self.hold_cm = None                      # a tx whose COMMIT mark's (RC_CMARK page's) completion is held
+        self.hold_rec = None                     # a tx whose S-Log record's completion is held
+        # out-of-order completions as a group-committing backend would give them (bench/difftx/README.md
+        # "Group commit": a record's log pages take their seqs when sealed, so the transactions' data
+        # pages taken right after it may complete first): with probability defer_p a ready data page
+        # of a transaction directly behind the head S-Log record in request order (only such pages
+        # between them) completes before the record
+        self.defer_p = 0.0
+        self.deferred = 0                        # completions sent before an earlier S-Log record's
+        self.cpl_rq = None                       # the request whose completion is on s_wbc
+        self.cpl_order: list[dict] = []          # requests in the order their completions were taken
         self.rd_q: list[tuple[int, list[int], int]] = []   # pages to answer (tag, words, status)
         self.rd_cur = None
         self.hrd_pend = self.rdd_pend = False
@@ -313,11 +328,20 @@ class TB:
             self._set('s_hrd_last', int(len(self.hrd_q[0]) == 1))
         else:
             self._set('s_hrd_valid', 0)
-        # completions in request order, when their data is in
-        if self.cpl_cur is None and self.cpl_q and self.cpl_q[0]["t_done"] <= self.cyc and \
-                not self.cpl_q[0].get("held") and not self.r(idle):
-            rq = self.cpl_q.pop(0)
-            self.cpl_cur = (rq["tag"], *self.be.complete(rq, rq["data"]))
+        # completions in request order, when their data is in (but for defer_p)
+        if self.cpl_cur is None and self.cpl_q and not self.r(idle):
+            i = 0
+            if self.defer_p and len(self.cpl_q) > 1 and _is_rec(self.cpl_q[0]):
+                n = self.cpl_q[1]
+                if n["op"] == 0 and n["rec"] == 0 and 0 < n["txid"] <= NUM_TX and n["t_done"] <= self.cyc and \
+                        not n.get("held") and self.rng.random() < self.defer_p:
+                    i = 1
+            rq = self.cpl_q[i]
+            if rq["t_done"] <= self.cyc and not rq.get("held"):
+                self.cpl_q.pop(i)
+                self.deferred += i
+                self.cpl_rq = rq
+                self.cpl_cur = (rq["tag"], *self.be.complete(rq, rq["data"]))
         if self.cpl_cur is not None:
             self._set('s_wbc_valid', 1)
             self._set('s_wbc_tag', self.cpl_cur[0])
@@ -400,7 +424,9 @@ class TB:
         if self._v('s_wbc_valid') and int(d.s_wbc_ready.value) and self.cpl_cur is not None:
             self.cpl_cur = None
             self.out -= 1
-            self.inflight.pop(0)                  # completions in request order
+            # completions in request order but for the deferred S-Log records (defer_p)
+            self.inflight.pop(next(i for i, q in enumerate(self.inflight) if q is self.cpl_rq))
+            self.cpl_order.append(self.cpl_rq)
         if int(d.m_rd_valid.value) and self._v('m_rd_ready'):
             lpn, txid, tag = int(d.m_rd_lpn.value), int(d.m_rd_txid.value), int(d.m_rd_tag.value)
             words, sts = self.be.read(lpn, txid, tag)
@@ -423,9 +449,14 @@ class TB:
             # they are in flight, §11.4)
             slow = rq["op"] == 0 and rq["rec"] == 0 and self.slow_tx is not None and rq["txid"] and \
                 (rq["txid"] == self.slow_tx or self.rng.random() < 0.5) and self.rng.random() < 0.5
-            rq["held"] = rq["op"] == 0 and rq["txid"] and (rq["rec"] == 0 and rq["txid"] == self.hold_tx or
-                                                           rq["rec"] == 1 and rq["txid"] == self.hold_cm)
+            rq["held"] = (rq["op"] == 0 and rq["txid"] and (rq["rec"] == 0 and rq["txid"] == self.hold_tx or
+                                                            rq["rec"] == 1 and rq["txid"] == self.hold_cm)) or \
+                (_is_rec(rq) and rq["txid"] == self.hold_rec)
             rq["t_done"] = self.cyc + (self.rng.randrange(300, 1200) if slow else self.rng.randrange(10, 150))
+            if _is_rec(rq) and self.defer_p and self.rng.random() < self.defer_p:
+                # a record's page kept open for a while (a group commit's timer): later data pages
+                # may complete first
+                rq["t_done"] += self.rng.randrange(300, 1500)
             self.cpl_q.append(rq)                 # applied (durable) when its completion is sent
 
 
@@ -445,6 +476,7 @@ async def run_slog_random(dut):
     rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value) + 1000 * (int(dut.PTXQ.value) - 1))
     steps = int(os.environ.get("ATS_SLOG_STEPS", "600"))
     tb = TB(dut, rng)
+    tb.defer_p = 0.5                             # data pages may complete before an earlier S-Log record
     pb, pw = tb.pb, tb.pw
     nf, txfrags = int(dut.FRAG_SLOTS.value), int(dut.SLOG_TXFRAGS.value)
     thr_v = rng.choice([pb - 16, pb // 2])
@@ -644,6 +676,18 @@ async def run_slog_random(dut):
                            [lp for lp in full[u] if lp in free_lpns]
                     if held and rng.random() < 0.7:
                         await do_diffwrite(u, rng.choice(held), step, 0.0)
+                    elif rng.random() < 0.5:
+                        # a full page of u, written back behind t's record: with the TB's defer_p
+                        # it may complete before the record (a group-committing backend's order)
+                        lp = rng.choice(free_lpns)
+                        data = bytes(rng.randrange(256) for _ in range(pb))
+                        host_put(addr_w, data)
+                        st_w, *_ = await cmd(WRITE, lp, 0, u, 0, addr_w)
+                        assert st_w == OK, f"step {step}: u's WRITE status {st_w:#x}"
+                        ref.write(u, lp)
+                        full[u][lp] = data
+                        ents[u] = True
+                        nfull[u] += 1
                     else:
                         await do_read(u, rng.choice(free_lpns), step, 0.0)
                 if rng.random() < 0.4:
@@ -755,7 +799,9 @@ async def run_slog_random(dut):
     # is not for every request): logged here, where they happen by chance (0-4 a run); required by
     # the directed run_slog_beside_own and run_slog_beside_other, which hold those pages in flight
     dut._log.info(f"S-Log records taken beside their tx's pages in flight: {tb.be.beside}, "
-                  f"beside another tx's: {tb.be.beside_other}")
+                  f"beside another tx's: {tb.be.beside_other}; completions before an earlier record's: "
+                  f"{tb.deferred}")
+    assert tb.deferred, "no completion was taken before an earlier S-Log record's (defer_p)"
 
 
 class _NoLuck(random.Random):
@@ -1022,6 +1068,88 @@ async def run_slog_beside_other(dut):
         exp3[off3:off3 + 4] = diff3
         assert tb.be.committed[x3] == bytes(exp3) and tb.be.committed[y] == upage3
         await _read_back(tb, cmd, ((x3, bytes(exp3)), (y, upage3)))
+    assert not tb.be.resv and not tb.be.errors, tb.be.errors
+    assert int(dut.cnt_proto_err.value) == 0
+
+
+@cocotb.test()
+async def run_slog_cpl_by_tag(dut):
+    """An S-Log record's completion after later requests' (the write buffer's part of a group
+    commit, bench/difftx/README.md "Group commit" step 2: a backend that seals a shared log page
+    later gives the record's pages later seqs than the transactions' data pages it took after the
+    record, so those complete first). t's record (one fragment of x) is held by the backend model
+    while another transaction u, which holds a FRAG slot of x2, writes 2-3 full pages, which the
+    buffer writes back behind the record (background write-back runs while a commit is pending),
+    and then commits (pending beside t's at PTXQ 2: u's record must not be taken while t's is in
+    flight, the one-record-in-flight rule). Once u's pages are all queued, t's record is released
+    with defer_p 1: every one of u's pages completes before it. The buffer must take them by their
+    tags: no protocol error, t's commit OK (result 1) only after its record, then u's commit OK
+    (its pages and its fragment), everything read back. Before, completions were matched in
+    request order: the first page's tag against the record's slot counted a protocol error and
+    ended the record's slot instead."""
+    rng, tb, cmd, put = await _directed_tb(dut, 7368787)
+    pb, pw = tb.pb, tb.pw
+    t, u = rng.sample(range(1, NUM_TX + 1), 2)
+    x, x2, *ys = rng.sample(range(NUM_LBAS - 1), 2 + rng.randrange(2, 4))
+    bases = {}
+    for lp in (x, x2):                                           # committed (a RESERVE needs a base)
+        bases[lp] = bytes(rng.randrange(256) for _ in range(pb))
+        put(0x1000, bases[lp])
+        assert (await cmd(WRITE, lp, 0, 0, 0x1000))[0] == OK
+    assert (await cmd(FLUSH))[0] == OK
+    exp = {}
+    for tx, lp in ((t, x), (u, x2)):                             # a FRAG slot each
+        off = 4 * rng.randrange(pw - 1)
+        diff = bytes(rng.randrange(256) for _ in range(4))
+        put(0x1000, diff)
+        assert (await cmd(DIFFWRITE, lp, tx, 0, 0x1000, off | 4 << 16))[0] == OK
+        e = bytearray(bases[lp])
+        e[off:off + 4] = diff
+        exp[lp] = bytes(e)
+    tb.hold_rec = t
+    n_log = len(tb.be.log)
+    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
+    for _ in range(5000):                                        # t's record taken (and held)
+        if any(_is_rec(q) and q["txid"] == t for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    assert any(_is_rec(q) and q["txid"] == t for q in tb.be.log[n_log:]), "t's S-Log record not taken"
+    upages = {}
+    for y in ys:                                                 # u's pages, behind the record
+        upages[y] = bytes(rng.randrange(256) for _ in range(pb))
+        put(0x2000, upages[y])
+        assert (await cmd(WRITE, y, u, 0, 0x2000))[0] == OK
+    tag_u = await cmd(TX_COMMIT, 0, u, wait=False)
+    for _ in range(20000):                                       # ... all written back and ready
+        ready = [q for q in tb.cpl_q if q["op"] == 0 and q["txid"] == u and q["t_done"] <= tb.cyc]
+        if len(ready) == len(ys):
+            break
+        await RisingEdge(dut.clk)
+    assert len(ready) == len(ys), f"u's pages not written back behind t's record: {len(ready)} of {len(ys)}"
+    for _ in range(rng.randrange(500, 1500)):                    # u's commit pending meanwhile
+        await RisingEdge(dut.clk)
+    assert _is_rec(tb.cpl_q[0]) and tb.cpl_q[0]["txid"] == t, "t's record is not the oldest completion"
+    assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before its record"
+    assert not any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:]), \
+        "u's S-Log record taken while t's was in flight"
+    tb.defer_p = 1.0
+    tb.hold_rec = None
+    tb.cpl_q[0]["held"] = False
+    st, res = await _wait_done(tb, tag_c)
+    assert st == OK and res == 1, f"TX_COMMIT of t {st:#x} {res}"
+    rec_i = next(i for i, q in enumerate(tb.cpl_order) if _is_rec(q) and q["txid"] == t)
+    order = [(q["op"], q["txid"], q["lpn"]) for q in tb.cpl_order[rec_i - len(ys):rec_i + 1]]
+    assert sorted(q["lpn"] for q in tb.cpl_order[rec_i - len(ys):rec_i]) == sorted(ys) and \
+        all(q["txid"] == u and q["op"] == 0 for q in tb.cpl_order[rec_i - len(ys):rec_i]), \
+        f"u's pages did not complete before t's record: {order}"
+    assert tb.deferred >= len(ys)
+    assert tb.be.committed[x] == exp[x], "t's fragment on x's committed base"
+    assert int(dut.cnt_proto_err.value) == 0, "protocol error: a completion matched against the wrong request"
+    st, res = await _wait_done(tb, tag_u)
+    assert st == OK and res == len(ys) + 1, f"TX_COMMIT of u {st:#x} {res}"
+    tb.defer_p = 0.0
+    assert (await cmd(FLUSH))[0] == OK
+    await _read_back(tb, cmd, [(x, exp[x]), (x2, exp[x2])] + [(y, upages[y]) for y in ys])
     assert not tb.be.resv and not tb.be.errors, tb.be.errors
     assert int(dut.cnt_proto_err.value) == 0
 

@@ -1607,12 +1607,21 @@ module ats_wbuf #(
                                          (fov_step && dsrc_q == 2'd0))
                                       : m_wbd_ready;
 
-    // completions from the media, in issue order
+    // completions from the media: in issue order (out_q), but an S-Log record's (FR) is matched by
+    // its tag, so that later requests may complete before it (README "S-Log": "A record's
+    // completion, by its tag"). At most one record is in flight (slog_go_q waits for it): rif_v_q,
+    // its slot rif_slot_q, which no other request in flight has (the pending commit's record slot)
     logic               cpl_fire, cpl_ok, cpl_fail, txfin_fire, tx_commit_ok, txcan_fire, rec_drop;
     logic [SLOT_W-1:0]  cpl_slot;
+    logic               rec_hit, cpl_pop, issue_rec;
+    logic               rif_v_q;                   // an S-Log record issued, its completion not taken
+    logic [SLOT_W-1:0]  rif_slot_q;
     assign s_wbc_ready = 1'b1;
-    assign cpl_fire = s_wbc_valid && !out_empty;
-    assign cpl_slot = out_q[out_rd_q[SLOT_W-1:0]];
+    assign issue_rec = FR && issue_fire && sl_slog_q[issue_slot];
+    assign rec_hit  = FR && s_wbc_valid && rif_v_q && (s_wbc_tag == 8'(rif_slot_q));
+    assign cpl_pop  = s_wbc_valid && !rec_hit && !out_empty;
+    assign cpl_fire = rec_hit || cpl_pop;
+    assign cpl_slot = rec_hit ? rif_slot_q : out_q[out_rd_q[SLOT_W-1:0]];
     assign cpl_ok   = (s_wbc_status == STS_OK);
     // a transaction status (BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY) is the tx's failure, not a
     // failed writeback: it does not fail a FLUSH / FUA / RFLUSH
@@ -1740,6 +1749,9 @@ module ats_wbuf #(
         if (!rst && TX && issue_fire && !dump_q && (sl_rec_q[issue_slot] == RC_CMARK || sl_rec_q[issue_slot] == RC_CREC) &&
             (!cw_q || (op_rd_q && !(state_q inside {ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_PTXW, ST_DONE, ST_FROZEN}))))
             $error("ats_wbuf: a commit record issued while a READ executes or without the commit window");
+        // one S-Log record in flight at most (the next one waits in slog_go_q for its completion)
+        if (!rst && FR && issue_rec && rif_v_q && !rec_hit)
+            $error("ats_wbuf: an S-Log record issued while another one is in flight");
     end
 `endif
     assign txfin_fire   = TX && fin_q == F_FIN;
@@ -2191,12 +2203,13 @@ module ats_wbuf #(
                          7'(sl_tx_q[issue_slot]) <= 7'(NUM_TX), OI_W'(sl_tx_q[issue_slot] - 6'd1)};
         assign od_out = od_q[out_rd_q[SLOT_W-1:0]];
         for (genvar i = 0; i < NUM_TX; i++) begin : g_txr
-            assign txr_set[i] = cpl_fire && !cpl_ok && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i);
+            assign txr_set[i] = cpl_pop && !cpl_ok && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i);
         end
         always_ff @(posedge clk) begin
-            if (issue_fire) od_q[out_wr_q[SLOT_W-1:0]] <= od_in;
-            oc_q <= oc_q + (SLOT_W + 1)'(issue_fire && od_in[OI_W]) - (SLOT_W + 1)'(cpl_fire && od_out[OI_W]);
-            slog_go_q <= (out_wr_q - out_rd_q) == oc_q;
+            if (issue_fire && !issue_rec) od_q[out_wr_q[SLOT_W-1:0]] <= od_in;
+            oc_q <= oc_q + (SLOT_W + 1)'(issue_fire && od_in[OI_W]) - (SLOT_W + 1)'(cpl_pop && od_out[OI_W]);
+            // (an S-Log record in flight is not in out_q: rif_v_q)
+            slog_go_q <= (out_wr_q - out_rd_q) == oc_q && !rif_v_q;
             if (rst) begin
                 oc_q      <= '0;
                 slog_go_q <= 1'b0;
@@ -2221,8 +2234,15 @@ module ats_wbuf #(
         fifo_cnt_q <= fifo_cnt_q + (FI_W + 1)'(commit_fire && !c_take_q) - (FI_W + 1)'(pop_fire);
         if (issue_fire) begin
             issue_cnt_q <= issue_cnt_q + 1'b1;
-            out_q[out_wr_q[SLOT_W-1:0]] <= issue_slot;
-            out_wr_q <= out_wr_q + 1'b1;
+            if (!issue_rec) begin
+                out_q[out_wr_q[SLOT_W-1:0]] <= issue_slot;
+                out_wr_q <= out_wr_q + 1'b1;
+            end
+        end
+        if (rec_hit) rif_v_q <= 1'b0;
+        if (issue_rec) begin
+            rif_v_q    <= 1'b1;
+            rif_slot_q <= issue_slot;
         end
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire) - DC_W'(rec_drop);
         held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire) - DC_W'(rec_drop);
@@ -2235,16 +2255,16 @@ module ats_wbuf #(
         // RFLUSH waiter looks at urg_cnt_q at least two cycles after the last mark
         mark_fire_q <= mark_fire;
         urg_cnt_q   <= urg_cnt_q + DC_W'(mark_fire_q) - DC_W'(issue_fire && issue_urg);
-        if (s_wbc_valid) begin
-            if (!out_empty) begin
-                out_rd_q  <= out_rd_q + 1'b1;
-                dur_cnt_q <= dur_cnt_q + 1'b1;
-                if (cpl_fail) fail_cnt_q <= fail_cnt_q + 1'b1;
-            end
+        if (cpl_pop) out_rd_q <= out_rd_q + 1'b1;
+        if (cpl_fire) begin
+            dur_cnt_q <= dur_cnt_q + 1'b1;
+            if (cpl_fail) fail_cnt_q <= fail_cnt_q + 1'b1;
         end
         // protocol errors: a media completion without an outstanding writeback or with another tag
-        // than the expected slot; a read page no read asked for (mr_stray)
-        c_perr_q <= c_perr_q + 32'(s_wbc_valid && (out_empty || s_wbc_tag != 8'(cpl_slot))) + 32'(mr_stray);
+        // than the expected slot (and not the S-Log record's in flight); a read page no read asked
+        // for (mr_stray)
+        c_perr_q <= c_perr_q + 32'(s_wbc_valid && !rec_hit && (out_empty || s_wbc_tag != 8'(out_q[out_rd_q[SLOT_W-1:0]]))) +
+                    32'(mr_stray);
         // counters
         if (commit_fire && (op_q == OP_WRITE || op_diff_q) && !ccv_q) c_host_q <= c_host_q + 1'b1;
         if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
@@ -2269,6 +2289,7 @@ module ats_wbuf #(
             fail_cnt_q <= '0;
             out_wr_q   <= '0;
             out_rd_q   <= '0;
+            rif_v_q    <= 1'b0;
             dirty_cnt_q <= '0;
             held_cnt_q  <= '0;
             urg_cnt_q  <= '0;
@@ -2296,7 +2317,7 @@ module ats_wbuf #(
     logic dump_done_q;
     always_ff @(posedge clk) begin
         if (dump_q && state_q == ST_FROZEN && en_q == EN_A && (dirty_cnt_q == 0 || cap_out_q) &&
-            out_empty && !rdr_busy_q) dump_done_q <= 1'b1;
+            out_empty && !rif_v_q && !rdr_busy_q) dump_done_q <= 1'b1;
         if (rst) dump_done_q <= 1'b0;
     end
     assign dump_done  = dump_q && (!PLP || dump_done_q);
