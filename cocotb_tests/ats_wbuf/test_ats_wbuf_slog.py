@@ -258,6 +258,8 @@ class TB:
         # of a transaction directly behind the head S-Log record in request order (only such pages
         # between them) completes before the record
         self.defer_p = 0.0
+        self.defer_left = None                   # if set: passes still allowed (each one counts it down)
+        self.defer_any = False                   # (a backend breaking the rule) any request may pass
         self.deferred = 0                        # completions sent before an earlier S-Log record's
         self.cpl_rq = None                       # the request whose completion is on s_wbc
         self.cpl_order: list[dict] = []          # requests in the order their completions were taken
@@ -333,13 +335,15 @@ class TB:
             i = 0
             if self.defer_p and len(self.cpl_q) > 1 and _is_rec(self.cpl_q[0]):
                 n = self.cpl_q[1]
-                if n["op"] == 0 and n["rec"] == 0 and 0 < n["txid"] <= NUM_TX and n["t_done"] <= self.cyc and \
-                        not n.get("held") and self.rng.random() < self.defer_p:
+                if (self.defer_any or n["op"] == 0 and n["rec"] == 0 and 0 < n["txid"] <= NUM_TX) and n["t_done"] <= self.cyc and \
+                        not n.get("held") and self.defer_left != 0 and self.rng.random() < self.defer_p:
                     i = 1
             rq = self.cpl_q[i]
             if rq["t_done"] <= self.cyc and not rq.get("held"):
                 self.cpl_q.pop(i)
                 self.deferred += i
+                if i and self.defer_left is not None:
+                    self.defer_left -= 1
                 self.cpl_rq = rq
                 self.cpl_cur = (rq["tag"], *self.be.complete(rq, rq["data"]))
         if self.cpl_cur is not None:
@@ -1082,11 +1086,14 @@ async def run_slog_cpl_by_tag(dut):
     buffer writes back behind the record (background write-back runs while a commit is pending),
     and then commits (pending beside t's at PTXQ 2: u's record must not be taken while t's is in
     flight, the one-record-in-flight rule). Once u's pages are all queued, t's record is released
-    with defer_p 1: every one of u's pages completes before it. The buffer must take them by their
-    tags: no protocol error, t's commit OK (result 1) only after its record, then u's commit OK
-    (its pages and its fragment), everything read back. Before, completions were matched in
-    request order: the first page's tag against the record's slot counted a protocol error and
-    ended the record's slot instead."""
+    with defer_p 1 for all of u's pages but the last: they complete before it, the last one after it
+    (the record's completion taken while a later request is still in out_q). A FLUSH sent after u's
+    pages must complete only after the record and u's last page (its target counts them; the pages
+    that passed the record do not make up for it). The buffer must take them by their tags: no
+    protocol error, t's commit OK (result 1) only after its record, then u's commit OK (its pages and
+    its fragment; at PTXQ 2 with room for them, an S-Log record taken after t's completed),
+    everything read back. Before, completions were matched in request order: the first page's tag
+    against the record's slot counted a protocol error and ended the record's slot instead."""
     rng, tb, cmd, put = await _directed_tb(dut, 7368787)
     pb, pw = tb.pb, tb.pw
     t, u = rng.sample(range(1, NUM_TX + 1), 2)
@@ -1119,6 +1126,7 @@ async def run_slog_cpl_by_tag(dut):
         upages[y] = bytes(rng.randrange(256) for _ in range(pb))
         put(0x2000, upages[y])
         assert (await cmd(WRITE, y, u, 0, 0x2000))[0] == OK
+    tag_f = await cmd(FLUSH, wait=False)
     tag_u = await cmd(TX_COMMIT, 0, u, wait=False)
     for _ in range(20000):                                       # ... all written back and ready
         ready = [q for q in tb.cpl_q if q["op"] == 0 and q["txid"] == u and q["t_done"] <= tb.cyc]
@@ -1132,26 +1140,72 @@ async def run_slog_cpl_by_tag(dut):
     assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before its record"
     assert not any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:]), \
         "u's S-Log record taken while t's was in flight"
-    tb.defer_p = 1.0
+    assert not any(d[0] == tag_f for d in tb.done), "the FLUSH completed while t's record was held"
+    tb.defer_p, tb.defer_left = 1.0, len(ys) - 1
     tb.hold_rec = None
     tb.cpl_q[0]["held"] = False
     st, res = await _wait_done(tb, tag_c)
     assert st == OK and res == 1, f"TX_COMMIT of t {st:#x} {res}"
+    st_f, _ = await _wait_done(tb, tag_f)
+    assert st_f == OK, f"FLUSH {st_f:#x}"
     rec_i = next(i for i, q in enumerate(tb.cpl_order) if _is_rec(q) and q["txid"] == t)
-    order = [(q["op"], q["txid"], q["lpn"]) for q in tb.cpl_order[rec_i - len(ys):rec_i + 1]]
-    assert sorted(q["lpn"] for q in tb.cpl_order[rec_i - len(ys):rec_i]) == sorted(ys) and \
-        all(q["txid"] == u and q["op"] == 0 for q in tb.cpl_order[rec_i - len(ys):rec_i]), \
-        f"u's pages did not complete before t's record: {order}"
-    assert tb.deferred >= len(ys)
+    upos = [i for i, q in enumerate(tb.cpl_order) if q["op"] == 0 and q["txid"] == u and q["lpn"] in ys]
+    order = [(q["op"], q["txid"], q["lpn"]) for q in tb.cpl_order[rec_i - len(ys) + 1:]]
+    assert len(upos) == len(ys) and sum(i < rec_i for i in upos) == len(ys) - 1 and max(upos) > rec_i, \
+        f"not all of u's pages but the last completed before t's record: {order}"
+    assert tb.deferred >= len(ys) - 1
     assert tb.be.committed[x] == exp[x], "t's fragment on x's committed base"
     assert int(dut.cnt_proto_err.value) == 0, "protocol error: a completion matched against the wrong request"
     st, res = await _wait_done(tb, tag_u)
     assert st == OK and res == len(ys) + 1, f"TX_COMMIT of u {st:#x} {res}"
-    tb.defer_p = 0.0
+    if int(dut.PTXQ.value) > 1 and int(dut.SLOG_TXFULL.value) >= len(ys):
+        assert any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:]), "u's commit sent no S-Log record"
+    tb.defer_p, tb.defer_left = 0.0, None
     assert (await cmd(FLUSH))[0] == OK
     await _read_back(tb, cmd, [(x, exp[x]), (x2, exp[x2])] + [(y, upages[y]) for y in ys])
     assert not tb.be.resv and not tb.be.errors, tb.be.errors
     assert int(dut.cnt_proto_err.value) == 0
+
+
+@cocotb.test()
+async def run_slog_cpl_rule_broken(dut):
+    """The write buffer's check of the rule a backend must keep (README "A record's completion, by
+    its tag"): only transactions' data pages taken directly after an S-Log record may complete
+    before it. A model that lets a plain page written back behind t's held record complete first
+    must count one protocol error (`cnt_proto_err`), and only one: the record's own completion
+    after it is not one (nothing issued before the record is outstanding then). The last item of
+    its build (the buffer goes on, but a wrong order is not a state it promises anything for)."""
+    rng, tb, cmd, put = await _directed_tb(dut, 2750159)
+    pb, pw = tb.pb, tb.pw
+    t = rng.randrange(1, NUM_TX + 1)
+    x, z = rng.sample(range(NUM_LBAS - 1), 2)
+    put(0x1000, bytes(rng.randrange(256) for _ in range(pb)))
+    assert (await cmd(WRITE, x, 0, 0, 0x1000))[0] == OK
+    assert (await cmd(FLUSH))[0] == OK
+    put(0x1000, bytes(4))
+    assert (await cmd(DIFFWRITE, x, t, 0, 0x1000, 4 << 16))[0] == OK
+    tb.hold_rec = t
+    n_log = len(tb.be.log)
+    tag_c = await cmd(TX_COMMIT, 0, t, wait=False)
+    for _ in range(5000):
+        if any(_is_rec(q) and q["txid"] == t for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    put(0x2000, bytes(rng.randrange(256) for _ in range(pb)))
+    assert (await cmd(WRITE, z, 0, 0, 0x2000))[0] == OK         # a plain page, behind the record
+    for _ in range(20000):
+        if any(q["op"] == 0 and q["txid"] == 0 and q["lpn"] == z and q["t_done"] <= tb.cyc for q in tb.cpl_q):
+            break
+        await RisingEdge(dut.clk)
+    assert int(dut.cnt_proto_err.value) == 0
+    tb.defer_p, tb.defer_any = 1.0, True
+    tb.hold_rec = None
+    tb.cpl_q[0]["held"] = False
+    st, _ = await _wait_done(tb, tag_c)
+    for _ in range(50):
+        await RisingEdge(dut.clk)
+    assert tb.deferred == 1, f"the plain page did not pass the record ({tb.deferred})"
+    assert int(dut.cnt_proto_err.value) == 1, f"cnt_proto_err {int(dut.cnt_proto_err.value)}, expected 1"
 
 
 @pytest.mark.parametrize("frag_slots,txfrags,txfull,ptxq", [(2, 64, 3, 1), (4, 2, 1, 1), (4, 64, 3, 2)])

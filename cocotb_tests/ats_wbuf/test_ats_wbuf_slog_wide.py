@@ -4,9 +4,8 @@ DIFFWRITEs, so one transaction holds more than 16 FRAG slots and the table fills
 update past it takes today's read-modify-write, without a RESERVE), against the plain-Python
 reference `frag_ref.FragRef`, with test_ats_wbuf_slog's backend model and testbench (RESERVE /
 UNRESERVE answers with random refusals and merges, 20 % of records rejected, every stream with
-random idle / backpressure, the record's §11.4 wait checked, transactions' data pages completing
-before an earlier S-Log record half the time they can (the TB's `defer_p`); idle and backpressure
-drawn per build, both above 0 in every build).
+random idle / backpressure, the record's §11.4 wait checked; idle and backpressure drawn per build,
+both above 0 in every build).
 
 Each round: every LBA's committed page is a base (written plainly at the start); transaction t
 DIFFWRITEs its LPNs (small: a FRAG slot each), now and then a second small or a whole-page
@@ -57,7 +56,6 @@ async def run_slog_wide(dut):
     rng = random.Random(seed * 7907 + nf)
     rounds = int(os.environ.get("ATS_SLOG_WIDE_ROUNDS", "8"))
     tb = TB(dut, rng)
-    tb.defer_p = 0.5                             # data pages may complete before an earlier S-Log record
     pb, pw = tb.pb, tb.pw
     nlbas = int(dut.NUM_LBAS.value)
     # idle (s_hrd / s_wbc / s_rdd) and backpressure (every ready) both on in every build: TB's
@@ -264,8 +262,7 @@ async def run_slog_wide(dut):
         assert st == OK and host_get(addr_r, pb) == v0(lp), f"final READ lpn {lp}"
     assert int(dut.cnt_slog_err.value) == tb.be.unres_bad, "cnt_slog_err"
     assert not tb.be.errors, tb.be.errors
-    dut._log.info(f"S-Log wide run: {stats}, streams {tb.p}, completions before an earlier record's "
-                  f"{tb.deferred}")
+    dut._log.info(f"S-Log wide run: {stats}, streams {tb.p}")
     # more than 16 FRAG slots held and sent by one transaction; the fallback at the table's end
     # (SLOG_TXFRAGS >= FRAG_SLOTS) or at the transaction's bound (SLOG_TXFRAGS < FRAG_SLOTS)
     assert stats["max_held"] > 16 and stats["max_sent"] > 16, stats

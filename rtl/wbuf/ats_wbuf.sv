@@ -2,8 +2,9 @@
 // ats_wbuf: write buffer. Page slots in on-chip buffer memory with per-slot LBA, state, epoch,
 // txid, priority; write coalescing; read hits from the buffer; background writeback above a
 // threshold; FLUSH, FUA and RFLUSH; epoch-ordered writeback ("in-order recovery with a durable
-// prefix": pages are issued to the media in epoch order, the media completes them in issue order and
-// a completion means durable); optional power-loss protection (PLP: FLUSH/FUA/RFLUSH complete at
+// prefix": pages are issued to the media in epoch order, the media completes them in issue order,
+// but for an S-Log record's completion, which later transactions' data pages may pass (matched by
+// its tag: README "A record's completion, by its tag"), and a completion means durable); optional power-loss protection (PLP: FLUSH/FUA/RFLUSH complete at
 // once, writes are admitted only while the pages not yet durable fit the capacitor budget
 // min(PLP_BUDGET_PAGES, plp_budget), and on pwr_fail the dirty slots are dumped in epoch order
 // within that budget; dump_short if a lowered runtime budget left pages behind).
@@ -97,7 +98,8 @@ module ats_wbuf #(
     input  wire logic        m_wbd_ready,
     output wire logic [31:0] m_wbd_data,
     output wire logic        m_wbd_last,
-    // media: writeback completions, in issue order; a completion means durable
+    // media: writeback completions, in issue order (an S-Log record's: by its tag, README "A
+    // record's completion, by its tag"); a completion means durable
     input  wire logic        s_wbc_valid,
     output wire logic        s_wbc_ready,
     input  wire logic [7:0]  s_wbc_tag,
@@ -159,7 +161,8 @@ module ats_wbuf #(
     localparam logic [15:0] PLP_BUD = 16'(PLP_BUDGET_PAGES);   // checked below (PLP: 1..65535)
 
     // up to 1024 slots (simulation of large buffers; the media tag carries the slot's low 8 bits,
-    // completions are matched by order, see README "Media tags")
+    // completions are matched by order, see README "Media tags"); with FRAG slots at most 256: an
+    // S-Log record's completion is matched by its tag, which must then name one slot
     if (NUM_SLOTS < 2 || NUM_SLOTS > 1024 || (NUM_SLOTS & (NUM_SLOTS - 1)) != 0) begin : g_chk_slots
         $fatal(1, "ats_wbuf: NUM_SLOTS must be a power of two in 2..1024 (%m)");
     end
@@ -186,6 +189,9 @@ module ats_wbuf #(
     end
     if (FRAG_SLOTS != 0 && (!TX || FRAG_SLOTS < 2 || FRAG_SLOTS > 64 || (FRAG_SLOTS & (FRAG_SLOTS - 1)) != 0)) begin : g_chk_frag
         $fatal(1, "ats_wbuf: FRAG_SLOTS must be 0 or a power of two in 2..64 with TX = 1 (%m)");
+    end
+    if (FRAG_SLOTS != 0 && NUM_SLOTS > 256) begin : g_chk_frag_tag
+        $fatal(1, "ats_wbuf: NUM_SLOTS must be at most 256 with FRAG_SLOTS (an S-Log record's completion is matched by its 8-bit tag) (%m)");
     end
     if (SLOG_TXFRAGS < 1 || SLOG_TXFRAGS > 255) begin : g_chk_txfrags
         $fatal(1, "ats_wbuf: SLOG_TXFRAGS must be in 1..255 (%m)");
@@ -1616,6 +1622,8 @@ module ats_wbuf #(
     logic               rec_hit, cpl_pop, issue_rec;
     logic               rif_v_q;                   // an S-Log record issued, its completion not taken
     logic [SLOT_W-1:0]  rif_slot_q;
+    logic [SLOT_W:0]    rif_old_q;                 // out_q entries issued before it, not yet completed
+    logic               rif_pass_bad;              // (g_txo) a completion passing it that is not a tx's data page
     assign s_wbc_ready = 1'b1;
     assign issue_rec = FR && issue_fire && sl_slog_q[issue_slot];
     assign rec_hit  = FR && s_wbc_valid && rif_v_q && (s_wbc_tag == 8'(rif_slot_q));
@@ -2187,7 +2195,8 @@ module ats_wbuf #(
     // rec RC_NONE, not a TRIM, of a txid 1..NUM_TX, any txid), counted from a side FIFO beside
     // out_q that also names each one's txid (so no slot metadata is read at the completion:
     // txr_set). The head's record may go when every write-back in flight is such a page (the
-    // total out_wr_q - out_rd_q equals their count): the requests it waits for are the plain
+    // total out_wr_q - out_rd_q equals their count, and no S-Log record is in flight: rif_v_q,
+    // the record is not in out_q): the requests it waits for are the plain
     // pages, TRIMs, COMMIT marks and commit / abort / S-Log records, whose completion may map or
     // RELEASE a fragment's LPN (architecture §11.4); a tx's data page maps nothing at its
     // completion (its commit does, an earlier request this record waits for, or a later one that
@@ -2205,6 +2214,9 @@ module ats_wbuf #(
         for (genvar i = 0; i < NUM_TX; i++) begin : g_txr
             assign txr_set[i] = cpl_pop && !cpl_ok && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i);
         end
+        // a completion taken past the record in flight (every earlier request done) must be a
+        // transaction's data page
+        assign rif_pass_bad = cpl_pop && rif_v_q && rif_old_q == 0 && !od_out[OI_W];
         always_ff @(posedge clk) begin
             if (issue_fire && !issue_rec) od_q[out_wr_q[SLOT_W-1:0]] <= od_in;
             oc_q <= oc_q + (SLOT_W + 1)'(issue_fire && od_in[OI_W]) - (SLOT_W + 1)'(cpl_pop && od_out[OI_W]);
@@ -2218,6 +2230,7 @@ module ats_wbuf #(
     end else begin : g_no_txo
         assign slog_go_q = 1'b1;
         assign txr_set   = '0;
+        assign rif_pass_bad = 1'b0;
     end
 
     always_ff @(posedge clk) begin
@@ -2240,9 +2253,11 @@ module ats_wbuf #(
             end
         end
         if (rec_hit) rif_v_q <= 1'b0;
+        if (cpl_pop && rif_old_q != 0) rif_old_q <= rif_old_q - 1'b1;
         if (issue_rec) begin
             rif_v_q    <= 1'b1;
             rif_slot_q <= issue_slot;
+            rif_old_q  <= (out_wr_q - out_rd_q) - (SLOT_W + 1)'(cpl_pop);
         end
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire) - DC_W'(rec_drop);
         held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire) - DC_W'(rec_drop);
@@ -2261,10 +2276,12 @@ module ats_wbuf #(
             if (cpl_fail) fail_cnt_q <= fail_cnt_q + 1'b1;
         end
         // protocol errors: a media completion without an outstanding writeback or with another tag
-        // than the expected slot (and not the S-Log record's in flight); a read page no read asked
-        // for (mr_stray)
+        // than the expected slot (and not the S-Log record's in flight); the record's completion
+        // before a request issued earlier than it, or a completion passing the record that is not a
+        // transaction's data page (the rule a backend must keep: README "A record's completion, by
+        // its tag"); a read page no read asked for (mr_stray)
         c_perr_q <= c_perr_q + 32'(s_wbc_valid && !rec_hit && (out_empty || s_wbc_tag != 8'(out_q[out_rd_q[SLOT_W-1:0]]))) +
-                    32'(mr_stray);
+                    32'(rec_hit && rif_old_q != 0) + 32'(rif_pass_bad) + 32'(mr_stray);
         // counters
         if (commit_fire && (op_q == OP_WRITE || op_diff_q) && !ccv_q) c_host_q <= c_host_q + 1'b1;
         if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
@@ -2290,6 +2307,7 @@ module ats_wbuf #(
             out_wr_q   <= '0;
             out_rd_q   <= '0;
             rif_v_q    <= 1'b0;
+            rif_old_q  <= '0;
             dirty_cnt_q <= '0;
             held_cnt_q  <= '0;
             urg_cnt_q  <= '0;
