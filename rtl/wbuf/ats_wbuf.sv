@@ -6,8 +6,9 @@
 // but for an S-Log record's completion, which later transactions' data pages may pass (matched by
 // its tag: README "A record's completion, by its tag"), and a completion means durable); optional
 // power-loss protection (PLP: FLUSH/FUA/RFLUSH complete at once, writes are admitted only while
-// the pages not yet durable fit the capacitor budget min(PLP_BUDGET_PAGES, plp_budget), and on pwr_fail the dirty slots are dumped in epoch order
-// within that budget; dump_short if a lowered runtime budget left pages behind).
+// the pages not yet durable fit the capacitor budget min(PLP_BUDGET_PAGES, plp_budget), and on
+// pwr_fail the dirty slots are dumped in epoch order within that budget; dump_short if a lowered
+// runtime budget left pages behind).
 // Commands are executed one at a time (one page at a time); writeback runs beside them, and so
 // does the wait for a commit's record (a pending commit, ended by the finisher).
 // Units of their own: ats_wbuf_rmiss (read-miss ids, READ completion entries, the drain),
