@@ -83,10 +83,10 @@ module ats_cmdq #(
     // opcodes, attributes, flags, status codes and rejection reasons: ats_host_pkg (scoped names:
     // Yosys's SystemVerilog frontend takes no `import` inside a module)
 
-    // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1):
-    // pidx(i, j) = i * DEPTH - i * (i + 1) / 2 + (j - i - 1), written out where it is used (no
+    // bit of the pair (i, j), i < j, in prec_q (row i holds j = i+1 .. DEPTH-1). A macro, not a
     // function: Yosys's frontend inlines every call of a function in an unrolled loop, 60 s of the
-    // synthesis check's elaboration at DEPTH 32 when the loops called it; synth/README.md "Tool notes")
+    // synthesis check's elaboration at DEPTH 32 when the loops called one; synth/README.md "Tool notes"
+`define ATS_CMDQ_PIDX(i, j) ((i) * DEPTH - ((i) * ((i) + 1)) / 2 + ((j) - (i) - 1))
 
     // ordering rules 1-5 and the epoch order (README "Ordering", "Epochs"): does the later
     // command x wait until the earlier command y is done? (y_epc: y is a write of a closed epoch)
@@ -488,8 +488,8 @@ module ats_cmdq #(
     always_comb begin
         for (int i = 0; i < DEPTH; i++) begin
             prec[i][i] = 1'b0;
-            for (int j = i + 1; j < DEPTH; j++) prec[i][j] = prec_q[i * DEPTH - (i * (i + 1)) / 2 + (j - i - 1)];
-            for (int j = 0; j < i; j++)         prec[i][j] = !prec_q[j * DEPTH - (j * (j + 1)) / 2 + (i - j - 1)];
+            for (int j = i + 1; j < DEPTH; j++) prec[i][j] = prec_q[`ATS_CMDQ_PIDX(i, j)];
+            for (int j = 0; j < i; j++)         prec[i][j] = !prec_q[`ATS_CMDQ_PIDX(j, i)];
             win[i] = cand_q[i] && !(|(cand_q & prec[i]));
         end
         pick_idx = '0;
@@ -633,9 +633,9 @@ module ats_cmdq #(
             // pair (k, j), k < j: does j go before k? Older entries win ties.
             for (int j = k + 1; j < DEPTH; j++) begin
                 if (ins_prec_q[k]) begin                  // k is new: j (in use) goes first unless lower
-                    prec_d[k * DEPTH - (k * (k + 1)) / 2 + (j - k - 1)] = s3_prec_q[j];
+                    prec_d[`ATS_CMDQ_PIDX(k, j)] = s3_prec_q[j];
                 end else if (ins_prec_q[j]) begin         // j is new: it goes first only when higher
-                    prec_d[k * DEPTH - (k * (k + 1)) / 2 + (j - k - 1)] = !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
+                    prec_d[`ATS_CMDQ_PIDX(k, j)] = !s3_prec_q[k];   // = key_new > key_q[k] (k in use)
                 end
             end
         end
@@ -963,6 +963,7 @@ module ats_cmdq #(
     assign occupancy    = occ_q;
     assign err_spurious = spur_q;
 endmodule
+`undef ATS_CMDQ_PIDX
 
 // ats_cmdq_rep: W flip-flops as their own hierarchy level, so that synthesis keeps several copies
 // of one register (each driving part of a large fan-out) instead of merging them. Reset and enable
