@@ -830,6 +830,49 @@ async def read_latency(dut):
     assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
 
 
+@cocotb.test()
+async def read_ring(dut):
+    """A mapped read waits for its NAND READ (m_nreq held) while later reads of unmapped LPNs are
+    answered with zeros and free their slots (pages leave in any order): a read is taken only while
+    the order ring has room (README "Read miss"), so at most RD_SLOTS - 1 of them pass the waiting
+    read, which is then issued and answered with its page. Before the ring check a read taken into a
+    freed slot overwrote the waiting read's ring entry: its NAND READ was never issued and it was never
+    answered (found by a seed sweep of slog_random: a MERGE's read lost, the MERGE never answered)."""
+    tb = await setup(dut, False, 80)
+    s = tb.send(0, RC_NONE, 5, 0)
+    await tb.wait_done(s)
+    hold = [True]
+
+    def held():
+        while True:
+            yield hold[0]
+    tb.nreq.set_pause(held())
+    s2 = tb.send(0, RC_NONE, 7, 0)                      # its PROGRAM holds the NAND request register
+    k = 0
+    while not int(dut.m_nreq_valid.value):
+        await RisingEdge(dut.clk)
+        k += 1
+        assert k < 2_000, "the PROGRAM did not reach m_nreq"
+    n = 1 + 3 * RD_SLOTS
+    tb.rd.send_nowait(lpn=5, txid=0, tag=0)             # mapped: its NAND READ waits for the register
+    for i in range(1, n):
+        tb.rd.send_nowait(lpn=99 + i, txid=0, tag=i)    # unmapped: zeros, no NAND READ
+    await ClockCycles(dut.clk, 400)
+    early = sorted(g for g, _ in tb.read_pages)
+    assert early == list(range(1, RD_SLOTS)), f"answered while the mapped read waits: {early}"
+    hold[0] = False
+    k = 0
+    while len(tb.read_pages) < n:
+        await RisingEdge(dut.clk)
+        k += 1
+        assert k < 20_000, f"reads answered: {sorted(g for g, _ in tb.read_pages)} of {n}"
+    for g, pg in tb.read_pages:
+        want = tb.reqs[s]["data"] if g == 0 else [0] * PW
+        assert [w["data"] for w in pg] == want and pg[-1]["status"] == OK, f"read {g}: {pg}"
+    await tb.wait_done(s2)
+    assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
+
+
 # ---------------------------------------------------------------------------------------------
 # S-Log (the SLOG = 1 build): the write buffer's reservations and S-Log commits (architecture
 # §11.3-§11.4, README "S-Log"), checked against SlogRef (the unit's reference, README_slog) and
@@ -891,6 +934,8 @@ async def slog_random(dut):
     reads: list = []                        # the host reads' tags, in order
     mapped: set = set()                     # LPNs of FR_LPNS last written (not trimmed)
     fr_seen: list = []                      # LPNs named by a record's fragments (MERGE candidates)
+    applied: set = set()                    # LPNs of a record answered OK, not written, trimmed or merged since
+    rec_lpns: dict = {}                     # a record's request -> its fragments' LPNs
     trng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 13)   # (their choices: own generator)
     mrng = random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 5)   # the MERGEs' choices
     fw = StreamSource(dut, "s_fw", dut.clk, ["op", "chan", "way", "block", "page", "rop", "txid", "lpn", "ppn",
@@ -904,6 +949,7 @@ async def slog_random(dut):
         if rec == RC_NONE and lpn in FR_LPNS and t == 0:
             last_fr = s
             fr_seen[:] = [x for x in fr_seen if x != lpn]
+            applied.discard(lpn)
             (mapped.discard if op else mapped.add)(lpn)
         elif rec == RC_NONE and lpn in FR_LPNS:     # a tx page: maps nothing until its commit
             last_fr = s
@@ -967,6 +1013,7 @@ async def slog_random(dut):
         ev[2:] = [b["status"], b["ppn"], tb.nand.log_reads[n0:], pg]
         if b["status"] in (0, 2):           # (its fragments merged, or none: no candidate now)
             fr_seen[:] = [x for x in fr_seen if x != lpn]
+            applied.discard(lpn)
         if mrng.random() < 0.6:
             await host_read(lpn)
 
@@ -1000,6 +1047,8 @@ async def slog_random(dut):
     async def commit(t):
         s, mine = await commit_send(t)
         await tb.wait_done(s)
+        if s in rec_lpns and next(d[1] for d in tb.done if d[0] == s) == OK:
+            applied.update(rec_lpns.pop(s))
         await commit_end(t, mine)
 
     async def commit_send(t):
@@ -1035,6 +1084,7 @@ async def slog_random(dut):
             for i, w in enumerate(words):
                 tb.wbd.send_nowait(data=w, last=int(i == len(words) - 1))
             fr_seen.extend(lpn for lpn, _, _ in frs)
+            rec_lpns[s] = [lpn for lpn, _, _ in frs]
         pages[t] = 0
         return s, mine
 
@@ -1084,7 +1134,9 @@ async def slog_random(dut):
     await dump(range(SL_LPNS))              # the whole index after the first phase (F not merged away)
     if MERGES:                              # then MERGEs among the same traffic (the test before them: MERGE=0)
         await phase(int(os.environ.get("ATS_BACKEND_MSTEPS", "100")), True)
-        for lpn in FR_LPNS[:6]:             # merged, read back again
+        # merged, read back again: LPNs whose fragments a record applied first (a MERGE that merges:
+        # not left to the random phase's luck), then the first six
+        for lpn in sorted(applied)[:3] + FR_LPNS[:6]:
             await merge(lpn)
     # transactions' full pages of LPNs with fragments (README "S-Log" "Transaction commit"): t2 logs
     # fragments of a (an S-Log commit), then t writes a tx page of a (t has not reserved a) and
@@ -1119,6 +1171,12 @@ async def slog_random(dut):
     # more often (a full page programmed again: the record is not flagged), refusals less (INDEX_FULL;
     # more in overflow rounds). Some rounds: t's previous incarnation ends at a COMMIT-marked page or
     # an abort record first; SL_TXFULL distinct LPNs; two records in flight (t's and t2's)
+    # bases for two S-Log commits in flight below (t's and t2's records name two mapped LPNs): at
+    # least four fragment LPNs mapped, whatever the phases above trimmed
+    for lpn in FR_LPNS[:-2]:
+        if len(mapped) < 4 and lpn not in mapped:
+            send(0, RC_NONE, lpn, 0)
+    await settle()
     pf, rf = tb.pfail, tb.refuse
     tb.pfail, tb.refuse = (0.05 if pf else 0.0), min(rf, 0.03)
     tb.refuse_sts = (INDEX_FULL, INDEX_FULL)    # (a refusal unlike the rejection's TX_FULL: which came first)
@@ -1167,6 +1225,9 @@ async def slog_random(dut):
             for _ in range(trng.randint(1, SL_TXFULL)):
                 send(0, RC_NONE, trng.randrange(24), t2)
                 pages[t2] = pages.get(t2, 0) + 1
+            # (t's and t2's pages completed first: with WIN 8 they could fill the table, and t2's
+            # record would then be taken only after t's commit completed, not beside it)
+            await tb.wait_done(len(tb.reqs) - 1)
             s1, m1 = await commit_send(t)
             nxt = trng.randint(1, SL_TXFULL)
             between = trng.random() < 0.5
@@ -2073,6 +2134,7 @@ def check_slog(tb, tl: list) -> dict:
 
 
 SEEDS = [1, 2, 3]
+RD_SLOTS = 2                        # the builds' host read slots (read_ring)
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
@@ -2083,7 +2145,7 @@ def test_ats_backend(seed):
         sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_backend", test_dir=HERE, build_key=key,
         parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=PB, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
-                        RD_SLOTS=2, PPN_W=16),
+                        RD_SLOTS=RD_SLOTS, PPN_W=16),
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
         seed=seed, results_name=f"{key}_seed{seed}", extra_env={"ATS_SEED": str(seed)}, public={})
 
@@ -2102,7 +2164,7 @@ def test_ats_backend_slog(seed, cache):
         sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_backend", test_dir=HERE, build_key=key,
         parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
-                        RD_SLOTS=2, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
+                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
                         SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=SL_TXFULL, SLOG_CACHE=cache,
                         SLOG_PPNS=SL_PPNS),
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
@@ -2126,7 +2188,7 @@ def test_ats_backend_slog_txfull(seed, txfull, cache):
         sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
         test_module="test_ats_backend", test_dir=HERE, build_key=key,
         parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=64, WIN=WIN,
-                        RD_SLOTS=2, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
+                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
                         SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=txfull, SLOG_CACHE=cache,
                         SLOG_PPNS=SL_PPNS),
         testcase="slog_random", seed=seed, results_name=f"{key}_seed{seed}",

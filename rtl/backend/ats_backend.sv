@@ -331,16 +331,14 @@ module ats_backend #(
     // (driven by g_slog below; constant 0 with SLOG = 0)
     logic               sl_rec_st;        // the request on s_wb is an S-Log record
     logic               sl_busy;          // an S-Log record is being received: no other request taken
-    logic               sl_acc;           // a record's log page after its first enters the table (entry acc_e)
+    logic               sl_acc;           // a record's log page enters the table (entry acc_e, next seq)
     logic               sl_acc_fin;       // ... and it is the record's last
     logic [31:0]        sl_acc_lpgn;      // ... its LPGN
     logic [5:0]         sl_t;             // the record's txid
     logic [7:0]         sl_wtag;          // its request's tag
-    logic [WIN_W-1:0]   sl_rec_e;         // its first entry (the one accepted with the request)
-    logic               sl_v_ok;          // that entry becomes log page 0 (the record is programmed)
-    logic               sl_v_fin;         // ... which is also its last
-    logic [31:0]        sl_v_lpgn;
-    logic               sl_v_abort;       // that entry is queued as a plain commit record (rejected / doomed)
+    logic [15:0]        sl_wep;           // ... and epoch
+    logic               sl_ab_acc;        // a rejected / doomed record's commit record enters the table
+                                          // (entry acc_e, next seq; queued: written as an abort)
     logic               sl_mem_we;        // a log page word into the staging memory
     logic [MEM_AW-1:0]  sl_mem_wa;
     logic [31:0]        sl_mem_wd;
@@ -434,6 +432,10 @@ module ats_backend #(
     assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !mg_acc_req && !wb_hold && !(SL && sl_busy) &&
                          !(SL && mg_blk && sl_rec_st);
     assign acc_fire    = s_wb_valid && s_wb_ready;
+    // a request that takes a table entry (its seq) at acceptance: every one but an S-Log record, whose
+    // log pages take theirs as they enter the table (README "S-Log record"; sl_acc, sl_ab_acc)
+    logic               acc_take;
+    assign acc_take    = acc_fire && !(SL && sl_rec_st);
     assign s_wbd_ready = (recv_q && !recv_fw_q) || (SL && sl_wbd_ready);
     assign s_fwd_ready = (recv_q && recv_fw_q && !recv_mg_q) || fw_fwd_take;
     assign wbd_fire    = recv_q && (recv_mg_q ? (ur_rdd_valid && mg_rdd) : recv_fw_q ? s_fwd_valid : s_wbd_valid);
@@ -586,7 +588,7 @@ module ats_backend #(
         .rsp_valid(rsp_fw), .rsp_status(s_rsp_status), .rsp_ppn(s_rsp_ppn), .rsp_mapped(s_rsp_mapped),
         .reloc_req(fw_reloc_req), .reloc_acc(fw_acc_go), .reloc_done(c_reloc_done),
         .reloc_status(c_status_q), .reloc_ppn(c_ppn_q),
-        .seq_idle(tbl_empty && !acc_fire && !recv_q), .seqset(fw_seqset),
+        .seq_idle(tbl_empty && !acc_fire && !recv_q && !(SL && sl_busy)), .seqset(fw_seqset),
         .sl_req(fw_sl_req), .sl_done(fw_sl_done), .sl_status(fw_sl_status), .sl_data(fw_sl_data),
         .sl_ppn(fw_sl_ppn), .sl_mapped(fw_sl_mapped),
         .fo_free, .busy(fw_busy), .perr(fw_perr)
@@ -950,7 +952,7 @@ module ats_backend #(
             recv_q <= 1'b0; recv_w_q <= '0; recv_ent_q <= '0;
             recv_fw_q <= 1'b0; recv_mg_q <= 1'b0;
         end else begin
-            if (acc_fire) begin
+            if (acc_take) begin
                 e_lpn[acc_e]   <= s_wb_lpn;
                 e_txid[acc_e]  <= s_wb_txid;
                 e_epoch[acc_e] <= s_wb_epoch;
@@ -960,8 +962,7 @@ module ats_backend #(
                 e_kind[acc_e]  <= s_wb_op ? 2'd1 : s_wb_kind;
                 e_flags[acc_e] <= (s_wb_op && s_wb_rec == RC_NONE) ? F_TRIM : 8'h00;   // records: at issue
                 if (s_wb_op && s_wb_rec != RC_NONE) e_lpn[acc_e] <= 32'hFFFF_FFFF;
-                // (an S-Log record waits for its verdict: README "S-Log")
-                e_st[acc_e]    <= s_wb_op ? ((SL && sl_rec_st) ? E_RECV : E_QUEUED) : E_RECV;
+                e_st[acc_e]    <= s_wb_op ? E_QUEUED : E_RECV;
                 e_fw[acc_e]    <= 1'b0;
                 e_sl[acc_e]    <= 1'b0;
                 e_seq[acc_e]   <= seq_q;
@@ -1003,15 +1004,23 @@ module ats_backend #(
                 e_lpgn[acc_e]  <= sl_acc_lpgn;
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
+            end else if (SL && sl_ab_acc) begin
+                // a rejected or doomed S-Log record: the commit record that aborts t (as the
+                // record's request would have been written without the S-Log; queued at once)
+                e_lpn[acc_e]   <= 32'hFFFF_FFFF;
+                e_txid[acc_e]  <= sl_t;
+                e_epoch[acc_e] <= sl_wep;
+                e_wtag[acc_e]  <= sl_wtag;
+                e_trim[acc_e]  <= 1'b1;
+                e_rec[acc_e]   <= RC_CREC;
+                e_kind[acc_e]  <= 2'd1;
+                e_flags[acc_e] <= 8'h00;
+                e_st[acc_e]    <= E_QUEUED;
+                e_fw[acc_e]    <= 1'b0;
+                e_sl[acc_e]    <= 1'b0;
+                e_seq[acc_e]   <= seq_q;
+                acc_ptr_q <= acc_ptr_q + 1'b1;
             end
-            if (SL && sl_v_ok) begin            // the record's first entry: log page 0
-                e_sl[sl_rec_e]   <= 1'b1;
-                e_trim[sl_rec_e] <= 1'b0;
-                e_lpgn[sl_rec_e] <= sl_v_lpgn;
-                e_rec[sl_rec_e]  <= sl_v_fin ? RC_CREC : RC_NONE;
-                e_txid[sl_rec_e] <= sl_v_fin ? sl_t : 6'd0;
-            end
-            if (SL && sl_v_abort) e_st[sl_rec_e] <= E_QUEUED;
             if (SL && sl_pg_done) e_st[sl_pg_e] <= E_QUEUED;
             if (wbd_fire) begin
                 if (32'(recv_w_q) == PW - 1) begin
@@ -1068,7 +1077,7 @@ module ats_backend #(
     logic [5:0]         cm_txid_d;
     always_comb begin
         cm_e   = c_ack ? cp + 1'b1 : cp;
-        cm_acc = (acc_fire || fw_acc_go || (SL && sl_acc)) && acc_e == cm_e;
+        cm_acc = (acc_take || fw_acc_go || (SL && (sl_acc || sl_ab_acc))) && acc_e == cm_e;
         cm_wbd = wbd_fire && 32'(recv_w_q) == PW - 1 && recv_ent_q == cm_e;
         cm_iss = i_prog && iss_ent == cm_e;
         cm_nc  = nc_e == cm_e;
@@ -1086,15 +1095,10 @@ module ats_backend #(
         end
         if (cm_acc) begin
             cm_done_d = 1'b0;
-            cm_trim_d = acc_fire && s_wb_op;
-            cm_rec_d  = acc_fire ? s_wb_rec : (SL && sl_acc && sl_acc_fin) ? RC_CREC : RC_NONE;
-            cm_fw_d   = !acc_fire && !(SL && sl_acc);
-            cm_txid_d = acc_fire ? s_wb_txid : (SL && sl_acc && sl_acc_fin) ? sl_t : 6'd0;
-        end
-        if (SL && sl_v_ok && sl_rec_e == cm_e) begin
-            cm_trim_d = 1'b0;
-            cm_rec_d  = sl_v_fin ? RC_CREC : RC_NONE;
-            cm_txid_d = sl_v_fin ? sl_t : 6'd0;
+            cm_trim_d = (acc_take && s_wb_op) || (SL && sl_ab_acc);
+            cm_rec_d  = acc_take ? s_wb_rec : (SL && (sl_ab_acc || (sl_acc && sl_acc_fin))) ? RC_CREC : RC_NONE;
+            cm_fw_d   = fw_acc_go;
+            cm_txid_d = acc_take ? s_wb_txid : (SL && (sl_ab_acc || (sl_acc && sl_acc_fin))) ? sl_t : 6'd0;
         end
         if (cm_wbd) cm_done_d = 1'b0;
         if (cm_iss) begin
@@ -1650,13 +1654,14 @@ module ats_backend #(
         logic [5:0]         rx_t_q;
         logic [7:0]         rx_tag_q, rx_reclen_q;
         logic [31:0]        rx_lpgn_q;
-        logic [WIN_W-1:0]   rx_e_q, pg_e_q;
+        logic [15:0]        rx_ep_q;          // the request's epoch (its entry if it ends as an abort)
+        logic [WIN_W-1:0]   pg_e_q;
         logic [7:0]         pg_i_q;           // log page index in the record
         logic [PWW-1:0]     pg_w_q;           // word index in the page
         logic               wl_q;             // the words' `last` was taken
         logic               ab_q;             // the record's entry ends as a plain (doomed) commit record
         typedef enum logic [4:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
-                                  X_DIS, X_LG, X_WEND, X_UNR,
+                                  X_DIS, X_LG, X_WEND, X_UNR, X_AB,
                                   X_FW, X_FA, X_FB, X_FC, X_FE} rx_state_e;   // (X_F*: the full pages)
         // a rejected record ends its fragments' reservations (architecture §11.3 "After the
         // record"): its descriptors' LPNs (the first SLOG_TXFRAGS) are kept and UNRESERVEd (t)
@@ -1937,21 +1942,22 @@ module ats_backend #(
         // ---- the record receiver
         // verdict: every earlier request issued (their early TX_WRITEs queued), none of t's
         // TX_WRITEs outstanding, no commit of t in flight, and on the late path every earlier
-        // request completed: t's error is final (the issue rule's conditions for its commit)
+        // request completed: t's error is final (the issue rule's conditions for its commit). The
+        // record's request took no entry and nothing is accepted while it is received, so the
+        // table holds exactly the requests before it: "earlier" is the whole table
         logic               tw_t, verd;
         always_comb begin
             tw_t = 1'b0;
             for (int i = 0; i < WIN; i++) if (e_tw[i] && !e_twv[i] && e_txid[i] == rx_t_q) tw_t = 1'b1;
         end
-        assign verd = iss_ptr_q + 1'b1 == acc_ptr_q && !tw_t && !txr_q[rx_t_q] &&
-                      (!txl_q[rx_t_q] || cp == rx_e_q);
+        assign verd = all_issued && !tw_t && !txr_q[rx_t_q] && (!txl_q[rx_t_q] || tbl_empty);
         logic               lp_alloc, lp_fire, fwd, w_take;
         logic [WIN_W-1:0]   lp_e;
         assign sl_rec_st   = s_wb_op && s_wb_rec == RC_CREC && s_wb_slog;
         assign sl_busy     = rx_st_q != X_IDLE;
         assign sl_t        = rx_t_q;
         assign sl_wtag     = rx_tag_q;
-        assign sl_rec_e    = rx_e_q;
+        assign sl_wep      = rx_ep_q;
         // the remap request register after every other requester; the receiver's LOOKUP first
         logic               sl_rq_free;
         assign sl_rq_free  = c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req && !tw_ne;
@@ -1966,12 +1972,13 @@ module ats_backend #(
         assign sl_wbd_ready = rx_st_q == X_W0 || rx_st_q == X_W1 || (fwd && rw_ready) ||
                               (rx_st_q == X_WEND && !wl_q);
         assign w_take      = s_wbd_valid && sl_wbd_ready && (fwd || rx_st_q == X_WEND);
-        // log pages: page 0 into the record's entry, each later one into a new entry (at its first word)
-        assign lp_alloc    = rx_st_q == X_PAGES && pg_w_q == '0 && pg_i_q != 8'd0;
+        // log pages: each into a new entry at its first word (its seq then: consecutive, since
+        // nothing else is accepted meanwhile)
+        assign lp_alloc    = rx_st_q == X_PAGES && pg_w_q == '0;
         // (held while the read merge copies from the cache: a page's fill never changes a line being read)
         assign lp_ready    = (rx_st_q == X_DIS || (rx_st_q == X_PAGES && (!lp_alloc || !tbl_full))) && !mg_cc;
         assign lp_fire     = lp_valid && lp_ready;
-        assign lp_e        = lp_alloc ? acc_e : (pg_i_q == 8'd0) ? rx_e_q : pg_e_q;
+        assign lp_e        = lp_alloc ? acc_e : pg_e_q;
         assign sl_acc      = lp_fire && lp_alloc;
         assign sl_acc_fin  = pg_i_q == rx_reclen_q - 8'd1;
         assign sl_acc_lpgn = lp_lpgn;
@@ -1980,15 +1987,11 @@ module ats_backend #(
         assign sl_mem_wd   = lp_data;
         assign sl_pg_done  = sl_mem_we && lp_last;
         assign sl_pg_e     = lp_e;
-        assign sl_v_ok     = rx_st_q == X_VERD && verd && !txe_v_q[rx_t_q];
-        assign sl_v_fin    = rx_reclen_q == 8'd1;
-        assign sl_v_lpgn   = rx_lpgn_q;
         assign sl_err_set  = rx_st_q == X_STS && rs_valid && rs_sts != ats_host_pkg::STS_OK;
         // any rejection answers the commit TX_FULL: it became an abort (architecture §2: BAD_FIELD
         // would say "nothing changed"; §4: a commit's statuses)
         assign sl_err_st   = ats_host_pkg::STS_TX_FULL[3:0];
-        assign sl_v_abort  = (rx_st_q == X_WEND && ab_q && !rj_q && (wl_q || w_take && s_wbd_last)) ||
-                             (rx_st_q == X_UNR && rl_i_q == rl_n_q);
+        assign sl_ab_acc   = rx_st_q == X_AB && !tbl_full;
         assign dis_req     = (rx_st_q == X_DIS || (rx_st_q == X_UNR && rl_i_q != rl_n_q)) &&
                              ix_who_q != W_DIS;
         assign lg_valid    = rx_st_q == X_LG || (fs_lg && rx_st_q == X_IDLE);
@@ -2030,7 +2033,7 @@ module ats_backend #(
                 if (w_take && s_wbd_last) wl_q <= 1'b1;
                 unique case (rx_st_q)
                     X_IDLE: if (acc_fire && sl_rec_st) begin
-                        rx_st_q <= X_FW; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_e_q <= acc_e;
+                        rx_st_q <= X_FW; rx_t_q <= s_wb_txid; rx_tag_q <= s_wb_tag; rx_ep_q <= s_wb_epoch;
                         wl_q <= 1'b0; ab_q <= 1'b0; rj_q <= 1'b0; rl_n_q <= '0; rl_i_q <= '0;
                     end
                     // the full pages first: once every earlier request has been issued (so t's list
@@ -2040,7 +2043,7 @@ module ats_backend #(
                     // overflowed: SLOG_TXFULL + 1 descriptors (the unit rejects the record TX_FULL;
                     // the last reads index SLOG_TXFULL, past the list: its lpn / ppn are don't-care,
                     // the unit rejects it for its count before it uses them)
-                    X_FW: if (iss_ptr_q + 1'b1 == acc_ptr_q && !ft_a_q && !ft_e_q) begin
+                    X_FW: if (all_issued && !ft_a_q && !ft_e_q) begin
                         fi_q <= '0; fov_q <= ft_tok && ft_ov_q[FT_W'(rx_t_q - 6'd1)];
                         fn_q <= !ft_tok ? '0 : ft_ov_q[FT_W'(rx_t_q - 6'd1)] ? FN_W'(SLOG_TXFULL + 1)
                                                                            : ft_n_q[FT_W'(rx_t_q - 6'd1)];
@@ -2115,11 +2118,13 @@ module ats_backend #(
                     end
                     X_DIS: if (ixa_valid && ix_who_q == W_DIS) rx_st_q <= X_LG;
                     X_LG: if (lg_ready) begin ab_q <= 1'b1; rx_st_q <= X_WEND; end
-                    X_WEND: if (wl_q || (w_take && s_wbd_last)) rx_st_q <= rj_q ? X_UNR : X_IDLE;
+                    X_WEND: if (wl_q || (w_take && s_wbd_last)) rx_st_q <= rj_q ? X_UNR : ab_q ? X_AB : X_IDLE;
                     X_UNR: begin
                         if (ixa_valid && ix_who_q == W_DIS) rl_i_q <= rl_i_q + 1'b1;
-                        if (rl_i_q == rl_n_q) rx_st_q <= X_IDLE;
+                        if (rl_i_q == rl_n_q) rx_st_q <= X_AB;
                     end
+                    // the commit record that aborts t takes its entry (its seq) now
+                    X_AB: if (!tbl_full) rx_st_q <= X_IDLE;
                     default: rx_st_q <= X_IDLE;
                 endcase
             end
@@ -2446,6 +2451,10 @@ module ats_backend #(
                     else $error("ats_backend: an S-Log record started being received under wb_hold (%m)");
                 assert (!(ixa_valid && ix_who_q == W_NONE))
                     else $error("ats_backend: S-Log index answer with no command in flight (%m)");
+                // the verdict's "every earlier request" is the whole table: while a record is being
+                // received no entry is taken but its own log pages' and its abort's (README "S-Log record")
+                assert (!(sl_busy && (acc_take || fw_acc_go)))
+                    else $error("ats_backend: a table entry taken while an S-Log record is being received (%m)");
                 assert (!(i_prog && !iss_retry && e_sl[iss_ent] && iss_rec_q == RC_CREC && txe_v_q[iss_txid_q]))
                     else $error("ats_backend: an S-Log record's last page issued for a doomed tx %0d (%m)", iss_txid_q);
             end
@@ -2467,10 +2476,10 @@ module ats_backend #(
         assign {fw_sl_done, fw_sl_status, fw_sl_data, fw_sl_ppn, fw_sl_mapped} = '0;
         logic unused_rm;
         assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req, mg_take};
-        assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_v_ok, sl_v_fin, sl_v_abort, sl_mem_we, sl_pg_done,
+        assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_ab_acc, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any,
                 sl_mp_busy, sl_mp_take} = '0;
-        assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_rec_e = '0, sl_v_lpgn = '0, sl_mem_wa = '0,
+        assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_wep = '0, sl_mem_wa = '0,
                sl_mem_wd = '0, sl_pg_e = '0, sl_err_st = '0, sl_rq_lpn = '0, apl_sts = '0, apl_cnt = '0;
     end
 

@@ -156,7 +156,13 @@ module ats_backend_read #(
     assign rb_skip = rn_ok && !rn_nand_q;
     // while a firmware ERASE waits (hold), no read is accepted; the ERASE goes to NAND only once
     // every accepted read has its NAND READ issued (nand_pending low)
-    assign s_rd_ready  = !rb_full && !hold && !rst;
+    // ... and while the order ring has room: pages leave in any order, so a read of zeros can free
+    // its slot while an earlier read still waits for its NAND READ in the ring ([rn, ra) may hold
+    // RD_SLOTS reads with a slot free); a read taken then would overwrite the waiting read's entry
+    // (its NAND READ never issued, the read never answered)
+    logic                   ring_full;
+    assign ring_full   = ra_q[RS_W-1:0] == rn_q[RS_W-1:0] && ra_q[RS_W] != rn_q[RS_W];
+    assign s_rd_ready  = !rb_full && !ring_full && !hold && !rst;
     assign lk_pending   = rl_q != ra_q;
     assign nand_pending = rn_q != ra_q;
     // the lookup request (the remap request register takes it when free) and the NAND READ request
@@ -435,6 +441,9 @@ module ats_backend_read #(
                 else $error("ats_backend_read: registered delivery mask out of step with the pointer (%m)");
             assert (ra_s_q == fl[fl_rd_q[RS_W-1:0]] && ra_oh_q == RD_SLOTS'(1) << ra_s_q)
                 else $error("ats_backend_read: registered free-list head out of step with the list (%m)");
+            // the order ring never holds more than RD_SLOTS reads (an entry overwritten: a read lost)
+            assert (32'((RS_W+1)'(ra_q - rn_q)) <= RD_SLOTS)
+                else $error("ats_backend_read: order ring overrun, %0d reads not issued (%m)", (RS_W+1)'(ra_q - rn_q));
         end
     end
 `endif
