@@ -182,7 +182,7 @@ class Nand:
             start = tb.nq_starts.popleft()
             assert r["way"] == 0 and r["chan"] < NCH
             if r["op"] == 0:                # a READ (host read 0x80 + slot, the merge's log page SL_TAG)
-                assert r["head"] == 0 and r["prio_read"] == 1 and r["tag"] in (0x80, 0x81, SL_TAG), \
+                assert r["head"] == 0 and r["prio_read"] == 1 and (0x80 <= r["tag"] < 0x80 + RD_SLOTS or r["tag"] == SL_TAG), \
                     f"nreq {r}"
                 self.rq.append((cyc + tb.rng.randint(4, 60 if tb.slow else 4), r))
                 continue
@@ -832,44 +832,68 @@ async def read_latency(dut):
 
 @cocotb.test()
 async def read_ring(dut):
-    """A mapped read waits for its NAND READ (m_nreq held) while later reads of unmapped LPNs are
-    answered with zeros and free their slots (pages leave in any order): a read is taken only while
-    the order ring has room (README "Read miss"), so at most RD_SLOTS - 1 of them pass the waiting
-    read, which is then issued and answered with its page. Before the ring check a read taken into a
-    freed slot overwrote the waiting read's ring entry: its NAND READ was never issued and it was never
-    answered (found by a seed sweep of slog_random: a MERGE's read lost, the MERGE never answered)."""
+    """Reads behind a mapped read that waits for the NAND (`m_nreq` held), README "Read miss": pages
+    leave in any order, but a read's page only once the issue pointer has passed it, so no read
+    behind the waiting one is answered while it waits, and a slot back in the free list is named by
+    no ring entry. Two rounds: (1) a PROGRAM holds the NAND request register, a mapped read waits
+    for it with 3 x RD_SLOTS reads of unmapped LPNs (zeros) behind it; (2) the mapped read's own READ
+    holds the register, a second mapped read waits for it, then RD_SLOTS - 2 zero reads (the ring
+    one short of full), mapped reads of both LPNs again and more zero reads. Each round: nothing answered in 400 cycles; then every read answered exactly once,
+    mapped ones with their page, the others zeros, all OK; no protocol error (a second NAND READ of
+    one read is one). Before 2026-11-30 a zero read behind the waiting one was answered and freed its
+    slot while its ring entry was still ahead of the issue pointer: a read taken into that slot
+    overwrote the waiting read's entry (round 1 with RD_SLOTS 2: never answered; found by a seed
+    sweep of slog_random, a MERGE's read lost) or, once the ring had room again, was issued twice
+    (round 2 with RD_SLOTS 4: the stale entry issues it, then its own)."""
     tb = await setup(dut, False, 80)
-    s = tb.send(0, RC_NONE, 5, 0)
-    await tb.wait_done(s)
-    hold = [True]
+    s5 = tb.send(0, RC_NONE, 5, 0)
+    s6 = tb.send(0, RC_NONE, 6, 0)
+    await tb.wait_done(s6)
+    data = {5: tb.reqs[s5]["data"], 6: tb.reqs[s6]["data"]}
+    hold = [False]
 
     def held():
         while True:
             yield hold[0]
     tb.nreq.set_pause(held())
-    s2 = tb.send(0, RC_NONE, 7, 0)                      # its PROGRAM holds the NAND request register
-    k = 0
-    while not int(dut.m_nreq_valid.value):
-        await RisingEdge(dut.clk)
-        k += 1
-        assert k < 2_000, "the PROGRAM did not reach m_nreq"
-    n = 1 + 3 * RD_SLOTS
-    tb.rd.send_nowait(lpn=5, txid=0, tag=0)             # mapped: its NAND READ waits for the register
-    for i in range(1, n):
-        tb.rd.send_nowait(lpn=99 + i, txid=0, tag=i)    # unmapped: zeros, no NAND READ
-    await ClockCycles(dut.clk, 400)
-    early = sorted(g for g, _ in tb.read_pages)
-    assert early == list(range(1, RD_SLOTS)), f"answered while the mapped read waits: {early}"
-    hold[0] = False
-    k = 0
-    while len(tb.read_pages) < n:
-        await RisingEdge(dut.clk)
-        k += 1
-        assert k < 20_000, f"reads answered: {sorted(g for g, _ in tb.read_pages)} of {n}"
-    for g, pg in tb.read_pages:
-        want = tb.reqs[s]["data"] if g == 0 else [0] * PW
-        assert [w["data"] for w in pg] == want and pg[-1]["status"] == OK, f"read {g}: {pg}"
-    await tb.wait_done(s2)
+
+    async def until(cond, what, limit=2_000):
+        k = 0
+        while not cond():
+            await RisingEdge(dut.clk)
+            k += 1
+            assert k < limit, what
+
+    async def round_(reads, what):
+        want = {}
+        for lpn in reads:
+            tag = 64 + len(want) if what == "2" else len(want)
+            want[tag] = data.get(lpn, [0] * PW)
+            tb.rd.send_nowait(lpn=lpn, txid=0, tag=tag)
+            if len(want) <= 2:              # (the first reads reach the NAND side before the rest)
+                await ClockCycles(dut.clk, 40)
+        await ClockCycles(dut.clk, 400)
+        early = sorted(g for g, _ in tb.read_pages)
+        assert not early, f"round {what}: answered while the first mapped read waits: {early}"
+        hold[0] = False
+        await until(lambda: len(tb.read_pages) >= len(want), f"round {what}: reads answered: "
+                    f"{sorted(g for g, _ in tb.read_pages)} of {sorted(want)}", 20_000)
+        await ClockCycles(dut.clk, 200)     # (a second answer of a read would come now)
+        got = [g for g, _ in tb.read_pages]
+        assert sorted(got) == sorted(want), f"round {what}: answers {sorted(got)}, reads {sorted(want)}"
+        for g, pg in tb.read_pages:
+            assert [w["data"] for w in pg] == want[g] and pg[-1]["status"] == OK, f"round {what}, read {g}: {pg}"
+        tb.read_pages.clear()
+        tb.read_done_c.clear()
+    # round 1: a PROGRAM in the NAND request register, the mapped read waiting for it
+    hold[0] = True
+    s7 = tb.send(0, RC_NONE, 7, 0)
+    await until(lambda: int(dut.m_nreq_valid.value), "the PROGRAM did not reach m_nreq")
+    await round_([5] + [99 + i for i in range(3 * RD_SLOTS)], "1")
+    await tb.wait_done(s7)
+    # round 2: the mapped read's own READ in the register, a second mapped read waiting for it
+    hold[0] = True
+    await round_([5, 6] + [99 + i for i in range(RD_SLOTS - 2)] + [5, 6] + [120 + i for i in range(RD_SLOTS)], "2")
     assert int(dut.cnt_proto_err.value) == 0, "protocol errors counted"
 
 
@@ -877,6 +901,7 @@ async def read_ring(dut):
 # S-Log (the SLOG = 1 build): the write buffer's reservations and S-Log commits (architecture
 # §11.3-§11.4, README "S-Log"), checked against SlogRef (the unit's reference, README_slog) and
 # persistence §10's decoder (atstb.slog_ref), both plain Python written from the docs
+RD_SLOTS = int(os.environ.get("ATS_RD_SLOTS", "2"))   # host read slots: 2, 4 in test_ats_backend_rd4
 FR_LPNS = list(range(24, 36))
 MERGES = os.environ.get("ATS_BACKEND_MERGE", "1") == "1"   # slog_random's MERGEs (0: the test before them)               # LPNs that take fragments (3 a set: a set can fill)
 
@@ -2134,7 +2159,6 @@ def check_slog(tb, tl: list) -> dict:
 
 
 SEEDS = [1, 2, 3]
-RD_SLOTS = 2                        # the builds' host read slots (read_ring)
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
@@ -2149,6 +2173,17 @@ def test_ats_backend(seed):
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
         seed=seed, results_name=f"{key}_seed{seed}", extra_env={"ATS_SEED": str(seed)}, public={})
 
+
+
+def test_ats_backend_rd4():
+    """`read_ring` with 4 host read slots (its round 2, a slot freed and taken again while the ring
+    still named it, needs more than two)."""
+    run(toplevel="ats_backend", sources=block_sources("ats_backend"),
+        test_module="test_ats_backend", test_dir=HERE, build_key="rd4",
+        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=PB, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
+                        RD_SLOTS=4, PPN_W=16),
+        testcase="read_ring", seed=1, results_name="rd4_seed1",
+        extra_env={"ATS_SEED": "1", "ATS_RD_SLOTS": "4"}, public={})
 
 SLOG_CASES = [(1, 2), (2, 2), (3, 0)]         # (seed, SLOG_CACHE): the cache, and no cache at all
 

@@ -1659,7 +1659,7 @@ module ats_backend #(
         logic [7:0]         pg_i_q;           // log page index in the record
         logic [PWW-1:0]     pg_w_q;           // word index in the page
         logic               wl_q;             // the words' `last` was taken
-        logic               ab_q;             // the record's entry ends as a plain (doomed) commit record
+        logic               ab_q;             // the record ends as a plain (doomed) commit record (X_AB)
         typedef enum logic [4:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
                                   X_DIS, X_LG, X_WEND, X_UNR, X_AB,
                                   X_FW, X_FA, X_FB, X_FC, X_FE} rx_state_e;   // (X_F*: the full pages)
@@ -1676,7 +1676,7 @@ module ats_backend #(
         //      appended at the page's first issue (first issues are in acceptance order), at most
         //      SLOG_TXFULL (one more sets t's overflow bit); emptied at the first issue of t's
         //      commit / abort (a commit or abort record, a COMMIT-marked page, an S-Log record's last
-        //      page or its entry written as a doomed commit). Block RAM (registered read), written a
+        //      page or its abort's entry, a doomed commit record). Block RAM (registered read), written a
         //      cycle after the issue (ft_a_q: the issue grant is the backend's critical path).
         localparam int FT_W = (SLOG_TX > 1) ? $clog2(SLOG_TX) : 1;
         localparam int FI_W = (SLOG_TXFULL > 1) ? $clog2(SLOG_TXFULL) : 1;

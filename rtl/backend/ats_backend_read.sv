@@ -121,6 +121,11 @@ module ats_backend_read #(
     logic [RD_SLOTS-1:0]    rb_rdy_q;             // verdict known (NAND completion, or lookup: zeros)
     logic [RD_SLOTS-1:0]    rb_bad_q;             // spare LPN differs from the LPN read
     logic [RD_SLOTS-1:0]    rb_out_q;             // picked for delivery (until the slot is accepted again)
+    logic [RD_SLOTS-1:0]    rb_rn_q;              // the issue pointer has passed its ring entry (its NAND
+                                                  // READ issued, or none needed): only then delivered, so
+                                                  // a slot back in the free list is named by no entry of
+                                                  // the ring (else a read taken into it could be issued
+                                                  // twice, or overwrite an entry still waiting)
     logic                   lk_wait_q;            // a lookup in flight, for slot lk_s_q
     logic                   lk_prb_q;             // ... of an own-table probe (s_rd_tag 0xFE with a txid)
     logic [RS_W-1:0]        lk_s_q, ra_s, rl_s, rn_s;
@@ -156,13 +161,9 @@ module ats_backend_read #(
     assign rb_skip = rn_ok && !rn_nand_q;
     // while a firmware ERASE waits (hold), no read is accepted; the ERASE goes to NAND only once
     // every accepted read has its NAND READ issued (nand_pending low)
-    // ... and while the order ring has room: pages leave in any order, so a read of zeros can free
-    // its slot while an earlier read still waits for its NAND READ in the ring ([rn, ra) may hold
-    // RD_SLOTS reads with a slot free); a read taken then would overwrite the waiting read's entry
-    // (its NAND READ never issued, the read never answered)
-    logic                   ring_full;
-    assign ring_full   = ra_q[RS_W-1:0] == rn_q[RS_W-1:0] && ra_q[RS_W] != rn_q[RS_W];
-    assign s_rd_ready  = !rb_full && !ring_full && !hold && !rst;
+    // (a slot is freed only after the issue pointer has passed its ring entry, rb_rn_q below, so
+    // the ring names only slots in use: a free slot means room in the ring)
+    assign s_rd_ready  = !rb_full && !hold && !rst;
     assign lk_pending   = rl_q != ra_q;
     assign nand_pending = rn_q != ra_q;
     // the lookup request (the remap request register takes it when free) and the NAND READ request
@@ -260,7 +261,7 @@ module ats_backend_read #(
         acc = 1'b0;
         for (int k = 0; k < RD_SLOTS; k++) begin acc = acc | dv_rr_oh_q[k]; dv_ge[k] = acc; end
     end
-    assign dv_cand_d = rb_rdy_q & (rb_zero_q | rb_dat_q) & ~rb_out_q & ~(MG != 0 ? mg_hold : '0);
+    assign dv_cand_d = rb_rdy_q & rb_rn_q & (rb_zero_q | rb_dat_q) & ~rb_out_q & ~(MG != 0 ? mg_hold : '0);
     assign dv_oh     = dv_hi_nz_q ? dv_hi_q & (~dv_hi_q + 1'b1) : dv_cand_q & (~dv_cand_q + 1'b1);
     assign dv_pick   = !dv_act_q && dv_cand_q != '0 && !rst;
     assign dv_pick_s = oh_idx(dv_oh);
@@ -349,12 +350,16 @@ module ats_backend_read #(
             fl_rd_q <= '0; fl_wr_q <= (RS_W+1)'(RD_SLOTS);
             for (int i = 0; i < RD_SLOTS; i++) fl[i] <= RS_W'(i);
             rb_nand_q <= '0; rb_req_q <= '0; rb_zero_q <= '0; rb_dat_q <= '0; rb_rdy_q <= '0; rb_bad_q <= '0;
-            rb_out_q <= '1;
+            rb_out_q <= '1; rb_rn_q <= '0;
             lk_wait_q <= 1'b0;
         end else begin
-            if (rb_skip) rn_q <= rn_q + 1'b1;           // zeros: no NAND READ
+            if (rb_skip) begin                          // zeros: no NAND READ
+                rb_rn_q[rn_s] <= 1'b1;
+                rn_q <= rn_q + 1'b1;
+            end
             if (nrd_fire) begin                         // its NAND READ issued
                 rb_req_q[rn_s] <= 1'b1;
+                rb_rn_q[rn_s] <= 1'b1;
                 rn_q <= rn_q + 1'b1;
             end
             if (ncpl_ok) begin
@@ -369,7 +374,7 @@ module ats_backend_read #(
                 rb_lpn[ra_s] <= s_rd_lpn; rb_txid[ra_s] <= s_rd_txid; rb_tag[ra_s] <= s_rd_tag;
                 for (int k = 0; k < RD_SLOTS; k++) if (ra_oh_q[k]) begin   // (= slot ra_s)
                     rb_nand_q[k] <= 1'b0; rb_req_q[k] <= 1'b0; rb_zero_q[k] <= 1'b0; rb_dat_q[k] <= 1'b0;
-                    rb_rdy_q[k] <= 1'b0; rb_bad_q[k] <= 1'b0; rb_out_q[k] <= 1'b0;
+                    rb_rdy_q[k] <= 1'b0; rb_bad_q[k] <= 1'b0; rb_out_q[k] <= 1'b0; rb_rn_q[k] <= 1'b0;
                 end
                 oq[ra_q[RS_W-1:0]] <= ra_s;
                 fl_rd_q <= fl_rd_q + 1'b1;
@@ -441,9 +446,12 @@ module ats_backend_read #(
                 else $error("ats_backend_read: registered delivery mask out of step with the pointer (%m)");
             assert (ra_s_q == fl[fl_rd_q[RS_W-1:0]] && ra_oh_q == RD_SLOTS'(1) << ra_s_q)
                 else $error("ats_backend_read: registered free-list head out of step with the list (%m)");
-            // the order ring never holds more than RD_SLOTS reads (an entry overwritten: a read lost)
+            // the order ring never holds more than RD_SLOTS reads (an entry overwritten: a read lost),
+            // and a slot's NAND READ is issued once per read (a slot named twice in the ring)
             assert (32'((RS_W+1)'(ra_q - rn_q)) <= RD_SLOTS)
                 else $error("ats_backend_read: order ring overrun, %0d reads not issued (%m)", (RS_W+1)'(ra_q - rn_q));
+            assert (!(nrd_fire && (rb_req_q[rn_s] || rb_rn_q[rn_s])))
+                else $error("ats_backend_read: slot %0d's NAND READ issued twice (%m)", rn_s);
         end
     end
 `endif
