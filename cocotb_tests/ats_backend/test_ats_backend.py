@@ -753,6 +753,17 @@ async def tx_random(dut):
         if opened.get(t):
             tb.send(0, RC_CMARK, tlpn(t), t)
     await tb.drain()
+    # a fix superseded, the rarest failure path (met by chance above at some seeds only): three
+    # times, t's page of x fails its first program after its early TX_WRITE named it, a later page
+    # of t writes x again, then t's commit record; the checks below (a fix whose LPN a later page of
+    # its tx writes: no MAP_WRITE for it) count it; a refused TX_WRITE leaves that round without one
+    for k in range(3):
+        t, x = 1 + k, 20 + k
+        q1 = tb.send(0, RC_NONE, x, t)
+        tb.force_fail.add(tb.reqs[q1]["data"][0])
+        tb.send(0, RC_NONE, x, t)
+        await tb.wait_done(tb.send(1, RC_CREC, 0, t))
+    await tb.drain()
     r = tb.check()
     dut._log.info(f"tx_random: {r}")
     assert r["early"] > 0
@@ -1004,7 +1015,7 @@ async def slog_random(dut):
         pg = await tb.read_page(tag, f"host read of lpn {lpn}")
         tl.append(("read", lpn, pg, tb.nand.log_reads[n0:]))
 
-    async def merge(lpn):
+    async def merge(lpn, quiet=False):
         # firmware op 6 MERGE (architecture §11.6, README "Firmware port") once every request sent so
         # far was taken (the merge page's seq follows theirs); while it is in flight, now and then a
         # plain write or TRIM of lpn (the stale case) or a host read of lpn (must see base + F: the
@@ -1021,6 +1032,8 @@ async def slog_random(dut):
         fw.send_nowait(op=6, chan=0, way=0, block=0, page=0, rop=0, txid=0, lpn=lpn, ppn=0, seq=0, epoch=0,
                        flags=0, kind=0)
         x, tag = mrng.random(), None
+        if quiet:                           # (nothing beside it: a MERGE that merges, below)
+            x = 1.0
         if x < 0.35 and lpn in mapped:
             await ClockCycles(dut.clk, mrng.randint(0, 20))
             send(int(mrng.random() < 0.2), RC_NONE, lpn, 0)
@@ -1041,6 +1054,7 @@ async def slog_random(dut):
             applied.discard(lpn)
         if mrng.random() < 0.6:
             await host_read(lpn)
+        return b["status"]
 
     async def sread(rop, lpn=0, epoch=0):
         fw.send_nowait(op=7, chan=0, way=0, block=0, page=0, rop=rop, txid=0, lpn=lpn, ppn=0, seq=0, epoch=epoch,
@@ -1275,6 +1289,30 @@ async def slog_random(dut):
         await host_read(b)
     tb.pfail, tb.refuse = pf, rf
     tb.refuse_sts = (TX_FULL, INDEX_FULL)
+    if MERGES:
+        # an applied MERGE for sure (the phases meet one by chance: not at every seed): t reserves a
+        # mapped fragment LPN x, writes a tx page (so its record is not one of the deliberately
+        # rejected ones) and commits with no TX_WRITE refused; then a MERGE of x with nothing beside
+        # it; up to three tries (a program failure or a full index may still spoil one)
+        rf0, tb.refuse = tb.refuse, 0.0
+        for _ in range(3):
+            t = next((u for u in range(1, NTX + 1) if not rsv.get(u) and not pages.get(u)), None)
+            c = [y for y in FR_LPNS if y in mapped]
+            if t is None or not c:
+                break
+            x = mrng.choice(c)
+            await reserve(t, x)
+            if not rsv.get(t):              # no room: a plain write of x empties its F
+                send(0, RC_NONE, x, 0)
+                await reserve(t, x)
+                if not rsv.get(t):
+                    continue
+            send(0, RC_NONE, mrng.randrange(24), t)
+            pages[t] = pages.get(t, 0) + 1
+            await commit(t)
+            if await merge(x, quiet=True) == 0:
+                break
+        tb.refuse = rf0
     if TXREL:
         for lpn in FR_LPNS:                 # every fragment LPN read back once more
             await host_read(lpn)
@@ -1650,7 +1688,8 @@ async def slog_rx(dut):
         s = tb.send(0, RC_NONE, lpn, 0)
     await tb.wait_done(s)
     n_gc = n_gc_wait = n_gc_before = 0
-    for rnd in range(int(os.environ.get("ATS_BACKEND_RXSTEPS", "10"))):
+    nrx = int(os.environ.get("ATS_BACKEND_RXSTEPS", "10"))
+    for rnd in range(nrx):
         t = rng.randint(1, NTX)
         mine = rng.sample(lpns, rng.randint(1, 2))
         for lpn in mine:
@@ -1659,6 +1698,12 @@ async def slog_rx(dut):
         frs = [(lpn, o, ln) for lpn in mine for o, ln in runs_of(rng, rng.randint(1, 2))][:SL_TXFRAGS]
         gc = rng.random() < 0.6
         before = gc and rng.random() < 0.3  # the hold before the record is sent: never taken meanwhile
+        # each GC case once at least (not left to chance): the hold just after a record's acceptance
+        # (the wait for it), the hold before a record is sent
+        if rnd == nrx - 2 and not n_gc_wait and not (gc and not before):
+            gc, before = True, False
+        if rnd == nrx - 1 and not n_gc_before and not before:
+            gc = before = True
         if before:
             dut.wb_hold.value = 1
             hold_c = tb.cyc

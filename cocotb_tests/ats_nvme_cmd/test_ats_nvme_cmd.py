@@ -78,6 +78,7 @@ class TB:
                               pause=pause_gen(self.rng, "heavy", max_stall=30))
         self.cpl = StreamSource(dut, "s_cpl", dut.clk, ["tag", "status", "result"], pause=rp())
         self.room = [1] * (NQ + 1)
+        self.pinned = False                        # the CQs' room is set by a test, not at random
         self.stats = {"full_cq": 0}
         self.cqe_taken: list[dict] = []            # CQE requests taken (checked at the next edge)
         dut.m_cqe_ready.value = 0
@@ -116,7 +117,7 @@ class TB:
             if item is not None and item != cur:
                 assert room_last[item[0]], f"CQE request {item} picked while CQ {item[0]} was full"
             cur = item
-            if self.rng.random() < 0.01:
+            if self.rng.random() < 0.01 and not self.pinned:
                 q = self.rng.randrange(NQ + 1)
                 self.room[q] ^= 1
                 self.stats["full_cq"] += not self.room[q]
@@ -453,6 +454,58 @@ async def cmd_random(dut):
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
     assert 1 <= tb.stats["atom_multi"] <= tb.atx and (tb.atx == 1 or tb.stats["atom_multi"] > 1), (
         f"atomic Writes in the core at once vs the pool of {tb.atx}: {tb.stats}")
+
+
+@cocotb.test()
+async def cqe_after_long_full_cq(dut):
+    """A CQ full for long while other queues' READ data keeps the write-order counters moving: 200
+    bursts (more than 128) pass after the commands of that CQ completed in the core. Each of their
+    CQE requests must still come once the CQ has room, checked against the reference (README
+    "Completions": "reached" is kept per slot once it holds). Before 2026-11-30 the mod-256 compare
+    of wr_done with the slot's record ran every cycle, so after 128 more bursts the record looked
+    not reached again and those CQEs never came (found by a review of the RTL)."""
+    tb = TB(dut)
+    await tb.reset()
+    qid = 1
+    cq = tb.ref.sqs[qid].cqid
+    tb.pinned = True
+    tb.room[cq] = 0
+    dut.cq_room.value = sum(b << i for i, b in enumerate(tb.room))
+    tb.feeding = True
+    coll = cocotb.start_soon(tb.collect())
+    for _ in range(min(6, tb.qdepth // 2)):         # SQEs of SQ 1, its CQ full (slots left free: a
+                                                    # DSM takes more than one)
+        while not int(dut.fetch_ok_io.value):
+            await RisingEdge(dut.clk)
+        raw = tb.make_sqe(qid)
+        tb.sqe.send_nowait(data=int.from_bytes(raw, "little"), sqid=qid, cqid=cq, sqhd=tb.rng.randrange(64),
+                           prio=tb.prio[qid])
+        while tb.sqe.queue:
+            await RisingEdge(dut.clk)
+        await RisingEdge(dut.clk)
+        tb.stats["sqe"] += 1
+    for _ in range(20_000):                         # until each is done in the core (or by the decoder)
+        await RisingEdge(dut.clk)
+        if not tb.in_core and not any(tb.exp_desc.values()):
+            break
+    else:
+        raise AssertionError(f"commands not done: in core {tb.in_core}, expected {tb.exp_desc}")
+    held = sum(s is not None for s in tb.ref.slots)
+    assert held, "no command waits for its CQ"
+    for _ in range(200):                            # other queues' READ bursts: taken, issued soon after
+        tb.acc += 1
+        tb.pending_done.append(tb.cycle + 3)
+        await RisingEdge(dut.clk)
+    for _ in range(50):
+        await RisingEdge(dut.clk)
+    assert not tb.stats["cqe"], "a CQE request taken while its CQ was full"
+    tb.room[cq] = 1                                 # the CQ has room again: every held CQE must come
+    dut.cq_room.value = sum(b << i for i, b in enumerate(tb.room))
+    tb.pinned = False
+    tb.feeding = False
+    await coll
+    assert tb.stats["cqe"] == held, f"CQEs {tb.stats['cqe']} of {held} held commands"
+    dut._log.info("cqe_after_long_full_cq: %d CQEs held for 200 bursts, then posted", held)
 
 
 CONFIGS = {"q32_p4096": {"QDEPTH": 32, "PAGE_BYTES": 4096}, "q4_p512": {"QDEPTH": 4, "PAGE_BYTES": 512},

@@ -215,6 +215,10 @@ module ats_nvme_cmd #(
     logic [10:0]       sl_st   [QDEPTH];           // first non-OK status (NVMe)
     logic [31:0]       sl_res  [QDEPTH];
     logic [7:0]        sl_snap [QDEPTH];           // wr_acc at the completion
+    logic [QDEPTH-1:0] wok_q;                      // wr_done has reached sl_snap since the completion
+                                                   // (kept: a slot waiting for CQ room may see wr_done run
+                                                   // 128 or more bursts past its record, where the mod-256
+                                                   // compare would say "not reached" again)
     logic [1:0]        sl_kind [QDEPTH];           // SMART: 1 read, 2 write, 0 neither
     logic [16:0]       sl_len  [QDEPTH];           // SMART: the transfer length
 
@@ -765,7 +769,7 @@ module ats_nvme_cmd #(
     logic [TW-1:0]     pick_q;
     always_comb begin
         for (int i = 0; i < QDEPTH; i++) begin
-            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && ats_nvme_pkg::reached(wr_done, sl_snap[i]) &&
+            cand[i] = busy_q[i] && done_q[i] && !shut_q[i] && (wok_q[i] || ats_nvme_pkg::reached(wr_done, sl_snap[i])) &&
                       cq_room[sl_cqid[i]] && !(pick_v_q && pick_q == TW'(i));
         end
     end
@@ -793,8 +797,13 @@ module ats_nvme_cmd #(
     assign m_cqe_dw0    = sl_res[pick_q];
 
     always_ff @(posedge clk) begin
+        // a done slot's window writes issued: kept until the slot's next record (the writes below,
+        // later in this block, clear it)
+        for (int i = 0; i < QDEPTH; i++)
+            if (busy_q[i] && done_q[i] && ats_nvme_pkg::reached(wr_done, sl_snap[i])) wok_q[i] <= 1'b1;
         // take: a slot
         if (d_q == D_IDLE && s_sqe_valid && s_sqe_ready && s_sqe_sqid != '0) begin
+            wok_q[free_idx]   <= 1'b0;
             busy_q[free_idx]  <= 1'b1;
             done_q[free_idx]  <= 1'b0;
             shut_q[free_idx]  <= 1'b0;
@@ -818,6 +827,7 @@ module ats_nvme_cmd #(
             done_q[q_slot]  <= 1'b1;
             if (sl_st[q_slot] == SC_OK) sl_st[q_slot] <= q_st;
             sl_snap[q_slot] <= wr_acc;
+            wok_q[q_slot]   <= 1'b0;
         end
         // the shutdown FLUSH takes slot 0
         if (f_load) begin
@@ -835,6 +845,7 @@ module ats_nvme_cmd #(
                 if (!cpl_mid && !e_mid && !a_mid) begin
                     done_q[TW'(s_cpl_tag)]  <= 1'b1;
                     sl_snap[TW'(s_cpl_tag)] <= wr_acc;
+                    wok_q[TW'(s_cpl_tag)]   <= 1'b0;
                 end
             end
         end
@@ -845,6 +856,7 @@ module ats_nvme_cmd #(
             if ((r_valid_q & ~(8'd1 << t_r)) == '0) begin
                 done_q[t_slot_q]  <= 1'b1;
                 sl_snap[t_slot_q] <= wr_acc;
+                wok_q[t_slot_q]   <= 1'b0;
             end
         end
         // CQE pick and acknowledgement
@@ -857,7 +869,7 @@ module ats_nvme_cmd #(
             pick_q   <= cand_idx;
         end
         if (rst) begin
-            busy_q <= '0; done_q <= '0; shut_q <= '0; pick_v_q <= 1'b0; swk_q <= '0;
+            busy_q <= '0; done_q <= '0; shut_q <= '0; pick_v_q <= 1'b0; swk_q <= '0; wok_q <= '0;
         end
     end
 
