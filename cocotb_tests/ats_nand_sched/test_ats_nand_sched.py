@@ -424,7 +424,8 @@ async def run_errors(dut, backpressure):
     # spurious (the first completion unreleased the tag)
     tb.p_rel = 1.0
     tb.nreq.send_nowait(tag=60, op=READ, chan=0, way=0, **base)
-    await tb.drain()
+    tb.nreq.send_nowait(tag=61, op=READ, chan=0, way=0, **base)   # (a second release for sure: the
+    await tb.drain()                                                # random ones above may all miss)
     tb.extra_ccpl += [{"tag": 60, "status": 0, "corrected": 1, "rel": 0, "_spurious": 1},
                       {"tag": 60, "status": 0, "corrected": 0, "rel": 1, "_spurious": 1}]
     tb.p_rel = 0.5
