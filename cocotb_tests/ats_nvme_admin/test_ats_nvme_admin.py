@@ -371,6 +371,15 @@ class TB:
         self.ref.fw_log = lambda: log
         self.fw_status = 0 if r.random() < 0.93 else r.choice([1, 2, 3, 7, 0x10, 0x42])
         self.abandon = self.fw_status == 0 and r.random() < 0.06
+        # every 8th command that may ask the firmware fails there, and every 8th (offset 4) is
+        # abandoned: the two paths are not left to chance (about 55 such commands a run)
+        if (cmd.opc == R.ADM_IDENTIFY and cmd.cdw[10] & 0xFF == 1) or \
+                (cmd.opc == R.ADM_GET_LOG and cmd.cdw[10] & 0xFF == 0xC0):
+            self.n_fwc = getattr(self, "n_fwc", 0) + 1
+            if self.n_fwc % 8 == 3 and not self.fw_status and not self.abandon:
+                self.fw_status = 0x10
+            elif self.n_fwc % 8 == 7 and not self.fw_status:
+                self.abandon = True
         saved = copy.deepcopy(self.rmem.pages) if self.fw_status or self.abandon else None
         before = len(self.ref.cqs[0].pending)
         aers = len(self.ref._aers)
