@@ -520,6 +520,10 @@ class TB:
         """(window address, length) of a read or a write burst: mostly inside an open window."""
         r = self.rng.random()
         lowbits = self.rng.randrange(4) if read and self.rng.random() < 0.3 else 0
+        if not read:                        # every 16th write burst across offset 2^17, in turn (the
+            self.n_wpick = getattr(self, "n_wpick", 0) + 1  # random 2 % may miss it in a short run)
+            if self.n_wpick % 16 == 9:
+                r = 0.04
         if r < 0.03:
             slot = self.rng.randrange(self.slots, 1 << (32 - 17))        # no such slot
             return slot << 17 | 4 * self.rng.randrange(1024) | lowbits, 4 * self.rng.randrange(1, 16)
