@@ -757,12 +757,14 @@ async def tx_random(dut):
     # times, t's page of x fails its first program after its early TX_WRITE named it, a later page
     # of t writes x again, then t's commit record; the checks below (a fix whose LPN a later page of
     # its tx writes: no MAP_WRITE for it) count it; a refused TX_WRITE leaves that round without one
+    rf0, tb.refuse = tb.refuse, 0.0                 # (no refusal spoils these rounds)
     for k in range(3):
         t, x = 1 + k, 20 + k
         q1 = tb.send(0, RC_NONE, x, t)
         tb.force_fail.add(tb.reqs[q1]["data"][0])
         tb.send(0, RC_NONE, x, t)
         await tb.wait_done(tb.send(1, RC_CREC, 0, t))
+    tb.refuse = rf0
     await tb.drain()
     r = tb.check()
     dut._log.info(f"tx_random: {r}")
@@ -1294,7 +1296,9 @@ async def slog_random(dut):
         # mapped fragment LPN x, writes a tx page (so its record is not one of the deliberately
         # rejected ones) and commits with no TX_WRITE refused; then a MERGE of x with nothing beside
         # it; up to three tries (a program failure or a full index may still spoil one)
-        rf0, tb.refuse = tb.refuse, 0.0
+        rf0, tb.refuse = tb.refuse, 0.0             # (no refusal, failed program or failed log page
+        pf0, tb.pfail = tb.pfail, 0.0               # READ spoils these tries)
+        lr0, tb.lrfail = tb.lrfail, 0.0
         for _ in range(3):
             t = next((u for u in range(1, NTX + 1) if not rsv.get(u) and not pages.get(u)), None)
             c = [y for y in FR_LPNS if y in mapped]
@@ -1312,7 +1316,7 @@ async def slog_random(dut):
             await commit(t)
             if await merge(x, quiet=True) == 0:
                 break
-        tb.refuse = rf0
+        tb.refuse, tb.pfail, tb.lrfail = rf0, pf0, lr0
     if TXREL:
         for lpn in FR_LPNS:                 # every fragment LPN read back once more
             await host_read(lpn)

@@ -3,7 +3,8 @@
 // reads in flight, each in a slot taken from a free list; an order ring keeps s_rd order for the
 // lookups (LOOKUP / TX_LOOKUP through the backend's remap request register, m_lk) and the NAND
 // READs (tag 0x80 + slot through its NAND request register, m_nrd); pages land in a read memory
-// (slot x page words) and leave on m_rdd in any order, each as soon as its verdict is known.
+// (slot x page words) and leave on m_rdd in any order, each once its verdict is known and the
+// issue pointer has passed its ring entry (so a freed slot is named by no entry).
 // Every output is driven from registers or from the slot tables addressed by registered pointers;
 // the m_lk / m_nrd requests are taken by the backend's registers in the same cycle (ready = free).
 `resetall
@@ -103,8 +104,9 @@ module ats_backend_read #(
     // wrap bit: ra (next accepted), rl (next to look up), rn (next to issue to NAND).
     // [rn, rl): looked up (or its lookup in flight: lk_wait_q, rl - 1); [rl, ra): waiting for the
     // remap request register. Lookups and NAND READs go in s_rd order; delivery in any order: a
-    // slot whose verdict and page are there is picked (round robin), its words leave on m_rdd, and
-    // after its last word the slot goes back to the free list.
+    // slot whose verdict and page are there and whose ring entry rn has passed (rb_rn_q) is picked
+    // (round robin), its words leave on m_rdd, and after its last word the slot goes back to the
+    // free list.
     logic [RS_W:0]          ra_q, rl_q, rn_q;
     logic [RS_W-1:0]        oq      [RD_SLOTS];   // order ring: slot numbers in s_rd order
     logic [RS_W-1:0]        fl      [RD_SLOTS];   // free list of slots
