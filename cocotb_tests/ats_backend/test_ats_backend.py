@@ -859,6 +859,8 @@ async def read_ring(dut):
     sweep of slog_random, a MERGE's read lost) or, once the ring had room again, was issued twice
     (round 2 with RD_SLOTS 4: the stale entry issues it, then its own)."""
     tb = await setup(dut, False, 80)
+    tb.rd.set_pause(pause_gen(tb.rng, True))        # random idle on s_rd, backpressure on m_rdd
+    tb.rdd.set_pause(pause_gen(tb.rng, True))
     s5 = tb.send(0, RC_NONE, 5, 0)
     s6 = tb.send(0, RC_NONE, 6, 0)
     await tb.wait_done(s6)
