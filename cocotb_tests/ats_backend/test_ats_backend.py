@@ -1793,6 +1793,35 @@ async def slog_rx(dut):
     dut._log.info(f"slog_rx: {len(recs)} records, {len(samples)} polls: 1 {n_one} (descriptors not yet taken "
                   f"{n_early}), 0 {n_zero}; GC steps {n_gc} (waited {n_gc_wait}, hold before the record {n_gc_before})")
     assert min(n_one, n_early, n_zero, n_gc_wait, n_gc_before) > 0, "a case not met"
+    # SEQSET (op 5) while a record is received and the request table is empty (the record's request
+    # takes no entry: README "Firmware port"): refused, status 4, the next seq unchanged; the record
+    # then completes OK
+    await tb.drain()
+    t, lpn = 1, lpns[0]
+    st, room = await rid(tb, RID_RSV, t, lpn)
+    assert (st, room) == (OK, SL_FRAGS), f"RESERVE {lpn} for tx {t}: {st:#x} room {room}"
+    ns = int(dut.next_seq.value)
+    s, data = tb.send_record(t, [(lpn, 0, 8)], rng)
+    k = 0
+    while s not in tb.acc_cyc:
+        await RisingEdge(dut.clk)
+        k += 1
+        assert k < 20_000, "record not taken"
+    await ClockCycles(dut.clk, 5)           # (its descriptor words not sent: it waits for them)
+    assert int(dut.next_seq.value) == int(dut.cpl_seq.value) == ns, "the table not empty under the record"
+    fw.send_nowait(op=5, chan=0, way=0, block=0, page=0, rop=0, txid=0, lpn=0, ppn=0, seq=ns + 1000, epoch=0,
+                   flags=0, kind=0)
+    b = await fwr.recv(20_000)
+    assert b["last"] == 1 and b["status"] == 4, f"SEQSET while a record is received: {b}"
+    assert int(dut.next_seq.value) == ns, "SEQSET moved the counter"
+    tb.wbd.send_nowait(data=lpn, last=0)
+    tb.wbd.send_nowait(data=0 | 8 << 16, last=1)
+    words = [w for d in data for w in d]
+    for i, w in enumerate(words):
+        tb.wbd.send_nowait(data=w, last=int(i == len(words) - 1))
+    await tb.wait_done(s)
+    st = next(d[1] for d in tb.done if d[0] == s)
+    assert st == OK, f"record {s} after the refused SEQSET: status {st:#x}"
     assert int(dut.cnt_proto_err.value) == 0
 
 
