@@ -84,10 +84,14 @@ class HostReads:
         if self.rng.random() < self.p_bad:
             r[3] = True
             self.sabotaged += 1
-            # every kind in turn (a random choice could leave one out)
-            kind = ["ur", "ca", "drop", "poisoned", "short", "poison_first"][sum(self.kinds.values()) % 6]
+            # every kind in turn (a random choice could leave one out); a one-dword TLP cannot be
+            # short or poisoned after its first dword: it is poisoned instead and keeps the turn
+            self.kind_i = getattr(self, "kind_i", 0)
+            kind = ["ur", "ca", "drop", "poisoned", "short", "poison_first"][self.kind_i % 6]
             if kind in ("short", "poison_first") and tlp.length == 1:
                 kind = "poisoned"
+            else:
+                self.kind_i += 1
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
             if kind == "drop":
                 self.dropped += 1
@@ -298,7 +302,7 @@ class TB:
             addr = self.mem_base + off
             if r.random() < 0.03:               # outside host memory: Unsupported Request
                 addr = self.mem_base + MEM + 0x10000 + 4 * r.randrange(1000)
-            if r.random() < 0.03:
+            if r.random() < 0.03 or i % 16 == 5:  # (and one in 16 in turn: not left to chance)
                 ndw = 0                         # an error: one dword, 0 with err and last, no TLP
             rid = r.randrange(16)
             k_req = None
@@ -309,6 +313,8 @@ class TB:
             self.rreq.send_nowait(addr=addr, ndw=ndw, id=rid)
             woff, wn = self.rand_req(MEM // 2, MEM)
             out = r.random()
+            if i % 16 == 11:                    # one in 16 in turn (the random 3 % may miss it)
+                out = 0.0
             if out < 0.03:                      # outside host memory: refused (wr_ur)
                 woff = MEM + 0x10000 + 4 * r.randrange(2000)
             elif out < 0.06 and (self.mem_base + MEM) % 4096 == 0:
