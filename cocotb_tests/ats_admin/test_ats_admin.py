@@ -224,6 +224,18 @@ class Firmware:
         n = (0 if r < 0.1 else W if r < 0.25 else W + rng.randint(1, EXTRA) if r < 0.4
              else rng.randint(1, 3) if r < 0.55 else rng.randint(1, W))
         status = 0 if rng.random() < 0.8 else rng.choice([1, 2, 0x80, 0xFF, rng.randint(1, 255)])
+        # in turn, one plan in 8 each: no word, exactly W, more than W, a failed status (the w128
+        # builds answer about 30 commands: the random shares could miss one)
+        self.n_plan = getattr(self, "n_plan", 0) + 1
+        k = self.n_plan % 8
+        if k == 1:
+            n = 0
+        elif k == 3:
+            n = W
+        elif k == 5:
+            n = W + 1 + (self.n_plan // 8) % EXTRA
+        elif k == 7 and not status:
+            status = 0x80
         return {"n": n, "status": status, "at_done": n > 0 and rng.random() < 0.3}
 
     def start(self) -> None:
