@@ -316,9 +316,14 @@ class SataCoreTB(base.TB):
                         continue
                     # a clean shutdown ends every transaction (commit write or abort), then FLUSH
                     phase = "txend"
+                    need_abort = not self.stats["tx_aborts"]     # (one abort for sure: not left to the 30 %)
                     for t, tx in self.txs.items():
                         if tx.ops:
-                            todo.append({"k": "commit" if tx.big or rng.random() < 0.7 else "abort", "t": t})
+                            k = "commit" if tx.big or rng.random() < 0.7 else "abort"
+                            if k == "commit" and not tx.big and need_abort:
+                                k = "abort"
+                            need_abort = need_abort and k != "abort"
+                            todo.append({"k": k, "t": t})
                     continue
                 if phase == "txend":
                     phase = "flush"
