@@ -364,7 +364,12 @@ class TB:
             blk, pg = self.scratch[d], self.scratch_pg[d]
             if pg is None:
                 return                                  # its erase failed: a grown bad block for the firmware
-            if pg >= g.ppb:
+            # with erase failures injected (ATS_NAND_FAULTS efail_ppm), the scratch block is erased
+            # again at every raw op until the firmware has seen one fail: not left to the few erases
+            # of a short run (a full block's, about one in 8 raw programs)
+            efail = "efail_ppm=" in os.environ.get("ATS_NAND_FAULTS", "") and \
+                "efail_ppm=0," not in os.environ.get("ATS_NAND_FAULTS", "") + ","
+            if pg >= g.ppb or (efail and not self.stats["erase_fail"] and pg > 0):
                 b = await self.fw_call(gen, op=FW_NERASE, chan=d // g.ways, way=d % g.ways, block=blk)
                 if b is None:
                     return
