@@ -813,6 +813,13 @@ async def run_slog(dut):
         await slog_cycle(tb, ntx, other=True)
         if tb.errors:
             break
+    # up to 8 more while none met `gap_other` (the cut's program is drawn at random around t's
+    # record's: a run of 8 may miss the window; seed 1 meets it in its first 8, so no extra there)
+    extra = 0
+    while others and not tb.stats.get("gap_other") and extra < 8 and not tb.errors:
+        await slog_cycle(tb, ntx, other=True)
+        extra += 1
+    tb.stats["other_extra"] = extra
     tb.stats["slog_rsv_ok"] = int(dut.slog_rsv_total.value)
     tb.stats["slog_records_sent"] = int(dut.slog_rec_total.value)
     tb.stats["slog_records_beside"] = int(dut.slog_rec_beside.value)
@@ -823,7 +830,7 @@ async def run_slog(dut):
         Path(out).write_text(json.dumps(tb.stats))
     assert not tb.errors, "\n".join(tb.errors[:20])
     s = tb.stats
-    assert s["slog_cycles"] == cycles and s["other_cycles"] == others
+    assert s["slog_cycles"] == cycles and s["other_cycles"] == others + extra
     # a record applied after the gap with another tx's earlier page missing (seed 1: see the testplan)
     assert others == 0 or s["gap_other"] > 0, "no record applied after the gap before another tx's missing page"
     assert s["slog_rsv_ok"] > 0, "no RESERVE answered OK: no fragment taken"
