@@ -988,36 +988,22 @@ module ats_backend #(
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
                 recv_q <= 1'b1; recv_ent_q <= acc_e; recv_w_q <= '0; recv_fw_q <= 1'b1; recv_mg_q <= SL && mg_acc_req;
-            end else if (SL && sl_acc) begin
-                // an S-Log record's next log page (its words follow from the unit: sl_mem_we)
-                e_lpn[acc_e]   <= 32'hFFFF_FFFF;
-                e_txid[acc_e]  <= sl_acc_fin ? sl_t : 6'd0;
-                e_epoch[acc_e] <= 16'd0;
-                e_wtag[acc_e]  <= sl_wtag;
-                e_trim[acc_e]  <= 1'b0;
-                e_rec[acc_e]   <= sl_acc_fin ? RC_CREC : RC_NONE;
-                e_kind[acc_e]  <= 2'd1;
-                e_flags[acc_e] <= 8'h00;
-                e_st[acc_e]    <= E_RECV;
-                e_fw[acc_e]    <= 1'b0;
-                e_sl[acc_e]    <= 1'b1;
-                e_lpgn[acc_e]  <= sl_acc_lpgn;
-                e_seq[acc_e]   <= seq_q;
-                acc_ptr_q <= acc_ptr_q + 1'b1;
-            end else if (SL && sl_ab_acc) begin
-                // a rejected or doomed S-Log record: the commit record that aborts t (as the
+            end else if (SL && (sl_acc || sl_ab_acc)) begin
+                // an S-Log record's next log page (its words follow from the unit: sl_mem_we), or
+                // the commit record that aborts t for a rejected or doomed record (sl_ab_acc: as the
                 // record's request would have been written without the S-Log; queued at once)
                 e_lpn[acc_e]   <= 32'hFFFF_FFFF;
-                e_txid[acc_e]  <= sl_t;
-                e_epoch[acc_e] <= sl_wep;
+                e_txid[acc_e]  <= (sl_ab_acc || sl_acc_fin) ? sl_t : 6'd0;
+                e_epoch[acc_e] <= sl_ab_acc ? sl_wep : 16'd0;
                 e_wtag[acc_e]  <= sl_wtag;
-                e_trim[acc_e]  <= 1'b1;
-                e_rec[acc_e]   <= RC_CREC;
+                e_trim[acc_e]  <= sl_ab_acc;
+                e_rec[acc_e]   <= (sl_ab_acc || sl_acc_fin) ? RC_CREC : RC_NONE;
                 e_kind[acc_e]  <= 2'd1;
                 e_flags[acc_e] <= 8'h00;
-                e_st[acc_e]    <= E_QUEUED;
+                e_st[acc_e]    <= sl_ab_acc ? E_QUEUED : E_RECV;
                 e_fw[acc_e]    <= 1'b0;
-                e_sl[acc_e]    <= 1'b0;
+                e_sl[acc_e]    <= !sl_ab_acc;
+                e_lpgn[acc_e]  <= sl_acc_lpgn;     // (an abort's is not read: e_sl 0)
                 e_seq[acc_e]   <= seq_q;
                 acc_ptr_q <= acc_ptr_q + 1'b1;
             end
