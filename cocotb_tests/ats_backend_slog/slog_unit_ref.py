@@ -13,16 +13,17 @@ NCF = 8
 
 class SlogRef:
     def __init__(self, page_bytes: int, num_tx: int, lpns: int, ways: int, frags: int,
-                 txfrags: int, txfull: int):
+                 txfrags: int, txfull: int, recs: int = 1):
         self.pb, self.num_tx, self.ways, self.frags = page_bytes, num_tx, ways, frags
-        self.txfrags, self.txfull = txfrags, txfull
+        self.txfrags, self.txfull, self.recs = txfrags, txfull, recs
         self.sets = lpns // ways
         self.P = page_bytes - 16
         # set -> list of entries {lpn, rsv, owner, F: [frag], pend}
         self.idx: dict[int, list[dict]] = {s: [] for s in range(self.sets)}
         self.cf: list[tuple[int, int, int]] = []
         self.lpgn = 0
-        self.held = None      # the accepted record: {txid, lpgn0, frags: [(lpn, frag)]}
+        # the accepted records, until APPLY / DISCARD (at most `recs`): txid -> {frags: [(lpn, frag)]}
+        self.held: dict[int, dict] = {}
         self.rx = None        # the record being received (its descriptors so far)
 
     # ---- index
@@ -144,7 +145,7 @@ class SlogRef:
         rx = self.rx
         if rx["t"] is None:
             rx["t"] = d["txid"]
-            if not self._txid_ok(d["txid"]):
+            if not self._txid_ok(d["txid"]) or d["txid"] in self.held:   # (a held txid: its commit in flight)
                 rx["sts"] = BAD_TXID
         t = rx["t"]
         if rx["sts"] != OK:
@@ -223,36 +224,39 @@ class SlogRef:
             hdr = struct.pack("<IIHHI", MAGIC, (lpgn0 + j) & 0xFFFFFFFF, 16 if j == 0 else 0xFFFF, used, 0)
             pages.append(bytes(hdr) + bytes(s[j * P:(j + 1) * P]))
         self.lpgn = (self.lpgn + reclen) & 0xFFFFFFFF
-        self.held = dict(txid=t, frags=[(f["lpn"], ((lpgn0 + f["loc"] // P) & 0xFFFFFFFF,
+        assert len(self.held) < self.recs, "a record accepted with every slot held"
+        self.held[t] = dict(txid=t, frags=[(f["lpn"], ((lpgn0 + f["loc"] // P) & 0xFFFFFFFF,
                                                     16 + f["loc"] % P, f["off"], f["len"])) for f in frs])
         return dict(sts=OK, txid=t, lpgn=lpgn0, reclen=reclen, pages=pages, ncf=len(cf), cf=cf, frs=frs)
+
+    def can_take(self) -> bool:
+        """A record's first descriptor can be taken: fewer than `recs` records held."""
+        return len(self.held) < self.recs
 
     def apply(self, t: int) -> tuple[int, int]:
         if not self._txid_ok(t):
             return BAD_TXID, 0
-        if self.held is None or self.held["txid"] != t:
+        if t not in self.held:
             return TX_EMPTY, 0
-        for lpn, fr in self.held["frags"]:
+        h = self.held.pop(t)
+        for lpn, fr in h["frags"]:
             e = self.entry(lpn)
             e["F"].append(fr)
             e["pend"] -= 1
             e["rsv"] = False
-        n = len(self.held["frags"])
-        self.held = None
-        return OK, n
+        return OK, len(h["frags"])
 
     def discard(self, t: int) -> tuple[int, int]:
-        """DISCARD: the held record dropped; each of its LPNs' reservation freed as UNRESERVE does."""
+        """DISCARD: the held record of txid t dropped; each of its LPNs' reservation freed as UNRESERVE does."""
         if not self._txid_ok(t):
             return BAD_TXID, 0
-        if self.held is None or self.held["txid"] != t:
+        if t not in self.held:
             return TX_EMPTY, 0
-        for lpn, _ in self.held["frags"]:
+        h = self.held.pop(t)
+        for lpn, _ in h["frags"]:
             e = self.entry(lpn)
             e["pend"] -= 1
             if e["pend"] == 0:
                 e["rsv"] = False
                 self._drop_if_empty(e)
-        n = len(self.held["frags"])
-        self.held = None
-        return OK, n
+        return OK, len(h["frags"])

@@ -60,8 +60,8 @@ class TB:
         g = lambda n: int(getattr(dut, n).value)
         self.pb, self.num_tx = g("PAGE_BYTES"), g("NUM_TX")
         self.lpns, self.ways, self.frags = g("SLOG_LPNS"), g("SLOG_WAYS"), g("SLOG_FRAGS")
-        self.txfrags, self.txfull = g("SLOG_TXFRAGS"), g("SLOG_TXFULL")
-        self.m = SlogRef(self.pb, self.num_tx, self.lpns, self.ways, self.frags, self.txfrags, self.txfull)
+        self.txfrags, self.txfull, self.recs = g("SLOG_TXFRAGS"), g("SLOG_TXFULL"), g("SLOG_RECS")
+        self.m = self.new_ref()
         self.cov: Counter = Counter()
         p = lambda: pause_gen(rng, True, 0.3)
         self.ix = StreamSource(dut, "s_ix", dut.clk, IX_F, p())
@@ -75,6 +75,14 @@ class TB:
         # LPNs crowding a few sets (full sets), with random high bits
         self.pool = [rng.getrandbits(20) * sets + rng.randrange(min(sets, 3)) for _ in range(self.lpns // 2 + 4)]
         self.pool += [rng.getrandbits(32) for _ in range(self.lpns // 2)]
+
+    def new_ref(self) -> SlogRef:
+        return SlogRef(self.pb, self.num_tx, self.lpns, self.ways, self.frags, self.txfrags, self.txfull, self.recs)
+
+    def held_order(self, t: int) -> None:
+        """Coverage: an APPLY / DISCARD of a held record that is not the oldest held."""
+        if t in self.m.held and next(iter(self.m.held)) != t:
+            self.cov["end_not_oldest"] += 1
 
     async def reset(self) -> None:
         d = self.dut
@@ -144,6 +152,7 @@ class TB:
     async def do_apply(self, t=None) -> None:
         t = self.rand_txid() if t is None else t
         (b,) = await self.ix_cmd(OP_APPLY, t)
+        self.held_order(t)
         sts, cnt = self.m.apply(t)
         self.check(f"APPLY t{t}", (b["sts"], b["cnt"]), (sts, cnt))
         self.cov[f"apply_{sts}"] += 1
@@ -151,6 +160,7 @@ class TB:
     async def do_discard(self, t=None) -> None:
         t = self.rand_txid() if t is None else t
         (b,) = await self.ix_cmd(OP_DISCARD, t)
+        self.held_order(t)
         sts, cnt = self.m.discard(t)
         self.check(f"DISCARD t{t}", (b["sts"], b["cnt"]), (sts, cnt))
         self.cov[f"discard_{sts}"] += 1
@@ -216,6 +226,8 @@ class TB:
         self.cov["cf"] += 1
 
     async def set_lpgn(self) -> None:
+        while self.m.held:                 # (s_lg is taken only while no record is held)
+            await self.end_held()
         v = self.rng.choice([self.rng.getrandbits(32), 0xFFFFFFFF - self.rng.randrange(3)])
         self.lg.send_nowait(lpgn=v)
         await self.lg.wait_idle()
@@ -263,7 +275,15 @@ class TB:
             descs[-1]["txid"] = (descs[0]["txid"] % self.num_tx) + 1
         return descs
 
+    async def end_held(self, t: int | None = None) -> None:
+        """A held record (the given one, else a random one) ends in APPLY or DISCARD."""
+        t = self.rng.choice(list(self.m.held)) if t is None else t
+        await (self.do_discard if self.rng.random() < 0.25 else self.do_apply)(t)
+
     async def do_record(self) -> None:
+        # every slot held: one ends first (the unit would not take the descriptors)
+        while not self.m.can_take():
+            await self.end_held()
         descs = self.make_record()
         for i, dd in enumerate(descs):
             self.rd.send_nowait(txid=dd["txid"], full=dd["full"], lpn=dd["lpn"], ppn=dd["ppn"],
@@ -279,6 +299,7 @@ class TB:
         self.cov["record_ok"] += 1
         self.cov[f"record_pages{min(want['reclen'], 4)}"] += 1
         self.cov[f"record_ncf{min(want['ncf'], 8)}"] += 1
+        self.cov[f"record_ok_held{min(len(self.m.held), 3)}"] += 1    # (itself included)
         for dd in descs:
             if not dd["full"]:
                 for k in range(0, len(dd["data"]), 4):
@@ -287,8 +308,14 @@ class TB:
         collector = cocotb.start_soon(self.collect_pages(want, descs))
         for _ in range(self.rng.randint(0, 4)):
             await self.rng.choice([self.do_reserve, self.do_lookup, self.do_release, self.do_unreserve])()
-        # the record ends in APPLY (its commit completed) or DISCARD (it became an abort)
+        # the record ends in APPLY (its commit completed) or DISCARD (it became an abort); with
+        # several slots it may stay held, ended by a later record's need or at random (any order)
         end = self.do_discard if self.rng.random() < 0.25 else self.do_apply
+        if self.recs > 1 and self.rng.random() < 0.6:
+            await collector
+            for _ in range(self.rng.choice([0, 0, 1])):
+                await self.end_held()
+            return
         if self.rng.random() < 0.5:
             await end(want["txid"])                     # may wait for the last page (it stalls)
             await collector
@@ -297,7 +324,7 @@ class TB:
             if self.rng.random() < 0.2:
                 await end(want["txid"] % self.num_tx + 1)   # a wrong txid: TX_EMPTY
             await end(want["txid"])
-        if end == self.do_discard and self.rng.random() < 0.5:
+        if end == self.do_discard and not self.m.held and self.rng.random() < 0.5:
             # the integration's rule (README "Integration"): the counter loaded back to the record's
             # first LPGN, the discarded pages being dropped
             self.lg.send_nowait(lpgn=want["lpgn"])
@@ -488,9 +515,11 @@ class TB:
         self.cyc += 1
         d, m = self.dut, self.m
         # coverage of the overlaps the serial mode never has
-        if self.rd._driving and m.held is not None:
+        if self.rd._driving and not m.can_take() and not m.receiving():
             self.cov["cc_rd_waits_for_held"] += 1
-        if self.lg._driving and (m.held is not None or m.receiving()):
+        if len(m.held) >= 2:
+            self.cov["cc_held2"] += 1
+        if self.lg._driving and (m.held or m.receiving()):
             self.cov["cc_lg_waits_for_record"] += 1
         if self.ix._driving and self.rd._driving:
             self.cov["cc_ix_and_rd_offered"] += 1
@@ -498,7 +527,7 @@ class TB:
         ev, self.ev = self.ev, []
         for kind, item in sorted(ev, key=lambda x: x[0] != "lg"):   # a load first (it is R_FREE's)
             if kind == "lg":
-                assert m.held is None and not m.receiving(), \
+                assert not m.held and not m.receiving(), \
                     f"s_lg taken at cycle {self.cyc} while a record is held or being received"
                 m.lpgn = item["lpgn"]
                 self.cov["lpgn_set"] += 1
@@ -520,7 +549,8 @@ class TB:
             if kind == "ix":
                 self.exp_ix.append(self.ix_expect(item))
             elif kind == "rd":
-                assert m.held is None, f"a descriptor taken at cycle {self.cyc} while a record is held"
+                assert m.can_take() or m.receiving(), \
+                    f"a record's first descriptor taken at cycle {self.cyc} with {len(m.held)} records held"
                 if not m.receiving():
                     m.rec_begin()
                     self.rx_descs = []
@@ -557,9 +587,11 @@ class TB:
             sts, cnt = m.release(lpn, n)
             return f"RELEASE {lpn:#x} {n}", [(sts, cnt) + z], f"release_{sts}_{cnt > 0}"
         if op == OP_APPLY:
+            self.held_order(t)
             sts, cnt = m.apply(t)
             return f"APPLY t{t}", [(sts, cnt) + z], f"apply_{sts}"
         if op == OP_DISCARD:
+            self.held_order(t)
             sts, cnt = m.discard(t)
             return f"DISCARD t{t}", [(sts, cnt) + z], f"discard_{sts}_frags{min(cnt, 1)}"
         if op == OP_READ:
@@ -621,13 +653,14 @@ class TB:
     async def cc_ix(self, n_cmds: int, rd_task) -> None:
         r = self.rng
         i = 0
-        while i < n_cmds or not rd_task.done() or self.m.held is not None:
+        while i < n_cmds or not rd_task.done() or self.m.held:
             if r.random() < 0.5:
                 await ClockCycles(self.dut.clk, r.randint(1, 12))
-            held = self.m.held
+            held = list(self.m.held)
             x = r.random()
-            if (held is not None and x < 0.3) or (i >= n_cmds and held is not None):
-                t = held["txid"] if r.random() < 0.9 else self.rand_txid()
+            # (with several slots the held records end less eagerly, so that several are held)
+            if (held and x < 0.3 / self.recs) or (i >= n_cmds and held):
+                t = r.choice(held) if r.random() < 0.9 else self.rand_txid()
                 await self.cc_cmd(OP_DISCARD if r.random() < 0.25 else OP_APPLY, t)
             elif i >= n_cmds:
                 await RisingEdge(self.dut.clk)
@@ -709,7 +742,7 @@ async def slog_random(dut):
     rst_low: list[int] = []                       # the source's cycle at each edge sampling rst low
     every_edge(dut.clk, lambda: rst_low.append(tb.ix.cycle) if not int(dut.rst.value) and not rst_low else None)
     await tb.reset()
-    tb.m = SlogRef(tb.pb, tb.num_tx, tb.lpns, tb.ways, tb.frags, tb.txfrags, tb.txfull)
+    tb.m = tb.new_ref()
     assert int(dut.used.value) == 0, f"used {int(dut.used.value)} after rst"
     pause = tb.ix.pause
     tb.ix.set_pause(None)
@@ -730,6 +763,9 @@ async def slog_random(dut):
                  "read_e_0", "read_f_0", "read_e_7", "read_f_7", "reset_clear_wait"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     assert any(tb.cov[f"lookup_k{k}"] for k in range(2, tb.frags + 1)) or tb.frags == 1
+    if tb.recs > 1:                                  # several records held, ended in any order
+        for need in ("record_ok_held2", "end_not_oldest"):
+            assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
 
 
 @cocotb.test()
@@ -746,22 +782,30 @@ async def slog_concurrent(dut):
                  "cf", "lpgn_set", "record_ncf8", "decoded", "cc_rd_waits_for_held",
                  "cc_lg_waits_for_record", "cc_ix_and_rd_offered", "read_e_0", "read_f_7"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
+    if tb.recs > 1:
+        for need in ("cc_held2", "end_not_oldest"):
+            assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
 
 
-# (SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS): a tiny index (full sets, 2 fragments), a non-power-of-two
-# fragment ring, the default shape (256 x 4, 4 ways), B4's device shape (b5_256_slog: 1,024 x 4, the
-# tag RAMs in block RAM). Each item runs both cocotb tests.
-CONFIGS = [(8, 2, 2), (16, 4, 3), (256, 4, 4), (1024, 4, 4)]
+# (SLOG_LPNS, SLOG_WAYS, SLOG_FRAGS, SLOG_RECS): a tiny index (full sets, 2 fragments), a
+# non-power-of-two fragment ring with 3 records held at once, the default shape (256 x 4, 4 ways),
+# B4's device shape (b5_256_slog: 1,024 x 4, the tag RAMs in block RAM) with 2 held. Each item runs
+# both cocotb tests.
+CONFIGS = [(8, 2, 2, 1), (16, 4, 3, 3), (256, 4, 4, 1), (1024, 4, 4, 2)]
 SEEDS = [1, 2]
 
 
+def _cfg_id(lpns: int, ways: int, frags: int, recs: int) -> str:
+    return f"L{lpns}w{ways}f{frags}" + (f"r{recs}" if recs > 1 else "")
+
+
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
-@pytest.mark.parametrize("lpns,ways,frags", CONFIGS, ids=[f"L{a}w{b}f{c}" for a, b, c in CONFIGS])
-def test_ats_backend_slog(lpns, ways, frags, seed):
+@pytest.mark.parametrize("lpns,ways,frags,recs", CONFIGS, ids=[_cfg_id(*c) for c in CONFIGS])
+def test_ats_backend_slog(lpns, ways, frags, recs, seed):
     src = os.environ.get("ATS_SLOG_SRC")
     params = dict(PAGE_BYTES=128, NUM_TX=6, SLOG_LPNS=lpns, SLOG_WAYS=ways, SLOG_FRAGS=frags,
-                  SLOG_TXFRAGS=6, SLOG_TXFULL=3, PPN_W=32)
-    key = f"L{lpns}w{ways}f{frags}" + ("_" + Path(src).parent.name if src else "")
+                  SLOG_TXFRAGS=6, SLOG_TXFULL=3, PPN_W=32, SLOG_RECS=recs)
+    key = _cfg_id(lpns, ways, frags, recs) + ("_" + Path(src).parent.name if src else "")
     run(toplevel="ats_backend_slog",
         sources=block_sources("ats_backend_slog",
                               replace={"ats_backend_slog.sv": Path(src).resolve()} if src else None),
@@ -787,7 +831,8 @@ def test_ats_backend_slog_default():
 # parameter checks at elaboration: each bad value stops Verilator with the block's message
 BAD_PARAMS = [dict(PAGE_BYTES=130), dict(PAGE_BYTES=8192), dict(NUM_TX=0), dict(SLOG_LPNS=12, SLOG_WAYS=4),
               dict(SLOG_LPNS=4, SLOG_WAYS=4), dict(SLOG_FRAGS=0), dict(SLOG_FRAGS=128),
-              dict(SLOG_TXFRAGS=0), dict(PAGE_BYTES=64, SLOG_TXFRAGS=300), dict(PPN_W=33)]
+              dict(SLOG_TXFRAGS=0), dict(PAGE_BYTES=64, SLOG_TXFRAGS=300), dict(PPN_W=33),
+              dict(SLOG_RECS=0), dict(SLOG_RECS=9)]
 
 
 @pytest.mark.parametrize("bad", BAD_PARAMS, ids=["_".join(f"{k}{v}" for k, v in b.items()) for b in BAD_PARAMS])

@@ -17,7 +17,8 @@ module ats_backend_slog #(
     parameter int SLOG_FRAGS   = 4,    // fragments per LPN, 1..127
     parameter int SLOG_TXFRAGS = 64,   // fragments per record, >= 1
     parameter int SLOG_TXFULL  = 64,   // full pages per record (ats_backend: each txid's list of full pages), >= 1
-    parameter int PPN_W        = 32    // PPN width, <= 32 (zero-extended in META-PUs)
+    parameter int PPN_W        = 32,   // PPN width, <= 32 (zero-extended in META-PUs)
+    parameter int SLOG_RECS    = 1     // records held at once (emitted, awaiting APPLY / DISCARD), 1..8
 ) (
     input  wire logic                  clk,
     input  wire logic                  rst,          // synchronous, active high
@@ -104,6 +105,8 @@ module ats_backend_slog #(
     localparam int BYTES_MAX = HDR_MAX + SLOG_TXFRAGS * P;  // a fragment per page, worst case
     localparam int S_W      = $clog2(BYTES_MAX + PAGE_BYTES + 1);
     localparam int PG_MAX   = (BYTES_MAX + P - 1) / P;
+    localparam int RC_W     = (SLOG_RECS > 1) ? $clog2(SLOG_RECS) : 1;   // a held-record slot
+    localparam int FD_D     = SLOG_RECS * SLOG_TXFRAGS;                   // fragment descriptors, all slots
     // statuses: the contract's numbers (docs/architecture.md §2), by scoped name
     localparam logic [7:0] STS_OK        = ats_host_pkg::STS_OK;
     localparam logic [7:0] STS_BAD_TXID  = ats_host_pkg::STS_BAD_TXID;
@@ -134,6 +137,9 @@ module ats_backend_slog #(
     end
     if (PPN_W < 1 || PPN_W > 32) begin : g_chk_ppn
         $fatal(1, "ats_backend_slog: PPN_W must be 1..32 (%m)");
+    end
+    if (SLOG_RECS < 1 || SLOG_RECS > 8) begin : g_chk_recs
+        $fatal(1, "ats_backend_slog: SLOG_RECS must be 1..8 (%m)");
     end
 
     // ---- index: per way a RAM of {valid, tag} words (cleared one set a cycle after rst); one fragment RAM
@@ -277,14 +283,35 @@ module ats_backend_slog #(
         logic [7:0]     pg;    // log page of the record holding it
         logic [11:0]    pofs;  // byte offset in that page
     } fl_t;
-    // (memories of plain vectors: Yosys does not infer memories of structs)
+    // (memories of plain vectors: Yosys does not infer memories of structs). The fragments' RAMs
+    // hold one record per held-record slot (fa(slot, i)); the full pages only the record received /
+    // emitted (a held record's APPLY / DISCARD reads its fragments only)
     logic [32+PPN_W-1:0]       full_mem [SLOG_TXFULL];    // full_t
-    logic [32+PPN_W+31-1:0]    fd_mem   [SLOG_TXFRAGS];   // fd_t
-    logic [S_W+20-1:0]         fl_mem   [SLOG_TXFRAGS];   // fl_t
+    logic [32+PPN_W+31-1:0]    fd_mem   [FD_D];           // fd_t
+    logic [S_W+20-1:0]         fl_mem   [FD_D];           // fl_t
+    function automatic int fa(input logic [RC_W-1:0] slot, input logic [FRI_W-1:0] i);
+        fa = int'(slot) * SLOG_TXFRAGS + int'(i);
+    endfunction
 
-    // record state (index side)
-    typedef enum logic [2:0] {R_FREE, R_CLR, R_STS, R_EMIT, R_HELD, R_APPLY, R_DISC} rec_state_e;
+    // record state (index side): the record received, then emitted (its descriptors in slot cur_q);
+    // once its pages are out it is held in slot cur_q (hv_q) until APPLY / DISCARD walks it (wk_q)
+    typedef enum logic [1:0] {R_FREE, R_CLR, R_STS, R_EMIT} rec_state_e;
     rec_state_e       rs_q, rs_d;
+    logic [RC_W-1:0]  cur_q, cur_d;           // the received / emitted record's slot
+    logic [SLOG_RECS-1:0] hv_q;               // held records (pages out, APPLY / DISCARD to come)
+    logic [7:0]       htx_q [SLOG_RECS];      // ... their txids
+    logic [FR_W-1:0]  hnfr_q [SLOG_RECS];     // ... their fragments
+    logic [31:0]      hlg_q [SLOG_RECS];      // ... their first LPGNs
+    logic             h_set;                  // the emitted record becomes held in slot cur_q
+    logic             h_clr;                  // the walked record (slot ws_q) leaves
+    typedef enum logic [1:0] {W_NONE, W_APPLY, W_DISC} walk_e;
+    walk_e            wk_q, wk_d;             // an APPLY / DISCARD walk of held slot ws_q
+    logic [RC_W-1:0]  ws_q, ws_d;
+    logic [RC_W-1:0]  free_slot;              // the lowest slot neither held nor cur_q's record
+    logic             slot_free;
+    logic             hm_c;                   // a held record's txid = s_ix_txid (the APPLY wait)
+    logic [RC_W-1:0]  hm_slot;                // the held slot of a_tx_q (APPLY / DISCARD)
+    logic             hm_hit;
     logic [7:0]       rtx_q, rtx_d;           // txid of the record (first descriptor)
     logic             rfirst_q, rfirst_d;     // next descriptor is a record's first
     logic [7:0]       rerr_q, rerr_d;         // first error, 0 = none
@@ -346,17 +373,40 @@ module ats_backend_slog #(
         fr_full <= 32'(rfirst_q ? '0 : nfr_q) >= SLOG_TXFRAGS;
         tx_same <= a_tx_q == rtx_q;
     end
-    // a descriptor is taken in I_IDLE when no index command is offered
-    wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !s_ix_valid && s_rd_valid && !clr_q;
-    wire ix_apply_wait = (s_ix_op == OP_APPLY || s_ix_op == OP_DISCARD) && (rs_q == R_EMIT);
-    wire ix_take = (is_q == I_IDLE) && (rs_q == R_FREE || rs_q == R_EMIT || rs_q == R_HELD)
+    // the held slot whose txid is a_tx_q (at most one: a record of a held txid is refused)
+    always_comb begin
+        hm_hit = 1'b0; hm_slot = '0;
+        for (int i = 0; i < SLOG_RECS; i++)
+            if (hv_q[i] && htx_q[i] == a_tx_q) begin hm_hit = 1'b1; hm_slot = RC_W'(i); end
+        hm_c = 1'b0;
+        for (int i = 0; i < SLOG_RECS; i++)
+            if (hv_q[i] && htx_q[i] == s_ix_txid) hm_c = 1'b1;
+        slot_free = 1'b0; free_slot = '0;
+        for (int i = SLOG_RECS - 1; i >= 0; i--)
+            if (!hv_q[i]) begin slot_free = 1'b1; free_slot = RC_W'(i); end
+    end
+    // a descriptor is taken in I_IDLE when no index command is offered, no walk is due and a slot is
+    // free (a record's first descriptor takes the lowest; cur_q keeps it until the record is held)
+    wire walk_due = (rs_q == R_CLR) || (wk_q != W_NONE);
+    wire rd_take = (is_q == I_IDLE) && (rs_q == R_FREE) && !walk_due && (slot_free || !rfirst_q)
+                   && !s_ix_valid && s_rd_valid && !clr_q;
+    // APPLY / DISCARD of the record whose pages are still going out waits for them (hm_c: a held
+    // record of that txid answers at once; the emitted one is not held yet)
+    wire ix_apply_wait = (s_ix_op == OP_APPLY || s_ix_op == OP_DISCARD) && (rs_q == R_EMIT)
+                         && !hm_c;
+    wire ix_take = (is_q == I_IDLE) && (rs_q == R_FREE || rs_q == R_EMIT) && !walk_due
                    && s_ix_valid && !ix_apply_wait && !clr_q;
 
-    // walk of the held record's fragments (clear after an error / apply / discard)
+    // walk of a record's fragments: the rejected record's clear (slot cur_q), or a held record's
+    // APPLY / DISCARD (slot ws_q)
+    logic [RC_W-1:0] wslot;
+    logic [FR_W-1:0] wn;
+    assign wslot = (rs_q == R_CLR) ? cur_q : ws_q;
+    assign wn = (rs_q == R_CLR) ? nfr_q : hnfr_q[ws_q];
     fd_t fdw;
     fl_t flw;
-    assign fdw = fd_mem[wi_q];
-    assign flw = fl_mem[wi_q];
+    assign fdw = fd_mem[fa(wslot, wi_q)];
+    assign flw = fl_mem[fa(wslot, wi_q)];
 
     always_comb begin
         is_d = is_q; rs_d = rs_q; rtx_d = rtx_q; rfirst_d = rfirst_q; rerr_d = rerr_q;
@@ -367,6 +417,7 @@ module ats_backend_slog #(
         a_len_d = a_len_q; a_pofs_d = a_pofs_q; a_pg_d = a_pg_q; a_lpgn_d = a_lpgn_q;
         lk_slot_d = lk_slot_q; lk_i_d = lk_i_q; lk_way_d = lk_way_q;
         a_way_d = a_way_q; a_bad_d = a_bad_q;
+        cur_d = cur_q; wk_d = wk_q; ws_d = ws_q; h_set = 1'b0; h_clr = 1'b0;
         re_d = re_q; re_lpn_d = re_lpn_q; re_off_d = re_off_q; re_len_d = re_len_q; re_pofs_d = re_pofs_q;
         tw_en = 1'b0; tw_vld = 1'b1; tw_way = hit_way; tw_tag = ht;
         fw_en = 1'b0; fw_addr = '0; fw_data = '0;
@@ -375,15 +426,16 @@ module ats_backend_slog #(
 
         case (is_q)
             I_IDLE: begin
-                if (rs_q == R_CLR || rs_q == R_APPLY || rs_q == R_DISC) begin
-                    if (nfr_q == '0) begin
+                if (walk_due) begin
+                    if (wn == '0) begin
                         if (rs_q == R_CLR) rs_d = R_STS;
                         else begin
-                            rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                            wk_d = W_NONE; h_clr = 1'b1;
+                            is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
                             ixc_d = '0;
                         end
                     end else begin
-                        kd_d = (rs_q == R_CLR) ? K_CLR : (rs_q == R_APPLY) ? K_APPLY : K_DISC;
+                        kd_d = (rs_q == R_CLR) ? K_CLR : (wk_q == W_APPLY) ? K_APPLY : K_DISC;
                         is_d = I_TAG;
                         a_lpn_d = fdw.lpn; a_off_d = fdw.off; a_len_d = fdw.len;
                         a_pg_d = flw.pg; a_pofs_d = flw.pofs;
@@ -398,6 +450,7 @@ module ats_backend_slog #(
                     if (s_ix_op == OP_READ) a_lpn_d = s_ix_lpn / 32'(SLOG_WAYS);
                 end else if (rd_take) begin
                     kd_d = K_DESC; is_d = I_TAG;
+                    if (rfirst_q) cur_d = free_slot;
                     a_tx_d = s_rd_txid; a_full_d = s_rd_full; a_lpn_d = s_rd_lpn; a_ppn_d = s_rd_ppn;
                     a_off_d = s_rd_off; a_len_d = s_rd_len; a_last_d = s_rd_last;
                 end
@@ -477,10 +530,10 @@ module ats_backend_slog #(
                             end
                             OP_APPLY, OP_DISCARD: begin
                                 if (!txid_ok) ixs_d = STS_BAD_TXID;
-                                else if (rs_q != R_HELD || rtx_q != a_tx_q) ixs_d = STS_TX_EMPTY;
+                                else if (!hm_hit) ixs_d = STS_TX_EMPTY;
                                 else begin
-                                    ixv_d = 1'b0; is_d = I_IDLE; wi_d = '0;
-                                    rs_d = (a_op_q == OP_APPLY) ? R_APPLY : R_DISC;
+                                    ixv_d = 1'b0; is_d = I_IDLE; wi_d = '0; ws_d = hm_slot;
+                                    wk_d = (a_op_q == OP_APPLY) ? W_APPLY : W_DISC;
                                 end
                             end
                             OP_READ: begin
@@ -511,7 +564,8 @@ module ats_backend_slog #(
                         if (rfirst_q) begin
                             rtx_d = a_tx_q; nfu_d = '0; nfr_d = '0; rerr_d = 8'd0;
                         end
-                        if (rfirst_q ? !txid_ok : !tx_same) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
+                        // (a txid with a held record: BAD_TXID, its commit still in flight)
+                        if (rfirst_q ? (!txid_ok || hm_hit) : !tx_same) e = rfirst_q ? STS_BAD_TXID : STS_BAD_FIELD;
                         else if (a_full_q) begin
                             if (fu_full) e = STS_TX_FULL;
                         end else begin
@@ -548,22 +602,24 @@ module ats_backend_slog #(
                             tw_tag.rsv = (ht.pend != K_W'(1));
                             tw_vld = (ht.pend != K_W'(1)) || (ht.k != '0);
                         end
-                        if (32'(wi_q) + 1 >= 32'(nfr_q)) begin
-                            rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
-                            ixc_d = 8'(nfr_q);
+                        if (32'(wi_q) + 1 >= 32'(wn)) begin
+                            wk_d = W_NONE; h_clr = 1'b1;
+                            is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                            ixc_d = 8'(wn);
                         end else wi_d = wi_q + 1'b1;
                     end
                     default: begin   // K_APPLY
                         if (hit) begin
                             fw_en = 1'b1;
                             fw_addr = faddr(q_set, hit_way, ring(ht.head, int'(ht.k)));
-                            fw_data = {lpgn0_q + 32'(a_pg_q), a_pofs_q, a_off_q, a_len_q};
+                            fw_data = {hlg_q[ws_q] + 32'(a_pg_q), a_pofs_q, a_off_q, a_len_q};
                             tw_en = 1'b1; tw_tag.k = ht.k + 1'b1; tw_tag.pend = ht.pend - 1'b1;
                             tw_tag.rsv = (ht.pend != K_W'(1));   // the last one: the reservation becomes the entry
                         end
-                        if (32'(wi_q) + 1 >= 32'(nfr_q)) begin
-                            rs_d = R_FREE; is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
-                            ixc_d = 8'(nfr_q);
+                        if (32'(wi_q) + 1 >= 32'(wn)) begin
+                            wk_d = W_NONE; h_clr = 1'b1;
+                            is_d = I_RESP; ixv_d = 1'b1; ixl_d = 1'b1; ixs_d = STS_OK;
+                            ixc_d = 8'(wn);
                         end else wi_d = wi_q + 1'b1;
                     end
                 endcase
@@ -582,7 +638,7 @@ module ats_backend_slog #(
             end
             default: is_d = I_IDLE;
         endcase
-        if (rs_q == R_EMIT && emit_done) rs_d = R_HELD;
+        if (rs_q == R_EMIT && emit_done) begin rs_d = R_FREE; h_set = 1'b1; end
 
         // an error's status beat (an OK record's is the emitter's, after its layout)
         if (rs_q == R_STS && m_rs_ready) rs_d = R_FREE;
@@ -606,14 +662,14 @@ module ats_backend_slog #(
     assign m_rs_txid = rtx_q;
     assign m_rs_lpgn = (es_q == E_STS) ? lpgn0_q : 32'd0;
     assign m_rs_reclen = (es_q == E_STS) ? rl_q : 8'd0;
-    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE);
+    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE) && (hv_q == '0) && (wk_q == W_NONE);
     assign lpgn = lpgn_q;
 
     // descriptor RAM writes (when the descriptor passes its checks)
     always_ff @(posedge clk) begin
         if (d_we) begin
             if (a_full_q) full_mem[FUI_W'(rfirst_q ? '0 : nfu_q)] <= {a_lpn_q, a_ppn_q};
-            else fd_mem[FRI_W'(rfirst_q ? '0 : nfr_q)] <= {a_lpn_q, a_ppn_q, a_off_q, a_len_q,
+            else fd_mem[fa(cur_q, FRI_W'(rfirst_q ? '0 : nfr_q))] <= {a_lpn_q, a_ppn_q, a_off_q, a_len_q,
                                                           7'(32'(ht.k) + 32'(ht.pend) + 1)};
         end
     end
@@ -641,10 +697,10 @@ module ats_backend_slog #(
     fl_t              fl_wd;
     fd_t              fdl;
     fl_t              fll;
-    assign fdl = fd_mem[li_q];
-    assign fll = fl_mem[li_q];
+    assign fdl = fd_mem[fa(cur_q, li_q)];
+    assign fll = fl_mem[fa(cur_q, li_q)];
 
-    always_ff @(posedge clk) if (fl_we) fl_mem[li_q] <= fl_wd;
+    always_ff @(posedge clk) if (fl_we) fl_mem[fa(cur_q, li_q)] <= fl_wd;
 
     // the word at (j_q, w_q)
     logic        ow_valid, ow_data_word;
@@ -655,7 +711,7 @@ module ats_backend_slog #(
     logic [S_W-1:0] rel;
     always_comb begin
         ow_valid = 1'b1; ow_data_word = 1'b0; ow = 32'd0; rel = '0;
-        fu_r = full_mem[FUI_W'(0)]; fd_r = fd_mem[FRI_W'(0)]; fl_r = fl_mem[FRI_W'(0)];
+        fu_r = full_mem[FUI_W'(0)]; fd_r = fd_mem[fa(cur_q, '0)]; fl_r = fl_mem[fa(cur_q, '0)];
         if (w_q < 12'd4) begin
             case (w_q[1:0])
                 2'd0: ow = 32'h474F4C53;
@@ -685,8 +741,8 @@ module ats_backend_slog #(
                     default: ow = 32'd0;
                 endcase
             end else begin
-                fd_r = fd_mem[FRI_W'(32'(rel[S_W-1:4]) - 32'(nfu_q))];
-                fl_r = fl_mem[FRI_W'(32'(rel[S_W-1:4]) - 32'(nfu_q))];
+                fd_r = fd_mem[fa(cur_q, FRI_W'(32'(rel[S_W-1:4]) - 32'(nfu_q)))];
+                fl_r = fl_mem[fa(cur_q, FRI_W'(32'(rel[S_W-1:4]) - 32'(nfu_q)))];
                 case (rel[3:2])
                     2'd0: ow = fd_r.lpn;
                     2'd1: ow = 32'(fd_r.ppn);
@@ -762,7 +818,7 @@ module ats_backend_slog #(
                     if (j_q + 8'd1 == rl_q) es_d = E_DONE;
                 end else w_d = w_q + 1'b1;
             end
-            E_DONE: if (rs_q == R_APPLY || rs_q == R_DISC || rs_q == R_FREE) es_d = E_IDLE;
+            E_DONE: if (rs_q == R_FREE) es_d = E_IDLE;
             default: es_d = E_IDLE;
         endcase
     end
@@ -789,10 +845,17 @@ module ats_backend_slog #(
         lk_slot_q <= lk_slot_d; lk_i_q <= lk_i_d; lk_way_q <= lk_way_d;
         a_way_q <= a_way_d; a_bad_q <= a_bad_d;
         re_lpn_q <= re_lpn_d; re_off_q <= re_off_d; re_len_q <= re_len_d; re_pofs_q <= re_pofs_d;
+        cur_q <= cur_d; ws_q <= ws_d;
+        if (h_set) begin
+            htx_q[cur_q] <= rtx_q; hnfr_q[cur_q] <= nfr_q; hlg_q[cur_q] <= lpgn0_q;
+        end
         if (rst) begin
             is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0; re_q <= 1'b0;
+            hv_q <= '0; wk_q <= W_NONE;
         end else begin
             is_q <= is_d; rs_q <= rs_d; rfirst_q <= rfirst_d; ixv_q <= ixv_d; lpgn_q <= lpgn_d; re_q <= re_d;
+            wk_q <= wk_d;
+            hv_q <= (hv_q & ~(h_clr ? (SLOG_RECS'(1) << ws_q) : '0)) | (h_set ? (SLOG_RECS'(1) << cur_q) : '0);
         end
     end
 
@@ -848,6 +911,13 @@ module ats_backend_slog #(
         end
         assert (32'(used_q) <= SLOG_LPNS) else $error("%m: used %0d above SLOG_LPNS", used_q);
         if (es_q == E_OUT) assert (rs_q == R_EMIT) else $error("%m: pages out without a record");
+        // held records: distinct txids; the emitted record's slot is not held; a walk's slot is held
+        for (int i = 0; i < SLOG_RECS; i++)
+            for (int j = i + 1; j < SLOG_RECS; j++)
+                assert (!(hv_q[i] && hv_q[j] && htx_q[i] == htx_q[j]))
+                    else $error("%m: two held records of txid %0d", htx_q[i]);
+        if (rs_q != R_FREE || !rfirst_q) assert (!hv_q[cur_q]) else $error("%m: a record in a held slot");
+        if (wk_q != W_NONE) assert (hv_q[ws_q]) else $error("%m: a walk of a slot not held");
         // a body word lies inside the fragment it is taken for
         if (m_lp_valid && ow_data_word)
             assert (32'(s_q) + 4 <= 32'(fll.loc) + 32'(fdl.len))
