@@ -13,9 +13,13 @@ NCF = 8
 
 class SlogRef:
     def __init__(self, page_bytes: int, num_tx: int, lpns: int, ways: int, frags: int,
-                 txfrags: int, txfull: int, recs: int = 1):
+                 txfrags: int, txfull: int, recs: int = 1, pack: bool = False):
         self.pb, self.num_tx, self.ways, self.frags = page_bytes, num_tx, ways, frags
-        self.txfrags, self.txfull, self.recs = txfrags, txfull, recs
+        self.txfrags, self.txfull, self.recs, self.pack = txfrags, txfull, recs, pack
+        # pack: the open page {lpgn, first, used, nend, data} (README_slog "Open page"), and the OK
+        # record awaiting its verdict (go / drop)
+        self.open: dict | None = None
+        self.pending: dict | None = None
         self.sets = lpns // ways
         self.P = page_bytes - 16
         # set -> list of entries {lpn, rsv, owner, F: [frag], pend}
@@ -194,15 +198,18 @@ class SlogRef:
         P = self.P
         cf, self.cf = self.cf, []
         txlen = len(fulls) + len(frs)
+        # pack: the record starts where the open page's payload ends (b0 bytes in), in its LPGN
+        r_open = self.pack and self.open is not None
+        b0 = self.open["used"] - 16 if r_open else 0
         pos = 16 + 8 * len(cf) + 16 * txlen
         for f in frs:                               # a fragment never crosses a log page
-            if pos % P + f["len"] > P:
-                pos = (pos // P + 1) * P
+            if (b0 + pos) % P + f["len"] > P:
+                pos = ((b0 + pos) // P + 1) * P - b0
             f["loc"] = pos
             pos += f["len"]
         nbytes = pos
-        reclen = -(-nbytes // P)
-        s = bytearray(reclen * P)
+        reclen = (b0 + nbytes - 1) // P + 1
+        s = bytearray(max(reclen * P, nbytes))
         struct.pack_into("<4I", s, 0, 0x01 | 1 << 8 | len(cf) << 16, t | txlen << 8 | reclen << 24, nbytes, 0)
         o = 16
         for (ct, crl, clg) in cf:
@@ -217,17 +224,67 @@ class SlogRef:
             o += 16
         for f in frs:
             s[f["loc"]:f["loc"] + f["len"]] = f["data"]
-        lpgn0 = self.lpgn
+        lpgn0 = (self.lpgn - 1) & 0xFFFFFFFF if r_open else self.lpgn
         pages = []
-        for j in range(reclen):
-            used = 16 + min(P, nbytes - j * P)
-            hdr = struct.pack("<IIHHI", MAGIC, (lpgn0 + j) & 0xFFFFFFFF, 16 if j == 0 else 0xFFFF, used, 0)
-            pages.append(bytes(hdr) + bytes(s[j * P:(j + 1) * P]))
-        self.lpgn = (self.lpgn + reclen) & 0xFFFFFFFF
+        if not self.pack:
+            for j in range(reclen):
+                used = 16 + min(P, nbytes - j * P)
+                hdr = struct.pack("<IIHHI", MAGIC, (lpgn0 + j) & 0xFFFFFFFF, 16 if j == 0 else 0xFFFF, used, 0)
+                pages.append(bytes(hdr) + bytes(s[j * P:(j + 1) * P]))
+        new = reclen - (1 if r_open else 0)
+        self.lpgn = (self.lpgn + new) & 0xFFFFFFFF
         assert len(self.held) < self.recs, "a record accepted with every slot held"
-        self.held[t] = dict(txid=t, frags=[(f["lpn"], ((lpgn0 + f["loc"] // P) & 0xFFFFFFFF,
-                                                    16 + f["loc"] % P, f["off"], f["len"])) for f in frs])
-        return dict(sts=OK, txid=t, lpgn=lpgn0, reclen=reclen, pages=pages, ncf=len(cf), cf=cf, frs=frs)
+        self.held[t] = dict(txid=t, frags=[(f["lpn"], ((lpgn0 + (b0 + f["loc"]) // P) & 0xFFFFFFFF,
+                                                    16 + (b0 + f["loc"]) % P, f["off"], f["len"])) for f in frs])
+        if self.pack:
+            self.pending = dict(txid=t, body=bytes(s[:nbytes]), lpgn0=lpgn0, new=new, b0=b0)
+        return dict(sts=OK, txid=t, lpgn=lpgn0, reclen=reclen, pages=pages, ncf=len(cf), cf=cf, frs=frs,
+                    start=(lpgn0, 16 + b0), nbytes=nbytes)
+
+    # ---- pack: the open page
+    def _flush(self, cont: bool = False) -> dict:
+        """The open page as sent: {data, lpgn, nend, cont (a record continues past it)}."""
+        o = self.open
+        hdr = struct.pack("<IIHHI", MAGIC, o["lpgn"], o["first"], o["used"], 0)
+        data = bytes(hdr) + bytes(o["data"][16:o["used"]]) + bytes(self.pb - o["used"])
+        return dict(data=data, lpgn=o["lpgn"], nend=o["nend"], cont=cont)
+
+    def go(self) -> list[dict]:
+        """The pending record's verdict is go: its bytes written from the open page's end (a new
+        page when none is open); returns the pages that filled (each {data, lpgn, nend})."""
+        r, self.pending = self.pending, None
+        out = []
+        if self.open is None:
+            self.open = dict(lpgn=r["lpgn0"], first=0xFFFF, used=16, nend=0, data=bytearray(self.pb))
+        body, pos = r["body"], 0
+        while pos < len(body):
+            o = self.open
+            if pos == 0 and o["first"] == 0xFFFF:
+                o["first"] = o["used"]
+            n = min(self.pb - o["used"], len(body) - pos)
+            o["data"][o["used"]:o["used"] + n] = body[pos:pos + n]
+            o["used"] += n
+            pos += n
+            if pos == len(body):
+                o["nend"] += 1
+            if o["used"] == self.pb:
+                out.append(self._flush(cont=pos < len(body)))
+                self.open = (dict(lpgn=(o["lpgn"] + 1) & 0xFFFFFFFF, first=0xFFFF, used=16, nend=0,
+                                  data=bytearray(self.pb)) if pos < len(body) else None)
+        return out
+
+    def drop(self) -> None:
+        """The pending record's verdict is drop: nothing written, the LPGN counter back; the record
+        stays held (DISCARD ends it)."""
+        r, self.pending = self.pending, None
+        self.lpgn = (self.lpgn - r["new"]) & 0xFFFFFFFF
+
+    def seal(self) -> list[dict]:
+        """s_seal: the open page sent as it is (none open: nothing)."""
+        if self.open is None:
+            return []
+        p, self.open = self._flush(), None
+        return [p]
 
     def can_take(self) -> bool:
         """A record's first descriptor can be taken: fewer than `recs` records held."""

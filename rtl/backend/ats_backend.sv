@@ -1704,6 +1704,7 @@ module ats_backend #(
         if (SLOG_PPNS < WIN || (SLOG_PPNS & (SLOG_PPNS - 1)) != 0) begin : g_chk_slp
             $fatal(1, "ats_backend: SLOG_PPNS must be a power of two >= WIN (%m)");
         end
+        /* verilator lint_off PINCONNECTEMPTY */   // (the packed pages' ports: unused, step 4)
         ats_backend_slog #(
             .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
             .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL), .PPN_W(PPN_W)
@@ -1726,7 +1727,10 @@ module ats_backend #(
             .m_rs_lpgn(rs_lpgn), .m_rs_reclen(rs_reclen),
             .s_rw_valid(rw_valid), .s_rw_ready(rw_ready), .s_rw_data(s_wbd_data),
             .m_lp_valid(lp_valid), .m_lp_ready(lp_ready), .m_lp_data(lp_data), .m_lp_last(lp_last),
-            .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end),
+            .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end), .m_lp_nend(),
+            // (SLOG_PACK 0, SLOG_RECS 1 here: records one to a page, one held; group commit step 4)
+            .s_go_valid(1'b0), .s_go_ready(), .s_go_drop(1'b0), .s_seal_valid(1'b0), .s_seal_ready(),
+            .pg_open(),
             // completeness flag: a record applied at its in-order completion was programmed whole
             // (architecture §11.5: its log pages, and its full pages, whose seqs are lower), unless a
             // data page of t was programmed again after a failure (rf_q: m1 may name the failed copy)
@@ -1736,6 +1740,7 @@ module ats_backend #(
             .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn((rx_st_q == X_LG) ? rx_lpgn_q : fw_epoch_q),
             .lpgn(slog_lpgn), .used(sl_used)
         );
+        /* verilator lint_on PINCONNECTEMPTY */
 
         // ---- index commands, one at a time: DISCARD (the receiver) first, APPLY (the completion
         //      FSM), then a read id's RESERVE / UNRESERVE; m_ix always taken (one beat each)

@@ -18,7 +18,8 @@ module ats_backend_slog #(
     parameter int SLOG_TXFRAGS = 64,   // fragments per record, >= 1
     parameter int SLOG_TXFULL  = 64,   // full pages per record (ats_backend: each txid's list of full pages), >= 1
     parameter int PPN_W        = 32,   // PPN width, <= 32 (zero-extended in META-PUs)
-    parameter int SLOG_RECS    = 1     // records held at once (emitted, awaiting APPLY / DISCARD), 1..8
+    parameter int SLOG_RECS    = 1,    // records held at once (emitted, awaiting APPLY / DISCARD), 1..8
+    parameter int SLOG_PACK    = 0     // 1: records packed into shared log pages (an open page; s_go, s_seal)
 ) (
     input  wire logic                  clk,
     input  wire logic                  rst,          // synchronous, active high
@@ -71,7 +72,16 @@ module ats_backend_slog #(
     output      logic [31:0]           m_lp_data,
     output      logic                  m_lp_last,
     output      logic [31:0]           m_lp_lpgn,
-    output      logic                  m_lp_end,     // on the record's final page
+    output      logic                  m_lp_end,     // on the record's final page (SLOG_PACK: a page where one ends)
+    output      logic [7:0]            m_lp_nend,    // records that end in this page (SLOG_PACK 0: m_lp_end)
+    // SLOG_PACK = 1: the verdict on an OK record after its status (drop: its bytes never written)
+    input  wire logic                  s_go_valid,
+    output      logic                  s_go_ready,
+    input  wire logic                  s_go_drop,
+    // SLOG_PACK = 1: close the open page (sent on m_lp as it is)
+    input  wire logic                  s_seal_valid,
+    output      logic                  s_seal_ready,
+    output      logic                  pg_open,      // SLOG_PACK = 1: a log page is open
     // completeness flags (always taken; dropped when 8 are held)
     input  wire logic                  s_cf_valid,
     input  wire logic [7:0]            s_cf_txid,
@@ -105,6 +115,7 @@ module ats_backend_slog #(
     localparam int BYTES_MAX = HDR_MAX + SLOG_TXFRAGS * P;  // a fragment per page, worst case
     localparam int S_W      = $clog2(BYTES_MAX + PAGE_BYTES + 1);
     localparam int PG_MAX   = (BYTES_MAX + P - 1) / P;
+    localparam int PB_W     = $clog2(PW);                                  // a page buffer word
     localparam int RC_W     = (SLOG_RECS > 1) ? $clog2(SLOG_RECS) : 1;   // a held-record slot
     localparam int FD_D     = SLOG_RECS * SLOG_TXFRAGS;                   // fragment descriptors, all slots
     // statuses: the contract's numbers (docs/architecture.md §2), by scoped name
@@ -132,7 +143,10 @@ module ats_backend_slog #(
     if (SLOG_TXFRAGS < 1 || SLOG_TXFULL < 1) begin : g_chk_rec
         $fatal(1, "ats_backend_slog: SLOG_TXFRAGS, SLOG_TXFULL must be >= 1 (%m)");
     end
-    if (PG_MAX > 255) begin : g_chk_reclen
+    if (SLOG_PACK != 0 && SLOG_PACK != 1) begin : g_chk_pack
+        $fatal(1, "ats_backend_slog: SLOG_PACK must be 0 or 1 (%m)");
+    end
+    if (PG_MAX + SLOG_PACK > 255) begin : g_chk_reclen
         $fatal(1, "ats_backend_slog: a record could need more than 255 log pages (REC-LEN) (%m)");
     end
     if (PPN_W < 1 || PPN_W > 32) begin : g_chk_ppn
@@ -644,7 +658,8 @@ module ats_backend_slog #(
         if (rs_q == R_STS && m_rs_ready) rs_d = R_FREE;
         if (s_lg_valid && s_lg_ready) lpgn_d = s_lg_lpgn;
         // the LPGN counter advances by the record's pages once laid out
-        if (lay_end) lpgn_d = lpgn_q + 32'(lay_pages);
+        if (lay_end) lpgn_d = lpgn_q + 32'(lay_pages) - ((SLOG_PACK != 0 && r_open_q) ? 32'd1 : 32'd0);
+        if (SLOG_PACK != 0 && drop_end) lpgn_d = lpgn_q - 32'(rl_q) + (r_open_q ? 32'd1 : 32'd0);
     end
 
     assign s_ix_ready = ix_take;
@@ -662,7 +677,8 @@ module ats_backend_slog #(
     assign m_rs_txid = rtx_q;
     assign m_rs_lpgn = (es_q == E_STS) ? lpgn0_q : 32'd0;
     assign m_rs_reclen = (es_q == E_STS) ? rl_q : 8'd0;
-    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE) && (hv_q == '0) && (wk_q == W_NONE);
+    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE) && (hv_q == '0) && (wk_q == W_NONE)
+                        && (SLOG_PACK == 0 || (!op_open_q && fs_q == FL_IDLE));
     assign lpgn = lpgn_q;
 
     // descriptor RAM writes (when the descriptor passes its checks)
@@ -675,7 +691,7 @@ module ats_backend_slog #(
     end
 
     // ================= emitter: layout pass, then the log pages
-    typedef enum logic [2:0] {E_IDLE, E_DIV, E_LAY, E_STS, E_OUT, E_DONE} em_state_e;
+    typedef enum logic [2:0] {E_IDLE, E_DIV, E_LAY, E_STS, E_OUT, E_DONE, E_GO, E_DROP} em_state_e;
     em_state_e        es_q, es_d;
     assign snap = (rs_q == R_EMIT) && (es_q == E_IDLE);
     logic [S_W-1:0]   pos_q, pos_d;       // layout: stream position
@@ -755,12 +771,69 @@ module ats_backend_slog #(
         end
     end
 
-    assign m_lp_valid = (es_q == E_OUT) && ow_valid;
-    assign m_lp_data = ow;
-    assign m_lp_last = (32'(w_q) == PW - 1);
-    assign m_lp_lpgn = lpgn0_q + 32'(j_q);
-    assign m_lp_end = (j_q + 8'd1 == rl_q);
-    assign s_rw_ready = (es_q == E_OUT) && ow_data_word && m_lp_ready;
+    // ---- SLOG_PACK = 1: the open page. The emitter writes a record's words into the page buffer
+    // (pb_mem, payload words 4..PW-1) from the open page's end on; a page that fills is flushed (sent
+    // on m_lp with its header) while the emitter waits; the page where a record ends stays open
+    // until a later record fills it or s_seal closes it
+    logic [31:0]    pb_mem [PW];
+    logic [31:0]    pb_rd_q;
+    logic           op_open_q, op_open_d;     // a page is open (the buffer holds its payload)
+    logic [15:0]    op_first_q, op_first_d;   // its `first` (0xFFFF: no record starts in it)
+    logic [15:0]    op_used_q, op_used_d;     // its `used`
+    logic [7:0]     op_nend_q, op_nend_d;     // records that end in it
+    logic           r_open_q, r_open_d;       // the record started in an open page
+    logic [S_W-1:0] b0_q, b0_d;               // ... at this payload byte (0: a new page)
+    logic [S_W-1:0] dw_q, dw_d;               // its fragments' words (a dropped record's, discarded)
+    logic           pb_we, e_wr_ok;
+    // the flush: FL_RD addresses the buffer word, FL_OUT offers it
+    typedef enum logic [1:0] {FL_IDLE, FL_RD, FL_OUT} fl_state_e;
+    fl_state_e      fs_q, fs_d;
+    logic [11:0]    fw_q, fw_d;
+    logic [31:0]    fl_lg_q, fl_lg_d;
+    logic [15:0]    fl_first_q, fl_first_d, fl_used_q, fl_used_d;
+    logic [7:0]     fl_nend_q, fl_nend_d;
+    logic           drop_end;                 // a dropped record's words are all taken
+    logic           seal_take;
+    always_ff @(posedge clk) begin
+        if (pb_we) pb_mem[w_q[PB_W-1:0]] <= ow;
+        pb_rd_q <= pb_mem[fw_q[PB_W-1:0]];
+    end
+    assign e_wr_ok = (fs_q == FL_IDLE);       // the emitter's write: not while the buffer is sent
+    assign seal_take = (SLOG_PACK != 0) && s_seal_valid && (fs_q == FL_IDLE) && (es_q == E_IDLE)
+                       && (rs_q != R_EMIT);
+    assign s_seal_ready = seal_take;
+    assign s_go_ready = (SLOG_PACK != 0) && (es_q == E_GO);
+    assign pg_open = op_open_q;
+
+    logic [31:0] fl_word;
+    always_comb begin
+        case (fw_q)
+            12'd0: fl_word = 32'h474F4C53;
+            12'd1: fl_word = fl_lg_q;
+            12'd2: fl_word = {fl_used_q, fl_first_q};
+            12'd3: fl_word = 32'd0;
+            default: fl_word = (32'(fw_q) * 4 < 32'(fl_used_q)) ? pb_rd_q : 32'd0;
+        endcase
+    end
+
+    if (SLOG_PACK != 0) begin : g_pack_out
+        assign m_lp_valid = (fs_q == FL_OUT);
+        assign m_lp_data = fl_word;
+        assign m_lp_last = (32'(fw_q) == PW - 1);
+        assign m_lp_lpgn = fl_lg_q;
+        assign m_lp_end = (fl_nend_q != 8'd0);
+        assign m_lp_nend = fl_nend_q;
+        assign s_rw_ready = ((es_q == E_OUT) && ow_data_word && e_wr_ok)
+                            || ((es_q == E_DROP) && dw_q != '0);
+    end else begin : g_page_out
+        assign m_lp_valid = (es_q == E_OUT) && ow_valid;
+        assign m_lp_data = ow;
+        assign m_lp_last = (32'(w_q) == PW - 1);
+        assign m_lp_lpgn = lpgn0_q + 32'(j_q);
+        assign m_lp_end = (j_q + 8'd1 == rl_q);
+        assign m_lp_nend = {7'd0, m_lp_end};
+        assign s_rw_ready = (es_q == E_OUT) && ow_data_word && m_lp_ready;
+    end
     assign emit_done = (es_q == E_DONE);
 
     always_comb begin
@@ -768,13 +841,24 @@ module ats_backend_slog #(
         hdr_d = hdr_q; cfe_d = cfe_q; rl_d = rl_q; s_d = s_q; w_d = w_q; j_d = j_q; rem_d = rem_q;
         fl_we = 1'b0; fl_wd = '0; p2 = pos_q; g2 = pg_q; lp_d = lp_q;
         lpgn0_d = lpgn0_q;
+        op_open_d = op_open_q; op_first_d = op_first_q; op_used_d = op_used_q; op_nend_d = op_nend_q;
+        r_open_d = r_open_q; b0_d = b0_q; dw_d = dw_q; pb_we = 1'b0; drop_end = 1'b0;
+        fs_d = fs_q; fw_d = fw_q; fl_lg_d = fl_lg_q; fl_first_d = fl_first_q; fl_used_d = fl_used_q;
+        fl_nend_d = fl_nend_q;
         case (es_q)
             E_IDLE: if (snap) begin
                 cfe_d = S_W'(16 + 8 * int'(ncf_q));
                 hdr_d = S_W'(16 + 8 * int'(ncf_q) + 16 * (int'(nfu_q) + int'(nfr_q)));
                 pos_d = S_W'(16 + 8 * int'(ncf_q) + 16 * (int'(nfu_q) + int'(nfr_q)));
-                pof_d = pos_d; pg_d = '0; li_d = '0;
+                pof_d = pos_d; pg_d = '0; li_d = '0; dw_d = '0;
                 lpgn0_d = lpgn_q;
+                if (SLOG_PACK != 0) begin r_open_d = 1'b0; b0_d = '0; end
+                if (SLOG_PACK != 0 && op_open_q) begin
+                    // the record continues the open page (its LPGN is the counter's last)
+                    r_open_d = 1'b1; b0_d = S_W'(op_used_q - 16'd16);
+                    pof_d = pos_d + S_W'(op_used_q - 16'd16);
+                    lpgn0_d = lpgn_q - 32'd1;
+                end
                 es_d = E_DIV;
             end
             E_DIV: begin
@@ -786,6 +870,7 @@ module ats_backend_slog #(
                     bytes_d = pos_q;
                     rl_d = lay_pages;
                     li_d = '0; s_d = '0; w_d = '0; j_d = '0; rem_d = pos_q;
+                    if (SLOG_PACK != 0) w_d = 12'(32'd4 + 32'(b0_q) / 4);
                     es_d = E_STS;
                 end else if (!lp_q) begin
                     // step 1: the fragment's length and the next page's start, registered
@@ -804,10 +889,47 @@ module ats_backend_slog #(
                     if (32'(pof_q) + 32'(len_q) > P) fl_wd = {p2, g2, 12'd16};
                     pg_d = g2;
                     li_d = li_q + 1'b1;
+                    if (SLOG_PACK != 0) dw_d = dw_q + S_W'(len_q[11:2]);
                 end
             end
-            E_STS: if (m_rs_ready) es_d = E_OUT;
-            E_OUT: if (m_lp_valid && m_lp_ready) begin
+            E_STS: if (m_rs_ready) es_d = (SLOG_PACK != 0) ? E_GO : E_OUT;
+            E_GO: if (s_go_valid) begin
+                if (s_go_drop) es_d = E_DROP;
+                else begin
+                    es_d = E_OUT;
+                    if (!op_open_q) begin          // a new page: the record's first
+                        op_open_d = 1'b1; op_first_d = 16'hFFFF; op_nend_d = '0;
+                    end
+                end
+            end
+            E_DROP: begin
+                // a dropped record: its fragments' words taken and discarded, the LPGN counter back
+                if (dw_q == '0) begin drop_end = 1'b1; es_d = E_DONE; end
+                else if (s_rw_valid) dw_d = dw_q - 1'b1;
+            end
+            E_OUT: if (SLOG_PACK != 0) begin
+                if (ow_valid && e_wr_ok) begin
+                    // a payload word into the page buffer
+                    pb_we = 1'b1;
+                    s_d = s_q + S_W'(4);
+                    if (ow_data_word && s_q + S_W'(4) == fll.loc + S_W'(fdl.len)) li_d = li_q + 1'b1;
+                    if (s_q == '0 && op_first_q == 16'hFFFF) op_first_d = {2'b0, w_q, 2'b0};
+                    op_used_d = {2'b0, w_q + 12'd1, 2'b0};
+                    if (s_q + S_W'(4) == bytes_q) begin
+                        op_nend_d = op_nend_q + 8'd1;
+                        es_d = E_DONE;
+                    end
+                    if (32'(w_q) == PW - 1) begin
+                        // the page is full: sent now; the record (if it goes on) opens the next
+                        fs_d = FL_RD; fw_d = '0; fl_lg_d = lpgn0_q + 32'(j_q); fl_used_d = 16'(PAGE_BYTES);
+                        fl_first_d = (s_q == '0 && op_first_q == 16'hFFFF) ? {2'b0, w_q, 2'b0} : op_first_q;
+                        fl_nend_d = op_nend_d;
+                        op_first_d = 16'hFFFF; op_nend_d = '0;
+                        op_open_d = (s_q + S_W'(4) != bytes_q);
+                        w_d = 12'd4; j_d = j_q + 1'b1;
+                    end else w_d = w_q + 1'b1;
+                end
+            end else if (m_lp_valid && m_lp_ready) begin
                 if (w_q >= 12'd4) begin
                     s_d = s_q + S_W'(4);
                     // the body's fragment pointer moves past a fragment's final word
@@ -821,6 +943,21 @@ module ats_backend_slog #(
             E_DONE: if (rs_q == R_FREE) es_d = E_IDLE;
             default: es_d = E_IDLE;
         endcase
+        // s_seal: the open page sent as it is
+        if (seal_take && op_open_q) begin
+            fs_d = FL_RD; fw_d = '0; fl_lg_d = lpgn_q - 32'd1; fl_used_d = op_used_q;
+            fl_first_d = op_first_q; fl_nend_d = op_nend_q;
+            op_open_d = 1'b0;
+        end
+        // the flush: one word every two cycles (the buffer's registered read)
+        if (SLOG_PACK != 0) case (fs_q)
+            FL_RD: fs_d = FL_OUT;
+            FL_OUT: if (m_lp_ready) begin
+                if (32'(fw_q) == PW - 1) fs_d = FL_IDLE;
+                else begin fw_d = fw_q + 1'b1; fs_d = FL_RD; end
+            end
+            default: ;
+        endcase
     end
 
     // emitter registers
@@ -828,6 +965,12 @@ module ats_backend_slog #(
         pos_q <= pos_d; pof_q <= pof_d; pg_q <= pg_d; li_q <= li_d; bytes_q <= bytes_d;
         hdr_q <= hdr_d; cfe_q <= cfe_d; rl_q <= rl_d; s_q <= s_d; w_q <= w_d; j_q <= j_d; rem_q <= rem_d;
         lpgn0_q <= lpgn0_d;
+        op_first_q <= op_first_d; op_used_q <= op_used_d; op_nend_q <= op_nend_d;
+        r_open_q <= r_open_d; b0_q <= b0_d; dw_q <= dw_d;
+        fw_q <= fw_d; fl_lg_q <= fl_lg_d; fl_first_q <= fl_first_d; fl_used_q <= fl_used_d;
+        fl_nend_q <= fl_nend_d;
+        if (rst) begin op_open_q <= 1'b0; fs_q <= FL_IDLE; end
+        else begin op_open_q <= op_open_d; fs_q <= fs_d; end
         len_q <= fdl.len; skip_q <= pos_q + (S_W'(P) - pof_q); pofs16_q <= 12'(32'd16 + 32'(pof_q));
         if (rst) begin es_q <= E_IDLE; lp_q <= 1'b0; end
         else begin es_q <= es_d; lp_q <= lp_d; end
@@ -879,7 +1022,8 @@ module ats_backend_slog #(
     end
 
     logic unused_ok;
-    assign unused_ok = ^{fdw, flw, fdl, fll, fl_r, rel[1:0]};
+    assign unused_ok = ^{fdw, flw, fdl, fll, fl_r, rel[1:0], fl_word, w_q[11:PB_W], fw_q[11:PB_W],
+                         s_go_drop, s_seal_valid};
 
 `ifndef SYNTHESIS
     // invariants: a way's entry is never duplicated in its set; k never exceeds SLOG_FRAGS; no tag
@@ -919,7 +1063,7 @@ module ats_backend_slog #(
         if (rs_q != R_FREE || !rfirst_q) assert (!hv_q[cur_q]) else $error("%m: a record in a held slot");
         if (wk_q != W_NONE) assert (hv_q[ws_q]) else $error("%m: a walk of a slot not held");
         // a body word lies inside the fragment it is taken for
-        if (m_lp_valid && ow_data_word)
+        if ((es_q == E_OUT) && ow_valid && ow_data_word)
             assert (32'(s_q) + 4 <= 32'(fll.loc) + 32'(fdl.len))
                 else $error("%m: a body word beyond its fragment");
     end
