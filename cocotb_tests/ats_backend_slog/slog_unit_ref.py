@@ -278,6 +278,7 @@ class SlogRef:
         stays held (DISCARD ends it)."""
         r, self.pending = self.pending, None
         self.lpgn = (self.lpgn - r["new"]) & 0xFFFFFFFF
+        self.held[r["txid"]]["dropped"] = True
 
     def seal(self) -> list[dict]:
         """s_seal: the open page sent as it is (none open: nothing)."""
@@ -295,6 +296,8 @@ class SlogRef:
             return BAD_TXID, 0
         if t not in self.held:
             return TX_EMPTY, 0
+        if self.pack and self.held[t].get("dropped"):
+            return BAD_FIELD, 0                     # (its bytes were never written)
         h = self.held.pop(t)
         for lpn, fr in h["frags"]:
             e = self.entry(lpn)
@@ -309,6 +312,8 @@ class SlogRef:
             return BAD_TXID, 0
         if t not in self.held:
             return TX_EMPTY, 0
+        if self.pack and not self.held[t].get("dropped"):
+            return BAD_FIELD, 0                     # (written: its bytes are in the log)
         h = self.held.pop(t)
         for lpn, _ in h["frags"]:
             e = self.entry(lpn)

@@ -288,18 +288,26 @@ class TB:
     async def end_held(self, t: int | None = None) -> None:
         """A held record (the given one, else a random one) ends in APPLY or DISCARD."""
         t = self.rng.choice(list(self.m.held)) if t is None else t
+        if self.pack:
+            # a dropped record ends by DISCARD, a written one by APPLY; the other one first now and
+            # then (BAD_FIELD, nothing changed)
+            right, wrong = (self.do_discard, self.do_apply) if t in self.dropped else (self.do_apply, self.do_discard)
+            if self.rng.random() < 0.1:
+                await wrong(t)
+            await right(t)
+            return
         await (self.do_discard if self.rng.random() < 0.25 or t in self.dropped else self.do_apply)(t)
 
-    async def do_record(self) -> None:
+    async def do_record(self, descs: list[dict] | None = None) -> None:
         # every slot held: one ends first (the unit would not take the descriptors)
         while not self.m.can_take():
             await self.end_held()
-        descs = self.make_record()
+        descs = self.make_record() if descs is None else descs
         for i, dd in enumerate(descs):
             self.rd.send_nowait(txid=dd["txid"], full=dd["full"], lpn=dd["lpn"], ppn=dd["ppn"],
                                 off=dd.get("off", 0), len=dd.get("len", 0), last=int(i == len(descs) - 1))
         want = self.m.record([dict(dd, off=dd.get("off", 0), len=dd.get("len", 0)) for dd in descs])
-        b = await self.rs.recv()
+        b = await with_timeout(self.rs.recv(), 4, "ms")        # (a wedged unit fails, not hangs)
         if want["sts"] != OK:
             self.check("record status", (b["sts"], b["txid"]), (want["sts"], want["txid"]))
             self.cov[f"record_{want['sts']}"] += 1
@@ -310,8 +318,12 @@ class TB:
         self.cov[f"record_pages{min(want['reclen'], 4)}"] += 1
         self.cov[f"record_ncf{min(want['ncf'], 8)}"] += 1
         self.cov[f"record_ok_held{min(len(self.m.held), 3)}"] += 1    # (itself included)
+        if len(want["frs"]) == self.txfrags:
+            self.cov["record_txfrags_max"] += 1
         if self.pack and self.rng.random() < 0.1:
             await self.emit(want, descs, drop=True)           # its words taken and discarded
+            if self.rng.random() < 0.3:
+                await self.do_apply(want["txid"])              # a dropped record: BAD_FIELD
             if self.rng.random() < 0.5:
                 await self.do_discard(want["txid"])
             return
@@ -321,7 +333,9 @@ class TB:
             await self.rng.choice([self.do_reserve, self.do_lookup, self.do_release, self.do_unreserve])()
         # the record ends in APPLY (its commit completed) or DISCARD (it became an abort); with
         # several slots it may stay held, ended by a later record's need or at random (any order)
-        end = self.do_discard if self.rng.random() < 0.25 else self.do_apply
+        end = self.do_discard if self.rng.random() < 0.25 and not self.pack else self.do_apply
+        if self.pack and self.rng.random() < 0.1:
+            await self.do_discard(want["txid"])                # a written record: BAD_FIELD
         if self.pack and self.rng.random() < 0.2:
             await collector
             await self.do_seal()                               # the record's page closed at once
@@ -480,6 +494,30 @@ class TB:
             self.check(f"decoded fragment {i} data", data.hex(), d["data"].hex())
         self.cov["decoded"] += 1
 
+    async def do_max_record(self) -> None:
+        """A record of exactly SLOG_TXFRAGS fragments (directed, when the random ones had none):
+        new LPNs reserved by a txid without a held record until they have room for them."""
+        while not self.m.can_take():
+            await self.end_held()
+        t = next(x for x in range(1, self.num_tx + 1) if x not in self.m.held)
+        room: dict[int, int] = {}
+        for _ in range(400):
+            if sum(room.values()) >= self.txfrags:
+                break
+            lpn = self.rng.getrandbits(32)
+            await self.do_reserve(t, lpn)
+            e = self.m.entry(lpn)
+            if e is not None and e["rsv"] and e["owner"] == t:
+                room[lpn] = self.frags - len(e["F"]) - e["pend"]
+        descs = []
+        for lpn, k in room.items():
+            for _ in range(min(k, self.txfrags - len(descs))):
+                ln = 4 * self.rng.randint(1, min(8, (self.pb - 16) // 4))
+                descs.append(dict(txid=t, full=0, lpn=lpn, ppn=self.rng.getrandbits(32), off=0, len=ln,
+                                  data=bytes(self.rng.getrandbits(8) for _ in range(ln))))
+        assert len(descs) == self.txfrags, f"no room for {self.txfrags} fragments: {room}"
+        await self.do_record(descs)
+
     async def run(self, steps: int) -> None:
         r = self.rng
         for _ in range(steps):
@@ -508,6 +546,8 @@ class TB:
                 await self.do_seal()
             else:
                 await self.set_lpgn()
+        if self.txfrags & (self.txfrags - 1) == 0 and not self.cov["record_txfrags_max"]:
+            await self.do_max_record()
         await self.do_seal()                             # (pack: the last page out and read back)
         if not self.cov["bad_op"]:
             await self.do_badop()                        # (0.15 % of the steps: at least once)
@@ -606,6 +646,11 @@ class TB:
             self.seal.flush()
             await self.seal.wait_idle()
             self.seal.send_nowait()                    # the last page out
+            await self.seal.wait_idle()
+        if not self.cov["lpgn_set"]:                   # (no window for a load met: one now, all idle)
+            await self.lg.wait_idle()
+            self.lg.send_nowait(lpgn=self.rng.getrandbits(32))
+            await self.lg.wait_idle()
         for _ in range(400_000):
             if not (self.exp_ix or self.exp_rs or self.exp_lp or self.exp_pages or self.ev or self.seal.queue
                     or self.seal._driving):
@@ -822,7 +867,11 @@ class TB:
             # (with several slots the held records end less eagerly, so that several are held)
             if (held and x < 0.3 / self.recs) or (i >= n_cmds and held):
                 t = r.choice(held) if r.random() < 0.9 else self.rand_txid()
-                await self.cc_cmd(OP_DISCARD if r.random() < 0.25 or t in self.dropped else OP_APPLY, t)
+                if self.pack:                          # dropped: DISCARD, written: APPLY (10 %: the other)
+                    disc = (t in self.dropped) != (r.random() < 0.1)
+                else:
+                    disc = r.random() < 0.25 or t in self.dropped
+                await self.cc_cmd(OP_DISCARD if disc else OP_APPLY, t)
             elif i >= n_cmds:
                 await RisingEdge(self.dut.clk)
                 continue
@@ -930,8 +979,11 @@ async def slog_random(dut):
                  "read_e_0", "read_f_0", "read_e_7", "read_f_7", "reset_clear_wait"):
         assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     assert any(tb.cov[f"lookup_k{k}"] for k in range(2, tb.frags + 1)) or tb.frags == 1
+    if tb.txfrags & (tb.txfrags - 1) == 0:           # a record of exactly SLOG_TXFRAGS fragments (the
+        assert tb.cov["record_txfrags_max"] > 0, dict(tb.cov)   # layout's counter must reach it)
     if tb.pack:                                      # records packed: each case of the open page
         for need in ("pack_start_open", "pack_start_new", "pack_seal_1", "pack_seal_0", "pack_drop",
+                     "apply_7", "discard_7",
                      "pack_page_nend0", "pack_page_nend1", "pack_page_nend2", "pack_batch_recs2"):
             assert tb.cov[need] > 0, f"coverage point {need} not reached: {dict(tb.cov)}"
     if tb.recs > 1:                                  # several records held, ended in any order
@@ -967,20 +1019,22 @@ async def slog_concurrent(dut):
 # a non-power-of-two fragment ring with 3 records held at once and records packed into shared
 # pages, the default shape (256 x 4, 4 ways), B4's device shape (b5_256_slog: 1,024 x 4, the tag
 # RAMs in block RAM) with 2 held, packed. Each item runs both cocotb tests.
-CONFIGS = [(8, 2, 2, 1, 0), (16, 4, 3, 3, 1), (256, 4, 4, 1, 0), (1024, 4, 4, 2, 1)]
+# SLOG_TXFRAGS 6, or a power of two (4, 8: the layout's fragment counter must reach it; a record
+# with exactly that many fragments is required coverage there)
+CONFIGS = [(8, 2, 2, 1, 0, 6), (16, 4, 3, 3, 1, 4), (256, 4, 4, 1, 0, 8), (1024, 4, 4, 2, 1, 6)]
 SEEDS = [1, 2]
 
 
-def _cfg_id(lpns: int, ways: int, frags: int, recs: int, pack: int) -> str:
+def _cfg_id(lpns: int, ways: int, frags: int, recs: int, pack: int, txfrags: int = 6) -> str:
     return f"L{lpns}w{ways}f{frags}" + (f"r{recs}" if recs > 1 else "") + ("p" if pack else "")
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
-@pytest.mark.parametrize("lpns,ways,frags,recs,pack", CONFIGS, ids=[_cfg_id(*c) for c in CONFIGS])
-def test_ats_backend_slog(lpns, ways, frags, recs, pack, seed):
+@pytest.mark.parametrize("lpns,ways,frags,recs,pack,txfrags", CONFIGS, ids=[_cfg_id(*c) for c in CONFIGS])
+def test_ats_backend_slog(lpns, ways, frags, recs, pack, txfrags, seed):
     src = os.environ.get("ATS_SLOG_SRC")
     params = dict(PAGE_BYTES=128, NUM_TX=6, SLOG_LPNS=lpns, SLOG_WAYS=ways, SLOG_FRAGS=frags,
-                  SLOG_TXFRAGS=6, SLOG_TXFULL=3, PPN_W=32, SLOG_RECS=recs, SLOG_PACK=pack)
+                  SLOG_TXFRAGS=txfrags, SLOG_TXFULL=3, PPN_W=32, SLOG_RECS=recs, SLOG_PACK=pack)
     key = _cfg_id(lpns, ways, frags, recs, pack) + ("_" + Path(src).parent.name if src else "")
     run(toplevel="ats_backend_slog",
         sources=block_sources("ats_backend_slog",

@@ -316,6 +316,8 @@ module ats_backend_slog #(
     logic [7:0]       htx_q [SLOG_RECS];      // ... their txids
     logic [FR_W-1:0]  hnfr_q [SLOG_RECS];     // ... their fragments
     logic [31:0]      hlg_q [SLOG_RECS];      // ... their first LPGNs
+    logic [SLOG_RECS-1:0] hd_q;               // ... dropped at their verdict (SLOG_PACK)
+    logic             e_drp_q;                // the emitted record was dropped (SLOG_PACK)
     logic             h_set;                  // the emitted record becomes held in slot cur_q
     logic             h_clr;                  // the walked record (slot ws_q) leaves
     typedef enum logic [1:0] {W_NONE, W_APPLY, W_DISC} walk_e;
@@ -545,6 +547,10 @@ module ats_backend_slog #(
                             OP_APPLY, OP_DISCARD: begin
                                 if (!txid_ok) ixs_d = STS_BAD_TXID;
                                 else if (!hm_hit) ixs_d = STS_TX_EMPTY;
+                                // SLOG_PACK: a dropped record ends by DISCARD only, a written one
+                                // (its bytes in the log) by APPLY only
+                                else if (SLOG_PACK != 0 && (hd_q[hm_slot] != (a_op_q == OP_DISCARD)))
+                                    ixs_d = STS_BAD_FIELD;
                                 else begin
                                     ixv_d = 1'b0; is_d = I_IDLE; wi_d = '0; ws_d = hm_slot;
                                     wk_d = (a_op_q == OP_APPLY) ? W_APPLY : W_DISC;
@@ -677,7 +683,7 @@ module ats_backend_slog #(
     assign m_rs_txid = rtx_q;
     assign m_rs_lpgn = (es_q == E_STS) ? lpgn0_q : 32'd0;
     assign m_rs_reclen = (es_q == E_STS) ? rl_q : 8'd0;
-    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE) && (hv_q == '0) && (wk_q == W_NONE)
+    assign s_lg_ready = (rs_q == R_FREE) && rfirst_q && (is_q == I_IDLE) && (hv_q == '0) && (wk_q == W_NONE) && !rst
                         && (SLOG_PACK == 0 || (!op_open_q && fs_q == FL_IDLE));
     assign lpgn = lpgn_q;
 
@@ -697,7 +703,7 @@ module ats_backend_slog #(
     logic [S_W-1:0]   pos_q, pos_d;       // layout: stream position
     logic [S_W-1:0]   pof_q, pof_d;       // its offset in the page payload (0..P)
     logic [7:0]       pg_q, pg_d;
-    logic [FRI_W-1:0] li_q, li_d;         // layout / body fragment index
+    logic [FR_W-1:0]  li_q, li_d;         // layout / body fragment index (0..SLOG_TXFRAGS: it reaches nfr_q)
     logic [S_W-1:0]   bytes_q, bytes_d, hdr_q, hdr_d, cfe_q, cfe_d;
     logic [7:0]       rl_q, rl_d;
     logic [S_W-1:0]   s_q, s_d;           // emission: stream byte offset of the next payload word
@@ -713,10 +719,10 @@ module ats_backend_slog #(
     fl_t              fl_wd;
     fd_t              fdl;
     fl_t              fll;
-    assign fdl = fd_mem[fa(cur_q, li_q)];
-    assign fll = fl_mem[fa(cur_q, li_q)];
+    assign fdl = fd_mem[fa(cur_q, FRI_W'(li_q))];
+    assign fll = fl_mem[fa(cur_q, FRI_W'(li_q))];
 
-    always_ff @(posedge clk) if (fl_we) fl_mem[fa(cur_q, li_q)] <= fl_wd;
+    always_ff @(posedge clk) if (fl_we) fl_mem[fa(cur_q, FRI_W'(li_q))] <= fl_wd;
 
     // the word at (j_q, w_q)
     logic        ow_valid, ow_data_word;
@@ -800,9 +806,9 @@ module ats_backend_slog #(
     end
     assign e_wr_ok = (fs_q == FL_IDLE);       // the emitter's write: not while the buffer is sent
     assign seal_take = (SLOG_PACK != 0) && s_seal_valid && (fs_q == FL_IDLE) && (es_q == E_IDLE)
-                       && (rs_q != R_EMIT);
+                       && (rs_q != R_EMIT) && !rst;
     assign s_seal_ready = seal_take;
-    assign s_go_ready = (SLOG_PACK != 0) && (es_q == E_GO);
+    assign s_go_ready = (SLOG_PACK != 0) && (es_q == E_GO) && !rst;
     assign pg_open = op_open_q;
 
     logic [31:0] fl_word;
@@ -967,6 +973,8 @@ module ats_backend_slog #(
         lpgn0_q <= lpgn0_d;
         op_first_q <= op_first_d; op_used_q <= op_used_d; op_nend_q <= op_nend_d;
         r_open_q <= r_open_d; b0_q <= b0_d; dw_q <= dw_d;
+        if (es_q == E_IDLE) e_drp_q <= 1'b0;
+        else if (es_q == E_DROP) e_drp_q <= 1'b1;
         fw_q <= fw_d; fl_lg_q <= fl_lg_d; fl_first_q <= fl_first_d; fl_used_q <= fl_used_d;
         fl_nend_q <= fl_nend_d;
         if (rst) begin op_open_q <= 1'b0; fs_q <= FL_IDLE; end
@@ -991,6 +999,7 @@ module ats_backend_slog #(
         cur_q <= cur_d; ws_q <= ws_d;
         if (h_set) begin
             htx_q[cur_q] <= rtx_q; hnfr_q[cur_q] <= nfr_q; hlg_q[cur_q] <= lpgn0_q;
+            hd_q[cur_q] <= (SLOG_PACK != 0) && e_drp_q;
         end
         if (rst) begin
             is_q <= I_IDLE; rs_q <= R_FREE; rfirst_q <= 1'b1; ixv_q <= 1'b0; lpgn_q <= 32'd0; re_q <= 1'b0;
