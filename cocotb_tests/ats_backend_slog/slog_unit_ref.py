@@ -282,6 +282,7 @@ class SlogRef:
 
     def seal(self) -> list[dict]:
         """s_seal: the open page sent as it is (none open: nothing)."""
+        assert self.pending is None, "s_seal while a record waits for its verdict"
         if self.open is None:
             return []
         p, self.open = self._flush(), None

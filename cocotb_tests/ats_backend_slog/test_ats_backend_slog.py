@@ -87,6 +87,23 @@ class TB:
         return SlogRef(self.pb, self.num_tx, self.lpns, self.ways, self.frags, self.txfrags, self.txfull, self.recs,
                        self.pack)
 
+    async def check_quiet(self, what: str) -> None:
+        """At a quiet point (nothing offered, the last record's verdict and words taken): the `lpgn`
+        output and `pg_open` against the reference, after a page's words of idle cycles (a drop's
+        counter goes back after its last discarded word; a record's last words need no input)."""
+        # (the last words of a record without data words after its last page sent: at most a page)
+        await ClockCycles(self.dut.clk, self.pb // 4 + 8)
+        self.check(f"lpgn output ({what})", int(self.dut.lpgn.value), self.m.lpgn)
+        self.check(f"pg_open ({what})", int(self.dut.pg_open.value), int(self.m.open is not None))
+        self.cov["quiet_checked"] += 1
+
+    async def check_no_output(self) -> None:
+        """At the end: no beat left on any output stream (a page, an answer or a status too many)."""
+        await ClockCycles(self.dut.clk, 50)
+        for name, sink in (("m_lp", self.lp), ("m_ix", self.ixa), ("m_rs", self.rs)):
+            assert not sink.queue and not int(getattr(self.dut, f"{name}_valid").value), \
+                f"{name}: output left at the end: {list(sink.queue)[:2]}"
+
     def held_order(self, t: int) -> None:
         """Coverage: an APPLY / DISCARD of a held record that is not the oldest held."""
         if t in self.m.held and next(iter(self.m.held)) != t:
@@ -322,6 +339,7 @@ class TB:
             self.cov["record_txfrags_max"] += 1
         if self.pack and self.rng.random() < 0.1:
             await self.emit(want, descs, drop=True)           # its words taken and discarded
+            await self.check_quiet("a drop")
             if self.rng.random() < 0.3:
                 await self.do_apply(want["txid"])              # a dropped record: BAD_FIELD
             if self.rng.random() < 0.5:
@@ -341,6 +359,7 @@ class TB:
             await self.do_seal()                               # the record's page closed at once
         if self.recs > 1 and self.rng.random() < 0.6:
             await collector
+            await self.check_quiet("a record held")
             for _ in range(self.rng.choice([0, 0, 1])):
                 await self.end_held()
             return
@@ -378,11 +397,14 @@ class TB:
             self.m.drop()
             self.dropped.add(want["txid"])
             self.cov["pack_drop"] += 1
+            await self.go.wait_idle()                  # (a record without fragments: no words)
             await self.rw.wait_idle()
             return
         self.go_recs.append((want, descs))
         self.cov[f"pack_start_{'open' if want['start'][1] > 16 else 'new'}"] += 1
         await self.collect_flushed(self.m.go())
+        await self.go.wait_idle()
+        await self.rw.wait_idle()
 
     async def do_seal(self) -> None:
         if not self.pack:
@@ -392,6 +414,7 @@ class TB:
         self.cov[f"pack_seal_{len(pages)}"] += 1
         await self.collect_flushed(pages)
         await self.seal.wait_idle()
+        await self.check_quiet("a seal")
 
     async def recv_page(self, want: dict, j: int = 0) -> bytes:
         """One page on m_lp against want {data, lpgn, nend}: every word's flags and every byte."""
@@ -651,6 +674,7 @@ class TB:
             await self.lg.wait_idle()
             self.lg.send_nowait(lpgn=self.rng.getrandbits(32))
             await self.lg.wait_idle()
+        await self.check_quiet("the concurrent run's end")
         for _ in range(400_000):
             if not (self.exp_ix or self.exp_rs or self.exp_lp or self.exp_pages or self.ev or self.seal.queue
                     or self.seal._driving):
@@ -721,6 +745,8 @@ class TB:
                     self.exp_pages.extend(m.go())
                     self.exp_lp_ev.set()
             elif kind == "seal":
+                # (README "Open page": not while a record waits for its verdict)
+                assert not self.await_go, f"s_seal taken at cycle {self.cyc} while a record waits for its verdict"
                 pages = m.seal()
                 self.cov[f"cc_pack_seal_{len(pages)}"] += 1
                 self.exp_pages.extend(pages)
@@ -733,6 +759,9 @@ class TB:
             elif kind == "rd":
                 assert m.can_take() or m.receiving(), \
                     f"a record's first descriptor taken at cycle {self.cyc} with {len(m.held)} records held"
+                # (pack: the previous OK record's status and verdict taken first; README "Records")
+                assert m.receiving() or not self.await_go, \
+                    f"a record's first descriptor taken at cycle {self.cyc} before the previous record's verdict"
                 if not m.receiving():
                     m.rec_begin()
                     self.rx_descs = []
@@ -971,6 +1000,7 @@ async def slog_random(dut):
     tb.cov["reset_clear_wait"] += 1
     await tb.dump()
     await tb.run(max(50, STEPS // 10))
+    await tb.check_no_output()
     tb.cov["reset_used"] += 1
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "reserve_4", "reserve_2", "record_ok", "record_4", "record_7", "record_2",
@@ -1000,6 +1030,7 @@ async def slog_concurrent(dut):
     tb = TB(dut, rng)
     await tb.reset()
     await tb.run_concurrent(max(20, STEPS // 8), max(60, STEPS // 3))
+    await tb.check_no_output()
     dut._log.info("coverage: %s", dict(sorted(tb.cov.items())))
     for need in ("reserve_0", "record_ok", "apply_0", "discard_0_frags1", "unreserve_0",
                  "cf", "lpgn_set", "record_ncf8", "decoded", "cc_rd_waits_for_held",
