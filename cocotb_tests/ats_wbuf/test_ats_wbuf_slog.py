@@ -25,8 +25,13 @@ the 0xFD / 0xFC requests sent (tag, lpn, txid, in order) equal the reference's, 
 m_wbd stream equals the reference's `commit()` stream word for word; at the end (FLUSH) the
 backend's committed pages and a READ of every LBA equal the page-copy model, and `cnt_slog_err`
 equals the UNRESERVEs answered TX_FULL.
+With SLOG_RIF > 1 (the fourth build; rtl/wbuf/README.md "Records in flight") a record may also be
+taken beside up to SLOG_RIF - 1 earlier records in flight, and the model keeps the backend's rule
+for them: a record's descriptors are stalled, their bases not looked up, while an earlier record in
+flight names one of their LPNs as a full page (`run_slog_rif`).
 Environment: ATS_SEED, ATS_SLOG_STEPS (commands, default 600), ATS_SLOG_BP (fixed backpressure),
-ATS_SLOG_DEBUG=1 (log every command and its 0xFD / 0xFC requests; 2: every host word too)."""
+ATS_SLOG_DEBUG=1 (log every command and its 0xFD / 0xFC requests; 2: every host word too),
+ATS_SLOG_NORULE=1 (the model without that rule: a mutant, `run_slog_rif` must fail at SLOG_RIF 2)."""
 from __future__ import annotations
 
 import os
@@ -94,6 +99,14 @@ class Backend:
         self.beside_other = 0                    # ... while a data page of another tx was in flight
         self.refuse: set[tuple[int, int]] = set()  # (txid, lpn): its next data page's TX_WRITE refused (TX_FULL)
         self.log: list[dict] = []                # every write-back request taken, in order
+        # records in flight together (SLOG_RIF > 1, rtl/wbuf/README.md "Records in flight"): the
+        # LPNs of t's data pages taken since its last commit / abort request (t's full pages, which
+        # its record names); a later record's fragment base on one of them is looked up only once
+        # that earlier record has completed (the backend's rule), its descriptors stalled meanwhile
+        self.tpages: dict[int, set[int]] = {}
+        self.beside_rec = 0                      # S-Log records taken while an earlier one was in flight
+        self.lk_deferred = 0                     # ... whose base lookups waited for an earlier record
+        self.no_rule = os.environ.get("ATS_SLOG_NORULE") == "1"   # (the rule's mutant: looked up at once)
 
     def taken(self, rq):
         """A write-back request taken on m_wb (in order)."""
@@ -105,9 +118,12 @@ class Backend:
             if t in self.rec_open:
                 self.errors.append(f"a page of tx {t} (lpn {rq['lpn']}) after its commit record")
             self.appends[t] = self.appends.get(t, 0) + 1
+            self.tpages.setdefault(t, set()).add(rq["lpn"])
             if rq["rec"] == 1:
                 self.appends[t] = 0
+                self.tpages.pop(t, None)
         elif rq["rec"] in (2, 3):
+            rq["full_lpns"] = self.tpages.pop(t, set())
             self.rec_open.add(t)
             if rq["slog"]:
                 self.mixed += self.appends.get(t, 0) > 0
@@ -238,6 +254,7 @@ class TB:
         self.pb = int(dut.PAGE_BYTES.value)
         self.pw = self.pb // 4
         self.be = Backend(self.pb, rng)
+        self.rif = int(dut.SLOG_RIF.value)       # S-Log records the buffer may have in flight
         self.mem: dict[int, int] = {}            # host memory, by word address
         self.disp = None                         # the command beat offered
         self.done: list[tuple[int, int, int]] = []
@@ -320,7 +337,8 @@ class TB:
         self._set('m_hrd_ready', int(not self.r()))
         self._set('m_hwr_ready', int(not self.r()))
         self._set('m_wb_ready', int(not self.r() and self.out < 6))
-        self._set('m_wbd_ready', int(not self.r()))
+        # (a record whose fragment bases wait for an earlier record: its descriptors stalled)
+        self._set('m_wbd_ready', int(not self.r() and not (self.wb_q and self.wb_q[0].get("lk_wait"))))
         self._set('m_rd_ready', int(not self.r()))
         # host read data
         # (a source keeps an offered beat until it is taken: random idle only between beats)
@@ -400,13 +418,16 @@ class TB:
                 # of transactions, its own or others' (a fragment's base is looked up when its
                 # descriptor is taken: an earlier write / TRIM / commit / record of that LPN
                 # completing later would change it; a tx's data page maps nothing at completion)
+                # (SLOG_RIF > 1: also beside up to SLOG_RIF - 1 earlier records, README "Records in flight")
                 data = [q for q in self.inflight if q["op"] == 0 and q["rec"] == 0 and 0 < q["txid"] <= NUM_TX]
-                if len(data) < len(self.inflight):
+                recs = [q for q in self.inflight if _is_rec(q)] if self.rif > 1 else []
+                if len(data) + len(recs) < len(self.inflight) or len(recs) >= self.rif:
                     self.be.errors.append(f"S-Log record of tx {rq['txid']} taken while a request other than a "
-                                          f"tx's data page was in flight: "
+                                          f"tx's data page (or SLOG_RIF records) was in flight: "
                                           f"{[(q['op'], q['rec'], q['txid'], q['lpn']) for q in self.inflight]}")
                 self.be.beside += any(q["txid"] == rq["txid"] for q in data)
                 self.be.beside_other += any(q["txid"] != rq["txid"] for q in data)
+                self.be.beside_rec += bool(recs)
             self.inflight.append(rq)
             self.be.taken(rq)
             self.wb_q.append(rq)
@@ -419,8 +440,11 @@ class TB:
                 rq["data"].append((int(d.m_wbd_data.value), last))
                 rq["passes"] += last
                 if last and rq["passes"] == 1:    # the descriptors: the backend looks their bases up now
-                    rq["bases"] = {rq["data"][i][0]: self.be.committed.get(rq["data"][i][0], bytes(self.pb))
-                                   for i in range(0, len(rq["data"]), 2)}
+                    if self._lk_conflict(rq):
+                        rq["lk_wait"] = True      # ... unless an earlier record names one as a full page
+                        self.be.lk_deferred += 1
+                    else:
+                        self._lookup(rq)
             else:
                 rq["data"].append(int(d.m_wbd_data.value))
                 assert last == (len(rq["data"]) == self.pw), "m_wbd last"
@@ -431,6 +455,9 @@ class TB:
             # completions in request order but for the deferred S-Log records (defer_p)
             self.inflight.pop(next(i for i, q in enumerate(self.inflight) if q is self.cpl_rq))
             self.cpl_order.append(self.cpl_rq)
+            if self.wb_q and self.wb_q[0].get("lk_wait") and not self._lk_conflict(self.wb_q[0]):
+                del self.wb_q[0]["lk_wait"]
+                self._lookup(self.wb_q[0])
         if int(d.m_rd_valid.value) and self._v('m_rd_ready'):
             lpn, txid, tag = int(d.m_rd_lpn.value), int(d.m_rd_txid.value), int(d.m_rd_tag.value)
             words, sts = self.be.read(lpn, txid, tag)
@@ -439,6 +466,24 @@ class TB:
             self.rd_cur[3] += 1
             if self.rd_cur[3] == self.pw:
                 self.rd_cur = None
+
+    def _lk_conflict(self, rq) -> bool:
+        """The backend's rule for records in flight together (README "Records in flight"): a
+        fragment's base is not looked up while an earlier record in flight (completion not taken)
+        names its LPN as a full page; the record's descriptors wait."""
+        if self.be.no_rule:
+            return False
+        lpns = {rq["data"][i][0] for i in range(0, len(rq["data"]), 2)}
+        for q in self.inflight:
+            if q is rq:
+                return False
+            if _is_rec(q) and q.get("full_lpns", set()) & lpns:
+                return True
+        return False
+
+    def _lookup(self, rq):
+        rq["bases"] = {rq["data"][i][0]: self.be.committed.get(rq["data"][i][0], bytes(self.pb))
+                       for i in range(0, len(rq["data"]), 2)}
 
     def _wb_ready(self):
         """Requests whose data is complete queue their completions, in order (applied when sent)."""
@@ -1138,8 +1183,11 @@ async def run_slog_cpl_by_tag(dut):
         await RisingEdge(dut.clk)
     assert _is_rec(tb.cpl_q[0]) and tb.cpl_q[0]["txid"] == t, "t's record is not the oldest completion"
     assert not any(d[0] == tag_c for d in tb.done), "t's commit completed before its record"
-    assert not any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:]), \
-        "u's S-Log record taken while t's was in flight"
+    u_taken = any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:])
+    if tb.rif > 1 and int(dut.PTXQ.value) > 1:   # (README "Records in flight": u's record beside t's)
+        assert u_taken, "u's S-Log record not taken while t's was in flight (SLOG_RIF 2)"
+    else:
+        assert not u_taken, "u's S-Log record taken while t's was in flight"
     assert not any(d[0] == tag_f for d in tb.done), "the FLUSH completed while t's record was held"
     tb.defer_p, tb.defer_left = 1.0, len(ys) - 1
     tb.hold_rec = None
@@ -1163,6 +1211,82 @@ async def run_slog_cpl_by_tag(dut):
     tb.defer_p, tb.defer_left = 0.0, None
     assert (await cmd(FLUSH))[0] == OK
     await _read_back(tb, cmd, [(x, exp[x]), (x2, exp[x2])] + [(y, upages[y]) for y in ys])
+    assert not tb.be.resv and not tb.be.errors, tb.be.errors
+    assert int(dut.cnt_proto_err.value) == 0
+
+
+@cocotb.test()
+async def run_slog_rif(dut):
+    """Records in flight together (SLOG_RIF, rtl/wbuf/README.md "Records in flight"; issue 40's
+    group commit). t writes a full page of x and a fragment of y; u then takes fragments of x (t's
+    full page, not a reservation: u's RESERVE of x is granted) and of z (with 3 FRAG slots or more). t's record is taken and held
+    by the backend model, then u commits. With SLOG_RIF 2 and PTXQ 2, u's record must be taken while
+    t's is in flight (within 3,000 cycles), and the model's backend rule must hold u's descriptors:
+    x's base may be looked up only after t's record, which maps x to t's page, has completed (the
+    model counts the wait, `lk_deferred`). Otherwise (SLOG_RIF 1 or PTXQ 1) u's record must not be
+    taken while t's is in flight. Then t's record is released: t's commit OK (result 2: x's page, y's
+    fragment), u's commit OK (its fragments), x = t's page with u's fragment, y and z their bases with
+    the fragments, read back; no protocol error. With the rule off (ATS_SLOG_NORULE=1, the mutant)
+    u's fragment lands on x's old base in the SLOG_RIF 2 build and the item fails."""
+    rng, tb, cmd, put = await _directed_tb(dut, 6700417)
+    pb, pw = tb.pb, tb.pw
+    both = tb.rif > 1 and int(dut.PTXQ.value) > 1
+    t, u = rng.sample(range(1, NUM_TX + 1), 2)
+    x, y, z = rng.sample(range(NUM_LBAS - 1), 3)
+    bases = {}
+    for lp in (x, y, z):                                         # committed (a RESERVE needs a base)
+        bases[lp] = bytes(rng.randrange(256) for _ in range(pb))
+        put(0x1000, bases[lp])
+        assert (await cmd(WRITE, lp, 0, 0, 0x1000))[0] == OK
+    assert (await cmd(FLUSH))[0] == OK
+    tpage = bytes(rng.randrange(256) for _ in range(pb))
+    put(0x1000, tpage)
+    assert (await cmd(WRITE, x, t, 0, 0x1000))[0] == OK           # t's full page of x
+    exp = {x: bytearray(tpage), y: bytearray(bases[y]), z: bytearray(bases[z])}
+    # fragments: t of y, u of x and (with a third FRAG slot) z; without it z stays its base
+    frs = ((t, y), (u, x), (u, z)) if int(dut.FRAG_SLOTS.value) >= 3 else ((t, y), (u, x))
+    for tx, lp in frs:
+        off = 4 * rng.randrange(pw - 1)
+        diff = bytes(rng.randrange(256) for _ in range(4))
+        put(0x1000, diff)
+        assert (await cmd(DIFFWRITE, lp, tx, 0, 0x1000, off | 4 << 16))[0] == OK
+        exp[lp][off:off + 4] = diff
+    assert tb.be.resv == {lp: tx for tx, lp in frs}, f"reservations {tb.be.resv}"
+    tb.hold_rec = t
+    n_log, d0 = len(tb.be.log), tb.be.lk_deferred
+    tag_t = await cmd(TX_COMMIT, 0, t, wait=False)
+    for _ in range(5000):                                        # t's record taken (and held)
+        if any(_is_rec(q) and q["txid"] == t for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    assert any(_is_rec(q) and q["txid"] == t for q in tb.be.log[n_log:]), "t's S-Log record not taken"
+    tag_u = await cmd(TX_COMMIT, 0, u, wait=False)
+    for _ in range(3000):
+        if any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:]):
+            break
+        await RisingEdge(dut.clk)
+    u_taken = any(_is_rec(q) and q["txid"] == u for q in tb.be.log[n_log:])
+    if both:
+        assert u_taken, "u's S-Log record not taken while t's was in flight (SLOG_RIF 2)"
+        for _ in range(300):
+            await RisingEdge(dut.clk)
+        if not tb.be.no_rule:
+            assert tb.be.lk_deferred == d0 + 1, "u's base lookups did not wait for t's record"
+        assert tb.be.beside_rec >= 1
+    else:
+        assert not u_taken, "u's S-Log record taken while t's was in flight (SLOG_RIF 1 or PTXQ 1)"
+    assert not any(d[0] in (tag_t, tag_u) for d in tb.done), "a commit completed before t's record"
+    tb.hold_rec = None
+    for q in tb.cpl_q:
+        q["held"] = False
+    st, res = await _wait_done(tb, tag_t)
+    assert st == OK and res == 2, f"TX_COMMIT of t {st:#x} {res}"
+    st, res = await _wait_done(tb, tag_u)
+    assert st == OK and res == len(frs) - 1, f"TX_COMMIT of u {st:#x} {res}"
+    for lp in (x, y, z):
+        assert tb.be.committed[lp] == bytes(exp[lp]), f"lpn {lp}: committed page (x {x}, y {y}, z {z})"
+    assert (await cmd(FLUSH))[0] == OK
+    await _read_back(tb, cmd, [(lp, bytes(exp[lp])) for lp in (x, y, z)])
     assert not tb.be.resv and not tb.be.errors, tb.be.errors
     assert int(dut.cnt_proto_err.value) == 0
 
@@ -1208,12 +1332,15 @@ async def run_slog_cpl_rule_broken(dut):
     assert int(dut.cnt_proto_err.value) == 1, f"cnt_proto_err {int(dut.cnt_proto_err.value)}, expected 1"
 
 
-@pytest.mark.parametrize("frag_slots,txfrags,txfull,ptxq", [(2, 64, 3, 1), (4, 2, 1, 1), (4, 64, 3, 2)])
-def test_ats_wbuf_slog(frag_slots, txfrags, txfull, ptxq):
+@pytest.mark.parametrize("frag_slots,txfrags,txfull,ptxq,rif", [
+    pytest.param(2, 64, 3, 1, 1, id="2-64-3-1"), pytest.param(4, 2, 1, 1, 1, id="4-2-1-1"),
+    pytest.param(4, 64, 3, 2, 1, id="4-64-3-2"), pytest.param(4, 64, 3, 2, 2, id="4-64-3-2-r2")])
+def test_ats_wbuf_slog(frag_slots, txfrags, txfull, ptxq, rif):
     params = {"NUM_SLOTS": 8, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": ptxq,
-              "FRAG_SLOTS": frag_slots, "SLOG_TXFRAGS": txfrags, "SLOG_TXFULL": txfull}
+              "FRAG_SLOTS": frag_slots, "SLOG_TXFRAGS": txfrags, "SLOG_TXFULL": txfull, "SLOG_RIF": rif}
     run(toplevel="ats_wbuf",
         sources=block_sources("ats_wbuf", "ats_stream_check") + [HERE / "ats_wbuf_bind.sv"],
-        test_module="test_ats_wbuf_slog", test_dir=HERE, build_key=f"slog_f{frag_slots}_x{txfrags}_u{txfull}" + (f"_p{ptxq}" if ptxq != 1 else ""),
+        test_module="test_ats_wbuf_slog", test_dir=HERE,
+        build_key=f"slog_f{frag_slots}_x{txfrags}_u{txfull}" + (f"_p{ptxq}" if ptxq != 1 else "") + (f"_r{rif}" if rif != 1 else ""),
         parameters=params, public={})

@@ -44,7 +44,8 @@ module ats_wbuf #(
     parameter int PTXQ             = 1,      // pending commits of distinct txids (TX = 1), 1..8 (README "Pending commit")
     parameter int FRAG_SLOTS       = `ATS_WBUF_FRAG_DEFAULT,   // S-Log FRAG slots (TX = 1): 0 (none) or a power of two 2..64 (README "S-Log")
     parameter int SLOG_TXFRAGS     = 64,     // fragments of one S-Log record, 1..255 (docs/architecture.md §11.3)
-    parameter int SLOG_TXFULL      = 64      // full pages a tx may hold and still send an S-Log record, 1..1023 (§11.3; = the backend's)
+    parameter int SLOG_TXFULL      = 64,     // full pages a tx may hold and still send an S-Log record, 1..1023 (§11.3; = the backend's)
+    parameter int SLOG_RIF         = 1       // S-Log records in flight at once, 1..8 (README "Records in flight"; > 1 needs a backend that keeps their bases)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,              // synchronous, active high
@@ -184,6 +185,9 @@ module ats_wbuf #(
     end
     if (TX && (NUM_TX < 1 || NUM_TX > 63)) begin : g_chk_tx
         $fatal(1, "ats_wbuf: NUM_TX must be in 1..63 (%m)");
+    end
+    if (SLOG_RIF < 1 || SLOG_RIF > 8) begin : g_chk_rif
+        $fatal(1, "ats_wbuf: SLOG_RIF must be in 1..8 (%m)");
     end
     if (PTXQ < 1 || PTXQ > 8) begin : g_chk_ptxq
         $fatal(1, "ats_wbuf: PTXQ must be in 1..8 (%m)");
@@ -1616,21 +1620,26 @@ module ats_wbuf #(
 
     // completions from the media: in issue order (out_q), but an S-Log record's (FR) is matched by
     // its tag, so that later requests may complete before it (README "S-Log": "A record's
-    // completion, by its tag"). At most one record is in flight (slog_go_q waits for it): rif_v_q,
-    // its slot rif_slot_q, which no other request in flight has (the pending commit's record slot)
+    // completion, by its tag"). Up to SLOG_RIF records are in flight (slog_go_q waits while that
+    // many are; README "Records in flight"), in a FIFO in issue order (they complete in that order):
+    // rif_v_q, each one's slot rif_slot_q, which no other request in flight has (its pending
+    // commit's record slot), head rif_hd_q, tail rif_tl_q, count rif_n_q
+    localparam int RF_W = (SLOG_RIF > 1) ? $clog2(SLOG_RIF) : 1;
     logic               cpl_fire, cpl_ok, cpl_fail, txfin_fire, tx_commit_ok, txcan_fire, rec_drop;
     logic [SLOT_W-1:0]  cpl_slot;
     logic               rec_hit, cpl_pop, issue_rec;
-    logic               rif_v_q;                   // an S-Log record issued, its completion not taken
-    logic [SLOT_W-1:0]  rif_slot_q;
-    logic [SLOT_W:0]    rif_old_q;                 // out_q entries issued before it, not yet completed
-    logic               rif_pass_bad;              // (g_txo) a completion passing it that is not a tx's data page
+    logic [SLOG_RIF-1:0] rif_v_q;                  // a record issued, its completion not taken
+    logic [SLOT_W-1:0]  rif_slot_q [SLOG_RIF];
+    logic [SLOT_W:0]    rif_old_q  [SLOG_RIF];     // out_q entries issued before it, not yet completed
+    logic [RF_W-1:0]    rif_hd_q, rif_tl_q;
+    logic [RF_W:0]      rif_n_q;
+    logic               rif_pass_bad;              // (g_txo) a completion passing one that is not a tx's data page
     assign s_wbc_ready = 1'b1;
     assign issue_rec = FR && issue_fire && sl_slog_q[issue_slot];
-    assign rec_hit  = FR && s_wbc_valid && rif_v_q && (s_wbc_tag == 8'(rif_slot_q));
+    assign rec_hit  = FR && s_wbc_valid && rif_n_q != 0 && (s_wbc_tag == 8'(rif_slot_q[rif_hd_q]));
     assign cpl_pop  = s_wbc_valid && !rec_hit && !out_empty;
     assign cpl_fire = rec_hit || cpl_pop;
-    assign cpl_slot = rec_hit ? rif_slot_q : out_q[out_rd_q[SLOT_W-1:0]];
+    assign cpl_slot = rec_hit ? rif_slot_q[rif_hd_q] : out_q[out_rd_q[SLOT_W-1:0]];
     assign cpl_ok   = (s_wbc_status == STS_OK);
     // a transaction status (BAD_TXID, TX_FULL, INDEX_FULL, TX_EMPTY) is the tx's failure, not a
     // failed writeback: it does not fail a FLUSH / FUA / RFLUSH
@@ -1758,9 +1767,11 @@ module ats_wbuf #(
         if (!rst && TX && issue_fire && !dump_q && (sl_rec_q[issue_slot] == RC_CMARK || sl_rec_q[issue_slot] == RC_CREC) &&
             (!cw_q || (op_rd_q && !(state_q inside {ST_IDLE, ST_DEC, ST_DEC2, ST_DEC3, ST_PTXW, ST_DONE, ST_FROZEN}))))
             $error("ats_wbuf: a commit record issued while a READ executes or without the commit window");
-        // one S-Log record in flight at most (the next one waits in slog_go_q for its completion)
-        if (!rst && FR && issue_rec && rif_v_q && !rec_hit)
-            $error("ats_wbuf: an S-Log record issued while another one is in flight");
+        // SLOG_RIF S-Log records in flight at most (the next one waits in slog_go_q for a completion)
+        if (!rst && FR && issue_rec && 32'(rif_n_q) == SLOG_RIF && !rec_hit)
+            $error("ats_wbuf: an S-Log record issued while SLOG_RIF are in flight");
+        if (!rst && FR && 32'(rif_n_q) != 32'($countones(rif_v_q)))
+            $error("ats_wbuf: the in-flight records' count differs from their valid bits");
     end
 `endif
     assign txfin_fire   = TX && fin_q == F_FIN;
@@ -2196,8 +2207,8 @@ module ats_wbuf #(
     // rec RC_NONE, not a TRIM, of a txid 1..NUM_TX, any txid), counted from a side FIFO beside
     // out_q that also names each one's txid (so no slot metadata is read at the completion:
     // txr_set). The head's record may go when every write-back in flight is such a page (the
-    // total out_wr_q - out_rd_q equals their count, and no S-Log record is in flight: rif_v_q,
-    // the record is not in out_q): the requests it waits for are the plain
+    // total out_wr_q - out_rd_q equals their count, and fewer than SLOG_RIF S-Log records are in
+    // flight: rif_n_q, records are not in out_q): the requests it waits for are the plain
     // pages, TRIMs, COMMIT marks and commit / abort / S-Log records, whose completion may map or
     // RELEASE a fragment's LPN (architecture §11.4); a tx's data page maps nothing at its
     // completion (its commit does, an earlier request this record waits for, or a later one that
@@ -2215,14 +2226,19 @@ module ats_wbuf #(
         for (genvar i = 0; i < NUM_TX; i++) begin : g_txr
             assign txr_set[i] = cpl_pop && !cpl_ok && od_out[OI_W] && od_out[OI_W-1:0] == OI_W'(i);
         end
-        // a completion taken past the record in flight (every earlier request done) must be a
-        // transaction's data page
-        assign rif_pass_bad = cpl_pop && rif_v_q && rif_old_q == 0 && !od_out[OI_W];
+        // a completion taken past a record in flight (every request issued before it done) must be
+        // a transaction's data page
+        logic rif_any_new;                        // a record in flight with no earlier request left
+        always_comb begin
+            rif_any_new = 1'b0;
+            for (int k = 0; k < SLOG_RIF; k++) if (rif_v_q[k] && rif_old_q[k] == 0) rif_any_new = 1'b1;
+        end
+        assign rif_pass_bad = cpl_pop && rif_any_new && !od_out[OI_W];
         always_ff @(posedge clk) begin
             if (issue_fire && !issue_rec) od_q[out_wr_q[SLOT_W-1:0]] <= od_in;
             oc_q <= oc_q + (SLOT_W + 1)'(issue_fire && od_in[OI_W]) - (SLOT_W + 1)'(cpl_pop && od_out[OI_W]);
-            // (an S-Log record in flight is not in out_q: rif_v_q)
-            slog_go_q <= (out_wr_q - out_rd_q) == oc_q && !rif_v_q;
+            // (S-Log records in flight are not in out_q: rif_n_q)
+            slog_go_q <= (out_wr_q - out_rd_q) == oc_q && 32'(rif_n_q) < SLOG_RIF;
             if (rst) begin
                 oc_q      <= '0;
                 slog_go_q <= 1'b0;
@@ -2253,12 +2269,18 @@ module ats_wbuf #(
                 out_wr_q <= out_wr_q + 1'b1;
             end
         end
-        if (rec_hit) rif_v_q <= 1'b0;
-        if (cpl_pop && rif_old_q != 0) rif_old_q <= rif_old_q - 1'b1;
+        if (rec_hit) begin
+            rif_v_q[rif_hd_q] <= 1'b0;
+            rif_hd_q <= (32'(rif_hd_q) == SLOG_RIF - 1) ? '0 : rif_hd_q + 1'b1;
+        end
+        rif_n_q <= rif_n_q + (RF_W + 1)'(issue_rec) - (RF_W + 1)'(rec_hit);
+        for (int k = 0; k < SLOG_RIF; k++)
+            if (cpl_pop && rif_old_q[k] != 0) rif_old_q[k] <= rif_old_q[k] - 1'b1;
         if (issue_rec) begin
-            rif_v_q    <= 1'b1;
-            rif_slot_q <= issue_slot;
-            rif_old_q  <= (out_wr_q - out_rd_q) - (SLOT_W + 1)'(cpl_pop);
+            rif_v_q[rif_tl_q]    <= 1'b1;
+            rif_slot_q[rif_tl_q] <= issue_slot;
+            rif_old_q[rif_tl_q]  <= (out_wr_q - out_rd_q) - (SLOT_W + 1)'(cpl_pop);
+            rif_tl_q <= (32'(rif_tl_q) == SLOG_RIF - 1) ? '0 : rif_tl_q + 1'b1;
         end
         dirty_cnt_q <= dirty_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(issue_fire) - DC_W'(rec_drop);
         held_cnt_q  <= held_cnt_q + DC_W'(commit_fire && !c_take_q) - DC_W'(cpl_fire) - DC_W'(rec_drop);
@@ -2282,7 +2304,7 @@ module ats_wbuf #(
         // transaction's data page (the rule a backend must keep: README "A record's completion, by
         // its tag"); a read page no read asked for (mr_stray)
         c_perr_q <= c_perr_q + 32'(s_wbc_valid && !rec_hit && (out_empty || s_wbc_tag != 8'(out_q[out_rd_q[SLOT_W-1:0]]))) +
-                    32'(rec_hit && rif_old_q != 0) + 32'(rif_pass_bad) + 32'(mr_stray);
+                    32'(rec_hit && rif_old_q[rif_hd_q] != 0) + 32'(rif_pass_bad) + 32'(mr_stray);
         // counters
         if (commit_fire && (op_q == OP_WRITE || op_diff_q) && !ccv_q) c_host_q <= c_host_q + 1'b1;
         if (commit_fire && c_take_q) c_coal_q <= c_coal_q + 1'b1;
@@ -2307,8 +2329,11 @@ module ats_wbuf #(
             fail_cnt_q <= '0;
             out_wr_q   <= '0;
             out_rd_q   <= '0;
-            rif_v_q    <= 1'b0;
-            rif_old_q  <= '0;
+            rif_v_q    <= '0;
+            rif_hd_q   <= '0;
+            rif_tl_q   <= '0;
+            rif_n_q    <= '0;
+            for (int k = 0; k < SLOG_RIF; k++) rif_old_q[k] <= '0;
             dirty_cnt_q <= '0;
             held_cnt_q  <= '0;
             urg_cnt_q  <= '0;
@@ -2336,7 +2361,7 @@ module ats_wbuf #(
     logic dump_done_q;
     always_ff @(posedge clk) begin
         if (dump_q && state_q == ST_FROZEN && en_q == EN_A && (dirty_cnt_q == 0 || cap_out_q) &&
-            out_empty && !rif_v_q && !rdr_busy_q) dump_done_q <= 1'b1;
+            out_empty && rif_n_q == 0 && !rdr_busy_q) dump_done_q <= 1'b1;
         if (rst) dump_done_q <= 1'b0;
     end
     assign dump_done  = dump_q && (!PLP || dump_done_q);
