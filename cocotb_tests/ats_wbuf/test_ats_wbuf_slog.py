@@ -522,7 +522,8 @@ async def _wait_done(tb, tag, cycles=60_000):
 @cocotb.test()
 async def run_slog_random(dut):
     seed = int(os.environ.get("ATS_SEED", "1"))
-    rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value) + 1000 * (int(dut.PTXQ.value) - 1))
+    rng = random.Random(seed * 7919 + int(dut.FRAG_SLOTS.value) + 1000 * (int(dut.PTXQ.value) - 1) +
+                        100_000 * (int(dut.SLOG_RIF.value) - 1))
     steps = int(os.environ.get("ATS_SLOG_STEPS", "600"))
     tb = TB(dut, rng)
     tb.defer_p = 0.5                             # data pages may complete before an earlier S-Log record
@@ -849,7 +850,8 @@ async def run_slog_random(dut):
     # the directed run_slog_beside_own and run_slog_beside_other, which hold those pages in flight
     dut._log.info(f"S-Log records taken beside their tx's pages in flight: {tb.be.beside}, "
                   f"beside another tx's: {tb.be.beside_other}; completions before an earlier record's: "
-                  f"{tb.deferred}")
+                  f"{tb.deferred}; beside an earlier record in flight (SLOG_RIF > 1): {tb.be.beside_rec}, "
+                  f"their lookups deferred: {tb.be.lk_deferred}")
     assert tb.deferred, "no completion was taken before an earlier S-Log record's (defer_p)"
 
 
@@ -1130,7 +1132,8 @@ async def run_slog_cpl_by_tag(dut):
     while another transaction u, which holds a FRAG slot of x2, writes 2-3 full pages, which the
     buffer writes back behind the record (background write-back runs while a commit is pending),
     and then commits (pending beside t's at PTXQ 2: u's record must not be taken while t's is in
-    flight, the one-record-in-flight rule). Once u's pages are all queued, t's record is released
+    flight with SLOG_RIF 1; with SLOG_RIF 2 it is taken beside it: README "Records in flight").
+    Once u's pages are all queued, t's record is released
     with defer_p 1 for all of u's pages but the last: they complete before it, the last one after it
     (the record's completion taken while a later request is still in out_q). A FLUSH sent after u's
     pages must complete only after the record and u's last page (its target counts them; the pages
@@ -1292,6 +1295,65 @@ async def run_slog_rif(dut):
 
 
 @cocotb.test()
+async def run_slog_rif_limit(dut):
+    """The limit of records in flight (`rif_n_q` < SLOG_RIF in `slog_go_q`, README "Records in
+    flight"): transactions t, u, v each take one fragment (distinct LPNs, no full pages: no base
+    waits) and commit one after another without waiting, t's record held by the backend model.
+    Records taken while t's is held: at most min(SLOG_RIF, PTXQ) (the pending commits bound them
+    too), exactly that many within 3,000 cycles; in the build with PTXQ 4 and SLOG_RIF 2, v's
+    record waits for the limit alone. Then t's record is released: the three commits OK (1 each), in
+    order, the fragments on their bases, read back, no protocol error."""
+    rng, tb, cmd, put = await _directed_tb(dut, 4256249)
+    pb, pw = tb.pb, tb.pw
+    if int(dut.FRAG_SLOTS.value) < 3:
+        return                                                   # (three FRAG slots needed)
+    lim = min(tb.rif, int(dut.PTXQ.value), 3)
+    t, u, v = rng.sample(range(1, NUM_TX + 1), 3)
+    lps = rng.sample(range(NUM_LBAS - 1), 3)
+    exp = {}
+    for lp in lps:
+        base = bytes(rng.randrange(256) for _ in range(pb))
+        put(0x1000, base)
+        assert (await cmd(WRITE, lp, 0, 0, 0x1000))[0] == OK
+        exp[lp] = bytearray(base)
+    assert (await cmd(FLUSH))[0] == OK
+    for tx, lp in zip((t, u, v), lps):
+        off = 4 * rng.randrange(pw - 1)
+        diff = bytes(rng.randrange(256) for _ in range(4))
+        put(0x1000, diff)
+        assert (await cmd(DIFFWRITE, lp, tx, 0, 0x1000, off | 4 << 16))[0] == OK
+        exp[lp][off:off + 4] = diff
+    tb.hold_rec = t
+    n_log = len(tb.be.log)
+    tags = []
+    for tx in (t, u, v):
+        tags.append(await cmd(TX_COMMIT, 0, tx, wait=False))
+
+    def taken():
+        return [q["txid"] for q in tb.be.log[n_log:] if _is_rec(q)]
+    most = 0
+    for _ in range(3000):
+        most = max(most, sum(1 for q in tb.inflight if _is_rec(q)))
+        await RisingEdge(dut.clk)
+    assert most == lim and taken() == [t, u, v][:lim], \
+        f"records taken while t's is held: {taken()} (at most {most} in flight), expected {lim}"
+    assert not any(d[0] in tags for d in tb.done), "a commit completed while t's record was held"
+    tb.hold_rec = None
+    for q in tb.cpl_q:
+        q["held"] = False
+    for tag in tags:
+        st, res = await _wait_done(tb, tag)
+        assert st == OK and res == 1, f"TX_COMMIT tag {tag}: {st:#x} {res}"
+    assert taken() == [t, u, v]
+    for lp in lps:
+        assert tb.be.committed[lp] == bytes(exp[lp]), f"lpn {lp}: committed page"
+    assert (await cmd(FLUSH))[0] == OK
+    await _read_back(tb, cmd, [(lp, bytes(exp[lp])) for lp in lps])
+    assert not tb.be.resv and not tb.be.errors, tb.be.errors
+    assert int(dut.cnt_proto_err.value) == 0
+
+
+@cocotb.test()
 async def run_slog_cpl_rule_broken(dut):
     """The write buffer's check of the rule a backend must keep (README "A record's completion, by
     its tag"): only transactions' data pages taken directly after an S-Log record may complete
@@ -1334,7 +1396,8 @@ async def run_slog_cpl_rule_broken(dut):
 
 @pytest.mark.parametrize("frag_slots,txfrags,txfull,ptxq,rif", [
     pytest.param(2, 64, 3, 1, 1, id="2-64-3-1"), pytest.param(4, 2, 1, 1, 1, id="4-2-1-1"),
-    pytest.param(4, 64, 3, 2, 1, id="4-64-3-2"), pytest.param(4, 64, 3, 2, 2, id="4-64-3-2-r2")])
+    pytest.param(4, 64, 3, 2, 1, id="4-64-3-2"), pytest.param(4, 64, 3, 2, 2, id="4-64-3-2-r2"),
+    pytest.param(4, 64, 3, 4, 2, id="4-64-3-4-r2")])
 def test_ats_wbuf_slog(frag_slots, txfrags, txfull, ptxq, rif):
     params = {"NUM_SLOTS": 8, "PAGE_BYTES": 64, "NUM_LBAS": NUM_LBAS, "THRESH_PCT": 90,
               "NUM_WAITERS": 4, "MISS_Q": 4, "TX": 1, "NUM_TX": NUM_TX, "PTXQ": ptxq,
