@@ -283,9 +283,15 @@ class TB:
         self.bad = StreamSink(dut, "m_bad", dut.clk, ["chan", "way", "block"], p())
         # the engine's applied mappings (SLOG = 1: the backend RELEASEs them; own pause generator)
         # (the engine's walk: a beat every few cycles; stalls in long bursts, the window the reads must not see)
-        self.smap = StreamSource(dut, "s_map", dut.clk, ["lpn", "last"],
-                                 pause_gen(random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 11), "heavy",
-                                           max_stall=30)) if SLOG else None
+        # map_hold: s_map offers nothing new while it is set (slog_random's RELEASE race rounds)
+        self.map_hold = False
+        self.race = 0                       # ... those rounds run
+        mp = pause_gen(random.Random(int(os.environ.get("ATS_SEED", "1")) * 7919 + 11), "heavy", max_stall=30)
+
+        def map_pause():
+            while True:
+                yield True if self.map_hold else next(mp)
+        self.smap = StreamSource(dut, "s_map", dut.clk, ["lpn", "last"], map_pause()) if SLOG else None
         self.eng, self.nand = Engine(self), Nand(self)
         self.cyc = 0
         self.next_blk = [0] * NCH
@@ -1207,6 +1213,58 @@ async def slog_random(dut):
         await commit(t)
         await host_read(a)
         await host_read(b if trng.random() < 0.5 else trng.choice(FR_LPNS))
+    # the RELEASE race (README "S-Log" "Transaction commit"): F[a] holds fragments (if it is empty,
+    # t2 logs one first); u reserves a and writes a tx page (its record is then never a deliberately rejected one); t
+    # writes a tx page of a and commits with a plain commit record while s_map is held, so t's
+    # completion comes before its RELEASE of a; u's record of fragments of a is sent at once. Its
+    # descriptor's LOOKUP (and so its APPLY) must wait until t's RELEASEs are done: looked up
+    # between them, the RELEASE of a meets u's record held and leaves t2's stale fragments under
+    # t's page (a read of a then merges them). No refusal spoils a round
+    nrace = int(os.environ.get("ATS_BACKEND_RACESTEPS", "4")) if TXREL else 0
+    for _ in range(4 * nrace):
+        if tb.race >= nrace:
+            break
+        t, t2, u = trng.sample(range(1, NTX + 1), 3)
+        c = sorted(mapped)
+        if not c or any(rsv.get(x) or pages.get(x) for x in (t, t2, u)):
+            continue
+        a = trng.choice(c)
+        rf0, tb.refuse = tb.refuse, 0.0
+        await reserve(u, a)
+        if rsv.get(u, {}).get(a) == SL_FRAGS:   # F[a] empty: t2 logs one fragment of a first (a tx
+            await unreserve(u, a)               # page too: its record is then not a deliberately
+            await reserve(t2, a)                # rejected one), room left for u
+            if rsv.get(t2):
+                rsv[t2][a] = 1
+                send(0, RC_NONE, trng.randrange(24), t2)
+                pages[t2] = pages.get(t2, 0) + 1
+                await commit(t2)
+            await reserve(u, a)
+        room = rsv.get(u, {}).get(a, SL_FRAGS)
+        if room < SL_FRAGS:                 # F[a] holds fragments (else: no round, u's reservation ended)
+            send(0, RC_NONE, trng.randrange(24), u)
+            pages[u] = pages.get(u, 0) + 1
+            await settle()
+            tb.map_hold = True
+            send(0, RC_NONE, a, t)
+            s = send(1, RC_CREC, 0, t)
+            await tb.wait_done(s)
+            n0 = tb.wbd.sent + len(tb.wbd.queue)
+            su, mu = await commit_send(u)
+            k = 0                           # u's first descriptor taken (its LOOKUP, unless it waits)
+            while tb.wbd.sent < n0 + 2 and k < 5_000:
+                await RisingEdge(dut.clk)
+                k += 1
+            await ClockCycles(dut.clk, trng.randint(30, 200))
+            tb.map_hold = False
+            tb.race += 1
+            await tb.wait_done(su)
+            await commit_end(u, mu)
+            await host_read(a)
+        elif rsv.get(u):
+            await unreserve(u, a)
+            rsv.pop(u, None)
+        tb.refuse = rf0
     # t's full pages (README_slog "Integration"): t reserves an LPN, writes k tx pages (1 ..
     # SL_TXFULL, every fourth time SL_TXFULL + 1; LPNs from a pool of 1-4: duplicates) and commits
     # with an S-Log record: it names the newest page of each LPN (m1 = its first program's PPN)
@@ -1345,11 +1403,12 @@ async def slog_random(dut):
     r = check_slog(tb, tl)
     r["host_reads"] = len(reads)
     r["full_iter"], r["full_skip"], r["full_pair"] = tb.full_iter, tb.full_skip, tb.full_pair
+    r["race"] = tb.race
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
-               r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1,
+               r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1, r["race"] if TXREL else 1,
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
                r["full_cmark"], r["full_arec"], r["rec_overlap"], int(r["full_max"] == SL_TXFULL),
                r["rej_ref_first_ix"],

@@ -1949,10 +1949,13 @@ module ats_backend #(
         assign sl_t        = rx_t_q;
         assign sl_wtag     = rx_tag_q;
         assign sl_wep      = rx_ep_q;
-        // the remap request register after every other requester; the receiver's LOOKUP first
+        // the remap request register after every other requester; the receiver's LOOKUP first, but
+        // not while a COMMIT's RELEASEs are pending (sl_mp_busy): a descriptor looked up between them
+        // is held (pend) when the RELEASE of its LPN comes, which then answers BAD_FIELD and leaves
+        // the stale fragments under the COMMIT's page (README "S-Log" "Transaction commit")
         logic               sl_rq_free;
         assign sl_rq_free  = c_st_q != C_REQ && !rd_lk_pending && !fw_rq_req && !tw_ne;
-        assign sl_rq_want  = sl_rq_free && (rx_st_q == X_LK || rid_lk_q == 2'd1);
+        assign sl_rq_want  = sl_rq_free && ((rx_st_q == X_LK && !sl_mp_busy) || rid_lk_q == 2'd1);
         assign sl_rq_rl    = rx_st_q != X_LK;
         assign sl_rq_lpn   = sl_rq_rl ? rid_lpn_q : d_lpn_q;
         assign rd_v        = rx_st_q == X_RD || rx_st_q == X_FE;
@@ -2442,6 +2445,10 @@ module ats_backend #(
                     else $error("ats_backend: an S-Log record started being received under wb_hold (%m)");
                 assert (!(ixa_valid && ix_who_q == W_NONE))
                     else $error("ats_backend: S-Log index answer with no command in flight (%m)");
+                // a COMMIT's RELEASE meets no record's descriptor held (the S-Log LOOKUP waits for
+                // sl_mp_busy): its only refusal, BAD_FIELD (pend > 0), would leave stale fragments
+                assert (!(ixa_valid && ix_who_q == W_MAP && ixa_sts != ats_host_pkg::STS_OK))
+                    else $error("ats_backend: a COMMIT's RELEASE refused, status %0d (%m)", ixa_sts);
                 // the verdict's "every earlier request" is the whole table: while a record is being
                 // received no entry is taken but its own log pages' and its abort's (README "S-Log record")
                 assert (!(sl_busy && (acc_take || fw_acc_go)))
