@@ -79,6 +79,7 @@ PW = PB // 4
 SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS = 8, 2, 3, 6      # the SLOG build's index: 4 sets of 2 ways
 SL_TXFULL = int(os.environ.get("ATS_BACKEND_TXFULL", "4"))  # full pages a record names (t's list, README_slog "Integration")
 SL_CACHE = int(os.environ.get("ATS_BACKEND_SLCACHE", "2"))   # the read merge's cached log pages (0: none)
+SL_RECS = int(os.environ.get("ATS_BACKEND_SLRECS", "1"))     # records the unit holds at once (SLOG_RECS)
 SL_PPNS = 8                                 # its LPGN -> PPN table: the 8 newest log pages (= WIN)
 SL_TAG = 0xC0                               # the NAND tag of the merge's log page READ
 # a COMMIT's applied mappings RELEASE their F (README "S-Log"); ATS_BACKEND_TXREL=0: the driver and the
@@ -216,7 +217,11 @@ class Nand:
                     cur.append(dict(data=wd[:PW], lpn=wd[PW], seq=wd[PW + 1] | (wd[PW + 2] << 32),
                                            epoch=wd[PW + 3], flags=(wd[PW + 4] >> 16) & 0xFF,
                                            kind=(wd[PW + 4] >> 8) & 3, txid=wd[PW + 4] & 0x3F, tag=r["tag"]))
-                    cur[2], cur[3] = "prog", cyc + tb.tprog + (tb.rng.randint(0, tb.tprog // 4) if tb.slow else 0)
+                    extra = tb.rng.randint(0, tb.tprog // 4) if tb.slow else 0
+                    # (slog_random's rounds with two records in flight, SLOG_RECS > 1: an S-Log record's
+                    # last page programs slowly, so the record is held while the next one is taken)
+                    slow = tb.slow_last and int(dut.e_sl[r["tag"]].value) and int(dut.e_rec[r["tag"]].value) == RC_CREC
+                    cur[2], cur[3] = "prog", cyc + (2000 if slow else tb.tprog + extra)
             if cur is not None and cur[2] == "prog" and cyc >= cur[3]:
                 ppn = ppn_of(c, cur[0]["block"], cur[0]["page"])
                 # (a MERGE page fails more often: its re-programming is a case of slog_random)
@@ -316,6 +321,11 @@ class TB:
         self.rsp_meta: deque = deque()      # the engine responses sent, in order: (txid, ppn) of a refusal
         self.ref_cyc: dict = {}             # (txid, ppn) of a refused TX_WRITE -> the cycle its answer was taken
         self.rej_cyc: list = []             # (cycle, txid) of each S-Log record's rejection (sl_err_set)
+        self.snap_cyc: list = []            # cycles of records' last descriptors taken by the unit
+        self.cf_cyc: list = []              # ... of completeness flags sent to it
+        self.scans = self.scan_waits = self.held_max = 0    # (SLOG_RECS > 1) scans, matches; records held
+        self.slow_last = False
+        self.conflicts = 0                  # slog_random's conflict rounds (SLOG_RECS > 1)
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "wb_hold") + (() if SLOG else ("s_map_valid",)):
             getattr(dut, n).value = 0
         if True:                            # the write buffer's read ids 0xFD / 0xFC, host reads
@@ -372,6 +382,15 @@ class TB:
                 self.ref_cyc[key] = cyc
         if SLOG and int(dut.sl_err_set.value):  # an S-Log record rejected at this edge: t's error
             self.rej_cyc.append((cyc, int(dut.sl_t.value)))     # unless one is set (first wins)
+        if SLOG and self.slog_mode:         # a record's last descriptor, a completeness flag (check_slog)
+            if int(dut.g_slog.sl_snap_ev.value):
+                self.snap_cyc.append(cyc)
+            if int(dut.g_slog.sl_cf_ev.value):
+                self.cf_cyc.append(cyc)
+            if SL_RECS > 1:                 # the scan of held records' full pages (README "S-Log")
+                self.scans += int(dut.g_slog.sl_scan_ev.value)
+                self.scan_waits += int(dut.g_slog.sl_match_ev.value)
+                self.held_max = max(self.held_max, int(dut.g_slog.hq_n_q.value))
         need = int(dut.blk_need.value)
         for d in range(NCH):                # the firmware: the die's next erased block
             if (need >> d) & 1 and not self.offered[d] and self.next_blk[d] < BLOCKS:
@@ -1100,14 +1119,15 @@ async def slog_random(dut):
             applied.update(rec_lpns.pop(s))
         await commit_end(t, mine)
 
-    async def commit_send(t):
+    async def commit_send(t, extra=True):
         # t's commit (a record of its fragments or a plain commit record) sent, not waited for
+        # (extra: maybe tx pages just before it)
         frs = []
         mine = dict(rsv.get(t, {}))
         bad = not pages.get(t) and rng.random() < 0.4      # (a rejected record only without tx pages:
         if not pages.get(t) and mine and rng.random() < 0.3:    # a base unmapped after its RESERVE:
             send(1, RC_NONE, rng.choice(sorted(mine)), 0)       # the record is rejected (TX_FULL)
-        if not bad and mine and rng.random() < 0.4:         # tx pages just before the record: its
+        if extra and not bad and mine and rng.random() < 0.4:   # tx pages just before the record: its
             await settle()                                  # verdict waits for their TX_WRITEs
             for _ in range(rng.randint(1, 2)):
                 send(0, RC_NONE, rng.randrange(24), t)
@@ -1323,23 +1343,49 @@ async def slog_random(dut):
             # with a record of its own
             b2 = trng.choice([x for x in c if x != b])
             await reserve(t2, b2)
+            if not rsv.get(t2):             # no room: a plain write of b2 empties F (t2 logs a record)
+                send(0, RC_NONE, b2, 0)
+                await reserve(t2, b2)
             for _ in range(trng.randint(1, SL_TXFULL)):
                 send(0, RC_NONE, trng.randrange(24), t2)
                 pages[t2] = pages.get(t2, 0) + 1
+            # with several records held (SLOG_RECS > 1), every other such round is a conflict: t
+            # also writes a full page of b2, which t2 has reserved (README "S-Log" "Records in
+            # flight"); t's last log page programs slowly (every such round), so that t2's record is taken
+            # while t's is held, and in a conflict round its fragment of b2's LOOKUP must wait for
+            # t's COMMIT (the scan)
+            # (in a conflict round no TX_WRITE is refused and t's record gets no more tx pages: t's
+            # and t2's records are both applied, t's not rejected for too many pages)
+            conflict = SL_RECS > 1 and bool(rsv.get(t2, {}).get(b2)) and pages.get(t, 0) < SL_TXFULL and \
+                2 * tb.conflicts <= tb.full_pair
+            rf1 = tb.refuse
+            if conflict:
+                send(0, RC_NONE, b2, t)
+                pages[t] = pages.get(t, 0) + 1
+                tb.conflicts += 1
+                tb.refuse = 0.0
             # (t's and t2's pages completed first: with WIN 8 they could fill the table, and t2's
             # record would then be taken only after t's commit completed, not beside it)
             await tb.wait_done(len(tb.reqs) - 1)
-            s1, m1 = await commit_send(t)
+            tb.slow_last = SL_RECS > 1      # (t's record still held when t2's is taken: its last page slow)
+            s1, m1 = await commit_send(t, extra=not conflict)
             nxt = trng.randint(1, SL_TXFULL)
-            between = trng.random() < 0.5
+            # (t's next pages between the records, only with SLOG_RECS 1: they wait for t's commit
+            # to complete, txr_q, and t2's record behind them: the two would never be held together)
+            between = trng.random() < 0.5 and SL_RECS == 1
             for _ in range(nxt if between else 0):
                 send(0, RC_NONE, trng.randrange(24), t)
-            s2, m2 = await commit_send(t2)
+            s2, m2 = await commit_send(t2, extra=not conflict)
             for _ in range(0 if between else nxt):
                 send(0, RC_NONE, trng.randrange(24), t)
             pages[t] = nxt
             await tb.wait_done(s1)
+            tb.slow_last = False
             await tb.wait_done(s2)
+            tb.refuse = rf1
+            if conflict:                    # (both applied: the conflict was met, not dodged)
+                assert [d[1] for d in tb.done if d[0] in (s1, s2)] == [OK, OK], \
+                    f"conflict round: t's / t2's record not both applied {[d for d in tb.done if d[0] in (s1, s2)]}"
             await commit_end(t, m1)
             await commit_end(t2, m2)
             await reserve(t, b)
@@ -1404,11 +1450,13 @@ async def slog_random(dut):
     r["host_reads"] = len(reads)
     r["full_iter"], r["full_skip"], r["full_pair"] = tb.full_iter, tb.full_skip, tb.full_pair
     r["race"] = tb.race
+    r["conflicts"], r["scans"], r["scan_waits"], r["held_max"] = tb.conflicts, tb.scans, tb.scan_waits, tb.held_max
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
                r["late_tw"], r["unmapped_base"], r["rd_multi"], r["rd_overlap"], r["rd_release"], r["rd_nand"],
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1, r["race"] if TXREL else 1,
+               *((r["conflicts"], r["scans"], r["scan_waits"], int(r["held_max"] >= 2), r["cf_held"]) if SL_RECS > 1 else ()),
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
                r["full_cmark"], r["full_arec"], r["rec_overlap"], int(r["full_max"] == SL_TXFULL),
                r["rej_ref_first_ix"],
@@ -1908,11 +1956,18 @@ def check_slog(tb, tl: list) -> dict:
     kf: dict[int, int] = {}                 # lpn -> fragments applied
     exp_cf: list = []                       # completeness flags not yet taken by a record
     rec_cf: list = []
+    # the flags by time (README_slog "Completeness flags"): a flag joins the unit's list in the cycle
+    # of its APPLY's answer (tb.cf_cyc, in completion order); a record takes the list 6 cycles after
+    # its last descriptor was taken (tb.snap_cyc, in record order): with several records held, a
+    # record completing after a later one's snapshot flags the record after that one
+    pend_cf: deque = deque()                # (join cycle, flag) of flags not yet in the list
+    k_rec = k_cf = 0
     n = dict(records=0, rejected=0, doomed=0, multi_page=0, prog_fail=len(tb.nand.fails), reserves=0,
              unmapped_rsv=0, flags=0, late_tw=0, unmapped_base=0, reads=0, rd_frag=0, rd_multi=0, rd_overlap=0,
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
              dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0, full_recs=0, full_dup=0, full_refail=0,
-             full_ovf=0, full_max=0, full_at_max=0, full_cmark=0, full_arec=0, rej_ref_first=0, rej_ref_first_ix=0, rej_ref_later=0)
+             full_ovf=0, full_max=0, full_at_max=0, full_cmark=0, full_arec=0, rej_ref_first=0, rej_ref_first_ix=0, rej_ref_later=0,
+             cf_held=0)
     closed: dict[int, int] = {}             # txid -> how its last incarnation with pages ended (rec)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
@@ -2127,7 +2182,15 @@ def check_slog(tb, tl: list) -> dict:
                               ppn=base_ppn(l2p[lpn]) if lpn in l2p else 0,
                               len=ln if lpn in l2p else 0,    # an unmapped base: rejected (README "S-Log")
                               data=b"".join(w.to_bytes(4, "little") for w in d)) for lpn, o, ln, d in r["frs"]]
+                snap = tb.snap_cyc[k_rec] + 6
+                k_rec += 1
+                while pend_cf and pend_cf[0][0] < snap:
+                    _, f = pend_cf.popleft()
+                    ref.push_cf(*f)
+                    if len(exp_cf) < 8:
+                        exp_cf.append(f)
                 res = ref.record(descs)
+                n["cf_held"] += bool(pend_cf)   # a flag of an earlier record joins after this snapshot
                 if res["sts"] == OK:        # the flags a record takes (its own list, from the docs:
                     rec_cf, exp_cf = exp_cf, []   # architecture §11.5, README_slog; a doomed one's lost)
                 # a TX_WRITE of t sent to the engine after the record was taken: its verdict had to wait
@@ -2184,9 +2247,8 @@ def check_slog(tb, tl: list) -> dict:
                 if any(q2 in failed_seqs for _, q2, _ in ent):
                     n["full_refail"] += 1
                 else:
-                    ref.push_cf(t, res["reclen"], res["lpgn"])
-                    if len(exp_cf) < 8:
-                        exp_cf.append((t, res["reclen"], res["lpgn"]))
+                    pend_cf.append((tb.cf_cyc[k_cf], (t, res["reclen"], res["lpgn"])))
+                    k_cf += 1
                 # the pages, byte for byte, from persistence §10's own encoder (atstb.slog_ref)
                 lw = slog_ref.LogWriter(PB, lpgn=res["lpgn"])
                 kk, frg = dict(kf), []
@@ -2232,6 +2294,9 @@ def check_slog(tb, tl: list) -> dict:
             q += 1
     q = flush(q)
     assert not mg_pend and next(mg_pages, None) is None, "MERGE pages left over"
+    # one snapshot per record, one flag per flagged record (the flags' order is the completions')
+    assert (k_rec, k_cf) == (len(tb.snap_cyc), len(tb.cf_cyc)), \
+        f"records {k_rec} / last descriptors {len(tb.snap_cyc)}, flags {k_cf} / sent {len(tb.cf_cyc)}"
     # every programmed page: its spare words and data, by seq
     assert sorted(by_seq) == list(range(q)), f"programmed seqs {sorted(set(by_seq) ^ set(range(q)))[:8]}"
     for s, pg in want_pages.items():
@@ -2344,6 +2409,24 @@ def test_ats_backend_slog(seed, cache):
         testcase=os.environ.get("ATS_BACKEND_TEST") or None,
         seed=seed, results_name=f"{key}_seed{seed}",
         extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache)},
+        public={})
+
+
+def test_ats_backend_slog_r2():
+    """slog_random with SLOG_RECS 2 (records held together, README "S-Log" "Records in flight"):
+    the full-page phase's rounds with two records in flight hold both, half of them with the
+    conflict (a later record's fragment on an earlier held record's full page: the scan waits)."""
+    src = os.environ.get("ATS_BACKEND_SRC")
+    key = "slog_c2_r2" + ("_" + Path(src).parent.name if src else "")
+    run(toplevel="ats_backend",
+        sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
+        test_module="test_ats_backend", test_dir=HERE, build_key=key,
+        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
+                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
+                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=SL_TXFULL, SLOG_CACHE=2,
+                        SLOG_PPNS=SL_PPNS, SLOG_RECS=2),
+        testcase="slog_random", seed=4, results_name=f"{key}_seed4",
+        extra_env={"ATS_SEED": "4", "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": "2", "ATS_BACKEND_SLRECS": "2"},
         public={})
 
 

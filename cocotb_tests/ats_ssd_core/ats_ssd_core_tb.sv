@@ -31,7 +31,8 @@ module ats_ssd_core_tb #(
     // write buffer's FRAG slots (S-Log records from DIFFWRITEs below slog_thr)
     parameter int SLOG            = 0,
     parameter int FRAG_SLOTS      = 0,
-    parameter int SLOG_TXFULL     = 64      // full pages of one S-Log record (write buffer and backend)
+    parameter int SLOG_TXFULL     = 64,     // full pages of one S-Log record (write buffer and backend)
+    parameter int SLOG_RIF        = 1       // S-Log records in flight together (write buffer and backend)
 ) (
     input  wire logic        clk,
     input  wire logic        rst,
@@ -78,6 +79,7 @@ module ats_ssd_core_tb #(
     output wire logic [31:0] cnt_slog_err,       // the write buffer's UNRESERVE answers other than OK
     output logic [31:0]      slog_rec_total,     // S-Log record requests (m_wb slog) over the run
     output logic [31:0]      slog_rec_beside,    // of those, taken while an earlier m_wb request was in flight
+    output logic [31:0]      slog_rec_pair,      // ... while an earlier S-Log record was in flight (SLOG_RIF > 1)
     output logic [31:0]      slog_rsv_total,     // RESERVE answers (tag 0xFD) with status OK over the run
     output wire logic        m_bad_valid,
     input  wire logic        m_bad_ready,
@@ -157,7 +159,7 @@ module ats_ssd_core_tb #(
         .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
         .REMAP_CNT_W(REMAP_CNT_W), .PTXQ(PTXQ), .SLOG(SLOG), .FRAG_SLOTS(FRAG_SLOTS),
-        .SLOG_TXFULL(SLOG_TXFULL),
+        .SLOG_TXFULL(SLOG_TXFULL), .SLOG_RIF(SLOG_RIF),
         // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
         // strobes, 2 cycles a byte (the page transfers are most of a campaign's cycles)
         .T_WP(1), .T_WH(1), .T_RP(1), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),
@@ -190,6 +192,7 @@ module ats_ssd_core_tb #(
     initial begin
         slog_rec_total = '0;
         slog_rec_beside = '0;
+        slog_rec_pair = '0;
         slog_rsv_total = '0;
         prog_head_total = '0;
         urgent_wb_total = '0;
@@ -264,6 +267,9 @@ module ats_ssd_core_tb #(
         // (the write buffer's wait lets only transactions' data pages, its own tx's or others', be in flight then, §11.4)
         if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog && wb_inflight != 0)
             slog_rec_beside <= slog_rec_beside + 1'b1;
+        // (the write buffer counts a record in flight from its issue, before m_wb takes it: > 1)
+        if (!rst && u_dut.wb_valid && u_dut.wb_ready && u_dut.wb_slog && u_dut.u_wbuf.rif_n_q > 1)
+            slog_rec_pair <= slog_rec_pair + 1'b1;
         wb_inflight <= rst ? 32'd0 : wb_inflight + 32'(u_dut.wb_valid && u_dut.wb_ready)
                                                 - 32'(u_dut.wbc_valid && u_dut.wbc_ready);
     end

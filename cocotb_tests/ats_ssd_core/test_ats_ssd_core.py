@@ -1803,7 +1803,11 @@ def test_ats_ssd_core(name, mode, seed):
 # byte-exact reference, then a clean cut and the recovery oracle). make test: seed 1, 2 power cycles;
 # ATS_LONG=1: seeds 1-8, 4 power cycles each (ATS_SLOG_SEED: the short run's seed).
 # SLOG_TXFULL 4: a transaction with more full pages converts its FRAG slots (architecture §11.3)
-SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4, SLOG_TXFULL=4)
+# ATS_SLOG_RIF=n (n > 1): S-Log records in flight together (the write buffer's SLOG_RIF and the
+# backend's SLOG_RECS; the TB's PTXQ 8 bounds it), a build of its own
+SLOG_RIF = int(os.environ.get("ATS_SLOG_RIF", "1"))
+SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4, SLOG_TXFULL=4,
+                   **({"SLOG_RIF": SLOG_RIF} if SLOG_RIF > 1 else {}))
 SLOG_RUNS = [("bp", s) for s in (range(1, 9) if LONG else (int(os.environ.get("ATS_SLOG_SEED", "1")),))]
 # ATS_LONG=1: the even seeds with 5 % program failures (persistence §10.2: a record's full META-PU
 # names the failed first program; the recovery oracle gets the grown-bad blocks); otherwise
@@ -1826,6 +1830,7 @@ def test_ats_ssd_core_slog(mode, seed):
         results_name=f"slog_{seed}", public=PUBLIC,
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_CORE_MODE": mode,
                    "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]), "ATS_SLOG_CYCLES": SLOG_CYCLES,
+                   "ATS_SLOG_RIF": str(SLOG_RIF),
                    "ATS_NAND_FAULTS": f"{SLOG_PFAIL},seed={seed}" if LONG and seed % 2 == 0 else
                    os.environ.get("ATS_NAND_FAULTS", ""),
                    # (not stats_*.json: cut_summary.py sums those of the power-cut campaign)

@@ -53,7 +53,8 @@ module ats_backend #(
     parameter int SLOG_TXFRAGS    = 64,
     parameter int SLOG_TXFULL     = 64,    // full pages a record names (t's list of full pages, README_slog "Integration"), >= 1
     parameter int SLOG_CACHE      = 8,     // log pages cached on chip for the read merge: 0 or a power of two (README_slog "Read merge")
-    parameter int SLOG_PPNS       = 256    // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
+    parameter int SLOG_PPNS       = 256,   // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
+    parameter int SLOG_RECS       = 1      // records the unit holds at once, 1..8 (README "S-Log" "Records in flight"; the write buffer's SLOG_RIF)
     /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire logic                     clk,
@@ -714,6 +715,7 @@ module ats_backend #(
     logic [5:0]         iss_txid_q;
     logic [1:0]         iss_rec_q;
     logic               iss_txpg_q;
+    logic               iss_sl_q;         // ... is an S-Log record's log page
     assign iss_txpg  = iss_txpg_q;
     assign iss_early = iss_txpg && !txl_q[iss_txid_q] &&
                        (iss_rec_q == RC_CMARK ? !txe_v_q[iss_txid_q] : 32'(fx_cnt_q) + 32'(early_pend_q) < FIXN);
@@ -915,6 +917,7 @@ module ats_backend #(
         iss_txid_q <= e_txid[iss_e];
         iss_rec_q  <= e_rec[iss_e];
         iss_txpg_q <= e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e] && !(SL && e_sl[iss_e]);
+        iss_sl_q   <= SL && e_sl[iss_e];
         if (rst) begin
             iss_ok_q <= 1'b0;
             iss_mv_q <= 1'b0;
@@ -1540,7 +1543,8 @@ module ats_backend #(
                 else $error("ats_backend: retry FIFO registers out of step with its pointers (%m)");
             assert (!(iss_ok_q && !iss_mv_q) ||
                     (iss_txid_q == e_txid[iss_e] && iss_rec_q == e_rec[iss_e] &&
-                     iss_txpg_q == (e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e] && !(SL && e_sl[iss_e]))))
+                     iss_txpg_q == (e_txid[iss_e] != 6'd0 && !e_trim[iss_e] && !e_fw[iss_e] && !(SL && e_sl[iss_e])) &&
+                     iss_sl_q == (SL && e_sl[iss_e])))
                 else $error("ats_backend: registered in-order entry fields out of step with entry %0d (%m)", iss_e);
             assert ($onehot0({rd_lk_valid, c_rq_want, fw_rq_want, tw_want, SL && sl_rq_want}))
                 else $error("ats_backend: two remap requesters at once (%m)");
@@ -1648,7 +1652,8 @@ module ats_backend #(
         logic               ab_q;             // the record ends as a plain (doomed) commit record (X_AB)
         typedef enum logic [4:0] {X_IDLE, X_W0, X_W1, X_LK, X_LKW, X_RD, X_STS, X_VERD, X_PAGES,
                                   X_DIS, X_LG, X_WEND, X_UNR, X_AB,
-                                  X_FW, X_FA, X_FB, X_FC, X_FE} rx_state_e;   // (X_F*: the full pages)
+                                  X_FW, X_FA, X_FB, X_FC, X_FE,
+                                  X_CS, X_CA, X_CB, X_CW} rx_state_e;   // (X_F*: the full pages; X_C*: the scan)
         // a rejected record ends its fragments' reservations (architecture §11.3 "After the
         // record"): its descriptors' LPNs (the first SLOG_TXFRAGS) are kept and UNRESERVEd (t)
         localparam int RL_W = $clog2(SLOG_TXFRAGS + 1);
@@ -1661,8 +1666,10 @@ module ats_backend #(
         //      {lpn, PPN of the first program (an early TX_WRITE names it; a late one names the last)} of each data page of t,
         //      appended at the page's first issue (first issues are in acceptance order), at most
         //      SLOG_TXFULL (one more sets t's overflow bit); emptied at the first issue of t's
-        //      commit / abort (a commit or abort record, a COMMIT-marked page, an S-Log record's last
-        //      page or its abort's entry, a doomed commit record). Block RAM (registered read), written a
+        //      commit / abort (a commit or abort record, a COMMIT-marked page, an S-Log record's
+        //      abort's entry, a doomed commit record), or, for an S-Log record that sent its pages, at
+        //      its last page's completion (the scan of later records reads it until then; t's next
+        //      pages are issued only after it, txr_q). Block RAM (registered read), written a
         //      cycle after the issue (ft_a_q: the issue grant is the backend's critical path).
         localparam int FT_W = (SLOG_TX > 1) ? $clog2(SLOG_TX) : 1;
         localparam int FI_W = (SLOG_TXFULL > 1) ? $clog2(SLOG_TXFULL) : 1;
@@ -1674,6 +1681,8 @@ module ats_backend #(
         logic [SLOG_TX-1:0] ft_ov_q;
         logic               ft_a_q, ft_e_q;               // an append / emptying, registered from the issue
         logic [5:0]         ft_t_q;
+        logic               ftc_q;                        // an S-Log record's list emptied at its completion (hq_pop)
+        logic [5:0]         ftc_t_q;
         logic [31:0]        ft_lpn_q;
         logic [PPN_W-1:0]   ft_ppn_q;
         logic [FN_W-1:0]    fi_q, fj_q, fn_q;             // the feed: candidate, compared entry, list length
@@ -1683,6 +1692,26 @@ module ats_backend #(
         // since t's last commit / abort completed; a record of t is then not flagged (persistence
         // §10.2: its m1 may name the failed copy)
         logic [63:0]        rf_q;
+        // ---- the held records (README "S-Log" "Records in flight"): every record whose verdict
+        //      sent its pages (not doomed), from its verdict until its last page's in-order
+        //      completion, oldest first: {txid, reclen, first LPGN}. The completeness flag of the
+        //      record completing is the head's; a later record's fragment descriptor is compared
+        //      with the held records' lists of full pages before its LOOKUP (the scan, X_CS..X_CW).
+        //      SLOG_RECS + 1 entries: the unit may take a record after the APPLY of the oldest,
+        //      before its completion pops it
+        localparam int HQN  = SLOG_RECS + 1;
+        localparam bit MR   = SLOG_RECS > 1;   // records held together: the scan and the lists' late emptying
+        localparam int HQ_W = $clog2(HQN);
+        logic [5:0]         hq_t  [HQN];
+        logic [7:0]         hq_rl [HQN];
+        logic [31:0]        hq_lg [HQN];
+        logic [HQ_W-1:0]    hq_rd_q, hq_wr_q;
+        logic [HQ_W:0]      hq_n_q;
+        logic               hq_push, hq_pop, hq_has_t;
+        // events the testbench samples: a record's last descriptor taken by the unit (its flags are
+        // taken 6 cycles later, README_slog "Completeness flags"), a completeness flag sent
+        logic               sl_snap_ev, sl_cf_ev;
+        logic               sl_scan_ev, sl_match_ev;  // a descriptor's scan begins; it matched (X_CW next)
         // who sent the index command in flight (section "index commands" below; declared before the
         // unit's instance, whose s_cf_valid reads it: Yosys needs a declaration before its use)
         typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW, W_MAP} ixw_e;
@@ -1704,10 +1733,14 @@ module ats_backend #(
         if (SLOG_PPNS < WIN || (SLOG_PPNS & (SLOG_PPNS - 1)) != 0) begin : g_chk_slp
             $fatal(1, "ats_backend: SLOG_PPNS must be a power of two >= WIN (%m)");
         end
+        if (SLOG_RECS < 1 || SLOG_RECS > 8) begin : g_chk_slr
+            $fatal(1, "ats_backend: SLOG_RECS must be 1..8 (%m)");
+        end
         /* verilator lint_off PINCONNECTEMPTY */   // (the packed pages' ports: unused, step 4)
         ats_backend_slog #(
             .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
-            .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL), .PPN_W(PPN_W)
+            .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL), .PPN_W(PPN_W),
+            .SLOG_RECS(SLOG_RECS)
         ) u_slog (
             .clk, .rst,
             .s_ix_valid(ix_v_q), .s_ix_ready(ix_ready), .s_ix_op(ix_op_q), .s_ix_txid(ix_txid_q),
@@ -1728,15 +1761,14 @@ module ats_backend #(
             .s_rw_valid(rw_valid), .s_rw_ready(rw_ready), .s_rw_data(s_wbd_data),
             .m_lp_valid(lp_valid), .m_lp_ready(lp_ready), .m_lp_data(lp_data), .m_lp_last(lp_last),
             .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end), .m_lp_nend(),
-            // (SLOG_PACK 0, SLOG_RECS 1 here: records one to a page, one held; group commit step 4)
+            // (SLOG_PACK 0 here: records one to a page; group commit step 4)
             .s_go_valid(1'b0), .s_go_ready(), .s_go_drop(1'b0), .s_seal_valid(1'b0), .s_seal_ready(),
             .pg_open(),
             // completeness flag: a record applied at its in-order completion was programmed whole
             // (architecture §11.5: its log pages, and its full pages, whose seqs are lower), unless a
             // data page of t was programmed again after a failure (rf_q: m1 may name the failed copy)
-            .s_cf_valid(ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK &&
-                        !rf_q[cm_txid_q]),
-            .s_cf_txid({2'b00, cm_txid_q}), .s_cf_reclen(rx_reclen_q), .s_cf_lpgn(rx_lpgn_q),
+            .s_cf_valid(sl_cf_ev),
+            .s_cf_txid({2'b00, cm_txid_q}), .s_cf_reclen(hq_rl[hq_rd_q]), .s_cf_lpgn(hq_lg[hq_rd_q]),
             .s_lg_valid(lg_valid), .s_lg_ready(lg_ready), .s_lg_lpgn((rx_st_q == X_LG) ? rx_lpgn_q : fw_epoch_q),
             .lpgn(slog_lpgn), .used(sl_used)
         );
@@ -1942,6 +1974,44 @@ module ats_backend #(
             for (int i = 0; i < WIN; i++) if (e_tw[i] && !e_twv[i] && e_txid[i] == rx_t_q) tw_t = 1'b1;
         end
         assign verd = all_issued && !tw_t && !txr_q[rx_t_q] && (!txl_q[rx_t_q] || tbl_empty);
+
+        // the held records' FIFO (declared above): pushed at a verdict that sends the pages, popped
+        // at the completion of a record's last page (the APPLY's entry)
+        assign hq_push = rx_st_q == X_VERD && verd && !txe_v_q[rx_t_q];
+        assign hq_pop  = c_ack && sl_fin_cp;
+        always_comb begin
+            hq_has_t = 1'b0;
+            for (int i = 0; i < HQN; i++)
+                if (32'((32'(i) + HQN - 32'(hq_rd_q)) % HQN) < 32'(hq_n_q) && hq_t[i] == rx_t_q) hq_has_t = 1'b1;
+        end
+        always_ff @(posedge clk) begin
+            if (hq_push) begin
+                hq_t[hq_wr_q] <= rx_t_q; hq_rl[hq_wr_q] <= rx_reclen_q; hq_lg[hq_wr_q] <= rx_lpgn_q;
+            end
+            if (rst) begin
+                hq_rd_q <= '0; hq_wr_q <= '0; hq_n_q <= '0;
+            end else begin
+                if (hq_push) hq_wr_q <= (32'(hq_wr_q) == HQN - 1) ? '0 : hq_wr_q + 1'b1;
+                if (hq_pop)  hq_rd_q <= (32'(hq_rd_q) == HQN - 1) ? '0 : hq_rd_q + 1'b1;
+                hq_n_q <= hq_n_q + (HQ_W+1)'(hq_push) - (HQ_W+1)'(hq_pop);
+            end
+        end
+        assign sl_cf_ev   = ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK &&
+                            !rf_q[cm_txid_q];
+        assign sl_snap_ev = rd_v && rd_ready_u && rx_st_q == X_RD && d_last_q;
+        assign sl_scan_ev  = rx_st_q == X_CS;
+        assign sl_match_ev = rx_st_q == X_CB && ft_rd_q[32+PPN_W-1:PPN_W] == d_lpn_q;
+        // the scan: a fragment descriptor's LPN against each held record's list of full pages (entry
+        // cs_i_q of record cs_h_q: one compare every two cycles, the list's block RAM read port);
+        // a match waits until no record is held (X_CW), so that its LOOKUP sees that record's
+        // COMMIT (README "S-Log" "Records in flight")
+        logic [HQ_W-1:0]    cs_h_q;
+        logic [HQ_W:0]      cs_k_q;           // held records left to scan
+        logic [FN_W-1:0]    cs_i_q;
+        logic [FT_W-1:0]    cs_ti;
+        logic [FN_W-1:0]    cs_n;
+        assign cs_ti = FT_W'(hq_t[cs_h_q] - 6'd1);
+        assign cs_n  = ft_n_q[cs_ti];
         logic               lp_alloc, lp_fire, fwd, w_take;
         logic [WIN_W-1:0]   lp_e;
         assign sl_rec_st   = s_wb_op && s_wb_rec == RC_CREC && s_wb_slog;
@@ -2037,7 +2107,7 @@ module ats_backend #(
                     // overflowed: SLOG_TXFULL + 1 descriptors (the unit rejects the record TX_FULL;
                     // the last reads index SLOG_TXFULL, past the list: its lpn / ppn are don't-care,
                     // the unit rejects it for its count before it uses them)
-                    X_FW: if (all_issued && !ft_a_q && !ft_e_q) begin
+                    X_FW: if (all_issued && !ft_a_q && !ft_e_q && !(MR && (ftc_q || txr_q[rx_t_q] || hq_has_t))) begin
                         fi_q <= '0; fov_q <= ft_tok && ft_ov_q[FT_W'(rx_t_q - 6'd1)];
                         fn_q <= !ft_tok ? '0 : ft_ov_q[FT_W'(rx_t_q - 6'd1)] ? FN_W'(SLOG_TXFULL + 1)
                                                                            : ft_n_q[FT_W'(rx_t_q - 6'd1)];
@@ -2074,8 +2144,33 @@ module ats_backend #(
                     end
                     X_W1: if (s_wbd_valid) begin
                         d_off_q <= s_wbd_data[15:0]; d_len_q <= s_wbd_data[31:16]; d_last_q <= s_wbd_last;
-                        rx_st_q <= X_LK;
+                        rx_st_q <= (MR && hq_n_q != '0) ? X_CS : X_LK;
                     end
+                    // (the scan's states: unreachable with SLOG_RECS 1, and built as X_LK's there)
+                    X_CS: begin
+                        cs_h_q <= hq_rd_q; cs_k_q <= hq_n_q; cs_i_q <= '0;
+                        rx_st_q <= MR ? X_CA : X_LK;
+                    end
+                    X_CA: begin                            // (ft_ra = {cs_ti, cs_i_q}: read)
+                        if (!MR || cs_k_q == '0) begin
+                            rx_st_q <= X_LK;
+                        end else if (cs_i_q >= cs_n) begin
+                            cs_h_q <= (32'(cs_h_q) == HQN - 1) ? '0 : cs_h_q + 1'b1;
+                            cs_k_q <= cs_k_q - 1'b1; cs_i_q <= '0;
+                        end else begin
+                            rx_st_q <= X_CB;
+                        end
+                    end
+                    X_CB: begin
+                        if (!MR) begin
+                            rx_st_q <= X_LK;
+                        end else if (ft_rd_q[32+PPN_W-1:PPN_W] == d_lpn_q) begin
+                            rx_st_q <= X_CW;
+                        end else begin
+                            cs_i_q <= cs_i_q + 1'b1; rx_st_q <= X_CA;
+                        end
+                    end
+                    X_CW: if (!MR || hq_n_q == '0) rx_st_q <= X_LK;
                     X_LK: if (sl_rq_want && rq_free) rx_st_q <= X_LKW;
                     X_LKW: if (rsp_sl && s_rsp_tag == RT_SL) begin
                         d_base_q <= lk_ppn_fx;
@@ -2127,13 +2222,15 @@ module ats_backend #(
         // ---- t's list of full pages (declared with the receiver): appends and emptyings, registered
         //      from the issue grant (one in-order first issue at most a cycle, so one event a cycle);
         //      the feed's read port (X_FA: entry fi_q, X_FC: entry fj_q)
-        logic               ft_wok;
-        logic [FT_W-1:0]    ft_wi, ft_ri;
+        logic               ft_wok, ftc_wok;
+        logic [FT_W-1:0]    ft_wi, ft_ri, ftc_wi;
+        assign ftc_wok = ftc_t_q != 6'd0 && 32'(ftc_t_q) <= SLOG_TX;
+        assign ftc_wi  = FT_W'(ftc_t_q - 6'd1);
         assign ft_tok = rx_t_q != 6'd0 && 32'(rx_t_q) <= SLOG_TX;
         assign ft_wok = ft_t_q != 6'd0 && 32'(ft_t_q) <= SLOG_TX;
         assign ft_wi  = FT_W'(ft_t_q - 6'd1);
         assign ft_ri  = FT_W'(rx_t_q - 6'd1);
-        assign ft_ra  = {ft_ri, FI_W'((rx_st_q == X_FC) ? fj_q : fi_q)};
+        assign ft_ra  = (MR && rx_st_q == X_CA) ? {cs_ti, FI_W'(cs_i_q)} : {ft_ri, FI_W'((rx_st_q == X_FC) ? fj_q : fi_q)};
         always_ff @(posedge clk) begin
             if (ft_a_q && ft_wok && 32'(ft_n_q[ft_wi]) < SLOG_TXFULL)
                 ft_mem[{ft_wi, FI_W'(ft_n_q[ft_wi])}] <= {ft_lpn_q, ft_ppn_q};
@@ -2141,7 +2238,10 @@ module ats_backend #(
         end
         always_ff @(posedge clk) begin
             ft_a_q   <= !rst && i_prog && !iss_retry && iss_txpg && iss_rec_q == RC_NONE;
-            ft_e_q   <= !rst && i_prog && !iss_retry && iss_rec_q != RC_NONE;
+            // (an S-Log record's last page: its list is emptied at its completion instead, ftc_q)
+            ft_e_q   <= !rst && i_prog && !iss_retry && iss_rec_q != RC_NONE && !(MR && iss_sl_q);
+            ftc_q    <= !rst && MR && hq_pop;
+            ftc_t_q  <= cm_txid_q;
             ft_t_q   <= iss_txid_q;
             ft_lpn_q <= e_lpn[iss_e];
             ft_ppn_q <= pack_ppn(3'(32'(rr_q) / WAYS), 2'(32'(rr_q) % WAYS), op_blk[rr_q], 8'(op_pg[rr_q]));
@@ -2157,6 +2257,9 @@ module ats_backend #(
                 if (ft_e_q && ft_wok) begin
                     ft_n_q[ft_wi] <= '0; ft_ov_q[ft_wi] <= 1'b0;
                 end
+                if (ftc_q && ftc_wok) begin
+                    ft_n_q[ftc_wi] <= '0; ft_ov_q[ftc_wi] <= 1'b0;
+                end
                 // (t's pages of the next incarnation are issued only after t's commit / abort has
                 // completed, txr_q: a failure of one never precedes the clear)
                 if (c_ack && cm_rec_q != RC_NONE) rf_q[cm_txid_q] <= 1'b0;
@@ -2167,7 +2270,7 @@ module ats_backend #(
 `ifndef SYNTHESIS
         always_ff @(posedge clk) begin
             if (!rst) begin
-                assert (!((ft_a_q || ft_e_q) && ft_t_q == rx_t_q &&
+                assert (!(((ft_a_q || ft_e_q) && ft_t_q == rx_t_q || ftc_q && ftc_t_q == rx_t_q) &&
                           (rx_st_q == X_FA || rx_st_q == X_FB || rx_st_q == X_FC || rx_st_q == X_FE)))
                     else $error("ats_backend: tx %0d's list of full pages changed while a record reads it (%m)", rx_t_q);
             end
@@ -2433,7 +2536,7 @@ module ats_backend #(
         assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 || sl_mp_busy ||
                              lq_pend || mg_st_q != M_IDLE || mg_cand != '0 || g_st_q != G_IDLE;   // (a held slot waiting for its page: no work)
         logic unused_sl;
-        assign unused_sl = ^{rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
+        assign unused_sl = ^{sl_snap_ev, sl_scan_ev, sl_match_ev, rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
 `ifndef SYNTHESIS
         // GC's order guarantee (architecture §11.6): write-backs held and no record being received
         // in one cycle, the hold still on in the next: still none (s_wb takes nothing under wb_hold)
@@ -2445,6 +2548,13 @@ module ats_backend #(
                     else $error("ats_backend: an S-Log record started being received under wb_hold (%m)");
                 assert (!(ixa_valid && ix_who_q == W_NONE))
                     else $error("ats_backend: S-Log index answer with no command in flight (%m)");
+                // the held records: at most SLOG_RECS + 1; the record completing is the oldest
+                assert (!(hq_push && !hq_pop && 32'(hq_n_q) == HQN))
+                    else $error("ats_backend: more than SLOG_RECS + 1 S-Log records held (%m)");
+                assert (!hq_pop || (hq_n_q != '0 && hq_t[hq_rd_q] == cm_txid_q))
+                    else $error("ats_backend: an S-Log record completed that is not the oldest held (%m)");
+                assert (32'(hq_n_q) <= HQN)
+                    else $error("ats_backend: held-record count %0d past its FIFO (%m)", hq_n_q);
                 // a COMMIT's RELEASE meets no record's descriptor held (the S-Log LOOKUP waits for
                 // sl_mp_busy): its only refusal, BAD_FIELD (pend > 0), would leave stale fragments
                 assert (!(ixa_valid && ix_who_q == W_MAP && ixa_sts != ats_host_pkg::STS_OK))
