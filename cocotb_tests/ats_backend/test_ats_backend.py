@@ -2389,6 +2389,26 @@ def test_ats_backend_rd4():
         testcase="read_ring", seed=1, results_name="rd4_seed1",
         extra_env={"ATS_SEED": "1", "ATS_RD_SLOTS": "4"}, public={})
 
+def run_slog(key: str, seed: int, testcase: str | None, cache: int = 2, txfull: int = SL_TXFULL,
+             recs: int = 1, blocks: int = BLOCKS, env: dict | None = None) -> None:
+    """One SLOG = 1 build (64-byte pages, the small index of SL_*) and its run; ATS_BACKEND_SRC: a
+    mutant source (its directory's name joins the build key)."""
+    src = os.environ.get("ATS_BACKEND_SRC")
+    key += "_" + Path(src).parent.name if src else ""
+    run(toplevel="ats_backend",
+        sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
+        test_module="test_ats_backend", test_dir=HERE, build_key=key,
+        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=blocks, WIN=WIN,
+                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
+                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=txfull, SLOG_CACHE=cache,
+                        SLOG_PPNS=SL_PPNS, **({"SLOG_RECS": recs} if recs > 1 else {})),
+        testcase=testcase, seed=seed, results_name=f"{key}_seed{seed}",
+        extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache),
+                   "ATS_BACKEND_TXFULL": str(txfull), "ATS_BACKEND_SLRECS": str(recs),
+                   "ATS_BACKEND_BLOCKS": str(blocks), **(env or {})},
+        public={})
+
+
 SLOG_CASES = [(1, 2), (2, 2), (3, 0)]         # (seed, SLOG_CACHE): the cache, and no cache at all
 
 
@@ -2397,37 +2417,14 @@ def test_ats_backend_slog(seed, cache):
     """The SLOG = 1 build (64-byte pages, a small index, SLOG_CACHE 2 or 0): slog_random (with the
     read merge), and tx_random / tx_overlap (the traffic without S-Log records behaves as in the
     SLOG = 0 build)."""
-    src = os.environ.get("ATS_BACKEND_SRC")
-    key = f"slog_c{cache}" + ("_" + Path(src).parent.name if src else "")
-    run(toplevel="ats_backend",
-        sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
-        test_module="test_ats_backend", test_dir=HERE, build_key=key,
-        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
-                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
-                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=SL_TXFULL, SLOG_CACHE=cache,
-                        SLOG_PPNS=SL_PPNS),
-        testcase=os.environ.get("ATS_BACKEND_TEST") or None,
-        seed=seed, results_name=f"{key}_seed{seed}",
-        extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache)},
-        public={})
+    run_slog(f"slog_c{cache}", seed, os.environ.get("ATS_BACKEND_TEST") or None, cache=cache)
 
 
 def test_ats_backend_slog_r2():
     """slog_random with SLOG_RECS 2 (records held together, README "S-Log" "Records in flight"):
     the full-page phase's rounds with two records in flight hold both, half of them with the
     conflict (a later record's fragment on an earlier held record's full page: the scan waits)."""
-    src = os.environ.get("ATS_BACKEND_SRC")
-    key = "slog_c2_r2" + ("_" + Path(src).parent.name if src else "")
-    run(toplevel="ats_backend",
-        sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
-        test_module="test_ats_backend", test_dir=HERE, build_key=key,
-        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=BLOCKS, WIN=WIN,
-                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
-                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=SL_TXFULL, SLOG_CACHE=2,
-                        SLOG_PPNS=SL_PPNS, SLOG_RECS=2),
-        testcase="slog_random", seed=4, results_name=f"{key}_seed4",
-        extra_env={"ATS_SEED": "4", "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": "2", "ATS_BACKEND_SLRECS": "2"},
-        public={})
+    run_slog("slog_c2_r2", 4, "slog_random", recs=2)
 
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
@@ -2439,16 +2436,5 @@ TXFULL_LONG = [(4, 1, 2), (5, 6, 2)]          # (seed, SLOG_TXFULL, SLOG_CACHE)
 def test_ats_backend_slog_txfull(seed, txfull, cache):
     """slog_random with another SLOG_TXFULL (1: one full page a record, two pages overflow; 6) and a
     longer full-page phase (80 rounds; 64 blocks a die: the firmware model hands out each block once)."""
-    src = os.environ.get("ATS_BACKEND_SRC")
-    key = f"slog_c{cache}_tf{txfull}" + ("_" + Path(src).parent.name if src else "")
-    run(toplevel="ats_backend",
-        sources=block_sources("ats_backend", replace={"ats_backend.sv": Path(src).resolve()} if src else None),
-        test_module="test_ats_backend", test_dir=HERE, build_key=key,
-        parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=64, WIN=WIN,
-                        RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
-                        SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=txfull, SLOG_CACHE=cache,
-                        SLOG_PPNS=SL_PPNS),
-        testcase="slog_random", seed=seed, results_name=f"{key}_seed{seed}",
-        extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache),
-                   "ATS_BACKEND_TXFULL": str(txfull), "ATS_BACKEND_FULLSTEPS": "80", "ATS_BACKEND_BLOCKS": "64"},
-        public={})
+    run_slog(f"slog_c{cache}_tf{txfull}", seed, "slog_random", cache=cache, txfull=txfull, blocks=64,
+             env={"ATS_BACKEND_FULLSTEPS": "80"})

@@ -1667,8 +1667,8 @@ module ats_backend #(
         //      appended at the page's first issue (first issues are in acceptance order), at most
         //      SLOG_TXFULL (one more sets t's overflow bit); emptied at the first issue of t's
         //      commit / abort (a commit or abort record, a COMMIT-marked page, an S-Log record's
-        //      abort's entry, a doomed commit record), or, for an S-Log record that sent its pages, at
-        //      its last page's completion (the scan of later records reads it until then; t's next
+        //      abort's entry, a doomed commit record), or, with SLOG_RECS > 1, for an S-Log record that
+        //      sent its pages, at its last page's completion (the scan of later records reads it until then; t's next
         //      pages are issued only after it, txr_q). Block RAM (registered read), written a
         //      cycle after the issue (ft_a_q: the issue grant is the backend's critical path).
         localparam int FT_W = (SLOG_TX > 1) ? $clog2(SLOG_TX) : 1;
