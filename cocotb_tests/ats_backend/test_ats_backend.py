@@ -80,6 +80,7 @@ SL_LPNS, SL_WAYS, SL_FRAGS, SL_TXFRAGS = 8, 2, 3, 6      # the SLOG build's inde
 SL_TXFULL = int(os.environ.get("ATS_BACKEND_TXFULL", "4"))  # full pages a record names (t's list, README_slog "Integration")
 SL_CACHE = int(os.environ.get("ATS_BACKEND_SLCACHE", "2"))   # the read merge's cached log pages (0: none)
 SL_RECS = int(os.environ.get("ATS_BACKEND_SLRECS", "1"))     # records the unit holds at once (SLOG_RECS)
+SL_PACK = int(os.environ.get("ATS_BACKEND_SLPACK", "0"))     # SLOG_PACK: the unit's open page, sealed after each record
 SL_PPNS = 8                                 # its LPGN -> PPN table: the 8 newest log pages (= WIN)
 SL_TAG = 0xC0                               # the NAND tag of the merge's log page READ
 # a COMMIT's applied mappings RELEASE their F (README "S-Log"); ATS_BACKEND_TXREL=0: the driver and the
@@ -326,6 +327,7 @@ class TB:
         self.scans = self.scan_waits = self.held_max = 0    # (SLOG_RECS > 1) scans, matches; records held
         self.slow_last = False
         self.conflicts = 0                  # slog_random's conflict rounds (SLOG_RECS > 1)
+        self.seals = 0                      # (SLOG_PACK 1) seals the unit took
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "wb_hold") + (() if SLOG else ("s_map_valid",)):
             getattr(dut, n).value = 0
         if True:                            # the write buffer's read ids 0xFD / 0xFC, host reads
@@ -387,6 +389,8 @@ class TB:
                 self.snap_cyc.append(cyc)
             if int(dut.g_slog.sl_cf_ev.value):
                 self.cf_cyc.append(cyc)
+            if SL_PACK:
+                self.seals += int(dut.g_slog.sl_seal_ev.value)
             if SL_RECS > 1:                 # the scan of held records' full pages (README "S-Log")
                 self.scans += int(dut.g_slog.sl_scan_ev.value)
                 self.scan_waits += int(dut.g_slog.sl_match_ev.value)
@@ -1967,7 +1971,7 @@ def check_slog(tb, tl: list) -> dict:
              rd_release=0, rd_cached=0, rd_nand=0, rd_lost=0, rd_lrfail=0, dump_rsv=0, dump_entries=0,
              dump_frags=0, dump_bad=0, pt_hit=0, tx_release=0, full_recs=0, full_dup=0, full_refail=0,
              full_ovf=0, full_max=0, full_at_max=0, full_cmark=0, full_arec=0, rej_ref_first=0, rej_ref_first_ix=0, rej_ref_later=0,
-             cf_held=0)
+             cf_held=0, pk_fill=0)
     closed: dict[int, int] = {}             # txid -> how its last incarnation with pages ended (rec)
     own: dict[int, list] = {}               # lpn -> its committed fragments (off, bytes), in order (own copy)
     released: set = set()                   # LPNs whose fragments a plain write / TRIM released, none since
@@ -2277,6 +2281,10 @@ def check_slog(tb, tl: list) -> dict:
                     own.setdefault(lpn, []).append((o, dd["data"]))
                     released.discard(lpn)
                 want_recs.append((t, res["lpgn"], fl, rec_cf))
+                # SLOG_PACK 1 (sealed after every record, README "S-Log" "Packing"): the unit sends a
+                # final page that the record filled (used = PAGE_BYTES) at its last byte, any other
+                # one at the seal: one seal a record that ends inside its page
+                n["pk_fill"] += struct.unpack_from("<H", res["pages"][-1], 10)[0] == PB
                 n["records"] += 1
                 n["multi_page"] += len(pgs) > 1
             else:
@@ -2359,6 +2367,10 @@ def check_slog(tb, tl: list) -> dict:
         assert tb.slog_rop7[0] == 0xFF, f"SLOAD rop past 6: {tb.slog_rop7}"
     assert not tb.eng.tx, f"tx tables left: {tb.eng.tx}"
     assert int(tb.dut.cnt_proto_err.value) == 0, "protocol errors counted"
+    if SL_PACK:
+        n["seals"] = tb.seals
+        assert tb.seals == n["records"] - n["pk_fill"], \
+            f"seals {tb.seals}, reference {n['records'] - n['pk_fill']} (records {n['records']}, filling {n['pk_fill']})"
     return n
 
 
@@ -2390,7 +2402,7 @@ def test_ats_backend_rd4():
         extra_env={"ATS_SEED": "1", "ATS_RD_SLOTS": "4"}, public={})
 
 def run_slog(key: str, seed: int, testcase: str | None, cache: int = 2, txfull: int = SL_TXFULL,
-             recs: int = 1, blocks: int = BLOCKS, env: dict | None = None) -> None:
+             recs: int = 1, blocks: int = BLOCKS, env: dict | None = None, pack: int = 0) -> None:
     """One SLOG = 1 build (64-byte pages, the small index of SL_*) and its run; ATS_BACKEND_SRC: a
     mutant source (its directory's name joins the build key)."""
     src = os.environ.get("ATS_BACKEND_SRC")
@@ -2401,10 +2413,11 @@ def run_slog(key: str, seed: int, testcase: str | None, cache: int = 2, txfull: 
         parameters=dict(NUM_CHAN=NCH, WAYS=1, PAGE_BYTES=64, PAGES_PER_BLOCK=PPB, BLOCKS=blocks, WIN=WIN,
                         RD_SLOTS=RD_SLOTS, PPN_W=16, SLOG=1, SLOG_TX=NTX, SLOG_LPNS=SL_LPNS, SLOG_WAYS=SL_WAYS,
                         SLOG_FRAGS=SL_FRAGS, SLOG_TXFRAGS=SL_TXFRAGS, SLOG_TXFULL=txfull, SLOG_CACHE=cache,
-                        SLOG_PPNS=SL_PPNS, **({"SLOG_RECS": recs} if recs > 1 else {})),
+                        SLOG_PPNS=SL_PPNS, **({"SLOG_RECS": recs} if recs > 1 else {}),
+                        **({"SLOG_PACK": pack} if pack else {})),
         testcase=testcase, seed=seed, results_name=f"{key}_seed{seed}",
         extra_env={"ATS_SEED": str(seed), "ATS_BACKEND_SLOG": "1", "ATS_BACKEND_SLCACHE": str(cache),
-                   "ATS_BACKEND_TXFULL": str(txfull), "ATS_BACKEND_SLRECS": str(recs),
+                   "ATS_BACKEND_TXFULL": str(txfull), "ATS_BACKEND_SLRECS": str(recs), "ATS_BACKEND_SLPACK": str(pack),
                    "ATS_BACKEND_BLOCKS": str(blocks), **(env or {})},
         public={})
 
@@ -2425,6 +2438,14 @@ def test_ats_backend_slog_r2():
     the full-page phase's rounds with two records in flight hold both, half of them with the
     conflict (a later record's fragment on an earlier held record's full page: the scan waits)."""
     run_slog("slog_c2_r2", 4, "slog_random", recs=2)
+
+
+def test_ats_backend_slog_pk():
+    """slog_random with SLOG_PACK 1 (the unit's open page, README "S-Log" "Packing", sealed after
+    every record) and SLOG_RECS 2: the same pages, seqs and answers as SLOG_PACK 0; the verdict on
+    s_go (a doomed record dropped, its LPGNs given back by the unit), one seal a record that ends
+    inside its final page."""
+    run_slog("slog_c2_r2_pk", 5, "slog_random", recs=2, pack=1)
 
 
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")

@@ -54,7 +54,8 @@ module ats_backend #(
     parameter int SLOG_TXFULL     = 64,    // full pages a record names (t's list of full pages, README_slog "Integration"), >= 1
     parameter int SLOG_CACHE      = 8,     // log pages cached on chip for the read merge: 0 or a power of two (README_slog "Read merge")
     parameter int SLOG_PPNS       = 256,   // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
-    parameter int SLOG_RECS       = 1      // records the unit holds at once, 1..8 (README "S-Log" "Records in flight"; the write buffer's SLOG_RIF)
+    parameter int SLOG_RECS       = 1,     // records the unit holds at once, 1..8 (README "S-Log" "Records in flight"; the write buffer's SLOG_RIF)
+    parameter int SLOG_PACK       = 0      // 1: the unit's open page (README "S-Log" "Packing"), sealed after every record (step 4's first form)
     /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire logic                     clk,
@@ -1641,6 +1642,10 @@ module ats_backend #(
         logic               lp_valid, lp_ready, lp_last, lp_end;
         logic [31:0]        lp_data, lp_lpgn;
         logic               lg_valid, lg_ready;
+        logic [7:0]         lp_nend;          // SLOG_PACK 1: records that end in the page sent
+        logic               go_valid, go_ready, seal_valid, seal_ready, pg_open;
+        logic               le_q;             // SLOG_PACK 1: the page where the record ends was taken
+        localparam bit      PK = SLOG_PACK != 0;
         logic [5:0]         rx_t_q;
         logic [7:0]         rx_tag_q, rx_reclen_q;
         logic [31:0]        rx_lpgn_q;
@@ -1712,6 +1717,7 @@ module ats_backend #(
         // taken 6 cycles later, README_slog "Completeness flags"), a completeness flag sent
         logic               sl_snap_ev, sl_cf_ev;
         logic               sl_scan_ev, sl_match_ev;  // a descriptor's scan begins; it matched (X_CW next)
+        logic               sl_seal_ev;               // SLOG_PACK 1: a seal taken by the unit
         // who sent the index command in flight (section "index commands" below; declared before the
         // unit's instance, whose s_cf_valid reads it: Yosys needs a declaration before its use)
         typedef enum logic [2:0] {W_NONE, W_DIS, W_APL, W_RID, W_LK, W_FW, W_MAP} ixw_e;
@@ -1736,11 +1742,14 @@ module ats_backend #(
         if (SLOG_RECS < 1 || SLOG_RECS > 8) begin : g_chk_slr
             $fatal(1, "ats_backend: SLOG_RECS must be 1..8 (%m)");
         end
+        if (SLOG_PACK < 0 || SLOG_PACK > 1) begin : g_chk_slk
+            $fatal(1, "ats_backend: SLOG_PACK must be 0 or 1 (%m)");
+        end
         /* verilator lint_off PINCONNECTEMPTY */   // (the packed pages' ports: unused, step 4)
         ats_backend_slog #(
             .PAGE_BYTES(PAGE_BYTES), .NUM_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
             .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL), .PPN_W(PPN_W),
-            .SLOG_RECS(SLOG_RECS)
+            .SLOG_RECS(SLOG_RECS), .SLOG_PACK(SLOG_PACK)
         ) u_slog (
             .clk, .rst,
             .s_ix_valid(ix_v_q), .s_ix_ready(ix_ready), .s_ix_op(ix_op_q), .s_ix_txid(ix_txid_q),
@@ -1760,10 +1769,12 @@ module ats_backend #(
             .m_rs_lpgn(rs_lpgn), .m_rs_reclen(rs_reclen),
             .s_rw_valid(rw_valid), .s_rw_ready(rw_ready), .s_rw_data(s_wbd_data),
             .m_lp_valid(lp_valid), .m_lp_ready(lp_ready), .m_lp_data(lp_data), .m_lp_last(lp_last),
-            .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end), .m_lp_nend(),
-            // (SLOG_PACK 0 here: records one to a page; group commit step 4)
-            .s_go_valid(1'b0), .s_go_ready(), .s_go_drop(1'b0), .s_seal_valid(1'b0), .s_seal_ready(),
-            .pg_open(),
+            .m_lp_lpgn(lp_lpgn), .m_lp_end(lp_end), .m_lp_nend(lp_nend),
+            // SLOG_PACK 1: the verdict (s_go, drop = t doomed) and the seal after the record's last
+            // word (README "S-Log" "Packing"); SLOG_PACK 0: not taken (tied off)
+            .s_go_valid(go_valid), .s_go_ready(go_ready), .s_go_drop(txe_v_q[rx_t_q]),
+            .s_seal_valid(seal_valid), .s_seal_ready(seal_ready),
+            .pg_open(pg_open),
             // completeness flag: a record applied at its in-order completion was programmed whole
             // (architecture §11.5: its log pages, and its full pages, whose seqs are lower), unless a
             // data page of t was programmed again after a failure (rf_q: m1 may name the failed copy)
@@ -1977,7 +1988,7 @@ module ats_backend #(
 
         // the held records' FIFO (declared above): pushed at a verdict that sends the pages, popped
         // at the completion of a record's last page (the APPLY's entry)
-        assign hq_push = rx_st_q == X_VERD && verd && !txe_v_q[rx_t_q];
+        assign hq_push = rx_st_q == X_VERD && verd && (!PK || go_ready) && !txe_v_q[rx_t_q];
         assign hq_pop  = c_ack && sl_fin_cp;
         always_comb begin
             hq_has_t = 1'b0;
@@ -2030,6 +2041,12 @@ module ats_backend #(
         assign sl_rq_lpn   = sl_rq_rl ? rid_lpn_q : d_lpn_q;
         assign rd_v        = rx_st_q == X_RD || rx_st_q == X_FE;
         assign rs_ready    = rx_st_q == X_STS;
+        // SLOG_PACK 1: the verdict is the unit's s_go; the record's final page, left open by the
+        // unit, sealed once its words are all forwarded (the unit takes the seal after the record's
+        // last byte); the page that ends it (nend > 0) ends X_PAGES
+        assign go_valid    = PK && rx_st_q == X_VERD && verd;
+        assign seal_valid  = PK && rx_st_q == X_PAGES && wl_q && !le_q && pg_w_q == '0;
+        assign sl_seal_ev  = seal_valid && seal_ready;
         assign fwd         = (rx_st_q == X_VERD || rx_st_q == X_PAGES || rx_st_q == X_DIS) && !wl_q;
         assign rw_valid    = fwd && s_wbd_valid;
         // s_wbd: descriptor words, words forwarded to the unit, or (rejected record, surplus) dropped
@@ -2044,7 +2061,7 @@ module ats_backend #(
         assign lp_fire     = lp_valid && lp_ready;
         assign lp_e        = lp_alloc ? acc_e : pg_e_q;
         assign sl_acc      = lp_fire && lp_alloc;
-        assign sl_acc_fin  = pg_i_q == rx_reclen_q - 8'd1;
+        assign sl_acc_fin  = PK ? lp_nend != 8'd0 : pg_i_q == rx_reclen_q - 8'd1;
         assign sl_acc_lpgn = lp_lpgn;
         assign sl_mem_we   = lp_fire && rx_st_q == X_PAGES;
         assign sl_mem_wa   = MEM_AW'(32'(lp_e) * 32'(PW) + 32'(pg_w_q));
@@ -2193,8 +2210,8 @@ module ats_backend #(
                             rx_st_q <= X_VERD;
                         end
                     end
-                    X_VERD: if (verd) begin
-                        pg_i_q <= 8'd0; pg_w_q <= '0;
+                    X_VERD: if (verd && (!PK || go_ready)) begin
+                        pg_i_q <= 8'd0; pg_w_q <= '0; le_q <= 1'b0;
                         rx_st_q <= txe_v_q[rx_t_q] ? X_DIS : X_PAGES;
                     end
                     X_PAGES: if (lp_fire) begin
@@ -2202,10 +2219,17 @@ module ats_backend #(
                         if (lp_alloc) pg_e_q <= acc_e;
                         if (lp_last) begin
                             pg_w_q <= '0; pg_i_q <= pg_i_q + 8'd1;
-                            if (lp_end) rx_st_q <= X_WEND;
+                            if (lp_end && !PK) rx_st_q <= X_WEND;
+                            if (lp_end && PK) le_q <= 1'b1;
                         end
+                    end else if (PK && le_q && wl_q && pg_w_q == '0) begin
+                        rx_st_q <= X_WEND;         // (the record's words all forwarded, its page taken)
                     end
-                    X_DIS: if (ixa_valid && ix_who_q == W_DIS) rx_st_q <= X_LG;
+                    // (SLOG_PACK 1: the verdict's drop put the LPGN counter back: no load-back)
+                    X_DIS: if (ixa_valid && ix_who_q == W_DIS) begin
+                        if (PK) begin ab_q <= 1'b1; rx_st_q <= X_WEND; end
+                        else rx_st_q <= X_LG;
+                    end
                     X_LG: if (lg_ready) begin ab_q <= 1'b1; rx_st_q <= X_WEND; end
                     X_WEND: if (wl_q || (w_take && s_wbd_last)) rx_st_q <= rj_q ? X_UNR : ab_q ? X_AB : X_IDLE;
                     X_UNR: begin
@@ -2536,7 +2560,7 @@ module ats_backend #(
         assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 || sl_mp_busy ||
                              lq_pend || mg_st_q != M_IDLE || mg_cand != '0 || g_st_q != G_IDLE;   // (a held slot waiting for its page: no work)
         logic unused_sl;
-        assign unused_sl = ^{sl_snap_ev, sl_scan_ev, sl_match_ev, rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
+        assign unused_sl = ^{sl_snap_ev, sl_scan_ev, sl_match_ev, sl_seal_ev, pg_open, rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
 `ifndef SYNTHESIS
         // GC's order guarantee (architecture §11.6): write-backs held and no record being received
         // in one cycle, the hold still on in the next: still none (s_wb takes nothing under wb_hold)
