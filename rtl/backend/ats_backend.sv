@@ -55,7 +55,8 @@ module ats_backend #(
     parameter int SLOG_CACHE      = 8,     // log pages cached on chip for the read merge: 0 or a power of two (README_slog "Read merge")
     parameter int SLOG_PPNS       = 256,   // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
     parameter int SLOG_RECS       = 1,     // records the unit holds at once, 1..8 (README "S-Log" "Records in flight"; the write buffer's SLOG_RIF)
-    parameter int SLOG_PACK       = 0      // 1: the unit's open page (README "S-Log" "Packing"), sealed after every record (step 4's first form)
+    parameter int SLOG_PACK       = 0,     // 1: the unit's open page (README "S-Log" "Packing"): with SLOG_RECS 1 sealed after every record, with more kept open for the next
+    parameter int SLOG_SEALT      = 0      // SLOG_PACK 1, SLOG_RECS > 1: idle cycles an open page waits for the next record before its seal, 0..65535
     /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire logic                     clk,
@@ -339,6 +340,12 @@ module ats_backend #(
     logic [5:0]         sl_t;             // the record's txid
     logic [7:0]         sl_wtag;          // its request's tag
     logic [15:0]        sl_wep;           // ... and epoch
+    logic [5:0]         sl_pt;            // a log page entering the table: the txid of the first record ending in it
+    logic [7:0]         sl_ptag;          // ... and its request's tag
+    logic               sl_open;          // SLOG_PACK 1: a log page is open (its records not complete; no request but a record taken)
+    logic               sl_more;          // the completing entry ends another record after this one (SLOG_PACK 1)
+    logic [5:0]         sl_ntx;           // ... its txid
+    logic [7:0]         sl_ctag;          // the completing record's request tag (SLOG_PACK 1)
     logic               sl_ab_acc;        // a rejected / doomed record's commit record enters the table
                                           // (entry acc_e, next seq; queued: written as an abort)
     logic               sl_mem_we;        // a log page word into the staging memory
@@ -430,9 +437,10 @@ module ats_backend #(
     assign tbl_full    = acc_ptr_q[WIN_W-1:0] == cpl_ptr_q[WIN_W-1:0] && acc_ptr_q[WIN_W] != cpl_ptr_q[WIN_W];
     assign tbl_empty   = acc_ptr_q == cpl_ptr_q;
     assign all_issued  = acc_ptr_q == iss_ptr_q;
-    assign fw_acc      = (fw_reloc_req || mg_acc_req) && !recv_q && !tbl_full && !rst && !(SL && sl_busy);
+    assign fw_acc      = (fw_reloc_req || mg_acc_req) && !recv_q && !tbl_full && !rst && !(SL && (sl_busy || sl_open));
+    // (an open log page: only a record is taken, README "S-Log" "Packing"; anything else waits for its seal)
     assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !mg_acc_req && !wb_hold && !(SL && sl_busy) &&
-                         !(SL && mg_blk && sl_rec_st);
+                         !(SL && mg_blk && sl_rec_st) && !(SL && sl_open && !sl_rec_st);
     assign acc_fire    = s_wb_valid && s_wb_ready;
     // a request that takes a table entry (its seq) at acceptance: every one but an S-Log record, whose
     // log pages take theirs as they enter the table (README "S-Log record"; sl_acc, sl_ab_acc)
@@ -590,7 +598,7 @@ module ats_backend #(
         .rsp_valid(rsp_fw), .rsp_status(s_rsp_status), .rsp_ppn(s_rsp_ppn), .rsp_mapped(s_rsp_mapped),
         .reloc_req(fw_reloc_req), .reloc_acc(fw_acc_go), .reloc_done(c_reloc_done),
         .reloc_status(c_status_q), .reloc_ppn(c_ppn_q),
-        .seq_idle(tbl_empty && !acc_fire && !recv_q && !(SL && sl_busy)), .seqset(fw_seqset),
+        .seq_idle(tbl_empty && !acc_fire && !recv_q && !(SL && (sl_busy || sl_open))), .seqset(fw_seqset),
         .sl_req(fw_sl_req), .sl_done(fw_sl_done), .sl_status(fw_sl_status), .sl_data(fw_sl_data),
         .sl_ppn(fw_sl_ppn), .sl_mapped(fw_sl_mapped),
         .fo_free, .busy(fw_busy), .perr(fw_perr)
@@ -938,9 +946,11 @@ module ats_backend #(
     assign tw_go     = tw_want && rq_free;
     // completion FSM: its remap request, the oldest entry completed (a RELOC's on m_fwr)
     logic               c_rq_go, c_ack, c_reloc_done;
+    logic               c_rack;           // a record of a log page that ends several done, the entry not yet
     assign c_rq_want    = c_st_q == C_REQ && !rd_lk_pending;                 // host read lookups go first
     assign c_rq_go      = c_rq_want && rq_free;
-    assign c_ack        = c_st_q == C_ACK && (cm_fw_q ? fo_free : (!wc_v_q || m_wbc_ready));
+    assign c_ack        = c_st_q == C_ACK && (cm_fw_q ? fo_free : (!wc_v_q || m_wbc_ready)) && !(SL && sl_more);
+    assign c_rack       = SL && c_st_q == C_ACK && !cm_fw_q && (!wc_v_q || m_wbc_ready) && sl_more;
     assign c_reloc_done = c_ack && cm_fw_q;
 
     // ---------------------------------------------------------------------------------------------
@@ -997,9 +1007,9 @@ module ats_backend #(
                 // the commit record that aborts t for a rejected or doomed record (sl_ab_acc: as the
                 // record's request would have been written without the S-Log; queued at once)
                 e_lpn[acc_e]   <= 32'hFFFF_FFFF;
-                e_txid[acc_e]  <= (sl_ab_acc || sl_acc_fin) ? sl_t : 6'd0;
+                e_txid[acc_e]  <= sl_ab_acc ? sl_t : sl_acc_fin ? sl_pt : 6'd0;
                 e_epoch[acc_e] <= sl_ab_acc ? sl_wep : 16'd0;
-                e_wtag[acc_e]  <= sl_wtag;
+                e_wtag[acc_e]  <= sl_ab_acc ? sl_wtag : sl_ptag;
                 e_trim[acc_e]  <= sl_ab_acc;
                 e_rec[acc_e]   <= (sl_ab_acc || sl_acc_fin) ? RC_CREC : RC_NONE;
                 e_kind[acc_e]  <= 2'd1;
@@ -1049,6 +1059,9 @@ module ats_backend #(
                 e_tws[rsp_tw_e] <= s_rsp_status;
             end
             if (fw_seqset) cpl_seq_q <= s_fw_seq;         // SEQSET (firmware port, table empty)
+            // (a log page that ends several records: the entry's txid is its next record's, README
+            // "S-Log" "Packing"; the mirror cm_txid_q follows)
+            if (SL && c_rack) e_txid[cp] <= sl_ntx;
             if (c_ack) begin
                 e_st[cp] <= E_FREE;
                 cpl_ptr_q <= cpl_ptr_q + 1'b1;
@@ -1088,7 +1101,7 @@ module ats_backend #(
             cm_trim_d = (acc_take && s_wb_op) || (SL && sl_ab_acc);
             cm_rec_d  = acc_take ? s_wb_rec : (SL && (sl_ab_acc || (sl_acc && sl_acc_fin))) ? RC_CREC : RC_NONE;
             cm_fw_d   = fw_acc_go;
-            cm_txid_d = acc_take ? s_wb_txid : (SL && (sl_ab_acc || (sl_acc && sl_acc_fin))) ? sl_t : 6'd0;
+            cm_txid_d = acc_take ? s_wb_txid : (SL && sl_ab_acc) ? sl_t : (SL && sl_acc && sl_acc_fin) ? sl_pt : 6'd0;
         end
         if (cm_wbd) cm_done_d = 1'b0;
         if (cm_iss) begin
@@ -1099,6 +1112,7 @@ module ats_backend #(
         else if (cm_nc && nc_fail) cm_done_d = 1'b0;
         if (cm_nc && nc_fail && e_tw[nc_e] && !e_fx[nc_e]) cm_fx_d = 1'b1;
         if (cm_rsp) begin cm_twv_d = 1'b1; cm_tws_d = s_rsp_status; end
+        if (SL && c_rack) cm_txid_d = sl_ntx;     // the page's next record (README "S-Log" "Packing")
     end
     always_ff @(posedge clk) begin
         // (cm_e is the next cp, so the entry cm_dfix_q marks is cp in the next cycle)
@@ -1211,7 +1225,7 @@ module ats_backend #(
             early_pend_q <= early_pend_q + (WIN_W+1)'(tw_push && iss_rec_q == RC_NONE)
                                          - (WIN_W+1)'(c_ack_early);
             // completion first: a tx's next page is issued only after its commit's completion
-            if (c_ack && cm_rec_q != RC_NONE) begin
+            if ((c_ack || c_rack) && cm_rec_q != RC_NONE) begin
                 txr_q[cm_txid_q] <= 1'b0;
                 txl_q[cm_txid_q] <= 1'b0;
             end
@@ -1510,14 +1524,14 @@ module ats_backend #(
                         c_st_q <= C_REQ;
                     end
                 end
-                C_ACK: if (c_ack) begin
+                C_ACK: if (c_ack || c_rack) begin   // (c_rack: the entry's next record follows, C_IDLE)
                     if (cm_fw_q) begin
                         if (c_status_q == 8'h00 && !e_flags[cp][5]) cnt_relocs <= cnt_relocs + 1'b1;   // (not a MERGE)   // (response: firmware port)
                     end else if (SL && sl_mid_cp) begin
                         // a record's log page before its last: no completion (the last one's is the commit's)
                     end else begin
                         wc_v_q <= 1'b1;
-                        wc_tag_q <= e_wtag[cp];
+                        wc_tag_q <= (SL && SLOG_PACK != 0 && sl_fin_cp) ? sl_ctag : e_wtag[cp];
                         // an S-Log commit: APPLY's status, the entries COMMIT applied + the fragments
                         wc_status_q <= (SL && sl_fin_cp) ? apl_sts : c_status_q;
                         // a commit record has no mapping: its completion carries the entries applied
@@ -1644,7 +1658,8 @@ module ats_backend #(
         logic               lg_valid, lg_ready;
         logic [7:0]         lp_nend;          // SLOG_PACK 1: records that end in the page sent
         logic               go_valid, go_ready, seal_valid, seal_ready, pg_open;
-        logic               le_q;             // SLOG_PACK 1: the page where the record ends was taken
+        logic               le_q;             // SLOG_PACK 1, SLOG_RECS 1: the page where the record ends was taken
+        logic               wr_busy;          // SLOG_PACK 1: the unit writes a record's bytes or sends a page
         localparam bit      PK = SLOG_PACK != 0;
         logic [5:0]         rx_t_q;
         logic [7:0]         rx_tag_q, rx_reclen_q;
@@ -1713,6 +1728,21 @@ module ats_backend #(
         logic [HQ_W-1:0]    hq_rd_q, hq_wr_q;
         logic [HQ_W:0]      hq_n_q;
         logic               hq_push, hq_pop, hq_has_t;
+        logic [7:0]         hq_tag [HQN];     // (SLOG_PACK 1: the completion's tag, a page's first record's)
+        logic [HQ_W-1:0]    hq_ap_q;          // SLOG_PACK 1: the first record not yet ended in a page taken
+        // ---- SLOG_PACK 1 with SLOG_RECS > 1 (OP): the open page kept for the next record, sealed by
+        //      the seal FSM (README "S-Log" "Packing"); a page that ends several records completes
+        //      them one after another (pn_q: its records, rk_q: those done)
+        localparam bit      OP = PK && MR;
+        typedef enum logic [1:0] {SP_IDLE, SP_SEAL, SP_PAGE} sp_state_e;
+        sp_state_e          sp_q;
+        logic [15:0]        sp_tm_q;          // idle cycles with the page open
+        logic               sp_go;
+        logic [3:0]         pn_q [WIN];
+        logic [3:0]         rk_q;
+        if (SLOG_SEALT < 0 || SLOG_SEALT > 65535) begin : g_chk_sealt
+            $fatal(1, "ats_backend: SLOG_SEALT must be 0..65535 (%m)");
+        end
         // events the testbench samples: a record's last descriptor taken by the unit (its flags are
         // taken 6 cycles later, README_slog "Completeness flags"), a completeness flag sent
         logic               sl_snap_ev, sl_cf_ev;
@@ -1774,7 +1804,7 @@ module ats_backend #(
             // word (README "S-Log" "Packing"); SLOG_PACK 0: not taken (tied off)
             .s_go_valid(go_valid), .s_go_ready(go_ready), .s_go_drop(txe_v_q[rx_t_q]),
             .s_seal_valid(seal_valid), .s_seal_ready(seal_ready),
-            .pg_open(pg_open),
+            .pg_open(pg_open), .wr_busy(wr_busy),
             // completeness flag: a record applied at its in-order completion was programmed whole
             // (architecture §11.5: its log pages, and its full pages, whose seqs are lower), unless a
             // data page of t was programmed again after a failure (rf_q: m1 may name the failed copy)
@@ -1969,7 +1999,7 @@ module ats_backend #(
                 if (ixa_valid && ix_who_q == W_APL) begin
                     apl_s_q <= 2'd2; apl_sts_q <= ixa_sts; apl_cnt_q <= ixa_cnt;
                 end
-                if (c_ack) apl_s_q <= 2'd0;
+                if (c_ack || c_rack) apl_s_q <= 2'd0;
             end
         end
 
@@ -1988,8 +2018,8 @@ module ats_backend #(
 
         // the held records' FIFO (declared above): pushed at a verdict that sends the pages, popped
         // at the completion of a record's last page (the APPLY's entry)
-        assign hq_push = rx_st_q == X_VERD && verd && (!PK || go_ready) && !txe_v_q[rx_t_q];
-        assign hq_pop  = c_ack && sl_fin_cp;
+        assign hq_push = rx_st_q == X_VERD && verd && (!PK || (go_valid && go_ready)) && !txe_v_q[rx_t_q];
+        assign hq_pop  = (c_ack || c_rack) && sl_fin_cp;
         always_comb begin
             hq_has_t = 1'b0;
             for (int i = 0; i < HQN; i++)
@@ -1998,15 +2028,29 @@ module ats_backend #(
         always_ff @(posedge clk) begin
             if (hq_push) begin
                 hq_t[hq_wr_q] <= rx_t_q; hq_rl[hq_wr_q] <= rx_reclen_q; hq_lg[hq_wr_q] <= rx_lpgn_q;
+                hq_tag[hq_wr_q] <= rx_tag_q;
             end
+            if (sl_acc) pn_q[acc_e] <= lp_nend[3:0];
             if (rst) begin
-                hq_rd_q <= '0; hq_wr_q <= '0; hq_n_q <= '0;
+                hq_rd_q <= '0; hq_wr_q <= '0; hq_n_q <= '0; hq_ap_q <= '0; rk_q <= '0;
             end else begin
+                // (a page's records: nend <= SLOG_RECS < HQN, one wrap at most)
+                if (sl_acc) hq_ap_q <= (32'(hq_ap_q) + 32'(lp_nend) >= HQN) ? HQ_W'(32'(hq_ap_q) + 32'(lp_nend) - HQN)
+                                                                            : HQ_W'(32'(hq_ap_q) + 32'(lp_nend));
+                if (c_ack) rk_q <= '0;
+                else if (c_rack) rk_q <= rk_q + 1'b1;
                 if (hq_push) hq_wr_q <= (32'(hq_wr_q) == HQN - 1) ? '0 : hq_wr_q + 1'b1;
                 if (hq_pop)  hq_rd_q <= (32'(hq_rd_q) == HQN - 1) ? '0 : hq_rd_q + 1'b1;
                 hq_n_q <= hq_n_q + (HQ_W+1)'(hq_push) - (HQ_W+1)'(hq_pop);
             end
         end
+        // the page's first record ending in it (SLOG_PACK 0: the record being received); the
+        // completing record's tag; the page's next record
+        assign sl_pt   = PK ? hq_t[hq_ap_q] : rx_t_q;
+        assign sl_ptag = PK ? hq_tag[hq_ap_q] : rx_tag_q;
+        assign sl_ctag = hq_tag[hq_rd_q];
+        assign sl_ntx  = hq_t[(32'(hq_rd_q) == HQN - 1) ? '0 : hq_rd_q + 1'b1];
+        assign sl_more = PK && sl_fin_cp && 32'(rk_q) + 1 < 32'(pn_q[cp]);
         assign sl_cf_ev   = ixa_valid && ix_who_q == W_APL && sl_fin_cp && ixa_sts == ats_host_pkg::STS_OK &&
                             !rf_q[cm_txid_q];
         assign sl_snap_ev = rd_v && rd_ready_u && rx_st_q == X_RD && d_last_q;
@@ -2026,7 +2070,8 @@ module ats_backend #(
         logic               lp_alloc, lp_fire, fwd, w_take;
         logic [WIN_W-1:0]   lp_e;
         assign sl_rec_st   = s_wb_op && s_wb_rec == RC_CREC && s_wb_slog;
-        assign sl_busy     = rx_st_q != X_IDLE;
+        assign sl_busy     = rx_st_q != X_IDLE || (OP && sp_q != SP_IDLE);
+        assign sl_open     = OP && pg_open;
         assign sl_t        = rx_t_q;
         assign sl_wtag     = rx_tag_q;
         assign sl_wep      = rx_ep_q;
@@ -2044,8 +2089,8 @@ module ats_backend #(
         // SLOG_PACK 1: the verdict is the unit's s_go; the record's final page, left open by the
         // unit, sealed once its words are all forwarded (the unit takes the seal after the record's
         // last byte); the page that ends it (nend > 0) ends X_PAGES
-        assign go_valid    = PK && rx_st_q == X_VERD && verd;
-        assign seal_valid  = PK && rx_st_q == X_PAGES && wl_q && !le_q && pg_w_q == '0;
+        assign go_valid    = PK && rx_st_q == X_VERD && verd && !(OP && sp_q != SP_IDLE);
+        assign seal_valid  = OP ? sp_q == SP_SEAL : (PK && rx_st_q == X_PAGES && wl_q && !le_q && pg_w_q == '0);
         assign sl_seal_ev  = seal_valid && seal_ready;
         assign fwd         = (rx_st_q == X_VERD || rx_st_q == X_PAGES || rx_st_q == X_DIS) && !wl_q;
         assign rw_valid    = fwd && s_wbd_valid;
@@ -2055,15 +2100,17 @@ module ats_backend #(
         assign w_take      = s_wbd_valid && sl_wbd_ready && (fwd || rx_st_q == X_WEND);
         // log pages: each into a new entry at its first word (its seq then: consecutive, since
         // nothing else is accepted meanwhile)
-        assign lp_alloc    = rx_st_q == X_PAGES && pg_w_q == '0;
+        logic               lp_st;            // a page of the unit is taken (a record's, or the seal's)
+        assign lp_st       = rx_st_q == X_PAGES || (OP && sp_q == SP_PAGE);
+        assign lp_alloc    = lp_st && pg_w_q == '0;
         // (held while the read merge copies from the cache: a page's fill never changes a line being read)
-        assign lp_ready    = (rx_st_q == X_DIS || (rx_st_q == X_PAGES && (!lp_alloc || !tbl_full))) && !mg_cc;
+        assign lp_ready    = (rx_st_q == X_DIS || (lp_st && (!lp_alloc || !tbl_full))) && !mg_cc;
         assign lp_fire     = lp_valid && lp_ready;
         assign lp_e        = lp_alloc ? acc_e : pg_e_q;
         assign sl_acc      = lp_fire && lp_alloc;
         assign sl_acc_fin  = PK ? lp_nend != 8'd0 : pg_i_q == rx_reclen_q - 8'd1;
         assign sl_acc_lpgn = lp_lpgn;
-        assign sl_mem_we   = lp_fire && rx_st_q == X_PAGES;
+        assign sl_mem_we   = lp_fire && lp_st;
         assign sl_mem_wa   = MEM_AW'(32'(lp_e) * 32'(PW) + 32'(pg_w_q));
         assign sl_mem_wd   = lp_data;
         assign sl_pg_done  = sl_mem_we && lp_last;
@@ -2072,7 +2119,7 @@ module ats_backend #(
         // any rejection answers the commit TX_FULL: it became an abort (architecture §2: BAD_FIELD
         // would say "nothing changed"; §4: a commit's statuses)
         assign sl_err_st   = ats_host_pkg::STS_TX_FULL[3:0];
-        assign sl_ab_acc   = rx_st_q == X_AB && !tbl_full;
+        assign sl_ab_acc   = rx_st_q == X_AB && !tbl_full && !(OP && (pg_open || sp_q != SP_IDLE));
         assign dis_req     = (rx_st_q == X_DIS || (rx_st_q == X_UNR && rl_i_q != rl_n_q)) &&
                              ix_who_q != W_DIS;
         assign lg_valid    = rx_st_q == X_LG || (fs_lg && rx_st_q == X_IDLE);
@@ -2104,7 +2151,7 @@ module ats_backend #(
                 // was taken on s_wb until its words are in and its log pages in the table, or it was
                 // dropped); under wb_hold, once 0 it stays 0 (no request is taken: asserted below)
                 fw_sl_data = fw_epoch_q[0] ? slog_lpgn : {16'd0, sl_used};
-                fw_sl_ppn = PPN_W'(slog_lpgn); fw_sl_mapped = sl_busy;
+                fw_sl_ppn = PPN_W'(slog_lpgn); fw_sl_mapped = sl_busy || sl_open;
             end
         end
         always_ff @(posedge clk) begin
@@ -2210,7 +2257,7 @@ module ats_backend #(
                             rx_st_q <= X_VERD;
                         end
                     end
-                    X_VERD: if (verd && (!PK || go_ready)) begin
+                    X_VERD: if (verd && (!PK || (go_valid && go_ready))) begin
                         pg_i_q <= 8'd0; pg_w_q <= '0; le_q <= 1'b0;
                         rx_st_q <= txe_v_q[rx_t_q] ? X_DIS : X_PAGES;
                     end
@@ -2222,8 +2269,10 @@ module ats_backend #(
                             if (lp_end && !PK) rx_st_q <= X_WEND;
                             if (lp_end && PK) le_q <= 1'b1;
                         end
-                    end else if (PK && le_q && wl_q && pg_w_q == '0) begin
+                    end else if (PK && !OP && le_q && wl_q && pg_w_q == '0) begin
                         rx_st_q <= X_WEND;         // (the record's words all forwarded, its page taken)
+                    end else if (OP && wl_q && !wr_busy && pg_w_q == '0) begin
+                        rx_st_q <= X_WEND;         // (its bytes written: its last page may stay open)
                     end
                     // (SLOG_PACK 1: the verdict's drop put the LPGN counter back: no load-back)
                     X_DIS: if (ixa_valid && ix_who_q == W_DIS) begin
@@ -2237,9 +2286,45 @@ module ats_backend #(
                         if (rl_i_q == rl_n_q) rx_st_q <= X_AB;
                     end
                     // the commit record that aborts t takes its entry (its seq) now
-                    X_AB: if (!tbl_full) rx_st_q <= X_IDLE;
+                    X_AB: if (sl_ab_acc) rx_st_q <= X_IDLE;
                     default: rx_st_q <= X_IDLE;
                 endcase
+                // (OP: the sealed page's words; never beside X_PAGES: the verdict waits for SP_IDLE)
+                if (OP && sp_q == SP_PAGE && lp_fire) begin
+                    pg_w_q <= lp_last ? '0 : pg_w_q + 1'b1;
+                    if (lp_alloc) pg_e_q <= acc_e;
+                end
+            end
+        end
+
+        // ---- the seal (OP, README "S-Log" "Packing"): the open page is sealed and sent (its entry
+        //      and seq at its first word) before anything but a record is taken (a request on s_wb,
+        //      a firmware RELOC or MERGE, under wb_hold), after SLOG_SEALT idle cycles without a
+        //      record offered, and when the record being received waits for a held record: of its
+        //      txid (X_FW), the scan's match (X_CW), a full unit whose oldest record ends in the open
+        //      page (its descriptors: no held record can end before the seal), or its abort record's
+        //      entry (X_AB); the records in the page complete only once it is programmed
+        assign sp_go = OP && pg_open && sp_q == SP_IDLE && (
+                           (rx_st_q == X_IDLE && (wb_hold || fw_reloc_req || mg_acc_req || g_st_q == G_WREC ||
+                                                  (s_wb_valid && !sl_rec_st) ||
+                                                  (!s_wb_valid && 32'(sp_tm_q) + 1 > SLOG_SEALT))) ||
+                           (rx_st_q == X_FW && hq_has_t) || rx_st_q == X_CW || rx_st_q == X_AB ||
+                           ((rx_st_q == X_FE || rx_st_q == X_RD) && 32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q));
+        always_ff @(posedge clk) begin
+            if (rst) begin
+                sp_q <= SP_IDLE; sp_tm_q <= '0;
+            end else begin
+                unique case (sp_q)
+                    SP_IDLE: if (sp_go) sp_q <= SP_SEAL;
+                    SP_SEAL: if (seal_ready) sp_q <= SP_PAGE;
+                    SP_PAGE: if (lp_fire && lp_last) sp_q <= SP_IDLE;
+                    default: sp_q <= SP_IDLE;
+                endcase
+                if (OP && rx_st_q == X_IDLE && pg_open && sp_q == SP_IDLE) begin
+                    if (sp_tm_q != 16'hFFFF) sp_tm_q <= sp_tm_q + 1'b1;
+                end else begin
+                    sp_tm_q <= '0;
+                end
             end
         end
 
@@ -2286,7 +2371,7 @@ module ats_backend #(
                 end
                 // (t's pages of the next incarnation are issued only after t's commit / abort has
                 // completed, txr_q: a failure of one never precedes the clear)
-                if (c_ack && cm_rec_q != RC_NONE) rf_q[cm_txid_q] <= 1'b0;
+                if ((c_ack || c_rack) && cm_rec_q != RC_NONE) rf_q[cm_txid_q] <= 1'b0;
                 if (nc_fail && e_txid[nc_e] != 6'd0 && e_rec[nc_e] == RC_NONE && !e_sl[nc_e])
                     rf_q[e_txid[nc_e]] <= 1'b1;
             end
@@ -2516,6 +2601,7 @@ module ats_backend #(
         always_comb begin
             sl_held = 1'b0;
             for (int i = 0; i < WIN; i++) if (e_sl[i] && e_st[i] != E_FREE) sl_held = 1'b1;
+            if (OP && (pg_open || sp_q != SP_IDLE)) sl_held = 1'b1;   // (its records not yet in the table)
         end
         assign mg_blk     = g_st_q != G_IDLE;
         assign mg_acc_req = g_st_q == G_ACC;
@@ -2557,7 +2643,7 @@ module ats_backend #(
                 end
             end
         end
-        assign sl_busy_any = sl_busy || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 || sl_mp_busy ||
+        assign sl_busy_any = sl_busy || sl_open || rid_v_q || rid_a_q || ix_who_q != W_NONE || apl_s_q != 2'd0 || sl_mp_busy ||
                              lq_pend || mg_st_q != M_IDLE || mg_cand != '0 || g_st_q != G_IDLE;   // (a held slot waiting for its page: no work)
         logic unused_sl;
         assign unused_sl = ^{sl_snap_ev, sl_scan_ev, sl_match_ev, sl_seal_ev, pg_open, rs_txid, mg_f[25:24], mg_f[13:12], mg_f[1:0], mg_cl_q};
@@ -2565,10 +2651,10 @@ module ats_backend #(
         // GC's order guarantee (architecture §11.6): write-backs held and no record being received
         // in one cycle, the hold still on in the next: still none (s_wb takes nothing under wb_hold)
         logic               sim_hold_idle_q;
-        always_ff @(posedge clk) sim_hold_idle_q <= !rst && wb_hold && !sl_busy;
+        always_ff @(posedge clk) sim_hold_idle_q <= !rst && wb_hold && !sl_busy && !sl_open;
         always_ff @(posedge clk) begin
             if (!rst) begin
-                assert (!(sim_hold_idle_q && wb_hold && sl_busy))
+                assert (!(sim_hold_idle_q && wb_hold && (sl_busy || sl_open)))
                     else $error("ats_backend: an S-Log record started being received under wb_hold (%m)");
                 assert (!(ixa_valid && ix_who_q == W_NONE))
                     else $error("ats_backend: S-Log index answer with no command in flight (%m)");
@@ -2611,6 +2697,8 @@ module ats_backend #(
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_ab_acc, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any,
                 sl_mp_busy, sl_mp_take} = '0;
+        assign {sl_open, sl_more} = '0;
+        assign sl_pt = '0, sl_ptag = '0, sl_ntx = '0, sl_ctag = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_wep = '0, sl_mem_wa = '0,
                sl_mem_wd = '0, sl_pg_e = '0, sl_err_st = '0, sl_rq_lpn = '0, apl_sts = '0, apl_cnt = '0;
     end

@@ -82,6 +82,7 @@ module ats_backend_slog #(
     input  wire logic                  s_seal_valid,
     output      logic                  s_seal_ready,
     output      logic                  pg_open,      // SLOG_PACK = 1: a log page is open
+    output      logic                  wr_busy,      // SLOG_PACK = 1: a record's bytes being written / dropped, or a page being sent
     // completeness flags (always taken; dropped when 8 are held)
     input  wire logic                  s_cf_valid,
     input  wire logic [7:0]            s_cf_txid,
@@ -810,6 +811,9 @@ module ats_backend_slog #(
     assign s_seal_ready = seal_take;
     assign s_go_ready = (SLOG_PACK != 0) && (es_q == E_GO) && !rst;
     assign pg_open = op_open_q;
+    // a record between its verdict and its last byte written (or its drop's last word), or a
+    // page being sent: the backend's page taker stays with the record until it is 0
+    assign wr_busy = (SLOG_PACK != 0) && (es_q == E_GO || es_q == E_OUT || es_q == E_DROP || fs_q != FL_IDLE);
 
     logic [31:0] fl_word;
     always_comb begin
