@@ -332,6 +332,7 @@ class TB:
         self.seals = 0                      # (SLOG_PACK 1) seals the unit took
         self.seal_cyc: list = []            # ... their cycles
         self.pack_rounds = 0                # (SL_OPEN) slog_random's rounds of records back to back
+        self.pk_beside = 0                  # ... data pages completed before an earlier record (check_slog)
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "wb_hold") + (() if SLOG else ("s_map_valid",)):
             getattr(dut, n).value = 0
         if True:                            # the write buffer's read ids 0xFD / 0xFC, host reads
@@ -1431,7 +1432,15 @@ async def slog_random(dut):
                     go.append((u, x))
             await settle()
             sent = []
+            # another transaction's data pages after the first record (taken beside its open page
+            # when that page holds no record's tail; completed before it), committed after the round
+            td = next((u for u in range(1, NTX + 1) if u not in ts and not rsv.get(u) and not pages.get(u)), None)
+            nd = prng.randint(1, 4) if td is not None and prng.random() < 0.7 else 0
             for u, x in go:
+                if len(sent) == 1 and nd:
+                    for _ in range(nd):
+                        send(0, RC_NONE, prng.randrange(24), td)
+                        pages[td] = pages.get(td, 0) + 1
                 if sent and prng.random() < 0.3:
                     await ClockCycles(dut.clk, prng.choice((prng.randint(1, SL_SEALT // 2), SL_SEALT + 30)))
                 w = prng.randrange(PW - 8)
@@ -1453,6 +1462,9 @@ async def slog_random(dut):
                     applied.update(rec_lpns.pop(sq))
             for sq, u in sent:
                 await commit_end(u, dict(rsv.get(u, {})))
+            if nd:
+                await tb.wait_done(send(1, RC_CREC, 0, td))
+                pages[td] = 0
             tb.pack_rounds += 1
     if MERGES:
         # an applied MERGE for sure (the phases meet one by chance: not at every seed): t reserves a
@@ -1508,6 +1520,7 @@ async def slog_random(dut):
     r["full_iter"], r["full_skip"], r["full_pair"] = tb.full_iter, tb.full_skip, tb.full_pair
     r["race"] = tb.race
     r["pack_rounds"] = tb.pack_rounds
+    r["pk_beside"] = tb.pk_beside
     r["conflicts"], r["scans"], r["scan_waits"], r["held_max"] = tb.conflicts, tb.scans, tb.scan_waits, tb.held_max
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
@@ -1515,7 +1528,7 @@ async def slog_random(dut):
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1, r["race"] if TXREL else 1,
                *((r["conflicts"], r["scans"], r["scan_waits"], int(r["held_max"] >= 2), r["cf_held"]) if SL_RECS > 1 else ()),
-               *((r["pk_shared"], r["pk_multi"], r["pk_seal_pages"], r["pack_rounds"]) if SL_OPEN else ()),
+               *((r["pk_shared"], r["pk_multi"], r["pk_seal_pages"], r["pack_rounds"], r["pk_beside"]) if SL_OPEN else ()),
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
                r["full_cmark"], r["full_arec"], r["rec_overlap"], int(r["full_max"] == SL_TXFULL),
                r["rej_ref_first_ix"],
@@ -1996,7 +2009,28 @@ def check_slog(tb, tl: list) -> dict:
     write buffer's side sent them (no index operation while an S-Log commit is in flight; two records
     in flight name distinct fragment LPNs)."""
     reqs = tb.reqs
-    assert [d[0] for d in tb.done] == list(range(len(reqs))), "completions out of request order"
+    # completions in request order; with the open page (SL_OPEN, README "S-Log" "Packing") a
+    # transaction's data page taken while a record's page is open completes before that record: in
+    # order once those pages are left out, and a page passes only records of other transactions
+    order = [d[0] for d in tb.done]
+    assert sorted(order) == list(range(len(reqs))), "completions missing or repeated"
+
+    def txpage(j):
+        return reqs[j]["op"] == 0 and reqs[j]["rec"] == RC_NONE and reqs[j]["txid"] != 0
+    if SL_OPEN:
+        assert [j for j in order if not txpage(j)] == [j for j in range(len(reqs)) if not txpage(j)], \
+            "completions out of request order (data pages left out)"
+        pos = {j: k for k, j in enumerate(order)}
+        for j in range(len(reqs)):
+            if not txpage(j):
+                continue
+            passed = [a for a in range(j) if pos[a] > pos[j]]
+            assert all(reqs[a].get("slog") and reqs[a]["txid"] != reqs[j]["txid"] for a in passed), \
+                f"data page request {j} completed before requests {passed}, not all other transactions' records"
+            tb.pk_beside += bool(passed)
+    else:
+        assert order == list(range(len(reqs))), "completions out of request order"
+    dn = {d[0]: d for d in tb.done}
     by_seq = {p["seq"]: (ppn, p) for ppn, p in tb.nand.pages.items()}
     seq_of_ppn = {pp: p["seq"] for pp, p in list(tb.nand.pages.items()) + list(tb.nand.failed.items())}
     refused = {seq_of_ppn[pp]: st for (t, pp), st in tb.eng.refused.items()}
@@ -2224,7 +2258,7 @@ def check_slog(tb, tl: list) -> dict:
         q = flush(q)
         i = ev[1]
         r = reqs[i]
-        st, ppn = tb.done[i][1], tb.done[i][2]
+        st, ppn = dn[i][1], dn[i][2]
         t = r["txid"]
         zero = [0] * PW
         if r["rec"] == RC_NONE and t == 0:  # a full-page write or TRIM empties F (RELEASE, n 255)
@@ -2286,7 +2320,7 @@ def check_slog(tb, tl: list) -> dict:
                 if res["sts"] == OK:        # the flags a record takes (its own list, from the docs:
                     rec_cf, exp_cf = exp_cf, []   # architecture §11.5, README_slog; a doomed one's lost)
                 # a TX_WRITE of t sent to the engine after the record was taken: its verdict had to wait
-                n["late_tw"] += any(op == R_TX_WRITE and tt == t and tb.acc_cyc[i] < c < tb.done[i][3]
+                n["late_tw"] += any(op == R_TX_WRITE and tt == t and tb.acc_cyc[i] < c < dn[i][3]
                                     for op, tt, _, _, c in tb.eng.log)
                 if res["sts"] != OK:
                     # any rejection: the commit became an abort (architecture §2, §4), TX_FULL unless t
@@ -2294,7 +2328,7 @@ def check_slog(tb, tl: list) -> dict:
                     # at an earlier edge than the rejection (at the same edge or later: TX_FULL)
                     assert e is None or len(ent) > SL_TXFULL, \
                         f"a record rejected only without tx pages or with too many: {res['sts']:#x} {r['frs']} {ent} {e}"
-                    rj = [c for c, tt in tb.rej_cyc if tt == t and tb.acc_cyc[i] <= c <= tb.done[i][3]]
+                    rj = [c for c, tt in tb.rej_cyc if tt == t and tb.acc_cyc[i] <= c <= dn[i][3]]
                     assert len(rj) == 1, f"record of tx {t} (seq {q}): rejected at edges {rj}"
                     fr = min((ref_at[q2], q2) for _, q2, _ in ent if q2 in ref_at) if e is not None else None
                     if fr is not None and fr[0] < rj[0]:

@@ -157,7 +157,7 @@ module ats_sata_core_tb #(
         .*,
         // the core TB's S-Log ports (SLOG = 0 / FRAG_SLOTS = 0 here: threshold 0, counters unread; `.*` finds
         // no net for a new output of ats_ssd_core_tb: name every one here, or this build fails)
-        .slog_thr(16'd0), .slog_lpgn(), .cnt_slog_err(), .slog_rec_total(), .slog_rec_beside(), .slog_rec_pair(), .slog_rsv_total(),
+        .slog_thr(16'd0), .slog_lpgn(), .cnt_slog_err(), .slog_rec_total(), .slog_rec_beside(), .slog_rec_pair(), .slog_rec_packed(), .slog_rsv_total(),
         .s_cmd_valid(c_cmd_valid), .s_cmd_ready(c_cmd_ready), .s_cmd_op(c_cmd_op), .s_cmd_tag(c_cmd_tag),
         .s_cmd_lba(c_cmd_lba), .s_cmd_nlb(c_cmd_nlb), .s_cmd_txid(c_cmd_txid), .s_cmd_flags(c_cmd_flags),
         .s_cmd_attr(c_cmd_attr), .s_cmd_prio(c_cmd_prio), .s_cmd_dptr(c_cmd_dptr), .s_cmd_aux(c_cmd_aux),

@@ -32,7 +32,9 @@ module ats_ssd_core_tb #(
     parameter int SLOG            = 0,
     parameter int FRAG_SLOTS      = 0,
     parameter int SLOG_TXFULL     = 64,     // full pages of one S-Log record (write buffer and backend)
-    parameter int SLOG_RIF        = 1       // S-Log records in flight together (write buffer and backend)
+    parameter int SLOG_RIF        = 1,      // S-Log records in flight together (write buffer and backend)
+    parameter int SLOG_PACK       = 0,      // the backend's open log page (SLOG_RIF > 1: kept for the next record)
+    parameter int SLOG_SEALT      = 0       // ... its idle cycles before the seal
 ) (
     input  wire logic        clk,
     input  wire logic        rst,
@@ -80,6 +82,7 @@ module ats_ssd_core_tb #(
     output logic [31:0]      slog_rec_total,     // S-Log record requests (m_wb slog) over the run
     output logic [31:0]      slog_rec_beside,    // of those, taken while an earlier m_wb request was in flight
     output logic [31:0]      slog_rec_pair,      // ... while an earlier S-Log record was in flight (SLOG_RIF > 1)
+    output logic [31:0]      slog_rec_packed,    // S-Log records written from an open log page's end (SLOG_PACK 1)
     output logic [31:0]      slog_rsv_total,     // RESERVE answers (tag 0xFD) with status OK over the run
     output wire logic        m_bad_valid,
     input  wire logic        m_bad_ready,
@@ -159,7 +162,7 @@ module ats_ssd_core_tb #(
         .QDEPTH(QDEPTH), .NUM_SLOTS(NUM_SLOTS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .SCHED_DEPTH(8),
         .REMAP_LPN_W(REMAP_LPN_W), .REMAP_PPN_W(REMAP_PPN_W), .REMAP_TXID_W(REMAP_TXID_W),
         .REMAP_CNT_W(REMAP_CNT_W), .PTXQ(PTXQ), .SLOG(SLOG), .FRAG_SLOTS(FRAG_SLOTS),
-        .SLOG_TXFULL(SLOG_TXFULL), .SLOG_RIF(SLOG_RIF),
+        .SLOG_TXFULL(SLOG_TXFULL), .SLOG_RIF(SLOG_RIF), .SLOG_PACK(SLOG_PACK), .SLOG_SEALT(SLOG_SEALT),
         // 100 MHz against the FAST set of ats_nand_array (tWP/tRP 10 ns, tWH/tREH 7 ns): one-cycle
         // strobes, 2 cycles a byte (the page transfers are most of a campaign's cycles)
         .T_WP(1), .T_WH(1), .T_RP(1), .T_REH(1), .T_WB(11), .T_WHR(7), .T_ADL(8), .T_RR(3),
@@ -193,6 +196,7 @@ module ats_ssd_core_tb #(
         slog_rec_total = '0;
         slog_rec_beside = '0;
         slog_rec_pair = '0;
+        slog_rec_packed = '0;
         slog_rsv_total = '0;
         prog_head_total = '0;
         urgent_wb_total = '0;
@@ -272,6 +276,13 @@ module ats_ssd_core_tb #(
             slog_rec_pair <= slog_rec_pair + 1'b1;
         wb_inflight <= rst ? 32'd0 : wb_inflight + 32'(u_dut.wb_valid && u_dut.wb_ready)
                                                 - 32'(u_dut.wbc_valid && u_dut.wbc_ready);
+    end
+    // a record's verdict (go, not dropped) while a log page is open: the record starts in it
+    if (SLOG != 0) begin : g_pk
+        always @(posedge clk)
+            if (!rst && u_dut.u_backend.g_slog.go_valid && u_dut.u_backend.g_slog.go_ready &&
+                !u_dut.u_backend.txe_v_q[u_dut.u_backend.g_slog.rx_t_q] && u_dut.u_backend.g_slog.pg_open)
+                slog_rec_packed <= slog_rec_packed + 1'b1;
     end
     // the backend's read data stream back to the write buffer: RESERVE answers (tag 0xFD)
     always @(posedge clk) begin

@@ -1805,9 +1805,15 @@ def test_ats_ssd_core(name, mode, seed):
 # SLOG_TXFULL 4: a transaction with more full pages converts its FRAG slots (architecture §11.3)
 # ATS_SLOG_RIF=n (n > 1): S-Log records in flight together (the write buffer's SLOG_RIF and the
 # backend's SLOG_RECS; the TB's PTXQ 8 bounds it), a build of its own
+# ATS_SLOG_PACK=1: the backend's open log page (with ATS_SLOG_RIF > 1 kept for the next record,
+# sealed after ATS_SLOG_SEALT idle cycles or before anything else; rtl/backend/README.md "Packing")
 SLOG_RIF = int(os.environ.get("ATS_SLOG_RIF", "1"))
+SLOG_PACK = int(os.environ.get("ATS_SLOG_PACK", "0"))
+SLOG_SEALT = int(os.environ.get("ATS_SLOG_SEALT", "0"))
 SLOG_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4, SLOG_TXFULL=4,
-                   **({"SLOG_RIF": SLOG_RIF} if SLOG_RIF > 1 else {}))
+                   **({"SLOG_RIF": SLOG_RIF} if SLOG_RIF > 1 else {}),
+                   **({"SLOG_PACK": SLOG_PACK} if SLOG_PACK else {}),
+                   **({"SLOG_SEALT": SLOG_SEALT} if SLOG_SEALT else {}))
 SLOG_RUNS = [("bp", s) for s in (range(1, 9) if LONG else (int(os.environ.get("ATS_SLOG_SEED", "1")),))]
 # ATS_LONG=1: the even seeds with 5 % program failures (persistence §10.2: a record's full META-PU
 # names the failed first program; the recovery oracle gets the grown-bad blocks); otherwise
@@ -1830,7 +1836,7 @@ def test_ats_ssd_core_slog(mode, seed):
         results_name=f"slog_{seed}", public=PUBLIC,
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_CORE_MODE": mode,
                    "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]), "ATS_SLOG_CYCLES": SLOG_CYCLES,
-                   "ATS_SLOG_RIF": str(SLOG_RIF),
+                   "ATS_SLOG_RIF": str(SLOG_RIF), "ATS_SLOG_PACK": str(SLOG_PACK),
                    "ATS_NAND_FAULTS": f"{SLOG_PFAIL},seed={seed}" if LONG and seed % 2 == 0 else
                    os.environ.get("ATS_NAND_FAULTS", ""),
                    # (not stats_*.json: cut_summary.py sums those of the power-cut campaign)

@@ -824,6 +824,7 @@ async def run_slog(dut):
     tb.stats["slog_records_sent"] = int(dut.slog_rec_total.value)
     tb.stats["slog_records_beside"] = int(dut.slog_rec_beside.value)
     tb.stats["slog_records_paired"] = int(dut.slog_rec_pair.value)     # (SLOG_RIF > 1 only)
+    tb.stats["slog_records_packed"] = int(dut.slog_rec_packed.value)   # (SLOG_PACK 1 with SLOG_RIF > 1 only)
     tb.stats["cnt_slog_err"] = int(dut.cnt_slog_err.value)
     dut._log.info("slog campaign seed %d: %s", seed, json.dumps(tb.stats))
     out = os.environ.get("ATS_CORE_STATS")
@@ -834,6 +835,8 @@ async def run_slog(dut):
     assert s["slog_cycles"] == cycles and s["other_cycles"] == others + extra
     if int(os.environ.get("ATS_SLOG_RIF", "1")) > 1:   # (records in flight together were met)
         assert s["slog_records_paired"] > 0, f"SLOG_RIF > 1: no record sent beside another: {s}"
+        if int(os.environ.get("ATS_SLOG_PACK", "0")):     # (a record written into a page left open)
+            assert s["slog_records_packed"] > 0, f"SLOG_PACK 1: no record packed behind another: {s}"
     # a record applied after the gap with another tx's earlier page missing (seed 1: see the testplan)
     assert others == 0 or s["gap_other"] > 0, "no record applied after the gap before another tx's missing page"
     assert s["slog_rsv_ok"] > 0, "no RESERVE answered OK: no fragment taken"

@@ -342,7 +342,8 @@ module ats_backend #(
     logic [15:0]        sl_wep;           // ... and epoch
     logic [5:0]         sl_pt;            // a log page entering the table: the txid of the first record ending in it
     logic [7:0]         sl_ptag;          // ... and its request's tag
-    logic               sl_open;          // SLOG_PACK 1: a log page is open (its records not complete; no request but a record taken)
+    logic               sl_open;          // SLOG_PACK 1: a log page is open (its records not complete; no request but a record or a tx data page taken)
+    logic               sl_cont;          // ... and it continues a record (only a record taken)
     logic               sl_more;          // the completing entry ends another record after this one (SLOG_PACK 1)
     logic [5:0]         sl_ntx;           // ... its txid
     logic [7:0]         sl_ctag;          // the completing record's request tag (SLOG_PACK 1)
@@ -438,9 +439,12 @@ module ats_backend #(
     assign tbl_empty   = acc_ptr_q == cpl_ptr_q;
     assign all_issued  = acc_ptr_q == iss_ptr_q;
     assign fw_acc      = (fw_reloc_req || mg_acc_req) && !recv_q && !tbl_full && !rst && !(SL && (sl_busy || sl_open));
-    // (an open log page: only a record is taken, README "S-Log" "Packing"; anything else waits for its seal)
+    // (an open log page: only a record or a transaction's data page is taken, README "S-Log"
+    // "Packing"; anything else waits for its seal)
+    logic               wb_beside;        // the request on s_wb may be taken beside an open log page
+    assign wb_beside   = sl_rec_st || (!s_wb_op && s_wb_rec == RC_NONE && s_wb_txid != 6'd0 && !sl_cont);
     assign s_wb_ready  = !recv_q && !tbl_full && !rst && !fw_reloc_req && !mg_acc_req && !wb_hold && !(SL && sl_busy) &&
-                         !(SL && mg_blk && sl_rec_st) && !(SL && sl_open && !sl_rec_st);
+                         !(SL && mg_blk && sl_rec_st) && !(SL && sl_open && !wb_beside);
     assign acc_fire    = s_wb_valid && s_wb_ready;
     // a request that takes a table entry (its seq) at acceptance: every one but an S-Log record, whose
     // log pages take theirs as they enter the table (README "S-Log record"; sl_acc, sl_ab_acc)
@@ -1660,6 +1664,7 @@ module ats_backend #(
         logic               go_valid, go_ready, seal_valid, seal_ready, pg_open;
         logic               le_q;             // SLOG_PACK 1, SLOG_RECS 1: the page where the record ends was taken
         logic               wr_busy;          // SLOG_PACK 1: the unit writes a record's bytes or sends a page
+        logic               pg_cont;          // SLOG_PACK 1: the open page begins with a record's tail
         localparam bit      PK = SLOG_PACK != 0;
         logic [5:0]         rx_t_q;
         logic [7:0]         rx_tag_q, rx_reclen_q;
@@ -1804,7 +1809,7 @@ module ats_backend #(
             // word (README "S-Log" "Packing"); SLOG_PACK 0: not taken (tied off)
             .s_go_valid(go_valid), .s_go_ready(go_ready), .s_go_drop(txe_v_q[rx_t_q]),
             .s_seal_valid(seal_valid), .s_seal_ready(seal_ready),
-            .pg_open(pg_open), .wr_busy(wr_busy),
+            .pg_open(pg_open), .wr_busy(wr_busy), .pg_cont(pg_cont),
             // completeness flag: a record applied at its in-order completion was programmed whole
             // (architecture §11.5: its log pages, and its full pages, whose seqs are lower), unless a
             // data page of t was programmed again after a failure (rf_q: m1 may name the failed copy)
@@ -2072,6 +2077,9 @@ module ats_backend #(
         assign sl_rec_st   = s_wb_op && s_wb_rec == RC_CREC && s_wb_slog;
         assign sl_busy     = rx_st_q != X_IDLE || (OP && sp_q != SP_IDLE);
         assign sl_open     = OP && pg_open;
+        // a data page beside the open page only while its seq may come before the page's: not when
+        // the page continues a record (a record's log pages take consecutive seqs, persistence §10.2)
+        assign sl_cont     = OP && pg_cont;
         assign sl_t        = rx_t_q;
         assign sl_wtag     = rx_tag_q;
         assign sl_wep      = rx_ep_q;
@@ -2104,7 +2112,10 @@ module ats_backend #(
         assign lp_st       = rx_st_q == X_PAGES || (OP && sp_q == SP_PAGE);
         assign lp_alloc    = lp_st && pg_w_q == '0;
         // (held while the read merge copies from the cache: a page's fill never changes a line being read)
-        assign lp_ready    = (rx_st_q == X_DIS || (lp_st && (!lp_alloc || !tbl_full))) && !mg_cc;
+        // (the sealed page waits while a data page taken beside it receives its words: one
+        // writer of the staging memory at a time)
+        assign lp_ready    = (rx_st_q == X_DIS || (lp_st && (!lp_alloc || !tbl_full))) && !mg_cc &&
+                             !(OP && sp_q == SP_PAGE && recv_q);
         assign lp_fire     = lp_valid && lp_ready;
         assign lp_e        = lp_alloc ? acc_e : pg_e_q;
         assign sl_acc      = lp_fire && lp_alloc;
@@ -2298,16 +2309,17 @@ module ats_backend #(
         end
 
         // ---- the seal (OP, README "S-Log" "Packing"): the open page is sealed and sent (its entry
-        //      and seq at its first word) before anything but a record is taken (a request on s_wb,
-        //      a firmware RELOC or MERGE, under wb_hold), after SLOG_SEALT idle cycles without a
-        //      record offered, and when the record being received waits for a held record: of its
+        //      and seq at its first word) before anything but a record or a transaction's data page
+        //      is taken (a request on s_wb, a firmware RELOC or MERGE, under wb_hold), SLOG_SEALT
+        //      cycles after the last record's reception ended (unless a record is offered then;
+        //      data pages taken meanwhile do not restart it), and when the record being received waits for a held record: of its
         //      txid (X_FW), the scan's match (X_CW), a full unit whose oldest record ends in the open
         //      page (its descriptors: no held record can end before the seal), or its abort record's
         //      entry (X_AB); the records in the page complete only once it is programmed
         assign sp_go = OP && pg_open && sp_q == SP_IDLE && (
                            (rx_st_q == X_IDLE && (wb_hold || fw_reloc_req || mg_acc_req || g_st_q == G_WREC ||
-                                                  (s_wb_valid && !sl_rec_st) ||
-                                                  (!s_wb_valid && 32'(sp_tm_q) + 1 > SLOG_SEALT))) ||
+                                                  (s_wb_valid && !wb_beside) ||
+                                                  (!(s_wb_valid && sl_rec_st) && 32'(sp_tm_q) + 1 > SLOG_SEALT))) ||
                            (rx_st_q == X_FW && hq_has_t) || rx_st_q == X_CW || rx_st_q == X_AB ||
                            ((rx_st_q == X_FE || rx_st_q == X_RD) && 32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q));
         always_ff @(posedge clk) begin
@@ -2697,7 +2709,7 @@ module ats_backend #(
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_ab_acc, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any,
                 sl_mp_busy, sl_mp_take} = '0;
-        assign {sl_open, sl_more} = '0;
+        assign {sl_open, sl_cont, sl_more} = '0;
         assign sl_pt = '0, sl_ptag = '0, sl_ntx = '0, sl_ctag = '0;
         assign sl_acc_lpgn = '0, sl_t = '0, sl_wtag = '0, sl_wep = '0, sl_mem_wa = '0,
                sl_mem_wd = '0, sl_pg_e = '0, sl_err_st = '0, sl_rq_lpn = '0, apl_sts = '0, apl_cnt = '0;

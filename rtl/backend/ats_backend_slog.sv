@@ -83,6 +83,7 @@ module ats_backend_slog #(
     output      logic                  s_seal_ready,
     output      logic                  pg_open,      // SLOG_PACK = 1: a log page is open
     output      logic                  wr_busy,      // SLOG_PACK = 1: a record's bytes being written / dropped, or a page being sent
+    output      logic                  pg_cont,      // SLOG_PACK = 1: the open page begins with the tail of a record begun in an earlier page
     // completeness flags (always taken; dropped when 8 are held)
     input  wire logic                  s_cf_valid,
     input  wire logic [7:0]            s_cf_txid,
@@ -814,6 +815,8 @@ module ats_backend_slog #(
     // a record between its verdict and its last byte written (or its drop's last word), or a
     // page being sent: the backend's page taker stays with the record until it is 0
     assign wr_busy = (SLOG_PACK != 0) && (es_q == E_GO || es_q == E_OUT || es_q == E_DROP || fs_q != FL_IDLE);
+    // (its seq must follow that record's previous page's: persistence §10.2, consecutive seqs)
+    assign pg_cont = op_open_q && op_first_q != 16'd16;
 
     logic [31:0] fl_word;
     always_comb begin

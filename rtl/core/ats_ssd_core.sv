@@ -45,6 +45,8 @@ module ats_ssd_core #(
     parameter int SLOG_PPNS       = 256,    // LPGN -> PPN table entries
     parameter int FRAG_SLOTS      = 0,      // write buffer FRAG slots: 0 or a power of two 2..64
     parameter int SLOG_RIF        = 1,      // S-Log records in flight together: the write buffer's SLOG_RIF, the backend's SLOG_RECS (1..8)
+    parameter int SLOG_PACK       = 0,      // the backend's SLOG_PACK: S-Log records packed into shared log pages (rtl/backend/README.md "Packing")
+    parameter int SLOG_SEALT      = 0,      // the backend's SLOG_SEALT: idle cycles an open log page waits for the next record
     // ONFI timings in cycles (ats_nand_chan), defaults for 125 MHz against ONFI mode 5
     parameter int T_WP = 2, parameter int T_WH = 2, parameter int T_RP = 2, parameter int T_REH = 2,
     parameter int T_WB = 20, parameter int T_WHR = 12, parameter int T_ADL = 14, parameter int T_RR = 4,
@@ -328,7 +330,8 @@ module ats_ssd_core #(
                   .BLOCKS(BLOCKS), .WIN(WIN), .RD_SLOTS(RD_SLOTS), .PPN_W(PW_),
                   .SLOG(SLOG), .SLOG_TX(SLOG_TX), .SLOG_LPNS(SLOG_LPNS), .SLOG_WAYS(SLOG_WAYS),
                   .SLOG_FRAGS(SLOG_FRAGS), .SLOG_TXFRAGS(SLOG_TXFRAGS), .SLOG_TXFULL(SLOG_TXFULL),
-                  .SLOG_CACHE(SLOG_CACHE), .SLOG_PPNS(SLOG_PPNS), .SLOG_RECS(SLOG_RIF)) u_backend (
+                  .SLOG_CACHE(SLOG_CACHE), .SLOG_PPNS(SLOG_PPNS), .SLOG_RECS(SLOG_RIF),
+                  .SLOG_PACK(SLOG_PACK), .SLOG_SEALT(SLOG_SEALT)) u_backend (
         .clk(clk_be), .rst,
         .s_wb_valid(wb_valid), .s_wb_ready(wb_ready), .s_wb_op(wb_op), .s_wb_rec(wb_rec), .s_wb_slog(wb_slog), .s_wb_lpn(wb_lpn), .s_wb_txid(wb_txid),
         .s_wb_epoch(wb_epoch), .s_wb_kind(wb_kind), .s_wb_fua(wb_fua), .s_wb_tag(wb_tag),
