@@ -108,6 +108,13 @@ class AtsConfig:
     # power of two. The firmware sizes its copies of F and its checkpoint's S-Log section from it
     # (soc.h ATS_HW_SLOG_LPNS, sw/firmware/fw.h SLOG_LPNS)
     slog_lpns: int = 256
+    # group commit (docs/architecture.md §11.4, rtl/backend/README.md "Packing"; needs frag_slots):
+    # S-Log records in flight together (ats_ssd_core SLOG_RIF: the write buffer's, the backend's
+    # SLOG_RECS, 1..8), records packed into shared log pages (SLOG_PACK, with slog_rif > 1 the page
+    # kept open for the next record) and the open page's wait for it in cycles (SLOG_SEALT, 0..65535)
+    slog_rif: int = 1
+    slog_pack: bool = False
+    slog_sealt: int = 0
 
     @property
     def ndie(self) -> int:
@@ -128,6 +135,9 @@ class AtsConfig:
             del d["frag_slots"]               # (likewise)
         if d["slog_lpns"] == 256:
             del d["slog_lpns"]                # (likewise)
+        for k, v in (("slog_rif", 1), ("slog_pack", False), ("slog_sealt", 0)):
+            if d[k] == v:
+                del d[k]                      # (likewise)
         r = self.remap()
         d.update(ndie=self.ndie, num_tx=r["NUM_TX"], tx_entries=r["TX_ENTRIES"], ppn_w=r["PPN_W"],
                  map_depth=r["MAP_DEPTH"])
@@ -145,6 +155,10 @@ class AtsConfig:
             raise ValueError(f"frag_slots {self.frag_slots}: 0, or 2/4/8/16/32/64 with slog")
         if self.slog_lpns != 256 and (not self.slog or self.slog_lpns not in (256, 512, 1024, 2048)):
             raise ValueError(f"slog_lpns {self.slog_lpns}: 256, or 512/1024/2048 with slog")
+        if not 1 <= self.slog_rif <= min(8, self.ptxq) or (self.slog_rif > 1 and not self.frag_slots):
+            raise ValueError(f"slog_rif {self.slog_rif}: 1, or up to ptxq {self.ptxq} (<= 8) with frag_slots")
+        if (self.slog_pack or self.slog_sealt) and not self.frag_slots or not 0 <= self.slog_sealt <= 65535:
+            raise ValueError(f"slog_pack / slog_sealt {self.slog_sealt}: with frag_slots, 0..65535")
 
 
 CONFIGS = {
@@ -197,6 +211,12 @@ for _mib in (256, 512, 1024, 2048, 4096):
 # 116 entries in use on (45 read-modify-writes) and the firmware's 3/4 trigger merged (104 programs):
 # WA 1.98 (bench/difftx/README.md "Diagnosis" item 2); at 1,024 the pool puts 2 LPNs on a set
 CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=True, frag_slots=64, slog_lpns=1024)
+# B4 (a) with group commit (bench/difftx --config b5_256_slogpk, simulation only): b5_256_slog with
+# 4 S-Log records in flight and records packed into shared log pages, an open page sealed 25,000
+# cycles (250 us) after its last record unless another record comes first (bench/difftx/README.md
+# "Group commit": the model's timer for TPC-C, 22,500-30,000; rtl/backend/README.md "Packing")
+CONFIGS["b5_256_slogpk"] = replace(CONFIGS["b5_256_slog"], name="b5_256_slogpk", slog_rif=4, slog_pack=True,
+                                   slog_sealt=25000)
 # sim_slog with b5_256_slog's S-Log shape (issue 40's system test gap: the firmware at a 1,024-entry
 # index): 1,024 index entries (256 sets x 4 ways: LPN mod 256, the sim's 768 LBAs put at most 3 on a
 # set) and 32 FRAG slots (32 x 128 words of FRAG pages at 512-byte pages; B4's device had 32 when
@@ -495,6 +515,9 @@ class AtomSSD(LiteXModule):
             **(dict(p_PTXQ=cfg.ptxq) if cfg.ptxq != 1 else {}),   # (1: the core's default, Verilog unchanged)
             **(dict(p_SLOG=1, p_SLOG_PPNS=SLOG_PPNS) if cfg.slog else {}),   # (SLOG 0: the core's default)
             **(dict(p_SLOG_LPNS=cfg.slog_lpns) if cfg.slog_lpns != 256 else {}),   # (256: the core's default)
+            **(dict(p_SLOG_RIF=cfg.slog_rif) if cfg.slog_rif != 1 else {}),        # (group commit: the core's
+            **(dict(p_SLOG_PACK=1) if cfg.slog_pack else {}),                    #  defaults otherwise)
+            **(dict(p_SLOG_SEALT=cfg.slog_sealt) if cfg.slog_sealt else {}),
             **(dict(p_FRAG_SLOTS=cfg.frag_slots, p_SLOG_TX=max(16, r["NUM_TX"])) if cfg.frag_slots else {}),
             **(dict(p_T_WP=1, p_T_WH=1, p_T_RP=1, p_T_REH=1) if cfg.fast_nand_if else {}),
             p_REMAP_TXID_W=r["TXID_W"], p_REMAP_CNT_W=r["CNT_W"],
