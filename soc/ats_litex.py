@@ -217,6 +217,9 @@ CONFIGS["b5_256_slog"] = replace(CONFIGS["b5_256"], name="b5_256_slog", slog=Tru
 # "Group commit": the model's timer for TPC-C, 22,500-30,000; rtl/backend/README.md "Packing")
 CONFIGS["b5_256_slogpk"] = replace(CONFIGS["b5_256_slog"], name="b5_256_slogpk", slog_rif=4, slog_pack=True,
                                    slog_sealt=25000)
+# ... and with a 40,000-cycle timer (the model's next row; B4 runs TPC-C on it: a timer per workload
+# while the timer is a build parameter, not a CSR)
+CONFIGS["b5_256_slogpk40"] = replace(CONFIGS["b5_256_slogpk"], name="b5_256_slogpk40", slog_sealt=40000)
 # sim_slog with b5_256_slog's S-Log shape (issue 40's system test gap: the firmware at a 1,024-entry
 # index): 1,024 index entries (256 sets x 4 ways: LPN mod 256, the sim's 768 LBAs put at most 3 on a
 # set) and 32 FRAG slots (32 x 128 words of FRAG pages at 512-byte pages; B4's device had 32 when

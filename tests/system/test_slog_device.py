@@ -42,7 +42,8 @@ workload a backend without that RELEASE passes (stale fragments never show).
 `make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS),
 and the same on `sim_slog1k` (items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main
 RAM), and on B4's device `b5_256_slog` (items `b4-<seed>`, ATS_SLOG_DEV_B4_SEEDS seeds, default 2:
-4 KiB pages, 64 FRAG slots in four banks, 8 dies) in the wider shape of SHAPES below (many transactions
+4 KiB pages, 64 FRAG slots in four banks, 8 dies) and on it with group commit, `b5_256_slogpk`
+(items `pk-<seed>`: records packed into shared log pages, cuts while a page is open) in the wider shape of SHAPES below (many transactions
 held open at once: more than 64 FRAG slots wanted; records of several log pages; filler LBAs read back
 at the end); ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them).
 ATS_SLOG_DEV_SECT (ATS_LONG=1: 0.3, else 0): the share of the checkpoint cycles whose cut falls inside
@@ -103,6 +104,10 @@ SHAPES = {"sim_slog": dict(pool=24, ntx=4, k=(1, 3), lane=60, hold=0.0, close=(0
           "b5_256_slog": dict(pool=160, ntx=16, k=(4, 12), lane=480, hold=0.8, close=(0.0, 0.4), slots_min=65,
                               fill=1024, steps=(30, 60), boot=100_000_000)}
 SHAPES["sim_slog1k"] = SHAPES["sim_slog"]
+# B4's device with group commit (`b5_256_slogpk`: 4 records in flight, records packed into shared log
+# pages, an open page sealed 25,000 cycles after its last record): the same shape, so that the cuts
+# fall while pages are open (rtl/backend/README.md "Packing")
+SHAPES["b5_256_slogpk"] = SHAPES["b5_256_slog"]
 CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
 SECT_P = float(os.environ.get("ATS_SLOG_DEV_SECT", "0.3" if LONG else "0"))
 # (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` (ids `1k-<seed>`)
@@ -110,7 +115,8 @@ SECT_P = float(os.environ.get("ATS_SLOG_DEV_SECT", "0.3" if LONG else "0"))
 B4_SEEDS = list(range(1, 1 + int(os.environ.get("ATS_SLOG_DEV_B4_SEEDS", "2"))))
 PARAMS = [pytest.param("sim_slog", s, id=str(s)) for s in SEEDS] + \
     [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])] + \
-    [pytest.param("b5_256_slog", s, id=f"b4-{s}") for s in (B4_SEEDS if LONG else [])]
+    [pytest.param("b5_256_slog", s, id=f"b4-{s}") for s in (B4_SEEDS if LONG else [])] + \
+    [pytest.param("b5_256_slogpk", s, id=f"pk-{s}") for s in (B4_SEEDS if LONG else [])]
 
 
 def mixed_records(oracle, geo) -> set[int]:
