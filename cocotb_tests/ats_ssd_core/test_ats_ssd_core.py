@@ -1824,7 +1824,24 @@ SLOG_CYCLES = os.environ.get("ATS_SLOG_CYCLES", "4" if LONG else "2")
 
 @pytest.mark.parametrize("mode,seed", SLOG_RUNS, ids=[f"slog-{m}{s}" for m, s in SLOG_RUNS])
 def test_ats_ssd_core_slog(mode, seed):
-    params, srcs, rp = core_build(SLOG_PARAMS)
+    slog_run(mode, seed, SLOG_PARAMS, SLOG_RIF, SLOG_PACK)
+
+
+# ATS_LONG=1: the campaign also with group commit (records in flight together, packed into shared
+# log pages, a 100-cycle seal timer: cuts while a page is open; rtl/backend/README.md "Packing")
+SLOG_PK_PARAMS = dict(NUM_CHAN=2, WAYS=2, RD_SLOTS=8, SLOG=1, FRAG_SLOTS=4, SLOG_TXFULL=4, SLOG_RIF=2,
+                      SLOG_PACK=1, SLOG_SEALT=100)
+SLOG_PK_RUNS = [("bp", s) for s in (1, 2, 3)]
+
+
+@pytest.mark.skipif(not LONG, reason="ATS_LONG=1 only")
+@pytest.mark.parametrize("mode,seed", SLOG_PK_RUNS, ids=[f"slog-pk-{m}{s}" for m, s in SLOG_PK_RUNS])
+def test_ats_ssd_core_slog_pk(mode, seed):
+    slog_run(mode, seed, SLOG_PK_PARAMS, 2, 1)
+
+
+def slog_run(mode, seed, slog_params, rif, pack):
+    params, srcs, rp = core_build(slog_params)
     key = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     build_dir = ROOT / "build" / "sim" / "ats_ssd_core_tb" / key
     nd = params["NUM_CHAN"] * params["WAYS"]
@@ -1836,7 +1853,7 @@ def test_ats_ssd_core_slog(mode, seed):
         results_name=f"slog_{seed}", public=PUBLIC,
         extra_env={"ATS_SEED": str(seed), "ATS_CORE_IMAGES": str(img), "ATS_CORE_MODE": mode,
                    "ATS_TX_ENTRIES": str(rp["TX_ENTRIES"]), "ATS_SLOG_CYCLES": SLOG_CYCLES,
-                   "ATS_SLOG_RIF": str(SLOG_RIF), "ATS_SLOG_PACK": str(SLOG_PACK),
+                   "ATS_SLOG_RIF": str(rif), "ATS_SLOG_PACK": str(pack),
                    "ATS_NAND_FAULTS": f"{SLOG_PFAIL},seed={seed}" if LONG and seed % 2 == 0 else
                    os.environ.get("ATS_NAND_FAULTS", ""),
                    # (not stats_*.json: cut_summary.py sums those of the power-cut campaign)
