@@ -108,6 +108,7 @@ SHAPES["sim_slog1k"] = SHAPES["sim_slog"]
 # pages, an open page sealed 25,000 cycles after its last record): the same shape, so that the cuts
 # fall while pages are open (rtl/backend/README.md "Packing")
 SHAPES["b5_256_slogpk"] = SHAPES["b5_256_slog"]
+PACKED = {"b5_256_slogpk": True}
 CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
 SECT_P = float(os.environ.get("ATS_SLOG_DEV_SECT", "0.3" if LONG else "0"))
 # (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` (ids `1k-<seed>`)
@@ -117,6 +118,12 @@ PARAMS = [pytest.param("sim_slog", s, id=str(s)) for s in SEEDS] + \
     [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])] + \
     [pytest.param("b5_256_slog", s, id=f"b4-{s}") for s in (B4_SEEDS if LONG else [])] + \
     [pytest.param("b5_256_slogpk", s, id=f"pk-{s}") for s in (B4_SEEDS if LONG else [])]
+
+
+def packed_records(oracle, geo) -> set[int]:
+    """The first seqs of the complete S-Log records on the dies that start in a log page another
+    record ended in (group commit: byte > 16 of their first page, persistence §10.1)."""
+    return {r.first_seq for r in slog_records_on_dies(oracle, geo) if r.first_byte > 16}
 
 
 def mixed_records(oracle, geo) -> set[int]:
@@ -566,6 +573,7 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
         st.update(sect_cuts=0, sect_aimed=0)
     frag_cuts = 0
     mixed: set[int] = set()
+    packed: set[int] = set()
     while st["cuts"] < CUTS:
         n = h.rng.randint(*shape["steps"])
         if shape["hold"]:                                # (no draw for the shapes without held txs)
@@ -612,6 +620,8 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
         st["gap_records"] = st.get("gap_records", 0) + oracle.slog_after_gap
         mixed |= mixed_records(oracle, sysm.geo)
         st["mixed_records"] = len(mixed)
+        packed |= packed_records(oracle, sysm.geo)
+        st["packed_records"] = len(packed)
         if oracle.slog_full_mismatch:
             h.violations.append(f"seed {seed} cut {st['cuts']}: the oracle found {oracle.slog_full_mismatch} "
                                 f"S-Log record(s) whose full META-PUs differ from the transaction's pages")
@@ -634,6 +644,8 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     assert st["oracle_slog_records"] + st["ckpt_frags"] > 0, "no S-Log record on the dies (log or checkpoint): the device wrote none"
     assert frag_cuts > 0, "no cut left fragments to recover"
     assert st["mixed_records"] > 0, "no S-Log record with both full-page and fragment META-PUs"
+    if PACKED.get(cfg):                     # (group commit: records packed into pages, cut while open)
+        assert st["packed_records"] > 0, "no S-Log record packed behind another on the dies"
     assert CKPT_P == 0 or st["ckpts"] > 0 and st["ckpt_frags"] > 0, "no recovery from a checkpoint with fragments"
     assert SECT_P == 0 or CKPT_P == 0 or st["sect_cuts"] > 0, "no cut inside a checkpoint's S-Log section"
     assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0
