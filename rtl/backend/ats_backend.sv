@@ -2309,16 +2309,19 @@ module ats_backend #(
         end
 
         // ---- the seal (OP, README "S-Log" "Packing"): the open page is sealed and sent (its entry
-        //      and seq at its first word) before anything but a record or a transaction's data page
-        //      is taken (a request on s_wb, a firmware RELOC or MERGE, under wb_hold), SLOG_SEALT
-        //      cycles after the last record's reception ended (unless a record is offered then;
-        //      data pages taken meanwhile do not restart it), and when the record being received waits for a held record: of its
+        //      and seq at its first word), the receiver idle, before anything but a record or a
+        //      transaction's data page is taken (a request on s_wb, a firmware RELOC or MERGE, SLOAD
+        //      rop 0, under wb_hold), when SLOG_RECS records are held and the oldest ends in the
+        //      open page (the write buffer sends no record until one completes, and none can),
+        //      SLOG_SEALT cycles after the last record's reception ended (unless a record is offered
+        //      then; data pages taken meanwhile do not restart it); and when the record being received waits for a held record: of its
         //      txid (X_FW), the scan's match (X_CW), a full unit whose oldest record ends in the open
         //      page (its descriptors: no held record can end before the seal), or its abort record's
         //      entry (X_AB); the records in the page complete only once it is programmed
         assign sp_go = OP && pg_open && sp_q == SP_IDLE && (
-                           (rx_st_q == X_IDLE && (wb_hold || fw_reloc_req || mg_acc_req || g_st_q == G_WREC ||
+                           (rx_st_q == X_IDLE && (wb_hold || fw_reloc_req || mg_acc_req || g_st_q == G_WREC || fs_lg ||
                                                   (s_wb_valid && !wb_beside) ||
+                                                  (32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q) ||
                                                   (!(s_wb_valid && sl_rec_st) && 32'(sp_tm_q) + 1 > SLOG_SEALT))) ||
                            (rx_st_q == X_FW && hq_has_t) || rx_st_q == X_CW || rx_st_q == X_AB ||
                            ((rx_st_q == X_FE || rx_st_q == X_RD) && 32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q));
