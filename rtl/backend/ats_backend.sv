@@ -2318,13 +2318,16 @@ module ats_backend #(
         //      txid (X_FW), the scan's match (X_CW), a full unit whose oldest record ends in the open
         //      page (its descriptors: no held record can end before the seal), or its abort record's
         //      entry (X_AB); the records in the page complete only once it is programmed
+        // (every slot held, the oldest ending in the open page: no held record can end before the seal)
+        logic               hq_stuck;
+        assign hq_stuck = 32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q;
         assign sp_go = OP && pg_open && sp_q == SP_IDLE && (
                            (rx_st_q == X_IDLE && (wb_hold || fw_reloc_req || mg_acc_req || g_st_q == G_WREC || fs_lg ||
                                                   (s_wb_valid && !wb_beside) ||
-                                                  (32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q) ||
+                                                  hq_stuck ||
                                                   (!(s_wb_valid && sl_rec_st) && 32'(sp_tm_q) + 1 > SLOG_SEALT))) ||
                            (rx_st_q == X_FW && hq_has_t) || rx_st_q == X_CW || rx_st_q == X_AB ||
-                           ((rx_st_q == X_FE || rx_st_q == X_RD) && 32'(hq_n_q) >= SLOG_RECS && hq_ap_q == hq_rd_q));
+                           ((rx_st_q == X_FE || rx_st_q == X_RD) && hq_stuck));
         always_ff @(posedge clk) begin
             if (rst) begin
                 sp_q <= SP_IDLE; sp_tm_q <= '0;
