@@ -228,6 +228,12 @@ CONFIGS["b5_256_slogpk40"] = replace(CONFIGS["b5_256_slogpk"], name="b5_256_slog
 # (atomssd_soc.main_ram_size). tests/system/test_slog_fw.py, test_slog_ckpt.py, test_slog_device.py
 # run on it with ATS_LONG=1 (items `1k-*`); simulation only
 CONFIGS["sim_slog1k"] = replace(CONFIGS["sim_slog"], name="sim_slog1k", frag_slots=32, slog_lpns=1024)
+# sim_slog with group commit (records packed into shared log pages, rtl/backend/README.md "Packing"):
+# 4 S-Log records in flight and an open page sealed 2,000 cycles after its last record unless the
+# host sets another seal time (FEATURE 0xC0, docs/architecture.md section 1.2). At 512-byte pages
+# a short record leaves room for the next. `make test` runs the device's power-cut campaign on it
+# (tests/system/test_slog_device.py items `spk-*`) and the FEATURE's system test; simulation only
+CONFIGS["sim_slogpk"] = replace(CONFIGS["sim_slog"], name="sim_slogpk", slog_rif=4, slog_pack=True, slog_sealt=2000)
 
 
 def core_sources(cfg: AtsConfig) -> list[Path]:
@@ -354,12 +360,18 @@ class AtomSSD(LiteXModule):
         self.cycles = CSRStatus(64, description="clock cycles since reset (firmware timing).")
         for name, desc in COUNTERS:
             setattr(self, name, CSRStatus(32, name=name, description=desc.capitalize() + "."))
-        # admin commands (IDENTIFY, GET_LOG) answered by the firmware (rtl/soc/README.md "ats_admin")
-        self.adm = CSRStatus(description="Admin mailbox (IDENTIFY / GET_LOG from the host).", fields=[
+        # admin commands (IDENTIFY, GET_LOG, FEATURE) answered by the firmware (rtl/soc/README.md "ats_admin")
+        self.adm = CSRStatus(description="Admin mailbox (IDENTIFY / GET_LOG / FEATURE from the host).", fields=[
             CSRField("pending", size=1, description="1: an admin command waits for its answer"),
-            CSRField("op", size=4, offset=8, description="its opcode (9 IDENTIFY, 10 GET_LOG)"),
+            CSRField("op", size=4, offset=8, description="its opcode (9 IDENTIFY, 10 GET_LOG, 11 FEATURE)"),
             CSRField("tag", size=8, offset=16, description="its host tag"),
         ])
+        self.adm_lba = CSRStatus(32, description="The admin command's lba[31:0] (FEATURE: the feature id).")
+        self.adm_arg = CSRStatus(description="The admin command's other fields (FEATURE).", fields=[
+            CSRField("nlb", size=16, description="its nlb (FEATURE: 0 get, 1 set)"),
+            CSRField("lba_hi", size=1, offset=16, description="1: its lba[47:32] is not 0"),
+        ])
+        self.adm_aux = CSRStatus(32, description="The admin command's aux (FEATURE set: the value).")
         self.adm_data = CSRStorage(32, description="Writing pushes the next word of the admin answer "
                                    f"(up to {ADM_WORDS} words; words not pushed are sent as 0).")
         self.adm_result = CSRStorage(32, description="Completion result of the admin answer (its bytes).")
@@ -389,6 +401,11 @@ class AtomSSD(LiteXModule):
                                    "min(SLOG_THR, page bytes - 16) may become an S-Log fragment "
                                    "(docs/architecture.md section 11.3; no effect while the write buffer has "
                                    "no FRAG slots, as in every configuration now). 0 after reset: none.")
+        self.slog_sealt = CSRStorage(16, reset=cfg.slog_sealt,
+                                     description="S-Log seal time in clock cycles: an open log page is sealed "
+                                     "this many idle cycles after the last record (rtl/backend/README.md "
+                                     "\"Packing\"; only with packing). Resets to the build's SLOG_SEALT; the "
+                                     "firmware sets it for the host's FEATURE 0xC0 (docs/architecture.md section 1.2).")
         # the UART's receive level (a wake source), wired by add_atomssd from the SoC's UART
         self.uart_rx = Signal()
 
@@ -434,7 +451,8 @@ class AtomSSD(LiteXModule):
         self.specials += Instance("ats_admin", p_WORDS=ADM_WORDS,
             i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
             i_s_cmd_valid=host.cmd_valid & host_en, o_s_cmd_ready=adm_ready, i_s_cmd_op=host.cmd_op,
-            i_s_cmd_tag=host.cmd_tag, i_s_cmd_dptr=host.cmd_dptr,
+            i_s_cmd_tag=host.cmd_tag, i_s_cmd_dptr=host.cmd_dptr, i_s_cmd_lba=host.cmd_lba,
+            i_s_cmd_nlb=host.cmd_nlb, i_s_cmd_aux=host.cmd_aux,
             o_m_cmd_valid=core_cmd_valid, i_m_cmd_ready=cmd_ready,
             i_s_cpl_valid=c_cpl["valid"], o_s_cpl_ready=c_cpl["ready"], i_s_cpl_tag=c_cpl["tag"],
             i_s_cpl_status=c_cpl["status"], i_s_cpl_result=c_cpl["result"],
@@ -445,6 +463,8 @@ class AtomSSD(LiteXModule):
             o_m_hwr_valid=host.hwr_valid, i_m_hwr_ready=host.hwr_ready, o_m_hwr_addr=host.hwr_addr,
             o_m_hwr_data=host.hwr_data, o_m_hwr_last=host.hwr_last,
             o_adm_pending=self.adm.fields.pending, o_adm_op=self.adm.fields.op, o_adm_tag=self.adm.fields.tag,
+            o_adm_lba=self.adm_lba.status, o_adm_lba_hi=self.adm_arg.fields.lba_hi,
+            o_adm_nlb=self.adm_arg.fields.nlb, o_adm_aux=self.adm_aux.status,
             i_adm_wdata_we=self.adm_data.re, i_adm_wdata=self.adm_data.storage,
             i_adm_done_we=self.adm_done.re, i_adm_done_status=self.adm_done.storage,
             i_adm_done_result=self.adm_result.storage,
@@ -545,6 +565,7 @@ class AtomSSD(LiteXModule):
             o_m_bad_way=self.bad.fields.way, o_m_bad_block=self.bad.fields.block,
             i_vc_addr=self.vc_addr.storage, o_vc_data=self.vc_data.status,
             i_slog_thr=self.slog_thr.storage,
+            **(dict(i_slog_sealt=self.slog_sealt.storage) if cfg.slog_pack else {}),
             i_wb_hold=self.ctrl.fields.wb_hold, i_no_space=self.ctrl.fields.no_space, o_cpl_seq=self.cpl_seq.status,
             i_txs_addr=self.txs_addr.storage, o_txs_open=self.txs.status, o_txs_seq=self.txs_seq.status,
             i_s_fw_valid=fw["valid"], o_s_fw_ready=fw["ready"], i_s_fw_op=fw["op"],
@@ -632,4 +653,6 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
         soc.add_constant("ATS_HW_SLOG_LPNS", cfg.slog_lpns)   # the index's entries the core was built with
     if cfg.frag_slots:
         soc.add_constant("ATS_HW_FRAG_SLOTS", cfg.frag_slots)   # the firmware sets SLOG_THR at boot
+    if cfg.slog_pack and cfg.slog_rif > 1:
+        soc.add_constant("ATS_HW_SLOG_OPEN_PAGE", 1)   # an open log page and its seal time: FEATURE 0xC0
     return m

@@ -14,7 +14,7 @@ Standard library only.
 Generated names (C, all unsigned): ATS_OP_<name> (opcodes), ATS_STS_<name> (device status codes),
 ATS_FLAG_<name> (flag masks) and ATS_FLAG_<name>_BIT (bit indices), ATS_ATTR_<name>, the field
 widths ATS_<FIELD>_W, ATS_REJ_MARK and ATS_REJ_<reason> (a command queue rejection's result is
-ATS_REJ_MARK << 24 | reason), ATS_TAG_SHUTDOWN; ats_remap.h: ATS_REMAP_OP_<name>, ATS_REMAP_STS_<name> (the remap
+ATS_REJ_MARK << 24 | reason), ATS_TAG_SHUTDOWN, ATS_FEAT_<name> (device features, §1.2); ats_remap.h: ATS_REMAP_OP_<name>, ATS_REMAP_STS_<name> (the remap
 engine's request opcodes and response statuses, from the SpinalHDL source through params.json);
 ats_nvme_sc.h: ATS_NVME_SC_<name> = (SCT << 8) | SC, every `SC_<name>` of ats_nvme_pkg (the statuses an
 NVMe host sees, docs/host-interface.md §1.8, §1.11; `parse_nvme()`).
@@ -40,7 +40,7 @@ _LINE = re.compile(r"^\s*localparam\s+(?P<type>int|logic\s*\[[^\]]*\])\s+(?P<nam
                    r"(?P<val>[^;]+);")
 _SIZED = re.compile(r"^(?P<w>\d+)'(?P<b>[dhb])(?P<d>[0-9a-fA-F_]+)$")
 _KINDS = (("OP_", "ops"), ("STS_", "statuses"), ("FLAG_", "flags"), ("ATTR_", "attrs"),
-          ("REJ_", "rejects"), ("TAG_", "tags"))
+          ("REJ_", "rejects"), ("TAG_", "tags"), ("FEAT_", "features"))
 
 
 def _value(text: str, name: str) -> int:
@@ -59,10 +59,10 @@ def _value(text: str, name: str) -> int:
 def parse(path: Path = PKG) -> dict:
     """{'widths': {'OP_W': 4, …}, 'ops': {'READ': 0, …}, 'statuses': {'OK': 0, …},
     'flags': {'FUA': 0, …} (bit indices), 'attrs': {'SIMPLE': 0, …}, 'rejects': {'MARK': 0xCE, …},
-    'tags': {'SHUTDOWN': 0xFF}}
+    'tags': {'SHUTDOWN': 0xFF}, 'features': {'SEAL_TIME': 0xC0}}
     (names without their prefix, in the package's order)."""
     out: dict[str, dict[str, int]] = {"widths": {}, "ops": {}, "statuses": {}, "flags": {}, "attrs": {},
-                                      "rejects": {}, "tags": {}}
+                                      "rejects": {}, "tags": {}, "features": {}}
     text = path.read_text()
     if "package ats_host_pkg;" not in text:
         raise ValueError(f"{path}: no `package ats_host_pkg;`")
@@ -79,7 +79,7 @@ def parse(path: Path = PKG) -> dict:
                 out[kind][name[len(prefix):]] = val
                 break
         else:
-            raise ValueError(f"{path.name}: {name}: no known prefix (OP_, STS_, FLAG_, ATTR_, REJ_, TAG_, *_W)")
+            raise ValueError(f"{path.name}: {name}: no known prefix (OP_, STS_, FLAG_, ATTR_, REJ_, TAG_, FEAT_, *_W)")
     for kind in ("ops", "statuses", "flags", "attrs"):
         if not out[kind]:
             raise ValueError(f"{path.name}: no {kind}")
@@ -131,6 +131,8 @@ def host_header(c: dict) -> str:
     L += [f"#define ATS_REJ_{n} 0x{v:02X}u" for n, v in c["rejects"].items()]
     L += ["", "/* tags with a meaning (§1.1) */"]
     L += [f"#define ATS_TAG_{n} 0x{v:02X}u" for n, v in c["tags"].items()]
+    L += ["", "/* device features: FEATURE's lba (§1.2) */"]
+    L += [f"#define ATS_FEAT_{n} 0x{v:02X}u" for n, v in c["features"].items()]
     L += ["", "#endif", ""]
     return "\n".join(L)
 

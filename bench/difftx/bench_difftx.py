@@ -448,14 +448,15 @@ def settle(r: "Runner") -> tuple[dict, dict]:
 
 
 def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt: str | None = None,
-              qd: int = 1, mode: str = "shadow") -> dict:
+              qd: int = 1, mode: str = "shadow", sealt: int | None = None) -> dict:
     """One device, one workload, one mode (every device booted and prefilled alike, so each mode starts
     from the same state): the pool prefilled and the device settled, then with `qd` 1 every transaction
     one at a time from an idle device (a Flush waited for before each: the qd1 figures), with `qd` > 1
     all the transactions as one segment, up to `qd` in flight (Runner.run_concurrent); then settled
     again. Cycles: the transactions' (qd1: summed; qd: first submission to last completion); NAND
     counters: after the final settle - after the prefill's settle (`window_*`: to the last completion;
-    `background_*`: the settle's); then the read-backs."""
+    `background_*`: the settle's); then the read-backs. `sealt`: the seal time the host sets after the
+    boot (NVMe Set Features 0xC0, docs/architecture.md §1.2; read back), else the build's."""
     from atomssd.nvme_sim import boot
     from bench_tx import close_checked, nvme_up, start_device
     shape = SHAPES[name]
@@ -467,6 +468,9 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
         boot(hp, max_cycles=1_000_000_000)
         tr, drv, dev = nvme_up(hp)
         assert dev.info.lba_bytes == PAGE_BYTES, dev.info
+        if sealt is not None:
+            from atomssd.nvme import run_sync
+            assert run_sync(drv.set_seal_time(sealt), tr) == sealt and run_sync(drv.get_seal_time(), tr) == sealt
         assert shape.meta_pool + shape.data_pool <= dev.info.num_lbas // 2
         r = Runner(hp, dev, drv, tr, shape, seed, slog=bool(cfg.get("frag_slots")))
         wl = gen_workload(shape, txs, seed, scale, meta_base=0, data_base=shape.meta_pool)
@@ -520,7 +524,7 @@ def run_point(name: str, txs: int, scale: float, seed: int, work: Path, prebuilt
     return {"name": name, "qd": qd, "mode": mode, "cycles": cyc, "conc": conc, "settle": st,
             "total": {k: l2[k] - l0[k] for k in LOG_KEYS}, "window": {k: l1[k] - l0[k] for k in LOG_KEYS},
             "background": {k: l2[k] - l1[k] for k in LOG_KEYS}, "read_back_lpns": checked,
-            "tx_entries": dev.info.tx_entries,
+            "tx_entries": dev.info.tx_entries, "seal_time": sealt,
             "device_log": {k: log[k] for k in ("host_pages", "nand_programs", "wa_x1000", "checkpoints", "ckpt_pages",
                                                "gc_runs", "gc_relocs") if k in log},
             "sim_mhz": info.get("sim_mhz"), "wall_s": round(time.time() - t0, 1),
@@ -685,6 +689,9 @@ def main() -> None:
     ap.add_argument("--qd", type=int, default=QD,
                     help=f"transactions in flight in the concurrent runs (default {QD}; 1: only the one-at-a-time "
                          "runs; a workload of one transaction has none)")
+    ap.add_argument("--seal-time", default="", help="name=cycles,...: the seal time the host sets for that "
+                    "workload's devices (NVMe Set Features 0xC0, a device that packs records: b5_256_slogpk*); "
+                    "default: the build's")
     ap.add_argument("--model-only", action="store_true",
                     help="print (a)'s model figures (not measured) for the workloads, without the simulator")
     a = ap.parse_args()
@@ -694,6 +701,7 @@ def main() -> None:
         return
     names = [n for n in a.workloads.split(",") if n]
     txs = dict(TXS, **{k: int(v) for k, v in (kv.split("=") for kv in a.txs.split(",") if kv)})
+    sealt = {k: int(v) for k, v in (kv.split("=") for kv in a.seal_time.split(",") if kv)}
     scales = {n: (a.large_scale if SHAPES[n].pages_mean > 64 else 1.0) for n in names}
     if a.model_only:
         model_only(names, txs, scales, a.seed)
@@ -715,7 +723,8 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=a.jobs) as ex:
         got = list(ex.map(run_point, [n for n, _, _ in jobs], [txs[n] for n, _, _ in jobs],
                           [scales[n] for n, _, _ in jobs], [a.seed] * len(jobs), [work] * len(jobs),
-                          [a.prebuilt] * len(jobs), [q for _, q, _ in jobs], [m for _, _, m in jobs]))
+                          [a.prebuilt] * len(jobs), [q for _, q, _ in jobs], [m for _, _, m in jobs],
+                          [sealt.get(n) for n, _, _ in jobs]))
     raw = {j: p for j, p in zip(jobs, got)}
     byq = {(n, q): make_point(n, txs[n], scales[n], a.seed, cfg0, {m: raw[(n, q, m)] for m in MODES})
            for n in names for q in qds[n]}
@@ -723,6 +732,9 @@ def main() -> None:
     slog_dev = bool(cfg0.get("frag_slots"))
     slog_txt = slog_measured(cfg0["frag_slots"]) if slog_dev else SLOG_STATUS
     print(f"B4 ({CONFIG}, {PAGE_BYTES} B pages, threshold {THRESHOLD} B; simulated time; S-Log: {slog_txt})")
+    if cfg0.get("slog_pack"):
+        print("seal time (cycles; set by the host with Set Features 0xC0, else the build's): " +
+              ", ".join(f"{n} {sealt.get(n, cfg0.get('slog_sealt'))}" for n in names))
     for key, what in (("modes", "qd1: one transaction at a time from an idle device"),
                       ("modes_qd", f"qd {a.qd}: up to {a.qd} transactions in flight under the lock rule")):
         print(f"-- {what}")
@@ -779,6 +791,7 @@ def main() -> None:
     res = {"bench": "B4", "config": CONFIG, "frag_slots": cfg0.get("frag_slots", 0), "commit": head,
            "tree_dirty": dirty, "sim_tree": sim_tree, "run_tree": run_tree, "seed": a.seed,
            "large_scale": a.large_scale, "qd": a.qd,
+           "seal_time": {n: sealt.get(n, cfg0.get("slog_sealt")) for n in names},     # (the host's, else the build's)
            "threshold": THRESHOLD, "page_bytes": PAGE_BYTES, "slog": slog_txt,
            "targets": TARGETS,
            "definitions": {"wa": "NAND bytes programmed / workload bytes (4 KiB per full update + the differential "

@@ -1,4 +1,4 @@
-"""cocotb tests of ats_admin (IDENTIFY and GET_LOG answered by the firmware, the other descriptors
+"""cocotb tests of ats_admin (IDENTIFY, GET_LOG and FEATURE answered by the firmware, the other descriptors
 passed to the core, the core's and the mailbox's completions and host writes merged), against
 `AdminModel` below: a plain-Python, cycle-level model written from rtl/soc/README.md ("ats_admin:
 IDENTIFY and GET_LOG through the firmware"), not from the RTL.
@@ -6,7 +6,7 @@ IDENTIFY and GET_LOG through the firmware"), not from the RTL.
 Two independent layers of checking:
 - `AdminModel`, fed at every rising edge from the ports (`TB._edge`), predicts and checks every
   output of the cycle that ends at that edge: `adm_pending` (FW only), `adm_op`/`adm_tag` (the
-  latched command, in FW), `m_cmd_valid` (= `s_cmd_valid` for non-admin descriptors, 0 for admin
+  latched command, in FW; `adm_lba` = lba[31:0], `adm_lba_hi` = lba[47:32] != 0, `adm_nlb`, `adm_aux`), `m_cmd_valid` (= `s_cmd_valid` for non-admin descriptors, 0 for admin
   ones), `s_cmd_ready` (admin: IDLE; else `m_cmd_ready`) whenever a descriptor is offered, and for
   both merges the source chosen (lock while a beat is offered and not taken, `m_hwr` also from the
   first beat of a burst to its `last`; unlocked: the mailbox if it offers and the core does not
@@ -15,13 +15,13 @@ Two independent layers of checking:
   unchanged, or the mailbox's burst beat: addr = dptr, word i or 0 beyond the pushed count, `last`
   on beat WORDS - 1; the mailbox's completion: tag, status, result). Mailbox state: admin taken in
   IDLE only, pushes counted while wi < WORDS, a push in the done cycle counts, done -> XFER
-  (status 0) or CPL, pushes and dones outside FW ignored, synchronous reset.
+  (status 0, not FEATURE) or CPL (FEATURE: no data, docs/architecture.md §1.2), pushes and dones outside FW ignored, synchronous reset.
 - The transaction level, written from what the TB sent: every non-admin descriptor reaches the
   core once, in order (the `m_cmd` sink collects the descriptor fields at each `m_cmd` handshake);
   every core completion and burst appears exactly once, in order, bursts unbroken (constant addr,
   no foreign beat inside); each admin command (checked by the behavioural firmware against
   `adm_op`/`adm_tag` when it sees `adm_pending`) gives one burst of WORDS beats at its dptr with
-  the words the firmware pushed (0 beyond), only for status 0, and then its completion. The
+  the words the firmware pushed (0 beyond), only for status 0 and not FEATURE, and then its completion. The
   mailbox's traffic is told from the core's by the top nibble of addr / result (0xA: the mailbox).
   Fairness: while the mailbox offers, at most two core bursts end on m_hwr (the one in progress,
   one more) and at most two core completions are taken on m_cpl (what the turn flag allows).
@@ -59,12 +59,12 @@ LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 MODE = os.environ.get("ATS_ADM_MODE", "bp")
 HERE = Path(__file__).resolve().parent
 
-IDENTIFY, GET_LOG = 9, 10                  # docs/architecture.md §1: the admin commands
-ADMIN_OPS = (IDENTIFY, GET_LOG)
+IDENTIFY, GET_LOG, FEATURE = 9, 10, 11     # docs/architecture.md §1: the admin commands
+ADMIN_OPS = (IDENTIFY, GET_LOG, FEATURE)
 CORE_OPS = [o for o in range(16) if o not in ADMIN_OPS]
 IDLE, FW, XFER, CPL = "IDLE", "FW", "XFER", "CPL"
 CORE, MBOX = "core", "mbox"
-CMD_FIELDS = ["op", "tag", "dptr"]
+CMD_FIELDS = ["op", "tag", "dptr", "lba", "nlb", "aux"]
 CPL_FIELDS = ["tag", "status", "result"]
 HWR_FIELDS = ["addr", "data", "last"]
 ADM_MARK = 0xA                             # top nibble of an admin dptr / result (never the core's)
@@ -122,6 +122,7 @@ class AdminModel:
         self.W = words
         self.mem = [0] * words
         self.op = self.tag = self.dptr = self.status = self.result = 0
+        self.lba = self.nlb = self.aux = 0
         self.hwr = Merge(True)
         self.cpl = Merge(False)
         self.reset()
@@ -149,14 +150,14 @@ class AdminModel:
 
     def edge(self, adm_cmd: tuple | None, push: int | None, done: tuple | None,
              hwr: tuple, cpl: tuple) -> None:
-        """adm_cmd: (op, tag, dptr) of an admin descriptor offered at this edge; push: adm_wdata if
+        """adm_cmd: (op, tag, dptr, lba, nlb, aux) of an admin descriptor offered at this edge; push: adm_wdata if
         adm_wdata_we; done: (status, result) if adm_done_we; hwr / cpl: (chosen, valid, ready,
         last) of the merge in the cycle ending here."""
         mb_h = self.st == XFER
         mb_c = self.st == CPL
         if self.st == IDLE:
             if adm_cmd is not None:
-                self.op, self.tag, self.dptr = adm_cmd
+                self.op, self.tag, self.dptr, self.lba, self.nlb, self.aux = adm_cmd
                 self.wi = self.ri = 0
                 self.st = FW
         elif self.st == FW:
@@ -165,7 +166,7 @@ class AdminModel:
                 self.wi += 1
             if done is not None:
                 self.status, self.result = done
-                self.st = XFER if self.status == 0 else CPL
+                self.st = XFER if self.status == 0 and self.op != FEATURE else CPL
         elif self.st == XFER:
             if hwr[0] == MBOX and hwr[2]:
                 self.ri += 1
@@ -190,7 +191,8 @@ class Firmware:
     def __init__(self, tb: "TB"):
         self.tb = tb
         d = tb.dut
-        self.h = SimpleNamespace(pend=d.adm_pending, op=d.adm_op, tag=d.adm_tag, we=d.adm_wdata_we,
+        self.h = SimpleNamespace(pend=d.adm_pending, op=d.adm_op, tag=d.adm_tag, lba=d.adm_lba,
+                                 lba_hi=d.adm_lba_hi, nlb=d.adm_nlb, aux=d.adm_aux, we=d.adm_wdata_we,
                                  wdata=d.adm_wdata, dwe=d.adm_done_we, status=d.adm_done_status,
                                  result=d.adm_done_result)
         self.cur: dict | None = None       # the command in hand
@@ -247,6 +249,11 @@ class Firmware:
         if (op, tag) != (desc["op"], desc["tag"]):
             tb.fail(f"firmware: adm_op/adm_tag = {op}/{tag:#x}, the admin descriptor taken was "
                     f"op {desc['op']} tag {desc['tag']:#x}")
+        got = (int(self.h.lba.value), int(self.h.lba_hi.value), int(self.h.nlb.value), int(self.h.aux.value))
+        want = (desc["lba"] & 0xFFFFFFFF, int(desc["lba"] >> 32 != 0), desc["nlb"], desc["aux"])
+        if got != want:
+            tb.fail(f"firmware: adm_lba/adm_lba_hi/adm_nlb/adm_aux = {got}, the admin descriptor taken "
+                    f"has {want}")
         plan = self.plans.popleft() if self.plans else self.rand_plan()
         words = [rng.choice([0, 0xFFFFFFFF, rng.getrandbits(32)]) if rng.random() < 0.1
                  else rng.getrandbits(32) for _ in range(plan["n"])]
@@ -278,10 +285,12 @@ class Firmware:
         rec = {"tag": d["tag"], "op": d["op"], "dptr": d["dptr"], "status": c["status"],
                "result": c["result"], "n": len(pushed),
                "words": [pushed[i] if i < len(pushed) else 0 for i in range(W)]
-               if c["status"] == 0 else None, "burst_cycle": None}
+               if c["status"] == 0 and d["op"] != FEATURE else None, "burst_cycle": None}
         tb.exp_adm_cpl.append(rec)
-        if c["status"] == 0:
+        if c["status"] == 0 and d["op"] != FEATURE:
             tb.exp_adm_bursts.append(rec)
+        elif c["status"] == 0:
+            tb.cov["feature_ok"] += 1
         else:
             tb.cov["adm_failed"] += 1
         tb.cov["pushes_0" if not pushed else "pushes_W" if len(pushed) == W
@@ -379,7 +388,8 @@ class TB:
             **{n: getattr(dut, n) for n in (
                 "rst", "adm_pending", "adm_op", "adm_tag", "adm_wdata_we", "adm_wdata",
                 "adm_done_we", "adm_done_status", "adm_done_result", "s_cmd_valid", "s_cmd_ready",
-                "s_cmd_op", "s_cmd_tag", "s_cmd_dptr", "m_cmd_valid", "m_cmd_ready",
+                "s_cmd_op", "s_cmd_tag", "s_cmd_dptr", "s_cmd_lba", "s_cmd_nlb", "s_cmd_aux",
+                "m_cmd_valid", "m_cmd_ready",
                 "s_cpl_valid", "s_cpl_ready", "m_cpl_valid", "m_cpl_ready",
                 "s_hwr_valid", "s_hwr_ready", "m_hwr_valid", "m_hwr_ready")},
             s_cpl={f: getattr(dut, f"s_cpl_{f}") for f in CPL_FIELDS},
@@ -481,7 +491,8 @@ class TB:
                           f"(op {op}), README: {exp} ({'IDLE only' if is_adm else 'm_cmd_ready'})")
             if is_adm:
                 if st == IDLE:
-                    adm_cmd = (op, int(h.s_cmd_tag.value), int(h.s_cmd_dptr.value))
+                    adm_cmd = (op, int(h.s_cmd_tag.value), int(h.s_cmd_dptr.value), int(h.s_cmd_lba.value),
+                               int(h.s_cmd_nlb.value), int(h.s_cmd_aux.value))
                     if push is not None or done is not None:
                         cov["noise_at_accept"] += 1
                 else:
@@ -537,14 +548,14 @@ class TB:
         q = self.m_cmd.queue
         while q:
             b = q.popleft()
-            got = (b["op"], b["tag"], b["dptr"])
+            got = tuple(b[f] for f in CMD_FIELDS)
             if b["op"] in ADMIN_OPS:
                 self.fail(f"admin descriptor op {b['op']} tag {b['tag']:#x} reached the core (m_cmd)")
             if not self.exp_cmds:
                 self.fail(f"descriptor {got} on m_cmd that was not sent (or a duplicate)")
             exp = self.exp_cmds.popleft()
             if got != exp:
-                self.fail(f"m_cmd descriptor (op, tag, dptr) = {got}, next sent was {exp} "
+                self.fail(f"m_cmd descriptor (op, tag, dptr, lba, nlb, aux) = {got}, next sent was {exp} "
                           f"(lost, duplicated or reordered)")
             self.cov[f"cmd_op{b['op']}"] += 1
         q = self.m_hwr.queue
@@ -622,14 +633,28 @@ class TB:
     def send_admin(self, op: int | None = None) -> None:
         rng = self.rng
         op = rng.choice(ADMIN_OPS) if op is None else op
-        self.cmd.send_nowait(op=op, tag=rng.getrandbits(8), dptr=(ADM_MARK << 28) | rng.getrandbits(28))
+        self.cmd.send_nowait(op=op, tag=rng.getrandbits(8), dptr=(ADM_MARK << 28) | rng.getrandbits(28),
+                             **self.rand_fields())
         self.adm_sent += 1
 
     def send_core_cmd(self) -> None:
         rng = self.rng
-        d = (rng.choice(CORE_OPS), rng.getrandbits(8), rng.getrandbits(32))
-        self.cmd.send_nowait(op=d[0], tag=d[1], dptr=d[2])
+        f = self.rand_fields()
+        d = (rng.choice(CORE_OPS), rng.getrandbits(8), rng.getrandbits(32), f["lba"], f["nlb"], f["aux"])
+        self.cmd.send_nowait(**dict(zip(CMD_FIELDS, d)))
         self.exp_cmds.append(d)
+
+    def rand_fields(self) -> dict:
+        """lba / nlb / aux of a descriptor: FEATURE's shapes (a FID, 0 or 1, a value) and any
+        others (lba above 32 bits, large nlb)"""
+        rng = self.rng
+        lba = rng.choice([0xC0, rng.randint(0xC0, 0xFF), rng.getrandbits(32), rng.getrandbits(48),
+                          1 << rng.randint(32, 47)])
+        nlb = rng.choice([0, 1, 1, rng.getrandbits(16)])
+        aux = rng.choice([0, rng.getrandbits(16), rng.getrandbits(32), 0xFFFFFFFF])
+        if lba >> 32:
+            self.cov["lba_hi"] += 1
+        return {"lba": lba, "nlb": nlb, "aux": aux}
 
     def send_core_cpl(self) -> None:
         rng = self.rng
@@ -789,14 +814,18 @@ async def random_mix(dut):
     await tb.drain(tasks)
     # every op at least once: a last round of descriptors of each op, then drain again
     for op in CORE_OPS:
-        tb.cmd.send_nowait(op=op, tag=tb.rng.getrandbits(8), dptr=tb.rng.getrandbits(32))
-        tb.exp_cmds.append((op, tb.cmd.queue[-1]["tag"], tb.cmd.queue[-1]["dptr"]))
+        d = dict(op=op, tag=tb.rng.getrandbits(8), dptr=tb.rng.getrandbits(32), **tb.rand_fields())
+        tb.cmd.send_nowait(**d)
+        tb.exp_cmds.append(tuple(d[f] for f in CMD_FIELDS))
+    tb.fw.plans.extend([{"n": 0, "status": 0, "at_done": False}, {"n": 3, "status": 0, "at_done": True}])
+    tb.send_admin(FEATURE)                 # OK without a word, and with words pushed: no burst either way
+    tb.send_admin(FEATURE)
     tb.send_admin(IDENTIFY)
     tb.send_admin(GET_LOG)
     await tb.drain()
     tb.report("random_mix")
     tb.assert_cov({f"cmd_op{o}": 1 for o in CORE_OPS})
-    tb.assert_cov({"adm_op9": 1, "adm_op10": 1, "adm_waits": 1, "core_cmd_in_FW": 1,
+    tb.assert_cov({"adm_op9": 1, "adm_op10": 1, "adm_op11": 1, "feature_ok": 2, "lba_hi": 1, "adm_waits": 1, "core_cmd_in_FW": 1,
                    "adm_failed": 1, "pushes_0": 1, "pushes_W": 1, "pushes_over_W": 1, "pushes_part": 1,
                    "push_at_done": 1, "noise_IDLE": 1, "noise_XFER": 1, "noise_CPL": 1,
                    "adm_bursts": 3, "core_bursts": 5, "core_cpls": 5})
@@ -850,14 +879,14 @@ async def fairness(dut):
     n = 8 if W > 16 else 20
     n = 4 * n if LONG else n
     for i in range(n):
-        tb.send_admin()
+        tb.send_admin(tb.rng.choice((IDENTIFY, GET_LOG)) if i % 4 else FEATURE)   # FEATURE: no burst
         # bound: the answer (pushes + WORDS beats), up to two core bursts of 40, backpressure
         await tb.wait_until(lambda: tb.adm_out == tb.adm_sent, (4 if tb.bp else 2) * (3 * W + 100) + 200,
                             "the admin answer while the core offers back to back")
     await tb.drain(tasks)
     tb.report("fairness")
     tb.assert_cov({"hwr_contend_turn": 1, "cpl_contend_turn": 1, "hwr_contend_core_first": 1,
-                   "cpl_contend_core_first": 1, "adm_bursts": n // 2})
+                   "cpl_contend_core_first": 1, "adm_bursts": n // 3})
     assert tb.max_fair["hwr_bursts"] >= 1 and tb.max_fair["cpl_beats"] >= 1, \
         f"the mailbox never waited behind the core: {dict(tb.max_fair)}"
 

@@ -332,6 +332,8 @@ class TB:
         self.seals = 0                      # (SLOG_PACK 1) seals the unit took
         self.seal_cyc: list = []            # ... their cycles
         self.pack_rounds = 0                # (SL_OPEN) slog_random's rounds of records back to back
+        self.sealt_rounds = Counter()       # ... by their seal time (slog_sealt: the SoC's CSR SLOG_SEALT)
+        self.sealt_cut = 0                  # ... seal time lowered under an open page's wait: sealed at once
         self.pk_beside = 0                  # ... data pages completed before an earlier record (check_slog)
         for n in ("s_rd_valid", "s_fw_valid", "s_fwd_valid", "s_inval_valid", "wb_hold") + (() if SLOG else ("s_map_valid",)):
             getattr(dut, n).value = 0
@@ -349,6 +351,7 @@ class TB:
         dut.m_fwr_ready.value = 1
         dut.vc_addr.value = 0
         dut.txs_addr.value = 0
+        dut.slog_sealt.value = SL_SEALT     # (a top's port default is not applied: the CSR's reset value)
         dut.m_ndata_ready.value = 0
         every_edge(dut.clk, self.edge)
 
@@ -1416,7 +1419,15 @@ async def slog_random(dut):
         # between two records an idle gap now and then, below SLOG_SEALT (packed anyway) or above
         # it (the timer seals); then every record awaited, the reservations probed, a read back
         prng = random.Random(cocotb.RANDOM_SEED + 11)
-        for _ in range(int(os.environ.get("ATS_BACKEND_PACKSTEPS", "10"))):
+        # the seal time (input slog_sealt, README "Packing": the SoC's CSR SLOG_SEALT, which the
+        # host sets with FEATURE 0xC0) per round: SLOG_SEALT in two rounds of four, a short one
+        # (0..7 cycles: sealed at nearly every gap) in one, 65535 in one: then, the records taken,
+        # the page still open and idle for more than 24 cycles, it is lowered to 24 and the page
+        # must be sealed within 4 cycles (the wait under way compares with the new value)
+        for rnd in range(int(os.environ.get("ATS_BACKEND_PACKSTEPS", "10"))):
+            kind = ("param", "param", "short", "long")[rnd % 4]
+            sealt = {"param": SL_SEALT, "short": prng.choice((0, 1, 2, 7)), "long": 65535}[kind]
+            dut.slog_sealt.value = sealt
             free_t = [u for u in range(1, NTX + 1) if not rsv.get(u) and not pages.get(u)]
             c = [y for y in FR_LPNS if y in mapped]
             m = min(len(free_t), len(c), prng.randint(3, 5))
@@ -1442,7 +1453,8 @@ async def slog_random(dut):
                         send(0, RC_NONE, prng.randrange(24), td)
                         pages[td] = pages.get(td, 0) + 1
                 if sent and prng.random() < 0.3:
-                    await ClockCycles(dut.clk, prng.choice((prng.randint(1, SL_SEALT // 2), SL_SEALT + 30)))
+                    gap = prng.randint(1, max(1, min(sealt, SL_SEALT) // 2))
+                    await ClockCycles(dut.clk, prng.choice((gap, sealt + 30)) if sealt < 1000 else gap)
                 w = prng.randrange(PW - 8)
                 frs = [(x, 4 * w, 4 * prng.randint(1, 2))]
                 sq, data = tb.send_record(u, frs, prng)
@@ -1456,6 +1468,23 @@ async def slog_random(dut):
                 rec_lpns[sq] = [x]
                 pages[u] = 0
                 sent.append((sq, u))
+            if kind == "long" and sent:
+                while sent[-1][0] not in tb.acc_cyc:
+                    await RisingEdge(dut.clk)
+                g = dut.g_slog
+                for _ in range(400):        # the receiver idle with the page open for more than 24 cycles
+                    await RisingEdge(dut.clk)
+                    if not int(g.pg_open.value) or int(g.sp_q.value) != 0 or int(g.sp_tm_q.value) > 24:
+                        break
+                if (int(g.sp_q.value) == 0 and int(g.pg_open.value) and int(g.sp_tm_q.value) > 24
+                        and not int(dut.s_wb_valid.value)):
+                    n0 = tb.seals
+                    dut.slog_sealt.value = 24
+                    await ClockCycles(dut.clk, 4)
+                    assert tb.seals > n0, \
+                        "slog_sealt lowered to 24 under an open page idle for more than 24 cycles: no seal within 4 cycles"
+                    tb.sealt_cut += 1
+            tb.sealt_rounds[kind] += 1
             for sq, u in sent:
                 await tb.wait_done(sq)
                 if next(d[1] for d in tb.done if d[0] == sq) == OK:
@@ -1466,6 +1495,7 @@ async def slog_random(dut):
                 await tb.wait_done(send(1, RC_CREC, 0, td))
                 pages[td] = 0
             tb.pack_rounds += 1
+        dut.slog_sealt.value = SL_SEALT
     if MERGES:
         # an applied MERGE for sure (the phases meet one by chance: not at every seed): t reserves a
         # mapped fragment LPN x, writes a tx page (so its record is not one of the deliberately
@@ -1521,6 +1551,7 @@ async def slog_random(dut):
     r["race"] = tb.race
     r["pack_rounds"] = tb.pack_rounds
     r["pk_beside"] = tb.pk_beside
+    r["sealt_rounds"], r["sealt_cut"] = dict(tb.sealt_rounds), tb.sealt_cut
     r["conflicts"], r["scans"], r["scan_waits"], r["held_max"] = tb.conflicts, tb.scans, tb.scan_waits, tb.held_max
     dut._log.info(f"slog_random: {r}")
     assert min(r["records"], r["rejected"], r["doomed"], r["multi_page"], r["prog_fail"], r["unmapped_rsv"], r["flags"],
@@ -1528,7 +1559,8 @@ async def slog_random(dut):
                r["rd_cached"] if SL_CACHE else 1, r["rd_lost"], r["rd_lrfail"],
                r["dump_rsv"], r["dump_entries"], r["dump_frags"], r["dump_bad"], r["pt_hit"], r["tx_release"] if TXREL else 1, r["race"] if TXREL else 1,
                *((r["conflicts"], r["scans"], r["scan_waits"], int(r["held_max"] >= 2), r["cf_held"]) if SL_RECS > 1 else ()),
-               *((r["pk_shared"], r["pk_multi"], r["pk_seal_pages"], r["pack_rounds"], r["pk_beside"]) if SL_OPEN else ()),
+               *((r["pk_shared"], r["pk_multi"], r["pk_seal_pages"], r["pack_rounds"], r["pk_beside"],
+                  r["sealt_cut"], len(r["sealt_rounds"]) == 3) if SL_OPEN else ()),
                r["full_recs"], r["full_dup"] if SL_TXFULL > 1 else 1, r["full_ovf"], r["full_at_max"], r["full_refail"] if tb.pfail else 1,
                r["full_cmark"], r["full_arec"], r["rec_overlap"], int(r["full_max"] == SL_TXFULL),
                r["rej_ref_first_ix"],

@@ -189,7 +189,7 @@ class TB:
     def make_bad(self, c: dict, kind: str) -> None:
         rng = self.rng
         if kind == "op":
-            c["op"] = rng.randint(11, 15)
+            c["op"] = rng.randint(12, 15)
         elif kind == "attr":
             c["attr"] = 3
         elif kind == "rsvd":
@@ -341,7 +341,7 @@ async def run_errors(dut):
     nl, nt = tb.num_lba, tb.num_tx
     good = dict(op=M.WRITE, lba=0, nlb=0, txid=0, flags=0, attr=0, prio=0, dptr=0x1000, aux=0)
     cases = [
-        *[dict(good, op=o) for o in range(11, 16)],                        # BAD_OP
+        *[dict(good, op=o) for o in range(12, 16)],                        # BAD_OP
         dict(good, attr=3), dict(good, flags=8),                           # reserved fields
         dict(good, op=M.READ, flags=M.FUA), dict(good, op=M.TRIM, flags=M.BARRIER),
         dict(good, op=M.FLUSH, flags=M.COMMIT), dict(good, op=M.DIFFWRITE, txid=1, flags=M.BARRIER,

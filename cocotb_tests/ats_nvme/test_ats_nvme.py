@@ -7,8 +7,10 @@ after random delays and completed out of order by the reference model's `CoreStu
 per-tx pages, the command queue's validation), its data moved through the front end's host-memory
 port exactly as the core does: window reads (`s_hrd` requests of at most one page, data on `m_hrd`)
 and window writes (`s_hwr` bursts of random length), the READ completion only after its last beat
-was taken (ordering rule 1). §1 IDENTIFY / GET_LOG descriptors (tag QDEPTH) are the firmware's
-(ats_admin): 128 words written at their dptr, then the completion.
+was taken (ordering rule 1). §1 IDENTIFY / GET_LOG / FEATURE descriptors (tag QDEPTH) are the
+firmware's (ats_admin): IDENTIFY / GET_LOG 128 words written at their dptr, then the completion;
+FEATURE answered by the firmware's feature model (`nvme_ref.FwFeatures`: SEAL_TIME 0xC0 held, default
+SEAL_DEFAULT, other FIDs BAD_FIELD), no data.
 
 Reference: the host's view. Every read returns what the shadow of the device holds (the last write
 of each LBA, zeros after a TRIM or never written), data written by transactions appears only after
@@ -16,10 +18,18 @@ their commit; every CQE status is the expected one (errors: LBA Out of Range fro
 Opcode, Invalid Namespace, PRP Offset Invalid from the front end); Identify Controller / Namespace
 are byte-for-byte the reference model's with the firmware's words, SMART counts the commands the
 host saw complete OK, LID 0xC0 is the firmware's page with the front end's SWRITE limits in its
-counters k59..k63 (the reference's `device_log`, equal to Identify's). Then the sequences around the queues: Delete
-SQ with commands held in the core (completes after them), a disable with commands in the core
-(RDY falls after they complete), re-enable, MSIs, shutdown (one FLUSH, SHST 2). Random idle and
-backpressure on every stream.
+counters k59..k63 (the reference's `device_log`, equal to Identify's). Set / Get Features of the vendor
+FIDs 0xC0 … 0xFF (the device's settings: one FEATURE each) give the status and DW0 of a persistent
+reference (`fref`, `admin_ref`: its own FwFeatures, fed every such command in admin-SQ order), through
+the driver's helpers (`check_features`) and inside the batches. The shared ports' contention is made,
+not left to chance: a Get Features and a Read wait at the descriptor arbiter together (the core's
+sink held, `feature_beside_io`), an Identify's burst and a Read's data meet at the window-write
+arbiter (the Read's data held until the Identify's burst starts, `identify_beside_read`). Then the
+sequences around the queues: Delete SQ with commands held in the core (completes after them), a
+disable while an Identify, then a Set Features of SEAL_TIME, waits for the firmware (RDY falls at
+once; the Set's value is the firmware's all the same: a Get after re-enabling reads it), a disable
+with commands in the core (RDY falls after they complete), re-enable, MSIs, shutdown (one FLUSH,
+SHST 2). Random idle and backpressure on every stream.
 
 Atomic writes (docs/host-interface.md "Atomic writes"): the Identify fields against a plain-Python
 statement of the Linux NVMe driver's and block layer's rules (`linux_atomic_limits`), then Writes of
@@ -58,6 +68,7 @@ Environment: ATS_SEED, ATS_LONG=1, ATS_PCIE_LOG=1 (cocotbext-pcie's line per TLP
 """
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import struct
@@ -79,6 +90,7 @@ from atomssd.nvme import Req, Sqe  # noqa: E402
 HERE = Path(__file__).resolve().parent
 LONG = os.environ.get("ATS_LONG", "0") not in ("", "0")
 LOCAL_ADDR = 0x8000_0000
+SEAL_DEFAULT = 40_000          # the firmware's SEAL_TIME at power-on (a build's SLOG_SEALT)
 
 
 def _pow2_floor(x: int) -> int:
@@ -153,6 +165,7 @@ class CoreModel:
         self.rd_lock, self.wr_lock = Lock(), Lock()
         self.fw_identify = rng.randbytes(64)
         self.fw_log = rng.randbytes(512)
+        self.fw_feat = R.FwFeatures(seal_time=SEAL_DEFAULT)   # the firmware's settings (FEATURE)
         self._held = 0                                  # completions are held while > 0
         self.released = Event()                         # set when held falls to 0
         self.in_core: dict[int, dict] = {}              # tag -> descriptor
@@ -165,6 +178,8 @@ class CoreModel:
         self.nosp_pulse = True                          # ... and the bit falls once its completion is out
         self.sw_txids: range = range(0)                 # the SWRITE engines' txids
         self.sw_par = 0                                 # most SWRITE txids in the core at once
+        self.rd_gate: Event | None = None               # set: a READ's data wait until it fires
+        self.rd_gated = 0                               # READs waiting at the gate
         cocotb.start_soon(self._run())
 
     async def _run(self) -> None:
@@ -249,11 +264,16 @@ class CoreModel:
             self.stalled.append(f)
             while not self.stub.no_space:
                 await RisingEdge(self.dut.clk)
-        if f["op"] in (9, 10):                          # the firmware (ats_admin)
+        if f["op"] in (R.OP_IDENTIFY, R.OP_GET_LOG, R.OP_FEATURE):     # the firmware (ats_admin)
             assert tag == self.tb.qdepth and f["dptr"] == LOCAL_ADDR, f
-            ans = (self.fw_identify if f["op"] == 9 else self.fw_log).ljust(512, b"\0")
-            await self.host_write(f["dptr"], ans)
-            st, res = 0, 64 if f["op"] == 9 else 224
+            assert (f["txid"], f["flags"], f["attr"], f["prio"]) == (0, 0, 0, 0), f
+            if f["op"] == R.OP_FEATURE:                 # no data; the value is the result
+                st, res = self.fw_feat.answer(R.Descriptor(f["op"], tag, f["lba"], f["nlb"], aux=f["aux"]))
+            else:
+                assert (f["lba"], f["nlb"], f["aux"]) == (0, 0, 0), f
+                ans = (self.fw_identify if f["op"] == R.OP_IDENTIFY else self.fw_log).ljust(512, b"\0")
+                await self.host_write(f["dptr"], ans)
+                st, res = 0, 64 if f["op"] == R.OP_IDENTIFY else 224
         else:
             d = R.Descriptor(f["op"], tag, f["lba"], f["nlb"], f["txid"], f["flags"], f["attr"], f["prio"],
                              f["dptr"], f["aux"])
@@ -276,6 +296,11 @@ class CoreModel:
                     break
                 except _NeedRead as e:
                     fetched[(e.addr, e.n)] = await self.host_read(e.addr, e.n)
+            if self.rd_gate is not None and d.op == R.OP_READ:
+                gate = self.rd_gate
+                self.rd_gated += 1
+                await gate.wait()
+                self.rd_gated -= 1
             for a, b in wrote:
                 await self.host_write(a, b)
         while self.held:
@@ -312,7 +337,14 @@ class TB:
         self.expect_shutdown_flush = False
         self.shadow: dict[int, bytes] = {}              # LBA -> page (what a read must return)
         self.smart = [0, 0, 0, 0]                       # reads, bytes read, writes, bytes written
-        self.stats = dict(admin=0, cmds=0, reads=0, writes=0, tx=0, trims=0, errors=0, flushes=0, bytes=0)
+        self.stats = dict(admin=0, cmds=0, reads=0, writes=0, tx=0, trims=0, errors=0, flushes=0, bytes=0,
+                          feat=0)
+        # the host's reference of the vendor features: every vendor Set / Get Features the device runs
+        # goes through it, in admin-SQ order (`admin_ref`); its firmware features are its own
+        self.fref = self.ref()
+        self.fref.fw_features = R.FwFeatures(seal_time=SEAL_DEFAULT)
+        self.fref.sqs[0] = R._Sq(0, 0, 64, cqid=0)
+        self.fref.cqs[0] = R._Cq(0, 0, 64)
 
     async def do(self, gen):
         return await self.host.do(gen)
@@ -331,6 +363,118 @@ class TB:
                               num_lbas=self.num_lbas, fw_identify=self.core.fw_identify, stx=self.stx,
                               atx=self.atx)
         return R.NvmeRef(cfg)
+
+    def admin_ref(self, sqe: Sqe) -> tuple[tuple[int, int], int]:
+        """((SCT, SC), DW0) the reference gives the admin command `sqe` (a vendor Set / Get Features
+        here: its FEATURE answered by the reference's own firmware features)."""
+        self.fref._admin(R._Cmd.parse(sqe.to_bytes()), 0)
+        rec = self.fref.cqs[0].pending.pop()[1]
+        return (rec.sct, rec.sc), rec.dw0
+
+    def random_feature(self) -> Sqe:
+        """A vendor Set / Get Features: mostly SEAL_TIME, in range mostly, now and then Save / SEL."""
+        r = self.rng
+        fid = nvme.FID_SEAL_TIME if r.random() < 0.7 else r.choice([0xC1, 0xE0, 0xFF])
+        if r.random() < 0.1:
+            fid |= r.choice([1 << 31, r.randrange(1, 8) << 8])
+        if r.random() < 0.5:
+            return Sqe(nvme.ADM_GET_FEATURES, cdw10=fid)
+        v = r.randrange(0x10000) if r.random() < 0.8 else r.choice([0x10000, r.getrandbits(32)])
+        return Sqe(nvme.ADM_SET_FEATURES, cdw10=fid, cdw11=v)
+
+    async def feature(self, sqe: Sqe) -> int:
+        """One vendor Set / Get Features through the driver: its status, DNR and DW0 = the reference's."""
+        want, dw0 = self.admin_ref(sqe)
+        what = f"Features {sqe.opc:#x} CDW10 {sqe.cdw10:#x}"
+        c = await self.do(self.drv.admin(sqe, check=False, what=what))
+        assert ((c.cqe.sct, c.cqe.sc), c.cqe.dnr, c.cqe.dw0) == (want, int(want != R.SC_OK), dw0), \
+            f"{c.what} CDW11 {sqe.cdw11:#x}: {c.cqe}, the reference's {want}, DW0 {dw0:#x}"
+        self.stats["feat"] += 1
+        return c.cqe.dw0
+
+    async def check_features(self) -> None:
+        """The vendor features (docs/architecture.md §1.2, host-interface.md §1.6): SEAL_TIME's default,
+        a Set (DW0 = the value) and a Get through the driver's helpers; out of range and unknown vendor
+        FIDs Invalid Field (the value kept); Save and SEL ignored. Each against the reference."""
+        d, r = self.drv, self.rng
+        get = Sqe(nvme.ADM_GET_FEATURES, cdw10=nvme.FID_SEAL_TIME)
+        assert self.admin_ref(get) == (R.SC_OK, SEAL_DEFAULT)
+        assert await self.do(d.get_seal_time()) == SEAL_DEFAULT, "SEAL_TIME is not the firmware's default"
+        v = r.randrange(0x10000)
+        assert self.admin_ref(Sqe(nvme.ADM_SET_FEATURES, cdw10=nvme.FID_SEAL_TIME, cdw11=v)) == (R.SC_OK, v)
+        assert await self.do(d.set_seal_time(v)) == v
+        assert self.admin_ref(get) == (R.SC_OK, v)
+        assert await self.do(d.get_seal_time()) == v, "Get after Set"
+        for c10, c11 in ((nvme.FID_SEAL_TIME, 0x10000), (nvme.FID_SEAL_TIME, 0xFFFFFFFF),
+                         (nvme.FID_SEAL_TIME | 1 << 31, r.randrange(0x10000)), (0xC1, 5), (0xFF, 0)):
+            await self.feature(Sqe(nvme.ADM_SET_FEATURES, cdw10=c10, cdw11=c11))
+        for c10 in (nvme.FID_SEAL_TIME | 1 << 8, nvme.FID_SEAL_TIME | 3 << 8, 0xC1, 0xFE):
+            await self.feature(Sqe(nvme.ADM_GET_FEATURES, cdw10=c10))
+
+    async def feature_beside_io(self) -> None:
+        """A vendor Get Features and an I/O Read waiting at the descriptor arbiter together: the core
+        takes no descriptor meanwhile (its sink held not ready) until the arbiter has seen both offer;
+        then both complete, the Read's data = the shadow, the Get's status and DW0 = the reference's."""
+        d, r, pb = self.drv, self.rng, self.page_bytes
+        sink = self.core.cmd
+        keep, sink.pause = sink.pause, itertools.repeat(True)
+        n0 = self.contended["cmd"]
+        lba = r.randrange(self.num_lbas)
+        rd = await self.do(d.submit_read(r.choice(sorted(q for q in d.sqs if q)), lba, 1))
+        await self.cycles(r.randrange(1, 300))
+        sqe = Sqe(nvme.ADM_GET_FEATURES, cdw10=nvme.FID_SEAL_TIME)
+        want, dw0 = self.admin_ref(sqe)
+        c = await self.do(d.submit(0, sqe, what="Get Features 0xc0 beside a Read"))
+        for _ in range(200):
+            await ClockCycles(self.dut.clk, 20)
+            if self.contended["cmd"] > n0:
+                break
+        else:
+            raise AssertionError("the FEATURE and the Read's descriptor never waited together")
+        sink.pause = keep
+        await self.do(d.wait([rd, c]))
+        assert rd.cqe.ok and rd.data == self.shadow.get(lba, bytes(pb)), f"{rd.what}: {rd.cqe}"
+        assert ((c.cqe.sct, c.cqe.sc), c.cqe.dw0) == (want, dw0), \
+            f"{c.what}: {c.cqe}, the reference's {want} {dw0}"
+        self.smart[0] += 1
+        self.smart[1] += pb
+        self.stats["feat"] += 1
+
+    async def identify_beside_read(self) -> None:
+        """An Identify Controller's data burst and a Read's data bursts offered together at the
+        window-write arbiter: the core holds the Read's data (`rd_gate`) until the admin block writes
+        the Identify (its state S_WR, 1,024 beats), then sends them; both data = the reference's."""
+        d, r, pb, dut = self.drv, self.rng, self.page_bytes, self.dut
+        n0 = self.contended["wwr"]
+        k = min(16, 65536 // pb)
+        lba = r.randrange(self.num_lbas - k)
+        self.core.rd_gate = gate = Event()
+        rd = await self.do(d.submit_read(r.choice(sorted(q for q in d.sqs if q)), lba, k))
+        for _ in range(400):
+            await ClockCycles(dut.clk, 20)
+            if self.core.rd_gated:
+                break
+        else:
+            raise AssertionError("the Read never reached the core's gate")
+        idc = await self.do(d._data_cmd(0, Sqe(nvme.ADM_IDENTIFY, cdw10=nvme.CNS_CONTROLLER), 4096,
+                                        to_host=True))
+        for _ in range(2000):
+            await ClockCycles(dut.clk, 4)
+            if int(dut.u_adm.a_q.value) == 9:           # S_WR: the Identify's burst
+                break
+        else:
+            raise AssertionError("the Identify's burst never started")
+        self.core.rd_gate = None
+        gate.set()
+        await self.do(d.wait([rd, idc]))
+        want = b"".join(self.shadow.get(lba + i, bytes(pb)) for i in range(k))
+        assert rd.cqe.ok and rd.data == want, f"{rd.what}: {rd.cqe}"
+        assert idc.cqe.ok and idc.data == self.ref().identify_controller(), \
+            f"Identify beside a Read: {idc.cqe}"
+        assert self.contended["wwr"] > n0, "the Identify's and the Read's bursts never offered together"
+        self.smart[0] += 1
+        self.smart[1] += k * pb
+        self.stats["admin"] += 1
 
     async def check_identify(self) -> None:
         d = self.drv
@@ -413,8 +557,15 @@ class TB:
             else:
                 c = await self.do(d.submit_read(q, lba, 1, nsid=2, ring=False))
                 cmds.append((c, "err", 0, R.SC_INVALID_NS))
-            if r.random() < 0.15:              # admin data beside the I/O (window writes of both)
-                if r.random() < 0.5:
+            if r.random() < 0.15:              # admin data beside the I/O (window writes of both),
+                a = r.random()                 # or a vendor feature (its FEATURE beside the descriptors)
+                if a < 0.2:
+                    sqe = self.random_feature()
+                    want = self.admin_ref(sqe)
+                    c = await self.do(d.submit(0, sqe, ring=False, what=f"Features {sqe.opc:#x} "
+                                               f"CDW10 {sqe.cdw10:#x} CDW11 {sqe.cdw11:#x}"))
+                    cmds.append((c, "feat", 0, want))
+                elif a < 0.6:
                     c = await self.do(d._data_cmd(0, Sqe(nvme.ADM_IDENTIFY, cdw10=nvme.CNS_CONTROLLER), 4096,
                                                   offset=4 * r.randrange(1024), to_host=True, ring=False))
                     cmds.append((c, "admin", 0, self.ref().identify_controller()))
@@ -431,6 +582,11 @@ class TB:
         for c, what, lba, x in cmds:
             self.stats["cmds"] += 1
             st = (c.cqe.sct, c.cqe.sc)
+            if what == "feat":
+                assert (st, c.cqe.dnr, c.cqe.dw0) == (x[0], int(x[0] != R.SC_OK), x[1]), \
+                    f"{c.what}: {c.cqe}, the reference's {x[0]}, DW0 {x[1]:#x}"
+                self.stats["feat"] += 1
+                continue
             if what == "err":
                 assert st == x and c.cqe.dnr == 1, f"{c.what}: status {st}, expected {x}"
                 self.stats["errors"] += 1
@@ -784,8 +940,11 @@ class TB:
                 elif st == 13:                          # D_SRW
                     waits["srw"] += 1
         cocotb.start_soon(watch())
-        nsw = 0
-        for _ in range(rounds):
+        nsw = rnd = 0
+        # whether an SWRITE waits for an engine depends on the doorbells' order (an SREAD decoded
+        # first holds the decoder until the release): up to 3 more rounds until one did
+        while rnd < rounds or (waits["swgo"] <= nsw and rnd < rounds + 3):
+            rnd += 1
             n0 = len(self.core.descs)
             used: set[int] = set()
             cmds, srs = [], []
@@ -933,6 +1092,9 @@ async def run_top(dut) -> None:
     nb = 6 if LONG else 3
     await tb.do(d.bring_up(io_queues=tb.nq, qsize=min(64, tb.qsize), admin_qsize=min(32, tb.qsize)))
     await tb.check_identify()
+    await tb.check_features()
+    await tb.feature_beside_io()
+    await tb.identify_beside_read()
     # I/O, polled then with MSIs
     for i in range(nb):
         d.use_irq = i % 2 == 1
@@ -972,33 +1134,46 @@ async def run_top(dut) -> None:
     await tb.batch(tb.qdepth)
     # a controller reset while an Identify waits for the firmware (its answer held in the core):
     # the disable does not wait for the firmware (the command ends, its CQE dropped); its completion
-    # comes later and is discarded: the next Identify is byte for byte the reference's with new words
-    tb.core.held = 1
-    await tb.do(d._data_cmd(0, Sqe(nvme.ADM_IDENTIFY, cdw10=nvme.CNS_CONTROLLER), 4096, to_host=True))
-    for _ in range(100):
-        await ClockCycles(dut.clk, 20)
-        if tb.core.in_core:
-            break
-    assert [f["op"] for f in tb.core.in_core.values()] == [9]
-    await h.tr.mmio_write32(nvme.REG_CC, 6 << 16 | 4 << 20)
-    for _ in range(100):
-        if not await h.csts() & 1:
-            break
-        await ClockCycles(dut.clk, 20)
-    assert not await h.csts() & 1, "the disable waited for the firmware's answer"
-    assert [f["op"] for f in tb.core.in_core.values()] == [9], "the firmware request left the core early"
-    tb.core.fw_identify = tb.rng.randbytes(64)         # new words for the Identify after the reset
-    tb.core.held = 0
-    for _ in range(200):
-        await ClockCycles(dut.clk, 20)
-        if not tb.core.in_core:
-            break
-    assert not tb.core.in_core
+    # comes later and is discarded: the next Identify is byte for byte the reference's with new words.
+    # Then the same with a Set Features of SEAL_TIME (its FEATURE held in the core): the firmware
+    # takes the value though the host sees no CQE, a Get after the bring-up reads it
     from atomssd.nvme import NvmeDriver
-    tb.drv = d = NvmeDriver(timeout_cycles=400_000, poll_cycles=40)
-    h.drv = d
-    await tb.do(d.bring_up(io_queues=tb.nq, qsize=min(64, tb.qsize), admin_qsize=min(32, tb.qsize)))
-    await tb.check_identify()
+    for op in (R.OP_IDENTIFY, R.OP_FEATURE):
+        tb.core.held = 1
+        if op == R.OP_IDENTIFY:
+            await tb.do(d._data_cmd(0, Sqe(nvme.ADM_IDENTIFY, cdw10=nvme.CNS_CONTROLLER), 4096, to_host=True))
+        else:
+            seal = tb.rng.randrange(0x10000)
+            sqe = Sqe(nvme.ADM_SET_FEATURES, cdw10=nvme.FID_SEAL_TIME, cdw11=seal)
+            assert tb.admin_ref(sqe) == (R.SC_OK, seal)
+            await tb.do(d.submit(0, sqe, what="Set Features 0xc0 (abandoned)"))
+        for _ in range(100):
+            await ClockCycles(dut.clk, 20)
+            if tb.core.in_core:
+                break
+        assert [f["op"] for f in tb.core.in_core.values()] == [op]
+        await h.tr.mmio_write32(nvme.REG_CC, 6 << 16 | 4 << 20)
+        for _ in range(100):
+            if not await h.csts() & 1:
+                break
+            await ClockCycles(dut.clk, 20)
+        assert not await h.csts() & 1, "the disable waited for the firmware's answer"
+        assert [f["op"] for f in tb.core.in_core.values()] == [op], "the firmware request left the core early"
+        tb.core.fw_identify = tb.rng.randbytes(64)     # new words for the Identify after the reset
+        tb.core.held = 0
+        for _ in range(200):
+            await ClockCycles(dut.clk, 20)
+            if not tb.core.in_core:
+                break
+        assert not tb.core.in_core
+        tb.drv = d = NvmeDriver(timeout_cycles=400_000, poll_cycles=40)
+        h.drv = d
+        await tb.do(d.bring_up(io_queues=tb.nq, qsize=min(64, tb.qsize), admin_qsize=min(32, tb.qsize)))
+        if op == R.OP_IDENTIFY:
+            await tb.check_identify()
+        else:
+            assert await tb.feature(Sqe(nvme.ADM_GET_FEATURES, cdw10=nvme.FID_SEAL_TIME)) == seal, \
+                "SEAL_TIME after a controller reset is not the value of the Set it abandoned"
     await tb.batch(tb.qdepth)
     # a controller reset with commands in the core: RDY falls only once they completed
     tb.core.held = 1

@@ -12,8 +12,8 @@ bind ats_nvme_admin ats_stream_check #(.W($bits(m_set_slot) + $bits(m_set_prp1) 
     .clk, .rst, .valid(m_set_valid), .ready(m_set_ready), .data({m_set_slot, m_set_prp1, m_set_prp2, m_set_len}));
 bind ats_nvme_admin ats_stream_check #(.W($bits(m_wwr_addr) + $bits(m_wwr_data) + $bits(m_wwr_last)), .NAME("m_wwr")) u_chk_m_wwr (
     .clk, .rst, .valid(m_wwr_valid), .ready(m_wwr_ready), .data({m_wwr_addr, m_wwr_data, m_wwr_last}));
-bind ats_nvme_admin ats_stream_check #(.W($bits(m_cmd_op) + $bits(m_cmd_tag) + $bits(m_cmd_dptr)), .NAME("m_cmd")) u_chk_m_cmd (
-    .clk, .rst, .valid(m_cmd_valid), .ready(m_cmd_ready), .data({m_cmd_op, m_cmd_tag, m_cmd_dptr}));
+bind ats_nvme_admin ats_stream_check #(.W($bits(m_cmd_op) + $bits(m_cmd_tag) + $bits(m_cmd_lba) + $bits(m_cmd_nlb) + $bits(m_cmd_dptr) + $bits(m_cmd_aux)), .NAME("m_cmd")) u_chk_m_cmd (
+    .clk, .rst, .valid(m_cmd_valid), .ready(m_cmd_ready), .data({m_cmd_op, m_cmd_tag, m_cmd_lba, m_cmd_nlb, m_cmd_dptr, m_cmd_aux}));
 bind ats_nvme_admin ats_stream_check #(.W($bits(m_cqe_sqhd) + $bits(m_cqe_cid) + $bits(m_cqe_status) + $bits(m_cqe_dw0)), .NAME("m_cqe")) u_chk_m_cqe (
     .clk, .rst, .valid(m_cqe_valid), .ready(m_cqe_ready), .data({m_cqe_sqhd, m_cqe_cid, m_cqe_status, m_cqe_dw0}));
 

@@ -12,10 +12,15 @@ Around the DUT, plain-Python models of its neighbours:
     the write-order counters `wr_acc` / `wr_done` (bursts of other producers counted too, `wr_done`
     following after random delays);
   - the firmware (ats_admin): §1 IDENTIFY / GET_LOG descriptors answered with 128 words on `s_lwr`
-    (random gaps) and a completion, now and then with an error status;
+    (random gaps) and a completion, now and then with an error status; §1 FEATURE descriptors (Set /
+    Get Features of FIDs 0xC0 … 0xFF) answered by a firmware feature model of its own
+    (`nvme_ref.FwFeatures`: SEAL_TIME 0xC0 held, other FIDs BAD_FIELD), no words, now and then an
+    error status with a random result (DW0 must stay 0);
   - ats_nvme_cmd: SQEs handed over one at a time while `adm_busy` is low, SMART events between them.
 Reference: `atstb.nvme_ref.NvmeRef._admin` on its own copy of host memory, with the same firmware
-answers: every CQE request equals the reference's (SQ head, CID, status with DNR, DW0), host memory
+answers (its FEATURE requests answered by its own `FwFeatures`, the same default): every firmware
+request equals the reference's (op, tag, FEATURE's lba / nlb / aux, dptr), every CQE request equals
+the reference's (SQ head, CID, status with DNR, DW0), host memory
 equals the reference's after every command, `vwc` equals the reference's VWC feature, no CQE before
 `wr_done` reached the `wr_acc` of its window burst, no CQE of a Delete SQ while its SQ is busy.
 
@@ -94,10 +99,13 @@ class TB:
         cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
         self.mem = R.HostMemory(limit=LIMIT, base=0x100000)       # what the DUT writes
         self.rmem = R.HostMemory(limit=LIMIT, base=0x100000)      # what the reference writes
+        seal0 = self.rng.randrange(R.FEAT_MAX[R.FEAT_SEAL_TIME] + 1)   # the build's SEAL_TIME default
+        self.fw_feat = R.FwFeatures(seal_time=seal0)                    # the firmware's (the DUT's)
         cfg = R.NvmeRefConfig(qdepth=self.qdepth, page_bytes=self.page_bytes, nq=NQ, qsize=QSIZE,
                               num_lbas=self.num_lbas, fw_identify=bytes(64), stx=int(dut.STX.value),
                               atx=int(dut.ATX.value),
-                              num_tx=int(dut.NUM_TX.value), tx_entries=int(dut.TX_ENTRIES.value))
+                              num_tx=int(dut.NUM_TX.value), tx_entries=int(dut.TX_ENTRIES.value),
+                              fw_features=R.FwFeatures(seal_time=seal0))   # the reference's own
         self.ref = R.NvmeRef(cfg, mem=self.rmem)
         self.ref.sqs[0] = R._Sq(0, 0, 64, cqid=0)
         self.ref.cqs[0] = R._Cq(0, 0, 64)
@@ -111,13 +119,14 @@ class TB:
         self.setr = StreamSource(dut, "s_setr", dut.clk, ["status"], pause=rp())
         self.wwr = StreamSink(dut, "m_wwr", dut.clk, ["addr", "data", "last"],
                               pause=pause_gen(self.rng, "heavy", max_stall=12))
-        self.fcmd = StreamSink(dut, "m_cmd", dut.clk, ["op", "tag", "dptr"], pause=rp())
+        self.fcmd = StreamSink(dut, "m_cmd", dut.clk, ["op", "tag", "lba", "nlb", "dptr", "aux"], pause=rp())
         self.lwr = StreamSource(dut, "s_lwr", dut.clk, ["data"], pause=rp())
         self.room = 1
         self.cqe_taken: list[dict] = []
         dut.m_cqe_ready.value = 0
         for n, v in (("st_rdy", 1), ("st_dis", 0), ("ioq_any", 0), ("sq_busy", 0), ("slot_err", 0), ("wr_acc", 0),
-                     ("wr_done", 0), ("s_cpl_valid", 0), ("s_cpl_status", 0), ("smart_rd", 0),
+                     ("wr_done", 0), ("s_cpl_valid", 0), ("s_cpl_status", 0), ("s_cpl_result", 0),
+                     ("smart_rd", 0),
                      ("smart_wr", 0), ("smart_bytes", 0), ("cq_room", 1)):
             getattr(dut, n).value = v
         self.slot_err = 0
@@ -131,11 +140,15 @@ class TB:
         self.fw_status = 0                        # the firmware's status of the current command
         self.abandon = False                      # a controller reset comes while the firmware answers
         self.fw_words = 128                       # words the firmware sends for this answer
-        self.fw_expect: int | None = None         # the §1 op the current command must ask for
+        self.fw_expect: dict | None = None        # the §1 request the current command must send
+        self.n_fw = {"data": 0, "feat": 0}        # commands that may ask the firmware, by kind
+        self.seal_set = False                     # a Set Features 0xC0 completed OK
+        self.n_vendor = 0                         # vendor Set / Get Features made
         self.busy_sq: dict[int, int] = {}         # sq -> cycle its busy bit drops
         self.cycle = 0
         self.stats = dict(cmds=0, cqe=0, err_cqe=0, aer=0, qop=0, fw=0, fw_fail=0, data=0, xfer=0,
-                          drain=0, full_cq=0, smart=0, rdy_drop=0)
+                          drain=0, full_cq=0, smart=0, rdy_drop=0, feat_set=0, feat_get=0, feat_readback=0,
+                          feat_bad=0, feat_fail=0, feat_abandoned=0, feat_sv_sel=0)
         cocotb.start_soon(self._cqe_port())
         every_edge(dut.clk, self._edge)
 
@@ -236,16 +249,23 @@ class TB:
         d.s_cpl_valid.value = 0
         while self.fcmd.queue:
             c = self.fcmd.queue.popleft()
-            assert (c["op"], c["tag"], c["dptr"]) == (self.fw_expect, self.qdepth, LOCAL_ADDR), (
-                f"firmware request {c}, expected op {self.fw_expect}")
+            c.pop("_cycle")
+            assert c == self.fw_expect, f"firmware request {c}, expected {self.fw_expect}"
             self.fw_expect = None
             self.stats["fw"] += 1
-            ans = (self.ref.fw_identify[:64] if c["op"] == 9 else self.ref.fw_log()[:512]).ljust(512, b"\0")
-            words = list(struct.unpack("<128I", ans))[:self.fw_words] if self.fw_status == 0 else []
-            self.stats["short"] = self.stats.get("short", 0) + (self.fw_words < 128)
+            if c["op"] == R.OP_FEATURE:                 # no words; an injected error with a stray result
+                words = []
+                st, res = (self.fw_status, self.rng.getrandbits(32)) if self.fw_status else \
+                    self.fw_feat.answer(R.Descriptor(c["op"], c["tag"], c["lba"], c["nlb"], aux=c["aux"]))
+            else:
+                ans = self.ref.fw_identify[:64] if c["op"] == R.OP_IDENTIFY else self.ref.fw_log()[:512]
+                ans = ans.ljust(512, b"\0")
+                words = list(struct.unpack("<128I", ans))[:self.fw_words] if self.fw_status == 0 else []
+                self.stats["short"] = self.stats.get("short", 0) + (self.fw_words < 128)
+                st, res = self.fw_status, self.rng.getrandbits(32)     # the result is not DW0 here
             late = self.rng.randrange(150, 400) if self.abandon else self.rng.randrange(1, 30)
             # the firmware answers one request at a time, in order (ats_admin)
-            self.fw_jobs.append({"at": self.cycle + late, "words": words, "st": self.fw_status, "queued": False,
+            self.fw_jobs.append({"at": self.cycle + late, "words": words, "st": st, "res": res, "queued": False,
                                  "words_at": self.cycle + late - 60 if self.abandon else self.cycle})
         if self.fw_jobs:
             j = self.fw_jobs[0]
@@ -257,6 +277,7 @@ class TB:
                 self.fw_jobs.pop(0)
                 d.s_cpl_valid.value = 1
                 d.s_cpl_status.value = j["st"]
+                d.s_cpl_result.value = j["res"]
 
     # ------------------------------------------------------------------ host memory and SQEs
     def alloc(self, size: int) -> int:
@@ -338,10 +359,20 @@ class TB:
             d[6], d[7] = p & 0xFFFFFFFF, p >> 32
         elif k < 0.85:
             opc = r.choice([R.ADM_SET_FEATURES, R.ADM_GET_FEATURES])
-            d[10] = r.choice([6, 7, 8, 0x0B]) if r.random() < 0.9 else r.choice([1, 2, 5, 0x80])
-            d[11] = r.getrandbits(32) if r.random() < 0.5 else r.randrange(2)
-            if d[10] == 7 and r.random() < 0.2:
-                d[11] |= 0xFFFF << r.choice([0, 16])
+            if r.random() < 0.45:                       # the device's (FEATURE): mostly SEAL_TIME
+                d[10] = R.FEAT_SEAL_TIME if r.random() < 0.75 else r.choice([0xC1, 0xC7, 0xE0, 0xFF])
+                d[11] = r.randrange(0x10000) if r.random() < 0.8 else r.choice([0x10000, 0xFFFFFFFF,
+                                                                                  r.getrandbits(32)])
+                self.n_vendor += 1
+                if self.n_vendor % 5 == 2:              # Save / SEL on every 5th: the path not left to chance
+                    d[10] |= r.choice([1 << 31, r.randrange(1, 8) << 8])
+            else:
+                d[10] = r.choice([6, 7, 8, 0x0B]) if r.random() < 0.9 else r.choice([1, 2, 5, 0x80, 0xBF])
+                d[11] = r.getrandbits(32) if r.random() < 0.5 else r.randrange(2)
+                if d[10] == 7 and r.random() < 0.2:
+                    d[11] |= 0xFFFF << r.choice([0, 16])
+            if r.random() < 0.1:                        # Save (Set) / SEL (Get), other bits: ignored
+                d[10] |= r.choice([1 << 31, r.randrange(1, 8) << 8, r.getrandbits(24) << 8])
         elif k < 0.92:
             opc = R.ADM_AER
         elif k < 0.96:
@@ -371,18 +402,23 @@ class TB:
         self.ref.fw_log = lambda: log
         self.fw_status = 0 if r.random() < 0.93 else r.choice([1, 2, 3, 7, 0x10, 0x42])
         self.abandon = self.fw_status == 0 and r.random() < 0.06
-        # every 8th command that may ask the firmware fails there, and every 8th (offset 4) is
-        # abandoned: the two paths are not left to chance (about 55 such commands a run)
-        if (cmd.opc == R.ADM_IDENTIFY and cmd.cdw[10] & 0xFF == 1) or \
-                (cmd.opc == R.ADM_GET_LOG and cmd.cdw[10] & 0xFF == 0xC0):
-            self.n_fwc = getattr(self, "n_fwc", 0) + 1
-            if self.n_fwc % 8 == 3 and not self.fw_status and not self.abandon:
+        # every 8th command of a kind that may ask the firmware (Identify Controller / LID 0xC0;
+        # a vendor Set / Get Features) fails there, and every 8th (offset 4) is abandoned: the two
+        # paths are not left to chance (about 55 of each kind a run)
+        vendor = cmd.opc in (R.ADM_SET_FEATURES, R.ADM_GET_FEATURES) and cmd.cdw[10] & 0xFF >= R.FID_VENDOR
+        kind = "feat" if vendor else "data" if (cmd.opc == R.ADM_IDENTIFY and cmd.cdw[10] & 0xFF == 1) or \
+            (cmd.opc == R.ADM_GET_LOG and cmd.cdw[10] & 0xFF == 0xC0) else None
+        if kind:
+            self.n_fw[kind] += 1
+            if self.n_fw[kind] % 8 == 3 and not self.fw_status and not self.abandon:
                 self.fw_status = 0x10
-            elif self.n_fwc % 8 == 7 and not self.fw_status:
+            elif self.n_fw[kind] % 8 == 7 and not self.fw_status:
                 self.abandon = True
         saved = copy.deepcopy(self.rmem.pages) if self.fw_status or self.abandon else None
+        feat_saved = copy.deepcopy(self.ref.fw_features) if self.fw_status else None
         before = len(self.ref.cqs[0].pending)
         aers = len(self.ref._aers)
+        n_req = len(self.ref.fw_requests)
         self.ref._admin(cmd, sqhd)
         exp = self.ref.cqs[0].pending[-1][1] if len(self.ref.cqs[0].pending) > before else None
         if exp is not None:
@@ -399,18 +435,36 @@ class TB:
             except R._Fail:
                 walk_ok = False
             if walk_ok:
-                self.fw_expect = 9 if cmd.opc == R.ADM_IDENTIFY else 10
-                if self.fw_status:
-                    st = R.nvme_status(self.fw_status)           # §1.8, as for the core's statuses
-                    exp.sct, exp.sc, exp.dnr, exp.dw0 = st[0], st[1], 1, 0
-                    self.rmem.pages = saved                       # no data for a failed answer
-                    self.stats["fw_fail"] += 1
-                elif self.abandon:                                # st_dis while the answer is awaited
-                    exp.sct, exp.sc, exp.dnr, exp.dw0 = R.SC_INTERNAL[0], R.SC_INTERNAL[1], 1, 0
-                    self.rmem.pages = saved
-        if not asks_fw or self.fw_expect is None:
+                self.fw_expect = dict(op=R.OP_IDENTIFY if cmd.opc == R.ADM_IDENTIFY else R.OP_GET_LOG, lba=0,
+                                      nlb=0, aux=0)
+        # a vendor Set / Get Features: the FEATURE the reference sent (or none: FUSE / PSDT)
+        assert len(self.ref.fw_requests) - n_req <= 1
+        for f in self.ref.fw_requests[n_req:]:
+            assert f.tag == self.qdepth
+            self.fw_expect = dict(op=f.op, lba=f.lba, nlb=f.nlb, aux=f.aux)
+        if self.fw_expect is None:
             self.fw_status = 0
             self.abandon = False
+        else:
+            self.fw_expect.update(tag=self.qdepth, dptr=LOCAL_ADDR)
+            if self.fw_status:
+                st = R.nvme_status(self.fw_status)           # §1.8, as for the core's statuses
+                exp.sct, exp.sc, exp.dnr, exp.dw0 = st[0], st[1], 1, 0
+                self.rmem.pages = saved                       # no data for a failed answer
+                self.ref.fw_features = feat_saved             # nor a setting changed
+                self.stats["fw_fail"] += 1
+                self.stats["feat_fail"] += vendor
+            elif self.abandon:                                # st_dis while the answer is awaited
+                exp.sct, exp.sc, exp.dnr, exp.dw0 = R.SC_INTERNAL[0], R.SC_INTERNAL[1], 1, 0
+                self.rmem.pages = saved
+            elif vendor:
+                ok = (exp.sct, exp.sc) == R.SC_OK
+                seal = cmd.cdw[10] & 0xFF == R.FEAT_SEAL_TIME
+                self.stats["feat_set" if cmd.opc == R.ADM_SET_FEATURES else "feat_get"] += ok
+                self.stats["feat_bad"] += not ok
+                self.stats["feat_readback"] += ok and seal and self.seal_set and cmd.opc == R.ADM_GET_FEATURES
+                self.stats["feat_sv_sel"] += cmd.cdw[10] >> 8 != 0
+                self.seal_set |= ok and seal and cmd.opc == R.ADM_SET_FEATURES
         self.adm.send_nowait(data=int.from_bytes(raw, "little"), sqhd=sqhd)
         self.stats["cmds"] += 1
         drain = None
@@ -419,6 +473,7 @@ class TB:
             if self.abandon and self.fw_expect is None and not int(d.st_dis.value):
                 d.st_dis.value = 1                              # the firmware has the request now
                 self.stats["abandoned"] = self.stats.get("abandoned", 0) + 1
+                self.stats["feat_abandoned"] += vendor
             if cmd.opc == R.ADM_DELETE_SQ and self.busy_sq:
                 drain = max(self.busy_sq.values())
             if self.cqe_taken:
@@ -482,6 +537,23 @@ class TB:
                                            base & 0xFFFFFFFF, base >> 32, 0, 0, c10, c11, 0, 0, 0, 0))
         self.stats["queue_cycle"] = self.stats.get("queue_cycle", 0) + 1
 
+    async def feature_cycle(self) -> None:
+        """Vendor features in a row: Get SEAL_TIME, Set it in range, Get it back, Set it out of range,
+        Get and Set an unknown vendor FID, Set an unknown FID below 0xC0 (the front end's Invalid Field,
+        no FEATURE); each checked against the reference like any command."""
+        r = self.rng
+        bad = r.choice([0xC1, 0xD5, 0xFF])
+        low = r.choice([0x80, 0xBF, r.randrange(0x0C, 0xC0)])
+        for opc, fid, v in ((R.ADM_GET_FEATURES, R.FEAT_SEAL_TIME, 0),
+                            (R.ADM_SET_FEATURES, R.FEAT_SEAL_TIME, r.randrange(0x10000)),
+                            (R.ADM_GET_FEATURES, R.FEAT_SEAL_TIME, r.getrandbits(32)),
+                            (R.ADM_SET_FEATURES, R.FEAT_SEAL_TIME, r.randrange(0x10000, 1 << 32)),
+                            (R.ADM_GET_FEATURES, bad, 0), (R.ADM_SET_FEATURES, bad, r.randrange(0x10000)),
+                            (R.ADM_SET_FEATURES, low, r.randrange(0x10000))):
+            await self.command(struct.pack("<16I", opc | r.getrandbits(16) << 16, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                           fid, v, 0, 0, 0, 0))
+        self.stats["feature_cycle"] = self.stats.get("feature_cycle", 0) + 1
+
     async def smart_events(self) -> None:
         """ats_nvme_cmd's SMART events between commands: reads and writes completed OK."""
         d = self.dut
@@ -537,10 +609,13 @@ async def admin_random(dut):
             await tb.controller_reset()
         if i % 50 == 25:
             await tb.queue_cycle()
+        if i % 50 == 40:
+            await tb.feature_cycle()
         await tb.command(tb.make_sqe())
     dut._log.info("admin: %s", tb.stats)
     for k in ("cqe", "err_cqe", "aer", "qop", "fw", "fw_fail", "data", "xfer", "drain", "full_cq", "smart",
-              "rdy_drop", "queue_cycle", "abandoned", "short"):
+              "rdy_drop", "queue_cycle", "feature_cycle", "abandoned", "short", "feat_set", "feat_get",
+              "feat_readback", "feat_bad", "feat_fail", "feat_abandoned", "feat_sv_sel"):
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
 
 

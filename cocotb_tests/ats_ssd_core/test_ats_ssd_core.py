@@ -776,7 +776,7 @@ class TB:
                     if cmd["op"] == OP_WRITE:
                         cmd["flags"] = COMMIT
                 elif rng.random() < 0.5:
-                    cmd.update(op=rng.randint(11, 15), expect=BAD_OP)
+                    cmd.update(op=rng.randint(12, 15), expect=BAD_OP)
                 else:
                     cmd.update(lba=self.num_lbas - rng.randint(0, 1), nlb=rng.randint(1, 3), expect=BAD_LBA,
                                op=rng.choice([OP_WRITE, OP_READ, OP_TRIM]))

@@ -326,7 +326,7 @@ class TB:
     def bad_cmd(self, kind: str, lba: int = 0, attr: int = M.SIMPLE) -> Cmd:
         rng, L = self.rng, self.num_lbas
         if kind == "op":
-            return self.make(rng.randint(11, 15), lba=lba, attr=attr)
+            return self.make(rng.randint(12, 15), lba=lba, attr=attr)
         if kind == "attr":
             return self.make(rng.choice([M.READ, M.WRITE, M.FLUSH, M.TRIM]), lba=lba, attr=3)
         if kind == "rsvd":

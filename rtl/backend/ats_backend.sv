@@ -56,7 +56,7 @@ module ats_backend #(
     parameter int SLOG_PPNS       = 256,   // LPGN -> PPN table entries (the newest log pages a read can fetch), a power of two >= WIN
     parameter int SLOG_RECS       = 1,     // records the unit holds at once, 1..8 (README "S-Log" "Records in flight"; the write buffer's SLOG_RIF)
     parameter int SLOG_PACK       = 0,     // 1: the unit's open page (README "S-Log" "Packing"): with SLOG_RECS 1 sealed after every record, with more kept open for the next
-    parameter int SLOG_SEALT      = 0      // SLOG_PACK 1, SLOG_RECS > 1: idle cycles an open page waits for the next record before its seal, 0..65535
+    parameter int SLOG_SEALT      = 0      // slog_sealt's default (a parent leaving it unconnected) and its register's reset value, 0..65535
     /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire logic                     clk,
@@ -201,6 +201,9 @@ module ats_backend #(
     // ---- checkpoint support (README "Checkpoint support"): hold new write-back requests, the
     //      completed prefix, and per txid the seq of the first page of its open transaction
     input  wire logic                     wb_hold,        // high: no write-back request is accepted
+    // SLOG_PACK 1, SLOG_RECS > 1: idle cycles an open page waits for the next record before its seal
+    // (README "Packing"; the SoC's CSR SLOG_SEALT, docs/architecture.md §1.2 FEATURE 0xC0), registered
+    input  wire logic [15:0]              slog_sealt = 16'(SLOG_SEALT),
     output wire logic [63:0]              cpl_seq,        // every request with a lower seq has completed
     input  wire logic [5:0]               txs_addr,       // txid -> txs_open / txs_seq (combinational)
     output wire logic                     txs_open,       // a page of txid was accepted, its commit / abort not yet
@@ -1742,6 +1745,7 @@ module ats_backend #(
         typedef enum logic [1:0] {SP_IDLE, SP_SEAL, SP_PAGE} sp_state_e;
         sp_state_e          sp_q;
         logic [15:0]        sp_tm_q;          // idle cycles with the page open
+        logic [15:0]        sealt_q;          // slog_sealt, registered (a CSR: no path from the bus into the seal)
         logic               sp_go;
         logic [3:0]         pn_q [WIN];
         logic [3:0]         rk_q;
@@ -2325,13 +2329,14 @@ module ats_backend #(
                            (rx_st_q == X_IDLE && (wb_hold || fw_reloc_req || mg_acc_req || g_st_q == G_WREC || fs_lg ||
                                                   (s_wb_valid && !wb_beside) ||
                                                   hq_stuck ||
-                                                  (!(s_wb_valid && sl_rec_st) && 32'(sp_tm_q) + 1 > SLOG_SEALT))) ||
+                                                  (!(s_wb_valid && sl_rec_st) && 17'(sp_tm_q) + 17'd1 > 17'(sealt_q)))) ||
                            (rx_st_q == X_FW && hq_has_t) || rx_st_q == X_CW || rx_st_q == X_AB ||
                            ((rx_st_q == X_FE || rx_st_q == X_RD) && hq_stuck));
         always_ff @(posedge clk) begin
             if (rst) begin
-                sp_q <= SP_IDLE; sp_tm_q <= '0;
+                sp_q <= SP_IDLE; sp_tm_q <= '0; sealt_q <= 16'(SLOG_SEALT);
             end else begin
+                sealt_q <= slog_sealt;
                 unique case (sp_q)
                     SP_IDLE: if (sp_go) sp_q <= SP_SEAL;
                     SP_SEAL: if (seal_ready) sp_q <= SP_PAGE;
@@ -2711,7 +2716,7 @@ module ats_backend #(
         assign {rm_hold, rm_bad, rm_we, rm_wa, rm_wd, rm_qs, sl_nrd_valid, sl_nrd_ppn, sl_nw} = '0;
         assign {fw_sl_done, fw_sl_status, fw_sl_data, fw_sl_ppn, fw_sl_mapped} = '0;
         logic unused_rm;
-        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req, mg_take};
+        assign unused_rm = ^{rm_fin, rm_wok, rm_qz, rm_qok, rm_acc_s, rm_lk_s, fw_sl_req, mg_take, slog_sealt};
         assign {sl_rec_st, sl_busy, sl_acc, sl_acc_fin, sl_ab_acc, sl_mem_we, sl_pg_done,
                 sl_err_set, sl_wbd_ready, sl_rq_want, sl_rq_rl, sl_fin_cp, sl_mid_cp, sl_ix_cp, apl_done, sl_busy_any,
                 sl_mp_busy, sl_mp_take} = '0;

@@ -28,7 +28,7 @@ package ats_host_pkg;
     localparam int STATUS_W = 8;    // STS_*
     localparam int RESULT_W = 32;   // op-specific result
 
-    // opcodes (§1); 11..15 are reserved and answered STS_BAD_OP
+    // opcodes (§1); 12..15 are reserved and answered STS_BAD_OP
     localparam logic [OP_W-1:0] OP_READ      = 4'd0;
     localparam logic [OP_W-1:0] OP_WRITE     = 4'd1;
     localparam logic [OP_W-1:0] OP_DIFFWRITE = 4'd2;
@@ -40,7 +40,12 @@ package ats_host_pkg;
     localparam logic [OP_W-1:0] OP_TRIM      = 4'd8;
     localparam logic [OP_W-1:0] OP_IDENTIFY  = 4'd9;
     localparam logic [OP_W-1:0] OP_GET_LOG   = 4'd10;
-    localparam logic [OP_W-1:0] OP_LAST      = 4'd10;   // highest defined opcode
+    localparam logic [OP_W-1:0] OP_FEATURE   = 4'd11;   // get / set a device setting (§1.2)
+    localparam logic [OP_W-1:0] OP_LAST      = 4'd11;   // highest defined opcode
+
+    // device features (§1.2): FEATURE's `lba`, the same number as the NVMe vendor Feature
+    // Identifier (docs/host-interface.md §1.6)
+    localparam logic [7:0] FEAT_SEAL_TIME = 8'hC0;   // the S-Log's seal time in clock cycles
 
     // tags with a meaning (§1.1): a GET_LOG with this tag takes a checkpoint first (the NVMe front
     // end's clean shutdown)
@@ -76,7 +81,7 @@ package ats_host_pkg;
     // a command the command queue rejects completes with result {REJ_MARK, 20'h0, reason}
     // (§2; rtl/cmdq/README.md "Validation", reasons in precedence order)
     localparam logic [7:0] REJ_MARK        = 8'hCE;
-    localparam logic [3:0] REJ_BAD_OP      = 4'd1;   // op 11..15               (STS_BAD_OP)
+    localparam logic [3:0] REJ_BAD_OP      = 4'd1;   // op 12..15               (STS_BAD_OP)
     localparam logic [3:0] REJ_RSVD        = 4'd2;   // attr 3 or flags[3]      (STS_BAD_FIELD)
     localparam logic [3:0] REJ_FLAG        = 4'd3;   // a flag the op forbids   (STS_BAD_FIELD)
     localparam logic [3:0] REJ_TXID_RANGE  = 4'd4;   // txid > NUM_TX           (STS_BAD_TXID)

@@ -46,7 +46,7 @@ module ats_ssd_core #(
     parameter int FRAG_SLOTS      = 0,      // write buffer FRAG slots: 0 or a power of two 2..64
     parameter int SLOG_RIF        = 1,      // S-Log records in flight together: the write buffer's SLOG_RIF, the backend's SLOG_RECS (1..8)
     parameter int SLOG_PACK       = 0,      // the backend's SLOG_PACK: S-Log records packed into shared log pages (rtl/backend/README.md "Packing")
-    parameter int SLOG_SEALT      = 0,      // the backend's SLOG_SEALT: idle cycles an open log page waits for the next record
+    parameter int SLOG_SEALT      = 0,      // slog_sealt's default: idle cycles an open log page waits for the next record
     // ONFI timings in cycles (ats_nand_chan), defaults for 125 MHz against ONFI mode 5
     parameter int T_WP = 2, parameter int T_WH = 2, parameter int T_RP = 2, parameter int T_REH = 2,
     parameter int T_WB = 20, parameter int T_WHR = 12, parameter int T_ADL = 14, parameter int T_RR = 4,
@@ -94,6 +94,7 @@ module ats_ssd_core #(
     input  wire logic [1:0]  s_free_way,
     input  wire logic [11:0] s_free_block,
     input  wire logic [15:0] slog_thr = 16'd0, // S-Log threshold in bytes (CSR SLOG_THR; no effect while FRAG_SLOTS = 0)
+    input  wire logic [15:0] slog_sealt = 16'(SLOG_SEALT), // the backend's seal time (CSR SLOG_SEALT; SLOG_PACK 1 only)
     output wire logic        m_bad_valid,
     input  wire logic        m_bad_ready,
     output wire logic [2:0]  m_bad_chan,
@@ -358,7 +359,7 @@ module ats_ssd_core #(
         .s_ndata_tag(rdn_tag), .s_ndata_widx(rdn_widx),
         .s_ncpl_valid(nc_valid), .s_ncpl_ready(nc_ready), .s_ncpl_tag(nc_tag), .s_ncpl_status(nc_status),
         .s_ncpl_corrected(nc_corr), .s_ncpl_bad_mark(nc_bad_mark),
-        .vc_addr, .vc_data, .wb_hold, .cpl_seq, .txs_addr, .txs_open, .txs_seq,
+        .vc_addr, .vc_data, .wb_hold, .slog_sealt, .cpl_seq, .txs_addr, .txs_open, .txs_seq,
         .s_fw_valid, .s_fw_ready, .s_fw_op, .s_fw_chan, .s_fw_way, .s_fw_block, .s_fw_page, .s_fw_rop,
         .s_fw_txid, .s_fw_lpn, .s_fw_ppn, .s_fw_seq, .s_fw_epoch, .s_fw_flags, .s_fw_kind,
         .s_fwd_valid, .s_fwd_ready, .s_fwd_data, .s_fwd_last,

@@ -7,7 +7,7 @@
 //   - ats_nvme_bar (+ regs): BAR0 requests and completions, doorbells and CC to the queue manager;
 //   - ats_nvme_qm: queues, SQE fetch, CQE writes, MSIs, enable / disable / shutdown;
 //   - ats_nvme_cmd: I/O commands → descriptors, completions → CQE requests; admin SQEs → admin;
-//   - ats_nvme_admin: admin commands, its firmware requests as §1 IDENTIFY / GET_LOG (tag QDEPTH);
+//   - ats_nvme_admin: admin commands, its firmware requests as §1 IDENTIFY / GET_LOG / FEATURE (tag QDEPTH);
 //   - ats_nvme_prp: PRP walks and the data windows (slot · 2^17 + offset), QDEPTH + 1 slots;
 //   - ats_nvme_rq: the one DMA requester.
 // Shared ports (ats_nvme_arb2 unless said): the requester's read port (queue manager, PRP block;
@@ -352,12 +352,13 @@ module ats_nvme #(
     logic [31:0] a_wwr_addr, a_wwr_data;
     logic c_cmd_valid, c_cmd_ready, a_cmd_valid, a_cmd_ready;
     logic [3:0] c_cmd_op, c_cmd_flags, a_cmd_op;
-    logic [7:0] c_cmd_tag, a_cmd_tag;
+    logic [7:0] c_cmd_tag, a_cmd_tag, a_cmd_lba;
     logic [47:0] c_cmd_lba;
     logic [15:0] c_cmd_nlb;
     logic [5:0] c_cmd_txid;
     logic [1:0] c_cmd_attr, c_cmd_prio;
-    logic [31:0] c_cmd_dptr, c_cmd_aux, a_cmd_dptr;
+    logic [31:0] c_cmd_dptr, c_cmd_aux, a_cmd_dptr, a_cmd_aux;
+    logic a_cmd_nlb;
     logic c_cqe_valid, c_cqe_ready, a_cqe_valid, a_cqe_ready;
     logic [QW-1:0] c_cqe_cqid, c_cqe_sqid;
     logic [15:0] c_cqe_sqhd, c_cqe_cid, a_cqe_sqhd, a_cqe_cid;
@@ -406,9 +407,9 @@ module ats_nvme #(
         .m_wwr_last(a_wwr_last),
         .slot_err(slot_err[QDEPTH]), .wr_acc, .wr_done,
         .m_cmd_valid(a_cmd_valid), .m_cmd_ready(a_cmd_ready), .m_cmd_op(a_cmd_op), .m_cmd_tag(a_cmd_tag),
-        .m_cmd_dptr(a_cmd_dptr),
+        .m_cmd_lba(a_cmd_lba), .m_cmd_nlb(a_cmd_nlb), .m_cmd_dptr(a_cmd_dptr), .m_cmd_aux(a_cmd_aux),
         .s_lwr_valid(lwr_valid), .s_lwr_ready(lwr_ready), .s_lwr_data(s_hwr_data),
-        .s_cpl_valid(s_cpl_valid && cpl_adm), .s_cpl_status,
+        .s_cpl_valid(s_cpl_valid && cpl_adm), .s_cpl_status, .s_cpl_result,
         .smart_rd, .smart_wr, .smart_bytes,
         .m_cqe_valid(a_cqe_valid), .m_cqe_ready(a_cqe_ready), .m_cqe_sqhd(a_cqe_sqhd), .m_cqe_cid(a_cqe_cid),
         .m_cqe_status(a_cqe_status), .m_cqe_dw0(a_cqe_dw0), .cq_room(cq_room[0])
@@ -489,7 +490,8 @@ module ats_nvme #(
         .m_sel(wwr_sel)
     );
 
-    // descriptors: cmd's and the admin block's firmware requests (their other fields 0)
+    // descriptors: cmd's and the admin block's firmware requests (FEATURE's lba, nlb and aux from the
+    // admin block's low bits, their upper bits and every other field 0)
     logic cmd_sel;
     /* verilator lint_off UNUSEDSIGNAL */
     logic cmd_last;
@@ -500,7 +502,8 @@ module ats_nvme #(
         .s0_data({c_cmd_op, c_cmd_tag, c_cmd_lba, c_cmd_nlb, c_cmd_txid, c_cmd_flags, c_cmd_attr, c_cmd_prio,
                   c_cmd_dptr, c_cmd_aux}), .s0_last(1'b1),
         .s1_valid(a_cmd_valid), .s1_ready(a_cmd_ready),
-        .s1_data({a_cmd_op, a_cmd_tag, 48'd0, 16'd0, 6'd0, 4'd0, 2'd0, 2'd0, a_cmd_dptr, 32'd0}), .s1_last(1'b1),
+        .s1_data({a_cmd_op, a_cmd_tag, 40'd0, a_cmd_lba, 15'd0, a_cmd_nlb, 6'd0, 4'd0, 2'd0, 2'd0, a_cmd_dptr,
+                  a_cmd_aux}), .s1_last(1'b1),
         .m_valid(m_cmd_valid), .m_ready(m_cmd_ready),
         .m_data({m_cmd_op, m_cmd_tag, m_cmd_lba, m_cmd_nlb, m_cmd_txid, m_cmd_flags, m_cmd_attr, m_cmd_prio,
                  m_cmd_dptr, m_cmd_aux}), .m_last(cmd_last),

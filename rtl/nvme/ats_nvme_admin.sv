@@ -18,7 +18,13 @@
 //     Transfer Error);
 //   - Set / Get Features (Number of Queues, Volatile Write Cache, Interrupt Coalescing, Async Event
 //     Configuration), Abort (DW0 = 1), Asynchronous Event Request (parked: no CQE; four at most).
-// Features and parked AERs return to their defaults while the controller is not ready (`st_rdy` 0).
+//   - Set / Get Features of a vendor FID (CDW10[7:0] = 0xC0..0xFF): one §1 FEATURE descriptor to the
+//     firmware (tag QDEPTH; lba = the FID, nlb = 1 Set / 0 Get, aux = CDW11 for a Set, 0 for a Get;
+//     docs/architecture.md §1.2), no PRP setup, no data; its completion's status is the command's
+//     (mapped as the core's are) and, when OK, its result is DW0. Which vendor FIDs exist is the
+//     firmware's answer (BAD_FIELD: Invalid Field), not this block's.
+// Features and parked AERs return to their defaults while the controller is not ready (`st_rdy` 0);
+// the vendor FIDs are the device's settings, held by the firmware, and keep their values.
 // The SMART / health counters (Get Log LID 2) count the commands ats_nvme_cmd reports on smart_rd /
 // smart_wr (completed OK, their CQE acknowledged).
 `resetall
@@ -97,17 +103,21 @@ module ats_nvme_admin #(
     input  wire logic [7:0]    wr_acc,
     input  wire logic [7:0]    wr_done,
 
-    // the firmware's answers: §1 IDENTIFY / GET_LOG descriptors, their data and completions
+    // the firmware's answers: §1 IDENTIFY / GET_LOG / FEATURE descriptors, their data and completions
     output      logic          m_cmd_valid,
     input  wire logic          m_cmd_ready,
     output      logic [3:0]    m_cmd_op,
     output      logic [7:0]    m_cmd_tag,
+    output      logic [7:0]    m_cmd_lba,          // FEATURE: the FID (the descriptor's lba[47:8] are 0); else 0
+    output      logic          m_cmd_nlb,          // FEATURE: 1 set, 0 get (the descriptor's nlb[15:1] are 0); else 0
     output      logic [31:0]   m_cmd_dptr,
+    output      logic [31:0]   m_cmd_aux,          // FEATURE set: the value (CDW11); else 0
     input  wire logic          s_lwr_valid,        // the answer's words (the core's m_hwr at LOCAL_ADDR)
     output      logic          s_lwr_ready,
     input  wire logic [31:0]   s_lwr_data,
     input  wire logic          s_cpl_valid,        // a completion with tag QDEPTH
     input  wire logic [7:0]    s_cpl_status,
+    input  wire logic [31:0]   s_cpl_result,       // FEATURE: the feature's value (DW0 when OK)
 
     // SMART counters (ats_nvme_cmd: a command completed OK, its CQE acknowledged)
     input  wire logic          smart_rd,
@@ -139,7 +149,8 @@ module ats_nvme_admin #(
     localparam logic [31:0] NQ_ANSWER = 32'((NQ - 1) * 32'h0001_0001);
     localparam logic [159:0] SN = "ATOMSSD-SIM-0001    ";           // 20 bytes, space padded
     localparam logic [319:0] MN = "atomssd transactional SSD               ";   // 40 bytes
-    localparam logic [3:0]  OP_IDENTIFY = ats_host_pkg::OP_IDENTIFY, OP_GET_LOG = ats_host_pkg::OP_GET_LOG;
+    localparam logic [3:0]  OP_IDENTIFY = ats_host_pkg::OP_IDENTIFY, OP_GET_LOG = ats_host_pkg::OP_GET_LOG,
+                            OP_FEATURE = ats_host_pkg::OP_FEATURE;
     // NVMe admin opcodes
     localparam logic [7:0] A_DEL_SQ = 8'h00, A_NEW_SQ = 8'h01, A_GET_LOG = 8'h02, A_DEL_CQ = 8'h04,
                            A_NEW_CQ = 8'h05, A_IDENTIFY = 8'h06, A_ABORT = 8'h08, A_SET_FEAT = 8'h09,
@@ -193,9 +204,10 @@ module ats_nvme_admin #(
     assign c13  = q_sqe[416 +: 32];
     assign opc  = c0[7:0];
 
-    // what a data command writes: the kind of structure, its first dword and its length
+    // what a data command writes: the kind of structure, its first dword and its length (K_FEAT: a
+    // vendor feature, the firmware's FEATURE; nothing written)
     localparam logic [2:0] K_ZERO = 3'd0, K_IDC = 3'd1, K_IDNS = 3'd2, K_NSLIST = 3'd3, K_SMART = 3'd4,
-                           K_BUF = 3'd5;
+                           K_BUF = 3'd5, K_FEAT = 3'd6;
     logic [2:0]  k_q;
     logic [14:0] w_n_q;                              // dwords to write (1 .. 16384)
     logic [7:0]  w_off_q;                            // first dword of the log (offset / 4 < 128)
@@ -217,11 +229,13 @@ module ats_nvme_admin #(
         endcase
     end
 
-    // features
+    // features; FIDs 0xC0..0xFF are the device's (the firmware's FEATURE)
+    logic        fid_vendor;
     logic        vwc_q;
     logic [31:0] ic_q, aec_q;
     logic [2:0]  aer_n_q;
     assign vwc = vwc_q;
+    assign fid_vendor = c10[7:6] == 2'b11;
 
     // ---------------------------------------------------------------- decode (S_DEC)
     // the command's next state, status and DW0 from its fields
@@ -268,7 +282,8 @@ module ats_nvme_admin #(
                         else dec_dw0 = NQ_ANSWER;
                     end
                     FID_VWC, FID_IC, FID_AEC: ;
-                    default: dec_st = SC_BAD_FIELD;
+                    default: if (fid_vendor) begin dec_kind = K_FEAT; dec_next = S_FW; end
+                             else dec_st = SC_BAD_FIELD;
                 endcase
             end
             A_GET_FEAT: begin
@@ -277,7 +292,8 @@ module ats_nvme_admin #(
                     FID_VWC: dec_dw0 = {31'd0, vwc_q};
                     FID_IC:  dec_dw0 = ic_q;
                     FID_AEC: dec_dw0 = aec_q;
-                    default: dec_st = SC_BAD_FIELD;
+                    default: if (fid_vendor) begin dec_kind = K_FEAT; dec_next = S_FW; end
+                             else dec_st = SC_BAD_FIELD;
                 endcase
             end
             A_AER: begin
@@ -437,9 +453,12 @@ module ats_nvme_admin #(
     assign m_set_len    = {w_n_q, 2'b00};
     assign s_setr_ready = a_q == S_SETW;
     assign m_cmd_valid  = a_q == S_FW;
-    assign m_cmd_op     = k_q == K_IDC ? OP_IDENTIFY : OP_GET_LOG;
+    assign m_cmd_op     = k_q == K_IDC ? OP_IDENTIFY : k_q == K_FEAT ? OP_FEATURE : OP_GET_LOG;
     assign m_cmd_tag    = 8'(QDEPTH);
+    assign m_cmd_lba    = k_q == K_FEAT ? c10[7:0] : 8'd0;
+    assign m_cmd_nlb    = k_q == K_FEAT && opc == A_SET_FEAT;
     assign m_cmd_dptr   = LOCAL_ADDR;
+    assign m_cmd_aux    = m_cmd_nlb ? c11 : 32'd0;
     assign m_cqe_sqhd   = q_sqhd;
     assign m_cqe_cid    = c0[31:16];
     assign m_cqe_status = {q_st != SC_OK, 3'b000, q_st};
@@ -501,6 +520,8 @@ module ats_nvme_admin #(
             end else if (s_cpl_valid && stale_q == '0) begin
                 if (s_cpl_status != ats_host_pkg::STS_OK) begin
                     q_st <= ats_nvme_pkg::map_status(s_cpl_status); a_q <= S_ROOM;
+                end else if (k_q == K_FEAT) begin
+                    q_dw0 <= s_cpl_result; a_q <= S_ROOM;        // FEATURE: the value is DW0, no data
                 end else begin
                     a_q <= S_WR;
                 end

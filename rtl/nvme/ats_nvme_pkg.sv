@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_nvme_pkg: the NVMe status codes of the front end (docs/host-interface.md §1.8) and the mapping
 // of the device's §2 status codes to them, shared by ats_nvme_cmd (the core's completions) and
-// ats_nvme_admin (the firmware's IDENTIFY / GET_LOG answers). The device codes are ats_host_pkg's.
+// ats_nvme_admin (the firmware's IDENTIFY / GET_LOG / FEATURE answers). The device codes are ats_host_pkg's.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none

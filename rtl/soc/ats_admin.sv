@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// ats_admin: the device's admin commands (IDENTIFY, GET_LOG) answered by the firmware.
+// ats_admin: the device's admin commands (IDENTIFY, GET_LOG, FEATURE) answered by the firmware.
 // Sits between the host port and the device core (README.md "Admin commands"):
-//  - a descriptor with op IDENTIFY (9) or GET_LOG (10) is taken into a one-entry mailbox instead of
+//  - a descriptor with op IDENTIFY (9), GET_LOG (10) or FEATURE (11) is taken into a one-entry mailbox instead of
 //    the core; while the mailbox is busy, the next admin descriptor waits (ready low), other
 //    descriptors pass to the core unchanged (ready = the core's);
-//  - the firmware sees the mailbox (adm_pending, adm_op, adm_tag), pushes WORDS data words
+//  - the firmware sees the mailbox (adm_pending, adm_op, adm_tag; adm_lba, adm_lba_hi, adm_nlb, adm_aux:
+//    the descriptor's lba[31:0], lba[47:32] != 0, nlb and aux), pushes WORDS data words
 //    (adm_wdata_we; words past WORDS are dropped, words not pushed go out as 0), then ends it (adm_done_we with a status and a
 //    result): with status 0 the words go to host memory at the descriptor's dptr as one burst on
 //    m_hwr (addr constant per burst, as the core's), then the completion is offered on m_cpl;
-//    with another status, only the completion;
+//    with another status, and for FEATURE (no data, docs/architecture.md §1.2), only the completion;
 //  - m_hwr and m_cpl merge the core's streams with the mailbox's: an offered beat, and a burst once
 //    started, keep their source until accepted (no re-arbitration); the mailbox wins the next free
 //    choice after it was passed over once (no starvation).
@@ -23,6 +24,9 @@ module ats_admin #(
     input  logic [3:0]  s_cmd_op,
     input  logic [7:0]  s_cmd_tag,
     input  logic [31:0] s_cmd_dptr,
+    input  logic [47:0] s_cmd_lba,
+    input  logic [15:0] s_cmd_nlb,
+    input  logic [31:0] s_cmd_aux,
     output logic        m_cmd_valid,
     input  logic        m_cmd_ready,
     // completions: the core's in, merged out
@@ -51,6 +55,10 @@ module ats_admin #(
     output logic        adm_pending,
     output logic [3:0]  adm_op,
     output logic [7:0]  adm_tag,
+    output logic [31:0] adm_lba,
+    output logic        adm_lba_hi,
+    output logic [15:0] adm_nlb,
+    output logic [31:0] adm_aux,
     input  logic        adm_wdata_we,
     input  logic [31:0] adm_wdata,
     input  logic        adm_done_we,
@@ -60,7 +68,8 @@ module ats_admin #(
     localparam int IW = $clog2(WORDS + 1);
     localparam int AW = $clog2(WORDS);
     // §1 opcodes of the admin answers (ats_host_pkg, by scoped name for Yosys)
-    localparam logic [3:0] OP_IDENTIFY = ats_host_pkg::OP_IDENTIFY, OP_GET_LOG = ats_host_pkg::OP_GET_LOG;
+    localparam logic [3:0] OP_IDENTIFY = ats_host_pkg::OP_IDENTIFY, OP_GET_LOG = ats_host_pkg::OP_GET_LOG,
+                           OP_FEATURE = ats_host_pkg::OP_FEATURE;
     if (WORDS < 2) begin : g_chk
         $fatal(1, "ats_admin: WORDS must be >= 2");
     end
@@ -69,19 +78,25 @@ module ats_admin #(
     st_t st_q;
     logic [7:0]  tag_q;
     logic [3:0]  op_q;
-    logic [31:0] dptr_q, result_q;
+    logic [31:0] dptr_q, result_q, lba_q, aux_q;
+    logic        lba_hi_q;
+    logic [15:0] nlb_q;
     logic [7:0]  status_q;
     logic [IW-1:0] wi_q, ri_q;
     logic [31:0] mem_q [WORDS];
 
     // ---- descriptors
     logic is_adm;
-    assign is_adm = s_cmd_op == OP_IDENTIFY || s_cmd_op == OP_GET_LOG;
+    assign is_adm = s_cmd_op == OP_IDENTIFY || s_cmd_op == OP_GET_LOG || s_cmd_op == OP_FEATURE;
     assign m_cmd_valid = s_cmd_valid && !is_adm;
     assign s_cmd_ready = is_adm ? (st_q == S_IDLE) : m_cmd_ready;
     assign adm_pending = st_q == S_FW;
     assign adm_op = op_q;
     assign adm_tag = tag_q;
+    assign adm_lba = lba_q;
+    assign adm_lba_hi = lba_hi_q;
+    assign adm_nlb = nlb_q;
+    assign adm_aux = aux_q;
 
     // ---- the mailbox's streams
     logic a_hwr_valid, a_hwr_last, a_cpl_valid;
@@ -119,6 +134,10 @@ module ats_admin #(
             tag_q <= '0;
             op_q <= '0;
             dptr_q <= '0;
+            lba_q <= '0;
+            lba_hi_q <= 1'b0;
+            nlb_q <= '0;
+            aux_q <= '0;
             result_q <= '0;
             status_q <= '0;
             wi_q <= '0;
@@ -145,6 +164,10 @@ module ats_admin #(
                     tag_q <= s_cmd_tag;
                     op_q <= s_cmd_op;
                     dptr_q <= s_cmd_dptr;
+                    lba_q <= s_cmd_lba[31:0];
+                    lba_hi_q <= s_cmd_lba[47:32] != '0;
+                    nlb_q <= s_cmd_nlb;
+                    aux_q <= s_cmd_aux;
                     wi_q <= '0;
                     ri_q <= '0;
                 end
@@ -153,7 +176,7 @@ module ats_admin #(
                     if (adm_done_we) begin
                         status_q <= adm_done_status;
                         result_q <= adm_done_result;
-                        st_q <= adm_done_status == ats_host_pkg::STS_OK ? S_XFER : S_CPL;
+                        st_q <= adm_done_status == ats_host_pkg::STS_OK && op_q != OP_FEATURE ? S_XFER : S_CPL;
                     end
                 end
                 S_XFER: if (hsel && h_fire) begin

@@ -10,6 +10,7 @@
 // opcodes and the shutdown tag: the generated ats_host.h (rtl/common/ats_host_pkg.sv, through hal.h)
 #define ADM_IDENTIFY ATS_OP_IDENTIFY
 #define ADM_GET_LOG ATS_OP_GET_LOG
+#define ADM_FEATURE ATS_OP_FEATURE
 #define ADM_MAGIC 0x41545344u      // "DSTA" in memory order: the answer is an atomssd one
 #define ADM_SHUT_TAG ATS_TAG_SHUTDOWN   // a GET_LOG with this tag: a checkpoint first (the NVMe front end's
                                         // clean shutdown, docs/host-interface.md "Shutdown")
@@ -18,6 +19,27 @@ static uint32_t adm_w[ATS_ADM_WORDS];
 static void adm_put64(uint32_t k, uint64_t v) {
     adm_w[2u * k] = (uint32_t)v;
     adm_w[2u * k + 1u] = (uint32_t)(v >> 32);
+}
+
+// FEATURE (docs/architecture.md §1.2): get (nlb 0) or set (nlb 1) the device setting `fid`; returns
+// the status, *value = the setting after the command. Volatile: the CSRs reset at power-on.
+static int feature(uint32_t fid, uint32_t fid_hi, uint32_t nlb, uint32_t val, uint32_t *value) {
+    *value = 0;
+    if (fid_hi || nlb > 1u) return ATS_STS_BAD_FIELD;
+    switch (fid) {
+#ifdef ATS_HW_SLOG_OPEN_PAGE
+    case ATS_FEAT_SEAL_TIME:                  // the open log page's seal time, cycles (CSR SLOG_SEALT)
+        if (nlb) {
+            if (val > 0xFFFFu) return ATS_STS_BAD_FIELD;
+            ats_slog_sealt_write(val);
+        }
+        *value = ats_slog_sealt_read();
+        return ATS_STS_OK;
+#endif
+    default:
+        (void)val;
+        return ATS_STS_BAD_FIELD;             // unknown, or not in this build
+    }
 }
 
 void admin(void) {
@@ -34,6 +56,15 @@ void admin(void) {
         S.shutdowns++;
         if (st != ATS_OK) S.ckpt_fail++;
         hal_printf("shutdown: checkpoint %u: %d\n", ckpt_no, st);
+    }
+    if (op == ADM_FEATURE) {                  // no data: the status and the value only
+        const uint32_t arg = ats_adm_arg_read();
+        uint32_t value;
+        const int st = feature(ats_adm_lba_read(), (arg >> CSR_ATS_ADM_ARG_LBA_HI_OFFSET) & 1u,
+                               (arg >> CSR_ATS_ADM_ARG_NLB_OFFSET) & 0xFFFFu, ats_adm_aux_read(), &value);
+        ats_adm_result_write(value);
+        ats_adm_done_write((uint32_t)st);
+        return;
     }
     memset(adm_w, 0, sizeof adm_w);
     uint32_t n = 0;
@@ -57,7 +88,7 @@ void admin(void) {
         for (uint32_t k = 0; k < n / 2u; k++) adm_put64(k, v[k]);
     } else {
         ats_adm_result_write(0);
-        ats_adm_done_write(0x01);       // BAD_OP (the module takes only 9 and 10: never here)
+        ats_adm_done_write(0x01);       // BAD_OP (the module takes only 9, 10 and 11: never here)
         return;
     }
     for (uint32_t i = 0; i < ATS_ADM_WORDS; i++) ats_adm_data_write(adm_w[i]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // atomssd firmware: admin commands from the host (docs/architecture.md section 1.1; README "Admin
-// commands"): IDENTIFY, GET_LOG, and the clean shutdown's checkpoint (GET_LOG with tag 0xFF).
+// commands"): IDENTIFY, GET_LOG, FEATURE (device settings), and the clean shutdown's checkpoint
+// (GET_LOG with tag 0xFF).
 #pragma once
 #include "fw.h"
 

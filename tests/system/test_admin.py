@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""IDENTIFY and GET_LOG through the whole SoC (docs/architecture.md section 1.1): the answers
+"""IDENTIFY, GET_LOG and FEATURE through the whole SoC (docs/architecture.md sections 1.1, 1.2): the answers
 against the configuration the SoC was built from (build/soc/sim/config.json) and against the
 counts the host itself keeps (pages it wrote, pages it read back, recoveries it caused), with admin
-commands interleaved in random traffic at full queue depth, across a power cut."""
+commands interleaved in random traffic at full queue depth, across a power cut. This build has no
+open log page (`sim`: no S-Log), so FEATURE answers BAD_FIELD with result 0 for every FID, SEAL_TIME
+included (its OK path: tests/system/test_slog_device.py `pk-*` and test_feature_seal_time below)."""
 from __future__ import annotations
 
 import random
@@ -42,8 +44,11 @@ def test_identify_get_log(template, tmp_path):
         while not dev.free_tags:
             dev.poll(200_000)
         r = rng.random()
-        if r < 0.1:
-            admins.append(dev.submit(harness.OP["IDENTIFY"] if r < 0.05 else harness.OP["GET_LOG"], kind="adm"))
+        if r < 0.03:
+            admins.append(dev.submit(harness.OP["FEATURE"], lba=0xC0, nlb=rng.randint(0, 1), aux=rng.getrandbits(16),
+                                     kind="adm"))
+        elif r < 0.1:
+            admins.append(dev.submit(harness.OP["IDENTIFY"] if r < 0.065 else harness.OP["GET_LOG"], kind="adm"))
         elif r < 0.7:
             lba = rng.randrange(cfg["num_lbas"])
             dev.submit(harness.OP["WRITE"], lba, 0, bytes([i & 0xFF]) * pb)
@@ -54,6 +59,10 @@ def test_identify_get_log(template, tmp_path):
     assert admins, "no admin command in the mix"
     seen = 0
     for p in dev.done:
+        if p.op == harness.OP["FEATURE"]:
+            assert (p.cpl.status, p.cpl.result) == (harness.ST["BAD_FIELD"], 0), f"FEATURE: {p.cpl}"
+            seen += 1
+            continue
         assert p.cpl.status == harness.ST["OK"], f"op {p.op} tag {p.tag}: status {p.cpl.status:#x}"
         if p.op == harness.OP["IDENTIFY"]:
             assert p.cpl.result == 64 and decode_identify(p.data)["num_lbas"] == cfg["num_lbas"]
@@ -67,6 +76,12 @@ def test_identify_get_log(template, tmp_path):
             assert log0["host_pages"] <= lg["host_pages"] <= log0["host_pages"] + wrote
             seen += 1
     assert seen == len(admins)
+    dev.done.clear()
+    # FEATURE's malformed forms and unknown FIDs, one at a time: BAD_FIELD, result 0
+    for fid, nlb, aux in ((0xC0, 0, 0), (0xC0, 1, 100), (0xC1, 0, 0), (0xFF, 1, 1), (0, 0, 0),
+                          ((1 << 40) | 0xC0, 0, 0), (0xC0, 2, 0), (0xC0, 0xFFFF, 0)):
+        p = dev.wait(dev.submit(harness.OP["FEATURE"], lba=fid, nlb=nlb, aux=aux))
+        assert (p.cpl.status, p.cpl.result) == (harness.ST["BAD_FIELD"], 0), f"FEATURE {fid:#x}/{nlb}: {p.cpl}"
     dev.done.clear()
     log1 = dev.get_log()
     assert log1["host_pages"] == log0["host_pages"] + wrote

@@ -34,6 +34,7 @@ import contract  # noqa: E402
 C = contract.parse()
 OPS, STS, FLAGS, ATTRS, REJ, WIDTHS = (C["ops"], C["statuses"], C["flags"], C["attrs"], C["rejects"],
                                        C["widths"])
+FEATS = C["features"]                    # FEATURE's device settings (§1.2)
 REJ_RESULT = REJ["MARK"] << 24           # a rejection's result: REJ_MARK << 24 | reason
 # device statuses an NVMe host sees as SCT 7 / SC = the code (host-interface.md §1.8, ats_nvme_pkg)
 NVME_VENDOR = ("BAD_TXID", "TX_FULL", "INDEX_FULL", "TX_EMPTY", "TABLE_FULL")
@@ -86,7 +87,7 @@ def module_constants(path: Path) -> dict:
 def expected(kind: str, name: str, form: str = "") -> int | None:
     """The contract's value of `name` in category `kind`, in the copy's form: flags as masks,
     `vendor` statuses as NVMe (SCT 7 << 8) | code, `mark` the rejection result's top byte."""
-    table = {"op": OPS, "sts": STS, "flag": FLAGS, "attr": ATTRS, "rej": REJ}[kind]
+    table = {"op": OPS, "sts": STS, "flag": FLAGS, "attr": ATTRS, "rej": REJ, "feat": FEATS}[kind]
     if name not in table:
         return None
     v = table[name]
@@ -115,7 +116,7 @@ COPIES = {
     "cocotb_tests/ats_sata_core/test_ats_sata_core.py": [("op", "OP_", "")],
     "cocotb_tests/ats_sata_litesata/test_ats_sata_litesata.py": [("op", "OP_", "")],
     "sw/host/atomssd/hostport.py": [("op", "dict:OP", ""), ("sts", "dict:ST", ""), ("flag", "F_", ""),
-                                    ("attr", "A_", "")],
+                                    ("attr", "A_", ""), ("feat", "FEAT_", "")],
     "sw/host/atomssd/txapi.py": [("sts", "ST_", "")],
     "sw/host/tests/test_libatstx.py": [("sts", "", "vendor")],
     "bench/ssd/host.py": [("op", "", ""), ("flag", "", ""), ("attr", "", ""), ("sts", "", "")],
@@ -273,7 +274,7 @@ def test_generated_header(tmp_path):
     want |= {f"ATS_OP_{k}": v for k, v in OPS.items()} | {f"ATS_STS_{k}": v for k, v in STS.items()}
     want |= {f"ATS_FLAG_{k}_BIT": v for k, v in FLAGS.items()} | {f"ATS_FLAG_{k}": 1 << v for k, v in FLAGS.items()}
     want |= {f"ATS_ATTR_{k}": v for k, v in ATTRS.items()} | {f"ATS_REJ_{k}": v for k, v in REJ.items()}
-    want |= {f"ATS_TAG_{k}": v for k, v in C["tags"].items()}
+    want |= {f"ATS_TAG_{k}": v for k, v in C["tags"].items()} | {f"ATS_FEAT_{k}": v for k, v in FEATS.items()}
     text = hdr.read_text()
     assert set(re.findall(r"^#define (ATS_\w+) ", text, re.M)) - {"ATS_HOST_H"} == set(want)
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -327,3 +328,10 @@ def test_parser_reads_the_package():
     n = len(re.findall(r"^\s*localparam\b", text, re.M))
     assert n == sum(len(v) for v in C.values())
     assert STS["OK"] == 0 and OPS["READ"] == 0 and REJ["MARK"] == 0xCE
+
+
+def test_feature_table():
+    """architecture.md §1.2's FID table: the package's FEAT_* (number and name), each once."""
+    sec = ARCH.split("### 1.2 Device settings: FEATURE", 1)[1].split("\n## ", 1)[0]
+    rows = dict((name, int(fid, 16)) for fid, name in re.findall(r"^\| (0x[0-9A-F]+) \| (\w+) \|", sec, re.M))
+    assert rows == FEATS, f"architecture.md §1.2 FIDs {rows}, ats_host_pkg FEAT_* {FEATS}"

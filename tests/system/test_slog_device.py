@@ -39,11 +39,14 @@ empties F at each page a COMMIT maps). ATS_SLOG_DEV_OVERLAP=0 gives each LBA's D
 plain WRITE / TRIM disjoint byte ranges (lanes) and a tx's full page only LBAs without fragments: the
 workload a backend without that RELEASE passes (stale fragments never show).
 
-`make test`: 1 seed x 3 cuts; ATS_LONG=1: 6 seeds x 12 cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS),
-and the same on `sim_slog1k` (items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main
+`make test`: 1 seed x 3 cuts, on `sim_slog` and on `sim_slogpk` (items `spk-<seed>`: group commit, 4
+records in flight packed into shared log pages; the host sets a random seal time each power cycle,
+FEATURE 0xC0, after checking that the boot shows the build's: see below); ATS_LONG=1: 6 seeds x 12
+cuts (ATS_SLOG_DEV_SEEDS, ATS_SLOG_DEV_CUTS), and the same on `sim_slog1k` (items `1k-<seed>`: a 1,024-entry index, 32 FRAG slots, 2 MiB of main
 RAM), and on B4's device `b5_256_slog` (items `b4-<seed>`, ATS_SLOG_DEV_B4_SEEDS seeds, default 2:
 4 KiB pages, 64 FRAG slots in four banks, 8 dies) and on it with group commit, `b5_256_slogpk`
-(items `pk-<seed>`: records packed into shared log pages, cuts while a page is open) in the wider shape of SHAPES below (many transactions
+(items `pk-<seed>`: records packed into shared log pages, cuts while a page is open; the seal time
+as on `sim_slogpk`) in the wider shape of SHAPES below (many transactions
 held open at once: more than 64 FRAG slots wanted; records of several log pages; filler LBAs read back
 at the end); ATS_SLOG_DEV_CKPT: the probability of a checkpoint in a cycle (0.75; 0: none, the test before them).
 ATS_SLOG_DEV_SECT (ATS_LONG=1: 0.3, else 0): the share of the checkpoint cycles whose cut falls inside
@@ -103,18 +106,19 @@ SHAPES = {"sim_slog": dict(pool=24, ntx=4, k=(1, 3), lane=60, hold=0.0, close=(0
                            boot=harness.BOOT_CYCLES),
           "b5_256_slog": dict(pool=160, ntx=16, k=(4, 12), lane=480, hold=0.8, close=(0.0, 0.4), slots_min=65,
                               fill=1024, steps=(30, 60), boot=100_000_000)}
-SHAPES["sim_slog1k"] = SHAPES["sim_slog"]
+SHAPES["sim_slog1k"] = SHAPES["sim_slogpk"] = SHAPES["sim_slog"]
 # B4's device with group commit (`b5_256_slogpk`: 4 records in flight, records packed into shared log
 # pages, an open page sealed 25,000 cycles after its last record): the same shape, so that the cuts
 # fall while pages are open (rtl/backend/README.md "Packing")
 SHAPES["b5_256_slogpk"] = SHAPES["b5_256_slog"]
-PACKED = {"b5_256_slogpk": True}
+PACKED = {"b5_256_slogpk": True, "sim_slogpk": True}
 CKPT_P = float(os.environ.get("ATS_SLOG_DEV_CKPT", "0.75"))
 SECT_P = float(os.environ.get("ATS_SLOG_DEV_SECT", "0.3" if LONG else "0"))
 # (configuration, seed): `sim_slog` always (ids: the seed, as before), `sim_slog1k` (ids `1k-<seed>`)
 # and B4's device `b5_256_slog` (ids `b4-<seed>`, ATS_SLOG_DEV_B4_SEEDS seeds, default 2) with ATS_LONG=1
 B4_SEEDS = list(range(1, 1 + int(os.environ.get("ATS_SLOG_DEV_B4_SEEDS", "2"))))
 PARAMS = [pytest.param("sim_slog", s, id=str(s)) for s in SEEDS] + \
+    [pytest.param("sim_slogpk", s, id=f"spk-{s}") for s in SEEDS] + \
     [pytest.param("sim_slog1k", s, id=f"1k-{s}") for s in (SEEDS if LONG else [])] + \
     [pytest.param("b5_256_slog", s, id=f"b4-{s}") for s in (B4_SEEDS if LONG else [])] + \
     [pytest.param("b5_256_slogpk", s, id=f"pk-{s}") for s in (B4_SEEDS if LONG else [])]
@@ -574,7 +578,22 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     frag_cuts = 0
     mixed: set[int] = set()
     packed: set[int] = set()
+    open_page = bool(sysm.cfg.get("slog_pack")) and sysm.cfg.get("slog_rif", 1) > 1
     while st["cuts"] < CUTS:
+        if open_page:
+            # the seal time (FEATURE 0xC0, docs/architecture.md §1.2): volatile, so every boot shows the
+            # build's; then a random one for this power cycle (the records' packing changes, never
+            # what recovery finds correct)
+            got = sysm.dev.seal_time()
+            if got != sysm.cfg["slog_sealt"]:
+                h.violations.append(f"seed {seed} boot {st['cuts'] + 1}: seal time {got} after power-on, "
+                                    f"the build's is {sysm.cfg['slog_sealt']}")
+                break
+            want = h.rng.choice((0, 1, 500, 5000, sysm.cfg["slog_sealt"], 65535))
+            if sysm.dev.seal_time(want) != want or sysm.dev.seal_time() != want:
+                h.violations.append(f"seed {seed} boot {st['cuts'] + 1}: FEATURE 0xC0 set {want} not taken")
+                break
+            st[f"seal_time_{want}"] = st.get(f"seal_time_{want}", 0) + 1
         n = h.rng.randint(*shape["steps"])
         if shape["hold"]:                                # (no draw for the shapes without held txs)
             h.close = h.rng.choice(shape["close"])
@@ -651,3 +670,53 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     assert st["lbas_checked"] > 0 and st["diff_small"] > 0 and st["tx_commits"] > 0
     assert st["slots_wanted_max"] >= shape["slots_min"], \
         f"at most {st['slots_wanted_max']} FRAG slots wanted at once, below the shape's {shape['slots_min']}"
+
+
+def commit_cycles(sysm, txid: int, lba: int, v: int) -> int:
+    """The base page written and flushed, then one transaction of one small DIFFWRITE (a fragment: an
+    S-Log record), committed; the cycles from the commit's submission to its completion, the host
+    idle meanwhile (nothing else can seal the page)."""
+    dev = sysm.dev
+    p = dev.wait(dev.submit(OP["WRITE"], lba, data=bytes([v ^ 0xFF]) * sysm.cfg["page_bytes"]))
+    assert p.cpl.status == ST["OK"] and dev.flush().cpl.status == ST["OK"], f"WRITE of the base: {p.cpl}"
+    p = dev.wait(dev.submit(OP["DIFFWRITE"], lba, txid=txid, aux=64 << 16 | 8 * v, data=bytes([v]) * 64))
+    assert p.cpl.status == ST["OK"], f"DIFFWRITE: {p.cpl}"
+    c0 = sysm.hp.cycle
+    p = dev.tx_commit(txid)
+    assert p.cpl.status == ST["OK"], f"TX_COMMIT: {p.cpl}"
+    return sysm.hp.cycle - c0
+
+
+def test_feature_seal_time(template, tmp_path):
+    """FEATURE 0xC0 SEAL_TIME (docs/architecture.md §1.2) on the group-commit device `sim_slogpk`:
+    get shows the build's 2,000; sets of 0, 65,535 and values between are taken and read back; a
+    value above 65,535, nlb 2, lba bits above 31 and other FIDs are BAD_FIELD with nothing changed;
+    the setting acts on the open page's wait: a lone record's commit (the host idle, so only the
+    timer seals) takes the seal time longer than at 0 (within 64 cycles, at 20,000 and 65,535);
+    after a power cut the build's value is back (volatile)."""
+    cfg = "sim_slogpk"
+    sysm = harness.System(tmp_path, 1, cfg_name=cfg, template=template(cfg))
+    assert sysm.start(), "first boot was cut"
+    dev, dflt = sysm.dev, sysm.cfg["slog_sealt"]
+    assert dflt == 2000 and dev.seal_time() == dflt
+    for v in (0, 1, 777, 65535):
+        assert dev.seal_time(v) == v and dev.seal_time() == v
+    for fid, nlb, aux in ((0xC0, 1, 65536), (0xC0, 1, 0xFFFFFFFF), (0xC0, 2, 5), ((1 << 32) | 0xC0, 1, 5),
+                          (0xC1, 1, 5), (0xC1, 0, 0), (0xBF, 0, 0)):
+        p = dev.feature(fid, aux) if nlb == 1 else dev.wait(dev.submit(OP["FEATURE"], lba=fid, nlb=nlb, aux=aux))
+        assert (p.cpl.status, p.cpl.result) == (ST["BAD_FIELD"], 0), f"FEATURE {fid:#x} nlb {nlb} aux {aux:#x}: {p.cpl}"
+    assert dev.seal_time() == 65535, "a refused FEATURE changed the seal time"
+    lat = {}
+    for i, v in enumerate((65535, 0, 20000)):
+        assert dev.seal_time(v) == v
+        lat[v] = commit_cycles(sysm, 1 + i, 3 + i, 1 + i)
+    for v in (20000, 65535):
+        assert abs(lat[v] - lat[0] - v) <= 64, f"commit cycles by seal time {lat}: not the seal time apart"
+    log = dev.get_log()
+    assert log["nand_programs"] >= 6 and log["host_pages"] == 3, log
+    sysm.stop()
+    assert sysm.start(), "the boot after the cut was cut"
+    assert sysm.dev.seal_time() == dflt, "the seal time after a power cut is not the build's"
+    sysm.stop()
+    assert not sysm.errors, sysm.errors
+    print(f"seal time: a lone record's commit in cycles by seal time {lat}")

@@ -41,9 +41,9 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, GET_LOG = range(11)
+READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, GET_LOG, FEATURE = range(12)
 OP_NAMES = ["READ", "WRITE", "DIFFWRITE", "TX_BEGIN", "TX_COMMIT", "TX_ABORT", "FLUSH", "RFLUSH",
-            "TRIM", "IDENTIFY", "GET_LOG"]
+            "TRIM", "IDENTIFY", "GET_LOG", "FEATURE"]
 SIMPLE, ORDERED, HEAD = 0, 1, 2
 FUA, BARRIER, COMMIT = 1, 2, 4
 ST_OK, ST_BAD_OP, ST_BAD_TXID, ST_BAD_LBA, ST_BAD_FIELD = 0x00, 0x01, 0x02, 0x03, 0x07
@@ -70,7 +70,7 @@ FLUSH_OPS = {FLUSH, RFLUSH}
 def reject_reason(c: dict, num_lba: int, num_tx: int, tag_live: bool) -> int:
     """0 if the descriptor is accepted, else the first failing rule (README "Validation")."""
     op, fl = c["op"], c["flags"]
-    if op > GET_LOG:
+    if op > FEATURE:
         return R_BAD_OP
     if c["attr"] == 3 or fl & 8:
         return R_RSVD

@@ -50,7 +50,14 @@ Interpretations where §1 is silent (each is listed in the module's report to th
     after an I/O queue exists is Command Sequence Error; IV ≥ 32 is Invalid Interrupt Vector; a
     fifth outstanding AER is AER Limit Exceeded; queue base addresses ignore their low 12 bits;
     Get Log Page: offset not dword aligned, beyond the log, or a length above MDTS is Invalid
-    Field; bytes past the end of the log read as zero.
+    Field; bytes past the end of the log read as zero;
+  - Set / Get Features: only CDW10[7:0] (the FID) is decoded, for every FID: Save (CDW10[31]) and
+    SEL (Get, CDW10[10:8]) are ignored, a Get returns the current value. FIDs 0xC0 … 0xFF are the
+    device's (docs/architecture.md §1.2): one §1 FEATURE to the firmware (tag `qdepth`, lba = FID,
+    nlb = 1 Set / 0 Get, aux = CDW11 for a Set, 0 for a Get; `fw_requests`), answered by
+    `fw_features` (the firmware, `FwFeatures`); its status mapped as the core's (§1.8: BAD_FIELD →
+    Invalid Field), DW0 = its result when OK, else 0. These keep their values over a controller
+    reset (the firmware holds them); the front end does not know which vendor FIDs exist.
 
 Atomic writes (docs/host-interface.md "Atomic writes"): `awu` = NAWUPF + 1 = the largest power of two
 of at most MDTS in LBAs and at most `tx_entries`; a Write of 2 … `awu` LBAs inside one `awu`-aligned
@@ -96,8 +103,10 @@ CC_MASK = 0x00FFFFF1                                # EN, CSS, MPS, AMS, SHN, IO
 ADM_BYTES = 512                # the firmware's IDENTIFY / GET_LOG answers (architecture.md §1.1)
 IDENTIFY_MAGIC = 0x41545344
 
-# §1 descriptor ops and flags (docs/architecture.md §1)
+# §1 descriptor ops and flags (docs/architecture.md §1); IDENTIFY, GET_LOG and FEATURE are the
+# firmware's (the admin commands' requests, tag `qdepth`), not CoreStub's
 OP_READ, OP_WRITE, OP_DIFFWRITE, OP_TX_BEGIN, OP_TX_COMMIT, OP_TX_ABORT, OP_FLUSH, OP_RFLUSH, OP_TRIM = range(9)
+OP_IDENTIFY, OP_GET_LOG, OP_FEATURE = 9, 10, 11
 OP_NAMES = ["READ", "WRITE", "DIFFWRITE", "TX_BEGIN", "TX_COMMIT", "TX_ABORT", "FLUSH", "RFLUSH", "TRIM"]
 F_FUA, F_BARRIER, F_COMMIT = 1, 2, 4
 
@@ -150,6 +159,9 @@ ADM_DELETE_SQ, ADM_CREATE_SQ, ADM_GET_LOG, ADM_DELETE_CQ, ADM_CREATE_CQ, ADM_IDE
     ADM_SET_FEATURES, ADM_GET_FEATURES, ADM_AER = 0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0A, 0x0C
 CDW13_DEFINED = 0x3F | 1 << 8 | 1 << 9 | 3 << 16      # TXID, COMMIT, BARRIER, ATTR
 FID_VWC, FID_NUM_QUEUES, FID_INT_COALESCING, FID_ASYNC_EVENT = 0x06, 0x07, 0x08, 0x0B
+FID_VENDOR = 0xC0              # Set / Get Features FIDs 0xC0 … 0xFF: the device's (FEATURE, architecture.md §1.2)
+FEAT_SEAL_TIME = 0xC0          # FEATURE lba: the S-Log's seal time in clock cycles
+FEAT_MAX = {FEAT_SEAL_TIME: 0xFFFF}   # each device feature's highest value (its range starts at 0)
 LID_ERROR, LID_SMART, LID_FW_SLOT, LID_DEVICE = 0x01, 0x02, 0x03, 0xC0
 LOG_BYTES = {LID_ERROR: 64, LID_SMART: 512, LID_FW_SLOT: 512, LID_DEVICE: ADM_BYTES}
 LOG_FE_FIRST = 59               # LID 0xC0's counters k59 … k63 are the front end's (§1.11)
@@ -306,6 +318,7 @@ class NvmeRefConfig:
     fr: str = "0000abcd"           # git short hash at build time
     fw_identify: bytes | None = None           # the firmware's IDENTIFY answer (default: from the above)
     fw_log: Callable[[], bytes] | None = None  # the firmware's GET_LOG answer (default: a few counters)
+    fw_features: FwFeatures | None = None      # the firmware's FEATURE answers (default: FwFeatures())
 
 
 def default_identify_words(cfg: NvmeRefConfig, tx_entries: int = 64) -> bytes:
@@ -394,6 +407,27 @@ class _Cmd:
 def nvme_status(device_status: int) -> tuple[int, int]:
     """§1.8: the (SCT, SC) of a §2 device status; unknown codes are Internal Error."""
     return DEVICE_TO_NVME.get(device_status, SC_INTERNAL)
+
+
+class FwFeatures:
+    """The firmware's answer to a §1 FEATURE descriptor (docs/architecture.md §1.2), what the NVMe
+    tests' firmware stand-ins and `NvmeRef` answer with: SEAL_TIME (lba 0xC0) held, default
+    `seal_time`, a set takes 0 … 65,535 (`FEAT_MAX`); `seal=False` is a build without packing (0xC0
+    unknown). Every other lba (bits above 7 included), `nlb` > 1 or a value out of range: BAD_FIELD,
+    result 0, nothing changed. OK: result = the value after the command."""
+
+    def __init__(self, seal_time: int = 0, seal: bool = True):
+        self.values: dict[int, int] = {FEAT_SEAL_TIME: seal_time} if seal else {}
+
+    def answer(self, d: Descriptor) -> tuple[int, int]:
+        """(status, result) of FEATURE descriptor `d` (lba = FID, nlb 0 get / 1 set, aux = value)."""
+        if d.lba not in self.values or d.nlb > 1:
+            return ST_BAD_FIELD, 0
+        if d.nlb == 1:
+            if d.aux > FEAT_MAX[d.lba]:
+                return ST_BAD_FIELD, 0
+            self.values[d.lba] = d.aux
+        return ST_OK, self.values[d.lba]
 
 
 class CoreStub:
@@ -555,6 +589,8 @@ class NvmeRef:
         self.rng = rng
         self.fw_identify = self.cfg.fw_identify or default_identify_words(self.cfg)
         self.fw_log = self.cfg.fw_log or self._default_fw_log
+        self.fw_features = self.cfg.fw_features if self.cfg.fw_features is not None else FwFeatures()
+        self.fw_requests: list[Descriptor] = []     # the FEATURE descriptors sent to the firmware
         self.descriptors: list[Descriptor] = []
         self.cqes: list[CqeRecord] = []
         self.msis: list[int] = []
@@ -1465,8 +1501,19 @@ class NvmeRef:
         self._host_write(cmd.prp1, cmd.prp2, data + bytes(numd * 4 - len(data)))
         return 0
 
+    def _fw_feature(self, fid: int, nlb: int, aux: int) -> int:
+        """A vendor FID: one FEATURE to the firmware; its status is the command's, its result DW0."""
+        d = Descriptor(OP_FEATURE, self.cfg.qdepth, lba=fid, nlb=nlb, aux=aux)
+        self.fw_requests.append(d)
+        st, res = self.fw_features.answer(d)
+        if st != ST_OK:
+            raise _Fail(nvme_status(st))
+        return res
+
     def _adm_set_features(self, cmd: _Cmd) -> int:
         fid, v = cmd.cdw[10] & 0xFF, cmd.cdw[11]
+        if fid >= FID_VENDOR:
+            return self._fw_feature(fid, 1, v)
         if fid == FID_NUM_QUEUES:
             if (v & 0xFFFF) == 0xFFFF or (v >> 16) == 0xFFFF:
                 raise _Fail(SC_INVALID_FIELD)
@@ -1480,6 +1527,8 @@ class NvmeRef:
 
     def _adm_get_features(self, cmd: _Cmd) -> int:
         fid = cmd.cdw[10] & 0xFF
+        if fid >= FID_VENDOR:
+            return self._fw_feature(fid, 0, 0)
         if fid == FID_NUM_QUEUES:
             return (self.cfg.nq - 1) * 0x10001
         if fid in self.features:

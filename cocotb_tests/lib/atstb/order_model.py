@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, GET_LOG = range(11)
+READ, WRITE, DIFFWRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, GET_LOG, FEATURE = range(12)
 SIMPLE, ORDERED, HEAD = 0, 1, 2
 FUA, BARRIER, COMMIT = 1, 2, 4
 OK, BAD_OP, BAD_TXID, BAD_LBA, BAD_FIELD = 0x00, 0x01, 0x02, 0x03, 0x07
@@ -120,7 +120,7 @@ class OrderModel:
     def reject_rule(self, c: Cmd) -> int:
         """The queue's validation table (rtl/cmdq/README.md), first failing rule, 0 = kept."""
         op, fl = c.op, c.flags
-        if op > GET_LOG:
+        if op > FEATURE:
             return 1
         if c.attr == 3 or fl & 8:
             return 2

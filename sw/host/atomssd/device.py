@@ -8,8 +8,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from .hostport import (A_SIMPLE, F_BARRIER, F_COMMIT, F_FUA, OP, R_CUT, ST, U_CPL, Completion, HostPort,
-                       SimError)
+from .hostport import (A_SIMPLE, F_BARRIER, F_COMMIT, F_FUA, FEAT_SEAL_TIME, OP, R_CUT, ST, U_CPL, Completion,
+                       HostPort, SimError)
 
 BUF_BASE = 0x0010_0000
 RANGE_BASE = 0x0000_1000     # RFLUSH range lists: 64 bytes per tag
@@ -99,6 +99,17 @@ class Commands:
         """GET_LOG: the device's counters (docs/architecture.md section 1.1)."""
         p = self._check(self.wait(self.submit(OP["GET_LOG"])), "GET_LOG")
         return decode_log(p.data)
+
+    def feature(self, fid: int, value: int | None = None) -> Pending:
+        """FEATURE (docs/architecture.md section 1.2): get (value None) or set setting `fid`; the
+        Pending's cpl.status is OK or BAD_FIELD, cpl.result the setting after the command."""
+        return self.wait(self.submit(OP["FEATURE"], lba=fid, nlb=0 if value is None else 1, aux=value or 0))
+
+    def seal_time(self, cycles: int | None = None) -> int:
+        """FEATURE 0xC0 SEAL_TIME: the open log page's seal time in cycles, set when `cycles` is given;
+        returns the value in effect (DeviceError on a build without packing: BAD_FIELD)."""
+        p = self._check(self.feature(FEAT_SEAL_TIME, cycles), "FEATURE SEAL_TIME")
+        return p.cpl.result
 
 
 class Device(Commands):

@@ -69,6 +69,9 @@ IO_TX_WRITE, IO_TX_READ, IO_TX_BEGIN, IO_DIFF_WRITE, IO_TX_COMMIT, IO_RANGE_FLUS
 IO_SWRITE, IO_SREAD = 0x8D, 0x8E          # static transactions (§1.11)
 CNS_NAMESPACE, CNS_CONTROLLER, CNS_ACTIVE_NS, CNS_NS_DESC = 0, 1, 2, 3
 FID_VWC, FID_NUM_QUEUES, FID_INT_COALESCING, FID_ASYNC_EVENT = 0x06, 0x07, 0x08, 0x0B
+# vendor FIDs 0xC0 … 0xFF: the device's settings (§1.6, docs/architecture.md §1.2; DW0 = the value after
+# the command, Invalid Field for one the device does not have)
+FID_SEAL_TIME = 0xC0                      # the S-Log's seal time in clock cycles, 0 … 65,535
 LID_ERROR, LID_SMART, LID_FW_SLOT, LID_DEVICE = 0x01, 0x02, 0x03, 0xC0
 ATTR_SIMPLE, ATTR_ORDERED, ATTR_HEAD = 0, 1, 2
 QPRIO_URGENT, QPRIO_HIGH, QPRIO_MEDIUM, QPRIO_LOW = 0, 1, 2, 3
@@ -835,12 +838,23 @@ class NvmeDriver:
         return list(ids[:ids.index(0)] if 0 in ids else ids)
 
     def set_features(self, fid: int, cdw11: int, check: bool = True) -> Gen[Command]:
+        """Set Features; the CQE's DW0 is the feature's answer (a vendor FID's: its value now)."""
         return (yield from self.admin(Sqe(ADM_SET_FEATURES, cdw10=fid, cdw11=cdw11), check=check,
                                       what=f"Set Features {fid:#x}"))
 
     def get_features(self, fid: int, cdw11: int = 0) -> Gen[int]:
+        """Get Features; returns DW0 (raises NvmeStatusError on an error status)."""
         cmd = yield from self.admin(Sqe(ADM_GET_FEATURES, cdw10=fid, cdw11=cdw11), what=f"Get Features {fid:#x}")
         return cmd.cqe.dw0
+
+    def set_seal_time(self, cycles: int) -> Gen[int]:
+        """Set Features 0xC0: the S-Log's seal time (0 … 65,535 cycles); returns the value now in
+        effect. Invalid Field (NvmeStatusError) out of range or on a build that does not pack records."""
+        return (yield from self.set_features(FID_SEAL_TIME, cycles)).cqe.dw0
+
+    def get_seal_time(self) -> Gen[int]:
+        """Get Features 0xC0: the S-Log's seal time in cycles."""
+        return (yield from self.get_features(FID_SEAL_TIME))
 
     def set_num_queues(self, nsq: int, ncq: int) -> Gen[tuple[int, int]]:
         """Set Features Number of Queues; returns the (SQs, CQs) allocated (1-based)."""
