@@ -404,7 +404,7 @@ class AtomSSD(LiteXModule):
         self.slog_sealt = CSRStorage(16, reset=cfg.slog_sealt,
                                      description="S-Log seal time in clock cycles: an open log page is sealed "
                                      "this many idle cycles after the last record (rtl/backend/README.md "
-                                     "\"Packing\"; only with packing). Resets to the build's SLOG_SEALT; the "
+                                     "\"Packing\"; only with packing and slog_rif > 1). Resets to the build's SLOG_SEALT; the "
                                      "firmware sets it for the host's FEATURE 0xC0 (docs/architecture.md section 1.2).")
         # the UART's receive level (a wake source), wired by add_atomssd from the SoC's UART
         self.uart_rx = Signal()

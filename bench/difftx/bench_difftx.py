@@ -702,6 +702,8 @@ def main() -> None:
     names = [n for n in a.workloads.split(",") if n]
     txs = dict(TXS, **{k: int(v) for k, v in (kv.split("=") for kv in a.txs.split(",") if kv)})
     sealt = {k: int(v) for k, v in (kv.split("=") for kv in a.seal_time.split(",") if kv)}
+    if set(sealt) - set(names):
+        ap.error(f"--seal-time names {sorted(set(sealt) - set(names))} are not among --workloads {names}")
     scales = {n: (a.large_scale if SHAPES[n].pages_mean > 64 else 1.0) for n in names}
     if a.model_only:
         model_only(names, txs, scales, a.seed)

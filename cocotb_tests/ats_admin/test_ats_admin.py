@@ -1,7 +1,7 @@
 """cocotb tests of ats_admin (IDENTIFY, GET_LOG and FEATURE answered by the firmware, the other descriptors
 passed to the core, the core's and the mailbox's completions and host writes merged), against
 `AdminModel` below: a plain-Python, cycle-level model written from rtl/soc/README.md ("ats_admin:
-IDENTIFY and GET_LOG through the firmware"), not from the RTL.
+IDENTIFY, GET_LOG and FEATURE through the firmware"), not from the RTL.
 
 Two independent layers of checking:
 - `AdminModel`, fed at every rising edge from the ports (`TB._edge`), predicts and checks every
@@ -630,11 +630,13 @@ class TB:
             self.adm_taken.append(item)
 
     # -------------------------------------------------------------- stimulus
-    def send_admin(self, op: int | None = None) -> None:
+    def send_admin(self, op: int | None = None, lba: int | None = None) -> None:
         rng = self.rng
         op = rng.choice(ADMIN_OPS) if op is None else op
-        self.cmd.send_nowait(op=op, tag=rng.getrandbits(8), dptr=(ADM_MARK << 28) | rng.getrandbits(28),
-                             **self.rand_fields())
+        f = self.rand_fields()
+        if lba is not None:
+            f["lba"] = lba
+        self.cmd.send_nowait(op=op, tag=rng.getrandbits(8), dptr=(ADM_MARK << 28) | rng.getrandbits(28), **f)
         self.adm_sent += 1
 
     def send_core_cmd(self) -> None:
@@ -819,7 +821,7 @@ async def random_mix(dut):
         tb.exp_cmds.append(tuple(d[f] for f in CMD_FIELDS))
     tb.fw.plans.extend([{"n": 0, "status": 0, "at_done": False}, {"n": 3, "status": 0, "at_done": True}])
     tb.send_admin(FEATURE)                 # OK without a word, and with words pushed: no burst either way
-    tb.send_admin(FEATURE)
+    tb.send_admin(FEATURE, lba=(1 << 32) | 0xC0)                 # bit 32 alone: adm_lba_hi
     tb.send_admin(IDENTIFY)
     tb.send_admin(GET_LOG)
     await tb.drain()

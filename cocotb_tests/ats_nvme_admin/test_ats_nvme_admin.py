@@ -119,7 +119,14 @@ class TB:
         self.setr = StreamSource(dut, "s_setr", dut.clk, ["status"], pause=rp())
         self.wwr = StreamSink(dut, "m_wwr", dut.clk, ["addr", "data", "last"],
                               pause=pause_gen(self.rng, "heavy", max_stall=12))
-        self.fcmd = StreamSink(dut, "m_cmd", dut.clk, ["op", "tag", "lba", "nlb", "dptr", "aux"], pause=rp())
+        # the firmware's port: random backpressure, or held off (hold_fw: a request offered and not
+        # taken when the controller reset comes)
+        self.hold_fw = False
+
+        def fw_pause(base=rp()):
+            while True:
+                yield True if self.hold_fw else next(base)
+        self.fcmd = StreamSink(dut, "m_cmd", dut.clk, ["op", "tag", "lba", "nlb", "dptr", "aux"], pause=fw_pause())
         self.lwr = StreamSource(dut, "s_lwr", dut.clk, ["data"], pause=rp())
         self.room = 1
         self.cqe_taken: list[dict] = []
@@ -148,7 +155,7 @@ class TB:
         self.cycle = 0
         self.stats = dict(cmds=0, cqe=0, err_cqe=0, aer=0, qop=0, fw=0, fw_fail=0, data=0, xfer=0,
                           drain=0, full_cq=0, smart=0, rdy_drop=0, feat_set=0, feat_get=0, feat_readback=0,
-                          feat_bad=0, feat_fail=0, feat_abandoned=0, feat_sv_sel=0)
+                          feat_bad=0, feat_fail=0, feat_abandoned=0, feat_sv_sel=0, early=0, feat_early=0)
         cocotb.start_soon(self._cqe_port())
         every_edge(dut.clk, self._edge)
 
@@ -408,13 +415,19 @@ class TB:
         vendor = cmd.opc in (R.ADM_SET_FEATURES, R.ADM_GET_FEATURES) and cmd.cdw[10] & 0xFF >= R.FID_VENDOR
         kind = "feat" if vendor else "data" if (cmd.opc == R.ADM_IDENTIFY and cmd.cdw[10] & 0xFF == 1) or \
             (cmd.opc == R.ADM_GET_LOG and cmd.cdw[10] & 0xFF == 0xC0) else None
+        # and every 8th (offset 5) is abandoned before its request is taken: the firmware's port held
+        # off, the reset, then the request must stay offered, unchanged, until it is taken (rtl/nvme/
+        # README.md "Controller reset while the firmware answers"), its answer swallowed
+        early = False
         if kind:
             self.n_fw[kind] += 1
             if self.n_fw[kind] % 8 == 3 and not self.fw_status and not self.abandon:
                 self.fw_status = 0x10
             elif self.n_fw[kind] % 8 == 7 and not self.fw_status:
                 self.abandon = True
-        saved = copy.deepcopy(self.rmem.pages) if self.fw_status or self.abandon else None
+            elif self.n_fw[kind] % 8 == 5 and not self.fw_status and not self.abandon:
+                early = True
+        saved = copy.deepcopy(self.rmem.pages) if self.fw_status or self.abandon or early else None
         feat_saved = copy.deepcopy(self.ref.fw_features) if self.fw_status else None
         before = len(self.ref.cqs[0].pending)
         aers = len(self.ref._aers)
@@ -445,6 +458,7 @@ class TB:
         if self.fw_expect is None:
             self.fw_status = 0
             self.abandon = False
+            early = False
         else:
             self.fw_expect.update(tag=self.qdepth, dptr=LOCAL_ADDR)
             if self.fw_status:
@@ -454,7 +468,7 @@ class TB:
                 self.ref.fw_features = feat_saved             # nor a setting changed
                 self.stats["fw_fail"] += 1
                 self.stats["feat_fail"] += vendor
-            elif self.abandon:                                # st_dis while the answer is awaited
+            elif self.abandon or early:                       # st_dis while the answer is awaited
                 exp.sct, exp.sc, exp.dnr, exp.dw0 = R.SC_INTERNAL[0], R.SC_INTERNAL[1], 1, 0
                 self.rmem.pages = saved
             elif vendor:
@@ -465,11 +479,16 @@ class TB:
                 self.stats["feat_readback"] += ok and seal and self.seal_set and cmd.opc == R.ADM_GET_FEATURES
                 self.stats["feat_sv_sel"] += cmd.cdw[10] >> 8 != 0
                 self.seal_set |= ok and seal and cmd.opc == R.ADM_SET_FEATURES
+        self.hold_fw = early
         self.adm.send_nowait(data=int.from_bytes(raw, "little"), sqhd=sqhd)
         self.stats["cmds"] += 1
         drain = None
         for _ in range(200_000):
             await RisingEdge(d.clk)
+            if early and int(d.m_cmd_valid.value) and not int(d.st_dis.value):
+                d.st_dis.value = 1                              # the request offered, not taken
+                self.stats["early"] += 1
+                self.stats["feat_early"] += vendor
             if self.abandon and self.fw_expect is None and not int(d.st_dis.value):
                 d.st_dis.value = 1                              # the firmware has the request now
                 self.stats["abandoned"] = self.stats.get("abandoned", 0) + 1
@@ -484,6 +503,20 @@ class TB:
             raise AssertionError(f"admin command {cmd.opc:#x} never completed")
         d.st_dis.value = 0
         self.abandon = False
+        if early:
+            # the command ended (its CQE above); its request is still offered and the next admin SQE
+            # is not taken; once the firmware's port takes it, it is answered and the answer swallowed
+            for _ in range(self.rng.randrange(1, 60)):
+                await RisingEdge(d.clk)
+                assert int(d.m_cmd_valid.value) and self.fw_expect is not None, \
+                    "a request abandoned before it was taken was withdrawn"
+                assert not int(d.s_adm_ready.value), "an admin SQE taken while an abandoned request is offered"
+            self.hold_fw = False
+            for _ in range(1000):
+                await RisingEdge(d.clk)
+                if self.fw_expect is None:
+                    break
+            assert self.fw_expect is None, "the abandoned request was never taken"
         if exp is None:                                     # a parked AER: no CQE
             assert len(self.ref._aers) == aers + 1
             self.stats["aer"] += 1
@@ -615,7 +648,7 @@ async def admin_random(dut):
     dut._log.info("admin: %s", tb.stats)
     for k in ("cqe", "err_cqe", "aer", "qop", "fw", "fw_fail", "data", "xfer", "drain", "full_cq", "smart",
               "rdy_drop", "queue_cycle", "feature_cycle", "abandoned", "short", "feat_set", "feat_get",
-              "feat_readback", "feat_bad", "feat_fail", "feat_abandoned", "feat_sv_sel"):
+              "feat_readback", "feat_bad", "feat_fail", "feat_abandoned", "feat_sv_sel", "early", "feat_early"):
         assert tb.stats[k] > 0, f"no {k}: {tb.stats}"
 
 

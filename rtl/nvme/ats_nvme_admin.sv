@@ -315,6 +315,7 @@ module ats_nvme_admin #(
     logic [31:0] buf_q [128];
     logic [7:0]  lw_i_q;                             // words of the answer received (128 at most)
     logic [1:0]  stale_q;                            // answers abandoned by a controller reset, still to come
+    logic        orph_q;                             // a request abandoned before it was taken, still offered
     assign s_lwr_ready = 1'b1;
     always_ff @(posedge clk) begin
         if (s_lwr_valid && !lw_i_q[7] && stale_q == '0) begin
@@ -434,7 +435,7 @@ module ats_nvme_admin #(
     assign m_wwr_addr = {{(32 - 17 - SW){1'b0}}, SW'(QDEPTH), 5'd0, prp1[11:0]};
 
     // ---------------------------------------------------------------- handshakes
-    assign s_adm_ready  = a_q == S_IDLE;
+    assign s_adm_ready  = a_q == S_IDLE && !orph_q;
     assign adm_busy     = a_q != S_IDLE;
     assign m_qop_valid  = a_q == S_QOP;
     assign m_qop_op     = opc == A_NEW_CQ ? 2'd0 : opc == A_NEW_SQ ? 2'd1 : opc == A_DEL_CQ ? 2'd2 : 2'd3;
@@ -452,7 +453,7 @@ module ats_nvme_admin #(
     assign m_set_prp2   = prp2;
     assign m_set_len    = {w_n_q, 2'b00};
     assign s_setr_ready = a_q == S_SETW;
-    assign m_cmd_valid  = a_q == S_FW;
+    assign m_cmd_valid  = a_q == S_FW || orph_q;
     assign m_cmd_op     = k_q == K_IDC ? OP_IDENTIFY : k_q == K_FEAT ? OP_FEATURE : OP_GET_LOG;
     assign m_cmd_tag    = 8'(QDEPTH);
     assign m_cmd_lba    = k_q == K_FEAT ? c10[7:0] : 8'd0;
@@ -472,7 +473,7 @@ module ats_nvme_admin #(
 
     always_ff @(posedge clk) begin
         case (a_q)
-            S_IDLE: if (s_adm_valid) begin
+            S_IDLE: if (s_adm_valid && !orph_q) begin
                 q_sqe  <= s_adm_data;
                 q_sqhd <= s_adm_sqhd;
                 a_q    <= S_DEC;
@@ -510,11 +511,13 @@ module ats_nvme_admin #(
                 endcase
                 w_cnt_q <= '0;
             end
-            // a controller reset does not wait for the firmware: the request not yet taken is not
-            // sent, an answer still to come is abandoned (its words and completion are swallowed
-            // when they come); the command ends Internal Error (its CQE is dropped by the reset)
+            // a controller reset does not wait for the firmware: the command ends Internal Error (its
+            // CQE is dropped by the reset) and its answer, still to come, is abandoned (its words and
+            // completion are swallowed when they come); a request not yet taken stays offered, its
+            // fields unchanged, until it is taken (orph_q: a stream never withdraws a beat; the next
+            // admin SQE waits for it), and its answer is abandoned likewise
             S_FW: if (m_cmd_ready) a_q <= S_FWW;
-                  else if (st_dis) begin q_st <= SC_INTERNAL; a_q <= S_ROOM; end
+                  else if (st_dis) begin q_st <= SC_INTERNAL; a_q <= S_ROOM; orph_q <= 1'b1; end
             S_FWW: if (!s_cpl_valid && st_dis) begin
                 q_st <= SC_INTERNAL; a_q <= S_ROOM;
             end else if (s_cpl_valid && stale_q == '0) begin
@@ -554,10 +557,11 @@ module ats_nvme_admin #(
         if (!st_rdy) begin
             vwc_q <= 1'b1; ic_q <= '0; aec_q <= '0; aer_n_q <= '0;
         end
-        if (a_q == S_FWW && !s_cpl_valid && st_dis) stale_q <= stale_q + 2'd1;
-        else if (s_cpl_valid && stale_q != '0) stale_q <= stale_q - 2'd1;
+        if (orph_q && m_cmd_ready) orph_q <= 1'b0;
+        stale_q <= stale_q + 2'((a_q == S_FWW && !s_cpl_valid && st_dis) || (a_q == S_FW && !m_cmd_ready && st_dis))
+                           - 2'(s_cpl_valid && stale_q != '0);
         if (rst) begin
-            a_q <= S_IDLE; m_wwr_valid <= 1'b0; s1_v_q <= 1'b0; stale_q <= '0;
+            a_q <= S_IDLE; m_wwr_valid <= 1'b0; s1_v_q <= 1'b0; stale_q <= '0; orph_q <= 1'b0;
             vwc_q <= 1'b1; ic_q <= '0; aec_q <= '0; aer_n_q <= '0;
         end
     end
@@ -566,7 +570,7 @@ module ats_nvme_admin #(
     // an admin command running (its data burst included), answers abandoned
     // by a controller reset still to come
     logic sim_busy;
-    assign sim_busy = a_q != S_IDLE || m_wwr_valid || s1_v_q || stale_q != '0;
+    assign sim_busy = a_q != S_IDLE || m_wwr_valid || s1_v_q || stale_q != '0 || orph_q;
 `endif
 endmodule
 

@@ -690,7 +690,8 @@ def commit_cycles(sysm, txid: int, lba: int, v: int) -> int:
 def test_feature_seal_time(template, tmp_path):
     """FEATURE 0xC0 SEAL_TIME (docs/architecture.md §1.2) on the group-commit device `sim_slogpk`:
     get shows the build's 2,000; sets of 0, 65,535 and values between are taken and read back; a
-    value above 65,535, nlb 2, lba bits above 31 and other FIDs are BAD_FIELD with nothing changed;
+    value above 65,535, nlb 2, lba bits above 31, FIDs with 0xC0 in their low byte (0x1C0, 0x100C0)
+    and other FIDs are BAD_FIELD with nothing changed;
     the setting acts on the open page's wait: a lone record's commit (the host idle, so only the
     timer seals) takes the seal time longer than at 0 (within 64 cycles, at 20,000 and 65,535);
     after a power cut the build's value is back (volatile)."""
@@ -702,7 +703,7 @@ def test_feature_seal_time(template, tmp_path):
     for v in (0, 1, 777, 65535):
         assert dev.seal_time(v) == v and dev.seal_time() == v
     for fid, nlb, aux in ((0xC0, 1, 65536), (0xC0, 1, 0xFFFFFFFF), (0xC0, 2, 5), ((1 << 32) | 0xC0, 1, 5),
-                          (0xC1, 1, 5), (0xC1, 0, 0), (0xBF, 0, 0)):
+                          (0xC1, 1, 5), (0xC1, 0, 0), (0xBF, 0, 0), (0x1C0, 1, 5), (0x100C0, 0, 0)):
         p = dev.feature(fid, aux) if nlb == 1 else dev.wait(dev.submit(OP["FEATURE"], lba=fid, nlb=nlb, aux=aux))
         assert (p.cpl.status, p.cpl.result) == (ST["BAD_FIELD"], 0), f"FEATURE {fid:#x} nlb {nlb} aux {aux:#x}: {p.cpl}"
     assert dev.seal_time() == 65535, "a refused FEATURE changed the seal time"
