@@ -589,7 +589,10 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
                 h.violations.append(f"seed {seed} boot {st['cuts'] + 1}: seal time {got} after power-on, "
                                     f"the build's is {sysm.cfg['slog_sealt']}")
                 break
-            want = h.rng.choice((0, 1, 500, 5000, sysm.cfg["slog_sealt"], 65535))
+            # (B4's device draws from its build's and longer ones: its records come far apart in its
+            # wide shape, and at 3 cuts with short seal times none was packed, which is required)
+            dflt = sysm.cfg["slog_sealt"]
+            want = h.rng.choice((dflt, 40000, 65535) if cfg.startswith("b5") else (0, 1, 500, 5000, dflt, 65535))
             if sysm.dev.seal_time(want) != want or sysm.dev.seal_time() != want:
                 h.violations.append(f"seed {seed} boot {st['cuts'] + 1}: FEATURE 0xC0 set {want} not taken")
                 break
