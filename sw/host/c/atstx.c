@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
- * libatstx: the API of atstx.h on a transport (atstx_sim.c, atstx_linux.c): argument checks, the
- * SQE of every call, transaction handles and txid ownership, status names. */
+ * libatstx: the API of atstx.h on a transport (atstx_sim.c, atstx_linux.c, atstx_udp.c): argument
+ * checks, the SQE of every call, transaction handles and txid ownership, status names. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +453,47 @@ int ats_tx_abort(ats_tx *tx)
         st = 0;
     tx_free(tx);
     return st;
+}
+
+/* -------------------------------------------------------------------------- device settings */
+/* Set / Get Features of a device setting (host-interface.md §1.6): CDW10 = the FID (Set: Save,
+ * bit 31, 0: the settings are volatile; Get: SEL, bits 10:8, 0: the current value), CDW11 = the
+ * value of a Set (0 for a Get), NSID 0; the transport's admin command, DW0 = the value after it */
+static int feature(ats_dev *dev, uint32_t fid, int set, uint32_t value, uint32_t *out)
+{
+    if (out)
+        *out = 0;
+    if (!dev || fid < ATS_FID_DEV_FIRST || fid > ATS_FID_DEV_LAST)
+        return -EINVAL;
+    struct ats_sqe s;
+    ats_sqe_cmd(&s, set ? ADM_SET_FEATURES : ADM_GET_FEATURES, 0, fid, set ? value : 0, 0);
+    uint32_t d0 = 0;
+    int st = dev->ops->exec(dev, 1, &s, NULL, 0, ATS_DIR_NONE, &d0);
+    if (st == 0 && out)
+        *out = d0;
+    return st;
+}
+
+int ats_get_feature(ats_dev *dev, uint32_t fid, uint32_t *value)
+{
+    if (!value)
+        return -EINVAL;
+    return feature(dev, fid, 0, 0, value);
+}
+
+int ats_set_feature(ats_dev *dev, uint32_t fid, uint32_t value, uint32_t *now)
+{
+    return feature(dev, fid, 1, value, now);
+}
+
+int ats_get_seal_time(ats_dev *dev, uint32_t *cycles)
+{
+    return ats_get_feature(dev, ATS_FEAT_SEAL_TIME, cycles);
+}
+
+int ats_set_seal_time(ats_dev *dev, uint32_t cycles, uint32_t *now)
+{
+    return ats_set_feature(dev, ATS_FEAT_SEAL_TIME, cycles, now);
 }
 
 /* ------------------------------------------------------------------------------- simulation */

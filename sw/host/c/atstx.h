@@ -4,7 +4,8 @@
  * The library speaks the NVMe commands of docs/host-interface.md §1: the standard Flush (0x00),
  * Write (0x01, FUA), Read (0x02) and Dataset Management (0x09, deallocate), and atomssd's vendor
  * I/O commands TX Write (0x81), TX Read (0x82), TX Begin (0x84), TX Commit (0x88), Range Flush
- * (0x89) and TX Abort (0x8C) with their TXID / COMMIT / BARRIER fields in CDW13 (§1.5).
+ * (0x89) and TX Abort (0x8C) with their TXID / COMMIT / BARRIER fields in CDW13 (§1.5), and the
+ * admin Set / Get Features (0x09 / 0x0A) of the device's settings, FIDs 0xC0 … 0xFF (§1.6).
  *
  * Three ways to reach a device, the same SQEs for all (ats_open() picks one by address):
  *   ats_open_sim()  the full-system simulation's host port (docs/host-port.md, "NVMe build"): the
@@ -124,7 +125,8 @@ struct ats_range {
 int ats_open_sim(const char *socket_path, ats_dev **out);
 
 /* Opens a Linux NVMe namespace (/dev/nvmeXnY or the generic /dev/ngXnY) and reads its Identify
- * data with NVME_IOCTL_ADMIN_CMD; commands go through NVME_IOCTL_IO_CMD (needs CAP_SYS_ADMIN).
+ * data with NVME_IOCTL_ADMIN_CMD; commands go through NVME_IOCTL_IO_CMD, the device settings'
+ * Set / Get Features through NVME_IOCTL_ADMIN_CMD (both need CAP_SYS_ADMIN).
  * The kernel owns the queues, the PRPs and the controller's state. */
 int ats_open_nvme(const char *path, ats_dev **out);
 
@@ -141,9 +143,9 @@ int ats_open(const char *addr, ats_dev **out);
 
 /* ---- the UDP host link (docs/host-port.md "UDP host link"; atstx_udp.c)
  * The calls of this header over the link: Read, Write (FUA, BARRIER), TX Begin / Write (COMMIT) /
- * Read / Commit / Abort, Flush, Range Flush, trim, as the §1 descriptors the NVMe front end would
- * make of them, the core's status as its NVMe status (host-interface.md §1.8). One command at a
- * time; max_transfer = slot_bytes (rounded down to LBAs); no SWRITE (static_ranges = 0: -ENOTSUP),
+ * Read / Commit / Abort, Flush, Range Flush, trim, the device settings (FEATURE), as the §1
+ * descriptors the NVMe front end would make of them, the core's status as its NVMe status
+ * (host-interface.md §1.8). One command at a time; max_transfer = slot_bytes (rounded down to LBAs); no SWRITE (static_ranges = 0: -ENOTSUP),
  * no atomic-write unit (atomic_blocks = 1), no power-cut calls (-ENOTSUP).
  * Host-side statuses of the link: -ETIMEDOUT when a command has no answer after max_retries
  * retries (the handle is failed: -EIO for every later call; the command may or may not have
@@ -291,6 +293,33 @@ int ats_tx_commit_write(ats_tx *tx, uint64_t lba, uint32_t nlb, const void *buf)
 /* TX Abort: nothing of the transaction remains. An abort of a transaction that wrote nothing
  * returns 0 (the device's TX_EMPTY is no failure here). */
 int ats_tx_abort(ats_tx *tx);
+
+/* ---- device settings (docs/architecture.md §1.2 FEATURE; NVMe Set / Get Features of the vendor
+ * FIDs 0xC0 … 0xFF, docs/host-interface.md §1.6)
+ * A setting is the device's, volatile: it holds until the device's power-off or reset (not a
+ * controller reset), then is back at the build's default; nothing on the media changes with it.
+ * Every transport carries them: the simulator and Linux passthrough as admin Set Features (CDW10 =
+ * FID, Save 0; CDW11 = the value) / Get Features (CDW10 = FID, SEL 0: current), NSID 0, DW0 of the
+ * CQE the value; the UDP link as one §1 FEATURE descriptor (op 11, lba = FID, nlb 1 set / 0 get,
+ * aux = the value), its status in NVMe form. Statuses: 0, *value / *now = the setting's value after
+ * the command; ATS_SC_INVALID_FIELD (the device's BAD_FIELD, nothing changed) for a FID the device
+ * does not have, a value out of the setting's range, or a setting this build lacks; -EINVAL for a
+ * FID outside 0xC0 … 0xFF or a NULL argument (nothing sent); otherwise a transport's statuses as for
+ * any command (Linux: admin commands need CAP_SYS_ADMIN). The out-parameter is 0 unless it returns 0. */
+#define ATS_FID_DEV_FIRST 0xC0u     /* the device's settings: FIDs 0xC0 … 0xFF (ATS_FEAT_* of ats_host.h) */
+#define ATS_FID_DEV_LAST  0xFFu
+#define ATS_SEAL_TIME_MAX 65535u    /* SEAL_TIME's range: 0 … 65,535 clock cycles */
+/* Get Features `fid`: *value = its current value */
+int ats_get_feature(ats_dev *dev, uint32_t fid, uint32_t *value);
+/* Set Features `fid` to `value`: *now (may be NULL) = its value after the command (the one taken) */
+int ats_set_feature(ats_dev *dev, uint32_t fid, uint32_t value, uint32_t *now);
+/* FID 0xC0 SEAL_TIME (ATS_FEAT_SEAL_TIME): the clock cycles the S-Log's open log page waits for the
+ * next record before it is sealed (0 … ATS_SEAL_TIME_MAX; 0: sealed as soon as no record waits; a
+ * set applies to a wait under way). Only builds with an open log page have it (the packing
+ * configurations, `*_slogpk*`); elsewhere ATS_SC_INVALID_FIELD. A value above 65,535 is sent and
+ * refused by the device (ATS_SC_INVALID_FIELD, the setting unchanged). */
+int ats_get_seal_time(ats_dev *dev, uint32_t *cycles);
+int ats_set_seal_time(ats_dev *dev, uint32_t cycles, uint32_t *now);
 
 /* ---- simulation only (-ENOTSUP on other devices) */
 /* Arms one power cut (ATS_CUT_*): at that point the NAND supply drops, the run stops, and every

@@ -4,6 +4,8 @@
  * nvme_passthru_cmd: opcode, NSID, CDW10…15; the kernel owns the queues, CIDs, PRPs, interrupts,
  * timeouts (its nvme io_timeout / admin_timeout) and the controller's state. The ioctl returns the
  * CQE status field without its phase bit: SC 7:0, SCT 10:8, CRD 12:11, M 13, DNR 14.
+ * Admin commands (Identify; Set / Get Features of the device's settings, DW0 in `result`) go through
+ * NVME_IOCTL_ADMIN_CMD on the same file.
  * Needs CAP_SYS_ADMIN (vendor opcodes are passthrough commands). Built here, run on a board. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

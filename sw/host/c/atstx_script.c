@@ -21,6 +21,10 @@
  *                         (statuses the API itself never provokes: a txid out of range, reserved
  *                         bits, ...); data: NLB LBAs of zeros to the device, or read and dropped,
  *                         as the opcode's low two bits say (at most MAX_TRANSFER bytes)
+ *   seal-time [CYCLES]    ats_get_seal_time, or ats_set_seal_time to CYCLES -> "st S value V"
+ *   feature FID [VALUE]   ats_get_feature, or ats_set_feature to VALUE  -> "st S value V"
+ *   adm OPC CDW10 CDW11   one admin command without data (NSID 0) on the transport as the library
+ *                         hands it over (a test's: Save / SEL bits, other FIDs) -> "st S dw0 D"
  *   cycle                 -> "cycle C" (the simulated cycle)
  *   udp OP TXID FLAGS ATTR LBA NLB RLEN [HEX]  one raw descriptor over the UDP link (ats_udp_cmd: the
  *                         core's §2 status, HEX the write data)        -> "st S result R [HEX of RLEN bytes]"
@@ -54,6 +58,18 @@ static ats_tx **tx_of(const char *tok)
 {
     unsigned long t = strtoul(tok, NULL, 0);
     return t >= 1 && t <= ATS_MAX_TX && txs[t] ? &txs[t] : NULL;
+}
+
+/* a number of 32 bits (decimal, 0x…): 0, or -1 for anything else */
+static int num32(const char *tok, uint32_t *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(tok, &end, 0);
+    if (!*tok || *end || errno || x > 0xFFFFFFFFull || tok[0] == '-')
+        return -1;
+    *v = (uint32_t)x;
+    return 0;
 }
 
 /* ranges of "LBA NLB" pairs from tok[1] on */
@@ -212,6 +228,25 @@ int main(int argc, char **argv)
                        (unsigned long long)u.busy, (unsigned long long)u.resync,
                        (unsigned long long)u.resent_chunks, (unsigned long long)u.link_errors,
                        (unsigned long long)u.timeouts, u.last_slot, u.last_seq);
+        } else if ((!strcmp(op, "seal-time") && n <= 2) || (!strcmp(op, "feature") && (n == 2 || n == 3))) {
+            int seal = op[0] == 's', set = n == (seal ? 2 : 3);
+            uint32_t fid = ATS_FEAT_SEAL_TIME, x = 0, v = 0;
+            if ((!seal && num32(tok[1], &fid)) || (set && num32(tok[n - 1], &x))) {
+                printf("bad line\n");
+            } else {
+                if (seal)
+                    st = set ? ats_set_seal_time(dev, x, &v) : ats_get_seal_time(dev, &v);
+                else
+                    st = set ? ats_set_feature(dev, fid, x, &v) : ats_get_feature(dev, fid, &v);
+                printf("st %d value %u\n", st, v);
+            }
+        } else if (!strcmp(op, "adm") && n == 4) {
+            struct ats_sqe s;
+            uint32_t d0 = 0;
+            ats_sqe_cmd(&s, (uint8_t)strtoul(tok[1], NULL, 0), 0, (uint32_t)strtoul(tok[2], NULL, 0),
+                        (uint32_t)strtoul(tok[3], NULL, 0), 0);
+            st = dev->ops->exec(dev, 1, &s, NULL, 0, ATS_DIR_NONE, &d0);
+            printf("st %d dw0 %u\n", st, d0);
         } else if (!strcmp(op, "cycle") && n == 1) {
             uint64_t c = 0;
             ats_sim_cycle(dev, &c);

@@ -5,8 +5,9 @@
  * The library's NVMe SQEs (atstx.c) become §1 descriptors as the NVMe front end makes them
  * (docs/host-interface.md §1.5: Write / TX Write → WRITE with FUA, TXID, COMMIT, BARRIER, ATTR;
  * Read / TX Read → READ; Dataset Management with AD → one TRIM per range; Range Flush → RFLUSH with
- * its list as the slot's write data (aux_buf); TX Begin / Commit / Abort; Flush), and the core's §2
- * status becomes the NVMe status of §1.8. One command at a time (the handle's queue depth 1): it
+ * its list as the slot's write data (aux_buf); TX Begin / Commit / Abort; Flush; admin Set / Get
+ * Features of the device's settings, FIDs 0xC0 … 0xFF → FEATURE, §1.6), and the core's §2 status
+ * becomes the NVMe status of §1.8. One command at a time (the handle's queue depth 1): it
  * takes the next slot round robin and the next sequence number, sends SUBMIT then its DATA chunks,
  * and is finished when its CPL and every RDATA chunk have arrived. The host rules of the protocol:
  *   - a timeout (no CPL and data yet) sends the same SUBMIT again with mask = the RDATA chunks still
@@ -385,17 +386,32 @@ static int udp_exec(ats_dev *dev, int admin, struct ats_sqe *s, void *data, uint
                     uint32_t *dw0)
 {
     struct udp *u = U(dev);
-    if (admin)
-        return -ENOTSUP;                           /* no admin queue on the link (IDENTIFY at open) */
+    uint8_t opc = (uint8_t)s->dw[0];
+    struct ats_udp_desc d;
+    memset(&d, 0, sizeof d);
+    if (admin) {
+        /* no admin queue on the link (IDENTIFY at open) but the device's settings: Set / Get Features
+         * of a FID 0xC0 … 0xFF is one FEATURE as the front end makes it (host-interface.md §1.6: CDW10[7:0]
+         * only, Save and SEL ignored; lba = FID, nlb 1 Set / 0 Get, aux = CDW11 of a Set; DW0 = the
+         * result, 0 after a non-OK answer) */
+        uint32_t fid = s->dw[10] & 0xFFu;
+        if ((opc != ADM_SET_FEATURES && opc != ADM_GET_FEATURES) || fid < 0xC0u || len)
+            return -ENOTSUP;
+        d.op = ATS_OP_FEATURE;
+        d.lba = fid;
+        d.nlb = opc == ADM_SET_FEATURES;
+        d.aux = opc == ADM_SET_FEATURES ? s->dw[11] : 0;
+        int st = desc_nvme(dev, &d, NULL, 0, NULL, 0, dw0);
+        if (st && dw0)
+            *dw0 = 0;
+        return st;
+    }
     if (u->failed)
         return -EIO;
     if ((len && !data) || (len && dir == ATS_DIR_NONE))
         return -EINVAL;
-    uint8_t opc = (uint8_t)s->dw[0];
     uint32_t c13 = s->dw[13];
     uint64_t lba = (uint64_t)s->dw[10] | (uint64_t)s->dw[11] << 32;
-    struct ats_udp_desc d;
-    memset(&d, 0, sizeof d);
     d.txid = (uint8_t)(c13 & 0x3Fu);
     d.attr = (uint8_t)(c13 >> 16 & 3u);
     d.nlb = (uint16_t)(s->dw[12] & 0xFFFFu);

@@ -26,6 +26,7 @@ struct mock {
     enum ats_dir dir;
     int status[8];                  /* answers of the next commands (then 0) */
     int nstatus;
+    uint32_t dw0;                   /* DW0 of every answer */
 };
 
 static int mock_exec(ats_dev *dev, int admin, struct ats_sqe *sqe, void *data, uint32_t len, enum ats_dir dir,
@@ -41,7 +42,7 @@ static int mock_exec(ats_dev *dev, int admin, struct ats_sqe *sqe, void *data, u
         memcpy(m->data, data, len);
     else if (dir == ATS_DIR_TO_HOST)
         memset(data, 0x5A, len);
-    *dw0 = 0;
+    *dw0 = m->dw0;
     if (m->nstatus) {
         int st = m->status[0];
         memmove(m->status, m->status + 1, sizeof m->status - sizeof m->status[0]);
@@ -281,6 +282,43 @@ static void test_commands(void)
     EQ(ats_static_tx(dev, ovl, 2, buf), -ENOTSUP);
     dev->ops = &mock_ops;
     dev->info.num_lbas = 768;
+
+    /* device settings (host-interface.md §1.6): admin Get Features 0x0A / Set Features 0x09, NSID 0,
+     * CDW10 = FID (Save, SEL 0), CDW11 = the value of a Set; the value from DW0 */
+    uint32_t v = 1;
+    m->dw0 = 2000;
+    EQ(ats_get_seal_time(dev, &v), 0);
+    SQE("0a000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 c0000000 00000000 00000000 00000000 00000000 00000000");
+    EQ(m->admin, 1); EQ(m->len, 0); EQ(m->dir, ATS_DIR_NONE); EQ(v, 2000);
+    m->dw0 = 40000;
+    EQ(ats_set_seal_time(dev, 40000, &v), 0);
+    SQE("09000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 c0000000 409c0000 00000000 00000000 00000000 00000000");
+    EQ(m->admin, 1); EQ(m->len, 0); EQ(v, 40000);
+    EQ(ats_set_feature(dev, 0xFF, 0xFFFFFFFFu, NULL), 0);         /* *now may be NULL */
+    SQE("09000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 ff000000 ffffffff 00000000 00000000 00000000 00000000");
+    EQ(ats_get_feature(dev, 0xC1, &v), 0);
+    SQE("0a000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000"
+        "00000000 00000000 c1000000 00000000 00000000 00000000 00000000 00000000");
+    EQ(v, 40000);
+    m->status[m->nstatus++] = ATS_SC_INVALID_FIELD;              /* the device's answer passes, value 0 */
+    m->status[m->nstatus++] = ATS_SC_INVALID_FIELD;
+    EQ(ats_set_seal_time(dev, 65536, &v), ATS_SC_INVALID_FIELD); EQ(v, 0);
+    v = 1;
+    EQ(ats_get_seal_time(dev, &v), ATS_SC_INVALID_FIELD); EQ(v, 0);
+    m->dw0 = 0;
+    n0 = m->n;
+    v = 1;
+    EQ(ats_get_feature(dev, 0xBF, &v), -EINVAL); EQ(v, 0);     /* not a device setting: nothing sent */
+    EQ(ats_get_feature(dev, 0x1C0, &v), -EINVAL);
+    EQ(ats_set_feature(dev, 0x07, 1, &v), -EINVAL);             /* Number of Queues: the driver's, not ours */
+    EQ(ats_set_feature(dev, 0x100, 1, NULL), -EINVAL);
+    EQ(ats_get_feature(dev, 0xC0, NULL), -EINVAL);
+    EQ(ats_get_seal_time(NULL, &v), -EINVAL);
+    EQ(ats_set_seal_time(NULL, 5, &v), -EINVAL);
+    EQ(m->n, n0);
 
     /* argument checks: nothing sent */
     n0 = m->n;

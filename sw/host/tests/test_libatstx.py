@@ -20,6 +20,13 @@ full-system simulation listens on a Unix socket in tmp_path and the C programs a
 - test_bank_power_cut: `atstx_bank` init, run with a power cut at a seeded random cycle, restart (the
   firmware recovers), check: no torn account, the total conserved, and the accounts equal a Python
   replay of the seeded transfers after the last one printed committed (or the one in flight).
+- the device settings (ats_get_feature / ats_set_feature / ats_get_seal_time / ats_set_seal_time,
+  NVMe Set / Get Features of FIDs 0xC0 … 0xFF) against `Features`, a reference written from
+  docs/architecture.md §1.2: in test_script_against_model on `sim`, a build without SEAL_TIME (every
+  FID Invalid Field, FIDs outside 0xC0 … 0xFF refused by the library), and the admin DW0 path with
+  the front end's own Get Features VWC / Number of Queues; test_seal_time_slogpk (opt-in,
+  ATS_LIBATSTX_SLOGPK=1: the NVMe build of `sim_slogpk`, which has SEAL_TIME): get, set, read-back,
+  out of range, unknown FIDs, commits at seal times 0 and 65,535, the build's value after a restart.
 
 Seeded by ATS_SEED (default 1); about two minutes of wall time on one core (the restarts dominate:
 recovery replays the active log one page at a time, ~13 k cycles a record in the `sim` config).
@@ -57,6 +64,52 @@ ENOTSUP = -errno.ENOTSUP
 # SWRITE's list statuses (docs/host-interface.md §1.11: SCT 7, SC 0x20 …)
 SW_NONE, SW_MANY, SW_PAGES, SW_EMPTY, SW_OVERLAP = 0x0720, 0x0721, 0x0722, 0x0723, 0x0725
 FUA, BARRIER = 1, 2
+FEAT_SEAL_TIME = 0xC0                    # docs/architecture.md §1.2
+
+
+class Features:
+    """What the device settings answer through libatstx, written from docs/architecture.md §1.2,
+    host-interface.md §1.6 / §1.8 and atstx.h: the library sends FIDs 0xC0 … 0xFF only (others
+    -EINVAL, nothing sent); SEAL_TIME (0xC0) holds 0 … 65,535 on a build that has it (`seal` = the
+    build's value; None: the build lacks it); an unknown FID, a value out of range or a build
+    without the setting: Invalid Field with value 0, nothing changed. A Set answers the value taken."""
+
+    def __init__(self, seal: int | None):
+        self.seal = seal
+
+    def answer(self, fid: int, value: int | None = None) -> tuple[int, int]:
+        if not 0xC0 <= fid <= 0xFF:
+            return EINVAL, 0
+        if fid != FEAT_SEAL_TIME or self.seal is None or (value is not None and value > 0xFFFF):
+            return INVALID_FIELD, 0
+        if value is not None:
+            self.seal = value
+        return OK, self.seal
+
+    def line(self, fid: int, value: int | None = None, seal_cmd: bool = False) -> tuple[str, str]:
+        """the atstx_script line (`seal-time [V]` or `feature FID [V]`) and its answer"""
+        st, v = self.answer(fid, value)
+        cmd = "seal-time" if seal_cmd else f"feature {fid:#x}"
+        return cmd + ("" if value is None else f" {value}"), f"st {st} value {v}"
+
+    def script(self, rng: random.Random) -> list[tuple[int, int | None, str, str]]:
+        """get, sets of the range's ends and a random value each read back, values out of range
+        (the setting kept), unknown FIDs, FIDs the library refuses: (fid, value, line, answer)"""
+        calls: list[tuple[int, int | None, bool]] = [(FEAT_SEAL_TIME, None, True), (FEAT_SEAL_TIME, None, False)]
+        for v in (0, 1, 65535, rng.randrange(2, 65535)):
+            calls += [(FEAT_SEAL_TIME, v, rng.random() < 0.5), (FEAT_SEAL_TIME, None, True)]
+        for v in (65536, 0xFFFFFFFF, rng.randrange(65536, 1 << 32)):
+            calls += [(FEAT_SEAL_TIME, v, True), (FEAT_SEAL_TIME, None, True)]
+        for fid in (0xC1, 0xFF, rng.randrange(0xC2, 0xFF)):
+            calls += [(fid, None, False), (fid, rng.randrange(1 << 16), False)]
+        calls += [(FEAT_SEAL_TIME, None, False)]
+        for fid in (0xBF, 0x07, 0x100, 0x1C0):
+            calls += [(fid, None, False), (fid, 5, False)]
+        out = []
+        for fid, v, sc in calls:
+            line, want = self.line(fid, v, sc)
+            out.append((fid, v, line, want))
+        return out
 
 
 @pytest.fixture(scope="module")
@@ -339,6 +392,14 @@ def test_script_against_model(built, tmp_path):
     m.emit("info", "info", f"info {pb} {nl} {ntx} {cfg['tx_entries']} {64 * 1024} {m.aw} {m.aw} {sw[0]} {sw[1]}")
     if not stx:                                         # no SWRITE in this build: refused, nothing sent
         m.emit("no_swrite", f"sw 0 1 5 1 {m.rand_bytes(2).hex()}", f"st {ENOTSUP}")
+    # the device settings on a build without SEAL_TIME (no open log page): Invalid Field throughout;
+    # the admin DW0 path with the front end's own Get Features: VWC (WCE 1), Number of Queues (NQ - 1
+    # both: the simulator's front end has NQ = 4; host-interface.md §1.6)
+    assert not cfg.get("slog_pack"), "the test's `sim` build has an open log page: Features(None) is wrong"
+    for _, _, line, want in Features(None).script(random.Random(SEED * 71 + 3)):   # (the mix's rng untouched)
+        m.emit("feature", line, want)
+    m.emit("admin_dw0", "adm 0x0a 0x06 0", "st 0 dw0 1")
+    m.emit("admin_dw0", "adm 0x0a 0x07 0", f"st 0 dw0 {3 << 16 | 3}")
     for _ in range(200):
         m.step()
     for _ in range(ntx + 1):                            # every txid taken: TABLE_FULL
@@ -375,7 +436,7 @@ def test_script_against_model(built, tmp_path):
     k = m.kinds
     for kind in ("write", "read", "read_of_uncommitted", "tw", "tcw", "tx_read", "commit", "abort",
                  "read_after_abort", "table_full", "page_limit", "lba_range", "bad_txid", "invalid_field", "flush",
-                 "rflush", "trim", "atomic_write", "read_after_atomic", "not_atomic"):
+                 "rflush", "trim", "atomic_write", "read_after_atomic", "not_atomic", "feature", "admin_dw0"):
         assert k.get(kind, 0) > 0, f"the script has no '{kind}' line: {k}"
     print(f"script: {len(m.lines)} lines {dict(sorted(k.items()))}; {t1 - t0:.1f} s + {time.time() - t1:.1f} s")
 
@@ -429,6 +490,56 @@ def test_static_tx_script(built, tmp_path):
     m.sweep()
     run_script(Sim(exe, fw, images, tmp_path), m, start)
     assert m.kinds.get("swrite", 0) > 20 and m.kinds.get("swrite_refused") == 6, m.kinds
+
+
+@pytest.mark.skipif(os.environ.get("ATS_LIBATSTX_SLOGPK") != "1",
+                    reason="ATS_LIBATSTX_SLOGPK=1: builds the NVMe simulator of sim_slogpk (about 40 CPU-s)")
+def test_seal_time_slogpk(tmp_path):
+    """The seal time through libatstx on a build that has it: the NVMe build of `sim_slogpk` (an open
+    log page, seal time 2,000: docs/architecture.md §1.2). Against `Features`: the build's value,
+    sets of 0, 1, 65,535 and a random value read back, out-of-range values refused with the setting
+    kept, unknown FIDs, FIDs the library refuses; Set / Get with Save and SEL bits (`adm`: ignored,
+    host-interface.md §1.6); transactions committed at seal times 0 and 65,535 and read back; after a
+    clean shutdown and a restart the build's value again (volatile)."""
+    build_libatstx()
+    import build as simbuild
+    exe, fw, cfg = simbuild.build_locked("sim_slogpk", nvme=True)
+    assert cfg.get("slog_pack") and cfg.get("slog_rif", 1) > 1, cfg
+    dflt = cfg["slog_sealt"]
+    rng = random.Random(SEED * 89 + 7)
+    pb, nl = cfg["page_bytes"], cfg["num_lbas"]
+    m = Model(rng, pb, nl, cfg["num_tx"] - cfg.get("atx", 1) - cfg.get("stx", 0), cfg["tx_entries"], 64 * 1024)
+    f = Features(dflt)
+    for _, _, line, want in f.script(rng):
+        m.emit("feature", line, want)
+    v = rng.randrange(1, 65535)
+    m.emit("feature", *f.line(FEAT_SEAL_TIME, v))
+    m.emit("save_sel", f"adm 0x09 {FEAT_SEAL_TIME | 1 << 31} {v + 1}", f"st 0 dw0 {f.answer(FEAT_SEAL_TIME, v + 1)[1]}")
+    m.emit("save_sel", f"adm 0x0a {FEAT_SEAL_TIME | 3 << 8} 77", f"st 0 dw0 {f.answer(FEAT_SEAL_TIME)[1]}")
+    for i, sealt in enumerate((0, 65535, dflt)):        # a transaction's commit at each seal time
+        m.emit("feature", *f.line(FEAT_SEAL_TIME, sealt, True))
+        m.begin()
+        (t, pages), = m.txs.items()
+        for lba in (16 * i, 16 * i + 5):
+            pages[lba] = m.rand_bytes(1)
+            m.emit("tw", f"tw {t} {lba} 1 {pages[lba].hex()}", "st 0")
+        m.emit("commit", f"tc {t}", "st 0 entries 2")
+        m.committed.update(m.txs.pop(t))
+        m.emit("read_after_commit", f"r {16 * i} 6", "st 0 " + m.data(16 * i, 6))
+        m.emit("feature", *f.line(FEAT_SEAL_TIME, None, True))
+    m.emit("feature", *f.line(FEAT_SEAL_TIME, 12345, True))
+    m.sweep()
+    images = [tmp_path / f"die{d}.img" for d in range(cfg["ndie"])]
+    t0 = time.time()
+    run_script(Sim(exe, fw, images, tmp_path), m, 0)
+    t1 = time.time()
+    start = len(m.lines)                                # power off and on: the build's value again
+    f = Features(dflt)
+    m.emit("feature", *f.line(FEAT_SEAL_TIME, None, True))
+    m.sweep()
+    run_script(Sim(exe, fw, images, tmp_path), m, start)
+    assert m.kinds["feature"] > 30 and m.kinds["commit"] == 3, m.kinds
+    print(f"seal time on sim_slogpk: {len(m.lines)} lines, {t1 - t0:.1f} s + {time.time() - t1:.1f} s")
 
 
 # ---------------------------------------------------------------------------- bank + power cut

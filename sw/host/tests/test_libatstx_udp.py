@@ -49,7 +49,7 @@ from udp_device_model import UdpDeviceModel  # noqa: E402
 PAGE, NLBA, NSLOT, SLOT_BYTES, NUM_TX, TX_ENTRIES = 512, 256, 4, 8192, 4, 16
 MAXN = SLOT_BYTES // PAGE
 # core ops (§1) and statuses (§2); NVMe statuses as libatstx returns them (host-interface.md §1.8)
-READ, WRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY = 0, 1, 3, 4, 5, 6, 7, 8, 9
+READ, WRITE, TX_BEGIN, TX_COMMIT, TX_ABORT, FLUSH, RFLUSH, TRIM, IDENTIFY, FEATURE = 0, 1, 3, 4, 5, 6, 7, 8, 9, 11
 S_OK, S_BAD_OP, S_BAD_TXID, S_BAD_LBA, S_TX_EMPTY, S_BAD_FIELD, S_TABLE_FULL = 0, 1, 2, 3, 6, 7, 8
 F_FUA, F_BARRIER, F_COMMIT = 1, 2, 4
 SC_INVALID_OPCODE, SC_INVALID_FIELD, SC_LBA_RANGE = 0x0001, 0x0002, 0x0080
@@ -63,9 +63,10 @@ class Board(UdpDeviceModel):
     """The reference model with a fuller core stub (transactions, IDENTIFY) and a record of every
     descriptor handed to the core: (slot, seq, desc)."""
 
-    def __init__(self, *a, **k):
+    def __init__(self, *a, seal: int | None = None, **k):
         self.descs: list[tuple[int, int, dict]] = []
         self.txs: dict[int, dict[int, bytes]] = {}
+        self.seal = seal                           # FEATURE 0xC0 SEAL_TIME's value; None: a build without it
         super().__init__(*a, **k)
 
     def _issue(self, i):
@@ -87,6 +88,12 @@ class Board(UdpDeviceModel):
         if op == IDENTIFY:
             s.buf[0:512] = struct.pack("<128I", *IDENT_WORDS, *([0] * 112))
             return self._done(i, S_OK)
+        if op == FEATURE:                          # docs/architecture.md §1.2: lba = FID, nlb 0 get / 1 set
+            if d["nlb"] > 1 or lba != 0xC0 or self.seal is None or (d["nlb"] and d["aux"] > 0xFFFF):
+                return self._done(i, S_BAD_FIELD)
+            if d["nlb"]:
+                self.seal = d["aux"]
+            return self._done(i, S_OK, self.seal)
         if op in (TX_BEGIN, TX_COMMIT, TX_ABORT) or (op in (READ, WRITE) and t):
             if not 1 <= t <= NUM_TX:
                 return self._done(i, S_BAD_TXID)
@@ -463,6 +470,50 @@ def test_link_errors_and_dead_device(built):
                 "udp:127.0.0.1,slot_bytes=1000"):
         r = subprocess.run([str(built), "--addr", bad], input="", capture_output=True, text=True, timeout=20)
         assert r.returncode == 1 and r.stdout.startswith(f"open {EINVAL} "), (bad, r.stdout)
+
+
+@pytest.mark.parametrize("seal", [2000, None])
+def test_features(built, seal):
+    """The device settings over the link (ats_get_feature / ats_set_feature / the seal-time calls):
+    each a FEATURE descriptor (op 11, lba = FID, nlb 1 set / 0 get, aux = the value of a set, every
+    other field 0), the answers against test_libatstx.Features (written from docs/architecture.md
+    §1.2) on a device with SEAL_TIME (its value 2,000) and on one without it (Invalid Field
+    throughout); FIDs outside 0xC0 … 0xFF send nothing; a raw Set / Get Features with Save and SEL
+    bits makes the FEATURE the front end makes (CDW10[7:0] only, a Get's CDW11 not passed on); other
+    admin commands are not carried (-ENOTSUP, nothing sent); then plain I/O still works."""
+    from test_libatstx import Features, FEAT_SEAL_TIME
+    rng = random.Random(61)
+    m = Board(61, NSLOT, SLOT_BYTES, PAGE, NLBA, seal=seal)
+    drv = Driver(built, m.port)
+    try:
+        f = Features(seal)
+        want = []
+        for fid, v, line, ans in f.script(rng):
+            assert drv.cmd(line) == ans, line
+            if 0xC0 <= fid <= 0xFF:
+                want.append((FEATURE, fid, v is not None, v or 0))
+        v = rng.randrange(65536)
+        for line, fid, nlb, aux, ans in (
+                (f"adm 0x09 {FEAT_SEAL_TIME | 1 << 31} {v}", FEAT_SEAL_TIME, 1, v, f.answer(FEAT_SEAL_TIME, v)),
+                (f"adm 0x0a {FEAT_SEAL_TIME | 5 << 8} 123", FEAT_SEAL_TIME, 0, 0, f.answer(FEAT_SEAL_TIME)),
+                (f"adm 0x09 {0x3C1} 9", 0xC1, 1, 9, f.answer(0xC1, 9))):
+            assert drv.cmd(line) == f"st {ans[0]} dw0 {ans[1]}", line
+            want.append((FEATURE, fid, nlb, aux))
+        for line in ("adm 0x0a 0x07 0", "adm 0x09 0x06 0", "adm 0x06 1 0", "adm 0x02 0xc0 0"):
+            assert drv.cmd(line) == f"st {ENOTSUP} dw0 0", line
+        data = rng.randbytes(2 * PAGE)
+        assert drv.cmd(f"w 3 2 0 {data.hex()}") == "st 0"
+        assert drv.cmd("r 3 2") == f"st 0 {data.hex()}"
+        assert drv.close() == "close 0"
+        got = [(d["op"], d["lba"], d["nlb"], d["aux"]) for _, _, d in m.descs if d["op"] == FEATURE]
+        assert got == want, (got, want)
+        assert all(d["txid"] == d["flags"] == d["attr"] == d["prio"] == 0 for _, _, d in m.descs if d["op"] == FEATURE)
+        assert [d["op"] for _, _, d in m.descs if d["op"] != FEATURE] == [IDENTIFY, WRITE, READ, FLUSH]
+        assert m.seal == f.seal
+    finally:
+        if drv.p.poll() is None:
+            drv.p.kill()
+        m.close()
 
 
 @pytest.mark.parametrize("gap", [5, (1 << 31) + 5])
