@@ -28,6 +28,13 @@ empties one LPN's F. The `sim_slog` SoC boots it (recovery + SLOAD); then:
 5. (test_slog_merge_unreadable) MERGE status 3: each unreadable LPN merged once, never in a loop,
    and a GC block holding its base kept.
 
+Variants (VARIANTS, the image fixture's parameter): `plain` (above) on sim_slog; `pk` (ATS_LONG=1
+only) on sim_slogpk, the packing build (group commit, records packed into shared log pages): 68 LPNs x
+4 fragments, and in each round the records of LPNs 4i and 4i + 1 written as one packed group, so a
+log page holds two LPNs' fragments: merging one frees no page the other still needs, the age order
+meets ties (both LPNs' oldest fragment in one page: the lowest LPN first) and GC of a block of log
+pages must merge both; items 1, 2, 3 and 4 (ATS_SLOG_MERGE_CUTS cuts inside the merges) as above.
+
 Cost (make test: ATS_SLOG_MERGE_CUTS = 1 power cut; ATS_LONG=1: 4): 42 CPU s for the three items on
 the sim_slog simulator of test_slog_fw. It fails on: the firmware before the policy (no merge line, F unchanged), GC without
 the S-Log step (the console's gc_merges; without that check, the reads after GC of a block of live
@@ -52,6 +59,16 @@ N_LPN, FRAGS = 70, 3
 SLOG_HI, SLOG_LO, SLOG_LPNS, SLOG_PPNS = 192, 128, 256, 256
 LONG = os.environ.get("ATS_LONG", "") not in ("", "0")
 CUTS = int(os.environ.get("ATS_SLOG_MERGE_CUTS", "4" if LONG else "1"))
+# the image variants: `plain` (make test) on sim_slog, one record a log page; `pk` (ATS_LONG) on
+# sim_slogpk, the packing build (group commit), with packed log pages: in each round of fragments
+# the records of LPNs 4i and 4i + 1 are one packed group (one log page holds both LPNs' fragments),
+# so merging one LPN frees no page its partner still needs, the age rule meets ties (two LPNs whose
+# oldest fragment is in one page: the lowest LPN first) and GC of a block of log pages merges both
+# (68 LPNs x 4 fragments: 202 live log pages, above SLOG_HI, below the 256 LPGNs of the table; at
+# 72 x 4 the checkpoint's S-Log section no longer fits its block and the image recovers no fragment)
+VARIANTS = {"plain": dict(cfg=CFG, n_lpn=N_LPN, pack=False, frags=FRAGS)}
+if LONG:
+    VARIANTS["pk"] = dict(cfg="sim_slogpk", n_lpn=68, pack=True, frags=4)
 
 
 def fw_slog(sysm) -> tuple[dict, dict]:
@@ -74,19 +91,25 @@ def fw_slog(sysm) -> tuple[dict, dict]:
     return st, F
 
 
-def build_image(sim, rng, out: Path):
-    """The workload (module docstring); returns the writer, the cut (after everything) and the images."""
-    dev = sim.SimDev(rng, nlpn=N_LPN + 2, p_slow=0.0)
-    for lpn in range(N_LPN + 2):
+def build_image(sim, rng, out: Path, n_lpn: int = N_LPN, pack: bool = False, frags: int = FRAGS):
+    """The workload (module docstring; `pack`: VARIANTS); returns the writer, the cut (after
+    everything) and the images."""
+    dev = sim.SimDev(rng, nlpn=n_lpn + 2, p_slow=0.0)
+    for lpn in range(n_lpn + 2):
         dev.write(lpn)
     pb = dev.geo.page_bytes
-    for _ in range(FRAGS):
-        for lpn in range(N_LPN):
-            off = 4 * rng.randrange(pb // 4 - 16)
-            dev.slog_tx(1 + lpn % 4, [], [(lpn, off, rng.randbytes(4 * rng.randint(1, 16)))])
+
+    def frag(lpn):
+        return (lpn, 4 * rng.randrange(pb // 4 - 16), rng.randbytes(4 * rng.randint(1, 16)))
+    for _ in range(frags):
+        for lpn in range(n_lpn):
+            if pack and lpn % 4 == 0 and lpn + 1 < n_lpn:
+                dev.slog_group([(1 + lpn % 4, [], [frag(lpn)]), (1 + (lpn + 1) % 4, [], [frag(lpn + 1)])], pack=True)
+            elif not (pack and lpn % 4 == 1):
+                dev.slog_tx(1 + lpn % 4, [], [frag(lpn)])
     dev.checkpoint()
     # after the checkpoint: records the recovery parses, one LPN's F emptied by a plain write
-    for lpn in (N_LPN, N_LPN + 1):
+    for lpn in (n_lpn, n_lpn + 1):
         dev.slog_tx(2, [], [(lpn, 8, rng.randbytes(32))])
     dev.write(3)
     cut = max(r.done for r in dev.reqs) + 1
@@ -144,16 +167,23 @@ def wait_merged(sysm, where: str, limit: int = 60_000_000) -> tuple[dict, dict]:
     raise AssertionError(f"{where}: merging did not end in {limit} cycles: {st}")
 
 
-@pytest.fixture(scope="module")
-def image(tmp_path_factory):
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def image(tmp_path_factory, request):
+    v = VARIANTS[request.param]
     sim = harness.slog_sim()
-    exe, fw, cfg = harness.build(CFG)
+    exe, fw, cfg = harness.build(v["cfg"])
     geo = sim.GEO
     assert (cfg["num_chan"], cfg["ways"], cfg["blocks"], cfg["pages_per_block"], cfg["page_bytes"]) == \
         (geo.num_chan, geo.ways, geo.blocks, geo.ppb, geo.page_bytes)
     d = tmp_path_factory.mktemp("slog_merge_img")
-    rng = random.Random("slogmerge")
-    dev, cut, paths = build_image(sim, rng, d)
+    rng = random.Random("slogmerge" if request.param == "plain" else f"slogmerge-{request.param}")
+    dev, cut, paths = build_image(sim, rng, d, v["n_lpn"], v["pack"], v["frags"])
+    if v["pack"]:           # the premise: log pages holding two LPNs' fragments
+        owners = {}
+        for lpn, fr in dev.F.items():
+            for f in fr:
+                owners.setdefault(f.ppn, set()).add(lpn)
+        assert sum(len(o) > 1 for o in owners.values()) >= v["n_lpn"] // 4, "the image packed no log page"
     rec = recover(paths, geo, cfg["num_tx"])
     exp = dev.expected(cut)
     # the oracle agrees with the writer on what the image holds (the test's premise)
@@ -163,13 +193,14 @@ def image(tmp_path_factory):
     assert len({p for fr in F.values() for p in fr}) > SLOG_HI, "the image is below SLOG_HI"
     left = model_merge(F, lpgn, rec.next_lpgn)
     assert len(left) < len(F)
-    return dict(sim=sim, dev=dev, cut=cut, dir=d, exp=exp, left=left, geo=geo, lpgn=lpgn, cfg=cfg)
+    return dict(sim=sim, dev=dev, cut=cut, dir=d, exp=exp, left=left, geo=geo, lpgn=lpgn, cfg=cfg,
+                cfg_name=v["cfg"], nlpn=v["n_lpn"] + 4)
 
 
 def test_slog_merge_and_gc(tmp_path, image):
     dev, exp, geo = image["dev"], image["exp"], image["geo"]
-    nlpn = N_LPN + 4
-    sysm = harness.System(tmp_path / "run", 1, cfg_name=CFG, template=image["dir"])
+    nlpn = image["nlpn"]
+    sysm = harness.System(tmp_path / "run", 1, cfg_name=image["cfg_name"], template=image["dir"])
     assert sysm.start(), "boot cut"
     boot = sysm.hp.uart_text()
     assert "recovery: slog: loaded lpgn" in boot, boot[-2000:]
@@ -220,7 +251,7 @@ def test_slog_merge_and_gc(tmp_path, image):
           f"longest {st['hold_max']} cycles, total {st['hold_total']} cycles")
     sysm.stop()
     # a restart from what the firmware left: MERGE pages replayed, F from its checkpoint
-    again = harness.System(tmp_path / "run2", 2, cfg_name=CFG, template=sysm.dir)
+    again = harness.System(tmp_path / "run2", 2, cfg_name=image["cfg_name"], template=sysm.dir)
     assert again.start()
     check_reads(again, exp, nlpn, "after a restart")
     again.stop()
@@ -232,8 +263,8 @@ def test_slog_merge_power_cut(tmp_path, image, k):
     merges end where the model says (persistence §10.3: a MERGE page removes the fragments older
     than it)."""
     exp = image["exp"]
-    nlpn = N_LPN + 4
-    sysm = harness.System(tmp_path / "run", 10 + k, cfg_name=CFG, template=image["dir"])
+    nlpn = image["nlpn"]
+    sysm = harness.System(tmp_path / "run", 10 + k, cfg_name=image["cfg_name"], template=image["dir"])
     assert sysm.start()
     rng = random.Random(f"cut{k}")
     at = rng.randrange(20_000, int(os.environ.get("ATS_SLOG_MERGE_CUT_MAX", "1000000")))
@@ -247,7 +278,7 @@ def test_slog_merge_power_cut(tmp_path, image, k):
     rec = recover(sysm.images, image["geo"], image["cfg"]["num_tx"])
     F0 = {lpn: [f.ppn for f in fr] for lpn, fr in rec.frags.items() if fr}
     want = model_merge(F0, image["lpgn"], rec.next_lpgn)
-    again = harness.System(tmp_path / "run2", 20 + k, cfg_name=CFG, template=sysm.dir)
+    again = harness.System(tmp_path / "run2", 20 + k, cfg_name=image["cfg_name"], template=sysm.dir)
     assert again.start()
     check_reads(again, exp, nlpn, f"after the cut {k}")
     st, F = wait_merged(again, f"after the cut {k}")

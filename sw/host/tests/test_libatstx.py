@@ -24,7 +24,7 @@ full-system simulation listens on a Unix socket in tmp_path and the C programs a
   NVMe Set / Get Features of FIDs 0xC0 … 0xFF) against `Features`, a reference written from
   docs/architecture.md §1.2: in test_script_against_model on `sim`, a build without SEAL_TIME (every
   FID Invalid Field, FIDs outside 0xC0 … 0xFF refused by the library), and the admin DW0 path with
-  the front end's own Get Features VWC / Number of Queues; test_seal_time_slogpk (opt-in,
+  the front end's own Get Features VWC / Number of Queues; test_seal_time_slogpk (`make test-long`, or
   ATS_LIBATSTX_SLOGPK=1: the NVMe build of `sim_slogpk`, which has SEAL_TIME): get, set, read-back,
   out of range, unknown FIDs, commits at seal times 0 and 65,535, the build's value after a restart.
 
@@ -492,8 +492,9 @@ def test_static_tx_script(built, tmp_path):
     assert m.kinds.get("swrite", 0) > 20 and m.kinds.get("swrite_refused") == 6, m.kinds
 
 
-@pytest.mark.skipif(os.environ.get("ATS_LIBATSTX_SLOGPK") != "1",
-                    reason="ATS_LIBATSTX_SLOGPK=1: builds the NVMe simulator of sim_slogpk (about 40 CPU-s)")
+@pytest.mark.skipif(os.environ.get("ATS_LIBATSTX_SLOGPK", os.environ.get("ATS_LONG", "0")) in ("", "0"),
+                    reason="ATS_LIBATSTX_SLOGPK=1 or ATS_LONG=1 (make test-long): builds the NVMe simulator "
+                           "of sim_slogpk (about 40 CPU-s)")
 def test_seal_time_slogpk(tmp_path):
     """The seal time through libatstx on a build that has it: the NVMe build of `sim_slogpk` (an open
     log page, seal time 2,000: docs/architecture.md §1.2). Against `Features`: the build's value,
