@@ -49,9 +49,9 @@ bind ats_sata_cmd ats_stream_check #(.W($bits(m_cmd_op) + $bits(m_cmd_tag) + $bi
     .clk, .rst, .valid(m_cmd_valid), .ready(m_cmd_ready), .data({m_cmd_op, m_cmd_tag, m_cmd_lba, m_cmd_nlb, m_cmd_txid, m_cmd_flags, m_cmd_attr, m_cmd_prio, m_cmd_dptr, m_cmd_aux}));
 bind ats_sata_cmd ats_stream_check #(.W($bits(m_hrd_data) + $bits(m_hrd_last)), .NAME("sata_cmd m_hrd")) u_chk_m_hrd (
     .clk, .rst, .valid(m_hrd_valid), .ready(m_hrd_ready), .data({m_hrd_data, m_hrd_last}));
-// DEC: the descriptor register (m_cmd_aux is set in the wrapper)
-bind ats_sata_cmd_dec ats_stream_check #(.W($bits(m_cmd_op) + $bits(m_cmd_tag) + $bits(m_cmd_lba) + $bits(m_cmd_nlb) + $bits(m_cmd_txid) + $bits(m_cmd_flags) + $bits(m_cmd_attr) + $bits(m_cmd_prio) + $bits(m_cmd_dptr)), .NAME("sata_cmd_dec m_cmd")) u_chk_m_cmd (
-    .clk, .rst, .valid(m_cmd_valid), .ready(m_cmd_ready), .data({m_cmd_op, m_cmd_tag, m_cmd_lba, m_cmd_nlb, m_cmd_txid, m_cmd_flags, m_cmd_attr, m_cmd_prio, m_cmd_dptr}));
+// DEC: the descriptor register (aux included: FEATURE's value, SET FEATURES 0x56)
+bind ats_sata_cmd_dec ats_stream_check #(.W($bits(m_cmd_op) + $bits(m_cmd_tag) + $bits(m_cmd_lba) + $bits(m_cmd_nlb) + $bits(m_cmd_txid) + $bits(m_cmd_flags) + $bits(m_cmd_attr) + $bits(m_cmd_prio) + $bits(m_cmd_dptr) + $bits(m_cmd_aux)), .NAME("sata_cmd_dec m_cmd")) u_chk_m_cmd (
+    .clk, .rst, .valid(m_cmd_valid), .ready(m_cmd_ready), .data({m_cmd_op, m_cmd_tag, m_cmd_lba, m_cmd_nlb, m_cmd_txid, m_cmd_flags, m_cmd_attr, m_cmd_prio, m_cmd_dptr, m_cmd_aux}));
 // WDE: the host's write words (or zeros) to the core
 bind ats_sata_cmd_wde ats_stream_check #(.W($bits(m_hrd_data) + $bits(m_hrd_last)), .NAME("sata_cmd_wde m_hrd")) u_chk_m_hrd (
     .clk, .rst, .valid(m_hrd_valid), .ready(m_hrd_ready), .data({m_hrd_data, m_hrd_last}));

@@ -10,13 +10,18 @@ overlays: read your writes, commit makes visible, abort / recovery discards) tha
 compared against byte for byte; the §1 descriptor every host command must produce (§2.2, §2.3:
 TXID / COMMIT / BARRIER / FUA / ORDERED / PRIO from the FIS, tag, window dptr), compared as a
 multiset per batch; the Status / Error of every command (§2.5); the NCQ error log (log 0x10)
-built from §2.5. The host model checks the device's FIS layouts and protocol as it goes.
+built from §2.5; the device's settings (SET FEATURES 0x56, §2.2a, with docs/architecture.md §1.2's
+FEATURE semantics: `FeatRef`), their descriptor and their Register D2H dword by dword. The host
+model checks the device's FIS layouts and protocol as it goes.
 
 cocotb tests: identify_page, ncq_random (32 tags, random mixes, transactions, recovery),
 nonqueued (DMA EXT, FLUSH, DSM TRIM), errors (every §2.5 refusal, device statuses, the error log),
 link_faults (bad CRC from the host, R_ERR from the host, retries both ways), write_prefetch (the next
 NCQ write's data fetched while the previous page goes to the core, with pauses, bad CRCs and R_ERR),
-sdb_take_same_clock (an NCQ command taken by DEC in the clock an SDB is done stays outstanding).
+sdb_take_same_clock (an NCQ command taken by DEC in the clock an SDB is done stays outstanding),
+features (SET FEATURES 0x56: get / set / read-back, unknown FIDs, every other subcommand and every
+must-be-0 field refused, the result's 32 bits, busy refusals, a build without the feature).
+SET FEATURES forms are also mixed into ncq_random (between batches) and nonqueued.
 
 Environment: ATS_SEED, ATS_LONG=1 (longer random campaign), ATS_WAVES=1, ATS_SATA_TESTS (a regex
 on the cocotb test names), ATS_SATA_BATCHES (NCQ batches of ncq_random, default 3).
@@ -118,6 +123,37 @@ def ncq_log_ref(tag, st, err, lba, device, count, dev_status) -> bytes:
     return bytes(b)
 
 
+FID_SEAL = 0xC0
+# SET FEATURES subcommands that are not the device's (§2.2a: ERR ABRT, no descriptor): standard
+# ones, the other vendor-specific codes (0x57 … 0x5C, 0xD6 … 0xDC, 0xE0), CFA's, reserved ones
+BAD_SUBS = (0x00, 0x02, 0x03, 0x05, 0x10, 0x43, 0x55, 0x57, 0x5A, 0x5C, 0x66, 0x82, 0x90, 0xAA, 0xC3,
+            0xCC, 0xD6, 0xDC, 0xE0, 0xF0, 0xFF, 0x156, 0x8056)   # the last two: Features 15:8 not 0
+FEAT_FORMS = ("get", "set", "unknown", "inject", "badsub", "rsvd")
+
+
+class FeatRef:
+    """The device's settings as a SATA host sees them (docs/architecture.md §1.2 through §2.2a):
+    SEAL_TIME (FID 0xC0) holds its value (`seal_time` at power-on), a set takes any 16-bit value and
+    answers it, a get answers it; any other FID, or every FID on a build without the feature
+    (`seal=False`): BAD_FIELD, nothing changed."""
+
+    def __init__(self, seal_time: int, seal: bool = True):
+        self.vals = {FID_SEAL: seal_time} if seal else {}
+
+    def run(self, fid: int, value: int | None) -> tuple[int, int]:
+        """(device status, result) of a get (value None) or a set."""
+        if fid not in self.vals:
+            return R.ST_BAD_FIELD, 0
+        if value is not None:
+            self.vals[fid] = value
+        return R.ST_OK, self.vals[fid]
+
+
+def d2h_ref(st: int, err: int, result: int = 0) -> list[int]:
+    """A non-queued command's ending Register D2H (§2.5, I = 1); §2.2a: LBA 31:0 = `result`."""
+    return [err << 24 | st << 16 | 1 << 14 | H.FIS_D2H, result & 0xFFFFFF, result >> 24, 0, 0]
+
+
 def desc(op, tag, lba=0, nlb=0, txid=0, flags=0, attr=0, prio=0, dptr=None, aux=0) -> tuple:
     return (op, tag, lba, nlb, txid, flags, attr, prio, (tag << WIN) if dptr is None else dptr, aux)
 
@@ -149,6 +185,10 @@ class TB:
         self.core = SataCoreModel(dut, self.rng, self.pb, self.num_lbas, num_tx=self.num_tx, pauses=pauses,
                                   delay=(1, 40), slow=(200, 1500), slow_p=0.1)
         self.host = SataHost(dut, self.rng, self.pb)
+        # the build's seal time (the firmware's at power-on), drawn apart from `rng`
+        self.seal0 = random.Random(seed * 31 + 5).randrange(65536)
+        self.core.fw_features = R.FwFeatures(self.seal0)
+        self.feat = FeatRef(self.seal0)
         trace_outputs(dut, dut.clk, SATA_OUTPUTS, "ats_sata")    # ATS_TRACE=<file>: refactoring checks
         self.shadow: dict[int, bytes] = {}
         self.txs: dict[int, dict[int, bytes]] = {}
@@ -220,6 +260,53 @@ async def do_identify(tb: TB, what: str) -> None:
     assert not bad, f"{what}: IDENTIFY words differ (word, got, expected): " + \
         ", ".join(f"{i}: {g:#06x}/{e:#06x}" for i, g, e in bad[:20])
     tb.check_descs([desc(9, NQ_TAG)], f"{what}: IDENTIFY descriptor", ordered=True)
+
+
+async def do_feature(tb: TB, form: str | None = None, what: str = "") -> None:
+    """One SET FEATURES (form from FEAT_FORMS, random when None; ignored fields random at times),
+    checked against §2.2a: Status / Error, the ending D2H dword by dword (the result in LBA 31:0),
+    the FEATURE descriptor (none for a refused form)."""
+    r, host, core = tb.rng, tb.host, tb.core
+    form = form or r.choice(FEAT_FORMS)
+    kw = {}
+    if r.random() < 0.4:                          # Device, ICC, Control, dword 4: ignored
+        kw = dict(device=r.getrandbits(8), icc=r.getrandbits(8), control=r.getrandbits(8) & ~0x04,
+                  aux=r.getrandbits(32))
+    fid = FID_SEAL
+    value = r.choice([0, 0xFFFF, r.randrange(65536), r.randrange(65536)])
+    set_ = form == "set" or form != "get" and r.random() < 0.5
+    exp_desc = None
+    if form in ("get", "set", "unknown", "inject"):
+        if form == "unknown":
+            fid = r.choice([r.randrange(0xC1, 0x100), r.randrange(0xC0), 0xC1, 0xFF, 0x00])
+        if not set_ and r.random() < 0.5:
+            value = 0                             # a get's value field: ignored, passed on as aux
+        if form == "inject":
+            st = r.choice([R.ST_OK, R.ST_OK, R.ST_BAD_FIELD, R.ST_MEDIA_ERROR, R.ST_TX_FULL, R.ST_NO_SPACE,
+                           R.ST_PROGRAM_FAIL])
+            res = r.choice([r.getrandbits(32), 0xFFFFFFFF, 0x80000001, 0x01000000, 0x00800000])
+            core.inject(NQ_TAG, st, result=res, op=R.OP_FEATURE, data=False)
+        else:
+            st, res = tb.feat.run(fid, value if set_ else None)
+        exp_desc = desc(R.OP_FEATURE, NQ_TAG, fid, int(set_), aux=value)
+        c = host.feature_cmd(fid, value, set_=set_, **kw)
+    elif form == "badsub":
+        c = host.feature_cmd(fid, value, set_=set_, features=r.choice(BAD_SUBS), **kw)
+        st, res = R.ST_BAD_FIELD, 0
+    else:                                          # rsvd: one must-be-0 field not 0
+        k = r.randrange(3)
+        bad = dict(lba_hi=1 << r.randrange(31)) if k == 0 else dict(count_hi=1 << r.randrange(8)) if k == 1 \
+            else dict(features=H.SF_FEATURE | (1 << r.randrange(8, 16)))
+        c = host.feature_cmd(fid, value, set_=set_, **bad, **kw)
+        st, res = R.ST_BAD_FIELD, 0
+    got = await c
+    ste = status_of(st)
+    name = f"{what}SET FEATURES {form} ({c.name})"
+    assert got[:2] == ste, f"{name}: status {got[0]:#x} error {got[1]:#x}, expected {ste}"
+    exp = d2h_ref(*ste, res if st == R.ST_OK else 0)
+    assert c.d2h == exp, f"{name}: D2H {[hex(x) for x in c.d2h]}, expected {[hex(x) for x in exp]}"
+    assert c.feature_result == (res if st == R.ST_OK else None), (name, c.feature_result)
+    tb.check_descs([exp_desc] if exp_desc else [], f"{name}: descriptor", ordered=True)
 
 
 @cocotb.test()
@@ -369,6 +456,7 @@ async def ncq_random(dut):
             core.release()
         await bt.finish(f"batch {b}")
         await host.idle()
+        await do_feature(tb, what=f"after batch {b}: ")
         # a transaction abort or a read of committed data between batches
         if tb.txs and r.random() < 0.4:
             txid = r.choice(sorted(tb.txs))
@@ -403,7 +491,8 @@ async def ncq_random(dut):
 @cocotb.test()
 async def nonqueued(dut):
     """READ / WRITE DMA EXT (1 sector .. 64 KiB), FLUSH CACHE EXT, DSM TRIM with zero-length entries
-    skipped, mixed with NCQ batches; data byte by byte, descriptors exact."""
+    skipped, mixed with NCQ batches and SET FEATURES 0x56 (random forms); data byte by byte,
+    descriptors exact."""
     tb = await start(dut)
     r, host = tb.rng, tb.host
     region = 32 if tb.pb == 4096 else 128
@@ -441,6 +530,8 @@ async def nonqueued(dut):
                 bt.add(r.choice(["read", "write"]), rand_len(tb, 0), region)
             await bt.finish("NCQ between non-queued")
             await host.idle()
+        if r.random() < 0.3:
+            await do_feature(tb, what=f"non-queued step {i}: ")
     # everything read back through READ DMA EXT
     for lba in range(0, region, tb.maxn):
         st, err, data = await host.read_dma_ext(lba, tb.maxn)
@@ -782,6 +873,89 @@ async def write_prefetch(dut):
     await readback(written, "prefetch read-back (2)")
     assert int(dut.cnt_proto.value) == 0, f"cnt_proto {int(dut.cnt_proto.value)}"
     dut._log.info("write_prefetch: with pauses and faults %d overlaps; %s", ov2, tb.cov())
+
+
+# ------------------------------------------------------------------------------------------------
+@cocotb.test()
+async def features(dut):
+    """SET FEATURES 0x56, the device's settings (docs/host-interface.md §2.2a; FEATURE, architecture.md
+    §1.2), with random pauses on every core port: the build's SEAL_TIME read, set to 0, 65,535 and a
+    random value and read back (the host API `set_seal_time` / `get_seal_time`); every form of
+    `do_feature` several times between small NCQ batches (get, set, an unknown FID: BAD_FIELD ->
+    ABRT with its descriptor; the firmware's answer replaced: OK with results using all 32 bits,
+    non-OK statuses with a non-zero result that must not reach the host; every other subcommand and
+    each must-be-0 field: ABRT, no descriptor); refused while an NCQ tag is outstanding, and an NCQ
+    command refused while it runs; a build without the feature (every FID ABRT)."""
+    tb = await start(dut)
+    r, host, core = tb.rng, tb.host, tb.core
+    region = 64 if tb.pb == 4096 else 400
+
+    def sdesc(value=None):
+        return desc(R.OP_FEATURE, NQ_TAG, FID_SEAL, int(value is not None), aux=value or 0)
+
+    assert await host.get_seal_time() == tb.seal0, "the build's seal time"
+    tb.check_descs([sdesc()], "get_seal_time")
+    for v in (0, 0xFFFF, r.randrange(1, 0xFFFF)):
+        assert await host.set_seal_time(v) == v, f"set_seal_time({v})"
+        tb.feat.run(FID_SEAL, v)
+        assert await host.get_seal_time() == v, f"get_seal_time after set {v}"
+        tb.check_descs([sdesc(v), sdesc()], f"set_seal_time({v}), get_seal_time")
+    assert core.fw_features.values[FID_SEAL] == v
+    forms = list(FEAT_FORMS) * 4
+    r.shuffle(forms)
+    for i, f in enumerate(forms):
+        await do_feature(tb, f, f"form {i}: ")
+        if i % 6 == 5:
+            bt = Batch(tb)
+            for _ in range(4):
+                bt.add(r.choice(["read", "write"]), rand_len(tb, 0), region)
+            await bt.finish(f"NCQ batch after form {i}")
+            await host.idle()
+    for sub in BAD_SUBS:
+        c = host.feature_cmd(FID_SEAL, features=sub)
+        assert await c == (*ABRT, None), f"subcommand {sub:#x}"
+        assert c.d2h == d2h_ref(*ABRT), f"subcommand {sub:#x}: D2H {[hex(x) for x in c.d2h]}"
+        tb.check_descs([], f"subcommand {sub:#x}")
+    # each must-be-0 field (LBA 47:17: bits 17, 23, 24, 31, 32, 47; Count 15:8; Features 15:8)
+    for bad in [dict(lba_hi=1 << k) for k in (0, 6, 7, 14, 15, 30)] + [dict(count_hi=0x01), dict(count_hi=0x80)]:
+        c = host.feature_cmd(FID_SEAL, 5, **bad)
+        assert await c == (*ABRT, None) and c.d2h == d2h_ref(*ABRT), f"must-be-0 field {bad}: {c.result}"
+        tb.check_descs([], f"must-be-0 field {bad}")
+    for res in (0xFFFFFFFF, 0x12345678):
+        core.inject(NQ_TAG, R.ST_OK, result=res, op=R.OP_FEATURE, data=False)
+        assert await host.feature(FID_SEAL) == (*OK, res), f"result {res:#x}"
+        tb.check_descs([sdesc()], f"result {res:#x}")
+    # busy: a FEATURE while an NCQ tag is outstanding; an NCQ command while a FEATURE runs
+    core.hold()
+    c1 = host.submit_fpdma("read", 9, 3, 1)
+    for _ in range(100_000):
+        if 9 in host.ncq and core.in_core:
+            break
+        await RisingEdge(dut.clk)
+    tb.check_descs([desc(0, 9, 3, 0)], "read of the busy test")
+    await expect_refused(tb, host.feature_cmd(FID_SEAL, 7, force=True), "SET FEATURES while an NCQ tag is outstanding")
+    core.release()
+    st, err, data = await c1
+    assert (st, err) == OK
+    tb.check_data(data, tb.view(3, 1), "read of the busy test")
+    core.hold()
+    cf = host.feature_cmd(FID_SEAL, 0x1234)
+    for _ in range(100_000):
+        if core.in_core:
+            break
+        await RisingEdge(dut.clk)
+    tb.check_descs([sdesc(0x1234)], "SET FEATURES of the busy test")
+    await expect_refused(tb, host.submit_fpdma("read", 2, 10, 1, force=True), "NCQ while SET FEATURES runs")
+    core.release()
+    assert await cf == (*OK, None) and cf.feature_result == 0x1234, (cf.result, cf.feature_result)
+    assert cf.d2h == d2h_ref(*OK, 0x1234), [hex(x) for x in cf.d2h]
+    tb.feat.run(FID_SEAL, 0x1234)
+    # a build without the feature
+    core.fw_features = R.FwFeatures(seal=False)
+    tb.feat = FeatRef(0, seal=False)
+    for f in ("get", "set", "unknown"):
+        await do_feature(tb, f, "no SEAL_TIME: ")
+    dut._log.info("features: %s", tb.cov())
 
 
 # ------------------------------------------------------------------------------------------------

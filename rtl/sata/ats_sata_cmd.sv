@@ -7,7 +7,7 @@
 //    ERR/ABRT, gives an accepted NCQ command its tag, descriptor and D2H 0x40 (I = 0), starts NQ
 //    for a non-queued one; holds the descriptor register and the NCQ tag table.
 //  - NQ (ats_sata_cmd_nq): the non-queued command (one at a time, §1 tag 32), its descriptors,
-//    PIO pages and final D2H (I = 1).
+//    PIO pages and final D2H (I = 1; SET FEATURES 0x56: with FEATURE's result in LBA 31:0).
 //  - WDE (ats_sata_cmd_wde): serves the core's window reads (s_hrd) from the host (DMA Setup /
 //    DMA Activate, words only after a good CRC, retries, zeros for lost data).
 //  - CPL (ats_sata_cmd_cpl): completions of the core: SDB of OK tags, error SDB and NCQ error log,
@@ -113,11 +113,11 @@ module ats_sata_cmd #(
     if (NUM_TX < 1 || NUM_TX > 31) begin : g_check_tx
         $fatal(1, "ats_sata_cmd: NUM_TX must be 1..31 (%m)");
     end
-    localparam logic [2:0] K_IDENT = ats_sata_cmd_pkg::K_IDENT;
+    localparam logic [3:0] K_IDENT = ats_sata_cmd_pkg::K_IDENT;
 
     // DEC
     logic        nq_start, ncq_acc, d2h_valid, d2h_i, d2h_pick;
-    logic [2:0]  nq_kind;
+    logic [3:0]  nq_kind;
     logic [47:0] nq_lba;
     logic [16:0] nq_nsect;
     logic [4:0]  nq_txid, ncq_tag;
@@ -128,14 +128,15 @@ module ats_sata_cmd #(
     logic [7:0]  esdb_dev;
     // NQ
     logic        nq_busy, nq_idle, nq_wait, nq_dread_more, nicrc, pio_cmd, nq_issue;
-    logic [2:0]  nq_run_kind;
+    logic [3:0]  nq_run_kind;
     logic [3:0]  nq_d_op;
     logic [47:0] nq_d_lba;
     logic [15:0] nq_d_nlb;
     logic [5:0]  nq_d_txid;
-    logic [31:0] nq_d_dptr;
+    logic [31:0] nq_d_dptr, nq_d_aux;
     logic        fin_valid, pio_valid, pio_sel, pg_go;
     logic [15:0] fin_se;
+    logic [31:0] fin_res;
     // WDE
     logic        nicrc_set, r_pop, dsm_done, w_terr_set, ws_valid, dact_valid, wphase, w_proto, w_retry;
     logic [5:0]  wtag;
@@ -144,6 +145,7 @@ module ats_sata_cmd #(
     // CPL
     logic        cpl32, err_valid, c_proto;
     logic [7:0]  cpl32_st;
+    logic [31:0] cpl32_res;
     logic [32:0] terr;
     logic [31:0] sdb_ok;
     logic [4:0]  err_tag;
@@ -159,20 +161,17 @@ module ats_sata_cmd #(
     logic [31:0] sdb_mask;
     // window-write router
     logic        pg_end, h_proto;
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire logic unused = ^{s_cpl_result};
-    /* verilator lint_on UNUSEDSIGNAL */
 
     ats_sata_cmd_dec #(.PAGE_BYTES(PAGE_BYTES), .NUM_TX(NUM_TX)) u_dec (
         .clk(clk), .rst(rst),
         .s_reg_valid(s_reg_valid), .s_reg_ready(s_reg_ready), .s_reg_data(s_reg_data), .s_reg_bad(s_reg_bad),
         .m_cmd_valid(m_cmd_valid), .m_cmd_ready(m_cmd_ready), .m_cmd_op(m_cmd_op), .m_cmd_tag(m_cmd_tag),
         .m_cmd_lba(m_cmd_lba), .m_cmd_nlb(m_cmd_nlb), .m_cmd_txid(m_cmd_txid), .m_cmd_flags(m_cmd_flags),
-        .m_cmd_attr(m_cmd_attr), .m_cmd_prio(m_cmd_prio), .m_cmd_dptr(m_cmd_dptr),
+        .m_cmd_attr(m_cmd_attr), .m_cmd_prio(m_cmd_prio), .m_cmd_dptr(m_cmd_dptr), .m_cmd_aux(m_cmd_aux),
         .nq_busy(nq_busy), .nq_start(nq_start), .nq_kind(nq_kind), .nq_lba(nq_lba), .nq_nsect(nq_nsect),
         .nq_txid(nq_txid),
         .nq_issue(nq_issue), .nq_d_op(nq_d_op), .nq_d_lba(nq_d_lba), .nq_d_nlb(nq_d_nlb),
-        .nq_d_txid(nq_d_txid), .nq_d_dptr(nq_d_dptr),
+        .nq_d_txid(nq_d_txid), .nq_d_dptr(nq_d_dptr), .nq_d_aux(nq_d_aux),
         .ncq_acc(ncq_acc), .ncq_tag(ncq_tag),
         .d2h_valid(d2h_valid), .d2h_se(d2h_se), .d2h_i(d2h_i), .d2h_pick(d2h_pick),
         .tbusy(tbusy), .twr(twr), .sdb_done(sdb_done), .sdb_mask(sdb_mask),
@@ -184,10 +183,10 @@ module ats_sata_cmd #(
         .busy(nq_busy), .kind(nq_run_kind), .st_idle(nq_idle), .st_wait(nq_wait),
         .dread_more(nq_dread_more), .nicrc(nicrc), .pio_cmd(pio_cmd),
         .issue(nq_issue), .cv(m_cmd_valid), .d_op(nq_d_op), .d_lba(nq_d_lba), .d_nlb(nq_d_nlb),
-        .d_txid(nq_d_txid), .d_dptr(nq_d_dptr),
-        .cpl32(cpl32), .cpl32_st(cpl32_st),
+        .d_txid(nq_d_txid), .d_dptr(nq_d_dptr), .d_aux(nq_d_aux),
+        .cpl32(cpl32), .cpl32_st(cpl32_st), .cpl32_res(cpl32_res),
         .dsm_done(dsm_done), .r_pop(r_pop), .s_dat_data(s_dat_data), .nicrc_set(nicrc_set),
-        .fin_valid(fin_valid), .fin_se(fin_se), .fin_pick(fin_pick),
+        .fin_valid(fin_valid), .fin_se(fin_se), .fin_res(fin_res), .fin_pick(fin_pick),
         .pio_valid(pio_valid), .pio_sel(pio_sel), .pio_pick(pio_pick), .pio_done(pio_done), .pio_ok(pio_ok),
         .pg_go(pg_go), .pg_end(pg_end));
 
@@ -209,8 +208,9 @@ module ats_sata_cmd #(
     ats_sata_cmd_cpl u_cpl (
         .clk(clk), .rst(rst),
         .s_cpl_valid(s_cpl_valid), .s_cpl_ready(s_cpl_ready), .s_cpl_tag(s_cpl_tag), .s_cpl_status(s_cpl_status),
+        .s_cpl_result(s_cpl_result),
         .present(present), .rbw_push(m_rbw_valid && m_rbw_ready), .rbw_tag(m_rbw_addr[22:17]),
-        .tbusy(tbusy), .nq_wait(nq_wait), .cpl32(cpl32), .cpl32_st(cpl32_st),
+        .tbusy(tbusy), .nq_wait(nq_wait), .cpl32(cpl32), .cpl32_st(cpl32_st), .cpl32_res(cpl32_res),
         .terr(terr), .ncq_acc(ncq_acc), .ncq_tag(ncq_tag), .nq_start(nq_start),
         .w_terr_set(w_terr_set), .w_terr_tag(wtag), .rd_giveup(rd_giveup), .rd_tag(seg_tag),
         .sdb_ok(sdb_ok), .sdb_pick(sdb_pick), .err_valid(err_valid), .err_tag(err_tag), .err_se(err_se),
@@ -226,7 +226,7 @@ module ats_sata_cmd #(
         .seg_start(seg_start), .seg_pop(seg_pop),
         .s_seg_valid(s_seg_valid), .s_seg_ready(s_seg_ready), .s_seg_data(s_seg_data), .s_seg_last(s_seg_last),
         .d2h_valid(d2h_valid), .d2h_se(d2h_se), .d2h_i(d2h_i), .d2h_pick(d2h_pick),
-        .fin_valid(fin_valid), .fin_se(fin_se), .fin_pick(fin_pick),
+        .fin_valid(fin_valid), .fin_se(fin_se), .fin_res(fin_res), .fin_pick(fin_pick),
         .pio_valid(pio_valid), .pio_sel(pio_sel), .pio_cmd(pio_cmd), .pio_pick(pio_pick),
         .pio_done(pio_done), .pio_ok(pio_ok), .log_clear(log_clear),
         .sdb_ok(sdb_ok), .sdb_pick(sdb_pick), .sdb_done(sdb_done), .sdb_mask(sdb_mask),
@@ -251,7 +251,6 @@ module ats_sata_cmd #(
     assign busy      = (tbusy != 32'd0) || nq_busy;
     assign cnt_retry = cnt_retry_q;
     assign cnt_proto = cnt_proto_q;
-    assign m_cmd_aux = 32'd0;
     always_ff @(posedge clk) begin
         if (rst) begin
             cnt_retry_q <= '0; cnt_proto_q <= '0;

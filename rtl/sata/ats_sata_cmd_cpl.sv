@@ -5,7 +5,8 @@
 // the read buffer (`present`, and no push of the tag in the last two clocks); an OK one joins the
 // pending Set Device Bits mask, one failed one (device status, or ICRC when its data were lost on
 // the link) is held for its own SDB and, once that SDB was sent, written to the NCQ Command Error
-// log. A tag-32 completion goes to NQ. Keeps the per-tag "data lost on the link" flags.
+// log. A tag-32 completion goes to NQ, with its result (SET FEATURES 0x56 returns it to the host).
+// Keeps the per-tag "data lost on the link" flags.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -18,6 +19,7 @@ module ats_sata_cmd_cpl (
     output wire logic         s_cpl_ready,
     input  wire logic [7:0]   s_cpl_tag,
     input  wire logic [7:0]   s_cpl_status,
+    input  wire logic [31:0]  s_cpl_result,
     // read buffer: words of each tag still there, and this clock's push (to follow its lag)
     input  wire logic [32:0]  present,
     input  wire logic         rbw_push,
@@ -27,6 +29,7 @@ module ats_sata_cmd_cpl (
     input  wire logic         nq_wait,      // NQ waits for its tag-32 completion
     output wire logic         cpl32,        // a tag-32 completion, acted upon
     output wire logic [7:0]   cpl32_st,     // its status (ICRC when the command's data were lost)
+    output wire logic [31:0]  cpl32_res,    // its result
     // per-tag "data lost on the link" (tags 0..31, 32 = the non-queued command)
     output wire logic [32:0]  terr,
     input  wire logic         ncq_acc,      // DEC: an NCQ tag is taken: clear its flag
@@ -76,6 +79,7 @@ module ats_sata_cmd_cpl (
     // words pushed into the read buffer in the last two clocks waits (rdbuf's `present` lags)
     logic        cq_v_q;
     logic [7:0]  cq_tag_q, cq_st_q;
+    logic [31:0] cq_res_q;
     logic        rp1_v_q, rp2_v_q;
     logic [5:0]  rp1_tag_q, rp2_tag_q;
     wire  logic [5:0] ct = cq_tag_q[5:0];
@@ -102,6 +106,7 @@ module ats_sata_cmd_cpl (
     assign s_cpl_ready = !cq_v_q;
     assign cpl32      = cpl_take && cnq_q;
     assign cpl32_st   = terr_q[32] ? DEVST_ICRC : cq_st_q;
+    assign cpl32_res  = cq_res_q;
     assign terr       = terr_q;
     assign sdb_ok     = sdb_ok_q;
     assign err_valid  = err_v_q;
@@ -121,6 +126,7 @@ module ats_sata_cmd_cpl (
             terr_q <= '0;
             log_v_q <= 1'b0;
             sdb_ok_q <= '0; err_v_q <= 1'b0; cq_v_q <= 1'b0; cgo_q <= 1'b0; rp1_v_q <= 1'b0; rp2_v_q <= 1'b0;
+            cq_res_q <= '0;
         end else begin
             if (ncq_acc) terr_q[{1'b0, ncq_tag}] <= 1'b0;
             if (nq_start) terr_q[32] <= 1'b0;
@@ -131,6 +137,7 @@ module ats_sata_cmd_cpl (
                 cq_v_q   <= 1'b1;
                 cq_tag_q <= s_cpl_tag;
                 cq_st_q  <= s_cpl_status;
+                cq_res_q <= s_cpl_result;
             end else if (cpl_take) cq_v_q <= 1'b0;
             cgo_q <= cq_v_q && c_go && !cgo_q;
             cncq_q   <= c_ncq;

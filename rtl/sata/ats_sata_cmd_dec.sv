@@ -5,6 +5,7 @@
 // free. A refused command gets its Register D2H ERR/ABRT (I = 1); an accepted NCQ command takes its
 // tag in the tag table, loads its §1 descriptor and gets a Register D2H 0x40 (I = 0); an accepted
 // non-queued command starts NQ (`nq_start`), whose descriptors this module's register also sends.
+// SET FEATURES is taken with the vendor subcommand 0x56 only (docs/host-interface.md §2.2a).
 // Holds the NCQ tag table (outstanding, write, LBA/Count/Device for the error log), freed by TX.
 `resetall
 `timescale 1ns / 1ps
@@ -33,12 +34,13 @@ module ats_sata_cmd_dec #(
     output wire logic [1:0]   m_cmd_attr,
     output wire logic [1:0]   m_cmd_prio,
     output wire logic [31:0]  m_cmd_dptr,
+    output wire logic [31:0]  m_cmd_aux,    // FEATURE's value (NQ), else 0
     // NQ: start, and its descriptors into the register
     input  wire logic         nq_busy,      // NQ runs a command (registered)
     output wire logic         nq_start,     // an accepted non-queued command: NQ starts
-    output wire logic [2:0]   nq_kind,      // its kind (ats_sata_cmd_pkg::K_*), with the fields below
-    output wire logic [47:0]  nq_lba,
-    output wire logic [16:0]  nq_nsect,     // sectors (DMA EXT Count, 0 = 65536)
+    output wire logic [3:0]   nq_kind,      // its kind (ats_sata_cmd_pkg::K_*), with the fields below
+    output wire logic [47:0]  nq_lba,       // the FIS's LBA (SET FEATURES: value 15:0, SET 16)
+    output wire logic [16:0]  nq_nsect,     // sectors (DMA EXT Count, 0 = 65536; SET FEATURES: FID 7:0)
     output wire logic [4:0]   nq_txid,
     input  wire logic         nq_issue,     // NQ asks for its descriptor (state decode)
     input  wire logic [3:0]   nq_d_op,
@@ -46,6 +48,7 @@ module ats_sata_cmd_dec #(
     input  wire logic [15:0]  nq_d_nlb,
     input  wire logic [5:0]   nq_d_txid,
     input  wire logic [31:0]  nq_d_dptr,
+    input  wire logic [31:0]  nq_d_aux,
     // an accepted NCQ command (CPL clears the tag's transfer error)
     output wire logic         ncq_acc,
     output wire logic [4:0]   ncq_tag,
@@ -67,10 +70,12 @@ module ats_sata_cmd_dec #(
 );
     localparam int MAXSECT = 65536 / PAGE_BYTES;       // 64 KiB per command
     localparam logic [3:0] OP_READ = ats_host_pkg::OP_READ, OP_WRITE = ats_host_pkg::OP_WRITE;
-    localparam logic [2:0] K_WRITE = ats_sata_cmd_pkg::K_WRITE, K_READ = ats_sata_cmd_pkg::K_READ,
+    localparam logic [3:0] K_WRITE = ats_sata_cmd_pkg::K_WRITE, K_READ = ats_sata_cmd_pkg::K_READ,
                            K_FLUSH = ats_sata_cmd_pkg::K_FLUSH, K_ABORT = ats_sata_cmd_pkg::K_ABORT,
                            K_RECOVER = ats_sata_cmd_pkg::K_RECOVER, K_DSM = ats_sata_cmd_pkg::K_DSM,
-                           K_IDENT = ats_sata_cmd_pkg::K_IDENT, K_LOG = ats_sata_cmd_pkg::K_LOG;
+                           K_IDENT = ats_sata_cmd_pkg::K_IDENT, K_LOG = ats_sata_cmd_pkg::K_LOG,
+                           K_FEAT = ats_sata_cmd_pkg::K_FEAT;
+    localparam logic [7:0] SF_FEATURE = ats_sata_cmd_pkg::SF_FEATURE;
 
     logic [31:0] tbusy_q, twr_q;                       // NCQ tags: outstanding, write
     logic [47:0] tlba_q [32];
@@ -87,6 +92,7 @@ module ats_sata_cmd_dec #(
     logic [3:0]  cflags_q;
     logic [1:0]  cattr_q, cprio_q;
     logic [31:0] cdptr_q;
+    logic [31:0] caux_q;
     assign m_cmd_valid = cv_q;
     assign m_cmd_op    = cop_q;
     assign m_cmd_tag   = ctag_q;
@@ -97,6 +103,7 @@ module ats_sata_cmd_dec #(
     assign m_cmd_attr  = cattr_q;
     assign m_cmd_prio  = cprio_q;
     assign m_cmd_dptr  = cdptr_q;
+    assign m_cmd_aux   = caux_q;
 
     // ---------------------------------------------------------------- decode
     wire logic [31:0] w0 = s_reg_data[31:0];
@@ -127,7 +134,7 @@ module ats_sata_cmd_dec #(
     logic [15:0] d2h_se_q;                // {error, status}
     logic        d2h_i_q;
     logic        e_go;                    // this FIS starts NQ
-    logic [2:0]  e_kind;
+    logic [3:0]  e_kind;
     wire  logic  ncq_any = (tbusy_q != 32'd0);
 
     logic e_acc, e_rej, e_ncq;
@@ -172,6 +179,14 @@ module ats_sata_cmd_dec #(
                     if (nq_busy || ncq_any || e_lba[15:0] != 16'h0010 || e_cnt != 16'd1) e_rej = 1'b1;
                     else begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_LOG; end
                 end
+                // SET FEATURES: the vendor subcommand only; Features 15:8, Count 15:8 and LBA 47:17
+                // must be 0 (§2.2a). NQ takes the FID from Count 7:0 (nq_nsect), SET and the value
+                // from the LBA.
+                8'hEF: begin
+                    if (nq_busy || ncq_any || e_feat != {8'd0, SF_FEATURE} || e_cnt[15:8] != 8'd0
+                        || e_lba[47:17] != 31'd0) e_rej = 1'b1;
+                    else begin e_acc = 1'b1; e_go = 1'b1; e_kind = K_FEAT; end
+                end
                 default: e_rej = 1'b1;
             endcase
         end
@@ -189,7 +204,7 @@ module ats_sata_cmd_dec #(
     logic [1:0]  f_prio;
     logic [16:0] f_nsq, f_nsd;
     logic        dec_acc, dec_rej, dec_ncq, nq_go;
-    logic [2:0]  nq_go_kind;
+    logic [3:0]  nq_go_kind;
     assign s_reg_ready = !d2v_q;
     wire logic dec_take = d2v_q && !d2h_v_q && !cv_q;
     always_ff @(posedge clk) begin
@@ -236,6 +251,7 @@ module ats_sata_cmd_dec #(
             cattr_q  <= {1'b0, f_dev[1]};
             cprio_q  <= (f_prio == 2'd0) ? 2'd0 : (f_prio == 2'd1) ? 2'd2 : 2'd3;
             cdptr_q  <= {9'd0, 1'b0, f_tag, 17'd0};
+            caux_q   <= 32'd0;
         end else if (nq_issue && !cv_q) begin
             cv_q     <= 1'b1;
             cop_q    <= nq_d_op;
@@ -247,6 +263,7 @@ module ats_sata_cmd_dec #(
             cattr_q  <= 2'd0;
             cprio_q  <= 2'd0;
             cdptr_q  <= nq_d_dptr;
+            caux_q   <= nq_d_aux;
         end
         if (dec_take && (dec_rej || (dec_acc && dec_ncq))) begin
             d2h_se_q <= dec_rej ? 16'h0441 : 16'h0040;
@@ -256,6 +273,7 @@ module ats_sata_cmd_dec #(
         if (rst) begin
             tbusy_q <= '0; twr_q <= '0;
             cv_q <= 1'b0;
+            caux_q <= '0;
             d2h_v_q <= 1'b0;
         end else begin
             if (dec_take && (dec_rej || (dec_acc && dec_ncq))) d2h_v_q <= 1'b1;

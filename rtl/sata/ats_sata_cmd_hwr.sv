@@ -32,7 +32,7 @@ module ats_sata_cmd_hwr #(
     input  wire logic [31:0]  tbusy,
     input  wire logic [31:0]  twr,
     input  wire logic         nq_busy,
-    input  wire logic [2:0]   nq_kind,      // NQ's kind while busy
+    input  wire logic [3:0]   nq_kind,      // NQ's kind while busy
     input  wire logic         fw_clear,     // IDENTIFY DEVICE starts: the captured words restart at 0
     input  wire logic         pg_go,        // NQ: generate the page
     input  wire logic         pio_sel,      // 0 IDENTIFY, 1 the NCQ error log
@@ -47,7 +47,7 @@ module ats_sata_cmd_hwr #(
     input  wire logic [7:0]   log_devst,
     output wire logic         ev_proto      // a window word of no command (dropped)
 );
-    localparam logic [2:0] K_READ = ats_sata_cmd_pkg::K_READ, K_IDENT = ats_sata_cmd_pkg::K_IDENT;
+    localparam logic [3:0] K_READ = ats_sata_cmd_pkg::K_READ, K_IDENT = ats_sata_cmd_pkg::K_IDENT;
     localparam logic [5:0] NQTAG = ats_sata_cmd_pkg::NQTAG;
 
     logic [31:0] fw_q [16];               // the firmware's IDENTIFY words (1..15 used)

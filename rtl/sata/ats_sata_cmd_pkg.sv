@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ats_sata_cmd_pkg: names the parts of the SATA command layer (ats_sata_cmd_*) share: the kinds
-// of non-queued command DEC hands to NQ, the non-queued tag, the front end's own device status
-// for data lost on the link, and the ATA Status/Error of a device status (docs/host-interface.md
-// §2.5). The host's opcodes and statuses come from ats_host_pkg. Yosys reads no `import` inside a
+// of non-queued command DEC hands to NQ, the vendor SET FEATURES subcommand, the non-queued tag,
+// the front end's own device status for data lost on the link, and the ATA Status/Error of a
+// device status (docs/host-interface.md §2.2a, §2.5). The host's opcodes and statuses come from ats_host_pkg. Yosys reads no `import` inside a
 // module: users take local aliases by scoped name.
 `resetall
 `timescale 1ns / 1ps
@@ -11,9 +11,13 @@
 package ats_sata_cmd_pkg;
     /* verilator lint_off UNUSEDPARAM */            // each part takes the names it needs
 
-    // non-queued command kinds (DEC -> NQ, WDE, the window-write router)
-    localparam logic [2:0] K_WRITE = 3'd0, K_READ = 3'd1, K_FLUSH = 3'd2, K_ABORT = 3'd3,
-                           K_RECOVER = 3'd4, K_DSM = 3'd5, K_IDENT = 3'd6, K_LOG = 3'd7;
+    // non-queued command kinds (DEC -> NQ, WDE, the window-write router); K_FEAT: SET FEATURES
+    // 0x56, one §1 FEATURE (docs/host-interface.md §2.2a)
+    localparam logic [3:0] K_WRITE = 4'd0, K_READ = 4'd1, K_FLUSH = 4'd2, K_ABORT = 4'd3,
+                           K_RECOVER = 4'd4, K_DSM = 4'd5, K_IDENT = 4'd6, K_LOG = 4'd7,
+                           K_FEAT = 4'd8;
+    // SET FEATURES (0xEF): the vendor-specific subcommand (Features 7:0) of the device's settings
+    localparam logic [7:0] SF_FEATURE = 8'h56;
     // §1 tag and window of the non-queued command
     localparam logic [5:0] NQTAG = 6'd32;
     // the front end's own device status (never from the core): a command's data were lost on the

@@ -42,6 +42,7 @@ module ats_sata_cmd_tx #(
     // NQ's final D2H and PIO page
     input  wire logic         fin_valid,
     input  wire logic [15:0]  fin_se,
+    input  wire logic [31:0]  fin_res,      // its LBA 31:0 (FEATURE's result; 0 for the others)
     output wire logic         fin_pick,
     input  wire logic         pio_valid,
     input  wire logic         pio_sel,
@@ -172,6 +173,8 @@ module ats_sata_cmd_tx #(
                 X_FIN: begin
                     hn_q <= 3'd5;
                     hdr_q[0] <= {fin_se, 1'b0, 1'b1, 6'd0, 8'h34};
+                    hdr_q[1] <= {8'd0, fin_res[23:0]};          // Device 0, LBA 23:0
+                    hdr_q[2] <= {24'd0, fin_res[31:24]};        // LBA 31:24 (47:32 zero)
                 end
                 X_SDB: begin
                     hn_q <= 3'd2;

@@ -44,10 +44,10 @@ module ats_sata_cmd_wde #(
     input  wire logic [31:0]  s_dat_data,
     // NQ
     input  wire logic         nq_start,     // DEC starts NQ (kind, sectors)
-    input  wire logic [2:0]   nq_kind,
+    input  wire logic [3:0]   nq_kind,
     input  wire logic [16:0]  nq_nsect,
     input  wire logic         nq_busy,
-    input  wire logic [2:0]   nq_run_kind,  // NQ's kind while busy
+    input  wire logic [3:0]   nq_run_kind,  // NQ's kind while busy
     input  wire logic         nq_idle,
     input  wire logic         nq_dread_more,  // NQ pops the DSM range block, ranges left (registered)
     input  wire logic         nicrc,
@@ -75,7 +75,7 @@ module ats_sata_cmd_wde #(
     output wire logic         ev_retry      // an NCQ write transfer asked again
 );
     localparam int PDW = PAGE_BYTES / 4;
-    localparam logic [2:0] K_WRITE = ats_sata_cmd_pkg::K_WRITE, K_DSM = ats_sata_cmd_pkg::K_DSM;
+    localparam logic [3:0] K_WRITE = ats_sata_cmd_pkg::K_WRITE, K_DSM = ats_sata_cmd_pkg::K_DSM;
     localparam logic [5:0] NQTAG = ats_sata_cmd_pkg::NQTAG;
     localparam int QW = (WQ > 1) ? $clog2(WQ) : 1;
     localparam logic [12:0] DEPTH = 13'(DFIFO_DEPTH);

@@ -25,6 +25,9 @@ Behaviour (the real core's rules, common to every SATA test):
 - IDENTIFY (op 9) is the firmware's: 128 words (the 16 words `fw_words` then zeros) as one burst
   at `dptr`, then completion status 0, result 64. `fw_words`: random, except word 0 = 0x41545344,
   word 6 = page_bytes, word 8 = num_lbas. GET_LOG (op 10): 128 words of `fw_log`, result 224.
+  FEATURE (op 11) is the firmware's too: `fw_features` (`nvme_ref.FwFeatures`, SEAL_TIME 0xC0 from
+  `seal_time`, or no feature with `seal=False`) answers (status, result); nothing moves. Each one
+  is also appended to `features` as (lba, nlb, aux, status, result).
 - `tag` must not be in the core already (asserted); window addresses are tag*2^17 + offset and the
   model asserts that each descriptor's `dptr` lies in its tag's window with its data inside the
   64 KiB a command may move (§2.5), unless `check_dptr=False`. The test checks exact values.
@@ -33,7 +36,8 @@ Knobs and records (the API other tests rely on; keep it stable):
 - `inject(tag, status, result=0, op=None, data=True, count=1)`: the next `count` descriptors
   with this tag (and this op, when given) complete with `status` / `result` instead of the stub's
   answer. `data=True`: a READ still writes its pages (as a media error found after the transfer
-  could); `data=False`: no data moves and the stub is not run (a WRITE changes nothing).
+  could); `data=False`: no data moves and the stub is not run (a WRITE changes nothing; a FEATURE
+  is not given to `fw_features`).
 - `held`: while > 0, completions wait (e.g. to fill all 32 tags); `hold()` / `release()`.
 - `descs`: every descriptor seen, in arrival order: dict of the fields plus `_cycle` (clock edge
   it was taken), and once completed `_st`, `_res`, `_done` (cycle the completion was queued).
@@ -57,7 +61,7 @@ from .streams import StreamSink, StreamSource, every_edge, pause_gen
 
 WIN_SHIFT = 17
 IDENTIFY_MAGIC = 0x41545344
-OP_IDENTIFY, OP_GET_LOG = 9, 10
+OP_IDENTIFY, OP_GET_LOG, OP_FEATURE = 9, 10, 11
 CMD_FIELDS = ["op", "tag", "lba", "nlb", "txid", "flags", "attr", "prio", "dptr", "aux"]
 
 
@@ -79,7 +83,8 @@ class SataCoreModel:
 
     def __init__(self, dut, rng: random.Random, page_bytes: int, num_lbas: int, num_tx: int = 31,
                  tx_entries: int = 64, delay: tuple[int, int] = (1, 80), slow: tuple[int, int] = (300, 2500),
-                 slow_p: float = 0.15, pauses=True, hrd_interleave: bool = True, check_dptr: bool = True):
+                 slow_p: float = 0.15, pauses=True, hrd_interleave: bool = True, check_dptr: bool = True,
+                 seal_time: int = 0, seal: bool = True):
         self.dut, self.rng = dut, rng
         self.page_bytes, self.num_lbas, self.num_tx = page_bytes, num_lbas, num_tx
         self.delay, self.slow, self.slow_p = delay, slow, slow_p
@@ -97,6 +102,8 @@ class SataCoreModel:
         w[0], w[6], w[8] = IDENTIFY_MAGIC, page_bytes, num_lbas
         self.fw_words = w
         self.fw_log = rng.randbytes(512)
+        self.fw_features = R.FwFeatures(seal_time, seal)
+        self.features: list[tuple[int, int, int, int, int]] = []
         self._held = 0
         self._unheld = Event()
         self._unheld.set()
@@ -261,6 +268,10 @@ class SataCoreModel:
                 ans = (b"".join(struct.pack("<I", w) for w in self.fw_words) if f["op"] == OP_IDENTIFY
                        else self.fw_log).ljust(512, b"\0")
                 await self.host_write(f["dptr"], ans).wait()
+        elif f["op"] == OP_FEATURE:                              # the firmware too, no data
+            st, res = 0, 0
+            if inj is None or inj["data"]:
+                st, res = self.fw_features.answer(R.Descriptor(f["op"], tag, f["lba"], f["nlb"], aux=f["aux"]))
         elif inj is not None and not inj["data"]:
             st, res = 0, 0
         else:
@@ -283,6 +294,8 @@ class SataCoreModel:
                 await self.host_write_pages(a, b)
         if inj is not None:
             st, res = inj["status"], inj["result"]
+        if f["op"] == OP_FEATURE:
+            self.features.append((f["lba"], f["nlb"], f["aux"], st, res))
         while self._held:
             await self._unheld.wait()
         del self.in_core[tag]

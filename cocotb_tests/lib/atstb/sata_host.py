@@ -8,6 +8,8 @@ from docs/host-interface.md §2 only (nothing here is derived from rtl/sata).
     st, err = await host.write_dma_ext(lba, data)
     st, err = await host.flush() / tx_abort(txid) / recover() / trim([(lba, n), ...])
     log = await host.read_log_ncq()                # 512 bytes (log 0x10)
+    st, err, result = await host.feature(fid, value=None)   # SET FEATURES 0x56 (§2.2a): get / set
+    v = await host.set_seal_time(cycles) / get_seal_time()  # FID 0xC0; SataCmdError unless OK
     c = host.submit_fpdma("read" | "write", tag, lba, n, data=None, txid=0, commit=False,
                           barrier=False, ordered=False, fua=False, prio=0)
     st, err, data = await c                        # data: the bytes read (reads), else None
@@ -30,7 +32,8 @@ Protocol (§2.5) as the host runs it:
 
 Checks (every FIS the host takes with R_OK; a failure raises `SataProtocolError` at once, with the
 cycle, the FIS and the link trace): FIS type known and its length; each field value §2.5 fixes
-(D2H I bit / Status / Error pairs; DMA Setup flags, tag, zero dwords, offset and count inside the
+(D2H I bit / Status / Error pairs, its dwords 1-4 zero but a SET FEATURES 0x56's result in LBA
+31:0 with status OK; DMA Setup flags, tag, zero dwords, offset and count inside the
 command's transfer, count a non-zero multiple of 4 and at most 8,192; SDB I bit, status fields,
 only outstanding tags whose data are all moved, an error SDB naming one tag; PIO Setup words;
 DMA Activate dword); no Data FIS without its DMA Setup / PIO Setup / open READ DMA EXT; every
@@ -60,6 +63,9 @@ FIS_LEN = {FIS_D2H: 5, FIS_ACT: 1, FIS_SETUP: 7, FIS_SDB: 2, FIS_PIO: 5}
 # ATA commands
 ATA_DSM, ATA_READ_DMA_EXT, ATA_READ_LOG_EXT, ATA_WRITE_DMA_EXT = 0x06, 0x25, 0x2F, 0x35
 ATA_READ_FPDMA, ATA_WRITE_FPDMA, ATA_FLUSH_EXT, ATA_IDENTIFY = 0x60, 0x61, 0xEA, 0xEC
+ATA_SET_FEATURES = 0xEF
+SF_FEATURE = 0x56               # SET FEATURES subcommand (vendor specific): the device's settings (§2.2a)
+FID_SEAL_TIME = 0xC0            # its FID (Count 7:0): the S-Log's seal time in cycles (architecture.md §1.2)
 # status / error
 ST_OK, ST_ERR, ST_DF_ERR = 0x40, 0x41, 0x61
 ER_ABRT, ER_IDNF, ER_UNC, ER_ICRC = 0x04, 0x10, 0x40, 0x80
@@ -166,6 +172,8 @@ class Cmd:
         self.retries = 0
         self.link_results: list[str] = []
         self.d2h: list[int] | None = None
+        self.feature = False                       # SET FEATURES 0x56: its D2H carries the result
+        self.feature_result: int | None = None     # LBA 31:0 of its D2H with status OK
         self.issue_cycle = self.accept_cycle = self.done_cycle = None
         self.order = None
         self._done = Event()
@@ -320,6 +328,48 @@ class SataHost:
             raise SataCmdError(st, err)
         self.check(sum(data) % 256 == 0, f"NCQ error log checksum: sum {sum(data) % 256}")
         return data
+
+    def feature_cmd(self, fid: int, value: int | None = None, set_: bool | None = None, features: int = SF_FEATURE,
+                    lba_hi: int = 0, count_hi: int = 0, device: int = 0, icc: int = 0, control: int = 0,
+                    aux: int = 0, force: bool = False) -> Cmd:
+        """SET FEATURES (0xEF) with subcommand `features` (Features 15:0; §2.2a: 0x56, the device's
+        settings): Count 7:0 = `fid`, LBA 15:0 = `value` (0 when None), LBA 16 = `set_` (default: a
+        set when `value` is given, else a get). Must-be-0 fields for error tests: `lba_hi` (LBA
+        47:17), `count_hi` (Count 15:8), Features 15:8; `device`, `icc`, `control`, `aux` (dword 4)
+        are ignored by the device. The result: `Cmd.feature_result`."""
+        assert 0 <= fid <= 0xFF and (value is None or 0 <= value <= 0xFFFF), (fid, value)
+        set_ = value is not None if set_ is None else set_
+        lba = (lba_hi << 17) | (int(set_) << 16) | (value or 0)
+        fis = h2d(ATA_SET_FEATURES, features=features, lba=lba, device=device, count=count_hi << 8 | fid,
+                  icc=icc, control=control, aux=aux)
+        what = f"set {value or 0:#x}" if set_ else "get"
+        c = self._nq(f"SET FEATURES {features:#x} fid {fid:#x} {what}", fis, force=force)
+        c.feature = True
+        return c
+
+    async def feature(self, fid: int, value: int | None = None, **kw) -> tuple[int, int, int | None]:
+        """A get (value None) or set of the device setting `fid`: (status, error, result), result =
+        the Register D2H's LBA 31:0 (the value after the command) with status OK, else None."""
+        c = self.feature_cmd(fid, value, **kw)
+        st, err, _ = await c
+        return st, err, c.feature_result
+
+    async def set_seal_time(self, cycles: int) -> int:
+        """SET FEATURES 0x56, FID 0xC0: the S-Log's seal time (0 … 65,535 cycles); returns the value
+        now in effect. SataCmdError (ERR ABRT) on a build that does not pack records."""
+        if not 0 <= cycles <= 0xFFFF:
+            raise ValueError(f"seal time {cycles}: 0 … 65,535 cycles (the command's 16-bit value field)")
+        st, err, res = await self.feature(FID_SEAL_TIME, cycles)
+        if st != ST_OK:
+            raise SataCmdError(st, err)
+        return res
+
+    async def get_seal_time(self) -> int:
+        """SET FEATURES 0x56, FID 0xC0, get: the S-Log's seal time in cycles."""
+        st, err, res = await self.feature(FID_SEAL_TIME)
+        if st != ST_OK:
+            raise SataCmdError(st, err)
+        return res
 
     def read_dma_ext_cmd(self, lba: int, n: int, force: bool = False) -> Cmd:
         nb = (n or 65536) * self.page_bytes
@@ -563,6 +613,7 @@ class SataHost:
         if c is not None and (c.kind in ("ncq", "raw") or (c.kind == "nq" and c is not self.nq)):
             self.issuing = None
             c.d2h = list(fis)
+            self.check(list(fis[1:]) == [0, 0, 0, 0], f"{c.name}: D2H dwords 1-4 not zero: {[hex(x) for x in fis]}")
             if c.kind == "raw":
                 c._resolve((st, err, None))
                 return
@@ -584,6 +635,12 @@ class SataHost:
         if st == ST_OK:
             self.check(c.moved(), f"{c.name}: ended OK with {c.cov.count(1)} of {c.nbytes} bytes moved")
             self.check(not getattr(c, "pio_cmd", False), f"{c.name}: PIO command ended by D2H OK")
+        if c.feature and st == ST_OK:                      # §2.2a: LBA 31:0 = the result, the rest 0
+            self.check(fis[1] >> 24 == 0 and fis[2] >> 8 == 0 and fis[3] == 0 and fis[4] == 0,
+                       f"{c.name}: D2H {[hex(x) for x in fis]}: only LBA 31:0 may be non-zero")
+            c.feature_result = (fis[1] & 0xFFFFFF) | (fis[2] & 0xFF) << 24
+        else:
+            self.check(list(fis[1:]) == [0, 0, 0, 0], f"{c.name}: D2H dwords 1-4 not zero: {[hex(x) for x in fis]}")
         self.nq = None
         c.d2h = list(fis)
         self._finish(c, st, err, bytes(c.buf) if c.buf is not None else None)
