@@ -280,7 +280,7 @@ async def do_feature(tb: TB, form: str | None = None, what: str = "") -> None:
         if form == "unknown":
             fid = r.choice([r.randrange(0xC1, 0x100), r.randrange(0xC0), 0xC1, 0xFF, 0x00])
         if not set_ and r.random() < 0.5:
-            value = 0                             # a get's value field: ignored, passed on as aux
+            value = 0                             # a get's value field: ignored (its aux 0)
         if form == "inject":
             st = r.choice([R.ST_OK, R.ST_OK, R.ST_BAD_FIELD, R.ST_MEDIA_ERROR, R.ST_TX_FULL, R.ST_NO_SPACE,
                            R.ST_PROGRAM_FAIL])
@@ -288,7 +288,7 @@ async def do_feature(tb: TB, form: str | None = None, what: str = "") -> None:
             core.inject(NQ_TAG, st, result=res, op=R.OP_FEATURE, data=False)
         else:
             st, res = tb.feat.run(fid, value if set_ else None)
-        exp_desc = desc(R.OP_FEATURE, NQ_TAG, fid, int(set_), aux=value)
+        exp_desc = desc(R.OP_FEATURE, NQ_TAG, fid, int(set_), aux=value if set_ else 0)
         c = host.feature_cmd(fid, value, set_=set_, **kw)
     elif form == "badsub":
         c = host.feature_cmd(fid, value, set_=set_, features=r.choice(BAD_SUBS), **kw)

@@ -109,7 +109,7 @@ module ats_sata_cmd_nq #(
     assign issue      = (nst_q == N_ISSUE);
     assign fin_valid  = fin_v_q;
     assign fin_se     = ats_sata_cmd_pkg::ata_se(nst_eff);
-    assign fin_res    = nres_q;
+    assign fin_res    = (nst_eff == STS_OK) ? nres_q : 32'd0;   // a result with OK only (§2.2a)
     assign pio_valid  = pio_v_q;
     assign pio_sel    = pio_sel_q;
     assign pg_go      = pg_go_q;
@@ -131,8 +131,9 @@ module ats_sata_cmd_nq #(
             K_RECOVER: begin d_op = OP_TX_ABORT; d_txid = 6'(ni_q); end
             K_DSM:     begin d_op = OP_TRIM; d_lba = rng_e[47:0]; d_nlb = rng_e[63:48] - 16'd1; end
             // FEATURE: FID = Count 7:0, set = LBA 16, value = LBA 15:0 (§2.2a)
+            // (a get's aux 0, as the NVMe front end's)
             K_FEAT:    begin d_op = OP_FEATURE; d_lba = {40'd0, nsect_q[7:0]}; d_nlb = {15'd0, nlba_q[16]};
-                             d_aux = {16'd0, nlba_q[15:0]}; end
+                             d_aux = nlba_q[16] ? {16'd0, nlba_q[15:0]} : 32'd0; end
             default:   d_op = OP_IDENTIFY;
         endcase
     end
