@@ -242,11 +242,14 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(op, "adm") && n == 4) {
             struct ats_sqe s;
-            uint32_t d0 = 0;
-            ats_sqe_cmd(&s, (uint8_t)strtoul(tok[1], NULL, 0), 0, (uint32_t)strtoul(tok[2], NULL, 0),
-                        (uint32_t)strtoul(tok[3], NULL, 0), 0);
-            st = dev->ops->exec(dev, 1, &s, NULL, 0, ATS_DIR_NONE, &d0);
-            printf("st %d dw0 %u\n", st, d0);
+            uint32_t opc = 0, c10 = 0, c11 = 0, d0 = 0;
+            if (num32(tok[1], &opc) || opc > 0xFFu || num32(tok[2], &c10) || num32(tok[3], &c11)) {
+                printf("bad line\n");         /* a mistyped token is not opcode 0 (Delete SQ) */
+            } else {
+                ats_sqe_cmd(&s, (uint8_t)opc, 0, c10, c11, 0);
+                st = dev->ops->exec(dev, 1, &s, NULL, 0, ATS_DIR_NONE, &d0);
+                printf("st %d dw0 %u\n", st, d0);
+            }
         } else if (!strcmp(op, "cycle") && n == 1) {
             uint64_t c = 0;
             ats_sim_cycle(dev, &c);

@@ -400,6 +400,8 @@ def test_script_against_model(built, tmp_path):
         m.emit("feature", line, want)
     m.emit("admin_dw0", "adm 0x0a 0x06 0", "st 0 dw0 1")
     m.emit("admin_dw0", "adm 0x0a 0x07 0", f"st 0 dw0 {3 << 16 | 3}")
+    for bad in ("adm x 0x07 0", "adm 0x100 0x07 0", "adm 0x0a 0x07 -1", "adm 0x0a 0x1ffffffff 0"):
+        m.emit("admin_dw0", bad, "bad line")          # refused, nothing sent (not opcode 0, Delete SQ)
     for _ in range(200):
         m.step()
     for _ in range(ntx + 1):                            # every txid taken: TABLE_FULL
