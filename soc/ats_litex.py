@@ -120,6 +120,12 @@ class AtsConfig:
     def ndie(self) -> int:
         return self.num_chan * self.ways
 
+    @property
+    def open_page(self) -> bool:
+        """A log page kept open for the next record (packing with records in flight, rtl/backend
+        README "Packing"): its seal time is the host's setting (CSR SLOG_SEALT, FEATURE 0xC0)."""
+        return self.slog_pack and self.slog_rif > 1
+
     def remap(self) -> dict:
         return json.loads((ROOT / "build" / "gen" / f"remap_{self.remap_preset}" / "params.json").read_text())
 
@@ -565,7 +571,7 @@ class AtomSSD(LiteXModule):
             o_m_bad_way=self.bad.fields.way, o_m_bad_block=self.bad.fields.block,
             i_vc_addr=self.vc_addr.storage, o_vc_data=self.vc_data.status,
             i_slog_thr=self.slog_thr.storage,
-            **(dict(i_slog_sealt=self.slog_sealt.storage) if cfg.slog_pack else {}),
+            **(dict(i_slog_sealt=self.slog_sealt.storage) if cfg.open_page else {}),
             i_wb_hold=self.ctrl.fields.wb_hold, i_no_space=self.ctrl.fields.no_space, o_cpl_seq=self.cpl_seq.status,
             i_txs_addr=self.txs_addr.storage, o_txs_open=self.txs.status, o_txs_seq=self.txs_seq.status,
             i_s_fw_valid=fw["valid"], o_s_fw_ready=fw["ready"], i_s_fw_op=fw["op"],
@@ -653,6 +659,6 @@ def add_atomssd(soc, platform, cfg: AtsConfig, name: str = "ats", host=None, nan
         soc.add_constant("ATS_HW_SLOG_LPNS", cfg.slog_lpns)   # the index's entries the core was built with
     if cfg.frag_slots:
         soc.add_constant("ATS_HW_FRAG_SLOTS", cfg.frag_slots)   # the firmware sets SLOG_THR at boot
-    if cfg.slog_pack and cfg.slog_rif > 1:
+    if cfg.open_page:
         soc.add_constant("ATS_HW_SLOG_OPEN_PAGE", 1)   # an open log page and its seal time: FEATURE 0xC0
     return m

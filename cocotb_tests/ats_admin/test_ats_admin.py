@@ -254,6 +254,8 @@ class Firmware:
         if got != want:
             tb.fail(f"firmware: adm_lba/adm_lba_hi/adm_nlb/adm_aux = {got}, the admin descriptor taken "
                     f"has {want}")
+        if desc["lba"] >> 32:                     # coverage: an admin descriptor's lba[47:32] seen set
+            tb.cov["lba_hi"] += 1
         plan = self.plans.popleft() if self.plans else self.rand_plan()
         words = [rng.choice([0, 0xFFFFFFFF, rng.getrandbits(32)]) if rng.random() < 0.1
                  else rng.getrandbits(32) for _ in range(plan["n"])]
@@ -654,8 +656,6 @@ class TB:
                           1 << rng.randint(32, 47)])
         nlb = rng.choice([0, 1, 1, rng.getrandbits(16)])
         aux = rng.choice([0, rng.getrandbits(16), rng.getrandbits(32), 0xFFFFFFFF])
-        if lba >> 32:
-            self.cov["lba_hi"] += 1
         return {"lba": lba, "nlb": nlb, "aux": aux}
 
     def send_core_cpl(self) -> None:

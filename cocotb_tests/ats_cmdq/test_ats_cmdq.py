@@ -156,7 +156,7 @@ class TB:
     def rand_cmd(self, tag: int, p_bad: float = 0.1, attrs=(70, 15, 15), lba_span: int = 48,
                  p_barrier: float = 0.15) -> dict:
         rng = self.rng
-        op = rng.choices(range(11), weights=[25, 25, 8, 4, 4, 3, 5, 4, 6, 2, 2])[0]
+        op = rng.choices(range(12), weights=[25, 25, 8, 4, 4, 3, 5, 4, 6, 2, 2, 2])[0]   # 0 .. OP_LAST (FEATURE)
         attr = rng.choices([M.SIMPLE, M.ORDERED, M.HEAD], weights=attrs)[0]
         txid = 0
         if op in M.TX_OPS or op == M.DIFFWRITE or (op in (M.READ, M.WRITE) and rng.random() < 0.3):
@@ -360,6 +360,7 @@ async def run_errors(dut):
         dict(good, op=M.DIFFWRITE, txid=1, aux=(1 << 16) | 4096),
         dict(good, op=M.RFLUSH, nlb=7), dict(good, op=M.RFLUSH, nlb=8),
         dict(good, op=M.IDENTIFY), dict(good, op=M.GET_LOG, attr=M.HEAD),
+        dict(good, op=M.FEATURE, lba=0xC0, nlb=1, aux=5),                 # OP_LAST: valid at the queue
         dict(good, op=M.TX_BEGIN, txid=0, attr=3),                          # first reason wins
         dict(good, op=13, attr=3, txid=63),
         dict(good, lba=nl, txid=nt + 1),                                    # txid range before LBA

@@ -11,7 +11,7 @@ compared against byte for byte; the §1 descriptor every host command must produ
 TXID / COMMIT / BARRIER / FUA / ORDERED / PRIO from the FIS, tag, window dptr), compared as a
 multiset per batch; the Status / Error of every command (§2.5); the NCQ error log (log 0x10)
 built from §2.5; the device's settings (SET FEATURES 0x56, §2.2a, with docs/architecture.md §1.2's
-FEATURE semantics: `FeatRef`), their descriptor and their Register D2H dword by dword. The host
+FEATURE semantics: `nvme_ref.FwFeatures`), their descriptor and their Register D2H dword by dword. The host
 model checks the device's FIS layouts and protocol as it goes.
 
 cocotb tests: identify_page, ncq_random (32 tags, random mixes, transactions, recovery),
@@ -123,30 +123,12 @@ def ncq_log_ref(tag, st, err, lba, device, count, dev_status) -> bytes:
     return bytes(b)
 
 
-FID_SEAL = 0xC0
+FID_SEAL = R.FEAT_SEAL_TIME
 # SET FEATURES subcommands that are not the device's (§2.2a: ERR ABRT, no descriptor): standard
 # ones, the other vendor-specific codes (0x57 … 0x5C, 0xD6 … 0xDC, 0xE0), CFA's, reserved ones
 BAD_SUBS = (0x00, 0x02, 0x03, 0x05, 0x10, 0x43, 0x55, 0x57, 0x5A, 0x5C, 0x66, 0x82, 0x90, 0xAA, 0xC3,
             0xCC, 0xD6, 0xDC, 0xE0, 0xF0, 0xFF, 0x156, 0x8056)   # the last two: Features 15:8 not 0
 FEAT_FORMS = ("get", "set", "unknown", "inject", "badsub", "rsvd")
-
-
-class FeatRef:
-    """The device's settings as a SATA host sees them (docs/architecture.md §1.2 through §2.2a):
-    SEAL_TIME (FID 0xC0) holds its value (`seal_time` at power-on), a set takes any 16-bit value and
-    answers it, a get answers it; any other FID, or every FID on a build without the feature
-    (`seal=False`): BAD_FIELD, nothing changed."""
-
-    def __init__(self, seal_time: int, seal: bool = True):
-        self.vals = {FID_SEAL: seal_time} if seal else {}
-
-    def run(self, fid: int, value: int | None) -> tuple[int, int]:
-        """(device status, result) of a get (value None) or a set."""
-        if fid not in self.vals:
-            return R.ST_BAD_FIELD, 0
-        if value is not None:
-            self.vals[fid] = value
-        return R.ST_OK, self.vals[fid]
 
 
 def d2h_ref(st: int, err: int, result: int = 0) -> list[int]:
@@ -188,7 +170,7 @@ class TB:
         # the build's seal time (the firmware's at power-on), drawn apart from `rng`
         self.seal0 = random.Random(seed * 31 + 5).randrange(65536)
         self.core.fw_features = R.FwFeatures(self.seal0)
-        self.feat = FeatRef(self.seal0)
+        self.feat = R.FwFeatures(self.seal0)   # the device settings' one reference (§1.2)
         trace_outputs(dut, dut.clk, SATA_OUTPUTS, "ats_sata")    # ATS_TRACE=<file>: refactoring checks
         self.shadow: dict[int, bytes] = {}
         self.txs: dict[int, dict[int, bytes]] = {}
@@ -952,7 +934,7 @@ async def features(dut):
     tb.feat.run(FID_SEAL, 0x1234)
     # a build without the feature
     core.fw_features = R.FwFeatures(seal=False)
-    tb.feat = FeatRef(0, seal=False)
+    tb.feat = R.FwFeatures(0, seal=False)
     for f in ("get", "set", "unknown"):
         await do_feature(tb, f, "no SEAL_TIME: ")
     dut._log.info("features: %s", tb.cov())

@@ -318,7 +318,7 @@ class TB:
                 ranges.append((lo, rng.randrange(min(4, self.num_lbas - lo))))
             return self.make(M.RFLUSH, ranges=ranges, attr=attr)
         # valid at the queue, not executed by the write buffer (BAD_OP from the unit)
-        op = rng.choice([M.DIFFWRITE, M.TX_BEGIN, M.TX_COMMIT, M.TX_ABORT, M.IDENTIFY, M.GET_LOG])
+        op = rng.choice([M.DIFFWRITE, M.TX_BEGIN, M.TX_COMMIT, M.TX_ABORT, M.IDENTIFY, M.GET_LOG, M.FEATURE])
         t = max(1, txid) if op in (M.DIFFWRITE, M.TX_BEGIN, M.TX_COMMIT, M.TX_ABORT) else txid
         aux = (16 << 16) | 8 if op == M.DIFFWRITE else 0
         return self.make(op, lba=lba, nlb=0, attr=attr, txid=t, aux=aux)
@@ -559,6 +559,7 @@ async def run_errors(dut):
              tb.make(M.READ, lba=1, attr=3)]
     cmds += [tb.make(op, txid=1, aux=(8 << 16)) for op in (M.DIFFWRITE, M.TX_BEGIN, M.TX_COMMIT,
                                                           M.TX_ABORT, M.IDENTIFY, M.GET_LOG)]
+    cmds.append(tb.make(M.FEATURE, lba=0xC0, nlb=1, aux=5))     # OP_LAST: the queue takes it, the unit BAD_OP
     await tb.run_cmds(cmds)
     got = {c.exp_status for c in cmds}
     assert got == {M.BAD_OP, M.BAD_FIELD, M.BAD_TXID, M.BAD_LBA}, got

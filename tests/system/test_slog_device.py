@@ -579,6 +579,7 @@ def test_slog_device_cuts(template, tmp_path, monkeypatch, cfg, seed):
     mixed: set[int] = set()
     packed: set[int] = set()
     open_page = bool(sysm.cfg.get("slog_pack")) and sysm.cfg.get("slog_rif", 1) > 1
+    assert open_page == PACKED.get(cfg, False), f"{cfg}: open page {open_page}, PACKED says otherwise"
     while st["cuts"] < CUTS:
         if open_page:
             # the seal time (FEATURE 0xC0, docs/architecture.md §1.2): volatile, so every boot shows the

@@ -31,9 +31,10 @@ empties one LPN's F. The `sim_slog` SoC boots it (recovery + SLOAD); then:
 Variants (VARIANTS, the image fixture's parameter): `plain` (above) on sim_slog; `pk` (ATS_LONG=1
 only) on sim_slogpk, the packing build (group commit, records packed into shared log pages): 68 LPNs x
 4 fragments, and in each round the records of LPNs 4i and 4i + 1 written as one packed group, so a
-log page holds two LPNs' fragments: merging one frees no page the other still needs, the age order
-meets ties (both LPNs' oldest fragment in one page: the lowest LPN first) and GC of a block of log
-pages must merge both; items 1, 2, 3 and 4 (ATS_SLOG_MERGE_CUTS cuts inside the merges) as above.
+log page holds two LPNs' fragments: merging one frees no page the other still needs, and GC of a
+block of log pages must merge both (the age order meets ties, both LPNs' oldest fragment in one
+page, but since the pair always shares its pages the stop never falls between the two: the final
+set cannot tell a wrong tie-break; the merge order is not compared); items 1, 2, 3 and 4 (ATS_SLOG_MERGE_CUTS cuts inside the merges) as above.
 
 Cost (make test: ATS_SLOG_MERGE_CUTS = 1 power cut; ATS_LONG=1: 4): 42 CPU s for the three items on
 the sim_slog simulator of test_slog_fw. It fails on: the firmware before the policy (no merge line, F unchanged), GC without
@@ -62,8 +63,8 @@ CUTS = int(os.environ.get("ATS_SLOG_MERGE_CUTS", "4" if LONG else "1"))
 # the image variants: `plain` (make test) on sim_slog, one record a log page; `pk` (ATS_LONG) on
 # sim_slogpk, the packing build (group commit), with packed log pages: in each round of fragments
 # the records of LPNs 4i and 4i + 1 are one packed group (one log page holds both LPNs' fragments),
-# so merging one LPN frees no page its partner still needs, the age rule meets ties (two LPNs whose
-# oldest fragment is in one page: the lowest LPN first) and GC of a block of log pages merges both
+# so merging one LPN frees no page its partner still needs and GC of a block of log pages merges both
+# (the tie-break of the age order is not told apart by the final set: the pair's pages are shared)
 # (68 LPNs x 4 fragments: 202 live log pages, above SLOG_HI, below the 256 LPGNs of the table; at
 # 72 x 4 the checkpoint's S-Log section no longer fits its block and the image recovers no fragment)
 VARIANTS = {"plain": dict(cfg=CFG, n_lpn=N_LPN, pack=False, frags=FRAGS)}

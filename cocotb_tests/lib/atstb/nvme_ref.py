@@ -429,6 +429,17 @@ class FwFeatures:
             self.values[d.lba] = d.aux
         return ST_OK, self.values[d.lba]
 
+    def run(self, fid: int, value: int | None = None) -> tuple[int, int]:
+        """(status, result) of a get (value None) or a set of `fid`: `answer` of that descriptor.
+        The one reference of the device settings for every front end's and host library's test
+        (NVMe, SATA, libatstx over NVMe and UDP)."""
+        return self.answer(Descriptor(OP_FEATURE, 0, fid, 0 if value is None else 1, aux=value or 0))
+
+    @property
+    def seal(self) -> int | None:
+        """SEAL_TIME's value, None on a build without it."""
+        return self.values.get(FEAT_SEAL_TIME)
+
 
 class CoreStub:
     """The device core in a few dicts (architecture.md §1–2, rtl/cmdq/README.md "Validation",

@@ -26,8 +26,7 @@ Behaviour (the real core's rules, common to every SATA test):
   at `dptr`, then completion status 0, result 64. `fw_words`: random, except word 0 = 0x41545344,
   word 6 = page_bytes, word 8 = num_lbas. GET_LOG (op 10): 128 words of `fw_log`, result 224.
   FEATURE (op 11) is the firmware's too: `fw_features` (`nvme_ref.FwFeatures`, SEAL_TIME 0xC0 from
-  `seal_time`, or no feature with `seal=False`) answers (status, result); nothing moves. Each one
-  is also appended to `features` as (lba, nlb, aux, status, result).
+  `seal_time`, or no feature with `seal=False`) answers (status, result); nothing moves.
 - `tag` must not be in the core already (asserted); window addresses are tag*2^17 + offset and the
   model asserts that each descriptor's `dptr` lies in its tag's window with its data inside the
   64 KiB a command may move (§2.5), unless `check_dptr=False`. The test checks exact values.
@@ -103,7 +102,6 @@ class SataCoreModel:
         self.fw_words = w
         self.fw_log = rng.randbytes(512)
         self.fw_features = R.FwFeatures(seal_time, seal)
-        self.features: list[tuple[int, int, int, int, int]] = []
         self._held = 0
         self._unheld = Event()
         self._unheld.set()
@@ -294,8 +292,6 @@ class SataCoreModel:
                 await self.host_write_pages(a, b)
         if inj is not None:
             st, res = inj["status"], inj["result"]
-        if f["op"] == OP_FEATURE:
-            self.features.append((f["lba"], f["nlb"], f["aux"], st, res))
         while self._held:
             await self._unheld.wait()
         del self.in_core[tag]

@@ -395,7 +395,7 @@ static int udp_exec(ats_dev *dev, int admin, struct ats_sqe *s, void *data, uint
          * only, Save and SEL ignored; lba = FID, nlb 1 Set / 0 Get, aux = CDW11 of a Set; DW0 = the
          * result, 0 after a non-OK answer) */
         uint32_t fid = s->dw[10] & 0xFFu;
-        if ((opc != ADM_SET_FEATURES && opc != ADM_GET_FEATURES) || fid < 0xC0u || len)
+        if ((opc != ADM_SET_FEATURES && opc != ADM_GET_FEATURES) || fid < ATS_FID_DEV_FIRST || len)
             return -ENOTSUP;
         d.op = ATS_OP_FEATURE;
         d.lba = fid;

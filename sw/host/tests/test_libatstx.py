@@ -50,6 +50,8 @@ from libatstx_build import build_libatstx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "sim" / "soc"))
+sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
+from atstb.nvme_ref import FEAT_SEAL_TIME, FwFeatures, ST_OK  # noqa: E402  (the device settings' one reference)
 OUT = ROOT / "build" / "host" / "c"
 SEED = int(os.environ.get("ATS_SEED", "1"))
 M32 = 0xFFFFFFFF
@@ -64,7 +66,6 @@ ENOTSUP = -errno.ENOTSUP
 # SWRITE's list statuses (docs/host-interface.md §1.11: SCT 7, SC 0x20 …)
 SW_NONE, SW_MANY, SW_PAGES, SW_EMPTY, SW_OVERLAP = 0x0720, 0x0721, 0x0722, 0x0723, 0x0725
 FUA, BARRIER = 1, 2
-FEAT_SEAL_TIME = 0xC0                    # docs/architecture.md §1.2
 
 
 class Features:
@@ -75,16 +76,17 @@ class Features:
     without the setting: Invalid Field with value 0, nothing changed. A Set answers the value taken."""
 
     def __init__(self, seal: int | None):
-        self.seal = seal
+        self.dev = FwFeatures(seal or 0, seal is not None)     # the device's side (nvme_ref, §1.2)
+
+    @property
+    def seal(self) -> int | None:
+        return self.dev.seal
 
     def answer(self, fid: int, value: int | None = None) -> tuple[int, int]:
-        if not 0xC0 <= fid <= 0xFF:
+        if not 0xC0 <= fid <= 0xFF:                              # the library's own refusal
             return EINVAL, 0
-        if fid != FEAT_SEAL_TIME or self.seal is None or (value is not None and value > 0xFFFF):
-            return INVALID_FIELD, 0
-        if value is not None:
-            self.seal = value
-        return OK, self.seal
+        st, v = self.dev.run(fid, value)
+        return (OK, v) if st == ST_OK else (INVALID_FIELD, 0)   # BAD_FIELD: Invalid Field (§1.8)
 
     def line(self, fid: int, value: int | None = None, seal_cmd: bool = False) -> tuple[str, str]:
         """the atstx_script line (`seal-time [V]` or `feature FID [V]`) and its answer"""

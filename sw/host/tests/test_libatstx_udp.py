@@ -42,6 +42,8 @@ from libatstx_build import build_libatstx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(ROOT / "cocotb_tests" / "lib"))
+from atstb.nvme_ref import Descriptor, FwFeatures  # noqa: E402  (the device settings' one reference, §1.2)
 OUT = ROOT / "build" / "host" / "c"
 
 from udp_device_model import UdpDeviceModel  # noqa: E402
@@ -66,7 +68,7 @@ class Board(UdpDeviceModel):
     def __init__(self, *a, seal: int | None = None, **k):
         self.descs: list[tuple[int, int, dict]] = []
         self.txs: dict[int, dict[int, bytes]] = {}
-        self.seal = seal                           # FEATURE 0xC0 SEAL_TIME's value; None: a build without it
+        self.feat = FwFeatures(seal or 0, seal is not None)   # FEATURE 0xC0 SEAL_TIME; None: a build without it
         super().__init__(*a, **k)
 
     def _issue(self, i):
@@ -89,11 +91,8 @@ class Board(UdpDeviceModel):
             s.buf[0:512] = struct.pack("<128I", *IDENT_WORDS, *([0] * 112))
             return self._done(i, S_OK)
         if op == FEATURE:                          # docs/architecture.md §1.2: lba = FID, nlb 0 get / 1 set
-            if d["nlb"] > 1 or lba != 0xC0 or self.seal is None or (d["nlb"] and d["aux"] > 0xFFFF):
-                return self._done(i, S_BAD_FIELD)
-            if d["nlb"]:
-                self.seal = d["aux"]
-            return self._done(i, S_OK, self.seal)
+            st, res = self.feat.answer(Descriptor(op, 0, lba, d["nlb"], aux=d["aux"]))
+            return self._done(i, st, res)
         if op in (TX_BEGIN, TX_COMMIT, TX_ABORT) or (op in (READ, WRITE) and t):
             if not 1 <= t <= NUM_TX:
                 return self._done(i, S_BAD_TXID)
@@ -509,7 +508,7 @@ def test_features(built, seal):
         assert got == want, (got, want)
         assert all(d["txid"] == d["flags"] == d["attr"] == d["prio"] == 0 for _, _, d in m.descs if d["op"] == FEATURE)
         assert [d["op"] for _, _, d in m.descs if d["op"] != FEATURE] == [IDENTIFY, WRITE, READ, FLUSH]
-        assert m.seal == f.seal
+        assert m.feat.seal == f.seal
     finally:
         if drv.p.poll() is None:
             drv.p.kill()
